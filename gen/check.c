@@ -1,0 +1,753 @@
+/*
+ * check.c - semantic checks of a parsed spec, and name resolution.
+ *
+ * Every rule reports at the location of the offending declaration and the
+ * checker goes on, so one run lists all problems (capped at
+ * AC_SPEC_MAX_ERRORS). When there are no errors, spec->res holds the
+ * resolved model that lowering turns into tables.
+ *
+ * Rules (error unless marked):
+ *   duplicate param / event / handler / machine / state / initial
+ *   unknown state, machine, event, guard, action, effect, param
+ *   missing initial state
+ *   transition out of a terminal state
+ *   two unguarded transitions for the same (state, event)
+ *   a transition made dead by an earlier unguarded one
+ *   unreachable state
+ *   non-terminal state with no outgoing transition
+ *   state from which no terminal state can be reached
+ *   eventless cycle with no guard
+ *   invoke cycle; more than one root machine; nesting too deep
+ *   warning: event no state handles; declared handler never used
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "names.h"
+#include "spec.h"
+
+typedef struct checker {
+    ac_spec *spec;
+    ac_strmap params, events, handlers[3], machines;
+    ac_strmap *states; /* per machine: name -> global index */
+    ac_resolved *res;
+    char *event_used, *handler_used[3];
+} checker;
+
+static const char *const hk_name[3] = {"guard", "action", "effect"};
+
+static int map_decls(checker *ck, ac_strmap *map, const ac_names *ns, const char *what)
+{
+    if (ac_strmap_init(map, ns->n) < 0)
+        return -1;
+    for (size_t i = 0; i < ns->n; i++) {
+        int prev = ac_strmap_put(map, ns->v[i].s, (int)i);
+        if (prev >= 0)
+            ac_spec_diag(ck->spec, 1, ns->v[i].line, ns->v[i].col,
+                         "duplicate %s '%s' (first declared at line %d)", what, ns->v[i].s,
+                         ns->v[prev].line);
+    }
+    return 0;
+}
+
+int ac_spec_handler_index(const ac_spec *spec, int kind, const char *name)
+{
+    const ac_names *ns = &spec->handlers[kind];
+    for (size_t i = 0; i < ns->n; i++)
+        if (strcmp(ns->v[i].s, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int ac_spec_param_index(const ac_spec *spec, const char *name)
+{
+    for (size_t i = 0; i < spec->n_params; i++)
+        if (strcmp(spec->params[i].name.s, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int ac_spec_event_index(const ac_spec *spec, const char *name)
+{
+    if (!spec->res)
+        return -1;
+    for (size_t i = 1; i < spec->res->n_events; i++)
+        if (strcmp(spec->res->event_names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static void use_handler(checker *ck, int kind, const ac_name *n)
+{
+    int i = ac_strmap_get(&ck->handlers[kind], n->s);
+    if (i < 0) {
+        ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown %s '%s' (declare it with '%s %s')",
+                     hk_name[kind], n->s, hk_name[kind], n->s);
+        return;
+    }
+    ck->handler_used[kind][i] = 1;
+}
+
+static void check_guard(checker *ck, const ac_gexpr *g)
+{
+    if (!g)
+        return;
+    if (g->kind == GX_PRED)
+        use_handler(ck, HK_GUARD, &g->pred);
+    check_guard(ck, g->a);
+    check_guard(ck, g->b);
+}
+
+/* State name -> global index within machine m, or -1 with a diagnostic. */
+static int resolve_state(checker *ck, size_t m, const ac_name *n)
+{
+    int s = ac_strmap_get(&ck->states[m], n->s);
+    if (s < 0)
+        ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown state '%s' in machine '%s'", n->s,
+                     ck->spec->machines[m].name.s);
+    return s;
+}
+
+/* Event name -> index; `M.S` names the arrival of machine M in terminal S. */
+static int resolve_event(checker *ck, const ac_name *n)
+{
+    int e = ac_strmap_get(&ck->events, n->s);
+    if (e >= 0) {
+        if (e <= (int)ck->spec->events.n)
+            ck->event_used[e] = 1;
+        return e;
+    }
+    const char *dot = strrchr(n->s, '.');
+    if (dot) {
+        char mname[256];
+        size_t ml = (size_t)(dot - n->s);
+        if (ml < sizeof mname) {
+            memcpy(mname, n->s, ml);
+            mname[ml] = 0;
+            int mi = ac_strmap_get(&ck->machines, mname);
+            if (mi >= 0) {
+                int s = ac_strmap_get(&ck->states[mi], dot + 1);
+                if (s < 0)
+                    ac_spec_diag(ck->spec, 1, n->line, n->col,
+                                 "unknown state '%s' in machine '%s' (event '%s')", dot + 1,
+                                 mname, n->s);
+                else if (!ck->res->states[s]->terminal)
+                    ac_spec_diag(ck->spec, 1, n->line, n->col,
+                                 "event '%s': state '%s' of machine '%s' is not terminal", n->s,
+                                 dot + 1, mname);
+                else
+                    ac_spec_diag(ck->spec, 1, n->line, n->col,
+                                 "event '%s' never arrives: machine '%s' is not invoked by any "
+                                 "state",
+                                 n->s, mname);
+                return -1;
+            }
+        }
+    }
+    ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown event '%s' (declare it with 'event %s')",
+                 n->s, n->s);
+    return -1;
+}
+
+static void free_resolved(ac_resolved *r)
+{
+    if (!r)
+        return;
+    free(r->states);
+    free(r->state_machine);
+    free(r->event_names);
+    free(r->rows);
+    free(r->state_first_row);
+    free(r->state_n_rows);
+    free(r->machine_depth);
+    free(r->machine_first_state);
+    free(r);
+}
+
+/* DFS colouring for cycle detection over a small adjacency list. */
+typedef struct graph {
+    int n;
+    int *head, *next, *to, *edge_id;
+    int ne, cap;
+} graph;
+
+static int graph_init(graph *g, int n, int cap)
+{
+    g->n = n;
+    g->ne = 0;
+    g->cap = cap > 0 ? cap : 1;
+    g->head = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    g->next = malloc(sizeof(int) * (size_t)g->cap);
+    g->to = malloc(sizeof(int) * (size_t)g->cap);
+    g->edge_id = malloc(sizeof(int) * (size_t)g->cap);
+    if (!g->head || !g->next || !g->to || !g->edge_id)
+        return -1;
+    for (int i = 0; i < n; i++)
+        g->head[i] = -1;
+    return 0;
+}
+
+static void graph_free(graph *g)
+{
+    free(g->head);
+    free(g->next);
+    free(g->to);
+    free(g->edge_id);
+}
+
+static void graph_add(graph *g, int from, int to, int id)
+{
+    if (g->ne >= g->cap)
+        return;
+    g->to[g->ne] = to;
+    g->edge_id[g->ne] = id;
+    g->next[g->ne] = g->head[from];
+    g->head[from] = g->ne++;
+}
+
+/* Iterative DFS; returns the edge id closing the first cycle found from
+ * `start`, or -1. colour: 0 white, 1 on stack, 2 done. */
+static int find_cycle(const graph *g, int start, char *colour, int *stack_node, int *stack_edge,
+                      int *cycle_from)
+{
+    int sp = 0;
+    if (colour[start])
+        return -1;
+    stack_node[sp] = start;
+    stack_edge[sp] = g->head[start];
+    colour[start] = 1;
+    sp++;
+    while (sp > 0) {
+        int v = stack_node[sp - 1];
+        int e = stack_edge[sp - 1];
+        if (e < 0) {
+            colour[v] = 2;
+            sp--;
+            continue;
+        }
+        stack_edge[sp - 1] = g->next[e];
+        int w = g->to[e];
+        if (colour[w] == 1) {
+            *cycle_from = v;
+            return g->edge_id[e];
+        }
+        if (colour[w] == 0) {
+            colour[w] = 1;
+            stack_node[sp] = w;
+            stack_edge[sp] = g->head[w];
+            sp++;
+        }
+    }
+    return -1;
+}
+
+size_t ac_spec_check(ac_spec *spec)
+{
+    checker ck;
+    memset(&ck, 0, sizeof ck);
+    ck.spec = spec;
+    ac_resolved *res = calloc(1, sizeof *res);
+    if (!res)
+        return ++spec->n_errors;
+    ck.res = res;
+
+    /* params */
+    ac_strmap_init(&ck.params, spec->n_params);
+    for (size_t i = 0; i < spec->n_params; i++) {
+        int prev = ac_strmap_put(&ck.params, spec->params[i].name.s, (int)i);
+        if (prev >= 0)
+            ac_spec_diag(spec, 1, spec->params[i].name.line, spec->params[i].name.col,
+                         "duplicate param '%s' (first declared at line %d)",
+                         spec->params[i].name.s, spec->params[prev].name.line);
+    }
+    /* events: index 0 is eventless, declared events are 1..n */
+    ac_strmap_init(&ck.events, spec->events.n + 16);
+    for (size_t i = 0; i < spec->events.n; i++) {
+        int prev = ac_strmap_put(&ck.events, spec->events.v[i].s, (int)i + 1);
+        if (prev >= 0)
+            ac_spec_diag(spec, 1, spec->events.v[i].line, spec->events.v[i].col,
+                         "duplicate event '%s' (first declared at line %d)", spec->events.v[i].s,
+                         spec->events.v[prev - 1].line);
+    }
+    for (int k = 0; k < 3; k++) {
+        map_decls(&ck, &ck.handlers[k], &spec->handlers[k], hk_name[k]);
+        ck.handler_used[k] = calloc(spec->handlers[k].n + 1, 1);
+    }
+    /* machines and their states: global state numbering */
+    ac_strmap_init(&ck.machines, spec->n_machines);
+    ck.states = calloc(spec->n_machines + 1, sizeof *ck.states);
+    res->machine_first_state = calloc(spec->n_machines + 1, sizeof(int));
+    res->machine_depth = calloc(spec->n_machines + 1, sizeof(int));
+    size_t n_states = 0;
+    for (size_t m = 0; m < spec->n_machines; m++)
+        n_states += spec->machines[m].n_states;
+    res->states = calloc(n_states + 1, sizeof *res->states);
+    res->state_machine = calloc(n_states + 1, sizeof(int));
+    if (!ck.states || !res->machine_first_state || !res->states || !res->state_machine ||
+        !res->machine_depth) {
+        spec->n_errors++;
+        goto done;
+    }
+    n_states = 0;
+    for (size_t m = 0; m < spec->n_machines; m++) {
+        ac_machine_decl *md = &spec->machines[m];
+        md->index = (int)m;
+        int prev = ac_strmap_put(&ck.machines, md->name.s, (int)m);
+        if (prev >= 0)
+            ac_spec_diag(spec, 1, md->name.line, md->name.col,
+                         "duplicate machine '%s' (first declared at line %d)", md->name.s,
+                         spec->machines[prev].name.line);
+        ac_strmap_init(&ck.states[m], md->n_states);
+        res->machine_first_state[m] = (int)n_states;
+        for (size_t s = 0; s < md->n_states; s++) {
+            ac_state_decl *sd = &md->states[s];
+            sd->index = (int)n_states;
+            ac_strmap_put(&ck.states[m], sd->name.s, (int)n_states);
+            res->states[n_states] = sd;
+            res->state_machine[n_states] = (int)m;
+            n_states++;
+        }
+        if (!md->initial.s)
+            ac_spec_diag(spec, 1, md->name.line, md->name.col,
+                         "machine '%s' has no initial state (add 'initial STATE')", md->name.s);
+    }
+    res->n_states = n_states;
+    if (n_states >= AC_FSM_NONE || spec->n_machines >= 256) {
+        ac_spec_diag(spec, 1, 1, 1, "too many states (%zu, the limit is %u)", n_states,
+                     AC_FSM_NONE - 1);
+        goto done;
+    }
+
+    /* child events: M.S for every terminal state of every invoked machine */
+    size_t n_events = spec->events.n + 1;
+    char *invoked = calloc(spec->n_machines + 1, 1);
+    int *invoked_by_state = malloc(sizeof(int) * (spec->n_machines + 1));
+    if (!invoked || !invoked_by_state) {
+        free(invoked);
+        free(invoked_by_state);
+        spec->n_errors++;
+        goto done;
+    }
+    for (size_t m = 0; m < spec->n_machines; m++)
+        invoked_by_state[m] = -1;
+    for (size_t s = 0; s < n_states; s++) {
+        ac_state_decl *sd = res->states[s];
+        if (!sd->invoke.s)
+            continue;
+        int mi = ac_strmap_get(&ck.machines, sd->invoke.s);
+        if (mi < 0) {
+            ac_spec_diag(spec, 1, sd->invoke.line, sd->invoke.col, "unknown machine '%s'",
+                         sd->invoke.s);
+            continue;
+        }
+        if (sd->terminal)
+            ac_spec_diag(spec, 1, sd->invoke.line, sd->invoke.col,
+                         "terminal state '%s' cannot invoke a machine", sd->name.s);
+        invoked[mi] = 1;
+        if (invoked_by_state[mi] < 0)
+            invoked_by_state[mi] = (int)s;
+    }
+    res->event_names = calloc(n_events + n_states + 1, sizeof(char *));
+    ck.event_used = calloc(n_events + n_states + 1, 1);
+    if (!res->event_names || !ck.event_used) {
+        free(invoked);
+        free(invoked_by_state);
+        spec->n_errors++;
+        goto done;
+    }
+    res->event_names[0] = "";
+    for (size_t i = 0; i < spec->events.n; i++)
+        res->event_names[i + 1] = spec->events.v[i].s;
+    for (size_t m = 0; m < spec->n_machines; m++) {
+        if (!invoked[m])
+            continue;
+        ac_machine_decl *md = &spec->machines[m];
+        for (size_t s = 0; s < md->n_states; s++) {
+            if (!md->states[s].terminal)
+                continue;
+            size_t len = strlen(md->name.s) + strlen(md->states[s].name.s) + 2;
+            char *nm = ac_spec_alloc(spec, len);
+            if (!nm)
+                continue;
+            snprintf(nm, len, "%s.%s", md->name.s, md->states[s].name.s);
+            if (ac_strmap_put(&ck.events, nm, (int)n_events) >= 0) {
+                ac_spec_diag(spec, 1, md->name.line, md->name.col,
+                             "event '%s' is declared but is also the arrival event of machine "
+                             "'%s' in state '%s'",
+                             nm, md->name.s, md->states[s].name.s);
+                continue;
+            }
+            res->event_names[n_events++] = nm;
+        }
+    }
+    res->n_events = n_events;
+
+    /* root machine and invoke cycles */
+    res->root = -1;
+    for (size_t m = 0; m < spec->n_machines; m++) {
+        if (invoked[m])
+            continue;
+        if (res->root < 0)
+            res->root = (int)m;
+        else
+            ac_spec_diag(spec, 1, spec->machines[m].name.line, spec->machines[m].name.col,
+                         "machine '%s' is never invoked, but '%s' is already the root machine "
+                         "(invoke it from a state with 'invoke %s')",
+                         spec->machines[m].name.s, spec->machines[res->root].name.s,
+                         spec->machines[m].name.s);
+    }
+    {
+        graph g;
+        int nm = (int)spec->n_machines;
+        if (graph_init(&g, nm, (int)n_states + 1) == 0) {
+            for (size_t s = 0; s < n_states; s++) {
+                ac_state_decl *sd = res->states[s];
+                int mi = sd->invoke.s ? ac_strmap_get(&ck.machines, sd->invoke.s) : -1;
+                if (mi >= 0)
+                    graph_add(&g, res->state_machine[s], mi, (int)s);
+            }
+            char *colour = calloc((size_t)nm + 1, 1);
+            int *sn = malloc(sizeof(int) * ((size_t)nm + 1));
+            int *se = malloc(sizeof(int) * ((size_t)nm + 1));
+            int from;
+            for (int m = 0; colour && sn && se && m < nm; m++) {
+                int edge = find_cycle(&g, m, colour, sn, se, &from);
+                if (edge >= 0) {
+                    ac_state_decl *sd = res->states[edge];
+                    ac_spec_diag(spec, 1, sd->invoke.line, sd->invoke.col,
+                                 "invoke cycle: state '%s' of machine '%s' invokes '%s', which "
+                                 "leads back to '%s'",
+                                 sd->name.s, spec->machines[from].name.s, sd->invoke.s,
+                                 spec->machines[from].name.s);
+                }
+            }
+            if (res->root < 0 && nm > 0 && spec->n_errors == 0)
+                ac_spec_diag(spec, 1, spec->machines[0].name.line, spec->machines[0].name.col,
+                             "no root machine: every machine is invoked by another");
+            /* depth from the root */
+            if (res->root >= 0 && colour) {
+                for (int m = 0; m < nm; m++)
+                    res->machine_depth[m] = -1;
+                res->machine_depth[res->root] = 0;
+                int changed = 1, rounds = 0;
+                while (changed && rounds++ < nm + 1) {
+                    changed = 0;
+                    for (size_t s = 0; s < n_states; s++) {
+                        ac_state_decl *sd = res->states[s];
+                        int mi = sd->invoke.s ? ac_strmap_get(&ck.machines, sd->invoke.s) : -1;
+                        int pm = res->state_machine[s];
+                        if (mi >= 0 && res->machine_depth[pm] >= 0 &&
+                            res->machine_depth[mi] < 0) {
+                            res->machine_depth[mi] = res->machine_depth[pm] + 1;
+                            changed = 1;
+                            if (res->machine_depth[mi] >= AC_FSM_MAX_DEPTH)
+                                ac_spec_diag(spec, 1, sd->invoke.line, sd->invoke.col,
+                                             "machines nest too deep (the limit is %d levels)",
+                                             AC_FSM_MAX_DEPTH);
+                        }
+                    }
+                }
+            }
+            free(colour);
+            free(sn);
+            free(se);
+        }
+        graph_free(&g);
+    }
+    free(invoked);
+    free(invoked_by_state);
+
+    /* state bodies */
+    for (size_t s = 0; s < n_states; s++) {
+        ac_state_decl *sd = res->states[s];
+        for (size_t i = 0; i < sd->enter.n; i++)
+            use_handler(&ck, HK_ACTION, &sd->enter.v[i]);
+        for (size_t i = 0; i < sd->exit.n; i++)
+            use_handler(&ck, HK_ACTION, &sd->exit.v[i]);
+        for (size_t e = 0; e < sd->n_effects; e++) {
+            use_handler(&ck, HK_EFFECT, &sd->effects[e].name);
+            for (size_t a = 0; a < sd->effects[e].args.n; a++) {
+                ac_name *pn = &sd->effects[e].args.v[a];
+                if (ac_strmap_get(&ck.params, pn->s) < 0)
+                    ac_spec_diag(spec, 1, pn->line, pn->col,
+                                 "unknown param '%s' (declare it with 'param %s = VALUE')", pn->s,
+                                 pn->s);
+            }
+        }
+    }
+
+    /* transitions: resolve, expand sources into rows */
+    size_t n_rows_cap = 0;
+    for (size_t m = 0; m < spec->n_machines; m++) {
+        ac_machine_decl *md = &spec->machines[m];
+        for (size_t t = 0; t < md->n_trans; t++)
+            n_rows_cap += md->trans[t].star ? md->n_states : md->trans[t].sources.n;
+    }
+    ac_row *rows = calloc(n_rows_cap + 1, sizeof *rows);
+    res->state_first_row = calloc(n_states + 1, sizeof(int));
+    res->state_n_rows = calloc(n_states + 1, sizeof(int));
+    if (!rows || !res->state_first_row || !res->state_n_rows) {
+        free(rows);
+        spec->n_errors++;
+        goto done;
+    }
+    size_t nr = 0;
+    for (size_t m = 0; m < spec->n_machines; m++) {
+        ac_machine_decl *md = &spec->machines[m];
+        for (size_t t = 0; t < md->n_trans; t++) {
+            ac_trans_decl *td = &md->trans[t];
+            int ev = 0, target = -1;
+            int ok = 1;
+            if (td->event.s) {
+                ev = resolve_event(&ck, &td->event);
+                ok &= ev >= 0;
+            }
+            if (td->kind == AC_TR_EXTERNAL) {
+                target = resolve_state(&ck, m, &td->target);
+                ok &= target >= 0;
+            }
+            check_guard(&ck, td->guard);
+            for (size_t a = 0; a < td->actions.n; a++)
+                use_handler(&ck, HK_ACTION, &td->actions.v[a]);
+            if (td->star) {
+                for (size_t s = 0; s < md->n_states; s++) {
+                    if (md->states[s].terminal || !ok)
+                        continue;
+                    int si = md->states[s].index;
+                    rows[nr++] = (ac_row){si, ev, td->kind == AC_TR_EXTERNAL ? target : si,
+                                          td->kind, td};
+                }
+                continue;
+            }
+            for (size_t k = 0; k < td->sources.n; k++) {
+                int si = resolve_state(&ck, m, &td->sources.v[k]);
+                if (si < 0)
+                    continue;
+                if (res->states[si]->terminal) {
+                    ac_spec_diag(spec, 1, td->sources.v[k].line, td->sources.v[k].col,
+                                 "transition out of terminal state '%s'", td->sources.v[k].s);
+                    continue;
+                }
+                if (ok)
+                    rows[nr++] = (ac_row){si, ev, td->kind == AC_TR_EXTERNAL ? target : si,
+                                          td->kind, td};
+            }
+        }
+    }
+    /* group rows by state, keeping declaration order (counting sort) */
+    for (size_t r = 0; r < nr; r++)
+        res->state_n_rows[rows[r].state]++;
+    int acc = 0;
+    for (size_t s = 0; s < n_states; s++) {
+        res->state_first_row[s] = acc;
+        acc += res->state_n_rows[s];
+    }
+    res->rows = calloc(nr + 1, sizeof *res->rows);
+    int *fill = calloc(n_states + 1, sizeof(int));
+    if (!res->rows || !fill) {
+        free(rows);
+        free(fill);
+        spec->n_errors++;
+        goto done;
+    }
+    for (size_t r = 0; r < nr; r++) {
+        int s = rows[r].state;
+        res->rows[res->state_first_row[s] + fill[s]++] = rows[r];
+    }
+    free(fill);
+    free(rows);
+    res->n_rows = nr;
+    /* rows of a state must follow declaration order across `*` and named rules */
+    for (size_t s = 0; s < n_states; s++) {
+        ac_row *rs = res->rows + res->state_first_row[s];
+        int n = res->state_n_rows[s];
+        for (int i = 1; i < n; i++) { /* insertion sort by declaration order: n is small */
+            ac_row x = rs[i];
+            int j = i - 1;
+            while (j >= 0 && rs[j].decl->order > x.decl->order) {
+                rs[j + 1] = rs[j];
+                j--;
+            }
+            rs[j + 1] = x;
+        }
+    }
+
+    /* per state: conflicts and shadowing */
+    for (size_t s = 0; s < n_states; s++) {
+        ac_row *rs = res->rows + res->state_first_row[s];
+        int n = res->state_n_rows[s];
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < i; j++) {
+                if (rs[j].event != rs[i].event || rs[j].decl->guard)
+                    continue;
+                if (rs[i].decl->reported)
+                    break;
+                ((ac_trans_decl *)rs[i].decl)->reported = 1;
+                const char *ev = rs[i].event ? res->event_names[rs[i].event] : "(eventless)";
+                if (!rs[i].decl->guard)
+                    ac_spec_diag(spec, 1, rs[i].decl->line, rs[i].decl->col,
+                                 "two unguarded transitions for state '%s' on '%s' (the other "
+                                 "is at line %d)",
+                                 res->states[s]->name.s, ev, rs[j].decl->line);
+                else
+                    ac_spec_diag(spec, 1, rs[i].decl->line, rs[i].decl->col,
+                                 "transition is dead in state '%s': the unguarded transition at "
+                                 "line %d always takes '%s' first",
+                                 res->states[s]->name.s, rs[j].decl->line, ev);
+                break;
+            }
+        }
+    }
+
+    /* reachability, ways out, terminal reachability, eventless cycles */
+    {
+        char *seen = calloc(n_states + 1, 1);
+        char *to_term = calloc(n_states + 1, 1);
+        int *queue = malloc(sizeof(int) * (n_states + 1));
+        graph rev, evl;
+        int gok = graph_init(&rev, (int)n_states, (int)nr + 1) == 0;
+        gok &= graph_init(&evl, (int)n_states, (int)nr + 1) == 0;
+        if (seen && to_term && queue && gok) {
+            for (size_t r = 0; r < nr; r++) {
+                ac_row *rw = &res->rows[r];
+                if (rw->kind != AC_TR_EXTERNAL)
+                    continue;
+                graph_add(&rev, rw->target, rw->state, (int)r);
+                if (rw->event == 0 && !rw->decl->guard)
+                    graph_add(&evl, rw->state, rw->target, (int)r);
+            }
+            for (size_t m = 0; m < spec->n_machines; m++) {
+                ac_machine_decl *md = &spec->machines[m];
+                int init = md->initial.s ? ac_strmap_get(&ck.states[m], md->initial.s) : -1;
+                int has_terminal = 0;
+                for (size_t s = 0; s < md->n_states; s++)
+                    has_terminal |= md->states[s].terminal;
+                if (!has_terminal)
+                    ac_spec_diag(spec, 1, md->name.line, md->name.col,
+                                 "machine '%s' has no terminal state (add 'terminal STATE')",
+                                 md->name.s);
+                /* forward BFS from initial */
+                int qh = 0, qt = 0;
+                if (init >= 0) {
+                    seen[init] = 1;
+                    queue[qt++] = init;
+                }
+                while (qh < qt) {
+                    int v = queue[qh++];
+                    for (int i = 0; i < res->state_n_rows[v]; i++) {
+                        ac_row *rw = &res->rows[res->state_first_row[v] + i];
+                        if (rw->kind == AC_TR_EXTERNAL && !seen[rw->target]) {
+                            seen[rw->target] = 1;
+                            queue[qt++] = rw->target;
+                        }
+                    }
+                }
+                /* reverse BFS from terminal states */
+                qh = qt = 0;
+                for (size_t s = 0; s < md->n_states; s++)
+                    if (md->states[s].terminal) {
+                        to_term[md->states[s].index] = 1;
+                        queue[qt++] = md->states[s].index;
+                    }
+                while (qh < qt) {
+                    int v = queue[qh++];
+                    for (int e = rev.head[v]; e >= 0; e = rev.next[e]) {
+                        int w = rev.to[e];
+                        if (!to_term[w]) {
+                            to_term[w] = 1;
+                            queue[qt++] = w;
+                        }
+                    }
+                }
+                for (size_t s = 0; s < md->n_states; s++) {
+                    ac_state_decl *sd = &md->states[s];
+                    int si = sd->index;
+                    if (!sd->declared_by_state && !sd->terminal &&
+                        !(md->initial.s && strcmp(md->initial.s, sd->name.s) == 0))
+                        continue;
+                    if (init >= 0 && !seen[si])
+                        ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
+                                     "state '%s' is unreachable from the initial state '%s'",
+                                     sd->name.s, md->initial.s);
+                    if (sd->terminal)
+                        continue;
+                    int out = 0;
+                    for (int i = 0; i < res->state_n_rows[si]; i++)
+                        out |= res->rows[res->state_first_row[si] + i].kind == AC_TR_EXTERNAL;
+                    if (!out)
+                        ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
+                                     "non-terminal state '%s' has no outgoing transition",
+                                     sd->name.s);
+                    else if (has_terminal && !to_term[si])
+                        ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
+                                     "no terminal state can be reached from state '%s'",
+                                     sd->name.s);
+                }
+            }
+            char *colour = calloc(n_states + 1, 1);
+            int *sn = malloc(sizeof(int) * (n_states + 1));
+            int *se = malloc(sizeof(int) * (n_states + 1));
+            int from;
+            for (size_t s = 0; colour && sn && se && s < n_states; s++) {
+                int edge = find_cycle(&evl, (int)s, colour, sn, se, &from);
+                if (edge >= 0) {
+                    const ac_trans_decl *td = res->rows[edge].decl;
+                    ac_spec_diag(spec, 1, td->line, td->col,
+                                 "eventless transitions without guards form a cycle through "
+                                 "state '%s' (add a guard or an event)",
+                                 res->states[res->rows[edge].state]->name.s);
+                }
+            }
+            free(colour);
+            free(sn);
+            free(se);
+        }
+        graph_free(&rev);
+        graph_free(&evl);
+        free(seen);
+        free(to_term);
+        free(queue);
+    }
+
+    /* warnings */
+    if (spec->n_errors == 0) {
+        for (size_t i = 0; i < spec->events.n; i++)
+            if (!ck.event_used[i + 1])
+                ac_spec_diag(spec, 0, spec->events.v[i].line, spec->events.v[i].col,
+                             "event '%s' is not handled by any state", spec->events.v[i].s);
+        for (int k = 0; k < 3; k++)
+            for (size_t i = 0; i < spec->handlers[k].n; i++)
+                if (!ck.handler_used[k][i])
+                    ac_spec_diag(spec, 0, spec->handlers[k].v[i].line,
+                                 spec->handlers[k].v[i].col, "%s '%s' is declared but never used",
+                                 hk_name[k], spec->handlers[k].v[i].s);
+    }
+    if (spec->events.n + n_states + 1 >= AC_FSM_NONE || nr >= AC_FSM_NONE)
+        ac_spec_diag(spec, 1, 1, 1, "spec too large: %zu transitions (the limit is %u)", nr,
+                     AC_FSM_NONE - 1);
+
+done:
+    ac_strmap_free(&ck.params);
+    ac_strmap_free(&ck.events);
+    ac_strmap_free(&ck.machines);
+    for (int k = 0; k < 3; k++) {
+        ac_strmap_free(&ck.handlers[k]);
+        free(ck.handler_used[k]);
+    }
+    if (ck.states)
+        for (size_t m = 0; m < spec->n_machines; m++)
+            ac_strmap_free(&ck.states[m]);
+    free(ck.states);
+    free(ck.event_used);
+    if (spec->n_errors == 0)
+        spec->res = res;
+    else
+        free_resolved(res);
+    return spec->n_errors;
+}
+
+void ac_spec_free_resolved(ac_spec *spec)
+{
+    free_resolved(spec->res);
+    spec->res = NULL;
+}

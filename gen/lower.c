@@ -1,0 +1,385 @@
+/*
+ * lower.c - turns a checked spec into ac_fsm_tables (heap), and computes
+ * the hash of the spec's meaning.
+ *
+ * The C emitter prints exactly these tables, and `agentc run --spec FILE`
+ * executes them directly, so generated and in-memory engines cannot drift.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "names.h"
+#include "spec.h"
+
+typedef struct lowered {
+    ac_fsm_tables t; /* first member: the public view */
+    char *strings;
+    size_t str_len, str_cap;
+    uint16_t *lists;
+    size_t n_lists, cap_lists;
+    uint16_t *guard_code;
+    size_t n_guard, cap_guard;
+    int oom;
+    char hash[17];
+} lowered;
+
+static size_t str_add(lowered *lw, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (lw->str_len + n > lw->str_cap) {
+        size_t cap = lw->str_cap ? lw->str_cap * 2 : 4096;
+        while (cap < lw->str_len + n)
+            cap *= 2;
+        char *p = realloc(lw->strings, cap);
+        if (!p) {
+            lw->oom = 1;
+            return 0;
+        }
+        lw->strings = p;
+        lw->str_cap = cap;
+    }
+    memcpy(lw->strings + lw->str_len, s, n);
+    lw->str_len += n;
+    return lw->str_len - n;
+}
+
+static void u16_push(uint16_t **v, size_t *n, size_t *cap, uint16_t x, int *oom)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 256;
+        uint16_t *p = realloc(*v, c * sizeof *p);
+        if (!p) {
+            *oom = 1;
+            return;
+        }
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = x;
+}
+
+/* Returns a list offset; the empty list is offset 0. */
+static uint16_t list_add(lowered *lw, const uint16_t *items, size_t n)
+{
+    if (n == 0)
+        return 0;
+    uint16_t off = (uint16_t)lw->n_lists;
+    u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, (uint16_t)n, &lw->oom);
+    for (size_t i = 0; i < n; i++)
+        u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, items[i], &lw->oom);
+    return off;
+}
+
+static void guard_emit(lowered *lw, const ac_spec *spec, const ac_gexpr *g)
+{
+    switch (g->kind) {
+    case GX_PRED:
+        u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard,
+                 (uint16_t)(AC_G_PRED | (unsigned)ac_spec_handler_index(spec, HK_GUARD, g->pred.s)),
+                 &lw->oom);
+        break;
+    case GX_NOT:
+        guard_emit(lw, spec, g->a);
+        u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard, AC_G_NOT, &lw->oom);
+        break;
+    default:
+        guard_emit(lw, spec, g->a);
+        guard_emit(lw, spec, g->b);
+        u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard,
+                 g->kind == GX_AND ? AC_G_AND : AC_G_OR, &lw->oom);
+        break;
+    }
+}
+
+static int guard_depth(const ac_gexpr *g)
+{
+    if (!g)
+        return 0;
+    if (g->kind == GX_PRED)
+        return 1;
+    int a = guard_depth(g->a), b = guard_depth(g->b);
+    return g->kind == GX_NOT ? a : (a > b + 1 ? a : b + 1);
+}
+
+static uint16_t names_list(lowered *lw, const ac_spec *spec, int kind, const ac_names *ns)
+{
+    uint16_t buf[256];
+    size_t n = ns->n < 256 ? ns->n : 256;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (uint16_t)ac_spec_handler_index(spec, kind, ns->v[i].s);
+    return list_add(lw, buf, n);
+}
+
+ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
+{
+    const ac_resolved *res = spec->res;
+    if (!res)
+        return NULL;
+    lowered *lw = calloc(1, sizeof *lw);
+    if (!lw)
+        return NULL;
+    ac_fsm_tables *t = &lw->t;
+    size_t n_eu = 0;
+    for (size_t s = 0; s < res->n_states; s++)
+        n_eu += res->states[s]->n_effects;
+
+    t->n_machines = (uint16_t)spec->n_machines;
+    t->n_states = (uint16_t)res->n_states;
+    t->n_events = (uint16_t)res->n_events;
+    t->n_transitions = (uint16_t)res->n_rows;
+    t->n_guards = (uint16_t)spec->handlers[HK_GUARD].n;
+    t->n_actions = (uint16_t)spec->handlers[HK_ACTION].n;
+    t->n_effects = (uint16_t)spec->handlers[HK_EFFECT].n;
+    t->n_params = (uint16_t)spec->n_params;
+    t->n_effect_uses = (uint16_t)n_eu;
+    t->root = (uint16_t)res->root;
+
+    ac_fsm_machine *machines = calloc(spec->n_machines + 1, sizeof *machines);
+    ac_fsm_state *states = calloc(res->n_states + 1, sizeof *states);
+    ac_fsm_transition *trans = calloc(res->n_rows + 1, sizeof *trans);
+    ac_fsm_effect_use *eus = calloc(n_eu + 1, sizeof *eus);
+    ac_fsm_param *params = calloc(spec->n_params + 1, sizeof *params);
+    size_t *machine_name = calloc(spec->n_machines + 1, sizeof(size_t));
+    size_t *state_name = calloc(res->n_states + 1, sizeof(size_t));
+    size_t *param_name = calloc(spec->n_params + 1, sizeof(size_t));
+    size_t *param_sval = calloc(spec->n_params + 1, sizeof(size_t));
+    size_t n_name_tables = res->n_events + spec->handlers[0].n + spec->handlers[1].n +
+                           spec->handlers[2].n;
+    size_t *name_off = calloc(n_name_tables + 1, sizeof(size_t));
+    const char **names = calloc(n_name_tables + 4, sizeof(char *));
+    t->machines = machines;
+    t->states = states;
+    t->transitions = trans;
+    t->effect_uses = eus;
+    t->params = params;
+    if (!machines || !states || !trans || !eus || !params || !machine_name || !state_name ||
+        !param_name || !param_sval || !name_off || !names)
+        goto fail;
+
+    /* list offset 0 is the empty list */
+    u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, 0, &lw->oom);
+    size_t path_off = str_add(lw, rel_path);
+
+    for (size_t m = 0; m < spec->n_machines; m++) {
+        const ac_machine_decl *md = &spec->machines[m];
+        machine_name[m] = str_add(lw, md->name.s);
+        machines[m].first_state = (uint16_t)res->machine_first_state[m];
+        machines[m].n_states = (uint16_t)md->n_states;
+        machines[m].depth = (uint16_t)(res->machine_depth[m] < 0 ? 0 : res->machine_depth[m]);
+        machines[m].initial = (uint16_t)res->machine_first_state[m];
+        for (size_t s = 0; s < md->n_states; s++)
+            if (md->initial.s && strcmp(md->states[s].name.s, md->initial.s) == 0)
+                machines[m].initial = (uint16_t)md->states[s].index;
+    }
+    size_t eu = 0;
+    for (size_t s = 0; s < res->n_states; s++) {
+        const ac_state_decl *sd = res->states[s];
+        ac_fsm_state *st = &states[s];
+        state_name[s] = str_add(lw, sd->name.s);
+        st->machine = (uint16_t)res->state_machine[s];
+        st->first_transition = (uint16_t)res->state_first_row[s];
+        st->n_transitions = (uint16_t)res->state_n_rows[s];
+        st->enter = names_list(lw, spec, HK_ACTION, &sd->enter);
+        st->exit = names_list(lw, spec, HK_ACTION, &sd->exit);
+        st->invoke = AC_FSM_NONE;
+        if (sd->invoke.s)
+            for (size_t m = 0; m < spec->n_machines; m++)
+                if (strcmp(spec->machines[m].name.s, sd->invoke.s) == 0)
+                    st->invoke = (uint16_t)m;
+        st->line = (uint16_t)(sd->name.line > 65535 ? 65535 : sd->name.line);
+        st->terminal = (uint8_t)sd->terminal;
+        uint16_t uses[256];
+        size_t nu = 0;
+        for (size_t e = 0; e < sd->n_effects && nu < 256; e++) {
+            const ac_effect_decl *ed = &sd->effects[e];
+            uint16_t args[64];
+            size_t na = ed->args.n < 64 ? ed->args.n : 64;
+            for (size_t a = 0; a < na; a++)
+                args[a] = (uint16_t)ac_spec_param_index(spec, ed->args.v[a].s);
+            eus[eu].effect = (uint16_t)ac_spec_handler_index(spec, HK_EFFECT, ed->name.s);
+            eus[eu].args = list_add(lw, args, na);
+            uses[nu++] = (uint16_t)eu++;
+        }
+        st->effects = list_add(lw, uses, nu);
+    }
+    for (size_t r = 0; r < res->n_rows; r++) {
+        const ac_row *rw = &res->rows[r];
+        ac_fsm_transition *tr = &trans[r];
+        tr->source = (uint16_t)rw->state;
+        tr->event = (uint16_t)rw->event;
+        tr->target = (uint16_t)rw->target;
+        tr->kind = (uint8_t)rw->kind;
+        tr->line = (uint16_t)(rw->decl->line > 65535 ? 65535 : rw->decl->line);
+        tr->actions = names_list(lw, spec, HK_ACTION, &rw->decl->actions);
+        tr->guard = AC_FSM_NONE;
+        if (rw->decl->guard) {
+            if (guard_depth(rw->decl->guard) > AC_FSM_GUARD_STACK) {
+                lw->oom = 1; /* the parser caps nesting; this is a safety net */
+                goto fail;
+            }
+            /* identical guard programs share code: search previous rows */
+            size_t start = lw->n_guard;
+            guard_emit(lw, spec, rw->decl->guard);
+            u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard, AC_G_END, &lw->oom);
+            tr->guard = (uint16_t)start;
+            if (r > 0 && trans[r - 1].guard != AC_FSM_NONE && res->rows[r - 1].decl == rw->decl) {
+                lw->n_guard = start;
+                tr->guard = trans[r - 1].guard;
+            }
+        }
+    }
+    for (size_t p = 0; p < spec->n_params; p++) {
+        param_name[p] = str_add(lw, spec->params[p].name.s);
+        params[p].type = (uint8_t)spec->params[p].type;
+        params[p].ival = spec->params[p].ival;
+        param_sval[p] = spec->params[p].sval ? str_add(lw, spec->params[p].sval) : (size_t)-1;
+    }
+    size_t k = 0;
+    for (size_t e = 0; e < res->n_events; e++)
+        name_off[k++] = str_add(lw, res->event_names[e]);
+    for (int h = 0; h < 3; h++)
+        for (size_t i = 0; i < spec->handlers[h].n; i++)
+            name_off[k++] = str_add(lw, spec->handlers[h].v[i].s);
+    if (lw->oom || lw->n_lists >= AC_FSM_NONE || lw->n_guard >= AC_FSM_NONE)
+        goto fail;
+
+    /* strings are final now: resolve offsets to pointers */
+    t->spec_path = lw->strings + path_off;
+    for (size_t m = 0; m < spec->n_machines; m++)
+        machines[m].name = lw->strings + machine_name[m];
+    for (size_t s = 0; s < res->n_states; s++)
+        states[s].name = lw->strings + state_name[s];
+    for (size_t p = 0; p < spec->n_params; p++) {
+        params[p].name = lw->strings + param_name[p];
+        params[p].sval = param_sval[p] == (size_t)-1 ? NULL : lw->strings + param_sval[p];
+    }
+    for (size_t i = 0; i < k; i++)
+        names[i] = lw->strings + name_off[i];
+    t->event_names = names;
+    t->guard_names = names + res->n_events;
+    t->action_names = t->guard_names + spec->handlers[0].n;
+    t->effect_names = t->action_names + spec->handlers[1].n;
+    if (lw->n_guard == 0)
+        u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard, AC_G_END, &lw->oom);
+    t->lists = lw->lists;
+    t->guard_code = lw->guard_code;
+    if (lw->oom)
+        goto fail;
+    free(machine_name);
+    free(state_name);
+    free(param_name);
+    free(param_sval);
+    free(name_off);
+    ac_spec_hash(t, lw->hash);
+    t->hash = lw->hash;
+    return t;
+fail:
+    free(machine_name);
+    free(state_name);
+    free(param_name);
+    free(param_sval);
+    free(name_off);
+    free(names);
+    t->event_names = NULL;
+    ac_spec_tables_free(t);
+    return NULL;
+}
+
+void ac_spec_tables_free(ac_fsm_tables *t)
+{
+    if (!t)
+        return;
+    lowered *lw = (lowered *)t;
+    free((void *)t->machines);
+    free((void *)t->states);
+    free((void *)t->transitions);
+    free((void *)t->effect_uses);
+    free((void *)t->params);
+    free((void *)t->event_names);
+    free(lw->strings);
+    free(lw->lists);
+    free(lw->guard_code);
+    free(lw);
+}
+
+/* FNV-1a over a canonical text of the tables: names, structure, values.
+ * Lines and layout are left out, so comments and whitespace don't count. */
+typedef struct hasher {
+    uint64_t h;
+} hasher;
+
+static void hs(hasher *h, const char *s)
+{
+    for (; *s; s++)
+        h->h = (h->h ^ (unsigned char)*s) * 1099511628211ull;
+    h->h = (h->h ^ 0xff) * 1099511628211ull;
+}
+
+static void hn(hasher *h, int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    hs(h, buf);
+}
+
+static void hl(hasher *h, const ac_fsm_tables *t, uint16_t off)
+{
+    hn(h, t->lists[off]);
+    for (uint16_t i = 1; i <= t->lists[off]; i++)
+        hn(h, t->lists[off + i]);
+}
+
+void ac_spec_hash(const ac_fsm_tables *t, char out[17])
+{
+    hasher h = {1469598103934665603ull};
+    hs(&h, "agentc-spec-1");
+    for (uint16_t i = 0; i < t->n_params; i++) {
+        hs(&h, t->params[i].name);
+        hn(&h, t->params[i].type);
+        hn(&h, t->params[i].ival);
+        hs(&h, t->params[i].sval ? t->params[i].sval : "");
+    }
+    for (uint16_t i = 0; i < t->n_events; i++)
+        hs(&h, t->event_names[i]);
+    for (uint16_t i = 0; i < t->n_guards; i++)
+        hs(&h, t->guard_names[i]);
+    hs(&h, "/");
+    for (uint16_t i = 0; i < t->n_actions; i++)
+        hs(&h, t->action_names[i]);
+    hs(&h, "/");
+    for (uint16_t i = 0; i < t->n_effects; i++)
+        hs(&h, t->effect_names[i]);
+    for (uint16_t i = 0; i < t->n_machines; i++) {
+        hs(&h, t->machines[i].name);
+        hn(&h, t->machines[i].initial);
+    }
+    for (uint16_t i = 0; i < t->n_states; i++) {
+        const ac_fsm_state *s = &t->states[i];
+        hs(&h, s->name);
+        hn(&h, s->machine);
+        hn(&h, s->terminal);
+        hn(&h, s->invoke);
+        hl(&h, t, s->enter);
+        hl(&h, t, s->exit);
+        hn(&h, t->lists[s->effects]);
+        for (uint16_t k = 1; k <= t->lists[s->effects]; k++) {
+            const ac_fsm_effect_use *u = &t->effect_uses[t->lists[s->effects + k]];
+            hn(&h, u->effect);
+            hl(&h, t, u->args);
+        }
+    }
+    for (uint16_t i = 0; i < t->n_transitions; i++) {
+        const ac_fsm_transition *tr = &t->transitions[i];
+        hn(&h, tr->source);
+        hn(&h, tr->event);
+        hn(&h, tr->target);
+        hn(&h, tr->kind);
+        hl(&h, t, tr->actions);
+        if (tr->guard != AC_FSM_NONE)
+            for (uint16_t g = tr->guard; t->guard_code[g] != AC_G_END; g++)
+                hn(&h, t->guard_code[g]);
+        else
+            hs(&h, "-");
+    }
+    snprintf(out, 17, "%016llx", (unsigned long long)h.h);
+}

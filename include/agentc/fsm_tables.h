@@ -1,0 +1,106 @@
+/*
+ * fsm_tables.h - the shape of a compiled spec.
+ *
+ * Both the C tables that `agentc gen` writes and the tables built in memory
+ * from a spec file at run time (`agentc run --spec FILE`) have this shape, so
+ * one dispatcher executes either. Everything here is read-only data.
+ *
+ * Conventions:
+ *   - Event 0 is the "eventless" pseudo-event (transitions taken on entry).
+ *   - List offsets index `lists`: lists[off] is the count, the items follow.
+ *     Offset 0 is the empty list.
+ *   - Guards are small postfix programs in `guard_code` (see AC_G_*),
+ *     AC_FSM_NONE means "no guard".
+ *   - The transitions of a state are contiguous, in declaration order, so
+ *     "guards tried in declared order" is a forward scan.
+ */
+#ifndef AGENTC_FSM_TABLES_H
+#define AGENTC_FSM_TABLES_H
+
+#include <stdint.h>
+
+#define AC_FSM_NONE 0xFFFFu
+#define AC_FSM_EVENTLESS 0u
+#define AC_FSM_MAX_DEPTH 8 /* deepest chain of invoked machines */
+#define AC_FSM_GUARD_STACK 16
+
+/* Guard program opcodes: high 2 bits of each uint16_t. */
+#define AC_G_PRED 0x0000u /* push guard (low 14 bits = guard index) */
+#define AC_G_NOT 0x4000u
+#define AC_G_AND 0x8000u
+#define AC_G_OR 0xC000u
+#define AC_G_OPMASK 0xC000u
+#define AC_G_ARGMASK 0x3FFFu
+#define AC_G_END 0xFFFFu
+
+enum ac_fsm_transition_kind {
+    AC_TR_EXTERNAL = 0, /* exit source, actions, enter target */
+    AC_TR_INTERNAL = 1, /* actions only, no exit/entry */
+    AC_TR_IGNORE = 2    /* consumed, nothing happens */
+};
+
+enum ac_fsm_param_type { AC_PARAM_INT = 0, AC_PARAM_DURATION = 1, AC_PARAM_STRING = 2 };
+
+typedef struct ac_fsm_param {
+    const char *name;
+    uint8_t type;      /* enum ac_fsm_param_type */
+    int64_t ival;      /* integer, or duration in milliseconds */
+    const char *sval;  /* string value, NULL for numbers */
+} ac_fsm_param;
+
+typedef struct ac_fsm_transition {
+    uint16_t source;  /* state index */
+    uint16_t event;   /* event index, AC_FSM_EVENTLESS for eventless */
+    uint16_t target;  /* state index (== source for internal and ignore) */
+    uint16_t guard;   /* offset into guard_code, or AC_FSM_NONE */
+    uint16_t actions; /* list offset of action indexes */
+    uint16_t line;    /* spec line of the declaration */
+    uint8_t kind;     /* enum ac_fsm_transition_kind */
+} ac_fsm_transition;
+
+typedef struct ac_fsm_effect_use {
+    uint16_t effect; /* effect index */
+    uint16_t args;   /* list offset of param indexes passed to the effect */
+} ac_fsm_effect_use;
+
+typedef struct ac_fsm_state {
+    const char *name;
+    uint16_t machine;
+    uint16_t first_transition;
+    uint16_t n_transitions;
+    uint16_t enter;   /* list offset of action indexes */
+    uint16_t exit;    /* list offset of action indexes */
+    uint16_t effects; /* list offset of effect-use indexes */
+    uint16_t invoke;  /* machine index or AC_FSM_NONE */
+    uint16_t line;
+    uint8_t terminal;
+} ac_fsm_state;
+
+typedef struct ac_fsm_machine {
+    const char *name;
+    uint16_t initial;     /* state index */
+    uint16_t first_state; /* states of a machine are contiguous */
+    uint16_t n_states;
+    uint16_t depth;       /* 0 for the root machine */
+} ac_fsm_machine;
+
+typedef struct ac_fsm_tables {
+    const char *spec_path; /* repo-relative path the tables came from */
+    const char *hash;      /* hex digest of the spec's meaning */
+    uint16_t n_machines, n_states, n_events, n_transitions;
+    uint16_t n_guards, n_actions, n_effects, n_params, n_effect_uses;
+    uint16_t root; /* root machine index */
+    const ac_fsm_machine *machines;
+    const ac_fsm_state *states;
+    const ac_fsm_transition *transitions;
+    const ac_fsm_effect_use *effect_uses;
+    const ac_fsm_param *params;
+    const uint16_t *guard_code;
+    const uint16_t *lists;
+    const char *const *event_names;
+    const char *const *guard_names;
+    const char *const *action_names;
+    const char *const *effect_names;
+} ac_fsm_tables;
+
+#endif
