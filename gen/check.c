@@ -9,7 +9,7 @@
  * Rules (error unless marked):
  *   duplicate param / event / handler / machine / state / initial
  *   unknown state, machine, event, guard, action, effect, param
- *   missing initial state
+ *   no machine at all; missing initial state
  *   transition out of a terminal state
  *   two unguarded transitions for the same (state, event)
  *   a transition made dead by an earlier unguarded one
@@ -18,7 +18,16 @@
  *   state from which no terminal state can be reached
  *   eventless cycle with no guard
  *   invoke cycle; more than one root machine; nesting too deep
+ *   guard expression too deep to evaluate (AC_FSM_GUARD_STACK)
+ *   two names that become the same C identifier in the generated code
+ *   tables beyond their 16-bit limits (states, events, transitions,
+ *   handlers, list and guard code sizes)
  *   warning: event no state handles; declared handler never used
+ *
+ * Graph rules (reachability, ways out, reaching a terminal state) are left
+ * out for a machine with unresolved transitions: an unknown name already
+ * explains the problem, and the graph without that edge would only add
+ * misleading follow-up errors.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +41,7 @@ typedef struct checker {
     ac_strmap *states; /* per machine: name -> global index */
     ac_resolved *res;
     char *event_used, *handler_used[3];
+    char *machine_unresolved; /* a transition of the machine did not resolve */
 } checker;
 
 static const char *const hk_name[3] = {"guard", "action", "effect"};
@@ -98,6 +108,167 @@ static void check_guard(checker *ck, const ac_gexpr *g)
     check_guard(ck, g->b);
 }
 
+/* Evaluation stack a guard's postfix program needs (lower.c emits the left
+ * operand, then the right one, then the operator). */
+static int guard_stack_depth(const ac_gexpr *g)
+{
+    if (!g)
+        return 0;
+    if (g->kind == GX_PRED)
+        return 1;
+    int a = guard_stack_depth(g->a), b = guard_stack_depth(g->b);
+    return g->kind == GX_NOT ? a : (a > b + 1 ? a : b + 1);
+}
+
+/* Number of opcodes in a guard's postfix program. */
+static size_t guard_code_len(const ac_gexpr *g)
+{
+    if (!g)
+        return 0;
+    return 1 + guard_code_len(g->a) + guard_code_len(g->b);
+}
+
+/* Entries a list of n items takes in the `lists` table (count + items). */
+static size_t list_entries(size_t n)
+{
+    return n ? n + 1 : 0;
+}
+
+/* ---- C names ----
+ * The C emitter turns every name into an upper-case identifier ('.' -> '_'),
+ * prefixed by its kind: M_ machine, S_<MACHINE>_ state, E_ event, G_/A_/F_
+ * handler, P_ param (and PARAM_<NAME>[_MS] for defaults). Two spec names
+ * that differ only in case or in '.' versus '_' would give one C name twice
+ * and generated code that does not compile, so they are reported here. */
+typedef struct cname_owner {
+    const char *what; /* "event", "state", ... */
+    const char *name; /* the spec name, e.g. "llm.delta" */
+    int line;
+} cname_owner;
+
+typedef struct cnames {
+    ac_strmap map; /* C name -> owner index */
+    cname_owner *owners;
+    size_t n, cap;
+} cnames;
+
+static int cname_owner_push(cnames *cn, cname_owner o)
+{
+    if (cn->n == cn->cap) {
+        size_t cap = cn->cap ? cn->cap * 2 : 64;
+        cname_owner *v = realloc(cn->owners, cap * sizeof *v);
+        if (!v)
+            return -1;
+        cn->owners = v;
+        cn->cap = cap;
+    }
+    cn->owners[cn->n++] = o;
+    return 0;
+}
+
+static void cname_add(checker *ck, cnames *cn, const char *prefix, const char *mid,
+                      const char *what, const ac_name *n, const char *shown)
+{
+    size_t len = strlen(prefix) + (mid ? strlen(mid) + 1 : 0) + strlen(n->s) + 1;
+    char *key = ac_spec_alloc(ck->spec, len);
+    if (!key)
+        return;
+    size_t o = 0;
+    for (const char *p = prefix; *p; p++)
+        key[o++] = *p;
+    for (const char *p = mid; p && *p; p++)
+        key[o++] = *p == '.' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    if (mid)
+        key[o++] = '_';
+    for (const char *p = n->s; *p; p++)
+        key[o++] = *p == '.' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    key[o] = 0;
+    if (cname_owner_push(cn, (cname_owner){what, shown ? shown : n->s, n->line}) < 0)
+        return;
+    int prev = ac_strmap_put(&cn->map, key, (int)cn->n - 1);
+    if (prev < 0) /* new name (or out of memory) */
+        return;
+    cn->n--;
+    const cname_owner *o2 = &cn->owners[prev];
+    if (strcmp(o2->what, what) == 0 && strcmp(o2->name, shown ? shown : n->s) == 0)
+        return; /* the same name declared twice: reported as a duplicate */
+    if (o2->line == 0)
+        ac_spec_diag(ck->spec, 1, n->line, n->col,
+                     "%s '%s' clashes with the generated name %s in the C code (rename it)", what,
+                     shown ? shown : n->s, key);
+    else
+        ac_spec_diag(ck->spec, 1, n->line, n->col,
+                     "%s '%s' and %s '%s' (line %d) both become %s in the generated C (names "
+                     "must differ in more than case and '.' versus '_')",
+                     what, shown ? shown : n->s, o2->what, o2->name, o2->line, key);
+}
+
+static void check_c_names(checker *ck)
+{
+    ac_spec *spec = ck->spec;
+    cnames cn;
+    memset(&cn, 0, sizeof cn);
+    size_t expect = 64 + spec->n_machines + ck->res->n_states + spec->events.n + spec->n_params * 2;
+    for (int k = 0; k < 3; k++)
+        expect += spec->handlers[k].n;
+    if (ac_strmap_init(&cn.map, expect) < 0)
+        return;
+    /* names the emitter uses itself (line 0 = reserved) */
+    static const char *const reserved[] = {"M__COUNT", "S__COUNT", "E__COUNT", "E_NONE",
+                                           "G__COUNT", "A__COUNT", "F__COUNT", "P__COUNT"};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (cname_owner_push(&cn, (cname_owner){"", reserved[i], 0}) == 0)
+            ac_strmap_put(&cn.map, reserved[i], (int)cn.n - 1);
+    for (size_t m = 0; m < spec->n_machines; m++) {
+        const ac_machine_decl *md = &spec->machines[m];
+        cname_add(ck, &cn, "M_", NULL, "machine", &md->name, NULL);
+        for (size_t s = 0; s < md->n_states; s++)
+            cname_add(ck, &cn, "S_", md->name.s, "state", &md->states[s].name, NULL);
+    }
+    for (size_t i = 0; i < spec->events.n; i++)
+        cname_add(ck, &cn, "E_", NULL, "event", &spec->events.v[i], NULL);
+    for (size_t e = spec->events.n + 1; e < ck->res->n_events; e++) {
+        /* arrival events M.S: located at the terminal state they stand for */
+        const char *nm = ck->res->event_names[e];
+        const char *dot = strrchr(nm, '.');
+        ac_name at = {nm, 1, 1};
+        for (size_t m = 0; dot && m < spec->n_machines; m++) {
+            const ac_machine_decl *md = &spec->machines[m];
+            if (strlen(md->name.s) != (size_t)(dot - nm) ||
+                strncmp(md->name.s, nm, (size_t)(dot - nm)))
+                continue;
+            for (size_t s = 0; s < md->n_states; s++)
+                if (strcmp(md->states[s].name.s, dot + 1) == 0) {
+                    at.line = md->states[s].name.line;
+                    at.col = md->states[s].name.col;
+                }
+        }
+        cname_add(ck, &cn, "E_", NULL, "arrival event", &at, NULL);
+    }
+    static const char *const hprefix[3] = {"G_", "A_", "F_"};
+    static const char *const hwhat[3] = {"guard", "action", "effect"};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < spec->handlers[k].n; i++)
+            cname_add(ck, &cn, hprefix[k], NULL, hwhat[k], &spec->handlers[k].v[i], NULL);
+    for (size_t i = 0; i < spec->n_params; i++) {
+        const ac_param_decl *p = &spec->params[i];
+        cname_add(ck, &cn, "P_", NULL, "param", &p->name, NULL);
+        if (p->type == AC_PARAM_DURATION) {
+            size_t len = strlen(p->name.s) + 4;
+            char *nm = ac_spec_alloc(spec, len);
+            if (nm) {
+                snprintf(nm, len, "%s_ms", p->name.s);
+                ac_name n = {nm, p->name.line, p->name.col};
+                cname_add(ck, &cn, "PARAM_", NULL, "param", &n, p->name.s);
+            }
+        } else {
+            cname_add(ck, &cn, "PARAM_", NULL, "param", &p->name, NULL);
+        }
+    }
+    ac_strmap_free(&cn.map);
+    free(cn.owners);
+}
+
 /* State name -> global index within machine m, or -1 with a diagnostic. */
 static int resolve_state(checker *ck, size_t m, const ac_name *n)
 {
@@ -129,8 +300,8 @@ static int resolve_event(checker *ck, const ac_name *n)
                 int s = ac_strmap_get(&ck->states[mi], dot + 1);
                 if (s < 0)
                     ac_spec_diag(ck->spec, 1, n->line, n->col,
-                                 "unknown state '%s' in machine '%s' (event '%s')", dot + 1,
-                                 mname, n->s);
+                                 "unknown state '%s' in machine '%s' (event '%s')", dot + 1, mname,
+                                 n->s);
                 else if (!ck->res->states[s]->terminal)
                     ac_spec_diag(ck->spec, 1, n->line, n->col,
                                  "event '%s': state '%s' of machine '%s' is not terminal", n->s,
@@ -241,6 +412,57 @@ static int find_cycle(const graph *g, int start, char *colour, int *stack_node, 
     return -1;
 }
 
+/* The tables index everything with uint16_t (AC_FSM_NONE reserved) and
+ * guard opcodes keep 14 bits for the guard index: report a spec that does
+ * not fit instead of emitting wrapped indexes. */
+static void check_limits(checker *ck, size_t nr)
+{
+    ac_spec *spec = ck->spec;
+    const ac_resolved *res = ck->res;
+    const size_t max = AC_FSM_NONE - 1;
+    struct {
+        const char *what;
+        size_t n, limit;
+    } lim[] = {
+        {"events (declared and arrival)", res->n_events, max},
+        {"transitions (after expanding sources)", nr, max},
+        {"guards", spec->handlers[HK_GUARD].n, AC_G_ARGMASK + 1},
+        {"actions", spec->handlers[HK_ACTION].n, max},
+        {"effects", spec->handlers[HK_EFFECT].n, max},
+        {"params", spec->n_params, max},
+        {"list entries (actions, effects and arguments)", 0, max},
+        {"guard opcodes", 0, max},
+    };
+    size_t lists = 1, effect_uses = 0, guard_code = 0;
+    for (size_t s = 0; s < res->n_states; s++) {
+        const ac_state_decl *sd = res->states[s];
+        lists += list_entries(sd->enter.n) + list_entries(sd->exit.n) + list_entries(sd->n_effects);
+        for (size_t e = 0; e < sd->n_effects; e++)
+            lists += list_entries(sd->effects[e].args.n);
+        effect_uses += sd->n_effects;
+    }
+    for (size_t r = 0; r < nr; r++) {
+        const ac_row *rw = &res->rows[r];
+        lists += list_entries(rw->decl->actions.n);
+        /* lower.c shares the program of consecutive rows of one declaration */
+        if (rw->decl->guard && !(r > 0 && res->rows[r - 1].decl == rw->decl))
+            guard_code += guard_code_len(rw->decl->guard) + 1;
+    }
+    lim[6].n = lists;
+    lim[7].n = guard_code;
+    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++)
+        if (lim[i].n > lim[i].limit) {
+            ac_spec_diag(spec, 1, 1, 1, "spec too large: %zu %s (the limit is %zu)", lim[i].n,
+                         lim[i].what, lim[i].limit);
+            return;
+        }
+    if (effect_uses > max)
+        ac_spec_diag(spec, 1, 1, 1,
+                     "spec too large: %zu effect uses in state bodies (the limit "
+                     "is %zu)",
+                     effect_uses, max);
+}
+
 size_t ac_spec_check(ac_spec *spec)
 {
     checker ck;
@@ -257,8 +479,8 @@ size_t ac_spec_check(ac_spec *spec)
         int prev = ac_strmap_put(&ck.params, spec->params[i].name.s, (int)i);
         if (prev >= 0)
             ac_spec_diag(spec, 1, spec->params[i].name.line, spec->params[i].name.col,
-                         "duplicate param '%s' (first declared at line %d)",
-                         spec->params[i].name.s, spec->params[prev].name.line);
+                         "duplicate param '%s' (first declared at line %d)", spec->params[i].name.s,
+                         spec->params[prev].name.line);
     }
     /* events: index 0 is eventless, declared events are 1..n */
     ac_strmap_init(&ck.events, spec->events.n + 16);
@@ -276,6 +498,7 @@ size_t ac_spec_check(ac_spec *spec)
     /* machines and their states: global state numbering */
     ac_strmap_init(&ck.machines, spec->n_machines);
     ck.states = calloc(spec->n_machines + 1, sizeof *ck.states);
+    ck.machine_unresolved = calloc(spec->n_machines + 1, 1);
     res->machine_first_state = calloc(spec->n_machines + 1, sizeof(int));
     res->machine_depth = calloc(spec->n_machines + 1, sizeof(int));
     size_t n_states = 0;
@@ -284,7 +507,7 @@ size_t ac_spec_check(ac_spec *spec)
     res->states = calloc(n_states + 1, sizeof *res->states);
     res->state_machine = calloc(n_states + 1, sizeof(int));
     if (!ck.states || !res->machine_first_state || !res->states || !res->state_machine ||
-        !res->machine_depth) {
+        !res->machine_depth || !ck.machine_unresolved) {
         spec->n_errors++;
         goto done;
     }
@@ -312,9 +535,16 @@ size_t ac_spec_check(ac_spec *spec)
                          "machine '%s' has no initial state (add 'initial STATE')", md->name.s);
     }
     res->n_states = n_states;
-    if (n_states >= AC_FSM_NONE || spec->n_machines >= 256) {
-        ac_spec_diag(spec, 1, 1, 1, "too many states (%zu, the limit is %u)", n_states,
+    if (spec->n_machines == 0)
+        ac_spec_diag(spec, 1, 1, 1, "the spec declares no machine (add 'machine NAME { ... }')");
+    if (n_states >= AC_FSM_NONE) {
+        ac_spec_diag(spec, 1, 1, 1, "spec too large: %zu states (the limit is %u)", n_states,
                      AC_FSM_NONE - 1);
+        goto done;
+    }
+    if (spec->n_machines >= 256) {
+        ac_spec_diag(spec, 1, 1, 1, "spec too large: %zu machines (the limit is 255)",
+                     spec->n_machines);
         goto done;
     }
 
@@ -370,10 +600,14 @@ size_t ac_spec_check(ac_spec *spec)
             if (!nm)
                 continue;
             snprintf(nm, len, "%s.%s", md->name.s, md->states[s].name.s);
-            if (ac_strmap_put(&ck.events, nm, (int)n_events) >= 0) {
-                ac_spec_diag(spec, 1, md->name.line, md->name.col,
-                             "event '%s' is declared but is also the arrival event of machine "
-                             "'%s' in state '%s'",
+            int prev = ac_strmap_put(&ck.events, nm, (int)n_events);
+            if (prev >= 0) {
+                const ac_name *at = prev >= 1 && (size_t)prev <= spec->events.n
+                                        ? &spec->events.v[prev - 1]
+                                        : &md->name;
+                ac_spec_diag(spec, 1, at->line, at->col,
+                             "event '%s' is declared, but it is the arrival event of machine "
+                             "'%s' in state '%s' (remove the declaration)",
                              nm, md->name.s, md->states[s].name.s);
                 continue;
             }
@@ -385,8 +619,8 @@ size_t ac_spec_check(ac_spec *spec)
     /* root machine and invoke cycles */
     res->root = -1;
     for (size_t m = 0; m < spec->n_machines; m++) {
-        if (invoked[m])
-            continue;
+        if (invoked[m] || ac_strmap_get(&ck.machines, spec->machines[m].name.s) != (int)m)
+            continue; /* invoked, or a duplicate (reported) */
         if (res->root < 0)
             res->root = (int)m;
         else
@@ -436,8 +670,7 @@ size_t ac_spec_check(ac_spec *spec)
                         ac_state_decl *sd = res->states[s];
                         int mi = sd->invoke.s ? ac_strmap_get(&ck.machines, sd->invoke.s) : -1;
                         int pm = res->state_machine[s];
-                        if (mi >= 0 && res->machine_depth[pm] >= 0 &&
-                            res->machine_depth[mi] < 0) {
+                        if (mi >= 0 && res->machine_depth[pm] >= 0 && res->machine_depth[mi] < 0) {
                             res->machine_depth[mi] = res->machine_depth[pm] + 1;
                             changed = 1;
                             if (res->machine_depth[mi] >= AC_FSM_MAX_DEPTH)
@@ -506,7 +739,14 @@ size_t ac_spec_check(ac_spec *spec)
                 target = resolve_state(&ck, m, &td->target);
                 ok &= target >= 0;
             }
+            if (!ok)
+                ck.machine_unresolved[m] = 1;
             check_guard(&ck, td->guard);
+            if (guard_stack_depth(td->guard) > AC_FSM_GUARD_STACK)
+                ac_spec_diag(spec, 1, td->line, td->col,
+                             "guard is nested too deeply: it needs %d evaluation slots, the limit "
+                             "is %d (write it with fewer right-nested parentheses)",
+                             guard_stack_depth(td->guard), AC_FSM_GUARD_STACK);
             for (size_t a = 0; a < td->actions.n; a++)
                 use_handler(&ck, HK_ACTION, &td->actions.v[a]);
             if (td->star) {
@@ -514,23 +754,25 @@ size_t ac_spec_check(ac_spec *spec)
                     if (md->states[s].terminal || !ok)
                         continue;
                     int si = md->states[s].index;
-                    rows[nr++] = (ac_row){si, ev, td->kind == AC_TR_EXTERNAL ? target : si,
-                                          td->kind, td};
+                    rows[nr++] =
+                        (ac_row){si, ev, td->kind == AC_TR_EXTERNAL ? target : si, td->kind, td};
                 }
                 continue;
             }
             for (size_t k = 0; k < td->sources.n; k++) {
                 int si = resolve_state(&ck, m, &td->sources.v[k]);
-                if (si < 0)
+                if (si < 0) {
+                    ck.machine_unresolved[m] = 1;
                     continue;
+                }
                 if (res->states[si]->terminal) {
                     ac_spec_diag(spec, 1, td->sources.v[k].line, td->sources.v[k].col,
                                  "transition out of terminal state '%s'", td->sources.v[k].s);
                     continue;
                 }
                 if (ok)
-                    rows[nr++] = (ac_row){si, ev, td->kind == AC_TR_EXTERNAL ? target : si,
-                                          td->kind, td};
+                    rows[nr++] =
+                        (ac_row){si, ev, td->kind == AC_TR_EXTERNAL ? target : si, td->kind, td};
             }
         }
     }
@@ -659,7 +901,7 @@ size_t ac_spec_check(ac_spec *spec)
                         }
                     }
                 }
-                for (size_t s = 0; s < md->n_states; s++) {
+                for (size_t s = 0; s < md->n_states && !ck.machine_unresolved[m]; s++) {
                     ac_state_decl *sd = &md->states[s];
                     int si = sd->index;
                     if (!sd->declared_by_state && !sd->terminal &&
@@ -718,13 +960,12 @@ size_t ac_spec_check(ac_spec *spec)
         for (int k = 0; k < 3; k++)
             for (size_t i = 0; i < spec->handlers[k].n; i++)
                 if (!ck.handler_used[k][i])
-                    ac_spec_diag(spec, 0, spec->handlers[k].v[i].line,
-                                 spec->handlers[k].v[i].col, "%s '%s' is declared but never used",
-                                 hk_name[k], spec->handlers[k].v[i].s);
+                    ac_spec_diag(spec, 0, spec->handlers[k].v[i].line, spec->handlers[k].v[i].col,
+                                 "%s '%s' is declared but never used", hk_name[k],
+                                 spec->handlers[k].v[i].s);
     }
-    if (spec->events.n + n_states + 1 >= AC_FSM_NONE || nr >= AC_FSM_NONE)
-        ac_spec_diag(spec, 1, 1, 1, "spec too large: %zu transitions (the limit is %u)", nr,
-                     AC_FSM_NONE - 1);
+    check_c_names(&ck);
+    check_limits(&ck, nr);
 
 done:
     ac_strmap_free(&ck.params);
@@ -739,6 +980,7 @@ done:
             ac_strmap_free(&ck.states[m]);
     free(ck.states);
     free(ck.event_used);
+    free(ck.machine_unresolved);
     if (spec->n_errors == 0)
         spec->res = res;
     else

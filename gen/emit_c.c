@@ -18,6 +18,13 @@ static void upper_ident(const char *s, char *out, size_t cap)
     out[o] = 0;
 }
 
+/* Writes a spec name as the upper-case part of a C identifier (any length). */
+static void put_upper(FILE *out, const char *s)
+{
+    for (; *s; s++)
+        fputc(isalnum((unsigned char)*s) ? toupper((unsigned char)*s) : '_', out);
+}
+
 static void c_ident(const char *s, char *out, size_t cap)
 {
     size_t o = 0;
@@ -55,7 +62,7 @@ static void header_line(FILE *out, const ac_fsm_tables *t)
 
 int ac_emit_c_header(const ac_fsm_tables *t, const char *name, FILE *out)
 {
-    char up[256], id[256], a[256], b[256];
+    char up[256], id[256];
     upper_ident(name, up, sizeof up);
     c_ident(name, id, sizeof id);
     header_line(out, t);
@@ -65,23 +72,27 @@ int ac_emit_c_header(const ac_fsm_tables *t, const char *name, FILE *out)
 
     fprintf(out, "enum %s_machine {\n", id);
     for (uint16_t i = 0; i < t->n_machines; i++) {
-        upper_ident(t->machines[i].name, a, sizeof a);
-        fprintf(out, "    %s_M_%s = %u,\n", up, a, i);
+        fprintf(out, "    %s_M_", up);
+        put_upper(out, t->machines[i].name);
+        fprintf(out, " = %u,\n", i);
     }
     fprintf(out, "    %s_M__COUNT = %u\n};\n\n", up, t->n_machines);
 
     fprintf(out, "enum %s_state {\n", id);
     for (uint16_t i = 0; i < t->n_states; i++) {
-        upper_ident(t->machines[t->states[i].machine].name, a, sizeof a);
-        upper_ident(t->states[i].name, b, sizeof b);
-        fprintf(out, "    %s_S_%s_%s = %u,\n", up, a, b, i);
+        fprintf(out, "    %s_S_", up);
+        put_upper(out, t->machines[t->states[i].machine].name);
+        fputc('_', out);
+        put_upper(out, t->states[i].name);
+        fprintf(out, " = %u,\n", i);
     }
     fprintf(out, "    %s_S__COUNT = %u\n};\n\n", up, t->n_states);
 
     fprintf(out, "enum %s_event {\n    %s_E_NONE = 0, /* eventless */\n", id, up);
     for (uint16_t i = 1; i < t->n_events; i++) {
-        upper_ident(t->event_names[i], a, sizeof a);
-        fprintf(out, "    %s_E_%s = %u,\n", up, a, i);
+        fprintf(out, "    %s_E_", up);
+        put_upper(out, t->event_names[i]);
+        fprintf(out, " = %u,\n", i);
     }
     fprintf(out, "    %s_E__COUNT = %u\n};\n\n", up, t->n_events);
 
@@ -93,29 +104,32 @@ int ac_emit_c_header(const ac_fsm_tables *t, const char *name, FILE *out)
         fprintf(out, "/* %ss the spec needs (bind a C function to each name) */\n", kinds[k]);
         fprintf(out, "enum %s_%s {\n", id, kinds[k]);
         for (uint16_t i = 0; i < kcount[k]; i++) {
-            upper_ident(knames[k][i], a, sizeof a);
-            fprintf(out, "    %s_%s_%s = %u, /* \"%s\" */\n", up, kprefix[k], a, i, knames[k][i]);
+            fprintf(out, "    %s_%s_", up, kprefix[k]);
+            put_upper(out, knames[k][i]);
+            fprintf(out, " = %u, /* \"%s\" */\n", i, knames[k][i]);
         }
         fprintf(out, "    %s_%s__COUNT = %u\n};\n\n", up, kprefix[k], kcount[k]);
     }
 
     fprintf(out, "/* params: index and default value */\nenum %s_param {\n", id);
     for (uint16_t i = 0; i < t->n_params; i++) {
-        upper_ident(t->params[i].name, a, sizeof a);
-        fprintf(out, "    %s_P_%s = %u,\n", up, a, i);
+        fprintf(out, "    %s_P_", up);
+        put_upper(out, t->params[i].name);
+        fprintf(out, " = %u,\n", i);
     }
     fprintf(out, "    %s_P__COUNT = %u\n};\n\n", up, t->n_params);
     for (uint16_t i = 0; i < t->n_params; i++) {
-        upper_ident(t->params[i].name, a, sizeof a);
         const ac_fsm_param *p = &t->params[i];
+        fprintf(out, "#define %s_PARAM_", up);
+        put_upper(out, p->name);
         if (p->type == AC_PARAM_STRING) {
-            fprintf(out, "#define %s_PARAM_%s ", up, a);
+            fputc(' ', out);
             c_string(out, p->sval);
             fputc('\n', out);
         } else if (p->type == AC_PARAM_DURATION) {
-            fprintf(out, "#define %s_PARAM_%s_MS %lldLL\n", up, a, (long long)p->ival);
+            fprintf(out, "_MS %lldLL\n", (long long)p->ival);
         } else {
-            fprintf(out, "#define %s_PARAM_%s %lldLL\n", up, a, (long long)p->ival);
+            fprintf(out, " %lldLL\n", (long long)p->ival);
         }
     }
     fprintf(out, "\nextern const ac_fsm_tables %s_fsm;\n\n#endif\n", id);
@@ -184,8 +198,9 @@ static size_t guard_len(const ac_fsm_tables *t)
 
 static const char *kind_name(int k)
 {
-    return k == AC_TR_INTERNAL ? "AC_TR_INTERNAL" : k == AC_TR_IGNORE ? "AC_TR_IGNORE"
-                                                                      : "AC_TR_EXTERNAL";
+    return k == AC_TR_INTERNAL ? "AC_TR_INTERNAL"
+           : k == AC_TR_IGNORE ? "AC_TR_IGNORE"
+                               : "AC_TR_EXTERNAL";
 }
 
 static const char *spec_base(const ac_fsm_tables *t)
@@ -216,8 +231,8 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
     fputs("static const ac_fsm_state states[] = {\n", out);
     for (uint16_t i = 0; i < t->n_states; i++) {
         const ac_fsm_state *s = &t->states[i];
-        fprintf(out, "    /* %3u %s.%s  %s:%u */\n", i, t->machines[s->machine].name, s->name,
-                base, s->line);
+        fprintf(out, "    /* %3u %s.%s  %s:%u */\n", i, t->machines[s->machine].name, s->name, base,
+                s->line);
         fprintf(out,
                 "    {.name = \"%s\", .machine = %u, .first_transition = %u, .n_transitions = %u, "
                 ".enter = %u, .exit = %u, .effects = %u, .invoke = %u, .line = %u, .terminal = "

@@ -169,11 +169,31 @@ static void dot_state(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *
     int grey = cov && cov->state_count[s] == 0;
     if (st->invoke != AC_FSM_NONE && !single && sole_invoker(t, st->invoke) == s) {
         fprintf(out, "%*ssubgraph \"cluster_%s.%s\" {\n", indent, "", mn, st->name);
-        fprintf(out, "%*s  label=\"%s (invoke %s)\";%s\n", indent, "", st->name,
-                t->machines[st->invoke].name, grey ? " color=gray; fontcolor=gray;" : "");
+        fprintf(out, "%*s  label=\"", indent, "");
+        dot_escape(out, st->name);
+        if (cov)
+            fprintf(out, " (%ux)", cov->state_count[s]);
+        fprintf(out, " (invoke %s)", t->machines[st->invoke].name);
+        if (enter[0]) {
+            fputs("\\nenter / ", out);
+            dot_escape(out, enter);
+        }
+        if (exit_[0]) {
+            fputs("\\nexit / ", out);
+            dot_escape(out, exit_);
+        }
+        if (eff[0]) {
+            fputs("\\neffect ", out);
+            dot_escape(out, eff);
+        }
+        if (ign[0]) {
+            fputs("\\nignore ", out);
+            dot_escape(out, ign);
+        }
+        fprintf(out, "\";%s\n", grey ? " color=gray; fontcolor=gray;" : "");
         fprintf(out, "%*s  style=rounded;\n", indent, "");
-        fprintf(out, "%*s  \"%s.%s\" [shape=point, width=0.05, style=invis, label=\"\"];\n",
-                indent, "", mn, st->name);
+        fprintf(out, "%*s  \"%s.%s\" [shape=point, width=0.05, style=invis, label=\"\"];\n", indent,
+                "", mn, st->name);
         dot_machine(t, st->invoke, cov, out, indent + 2, 0);
         fprintf(out, "%*s}\n", indent, "");
         return;
@@ -290,11 +310,20 @@ static void mmd_text(FILE *out, const char *s)
     /* Mermaid labels: avoid characters that end or confuse a label. */
     for (; *s; s++) {
         switch (*s) {
-        case ';': fputc(',', out); break;
-        case '#': fputs("no.", out); break;
-        case '"': fputc('\'', out); break;
-        case '\n': fputc(' ', out); break;
-        default: fputc(*s, out);
+        case ';':
+            fputc(',', out);
+            break;
+        case '#':
+            fputs("no.", out);
+            break;
+        case '"':
+            fputc('\'', out);
+            break;
+        case '\n':
+            fputc(' ', out);
+            break;
+        default:
+            fputc(*s, out);
         }
     }
 }
@@ -403,13 +432,26 @@ static void mmd_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov
 int ac_emit_mermaid(const ac_fsm_tables *t, int machine, const ac_diagram_cov *cov, FILE *out)
 {
     fputs("stateDiagram-v2\n", out);
+    /* Mermaid has one start and one end node per level: several machines
+     * at the top level each get a composite state of their own, so their
+     * [*] nodes stay apart. Ids M<index> cannot clash with state ids,
+     * which always hold a '_'. */
+    int top = 0;
+    for (uint16_t m = 0; m < t->n_machines; m++)
+        top += machine >= 0 ? m == machine : sole_invoker(t, m) < 0;
     for (uint16_t m = 0; m < t->n_machines; m++) {
         if (machine >= 0 && m != machine)
             continue;
         if (machine < 0 && sole_invoker(t, m) >= 0)
             continue;
         fprintf(out, "    %%%% machine %s\n", t->machines[m].name);
-        mmd_machine(t, m, cov, out, 4, machine >= 0);
+        if (top > 1) {
+            fprintf(out, "    state \"machine %s\" as M%u {\n", t->machines[m].name, m);
+            mmd_machine(t, m, cov, out, 8, machine >= 0);
+            fputs("    }\n", out);
+        } else {
+            mmd_machine(t, m, cov, out, 4, machine >= 0);
+        }
     }
     if (cov) {
         fputs("    classDef unvisited fill:#eee,stroke:#bbb,color:#999\n", out);
@@ -478,8 +520,7 @@ int ac_emit_markdown(const ac_fsm_tables *t, int machine, FILE *out)
             fputs(" | ", out);
             md_cell(out, eff);
             fprintf(out, " | %s | %s:%u |\n",
-                    st->invoke != AC_FSM_NONE ? t->machines[st->invoke].name : " ", base,
-                    st->line);
+                    st->invoke != AC_FSM_NONE ? t->machines[st->invoke].name : " ", base, st->line);
         }
         fputs("\n| # | From | Event | Guard | Actions | To | Kind | Line |\n", out);
         fputs("|---|---|---|---|---|---|---|---|\n", out);

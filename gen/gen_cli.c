@@ -30,8 +30,7 @@ ac_spec *ac_cli_load_spec(const char *path, int *exit_code, int quiet_warnings)
         ac_spec_print_diags(spec, stderr);
     if (spec->n_errors) {
         fprintf(stderr, "%s: %zu error%s, %zu warning%s\n", path, spec->n_errors,
-                spec->n_errors == 1 ? "" : "s", spec->n_warnings,
-                spec->n_warnings == 1 ? "" : "s");
+                spec->n_errors == 1 ? "" : "s", spec->n_warnings, spec->n_warnings == 1 ? "" : "s");
         ac_spec_free(spec);
         *exit_code = AC_EXIT_ERRORS;
         return NULL;
@@ -104,8 +103,8 @@ int ac_cli_check(int argc, char **argv)
     size_t ns = 0;
     for (size_t m = 0; m < spec->n_machines; m++)
         ns += spec->machines[m].n_states;
-    fprintf(stderr, "%s: ok (%zu machine%s, %zu states, %zu warning%s)\n", path,
-            spec->n_machines, spec->n_machines == 1 ? "" : "s", ns, spec->n_warnings,
+    fprintf(stderr, "%s: ok (%zu machine%s, %zu states, %zu warning%s)\n", path, spec->n_machines,
+            spec->n_machines == 1 ? "" : "s", ns, spec->n_warnings,
             spec->n_warnings == 1 ? "" : "s");
     ac_spec_free(spec);
     return AC_EXIT_OK;
@@ -119,6 +118,20 @@ static void base_name(const char *path, char *out, size_t cap)
     char *dot = strrchr(out, '.');
     if (dot && dot != out)
         *dot = 0;
+}
+
+/* The base name prefixes every generated identifier (agent -> AGENT_S_...,
+ * agent_fsm) and names the header in an #include. */
+static int c_name_ok(const char *name)
+{
+    if (!((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z') ||
+          name[0] == '_'))
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '-' || *p == '.'))
+            return 0;
+    return 1;
 }
 
 /* Writes to a temporary file and renames, so a failed run leaves no half file. */
@@ -189,16 +202,23 @@ int ac_cli_gen(int argc, char **argv)
         fprintf(stderr, "agentc gen: output directory '%s' does not exist\n", outdir);
         return AC_EXIT_USAGE;
     }
+    char rel[PATH_MAX], name[256], hpath[PATH_MAX + 300], cpath[PATH_MAX + 300];
+    base_name(path, name, sizeof name);
+    if (!c_name_ok(name)) {
+        fprintf(stderr,
+                "agentc gen: the spec file name '%s' cannot name C identifiers (use letters, "
+                "digits, '_', '-' and '.', starting with a letter or '_')\n",
+                name);
+        return AC_EXIT_USAGE;
+    }
     int rc;
     ac_spec *spec = ac_cli_load_spec(path, &rc, 1);
     if (!spec)
         return rc;
-    char rel[PATH_MAX], name[256], hpath[PATH_MAX + 300], cpath[PATH_MAX + 300];
     if (relpath)
         snprintf(rel, sizeof rel, "%s", relpath);
     else
         ac_spec_rel_path(path, rel, sizeof rel);
-    base_name(path, name, sizeof name);
     ac_fsm_tables *t = ac_spec_lower(spec, rel);
     if (!t) {
         fprintf(stderr, "agentc gen: out of memory\n");
@@ -219,13 +239,15 @@ int ac_cli_gen(int argc, char **argv)
 int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
 {
     const char *path = NULL, *format = "mermaid", *machine = NULL, *outpath = NULL;
-    const char *journal = NULL;
+    const char *journal = NULL, *relpath = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (is_help(a)) {
             printf("usage: agentc diagram SPEC [--format dot|mermaid|markdown%s] [--machine NAME]\n"
-                   "                      [-o FILE]%s\n\n"
-                   "Draws the spec's machines (default format: mermaid) to stdout or FILE.\n%s",
+                   "                      [-o FILE] [--spec-path PATH]%s\n\n"
+                   "Draws the spec's machines (default format: mermaid) to stdout or FILE.\n"
+                   "  --spec-path PATH   path recorded in the output (default: relative to the\n"
+                   "                     repository root, else the file name)\n%s",
                    cov_loader ? "|svg" : "", cov_loader ? " [--journal JOURNAL]" : "",
                    cov_loader ? "  --journal JOURNAL  overlay the path a recorded session took:\n"
                                 "                     counts on taken edges, unvisited parts grey\n"
@@ -242,6 +264,8 @@ int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
             slot = &outpath;
         else if (strcmp(a, "--journal") == 0 && cov_loader)
             slot = &journal;
+        else if (strcmp(a, "--spec-path") == 0)
+            slot = &relpath;
         if (slot) {
             if (++i >= argc) {
                 fprintf(stderr, "agentc diagram: %s needs a value\n", a);
@@ -275,7 +299,10 @@ int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
     if (!spec)
         return rc;
     char rel[PATH_MAX];
-    ac_spec_rel_path(path, rel, sizeof rel);
+    if (relpath)
+        snprintf(rel, sizeof rel, "%s", relpath);
+    else
+        ac_spec_rel_path(path, rel, sizeof rel);
     ac_fsm_tables *t = ac_spec_lower(spec, rel);
     ac_spec_free(spec);
     if (!t) {

@@ -44,6 +44,7 @@
         '&&' => { tok(TK_AND, ts, te); };
         '||' => { tok(TK_OR, ts, te); };
         '*'  => { tok(TK_STAR, ts, te); };
+        (0x80..0xff)+ => { bad(ts, "non-ASCII text outside a comment or string (names are ASCII letters, digits, '_' and '.')"); };
         any  => { bad_char(ts); };
     *|;
 }%%
@@ -141,7 +142,7 @@ ac_token *ac_spec_lex(ac_spec *spec, size_t *n_out)
             if (c_ >= 0x20 && c_ < 0x7f)                                                       \
                 ac_spec_diag(spec, 1, line, COL(s), "unexpected character '%c'", c_);          \
             else                                                                               \
-                ac_spec_diag(spec, 1, line, COL(s), "unexpected byte 0x%02x", c_);             \
+                ac_spec_diag(spec, 1, line, COL(s), "unexpected control byte 0x%02x", c_);             \
         }                                                                                      \
         push(&lx, TK_ERROR, line, COL(s), "", 0);                                              \
     } while (0)

@@ -58,18 +58,6 @@ static void u16_push(uint16_t **v, size_t *n, size_t *cap, uint16_t x, int *oom)
     (*v)[(*n)++] = x;
 }
 
-/* Returns a list offset; the empty list is offset 0. */
-static uint16_t list_add(lowered *lw, const uint16_t *items, size_t n)
-{
-    if (n == 0)
-        return 0;
-    uint16_t off = (uint16_t)lw->n_lists;
-    u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, (uint16_t)n, &lw->oom);
-    for (size_t i = 0; i < n; i++)
-        u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, items[i], &lw->oom);
-    return off;
-}
-
 static void guard_emit(lowered *lw, const ac_spec *spec, const ac_gexpr *g)
 {
     switch (g->kind) {
@@ -101,13 +89,30 @@ static int guard_depth(const ac_gexpr *g)
     return g->kind == GX_NOT ? a : (a > b + 1 ? a : b + 1);
 }
 
+/* The checker bounds every count and the total size of `lists`, so the
+ * casts to uint16_t below cannot wrap for a checked spec. */
 static uint16_t names_list(lowered *lw, const ac_spec *spec, int kind, const ac_names *ns)
 {
-    uint16_t buf[256];
-    size_t n = ns->n < 256 ? ns->n : 256;
-    for (size_t i = 0; i < n; i++)
-        buf[i] = (uint16_t)ac_spec_handler_index(spec, kind, ns->v[i].s);
-    return list_add(lw, buf, n);
+    if (ns->n == 0)
+        return 0;
+    uint16_t off = (uint16_t)lw->n_lists;
+    u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, (uint16_t)ns->n, &lw->oom);
+    for (size_t i = 0; i < ns->n; i++)
+        u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists,
+                 (uint16_t)ac_spec_handler_index(spec, kind, ns->v[i].s), &lw->oom);
+    return off;
+}
+
+static uint16_t params_list(lowered *lw, const ac_spec *spec, const ac_names *ns)
+{
+    if (ns->n == 0)
+        return 0;
+    uint16_t off = (uint16_t)lw->n_lists;
+    u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, (uint16_t)ns->n, &lw->oom);
+    for (size_t i = 0; i < ns->n; i++)
+        u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists,
+                 (uint16_t)ac_spec_param_index(spec, ns->v[i].s), &lw->oom);
+    return off;
 }
 
 ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
@@ -143,8 +148,8 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
     size_t *state_name = calloc(res->n_states + 1, sizeof(size_t));
     size_t *param_name = calloc(spec->n_params + 1, sizeof(size_t));
     size_t *param_sval = calloc(spec->n_params + 1, sizeof(size_t));
-    size_t n_name_tables = res->n_events + spec->handlers[0].n + spec->handlers[1].n +
-                           spec->handlers[2].n;
+    size_t n_name_tables =
+        res->n_events + spec->handlers[0].n + spec->handlers[1].n + spec->handlers[2].n;
     size_t *name_off = calloc(n_name_tables + 1, sizeof(size_t));
     const char **names = calloc(n_name_tables + 4, sizeof(char *));
     t->machines = machines;
@@ -158,7 +163,11 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
 
     /* list offset 0 is the empty list */
     u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, 0, &lw->oom);
+    /* The path is printed in comments of every output: no control bytes. */
     size_t path_off = str_add(lw, rel_path);
+    for (char *c = lw->oom ? NULL : lw->strings + path_off; c && *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
 
     for (size_t m = 0; m < spec->n_machines; m++) {
         const ac_machine_decl *md = &spec->machines[m];
@@ -188,19 +197,21 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
                     st->invoke = (uint16_t)m;
         st->line = (uint16_t)(sd->name.line > 65535 ? 65535 : sd->name.line);
         st->terminal = (uint8_t)sd->terminal;
-        uint16_t uses[256];
-        size_t nu = 0;
-        for (size_t e = 0; e < sd->n_effects && nu < 256; e++) {
+        /* argument lists first, then the state's list of its effect uses */
+        size_t first_eu = eu;
+        for (size_t e = 0; e < sd->n_effects; e++) {
             const ac_effect_decl *ed = &sd->effects[e];
-            uint16_t args[64];
-            size_t na = ed->args.n < 64 ? ed->args.n : 64;
-            for (size_t a = 0; a < na; a++)
-                args[a] = (uint16_t)ac_spec_param_index(spec, ed->args.v[a].s);
             eus[eu].effect = (uint16_t)ac_spec_handler_index(spec, HK_EFFECT, ed->name.s);
-            eus[eu].args = list_add(lw, args, na);
-            uses[nu++] = (uint16_t)eu++;
+            eus[eu].args = params_list(lw, spec, &ed->args);
+            eu++;
         }
-        st->effects = list_add(lw, uses, nu);
+        st->effects = 0;
+        if (sd->n_effects) {
+            st->effects = (uint16_t)lw->n_lists;
+            u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, (uint16_t)sd->n_effects, &lw->oom);
+            for (size_t e = first_eu; e < eu; e++)
+                u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, (uint16_t)e, &lw->oom);
+        }
     }
     for (size_t r = 0; r < res->n_rows; r++) {
         const ac_row *rw = &res->rows[r];

@@ -33,7 +33,15 @@ static inline int ac_strmap_init(ac_strmap *m, size_t expected)
     m->vals = calloc(cap, sizeof *m->vals);
     m->cap = cap;
     m->n = 0;
-    return m->keys && m->vals ? 0 : -1;
+    if (m->keys && m->vals)
+        return 0;
+    /* an empty map: lookups find nothing, the next put tries again */
+    free(m->keys);
+    free(m->vals);
+    m->keys = NULL;
+    m->vals = NULL;
+    m->cap = 0;
+    return -1;
 }
 
 static inline void ac_strmap_free(ac_strmap *m)

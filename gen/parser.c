@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
 #include "spec.h"
 
 /* ---- arena ---- */
@@ -129,32 +130,51 @@ void ac_spec_print_diags(const ac_spec *spec, FILE *out)
                 d->error ? "error" : "warning", d->msg);
     }
     if (spec->too_many)
-        fprintf(out, "%s: too many errors (%zu), stopping after %d\n", spec->path,
-                spec->n_errors, AC_SPEC_MAX_ERRORS);
+        fprintf(out, "%s: too many errors (%zu), stopping after %d\n", spec->path, spec->n_errors,
+                AC_SPEC_MAX_ERRORS);
 }
 
 const char *ac_tok_describe(int kind)
 {
     switch (kind) {
-    case TK_EOF: return "end of file";
-    case TK_IDENT: return "a name";
-    case TK_NUMBER: return "a number";
-    case TK_STRING: return "a string";
-    case TK_LBRACE: return "'{'";
-    case TK_RBRACE: return "'}'";
-    case TK_LBRACK: return "'['";
-    case TK_RBRACK: return "']'";
-    case TK_LPAREN: return "'('";
-    case TK_RPAREN: return "')'";
-    case TK_COMMA: return "','";
-    case TK_EQ: return "'='";
-    case TK_ARROW: return "'->'";
-    case TK_SLASH: return "'/'";
-    case TK_BANG: return "'!'";
-    case TK_AND: return "'&&'";
-    case TK_OR: return "'||'";
-    case TK_STAR: return "'*'";
-    default: return "an invalid token";
+    case TK_EOF:
+        return "end of file";
+    case TK_IDENT:
+        return "a name";
+    case TK_NUMBER:
+        return "a number";
+    case TK_STRING:
+        return "a string";
+    case TK_LBRACE:
+        return "'{'";
+    case TK_RBRACE:
+        return "'}'";
+    case TK_LBRACK:
+        return "'['";
+    case TK_RBRACK:
+        return "']'";
+    case TK_LPAREN:
+        return "'('";
+    case TK_RPAREN:
+        return "')'";
+    case TK_COMMA:
+        return "','";
+    case TK_EQ:
+        return "'='";
+    case TK_ARROW:
+        return "'->'";
+    case TK_SLASH:
+        return "'/'";
+    case TK_BANG:
+        return "'!'";
+    case TK_AND:
+        return "'&&'";
+    case TK_OR:
+        return "'||'";
+    case TK_STAR:
+        return "'*'";
+    default:
+        return "an invalid token";
     }
 }
 
@@ -184,7 +204,9 @@ typedef struct parser {
     ac_spec *spec;
     ac_token *t;
     size_t n, i;
-    int panic; /* suppress cascaded errors until recovery */
+    int panic;        /* suppress cascaded errors until recovery */
+    ac_strmap states; /* state name -> index in the current machine */
+    int states_ok;    /* the map is usable (else: linear search) */
 } parser;
 
 static ac_token *cur(parser *ps)
@@ -197,9 +219,9 @@ static int is_kw(const ac_token *t, const char *kw)
     return t->kind == TK_IDENT && strcmp(t->text, kw) == 0;
 }
 
-static const char *const keywords[] = {"param", "event",   "guard",  "action", "effect",
-                                       "machine", "initial", "terminal", "state", "enter",
-                                       "exit",  "invoke",  "on",     "ignore", NULL};
+static const char *const keywords[] = {"param",   "event",   "guard",    "action", "effect",
+                                       "machine", "initial", "terminal", "state",  "enter",
+                                       "exit",    "invoke",  "on",       "ignore", NULL};
 
 static int is_keyword(const ac_token *t)
 {
@@ -213,7 +235,9 @@ static int is_keyword(const ac_token *t)
 
 static void describe_tok(const ac_token *t, char *buf, size_t cap)
 {
-    if (t->kind == TK_IDENT || t->kind == TK_NUMBER)
+    if (is_keyword(t))
+        snprintf(buf, cap, "the keyword '%s'", t->text);
+    else if (t->kind == TK_IDENT || t->kind == TK_NUMBER)
         snprintf(buf, cap, "'%.40s'", t->text);
     else if (t->kind == TK_STRING)
         snprintf(buf, cap, "a string");
@@ -232,13 +256,37 @@ static void expected(parser *ps, const char *what)
     ps->panic = 1;
 }
 
-/* Skip to the next token that starts a line (or a closing brace). */
-static void recover(parser *ps)
+/* Skip to the next token that starts a line, or a closing brace, after the
+ * item that began at token `start`. A '}' or a line start found after the
+ * start is kept: it closes the enclosing block or begins the next item, so
+ * "A -> B on\n}" reports one error, not a second one for the lost '}'. The
+ * item's first token is always skipped, so recovery always makes progress. */
+static void recover(parser *ps, size_t start)
 {
-    if (cur(ps)->kind != TK_EOF)
+    if (ps->i == start && cur(ps)->kind != TK_EOF)
         ps->i++;
-    while (cur(ps)->kind != TK_EOF && !cur(ps)->first_on_line && cur(ps)->kind != TK_RBRACE)
+    while (cur(ps)->kind != TK_EOF && cur(ps)->kind != TK_RBRACE &&
+           !(cur(ps)->first_on_line && ps->i > start))
         ps->i++;
+    ps->panic = 0;
+}
+
+/* Top-level recovery: like recover(), but a '{ ... }' block met on the way
+ * is skipped whole, so a misspelt or broken `machine` header costs one
+ * error, not one per line of its body. */
+static void recover_top(parser *ps, size_t start)
+{
+    int depth = 0;
+    while (cur(ps)->kind != TK_EOF) {
+        ac_token *t = cur(ps);
+        if (depth == 0 && t->first_on_line && ps->i > start)
+            break;
+        ps->i++;
+        if (t->kind == TK_LBRACE)
+            depth++;
+        else if (t->kind == TK_RBRACE && depth > 0 && --depth == 0)
+            break;
+    }
     ps->panic = 0;
 }
 
@@ -438,17 +486,29 @@ static ac_gexpr *parse_or(parser *ps, int depth)
     return a;
 }
 
+/* States are looked up by name through a map, so a machine with thousands
+ * of states parses in linear time. */
 static ac_state_decl *find_or_add_state(parser *ps, ac_machine_decl *m, ac_name n)
 {
-    for (size_t i = 0; i < m->n_states; i++)
-        if (strcmp(m->states[i].name.s, n.s) == 0)
+    if (ps->states_ok) {
+        int i = ac_strmap_get(&ps->states, n.s);
+        if (i >= 0)
             return &m->states[i];
+    } else {
+        for (size_t i = 0; i < m->n_states; i++)
+            if (strcmp(m->states[i].name.s, n.s) == 0)
+                return &m->states[i];
+    }
     if (grow((void **)&m->states, &m->cap_states, m->n_states, sizeof *m->states) < 0)
         return NULL;
+    if (ps->states_ok && ac_strmap_put(&ps->states, n.s, (int)m->n_states) == -2) {
+        /* out of memory while growing the map: fall back to a linear search */
+        ac_strmap_free(&ps->states);
+        ps->states_ok = 0;
+    }
     ac_state_decl *s = &m->states[m->n_states++];
     memset(s, 0, sizeof *s);
     s->name = n;
-    (void)ps;
     return s;
 }
 
@@ -487,6 +547,7 @@ static void parse_state(parser *ps, ac_machine_decl *m)
         ac_spec_diag(spec, 1, t->line, t->col, "a state body '{...}' belongs to one state only");
     }
     while (cur(ps)->kind != TK_RBRACE && cur(ps)->kind != TK_EOF) {
+        size_t start = ps->i;
         ac_token *t = cur(ps);
         ac_state_decl *s = &m->states[si];
         int rc = 0;
@@ -535,8 +596,8 @@ static void parse_state(parser *ps, ac_machine_decl *m)
             expected(ps, "'enter', 'exit', 'effect', 'invoke' or '}'");
             rc = -1;
         }
-        if (rc < 0)
-            recover(ps);
+        if (rc < 0 || ps->panic)
+            recover(ps, start);
     }
     if (!accept(ps, TK_RBRACE))
         expected(ps, "'}' to close the state body");
@@ -554,7 +615,8 @@ static int parse_rule(parser *ps, ac_machine_decl *m)
     tr.order = (unsigned)m->n_trans;
     if (accept(ps, TK_STAR))
         tr.star = 1;
-    else if (names(ps, "a state name, '*', or one of 'state', 'initial', 'terminal'", &tr.sources) < 0)
+    else if (names(ps, "a state name, '*', or one of 'state', 'initial', 'terminal'", &tr.sources) <
+             0)
         goto fail;
     if (accept(ps, TK_ARROW)) {
         tr.kind = AC_TR_EXTERNAL;
@@ -642,7 +704,9 @@ static void parse_machine(parser *ps)
         expected(ps, "'{' after the machine name");
         return;
     }
+    ps->states_ok = ac_strmap_init(&ps->states, 16) == 0;
     while (cur(ps)->kind != TK_RBRACE && cur(ps)->kind != TK_EOF) {
+        size_t start = ps->i;
         ac_token *t = cur(ps);
         int rc = 0;
         if (is_kw(t, "initial")) {
@@ -650,9 +714,10 @@ static void parse_machine(parser *ps)
             ac_name n;
             if ((rc = name(ps, "a state name after 'initial'", &n)) == 0) {
                 if (m->initial.s)
-                    ac_spec_diag(spec, 1, n.line, n.col,
-                                 "duplicate initial state in machine '%s' (already '%s' at line %d)",
-                                 m->name.s, m->initial.s, m->initial.line);
+                    ac_spec_diag(
+                        spec, 1, n.line, n.col,
+                        "duplicate initial state in machine '%s' (already '%s' at line %d)",
+                        m->name.s, m->initial.s, m->initial.line);
                 else {
                     m->initial = n;
                     find_or_add_state(ps, m, n);
@@ -682,8 +747,10 @@ static void parse_machine(parser *ps)
             rc = -1;
         }
         if (rc < 0 || ps->panic)
-            recover(ps);
+            recover(ps, start);
     }
+    ac_strmap_free(&ps->states);
+    ps->states_ok = 0;
     if (!accept(ps, TK_RBRACE))
         expected(ps, "'}' to close the machine");
 }
@@ -692,6 +759,7 @@ static void parse_spec(parser *ps)
 {
     ac_spec *spec = ps->spec;
     while (cur(ps)->kind != TK_EOF) {
+        size_t start = ps->i;
         ac_token *t = cur(ps);
         if (is_kw(t, "param")) {
             parse_param(ps);
@@ -701,8 +769,10 @@ static void parse_spec(parser *ps)
         } else if (is_kw(t, "guard") || is_kw(t, "action") || is_kw(t, "effect")) {
             int k = t->text[0] == 'g' ? HK_GUARD : t->text[0] == 'a' ? HK_ACTION : HK_EFFECT;
             ps->i++;
-            names(ps, k == HK_GUARD ? "a guard name" : k == HK_ACTION ? "an action name"
-                                                                      : "an effect name",
+            names(ps,
+                  k == HK_GUARD    ? "a guard name"
+                  : k == HK_ACTION ? "an action name"
+                                   : "an effect name",
                   &spec->handlers[k]);
         } else if (is_kw(t, "machine")) {
             parse_machine(ps);
@@ -710,7 +780,7 @@ static void parse_spec(parser *ps)
             expected(ps, "'param', 'event', 'guard', 'action', 'effect' or 'machine'");
         }
         if (ps->panic)
-            recover(ps);
+            recover_top(ps, start);
     }
 }
 
@@ -734,7 +804,11 @@ ac_spec *ac_spec_parse(const char *path, const char *src, size_t len)
         ac_spec_free(spec);
         return NULL;
     }
-    parser ps = {spec, toks, n, 0, 0};
+    parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.spec = spec;
+    ps.t = toks;
+    ps.n = n;
     parse_spec(&ps);
     return spec;
 }

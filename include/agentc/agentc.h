@@ -1,0 +1,156 @@
+/*
+ * agentc.h - the embedding API: engines, sessions, events, handlers.
+ *
+ * An ac_engine holds one compiled spec (the built-in tables or a spec file
+ * loaded at run time), its handlers bound by name, the policy params, the
+ * LLM provider and the tools. Sessions (one conversation each) run on the
+ * engine's event loop: one thread, many sessions.
+ *
+ * Ownership: strings passed in are copied unless said otherwise; pointers
+ * returned are borrowed and valid until the object they come from is freed.
+ * _free(NULL) is a no-op everywhere.
+ */
+#ifndef AGENTC_H
+#define AGENTC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agentc/fsm.h"
+#include "agentc/fsm_tables.h"
+
+#define AGENTC_VERSION "0.1.0"
+
+typedef struct ac_engine ac_engine;
+typedef struct ac_session ac_session;
+typedef struct ac_registry ac_registry;
+typedef struct ac_loop ac_loop;
+typedef struct ac_conv ac_conv;
+typedef struct ac_tool_call_handle ac_tool_call_handle;
+
+/* ---- handlers ------------------------------------------------------------ */
+
+/* Guards and actions read and change session data only: no I/O, no clock
+ * (time is ev->time_ms), so a journal always replays to the same session.
+ * ev->data is the event's JSON payload (a json_t *, may be NULL). */
+typedef ac_guard_fn ac_guard_handler;
+typedef ac_action_fn ac_action_handler;
+/* Effects do the I/O; they report only by posting events. `args` are the
+ * values of the params the spec passes (ac_param_value). */
+typedef struct ac_param_value {
+    const char *name;
+    int type; /* enum ac_fsm_param_type */
+    int64_t ival;
+    const char *sval;
+} ac_param_value;
+typedef void (*ac_effect_start_handler)(ac_session *s, const ac_param_value *args, size_t nargs,
+                                        const ac_event *ev);
+typedef void (*ac_effect_stop_handler)(ac_session *s);
+
+ac_registry *ac_registry_new(void); /* holds the built-in handlers */
+void ac_registry_free(ac_registry *r);
+/* Adds or replaces a handler by name. 0 on success. */
+int ac_registry_guard(ac_registry *r, const char *name, ac_guard_handler fn);
+int ac_registry_action(ac_registry *r, const char *name, ac_action_handler fn);
+int ac_registry_effect(ac_registry *r, const char *name, ac_effect_start_handler start,
+                       ac_effect_stop_handler stop);
+
+/* ---- output: what a front end shows ------------------------------------- */
+typedef struct ac_output {
+    void *ud;
+    void (*text)(void *ud, ac_session *s, const char *delta, size_t n);
+    void (*reasoning)(void *ud, ac_session *s, const char *delta, size_t n);
+    void (*tool_start)(void *ud, ac_session *s, const char *id, const char *name,
+                       const char *arguments);
+    void (*tool_end)(void *ud, ac_session *s, const char *id, const char *name, int ok,
+                     const char *content, int64_t duration_ms);
+    void (*retry)(void *ud, ac_session *s, int attempt, int64_t delay_ms, const char *reason);
+    void (*discarded)(void *ud, ac_session *s, size_t partial_len); /* partial message dropped */
+    void (*compacted)(void *ud, ac_session *s, const char *strategy, size_t before, size_t after);
+    void (*trace)(void *ud, ac_session *s, const ac_trace_rec *rec);
+    void (*finished)(void *ud, ac_session *s); /* turn done: Idle or a terminal state */
+} ac_output;
+
+/* ---- engine --------------------------------------------------------------- */
+enum ac_provider_kind { AC_PROVIDER_OPENAI = 0, AC_PROVIDER_ANTHROPIC = 1, AC_PROVIDER_SCRIPT = 2 };
+
+typedef struct ac_engine_config {
+    const ac_fsm_tables *tables; /* NULL: the built-in spec/agent.fsm tables */
+    ac_registry *registry;       /* NULL: built-in handlers only (borrowed) */
+    ac_loop *loop;               /* NULL: no effects (replay) (borrowed) */
+    const char *const *params;   /* "name=value" overrides, NULL-terminated, may be NULL */
+    int provider;                /* enum ac_provider_kind */
+    const char *base_url;        /* provider base URL (OpenAI: includes /v1) */
+    const char *api_key;         /* never logged, traced or journaled */
+    const char *model;
+    const char *const *headers;  /* extra "Name: value" headers, NULL-terminated */
+    const char *script_path;     /* script provider: JSON Lines turns */
+    const char *script_text;     /* script provider: turns given inline (wins over path) */
+    int script_delay_ms;         /* script provider: delay between streamed deltas */
+    const char *system_prompt;   /* may be NULL */
+    const char *journal_dir;     /* NULL: no journals unless ac_session_new gets a path */
+    const ac_output *output;     /* may be NULL */
+    uint64_t seed;               /* jitter seed (0: from the clock) */
+} ac_engine_config;
+
+/* Builds an engine. On error returns NULL and writes one message in err
+ * (a missing handler lists every missing name). */
+ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap);
+void ac_engine_free(ac_engine *e);
+const ac_fsm_tables *ac_engine_tables(const ac_engine *e);
+ac_loop *ac_engine_loop(const ac_engine *e);
+/* Param value by name (after overrides); def when the spec has no such param. */
+int64_t ac_engine_param_int(const ac_engine *e, const char *name, int64_t def);
+const char *ac_engine_param_str(const ac_engine *e, const char *name, const char *def);
+
+/* Tools: from a tools file, built-ins ("builtin:calculator", "builtin:clock"),
+ * or C callbacks. 0 on success, else a message in err. */
+int ac_engine_add_tools(ac_engine *e, const char *spec, char *err, size_t errcap);
+/* Callback tools: the function gets the arguments (validated) and a handle,
+ * and completes the call now or later, from any thread. */
+typedef void (*ac_tool_fn)(void *ud, const char *arguments, ac_tool_call_handle *call);
+int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *description,
+                                const char *schema_json, ac_tool_fn fn, void *ud, char *err,
+                                size_t errcap);
+/* Completes a callback tool call (thread-safe). Late completions of abandoned
+ * calls are ignored. The handle is invalid afterwards. */
+void ac_tool_call_complete(ac_tool_call_handle *call, int ok, const char *content);
+
+/* ---- sessions --------------------------------------------------------------- */
+/* Creates a session and starts it (posts `spawn`). journal_path may be NULL. */
+ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, char *err,
+                           size_t errcap);
+/* Stops every effect (transfers, timers, child processes) and frees. */
+void ac_session_free(ac_session *s);
+const char *ac_session_id(const ac_session *s);
+ac_engine *ac_session_engine(const ac_session *s);
+ac_conv *ac_session_conv(ac_session *s);
+const ac_fsm *ac_session_fsm(const ac_session *s);
+void *ac_session_userdata(const ac_session *s);
+void ac_session_set_userdata(ac_session *s, void *ud);
+
+/* Posts an event by name with a JSON payload (json_t *, stolen; may be NULL)
+ * and a timestamp in ms (0: now). Journaled before it is applied. Safe to
+ * call from handlers: the event is then queued until the current dispatch
+ * completes. Returns AC_FSM_HANDLED, AC_FSM_UNHANDLED or AC_FSM_FAILED, or
+ * -2 for an event the spec does not declare. */
+int ac_session_post(ac_session *s, const char *event, void *data, int64_t t_ms);
+/* Conveniences. */
+int ac_session_send(ac_session *s, const char *user_text);
+int ac_session_cancel(ac_session *s); /* stops everything before returning */
+
+/* Name of the active state of `machine` ("session", "agent", "process"), or NULL. */
+const char *ac_session_state(const ac_session *s, const char *machine);
+/* True when the session waits for input (Idle) or ended (terminal). */
+bool ac_session_settled(const ac_session *s);
+bool ac_session_ended(const ac_session *s);
+/* Final status: "running", "idle", "completed", "failed", "cancelled". */
+const char *ac_session_status(const ac_session *s);
+const char *ac_session_answer(const ac_session *s); /* last final answer, "" if none */
+const char *ac_session_error(const ac_session *s);  /* NULL if none */
+const char *ac_session_partial(const ac_session *s); /* text streamed in the current call */
+/* Whole session (machine states, status, conversation) as JSON; malloc'd. */
+char *ac_session_to_json(const ac_session *s);
+
+#endif

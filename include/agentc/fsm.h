@@ -1,0 +1,113 @@
+/*
+ * fsm.h - the table-driven dispatcher.
+ *
+ * An ac_fsm is the running configuration of one compiled spec: the active
+ * state of the root machine and of every machine invoked below it (a
+ * chain, at most AC_FSM_MAX_DEPTH deep). Dispatch is run-to-completion:
+ * one event is fully processed (guards, exit / transition / entry actions,
+ * eventless transitions, child arrival events) before the call returns.
+ * The dispatcher allocates no memory and never reads the clock: time comes
+ * with the event.
+ *
+ * Handlers are plain C functions bound by index (see ac_fsm_binding); the
+ * engine resolves them by name from a registry.
+ */
+#ifndef AGENTC_FSM_H
+#define AGENTC_FSM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agentc/fsm_tables.h"
+
+#define AC_FSM_MAX_MICROSTEPS 64 /* eventless steps chained by one event */
+#define AC_FSM_QUEUE 16          /* pending child-arrival events */
+
+typedef struct ac_event {
+    uint16_t type;       /* event index in the tables */
+    int64_t time_ms;     /* wall-clock milliseconds, supplied by whoever posts */
+    const void *data;    /* payload (a json_t * in the engine), borrowed */
+} ac_event;
+
+/* The context handlers get. Opaque here: the engine defines it (and a test
+ * or benchmark may define its own). */
+typedef struct ac_session ac_session;
+
+typedef bool (*ac_guard_fn)(ac_session *s, const ac_event *ev);
+typedef void (*ac_action_fn)(ac_session *s, const ac_event *ev);
+/* Effects: started (start = 1) when their state is entered, stopped
+ * (start = 0) when it is left. `use` indexes tables->effect_uses, which names
+ * the effect and the params passed to it. ev is NULL when stopping. */
+typedef void (*ac_effect_fn)(ac_session *s, uint16_t use, int start, const ac_event *ev);
+
+typedef struct ac_fsm_binding {
+    const ac_fsm_tables *t;
+    const ac_guard_fn *guards;               /* t->n_guards entries, none NULL */
+    const ac_action_fn *actions;             /* t->n_actions */
+    ac_effect_fn effect;                     /* one hook for every effect use */
+    const uint16_t *arrival_event;           /* per state: M.S event for terminal states of
+                                                invoked machines, else AC_FSM_NONE */
+} ac_fsm_binding;
+
+/* What a trace record describes. */
+enum ac_trace_kind {
+    AC_TRACE_TRANSITION = 0, /* external transition taken */
+    AC_TRACE_INTERNAL = 1,   /* internal transition (actions only) */
+    AC_TRACE_IGNORED = 2,    /* explicitly ignored */
+    AC_TRACE_UNHANDLED = 3,  /* nobody handled nor ignored the event */
+    AC_TRACE_ERROR = 4       /* microstep bound or queue overflow */
+};
+
+typedef struct ac_trace_rec {
+    int kind;
+    uint16_t machine;
+    uint16_t from, to; /* state indexes (to == from for internal/ignored) */
+    uint16_t event;    /* AC_FSM_EVENTLESS for eventless steps */
+    uint16_t line;     /* spec line of the transition, 0 if none */
+    uint16_t row;      /* transition row, AC_FSM_NONE if none */
+    const char *message; /* AC_TRACE_ERROR only */
+} ac_trace_rec;
+
+typedef void (*ac_trace_fn)(void *ud, const ac_trace_rec *rec);
+
+typedef struct ac_fsm {
+    const ac_fsm_binding *b;
+    ac_session *ctx;
+    ac_trace_fn trace;
+    void *trace_ud;
+    uint8_t depth; /* active levels */
+    uint8_t qn, qh;
+    uint8_t started;
+    uint16_t state[AC_FSM_MAX_DEPTH];
+    uint16_t queue[AC_FSM_QUEUE];
+    uint16_t carry[8]; /* effect uses carried into the state being entered */
+    uint8_t n_carry;
+    uint16_t microsteps;
+    int error;
+} ac_fsm;
+
+enum ac_fsm_result {
+    AC_FSM_HANDLED = 0,
+    AC_FSM_UNHANDLED = 1,
+    AC_FSM_FAILED = -1 /* microstep bound exceeded or queue overflow (see trace) */
+};
+
+/* Prepares `fsm` (no I/O). Call ac_fsm_start to enter the initial states. */
+void ac_fsm_init(ac_fsm *fsm, const ac_fsm_binding *b, ac_session *ctx, ac_trace_fn trace,
+                 void *ud);
+/* Enters the root machine's initial state (entry actions, eventless steps,
+ * effects, invoked machines). `ev` supplies the time. */
+int ac_fsm_start(ac_fsm *fsm, const ac_event *ev);
+/* Dispatches one event, run to completion. */
+int ac_fsm_dispatch(ac_fsm *fsm, const ac_event *ev);
+/* Leaves every active state (deepest first), stopping effects: used when a
+ * session is freed. No actions other than exit actions run. */
+void ac_fsm_stop(ac_fsm *fsm, const ac_event *ev);
+
+/* Active state of `machine`, or AC_FSM_NONE when that machine is not active. */
+uint16_t ac_fsm_state_of(const ac_fsm *fsm, uint16_t machine);
+
+/* Builds the per-state arrival event table (`out` has t->n_states entries). */
+void ac_fsm_arrival_events(const ac_fsm_tables *t, uint16_t *out);
+
+#endif

@@ -1,0 +1,7 @@
+# The agentc command line.
+add_executable(agentc
+  ${CMAKE_SOURCE_DIR}/src/cli/main.c
+  ${CMAKE_SOURCE_DIR}/src/cli/run.c
+  ${CMAKE_SOURCE_DIR}/src/cli/replay.c)
+target_include_directories(agentc PRIVATE ${CMAKE_SOURCE_DIR}/src/cli)
+target_link_libraries(agentc PRIVATE agentc_runtime agentc_gen)

@@ -1,0 +1,61 @@
+/*
+ * main.c - the agentc command: spec tools (check, gen, diagram), running
+ * agents (run, demo, batch) and auditing them (replay).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "agentc %s - an LLM agent engine whose behaviour is a compiled spec\n\n"
+            "usage: agentc COMMAND [OPTIONS]\n\n"
+            "commands:\n"
+            "  demo                       run the offline demo agent (no network, no keys)\n"
+            "  run [OPTIONS] PROMPT       run an agent on one prompt (PROMPT - reads stdin)\n"
+            "  batch FILE [OPTIONS]       run many prompts (JSON Lines) on one event loop\n"
+            "  replay JOURNAL [--check]   rebuild a session from its journal, no I/O\n"
+            "  check SPEC                 check a spec; errors as FILE:LINE:COL: MESSAGE\n"
+            "  gen SPEC -o DIR            generate C transition tables from a spec\n"
+            "  diagram SPEC [--format dot|mermaid|markdown|svg] [--journal J]\n"
+            "                             draw a spec, optionally with a session's path\n\n"
+            "  agentc COMMAND --help      options of a command\n"
+            "  agentc --version\n",
+            AGENTC_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return AC_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("agentc %s (spec %s, hash %s)\n", AGENTC_VERSION, "spec/agent.fsm",
+               "built-in");
+        return 0;
+    }
+    if (!strcmp(cmd, "check"))
+        return ac_cli_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "gen"))
+        return ac_cli_gen(argc - 1, argv + 1);
+    if (!strcmp(cmd, "diagram"))
+        return ac_cli_diagram(argc - 1, argv + 1, ac_journal_coverage);
+    if (!strcmp(cmd, "run"))
+        return ac_cli_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "demo"))
+        return ac_cli_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "replay"))
+        return ac_cli_replay(argc - 1, argv + 1);
+    if (!strcmp(cmd, "batch"))
+        return ac_cli_batch(argc - 1, argv + 1);
+    fprintf(stderr, "agentc: unknown command '%s' (see agentc --help)\n", cmd);
+    return AC_EXIT_USAGE;
+}

@@ -1,0 +1,9 @@
+# Conversation data model, its JSON form, provider request bodies and token
+# estimates.
+add_library(agentc_context STATIC
+  ${CMAKE_SOURCE_DIR}/src/context/conversation.c
+  ${CMAKE_SOURCE_DIR}/src/context/conv_json.c
+  ${CMAKE_SOURCE_DIR}/src/context/request.c
+  ${CMAKE_SOURCE_DIR}/src/context/tokens.c)
+target_include_directories(agentc_context PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(agentc_context PUBLIC PkgConfig::JANSSON)

@@ -1,0 +1,465 @@
+/* Provider request bodies (OpenAI Chat Completions, Anthropic Messages) from
+ * the visible part of a conversation. Rules in request.h. */
+#include "context/request.h"
+
+#include "context/conv_internal.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NPOS ((size_t)-1)
+
+static void set_err(char *err, size_t errcap, const char *fmt, ...)
+{
+    if (!err || !errcap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errcap, fmt, ap);
+    va_end(ap);
+}
+
+int ac_request_tool_allowed(const ac_request_opts *opts, const char *name)
+{
+    if (!opts || !opts->tool_names_allowed)
+        return 1;
+    for (const char *const *p = opts->tool_names_allowed; *p; p++)
+        if (strcmp(*p, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------ shared traversal */
+
+/* The visible messages, and for each record the tool message answering it. */
+typedef struct view {
+    size_t *idx;
+    size_t n;
+    size_t *answer; /* per record: message index or NPOS */
+} view;
+
+static void view_free(view *v)
+{
+    free(v->idx);
+    free(v->answer);
+}
+
+static int view_build(const ac_conv *c, view *v)
+{
+    memset(v, 0, sizeof *v);
+    if (ac_conv_visible(c, &v->idx, &v->n))
+        return -1;
+    if (c->n_calls) {
+        v->answer = malloc(c->n_calls * sizeof *v->answer);
+        if (!v->answer) {
+            view_free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < c->n_calls; i++)
+            v->answer[i] = NPOS;
+        for (size_t i = 0; i < c->n_msgs; i++) {
+            const ac_message *m = c->msgs[i];
+            if (m->role != AC_ROLE_TOOL)
+                continue;
+            size_t ci = ac_conv__call_index(c, m->tool_call_id);
+            if (ci != NPOS)
+                v->answer[ci] = i;
+        }
+    }
+    return 0;
+}
+
+/* The record of call k of assistant message m if it is to be sent (it has a
+ * result), else NULL; *content gets the text the model should see. */
+static const ac_tool_call *sent_call(const ac_conv *c, const view *v, const ac_message *m, size_t k,
+                                     const char **content)
+{
+    size_t ci = ac_conv__call_index(c, m->tool_call_ids[k]);
+    if (ci == NPOS)
+        return NULL;
+    const ac_tool_call *r = c->calls[ci];
+    if (r->state == AC_CALL_NONE)
+        return NULL;
+    *content = v->answer[ci] != NPOS ? c->msgs[v->answer[ci]]->content : r->result;
+    return r;
+}
+
+static int is_cleared(const ac_conv *c, const view *v, const ac_tool_call *r)
+{
+    size_t ci = ac_conv__call_index(c, r->id);
+    return ci != NPOS && v->answer[ci] != NPOS && (c->msgs[v->answer[ci]]->flags & AC_MSG_CLEARED);
+}
+
+/* Adds v (new reference, may be NULL) to o; -1 on failure. */
+static int put(json_t *o, const char *key, json_t *v)
+{
+    if (!v)
+        return -1;
+    return json_object_set_new(o, key, v);
+}
+
+static int append(json_t *a, json_t *v)
+{
+    if (!v)
+        return -1;
+    return json_array_append_new(a, v);
+}
+
+/* The schema of a tool as an object (new reference). */
+static json_t *tool_schema(const ac_tool_def *t)
+{
+    return json_loads(t->schema_json, 0, NULL);
+}
+
+static int check_opts(const ac_request_opts *opts, char *err, size_t errcap)
+{
+    if (!opts || !opts->model || !*opts->model) {
+        set_err(err, errcap, "request: no model given");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- OpenAI */
+
+static json_t *openai_tool_calls(const ac_conv *c, const view *v, const ac_message *m)
+{
+    json_t *arr = json_array();
+    for (size_t k = 0; arr && k < m->n_tool_calls; k++) {
+        const char *content;
+        const ac_tool_call *r = sent_call(c, v, m, k, &content);
+        if (!r)
+            continue;
+        json_t *tc = json_pack("{s:s, s:s, s:{s:s, s:s}}", "id", r->id, "type", "function",
+                               "function", "name", r->name, "arguments", r->arguments);
+        if (append(arr, tc)) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+static json_t *openai_tool_result(const ac_conv *c, const view *v, const ac_tool_call *r,
+                                  const char *content)
+{
+    json_t *text;
+    if (r->state == AC_CALL_FAILURE && !is_cleared(c, v, r)) {
+        size_t n = strlen(content) + 8;
+        char *buf = malloc(n);
+        if (!buf)
+            return NULL;
+        snprintf(buf, n, "Error: %s", content);
+        text = json_string(buf);
+        free(buf);
+    } else {
+        text = json_string(content);
+    }
+    return json_pack("{s:s, s:s, s:o}", "role", "tool", "tool_call_id", r->id, "content", text);
+}
+
+static int openai_messages(const ac_conv *c, const view *v, json_t *msgs)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        const ac_message *m = c->msgs[v->idx[i]];
+        if (m->role == AC_ROLE_TOOL)
+            continue; /* sent right after the call that asked for it */
+        json_t *o = json_object();
+        if (append(msgs, o) || put(o, "role", json_string(ac_role_name(m->role))))
+            return -1;
+        if (m->role != AC_ROLE_ASSISTANT || !m->n_tool_calls) {
+            if (put(o, "content", json_string(m->content)))
+                return -1;
+            continue;
+        }
+        json_t *calls = openai_tool_calls(c, v, m);
+        if (!calls)
+            return -1;
+        if (json_array_size(calls) == 0) {
+            json_decref(calls);
+            if (!*m->content) { /* nothing left to send */
+                json_array_remove(msgs, json_array_size(msgs) - 1);
+                continue;
+            }
+            if (put(o, "content", json_string(m->content)))
+                return -1;
+            continue;
+        }
+        if (put(o, "content", *m->content ? json_string(m->content) : json_null()) ||
+            put(o, "tool_calls", calls))
+            return -1;
+        for (size_t k = 0; k < m->n_tool_calls; k++) {
+            const char *content;
+            const ac_tool_call *r = sent_call(c, v, m, k, &content);
+            if (r && append(msgs, openai_tool_result(c, v, r, content)))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static json_t *openai_tools(const ac_conv *c, const ac_request_opts *opts)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < c->n_tools; i++) {
+        const ac_tool_def *t = &c->tools[i];
+        if (!ac_request_tool_allowed(opts, t->name))
+            continue;
+        json_t *o = json_pack("{s:s, s:{s:s, s:s, s:o}}", "type", "function", "function", "name",
+                              t->name, "description", t->description, "parameters", tool_schema(t));
+        if (append(arr, o)) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
+{
+    if (!c || check_opts(opts, err, errcap))
+        return NULL;
+    view v;
+    if (view_build(c, &v)) {
+        set_err(err, errcap, "request: out of memory");
+        return NULL;
+    }
+    char *out = NULL;
+    json_t *root = json_object(), *msgs = json_array(), *tools = NULL;
+    if (put(root, "model", json_string(opts->model)) || put(root, "messages", msgs) ||
+        openai_messages(c, &v, msgs))
+        goto fail;
+    if (opts->max_tokens > 0 && put(root, "max_tokens", json_integer(opts->max_tokens)))
+        goto fail;
+    if (opts->stream) {
+        json_t *so = json_object();
+        if (put(root, "stream", json_true()) || put(root, "stream_options", so) ||
+            put(so, "include_usage", json_true()))
+            goto fail;
+    } else if (put(root, "stream", json_false())) {
+        goto fail;
+    }
+    tools = openai_tools(c, opts);
+    if (!tools)
+        goto fail;
+    if (json_array_size(tools)) {
+        if (put(root, "tools", tools))
+            goto fail;
+    } else {
+        json_decref(tools);
+    }
+    out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+fail:
+    if (!out)
+        set_err(err, errcap, "request: out of memory");
+    json_decref(root);
+    view_free(&v);
+    return out;
+}
+
+/* ------------------------------------------------------------- Anthropic */
+
+/* Appends blocks (an array, new reference) as a message of `role`, merging
+ * into the previous message when it has the same role. */
+static int anth_push(json_t *msgs, const char *role, json_t *blocks)
+{
+    if (!blocks)
+        return -1;
+    if (json_array_size(blocks) == 0) {
+        json_decref(blocks);
+        return 0;
+    }
+    size_t n = json_array_size(msgs);
+    json_t *last = n ? json_array_get(msgs, n - 1) : NULL;
+    if (last && strcmp(json_string_value(json_object_get(last, "role")), role) == 0) {
+        int rc = json_array_extend(json_object_get(last, "content"), blocks);
+        json_decref(blocks);
+        return rc;
+    }
+    json_t *o = json_object();
+    if (append(msgs, o) || put(o, "role", json_string(role))) {
+        json_decref(blocks);
+        return -1;
+    }
+    return put(o, "content", blocks);
+}
+
+static json_t *text_block(const char *text)
+{
+    return json_pack("{s:s, s:s}", "type", "text", "text", text);
+}
+
+/* The tool_use "input" for the arguments the model sent (see request.h). */
+static json_t *anth_input(const char *args)
+{
+    const char *p = args;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    if (!*p)
+        return json_object();
+    json_t *j = json_loads(args, JSON_REJECT_DUPLICATES, NULL);
+    if (json_is_object(j))
+        return j;
+    json_decref(j);
+    json_t *o = json_object();
+    if (put(o, "_raw_arguments", json_string(args))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, json_t *msgs)
+{
+    json_t *blocks = json_array(), *results = json_array();
+    if (!blocks || !results)
+        goto fail;
+    if (*m->content && append(blocks, text_block(m->content)))
+        goto fail;
+    for (size_t k = 0; k < m->n_tool_calls; k++) {
+        const char *content;
+        const ac_tool_call *r = sent_call(c, v, m, k, &content);
+        if (!r)
+            continue;
+        json_t *use = json_pack("{s:s, s:s, s:s, s:o}", "type", "tool_use", "id", r->id, "name",
+                                r->name, "input", anth_input(r->arguments));
+        json_t *res = json_pack("{s:s, s:s, s:s}", "type", "tool_result", "tool_use_id", r->id,
+                                "content", content);
+        int bad = append(blocks, use);
+        bad |= append(results, res);
+        if (bad)
+            goto fail;
+        if (r->state == AC_CALL_FAILURE && put(res, "is_error", json_true()))
+            goto fail;
+    }
+    int rc = anth_push(msgs, "assistant", blocks);
+    blocks = NULL;
+    if (rc)
+        goto fail;
+    return anth_push(msgs, "user", results);
+fail:
+    json_decref(blocks);
+    json_decref(results);
+    return -1;
+}
+
+/* Joins the visible system messages; returns a malloc'd string or NULL when
+ * there are none (*oom set on allocation failure). */
+static char *anth_system(const ac_conv *c, const view *v, int *oom)
+{
+    size_t len = 0, count = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const ac_message *m = c->msgs[v->idx[i]];
+        if (m->role == AC_ROLE_SYSTEM && *m->content) {
+            len += strlen(m->content) + 2;
+            count++;
+        }
+    }
+    *oom = 0;
+    if (!count)
+        return NULL;
+    char *s = malloc(len + 1), *p = s;
+    if (!s) {
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        const ac_message *m = c->msgs[v->idx[i]];
+        if (m->role != AC_ROLE_SYSTEM || !*m->content)
+            continue;
+        if (p != s) {
+            memcpy(p, "\n\n", 2);
+            p += 2;
+        }
+        size_t n = strlen(m->content);
+        memcpy(p, m->content, n);
+        p += n;
+    }
+    *p = 0;
+    return s;
+}
+
+static json_t *anth_tools(const ac_conv *c, const ac_request_opts *opts)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < c->n_tools; i++) {
+        const ac_tool_def *t = &c->tools[i];
+        if (!ac_request_tool_allowed(opts, t->name))
+            continue;
+        json_t *o = json_pack("{s:s, s:s, s:o}", "name", t->name, "description", t->description,
+                              "input_schema", tool_schema(t));
+        if (append(arr, o)) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
+{
+    if (!c || check_opts(opts, err, errcap))
+        return NULL;
+    view v;
+    if (view_build(c, &v)) {
+        set_err(err, errcap, "request: out of memory");
+        return NULL;
+    }
+    char *out = NULL, *system = NULL;
+    int oom = 0;
+    json_t *root = json_object(), *msgs = json_array(), *tools = NULL;
+    int max_tokens = opts->max_tokens > 0 ? opts->max_tokens : AC_REQUEST_DEFAULT_MAX_TOKENS;
+    if (put(root, "model", json_string(opts->model)) ||
+        put(root, "max_tokens", json_integer(max_tokens)) ||
+        put(root, "stream", opts->stream ? json_true() : json_false()))
+        goto fail;
+    system = anth_system(c, &v, &oom);
+    if (oom || (system && put(root, "system", json_string(system))))
+        goto fail;
+    if (put(root, "messages", msgs))
+        goto fail;
+    for (size_t i = 0; i < v.n; i++) {
+        const ac_message *m = c->msgs[v.idx[i]];
+        int rc = 0;
+        if (m->role == AC_ROLE_USER) {
+            json_t *blocks = json_array();
+            if (blocks && *m->content && append(blocks, text_block(m->content))) {
+                json_decref(blocks);
+                goto fail;
+            }
+            rc = anth_push(msgs, "user", blocks);
+        } else if (m->role == AC_ROLE_ASSISTANT) {
+            rc = anth_assistant(c, &v, m, msgs);
+        }
+        if (rc)
+            goto fail;
+    }
+    /* The API wants the user to speak first. */
+    json_t *first = json_array_get(msgs, 0);
+    if (first && strcmp(json_string_value(json_object_get(first, "role")), "user") != 0) {
+        json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
+                              "text", AC_REQUEST_OMITTED_TEXT);
+        if (!u || json_array_insert_new(msgs, 0, u))
+            goto fail;
+    }
+    tools = anth_tools(c, opts);
+    if (!tools)
+        goto fail;
+    if (json_array_size(tools)) {
+        if (put(root, "tools", tools))
+            goto fail;
+    } else {
+        json_decref(tools);
+    }
+    out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+fail:
+    if (!out)
+        set_err(err, errcap, "request: out of memory");
+    free(system);
+    json_decref(root);
+    view_free(&v);
+    return out;
+}

@@ -1,0 +1,55 @@
+/* Provider request bodies built from a conversation: OpenAI Chat Completions
+ * and Anthropic Messages.
+ *
+ * Both send the visible window (ac_conv_visible) and share these rules:
+ * - each assistant message that issued tool calls is followed by exactly
+ *   their results, in the order the model issued the calls, whatever order
+ *   the results arrived in;
+ * - a call that has no result yet is left out of the request (with its
+ *   assistant message if nothing else remains of it), so a request can
+ *   always be built; the model sees no half-finished call;
+ * - a cleared tool result is sent as its marker;
+ * - reasoning text is not sent back (providers either reject it or need a
+ *   signature we do not keep).
+ *
+ * OpenAI: failures are sent as tool content prefixed "Error: ". max_tokens
+ * is sent only when opts->max_tokens > 0.
+ *
+ * Anthropic: system messages are joined (blank line between) into the
+ * top-level "system"; every message uses content blocks; consecutive
+ * messages of the same role are merged so roles alternate, tool_result blocks
+ * first; empty texts are left out (the API rejects empty text blocks).
+ * Tool arguments become the "input" object: "" or whitespace gives {}; text
+ * that is not a JSON object is sent as {"_raw_arguments": "<text>"} so the
+ * model can still see what it sent (the call's result normally carries the
+ * validation error). max_tokens defaults to 4096. When the visible window
+ * starts with an assistant message, a user message AC_REQUEST_OMITTED_TEXT
+ * is put first, since the API expects the user to speak first.
+ */
+#ifndef AC_CONTEXT_REQUEST_H
+#define AC_CONTEXT_REQUEST_H
+
+#include <stddef.h>
+
+#include "context/conversation.h"
+
+#define AC_REQUEST_DEFAULT_MAX_TOKENS 4096
+#define AC_REQUEST_OMITTED_TEXT "[earlier conversation omitted]"
+
+typedef struct ac_request_opts {
+    const char *model; /* required */
+    int stream;        /* "stream": true, and for OpenAI stream_options.include_usage */
+    int max_tokens;    /* <= 0: OpenAI omits it, Anthropic uses the default */
+    /* NULL-terminated list of tool names to offer; NULL offers every tool. */
+    const char *const *tool_names_allowed;
+} ac_request_opts;
+
+/* Return a malloc'd JSON body (free it), or NULL with a message in err. */
+char *ac_request_openai(const ac_conv *conv, const ac_request_opts *opts, char *err, size_t errcap);
+char *ac_request_anthropic(const ac_conv *conv, const ac_request_opts *opts, char *err,
+                           size_t errcap);
+
+/* Is tool `name` offered under opts? (NULL opts or list: every tool.) */
+int ac_request_tool_allowed(const ac_request_opts *opts, const char *name);
+
+#endif

@@ -1,0 +1,668 @@
+/* The event loop: timers in a binary heap, fd watches polled with poll(2), a mutex-protected
+ * post queue woken through a self-pipe. Handles are ids looked up in hash maps, so a stale id
+ * finds nothing instead of a freed pointer. */
+#include "io/loop_int.h"
+#include "io/http.h"
+#include "io/proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct ac_timer {
+    uint64_t id;
+    int64_t deadline;
+    size_t heap_index;
+    ac_loop_fn fn;
+    void *ud;
+    unsigned flags;
+} ac_timer;
+
+typedef struct ac_watch {
+    uint64_t id;
+    int fd;
+    int events;
+    int dead; /* unwatched; freed when the watch vector is next compacted */
+    ac_loop_fd_fn fn;
+    void *ud;
+    unsigned flags;
+} ac_watch;
+
+typedef struct ac_post {
+    ac_loop_fn fn;
+    void *ud;
+} ac_post;
+
+struct ac_loop {
+    uint64_t next_id;
+    int64_t now_ms;
+    int stop;
+
+    ac_idmap timers; /* id -> ac_timer* */
+    ac_timer **heap; /* min-heap on (deadline, id) */
+    size_t heap_len, heap_cap;
+    size_t user_timers;
+
+    ac_idmap watches; /* id -> ac_watch* (live ones only) */
+    ac_watch **wv;    /* live and dead watches, in creation order */
+    size_t wv_len, wv_cap;
+    size_t user_watches;
+    struct pollfd *pfd;
+    uint64_t *pfd_id;
+    size_t pfd_cap;
+
+    pthread_mutex_t post_mu;
+    ac_post *posts; /* guarded by post_mu */
+    size_t posts_len, posts_cap;
+    ac_post *running_posts; /* owned by the loop thread */
+    size_t running_cap;
+    int wake_r, wake_w;
+    uint64_t wake_watch;
+
+    struct ac_http_state *http;
+    struct ac_proc_state *proc;
+};
+
+/* ---- id map ---------------------------------------------------------------------------- */
+
+static size_t idmap_slot(uint64_t key, size_t cap)
+{
+    /* splitmix64 finaliser: ids are sequential, pointers aligned; spread both. */
+    key ^= key >> 30;
+    key *= 0xbf58476d1ce4e5b9ULL;
+    key ^= key >> 27;
+    key *= 0x94d049bb133111ebULL;
+    key ^= key >> 31;
+    return (size_t)key & (cap - 1);
+}
+
+void *ac_idmap_get(const ac_idmap *m, uint64_t key)
+{
+    if (m->cap == 0 || key == 0)
+        return NULL;
+    for (size_t i = idmap_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == key)
+            return m->vals[i];
+        if (m->keys[i] == 0)
+            return NULL;
+    }
+}
+
+static int idmap_grow(ac_idmap *m)
+{
+    size_t ncap = m->cap ? m->cap * 2 : 16;
+    uint64_t *keys = calloc(ncap, sizeof *keys);
+    void **vals = calloc(ncap, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->keys[i] == 0)
+            continue;
+        size_t j = idmap_slot(m->keys[i], ncap);
+        while (keys[j] != 0)
+            j = (j + 1) & (ncap - 1);
+        keys[j] = m->keys[i];
+        vals[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = ncap;
+    return 0;
+}
+
+int ac_idmap_put(ac_idmap *m, uint64_t key, void *val)
+{
+    if (key == 0)
+        return -1;
+    if ((m->len + 1) * 4 > m->cap * 3 && idmap_grow(m) != 0) /* load <= 3/4 */
+        return -1;
+    size_t i = idmap_slot(key, m->cap);
+    while (m->keys[i] != 0 && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    if (m->keys[i] == 0)
+        m->len++;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    return 0;
+}
+
+void *ac_idmap_del(ac_idmap *m, uint64_t key)
+{
+    if (m->cap == 0 || key == 0)
+        return NULL;
+    size_t mask = m->cap - 1;
+    size_t i = idmap_slot(key, m->cap);
+    while (m->keys[i] != key) {
+        if (m->keys[i] == 0)
+            return NULL;
+        i = (i + 1) & mask;
+    }
+    void *val = m->vals[i];
+    /* Backward-shift deletion: no tombstones, lookups stay short. */
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (m->keys[j] == 0)
+            break;
+        size_t home = idmap_slot(m->keys[j], m->cap);
+        /* Move j into the hole at i unless its home lies cyclically in (i, j]. */
+        int in_between = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+        if (in_between)
+            continue;
+        m->keys[i] = m->keys[j];
+        m->vals[i] = m->vals[j];
+        i = j;
+    }
+    m->keys[i] = 0;
+    m->vals[i] = NULL;
+    m->len--;
+    return val;
+}
+
+void *ac_idmap_any(const ac_idmap *m, uint64_t *key)
+{
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->keys[i] != 0) {
+            if (key)
+                *key = m->keys[i];
+            return m->vals[i];
+        }
+    }
+    return NULL;
+}
+
+void ac_idmap_clear(ac_idmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- clocks ---------------------------------------------------------------------------- */
+
+int64_t ac_loop_clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t ac_wall_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t ac_loop_now_ms(ac_loop *loop)
+{
+    return loop->now_ms;
+}
+
+uint64_t ac_loop_next_id(ac_loop *loop)
+{
+    return ++loop->next_id;
+}
+
+struct ac_http_state **ac_loop_http_slot(ac_loop *loop)
+{
+    return &loop->http;
+}
+
+struct ac_proc_state **ac_loop_proc_slot(ac_loop *loop)
+{
+    return &loop->proc;
+}
+
+/* ---- timers ---------------------------------------------------------------------------- */
+
+static int timer_before(const ac_timer *a, const ac_timer *b)
+{
+    return a->deadline < b->deadline || (a->deadline == b->deadline && a->id < b->id);
+}
+
+static void heap_set(ac_loop *loop, size_t i, ac_timer *t)
+{
+    loop->heap[i] = t;
+    t->heap_index = i;
+}
+
+static void heap_up(ac_loop *loop, size_t i)
+{
+    ac_timer *t = loop->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!timer_before(t, loop->heap[parent]))
+            break;
+        heap_set(loop, i, loop->heap[parent]);
+        i = parent;
+    }
+    heap_set(loop, i, t);
+}
+
+static void heap_down(ac_loop *loop, size_t i)
+{
+    ac_timer *t = loop->heap[i];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const ac_timer *best = t;
+        if (l < loop->heap_len && timer_before(loop->heap[l], best)) {
+            m = l;
+            best = loop->heap[l];
+        }
+        if (r < loop->heap_len && timer_before(loop->heap[r], best))
+            m = r;
+        if (m == i)
+            break;
+        heap_set(loop, i, loop->heap[m]);
+        i = m;
+    }
+    heap_set(loop, i, t);
+}
+
+static void heap_remove(ac_loop *loop, ac_timer *t)
+{
+    size_t i = t->heap_index;
+    ac_timer *last = loop->heap[--loop->heap_len];
+    if (last == t)
+        return;
+    heap_set(loop, i, last);
+    heap_up(loop, i);
+    heap_down(loop, last->heap_index);
+}
+
+uint64_t ac_loop_timer_ex(ac_loop *loop, int64_t delay_ms, ac_loop_fn fn, void *ud, unsigned flags)
+{
+    if (!fn)
+        return 0;
+    if (loop->heap_len == loop->heap_cap) {
+        size_t ncap = loop->heap_cap ? loop->heap_cap * 2 : 16;
+        ac_timer **nh = realloc(loop->heap, ncap * sizeof *nh);
+        if (!nh)
+            return 0;
+        loop->heap = nh;
+        loop->heap_cap = ncap;
+    }
+    ac_timer *t = calloc(1, sizeof *t);
+    if (!t)
+        return 0;
+    t->id = ac_loop_next_id(loop);
+    /* Fresh clock, not the cached one: a timer armed after a long callback must not fire
+     * early. */
+    if (delay_ms < 0)
+        delay_ms = 0;
+    if (delay_ms > INT64_MAX / 4) /* "never", without overflowing the deadline */
+        delay_ms = INT64_MAX / 4;
+    t->deadline = ac_loop_clock_ms() + delay_ms;
+    t->fn = fn;
+    t->ud = ud;
+    t->flags = flags;
+    if (ac_idmap_put(&loop->timers, t->id, t) != 0) {
+        free(t);
+        return 0;
+    }
+    loop->heap[loop->heap_len] = t;
+    t->heap_index = loop->heap_len++;
+    heap_up(loop, t->heap_index);
+    if (!(flags & AC_LOOP_INTERNAL))
+        loop->user_timers++;
+    return t->id;
+}
+
+uint64_t ac_loop_timer(ac_loop *loop, int64_t delay_ms, ac_loop_fn fn, void *ud)
+{
+    return ac_loop_timer_ex(loop, delay_ms, fn, ud, 0);
+}
+
+/* Unlinks a timer; the caller frees it. */
+static void timer_unlink(ac_loop *loop, ac_timer *t)
+{
+    ac_idmap_del(&loop->timers, t->id);
+    heap_remove(loop, t);
+    if (!(t->flags & AC_LOOP_INTERNAL))
+        loop->user_timers--;
+}
+
+int ac_loop_cancel_timer(ac_loop *loop, uint64_t id)
+{
+    ac_timer *t = ac_idmap_get(&loop->timers, id);
+    if (!t)
+        return 0;
+    timer_unlink(loop, t);
+    free(t);
+    return 1;
+}
+
+/* ---- fd watches ------------------------------------------------------------------------ */
+
+uint64_t ac_loop_watch_fd_ex(ac_loop *loop, int fd, int events, ac_loop_fd_fn fn, void *ud,
+                             unsigned flags)
+{
+    if (fd < 0 || !fn)
+        return 0;
+    if (loop->wv_len == loop->wv_cap) {
+        size_t ncap = loop->wv_cap ? loop->wv_cap * 2 : 16;
+        ac_watch **nv = realloc(loop->wv, ncap * sizeof *nv);
+        if (!nv)
+            return 0;
+        loop->wv = nv;
+        loop->wv_cap = ncap;
+    }
+    ac_watch *w = calloc(1, sizeof *w);
+    if (!w)
+        return 0;
+    w->id = ac_loop_next_id(loop);
+    w->fd = fd;
+    w->events = events & (AC_LOOP_READ | AC_LOOP_WRITE);
+    w->fn = fn;
+    w->ud = ud;
+    w->flags = flags;
+    if (ac_idmap_put(&loop->watches, w->id, w) != 0) {
+        free(w);
+        return 0;
+    }
+    loop->wv[loop->wv_len++] = w;
+    if (!(flags & AC_LOOP_INTERNAL))
+        loop->user_watches++;
+    return w->id;
+}
+
+uint64_t ac_loop_watch_fd(ac_loop *loop, int fd, int events, ac_loop_fd_fn fn, void *ud)
+{
+    return ac_loop_watch_fd_ex(loop, fd, events, fn, ud, 0);
+}
+
+int ac_loop_watch_events(ac_loop *loop, uint64_t id, int events)
+{
+    ac_watch *w = ac_idmap_get(&loop->watches, id);
+    if (!w)
+        return -1;
+    w->events = events & (AC_LOOP_READ | AC_LOOP_WRITE);
+    return 0;
+}
+
+void ac_loop_unwatch(ac_loop *loop, uint64_t id)
+{
+    ac_watch *w = ac_idmap_del(&loop->watches, id);
+    if (!w)
+        return;
+    /* The vector may be being walked by the dispatcher: mark now, free on compaction. */
+    w->dead = 1;
+    if (!(w->flags & AC_LOOP_INTERNAL))
+        loop->user_watches--;
+}
+
+static void watches_compact(ac_loop *loop)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < loop->wv_len; i++) {
+        if (loop->wv[i]->dead)
+            free(loop->wv[i]);
+        else
+            loop->wv[j++] = loop->wv[i];
+    }
+    loop->wv_len = j;
+}
+
+/* ---- posts ----------------------------------------------------------------------------- */
+
+static void wake_drain(void *ud, int fd, int revents)
+{
+    (void)ud;
+    (void)revents;
+    char buf[64];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+}
+
+int ac_loop_post(ac_loop *loop, ac_loop_fn fn, void *ud)
+{
+    if (!fn)
+        return -1;
+    pthread_mutex_lock(&loop->post_mu);
+    if (loop->posts_len == loop->posts_cap) {
+        size_t ncap = loop->posts_cap ? loop->posts_cap * 2 : 16;
+        ac_post *np = realloc(loop->posts, ncap * sizeof *np);
+        if (!np) {
+            pthread_mutex_unlock(&loop->post_mu);
+            return -1;
+        }
+        loop->posts = np;
+        loop->posts_cap = ncap;
+    }
+    loop->posts[loop->posts_len].fn = fn;
+    loop->posts[loop->posts_len].ud = ud;
+    int first = ++loop->posts_len == 1;
+    pthread_mutex_unlock(&loop->post_mu);
+    /* One byte per empty->non-empty change is enough: the loop takes the whole queue. A full
+     * pipe (EAGAIN) already means a wakeup is pending. */
+    if (first) {
+        char c = 1;
+        ssize_t n;
+        do
+            n = write(loop->wake_w, &c, 1);
+        while (n < 0 && errno == EINTR);
+    }
+    return 0;
+}
+
+static int posts_queued(ac_loop *loop)
+{
+    pthread_mutex_lock(&loop->post_mu);
+    int n = loop->posts_len > 0;
+    pthread_mutex_unlock(&loop->post_mu);
+    return n;
+}
+
+static int run_posts(ac_loop *loop)
+{
+    pthread_mutex_lock(&loop->post_mu);
+    /* Swap buffers so posts queued by the callbacks below wait for the next iteration. */
+    ac_post *batch = loop->posts;
+    size_t n = loop->posts_len, batch_cap = loop->posts_cap;
+    loop->posts = loop->running_posts;
+    loop->posts_cap = loop->running_cap;
+    loop->posts_len = 0;
+    loop->running_posts = batch;
+    loop->running_cap = batch_cap;
+    pthread_mutex_unlock(&loop->post_mu);
+    for (size_t i = 0; i < n; i++)
+        batch[i].fn(batch[i].ud);
+    return (int)n;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------- */
+
+ac_loop *ac_loop_new(void)
+{
+    ac_loop *loop = calloc(1, sizeof *loop);
+    int fds[2] = {-1, -1};
+    if (!loop)
+        return NULL;
+    loop->wake_r = loop->wake_w = -1;
+    if (pthread_mutex_init(&loop->post_mu, NULL) != 0) {
+        free(loop);
+        return NULL;
+    }
+    if (pipe(fds) != 0)
+        goto fail;
+    loop->wake_r = fds[0];
+    loop->wake_w = fds[1];
+    for (int i = 0; i < 2; i++) {
+        if (fcntl(fds[i], F_SETFD, FD_CLOEXEC) != 0 ||
+            fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK) != 0)
+            goto fail;
+    }
+    loop->wake_watch =
+        ac_loop_watch_fd_ex(loop, loop->wake_r, AC_LOOP_READ, wake_drain, loop, AC_LOOP_INTERNAL);
+    if (!loop->wake_watch)
+        goto fail;
+    loop->now_ms = ac_loop_clock_ms();
+    return loop;
+fail:
+    ac_loop_free(loop);
+    return NULL;
+}
+
+void ac_loop_free(ac_loop *loop)
+{
+    if (!loop)
+        return;
+    /* Modules first: they still use timers and watches while tearing down. */
+    ac_proc_teardown(loop);
+    ac_http_teardown(loop);
+    for (size_t i = 0; i < loop->heap_len; i++)
+        free(loop->heap[i]);
+    free(loop->heap);
+    ac_idmap_clear(&loop->timers);
+    for (size_t i = 0; i < loop->wv_len; i++)
+        free(loop->wv[i]);
+    free(loop->wv);
+    ac_idmap_clear(&loop->watches);
+    free(loop->pfd);
+    free(loop->pfd_id);
+    free(loop->posts);
+    free(loop->running_posts);
+    if (loop->wake_r >= 0)
+        close(loop->wake_r);
+    if (loop->wake_w >= 0)
+        close(loop->wake_w);
+    pthread_mutex_destroy(&loop->post_mu);
+    free(loop);
+}
+
+/* ---- iteration ------------------------------------------------------------------------- */
+
+static int run_timers(ac_loop *loop)
+{
+    /* Only timers that existed when this phase began may fire now. */
+    uint64_t last_id = loop->next_id;
+    int ran = 0;
+    while (loop->heap_len > 0) {
+        ac_timer *t = loop->heap[0];
+        if (t->deadline > loop->now_ms)
+            break;
+        /* A timer armed during this phase has deadline >= now_ms and a larger id than every
+         * older one, so all older due timers sit before it in (deadline, id) order. */
+        if (t->id > last_id)
+            break;
+        timer_unlink(loop, t);
+        ac_loop_fn fn = t->fn;
+        void *ud = t->ud;
+        free(t);
+        fn(ud);
+        ran++;
+    }
+    return ran;
+}
+
+static int build_pollfds(ac_loop *loop, size_t *count)
+{
+    watches_compact(loop);
+    if (loop->pfd_cap < loop->wv_len) {
+        size_t ncap = loop->wv_len * 2;
+        struct pollfd *np = realloc(loop->pfd, ncap * sizeof *np);
+        if (!np)
+            return -1;
+        loop->pfd = np;
+        uint64_t *ni = realloc(loop->pfd_id, ncap * sizeof *ni);
+        if (!ni)
+            return -1;
+        loop->pfd_id = ni;
+        loop->pfd_cap = ncap;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < loop->wv_len; i++) {
+        ac_watch *w = loop->wv[i];
+        loop->pfd[n].fd = w->fd;
+        loop->pfd[n].events = (short)(((w->events & AC_LOOP_READ) ? POLLIN : 0) |
+                                      ((w->events & AC_LOOP_WRITE) ? POLLOUT : 0));
+        loop->pfd[n].revents = 0;
+        loop->pfd_id[n] = w->id;
+        n++;
+    }
+    *count = n;
+    return 0;
+}
+
+int ac_loop_run_once(ac_loop *loop, int timeout_ms)
+{
+    size_t nfds = 0;
+    int ran = 0;
+    loop->now_ms = ac_loop_clock_ms();
+    if (build_pollfds(loop, &nfds) != 0)
+        return -1;
+
+    int64_t wait = timeout_ms < 0 ? -1 : timeout_ms;
+    if (loop->heap_len > 0) {
+        int64_t until = loop->heap[0]->deadline - loop->now_ms;
+        if (until < 0)
+            until = 0;
+        if (wait < 0 || until < wait)
+            wait = until;
+    }
+    if (wait != 0 && posts_queued(loop))
+        wait = 0;
+    if (wait > 24 * 3600 * 1000)
+        wait = 24 * 3600 * 1000;
+
+    int rc = poll(loop->pfd, (nfds_t)nfds, (int)wait);
+    if (rc < 0 && errno != EINTR)
+        return -1;
+    loop->now_ms = ac_loop_clock_ms();
+
+    for (size_t i = 0; rc > 0 && i < nfds; i++) {
+        short re = loop->pfd[i].revents;
+        if (re == 0)
+            continue;
+        /* Looked up again: an earlier callback may have unwatched it. */
+        ac_watch *w = ac_idmap_get(&loop->watches, loop->pfd_id[i]);
+        if (!w)
+            continue;
+        int ev = 0;
+        if (re & (POLLIN | POLLHUP))
+            ev |= AC_LOOP_READ;
+        if (re & POLLOUT)
+            ev |= AC_LOOP_WRITE;
+        if (re & (POLLERR | POLLHUP | POLLNVAL))
+            ev |= AC_LOOP_ERROR;
+        /* Report only what the watcher asked for, plus errors. */
+        ev &= w->events | AC_LOOP_ERROR;
+        if (ev == 0)
+            continue;
+        w->fn(w->ud, w->fd, ev);
+        ran++;
+    }
+    ran += run_timers(loop);
+    ran += run_posts(loop);
+    return ran;
+}
+
+size_t ac_loop_pending(ac_loop *loop)
+{
+    return loop->user_timers + loop->user_watches + ac_http_active(loop) + ac_proc_active(loop);
+}
+
+void ac_loop_stop(ac_loop *loop)
+{
+    loop->stop = 1;
+}
+
+void ac_loop_run(ac_loop *loop)
+{
+    loop->stop = 0;
+    while (!loop->stop && (ac_loop_pending(loop) > 0 || posts_queued(loop))) {
+        if (ac_loop_run_once(loop, -1) < 0)
+            break;
+    }
+}

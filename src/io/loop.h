@@ -1,0 +1,80 @@
+/* The event loop: one per process (one thread), shared by every session.
+ *
+ * poll(2)-based, in the spirit of Redis' ae.c: one-shot timers, fd watches, and a thread-safe
+ * post queue for completions that arrive from other threads. HTTP transfers (http.h) and child
+ * processes (proc.h) are driven by the same loop.
+ *
+ * Ownership: the loop owns every timer, watch, transfer record and child process registered
+ * with it. Callers hold uint64_t ids, never pointers; 0 is never a valid id. Cancelling an id
+ * that already fired (or was cancelled) is a harmless no-op, so an id can be kept after its
+ * callback ran. Callbacks may register and cancel anything, including themselves.
+ *
+ * Everything except ac_loop_post() must be called on the loop's thread. ac_loop_run_once(),
+ * ac_loop_run() and ac_loop_free() must not be called from a callback of the same loop. */
+#ifndef AC_IO_LOOP_H
+#define AC_IO_LOOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ac_loop ac_loop;
+
+/* Interest and readiness bits for fd watches. AC_LOOP_ERROR is only ever reported (POLLERR,
+ * POLLHUP, POLLNVAL); a hang-up is also reported as AC_LOOP_READ so a reader sees EOF. */
+#define AC_LOOP_READ 1
+#define AC_LOOP_WRITE 2
+#define AC_LOOP_ERROR 4
+
+typedef void (*ac_loop_fn)(void *ud);
+typedef void (*ac_loop_fd_fn)(void *ud, int fd, int revents);
+
+/* NULL on allocation failure. */
+ac_loop *ac_loop_new(void);
+
+/* Cancels everything still registered, without calling any callback: child processes are
+ * killed (process group, SIGKILL) and reaped, HTTP transfers are removed from the multi (their
+ * easy handles stay owned by whoever started them), pending posts are dropped. The watched fds
+ * themselves are not closed: they belong to the caller. ac_loop_free(NULL) is a no-op. */
+void ac_loop_free(ac_loop *loop);
+
+/* CLOCK_MONOTONIC in milliseconds, cached once per loop iteration. */
+int64_t ac_loop_now_ms(ac_loop *loop);
+/* CLOCK_REALTIME in milliseconds since the epoch (for event timestamps). */
+int64_t ac_wall_now_ms(void);
+
+/* One-shot timer firing fn(ud) after delay_ms (negative counts as 0). Timers with the same
+ * deadline fire in the order they were created. A timer created by a callback fires at the
+ * earliest in the next iteration, so a 0 ms timer re-arming itself cannot starve the loop.
+ * Returns the id, 0 on allocation failure. */
+uint64_t ac_loop_timer(ac_loop *loop, int64_t delay_ms, ac_loop_fn fn, void *ud);
+/* 1 if the timer was pending (and now never fires), 0 otherwise. */
+int ac_loop_cancel_timer(ac_loop *loop, uint64_t id);
+
+/* Calls fn(ud, fd, revents) whenever fd is ready for one of events (AC_LOOP_READ|WRITE);
+ * level-triggered. The fd stays owned by the caller: unwatch it before closing it.
+ * Returns the id, 0 on failure (bad arguments or allocation). */
+uint64_t ac_loop_watch_fd(ac_loop *loop, int fd, int events, ac_loop_fd_fn fn, void *ud);
+/* Changes the interest set of a live watch; 0 on success, -1 if the id is not live. */
+int ac_loop_watch_events(ac_loop *loop, uint64_t id, int events);
+void ac_loop_unwatch(ac_loop *loop, uint64_t id);
+
+/* THREAD-SAFE. Queues fn(ud) to run on the loop thread in a following iteration and wakes the
+ * loop. Posts run in the order they were queued. 0 on success, -1 on allocation failure.
+ * Must not race with ac_loop_free(). */
+int ac_loop_post(ac_loop *loop, ac_loop_fn fn, void *ud);
+
+/* Waits up to timeout_ms (negative: no limit, 0: do not block) for something to be ready, then
+ * runs ready fd callbacks, expired timers and queued posts. Returns the number of callbacks run
+ * (internal ones, such as driving curl, included), -1 if poll failed. */
+int ac_loop_run_once(ac_loop *loop, int timeout_ms);
+
+/* Runs iterations until ac_loop_stop() is called or nothing is left: no timer, watch, transfer,
+ * child process or queued post. */
+void ac_loop_run(ac_loop *loop);
+void ac_loop_stop(ac_loop *loop);
+
+/* Number of live timers + fd watches + HTTP transfers + child processes registered by callers
+ * (the loop's own internal timers and watches are not counted). 0 means nothing left behind. */
+size_t ac_loop_pending(ac_loop *loop);
+
+#endif

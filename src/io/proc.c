@@ -1,0 +1,682 @@
+/* Child processes on the event loop: fork + execvp with pipes, a close-on-exec error pipe that
+ * reports exec failures, a pidfd (or a waitid poll) to notice the exit, and process-group
+ * kills for timeouts, cancellation and leftovers. */
+#define _GNU_SOURCE /* pipe2, execvpe */
+#include "io/proc.h"
+#include "io/loop_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* AC_PROC_NO_PIDFD forces the waitid polling path (tests build it to cover that path). */
+#if defined(SYS_pidfd_open) && !defined(AC_PROC_NO_PIDFD)
+#define AC_PROC_HAVE_PIDFD 1
+#endif
+
+#define AC_PROC_READ_CHUNK 65536
+#define AC_PROC_WRITE_CHUNK 65536
+#define AC_PROC_POLL_MS 10 /* waitid polling when pidfd is unavailable */
+
+typedef struct ac_proc {
+    uint64_t id;
+    ac_loop *loop;
+    pid_t pid; /* -1 once reaped */
+    int pidfd;
+    int in_fd, out_fd, err_fd;
+    uint64_t in_watch, out_watch, err_watch, pidfd_watch;
+    uint64_t timeout_timer, grace_timer, poll_timer, fail_timer;
+
+    char *in_data;
+    size_t in_len, in_off;
+
+    char *out; /* out_cap includes room for a trailing NUL */
+    size_t out_len, out_cap, out_max;
+
+    char *err; /* ring buffer of err_max bytes */
+    size_t err_max, err_start, err_len;
+
+    int timed_out, truncated, spawn_failed, spawn_errno;
+    int64_t start_ms;
+    ac_proc_done_fn done;
+    void *ud;
+} ac_proc;
+
+struct ac_proc_state {
+    ac_idmap procs; /* id -> ac_proc* */
+};
+
+static pthread_once_t sigpipe_once = PTHREAD_ONCE_INIT;
+
+static void ignore_sigpipe(void)
+{
+    struct sigaction old;
+    if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+        !(old.sa_flags & SA_SIGINFO)) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_IGN;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGPIPE, &sa, NULL);
+    }
+}
+
+static struct ac_proc_state *proc_state(ac_loop *loop, int create)
+{
+    struct ac_proc_state **slot = ac_loop_proc_slot(loop);
+    if (!*slot && create)
+        *slot = calloc(1, sizeof **slot);
+    return *slot;
+}
+
+size_t ac_proc_active(ac_loop *loop)
+{
+    struct ac_proc_state *st = proc_state(loop, 0);
+    return st ? st->procs.len : 0;
+}
+
+pid_t ac_proc_pid(ac_loop *loop, uint64_t id)
+{
+    struct ac_proc_state *st = proc_state(loop, 0);
+    ac_proc *p = st ? ac_idmap_get(&st->procs, id) : NULL;
+    return p ? p->pid : -1;
+}
+
+static void close_fd(ac_loop *loop, int *fd, uint64_t *watch)
+{
+    if (*watch)
+        ac_loop_unwatch(loop, *watch);
+    *watch = 0;
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static void cancel_timer(ac_loop *loop, uint64_t *id)
+{
+    if (*id)
+        ac_loop_cancel_timer(loop, *id);
+    *id = 0;
+}
+
+/* Releases everything but the record itself; the child must already be reaped. */
+static void proc_release(ac_proc *p)
+{
+    ac_loop *loop = p->loop;
+    close_fd(loop, &p->in_fd, &p->in_watch);
+    close_fd(loop, &p->out_fd, &p->out_watch);
+    close_fd(loop, &p->err_fd, &p->err_watch);
+    close_fd(loop, &p->pidfd, &p->pidfd_watch);
+    cancel_timer(loop, &p->timeout_timer);
+    cancel_timer(loop, &p->grace_timer);
+    cancel_timer(loop, &p->poll_timer);
+    cancel_timer(loop, &p->fail_timer);
+}
+
+static void proc_free(ac_proc *p)
+{
+    if (!p)
+        return;
+    free(p->in_data);
+    free(p->out);
+    free(p->err);
+    free(p);
+}
+
+static pid_t reap(pid_t pid, int *status)
+{
+    pid_t r;
+    do
+        r = waitpid(pid, status, 0);
+    while (r < 0 && errno == EINTR);
+    return r;
+}
+
+/* ---- output buffers -------------------------------------------------------------------- */
+
+static void out_append(ac_proc *p, const char *buf, size_t n)
+{
+    size_t room = p->out_max - p->out_len;
+    size_t take = n < room ? n : room;
+    if (take < n)
+        p->truncated = 1;
+    if (take == 0)
+        return;
+    if (p->out_len + take + 1 > p->out_cap) {
+        size_t ncap = p->out_cap ? p->out_cap : 4096;
+        while (ncap < p->out_len + take + 1)
+            ncap *= 2;
+        if (ncap > p->out_max + 1)
+            ncap = p->out_max + 1;
+        char *nb = realloc(p->out, ncap);
+        if (!nb) {
+            p->truncated = 1; /* out of memory: keep what we have */
+            return;
+        }
+        p->out = nb;
+        p->out_cap = ncap;
+    }
+    memcpy(p->out + p->out_len, buf, take);
+    p->out_len += take;
+}
+
+static void err_append(ac_proc *p, const char *buf, size_t n)
+{
+    size_t max = p->err_max;
+    if (n >= max) {
+        memcpy(p->err, buf + (n - max), max);
+        p->err_start = 0;
+        p->err_len = max;
+        return;
+    }
+    size_t pos = (p->err_start + p->err_len) % max;
+    size_t first = max - pos < n ? max - pos : n;
+    memcpy(p->err + pos, buf, first);
+    memcpy(p->err, buf + first, n - first);
+    if (p->err_len + n > max) {
+        p->err_start = (p->err_start + p->err_len + n - max) % max;
+        p->err_len = max;
+    } else {
+        p->err_len += n;
+    }
+}
+
+/* Reads what is available now; closes the fd at EOF or error. */
+static void drain(ac_proc *p, int is_err)
+{
+    int *fd = is_err ? &p->err_fd : &p->out_fd;
+    uint64_t *watch = is_err ? &p->err_watch : &p->out_watch;
+    char buf[AC_PROC_READ_CHUNK];
+    while (*fd >= 0) {
+        ssize_t n = read(*fd, buf, sizeof buf);
+        if (n > 0) {
+            if (is_err)
+                err_append(p, buf, (size_t)n);
+            else
+                out_append(p, buf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        close_fd(p->loop, fd, watch);
+    }
+}
+
+static void on_out(void *ud, int fd, int revents)
+{
+    (void)fd;
+    (void)revents;
+    drain(ud, 0);
+}
+
+static void on_err(void *ud, int fd, int revents)
+{
+    (void)fd;
+    (void)revents;
+    drain(ud, 1);
+}
+
+static void on_stdin(void *ud, int fd, int revents)
+{
+    (void)fd;
+    (void)revents;
+    ac_proc *p = ud;
+    while (p->in_off < p->in_len) {
+        size_t chunk = p->in_len - p->in_off;
+        if (chunk > AC_PROC_WRITE_CHUNK)
+            chunk = AC_PROC_WRITE_CHUNK;
+        ssize_t n = write(p->in_fd, p->in_data + p->in_off, chunk);
+        if (n > 0) {
+            p->in_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        break; /* EPIPE: the child closed its stdin; it gets no more */
+    }
+    close_fd(p->loop, &p->in_fd, &p->in_watch);
+    free(p->in_data);
+    p->in_data = NULL;
+}
+
+/* ---- completion ------------------------------------------------------------------------ */
+
+static void complete(ac_proc *p, const ac_proc_result *res)
+{
+    struct ac_proc_state *st = proc_state(p->loop, 0);
+    ac_idmap_del(&st->procs, p->id);
+    proc_release(p);
+    if (p->done)
+        p->done(p->ud, res);
+    proc_free(p);
+}
+
+/* The child has exited but is not reaped yet, so its pid still names the group: kill the
+ * leftovers, collect the output it wrote, then reap. */
+static void on_child_exit(ac_proc *p)
+{
+    kill(-p->pid, SIGKILL);
+    drain(p, 0);
+    drain(p, 1);
+    int status = 0;
+    pid_t r = reap(p->pid, &status);
+    int64_t end = ac_loop_clock_ms();
+
+    ac_proc_result res;
+    memset(&res, 0, sizeof res);
+    res.pid = p->pid;
+    p->pid = -1;
+    if (r > 0 && WIFEXITED(status)) {
+        res.exited = 1;
+        res.exit_code = WEXITSTATUS(status);
+    } else if (r > 0 && WIFSIGNALED(status)) {
+        res.signaled = 1;
+        res.signal = WTERMSIG(status);
+    }
+    res.timed_out = p->timed_out;
+    res.truncated = p->truncated;
+
+    char *err_lin = malloc(p->err_len + 1);
+    if (err_lin) {
+        size_t first = p->err_max - p->err_start;
+        if (first > p->err_len)
+            first = p->err_len;
+        memcpy(err_lin, p->err + p->err_start, first);
+        memcpy(err_lin + first, p->err, p->err_len - first);
+        err_lin[p->err_len] = '\0';
+        res.err_tail = err_lin;
+        res.err_len = p->err_len;
+    } else {
+        res.err_tail = "";
+    }
+    if (p->out) {
+        p->out[p->out_len] = '\0';
+        res.out = p->out;
+        res.out_len = p->out_len;
+    } else {
+        res.out = "";
+    }
+    res.duration_ms = end - p->start_ms;
+    complete(p, &res);
+    free(err_lin);
+}
+
+#ifdef AC_PROC_HAVE_PIDFD
+static void on_pidfd(void *ud, int fd, int revents)
+{
+    (void)fd;
+    (void)revents;
+    on_child_exit(ud);
+}
+#endif
+
+static void on_poll_timer(void *ud)
+{
+    ac_proc *p = ud;
+    p->poll_timer = 0;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    /* WNOWAIT: look without reaping, so the group can still be killed by pid. */
+    if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0) {
+        on_child_exit(p);
+        return;
+    }
+    p->poll_timer = ac_loop_timer_ex(p->loop, AC_PROC_POLL_MS, on_poll_timer, p, AC_LOOP_INTERNAL);
+}
+
+static void on_grace(void *ud)
+{
+    ac_proc *p = ud;
+    p->grace_timer = 0;
+    kill(-p->pid, SIGKILL);
+}
+
+static void on_timeout(void *ud)
+{
+    ac_proc *p = ud;
+    p->timeout_timer = 0;
+    p->timed_out = 1;
+    kill(-p->pid, SIGTERM);
+    p->grace_timer =
+        ac_loop_timer_ex(p->loop, AC_PROC_KILL_GRACE_MS, on_grace, p, AC_LOOP_INTERNAL);
+    if (!p->grace_timer)
+        kill(-p->pid, SIGKILL);
+}
+
+static void on_spawn_failed(void *ud)
+{
+    ac_proc *p = ud;
+    p->fail_timer = 0;
+    ac_proc_result res;
+    memset(&res, 0, sizeof res);
+    res.spawn_failed = 1;
+    res.spawn_errno = p->spawn_errno;
+    res.out = "";
+    res.err_tail = "";
+    res.pid = -1;
+    res.duration_ms = ac_loop_clock_ms() - p->start_ms;
+    complete(p, &res);
+}
+
+/* ---- spawning -------------------------------------------------------------------------- */
+
+static size_t env_name_len(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    return eq ? (size_t)(eq - entry) : 0;
+}
+
+/* The inherited environment with env_add entries replacing or extending it. The strings are
+ * borrowed; only the array is allocated. */
+static char **build_env(const char *const *env_add, char *err, size_t errcap)
+{
+    size_t nenv = 0, nadd = 0;
+    while (environ && environ[nenv])
+        nenv++;
+    for (; env_add[nadd]; nadd++) {
+        if (env_name_len(env_add[nadd]) == 0) {
+            snprintf(err, errcap, "env entry '%s' is not NAME=value", env_add[nadd]);
+            return NULL;
+        }
+    }
+    char **envp = calloc(nenv + nadd + 1, sizeof *envp);
+    if (!envp) {
+        snprintf(err, errcap, "out of memory");
+        return NULL;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nenv; i++) {
+        size_t len = env_name_len(environ[i]);
+        int replaced = 0;
+        for (size_t j = 0; j < nadd && !replaced; j++)
+            replaced = len > 0 && env_name_len(env_add[j]) == len &&
+                       memcmp(env_add[j], environ[i], len) == 0;
+        if (!replaced)
+            envp[n++] = environ[i];
+    }
+    for (size_t j = 0; j < nadd; j++)
+        envp[n++] = (char *)env_add[j];
+    envp[n] = NULL;
+    return envp;
+}
+
+/* Keeps fds 0..2 free for the child's dup2 (a caller may have closed its own stdio). */
+static int move_above_stdio(int fd)
+{
+    if (fd > 2)
+        return fd;
+    int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return nfd;
+}
+
+static void close_from(int lowfd, int except)
+{
+#ifdef SYS_close_range
+    if (except > lowfd && syscall(SYS_close_range, (unsigned)lowfd, (unsigned)except - 1, 0) != 0)
+        goto slow;
+    if (syscall(SYS_close_range, (unsigned)(except + 1), ~0u, 0) == 0)
+        return;
+slow:
+#endif
+    for (int fd = lowfd; fd < 65536; fd++)
+        if (fd != except)
+            close(fd);
+}
+
+/* In the child after fork: only async-signal-safe calls until exec. */
+static void child_exec(const ac_proc_spec *spec, char **envp, int in_r, int out_w, int err_w,
+                       int ep_w)
+{
+    setpgid(0, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction(sig, &sa, NULL); /* ignored signals would stay ignored across exec */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
+        goto fail;
+    close_from(3, ep_w); /* ep_w is close-on-exec itself */
+    if (envp)
+        execvpe(spec->argv[0], (char *const *)spec->argv, envp);
+    else
+        execvp(spec->argv[0], (char *const *)spec->argv);
+fail:;
+    int e = errno;
+    ssize_t wr = write(ep_w, &e, sizeof e);
+    (void)wr;
+    _exit(127);
+}
+
+uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn done, void *ud,
+                       char *err, size_t errcap)
+{
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ep[2] = {-1, -1};
+    char **envp = NULL;
+    ac_proc *p = NULL;
+    char dummy[1];
+    if (!err || errcap == 0) {
+        err = dummy;
+        errcap = sizeof dummy;
+    }
+    err[0] = '\0';
+    if (!spec || !spec->argv || !spec->argv[0] || !spec->argv[0][0]) {
+        snprintf(err, errcap, "proc spec needs a non-empty argv[0]");
+        return 0;
+    }
+    pthread_once(&sigpipe_once, ignore_sigpipe);
+    struct ac_proc_state *st = proc_state(loop, 1);
+    if (!st)
+        goto oom;
+    if (spec->env_add) {
+        envp = build_env(spec->env_add, err, errcap);
+        if (!envp)
+            return 0;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p)
+        goto oom;
+    p->loop = loop;
+    p->pid = -1;
+    p->pidfd = p->in_fd = p->out_fd = p->err_fd = -1;
+    p->done = done;
+    p->ud = ud;
+    p->out_max = spec->max_stdout ? spec->max_stdout : AC_PROC_DEFAULT_MAX_STDOUT;
+    p->err_max = spec->max_stderr_tail ? spec->max_stderr_tail : AC_PROC_DEFAULT_STDERR_TAIL;
+    p->err = malloc(p->err_max);
+    if (!p->err)
+        goto oom;
+    if (spec->stdin_len > 0 && spec->stdin_data) {
+        p->in_data = malloc(spec->stdin_len);
+        if (!p->in_data)
+            goto oom;
+        memcpy(p->in_data, spec->stdin_data, spec->stdin_len);
+        p->in_len = spec->stdin_len;
+    }
+
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
+        pipe2(ep, O_CLOEXEC)) {
+        snprintf(err, errcap, "pipe: %s", strerror(errno));
+        goto fail;
+    }
+    in[0] = move_above_stdio(in[0]);
+    out[1] = move_above_stdio(out[1]);
+    errp[1] = move_above_stdio(errp[1]);
+    ep[1] = move_above_stdio(ep[1]);
+    if (in[0] < 0 || out[1] < 0 || errp[1] < 0 || ep[1] < 0) {
+        snprintf(err, errcap, "fcntl: %s", strerror(errno));
+        goto fail;
+    }
+    int parent_fds[3] = {in[1], out[0], errp[0]};
+    for (int i = 0; i < 3; i++) {
+        if (fcntl(parent_fds[i], F_SETFL, fcntl(parent_fds[i], F_GETFL) | O_NONBLOCK) != 0) {
+            snprintf(err, errcap, "fcntl: %s", strerror(errno));
+            goto fail;
+        }
+    }
+
+    /* Signals blocked across fork so no handler of ours runs in the child before it resets
+     * them. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    p->start_ms = ac_loop_clock_ms();
+    pid_t pid = fork();
+    if (pid == 0)
+        child_exec(spec, envp, in[0], out[1], errp[1], ep[1]);
+    int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        snprintf(err, errcap, "fork: %s", strerror(fork_errno));
+        goto fail;
+    }
+    setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
+    p->pid = pid;
+    close(in[0]);
+    close(out[1]);
+    close(errp[1]);
+    close(ep[1]);
+    in[0] = out[1] = errp[1] = ep[1] = -1;
+    p->in_fd = in[1];
+    p->out_fd = out[0];
+    p->err_fd = errp[0];
+    in[1] = out[0] = errp[0] = -1;
+    free(envp);
+    envp = NULL;
+
+    /* The error pipe closes on a successful exec, or carries execvp's errno. */
+    int child_errno = 0;
+    ssize_t n;
+    do
+        n = read(ep[0], &child_errno, sizeof child_errno);
+    while (n < 0 && errno == EINTR);
+    close(ep[0]);
+    ep[0] = -1;
+
+    p->id = ac_loop_next_id(loop);
+    if (ac_idmap_put(&st->procs, p->id, p) != 0) {
+        kill(-pid, SIGKILL);
+        reap(pid, NULL);
+        p->pid = -1;
+        goto oom;
+    }
+
+    if (n == (ssize_t)sizeof child_errno) {
+        reap(pid, NULL);
+        p->pid = -1;
+        p->spawn_failed = 1;
+        p->spawn_errno = child_errno;
+        proc_release(p);
+        /* Reported like any completion, from the loop, never from inside this call. */
+        p->fail_timer = ac_loop_timer_ex(loop, 0, on_spawn_failed, p, AC_LOOP_INTERNAL);
+        if (!p->fail_timer) {
+            ac_idmap_del(&st->procs, p->id);
+            snprintf(err, errcap, "exec %s: %s", spec->argv[0], strerror(child_errno));
+            proc_free(p);
+            return 0;
+        }
+        return p->id;
+    }
+
+    int ok = 1;
+#ifdef AC_PROC_HAVE_PIDFD
+    p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (p->pidfd >= 0) {
+        fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
+        p->pidfd_watch =
+            ac_loop_watch_fd_ex(loop, p->pidfd, AC_LOOP_READ, on_pidfd, p, AC_LOOP_INTERNAL);
+        ok = p->pidfd_watch != 0;
+    }
+#endif
+    if (p->pidfd < 0) {
+        p->poll_timer = ac_loop_timer_ex(loop, AC_PROC_POLL_MS, on_poll_timer, p, AC_LOOP_INTERNAL);
+        ok = p->poll_timer != 0;
+    }
+    p->out_watch = ac_loop_watch_fd_ex(loop, p->out_fd, AC_LOOP_READ, on_out, p, AC_LOOP_INTERNAL);
+    p->err_watch = ac_loop_watch_fd_ex(loop, p->err_fd, AC_LOOP_READ, on_err, p, AC_LOOP_INTERNAL);
+    ok = ok && p->out_watch && p->err_watch;
+    if (p->in_len > 0) {
+        p->in_watch =
+            ac_loop_watch_fd_ex(loop, p->in_fd, AC_LOOP_WRITE, on_stdin, p, AC_LOOP_INTERNAL);
+        ok = ok && p->in_watch;
+    } else {
+        close_fd(loop, &p->in_fd, &p->in_watch); /* EOF right away */
+    }
+    if (spec->timeout_ms > 0) {
+        p->timeout_timer =
+            ac_loop_timer_ex(loop, spec->timeout_ms, on_timeout, p, AC_LOOP_INTERNAL);
+        ok = ok && p->timeout_timer;
+    }
+    if (!ok) {
+        uint64_t id = p->id;
+        ac_proc_kill(loop, id);
+        snprintf(err, errcap, "out of memory");
+        return 0;
+    }
+    return p->id;
+
+oom:
+    snprintf(err, errcap, "out of memory");
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (in[i] >= 0)
+            close(in[i]);
+        if (out[i] >= 0)
+            close(out[i]);
+        if (errp[i] >= 0)
+            close(errp[i]);
+        if (ep[i] >= 0)
+            close(ep[i]);
+    }
+    free(envp);
+    if (p) {
+        proc_release(p);
+        proc_free(p);
+    }
+    return 0;
+}
+
+void ac_proc_kill(ac_loop *loop, uint64_t id)
+{
+    struct ac_proc_state *st = proc_state(loop, 0);
+    ac_proc *p = st ? ac_idmap_del(&st->procs, id) : NULL;
+    if (!p)
+        return;
+    if (p->pid > 0) {
+        kill(-p->pid, SIGKILL);
+        reap(p->pid, NULL);
+        p->pid = -1;
+    }
+    proc_release(p);
+    proc_free(p);
+}
+
+void ac_proc_teardown(ac_loop *loop)
+{
+    struct ac_proc_state **slot = ac_loop_proc_slot(loop);
+    struct ac_proc_state *st = *slot;
+    if (!st)
+        return;
+    ac_proc *p;
+    while ((p = ac_idmap_any(&st->procs, NULL)) != NULL)
+        ac_proc_kill(loop, p->id);
+    ac_idmap_clear(&st->procs);
+    free(st);
+    *slot = NULL;
+}

@@ -1,0 +1,77 @@
+/* Child processes driven by the event loop, for running external tools.
+ *
+ * The child runs in its own process group with stdin, stdout and stderr on non-blocking pipes;
+ * every other fd is closed in the child. argv[0] is looked up in PATH, no shell is involved.
+ * Exit is noticed through a pidfd (Linux >= 5.3; elsewhere by polling waitid every 10 ms), and
+ * only our own pids are ever reaped. SIGPIPE is set to ignored in the parent process on the
+ * first spawn (if it was at its default), so a child closing its stdin cannot kill us.
+ *
+ * Policies:
+ * - The process group does not outlive the tool: when the child exits, whatever else is left
+ *   in its process group (background jobs) is sent SIGKILL before the child is reaped.
+ * - Output beyond max_stdout is read and discarded (the child is not killed), truncated = 1;
+ *   an endless writer is stopped by timeout_ms.
+ * - On timeout the group gets SIGTERM, and SIGKILL AC_PROC_KILL_GRACE_MS later if the child
+ *   is still there.
+ * - Output the child wrote before exiting is all delivered; output written by leftovers of the
+ *   group after the child exited is not waited for. */
+#ifndef AC_IO_PROC_H
+#define AC_IO_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "io/loop.h"
+
+#define AC_PROC_KILL_GRACE_MS 500
+#define AC_PROC_DEFAULT_MAX_STDOUT ((size_t)8 << 20) /* used when max_stdout == 0 */
+#define AC_PROC_DEFAULT_STDERR_TAIL ((size_t)4096)   /* used when max_stderr_tail == 0 */
+
+/* Everything is copied by ac_proc_spawn(); nothing needs to outlive the call. */
+typedef struct ac_proc_spec {
+    const char *const *argv;    /* NULL-terminated, argv[0] looked up in PATH (execvp) */
+    const char *const *env_add; /* extra "NAME=value" entries over the inherited environment
+                                   (replacing same-named ones), NULL-terminated, may be NULL */
+    const char *stdin_data;     /* written to the child's stdin, which is then closed; */
+    size_t stdin_len;           /* a child that closes stdin early or never reads is fine */
+    int64_t timeout_ms;         /* 0 = none */
+    size_t max_stdout;          /* 0 = AC_PROC_DEFAULT_MAX_STDOUT */
+    size_t max_stderr_tail;     /* keep the LAST n bytes; 0 = AC_PROC_DEFAULT_STDERR_TAIL */
+} ac_proc_spec;
+
+typedef struct ac_proc_result {
+    int exited, exit_code; /* normal exit and its status */
+    int signaled, signal;  /* killed by a signal and which */
+    int timed_out;         /* timeout_ms elapsed and we killed the group */
+    int truncated;         /* stdout exceeded max_stdout */
+    int spawn_failed;      /* the program could not be executed (not found, not */
+    int spawn_errno;       /* executable, ...): errno from execvp; other fields 0 */
+    const char *out;       /* stdout bytes (may contain NULs; NUL-terminated after */
+    size_t out_len;        /* out_len for convenience) */
+    const char *err_tail;  /* last bytes of stderr, NUL-terminated after err_len */
+    size_t err_len;        /* out and err_tail are valid during the callback only */
+    int64_t duration_ms;   /* spawn to exit */
+    pid_t pid;             /* the child's pid, which is also its process group id */
+} ac_proc_result;
+
+typedef void (*ac_proc_done_fn)(void *ud, const ac_proc_result *res);
+
+/* Starts the child and returns its id; done(ud, res) runs once on the loop thread when the
+ * child has exited (or could not be executed: spawn_failed). Returns 0 and writes a message
+ * into err when nothing could be started (bad spec, out of fds or memory, fork failed); done
+ * is then never called. */
+uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn done, void *ud,
+                       char *err, size_t errcap);
+
+/* Kills the child's process group with SIGKILL now and reaps the child before returning; done
+ * is never called. Unknown or finished ids are a no-op. */
+void ac_proc_kill(ac_loop *loop, uint64_t id);
+
+/* The pid (= process group id) of a live child, -1 if the id is not live. */
+pid_t ac_proc_pid(ac_loop *loop, uint64_t id);
+
+/* Number of children spawned and not yet done or killed. */
+size_t ac_proc_active(ac_loop *loop);
+
+#endif

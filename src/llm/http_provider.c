@@ -1,0 +1,921 @@
+/*
+ * http_provider.c - the HTTP LLM providers: OpenAI-compatible Chat Completions
+ * and Anthropic Messages, streamed over the event loop's shared libcurl multi.
+ *
+ * One call is one POST. Its body is built from the session's conversation
+ * (context/request.h); the response body goes straight from curl's write
+ * callback into an ac_stream (never stored whole), whose sink turns each
+ * delta into an llm.delta event. The end of the transfer becomes llm.completed
+ * or llm.failed with a failure class and a retryable flag; the backoff and the
+ * retry decision belong to the spec.
+ *
+ * Cancellation from inside a post: events are posted from curl callbacks, and
+ * the session may leave STREAMING during such a post and cancel the call. libcurl
+ * refuses to remove a handle while one of the multi's callbacks runs, so a
+ * cancel that arrives while any call of this thread is inside a curl callback
+ * only marks the call cancelled (no more posts, the write callback aborts the
+ * transfer) and frees it from a 0 ms loop timer, outside curl. A cancel from
+ * anywhere else removes the transfer and frees the call at once.
+ *
+ * Stall timeout: ac_http_set_stall_timeout() (a loop timer that checks byte
+ * progress); curl's LOW_SPEED_* options average over seconds and react late.
+ *
+ * Ownership: the provider owns its calls; a call owns its easy handle, request
+ * body, stream and error-body buffer. The API key is copied into the shared
+ * request headers and never written into a message, an event or a log: every
+ * failure message is scrubbed of it. The loop must outlive the provider.
+ */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "agentc/agentc.h"
+#include "context/request.h"
+#include "io/http.h"
+#include "io/loop.h"
+#include "llm/provider.h"
+#include "llm/stream.h"
+#include "session/session_int.h"
+
+#define HP_OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
+#define HP_ANTHROPIC_DEFAULT_BASE "https://api.anthropic.com"
+#define HP_ANTHROPIC_VERSION "2023-06-01"
+#define HP_ERROR_BODY_CAP ((size_t)64 << 10) /* kept of a non-2xx body */
+#define HP_SNIPPET_CAP 300                   /* body text quoted in a message */
+#define HP_MESSAGE_CAP 1024
+#define HP_RETRY_AFTER_MAX_MS ((int64_t)24 * 3600 * 1000)
+
+/* Nonzero while a curl callback of an HTTP provider call runs on this thread. */
+static _Thread_local int hp_in_curl;
+
+typedef struct hp_provider hp_provider;
+
+typedef struct hp_call {
+    hp_provider *p;
+    uint64_t id;
+    uint32_t slot;
+    ac_session *s;
+    CURL *easy;
+    uint64_t xfer;       /* transfer id while lent to the loop, else 0 */
+    uint64_t reap_timer; /* deferred free after a cancel inside curl */
+    char *body;          /* request body (curl reads it in place) */
+    ac_stream *st;
+    int cancelled; /* no more posts; the call is gone for cancel() */
+    int started;   /* llm.started posted */
+    int abort_rc;  /* AC_STREAM_ERR_* that made the write callback abort */
+    int finish_rc; /* ac_stream_finish() of a 2xx body that ended */
+    long status;
+    char reason[64];
+    int64_t retry_after_ms; /* -1: none */
+    char *errbody;          /* non-2xx body, at most HP_ERROR_BODY_CAP */
+    size_t errlen;
+    int64_t connect_ms, stall_ms;
+    char errbuf[CURL_ERROR_SIZE];
+} hp_call;
+
+struct hp_provider {
+    ac_provider base; /* first: the engine holds an ac_provider * */
+    ac_engine *e;
+    ac_loop *loop;
+    int kind;
+    ac_wire wire;
+    char *url;
+    char *model;
+    char *key;
+    struct curl_slist *headers;
+    uint16_t ev_started, ev_delta, ev_completed, ev_failed;
+    /* calls by slot; id = generation << 32 | (slot + 1) */
+    hp_call **slots;
+    uint32_t n_slots, cap_slots;
+    uint32_t *free_slots;
+    uint32_t n_free;
+    uint32_t gen;
+};
+
+/* ---- small helpers ---- */
+
+static char *hp_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static char *hp_memmem(char *hay, size_t n, const char *needle, size_t k)
+{
+    for (size_t i = 0; k && i + k <= n; i++)
+        if (hay[i] == needle[0] && memcmp(hay + i, needle, k) == 0)
+            return hay + i;
+    return NULL;
+}
+
+/* Replaces every occurrence of key in buf[0..len) with "[redacted]", keeping at most
+ * cap - 1 bytes and a terminating NUL. Returns the new length. Without memory for the
+ * rewrite, the key's bytes are overwritten with '*' in place. */
+static size_t hp_scrub_mem(char *buf, size_t len, size_t cap, const char *key)
+{
+    static const char mask[] = "[redacted]";
+    const size_t ml = sizeof mask - 1;
+    size_t kl = key ? strlen(key) : 0;
+    if (kl == 0 || len < kl || cap == 0)
+        return len;
+    if (!hp_memmem(buf, len, key, kl))
+        return len;
+    char *out = malloc(cap);
+    if (!out) {
+        char *at;
+        while ((at = hp_memmem(buf, len, key, kl)) != NULL)
+            memset(at, '*', kl);
+        return len;
+    }
+    size_t o = 0, i = 0;
+    while (i < len && o + 1 < cap) {
+        if (i + kl <= len && memcmp(buf + i, key, kl) == 0) {
+            size_t take = ml < cap - 1 - o ? ml : cap - 1 - o;
+            memcpy(out + o, mask, take);
+            o += take;
+            i += kl;
+        } else {
+            out[o++] = buf[i++];
+        }
+    }
+    memcpy(buf, out, o);
+    buf[o] = '\0';
+    free(out);
+    return o;
+}
+
+static void hp_scrub(char *msg, size_t cap, const char *key)
+{
+    hp_scrub_mem(msg, strlen(msg), cap, key);
+}
+
+/* A JSON string from n bytes that may not be valid UTF-8 (then bytes >= 0x80
+ * become '?'). Never NULL unless out of memory. */
+static json_t *hp_jstr(const char *s, size_t n)
+{
+    json_t *j = json_stringn(s ? s : "", s ? n : 0);
+    if (j || !s)
+        return j;
+    char *c = malloc(n + 1);
+    if (!c)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        c[i] = (unsigned char)s[i] < 0x80 && s[i] ? s[i] : '?';
+    j = json_stringn(c, n);
+    free(c);
+    return j;
+}
+
+/* Copies printable text of s into out, whitespace runs collapsed, at most cap - 1 bytes. */
+static void hp_snippet(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t o = 0;
+    int space = 0;
+    for (size_t i = 0; i < n && o + 1 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (isspace(c)) {
+            space = o > 0;
+            continue;
+        }
+        if (space && o + 2 < cap)
+            out[o++] = ' ';
+        space = 0;
+        out[o++] = (c >= 0x20 && c != 0x7f) ? (char)c : '?';
+    }
+    out[o] = '\0';
+}
+
+static int64_t hp_parse_retry_after(const char *v, int millis)
+{
+    while (*v == ' ' || *v == '\t')
+        v++;
+    if (!*v)
+        return -1;
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end != v && !errno) {
+        while (*end == ' ' || *end == '\t')
+            end++;
+        if (*end)
+            return -1;
+        if (d < 0)
+            d = 0;
+        double ms = millis ? d : d * 1000.0;
+        if (ms > (double)HP_RETRY_AFTER_MAX_MS)
+            ms = (double)HP_RETRY_AFTER_MAX_MS;
+        return (int64_t)ms;
+    }
+    if (millis)
+        return -1;
+    time_t at = curl_getdate(v, NULL);
+    if (at == (time_t)-1)
+        return -1;
+    time_t now = time(NULL);
+    if (at <= now)
+        return 0;
+    int64_t ms = (int64_t)(at - now) * 1000;
+    return ms > HP_RETRY_AFTER_MAX_MS ? HP_RETRY_AFTER_MAX_MS : ms;
+}
+
+/* ---- call table ---- */
+
+static hp_call *hp_lookup(hp_provider *p, uint64_t id)
+{
+    uint32_t low = (uint32_t)(id & 0xffffffffu);
+    if (low == 0 || low > p->n_slots)
+        return NULL;
+    hp_call *c = p->slots[low - 1];
+    return c && c->id == id ? c : NULL;
+}
+
+static int hp_slot_take(hp_provider *p, hp_call *c)
+{
+    uint32_t slot;
+    if (p->n_free) {
+        slot = p->free_slots[--p->n_free];
+    } else {
+        if (p->n_slots == p->cap_slots) {
+            if (p->cap_slots >= 0x7fffffffu)
+                return -1;
+            uint32_t cap = p->cap_slots ? p->cap_slots * 2 : 16;
+            hp_call **ns = realloc(p->slots, cap * sizeof *ns);
+            if (!ns)
+                return -1;
+            p->slots = ns;
+            uint32_t *nf = realloc(p->free_slots, cap * sizeof *nf);
+            if (!nf)
+                return -1;
+            p->free_slots = nf;
+            p->cap_slots = cap;
+        }
+        slot = p->n_slots++;
+    }
+    p->slots[slot] = c;
+    c->slot = slot;
+    if (++p->gen == 0)
+        p->gen = 1;
+    c->id = ((uint64_t)p->gen << 32) | (uint64_t)(slot + 1);
+    return 0;
+}
+
+/* Frees a call whose transfer is no longer lent to the loop. */
+static void hp_call_free(hp_call *c)
+{
+    if (!c)
+        return;
+    hp_provider *p = c->p;
+    if (c->id) {
+        p->slots[c->slot] = NULL;
+        p->free_slots[p->n_free++] = c->slot;
+    }
+    if (c->easy)
+        curl_easy_cleanup(c->easy);
+    ac_stream_free(c->st);
+    free(c->body);
+    free(c->errbody);
+    free(c);
+}
+
+/* ---- posting ---- */
+
+static void hp_post(hp_call *c, uint16_t idx, const char *name, json_t *data)
+{
+    if (idx != AC_FSM_NONE)
+        ac_session_post_index(c->s, idx, data, 0);
+    else
+        ac_session_post(c->s, name, data, 0);
+}
+
+static json_t *hp_failure(const char *cls, long status, int retryable, int64_t retry_after_ms,
+                          const char *message)
+{
+    json_t *j = json_pack("{s:s, s:i, s:b, s:s}", "class", cls, "status", (json_int_t)status,
+                          "retryable", retryable, "message", message);
+    if (!j) /* message not UTF-8: cannot happen after hp_snippet, but stay safe */
+        j = json_pack("{s:s, s:i, s:b, s:s}", "class", cls, "status", (json_int_t)status,
+                      "retryable", retryable, "message", "(unprintable error)");
+    if (j && retry_after_ms >= 0)
+        json_object_set_new(j, "retry_after_ms", json_integer(retry_after_ms));
+    return j;
+}
+
+/* ---- stream sink: one llm.delta per delta ---- */
+
+static void hp_delta(hp_call *c, const char *kind, const char *s, size_t n)
+{
+    if (c->cancelled)
+        return;
+    json_t *d = json_pack("{s:s, s:o}", "kind", kind, "text", hp_jstr(s, n));
+    if (d)
+        hp_post(c, c->p->ev_delta, "llm.delta", d);
+}
+
+static void hp_on_text(void *ud, const char *s, size_t n)
+{
+    hp_delta(ud, "text", s, n);
+}
+
+static void hp_on_reasoning(void *ud, const char *s, size_t n)
+{
+    hp_delta(ud, "reasoning", s, n);
+}
+
+static void hp_on_refusal(void *ud, const char *s, size_t n)
+{
+    hp_delta(ud, "refusal", s, n);
+}
+
+static void hp_on_tool(void *ud, int index, const char *id, const char *name, const char *args,
+                       size_t n)
+{
+    hp_call *c = ud;
+    if (c->cancelled)
+        return;
+    json_t *d = json_pack("{s:s, s:o, s:i}", "kind", "tool_call", "text", hp_jstr(args, n),
+                          "index", index);
+    if (!d)
+        return;
+    if (id)
+        json_object_set_new(d, "id", hp_jstr(id, strlen(id)));
+    if (name)
+        json_object_set_new(d, "name", hp_jstr(name, strlen(name)));
+    hp_post(c, c->p->ev_delta, "llm.delta", d);
+}
+
+/* ---- curl callbacks ---- */
+
+static int hp_is_2xx(long status)
+{
+    return status >= 200 && status < 300;
+}
+
+static size_t hp_on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    hp_call *c = ud;
+    size_t n = size * nmemb;
+    if (c->cancelled)
+        return 0;
+    if (n >= 5 && memcmp(ptr, "HTTP/", 5) == 0) {
+        /* a new response (after 100 Continue, for instance): start over */
+        c->retry_after_ms = -1;
+        c->reason[0] = '\0';
+        const char *sp = memchr(ptr, ' ', n);
+        if (sp)
+            sp = memchr(sp + 1, ' ', n - (size_t)(sp + 1 - ptr));
+        if (sp) {
+            size_t rl = n - (size_t)(sp + 1 - ptr);
+            while (rl && (sp[rl] == '\r' || sp[rl] == '\n'))
+                rl--;
+            hp_snippet(sp + 1, rl, c->reason, sizeof c->reason);
+        }
+        return n;
+    }
+    const char *colon = memchr(ptr, ':', n);
+    if (!colon)
+        return n;
+    size_t nl = (size_t)(colon - ptr);
+    int ms = nl == 14 && strncasecmp(ptr, "retry-after-ms", 14) == 0;
+    if (ms || (nl == 11 && strncasecmp(ptr, "retry-after", 11) == 0)) {
+        char v[128];
+        size_t vl = n - nl - 1;
+        if (vl >= sizeof v)
+            vl = sizeof v - 1;
+        memcpy(v, colon + 1, vl);
+        v[vl] = '\0';
+        while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+            v[--vl] = '\0';
+        int64_t r = hp_parse_retry_after(v, ms);
+        /* retry-after-ms is more precise: it wins over retry-after */
+        if (r >= 0 && (ms || c->retry_after_ms < 0))
+            c->retry_after_ms = r;
+    }
+    return n;
+}
+
+static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    hp_call *c = ud;
+    size_t n = size * nmemb;
+    if (c->cancelled)
+        return 0; /* aborts the transfer; the reap timer frees the call */
+    if (!c->status)
+        curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
+    if (!hp_is_2xx(c->status)) {
+        size_t room = HP_ERROR_BODY_CAP - c->errlen;
+        size_t take = n < room ? n : room;
+        if (take) {
+            if (!c->errbody && !(c->errbody = malloc(HP_ERROR_BODY_CAP + 1)))
+                return n; /* the message falls back to the status line */
+            memcpy(c->errbody + c->errlen, ptr, take);
+            c->errlen += take;
+            c->errbody[c->errlen] = '\0';
+        }
+        return n;
+    }
+    hp_in_curl++;
+    if (!c->started) {
+        c->started = 1;
+        hp_post(c, c->p->ev_started, "llm.started", json_object());
+    }
+    int rc = c->cancelled ? AC_STREAM_OK : ac_stream_feed(c->st, ptr, n);
+    hp_in_curl--;
+    if (c->cancelled)
+        return 0;
+    if (rc != AC_STREAM_OK) {
+        c->abort_rc = rc;
+        return 0;
+    }
+    return n;
+}
+
+/* ---- the end of a call ---- */
+
+/* Builds the message of a non-2xx response from its body: the shapes used by OpenAI
+ * ({"error": {"message", "type", "code"}}), Anthropic ({"type": "error", "error": {...}}),
+ * and common servers ({"error": "text"}, {"message"}, {"detail"}, [{"error": ...}]). */
+static void hp_http_message(hp_call *c, char *out, size_t cap, int *quota)
+{
+    const char *url = c->p->url;
+    char detail[HP_SNIPPET_CAP + 64];
+    detail[0] = '\0';
+    *quota = 0;
+    if (c->errlen)
+        c->errlen = hp_scrub_mem(c->errbody, c->errlen, HP_ERROR_BODY_CAP + 1, c->p->key);
+    json_t *root = c->errlen ? json_loadb(c->errbody, c->errlen, 0, NULL) : NULL;
+    json_t *obj = root;
+    if (json_is_array(obj))
+        obj = json_array_get(obj, 0);
+    if (json_is_object(obj)) {
+        json_t *err = json_object_get(obj, "error");
+        const char *msg = NULL, *type = NULL, *code = NULL;
+        if (json_is_object(err)) {
+            msg = json_string_value(json_object_get(err, "message"));
+            type = json_string_value(json_object_get(err, "type"));
+            code = json_string_value(json_object_get(err, "code"));
+            if (!type && json_is_string(json_object_get(err, "status")))
+                type = json_string_value(json_object_get(err, "status"));
+        } else if (json_is_string(err)) {
+            msg = json_string_value(err);
+        }
+        if (!msg)
+            msg = json_string_value(json_object_get(obj, "message"));
+        if (!msg)
+            msg = json_string_value(json_object_get(obj, "detail"));
+        if (msg) {
+            char m[HP_SNIPPET_CAP + 1];
+            hp_snippet(msg, strlen(msg), m, sizeof m);
+            const char *tag = type && *type ? type : code && *code ? code : NULL;
+            if (tag)
+                snprintf(detail, sizeof detail, "%s (%.40s)", m, tag);
+            else
+                snprintf(detail, sizeof detail, "%s", m);
+        }
+        if ((type && strcmp(type, "insufficient_quota") == 0) ||
+            (code && strcmp(code, "insufficient_quota") == 0))
+            *quota = 1;
+    }
+    json_decref(root);
+    if (!detail[0] && c->errlen)
+        hp_snippet(c->errbody, c->errlen, detail, HP_SNIPPET_CAP + 1);
+    if (!detail[0])
+        snprintf(detail, sizeof detail, "%s", c->reason[0] ? c->reason : "(empty response)");
+    snprintf(out, cap, "HTTP %ld from %s: %s", c->status, url, detail);
+}
+
+static int hp_status_retryable(long status)
+{
+    if (status == 408 || status == 429)
+        return 1;
+    return status >= 500 && status != 501 && status != 505;
+}
+
+/* Classifies a transfer that did not end in a readable 2xx stream. Returns the llm.failed
+ * payload (new reference). */
+static json_t *hp_classify(hp_call *c, CURLcode rc)
+{
+    const char *url = c->p->url;
+    char msg[HP_MESSAGE_CAP];
+    const char *cls = "connect";
+    int retry = 0;
+    int64_t retry_after = -1;
+    long status = c->status;
+    if (!status)
+        curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+    c->status = status;
+    const char *cerr = c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc);
+
+    if (status && !hp_is_2xx(status)) {
+        int quota;
+        hp_http_message(c, msg, sizeof msg, &quota);
+        cls = "http";
+        retry = hp_status_retryable(status) && !quota;
+        retry_after = c->retry_after_ms;
+    } else if (c->abort_rc != 0) {
+        /* the write callback stopped on a stream error */
+        const char *se = ac_stream_error(c->st);
+        cls = c->abort_rc == AC_STREAM_ERR_NOMEM ? "stream" : "protocol";
+        snprintf(msg, sizeof msg, "bad response stream from %s: %s", url,
+                 se && *se ? se : "unreadable stream");
+    } else if (rc != CURLE_OK) {
+        switch (rc) {
+        case CURLE_COULDNT_RESOLVE_HOST:
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            cls = "dns";
+            retry = 1;
+            snprintf(msg, sizeof msg, "cannot resolve the host of %s: %s", url, cerr);
+            break;
+        case CURLE_COULDNT_CONNECT:
+            cls = "connect";
+            retry = 1;
+            snprintf(msg, sizeof msg, "cannot connect to %s: %s", url, cerr);
+            break;
+        case CURLE_OPERATION_TIMEDOUT: {
+            curl_off_t conn = 0;
+            curl_easy_getinfo(c->easy, CURLINFO_CONNECT_TIME_T, &conn);
+            retry = 1;
+            if (conn == 0) {
+                cls = "timeout";
+                snprintf(msg, sizeof msg, "connecting to %s timed out after %lld ms", url,
+                         (long long)c->connect_ms);
+            } else {
+                cls = "stall";
+                snprintf(msg, sizeof msg, "no data from %s for %lld ms", url,
+                         (long long)c->stall_ms);
+            }
+            break;
+        }
+        case CURLE_RECV_ERROR:
+        case CURLE_SEND_ERROR:
+        case CURLE_GOT_NOTHING:
+        case CURLE_PARTIAL_FILE:
+        case CURLE_HTTP2:
+        case CURLE_HTTP2_STREAM:
+        case CURLE_SSL_CONNECT_ERROR:
+            retry = 1;
+            cls = c->started ? "stream" : "connect";
+            snprintf(msg, sizeof msg, "%s %s: %s",
+                     c->started ? "connection lost while streaming from"
+                                : "connection failed to",
+                     url, cerr);
+            break;
+        default:
+            cls = "connect";
+            snprintf(msg, sizeof msg, "request to %s failed: %s", url, cerr);
+            break;
+        }
+    } else {
+        /* 2xx and the body ended: what did the stream say? */
+        int frc = c->finish_rc;
+        const ac_stream_turn *t = ac_stream_turn_get(c->st);
+        if (frc == AC_STREAM_ERR_PROVIDER) {
+            cls = "stream";
+            retry = t->error_retryable || ac_stream_error_retryable(c->st);
+            char m[HP_SNIPPET_CAP + 1];
+            const char *em = t->error_message ? t->error_message : ac_stream_error(c->st);
+            hp_snippet(em, strlen(em), m, sizeof m);
+            if (t->error_type)
+                snprintf(msg, sizeof msg, "error from %s: %s (%.40s)", url, m, t->error_type);
+            else
+                snprintf(msg, sizeof msg, "error from %s: %s", url, m);
+        } else if (frc == AC_STREAM_ERR_TRUNCATED) {
+            cls = "stream";
+            retry = 1;
+            snprintf(msg, sizeof msg, "the response stream from %s ended without its terminator",
+                     url);
+        } else {
+            cls = frc == AC_STREAM_ERR_NOMEM ? "stream" : "protocol";
+            snprintf(msg, sizeof msg, "bad response stream from %s: %s", url,
+                     ac_stream_error(c->st));
+        }
+    }
+    hp_scrub(msg, sizeof msg, c->p->key);
+    return hp_failure(cls, status, retry, retry_after, msg);
+}
+
+static json_t *hp_completed(hp_call *c)
+{
+    const ac_stream_turn *t = ac_stream_turn_get(c->st);
+    json_t *calls = json_array();
+    for (size_t i = 0; calls && i < t->n_tool_calls; i++) {
+        const ac_tool_call_acc *tc = &t->tool_calls[i];
+        json_array_append_new(calls, json_pack("{s:o, s:o, s:o}", "id",
+                                               hp_jstr(tc->id, strlen(tc->id)), "name",
+                                               hp_jstr(tc->name, strlen(tc->name)), "arguments",
+                                               hp_jstr(tc->arguments, tc->arguments_len)));
+    }
+    json_t *j = json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}}", "content", hp_jstr(t->text, t->text_len),
+        "reasoning", hp_jstr(t->reasoning, t->reasoning_len), "refusal",
+        hp_jstr(t->refusal, t->refusal_len), "tool_calls", calls ? calls : json_array(),
+        "finish_reason", t->finish_reason ? json_string(t->finish_reason) : json_null(), "usage",
+        "input", (json_int_t)t->input_tokens, "output", (json_int_t)t->output_tokens);
+    return j;
+}
+
+static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
+{
+    hp_call *c = ud;
+    (void)easy;
+    c->xfer = 0;
+    if (c->cancelled)
+        return; /* cancelled inside curl: the reap timer frees the call */
+    /* From here on the call is over for cancel(): a cancel from inside the post below is a
+     * no-op, and nothing touches the call after the post but the free. */
+    c->cancelled = 1;
+    json_t *data = NULL;
+    int ok = 0;
+    if (!c->status)
+        curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
+    c->finish_rc = AC_STREAM_ERR_TRUNCATED;
+    if (rc == CURLE_OK && c->abort_rc == 0 && hp_is_2xx(c->status))
+        c->finish_rc = ac_stream_finish(c->st);
+    if (rc == CURLE_OK && c->abort_rc == 0 && hp_is_2xx(c->status) &&
+        c->finish_rc == AC_STREAM_OK) {
+        data = hp_completed(c);
+        ok = 1;
+    } else {
+        data = hp_classify(c, rc);
+    }
+    hp_provider *p = c->p;
+    ac_session *s = c->s;
+    hp_call_free(c);
+    if (ok)
+        ac_session_post_index(s, p->ev_completed, data, 0);
+    else
+        ac_session_post_index(s, p->ev_failed, data, 0);
+}
+
+/* ---- the provider interface ---- */
+
+static void hp_fail_later(hp_provider *p, ac_session *s, const char *cls, const char *fmt, ...)
+{
+    char msg[HP_MESSAGE_CAP];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    hp_scrub(msg, sizeof msg, p->key);
+    ac_session_post_later(s, "llm.failed", hp_failure(cls, 0, 0, -1, msg));
+}
+
+static uint64_t hp_start(ac_provider *base, ac_session *s, const ac_llm_call_opts *opts)
+{
+    hp_provider *p = (hp_provider *)base;
+    char err[256];
+    hp_call *c = calloc(1, sizeof *c);
+    if (!c || hp_slot_take(p, c) != 0) {
+        free(c);
+        hp_fail_later(p, s, "protocol", "out of memory starting a call to %s", p->url);
+        return 0;
+    }
+    c->p = p;
+    c->s = s;
+    c->retry_after_ms = -1;
+    c->connect_ms = opts ? opts->connect_timeout_ms : 0;
+    c->stall_ms = opts ? opts->stall_timeout_ms : 0;
+
+    ac_request_opts ro = {0};
+    ro.model = p->model;
+    ro.stream = 1;
+    ro.max_tokens = (int)ac_engine_param_int(p->e, "max_tokens", 0);
+    err[0] = '\0';
+    c->body = p->kind == AC_PROVIDER_ANTHROPIC
+                  ? ac_request_anthropic(ac_session_conv(s), &ro, err, sizeof err)
+                  : ac_request_openai(ac_session_conv(s), &ro, err, sizeof err);
+    if (!c->body) {
+        hp_fail_later(p, s, "protocol", "cannot build the request to %s: %s", p->url,
+                      err[0] ? err : "out of memory");
+        goto fail;
+    }
+    ac_stream_sink sink = {c, hp_on_text, hp_on_reasoning, hp_on_refusal, hp_on_tool};
+    c->st = ac_stream_new(p->wire, &sink, 0);
+    c->easy = curl_easy_init();
+    if (!c->st || !c->easy) {
+        hp_fail_later(p, s, "protocol", "out of memory starting a call to %s", p->url);
+        goto fail;
+    }
+    CURL *h = c->easy;
+    curl_easy_setopt(h, CURLOPT_URL, p->url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, c->body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(c->body));
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, p->headers);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "agentc/" AGENTC_VERSION);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+    if (c->connect_ms > 0)
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_ms);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, hp_on_write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, hp_on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
+    c->xfer = ac_http_start(p->loop, h, hp_on_done, c);
+    if (!c->xfer) {
+        hp_fail_later(p, s, "connect", "cannot start the request to %s", p->url);
+        goto fail;
+    }
+    if (c->stall_ms > 0)
+        ac_http_set_stall_timeout(p->loop, c->xfer, c->stall_ms);
+    return c->id;
+fail:
+    hp_call_free(c);
+    return 0;
+}
+
+static void hp_reap(void *ud)
+{
+    hp_call *c = ud;
+    c->reap_timer = 0;
+    if (c->xfer)
+        ac_http_cancel(c->p->loop, c->xfer);
+    c->xfer = 0;
+    hp_call_free(c);
+}
+
+static void hp_cancel(ac_provider *base, uint64_t id)
+{
+    hp_provider *p = (hp_provider *)base;
+    hp_call *c = hp_lookup(p, id);
+    if (!c || c->cancelled)
+        return;
+    c->cancelled = 1;
+    if (hp_in_curl) {
+        /* libcurl refuses to remove a handle from inside its callbacks */
+        c->reap_timer = ac_loop_timer(p->loop, 0, hp_reap, c);
+        if (c->reap_timer)
+            return;
+        /* no memory for a timer: the write callback aborts the transfer and the call
+         * stays allocated until the provider is freed */
+        return;
+    }
+    if (c->xfer)
+        ac_http_cancel(p->loop, c->xfer);
+    c->xfer = 0;
+    hp_call_free(c);
+}
+
+static void hp_free(ac_provider *base)
+{
+    hp_provider *p = (hp_provider *)base;
+    if (!p)
+        return;
+    for (uint32_t i = 0; i < p->n_slots; i++) {
+        hp_call *c = p->slots[i];
+        if (!c)
+            continue;
+        if (c->reap_timer)
+            ac_loop_cancel_timer(p->loop, c->reap_timer);
+        if (c->xfer)
+            ac_http_cancel(p->loop, c->xfer);
+        c->xfer = 0;
+        hp_call_free(c);
+    }
+    free(p->slots);
+    free(p->free_slots);
+    curl_slist_free_all(p->headers);
+    if (p->key) {
+        volatile char *k = p->key;
+        for (size_t i = 0; k[i]; i++)
+            k[i] = 0;
+    }
+    free(p->key);
+    free(p->url);
+    free(p->model);
+    free(p);
+}
+
+static int hp_add_header(hp_provider *p, const char *line)
+{
+    struct curl_slist *n = curl_slist_append(p->headers, line);
+    if (!n)
+        return -1;
+    p->headers = n;
+    return 0;
+}
+
+ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config *cfg, char *err,
+                                  size_t errcap)
+{
+    const char *pname = kind == AC_PROVIDER_ANTHROPIC ? "Anthropic" : "OpenAI-compatible";
+    hp_provider *p = NULL;
+    char *line = NULL;
+    if (kind != AC_PROVIDER_OPENAI && kind != AC_PROVIDER_ANTHROPIC) {
+        snprintf(err, errcap, "unknown HTTP provider kind %d", kind);
+        return NULL;
+    }
+    if (!ac_engine_loop(e)) {
+        snprintf(err, errcap, "the %s provider needs an event loop", pname);
+        return NULL;
+    }
+    if (!cfg->model || !*cfg->model) {
+        snprintf(err, errcap, "the %s provider needs a model name (--model or AGENTC_MODEL)",
+                 pname);
+        return NULL;
+    }
+    const char *base = cfg->base_url && *cfg->base_url ? cfg->base_url : NULL;
+    const char *env = kind == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
+    if (!base && getenv(env) && *getenv(env))
+        base = getenv(env);
+    if (!base)
+        base = kind == AC_PROVIDER_ANTHROPIC ? HP_ANTHROPIC_DEFAULT_BASE : HP_OPENAI_DEFAULT_BASE;
+    if (strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0) {
+        snprintf(err, errcap, "bad %s base URL '%.200s': expected http:// or https://", pname,
+                 base);
+        return NULL;
+    }
+    if (ac_http_global_init() != 0) {
+        snprintf(err, errcap, "libcurl failed to initialize");
+        return NULL;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p)
+        goto nomem;
+    p->base.name = kind == AC_PROVIDER_ANTHROPIC ? "anthropic" : "openai";
+    p->base.start = hp_start;
+    p->base.cancel = hp_cancel;
+    p->base.free = hp_free;
+    p->e = e;
+    p->loop = ac_engine_loop(e);
+    p->kind = kind;
+    p->wire = kind == AC_PROVIDER_ANTHROPIC ? AC_WIRE_ANTHROPIC : AC_WIRE_OPENAI;
+    p->ev_started = ac_engine_event_index(e, "llm.started");
+    p->ev_delta = ac_engine_event_index(e, "llm.delta");
+    p->ev_completed = ac_engine_event_index(e, "llm.completed");
+    p->ev_failed = ac_engine_event_index(e, "llm.failed");
+    if (p->ev_started == AC_FSM_NONE || p->ev_delta == AC_FSM_NONE ||
+        p->ev_completed == AC_FSM_NONE || p->ev_failed == AC_FSM_NONE) {
+        snprintf(err, errcap,
+                 "the spec lacks the events llm.started, llm.delta, llm.completed and "
+                 "llm.failed the %s provider posts",
+                 pname);
+        goto fail;
+    }
+    size_t bl = strlen(base);
+    while (bl > 0 && base[bl - 1] == '/')
+        bl--;
+    const char *path = kind == AC_PROVIDER_ANTHROPIC ? "/v1/messages" : "/chat/completions";
+    size_t ul = bl + strlen(path) + 1;
+    if (!(p->url = malloc(ul)))
+        goto nomem;
+    memcpy(p->url, base, bl);
+    memcpy(p->url + bl, path, strlen(path) + 1);
+    if (!(p->model = hp_strdup(cfg->model)))
+        goto nomem;
+    if (cfg->api_key && *cfg->api_key && !(p->key = hp_strdup(cfg->api_key)))
+        goto nomem;
+    if (p->key && strpbrk(p->key, "\r\n")) {
+        snprintf(err, errcap, "the %s API key contains a line break", pname);
+        goto fail;
+    }
+    if (hp_add_header(p, "Content-Type: application/json") ||
+        hp_add_header(p, "Accept: text/event-stream") || hp_add_header(p, "Expect:"))
+        goto nomem;
+    if (p->key) {
+        size_t ll = strlen(p->key) + 32;
+        if (!(line = malloc(ll)))
+            goto nomem;
+        snprintf(line, ll, "%s%s", kind == AC_PROVIDER_ANTHROPIC ? "x-api-key: " : "Authorization: Bearer ",
+                 p->key);
+        int rc = hp_add_header(p, line);
+        memset(line, 0, ll);
+        free(line);
+        line = NULL;
+        if (rc)
+            goto nomem;
+    }
+    if (kind == AC_PROVIDER_ANTHROPIC &&
+        hp_add_header(p, "anthropic-version: " HP_ANTHROPIC_VERSION))
+        goto nomem;
+    for (const char *const *h = cfg->headers; h && *h; h++) {
+        /* the header is not quoted back: it may hold a credential */
+        if (!strchr(*h, ':') || **h == ':' || strpbrk(*h, "\r\n")) {
+            snprintf(err, errcap, "bad extra header #%d: expected 'Name: value' on one line",
+                     (int)(h - cfg->headers) + 1);
+            goto fail;
+        }
+        if (hp_add_header(p, *h))
+            goto nomem;
+    }
+    return &p->base;
+nomem:
+    snprintf(err, errcap, "out of memory");
+fail:
+    hp_free(p ? &p->base : NULL);
+    return NULL;
+}

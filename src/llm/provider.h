@@ -1,0 +1,44 @@
+/*
+ * provider.h - the interface between the llm_request effect and an LLM
+ * provider (scripted, OpenAI-compatible, Anthropic).
+ *
+ * A provider starts one call per session at a time. It reads the session's
+ * conversation to build its request, and reports only by posting events to
+ * the session: llm.started, llm.delta ({"kind": "text"|"reasoning"|
+ * "refusal"|"tool_call", "text", "index", "id", "name"}), then either
+ * llm.completed ({"content", "reasoning", "refusal", "tool_calls": [{"id",
+ * "name", "arguments"}], "finish_reason", "usage": {"input", "output"}}) or
+ * llm.failed ({"class", "status", "retryable", "retry_after_ms",
+ * "message"}). Cancel stops the call at once and posts nothing more.
+ */
+#ifndef AGENTC_LLM_PROVIDER_H
+#define AGENTC_LLM_PROVIDER_H
+
+#include <stdint.h>
+
+#include "agentc/agentc.h"
+
+typedef struct ac_llm_call_opts {
+    int64_t stall_timeout_ms;
+    int64_t connect_timeout_ms;
+} ac_llm_call_opts;
+
+typedef struct ac_provider ac_provider;
+struct ac_provider {
+    const char *name;
+    /* Returns a call id (nonzero) or 0 when the call could not start (then
+     * it has posted llm.failed itself, asynchronously). */
+    uint64_t (*start)(ac_provider *p, ac_session *s, const ac_llm_call_opts *opts);
+    void (*cancel)(ac_provider *p, uint64_t call);
+    void (*free)(ac_provider *p);
+};
+
+/* The scripted provider: turns from JSON Lines (see docs). NULL + err on a
+ * bad script. */
+ac_provider *ac_provider_script_new(ac_engine *e, const char *path, const char *text, int delay_ms,
+                                    char *err, size_t errcap);
+/* HTTP providers (src/llm/http_provider.c). */
+ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config *cfg, char *err,
+                                  size_t errcap);
+
+#endif

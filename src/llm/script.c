@@ -1,0 +1,298 @@
+/*
+ * script.c - the scripted LLM provider: assistant turns from JSON Lines,
+ * streamed as the same events a real provider posts (llm.started, deltas,
+ * llm.completed or llm.failed). Used by `agentc demo`, tests and
+ * deterministic runs; no network.
+ *
+ * One turn per line, every field optional:
+ *   {"content": "...", "reasoning": "...", "tool_calls": [{"id", "name",
+ *    "arguments"}], "finish_reason": "...", "usage": {"input", "output"},
+ *    "error": {"status": 503, "message": "...", "retryable": true,
+ *              "retry_after_ms": 10}}
+ * Each session walks the turns in order; a turn with "error" is consumed
+ * like any other. Running out of turns is a non-retryable failure.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/loop.h"
+#include "llm/provider.h"
+#include "session/session_int.h"
+
+#define SCRIPT_CHUNK 12 /* bytes of text per streamed delta */
+
+typedef struct script_call {
+    struct script_call *next;
+    uint64_t id;
+    ac_session *s;
+    json_t *steps; /* array of [event, payload] */
+    size_t step;
+    uint64_t timer;
+    int in_tick, cancelled;
+} script_call;
+
+typedef struct script_provider {
+    ac_provider base;
+    ac_engine *e;
+    json_t *turns;
+    int delay_ms;
+    uint64_t next_id;
+    script_call *calls;
+} script_provider;
+
+static void call_unlink_free(script_provider *p, script_call *c)
+{
+    for (script_call **pp = &p->calls; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    json_decref(c->steps);
+    free(c);
+}
+
+static void tick(void *ud);
+
+static void schedule(script_provider *p, script_call *c)
+{
+    c->timer = ac_loop_timer(ac_engine_loop(p->e), p->delay_ms, tick, c);
+}
+
+static script_provider *provider_of(script_call *c)
+{
+    return (script_provider *)ac_session_engine(c->s)->provider;
+}
+
+static void tick(void *ud)
+{
+    script_call *c = ud;
+    script_provider *p = provider_of(c);
+    c->timer = 0;
+    json_t *step = json_array_get(c->steps, c->step++);
+    if (!step) {
+        call_unlink_free(p, c);
+        return;
+    }
+    const char *ev = json_string_value(json_array_get(step, 0));
+    json_t *payload = json_incref(json_array_get(step, 1));
+    c->in_tick = 1;
+    ac_session_post(c->s, ev, payload, 0);
+    c->in_tick = 0;
+    if (c->cancelled || c->step >= json_array_size(c->steps)) {
+        call_unlink_free(p, c);
+        return;
+    }
+    schedule(p, c);
+}
+
+static void add_step(json_t *steps, const char *ev, json_t *payload)
+{
+    json_array_append_new(steps, json_pack("[s o]", ev, payload ? payload : json_object()));
+}
+
+static void add_text_deltas(json_t *steps, const char *kind, const char *text)
+{
+    size_t n = strlen(text);
+    for (size_t i = 0; i < n;) {
+        size_t k = n - i < SCRIPT_CHUNK ? n - i : SCRIPT_CHUNK;
+        /* do not split a UTF-8 sequence */
+        while (i + k < n && ((unsigned char)text[i + k] & 0xC0) == 0x80)
+            k++;
+        add_step(steps, "llm.delta", json_pack("{s:s, s:s%}", "kind", kind, "text", text + i, k));
+        i += k;
+    }
+}
+
+static uint64_t script_start(ac_provider *base, ac_session *s, const ac_llm_call_opts *opts)
+{
+    script_provider *p = (script_provider *)base;
+    (void)opts;
+    script_call *c = calloc(1, sizeof *c);
+    if (!c)
+        return 0;
+    c->s = s;
+    c->id = ++p->next_id;
+    c->steps = json_array();
+    size_t idx = (size_t)s->script_cursor++;
+    json_t *turn = json_array_get(p->turns, idx);
+    if (!turn) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the script has no more turns (all %zu used)",
+                 json_array_size(p->turns));
+        add_step(c->steps, "llm.failed",
+                 json_pack("{s:s, s:b, s:s}", "class", "script", "retryable", 0, "message", msg));
+    } else if (json_object_get(turn, "error")) {
+        json_t *err = json_object_get(turn, "error");
+        json_t *f = json_pack("{s:s, s:b, s:s}", "class", "http", "retryable",
+                              json_is_true(json_object_get(err, "retryable")), "message",
+                              json_string_value(json_object_get(err, "message"))
+                                  ? json_string_value(json_object_get(err, "message"))
+                                  : "scripted failure");
+        json_t *st = json_object_get(err, "status");
+        if (json_is_integer(st))
+            json_object_set(f, "status", st);
+        json_t *ra = json_object_get(err, "retry_after_ms");
+        if (json_is_integer(ra))
+            json_object_set(f, "retry_after_ms", ra);
+        if (json_is_string(json_object_get(err, "partial"))) {
+            add_step(c->steps, "llm.started", NULL);
+            add_text_deltas(c->steps, "text", json_string_value(json_object_get(err, "partial")));
+        }
+        add_step(c->steps, "llm.failed", f);
+    } else {
+        add_step(c->steps, "llm.started", NULL);
+        const char *reasoning = json_string_value(json_object_get(turn, "reasoning"));
+        const char *content = json_string_value(json_object_get(turn, "content"));
+        if (reasoning)
+            add_text_deltas(c->steps, "reasoning", reasoning);
+        if (content)
+            add_text_deltas(c->steps, "text", content);
+        json_t *calls = json_object_get(turn, "tool_calls");
+        json_t *out_calls = json_array();
+        size_t i;
+        json_t *tc;
+        json_array_foreach(calls, i, tc)
+        {
+            const char *id = json_string_value(json_object_get(tc, "id"));
+            const char *name = json_string_value(json_object_get(tc, "name"));
+            const char *args = json_string_value(json_object_get(tc, "arguments"));
+            char gen[32];
+            if (!id) {
+                snprintf(gen, sizeof gen, "call_%zu_%zu", idx + 1, i + 1);
+                id = gen;
+            }
+            add_step(c->steps, "llm.delta",
+                     json_pack("{s:s, s:i, s:s, s:s, s:s}", "kind", "tool_call", "index", (int)i,
+                               "id", id, "name", name ? name : "", "text", args ? args : ""));
+            json_array_append_new(out_calls, json_pack("{s:s, s:s, s:s}", "id", id, "name",
+                                                       name ? name : "", "arguments",
+                                                       args ? args : "{}"));
+        }
+        const char *finish = json_string_value(json_object_get(turn, "finish_reason"));
+        json_t *done = json_pack("{s:s, s:o, s:s}", "content", content ? content : "",
+                                 "tool_calls", out_calls, "finish_reason",
+                                 finish ? finish
+                                        : (json_array_size(out_calls) ? "tool_calls" : "stop"));
+        if (reasoning)
+            json_object_set_new(done, "reasoning", json_string(reasoning));
+        json_t *usage = json_object_get(turn, "usage");
+        if (usage)
+            json_object_set(done, "usage", usage);
+        add_step(c->steps, "llm.completed", done);
+    }
+    c->next = p->calls;
+    p->calls = c;
+    schedule(p, c);
+    return c->id;
+}
+
+static void script_cancel(ac_provider *base, uint64_t id)
+{
+    script_provider *p = (script_provider *)base;
+    for (script_call *c = p->calls; c; c = c->next)
+        if (c->id == id) {
+            if (c->timer)
+                ac_loop_cancel_timer(ac_engine_loop(p->e), c->timer);
+            c->timer = 0;
+            if (c->in_tick)
+                c->cancelled = 1;
+            else
+                call_unlink_free(p, c);
+            return;
+        }
+}
+
+static void script_free(ac_provider *base)
+{
+    script_provider *p = (script_provider *)base;
+    while (p->calls) {
+        if (p->calls->timer)
+            ac_loop_cancel_timer(ac_engine_loop(p->e), p->calls->timer);
+        call_unlink_free(p, p->calls);
+    }
+    json_decref(p->turns);
+    free(p);
+}
+
+ac_provider *ac_provider_script_new(ac_engine *e, const char *path, const char *text, int delay_ms,
+                                    char *err, size_t errcap)
+{
+    char *buf = NULL;
+    if (!text) {
+        if (!path) {
+            snprintf(err, errcap, "the script provider needs --script FILE");
+            return NULL;
+        }
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            snprintf(err, errcap, "cannot read script '%s': %s", path, strerror(errno));
+            return NULL;
+        }
+        size_t cap = 65536, len = 0, r;
+        buf = malloc(cap + 1);
+        while (buf && (r = fread(buf + len, 1, cap - len, f)) > 0) {
+            len += r;
+            if (len == cap) {
+                if (cap > ((size_t)256 << 20))
+                    break;
+                char *nb = realloc(buf, cap * 2 + 1);
+                if (!nb) {
+                    free(buf);
+                    buf = NULL;
+                    break;
+                }
+                buf = nb;
+                cap *= 2;
+            }
+        }
+        fclose(f);
+        if (!buf) {
+            snprintf(err, errcap, "out of memory reading '%s'", path);
+            return NULL;
+        }
+        buf[len] = 0;
+        text = buf;
+    }
+    json_t *turns = json_array();
+    const char *line = text;
+    int lineno = 0;
+    while (*line) {
+        lineno++;
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        size_t k = 0;
+        while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
+            k++;
+        if (k < n && line[k] != '#') {
+            json_error_t jerr;
+            json_t *t = json_loadb(line, n, 0, &jerr);
+            if (!json_is_object(t)) {
+                snprintf(err, errcap, "%s:%d:%d: %s", path ? path : "script", lineno,
+                         t ? 1 : jerr.column, t ? "a turn must be a JSON object" : jerr.text);
+                json_decref(t);
+                json_decref(turns);
+                free(buf);
+                return NULL;
+            }
+            json_array_append_new(turns, t);
+        }
+        line += n + (nl ? 1 : 0);
+    }
+    free(buf);
+    script_provider *p = calloc(1, sizeof *p);
+    if (!p) {
+        json_decref(turns);
+        snprintf(err, errcap, "out of memory");
+        return NULL;
+    }
+    p->base.name = "script";
+    p->base.start = script_start;
+    p->base.cancel = script_cancel;
+    p->base.free = script_free;
+    p->e = e;
+    p->turns = turns;
+    p->delay_ms = delay_ms < 0 ? 0 : delay_ms;
+    return &p->base;
+}

@@ -1,0 +1,385 @@
+/*
+ * engine.c - engines: the handler registry, binding a spec's handler names
+ * to C functions, params (defaults and overrides), and the provider.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent_fsm.h"
+#include "session_int.h"
+
+/* ---- registry ---- */
+
+static int reg_put(ac_registry *r, const char *name, int kind, ac_reg_entry *tmpl)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->v[i].kind == kind && strcmp(r->v[i].name, name) == 0) {
+            char *nm = r->v[i].name;
+            r->v[i] = *tmpl;
+            r->v[i].name = nm;
+            r->v[i].kind = kind;
+            return 0;
+        }
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 64;
+        ac_reg_entry *v = realloc(r->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        r->v = v;
+        r->cap = cap;
+    }
+    char *nm = strdup(name);
+    if (!nm)
+        return -1;
+    r->v[r->n] = *tmpl;
+    r->v[r->n].name = nm;
+    r->v[r->n].kind = kind;
+    r->n++;
+    return 0;
+}
+
+ac_registry *ac_registry_new(void)
+{
+    ac_registry *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    ac_builtin_handlers(r);
+    ac_effects_register(r);
+    return r;
+}
+
+void ac_registry_free(ac_registry *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        free(r->v[i].name);
+    free(r->v);
+    free(r);
+}
+
+int ac_registry_guard(ac_registry *r, const char *name, ac_guard_handler fn)
+{
+    ac_reg_entry e = {0};
+    e.guard = fn;
+    return fn ? reg_put(r, name, 0, &e) : -1;
+}
+
+int ac_registry_action(ac_registry *r, const char *name, ac_action_handler fn)
+{
+    ac_reg_entry e = {0};
+    e.action = fn;
+    return fn ? reg_put(r, name, 1, &e) : -1;
+}
+
+int ac_registry_effect(ac_registry *r, const char *name, ac_effect_start_handler start,
+                       ac_effect_stop_handler stop)
+{
+    ac_reg_entry e = {0};
+    e.start = start;
+    e.stop = stop;
+    return start && stop ? reg_put(r, name, 2, &e) : -1;
+}
+
+static const ac_reg_entry *reg_find(const ac_registry *r, int kind, const char *name)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->v[i].kind == kind && strcmp(r->v[i].name, name) == 0)
+            return &r->v[i];
+    return NULL;
+}
+
+/* ---- effects hook: resolves the use's params and calls the handler ---- */
+
+static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *ev)
+{
+    ac_engine *e = s->e;
+    const ac_fsm_effect_use *u = &e->t->effect_uses[use];
+    if (!e->loop)
+        return; /* replay: no I/O */
+    if (!start) {
+        e->e_stop[u->effect](s);
+        return;
+    }
+    ac_param_value args[32];
+    const uint16_t *l = e->t->lists + u->args;
+    size_t n = l[0] < 32 ? l[0] : 32;
+    for (size_t i = 0; i < n; i++)
+        args[i] = e->params[l[1 + i]];
+    e->e_start[u->effect](s, args, n, ev);
+}
+
+/* ---- params ---- */
+
+static int parse_duration(const char *v, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (errno || end == v || n < 0)
+        return -1;
+    int64_t mult;
+    if (strcmp(end, "ms") == 0)
+        mult = 1;
+    else if (strcmp(end, "s") == 0)
+        mult = 1000;
+    else if (strcmp(end, "m") == 0)
+        mult = 60000;
+    else if (strcmp(end, "h") == 0)
+        mult = 3600000;
+    else
+        return -1;
+    if (n > INT64_MAX / mult)
+        return -1;
+    *out = n * mult;
+    return 0;
+}
+
+static int apply_override(ac_engine *e, const char *kv, char *err, size_t errcap)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv) {
+        snprintf(err, errcap, "bad --param '%s': expected NAME=VALUE", kv);
+        return -1;
+    }
+    size_t nl = (size_t)(eq - kv);
+    const char *v = eq + 1;
+    for (uint16_t i = 0; i < e->t->n_params; i++) {
+        ac_param_value *p = &e->params[i];
+        if (strlen(p->name) != nl || strncmp(p->name, kv, nl) != 0)
+            continue;
+        if (p->type == AC_PARAM_STRING) {
+            char *dup = strdup(v);
+            if (!dup)
+                return -1;
+            free(e->param_strings[i]);
+            e->param_strings[i] = dup;
+            p->sval = dup;
+        } else if (p->type == AC_PARAM_DURATION) {
+            if (parse_duration(v, &p->ival) < 0) {
+                snprintf(err, errcap,
+                         "bad --param %s=%s: '%s' is a duration (for example 500ms, 10s, 10m, 1h)",
+                         p->name, v, p->name);
+                return -1;
+            }
+        } else {
+            char *end;
+            errno = 0;
+            long long n = strtoll(v, &end, 10);
+            if (errno || end == v || *end) {
+                snprintf(err, errcap, "bad --param %s=%s: '%s' is an integer", p->name, v,
+                         p->name);
+                return -1;
+            }
+            p->ival = n;
+        }
+        json_object_set_new(e->param_overrides, p->name, json_string(v));
+        return 0;
+    }
+    snprintf(err, errcap, "unknown param '%.*s' (the spec's params:", (int)nl, kv);
+    size_t o = strlen(err);
+    for (uint16_t i = 0; i < e->t->n_params && o < errcap; i++) {
+        int k = snprintf(err + o, errcap - o, " %s", e->t->params[i].name);
+        if (k < 0)
+            break;
+        o += (size_t)k;
+    }
+    if (o < errcap)
+        snprintf(err + o, errcap - o, ")");
+    return -1;
+}
+
+const ac_param_value *ac_engine_param(const ac_engine *e, const char *name)
+{
+    for (uint16_t i = 0; i < e->t->n_params; i++)
+        if (strcmp(e->params[i].name, name) == 0)
+            return &e->params[i];
+    return NULL;
+}
+
+int64_t ac_engine_param_int(const ac_engine *e, const char *name, int64_t def)
+{
+    const ac_param_value *p = ac_engine_param(e, name);
+    return p && p->type != AC_PARAM_STRING ? p->ival : def;
+}
+
+const char *ac_engine_param_str(const ac_engine *e, const char *name, const char *def)
+{
+    const ac_param_value *p = ac_engine_param(e, name);
+    return p && p->type == AC_PARAM_STRING ? p->sval : def;
+}
+
+uint16_t ac_engine_event_index(const ac_engine *e, const char *name)
+{
+    for (uint16_t i = 1; i < e->t->n_events; i++)
+        if (strcmp(e->t->event_names[i], name) == 0)
+            return i;
+    return AC_FSM_NONE;
+}
+
+uint64_t ac_engine_rand(ac_engine *e)
+{
+    /* xorshift64*: jitter only, never part of session data */
+    uint64_t x = e->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    e->rng = x;
+    return x * 2685821657736338717ull;
+}
+
+const ac_fsm_tables *ac_engine_tables(const ac_engine *e)
+{
+    return e->t;
+}
+
+ac_loop *ac_engine_loop(const ac_engine *e)
+{
+    return e->loop;
+}
+
+ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
+{
+    ac_engine *e = calloc(1, sizeof *e);
+    ac_registry *own_reg = NULL;
+    if (!e) {
+        snprintf(err, errcap, "out of memory");
+        return NULL;
+    }
+    e->t = cfg->tables ? cfg->tables : &agent_fsm;
+    e->loop = cfg->loop;
+    if (cfg->output) {
+        e->out = *cfg->output;
+        e->has_output = 1;
+    }
+    e->rng = cfg->seed ? cfg->seed : (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull + 1;
+    const ac_fsm_tables *t = e->t;
+    const ac_registry *reg = cfg->registry;
+    if (!reg)
+        reg = own_reg = ac_registry_new();
+    e->guards = calloc(t->n_guards + 1u, sizeof *e->guards);
+    e->actions = calloc(t->n_actions + 1u, sizeof *e->actions);
+    e->e_start = calloc(t->n_effects + 1u, sizeof *e->e_start);
+    e->e_stop = calloc(t->n_effects + 1u, sizeof *e->e_stop);
+    e->arrival = calloc(t->n_states + 1u, sizeof *e->arrival);
+    e->params = calloc(t->n_params + 1u, sizeof *e->params);
+    e->param_strings = calloc(t->n_params + 1u, sizeof *e->param_strings);
+    e->param_overrides = json_object();
+    if (!reg || !e->guards || !e->actions || !e->e_start || !e->e_stop || !e->arrival ||
+        !e->params || !e->param_strings || !e->param_overrides) {
+        snprintf(err, errcap, "out of memory");
+        goto fail;
+    }
+    if (t->n_effects > AC_MAX_EFFECTS) {
+        snprintf(err, errcap, "the spec declares %u effects (the limit is %d)", t->n_effects,
+                 AC_MAX_EFFECTS);
+        goto fail;
+    }
+    /* bind every handler name; collect all missing names in one message */
+    {
+        char missing[1024];
+        size_t mo = 0, nmiss = 0;
+        missing[0] = 0;
+        static const char *const kinds[3] = {"guard", "action", "effect"};
+        for (int k = 0; k < 3; k++) {
+            uint16_t n = k == 0 ? t->n_guards : k == 1 ? t->n_actions : t->n_effects;
+            const char *const *names =
+                k == 0 ? t->guard_names : k == 1 ? t->action_names : t->effect_names;
+            for (uint16_t i = 0; i < n; i++) {
+                const ac_reg_entry *r = reg_find(reg, k, names[i]);
+                if (!r) {
+                    nmiss++;
+                    if (mo < sizeof missing) {
+                        int w = snprintf(missing + mo, sizeof missing - mo, "%s%s %s",
+                                         mo ? ", " : "", kinds[k], names[i]);
+                        if (w > 0)
+                            mo += (size_t)w;
+                    }
+                    continue;
+                }
+                if (k == 0)
+                    e->guards[i] = r->guard;
+                else if (k == 1)
+                    e->actions[i] = r->action;
+                else {
+                    e->e_start[i] = r->start;
+                    e->e_stop[i] = r->stop;
+                }
+            }
+        }
+        if (nmiss) {
+            snprintf(err, errcap, "the spec %s names %zu handler%s this program lacks: %s",
+                     t->spec_path, nmiss, nmiss == 1 ? "" : "s", missing);
+            goto fail;
+        }
+    }
+    ac_fsm_arrival_events(t, e->arrival);
+    e->binding.t = t;
+    e->binding.guards = e->guards;
+    e->binding.actions = e->actions;
+    e->binding.effect = effect_hook;
+    e->binding.arrival_event = e->arrival;
+    for (uint16_t i = 0; i < t->n_params; i++) {
+        e->params[i].name = t->params[i].name;
+        e->params[i].type = t->params[i].type;
+        e->params[i].ival = t->params[i].ival;
+        e->params[i].sval = t->params[i].sval;
+    }
+    for (const char *const *p = cfg->params; p && *p; p++)
+        if (apply_override(e, *p, err, errcap) < 0)
+            goto fail;
+    e->ev_spawn = ac_engine_event_index(e, "spawn");
+    e->ev_user_message = ac_engine_event_index(e, "user_message");
+    e->ev_cancel = ac_engine_event_index(e, "cancel");
+    e->ev_tool_completed = ac_engine_event_index(e, "tool.completed");
+    e->ev_timer_fired = ac_engine_event_index(e, "timer.fired");
+    e->ev_llm_delta = ac_engine_event_index(e, "llm.delta");
+    e->ev_inactivity = ac_engine_event_index(e, "inactivity_timeout");
+    e->ev_compaction_done = ac_engine_event_index(e, "compaction.done");
+    e->ev_compaction_failed = ac_engine_event_index(e, "compaction.failed");
+    e->ev_ctx_expanded = ac_engine_event_index(e, "context.expanded");
+    e->ev_ctx_loaded = ac_engine_event_index(e, "context.loaded");
+    if (cfg->system_prompt && !(e->system_prompt = strdup(cfg->system_prompt))) {
+        snprintf(err, errcap, "out of memory");
+        goto fail;
+    }
+    if (e->loop) {
+        if (cfg->provider == AC_PROVIDER_SCRIPT)
+            e->provider = ac_provider_script_new(e, cfg->script_path, cfg->script_text,
+                                                 cfg->script_delay_ms, err, errcap);
+        else
+            e->provider = ac_provider_http_new(e, cfg->provider, cfg, err, errcap);
+        if (!e->provider)
+            goto fail;
+    }
+    ac_registry_free(own_reg);
+    return e;
+fail:
+    ac_registry_free(own_reg);
+    ac_engine_free(e);
+    return NULL;
+}
+
+void ac_engine_free(ac_engine *e)
+{
+    if (!e)
+        return;
+    if (e->provider)
+        e->provider->free(e->provider);
+    ac_tools_free_all(e);
+    free(e->guards);
+    free(e->actions);
+    free(e->e_start);
+    free(e->e_stop);
+    free(e->arrival);
+    if (e->param_strings)
+        for (uint16_t i = 0; i < e->t->n_params; i++)
+            free(e->param_strings[i]);
+    free(e->param_strings);
+    free(e->params);
+    json_decref(e->param_overrides);
+    free(e->system_prompt);
+    free(e);
+}

@@ -1,0 +1,425 @@
+/*
+ * handlers.c - the built-in guards and actions of spec/agent.fsm.
+ *
+ * They read and change session data only, taking time from the event and
+ * data from its payload: no I/O, no clock, no randomness. That is what
+ * makes a journal replay to the same session.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "session_int.h"
+
+void ac_session_set_status(ac_session *s, const char *status);
+void ac_session_set_answer(ac_session *s, const char *answer);
+void ac_session_set_error(ac_session *s, const char *error);
+
+static json_t *data(const ac_event *ev)
+{
+    return (json_t *)ev->data;
+}
+
+static const char *dstr(const ac_event *ev, const char *key)
+{
+    json_t *v = ev->data ? json_object_get(data(ev), key) : NULL;
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static const ac_message *last_message(ac_session *s)
+{
+    size_t n = ac_conv_message_count(s->conv);
+    return n ? ac_conv_message(s->conv, n - 1) : NULL;
+}
+
+static void output_finished(ac_session *s)
+{
+    if (s->e->has_output && s->e->out.finished)
+        s->e->out.finished(s->e->out.ud, s);
+}
+
+/* ---------------- guards ---------------- */
+
+static bool g_turn_unfinished(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    const ac_message *m = last_message(s);
+    return m && (m->role == AC_ROLE_USER || m->role == AC_ROLE_TOOL ||
+                 (m->role == AC_ROLE_ASSISTANT && m->n_tool_calls > 0));
+}
+
+static bool g_has_queued_message(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    return json_array_size(s->queued) > 0;
+}
+
+static bool g_iterations_left(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    return ac_conv_iteration(s->conv) < ac_engine_param_int(s->e, "max_iterations", 10);
+}
+
+static bool g_needs_compaction(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    if (s->compacted_this_plan)
+        return false;
+    int64_t threshold = ac_engine_param_int(s->e, "compact_threshold", 0);
+    return threshold > 0 && (int64_t)ac_session_estimate_tokens(s) > threshold;
+}
+
+static bool g_turn_complete(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    const ac_message *m = last_message(s);
+    return m && m->role == AC_ROLE_ASSISTANT && m->n_tool_calls == 0;
+}
+
+static bool g_retryable(ac_session *s, const ac_event *ev)
+{
+    (void)s;
+    json_t *v = ev->data ? json_object_get(data(ev), "retryable") : NULL;
+    return json_is_true(v);
+}
+
+static bool g_retries_left(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    return ac_conv_retries(s->conv) < ac_engine_param_int(s->e, "max_retries", 3);
+}
+
+static bool g_has_tool_calls(ac_session *s, const ac_event *ev)
+{
+    (void)s;
+    json_t *v = ev->data ? json_object_get(data(ev), "tool_calls") : NULL;
+    return json_array_size(v) > 0;
+}
+
+/* True when this event answers the last call still pending in the iteration. */
+static bool g_last_tool_result(ac_session *s, const ac_event *ev)
+{
+    const char *id = dstr(ev, "id");
+    if (!id)
+        return false;
+    const ac_tool_call *c = ac_conv_tool_call(s->conv, id);
+    return c && c->state == AC_CALL_NONE && ac_conv_iter_pending(s->conv) == 1;
+}
+
+/* ---------------- actions ---------------- */
+
+static void a_init_session(ac_session *s, const ac_event *ev)
+{
+    const char *sys = dstr(ev, "system");
+    if (sys && *sys)
+        ac_conv_add_message(s->conv, AC_ROLE_SYSTEM, sys, ev->time_ms);
+    json_t *tools = ev->data ? json_object_get(data(ev), "tools") : NULL;
+    size_t i;
+    json_t *t;
+    json_array_foreach(tools, i, t)
+    {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        const char *desc = json_string_value(json_object_get(t, "description"));
+        json_t *params = json_object_get(t, "parameters");
+        char *schema = params ? json_dumps(params, JSON_COMPACT) : NULL;
+        if (name)
+            ac_conv_add_tool_def(s->conv, name, desc ? desc : "",
+                                 schema ? schema : "{\"type\":\"object\"}");
+        free(schema);
+    }
+    ac_conv_set_window(s->conv, (size_t)ac_engine_param_int(s->e, "context_window", 0));
+    ac_session_set_status(s, "idle");
+}
+
+static void a_append_user_message(ac_session *s, const ac_event *ev)
+{
+    const char *text = dstr(ev, "text");
+    ac_conv_add_message(s->conv, AC_ROLE_USER, text ? text : "", ev->time_ms);
+    ac_session_set_status(s, "running");
+    ac_session_set_error(s, NULL);
+}
+
+static void a_queue_user_message(ac_session *s, const ac_event *ev)
+{
+    const char *text = dstr(ev, "text");
+    json_array_append_new(s->queued, json_pack("{s:s, s:I}", "text", text ? text : "", "t",
+                                               (json_int_t)ev->time_ms));
+}
+
+static void a_take_queued_message(ac_session *s, const ac_event *ev)
+{
+    json_t *q = json_array_get(s->queued, 0);
+    if (!q)
+        return;
+    const char *text = json_string_value(json_object_get(q, "text"));
+    ac_conv_add_message(s->conv, AC_ROLE_USER, text ? text : "", ev->time_ms);
+    json_array_remove(s->queued, 0);
+    ac_session_set_status(s, "running");
+}
+
+static void a_finish_interaction(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    ac_session_set_status(s, "idle");
+    output_finished(s);
+}
+
+static void a_record_failure(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    ac_session_set_status(s, "failed");
+    if (!s->error)
+        ac_session_set_error(s, "the agent failed");
+    output_finished(s);
+}
+
+static void a_cancel_session(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    ac_session_set_status(s, "cancelled");
+    output_finished(s);
+}
+
+static void a_touch(ac_session *s, const ac_event *ev)
+{
+    (void)s;
+    (void)ev;
+}
+
+static void a_start_loop(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    ac_conv_set_iteration(s->conv, 0);
+    s->compacted_this_plan = 0;
+}
+
+static void a_begin_iteration(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    ac_conv_next_iteration(s->conv);
+    ac_conv_set_retries(s->conv, 0);
+    s->compacted_this_plan = 0;
+}
+
+static void a_fail_budget(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    char msg[160];
+    snprintf(msg, sizeof msg, "no final answer after max_iterations (%lld) LLM calls",
+             (long long)ac_engine_param_int(s->e, "max_iterations", 10));
+    ac_session_set_error(s, msg);
+}
+
+static void a_fail_process(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    if (!s->error)
+        ac_session_set_error(s, "the LLM call failed");
+}
+
+static void a_finish_answer(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    const ac_message *m = last_message(s);
+    ac_session_set_answer(s, m ? m->content : "");
+}
+
+static void a_apply_compaction(ac_session *s, const ac_event *ev)
+{
+    size_t before = 0, after = 0;
+    ac_compact_apply(s, data(ev), ev->time_ms, &before, &after);
+    s->compacted_this_plan = 1;
+    if (s->e->has_output && s->e->out.compacted)
+        s->e->out.compacted(s->e->out.ud, s, dstr(ev, "strategy"), before, after);
+}
+
+static void a_skip_compaction(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    s->compacted_this_plan = 1;
+}
+
+static void partial_reset(ac_session *s)
+{
+    s->partial_len = 0;
+    if (s->partial)
+        s->partial[0] = 0;
+}
+
+static void a_begin_call(ac_session *s, const ac_event *ev)
+{
+    ac_conv_set_last_llm_call_ms(s->conv, ev->time_ms);
+    partial_reset(s);
+}
+
+static void a_mark_streaming(ac_session *s, const ac_event *ev)
+{
+    (void)s;
+    (void)ev;
+}
+
+static void a_append_delta(ac_session *s, const ac_event *ev)
+{
+    const char *kind = dstr(ev, "kind");
+    const char *text = dstr(ev, "text");
+    if (!kind || !text)
+        return;
+    size_t n = strlen(text);
+    if (strcmp(kind, "text") == 0) {
+        if (s->partial_len + n + 1 > s->partial_cap) {
+            size_t cap = s->partial_cap ? s->partial_cap : 256;
+            while (cap < s->partial_len + n + 1)
+                cap *= 2;
+            char *p = realloc(s->partial, cap);
+            if (!p)
+                return;
+            s->partial = p;
+            s->partial_cap = cap;
+        }
+        memcpy(s->partial + s->partial_len, text, n + 1);
+        s->partial_len += n;
+        if (s->e->has_output && s->e->out.text)
+            s->e->out.text(s->e->out.ud, s, text, n);
+    } else if (strcmp(kind, "reasoning") == 0) {
+        if (s->e->has_output && s->e->out.reasoning)
+            s->e->out.reasoning(s->e->out.ud, s, text, n);
+    }
+}
+
+static void a_discard_partial(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    if (s->partial_len && s->e->has_output && s->e->out.discarded)
+        s->e->out.discarded(s->e->out.ud, s, s->partial_len);
+    partial_reset(s);
+}
+
+static void a_record_llm_error(ac_session *s, const ac_event *ev)
+{
+    const char *msg = dstr(ev, "message");
+    ac_session_set_error(s, msg ? msg : "the LLM call failed");
+}
+
+static void a_record_assistant(ac_session *s, const ac_event *ev)
+{
+    json_t *d = data(ev);
+    json_t *calls = json_object_get(d, "tool_calls");
+    size_t n = json_array_size(calls);
+    ac_tool_call_in *in = n ? calloc(n, sizeof *in) : NULL;
+    for (size_t i = 0; i < n && in; i++) {
+        json_t *c = json_array_get(calls, i);
+        in[i].id = json_string_value(json_object_get(c, "id"));
+        in[i].name = json_string_value(json_object_get(c, "name"));
+        in[i].arguments = json_string_value(json_object_get(c, "arguments"));
+        if (!in[i].name)
+            in[i].name = "";
+        in[i].internal = json_is_true(json_object_get(c, "internal"));
+    }
+    const char *content = dstr(ev, "content");
+    const char *refusal = dstr(ev, "refusal");
+    if ((!content || !*content) && refusal)
+        content = refusal;
+    ac_conv_add_assistant(s->conv, content ? content : "", dstr(ev, "reasoning"), in, in ? n : 0,
+                          ev->time_ms);
+    free(in);
+    json_t *usage = json_object_get(d, "usage");
+    if (usage)
+        ac_conv_add_usage(s->conv, json_integer_value(json_object_get(usage, "input")),
+                          json_integer_value(json_object_get(usage, "output")));
+    partial_reset(s);
+}
+
+static void a_record_tool_result(ac_session *s, const ac_event *ev)
+{
+    const char *id = dstr(ev, "id");
+    const char *content = dstr(ev, "content");
+    int ok = json_is_true(json_object_get(data(ev), "ok"));
+    if (!id)
+        return;
+    const ac_tool_call *c = ac_conv_tool_call(s->conv, id);
+    ac_conv_set_tool_result(s->conv, id, ok, content ? content : "", ev->time_ms);
+    if (c && s->e->has_output && s->e->out.tool_end)
+        s->e->out.tool_end(s->e->out.ud, s, id, c->name, ok, content ? content : "",
+                           json_integer_value(json_object_get(data(ev), "duration_ms")));
+}
+
+/* Internal tools: the result text is prepared by the effect (it is in the
+ * event), and the context change is applied here. */
+static void a_expand_context(ac_session *s, const ac_event *ev)
+{
+    json_t *d = data(ev);
+    size_t by = (size_t)json_integer_value(json_object_get(d, "by"));
+    size_t w = ac_conv_window(s->conv);
+    if (w != 0)
+        ac_conv_set_window(s->conv, w + by);
+    a_record_tool_result(s, ev);
+}
+
+static void a_load_context(ac_session *s, const ac_event *ev)
+{
+    json_t *ids = json_object_get(data(ev), "restore");
+    size_t i;
+    json_t *v;
+    json_array_foreach(ids, i, v)
+    {
+        size_t mi = ac_conv_find_message(s->conv, json_string_value(v));
+        if (mi != (size_t)-1)
+            ac_conv_restore_tool_result(s->conv, mi, ev->time_ms);
+    }
+    a_record_tool_result(s, ev);
+}
+
+static void a_count_retry(ac_session *s, const ac_event *ev)
+{
+    ac_conv_set_retries(s->conv, ac_conv_retries(s->conv) + 1);
+    const char *msg = dstr(ev, "message");
+    if (s->e->has_output && s->e->out.retry) {
+        json_t *ra = ev->data ? json_object_get(data(ev), "retry_after_ms") : NULL;
+        int64_t initial = ac_engine_param_int(s->e, "backoff_initial", 1000);
+        int64_t delay = initial << (ac_conv_retries(s->conv) - 1 < 20 ? ac_conv_retries(s->conv) - 1 : 20);
+        int64_t max = ac_engine_param_int(s->e, "backoff_max", 10000);
+        if (json_is_integer(ra))
+            delay = json_integer_value(ra);
+        if (delay > max)
+            delay = max;
+        s->e->out.retry(s->e->out.ud, s, (int)ac_conv_retries(s->conv), delay,
+                        msg ? msg : "retryable failure");
+    }
+}
+
+void ac_builtin_handlers(ac_registry *r)
+{
+    ac_registry_guard(r, "turn_unfinished", g_turn_unfinished);
+    ac_registry_guard(r, "has_queued_message", g_has_queued_message);
+    ac_registry_guard(r, "iterations_left", g_iterations_left);
+    ac_registry_guard(r, "needs_compaction", g_needs_compaction);
+    ac_registry_guard(r, "turn_complete", g_turn_complete);
+    ac_registry_guard(r, "retryable", g_retryable);
+    ac_registry_guard(r, "retries_left", g_retries_left);
+    ac_registry_guard(r, "has_tool_calls", g_has_tool_calls);
+    ac_registry_guard(r, "last_tool_result", g_last_tool_result);
+    ac_registry_action(r, "init_session", a_init_session);
+    ac_registry_action(r, "append_user_message", a_append_user_message);
+    ac_registry_action(r, "queue_user_message", a_queue_user_message);
+    ac_registry_action(r, "take_queued_message", a_take_queued_message);
+    ac_registry_action(r, "finish_interaction", a_finish_interaction);
+    ac_registry_action(r, "record_failure", a_record_failure);
+    ac_registry_action(r, "cancel_session", a_cancel_session);
+    ac_registry_action(r, "touch", a_touch);
+    ac_registry_action(r, "start_loop", a_start_loop);
+    ac_registry_action(r, "begin_iteration", a_begin_iteration);
+    ac_registry_action(r, "fail_budget", a_fail_budget);
+    ac_registry_action(r, "fail_process", a_fail_process);
+    ac_registry_action(r, "finish_answer", a_finish_answer);
+    ac_registry_action(r, "apply_compaction", a_apply_compaction);
+    ac_registry_action(r, "skip_compaction", a_skip_compaction);
+    ac_registry_action(r, "begin_call", a_begin_call);
+    ac_registry_action(r, "mark_streaming", a_mark_streaming);
+    ac_registry_action(r, "append_delta", a_append_delta);
+    ac_registry_action(r, "discard_partial", a_discard_partial);
+    ac_registry_action(r, "record_llm_error", a_record_llm_error);
+    ac_registry_action(r, "record_assistant", a_record_assistant);
+    ac_registry_action(r, "record_tool_result", a_record_tool_result);
+    ac_registry_action(r, "expand_context", a_expand_context);
+    ac_registry_action(r, "load_context", a_load_context);
+    ac_registry_action(r, "count_retry", a_count_retry);
+}

@@ -1,0 +1,20 @@
+# The runtime: dispatcher (src/fsm), engine and sessions (src/session), the
+# built-in tables generated from spec/agent.fsm, and the scripted provider.
+agentc_generate(TARGET agentc_spec_tables SPEC spec/agent.fsm)
+add_library(agentc_runtime STATIC
+  ${CMAKE_SOURCE_DIR}/src/fsm/dispatch.c
+  ${CMAKE_SOURCE_DIR}/src/session/engine.c
+  ${CMAKE_SOURCE_DIR}/src/session/session.c
+  ${CMAKE_SOURCE_DIR}/src/session/handlers.c
+  ${CMAKE_SOURCE_DIR}/src/session/effects.c
+  ${CMAKE_SOURCE_DIR}/src/session/tools_run.c
+  ${CMAKE_SOURCE_DIR}/src/session/compact_effect.c
+  ${CMAKE_SOURCE_DIR}/src/llm/script.c)
+target_include_directories(agentc_runtime PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(agentc_runtime PUBLIC agentc_spec_tables agentc_context agentc_tools_base agentc_io
+  PkgConfig::JANSSON PkgConfig::CURL Threads::Threads)
+if(TARGET agentc_llm_http)
+  target_link_libraries(agentc_runtime PUBLIC agentc_llm_http)
+else()
+  target_sources(agentc_runtime PRIVATE ${CMAKE_SOURCE_DIR}/src/llm/http_missing.c)
+endif()

@@ -1,0 +1,525 @@
+/*
+ * tools_run.c - tools and the run_tools effect.
+ *
+ * Tools come from tool files (child processes: arguments on stdin, result
+ * on stdout), built-ins (builtin:calculator, builtin:clock) and C callbacks
+ * registered by embedders. The effect runs the pending calls of the current
+ * turn concurrently (at most max_parallel_tools at once), validates
+ * arguments against the tool's JSON Schema before anything runs, and posts
+ * one tool.completed per call; results are matched to call ids, and the
+ * request builder sends them back in the order the model issued the calls.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "io/proc.h"
+#include "session_int.h"
+#include "tools/calculator.h"
+#include "tools/schema.h"
+#define ac_tool_def ac_toolfile_tool
+#include "tools/toolfile.h"
+#undef ac_tool_def
+
+enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK };
+
+struct ac_tool {
+    int kind;
+    char *name, *description;
+    json_t *parameters;
+    ac_schema *schema;
+    char **argv;
+    int64_t timeout_ms;
+    size_t max_output;
+    ac_tool_fn fn;
+    void *ud;
+};
+
+static void tool_free(ac_tool *t)
+{
+    if (!t)
+        return;
+    free(t->name);
+    free(t->description);
+    json_decref(t->parameters);
+    ac_schema_free(t->schema);
+    if (t->argv)
+        for (char **a = t->argv; *a; a++)
+            free(*a);
+    free(t->argv);
+    free(t);
+}
+
+void ac_tools_free_all(ac_engine *e)
+{
+    for (size_t i = 0; i < e->n_tools; i++)
+        tool_free(e->tools[i]);
+    free(e->tools);
+    e->tools = NULL;
+    e->n_tools = e->cap_tools = 0;
+}
+
+static const ac_tool *find_tool(const ac_engine *e, const char *name)
+{
+    for (size_t i = 0; i < e->n_tools; i++)
+        if (strcmp(e->tools[i]->name, name) == 0)
+            return e->tools[i];
+    return NULL;
+}
+
+static int add_tool(ac_engine *e, ac_tool *t, char *err, size_t errcap)
+{
+    if (find_tool(e, t->name)) {
+        snprintf(err, errcap, "tool '%s' is defined twice", t->name);
+        tool_free(t);
+        return -1;
+    }
+    if (e->n_tools == e->cap_tools) {
+        size_t cap = e->cap_tools ? e->cap_tools * 2 : 8;
+        ac_tool **v = realloc(e->tools, cap * sizeof *v);
+        if (!v) {
+            tool_free(t);
+            snprintf(err, errcap, "out of memory");
+            return -1;
+        }
+        e->tools = v;
+        e->cap_tools = cap;
+    }
+    e->tools[e->n_tools++] = t;
+    return 0;
+}
+
+static ac_tool *new_tool(int kind, const char *name, const char *desc, const char *schema,
+                         char *err, size_t errcap)
+{
+    ac_tool *t = calloc(1, sizeof *t);
+    json_error_t jerr;
+    if (!t)
+        return NULL;
+    t->kind = kind;
+    t->name = strdup(name);
+    t->description = strdup(desc ? desc : "");
+    t->parameters = json_loads(schema ? schema : "{\"type\":\"object\"}", 0, &jerr);
+    if (!t->parameters) {
+        snprintf(err, errcap, "tool '%s': schema is not JSON: %s", name, jerr.text);
+        tool_free(t);
+        return NULL;
+    }
+    t->schema = ac_schema_compile(t->parameters, err, errcap);
+    if (!t->schema || !t->name || !t->description) {
+        tool_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int ac_engine_add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
+{
+    if (strcmp(spec, "builtin:calculator") == 0) {
+        ac_tool *t = new_tool(
+            TK_CALC, "calculator",
+            "Evaluates an arithmetic expression exactly: + - * / %, parentheses, decimals, "
+            "unary minus. Use it for any arithmetic.",
+            "{\"type\":\"object\",\"properties\":{\"expression\":{\"type\":\"string\","
+            "\"description\":\"for example (17 * 23) + 0.5\"}},\"required\":[\"expression\"],"
+            "\"additionalProperties\":false}",
+            err, errcap);
+        return t ? add_tool(e, t, err, errcap) : -1;
+    }
+    if (strcmp(spec, "builtin:clock") == 0) {
+        ac_tool *t = new_tool(TK_CLOCK, "clock",
+                              "Returns the current date and time (UTC, ISO 8601) and the Unix "
+                              "time in milliseconds.",
+                              "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+                              err, errcap);
+        return t ? add_tool(e, t, err, errcap) : -1;
+    }
+    if (strncmp(spec, "builtin:", 8) == 0) {
+        snprintf(err, errcap, "unknown built-in tool '%s' (builtin:calculator, builtin:clock)",
+                 spec);
+        return -1;
+    }
+    ac_toolfile *tf = ac_toolfile_load(spec, err, errcap);
+    if (!tf)
+        return -1;
+    for (size_t i = 0; i < tf->n; i++) {
+        const ac_toolfile_tool *d = &tf->tools[i];
+        char *schema = json_dumps(d->parameters, JSON_COMPACT);
+        ac_tool *t = new_tool(TK_EXTERNAL, d->name, d->description, schema, err, errcap);
+        free(schema);
+        if (!t) {
+            ac_toolfile_free(tf);
+            return -1;
+        }
+        t->argv = calloc(d->argc + 1, sizeof *t->argv);
+        for (size_t k = 0; t->argv && k < d->argc; k++)
+            t->argv[k] = strdup(d->argv[k]);
+        t->timeout_ms = d->timeout_ms;
+        t->max_output = d->max_output;
+        if (add_tool(e, t, err, errcap) < 0) {
+            ac_toolfile_free(tf);
+            return -1;
+        }
+    }
+    ac_toolfile_free(tf);
+    return 0;
+}
+
+int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *description,
+                                const char *schema_json, ac_tool_fn fn, void *ud, char *err,
+                                size_t errcap)
+{
+    if (!name || !*name || !fn) {
+        snprintf(err, errcap, "a callback tool needs a name and a function");
+        return -1;
+    }
+    ac_tool *t = new_tool(TK_CALLBACK, name, description, schema_json, err, errcap);
+    if (!t)
+        return -1;
+    t->fn = fn;
+    t->ud = ud;
+    return add_tool(e, t, err, errcap);
+}
+
+void ac_tools_add_defs(ac_engine *e, json_t *arr)
+{
+    for (size_t i = 0; i < e->n_tools; i++)
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:O}", "name", e->tools[i]->name,
+                                             "description", e->tools[i]->description,
+                                             "parameters", e->tools[i]->parameters));
+}
+
+/* ---- the run_tools effect ---- */
+
+struct ac_tool_call_handle {
+    pthread_mutex_t mu;
+    int refs; /* the caller's and the run's */
+    int abandoned;
+    ac_loop *loop;
+    ac_session *s;
+    char *id;
+    int ok;
+    char *content;
+    struct slot *slot;
+};
+
+typedef struct slot {
+    char *id;
+    const ac_tool *tool;
+    uint64_t proc;
+    uint64_t timer;
+    ac_tool_call_handle *cb;
+    int64_t started_ms;
+    int ok;
+    char *content;
+    int state; /* 0 waiting, 1 running, 2 done */
+    struct ac_tool_run *run;
+} slot;
+
+struct ac_tool_run {
+    ac_session *s;
+    slot *slots;
+    size_t n, next, running;
+    size_t max_parallel;
+};
+
+static void handle_release(ac_tool_call_handle *h)
+{
+    pthread_mutex_lock(&h->mu);
+    int left = --h->refs;
+    pthread_mutex_unlock(&h->mu);
+    if (left == 0) {
+        pthread_mutex_destroy(&h->mu);
+        free(h->id);
+        free(h->content);
+        free(h);
+    }
+}
+
+/* Makes a string valid UTF-8 without NULs for JSON (invalid bytes -> U+FFFD). */
+static char *utf8_clean(const char *s, size_t n)
+{
+    char *out = malloc(n * 3 + 1);
+    size_t o = 0;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        int ok = len > 0 && i + len <= n && c != 0;
+        for (size_t k = 1; ok && k < len; k++)
+            ok = ((unsigned char)s[i + k] & 0xC0) == 0x80;
+        if (ok && len == 2 && c < 0xC2)
+            ok = 0;
+        if (ok) {
+            memcpy(out + o, s + i, len);
+            o += len;
+            i += len;
+        } else {
+            memcpy(out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        }
+    }
+    out[o] = 0;
+    return out;
+}
+
+static void launch_next(ac_tool_run *r);
+
+/* A call finished: start the next waiting one, then post (the post may
+ * stop the effect and free `r`, so nothing touches it afterwards). */
+static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t len)
+{
+    ac_session *s = r->s;
+    sl->state = 2;
+    sl->proc = 0;
+    sl->timer = 0;
+    r->running--;
+    char *clean = utf8_clean(content, len);
+    int64_t dur = ac_loop_now_ms(s->e->loop) - sl->started_ms;
+    json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
+                          clean ? clean : "", "duration_ms", (json_int_t)dur);
+    free(clean);
+    launch_next(r);
+    ac_session_post_index(s, s->e->ev_tool_completed, d, 0);
+}
+
+static void proc_done(void *ud, const ac_proc_result *res)
+{
+    slot *sl = ud;
+    ac_tool_run *run = sl->run;
+    char buf[512];
+    if (res->spawn_failed) {
+        snprintf(buf, sizeof buf, "cannot run '%s': %s", sl->tool->argv[0],
+                 strerror(res->spawn_errno));
+        finish(run, sl, 0, buf, strlen(buf));
+    } else if (res->timed_out) {
+        snprintf(buf, sizeof buf, "timed out after %lld ms (the tool was killed)",
+                 (long long)sl->tool->timeout_ms);
+        finish(run, sl, 0, buf, strlen(buf));
+    } else if (res->exited && res->exit_code == 0) {
+        if (res->truncated) {
+            size_t n = res->out_len;
+            char *o = malloc(n + 96);
+            if (!o) {
+                finish(run, sl, 0, "out of memory", 13);
+                return;
+            }
+            memcpy(o, res->out, n);
+            int k = snprintf(o + n, 96, "\n[output cut at %zu bytes]", n);
+            finish(run, sl, 1, o, n + (size_t)(k > 0 ? k : 0));
+            free(o);
+        } else {
+            finish(run, sl, 1, res->out, res->out_len);
+        }
+    } else {
+        if (res->err_len)
+            finish(run, sl, 0, res->err_tail, res->err_len);
+        else {
+            if (res->signaled)
+                snprintf(buf, sizeof buf, "killed by signal %d", res->signal);
+            else
+                snprintf(buf, sizeof buf, "exit status %d", res->exit_code);
+            finish(run, sl, 0, buf, strlen(buf));
+        }
+    }
+}
+
+
+static void immediate_fire(void *ud)
+{
+    slot *sl = ud;
+    ac_tool_run *run = sl->run;
+    char *c = sl->content;
+    sl->content = NULL;
+    sl->timer = 0;
+    finish(run, sl, sl->ok, c ? c : "", c ? strlen(c) : 0);
+    free(c);
+}
+
+static void complete_later(ac_tool_run *r, slot *sl, int ok, const char *content)
+{
+    sl->ok = ok;
+    free(sl->content);
+    sl->content = strdup(content);
+    sl->timer = ac_loop_timer(r->s->e->loop, 0, immediate_fire, sl);
+}
+
+static void callback_arrived(void *ud)
+{
+    ac_tool_call_handle *h = ud;
+    pthread_mutex_lock(&h->mu);
+    int abandoned = h->abandoned;
+    slot *sl = h->slot;
+    pthread_mutex_unlock(&h->mu);
+    if (!abandoned && sl) {
+        ac_tool_run *run = sl->run;
+        sl->cb = NULL;
+        int ok = h->ok;
+        char *content = h->content;
+        h->content = NULL;
+        handle_release(h); /* the run's reference */
+        handle_release(h); /* the caller's (completion) */
+        finish(run, sl, ok, content ? content : "", content ? strlen(content) : 0);
+        free(content);
+        return;
+    }
+    handle_release(h);
+}
+
+void ac_tool_call_complete(ac_tool_call_handle *h, int ok, const char *content)
+{
+    if (!h)
+        return;
+    pthread_mutex_lock(&h->mu);
+    if (!h->content)
+        h->content = strdup(content ? content : "");
+    h->ok = ok;
+    pthread_mutex_unlock(&h->mu);
+    if (ac_loop_post(h->loop, callback_arrived, h) != 0)
+        handle_release(h);
+}
+
+static void start_call(ac_tool_run *r, slot *sl)
+{
+    ac_session *s = r->s;
+    const ac_tool_call *c = ac_conv_tool_call(s->conv, sl->id);
+    sl->state = 1;
+    sl->started_ms = ac_loop_now_ms(s->e->loop);
+    r->running++;
+    const char *name = c ? c->name : "";
+    const char *argstr = c && c->arguments && *c->arguments ? c->arguments : "{}";
+    if (s->e->has_output && s->e->out.tool_start)
+        s->e->out.tool_start(s->e->out.ud, s, sl->id, name, argstr);
+    const ac_tool *t = find_tool(s->e, name);
+    sl->tool = t;
+    char err[600], msg[800];
+    if (!t) {
+        snprintf(msg, sizeof msg, "unknown tool '%.100s'", name);
+        complete_later(r, sl, 0, msg);
+        return;
+    }
+    json_error_t jerr;
+    json_t *args = json_loads(argstr, JSON_DECODE_ANY, &jerr);
+    if (!args) {
+        snprintf(msg, sizeof msg, "invalid arguments: not JSON (%s)", jerr.text);
+        complete_later(r, sl, 0, msg);
+        return;
+    }
+    if (!ac_schema_validate(t->schema, args, err, sizeof err)) {
+        snprintf(msg, sizeof msg, "invalid arguments: %s", err);
+        json_decref(args);
+        complete_later(r, sl, 0, msg);
+        return;
+    }
+    if (t->kind == TK_CALC) {
+        const char *expr = json_string_value(json_object_get(args, "expression"));
+        char out[512];
+        if (ac_calc_eval(expr ? expr : "", out, sizeof out, err, sizeof err) == 0)
+            complete_later(r, sl, 1, out);
+        else
+            complete_later(r, sl, 0, err);
+    } else if (t->kind == TK_CLOCK) {
+        int64_t now = ac_wall_now_ms();
+        time_t secs = (time_t)(now / 1000);
+        struct tm tm;
+        gmtime_r(&secs, &tm);
+        char iso[64];
+        strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf(msg, sizeof msg, "{\"utc\":\"%s\",\"unix_ms\":%lld}", iso, (long long)now);
+        complete_later(r, sl, 1, msg);
+    } else if (t->kind == TK_EXTERNAL) {
+        char env_name[300], env_id[300], env_sess[300];
+        snprintf(env_name, sizeof env_name, "AGENTC_TOOL_NAME=%s", t->name);
+        snprintf(env_id, sizeof env_id, "AGENTC_TOOL_CALL_ID=%s", sl->id);
+        snprintf(env_sess, sizeof env_sess, "AGENTC_SESSION_ID=%s", s->id);
+        const char *env[] = {env_name, env_id, env_sess, NULL};
+        ac_proc_spec ps;
+        memset(&ps, 0, sizeof ps);
+        ps.argv = (const char *const *)t->argv;
+        ps.env_add = env;
+        ps.stdin_data = argstr;
+        ps.stdin_len = strlen(argstr);
+        ps.timeout_ms = t->timeout_ms;
+        ps.max_stdout = t->max_output;
+        sl->proc = ac_proc_spawn(s->e->loop, &ps, proc_done, sl, err, sizeof err);
+        if (!sl->proc)
+            complete_later(r, sl, 0, err);
+    } else {
+        ac_tool_call_handle *h = calloc(1, sizeof *h);
+        if (!h) {
+            complete_later(r, sl, 0, "out of memory");
+        } else {
+            pthread_mutex_init(&h->mu, NULL);
+            h->refs = 2;
+            h->loop = s->e->loop;
+            h->s = s;
+            h->id = strdup(sl->id);
+            h->slot = sl;
+            sl->cb = h;
+            char *a = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
+            t->fn(t->ud, a ? a : argstr, h);
+            free(a);
+        }
+    }
+    json_decref(args);
+}
+
+static void launch_next(ac_tool_run *r)
+{
+    while (r->next < r->n && r->running < r->max_parallel)
+        start_call(r, &r->slots[r->next++]);
+}
+
+void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
+                        const ac_event *ev)
+{
+    (void)ev;
+    ac_tool_run *r = calloc(1, sizeof *r);
+    size_t n = ac_conv_iter_call_count(s->conv);
+    if (!r || !(r->slots = calloc(n + 1, sizeof *r->slots))) {
+        free(r);
+        return;
+    }
+    r->s = s;
+    r->max_parallel = nargs > 0 && args[0].ival > 0 ? (size_t)args[0].ival : 4;
+    for (size_t i = 0; i < n; i++) {
+        const char *id = ac_conv_iter_call(s->conv, i);
+        const ac_tool_call *c = ac_conv_tool_call(s->conv, id);
+        if (!c || c->state != AC_CALL_NONE)
+            continue;
+        r->slots[r->n].run = r;
+        r->slots[r->n++].id = strdup(id);
+    }
+    s->tools_run = r;
+    launch_next(r);
+}
+
+void ac_run_tools_stop(ac_session *s)
+{
+    ac_tool_run *r = s->tools_run;
+    if (!r)
+        return;
+    s->tools_run = NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        slot *sl = &r->slots[i];
+        if (sl->proc)
+            ac_proc_kill(s->e->loop, sl->proc);
+        if (sl->timer)
+            ac_loop_cancel_timer(s->e->loop, sl->timer);
+        if (sl->cb) {
+            ac_tool_call_handle *h = sl->cb;
+            pthread_mutex_lock(&h->mu);
+            h->abandoned = 1;
+            h->slot = NULL;
+            pthread_mutex_unlock(&h->mu);
+            handle_release(h);
+        }
+        free(sl->id);
+        free(sl->content);
+    }
+    free(r->slots);
+    free(r);
+}

@@ -1,0 +1,70 @@
+/* JSON Schema validator for tool parameters.
+ *
+ * A schema is compiled once (ac_schema_compile) into a tree of nodes with
+ * resolved local $refs and compiled regexes, then used to validate any number
+ * of instances (ac_schema_validate). The supported subset is the common core of
+ * draft 7 and 2020-12:
+ *
+ *   type, properties, required, additionalProperties, patternProperties,
+ *   propertyNames, minProperties, maxProperties, enum, const, items (schema or,
+ *   as in draft 7, an array = tuple), prefixItems, additionalItems, contains,
+ *   minItems, maxItems, uniqueItems, minimum, maximum, exclusiveMinimum,
+ *   exclusiveMaximum (number form, and the draft-4 boolean form), multipleOf,
+ *   minLength, maxLength, pattern, anyOf, oneOf, allOf, not, if/then/else,
+ *   $ref (local only: "#", "#/$defs/x", "#/definitions/x", any JSON pointer),
+ *   $defs, definitions, boolean schemas.
+ *
+ * Annotations accepted and ignored: title, description, default, examples,
+ * $schema, $id (root only), $comment, format, readOnly, writeOnly, deprecated.
+ * Any other keyword makes compilation fail with a message naming it and its
+ * location, so no part of a schema is ever silently ignored.
+ *
+ * Semantics worth knowing:
+ * - Numbers compare by value: 1 and 1.0 are equal (enum, const, uniqueItems),
+ *   and "integer" accepts 1.0.
+ * - multipleOf is decided in decimal on the shortest representation of each
+ *   number, so 0.0075 is a multiple of 0.0001.
+ * - minLength/maxLength count Unicode code points.
+ * - pattern is an ECMA-262 regex translated to a POSIX extended regex
+ *   (\d \w \s and their negations, escaped punctuation, \n \t \r \f \v,
+ *   \uXXXX, non-capturing groups, lazy quantifiers). Lookaround, backreferences
+ *   and named groups are refused at compile time, as are patterns whose
+ *   repetitions would expand too far inside regcomp (a count above 1000, or
+ *   nested counts multiplying past 10000 atoms). Matching is byte-wise in the
+ *   C library's current locale; \b and \B rely on glibc's extensions.
+ * - When the root "$schema" names draft 4, 6 or 7, a "$ref" overrides its
+ *   sibling keywords as those drafts say (the siblings are still checked for
+ *   being supported). Otherwise siblings apply together with the $ref, as in
+ *   2019-09 and later.
+ * - $ref cycles and deep instances are bounded by a recursion limit
+ *   (AC_SCHEMA_MAX_DEPTH); exceeding it is reported as an invalid instance.
+ *
+ * Messages for invalid instances name the instance location as a JSON pointer
+ * ("(root)" for the document itself), e.g. `/items/2: expected integer, got
+ * string` or `(root): missing required property "b"`.
+ */
+#ifndef AC_TOOLS_SCHEMA_H
+#define AC_TOOLS_SCHEMA_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+/* Maximum nesting of schema objects at compile time, and of validation
+ * steps (instance depth plus applicators and $refs) at validation time. */
+#define AC_SCHEMA_MAX_DEPTH 256
+
+typedef struct ac_schema ac_schema;
+
+/* Compiles `schema` (borrowed; an object or a boolean). The compiled schema
+ * keeps its own reference to the document, so the caller may drop theirs.
+ * Returns a new ac_schema, or NULL with a message in err. */
+ac_schema *ac_schema_compile(const json_t *schema, char *err, size_t errcap);
+
+/* Validates `instance` (borrowed). Returns 1 if valid, 0 if invalid with a
+ * message in err saying where and what is wrong. Never modifies either. */
+int ac_schema_validate(const ac_schema *schema, const json_t *instance, char *err, size_t errcap);
+
+/* Frees a compiled schema. ac_schema_free(NULL) is a no-op. */
+void ac_schema_free(ac_schema *schema);
+
+#endif

@@ -1,0 +1,291 @@
+/* Tool definition file loader and checker; see toolfile.h. */
+#include "tools/toolfile.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/units.h"
+
+#define TF_DEFAULT_TIMEOUT "30s"
+#define TF_DEFAULT_MAX_OUTPUT "1MB"
+
+typedef struct tf_ctx {
+    const char *path;
+    char label[96]; /* "tools[2] (\"grep\")" */
+    char *err;
+    size_t errcap;
+} tf_ctx;
+
+static int tf_fail(tf_ctx *c, const char *fmt, ...)
+{
+    char m[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    if (c->err && c->errcap) {
+        if (c->label[0])
+            snprintf(c->err, c->errcap, "%s: %s: %s", c->path, c->label, m);
+        else
+            snprintf(c->err, c->errcap, "%s: %s", c->path, m);
+    }
+    return -1;
+}
+
+/* A JSON string without embedded NULs, as a new C string. */
+static char *tf_strdup_json(const json_t *s)
+{
+    size_t n = json_string_length(s);
+    const char *v = json_string_value(s);
+    if (strlen(v) != n)
+        return NULL;
+    char *d = malloc(n + 1);
+    if (d)
+        memcpy(d, v, n + 1);
+    return d;
+}
+
+static int tf_valid_name(const char *s, size_t n)
+{
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+static void tf_def_free(ac_tool_def *d)
+{
+    free(d->name);
+    free(d->description);
+    json_decref(d->parameters);
+    ac_schema_free(d->schema);
+    if (d->argv)
+        for (size_t i = 0; i < d->argc; i++)
+            free(d->argv[i]);
+    free(d->argv);
+}
+
+void ac_toolfile_free(ac_toolfile *tf)
+{
+    if (!tf)
+        return;
+    for (size_t i = 0; i < tf->n; i++)
+        tf_def_free(&tf->tools[i]);
+    free(tf->tools);
+    free(tf);
+}
+
+const ac_tool_def *ac_toolfile_find(const ac_toolfile *tf, const char *name)
+{
+    if (!tf || !name)
+        return NULL;
+    for (size_t i = 0; i < tf->n; i++)
+        if (strcmp(tf->tools[i].name, name) == 0)
+            return &tf->tools[i];
+    return NULL;
+}
+
+static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_tool_def *d)
+{
+    static const char *const keys[] = {"name",    "description", "parameters", "command",
+                                       "timeout", "max_output",  "idempotent"};
+    if (!json_is_object(e))
+        return tf_fail(c, "must be an object");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)e, k, v)
+    {
+        size_t i;
+        for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            if (!strcmp(k, keys[i]))
+                break;
+        if (i == sizeof keys / sizeof keys[0])
+            return tf_fail(c, "unknown key \"%s\"", k);
+    }
+
+    const json_t *name = json_object_get(e, "name");
+    if (!name)
+        return tf_fail(c, "missing \"name\"");
+    if (!json_is_string(name) || !tf_valid_name(json_string_value(name), json_string_length(name)))
+        return tf_fail(c, "\"name\" must be a string of 1 to 64 letters, digits, '_' or '-'");
+    d->name = tf_strdup_json(name);
+    if (!d->name)
+        return tf_fail(c, "out of memory");
+
+    const json_t *desc = json_object_get(e, "description");
+    if (!desc)
+        return tf_fail(c, "missing \"description\"");
+    if (!json_is_string(desc))
+        return tf_fail(c, "\"description\" must be a string");
+    d->description = tf_strdup_json(desc);
+    if (!d->description)
+        return tf_fail(c, "\"description\" must not contain NUL characters");
+
+    const json_t *cmd = json_object_get(e, "command");
+    if (!cmd)
+        return tf_fail(c, "missing \"command\"");
+    if (!json_is_array(cmd) || json_array_size(cmd) == 0)
+        return tf_fail(c, "\"command\" must be a non-empty array of strings");
+    d->argc = json_array_size(cmd);
+    d->argv = calloc(d->argc + 1, sizeof *d->argv);
+    if (!d->argv)
+        return tf_fail(c, "out of memory");
+    for (size_t i = 0; i < d->argc; i++) {
+        const json_t *a = json_array_get(cmd, i);
+        if (!json_is_string(a))
+            return tf_fail(c, "\"command\"[%zu] must be a string, got %s", i,
+                           json_is_number(a) ? "a number" : "a non-string");
+        d->argv[i] = tf_strdup_json(a);
+        if (!d->argv[i])
+            return tf_fail(c, "\"command\"[%zu] must not contain NUL characters", i);
+    }
+    if (d->argv[0][0] == 0)
+        return tf_fail(c, "\"command\"[0] must not be empty");
+
+    const json_t *params = json_object_get(e, "parameters");
+    if (params) {
+        if (!json_is_object(params))
+            return tf_fail(c, "\"parameters\" must be a JSON Schema object");
+        d->parameters = json_deep_copy(params);
+    } else {
+        d->parameters = json_pack("{s:s}", "type", "object");
+    }
+    if (!d->parameters)
+        return tf_fail(c, "out of memory");
+    char why[320];
+    d->schema = ac_schema_compile(d->parameters, why, sizeof why);
+    if (!d->schema)
+        return tf_fail(c, "invalid \"parameters\" schema: %s", why);
+
+    const json_t *timeout = json_object_get(e, "timeout");
+    if (timeout && !json_is_string(timeout))
+        return tf_fail(c, "\"timeout\" must be a string such as \"10s\"");
+    const char *ts = timeout ? json_string_value(timeout) : TF_DEFAULT_TIMEOUT;
+    if (ac_parse_duration_ms(ts, &d->timeout_ms) < 0 || d->timeout_ms == 0)
+        return tf_fail(c, "bad \"timeout\" \"%s\" (expected a positive number with ms, s, m or h)",
+                       ts);
+
+    const json_t *maxout = json_object_get(e, "max_output");
+    if (maxout && !json_is_string(maxout))
+        return tf_fail(c, "\"max_output\" must be a string such as \"1MB\"");
+    const char *ms = maxout ? json_string_value(maxout) : TF_DEFAULT_MAX_OUTPUT;
+    if (ac_parse_size(ms, &d->max_output) < 0 || d->max_output == 0)
+        return tf_fail(c,
+                       "bad \"max_output\" \"%s\" (expected a positive number with B, KB, MB, GB, "
+                       "KiB, MiB or GiB)",
+                       ms);
+
+    const json_t *idem = json_object_get(e, "idempotent");
+    if (idem && !json_is_boolean(idem))
+        return tf_fail(c, "\"idempotent\" must be true or false");
+    d->idempotent = idem ? json_is_true(idem) : 0;
+    return 0;
+}
+
+static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
+{
+    ac_toolfile *tf = NULL;
+    if (!json_is_object(root)) {
+        tf_fail(c, "the document must be an object {\"tools\": [...]}");
+        return NULL;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)root, k, v)
+    {
+        if (strcmp(k, "tools") != 0) {
+            tf_fail(c, "unknown key \"%s\" (only \"tools\" is allowed)", k);
+            return NULL;
+        }
+    }
+    const json_t *tools = json_object_get(root, "tools");
+    if (!json_is_array(tools)) {
+        tf_fail(c, tools ? "\"tools\" must be an array" : "missing \"tools\"");
+        return NULL;
+    }
+    tf = calloc(1, sizeof *tf);
+    if (!tf)
+        goto oom;
+    size_t n = json_array_size(tools);
+    tf->tools = calloc(n ? n : 1, sizeof *tf->tools);
+    if (!tf->tools)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(tools, i);
+        const json_t *name = json_object_get(e, "name");
+        if (json_is_string(name) &&
+            tf_valid_name(json_string_value(name), json_string_length(name)))
+            snprintf(c->label, sizeof c->label, "tools[%zu] (\"%s\")", i, json_string_value(name));
+        else
+            snprintf(c->label, sizeof c->label, "tools[%zu]", i);
+        tf->n = i + 1; /* so a half-filled entry is freed */
+        if (tf_parse_entry(c, e, &tf->tools[i]) < 0)
+            goto fail;
+        for (size_t k2 = 0; k2 < i; k2++) {
+            if (strcmp(tf->tools[k2].name, tf->tools[i].name) == 0) {
+                tf_fail(c, "duplicate tool name (also tools[%zu])", k2);
+                goto fail;
+            }
+        }
+    }
+    return tf;
+oom:
+    tf_fail(c, "out of memory");
+fail:
+    ac_toolfile_free(tf);
+    return NULL;
+}
+
+static void tf_syntax_error(tf_ctx *c, const json_error_t *je)
+{
+    if (c->err && c->errcap)
+        snprintf(c->err, c->errcap, "%s:%d:%d: %s", c->path, je->line, je->column, je->text);
+}
+
+ac_toolfile *ac_toolfile_parse(const char *json_text, const char *path_for_messages, char *err,
+                               size_t errcap)
+{
+    tf_ctx c = {
+        .path = path_for_messages ? path_for_messages : "<tools>", .err = err, .errcap = errcap};
+    if (!json_text) {
+        tf_fail(&c, "no text");
+        return NULL;
+    }
+    json_error_t je;
+    json_t *root = json_loads(json_text, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        tf_syntax_error(&c, &je);
+        return NULL;
+    }
+    ac_toolfile *tf = tf_from_json(root, &c);
+    json_decref(root);
+    return tf;
+}
+
+ac_toolfile *ac_toolfile_load(const char *path, char *err, size_t errcap)
+{
+    tf_ctx c = {.path = path ? path : "<tools>", .err = err, .errcap = errcap};
+    if (!path) {
+        tf_fail(&c, "no path");
+        return NULL;
+    }
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        if (je.line <= 0 && err && errcap)
+            snprintf(err, errcap, "%s: %s", path, je.text);
+        else
+            tf_syntax_error(&c, &je);
+        return NULL;
+    }
+    ac_toolfile *tf = tf_from_json(root, &c);
+    json_decref(root);
+    return tf;
+}

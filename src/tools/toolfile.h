@@ -1,0 +1,58 @@
+/* Tool definition files: the JSON document that declares which external
+ * commands a model may call, with a JSON Schema for their arguments.
+ *
+ *   {"tools": [{"name": "grep",                      required, ^[a-zA-Z0-9_-]{1,64}$
+ *               "description": "Search files",       required, string
+ *               "parameters": {JSON Schema},         default {"type": "object"}
+ *               "command": ["grep", "-n"],           required, non-empty array of strings
+ *               "timeout": "10s",                    default "30s" (ms, s, m, h)
+ *               "max_output": "1MB",                 default "1MB" (B/KB/MB/GB = 1000-based,
+ *                                                               KiB/MiB/GiB = 1024-based)
+ *               "idempotent": true}]}                default false
+ *
+ * Everything else is refused: unknown keys, wrong types, a schema that does not
+ * compile, duplicate tool names, duplicate JSON keys. Messages name the file
+ * and the entry, e.g. `tools.json: tools[2] ("grep"): unknown key "cmd"`, and
+ * syntax errors carry jansson's line:column.
+ */
+#ifndef AC_TOOLS_TOOLFILE_H
+#define AC_TOOLS_TOOLFILE_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#include "tools/schema.h"
+
+/* One tool. Every pointer is owned by the ac_toolfile that holds it. */
+typedef struct ac_tool_def {
+    char *name, *description;
+    json_t *parameters; /* the schema document (one reference owned here) */
+    ac_schema *schema;  /* compiled parameters */
+    char **argv;        /* argc strings plus a NULL terminator */
+    size_t argc;
+    long long timeout_ms;
+    size_t max_output; /* bytes */
+    int idempotent;
+} ac_tool_def;
+
+typedef struct ac_toolfile {
+    ac_tool_def *tools;
+    size_t n;
+} ac_toolfile;
+
+/* Loads and checks a tool file. Returns a new ac_toolfile (free with
+ * ac_toolfile_free) or NULL with a message in err. */
+ac_toolfile *ac_toolfile_load(const char *path, char *err, size_t errcap);
+
+/* Same, from text in memory; path_for_messages only names the source in
+ * messages (NULL: "<tools>"). */
+ac_toolfile *ac_toolfile_parse(const char *json_text, const char *path_for_messages, char *err,
+                               size_t errcap);
+
+/* Finds a tool by name; returns a borrowed pointer or NULL. */
+const ac_tool_def *ac_toolfile_find(const ac_toolfile *tf, const char *name);
+
+/* Frees the file and every tool in it. ac_toolfile_free(NULL) is a no-op. */
+void ac_toolfile_free(ac_toolfile *tf);
+
+#endif

@@ -1,0 +1,450 @@
+/* Tests of the provider request bodies: exact JSON for a small conversation
+ * (compared as parsed JSON), tool results in call order, pending calls,
+ * window/floor handling that never splits a call from its result, role
+ * merging for Anthropic, tool filtering and option handling. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context/conversation.h"
+#include "context/request.h"
+
+static json_t *parse(const char *s)
+{
+    json_error_t e;
+    json_t *j = json_loads(s, 0, &e);
+    if (!j)
+        fail_msg("bad JSON (%s) in: %s", e.text, s);
+    return j;
+}
+
+static void assert_json_equal(const char *got, const char *want)
+{
+    json_t *g = parse(got), *w = parse(want);
+    if (!json_equal(g, w)) {
+        char *gs = json_dumps(g, JSON_INDENT(1) | JSON_SORT_KEYS);
+        char *ws = json_dumps(w, JSON_INDENT(1) | JSON_SORT_KEYS);
+        print_error("got:\n%s\nwant:\n%s\n", gs, ws);
+        free(gs);
+        free(ws);
+        fail();
+    }
+    json_decref(g);
+    json_decref(w);
+}
+
+static char *openai(const ac_conv *c, const ac_request_opts *o)
+{
+    char err[128] = "";
+    char *s = ac_request_openai(c, o, err, sizeof err);
+    if (!s)
+        fail_msg("openai: %s", err);
+    return s;
+}
+
+static char *anthropic(const ac_conv *c, const ac_request_opts *o)
+{
+    char err[128] = "";
+    char *s = ac_request_anthropic(c, o, err, sizeof err);
+    if (!s)
+        fail_msg("anthropic: %s", err);
+    return s;
+}
+
+/* system, user, assistant with three calls whose results arrive in reverse
+ * order (one a failure), a final answer and a user reply. */
+static ac_conv *small(void)
+{
+    ac_conv *c = ac_conv_new();
+    ac_conv_add_tool_def(c, "read", "Read a file",
+                         "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}}");
+    ac_conv_add_tool_def(c, "grep", "Search", "{\"type\":\"object\"}");
+    ac_conv_add_message(c, AC_ROLE_SYSTEM, "Be brief.", 1);
+    ac_conv_add_message(c, AC_ROLE_USER, "Look at a and b", 2);
+    ac_tool_call_in calls[] = {{"r1", "read", "{\"path\":\"a\"}", 0},
+                               {"r2", "read", "{\"path\":\"b\"}", 0},
+                               {"g1", "grep", "oops", 0}};
+    assert_int_equal(ac_conv_add_assistant(c, "Reading.", "hidden thoughts", calls, 3, 3),
+                     AC_CONV_OK);
+    assert_int_equal(ac_conv_set_tool_result(c, "g1", 0, "bad json", 4), AC_CONV_OK);
+    assert_int_equal(ac_conv_set_tool_result(c, "r2", 1, "B", 5), AC_CONV_OK);
+    assert_int_equal(ac_conv_set_tool_result(c, "r1", 1, "A", 6), AC_CONV_OK);
+    ac_conv_add_message(c, AC_ROLE_ASSISTANT, "A and B.", 7);
+    ac_conv_add_message(c, AC_ROLE_USER, "thanks", 8);
+    return c;
+}
+
+static void test_openai_exact(void **state)
+{
+    (void)state;
+    ac_conv *c = small();
+    ac_request_opts o = {.model = "gpt-x", .stream = 1};
+    char *got = openai(c, &o);
+    assert_json_equal(
+        got, "{\"model\":\"gpt-x\",\"messages\":["
+             "{\"role\":\"system\",\"content\":\"Be brief.\"},"
+             "{\"role\":\"user\",\"content\":\"Look at a and b\"},"
+             "{\"role\":\"assistant\",\"content\":\"Reading.\",\"tool_calls\":["
+             "{\"id\":\"r1\",\"type\":\"function\",\"function\":{\"name\":\"read\","
+             "\"arguments\":\"{\\\"path\\\":\\\"a\\\"}\"}},"
+             "{\"id\":\"r2\",\"type\":\"function\",\"function\":{\"name\":\"read\","
+             "\"arguments\":\"{\\\"path\\\":\\\"b\\\"}\"}},"
+             "{\"id\":\"g1\",\"type\":\"function\",\"function\":{\"name\":\"grep\","
+             "\"arguments\":\"oops\"}}]},"
+             "{\"role\":\"tool\",\"tool_call_id\":\"r1\",\"content\":\"A\"},"
+             "{\"role\":\"tool\",\"tool_call_id\":\"r2\",\"content\":\"B\"},"
+             "{\"role\":\"tool\",\"tool_call_id\":\"g1\",\"content\":\"Error: bad json\"},"
+             "{\"role\":\"assistant\",\"content\":\"A and B.\"},"
+             "{\"role\":\"user\",\"content\":\"thanks\"}],"
+             "\"stream\":true,\"stream_options\":{\"include_usage\":true},"
+             "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"read\","
+             "\"description\":\"Read a file\",\"parameters\":{\"type\":\"object\",\"properties\":"
+             "{\"path\":{\"type\":\"string\"}}}}},"
+             "{\"type\":\"function\",\"function\":{\"name\":\"grep\",\"description\":\"Search\","
+             "\"parameters\":{\"type\":\"object\"}}}]}");
+    /* Same conversation, same bytes. */
+    char *again = openai(c, &o);
+    assert_string_equal(got, again);
+    free(again);
+    free(got);
+    ac_conv_free(c);
+}
+
+static void test_anthropic_exact(void **state)
+{
+    (void)state;
+    ac_conv *c = small();
+    ac_request_opts o = {.model = "claude-x", .stream = 1};
+    char *got = anthropic(c, &o);
+    assert_json_equal(
+        got,
+        "{\"model\":\"claude-x\",\"max_tokens\":4096,\"stream\":true,\"system\":\"Be brief.\","
+        "\"messages\":["
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Look at a and b\"}]},"
+        "{\"role\":\"assistant\",\"content\":["
+        "{\"type\":\"text\",\"text\":\"Reading.\"},"
+        "{\"type\":\"tool_use\",\"id\":\"r1\",\"name\":\"read\",\"input\":{\"path\":\"a\"}},"
+        "{\"type\":\"tool_use\",\"id\":\"r2\",\"name\":\"read\",\"input\":{\"path\":\"b\"}},"
+        "{\"type\":\"tool_use\",\"id\":\"g1\",\"name\":\"grep\","
+        "\"input\":{\"_raw_arguments\":\"oops\"}}]},"
+        "{\"role\":\"user\",\"content\":["
+        "{\"type\":\"tool_result\",\"tool_use_id\":\"r1\",\"content\":\"A\"},"
+        "{\"type\":\"tool_result\",\"tool_use_id\":\"r2\",\"content\":\"B\"},"
+        "{\"type\":\"tool_result\",\"tool_use_id\":\"g1\",\"content\":\"bad json\","
+        "\"is_error\":true}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"A and B.\"}]},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"thanks\"}]}],"
+        "\"tools\":[{\"name\":\"read\",\"description\":\"Read a file\",\"input_schema\":"
+        "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}}},"
+        "{\"name\":\"grep\",\"description\":\"Search\",\"input_schema\":{\"type\":\"object\"}}]}");
+    free(got);
+    ac_conv_free(c);
+}
+
+/* Checks OpenAI ordering: every assistant's tool_calls are followed by
+ * exactly their tool messages, in order; no other tool message appears.
+ * Returns the number of tool messages. */
+static size_t check_openai_pairs(const char *body)
+{
+    json_t *root = parse(body);
+    json_t *msgs = json_object_get(root, "messages");
+    size_t n = json_array_size(msgs), tools = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *m = json_array_get(msgs, i);
+        const char *role = json_string_value(json_object_get(m, "role"));
+        assert_string_not_equal(role, "tool"); /* only reached through a call */
+        json_t *calls = json_object_get(m, "tool_calls");
+        for (size_t k = 0; k < json_array_size(calls); k++) {
+            json_t *t = json_array_get(msgs, i + 1 + k);
+            assert_non_null(t);
+            assert_string_equal(json_string_value(json_object_get(t, "role")), "tool");
+            assert_string_equal(json_string_value(json_object_get(t, "tool_call_id")),
+                                json_string_value(json_object_get(json_array_get(calls, k), "id")));
+            tools++;
+        }
+        i += json_array_size(calls);
+    }
+    json_decref(root);
+    return tools;
+}
+
+/* Checks Anthropic shape: roles alternate, the first is user, and every
+ * assistant tool_use is answered first thing in the next user message. */
+static void check_anthropic_pairs(const char *body)
+{
+    json_t *root = parse(body);
+    json_t *msgs = json_object_get(root, "messages");
+    const char *prev = NULL;
+    for (size_t i = 0; i < json_array_size(msgs); i++) {
+        json_t *m = json_array_get(msgs, i);
+        const char *role = json_string_value(json_object_get(m, "role"));
+        if (prev)
+            assert_string_not_equal(prev, role);
+        else
+            assert_string_equal(role, "user");
+        prev = role;
+        json_t *blocks = json_object_get(m, "content");
+        assert_true(json_array_size(blocks) > 0);
+        size_t uses = 0;
+        for (size_t k = 0; k < json_array_size(blocks); k++) {
+            json_t *b = json_array_get(blocks, k);
+            if (strcmp(json_string_value(json_object_get(b, "type")), "tool_use") != 0)
+                continue;
+            json_t *next = json_object_get(json_array_get(msgs, i + 1), "content");
+            json_t *res = json_array_get(next, uses++);
+            assert_non_null(res);
+            assert_string_equal(json_string_value(json_object_get(res, "type")), "tool_result");
+            assert_string_equal(json_string_value(json_object_get(res, "tool_use_id")),
+                                json_string_value(json_object_get(b, "id")));
+        }
+    }
+    json_decref(root);
+}
+
+static void test_results_in_call_order(void **state)
+{
+    (void)state;
+    ac_conv *c = ac_conv_new();
+    ac_conv_add_message(c, AC_ROLE_USER, "go", 1);
+    ac_tool_call_in calls[5];
+    char ids[5][8];
+    for (int i = 0; i < 5; i++) {
+        snprintf(ids[i], sizeof ids[i], "k%d", i);
+        calls[i] = (ac_tool_call_in){ids[i], "t", "{}", 0};
+    }
+    ac_conv_add_assistant(c, "", NULL, calls, 5, 2);
+    int order[5] = {3, 0, 4, 2, 1};
+    for (int i = 0; i < 5; i++) {
+        char content[16];
+        snprintf(content, sizeof content, "res-%d", order[i]);
+        assert_int_equal(ac_conv_set_tool_result(c, ids[order[i]], 1, content, 3 + i), AC_CONV_OK);
+    }
+    ac_request_opts o = {.model = "m"};
+    char *body = openai(c, &o);
+    assert_int_equal(check_openai_pairs(body), 5);
+    json_t *root = parse(body);
+    json_t *msgs = json_object_get(root, "messages");
+    assert_true(json_is_null(json_object_get(json_array_get(msgs, 1), "content")));
+    for (int i = 0; i < 5; i++) {
+        json_t *t = json_array_get(msgs, 2 + (size_t)i);
+        char want[16];
+        snprintf(want, sizeof want, "res-%d", i);
+        assert_string_equal(json_string_value(json_object_get(t, "content")), want);
+    }
+    json_decref(root);
+    free(body);
+    body = anthropic(c, &o);
+    check_anthropic_pairs(body);
+    free(body);
+    ac_conv_free(c);
+}
+
+static void test_pending_calls_left_out(void **state)
+{
+    (void)state;
+    ac_conv *c = ac_conv_new();
+    ac_conv_add_message(c, AC_ROLE_USER, "go", 1);
+    ac_tool_call_in calls[] = {{"done", "t", "{}", 0}, {"wait", "t", "{}", 0}};
+    ac_conv_add_assistant(c, "", NULL, calls, 2, 2);
+    ac_conv_set_tool_result(c, "done", 1, "ok", 3);
+    ac_tool_call_in only[] = {{"w2", "t", "{}", 0}};
+    ac_conv_add_assistant(c, "", NULL, only, 1, 4); /* nothing sendable: dropped */
+    ac_request_opts o = {.model = "m"};
+    char *body = openai(c, &o);
+    assert_int_equal(check_openai_pairs(body), 1);
+    assert_null(strstr(body, "\"wait\""));
+    assert_null(strstr(body, "w2"));
+    json_t *root = parse(body);
+    assert_int_equal(json_array_size(json_object_get(root, "messages")), 3);
+    json_decref(root);
+    free(body);
+    body = anthropic(c, &o);
+    check_anthropic_pairs(body);
+    assert_null(strstr(body, "\"wait\""));
+    free(body);
+    ac_conv_free(c);
+}
+
+/* Many rounds of: user, assistant(2 calls), 2 tool results, assistant. */
+static ac_conv *rounds(int n)
+{
+    ac_conv *c = ac_conv_new();
+    ac_conv_add_message(c, AC_ROLE_SYSTEM, "sys", 0);
+    int64_t t = 1;
+    for (int r = 0; r < n; r++) {
+        char text[32], a[16], b[16];
+        snprintf(text, sizeof text, "question %d", r);
+        ac_conv_add_message(c, AC_ROLE_USER, text, t++);
+        snprintf(a, sizeof a, "a%d", r);
+        snprintf(b, sizeof b, "b%d", r);
+        ac_tool_call_in calls[] = {{a, "t", "{}", 0}, {b, "t", "{}", 0}};
+        ac_conv_add_assistant(c, "", NULL, calls, 2, t++);
+        ac_conv_set_tool_result(c, b, 1, "B", t++);
+        ac_conv_set_tool_result(c, a, 1, "A", t++);
+        snprintf(text, sizeof text, "answer %d", r);
+        ac_conv_add_message(c, AC_ROLE_ASSISTANT, text, t++);
+    }
+    return c;
+}
+
+static void test_window_never_splits(void **state)
+{
+    (void)state;
+    ac_conv *c = rounds(6); /* 1 + 6*5 = 31 messages */
+    ac_request_opts o = {.model = "m"};
+    for (size_t w = 1; w <= 32; w++) {
+        for (size_t floor = 0; floor <= ac_conv_message_count(c); floor += 3) {
+            ac_conv_set_window(c, w);
+            ac_conv_set_floor(c, floor);
+            char *body = openai(c, &o);
+            check_openai_pairs(body);
+            json_t *root = parse(body);
+            json_t *msgs = json_object_get(root, "messages");
+            /* The system message is always first. */
+            assert_string_equal(
+                json_string_value(json_object_get(json_array_get(msgs, 0), "content")), "sys");
+            json_decref(root);
+            free(body);
+            body = anthropic(c, &o);
+            check_anthropic_pairs(body);
+            assert_non_null(strstr(body, "\"system\":\"sys\""));
+            free(body);
+        }
+    }
+    /* Window 3 ends in round 5's "answer": A, B and the answer are visible;
+     * the call is pulled in, and the first user message is kept. */
+    ac_conv_set_floor(c, 0);
+    ac_conv_set_window(c, 3);
+    char *body = openai(c, &o);
+    json_t *root = parse(body);
+    json_t *msgs = json_object_get(root, "messages");
+    assert_int_equal(json_array_size(msgs), 6); /* sys, question 0, asst, 2 tools, answer 5 */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(msgs, 1), "content")),
+                        "question 0");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(msgs, 5), "content")),
+                        "answer 5");
+    json_decref(root);
+    free(body);
+    ac_conv_free(c);
+}
+
+static void test_anthropic_merging_and_inputs(void **state)
+{
+    (void)state;
+    ac_conv *c = ac_conv_new();
+    ac_conv_add_message(c, AC_ROLE_SYSTEM, "one", 1);
+    ac_conv_add_message(c, AC_ROLE_USER, "first", 2);
+    ac_conv_add_message(c, AC_ROLE_USER, "second", 3);
+    ac_conv_add_message(c, AC_ROLE_USER, "", 4); /* empty: left out */
+    ac_tool_call_in calls[] = {{"e", "t", "", 0}, {"s", "t", "  ", 0}, {"a", "t", "[1]", 0}};
+    ac_conv_add_assistant(c, "", NULL, calls, 3, 5);
+    ac_conv_set_tool_result(c, "e", 1, "E", 6);
+    ac_conv_set_tool_result(c, "s", 1, "S", 7);
+    ac_conv_set_tool_result(c, "a", 0, "A", 8);
+    ac_conv_add_message(c, AC_ROLE_SYSTEM, "two", 9);
+    ac_conv_add_message(c, AC_ROLE_USER, "after", 10);
+    ac_request_opts o = {.model = "m", .max_tokens = 77};
+    char *body = anthropic(c, &o);
+    check_anthropic_pairs(body);
+    assert_json_equal(
+        body,
+        "{\"model\":\"m\",\"max_tokens\":77,\"stream\":false,\"system\":\"one\\n\\ntwo\","
+        "\"messages\":["
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"first\"},"
+        "{\"type\":\"text\",\"text\":\"second\"}]},"
+        "{\"role\":\"assistant\",\"content\":["
+        "{\"type\":\"tool_use\",\"id\":\"e\",\"name\":\"t\",\"input\":{}},"
+        "{\"type\":\"tool_use\",\"id\":\"s\",\"name\":\"t\",\"input\":{}},"
+        "{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"t\","
+        "\"input\":{\"_raw_arguments\":\"[1]\"}}]},"
+        "{\"role\":\"user\",\"content\":["
+        "{\"type\":\"tool_result\",\"tool_use_id\":\"e\",\"content\":\"E\"},"
+        "{\"type\":\"tool_result\",\"tool_use_id\":\"s\",\"content\":\"S\"},"
+        "{\"type\":\"tool_result\",\"tool_use_id\":\"a\",\"content\":\"A\",\"is_error\":true},"
+        "{\"type\":\"text\",\"text\":\"after\"}]}]}");
+    free(body);
+    ac_conv_free(c);
+}
+
+static void test_cleared_and_options(void **state)
+{
+    (void)state;
+    ac_conv *c = small();
+    /* Clear the failed result: the marker is sent without the prefix. */
+    size_t gi = (size_t)-1;
+    for (size_t i = 0; i < ac_conv_message_count(c); i++) {
+        const ac_message *m = ac_conv_message(c, i);
+        if (m->tool_call_id && strcmp(m->tool_call_id, "g1") == 0)
+            gi = i;
+    }
+    assert_int_equal(ac_conv_clear_tool_result(c, gi, "[cleared]", 100), AC_CONV_OK);
+    const char *only_read[] = {"read", NULL};
+    ac_request_opts o = {
+        .model = "m", .stream = 0, .max_tokens = 100, .tool_names_allowed = only_read};
+    char *body = openai(c, &o);
+    json_t *root = parse(body);
+    assert_true(json_is_false(json_object_get(root, "stream")));
+    assert_null(json_object_get(root, "stream_options"));
+    assert_int_equal(json_integer_value(json_object_get(root, "max_tokens")), 100);
+    json_t *tools = json_object_get(root, "tools");
+    assert_int_equal(json_array_size(tools), 1);
+    assert_non_null(strstr(body, "\"content\":\"[cleared]\""));
+    assert_null(strstr(body, "bad json"));
+    json_decref(root);
+    free(body);
+
+    const char *none[] = {"nothing", NULL};
+    o.tool_names_allowed = none;
+    body = openai(c, &o);
+    root = parse(body);
+    assert_null(json_object_get(root, "tools"));
+    assert_int_equal(json_integer_value(json_object_get(root, "max_tokens")), 100);
+    json_decref(root);
+    free(body);
+    body = anthropic(c, &o);
+    root = parse(body);
+    assert_null(json_object_get(root, "tools"));
+    assert_int_equal(json_integer_value(json_object_get(root, "max_tokens")), 100);
+    json_decref(root);
+    free(body);
+
+    char err[64] = "";
+    ac_request_opts nomodel = {0};
+    assert_null(ac_request_openai(c, &nomodel, err, sizeof err));
+    assert_string_equal(err, "request: no model given");
+    err[0] = 0;
+    assert_null(ac_request_anthropic(c, NULL, err, sizeof err));
+    assert_string_equal(err, "request: no model given");
+
+    /* An empty conversation still gives a well-formed body. */
+    ac_conv *e = ac_conv_new();
+    o.tool_names_allowed = NULL;
+    body = openai(e, &o);
+    root = parse(body);
+    assert_int_equal(json_array_size(json_object_get(root, "messages")), 0);
+    json_decref(root);
+    free(body);
+    ac_conv_free(e);
+    ac_conv_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_openai_exact),
+        cmocka_unit_test(test_anthropic_exact),
+        cmocka_unit_test(test_results_in_call_order),
+        cmocka_unit_test(test_pending_calls_left_out),
+        cmocka_unit_test(test_window_never_splits),
+        cmocka_unit_test(test_anthropic_merging_and_inputs),
+        cmocka_unit_test(test_cleared_and_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

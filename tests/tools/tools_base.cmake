@@ -1,0 +1,43 @@
+# Tests for agentc_tools_base: schema validator (unit + JSON-Schema-Test-Suite),
+# tool files, units and the calculator; libFuzzer targets under AGENTC_FUZZ.
+set(AGENTC_JSON_SCHEMA_SUITE /usr/share/json-schema-test-suite/tests
+    CACHE PATH "tests/ folder of the JSON-Schema-Test-Suite")
+
+agentc_add_test(tools_schema_suite
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_schema_suite.c
+  LIBS agentc_tools_base
+  ARGS ${AGENTC_JSON_SCHEMA_SUITE}
+  LABELS tools)
+agentc_add_test(tools_schema
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_schema.c
+  LIBS agentc_tools_base
+  LABELS tools)
+agentc_add_test(tools_toolfile
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_toolfile.c
+  LIBS agentc_tools_base
+  LABELS tools)
+agentc_add_test(tools_units
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_units.c
+  LIBS agentc_tools_base
+  LABELS tools)
+agentc_add_test(tools_calc
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_calculator.c
+  LIBS agentc_tools_base
+  LABELS tools)
+
+if(AGENTC_FUZZ)
+  # The library sources are compiled into each target so that libFuzzer's
+  # coverage instrumentation reaches them.
+  set(_tools_base_srcs
+    ${CMAKE_SOURCE_DIR}/src/tools/schema.c
+    ${CMAKE_SOURCE_DIR}/src/tools/toolfile.c
+    ${CMAKE_SOURCE_DIR}/src/tools/units.c
+    ${CMAKE_SOURCE_DIR}/src/tools/calculator.c)
+  foreach(fz fuzz_schema fuzz_calc)
+    add_executable(${fz} ${CMAKE_SOURCE_DIR}/tests/fuzz/${fz}.c ${_tools_base_srcs})
+    target_include_directories(${fz} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+    target_compile_options(${fz} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_options(${fz} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_libraries(${fz} PRIVATE PkgConfig::JANSSON m)
+  endforeach()
+endif()
