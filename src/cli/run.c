@@ -450,7 +450,7 @@ static int make_engine(const run_opts *o, const ac_output *out, const char *scri
     b->engine = ac_engine_new(&cfg, err, sizeof err);
     if (!b->engine) {
         fprintf(stderr, "agentc: %s\n", err);
-        return strstr(err, "--param") ? AC_EXIT_USAGE : AC_EXIT_CONFIG;
+        return strstr(err, "--param") || strstr(err, "unknown param") ? AC_EXIT_USAGE : AC_EXIT_CONFIG;
     }
     for (size_t i = 0; i < o->n_tools; i++)
         if (ac_engine_add_tools(b->engine, o->tools[i], err, sizeof err) < 0) {

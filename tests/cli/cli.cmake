@@ -1,0 +1,7 @@
+# CLI-level checks run against the built agentc binary.
+add_test(NAME cli_readme_diagram
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/readme_diagram.sh $<TARGET_FILE:agentc> README.md
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+add_test(NAME cli_demo_replay
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/demo_replay.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

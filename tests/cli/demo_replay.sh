@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The demo completes offline, its journal replays with --check, an edited
+# spec reports the first divergence, and the CLI's exit statuses hold.
+set -uo pipefail
+agentc="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$agentc" demo --journal "$tmp/j" >"$tmp/out" 2>"$tmp/err" || fail "demo exit $?"
+grep -q "391 + 19 = 410" "$tmp/out" || fail "demo answer missing"
+grep -q "session Running --agent.COMPLETED--> Idle" "$tmp/err" || fail "demo trace missing"
+"$agentc" replay "$tmp/j" --check >"$tmp/r" || fail "replay --check failed"
+grep -q "every transition matches" "$tmp/r" || fail "replay output"
+sed 's/^param max_iterations .*/param max_iterations = 2/' spec/agent.fsm >"$tmp/edited.fsm"
+"$agentc" replay "$tmp/j" --check --spec "$tmp/edited.fsm" >"$tmp/d" 2>&1
+[ $? -eq 1 ] || fail "edited spec should diverge (exit 1)"
+grep -q "divergence at event" "$tmp/d" || fail "divergence not reported"
+"$agentc" replay "$tmp/j" --spec "$tmp/edited.fsm" >/dev/null 2>&1
+[ $? -eq 1 ] || fail "different hash without --check must be refused"
+
+# --jsonl: one object per line, last one done
+"$agentc" demo --jsonl --journal "$tmp/j2" >"$tmp/jl" 2>/dev/null || fail "demo --jsonl"
+tail -n1 "$tmp/jl" | grep -q '"type":"done"' || fail "jsonl done line"
+grep -q '"type":"tool_call"' "$tmp/jl" || fail "jsonl tool_call"
+
+# exit statuses
+"$agentc" run >/dev/null 2>&1; [ $? -eq 2 ] || fail "run without prompt should exit 2"
+"$agentc" run --bogus x >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad flag should exit 2"
+env -u OPENAI_API_KEY -u OPENAI_BASE_URL "$agentc" run hi >/dev/null 2>"$tmp/e"; [ $? -eq 3 ] || fail "no key should exit 3"
+grep -q "OPENAI_API_KEY" "$tmp/e" || fail "no-key message must name OPENAI_API_KEY"
+grep -q "agentc demo" "$tmp/e" || fail "no-key message must mention agentc demo"
+"$agentc" run --provider script --script /nonexistent hi >/dev/null 2>&1; [ $? -eq 3 ] || fail "missing script should exit 3"
+printf '{"content":"ok"}\n' >"$tmp/s.jsonl"
+"$agentc" run --provider script --script "$tmp/s.jsonl" --param nope=1 hi >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown param should exit 2"
+"$agentc" run --provider script --script "$tmp/s.jsonl" --param max_retries=x hi >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad param type should exit 2"
+out=$("$agentc" run --provider script --script "$tmp/s.jsonl" hi) || fail "script run"
+[ "$out" = "ok" ] || fail "script answer: $out"
+printf '{"error":{"status":401,"message":"bad key","retryable":false}}\n' >"$tmp/f.jsonl"
+"$agentc" run --provider script --script "$tmp/f.jsonl" hi >/dev/null 2>&1; [ $? -eq 1 ] || fail "failed agent should exit 1"
+echo "ok"
