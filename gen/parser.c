@@ -123,7 +123,8 @@ static int diag_cmp(const void *a, const void *b)
 
 void ac_spec_print_diags(const ac_spec *spec, FILE *out)
 {
-    qsort(spec->diags, spec->n_diags, sizeof *spec->diags, diag_cmp);
+    if (spec->n_diags > 1) /* qsort must not get a NULL array */
+        qsort(spec->diags, spec->n_diags, sizeof *spec->diags, diag_cmp);
     for (size_t i = 0; i < spec->n_diags; i++) {
         const ac_diag *d = &spec->diags[i];
         fprintf(out, "%s:%d:%d: %s: %s\n", spec->path, d->line, d->col,
@@ -256,18 +257,25 @@ static void expected(parser *ps, const char *what)
     ps->panic = 1;
 }
 
-/* Skip to the next token that starts a line, or a closing brace, after the
- * item that began at token `start`. A '}' or a line start found after the
- * start is kept: it closes the enclosing block or begins the next item, so
- * "A -> B on\n}" reports one error, not a second one for the lost '}'. The
+/* Skip to the next token that starts a line, or to a closing brace, after
+ * the item that began at token `start`. A '}' or a line start found after
+ * the start is kept: it closes the enclosing block or begins the next item,
+ * so "A -> B on\n}" reports one error, not a second one for the lost '}'.
+ * Braces opened while skipping are skipped with their closing brace. The
  * item's first token is always skipped, so recovery always makes progress. */
 static void recover(parser *ps, size_t start)
 {
-    if (ps->i == start && cur(ps)->kind != TK_EOF)
+    int depth = 0;
+    while (cur(ps)->kind != TK_EOF) {
+        ac_token *t = cur(ps);
+        if (ps->i > start && depth == 0 && (t->kind == TK_RBRACE || t->first_on_line))
+            break;
+        if (t->kind == TK_LBRACE)
+            depth++;
+        else if (t->kind == TK_RBRACE && depth > 0)
+            depth--;
         ps->i++;
-    while (cur(ps)->kind != TK_EOF && cur(ps)->kind != TK_RBRACE &&
-           !(cur(ps)->first_on_line && ps->i > start))
-        ps->i++;
+    }
     ps->panic = 0;
 }
 
@@ -395,11 +403,8 @@ static void parse_param(parser *ps)
                          p.name.s, v->text);
             p.bad = 1;
         }
-        p.ival = num * mult;
+        p.ival = p.bad ? 0 : num * mult;
         ps->i++;
-    } else if (v->kind == TK_IDENT && v->text[0] == '-') {
-        expected(ps, "a value");
-        return;
     } else {
         expected(ps, "a value (integer, duration such as 500ms or 10s, or \"string\")");
         return;
@@ -795,7 +800,8 @@ ac_spec *ac_spec_parse(const char *path, const char *src, size_t len)
         ac_spec_free(spec);
         return NULL;
     }
-    memcpy(spec->src, src, len);
+    if (len)
+        memcpy(spec->src, src, len);
     spec->src[len] = 0;
     spec->src_len = len;
     size_t n = 0;

@@ -83,6 +83,7 @@ typedef struct ac_fsm {
     uint16_t carry[8]; /* effect uses carried into the state being entered */
     uint8_t n_carry;
     uint16_t microsteps;
+    uint16_t unstarted; /* state being left before its effects started */
     int error;
 } ac_fsm;
 

@@ -119,6 +119,10 @@ static void exit_state(ac_fsm *f, uint16_t s, uint16_t next, const ac_event *ev)
     const ac_fsm_tables *t = f->b->t;
     const ac_fsm_state *st = &t->states[s];
     run_list(f, st->exit, ev);
+    if (f->unstarted == s) { /* left by an eventless step: its effects never started */
+        f->unstarted = AC_FSM_NONE;
+        return;
+    }
     const uint16_t *l = t->lists + st->effects;
     for (uint16_t i = 1; i <= l[0]; i++) {
         uint16_t keep = (next != AC_FSM_NONE && next != s) ? find_use(t, next, l[i]) : AC_FSM_NONE;
@@ -177,6 +181,7 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
         for (uint8_t c = 0; c < f->n_carry; c++)
             f->b->effect(f->ctx, f->carry[c], 0, NULL);
         f->n_carry = 0;
+        f->unstarted = s;
         take(f, level, row, ev);
         return;
     }
@@ -269,6 +274,7 @@ void ac_fsm_init(ac_fsm *f, const ac_fsm_binding *b, ac_session *ctx, ac_trace_f
     f->ctx = ctx;
     f->trace = tr;
     f->trace_ud = ud;
+    f->unstarted = AC_FSM_NONE;
 }
 
 int ac_fsm_start(ac_fsm *f, const ac_event *ev)

@@ -71,10 +71,12 @@ typedef struct hp_call {
     int started;   /* llm.started posted */
     int abort_rc;  /* AC_STREAM_ERR_* that made the write callback abort */
     int finish_rc; /* ac_stream_finish() of a 2xx body that ended */
+    int json_type; /* the response's Content-Type is application/json */
+    int json_body; /* a 2xx JSON body: kept like an error body, not streamed */
     long status;
     char reason[64];
     int64_t retry_after_ms; /* -1: none */
-    char *errbody;          /* non-2xx body, at most HP_ERROR_BODY_CAP */
+    char *errbody;          /* non-2xx or 2xx JSON body, at most HP_ERROR_BODY_CAP */
     size_t errlen;
     int64_t connect_ms, stall_ms;
     char errbuf[CURL_ERROR_SIZE];
@@ -339,8 +341,8 @@ static void hp_on_tool(void *ud, int index, const char *id, const char *name, co
     hp_call *c = ud;
     if (c->cancelled)
         return;
-    json_t *d = json_pack("{s:s, s:o, s:i}", "kind", "tool_call", "text", hp_jstr(args, n),
-                          "index", index);
+    json_t *d =
+        json_pack("{s:s, s:o, s:i}", "kind", "tool_call", "text", hp_jstr(args, n), "index", index);
     if (!d)
         return;
     if (id)
@@ -367,6 +369,7 @@ static size_t hp_on_header(char *ptr, size_t size, size_t nmemb, void *ud)
         /* a new response (after 100 Continue, for instance): start over */
         c->retry_after_ms = -1;
         c->reason[0] = '\0';
+        c->json_type = 0;
         const char *sp = memchr(ptr, ' ', n);
         if (sp)
             sp = memchr(sp + 1, ' ', n - (size_t)(sp + 1 - ptr));
@@ -382,6 +385,16 @@ static size_t hp_on_header(char *ptr, size_t size, size_t nmemb, void *ud)
     if (!colon)
         return n;
     size_t nl = (size_t)(colon - ptr);
+    if (nl == 12 && strncasecmp(ptr, "content-type", 12) == 0) {
+        const char *v = colon + 1;
+        size_t vl = n - nl - 1;
+        while (vl && (*v == ' ' || *v == '\t')) {
+            v++;
+            vl--;
+        }
+        c->json_type = vl >= 16 && strncasecmp(v, "application/json", 16) == 0;
+        return n;
+    }
     int ms = nl == 14 && strncasecmp(ptr, "retry-after-ms", 14) == 0;
     if (ms || (nl == 11 && strncasecmp(ptr, "retry-after", 11) == 0)) {
         char v[128];
@@ -406,9 +419,11 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
     size_t n = size * nmemb;
     if (c->cancelled)
         return 0; /* aborts the transfer; the reap timer frees the call */
-    if (!c->status)
+    if (!c->status) {
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
-    if (!hp_is_2xx(c->status)) {
+        c->json_body = hp_is_2xx(c->status) && c->json_type;
+    }
+    if (!hp_is_2xx(c->status) || c->json_body) {
         size_t room = HP_ERROR_BODY_CAP - c->errlen;
         size_t take = n < room ? n : room;
         if (take) {
@@ -441,10 +456,9 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 /* Builds the message of a non-2xx response from its body: the shapes used by OpenAI
  * ({"error": {"message", "type", "code"}}), Anthropic ({"type": "error", "error": {...}}),
  * and common servers ({"error": "text"}, {"message"}, {"detail"}, [{"error": ...}]). */
-static void hp_http_message(hp_call *c, char *out, size_t cap, int *quota)
+static int hp_error_detail(hp_call *c, char *detail, size_t cap, int *quota)
 {
-    const char *url = c->p->url;
-    char detail[HP_SNIPPET_CAP + 64];
+    int found = 0;
     detail[0] = '\0';
     *quota = 0;
     if (c->errlen)
@@ -474,20 +488,28 @@ static void hp_http_message(hp_call *c, char *out, size_t cap, int *quota)
             hp_snippet(msg, strlen(msg), m, sizeof m);
             const char *tag = type && *type ? type : code && *code ? code : NULL;
             if (tag)
-                snprintf(detail, sizeof detail, "%s (%.40s)", m, tag);
+                snprintf(detail, cap, "%s (%.40s)", m, tag);
             else
-                snprintf(detail, sizeof detail, "%s", m);
+                snprintf(detail, cap, "%s", m);
+            found = 1;
         }
         if ((type && strcmp(type, "insufficient_quota") == 0) ||
             (code && strcmp(code, "insufficient_quota") == 0))
             *quota = 1;
     }
     json_decref(root);
-    if (!detail[0] && c->errlen)
-        hp_snippet(c->errbody, c->errlen, detail, HP_SNIPPET_CAP + 1);
+    return found;
+}
+
+static void hp_http_message(hp_call *c, char *out, size_t cap, int *quota)
+{
+    char detail[HP_SNIPPET_CAP + 64];
+    if (!hp_error_detail(c, detail, sizeof detail, quota) && c->errlen)
+        hp_snippet(c->errbody, c->errlen, detail,
+                   sizeof detail < HP_SNIPPET_CAP + 1 ? sizeof detail : HP_SNIPPET_CAP + 1);
     if (!detail[0])
         snprintf(detail, sizeof detail, "%s", c->reason[0] ? c->reason : "(empty response)");
-    snprintf(out, cap, "HTTP %ld from %s: %s", c->status, url, detail);
+    snprintf(out, cap, "HTTP %ld from %s: %s", c->status, c->p->url, detail);
 }
 
 static int hp_status_retryable(long status)
@@ -518,6 +540,18 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
         cls = "http";
         retry = hp_status_retryable(status) && !quota;
         retry_after = c->retry_after_ms;
+    } else if (c->json_body) {
+        /* a 2xx JSON document where an event stream was asked for */
+        int quota;
+        char detail[HP_SNIPPET_CAP + 64];
+        cls = "protocol";
+        if (hp_error_detail(c, detail, sizeof detail, &quota))
+            snprintf(msg, sizeof msg, "error from %s: %s", url, detail);
+        else
+            snprintf(msg, sizeof msg,
+                     "expected an event stream from %s, got application/json (does the server "
+                     "support streaming?)",
+                     url);
     } else if (c->abort_rc != 0) {
         /* the write callback stopped on a stream error */
         const char *se = ac_stream_error(c->st);
@@ -562,8 +596,7 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
             retry = 1;
             cls = c->started ? "stream" : "connect";
             snprintf(msg, sizeof msg, "%s %s: %s",
-                     c->started ? "connection lost while streaming from"
-                                : "connection failed to",
+                     c->started ? "connection lost while streaming from" : "connection failed to",
                      url, cerr);
             break;
         default:
@@ -606,10 +639,10 @@ static json_t *hp_completed(hp_call *c)
     json_t *calls = json_array();
     for (size_t i = 0; calls && i < t->n_tool_calls; i++) {
         const ac_tool_call_acc *tc = &t->tool_calls[i];
-        json_array_append_new(calls, json_pack("{s:o, s:o, s:o}", "id",
-                                               hp_jstr(tc->id, strlen(tc->id)), "name",
-                                               hp_jstr(tc->name, strlen(tc->name)), "arguments",
-                                               hp_jstr(tc->arguments, tc->arguments_len)));
+        json_array_append_new(calls,
+                              json_pack("{s:o, s:o, s:o}", "id", hp_jstr(tc->id, strlen(tc->id)),
+                                        "name", hp_jstr(tc->name, strlen(tc->name)), "arguments",
+                                        hp_jstr(tc->arguments, tc->arguments_len)));
     }
     json_t *j = json_pack(
         "{s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}}", "content", hp_jstr(t->text, t->text_len),
@@ -635,10 +668,10 @@ static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
     if (!c->status)
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
     c->finish_rc = AC_STREAM_ERR_TRUNCATED;
-    if (rc == CURLE_OK && c->abort_rc == 0 && hp_is_2xx(c->status))
+    int streamed = rc == CURLE_OK && c->abort_rc == 0 && hp_is_2xx(c->status) && !c->json_body;
+    if (streamed)
         c->finish_rc = ac_stream_finish(c->st);
-    if (rc == CURLE_OK && c->abort_rc == 0 && hp_is_2xx(c->status) &&
-        c->finish_rc == AC_STREAM_OK) {
+    if (streamed && c->finish_rc == AC_STREAM_OK) {
         data = hp_completed(c);
         ok = 1;
     } else {
@@ -887,8 +920,8 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
         size_t ll = strlen(p->key) + 32;
         if (!(line = malloc(ll)))
             goto nomem;
-        snprintf(line, ll, "%s%s", kind == AC_PROVIDER_ANTHROPIC ? "x-api-key: " : "Authorization: Bearer ",
-                 p->key);
+        snprintf(line, ll, "%s%s",
+                 kind == AC_PROVIDER_ANTHROPIC ? "x-api-key: " : "Authorization: Bearer ", p->key);
         int rc = hp_add_header(p, line);
         memset(line, 0, ll);
         free(line);

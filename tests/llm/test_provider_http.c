@@ -116,8 +116,8 @@ static char *oa_tool_call(const char *id, const char *expr)
     sbuf b = {0};
     sb_event(&b, NULL,
              json_pack("{s:[{s:i, s:{s:s, s:[{s:i, s:s, s:s, s:{s:s, s:s}}]}, s:n}]}", "choices",
-                       "index", 0, "delta", "role", "assistant", "tool_calls", "index", 0, "id",
-                       id, "type", "function", "function", "name", "calculator", "arguments", "",
+                       "index", 0, "delta", "role", "assistant", "tool_calls", "index", 0, "id", id,
+                       "type", "function", "function", "name", "calculator", "arguments", "",
                        "finish_reason"));
     char args[256];
     snprintf(args, sizeof args, "{\"expression\": \"%s\"}", expr);
@@ -239,8 +239,8 @@ static void fx_base(fx *f)
 }
 
 /* Builds the engine and a session. base NULL: the server's (with /v1 for OpenAI). */
-static void fx_engine(fx *f, int kind, const char *base, const char *key,
-                      const char *const *params, const char *const *headers, int journal)
+static void fx_engine(fx *f, int kind, const char *base, const char *key, const char *const *params,
+                      const char *const *headers, int journal)
 {
     if (!base) {
         snprintf(f->base, sizeof f->base, "http://127.0.0.1:%d%s", f->port,
@@ -327,9 +327,8 @@ typedef struct req {
 static void req_get(fx *f, size_t i, req *r)
 {
     memset(r, 0, sizeof *r);
-    assert_int_equal(ac_httpd_request(f->h, i, &r->method, &r->path, &r->headers, &r->body,
-                                      &r->body_len),
-                     0);
+    assert_int_equal(
+        ac_httpd_request(f->h, i, &r->method, &r->path, &r->headers, &r->body, &r->body_len), 0);
     json_error_t jerr;
     r->json = json_loadb(r->body, r->body_len, 0, &jerr);
     if (!r->json)
@@ -422,8 +421,8 @@ static void test_openai_text(void **state)
     assert_no_header(&r, "x-api-key");
     assert_string_equal(jstr(r.json, "model"), "test-model");
     assert_true(json_is_true(json_object_get(r.json, "stream")));
-    assert_true(json_is_true(
-        json_object_get(json_object_get(r.json, "stream_options"), "include_usage")));
+    assert_true(
+        json_is_true(json_object_get(json_object_get(r.json, "stream_options"), "include_usage")));
     json_t *m = last_message(&r);
     assert_string_equal(jstr(m, "role"), "user");
     assert_string_equal(jstr(m, "content"), "hi");
@@ -595,6 +594,30 @@ static void test_http_400_plain_body(void **state)
     fx_free(&f);
 }
 
+/* A server that ignores "stream": a JSON document instead of an event stream. */
+static void test_json_instead_of_stream(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    ac_httpd_push_simple(
+        f.h, 200, "Content-Type: application/json; charset=utf-8\r\n",
+        "{\"error\":{\"message\":\"model not loaded\",\"type\":\"server_error\"}}");
+    ac_httpd_push_simple(f.h, 200, "Content-Type: application/json\r\n",
+                         "{\"choices\":[{\"message\":{\"content\":\"hi\"}}]}");
+    fx_run(&f, NULL);
+    assert_int_equal(ac_httpd_request_count(f.h), 1);
+    assert_non_null(strstr(ac_session_error(f.s), "model not loaded (server_error)"));
+    ac_session_free(f.s); /* it ended; the next case needs a fresh session */
+    char err[256];
+    f.s = ac_session_new(f.e, "t2", NULL, err, sizeof err);
+    assert_non_null(f.s);
+    fx_run(&f, NULL);
+    assert_int_equal(ac_httpd_request_count(f.h), 2);
+    assert_non_null(strstr(ac_session_error(f.s), "expected an event stream"));
+    fx_free(&f);
+}
+
 static int closed_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -684,8 +707,8 @@ static void test_stall(void **state)
 static void test_garbage_body(void **state)
 {
     (void)state;
-    static const char *const params[] = {"backoff_initial=10ms", "backoff_max=2s",
-                                         "max_retries=1", NULL};
+    static const char *const params[] = {"backoff_initial=10ms", "backoff_max=2s", "max_retries=1",
+                                         NULL};
     fx f;
     fx_setup(&f, AC_PROVIDER_OPENAI, params);
     static const char garbage[] = "\x01\x02\xff\xfe garbage \x7f\x80 not an event stream";
@@ -944,8 +967,8 @@ static void test_anthropic_overloaded_in_stream(void **state)
     sbuf b = {0};
     an_start(&b, 10);
     sb_event(&b, "error",
-             json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
-                       "overloaded_error", "message", "Overloaded"));
+             json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type", "overloaded_error",
+                       "message", "Overloaded"));
     push_stream(&f, b.p);
     ac_httpd_push_simple(f.h, 529, "Content-Type: application/json\r\n",
                          "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
@@ -995,6 +1018,7 @@ int main(void)
         cmocka_unit_test(test_503_twice),
         cmocka_unit_test(test_401_no_retry_key_scrubbed),
         cmocka_unit_test(test_http_400_plain_body),
+        cmocka_unit_test(test_json_instead_of_stream),
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_disconnect_mid_stream),
         cmocka_unit_test(test_stall),

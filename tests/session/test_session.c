@@ -1,0 +1,396 @@
+/*
+ * test_session.c - sessions on a real loop with the scripted provider:
+ * answers and tool results, journal replay (in-process and with the CLI),
+ * retries, failures, budgets, and cancellation from every reachable state.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "agentc/agentc.h"
+#include "io/http.h"
+#include "io/loop.h"
+#include "io/proc.h"
+
+ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap);
+
+static const char *agentc_bin;
+static char tmpdir[256];
+
+static const char *tool_turns = "{\"tool_calls\":[{\"id\":\"c1\",\"name\":\"calculator\","
+                                "\"arguments\":\"{\\\"expression\\\":\\\"17 * 23\\\"}\"}]}\n"
+                                "{\"content\":\"The answer is 391.\"}\n";
+
+typedef struct rig {
+    ac_loop *loop;
+    ac_engine *e;
+    ac_session *s;
+    char journal[512];
+} rig;
+
+static void rig_open(rig *r, const char *turns, const char *const *params, int delay_ms,
+                     const char *tools, const char *name)
+{
+    char err[512] = "";
+    memset(r, 0, sizeof *r);
+    r->loop = ac_loop_new();
+    assert_non_null(r->loop);
+    ac_engine_config cfg = {0};
+    cfg.loop = r->loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = turns;
+    cfg.script_delay_ms = delay_ms;
+    cfg.params = params;
+    cfg.seed = 7;
+    r->e = ac_engine_new(&cfg, err, sizeof err);
+    if (!r->e)
+        fail_msg("engine: %s", err);
+    if (ac_engine_add_tools(r->e, "builtin:calculator", err, sizeof err) != 0)
+        fail_msg("tools: %s", err);
+    if (tools && ac_engine_add_tools(r->e, tools, err, sizeof err) != 0)
+        fail_msg("tools: %s", err);
+    snprintf(r->journal, sizeof r->journal, "%s/%s.journal", tmpdir, name);
+    r->s = ac_session_new(r->e, name, r->journal, err, sizeof err);
+    if (!r->s)
+        fail_msg("session: %s", err);
+}
+
+/* Runs the loop until the session settles (bounded). */
+static void run_until_settled(rig *r)
+{
+    for (int i = 0; i < 2000 && !ac_session_settled(r->s); i++)
+        ac_loop_run_once(r->loop, 50);
+    assert_true(ac_session_settled(r->s));
+}
+
+/* Runs the loop until `machine` is in `state` (bounded). */
+static void run_until_state(rig *r, const char *machine, const char *state)
+{
+    for (int i = 0; i < 2000; i++) {
+        const char *st = ac_session_state(r->s, machine);
+        if (st && strcmp(st, state) == 0)
+            return;
+        ac_loop_run_once(r->loop, 10);
+    }
+    fail_msg("%s never reached %s", machine, state);
+}
+
+static void rig_close(rig *r)
+{
+    ac_session_free(r->s);
+    ac_engine_free(r->e);
+    assert_int_equal(ac_loop_pending(r->loop), 0);
+    ac_loop_free(r->loop);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *buf = NULL;
+    size_t cap = 0, len = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        size_t n = fread(buf + len, 1, cap - len - 1, f);
+        if (n == 0)
+            break;
+        len += n;
+    }
+    buf[len] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* A replay session fed with every event line of the journal. */
+static ac_session *replay_journal(ac_engine *e, const char *id, const char *path)
+{
+    char err[256];
+    ac_session *s = ac_session_new_replay(e, id, err, sizeof err);
+    assert_non_null(s);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    int events = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_error_t jerr;
+        json_t *v = json_loads(line, 0, &jerr);
+        assert_non_null(v);
+        json_t *ev = json_object_get(v, "ev");
+        if (json_is_string(ev)) {
+            json_t *data = json_object_get(v, "data");
+            int64_t t = json_integer_value(json_object_get(v, "t"));
+            int rc = ac_session_post(s, json_string_value(ev), json_incref(data), t);
+            assert_true(rc != -2);
+            events++;
+        }
+        json_decref(v);
+    }
+    free(line);
+    fclose(f);
+    assert_true(events > 3);
+    return s;
+}
+
+static void test_answer_and_replay(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, tool_turns, NULL, 0, NULL, "answer");
+    assert_int_equal(ac_session_send(r.s, "What is 17 * 23?"), AC_FSM_HANDLED);
+    run_until_settled(&r);
+    assert_string_equal(ac_session_status(r.s), "idle");
+    assert_string_equal(ac_session_state(r.s, "session"), "Idle");
+    assert_string_equal(ac_session_answer(r.s), "The answer is 391.");
+    char *live = ac_session_to_json(r.s);
+    assert_non_null(live);
+    /* the tool's result is in the conversation */
+    assert_non_null(strstr(live, "\"tool\""));
+    assert_non_null(strstr(live, "391"));
+    char *jtext = slurp(r.journal);
+    assert_non_null(strstr(jtext, "\"tool.completed\""));
+    free(jtext);
+
+    /* replay: no loop, no effects, same session */
+    char err[256];
+    ac_engine_config cfg = {0};
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = tool_turns;
+    ac_engine *e2 = ac_engine_new(&cfg, err, sizeof err);
+    if (!e2)
+        fail_msg("engine: %s", err);
+    assert_int_equal(ac_engine_add_tools(e2, "builtin:calculator", err, sizeof err), 0);
+    ac_session *s2 = replay_journal(e2, "answer", r.journal);
+    char *replayed = ac_session_to_json(s2);
+    assert_non_null(replayed);
+    assert_string_equal(live, replayed);
+    free(replayed);
+    free(live);
+    ac_session_free(s2);
+    ac_engine_free(e2);
+    rig_close(&r);
+}
+
+static int run_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run_cmd(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    assert_true(st != -1 && WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static void test_cli_replay(void **state)
+{
+    (void)state;
+    if (!agentc_bin)
+        skip();
+    char j[512], spec[512], out[512];
+    snprintf(j, sizeof j, "%s/demo.journal", tmpdir);
+    snprintf(spec, sizeof spec, "%s/agent2.fsm", tmpdir);
+    snprintf(out, sizeof out, "%s/replay.out", tmpdir);
+    assert_int_equal(run_cmd("'%s' demo --journal '%s' >/dev/null 2>&1", agentc_bin, j), 0);
+    assert_int_equal(run_cmd("'%s' replay '%s' --check >/dev/null 2>&1", agentc_bin, j), 0);
+    /* the same spec with a smaller budget diverges */
+    char *text = slurp("spec/agent.fsm");
+    char *p = strstr(text, "param max_iterations     = 10");
+    assert_non_null(p);
+    FILE *f = fopen(spec, "w");
+    assert_non_null(f);
+    fwrite(text, 1, (size_t)(p - text), f);
+    fputs("param max_iterations = 2 ", f);
+    fputs(p + strlen("param max_iterations     = 10"), f);
+    fclose(f);
+    free(text);
+    assert_int_equal(
+        run_cmd("'%s' replay '%s' --check --spec '%s' >'%s' 2>&1", agentc_bin, j, spec, out), 1);
+    char *o = slurp(out);
+    assert_non_null(strstr(o, "divergence at event"));
+    free(o);
+}
+
+static void test_retry(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"backoff_initial=5ms", "backoff_max=50ms", NULL};
+    rig r;
+    rig_open(&r,
+             "{\"error\":{\"status\":503,\"message\":\"overloaded\",\"retryable\":true,"
+             "\"retry_after_ms\":5}}\n"
+             "{\"content\":\"ok\"}\n",
+             params, 0, NULL, "retry");
+    ac_session_send(r.s, "hi");
+    run_until_settled(&r);
+    assert_string_equal(ac_session_status(r.s), "idle");
+    assert_string_equal(ac_session_answer(r.s), "ok");
+    char *j = slurp(r.journal);
+    assert_non_null(strstr(j, "RETRYING"));
+    assert_non_null(strstr(j, "\"timer.fired\""));
+    free(j);
+    rig_close(&r);
+}
+
+static void test_fatal_error(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r,
+             "{\"error\":{\"status\":400,\"message\":\"bad request here\",\"retryable\":false}}\n",
+             NULL, 0, NULL, "fatal");
+    ac_session_send(r.s, "hi");
+    run_until_settled(&r);
+    assert_string_equal(ac_session_status(r.s), "failed");
+    assert_string_equal(ac_session_state(r.s, "session"), "Error");
+    assert_non_null(ac_session_error(r.s));
+    assert_non_null(strstr(ac_session_error(r.s), "bad request here"));
+    rig_close(&r);
+}
+
+static void test_budget(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"max_iterations=1", NULL};
+    rig r;
+    rig_open(&r, tool_turns, params, 0, NULL, "budget");
+    ac_session_send(r.s, "What is 17 * 23?");
+    run_until_settled(&r);
+    assert_string_equal(ac_session_status(r.s), "failed");
+    assert_non_null(ac_session_error(r.s));
+    assert_non_null(strstr(ac_session_error(r.s), "max_iterations (1)"));
+    rig_close(&r);
+}
+
+/* ---- cancellation ---- */
+
+static void cancel_and_check(rig *r)
+{
+    ac_session_cancel(r->s);
+    assert_string_equal(ac_session_status(r->s), "cancelled");
+    assert_string_equal(ac_session_state(r->s, "session"), "Cancelled");
+    assert_null(ac_session_state(r->s, "agent"));
+    assert_int_equal(ac_proc_active(r->loop), 0);
+    assert_int_equal(ac_http_active(r->loop), 0);
+    /* nothing it left behind fires into it later */
+    for (int i = 0; i < 3; i++)
+        ac_loop_run_once(r->loop, 10);
+    assert_string_equal(ac_session_state(r->s, "session"), "Cancelled");
+    rig_close(r);
+}
+
+static void test_cancel_idle(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, tool_turns, NULL, 0, NULL, "c_idle");
+    assert_string_equal(ac_session_state(r.s, "session"), "Idle");
+    cancel_and_check(&r);
+}
+
+static void test_cancel_calling(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "{\"content\":\"a long answer that streams slowly\"}\n", NULL, 200, NULL,
+             "c_calling");
+    ac_session_send(r.s, "hi");
+    assert_string_equal(ac_session_state(r.s, "process"), "CALLING");
+    cancel_and_check(&r);
+}
+
+static void test_cancel_streaming(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "{\"content\":\"a long answer that streams slowly, chunk after chunk\"}\n", NULL,
+             200, NULL, "c_streaming");
+    ac_session_send(r.s, "hi");
+    run_until_state(&r, "process", "STREAMING");
+    cancel_and_check(&r);
+}
+
+static void test_cancel_tool(void **state)
+{
+    (void)state;
+    char tools[512];
+    snprintf(tools, sizeof tools, "%s/tools.json", tmpdir);
+    FILE *f = fopen(tools, "w");
+    assert_non_null(f);
+    fputs("{\"tools\":[{\"name\":\"nap\",\"description\":\"sleeps\","
+          "\"command\":[\"sleep\",\"5\"]}]}\n",
+          f);
+    fclose(f);
+    rig r;
+    rig_open(&r,
+             "{\"tool_calls\":[{\"id\":\"n1\",\"name\":\"nap\",\"arguments\":\"{}\"}]}\n"
+             "{\"content\":\"done\"}\n",
+             NULL, 0, tools, "c_tool");
+    ac_session_send(r.s, "nap");
+    run_until_state(&r, "process", "TOOL_EXECUTING");
+    for (int i = 0; i < 100 && ac_proc_active(r.loop) == 0; i++)
+        ac_loop_run_once(r.loop, 10);
+    assert_int_equal(ac_proc_active(r.loop), 1);
+    cancel_and_check(&r);
+}
+
+static void test_cancel_retrying(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r,
+             "{\"error\":{\"status\":503,\"message\":\"overloaded\",\"retryable\":true,"
+             "\"retry_after_ms\":5000}}\n"
+             "{\"content\":\"ok\"}\n",
+             NULL, 0, NULL, "c_retry");
+    ac_session_send(r.s, "hi");
+    run_until_state(&r, "process", "RETRYING");
+    cancel_and_check(&r);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/agentc-session-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    agentc_bin = argc > 1 ? argv[1] : NULL;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_answer_and_replay),
+        cmocka_unit_test(test_cli_replay),
+        cmocka_unit_test(test_retry),
+        cmocka_unit_test(test_fatal_error),
+        cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_cancel_idle),
+        cmocka_unit_test(test_cancel_calling),
+        cmocka_unit_test(test_cancel_streaming),
+        cmocka_unit_test(test_cancel_tool),
+        cmocka_unit_test(test_cancel_retrying),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
