@@ -91,8 +91,7 @@ static int make_spec(sbuf *b, int n_states, int per)
     rc |= sb_add(b, "machine big {\n    initial S0\n    terminal DONE, FAILED\n");
     for (int s = 0; s < n_states; s++) {
         if (s % 10 == 0)
-            rc |= sb_add(b,
-                         "    state S%d { enter a%d  exit a%d  effect f%d(p%d, p%d), f%d }\n", s,
+            rc |= sb_add(b, "    state S%d { enter a%d  exit a%d  effect f%d(p%d, p%d), f%d }\n", s,
                          s % N_ACTIONS, (s + 1) % N_ACTIONS, s % N_EFFECTS, s % N_PARAMS,
                          (s + 3) % N_PARAMS, (s + 1) % N_EFFECTS);
         else
@@ -113,8 +112,7 @@ static int make_spec(sbuf *b, int n_states, int per)
             else
                 rc |= sb_add(b, "    S%d -> S%d on ev%d\n", s, to, ev);
         }
-        rc |= sb_add(b, "    S%d -> DONE on finish [g%d] / a%d\n", s, s % N_GUARDS,
-                     s % N_ACTIONS);
+        rc |= sb_add(b, "    S%d -> DONE on finish [g%d] / a%d\n", s, s % N_GUARDS, s % N_ACTIONS);
     }
     rc |= sb_add(b, "    * -> FAILED on abort\n    * on ping / a0\n}\n");
     return rc;
@@ -200,10 +198,18 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt(argc, argv, "n:s:t:k")) != -1) {
         switch (opt) {
-        case 'n': runs = atoi(optarg); break;
-        case 's': n_states = atoi(optarg); break;
-        case 't': per = atoi(optarg); break;
-        case 'k': keep = 1; break;
+        case 'n':
+            runs = atoi(optarg);
+            break;
+        case 's':
+            n_states = atoi(optarg);
+            break;
+        case 't':
+            per = atoi(optarg);
+            break;
+        case 'k':
+            keep = 1;
+            break;
         default:
             fprintf(stderr, "usage: bench_gen [-n RUNS] [-s STATES] [-t PER_STATE] [-k]\n");
             return 2;

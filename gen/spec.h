@@ -23,12 +23,24 @@
 /* ---- tokens (lexer.rl) ---- */
 enum ac_tok {
     TK_EOF = 0,
-    TK_IDENT,   /* name, may contain dots: llm.delta */
-    TK_NUMBER,  /* digits with an optional unit suffix: 10, 500ms, 10q */
-    TK_STRING,  /* "..." (text holds the unescaped value) */
-    TK_LBRACE, TK_RBRACE, TK_LBRACK, TK_RBRACK, TK_LPAREN, TK_RPAREN,
-    TK_COMMA, TK_EQ, TK_ARROW, TK_SLASH, TK_BANG, TK_AND, TK_OR, TK_STAR,
-    TK_ERROR    /* lexical error; text holds the message */
+    TK_IDENT,  /* name, may contain dots: llm.delta */
+    TK_NUMBER, /* digits with an optional unit suffix: 10, 500ms, 10q */
+    TK_STRING, /* "..." (text holds the unescaped value) */
+    TK_LBRACE,
+    TK_RBRACE,
+    TK_LBRACK,
+    TK_RBRACK,
+    TK_LPAREN,
+    TK_RPAREN,
+    TK_COMMA,
+    TK_EQ,
+    TK_ARROW,
+    TK_SLASH,
+    TK_BANG,
+    TK_AND,
+    TK_OR,
+    TK_STAR,
+    TK_ERROR /* lexical error; text holds the message */
 };
 
 typedef struct ac_token {
@@ -86,8 +98,8 @@ typedef struct ac_state_decl {
 
 typedef struct ac_trans_decl {
     int line, col;
-    int kind;     /* enum ac_fsm_transition_kind */
-    int star;     /* sources = every non-terminal state */
+    int kind; /* enum ac_fsm_transition_kind */
+    int star; /* sources = every non-terminal state */
     ac_names sources;
     ac_name target; /* external only */
     ac_name event;  /* s == NULL: eventless */
@@ -112,7 +124,7 @@ typedef struct ac_param_decl {
     int type; /* enum ac_fsm_param_type */
     int64_t ival;
     const char *sval;
-    int bad;  /* value failed to parse (reported) */
+    int bad; /* value failed to parse (reported) */
 } ac_param_decl;
 
 enum ac_handler_kind { HK_GUARD = 0, HK_ACTION = 1, HK_EFFECT = 2 };
@@ -206,7 +218,8 @@ typedef struct ac_diagram_cov {
     const uint32_t *state_count;      /* n_states entries */
 } ac_diagram_cov;
 
-int ac_emit_dot(const ac_fsm_tables *t, int machine /* -1 all */, const ac_diagram_cov *cov, FILE *out);
+int ac_emit_dot(const ac_fsm_tables *t, int machine /* -1 all */, const ac_diagram_cov *cov,
+                FILE *out);
 int ac_emit_mermaid(const ac_fsm_tables *t, int machine, const ac_diagram_cov *cov, FILE *out);
 int ac_emit_markdown(const ac_fsm_tables *t, int machine, FILE *out);
 
