@@ -12,6 +12,9 @@ function(agentc_ragel out_var rl_file)
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${RAGEL_EXECUTABLE} ${AR_FLAGS} -o ${out} ${rel}
+    # Ragel names its own output file in #line directives: make that path
+    # relative too, so the generated C is the same in every build tree.
+    COMMAND sed -i "s|${out}|${dir}/${name}.c|g" ${out}
     DEPENDS ${CMAKE_SOURCE_DIR}/${rel}
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     COMMENT "Ragel ${rel}"

@@ -18,9 +18,7 @@
 #include "session_int.h"
 #include "tools/calculator.h"
 #include "tools/schema.h"
-#define ac_tool_def ac_toolfile_tool
 #include "tools/toolfile.h"
-#undef ac_tool_def
 
 enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK };
 

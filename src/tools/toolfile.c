@@ -60,7 +60,7 @@ static int tf_valid_name(const char *s, size_t n)
     return 1;
 }
 
-static void tf_def_free(ac_tool_def *d)
+static void tf_def_free(ac_toolfile_tool *d)
 {
     free(d->name);
     free(d->description);
@@ -82,7 +82,7 @@ void ac_toolfile_free(ac_toolfile *tf)
     free(tf);
 }
 
-const ac_tool_def *ac_toolfile_find(const ac_toolfile *tf, const char *name)
+const ac_toolfile_tool *ac_toolfile_find(const ac_toolfile *tf, const char *name)
 {
     if (!tf || !name)
         return NULL;
@@ -92,7 +92,7 @@ const ac_tool_def *ac_toolfile_find(const ac_toolfile *tf, const char *name)
     return NULL;
 }
 
-static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_tool_def *d)
+static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
 {
     static const char *const keys[] = {"name",    "description", "parameters", "command",
                                        "timeout", "max_output",  "idempotent"};

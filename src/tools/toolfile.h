@@ -24,7 +24,7 @@
 #include "tools/schema.h"
 
 /* One tool. Every pointer is owned by the ac_toolfile that holds it. */
-typedef struct ac_tool_def {
+typedef struct ac_toolfile_tool {
     char *name, *description;
     json_t *parameters; /* the schema document (one reference owned here) */
     ac_schema *schema;  /* compiled parameters */
@@ -33,10 +33,10 @@ typedef struct ac_tool_def {
     long long timeout_ms;
     size_t max_output; /* bytes */
     int idempotent;
-} ac_tool_def;
+} ac_toolfile_tool;
 
 typedef struct ac_toolfile {
-    ac_tool_def *tools;
+    ac_toolfile_tool *tools;
     size_t n;
 } ac_toolfile;
 
@@ -50,7 +50,7 @@ ac_toolfile *ac_toolfile_parse(const char *json_text, const char *path_for_messa
                                size_t errcap);
 
 /* Finds a tool by name; returns a borrowed pointer or NULL. */
-const ac_tool_def *ac_toolfile_find(const ac_toolfile *tf, const char *name);
+const ac_toolfile_tool *ac_toolfile_find(const ac_toolfile *tf, const char *name);
 
 /* Frees the file and every tool in it. ac_toolfile_free(NULL) is a no-op. */
 void ac_toolfile_free(ac_toolfile *tf);

@@ -25,7 +25,7 @@ static void test_valid_file(void **state)
         fail_msg("load failed: %s", err);
     assert_int_equal(tf->n, 2);
 
-    const ac_tool_def *g = ac_toolfile_find(tf, "grep");
+    const ac_toolfile_tool *g = ac_toolfile_find(tf, "grep");
     assert_non_null(g);
     assert_string_equal(g->description, "Search files for a regular expression");
     assert_int_equal(g->argc, 3);
@@ -45,7 +45,7 @@ static void test_valid_file(void **state)
     assert_string_equal(err, "/max_count: expected integer, got string");
     json_decref(args);
 
-    const ac_tool_def *d = ac_toolfile_find(tf, "date");
+    const ac_toolfile_tool *d = ac_toolfile_find(tf, "date");
     assert_non_null(d);
     assert_int_equal(d->timeout_ms, 30000);
     assert_int_equal(d->max_output, 1000000);
