@@ -21,18 +21,18 @@ struct ac_session {
     unsigned long actions, guards;
 };
 
-static bool g_false(ac_session *s, const ac_event *ev)
+__attribute__((noinline)) static bool g_false(ac_session *s, const ac_event *ev)
 {
     (void)ev;
     s->guards++;
     return false;
 }
-static void a_count(ac_session *s, const ac_event *ev)
+__attribute__((noinline)) static void a_count(ac_session *s, const ac_event *ev)
 {
     (void)ev;
     s->actions++;
 }
-static void effect(ac_session *s, uint16_t use, int start, const ac_event *ev)
+__attribute__((noinline)) static void effect(ac_session *s, uint16_t use, int start, const ac_event *ev)
 {
     (void)use;
     (void)start;
@@ -47,25 +47,35 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* the same machine by hand */
-enum { H_IDLE, H_CALLING, H_STREAMING, H_SUCCESS };
+/* The same machine written by hand as a switch, calling the same handler
+ * functions the tables bind (handlers are separate C functions either way). */
+enum { H_IDLE, H_CALLING, H_STREAMING, H_TOOLS, H_RETRYING, H_SUCCESS, H_ERROR };
 __attribute__((noinline)) static int hand_dispatch(int st, int ev, struct ac_session *s)
 {
+    ac_event e = {(uint16_t)ev, 0, NULL};
     switch (st) {
     case H_CALLING:
         if (ev == AGENT_E_LLM_STARTED) {
-            s->actions += 2; /* exit effect, action */
+            effect(s, 0, 0, &e);
+            a_count(s, &e); /* mark_streaming */
+            effect(s, 0, 1, &e);
             return H_STREAMING;
         }
         return st;
     case H_STREAMING:
         if (ev == AGENT_E_LLM_DELTA) {
-            s->actions++;
+            a_count(s, &e); /* append_delta */
             return st;
         }
         if (ev == AGENT_E_LLM_COMPLETED) {
-            s->guards++; /* has_tool_calls */
-            s->actions += 2;
+            if (g_false(s, &e)) { /* has_tool_calls */
+                effect(s, 0, 0, &e);
+                a_count(s, &e);
+                effect(s, 1, 1, &e);
+                return H_TOOLS;
+            }
+            effect(s, 0, 0, &e);
+            a_count(s, &e); /* record_assistant */
             return H_SUCCESS;
         }
         return st;
@@ -74,7 +84,9 @@ __attribute__((noinline)) static int hand_dispatch(int st, int ev, struct ac_ses
     }
 }
 
+#ifndef DELTAS
 #define DELTAS 20
+#endif
 
 int main(int argc, char **argv)
 {
@@ -92,7 +104,16 @@ int main(int argc, char **argv)
     /* a binding whose root is the process machine */
     ac_fsm_tables proc = *t;
     proc.root = AGENT_M_PROCESS;
-    ac_fsm_binding b = {&proc, guards, actions, effect, arrival};
+    uint16_t *first_row = calloc(ac_fsm_index_entries(t) + 1, sizeof *first_row);
+    uint16_t *next_row = calloc(t->n_transitions + 1u, sizeof *next_row);
+    ac_fsm_index_build(t, first_row, next_row);
+    ac_fsm_binding b = {&proc, guards, actions, effect, arrival, NULL, NULL};
+    if (argc > 2 && strcmp(argv[2], "--scan") == 0)
+        printf("(row scan, no index)\n");
+    else {
+        b.first_row = first_row;
+        b.next_row = next_row;
+    }
     struct ac_session ctx = {0, 0};
     ac_fsm f;
     ac_event ev = {0, 0, NULL};
@@ -121,8 +142,10 @@ int main(int argc, char **argv)
         volatile int e_started = AGENT_E_LLM_STARTED, e_delta = AGENT_E_LLM_DELTA,
                      e_completed = AGENT_E_LLM_COMPLETED;
         for (long r = 0; r < rounds; r++) {
-            int st = H_CALLING;
-            ctx.actions += 2;
+            int st = H_IDLE;
+            a_count(&ctx, &ev); /* begin_call */
+            effect(&ctx, 0, 1, &ev);
+            st = H_CALLING;
             st = hand_dispatch(st, e_started, &ctx);
             for (int d = 0; d < DELTAS; d++)
                 st = hand_dispatch(st, e_delta, &ctx);
@@ -181,5 +204,7 @@ int main(int argc, char **argv)
     free(guards);
     free(actions);
     free(arrival);
+    free(first_row);
+    free(next_row);
     return 0;
 }

@@ -47,6 +47,9 @@ typedef struct ac_fsm_binding {
     ac_effect_fn effect;                     /* one hook for every effect use */
     const uint16_t *arrival_event;           /* per state: M.S event for terminal states of
                                                 invoked machines, else AC_FSM_NONE */
+    /* Optional lookup index (see ac_fsm_index_build); NULL: rows are scanned. */
+    const uint16_t *first_row; /* [state * n_events + event] -> first matching row */
+    const uint16_t *next_row;  /* [row] -> next row of the same state and event */
 } ac_fsm_binding;
 
 /* What a trace record describes. */
@@ -73,6 +76,14 @@ typedef void (*ac_trace_fn)(void *ud, const ac_trace_rec *rec);
 typedef struct ac_fsm {
     const ac_fsm_binding *b;
     ac_session *ctx;
+    /* copies of hot binding/table pointers: one load instead of a chain */
+    const ac_fsm_tables *t;
+    const ac_fsm_state *states;
+    const ac_fsm_transition *rows;
+    const uint16_t *lists;
+    const uint16_t *first_row, *next_row;
+    const ac_action_fn *actions;
+    uint16_t n_events;
     ac_trace_fn trace;
     void *trace_ud;
     uint8_t depth; /* active levels */
@@ -107,6 +118,13 @@ void ac_fsm_stop(ac_fsm *fsm, const ac_event *ev);
 
 /* Active state of `machine`, or AC_FSM_NONE when that machine is not active. */
 uint16_t ac_fsm_state_of(const ac_fsm *fsm, uint16_t machine);
+
+/* The lookup index turns "find the rows of (state, event)" into one load.
+ * ac_fsm_index_entries tells how many uint16_t `first_row` needs (0 when the
+ * spec is too large for a dense index: dispatch then scans the state's
+ * rows); `next_row` needs t->n_transitions entries. */
+size_t ac_fsm_index_entries(const ac_fsm_tables *t);
+void ac_fsm_index_build(const ac_fsm_tables *t, uint16_t *first_row, uint16_t *next_row);
 
 /* Builds the per-state arrival event table (`out` has t->n_states entries). */
 void ac_fsm_arrival_events(const ac_fsm_tables *t, uint16_t *out);

@@ -21,11 +21,9 @@
 
 #include "agentc/fsm.h"
 
-static void trace(ac_fsm *f, int kind, uint16_t machine, uint16_t from, uint16_t to,
+static void trace_emit(ac_fsm *f, int kind, uint16_t machine, uint16_t from, uint16_t to,
                   uint16_t event, uint16_t row, const char *msg)
 {
-    if (!f->trace)
-        return;
     ac_trace_rec r;
     r.kind = kind;
     r.machine = machine;
@@ -38,16 +36,28 @@ static void trace(ac_fsm *f, int kind, uint16_t machine, uint16_t from, uint16_t
     f->trace(f->trace_ud, &r);
 }
 
+static inline void trace(ac_fsm *f, int kind, uint16_t machine, uint16_t from, uint16_t to,
+                         uint16_t event, uint16_t row, const char *msg)
+{
+    if (f->trace)
+        trace_emit(f, kind, machine, from, to, event, row, msg);
+}
+
 static void fail(ac_fsm *f, uint16_t machine, uint16_t state, uint16_t event, const char *msg)
 {
     f->error = 1;
     trace(f, AC_TRACE_ERROR, machine, state, state, event, AC_FSM_NONE, msg);
 }
 
-static bool guard_holds(ac_fsm *f, uint16_t off, const ac_event *ev)
+static bool guard_eval(ac_fsm *f, uint16_t off, const ac_event *ev);
+
+static inline bool guard_holds(ac_fsm *f, uint16_t off, const ac_event *ev)
 {
-    if (off == AC_FSM_NONE)
-        return true;
+    return off == AC_FSM_NONE || guard_eval(f, off, ev);
+}
+
+static bool guard_eval(ac_fsm *f, uint16_t off, const ac_event *ev)
+{
     const uint16_t *code = f->b->t->guard_code + off;
     bool stack[AC_FSM_GUARD_STACK];
     int sp = 0;
@@ -81,11 +91,11 @@ static bool guard_holds(ac_fsm *f, uint16_t off, const ac_event *ev)
     return sp == 1 && stack[0];
 }
 
-static void run_list(ac_fsm *f, uint16_t off, const ac_event *ev)
+static inline void run_list(ac_fsm *f, uint16_t off, const ac_event *ev)
 {
-    const uint16_t *l = f->b->t->lists + off;
+    const uint16_t *l = f->lists + off;
     for (uint16_t i = 1; i <= l[0]; i++)
-        f->b->actions[l[i]](f->ctx, ev);
+        f->actions[l[i]](f->ctx, ev);
 }
 
 static bool same_use(const ac_fsm_tables *t, uint16_t a, uint16_t b)
@@ -209,16 +219,16 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
 
 static void take(ac_fsm *f, uint8_t level, uint16_t row, const ac_event *ev)
 {
-    const ac_fsm_tables *t = f->b->t;
-    const ac_fsm_transition *tr = &t->transitions[row];
-    uint16_t machine = t->states[tr->source].machine;
-    if (tr->kind == AC_TR_IGNORE) {
-        trace(f, AC_TRACE_IGNORED, machine, tr->source, tr->source, tr->event, row, NULL);
+    const ac_fsm_transition *tr = &f->rows[row];
+    if (tr->kind == AC_TR_INTERNAL) { /* the hot path: deltas and the like */
+        trace(f, AC_TRACE_INTERNAL, f->states[tr->source].machine, tr->source, tr->source,
+              tr->event, row, NULL);
+        run_list(f, tr->actions, ev);
         return;
     }
-    if (tr->kind == AC_TR_INTERNAL) {
-        trace(f, AC_TRACE_INTERNAL, machine, tr->source, tr->source, tr->event, row, NULL);
-        run_list(f, tr->actions, ev);
+    uint16_t machine = f->states[tr->source].machine;
+    if (tr->kind == AC_TR_IGNORE) {
+        trace(f, AC_TRACE_IGNORED, machine, tr->source, tr->source, tr->event, row, NULL);
         return;
     }
     stop_levels(f, (uint8_t)(level + 1), ev);
@@ -232,12 +242,22 @@ static void take(ac_fsm *f, uint8_t level, uint16_t row, const ac_event *ev)
 /* Offers `event` to the active machines, deepest first. */
 static int offer(ac_fsm *f, const ac_event *ev)
 {
-    const ac_fsm_tables *t = f->b->t;
+    const ac_fsm_tables *t = f->t;
     for (int level = f->depth - 1; level >= 0; level--) {
         uint16_t s = f->state[level];
-        const ac_fsm_state *st = &t->states[s];
+        const ac_fsm_state *st = &f->states[s];
         if (st->terminal)
             continue; /* terminal states take no events */
+        if (f->first_row) {
+            for (uint16_t row = f->first_row[(size_t)s * f->n_events + ev->type];
+                 row != AC_FSM_NONE; row = f->next_row[row]) {
+                if (!guard_holds(f, f->rows[row].guard, ev))
+                    continue;
+                take(f, (uint8_t)level, row, ev);
+                return AC_FSM_HANDLED;
+            }
+            continue;
+        }
         for (uint16_t i = 0; i < st->n_transitions; i++) {
             uint16_t row = (uint16_t)(st->first_transition + i);
             const ac_fsm_transition *tr = &t->transitions[row];
@@ -251,6 +271,27 @@ static int offer(ac_fsm *f, const ac_event *ev)
     trace(f, AC_TRACE_UNHANDLED, f->depth ? t->states[deepest].machine : t->root, deepest, deepest,
           ev->type, AC_FSM_NONE, NULL);
     return AC_FSM_UNHANDLED;
+}
+
+size_t ac_fsm_index_entries(const ac_fsm_tables *t)
+{
+    size_t n = (size_t)t->n_states * t->n_events;
+    return n <= ((size_t)1 << 20) ? n : 0;
+}
+
+void ac_fsm_index_build(const ac_fsm_tables *t, uint16_t *first_row, uint16_t *next_row)
+{
+    size_t n = ac_fsm_index_entries(t);
+    for (size_t i = 0; i < n; i++)
+        first_row[i] = AC_FSM_NONE;
+    /* walk rows backwards so each chain ends up in declaration order */
+    for (uint16_t r = t->n_transitions; r-- > 0;) {
+        const ac_fsm_transition *tr = &t->transitions[r];
+        size_t k = (size_t)tr->source * t->n_events + tr->event;
+        next_row[r] = n ? first_row[k] : AC_FSM_NONE;
+        if (n)
+            first_row[k] = r;
+    }
 }
 
 static int drain(ac_fsm *f, const ac_event *ev)
@@ -275,6 +316,14 @@ void ac_fsm_init(ac_fsm *f, const ac_fsm_binding *b, ac_session *ctx, ac_trace_f
     f->trace = tr;
     f->trace_ud = ud;
     f->unstarted = AC_FSM_NONE;
+    f->t = b->t;
+    f->states = b->t->states;
+    f->rows = b->t->transitions;
+    f->lists = b->t->lists;
+    f->first_row = b->first_row;
+    f->next_row = b->next_row;
+    f->actions = b->actions;
+    f->n_events = b->t->n_events;
 }
 
 int ac_fsm_start(ac_fsm *f, const ac_event *ev)
@@ -295,15 +344,16 @@ int ac_fsm_dispatch(ac_fsm *f, const ac_event *ev)
 {
     if (!f->started || f->error)
         return AC_FSM_FAILED;
-    if (ev->type >= f->b->t->n_events || ev->type == AC_FSM_EVENTLESS) {
-        trace(f, AC_TRACE_UNHANDLED, f->b->t->root, f->state[0], f->state[0], ev->type,
+    if (ev->type >= f->n_events || ev->type == AC_FSM_EVENTLESS) {
+        trace(f, AC_TRACE_UNHANDLED, f->t->root, f->state[0], f->state[0], ev->type,
               AC_FSM_NONE, NULL);
         return AC_FSM_UNHANDLED;
     }
     f->microsteps = 0;
     int rc = offer(f, ev);
-    int d = drain(f, ev);
-    return d == AC_FSM_FAILED ? AC_FSM_FAILED : rc;
+    if (f->qn || f->error)
+        return drain(f, ev) == AC_FSM_FAILED ? AC_FSM_FAILED : rc;
+    return rc;
 }
 
 void ac_fsm_stop(ac_fsm *f, const ac_event *ev)

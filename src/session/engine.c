@@ -316,6 +316,18 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
         }
     }
     ac_fsm_arrival_events(t, e->arrival);
+    {
+        size_t ni = ac_fsm_index_entries(t);
+        e->next_row = calloc(t->n_transitions + 1u, sizeof *e->next_row);
+        e->first_row = ni ? calloc(ni, sizeof *e->first_row) : NULL;
+        if (!e->next_row || (ni && !e->first_row)) {
+            snprintf(err, errcap, "out of memory");
+            goto fail;
+        }
+        ac_fsm_index_build(t, e->first_row, e->next_row);
+        e->binding.first_row = e->first_row;
+        e->binding.next_row = e->first_row ? e->next_row : NULL;
+    }
     e->binding.t = t;
     e->binding.guards = e->guards;
     e->binding.actions = e->actions;
@@ -374,6 +386,8 @@ void ac_engine_free(ac_engine *e)
     free(e->e_start);
     free(e->e_stop);
     free(e->arrival);
+    free(e->first_row);
+    free(e->next_row);
     if (e->param_strings)
         for (uint16_t i = 0; i < e->t->n_params; i++)
             free(e->param_strings[i]);
