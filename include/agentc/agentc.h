@@ -153,4 +153,45 @@ const char *ac_session_partial(const ac_session *s); /* text streamed in the cur
 /* Whole session (machine states, status, conversation) as JSON; malloc'd. */
 char *ac_session_to_json(const ac_session *s);
 
+/* ---- embedding: the event loop --------------------------------------------- */
+/* The subset of the loop (src/io/loop.h) a program needs to drive sessions:
+ * one loop per thread, shared by every engine and session on it. */
+ac_loop *ac_loop_new(void); /* NULL on allocation failure */
+/* Cancels whatever is still registered (child processes killed and reaped);
+ * free sessions and engines first. ac_loop_free(NULL) is a no-op. */
+void ac_loop_free(ac_loop *loop);
+/* Waits up to timeout_ms (negative: no limit, 0: do not block), then runs
+ * what is ready. Returns the number of callbacks run, -1 if poll failed. Not
+ * from a callback of the same loop. */
+int ac_loop_run_once(ac_loop *loop, int timeout_ms);
+/* Runs until ac_loop_stop() or until nothing is left to wait for. */
+void ac_loop_run(ac_loop *loop);
+void ac_loop_stop(ac_loop *loop);
+
+/* ---- embedding: tool calls and the conversation --------------------------- */
+/* For handlers an embedder registers, e.g. an approval step that answers the
+ * calls of a turn itself instead of running them. Ids and strings returned
+ * are borrowed from the conversation and stay valid while the session lives
+ * (message contents until compaction replaces the message). */
+
+/* Tool calls of the current loop iteration that have no result yet, in the
+ * order the model issued them. Fills ids[0..cap) (ids may be NULL to count)
+ * and returns how many there are, which may exceed cap. */
+size_t ac_session_pending_tool_calls(ac_session *s, const char **ids, size_t cap);
+/* Name of tool call `id` and, when arguments is not NULL, its arguments as the
+ * model sent them; NULL (and *arguments NULL) for an unknown id. */
+const char *ac_session_tool_call_name(ac_session *s, const char *id, const char **arguments);
+/* Answers pending call `id` with a failure whose text is `error`, without
+ * running the tool: the model sees it as that call's result in its next
+ * request, and the output's tool_end reports it (ok 0, duration 0). Changes
+ * session data only, so call it from an action with t_ms = ev->time_ms: the
+ * journal then replays it. 0 on success; -1 for NULL arguments, an unknown
+ * id, or a call that already has a result. */
+int ac_session_fail_tool_call(ac_session *s, const char *id, const char *error, int64_t t_ms);
+/* The conversation, oldest message first: message i's content, and its role
+ * ("system", "user", "assistant", "tool") in *role when role is not NULL.
+ * NULL past the end. */
+size_t ac_session_message_count(ac_session *s);
+const char *ac_session_message(ac_session *s, size_t i, const char **role);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent_fsm.h"
 #include "cli.h"
 
 static void usage(FILE *out)
@@ -38,8 +39,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        printf("agentc %s (spec %s, hash %s)\n", AGENTC_VERSION, "spec/agent.fsm",
-               "built-in");
+        printf("agentc %s (spec %s, hash %s)\n", AGENTC_VERSION, agent_fsm.spec_path,
+               agent_fsm.hash);
         return 0;
     }
     if (!strcmp(cmd, "check"))

@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -18,19 +20,100 @@
 
 static volatile sig_atomic_t g_interrupted;
 
+/* The first Ctrl-C cancels the session(s) cleanly (journal intact, tools
+ * killed, partial answer shown); a second one exits at once. */
 static void on_sigint(int sig)
 {
     (void)sig;
+    if (g_interrupted)
+        _exit(AC_EXIT_INTERRUPTED);
     g_interrupted = 1;
+}
+
+static void catch_sigint(struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    g_interrupted = 0;
+    sigaction(SIGINT, &sa, old);
 }
 
 typedef struct ui {
     int jsonl, trace, color, tty;
-    int spinner_on;
+    int spinner;       /* spinner enabled: stderr is a terminal, no NO_COLOR, no --jsonl */
+    int spinner_armed; /* waiting for the model's first token */
+    int spinner_shown; /* a frame is on the screen */
+    int spinner_frame;
+    int utf8;
+    int64_t wait_since, last_frame;
     int wrote_text;
-    int64_t first_token_wait;
     const ac_fsm_tables *t;
 } ui;
+
+/* ---- spinner: shown on stderr while the model has not sent its first token ---- */
+
+static void spinner_clear(ui *u)
+{
+    if (u->spinner_shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        u->spinner_shown = 0;
+    }
+}
+
+static void spinner_arm(ui *u)
+{
+    if (!u->spinner || u->spinner_armed)
+        return;
+    u->spinner_armed = 1;
+    u->wait_since = ac_wall_now_ms();
+    u->last_frame = 0;
+}
+
+static void spinner_disarm(ui *u)
+{
+    u->spinner_armed = 0;
+    spinner_clear(u);
+}
+
+/* Draws the next frame if one is due; called from the loop between events. */
+static void spinner_tick(ui *u)
+{
+    static const char *const ascii[] = {"|", "/", "-", "\\"};
+    static const char *const braille[] = {"\u280b", "\u2819", "\u2839", "\u2838", "\u283c",
+                                          "\u2834", "\u2826", "\u2827", "\u2807", "\u280f"};
+    if (!u->spinner_armed)
+        return;
+    int64_t now = ac_wall_now_ms();
+    if (now - u->wait_since < 150 || now - u->last_frame < 80)
+        return; /* fast answers never flash a spinner */
+    u->last_frame = now;
+    const char *f = u->utf8 ? braille[u->spinner_frame % 10] : ascii[u->spinner_frame % 4];
+    u->spinner_frame++;
+    if (u->wrote_text) { /* keep the spinner off the line the answer is on */
+        fputc('\n', stdout);
+        fflush(stdout);
+        u->wrote_text = 0;
+    }
+    fprintf(stderr, "\r\033[K\033[2m%s waiting for the model (%.1fs)\033[0m", f,
+            (double)(now - u->wait_since) / 1000.0);
+    fflush(stderr);
+    u->spinner_shown = 1;
+}
+
+static int utf8_locale(void)
+{
+    const char *vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return strstr(v, "UTF-8") || strstr(v, "utf8") || strstr(v, "UTF8") ||
+                   strstr(v, "utf-8");
+    }
+    return 0;
+}
 
 static void emit_json(json_t *o)
 {
@@ -51,6 +134,7 @@ static void ui_text(void *ud, ac_session *s, const char *d, size_t n)
         emit_json(json_pack("{s:s, s:s%}", "type", "text", "delta", d, n));
         return;
     }
+    spinner_disarm(u);
     fwrite(d, 1, n, stdout);
     fflush(stdout);
     u->wrote_text = 1;
@@ -64,6 +148,7 @@ static void ui_reasoning(void *ud, ac_session *s, const char *d, size_t n)
         emit_json(json_pack("{s:s, s:s%}", "type", "reasoning", "delta", d, n));
         return;
     }
+    spinner_disarm(u);
     if (u->color)
         fputs("\033[2m", stderr);
     fwrite(d, 1, n, stderr);
@@ -95,6 +180,7 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
                             "arguments", args));
         return;
     }
+    spinner_disarm(u);
     char a[80];
     short_text(args, a, sizeof a);
     if (u->wrote_text)
@@ -115,6 +201,7 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
                             "content", content));
         return;
     }
+    spinner_clear(u);
     char c[80];
     short_text(content, c, sizeof c);
     fprintf(stdout, "%s<- %s %s (%lld ms): %s%s\n", u->color ? (ok ? "\033[32m" : "\033[31m") : "",
@@ -131,6 +218,7 @@ static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const 
                             "delay_ms", (json_int_t)delay, "reason", reason));
         return;
     }
+    spinner_clear(u);
     fprintf(stderr, "%sretry %d in %lld ms: %s%s\n", u->color ? "\033[33m" : "", attempt,
             (long long)delay, reason, u->color ? "\033[0m" : "");
 }
@@ -153,18 +241,23 @@ static void ui_compacted(void *ud, ac_session *s, const char *strategy, size_t b
     if (u->jsonl)
         emit_json(json_pack("{s:s, s:s?, s:I, s:I}", "type", "compacted", "strategy", strategy,
                             "before", (json_int_t)before, "after", (json_int_t)after));
-    else
+    else {
+        spinner_clear(u);
         fprintf(stderr, "[context compacted (%s): %zu -> %zu messages]\n",
                 strategy ? strategy : "?", before, after);
+    }
 }
 
 static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 {
     ui *u = ud;
     (void)s;
+    const ac_fsm_tables *t = u->t;
+    if (u->spinner && r->kind == AC_TRACE_TRANSITION && r->to < t->n_states &&
+        (!strcmp(t->states[r->to].name, "CALLING") || !strcmp(t->states[r->to].name, "RETRYING")))
+        spinner_arm(u);
     if (!u->trace)
         return;
-    const ac_fsm_tables *t = u->t;
     const char *m = t->machines[r->machine].name;
     const char *from = r->from == AC_FSM_NONE ? "*" : t->states[r->from].name;
     const char *to = t->states[r->to].name;
@@ -185,6 +278,7 @@ static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
         fflush(stdout);
         u->wrote_text = 0;
     }
+    spinner_clear(u);
     if (r->from == AC_FSM_NONE)
         fprintf(stderr, "%s%s starts in %s%s\n", u->color ? "\033[2m" : "", m, to,
                 u->color ? "\033[0m" : "");
@@ -201,8 +295,8 @@ static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 static int g_settled;
 static void ui_finished(void *ud, ac_session *s)
 {
-    (void)ud;
     (void)s;
+    spinner_disarm(ud);
     g_settled = 1;
 }
 
@@ -258,8 +352,29 @@ typedef struct run_opts {
     size_t n_headers;
     int trace, jsonl;
     int concurrency;
+    int ordered;             /* batch: print results in input order */
+    const char *journal_dir; /* batch: one journal per session */
     const char *prompt;
 } run_opts;
+
+static void batch_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
+            "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (id optional:\n"
+            "the line number). Every session runs on one event loop; each prints one JSON line\n"
+            "on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", \"usage\",\n"
+            "\"error\"?, \"journal\"?}, in the order the sessions finish (--ordered: input order).\n"
+            "A failing session never stops the others. A progress bar goes to stderr when it\n"
+            "is a terminal.\n\n"
+            "  --concurrency N      sessions running at once (default 8)\n"
+            "  --ordered            print results in input order\n"
+            "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
+            "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
+            "  --header, --script, --tools, --system, --spec, --param)\n\n"
+            "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
+            "130 interrupted (running sessions are reported as cancelled)\n");
+}
 
 static void run_usage(FILE *out)
 {
@@ -292,8 +407,23 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            run_usage(stdout);
+            if (batch)
+                batch_usage(stdout);
+            else
+                run_usage(stdout);
             return -1;
+        }
+        if (batch && !strcmp(a, "--ordered")) {
+            o->ordered = 1;
+            continue;
+        }
+        if (batch && !strcmp(a, "--journal-dir")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "agentc: %s needs a value\n", a);
+                return AC_EXIT_USAGE;
+            }
+            o->journal_dir = argv[++i];
+            continue;
         }
         if (!strcmp(a, "--trace")) {
             o->trace = 1;
@@ -468,6 +598,8 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     u.trace = o->trace;
     u.tty = isatty(1);
     u.color = u.tty && !getenv("NO_COLOR") && !o->jsonl;
+    u.spinner = isatty(2) && !getenv("NO_COLOR") && !o->jsonl;
+    u.utf8 = utf8_locale();
     ac_output out = {&u,          ui_text,         ui_reasoning, ui_tool_start, ui_tool_end,
                      ui_retry,    ui_discarded,    ui_compacted, ui_trace,      ui_finished};
     char *prompt = NULL;
@@ -478,6 +610,7 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
             return AC_EXIT_CONFIG;
         }
     }
+    char *interrupted_partial = NULL;
     engine_bundle b;
     int rc = make_engine(o, &out, script_text, delay_ms, &b);
     if (rc) {
@@ -494,26 +627,35 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         free(prompt);
         return AC_EXIT_CONFIG;
     }
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigaction(SIGINT, &sa, &old);
-    g_interrupted = 0;
+    struct sigaction old;
+    catch_sigint(&old);
     g_settled = 0;
     ac_session_send(s, prompt ? prompt : o->prompt);
-    while (!g_settled && !ac_session_settled(s) && !g_interrupted)
-        ac_loop_run_once(b.loop, 100);
+    while (!g_settled && !ac_session_settled(s) && !g_interrupted) {
+        ac_loop_run_once(b.loop, u.spinner_armed ? 40 : 100);
+        spinner_tick(&u);
+    }
+    spinner_disarm(&u);
     int interrupted = g_interrupted;
     if (interrupted) {
-        ac_session_cancel(s);
-        if (!o->jsonl)
-            fprintf(stderr, "\n[interrupted: session cancelled]\n");
+        /* the partial answer is read before the cancel drops it */
+        char *partial = ac_session_answer(s)[0] ? NULL : strdup(ac_session_partial(s));
+        ac_session_cancel(s); /* stops the transfer and kills tool processes */
+        if (!o->jsonl) {
+            if (u.wrote_text)
+                fputc('\n', stdout);
+            u.wrote_text = 0;
+            fprintf(stderr, "[interrupted: session cancelled%s]\n",
+                    o->journal ? ", journal kept" : "");
+        }
+        interrupted_partial = partial;
     }
     sigaction(SIGINT, &old, NULL);
     const char *status = ac_session_status(s);
     const char *answer = ac_session_answer(s);
     if (interrupted && !*answer)
-        answer = ac_session_partial(s);
+        answer = interrupted_partial && *interrupted_partial ? interrupted_partial
+                                                             : ac_session_partial(s);
     const char *error = ac_session_error(s);
     ac_conv *conv = ac_session_conv(s);
     if (o->jsonl) {
@@ -541,6 +683,7 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     ac_session_free(s);
     bundle_free(&b);
     free(prompt);
+    free(interrupted_partial);
     return rc;
 }
 
@@ -612,131 +755,260 @@ typedef struct batch_item {
     json_t *result;
 } batch_item;
 
-int ac_cli_batch(int argc, char **argv)
+typedef struct batch {
+    batch_item *items;
+    size_t n;
+    size_t *ready; /* indexes of sessions whose turn finished, not yet collected */
+    size_t n_ready;
+} batch;
+
+static void batch_free_items(batch *bt)
 {
-    run_opts o;
-    int rc = parse_run(argc, argv, &o, 1);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    FILE *f = strcmp(o.prompt, "-") ? fopen(o.prompt, "r") : stdin;
+    for (size_t i = 0; i < bt->n; i++) {
+        ac_session_free(bt->items[i].s);
+        json_decref(bt->items[i].id);
+        json_decref(bt->items[i].result);
+        free(bt->items[i].prompt);
+    }
+    free(bt->items);
+    free(bt->ready);
+}
+
+/* Called from inside a dispatch: only note the session; it is collected
+ * (and freed) after the loop iteration. */
+static void batch_finished(void *ud, ac_session *s)
+{
+    batch *bt = ud;
+    size_t i = (size_t)(uintptr_t)ac_session_userdata(s);
+    if (i < bt->n && bt->n_ready < bt->n)
+        bt->ready[bt->n_ready++] = i;
+}
+
+/* Reads the JSON Lines input. 0, or an exit status. */
+static int batch_read(const char *path, batch *bt)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
     if (!f) {
-        fprintf(stderr, "agentc batch: cannot read '%s': %s\n", o.prompt, strerror(errno));
+        fprintf(stderr, "agentc batch: cannot read '%s': %s\n", path, strerror(errno));
         return AC_EXIT_CONFIG;
     }
-    batch_item *items = NULL;
-    size_t n = 0, cap = 0;
+    size_t cap = 0;
     char *line = NULL;
     size_t lcap = 0;
     ssize_t len;
-    int lineno = 0;
+    int lineno = 0, rc = 0;
     while ((len = getline(&line, &lcap, f)) > 0) {
         lineno++;
-        if (len <= 1)
+        if (strspn(line, " \t\r\n") == (size_t)len)
             continue;
         json_error_t jerr;
         json_t *v = json_loadb(line, (size_t)len, 0, &jerr);
         const char *p = json_string_value(json_object_get(v, "prompt"));
         if (!p) {
             fprintf(stderr, "agentc batch: %s:%d: expected {\"id\": ..., \"prompt\": \"...\"}\n",
-                    o.prompt, lineno);
+                    path, lineno);
             json_decref(v);
-            free(line);
-            for (size_t i = 0; i < n; i++) {
-                json_decref(items[i].id);
-                free(items[i].prompt);
+            rc = AC_EXIT_CONFIG;
+            break;
+        }
+        if (bt->n == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            batch_item *ni = realloc(bt->items, ncap * sizeof *ni);
+            if (!ni) {
+                json_decref(v);
+                fprintf(stderr, "agentc batch: out of memory\n");
+                rc = AC_EXIT_CONFIG;
+                break;
             }
-            free(items);
-            if (f != stdin)
-                fclose(f);
-            return AC_EXIT_CONFIG;
+            bt->items = ni;
+            cap = ncap;
         }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            items = realloc(items, cap * sizeof *items);
-        }
-        memset(&items[n], 0, sizeof items[n]);
-        items[n].id = json_incref(json_object_get(v, "id"));
-        if (!items[n].id)
-            items[n].id = json_integer(lineno);
-        items[n].prompt = strdup(p);
-        n++;
+        batch_item *it = &bt->items[bt->n];
+        memset(it, 0, sizeof *it);
+        it->id = json_incref(json_object_get(v, "id"));
+        if (!it->id)
+            it->id = json_integer(lineno);
+        it->prompt = strdup(p);
+        bt->n++;
         json_decref(v);
     }
     free(line);
     if (f != stdin)
         fclose(f);
+    if (!rc && !(bt->ready = malloc((bt->n ? bt->n : 1) * sizeof *bt->ready))) {
+        fprintf(stderr, "agentc batch: out of memory\n");
+        rc = AC_EXIT_CONFIG;
+    }
+    return rc;
+}
+
+/* Turns a settled (or cancelled) session into its result line and frees it. */
+static int batch_collect(batch_item *it, const char *journal, int cancelled)
+{
+    ac_conv *conv = ac_session_conv(it->s);
+    const char *st = ac_session_status(it->s);
+    int ok = !cancelled && !strcmp(st, "idle");
+    const char *status = ok ? "completed" : cancelled || !strcmp(st, "cancelled") ? "cancelled"
+                                                                                   : "failed";
+    const char *error = ok          ? NULL
+                        : cancelled ? "interrupted"
+                        : ac_session_error(it->s) ? ac_session_error(it->s)
+                                                  : "the agent failed";
+    it->result = json_pack(
+        "{s:O, s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:s?, s:s?}", "id", it->id, "status", status,
+        "answer", ac_session_answer(it->s), "iterations", (json_int_t)ac_conv_iteration(conv),
+        "tool_calls", (json_int_t)ac_conv_tool_call_count(conv), "usage", "input",
+        (json_int_t)ac_conv_usage_input(conv), "output", (json_int_t)ac_conv_usage_output(conv),
+        "error", error, "journal", journal);
+    it->done = 1;
+    ac_session_free(it->s);
+    it->s = NULL;
+    return ok;
+}
+
+static void batch_progress(size_t finished, size_t n, size_t failures, int64_t t0, int final)
+{
+    double secs = (double)(ac_wall_now_ms() - t0) / 1000.0;
+    double rate = secs > 0 ? (double)finished / secs : 0;
+    char bar[31];
+    size_t fill = n ? finished * 30 / n : 30;
+    for (size_t i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = 0;
+    fprintf(stderr, "\r\033[K[%s] %zu/%zu  %.1f/s  %zu failed  ", bar, finished, n, rate, failures);
+    if (final)
+        fprintf(stderr, "%.1fs\n", secs);
+    else if (rate > 0)
+        fprintf(stderr, "ETA %.0fs", (double)(n - finished) / rate);
+    fflush(stderr);
+}
+
+int ac_cli_batch(int argc, char **argv)
+{
+    run_opts o;
+    int rc = parse_run(argc, argv, &o, 1);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (o.journal_dir && mkdir(o.journal_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "agentc batch: cannot create '%s': %s\n", o.journal_dir,
+                strerror(errno));
+        return AC_EXIT_CONFIG;
+    }
+    batch bt;
+    memset(&bt, 0, sizeof bt);
+    if ((rc = batch_read(o.prompt, &bt))) {
+        batch_free_items(&bt);
+        return rc;
+    }
     ac_output out;
     memset(&out, 0, sizeof out);
+    out.ud = &bt;
+    out.finished = batch_finished;
     engine_bundle b;
     rc = make_engine(&o, &out, NULL, 0, &b);
     if (rc) {
         bundle_free(&b);
-        for (size_t i = 0; i < n; i++) {
-            json_decref(items[i].id);
-            free(items[i].prompt);
-        }
-        free(items);
+        batch_free_items(&bt);
         return rc;
     }
-    size_t next = 0, running = 0, finished = 0, failures = 0;
+    size_t n = bt.n, next = 0, running = 0, finished = 0, failures = 0, printed = 0;
     int tty = isatty(2);
-    int64_t t0 = ac_wall_now_ms();
-    while (finished < n) {
+    int64_t t0 = ac_wall_now_ms(), last_scan = t0, last_bar = 0;
+    struct sigaction old;
+    catch_sigint(&old);
+    char journal[4096];
+    while (finished < n && !g_interrupted) {
         while (next < n && running < (size_t)o.concurrency) {
+            batch_item *it = &bt.items[next];
             char id[64], err[512];
             snprintf(id, sizeof id, "b%zu", next + 1);
-            items[next].s = ac_session_new(b.engine, id, NULL, err, sizeof err);
-            if (items[next].s) {
-                ac_session_send(items[next].s, items[next].prompt);
+            if (o.journal_dir)
+                snprintf(journal, sizeof journal, "%s/%s.journal", o.journal_dir, id);
+            it->s = ac_session_new(b.engine, id, o.journal_dir ? journal : NULL, err, sizeof err);
+            if (it->s) {
+                ac_session_set_userdata(it->s, (void *)(uintptr_t)next);
+                ac_session_send(it->s, it->prompt);
                 running++;
             } else {
-                items[next].done = 1;
-                items[next].result = json_pack("{s:O, s:s, s:s}", "id", items[next].id,
-                                               "status", "failed", "error", err);
+                it->done = 1;
+                it->result = json_pack("{s:O, s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:s}", "id",
+                                       it->id, "status", "failed", "answer", "", "iterations",
+                                       (json_int_t)0, "tool_calls", (json_int_t)0, "usage",
+                                       "input", (json_int_t)0, "output", (json_int_t)0, "error",
+                                       err);
                 finished++;
                 failures++;
+                if (!o.ordered)
+                    emit_json(json_incref(it->result));
             }
             next++;
         }
         ac_loop_run_once(b.loop, 50);
-        for (size_t i = 0; i < next; i++) {
-            batch_item *it = &items[i];
+        /* Sessions report through the finished hook; an edited spec may not
+         * call it, so every 250 ms the running sessions are also polled. */
+        int64_t now = ac_wall_now_ms();
+        if (now - last_scan >= 250) {
+            last_scan = now;
+            bt.n_ready = 0;
+            for (size_t i = 0; i < next; i++)
+                if (bt.items[i].s && ac_session_settled(bt.items[i].s))
+                    bt.ready[bt.n_ready++] = i;
+        }
+        for (size_t k = 0; k < bt.n_ready; k++) {
+            batch_item *it = &bt.items[bt.ready[k]];
             if (it->done || !it->s || !ac_session_settled(it->s))
                 continue;
-            ac_conv *conv = ac_session_conv(it->s);
-            const char *st = ac_session_status(it->s);
-            int ok = !strcmp(st, "idle");
-            it->result = json_pack(
-                "{s:O, s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:s?}", "id", it->id, "status",
-                ok ? "completed" : "failed", "answer", ac_session_answer(it->s), "iterations",
-                (json_int_t)ac_conv_iteration(conv), "tool_calls",
-                (json_int_t)ac_conv_tool_call_count(conv), "usage", "input",
-                (json_int_t)ac_conv_usage_input(conv), "output",
-                (json_int_t)ac_conv_usage_output(conv), "error",
-                ok ? NULL : ac_session_error(it->s));
-            it->done = 1;
-            failures += !ok;
-            ac_session_free(it->s);
-            it->s = NULL;
+            if (o.journal_dir)
+                snprintf(journal, sizeof journal, "%s/b%zu.journal", o.journal_dir,
+                         bt.ready[k] + 1);
+            failures += !batch_collect(it, o.journal_dir ? journal : NULL, 0);
             running--;
             finished++;
-            emit_json(json_incref(it->result)); /* as they finish */
+            if (!o.ordered)
+                emit_json(json_incref(it->result)); /* as they finish */
         }
-        if (tty) {
-            double secs = (double)(ac_wall_now_ms() - t0) / 1000.0;
-            double rate = secs > 0 ? (double)finished / secs : 0;
-            fprintf(stderr, "\r[%zu/%zu] %.1f/s, %zu failed, ETA %.0fs   ", finished, n, rate,
-                    failures, rate > 0 ? (double)(n - finished) / rate : 0.0);
+        bt.n_ready = 0;
+        if (o.ordered) /* the longest finished prefix, in input order */
+            for (; printed < n && bt.items[printed].done; printed++)
+                emit_json(json_incref(bt.items[printed].result));
+        if (tty && now - last_bar >= 100) {
+            last_bar = now;
+            batch_progress(finished, n, failures, t0, 0);
         }
     }
+    int interrupted = g_interrupted;
+    if (interrupted) {
+        /* Every session still running is cancelled and reported; the ones
+         * never started are reported as cancelled too. */
+        for (size_t i = 0; i < n; i++) {
+            batch_item *it = &bt.items[i];
+            if (it->done)
+                continue;
+            if (it->s) {
+                ac_session_cancel(it->s);
+                if (o.journal_dir)
+                    snprintf(journal, sizeof journal, "%s/b%zu.journal", o.journal_dir, i + 1);
+                batch_collect(it, o.journal_dir ? journal : NULL, 1);
+            } else {
+                it->done = 1;
+                it->result = json_pack("{s:O, s:s, s:s, s:s}", "id", it->id, "status",
+                                       "cancelled", "answer", "", "error", "not started");
+            }
+            failures++;
+            finished++;
+            if (!o.ordered)
+                emit_json(json_incref(it->result));
+        }
+    }
+    if (o.ordered)
+        for (; printed < n; printed++)
+            emit_json(json_incref(bt.items[printed].result));
     if (tty)
-        fputc('\n', stderr);
-    for (size_t i = 0; i < n; i++) {
-        json_decref(items[i].id);
-        json_decref(items[i].result);
-        free(items[i].prompt);
-    }
-    free(items);
+        batch_progress(finished, n, failures, t0, 1);
+    if (interrupted)
+        fprintf(stderr, "agentc batch: interrupted: running sessions cancelled\n");
+    sigaction(SIGINT, &old, NULL);
+    batch_free_items(&bt);
     bundle_free(&b);
-    return failures ? AC_EXIT_FAILED : 0;
+    return interrupted ? AC_EXIT_INTERRUPTED : failures ? AC_EXIT_FAILED : 0;
 }

@@ -18,6 +18,7 @@ typedef struct ac_xfer {
     uint64_t stall_timer;
     curl_off_t seen_bytes;
     int64_t last_progress_ms;
+    struct ac_xfer *next_gone; /* in ac_http_state.gone while its removal waits for curl */
 } ac_xfer;
 
 /* One per socket curl asked us to watch; key in socks is fd + 1. */
@@ -33,9 +34,8 @@ struct ac_http_state {
     ac_idmap socks;   /* fd + 1 -> ac_sock* */
     uint64_t timer;   /* internal loop timer standing for curl's single timeout */
     int tearing_down;
-    int in_curl;     /* inside curl_multi_socket_action(): curl forbids removing handles */
-    CURL **deferred; /* cancelled from inside curl; removed from the multi right after */
-    size_t deferred_len, deferred_cap;
+    int in_curl;   /* inside curl_multi_socket_action(): curl forbids removing handles */
+    ac_xfer *gone; /* cancelled from inside curl; removed from the multi right after it returns */
     ac_loop *loop;
 };
 
@@ -53,21 +53,26 @@ int ac_http_global_init(void)
     return global_rc == CURLE_OK ? 0 : -1;
 }
 
-/* Unlinks a transfer from the multi and the maps; the caller frees it. */
+/* Unlinks a transfer from the multi and the maps; the caller frees it. Not from inside curl. */
 static void xfer_unlink(struct ac_http_state *st, ac_xfer *x)
 {
     ac_idmap_del(&st->by_id, x->id);
     ac_idmap_del(&st->by_easy, (uint64_t)(uintptr_t)x->easy);
-    int removed = 0;
-    if (st->in_curl && st->deferred_len < st->deferred_cap) {
-        st->deferred[st->deferred_len++] = x->easy;
-        removed = 1;
-    }
-    if (!removed)
-        curl_multi_remove_handle(st->multi, x->easy);
+    curl_multi_remove_handle(st->multi, x->easy);
     if (x->stall_timer)
         ac_loop_cancel_timer(st->loop, x->stall_timer);
     x->stall_timer = 0;
+}
+
+/* Removes the transfers cancelled from inside curl; curl has returned. */
+static void remove_gone(struct ac_http_state *st)
+{
+    ac_xfer *x;
+    while ((x = st->gone) != NULL) {
+        st->gone = x->next_gone;
+        curl_multi_remove_handle(st->multi, x->easy);
+        free(x);
+    }
 }
 
 static curl_off_t bytes_moved(CURL *easy)
@@ -141,20 +146,10 @@ static void check_done(struct ac_http_state *st)
 static void socket_action(struct ac_http_state *st, curl_socket_t fd, int mask)
 {
     int running = 0;
-    /* Room for every live transfer, so a deferral never needs memory inside a callback. */
-    if (st->deferred_cap < st->by_id.len) {
-        CURL **nd = realloc(st->deferred, st->by_id.len * sizeof *nd);
-        if (nd) {
-            st->deferred = nd;
-            st->deferred_cap = st->by_id.len;
-        }
-    }
     st->in_curl = 1;
     curl_multi_socket_action(st->multi, fd, mask, &running);
     st->in_curl = 0;
-    for (size_t i = 0; i < st->deferred_len; i++)
-        curl_multi_remove_handle(st->multi, st->deferred[i]);
-    st->deferred_len = 0;
+    remove_gone(st);
     check_done(st);
 }
 
@@ -264,8 +259,8 @@ CURLM *ac_loop_multi(ac_loop *loop)
 uint64_t ac_http_start(ac_loop *loop, CURL *easy, ac_http_done_fn done, void *ud)
 {
     struct ac_http_state *st = http_state(loop);
-    if (!st || !easy)
-        return 0;
+    if (!st || !easy || st->in_curl)
+        return 0; /* curl_multi_add_handle() would fail inside curl's callbacks */
     uint64_t ekey = (uint64_t)(uintptr_t)easy;
     if (ac_idmap_get(&st->by_easy, ekey))
         return 0; /* already lent */
@@ -294,16 +289,39 @@ fail:
     return 0;
 }
 
-void ac_http_cancel(ac_loop *loop, uint64_t id)
+int ac_http_cancel(ac_loop *loop, uint64_t id)
 {
     struct ac_http_state *st = *ac_loop_http_slot(loop);
-    if (!st)
-        return;
-    ac_xfer *x = ac_idmap_get(&st->by_id, id);
+    ac_xfer *x = st ? ac_idmap_get(&st->by_id, id) : NULL;
     if (!x)
-        return;
-    xfer_unlink(st, x);
-    free(x);
+        return AC_HTTP_CANCEL_NONE;
+    if (!st->in_curl) {
+        xfer_unlink(st, x);
+        free(x);
+        return AC_HTTP_CANCEL_NOW;
+    }
+    /* Inside one of curl's callbacks curl_multi_remove_handle() fails with
+     * CURLM_RECURSIVE_API_CALL. Forget the transfer now, park its record (no memory needed)
+     * and pause it, so curl calls none of its read, write or header callbacks while it finishes
+     * the call it is in; socket_action() removes it as soon as curl returns. Pausing fails
+     * harmlessly for a transfer that has no connection yet: it cannot reach a callback in the
+     * same call either. A transfer finishing in that same call is removed with its message. */
+    ac_idmap_del(&st->by_id, x->id);
+    ac_idmap_del(&st->by_easy, (uint64_t)(uintptr_t)x->easy);
+    if (x->stall_timer)
+        ac_loop_cancel_timer(st->loop, x->stall_timer);
+    x->stall_timer = 0;
+    x->done = NULL;
+    curl_easy_pause(x->easy, CURLPAUSE_ALL);
+    x->next_gone = st->gone;
+    st->gone = x;
+    return AC_HTTP_CANCEL_DEFERRED;
+}
+
+int ac_http_in_curl(ac_loop *loop)
+{
+    struct ac_http_state *st = *ac_loop_http_slot(loop);
+    return st ? st->in_curl : 0;
 }
 
 size_t ac_http_active(ac_loop *loop)
@@ -336,6 +354,7 @@ void ac_http_teardown(ac_loop *loop)
     if (!st)
         return;
     st->tearing_down = 1;
+    remove_gone(st);
     ac_xfer *x;
     while ((x = ac_idmap_any(&st->by_id, NULL)) != NULL) {
         xfer_unlink(st, x);
@@ -355,7 +374,6 @@ void ac_http_teardown(ac_loop *loop)
     ac_idmap_clear(&st->by_id);
     ac_idmap_clear(&st->by_easy);
     ac_idmap_clear(&st->socks);
-    free(st->deferred);
     free(st);
     *slot = NULL;
 }

@@ -32,13 +32,28 @@ int ac_http_global_init(void);
  * the handle or start a new transfer with it. */
 uint64_t ac_http_start(ac_loop *loop, CURL *easy, ac_http_done_fn done, void *ud);
 
-/* Removes the transfer from the multi at once; done is never called. Unknown or finished ids
- * are a no-op. The caller owns the easy handle again.
- * Called from inside one of curl's callbacks (write, header, progress...) of a transfer on this
- * loop, where curl forbids removing handles, the transfer is forgotten at once (no done, not
- * counted as active) and removed from the multi as soon as curl returns: the caller must not
- * clean the handle up inside that callback, but later (for example from ac_loop_post()). */
-void ac_http_cancel(ac_loop *loop, uint64_t id);
+/* What ac_http_cancel() did. */
+#define AC_HTTP_CANCEL_NONE 0     /* unknown or finished id: nothing */
+#define AC_HTTP_CANCEL_NOW 1      /* removed from the multi: the handle is the caller's */
+#define AC_HTTP_CANCEL_DEFERRED 2 /* called inside curl: removed as soon as curl returns */
+
+/* Stops a transfer; done is never called for it. Unknown or finished ids are a no-op.
+ * Outside curl the transfer is removed from the multi at once and the caller owns the easy
+ * handle again on return.
+ * Called from inside one of curl's callbacks (write, header, progress...) of ANY transfer on
+ * this loop, where libcurl refuses to remove handles (CURLM_RECURSIVE_API_CALL), the transfer
+ * is forgotten at once (no done, not counted by ac_http_active(), a second cancel is a no-op),
+ * paused so that curl calls none of its read, write or header callbacks again, and removed
+ * from the multi right after curl returns, before any other callback of the loop runs. The
+ * loop never touches the handle after that. The caller must not clean the handle up or start
+ * it again before curl has returned: do it from ac_loop_post(), a timer or a later callback.
+ * Other callbacks the caller may have set (debug, progress, socket options) are not
+ * suppressed until the removal. No memory is needed, so the cancel cannot fail. */
+int ac_http_cancel(ac_loop *loop, uint64_t id);
+
+/* Nonzero while curl runs on this loop's multi (inside curl_multi_socket_action()), that is
+ * from inside any curl callback of any transfer on the loop: a cancel then is deferred. */
+int ac_http_in_curl(ac_loop *loop);
 
 /* Number of transfers started and not yet done or cancelled. */
 size_t ac_http_active(ac_loop *loop);

@@ -12,10 +12,11 @@
  * Cancellation from inside a post: events are posted from curl callbacks, and
  * the session may leave STREAMING during such a post and cancel the call. libcurl
  * refuses to remove a handle while one of the multi's callbacks runs, so a
- * cancel that arrives while any call of this thread is inside a curl callback
- * only marks the call cancelled (no more posts, the write callback aborts the
- * transfer) and frees it from a 0 ms loop timer, outside curl. A cancel from
- * anywhere else removes the transfer and frees the call at once.
+ * cancel that arrives while curl runs on the loop (any transfer's callback, see
+ * ac_http_in_curl()) marks the call cancelled (no more posts), lets the loop
+ * park the transfer until curl returns, and frees the call from a 0 ms loop
+ * timer, outside curl. A cancel from anywhere else removes the transfer and
+ * frees the call at once.
  *
  * Stall timeout: ac_http_set_stall_timeout() (a loop timer that checks byte
  * progress); curl's LOW_SPEED_* options average over seconds and react late.
@@ -79,6 +80,8 @@ typedef struct hp_call {
     char *errbody;          /* non-2xx or 2xx JSON body, at most HP_ERROR_BODY_CAP */
     size_t errlen;
     int64_t connect_ms, stall_ms;
+    ac_llm_done_fn done; /* one-off completion: reported here, nothing posted */
+    void *done_ud;
     char errbuf[CURL_ERROR_SIZE];
 } hp_call;
 
@@ -293,6 +296,10 @@ static void hp_call_free(hp_call *c)
 
 static void hp_post(hp_call *c, uint16_t idx, const char *name, json_t *data)
 {
+    if (c->done) {
+        json_decref(data);
+        return;
+    }
     if (idx != AC_FSM_NONE)
         ac_session_post_index(c->s, idx, data, 0);
     else
@@ -575,7 +582,12 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
             curl_off_t conn = 0;
             curl_easy_getinfo(c->easy, CURLINFO_CONNECT_TIME_T, &conn);
             retry = 1;
-            if (conn == 0) {
+            if (conn == 0 && strncmp(c->errbuf, "Resolving timed out", 19) == 0) {
+                /* the connect timeout covers name resolution too */
+                cls = "dns";
+                snprintf(msg, sizeof msg, "resolving the host of %s timed out after %lld ms", url,
+                         (long long)c->connect_ms);
+            } else if (conn == 0) {
                 cls = "timeout";
                 snprintf(msg, sizeof msg, "connecting to %s timed out after %lld ms", url,
                          (long long)c->connect_ms);
@@ -679,6 +691,15 @@ static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
     }
     hp_provider *p = c->p;
     ac_session *s = c->s;
+    if (c->done) {
+        ac_llm_done_fn done = c->done;
+        void *done_ud = c->done_ud;
+        hp_call_free(c);
+        const char *text = json_string_value(json_object_get(data, ok ? "content" : "message"));
+        done(done_ud, ok, text ? text : "");
+        json_decref(data);
+        return;
+    }
     hp_call_free(c);
     if (ok)
         ac_session_post_index(s, p->ev_completed, data, 0);
@@ -699,18 +720,23 @@ static void hp_fail_later(hp_provider *p, ac_session *s, const char *cls, const 
     ac_session_post_later(s, "llm.failed", hp_failure(cls, 0, 0, -1, msg));
 }
 
-static uint64_t hp_start(ac_provider *base, ac_session *s, const ac_llm_call_opts *opts)
+/* A session call (done NULL: events posted to s) or a one-off completion
+ * of `conv` (done set: failures to start return 0 and post nothing). */
+static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
+                         const ac_llm_call_opts *opts, ac_llm_done_fn done, void *ud)
 {
-    hp_provider *p = (hp_provider *)base;
     char err[256];
     hp_call *c = calloc(1, sizeof *c);
     if (!c || hp_slot_take(p, c) != 0) {
         free(c);
-        hp_fail_later(p, s, "protocol", "out of memory starting a call to %s", p->url);
+        if (!done)
+            hp_fail_later(p, s, "protocol", "out of memory starting a call to %s", p->url);
         return 0;
     }
     c->p = p;
     c->s = s;
+    c->done = done;
+    c->done_ud = ud;
     c->retry_after_ms = -1;
     c->connect_ms = opts ? opts->connect_timeout_ms : 0;
     c->stall_ms = opts ? opts->stall_timeout_ms : 0;
@@ -720,19 +746,20 @@ static uint64_t hp_start(ac_provider *base, ac_session *s, const ac_llm_call_opt
     ro.stream = 1;
     ro.max_tokens = (int)ac_engine_param_int(p->e, "max_tokens", 0);
     err[0] = '\0';
-    c->body = p->kind == AC_PROVIDER_ANTHROPIC
-                  ? ac_request_anthropic(ac_session_conv(s), &ro, err, sizeof err)
-                  : ac_request_openai(ac_session_conv(s), &ro, err, sizeof err);
+    c->body = p->kind == AC_PROVIDER_ANTHROPIC ? ac_request_anthropic(conv, &ro, err, sizeof err)
+                                               : ac_request_openai(conv, &ro, err, sizeof err);
     if (!c->body) {
-        hp_fail_later(p, s, "protocol", "cannot build the request to %s: %s", p->url,
-                      err[0] ? err : "out of memory");
+        if (!done)
+            hp_fail_later(p, s, "protocol", "cannot build the request to %s: %s", p->url,
+                          err[0] ? err : "out of memory");
         goto fail;
     }
     ac_stream_sink sink = {c, hp_on_text, hp_on_reasoning, hp_on_refusal, hp_on_tool};
     c->st = ac_stream_new(p->wire, &sink, 0);
     c->easy = curl_easy_init();
     if (!c->st || !c->easy) {
-        hp_fail_later(p, s, "protocol", "out of memory starting a call to %s", p->url);
+        if (!done)
+            hp_fail_later(p, s, "protocol", "out of memory starting a call to %s", p->url);
         goto fail;
     }
     CURL *h = c->easy;
@@ -757,7 +784,8 @@ static uint64_t hp_start(ac_provider *base, ac_session *s, const ac_llm_call_opt
     curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
     c->xfer = ac_http_start(p->loop, h, hp_on_done, c);
     if (!c->xfer) {
-        hp_fail_later(p, s, "connect", "cannot start the request to %s", p->url);
+        if (!done)
+            hp_fail_later(p, s, "connect", "cannot start the request to %s", p->url);
         goto fail;
     }
     if (c->stall_ms > 0)
@@ -766,6 +794,19 @@ static uint64_t hp_start(ac_provider *base, ac_session *s, const ac_llm_call_opt
 fail:
     hp_call_free(c);
     return 0;
+}
+
+static uint64_t hp_start(ac_provider *base, ac_session *s, const ac_llm_call_opts *opts)
+{
+    return hp_begin((hp_provider *)base, s, ac_session_conv(s), opts, NULL, NULL);
+}
+
+static uint64_t hp_complete(ac_provider *base, ac_session *s, const ac_conv *conv,
+                            const ac_llm_call_opts *opts, ac_llm_done_fn done, void *ud)
+{
+    if (!done || !conv)
+        return 0;
+    return hp_begin((hp_provider *)base, s, conv, opts, done, ud);
 }
 
 static void hp_reap(void *ud)
@@ -785,13 +826,15 @@ static void hp_cancel(ac_provider *base, uint64_t id)
     if (!c || c->cancelled)
         return;
     c->cancelled = 1;
-    if (hp_in_curl) {
-        /* libcurl refuses to remove a handle from inside its callbacks */
+    if (hp_in_curl || ac_http_in_curl(p->loop)) {
+        /* Inside a curl callback (this call's own, or any transfer's on the loop): the loop
+         * parks the transfer and removes it once curl returns, and no callback of it fires
+         * again; the easy handle may only be cleaned up after that, from the reap timer. */
+        if (c->xfer)
+            ac_http_cancel(p->loop, c->xfer);
+        c->xfer = 0;
         c->reap_timer = ac_loop_timer(p->loop, 0, hp_reap, c);
-        if (c->reap_timer)
-            return;
-        /* no memory for a timer: the write callback aborts the transfer and the call
-         * stays allocated until the provider is freed */
+        /* no memory for a timer: the call stays allocated until the provider is freed */
         return;
     }
     if (c->xfer)
@@ -878,6 +921,7 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
         goto nomem;
     p->base.name = kind == AC_PROVIDER_ANTHROPIC ? "anthropic" : "openai";
     p->base.start = hp_start;
+    p->base.complete = hp_complete;
     p->base.cancel = hp_cancel;
     p->base.free = hp_free;
     p->e = e;

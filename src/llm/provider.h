@@ -23,12 +23,26 @@ typedef struct ac_llm_call_opts {
     int64_t connect_timeout_ms;
 } ac_llm_call_opts;
 
+/* The end of a one-off completion: ok and the reply text, or !ok and an
+ * error message. text is borrowed for the duration of the call. */
+typedef void (*ac_llm_done_fn)(void *ud, int ok, const char *text);
+
 typedef struct ac_provider ac_provider;
 struct ac_provider {
     const char *name;
     /* Returns a call id (nonzero) or 0 when the call could not start (then
      * it has posted llm.failed itself, asynchronously). */
     uint64_t (*start)(ac_provider *p, ac_session *s, const ac_llm_call_opts *opts);
+    /* A one-off completion for session s (compaction summaries): the reply
+     * to the visible messages of `conv` (read during this call only; its tool
+     * definitions are offered, so pass a conversation without any). Nothing
+     * is posted to the session: done(ud, ...) runs once on the loop thread,
+     * never from inside complete(), unless the call is cancelled first with
+     * cancel(). Returns a call id, or 0 when it could not start (done is then
+     * never called). The script provider answers with the session's next
+     * scripted turn (its content; an "error" turn fails). */
+    uint64_t (*complete)(ac_provider *p, ac_session *s, const ac_conv *conv,
+                         const ac_llm_call_opts *opts, ac_llm_done_fn done, void *ud);
     void (*cancel)(ac_provider *p, uint64_t call);
     void (*free)(ac_provider *p);
 };

@@ -10,7 +10,9 @@
  *    "error": {"status": 503, "message": "...", "retryable": true,
  *              "retry_after_ms": 10}}
  * Each session walks the turns in order; a turn with "error" is consumed
- * like any other. Running out of turns is a non-retryable failure.
+ * like any other. Running out of turns is a non-retryable failure. A
+ * one-off completion (a compaction summary) consumes the next turn too: its
+ * content is the reply.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -31,6 +33,11 @@ typedef struct script_call {
     size_t step;
     uint64_t timer;
     int in_tick, cancelled;
+    /* one-off completion: done(done_ud, ok, text) instead of posting */
+    ac_llm_done_fn done;
+    void *done_ud;
+    int ok;
+    char *text;
 } script_call;
 
 typedef struct script_provider {
@@ -50,6 +57,7 @@ static void call_unlink_free(script_provider *p, script_call *c)
             break;
         }
     json_decref(c->steps);
+    free(c->text);
     free(c);
 }
 
@@ -70,6 +78,17 @@ static void tick(void *ud)
     script_call *c = ud;
     script_provider *p = provider_of(c);
     c->timer = 0;
+    if (c->done) {
+        ac_llm_done_fn done = c->done;
+        void *done_ud = c->done_ud;
+        int ok = c->ok;
+        char *text = c->text;
+        c->text = NULL;
+        call_unlink_free(p, c);
+        done(done_ud, ok, text ? text : "");
+        free(text);
+        return;
+    }
     json_t *step = json_array_get(c->steps, c->step++);
     if (!step) {
         call_unlink_free(p, c);
@@ -166,21 +185,63 @@ static uint64_t script_start(ac_provider *base, ac_session *s, const ac_llm_call
             add_step(c->steps, "llm.delta",
                      json_pack("{s:s, s:i, s:s, s:s, s:s}", "kind", "tool_call", "index", (int)i,
                                "id", id, "name", name ? name : "", "text", args ? args : ""));
-            json_array_append_new(out_calls, json_pack("{s:s, s:s, s:s}", "id", id, "name",
-                                                       name ? name : "", "arguments",
-                                                       args ? args : "{}"));
+            json_array_append_new(out_calls,
+                                  json_pack("{s:s, s:s, s:s}", "id", id, "name", name ? name : "",
+                                            "arguments", args ? args : "{}"));
         }
         const char *finish = json_string_value(json_object_get(turn, "finish_reason"));
-        json_t *done = json_pack("{s:s, s:o, s:s}", "content", content ? content : "",
-                                 "tool_calls", out_calls, "finish_reason",
-                                 finish ? finish
-                                        : (json_array_size(out_calls) ? "tool_calls" : "stop"));
+        json_t *done =
+            json_pack("{s:s, s:o, s:s}", "content", content ? content : "", "tool_calls", out_calls,
+                      "finish_reason",
+                      finish ? finish : (json_array_size(out_calls) ? "tool_calls" : "stop"));
         if (reasoning)
             json_object_set_new(done, "reasoning", json_string(reasoning));
         json_t *usage = json_object_get(turn, "usage");
         if (usage)
             json_object_set(done, "usage", usage);
         add_step(c->steps, "llm.completed", done);
+    }
+    c->next = p->calls;
+    p->calls = c;
+    schedule(p, c);
+    return c->id;
+}
+
+static uint64_t script_complete(ac_provider *base, ac_session *s, const ac_conv *conv,
+                                const ac_llm_call_opts *opts, ac_llm_done_fn done, void *ud)
+{
+    script_provider *p = (script_provider *)base;
+    (void)conv;
+    (void)opts;
+    script_call *c = calloc(1, sizeof *c);
+    if (!c || !done) {
+        free(c);
+        return 0;
+    }
+    c->s = s;
+    c->id = ++p->next_id;
+    c->done = done;
+    c->done_ud = ud;
+    size_t idx = (size_t)s->script_cursor++;
+    json_t *turn = json_array_get(p->turns, idx);
+    json_t *err = json_object_get(turn, "error");
+    const char *content = json_string_value(json_object_get(turn, "content"));
+    char msg[200];
+    if (!turn) {
+        snprintf(msg, sizeof msg, "the script has no more turns (all %zu used)",
+                 json_array_size(p->turns));
+    } else if (err) {
+        const char *m = json_string_value(json_object_get(err, "message"));
+        snprintf(msg, sizeof msg, "%s", m ? m : "scripted failure");
+    } else if (!content || !*content) {
+        snprintf(msg, sizeof msg, "script turn %zu has no content for a completion", idx + 1);
+    } else {
+        c->ok = 1;
+    }
+    c->text = strdup(c->ok ? content : msg);
+    if (!c->text) {
+        free(c);
+        return 0;
     }
     c->next = p->calls;
     p->calls = c;
@@ -289,6 +350,7 @@ ac_provider *ac_provider_script_new(ac_engine *e, const char *path, const char *
     }
     p->base.name = "script";
     p->base.start = script_start;
+    p->base.complete = script_complete;
     p->base.cancel = script_cancel;
     p->base.free = script_free;
     p->e = e;

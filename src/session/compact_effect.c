@@ -3,21 +3,37 @@
  *
  * The effect decides (reading the conversation) and posts the plan in
  * compaction.done; the apply_compaction action carries it out. Plans name
- * messages by id, so replaying the journal applies the same plan.
+ * messages by id and carry any text they add, so replaying the journal
+ * applies the same plan without asking anyone again.
  * Strategies (param `compaction`):
  *   sliding_window      drop older turns after the first user message,
  *                       keeping system messages and the last `keep` turns;
  *                       a marker message says what was dropped
  *   clear_tool_results  replace all but the last `keep` tool results by a
  *                       marker; the record keeps the full result
- * Neither separates an assistant tool call from its results
- * (ac_conv_replace_range refuses such a range).
+ *   summarize           the same range as sliding_window, replaced by one
+ *                       message flagged AC_MSG_SUMMARY holding a summary the
+ *                       engine's provider wrote (a one-off completion)
+ * Ranges are cut at turn boundaries only (a user or assistant message with
+ * no call of the range still waiting for its result), so no compaction
+ * separates an assistant tool call from its results; ac_conv_replace_range
+ * refuses such a range anyway.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "context/tokens.h"
 #include "session_int.h"
+
+#define SUMMARY_MSG_CAP 2000                       /* bytes of one message in the transcript */
+#define SUMMARY_TRANSCRIPT_CAP ((size_t)256 << 10) /* bytes of transcript sent */
+#define SUMMARY_REPLY_CAP ((size_t)32 << 10)       /* bytes of summary kept */
+
+static const char summary_instruction[] =
+    "You compress conversations. Below is the earlier part of a conversation between a user "
+    "and an assistant that uses tools. Write a concise summary that the assistant can "
+    "continue from: the user's goals and requests, facts and numbers learned, tool results "
+    "that still matter, decisions made and open questions. Reply with the summary only.";
 
 size_t ac_session_estimate_tokens(ac_session *s)
 {
@@ -28,7 +44,11 @@ size_t ac_session_estimate_tokens(ac_session *s)
     return n > 0 ? (size_t)n : 0;
 }
 
-static json_t *plan_sliding(ac_session *s, size_t keep)
+/* The range [*from, *to) sliding_window and summarize replace: after the
+ * first user message since the floor, up to the turn boundary that keeps the
+ * last `keep` turns (or the nearest valid boundary before it). 0 when there
+ * is nothing to replace. */
+static int plan_range(ac_session *s, size_t keep, size_t *from_out, size_t *to_out)
 {
     size_t n = ac_conv_message_count(s->conv), floor = ac_conv_floor(s->conv);
     size_t first_user = (size_t)-1;
@@ -38,22 +58,61 @@ static json_t *plan_sliding(ac_session *s, size_t keep)
             break;
         }
     if (first_user == (size_t)-1)
-        return NULL;
+        return 0;
+    size_t from = first_user + 1;
     /* walk back over `keep` turn starts (user or assistant messages) */
-    size_t cut = n, turns = 0;
-    for (size_t i = n; i > first_user + 1; i--) {
+    size_t want = n, turns = 0;
+    for (size_t i = n; i > from; i--) {
         const ac_message *m = ac_conv_message(s->conv, i - 1);
         if (m->role == AC_ROLE_USER || m->role == AC_ROLE_ASSISTANT) {
-            cut = i - 1;
+            want = i - 1;
             if (++turns >= keep)
                 break;
         }
     }
-    if (cut <= first_user + 1)
+    if (want <= from)
+        return 0;
+    /* forward pass: a boundary is a user/assistant message at which every call
+     * issued in [from, i) has had its result in [from, i) */
+    json_t *open = json_object();
+    if (!open)
+        return 0;
+    size_t cut = 0, outstanding = 0;
+    int foreign = 0; /* a tool message in the range answers a call issued before it */
+    for (size_t i = from; i <= want && i < n; i++) {
+        const ac_message *m = ac_conv_message(s->conv, i);
+        if ((m->role == AC_ROLE_USER || m->role == AC_ROLE_ASSISTANT) && outstanding == 0 &&
+            !foreign && i > from)
+            cut = i;
+        if (m->role == AC_ROLE_ASSISTANT)
+            for (size_t k = 0; k < m->n_tool_calls; k++) {
+                json_object_set_new(open, m->tool_call_ids[k], json_true());
+                outstanding++;
+            }
+        else if (m->role == AC_ROLE_TOOL && m->tool_call_id) {
+            if (json_object_get(open, m->tool_call_id)) {
+                json_object_del(open, m->tool_call_id);
+                outstanding--;
+            } else {
+                foreign = 1;
+            }
+        }
+    }
+    json_decref(open);
+    if (cut <= from)
+        return 0;
+    *from_out = from;
+    *to_out = cut;
+    return 1;
+}
+
+static json_t *plan_sliding(ac_session *s, size_t keep)
+{
+    size_t from, to;
+    if (!plan_range(s, keep, &from, &to))
         return NULL;
     return json_pack("{s:s, s:s, s:s}", "strategy", "sliding_window", "from",
-                     ac_conv_message(s->conv, first_user + 1)->id, "to",
-                     ac_conv_message(s->conv, cut)->id);
+                     ac_conv_message(s->conv, from)->id, "to", ac_conv_message(s->conv, to)->id);
 }
 
 static json_t *plan_clear(ac_session *s, size_t keep)
@@ -74,6 +133,155 @@ static json_t *plan_clear(ac_session *s, size_t keep)
     return json_pack("{s:s, s:o}", "strategy", "clear_tool_results", "clear", ids);
 }
 
+/* ---- summarize: a one-off completion over a transcript of the range ---- */
+
+typedef struct compact_run {
+    ac_session *s;
+    char *from, *to; /* message ids */
+    uint64_t call;
+} compact_run;
+
+static void run_free(compact_run *run)
+{
+    if (!run)
+        return;
+    free(run->from);
+    free(run->to);
+    free(run);
+}
+
+static void put_piece(FILE *out, const ac_message *m, const ac_conv *conv)
+{
+    const char *who = m->role == AC_ROLE_USER        ? "user"
+                      : m->role == AC_ROLE_ASSISTANT ? "assistant"
+                      : m->role == AC_ROLE_TOOL      ? "tool result"
+                                                     : "system";
+    size_t len = strlen(m->content);
+    int cut = len > SUMMARY_MSG_CAP;
+    if (cut) {
+        len = SUMMARY_MSG_CAP;
+        while (len > 0 && ((unsigned char)m->content[len] & 0xC0) == 0x80)
+            len--;
+    }
+    if (m->role == AC_ROLE_TOOL && m->tool_call_id)
+        fprintf(out, "[%s %s] ", who, m->tool_call_id);
+    else
+        fprintf(out, "[%s] ", who);
+    fwrite(m->content, 1, len, out);
+    if (cut)
+        fputs(" [...]", out);
+    for (size_t k = 0; k < m->n_tool_calls; k++) {
+        const ac_tool_call *c = ac_conv_tool_call(conv, m->tool_call_ids[k]);
+        if (c)
+            fprintf(out, "\n(calls %s %.*s with %.500s)", c->id, 100, c->name, c->arguments);
+    }
+    fputs("\n\n", out);
+}
+
+/* The transcript of messages [from, to): the first message (an earlier
+ * summary, often) and as many of the latest as fit the cap. */
+static char *transcript(const ac_conv *conv, size_t from, size_t to)
+{
+    char *buf = NULL, *piece = NULL;
+    size_t len = 0, plen = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (!out)
+        return NULL;
+    size_t total = 0, start = to;
+    /* how far back the tail goes */
+    while (start > from + 1) {
+        FILE *p = open_memstream(&piece, &plen);
+        if (!p)
+            break;
+        put_piece(p, ac_conv_message(conv, start - 1), conv);
+        fclose(p);
+        free(piece);
+        piece = NULL;
+        if (total + plen > SUMMARY_TRANSCRIPT_CAP)
+            break;
+        total += plen;
+        start--;
+    }
+    put_piece(out, ac_conv_message(conv, from), conv);
+    if (start > from + 1)
+        fprintf(out, "[... %zu messages left out ...]\n\n", start - from - 1);
+    for (size_t i = start; i < to; i++)
+        put_piece(out, ac_conv_message(conv, i), conv);
+    fclose(out);
+    return buf;
+}
+
+static void summary_done(void *ud, int ok, const char *text)
+{
+    compact_run *run = ud;
+    ac_session *s = run->s;
+    s->compact_run = NULL;
+    json_t *d;
+    if (ok && text && *text) {
+        size_t n = strlen(text);
+        if (n > SUMMARY_REPLY_CAP) {
+            n = SUMMARY_REPLY_CAP;
+            while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+                n--;
+        }
+        d = json_pack("{s:s, s:s, s:s, s:s%}", "strategy", "summarize", "from", run->from, "to",
+                      run->to, "summary", text, n);
+    } else {
+        char msg[600];
+        snprintf(msg, sizeof msg, "the summary request failed: %.500s",
+                 text && *text ? text : "empty reply");
+        d = json_pack("{s:s, s:s}", "strategy", "summarize", "message", msg);
+        ok = 0;
+    }
+    run_free(run);
+    ac_session_post_index(s, ok ? s->e->ev_compaction_done : s->e->ev_compaction_failed, d, 0);
+}
+
+/* 0 when the completion started; else a message in msg. */
+static int start_summary(ac_session *s, size_t keep, char *msg, size_t msgcap)
+{
+    size_t from, to;
+    if (!plan_range(s, keep, &from, &to)) {
+        snprintf(msg, msgcap, "nothing to compact with 'summarize'");
+        return -1;
+    }
+    if (!s->e->provider || !s->e->provider->complete) {
+        snprintf(msg, msgcap, "the %s provider cannot write summaries",
+                 s->e->provider ? s->e->provider->name : "(no)");
+        return -1;
+    }
+    compact_run *run = calloc(1, sizeof *run);
+    ac_conv *tmp = ac_conv_new();
+    char *text = transcript(s->conv, from, to);
+    if (!run || !tmp || !text || !(run->from = strdup(ac_conv_message(s->conv, from)->id)) ||
+        !(run->to = strdup(ac_conv_message(s->conv, to)->id)) ||
+        !ac_conv_add_message(tmp, AC_ROLE_SYSTEM, summary_instruction, 0) ||
+        !ac_conv_add_message(tmp, AC_ROLE_USER, text, 0)) {
+        snprintf(msg, msgcap, "out of memory");
+        goto fail;
+    }
+    run->s = s;
+    ac_llm_call_opts opts = {
+        ac_engine_param_int(s->e, "stall_timeout", 120000),
+        ac_engine_param_int(s->e, "connect_timeout", 10000),
+    };
+    s->compact_run = run;
+    run->call = s->e->provider->complete(s->e->provider, s, tmp, &opts, summary_done, run);
+    if (!run->call) {
+        s->compact_run = NULL;
+        snprintf(msg, msgcap, "the summary request could not start");
+        goto fail;
+    }
+    free(text);
+    ac_conv_free(tmp);
+    return 0;
+fail:
+    run_free(run);
+    free(text);
+    ac_conv_free(tmp);
+    return -1;
+}
+
 static void compact_fire(void *ud)
 {
     ac_session *s = ud;
@@ -81,6 +289,14 @@ static void compact_fire(void *ud)
     const char *strategy = ac_engine_param_str(s->e, "compaction", "sliding_window");
     size_t keep = (size_t)ac_engine_param_int(s->e, "compaction_keep", 6);
     json_t *plan = NULL;
+    char msg[300];
+    if (strcmp(strategy, "summarize") == 0) {
+        if (start_summary(s, keep ? keep : 1, msg, sizeof msg) == 0)
+            return;
+        ac_session_post_index(s, s->e->ev_compaction_failed,
+                              json_pack("{s:s, s:s}", "strategy", strategy, "message", msg), 0);
+        return;
+    }
     if (strcmp(strategy, "sliding_window") == 0)
         plan = plan_sliding(s, keep ? keep : 1);
     else if (strcmp(strategy, "clear_tool_results") == 0)
@@ -89,9 +305,11 @@ static void compact_fire(void *ud)
         ac_session_post_index(s, s->e->ev_compaction_done, plan, 0);
         return;
     }
-    char msg[200];
     if (strcmp(strategy, "sliding_window") && strcmp(strategy, "clear_tool_results"))
-        snprintf(msg, sizeof msg, "compaction strategy '%s' is not available", strategy);
+        snprintf(msg, sizeof msg,
+                 "compaction strategy '%.100s' is not available (sliding_window, "
+                 "clear_tool_results, summarize)",
+                 strategy);
     else
         snprintf(msg, sizeof msg, "nothing to compact with '%s'", strategy);
     ac_session_post_index(s, s->e->ev_compaction_failed,
@@ -111,6 +329,37 @@ void ac_compact_stop(ac_session *s)
     if (s->compact_timer)
         ac_loop_cancel_timer(s->e->loop, s->compact_timer);
     s->compact_timer = 0;
+    compact_run *run = s->compact_run;
+    if (run) {
+        s->compact_run = NULL;
+        s->e->provider->cancel(s->e->provider, run->call);
+        run_free(run);
+    }
+}
+
+/* Replaces [from, to) (message ids in the plan) by one marker message: the
+ * summary, or (summary NULL) a note of what was removed. */
+static int replace_by_marker(ac_session *s, json_t *plan, const char *summary, int64_t t_ms)
+{
+    size_t from = ac_conv_find_message(s->conv, json_string_value(json_object_get(plan, "from")));
+    size_t to = ac_conv_find_message(s->conv, json_string_value(json_object_get(plan, "to")));
+    if (from == (size_t)-1 || to == (size_t)-1 || to <= from)
+        return -1;
+    size_t blen = summary ? strlen(summary) : 0;
+    size_t cap = blen + 128;
+    char *marker = malloc(cap);
+    if (!marker)
+        return -1;
+    if (summary)
+        snprintf(marker, cap, "[summary of %zu earlier messages] %s", to - from, summary);
+    else
+        snprintf(marker, cap,
+                 "[compaction: %zu earlier messages were removed to fit the context window]",
+                 to - from);
+    ac_message_in m = {AC_ROLE_USER, marker, AC_MSG_SUMMARY};
+    int rc = ac_conv_replace_range(s->conv, from, to, &m, 1, t_ms);
+    free(marker);
+    return rc == AC_CONV_OK ? 0 : -1;
 }
 
 int ac_compact_apply(ac_session *s, json_t *plan, int64_t t_ms, size_t *before, size_t *after)
@@ -121,32 +370,35 @@ int ac_compact_apply(ac_session *s, json_t *plan, int64_t t_ms, size_t *before, 
     if (!strategy)
         return -1;
     if (strcmp(strategy, "sliding_window") == 0) {
-        size_t from = ac_conv_find_message(s->conv, json_string_value(json_object_get(plan, "from")));
-        size_t to = ac_conv_find_message(s->conv, json_string_value(json_object_get(plan, "to")));
-        if (from == (size_t)-1 || to == (size_t)-1 || to <= from)
+        if (replace_by_marker(s, plan, NULL, t_ms) != 0)
             return -1;
-        char marker[200];
-        snprintf(marker, sizeof marker,
-                 "[compaction: %zu earlier messages were removed to fit the context window]",
-                 to - from);
-        ac_message_in m = {AC_ROLE_USER, marker, AC_MSG_SUMMARY};
-        if (ac_conv_replace_range(s->conv, from, to, &m, 1, t_ms) != AC_CONV_OK)
+    } else if (strcmp(strategy, "summarize") == 0) {
+        const char *summary = json_string_value(json_object_get(plan, "summary"));
+        if (!summary || replace_by_marker(s, plan, summary, t_ms) != 0)
             return -1;
     } else if (strcmp(strategy, "clear_tool_results") == 0) {
+        /* one pass over the messages (clearing moves none) */
+        json_t *want = json_object();
         size_t i;
         json_t *id;
         json_array_foreach(json_object_get(plan, "clear"), i, id)
         {
-            size_t mi = ac_conv_find_message(s->conv, json_string_value(id));
-            if (mi == (size_t)-1)
-                continue;
+            if (json_is_string(id))
+                json_object_set_new(want, json_string_value(id), json_true());
+        }
+        for (size_t mi = 0; want && mi < ac_conv_message_count(s->conv); mi++) {
             const ac_message *m = ac_conv_message(s->conv, mi);
+            if (m->role != AC_ROLE_TOOL || !json_object_get(want, m->id))
+                continue;
             char marker[200];
             snprintf(marker, sizeof marker,
                      "[result cleared by compaction; call %s's full result is kept in history]",
                      m->tool_call_id ? m->tool_call_id : "?");
             ac_conv_clear_tool_result(s->conv, mi, marker, t_ms);
         }
+        json_decref(want);
+    } else {
+        return -1;
     }
     *after = ac_conv_message_count(s->conv);
     return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context/tokens.h"
 #include "session_int.h"
 
 void ac_session_set_status(ac_session *s, const char *status);
@@ -141,8 +142,8 @@ static void a_append_user_message(ac_session *s, const ac_event *ev)
 static void a_queue_user_message(ac_session *s, const ac_event *ev)
 {
     const char *text = dstr(ev, "text");
-    json_array_append_new(s->queued, json_pack("{s:s, s:I}", "text", text ? text : "", "t",
-                                               (json_int_t)ev->time_ms));
+    json_array_append_new(
+        s->queued, json_pack("{s:s, s:I}", "text", text ? text : "", "t", (json_int_t)ev->time_ms));
 }
 
 static void a_take_queued_message(ac_session *s, const ac_event *ev)
@@ -245,9 +246,15 @@ static void partial_reset(ac_session *s)
         s->partial[0] = 0;
 }
 
+/* Remembers the raw token estimate of the request being sent, so the usage
+ * the response reports calibrates later estimates (record_assistant). */
 static void a_begin_call(ac_session *s, const ac_event *ev)
 {
     ac_conv_set_last_llm_call_ms(s->conv, ev->time_ms);
+    ac_request_opts o;
+    memset(&o, 0, sizeof o);
+    o.model = "estimate";
+    ac_tokens_begin_request(s->conv, &o);
     partial_reset(s);
 }
 
@@ -312,7 +319,10 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
         in[i].arguments = json_string_value(json_object_get(c, "arguments"));
         if (!in[i].name)
             in[i].name = "";
-        in[i].internal = json_is_true(json_object_get(c, "internal"));
+        /* by name, from a fixed list: replay gives the same flags whatever tools the
+         * replaying engine has */
+        in[i].internal =
+            json_is_true(json_object_get(c, "internal")) || ac_tool_is_internal_name(in[i].name);
     }
     const char *content = dstr(ev, "content");
     const char *refusal = dstr(ev, "refusal");
@@ -322,9 +332,12 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
                           ev->time_ms);
     free(in);
     json_t *usage = json_object_get(d, "usage");
-    if (usage)
-        ac_conv_add_usage(s->conv, json_integer_value(json_object_get(usage, "input")),
-                          json_integer_value(json_object_get(usage, "output")));
+    if (usage) {
+        int64_t input = json_integer_value(json_object_get(usage, "input"));
+        ac_conv_add_usage(s->conv, input, json_integer_value(json_object_get(usage, "output")));
+        if (input > 0)
+            ac_tokens_calibrate(s->conv, input);
+    }
     partial_reset(s);
 }
 
@@ -354,6 +367,10 @@ static void a_expand_context(ac_session *s, const ac_event *ev)
     a_record_tool_result(s, ev);
 }
 
+/* "restore": cleared tool messages in view get their content back;
+ * "rounds": calls out of view come back as internal tool-call rounds (an
+ * assistant message issuing a copy of the call, then its full result), after
+ * the load_tool_calls result so the model reads them next. */
 static void a_load_context(ac_session *s, const ac_event *ev)
 {
     json_t *ids = json_object_get(data(ev), "restore");
@@ -366,6 +383,20 @@ static void a_load_context(ac_session *s, const ac_event *ev)
             ac_conv_restore_tool_result(s->conv, mi, ev->time_ms);
     }
     a_record_tool_result(s, ev);
+    json_array_foreach(json_object_get(data(ev), "rounds"), i, v)
+    {
+        const ac_tool_call *c = ac_conv_tool_call(s->conv, json_string_value(v));
+        if (!c || c->state == AC_CALL_NONE || c->internal)
+            continue;
+        ac_tool_call_in in = {c->id, c->name, c->arguments, 1};
+        if (ac_conv_add_assistant(s->conv, "", NULL, &in, 1, ev->time_ms) != AC_CONV_OK)
+            continue;
+        const ac_tool_call *copy =
+            ac_conv_tool_call_at(s->conv, ac_conv_tool_call_count(s->conv) - 1);
+        if (copy && copy != c)
+            ac_conv_set_tool_result(s->conv, copy->id, c->state == AC_CALL_SUCCESS,
+                                    c->result ? c->result : "", ev->time_ms);
+    }
 }
 
 static void a_count_retry(ac_session *s, const ac_event *ev)
@@ -375,7 +406,8 @@ static void a_count_retry(ac_session *s, const ac_event *ev)
     if (s->e->has_output && s->e->out.retry) {
         json_t *ra = ev->data ? json_object_get(data(ev), "retry_after_ms") : NULL;
         int64_t initial = ac_engine_param_int(s->e, "backoff_initial", 1000);
-        int64_t delay = initial << (ac_conv_retries(s->conv) - 1 < 20 ? ac_conv_retries(s->conv) - 1 : 20);
+        int64_t delay =
+            initial << (ac_conv_retries(s->conv) - 1 < 20 ? ac_conv_retries(s->conv) - 1 : 20);
         int64_t max = ac_engine_param_int(s->e, "backoff_max", 10000);
         if (json_is_integer(ra))
             delay = json_integer_value(ra);

@@ -18,3 +18,5 @@ if(TARGET agentc_llm_http)
 else()
   target_sources(agentc_runtime PRIVATE ${CMAKE_SOURCE_DIR}/src/llm/http_missing.c)
 endif()
+# Accessors for embedders' own handlers (tool calls, conversation).
+target_sources(agentc_runtime PRIVATE ${CMAKE_SOURCE_DIR}/src/session/embed_api.c)

@@ -94,6 +94,7 @@ struct ac_session {
     int64_t llm_started_ms;
     ac_tool_run *tools_run;
     uint64_t compact_timer;
+    void *compact_run; /* summarize: the one-off completion in flight */
     int script_cursor;
     void *userdata;
     int in_free;
@@ -119,6 +120,8 @@ void ac_tools_add_defs(ac_engine *e, json_t *spawn_tools);
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
                         const ac_event *ev);
 void ac_run_tools_stop(ac_session *s);
+/* True for the internal context tools' names (fixed list, no engine state). */
+int ac_tool_is_internal_name(const char *name);
 
 /* compaction (src/session/compact_effect.c) */
 void ac_compact_start(ac_session *s, const ac_param_value *args, size_t nargs, const ac_event *ev);

@@ -650,6 +650,109 @@ static void test_connection_refused(void **state)
     fx_free(&f);
 }
 
+/* Counts the llm.failed events in the journal whose class is cls and that are retryable. */
+static int journal_failures(const char *path, const char *cls, int *retryable)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    char line[8192];
+    int n = 0;
+    *retryable = 0;
+    while (fgets(line, sizeof line, fp)) {
+        json_t *j = json_loads(line, 0, NULL);
+        if (!j)
+            continue;
+        const char *name = json_string_value(json_object_get(j, "ev"));
+        json_t *data = json_object_get(j, "data");
+        const char *c = json_string_value(json_object_get(data, "class"));
+        if (name && strcmp(name, "llm.failed") == 0 && c && strcmp(c, cls) == 0) {
+            n++;
+            if (json_is_true(json_object_get(data, "retryable")))
+                (*retryable)++;
+        }
+        json_decref(j);
+    }
+    fclose(fp);
+    return n;
+}
+
+static void test_dns_failure(void **state)
+{
+    (void)state;
+    /* .invalid never resolves (RFC 2606); the connect timeout, which covers name resolution,
+     * keeps a resolver that cannot answer from hanging the test. */
+    static const char *const params[] = {"backoff_initial=10ms", "backoff_max=2s", "max_retries=2",
+                                         "connect_timeout=3s", NULL};
+    fx f;
+    fx_base(&f);
+    fx_engine(&f, AC_PROVIDER_OPENAI, "http://nonexistent.invalid/v1", KEY, params, NULL, 1);
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_int_equal(f.retries, 2); /* max_retries */
+    const char *err = ac_session_error(f.s);
+    assert_non_null(strstr(err, "http://nonexistent.invalid/v1/chat/completions"));
+    assert_non_null(strstr(f.last_retry_reason, "resolv"));
+    int retryable;
+    assert_int_equal(journal_failures(f.journal, "dns", &retryable), 3); /* 1 + 2 retries */
+    assert_int_equal(retryable, 3);
+    assert_int_equal(ac_httpd_request_count(f.h), 0);
+    fx_free(&f);
+}
+
+/* A listener on 127.0.0.1 whose accept queue is full and which never accepts: the kernel drops
+ * further SYNs, so a connect there hangs until the client gives up. Returns the listener;
+ * fillers (n of them) are the connections that fill its queue. */
+static int full_backlog_listener(int *port, int *fillers, int n)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(fd, 0), 0);
+    socklen_t len = sizeof a;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    for (int i = 0; i < n; i++) {
+        fillers[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        assert_true(fillers[i] >= 0);
+        (void)connect(fillers[i], (struct sockaddr *)&a, sizeof a); /* EINPROGRESS or done */
+    }
+    usleep(100 * 1000); /* let the handshakes that can complete do so */
+    return fd;
+}
+
+static void test_connect_timeout(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"backoff_initial=10ms", "backoff_max=2s", "max_retries=1",
+                                         "connect_timeout=300ms", NULL};
+    int port, fillers[4];
+    int lfd = full_backlog_listener(&port, fillers, 4);
+    fx f;
+    fx_base(&f);
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d/v1", port);
+    fx_engine(&f, AC_PROVIDER_OPENAI, base, KEY, params, NULL, 1);
+    int64_t t0 = mono_ms();
+    fx_run(&f, NULL);
+    int64_t took = mono_ms() - t0;
+    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_int_equal(f.retries, 1);
+    assert_non_null(strstr(ac_session_error(f.s), "timed out after 300 ms"));
+    int retryable;
+    assert_int_equal(journal_failures(f.journal, "timeout", &retryable), 2);
+    assert_int_equal(retryable, 2);
+    /* Not a timing assertion: two attempts cannot both time out in under 2 x 300 ms. */
+    assert_true(took >= 600);
+    fx_free(&f);
+    for (int i = 0; i < 4; i++)
+        close(fillers[i]);
+    close(lfd);
+}
+
 static void test_disconnect_mid_stream(void **state)
 {
     (void)state;
@@ -1020,6 +1123,8 @@ int main(void)
         cmocka_unit_test(test_http_400_plain_body),
         cmocka_unit_test(test_json_instead_of_stream),
         cmocka_unit_test(test_connection_refused),
+        cmocka_unit_test(test_dns_failure),
+        cmocka_unit_test(test_connect_timeout),
         cmocka_unit_test(test_disconnect_mid_stream),
         cmocka_unit_test(test_stall),
         cmocka_unit_test(test_garbage_body),

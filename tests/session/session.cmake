@@ -2,3 +2,5 @@
 # replay (in-process and through the CLI), retries, failures, and cancellation.
 agentc_add_test(session_engine SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_session.c
   LIBS agentc_runtime agentc_io ARGS $<TARGET_FILE:agentc> LABELS session)
+agentc_add_test(session_binding SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_binding.c
+  LIBS agentc_runtime agentc_gen LABELS session)

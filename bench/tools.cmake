@@ -1,0 +1,3 @@
+# Tool and compaction benchmark (not a test): make bench_tools && ./bench_tools [runs]
+add_executable(bench_tools ${CMAKE_SOURCE_DIR}/bench/bench_tools.c)
+target_link_libraries(bench_tools PRIVATE agentc_runtime agentc_io)

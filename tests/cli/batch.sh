@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# `agentc batch`: 200 sessions at concurrency 50 against the loopback server,
+# one in ten failing by design (401): every session reported exactly once,
+# failures isolated, successes with the right answers; --ordered and
+# --journal-dir.
+agentc="$1" httpd="$2"
+. "$(dirname "$0")/lib.sh"
+need jq
+start_server --mode calc
+export AGENTC_TEST_KEY="sk-test-$$"
+net=(--base-url "$base" --model m --api-key-env AGENTC_TEST_KEY --tools builtin:calculator)
+
+n=200
+for i in $(seq 1 $n); do
+  if [ $((i % 10)) -eq 3 ]; then
+    printf '{"id": "s%d", "prompt": "FAIL401 %d + 1"}\n' "$i" "$i"
+  else
+    printf '{"id": "s%d", "prompt": "What is %d * 3, then %d + 7?"}\n' "$i" "$i" "$((i * 3))"
+  fi
+done >"$tmp/in.jsonl"
+
+check_results() { # FILE
+  local f="$1"
+  every_line_json "$f"
+  [ "$(wc -l <"$f")" -eq $n ] || fail "$(wc -l <"$f") result lines, expected $n"
+  [ "$(jq -r .id "$f" | sort -u | wc -l)" -eq $n ] || fail "a session was reported twice or never"
+  jq -r 'select(.status == "completed") | "\(.id) \(.answer) \(.iterations) \(.tool_calls)"' "$f" | sort >"$tmp/ok"
+  for i in $(seq 1 $n); do
+    [ $((i % 10)) -eq 3 ] && continue
+    echo "s$i The answer is $((i * 3 + 7)). 3 2"
+  done | sort >"$tmp/ok.expected"
+  diff "$tmp/ok.expected" "$tmp/ok" >"$tmp/diff" || fail "wrong successes: $(head -5 "$tmp/diff")"
+  jq -r 'select(.status != "completed") | .id' "$f" | sort >"$tmp/bad"
+  for i in $(seq 3 10 $n); do echo "s$i"; done | sort >"$tmp/bad.expected"
+  diff "$tmp/bad.expected" "$tmp/bad" >/dev/null || fail "the failures are not exactly the FAIL401 sessions"
+  jq -e -s 'all(.[] | select(.status != "completed"); .status == "failed" and (.error | test("401")))' "$f" \
+    >/dev/null || fail "failure lines must say failed with the 401 error"
+}
+
+"$agentc" batch "$tmp/in.jsonl" "${net[@]}" --concurrency 50 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || fail "batch with failures should exit 1, got $rc: $(head -3 "$tmp/err")"
+check_results "$tmp/out"
+[ ! -s "$tmp/err" ] || fail "no progress bar when stderr is not a terminal: $(head -c 200 "$tmp/err")"
+[ "$(wc -l <"$tmp/requests")" -eq $((180 * 3 + 20)) ] || fail "$(wc -l <"$tmp/requests") LLM calls, expected 560"
+
+# --ordered: input order; --journal-dir: one replayable journal per session
+"$agentc" batch "$tmp/in.jsonl" "${net[@]}" --concurrency 50 --ordered --journal-dir "$tmp/journals" \
+  >"$tmp/out2" 2>/dev/null
+[ $? -eq 1 ] || fail "ordered batch exit"
+check_results "$tmp/out2"
+[ "$(jq -r .id "$tmp/out2" | tr '\n' ' ')" = "$(seq -f 's%g' 1 $n | tr '\n' ' ')" ] || fail "--ordered is not input order"
+[ "$(ls "$tmp/journals" | wc -l)" -eq $n ] || fail "expected $n journals"
+for i in 1 3 200; do
+  j=$(jq -r --arg id "s$i" 'select(.id == $id) | .journal' "$tmp/out2")
+  [ -f "$j" ] || fail "result s$i names no journal"
+  "$agentc" replay "$j" --check >/dev/null || fail "journal of s$i does not replay"
+done
+
+# every session succeeding: exit 0; a bad input line: exit 3 before anything runs
+grep -v FAIL401 "$tmp/in.jsonl" | head -20 | "$agentc" batch - "${net[@]}" --concurrency 4 >"$tmp/out3" \
+  || fail "all-success batch should exit 0"
+[ "$(jq -r .status "$tmp/out3" | sort -u)" = "completed" ] || fail "all-success statuses"
+printf '{"id": 1, "prompt": "1 + 1"}\nnot json\n' >"$tmp/bad.jsonl"
+"$agentc" batch "$tmp/bad.jsonl" "${net[@]}" >/dev/null 2>"$tmp/err"; [ $? -eq 3 ] || fail "bad input should exit 3"
+grep -q "bad.jsonl:2:" "$tmp/err" || fail "bad input message should name FILE:LINE"
+"$agentc" batch "$tmp/in.jsonl" "${net[@]}" --concurrency 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad concurrency"
+echo "ok"

@@ -1,0 +1,14 @@
+# End-to-end checks of agentc run/batch/diagram: the real binary against the
+# loopback agentc_test_httpd server and the script provider. Exit 77 = skipped
+# (a tool such as jq is missing).
+foreach(t run_openai interrupt batch)
+  add_test(NAME cli_${t}
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/${t}.sh $<TARGET_FILE:agentc>
+            $<TARGET_FILE:agentc_test_httpd_main>
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+endforeach()
+add_test(NAME cli_diagram
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/diagram.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_run_openai cli_interrupt cli_batch cli_diagram PROPERTIES
+  LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)

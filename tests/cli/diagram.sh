@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# `agentc diagram --journal`: a session's path drawn on the spec, with visit
+# counts, unvisited parts greyed, in DOT and Mermaid; --format svg renders.
+agentc="$1"
+. "$(dirname "$0")/lib.sh"
+"$agentc" demo --journal "$tmp/j" >/dev/null 2>&1 || fail "demo"
+
+"$agentc" diagram spec/agent.fsm --journal "$tmp/j" --format dot >"$tmp/d.dot" || fail "dot"
+grep -q '^digraph' "$tmp/d.dot" || fail "not a DOT graph"
+# the demo makes 3 LLM calls, 2 of them with tools, and never retries or fails
+grep -Eq '"process\.CALLING" \[label="CALLING \(3x\)' "$tmp/d.dot" || fail "CALLING count"
+grep -Eq '"process\.TOOL_EXECUTING" \[label="TOOL_EXECUTING \(2x\)' "$tmp/d.dot" || fail "TOOL_EXECUTING count"
+grep -Eq '"process\.RETRYING" \[label="RETRYING \(0x\).*color=gray' "$tmp/d.dot" || fail "RETRYING not greyed"
+grep -Eq '"agent\.FAILED" \[label="FAILED \(0x\).*color=gray' "$tmp/d.dot" || fail "FAILED not greyed"
+grep -Eq '"process\.CALLING" -> "process\.RETRYING" .*color=gray' "$tmp/d.dot" || fail "unvisited edge not greyed"
+grep -E '"process\.CALLING" -> "process\.STREAMING"' "$tmp/d.dot" | grep -q '(3x)' || fail "edge count"
+! grep -E '"process\.CALLING" -> "process\.STREAMING"' "$tmp/d.dot" | grep -q 'gray' || fail "visited edge greyed"
+if command -v dot >/dev/null; then
+  dot -Tsvg "$tmp/d.dot" >/dev/null 2>"$tmp/e" || fail "the DOT output does not render: $(cat "$tmp/e")"
+fi
+
+"$agentc" diagram spec/agent.fsm --journal "$tmp/j" --format mermaid >"$tmp/d.mmd" || fail "mermaid"
+head -n1 "$tmp/d.mmd" | grep -q '^stateDiagram-v2' || fail "not a Mermaid state diagram"
+grep -q 'state "CALLING (3x)" as process_CALLING' "$tmp/d.mmd" || fail "Mermaid CALLING count"
+grep -q 'process_IDLE --> process_CALLING : (eventless) / begin_call (3x)' "$tmp/d.mmd" || fail "Mermaid edge count"
+grep -q '^ *classDef unvisited' "$tmp/d.mmd" || fail "no unvisited class"
+grep -q '^ *class process_RETRYING unvisited' "$tmp/d.mmd" || fail "RETRYING not greyed in Mermaid"
+! grep -q '^ *class process_CALLING unvisited' "$tmp/d.mmd" || fail "CALLING greyed in Mermaid"
+
+if command -v dot >/dev/null; then
+  "$agentc" diagram spec/agent.fsm --journal "$tmp/j" --format svg >"$tmp/d.svg" || fail "svg"
+  grep -q '<svg' "$tmp/d.svg" || fail "no SVG output"
+  grep -q 'CALLING (3x)' "$tmp/d.svg" || fail "SVG lacks the counts"
+fi
+"$agentc" diagram spec/agent.fsm --journal "$tmp/nonexistent" --format dot >/dev/null 2>&1
+[ $? -ne 0 ] || fail "a missing journal must fail"
+echo "ok"

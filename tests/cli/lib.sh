@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Helpers for the CLI tests: a scratch folder, failure reporting, and the
+# loopback agentc_test_httpd server (started once per test script).
+set -uo pipefail
+tmp=$(mktemp -d)
+server_pid=
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL (${BASH_SOURCE[1]##*/}:${BASH_LINENO[0]}): $*" >&2; exit 1; }
+need() { command -v "$1" >/dev/null || { echo "SKIP: $1 not installed"; exit 77; }; }
+
+# start_server ARGS...: runs agentc_test_httpd with ARGS, waits for its port,
+# sets $port and $base (the OpenAI base URL); requests are logged to $tmp/requests.
+start_server() {
+  "$httpd" --port-file "$tmp/port" --log "$tmp/requests" "$@" &
+  server_pid=$!
+  for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+  [ -s "$tmp/port" ] || fail "agentc_test_httpd did not start"
+  port=$(cat "$tmp/port")
+  base="http://127.0.0.1:$port/v1"
+}
+
+# every_line_json FILE: each line is one JSON object (and there is at least one).
+every_line_json() {
+  [ -s "$1" ] || fail "$1 is empty"
+  jq -R -e -s 'split("\n") | map(select(length > 0) | fromjson | type == "object") | all' "$1" >/dev/null 2>&1 \
+    || fail "$1 has a line that is not a JSON object: $(head -c 300 "$1")"
+}
+
+# has_line FILE CONDITION: some JSON line of FILE satisfies the jq CONDITION.
+has_line() { jq -s -e "any(.[]; $2)" "$1" >/dev/null 2>&1; }

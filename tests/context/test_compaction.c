@@ -1,0 +1,210 @@
+/*
+ * test_compaction.c - compaction through a real engine: a long conversation
+ * with tool rounds and a small compact_threshold, for each strategy. The
+ * request the provider would send after compaction must still be valid for
+ * the OpenAI API (every tool message right after its assistant call, in
+ * order) and smaller than before; summarize asks the provider (the next
+ * scripted turn) and puts one marked summary message in place.
+ */
+#include "../tools/session_rig.h"
+
+typedef struct capture {
+    size_t before_size; /* request size when COMPACTING was entered */
+    const char *bad;    /* request invalid when COMPACTING was entered */
+    int compactions;
+    size_t msgs_before, msgs_after;
+    char strategy[32];
+} capture;
+
+static void on_trace(void *ud, ac_session *s, const ac_trace_rec *rec)
+{
+    capture *c = ud;
+    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
+    if (rec->kind == AC_TRACE_TRANSITION && strcmp(t->states[rec->to].name, "COMPACTING") == 0 &&
+        c->before_size == 0) {
+        json_t *req = rig_request(ac_session_conv(s));
+        c->bad = rig_openai_valid(req);
+        json_decref(req);
+        c->before_size = rig_request_size(ac_session_conv(s));
+    }
+}
+
+static void on_compacted(void *ud, ac_session *s, const char *strategy, size_t before, size_t after)
+{
+    (void)s;
+    capture *c = ud;
+    if (c->compactions++ == 0) {
+        c->msgs_before = before;
+        c->msgs_after = after;
+        snprintf(c->strategy, sizeof c->strategy, "%s", strategy ? strategy : "");
+    }
+}
+
+/* 30 earlier interactions with a big tool result each, written straight into
+ * the session's conversation (times in the past, in order). */
+static void prefill(ac_conv *conv, int rounds)
+{
+    int64_t t = 1700000000000;
+    char big[2100], q[64], id[32], args[64];
+    memset(big, 'r', 2000);
+    big[2000] = 0;
+    for (int i = 0; i < rounds; i++) {
+        snprintf(q, sizeof q, "question %d", i);
+        assert_non_null(ac_conv_add_message(conv, AC_ROLE_USER, q, t++));
+        snprintf(id, sizeof id, "old%d", i);
+        snprintf(args, sizeof args, "{\"path\":\"file%d\"}", i);
+        ac_tool_call_in calls[2] = {{id, "read", args, 0}, {NULL, "read", "{}", 0}};
+        assert_int_equal(ac_conv_add_assistant(conv, "", NULL, calls, 2, t++), AC_CONV_OK);
+        const ac_message *a = ac_conv_message(conv, ac_conv_message_count(conv) - 1);
+        /* results arrive in reverse order */
+        assert_int_equal(ac_conv_set_tool_result(conv, a->tool_call_ids[1], 1, "small", t++),
+                         AC_CONV_OK);
+        assert_int_equal(ac_conv_set_tool_result(conv, a->tool_call_ids[0], 1, big, t++),
+                         AC_CONV_OK);
+        snprintf(q, sizeof q, "answer %d", i);
+        assert_non_null(ac_conv_add_message(conv, AC_ROLE_ASSISTANT, q, t++));
+    }
+}
+
+static void run_strategy(const char *strategy, const char *turns, capture *cap, rig *r)
+{
+    char p1[64];
+    snprintf(p1, sizeof p1, "compaction=%s", strategy);
+    const char *params[] = {p1, "compact_threshold=3000", "compaction_keep=2", NULL};
+    const char *tools[] = {"builtin:calculator", NULL};
+    memset(cap, 0, sizeof *cap);
+    static ac_output out;
+    memset(&out, 0, sizeof out);
+    out.ud = cap;
+    out.trace = on_trace;
+    out.compacted = on_compacted;
+    rig_open(r, turns, params, tools, &out);
+    prefill(ac_session_conv(r->s), 30);
+    ac_session_send(r->s, "and now?");
+    rig_settle(r);
+    assert_string_equal(ac_session_status(r->s), "idle");
+    if (cap->bad)
+        fail_msg("request before compaction invalid: %s", cap->bad);
+    assert_true(cap->compactions >= 1);
+    assert_string_equal(cap->strategy, strategy);
+    json_t *req = rig_request(ac_session_conv(r->s));
+    const char *bad = rig_openai_valid(req);
+    if (bad)
+        fail_msg("%s: request after compaction invalid: %s", strategy, bad);
+    json_decref(req);
+    size_t after = rig_request_size(ac_session_conv(r->s));
+    print_message("%s: request %zu -> %zu bytes, messages %zu -> %zu\n", strategy, cap->before_size,
+                  after, cap->msgs_before, cap->msgs_after);
+    assert_true(after < cap->before_size / 2);
+}
+
+static const char *tool_then_answer =
+    "{\"tool_calls\":[{\"id\":\"n1\",\"name\":\"calculator\",\"arguments\":"
+    "\"{\\\"expression\\\":\\\"6*7\\\"}\"}]}\n"
+    "{\"content\":\"42, as before.\"}\n";
+
+static void test_sliding_window(void **state)
+{
+    (void)state;
+    capture cap;
+    rig r;
+    run_strategy("sliding_window", tool_then_answer, &cap, &r);
+    assert_true(cap.msgs_after < cap.msgs_before);
+    assert_string_equal(ac_session_answer(r.s), "42, as before.");
+    /* the records stay: history search still finds the dropped calls */
+    ac_call_query q;
+    memset(&q, 0, sizeof q);
+    q.name = "read";
+    const ac_tool_call *hits[4];
+    assert_int_equal(ac_conv_search_calls(ac_session_conv(r.s), &q, hits, 4), 60);
+    rig_close(&r);
+}
+
+static void test_clear_tool_results(void **state)
+{
+    (void)state;
+    capture cap;
+    rig r;
+    run_strategy("clear_tool_results", tool_then_answer, &cap, &r);
+    assert_int_equal(cap.msgs_after, cap.msgs_before);
+    ac_conv *conv = ac_session_conv(r.s);
+    size_t cleared = 0;
+    for (size_t i = 0; i < ac_conv_message_count(conv); i++)
+        if (ac_conv_message(conv, i)->flags & AC_MSG_CLEARED)
+            cleared++;
+    assert_true(cleared >= 58);
+    /* the full result is still in the record */
+    assert_int_equal(strlen(ac_conv_tool_call(conv, "old0")->result), 2000);
+    rig_close(&r);
+}
+
+static void test_summarize(void **state)
+{
+    (void)state;
+    capture cap;
+    rig r;
+    const char *turns = "{\"content\":\"The user asked 30 questions; each answer read a file.\"}\n"
+                        "{\"tool_calls\":[{\"id\":\"n1\",\"name\":\"calculator\",\"arguments\":"
+                        "\"{\\\"expression\\\":\\\"6*7\\\"}\"}]}\n"
+                        "{\"content\":\"42, as before.\"}\n";
+    run_strategy("summarize", turns, &cap, &r);
+    assert_int_equal(cap.compactions, 1);
+    assert_string_equal(ac_session_answer(r.s), "42, as before.");
+    ac_conv *conv = ac_session_conv(r.s);
+    size_t summaries = 0;
+    const char *text = NULL;
+    for (size_t i = 0; i < ac_conv_message_count(conv); i++)
+        if (ac_conv_message(conv, i)->flags & AC_MSG_SUMMARY) {
+            summaries++;
+            text = ac_conv_message(conv, i)->content;
+        }
+    assert_int_equal(summaries, 1);
+    char want[80];
+    snprintf(want, sizeof want, "[summary of %zu earlier messages] The user asked 30",
+             cap.msgs_before - cap.msgs_after + 1);
+    assert_non_null(text);
+    if (strncmp(text, want, strlen(want)) != 0)
+        fail_msg("summary message: '%s', expected it to start with '%s'", text, want);
+    /* the summary is in the request the model gets */
+    json_t *req = rig_request(conv);
+    char *body = json_dumps(req, JSON_COMPACT);
+    assert_non_null(strstr(body, "[summary of "));
+    free(body);
+    json_decref(req);
+    rig_close(&r);
+}
+
+/* A failed summary request does not stop the turn: compaction is skipped. */
+static void test_summarize_failure(void **state)
+{
+    (void)state;
+    capture cap;
+    rig r;
+    const char *turns = "{\"error\":{\"status\":500,\"message\":\"summary backend down\"}}\n"
+                        "{\"content\":\"answered anyway\"}\n";
+    const char *params[] = {"compaction=summarize", "compact_threshold=3000", "compaction_keep=2",
+                            NULL};
+    memset(&cap, 0, sizeof cap);
+    static ac_output out;
+    memset(&out, 0, sizeof out);
+    out.ud = &cap;
+    out.compacted = on_compacted;
+    rig_open(&r, turns, params, NULL, &out);
+    prefill(ac_session_conv(r.s), 30);
+    ac_session_send(r.s, "and now?");
+    rig_settle(&r);
+    assert_string_equal(ac_session_answer(r.s), "answered anyway");
+    assert_int_equal(cap.compactions, 0);
+    rig_close(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sliding_window),
+        cmocka_unit_test(test_clear_tool_results),
+        cmocka_unit_test(test_summarize),
+        cmocka_unit_test(test_summarize_failure),
+    };
+    return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
+}

@@ -1,0 +1,126 @@
+/*
+ * test_binding.c - handler binding by name: a spec naming handlers the
+ * binary lacks is refused with one message listing every missing name,
+ * before anything runs; registering them makes the same spec run.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agentc/agentc.h"
+#include "spec.h"
+
+/* spec/agent.fsm with one guard, one action and one effect the binary lacks */
+static ac_fsm_tables *edited_tables(void)
+{
+    ac_spec *spec = ac_spec_load("spec/agent.fsm");
+    assert_non_null(spec);
+    size_t n = spec->src_len;
+    const char *extra = "\nguard budget_ok\naction audit_call\neffect audit_timer\n";
+    char *src = malloc(n + strlen(extra) + 1);
+    memcpy(src, spec->src, n);
+    strcpy(src + n, extra);
+    ac_spec_free(spec);
+    /* use them: guard and action on PLANNING -> EXECUTING, effect in PLANNING */
+    char *p = strstr(src, "PLANNING -> EXECUTING  / begin_iteration");
+    assert_non_null(p);
+    const char *repl = "PLANNING -> EXECUTING  [budget_ok] / begin_iteration, audit_call\n"
+                       "    PLANNING -> FAILED / fail_budget";
+    size_t pre = (size_t)(p - src), oldlen = strlen("PLANNING -> EXECUTING  / begin_iteration");
+    char *out = malloc(strlen(src) + strlen(repl) + 64);
+    memcpy(out, src, pre);
+    strcpy(out + pre, repl);
+    strcat(out, p + oldlen);
+    char *st = strstr(out, "state PLANNING, OBSERVING");
+    assert_non_null(st);
+    memcpy(st, "state OBSERVING          ", strlen("state PLANNING, OBSERVING"));
+    char *body = strstr(out, "machine agent {");
+    assert_non_null(body);
+    char *ins = strstr(body, "    state EXECUTING");
+    assert_non_null(ins);
+    const char *planning = "    state PLANNING { effect audit_timer }\n";
+    char *final = malloc(strlen(out) + strlen(planning) + 1);
+    size_t k = (size_t)(ins - out);
+    memcpy(final, out, k);
+    strcpy(final + k, planning);
+    strcat(final, ins);
+    ac_spec *edited = ac_spec_parse("edited.fsm", final, strlen(final));
+    free(src);
+    free(out);
+    free(final);
+    assert_non_null(edited);
+    if (edited->n_errors == 0)
+        ac_spec_check(edited);
+    if (edited->n_errors)
+        ac_spec_print_diags(edited, stderr);
+    assert_int_equal(edited->n_errors, 0);
+    ac_fsm_tables *t = ac_spec_lower(edited, "edited.fsm");
+    ac_spec_free(edited);
+    assert_non_null(t);
+    return t;
+}
+
+static bool budget_ok(ac_session *s, const ac_event *ev)
+{
+    (void)s;
+    (void)ev;
+    return true;
+}
+static void audit_call(ac_session *s, const ac_event *ev)
+{
+    (void)s;
+    (void)ev;
+}
+static void audit_start(ac_session *s, const ac_param_value *a, size_t n, const ac_event *ev)
+{
+    (void)s;
+    (void)a;
+    (void)n;
+    (void)ev;
+}
+static void audit_stop(ac_session *s)
+{
+    (void)s;
+}
+
+static void test_missing_handlers_listed(void **state)
+{
+    (void)state;
+    ac_fsm_tables *t = edited_tables();
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.tables = t;
+    char err[2048] = "";
+    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    assert_null(e);
+    assert_non_null(strstr(err, "3 handlers"));
+    assert_non_null(strstr(err, "guard budget_ok"));
+    assert_non_null(strstr(err, "action audit_call"));
+    assert_non_null(strstr(err, "effect audit_timer"));
+
+    /* registered: the same spec binds and a session starts */
+    ac_registry *r = ac_registry_new();
+    assert_int_equal(ac_registry_guard(r, "budget_ok", budget_ok), 0);
+    assert_int_equal(ac_registry_action(r, "audit_call", audit_call), 0);
+    assert_int_equal(ac_registry_effect(r, "audit_timer", audit_start, audit_stop), 0);
+    cfg.registry = r;
+    e = ac_engine_new(&cfg, err, sizeof err);
+    assert_non_null(e);
+    ac_session *s = ac_session_new(e, "b1", NULL, err, sizeof err);
+    assert_non_null(s);
+    assert_string_equal(ac_session_state(s, "session"), "Idle");
+    ac_session_free(s);
+    ac_engine_free(e);
+    ac_registry_free(r);
+    ac_spec_tables_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_missing_handlers_listed)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,9 @@
+# Tools run through a real engine on a real loop with the scripted provider:
+# parallel calls, argument validation, child process outcomes, callback tools
+# and the internal context tools.
+foreach(t parallel args proc callback internal)
+  agentc_add_test(tools_run_${t}
+    SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_tools_${t}.c
+    LIBS agentc_runtime agentc_io Threads::Threads
+    LABELS tools)
+endforeach()
