@@ -240,7 +240,7 @@ static void take(ac_fsm *f, uint8_t level, uint16_t row, const ac_event *ev)
 }
 
 /* Offers `event` to the active machines, deepest first. */
-static int offer(ac_fsm *f, const ac_event *ev)
+static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event *ev)
 {
     const ac_fsm_tables *t = f->t;
     for (int level = f->depth - 1; level >= 0; level--) {
@@ -251,8 +251,13 @@ static int offer(ac_fsm *f, const ac_event *ev)
         if (f->first_row) {
             for (uint16_t row = f->first_row[(size_t)s * f->n_events + ev->type];
                  row != AC_FSM_NONE; row = f->next_row[row]) {
-                if (!guard_holds(f, f->rows[row].guard, ev))
+                const ac_fsm_transition *tr = &f->rows[row];
+                if (!guard_holds(f, tr->guard, ev))
                     continue;
+                if (tr->kind == AC_TR_INTERNAL && !f->trace) {
+                    run_list(f, tr->actions, ev); /* hot path: deltas and the like */
+                    return AC_FSM_HANDLED;
+                }
                 take(f, (uint8_t)level, row, ev);
                 return AC_FSM_HANDLED;
             }
