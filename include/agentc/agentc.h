@@ -104,7 +104,9 @@ ac_loop *ac_engine_loop(const ac_engine *e);
 int64_t ac_engine_param_int(const ac_engine *e, const char *name, int64_t def);
 const char *ac_engine_param_str(const ac_engine *e, const char *name, const char *def);
 
-/* Tools: from a tools file, built-ins ("builtin:calculator", "builtin:clock"),
+/* Tools: from a tools file, built-ins ("builtin:calculator", "builtin:clock",
+ * "builtin:context": the internal tools expand_context, search_tool_calls and
+ * load_tool_calls, which change the agent's own context),
  * or C callbacks. 0 on success, else a message in err. */
 int ac_engine_add_tools(ac_engine *e, const char *spec, char *err, size_t errcap);
 /* Callback tools: the function gets the arguments (validated) and a handle,

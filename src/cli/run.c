@@ -214,8 +214,8 @@ static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const 
     ui *u = ud;
     (void)s;
     if (u->jsonl) {
-        emit_json(json_pack("{s:s, s:i, s:I, s:s}", "type", "retry", "attempt", attempt,
-                            "delay_ms", (json_int_t)delay, "reason", reason));
+        emit_json(json_pack("{s:s, s:i, s:I, s:s}", "type", "retry", "attempt", attempt, "delay_ms",
+                            (json_int_t)delay, "reason", reason));
         return;
     }
     spinner_clear(u);
@@ -233,8 +233,7 @@ static void ui_discarded(void *ud, ac_session *s, size_t n)
     }
 }
 
-static void ui_compacted(void *ud, ac_session *s, const char *strategy, size_t before,
-                         size_t after)
+static void ui_compacted(void *ud, ac_session *s, const char *strategy, size_t before, size_t after)
 {
     ui *u = ud;
     (void)s;
@@ -359,44 +358,46 @@ typedef struct run_opts {
 
 static void batch_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
-            "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (id optional:\n"
-            "the line number). Every session runs on one event loop; each prints one JSON line\n"
-            "on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", \"usage\",\n"
-            "\"error\"?, \"journal\"?}, in the order the sessions finish (--ordered: input order).\n"
-            "A failing session never stops the others. A progress bar goes to stderr when it\n"
-            "is a terminal.\n\n"
-            "  --concurrency N      sessions running at once (default 8)\n"
-            "  --ordered            print results in input order\n"
-            "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
-            "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
-            "  --header, --script, --tools, --system, --spec, --param)\n\n"
-            "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
-            "130 interrupted (running sessions are reported as cancelled)\n");
+    fprintf(
+        out,
+        "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
+        "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (id optional:\n"
+        "the line number). Every session runs on one event loop; each prints one JSON line\n"
+        "on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", \"usage\",\n"
+        "\"error\"?, \"journal\"?}, in the order the sessions finish (--ordered: input order).\n"
+        "A failing session never stops the others. A progress bar goes to stderr when it\n"
+        "is a terminal.\n\n"
+        "  --concurrency N      sessions running at once (default 8)\n"
+        "  --ordered            print results in input order\n"
+        "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
+        "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
+        "  --header, --script, --tools, --system, --spec, --param)\n\n"
+        "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
+        "130 interrupted (running sessions are reported as cancelled)\n");
 }
 
 static void run_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: agentc run [OPTIONS] PROMPT      (PROMPT - reads stdin)\n\n"
-            "  --provider openai|anthropic|script   (default openai)\n"
-            "  --base-url URL       OpenAI-compatible: with /v1 (default $OPENAI_BASE_URL or\n"
-            "                       https://api.openai.com/v1); Anthropic: https://api.anthropic.com\n"
-            "  --model NAME         (default $AGENTC_MODEL)\n"
-            "  --api-key-env NAME   read the API key from $NAME (default OPENAI_API_KEY or\n"
-            "                       ANTHROPIC_API_KEY)\n"
-            "  --header 'N: V'      extra HTTP header (repeatable)\n"
-            "  --script FILE        turns for --provider script (JSON Lines)\n"
-            "  --tools FILE|builtin:calculator|builtin:clock   (repeatable)\n"
-            "  --system TEXT | --system @FILE\n"
-            "  --spec FILE          run an edited spec without rebuilding\n"
-            "  --param NAME=VALUE   override a spec param (repeatable)\n"
-            "  --journal FILE       record every event (replay with agentc replay)\n"
-            "  --trace              print every transition to stderr\n"
-            "  --jsonl              one JSON object per line on stdout\n\n"
-            "exit status: 0 completed, 1 the agent failed, 2 bad usage, 3 bad configuration,\n"
-            "130 interrupted\n");
+    fprintf(
+        out,
+        "usage: agentc run [OPTIONS] PROMPT      (PROMPT - reads stdin)\n\n"
+        "  --provider openai|anthropic|script   (default openai)\n"
+        "  --base-url URL       OpenAI-compatible: with /v1 (default $OPENAI_BASE_URL or\n"
+        "                       https://api.openai.com/v1); Anthropic: https://api.anthropic.com\n"
+        "  --model NAME         (default $AGENTC_MODEL)\n"
+        "  --api-key-env NAME   read the API key from $NAME (default OPENAI_API_KEY or\n"
+        "                       ANTHROPIC_API_KEY)\n"
+        "  --header 'N: V'      extra HTTP header (repeatable)\n"
+        "  --script FILE        turns for --provider script (JSON Lines)\n"
+        "  --tools FILE|builtin:calculator|builtin:clock   (repeatable)\n"
+        "  --system TEXT | --system @FILE\n"
+        "  --spec FILE          run an edited spec without rebuilding\n"
+        "  --param NAME=VALUE   override a spec param (repeatable)\n"
+        "  --journal FILE       record every event (replay with agentc replay)\n"
+        "  --trace              print every transition to stderr\n"
+        "  --jsonl              one JSON object per line on stdout\n\n"
+        "exit status: 0 completed, 1 the agent failed, 2 bad usage, 3 bad configuration,\n"
+        "130 interrupted\n");
 }
 
 /* Returns 0, or an exit status. */
@@ -434,8 +435,8 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
             continue;
         }
         const char **slot = NULL;
-        const char *const names[] = {"--provider", "--base-url", "--model",   "--api-key-env",
-                                     "--script",   "--system",   "--spec",    "--journal"};
+        const char *const names[] = {"--provider", "--base-url", "--model", "--api-key-env",
+                                     "--script",   "--system",   "--spec",  "--journal"};
         const char **slots[] = {&o->provider, &o->base_url, &o->model, &o->api_key_env,
                                 &o->script,   &o->system,   &o->spec,  &o->journal};
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
@@ -486,8 +487,7 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
     }
     if (o->provider && strcmp(o->provider, "openai") && strcmp(o->provider, "anthropic") &&
         strcmp(o->provider, "script")) {
-        fprintf(stderr, "agentc: unknown provider '%s' (openai, anthropic, script)\n",
-                o->provider);
+        fprintf(stderr, "agentc: unknown provider '%s' (openai, anthropic, script)\n", o->provider);
         return AC_EXIT_USAGE;
     }
     return 0;
@@ -529,12 +529,12 @@ static int make_engine(const run_opts *o, const ac_output *out, const char *scri
     cfg.model = o->model ? o->model : getenv("AGENTC_MODEL");
     cfg.headers = o->headers;
     if (cfg.provider != AC_PROVIDER_SCRIPT) {
-        const char *env = o->api_key_env ? o->api_key_env
+        const char *env = o->api_key_env                          ? o->api_key_env
                           : cfg.provider == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_API_KEY"
                                                                   : "OPENAI_API_KEY";
         cfg.api_key = getenv(env);
-        const char *base_env = cfg.provider == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_BASE_URL"
-                                                                     : "OPENAI_BASE_URL";
+        const char *base_env =
+            cfg.provider == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
         if ((!cfg.api_key || !*cfg.api_key) && !o->base_url && !getenv(base_env)) {
             fprintf(stderr,
                     "agentc: no API key: set %s (or name another variable with --api-key-env),\n"
@@ -580,7 +580,8 @@ static int make_engine(const run_opts *o, const ac_output *out, const char *scri
     b->engine = ac_engine_new(&cfg, err, sizeof err);
     if (!b->engine) {
         fprintf(stderr, "agentc: %s\n", err);
-        return strstr(err, "--param") || strstr(err, "unknown param") ? AC_EXIT_USAGE : AC_EXIT_CONFIG;
+        return strstr(err, "--param") || strstr(err, "unknown param") ? AC_EXIT_USAGE
+                                                                      : AC_EXIT_CONFIG;
     }
     for (size_t i = 0; i < o->n_tools; i++)
         if (ac_engine_add_tools(b->engine, o->tools[i], err, sizeof err) < 0) {
@@ -600,8 +601,8 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     u.color = u.tty && !getenv("NO_COLOR") && !o->jsonl;
     u.spinner = isatty(2) && !getenv("NO_COLOR") && !o->jsonl;
     u.utf8 = utf8_locale();
-    ac_output out = {&u,          ui_text,         ui_reasoning, ui_tool_start, ui_tool_end,
-                     ui_retry,    ui_discarded,    ui_compacted, ui_trace,      ui_finished};
+    ac_output out = {&u,       ui_text,      ui_reasoning, ui_tool_start, ui_tool_end,
+                     ui_retry, ui_discarded, ui_compacted, ui_trace,      ui_finished};
     char *prompt = NULL;
     if (!strcmp(o->prompt, "-")) {
         prompt = read_all(stdin, (size_t)64 << 20);
@@ -661,11 +662,12 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     if (o->jsonl) {
         if (error && strcmp(status, "idle"))
             emit_json(json_pack("{s:s, s:s}", "type", "error", "message", error));
-        emit_json(json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s}", "type", "done", "status",
-                            interrupted ? "cancelled" : (!strcmp(status, "idle") ? "completed" : status),
-                            "iterations", (json_int_t)ac_conv_iteration(conv), "usage", "input",
-                            (json_int_t)ac_conv_usage_input(conv), "output",
-                            (json_int_t)ac_conv_usage_output(conv), "answer", answer));
+        emit_json(
+            json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s}", "type", "done", "status",
+                      interrupted ? "cancelled" : (!strcmp(status, "idle") ? "completed" : status),
+                      "iterations", (json_int_t)ac_conv_iteration(conv), "usage", "input",
+                      (json_int_t)ac_conv_usage_input(conv), "output",
+                      (json_int_t)ac_conv_usage_output(conv), "answer", answer));
     } else {
         if (u.wrote_text || interrupted)
             fputc('\n', stdout);
@@ -848,10 +850,11 @@ static int batch_collect(batch_item *it, const char *journal, int cancelled)
     ac_conv *conv = ac_session_conv(it->s);
     const char *st = ac_session_status(it->s);
     int ok = !cancelled && !strcmp(st, "idle");
-    const char *status = ok ? "completed" : cancelled || !strcmp(st, "cancelled") ? "cancelled"
-                                                                                   : "failed";
-    const char *error = ok          ? NULL
-                        : cancelled ? "interrupted"
+    const char *status = ok                                      ? "completed"
+                         : cancelled || !strcmp(st, "cancelled") ? "cancelled"
+                                                                 : "failed";
+    const char *error = ok                        ? NULL
+                        : cancelled               ? "interrupted"
                         : ac_session_error(it->s) ? ac_session_error(it->s)
                                                   : "the agent failed";
     it->result = json_pack(
@@ -890,8 +893,7 @@ int ac_cli_batch(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     if (o.journal_dir && mkdir(o.journal_dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "agentc batch: cannot create '%s': %s\n", o.journal_dir,
-                strerror(errno));
+        fprintf(stderr, "agentc batch: cannot create '%s': %s\n", o.journal_dir, strerror(errno));
         return AC_EXIT_CONFIG;
     }
     batch bt;
@@ -931,11 +933,10 @@ int ac_cli_batch(int argc, char **argv)
                 running++;
             } else {
                 it->done = 1;
-                it->result = json_pack("{s:O, s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:s}", "id",
-                                       it->id, "status", "failed", "answer", "", "iterations",
-                                       (json_int_t)0, "tool_calls", (json_int_t)0, "usage",
-                                       "input", (json_int_t)0, "output", (json_int_t)0, "error",
-                                       err);
+                it->result = json_pack("{s:O, s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:s}", "id", it->id,
+                                       "status", "failed", "answer", "", "iterations",
+                                       (json_int_t)0, "tool_calls", (json_int_t)0, "usage", "input",
+                                       (json_int_t)0, "output", (json_int_t)0, "error", err);
                 finished++;
                 failures++;
                 if (!o.ordered)
@@ -991,8 +992,8 @@ int ac_cli_batch(int argc, char **argv)
                 batch_collect(it, o.journal_dir ? journal : NULL, 1);
             } else {
                 it->done = 1;
-                it->result = json_pack("{s:O, s:s, s:s, s:s}", "id", it->id, "status",
-                                       "cancelled", "answer", "", "error", "not started");
+                it->result = json_pack("{s:O, s:s, s:s, s:s}", "id", it->id, "status", "cancelled",
+                                       "answer", "", "error", "not started");
             }
             failures++;
             finished++;

@@ -256,8 +256,8 @@ static void log_request(const request *r)
         const char *colon = memchr(l, ':', ll);
         if (colon) {
             char name[256];
-            size_t nl = (size_t)(colon - l) < sizeof name - 1 ? (size_t)(colon - l)
-                                                               : sizeof name - 1;
+            size_t nl =
+                (size_t)(colon - l) < sizeof name - 1 ? (size_t)(colon - l) : sizeof name - 1;
             for (size_t i = 0; i < nl; i++)
                 name[i] = (char)(l[i] >= 'A' && l[i] <= 'Z' ? l[i] + 32 : l[i]);
             name[nl] = 0;
@@ -349,8 +349,9 @@ static size_t find_expressions(const char *text, char **out, size_t max)
             p++;
             continue;
         }
-        if (p > text && *p != ' ' && ((p[-1] >= '0' && p[-1] <= '9') || (p[-1] >= 'a' && p[-1] <= 'z') ||
-                         (p[-1] >= 'A' && p[-1] <= 'Z') || p[-1] == '_')) {
+        if (p > text && *p != ' ' &&
+            ((p[-1] >= '0' && p[-1] <= '9') || (p[-1] >= 'a' && p[-1] <= 'z') ||
+             (p[-1] >= 'A' && p[-1] <= 'Z') || p[-1] == '_')) {
             p += run; /* digits inside a word (FAIL503) */
             continue;
         }
@@ -433,8 +434,7 @@ static int calc_answer(int fd, const request *r)
         if (first) {
             static const char e[] = "{\"error\":{\"message\":\"overloaded (FAIL503)\","
                                     "\"type\":\"server_error\"}}";
-            rc = send_plain(fd, 503, "application/json", "Retry-After-Ms: 20\r\n", e,
-                            sizeof e - 1);
+            rc = send_plain(fd, 503, "application/json", "Retry-After-Ms: 20\r\n", e, sizeof e - 1);
             goto done;
         }
     }
