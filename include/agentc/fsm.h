@@ -84,6 +84,7 @@ typedef struct ac_fsm {
     const uint16_t *first_row, *next_row;
     const ac_action_fn *actions;
     uint16_t n_events;
+    const uint16_t *level_index[AC_FSM_MAX_DEPTH]; /* first_row + state * n_events, per level */
     ac_trace_fn trace;
     void *trace_ud;
     uint8_t depth; /* active levels */

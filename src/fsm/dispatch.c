@@ -172,6 +172,8 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
     const ac_fsm_state *st = &t->states[s];
     f->state[level] = s;
     f->depth = (uint8_t)(level + 1);
+    if (f->first_row)
+        f->level_index[level] = f->first_row + (size_t)s * f->n_events;
     run_list(f, st->enter, ev);
     /* eventless transitions, in declared order */
     for (uint16_t i = 0; i < st->n_transitions; i++) {
@@ -243,14 +245,11 @@ static void take(ac_fsm *f, uint8_t level, uint16_t row, const ac_event *ev)
 static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event *ev)
 {
     const ac_fsm_tables *t = f->t;
-    for (int level = f->depth - 1; level >= 0; level--) {
-        uint16_t s = f->state[level];
-        const ac_fsm_state *st = &f->states[s];
-        if (st->terminal)
-            continue; /* terminal states take no events */
-        if (f->first_row) {
-            for (uint16_t row = f->first_row[(size_t)s * f->n_events + ev->type];
-                 row != AC_FSM_NONE; row = f->next_row[row]) {
+    if (f->first_row) {
+        /* indexed: terminal states have no rows, so their entries are empty */
+        for (int level = f->depth - 1; level >= 0; level--) {
+            for (uint16_t row = f->level_index[level][ev->type]; row != AC_FSM_NONE;
+                 row = f->next_row[row]) {
                 const ac_fsm_transition *tr = &f->rows[row];
                 if (!guard_holds(f, tr->guard, ev))
                     continue;
@@ -261,8 +260,14 @@ static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event
                 take(f, (uint8_t)level, row, ev);
                 return AC_FSM_HANDLED;
             }
-            continue;
         }
+        goto unhandled;
+    }
+    for (int level = f->depth - 1; level >= 0; level--) {
+        uint16_t s = f->state[level];
+        const ac_fsm_state *st = &f->states[s];
+        if (st->terminal)
+            continue; /* terminal states take no events */
         for (uint16_t i = 0; i < st->n_transitions; i++) {
             uint16_t row = (uint16_t)(st->first_transition + i);
             const ac_fsm_transition *tr = &t->transitions[row];
@@ -272,6 +277,7 @@ static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event
             return AC_FSM_HANDLED;
         }
     }
+unhandled:;
     uint16_t deepest = f->depth ? f->state[f->depth - 1] : 0;
     trace(f, AC_TRACE_UNHANDLED, f->depth ? t->states[deepest].machine : t->root, deepest, deepest,
           ev->type, AC_FSM_NONE, NULL);

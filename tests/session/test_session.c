@@ -362,6 +362,44 @@ static void test_cancel_retrying(void **state)
     cancel_and_check(&r);
 }
 
+static void test_cancel_compacting(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"compact_threshold=1", "compaction=summarize", NULL};
+    rig r;
+    rig_open(&r, "{\"content\":\"summary\"}\n{\"content\":\"ok\"}\n", params, 200, NULL,
+             "c_compacting");
+    ac_session_send(r.s, "hi");
+    run_until_state(&r, "agent", "COMPACTING");
+    cancel_and_check(&r);
+}
+
+/* Pausing a running session stops the agent (and its call); resuming runs
+ * the unfinished turn again; cancelling a paused session leaves nothing. */
+static void test_pause_resume_and_cancel_paused(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "{\"content\":\"first\"}\n{\"content\":\"second\"}\n", NULL, 50, NULL,
+             "c_paused");
+    ac_session_send(r.s, "hi");
+    run_until_state(&r, "process", "STREAMING");
+    ac_session_post(r.s, "pause", NULL, 0);
+    assert_string_equal(ac_session_state(r.s, "session"), "Paused");
+    assert_null(ac_session_state(r.s, "agent"));
+    for (int i = 0; i < 5; i++)
+        ac_loop_run_once(r.loop, 20);
+    assert_string_equal(ac_session_state(r.s, "session"), "Paused");
+    ac_session_post(r.s, "resume", NULL, 0);
+    assert_string_equal(ac_session_state(r.s, "session"), "Running");
+    run_until_settled(&r);
+    /* the interrupted call's partial text is gone; the resumed call answered */
+    assert_string_equal(ac_session_answer(r.s), "second");
+    ac_session_post(r.s, "pause", NULL, 0);
+    assert_string_equal(ac_session_state(r.s, "session"), "Paused");
+    cancel_and_check(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -391,6 +429,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cancel_streaming),
         cmocka_unit_test(test_cancel_tool),
         cmocka_unit_test(test_cancel_retrying),
+        cmocka_unit_test(test_cancel_compacting),
+        cmocka_unit_test(test_pause_resume_and_cancel_paused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
