@@ -175,10 +175,23 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
     if (f->first_row)
         f->level_index[level] = f->first_row + (size_t)s * f->n_events;
     run_list(f, st->enter, ev);
-    /* eventless transitions, in declared order */
-    for (uint16_t i = 0; i < st->n_transitions; i++) {
-        uint16_t row = (uint16_t)(st->first_transition + i);
+    /* eventless transitions, in declared order (the index chains exactly
+     * those rows; without it the state's rows are scanned) */
+    uint16_t scan = 0;
+    uint16_t row = f->first_row ? f->level_index[level][AC_FSM_EVENTLESS] : AC_FSM_NONE;
+    for (;;) {
+        if (f->first_row) {
+            if (row == AC_FSM_NONE)
+                break;
+        } else {
+            if (scan >= st->n_transitions)
+                break;
+            row = (uint16_t)(st->first_transition + scan++);
+        }
         const ac_fsm_transition *tr = &t->transitions[row];
+        uint16_t this_row = row;
+        if (f->first_row)
+            row = f->next_row[row];
         if (tr->event != AC_FSM_EVENTLESS || tr->kind != AC_TR_EXTERNAL)
             continue;
         if (!guard_holds(f, tr->guard, ev))
@@ -194,7 +207,7 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
             f->b->effect(f->ctx, f->carry[c], 0, NULL);
         f->n_carry = 0;
         f->unstarted = s;
-        take(f, level, row, ev);
+        take(f, level, this_row, ev);
         return;
     }
     const uint16_t *l = t->lists + st->effects;
@@ -351,7 +364,8 @@ int ac_fsm_start(ac_fsm *f, const ac_event *ev)
     return drain(f, ev);
 }
 
-int ac_fsm_dispatch(ac_fsm *f, const ac_event *ev)
+/* The general path: bubbling, guards, external transitions, arrival events. */
+__attribute__((noinline)) static int dispatch_slow(ac_fsm *f, const ac_event *ev)
 {
     if (!f->started || f->error)
         return AC_FSM_FAILED;
@@ -365,6 +379,28 @@ int ac_fsm_dispatch(ac_fsm *f, const ac_event *ev)
     if (f->qn || f->error)
         return drain(f, ev) == AC_FSM_FAILED ? AC_FSM_FAILED : rc;
     return rc;
+}
+
+int ac_fsm_dispatch(ac_fsm *f, const ac_event *ev)
+{
+    /* Fast path for the most frequent case (streamed deltas and the like):
+     * the deepest state has an unguarded internal transition for the event.
+     * Only actions run: no state change, no arrival event, nothing to drain. */
+    if (f->first_row && f->depth && !f->error && ev->type < f->n_events &&
+        ev->type != AC_FSM_EVENTLESS) {
+        uint16_t row = f->level_index[f->depth - 1][ev->type];
+        if (row != AC_FSM_NONE) {
+            const ac_fsm_transition *tr = &f->rows[row];
+            if (tr->kind == AC_TR_INTERNAL && tr->guard == AC_FSM_NONE) {
+                if (f->trace)
+                    trace_emit(f, AC_TRACE_INTERNAL, f->states[tr->source].machine, tr->source,
+                               tr->source, tr->event, row, NULL);
+                run_list(f, tr->actions, ev);
+                return AC_FSM_HANDLED;
+            }
+        }
+    }
+    return dispatch_slow(f, ev);
 }
 
 void ac_fsm_stop(ac_fsm *f, const ac_event *ev)
