@@ -48,6 +48,12 @@ static void test_empty_conversation_is_small(void **state)
         assert_non_null(convs[i]);
     }
     size_t after = heap_in_use();
+    if (after <= before) { /* an allocator that mallinfo2 does not see (valgrind) */
+        for (int i = 0; i < N; i++)
+            ac_conv_free(convs[i]);
+        printf("# idle conversation: heap accounting unavailable here, not measured\n");
+        skip();
+    }
     size_t per = (after - before) / N;
     printf("# idle conversation: %zu bytes\n", per);
     assert_true(per > 0);
