@@ -506,6 +506,28 @@ static void test_429_retry_after(void **state)
     fx_free(&f);
 }
 
+/* Retry-After as an HTTP-date: honoured, and capped by backoff_max. */
+static void test_429_retry_after_http_date(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"backoff_initial=10ms", "backoff_max=1500ms", NULL};
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, params);
+    char hdr[128], date[64];
+    time_t at = time(NULL) + 5; /* further away than backoff_max */
+    struct tm tm;
+    gmtime_r(&at, &tm);
+    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    snprintf(hdr, sizeof hdr, "Retry-After: %s\r\nContent-Type: application/json\r\n", date);
+    ac_httpd_push_simple(f.h, 429, hdr, "{\"error\":{\"message\":\"slow down\"}}");
+    push_stream(&f, oa_text2("dated", " retry"));
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_answer(f.s), "dated retry");
+    assert_int_equal(f.retries, 1);
+    assert_int_equal(f.last_retry_delay, 1500); /* ~5 s asked, capped by backoff_max */
+    fx_free(&f);
+}
+
 static void test_503_twice(void **state)
 {
     (void)state;
@@ -1127,6 +1149,7 @@ int main(void)
         cmocka_unit_test(test_openai_text),
         cmocka_unit_test(test_openai_tool_round),
         cmocka_unit_test(test_429_retry_after),
+        cmocka_unit_test(test_429_retry_after_http_date),
         cmocka_unit_test(test_503_twice),
         cmocka_unit_test(test_401_no_retry_key_scrubbed),
         cmocka_unit_test(test_http_400_plain_body),
