@@ -455,15 +455,17 @@ static ac_gexpr *parse_unary(parser *ps, int depth)
     return g;
 }
 
-/* and -> unary ('&&' unary)* */
-static ac_gexpr *parse_and(parser *ps, int depth)
+/* or  -> and ('||' and)*
+ * and -> unary ('&&' unary)* */
+static ac_gexpr *parse_binary(parser *ps, int depth, int is_and)
 {
-    ac_gexpr *a = parse_unary(ps, depth);
-    while (a && accept(ps, TK_AND)) {
-        ac_gexpr *b = parse_unary(ps, depth);
+    int tok = is_and ? TK_AND : TK_OR, kind = is_and ? GX_AND : GX_OR;
+    ac_gexpr *a = is_and ? parse_unary(ps, depth) : parse_binary(ps, depth, 1);
+    while (a && accept(ps, tok)) {
+        ac_gexpr *b = is_and ? parse_unary(ps, depth) : parse_binary(ps, depth, 1);
         if (!b)
             return NULL;
-        ac_gexpr *g = gx_new(ps, GX_AND);
+        ac_gexpr *g = gx_new(ps, kind);
         if (!g)
             return NULL;
         g->a = a;
@@ -473,22 +475,9 @@ static ac_gexpr *parse_and(parser *ps, int depth)
     return a;
 }
 
-/* or -> and ('||' and)* */
 static ac_gexpr *parse_or(parser *ps, int depth)
 {
-    ac_gexpr *a = parse_and(ps, depth);
-    while (a && accept(ps, TK_OR)) {
-        ac_gexpr *b = parse_and(ps, depth);
-        if (!b)
-            return NULL;
-        ac_gexpr *g = gx_new(ps, GX_OR);
-        if (!g)
-            return NULL;
-        g->a = a;
-        g->b = b;
-        a = g;
-    }
-    return a;
+    return parse_binary(ps, depth, 0);
 }
 
 /* States are looked up by name through a map, so a machine with thousands

@@ -9,6 +9,7 @@
 
 #include "agent_fsm.h"
 #include "session_int.h"
+#include "tools/units.h"
 
 /* ---- registry ---- */
 
@@ -113,30 +114,6 @@ static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *
 
 /* ---- params ---- */
 
-static int parse_duration(const char *v, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (errno || end == v || n < 0)
-        return -1;
-    int64_t mult;
-    if (strcmp(end, "ms") == 0)
-        mult = 1;
-    else if (strcmp(end, "s") == 0)
-        mult = 1000;
-    else if (strcmp(end, "m") == 0)
-        mult = 60000;
-    else if (strcmp(end, "h") == 0)
-        mult = 3600000;
-    else
-        return -1;
-    if (n > INT64_MAX / mult)
-        return -1;
-    *out = n * mult;
-    return 0;
-}
-
 static int apply_override(ac_engine *e, const char *kv, char *err, size_t errcap)
 {
     const char *eq = strchr(kv, '=');
@@ -158,12 +135,14 @@ static int apply_override(ac_engine *e, const char *kv, char *err, size_t errcap
             e->param_strings[i] = dup;
             p->sval = dup;
         } else if (p->type == AC_PARAM_DURATION) {
-            if (parse_duration(v, &p->ival) < 0) {
+            long long ms;
+            if (ac_parse_duration_ms(v, &ms) < 0) {
                 snprintf(err, errcap,
                          "bad --param %s=%s: '%s' is a duration (for example 500ms, 10s, 10m, 1h)",
                          p->name, v, p->name);
                 return -1;
             }
+            p->ival = ms;
         } else {
             char *end;
             errno = 0;
