@@ -32,7 +32,8 @@ __attribute__((noinline)) static void a_count(ac_session *s, const ac_event *ev)
     (void)ev;
     s->actions++;
 }
-__attribute__((noinline)) static void effect(ac_session *s, uint16_t use, int start, const ac_event *ev)
+__attribute__((noinline)) static void effect(ac_session *s, uint16_t use, int start,
+                                             const ac_event *ev)
 {
     (void)use;
     (void)start;

@@ -84,14 +84,14 @@ typedef struct ac_engine_config {
     const char *base_url;        /* provider base URL (OpenAI: includes /v1) */
     const char *api_key;         /* never logged, traced or journaled */
     const char *model;
-    const char *const *headers;  /* extra "Name: value" headers, NULL-terminated */
-    const char *script_path;     /* script provider: JSON Lines turns */
-    const char *script_text;     /* script provider: turns given inline (wins over path) */
-    int script_delay_ms;         /* script provider: delay between streamed deltas */
-    const char *system_prompt;   /* may be NULL */
-    const char *journal_dir;     /* NULL: no journals unless ac_session_new gets a path */
-    const ac_output *output;     /* may be NULL */
-    uint64_t seed;               /* jitter seed (0: from the clock) */
+    const char *const *headers; /* extra "Name: value" headers, NULL-terminated */
+    const char *script_path;    /* script provider: JSON Lines turns */
+    const char *script_text;    /* script provider: turns given inline (wins over path) */
+    int script_delay_ms;        /* script provider: delay between streamed deltas */
+    const char *system_prompt;  /* may be NULL */
+    const char *journal_dir;    /* NULL: no journals unless ac_session_new gets a path */
+    const ac_output *output;    /* may be NULL */
+    uint64_t seed;              /* jitter seed (0: from the clock) */
 } ac_engine_config;
 
 /* Builds an engine. On error returns NULL and writes one message in err
@@ -149,8 +149,8 @@ bool ac_session_settled(const ac_session *s);
 bool ac_session_ended(const ac_session *s);
 /* Final status: "running", "idle", "completed", "failed", "cancelled". */
 const char *ac_session_status(const ac_session *s);
-const char *ac_session_answer(const ac_session *s); /* last final answer, "" if none */
-const char *ac_session_error(const ac_session *s);  /* NULL if none */
+const char *ac_session_answer(const ac_session *s);  /* last final answer, "" if none */
+const char *ac_session_error(const ac_session *s);   /* NULL if none */
 const char *ac_session_partial(const ac_session *s); /* text streamed in the current call */
 /* Whole session (machine states, status, conversation) as JSON; malloc'd. */
 char *ac_session_to_json(const ac_session *s);

@@ -24,9 +24,9 @@
 #define AC_FSM_QUEUE 16          /* pending child-arrival events */
 
 typedef struct ac_event {
-    uint16_t type;       /* event index in the tables */
-    int64_t time_ms;     /* wall-clock milliseconds, supplied by whoever posts */
-    const void *data;    /* payload (a json_t * in the engine), borrowed */
+    uint16_t type;    /* event index in the tables */
+    int64_t time_ms;  /* wall-clock milliseconds, supplied by whoever posts */
+    const void *data; /* payload (a json_t * in the engine), borrowed */
 } ac_event;
 
 /* The context handlers get. Opaque here: the engine defines it (and a test
@@ -42,11 +42,11 @@ typedef void (*ac_effect_fn)(ac_session *s, uint16_t use, int start, const ac_ev
 
 typedef struct ac_fsm_binding {
     const ac_fsm_tables *t;
-    const ac_guard_fn *guards;               /* t->n_guards entries, none NULL */
-    const ac_action_fn *actions;             /* t->n_actions */
-    ac_effect_fn effect;                     /* one hook for every effect use */
-    const uint16_t *arrival_event;           /* per state: M.S event for terminal states of
-                                                invoked machines, else AC_FSM_NONE */
+    const ac_guard_fn *guards;     /* t->n_guards entries, none NULL */
+    const ac_action_fn *actions;   /* t->n_actions */
+    ac_effect_fn effect;           /* one hook for every effect use */
+    const uint16_t *arrival_event; /* per state: M.S event for terminal states of
+                                      invoked machines, else AC_FSM_NONE */
     /* Optional lookup index (see ac_fsm_index_build); NULL: rows are scanned. */
     const uint16_t *first_row; /* [state * n_events + event] -> first matching row */
     const uint16_t *next_row;  /* [row] -> next row of the same state and event */
@@ -64,10 +64,10 @@ enum ac_trace_kind {
 typedef struct ac_trace_rec {
     int kind;
     uint16_t machine;
-    uint16_t from, to; /* state indexes (to == from for internal/ignored) */
-    uint16_t event;    /* AC_FSM_EVENTLESS for eventless steps */
-    uint16_t line;     /* spec line of the transition, 0 if none */
-    uint16_t row;      /* transition row, AC_FSM_NONE if none */
+    uint16_t from, to;   /* state indexes (to == from for internal/ignored) */
+    uint16_t event;      /* AC_FSM_EVENTLESS for eventless steps */
+    uint16_t line;       /* spec line of the transition, 0 if none */
+    uint16_t row;        /* transition row, AC_FSM_NONE if none */
     const char *message; /* AC_TRACE_ERROR only */
 } ac_trace_rec;
 

@@ -43,9 +43,9 @@ enum ac_fsm_param_type { AC_PARAM_INT = 0, AC_PARAM_DURATION = 1, AC_PARAM_STRIN
 
 typedef struct ac_fsm_param {
     const char *name;
-    uint8_t type;      /* enum ac_fsm_param_type */
-    int64_t ival;      /* integer, or duration in milliseconds */
-    const char *sval;  /* string value, NULL for numbers */
+    uint8_t type;     /* enum ac_fsm_param_type */
+    int64_t ival;     /* integer, or duration in milliseconds */
+    const char *sval; /* string value, NULL for numbers */
 } ac_fsm_param;
 
 typedef struct ac_fsm_transition {
@@ -81,7 +81,7 @@ typedef struct ac_fsm_machine {
     uint16_t initial;     /* state index */
     uint16_t first_state; /* states of a machine are contiguous */
     uint16_t n_states;
-    uint16_t depth;       /* 0 for the root machine */
+    uint16_t depth; /* 0 for the root machine */
 } ac_fsm_machine;
 
 typedef struct ac_fsm_tables {

@@ -125,11 +125,12 @@ int ac_cli_replay(int argc, char **argv)
     int check = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: agentc replay JOURNAL [--spec FILE] [--check]\n\n"
-                   "Rebuilds a session by re-dispatching its journal's events through the built-in\n"
-                   "tables (or those of --spec FILE), with no I/O, and prints the final state of\n"
-                   "each machine. --check compares each transition with the recorded one and\n"
-                   "exits 1 at the first divergence.\n");
+            printf(
+                "usage: agentc replay JOURNAL [--spec FILE] [--check]\n\n"
+                "Rebuilds a session by re-dispatching its journal's events through the built-in\n"
+                "tables (or those of --spec FILE), with no I/O, and prints the final state of\n"
+                "each machine. --check compares each transition with the recorded one and\n"
+                "exits 1 at the first divergence.\n");
             return 0;
         }
         if (!strcmp(argv[i], "--check"))
@@ -143,7 +144,8 @@ int ac_cli_replay(int argc, char **argv)
             path = argv[i];
     }
     if (!path) {
-        fprintf(stderr, "agentc replay: missing JOURNAL (usage: agentc replay JOURNAL [--check])\n");
+        fprintf(stderr,
+                "agentc replay: missing JOURNAL (usage: agentc replay JOURNAL [--check])\n");
         return 2;
     }
     char err[2048];
@@ -228,8 +230,8 @@ int ac_cli_replay(int argc, char **argv)
         json_t *got = s->steps;
         s->steps = NULL;
         if (prc == -2) {
-            fprintf(stderr, "agentc replay: event %zu: '%s' is not an event of this spec\n",
-                    events, json_string_value(evname));
+            fprintf(stderr, "agentc replay: event %zu: '%s' is not an event of this spec\n", events,
+                    json_string_value(evname));
             json_decref(got);
             rc = 1;
             break;
@@ -242,8 +244,7 @@ int ac_cli_replay(int argc, char **argv)
             char *a = json_dumps(json_array_get(recorded, k), JSON_COMPACT | JSON_ENCODE_ANY);
             char *b = json_dumps(json_array_get(got, k), JSON_COMPACT | JSON_ENCODE_ANY);
             printf("divergence at event %zu (%s), step %zu:\n  recorded: %s\n  replayed: %s\n",
-                   events, json_string_value(evname), k + 1, a ? a : "(none)",
-                   b ? b : "(none)");
+                   events, json_string_value(evname), k + 1, a ? a : "(none)", b ? b : "(none)");
             free(a);
             free(b);
             json_decref(got);

@@ -22,7 +22,7 @@
 #include "agentc/fsm.h"
 
 static void trace_emit(ac_fsm *f, int kind, uint16_t machine, uint16_t from, uint16_t to,
-                  uint16_t event, uint16_t row, const char *msg)
+                       uint16_t event, uint16_t row, const char *msg)
 {
     ac_trace_rec r;
     r.kind = kind;
@@ -227,8 +227,7 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
               AC_FSM_NONE, NULL);
         enter_state(f, (uint8_t)(level + 1), child->initial, ev);
     }
-    if (st->terminal && level > 0 && f->depth == level + 1 &&
-        f->b->arrival_event[s] != AC_FSM_NONE)
+    if (st->terminal && level > 0 && f->depth == level + 1 && f->b->arrival_event[s] != AC_FSM_NONE)
         enqueue(f, f->b->arrival_event[s], st->machine, s);
 }
 
@@ -370,8 +369,8 @@ __attribute__((noinline)) static int dispatch_slow(ac_fsm *f, const ac_event *ev
     if (!f->started || f->error)
         return AC_FSM_FAILED;
     if (ev->type >= f->n_events || ev->type == AC_FSM_EVENTLESS) {
-        trace(f, AC_TRACE_UNHANDLED, f->t->root, f->state[0], f->state[0], ev->type,
-              AC_FSM_NONE, NULL);
+        trace(f, AC_TRACE_UNHANDLED, f->t->root, f->state[0], f->state[0], ev->type, AC_FSM_NONE,
+              NULL);
         return AC_FSM_UNHANDLED;
     }
     f->microsteps = 0;

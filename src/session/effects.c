@@ -49,8 +49,10 @@ static void backoff_fire(void *ud)
 /* Delay before retry n (1-based): initial * 2^(n-1), full jitter in
  * [delay/2, delay], capped by max; Retry-After (from the failure event)
  * wins when larger, still capped by max. */
-int64_t ac_backoff_delay(ac_engine *e, int64_t initial, int64_t max, int64_t retry, int64_t retry_after);
-int64_t ac_backoff_delay(ac_engine *e, int64_t initial, int64_t max, int64_t retry, int64_t retry_after)
+int64_t ac_backoff_delay(ac_engine *e, int64_t initial, int64_t max, int64_t retry,
+                         int64_t retry_after);
+int64_t ac_backoff_delay(ac_engine *e, int64_t initial, int64_t max, int64_t retry,
+                         int64_t retry_after)
 {
     int64_t d = initial;
     for (int64_t i = 1; i < retry && d < max; i++)

@@ -148,8 +148,7 @@ static int apply_override(ac_engine *e, const char *kv, char *err, size_t errcap
             errno = 0;
             long long n = strtoll(v, &end, 10);
             if (errno || end == v || *end) {
-                snprintf(err, errcap, "bad --param %s=%s: '%s' is an integer", p->name, v,
-                         p->name);
+                snprintf(err, errcap, "bad --param %s=%s: '%s' is an integer", p->name, v, p->name);
                 return -1;
             }
             p->ival = n;
@@ -264,8 +263,9 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
         static const char *const kinds[3] = {"guard", "action", "effect"};
         for (int k = 0; k < 3; k++) {
             uint16_t n = k == 0 ? t->n_guards : k == 1 ? t->n_actions : t->n_effects;
-            const char *const *names =
-                k == 0 ? t->guard_names : k == 1 ? t->action_names : t->effect_names;
+            const char *const *names = k == 0   ? t->guard_names
+                                       : k == 1 ? t->action_names
+                                                : t->effect_names;
             for (uint16_t i = 0; i < n; i++) {
                 const ac_reg_entry *r = reg_find(reg, k, names[i]);
                 if (!r) {

@@ -28,8 +28,8 @@ static void on_trace(void *ud, const ac_trace_rec *r)
     if (s->steps && (r->kind == AC_TRACE_TRANSITION || r->kind == AC_TRACE_INTERNAL)) {
         json_t *step = json_pack("[s s s s i]", t->machines[r->machine].name,
                                  r->from == AC_FSM_NONE ? "" : t->states[r->from].name,
-                                 r->event ? t->event_names[r->event] : "",
-                                 t->states[r->to].name, (int)r->line);
+                                 r->event ? t->event_names[r->event] : "", t->states[r->to].name,
+                                 (int)r->line);
         if (step)
             json_array_append_new(s->steps, step);
     }
@@ -194,9 +194,9 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
             snprintf(err, errcap, "cannot write journal '%s': %m", journal_path);
             goto fail;
         }
-        json_t *hdr = json_pack("{s:i, s:s, s:s, s:s, s:O}", "agentc_journal", 1, "spec",
-                                e->t->spec_path, "spec_hash", e->t->hash, "session", s->id,
-                                "params", e->param_overrides);
+        json_t *hdr =
+            json_pack("{s:i, s:s, s:s, s:s, s:O}", "agentc_journal", 1, "spec", e->t->spec_path,
+                      "spec_hash", e->t->hash, "session", s->id, "params", e->param_overrides);
         journal_write(s, hdr);
         json_decref(hdr);
     }

@@ -42,7 +42,7 @@ struct ac_engine {
     ac_effect_stop_handler *e_stop;
     uint16_t *arrival;
     uint16_t *first_row, *next_row; /* dispatch index */
-    ac_param_value *params; /* t->n_params, after overrides */
+    ac_param_value *params;         /* t->n_params, after overrides */
     char **param_strings;
     json_t *param_overrides; /* {"name": "value"} as given, for journals */
     ac_loop *loop;
@@ -55,9 +55,8 @@ struct ac_engine {
     uint64_t rng;
     size_t live_sessions;
     /* cached event indexes */
-    uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
-        ev_llm_delta, ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded,
-        ev_ctx_loaded;
+    uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired, ev_llm_delta,
+        ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
 };
 
 typedef struct ac_pending_event {

@@ -78,9 +78,13 @@ static void on_trace(void *ud, const ac_trace_rec *r)
 static void drive(const ac_fsm_binding *b, int with_trace)
 {
     const ac_fsm_tables *t = b->t;
-    static const char *const script[] = {
-        "spawn", "user_message", "llm.started", "llm.delta", "llm.delta", "llm.delta",
-        "ping", "llm.completed", "user_message", "pause", "resume", "cancel", "ping", NULL};
+    static const char *const script[] = {"spawn",        "user_message",
+                                         "llm.started",  "llm.delta",
+                                         "llm.delta",    "llm.delta",
+                                         "ping",         "llm.completed",
+                                         "user_message", "pause",
+                                         "resume",       "cancel",
+                                         "ping",         NULL};
     struct ac_session ctx = {0, 0};
     ac_fsm f;
     ac_event ev = {0, 1000, NULL};

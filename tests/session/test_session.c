@@ -380,8 +380,7 @@ static void test_pause_resume_and_cancel_paused(void **state)
 {
     (void)state;
     rig r;
-    rig_open(&r, "{\"content\":\"first\"}\n{\"content\":\"second\"}\n", NULL, 50, NULL,
-             "c_paused");
+    rig_open(&r, "{\"content\":\"first\"}\n{\"content\":\"second\"}\n", NULL, 50, NULL, "c_paused");
     ac_session_send(r.s, "hi");
     run_until_state(&r, "process", "STREAMING");
     ac_session_post(r.s, "pause", NULL, 0);
