@@ -39,5 +39,10 @@ if(AGENTC_FUZZ)
     target_compile_options(${fz} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_options(${fz} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_libraries(${fz} PRIVATE PkgConfig::JANSSON m)
+    file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/${fz}_corpus)
+    add_test(NAME ${fz}_30s
+      COMMAND ${fz} -max_total_time=30 -rss_limit_mb=1024 -timeout=10 ${CMAKE_BINARY_DIR}/${fz}_corpus
+      WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+    set_tests_properties(${fz}_30s PROPERTIES LABELS "tools;fuzz" TIMEOUT 120)
   endforeach()
 endif()
