@@ -227,7 +227,12 @@ static void ui_discarded(void *ud, ac_session *s, size_t n)
 {
     ui *u = ud;
     (void)s;
-    if (!u->jsonl && u->wrote_text) {
+    if (u->jsonl) {
+        /* the text deltas streamed so far in this call are void: a retry follows */
+        emit_json(json_pack("{s:s, s:I}", "type", "discarded", "bytes", (json_int_t)n));
+        return;
+    }
+    if (u->wrote_text) {
         fprintf(stdout, "\n[partial answer of %zu bytes discarded, retrying]\n", n);
         u->wrote_text = 0;
     }

@@ -38,4 +38,16 @@ out=$("$agentc" run --provider script --script "$tmp/s.jsonl" hi) || fail "scrip
 [ "$out" = "ok" ] || fail "script answer: $out"
 printf '{"error":{"status":401,"message":"bad key","retryable":false}}\n' >"$tmp/f.jsonl"
 "$agentc" run --provider script --script "$tmp/f.jsonl" hi >/dev/null 2>&1; [ $? -eq 1 ] || fail "failed agent should exit 1"
+# a retry after partial output: the consumer is told, the answer has no duplicate
+printf '%s\n' '{"error":{"status":503,"message":"overloaded","retryable":true,"retry_after_ms":1,"partial":"Hel"}}' \
+  '{"content":"Hello there"}' >"$tmp/p.jsonl"
+"$agentc" run --jsonl --provider script --script "$tmp/p.jsonl" --param backoff_initial=1ms hi >"$tmp/pj" \
+  || fail "partial-retry run"
+grep -q '"type":"discarded"' "$tmp/pj" || fail "jsonl discarded line missing"
+grep -q '"type":"retry"' "$tmp/pj" || fail "jsonl retry line missing"
+tail -n1 "$tmp/pj" | grep -q '"answer":"Hello there"' || fail "answer after retry: $(tail -n1 "$tmp/pj")"
+out=$("$agentc" run --provider script --script "$tmp/p.jsonl" --param backoff_initial=1ms hi 2>/dev/null) \
+  || fail "partial-retry run (text)"
+echo "$out" | grep -q "discarded" || fail "text mode must say the partial answer was discarded"
+[ "$(echo "$out" | tail -n1)" = "Hello there" ] || fail "text answer after retry: $out"
 echo "ok"
