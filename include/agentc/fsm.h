@@ -50,6 +50,9 @@ typedef struct ac_fsm_binding {
     /* Optional lookup index (see ac_fsm_index_build); NULL: rows are scanned. */
     const uint16_t *first_row; /* [state * n_events + event] -> first matching row */
     const uint16_t *next_row;  /* [row] -> next row of the same state and event */
+    /* Optional: [row] -> the one action of an unguarded internal row that
+     * has exactly one action, else AC_FSM_NONE (ac_fsm_fast_actions). */
+    const uint16_t *fast_action;
 } ac_fsm_binding;
 
 /* What a trace record describes. */
@@ -81,7 +84,7 @@ typedef struct ac_fsm {
     const ac_fsm_state *states;
     const ac_fsm_transition *rows;
     const uint16_t *lists;
-    const uint16_t *first_row, *next_row;
+    const uint16_t *first_row, *next_row, *fast_action;
     const ac_action_fn *actions;
     uint16_t n_events;
     const uint16_t *level_index[AC_FSM_MAX_DEPTH]; /* first_row + state * n_events, per level */
@@ -126,6 +129,8 @@ uint16_t ac_fsm_state_of(const ac_fsm *fsm, uint16_t machine);
  * rows); `next_row` needs t->n_transitions entries. */
 size_t ac_fsm_index_entries(const ac_fsm_tables *t);
 void ac_fsm_index_build(const ac_fsm_tables *t, uint16_t *first_row, uint16_t *next_row);
+/* Fills fast_action (t->n_transitions entries) for ac_fsm_binding.fast_action. */
+void ac_fsm_fast_actions(const ac_fsm_tables *t, uint16_t *fast_action);
 
 /* Builds the per-state arrival event table (`out` has t->n_states entries). */
 void ac_fsm_arrival_events(const ac_fsm_tables *t, uint16_t *out);

@@ -296,6 +296,17 @@ unhandled:;
     return AC_FSM_UNHANDLED;
 }
 
+void ac_fsm_fast_actions(const ac_fsm_tables *t, uint16_t *fast_action)
+{
+    for (uint16_t r = 0; r < t->n_transitions; r++) {
+        const ac_fsm_transition *tr = &t->transitions[r];
+        fast_action[r] =
+            tr->kind == AC_TR_INTERNAL && tr->guard == AC_FSM_NONE && t->lists[tr->actions] == 1
+                ? t->lists[tr->actions + 1]
+                : AC_FSM_NONE;
+    }
+}
+
 size_t ac_fsm_index_entries(const ac_fsm_tables *t)
 {
     size_t n = (size_t)t->n_states * t->n_events;
@@ -345,6 +356,7 @@ void ac_fsm_init(ac_fsm *f, const ac_fsm_binding *b, ac_session *ctx, ac_trace_f
     f->lists = b->t->lists;
     f->first_row = b->first_row;
     f->next_row = b->next_row;
+    f->fast_action = b->first_row ? b->fast_action : NULL;
     f->actions = b->actions;
     f->n_events = b->t->n_events;
 }
@@ -388,6 +400,13 @@ int ac_fsm_dispatch(ac_fsm *f, const ac_event *ev)
     if (f->first_row && f->depth && !f->error && ev->type < f->n_events &&
         ev->type != AC_FSM_EVENTLESS) {
         uint16_t row = f->level_index[f->depth - 1][ev->type];
+        if (row != AC_FSM_NONE && f->fast_action && !f->trace) {
+            uint16_t a = f->fast_action[row];
+            if (a != AC_FSM_NONE) {
+                f->actions[a](f->ctx, ev);
+                return AC_FSM_HANDLED;
+            }
+        }
         if (row != AC_FSM_NONE) {
             const ac_fsm_transition *tr = &f->rows[row];
             if (tr->kind == AC_TR_INTERNAL && tr->guard == AC_FSM_NONE) {

@@ -298,14 +298,17 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
     {
         size_t ni = ac_fsm_index_entries(t);
         e->next_row = calloc(t->n_transitions + 1u, sizeof *e->next_row);
+        e->fast_action = calloc(t->n_transitions + 1u, sizeof *e->fast_action);
         e->first_row = ni ? calloc(ni, sizeof *e->first_row) : NULL;
-        if (!e->next_row || (ni && !e->first_row)) {
+        if (!e->next_row || !e->fast_action || (ni && !e->first_row)) {
             snprintf(err, errcap, "out of memory");
             goto fail;
         }
         ac_fsm_index_build(t, e->first_row, e->next_row);
         e->binding.first_row = e->first_row;
         e->binding.next_row = e->first_row ? e->next_row : NULL;
+        ac_fsm_fast_actions(t, e->fast_action);
+        e->binding.fast_action = e->first_row ? e->fast_action : NULL;
     }
     e->binding.t = t;
     e->binding.guards = e->guards;
@@ -367,6 +370,7 @@ void ac_engine_free(ac_engine *e)
     free(e->arrival);
     free(e->first_row);
     free(e->next_row);
+    free(e->fast_action);
     if (e->param_strings)
         for (uint16_t i = 0; i < e->t->n_params; i++)
             free(e->param_strings[i]);

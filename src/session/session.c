@@ -200,7 +200,10 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
         journal_write(s, hdr);
         json_decref(hdr);
     }
-    ac_fsm_init(&s->fsm, &e->binding, s, on_trace, s);
+    /* Tracing costs a call per transition: installed only when someone
+     * listens (the journal's recorded steps, or the output's trace). */
+    int traced = s->journal || (e->has_output && e->out.trace);
+    ac_fsm_init(&s->fsm, &e->binding, s, traced ? on_trace : NULL, s);
     ac_event start = {0, ac_wall_now_ms(), NULL};
     if (ac_fsm_start(&s->fsm, &start) != AC_FSM_HANDLED) {
         snprintf(err, errcap, "the spec failed to start (see the trace)");

@@ -41,7 +41,7 @@ struct ac_engine {
     ac_effect_start_handler *e_start;
     ac_effect_stop_handler *e_stop;
     uint16_t *arrival;
-    uint16_t *first_row, *next_row; /* dispatch index */
+    uint16_t *first_row, *next_row, *fast_action; /* dispatch index */
     ac_param_value *params;         /* t->n_params, after overrides */
     char **param_strings;
     json_t *param_overrides; /* {"name": "value"} as given, for journals */
