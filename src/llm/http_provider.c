@@ -95,6 +95,11 @@ struct hp_provider {
     char *model;
     char *key;
     struct curl_slist *headers;
+    /* finished easy handles, reset and kept for the next calls: creating one
+     * costs more than a small request's whole parse */
+    CURL *easy_pool[64];
+    int n_easy_pool;
+    int closing;
     uint16_t ev_started, ev_delta, ev_completed, ev_failed;
     /* calls by slot; id = generation << 32 | (slot + 1) */
     hp_call **slots;
@@ -284,8 +289,14 @@ static void hp_call_free(hp_call *c)
         p->slots[c->slot] = NULL;
         p->free_slots[p->n_free++] = c->slot;
     }
-    if (c->easy)
-        curl_easy_cleanup(c->easy);
+    if (c->easy) {
+        if (!p->closing && p->n_easy_pool < (int)(sizeof p->easy_pool / sizeof p->easy_pool[0])) {
+            curl_easy_reset(c->easy);
+            p->easy_pool[p->n_easy_pool++] = c->easy;
+        } else {
+            curl_easy_cleanup(c->easy);
+        }
+    }
     ac_stream_free(c->st);
     free(c->body);
     free(c->errbody);
@@ -756,7 +767,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     }
     ac_stream_sink sink = {c, hp_on_text, hp_on_reasoning, hp_on_refusal, hp_on_tool};
     c->st = ac_stream_new(p->wire, &sink, 0);
-    c->easy = curl_easy_init();
+    c->easy = p->n_easy_pool ? p->easy_pool[--p->n_easy_pool] : curl_easy_init();
     if (!c->st || !c->easy) {
         if (!done)
             hp_fail_later(p, s, "protocol", "out of memory starting a call to %s", p->url);
@@ -848,6 +859,9 @@ static void hp_free(ac_provider *base)
     hp_provider *p = (hp_provider *)base;
     if (!p)
         return;
+    p->closing = 1;
+    while (p->n_easy_pool)
+        curl_easy_cleanup(p->easy_pool[--p->n_easy_pool]);
     for (uint32_t i = 0; i < p->n_slots; i++) {
         hp_call *c = p->slots[i];
         if (!c)
