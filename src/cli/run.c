@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "io/loop.h"
+#include "io/proc.h"
 #include "session/session_int.h"
 
 static volatile sig_atomic_t g_interrupted;
@@ -25,8 +26,10 @@ static volatile sig_atomic_t g_interrupted;
 static void on_sigint(int sig)
 {
     (void)sig;
-    if (g_interrupted)
+    if (g_interrupted) {
+        ac_proc_kill_all_now(); /* no tool process outlives us */
         _exit(AC_EXIT_INTERRUPTED);
+    }
     g_interrupted = 1;
 }
 

@@ -122,6 +122,38 @@ static void proc_release(ac_proc *p)
     cancel_timer(loop, &p->fail_timer);
 }
 
+/* Process groups of live children, for ac_proc_kill_all_now, which runs in a
+ * signal handler: plain stores of sig_atomic_t slots, no locks, no allocation. */
+#define AC_PROC_TRACKED 1024
+static volatile sig_atomic_t tracked_pgids[AC_PROC_TRACKED];
+
+static void pgid_track(pid_t pid)
+{
+    for (int i = 0; i < AC_PROC_TRACKED; i++)
+        if (tracked_pgids[i] == 0) {
+            tracked_pgids[i] = pid;
+            return;
+        }
+}
+
+static void pgid_untrack(pid_t pid)
+{
+    if (pid <= 0)
+        return;
+    for (int i = 0; i < AC_PROC_TRACKED; i++)
+        if (tracked_pgids[i] == pid)
+            tracked_pgids[i] = 0;
+}
+
+void ac_proc_kill_all_now(void)
+{
+    for (int i = 0; i < AC_PROC_TRACKED; i++) {
+        pid_t pg = tracked_pgids[i];
+        if (pg > 0)
+            kill(-pg, SIGKILL);
+    }
+}
+
 static void proc_free(ac_proc *p)
 {
     if (!p)
@@ -278,6 +310,7 @@ static void on_child_exit(ac_proc *p)
     ac_proc_result res;
     memset(&res, 0, sizeof res);
     res.pid = p->pid;
+    pgid_untrack(p->pid);
     p->pid = -1;
     if (r > 0 && WIFEXITED(status)) {
         res.exited = 1;
@@ -493,6 +526,7 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     if (!p)
         goto oom;
     p->loop = loop;
+    pgid_untrack(p->pid);
     p->pid = -1;
     p->pidfd = p->in_fd = p->out_fd = p->err_fd = -1;
     p->done = done;
@@ -548,6 +582,7 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     }
     setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
     p->pid = pid;
+    pgid_track(pid);
     close(in[0]);
     close(out[1]);
     close(errp[1]);
@@ -573,12 +608,14 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     if (ac_idmap_put(&st->procs, p->id, p) != 0) {
         kill(-pid, SIGKILL);
         reap(pid, NULL);
+        pgid_untrack(p->pid);
         p->pid = -1;
         goto oom;
     }
 
     if (n == (ssize_t)sizeof child_errno) {
         reap(pid, NULL);
+        pgid_untrack(p->pid);
         p->pid = -1;
         p->spawn_failed = 1;
         p->spawn_errno = child_errno;
@@ -661,6 +698,7 @@ void ac_proc_kill(ac_loop *loop, uint64_t id)
     if (p->pid > 0) {
         kill(-p->pid, SIGKILL);
         reap(p->pid, NULL);
+        pgid_untrack(p->pid);
         p->pid = -1;
     }
     proc_release(p);

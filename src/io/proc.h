@@ -71,6 +71,11 @@ void ac_proc_kill(ac_loop *loop, uint64_t id);
 /* The pid (= process group id) of a live child, -1 if the id is not live. */
 pid_t ac_proc_pid(ac_loop *loop, uint64_t id);
 
+/* Sends SIGKILL to the process group of every live child of this process,
+ * on every loop. Async-signal-safe: for a signal handler about to _exit, so
+ * no tool outlives the program. */
+void ac_proc_kill_all_now(void);
+
 /* Number of children spawned and not yet done or killed. */
 size_t ac_proc_active(ac_loop *loop);
 
