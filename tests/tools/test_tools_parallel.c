@@ -40,12 +40,12 @@ static double run_turn(const char *max_parallel, int expect_reverse)
     char path[512];
     rig_write("par.json",
               "{\"tools\":["
-              "{\"name\":\"slow\",\"description\":\"0.3 s\",\"command\":[\"sh\",\"-c\","
-              "\"sleep 0.3; echo a\"]},"
-              "{\"name\":\"medium\",\"description\":\"0.2 s\",\"command\":[\"sh\",\"-c\","
-              "\"sleep 0.2; echo b\"]},"
-              "{\"name\":\"fast\",\"description\":\"0.1 s\",\"command\":[\"sh\",\"-c\","
-              "\"sleep 0.1; echo c\"]}]}",
+              "{\"name\":\"slow\",\"description\":\"0.9 s\",\"command\":[\"sh\",\"-c\","
+              "\"sleep 0.9; echo a\"]},"
+              "{\"name\":\"medium\",\"description\":\"0.6 s\",\"command\":[\"sh\",\"-c\","
+              "\"sleep 0.6; echo b\"]},"
+              "{\"name\":\"fast\",\"description\":\"0.3 s\",\"command\":[\"sh\",\"-c\","
+              "\"sleep 0.3; echo c\"]}]}",
               path, sizeof path);
     const char *tools[] = {path, NULL};
     const char *params[] = {max_parallel, NULL};
@@ -112,9 +112,10 @@ static void test_parallel(void **state)
 {
     (void)state;
     double t = run_turn("max_parallel_tools=4", 1);
-    print_message("parallel tool phase: %.3f s (slowest call 0.3 s, sum 0.6 s)\n", t);
-    assert_true(t >= 0.28);
-    assert_true(t < 0.55);
+    /* wide margins: this is a behaviour check on a shared machine, not a benchmark */
+    print_message("parallel tool phase: %.3f s (slowest call 0.9 s, sum 1.8 s)\n", t);
+    assert_true(t >= 0.88);
+    assert_true(t < 1.5);
 }
 
 static void test_sequential(void **state)
@@ -122,7 +123,7 @@ static void test_sequential(void **state)
     (void)state;
     double t = run_turn("max_parallel_tools=1", 0);
     print_message("sequential tool phase: %.3f s\n", t);
-    assert_true(t >= 0.6);
+    assert_true(t >= 1.8);
 }
 
 int main(void)
