@@ -398,7 +398,7 @@ static void run_usage(FILE *out)
         "  --header 'N: V'      extra HTTP header (repeatable)\n"
         "  --script FILE        turns for --provider script (JSON Lines)\n"
         "  --tools FILE|builtin:calculator|builtin:clock|builtin:context   (repeatable;\n"
-            "                       builtin:context: tools that change the agent's own context)\n"
+        "                       builtin:context: tools that change the agent's own context)\n"
         "  --system TEXT | --system @FILE\n"
         "  --spec FILE          run an edited spec without rebuilding\n"
         "  --param NAME=VALUE   override a spec param (repeatable)\n"
