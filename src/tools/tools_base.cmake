@@ -2,6 +2,7 @@
 # the built-in exact calculator. Depends on jansson only.
 add_library(agentc_tools_base STATIC
   ${CMAKE_SOURCE_DIR}/src/tools/schema.c
+  ${CMAKE_SOURCE_DIR}/src/tools/schema_regex.c
   ${CMAKE_SOURCE_DIR}/src/tools/toolfile.c
   ${CMAKE_SOURCE_DIR}/src/tools/units.c
   ${CMAKE_SOURCE_DIR}/src/tools/calculator.c)

@@ -30,6 +30,7 @@ if(AGENTC_FUZZ)
   # coverage instrumentation reaches them.
   set(_tools_base_srcs
     ${CMAKE_SOURCE_DIR}/src/tools/schema.c
+    ${CMAKE_SOURCE_DIR}/src/tools/schema_regex.c
     ${CMAKE_SOURCE_DIR}/src/tools/toolfile.c
     ${CMAKE_SOURCE_DIR}/src/tools/units.c
     ${CMAKE_SOURCE_DIR}/src/tools/calculator.c)
