@@ -11,8 +11,6 @@
 #include "cli.h"
 #include "session/session_int.h"
 
-ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap);
-
 typedef struct journal {
     json_t *header;
     json_t *lines; /* every line after the header */
@@ -108,10 +106,8 @@ int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, 
     return 0;
 }
 
-typedef struct check_ctx {
-    json_t *steps;
-} check_ctx;
-
+/* An output trace makes the session trace its transitions into s->steps,
+ * which --check compares; the records themselves are not needed here. */
 static void collect(void *ud, ac_session *s, const ac_trace_rec *r)
 {
     (void)ud;
@@ -211,7 +207,6 @@ int ac_cli_replay(int argc, char **argv)
     }
     size_t i, events = 0;
     json_t *l;
-    json_t *pending_steps = NULL;
     json_array_foreach(j.lines, i, l)
     {
         json_t *evname = json_object_get(l, "ev");
@@ -225,7 +220,6 @@ int ac_cli_replay(int argc, char **argv)
         if (next && json_object_get(next, "tr"))
             recorded = json_object_get(next, "tr");
         s->steps = json_array();
-        pending_steps = s->steps;
         int prc = ac_session_post(s, json_string_value(evname), json_incref(data), t);
         json_t *got = s->steps;
         s->steps = NULL;
@@ -253,7 +247,6 @@ int ac_cli_replay(int argc, char **argv)
         }
         json_decref(got);
     }
-    (void)pending_steps;
     if (rc == 0) {
         const ac_fsm_tables *t = ac_engine_tables(e);
         printf("replayed %zu events from %s\n", events, path);

@@ -49,10 +49,8 @@ static void backoff_fire(void *ud)
 /* Delay before retry n (1-based): initial * 2^(n-1), full jitter in
  * [delay/2, delay], capped by max; Retry-After (from the failure event)
  * wins when larger, still capped by max. */
-int64_t ac_backoff_delay(ac_engine *e, int64_t initial, int64_t max, int64_t retry,
-                         int64_t retry_after);
-int64_t ac_backoff_delay(ac_engine *e, int64_t initial, int64_t max, int64_t retry,
-                         int64_t retry_after)
+static int64_t backoff_delay(ac_engine *e, int64_t initial, int64_t max, int64_t retry,
+                             int64_t retry_after)
 {
     int64_t d = initial;
     for (int64_t i = 1; i < retry && d < max; i++)
@@ -75,8 +73,13 @@ static void backoff_start(ac_session *s, const ac_param_value *args, size_t n, c
         if (json_is_integer(ra))
             retry_after = json_integer_value(ra);
     }
-    int64_t d = ac_backoff_delay(s->e, initial, max, ac_conv_retries(s->conv), retry_after);
+    int64_t d = backoff_delay(s->e, initial, max, ac_conv_retries(s->conv), retry_after);
     s->timer_id[SLOT_BACKOFF] = ac_loop_timer(s->e->loop, d, backoff_fire, s);
+    if (s->e->has_output && s->e->out.retry) {
+        json_t *m = ev && ev->data ? json_object_get((json_t *)ev->data, "message") : NULL;
+        s->e->out.retry(s->e->out.ud, s, (int)ac_conv_retries(s->conv), d,
+                        json_is_string(m) ? json_string_value(m) : "retryable failure");
+    }
 }
 
 static void backoff_stop(ac_session *s)

@@ -11,10 +11,6 @@
 #include "context/tokens.h"
 #include "session_int.h"
 
-void ac_session_set_status(ac_session *s, const char *status);
-void ac_session_set_answer(ac_session *s, const char *answer);
-void ac_session_set_error(ac_session *s, const char *error);
-
 static json_t *data(const ac_event *ev)
 {
     return (json_t *)ev->data;
@@ -401,21 +397,8 @@ static void a_load_context(ac_session *s, const ac_event *ev)
 
 static void a_count_retry(ac_session *s, const ac_event *ev)
 {
+    (void)ev; /* the backoff effect reports the retry with its actual delay */
     ac_conv_set_retries(s->conv, ac_conv_retries(s->conv) + 1);
-    const char *msg = dstr(ev, "message");
-    if (s->e->has_output && s->e->out.retry) {
-        json_t *ra = ev->data ? json_object_get(data(ev), "retry_after_ms") : NULL;
-        int64_t initial = ac_engine_param_int(s->e, "backoff_initial", 1000);
-        int64_t delay =
-            initial << (ac_conv_retries(s->conv) - 1 < 20 ? ac_conv_retries(s->conv) - 1 : 20);
-        int64_t max = ac_engine_param_int(s->e, "backoff_max", 10000);
-        if (json_is_integer(ra))
-            delay = json_integer_value(ra);
-        if (delay > max)
-            delay = max;
-        s->e->out.retry(s->e->out.ud, s, (int)ac_conv_retries(s->conv), delay,
-                        msg ? msg : "retryable failure");
-    }
 }
 
 void ac_builtin_handlers(ac_registry *r)

@@ -129,11 +129,33 @@ typedef struct later {
     struct later *next;
 } later;
 
+static void later_unlink(later *l)
+{
+    for (later **pp = (later **)&l->s->laters; *pp; pp = &(*pp)->next)
+        if (*pp == l) {
+            *pp = l->next;
+            return;
+        }
+}
+
 static void later_fire(void *ud)
 {
     later *l = ud;
+    later_unlink(l);
     ac_session_post_index(l->s, l->type, l->data, 0);
     free(l);
+}
+
+/* Deferred posts belong to their session: freeing it cancels them. */
+static void later_cancel_all(ac_session *s)
+{
+    while (s->laters) {
+        later *l = s->laters;
+        s->laters = l->next;
+        ac_loop_cancel_timer(s->e->loop, l->timer);
+        json_decref(l->data);
+        free(l);
+    }
 }
 
 void ac_session_post_later(ac_session *s, const char *event, json_t *data)
@@ -148,6 +170,8 @@ void ac_session_post_later(ac_session *s, const char *event, json_t *data)
     l->type = ac_engine_event_index(s->e, event);
     l->data = data;
     l->timer = ac_loop_timer(s->e->loop, 0, later_fire, l);
+    l->next = s->laters;
+    s->laters = l;
 }
 
 int ac_session_send(ac_session *s, const char *text)
@@ -225,8 +249,6 @@ fail:
     return NULL;
 }
 
-/* Replay: a session with no spawn posted (the journal has it). */
-ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap);
 ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap)
 {
     uint16_t spawn = e->ev_spawn;
@@ -243,6 +265,7 @@ void ac_session_free(ac_session *s)
     s->in_free = 1;
     ac_event ev = {0, 0, NULL};
     ac_fsm_stop(&s->fsm, &ev);
+    later_cancel_all(s);
     while (s->pending) {
         ac_pending_event *p = s->pending;
         s->pending = p->next;
@@ -332,17 +355,14 @@ const char *ac_session_partial(const ac_session *s)
 }
 
 /* internal setters used by handlers */
-void ac_session_set_status(ac_session *s, const char *status);
 void ac_session_set_status(ac_session *s, const char *status)
 {
     set_str(&s->status, status);
 }
-void ac_session_set_answer(ac_session *s, const char *answer);
 void ac_session_set_answer(ac_session *s, const char *answer)
 {
     set_str(&s->answer, answer ? answer : "");
 }
-void ac_session_set_error(ac_session *s, const char *error);
 void ac_session_set_error(ac_session *s, const char *error)
 {
     set_str(&s->error, error);

@@ -42,7 +42,7 @@ struct ac_engine {
     ac_effect_stop_handler *e_stop;
     uint16_t *arrival;
     uint16_t *first_row, *next_row, *fast_action; /* dispatch index */
-    ac_param_value *params;         /* t->n_params, after overrides */
+    ac_param_value *params;                       /* t->n_params, after overrides */
     char **param_strings;
     json_t *param_overrides; /* {"name": "value"} as given, for journals */
     ac_loop *loop;
@@ -95,6 +95,7 @@ struct ac_session {
     uint64_t compact_timer;
     void *compact_run; /* summarize: the one-off completion in flight */
     int script_cursor;
+    void *laters; /* deferred posts (ac_session_post_later), cancelled on free */
     void *userdata;
     int in_free;
 };
@@ -106,8 +107,15 @@ uint64_t ac_engine_rand(ac_engine *e);
 
 /* Session helpers */
 int ac_session_post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms);
-/* Posts from the loop, never synchronously: for effects that finish at once. */
+/* Posts from the loop, never synchronously: for effects that finish at once.
+ * Pending posts are cancelled when the session is freed. */
 void ac_session_post_later(ac_session *s, const char *event, json_t *data);
+/* Replay: a session whose spawn event comes from the journal, not posted here. */
+ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap);
+/* Turn state, changed by the built-in actions. */
+void ac_session_set_status(ac_session *s, const char *status);
+void ac_session_set_answer(ac_session *s, const char *answer);
+void ac_session_set_error(ac_session *s, const char *error);
 
 /* Built-in handlers (src/session/handlers.c, effects.c) */
 void ac_builtin_handlers(ac_registry *r);

@@ -19,8 +19,7 @@
 #include "io/http.h"
 #include "io/loop.h"
 #include "io/proc.h"
-
-ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap);
+#include "session/session_int.h" /* ac_session_new_replay */
 
 static const char *agentc_bin;
 static char tmpdir[256];
