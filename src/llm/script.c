@@ -29,7 +29,7 @@ typedef struct script_call {
     struct script_call *next;
     uint64_t id;
     ac_session *s;
-    json_t *steps; /* array of [event, payload] */
+    json_t *steps; /* array of [event index, payload] */
     size_t step;
     uint64_t timer;
     int in_tick, cancelled;
@@ -94,10 +94,10 @@ static void tick(void *ud)
         call_unlink_free(p, c);
         return;
     }
-    const char *ev = json_string_value(json_array_get(step, 0));
+    uint16_t ev = (uint16_t)json_integer_value(json_array_get(step, 0));
     json_t *payload = json_incref(json_array_get(step, 1));
     c->in_tick = 1;
-    ac_session_post(c->s, ev, payload, 0);
+    ac_session_post_index(c->s, ev, payload, 0);
     c->in_tick = 0;
     if (c->cancelled || c->step >= json_array_size(c->steps)) {
         call_unlink_free(p, c);
@@ -106,12 +106,14 @@ static void tick(void *ud)
     schedule(p, c);
 }
 
-static void add_step(json_t *steps, const char *ev, json_t *payload)
+/* Steps hold the event's index, resolved once here rather than per post. */
+static void add_step(script_call *c, const char *ev, json_t *payload)
 {
-    json_array_append_new(steps, json_pack("[s o]", ev, payload ? payload : json_object()));
+    json_array_append_new(c->steps, json_pack("[i o]", (int)ac_engine_event_index(c->s->e, ev),
+                                              payload ? payload : json_object()));
 }
 
-static void add_text_deltas(json_t *steps, const char *kind, const char *text)
+static void add_text_deltas(script_call *c, const char *kind, const char *text)
 {
     size_t n = strlen(text);
     for (size_t i = 0; i < n;) {
@@ -119,7 +121,7 @@ static void add_text_deltas(json_t *steps, const char *kind, const char *text)
         /* do not split a UTF-8 sequence */
         while (i + k < n && ((unsigned char)text[i + k] & 0xC0) == 0x80)
             k++;
-        add_step(steps, "llm.delta", json_pack("{s:s, s:s%}", "kind", kind, "text", text + i, k));
+        add_step(c, "llm.delta", json_pack("{s:s, s:s%}", "kind", kind, "text", text + i, k));
         i += k;
     }
 }
@@ -140,7 +142,7 @@ static uint64_t script_start(ac_provider *base, ac_session *s, const ac_llm_call
         char msg[160];
         snprintf(msg, sizeof msg, "the script has no more turns (all %zu used)",
                  json_array_size(p->turns));
-        add_step(c->steps, "llm.failed",
+        add_step(c, "llm.failed",
                  json_pack("{s:s, s:b, s:s}", "class", "script", "retryable", 0, "message", msg));
     } else if (json_object_get(turn, "error")) {
         json_t *err = json_object_get(turn, "error");
@@ -156,18 +158,18 @@ static uint64_t script_start(ac_provider *base, ac_session *s, const ac_llm_call
         if (json_is_integer(ra))
             json_object_set(f, "retry_after_ms", ra);
         if (json_is_string(json_object_get(err, "partial"))) {
-            add_step(c->steps, "llm.started", NULL);
-            add_text_deltas(c->steps, "text", json_string_value(json_object_get(err, "partial")));
+            add_step(c, "llm.started", NULL);
+            add_text_deltas(c, "text", json_string_value(json_object_get(err, "partial")));
         }
-        add_step(c->steps, "llm.failed", f);
+        add_step(c, "llm.failed", f);
     } else {
-        add_step(c->steps, "llm.started", NULL);
+        add_step(c, "llm.started", NULL);
         const char *reasoning = json_string_value(json_object_get(turn, "reasoning"));
         const char *content = json_string_value(json_object_get(turn, "content"));
         if (reasoning)
-            add_text_deltas(c->steps, "reasoning", reasoning);
+            add_text_deltas(c, "reasoning", reasoning);
         if (content)
-            add_text_deltas(c->steps, "text", content);
+            add_text_deltas(c, "text", content);
         json_t *calls = json_object_get(turn, "tool_calls");
         json_t *out_calls = json_array();
         size_t i;
@@ -182,7 +184,7 @@ static uint64_t script_start(ac_provider *base, ac_session *s, const ac_llm_call
                 snprintf(gen, sizeof gen, "call_%zu_%zu", idx + 1, i + 1);
                 id = gen;
             }
-            add_step(c->steps, "llm.delta",
+            add_step(c, "llm.delta",
                      json_pack("{s:s, s:i, s:s, s:s, s:s}", "kind", "tool_call", "index", (int)i,
                                "id", id, "name", name ? name : "", "text", args ? args : ""));
             json_array_append_new(out_calls,
@@ -199,7 +201,7 @@ static uint64_t script_start(ac_provider *base, ac_session *s, const ac_llm_call
         json_t *usage = json_object_get(turn, "usage");
         if (usage)
             json_object_set(done, "usage", usage);
-        add_step(c->steps, "llm.completed", done);
+        add_step(c, "llm.completed", done);
     }
     c->next = p->calls;
     p->calls = c;

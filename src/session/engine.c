@@ -324,6 +324,9 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
     for (const char *const *p = cfg->params; p && *p; p++)
         if (apply_override(e, *p, err, errcap) < 0)
             goto fail;
+    e->p_max_iterations = ac_engine_param(e, "max_iterations");
+    e->p_max_retries = ac_engine_param(e, "max_retries");
+    e->p_compact_threshold = ac_engine_param(e, "compact_threshold");
     e->ev_spawn = ac_engine_event_index(e, "spawn");
     e->ev_user_message = ac_engine_event_index(e, "user_message");
     e->ev_cancel = ac_engine_event_index(e, "cancel");

@@ -34,6 +34,12 @@ static void output_finished(ac_session *s)
         s->e->out.finished(s->e->out.ud, s);
 }
 
+/* An integer or duration param resolved when the engine was built. */
+static int64_t pint(const ac_param_value *p, int64_t def)
+{
+    return p && p->type != AC_PARAM_STRING ? p->ival : def;
+}
+
 /* ---------------- guards ---------------- */
 
 static bool g_turn_unfinished(ac_session *s, const ac_event *ev)
@@ -53,7 +59,7 @@ static bool g_has_queued_message(ac_session *s, const ac_event *ev)
 static bool g_iterations_left(ac_session *s, const ac_event *ev)
 {
     (void)ev;
-    return ac_conv_iteration(s->conv) < ac_engine_param_int(s->e, "max_iterations", 10);
+    return ac_conv_iteration(s->conv) < pint(s->e->p_max_iterations, 10);
 }
 
 static bool g_needs_compaction(ac_session *s, const ac_event *ev)
@@ -61,7 +67,7 @@ static bool g_needs_compaction(ac_session *s, const ac_event *ev)
     (void)ev;
     if (s->compacted_this_plan)
         return false;
-    int64_t threshold = ac_engine_param_int(s->e, "compact_threshold", 0);
+    int64_t threshold = pint(s->e->p_compact_threshold, 0);
     return threshold > 0 && (int64_t)ac_session_estimate_tokens(s) > threshold;
 }
 
@@ -82,7 +88,7 @@ static bool g_retryable(ac_session *s, const ac_event *ev)
 static bool g_retries_left(ac_session *s, const ac_event *ev)
 {
     (void)ev;
-    return ac_conv_retries(s->conv) < ac_engine_param_int(s->e, "max_retries", 3);
+    return ac_conv_retries(s->conv) < pint(s->e->p_max_retries, 3);
 }
 
 static bool g_has_tool_calls(ac_session *s, const ac_event *ev)
@@ -202,7 +208,7 @@ static void a_fail_budget(ac_session *s, const ac_event *ev)
     (void)ev;
     char msg[160];
     snprintf(msg, sizeof msg, "no final answer after max_iterations (%lld) LLM calls",
-             (long long)ac_engine_param_int(s->e, "max_iterations", 10));
+             (long long)pint(s->e->p_max_iterations, 10));
     ac_session_set_error(s, msg);
 }
 

@@ -55,6 +55,8 @@ struct ac_engine {
     uint64_t rng;
     size_t live_sessions;
     /* cached event indexes */
+    /* params the built-in guards read on every evaluation (NULL: not in the spec) */
+    const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold;
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired, ev_llm_delta,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
 };
