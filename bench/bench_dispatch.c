@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "agent_fsm.h"
+#include "bench_args.h"
 #include "agentc/agentc.h"
 #include "agentc/fsm.h"
 #include "io/loop.h"
@@ -91,7 +92,7 @@ __attribute__((noinline)) static int hand_dispatch(int st, int ev, struct ac_ses
 
 int main(int argc, char **argv)
 {
-    long rounds = argc > 1 ? atol(argv[1]) : 200000;
+    long rounds = argc > 1 ? bench_arg(argv[1], 1, 1000000000L, "rounds") : 200000;
     const ac_fsm_tables *t = &agent_fsm;
     /* bind every guard to "false" and every action to a counter */
     ac_guard_fn *guards = calloc(t->n_guards + 1u, sizeof *guards);
@@ -167,6 +168,15 @@ int main(int argc, char **argv)
     printf("  table time / switch time: %.2fx\n", hand_rate / table_rate);
     printf("  sizeof(ac_fsm) = %zu bytes (dispatcher state per session)\n", sizeof(ac_fsm));
 
+    free(guards);
+    free(actions);
+    free(arrival);
+    free(first_row);
+    free(next_row);
+    free(fast_action);
+    if (getenv("BENCH_NO_SESSIONS")) /* dispatch figures only (for profiling) */
+        return 0;
+
     /* idle sessions on a real engine (scripted provider, no journal) */
     ac_loop *loop = ac_loop_new();
     ac_engine_config cfg;
@@ -187,8 +197,6 @@ int main(int argc, char **argv)
     if (fs)
         fclose(fs);
     enum { N = 10000 };
-    if (getenv("BENCH_NO_SESSIONS"))
-        return 0;
     ac_session **ss = calloc(N, sizeof *ss);
     for (int i = 0; i < N; i++) {
         char id[32];
@@ -207,11 +215,5 @@ int main(int argc, char **argv)
     free(ss);
     ac_engine_free(e);
     ac_loop_free(loop);
-    free(guards);
-    free(actions);
-    free(arrival);
-    free(first_row);
-    free(next_row);
-    free(fast_action);
     return 0;
 }

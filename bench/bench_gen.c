@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_args.h"
 #include "spec.h"
 
 #ifndef AGENTC_BENCH_CC
@@ -199,13 +200,13 @@ int main(int argc, char **argv)
     while ((opt = getopt(argc, argv, "n:s:t:k")) != -1) {
         switch (opt) {
         case 'n':
-            runs = atoi(optarg);
+            runs = (int)bench_arg(optarg, 1, 1000, "-n RUNS");
             break;
         case 's':
-            n_states = atoi(optarg);
+            n_states = (int)bench_arg(optarg, 2, 60000, "-s STATES");
             break;
         case 't':
-            per = atoi(optarg);
+            per = (int)bench_arg(optarg, 1, 1000, "-t PER_STATE");
             break;
         case 'k':
             keep = 1;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_args.h"
 #include "agentc/agentc.h"
 #include "io/loop.h"
 #include "test_httpd.h"
@@ -121,9 +122,7 @@ static int curl_round_trips(const char *url, const char *body, size_t len, int n
 
 int main(int argc, char **argv)
 {
-    int n = argc > 1 ? atoi(argv[1]) : 2000;
-    if (n <= 0)
-        n = 2000;
+    int n = argc > 1 ? (int)bench_arg(argv[1], 1, 10000000, "round trips") : 2000;
     ac_httpd *h = ac_httpd_start();
     ac_loop *loop = ac_loop_new();
     if (!h || !loop) {
