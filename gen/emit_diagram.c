@@ -143,6 +143,16 @@ static void dot_escape(FILE *out, const char *s)
     }
 }
 
+/* One more line of a state's label ("\\nenter / a, b"), when there is text. */
+static void dot_detail(FILE *out, const char *head, const char *text)
+{
+    if (!text[0])
+        return;
+    fputs("\\n", out);
+    fputs(head, out);
+    dot_escape(out, text);
+}
+
 static void dot_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov *cov, FILE *out,
                         int indent, int single);
 
@@ -174,22 +184,10 @@ static void dot_state(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *
         if (cov)
             fprintf(out, " (%ux)", cov->state_count[s]);
         fprintf(out, " (invoke %s)", t->machines[st->invoke].name);
-        if (enter[0]) {
-            fputs("\\nenter / ", out);
-            dot_escape(out, enter);
-        }
-        if (exit_[0]) {
-            fputs("\\nexit / ", out);
-            dot_escape(out, exit_);
-        }
-        if (eff[0]) {
-            fputs("\\neffect ", out);
-            dot_escape(out, eff);
-        }
-        if (ign[0]) {
-            fputs("\\nignore ", out);
-            dot_escape(out, ign);
-        }
+        dot_detail(out, "enter / ", enter);
+        dot_detail(out, "exit / ", exit_);
+        dot_detail(out, "effect ", eff);
+        dot_detail(out, "ignore ", ign);
         fprintf(out, "\";%s\n", grey ? " color=gray; fontcolor=gray;" : "");
         fprintf(out, "%*s  style=rounded;\n", indent, "");
         fprintf(out, "%*s  \"%s.%s\" [shape=point, width=0.05, style=invis, label=\"\"];\n", indent,
@@ -202,24 +200,12 @@ static void dot_state(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *
     dot_escape(out, st->name);
     if (cov)
         fprintf(out, " (%ux)", cov->state_count[s]);
-    if (enter[0]) {
-        fputs("\\nenter / ", out);
-        dot_escape(out, enter);
-    }
-    if (exit_[0]) {
-        fputs("\\nexit / ", out);
-        dot_escape(out, exit_);
-    }
-    if (eff[0]) {
-        fputs("\\neffect ", out);
-        dot_escape(out, eff);
-    }
+    dot_detail(out, "enter / ", enter);
+    dot_detail(out, "exit / ", exit_);
+    dot_detail(out, "effect ", eff);
     if (st->invoke != AC_FSM_NONE)
         fprintf(out, "\\ninvoke %s", t->machines[st->invoke].name);
-    if (ign[0]) {
-        fputs("\\nignore ", out);
-        dot_escape(out, ign);
-    }
+    dot_detail(out, "ignore ", ign);
     fprintf(out, "\", shape=%s%s];\n", st->terminal ? "doublecircle" : "box, style=rounded",
             grey ? ", color=gray, fontcolor=gray" : "");
 }
