@@ -254,7 +254,7 @@ static void take(ac_fsm *f, uint8_t level, uint16_t row, const ac_event *ev)
 }
 
 /* Offers `event` to the active machines, deepest first. */
-static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event *ev)
+static int offer(ac_fsm *f, const ac_event *ev)
 {
     const ac_fsm_tables *t = f->t;
     if (f->first_row) {
@@ -265,10 +265,6 @@ static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event
                 const ac_fsm_transition *tr = &f->rows[row];
                 if (!guard_holds(f, tr->guard, ev))
                     continue;
-                if (tr->kind == AC_TR_INTERNAL && !f->trace) {
-                    run_list(f, tr->actions, ev); /* hot path: deltas and the like */
-                    return AC_FSM_HANDLED;
-                }
                 take(f, (uint8_t)level, row, ev);
                 return AC_FSM_HANDLED;
             }
