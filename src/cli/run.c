@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "io/file.h"
 #include "io/loop.h"
 #include "io/proc.h"
 #include "session/session_int.h"
@@ -307,33 +308,6 @@ static void ui_finished(void *ud, ac_session *s)
     g_settled = 1;
 }
 
-static char *read_all(FILE *f, size_t cap)
-{
-    size_t len = 0, sz = 4096;
-    char *buf = malloc(sz);
-    size_t r;
-    while (buf && (r = fread(buf + len, 1, sz - len - 1, f)) > 0) {
-        len += r;
-        if (len + 1 == sz) {
-            if (sz >= cap) {
-                free(buf);
-                errno = EFBIG;
-                return NULL;
-            }
-            char *nb = realloc(buf, sz * 2);
-            if (!nb) {
-                free(buf);
-                return NULL;
-            }
-            buf = nb;
-            sz *= 2;
-        }
-    }
-    if (buf)
-        buf[len] = 0;
-    return buf;
-}
-
 ac_fsm_tables *ac_cli_tables_from_spec(const char *path)
 {
     int rc;
@@ -563,7 +537,7 @@ static int make_engine(const run_opts *o, const ac_output *out, const char *scri
     }
     if (o->system && o->system[0] == '@') {
         FILE *f = fopen(o->system + 1, "r");
-        if (!f || !(b->system = read_all(f, (size_t)16 << 20))) {
+        if (!f || !(b->system = ac_read_stream(f, (size_t)16 << 20, NULL))) {
             fprintf(stderr, "agentc: cannot read system prompt '%s': %s\n", o->system + 1,
                     strerror(errno));
             if (f)
@@ -614,7 +588,7 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
                      ui_retry, ui_discarded, ui_compacted, ui_trace,      ui_finished};
     char *prompt = NULL;
     if (!strcmp(o->prompt, "-")) {
-        prompt = read_all(stdin, (size_t)64 << 20);
+        prompt = ac_read_stream(stdin, (size_t)64 << 20, NULL);
         if (!prompt) {
             fprintf(stderr, "agentc: cannot read the prompt from stdin: %s\n", strerror(errno));
             return AC_EXIT_CONFIG;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/file.h"
 #include "io/loop.h"
 #include "llm/provider.h"
 #include "session/session_int.h"
@@ -288,34 +289,12 @@ ac_provider *ac_provider_script_new(ac_engine *e, const char *path, const char *
             snprintf(err, errcap, "the script provider needs --script FILE");
             return NULL;
         }
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-            snprintf(err, errcap, "cannot read script '%s': %s", path, strerror(errno));
-            return NULL;
-        }
-        size_t cap = 65536, len = 0, r;
-        buf = malloc(cap + 1);
-        while (buf && (r = fread(buf + len, 1, cap - len, f)) > 0) {
-            len += r;
-            if (len == cap) {
-                if (cap > ((size_t)256 << 20))
-                    break;
-                char *nb = realloc(buf, cap * 2 + 1);
-                if (!nb) {
-                    free(buf);
-                    buf = NULL;
-                    break;
-                }
-                buf = nb;
-                cap *= 2;
-            }
-        }
-        fclose(f);
+        buf = ac_read_file(path, (size_t)256 << 20, NULL);
         if (!buf) {
-            snprintf(err, errcap, "out of memory reading '%s'", path);
+            snprintf(err, errcap, "cannot read script '%s': %s", path,
+                     errno == EFBIG ? "larger than 256 MB" : strerror(errno));
             return NULL;
         }
-        buf[len] = 0;
         text = buf;
     }
     json_t *turns = json_array();

@@ -104,17 +104,6 @@ struct ac_schema {
 };
 
 /* ---------------------------------------------------------------- helpers */
-
-static void sc_msg(char *err, size_t errcap, const char *fmt, ...)
-{
-    if (!err || errcap == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errcap, fmt, ap);
-    va_end(ap);
-}
-
 static const char *sc_json_type_name(const json_t *j)
 {
     switch (json_typeof(j)) {

@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void sc_msg(char *err, size_t errcap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void sc_msg(char *err, size_t errcap, const char *fmt, ...)
+void sc_msg(char *err, size_t errcap, const char *fmt, ...)
 {
     if (!err || errcap == 0)
         return;

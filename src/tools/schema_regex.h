@@ -13,6 +13,9 @@ typedef struct sc_regex {
     int compiled;
 } sc_regex;
 
+/* snprintf into err (when err is not NULL): the schema modules' messages. */
+void sc_msg(char *err, size_t errcap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Value of one hex digit, -1 if c is not one (regex escapes, $ref
  * percent-decoding). */
 static inline int sc_hexval(int c)
