@@ -97,37 +97,32 @@ int main(int argc, char **argv)
     /* bind every guard to "false" and every action to a counter */
     ac_guard_fn *guards = calloc(t->n_guards + 1u, sizeof *guards);
     ac_action_fn *actions = calloc(t->n_actions + 1u, sizeof *actions);
-    uint16_t *arrival = calloc(t->n_states + 1u, sizeof *arrival);
     for (uint16_t i = 0; i < t->n_guards; i++)
         guards[i] = g_false;
     for (uint16_t i = 0; i < t->n_actions; i++)
         actions[i] = a_count;
-    ac_fsm_arrival_events(t, arrival);
     /* a binding whose root is the process machine */
     ac_fsm_tables proc = *t;
     proc.root = AGENT_M_PROCESS;
-    uint16_t *first_row = calloc(ac_fsm_index_entries(t) + 1, sizeof *first_row);
-    uint16_t *next_row = calloc(t->n_transitions + 1u, sizeof *next_row);
-    ac_fsm_index_build(t, first_row, next_row);
-    uint16_t *fast_action = calloc(t->n_transitions + 1u, sizeof *fast_action);
-    ac_fsm_fast_actions(t, fast_action);
-    ac_fsm_binding b = {&proc, guards, actions, effect, arrival, NULL, NULL, NULL};
-    if (argc > 2 && strcmp(argv[2], "--scan") == 0)
-        printf("(row scan, no index)\n");
-    else {
-        b.first_row = first_row;
-        b.next_row = next_row;
-        b.fast_action = fast_action;
+    ac_fsm_plan *plan = ac_fsm_plan_new(t);
+    if (!plan) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
     }
+    ac_fsm_binding b = {&proc, guards, actions, effect, plan};
     struct ac_session ctx = {0, 0};
     ac_fsm f;
     ac_event ev = {0, 0, NULL};
     double best_table = 1e9, best_hand = 1e9;
     unsigned long events = 0;
+    /* BENCH_ONLY=table or BENCH_ONLY=switch runs one side (for profiling) */
+    const char *only = getenv("BENCH_ONLY");
+    int run_table = !only || strcmp(only, "switch") != 0;
+    int run_hand = !only || strcmp(only, "table") != 0;
     for (int rep = 0; rep < 5; rep++) {
         events = 0;
         double t0 = now();
-        for (long r = 0; r < rounds; r++) {
+        for (long r = 0; r < rounds && run_table; r++) {
             ac_fsm_init(&f, &b, &ctx, NULL, NULL);
             ac_fsm_start(&f, &ev);
             ev.type = AGENT_E_LLM_STARTED;
@@ -146,7 +141,7 @@ int main(int argc, char **argv)
         volatile int sink = 0;
         volatile int e_started = AGENT_E_LLM_STARTED, e_delta = AGENT_E_LLM_DELTA,
                      e_completed = AGENT_E_LLM_COMPLETED;
-        for (long r = 0; r < rounds; r++) {
+        for (long r = 0; r < rounds && run_hand; r++) {
             int st = H_IDLE;
             a_count(&ctx, &ev); /* begin_call */
             effect(&ctx, 0, 1, &ev);
@@ -170,10 +165,7 @@ int main(int argc, char **argv)
 
     free(guards);
     free(actions);
-    free(arrival);
-    free(first_row);
-    free(next_row);
-    free(fast_action);
+    ac_fsm_plan_free(plan);
     if (getenv("BENCH_NO_SESSIONS")) /* dispatch figures only (for profiling) */
         return 0;
 

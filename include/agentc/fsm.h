@@ -40,19 +40,22 @@ typedef void (*ac_action_fn)(ac_session *s, const ac_event *ev);
  * the effect and the params passed to it. ev is NULL when stopping. */
 typedef void (*ac_effect_fn)(ac_session *s, uint16_t use, int start, const ac_event *ev);
 
+/* What the dispatcher precomputes from a spec's tables: the (state, event)
+ * index, the one-call path for unguarded single-action internal transitions,
+ * and which effects each external transition stops, hands over and starts.
+ * Read-only once built: one plan serves every session of a spec. */
+typedef struct ac_fsm_plan ac_fsm_plan;
+
+/* NULL when out of memory. */
+ac_fsm_plan *ac_fsm_plan_new(const ac_fsm_tables *t);
+void ac_fsm_plan_free(ac_fsm_plan *p);
+
 typedef struct ac_fsm_binding {
     const ac_fsm_tables *t;
     const ac_guard_fn *guards;     /* t->n_guards entries, none NULL */
     const ac_action_fn *actions;   /* t->n_actions */
     ac_effect_fn effect;           /* one hook for every effect use */
-    const uint16_t *arrival_event; /* per state: M.S event for terminal states of
-                                      invoked machines, else AC_FSM_NONE */
-    /* Optional lookup index (see ac_fsm_index_build); NULL: rows are scanned. */
-    const uint16_t *first_row; /* [state * n_events + event] -> first matching row */
-    const uint16_t *next_row;  /* [row] -> next row of the same state and event */
-    /* Optional: [row] -> the one action of an unguarded internal row that
-     * has exactly one action, else AC_FSM_NONE (ac_fsm_fast_actions). */
-    const uint16_t *fast_action;
+    const ac_fsm_plan *plan;       /* required: ac_fsm_plan_new(t) */
 } ac_fsm_binding;
 
 /* What a trace record describes. */
@@ -79,26 +82,29 @@ typedef void (*ac_trace_fn)(void *ud, const ac_trace_rec *rec);
 typedef struct ac_fsm {
     const ac_fsm_binding *b;
     ac_session *ctx;
-    /* copies of hot binding/table pointers: one load instead of a chain */
-    const ac_fsm_tables *t;
+    /* copies of hot binding, table and plan pointers: one load, not a chain */
+    const ac_fsm_plan *plan;
+    const struct ac_fsm_plan_row *plan_rows;
+    const uint16_t *plan_lists;
     const ac_fsm_state *states;
     const ac_fsm_transition *rows;
     const uint16_t *lists;
-    const uint16_t *first_row, *next_row, *fast_action;
+    const uint16_t *first_row, *next_row; /* the plan's index; NULL: rows are scanned */
+    const uint16_t *fast_base;            /* the plan's one-call table; NULL when traced */
+    const uint16_t *fast;                 /* its row for the deepest active state, NULL:
+                                             every event takes the general path */
     const ac_action_fn *actions;
-    uint16_t n_events;
-    const uint16_t *level_index[AC_FSM_MAX_DEPTH]; /* first_row + state * n_events, per level */
+    ac_effect_fn effect;
     ac_trace_fn trace;
     void *trace_ud;
+    uint16_t n_events;
     uint8_t depth; /* active levels */
     uint8_t qn, qh;
     uint8_t started;
-    uint16_t state[AC_FSM_MAX_DEPTH];
-    uint16_t queue[AC_FSM_QUEUE];
-    uint16_t carry[8]; /* effect uses carried into the state being entered */
-    uint8_t n_carry;
     uint16_t microsteps;
     uint16_t unstarted; /* state being left before its effects started */
+    uint16_t state[AC_FSM_MAX_DEPTH];
+    uint16_t queue[AC_FSM_QUEUE];
     int error;
 } ac_fsm;
 
@@ -122,15 +128,6 @@ void ac_fsm_stop(ac_fsm *fsm, const ac_event *ev);
 
 /* Active state of `machine`, or AC_FSM_NONE when that machine is not active. */
 uint16_t ac_fsm_state_of(const ac_fsm *fsm, uint16_t machine);
-
-/* The lookup index turns "find the rows of (state, event)" into one load.
- * ac_fsm_index_entries tells how many uint16_t `first_row` needs (0 when the
- * spec is too large for a dense index: dispatch then scans the state's
- * rows); `next_row` needs t->n_transitions entries. */
-size_t ac_fsm_index_entries(const ac_fsm_tables *t);
-void ac_fsm_index_build(const ac_fsm_tables *t, uint16_t *first_row, uint16_t *next_row);
-/* Fills fast_action (t->n_transitions entries) for ac_fsm_binding.fast_action. */
-void ac_fsm_fast_actions(const ac_fsm_tables *t, uint16_t *fast_action);
 
 /* Builds the per-state arrival event table (`out` has t->n_states entries). */
 void ac_fsm_arrival_events(const ac_fsm_tables *t, uint16_t *out);

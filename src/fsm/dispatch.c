@@ -15,11 +15,18 @@
  * Internal transitions run their actions only; ignores do nothing.
  * An event is offered to the deepest active machine first and bubbles up
  * while no transition or ignore of the current state matches.
+ *
+ * What depends only on the tables comes from the plan (plan.h): the row
+ * index, each row's action and effect lists, single-predicate guards, and
+ * the straight path for rows with nothing invoked and no eventless step.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "agentc/fsm.h"
+#include "fsm/plan.h"
+
+static const uint16_t empty_list[1] = {0};
 
 static void trace_emit(ac_fsm *f, int kind, uint16_t machine, uint16_t from, uint16_t to,
                        uint16_t event, uint16_t row, const char *msg)
@@ -46,14 +53,8 @@ static inline void trace(ac_fsm *f, int kind, uint16_t machine, uint16_t from, u
 static void fail(ac_fsm *f, uint16_t machine, uint16_t state, uint16_t event, const char *msg)
 {
     f->error = 1;
+    f->fast = NULL;
     trace(f, AC_TRACE_ERROR, machine, state, state, event, AC_FSM_NONE, msg);
-}
-
-static bool guard_eval(ac_fsm *f, uint16_t off, const ac_event *ev);
-
-static inline bool guard_holds(ac_fsm *f, uint16_t off, const ac_event *ev)
-{
-    return off == AC_FSM_NONE || guard_eval(f, off, ev);
 }
 
 static bool guard_eval(ac_fsm *f, uint16_t off, const ac_event *ev)
@@ -91,65 +92,60 @@ static bool guard_eval(ac_fsm *f, uint16_t off, const ac_event *ev)
     return sp == 1 && stack[0];
 }
 
-static inline void run_list(ac_fsm *f, uint16_t off, const ac_event *ev)
+static inline bool row_guard_holds(ac_fsm *f, const ac_fsm_plan_row *pr, const ac_event *ev)
 {
-    const uint16_t *l = f->lists + off;
-    for (uint16_t i = 1; i <= l[0]; i++)
+    if (pr->pred == AC_FSM_NONE)
+        return true;
+    if (pr->pred != AC_PLAN_GUARD_PROGRAM)
+        return f->b->guards[pr->pred](f->ctx, ev);
+    return guard_eval(f, pr->guard, ev);
+}
+
+static inline void run_list(ac_fsm *f, const uint16_t *l, const ac_event *ev)
+{
+    for (unsigned i = 1, n = l[0]; i <= n; i++)
         f->actions[l[i]](f->ctx, ev);
 }
 
-static bool same_use(const ac_fsm_tables *t, uint16_t a, uint16_t b)
+static inline void stop_effects(ac_fsm *f, const uint16_t *l)
 {
-    const ac_fsm_effect_use *x = &t->effect_uses[a], *y = &t->effect_uses[b];
-    if (x->effect != y->effect)
-        return false;
-    const uint16_t *la = t->lists + x->args, *lb = t->lists + y->args;
-    if (la[0] != lb[0])
-        return false;
-    for (uint16_t i = 1; i <= la[0]; i++)
-        if (la[i] != lb[i])
-            return false;
-    return true;
+    for (unsigned i = 1, n = l[0]; i <= n; i++)
+        f->effect(f->ctx, l[i], 0, NULL);
 }
 
-/* Does state `s` declare an effect use equal to `use`? Returns its use or NONE. */
-static uint16_t find_use(const ac_fsm_tables *t, uint16_t s, uint16_t use)
+static inline void start_effects(ac_fsm *f, const uint16_t *l, const ac_event *ev)
 {
-    const uint16_t *l = t->lists + t->states[s].effects;
-    for (uint16_t i = 1; i <= l[0]; i++)
-        if (same_use(t, l[i], use))
-            return l[i];
-    return AC_FSM_NONE;
+    for (unsigned i = 1, n = l[0]; i <= n; i++)
+        f->effect(f->ctx, l[i], 1, ev);
 }
 
-/* Exit state s; `next` is the target state of the transition, or NONE when
- * the whole level goes away. Effects shared with `next` are carried. */
-static void exit_state(ac_fsm *f, uint16_t s, uint16_t next, const ac_event *ev)
+/* The one-call table row of the deepest active state, or NULL when events
+ * must take the general path (traced, failed). Called once a started
+ * machine has settled; ac_fsm_stop clears it. */
+static inline void refresh_fast(ac_fsm *f)
 {
-    const ac_fsm_tables *t = f->b->t;
-    const ac_fsm_state *st = &t->states[s];
-    run_list(f, st->exit, ev);
+    f->fast = f->fast_base && f->depth && !f->error
+                  ? f->fast_base + (size_t)f->state[f->depth - 1] * f->n_events
+                  : NULL;
+}
+
+/* Leaves state s for good (its level goes away): exit actions, effects stop. */
+static void leave_state(ac_fsm *f, uint16_t s, const ac_event *ev)
+{
+    run_list(f, f->lists + f->states[s].exit, ev);
     if (f->unstarted == s) { /* left by an eventless step: its effects never started */
         f->unstarted = AC_FSM_NONE;
         return;
     }
-    const uint16_t *l = t->lists + st->effects;
-    for (uint16_t i = 1; i <= l[0]; i++) {
-        uint16_t keep = (next != AC_FSM_NONE && next != s) ? find_use(t, next, l[i]) : AC_FSM_NONE;
-        if (keep != AC_FSM_NONE && f->n_carry < 8) {
-            f->carry[f->n_carry++] = keep;
-            continue;
-        }
-        f->b->effect(f->ctx, l[i], 0, NULL);
-    }
+    stop_effects(f, f->lists + f->states[s].effects);
 }
 
-/* Stop every level >= `level`, deepest first (no carrying). */
+/* Stop every level >= `level`, deepest first. */
 static void stop_levels(ac_fsm *f, uint8_t level, const ac_event *ev)
 {
     while (f->depth > level) {
         uint8_t k = (uint8_t)(f->depth - 1);
-        exit_state(f, f->state[k], AC_FSM_NONE, ev);
+        leave_state(f, f->state[k], ev);
         f->depth = k;
     }
 }
@@ -164,164 +160,152 @@ static void enqueue(ac_fsm *f, uint16_t event, uint16_t machine, uint16_t state)
     f->qn++;
 }
 
+/* An external row with nothing invoked on either side and no eventless rows
+ * in the target, untraced: the plan lays its calls out one after the other. */
+static inline __attribute__((always_inline)) void
+take_straight(ac_fsm *f, uint8_t level, const ac_fsm_plan_row *pr, const ac_event *ev)
+{
+    const uint16_t *op = f->plan_lists + pr->run;
+    ac_session *ctx = f->ctx;
+    for (unsigned i = pr->n_exit; i; i--)
+        f->actions[*op++](ctx, ev);
+    bool unstarted = f->unstarted == pr->source; /* left by an eventless step */
+    if (unstarted) {
+        f->unstarted = AC_FSM_NONE; /* nothing started: nothing to stop or hand over */
+        op += pr->n_stop;
+    } else {
+        for (unsigned i = pr->n_stop; i; i--)
+            f->effect(ctx, *op++, 0, NULL);
+    }
+    for (unsigned i = pr->n_actions; i; i--)
+        f->actions[*op++](ctx, ev);
+    f->state[level] = pr->target;
+    for (unsigned i = pr->n_enter; i; i--)
+        f->actions[*op++](ctx, ev);
+    if (unstarted)
+        start_effects(f, f->plan_lists + pr->start_all, ev);
+    else
+        for (unsigned i = pr->n_start; i; i--)
+            f->effect(ctx, *op++, 1, ev);
+    if (level > 0 && pr->arrival != AC_FSM_NONE && !f->error)
+        enqueue(f, pr->arrival, f->states[pr->target].machine, pr->target);
+}
+
 static void take(ac_fsm *f, uint8_t level, uint16_t row, const ac_event *ev);
 
-static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev)
+/* Enters state s at `level`. `kept` lists the effect uses handed over by the
+ * state just left (already running), `start` the uses to start if s stays. */
+static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev,
+                        const uint16_t *enter, const uint16_t *kept, const uint16_t *start)
 {
-    const ac_fsm_tables *t = f->b->t;
-    const ac_fsm_state *st = &t->states[s];
+    const ac_fsm_state *st = &f->states[s];
     f->state[level] = s;
     f->depth = (uint8_t)(level + 1);
-    if (f->first_row)
-        f->level_index[level] = f->first_row + (size_t)s * f->n_events;
-    run_list(f, st->enter, ev);
-    /* eventless transitions, in declared order (the index chains exactly
-     * those rows; without it the state's rows are scanned) */
-    uint16_t scan = 0;
-    uint16_t row = f->first_row ? f->level_index[level][AC_FSM_EVENTLESS] : AC_FSM_NONE;
-    for (;;) {
-        if (f->first_row) {
-            if (row == AC_FSM_NONE)
-                break;
-        } else {
-            if (scan >= st->n_transitions)
-                break;
-            row = (uint16_t)(st->first_transition + scan++);
-        }
-        const ac_fsm_transition *tr = &t->transitions[row];
-        uint16_t this_row = row;
-        if (f->first_row)
-            row = f->next_row[row];
-        if (tr->event != AC_FSM_EVENTLESS || tr->kind != AC_TR_EXTERNAL)
-            continue;
-        if (!guard_holds(f, tr->guard, ev))
+    run_list(f, enter, ev);
+    /* eventless transitions, in declared order */
+    for (uint16_t row = f->plan->eventless[s]; row != AC_FSM_NONE;
+         row = f->plan_rows[row].next_eventless) {
+        const ac_fsm_plan_row *pr = &f->plan_rows[row];
+        if (!row_guard_holds(f, pr, ev))
             continue;
         if (++f->microsteps > AC_FSM_MAX_MICROSTEPS) {
             fail(f, st->machine, s, AC_FSM_EVENTLESS,
                  "too many eventless steps in one dispatch (the limit is 64)");
             return;
         }
-        /* carried effects were meant for this state: it is being left
-         * before starting them, so they stop now */
-        for (uint8_t c = 0; c < f->n_carry; c++)
-            f->b->effect(f->ctx, f->carry[c], 0, NULL);
-        f->n_carry = 0;
+        /* effects handed over were meant for this state: it is being left
+         * before starting any, so they stop now */
+        stop_effects(f, kept);
         f->unstarted = s;
-        take(f, level, this_row, ev);
+        if (pr->straight && !f->trace)
+            take_straight(f, level, pr, ev);
+        else
+            take(f, level, row, ev);
         return;
     }
-    const uint16_t *l = t->lists + st->effects;
-    for (uint16_t i = 1; i <= l[0]; i++) {
-        bool carried = false;
-        for (uint8_t c = 0; c < f->n_carry; c++)
-            carried |= f->carry[c] == l[i];
-        if (!carried)
-            f->b->effect(f->ctx, l[i], 1, ev);
-    }
-    f->n_carry = 0;
+    start_effects(f, start, ev);
     if (f->error)
         return;
     if (st->invoke != AC_FSM_NONE && level + 1 < AC_FSM_MAX_DEPTH) {
-        const ac_fsm_machine *child = &t->machines[st->invoke];
-        trace(f, AC_TRACE_TRANSITION, st->invoke, AC_FSM_NONE, child->initial, AC_FSM_EVENTLESS,
+        uint16_t init = f->b->t->machines[st->invoke].initial;
+        const ac_fsm_state *is = &f->states[init];
+        trace(f, AC_TRACE_TRANSITION, st->invoke, AC_FSM_NONE, init, AC_FSM_EVENTLESS,
               AC_FSM_NONE, NULL);
-        enter_state(f, (uint8_t)(level + 1), child->initial, ev);
+        enter_state(f, (uint8_t)(level + 1), init, ev, f->lists + is->enter, empty_list,
+                    f->lists + is->effects);
     }
-    if (st->terminal && level > 0 && f->depth == level + 1 && f->b->arrival_event[s] != AC_FSM_NONE)
-        enqueue(f, f->b->arrival_event[s], st->machine, s);
+    if (level > 0 && f->depth == level + 1 && f->plan->arrival[s] != AC_FSM_NONE)
+        enqueue(f, f->plan->arrival[s], st->machine, s);
 }
 
 static void take(ac_fsm *f, uint8_t level, uint16_t row, const ac_event *ev)
 {
-    const ac_fsm_transition *tr = &f->rows[row];
-    if (tr->kind == AC_TR_INTERNAL) { /* the hot path: deltas and the like */
-        trace(f, AC_TRACE_INTERNAL, f->states[tr->source].machine, tr->source, tr->source,
-              tr->event, row, NULL);
-        run_list(f, tr->actions, ev);
+    const ac_fsm_plan_row *pr = &f->plan_rows[row];
+    const uint16_t *lists = f->plan_lists;
+    uint16_t machine = f->states[pr->source].machine;
+    if (pr->kind == AC_TR_INTERNAL) {
+        trace(f, AC_TRACE_INTERNAL, machine, pr->source, pr->source, f->rows[row].event, row, NULL);
+        run_list(f, lists + pr->actions, ev);
         return;
     }
-    uint16_t machine = f->states[tr->source].machine;
-    if (tr->kind == AC_TR_IGNORE) {
-        trace(f, AC_TRACE_IGNORED, machine, tr->source, tr->source, tr->event, row, NULL);
+    if (pr->kind == AC_TR_IGNORE) {
+        trace(f, AC_TRACE_IGNORED, machine, pr->source, pr->source, f->rows[row].event, row, NULL);
         return;
     }
-    stop_levels(f, (uint8_t)(level + 1), ev);
-    f->n_carry = 0;
-    exit_state(f, tr->source, tr->target, ev);
-    trace(f, AC_TRACE_TRANSITION, machine, tr->source, tr->target, tr->event, row, NULL);
-    run_list(f, tr->actions, ev);
-    enter_state(f, level, tr->target, ev);
+    /* external: machines invoked below go first, then the source is exited
+     * with the effect plan worked out for this row */
+    if (f->depth > level + 1)
+        stop_levels(f, (uint8_t)(level + 1), ev);
+    run_list(f, lists + pr->exit, ev);
+    const uint16_t *kept = lists + pr->keep, *start = lists + pr->start;
+    if (f->unstarted == pr->source) { /* its effects never started: none to stop or hand over */
+        f->unstarted = AC_FSM_NONE;
+        kept = empty_list;
+        start = lists + pr->start_all;
+    } else {
+        stop_effects(f, lists + pr->stop);
+    }
+    trace(f, AC_TRACE_TRANSITION, machine, pr->source, pr->target, f->rows[row].event, row, NULL);
+    run_list(f, lists + pr->actions, ev);
+    enter_state(f, level, pr->target, ev, lists + pr->enter, kept, start);
 }
 
 /* Offers `event` to the active machines, deepest first. */
-static int offer(ac_fsm *f, const ac_event *ev)
+static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event *ev)
 {
-    const ac_fsm_tables *t = f->t;
-    if (f->first_row) {
-        /* indexed: terminal states have no rows, so their entries are empty */
-        for (int level = f->depth - 1; level >= 0; level--) {
-            for (uint16_t row = f->level_index[level][ev->type]; row != AC_FSM_NONE;
-                 row = f->next_row[row]) {
-                const ac_fsm_transition *tr = &f->rows[row];
-                if (!guard_holds(f, tr->guard, ev))
-                    continue;
-                take(f, (uint8_t)level, row, ev);
-                return AC_FSM_HANDLED;
-            }
-        }
-        goto unhandled;
-    }
+    const ac_fsm_plan_row *rows = f->plan_rows;
     for (int level = f->depth - 1; level >= 0; level--) {
         uint16_t s = f->state[level];
+        if (f->first_row) {
+            /* terminal states have no rows, so their entries are empty */
+            for (uint16_t row = f->first_row[(size_t)s * f->n_events + ev->type];
+                 row != AC_FSM_NONE; row = f->next_row[row]) {
+                const ac_fsm_plan_row *pr = &rows[row];
+                if (!row_guard_holds(f, pr, ev))
+                    continue;
+                if (pr->straight && !f->trace)
+                    take_straight(f, (uint8_t)level, pr, ev);
+                else
+                    take(f, (uint8_t)level, row, ev);
+                return AC_FSM_HANDLED;
+            }
+            continue;
+        }
         const ac_fsm_state *st = &f->states[s];
         if (st->terminal)
             continue; /* terminal states take no events */
-        for (uint16_t i = 0; i < st->n_transitions; i++) {
+        for (unsigned i = 0; i < st->n_transitions; i++) {
             uint16_t row = (uint16_t)(st->first_transition + i);
-            const ac_fsm_transition *tr = &t->transitions[row];
-            if (tr->event != ev->type || !guard_holds(f, tr->guard, ev))
+            if (f->rows[row].event != ev->type || !row_guard_holds(f, &rows[row], ev))
                 continue;
             take(f, (uint8_t)level, row, ev);
             return AC_FSM_HANDLED;
         }
     }
-unhandled:;
     uint16_t deepest = f->depth ? f->state[f->depth - 1] : 0;
-    trace(f, AC_TRACE_UNHANDLED, f->depth ? t->states[deepest].machine : t->root, deepest, deepest,
-          ev->type, AC_FSM_NONE, NULL);
+    trace(f, AC_TRACE_UNHANDLED, f->depth ? f->states[deepest].machine : f->b->t->root, deepest,
+          deepest, ev->type, AC_FSM_NONE, NULL);
     return AC_FSM_UNHANDLED;
-}
-
-void ac_fsm_fast_actions(const ac_fsm_tables *t, uint16_t *fast_action)
-{
-    for (uint16_t r = 0; r < t->n_transitions; r++) {
-        const ac_fsm_transition *tr = &t->transitions[r];
-        fast_action[r] =
-            tr->kind == AC_TR_INTERNAL && tr->guard == AC_FSM_NONE && t->lists[tr->actions] == 1
-                ? t->lists[tr->actions + 1]
-                : AC_FSM_NONE;
-    }
-}
-
-size_t ac_fsm_index_entries(const ac_fsm_tables *t)
-{
-    size_t n = (size_t)t->n_states * t->n_events;
-    return n <= ((size_t)1 << 20) ? n : 0;
-}
-
-void ac_fsm_index_build(const ac_fsm_tables *t, uint16_t *first_row, uint16_t *next_row)
-{
-    size_t n = ac_fsm_index_entries(t);
-    for (size_t i = 0; i < n; i++)
-        first_row[i] = AC_FSM_NONE;
-    /* walk rows backwards so each chain ends up in declaration order */
-    for (uint16_t r = t->n_transitions; r-- > 0;) {
-        const ac_fsm_transition *tr = &t->transitions[r];
-        size_t k = (size_t)tr->source * t->n_events + tr->event;
-        next_row[r] = n ? first_row[k] : AC_FSM_NONE;
-        if (n)
-            first_row[k] = r;
-    }
 }
 
 static int drain(ac_fsm *f, const ac_event *ev)
@@ -340,21 +324,30 @@ static int drain(ac_fsm *f, const ac_event *ev)
 
 void ac_fsm_init(ac_fsm *f, const ac_fsm_binding *b, ac_session *ctx, ac_trace_fn tr, void *ud)
 {
-    memset(f, 0, sizeof *f);
+    /* field by field: the state and queue arrays are only read below depth
+     * and qn (a memset of the whole struct costs more than the rest) */
+    const ac_fsm_plan *p = b->plan;
     f->b = b;
     f->ctx = ctx;
-    f->trace = tr;
-    f->trace_ud = ud;
-    f->unstarted = AC_FSM_NONE;
-    f->t = b->t;
+    f->plan = p;
+    f->plan_rows = p->rows;
+    f->plan_lists = p->lists;
     f->states = b->t->states;
     f->rows = b->t->transitions;
     f->lists = b->t->lists;
-    f->first_row = b->first_row;
-    f->next_row = b->next_row;
-    f->fast_action = b->first_row ? b->fast_action : NULL;
+    f->first_row = p->first_row;
+    f->next_row = p->next_row;
+    f->fast_base = tr ? NULL : p->fast; /* a traced machine reports every step */
+    f->fast = NULL;
     f->actions = b->actions;
+    f->effect = b->effect;
+    f->trace = tr;
+    f->trace_ud = ud;
     f->n_events = b->t->n_events;
+    f->depth = f->qn = f->qh = f->started = 0;
+    f->microsteps = 0;
+    f->unstarted = AC_FSM_NONE;
+    f->error = 0;
 }
 
 int ac_fsm_start(ac_fsm *f, const ac_event *ev)
@@ -366,9 +359,12 @@ int ac_fsm_start(ac_fsm *f, const ac_event *ev)
     f->error = 0;
     f->microsteps = 0;
     uint16_t init = t->machines[t->root].initial;
+    const ac_fsm_state *is = &f->states[init];
     trace(f, AC_TRACE_TRANSITION, t->root, AC_FSM_NONE, init, AC_FSM_EVENTLESS, AC_FSM_NONE, NULL);
-    enter_state(f, 0, init, ev);
-    return drain(f, ev);
+    enter_state(f, 0, init, ev, f->lists + is->enter, empty_list, f->lists + is->effects);
+    int rc = f->qn ? drain(f, ev) : (f->error ? AC_FSM_FAILED : AC_FSM_HANDLED);
+    refresh_fast(f);
+    return rc;
 }
 
 /* The general path: bubbling, guards, external transitions, arrival events. */
@@ -377,41 +373,29 @@ __attribute__((noinline)) static int dispatch_slow(ac_fsm *f, const ac_event *ev
     if (!f->started || f->error)
         return AC_FSM_FAILED;
     if (ev->type >= f->n_events || ev->type == AC_FSM_EVENTLESS) {
-        trace(f, AC_TRACE_UNHANDLED, f->t->root, f->state[0], f->state[0], ev->type, AC_FSM_NONE,
-              NULL);
+        trace(f, AC_TRACE_UNHANDLED, f->b->t->root, f->state[0], f->state[0], ev->type,
+              AC_FSM_NONE, NULL);
         return AC_FSM_UNHANDLED;
     }
     f->microsteps = 0;
     int rc = offer(f, ev);
     if (f->qn || f->error)
-        return drain(f, ev) == AC_FSM_FAILED ? AC_FSM_FAILED : rc;
+        rc = drain(f, ev) == AC_FSM_FAILED ? AC_FSM_FAILED : rc;
+    refresh_fast(f);
     return rc;
 }
 
 int ac_fsm_dispatch(ac_fsm *f, const ac_event *ev)
 {
-    /* Fast path for the most frequent case (streamed deltas and the like):
-     * the deepest state has an unguarded internal transition for the event.
-     * Only actions run: no state change, no arrival event, nothing to drain. */
-    if (f->first_row && f->depth && !f->error && ev->type < f->n_events &&
-        ev->type != AC_FSM_EVENTLESS) {
-        uint16_t row = f->level_index[f->depth - 1][ev->type];
-        if (row != AC_FSM_NONE && f->fast_action && !f->trace) {
-            uint16_t a = f->fast_action[row];
-            if (a != AC_FSM_NONE) {
-                f->actions[a](f->ctx, ev);
-                return AC_FSM_HANDLED;
-            }
-        }
-        if (row != AC_FSM_NONE) {
-            const ac_fsm_transition *tr = &f->rows[row];
-            if (tr->kind == AC_TR_INTERNAL && tr->guard == AC_FSM_NONE) {
-                if (f->trace)
-                    trace_emit(f, AC_TRACE_INTERNAL, f->states[tr->source].machine, tr->source,
-                               tr->source, tr->event, row, NULL);
-                run_list(f, tr->actions, ev);
-                return AC_FSM_HANDLED;
-            }
+    /* The commonest event (streamed deltas and the like): the deepest state
+     * has an unguarded internal transition with one action for it. One load
+     * finds the action; no state changes, nothing is queued or traced. */
+    const uint16_t *fast = f->fast;
+    if (fast && ev->type < f->n_events) {
+        uint16_t a = fast[ev->type];
+        if (a != AC_FSM_NONE) {
+            f->actions[a](f->ctx, ev);
+            return AC_FSM_HANDLED;
         }
     }
     return dispatch_slow(f, ev);
@@ -423,6 +407,7 @@ void ac_fsm_stop(ac_fsm *f, const ac_event *ev)
         return;
     stop_levels(f, 0, ev);
     f->started = 0;
+    f->fast = NULL;
 }
 
 uint16_t ac_fsm_state_of(const ac_fsm *f, uint16_t machine)

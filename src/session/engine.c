@@ -241,11 +241,10 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
     e->actions = calloc(t->n_actions + 1u, sizeof *e->actions);
     e->e_start = calloc(t->n_effects + 1u, sizeof *e->e_start);
     e->e_stop = calloc(t->n_effects + 1u, sizeof *e->e_stop);
-    e->arrival = calloc(t->n_states + 1u, sizeof *e->arrival);
     e->params = calloc(t->n_params + 1u, sizeof *e->params);
     e->param_strings = calloc(t->n_params + 1u, sizeof *e->param_strings);
     e->param_overrides = json_object();
-    if (!reg || !e->guards || !e->actions || !e->e_start || !e->e_stop || !e->arrival ||
+    if (!reg || !e->guards || !e->actions || !e->e_start || !e->e_stop ||
         !e->params || !e->param_strings || !e->param_overrides) {
         snprintf(err, errcap, "out of memory");
         goto fail;
@@ -294,27 +293,16 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
             goto fail;
         }
     }
-    ac_fsm_arrival_events(t, e->arrival);
-    {
-        size_t ni = ac_fsm_index_entries(t);
-        e->next_row = calloc(t->n_transitions + 1u, sizeof *e->next_row);
-        e->fast_action = calloc(t->n_transitions + 1u, sizeof *e->fast_action);
-        e->first_row = ni ? calloc(ni, sizeof *e->first_row) : NULL;
-        if (!e->next_row || !e->fast_action || (ni && !e->first_row)) {
-            snprintf(err, errcap, "out of memory");
-            goto fail;
-        }
-        ac_fsm_index_build(t, e->first_row, e->next_row);
-        e->binding.first_row = e->first_row;
-        e->binding.next_row = e->first_row ? e->next_row : NULL;
-        ac_fsm_fast_actions(t, e->fast_action);
-        e->binding.fast_action = e->first_row ? e->fast_action : NULL;
+    e->plan = ac_fsm_plan_new(t);
+    if (!e->plan) {
+        snprintf(err, errcap, "out of memory");
+        goto fail;
     }
+    e->binding.plan = e->plan;
     e->binding.t = t;
     e->binding.guards = e->guards;
     e->binding.actions = e->actions;
     e->binding.effect = effect_hook;
-    e->binding.arrival_event = e->arrival;
     for (uint16_t i = 0; i < t->n_params; i++) {
         e->params[i].name = t->params[i].name;
         e->params[i].type = t->params[i].type;
@@ -370,10 +358,7 @@ void ac_engine_free(ac_engine *e)
     free(e->actions);
     free(e->e_start);
     free(e->e_stop);
-    free(e->arrival);
-    free(e->first_row);
-    free(e->next_row);
-    free(e->fast_action);
+    ac_fsm_plan_free(e->plan);
     if (e->param_strings)
         for (uint16_t i = 0; i < e->t->n_params; i++)
             free(e->param_strings[i]);

@@ -3,6 +3,7 @@
 agentc_generate(TARGET agentc_spec_tables SPEC spec/agent.fsm)
 add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/fsm/dispatch.c
+  ${CMAKE_SOURCE_DIR}/src/fsm/plan.c
   ${CMAKE_SOURCE_DIR}/src/session/engine.c
   ${CMAKE_SOURCE_DIR}/src/session/session.c
   ${CMAKE_SOURCE_DIR}/src/session/handlers.c

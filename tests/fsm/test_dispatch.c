@@ -12,7 +12,12 @@
 #include <cmocka.h>
 
 #include "agentc/fsm.h"
+#include "fsm/plan.h"
 #include "spec.h"
+
+/* Every test runs twice: with the plan's dense (state, event) index, and
+ * with a plan that scans each state's rows (what an oversized spec gets). */
+static int use_scan;
 
 #define MAX_H 16
 
@@ -101,7 +106,7 @@ static void on_trace(void *ud, const ac_trace_rec *r)
 typedef struct rig {
     ac_spec *spec;
     ac_fsm_tables *t;
-    uint16_t *arrival;
+    ac_fsm_plan *plan;
     ac_fsm_binding b;
     ac_fsm fsm;
     ac_session s;
@@ -122,14 +127,13 @@ static rig *rig_new(const char *text)
     assert_non_null(r->t);
     assert_true(r->t->n_guards <= 8);
     assert_true(r->t->n_actions <= 16);
-    r->arrival = calloc(r->t->n_states, sizeof *r->arrival);
-    assert_non_null(r->arrival);
-    ac_fsm_arrival_events(r->t, r->arrival);
     r->b.t = r->t;
     r->b.guards = guard_fns;
     r->b.actions = action_fns;
     r->b.effect = effect_fn;
-    r->b.arrival_event = r->arrival;
+    r->plan = use_scan ? ac_fsm_plan_new_scan(r->t) : ac_fsm_plan_new(r->t);
+    assert_non_null(r->plan);
+    r->b.plan = r->plan;
     r->s.t = r->t;
     ac_fsm_init(&r->fsm, &r->b, &r->s, on_trace, &r->s);
     return r;
@@ -137,9 +141,9 @@ static rig *rig_new(const char *text)
 
 static void rig_free(rig *r)
 {
+    ac_fsm_plan_free(r->plan);
     ac_spec_tables_free(r->t);
     ac_spec_free(r->spec);
-    free(r->arrival);
     free(r);
 }
 
@@ -385,6 +389,83 @@ static void test_effect_continuity(void **state)
     rig_free(r);
 }
 
+/* Untraced, an unguarded single-action internal transition of the deepest
+ * state is one call; anything else still goes the general way: a guarded
+ * row of the same event, rows of a parent (bubbling), a child's own row
+ * before its parent's, unhandled events. */
+static void test_fast_path(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event quit\nevent tick, tock, go, back, fin\nguard g\naction t1, t2, t3, px\n"
+                     "machine p {\n initial P\n terminal Q\n * -> Q on quit\n"
+                     " state P { invoke c }\n P on tock / px\n P on tick / px\n}\n"
+                     "machine c {\n initial A\n terminal Z\n state A, B\n"
+                     " A on tick / t1\n A -> B on go\n B on tick [g] / t2\n B on tick / t3\n"
+                     " B -> A on back\n A -> Z on fin\n}\n");
+    ac_fsm_init(&r->fsm, &r->b, &r->s, NULL, NULL); /* untraced */
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    clear_log(&r->s);
+    assert_int_equal(send(r, "tick"), AC_FSM_HANDLED);
+    assert_int_equal(send(r, "tick"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "t1 t1"); /* the child's row, not the parent's */
+    clear_log(&r->s);
+    assert_int_equal(send(r, "tock"), AC_FSM_HANDLED); /* bubbles to p */
+    assert_string_equal(r->s.log, "px");
+    clear_log(&r->s);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_int_equal(send(r, "tick"), AC_FSM_HANDLED); /* guarded: g is false */
+    set_guard(r, "g", 1);
+    assert_int_equal(send(r, "tick"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "?g t3 ?g t2");
+    assert_string_equal(state_of(r, "c"), "B");
+    clear_log(&r->s);
+    assert_int_equal(send(r, "back"), AC_FSM_HANDLED);
+    assert_int_equal(send(r, "tick"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "t1");
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_int_equal(send(r, "back"), AC_FSM_HANDLED);
+    assert_int_equal(send(r, "quit"), AC_FSM_HANDLED);
+    /* stopped machine: nothing runs, not even the fast path */
+    clear_log(&r->s);
+    assert_int_equal(send(r, "tick"), AC_FSM_UNHANDLED);
+    assert_string_equal(r->s.log, "");
+    ac_event ev = {0, 3000, NULL};
+    ac_fsm_stop(&r->fsm, &ev);
+    assert_int_equal(send(r, "tick"), AC_FSM_FAILED);
+    assert_string_equal(r->s.log, "");
+    rig_free(r);
+}
+
+/* An effect both states declare is handed over once per use: with two
+ * equal uses in the target and one in the source, one keeps running and
+ * the other starts; leaving through an eventless step stops the one that
+ * was handed over. */
+static void test_effect_handover_eventless(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event quit\nparam p1 = 1\nevent go\nguard g\neffect req, aux\n"
+                     "machine m {\n initial A\n terminal Q\n * -> Q on quit\n"
+                     " state A { effect req(p1) }\n state B { effect req(p1) effect aux }\n"
+                     " state C { effect aux }\n"
+                     " A -> B on go\n B -> C [g]\n C -> A on go\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    clear_log(&r->s);
+    set_guard(r, "g", 1);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    /* B is left at once: req (handed over by A) stops, aux never started
+     * in B and starts in C */
+    assert_string_equal(r->s.log, "?g stop:req start:aux");
+    assert_string_equal(state_of(r, "m"), "C");
+    clear_log(&r->s);
+    set_guard(r, "g", 0);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "stop:aux start:req");
+    clear_log(&r->s);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "?g start:aux");
+    rig_free(r);
+}
+
 /* 1e5 dispatches through a small cycle. Whether dispatch allocates is not
  * checked here (no allocator hook); this only proves it runs steady. */
 static void test_many_dispatches(void **state)
@@ -418,7 +499,12 @@ int main(void)
         cmocka_unit_test(test_terminal_takes_nothing),
         cmocka_unit_test(test_unhandled_and_ignore),
         cmocka_unit_test(test_effect_continuity),
+        cmocka_unit_test(test_fast_path),
+        cmocka_unit_test(test_effect_handover_eventless),
         cmocka_unit_test(test_many_dispatches),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("indexed", tests, NULL, NULL);
+    use_scan = 1;
+    failed += cmocka_run_group_tests_name("scanned", tests, NULL, NULL);
+    return failed;
 }
