@@ -90,9 +90,10 @@ typedef struct ac_fsm {
     const ac_fsm_transition *rows;
     const uint16_t *lists;
     const uint16_t *first_row, *next_row; /* the plan's index; NULL: rows are scanned */
-    const uint16_t *fast_base;            /* the plan's one-call table; NULL when traced */
-    const uint16_t *fast;                 /* its row for the deepest active state, NULL:
+    const uint32_t *fast_base;            /* the plan's fast table; NULL when traced */
+    const uint32_t *fast;                 /* its row for the deepest active state, NULL:
                                              every event takes the general path */
+    const ac_guard_fn *guards;
     const ac_action_fn *actions;
     ac_effect_fn effect;
     ac_trace_fn trace;

@@ -68,7 +68,7 @@ static bool guard_eval(ac_fsm *f, uint16_t off, const ac_event *ev)
         case AC_G_PRED:
             if (sp == AC_FSM_GUARD_STACK)
                 return false;
-            stack[sp++] = f->b->guards[op & AC_G_ARGMASK](f->ctx, ev);
+            stack[sp++] = f->guards[op & AC_G_ARGMASK](f->ctx, ev);
             break;
         case AC_G_NOT:
             if (sp < 1)
@@ -92,12 +92,13 @@ static bool guard_eval(ac_fsm *f, uint16_t off, const ac_event *ev)
     return sp == 1 && stack[0];
 }
 
-static inline bool row_guard_holds(ac_fsm *f, const ac_fsm_plan_row *pr, const ac_event *ev)
+static inline __attribute__((always_inline)) bool
+row_guard_holds(ac_fsm *f, const ac_fsm_plan_row *pr, const ac_event *ev)
 {
     if (pr->pred == AC_FSM_NONE)
         return true;
     if (pr->pred != AC_PLAN_GUARD_PROGRAM)
-        return f->b->guards[pr->pred](f->ctx, ev);
+        return f->guards[pr->pred](f->ctx, ev);
     return guard_eval(f, pr->guard, ev);
 }
 
@@ -161,28 +162,28 @@ static void enqueue(ac_fsm *f, uint16_t event, uint16_t machine, uint16_t state)
 }
 
 /* An external row with nothing invoked on either side and no eventless rows
- * in the target, untraced: the plan lays its calls out one after the other. */
+ * in the target, untraced: the plan lays its calls out one after the other.
+ * `eventless`: the row is an eventless step out of a state just entered,
+ * whose effects never started (nothing to stop, nothing handed over). */
 static inline __attribute__((always_inline)) void
-take_straight(ac_fsm *f, uint8_t level, const ac_fsm_plan_row *pr, const ac_event *ev)
+take_straight(ac_fsm *f, uint8_t level, const ac_fsm_plan_row *pr, const ac_event *ev,
+              bool eventless)
 {
     const uint16_t *op = f->plan_lists + pr->run;
     ac_session *ctx = f->ctx;
     for (unsigned i = pr->n_exit; i; i--)
         f->actions[*op++](ctx, ev);
-    bool unstarted = f->unstarted == pr->source; /* left by an eventless step */
-    if (unstarted) {
-        f->unstarted = AC_FSM_NONE; /* nothing started: nothing to stop or hand over */
+    if (eventless)
         op += pr->n_stop;
-    } else {
+    else
         for (unsigned i = pr->n_stop; i; i--)
             f->effect(ctx, *op++, 0, NULL);
-    }
     for (unsigned i = pr->n_actions; i; i--)
         f->actions[*op++](ctx, ev);
     f->state[level] = pr->target;
     for (unsigned i = pr->n_enter; i; i--)
         f->actions[*op++](ctx, ev);
-    if (unstarted)
+    if (eventless)
         start_effects(f, f->plan_lists + pr->start_all, ev);
     else
         for (unsigned i = pr->n_start; i; i--)
@@ -216,11 +217,12 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
         /* effects handed over were meant for this state: it is being left
          * before starting any, so they stop now */
         stop_effects(f, kept);
-        f->unstarted = s;
-        if (pr->straight && !f->trace)
-            take_straight(f, level, pr, ev);
-        else
+        if (pr->straight && !f->trace) {
+            take_straight(f, level, pr, ev, true);
+        } else {
+            f->unstarted = s;
             take(f, level, row, ev);
+        }
         return;
     }
     start_effects(f, start, ev);
@@ -270,11 +272,12 @@ static void take(ac_fsm *f, uint8_t level, uint16_t row, const ac_event *ev)
     enter_state(f, level, pr->target, ev, lists + pr->enter, kept, start);
 }
 
-/* Offers `event` to the active machines, deepest first. */
-static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event *ev)
+/* Offers `event` to the active machines from level `top` up, deepest first. */
+static inline __attribute__((always_inline)) int offer_from(ac_fsm *f, const ac_event *ev,
+                                                            int top)
 {
     const ac_fsm_plan_row *rows = f->plan_rows;
-    for (int level = f->depth - 1; level >= 0; level--) {
+    for (int level = top; level >= 0; level--) {
         uint16_t s = f->state[level];
         if (f->first_row) {
             /* terminal states have no rows, so their entries are empty */
@@ -284,7 +287,7 @@ static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event
                 if (!row_guard_holds(f, pr, ev))
                     continue;
                 if (pr->straight && !f->trace)
-                    take_straight(f, (uint8_t)level, pr, ev);
+                    take_straight(f, (uint8_t)level, pr, ev, false);
                 else
                     take(f, (uint8_t)level, row, ev);
                 return AC_FSM_HANDLED;
@@ -306,6 +309,11 @@ static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event
     trace(f, AC_TRACE_UNHANDLED, f->depth ? f->states[deepest].machine : f->b->t->root, deepest,
           deepest, ev->type, AC_FSM_NONE, NULL);
     return AC_FSM_UNHANDLED;
+}
+
+static inline __attribute__((always_inline)) int offer(ac_fsm *f, const ac_event *ev)
+{
+    return offer_from(f, ev, f->depth - 1);
 }
 
 static int drain(ac_fsm *f, const ac_event *ev)
@@ -339,6 +347,7 @@ void ac_fsm_init(ac_fsm *f, const ac_fsm_binding *b, ac_session *ctx, ac_trace_f
     f->next_row = p->next_row;
     f->fast_base = tr ? NULL : p->fast; /* a traced machine reports every step */
     f->fast = NULL;
+    f->guards = b->guards;
     f->actions = b->actions;
     f->effect = b->effect;
     f->trace = tr;
@@ -385,18 +394,47 @@ __attribute__((noinline)) static int dispatch_slow(ac_fsm *f, const ac_event *ev
     return rc;
 }
 
-int ac_fsm_dispatch(ac_fsm *f, const ac_event *ev)
+/* The deepest state's rows for the event all take the straight path (the
+ * fast table says so, which also means untraced, started and not failed):
+ * the first whose guard holds is taken; if none does, the event bubbles to
+ * the levels above as usual. */
+__attribute__((noinline)) static int dispatch_straight(ac_fsm *f, uint16_t row, const ac_event *ev)
 {
-    /* The commonest event (streamed deltas and the like): the deepest state
-     * has an unguarded internal transition with one action for it. One load
-     * finds the action; no state changes, nothing is queued or traced. */
-    const uint16_t *fast = f->fast;
-    if (fast && ev->type < f->n_events) {
-        uint16_t a = fast[ev->type];
-        if (a != AC_FSM_NONE) {
-            f->actions[a](f->ctx, ev);
+    int level = f->depth - 1, rc = AC_FSM_HANDLED;
+    f->microsteps = 0;
+    for (; row != AC_FSM_NONE; row = f->next_row[row]) {
+        const ac_fsm_plan_row *pr = &f->plan_rows[row];
+        if (row_guard_holds(f, pr, ev)) {
+            take_straight(f, (uint8_t)level, pr, ev, false);
+            if (f->qn || f->error)
+                goto settle;
+            f->fast = f->fast_base + pr->fast_row; /* the target is the deepest state */
             return AC_FSM_HANDLED;
         }
+    }
+    rc = offer_from(f, ev, level - 1);
+settle:
+    if (f->qn || f->error)
+        rc = drain(f, ev) == AC_FSM_FAILED ? AC_FSM_FAILED : rc;
+    refresh_fast(f);
+    return rc;
+}
+
+int ac_fsm_dispatch(ac_fsm *f, const ac_event *ev)
+{
+    /* The commonest events, found with one load in the plan's fast table for
+     * the deepest state: an unguarded internal transition with one action
+     * (streamed deltas and the like) is one call; rows that all take the
+     * straight path skip the general checks. */
+    const uint32_t *fast = f->fast;
+    if (fast && ev->type < f->n_events) {
+        uint32_t e = fast[ev->type];
+        if (e & AC_PLAN_FAST_CALL) {
+            f->actions[e & AC_PLAN_FAST_ARG](f->ctx, ev);
+            return AC_FSM_HANDLED;
+        }
+        if (e)
+            return dispatch_straight(f, (uint16_t)(e & AC_PLAN_FAST_ARG), ev);
     }
     return dispatch_slow(f, ev);
 }

@@ -148,6 +148,7 @@ static void plan_row(const ac_fsm_tables *t, ac_fsm_plan *p, builder *b, uint16_
     if (!pr->straight)
         return;
     pr->run = (uint32_t)b->n;
+    pr->fast_row = (uint32_t)tr->target * t->n_events;
     for (int k = 0; k < 5; k++) {
         *counts[k] = (uint8_t)parts[k][0];
         for (unsigned i = 1; i <= parts[k][0]; i++)
@@ -219,8 +220,10 @@ static ac_fsm_plan *plan_new(const ac_fsm_tables *t, int dense)
     }
     if (!dense)
         return p;
-    for (size_t i = 0; i < idx; i++)
-        p->first_row[i] = p->fast[i] = AC_FSM_NONE;
+    for (size_t i = 0; i < idx; i++) {
+        p->first_row[i] = AC_FSM_NONE;
+        p->fast[i] = 0;
+    }
     /* walk rows backwards so each chain ends up in declaration order */
     for (size_t r = nrows; r-- > 0;) {
         const ac_fsm_transition *tr = &t->transitions[r];
@@ -228,15 +231,23 @@ static ac_fsm_plan *plan_new(const ac_fsm_tables *t, int dense)
         p->next_row[r] = p->first_row[k];
         p->first_row[k] = (uint16_t)r;
     }
-    /* the commonest event: the first row for (state, event) is an unguarded
-     * internal transition with one action (never for the eventless slot) */
+    /* the commonest events (never for the eventless slot): the first row for
+     * (state, event) is an unguarded internal transition with one action;
+     * or every row for it takes the straight path */
     for (size_t k = 0; k < idx; k++) {
         uint16_t r = p->first_row[k];
         if (r == AC_FSM_NONE || k % t->n_events == AC_FSM_EVENTLESS)
             continue;
         const ac_fsm_transition *tr = &t->transitions[r];
-        if (tr->kind == AC_TR_INTERNAL && tr->guard == AC_FSM_NONE && t->lists[tr->actions] == 1)
-            p->fast[k] = t->lists[tr->actions + 1];
+        if (tr->kind == AC_TR_INTERNAL && tr->guard == AC_FSM_NONE && t->lists[tr->actions] == 1) {
+            p->fast[k] = AC_PLAN_FAST_CALL | t->lists[tr->actions + 1];
+            continue;
+        }
+        int straight = 1;
+        for (uint16_t q = r; q != AC_FSM_NONE && straight; q = p->next_row[q])
+            straight = p->rows[q].straight;
+        if (straight)
+            p->fast[k] = AC_PLAN_FAST_STRAIGHT | r;
     }
     return p;
 }

@@ -24,6 +24,12 @@
 
 #define AC_PLAN_GUARD_PROGRAM 0xFFFEu /* pred: evaluate the guard program */
 
+/* Entries of the fast table (0: take the general path). */
+#define AC_PLAN_FAST_CALL 0x10000u     /* | action: an unguarded internal row, one action */
+#define AC_PLAN_FAST_STRAIGHT 0x20000u /* | row: the first of rows that all take the
+                                          straight path (guards tried in order) */
+#define AC_PLAN_FAST_ARG 0xFFFFu
+
 typedef struct ac_fsm_plan_row {
     uint16_t source, target;
     uint16_t guard;   /* offset into guard_code, or AC_FSM_NONE */
@@ -45,16 +51,18 @@ typedef struct ac_fsm_plan_row {
     /* the straight path's calls, one after the other and without counts:
      * exit actions, stopped uses, actions, entry actions, started uses */
     uint32_t run;
+    uint32_t fast_row; /* target * n_events: the target's row of the fast table */
     uint8_t n_exit, n_stop, n_actions, n_enter, n_start;
 } ac_fsm_plan_row;
 
 struct ac_fsm_plan {
     uint16_t n_events;
     /* NULL when n_states * n_events is too large for a dense index: the
-     * dispatcher then scans the state's rows (fast is NULL too) */
+     * dispatcher then scans the state's rows (fast is NULL too). The fast
+     * table serves the deepest active state only. */
     uint16_t *first_row; /* [state * n_events + event] -> first row, or NONE */
     uint16_t *next_row;  /* [row] -> next row of the same state and event */
-    uint16_t *fast;      /* [state * n_events + event] -> action, or NONE */
+    uint32_t *fast;      /* [state * n_events + event] -> AC_PLAN_FAST_* entry, or 0 */
     uint16_t *arrival;   /* [state] -> "M.S" event of a terminal state, or NONE */
     uint16_t *eventless; /* [state] -> its first eventless row (next_eventless
                             chains the others, in declared order), or NONE */

@@ -396,12 +396,13 @@ static void test_effect_continuity(void **state)
 static void test_fast_path(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent tick, tock, go, back, fin\nguard g\naction t1, t2, t3, px\n"
+    rig *r = rig_new("event quit\nevent tick, tock, go, back, fin, hop\nguard g\n"
+                     "action t1, t2, t3, px, ph\n"
                      "machine p {\n initial P\n terminal Q\n * -> Q on quit\n"
-                     " state P { invoke c }\n P on tock / px\n P on tick / px\n}\n"
+                     " state P { invoke c }\n P on tock / px\n P on tick / px\n P on hop / ph\n}\n"
                      "machine c {\n initial A\n terminal Z\n state A, B\n"
                      " A on tick / t1\n A -> B on go\n B on tick [g] / t2\n B on tick / t3\n"
-                     " B -> A on back\n A -> Z on fin\n}\n");
+                     " B -> A on back\n A -> Z on fin\n B -> A on hop [g] / t1\n}\n");
     ac_fsm_init(&r->fsm, &r->b, &r->s, NULL, NULL); /* untraced */
     assert_int_equal(start(r), AC_FSM_HANDLED);
     clear_log(&r->s);
@@ -418,6 +419,19 @@ static void test_fast_path(void **state)
     assert_int_equal(send(r, "tick"), AC_FSM_HANDLED);
     assert_string_equal(r->s.log, "?g t3 ?g t2");
     assert_string_equal(state_of(r, "c"), "B");
+    /* a guarded straight row whose guard fails: the event bubbles to p, and
+     * the guard is asked once */
+    clear_log(&r->s);
+    set_guard(r, "g", 0);
+    assert_int_equal(send(r, "hop"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "?g ph");
+    assert_string_equal(state_of(r, "c"), "B");
+    clear_log(&r->s);
+    set_guard(r, "g", 1);
+    assert_int_equal(send(r, "hop"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "?g t1");
+    assert_string_equal(state_of(r, "c"), "A");
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
     clear_log(&r->s);
     assert_int_equal(send(r, "back"), AC_FSM_HANDLED);
     assert_int_equal(send(r, "tick"), AC_FSM_HANDLED);
