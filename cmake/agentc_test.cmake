@@ -10,3 +10,15 @@ function(agentc_add_test name)
     set_tests_properties(${name} PROPERTIES LABELS "${AT_LABELS}")
   endif()
 endfunction()
+
+# agentc_fuzz_seeds(DIR file...): copies each file to DIR/seed_<k><ext> at
+# configure time (a libFuzzer seed corpus made of the tree's files).
+function(agentc_fuzz_seeds dir)
+  file(MAKE_DIRECTORY ${dir})
+  set(k 0)
+  foreach(f ${ARGN})
+    math(EXPR k "${k} + 1")
+    get_filename_component(ext ${f} LAST_EXT)
+    configure_file(${f} ${dir}/seed_${k}${ext} COPYONLY)
+  endforeach()
+endfunction()

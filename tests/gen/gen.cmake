@@ -96,11 +96,7 @@ if(AGENTC_FUZZ)
     file(MAKE_DIRECTORY ${fuzz_seeds} ${CMAKE_BINARY_DIR}/fuzz_spec_corpus)
     file(GLOB_RECURSE fuzz_seed_files ${CMAKE_SOURCE_DIR}/spec/*.fsm
          ${CMAKE_SOURCE_DIR}/tests/spec/*.fsm ${CMAKE_SOURCE_DIR}/tests/gen/golden/*.fsm)
-    set(k 0)
-    foreach(f ${fuzz_seed_files})
-      math(EXPR k "${k} + 1")
-      configure_file(${f} ${fuzz_seeds}/seed_${k}.fsm COPYONLY)
-    endforeach()
+    agentc_fuzz_seeds(${fuzz_seeds} ${fuzz_seed_files})
     add_test(NAME fuzz_spec_60s
       COMMAND fuzz_spec -max_total_time=60 -timeout=10 -rss_limit_mb=2048
               -dict=${CMAKE_SOURCE_DIR}/tests/gen/fuzz_spec.dict
