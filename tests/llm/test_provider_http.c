@@ -1,7 +1,8 @@
 /* The HTTP LLM providers (src/llm/http_provider.c) end to end: a real engine and session on a
  * real event loop, talking HTTP to the loopback scripted server. Each case checks the exact
  * request sent and what the session made of the response: answers, tool rounds, retries on
- * 429/503/refused/disconnect/stall, hard failures, key scrubbing, big streams, keep-alive. */
+ * 429/503/refused/disconnect/stall, hard failures, key scrubbing, big streams, keep-alive,
+ * and the one-off completions that write compaction summaries. */
 #define _GNU_SOURCE /* unshare */
 #include <sched.h>
 #include <setjmp.h>
@@ -1117,6 +1118,125 @@ static void test_anthropic_overloaded_in_stream(void **state)
     fx_free(&f);
 }
 
+/* Compaction by summary through the HTTP provider's one-off completion: the
+ * summary request carries the instruction and a transcript of the replaced
+ * range and offers no tools; its reply goes into the conversation, not to
+ * the output; the next request sends the summary instead of the range. */
+static const char *const summarize_params[] = {
+    "backoff_initial=10ms", "backoff_max=2s", "compaction=summarize", "compact_threshold=1",
+    "compaction_keep=1", NULL};
+
+static int has_message_with(json_t *msgs, const char *role, const char *text)
+{
+    for (size_t i = 0; i < json_array_size(msgs); i++) {
+        json_t *m = json_array_get(msgs, i);
+        const char *c = json_string_value(json_object_get(m, "content"));
+        if (strcmp(jstr(m, "role"), role) == 0 && c && strstr(c, text))
+            return 1;
+    }
+    return 0;
+}
+
+static void test_summarize_over_http(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, summarize_params);
+    push_stream(&f, oa_text2("Answer", " one."));
+    fx_run(&f, "first question");
+    /* the first turn had nothing to compact: one request */
+    assert_int_equal(ac_httpd_request_count(f.h), 1);
+    assert_string_equal(ac_session_answer(f.s), "Answer one.");
+
+    push_stream(&f, oa_text2("Earlier the assistant", " answered one."));
+    push_stream(&f, oa_text2("Answer", " two."));
+    fx_run(&f, "second question");
+    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_answer(f.s), "Answer two.");
+    assert_int_equal(ac_httpd_request_count(f.h), 3);
+    /* the summary is not streamed to the output */
+    assert_string_equal(f.text.p, "Answer one.Answer two.");
+
+    req r;
+    req_get(&f, 1, &r); /* the summary request */
+    assert_string_equal(r.path, "/v1/chat/completions");
+    assert_string_equal(jstr(r.json, "model"), "test-model");
+    assert_null(json_object_get(r.json, "tools"));
+    json_t *msgs = json_object_get(r.json, "messages");
+    assert_int_equal(json_array_size(msgs), 2);
+    assert_true(has_message_with(msgs, "system", "summary"));
+    assert_true(has_message_with(msgs, "user", "[assistant] Answer one."));
+    assert_false(has_message_with(msgs, "user", "second question"));
+    req_free(&r);
+
+    req_get(&f, 2, &r); /* the next turn: the summary stands for the range */
+    msgs = json_object_get(r.json, "messages");
+    assert_true(has_message_with(msgs, "user", "first question"));
+    assert_true(has_message_with(msgs, "user", "second question"));
+    /* a user message in the place of the range */
+    assert_true(has_message_with(
+        msgs, "user", "[summary of 1 earlier messages] Earlier the assistant answered one."));
+    assert_false(has_message_with(msgs, "assistant", "Answer one."));
+    req_free(&r);
+    fx_free(&f);
+}
+
+/* The same through the Anthropic provider: the instruction goes in "system". */
+static void test_summarize_over_http_anthropic(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_ANTHROPIC, summarize_params);
+    push_stream(&f, an_text("Answer one."));
+    fx_run(&f, "first question");
+    push_stream(&f, an_text("Earlier the assistant answered one."));
+    push_stream(&f, an_text("Answer two."));
+    fx_run(&f, "second question");
+    assert_string_equal(ac_session_answer(f.s), "Answer two.");
+    assert_int_equal(ac_httpd_request_count(f.h), 3);
+    req r;
+    req_get(&f, 1, &r);
+    assert_string_equal(r.path, "/v1/messages");
+    assert_non_null(strstr(jstr(r.json, "system"), "summary"));
+    assert_null(json_object_get(r.json, "tools"));
+    json_t *msgs = json_object_get(r.json, "messages");
+    assert_int_equal(json_array_size(msgs), 1);
+    json_t *block = json_array_get(json_object_get(json_array_get(msgs, 0), "content"), 0);
+    assert_non_null(strstr(jstr(block, "text"), "[assistant] Answer one."));
+    req_free(&r);
+    req_get(&f, 2, &r);
+    char *body = json_dumps(r.json, 0);
+    assert_non_null(strstr(body, "[summary of 1 earlier messages] Earlier the assistant answered one."));
+    free(body);
+    req_free(&r);
+    fx_free(&f);
+}
+
+/* A failed summary request (HTTP 500) leaves the conversation as it was and
+ * the turn goes on: compaction is skipped, not fatal. */
+static void test_summarize_failure_over_http(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, summarize_params);
+    push_stream(&f, oa_text2("Answer", " one."));
+    fx_run(&f, "first question");
+    ac_httpd_push_simple(f.h, 500, "Content-Type: text/plain\r\n", "summarizer down");
+    push_stream(&f, oa_text2("Answer", " two."));
+    fx_run(&f, "second question");
+    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_answer(f.s), "Answer two.");
+    assert_int_equal(ac_httpd_request_count(f.h), 3);
+    req r;
+    req_get(&f, 2, &r);
+    json_t *msgs = json_object_get(r.json, "messages");
+    assert_true(has_message_with(msgs, "assistant", "Answer one."));
+    assert_false(has_message_with(msgs, "user", "[summary of"));
+    assert_false(has_message_with(msgs, "assistant", "[summary of"));
+    req_free(&r);
+    fx_free(&f);
+}
+
 static void test_bad_config(void **state)
 {
     (void)state;
@@ -1168,6 +1288,9 @@ int main(void)
         cmocka_unit_test(test_anthropic_tool_round),
         cmocka_unit_test(test_anthropic_overloaded_in_stream),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_summarize_over_http),
+        cmocka_unit_test(test_summarize_over_http_anthropic),
+        cmocka_unit_test(test_summarize_failure_over_http),
         cmocka_unit_test(test_dns_failure), /* last: it leaves the network namespace */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
