@@ -90,7 +90,6 @@ __attribute__((noinline)) static int hand_dispatch(int st, int ev, struct ac_ses
     }
 }
 
-
 int main(int argc, char **argv)
 {
     long rounds = argc > 1 ? bench_arg(argv[1], 1, 1000000000L, "rounds") : 200000;
@@ -164,8 +163,8 @@ int main(int argc, char **argv)
             best_hand = dt;
     }
     double table_rate = (double)events / best_table, hand_rate = (double)events / best_hand;
-    printf("process machine, %d deltas per call, %lu events per run, best of %d\n", deltas,
-           events, REPS);
+    printf("process machine, %d deltas per call, %lu events per run, best of %d\n", deltas, events,
+           REPS);
     printf("  table dispatch : %8.1f M events/s\n", table_rate / 1e6);
     printf("  hand switch    : %8.1f M events/s\n", hand_rate / 1e6);
     printf("  table time / switch time: %.2fx\n", hand_rate / table_rate);

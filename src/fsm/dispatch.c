@@ -165,9 +165,9 @@ static void enqueue(ac_fsm *f, uint16_t event, uint16_t machine, uint16_t state)
  * in the target, untraced: the plan lays its calls out one after the other.
  * `eventless`: the row is an eventless step out of a state just entered,
  * whose effects never started (nothing to stop, nothing handed over). */
-static inline __attribute__((always_inline)) void
-take_straight(ac_fsm *f, uint8_t level, const ac_fsm_plan_row *pr, const ac_event *ev,
-              bool eventless)
+static inline __attribute__((always_inline)) void take_straight(ac_fsm *f, uint8_t level,
+                                                                const ac_fsm_plan_row *pr,
+                                                                const ac_event *ev, bool eventless)
 {
     const uint16_t *op = f->plan_lists + pr->run;
     ac_session *ctx = f->ctx;
@@ -231,8 +231,8 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
     if (st->invoke != AC_FSM_NONE && level + 1 < AC_FSM_MAX_DEPTH) {
         uint16_t init = f->b->t->machines[st->invoke].initial;
         const ac_fsm_state *is = &f->states[init];
-        trace(f, AC_TRACE_TRANSITION, st->invoke, AC_FSM_NONE, init, AC_FSM_EVENTLESS,
-              AC_FSM_NONE, NULL);
+        trace(f, AC_TRACE_TRANSITION, st->invoke, AC_FSM_NONE, init, AC_FSM_EVENTLESS, AC_FSM_NONE,
+              NULL);
         enter_state(f, (uint8_t)(level + 1), init, ev, f->lists + is->enter, empty_list,
                     f->lists + is->effects);
     }
@@ -273,8 +273,7 @@ static void take(ac_fsm *f, uint8_t level, uint16_t row, const ac_event *ev)
 }
 
 /* Offers `event` to the active machines from level `top` up, deepest first. */
-static inline __attribute__((always_inline)) int offer_from(ac_fsm *f, const ac_event *ev,
-                                                            int top)
+static inline __attribute__((always_inline)) int offer_from(ac_fsm *f, const ac_event *ev, int top)
 {
     const ac_fsm_plan_row *rows = f->plan_rows;
     for (int level = top; level >= 0; level--) {
@@ -382,8 +381,8 @@ __attribute__((noinline)) static int dispatch_slow(ac_fsm *f, const ac_event *ev
     if (!f->started || f->error)
         return AC_FSM_FAILED;
     if (ev->type >= f->n_events || ev->type == AC_FSM_EVENTLESS) {
-        trace(f, AC_TRACE_UNHANDLED, f->b->t->root, f->state[0], f->state[0], ev->type,
-              AC_FSM_NONE, NULL);
+        trace(f, AC_TRACE_UNHANDLED, f->b->t->root, f->state[0], f->state[0], ev->type, AC_FSM_NONE,
+              NULL);
         return AC_FSM_UNHANDLED;
     }
     f->microsteps = 0;

@@ -107,8 +107,8 @@ static void plan_row(const ac_fsm_tables *t, ac_fsm_plan *p, builder *b, uint16_
     if (tr->kind != AC_TR_EXTERNAL)
         return;
     pr->arrival = arrival[tr->target];
-    pr->straight = ss->invoke == AC_FSM_NONE && ts->invoke == AC_FSM_NONE &&
-                   !has_eventless(t, tr->target);
+    pr->straight =
+        ss->invoke == AC_FSM_NONE && ts->invoke == AC_FSM_NONE && !has_eventless(t, tr->target);
     pr->exit = copy_list(b, list_at(t, ss->exit));
     pr->enter = copy_list(b, list_at(t, ts->enter));
     pr->start_all = copy_list(b, list_at(t, ts->effects));
@@ -174,9 +174,10 @@ static ac_fsm_plan *plan_new(const ac_fsm_tables *t, int dense)
     for (size_t r = 0; r < nrows; r++) {
         const ac_fsm_transition *tr = &t->transitions[r];
         const ac_fsm_state *ss = &t->states[tr->source], *ts = &t->states[tr->target];
-        room += 7u + 2u * (list_at(t, tr->actions)[0] + list_at(t, ss->exit)[0] +
-                           list_at(t, ts->enter)[0]) +
-                3u * (list_at(t, ss->effects)[0] + list_at(t, ts->effects)[0]);
+        room +=
+            7u +
+            2u * (list_at(t, tr->actions)[0] + list_at(t, ss->exit)[0] + list_at(t, ts->enter)[0]) +
+            3u * (list_at(t, ss->effects)[0] + list_at(t, ts->effects)[0]);
     }
     if (room > UINT32_MAX) { /* offsets are 32-bit */
         free(p);

@@ -25,21 +25,22 @@
 #define AC_PLAN_GUARD_PROGRAM 0xFFFEu /* pred: evaluate the guard program */
 
 /* Entries of the fast table (0: take the general path). */
-#define AC_PLAN_FAST_CALL 0x10000u     /* | action: an unguarded internal row, one action */
-#define AC_PLAN_FAST_STRAIGHT 0x20000u /* | row: the first of rows that all take the
-                                          straight path (guards tried in order) */
+#define AC_PLAN_FAST_CALL 0x10000u /* | action: an unguarded internal row, one action */
+#define AC_PLAN_FAST_STRAIGHT                                                                      \
+    0x20000u /* | row: the first of rows that all take the                                         \
+                straight path (guards tried in order) */
 #define AC_PLAN_FAST_ARG 0xFFFFu
 
 typedef struct ac_fsm_plan_row {
     uint16_t source, target;
-    uint16_t guard;   /* offset into guard_code, or AC_FSM_NONE */
-    uint16_t pred;    /* AC_FSM_NONE: no guard; a guard index: the guard is that
-                         one predicate; AC_PLAN_GUARD_PROGRAM: run the program */
-    uint16_t arrival; /* the M.S event a terminal target posts to the parent */
+    uint16_t guard;          /* offset into guard_code, or AC_FSM_NONE */
+    uint16_t pred;           /* AC_FSM_NONE: no guard; a guard index: the guard is that
+                                one predicate; AC_PLAN_GUARD_PROGRAM: run the program */
+    uint16_t arrival;        /* the M.S event a terminal target posts to the parent */
     uint16_t next_eventless; /* the source's next eventless row, or NONE */
-    uint8_t kind;     /* enum ac_fsm_transition_kind */
-    uint8_t straight; /* external, no invoke on either side, no eventless
-                         rows in the target, no list over 255 */
+    uint8_t kind;            /* enum ac_fsm_transition_kind */
+    uint8_t straight;        /* external, no invoke on either side, no eventless
+                                rows in the target, no list over 255 */
     /* offsets into the plan's lists (count-prefixed; 0 is the empty list) */
     uint32_t exit;      /* the source's exit actions */
     uint32_t actions;   /* the transition's actions */

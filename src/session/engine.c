@@ -244,8 +244,8 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
     e->params = calloc(t->n_params + 1u, sizeof *e->params);
     e->param_strings = calloc(t->n_params + 1u, sizeof *e->param_strings);
     e->param_overrides = json_object();
-    if (!reg || !e->guards || !e->actions || !e->e_start || !e->e_stop ||
-        !e->params || !e->param_strings || !e->param_overrides) {
+    if (!reg || !e->guards || !e->actions || !e->e_start || !e->e_stop || !e->params ||
+        !e->param_strings || !e->param_overrides) {
         snprintf(err, errcap, "out of memory");
         goto fail;
     }

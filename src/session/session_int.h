@@ -40,8 +40,8 @@ struct ac_engine {
     ac_action_fn *actions;
     ac_effect_start_handler *e_start;
     ac_effect_stop_handler *e_stop;
-    ac_fsm_plan *plan;       /* what dispatch precomputes from the tables */
-    ac_param_value *params;  /* t->n_params, after overrides */
+    ac_fsm_plan *plan;      /* what dispatch precomputes from the tables */
+    ac_param_value *params; /* t->n_params, after overrides */
     char **param_strings;
     json_t *param_overrides; /* {"name": "value"} as given, for journals */
     ac_loop *loop;

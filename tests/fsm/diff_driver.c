@@ -35,13 +35,14 @@ static uint64_t next_rand(uint64_t *x)
 #define H(i)                                                                                       \
     static bool g##i(ac_session *s, const ac_event *ev)                                            \
     {                                                                                              \
-        fold(s, 0x100u + i + ((uint64_t)ev->type << 16));                                          \
+        fold(s, 0x100u + (i) + ((uint64_t)ev->type << 16));                                        \
         return next_rand(&s->rng) % 3 == 0;                                                        \
     }                                                                                              \
     static void a##i(ac_session *s, const ac_event *ev)                                            \
     {                                                                                              \
-        fold(s, 0x200u + i + ((uint64_t)ev->type << 16));                                          \
+        fold(s, 0x200u + (i) + ((uint64_t)ev->type << 16));                                        \
     }
+/* clang-format off */
 #define H8(i) H(i##0) H(i##1) H(i##2) H(i##3) H(i##4) H(i##5) H(i##6) H(i##7)
 H8(0) H8(1) H8(2) H8(3) H8(4) H8(5) H8(6) H8(7)
 #define L8(p, i) p##i##0, p##i##1, p##i##2, p##i##3, p##i##4, p##i##5, p##i##6, p##i##7
@@ -49,6 +50,7 @@ static const ac_guard_fn guard_fns[DIFF_MAX_HANDLERS] = {
     L8(g, 0), L8(g, 1), L8(g, 2), L8(g, 3), L8(g, 4), L8(g, 5), L8(g, 6), L8(g, 7)};
 static const ac_action_fn action_fns[DIFF_MAX_HANDLERS] = {
     L8(a, 0), L8(a, 1), L8(a, 2), L8(a, 3), L8(a, 4), L8(a, 5), L8(a, 6), L8(a, 7)};
+/* clang-format on */
 
 static void effect(ac_session *s, uint16_t use, int start, const ac_event *ev)
 {
@@ -133,15 +135,16 @@ int diff_run_tampered(const ac_fsm_tables *t, uint64_t seed, int steps, diff_sta
         ev.type = (uint16_t)(next_rand(&pick) % (t->n_events + 1u));
         if (ref.depth && next_rand(&pick) % 4 != 0) {
             /* the deepest level most of the time: the root's rows end it */
-            unsigned level = next_rand(&pick) % 4 ? ref.depth - 1u
-                                                  : (unsigned)(next_rand(&pick) % ref.depth);
+            unsigned level =
+                next_rand(&pick) % 4 ? ref.depth - 1u : (unsigned)(next_rand(&pick) % ref.depth);
             const ac_fsm_state *st = &t->states[ref.state[level]];
             if (st->n_transitions) {
                 const ac_fsm_transition *tr =
                     &t->transitions[st->first_transition + next_rand(&pick) % st->n_transitions];
                 /* rows that end the root (cancel and the like) would keep
                  * every run short: most of the time they are passed over */
-                int ends = level == 0 && tr->kind == AC_TR_EXTERNAL && t->states[tr->target].terminal;
+                int ends =
+                    level == 0 && tr->kind == AC_TR_EXTERNAL && t->states[tr->target].terminal;
                 if (tr->event != AC_FSM_EVENTLESS && (!ends || next_rand(&pick) % 8 == 0))
                     ev.type = tr->event;
             }
@@ -154,7 +157,7 @@ int diff_run_tampered(const ac_fsm_tables *t, uint64_t seed, int steps, diff_sta
             if (run[k].s.calls != rs.calls || run[k].s.hash != rs.hash)
                 ok = fail_at(msg, cap, step, ev.type, k, "the handler calls");
             else if (run[k].f.depth != ref.depth ||
-                     memcmp(run[k].f.state, ref.state, ref.depth * sizeof ref.state[0]))
+                     memcmp(run[k].f.state, ref.state, ref.depth * sizeof ref.state[0]) != 0)
                 ok = fail_at(msg, cap, step, ev.type, k, "the active states");
         }
         /* keep every machine busy: restart once the root has ended or failed */

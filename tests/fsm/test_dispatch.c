@@ -77,8 +77,9 @@ static void action_at(ac_session *s, int i)
     }
 G(0)
 G(1)
-G(2) G(3) G(4) G(5) G(6) G(7) A(0) A(1) A(2) A(3) A(4) A(5) A(6) A(7) A(8) A(9) A(10) A(11) A(12)
-    A(13) A(14) A(15)
+G(2)
+G(3) G(4) G(5) G(6) G(7) A(0) A(1) A(2) A(3) A(4) A(5) A(6) A(7) A(8) A(9) A(10) A(11) A(12) A(13)
+    A(14) A(15)
 
         static const ac_guard_fn guard_fns[] = {g0, g1, g2, g3, g4, g5, g6, g7};
 static const ac_action_fn action_fns[] = {a0, a1, a2,  a3,  a4,  a5,  a6,  a7,

@@ -1122,9 +1122,9 @@ static void test_anthropic_overloaded_in_stream(void **state)
  * summary request carries the instruction and a transcript of the replaced
  * range and offers no tools; its reply goes into the conversation, not to
  * the output; the next request sends the summary instead of the range. */
-static const char *const summarize_params[] = {
-    "backoff_initial=10ms", "backoff_max=2s", "compaction=summarize", "compact_threshold=1",
-    "compaction_keep=1", NULL};
+static const char *const summarize_params[] = {"backoff_initial=10ms", "backoff_max=2s",
+                                               "compaction=summarize", "compact_threshold=1",
+                                               "compaction_keep=1",    NULL};
 
 static int has_message_with(json_t *msgs, const char *role, const char *text)
 {
@@ -1206,7 +1206,8 @@ static void test_summarize_over_http_anthropic(void **state)
     req_free(&r);
     req_get(&f, 2, &r);
     char *body = json_dumps(r.json, 0);
-    assert_non_null(strstr(body, "[summary of 1 earlier messages] Earlier the assistant answered one."));
+    assert_non_null(
+        strstr(body, "[summary of 1 earlier messages] Earlier the assistant answered one."));
     free(body);
     req_free(&r);
     fx_free(&f);
