@@ -58,8 +58,11 @@ for i in 1 3 200; do
 done
 
 # every session succeeding: exit 0; a bad input line: exit 3 before anything runs
-grep -v FAIL401 "$tmp/in.jsonl" | head -20 | "$agentc" batch - "${net[@]}" --concurrency 4 >"$tmp/out3" \
+# (grep -m stops by itself: with pipefail, `| head` could fail the pipeline
+# whenever grep was still writing when head exited)
+grep -v -m 20 FAIL401 "$tmp/in.jsonl" | "$agentc" batch - "${net[@]}" --concurrency 4 >"$tmp/out3" \
   || fail "all-success batch should exit 0"
+[ "$(wc -l <"$tmp/out3")" -eq 20 ] || fail "all-success batch: $(wc -l <"$tmp/out3") results, expected 20"
 [ "$(jq -r .status "$tmp/out3" | sort -u)" = "completed" ] || fail "all-success statuses"
 printf '{"id": 1, "prompt": "1 + 1"}\nnot json\n' >"$tmp/bad.jsonl"
 "$agentc" batch "$tmp/bad.jsonl" "${net[@]}" >/dev/null 2>"$tmp/err"; [ $? -eq 3 ] || fail "bad input should exit 3"

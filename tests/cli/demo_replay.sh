@@ -48,6 +48,6 @@ grep -q '"type":"retry"' "$tmp/pj" || fail "jsonl retry line missing"
 tail -n1 "$tmp/pj" | grep -q '"answer":"Hello there"' || fail "answer after retry: $(tail -n1 "$tmp/pj")"
 out=$("$agentc" run --provider script --script "$tmp/p.jsonl" --param backoff_initial=1ms hi 2>/dev/null) \
   || fail "partial-retry run (text)"
-echo "$out" | grep -q "discarded" || fail "text mode must say the partial answer was discarded"
+grep -q "discarded" <<<"$out" || fail "text mode must say the partial answer was discarded"
 [ "$(echo "$out" | tail -n1)" = "Hello there" ] || fail "text answer after retry: $out"
 echo "ok"

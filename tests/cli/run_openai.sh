@@ -127,7 +127,7 @@ env -u AGENTC_MODEL "$agentc" run --base-url "$base" --api-key-env AGENTC_TEST_K
 [ $? -eq 3 ] || fail "exit 3 (no model)"
 grep -q -- "--model" "$tmp/err" || fail "no-model message"
 "$agentc" run --base-url "ftp://127.0.0.1:$port/v1" --model m hi >/dev/null 2>&1; [ $? -eq 3 ] || fail "exit 3 (bad URL)"
-"$agentc" run --help | grep -q -- "--api-key-env" || fail "run --help"
+"$agentc" run --help >"$tmp/help" && grep -q -- "--api-key-env" "$tmp/help" || fail "run --help"
 
 # ---- the script provider: same output modes, no network -------------------------------------------
 printf '%s\n' '{"reasoning": "hmm", "content": "Calling.", "tool_calls": [{"id": "c1", "name": "calculator", "arguments": "{\"expression\": \"32 * 32\"}"}]}' \
