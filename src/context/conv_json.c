@@ -11,7 +11,7 @@
  *                   "state":"none"|"success"|"failure",
  *                   "result":S?,"received_at":N?,"internal":true?}],
  *    "messages":[{"id":S,"role":S,"created_at":N,"updated_at":N,
- *                 "content":S?,"reasoning":S?,"tool_calls":[S]?,
+ *                 "content":S?,"reasoning":S?,"thinking":S?,"tool_calls":[S]?,
  *                 "tool_call_id":S?,"summary":true?,"cleared":true?,
  *                 "internal":true?}],
  *    "iteration_calls":[S]}
@@ -124,6 +124,8 @@ static json_t *message_json(const ac_message *m)
         bad = put_str(o, "content", m->content);
     if (!bad && m->reasoning)
         bad = put_str(o, "reasoning", m->reasoning);
+    if (!bad && m->thinking) /* a JSON array, kept as the text sent back */
+        bad = put_str(o, "thinking", m->thinking);
     if (!bad && m->n_tool_calls) {
         json_t *ids = json_array();
         bad = put(o, "tool_calls", ids);
@@ -389,12 +391,14 @@ typedef struct msg_check {
 
 static int load_message(loader *L, ac_conv *c, json_t *o, size_t i, msg_check *mc)
 {
-    static const char *const keys[] = {"id",      "role",      "created_at", "updated_at",
-                                       "content", "reasoning", "tool_calls", "tool_call_id",
-                                       "summary", "cleared",   "internal",   NULL};
+    static const char *const keys[] = {
+        "id",        "role",     "created_at", "updated_at",   "content",
+        "reasoning", "thinking", "tool_calls", "tool_call_id", "summary",
+        "cleared",   "internal", NULL};
     char where[64];
     snprintf(where, sizeof where, "messages[%zu]", i);
     const char *id = NULL, *role_s = NULL, *content = NULL, *reasoning = NULL, *tcid = NULL;
+    const char *thinking = NULL;
     int64_t created = 0, updated = 0;
     int summary = 0, cleared = 0, internal = 0;
     ac_role role = AC_ROLE_USER;
@@ -406,6 +410,7 @@ static int load_message(loader *L, ac_conv *c, json_t *o, size_t i, msg_check *m
         get_int(L, o, "updated_at", where, INT64_MIN, INT64_MAX, &updated) ||
         get_str(L, o, "content", where, 1, 0, &content) ||
         get_str(L, o, "reasoning", where, 1, 0, &reasoning) ||
+        get_str(L, o, "thinking", where, 1, 0, &thinking) ||
         get_str(L, o, "tool_call_id", where, 1, 1, &tcid) ||
         get_flag(L, o, "summary", where, &summary) || get_flag(L, o, "cleared", where, &cleared) ||
         get_flag(L, o, "internal", where, &internal))
@@ -417,8 +422,16 @@ static int load_message(loader *L, ac_conv *c, json_t *o, size_t i, msg_check *m
     if (c->n_msgs && created < c->msgs[c->n_msgs - 1]->created_at_ms)
         return fail_at(L, "%s.created_at: messages are not in time order", where);
     json_t *calls = json_object_get(o, "tool_calls");
-    if (role != AC_ROLE_ASSISTANT && (reasoning || calls))
-        return fail_at(L, "%s: only assistant messages have reasoning or tool_calls", where);
+    if (role != AC_ROLE_ASSISTANT && (reasoning || thinking || calls))
+        return fail_at(L, "%s: only assistant messages have reasoning, thinking or tool_calls",
+                       where);
+    if (thinking) {
+        json_t *blocks = json_loads(thinking, 0, NULL);
+        int is_array = json_is_array(blocks);
+        json_decref(blocks);
+        if (!is_array)
+            return fail_at(L, "%s.thinking: not the text of a JSON array", where);
+    }
     if ((role == AC_ROLE_TOOL) != (tcid != NULL))
         return fail_at(L, "%s.tool_call_id: %s", where,
                        tcid ? "only tool messages have one" : "missing");
@@ -446,6 +459,8 @@ static int load_message(loader *L, ac_conv *c, json_t *o, size_t i, msg_check *m
         oom = !(m->content = ac_conv__strdup(content));
     if (reasoning && !oom)
         oom = !(m->reasoning = ac_conv__strdup(reasoning));
+    if (thinking && !oom)
+        oom = !(m->thinking = ac_conv__strdup(thinking));
     if (tcid && !oom)
         oom = !(m->tool_call_id = ac_conv__strdup(tcid));
     size_t ncalls = json_array_size(calls);

@@ -153,6 +153,7 @@ void ac_conv__message_free(ac_message *m)
     if (m->role != AC_ROLE_TOOL || (m->flags & AC_MSG_CLEARED))
         free((void *)m->content);
     free((void *)m->reasoning);
+    free((void *)m->thinking);
     for (size_t i = 0; i < m->n_tool_calls; i++)
         free((void *)m->tool_call_ids[i]);
     free((void *)m->tool_call_ids);
@@ -408,6 +409,30 @@ static char *choose_call_id(const ac_conv *conv, ac_tool_call **fresh, size_t n,
         snprintf(buf, cap, "%s_%llu", base, (unsigned long long)*seq);
     } while (id_taken(conv, fresh, n, buf));
     return buf;
+}
+
+int ac_conv_set_thinking(ac_conv *conv, size_t index, const char *blocks_json)
+{
+    if (!conv)
+        return AC_CONV_EINVAL;
+    if (index >= conv->n_msgs)
+        return AC_CONV_ENOTFOUND;
+    ac_message *m = conv->msgs[index];
+    if (m->role != AC_ROLE_ASSISTANT)
+        return AC_CONV_EINVAL;
+    char *copy = NULL;
+    if (blocks_json) {
+        json_t *j = json_loads(blocks_json, 0, NULL);
+        int ok = json_is_array(j);
+        json_decref(j);
+        if (!ok)
+            return AC_CONV_EINVAL;
+        if (!(copy = ac_conv__strdup(blocks_json)))
+            return AC_CONV_ENOMEM;
+    }
+    free((void *)m->thinking);
+    m->thinking = copy;
+    return AC_CONV_OK;
 }
 
 int ac_conv_add_assistant(ac_conv *conv, const char *content, const char *reasoning,

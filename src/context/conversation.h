@@ -71,6 +71,10 @@ typedef struct ac_message {
     unsigned flags;        /* AC_MSG_* */
     const char *content;   /* never NULL; "" when none */
     const char *reasoning; /* assistant only; NULL when none */
+    /* assistant only: the Anthropic thinking blocks of the turn, a JSON array
+     * text sent back verbatim with it (the API checks their signatures);
+     * NULL when none */
+    const char *thinking;
     /* Assistant: ids of the calls it issued, in the model's order. */
     const char *const *tool_call_ids;
     size_t n_tool_calls;
@@ -151,6 +155,11 @@ const char *ac_conv_add_message_flags(ac_conv *conv, ac_role role, const char *c
  * the final ids from the new message. The message is flagged internal when
  * every call is internal. Returns AC_CONV_OK or a status; on error nothing
  * changed. */
+/* Sets (NULL: clears) the thinking blocks of assistant message `index`:
+ * blocks_json must be a JSON array. AC_CONV_EINVAL for another role or text
+ * that is not an array. */
+int ac_conv_set_thinking(ac_conv *conv, size_t index, const char *blocks_json);
+
 int ac_conv_add_assistant(ac_conv *conv, const char *content, const char *reasoning,
                           const ac_tool_call_in *calls, size_t n, int64_t t_ms);
 

@@ -5,6 +5,7 @@
 #include "context/conv_internal.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,7 +313,25 @@ static json_t *anth_input(const char *args)
     return o;
 }
 
-static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, json_t *msgs)
+/* Puts the thinking blocks of m (a JSON array text) first in blocks. Text
+ * that does not parse as an array is left out (the loader and the setter
+ * refuse it, so only a damaged conversation has it). */
+static int anth_thinking_first(const ac_message *m, json_t *blocks)
+{
+    json_t *think = json_loads(m->thinking, 0, NULL);
+    if (!json_is_array(think)) {
+        json_decref(think);
+        return 0;
+    }
+    int bad = 0;
+    for (size_t k = json_array_size(think); k-- > 0 && !bad;)
+        bad = json_array_insert(blocks, 0, json_array_get(think, k)) != 0;
+    json_decref(think);
+    return bad ? -1 : 0;
+}
+
+static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, json_t *msgs,
+                          int with_thinking)
 {
     json_t *blocks = json_array(), *results = json_array();
     if (!blocks || !results)
@@ -335,6 +354,9 @@ static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, 
         if (r->state == AC_CALL_FAILURE && put(res, "is_error", json_true()))
             goto fail;
     }
+    /* thinking only with something else: a message of thinking alone is not sent */
+    if (with_thinking && m->thinking && json_array_size(blocks) && anth_thinking_first(m, blocks))
+        goto fail;
     int rc = anth_push(msgs, "assistant", blocks);
     blocks = NULL;
     if (rc)
@@ -412,9 +434,17 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
     int oom = 0;
     json_t *root = json_object(), *msgs = json_array(), *tools = NULL;
     int max_tokens = opts->max_tokens > 0 ? opts->max_tokens : AC_REQUEST_DEFAULT_MAX_TOKENS;
+    int budget = opts->thinking_budget > 0 ? opts->thinking_budget : 0;
+    if (budget && max_tokens <= budget)
+        max_tokens = budget > INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
+                         ? INT_MAX
+                         : budget + AC_REQUEST_DEFAULT_MAX_TOKENS;
     if (put(root, "model", json_string(opts->model)) ||
         put(root, "max_tokens", json_integer(max_tokens)) ||
         put(root, "stream", opts->stream ? json_true() : json_false()))
+        goto fail;
+    if (budget &&
+        put(root, "thinking", json_pack("{s:s, s:i}", "type", "enabled", "budget_tokens", budget)))
         goto fail;
     system = anth_system(c, &v, &oom);
     if (oom || (system && put(root, "system", json_string(system))))
@@ -432,7 +462,7 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
             }
             rc = anth_push(msgs, "user", blocks);
         } else if (m->role == AC_ROLE_ASSISTANT) {
-            rc = anth_assistant(c, &v, m, msgs);
+            rc = anth_assistant(c, &v, m, msgs, budget > 0);
         }
         if (rc)
             goto fail;

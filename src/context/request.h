@@ -9,8 +9,10 @@
  *   assistant message if nothing else remains of it), so a request can
  *   always be built; the model sees no half-finished call;
  * - a cleared tool result is sent as its marker;
- * - reasoning text is not sent back (providers either reject it or need a
- *   signature we do not keep).
+ * - reasoning text is not sent back (OpenAI-compatible servers reject or
+ *   ignore it); Anthropic thinking blocks are, with their signatures, when
+ *   the request enables thinking (opts->thinking_budget > 0), first in their
+ *   assistant message, as the API requires during a tool loop.
  *
  * OpenAI: failures are sent as tool content prefixed "Error: ". max_tokens
  * is sent only when opts->max_tokens > 0.
@@ -22,7 +24,9 @@
  * Tool arguments become the "input" object: "" or whitespace gives {}; text
  * that is not a JSON object is sent as {"_raw_arguments": "<text>"} so the
  * model can still see what it sent (the call's result normally carries the
- * validation error). max_tokens defaults to 4096. When the visible window
+ * validation error). max_tokens defaults to 4096; with thinking enabled it is
+ * raised to budget + 4096 when it would not exceed the budget (the API wants
+ * max_tokens > budget_tokens). When the visible window
  * starts with an assistant message, a user message AC_REQUEST_OMITTED_TEXT
  * is put first, since the API expects the user to speak first.
  */
@@ -40,6 +44,10 @@ typedef struct ac_request_opts {
     const char *model; /* required */
     int stream;        /* "stream": true, and for OpenAI stream_options.include_usage */
     int max_tokens;    /* <= 0: OpenAI omits it, Anthropic uses the default */
+    /* Anthropic extended thinking: "thinking": {"type": "enabled",
+     * "budget_tokens": N} when > 0 (the API's minimum is 1024); ignored by
+     * OpenAI requests */
+    int thinking_budget;
     /* NULL-terminated list of tool names to offer; NULL offers every tool. */
     const char *const *tool_names_allowed;
 } ac_request_opts;

@@ -30,6 +30,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -656,6 +657,13 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
     return hp_failure(cls, status, retry, retry_after, msg);
 }
 
+/* An optional integer param of the spec (0 when the spec has none), within int. */
+static int hp_int_param(hp_provider *p, const char *name)
+{
+    int64_t v = ac_engine_param_int(p->e, name, 0);
+    return v < 0 ? 0 : v > INT_MAX ? INT_MAX : (int)v;
+}
+
 static json_t *hp_completed(hp_call *c)
 {
     const ac_stream_turn *t = ac_stream_turn_get(c->st);
@@ -673,6 +681,20 @@ static json_t *hp_completed(hp_call *c)
         hp_jstr(t->refusal, t->refusal_len), "tool_calls", calls ? calls : json_array(),
         "finish_reason", t->finish_reason ? json_string(t->finish_reason) : json_null(), "usage",
         "input", (json_int_t)t->input_tokens, "output", (json_int_t)t->output_tokens);
+    /* Anthropic thinking blocks, in the shape they are sent back in */
+    if (j && t->n_thinking_blocks) {
+        json_t *blocks = json_array();
+        for (size_t i = 0; blocks && i < t->n_thinking_blocks; i++) {
+            const ac_thinking_block *b = &t->thinking_blocks[i];
+            json_array_append_new(
+                blocks, b->data ? json_pack("{s:s, s:o}", "type", "redacted_thinking", "data",
+                                            hp_jstr(b->data, strlen(b->data)))
+                                : json_pack("{s:s, s:o, s:o}", "type", "thinking", "thinking",
+                                            hp_jstr(b->thinking, b->thinking_len), "signature",
+                                            hp_jstr(b->signature, strlen(b->signature))));
+        }
+        json_object_set_new(j, "thinking_blocks", blocks ? blocks : json_array());
+    }
     return j;
 }
 
@@ -755,7 +777,9 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     ac_request_opts ro = {0};
     ro.model = p->model;
     ro.stream = 1;
-    ro.max_tokens = (int)ac_engine_param_int(p->e, "max_tokens", 0);
+    ro.max_tokens = hp_int_param(p, "max_tokens");
+    /* extended thinking for the turns of the conversation, not for summaries */
+    ro.thinking_budget = done ? 0 : hp_int_param(p, "thinking_budget");
     err[0] = '\0';
     c->body = p->kind == AC_PROVIDER_ANTHROPIC ? ac_request_anthropic(conv, &ro, err, sizeof err)
                                                : ac_request_openai(conv, &ro, err, sizeof err);

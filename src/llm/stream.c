@@ -31,7 +31,9 @@ struct ac_stream {
     int finished;
     int retryable;
     char err[320];
-    st_str text, reasoning, refusal, signature;
+    st_str text, reasoning, refusal;
+    st_str *thinks; /* per thinking block: text, signature, data (3 each) */
+    size_t thinks_cap;
     st_call *calls;
     size_t calls_cap;
     ac_stream_block *blocks;
@@ -144,17 +146,68 @@ int ac_stream__refusal(ac_stream *st, const char *s, size_t n)
     return 0;
 }
 
-int ac_stream__signature(ac_stream *st, const char *s, size_t n, int reset)
+#define AC_STREAM_MAX_THINKING 1024
+
+/* The public view of thinking block pos after its strings changed. */
+static void st_think_view(ac_stream *st, size_t pos)
 {
-    if (reset && st->signature.p) {
-        st->turn_bytes -= st->signature.len;
-        st->signature.len = 0;
-        st->signature.p[0] = '\0';
+    ac_thinking_block *b = &st->turn.thinking_blocks[pos];
+    st_str *s = &st->thinks[3 * pos];
+    b->thinking = s[0].p ? s[0].p : st_empty;
+    b->thinking_len = s[0].len;
+    b->signature = s[1].p ? s[1].p : st_empty;
+    b->data = s[2].p; /* only redacted blocks have one (possibly "") */
+}
+
+int ac_stream__thinking_start(ac_stream *st, const char *data, size_t n)
+{
+    ac_stream_turn *t = &st->turn;
+    if (t->n_thinking_blocks >= AC_STREAM_MAX_THINKING)
+        return ac_stream__fail(st, AC_STREAM_ERR_PROTOCOL, "too many thinking blocks");
+    if (t->n_thinking_blocks == st->thinks_cap) {
+        size_t cap = st->thinks_cap ? st->thinks_cap * 2 : 2;
+        ac_thinking_block *nb = realloc(t->thinking_blocks, cap * sizeof *nb);
+        if (!nb)
+            return st_nomem(st);
+        t->thinking_blocks = nb;
+        st_str *ns = realloc(st->thinks, 3 * cap * sizeof *ns);
+        if (!ns)
+            return st_nomem(st);
+        st->thinks = ns;
+        st->thinks_cap = cap;
     }
-    int rc = st_add(st, &st->signature, s, n);
+    size_t pos = t->n_thinking_blocks++;
+    memset(&st->thinks[3 * pos], 0, 3 * sizeof *st->thinks);
+    if (data) {
+        int rc = st_add(st, &st->thinks[3 * pos + 2], data, n);
+        if (rc) {
+            t->n_thinking_blocks--;
+            return rc;
+        }
+    }
+    st_think_view(st, pos);
+    return (int)pos;
+}
+
+int ac_stream__thinking_text(ac_stream *st, int pos, const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    int rc = st_add(st, &st->thinks[3 * (size_t)pos], s, n);
     if (rc)
         return rc;
-    st->turn.signature = st->signature.len ? st->signature.p : NULL;
+    st_think_view(st, (size_t)pos);
+    return ac_stream__reasoning(st, s, n);
+}
+
+int ac_stream__thinking_signature(ac_stream *st, int pos, const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    int rc = st_add(st, &st->thinks[3 * (size_t)pos + 1], s, n);
+    if (rc)
+        return rc;
+    st_think_view(st, (size_t)pos);
     return 0;
 }
 
@@ -338,6 +391,7 @@ ac_stream_block *ac_stream__block_add(ac_stream *st, int block_index, int kind)
     b->kind = kind;
     b->tool_pos = -1;
     b->got_args = 0;
+    b->think_pos = -1;
     return b;
 }
 
@@ -521,7 +575,10 @@ void ac_stream_free(ac_stream *st)
     free(st->text.p);
     free(st->reasoning.p);
     free(st->refusal.p);
-    free(st->signature.p);
+    for (size_t i = 0; i < 3 * st->turn.n_thinking_blocks; i++)
+        free(st->thinks[i].p);
+    free(st->thinks);
+    free(st->turn.thinking_blocks);
     for (size_t i = 0; i < st->turn.n_tool_calls; i++) {
         ac_tool_call_acc *c = &st->turn.tool_calls[i];
         if (c->id != st_empty)

@@ -58,9 +58,19 @@ typedef struct ac_tool_call_acc {
     size_t arguments_len;
 } ac_tool_call_acc;
 
+/* An Anthropic thinking block, kept whole so it can be sent back with the
+ * turn (the API checks the signature). A redacted_thinking block has data
+ * (the encrypted payload) and no text. Strings are NUL-terminated. */
+typedef struct ac_thinking_block {
+    char *thinking; /* "" for a redacted block */
+    size_t thinking_len;
+    char *signature; /* "" when none arrived */
+    char *data;      /* redacted_thinking: the payload; NULL for a thinking block */
+} ac_thinking_block;
+
 /* The assembled turn, owned by the stream and valid until ac_stream_free(). The
- * string members are NUL-terminated ("" when empty) except signature, finish_reason
- * and the error strings, which are NULL when absent. */
+ * string members are NUL-terminated ("" when empty) except finish_reason and the
+ * error strings, which are NULL when absent. */
 typedef struct ac_stream_turn {
     char *text;
     size_t text_len;
@@ -68,7 +78,10 @@ typedef struct ac_stream_turn {
     size_t reasoning_len;
     char *refusal;
     size_t refusal_len;
-    char *signature; /* Anthropic thinking signature of the last thinking block */
+    /* Anthropic: the thinking blocks in order (reasoning above is their text
+     * joined); none for other wires */
+    ac_thinking_block *thinking_blocks;
+    size_t n_thinking_blocks;
     ac_tool_call_acc *tool_calls;
     size_t n_tool_calls; /* sorted by index */
     /* normalized: "stop", "tool_calls", "length", "content_filter", or the raw value */

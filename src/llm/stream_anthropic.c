@@ -67,15 +67,24 @@ static int an_block_start(ac_stream *st, const json_t *root)
         s = ac_stream__str(cb, "text", &n);
         return s ? ac_stream__text(st, s, n) : 0;
     }
-    if (strcmp(type, "thinking") == 0) {
-        if (!ac_stream__block_add(st, bi, AC_BLOCK_THINKING))
+    if (strcmp(type, "thinking") == 0 || strcmp(type, "redacted_thinking") == 0) {
+        int redacted = type[0] == 'r';
+        ac_stream_block *b = ac_stream__block_add(st, bi, AC_BLOCK_THINKING);
+        if (!b)
             return -1;
+        s = redacted ? ac_stream__str(cb, "data", &n) : NULL;
+        int pos = ac_stream__thinking_start(st, redacted ? (s ? s : "") : NULL, s ? n : 0);
+        if (pos < 0)
+            return pos;
+        b->think_pos = pos;
+        if (redacted)
+            return 0;
         s = ac_stream__str(cb, "signature", &n);
-        int rc = ac_stream__signature(st, s ? s : "", s ? n : 0, 1);
+        int rc = s ? ac_stream__thinking_signature(st, pos, s, n) : 0;
         if (rc)
             return rc;
         s = ac_stream__str(cb, "thinking", &n);
-        return s ? ac_stream__reasoning(st, s, n) : 0;
+        return s ? ac_stream__thinking_text(st, pos, s, n) : 0;
     }
     if (strcmp(type, "tool_use") == 0) {
         const char *id = ac_stream__str(cb, "id", NULL);
@@ -90,7 +99,7 @@ static int an_block_start(ac_stream *st, const json_t *root)
         b->tool_pos = pos;
         return ac_stream__tool_fragment(st, pos, id, name, "", 0);
     }
-    /* redacted_thinking, server tool blocks and future types are not assembled */
+    /* server tool blocks and future types are not assembled */
     return ac_stream__block_add(st, bi, AC_BLOCK_OTHER) ? 0 : -1;
 }
 
@@ -112,15 +121,17 @@ static int an_block_delta(ac_stream *st, const json_t *root)
             return an_protocol(st, "text_delta without text");
         return ac_stream__text(st, s, n);
     }
-    if (strcmp(type, "thinking_delta") == 0) {
-        if (!(s = ac_stream__str(delta, "thinking", &n)))
-            return an_protocol(st, "thinking_delta without thinking");
-        return ac_stream__reasoning(st, s, n);
-    }
-    if (strcmp(type, "signature_delta") == 0) {
-        if (!(s = ac_stream__str(delta, "signature", &n)))
-            return an_protocol(st, "signature_delta without signature");
-        return ac_stream__signature(st, s, n, 0);
+    if (strcmp(type, "thinking_delta") == 0 || strcmp(type, "signature_delta") == 0) {
+        int sig = type[0] == 's';
+        if (!(s = ac_stream__str(delta, sig ? "signature" : "thinking", &n)))
+            return an_protocol(st, sig ? "signature_delta without signature"
+                                       : "thinking_delta without thinking");
+        ac_stream_block *b = ac_stream__block_find(st, bi);
+        if (!b || b->kind != AC_BLOCK_THINKING)
+            return an_protocol(st, sig ? "signature_delta for a block that is not thinking"
+                                       : "thinking_delta for a block that is not thinking");
+        return sig ? ac_stream__thinking_signature(st, b->think_pos, s, n)
+                   : ac_stream__thinking_text(st, b->think_pos, s, n);
     }
     if (strcmp(type, "input_json_delta") == 0) {
         if (!(s = ac_stream__str(delta, "partial_json", &n)))

@@ -25,7 +25,12 @@ json_t *ac_stream__parse(ac_stream *st, const ac_sse_event *ev);
 int ac_stream__text(ac_stream *st, const char *s, size_t n);
 int ac_stream__reasoning(ac_stream *st, const char *s, size_t n);
 int ac_stream__refusal(ac_stream *st, const char *s, size_t n);
-int ac_stream__signature(ac_stream *st, const char *s, size_t n, int reset);
+/* Anthropic thinking blocks: starts one (data non-NULL: a redacted block
+ * with that payload) and returns its position, or a negative error; appends
+ * text (also to the turn's reasoning, reported to the sink) or signature. */
+int ac_stream__thinking_start(ac_stream *st, const char *data, size_t n);
+int ac_stream__thinking_text(ac_stream *st, int pos, const char *s, size_t n);
+int ac_stream__thinking_signature(ac_stream *st, int pos, const char *s, size_t n);
 
 /* Finds or creates the tool call with this index (0..AC_STREAM_MAX_TOOL_CALLS-1)
  * and returns its position in turn.tool_calls, or a negative error. */
@@ -54,6 +59,7 @@ typedef struct ac_stream_block {
     int kind;        /* AC_BLOCK_* */
     int tool_pos;    /* for tool_use: position in turn.tool_calls */
     int got_args;    /* for tool_use: some input_json_delta arrived */
+    int think_pos;   /* for thinking: position in turn.thinking_blocks */
 } ac_stream_block;
 enum { AC_BLOCK_OTHER, AC_BLOCK_TEXT, AC_BLOCK_THINKING, AC_BLOCK_TOOL };
 #define AC_STREAM_MAX_BLOCKS 4096

@@ -35,6 +35,10 @@ static ac_conv *rich(size_t huge_len)
                                {"c3", "noop", "", 0}};
     assert_int_equal(ac_conv_add_assistant(c, "Let me look.", "I should read a", calls, 3, 1003),
                      AC_CONV_OK);
+    assert_int_equal(ac_conv_set_thinking(c, ac_conv_message_count(c) - 1,
+                                          "[{\"type\":\"thinking\",\"thinking\":\"I should "
+                                          "read a\",\"signature\":\"Eq\\u00e9/+=\"}]"),
+                     AC_CONV_OK);
     char *huge = malloc(huge_len + 1);
     for (size_t i = 0; i < huge_len; i++)
         huge[i] = (char)('a' + i % 26);
@@ -84,7 +88,10 @@ static void test_round_trip_identical(void **state)
         assert_int_equal(x->role, y->role);
         assert_int_equal(x->flags, y->flags);
         assert_string_equal(x->content, y->content);
+        if (x->thinking || y->thinking)
+            assert_string_equal(x->thinking, y->thinking);
     }
+    assert_non_null(strstr(a, "\"thinking\":\"[{"));
     assert_string_equal(ac_conv_tool_call(d, "c1")->result, ac_conv_tool_call(c, "c1")->result);
     assert_int_equal(ac_conv_tool_call(d, "c3")->state, AC_CALL_NONE);
     assert_int_equal(ac_conv_iter_pending(d), 1);
@@ -211,6 +218,13 @@ static const struct bad_case bad_cases[] = {
     {"\"role\":\"user\",\"created_at\":1,\"updated_at\":1,\"content\":\"hi\"",
      "\"role\":\"user\",\"created_at\":1,\"updated_at\":1,\"content\":\"hi\",\"reasoning\":\"r\"",
      "only assistant messages"},
+    {"\"role\":\"user\",\"created_at\":1,\"updated_at\":1,\"content\":\"hi\"",
+     "\"role\":\"user\",\"created_at\":1,\"updated_at\":1,\"content\":\"hi\",\"thinking\":\"[]\"",
+     "only assistant messages"},
+    {"\"content\":\"\",\"tool_calls\"", "\"content\":\"\",\"thinking\":\"{}\",\"tool_calls\"",
+     "thinking: not the text of a JSON array"},
+    {"\"content\":\"\",\"tool_calls\"", "\"content\":\"\",\"thinking\":[],\"tool_calls\"",
+     "thinking: expected a string"},
     {"\"tool_call_id\":\"c1\"}", "\"tool_call_id\":\"c1\",\"content\":\"x\"}",
      "not cleared has no content"},
     {"\"content\":\"hi\"", "\"content\":\"hi\",\"cleared\":true", "only tool messages"},

@@ -148,6 +148,68 @@ static void test_anthropic_exact(void **state)
     ac_conv_free(c);
 }
 
+/* Anthropic thinking blocks go back first in their assistant message, with
+ * their signatures, only when the request enables thinking; max_tokens is
+ * raised above the budget; OpenAI requests never carry them. */
+static void test_anthropic_thinking(void **state)
+{
+    (void)state;
+    ac_conv *c = ac_conv_new();
+    assert_non_null(ac_conv_add_message(c, AC_ROLE_USER, "weather in Paris?", 1));
+    ac_tool_call_in call = {"t1", "get_weather", "{\"city\":\"Paris\"}", 0};
+    assert_int_equal(ac_conv_add_assistant(c, "Checking.", "I need the weather.", &call, 1, 2),
+                     AC_CONV_OK);
+    const char *blocks = "[{\"type\":\"redacted_thinking\",\"data\":\"EmwK\"},"
+                         "{\"type\":\"thinking\",\"thinking\":\"I need the weather.\","
+                         "\"signature\":\"EuYB\"}]";
+    assert_int_equal(ac_conv_set_thinking(c, 1, blocks), AC_CONV_OK);
+    assert_int_equal(ac_conv_set_tool_result(c, "t1", 1, "18 C", 3), AC_CONV_OK);
+    /* refused: not an array, not an assistant message, no such message */
+    assert_int_equal(ac_conv_set_thinking(c, 1, "{\"type\":\"thinking\"}"), AC_CONV_EINVAL);
+    assert_int_equal(ac_conv_set_thinking(c, 1, "[unclosed"), AC_CONV_EINVAL);
+    assert_int_equal(ac_conv_set_thinking(c, 0, "[]"), AC_CONV_EINVAL);
+    assert_int_equal(ac_conv_set_thinking(c, 9, "[]"), AC_CONV_ENOTFOUND);
+    assert_string_equal(ac_conv_message(c, 1)->thinking, blocks);
+
+    ac_request_opts o = {.model = "claude-x", .thinking_budget = 8000};
+    char *got = anthropic(c, &o);
+    assert_json_equal(
+        got, "{\"model\":\"claude-x\",\"max_tokens\":12096,\"stream\":false,"
+             "\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":8000},"
+             "\"messages\":["
+             "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"weather in Paris?\"}]},"
+             "{\"role\":\"assistant\",\"content\":["
+             "{\"type\":\"redacted_thinking\",\"data\":\"EmwK\"},"
+             "{\"type\":\"thinking\",\"thinking\":\"I need the weather.\",\"signature\":\"EuYB\"},"
+             "{\"type\":\"text\",\"text\":\"Checking.\"},"
+             "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"get_weather\","
+             "\"input\":{\"city\":\"Paris\"}}]},"
+             "{\"role\":\"user\",\"content\":["
+             "{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":\"18 C\"}]}]}");
+    free(got);
+    /* a max_tokens above the budget is kept */
+    o.max_tokens = 20000;
+    got = anthropic(c, &o);
+    json_t *j = parse(got);
+    assert_int_equal(json_integer_value(json_object_get(j, "max_tokens")), 20000);
+    json_decref(j);
+    free(got);
+    /* thinking off: no config, no blocks */
+    o.thinking_budget = 0;
+    o.max_tokens = 0;
+    got = anthropic(c, &o);
+    assert_null(strstr(got, "thinking"));
+    assert_null(strstr(got, "EuYB"));
+    free(got);
+    /* OpenAI: never */
+    o.thinking_budget = 8000;
+    got = openai(c, &o);
+    assert_null(strstr(got, "thinking"));
+    assert_null(strstr(got, "EuYB"));
+    free(got);
+    ac_conv_free(c);
+}
+
 /* Checks OpenAI ordering: every assistant's tool_calls are followed by
  * exactly their tool messages, in order; no other tool message appears.
  * Returns the number of tool messages. */
@@ -440,6 +502,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_openai_exact),
         cmocka_unit_test(test_anthropic_exact),
+        cmocka_unit_test(test_anthropic_thinking),
         cmocka_unit_test(test_results_in_call_order),
         cmocka_unit_test(test_pending_calls_left_out),
         cmocka_unit_test(test_window_never_splits),

@@ -3,7 +3,7 @@
 if(TARGET agentc_runtime AND TARGET agentc_llm_http)
   agentc_add_test(test_llm_provider_http
     SOURCES ${CMAKE_SOURCE_DIR}/tests/llm/test_provider_http.c
-    LIBS agentc_runtime agentc_llm_http agentc_test_httpd PkgConfig::JANSSON
+    LIBS agentc_runtime agentc_llm_http agentc_test_httpd agentc_test_replay PkgConfig::JANSSON
     LABELS llm)
   set_tests_properties(test_llm_provider_http PROPERTIES TIMEOUT 300)
 endif()

@@ -24,6 +24,7 @@
 #include "agentc/agentc.h"
 #include "io/http.h"
 #include "io/loop.h"
+#include "journal_replay.h"
 #include "test_httpd.h"
 
 #define KEY "sk-test-SECRET"
@@ -1094,6 +1095,110 @@ static void test_anthropic_tool_round(void **state)
     fx_free(&f);
 }
 
+/* Extended thinking (param thinking_budget): the request asks for it, and
+ * the thinking blocks of a tool-use turn (a redacted one and one with a
+ * signature in two deltas) go back first in that assistant message, as the
+ * API requires; the conversation keeps them (they survive the session's
+ * JSON); a journal replays to the same state. */
+static void test_anthropic_thinking_tool_round(void **state)
+{
+    (void)state;
+    fx f;
+    fx_base(&f);
+    const char *const params[] = {"backoff_initial=10ms", "thinking_budget=2048", NULL};
+    fx_engine(&f, AC_PROVIDER_ANTHROPIC, NULL, KEY, params, NULL, 1);
+    sbuf b = {0};
+    an_start(&b, 50);
+    sb_event(&b, "content_block_start",
+             json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_start", "index", 0,
+                       "content_block", "type", "redacted_thinking", "data", "EmwKAhgB"));
+    sb_event(&b, "content_block_stop",
+             json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 0));
+    sb_event(&b, "content_block_start",
+             json_pack("{s:s, s:i, s:{s:s, s:s, s:s}}", "type", "content_block_start", "index", 1,
+                       "content_block", "type", "thinking", "thinking", "", "signature", ""));
+    sb_event(&b, "content_block_delta",
+             json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index", 1,
+                       "delta", "type", "thinking_delta", "thinking", "6*7 needs the tool."));
+    const char *sig[] = {"EuYBCkQYAiJA", "nh3vMm0jW2eP=="};
+    for (int i = 0; i < 2; i++)
+        sb_event(&b, "content_block_delta",
+                 json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index", 1,
+                           "delta", "type", "signature_delta", "signature", sig[i]));
+    sb_event(&b, "content_block_stop",
+             json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 1));
+    sb_event(&b, "content_block_start",
+             json_pack("{s:s, s:i, s:{s:s, s:s, s:s, s:{}}}", "type", "content_block_start",
+                       "index", 2, "content_block", "type", "tool_use", "id", "toolu_1", "name",
+                       "calculator", "input"));
+    sb_event(&b, "content_block_delta",
+             json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_delta", "index", 2,
+                       "delta", "type", "input_json_delta", "partial_json",
+                       "{\"expression\": \"6*7\"}"));
+    sb_event(&b, "content_block_stop",
+             json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 2));
+    an_stop(&b, "tool_use", 20);
+    push_stream(&f, b.p);
+    push_stream(&f, an_text("It is 42."));
+    fx_run(&f, "what is 6*7?");
+    assert_string_equal(ac_session_answer(f.s), "It is 42.");
+    assert_int_equal(ac_httpd_request_count(f.h), 2);
+
+    req r;
+    req_get(&f, 0, &r);
+    json_t *th = json_object_get(r.json, "thinking");
+    assert_string_equal(jstr(th, "type"), "enabled");
+    assert_int_equal(json_integer_value(json_object_get(th, "budget_tokens")), 2048);
+    assert_int_equal(json_integer_value(json_object_get(r.json, "max_tokens")), 4096);
+    req_free(&r);
+
+    req_get(&f, 1, &r);
+    json_t *ac = json_object_get(json_array_get(json_object_get(r.json, "messages"), 1), "content");
+    assert_int_equal(json_array_size(ac), 3);
+    json_t *b0 = json_array_get(ac, 0), *b1 = json_array_get(ac, 1), *b2 = json_array_get(ac, 2);
+    assert_string_equal(jstr(b0, "type"), "redacted_thinking");
+    assert_string_equal(jstr(b0, "data"), "EmwKAhgB");
+    assert_string_equal(jstr(b1, "type"), "thinking");
+    assert_string_equal(jstr(b1, "thinking"), "6*7 needs the tool.");
+    assert_string_equal(jstr(b1, "signature"), "EuYBCkQYAiJAnh3vMm0jW2eP==");
+    assert_string_equal(jstr(b2, "type"), "tool_use");
+    req_free(&r);
+
+    /* kept in the conversation, through its JSON */
+    json_t *sj = session_json(&f);
+    char *txt = json_dumps(sj, 0);
+    assert_non_null(strstr(txt, "\\\"signature\\\":\\\"EuYBCkQYAiJAnh3vMm0jW2eP==\\\""));
+    free(txt);
+    json_decref(sj);
+    /* the journal (the llm.completed payload carries the blocks) replays to
+     * the same state: no loop, no effects */
+    char *live = ac_session_to_json(f.s);
+    assert_non_null(live);
+    char err[256];
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = "{\"content\": \"unused\"}\n";
+    cfg.params = params;
+    ac_engine *e2 = ac_engine_new(&cfg, err, sizeof err);
+    if (!e2)
+        fail_msg("engine: %s", err);
+    assert_int_equal(ac_engine_add_tools(e2, "builtin:calculator", err, sizeof err), 0);
+    int events = 0;
+    ac_session *s2 = test_replay_journal(e2, "t1", f.journal, &events, err, sizeof err);
+    if (!s2)
+        fail_msg("replay: %s", err);
+    assert_true(events > 5);
+    char *replayed = ac_session_to_json(s2);
+    assert_non_null(replayed);
+    assert_string_equal(live, replayed);
+    free(replayed);
+    free(live);
+    ac_session_free(s2);
+    ac_engine_free(e2);
+    fx_free(&f);
+}
+
 static void test_anthropic_overloaded_in_stream(void **state)
 {
     (void)state;
@@ -1287,6 +1392,7 @@ int main(void)
         cmocka_unit_test(test_env_base_trailing_slash_no_key),
         cmocka_unit_test(test_cancel_while_streaming),
         cmocka_unit_test(test_anthropic_tool_round),
+        cmocka_unit_test(test_anthropic_thinking_tool_round),
         cmocka_unit_test(test_anthropic_overloaded_in_stream),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_summarize_over_http),

@@ -81,11 +81,26 @@ static json_t *turn_json(const ac_stream_turn *t, int finish_rc)
     json_t *error = t->error ? json_pack("{s s s s s b}", "type", t->error_type, "message",
                                          t->error_message, "retryable", t->error_retryable)
                              : json_null();
-    return json_pack("{s s% s s% s s% s s? s o s s? s o s b s o s s}", "text", t->text, t->text_len,
-                     "reasoning", t->reasoning, t->reasoning_len, "refusal", t->refusal,
-                     t->refusal_len, "signature", t->signature, "tool_calls", calls,
-                     "finish_reason", t->finish_reason, "usage", usage, "terminated", t->terminated,
-                     "error", error, "finish", finish_name(finish_rc));
+    json_t *turn = json_pack("{s s% s s% s s% s o s s? s o s b s o s s}", "text", t->text,
+                             t->text_len, "reasoning", t->reasoning, t->reasoning_len, "refusal",
+                             t->refusal, t->refusal_len, "tool_calls", calls, "finish_reason",
+                             t->finish_reason, "usage", usage, "terminated", t->terminated, "error",
+                             error, "finish", finish_name(finish_rc));
+    /* thinking blocks (Anthropic), in the shape they are sent back in */
+    if (t->n_thinking_blocks) {
+        json_t *blocks = json_array();
+        for (size_t i = 0; i < t->n_thinking_blocks; i++) {
+            const ac_thinking_block *b = &t->thinking_blocks[i];
+            assert_int_equal(strlen(b->thinking), b->thinking_len);
+            json_array_append_new(
+                blocks, b->data
+                            ? json_pack("{s s s s}", "type", "redacted_thinking", "data", b->data)
+                            : json_pack("{s s s s% s s}", "type", "thinking", "thinking",
+                                        b->thinking, b->thinking_len, "signature", b->signature));
+        }
+        json_object_set_new(turn, "thinking_blocks", blocks);
+    }
+    return turn;
 }
 
 /* Runs a stream fed in chunks ending at the given cuts; each chunk in its own
@@ -250,6 +265,7 @@ static const char *const fixtures[] = {
     "anthropic_text",
     "anthropic_tools",
     "anthropic_thinking",
+    "anthropic_thinking_tools",
     "anthropic_error",
 };
 #define N_FIXTURES (sizeof fixtures / sizeof fixtures[0])

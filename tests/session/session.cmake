@@ -1,6 +1,6 @@
 # Tests of engines and sessions: the scripted provider end to end, journals and
 # replay (in-process and through the CLI), retries, failures, and cancellation.
 agentc_add_test(session_engine SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_session.c
-  LIBS agentc_runtime agentc_io ARGS $<TARGET_FILE:agentc> LABELS session)
+  LIBS agentc_runtime agentc_io agentc_test_replay ARGS $<TARGET_FILE:agentc> LABELS session)
 agentc_add_test(session_binding SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_binding.c
   LIBS agentc_runtime agentc_gen LABELS session)

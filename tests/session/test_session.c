@@ -19,7 +19,7 @@
 #include "io/http.h"
 #include "io/loop.h"
 #include "io/proc.h"
-#include "session/session_int.h" /* ac_session_new_replay */
+#include "journal_replay.h"
 
 static const char *agentc_bin;
 static char tmpdir[256];
@@ -116,29 +116,10 @@ static char *slurp(const char *path)
 static ac_session *replay_journal(ac_engine *e, const char *id, const char *path)
 {
     char err[256];
-    ac_session *s = ac_session_new_replay(e, id, err, sizeof err);
-    assert_non_null(s);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char *line = NULL;
-    size_t cap = 0;
     int events = 0;
-    while (getline(&line, &cap, f) > 0) {
-        json_error_t jerr;
-        json_t *v = json_loads(line, 0, &jerr);
-        assert_non_null(v);
-        json_t *ev = json_object_get(v, "ev");
-        if (json_is_string(ev)) {
-            json_t *data = json_object_get(v, "data");
-            int64_t t = json_integer_value(json_object_get(v, "t"));
-            int rc = ac_session_post(s, json_string_value(ev), json_incref(data), t);
-            assert_true(rc != -2);
-            events++;
-        }
-        json_decref(v);
-    }
-    free(line);
-    fclose(f);
+    ac_session *s = test_replay_journal(e, id, path, &events, err, sizeof err);
+    if (!s)
+        fail_msg("replay: %s", err);
     assert_true(events > 3);
     return s;
 }

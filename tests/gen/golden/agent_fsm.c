@@ -10,147 +10,147 @@ static const ac_fsm_machine machines[] = {
 };
 
 static const ac_fsm_state states[] = {
-    /*   0 session.Created  agent.fsm:44 */
-    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 44, .terminal = 0},
-    /*   1 session.Error  agent.fsm:45 */
-    {.name = "Error", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 45, .terminal = 1},
-    /*   2 session.Cancelled  agent.fsm:45 */
-    {.name = "Cancelled", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 45, .terminal = 1},
-    /*   3 session.Completed  agent.fsm:45 */
-    {.name = "Completed", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 45, .terminal = 1},
-    /*   4 session.Idle  agent.fsm:47 */
-    {.name = "Idle", .machine = 0, .first_transition = 3, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 3, .invoke = 65535, .line = 47, .terminal = 0},
-    /*   5 session.Running  agent.fsm:48 */
-    {.name = "Running", .machine = 0, .first_transition = 8, .n_transitions = 7, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 48, .terminal = 0},
-    /*   6 session.Paused  agent.fsm:49 */
-    {.name = "Paused", .machine = 0, .first_transition = 15, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 49, .terminal = 0},
-    /*   7 agent.INIT  agent.fsm:72 */
-    {.name = "INIT", .machine = 1, .first_transition = 21, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 72, .terminal = 0},
-    /*   8 agent.COMPLETED  agent.fsm:73 */
-    {.name = "COMPLETED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 73, .terminal = 1},
-    /*   9 agent.FAILED  agent.fsm:73 */
-    {.name = "FAILED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 73, .terminal = 1},
-    /*  10 agent.PLANNING  agent.fsm:75 */
-    {.name = "PLANNING", .machine = 1, .first_transition = 22, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 75, .terminal = 0},
-    /*  11 agent.OBSERVING  agent.fsm:75 */
-    {.name = "OBSERVING", .machine = 1, .first_transition = 25, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 75, .terminal = 0},
-    /*  12 agent.EXECUTING  agent.fsm:76 */
-    {.name = "EXECUTING", .machine = 1, .first_transition = 28, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 76, .terminal = 0},
-    /*  13 agent.COMPACTING  agent.fsm:77 */
-    {.name = "COMPACTING", .machine = 1, .first_transition = 30, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = 65535, .line = 77, .terminal = 0},
-    /*  14 process.IDLE  agent.fsm:98 */
-    {.name = "IDLE", .machine = 2, .first_transition = 32, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 98, .terminal = 0},
-    /*  15 process.SUCCESS  agent.fsm:99 */
-    {.name = "SUCCESS", .machine = 2, .first_transition = 33, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 99, .terminal = 1},
-    /*  16 process.ERROR  agent.fsm:99 */
-    {.name = "ERROR", .machine = 2, .first_transition = 33, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 99, .terminal = 1},
-    /*  17 process.CALLING  agent.fsm:103 */
-    {.name = "CALLING", .machine = 2, .first_transition = 33, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 14, .invoke = 65535, .line = 103, .terminal = 0},
-    /*  18 process.STREAMING  agent.fsm:104 */
-    {.name = "STREAMING", .machine = 2, .first_transition = 36, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 19, .invoke = 65535, .line = 104, .terminal = 0},
-    /*  19 process.TOOL_EXECUTING  agent.fsm:105 */
-    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 41, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 23, .invoke = 65535, .line = 105, .terminal = 0},
-    /*  20 process.RETRYING  agent.fsm:106 */
-    {.name = "RETRYING", .machine = 2, .first_transition = 47, .n_transitions = 1, .enter = 25, .exit = 0, .effects = 30, .invoke = 65535, .line = 106, .terminal = 0},
+    /*   0 session.Created  agent.fsm:46 */
+    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 46, .terminal = 0},
+    /*   1 session.Error  agent.fsm:47 */
+    {.name = "Error", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 47, .terminal = 1},
+    /*   2 session.Cancelled  agent.fsm:47 */
+    {.name = "Cancelled", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 47, .terminal = 1},
+    /*   3 session.Completed  agent.fsm:47 */
+    {.name = "Completed", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 47, .terminal = 1},
+    /*   4 session.Idle  agent.fsm:49 */
+    {.name = "Idle", .machine = 0, .first_transition = 3, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 3, .invoke = 65535, .line = 49, .terminal = 0},
+    /*   5 session.Running  agent.fsm:50 */
+    {.name = "Running", .machine = 0, .first_transition = 8, .n_transitions = 7, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 50, .terminal = 0},
+    /*   6 session.Paused  agent.fsm:51 */
+    {.name = "Paused", .machine = 0, .first_transition = 15, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 51, .terminal = 0},
+    /*   7 agent.INIT  agent.fsm:74 */
+    {.name = "INIT", .machine = 1, .first_transition = 21, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 74, .terminal = 0},
+    /*   8 agent.COMPLETED  agent.fsm:75 */
+    {.name = "COMPLETED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 75, .terminal = 1},
+    /*   9 agent.FAILED  agent.fsm:75 */
+    {.name = "FAILED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 75, .terminal = 1},
+    /*  10 agent.PLANNING  agent.fsm:77 */
+    {.name = "PLANNING", .machine = 1, .first_transition = 22, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 77, .terminal = 0},
+    /*  11 agent.OBSERVING  agent.fsm:77 */
+    {.name = "OBSERVING", .machine = 1, .first_transition = 25, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 77, .terminal = 0},
+    /*  12 agent.EXECUTING  agent.fsm:78 */
+    {.name = "EXECUTING", .machine = 1, .first_transition = 28, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 78, .terminal = 0},
+    /*  13 agent.COMPACTING  agent.fsm:79 */
+    {.name = "COMPACTING", .machine = 1, .first_transition = 30, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = 65535, .line = 79, .terminal = 0},
+    /*  14 process.IDLE  agent.fsm:100 */
+    {.name = "IDLE", .machine = 2, .first_transition = 32, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 100, .terminal = 0},
+    /*  15 process.SUCCESS  agent.fsm:101 */
+    {.name = "SUCCESS", .machine = 2, .first_transition = 33, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 101, .terminal = 1},
+    /*  16 process.ERROR  agent.fsm:101 */
+    {.name = "ERROR", .machine = 2, .first_transition = 33, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = 65535, .line = 101, .terminal = 1},
+    /*  17 process.CALLING  agent.fsm:105 */
+    {.name = "CALLING", .machine = 2, .first_transition = 33, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 14, .invoke = 65535, .line = 105, .terminal = 0},
+    /*  18 process.STREAMING  agent.fsm:106 */
+    {.name = "STREAMING", .machine = 2, .first_transition = 36, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 19, .invoke = 65535, .line = 106, .terminal = 0},
+    /*  19 process.TOOL_EXECUTING  agent.fsm:107 */
+    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 41, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 23, .invoke = 65535, .line = 107, .terminal = 0},
+    /*  20 process.RETRYING  agent.fsm:108 */
+    {.name = "RETRYING", .machine = 2, .first_transition = 47, .n_transitions = 1, .enter = 25, .exit = 0, .effects = 30, .invoke = 65535, .line = 108, .terminal = 0},
 };
 
 static const ac_fsm_transition transitions[] = {
-    /*    0 Created --spawn--> Idle  agent.fsm:51 */
-    {.source = 0, .event = 1, .target = 4, .guard = 65535, .actions = 32, .line = 51, .kind = AC_TR_EXTERNAL},
-    /*    1 Created --cancel--> Cancelled  agent.fsm:65 */
-    {.source = 0, .event = 5, .target = 2, .guard = 65535, .actions = 34, .line = 65, .kind = AC_TR_EXTERNAL},
-    /*    2 Created on ping  agent.fsm:66 */
-    {.source = 0, .event = 6, .target = 0, .guard = 65535, .actions = 36, .line = 66, .kind = AC_TR_INTERNAL},
-    /*    3 Idle --user_message--> Running  agent.fsm:52 */
-    {.source = 4, .event = 2, .target = 5, .guard = 65535, .actions = 38, .line = 52, .kind = AC_TR_EXTERNAL},
-    /*    4 Idle --inactivity_timeout--> Completed  agent.fsm:53 */
-    {.source = 4, .event = 7, .target = 3, .guard = 65535, .actions = 0, .line = 53, .kind = AC_TR_EXTERNAL},
-    /*    5 Idle --pause--> Paused  agent.fsm:60 */
-    {.source = 4, .event = 3, .target = 6, .guard = 65535, .actions = 0, .line = 60, .kind = AC_TR_EXTERNAL},
-    /*    6 Idle --cancel--> Cancelled  agent.fsm:65 */
-    {.source = 4, .event = 5, .target = 2, .guard = 65535, .actions = 40, .line = 65, .kind = AC_TR_EXTERNAL},
-    /*    7 Idle on ping  agent.fsm:66 */
-    {.source = 4, .event = 6, .target = 4, .guard = 65535, .actions = 42, .line = 66, .kind = AC_TR_INTERNAL},
-    /*    8 Running on user_message  agent.fsm:55 */
-    {.source = 5, .event = 2, .target = 5, .guard = 65535, .actions = 44, .line = 55, .kind = AC_TR_INTERNAL},
-    /*    9 Running --agent.COMPLETED--> Running  agent.fsm:56 */
-    {.source = 5, .event = 18, .target = 5, .guard = 0, .actions = 46, .line = 56, .kind = AC_TR_EXTERNAL},
-    /*   10 Running --agent.COMPLETED--> Idle  agent.fsm:57 */
-    {.source = 5, .event = 18, .target = 4, .guard = 65535, .actions = 49, .line = 57, .kind = AC_TR_EXTERNAL},
-    /*   11 Running --agent.FAILED--> Error  agent.fsm:58 */
-    {.source = 5, .event = 19, .target = 1, .guard = 65535, .actions = 51, .line = 58, .kind = AC_TR_EXTERNAL},
-    /*   12 Running --pause--> Paused  agent.fsm:60 */
-    {.source = 5, .event = 3, .target = 6, .guard = 65535, .actions = 0, .line = 60, .kind = AC_TR_EXTERNAL},
-    /*   13 Running --cancel--> Cancelled  agent.fsm:65 */
-    {.source = 5, .event = 5, .target = 2, .guard = 65535, .actions = 53, .line = 65, .kind = AC_TR_EXTERNAL},
-    /*   14 Running on ping  agent.fsm:66 */
-    {.source = 5, .event = 6, .target = 5, .guard = 65535, .actions = 55, .line = 66, .kind = AC_TR_INTERNAL},
-    /*   15 Paused on user_message  agent.fsm:61 */
-    {.source = 6, .event = 2, .target = 6, .guard = 65535, .actions = 57, .line = 61, .kind = AC_TR_INTERNAL},
-    /*   16 Paused --resume--> Running  agent.fsm:62 */
-    {.source = 6, .event = 4, .target = 5, .guard = 2, .actions = 0, .line = 62, .kind = AC_TR_EXTERNAL},
-    /*   17 Paused --resume--> Idle  agent.fsm:63 */
-    {.source = 6, .event = 4, .target = 4, .guard = 65535, .actions = 0, .line = 63, .kind = AC_TR_EXTERNAL},
-    /*   18 Paused --cancel--> Cancelled  agent.fsm:65 */
-    {.source = 6, .event = 5, .target = 2, .guard = 65535, .actions = 59, .line = 65, .kind = AC_TR_EXTERNAL},
-    /*   19 Paused on ping  agent.fsm:66 */
-    {.source = 6, .event = 6, .target = 6, .guard = 65535, .actions = 61, .line = 66, .kind = AC_TR_INTERNAL},
-    /*   20 Paused ignore pause  agent.fsm:67 */
-    {.source = 6, .event = 3, .target = 6, .guard = 65535, .actions = 0, .line = 67, .kind = AC_TR_IGNORE},
-    /*   21 INIT ----> PLANNING  agent.fsm:79 */
-    {.source = 7, .event = 0, .target = 10, .guard = 65535, .actions = 63, .line = 79, .kind = AC_TR_EXTERNAL},
-    /*   22 PLANNING ----> FAILED  agent.fsm:81 */
-    {.source = 10, .event = 0, .target = 9, .guard = 4, .actions = 65, .line = 81, .kind = AC_TR_EXTERNAL},
-    /*   23 PLANNING ----> COMPACTING  agent.fsm:82 */
-    {.source = 10, .event = 0, .target = 13, .guard = 7, .actions = 0, .line = 82, .kind = AC_TR_EXTERNAL},
-    /*   24 PLANNING ----> EXECUTING  agent.fsm:83 */
-    {.source = 10, .event = 0, .target = 12, .guard = 65535, .actions = 67, .line = 83, .kind = AC_TR_EXTERNAL},
-    /*   25 OBSERVING ----> COMPLETED  agent.fsm:88 */
-    {.source = 11, .event = 0, .target = 8, .guard = 9, .actions = 69, .line = 88, .kind = AC_TR_EXTERNAL},
-    /*   26 OBSERVING ----> COMPACTING  agent.fsm:89 */
-    {.source = 11, .event = 0, .target = 13, .guard = 11, .actions = 0, .line = 89, .kind = AC_TR_EXTERNAL},
-    /*   27 OBSERVING ----> PLANNING  agent.fsm:90 */
-    {.source = 11, .event = 0, .target = 10, .guard = 65535, .actions = 0, .line = 90, .kind = AC_TR_EXTERNAL},
-    /*   28 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:85 */
-    {.source = 12, .event = 20, .target = 11, .guard = 65535, .actions = 0, .line = 85, .kind = AC_TR_EXTERNAL},
-    /*   29 EXECUTING --process.ERROR--> FAILED  agent.fsm:86 */
-    {.source = 12, .event = 21, .target = 9, .guard = 65535, .actions = 71, .line = 86, .kind = AC_TR_EXTERNAL},
-    /*   30 COMPACTING --compaction.done--> PLANNING  agent.fsm:92 */
-    {.source = 13, .event = 16, .target = 10, .guard = 65535, .actions = 73, .line = 92, .kind = AC_TR_EXTERNAL},
-    /*   31 COMPACTING --compaction.failed--> PLANNING  agent.fsm:93 */
-    {.source = 13, .event = 17, .target = 10, .guard = 65535, .actions = 75, .line = 93, .kind = AC_TR_EXTERNAL},
-    /*   32 IDLE ----> CALLING  agent.fsm:108 */
-    {.source = 14, .event = 0, .target = 17, .guard = 65535, .actions = 77, .line = 108, .kind = AC_TR_EXTERNAL},
-    /*   33 CALLING --llm.started--> STREAMING  agent.fsm:110 */
-    {.source = 17, .event = 8, .target = 18, .guard = 65535, .actions = 79, .line = 110, .kind = AC_TR_EXTERNAL},
-    /*   34 CALLING --llm.failed--> RETRYING  agent.fsm:115 */
-    {.source = 17, .event = 11, .target = 20, .guard = 13, .actions = 81, .line = 115, .kind = AC_TR_EXTERNAL},
-    /*   35 CALLING --llm.failed--> ERROR  agent.fsm:116 */
-    {.source = 17, .event = 11, .target = 16, .guard = 65535, .actions = 83, .line = 116, .kind = AC_TR_EXTERNAL},
-    /*   36 STREAMING on llm.delta  agent.fsm:111 */
-    {.source = 18, .event = 9, .target = 18, .guard = 65535, .actions = 86, .line = 111, .kind = AC_TR_INTERNAL},
-    /*   37 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:112 */
-    {.source = 18, .event = 10, .target = 19, .guard = 17, .actions = 88, .line = 112, .kind = AC_TR_EXTERNAL},
-    /*   38 STREAMING --llm.completed--> SUCCESS  agent.fsm:113 */
-    {.source = 18, .event = 10, .target = 15, .guard = 65535, .actions = 90, .line = 113, .kind = AC_TR_EXTERNAL},
-    /*   39 STREAMING --llm.failed--> RETRYING  agent.fsm:115 */
-    {.source = 18, .event = 11, .target = 20, .guard = 19, .actions = 92, .line = 115, .kind = AC_TR_EXTERNAL},
-    /*   40 STREAMING --llm.failed--> ERROR  agent.fsm:116 */
-    {.source = 18, .event = 11, .target = 16, .guard = 65535, .actions = 94, .line = 116, .kind = AC_TR_EXTERNAL},
-    /*   41 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:119 */
-    {.source = 19, .event = 12, .target = 15, .guard = 23, .actions = 97, .line = 119, .kind = AC_TR_EXTERNAL},
-    /*   42 TOOL_EXECUTING on tool.completed  agent.fsm:120 */
-    {.source = 19, .event = 12, .target = 19, .guard = 65535, .actions = 99, .line = 120, .kind = AC_TR_INTERNAL},
-    /*   43 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:121 */
-    {.source = 19, .event = 13, .target = 15, .guard = 25, .actions = 101, .line = 121, .kind = AC_TR_EXTERNAL},
-    /*   44 TOOL_EXECUTING on context.expanded  agent.fsm:122 */
-    {.source = 19, .event = 13, .target = 19, .guard = 65535, .actions = 103, .line = 122, .kind = AC_TR_INTERNAL},
-    /*   45 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:123 */
-    {.source = 19, .event = 14, .target = 15, .guard = 27, .actions = 105, .line = 123, .kind = AC_TR_EXTERNAL},
-    /*   46 TOOL_EXECUTING on context.loaded  agent.fsm:124 */
-    {.source = 19, .event = 14, .target = 19, .guard = 65535, .actions = 107, .line = 124, .kind = AC_TR_INTERNAL},
-    /*   47 RETRYING --timer.fired--> CALLING  agent.fsm:117 */
-    {.source = 20, .event = 15, .target = 17, .guard = 65535, .actions = 109, .line = 117, .kind = AC_TR_EXTERNAL},
+    /*    0 Created --spawn--> Idle  agent.fsm:53 */
+    {.source = 0, .event = 1, .target = 4, .guard = 65535, .actions = 32, .line = 53, .kind = AC_TR_EXTERNAL},
+    /*    1 Created --cancel--> Cancelled  agent.fsm:67 */
+    {.source = 0, .event = 5, .target = 2, .guard = 65535, .actions = 34, .line = 67, .kind = AC_TR_EXTERNAL},
+    /*    2 Created on ping  agent.fsm:68 */
+    {.source = 0, .event = 6, .target = 0, .guard = 65535, .actions = 36, .line = 68, .kind = AC_TR_INTERNAL},
+    /*    3 Idle --user_message--> Running  agent.fsm:54 */
+    {.source = 4, .event = 2, .target = 5, .guard = 65535, .actions = 38, .line = 54, .kind = AC_TR_EXTERNAL},
+    /*    4 Idle --inactivity_timeout--> Completed  agent.fsm:55 */
+    {.source = 4, .event = 7, .target = 3, .guard = 65535, .actions = 0, .line = 55, .kind = AC_TR_EXTERNAL},
+    /*    5 Idle --pause--> Paused  agent.fsm:62 */
+    {.source = 4, .event = 3, .target = 6, .guard = 65535, .actions = 0, .line = 62, .kind = AC_TR_EXTERNAL},
+    /*    6 Idle --cancel--> Cancelled  agent.fsm:67 */
+    {.source = 4, .event = 5, .target = 2, .guard = 65535, .actions = 40, .line = 67, .kind = AC_TR_EXTERNAL},
+    /*    7 Idle on ping  agent.fsm:68 */
+    {.source = 4, .event = 6, .target = 4, .guard = 65535, .actions = 42, .line = 68, .kind = AC_TR_INTERNAL},
+    /*    8 Running on user_message  agent.fsm:57 */
+    {.source = 5, .event = 2, .target = 5, .guard = 65535, .actions = 44, .line = 57, .kind = AC_TR_INTERNAL},
+    /*    9 Running --agent.COMPLETED--> Running  agent.fsm:58 */
+    {.source = 5, .event = 18, .target = 5, .guard = 0, .actions = 46, .line = 58, .kind = AC_TR_EXTERNAL},
+    /*   10 Running --agent.COMPLETED--> Idle  agent.fsm:59 */
+    {.source = 5, .event = 18, .target = 4, .guard = 65535, .actions = 49, .line = 59, .kind = AC_TR_EXTERNAL},
+    /*   11 Running --agent.FAILED--> Error  agent.fsm:60 */
+    {.source = 5, .event = 19, .target = 1, .guard = 65535, .actions = 51, .line = 60, .kind = AC_TR_EXTERNAL},
+    /*   12 Running --pause--> Paused  agent.fsm:62 */
+    {.source = 5, .event = 3, .target = 6, .guard = 65535, .actions = 0, .line = 62, .kind = AC_TR_EXTERNAL},
+    /*   13 Running --cancel--> Cancelled  agent.fsm:67 */
+    {.source = 5, .event = 5, .target = 2, .guard = 65535, .actions = 53, .line = 67, .kind = AC_TR_EXTERNAL},
+    /*   14 Running on ping  agent.fsm:68 */
+    {.source = 5, .event = 6, .target = 5, .guard = 65535, .actions = 55, .line = 68, .kind = AC_TR_INTERNAL},
+    /*   15 Paused on user_message  agent.fsm:63 */
+    {.source = 6, .event = 2, .target = 6, .guard = 65535, .actions = 57, .line = 63, .kind = AC_TR_INTERNAL},
+    /*   16 Paused --resume--> Running  agent.fsm:64 */
+    {.source = 6, .event = 4, .target = 5, .guard = 2, .actions = 0, .line = 64, .kind = AC_TR_EXTERNAL},
+    /*   17 Paused --resume--> Idle  agent.fsm:65 */
+    {.source = 6, .event = 4, .target = 4, .guard = 65535, .actions = 0, .line = 65, .kind = AC_TR_EXTERNAL},
+    /*   18 Paused --cancel--> Cancelled  agent.fsm:67 */
+    {.source = 6, .event = 5, .target = 2, .guard = 65535, .actions = 59, .line = 67, .kind = AC_TR_EXTERNAL},
+    /*   19 Paused on ping  agent.fsm:68 */
+    {.source = 6, .event = 6, .target = 6, .guard = 65535, .actions = 61, .line = 68, .kind = AC_TR_INTERNAL},
+    /*   20 Paused ignore pause  agent.fsm:69 */
+    {.source = 6, .event = 3, .target = 6, .guard = 65535, .actions = 0, .line = 69, .kind = AC_TR_IGNORE},
+    /*   21 INIT ----> PLANNING  agent.fsm:81 */
+    {.source = 7, .event = 0, .target = 10, .guard = 65535, .actions = 63, .line = 81, .kind = AC_TR_EXTERNAL},
+    /*   22 PLANNING ----> FAILED  agent.fsm:83 */
+    {.source = 10, .event = 0, .target = 9, .guard = 4, .actions = 65, .line = 83, .kind = AC_TR_EXTERNAL},
+    /*   23 PLANNING ----> COMPACTING  agent.fsm:84 */
+    {.source = 10, .event = 0, .target = 13, .guard = 7, .actions = 0, .line = 84, .kind = AC_TR_EXTERNAL},
+    /*   24 PLANNING ----> EXECUTING  agent.fsm:85 */
+    {.source = 10, .event = 0, .target = 12, .guard = 65535, .actions = 67, .line = 85, .kind = AC_TR_EXTERNAL},
+    /*   25 OBSERVING ----> COMPLETED  agent.fsm:90 */
+    {.source = 11, .event = 0, .target = 8, .guard = 9, .actions = 69, .line = 90, .kind = AC_TR_EXTERNAL},
+    /*   26 OBSERVING ----> COMPACTING  agent.fsm:91 */
+    {.source = 11, .event = 0, .target = 13, .guard = 11, .actions = 0, .line = 91, .kind = AC_TR_EXTERNAL},
+    /*   27 OBSERVING ----> PLANNING  agent.fsm:92 */
+    {.source = 11, .event = 0, .target = 10, .guard = 65535, .actions = 0, .line = 92, .kind = AC_TR_EXTERNAL},
+    /*   28 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:87 */
+    {.source = 12, .event = 20, .target = 11, .guard = 65535, .actions = 0, .line = 87, .kind = AC_TR_EXTERNAL},
+    /*   29 EXECUTING --process.ERROR--> FAILED  agent.fsm:88 */
+    {.source = 12, .event = 21, .target = 9, .guard = 65535, .actions = 71, .line = 88, .kind = AC_TR_EXTERNAL},
+    /*   30 COMPACTING --compaction.done--> PLANNING  agent.fsm:94 */
+    {.source = 13, .event = 16, .target = 10, .guard = 65535, .actions = 73, .line = 94, .kind = AC_TR_EXTERNAL},
+    /*   31 COMPACTING --compaction.failed--> PLANNING  agent.fsm:95 */
+    {.source = 13, .event = 17, .target = 10, .guard = 65535, .actions = 75, .line = 95, .kind = AC_TR_EXTERNAL},
+    /*   32 IDLE ----> CALLING  agent.fsm:110 */
+    {.source = 14, .event = 0, .target = 17, .guard = 65535, .actions = 77, .line = 110, .kind = AC_TR_EXTERNAL},
+    /*   33 CALLING --llm.started--> STREAMING  agent.fsm:112 */
+    {.source = 17, .event = 8, .target = 18, .guard = 65535, .actions = 79, .line = 112, .kind = AC_TR_EXTERNAL},
+    /*   34 CALLING --llm.failed--> RETRYING  agent.fsm:117 */
+    {.source = 17, .event = 11, .target = 20, .guard = 13, .actions = 81, .line = 117, .kind = AC_TR_EXTERNAL},
+    /*   35 CALLING --llm.failed--> ERROR  agent.fsm:118 */
+    {.source = 17, .event = 11, .target = 16, .guard = 65535, .actions = 83, .line = 118, .kind = AC_TR_EXTERNAL},
+    /*   36 STREAMING on llm.delta  agent.fsm:113 */
+    {.source = 18, .event = 9, .target = 18, .guard = 65535, .actions = 86, .line = 113, .kind = AC_TR_INTERNAL},
+    /*   37 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:114 */
+    {.source = 18, .event = 10, .target = 19, .guard = 17, .actions = 88, .line = 114, .kind = AC_TR_EXTERNAL},
+    /*   38 STREAMING --llm.completed--> SUCCESS  agent.fsm:115 */
+    {.source = 18, .event = 10, .target = 15, .guard = 65535, .actions = 90, .line = 115, .kind = AC_TR_EXTERNAL},
+    /*   39 STREAMING --llm.failed--> RETRYING  agent.fsm:117 */
+    {.source = 18, .event = 11, .target = 20, .guard = 19, .actions = 92, .line = 117, .kind = AC_TR_EXTERNAL},
+    /*   40 STREAMING --llm.failed--> ERROR  agent.fsm:118 */
+    {.source = 18, .event = 11, .target = 16, .guard = 65535, .actions = 94, .line = 118, .kind = AC_TR_EXTERNAL},
+    /*   41 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:121 */
+    {.source = 19, .event = 12, .target = 15, .guard = 23, .actions = 97, .line = 121, .kind = AC_TR_EXTERNAL},
+    /*   42 TOOL_EXECUTING on tool.completed  agent.fsm:122 */
+    {.source = 19, .event = 12, .target = 19, .guard = 65535, .actions = 99, .line = 122, .kind = AC_TR_INTERNAL},
+    /*   43 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:123 */
+    {.source = 19, .event = 13, .target = 15, .guard = 25, .actions = 101, .line = 123, .kind = AC_TR_EXTERNAL},
+    /*   44 TOOL_EXECUTING on context.expanded  agent.fsm:124 */
+    {.source = 19, .event = 13, .target = 19, .guard = 65535, .actions = 103, .line = 124, .kind = AC_TR_INTERNAL},
+    /*   45 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:125 */
+    {.source = 19, .event = 14, .target = 15, .guard = 27, .actions = 105, .line = 125, .kind = AC_TR_EXTERNAL},
+    /*   46 TOOL_EXECUTING on context.loaded  agent.fsm:126 */
+    {.source = 19, .event = 14, .target = 19, .guard = 65535, .actions = 107, .line = 126, .kind = AC_TR_INTERNAL},
+    /*   47 RETRYING --timer.fired--> CALLING  agent.fsm:119 */
+    {.source = 20, .event = 15, .target = 17, .guard = 65535, .actions = 109, .line = 119, .kind = AC_TR_EXTERNAL},
 };
 
 static const ac_fsm_effect_use effect_uses[] = {
@@ -176,6 +176,8 @@ static const ac_fsm_param params[] = {
     {.name = "compaction_keep", .type = 0, .ival = 6LL, .sval = NULL},
     {.name = "context_window", .type = 0, .ival = 0LL, .sval = NULL},
     {.name = "context_step", .type = 0, .ival = 20LL, .sval = NULL},
+    {.name = "max_tokens", .type = 0, .ival = 0LL, .sval = NULL},
+    {.name = "thinking_budget", .type = 0, .ival = 0LL, .sval = NULL},
 };
 
 /* guard programs in postfix: PRED = index, NOT 16384, AND 32768, OR 49152, END 65535 */
@@ -276,7 +278,7 @@ static const char *const effect_names[] = {
 
 const ac_fsm_tables agent_fsm = {
     .spec_path = "spec/agent.fsm",
-    .hash = "b7d2dfcefaf7f190",
+    .hash = "97f6bad319afa9c3",
     .n_machines = 3,
     .n_states = 21,
     .n_events = 22,
@@ -284,7 +286,7 @@ const ac_fsm_tables agent_fsm = {
     .n_guards = 9,
     .n_actions = 25,
     .n_effects = 5,
-    .n_params = 13,
+    .n_params = 15,
     .n_effect_uses = 6,
     .root = 0,
     .machines = machines,

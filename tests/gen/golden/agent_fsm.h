@@ -4,7 +4,7 @@
 
 #include "agentc/fsm_tables.h"
 
-#define AGENT_SPEC_HASH "b7d2dfcefaf7f190"
+#define AGENT_SPEC_HASH "97f6bad319afa9c3"
 
 enum agent_machine {
     AGENT_M_SESSION = 0,
@@ -133,7 +133,9 @@ enum agent_param {
     AGENT_P_COMPACTION_KEEP = 10,
     AGENT_P_CONTEXT_WINDOW = 11,
     AGENT_P_CONTEXT_STEP = 12,
-    AGENT_P__COUNT = 13
+    AGENT_P_MAX_TOKENS = 13,
+    AGENT_P_THINKING_BUDGET = 14,
+    AGENT_P__COUNT = 15
 };
 
 #define AGENT_PARAM_MAX_ITERATIONS 10LL
@@ -149,6 +151,8 @@ enum agent_param {
 #define AGENT_PARAM_COMPACTION_KEEP 6LL
 #define AGENT_PARAM_CONTEXT_WINDOW 0LL
 #define AGENT_PARAM_CONTEXT_STEP 20LL
+#define AGENT_PARAM_MAX_TOKENS 0LL
+#define AGENT_PARAM_THINKING_BUDGET 0LL
 
 extern const ac_fsm_tables agent_fsm;
 
