@@ -55,7 +55,8 @@ typedef struct ac_fsm_binding {
     const ac_guard_fn *guards;   /* t->n_guards entries, none NULL */
     const ac_action_fn *actions; /* t->n_actions */
     ac_effect_fn effect;         /* one hook for every effect use */
-    const ac_fsm_plan *plan;     /* required: ac_fsm_plan_new(t) */
+    const ac_fsm_plan *plan;     /* required: ac_fsm_plan_new(t); without it
+                                    ac_fsm_start fails and nothing runs */
 } ac_fsm_binding;
 
 /* What a trace record describes. */

@@ -333,10 +333,11 @@ void ac_fsm_init(ac_fsm *f, const ac_fsm_binding *b, ac_session *ctx, ac_trace_f
 {
     /* field by field: the state and queue arrays are only read below depth
      * and qn (a memset of the whole struct costs more than the rest) */
-    const ac_fsm_plan *p = b->plan;
+    static const ac_fsm_plan no_plan; /* a binding without a plan never starts */
+    const ac_fsm_plan *p = b->plan ? b->plan : &no_plan;
     f->b = b;
     f->ctx = ctx;
-    f->plan = p;
+    f->plan = b->plan;
     f->plan_rows = p->rows;
     f->plan_lists = p->lists;
     f->states = b->t->states;
@@ -363,6 +364,8 @@ int ac_fsm_start(ac_fsm *f, const ac_event *ev)
     const ac_fsm_tables *t = f->b->t;
     if (f->started)
         return AC_FSM_HANDLED;
+    if (!f->plan)
+        return AC_FSM_FAILED; /* the binding lacks its plan (ac_fsm_plan_new) */
     f->started = 1;
     f->error = 0;
     f->microsteps = 0;

@@ -75,15 +75,13 @@ static void action_at(ac_session *s, int i)
         (void)ev;                                                                                  \
         action_at(s, i);                                                                           \
     }
-G(0)
-G(1)
-G(2)
-G(3) G(4) G(5) G(6) G(7) A(0) A(1) A(2) A(3) A(4) A(5) A(6) A(7) A(8) A(9) A(10) A(11) A(12) A(13)
-    A(14) A(15)
-
-        static const ac_guard_fn guard_fns[] = {g0, g1, g2, g3, g4, g5, g6, g7};
+/* clang-format off */
+G(0) G(1) G(2) G(3) G(4) G(5) G(6) G(7)
+A(0) A(1) A(2) A(3) A(4) A(5) A(6) A(7) A(8) A(9) A(10) A(11) A(12) A(13) A(14) A(15)
+static const ac_guard_fn guard_fns[] = {g0, g1, g2, g3, g4, g5, g6, g7};
 static const ac_action_fn action_fns[] = {a0, a1, a2,  a3,  a4,  a5,  a6,  a7,
                                           a8, a9, a10, a11, a12, a13, a14, a15};
+/* clang-format on */
 
 static void effect_fn(ac_session *s, uint16_t use, int start, const ac_event *ev)
 {
@@ -481,6 +479,21 @@ static void test_effect_handover_eventless(void **state)
     rig_free(r);
 }
 
+/* A binding without its plan: the machine never starts, nothing runs. */
+static void test_no_plan(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event quit\naction e\n"
+                     "machine m {\n initial S\n terminal Q\n state S { enter e }\n"
+                     " S -> Q on quit\n}\n");
+    r->b.plan = NULL;
+    ac_fsm_init(&r->fsm, &r->b, &r->s, NULL, NULL);
+    assert_int_equal(start(r), AC_FSM_FAILED);
+    assert_int_equal(send(r, "quit"), AC_FSM_FAILED);
+    assert_string_equal(r->s.log, "");
+    rig_free(r);
+}
+
 /* 1e5 dispatches through a small cycle. Whether dispatch allocates is not
  * checked here (no allocator hook); this only proves it runs steady. */
 static void test_many_dispatches(void **state)
@@ -516,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_effect_continuity),
         cmocka_unit_test(test_fast_path),
         cmocka_unit_test(test_effect_handover_eventless),
+        cmocka_unit_test(test_no_plan),
         cmocka_unit_test(test_many_dispatches),
     };
     int failed = cmocka_run_group_tests_name("indexed", tests, NULL, NULL);
