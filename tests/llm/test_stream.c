@@ -220,7 +220,11 @@ static void check_fixture(const char *name)
     check_deltas_match_turn(name, whole);
     assert_true(json_array_size(json_object_get(whole, "deltas")) > 0);
 
-    for (size_t k = 1; k < len; k++) {
+    /* every byte; under valgrind (AGENTC_TEST_UNDER_VALGRIND set by CI) every
+     * 7th byte, which still cuts every field of every event somewhere, and
+     * keeps the run to seconds instead of minutes */
+    size_t step = getenv("AGENTC_TEST_UNDER_VALGRIND") ? 7 : 1;
+    for (size_t k = 1; k < len; k += step) {
         json_t *split = run_cuts(wire, in, len, &k, 1);
         if (!json_equal(whole, split)) {
             dump_diff(name, split, whole);
