@@ -426,7 +426,7 @@ static int load_message(loader *L, ac_conv *c, json_t *o, size_t i, msg_check *m
         return fail_at(L, "%s: only assistant messages have reasoning, thinking or tool_calls",
                        where);
     if (thinking) {
-        json_t *blocks = json_loads(thinking, 0, NULL);
+        json_t *blocks = json_loads(thinking, JSON_ALLOW_NUL, NULL);
         int is_array = json_is_array(blocks);
         json_decref(blocks);
         if (!is_array)

@@ -411,6 +411,15 @@ static char *choose_call_id(const ac_conv *conv, ac_tool_call **fresh, size_t n,
     return buf;
 }
 
+/* Whether text is a JSON array (thinking text may hold U+0000). */
+static int is_json_array(const char *text)
+{
+    json_t *j = json_loads(text, JSON_ALLOW_NUL, NULL);
+    int ok = json_is_array(j);
+    json_decref(j);
+    return ok;
+}
+
 int ac_conv_set_thinking(ac_conv *conv, size_t index, const char *blocks_json)
 {
     if (!conv)
@@ -422,10 +431,7 @@ int ac_conv_set_thinking(ac_conv *conv, size_t index, const char *blocks_json)
         return AC_CONV_EINVAL;
     char *copy = NULL;
     if (blocks_json) {
-        json_t *j = json_loads(blocks_json, 0, NULL);
-        int ok = json_is_array(j);
-        json_decref(j);
-        if (!ok)
+        if (!is_json_array(blocks_json))
             return AC_CONV_EINVAL;
         if (!(copy = ac_conv__strdup(blocks_json)))
             return AC_CONV_ENOMEM;
@@ -438,7 +444,14 @@ int ac_conv_set_thinking(ac_conv *conv, size_t index, const char *blocks_json)
 int ac_conv_add_assistant(ac_conv *conv, const char *content, const char *reasoning,
                           const ac_tool_call_in *calls, size_t n, int64_t t_ms)
 {
-    if (!conv || (n && !calls))
+    return ac_conv_add_assistant_thinking(conv, content, reasoning, NULL, calls, n, t_ms);
+}
+
+int ac_conv_add_assistant_thinking(ac_conv *conv, const char *content, const char *reasoning,
+                                   const char *thinking, const ac_tool_call_in *calls, size_t n,
+                                   int64_t t_ms)
+{
+    if (!conv || (n && !calls) || (thinking && !is_json_array(thinking)))
         return AC_CONV_EINVAL;
     for (size_t i = 0; i < n; i++)
         if (!calls[i].name || !*calls[i].name)
@@ -452,6 +465,8 @@ int ac_conv_add_assistant(ac_conv *conv, const char *content, const char *reason
     if (!m)
         goto fail;
     if (reasoning && !(m->reasoning = ac_conv__strdup(reasoning)))
+        goto fail;
+    if (thinking && !(m->thinking = ac_conv__strdup(thinking)))
         goto fail;
     if (n) {
         fresh = calloc(n, sizeof *fresh);

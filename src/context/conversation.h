@@ -162,6 +162,11 @@ int ac_conv_set_thinking(ac_conv *conv, size_t index, const char *blocks_json);
 
 int ac_conv_add_assistant(ac_conv *conv, const char *content, const char *reasoning,
                           const ac_tool_call_in *calls, size_t n, int64_t t_ms);
+/* The same with the turn's thinking blocks (NULL: none; else a JSON array,
+ * AC_CONV_EINVAL otherwise), set on the new message whatever its place. */
+int ac_conv_add_assistant_thinking(ac_conv *conv, const char *content, const char *reasoning,
+                                   const char *thinking, const ac_tool_call_in *calls, size_t n,
+                                   int64_t t_ms);
 
 /* Records the result of call `call_id` (ok: success, else failure with
  * `content` as the error text) and appends the tool message for it.

@@ -318,7 +318,7 @@ static json_t *anth_input(const char *args)
  * refuse it, so only a damaged conversation has it). */
 static int anth_thinking_first(const ac_message *m, json_t *blocks)
 {
-    json_t *think = json_loads(m->thinking, 0, NULL);
+    json_t *think = json_loads(m->thinking, JSON_ALLOW_NUL, NULL);
     if (!json_is_array(think)) {
         json_decref(think);
         return 0;
@@ -328,6 +328,25 @@ static int anth_thinking_first(const ac_message *m, json_t *blocks)
         bad = json_array_insert(blocks, 0, json_array_get(think, k)) != 0;
     json_decref(think);
     return bad ? -1 : 0;
+}
+
+/* Whether the request ends with an assistant message followed by a user
+ * message of tool results only: the round an internal round can join. */
+static int ends_with_tool_round(json_t *msgs)
+{
+    size_t n = json_array_size(msgs);
+    if (n < 2)
+        return 0;
+    json_t *a = json_array_get(msgs, n - 2), *u = json_array_get(msgs, n - 1);
+    if (strcmp(json_string_value(json_object_get(a, "role")), "assistant") != 0 ||
+        strcmp(json_string_value(json_object_get(u, "role")), "user") != 0)
+        return 0;
+    json_t *blocks = json_object_get(u, "content");
+    for (size_t k = 0; k < json_array_size(blocks); k++)
+        if (strcmp(json_string_value(json_object_get(json_array_get(blocks, k), "type")),
+                   "tool_result") != 0)
+            return 0;
+    return json_array_size(blocks) > 0;
 }
 
 static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, json_t *msgs,
@@ -357,6 +376,20 @@ static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, 
     /* thinking only with something else: a message of thinking alone is not sent */
     if (with_thinking && m->thinking && json_array_size(blocks) && anth_thinking_first(m, blocks))
         goto fail;
+    /* With thinking on, the last assistant message of a tool loop must start
+     * with the model's thinking. An internal round the engine added (calls
+     * brought back by load_tool_calls) has none: it joins the round before
+     * it, its calls after that turn's, its results after that turn's. */
+    if (with_thinking && !m->thinking && (m->flags & AC_MSG_INTERNAL) && !*m->content &&
+        json_array_size(blocks) && ends_with_tool_round(msgs)) {
+        size_t n = json_array_size(msgs);
+        int bad =
+            json_array_extend(json_object_get(json_array_get(msgs, n - 2), "content"), blocks) ||
+            json_array_extend(json_object_get(json_array_get(msgs, n - 1), "content"), results);
+        json_decref(blocks);
+        json_decref(results);
+        return bad ? -1 : 0;
+    }
     int rc = anth_push(msgs, "assistant", blocks);
     blocks = NULL;
     if (rc)
@@ -434,11 +467,13 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
     int oom = 0;
     json_t *root = json_object(), *msgs = json_array(), *tools = NULL;
     int max_tokens = opts->max_tokens > 0 ? opts->max_tokens : AC_REQUEST_DEFAULT_MAX_TOKENS;
-    int budget = opts->thinking_budget > 0 ? opts->thinking_budget : 0;
+    /* (budget + the default must fit an int) */
+    int budget = opts->thinking_budget <= 0 ? 0
+                 : opts->thinking_budget > INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
+                     ? INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
+                     : opts->thinking_budget;
     if (budget && max_tokens <= budget)
-        max_tokens = budget > INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
-                         ? INT_MAX
-                         : budget + AC_REQUEST_DEFAULT_MAX_TOKENS;
+        max_tokens = budget + AC_REQUEST_DEFAULT_MAX_TOKENS;
     if (put(root, "model", json_string(opts->model)) ||
         put(root, "max_tokens", json_integer(max_tokens)) ||
         put(root, "stream", opts->stream ? json_true() : json_false()))

@@ -939,6 +939,14 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
                  pname);
         return NULL;
     }
+    int64_t budget = ac_engine_param_int(e, "thinking_budget", 0);
+    if (kind == AC_PROVIDER_ANTHROPIC && budget > 0 && budget < 1024) {
+        snprintf(err, errcap,
+                 "thinking_budget %lld is below Anthropic's minimum of 1024 tokens (0 turns "
+                 "thinking off)",
+                 (long long)budget);
+        return NULL;
+    }
     const char *base = cfg->base_url && *cfg->base_url ? cfg->base_url : NULL;
     const char *env = kind == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
     if (!base && getenv(env) && *getenv(env))

@@ -330,17 +330,18 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
     const char *refusal = dstr(ev, "refusal");
     if ((!content || !*content) && refusal)
         content = refusal;
-    int added = ac_conv_add_assistant(s->conv, content ? content : "", dstr(ev, "reasoning"), in,
-                                      in ? n : 0, ev->time_ms) == AC_CONV_OK;
-    free(in);
     /* Anthropic thinking blocks go back with the turn: kept as their JSON text */
-    json_t *thinking = json_object_get(d, "thinking_blocks");
-    if (added && json_is_array(thinking) && json_array_size(thinking)) {
-        char *text = json_dumps(thinking, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        if (text)
-            ac_conv_set_thinking(s->conv, ac_conv_message_count(s->conv) - 1, text);
-        free(text);
-    }
+    json_t *blocks = json_object_get(d, "thinking_blocks");
+    char *thinking = json_is_array(blocks) && json_array_size(blocks)
+                         ? json_dumps(blocks, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                         : NULL;
+    if (ac_conv_add_assistant_thinking(s->conv, content ? content : "", dstr(ev, "reasoning"),
+                                       thinking, in, in ? n : 0, ev->time_ms) == AC_CONV_EINVAL &&
+        thinking) /* never lose the turn over its thinking */
+        ac_conv_add_assistant(s->conv, content ? content : "", dstr(ev, "reasoning"), in,
+                              in ? n : 0, ev->time_ms);
+    free(thinking);
+    free(in);
     json_t *usage = json_object_get(d, "usage");
     if (usage) {
         int64_t input = json_integer_value(json_object_get(usage, "input"));

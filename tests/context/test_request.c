@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 static json_t *parse(const char *s)
 {
     json_error_t e;
-    json_t *j = json_loads(s, 0, &e);
+    json_t *j = json_loads(s, JSON_ALLOW_NUL, &e);
     if (!j)
         fail_msg("bad JSON (%s) in: %s", e.text, s);
     return j;
@@ -207,6 +208,85 @@ static void test_anthropic_thinking(void **state)
     assert_null(strstr(got, "thinking"));
     assert_null(strstr(got, "EuYB"));
     free(got);
+    ac_conv_free(c);
+}
+
+/* With thinking on, internal rounds the engine adds after a load_tool_calls
+ * result (no thinking of their own) join that round, so the tool loop's last
+ * assistant message starts with the model's thinking; thinking text holding
+ * U+0000 survives; the new message gets its thinking even when a clock step
+ * puts it before the end. */
+static void test_anthropic_thinking_internal_rounds(void **state)
+{
+    (void)state;
+    ac_conv *c = ac_conv_new();
+    assert_non_null(ac_conv_add_message(c, AC_ROLE_USER, "use the old result", 1));
+    const char *think = "[{\"type\":\"thinking\",\"thinking\":\"a\\u0000b\",\"signature\":\"S1\"}]";
+    ac_tool_call_in load = {"L1", "load_tool_calls", "{\"ids\":[\"old\"]}", 1};
+    assert_int_equal(ac_conv_add_assistant_thinking(c, "", NULL, think, &load, 1, 2), AC_CONV_OK);
+    assert_string_equal(ac_conv_message(c, 1)->thinking, think);
+    assert_int_equal(ac_conv_set_tool_result(c, "L1", 1, "loaded: old", 3), AC_CONV_OK);
+    ac_tool_call_in copy = {"old", "read", "{\"path\":\"x\"}", 1};
+    assert_int_equal(ac_conv_add_assistant(c, "", NULL, &copy, 1, 3), AC_CONV_OK);
+    assert_int_equal(ac_conv_set_tool_result(c, "old", 1, "X", 3), AC_CONV_OK);
+
+    ac_request_opts o = {.model = "claude-x", .thinking_budget = 2000};
+    char *got = anthropic(c, &o);
+    assert_json_equal(
+        got,
+        "{\"model\":\"claude-x\",\"max_tokens\":4096,\"stream\":false,"
+        "\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2000},"
+        "\"messages\":["
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"use the old result\"}]},"
+        "{\"role\":\"assistant\",\"content\":["
+        "{\"type\":\"thinking\",\"thinking\":\"a\\u0000b\",\"signature\":\"S1\"},"
+        "{\"type\":\"tool_use\",\"id\":\"L1\",\"name\":\"load_tool_calls\","
+        "\"input\":{\"ids\":[\"old\"]}},"
+        "{\"type\":\"tool_use\",\"id\":\"old\",\"name\":\"read\",\"input\":{\"path\":\"x\"}}]},"
+        "{\"role\":\"user\",\"content\":["
+        "{\"type\":\"tool_result\",\"tool_use_id\":\"L1\",\"content\":\"loaded: old\"},"
+        "{\"type\":\"tool_result\",\"tool_use_id\":\"old\",\"content\":\"X\"}]}]}");
+    free(got);
+    /* thinking off: the rounds stay as they are */
+    o.thinking_budget = 0;
+    got = anthropic(c, &o);
+    json_t *j = parse(got);
+    assert_int_equal(json_array_size(json_object_get(j, "messages")), 5);
+    json_decref(j);
+    free(got);
+    /* the largest budget still leaves max_tokens above it */
+    o.thinking_budget = INT_MAX;
+    got = anthropic(c, &o);
+    j = parse(got);
+    json_int_t mt = json_integer_value(json_object_get(j, "max_tokens"));
+    json_int_t bt =
+        json_integer_value(json_object_get(json_object_get(j, "thinking"), "budget_tokens"));
+    assert_true(mt > bt);
+    json_decref(j);
+    free(got);
+
+    /* a turn stamped earlier than the last message lands before it, and its
+     * thinking goes with it, not onto the last message */
+    ac_tool_call_in late = {"t9", "read", "{}", 0};
+    assert_int_equal(
+        ac_conv_add_assistant_thinking(c, "done", NULL, "[{\"type\":\"x\"}]", &late, 1, 0),
+        AC_CONV_OK);
+    size_t found = 0;
+    for (size_t i = 0; i < ac_conv_message_count(c); i++) {
+        const ac_message *m = ac_conv_message(c, i);
+        if (m->thinking && strcmp(m->thinking, "[{\"type\":\"x\"}]") == 0) {
+            assert_string_equal(m->content, "done");
+            found++;
+        }
+    }
+    assert_int_equal(found, 1);
+    for (size_t i = 0; i < ac_conv_message_count(c); i++) { /* the load turn keeps its own */
+        const ac_message *m = ac_conv_message(c, i);
+        if (m->n_tool_calls && strcmp(m->tool_call_ids[0], "L1") == 0)
+            assert_string_equal(m->thinking, think);
+    }
+    assert_int_equal(ac_conv_add_assistant_thinking(c, "x", NULL, "{}", NULL, 0, 9),
+                     AC_CONV_EINVAL);
     ac_conv_free(c);
 }
 
@@ -503,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_openai_exact),
         cmocka_unit_test(test_anthropic_exact),
         cmocka_unit_test(test_anthropic_thinking),
+        cmocka_unit_test(test_anthropic_thinking_internal_rounds),
         cmocka_unit_test(test_results_in_call_order),
         cmocka_unit_test(test_pending_calls_left_out),
         cmocka_unit_test(test_window_never_splits),

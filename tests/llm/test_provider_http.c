@@ -1366,6 +1366,21 @@ static void test_bad_config(void **state)
     assert_null(ac_engine_new(&cfg, err, sizeof err));
     assert_non_null(strstr(err, "header #1"));
     assert_null(strstr(err, KEY));
+    /* a thinking budget under Anthropic's minimum is refused before any call */
+    cfg.headers = NULL;
+    cfg.provider = AC_PROVIDER_ANTHROPIC;
+    cfg.base_url = "http://127.0.0.1:9";
+    cfg.api_key = KEY;
+    const char *const small_budget[] = {"thinking_budget=500", NULL};
+    cfg.params = small_budget;
+    assert_null(ac_engine_new(&cfg, err, sizeof err));
+    assert_non_null(strstr(err, "thinking_budget 500 is below Anthropic's minimum of 1024"));
+    const char *const budget_ok[] = {"thinking_budget=1024", NULL};
+    cfg.params = budget_ok;
+    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    if (!e)
+        fail_msg("%s", err);
+    ac_engine_free(e);
     ac_loop_free(loop);
 }
 
