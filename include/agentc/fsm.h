@@ -104,7 +104,10 @@ typedef struct ac_fsm {
     uint8_t qn, qh;
     uint8_t started;
     uint16_t microsteps;
-    uint16_t unstarted; /* state being left before its effects started */
+    uint16_t unstarted;             /* state being left before its effects started */
+    uint8_t busy;                   /* inside start, dispatch or stop (re-entry is refused) */
+    const uint16_t *unstarted_kept; /* effect uses handed over to `unstarted`,
+                                       stopped after its exit actions */
     uint16_t state[AC_FSM_MAX_DEPTH];
     uint16_t queue[AC_FSM_QUEUE];
     int error;

@@ -20,7 +20,6 @@
  * index, each row's action and effect lists, single-predicate guards, and
  * the straight path for rows with nothing invoked and no eventless step.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "agentc/fsm.h"
@@ -134,8 +133,10 @@ static inline void refresh_fast(ac_fsm *f)
 static void leave_state(ac_fsm *f, uint16_t s, const ac_event *ev)
 {
     run_list(f, f->lists + f->states[s].exit, ev);
-    if (f->unstarted == s) { /* left by an eventless step: its effects never started */
+    if (f->unstarted == s) { /* its effects never started: only those handed over run */
         f->unstarted = AC_FSM_NONE;
+        stop_effects(f, f->unstarted_kept);
+        f->unstarted_kept = empty_list;
         return;
     }
     stop_effects(f, f->lists + f->states[s].effects);
@@ -163,19 +164,23 @@ static void enqueue(ac_fsm *f, uint16_t event, uint16_t machine, uint16_t state)
 
 /* An external row with nothing invoked on either side and no eventless rows
  * in the target, untraced: the plan lays its calls out one after the other.
- * `eventless`: the row is an eventless step out of a state just entered,
- * whose effects never started (nothing to stop, nothing handed over). */
+ * `kept` NULL: an ordinary transition. Otherwise the row is an eventless step
+ * out of a state just entered, whose own effects never started: only `kept`,
+ * the uses handed over to it, run, and they stop after its exit actions. */
 static inline __attribute__((always_inline)) void take_straight(ac_fsm *f, uint8_t level,
                                                                 const ac_fsm_plan_row *pr,
-                                                                const ac_event *ev, bool eventless)
+                                                                const ac_event *ev,
+                                                                const uint16_t *kept)
 {
+    const bool eventless = kept != NULL;
     const uint16_t *op = f->plan_lists + pr->run;
     ac_session *ctx = f->ctx;
     for (unsigned i = pr->n_exit; i; i--)
         f->actions[*op++](ctx, ev);
-    if (eventless)
+    if (eventless) {
         op += pr->n_stop;
-    else
+        stop_effects(f, kept);
+    } else
         for (unsigned i = pr->n_stop; i; i--)
             f->effect(ctx, *op++, 0, NULL);
     for (unsigned i = pr->n_actions; i; i--)
@@ -209,18 +214,20 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
         const ac_fsm_plan_row *pr = &f->plan_rows[row];
         if (!row_guard_holds(f, pr, ev))
             continue;
+        /* s is left before its effects start: the uses handed over to it
+         * stop once its exit actions have run (or when the machine stops) */
         if (++f->microsteps > AC_FSM_MAX_MICROSTEPS) {
+            f->unstarted = s;
+            f->unstarted_kept = kept;
             fail(f, st->machine, s, AC_FSM_EVENTLESS,
                  "too many eventless steps in one dispatch (the limit is 64)");
             return;
         }
-        /* effects handed over were meant for this state: it is being left
-         * before starting any, so they stop now */
-        stop_effects(f, kept);
         if (pr->straight && !f->trace) {
-            take_straight(f, level, pr, ev, true);
+            take_straight(f, level, pr, ev, kept);
         } else {
             f->unstarted = s;
+            f->unstarted_kept = kept;
             take(f, level, row, ev);
         }
         return;
@@ -260,8 +267,10 @@ static void take(ac_fsm *f, uint8_t level, uint16_t row, const ac_event *ev)
         stop_levels(f, (uint8_t)(level + 1), ev);
     run_list(f, lists + pr->exit, ev);
     const uint16_t *kept = lists + pr->keep, *start = lists + pr->start;
-    if (f->unstarted == pr->source) { /* its effects never started: none to stop or hand over */
+    if (f->unstarted == pr->source) { /* its own effects never started */
         f->unstarted = AC_FSM_NONE;
+        stop_effects(f, f->unstarted_kept); /* those handed over to it */
+        f->unstarted_kept = empty_list;
         kept = empty_list;
         start = lists + pr->start_all;
     } else {
@@ -286,7 +295,7 @@ static inline __attribute__((always_inline)) int offer_from(ac_fsm *f, const ac_
                 if (!row_guard_holds(f, pr, ev))
                     continue;
                 if (pr->straight && !f->trace)
-                    take_straight(f, (uint8_t)level, pr, ev, false);
+                    take_straight(f, (uint8_t)level, pr, ev, NULL);
                 else
                     take(f, (uint8_t)level, row, ev);
                 return AC_FSM_HANDLED;
@@ -356,16 +365,32 @@ void ac_fsm_init(ac_fsm *f, const ac_fsm_binding *b, ac_session *ctx, ac_trace_f
     f->depth = f->qn = f->qh = f->started = 0;
     f->microsteps = 0;
     f->unstarted = AC_FSM_NONE;
+    f->unstarted_kept = empty_list;
+    f->busy = 0;
     f->error = 0;
+}
+
+/* A handler called start, dispatch or stop on its own machine while one of
+ * them runs: refused, and the machine fails (the session posts events to a
+ * queue instead). */
+static int reentered(ac_fsm *f)
+{
+    uint16_t deepest = f->depth ? f->state[f->depth - 1] : 0;
+    fail(f, f->depth ? f->states[deepest].machine : f->b->t->root, deepest, AC_FSM_NONE,
+         "the dispatcher was called from one of its handlers (post the event instead)");
+    return AC_FSM_FAILED;
 }
 
 int ac_fsm_start(ac_fsm *f, const ac_event *ev)
 {
     const ac_fsm_tables *t = f->b->t;
+    if (f->busy)
+        return reentered(f);
     if (f->started)
         return AC_FSM_HANDLED;
     if (!f->plan)
         return AC_FSM_FAILED; /* the binding lacks its plan (ac_fsm_plan_new) */
+    f->busy = 1;
     f->started = 1;
     f->error = 0;
     f->microsteps = 0;
@@ -375,12 +400,15 @@ int ac_fsm_start(ac_fsm *f, const ac_event *ev)
     enter_state(f, 0, init, ev, f->lists + is->enter, empty_list, f->lists + is->effects);
     int rc = f->qn ? drain(f, ev) : (f->error ? AC_FSM_FAILED : AC_FSM_HANDLED);
     refresh_fast(f);
+    f->busy = 0;
     return rc;
 }
 
 /* The general path: bubbling, guards, external transitions, arrival events. */
 __attribute__((noinline)) static int dispatch_slow(ac_fsm *f, const ac_event *ev)
 {
+    if (f->busy)
+        return reentered(f);
     if (!f->started || f->error)
         return AC_FSM_FAILED;
     if (ev->type >= f->n_events || ev->type == AC_FSM_EVENTLESS) {
@@ -388,11 +416,14 @@ __attribute__((noinline)) static int dispatch_slow(ac_fsm *f, const ac_event *ev
               NULL);
         return AC_FSM_UNHANDLED;
     }
+    f->busy = 1;
+    f->fast = NULL; /* a handler calling back lands in the check above */
     f->microsteps = 0;
     int rc = offer(f, ev);
     if (f->qn || f->error)
         rc = drain(f, ev) == AC_FSM_FAILED ? AC_FSM_FAILED : rc;
     refresh_fast(f);
+    f->busy = 0;
     return rc;
 }
 
@@ -403,14 +434,17 @@ __attribute__((noinline)) static int dispatch_slow(ac_fsm *f, const ac_event *ev
 __attribute__((noinline)) static int dispatch_straight(ac_fsm *f, uint16_t row, const ac_event *ev)
 {
     int level = f->depth - 1, rc = AC_FSM_HANDLED;
+    f->busy = 1;
+    f->fast = NULL; /* a handler calling back lands in dispatch_slow's check */
     f->microsteps = 0;
     for (; row != AC_FSM_NONE; row = f->next_row[row]) {
         const ac_fsm_plan_row *pr = &f->plan_rows[row];
         if (row_guard_holds(f, pr, ev)) {
-            take_straight(f, (uint8_t)level, pr, ev, false);
+            take_straight(f, (uint8_t)level, pr, ev, NULL);
             if (f->qn || f->error)
                 goto settle;
             f->fast = f->fast_base + pr->fast_row; /* the target is the deepest state */
+            f->busy = 0;
             return AC_FSM_HANDLED;
         }
     }
@@ -419,6 +453,7 @@ settle:
     if (f->qn || f->error)
         rc = drain(f, ev) == AC_FSM_FAILED ? AC_FSM_FAILED : rc;
     refresh_fast(f);
+    f->busy = 0;
     return rc;
 }
 
@@ -443,11 +478,17 @@ int ac_fsm_dispatch(ac_fsm *f, const ac_event *ev)
 
 void ac_fsm_stop(ac_fsm *f, const ac_event *ev)
 {
+    if (f->busy) {
+        reentered(f);
+        return;
+    }
     if (!f->started)
         return;
+    f->busy = 1;
+    f->fast = NULL;
     stop_levels(f, 0, ev);
     f->started = 0;
-    f->fast = NULL;
+    f->busy = 0;
 }
 
 uint16_t ac_fsm_state_of(const ac_fsm *f, uint16_t machine)
@@ -458,17 +499,23 @@ uint16_t ac_fsm_state_of(const ac_fsm *f, uint16_t machine)
     return AC_FSM_NONE;
 }
 
+/* Whether `event` is "machine.state" (compared in place: names have no
+ * length limit). */
+static bool is_arrival_name(const char *event, const char *machine, const char *state)
+{
+    size_t m = strlen(machine);
+    return strncmp(event, machine, m) == 0 && event[m] == '.' && strcmp(event + m + 1, state) == 0;
+}
+
 void ac_fsm_arrival_events(const ac_fsm_tables *t, uint16_t *out)
 {
-    char name[512];
     for (uint16_t s = 0; s < t->n_states; s++) {
         out[s] = AC_FSM_NONE;
         if (!t->states[s].terminal)
             continue;
-        snprintf(name, sizeof name, "%s.%s", t->machines[t->states[s].machine].name,
-                 t->states[s].name);
+        const char *machine = t->machines[t->states[s].machine].name;
         for (uint16_t e = 1; e < t->n_events; e++)
-            if (strcmp(t->event_names[e], name) == 0)
+            if (is_arrival_name(t->event_names[e], machine, t->states[s].name))
                 out[s] = e;
     }
 }

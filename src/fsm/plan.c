@@ -1,12 +1,22 @@
 /*
  * plan.c - building the dispatcher's plan from a spec's tables (plan.h).
+ *
+ * Sizes stay proportional to the tables: each state's exit, entry and
+ * effect lists are copied once and shared by its rows; the effect hand-over
+ * of a (source, target) pair is worked out once and shared by the rows
+ * between them; a row's straight run (its calls one after the other) is
+ * laid out only when short. Pairing effect uses is quadratic in the effect
+ * lists of the two states, never worse.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "fsm/plan.h"
 
 /* Largest dense index, in entries (2 bytes each, twice: rows and actions). */
 #define PLAN_MAX_INDEX ((size_t)1 << 20)
+/* Longest straight run (calls of one row); longer rows take the general path. */
+#define PLAN_MAX_RUN 64u
 
 static const uint16_t *list_at(const ac_fsm_tables *t, uint16_t off)
 {
@@ -27,66 +37,113 @@ static int same_use(const ac_fsm_tables *t, uint16_t a, uint16_t b)
     return 1;
 }
 
-static int in_list(const uint16_t *l, uint16_t v)
+/* Count-prefixed lists built one after the other in one growing array;
+ * offset 0 is the empty list. */
+typedef struct builder {
+    uint16_t *lists;
+    size_t n, cap;
+    int oom;
+} builder;
+
+static int reserve(builder *b, size_t more)
 {
-    for (unsigned i = 1; i <= l[0]; i++)
-        if (l[i] == v)
-            return 1;
+    if (b->oom)
+        return -1;
+    if (b->n + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + more)
+        cap *= 2;
+    if (cap > UINT32_MAX) { /* offsets are 32-bit */
+        b->oom = 1;
+        return -1;
+    }
+    uint16_t *nl = realloc(b->lists, cap * sizeof *nl);
+    if (!nl) {
+        b->oom = 1;
+        return -1;
+    }
+    b->lists = nl;
+    b->cap = cap;
     return 0;
 }
 
-/* Count-prefixed lists built one after the other in one array. */
-typedef struct builder {
-    uint16_t *lists;
-    size_t n;
-} builder;
-
-static uint32_t open_list(builder *b)
+/* Appends the count-prefixed list of n items; returns its offset (0 when
+ * empty or on failure, which sets b->oom). */
+static uint32_t add_list(builder *b, const uint16_t *items, size_t n)
 {
-    b->lists[b->n] = 0;
-    return (uint32_t)b->n++;
-}
-
-static void push(builder *b, uint32_t off, uint16_t v)
-{
-    b->lists[b->n++] = v;
-    b->lists[off]++;
-}
-
-/* An empty list gives its slot back and shares the empty list at 0. */
-static uint32_t close_list(builder *b, uint32_t off)
-{
-    if (b->lists[off] == 0) {
-        b->n = off;
+    if (n == 0 || reserve(b, n + 1))
         return 0;
-    }
+    uint32_t off = (uint32_t)b->n;
+    b->lists[b->n++] = (uint16_t)n;
+    memcpy(b->lists + b->n, items, n * sizeof *items);
+    b->n += n;
     return off;
 }
 
 static uint32_t copy_list(builder *b, const uint16_t *l)
 {
-    uint32_t off = open_list(b);
-    for (unsigned i = 1; i <= l[0]; i++)
-        push(b, off, l[i]);
-    return close_list(b, off);
+    return add_list(b, l + 1, l[0]);
 }
 
-static int has_eventless(const ac_fsm_tables *t, uint16_t s)
-{
-    const ac_fsm_state *st = &t->states[s];
-    for (unsigned i = 0; i < st->n_transitions; i++)
-        if (t->transitions[st->first_transition + i].event == AC_FSM_EVENTLESS)
-            return 1;
-    return 0;
-}
+/* Per-state copies, shared by the rows of the state. */
+typedef struct state_lists {
+    uint32_t exit, enter, effects;
+} state_lists;
 
-/* The record of row r. Effects: each source use is paired with the first
- * unpaired equal use of the target (same effect, same params): paired ones
+/* The hand-over between two states, shared by the rows between them. */
+typedef struct pair_plan {
+    uint32_t stop, keep, start;
+    uint16_t for_source; /* the source it was worked out for, NONE if none */
+} pair_plan;
+
+typedef struct scratch {
+    uint16_t *stop, *keep, *start; /* room for the largest effect list */
+    unsigned char *taken;
+} scratch;
+
+/* Effects from source to target: each source use is paired with the first
+ * unpaired equal use of the target (same effect, same params); paired ones
  * keep running (the target's use is recorded in keep), the others stop;
- * target uses left unpaired start. A self-transition restarts everything.
- * `paired` is scratch with room for the largest effect list. */
-static void plan_row(const ac_fsm_tables *t, ac_fsm_plan *p, builder *b, uint16_t r,
-                     const uint16_t *arrival, uint16_t *paired)
+ * target uses left unpaired start. A self-transition restarts everything. */
+static void plan_pair(const ac_fsm_tables *t, builder *b, const state_lists *sl, uint16_t source,
+                      uint16_t target, scratch *w, pair_plan *out)
+{
+    const uint16_t *src = list_at(t, t->states[source].effects);
+    const uint16_t *dst = list_at(t, t->states[target].effects);
+    size_t ns = 0, nk = 0, nt = 0;
+    memset(w->taken, 0, (size_t)dst[0] + 1);
+    for (unsigned i = 1; i <= src[0]; i++) {
+        unsigned j = 0;
+        if (target != source)
+            for (j = 1; j <= dst[0]; j++)
+                if (!w->taken[j] && same_use(t, src[i], dst[j]))
+                    break;
+        if (j >= 1 && j <= dst[0]) {
+            w->taken[j] = 1;
+            w->keep[nk++] = dst[j];
+        } else {
+            w->stop[ns++] = src[i];
+        }
+    }
+    for (unsigned j = 1; j <= dst[0]; j++)
+        if (!w->taken[j])
+            w->start[nt++] = dst[j];
+    if (nk == 0) { /* nothing handed over: the states' own lists serve */
+        out->stop = sl[source].effects;
+        out->keep = 0;
+        out->start = sl[target].effects;
+    } else {
+        out->stop = add_list(b, w->stop, ns);
+        out->keep = add_list(b, w->keep, nk);
+        out->start = add_list(b, w->start, nt);
+    }
+    out->for_source = source;
+}
+
+/* The record of row r. */
+static void plan_row(const ac_fsm_tables *t, ac_fsm_plan *p, builder *b, const state_lists *sl,
+                     pair_plan *pairs, scratch *w, uint16_t r, const uint16_t *arrival)
 {
     const ac_fsm_transition *tr = &t->transitions[r];
     ac_fsm_plan_row *pr = &p->rows[r];
@@ -107,53 +164,38 @@ static void plan_row(const ac_fsm_tables *t, ac_fsm_plan *p, builder *b, uint16_
     if (tr->kind != AC_TR_EXTERNAL)
         return;
     pr->arrival = arrival[tr->target];
-    pr->straight =
-        ss->invoke == AC_FSM_NONE && ts->invoke == AC_FSM_NONE && !has_eventless(t, tr->target);
-    pr->exit = copy_list(b, list_at(t, ss->exit));
-    pr->enter = copy_list(b, list_at(t, ts->enter));
-    pr->start_all = copy_list(b, list_at(t, ts->effects));
-    const uint16_t *src = list_at(t, ss->effects);
-    const uint16_t *dst = list_at(t, ts->effects);
-    uint32_t keep = open_list(b);
-    for (unsigned i = 1; i <= src[0]; i++) {
-        paired[i] = AC_FSM_NONE;
-        if (tr->target == tr->source)
-            continue;
-        for (unsigned j = 1; j <= dst[0]; j++)
-            if (same_use(t, src[i], dst[j]) && !in_list(&b->lists[keep], dst[j])) {
-                paired[i] = dst[j];
-                push(b, keep, dst[j]);
-                break;
-            }
-    }
-    pr->keep = close_list(b, keep);
-    uint32_t stop = open_list(b);
-    for (unsigned i = 1; i <= src[0]; i++)
-        if (paired[i] == AC_FSM_NONE)
-            push(b, stop, src[i]);
-    pr->stop = close_list(b, stop);
-    uint32_t start = open_list(b);
-    for (unsigned j = 1; j <= dst[0]; j++)
-        if (!in_list(&b->lists[pr->keep], dst[j]))
-            push(b, start, dst[j]);
-    pr->start = close_list(b, start);
-    if (!pr->straight)
+    pr->exit = sl[tr->source].exit;
+    pr->enter = sl[tr->target].enter;
+    pr->start_all = sl[tr->target].effects;
+    pair_plan *pp = &pairs[tr->target];
+    if (pp->for_source != tr->source)
+        plan_pair(t, b, sl, tr->source, tr->target, w, pp);
+    pr->stop = pp->stop;
+    pr->keep = pp->keep;
+    pr->start = pp->start;
+    if (ss->invoke != AC_FSM_NONE || ts->invoke != AC_FSM_NONE ||
+        p->eventless[tr->target] != AC_FSM_NONE)
         return;
-    const uint16_t *parts[5] = {list_at(t, ss->exit), &b->lists[pr->stop], list_at(t, tr->actions),
-                                list_at(t, ts->enter), &b->lists[pr->start]};
-    uint8_t *counts[5] = {&pr->n_exit, &pr->n_stop, &pr->n_actions, &pr->n_enter, &pr->n_start};
+    /* the straight run: exit actions, stopped uses, actions, entry actions,
+     * started uses, one after the other, when short */
+    const uint16_t *parts[5] = {list_at(t, ss->exit), b->lists + pr->stop, list_at(t, tr->actions),
+                                list_at(t, ts->enter), b->lists + pr->start};
+    size_t total = 0;
     for (int k = 0; k < 5; k++)
-        if (parts[k][0] > 255)
-            pr->straight = 0;
-    if (!pr->straight)
+        total += parts[k][0];
+    if (total > PLAN_MAX_RUN || reserve(b, total))
         return;
+    parts[1] = b->lists + pr->stop; /* the lists may have moved */
+    parts[4] = b->lists + pr->start;
+    uint8_t *counts[5] = {&pr->n_exit, &pr->n_stop, &pr->n_actions, &pr->n_enter, &pr->n_start};
     pr->run = (uint32_t)b->n;
     pr->fast_row = (uint32_t)tr->target * t->n_events;
     for (int k = 0; k < 5; k++) {
         *counts[k] = (uint8_t)parts[k][0];
-        for (unsigned i = 1; i <= parts[k][0]; i++)
-            b->lists[b->n++] = parts[k][i];
+        memcpy(b->lists + b->n, parts[k] + 1, parts[k][0] * sizeof(uint16_t));
+        b->n += parts[k][0];
     }
+    pr->straight = 1;
 }
 
 static ac_fsm_plan *plan_new(const ac_fsm_tables *t, int dense)
@@ -165,59 +207,62 @@ static ac_fsm_plan *plan_new(const ac_fsm_tables *t, int dense)
     if (idx > PLAN_MAX_INDEX)
         dense = 0;
     p->n_events = t->n_events;
-    /* room for the lists of a row, each with its count: its actions, the
-     * source's exit actions, the target's entry actions, the effect lists
-     * (keep, stop, start, start_all: at most twice the source's and the
-     * target's uses); the straight run repeats the actions and effects once
-     * more; the empty list at 0 */
-    size_t room = 1, most = 0;
-    for (size_t r = 0; r < nrows; r++) {
-        const ac_fsm_transition *tr = &t->transitions[r];
-        const ac_fsm_state *ss = &t->states[tr->source], *ts = &t->states[tr->target];
-        room +=
-            7u +
-            2u * (list_at(t, tr->actions)[0] + list_at(t, ss->exit)[0] + list_at(t, ts->enter)[0]) +
-            3u * (list_at(t, ss->effects)[0] + list_at(t, ts->effects)[0]);
-    }
-    if (room > UINT32_MAX) { /* offsets are 32-bit */
-        free(p);
-        return NULL;
-    }
+    size_t most = 0;
     for (size_t s = 0; s < t->n_states; s++)
         if (list_at(t, t->states[s].effects)[0] > most)
             most = list_at(t, t->states[s].effects)[0];
-    uint16_t *paired = calloc(most + 1, sizeof *paired);
+    builder b = {NULL, 0, 0, 0};
+    scratch w = {calloc(most + 1, sizeof(uint16_t)), calloc(most + 1, sizeof(uint16_t)),
+                 calloc(most + 1, sizeof(uint16_t)), calloc(most + 1, 1)};
+    state_lists *sl = calloc(t->n_states + 1u, sizeof *sl);
+    pair_plan *pairs = calloc(t->n_states + 1u, sizeof *pairs);
     uint16_t *arrival = p->arrival = calloc(t->n_states + 1u, sizeof *arrival);
     p->rows = calloc(nrows + 1, sizeof *p->rows);
     p->eventless = calloc(t->n_states + 1u, sizeof *p->eventless);
-    p->lists = calloc(room, sizeof *p->lists);
     if (dense) {
         p->first_row = calloc(idx + 1, sizeof *p->first_row);
         p->next_row = calloc(nrows + 1, sizeof *p->next_row);
         p->fast = calloc(idx + 1, sizeof *p->fast);
     }
-    if (!paired || !arrival || !p->rows || !p->eventless || !p->lists ||
-        (dense && (!p->first_row || !p->next_row || !p->fast))) {
-        free(paired);
+    int ok = w.stop && w.keep && w.start && w.taken && sl && pairs && arrival && p->rows &&
+             p->eventless && (!dense || (p->first_row && p->next_row && p->fast)) &&
+             reserve(&b, 1) == 0;
+    if (ok) {
+        b.lists[b.n++] = 0;                /* the empty list */
+        ac_fsm_arrival_events(t, arrival); /* NONE but for terminal states */
+        /* eventless rows (only external ones are ever taken), chained
+         * backwards so each chain is in declared order */
+        for (size_t st = 0; st < t->n_states; st++) {
+            p->eventless[st] = AC_FSM_NONE;
+            pairs[st].for_source = AC_FSM_NONE;
+        }
+        for (size_t r = nrows; r-- > 0;) {
+            const ac_fsm_transition *tr = &t->transitions[r];
+            p->rows[r].next_eventless = AC_FSM_NONE;
+            if (tr->event != AC_FSM_EVENTLESS || tr->kind != AC_TR_EXTERNAL)
+                continue;
+            p->rows[r].next_eventless = p->eventless[tr->source];
+            p->eventless[tr->source] = (uint16_t)r;
+        }
+        for (size_t st = 0; st < t->n_states; st++) {
+            sl[st].exit = copy_list(&b, list_at(t, t->states[st].exit));
+            sl[st].enter = copy_list(&b, list_at(t, t->states[st].enter));
+            sl[st].effects = copy_list(&b, list_at(t, t->states[st].effects));
+        }
+        for (size_t r = 0; r < nrows && !b.oom; r++)
+            plan_row(t, p, &b, sl, pairs, &w, (uint16_t)r, arrival);
+        ok = !b.oom;
+    }
+    free(w.stop);
+    free(w.keep);
+    free(w.start);
+    free(w.taken);
+    free(sl);
+    free(pairs);
+    p->lists = b.lists;
+    if (!ok) {
         ac_fsm_plan_free(p);
         return NULL;
-    }
-    ac_fsm_arrival_events(t, arrival); /* NONE but for terminal states */
-    builder b = {p->lists, 1};
-    for (size_t r = 0; r < nrows; r++)
-        plan_row(t, p, &b, (uint16_t)r, arrival, paired);
-    free(paired);
-    /* eventless rows (only external ones are ever taken), chained
-     * backwards so each chain is in declared order */
-    for (size_t st = 0; st < t->n_states; st++)
-        p->eventless[st] = AC_FSM_NONE;
-    for (size_t r = nrows; r-- > 0;) {
-        const ac_fsm_transition *tr = &t->transitions[r];
-        p->rows[r].next_eventless = AC_FSM_NONE;
-        if (tr->event != AC_FSM_EVENTLESS || tr->kind != AC_TR_EXTERNAL)
-            continue;
-        p->rows[r].next_eventless = p->eventless[tr->source];
-        p->eventless[tr->source] = (uint16_t)r;
     }
     if (!dense)
         return p;

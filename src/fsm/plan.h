@@ -40,7 +40,7 @@ typedef struct ac_fsm_plan_row {
     uint16_t next_eventless; /* the source's next eventless row, or NONE */
     uint8_t kind;            /* enum ac_fsm_transition_kind */
     uint8_t straight;        /* external, no invoke on either side, no eventless
-                                rows in the target, no list over 255 */
+                                rows in the target, a run of at most 64 calls */
     /* offsets into the plan's lists (count-prefixed; 0 is the empty list) */
     uint32_t exit;      /* the source's exit actions */
     uint32_t actions;   /* the transition's actions */

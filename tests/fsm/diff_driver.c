@@ -166,7 +166,7 @@ int diff_run_tampered(const ac_fsm_tables *t, uint64_t seed, int steps, diff_sta
             ref_fsm_stop(&ref, &ev);
             ref.error = 0;
             ref.qn = ref.qh = 0;
-            ref.n_carry = 0;
+            ref.n_carry = ref.n_pending = 0;
             ref.unstarted = AC_FSM_NONE;
             fold(&rs, 0x400u + (uint64_t)(ref_fsm_start(&ref, &ev) + 7));
             for (int k = 0; k < N_REAL; k++)

@@ -75,7 +75,7 @@ static bool same_use(const ac_fsm_tables *t, uint16_t a, uint16_t b)
 
 static bool carried(const ref_fsm *f, uint16_t use)
 {
-    for (unsigned c = 0; c < f->n_carry; c++)
+    for (size_t c = 0; c < f->n_carry; c++)
         if (f->carry[c] == use)
             return true;
     return false;
@@ -88,8 +88,11 @@ static void exit_state(ref_fsm *f, uint16_t s, uint16_t next, const ac_event *ev
 {
     const ac_fsm_tables *t = f->t;
     run_list(f, t->states[s].exit, ev);
-    if (f->unstarted == s) {
+    if (f->unstarted == s) { /* its own effects never started; those handed over did */
         f->unstarted = AC_FSM_NONE;
+        for (size_t c = 0; c < f->n_pending; c++)
+            f->effect(f->ctx, f->pending[c], 0, NULL);
+        f->n_pending = 0;
         return;
     }
     const uint16_t *l = t->lists + t->states[s].effects;
@@ -101,7 +104,7 @@ static void exit_state(ref_fsm *f, uint16_t s, uint16_t next, const ac_event *ev
                 if (same_use(t, l[i], n[j]) && !carried(f, n[j]))
                     keep = n[j];
         }
-        if (keep != AC_FSM_NONE && f->n_carry < 64) {
+        if (keep != AC_FSM_NONE) {
             f->carry[f->n_carry++] = keep;
             continue;
         }
@@ -144,14 +147,16 @@ static void enter_state(ref_fsm *f, uint8_t level, uint16_t s, const ac_event *e
             continue;
         if (!guard_eval(f, tr->guard, ev))
             continue;
+        /* s is left before its effects start: the uses handed over to it
+         * stop when it is left, after its exit actions */
+        memcpy(f->pending, f->carry, f->n_carry * sizeof *f->carry);
+        f->n_pending = f->n_carry;
+        f->n_carry = 0;
+        f->unstarted = s;
         if (++f->microsteps > AC_FSM_MAX_MICROSTEPS) {
             fail(f);
             return;
         }
-        for (unsigned c = 0; c < f->n_carry; c++)
-            f->effect(f->ctx, f->carry[c], 0, NULL);
-        f->n_carry = 0;
-        f->unstarted = s;
         take(f, level, row, ev);
         return;
     }
@@ -227,9 +232,17 @@ int ref_fsm_init(ref_fsm *f, const ac_fsm_tables *t, const ac_guard_fn *guards,
     f->effect = effect;
     f->ctx = ctx;
     f->unstarted = AC_FSM_NONE;
+    size_t most = 0; /* the largest effect list: room for what is handed over */
+    for (uint16_t s = 0; s < t->n_states; s++)
+        if (t->lists[t->states[s].effects] > most)
+            most = t->lists[t->states[s].effects];
     f->arrival = calloc(t->n_states + 1u, sizeof *f->arrival);
-    if (!f->arrival)
+    f->carry = calloc(most + 1, sizeof *f->carry);
+    f->pending = calloc(most + 1, sizeof *f->pending);
+    if (!f->arrival || !f->carry || !f->pending) {
+        ref_fsm_free(f);
         return -1;
+    }
     ac_fsm_arrival_events(t, f->arrival);
     return 0;
 }
@@ -237,7 +250,10 @@ int ref_fsm_init(ref_fsm *f, const ac_fsm_tables *t, const ac_guard_fn *guards,
 void ref_fsm_free(ref_fsm *f)
 {
     free(f->arrival);
+    free(f->carry);
+    free(f->pending);
     f->arrival = NULL;
+    f->carry = f->pending = NULL;
 }
 
 int ref_fsm_start(ref_fsm *f, const ac_event *ev)

@@ -22,8 +22,10 @@ typedef struct ref_fsm {
     uint8_t depth, qn, qh, started;
     uint16_t state[AC_FSM_MAX_DEPTH];
     uint16_t queue[AC_FSM_QUEUE];
-    uint16_t carry[64]; /* effect uses handed over to the state being entered */
-    uint8_t n_carry;
+    uint16_t *carry; /* effect uses handed over to the state being entered */
+    size_t n_carry;
+    uint16_t *pending; /* those handed over to `unstarted`, stopped when it is left */
+    size_t n_pending;
     uint16_t microsteps;
     uint16_t unstarted; /* state being left before its effects started */
     int error;

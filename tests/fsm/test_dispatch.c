@@ -79,8 +79,9 @@ static void action_at(ac_session *s, int i)
 G(0) G(1) G(2) G(3) G(4) G(5) G(6) G(7)
 A(0) A(1) A(2) A(3) A(4) A(5) A(6) A(7) A(8) A(9) A(10) A(11) A(12) A(13) A(14) A(15)
 static const ac_guard_fn guard_fns[] = {g0, g1, g2, g3, g4, g5, g6, g7};
-static const ac_action_fn action_fns[] = {a0, a1, a2,  a3,  a4,  a5,  a6,  a7,
-                                          a8, a9, a10, a11, a12, a13, a14, a15};
+static ac_action_fn action_fns_mut[] = {a0, a1, a2,  a3,  a4,  a5,  a6,  a7,
+                                        a8, a9, a10, a11, a12, a13, a14, a15};
+static const ac_action_fn *const action_fns = action_fns_mut;
 /* clang-format on */
 
 static void effect_fn(ac_session *s, uint16_t use, int start, const ac_event *ev)
@@ -479,6 +480,110 @@ static void test_effect_handover_eventless(void **state)
     rig_free(r);
 }
 
+/* A state left by an eventless step before its effects start: the uses
+ * handed over to it stop after its exit actions (the documented order). */
+static void test_eventless_exit_order(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event quit\nevent go\nguard g\naction xb\neffect req\n"
+                     "machine m {\n initial A\n terminal Q, Z\n * -> Q on quit\n"
+                     " state A { effect req }\n state B { exit xb effect req }\n"
+                     " A -> B on go\n B -> Z [g]\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    set_guard(r, "g", 1);
+    clear_log(&r->s);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "?g xb stop:req");
+    rig_free(r);
+}
+
+/* After the eventless bound fails, stopping the machine stops no effect that
+ * never started. */
+static void test_eventless_bound_then_stop(void **state)
+{
+    (void)state;
+    rig *r = rig_new("event quit\nevent go\nguard g\neffect ea, eb\n"
+                     "machine m {\n initial S\n terminal Q\n * -> Q on quit\n state S\n"
+                     " state A { effect ea }\n state B { effect eb }\n"
+                     " S -> A on go\n A -> B [g]\n B -> A [g]\n}\n");
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    set_guard(r, "g", 1);
+    assert_int_equal(send(r, "go"), AC_FSM_FAILED);
+    assert_int_equal(r->s.errors, 1);
+    clear_log(&r->s);
+    ac_event ev = {0, 3000, NULL};
+    ac_fsm_stop(&r->fsm, &ev);
+    assert_null(strstr(r->s.log, "stop:"));
+    rig_free(r);
+}
+
+/* A handler calling the dispatcher on its own machine is refused: the
+ * machine fails (reported), nothing runs out of place, and it can still be
+ * stopped. */
+static rig *reentry_rig;
+static int reentry_what; /* 0: dispatch, 1: stop, 2: start */
+static void reenter(ac_session *s, const ac_event *ev)
+{
+    (void)s;
+    ac_event inner = {ev->type, ev->time_ms, NULL};
+    int rc = reentry_what == 0   ? ac_fsm_dispatch(&reentry_rig->fsm, &inner)
+             : reentry_what == 2 ? ac_fsm_start(&reentry_rig->fsm, &inner)
+                                 : (ac_fsm_stop(&reentry_rig->fsm, &inner), AC_FSM_FAILED);
+    assert_int_equal(rc, AC_FSM_FAILED);
+}
+
+static void test_reentry_refused(void **state)
+{
+    (void)state;
+    for (reentry_what = 0; reentry_what < 3; reentry_what++) {
+        for (int traced = 0; traced < 2; traced++) {
+            rig *r = rig_new("event quit\nevent go, tick\naction a\n"
+                             "machine m {\n initial A\n terminal Q\n * -> Q on quit\n state A, B\n"
+                             " A -> B on go / a\n B on tick / a\n B -> A on go\n}\n");
+            action_fns_mut[0] = reenter; /* the action "a" */
+            reentry_rig = r;
+            ac_fsm_init(&r->fsm, &r->b, &r->s, traced ? on_trace : NULL, &r->s);
+            assert_int_equal(start(r), AC_FSM_HANDLED);
+            assert_int_equal(send(r, "go"), AC_FSM_FAILED);
+            assert_true(r->fsm.error);
+            if (traced)
+                assert_int_equal(r->s.errors, 1);
+            /* failed: nothing more runs, not even the one-call path */
+            assert_int_equal(send(r, "tick"), AC_FSM_FAILED);
+            assert_int_equal(send(r, "go"), AC_FSM_FAILED);
+            ac_event ev = {0, 3000, NULL};
+            ac_fsm_stop(&r->fsm, &ev);
+            assert_int_equal(r->fsm.depth, 0);
+            action_fns_mut[0] = a0;
+            rig_free(r);
+        }
+    }
+}
+
+/* Arrival events work whatever the length of the machine and state names. */
+static void test_arrival_long_names(void **state)
+{
+    (void)state;
+    char m[301], t[301], spec[2048];
+    memset(m, 'm', 300);
+    memset(t, 'T', 300);
+    m[300] = t[300] = 0;
+    snprintf(spec, sizeof spec,
+             "event quit\nevent go, finish\naction done\n"
+             "machine p {\n initial P\n terminal Q, END\n * -> Q on quit\n"
+             " state RUN { invoke %s }\n P -> RUN on go\n RUN -> END on %s.%s / done\n}\n"
+             "machine %s {\n initial W\n terminal %s\n W -> %s on finish\n}\n",
+             m, m, t, m, t, t);
+    rig *r = rig_new(spec);
+    assert_int_equal(start(r), AC_FSM_HANDLED);
+    assert_int_equal(send(r, "go"), AC_FSM_HANDLED);
+    clear_log(&r->s);
+    assert_int_equal(send(r, "finish"), AC_FSM_HANDLED);
+    assert_string_equal(r->s.log, "done");
+    assert_string_equal(state_of(r, "p"), "END");
+    rig_free(r);
+}
+
 /* A binding without its plan: the machine never starts, nothing runs. */
 static void test_no_plan(void **state)
 {
@@ -529,6 +634,10 @@ int main(void)
         cmocka_unit_test(test_effect_continuity),
         cmocka_unit_test(test_fast_path),
         cmocka_unit_test(test_effect_handover_eventless),
+        cmocka_unit_test(test_eventless_exit_order),
+        cmocka_unit_test(test_eventless_bound_then_stop),
+        cmocka_unit_test(test_reentry_refused),
+        cmocka_unit_test(test_arrival_long_names),
         cmocka_unit_test(test_no_plan),
         cmocka_unit_test(test_many_dispatches),
     };

@@ -77,6 +77,42 @@ static void test_tree_specs(void **state)
     }
 }
 
+/* Specs at the edges: 70 equal effect uses handed over between two states
+ * (and restarted by a self-transition), and a row whose calls are too many
+ * for the straight run. */
+static void test_edge_specs(void **state)
+{
+    (void)state;
+    static char text[1 << 16];
+    size_t n = 0;
+    n += (size_t)snprintf(text + n, sizeof text - n,
+                          "event quit\nevent go, back, again\naction x\neffect e, f\n"
+                          "machine m {\n initial S\n terminal Q\n * -> Q on quit\n state S {");
+    for (int i = 0; i < 70; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, " effect e");
+    n += (size_t)snprintf(text + n, sizeof text - n, " effect f }\n state T {");
+    for (int i = 0; i < 70; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, " effect e");
+    n += (size_t)snprintf(text + n, sizeof text - n, " exit x");
+    for (int i = 1; i < 70; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, ", x");
+    n += (size_t)snprintf(text + n, sizeof text - n,
+                          " }\n S -> T on go\n T -> S on back\n T -> T on again\n}\n");
+    assert_true(n < sizeof text - 1);
+    ac_spec *spec = ac_spec_parse("edge.fsm", text, n);
+    assert_non_null(spec);
+    if (spec->n_errors == 0)
+        ac_spec_check(spec);
+    if (spec->n_errors)
+        ac_spec_print_diags(spec, stderr);
+    assert_int_equal(spec->n_errors, 0);
+    ac_fsm_tables *t = ac_spec_lower(spec, "edge.fsm");
+    assert_non_null(t);
+    drive(t, "edge.fsm", 40, 200);
+    ac_spec_tables_free(t);
+    ac_spec_free(spec);
+}
+
 /* The comparison catches a wrong plan: one effect stop dropped from every
  * row that stops something, in the dense plan only. */
 static void drop_stops(ac_fsm_plan *p)
@@ -113,6 +149,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builtin_spec),
         cmocka_unit_test(test_tree_specs),
+        cmocka_unit_test(test_edge_specs),
         cmocka_unit_test(test_driver_catches_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
