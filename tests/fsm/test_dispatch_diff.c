@@ -51,6 +51,23 @@ static void test_builtin_spec(void **state)
     drive(&agent_fsm, "spec/agent.fsm", 300, 400);
 }
 
+/* Compiles spec text and drives it (the spec must check clean). */
+static void drive_text(const char *name, const char *text, size_t n, int seeds, int steps)
+{
+    ac_spec *spec = ac_spec_parse(name, text, n);
+    assert_non_null(spec);
+    if (spec->n_errors == 0)
+        ac_spec_check(spec);
+    if (spec->n_errors)
+        ac_spec_print_diags(spec, stderr);
+    assert_int_equal(spec->n_errors, 0);
+    ac_fsm_tables *t = ac_spec_lower(spec, name);
+    assert_non_null(t);
+    drive(t, name, seeds, steps);
+    ac_spec_tables_free(t);
+    ac_spec_free(spec);
+}
+
 static void test_tree_specs(void **state)
 {
     (void)state;
@@ -62,18 +79,7 @@ static void test_tree_specs(void **state)
         size_t n = fread(text, 1, sizeof text, fp);
         fclose(fp);
         assert_true(n < sizeof text);
-        ac_spec *spec = ac_spec_parse(files[i], text, n);
-        assert_non_null(spec);
-        if (spec->n_errors == 0)
-            ac_spec_check(spec);
-        if (spec->n_errors)
-            ac_spec_print_diags(spec, stderr);
-        assert_int_equal(spec->n_errors, 0);
-        ac_fsm_tables *t = ac_spec_lower(spec, files[i]);
-        assert_non_null(t);
-        drive(t, files[i], 60, 300);
-        ac_spec_tables_free(t);
-        ac_spec_free(spec);
+        drive_text(files[i], text, n, 60, 300);
     }
 }
 
@@ -99,18 +105,7 @@ static void test_edge_specs(void **state)
     n += (size_t)snprintf(text + n, sizeof text - n,
                           " }\n S -> T on go\n T -> S on back\n T -> T on again\n}\n");
     assert_true(n < sizeof text - 1);
-    ac_spec *spec = ac_spec_parse("edge.fsm", text, n);
-    assert_non_null(spec);
-    if (spec->n_errors == 0)
-        ac_spec_check(spec);
-    if (spec->n_errors)
-        ac_spec_print_diags(spec, stderr);
-    assert_int_equal(spec->n_errors, 0);
-    ac_fsm_tables *t = ac_spec_lower(spec, "edge.fsm");
-    assert_non_null(t);
-    drive(t, "edge.fsm", 40, 200);
-    ac_spec_tables_free(t);
-    ac_spec_free(spec);
+    drive_text("edge.fsm", text, n, 40, 200);
 }
 
 /* The comparison catches a wrong plan: one effect stop dropped from every
