@@ -149,9 +149,19 @@ void ac_proc_kill_all_now(void)
 {
     for (int i = 0; i < AC_PROC_TRACKED; i++) {
         pid_t pg = tracked_pgids[i];
-        if (pg > 0)
+        if (pg > 0) {
             kill(-pg, SIGKILL);
+            kill(pg, SIGKILL); /* a child that left its group */
+        }
     }
+}
+
+/* Signals the child's group, and the child itself in case it moved to
+ * another group (its pid stays ours until it is reaped). */
+static void signal_child(pid_t pid, int sig)
+{
+    kill(-pid, sig);
+    kill(pid, sig);
 }
 
 static void proc_free(ac_proc *p)
@@ -185,10 +195,13 @@ static void out_append(ac_proc *p, const char *buf, size_t n)
         return;
     if (p->out_len + take + 1 > p->out_cap) {
         size_t ncap = p->out_cap ? p->out_cap : 4096;
-        while (ncap < p->out_len + take + 1)
-            ncap *= 2;
-        if (ncap > p->out_max + 1)
-            ncap = p->out_max + 1;
+        size_t need = p->out_len + take + 1;
+        while (ncap < need)
+            ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
+        /* (a cap of SIZE_MAX means no cap: out_max + 1 would wrap) */
+        size_t limit = p->out_max < SIZE_MAX ? p->out_max + 1 : SIZE_MAX;
+        if (ncap > limit)
+            ncap = limit;
         char *nb = realloc(p->out, ncap);
         if (!nb) {
             p->truncated = 1; /* out of memory: keep what we have */
@@ -304,13 +317,13 @@ static void on_child_exit(ac_proc *p)
     drain(p, 0);
     drain(p, 1);
     int status = 0;
+    pgid_untrack(p->pid); /* before the reap: its number may be reused after */
     pid_t r = reap(p->pid, &status);
     int64_t end = ac_loop_clock_ms();
 
     ac_proc_result res;
     memset(&res, 0, sizeof res);
     res.pid = p->pid;
-    pgid_untrack(p->pid);
     p->pid = -1;
     if (r > 0 && WIFEXITED(status)) {
         res.exited = 1;
@@ -362,8 +375,11 @@ static void on_poll_timer(void *ud)
     p->poll_timer = 0;
     siginfo_t si;
     memset(&si, 0, sizeof si);
-    /* WNOWAIT: look without reaping, so the group can still be killed by pid. */
-    if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0) {
+    /* WNOWAIT: look without reaping, so the group can still be killed by pid.
+     * ECHILD: something else of the process reaped it (SIGCHLD ignored, a
+     * waitpid(-1) of the embedding program): it is over all the same. */
+    int r = waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT);
+    if ((r == 0 && si.si_pid != 0) || (r < 0 && errno == ECHILD)) {
         on_child_exit(p);
         return;
     }
@@ -374,7 +390,7 @@ static void on_grace(void *ud)
 {
     ac_proc *p = ud;
     p->grace_timer = 0;
-    kill(-p->pid, SIGKILL);
+    signal_child(p->pid, SIGKILL);
 }
 
 static void on_timeout(void *ud)
@@ -382,11 +398,11 @@ static void on_timeout(void *ud)
     ac_proc *p = ud;
     p->timeout_timer = 0;
     p->timed_out = 1;
-    kill(-p->pid, SIGTERM);
+    signal_child(p->pid, SIGTERM);
     p->grace_timer =
         ac_loop_timer_ex(p->loop, AC_PROC_KILL_GRACE_MS, on_grace, p, AC_LOOP_INTERNAL);
     if (!p->grace_timer)
-        kill(-p->pid, SIGKILL);
+        signal_child(p->pid, SIGKILL);
 }
 
 static void on_spawn_failed(void *ud)
@@ -575,14 +591,18 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     if (pid == 0)
         child_exec(spec, envp, in[0], out[1], errp[1], ep[1]);
     int fork_errno = errno;
+    if (pid > 0) {
+        /* tracked while signals are still blocked: a Ctrl-C handler running
+         * right after would otherwise miss this child */
+        setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
+        pgid_track(pid);
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
         snprintf(err, errcap, "fork: %s", strerror(fork_errno));
         goto fail;
     }
-    setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
     p->pid = pid;
-    pgid_track(pid);
     close(in[0]);
     close(out[1]);
     close(errp[1]);
@@ -606,16 +626,16 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
 
     p->id = ac_loop_next_id(loop);
     if (ac_idmap_put(&st->procs, p->id, p) != 0) {
-        kill(-pid, SIGKILL);
+        signal_child(pid, SIGKILL);
+        pgid_untrack(pid);
         reap(pid, NULL);
-        pgid_untrack(p->pid);
         p->pid = -1;
         goto oom;
     }
 
     if (n == (ssize_t)sizeof child_errno) {
+        pgid_untrack(pid);
         reap(pid, NULL);
-        pgid_untrack(p->pid);
         p->pid = -1;
         p->spawn_failed = 1;
         p->spawn_errno = child_errno;
@@ -696,9 +716,9 @@ void ac_proc_kill(ac_loop *loop, uint64_t id)
     if (!p)
         return;
     if (p->pid > 0) {
-        kill(-p->pid, SIGKILL);
-        reap(p->pid, NULL);
+        signal_child(p->pid, SIGKILL);
         pgid_untrack(p->pid);
+        reap(p->pid, NULL);
         p->pid = -1;
     }
     proc_release(p);

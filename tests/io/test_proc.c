@@ -381,6 +381,54 @@ static void kill_reaps_now_without_callback(void **state)
     ac_loop_free(loop);
 }
 
+/* A cap of SIZE_MAX means no cap (it once wrapped to a 0-byte buffer). */
+static void unlimited_max_stdout(void **state)
+{
+    (void)state;
+    const char *argv[] = {"printf", "hello", NULL};
+    ac_proc_spec spec = {.argv = argv, .max_stdout = SIZE_MAX};
+    outcome o = run(&spec);
+    assert_true(o.res.exited);
+    assert_string_equal(o.out, "hello");
+    assert_false(o.res.truncated);
+    outcome_free(&o);
+}
+
+/* A child that moves itself out of its process group (into ours) is still
+ * timed out and killed: signals go to the child too, not only its group.
+ * (If they did not, it would exit normally after 30 s.) */
+static const char *leave_group[] = {"perl", "-e", "setpgrp(0, getpgrp(getppid())); sleep 30", NULL};
+
+static void child_leaving_its_group_times_out(void **state)
+{
+    (void)state;
+    ac_proc_spec spec = {.argv = leave_group, .timeout_ms = 300};
+    outcome o = run(&spec);
+    assert_true(o.res.timed_out);
+    assert_true(o.res.signaled);
+    assert_false(o.res.exited);
+    outcome_free(&o);
+}
+
+static void kill_reaches_a_child_that_left_its_group(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    ac_proc_spec spec = {.argv = leave_group};
+    char err[128];
+    uint64_t id = ac_proc_spawn(loop, &spec, never_called, NULL, err, sizeof err);
+    assert_int_not_equal(id, 0);
+    pid_t pid = ac_proc_pid(loop, id);
+    /* let it leave its group first */
+    for (int i = 0; i < 100 && getpgid(pid) != getpgrp(); i++)
+        ac_loop_run_once(loop, 10);
+    assert_int_equal(getpgid(pid), getpgrp());
+    ac_proc_kill(loop, id); /* returns once the child is gone and reaped */
+    assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+    ac_loop_free(loop);
+}
+
 static void loop_free_kills_live_children(void **state)
 {
     (void)state;
@@ -472,6 +520,9 @@ int main(void)
         cmocka_unit_test(only_stdio_fds_reach_the_child),
         cmocka_unit_test(killed_by_signal_is_reported),
         cmocka_unit_test(kill_reaps_now_without_callback),
+        cmocka_unit_test(unlimited_max_stdout),
+        cmocka_unit_test(child_leaving_its_group_times_out),
+        cmocka_unit_test(kill_reaches_a_child_that_left_its_group),
         cmocka_unit_test(loop_free_kills_live_children),
         cmocka_unit_test(many_children_in_parallel),
     };
