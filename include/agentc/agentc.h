@@ -89,7 +89,10 @@ typedef struct ac_engine_config {
     const char *script_text;    /* script provider: turns given inline (wins over path) */
     int script_delay_ms;        /* script provider: delay between streamed deltas */
     const char *system_prompt;  /* may be NULL */
-    const char *journal_dir;    /* NULL: no journals unless ac_session_new gets a path */
+    const char *journal_dir;    /* sessions created without a journal path write one
+                                   here, DIR/<id>.jsonl (characters of the id other
+                                   than letters, digits, '.', '_' and '-' become '_');
+                                   NULL: none unless ac_session_new gets a path */
     const ac_output *output;    /* may be NULL */
     uint64_t seed;              /* jitter seed (0: from the clock) */
 } ac_engine_config;
@@ -120,7 +123,10 @@ int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *desc
 void ac_tool_call_complete(ac_tool_call_handle *call, int ok, const char *content);
 
 /* ---- sessions --------------------------------------------------------------- */
-/* Creates a session and starts it (posts `spawn`). journal_path may be NULL. */
+/* Creates a session and starts it (posts `spawn`). journal_path may be NULL
+ * (then the engine's journal_dir, if any, names one). ac_session_free may be
+ * called from a handler or an output callback: the session is then freed
+ * once the event being applied is done. */
 ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, char *err,
                            size_t errcap);
 /* Stops every effect (transfers, timers, child processes) and frees. */

@@ -326,7 +326,8 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
     e->ev_compaction_failed = ac_engine_event_index(e, "compaction.failed");
     e->ev_ctx_expanded = ac_engine_event_index(e, "context.expanded");
     e->ev_ctx_loaded = ac_engine_event_index(e, "context.loaded");
-    if (cfg->system_prompt && !(e->system_prompt = strdup(cfg->system_prompt))) {
+    if ((cfg->system_prompt && !(e->system_prompt = strdup(cfg->system_prompt))) ||
+        (cfg->journal_dir && !(e->journal_dir = strdup(cfg->journal_dir)))) {
         snprintf(err, errcap, "out of memory");
         goto fail;
     }
@@ -366,5 +367,6 @@ void ac_engine_free(ac_engine *e)
     free(e->params);
     json_decref(e->param_overrides);
     free(e->system_prompt);
+    free(e->journal_dir);
     free(e);
 }

@@ -98,12 +98,14 @@ static bool g_has_tool_calls(ac_session *s, const ac_event *ev)
     return json_array_size(v) > 0;
 }
 
-/* True when this event answers the last call still pending in the iteration. */
+/* True when this event answers the last call still pending in the
+ * iteration, or says there was nothing to run ({"none": true}). */
 static bool g_last_tool_result(ac_session *s, const ac_event *ev)
 {
     const char *id = dstr(ev, "id");
     if (!id)
-        return false;
+        return ev->data && json_is_true(json_object_get(data(ev), "none")) &&
+               ac_conv_iter_pending(s->conv) == 0;
     const ac_tool_call *c = ac_conv_tool_call(s->conv, id);
     return c && c->state == AC_CALL_NONE && ac_conv_iter_pending(s->conv) == 1;
 }
@@ -190,7 +192,17 @@ static void a_touch(ac_session *s, const ac_event *ev)
 
 static void a_start_loop(ac_session *s, const ac_event *ev)
 {
-    (void)ev;
+    /* calls left without a result when the loop was stopped (a pause during
+     * TOOL_EXECUTING) are answered as interrupted, so the model sees them */
+    for (size_t i = 0; i < ac_conv_iter_call_count(s->conv); i++) {
+        const char *id = ac_conv_iter_call(s->conv, i);
+        const ac_tool_call *c = ac_conv_tool_call(s->conv, id);
+        if (c && c->state == AC_CALL_NONE)
+            ac_conv_set_tool_result(s->conv, id, 0,
+                                    "interrupted: the session was paused before this call "
+                                    "finished; call it again if it is still needed",
+                                    ev->time_ms);
+    }
     ac_conv_set_iteration(s->conv, 0);
     s->compacted_this_plan = 0;
 }
@@ -319,8 +331,10 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
         in[i].id = json_string_value(json_object_get(c, "id"));
         in[i].name = json_string_value(json_object_get(c, "name"));
         in[i].arguments = json_string_value(json_object_get(c, "arguments"));
-        if (!in[i].name)
-            in[i].name = "";
+        /* a call the model sent without a name is still recorded (and
+         * answered as an unknown tool), never dropped with its turn */
+        if (!in[i].name || !*in[i].name)
+            in[i].name = "(no name)";
         /* by name, from a fixed list: replay gives the same flags whatever tools the
          * replaying engine has */
         in[i].internal =

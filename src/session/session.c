@@ -3,6 +3,7 @@
  * re-entrancy (events posted by handlers wait for the current dispatch),
  * tracing, and the session's JSON form.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,9 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     return rc;
 }
 
+static void session_free_now(ac_session *s);
+static void drain_pending(ac_session *s);
+
 int ac_session_post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
 {
     if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
@@ -104,7 +108,16 @@ int ac_session_post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_
         return AC_FSM_HANDLED;
     }
     int rc = apply(s, type, data, t_ms);
-    while (s->pending && !s->dispatching) {
+    drain_pending(s);
+    if (s->free_requested && !s->dispatching)
+        session_free_now(s); /* asked for by a handler or an output callback */
+    return rc;
+}
+
+/* Applies the events posted while dispatching, in order. */
+static void drain_pending(ac_session *s)
+{
+    while (s->pending && !s->dispatching && !s->free_requested) {
         ac_pending_event *p = s->pending;
         s->pending = p->next;
         if (!s->pending)
@@ -112,7 +125,6 @@ int ac_session_post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_
         apply(s, p->type, p->data, p->t_ms);
         free(p);
     }
-    return rc;
 }
 
 int ac_session_post(ac_session *s, const char *event, void *data, int64_t t_ms)
@@ -212,6 +224,21 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
         snprintf(err, errcap, "out of memory");
         goto fail;
     }
+    char dir_path[4096];
+    if (!journal_path && e->journal_dir) {
+        int k = snprintf(dir_path, sizeof dir_path, "%s/", e->journal_dir);
+        for (const char *c = s->id; k > 0 && *c && (size_t)k < sizeof dir_path - 7; c++)
+            dir_path[k++] =
+                (char)(isalnum((unsigned char)*c) || *c == '.' || *c == '_' || *c == '-' ? *c
+                                                                                         : '_');
+        if (k > 0 && (size_t)k < sizeof dir_path - 7) {
+            memcpy(dir_path + k, ".jsonl", 7);
+            journal_path = dir_path;
+        } else {
+            snprintf(err, errcap, "journal directory path too long");
+            goto fail;
+        }
+    }
     if (journal_path) {
         s->journal = fopen(journal_path, "w");
         if (!s->journal) {
@@ -229,13 +256,31 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
     int traced = s->journal || (e->has_output && e->out.trace);
     ac_fsm_init(&s->fsm, &e->binding, s, traced ? on_trace : NULL, s);
     ac_event start = {0, ac_wall_now_ms(), NULL};
-    if (ac_fsm_start(&s->fsm, &start) != AC_FSM_HANDLED) {
+    s->dispatching = 1; /* what effects post while starting waits in the queue */
+    int started = ac_fsm_start(&s->fsm, &start);
+    s->dispatching = 0;
+    if (started != AC_FSM_HANDLED) {
         snprintf(err, errcap, "the spec failed to start (see the trace)");
+        ac_event stop = {0, start.time_ms, NULL};
+        ac_fsm_stop(&s->fsm, &stop);
+        later_cancel_all(s);
+        while (s->pending) {
+            ac_pending_event *p = s->pending;
+            s->pending = p->next;
+            json_decref(p->data);
+            free(p);
+        }
         goto fail;
     }
     e->live_sessions++;
-    if (e->ev_spawn != AC_FSM_NONE)
+    drain_pending(s);
+    if (e->ev_spawn != AC_FSM_NONE && !s->free_requested)
         ac_session_post_index(s, e->ev_spawn, spawn_payload(e), 0);
+    else if (s->free_requested) {
+        session_free_now(s);
+        snprintf(err, errcap, "the session was freed while it started");
+        return NULL;
+    }
     return s;
 fail:
     ac_conv_free(s->conv);
@@ -262,6 +307,15 @@ void ac_session_free(ac_session *s)
 {
     if (!s)
         return;
+    if (s->dispatching) { /* from a handler or an output callback: once the event is done */
+        s->free_requested = 1;
+        return;
+    }
+    session_free_now(s);
+}
+
+static void session_free_now(ac_session *s)
+{
     s->in_free = 1;
     ac_event ev = {0, 0, NULL};
     ac_fsm_stop(&s->fsm, &ev);

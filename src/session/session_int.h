@@ -49,6 +49,7 @@ struct ac_engine {
     ac_output out;
     int has_output;
     char *system_prompt;
+    char *journal_dir; /* ac_engine_config.journal_dir, copied */
     ac_tool **tools;
     size_t n_tools, cap_tools;
     uint64_t rng;
@@ -99,6 +100,7 @@ struct ac_session {
     void *laters; /* deferred posts (ac_session_post_later), cancelled on free */
     void *userdata;
     int in_free;
+    int free_requested; /* ac_session_free during a dispatch: freed once it is done */
 };
 
 /* Engine helpers */

@@ -298,6 +298,8 @@ struct ac_tool_run {
     slot *slots;
     size_t n, next, running;
     size_t max_parallel;
+    int launching; /* inside launch_next: freeing waits until it returns */
+    int dead;      /* stopped while launching */
 };
 
 static void handle_release(ac_tool_call_handle *h)
@@ -313,7 +315,42 @@ static void handle_release(ac_tool_call_handle *h)
     }
 }
 
-/* Makes a string valid UTF-8 without NULs for JSON (invalid bytes -> U+FFFD). */
+/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
+ * overlongs, no surrogates, nothing above U+10FFFF), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
+    if (c >= 0x01 && c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0; /* overlong */
+        if (c == 0xED)
+            hi = 0x9F; /* surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90; /* overlong */
+        if (c == 0xF4)
+            hi = 0x8F; /* above U+10FFFF */
+    } else {
+        return 0; /* NUL, continuation bytes, C0, C1, F5..FF */
+    }
+    if (len > n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t k = 2; k < len; k++)
+        if ((s[k] & 0xC0) != 0x80)
+            return 0;
+    return len;
+}
+
+/* Makes a string valid UTF-8 without NULs for JSON (each byte of an
+ * ill-formed sequence -> U+FFFD). */
 static char *utf8_clean(const char *s, size_t n)
 {
     char *out = malloc(n * 3 + 1);
@@ -321,13 +358,8 @@ static char *utf8_clean(const char *s, size_t n)
     if (!out)
         return NULL;
     for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
-        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        int ok = len > 0 && i + len <= n && c != 0;
-        for (size_t k = 1; ok && k < len; k++)
-            ok = ((unsigned char)s[i + k] & 0xC0) == 0x80;
-        if (ok && len == 2 && c < 0xC2)
-            ok = 0;
+        size_t len = utf8_seq((const unsigned char *)s + i, n - i);
+        int ok = len > 0;
         if (ok) {
             memcpy(out + o, s + i, len);
             o += len;
@@ -343,9 +375,12 @@ static char *utf8_clean(const char *s, size_t n)
 }
 
 static void launch_next(ac_tool_run *r);
+static void run_free(ac_tool_run *r);
 
 /* A call finished: start the next waiting one, then post (the post may
- * stop the effect and free `r`, so nothing touches it afterwards). */
+ * stop the effect and free `r`, so nothing touches it afterwards). If the
+ * runner was stopped while starting the next one (a callback cancelled or
+ * freed the session), nothing is posted: the session may be gone. */
 static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t len)
 {
     ac_session *s = r->s;
@@ -358,12 +393,23 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
                           clean ? clean : "", "duration_ms", (json_int_t)dur);
     free(clean);
+    if (!d) /* the call is answered whatever happens, or the turn would wait forever */
+        d = json_pack("{s:s, s:b, s:s}", "id", sl->id, "ok", 0, "content",
+                      "the tool's result could not be recorded");
     uint16_t ev = sl->ev ? sl->ev : s->e->ev_tool_completed;
     if (d && sl->extra)
         json_object_update(d, sl->extra);
     json_decref(sl->extra);
     sl->extra = NULL;
+    r->launching++; /* keeps r while the next calls start */
     launch_next(r);
+    int dead = r->dead;
+    if (--r->launching == 0 && dead)
+        run_free(r);
+    if (dead) {
+        json_decref(d);
+        return;
+    }
     ac_session_post_index(s, ev, d, 0);
 }
 
@@ -568,7 +614,7 @@ static void run_expand(ac_tool_run *r, slot *sl, json_t *args)
         by = ac_engine_param_int(s->e, "context_step", 20);
     if (by <= 0)
         by = 20;
-    sl->ev = s->e->ev_ctx_expanded;
+    sl->ev = s->e->ev_ctx_expanded != AC_FSM_NONE ? s->e->ev_ctx_expanded : 0;
     if (w == 0) {
         snprintf(msg, sizeof msg,
                  "the whole conversation since the last compaction is already visible "
@@ -699,7 +745,7 @@ static void run_load(ac_tool_run *r, slot *sl, json_t *args)
         any = 1;
     }
     fclose(out);
-    sl->ev = s->e->ev_ctx_loaded;
+    sl->ev = s->e->ev_ctx_loaded != AC_FSM_NONE ? s->e->ev_ctx_loaded : 0;
     sl->extra = json_pack("{s:O, s:O}", "restore", restore, "rounds", rounds);
     {
         char *msg = malloc(len + 32);
@@ -729,8 +775,11 @@ static void start_call(ac_tool_run *r, slot *sl)
     r->running++;
     const char *name = c ? c->name : "";
     const char *argstr = c && c->arguments && *c->arguments ? c->arguments : "{}";
-    if (s->e->has_output && s->e->out.tool_start)
+    if (s->e->has_output && s->e->out.tool_start) {
         s->e->out.tool_start(s->e->out.ud, s, sl->id, name, argstr);
+        if (r->dead)
+            return; /* stopped from the callback */
+    }
     const ac_tool *t = find_tool(s->e, name);
     sl->tool = t;
     char err[600], msg[800];
@@ -811,10 +860,27 @@ static void start_call(ac_tool_run *r, slot *sl)
     json_decref(args);
 }
 
+static void run_free(ac_tool_run *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->slots[i].id);
+        free(r->slots[i].content);
+        json_decref(r->slots[i].extra);
+    }
+    free(r->slots);
+    free(r);
+}
+
+/* Starts waiting calls up to the limit. A tool_start callback or a callback
+ * tool may cancel (or free) the session from inside: the runner is then
+ * stopped at once but freed only when this returns, and nothing more starts. */
 static void launch_next(ac_tool_run *r)
 {
-    while (r->next < r->n && r->running < r->max_parallel)
+    r->launching++;
+    while (!r->dead && r->next < r->n && r->running < r->max_parallel)
         start_call(r, &r->slots[r->next++]);
+    if (--r->launching == 0 && r->dead)
+        run_free(r);
 }
 
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs, const ac_event *ev)
@@ -837,6 +903,12 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
         r->slots[r->n++].id = strdup(id);
     }
     s->tools_run = r;
+    if (r->n == 0) {
+        /* nothing to run (the turn's calls could not be recorded): say so,
+         * or TOOL_EXECUTING would wait for results that never come */
+        ac_session_post_index(s, s->e->ev_tool_completed, json_pack("{s:b}", "none", 1), 0);
+        return;
+    }
     launch_next(r);
 }
 
@@ -860,10 +932,11 @@ void ac_run_tools_stop(ac_session *s)
             pthread_mutex_unlock(&h->mu);
             handle_release(h);
         }
-        free(sl->id);
-        free(sl->content);
-        json_decref(sl->extra);
+        sl->proc = 0;
+        sl->timer = 0;
+        sl->cb = NULL;
     }
-    free(r->slots);
-    free(r);
+    r->dead = 1;
+    if (!r->launching)
+        run_free(r);
 }

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "agentc/agentc.h"
+#include "context/conversation.h"
 #include "io/http.h"
 #include "io/loop.h"
 #include "io/proc.h"
@@ -35,6 +36,9 @@ typedef struct rig {
     char journal[512];
 } rig;
 
+static const ac_output *rig_out;    /* output for the next rig_open, if any */
+static const char *rig_journal_dir; /* journal_dir for the next rig_open, if any */
+
 static void rig_open(rig *r, const char *turns, const char *const *params, int delay_ms,
                      const char *tools, const char *name)
 {
@@ -49,6 +53,8 @@ static void rig_open(rig *r, const char *turns, const char *const *params, int d
     cfg.script_delay_ms = delay_ms;
     cfg.params = params;
     cfg.seed = 7;
+    cfg.output = rig_out;
+    cfg.journal_dir = rig_journal_dir;
     r->e = ac_engine_new(&cfg, err, sizeof err);
     if (!r->e)
         fail_msg("engine: %s", err);
@@ -57,7 +63,7 @@ static void rig_open(rig *r, const char *turns, const char *const *params, int d
     if (tools && ac_engine_add_tools(r->e, tools, err, sizeof err) != 0)
         fail_msg("tools: %s", err);
     snprintf(r->journal, sizeof r->journal, "%s/%s.journal", tmpdir, name);
-    r->s = ac_session_new(r->e, name, r->journal, err, sizeof err);
+    r->s = ac_session_new(r->e, name, rig_journal_dir ? NULL : r->journal, err, sizeof err);
     if (!r->s)
         fail_msg("session: %s", err);
 }
@@ -379,6 +385,222 @@ static void test_pause_resume_and_cancel_paused(void **state)
     cancel_and_check(&r);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const ac_tool_call *only_call(rig *r, const char *id)
+{
+    const ac_tool_call *c = ac_conv_tool_call(ac_session_conv(r->s), id);
+    assert_non_null(c);
+    return c;
+}
+
+/* Tool output that is not well-formed UTF-8 (here an encoded surrogate)
+ * still answers the call, with U+FFFD in place of the bad bytes. */
+static void test_tool_output_bad_utf8(void **state)
+{
+    (void)state;
+    char tools[512];
+    snprintf(tools, sizeof tools, "%s/bad_utf8.json", tmpdir);
+    write_file(tools, "{\"tools\":[{\"name\":\"bad\",\"description\":\"prints bad bytes\","
+                      "\"command\":[\"printf\",\"a\\\\355\\\\240\\\\200b\"]}]}\n");
+    rig r;
+    rig_open(&r,
+             "{\"tool_calls\":[{\"id\":\"b1\",\"name\":\"bad\",\"arguments\":\"{}\"}]}\n"
+             "{\"content\":\"done\"}\n",
+             NULL, 0, tools, "bad_utf8");
+    ac_session_send(r.s, "go");
+    run_until_settled(&r);
+    assert_string_equal(ac_session_answer(r.s), "done");
+    const ac_tool_call *c = only_call(&r, "b1");
+    assert_int_equal(c->state, AC_CALL_SUCCESS);
+    assert_string_equal(c->result, "a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+                                   "b");
+    rig_close(&r);
+}
+
+/* A call the model sent without a name is recorded and answered (unknown
+ * tool); the turn is not lost and the session does not wait forever. */
+static void test_tool_call_without_name(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r,
+             "{\"content\":\"calling\",\"tool_calls\":[{\"id\":\"c1\",\"arguments\":\"{}\"}]}\n"
+             "{\"content\":\"done\"}\n",
+             NULL, 0, NULL, "no_name");
+    ac_session_send(r.s, "go");
+    run_until_settled(&r);
+    assert_string_equal(ac_session_answer(r.s), "done");
+    const ac_tool_call *c = only_call(&r, "c1");
+    assert_int_equal(c->state, AC_CALL_FAILURE);
+    assert_non_null(strstr(c->result, "unknown tool"));
+    rig_close(&r);
+}
+
+/* Cancelling the session from the tool_start output callback (while the
+ * calls are being started) stops everything; nothing is touched after. */
+static int starts;
+static void cancel_on_second_start(void *ud, ac_session *s, const char *id, const char *name,
+                                   const char *args)
+{
+    (void)ud;
+    (void)id;
+    (void)name;
+    (void)args;
+    if (++starts == 2)
+        ac_session_cancel(s);
+}
+
+static void test_cancel_from_tool_start(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"max_parallel_tools=1", NULL};
+    ac_output out = {0};
+    out.tool_start = cancel_on_second_start;
+    rig_out = &out;
+    starts = 0;
+    rig r;
+    rig_open(&r,
+             "{\"tool_calls\":["
+             "{\"id\":\"k1\",\"name\":\"calculator\",\"arguments\":\"{\\\"expression\\\":\\\"1+"
+             "1\\\"}\"},"
+             "{\"id\":\"k2\",\"name\":\"calculator\",\"arguments\":\"{\\\"expression\\\":\\\"2+"
+             "2\\\"}\"},"
+             "{\"id\":\"k3\",\"name\":\"calculator\",\"arguments\":\"{\\\"expression\\\":\\\"3+"
+             "3\\\"}\"}]}\n"
+             "{\"content\":\"done\"}\n",
+             params, 0, NULL, "cancel_tool_start");
+    rig_out = NULL;
+    ac_session_send(r.s, "go");
+    for (int i = 0; i < 200 && !ac_session_ended(r.s); i++)
+        ac_loop_run_once(r.loop, 10);
+    assert_string_equal(ac_session_state(r.s, "session"), "Cancelled");
+    assert_int_equal(starts, 2);
+    rig_close(&r);
+}
+
+/* Freeing the session from the `finished` output callback (inside a
+ * dispatch) is deferred until the event is done. */
+static ac_session *freed_in_callback;
+static void free_on_finished(void *ud, ac_session *s)
+{
+    (void)ud;
+    freed_in_callback = s;
+    ac_session_free(s);
+}
+
+static void test_free_from_finished(void **state)
+{
+    (void)state;
+    ac_output out = {0};
+    out.finished = free_on_finished;
+    rig_out = &out;
+    freed_in_callback = NULL;
+    rig r;
+    rig_open(&r, tool_turns, NULL, 0, NULL, "free_finished");
+    rig_out = NULL;
+    ac_session *s = r.s;
+    ac_session_send(s, "What is 17 * 23?");
+    for (int i = 0; i < 500 && !freed_in_callback; i++)
+        ac_loop_run_once(r.loop, 10);
+    assert_ptr_equal(freed_in_callback, s);
+    r.s = NULL; /* gone: rig_close frees the rest */
+    for (int i = 0; i < 5; i++)
+        ac_loop_run_once(r.loop, 10);
+    rig_close(&r);
+}
+
+/* A pause while a tool runs, then resume: the interrupted call is answered
+ * as interrupted (the model sees it), and the turn goes on. */
+static void test_pause_during_tools_then_resume(void **state)
+{
+    (void)state;
+    char tools[512];
+    snprintf(tools, sizeof tools, "%s/nap.json", tmpdir);
+    write_file(tools, "{\"tools\":[{\"name\":\"nap\",\"description\":\"sleeps\","
+                      "\"command\":[\"sleep\",\"5\"]}]}\n");
+    rig r;
+    rig_open(&r,
+             "{\"tool_calls\":[{\"id\":\"n1\",\"name\":\"nap\",\"arguments\":\"{}\"}]}\n"
+             "{\"content\":\"after resume\"}\n",
+             NULL, 0, tools, "pause_tools");
+    ac_session_send(r.s, "nap");
+    run_until_state(&r, "process", "TOOL_EXECUTING");
+    for (int i = 0; i < 100 && ac_proc_active(r.loop) == 0; i++)
+        ac_loop_run_once(r.loop, 10);
+    ac_session_post(r.s, "pause", NULL, 0);
+    assert_string_equal(ac_session_state(r.s, "session"), "Paused");
+    assert_int_equal(ac_proc_active(r.loop), 0);
+    ac_session_post(r.s, "resume", NULL, 0);
+    run_until_settled(&r);
+    assert_string_equal(ac_session_answer(r.s), "after resume");
+    const ac_tool_call *c = only_call(&r, "n1");
+    assert_int_equal(c->state, AC_CALL_FAILURE);
+    assert_non_null(strstr(c->result, "interrupted"));
+    rig_close(&r);
+}
+
+/* The engine's journal_dir names a journal for sessions created without a
+ * path: DIR/<id>.jsonl, unsafe characters of the id replaced. */
+static void test_journal_dir(void **state)
+{
+    (void)state;
+    rig_journal_dir = tmpdir;
+    rig r;
+    rig_open(&r, "{\"content\":\"ok\"}\n", NULL, 0, NULL, "a/b c");
+    rig_journal_dir = NULL;
+    ac_session_send(r.s, "hi");
+    run_until_settled(&r);
+    char path[600];
+    snprintf(path, sizeof path, "%s/a_b_c.jsonl", tmpdir);
+    char *text = slurp(path);
+    assert_non_null(strstr(text, "\"agentc_journal\""));
+    assert_non_null(strstr(text, "\"user_message\""));
+    free(text);
+    rig_close(&r);
+}
+
+/* A spec without the context.* events still answers the context tools
+ * (through tool.completed): the session does not wait forever. */
+static void test_context_tools_without_context_events(void **state)
+{
+    (void)state;
+    if (!agentc_bin)
+        skip();
+    char *spec = slurp("spec/agent.fsm");
+    char spec_path[512], script[512], cmd[2048];
+    snprintf(spec_path, sizeof spec_path, "%s/noctx.fsm", tmpdir);
+    FILE *f = fopen(spec_path, "w");
+    assert_non_null(f);
+    for (char *line = strtok(spec, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strstr(line, "on context."))
+            continue;
+        if (strstr(line, "event tool.completed, context.expanded, context.loaded"))
+            line = "event tool.completed, timer.fired";
+        fprintf(f, "%s\n", line);
+    }
+    fclose(f);
+    free(spec);
+    snprintf(script, sizeof script, "%s/noctx.jsonl", tmpdir);
+    write_file(script, "{\"tool_calls\":[{\"id\":\"e1\",\"name\":\"expand_context\","
+                       "\"arguments\":\"{}\"}]}\n{\"content\":\"done\"}\n");
+    snprintf(cmd, sizeof cmd,
+             "timeout 30 %s run --spec %s --provider script --script %s --tools builtin:context "
+             "hi >%s/noctx.out 2>&1",
+             agentc_bin, spec_path, script, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/noctx.out", tmpdir);
+    char *out = slurp(cmd);
+    assert_non_null(strstr(out, "done"));
+    free(out);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -410,6 +632,13 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cancel_retrying),
         cmocka_unit_test(test_cancel_compacting),
         cmocka_unit_test(test_pause_resume_and_cancel_paused),
+        cmocka_unit_test(test_tool_output_bad_utf8),
+        cmocka_unit_test(test_tool_call_without_name),
+        cmocka_unit_test(test_cancel_from_tool_start),
+        cmocka_unit_test(test_free_from_finished),
+        cmocka_unit_test(test_pause_during_tools_then_resume),
+        cmocka_unit_test(test_journal_dir),
+        cmocka_unit_test(test_context_tools_without_context_events),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
