@@ -52,9 +52,13 @@ static void backoff_fire(void *ud)
 static int64_t backoff_delay(ac_engine *e, int64_t initial, int64_t max, int64_t retry,
                              int64_t retry_after)
 {
+    if (initial < 0)
+        initial = 0;
+    if (max < 0)
+        max = 0;
     int64_t d = initial;
     for (int64_t i = 1; i < retry && d < max; i++)
-        d *= 2;
+        d = d > INT64_MAX / 2 ? INT64_MAX : d * 2; /* absurd params must not overflow */
     if (d > max)
         d = max;
     if (d > 1)

@@ -131,7 +131,8 @@ static void a_init_session(ac_session *s, const ac_event *ev)
                                  schema ? schema : "{\"type\":\"object\"}");
         free(schema);
     }
-    ac_conv_set_window(s->conv, (size_t)ac_engine_param_int(s->e, "context_window", 0));
+    int64_t window = ac_engine_param_int(s->e, "context_window", 0);
+    ac_conv_set_window(s->conv, window > 0 ? (size_t)window : 0); /* negative: all */
     ac_session_set_status(s, "idle");
 }
 
@@ -385,10 +386,10 @@ static void a_record_tool_result(ac_session *s, const ac_event *ev)
 static void a_expand_context(ac_session *s, const ac_event *ev)
 {
     json_t *d = data(ev);
-    size_t by = (size_t)json_integer_value(json_object_get(d, "by"));
-    size_t w = ac_conv_window(s->conv);
+    json_int_t step = json_integer_value(json_object_get(d, "by"));
+    size_t by = step > 0 ? (size_t)step : 0, w = ac_conv_window(s->conv);
     if (w != 0)
-        ac_conv_set_window(s->conv, w + by);
+        ac_conv_set_window(s->conv, w > SIZE_MAX - by ? SIZE_MAX : w + by);
     a_record_tool_result(s, ev);
 }
 

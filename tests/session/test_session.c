@@ -546,6 +546,21 @@ static void test_pause_during_tools_then_resume(void **state)
     rig_close(&r);
 }
 
+/* A negative context_window means the whole conversation, not a wrapped
+ * huge-or-tiny window. */
+static void test_negative_context_window(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"context_window=-5", NULL};
+    rig r;
+    rig_open(&r, "{\"content\":\"ok\"}\n", params, 0, NULL, "neg_window");
+    ac_session_send(r.s, "hi");
+    run_until_settled(&r);
+    assert_int_equal(ac_conv_window(ac_session_conv(r.s)), 0);
+    assert_string_equal(ac_session_answer(r.s), "ok");
+    rig_close(&r);
+}
+
 /* The engine's journal_dir names a journal for sessions created without a
  * path: DIR/<id>.jsonl, unsafe characters of the id replaced. */
 static void test_journal_dir(void **state)
@@ -638,6 +653,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_free_from_finished),
         cmocka_unit_test(test_pause_during_tools_then_resume),
         cmocka_unit_test(test_journal_dir),
+        cmocka_unit_test(test_negative_context_window),
         cmocka_unit_test(test_context_tools_without_context_events),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
