@@ -165,9 +165,30 @@ static size_t hp_scrub_mem(char *buf, size_t len, size_t cap, const char *key)
     return o;
 }
 
+/* Masks with '*' what is left of a key that a cut went through: any run of
+ * 8 or more bytes equal to the key's start. */
+static void hp_scrub_partial(char *buf, size_t len, const char *key)
+{
+    size_t kl = key ? strlen(key) : 0;
+    if (kl < 8)
+        return;
+    for (size_t i = 0; i + 8 <= len; i++) {
+        size_t m = 0;
+        while (m < kl && i + m < len && buf[i + m] == key[m])
+            m++;
+        if (m >= 8) {
+            memset(buf + i, '*', m);
+            i += m - 1;
+        }
+    }
+}
+
+/* Every whole key becomes "[redacted]"; a key cut short by a length limit
+ * somewhere upstream is masked too. */
 static void hp_scrub(char *msg, size_t cap, const char *key)
 {
-    hp_scrub_mem(msg, strlen(msg), cap, key);
+    size_t n = hp_scrub_mem(msg, strlen(msg), cap, key);
+    hp_scrub_partial(msg, n, key);
 }
 
 /* A JSON string from n bytes that may not be valid UTF-8 (then bytes >= 0x80
@@ -321,7 +342,7 @@ static void hp_post(hp_call *c, uint16_t idx, const char *name, json_t *data)
 static json_t *hp_failure(const char *cls, long status, int retryable, int64_t retry_after_ms,
                           const char *message)
 {
-    json_t *j = json_pack("{s:s, s:i, s:b, s:o}", "class", cls, "status", (json_int_t)status,
+    json_t *j = json_pack("{s:s, s:I, s:b, s:o}", "class", cls, "status", (json_int_t)status,
                           "retryable", retryable, "message", hp_jstr(message, strlen(message)));
     if (j && retry_after_ms >= 0)
         json_object_set_new(j, "retry_after_ms", json_integer(retry_after_ms));
@@ -480,8 +501,10 @@ static int hp_error_detail(hp_call *c, char *detail, size_t cap, int *quota)
     int found = 0;
     detail[0] = '\0';
     *quota = 0;
-    if (c->errlen)
+    if (c->errlen) {
         c->errlen = hp_scrub_mem(c->errbody, c->errlen, HP_ERROR_BODY_CAP + 1, c->p->key);
+        hp_scrub_partial(c->errbody, c->errlen, c->p->key); /* the body cap may cut a key */
+    }
     json_t *root = c->errlen ? json_loadb(c->errbody, c->errlen, 0, NULL) : NULL;
     json_t *obj = root;
     if (json_is_array(obj))
@@ -713,7 +736,13 @@ static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
     if (!c->status)
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
     c->finish_rc = AC_STREAM_ERR_TRUNCATED;
-    int streamed = rc == CURLE_OK && c->abort_rc == 0 && hp_is_2xx(c->status) && !c->json_body;
+    /* a connection that drops after the stream's terminator lost nothing:
+     * the turn is complete, not something to retry */
+    int dropped_after_end =
+        (rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING) &&
+        ac_stream_turn_get(c->st)->terminated;
+    int streamed = (rc == CURLE_OK || dropped_after_end) && c->abort_rc == 0 &&
+                   hp_is_2xx(c->status) && !c->json_body;
     if (streamed)
         c->finish_rc = ac_stream_finish(c->st);
     if (streamed && c->finish_rc == AC_STREAM_OK) {

@@ -209,7 +209,10 @@ int ac_stream__openai_event(ac_stream *st, const ac_sse_event *ev)
         return AC_STREAM_ERR_JSON;
     int rc = 0;
     const char *object = ac_stream__str(root, "object", NULL);
-    if (json_object_get(root, "error") || (object && strcmp(object, "error") == 0)) {
+    /* an error object, or a non-empty error text ("error": null is no error) */
+    const json_t *err = json_object_get(root, "error");
+    if (json_is_object(err) || (json_is_string(err) && json_string_length(err) > 0) ||
+        (object && strcmp(object, "error") == 0)) {
         if ((rc = oa_error(st, root)))
             goto out;
     }

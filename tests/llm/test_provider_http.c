@@ -815,6 +815,64 @@ static void test_disconnect_mid_stream(void **state)
     fx_free(&f);
 }
 
+/* The connection drops after the stream's terminator ([DONE] sent, the
+ * chunked body never closed): the turn is complete, nothing is retried. */
+static void test_disconnect_after_done(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    char *full = oa_text2("one ", "two");
+    ac_httpd_resp r = AC_HTTPD_RESP_INIT;
+    r.headers = "Content-Type: text/event-stream\r\n";
+    r.body = full;
+    r.body_len = strlen(full);
+    r.chunk_size = 64;
+    r.disconnect_after = (int)r.body_len; /* every byte, then no chunked terminator */
+    ac_httpd_push(f.h, &r);
+    free(full);
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_answer(f.s), "one two");
+    assert_int_equal(ac_httpd_request_count(f.h), 1);
+    assert_int_equal(f.retries, 0);
+    assert_int_equal(f.discarded, 0);
+    assert_string_equal(f.text.p, "one two");
+    fx_free(&f);
+}
+
+/* A key cut short by a length limit (here the in-stream error type, kept
+ * to 40 characters) is masked too, not only whole keys. */
+static void test_partial_key_scrubbed(void **state)
+{
+    (void)state;
+    static const char long_key[] = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghij";
+    fx f;
+    fx_base(&f);
+    fx_engine(&f, AC_PROVIDER_OPENAI, NULL, long_key, NULL, NULL, 1);
+    char type[128];
+    snprintf(type, sizeof type, "key=%s", long_key);
+    sbuf b = {0};
+    sb_str(&b, "data: ");
+    json_t *err = json_pack("{s:{s:s, s:s}}", "error", "message", "bad", "type", type);
+    char *line = json_dumps(err, JSON_COMPACT);
+    sb_str(&b, line);
+    free(line);
+    json_decref(err);
+    sb_str(&b, "\n\ndata: [DONE]\n\n");
+    push_stream(&f, b.p);
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status(f.s), "failed");
+    const char *e = ac_session_error(f.s);
+    assert_non_null(strstr(e, "key="));
+    assert_null(strstr(e, "sk-proj-ABCD"));
+    char *sj = ac_session_to_json(f.s);
+    assert_null(strstr(sj, "sk-proj-ABCD"));
+    free(sj);
+    assert_false(file_contains(f.journal, "sk-proj-ABCD"));
+    fx_free(&f);
+}
+
 static void test_stall(void **state)
 {
     (void)state;
@@ -1399,6 +1457,8 @@ int main(void)
         cmocka_unit_test(test_connect_timeout),
         cmocka_unit_test(test_disconnect_mid_stream),
         cmocka_unit_test(test_stall),
+        cmocka_unit_test(test_disconnect_after_done),
+        cmocka_unit_test(test_partial_key_scrubbed),
         cmocka_unit_test(test_garbage_body),
         cmocka_unit_test(test_oversize_line),
         cmocka_unit_test(test_invalid_json),

@@ -415,6 +415,22 @@ static void test_after_done_ignored(void **state)
     json_decref(r);
 }
 
+/* "error": null in a chunk is no error (the turn completes). */
+static void test_error_null_is_no_error(void **state)
+{
+    (void)state;
+    json_t *got =
+        run_text(AC_WIRE_OPENAI,
+                 "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}],"
+                 "\"error\":null}\n\n"
+                 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}"
+                 "\n\ndata: [DONE]\n\n");
+    json_t *turn = json_object_get(got, "turn");
+    assert_string_equal(json_string_value(json_object_get(turn, "finish")), "ok");
+    assert_string_equal(json_string_value(json_object_get(turn, "text")), "hello");
+    json_decref(got);
+}
+
 static void test_vllm_error_object(void **state)
 {
     (void)state;
@@ -467,7 +483,7 @@ static void test_garbage_bytes(void **state)
 
 int main(void)
 {
-    struct CMUnitTest tests[N_FIXTURES + 8];
+    struct CMUnitTest tests[N_FIXTURES + 16];
     size_t n = 0;
     for (size_t i = 0; i < N_FIXTURES; i++) {
         struct CMUnitTest t = {fixtures[i], test_fixture, NULL, NULL, (void *)fixtures[i]};
@@ -481,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_sse_cap),
         cmocka_unit_test(test_after_done_ignored),
         cmocka_unit_test(test_vllm_error_object),
+        cmocka_unit_test(test_error_null_is_no_error),
         cmocka_unit_test(test_garbage_bytes),
     };
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
