@@ -397,17 +397,23 @@ static int id_taken(const ac_conv *conv, ac_tool_call **fresh, size_t n, const c
 static char *choose_call_id(const ac_conv *conv, ac_tool_call **fresh, size_t n, const char *want,
                             uint64_t *seq)
 {
-    if (want && *want && !id_taken(conv, fresh, n, want))
-        return ac_conv__strdup(want);
-    const char *base = (want && *want) ? want : "call";
+    /* compared as stored: invalid bytes already turned into U+FFFD, so two
+     * ids that differ only in such bytes cannot end up equal */
+    char *clean = want && *want ? ac_conv__strdup(want) : NULL;
+    if (want && *want && !clean)
+        return NULL;
+    if (clean && !id_taken(conv, fresh, n, clean))
+        return clean;
+    const char *base = clean ? clean : "call";
     size_t cap = strlen(base) + 32;
     char *buf = malloc(cap);
-    if (!buf)
-        return NULL;
-    do {
-        (*seq)++;
-        snprintf(buf, cap, "%s_%llu", base, (unsigned long long)*seq);
-    } while (id_taken(conv, fresh, n, buf));
+    if (buf) {
+        do {
+            (*seq)++;
+            snprintf(buf, cap, "%s_%llu", base, (unsigned long long)*seq);
+        } while (id_taken(conv, fresh, n, buf));
+    }
+    free(clean);
     return buf;
 }
 

@@ -980,6 +980,7 @@ typedef struct sc_vctx {
     sc_seg segs[AC_SCHEMA_MAX_DEPTH + 2];
     int nsegs;
     int depth;
+    long steps; /* schema nodes visited, bounded by AC_SCHEMA_MAX_STEPS */
 } sc_vctx;
 
 /* Writes the instance location as a JSON pointer; a very long one keeps its
@@ -1305,6 +1306,11 @@ static int sc_validate(const sc_node *nd, const json_t *inst, sc_vctx *v, char *
         return nd->bool_value ? 1 : sc_vfail(v, err, errcap, "no value is allowed here");
     if (v->depth >= AC_SCHEMA_MAX_DEPTH || v->nsegs > AC_SCHEMA_MAX_DEPTH)
         return sc_vfail(v, err, errcap, "too deeply nested (limit %d)", AC_SCHEMA_MAX_DEPTH);
+    if (++v->steps > AC_SCHEMA_MAX_STEPS)
+        return sc_vfail(v, err, errcap,
+                        "too costly to validate (more than %ld schema checks); simplify the "
+                        "arguments",
+                        AC_SCHEMA_MAX_STEPS);
     v->depth++;
     int ok = 0;
     if (nd->ref) {
@@ -1416,6 +1422,11 @@ int ac_schema_validate(const ac_schema *schema, const json_t *instance, char *er
         return 0;
     }
     int ok = sc_validate(schema->root, instance, v, err, errcap);
+    if (v->steps > AC_SCHEMA_MAX_STEPS) { /* whatever "not" or "if" made of it */
+        sc_msg(err, errcap, "(root): too costly to validate (more than %ld schema checks)",
+               AC_SCHEMA_MAX_STEPS);
+        ok = 0;
+    }
     free(v);
     return ok;
 }

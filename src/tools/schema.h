@@ -37,7 +37,10 @@
  *   being supported). Otherwise siblings apply together with the $ref, as in
  *   2019-09 and later.
  * - $ref cycles and deep instances are bounded by a recursion limit
- *   (AC_SCHEMA_MAX_DEPTH); exceeding it is reported as an invalid instance.
+ *   (AC_SCHEMA_MAX_DEPTH), and the work of one validation by a step budget
+ *   (AC_SCHEMA_MAX_STEPS: anyOf/oneOf under a recursive $ref could otherwise
+ *   take time exponential in the nesting of the arguments); exceeding either
+ *   is reported as an invalid instance.
  *
  * Messages for invalid instances name the instance location as a JSON pointer
  * ("(root)" for the document itself), e.g. `/items/2: expected integer, got
@@ -52,6 +55,8 @@
 /* Maximum nesting of schema objects at compile time, and of validation
  * steps (instance depth plus applicators and $refs) at validation time. */
 #define AC_SCHEMA_MAX_DEPTH 256
+/* Most schema nodes one validation may visit. */
+#define AC_SCHEMA_MAX_STEPS 300000L
 
 typedef struct ac_schema ac_schema;
 

@@ -468,6 +468,29 @@ static void test_counters(void **state)
     ac_conv_free(c);
 }
 
+/* Call ids that differ only in invalid bytes (stored as U+FFFD) still get
+ * distinct ids, so each call can be answered and the conversation reloads. */
+static void test_call_ids_with_invalid_bytes(void **state)
+{
+    (void)state;
+    ac_conv *c = ac_conv_new();
+    ac_tool_call_in calls[] = {{"\xff", "t", "{}", 0}, {"\xfe", "t", "{}", 0}};
+    assert_int_equal(ac_conv_add_assistant(c, "", NULL, calls, 2, 1), AC_CONV_OK);
+    const ac_message *m = ac_conv_message(c, 0);
+    assert_int_equal(m->n_tool_calls, 2);
+    assert_string_not_equal(m->tool_call_ids[0], m->tool_call_ids[1]);
+    assert_int_equal(ac_conv_set_tool_result(c, m->tool_call_ids[0], 1, "a", 2), AC_CONV_OK);
+    assert_int_equal(ac_conv_set_tool_result(c, m->tool_call_ids[1], 1, "b", 2), AC_CONV_OK);
+    char *text = ac_conv_to_json(c);
+    char err[256];
+    ac_conv *d = ac_conv_from_json(text, err, sizeof err);
+    if (!d)
+        fail_msg("reload: %s", err);
+    ac_conv_free(d);
+    free(text);
+    ac_conv_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_clear_and_restore),
         cmocka_unit_test(test_visible_window),
         cmocka_unit_test(test_counters),
+        cmocka_unit_test(test_call_ids_with_invalid_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -358,6 +358,33 @@ static void test_items_forms(void **state)
     compile_fails("{\"prefixItems\":[{}],\"items\":[{}]}", "items must be a schema");
 }
 
+/* anyOf under a recursive $ref would cost 2^depth on nested arguments: a
+ * step budget ends it with a clear message, and "not" cannot turn the
+ * aborted check into a pass. A shallow instance still validates. */
+static void test_step_budget(void **state)
+{
+    (void)state;
+    static const char schema[] = "{\"anyOf\":[{\"type\":\"array\",\"items\":{\"$ref\":\"#\"},"
+                                 "\"minItems\":1},{\"type\":\"array\",\"items\":{\"$ref\":\"#\"}},"
+                                 "{\"type\":\"integer\"}]}";
+    char inst[256], err[512];
+    size_t n = 0;
+    for (int i = 0; i < 60; i++)
+        inst[n++] = '[';
+    memcpy(inst + n, "\"x\"", 3);
+    n += 3;
+    for (int i = 0; i < 60; i++)
+        inst[n++] = ']';
+    inst[n] = 0;
+    assert_false(check(schema, inst, err, sizeof err));
+    assert_non_null(strstr(err, "too costly to validate"));
+    char negated[512];
+    snprintf(negated, sizeof negated, "{\"not\":%s}", schema);
+    assert_false(check(negated, inst, err, sizeof err));
+    assert_non_null(strstr(err, "too costly to validate"));
+    assert_true(check(schema, "[[[1]],[2]]", err, sizeof err));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_refs),
         cmocka_unit_test(test_recursion_limits),
         cmocka_unit_test(test_items_forms),
+        cmocka_unit_test(test_step_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
