@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "agentc/agentc.h"
+#include "bench_args.h"
 #include "context/conversation.h"
 #include "io/loop.h"
 #include "io/proc.h"
@@ -161,9 +162,7 @@ static void bench_compaction(const char *strategy)
 
 int main(int argc, char **argv)
 {
-    int n = argc > 1 ? atoi(argv[1]) : 300;
-    if (n < 1)
-        n = 1;
+    int n = argc > 1 ? (int)bench_arg(argv[1], 1, 1000000, "calls") : 300;
     ac_loop *loop = ac_loop_new();
     bench_proc(loop, 10); /* warm up */
     bench_posix_spawn(10);

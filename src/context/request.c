@@ -202,15 +202,19 @@ static int openai_messages(const ac_conv *c, const view *v, json_t *msgs)
     return 0;
 }
 
-static json_t *openai_tools(const ac_conv *c, const ac_request_opts *opts)
+/* The offered tools in either API's shape. */
+static json_t *tools_json(const ac_conv *c, const ac_request_opts *opts, int anthropic)
 {
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < c->n_tools; i++) {
         const ac_tool_def *t = &c->tools[i];
         if (!ac_request_tool_allowed(opts, t->name))
             continue;
-        json_t *o = json_pack("{s:s, s:{s:s, s:s, s:o}}", "type", "function", "function", "name",
-                              t->name, "description", t->description, "parameters", tool_schema(t));
+        json_t *o = anthropic ? json_pack("{s:s, s:s, s:o}", "name", t->name, "description",
+                                          t->description, "input_schema", tool_schema(t))
+                              : json_pack("{s:s, s:{s:s, s:s, s:o}}", "type", "function",
+                                          "function", "name", t->name, "description",
+                                          t->description, "parameters", tool_schema(t));
         if (append(arr, o)) {
             json_decref(arr);
             return NULL;
@@ -243,7 +247,7 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     } else if (put(root, "stream", json_false())) {
         goto fail;
     }
-    tools = openai_tools(c, opts);
+    tools = tools_json(c, opts, 0);
     if (!tools)
         goto fail;
     if (json_array_size(tools)) {
@@ -437,23 +441,6 @@ static char *anth_system(const ac_conv *c, const view *v, int *oom)
     return s;
 }
 
-static json_t *anth_tools(const ac_conv *c, const ac_request_opts *opts)
-{
-    json_t *arr = json_array();
-    for (size_t i = 0; arr && i < c->n_tools; i++) {
-        const ac_tool_def *t = &c->tools[i];
-        if (!ac_request_tool_allowed(opts, t->name))
-            continue;
-        json_t *o = json_pack("{s:s, s:s, s:o}", "name", t->name, "description", t->description,
-                              "input_schema", tool_schema(t));
-        if (append(arr, o)) {
-            json_decref(arr);
-            return NULL;
-        }
-    }
-    return arr;
-}
-
 char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
 {
     if (!c || check_opts(opts, err, errcap))
@@ -510,7 +497,7 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
         if (!u || json_array_insert_new(msgs, 0, u))
             goto fail;
     }
-    tools = anth_tools(c, opts);
+    tools = tools_json(c, opts, 1);
     if (!tools)
         goto fail;
     if (json_array_size(tools)) {

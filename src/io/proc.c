@@ -542,7 +542,6 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     if (!p)
         goto oom;
     p->loop = loop;
-    pgid_untrack(p->pid);
     p->pid = -1;
     p->pidfd = p->in_fd = p->out_fd = p->err_fd = -1;
     p->done = done;

@@ -83,6 +83,18 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
 static void session_free_now(ac_session *s);
 static void drain_pending(ac_session *s);
 
+/* Drops the events still waiting to be applied. */
+static void pending_clear(ac_session *s)
+{
+    while (s->pending) {
+        ac_pending_event *p = s->pending;
+        s->pending = p->next;
+        json_decref(p->data);
+        free(p);
+    }
+    s->pending_tail = NULL;
+}
+
 int ac_session_post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
 {
     if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
@@ -264,12 +276,7 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
         ac_event stop = {0, start.time_ms, NULL};
         ac_fsm_stop(&s->fsm, &stop);
         later_cancel_all(s);
-        while (s->pending) {
-            ac_pending_event *p = s->pending;
-            s->pending = p->next;
-            json_decref(p->data);
-            free(p);
-        }
+        pending_clear(s);
         goto fail;
     }
     e->live_sessions++;
@@ -320,12 +327,7 @@ static void session_free_now(ac_session *s)
     ac_event ev = {0, 0, NULL};
     ac_fsm_stop(&s->fsm, &ev);
     later_cancel_all(s);
-    while (s->pending) {
-        ac_pending_event *p = s->pending;
-        s->pending = p->next;
-        json_decref(p->data);
-        free(p);
-    }
+    pending_clear(s);
     if (s->journal)
         fclose(s->journal);
     s->e->live_sessions--;

@@ -374,8 +374,7 @@ static char *utf8_clean(const char *s, size_t n)
     return out;
 }
 
-static void launch_next(ac_tool_run *r);
-static void run_free(ac_tool_run *r);
+static int launch_next(ac_tool_run *r);
 
 /* A call finished: start the next waiting one, then post (the post may
  * stop the effect and free `r`, so nothing touches it afterwards). If the
@@ -401,12 +400,7 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
         json_object_update(d, sl->extra);
     json_decref(sl->extra);
     sl->extra = NULL;
-    r->launching++; /* keeps r while the next calls start */
-    launch_next(r);
-    int dead = r->dead;
-    if (--r->launching == 0 && dead)
-        run_free(r);
-    if (dead) {
+    if (launch_next(r)) { /* stopped meanwhile, and freed */
         json_decref(d);
         return;
     }
@@ -873,14 +867,17 @@ static void run_free(ac_tool_run *r)
 
 /* Starts waiting calls up to the limit. A tool_start callback or a callback
  * tool may cancel (or free) the session from inside: the runner is then
- * stopped at once but freed only when this returns, and nothing more starts. */
-static void launch_next(ac_tool_run *r)
+ * stopped at once but freed only here, once nothing more starts; returns 1
+ * when that happened (r is gone). */
+static int launch_next(ac_tool_run *r)
 {
     r->launching++;
     while (!r->dead && r->next < r->n && r->running < r->max_parallel)
         start_call(r, &r->slots[r->next++]);
-    if (--r->launching == 0 && r->dead)
-        run_free(r);
+    if (--r->launching > 0 || !r->dead)
+        return 0;
+    run_free(r);
+    return 1;
 }
 
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs, const ac_event *ev)

@@ -293,7 +293,7 @@ static void sc_to_dec(const json_t *j, sc_dec *out)
         for (; *s && *s != 'e'; s++)
             if (*s >= '0' && *s <= '9')
                 m = m * 10 + (uint64_t)(*s - '0');
-        int ex = *s == 'e' ? atoi(s + 1) : 0;
+        int ex = *s == 'e' ? (int)strtol(s + 1, NULL, 10) : 0; /* our own "%e": +-308 */
         out->m = m;
         out->e = ex - p;
     }
