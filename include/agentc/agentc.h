@@ -22,6 +22,21 @@
 
 #define AGENTC_VERSION "0.1.0"
 
+/* Status codes of the public API. A number is never reused: codes are added last.
+ * ac_strerror() names each one. The first three equal the dispatcher's results
+ * (AC_FSM_HANDLED, AC_FSM_UNHANDLED, AC_FSM_FAILED). */
+typedef enum ac_status {
+    AC_OK = 0,              /* done; for a post: applied and handled */
+    AC_UNHANDLED = 1,       /* applied (and journaled), no transition took it */
+    AC_FAILED = -1,         /* the dispatch failed: microstep bound (see the trace) */
+    AC_EUNKNOWN_EVENT = -2, /* the spec declares no such event */
+    AC_ENOMEM = -3,         /* out of memory: nothing was queued */
+    AC_EINVAL = -4,         /* a bad argument */
+    AC_QUEUED = 2           /* accepted, applied later in order (see ac_session_post) */
+} ac_status;
+/* "handled", "queued", "unknown event"...; "unknown status" for other numbers. */
+const char *ac_strerror(int status);
+
 typedef struct ac_engine ac_engine;
 typedef struct ac_session ac_session;
 typedef struct ac_registry ac_registry;
@@ -123,10 +138,12 @@ int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *desc
 void ac_tool_call_complete(ac_tool_call_handle *call, int ok, const char *content);
 
 /* ---- sessions --------------------------------------------------------------- */
-/* Creates a session and starts it (posts `spawn`). journal_path may be NULL
- * (then the engine's journal_dir, if any, names one). ac_session_free may be
- * called from a handler or an output callback: the session is then freed
- * once the event being applied is done. */
+/* Creates a session and starts it (posts `spawn`, applied before the call
+ * returns unless it is made from a loop callback; see ac_session_post).
+ * journal_path may be NULL (then the engine's journal_dir, if any, names one).
+ * ac_session_free may be called from a handler, an output callback or any
+ * loop callback: the session is then freed right after the event being
+ * applied (or the callback) is done, and its other queued events are dropped. */
 ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, char *err,
                            size_t errcap);
 /* Stops every effect (transfers, timers, child processes) and frees. */
@@ -139,11 +156,30 @@ void *ac_session_userdata(const ac_session *s);
 void ac_session_set_userdata(ac_session *s, void *ud);
 
 /* Posts an event by name with a JSON payload (json_t *, stolen; may be NULL)
- * and a timestamp in ms (0: now). Journaled before it is applied. Safe to
- * call from handlers: the event is then queued until the current dispatch
- * completes. Returns AC_FSM_HANDLED, AC_FSM_UNHANDLED or AC_FSM_FAILED, or
- * -2 for an event the spec does not declare. */
+ * and a timestamp in ms (0: now). Journaled before it is applied.
+ *
+ * Events are applied one at a time, never inside someone else's stack frame:
+ * - called with nothing of the engine on the stack (from the program's own
+ *   code between loop iterations), the event is applied before the call
+ *   returns, after any event already queued: AC_OK, AC_UNHANDLED or AC_FAILED;
+ * - called from a handler, an output callback or an effect of this session,
+ *   the event is raised: applied right after the current event, before
+ *   anything that arrived from outside; returns AC_QUEUED;
+ * - called from any other callback of the loop (a timer, an fd watch, a post,
+ *   an output callback of another session), it is queued and applied as soon
+ *   as that callback returns; returns AC_QUEUED.
+ * AC_EUNKNOWN_EVENT for an event the spec does not declare, AC_ENOMEM. Loop
+ * thread only: from other threads use ac_session_post_threadsafe(). */
 int ac_session_post(ac_session *s, const char *event, void *data, int64_t t_ms);
+/* THREAD-SAFE. Queues the event for the session and wakes its engine's loop,
+ * which applies it on the loop thread, after the events already queued. Events
+ * posted by one thread are applied in the order it posted them; each is
+ * journaled once. t_ms 0 stamps the time of this call. Returns AC_QUEUED,
+ * AC_EUNKNOWN_EVENT, AC_ENOMEM, or AC_EINVAL for an engine without a loop.
+ * The session must outlive the call: stop posting threads (or otherwise order
+ * their last post before it) before ac_session_free(); events still queued
+ * for a freed session are dropped. */
+int ac_session_post_threadsafe(ac_session *s, const char *event, void *data, int64_t t_ms);
 /* Conveniences. */
 int ac_session_send(ac_session *s, const char *user_text);
 int ac_session_cancel(ac_session *s); /* stops everything before returning */

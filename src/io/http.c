@@ -18,7 +18,6 @@ typedef struct ac_xfer {
     uint64_t stall_timer;
     curl_off_t seen_bytes;
     int64_t last_progress_ms;
-    struct ac_xfer *next_gone; /* in ac_http_state.gone while its removal waits for curl */
 } ac_xfer;
 
 /* One per socket curl asked us to watch; key in socks is fd + 1. */
@@ -35,7 +34,6 @@ struct ac_http_state {
     uint64_t timer;   /* internal loop timer standing for curl's single timeout */
     int tearing_down;
     int in_curl;   /* inside curl_multi_socket_action(): curl forbids removing handles */
-    ac_xfer *gone; /* cancelled from inside curl; removed from the multi right after it returns */
     ac_loop *loop;
 };
 
@@ -65,16 +63,6 @@ static void xfer_unlink(struct ac_http_state *st, ac_xfer *x)
 }
 
 /* Removes the transfers cancelled from inside curl; curl has returned. */
-static void remove_gone(struct ac_http_state *st)
-{
-    ac_xfer *x;
-    while ((x = st->gone) != NULL) {
-        st->gone = x->next_gone;
-        curl_multi_remove_handle(st->multi, x->easy);
-        free(x);
-    }
-}
-
 static curl_off_t bytes_moved(CURL *easy)
 {
     curl_off_t down = 0, up = 0;
@@ -142,14 +130,13 @@ static void check_done(struct ac_http_state *st)
     }
 }
 
-/* curl_multi_socket_action() with cancellations from inside curl's callbacks deferred. */
+/* curl_multi_socket_action(), then the transfers it finished. */
 static void socket_action(struct ac_http_state *st, curl_socket_t fd, int mask)
 {
     int running = 0;
     st->in_curl = 1;
     curl_multi_socket_action(st->multi, fd, mask, &running);
     st->in_curl = 0;
-    remove_gone(st);
     check_done(st);
 }
 
@@ -295,27 +282,11 @@ int ac_http_cancel(ac_loop *loop, uint64_t id)
     ac_xfer *x = st ? ac_idmap_get(&st->by_id, id) : NULL;
     if (!x)
         return AC_HTTP_CANCEL_NONE;
-    if (!st->in_curl) {
-        xfer_unlink(st, x);
-        free(x);
-        return AC_HTTP_CANCEL_NOW;
-    }
-    /* Inside one of curl's callbacks curl_multi_remove_handle() fails with
-     * CURLM_RECURSIVE_API_CALL. Forget the transfer now, park its record (no memory needed)
-     * and pause it, so curl calls none of its read, write or header callbacks while it finishes
-     * the call it is in; socket_action() removes it as soon as curl returns. Pausing fails
-     * harmlessly for a transfer that has no connection yet: it cannot reach a callback in the
-     * same call either. A transfer finishing in that same call is removed with its message. */
-    ac_idmap_del(&st->by_id, x->id);
-    ac_idmap_del(&st->by_easy, (uint64_t)(uintptr_t)x->easy);
-    if (x->stall_timer)
-        ac_loop_cancel_timer(st->loop, x->stall_timer);
-    x->stall_timer = 0;
-    x->done = NULL;
-    curl_easy_pause(x->easy, CURLPAUSE_ALL);
-    x->next_gone = st->gone;
-    st->gone = x;
-    return AC_HTTP_CANCEL_DEFERRED;
+    if (st->in_curl)
+        return AC_HTTP_CANCEL_REFUSED; /* curl forbids it (CURLM_RECURSIVE_API_CALL) */
+    xfer_unlink(st, x);
+    free(x);
+    return AC_HTTP_CANCEL_NOW;
 }
 
 int ac_http_in_curl(ac_loop *loop)
@@ -354,7 +325,6 @@ void ac_http_teardown(ac_loop *loop)
     if (!st)
         return;
     st->tearing_down = 1;
-    remove_gone(st);
     ac_xfer *x;
     while ((x = ac_idmap_any(&st->by_id, NULL)) != NULL) {
         xfer_unlink(st, x);

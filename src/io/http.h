@@ -35,24 +35,17 @@ uint64_t ac_http_start(ac_loop *loop, CURL *easy, ac_http_done_fn done, void *ud
 /* What ac_http_cancel() did. */
 #define AC_HTTP_CANCEL_NONE 0     /* unknown or finished id: nothing */
 #define AC_HTTP_CANCEL_NOW 1      /* removed from the multi: the handle is the caller's */
-#define AC_HTTP_CANCEL_DEFERRED 2 /* called inside curl: removed as soon as curl returns */
+#define AC_HTTP_CANCEL_REFUSED -1 /* called inside curl: nothing done (a caller's bug) */
 
-/* Stops a transfer; done is never called for it. Unknown or finished ids are a no-op.
- * Outside curl the transfer is removed from the multi at once and the caller owns the easy
- * handle again on return.
- * Called from inside one of curl's callbacks (write, header, progress...) of ANY transfer on
- * this loop, where libcurl refuses to remove handles (CURLM_RECURSIVE_API_CALL), the transfer
- * is forgotten at once (no done, not counted by ac_http_active(), a second cancel is a no-op),
- * paused so that curl calls none of its read, write or header callbacks again, and removed
- * from the multi right after curl returns, before any other callback of the loop runs. The
- * loop never touches the handle after that. The caller must not clean the handle up or start
- * it again before curl has returned: do it from ac_loop_post(), a timer or a later callback.
- * Other callbacks the caller may have set (debug, progress, socket options) are not
- * suppressed until the removal. No memory is needed, so the cancel cannot fail. */
+/* Stops a transfer; done is never called for it, and the caller owns the easy handle again on
+ * return. Unknown or finished ids are a no-op. libcurl forbids removing a handle from inside
+ * one of its callbacks (write, header, progress... of any transfer on this loop), so a cancel
+ * from there is refused: callers never act on a transfer from inside curl, they queue what
+ * they learnt and act once curl has returned (the session's queue does exactly that). */
 int ac_http_cancel(ac_loop *loop, uint64_t id);
 
 /* Nonzero while curl runs on this loop's multi (inside curl_multi_socket_action()), that is
- * from inside any curl callback of any transfer on the loop: a cancel then is deferred. */
+ * from inside any curl callback of any transfer on the loop. */
 int ac_http_in_curl(ac_loop *loop);
 
 /* Number of transfers started and not yet done or cancelled. */

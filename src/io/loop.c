@@ -64,6 +64,9 @@ struct ac_loop {
     int wake_r, wake_w;
     uint64_t wake_watch;
 
+    ac_loop_task *defer_head, *defer_tail; /* deferred tasks, FIFO */
+    int depth; /* callbacks (and deferred tasks) on the stack */
+
     struct ac_http_state *http;
     struct ac_proc_state *proc;
 };
@@ -414,6 +417,61 @@ static void watches_compact(ac_loop *loop)
     loop->wv_len = j;
 }
 
+/* ---- deferred tasks ------------------------------------------------------------------- */
+
+void ac_loop_defer(ac_loop *loop, ac_loop_task *task)
+{
+    if (task->queued)
+        return;
+    task->queued = 1;
+    task->next = NULL;
+    if (loop->defer_tail)
+        loop->defer_tail->next = task;
+    else
+        loop->defer_head = task;
+    loop->defer_tail = task;
+}
+
+void ac_loop_undefer(ac_loop *loop, ac_loop_task *task)
+{
+    if (!task->queued)
+        return;
+    ac_loop_task *prev = NULL;
+    for (ac_loop_task *t = loop->defer_head; t; prev = t, t = t->next)
+        if (t == task) {
+            if (prev)
+                prev->next = t->next;
+            else
+                loop->defer_head = t->next;
+            if (loop->defer_tail == t)
+                loop->defer_tail = prev;
+            break;
+        }
+    task->queued = 0;
+    task->next = NULL;
+}
+
+/* Runs every deferred task, including those the tasks defer themselves. */
+static void run_deferred(ac_loop *loop)
+{
+    ac_loop_task *t;
+    loop->depth++;
+    while ((t = loop->defer_head) != NULL) {
+        loop->defer_head = t->next;
+        if (!loop->defer_head)
+            loop->defer_tail = NULL;
+        t->next = NULL;
+        t->queued = 0;
+        t->fn(t->ud);
+    }
+    loop->depth--;
+}
+
+int ac_loop_in_callback(const ac_loop *loop)
+{
+    return loop->depth > 0;
+}
+
 /* ---- posts ----------------------------------------------------------------------------- */
 
 static void wake_drain(void *ud, int fd, int revents)
@@ -476,8 +534,12 @@ static int run_posts(ac_loop *loop)
     loop->running_posts = batch;
     loop->running_cap = batch_cap;
     pthread_mutex_unlock(&loop->post_mu);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        loop->depth++;
         batch[i].fn(batch[i].ud);
+        loop->depth--;
+        run_deferred(loop);
+    }
     return (int)n;
 }
 
@@ -560,7 +622,10 @@ static int run_timers(ac_loop *loop)
         ac_loop_fn fn = t->fn;
         void *ud = t->ud;
         free(t);
+        loop->depth++;
         fn(ud);
+        loop->depth--;
+        run_deferred(loop);
         ran++;
     }
     return ran;
@@ -600,6 +665,10 @@ int ac_loop_run_once(ac_loop *loop, int timeout_ms)
     size_t nfds = 0;
     int ran = 0;
     loop->now_ms = ac_loop_clock_ms();
+    if (loop->defer_head) { /* deferred outside any callback */
+        run_deferred(loop);
+        timeout_ms = 0;
+    }
     if (build_pollfds(loop, &nfds) != 0)
         return -1;
 
@@ -640,7 +709,10 @@ int ac_loop_run_once(ac_loop *loop, int timeout_ms)
         ev &= w->events | AC_LOOP_ERROR;
         if (ev == 0)
             continue;
+        loop->depth++;
         w->fn(w->ud, w->fd, ev);
+        loop->depth--;
+        run_deferred(loop);
         ran++;
     }
     ran += run_timers(loop);
@@ -661,7 +733,8 @@ void ac_loop_stop(ac_loop *loop)
 void ac_loop_run(ac_loop *loop)
 {
     loop->stop = 0;
-    while (!loop->stop && (ac_loop_pending(loop) > 0 || posts_queued(loop))) {
+    while (!loop->stop &&
+           (ac_loop_pending(loop) > 0 || posts_queued(loop) || loop->defer_head)) {
         if (ac_loop_run_once(loop, -1) < 0)
             break;
     }

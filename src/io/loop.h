@@ -58,6 +58,26 @@ uint64_t ac_loop_watch_fd(ac_loop *loop, int fd, int events, ac_loop_fd_fn fn, v
 int ac_loop_watch_events(ac_loop *loop, uint64_t id, int events);
 void ac_loop_unwatch(ac_loop *loop, uint64_t id);
 
+/* Deferred tasks: work a callback hands to the loop so that it runs outside the callback's
+ * stack frame. ac_loop_defer() queues the task (once: deferring a queued task again is a
+ * no-op); the loop runs every queued task, in the order deferred, right after the callback
+ * (fd, timer or post) that deferred it returns and before any other callback runs. Tasks
+ * deferred by a running task run in the same pass. A task deferred outside any callback runs
+ * at the start of the next ac_loop_run_once(), which then does not block. The task is owned
+ * by the caller (no allocation, so deferring cannot fail); ac_loop_undefer() takes it off the
+ * queue before the caller frees it. Loop thread only. */
+typedef struct ac_loop_task {
+    ac_loop_fn fn;
+    void *ud;
+    struct ac_loop_task *next; /* owned by the loop while queued */
+    int queued;
+} ac_loop_task;
+void ac_loop_defer(ac_loop *loop, ac_loop_task *task);
+void ac_loop_undefer(ac_loop *loop, ac_loop_task *task);
+/* Nonzero while one of the loop's callbacks or deferred tasks is on the stack: work that must
+ * not run inside someone else's callback (a dispatch) is deferred then. */
+int ac_loop_in_callback(const ac_loop *loop);
+
 /* THREAD-SAFE. Queues fn(ud) to run on the loop thread in a following iteration and wakes the
  * loop. Posts run in the order they were queued. 0 on success, -1 on allocation failure.
  * Must not race with ac_loop_free(). */
@@ -69,7 +89,7 @@ int ac_loop_post(ac_loop *loop, ac_loop_fn fn, void *ud);
 int ac_loop_run_once(ac_loop *loop, int timeout_ms);
 
 /* Runs iterations until ac_loop_stop() is called or nothing is left: no timer, watch, transfer,
- * child process or queued post. */
+ * child process, queued post or deferred task. */
 void ac_loop_run(ac_loop *loop);
 void ac_loop_stop(ac_loop *loop);
 

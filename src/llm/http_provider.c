@@ -9,14 +9,11 @@
  * or llm.failed with a failure class and a retryable flag; the backoff and the
  * retry decision belong to the spec.
  *
- * Cancellation from inside a post: events are posted from curl callbacks, and
- * the session may leave STREAMING during such a post and cancel the call. libcurl
- * refuses to remove a handle while one of the multi's callbacks runs, so a
- * cancel that arrives while curl runs on the loop (any transfer's callback, see
- * ac_http_in_curl()) marks the call cancelled (no more posts), lets the loop
- * park the transfer until curl returns, and frees the call from a 0 ms loop
- * timer, outside curl. A cancel from anywhere else removes the transfer and
- * frees the call at once.
+ * Events go to the session's queue (ac_session_enqueue), which applies them
+ * only after curl has returned: no dispatch, and so no cancel, ever runs
+ * inside one of curl's callbacks. A cancel removes the transfer and frees the
+ * call at once, and the session drops what the call queued and was not
+ * applied yet.
  *
  * Stall timeout: ac_http_set_stall_timeout() (a loop timer that checks byte
  * progress); curl's LOW_SPEED_* options average over seconds and react late.
@@ -54,9 +51,6 @@
 #define HP_MESSAGE_CAP 1024
 #define HP_RETRY_AFTER_MAX_MS ((int64_t)24 * 3600 * 1000)
 
-/* Nonzero while a curl callback of an HTTP provider call runs on this thread. */
-static _Thread_local int hp_in_curl;
-
 typedef struct hp_provider hp_provider;
 
 typedef struct hp_call {
@@ -65,11 +59,10 @@ typedef struct hp_call {
     uint32_t slot;
     ac_session *s;
     CURL *easy;
-    uint64_t xfer;       /* transfer id while lent to the loop, else 0 */
-    uint64_t reap_timer; /* deferred free after a cancel inside curl */
-    char *body;          /* request body (curl reads it in place) */
+    uint64_t xfer;   /* transfer id while lent to the loop, else 0 */
+    uint16_t origin; /* of the llm_request effect: passed with every event queued */
+    char *body;      /* request body (curl reads it in place) */
     ac_stream *st;
-    int cancelled; /* no more posts; the call is gone for cancel() */
     int started;   /* llm.started posted */
     int abort_rc;  /* AC_STREAM_ERR_* that made the write callback abort */
     int finish_rc; /* ac_stream_finish() of a 2xx body that ended */
@@ -327,16 +320,13 @@ static void hp_call_free(hp_call *c)
 
 /* ---- posting ---- */
 
-static void hp_post(hp_call *c, uint16_t idx, const char *name, json_t *data)
+static void hp_post(hp_call *c, uint16_t idx, json_t *data)
 {
     if (c->done) {
         json_decref(data);
         return;
     }
-    if (idx != AC_FSM_NONE)
-        ac_session_post_index(c->s, idx, data, 0);
-    else
-        ac_session_post(c->s, name, data, 0);
+    ac_session_enqueue(c->s, idx, data, 0, c->origin);
 }
 
 static json_t *hp_failure(const char *cls, long status, int retryable, int64_t retry_after_ms,
@@ -353,11 +343,9 @@ static json_t *hp_failure(const char *cls, long status, int retryable, int64_t r
 
 static void hp_delta(hp_call *c, const char *kind, const char *s, size_t n)
 {
-    if (c->cancelled)
-        return;
     json_t *d = json_pack("{s:s, s:o}", "kind", kind, "text", hp_jstr(s, n));
     if (d)
-        hp_post(c, c->p->ev_delta, "llm.delta", d);
+        hp_post(c, c->p->ev_delta, d);
 }
 
 static void hp_on_text(void *ud, const char *s, size_t n)
@@ -379,8 +367,6 @@ static void hp_on_tool(void *ud, int index, const char *id, const char *name, co
                        size_t n)
 {
     hp_call *c = ud;
-    if (c->cancelled)
-        return;
     json_t *d =
         json_pack("{s:s, s:o, s:i}", "kind", "tool_call", "text", hp_jstr(args, n), "index", index);
     if (!d)
@@ -389,7 +375,7 @@ static void hp_on_tool(void *ud, int index, const char *id, const char *name, co
         json_object_set_new(d, "id", hp_jstr(id, strlen(id)));
     if (name)
         json_object_set_new(d, "name", hp_jstr(name, strlen(name)));
-    hp_post(c, c->p->ev_delta, "llm.delta", d);
+    hp_post(c, c->p->ev_delta, d);
 }
 
 /* ---- curl callbacks ---- */
@@ -403,8 +389,6 @@ static size_t hp_on_header(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     hp_call *c = ud;
     size_t n = size * nmemb;
-    if (c->cancelled)
-        return 0;
     if (n >= 5 && memcmp(ptr, "HTTP/", 5) == 0) {
         /* a new response (after 100 Continue, for instance): start over */
         c->retry_after_ms = -1;
@@ -457,8 +441,6 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     hp_call *c = ud;
     size_t n = size * nmemb;
-    if (c->cancelled)
-        return 0; /* aborts the transfer; the reap timer frees the call */
     if (!c->status) {
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
         c->json_body = hp_is_2xx(c->status) && c->json_type;
@@ -475,15 +457,11 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
         }
         return n;
     }
-    hp_in_curl++;
     if (!c->started) {
         c->started = 1;
-        hp_post(c, c->p->ev_started, "llm.started", json_object());
+        hp_post(c, c->p->ev_started, json_object());
     }
-    int rc = c->cancelled ? AC_STREAM_OK : ac_stream_feed(c->st, ptr, n);
-    hp_in_curl--;
-    if (c->cancelled)
-        return 0;
+    int rc = ac_stream_feed(c->st, ptr, n);
     if (rc != AC_STREAM_OK) {
         c->abort_rc = rc;
         return 0;
@@ -726,11 +704,6 @@ static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
     hp_call *c = ud;
     (void)easy;
     c->xfer = 0;
-    if (c->cancelled)
-        return; /* cancelled inside curl: the reap timer frees the call */
-    /* From here on the call is over for cancel(): a cancel from inside the post below is a
-     * no-op, and nothing touches the call after the post but the free. */
-    c->cancelled = 1;
     json_t *data = NULL;
     int ok = 0;
     if (!c->status)
@@ -762,16 +735,17 @@ static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
         json_decref(data);
         return;
     }
+    uint16_t origin = c->origin;
     hp_call_free(c);
-    if (ok)
-        ac_session_post_index(s, p->ev_completed, data, 0);
-    else
-        ac_session_post_index(s, p->ev_failed, data, 0);
+    ac_session_enqueue(s, ok ? p->ev_completed : p->ev_failed, data, 0, origin);
 }
 
 /* ---- the provider interface ---- */
 
-static void hp_fail_later(hp_provider *p, ac_session *s, const char *cls, const char *fmt, ...)
+/* A call that cannot start fails through the queue like any other (raised: the start
+ * handler runs inside a dispatch). */
+static void hp_fail_start(hp_provider *p, ac_session *s, uint16_t origin, const char *cls,
+                          const char *fmt, ...)
 {
     char msg[HP_MESSAGE_CAP];
     va_list ap;
@@ -779,7 +753,7 @@ static void hp_fail_later(hp_provider *p, ac_session *s, const char *cls, const 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     hp_scrub(msg, sizeof msg, p->key);
-    ac_session_post_later(s, "llm.failed", hp_failure(cls, 0, 0, -1, msg));
+    ac_session_enqueue(s, p->ev_failed, hp_failure(cls, 0, 0, -1, msg), 0, origin);
 }
 
 /* A session call (done NULL: events posted to s) or a one-off completion
@@ -788,15 +762,17 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
                          const ac_llm_call_opts *opts, ac_llm_done_fn done, void *ud)
 {
     char err[256];
+    uint16_t origin = opts ? opts->origin : 0;
     hp_call *c = calloc(1, sizeof *c);
     if (!c || hp_slot_take(p, c) != 0) {
         free(c);
         if (!done)
-            hp_fail_later(p, s, "protocol", "out of memory starting a call to %s", p->url);
+            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s", p->url);
         return 0;
     }
     c->p = p;
     c->s = s;
+    c->origin = origin;
     c->done = done;
     c->done_ud = ud;
     c->retry_after_ms = -1;
@@ -814,7 +790,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
                                                : ac_request_openai(conv, &ro, err, sizeof err);
     if (!c->body) {
         if (!done)
-            hp_fail_later(p, s, "protocol", "cannot build the request to %s: %s", p->url,
+            hp_fail_start(p, s, origin, "protocol", "cannot build the request to %s: %s", p->url,
                           err[0] ? err : "out of memory");
         goto fail;
     }
@@ -823,7 +799,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     c->easy = p->n_easy_pool ? p->easy_pool[--p->n_easy_pool] : curl_easy_init();
     if (!c->st || !c->easy) {
         if (!done)
-            hp_fail_later(p, s, "protocol", "out of memory starting a call to %s", p->url);
+            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s", p->url);
         goto fail;
     }
     CURL *h = c->easy;
@@ -849,7 +825,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     c->xfer = ac_http_start(p->loop, h, hp_on_done, c);
     if (!c->xfer) {
         if (!done)
-            hp_fail_later(p, s, "connect", "cannot start the request to %s", p->url);
+            hp_fail_start(p, s, origin, "connect", "cannot start the request to %s", p->url);
         goto fail;
     }
     if (c->stall_ms > 0)
@@ -873,36 +849,14 @@ static uint64_t hp_complete(ac_provider *base, ac_session *s, const ac_conv *con
     return hp_begin((hp_provider *)base, s, conv, opts, done, ud);
 }
 
-static void hp_reap(void *ud)
-{
-    hp_call *c = ud;
-    c->reap_timer = 0;
-    if (c->xfer)
-        ac_http_cancel(c->p->loop, c->xfer);
-    c->xfer = 0;
-    hp_call_free(c);
-}
-
 static void hp_cancel(ac_provider *base, uint64_t id)
 {
     hp_provider *p = (hp_provider *)base;
     hp_call *c = hp_lookup(p, id);
-    if (!c || c->cancelled)
+    if (!c)
         return;
-    c->cancelled = 1;
-    if (hp_in_curl || ac_http_in_curl(p->loop)) {
-        /* Inside a curl callback (this call's own, or any transfer's on the loop): the loop
-         * parks the transfer and removes it once curl returns, and no callback of it fires
-         * again; the easy handle may only be cleaned up after that, from the reap timer. */
-        if (c->xfer)
-            ac_http_cancel(p->loop, c->xfer);
-        c->xfer = 0;
-        c->reap_timer = ac_loop_timer(p->loop, 0, hp_reap, c);
-        /* no memory for a timer: the call stays allocated until the provider is freed */
-        return;
-    }
-    if (c->xfer)
-        ac_http_cancel(p->loop, c->xfer);
+    if (c->xfer && ac_http_cancel(p->loop, c->xfer) == AC_HTTP_CANCEL_REFUSED)
+        return; /* inside curl, which the session's queue rules out: kept rather than freed */
     c->xfer = 0;
     hp_call_free(c);
 }
@@ -919,8 +873,6 @@ static void hp_free(ac_provider *base)
         hp_call *c = p->slots[i];
         if (!c)
             continue;
-        if (c->reap_timer)
-            ac_loop_cancel_timer(p->loop, c->reap_timer);
         if (c->xfer)
             ac_http_cancel(p->loop, c->xfer);
         c->xfer = 0;

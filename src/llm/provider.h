@@ -21,6 +21,7 @@
 typedef struct ac_llm_call_opts {
     int64_t stall_timeout_ms;
     int64_t connect_timeout_ms;
+    uint16_t origin; /* the effect's origin: passed with every event the call queues */
 } ac_llm_call_opts;
 
 /* The end of a one-off completion: ok and the reply text, or !ok and an

@@ -33,7 +33,7 @@ typedef struct script_call {
     json_t *steps; /* array of [event index, payload] */
     size_t step;
     uint64_t timer;
-    int in_tick, cancelled;
+    uint16_t origin; /* of the llm_request effect */
     /* one-off completion: done(done_ud, ok, text) instead of posting */
     ac_llm_done_fn done;
     void *done_ud;
@@ -97,10 +97,8 @@ static void tick(void *ud)
     }
     uint16_t ev = (uint16_t)json_integer_value(json_array_get(step, 0));
     json_t *payload = json_incref(json_array_get(step, 1));
-    c->in_tick = 1;
-    ac_session_post_index(c->s, ev, payload, 0);
-    c->in_tick = 0;
-    if (c->cancelled || c->step >= json_array_size(c->steps)) {
+    ac_session_enqueue(c->s, ev, payload, 0, c->origin);
+    if (c->step >= json_array_size(c->steps)) {
         call_unlink_free(p, c);
         return;
     }
@@ -130,11 +128,11 @@ static void add_text_deltas(script_call *c, const char *kind, const char *text)
 static uint64_t script_start(ac_provider *base, ac_session *s, const ac_llm_call_opts *opts)
 {
     script_provider *p = (script_provider *)base;
-    (void)opts;
     script_call *c = calloc(1, sizeof *c);
     if (!c)
         return 0;
     c->s = s;
+    c->origin = opts ? opts->origin : 0;
     c->id = ++p->next_id;
     c->steps = json_array();
     size_t idx = (size_t)s->script_cursor++;
@@ -260,10 +258,7 @@ static void script_cancel(ac_provider *base, uint64_t id)
             if (c->timer)
                 ac_loop_cancel_timer(ac_engine_loop(p->e), c->timer);
             c->timer = 0;
-            if (c->in_tick)
-                c->cancelled = 1;
-            else
-                call_unlink_free(p, c);
+            call_unlink_free(p, c);
             return;
         }
 }

@@ -135,11 +135,22 @@ static json_t *plan_clear(ac_session *s, size_t keep)
 
 /* ---- summarize: a one-off completion over a transcript of the range ---- */
 
-typedef struct compact_run {
+typedef struct compact_run compact_run;
+
+/* The compact effect's state: the 0 ms timer that plans outside the dispatch, then the
+ * summary in flight, if any. */
+typedef struct compact_effect {
     ac_session *s;
+    uint64_t timer;
+    uint16_t origin;
+    compact_run *run;
+} compact_effect;
+
+struct compact_run {
+    compact_effect *fx;
     char *from, *to; /* message ids */
     uint64_t call;
-} compact_run;
+};
 
 static void run_free(compact_run *run)
 {
@@ -214,8 +225,9 @@ static char *transcript(const ac_conv *conv, size_t from, size_t to)
 static void summary_done(void *ud, int ok, const char *text)
 {
     compact_run *run = ud;
-    ac_session *s = run->s;
-    s->compact_run = NULL;
+    compact_effect *fx = run->fx;
+    ac_session *s = fx->s;
+    fx->run = NULL;
     json_t *d;
     if (ok && text && *text) {
         size_t n = strlen(text);
@@ -234,12 +246,14 @@ static void summary_done(void *ud, int ok, const char *text)
         ok = 0;
     }
     run_free(run);
-    ac_session_post_index(s, ok ? s->e->ev_compaction_done : s->e->ev_compaction_failed, d, 0);
+    ac_session_enqueue(s, ok ? s->e->ev_compaction_done : s->e->ev_compaction_failed, d, 0,
+                       fx->origin);
 }
 
 /* 0 when the completion started; else a message in msg. */
-static int start_summary(ac_session *s, size_t keep, char *msg, size_t msgcap)
+static int start_summary(compact_effect *fx, size_t keep, char *msg, size_t msgcap)
 {
+    ac_session *s = fx->s;
     size_t from, to;
     if (!plan_range(s, keep, &from, &to)) {
         snprintf(msg, msgcap, "nothing to compact with 'summarize'");
@@ -260,15 +274,16 @@ static int start_summary(ac_session *s, size_t keep, char *msg, size_t msgcap)
         snprintf(msg, msgcap, "out of memory");
         goto fail;
     }
-    run->s = s;
+    run->fx = fx;
     ac_llm_call_opts opts = {
         ac_engine_param_int(s->e, "stall_timeout", 120000),
         ac_engine_param_int(s->e, "connect_timeout", 10000),
+        fx->origin,
     };
-    s->compact_run = run;
+    fx->run = run;
     run->call = s->e->provider->complete(s->e->provider, s, tmp, &opts, summary_done, run);
     if (!run->call) {
-        s->compact_run = NULL;
+        fx->run = NULL;
         snprintf(msg, msgcap, "the summary request could not start");
         goto fail;
     }
@@ -284,17 +299,19 @@ fail:
 
 static void compact_fire(void *ud)
 {
-    ac_session *s = ud;
-    s->compact_timer = 0;
+    compact_effect *fx = ud;
+    ac_session *s = fx->s;
+    fx->timer = 0;
     const char *strategy = ac_engine_param_str(s->e, "compaction", "sliding_window");
     size_t keep = (size_t)ac_engine_param_int(s->e, "compaction_keep", 6);
     json_t *plan = NULL;
     char msg[300];
     if (strcmp(strategy, "summarize") == 0) {
-        if (start_summary(s, keep ? keep : 1, msg, sizeof msg) == 0)
+        if (start_summary(fx, keep ? keep : 1, msg, sizeof msg) == 0)
             return;
-        ac_session_post_index(s, s->e->ev_compaction_failed,
-                              json_pack("{s:s, s:s}", "strategy", strategy, "message", msg), 0);
+        ac_session_enqueue(s, s->e->ev_compaction_failed,
+                           json_pack("{s:s, s:s}", "strategy", strategy, "message", msg), 0,
+                           fx->origin);
         return;
     }
     if (strcmp(strategy, "sliding_window") == 0)
@@ -302,7 +319,7 @@ static void compact_fire(void *ud)
     else if (strcmp(strategy, "clear_tool_results") == 0)
         plan = plan_clear(s, keep);
     if (plan) {
-        ac_session_post_index(s, s->e->ev_compaction_done, plan, 0);
+        ac_session_enqueue(s, s->e->ev_compaction_done, plan, 0, fx->origin);
         return;
     }
     if (strcmp(strategy, "sliding_window") && strcmp(strategy, "clear_tool_results"))
@@ -312,8 +329,9 @@ static void compact_fire(void *ud)
                  strategy);
     else
         snprintf(msg, sizeof msg, "nothing to compact with '%s'", strategy);
-    ac_session_post_index(s, s->e->ev_compaction_failed,
-                          json_pack("{s:s, s:s}", "strategy", strategy, "message", msg), 0);
+    ac_session_enqueue(s, s->e->ev_compaction_failed,
+                       json_pack("{s:s, s:s}", "strategy", strategy, "message", msg), 0,
+                       fx->origin);
 }
 
 void ac_compact_start(ac_session *s, const ac_param_value *args, size_t nargs, const ac_event *ev)
@@ -321,20 +339,32 @@ void ac_compact_start(ac_session *s, const ac_param_value *args, size_t nargs, c
     (void)args;
     (void)nargs;
     (void)ev;
-    s->compact_timer = ac_loop_timer(s->e->loop, 0, compact_fire, s);
+    compact_effect *fx = calloc(1, sizeof *fx);
+    if (!fx) {
+        ac_session_enqueue(s, s->e->ev_compaction_failed,
+                           json_pack("{s:s}", "message", "out of memory"), 0, ac_session_origin(s));
+        return;
+    }
+    fx->s = s;
+    fx->origin = ac_session_origin(s);
+    fx->timer = ac_loop_timer(s->e->loop, 0, compact_fire, fx);
+    *ac_session_effect_state(s) = fx;
 }
 
 void ac_compact_stop(ac_session *s)
 {
-    if (s->compact_timer)
-        ac_loop_cancel_timer(s->e->loop, s->compact_timer);
-    s->compact_timer = 0;
-    compact_run *run = s->compact_run;
-    if (run) {
-        s->compact_run = NULL;
-        s->e->provider->cancel(s->e->provider, run->call);
-        run_free(run);
+    compact_effect **slot = (compact_effect **)ac_session_effect_state(s);
+    compact_effect *fx = *slot;
+    if (!fx)
+        return;
+    *slot = NULL;
+    if (fx->timer)
+        ac_loop_cancel_timer(s->e->loop, fx->timer);
+    if (fx->run) {
+        s->e->provider->cancel(s->e->provider, fx->run->call);
+        run_free(fx->run);
     }
+    free(fx);
 }
 
 /* Replaces [from, to) (message ids in the plan) by one marker message: the

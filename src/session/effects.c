@@ -1,20 +1,56 @@
 /*
  * effects.c - the built-in effects: timers (inactivity, retry backoff) and
  * the LLM request, which hands the call to the engine's provider. Each
- * effect keeps its handle in the session and reports only by posting.
+ * effect keeps its state in its session slot (ac_session_effect_state) and
+ * reports only through the session's queue (ac_session_enqueue).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "session_int.h"
 
-enum { SLOT_INACTIVITY = 0, SLOT_BACKOFF = 1 };
+/* A timer effect's state: what its loop timer posts, and to whom. */
+typedef struct timer_effect {
+    ac_session *s;
+    uint64_t timer;
+    uint16_t origin;
+    uint16_t ev;
+    json_t *data; /* payload of the event, or NULL */
+} timer_effect;
 
-static void inactivity_fire(void *ud)
+static void timer_fire(void *ud)
 {
-    ac_session *s = ud;
-    s->timer_id[SLOT_INACTIVITY] = 0;
-    ac_session_post_index(s, s->e->ev_inactivity, NULL, 0);
+    timer_effect *t = ud;
+    t->timer = 0;
+    ac_session_enqueue(t->s, t->ev, json_incref(t->data), 0, t->origin);
+}
+
+static void timer_effect_start(ac_session *s, int64_t ms, uint16_t ev, json_t *data)
+{
+    timer_effect *t = calloc(1, sizeof *t);
+    if (!t) {
+        json_decref(data);
+        return;
+    }
+    t->s = s;
+    t->origin = ac_session_origin(s);
+    t->ev = ev;
+    t->data = data;
+    t->timer = ac_loop_timer(s->e->loop, ms, timer_fire, t);
+    *ac_session_effect_state(s) = t;
+}
+
+static void timer_effect_stop(ac_session *s)
+{
+    timer_effect **slot = (timer_effect **)ac_session_effect_state(s);
+    timer_effect *t = *slot;
+    if (!t)
+        return;
+    if (t->timer)
+        ac_loop_cancel_timer(s->e->loop, t->timer);
+    json_decref(t->data);
+    free(t);
+    *slot = NULL;
 }
 
 static int64_t arg_int(const ac_param_value *args, size_t n, size_t i, int64_t def)
@@ -29,21 +65,7 @@ static void inactivity_start(ac_session *s, const ac_param_value *args, size_t n
     int64_t ms = arg_int(args, n, 0, 600000);
     if (ms <= 0 || s->e->ev_inactivity == AC_FSM_NONE)
         return;
-    s->timer_id[SLOT_INACTIVITY] = ac_loop_timer(s->e->loop, ms, inactivity_fire, s);
-}
-
-static void inactivity_stop(ac_session *s)
-{
-    if (s->timer_id[SLOT_INACTIVITY])
-        ac_loop_cancel_timer(s->e->loop, s->timer_id[SLOT_INACTIVITY]);
-    s->timer_id[SLOT_INACTIVITY] = 0;
-}
-
-static void backoff_fire(void *ud)
-{
-    ac_session *s = ud;
-    s->timer_id[SLOT_BACKOFF] = 0;
-    ac_session_post_index(s, s->e->ev_timer_fired, json_pack("{s:s}", "timer", "backoff"), 0);
+    timer_effect_start(s, ms, s->e->ev_inactivity, NULL);
 }
 
 /* Delay before retry n (1-based): initial * 2^(n-1), full jitter in
@@ -78,7 +100,7 @@ static void backoff_start(ac_session *s, const ac_param_value *args, size_t n, c
             retry_after = json_integer_value(ra);
     }
     int64_t d = backoff_delay(s->e, initial, max, ac_conv_retries(s->conv), retry_after);
-    s->timer_id[SLOT_BACKOFF] = ac_loop_timer(s->e->loop, d, backoff_fire, s);
+    timer_effect_start(s, d, s->e->ev_timer_fired, json_pack("{s:s}", "timer", "backoff"));
     if (s->e->has_output && s->e->out.retry) {
         json_t *m = ev && ev->data ? json_object_get((json_t *)ev->data, "message") : NULL;
         s->e->out.retry(s->e->out.ud, s, (int)ac_conv_retries(s->conv), d,
@@ -86,12 +108,10 @@ static void backoff_start(ac_session *s, const ac_param_value *args, size_t n, c
     }
 }
 
-static void backoff_stop(ac_session *s)
-{
-    if (s->timer_id[SLOT_BACKOFF])
-        ac_loop_cancel_timer(s->e->loop, s->timer_id[SLOT_BACKOFF]);
-    s->timer_id[SLOT_BACKOFF] = 0;
-}
+/* The LLM request's state: the provider's call id. */
+typedef struct llm_effect {
+    uint64_t call;
+} llm_effect;
 
 static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const ac_event *ev)
 {
@@ -99,20 +119,35 @@ static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const
     ac_llm_call_opts opts;
     opts.stall_timeout_ms = arg_int(args, n, 0, 120000);
     opts.connect_timeout_ms = arg_int(args, n, 1, 10000);
-    s->llm_call = s->e->provider->start(s->e->provider, s, &opts);
+    opts.origin = ac_session_origin(s);
+    llm_effect *l = calloc(1, sizeof *l);
+    if (!l) {
+        ac_session_enqueue(s, ac_engine_event_index(s->e, "llm.failed"),
+                           json_pack("{s:s, s:i, s:b, s:s}", "class", "protocol", "status", 0,
+                                     "retryable", 0, "message", "out of memory starting a call"),
+                           0, opts.origin);
+        return;
+    }
+    *ac_session_effect_state(s) = l;
+    l->call = s->e->provider->start(s->e->provider, s, &opts);
 }
 
 static void llm_stop(ac_session *s)
 {
-    if (s->llm_call)
-        s->e->provider->cancel(s->e->provider, s->llm_call);
-    s->llm_call = 0;
+    llm_effect **slot = (llm_effect **)ac_session_effect_state(s);
+    llm_effect *l = *slot;
+    if (!l)
+        return;
+    if (l->call)
+        s->e->provider->cancel(s->e->provider, l->call);
+    free(l);
+    *slot = NULL;
 }
 
 void ac_effects_register(ac_registry *r)
 {
-    ac_registry_effect(r, "inactivity_timer", inactivity_start, inactivity_stop);
-    ac_registry_effect(r, "backoff_timer", backoff_start, backoff_stop);
+    ac_registry_effect(r, "inactivity_timer", inactivity_start, timer_effect_stop);
+    ac_registry_effect(r, "backoff_timer", backoff_start, timer_effect_stop);
     ac_registry_effect(r, "llm_request", llm_start, llm_stop);
     ac_registry_effect(r, "run_tools", ac_run_tools_start, ac_run_tools_stop);
     ac_registry_effect(r, "compact", ac_compact_start, ac_compact_stop);

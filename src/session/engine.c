@@ -100,8 +100,13 @@ static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *
     const ac_fsm_effect_use *u = &e->t->effect_uses[use];
     if (!e->loop)
         return; /* replay: no I/O */
+    uint16_t origin = (uint16_t)(u->effect + 1);
+    uint16_t outer = s->current_effect; /* an effect's handler may run while another's runs */
+    s->current_effect = origin;
     if (!start) {
         e->e_stop[u->effect](s);
+        s->current_effect = outer;
+        ac_session_forget(s, origin); /* what it queued and was not applied goes with it */
         return;
     }
     ac_param_value args[32];
@@ -110,6 +115,7 @@ static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *
     for (size_t i = 0; i < n; i++)
         args[i] = e->params[l[1 + i]];
     e->e_start[u->effect](s, args, n, ev);
+    s->current_effect = outer;
 }
 
 /* ---- params ---- */
@@ -228,6 +234,10 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
     }
     e->t = cfg->tables ? cfg->tables : &agent_fsm;
     e->loop = cfg->loop;
+    if (e->loop && !(e->remote = ac_remote_inbox_new(e))) {
+        snprintf(err, errcap, "out of memory");
+        goto fail;
+    }
     if (cfg->output) {
         e->out = *cfg->output;
         e->has_output = 1;
@@ -352,6 +362,7 @@ void ac_engine_free(ac_engine *e)
 {
     if (!e)
         return;
+    ac_remote_inbox_close(e->remote);
     if (e->provider)
         e->provider->free(e->provider);
     ac_tools_free_all(e);

@@ -4,6 +4,7 @@
  * tracing, and the session's JSON form.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,9 +66,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
         s->steps = json_array();
     }
     ac_event ev = {type, t_ms, data};
-    s->dispatching = 1;
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
-    s->dispatching = 0;
     if (s->journal && s->steps) {
         json_t *line = json_pack("{s:I, s:o}", "steps", (json_int_t)s->seq, "tr", s->steps);
         s->steps = NULL;
@@ -80,132 +79,378 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     return rc;
 }
 
-static void session_free_now(ac_session *s);
-static void drain_pending(ac_session *s);
+/* ---- the event queue ----------------------------------------------------------------
+ *
+ * The one rule of event flow: nothing dispatches inside someone else's stack frame. Every
+ * event reaches the session through its queue and is applied by drain(), which runs only
+ * when nothing of the engine is on the stack: from the caller of a public post outside the
+ * loop's callbacks, or as a deferred task of the loop right after the I/O callback (curl,
+ * child process, timer, cross-thread post) that queued it returns. Two queues, as in SCXML:
+ * events posted while the session dispatches (by handlers, output callbacks, effects that
+ * start or stop) are raised and applied right after the current event, before anything that
+ * arrived from outside; everything else waits in the inbox in arrival order. When an effect
+ * stops, the events it queued and that were not applied yet are dropped with it. */
 
-/* Drops the events still waiting to be applied. */
-static void pending_clear(ac_session *s)
+#define EV_FREE AC_FSM_NONE /* queue entry: ac_session_free() asked, free when reached */
+
+static ac_queued_event *q_new(uint16_t type, json_t *data, int64_t t_ms, uint16_t origin)
 {
-    while (s->pending) {
-        ac_pending_event *p = s->pending;
-        s->pending = p->next;
-        json_decref(p->data);
-        free(p);
+    ac_queued_event *q = malloc(sizeof *q);
+    if (!q) {
+        json_decref(data);
+        return NULL;
     }
-    s->pending_tail = NULL;
+    q->next = NULL;
+    q->type = type;
+    q->origin = origin;
+    q->t_ms = t_ms ? t_ms : ac_wall_now_ms();
+    q->data = data;
+    return q;
 }
 
-int ac_session_post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
+static void q_push(ac_event_queue *q, ac_queued_event *e)
+{
+    if (q->tail)
+        q->tail->next = e;
+    else
+        q->head = e;
+    q->tail = e;
+}
+
+static ac_queued_event *q_pop(ac_event_queue *q)
+{
+    ac_queued_event *e = q->head;
+    if (e) {
+        q->head = e->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return e;
+}
+
+/* Drops the entries for which keep() is false (all of them when keep is NULL). */
+static void q_filter(ac_event_queue *q, uint16_t origin, int all)
+{
+    ac_queued_event **pp = &q->head, *last = NULL;
+    while (*pp) {
+        ac_queued_event *e = *pp;
+        if (all || (e->origin == origin && e->type != EV_FREE)) {
+            *pp = e->next;
+            json_decref(e->data);
+            free(e);
+        } else {
+            last = e;
+            pp = &e->next;
+        }
+    }
+    q->tail = last;
+}
+
+static void session_free_now(ac_session *s);
+static void remote_forget(ac_session *s);
+
+/* Applies queued events, raised ones first, until both queues are empty. Returns 1 when a
+ * queued ac_session_free() freed the session (s is gone), else 0. *want_rc gets the result
+ * of entry `want`. */
+static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
+{
+    s->draining = 1;
+    for (;;) {
+        ac_queued_event *q = q_pop(&s->raised);
+        if (!q)
+            q = q_pop(&s->inbox);
+        if (!q)
+            break;
+        if (q->type == EV_FREE) {
+            free(q);
+            session_free_now(s);
+            return 1;
+        }
+        int rc = apply(s, q->type, q->data, q->t_ms);
+        if (q == want)
+            *want_rc = rc;
+        free(q);
+    }
+    s->draining = 0;
+    return 0;
+}
+
+static void drain_task(void *ud)
+{
+    drain(ud, NULL, NULL);
+}
+
+/* The inbox has something: drain now when nothing is on the stack, else right after the
+ * running loop callback returns. */
+static void schedule(ac_session *s)
+{
+    if (s->draining)
+        return; /* the running drain takes it */
+    if (s->e->loop && ac_loop_in_callback(s->e->loop))
+        ac_loop_defer(s->e->loop, &s->drain_task);
+    else
+        drain(s, NULL, NULL);
+}
+
+void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms, uint16_t origin)
 {
     if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
         json_decref(data);
-        return -2;
+        return;
     }
-    if (t_ms == 0)
-        t_ms = ac_wall_now_ms();
-    if (s->dispatching) {
-        ac_pending_event *p = calloc(1, sizeof *p);
-        if (!p) {
-            json_decref(data);
-            return AC_FSM_FAILED;
-        }
-        p->type = type;
-        p->t_ms = t_ms;
-        p->data = data;
-        if (s->pending_tail)
-            s->pending_tail->next = p;
-        else
-            s->pending = p;
-        s->pending_tail = p;
-        return AC_FSM_HANDLED;
+    ac_queued_event *q = q_new(type, data, t_ms, origin);
+    if (!q)
+        return;
+    if (s->draining) {
+        q_push(&s->raised, q);
+        return;
     }
-    int rc = apply(s, type, data, t_ms);
-    drain_pending(s);
-    if (s->free_requested && !s->dispatching)
-        session_free_now(s); /* asked for by a handler or an output callback */
+    q_push(&s->inbox, q);
+    schedule(s);
+}
+
+void ac_session_forget(ac_session *s, uint16_t origin)
+{
+    if (origin) {
+        q_filter(&s->raised, origin, 0);
+        q_filter(&s->inbox, origin, 0);
+    }
+}
+
+uint16_t ac_session_origin(const ac_session *s)
+{
+    return s->current_effect;
+}
+
+void **ac_session_effect_state(ac_session *s)
+{
+    return &s->effect_state[s->current_effect ? s->current_effect - 1 : 0];
+}
+
+static int post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
+{
+    if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
+        json_decref(data);
+        return AC_EUNKNOWN_EVENT;
+    }
+    ac_queued_event *q = q_new(type, data, t_ms, 0);
+    if (!q)
+        return AC_ENOMEM;
+    if (s->draining) {
+        q_push(&s->raised, q);
+        return AC_QUEUED;
+    }
+    q_push(&s->inbox, q);
+    if (s->e->loop && ac_loop_in_callback(s->e->loop)) {
+        ac_loop_defer(s->e->loop, &s->drain_task);
+        return AC_QUEUED;
+    }
+    int rc = AC_QUEUED;
+    drain(s, q, &rc);
     return rc;
 }
 
-/* Applies the events posted while dispatching, in order. */
-static void drain_pending(ac_session *s)
+const char *ac_strerror(int status)
 {
-    while (s->pending && !s->dispatching && !s->free_requested) {
-        ac_pending_event *p = s->pending;
-        s->pending = p->next;
-        if (!s->pending)
-            s->pending_tail = NULL;
-        apply(s, p->type, p->data, p->t_ms);
-        free(p);
+    switch (status) {
+    case AC_OK:
+        return "handled";
+    case AC_UNHANDLED:
+        return "not handled";
+    case AC_QUEUED:
+        return "queued";
+    case AC_FAILED:
+        return "dispatch failed";
+    case AC_EUNKNOWN_EVENT:
+        return "unknown event";
+    case AC_ENOMEM:
+        return "out of memory";
+    case AC_EINVAL:
+        return "invalid argument";
+    default:
+        return "unknown status";
     }
 }
 
 int ac_session_post(ac_session *s, const char *event, void *data, int64_t t_ms)
 {
-    uint16_t type = ac_engine_event_index(s->e, event);
-    return ac_session_post_index(s, type, data, t_ms);
+    return post_index(s, ac_engine_event_index(s->e, event), data, t_ms);
 }
 
-typedef struct later {
+/* ---- posts from other threads -------------------------------------------------------
+ *
+ * The engine's remote inbox: a mutex-protected list of (session, event) woken through the
+ * loop's thread-safe post. It is reference counted because a wake may still sit in the
+ * loop's post queue when the engine is freed. */
+
+typedef struct remote_event {
+    struct remote_event *next;
     ac_session *s;
     uint16_t type;
+    int64_t t_ms;
     json_t *data;
-    uint64_t timer;
-    struct later *next;
-} later;
+} remote_event;
 
-static void later_unlink(later *l)
-{
-    for (later **pp = (later **)&l->s->laters; *pp; pp = &(*pp)->next)
-        if (*pp == l) {
-            *pp = l->next;
-            return;
-        }
-}
+struct ac_remote_inbox {
+    pthread_mutex_t mu;
+    int refs;          /* the engine's, plus one per wake in the loop's post queue */
+    int wake_pending;  /* a wake is queued: later posts ride on it */
+    ac_engine *e;      /* NULL once the engine is freed */
+    remote_event *head, *tail;
+};
 
-static void later_fire(void *ud)
+static void remote_unref(ac_remote_inbox *r)
 {
-    later *l = ud;
-    later_unlink(l);
-    ac_session_post_index(l->s, l->type, l->data, 0);
-    free(l);
-}
-
-/* Deferred posts belong to their session: freeing it cancels them. */
-static void later_cancel_all(ac_session *s)
-{
-    while (s->laters) {
-        later *l = s->laters;
-        s->laters = l->next;
-        ac_loop_cancel_timer(s->e->loop, l->timer);
-        json_decref(l->data);
-        free(l);
-    }
-}
-
-void ac_session_post_later(ac_session *s, const char *event, json_t *data)
-{
-    later *l = calloc(1, sizeof *l);
-    if (!l || !s->e->loop) {
-        json_decref(data);
-        free(l);
+    pthread_mutex_lock(&r->mu);
+    int left = --r->refs;
+    remote_event *list = left ? NULL : r->head;
+    pthread_mutex_unlock(&r->mu);
+    if (left)
         return;
+    while (list) {
+        remote_event *n = list->next;
+        json_decref(list->data);
+        free(list);
+        list = n;
     }
-    l->s = s;
-    l->type = ac_engine_event_index(s->e, event);
-    l->data = data;
-    l->timer = ac_loop_timer(s->e->loop, 0, later_fire, l);
-    l->next = s->laters;
-    s->laters = l;
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+ac_remote_inbox *ac_remote_inbox_new(ac_engine *e)
+{
+    ac_remote_inbox *r = calloc(1, sizeof *r);
+    if (!r || pthread_mutex_init(&r->mu, NULL) != 0) {
+        free(r);
+        return NULL;
+    }
+    r->refs = 1;
+    r->e = e;
+    return r;
+}
+
+void ac_remote_inbox_close(ac_remote_inbox *r)
+{
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->mu);
+    r->e = NULL;
+    remote_event *list = r->head;
+    r->head = r->tail = NULL;
+    pthread_mutex_unlock(&r->mu);
+    while (list) {
+        remote_event *n = list->next;
+        json_decref(list->data);
+        free(list);
+        list = n;
+    }
+    remote_unref(r);
+}
+
+/* On the loop thread: moves what arrived into the sessions' inboxes, in arrival order. */
+static void remote_wake(void *ud)
+{
+    ac_remote_inbox *r = ud;
+    pthread_mutex_lock(&r->mu);
+    r->wake_pending = 0;
+    remote_event *list = r->e ? r->head : NULL;
+    if (list)
+        r->head = r->tail = NULL;
+    pthread_mutex_unlock(&r->mu);
+    while (list) {
+        remote_event *n = list->next;
+        ac_session_enqueue(list->s, list->type, list->data, list->t_ms, 0);
+        free(list);
+        list = n;
+    }
+    remote_unref(r);
+}
+
+/* The session is being freed: what other threads posted to it and was not applied goes. */
+static void remote_forget(ac_session *s)
+{
+    ac_remote_inbox *r = s->e->remote;
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->mu);
+    remote_event **pp = &r->head, *last = NULL;
+    while (*pp) {
+        remote_event *ev = *pp;
+        if (ev->s == s) {
+            *pp = ev->next;
+            json_decref(ev->data);
+            free(ev);
+        } else {
+            last = ev;
+            pp = &ev->next;
+        }
+    }
+    r->tail = last;
+    pthread_mutex_unlock(&r->mu);
+}
+
+int ac_session_post_threadsafe(ac_session *s, const char *event, void *data, int64_t t_ms)
+{
+    ac_engine *e = s->e;
+    uint16_t type = ac_engine_event_index(e, event);
+    if (type == AC_FSM_NONE || type == 0) {
+        json_decref(data);
+        return AC_EUNKNOWN_EVENT;
+    }
+    ac_remote_inbox *r = e->remote;
+    remote_event *ev = r ? malloc(sizeof *ev) : NULL;
+    if (!ev) {
+        json_decref(data);
+        return r ? AC_ENOMEM : AC_EINVAL; /* no loop: nothing could apply it */
+    }
+    ev->next = NULL;
+    ev->s = s;
+    ev->type = type;
+    ev->t_ms = t_ms ? t_ms : ac_wall_now_ms();
+    ev->data = data;
+    pthread_mutex_lock(&r->mu);
+    if (r->tail)
+        r->tail->next = ev;
+    else
+        r->head = ev;
+    r->tail = ev;
+    int wake = !r->wake_pending;
+    if (wake) {
+        r->wake_pending = 1;
+        r->refs++;
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (wake && ac_loop_post(e->loop, remote_wake, r) != 0) {
+        /* no memory for the wake: take the event back out */
+        pthread_mutex_lock(&r->mu);
+        r->wake_pending = 0;
+        r->refs--;
+        remote_event **pp = &r->head, *last = NULL;
+        while (*pp && *pp != ev) {
+            last = *pp;
+            pp = &(*pp)->next;
+        }
+        if (*pp) {
+            *pp = ev->next;
+            if (r->tail == ev)
+                r->tail = last;
+        }
+        pthread_mutex_unlock(&r->mu);
+        json_decref(ev->data);
+        free(ev);
+        return AC_ENOMEM;
+    }
+    return AC_QUEUED;
 }
 
 int ac_session_send(ac_session *s, const char *text)
 {
-    return ac_session_post_index(s, s->e->ev_user_message, json_pack("{s:s}", "text", text), 0);
+    return post_index(s, s->e->ev_user_message, json_pack("{s:s}", "text", text), 0);
 }
 
 int ac_session_cancel(ac_session *s)
 {
-    return ac_session_post_index(s, s->e->ev_cancel, NULL, 0);
+    return post_index(s, s->e->ev_cancel, NULL, 0);
 }
 
 static json_t *spawn_payload(ac_engine *e)
@@ -267,26 +512,33 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
      * listens (the journal's recorded steps, or the output's trace). */
     int traced = s->journal || (e->has_output && e->out.trace);
     ac_fsm_init(&s->fsm, &e->binding, s, traced ? on_trace : NULL, s);
+    s->drain_task.fn = drain_task;
+    s->drain_task.ud = s;
     ac_event start = {0, ac_wall_now_ms(), NULL};
-    s->dispatching = 1; /* what effects post while starting waits in the queue */
+    s->draining = 1; /* what effects post while starting is raised */
     int started = ac_fsm_start(&s->fsm, &start);
-    s->dispatching = 0;
+    s->draining = 0;
     if (started != AC_FSM_HANDLED) {
         snprintf(err, errcap, "the spec failed to start (see the trace)");
         ac_event stop = {0, start.time_ms, NULL};
+        s->draining = 1;
         ac_fsm_stop(&s->fsm, &stop);
-        later_cancel_all(s);
-        pending_clear(s);
+        q_filter(&s->raised, 0, 1);
         goto fail;
     }
     e->live_sessions++;
-    drain_pending(s);
-    if (e->ev_spawn != AC_FSM_NONE && !s->free_requested)
-        ac_session_post_index(s, e->ev_spawn, spawn_payload(e), 0);
-    else if (s->free_requested) {
-        session_free_now(s);
-        snprintf(err, errcap, "the session was freed while it started");
-        return NULL;
+    if (e->ev_spawn != AC_FSM_NONE) {
+        ac_queued_event *q = q_new(e->ev_spawn, spawn_payload(e), 0, 0);
+        if (q)
+            q_push(&s->inbox, q);
+    }
+    if (s->raised.head || s->inbox.head) {
+        if (e->loop && ac_loop_in_callback(e->loop)) {
+            ac_loop_defer(e->loop, &s->drain_task);
+        } else if (drain(s, NULL, NULL)) {
+            snprintf(err, errcap, "the session was freed while it started");
+            return NULL;
+        }
     }
     return s;
 fail:
@@ -314,20 +566,34 @@ void ac_session_free(ac_session *s)
 {
     if (!s)
         return;
-    if (s->dispatching) { /* from a handler or an output callback: once the event is done */
-        s->free_requested = 1;
-        return;
+    /* From a handler, an output callback or any loop callback: freed when the queue reaches
+     * it, right after the current event (the session's other queued events go with it). */
+    if (s->draining || (s->e->loop && ac_loop_in_callback(s->e->loop))) {
+        ac_queued_event *q = q_new(EV_FREE, NULL, 1, 0);
+        if (q) {
+            q->next = s->raised.head;
+            s->raised.head = q;
+            if (!s->raised.tail)
+                s->raised.tail = q;
+            if (!s->draining)
+                ac_loop_defer(s->e->loop, &s->drain_task);
+            return;
+        }
+        /* no memory to queue it: freed now, as before queues existed */
     }
     session_free_now(s);
 }
 
 static void session_free_now(ac_session *s)
 {
-    s->in_free = 1;
     ac_event ev = {0, 0, NULL};
+    s->draining = 1; /* what stopping effects post is dropped below */
     ac_fsm_stop(&s->fsm, &ev);
-    later_cancel_all(s);
-    pending_clear(s);
+    q_filter(&s->raised, 0, 1);
+    q_filter(&s->inbox, 0, 1);
+    if (s->e->loop)
+        ac_loop_undefer(s->e->loop, &s->drain_task);
+    remote_forget(s);
     if (s->journal)
         fclose(s->journal);
     s->e->live_sessions--;

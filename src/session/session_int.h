@@ -31,6 +31,7 @@ struct ac_registry {
 };
 
 typedef struct ac_tool ac_tool; /* src/session/tools_run.c */
+typedef struct ac_remote_inbox ac_remote_inbox; /* posts from other threads (session.c) */
 
 struct ac_engine {
     const ac_fsm_tables *t;
@@ -50,6 +51,7 @@ struct ac_engine {
     int has_output;
     char *system_prompt;
     char *journal_dir; /* ac_engine_config.journal_dir, copied */
+    ac_remote_inbox *remote; /* posts from other threads; NULL without a loop */
     ac_tool **tools;
     size_t n_tools, cap_tools;
     uint64_t rng;
@@ -61,12 +63,20 @@ struct ac_engine {
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
 };
 
-typedef struct ac_pending_event {
-    struct ac_pending_event *next;
+/* An event waiting in a session's queue (session.c). */
+typedef struct ac_queued_event {
+    struct ac_queued_event *next;
     uint16_t type;
+    uint16_t origin; /* effect index + 1 of the effect that queued it, 0: none */
     int64_t t_ms;
     json_t *data;
-} ac_pending_event;
+} ac_queued_event;
+
+typedef struct ac_event_queue {
+    ac_queued_event *head, *tail;
+} ac_event_queue;
+
+
 
 typedef struct ac_tool_run ac_tool_run; /* state of the run_tools effect */
 
@@ -77,8 +87,11 @@ struct ac_session {
     ac_conv *conv;
     FILE *journal;
     uint64_t seq; /* events journaled */
-    int dispatching;
-    ac_pending_event *pending, *pending_tail;
+    int draining;           /* drain() runs: what is posted now is raised */
+    ac_event_queue raised;  /* posted while dispatching: applied next */
+    ac_event_queue inbox;   /* from I/O callbacks, other threads and callers, in order */
+    ac_loop_task drain_task;
+    uint16_t current_effect; /* index + 1 of the effect whose start or stop handler runs */
     json_t *steps; /* transitions of the event being dispatched (journal) */
     /* turn state (part of the serialized session) */
     char *status;
@@ -89,18 +102,10 @@ struct ac_session {
     /* streaming scratch (not serialized: rebuilt from events) */
     char *partial;
     size_t partial_len, partial_cap;
-    /* effects */
-    uint64_t timer_id[AC_MAX_EFFECTS];
-    uint64_t llm_call;
-    int64_t llm_started_ms;
-    ac_tool_run *tools_run;
-    uint64_t compact_timer;
-    void *compact_run; /* summarize: the one-off completion in flight */
+    /* each effect's own state, by effect index, typed in the effect's file */
+    void *effect_state[AC_MAX_EFFECTS];
     int script_cursor;
-    void *laters; /* deferred posts (ac_session_post_later), cancelled on free */
     void *userdata;
-    int in_free;
-    int free_requested; /* ac_session_free during a dispatch: freed once it is done */
 };
 
 /* Engine helpers */
@@ -108,11 +113,20 @@ uint16_t ac_engine_event_index(const ac_engine *e, const char *name);
 const ac_param_value *ac_engine_param(const ac_engine *e, const char *name);
 uint64_t ac_engine_rand(ac_engine *e);
 
-/* Session helpers */
-int ac_session_post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms);
-/* Posts from the loop, never synchronously: for effects that finish at once.
- * Pending posts are cancelled when the session is freed. */
-void ac_session_post_later(ac_session *s, const char *event, json_t *data);
+/* The sink of every event that effects and providers report (data stolen, t_ms 0: now):
+ * queued, never applied inside the caller's frame (see session.c). origin is the value
+ * ac_session_origin() gave when the effect started (0: none); when that effect stops, what
+ * it queued and was not applied yet is dropped. */
+void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms, uint16_t origin);
+/* From an effect's start or stop handler: its origin for ac_session_enqueue(), and the
+ * slot of its per-session state (NULL until the effect stores something; the effect frees
+ * it in its stop handler). */
+uint16_t ac_session_origin(const ac_session *s);
+void **ac_session_effect_state(ac_session *s);
+/* Drops what the effect of `origin` queued (the engine calls it when an effect stops). */
+void ac_session_forget(ac_session *s, uint16_t origin);
+ac_remote_inbox *ac_remote_inbox_new(ac_engine *e);
+void ac_remote_inbox_close(ac_remote_inbox *r); /* the engine is being freed */
 /* Replay: a session whose spawn event comes from the journal, not posted here. */
 ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap);
 /* Turn state, changed by the built-in actions. */

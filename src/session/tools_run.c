@@ -298,8 +298,7 @@ struct ac_tool_run {
     slot *slots;
     size_t n, next, running;
     size_t max_parallel;
-    int launching; /* inside launch_next: freeing waits until it returns */
-    int dead;      /* stopped while launching */
+    uint16_t origin; /* of the run_tools effect: passed with every event queued */
 };
 
 static void handle_release(ac_tool_call_handle *h)
@@ -374,12 +373,11 @@ static char *utf8_clean(const char *s, size_t n)
     return out;
 }
 
-static int launch_next(ac_tool_run *r);
+static void launch_next(ac_tool_run *r);
 
-/* A call finished: start the next waiting one, then post (the post may
- * stop the effect and free `r`, so nothing touches it afterwards). If the
- * runner was stopped while starting the next one (a callback cancelled or
- * freed the session), nothing is posted: the session may be gone. */
+/* A call finished: queue its result, then start the next waiting one. The
+ * session applies the result after this callback returns, so the runner is
+ * never stopped under our feet. */
 static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t len)
 {
     ac_session *s = r->s;
@@ -400,11 +398,8 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
         json_object_update(d, sl->extra);
     json_decref(sl->extra);
     sl->extra = NULL;
-    if (launch_next(r)) { /* stopped meanwhile, and freed */
-        json_decref(d);
-        return;
-    }
-    ac_session_post_index(s, ev, d, 0);
+    ac_session_enqueue(s, ev, d, 0, r->origin);
+    launch_next(r);
 }
 
 static void proc_done(void *ud, const ac_proc_result *res)
@@ -769,11 +764,8 @@ static void start_call(ac_tool_run *r, slot *sl)
     r->running++;
     const char *name = c ? c->name : "";
     const char *argstr = c && c->arguments && *c->arguments ? c->arguments : "{}";
-    if (s->e->has_output && s->e->out.tool_start) {
+    if (s->e->has_output && s->e->out.tool_start)
         s->e->out.tool_start(s->e->out.ud, s, sl->id, name, argstr);
-        if (r->dead)
-            return; /* stopped from the callback */
-    }
     const ac_tool *t = find_tool(s->e, name);
     sl->tool = t;
     char err[600], msg[800];
@@ -866,18 +858,12 @@ static void run_free(ac_tool_run *r)
 }
 
 /* Starts waiting calls up to the limit. A tool_start callback or a callback
- * tool may cancel (or free) the session from inside: the runner is then
- * stopped at once but freed only here, once nothing more starts; returns 1
- * when that happened (r is gone). */
-static int launch_next(ac_tool_run *r)
+ * tool that cancels or frees the session only queues that: the runner stays
+ * until the session applies it, after this returns. */
+static void launch_next(ac_tool_run *r)
 {
-    r->launching++;
-    while (!r->dead && r->next < r->n && r->running < r->max_parallel)
+    while (r->next < r->n && r->running < r->max_parallel)
         start_call(r, &r->slots[r->next++]);
-    if (--r->launching > 0 || !r->dead)
-        return 0;
-    run_free(r);
-    return 1;
 }
 
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs, const ac_event *ev)
@@ -890,6 +876,7 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
         return;
     }
     r->s = s;
+    r->origin = ac_session_origin(s);
     r->max_parallel = nargs > 0 && args[0].ival > 0 ? (size_t)args[0].ival : 4;
     for (size_t i = 0; i < n; i++) {
         const char *id = ac_conv_iter_call(s->conv, i);
@@ -899,11 +886,12 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
         r->slots[r->n].run = r;
         r->slots[r->n++].id = strdup(id);
     }
-    s->tools_run = r;
+    *ac_session_effect_state(s) = r;
     if (r->n == 0) {
         /* nothing to run (the turn's calls could not be recorded): say so,
          * or TOOL_EXECUTING would wait for results that never come */
-        ac_session_post_index(s, s->e->ev_tool_completed, json_pack("{s:b}", "none", 1), 0);
+        ac_session_enqueue(s, s->e->ev_tool_completed, json_pack("{s:b}", "none", 1), 0,
+                           r->origin);
         return;
     }
     launch_next(r);
@@ -911,10 +899,11 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
 
 void ac_run_tools_stop(ac_session *s)
 {
-    ac_tool_run *r = s->tools_run;
+    ac_tool_run **slot_of = (ac_tool_run **)ac_session_effect_state(s);
+    ac_tool_run *r = *slot_of;
     if (!r)
         return;
-    s->tools_run = NULL;
+    *slot_of = NULL;
     for (size_t i = 0; i < r->n; i++) {
         slot *sl = &r->slots[i];
         if (sl->proc)
@@ -933,7 +922,5 @@ void ac_run_tools_stop(ac_session *s)
         sl->timer = 0;
         sl->cb = NULL;
     }
-    r->dead = 1;
-    if (!r->launching)
-        run_free(r);
+    run_free(r);
 }
