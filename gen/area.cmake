@@ -8,6 +8,7 @@ add_library(agentc_gen STATIC
   ${CMAKE_SOURCE_DIR}/gen/lower.c
   ${CMAKE_SOURCE_DIR}/gen/emit_c.c
   ${CMAKE_SOURCE_DIR}/gen/emit_diagram.c
+  ${CMAKE_SOURCE_DIR}/gen/contract.c
   ${CMAKE_SOURCE_DIR}/gen/gen_cli.c)
 target_include_directories(agentc_gen PUBLIC ${CMAKE_SOURCE_DIR}/gen ${CMAKE_SOURCE_DIR}/include)
 # Ragel's output has unused-variable patterns we do not control.

@@ -71,15 +71,99 @@ void ac_spec_rel_path(const char *path, char *out, size_t cap)
     snprintf(out, cap, "%s", base);
 }
 
-int ac_cli_check(int argc, char **argv)
+/* ---- --handlers builtin: the spec against the built-in handlers' contracts ---- */
+
+typedef struct contract_loc {
+    ac_spec *spec;
+    const ac_fsm_tables *t;
+} contract_loc;
+
+static const ac_state_decl *find_state_decl(const ac_spec *spec, const char *machine,
+                                            const char *state)
+{
+    for (size_t m = 0; m < spec->n_machines; m++) {
+        const ac_machine_decl *md = &spec->machines[m];
+        if (strcmp(md->name.s, machine) != 0)
+            continue;
+        for (size_t i = 0; i < md->n_states; i++)
+            if (strcmp(md->states[i].name.s, state) == 0)
+                return &md->states[i];
+    }
+    return NULL;
+}
+
+/* Places the problem at what it concerns: the argument or the effect in the state's body, else
+ * the handler's declaration. */
+static void contract_located(void *ud, const ac_contract_problem *p)
+{
+    contract_loc *c = ud;
+    int line = 1, col = 1;
+    const ac_names *decls = &c->spec->handlers[p->kind];
+    for (size_t i = 0; i < decls->n; i++)
+        if (strcmp(decls->v[i].s, p->handler) == 0) {
+            line = decls->v[i].line;
+            col = decls->v[i].col;
+        }
+    if (p->state != AC_FSM_NONE) {
+        const ac_fsm_state *st = &c->t->states[p->state];
+        const ac_state_decl *sd =
+            find_state_decl(c->spec, c->t->machines[st->machine].name, st->name);
+        for (size_t i = 0; sd && i < sd->n_effects; i++) {
+            const ac_effect_decl *ed = &sd->effects[i];
+            if (strcmp(ed->name.s, p->handler) != 0)
+                continue;
+            const ac_name *at =
+                p->arg >= 0 && (size_t)p->arg < ed->args.n ? &ed->args.v[p->arg] : &ed->name;
+            line = at->line;
+            col = at->col;
+            break;
+        }
+    }
+    ac_spec_diag(c->spec, 1, line, col, "%s (the built-in handlers could not run it)", p->msg);
+}
+
+static size_t check_contracts(ac_spec *spec, const char *path, const ac_contract *c, size_t n)
+{
+    char rel[1024];
+    ac_spec_rel_path(path, rel, sizeof rel);
+    ac_fsm_tables *t = ac_spec_lower(spec, rel);
+    if (!t) {
+        fprintf(stderr, "agentc check: out of memory\n");
+        return 1;
+    }
+    contract_loc loc = {spec, t};
+    size_t bad = ac_contract_check(t, c, n, NULL, contract_located, &loc);
+    ac_spec_tables_free(t);
+    return bad;
+}
+
+int ac_cli_check(int argc, char **argv, const ac_contract *builtin, size_t n_builtin)
 {
     const char *path = NULL;
+    int handlers = 0;
     for (int i = 1; i < argc; i++) {
         if (is_help(argv[i])) {
-            printf("usage: agentc check SPEC\n\n"
+            printf("usage: agentc check [--handlers builtin] SPEC\n\n"
                    "Checks a spec and prints every problem as FILE:LINE:COL: error|warning: MSG.\n"
+                   "--handlers builtin also checks that this program's built-in handlers can run\n"
+                   "it: every param, event and effect argument they need, with its type.\n"
                    "Exit status: 0 no errors (warnings allowed), 1 errors, 2 usage or I/O.\n");
             return AC_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--handlers") == 0) {
+            if (i + 1 >= argc || strcmp(argv[i + 1], "builtin") != 0) {
+                fprintf(stderr, "agentc check: --handlers takes 'builtin' (the handlers this "
+                                "program has)\n");
+                return AC_EXIT_USAGE;
+            }
+            if (!builtin) {
+                fprintf(stderr, "agentc check: this program has no built-in handlers; use "
+                                "agentc check --handlers builtin\n");
+                return AC_EXIT_USAGE;
+            }
+            handlers = 1;
+            i++;
+            continue;
         }
         if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "agentc check: unknown option '%s' (see agentc check --help)\n",
@@ -97,9 +181,19 @@ int ac_cli_check(int argc, char **argv)
         return AC_EXIT_USAGE;
     }
     int rc;
-    ac_spec *spec = ac_cli_load_spec(path, &rc, 0);
+    ac_spec *spec = ac_cli_load_spec(path, &rc, handlers); /* warnings printed below */
     if (!spec)
         return rc;
+    if (handlers)
+        check_contracts(spec, path, builtin, n_builtin);
+    if (handlers)
+        ac_spec_print_diags(spec, stderr);
+    if (spec->n_errors) {
+        fprintf(stderr, "%s: %zu error%s (for the built-in handlers)\n", path, spec->n_errors,
+                spec->n_errors == 1 ? "" : "s");
+        ac_spec_free(spec);
+        return AC_EXIT_ERRORS;
+    }
     size_t ns = 0;
     for (size_t m = 0; m < spec->n_machines; m++)
         ns += spec->machines[m].n_states;

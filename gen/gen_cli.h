@@ -5,6 +5,7 @@
 #ifndef AGENTC_GEN_CLI_H
 #define AGENTC_GEN_CLI_H
 
+#include "contract.h"
 #include "spec.h"
 
 /* Exit codes */
@@ -12,7 +13,9 @@
 #define AC_EXIT_ERRORS 1
 #define AC_EXIT_USAGE 2
 
-int ac_cli_check(int argc, char **argv);
+/* `builtin` (may be NULL) are the contracts of the program's built-in handlers, checked with
+ * `--handlers builtin`. */
+int ac_cli_check(int argc, char **argv, const ac_contract *builtin, size_t n_builtin);
 int ac_cli_gen(int argc, char **argv);
 /* `cov_loader` (may be NULL) turns a --journal FILE into coverage counts;
  * returns 0 on success and fills counts sized to the tables. */

@@ -7,6 +7,7 @@
 
 #include "agent_fsm.h"
 #include "cli.h"
+#include "session/contracts.h"
 
 static void usage(FILE *out)
 {
@@ -44,7 +45,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "check"))
-        return ac_cli_check(argc - 1, argv + 1);
+        return ac_cli_check(argc - 1, argv + 1, ac_builtin_contracts, ac_n_builtin_contracts);
     if (!strcmp(cmd, "gen"))
         return ac_cli_gen(argc - 1, argv + 1);
     if (!strcmp(cmd, "diagram"))

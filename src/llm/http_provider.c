@@ -658,10 +658,9 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
     return hp_failure(cls, status, retry, retry_after, msg);
 }
 
-/* An optional integer param of the spec (0 when the spec has none), within int. */
-static int hp_int_param(hp_provider *p, const char *name)
+/* A token count from the call's options, within int. */
+static int hp_clamp_int(int64_t v)
 {
-    int64_t v = ac_engine_param_int(p->e, name, 0);
     return v < 0 ? 0 : v > INT_MAX ? INT_MAX : (int)v;
 }
 
@@ -782,9 +781,9 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     ac_request_opts ro = {0};
     ro.model = p->model;
     ro.stream = 1;
-    ro.max_tokens = hp_int_param(p, "max_tokens");
+    ro.max_tokens = hp_clamp_int(opts ? opts->max_tokens : 0);
     /* extended thinking for the turns of the conversation, not for summaries */
-    ro.thinking_budget = done ? 0 : hp_int_param(p, "thinking_budget");
+    ro.thinking_budget = done ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
     err[0] = '\0';
     c->body = p->kind == AC_PROVIDER_ANTHROPIC ? ac_request_anthropic(conv, &ro, err, sizeof err)
                                                : ac_request_openai(conv, &ro, err, sizeof err);

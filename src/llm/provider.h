@@ -21,7 +21,9 @@
 typedef struct ac_llm_call_opts {
     int64_t stall_timeout_ms;
     int64_t connect_timeout_ms;
-    uint16_t origin; /* the effect's origin: passed with every event the call queues */
+    int64_t max_tokens;      /* reply token cap; 0: the provider's default */
+    int64_t thinking_budget; /* extended thinking tokens (Anthropic); 0: off */
+    uint16_t origin;         /* the effect's origin: passed with every event the call queues */
 } ac_llm_call_opts;
 
 /* The end of a one-off completion: ok and the reply text, or !ok and an

@@ -143,6 +143,8 @@ typedef struct compact_effect {
     ac_session *s;
     uint64_t timer;
     uint16_t origin;
+    const char *strategy; /* the arguments: compaction, compaction_keep */
+    size_t keep;
     compact_run *run;
 } compact_effect;
 
@@ -275,11 +277,11 @@ static int start_summary(compact_effect *fx, size_t keep, char *msg, size_t msgc
         goto fail;
     }
     run->fx = fx;
-    ac_llm_call_opts opts = {
-        ac_engine_param_int(s->e, "stall_timeout", 120000),
-        ac_engine_param_int(s->e, "connect_timeout", 10000),
-        fx->origin,
-    };
+    ac_llm_call_opts opts = {0};
+    opts.stall_timeout_ms = s->e->p_stall_timeout->ival;
+    opts.connect_timeout_ms = s->e->p_connect_timeout->ival;
+    opts.max_tokens = s->e->p_max_tokens->ival;
+    opts.origin = fx->origin;
     fx->run = run;
     run->call = s->e->provider->complete(s->e->provider, s, tmp, &opts, summary_done, run);
     if (!run->call) {
@@ -302,8 +304,8 @@ static void compact_fire(void *ud)
     compact_effect *fx = ud;
     ac_session *s = fx->s;
     fx->timer = 0;
-    const char *strategy = ac_engine_param_str(s->e, "compaction", "sliding_window");
-    size_t keep = (size_t)ac_engine_param_int(s->e, "compaction_keep", 6);
+    const char *strategy = fx->strategy;
+    size_t keep = fx->keep;
     json_t *plan = NULL;
     char msg[300];
     if (strcmp(strategy, "summarize") == 0) {
@@ -336,7 +338,6 @@ static void compact_fire(void *ud)
 
 void ac_compact_start(ac_session *s, const ac_param_value *args, size_t nargs, const ac_event *ev)
 {
-    (void)args;
     (void)nargs;
     (void)ev;
     compact_effect *fx = calloc(1, sizeof *fx);
@@ -347,6 +348,8 @@ void ac_compact_start(ac_session *s, const ac_param_value *args, size_t nargs, c
     }
     fx->s = s;
     fx->origin = ac_session_origin(s);
+    fx->strategy = args[0].sval; /* the engine's param string: lives as long as it */
+    fx->keep = args[1].ival > 0 ? (size_t)args[1].ival : 0;
     fx->timer = ac_loop_timer(s->e->loop, 0, compact_fire, fx);
     *ac_session_effect_state(s) = fx;
 }

@@ -53,16 +53,15 @@ static void timer_effect_stop(ac_session *s)
     *slot = NULL;
 }
 
-static int64_t arg_int(const ac_param_value *args, size_t n, size_t i, int64_t def)
-{
-    return i < n && args[i].type != AC_PARAM_STRING ? args[i].ival : def;
-}
+/* The arguments of each effect are checked against its contract (contracts.c) when the
+ * engine is built: count and types are right here, and there are no C defaults. */
 
 static void inactivity_start(ac_session *s, const ac_param_value *args, size_t n,
                              const ac_event *ev)
 {
     (void)ev;
-    int64_t ms = arg_int(args, n, 0, 600000);
+    (void)n;
+    int64_t ms = args[0].ival;
     if (ms <= 0 || s->e->ev_inactivity == AC_FSM_NONE)
         return;
     timer_effect_start(s, ms, s->e->ev_inactivity, NULL);
@@ -92,7 +91,8 @@ static int64_t backoff_delay(ac_engine *e, int64_t initial, int64_t max, int64_t
 
 static void backoff_start(ac_session *s, const ac_param_value *args, size_t n, const ac_event *ev)
 {
-    int64_t initial = arg_int(args, n, 0, 1000), max = arg_int(args, n, 1, 10000);
+    (void)n;
+    int64_t initial = args[0].ival, max = args[1].ival;
     int64_t retry_after = -1;
     if (ev && ev->data) {
         json_t *ra = json_object_get((json_t *)ev->data, "retry_after_ms");
@@ -116,9 +116,12 @@ typedef struct llm_effect {
 static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const ac_event *ev)
 {
     (void)ev;
-    ac_llm_call_opts opts;
-    opts.stall_timeout_ms = arg_int(args, n, 0, 120000);
-    opts.connect_timeout_ms = arg_int(args, n, 1, 10000);
+    (void)n;
+    ac_llm_call_opts opts = {0};
+    opts.stall_timeout_ms = args[0].ival;
+    opts.connect_timeout_ms = args[1].ival;
+    opts.max_tokens = s->e->p_max_tokens->ival;
+    opts.thinking_budget = s->e->p_thinking_budget->ival;
     opts.origin = ac_session_origin(s);
     llm_effect *l = calloc(1, sizeof *l);
     if (!l) {

@@ -9,6 +9,7 @@
 
 #include "agent_fsm.h"
 #include "session_int.h"
+#include "session/contracts.h"
 #include "tools/units.h"
 
 /* ---- registry ---- */
@@ -21,6 +22,7 @@ static int reg_put(ac_registry *r, const char *name, int kind, ac_reg_entry *tmp
             r->v[i] = *tmpl;
             r->v[i].name = nm;
             r->v[i].kind = kind;
+            r->v[i].builtin = r->loading_builtin;
             return 0;
         }
     if (r->n == r->cap) {
@@ -37,6 +39,7 @@ static int reg_put(ac_registry *r, const char *name, int kind, ac_reg_entry *tmp
     r->v[r->n] = *tmpl;
     r->v[r->n].name = nm;
     r->v[r->n].kind = kind;
+    r->v[r->n].builtin = r->loading_builtin;
     r->n++;
     return 0;
 }
@@ -46,8 +49,10 @@ ac_registry *ac_registry_new(void)
     ac_registry *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
+    r->loading_builtin = 1;
     ac_builtin_handlers(r);
     ac_effects_register(r);
+    r->loading_builtin = 0;
     return r;
 }
 
@@ -90,6 +95,32 @@ static const ac_reg_entry *reg_find(const ac_registry *r, int kind, const char *
         if (r->v[i].kind == kind && strcmp(r->v[i].name, name) == 0)
             return &r->v[i];
     return NULL;
+}
+
+/* ---- contracts: what the bound built-in handlers need from the spec ---- */
+
+typedef struct contract_ctx {
+    const ac_registry *reg;
+    char msg[2048];
+    size_t len, n;
+} contract_ctx;
+
+static int contract_applies(void *ud, int kind, const char *name)
+{
+    const ac_reg_entry *r = reg_find(((contract_ctx *)ud)->reg, kind, name);
+    return r && r->builtin;
+}
+
+static void contract_report(void *ud, const ac_contract_problem *p)
+{
+    contract_ctx *c = ud;
+    c->n++;
+    if (c->len < sizeof c->msg) {
+        int w = snprintf(c->msg + c->len, sizeof c->msg - c->len, "%s%s", c->len ? "; " : "",
+                         p->msg);
+        if (w > 0)
+            c->len += (size_t)w;
+    }
 }
 
 /* ---- effects hook: resolves the use's params and calls the handler ---- */
@@ -303,6 +334,17 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
             goto fail;
         }
     }
+    {
+        contract_ctx cc = {reg, "", 0, 0};
+        ac_contract_check(t, ac_builtin_contracts, ac_n_builtin_contracts, contract_applies,
+                          contract_report, &cc);
+        if (cc.n) {
+            snprintf(err, errcap, "the spec %s does not give the built-in handlers what they need "
+                                  "(%zu problem%s): %s",
+                     t->spec_path, cc.n, cc.n == 1 ? "" : "s", cc.msg);
+            goto fail;
+        }
+    }
     e->plan = ac_fsm_plan_new(t);
     if (!e->plan) {
         snprintf(err, errcap, "out of memory");
@@ -325,6 +367,11 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
     e->p_max_iterations = ac_engine_param(e, "max_iterations");
     e->p_max_retries = ac_engine_param(e, "max_retries");
     e->p_compact_threshold = ac_engine_param(e, "compact_threshold");
+    e->p_context_window = ac_engine_param(e, "context_window");
+    e->p_max_tokens = ac_engine_param(e, "max_tokens");
+    e->p_thinking_budget = ac_engine_param(e, "thinking_budget");
+    e->p_stall_timeout = ac_engine_param(e, "stall_timeout");
+    e->p_connect_timeout = ac_engine_param(e, "connect_timeout");
     e->ev_spawn = ac_engine_event_index(e, "spawn");
     e->ev_user_message = ac_engine_event_index(e, "user_message");
     e->ev_cancel = ac_engine_event_index(e, "cancel");

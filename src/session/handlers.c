@@ -34,11 +34,6 @@ static void output_finished(ac_session *s)
         s->e->out.finished(s->e->out.ud, s);
 }
 
-/* An integer or duration param resolved when the engine was built. */
-static int64_t pint(const ac_param_value *p, int64_t def)
-{
-    return p && p->type != AC_PARAM_STRING ? p->ival : def;
-}
 
 /* ---------------- guards ---------------- */
 
@@ -59,7 +54,7 @@ static bool g_has_queued_message(ac_session *s, const ac_event *ev)
 static bool g_iterations_left(ac_session *s, const ac_event *ev)
 {
     (void)ev;
-    return ac_conv_iteration(s->conv) < pint(s->e->p_max_iterations, 10);
+    return ac_conv_iteration(s->conv) < s->e->p_max_iterations->ival;
 }
 
 static bool g_needs_compaction(ac_session *s, const ac_event *ev)
@@ -67,7 +62,7 @@ static bool g_needs_compaction(ac_session *s, const ac_event *ev)
     (void)ev;
     if (s->compacted_this_plan)
         return false;
-    int64_t threshold = pint(s->e->p_compact_threshold, 0);
+    int64_t threshold = s->e->p_compact_threshold->ival;
     return threshold > 0 && (int64_t)ac_session_estimate_tokens(s) > threshold;
 }
 
@@ -88,7 +83,7 @@ static bool g_retryable(ac_session *s, const ac_event *ev)
 static bool g_retries_left(ac_session *s, const ac_event *ev)
 {
     (void)ev;
-    return ac_conv_retries(s->conv) < pint(s->e->p_max_retries, 3);
+    return ac_conv_retries(s->conv) < s->e->p_max_retries->ival;
 }
 
 static bool g_has_tool_calls(ac_session *s, const ac_event *ev)
@@ -131,7 +126,7 @@ static void a_init_session(ac_session *s, const ac_event *ev)
                                  schema ? schema : "{\"type\":\"object\"}");
         free(schema);
     }
-    int64_t window = ac_engine_param_int(s->e, "context_window", 0);
+    int64_t window = s->e->p_context_window->ival;
     ac_conv_set_window(s->conv, window > 0 ? (size_t)window : 0); /* negative: all */
     ac_session_set_status(s, "idle");
 }
@@ -221,7 +216,7 @@ static void a_fail_budget(ac_session *s, const ac_event *ev)
     (void)ev;
     char msg[160];
     snprintf(msg, sizeof msg, "no final answer after max_iterations (%lld) LLM calls",
-             (long long)pint(s->e->p_max_iterations, 10));
+             (long long)s->e->p_max_iterations->ival);
     ac_session_set_error(s, msg);
 }
 

@@ -5,6 +5,7 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/fsm/dispatch.c
   ${CMAKE_SOURCE_DIR}/src/fsm/plan.c
   ${CMAKE_SOURCE_DIR}/src/session/engine.c
+  ${CMAKE_SOURCE_DIR}/src/session/contracts.c
   ${CMAKE_SOURCE_DIR}/src/session/session.c
   ${CMAKE_SOURCE_DIR}/src/session/handlers.c
   ${CMAKE_SOURCE_DIR}/src/session/effects.c
@@ -12,7 +13,7 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/compact_effect.c
   ${CMAKE_SOURCE_DIR}/src/llm/script.c)
 target_include_directories(agentc_runtime PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(agentc_runtime PUBLIC agentc_spec_tables agentc_context agentc_tools_base agentc_io
+target_link_libraries(agentc_runtime PUBLIC agentc_spec_tables agentc_gen agentc_context agentc_tools_base agentc_io
   PkgConfig::JANSSON PkgConfig::CURL Threads::Threads)
 if(TARGET agentc_llm_http)
   target_link_libraries(agentc_runtime PUBLIC agentc_llm_http)

@@ -18,7 +18,8 @@
 
 typedef struct ac_reg_entry {
     char *name;
-    int kind; /* 0 guard, 1 action, 2 effect */
+    int kind;    /* 0 guard, 1 action, 2 effect */
+    int builtin; /* one of ours (its contract applies), not a program's own */
     ac_guard_handler guard;
     ac_action_handler action;
     ac_effect_start_handler start;
@@ -28,6 +29,7 @@ typedef struct ac_reg_entry {
 struct ac_registry {
     ac_reg_entry *v;
     size_t n, cap;
+    int loading_builtin; /* while ac_registry_new registers the built-in handlers */
 };
 
 typedef struct ac_tool ac_tool; /* src/session/tools_run.c */
@@ -56,9 +58,12 @@ struct ac_engine {
     size_t n_tools, cap_tools;
     uint64_t rng;
     size_t live_sessions;
+    /* params the built-in handlers read, bound once (contracts.c guarantees each one a
+     * bound built-in handler needs; NULL only when no such handler is bound) */
+    const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold,
+        *p_context_window, *p_max_tokens, *p_thinking_budget, *p_stall_timeout,
+        *p_connect_timeout;
     /* cached event indexes */
-    /* params the built-in guards read on every evaluation (NULL: not in the spec) */
-    const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold;
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired, ev_llm_delta,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
 };

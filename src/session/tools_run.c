@@ -877,7 +877,8 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
     }
     r->s = s;
     r->origin = ac_session_origin(s);
-    r->max_parallel = nargs > 0 && args[0].ival > 0 ? (size_t)args[0].ival : 4;
+    (void)nargs; /* one int, checked against the contract when the engine was built */
+    r->max_parallel = args[0].ival > 0 ? (size_t)args[0].ival : SIZE_MAX; /* <= 0: no limit */
     for (size_t i = 0; i < n; i++) {
         const char *id = ac_conv_iter_call(s->conv, i);
         const ac_tool_call *c = ac_conv_tool_call(s->conv, id);

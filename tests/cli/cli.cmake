@@ -5,3 +5,7 @@ add_test(NAME cli_readme_diagram
 add_test(NAME cli_demo_replay
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/demo_replay.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+add_test(NAME cli_contracts
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/contracts.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_contracts PROPERTIES LABELS cli TIMEOUT 60)

@@ -4,3 +4,9 @@ agentc_add_test(session_engine SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_se
   LIBS agentc_runtime agentc_io agentc_test_replay ARGS $<TARGET_FILE:agentc> LABELS session)
 agentc_add_test(session_binding SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_binding.c
   LIBS agentc_runtime agentc_gen LABELS session)
+# The event queue: posts from 4 threads into 100 streaming sessions, cancels from an output
+# callback and from another thread during an HTTP stream (label "threads": run under
+# ThreadSanitizer in CI).
+agentc_add_test(session_event_flow SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_event_flow.c
+  LIBS agentc_runtime agentc_io agentc_test_httpd PkgConfig::JANSSON Threads::Threads
+  LABELS session threads)

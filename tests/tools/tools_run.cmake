@@ -7,3 +7,5 @@ foreach(t parallel args proc callback internal)
     LIBS agentc_runtime agentc_io Threads::Threads
     LABELS tools)
 endforeach()
+# completions from other threads: also run under ThreadSanitizer in CI
+set_tests_properties(tools_run_callback PROPERTIES LABELS "tools;threads")

@@ -1,0 +1,44 @@
+/*
+ * contracts.c - what each built-in handler needs from a spec (gen/contract.h):
+ * the params it reads, the events it posts, and for effects the arguments of
+ * each use. ac_engine_new refuses a spec that lacks one, naming the handler
+ * and the param; `agentc check --handlers builtin` reports the same problems
+ * at their spec lines. There are no C defaults for spec params: a value the
+ * spec does not give is an error, not a guess.
+ */
+#include "session_int.h"
+#include "session/contracts.h"
+
+#define INT AC_PARAM_INT
+#define DUR AC_PARAM_DURATION
+#define STR AC_PARAM_STRING
+
+const ac_contract ac_builtin_contracts[] = {
+    /* guards */
+    {"iterations_left", 0, {"max_iterations"}, {INT}, {NULL}, -1, {0}},
+    {"needs_compaction", 0, {"compact_threshold"}, {INT}, {NULL}, -1, {0}},
+    {"retries_left", 0, {"max_retries"}, {INT}, {NULL}, -1, {0}},
+    /* actions */
+    {"init_session", 1, {"context_window"}, {INT}, {NULL}, -1, {0}},
+    {"fail_budget", 1, {"max_iterations"}, {INT}, {NULL}, -1, {0}},
+    /* effects */
+    {"inactivity_timer", 2, {NULL}, {0}, {"inactivity_timeout"}, 1, {DUR}},
+    {"backoff_timer", 2, {NULL}, {0}, {"timer.fired"}, 2, {DUR, DUR}},
+    {"llm_request",
+     2,
+     {"max_tokens", "thinking_budget"},
+     {INT, INT},
+     {"llm.started", "llm.delta", "llm.completed", "llm.failed"},
+     2,
+     {DUR, DUR}},
+    {"run_tools", 2, {NULL}, {0}, {"tool.completed"}, 1, {INT}},
+    {"compact",
+     2,
+     {"stall_timeout", "connect_timeout", "max_tokens"},
+     {DUR, DUR, INT},
+     {"compaction.done", "compaction.failed"},
+     3,
+     {STR, INT, INT}},
+};
+
+const size_t ac_n_builtin_contracts = sizeof ac_builtin_contracts / sizeof ac_builtin_contracts[0];

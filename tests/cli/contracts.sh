@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The spec<->C contract: a spec that renames or retypes a param a built-in handler needs is
+# refused by `agentc check --handlers builtin` (located, naming the handler and the param) and
+# by `agentc run --spec` before anything runs; the shipped spec passes.
+agentc="$1"
+. "$(dirname "$0")/lib.sh"
+
+"$agentc" check --handlers builtin spec/agent.fsm 2>"$tmp/ok" || fail "shipped spec refused: $(cat "$tmp/ok")"
+"$agentc" check spec/agent.fsm 2>/dev/null || fail "plain check"
+
+# rename the param the llm_request effect reads by name (max_tokens) and the one compact reads
+sed 's/max_tokens/reply_cap/g' spec/agent.fsm >"$tmp/renamed.fsm"
+"$agentc" check "$tmp/renamed.fsm" 2>/dev/null || fail "the renamed spec is well-formed on its own"
+"$agentc" check --handlers builtin "$tmp/renamed.fsm" 2>"$tmp/err" && fail "renamed param accepted"
+line=$(grep -n '^effect ' "$tmp/renamed.fsm" | head -1 | cut -d: -f1)
+grep -q "renamed.fsm:$line:[0-9]*: error: effect llm_request needs param max_tokens (int)" "$tmp/err" \
+  || fail "no located error naming llm_request and max_tokens: $(cat "$tmp/err")"
+grep -q "effect compact needs param max_tokens" "$tmp/err" || fail "compact not named: $(cat "$tmp/err")"
+printf '{"content": "hi"}\n' >"$tmp/script.jsonl"
+"$agentc" run --spec "$tmp/renamed.fsm" --provider script --script "$tmp/script.jsonl" hello \
+  >"$tmp/out" 2>"$tmp/err2" && fail "agentc run accepted the renamed spec"
+grep -q "effect llm_request needs param max_tokens" "$tmp/err2" || fail "run message: $(cat "$tmp/err2")"
+[ -s "$tmp/out" ] && fail "something ran: $(cat "$tmp/out")"
+
+# an effect argument of the wrong type is located at the argument
+sed 's/effect run_tools(max_parallel_tools)/effect run_tools(stall_timeout)/' spec/agent.fsm >"$tmp/retyped.fsm"
+"$agentc" check --handlers builtin "$tmp/retyped.fsm" 2>"$tmp/err3" && fail "retyped argument accepted"
+line=$(grep -n 'effect run_tools(stall_timeout)' "$tmp/retyped.fsm" | cut -d: -f1)
+col=$(grep 'effect run_tools(stall_timeout)' "$tmp/retyped.fsm" | awk '{print index($0, "stall_timeout")}')
+grep -q "retyped.fsm:$line:$col: error: argument 1 of effect run_tools must be an int param; stall_timeout is a duration" "$tmp/err3" \
+  || fail "argument error: $(cat "$tmp/err3")"
+echo ok
