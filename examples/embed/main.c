@@ -186,8 +186,8 @@ int main(int argc, char **argv)
                 ac_session_state(s, "process") ? ac_session_state(s, "process") : "?");
         goto fail;
     }
-    if (strcmp(ac_session_status(s), "idle") != 0) {
-        fprintf(stderr, "the agent ended %s: %s\n", ac_session_status(s),
+    if (ac_session_status(s) != AC_SESSION_IDLE) {
+        fprintf(stderr, "the agent ended %s: %s\n", ac_session_status_name(ac_session_status(s)),
                 ac_session_error(s) ? ac_session_error(s) : "no error recorded");
         goto fail;
     }

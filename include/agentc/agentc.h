@@ -189,8 +189,17 @@ const char *ac_session_state(const ac_session *s, const char *machine);
 /* True when the session waits for input (Idle) or ended (terminal). */
 bool ac_session_settled(const ac_session *s);
 bool ac_session_ended(const ac_session *s);
-/* Final status: "running", "idle", "completed", "failed", "cancelled". */
-const char *ac_session_status(const ac_session *s);
+/* Where the session stands. A number is never reused. */
+enum ac_session_status {
+    AC_SESSION_IDLE = 0,      /* waiting for input: the last turn finished (or none yet) */
+    AC_SESSION_RUNNING = 1,   /* a turn is under way */
+    AC_SESSION_FAILED = 2,    /* the last turn failed (ac_session_error says why) */
+    AC_SESSION_CANCELLED = 3, /* cancelled */
+    AC_SESSION_COMPLETED = 4  /* ended in a terminal state without failing or being cancelled */
+};
+enum ac_session_status ac_session_status(const ac_session *s);
+/* "idle", "running", "failed", "cancelled", "completed". */
+const char *ac_session_status_name(enum ac_session_status status);
 const char *ac_session_answer(const ac_session *s);  /* last final answer, "" if none */
 const char *ac_session_error(const ac_session *s);   /* NULL if none */
 const char *ac_session_partial(const ac_session *s); /* text streamed in the current call */

@@ -254,7 +254,7 @@ int ac_cli_replay(int argc, char **argv)
             const char *st = ac_session_state(s, t->machines[m].name);
             printf("  %-8s %s\n", t->machines[m].name, st ? st : "(not active)");
         }
-        printf("  status   %s\n", ac_session_status(s));
+        printf("  status   %s\n", ac_session_status_name(ac_session_status(s)));
         if (check)
             printf("check: every transition matches the recording\n");
     }

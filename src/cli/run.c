@@ -635,7 +635,9 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         interrupted_partial = partial;
     }
     sigaction(SIGINT, &old, NULL);
-    const char *status = ac_session_status(s);
+    enum ac_session_status st = ac_session_status(s);
+    int turn_ok = st == AC_SESSION_IDLE || st == AC_SESSION_COMPLETED;
+    const char *status = turn_ok ? "completed" : ac_session_status_name(st);
     const char *answer = ac_session_answer(s);
     if (interrupted && !*answer)
         answer = interrupted_partial && *interrupted_partial ? interrupted_partial
@@ -643,18 +645,18 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     const char *error = ac_session_error(s);
     ac_conv *conv = ac_session_conv(s);
     if (o->jsonl) {
-        if (error && strcmp(status, "idle"))
+        if (error && !turn_ok)
             emit_json(json_pack("{s:s, s:s}", "type", "error", "message", error));
         emit_json(
             json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s}", "type", "done", "status",
-                      interrupted ? "cancelled" : (!strcmp(status, "idle") ? "completed" : status),
+                      interrupted ? "cancelled" : status,
                       "iterations", (json_int_t)ac_conv_iteration(conv), "usage", "input",
                       (json_int_t)ac_conv_usage_input(conv), "output",
                       (json_int_t)ac_conv_usage_output(conv), "answer", answer));
     } else {
         if (u.wrote_text || interrupted)
             fputc('\n', stdout);
-        if (error && strcmp(status, "idle"))
+        if (error && !turn_ok)
             fprintf(stderr, "agentc: the agent failed: %s\n", error);
         if (demo && o->journal) {
             fprintf(stderr,
@@ -664,7 +666,7 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
                     o->journal, o->journal, o->journal);
         }
     }
-    rc = interrupted ? AC_EXIT_INTERRUPTED : !strcmp(status, "idle") ? 0 : AC_EXIT_FAILED;
+    rc = interrupted ? AC_EXIT_INTERRUPTED : turn_ok ? 0 : AC_EXIT_FAILED;
     ac_session_free(s);
     bundle_free(&b);
     free(prompt);
@@ -831,11 +833,11 @@ static int batch_read(const char *path, batch *bt)
 static int batch_collect(batch_item *it, const char *journal, int cancelled)
 {
     ac_conv *conv = ac_session_conv(it->s);
-    const char *st = ac_session_status(it->s);
-    int ok = !cancelled && !strcmp(st, "idle");
-    const char *status = ok                                      ? "completed"
-                         : cancelled || !strcmp(st, "cancelled") ? "cancelled"
-                                                                 : "failed";
+    enum ac_session_status st = ac_session_status(it->s);
+    int ok = !cancelled && (st == AC_SESSION_IDLE || st == AC_SESSION_COMPLETED);
+    const char *status = ok                                       ? "completed"
+                         : cancelled || st == AC_SESSION_CANCELLED ? "cancelled"
+                                                                   : "failed";
     const char *error = ok                        ? NULL
                         : cancelled               ? "interrupted"
                         : ac_session_error(it->s) ? ac_session_error(it->s)

@@ -341,26 +341,26 @@ static json_t *hp_failure(const char *cls, long status, int retryable, int64_t r
 
 /* ---- stream sink: one llm.delta per delta ---- */
 
-static void hp_delta(hp_call *c, const char *kind, const char *s, size_t n)
+static void hp_delta(hp_call *c, enum ac_delta_kind kind, const char *s, size_t n)
 {
-    json_t *d = json_pack("{s:s, s:o}", "kind", kind, "text", hp_jstr(s, n));
+    json_t *d = json_pack("{s:s, s:o}", "kind", ac_delta_kind_name(kind), "text", hp_jstr(s, n));
     if (d)
         hp_post(c, c->p->ev_delta, d);
 }
 
 static void hp_on_text(void *ud, const char *s, size_t n)
 {
-    hp_delta(ud, "text", s, n);
+    hp_delta(ud, AC_DELTA_TEXT, s, n);
 }
 
 static void hp_on_reasoning(void *ud, const char *s, size_t n)
 {
-    hp_delta(ud, "reasoning", s, n);
+    hp_delta(ud, AC_DELTA_REASONING, s, n);
 }
 
 static void hp_on_refusal(void *ud, const char *s, size_t n)
 {
-    hp_delta(ud, "refusal", s, n);
+    hp_delta(ud, AC_DELTA_REFUSAL, s, n);
 }
 
 static void hp_on_tool(void *ud, int index, const char *id, const char *name, const char *args,
@@ -368,7 +368,7 @@ static void hp_on_tool(void *ud, int index, const char *id, const char *name, co
 {
     hp_call *c = ud;
     json_t *d =
-        json_pack("{s:s, s:o, s:i}", "kind", "tool_call", "text", hp_jstr(args, n), "index", index);
+        json_pack("{s:s, s:o, s:i}", "kind", ac_delta_kind_name(AC_DELTA_TOOL_CALL), "text", hp_jstr(args, n), "index", index);
     if (!d)
         return;
     if (id)

@@ -15,8 +15,28 @@
 #define AGENTC_LLM_PROVIDER_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "agentc/agentc.h"
+
+/* The kinds of llm.delta. The payload names them ("kind": "text"...) so journals stay
+ * readable; handlers turn the name into the enum once with ac_delta_kind_of() and switch on it. */
+enum ac_delta_kind { AC_DELTA_TEXT, AC_DELTA_REASONING, AC_DELTA_REFUSAL, AC_DELTA_TOOL_CALL,
+                     AC_DELTA_UNKNOWN };
+
+static inline const char *ac_delta_kind_name(enum ac_delta_kind k)
+{
+    static const char *const names[] = {"text", "reasoning", "refusal", "tool_call"};
+    return k < AC_DELTA_UNKNOWN ? names[k] : "unknown";
+}
+
+static inline enum ac_delta_kind ac_delta_kind_of(const char *name)
+{
+    for (int k = 0; name && k < AC_DELTA_UNKNOWN; k++)
+        if (strcmp(name, ac_delta_kind_name((enum ac_delta_kind)k)) == 0)
+            return (enum ac_delta_kind)k;
+    return AC_DELTA_UNKNOWN;
+}
 
 typedef struct ac_llm_call_opts {
     int64_t stall_timeout_ms;

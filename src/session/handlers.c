@@ -128,14 +128,14 @@ static void a_init_session(ac_session *s, const ac_event *ev)
     }
     int64_t window = s->e->p_context_window->ival;
     ac_conv_set_window(s->conv, window > 0 ? (size_t)window : 0); /* negative: all */
-    ac_session_set_status(s, "idle");
+    ac_session_set_status(s, AC_SESSION_IDLE);
 }
 
 static void a_append_user_message(ac_session *s, const ac_event *ev)
 {
     const char *text = dstr(ev, "text");
     ac_conv_add_message(s->conv, AC_ROLE_USER, text ? text : "", ev->time_ms);
-    ac_session_set_status(s, "running");
+    ac_session_set_status(s, AC_SESSION_RUNNING);
     ac_session_set_error(s, NULL);
 }
 
@@ -154,20 +154,20 @@ static void a_take_queued_message(ac_session *s, const ac_event *ev)
     const char *text = json_string_value(json_object_get(q, "text"));
     ac_conv_add_message(s->conv, AC_ROLE_USER, text ? text : "", ev->time_ms);
     json_array_remove(s->queued, 0);
-    ac_session_set_status(s, "running");
+    ac_session_set_status(s, AC_SESSION_RUNNING);
 }
 
 static void a_finish_interaction(ac_session *s, const ac_event *ev)
 {
     (void)ev;
-    ac_session_set_status(s, "idle");
+    ac_session_set_status(s, AC_SESSION_IDLE);
     output_finished(s);
 }
 
 static void a_record_failure(ac_session *s, const ac_event *ev)
 {
     (void)ev;
-    ac_session_set_status(s, "failed");
+    ac_session_set_status(s, AC_SESSION_FAILED);
     if (!s->error)
         ac_session_set_error(s, "the agent failed");
     output_finished(s);
@@ -176,7 +176,7 @@ static void a_record_failure(ac_session *s, const ac_event *ev)
 static void a_cancel_session(ac_session *s, const ac_event *ev)
 {
     (void)ev;
-    ac_session_set_status(s, "cancelled");
+    ac_session_set_status(s, AC_SESSION_CANCELLED);
     output_finished(s);
 }
 
@@ -276,12 +276,13 @@ static void a_mark_streaming(ac_session *s, const ac_event *ev)
 
 static void a_append_delta(ac_session *s, const ac_event *ev)
 {
-    const char *kind = dstr(ev, "kind");
-    const char *text = dstr(ev, "text");
-    if (!kind || !text)
+    enum ac_delta_kind kind = ac_delta_kind_of(dstr(ev, "kind"));
+    json_t *tj = ev->data ? json_object_get(data(ev), "text") : NULL;
+    const char *text = json_string_value(tj);
+    if (!text)
         return;
-    size_t n = strlen(text);
-    if (strcmp(kind, "text") == 0) {
+    size_t n = json_string_length(tj); /* known: no strlen */
+    if (kind == AC_DELTA_TEXT) {
         if (s->partial_len + n + 1 > s->partial_cap) {
             size_t cap = s->partial_cap ? s->partial_cap : 256;
             while (cap < s->partial_len + n + 1)
@@ -296,7 +297,7 @@ static void a_append_delta(ac_session *s, const ac_event *ev)
         s->partial_len += n;
         if (s->e->has_output && s->e->out.text)
             s->e->out.text(s->e->out.ud, s, text, n);
-    } else if (strcmp(kind, "reasoning") == 0) {
+    } else if (kind == AC_DELTA_REASONING) {
         if (s->e->has_output && s->e->out.reasoning)
             s->e->out.reasoning(s->e->out.ud, s, text, n);
     }

@@ -475,9 +475,9 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
     s->id = strdup(id ? id : "s1");
     s->conv = ac_conv_new();
     s->queued = json_array();
-    s->status = strdup("idle");
+    s->status = AC_SESSION_IDLE;
     s->answer = strdup("");
-    if (!s->id || !s->conv || !s->queued || !s->status || !s->answer) {
+    if (!s->id || !s->conv || !s->queued || !s->answer) {
         snprintf(err, errcap, "out of memory");
         goto fail;
     }
@@ -546,7 +546,6 @@ fail:
     json_decref(s->queued);
     if (s->journal)
         fclose(s->journal);
-    free(s->status);
     free(s->answer);
     free(s->id);
     free(s);
@@ -601,7 +600,6 @@ static void session_free_now(ac_session *s)
     json_decref(s->queued);
     json_decref(s->steps);
     free(s->partial);
-    free(s->status);
     free(s->answer);
     free(s->error);
     free(s->id);
@@ -656,12 +654,32 @@ bool ac_session_settled(const ac_session *s)
     /* settled: the root machine's state invokes nothing and runs no effects
      * besides timers waiting for input (Idle, Paused) */
     const ac_fsm_state *st = &s->e->t->states[s->fsm.state[0]];
-    return s->fsm.depth == 1 && st->invoke == AC_FSM_NONE && strcmp(s->status, "running") != 0;
+    return s->fsm.depth == 1 && st->invoke == AC_FSM_NONE && s->status != AC_SESSION_RUNNING;
 }
 
-const char *ac_session_status(const ac_session *s)
+enum ac_session_status ac_session_status(const ac_session *s)
 {
+    /* a session whose root machine ended without failing or being cancelled completed */
+    if (s->status == AC_SESSION_IDLE && ac_session_ended(s))
+        return AC_SESSION_COMPLETED;
     return s->status;
+}
+
+const char *ac_session_status_name(enum ac_session_status status)
+{
+    switch (status) {
+    case AC_SESSION_IDLE:
+        return "idle";
+    case AC_SESSION_RUNNING:
+        return "running";
+    case AC_SESSION_FAILED:
+        return "failed";
+    case AC_SESSION_CANCELLED:
+        return "cancelled";
+    case AC_SESSION_COMPLETED:
+        return "completed";
+    }
+    return "unknown";
 }
 const char *ac_session_answer(const ac_session *s)
 {
@@ -677,9 +695,9 @@ const char *ac_session_partial(const ac_session *s)
 }
 
 /* internal setters used by handlers */
-void ac_session_set_status(ac_session *s, const char *status)
+void ac_session_set_status(ac_session *s, enum ac_session_status status)
 {
-    set_str(&s->status, status);
+    s->status = status;
 }
 void ac_session_set_answer(ac_session *s, const char *answer)
 {
@@ -703,7 +721,7 @@ char *ac_session_to_json(const ac_session *s)
     json_t *cj = conv ? json_loads(conv, 0, &jerr) : NULL;
     free(conv);
     json_t *o = json_pack("{s:s, s:s, s:o, s:s, s:s, s:s?, s:O, s:i, s:o?}", "spec_hash", t->hash,
-                          "id", s->id, "states", states, "status", s->status, "answer", s->answer,
+                          "id", s->id, "states", states, "status", ac_session_status_name(ac_session_status(s)), "answer", s->answer,
                           "error", s->error, "queued", s->queued, "compacted",
                           s->compacted_this_plan, "conversation", cj);
     char *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;

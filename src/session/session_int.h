@@ -99,7 +99,7 @@ struct ac_session {
     uint16_t current_effect; /* index + 1 of the effect whose start or stop handler runs */
     json_t *steps; /* transitions of the event being dispatched (journal) */
     /* turn state (part of the serialized session) */
-    char *status;
+    enum ac_session_status status;
     char *answer;
     char *error;
     json_t *queued; /* user messages that arrived while running */
@@ -135,7 +135,7 @@ void ac_remote_inbox_close(ac_remote_inbox *r); /* the engine is being freed */
 /* Replay: a session whose spawn event comes from the journal, not posted here. */
 ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap);
 /* Turn state, changed by the built-in actions. */
-void ac_session_set_status(ac_session *s, const char *status);
+void ac_session_set_status(ac_session *s, enum ac_session_status status);
 void ac_session_set_answer(ac_session *s, const char *answer);
 void ac_session_set_error(ac_session *s, const char *error);
 

@@ -82,7 +82,7 @@ static void run_strategy(const char *strategy, const char *turns, capture *cap, 
     prefill(ac_session_conv(r->s), 30);
     ac_session_send(r->s, "and now?");
     rig_settle(r);
-    assert_string_equal(ac_session_status(r->s), "idle");
+    assert_string_equal(ac_session_status_name(ac_session_status(r->s)), "idle");
     if (cap->bad)
         fail_msg("request before compaction invalid: %s", cap->bad);
     assert_true(cap->compactions >= 1);

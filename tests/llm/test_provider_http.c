@@ -410,7 +410,7 @@ static void test_openai_text(void **state)
     push_stream(&f, oa_text2("Hello", ", world"));
     fx_run(&f, NULL);
 
-    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
     assert_string_equal(ac_session_answer(f.s), "Hello, world");
     assert_string_equal(f.text.p, "Hello, world");
     assert_int_equal(ac_httpd_request_count(f.h), 1);
@@ -454,7 +454,7 @@ static void test_openai_tool_round(void **state)
     push_stream(&f, oa_text2("The answer", " is 42."));
     fx_run(&f, "what is 6*7?");
 
-    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
     assert_string_equal(ac_session_answer(f.s), "The answer is 42.");
     assert_int_equal(ac_httpd_request_count(f.h), 2);
     req r;
@@ -578,7 +578,7 @@ static void test_401_no_retry_key_scrubbed(void **state)
 
     assert_int_equal(ac_httpd_request_count(f.h), 1);
     assert_int_equal(f.retries, 0);
-    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
     const char *err = ac_session_error(f.s);
     assert_non_null(err);
     char want[256];
@@ -614,7 +614,7 @@ static void test_http_400_plain_body(void **state)
                          "<html>\n  <body>bad\trequest</body>\n</html>");
     fx_run(&f, NULL);
     assert_int_equal(ac_httpd_request_count(f.h), 1);
-    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
     assert_non_null(strstr(ac_session_error(f.s), "HTTP 400 from "));
     assert_non_null(strstr(ac_session_error(f.s), "<html> <body>bad request</body> </html>"));
     fx_free(&f);
@@ -668,7 +668,7 @@ static void test_connection_refused(void **state)
     snprintf(base, sizeof base, "http://127.0.0.1:%d/v1", closed_port());
     fx_engine(&f, AC_PROVIDER_OPENAI, base, KEY, NULL, NULL, 0);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
     assert_int_equal(f.retries, 3); /* max_retries */
     const char *err = ac_session_error(f.s);
     assert_non_null(strstr(err, "cannot connect to http://127.0.0.1:"));
@@ -720,7 +720,7 @@ static void test_dns_failure(void **state)
     fx_base(&f);
     fx_engine(&f, AC_PROVIDER_OPENAI, "http://nonexistent.invalid/v1", KEY, params, NULL, 1);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
     assert_int_equal(f.retries, 2); /* max_retries */
     const char *err = ac_session_error(f.s);
     assert_non_null(strstr(err, "http://nonexistent.invalid/v1/chat/completions"));
@@ -772,7 +772,7 @@ static void test_connect_timeout(void **state)
     int64_t t0 = mono_ms();
     fx_run(&f, NULL);
     int64_t took = mono_ms() - t0;
-    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
     assert_int_equal(f.retries, 1);
     assert_non_null(strstr(ac_session_error(f.s), "timed out after 300 ms"));
     int retryable;
@@ -832,7 +832,7 @@ static void test_disconnect_after_done(void **state)
     ac_httpd_push(f.h, &r);
     free(full);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
     assert_string_equal(ac_session_answer(f.s), "one two");
     assert_int_equal(ac_httpd_request_count(f.h), 1);
     assert_int_equal(f.retries, 0);
@@ -862,7 +862,7 @@ static void test_partial_key_scrubbed(void **state)
     sb_str(&b, "\n\ndata: [DONE]\n\n");
     push_stream(&f, b.p);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
     const char *e = ac_session_error(f.s);
     assert_non_null(strstr(e, "key="));
     assert_null(strstr(e, "sk-proj-ABCD"));
@@ -914,7 +914,7 @@ static void test_garbage_body(void **state)
         ac_httpd_push(f.h, &r);
     }
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
     assert_int_equal(ac_httpd_request_count(f.h), 2);
     assert_non_null(strstr(ac_session_error(f.s), "ended without its terminator"));
     fx_free(&f);
@@ -933,7 +933,7 @@ static void test_oversize_line(void **state)
     body[n] = '\0';
     push_stream(&f, body);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
     assert_int_equal(ac_httpd_request_count(f.h), 1); /* not retryable */
     assert_non_null(strstr(ac_session_error(f.s), "maximum line length"));
     fx_free(&f);
@@ -949,7 +949,7 @@ static void test_invalid_json(void **state)
     sb_str(&b, "data: {\"choices\": [ not json\n\n");
     push_stream(&f, b.p);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status(f.s), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
     assert_int_equal(ac_httpd_request_count(f.h), 1);
     assert_non_null(strstr(ac_session_error(f.s), "malformed JSON"));
     assert_int_equal(f.discarded, 1); /* "partial" was streamed, then dropped */
@@ -982,7 +982,7 @@ static void test_big_stream(void **state)
     ac_httpd_push(f.h, &r);
     free(body.p);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
     const char *ans = ac_session_answer(f.s);
     assert_int_equal(strlen(ans), want.len);
     assert_true(memcmp(ans, want.p, want.len) == 0);
@@ -1060,7 +1060,7 @@ static void test_cancel_while_streaming(void **state)
         assert_true(f.text.len > 0);
         if (!inside)
             ac_session_cancel(f.s);
-        assert_string_equal(ac_session_status(f.s), "cancelled");
+        assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "cancelled");
         /* a cancel from inside a delta post is finished from the loop, outside curl */
         for (int i = 0; i < 3 && ac_http_active(f.loop); i++)
             ac_loop_run_once(f.loop, 10);
@@ -1097,7 +1097,7 @@ static void test_anthropic_tool_round(void **state)
     push_stream(&f, an_text("It is 42."));
     fx_run(&f, "what is 6*7?");
 
-    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
     assert_string_equal(ac_session_answer(f.s), "It is 42.");
     assert_int_equal(ac_httpd_request_count(f.h), 2);
     req r;
@@ -1314,7 +1314,7 @@ static void test_summarize_over_http(void **state)
     push_stream(&f, oa_text2("Earlier the assistant", " answered one."));
     push_stream(&f, oa_text2("Answer", " two."));
     fx_run(&f, "second question");
-    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
     assert_string_equal(ac_session_answer(f.s), "Answer two.");
     assert_int_equal(ac_httpd_request_count(f.h), 3);
     /* the summary is not streamed to the output */
@@ -1388,7 +1388,7 @@ static void test_summarize_failure_over_http(void **state)
     ac_httpd_push_simple(f.h, 500, "Content-Type: text/plain\r\n", "summarizer down");
     push_stream(&f, oa_text2("Answer", " two."));
     fx_run(&f, "second question");
-    assert_string_equal(ac_session_status(f.s), "idle");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
     assert_string_equal(ac_session_answer(f.s), "Answer two.");
     assert_int_equal(ac_httpd_request_count(f.h), 3);
     req r;

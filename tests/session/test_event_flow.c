@@ -151,7 +151,7 @@ static void posts_from_threads_into_streaming_sessions(void **state)
         ac_loop_run_once(loop, 0);
     for (int i = 0; i < N_SESSIONS; i++) {
         assert_true(ac_session_settled(s[i]));
-        assert_string_equal(ac_session_status(s[i]), "idle");
+        assert_string_equal(ac_session_status_name(ac_session_status(s[i])), "idle");
         ac_session_free(s[i]);
     }
     for (int i = 0; i < N_SESSIONS; i++)

@@ -38,7 +38,7 @@ static void test_bad_arguments(void **state)
     rig_open(&r, turns, NULL, tools, NULL);
     ac_session_send(r.s, "go");
     rig_settle(&r);
-    assert_string_equal(ac_session_status(r.s), "idle");
+    assert_string_equal(ac_session_status_name(ac_session_status(r.s)), "idle");
     assert_string_equal(ac_session_answer(r.s), "checked");
 
     const char *res = rig_result(&r, "wrongtype", 0);
