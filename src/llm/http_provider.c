@@ -41,7 +41,7 @@
 #include "io/loop.h"
 #include "llm/provider.h"
 #include "llm/stream.h"
-#include "session/session_int.h"
+#include "session/sink.h"
 
 #define HP_OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
 #define HP_ANTHROPIC_DEFAULT_BASE "https://api.anthropic.com"

@@ -67,6 +67,9 @@ struct ac_provider {
     uint64_t (*complete)(ac_provider *p, ac_session *s, const ac_conv *conv,
                          const ac_llm_call_opts *opts, ac_llm_done_fn done, void *ud);
     void (*cancel)(ac_provider *p, uint64_t call);
+    /* Frees what the provider kept in a session's slot (sink.h) when the session is freed;
+     * NULL when it keeps nothing there. */
+    void (*release)(ac_provider *p, void *state);
     void (*free)(ac_provider *p);
 };
 

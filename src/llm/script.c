@@ -22,7 +22,7 @@
 #include "io/file.h"
 #include "io/loop.h"
 #include "llm/provider.h"
-#include "session/session_int.h"
+#include "session/sink.h"
 
 #define SCRIPT_CHUNK 12 /* bytes of text per streamed delta */
 
@@ -34,6 +34,7 @@ typedef struct script_call {
     size_t step;
     uint64_t timer;
     uint16_t origin; /* of the llm_request effect */
+    struct script_provider *p;
     /* one-off completion: done(done_ud, ok, text) instead of posting */
     ac_llm_done_fn done;
     void *done_ud;
@@ -71,7 +72,22 @@ static void schedule(script_provider *p, script_call *c)
 
 static script_provider *provider_of(script_call *c)
 {
-    return (script_provider *)ac_session_engine(c->s)->provider;
+    return c->p;
+}
+
+/* The session's next scripted turn: its cursor lives in the provider's slot of the session. */
+static size_t next_turn(ac_session *s)
+{
+    void **slot = ac_session_provider_slot(s);
+    if (!*slot && !(*slot = calloc(1, sizeof(size_t))))
+        return SIZE_MAX; /* no memory: answered as "no more turns" */
+    return (*(size_t *)*slot)++;
+}
+
+static void script_release(ac_provider *base, void *state)
+{
+    (void)base;
+    free(state);
 }
 
 static void tick(void *ud)
@@ -108,7 +124,7 @@ static void tick(void *ud)
 /* Steps hold the event's index, resolved once here rather than per post. */
 static void add_step(script_call *c, const char *ev, json_t *payload)
 {
-    json_array_append_new(c->steps, json_pack("[i o]", (int)ac_engine_event_index(c->s->e, ev),
+    json_array_append_new(c->steps, json_pack("[i o]", (int)ac_engine_event_index(c->p->e, ev),
                                               payload ? payload : json_object()));
 }
 
@@ -132,10 +148,11 @@ static uint64_t script_start(ac_provider *base, ac_session *s, const ac_llm_call
     if (!c)
         return 0;
     c->s = s;
+    c->p = p;
     c->origin = opts ? opts->origin : 0;
     c->id = ++p->next_id;
     c->steps = json_array();
-    size_t idx = (size_t)s->script_cursor++;
+    size_t idx = next_turn(s);
     json_t *turn = json_array_get(p->turns, idx);
     if (!turn) {
         char msg[160];
@@ -220,10 +237,11 @@ static uint64_t script_complete(ac_provider *base, ac_session *s, const ac_conv 
         return 0;
     }
     c->s = s;
+    c->p = p;
     c->id = ++p->next_id;
     c->done = done;
     c->done_ud = ud;
-    size_t idx = (size_t)s->script_cursor++;
+    size_t idx = next_turn(s);
     json_t *turn = json_array_get(p->turns, idx);
     json_t *err = json_object_get(turn, "error");
     const char *content = json_string_value(json_object_get(turn, "content"));
@@ -329,6 +347,7 @@ ac_provider *ac_provider_script_new(ac_engine *e, const char *path, const char *
     p->base.complete = script_complete;
     p->base.cancel = script_cancel;
     p->base.free = script_free;
+    p->base.release = script_release;
     p->e = e;
     p->turns = turns;
     p->delay_ms = delay_ms < 0 ? 0 : delay_ms;

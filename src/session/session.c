@@ -222,6 +222,11 @@ uint16_t ac_session_origin(const ac_session *s)
     return s->current_effect;
 }
 
+void **ac_session_provider_slot(ac_session *s)
+{
+    return &s->provider_state;
+}
+
 void **ac_session_effect_state(ac_session *s)
 {
     return &s->effect_state[s->current_effect ? s->current_effect - 1 : 0];
@@ -593,6 +598,8 @@ static void session_free_now(ac_session *s)
     if (s->e->loop)
         ac_loop_undefer(s->e->loop, &s->drain_task);
     remote_forget(s);
+    if (s->provider_state && s->e->provider && s->e->provider->release)
+        s->e->provider->release(s->e->provider, s->provider_state);
     if (s->journal)
         fclose(s->journal);
     s->e->live_sessions--;

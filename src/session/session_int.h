@@ -12,6 +12,7 @@
 #include "context/conversation.h"
 #include "io/loop.h"
 #include "llm/provider.h"
+#include "session/sink.h"
 
 /* Effect slots: one per effect index of the spec, per session. */
 #define AC_MAX_EFFECTS 64
@@ -109,20 +110,18 @@ struct ac_session {
     size_t partial_len, partial_cap;
     /* each effect's own state, by effect index, typed in the effect's file */
     void *effect_state[AC_MAX_EFFECTS];
-    int script_cursor;
+    void *provider_state; /* the provider's per-session state (sink.h) */
     void *userdata;
 };
 
-/* Engine helpers */
-uint16_t ac_engine_event_index(const ac_engine *e, const char *name);
+/* Engine helpers (and ac_engine_event_index, sink.h) */
 const ac_param_value *ac_engine_param(const ac_engine *e, const char *name);
 uint64_t ac_engine_rand(ac_engine *e);
 
-/* The sink of every event that effects and providers report (data stolen, t_ms 0: now):
- * queued, never applied inside the caller's frame (see session.c). origin is the value
- * ac_session_origin() gave when the effect started (0: none); when that effect stops, what
- * it queued and was not applied yet is dropped. */
-void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms, uint16_t origin);
+/* ac_session_enqueue (sink.h) is the sink of every event effects and providers report: queued,
+ * never applied inside the caller's frame (see session.c). origin is the value
+ * ac_session_origin() gave when the effect started (0: none); when that effect stops, what it
+ * queued and was not applied yet is dropped. */
 /* From an effect's start or stop handler: its origin for ac_session_enqueue(), and the
  * slot of its per-session state (NULL until the effect stores something; the effect frees
  * it in its stop handler). */

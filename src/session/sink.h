@@ -1,0 +1,24 @@
+/*
+ * sink.h - what a provider (src/llm) may call on a session, and nothing more:
+ * the event sink and a per-session slot for the provider's own state. Providers
+ * include this instead of the session's internals.
+ */
+#ifndef AGENTC_SESSION_SINK_H
+#define AGENTC_SESSION_SINK_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "agentc/agentc.h"
+
+/* Queues an event for the session (data stolen, t_ms 0: now); it is applied after the caller's
+ * callback returns, never inside it. origin: the one the call was started with
+ * (ac_llm_call_opts.origin), so that what a cancelled call queued is dropped with it. */
+void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms, uint16_t origin);
+/* The index of an event of the engine's spec, AC_FSM_NONE if it has none. */
+uint16_t ac_engine_event_index(const ac_engine *e, const char *name);
+/* The provider's per-session slot (NULL until the provider stores something there); the
+ * provider's release() frees it when the session is freed. */
+void **ac_session_provider_slot(ac_session *s);
+
+#endif
