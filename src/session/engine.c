@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "agent_fsm.h"
+#include "journal.h"
 #include "session_int.h"
 #include "tools/units.h"
 
@@ -98,8 +99,11 @@ static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *
 {
     ac_engine *e = s->e;
     const ac_fsm_effect_use *u = &e->t->effect_uses[use];
-    if (!e->loop)
+    if (!e->loop || s->replaying)
         return; /* replay: no I/O */
+    /* what the effect does follows the journal line of the event that
+     * started or stopped it (journal.h, docs/design.md) */
+    ac_journal_flush(s->journal);
     if (!start) {
         e->e_stop[u->effect](s);
         return;

@@ -75,11 +75,15 @@ struct ac_session {
     char *id;
     ac_fsm fsm;
     ac_conv *conv;
-    FILE *journal;
-    uint64_t seq; /* events journaled */
+    struct ac_journal *journal; /* NULL when not journaled (src/session/journal.h) */
+    uint64_t seq;               /* events applied (numbered in the journal) */
     int dispatching;
     ac_pending_event *pending, *pending_tail;
-    json_t *steps; /* transitions of the event being dispatched (journal) */
+    /* replay (src/session/replay.c): effects do nothing, and each step of
+     * the events applied goes to step_fn when it is set */
+    int replaying;
+    ac_trace_fn step_fn;
+    void *step_ud;
     /* turn state (part of the serialized session) */
     char *status;
     char *answer;
@@ -113,8 +117,13 @@ int ac_session_post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_
 /* Posts from the loop, never synchronously: for effects that finish at once.
  * Pending posts are cancelled when the session is freed. */
 void ac_session_post_later(ac_session *s, const char *event, json_t *data);
-/* Replay: a session whose spawn event comes from the journal, not posted here. */
+/* Replay: a traced session whose effects do nothing (even on an engine with a
+ * loop), with no journal, and whose spawn event comes from the journal being
+ * replayed, not posted here. */
 ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap);
+/* Calls fn for every trace record of the events applied from now on (not
+ * those of the start); fn NULL stops it. Replay sessions only. */
+void ac_session_set_step_hook(ac_session *s, ac_trace_fn fn, void *ud);
 /* Turn state, changed by the built-in actions. */
 void ac_session_set_status(ac_session *s, const char *status);
 void ac_session_set_answer(ac_session *s, const char *answer);
