@@ -4,3 +4,6 @@ agentc_add_test(session_engine SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_se
   LIBS agentc_runtime agentc_io agentc_test_replay ARGS $<TARGET_FILE:agentc> LABELS session)
 agentc_add_test(session_binding SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_binding.c
   LIBS agentc_runtime agentc_gen LABELS session)
+# The journal's writer and reader, and replay through the public API.
+agentc_add_test(session_journal SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_journal.c
+  LIBS agentc_runtime agentc_io agentc_gen LABELS session)
