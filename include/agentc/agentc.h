@@ -185,16 +185,17 @@ enum ac_replay_status {
 #define AC_REPLAY_CHECK 1u /* compare every event's steps with the recorded ones */
 
 typedef struct ac_replay_result {
-    size_t events;         /* events replayed */
-    bool same_spec;        /* the journal's spec hash is the engine's */
-    bool torn;             /* the journal ends with a torn line (skipped) */
-    char spec_hash[64];    /* the journal's spec hash */
-    size_t event;          /* DIVERGED: 1-based index of the event */
-    char event_name[64];   /* DIVERGED: its name */
-    size_t step;           /* DIVERGED: 1-based step of that event; 0 when the
-                              engine's spec does not declare the event */
-    ac_replay_step recorded, replayed; /* DIVERGED with step > 0 */
-    char error[512];       /* ERROR: what went wrong, "path:line: ..." for a bad line */
+    size_t events;       /* events replayed */
+    bool same_spec;      /* the journal's spec hash is the engine's */
+    bool torn;           /* the journal ends with a torn line (skipped) */
+    char spec_hash[64];  /* the journal's spec hash */
+    size_t event;        /* DIVERGED: 1-based index of the event */
+    char event_name[64]; /* DIVERGED: its name */
+    size_t step;         /* DIVERGED: 1-based step of that event; 0 when the
+                            engine's spec does not declare the event */
+    /* DIVERGED with step > 0: the step recorded and the step replayed */
+    ac_replay_step recorded, replayed;
+    char error[512]; /* ERROR: what went wrong, "path:line: ..." for a bad line */
 } ac_replay_result;
 
 /* Rebuilds a session from the journal at journal_path against e's spec, with
@@ -208,8 +209,8 @@ typedef struct ac_replay_result {
  * applied: build e with them. Returns an enum ac_replay_status, also filling
  * *out (required). When session is not NULL it gets the replayed session (free
  * it; NULL on error), else the session is freed. */
-int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags,
-                      ac_replay_result *out, ac_session **session);
+int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac_replay_result *out,
+                      ac_session **session);
 
 /* ---- embedding: the event loop --------------------------------------------- */
 /* The subset of the loop (src/io/loop.h) a program needs to drive sessions:

@@ -16,6 +16,10 @@ struct ac_journal {
     uint64_t timer; /* the pending flush, 0 when none */
     int dirty;      /* lines buffered since the last flush */
     json_t *steps;  /* steps of the open event, NULL when none is open */
+    /* per transition row, its guard text and action names, built on first use
+     * (a step line refers to them instead of rendering them again) */
+    json_t **guards, **actions;
+    uint16_t n_rows;
 };
 
 static void flush_timer(void *ud)
@@ -74,15 +78,21 @@ void ac_journal_close(ac_journal *j)
     ac_journal_flush(j);
     fclose(j->f);
     json_decref(j->steps);
+    for (uint16_t i = 0; i < j->n_rows; i++) {
+        json_decref(j->guards[i]);
+        json_decref(j->actions[i]);
+    }
+    free(j->guards);
+    free(j->actions);
     free(j);
 }
 
 int ac_journal_write_header(ac_journal *j, const ac_fsm_tables *t, const char *session,
                             json_t *params)
 {
-    json_t *hdr = json_pack("{s:i, s:s, s:s, s:s, s:O?}", "agentc_journal", AC_JOURNAL_VERSION,
-                            "spec", t->spec_path, "spec_hash", t->hash, "session", session,
-                            "params", params);
+    json_t *hdr =
+        json_pack("{s:i, s:s, s:s, s:s, s:O?}", "agentc_journal", AC_JOURNAL_VERSION, "spec",
+                  t->spec_path, "spec_hash", t->hash, "session", session, "params", params);
     if (!hdr)
         return -1;
     write_line(j, hdr);
@@ -102,11 +112,38 @@ void ac_journal_write_event(ac_journal *j, uint64_t n, int64_t t_ms, const char 
     j->steps = json_array();
 }
 
+static json_t *row_identity(const ac_fsm_tables *t, uint16_t row, char *guard, size_t cap);
+
 void ac_journal_add_step(ac_journal *j, const ac_fsm_tables *t, const ac_trace_rec *r)
 {
-    if (!j->steps)
+    if (!j->steps || (r->kind != AC_TRACE_TRANSITION && r->kind != AC_TRACE_INTERNAL))
         return;
-    json_t *step = ac_journal_step_json(t, r);
+    if (r->row == AC_FSM_NONE || r->row >= t->n_transitions) {
+        json_t *step = ac_journal_step_json(t, r);
+        if (step)
+            json_array_append_new(j->steps, step);
+        return;
+    }
+    if (!j->guards) {
+        j->guards = calloc(t->n_transitions, sizeof *j->guards);
+        j->actions = calloc(t->n_transitions, sizeof *j->actions);
+        if (!j->guards || !j->actions) {
+            free(j->guards);
+            free(j->actions);
+            j->guards = j->actions = NULL;
+            return;
+        }
+        j->n_rows = t->n_transitions;
+    }
+    if (!j->guards[r->row]) {
+        char guard[512];
+        j->actions[r->row] = row_identity(t, r->row, guard, sizeof guard);
+        j->guards[r->row] = json_string(guard);
+    }
+    json_t *step = json_pack("[s s s s i O O]", t->machines[r->machine].name,
+                             r->from == AC_FSM_NONE ? "" : t->states[r->from].name,
+                             r->event ? t->event_names[r->event] : "", t->states[r->to].name,
+                             (int)r->line, j->guards[r->row], j->actions[r->row]);
     if (step)
         json_array_append_new(j->steps, step);
 }
@@ -243,8 +280,8 @@ struct ac_journal_reader {
     size_t cap;
     int lineno;
     int torn;
-    json_t *cur;             /* the line last returned */
-    ac_journal_line header;  /* its json owned here */
+    json_t *cur;            /* the line last returned */
+    ac_journal_line header; /* its json owned here */
 };
 
 static void classify(json_t *v, int lineno, ac_journal_line *out)

@@ -59,14 +59,14 @@ static long first_difference(const json_t *got, const json_t *recorded)
 {
     size_t n = json_array_size(got), m = json_array_size(recorded);
     for (size_t k = 0; k < n || k < m; k++)
-        if (k >= n || k >= m || !ac_journal_step_same(json_array_get(got, k),
-                                                       json_array_get(recorded, k)))
+        if (k >= n || k >= m ||
+            !ac_journal_step_same(json_array_get(got, k), json_array_get(recorded, k)))
             return (long)k;
     return -1;
 }
 
-int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags,
-                      ac_replay_result *out, ac_session **session)
+int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac_replay_result *out,
+                      ac_session **session)
 {
     memset(out, 0, sizeof *out);
     if (session)

@@ -189,8 +189,8 @@ static json_t *spawn_payload(ac_engine *e)
     return d;
 }
 
-static ac_session *session_new(ac_engine *e, const char *id, const char *journal_path,
-                               int replay, char *err, size_t errcap)
+static ac_session *session_new(ac_engine *e, const char *id, const char *journal_path, int replay,
+                               char *err, size_t errcap)
 {
     ac_session *s = calloc(1, sizeof *s);
     if (!s) {

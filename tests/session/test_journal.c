@@ -195,8 +195,7 @@ static void test_moved_lines_do_not_diverge(void **state)
     ac_fsm_tables *t = edited_tables("# one\n\n# two\n", NULL, NULL);
     ac_engine *e = replay_engine(t);
     ac_replay_result res;
-    assert_int_equal(ac_session_replay(e, recorded, AC_REPLAY_CHECK, &res, NULL),
-                     AC_REPLAY_MATCH);
+    assert_int_equal(ac_session_replay(e, recorded, AC_REPLAY_CHECK, &res, NULL), AC_REPLAY_MATCH);
     ac_engine_free(e);
     ac_spec_tables_free(t);
 }
@@ -211,8 +210,7 @@ static void test_real_edit_diverges(void **state)
     ac_engine *e = replay_engine(t);
     ac_replay_result res;
     ac_session *s = NULL;
-    assert_int_equal(ac_session_replay(e, recorded, AC_REPLAY_CHECK, &res, &s),
-                     AC_REPLAY_DIVERGED);
+    assert_int_equal(ac_session_replay(e, recorded, AC_REPLAY_CHECK, &res, &s), AC_REPLAY_DIVERGED);
     assert_non_null(s); /* as far as it got */
     ac_session_free(s);
     assert_int_equal(res.event, 1);
@@ -237,8 +235,7 @@ static void test_real_edit_diverges(void **state)
 static void test_guard_edit_diverges(void **state)
 {
     (void)state;
-    ac_fsm_tables *t =
-        edited_tables("", "[turn_complete]", "[turn_complete && !needs_compaction]");
+    ac_fsm_tables *t = edited_tables("", "[turn_complete]", "[turn_complete && !needs_compaction]");
     ac_engine *e = replay_engine(t);
     ac_replay_result res;
     assert_int_equal(ac_session_replay(e, recorded, AC_REPLAY_CHECK, &res, NULL),
