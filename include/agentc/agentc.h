@@ -206,6 +206,57 @@ const char *ac_session_partial(const ac_session *s); /* text streamed in the cur
 /* Whole session (machine states, status, conversation) as JSON; malloc'd. */
 char *ac_session_to_json(const ac_session *s);
 
+/* ---- replay: a journal against a spec -------------------------------------- */
+/* One transition as a journal records it. */
+typedef struct ac_replay_step {
+    bool present;     /* false: that side has no step here (fewer steps) */
+    char machine[64]; /* names as in the spec */
+    char from[64];    /* "" for a machine's initial entry */
+    char event[64];   /* "" for an eventless step */
+    char to[64];
+    char guard[256];   /* the guard as text, "" when none; "?" when the journal's
+                          format does not record it */
+    char actions[256]; /* the transition's actions, ", "-separated; "?" likewise */
+    int line;          /* spec line of the transition (recorded: in the spec the
+                          session ran; replayed: in the engine's spec) */
+} ac_replay_step;
+
+enum ac_replay_status {
+    AC_REPLAY_MATCH = 0,    /* every event replayed; with AC_REPLAY_CHECK, every step matched */
+    AC_REPLAY_DIVERGED = 1, /* stopped at the first divergence (see the result) */
+    AC_REPLAY_ERROR = -1    /* the journal could not be read (message in error) */
+};
+
+#define AC_REPLAY_CHECK 1u /* compare every event's steps with the recorded ones */
+
+typedef struct ac_replay_result {
+    size_t events;       /* events replayed */
+    bool same_spec;      /* the journal's spec hash is the engine's */
+    bool torn;           /* the journal ends with a torn line (skipped) */
+    char spec_hash[64];  /* the journal's spec hash */
+    size_t event;        /* DIVERGED: 1-based index of the event */
+    char event_name[64]; /* DIVERGED: its name */
+    size_t step;         /* DIVERGED: 1-based step of that event; 0 when the
+                            engine's spec does not declare the event */
+    /* DIVERGED with step > 0: the step recorded and the step replayed */
+    ac_replay_step recorded, replayed;
+    char error[512]; /* ERROR: what went wrong, "path:line: ..." for a bad line */
+} ac_replay_result;
+
+/* Rebuilds a session from the journal at journal_path against e's spec, with
+ * no I/O: a session is created without posting spawn, every recorded event is
+ * posted with its recorded time and payload, and effects do nothing (also on
+ * an engine with a loop); the engine's output callbacks are called as in the
+ * run. With AC_REPLAY_CHECK, the transitions of each event are compared with
+ * the recorded ones by identity (machine, source, event, target, guard text,
+ * actions), never by spec line, and the replay stops at the first that
+ * differs. The param overrides recorded in the journal's header are not
+ * applied: build e with them. Returns an enum ac_replay_status, also filling
+ * *out (required). When session is not NULL it gets the replayed session (free
+ * it; NULL on error), else the session is freed. */
+int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac_replay_result *out,
+                      ac_session **session);
+
 /* ---- embedding: the event loop --------------------------------------------- */
 /* The subset of the loop (src/io/loop.h) a program needs to drive sessions:
  * one loop per thread, shared by every engine and session on it. */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "agent_fsm.h"
+#include "journal.h"
 #include "session_int.h"
 #include "session/contracts.h"
 #include "tools/units.h"
@@ -129,8 +130,11 @@ static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *
 {
     ac_engine *e = s->e;
     const ac_fsm_effect_use *u = &e->t->effect_uses[use];
-    if (!e->loop)
+    if (!e->loop || s->replaying)
         return; /* replay: no I/O */
+    /* what the effect does follows the journal line of the event that
+     * started or stopped it (journal.h, docs/design.md) */
+    ac_journal_flush(s->journal);
     uint16_t origin = (uint16_t)(u->effect + 1);
     uint16_t outer = s->current_effect; /* an effect's handler may run while another's runs */
     s->current_effect = origin;

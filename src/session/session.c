@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "journal.h"
 #include "session_int.h"
 
 static char *xstrdup(const char *s)
@@ -22,59 +23,27 @@ static void set_str(char **slot, const char *v)
     *slot = d;
 }
 
-/* Trace: forwarded to the output and recorded as the event's steps. */
+/* Trace: recorded as the event's steps, and forwarded to the output. */
 static void on_trace(void *ud, const ac_trace_rec *r)
 {
     ac_session *s = ud;
-    const ac_fsm_tables *t = s->e->t;
-    if (s->steps && (r->kind == AC_TRACE_TRANSITION || r->kind == AC_TRACE_INTERNAL)) {
-        json_t *step = json_pack("[s s s s i]", t->machines[r->machine].name,
-                                 r->from == AC_FSM_NONE ? "" : t->states[r->from].name,
-                                 r->event ? t->event_names[r->event] : "", t->states[r->to].name,
-                                 (int)r->line);
-        if (step)
-            json_array_append_new(s->steps, step);
-    }
+    if (s->journal)
+        ac_journal_add_step(s->journal, s->e->t, r);
+    if (s->step_fn)
+        s->step_fn(s->step_ud, r);
     if (s->e->has_output && s->e->out.trace)
         s->e->out.trace(s->e->out.ud, s, r);
 }
 
-static void journal_write(ac_session *s, json_t *line)
-{
-    if (!s->journal)
-        return;
-    char *txt = json_dumps(line, JSON_COMPACT | JSON_ENSURE_ASCII);
-    if (txt) {
-        fputs(txt, s->journal);
-        fputc('\n', s->journal);
-        fflush(s->journal);
-        free(txt);
-    }
-}
-
 static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
 {
-    const ac_fsm_tables *t = s->e->t;
     s->seq++;
-    if (s->journal) {
-        json_t *line = json_pack("{s:I, s:I, s:s, s:O?}", "n", (json_int_t)s->seq, "t",
-                                 (json_int_t)t_ms, "ev", t->event_names[type], "data", data);
-        if (line) {
-            journal_write(s, line);
-            json_decref(line);
-        }
-        s->steps = json_array();
-    }
+    if (s->journal)
+        ac_journal_write_event(s->journal, s->seq, t_ms, s->e->t->event_names[type], data);
     ac_event ev = {type, t_ms, data};
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
-    if (s->journal && s->steps) {
-        json_t *line = json_pack("{s:I, s:o}", "steps", (json_int_t)s->seq, "tr", s->steps);
-        s->steps = NULL;
-        if (line) {
-            journal_write(s, line);
-            json_decref(line);
-        }
-    }
+    if (s->journal)
+        ac_journal_write_steps(s->journal, s->seq);
     json_decref(data);
     return rc;
 }
@@ -172,6 +141,8 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
         free(q);
     }
     s->draining = 0;
+    if (s->journal && ac_session_settled(s))
+        ac_journal_flush(s->journal); /* waiting for input: the loop may not turn soon */
     return 0;
 }
 
@@ -468,8 +439,8 @@ static json_t *spawn_payload(ac_engine *e)
     return d;
 }
 
-ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, char *err,
-                           size_t errcap)
+static ac_session *session_new(ac_engine *e, const char *id, const char *journal_path, int replay,
+                               char *err, size_t errcap)
 {
     ac_session *s = calloc(1, sizeof *s);
     if (!s) {
@@ -487,7 +458,7 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
         goto fail;
     }
     char dir_path[4096];
-    if (!journal_path && e->journal_dir) {
+    if (!journal_path && e->journal_dir && !replay) {
         int k = snprintf(dir_path, sizeof dir_path, "%s/", e->journal_dir);
         for (const char *c = s->id; k > 0 && *c && (size_t)k < sizeof dir_path - 7; c++)
             dir_path[k++] =
@@ -501,21 +472,19 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
             goto fail;
         }
     }
-    if (journal_path) {
-        s->journal = fopen(journal_path, "w");
-        if (!s->journal) {
-            snprintf(err, errcap, "cannot write journal '%s': %m", journal_path);
+    s->replaying = replay;
+    if (journal_path && !replay) {
+        s->journal = ac_journal_open(journal_path, e->loop, err, errcap);
+        if (!s->journal)
+            goto fail;
+        if (ac_journal_write_header(s->journal, e->t, s->id, e->param_overrides) < 0) {
+            snprintf(err, errcap, "out of memory");
             goto fail;
         }
-        json_t *hdr =
-            json_pack("{s:i, s:s, s:s, s:s, s:O}", "agentc_journal", 1, "spec", e->t->spec_path,
-                      "spec_hash", e->t->hash, "session", s->id, "params", e->param_overrides);
-        journal_write(s, hdr);
-        json_decref(hdr);
     }
     /* Tracing costs a call per transition: installed only when someone
-     * listens (the journal's recorded steps, or the output's trace). */
-    int traced = s->journal || (e->has_output && e->out.trace);
+     * listens (the journal's recorded steps, the output's trace, a replay). */
+    int traced = s->journal || replay || (e->has_output && e->out.trace);
     ac_fsm_init(&s->fsm, &e->binding, s, traced ? on_trace : NULL, s);
     s->drain_task.fn = drain_task;
     s->drain_task.ud = s;
@@ -532,7 +501,7 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
         goto fail;
     }
     e->live_sessions++;
-    if (e->ev_spawn != AC_FSM_NONE) {
+    if (e->ev_spawn != AC_FSM_NONE && !replay) {
         ac_queued_event *q = q_new(e->ev_spawn, spawn_payload(e), 0, 0);
         if (q)
             q_push(&s->inbox, q);
@@ -549,21 +518,28 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
 fail:
     ac_conv_free(s->conv);
     json_decref(s->queued);
-    if (s->journal)
-        fclose(s->journal);
+    ac_journal_close(s->journal);
     free(s->answer);
     free(s->id);
     free(s);
     return NULL;
 }
 
+ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, char *err,
+                           size_t errcap)
+{
+    return session_new(e, id, journal_path, 0, err, errcap);
+}
+
 ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap)
 {
-    uint16_t spawn = e->ev_spawn;
-    e->ev_spawn = AC_FSM_NONE;
-    ac_session *s = ac_session_new(e, id, NULL, err, errcap);
-    e->ev_spawn = spawn;
-    return s;
+    return session_new(e, id, NULL, 1, err, errcap);
+}
+
+void ac_session_set_step_hook(ac_session *s, ac_trace_fn fn, void *ud)
+{
+    s->step_fn = fn;
+    s->step_ud = ud;
 }
 
 void ac_session_free(ac_session *s)
@@ -600,12 +576,10 @@ static void session_free_now(ac_session *s)
     remote_forget(s);
     if (s->provider_state && s->e->provider && s->e->provider->release)
         s->e->provider->release(s->e->provider, s->provider_state);
-    if (s->journal)
-        fclose(s->journal);
+    ac_journal_close(s->journal);
     s->e->live_sessions--;
     ac_conv_free(s->conv);
     json_decref(s->queued);
-    json_decref(s->steps);
     free(s->partial);
     free(s->answer);
     free(s->error);

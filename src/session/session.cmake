@@ -7,6 +7,8 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/engine.c
   ${CMAKE_SOURCE_DIR}/src/session/contracts.c
   ${CMAKE_SOURCE_DIR}/src/session/session.c
+  ${CMAKE_SOURCE_DIR}/src/session/journal.c
+  ${CMAKE_SOURCE_DIR}/src/session/replay.c
   ${CMAKE_SOURCE_DIR}/src/session/handlers.c
   ${CMAKE_SOURCE_DIR}/src/session/effects.c
   ${CMAKE_SOURCE_DIR}/src/session/tools_run.c

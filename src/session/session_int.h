@@ -91,14 +91,18 @@ struct ac_session {
     char *id;
     ac_fsm fsm;
     ac_conv *conv;
-    FILE *journal;
-    uint64_t seq; /* events journaled */
-    int draining;           /* drain() runs: what is posted now is raised */
-    ac_event_queue raised;  /* posted while dispatching: applied next */
-    ac_event_queue inbox;   /* from I/O callbacks, other threads and callers, in order */
+    struct ac_journal *journal; /* NULL when not journaled (src/session/journal.h) */
+    uint64_t seq;               /* events applied (numbered in the journal) */
+    int draining;               /* drain() runs: what is posted now is raised */
+    ac_event_queue raised;      /* posted while dispatching: applied next */
+    ac_event_queue inbox;       /* from I/O callbacks, other threads and callers, in order */
     ac_loop_task drain_task;
     uint16_t current_effect; /* index + 1 of the effect whose start or stop handler runs */
-    json_t *steps; /* transitions of the event being dispatched (journal) */
+    /* replay (src/session/replay.c): effects do nothing, and each step of
+     * the events applied goes to step_fn when it is set */
+    int replaying;
+    ac_trace_fn step_fn;
+    void *step_ud;
     /* turn state (part of the serialized session) */
     enum ac_session_status status;
     char *answer;
@@ -131,8 +135,13 @@ void **ac_session_effect_state(ac_session *s);
 void ac_session_forget(ac_session *s, uint16_t origin);
 ac_remote_inbox *ac_remote_inbox_new(ac_engine *e);
 void ac_remote_inbox_close(ac_remote_inbox *r); /* the engine is being freed */
-/* Replay: a session whose spawn event comes from the journal, not posted here. */
+/* Replay: a traced session whose effects do nothing (even on an engine with a
+ * loop), with no journal, and whose spawn event comes from the journal being
+ * replayed, not posted here. */
 ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap);
+/* Calls fn for every trace record of the events applied from now on (not
+ * those of the start); fn NULL stops it. Replay sessions only. */
+void ac_session_set_step_hook(ac_session *s, ac_trace_fn fn, void *ud);
 /* Turn state, changed by the built-in actions. */
 void ac_session_set_status(ac_session *s, enum ac_session_status status);
 void ac_session_set_answer(ac_session *s, const char *answer);

@@ -56,6 +56,9 @@ for i in 1 3 200; do
   [ -f "$j" ] || fail "result s$i names no journal"
   "$agentc" replay "$j" --check >/dev/null || fail "journal of s$i does not replay"
 done
+# comment-, whitespace- and reorder-only edits of the spec: no divergence (a
+# sample: the sessions repeat a few scripts)
+bash tests/cli/spec_edits.sh "$agentc" $(ls -d "$tmp"/journals/* | head -n 12) >/dev/null || fail "spec edits"
 
 # every session succeeding: exit 0; a bad input line: exit 3 before anything runs
 # (grep -m stops by itself: with pipefail, `| head` could fail the pipeline

@@ -18,11 +18,36 @@ sed 's/^param max_iterations .*/param max_iterations = 2/' spec/agent.fsm >"$tmp
 grep -q "divergence at event" "$tmp/d" || fail "divergence not reported"
 "$agentc" replay "$tmp/j" --spec "$tmp/edited.fsm" >/dev/null 2>&1
 [ $? -eq 1 ] || fail "different hash without --check must be refused"
+# steps are matched by identity, not by spec line: a comment line on top moves
+# every transition and changes nothing
+{ echo '# x'; cat spec/agent.fsm; } >"$tmp/comment.fsm"
+"$agentc" replay "$tmp/j" --check --spec "$tmp/comment.fsm" >"$tmp/d" 2>&1 \
+  || fail "a comment line made the journal diverge: $(cat "$tmp/d")"
+# a real edit (another target, another guard) diverges and prints both spec lines
+sed 's/^    Created -> Idle    on spawn/    Created -> Paused  on spawn/' spec/agent.fsm >"$tmp/target.fsm"
+"$agentc" replay "$tmp/j" --check --spec "$tmp/target.fsm" >"$tmp/d" 2>&1
+[ $? -eq 1 ] || fail "a changed target should diverge"
+line=$(grep -n '^    Created -> Idle ' spec/agent.fsm | cut -d: -f1)
+grep -q "divergence at event 1 (spawn), step 1:" "$tmp/d" || fail "target divergence: $(cat "$tmp/d")"
+grep -q "recorded: session Created --spawn / init_session--> Idle  (spec/agent.fsm:$line)" "$tmp/d" \
+  || fail "recorded step and line: $(cat "$tmp/d")"
+grep -q "replayed: session Created --spawn / init_session--> Paused  (.*target.fsm:$line)" "$tmp/d" \
+  || fail "replayed step and line: $(cat "$tmp/d")"
+{ echo; sed 's/\[turn_complete\]/[turn_complete \&\& !needs_compaction]/' spec/agent.fsm; } >"$tmp/guard.fsm"
+"$agentc" replay "$tmp/j" --check --spec "$tmp/guard.fsm" >"$tmp/d" 2>&1
+[ $? -eq 1 ] || fail "a changed guard should diverge"
+line=$(grep -n '\[turn_complete\]' spec/agent.fsm | cut -d: -f1)
+grep -q "recorded: agent OBSERVING -- \[turn_complete\] / finish_answer--> COMPLETED  (spec/agent.fsm:$line)" "$tmp/d" \
+  || fail "recorded guard step: $(cat "$tmp/d")"
+grep -q "replayed: agent OBSERVING -- \[turn_complete && !needs_compaction\] / finish_answer--> COMPLETED  (.*guard.fsm:$((line + 1)))" "$tmp/d" \
+  || fail "replayed guard step: $(cat "$tmp/d")"
 
 # --jsonl: one object per line, last one done
 "$agentc" demo --jsonl --journal "$tmp/j2" >"$tmp/jl" 2>/dev/null || fail "demo --jsonl"
 tail -n1 "$tmp/jl" | grep -q '"type":"done"' || fail "jsonl done line"
 grep -q '"type":"tool_call"' "$tmp/jl" || fail "jsonl tool_call"
+# comment-, whitespace- and reorder-only edits of the spec: no divergence
+bash tests/cli/spec_edits.sh "$agentc" "$tmp/j" "$tmp/j2" >/dev/null || fail "spec edits"
 
 # exit statuses
 "$agentc" run >/dev/null 2>&1; [ $? -eq 2 ] || fail "run without prompt should exit 2"

@@ -32,6 +32,12 @@ if command -v dot >/dev/null; then
   grep -q '<svg' "$tmp/d.svg" || fail "no SVG output"
   grep -q 'CALLING (3x)' "$tmp/d.svg" || fail "SVG lacks the counts"
 fi
+# steps are matched to transitions by identity, not by line: comment lines on
+# top of the spec draw the same counts
+{ echo '# moved'; echo; cat spec/agent.fsm; } >"$tmp/moved.fsm"
+"$agentc" diagram "$tmp/moved.fsm" --journal "$tmp/j" --format mermaid >"$tmp/moved.mmd" || fail "moved mermaid"
+cmp -s "$tmp/d.mmd" "$tmp/moved.mmd" || fail "a comment line changed the coverage: $(diff "$tmp/d.mmd" "$tmp/moved.mmd" | head)"
+
 "$agentc" diagram spec/agent.fsm --journal "$tmp/nonexistent" --format dot >/dev/null 2>&1
 [ $? -ne 0 ] || fail "a missing journal must fail"
 echo "ok"

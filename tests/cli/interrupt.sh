@@ -67,4 +67,6 @@ kill -INT "$pid"; kill -INT "$pid" 2>/dev/null
 wait "$pid"; rc=$?
 [ $rc -eq 130 ] || fail "double interrupt exit $rc, expected 130"
 wait_for no_sleeper || fail "tool process survived a double interrupt"
+# comment-, whitespace- and reorder-only edits of the spec: no divergence
+bash tests/cli/spec_edits.sh "$agentc" "$tmp/j1" "$tmp/j2" >/dev/null || fail "spec edits"
 echo "ok"

@@ -38,6 +38,7 @@ for f in "$tmp/out" "$tmp/err" "$tmp/j1"; do
   ! grep -q "$AGENTC_TEST_KEY" "$f" || fail "API key leaked into $f"
 done
 "$agentc" replay "$tmp/j1" --check >"$tmp/r" || fail "journal does not replay"
+bash tests/cli/spec_edits.sh "$agentc" "$tmp/j1" >/dev/null || fail "spec edits"
 grep -q "every transition matches" "$tmp/r" || fail "replay --check output"
 
 # ---- --system @FILE, a tools file, PROMPT - from stdin -------------------------------------

@@ -10,3 +10,6 @@ agentc_add_test(session_binding SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_b
 agentc_add_test(session_event_flow SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_event_flow.c
   LIBS agentc_runtime agentc_io agentc_test_httpd PkgConfig::JANSSON Threads::Threads
   LABELS session threads)
+# The journal's writer and reader, and replay through the public API.
+agentc_add_test(session_journal SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_journal.c
+  LIBS agentc_runtime agentc_io agentc_gen LABELS session)

@@ -616,6 +616,28 @@ static void test_context_tools_without_context_events(void **state)
     free(out);
 }
 
+/* Every journal the tests above recorded replays with no divergence against
+ * edits of spec/agent.fsm that change no behaviour (comments, whitespace,
+ * reordering): steps are matched by identity, not by spec line. */
+static void test_spec_edits_replay_every_journal(void **state)
+{
+    (void)state;
+    if (!agentc_bin)
+        skip();
+    assert_int_equal(run_cmd("bash tests/cli/spec_edits.sh '%s' '%s'/*.journal '%s'/*.jsonl "
+                             ">'%s/edits.out' 2>&1",
+                             agentc_bin, tmpdir, tmpdir, tmpdir),
+                     0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/edits.out", tmpdir);
+    char *out = slurp(path);
+    int n = 0;
+    assert_int_equal(sscanf(out, "spec_edits: %d journals", &n), 1);
+    free(out);
+    print_message("spec edits: %d journals replayed\n", n);
+    assert_true(n >= 10);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -655,6 +677,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_journal_dir),
         cmocka_unit_test(test_negative_context_window),
         cmocka_unit_test(test_context_tools_without_context_events),
+        cmocka_unit_test(test_spec_edits_replay_every_journal), /* last: uses every journal */
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

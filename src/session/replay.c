@@ -1,0 +1,141 @@
+/*
+ * replay.c - ac_session_replay: a journal re-posted into a replay session,
+ * each event's steps compared with the recorded ones by identity.
+ */
+#include <string.h>
+
+#include "journal.h"
+#include "session_int.h"
+
+typedef struct replay_ctx {
+    const ac_fsm_tables *t;
+    json_t *got; /* STEPs of the event being applied */
+} replay_ctx;
+
+static void on_step(void *ud, const ac_trace_rec *r)
+{
+    replay_ctx *c = ud;
+    json_t *step = c->got ? ac_journal_step_json(c->t, r) : NULL;
+    if (step)
+        json_array_append_new(c->got, step);
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static void fill_step(ac_replay_step *o, const json_t *step)
+{
+    memset(o, 0, sizeof *o);
+    if (!json_is_array(step))
+        return;
+    o->present = true;
+    copy_str(o->machine, sizeof o->machine, json_string_value(json_array_get(step, 0)));
+    copy_str(o->from, sizeof o->from, json_string_value(json_array_get(step, 1)));
+    copy_str(o->event, sizeof o->event, json_string_value(json_array_get(step, 2)));
+    copy_str(o->to, sizeof o->to, json_string_value(json_array_get(step, 3)));
+    o->line = (int)json_integer_value(json_array_get(step, 4));
+    json_t *g = json_array_get(step, 5), *acts = json_array_get(step, 6);
+    copy_str(o->guard, sizeof o->guard, g ? json_string_value(g) : "?");
+    if (!json_is_array(acts)) {
+        copy_str(o->actions, sizeof o->actions, "?");
+        return;
+    }
+    size_t k, at = 0;
+    json_t *a;
+    json_array_foreach(acts, k, a)
+    {
+        int n = snprintf(o->actions + at, sizeof o->actions - at, "%s%s", k ? ", " : "",
+                         json_string_value(a) ? json_string_value(a) : "");
+        if (n < 0 || (size_t)n >= sizeof o->actions - at)
+            break;
+        at += (size_t)n;
+    }
+}
+
+/* The first step where got and recorded differ (0-based), or -1 when none. */
+static long first_difference(const json_t *got, const json_t *recorded)
+{
+    size_t n = json_array_size(got), m = json_array_size(recorded);
+    for (size_t k = 0; k < n || k < m; k++)
+        if (k >= n || k >= m ||
+            !ac_journal_step_same(json_array_get(got, k), json_array_get(recorded, k)))
+            return (long)k;
+    return -1;
+}
+
+int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac_replay_result *out,
+                      ac_session **session)
+{
+    memset(out, 0, sizeof *out);
+    if (session)
+        *session = NULL;
+    ac_journal_reader *rd = ac_journal_reader_open(journal_path, out->error, sizeof out->error);
+    if (!rd)
+        return AC_REPLAY_ERROR;
+    const ac_journal_line *hdr = ac_journal_reader_header(rd);
+    copy_str(out->spec_hash, sizeof out->spec_hash, hdr->spec_hash);
+    out->same_spec = hdr->spec_hash && strcmp(hdr->spec_hash, e->t->hash) == 0;
+    ac_session *s = ac_session_new_replay(e, hdr->session ? hdr->session : "replay", out->error,
+                                          sizeof out->error);
+    if (!s) {
+        ac_journal_reader_close(rd);
+        return AC_REPLAY_ERROR;
+    }
+    replay_ctx c = {e->t, NULL};
+    int check = (flags & AC_REPLAY_CHECK) != 0;
+    if (check)
+        ac_session_set_step_hook(s, on_step, &c);
+    int status = AC_REPLAY_MATCH;
+    ac_journal_line l;
+    int rc;
+    uint64_t n_got = 0; /* the recorded number of the event whose steps c.got holds */
+    char event_name[64] = "";
+    while ((rc = ac_journal_reader_next(rd, &l, out->error, sizeof out->error)) > 0) {
+        if (l.kind == AC_JOURNAL_STEPS && c.got && l.n == n_got) {
+            long k = first_difference(c.got, l.steps);
+            if (k >= 0) {
+                out->event = out->events;
+                copy_str(out->event_name, sizeof out->event_name, event_name);
+                out->step = (size_t)k + 1;
+                fill_step(&out->recorded, json_array_get(l.steps, (size_t)k));
+                fill_step(&out->replayed, json_array_get(c.got, (size_t)k));
+                status = AC_REPLAY_DIVERGED;
+                break;
+            }
+            json_decref(c.got);
+            c.got = NULL;
+            continue;
+        }
+        if (l.kind != AC_JOURNAL_EVENT)
+            continue;
+        /* an event whose steps line is missing (a torn journal) is not compared */
+        json_decref(c.got);
+        c.got = check ? json_array() : NULL;
+        n_got = l.n;
+        out->events++;
+        copy_str(event_name, sizeof event_name, l.event);
+        if (ac_session_post(s, l.event, json_incref(l.data), l.t_ms) == AC_EUNKNOWN_EVENT) {
+            out->event = out->events;
+            copy_str(out->event_name, sizeof out->event_name, l.event);
+            status = AC_REPLAY_DIVERGED; /* step 0: not an event of this spec */
+            break;
+        }
+    }
+    json_decref(c.got);
+    ac_session_set_step_hook(s, NULL, NULL);
+    out->torn = ac_journal_reader_torn(rd) != 0;
+    ac_journal_reader_close(rd);
+    if (rc < 0) {
+        ac_session_free(s);
+        return AC_REPLAY_ERROR;
+    }
+    if (status == AC_REPLAY_MATCH)
+        out->error[0] = 0;
+    if (session)
+        *session = s;
+    else
+        ac_session_free(s);
+    return status;
+}
