@@ -203,6 +203,14 @@ const char *ac_session_status_name(enum ac_session_status status);
 const char *ac_session_answer(const ac_session *s);  /* last final answer, "" if none */
 const char *ac_session_error(const ac_session *s);   /* NULL if none */
 const char *ac_session_partial(const ac_session *s); /* text streamed in the current call */
+/* Counters of a session, for reports: LLM calls of the current turn (iterations),
+ * tool calls recorded in the session, and the tokens the provider reported. */
+typedef struct ac_session_stats {
+    int64_t iterations;
+    size_t tool_calls;
+    int64_t input_tokens, output_tokens;
+} ac_session_stats;
+void ac_session_get_stats(const ac_session *s, ac_session_stats *out);
 /* Whole session (machine states, status, conversation) as JSON; malloc'd. */
 char *ac_session_to_json(const ac_session *s);
 
@@ -271,6 +279,10 @@ int ac_loop_run_once(ac_loop *loop, int timeout_ms);
 /* Runs until ac_loop_stop() or until nothing is left to wait for. */
 void ac_loop_run(ac_loop *loop);
 void ac_loop_stop(ac_loop *loop);
+/* Sends SIGKILL to the process group of every tool process this program started and that is
+ * still running, on every loop. Async-signal-safe: for a signal handler about to _exit, so no
+ * tool outlives the program. */
+void ac_proc_kill_all_now(void);
 
 /* ---- embedding: tool calls and the conversation --------------------------- */
 /* For handlers an embedder registers, e.g. an approval step that answers the

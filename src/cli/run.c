@@ -12,15 +12,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "agentc/agentc.h"
+#include "io/file.h" /* reading a prompt or a system prompt whole, with a cap */
 #include "cli.h"
-#include "io/file.h"
-#include "io/loop.h"
-#include "io/proc.h"
-#include "session/session_int.h"
 
 static volatile sig_atomic_t g_interrupted;
+
+/* Wall clock in ms, for the terminal UI and batch timing (never for events). */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* The first Ctrl-C cancels the session(s) cleanly (journal intact, tools
  * killed, partial answer shown); a second one exits at once. */
@@ -53,6 +60,7 @@ typedef struct ui {
     int utf8;
     int64_t wait_since, last_frame;
     int wrote_text;
+    int reasoning_open; /* reasoning written to stderr, its line not ended yet */
     const ac_fsm_tables *t;
 } ui;
 
@@ -72,7 +80,7 @@ static void spinner_arm(ui *u)
     if (!u->spinner || u->spinner_armed)
         return;
     u->spinner_armed = 1;
-    u->wait_since = ac_wall_now_ms();
+    u->wait_since = wall_ms();
     u->last_frame = 0;
 }
 
@@ -90,7 +98,7 @@ static void spinner_tick(ui *u)
                                           "\u2834", "\u2826", "\u2827", "\u2807", "\u280f"};
     if (!u->spinner_armed)
         return;
-    int64_t now = ac_wall_now_ms();
+    int64_t now = wall_ms();
     if (now - u->wait_since < 150 || now - u->last_frame < 80)
         return; /* fast answers never flash a spinner */
     u->last_frame = now;
@@ -139,6 +147,10 @@ static void ui_text(void *ud, ac_session *s, const char *d, size_t n)
         return;
     }
     spinner_disarm(u);
+    if (u->reasoning_open) { /* the reasoning (stderr) ends on its own line before the answer */
+        fputc('\n', stderr);
+        u->reasoning_open = 0;
+    }
     fwrite(d, 1, n, stdout);
     fflush(stdout);
     u->wrote_text = 1;
@@ -158,6 +170,7 @@ static void ui_reasoning(void *ud, ac_session *s, const char *d, size_t n)
     fwrite(d, 1, n, stderr);
     if (u->color)
         fputs("\033[0m", stderr);
+    u->reasoning_open = n > 0 && d[n - 1] != '\n';
 }
 
 static void short_text(const char *in, char *out, size_t cap)
@@ -643,16 +656,17 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         answer = interrupted_partial && *interrupted_partial ? interrupted_partial
                                                              : ac_session_partial(s);
     const char *error = ac_session_error(s);
-    ac_conv *conv = ac_session_conv(s);
+    ac_session_stats stats;
+    ac_session_get_stats(s, &stats);
     if (o->jsonl) {
         if (error && !turn_ok)
             emit_json(json_pack("{s:s, s:s}", "type", "error", "message", error));
         emit_json(
             json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s}", "type", "done", "status",
                       interrupted ? "cancelled" : status,
-                      "iterations", (json_int_t)ac_conv_iteration(conv), "usage", "input",
-                      (json_int_t)ac_conv_usage_input(conv), "output",
-                      (json_int_t)ac_conv_usage_output(conv), "answer", answer));
+                      "iterations", (json_int_t)stats.iterations, "usage", "input",
+                      (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
+                      "answer", answer));
     } else {
         if (u.wrote_text || interrupted)
             fputc('\n', stdout);
@@ -832,7 +846,8 @@ static int batch_read(const char *path, batch *bt)
 /* Turns a settled (or cancelled) session into its result line and frees it. */
 static int batch_collect(batch_item *it, const char *journal, int cancelled)
 {
-    ac_conv *conv = ac_session_conv(it->s);
+    ac_session_stats stats;
+    ac_session_get_stats(it->s, &stats);
     enum ac_session_status st = ac_session_status(it->s);
     int ok = !cancelled && (st == AC_SESSION_IDLE || st == AC_SESSION_COMPLETED);
     const char *status = ok                                       ? "completed"
@@ -844,9 +859,9 @@ static int batch_collect(batch_item *it, const char *journal, int cancelled)
                                                   : "the agent failed";
     it->result = json_pack(
         "{s:O, s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:s?, s:s?}", "id", it->id, "status", status,
-        "answer", ac_session_answer(it->s), "iterations", (json_int_t)ac_conv_iteration(conv),
-        "tool_calls", (json_int_t)ac_conv_tool_call_count(conv), "usage", "input",
-        (json_int_t)ac_conv_usage_input(conv), "output", (json_int_t)ac_conv_usage_output(conv),
+        "answer", ac_session_answer(it->s), "iterations", (json_int_t)stats.iterations,
+        "tool_calls", (json_int_t)stats.tool_calls, "usage", "input",
+        (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
         "error", error, "journal", journal);
     it->done = 1;
     ac_session_free(it->s);
@@ -856,7 +871,7 @@ static int batch_collect(batch_item *it, const char *journal, int cancelled)
 
 static void batch_progress(size_t finished, size_t n, size_t failures, int64_t t0, int final)
 {
-    double secs = (double)(ac_wall_now_ms() - t0) / 1000.0;
+    double secs = (double)(wall_ms() - t0) / 1000.0;
     double rate = secs > 0 ? (double)finished / secs : 0;
     char bar[31];
     size_t fill = n ? finished * 30 / n : 30;
@@ -900,7 +915,7 @@ int ac_cli_batch(int argc, char **argv)
     }
     size_t n = bt.n, next = 0, running = 0, finished = 0, failures = 0, printed = 0;
     int tty = isatty(2);
-    int64_t t0 = ac_wall_now_ms(), last_scan = t0, last_bar = 0;
+    int64_t t0 = wall_ms(), last_scan = t0, last_bar = 0;
     struct sigaction old;
     catch_sigint(&old);
     char journal[4096];
@@ -932,7 +947,7 @@ int ac_cli_batch(int argc, char **argv)
         ac_loop_run_once(b.loop, 50);
         /* Sessions report through the finished hook; an edited spec may not
          * call it, so every 250 ms the running sessions are also polled. */
-        int64_t now = ac_wall_now_ms();
+        int64_t now = wall_ms();
         if (now - last_scan >= 250) {
             last_scan = now;
             bt.n_ready = 0;
