@@ -37,14 +37,12 @@
 
 typedef struct checker {
     ac_spec *spec;
-    ac_strmap params, events, handlers[3], machines;
+    ac_strmap params, events, handlers[AC_HK_COUNT], machines;
     ac_strmap *states; /* per machine: name -> global index */
     ac_resolved *res;
-    char *event_used, *handler_used[3];
+    char *event_used, *handler_used[AC_HK_COUNT];
     char *machine_unresolved; /* a transition of the machine did not resolve */
 } checker;
-
-static const char *const hk_name[3] = {"guard", "action", "effect"};
 
 static int map_decls(checker *ck, ac_strmap *map, const ac_names *ns, const char *what)
 {
@@ -92,7 +90,7 @@ static void use_handler(checker *ck, int kind, const ac_name *n)
     int i = ac_strmap_get(&ck->handlers[kind], n->s);
     if (i < 0) {
         ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown %s '%s' (declare it with '%s %s')",
-                     hk_name[kind], n->s, hk_name[kind], n->s);
+                     ac_handler_kind_name(kind), n->s, ac_handler_kind_name(kind), n->s);
         return;
     }
     ck->handler_used[kind][i] = 1;
@@ -209,7 +207,7 @@ static void check_c_names(checker *ck)
     cnames cn;
     memset(&cn, 0, sizeof cn);
     size_t expect = 64 + spec->n_machines + ck->res->n_states + spec->events.n + spec->n_params * 2;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < AC_HK_COUNT; k++)
         expect += spec->handlers[k].n;
     if (ac_strmap_init(&cn.map, expect) < 0)
         return;
@@ -245,11 +243,10 @@ static void check_c_names(checker *ck)
         }
         cname_add(ck, &cn, "E_", NULL, "arrival event", &at, NULL);
     }
-    static const char *const hprefix[3] = {"G_", "A_", "F_"};
-    static const char *const hwhat[3] = {"guard", "action", "effect"};
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < AC_HK_COUNT; k++)
         for (size_t i = 0; i < spec->handlers[k].n; i++)
-            cname_add(ck, &cn, hprefix[k], NULL, hwhat[k], &spec->handlers[k].v[i], NULL);
+            cname_add(ck, &cn, ac_handler_kind_prefix(k), NULL, ac_handler_kind_name(k),
+                      &spec->handlers[k].v[i], NULL);
     for (size_t i = 0; i < spec->n_params; i++) {
         const ac_param_decl *p = &spec->params[i];
         cname_add(ck, &cn, "P_", NULL, "param", &p->name, NULL);
@@ -491,8 +488,8 @@ size_t ac_spec_check(ac_spec *spec)
                          "duplicate event '%s' (first declared at line %d)", spec->events.v[i].s,
                          spec->events.v[prev - 1].line);
     }
-    for (int k = 0; k < 3; k++) {
-        map_decls(&ck, &ck.handlers[k], &spec->handlers[k], hk_name[k]);
+    for (int k = 0; k < AC_HK_COUNT; k++) {
+        map_decls(&ck, &ck.handlers[k], &spec->handlers[k], ac_handler_kind_name(k));
         ck.handler_used[k] = calloc(spec->handlers[k].n + 1, 1);
     }
     /* machines and their states: global state numbering */
@@ -957,11 +954,11 @@ size_t ac_spec_check(ac_spec *spec)
             if (!ck.event_used[i + 1])
                 ac_spec_diag(spec, 0, spec->events.v[i].line, spec->events.v[i].col,
                              "event '%s' is not handled by any state", spec->events.v[i].s);
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < AC_HK_COUNT; k++)
             for (size_t i = 0; i < spec->handlers[k].n; i++)
                 if (!ck.handler_used[k][i])
                     ac_spec_diag(spec, 0, spec->handlers[k].v[i].line, spec->handlers[k].v[i].col,
-                                 "%s '%s' is declared but never used", hk_name[k],
+                                 "%s '%s' is declared but never used", ac_handler_kind_name(k),
                                  spec->handlers[k].v[i].s);
     }
     check_c_names(&ck);
@@ -971,7 +968,7 @@ done:
     ac_strmap_free(&ck.params);
     ac_strmap_free(&ck.events);
     ac_strmap_free(&ck.machines);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < AC_HK_COUNT; k++) {
         ac_strmap_free(&ck.handlers[k]);
         free(ck.handler_used[k]);
     }

@@ -96,19 +96,18 @@ int ac_emit_c_header(const ac_fsm_tables *t, const char *name, FILE *out)
     }
     fprintf(out, "    %s_E__COUNT = %u\n};\n\n", up, t->n_events);
 
-    static const char *const kinds[3] = {"guard", "action", "effect"};
-    static const char *const kprefix[3] = {"G", "A", "F"};
-    const char *const *knames[3] = {t->guard_names, t->action_names, t->effect_names};
-    uint16_t kcount[3] = {t->n_guards, t->n_actions, t->n_effects};
-    for (int k = 0; k < 3; k++) {
-        fprintf(out, "/* %ss the spec needs (bind a C function to each name) */\n", kinds[k]);
-        fprintf(out, "enum %s_%s {\n", id, kinds[k]);
+    const char *const *knames[AC_HK_COUNT] = {t->guard_names, t->action_names, t->effect_names};
+    uint16_t kcount[AC_HK_COUNT] = {t->n_guards, t->n_actions, t->n_effects};
+    for (int k = 0; k < AC_HK_COUNT; k++) {
+        fprintf(out, "/* %ss the spec needs (bind a C function to each name) */\n",
+                ac_handler_kind_name(k));
+        fprintf(out, "enum %s_%s {\n", id, ac_handler_kind_name(k));
         for (uint16_t i = 0; i < kcount[k]; i++) {
-            fprintf(out, "    %s_%s_", up, kprefix[k]);
+            fprintf(out, "    %s_%s", up, ac_handler_kind_prefix(k));
             put_upper(out, knames[k][i]);
             fprintf(out, " = %u, /* \"%s\" */\n", i, knames[k][i]);
         }
-        fprintf(out, "    %s_%s__COUNT = %u\n};\n\n", up, kprefix[k], kcount[k]);
+        fprintf(out, "    %s_%s_COUNT = %u\n};\n\n", up, ac_handler_kind_prefix(k), kcount[k]);
     }
 
     fprintf(out, "/* params: index and default value */\nenum %s_param {\n", id);

@@ -148,8 +148,8 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
     size_t *state_name = calloc(res->n_states + 1, sizeof(size_t));
     size_t *param_name = calloc(spec->n_params + 1, sizeof(size_t));
     size_t *param_sval = calloc(spec->n_params + 1, sizeof(size_t));
-    size_t n_name_tables =
-        res->n_events + spec->handlers[0].n + spec->handlers[1].n + spec->handlers[2].n;
+    size_t n_name_tables = res->n_events + spec->handlers[HK_GUARD].n +
+                           spec->handlers[HK_ACTION].n + spec->handlers[HK_EFFECT].n;
     size_t *name_off = calloc(n_name_tables + 1, sizeof(size_t));
     const char **names = calloc(n_name_tables + 4, sizeof(char *));
     t->machines = machines;
@@ -248,7 +248,7 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
     size_t k = 0;
     for (size_t e = 0; e < res->n_events; e++)
         name_off[k++] = str_add(lw, res->event_names[e]);
-    for (int h = 0; h < 3; h++)
+    for (int h = 0; h < AC_HK_COUNT; h++)
         for (size_t i = 0; i < spec->handlers[h].n; i++)
             name_off[k++] = str_add(lw, spec->handlers[h].v[i].s);
     if (lw->oom || lw->n_lists >= AC_FSM_NONE || lw->n_guard >= AC_FSM_NONE)
@@ -268,8 +268,8 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
         names[i] = lw->strings + name_off[i];
     t->event_names = names;
     t->guard_names = names + res->n_events;
-    t->action_names = t->guard_names + spec->handlers[0].n;
-    t->effect_names = t->action_names + spec->handlers[1].n;
+    t->action_names = t->guard_names + spec->handlers[HK_GUARD].n;
+    t->effect_names = t->action_names + spec->handlers[HK_ACTION].n;
     if (lw->n_guard == 0)
         u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard, AC_G_END, &lw->oom);
     t->lists = lw->lists;
