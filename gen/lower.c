@@ -272,10 +272,12 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
     t->effect_names = t->action_names + spec->handlers[HK_ACTION].n;
     if (lw->n_guard == 0)
         u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard, AC_G_END, &lw->oom);
-    t->lists = lw->lists;
-    t->guard_code = lw->guard_code;
     if (lw->oom)
         goto fail;
+    t->lists = lw->lists;
+    t->guard_code = lw->guard_code;
+    t->n_lists = (uint16_t)lw->n_lists; /* both below AC_FSM_NONE, checked above */
+    t->n_guard_code = (uint16_t)lw->n_guard;
     free(machine_name);
     free(state_name);
     free(param_name);
