@@ -6,23 +6,37 @@
  * AC_SPEC_MAX_ERRORS). When there are no errors, spec->res holds the
  * resolved model that lowering turns into tables.
  *
+ * ac_spec_check runs one function per phase, in this order; each rule is
+ * tagged with the function that enforces it (parser.c: found while parsing).
+ *
  * Rules (error unless marked):
- *   duplicate param / event / handler / machine / state / initial
- *   unknown state, machine, event, guard, action, effect, param
- *   no machine at all; missing initial state
- *   transition out of a terminal state
- *   two unguarded transitions for the same (state, event)
- *   a transition made dead by an earlier unguarded one
- *   unreachable state
- *   non-terminal state with no outgoing transition
- *   state from which no terminal state can be reached
- *   eventless cycle with no guard
- *   invoke cycle; more than one root machine; nesting too deep
- *   guard expression too deep to evaluate (AC_FSM_GUARD_STACK)
- *   two names that become the same C identifier in the generated code
- *   tables beyond their 16-bit limits (states, events, transitions,
- *   handlers, list and guard code sizes)
- *   warning: event no state handles; declared handler never used
+ *   duplicate param / event / guard / action / effect      declare_names
+ *   duplicate machine; missing initial state; no machine
+ *     at all; more than 65534 states or 255 machines       number_states
+ *   duplicate state / initial / terminal                    parser.c
+ *   unknown machine in `invoke`; a terminal state that
+ *     invokes; an event declared under the name of an
+ *     arrival event (M.S)                                   add_arrival_events
+ *   invoke cycle; more than one root machine; no root
+ *     machine; nesting too deep (AC_FSM_MAX_DEPTH)          check_invoke_tree
+ *   unknown action / effect / param in a state body         check_state_bodies
+ *   unknown state, event (or arrival event M.S that is not
+ *     terminal or never arrives), guard, action in a
+ *     transition; transition out of a terminal state;
+ *     guard too deep to evaluate (AC_FSM_GUARD_STACK)       resolve_rows
+ *   two unguarded transitions for the same (state, event);
+ *     a transition made dead by an earlier unguarded one    check_row_conflicts
+ *   machine without a terminal state; unreachable state;
+ *     non-terminal state with no outgoing transition;
+ *     state from which no terminal state can be reached;
+ *     eventless cycle with no guard                         check_graph
+ *   warning: event no state handles; declared handler
+ *     never used (only for a spec without errors)           warn_unused
+ *   two names that become the same C identifier in the
+ *     generated code                                        check_c_names
+ *   tables beyond their 16-bit limits (events,
+ *     transitions, handlers, params, list and guard code
+ *     sizes, effect uses)                                   check_limits
  *
  * Graph rules (reachability, ways out, reaching a terminal state) are left
  * out for a machine with unresolved transitions: an unknown name already
@@ -37,25 +51,37 @@
 
 typedef struct checker {
     ac_spec *spec;
-    ac_strmap params, events, handlers[3], machines;
+    ac_strmap params, events, handlers[AC_HK_COUNT], machines;
     ac_strmap *states; /* per machine: name -> global index */
     ac_resolved *res;
-    char *event_used, *handler_used[3];
+    char *event_used, *handler_used[AC_HK_COUNT];
     char *machine_unresolved; /* a transition of the machine did not resolve */
+    char *machine_invoked;    /* some state invokes the machine */
+    ac_row *rows;             /* resolve_rows -> group_rows: rows in expansion order */
+    size_t n_rows;
 } checker;
 
-static const char *const hk_name[3] = {"guard", "action", "effect"};
-
-static int map_decls(checker *ck, ac_strmap *map, const ac_names *ns, const char *what)
+/* The i-th of n names `stride` bytes apart: an ac_name array, or the
+ * name member of an array of declarations. */
+static const ac_name *name_at(const ac_name *first, size_t stride, size_t i)
 {
-    if (ac_strmap_init(map, ns->n) < 0)
+    return (const ac_name *)(const void *)((const char *)first + i * stride);
+}
+
+/* Maps declared names to first_value, first_value + 1, ... and reports
+ * each name declared again. */
+static int map_decls(checker *ck, ac_strmap *map, const ac_name *names, size_t n, size_t stride,
+                     int first_value, const char *what)
+{
+    if (ac_strmap_init(map, n) < 0)
         return -1;
-    for (size_t i = 0; i < ns->n; i++) {
-        int prev = ac_strmap_put(map, ns->v[i].s, (int)i);
+    for (size_t i = 0; i < n; i++) {
+        const ac_name *nm = name_at(names, stride, i);
+        int prev = ac_strmap_put(map, nm->s, (int)i + first_value);
         if (prev >= 0)
-            ac_spec_diag(ck->spec, 1, ns->v[i].line, ns->v[i].col,
-                         "duplicate %s '%s' (first declared at line %d)", what, ns->v[i].s,
-                         ns->v[prev].line);
+            ac_spec_diag(ck->spec, 1, nm->line, nm->col,
+                         "duplicate %s '%s' (first declared at line %d)", what, nm->s,
+                         name_at(names, stride, (size_t)(prev - first_value))->line);
     }
     return 0;
 }
@@ -92,7 +118,7 @@ static void use_handler(checker *ck, int kind, const ac_name *n)
     int i = ac_strmap_get(&ck->handlers[kind], n->s);
     if (i < 0) {
         ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown %s '%s' (declare it with '%s %s')",
-                     hk_name[kind], n->s, hk_name[kind], n->s);
+                     ac_handler_kind_name(kind), n->s, ac_handler_kind_name(kind), n->s);
         return;
     }
     ck->handler_used[kind][i] = 1;
@@ -209,7 +235,7 @@ static void check_c_names(checker *ck)
     cnames cn;
     memset(&cn, 0, sizeof cn);
     size_t expect = 64 + spec->n_machines + ck->res->n_states + spec->events.n + spec->n_params * 2;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < AC_HK_COUNT; k++)
         expect += spec->handlers[k].n;
     if (ac_strmap_init(&cn.map, expect) < 0)
         return;
@@ -245,11 +271,10 @@ static void check_c_names(checker *ck)
         }
         cname_add(ck, &cn, "E_", NULL, "arrival event", &at, NULL);
     }
-    static const char *const hprefix[3] = {"G_", "A_", "F_"};
-    static const char *const hwhat[3] = {"guard", "action", "effect"};
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < AC_HK_COUNT; k++)
         for (size_t i = 0; i < spec->handlers[k].n; i++)
-            cname_add(ck, &cn, hprefix[k], NULL, hwhat[k], &spec->handlers[k].v[i], NULL);
+            cname_add(ck, &cn, ac_handler_kind_prefix(k), NULL, ac_handler_kind_name(k),
+                      &spec->handlers[k].v[i], NULL);
     for (size_t i = 0; i < spec->n_params; i++) {
         const ac_param_decl *p = &spec->params[i];
         cname_add(ck, &cn, "P_", NULL, "param", &p->name, NULL);
@@ -415,10 +440,11 @@ static int find_cycle(const graph *g, int start, char *colour, int *stack_node, 
 /* The tables index everything with uint16_t (AC_FSM_NONE reserved) and
  * guard opcodes keep 14 bits for the guard index: report a spec that does
  * not fit instead of emitting wrapped indexes. */
-static void check_limits(checker *ck, size_t nr)
+static void check_limits(checker *ck)
 {
     ac_spec *spec = ck->spec;
     const ac_resolved *res = ck->res;
+    size_t nr = res->n_rows;
     const size_t max = AC_FSM_NONE - 1;
     struct {
         const char *what;
@@ -463,42 +489,35 @@ static void check_limits(checker *ck, size_t nr)
                      effect_uses, max);
 }
 
-size_t ac_spec_check(ac_spec *spec)
-{
-    checker ck;
-    memset(&ck, 0, sizeof ck);
-    ck.spec = spec;
-    ac_resolved *res = calloc(1, sizeof *res);
-    if (!res)
-        return ++spec->n_errors;
-    ck.res = res;
+/* ---- the phases of ac_spec_check, in the order it runs them ----
+ * Each phase adds its diagnostics in a fixed order (the cap on errors keeps
+ * the first ones). A phase returning -1 stops the check: later phases need
+ * what it failed to build (out of memory, or a spec too large to number). */
 
-    /* params */
-    ac_strmap_init(&ck.params, spec->n_params);
-    for (size_t i = 0; i < spec->n_params; i++) {
-        int prev = ac_strmap_put(&ck.params, spec->params[i].name.s, (int)i);
-        if (prev >= 0)
-            ac_spec_diag(spec, 1, spec->params[i].name.line, spec->params[i].name.col,
-                         "duplicate param '%s' (first declared at line %d)", spec->params[i].name.s,
-                         spec->params[prev].name.line);
+/* Params, events and handlers: name -> index maps, duplicates reported.
+ * Events are numbered from 1; 0 is the eventless pseudo-event. */
+static void declare_names(checker *ck)
+{
+    ac_spec *spec = ck->spec;
+    map_decls(ck, &ck->params, spec->n_params ? &spec->params[0].name : NULL, spec->n_params,
+              sizeof *spec->params, 0, "param");
+    map_decls(ck, &ck->events, spec->events.v, spec->events.n, sizeof *spec->events.v, 1, "event");
+    for (int k = 0; k < AC_HK_COUNT; k++) {
+        map_decls(ck, &ck->handlers[k], spec->handlers[k].v, spec->handlers[k].n,
+                  sizeof *spec->handlers[k].v, 0, ac_handler_kind_name(k));
+        ck->handler_used[k] = calloc(spec->handlers[k].n + 1, 1);
     }
-    /* events: index 0 is eventless, declared events are 1..n */
-    ac_strmap_init(&ck.events, spec->events.n + 16);
-    for (size_t i = 0; i < spec->events.n; i++) {
-        int prev = ac_strmap_put(&ck.events, spec->events.v[i].s, (int)i + 1);
-        if (prev >= 0)
-            ac_spec_diag(spec, 1, spec->events.v[i].line, spec->events.v[i].col,
-                         "duplicate event '%s' (first declared at line %d)", spec->events.v[i].s,
-                         spec->events.v[prev - 1].line);
-    }
-    for (int k = 0; k < 3; k++) {
-        map_decls(&ck, &ck.handlers[k], &spec->handlers[k], hk_name[k]);
-        ck.handler_used[k] = calloc(spec->handlers[k].n + 1, 1);
-    }
-    /* machines and their states: global state numbering */
-    ac_strmap_init(&ck.machines, spec->n_machines);
-    ck.states = calloc(spec->n_machines + 1, sizeof *ck.states);
-    ck.machine_unresolved = calloc(spec->n_machines + 1, 1);
+}
+
+/* Machines and their states: one global numbering of the states, with the
+ * states of a machine contiguous. */
+static int number_states(checker *ck)
+{
+    ac_spec *spec = ck->spec;
+    ac_resolved *res = ck->res;
+    ac_strmap_init(&ck->machines, spec->n_machines);
+    ck->states = calloc(spec->n_machines + 1, sizeof *ck->states);
+    ck->machine_unresolved = calloc(spec->n_machines + 1, 1);
     res->machine_first_state = calloc(spec->n_machines + 1, sizeof(int));
     res->machine_depth = calloc(spec->n_machines + 1, sizeof(int));
     size_t n_states = 0;
@@ -506,26 +525,26 @@ size_t ac_spec_check(ac_spec *spec)
         n_states += spec->machines[m].n_states;
     res->states = calloc(n_states + 1, sizeof *res->states);
     res->state_machine = calloc(n_states + 1, sizeof(int));
-    if (!ck.states || !res->machine_first_state || !res->states || !res->state_machine ||
-        !res->machine_depth || !ck.machine_unresolved) {
+    if (!ck->states || !res->machine_first_state || !res->states || !res->state_machine ||
+        !res->machine_depth || !ck->machine_unresolved) {
         spec->n_errors++;
-        goto done;
+        return -1;
     }
     n_states = 0;
     for (size_t m = 0; m < spec->n_machines; m++) {
         ac_machine_decl *md = &spec->machines[m];
         md->index = (int)m;
-        int prev = ac_strmap_put(&ck.machines, md->name.s, (int)m);
+        int prev = ac_strmap_put(&ck->machines, md->name.s, (int)m);
         if (prev >= 0)
             ac_spec_diag(spec, 1, md->name.line, md->name.col,
                          "duplicate machine '%s' (first declared at line %d)", md->name.s,
                          spec->machines[prev].name.line);
-        ac_strmap_init(&ck.states[m], md->n_states);
+        ac_strmap_init(&ck->states[m], md->n_states);
         res->machine_first_state[m] = (int)n_states;
         for (size_t s = 0; s < md->n_states; s++) {
             ac_state_decl *sd = &md->states[s];
             sd->index = (int)n_states;
-            ac_strmap_put(&ck.states[m], sd->name.s, (int)n_states);
+            ac_strmap_put(&ck->states[m], sd->name.s, (int)n_states);
             res->states[n_states] = sd;
             res->state_machine[n_states] = (int)m;
             n_states++;
@@ -540,31 +559,35 @@ size_t ac_spec_check(ac_spec *spec)
     if (n_states >= AC_FSM_NONE) {
         ac_spec_diag(spec, 1, 1, 1, "spec too large: %zu states (the limit is %u)", n_states,
                      AC_FSM_NONE - 1);
-        goto done;
+        return -1;
     }
     if (spec->n_machines >= 256) {
         ac_spec_diag(spec, 1, 1, 1, "spec too large: %zu machines (the limit is 255)",
                      spec->n_machines);
-        goto done;
+        return -1;
     }
+    return 0;
+}
 
-    /* child events: M.S for every terminal state of every invoked machine */
+/* Which machines are invoked, and their arrival events: M.S for every
+ * terminal state S of every invoked machine M, numbered after the declared
+ * events. */
+static int add_arrival_events(checker *ck)
+{
+    ac_spec *spec = ck->spec;
+    ac_resolved *res = ck->res;
+    size_t n_states = res->n_states;
     size_t n_events = spec->events.n + 1;
-    char *invoked = calloc(spec->n_machines + 1, 1);
-    int *invoked_by_state = malloc(sizeof(int) * (spec->n_machines + 1));
-    if (!invoked || !invoked_by_state) {
-        free(invoked);
-        free(invoked_by_state);
+    char *invoked = ck->machine_invoked = calloc(spec->n_machines + 1, 1);
+    if (!invoked) {
         spec->n_errors++;
-        goto done;
+        return -1;
     }
-    for (size_t m = 0; m < spec->n_machines; m++)
-        invoked_by_state[m] = -1;
     for (size_t s = 0; s < n_states; s++) {
         ac_state_decl *sd = res->states[s];
         if (!sd->invoke.s)
             continue;
-        int mi = ac_strmap_get(&ck.machines, sd->invoke.s);
+        int mi = ac_strmap_get(&ck->machines, sd->invoke.s);
         if (mi < 0) {
             ac_spec_diag(spec, 1, sd->invoke.line, sd->invoke.col, "unknown machine '%s'",
                          sd->invoke.s);
@@ -574,16 +597,12 @@ size_t ac_spec_check(ac_spec *spec)
             ac_spec_diag(spec, 1, sd->invoke.line, sd->invoke.col,
                          "terminal state '%s' cannot invoke a machine", sd->name.s);
         invoked[mi] = 1;
-        if (invoked_by_state[mi] < 0)
-            invoked_by_state[mi] = (int)s;
     }
     res->event_names = calloc(n_events + n_states + 1, sizeof(char *));
-    ck.event_used = calloc(n_events + n_states + 1, 1);
-    if (!res->event_names || !ck.event_used) {
-        free(invoked);
-        free(invoked_by_state);
+    ck->event_used = calloc(n_events + n_states + 1, 1);
+    if (!res->event_names || !ck->event_used) {
         spec->n_errors++;
-        goto done;
+        return -1;
     }
     res->event_names[0] = "";
     for (size_t i = 0; i < spec->events.n; i++)
@@ -600,7 +619,7 @@ size_t ac_spec_check(ac_spec *spec)
             if (!nm)
                 continue;
             snprintf(nm, len, "%s.%s", md->name.s, md->states[s].name.s);
-            int prev = ac_strmap_put(&ck.events, nm, (int)n_events);
+            int prev = ac_strmap_put(&ck->events, nm, (int)n_events);
             if (prev >= 0) {
                 const ac_name *at = prev >= 1 && (size_t)prev <= spec->events.n
                                         ? &spec->events.v[prev - 1]
@@ -615,11 +634,20 @@ size_t ac_spec_check(ac_spec *spec)
         }
     }
     res->n_events = n_events;
+    return 0;
+}
 
-    /* root machine and invoke cycles */
+/* The machine that no state invokes is the root; there must be exactly
+ * one, invokes must not form a cycle, and nesting has a depth limit. */
+static void check_invoke_tree(checker *ck)
+{
+    ac_spec *spec = ck->spec;
+    ac_resolved *res = ck->res;
+    size_t n_states = res->n_states;
     res->root = -1;
     for (size_t m = 0; m < spec->n_machines; m++) {
-        if (invoked[m] || ac_strmap_get(&ck.machines, spec->machines[m].name.s) != (int)m)
+        if (ck->machine_invoked[m] ||
+            ac_strmap_get(&ck->machines, spec->machines[m].name.s) != (int)m)
             continue; /* invoked, or a duplicate (reported) */
         if (res->root < 0)
             res->root = (int)m;
@@ -630,99 +658,105 @@ size_t ac_spec_check(ac_spec *spec)
                          spec->machines[m].name.s, spec->machines[res->root].name.s,
                          spec->machines[m].name.s);
     }
-    {
-        graph g;
-        int nm = (int)spec->n_machines;
-        if (graph_init(&g, nm, (int)n_states + 1) == 0) {
-            for (size_t s = 0; s < n_states; s++) {
-                ac_state_decl *sd = res->states[s];
-                int mi = sd->invoke.s ? ac_strmap_get(&ck.machines, sd->invoke.s) : -1;
-                if (mi >= 0)
-                    graph_add(&g, res->state_machine[s], mi, (int)s);
+    graph g;
+    int nm = (int)spec->n_machines;
+    if (graph_init(&g, nm, (int)n_states + 1) == 0) {
+        for (size_t s = 0; s < n_states; s++) {
+            ac_state_decl *sd = res->states[s];
+            int mi = sd->invoke.s ? ac_strmap_get(&ck->machines, sd->invoke.s) : -1;
+            if (mi >= 0)
+                graph_add(&g, res->state_machine[s], mi, (int)s);
+        }
+        char *colour = calloc((size_t)nm + 1, 1);
+        int *sn = malloc(sizeof(int) * ((size_t)nm + 1));
+        int *se = malloc(sizeof(int) * ((size_t)nm + 1));
+        int from;
+        for (int m = 0; colour && sn && se && m < nm; m++) {
+            int edge = find_cycle(&g, m, colour, sn, se, &from);
+            if (edge >= 0) {
+                ac_state_decl *sd = res->states[edge];
+                ac_spec_diag(spec, 1, sd->invoke.line, sd->invoke.col,
+                             "invoke cycle: state '%s' of machine '%s' invokes '%s', which "
+                             "leads back to '%s'",
+                             sd->name.s, spec->machines[from].name.s, sd->invoke.s,
+                             spec->machines[from].name.s);
             }
-            char *colour = calloc((size_t)nm + 1, 1);
-            int *sn = malloc(sizeof(int) * ((size_t)nm + 1));
-            int *se = malloc(sizeof(int) * ((size_t)nm + 1));
-            int from;
-            for (int m = 0; colour && sn && se && m < nm; m++) {
-                int edge = find_cycle(&g, m, colour, sn, se, &from);
-                if (edge >= 0) {
-                    ac_state_decl *sd = res->states[edge];
-                    ac_spec_diag(spec, 1, sd->invoke.line, sd->invoke.col,
-                                 "invoke cycle: state '%s' of machine '%s' invokes '%s', which "
-                                 "leads back to '%s'",
-                                 sd->name.s, spec->machines[from].name.s, sd->invoke.s,
-                                 spec->machines[from].name.s);
-                }
-            }
-            if (res->root < 0 && nm > 0 && spec->n_errors == 0)
-                ac_spec_diag(spec, 1, spec->machines[0].name.line, spec->machines[0].name.col,
-                             "no root machine: every machine is invoked by another");
-            /* depth from the root */
-            if (res->root >= 0 && colour) {
-                for (int m = 0; m < nm; m++)
-                    res->machine_depth[m] = -1;
-                res->machine_depth[res->root] = 0;
-                int changed = 1, rounds = 0;
-                while (changed && rounds++ < nm + 1) {
-                    changed = 0;
-                    for (size_t s = 0; s < n_states; s++) {
-                        ac_state_decl *sd = res->states[s];
-                        int mi = sd->invoke.s ? ac_strmap_get(&ck.machines, sd->invoke.s) : -1;
-                        int pm = res->state_machine[s];
-                        if (mi >= 0 && res->machine_depth[pm] >= 0 && res->machine_depth[mi] < 0) {
-                            res->machine_depth[mi] = res->machine_depth[pm] + 1;
-                            changed = 1;
-                            if (res->machine_depth[mi] >= AC_FSM_MAX_DEPTH)
-                                ac_spec_diag(spec, 1, sd->invoke.line, sd->invoke.col,
-                                             "machines nest too deep (the limit is %d levels)",
-                                             AC_FSM_MAX_DEPTH);
-                        }
+        }
+        if (res->root < 0 && nm > 0 && spec->n_errors == 0)
+            ac_spec_diag(spec, 1, spec->machines[0].name.line, spec->machines[0].name.col,
+                         "no root machine: every machine is invoked by another");
+        /* depth from the root */
+        if (res->root >= 0 && colour) {
+            for (int m = 0; m < nm; m++)
+                res->machine_depth[m] = -1;
+            res->machine_depth[res->root] = 0;
+            int changed = 1, rounds = 0;
+            while (changed && rounds++ < nm + 1) {
+                changed = 0;
+                for (size_t s = 0; s < n_states; s++) {
+                    ac_state_decl *sd = res->states[s];
+                    int mi = sd->invoke.s ? ac_strmap_get(&ck->machines, sd->invoke.s) : -1;
+                    int pm = res->state_machine[s];
+                    if (mi >= 0 && res->machine_depth[pm] >= 0 && res->machine_depth[mi] < 0) {
+                        res->machine_depth[mi] = res->machine_depth[pm] + 1;
+                        changed = 1;
+                        if (res->machine_depth[mi] >= AC_FSM_MAX_DEPTH)
+                            ac_spec_diag(spec, 1, sd->invoke.line, sd->invoke.col,
+                                         "machines nest too deep (the limit is %d levels)",
+                                         AC_FSM_MAX_DEPTH);
                     }
                 }
             }
-            free(colour);
-            free(sn);
-            free(se);
         }
-        graph_free(&g);
+        free(colour);
+        free(sn);
+        free(se);
     }
-    free(invoked);
-    free(invoked_by_state);
+    graph_free(&g);
+}
 
-    /* state bodies */
-    for (size_t s = 0; s < n_states; s++) {
-        ac_state_decl *sd = res->states[s];
+/* State bodies: enter and exit actions, effects and their param arguments
+ * name declared handlers and params. */
+static void check_state_bodies(checker *ck)
+{
+    ac_spec *spec = ck->spec;
+    for (size_t s = 0; s < ck->res->n_states; s++) {
+        ac_state_decl *sd = ck->res->states[s];
         for (size_t i = 0; i < sd->enter.n; i++)
-            use_handler(&ck, HK_ACTION, &sd->enter.v[i]);
+            use_handler(ck, HK_ACTION, &sd->enter.v[i]);
         for (size_t i = 0; i < sd->exit.n; i++)
-            use_handler(&ck, HK_ACTION, &sd->exit.v[i]);
+            use_handler(ck, HK_ACTION, &sd->exit.v[i]);
         for (size_t e = 0; e < sd->n_effects; e++) {
-            use_handler(&ck, HK_EFFECT, &sd->effects[e].name);
+            use_handler(ck, HK_EFFECT, &sd->effects[e].name);
             for (size_t a = 0; a < sd->effects[e].args.n; a++) {
                 ac_name *pn = &sd->effects[e].args.v[a];
-                if (ac_strmap_get(&ck.params, pn->s) < 0)
+                if (ac_strmap_get(&ck->params, pn->s) < 0)
                     ac_spec_diag(spec, 1, pn->line, pn->col,
                                  "unknown param '%s' (declare it with 'param %s = VALUE')", pn->s,
                                  pn->s);
             }
         }
     }
+}
 
-    /* transitions: resolve, expand sources into rows */
+/* Transitions: resolve event, target, guard and actions, and expand the
+ * sources (a list, or `*`) into one row per source state, in ck->rows. */
+static int resolve_rows(checker *ck)
+{
+    ac_spec *spec = ck->spec;
+    ac_resolved *res = ck->res;
     size_t n_rows_cap = 0;
     for (size_t m = 0; m < spec->n_machines; m++) {
         ac_machine_decl *md = &spec->machines[m];
         for (size_t t = 0; t < md->n_trans; t++)
             n_rows_cap += md->trans[t].star ? md->n_states : md->trans[t].sources.n;
     }
-    ac_row *rows = calloc(n_rows_cap + 1, sizeof *rows);
-    res->state_first_row = calloc(n_states + 1, sizeof(int));
-    res->state_n_rows = calloc(n_states + 1, sizeof(int));
+    ac_row *rows = ck->rows = calloc(n_rows_cap + 1, sizeof *rows);
+    res->state_first_row = calloc(res->n_states + 1, sizeof(int));
+    res->state_n_rows = calloc(res->n_states + 1, sizeof(int));
     if (!rows || !res->state_first_row || !res->state_n_rows) {
-        free(rows);
         spec->n_errors++;
-        goto done;
+        return -1;
     }
     size_t nr = 0;
     for (size_t m = 0; m < spec->n_machines; m++) {
@@ -732,23 +766,23 @@ size_t ac_spec_check(ac_spec *spec)
             int ev = 0, target = -1;
             int ok = 1;
             if (td->event.s) {
-                ev = resolve_event(&ck, &td->event);
+                ev = resolve_event(ck, &td->event);
                 ok &= ev >= 0;
             }
             if (td->kind == AC_TR_EXTERNAL) {
-                target = resolve_state(&ck, m, &td->target);
+                target = resolve_state(ck, m, &td->target);
                 ok &= target >= 0;
             }
             if (!ok)
-                ck.machine_unresolved[m] = 1;
-            check_guard(&ck, td->guard);
+                ck->machine_unresolved[m] = 1;
+            check_guard(ck, td->guard);
             if (guard_stack_depth(td->guard) > AC_FSM_GUARD_STACK)
                 ac_spec_diag(spec, 1, td->line, td->col,
                              "guard is nested too deeply: it needs %d evaluation slots, the limit "
                              "is %d (write it with fewer right-nested parentheses)",
                              guard_stack_depth(td->guard), AC_FSM_GUARD_STACK);
             for (size_t a = 0; a < td->actions.n; a++)
-                use_handler(&ck, HK_ACTION, &td->actions.v[a]);
+                use_handler(ck, HK_ACTION, &td->actions.v[a]);
             if (td->star) {
                 for (size_t s = 0; s < md->n_states; s++) {
                     if (md->states[s].terminal || !ok)
@@ -760,9 +794,9 @@ size_t ac_spec_check(ac_spec *spec)
                 continue;
             }
             for (size_t k = 0; k < td->sources.n; k++) {
-                int si = resolve_state(&ck, m, &td->sources.v[k]);
+                int si = resolve_state(ck, m, &td->sources.v[k]);
                 if (si < 0) {
-                    ck.machine_unresolved[m] = 1;
+                    ck->machine_unresolved[m] = 1;
                     continue;
                 }
                 if (res->states[si]->terminal) {
@@ -776,7 +810,18 @@ size_t ac_spec_check(ac_spec *spec)
             }
         }
     }
-    /* group rows by state, keeping declaration order (counting sort) */
+    ck->n_rows = nr;
+    return 0;
+}
+
+/* Rows grouped by source state into res->rows, each state's rows in
+ * declaration order across `*` and named rules. */
+static int group_rows(checker *ck)
+{
+    ac_resolved *res = ck->res;
+    size_t n_states = res->n_states, nr = ck->n_rows;
+    const ac_row *rows = ck->rows;
+    /* counting sort by state keeps the order of expansion within a state */
     for (size_t r = 0; r < nr; r++)
         res->state_n_rows[rows[r].state]++;
     int acc = 0;
@@ -787,19 +832,18 @@ size_t ac_spec_check(ac_spec *spec)
     res->rows = calloc(nr + 1, sizeof *res->rows);
     int *fill = calloc(n_states + 1, sizeof(int));
     if (!res->rows || !fill) {
-        free(rows);
         free(fill);
-        spec->n_errors++;
-        goto done;
+        ck->spec->n_errors++;
+        return -1;
     }
     for (size_t r = 0; r < nr; r++) {
         int s = rows[r].state;
         res->rows[res->state_first_row[s] + fill[s]++] = rows[r];
     }
     free(fill);
-    free(rows);
+    free(ck->rows);
+    ck->rows = NULL;
     res->n_rows = nr;
-    /* rows of a state must follow declaration order across `*` and named rules */
     for (size_t s = 0; s < n_states; s++) {
         ac_row *rs = res->rows + res->state_first_row[s];
         int n = res->state_n_rows[s];
@@ -813,9 +857,16 @@ size_t ac_spec_check(ac_spec *spec)
             rs[j + 1] = x;
         }
     }
+    return 0;
+}
 
-    /* per state: conflicts and shadowing */
-    for (size_t s = 0; s < n_states; s++) {
+/* Per state: two unguarded rows for one event, and rows made dead by an
+ * earlier unguarded one (one report per declaration). */
+static void check_row_conflicts(checker *ck)
+{
+    ac_spec *spec = ck->spec;
+    const ac_resolved *res = ck->res;
+    for (size_t s = 0; s < res->n_states; s++) {
         ac_row *rs = res->rows + res->state_first_row[s];
         int n = res->state_n_rows[s];
         for (int i = 0; i < n; i++) {
@@ -840,151 +891,187 @@ size_t ac_spec_check(ac_spec *spec)
             }
         }
     }
+}
 
-    /* reachability, ways out, terminal reachability, eventless cycles */
-    {
-        char *seen = calloc(n_states + 1, 1);
-        char *to_term = calloc(n_states + 1, 1);
-        int *queue = malloc(sizeof(int) * (n_states + 1));
-        graph rev, evl;
-        int gok = graph_init(&rev, (int)n_states, (int)nr + 1) == 0;
-        gok &= graph_init(&evl, (int)n_states, (int)nr + 1) == 0;
-        if (seen && to_term && queue && gok) {
-            for (size_t r = 0; r < nr; r++) {
-                ac_row *rw = &res->rows[r];
-                if (rw->kind != AC_TR_EXTERNAL)
-                    continue;
-                graph_add(&rev, rw->target, rw->state, (int)r);
-                if (rw->event == 0 && !rw->decl->guard)
-                    graph_add(&evl, rw->state, rw->target, (int)r);
-            }
-            for (size_t m = 0; m < spec->n_machines; m++) {
-                ac_machine_decl *md = &spec->machines[m];
-                int init = md->initial.s ? ac_strmap_get(&ck.states[m], md->initial.s) : -1;
-                int has_terminal = 0;
-                for (size_t s = 0; s < md->n_states; s++)
-                    has_terminal |= md->states[s].terminal;
-                if (!has_terminal)
-                    ac_spec_diag(spec, 1, md->name.line, md->name.col,
-                                 "machine '%s' has no terminal state (add 'terminal STATE')",
-                                 md->name.s);
-                /* forward BFS from initial */
-                int qh = 0, qt = 0;
-                if (init >= 0) {
-                    seen[init] = 1;
-                    queue[qt++] = init;
-                }
-                while (qh < qt) {
-                    int v = queue[qh++];
-                    for (int i = 0; i < res->state_n_rows[v]; i++) {
-                        ac_row *rw = &res->rows[res->state_first_row[v] + i];
-                        if (rw->kind == AC_TR_EXTERNAL && !seen[rw->target]) {
-                            seen[rw->target] = 1;
-                            queue[qt++] = rw->target;
-                        }
-                    }
-                }
-                /* reverse BFS from terminal states */
-                qh = qt = 0;
-                for (size_t s = 0; s < md->n_states; s++)
-                    if (md->states[s].terminal) {
-                        to_term[md->states[s].index] = 1;
-                        queue[qt++] = md->states[s].index;
-                    }
-                while (qh < qt) {
-                    int v = queue[qh++];
-                    for (int e = rev.head[v]; e >= 0; e = rev.next[e]) {
-                        int w = rev.to[e];
-                        if (!to_term[w]) {
-                            to_term[w] = 1;
-                            queue[qt++] = w;
-                        }
-                    }
-                }
-                for (size_t s = 0; s < md->n_states && !ck.machine_unresolved[m]; s++) {
-                    ac_state_decl *sd = &md->states[s];
-                    int si = sd->index;
-                    if (!sd->declared_by_state && !sd->terminal &&
-                        !(md->initial.s && strcmp(md->initial.s, sd->name.s) == 0))
-                        continue;
-                    if (init >= 0 && !seen[si])
-                        ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
-                                     "state '%s' is unreachable from the initial state '%s'",
-                                     sd->name.s, md->initial.s);
-                    if (sd->terminal)
-                        continue;
-                    int out = 0;
-                    for (int i = 0; i < res->state_n_rows[si]; i++)
-                        out |= res->rows[res->state_first_row[si] + i].kind == AC_TR_EXTERNAL;
-                    if (!out)
-                        ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
-                                     "non-terminal state '%s' has no outgoing transition",
-                                     sd->name.s);
-                    else if (has_terminal && !to_term[si])
-                        ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
-                                     "no terminal state can be reached from state '%s'",
-                                     sd->name.s);
-                }
-            }
-            char *colour = calloc(n_states + 1, 1);
-            int *sn = malloc(sizeof(int) * (n_states + 1));
-            int *se = malloc(sizeof(int) * (n_states + 1));
-            int from;
-            for (size_t s = 0; colour && sn && se && s < n_states; s++) {
-                int edge = find_cycle(&evl, (int)s, colour, sn, se, &from);
-                if (edge >= 0) {
-                    const ac_trans_decl *td = res->rows[edge].decl;
-                    ac_spec_diag(spec, 1, td->line, td->col,
-                                 "eventless transitions without guards form a cycle through "
-                                 "state '%s' (add a guard or an event)",
-                                 res->states[res->rows[edge].state]->name.s);
-                }
-            }
-            free(colour);
-            free(sn);
-            free(se);
+/* The graph of each machine: a terminal state exists, every state is
+ * reachable from the initial one, has a way out and can reach a terminal
+ * state; and eventless rows without guards form no cycle. */
+static void check_graph(checker *ck)
+{
+    ac_spec *spec = ck->spec;
+    const ac_resolved *res = ck->res;
+    size_t n_states = res->n_states, nr = res->n_rows;
+    char *seen = calloc(n_states + 1, 1);
+    char *to_term = calloc(n_states + 1, 1);
+    int *queue = malloc(sizeof(int) * (n_states + 1));
+    graph rev, evl;
+    int gok = graph_init(&rev, (int)n_states, (int)nr + 1) == 0;
+    gok &= graph_init(&evl, (int)n_states, (int)nr + 1) == 0;
+    if (seen && to_term && queue && gok) {
+        for (size_t r = 0; r < nr; r++) {
+            ac_row *rw = &res->rows[r];
+            if (rw->kind != AC_TR_EXTERNAL)
+                continue;
+            graph_add(&rev, rw->target, rw->state, (int)r);
+            if (rw->event == 0 && !rw->decl->guard)
+                graph_add(&evl, rw->state, rw->target, (int)r);
         }
-        graph_free(&rev);
-        graph_free(&evl);
-        free(seen);
-        free(to_term);
-        free(queue);
+        for (size_t m = 0; m < spec->n_machines; m++) {
+            ac_machine_decl *md = &spec->machines[m];
+            int init = md->initial.s ? ac_strmap_get(&ck->states[m], md->initial.s) : -1;
+            int has_terminal = 0;
+            for (size_t s = 0; s < md->n_states; s++)
+                has_terminal |= md->states[s].terminal;
+            if (!has_terminal)
+                ac_spec_diag(spec, 1, md->name.line, md->name.col,
+                             "machine '%s' has no terminal state (add 'terminal STATE')",
+                             md->name.s);
+            /* forward BFS from initial */
+            int qh = 0, qt = 0;
+            if (init >= 0) {
+                seen[init] = 1;
+                queue[qt++] = init;
+            }
+            while (qh < qt) {
+                int v = queue[qh++];
+                for (int i = 0; i < res->state_n_rows[v]; i++) {
+                    ac_row *rw = &res->rows[res->state_first_row[v] + i];
+                    if (rw->kind == AC_TR_EXTERNAL && !seen[rw->target]) {
+                        seen[rw->target] = 1;
+                        queue[qt++] = rw->target;
+                    }
+                }
+            }
+            /* reverse BFS from terminal states */
+            qh = qt = 0;
+            for (size_t s = 0; s < md->n_states; s++)
+                if (md->states[s].terminal) {
+                    to_term[md->states[s].index] = 1;
+                    queue[qt++] = md->states[s].index;
+                }
+            while (qh < qt) {
+                int v = queue[qh++];
+                for (int e = rev.head[v]; e >= 0; e = rev.next[e]) {
+                    int w = rev.to[e];
+                    if (!to_term[w]) {
+                        to_term[w] = 1;
+                        queue[qt++] = w;
+                    }
+                }
+            }
+            for (size_t s = 0; s < md->n_states && !ck->machine_unresolved[m]; s++) {
+                ac_state_decl *sd = &md->states[s];
+                int si = sd->index;
+                if (!sd->declared_by_state && !sd->terminal &&
+                    !(md->initial.s && strcmp(md->initial.s, sd->name.s) == 0))
+                    continue;
+                if (init >= 0 && !seen[si])
+                    ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
+                                 "state '%s' is unreachable from the initial state '%s'",
+                                 sd->name.s, md->initial.s);
+                if (sd->terminal)
+                    continue;
+                int out = 0;
+                for (int i = 0; i < res->state_n_rows[si]; i++)
+                    out |= res->rows[res->state_first_row[si] + i].kind == AC_TR_EXTERNAL;
+                if (!out)
+                    ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
+                                 "non-terminal state '%s' has no outgoing transition", sd->name.s);
+                else if (has_terminal && !to_term[si])
+                    ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
+                                 "no terminal state can be reached from state '%s'", sd->name.s);
+            }
+        }
+        char *colour = calloc(n_states + 1, 1);
+        int *sn = malloc(sizeof(int) * (n_states + 1));
+        int *se = malloc(sizeof(int) * (n_states + 1));
+        int from;
+        for (size_t s = 0; colour && sn && se && s < n_states; s++) {
+            int edge = find_cycle(&evl, (int)s, colour, sn, se, &from);
+            if (edge >= 0) {
+                const ac_trans_decl *td = res->rows[edge].decl;
+                ac_spec_diag(spec, 1, td->line, td->col,
+                             "eventless transitions without guards form a cycle through "
+                             "state '%s' (add a guard or an event)",
+                             res->states[res->rows[edge].state]->name.s);
+            }
+        }
+        free(colour);
+        free(sn);
+        free(se);
+    }
+    graph_free(&rev);
+    graph_free(&evl);
+    free(seen);
+    free(to_term);
+    free(queue);
+}
+
+/* Warnings, only for a spec without errors: declared events no state
+ * handles, declared handlers nothing uses. */
+static void warn_unused(checker *ck)
+{
+    ac_spec *spec = ck->spec;
+    if (spec->n_errors != 0)
+        return;
+    for (size_t i = 0; i < spec->events.n; i++)
+        if (!ck->event_used[i + 1])
+            ac_spec_diag(spec, 0, spec->events.v[i].line, spec->events.v[i].col,
+                         "event '%s' is not handled by any state", spec->events.v[i].s);
+    for (int k = 0; k < AC_HK_COUNT; k++)
+        for (size_t i = 0; i < spec->handlers[k].n; i++)
+            if (!ck->handler_used[k][i])
+                ac_spec_diag(spec, 0, spec->handlers[k].v[i].line, spec->handlers[k].v[i].col,
+                             "%s '%s' is declared but never used", ac_handler_kind_name(k),
+                             spec->handlers[k].v[i].s);
+}
+
+static void checker_free(checker *ck)
+{
+    ac_strmap_free(&ck->params);
+    ac_strmap_free(&ck->events);
+    ac_strmap_free(&ck->machines);
+    for (int k = 0; k < AC_HK_COUNT; k++) {
+        ac_strmap_free(&ck->handlers[k]);
+        free(ck->handler_used[k]);
+    }
+    if (ck->states)
+        for (size_t m = 0; m < ck->spec->n_machines; m++)
+            ac_strmap_free(&ck->states[m]);
+    free(ck->states);
+    free(ck->event_used);
+    free(ck->machine_unresolved);
+    free(ck->machine_invoked);
+    free(ck->rows);
+}
+
+size_t ac_spec_check(ac_spec *spec)
+{
+    checker ck;
+    memset(&ck, 0, sizeof ck);
+    ck.spec = spec;
+    ck.res = calloc(1, sizeof *ck.res);
+    if (!ck.res)
+        return ++spec->n_errors;
+
+    declare_names(&ck);
+    if (number_states(&ck) == 0 && add_arrival_events(&ck) == 0) {
+        check_invoke_tree(&ck);
+        check_state_bodies(&ck);
+        if (resolve_rows(&ck) == 0 && group_rows(&ck) == 0) {
+            check_row_conflicts(&ck);
+            check_graph(&ck);
+            warn_unused(&ck);
+            check_c_names(&ck);
+            check_limits(&ck);
+        }
     }
 
-    /* warnings */
-    if (spec->n_errors == 0) {
-        for (size_t i = 0; i < spec->events.n; i++)
-            if (!ck.event_used[i + 1])
-                ac_spec_diag(spec, 0, spec->events.v[i].line, spec->events.v[i].col,
-                             "event '%s' is not handled by any state", spec->events.v[i].s);
-        for (int k = 0; k < 3; k++)
-            for (size_t i = 0; i < spec->handlers[k].n; i++)
-                if (!ck.handler_used[k][i])
-                    ac_spec_diag(spec, 0, spec->handlers[k].v[i].line, spec->handlers[k].v[i].col,
-                                 "%s '%s' is declared but never used", hk_name[k],
-                                 spec->handlers[k].v[i].s);
-    }
-    check_c_names(&ck);
-    check_limits(&ck, nr);
-
-done:
-    ac_strmap_free(&ck.params);
-    ac_strmap_free(&ck.events);
-    ac_strmap_free(&ck.machines);
-    for (int k = 0; k < 3; k++) {
-        ac_strmap_free(&ck.handlers[k]);
-        free(ck.handler_used[k]);
-    }
-    if (ck.states)
-        for (size_t m = 0; m < spec->n_machines; m++)
-            ac_strmap_free(&ck.states[m]);
-    free(ck.states);
-    free(ck.event_used);
-    free(ck.machine_unresolved);
+    checker_free(&ck);
     if (spec->n_errors == 0)
-        spec->res = res;
+        spec->res = ck.res;
     else
-        free_resolved(res);
+        free_resolved(ck.res);
     return spec->n_errors;
 }
 

@@ -6,6 +6,7 @@
  * absolute path, so it is byte-for-byte reproducible.
  */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "spec.h"
@@ -96,19 +97,18 @@ int ac_emit_c_header(const ac_fsm_tables *t, const char *name, FILE *out)
     }
     fprintf(out, "    %s_E__COUNT = %u\n};\n\n", up, t->n_events);
 
-    static const char *const kinds[3] = {"guard", "action", "effect"};
-    static const char *const kprefix[3] = {"G", "A", "F"};
-    const char *const *knames[3] = {t->guard_names, t->action_names, t->effect_names};
-    uint16_t kcount[3] = {t->n_guards, t->n_actions, t->n_effects};
-    for (int k = 0; k < 3; k++) {
-        fprintf(out, "/* %ss the spec needs (bind a C function to each name) */\n", kinds[k]);
-        fprintf(out, "enum %s_%s {\n", id, kinds[k]);
+    const char *const *knames[AC_HK_COUNT] = {t->guard_names, t->action_names, t->effect_names};
+    uint16_t kcount[AC_HK_COUNT] = {t->n_guards, t->n_actions, t->n_effects};
+    for (int k = 0; k < AC_HK_COUNT; k++) {
+        fprintf(out, "/* %ss the spec needs (bind a C function to each name) */\n",
+                ac_handler_kind_name(k));
+        fprintf(out, "enum %s_%s {\n", id, ac_handler_kind_name(k));
         for (uint16_t i = 0; i < kcount[k]; i++) {
-            fprintf(out, "    %s_%s_", up, kprefix[k]);
+            fprintf(out, "    %s_%s", up, ac_handler_kind_prefix(k));
             put_upper(out, knames[k][i]);
             fprintf(out, " = %u, /* \"%s\" */\n", i, knames[k][i]);
         }
-        fprintf(out, "    %s_%s__COUNT = %u\n};\n\n", up, kprefix[k], kcount[k]);
+        fprintf(out, "    %s_%s_COUNT = %u\n};\n\n", up, ac_handler_kind_prefix(k), kcount[k]);
     }
 
     fprintf(out, "/* params: index and default value */\nenum %s_param {\n", id);
@@ -149,51 +149,194 @@ static void emit_names(FILE *out, const char *var, const char *const *names, uin
     fputs("};\n\n", out);
 }
 
-static void emit_u16(FILE *out, const char *var, const uint16_t *v, size_t n)
+/* Opcodes and items are printed this many to a line after a label. */
+#define ITEMS_PER_LINE 16
+
+static void emit_guard_op(FILE *out, uint16_t op)
 {
-    fprintf(out, "static const uint16_t %s[] = {", var);
-    for (size_t i = 0; i < n; i++) {
-        if (i % 10 == 0)
-            fprintf(out, "\n    /* %4zu */ ", i);
-        fprintf(out, "%u,%s", v[i], i % 10 == 9 || i + 1 == n ? "" : " ");
-    }
-    if (n == 0)
-        fputs("0", out);
-    fputs("\n};\n\n", out);
+    if (op == AC_G_END)
+        fputs("AC_G_END", out);
+    else if (op == AC_G_NOT)
+        fputs("AC_G_NOT", out);
+    else if (op == AC_G_AND)
+        fputs("AC_G_AND", out);
+    else if (op == AC_G_OR)
+        fputs("AC_G_OR", out);
+    else
+        fprintf(out, "%u", op); /* AC_G_PRED | guard index, and AC_G_PRED is 0 */
 }
 
-static size_t lists_len(const ac_fsm_tables *t)
+/* Prints v[from .. to-1] after a label that ends the line so far; guard
+ * opcodes by name when `guard` is set. */
+static void emit_items(FILE *out, const uint16_t *v, size_t from, size_t to, int guard)
 {
-    size_t max = 1;
+    for (size_t i = from; i < to; i++) {
+        if (i > from && (i - from) % ITEMS_PER_LINE == 0)
+            fputs("\n       ", out);
+        fputc(' ', out);
+        if (guard)
+            emit_guard_op(out, v[i]);
+        else
+            fprintf(out, "%u", v[i]);
+        fputc(',', out);
+    }
+    fputc('\n', out);
+}
+
+/* Each guard program on its own line after a comment with its offset and
+ * its expression, "17 has_tool_calls", then its opcodes: 7, AC_G_END. */
+static void emit_guard_code(FILE *out, const ac_fsm_tables *t)
+{
+    fputs("static const uint16_t guard_code[] = {\n", out);
+    if (t->n_guard_code == 0)
+        fputs("    AC_G_END,\n", out);
+    size_t off = 0;
+    while (off < t->n_guard_code) {
+        size_t end = off;
+        while (end < t->n_guard_code && t->guard_code[end] != AC_G_END)
+            end++;
+        char text[256] = "";
+        if (end < t->n_guard_code)
+            ac_guard_to_text(t, (uint16_t)off, text, sizeof text);
+        fprintf(out, "    /* %zu %s */", off,
+                end == t->n_guard_code ? "(no AC_G_END)"
+                : text[0]              ? text
+                                       : "(empty program)");
+        end = end < t->n_guard_code ? end + 1 : end;
+        emit_items(out, t->guard_code, off, end, 1);
+        off = end;
+    }
+    fputs("};\n\n", out);
+}
+
+/* "OFF --go--> ON", "S on e", "S ignore e"; event 0 is "(eventless)". */
+static void row_text(const ac_fsm_tables *t, const ac_fsm_transition *tr, char *buf, size_t cap)
+{
+    const char *ev = tr->event ? t->event_names[tr->event] : "(eventless)";
+    const char *src = t->states[tr->source].name;
+    if (tr->kind == AC_TR_EXTERNAL)
+        snprintf(buf, cap, "%s --%s--> %s", src, ev, t->states[tr->target].name);
+    else
+        snprintf(buf, cap, "%s %s %s", src, tr->kind == AC_TR_INTERNAL ? "on" : "ignore", ev);
+}
+
+/* What a list of `lists` holds, found from the first table entry that
+ * refers to it. */
+enum list_use { LU_NONE, LU_ENTER, LU_EXIT, LU_EFFECTS, LU_ACTIONS, LU_ARGS };
+typedef struct list_ref {
+    uint8_t use;  /* enum list_use */
+    uint16_t idx; /* state, transition or effect use */
+} list_ref;
+
+static void refer(list_ref *refs, const ac_fsm_tables *t, uint16_t off, int use, size_t idx)
+{
+    if (off != 0 && off < t->n_lists && refs[off].use == LU_NONE)
+        refs[off] = (list_ref){(uint8_t)use, (uint16_t)idx};
+}
+
+/* The name of item `item` of a list used as `use` ("?" if out of range). */
+static const char *item_name(const ac_fsm_tables *t, int use, uint16_t item)
+{
+    switch (use) {
+    case LU_EFFECTS:
+        return item < t->n_effect_uses && t->effect_uses[item].effect < t->n_effects
+                   ? t->effect_names[t->effect_uses[item].effect]
+                   : "?";
+    case LU_ARGS:
+        return item < t->n_params ? t->params[item].name : "?";
+    default:
+        return item < t->n_actions ? t->action_names[item] : "?";
+    }
+}
+
+/* "OFF enter: prepare, tidy", cut short with "..." when long. */
+static void list_label(const ac_fsm_tables *t, const list_ref *r, const uint16_t *owner,
+                       uint16_t off, char *buf, size_t cap)
+{
+    char what[160];
+    switch (r->use) {
+    case LU_ENTER:
+    case LU_EXIT:
+    case LU_EFFECTS:
+        snprintf(what, sizeof what, "%s %s", t->states[r->idx].name,
+                 r->use == LU_ENTER  ? "enter"
+                 : r->use == LU_EXIT ? "exit"
+                                     : "effects");
+        break;
+    case LU_ACTIONS:
+        row_text(t, &t->transitions[r->idx], what, sizeof what);
+        break;
+    case LU_ARGS:
+        snprintf(what, sizeof what, "%s %s args",
+                 owner[r->idx] < t->n_states ? t->states[owner[r->idx]].name : "?",
+                 item_name(t, LU_EFFECTS, r->idx));
+        break;
+    default:
+        snprintf(buf, cap, "%s", off == 0 ? "the empty list" : "(not used)");
+        return;
+    }
+    size_t o = (size_t)snprintf(buf, cap, "%s:", what);
+    uint16_t n = t->lists[off];
+    for (uint16_t i = 1; i <= n && o < cap && (size_t)off + i < t->n_lists; i++) {
+        const char *nm = item_name(t, r->use, t->lists[off + i]);
+        if (o + strlen(nm) + 6 >= cap) {
+            snprintf(buf + o, cap - o, " ...");
+            return;
+        }
+        o += (size_t)snprintf(buf + o, cap - o, "%s %s", i > 1 ? "," : "", nm);
+    }
+}
+
+/* Each count-prefixed list on its own line after a comment with its offset
+ * and its use, "86 STREAMING on llm.delta: append_delta", then its count and
+ * items: 1, 17. */
+static int emit_lists(FILE *out, const ac_fsm_tables *t)
+{
+    list_ref *refs = calloc((size_t)t->n_lists + 1, sizeof *refs);
+    uint16_t *owner = calloc((size_t)t->n_effect_uses + 1, sizeof *owner);
+    if (!refs || !owner) {
+        free(refs);
+        free(owner);
+        return -1;
+    }
+    for (uint16_t i = 0; i < t->n_effect_uses; i++)
+        owner[i] = AC_FSM_NONE;
     for (uint16_t i = 0; i < t->n_states; i++) {
         const ac_fsm_state *s = &t->states[i];
-        uint16_t offs[3] = {s->enter, s->exit, s->effects};
-        for (int k = 0; k < 3; k++)
-            if ((size_t)offs[k] + 1 + t->lists[offs[k]] > max)
-                max = (size_t)offs[k] + 1 + t->lists[offs[k]];
+        refer(refs, t, s->enter, LU_ENTER, i);
+        refer(refs, t, s->exit, LU_EXIT, i);
+        refer(refs, t, s->effects, LU_EFFECTS, i);
+        for (uint16_t k = 1; s->effects < t->n_lists && k <= t->lists[s->effects] &&
+                             (size_t)s->effects + k < t->n_lists;
+             k++) {
+            uint16_t u = t->lists[s->effects + k];
+            if (u < t->n_effect_uses && owner[u] == AC_FSM_NONE)
+                owner[u] = i;
+        }
     }
     for (uint16_t i = 0; i < t->n_transitions; i++)
-        if ((size_t)t->transitions[i].actions + 1 + t->lists[t->transitions[i].actions] > max)
-            max = (size_t)t->transitions[i].actions + 1 + t->lists[t->transitions[i].actions];
+        refer(refs, t, t->transitions[i].actions, LU_ACTIONS, i);
     for (uint16_t i = 0; i < t->n_effect_uses; i++)
-        if ((size_t)t->effect_uses[i].args + 1 + t->lists[t->effect_uses[i].args] > max)
-            max = (size_t)t->effect_uses[i].args + 1 + t->lists[t->effect_uses[i].args];
-    return max;
-}
+        refer(refs, t, t->effect_uses[i].args, LU_ARGS, i);
 
-static size_t guard_len(const ac_fsm_tables *t)
-{
-    size_t max = 1;
-    for (uint16_t i = 0; i < t->n_transitions; i++) {
-        uint16_t g = t->transitions[i].guard;
-        if (g == AC_FSM_NONE)
-            continue;
-        while (t->guard_code[g] != AC_G_END)
-            g++;
-        if ((size_t)g + 1 > max)
-            max = (size_t)g + 1;
+    fputs("static const uint16_t lists[] = {\n", out);
+    if (t->n_lists == 0)
+        fputs("    0,\n", out);
+    size_t off = 0;
+    while (off < t->n_lists) {
+        size_t end = off + 1 + t->lists[off];
+        if (end > t->n_lists)
+            end = t->n_lists;
+        char label[200];
+        list_label(t, &refs[off], owner, (uint16_t)off, label, sizeof label);
+        fprintf(out, "    /* %zu %s */", off, label);
+        emit_items(out, t->lists, off, end, 0);
+        off = end;
     }
-    return max;
+    fputs("};\n\n", out);
+    free(refs);
+    free(owner);
+    return 0;
 }
 
 static const char *kind_name(int k)
@@ -201,6 +344,48 @@ static const char *kind_name(int k)
     return k == AC_TR_INTERNAL ? "AC_TR_INTERNAL"
            : k == AC_TR_IGNORE ? "AC_TR_IGNORE"
                                : "AC_TR_EXTERNAL";
+}
+
+static const char *param_type_name(int type)
+{
+    return type == AC_PARAM_DURATION ? "AC_PARAM_DURATION"
+           : type == AC_PARAM_STRING ? "AC_PARAM_STRING"
+                                     : "AC_PARAM_INT";
+}
+
+/* A uint16_t index, or AC_FSM_NONE by name. */
+static void put_index(FILE *out, uint16_t v)
+{
+    if (v == AC_FSM_NONE)
+        fputs("AC_FSM_NONE", out);
+    else
+        fprintf(out, "%u", v);
+}
+
+/* The comment block at the top of <name>_fsm.c. */
+static void emit_reading_guide(FILE *out, const char *name)
+{
+    fprintf(out,
+            "/*\n"
+            " * How to read these tables (their shape is in agentc/fsm_tables.h):\n"
+            " * - States, transitions, events, guards, actions, effects and params are\n"
+            " *   numbered from 0 in the order of the enums in %s_fsm.h. Event 0,\n"
+            " *   AC_FSM_EVENTLESS, stands for eventless transitions.\n"
+            " * - The transitions of a state are the n_transitions rows from\n"
+            " *   first_transition on, in declaration order: the first row whose guard\n"
+            " *   holds is taken.\n"
+            " * - .enter, .exit, .effects, .actions and .args are offsets into lists[].\n"
+            " *   A list is count-prefixed: lists[off] is the number of items and the\n"
+            " *   items follow. Offset 0 is the empty list.\n"
+            " * - .guard is an offset into guard_code[], a postfix program: a number\n"
+            " *   pushes that guard's result, AC_G_NOT, AC_G_AND and AC_G_OR combine the\n"
+            " *   top of the stack, AC_G_END ends the program.\n"
+            " * - AC_FSM_NONE marks a missing guard or invoke.\n"
+            " * - Indexes and offsets are uint16_t even where a smaller type would fit:\n"
+            " *   tables built in memory from a spec file at run time have the same\n"
+            " *   shape, and one dispatcher executes both.\n"
+            " */\n",
+            name);
 }
 
 static const char *spec_base(const ac_fsm_tables *t)
@@ -215,6 +400,7 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
     c_ident(name, id, sizeof id);
     const char *base = spec_base(t);
     header_line(out, t);
+    emit_reading_guide(out, name);
     fprintf(out, "#include \"%s_fsm.h\"\n\n", name);
     fprintf(out, "#include <stddef.h>\n\n");
 
@@ -235,10 +421,11 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
                 s->line);
         fprintf(out,
                 "    {.name = \"%s\", .machine = %u, .first_transition = %u, .n_transitions = %u, "
-                ".enter = %u, .exit = %u, .effects = %u, .invoke = %u, .line = %u, .terminal = "
-                "%u},\n",
+                ".enter = %u, .exit = %u, .effects = %u, .invoke = ",
                 s->name, s->machine, s->first_transition, s->n_transitions, s->enter, s->exit,
-                s->effects, s->invoke, s->line, s->terminal);
+                s->effects);
+        put_index(out, s->invoke);
+        fprintf(out, ", .line = %u, .terminal = %u},\n", s->line, s->terminal);
     }
     fputs("};\n\n", out);
 
@@ -247,18 +434,17 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
         fputs("    {0},\n", out);
     for (uint16_t i = 0; i < t->n_transitions; i++) {
         const ac_fsm_transition *tr = &t->transitions[i];
-        const char *ev = tr->event ? t->event_names[tr->event] : "";
-        const char *src = t->states[tr->source].name;
-        if (tr->kind == AC_TR_EXTERNAL)
-            fprintf(out, "    /* %4u %s --%s--> %s  %s:%u */\n", i, src, ev,
-                    t->states[tr->target].name, base, tr->line);
+        char row[600];
+        row_text(t, tr, row, sizeof row);
+        fprintf(out, "    /* %4u %s  %s:%u */\n", i, row, base, tr->line);
+        fprintf(out, "    {.source = %u, .event = ", tr->source);
+        if (tr->event == AC_FSM_EVENTLESS)
+            fputs("AC_FSM_EVENTLESS", out);
         else
-            fprintf(out, "    /* %4u %s %s %s  %s:%u */\n", i, src,
-                    tr->kind == AC_TR_INTERNAL ? "on" : "ignore", ev, base, tr->line);
-        fprintf(out,
-                "    {.source = %u, .event = %u, .target = %u, .guard = %u, .actions = %u, .line = "
-                "%u, .kind = %s},\n",
-                tr->source, tr->event, tr->target, tr->guard, tr->actions, tr->line,
+            fprintf(out, "%u", tr->event);
+        fprintf(out, ", .target = %u, .guard = ", tr->target);
+        put_index(out, tr->guard);
+        fprintf(out, ", .actions = %u, .line = %u, .kind = %s},\n", tr->actions, tr->line,
                 kind_name(tr->kind));
     }
     fputs("};\n\n", out);
@@ -277,8 +463,8 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
         fputs("    {0},\n", out);
     for (uint16_t i = 0; i < t->n_params; i++) {
         const ac_fsm_param *p = &t->params[i];
-        fprintf(out, "    {.name = \"%s\", .type = %u, .ival = %lldLL, .sval = ", p->name, p->type,
-                (long long)p->ival);
+        fprintf(out, "    {.name = \"%s\", .type = %s, .ival = %lldLL, .sval = ", p->name,
+                param_type_name(p->type), (long long)p->ival);
         if (p->sval)
             c_string(out, p->sval);
         else
@@ -287,12 +473,11 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
     }
     fputs("};\n\n", out);
 
-    fputs("/* guard programs in postfix: PRED = index, NOT 16384, AND 32768, OR 49152, END 65535 "
-          "*/\n",
-          out);
-    emit_u16(out, "guard_code", t->guard_code, guard_len(t));
-    fputs("/* lists: count followed by items */\n", out);
-    emit_u16(out, "lists", t->lists, lists_len(t));
+    fputs("/* guard programs in postfix, by offset: a number pushes that guard's result */\n", out);
+    emit_guard_code(out, t);
+    fputs("/* count-prefixed lists, by offset: the count, then the items */\n", out);
+    if (emit_lists(out, t) < 0)
+        return -1;
     emit_names(out, "event_names", t->event_names, t->n_events);
     emit_names(out, "guard_names", t->guard_names, t->n_guards);
     emit_names(out, "action_names", t->action_names, t->n_actions);
@@ -310,6 +495,7 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
             "    .n_guards = %u,\n    .n_actions = %u,\n    .n_effects = %u,\n    .n_params = "
             "%u,\n    .n_effect_uses = %u,\n",
             t->n_guards, t->n_actions, t->n_effects, t->n_params, t->n_effect_uses);
+    fprintf(out, "    .n_lists = %u,\n    .n_guard_code = %u,\n", t->n_lists, t->n_guard_code);
     fprintf(out, "    .root = %u,\n", t->root);
     fputs("    .machines = machines,\n    .states = states,\n    .transitions = transitions,\n"
           "    .effect_uses = effect_uses,\n    .params = params,\n    .guard_code = guard_code,\n"

@@ -4,6 +4,11 @@
  *
  * The C emitter prints exactly these tables, and `agentc run --spec FILE`
  * executes them directly, so generated and in-memory engines cannot drift.
+ *
+ * ac_spec_lower runs lower_alloc, lower_start, lower_machines,
+ * lower_states, lower_transitions, lower_params_and_names and lower_finish
+ * in this order: names go to one string buffer as offsets, which become
+ * pointers only at the end, once the buffer no longer moves.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -115,15 +120,30 @@ static uint16_t params_list(lowered *lw, const ac_spec *spec, const ac_names *ns
     return off;
 }
 
-ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
+/* One lowering: the tables being built, and where each name will sit in
+ * lw->strings (offsets, since the string buffer moves as it grows). */
+typedef struct lowering {
+    const ac_spec *spec;
+    const ac_resolved *res;
+    lowered *lw;
+    ac_fsm_machine *machines;
+    ac_fsm_state *states;
+    ac_fsm_transition *trans;
+    ac_fsm_effect_use *eus;
+    ac_fsm_param *params;
+    size_t path_off;
+    size_t *machine_name, *state_name, *param_name, *param_sval;
+    size_t *name_off; /* events, then guards, actions, effects */
+    size_t n_names;
+    const char **names;
+} lowering;
+
+/* Counts, and every table at its final size. */
+static int lower_alloc(lowering *lo)
 {
-    const ac_resolved *res = spec->res;
-    if (!res)
-        return NULL;
-    lowered *lw = calloc(1, sizeof *lw);
-    if (!lw)
-        return NULL;
-    ac_fsm_tables *t = &lw->t;
+    const ac_spec *spec = lo->spec;
+    const ac_resolved *res = lo->res;
+    ac_fsm_tables *t = &lo->lw->t;
     size_t n_eu = 0;
     for (size_t s = 0; s < res->n_states; s++)
         n_eu += res->states[s]->n_effects;
@@ -139,52 +159,73 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
     t->n_effect_uses = (uint16_t)n_eu;
     t->root = (uint16_t)res->root;
 
-    ac_fsm_machine *machines = calloc(spec->n_machines + 1, sizeof *machines);
-    ac_fsm_state *states = calloc(res->n_states + 1, sizeof *states);
-    ac_fsm_transition *trans = calloc(res->n_rows + 1, sizeof *trans);
-    ac_fsm_effect_use *eus = calloc(n_eu + 1, sizeof *eus);
-    ac_fsm_param *params = calloc(spec->n_params + 1, sizeof *params);
-    size_t *machine_name = calloc(spec->n_machines + 1, sizeof(size_t));
-    size_t *state_name = calloc(res->n_states + 1, sizeof(size_t));
-    size_t *param_name = calloc(spec->n_params + 1, sizeof(size_t));
-    size_t *param_sval = calloc(spec->n_params + 1, sizeof(size_t));
-    size_t n_name_tables =
-        res->n_events + spec->handlers[0].n + spec->handlers[1].n + spec->handlers[2].n;
-    size_t *name_off = calloc(n_name_tables + 1, sizeof(size_t));
-    const char **names = calloc(n_name_tables + 4, sizeof(char *));
-    t->machines = machines;
-    t->states = states;
-    t->transitions = trans;
-    t->effect_uses = eus;
-    t->params = params;
-    if (!machines || !states || !trans || !eus || !params || !machine_name || !state_name ||
-        !param_name || !param_sval || !name_off || !names)
-        goto fail;
+    lo->machines = calloc(spec->n_machines + 1, sizeof *lo->machines);
+    lo->states = calloc(res->n_states + 1, sizeof *lo->states);
+    lo->trans = calloc(res->n_rows + 1, sizeof *lo->trans);
+    lo->eus = calloc(n_eu + 1, sizeof *lo->eus);
+    lo->params = calloc(spec->n_params + 1, sizeof *lo->params);
+    lo->machine_name = calloc(spec->n_machines + 1, sizeof(size_t));
+    lo->state_name = calloc(res->n_states + 1, sizeof(size_t));
+    lo->param_name = calloc(spec->n_params + 1, sizeof(size_t));
+    lo->param_sval = calloc(spec->n_params + 1, sizeof(size_t));
+    size_t n_name_tables = res->n_events + spec->handlers[HK_GUARD].n +
+                           spec->handlers[HK_ACTION].n + spec->handlers[HK_EFFECT].n;
+    lo->name_off = calloc(n_name_tables + 1, sizeof(size_t));
+    lo->names = calloc(n_name_tables + 4, sizeof(char *));
+    t->machines = lo->machines;
+    t->states = lo->states;
+    t->transitions = lo->trans;
+    t->effect_uses = lo->eus;
+    t->params = lo->params;
+    if (!lo->machines || !lo->states || !lo->trans || !lo->eus || !lo->params ||
+        !lo->machine_name || !lo->state_name || !lo->param_name || !lo->param_sval ||
+        !lo->name_off || !lo->names)
+        return -1;
+    return 0;
+}
 
-    /* list offset 0 is the empty list */
+/* The empty list at offset 0, and the spec path (printed in comments of
+ * every output, so control bytes become '?'). */
+static void lower_start(lowering *lo, const char *rel_path)
+{
+    lowered *lw = lo->lw;
     u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, 0, &lw->oom);
-    /* The path is printed in comments of every output: no control bytes. */
-    size_t path_off = str_add(lw, rel_path);
-    for (char *c = lw->oom ? NULL : lw->strings + path_off; c && *c; c++)
+    lo->path_off = str_add(lw, rel_path);
+    for (char *c = lw->oom ? NULL : lw->strings + lo->path_off; c && *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
             *c = '?';
+}
 
+static void lower_machines(lowering *lo)
+{
+    const ac_spec *spec = lo->spec;
+    const ac_resolved *res = lo->res;
     for (size_t m = 0; m < spec->n_machines; m++) {
         const ac_machine_decl *md = &spec->machines[m];
-        machine_name[m] = str_add(lw, md->name.s);
-        machines[m].first_state = (uint16_t)res->machine_first_state[m];
-        machines[m].n_states = (uint16_t)md->n_states;
-        machines[m].depth = (uint16_t)(res->machine_depth[m] < 0 ? 0 : res->machine_depth[m]);
-        machines[m].initial = (uint16_t)res->machine_first_state[m];
+        ac_fsm_machine *mt = &lo->machines[m];
+        lo->machine_name[m] = str_add(lo->lw, md->name.s);
+        mt->first_state = (uint16_t)res->machine_first_state[m];
+        mt->n_states = (uint16_t)md->n_states;
+        mt->depth = (uint16_t)(res->machine_depth[m] < 0 ? 0 : res->machine_depth[m]);
+        mt->initial = (uint16_t)res->machine_first_state[m];
         for (size_t s = 0; s < md->n_states; s++)
             if (md->initial.s && strcmp(md->states[s].name.s, md->initial.s) == 0)
-                machines[m].initial = (uint16_t)md->states[s].index;
+                mt->initial = (uint16_t)md->states[s].index;
     }
+}
+
+/* States with their enter and exit lists, invoke, and effect uses: the
+ * argument lists of a state's uses first, then its list of those uses. */
+static void lower_states(lowering *lo)
+{
+    const ac_spec *spec = lo->spec;
+    const ac_resolved *res = lo->res;
+    lowered *lw = lo->lw;
     size_t eu = 0;
     for (size_t s = 0; s < res->n_states; s++) {
         const ac_state_decl *sd = res->states[s];
-        ac_fsm_state *st = &states[s];
-        state_name[s] = str_add(lw, sd->name.s);
+        ac_fsm_state *st = &lo->states[s];
+        lo->state_name[s] = str_add(lw, sd->name.s);
         st->machine = (uint16_t)res->state_machine[s];
         st->first_transition = (uint16_t)res->state_first_row[s];
         st->n_transitions = (uint16_t)res->state_n_rows[s];
@@ -197,12 +238,11 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
                     st->invoke = (uint16_t)m;
         st->line = (uint16_t)(sd->name.line > 65535 ? 65535 : sd->name.line);
         st->terminal = (uint8_t)sd->terminal;
-        /* argument lists first, then the state's list of its effect uses */
         size_t first_eu = eu;
         for (size_t e = 0; e < sd->n_effects; e++) {
             const ac_effect_decl *ed = &sd->effects[e];
-            eus[eu].effect = (uint16_t)ac_spec_handler_index(spec, HK_EFFECT, ed->name.s);
-            eus[eu].args = params_list(lw, spec, &ed->args);
+            lo->eus[eu].effect = (uint16_t)ac_spec_handler_index(spec, HK_EFFECT, ed->name.s);
+            lo->eus[eu].args = params_list(lw, spec, &ed->args);
             eu++;
         }
         st->effects = 0;
@@ -213,9 +253,18 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
                 u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, (uint16_t)e, &lw->oom);
         }
     }
+}
+
+/* Transition rows with their action lists and guard programs; the rows a
+ * declaration expands into share one program. */
+static int lower_transitions(lowering *lo)
+{
+    const ac_spec *spec = lo->spec;
+    const ac_resolved *res = lo->res;
+    lowered *lw = lo->lw;
     for (size_t r = 0; r < res->n_rows; r++) {
         const ac_row *rw = &res->rows[r];
-        ac_fsm_transition *tr = &trans[r];
+        ac_fsm_transition *tr = &lo->trans[r];
         tr->source = (uint16_t)rw->state;
         tr->event = (uint16_t)rw->event;
         tr->target = (uint16_t)rw->target;
@@ -226,73 +275,110 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
         if (rw->decl->guard) {
             if (guard_depth(rw->decl->guard) > AC_FSM_GUARD_STACK) {
                 lw->oom = 1; /* the parser caps nesting; this is a safety net */
-                goto fail;
+                return -1;
             }
             /* identical guard programs share code: search previous rows */
             size_t start = lw->n_guard;
             guard_emit(lw, spec, rw->decl->guard);
             u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard, AC_G_END, &lw->oom);
             tr->guard = (uint16_t)start;
-            if (r > 0 && trans[r - 1].guard != AC_FSM_NONE && res->rows[r - 1].decl == rw->decl) {
+            if (r > 0 && lo->trans[r - 1].guard != AC_FSM_NONE &&
+                res->rows[r - 1].decl == rw->decl) {
                 lw->n_guard = start;
-                tr->guard = trans[r - 1].guard;
+                tr->guard = lo->trans[r - 1].guard;
             }
         }
     }
+    return 0;
+}
+
+/* Params, and the names of events and handlers in one array. */
+static void lower_params_and_names(lowering *lo)
+{
+    const ac_spec *spec = lo->spec;
+    lowered *lw = lo->lw;
     for (size_t p = 0; p < spec->n_params; p++) {
-        param_name[p] = str_add(lw, spec->params[p].name.s);
-        params[p].type = (uint8_t)spec->params[p].type;
-        params[p].ival = spec->params[p].ival;
-        param_sval[p] = spec->params[p].sval ? str_add(lw, spec->params[p].sval) : (size_t)-1;
+        lo->param_name[p] = str_add(lw, spec->params[p].name.s);
+        lo->params[p].type = (uint8_t)spec->params[p].type;
+        lo->params[p].ival = spec->params[p].ival;
+        lo->param_sval[p] = spec->params[p].sval ? str_add(lw, spec->params[p].sval) : (size_t)-1;
     }
     size_t k = 0;
-    for (size_t e = 0; e < res->n_events; e++)
-        name_off[k++] = str_add(lw, res->event_names[e]);
-    for (int h = 0; h < 3; h++)
+    for (size_t e = 0; e < lo->res->n_events; e++)
+        lo->name_off[k++] = str_add(lw, lo->res->event_names[e]);
+    for (int h = 0; h < AC_HK_COUNT; h++)
         for (size_t i = 0; i < spec->handlers[h].n; i++)
-            name_off[k++] = str_add(lw, spec->handlers[h].v[i].s);
-    if (lw->oom || lw->n_lists >= AC_FSM_NONE || lw->n_guard >= AC_FSM_NONE)
-        goto fail;
+            lo->name_off[k++] = str_add(lw, spec->handlers[h].v[i].s);
+    lo->n_names = k;
+}
 
-    /* strings are final now: resolve offsets to pointers */
-    t->spec_path = lw->strings + path_off;
+/* The strings are final: offsets become pointers, and the list and guard
+ * code arrays are handed over with their counts. */
+static int lower_finish(lowering *lo)
+{
+    const ac_spec *spec = lo->spec;
+    lowered *lw = lo->lw;
+    ac_fsm_tables *t = &lw->t;
+    if (lw->oom || lw->n_lists >= AC_FSM_NONE || lw->n_guard >= AC_FSM_NONE)
+        return -1;
+    t->spec_path = lw->strings + lo->path_off;
     for (size_t m = 0; m < spec->n_machines; m++)
-        machines[m].name = lw->strings + machine_name[m];
-    for (size_t s = 0; s < res->n_states; s++)
-        states[s].name = lw->strings + state_name[s];
+        lo->machines[m].name = lw->strings + lo->machine_name[m];
+    for (size_t s = 0; s < lo->res->n_states; s++)
+        lo->states[s].name = lw->strings + lo->state_name[s];
     for (size_t p = 0; p < spec->n_params; p++) {
-        params[p].name = lw->strings + param_name[p];
-        params[p].sval = param_sval[p] == (size_t)-1 ? NULL : lw->strings + param_sval[p];
+        lo->params[p].name = lw->strings + lo->param_name[p];
+        lo->params[p].sval =
+            lo->param_sval[p] == (size_t)-1 ? NULL : lw->strings + lo->param_sval[p];
     }
-    for (size_t i = 0; i < k; i++)
-        names[i] = lw->strings + name_off[i];
-    t->event_names = names;
-    t->guard_names = names + res->n_events;
-    t->action_names = t->guard_names + spec->handlers[0].n;
-    t->effect_names = t->action_names + spec->handlers[1].n;
+    for (size_t i = 0; i < lo->n_names; i++)
+        lo->names[i] = lw->strings + lo->name_off[i];
+    t->event_names = lo->names;
+    lo->names = NULL; /* owned by the tables now */
+    t->guard_names = t->event_names + lo->res->n_events;
+    t->action_names = t->guard_names + spec->handlers[HK_GUARD].n;
+    t->effect_names = t->action_names + spec->handlers[HK_ACTION].n;
     if (lw->n_guard == 0)
         u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard, AC_G_END, &lw->oom);
+    if (lw->oom)
+        return -1;
     t->lists = lw->lists;
     t->guard_code = lw->guard_code;
-    if (lw->oom)
-        goto fail;
-    free(machine_name);
-    free(state_name);
-    free(param_name);
-    free(param_sval);
-    free(name_off);
+    t->n_lists = (uint16_t)lw->n_lists; /* both below AC_FSM_NONE, checked above */
+    t->n_guard_code = (uint16_t)lw->n_guard;
     ac_spec_hash(t, lw->hash);
     t->hash = lw->hash;
-    return t;
-fail:
-    free(machine_name);
-    free(state_name);
-    free(param_name);
-    free(param_sval);
-    free(name_off);
-    free(names);
-    t->event_names = NULL;
-    ac_spec_tables_free(t);
+    return 0;
+}
+
+ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
+{
+    if (!spec->res)
+        return NULL;
+    lowered *lw = calloc(1, sizeof *lw);
+    if (!lw)
+        return NULL;
+    lowering lo = {.spec = spec, .res = spec->res, .lw = lw};
+    int ok = lower_alloc(&lo) == 0;
+    if (ok) {
+        lower_start(&lo, rel_path);
+        lower_machines(&lo);
+        lower_states(&lo);
+        ok = lower_transitions(&lo) == 0;
+    }
+    if (ok) {
+        lower_params_and_names(&lo);
+        ok = lower_finish(&lo) == 0;
+    }
+    free(lo.machine_name);
+    free(lo.state_name);
+    free(lo.param_name);
+    free(lo.param_sval);
+    free(lo.name_off);
+    free(lo.names);
+    if (ok)
+        return &lw->t;
+    ac_spec_tables_free(&lw->t);
     return NULL;
 }
 

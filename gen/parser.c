@@ -220,6 +220,15 @@ static int is_kw(const ac_token *t, const char *kw)
     return t->kind == TK_IDENT && strcmp(t->text, kw) == 0;
 }
 
+/* HK_* of a handler declaration keyword, -1 for any other token. */
+static int handler_kind(const ac_token *t)
+{
+    for (int k = 0; k < AC_HK_COUNT; k++)
+        if (is_kw(t, ac_handler_kind_name(k)))
+            return k;
+    return -1;
+}
+
 static const char *const keywords[] = {"param",   "event",   "guard",    "action", "effect",
                                        "machine", "initial", "terminal", "state",  "enter",
                                        "exit",    "invoke",  "on",       "ignore", NULL};
@@ -760,8 +769,8 @@ static void parse_spec(parser *ps)
         } else if (is_kw(t, "event")) {
             ps->i++;
             names(ps, "an event name", &spec->events);
-        } else if (is_kw(t, "guard") || is_kw(t, "action") || is_kw(t, "effect")) {
-            int k = t->text[0] == 'g' ? HK_GUARD : t->text[0] == 'a' ? HK_ACTION : HK_EFFECT;
+        } else if (handler_kind(t) >= 0) {
+            int k = handler_kind(t);
             ps->i++;
             names(ps,
                   k == HK_GUARD    ? "a guard name"
@@ -872,7 +881,7 @@ void ac_spec_free(ac_spec *spec)
     free(spec->machines);
     free(spec->params);
     free(spec->events.v);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < AC_HK_COUNT; k++)
         free(spec->handlers[k].v);
     for (size_t i = 0; i < spec->n_diags; i++)
         free(spec->diags[i].msg);

@@ -128,6 +128,20 @@ typedef struct ac_param_decl {
 } ac_param_decl;
 
 enum ac_handler_kind { HK_GUARD = 0, HK_ACTION = 1, HK_EFFECT = 2 };
+#define AC_HK_COUNT 3
+
+/* The spec keyword of a handler kind ("guard", "action", "effect"), which
+ * is also the word used for it in diagnostics and generated code. */
+static inline const char *ac_handler_kind_name(int kind)
+{
+    return kind == HK_GUARD ? "guard" : kind == HK_ACTION ? "action" : "effect";
+}
+
+/* The prefix of a handler kind's enum constants in generated headers. */
+static inline const char *ac_handler_kind_prefix(int kind)
+{
+    return kind == HK_GUARD ? "G_" : kind == HK_ACTION ? "A_" : "F_";
+}
 
 typedef struct ac_spec {
     const char *path; /* as given for messages */
@@ -139,7 +153,7 @@ typedef struct ac_spec {
     ac_param_decl *params;
     size_t n_params, cap_params;
     ac_names events;
-    ac_names handlers[3];
+    ac_names handlers[AC_HK_COUNT]; /* by enum ac_handler_kind */
     ac_machine_decl *machines;
     size_t n_machines, cap_machines;
     /* diagnostics */

@@ -8,9 +8,11 @@
  * Conventions:
  *   - Event 0 is the "eventless" pseudo-event (transitions taken on entry).
  *   - List offsets index `lists`: lists[off] is the count, the items follow.
- *     Offset 0 is the empty list.
+ *     Offset 0 is the empty list. `n_lists` is the number of entries, so
+ *     every list lies in lists[0 .. n_lists - 1].
  *   - Guards are small postfix programs in `guard_code` (see AC_G_*),
- *     AC_FSM_NONE means "no guard".
+ *     AC_FSM_NONE means "no guard". Each program ends with AC_G_END within
+ *     the first `n_guard_code` entries.
  *   - The transitions of a state are contiguous, in declaration order, so
  *     "guards tried in declared order" is a forward scan.
  */
@@ -89,6 +91,7 @@ typedef struct ac_fsm_tables {
     const char *hash;      /* hex digest of the spec's meaning */
     uint16_t n_machines, n_states, n_events, n_transitions;
     uint16_t n_guards, n_actions, n_effects, n_params, n_effect_uses;
+    uint16_t n_lists, n_guard_code; /* entries in `lists` and `guard_code` */
     uint16_t root; /* root machine index */
     const ac_fsm_machine *machines;
     const ac_fsm_state *states;

@@ -37,6 +37,10 @@ static void test_tables_match_the_spec(void **state)
     assert_int_equal(t->lists[tr->actions + 1], TINY_A_HELLO);
     assert_string_equal(t->action_names[TINY_A_HELLO], "hello");
     assert_string_equal(t->event_names[TINY_E_GO], "go");
+    /* the empty list and OFF's action list; no guards, so one AC_G_END */
+    assert_int_equal(t->n_lists, 3);
+    assert_int_equal(t->n_guard_code, 1);
+    assert_int_equal(t->guard_code[0], AC_G_END);
 }
 
 int main(void)

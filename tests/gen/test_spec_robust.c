@@ -6,8 +6,9 @@
  * the input, the result is either "no errors" (and then the tables and all
  * outputs are produced) or at least one located diagnostic; never a crash
  * (run under ASan/UBSan in the sanitizer build, which also finds leaks).
- * Also: the 16-bit table limits and the C-name clash rule on specs built
- * in memory, and the diagnostics cap.
+ * Lowered tables keep every list and guard program within n_lists and
+ * n_guard_code. Also: the 16-bit table limits and the C-name clash rule on
+ * specs built in memory, and the diagnostics cap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,38 @@
 #include <cmocka.h>
 
 #include "spec.h"
+
+/* The count-prefixed list at `off` lies within the first n_lists entries. */
+static void assert_list_in_bounds(const ac_fsm_tables *t, uint16_t off)
+{
+    assert_true(off < t->n_lists);
+    assert_true((size_t)off + t->lists[off] < t->n_lists);
+}
+
+/* Every offset the tables hold points into `lists` or `guard_code` and
+ * stays there: counts fit and each guard program ends in AC_G_END. */
+static void assert_tables_in_bounds(const ac_fsm_tables *t)
+{
+    assert_true(t->n_lists >= 1);
+    assert_int_equal(t->lists[0], 0);
+    for (uint16_t i = 0; i < t->n_states; i++) {
+        assert_list_in_bounds(t, t->states[i].enter);
+        assert_list_in_bounds(t, t->states[i].exit);
+        assert_list_in_bounds(t, t->states[i].effects);
+    }
+    for (uint16_t i = 0; i < t->n_effect_uses; i++)
+        assert_list_in_bounds(t, t->effect_uses[i].args);
+    for (uint16_t i = 0; i < t->n_transitions; i++) {
+        const ac_fsm_transition *tr = &t->transitions[i];
+        assert_list_in_bounds(t, tr->actions);
+        if (tr->guard == AC_FSM_NONE)
+            continue;
+        uint16_t g = tr->guard;
+        while (g < t->n_guard_code && t->guard_code[g] != AC_G_END)
+            g++;
+        assert_true(g < t->n_guard_code);
+    }
+}
 
 typedef struct buf {
     char *p;
@@ -96,6 +129,7 @@ static int run_pipeline(const char *src, size_t len)
         assert_non_null(spec->res);
         ac_fsm_tables *t = ac_spec_lower(spec, "robust.fsm");
         assert_non_null(t);
+        assert_tables_in_bounds(t);
         assert_int_equal(ac_emit_c_header(t, "robust", null), 0);
         assert_int_equal(ac_emit_c_source(t, "robust", null), 0);
         assert_int_equal(ac_emit_dot(t, -1, NULL, null), 0);
@@ -215,6 +249,7 @@ static void test_too_many_guards(void **state)
     assert_int_equal(spec->n_errors, 0);
     ac_fsm_tables *t = ac_spec_lower(spec, "mem.fsm");
     assert_non_null(t);
+    assert_tables_in_bounds(t);
     assert_int_equal(t->n_guards, n - 1);
     /* the last guard keeps its index: no overflow into the opcode bits */
     const ac_fsm_transition *last = &t->transitions[t->n_transitions - 2];
@@ -260,6 +295,7 @@ static void test_long_lists(void **state)
     assert_int_equal(spec->n_errors, 0);
     ac_fsm_tables *t = ac_spec_lower(spec, "mem.fsm");
     assert_non_null(t);
+    assert_tables_in_bounds(t);
     const ac_fsm_state *a = &t->states[t->machines[0].initial];
     assert_int_equal(t->lists[a->enter], 300);
     assert_int_equal(t->lists[a->enter + 300], 299);
