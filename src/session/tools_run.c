@@ -30,6 +30,7 @@
 #include "tools/calculator.h"
 #include "tools/schema.h"
 #include "tools/toolfile.h"
+#include "util/utf8.h"
 
 enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD };
 
@@ -315,65 +316,6 @@ static void handle_release(ac_tool_call_handle *h)
     }
 }
 
-/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
- * overlongs, no surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
-    if (c >= 0x01 && c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0; /* overlong */
-        if (c == 0xED)
-            hi = 0x9F; /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90; /* overlong */
-        if (c == 0xF4)
-            hi = 0x8F; /* above U+10FFFF */
-    } else {
-        return 0; /* NUL, continuation bytes, C0, C1, F5..FF */
-    }
-    if (len > n || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t k = 2; k < len; k++)
-        if ((s[k] & 0xC0) != 0x80)
-            return 0;
-    return len;
-}
-
-/* Makes a string valid UTF-8 without NULs for JSON (each byte of an
- * ill-formed sequence -> U+FFFD). */
-static char *utf8_clean(const char *s, size_t n)
-{
-    char *out = malloc(n * 3 + 1);
-    size_t o = 0;
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_seq((const unsigned char *)s + i, n - i);
-        int ok = len > 0;
-        if (ok) {
-            memcpy(out + o, s + i, len);
-            o += len;
-            i += len;
-        } else {
-            memcpy(out + o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i++;
-        }
-    }
-    out[o] = 0;
-    return out;
-}
-
 static int launch_next(ac_tool_run *r);
 
 /* A call finished: start the next waiting one, then post (the post may
@@ -387,7 +329,7 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     sl->proc = 0;
     sl->timer = 0;
     r->running--;
-    char *clean = utf8_clean(content, len);
+    char *clean = ac_utf8_repair(content, len, AC_UTF8_REPLACE_NUL, NULL);
     int64_t dur = ac_loop_now_ms(s->e->loop) - sl->started_ms;
     json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
                           clean ? clean : "", "duration_ms", (json_int_t)dur);

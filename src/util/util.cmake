@@ -1,0 +1,5 @@
+# agentc_util: small helpers without dependencies, shared by every area
+# (the spec compiler included): UTF-8 validation and repair.
+add_library(agentc_util STATIC
+  ${CMAKE_SOURCE_DIR}/src/util/utf8.c)
+target_include_directories(agentc_util PUBLIC ${CMAKE_SOURCE_DIR}/src)

@@ -1,0 +1,3 @@
+# Tests of src/util.
+agentc_add_test(util_utf8 SOURCES ${CMAKE_SOURCE_DIR}/tests/util/test_utf8.c LIBS agentc_util
+  LABELS util)
