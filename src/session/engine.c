@@ -9,7 +9,7 @@
 
 #include "agent_fsm.h"
 #include "session_int.h"
-#include "tools/units.h"
+#include "util/units.h"
 
 /* ---- registry ---- */
 

@@ -30,6 +30,7 @@
 #include "tools/calculator.h"
 #include "tools/schema.h"
 #include "tools/toolfile.h"
+#include "util/units.h"
 #include "util/utf8.h"
 
 enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD };
@@ -477,67 +478,15 @@ static void iso_time(int64_t ms, char *out, size_t cap)
     snprintf(out, cap, "%s.%03dZ", base, (int)(ms % 1000));
 }
 
-/* Unix ms from an integer, a string of digits, or ISO 8601 (date, optional
- * time, optional fraction, Z or +hh:mm). 0 on success. */
+/* Unix ms from an integer, or a string ac_parse_time reads (a string of
+ * digits, or ISO 8601). 0 on success. */
 static int parse_time(json_t *v, int64_t *out)
 {
     if (json_is_integer(v)) {
         *out = json_integer_value(v);
         return 0;
     }
-    const char *s = json_string_value(v);
-    if (!s || !*s)
-        return -1;
-    size_t k = strspn(s, "0123456789");
-    if (s[k] == 0 && k < 19) {
-        *out = strtoll(s, NULL, 10);
-        return 0;
-    }
-    int y, mo, d, h = 0, mi = 0, sec = 0, used = 0;
-    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &used) != 3 || used != 10)
-        return -1;
-    const char *p = s + used;
-    int64_t frac = 0;
-    if (*p == 'T' || *p == ' ') {
-        if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &used) != 2 || used != 5)
-            return -1;
-        p += 1 + used;
-        if (*p == ':') {
-            if (sscanf(p + 1, "%2d%n", &sec, &used) != 1 || used != 2)
-                return -1;
-            p += 1 + used;
-        }
-        if (*p == '.') {
-            int digits = 0;
-            for (p++; *p >= '0' && *p <= '9'; p++)
-                if (digits++ < 3)
-                    frac = frac * 10 + (*p - '0');
-            while (digits++ < 3)
-                frac *= 10;
-        }
-    }
-    int64_t offset = 0;
-    if (*p == 'Z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int oh, om;
-        if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &used) != 2 || used != 5)
-            return -1;
-        offset = (int64_t)(oh * 60 + om) * 60000 * (*p == '-' ? -1 : 1);
-        p += 1 + used;
-    }
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-        return -1;
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    *out = (int64_t)timegm(&tm) * 1000 + frac - offset;
-    return 0;
+    return ac_parse_time(json_string_value(v), out) == AC_UNITS_OK ? 0 : -1;
 }
 
 static void run_expand(ac_tool_run *r, slot *sl, json_t *args)
