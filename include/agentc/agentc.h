@@ -19,8 +19,7 @@
 
 #include "agentc/fsm.h"
 #include "agentc/fsm_tables.h"
-
-#define AGENTC_VERSION "0.1.0"
+#include "agentc/version.h" /* AGENTC_VERSION, from project(VERSION) in CMakeLists.txt */
 
 typedef struct ac_engine ac_engine;
 typedef struct ac_session ac_session;
