@@ -8,6 +8,9 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/session.c
   ${CMAKE_SOURCE_DIR}/src/session/handlers.c
   ${CMAKE_SOURCE_DIR}/src/session/effects.c
+  ${CMAKE_SOURCE_DIR}/src/session/tools_registry.c
+  ${CMAKE_SOURCE_DIR}/src/session/tool_callback.c
+  ${CMAKE_SOURCE_DIR}/src/session/context_tools.c
   ${CMAKE_SOURCE_DIR}/src/session/tools_run.c
   ${CMAKE_SOURCE_DIR}/src/session/compact_effect.c
   ${CMAKE_SOURCE_DIR}/src/llm/script.c)
