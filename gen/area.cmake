@@ -11,6 +11,8 @@ add_library(agentc_gen STATIC
   ${CMAKE_SOURCE_DIR}/gen/contract.c
   ${CMAKE_SOURCE_DIR}/gen/gen_cli.c)
 target_include_directories(agentc_gen PUBLIC ${CMAKE_SOURCE_DIR}/gen ${CMAKE_SOURCE_DIR}/include)
+# Durations in param values are read by src/util/units.c, as in tool files.
+target_link_libraries(agentc_gen PUBLIC agentc_util)
 # Ragel's output has unused-variable patterns we do not control.
 set_source_files_properties(${AGENTC_LEXER_C} PROPERTIES COMPILE_OPTIONS "-Wno-unused-const-variable;-Wno-implicit-fallthrough")
 

@@ -35,6 +35,7 @@
 
 #include "names.h"
 #include "spec.h"
+#include "util/units.h"
 
 /* ---- arena ---- */
 struct ac_arena_block {
@@ -387,32 +388,29 @@ static void parse_param(parser *ps)
         while (nd < v->len && v->text[nd] >= '0' && v->text[nd] <= '9')
             nd++;
         const char *unit = v->text + nd;
-        int64_t num = 0, mult = 1;
+        int64_t num = 0;
+        int rc = AC_UNITS_OK;
         if (*unit == 0) {
             p.type = AC_PARAM_INT;
+            if (parse_int(v->text, nd, &num) < 0)
+                rc = AC_UNITS_ERANGE;
         } else {
+            long long ms = 0;
             p.type = AC_PARAM_DURATION;
-            if (strcmp(unit, "ms") == 0)
-                mult = 1;
-            else if (strcmp(unit, "s") == 0)
-                mult = 1000;
-            else if (strcmp(unit, "m") == 0)
-                mult = 60000;
-            else if (strcmp(unit, "h") == 0)
-                mult = 3600000;
-            else {
-                ac_spec_diag(spec, 1, v->line, v->col + (int)nd,
-                             "bad value for param '%s': unknown unit '%s' (use ms, s, m or h)",
-                             p.name.s, unit);
-                p.bad = 1;
-            }
+            rc = ac_parse_duration_ms(v->text, &ms);
+            num = ms;
         }
-        if (!p.bad && (parse_int(v->text, nd, &num) < 0 || num > INT64_MAX / mult)) {
+        if (rc == AC_UNITS_EUNIT) {
+            ac_spec_diag(spec, 1, v->line, v->col + (int)nd,
+                         "bad value for param '%s': unknown unit '%s' (use ms, s, m or h)",
+                         p.name.s, unit);
+            p.bad = 1;
+        } else if (rc != AC_UNITS_OK) {
             ac_spec_diag(spec, 1, v->line, v->col, "bad value for param '%s': %s is too large",
                          p.name.s, v->text);
             p.bad = 1;
         }
-        p.ival = p.bad ? 0 : num * mult;
+        p.ival = p.bad ? 0 : num;
         ps->i++;
     } else {
         expected(ps, "a value (integer, duration such as 500ms or 10s, or \"string\")");

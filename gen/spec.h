@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "agentc/fsm_tables.h"
+#include "agentc/version.h"
 
 #define AC_SPEC_MAX_ERRORS 50
 
@@ -240,6 +241,6 @@ int ac_emit_markdown(const ac_fsm_tables *t, int machine, FILE *out);
 /* Guard program to text, e.g. "retryable && !exhausted". */
 void ac_guard_to_text(const ac_fsm_tables *t, uint16_t off, char *buf, size_t cap);
 
-#define AGENTC_VERSION_STRING "0.1.0"
+#define AGENTC_VERSION_STRING AGENTC_VERSION /* agentc/version.h */
 
 #endif

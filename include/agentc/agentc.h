@@ -19,8 +19,7 @@
 
 #include "agentc/fsm.h"
 #include "agentc/fsm_tables.h"
-
-#define AGENTC_VERSION "0.1.0"
+#include "agentc/version.h" /* AGENTC_VERSION, from project(VERSION) in CMakeLists.txt */
 
 /* Status codes of the public API. A number is never reused: codes are added last.
  * ac_strerror() names each one. The first three equal the dispatcher's results
@@ -266,17 +265,26 @@ int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac
                       ac_session **session);
 
 /* ---- embedding: the event loop --------------------------------------------- */
-/* The subset of the loop (src/io/loop.h) a program needs to drive sessions:
- * one loop per thread, shared by every engine and session on it. */
+/* The part of the loop a program needs to drive sessions: one loop per
+ * thread, shared by every engine and session on it. These are declared here
+ * only; the rest of the loop (timers, fd watches, posts from other threads)
+ * is internal (src/io/loop.h). */
 ac_loop *ac_loop_new(void); /* NULL on allocation failure */
-/* Cancels whatever is still registered (child processes killed and reaped);
- * free sessions and engines first. ac_loop_free(NULL) is a no-op. */
+/* Cancels everything still registered, without calling any callback: child
+ * processes are killed (process group, SIGKILL) and reaped, HTTP transfers
+ * are removed (their easy handles stay with whoever started them), pending
+ * posts are dropped; watched fds are not closed (they belong to the caller).
+ * Free sessions and engines first. ac_loop_free(NULL) is a no-op. Not from a
+ * callback of the same loop. */
 void ac_loop_free(ac_loop *loop);
-/* Waits up to timeout_ms (negative: no limit, 0: do not block), then runs
- * what is ready. Returns the number of callbacks run, -1 if poll failed. Not
- * from a callback of the same loop. */
+/* Waits up to timeout_ms (negative: no limit, 0: do not block) for something
+ * to be ready, then runs ready fd callbacks, expired timers and queued posts.
+ * Returns the number of callbacks run (internal ones, such as driving curl,
+ * included), -1 if poll failed. Not from a callback of the same loop. */
 int ac_loop_run_once(ac_loop *loop, int timeout_ms);
-/* Runs until ac_loop_stop() or until nothing is left to wait for. */
+/* Runs iterations until ac_loop_stop() is called or nothing is left to wait
+ * for: no timer, fd watch, transfer, child process or queued post. Not from
+ * a callback of the same loop. */
 void ac_loop_run(ac_loop *loop);
 void ac_loop_stop(ac_loop *loop);
 /* Sends SIGKILL to the process group of every tool process this program started and that is

@@ -6,4 +6,4 @@ add_library(agentc_context STATIC
   ${CMAKE_SOURCE_DIR}/src/context/request.c
   ${CMAKE_SOURCE_DIR}/src/context/tokens.c)
 target_include_directories(agentc_context PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(agentc_context PUBLIC PkgConfig::JANSSON)
+target_link_libraries(agentc_context PUBLIC agentc_util PkgConfig::JANSSON)

@@ -1,7 +1,7 @@
 /* Private layout of ac_conv, shared by the files of src/context only
  * (conversation.c, conv_json.c, request.c, tokens.c). */
-#ifndef AC_CONTEXT_CONV_INTERNAL_H
-#define AC_CONTEXT_CONV_INTERNAL_H
+#ifndef AGENTC_CONTEXT_CONV_INTERNAL_H
+#define AGENTC_CONTEXT_CONV_INTERNAL_H
 
 #include "context/conversation.h"
 

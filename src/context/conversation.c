@@ -2,6 +2,7 @@
  * id index, tool definitions, the ReAct context and counters. See
  * conversation.h for the contract; the layout is in conv_internal.h. */
 #include "context/conv_internal.h"
+#include "util/utf8.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -50,74 +51,12 @@ const char *ac_conv_strerror(int status)
     }
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one.
- * Overlong forms, surrogates and code points above U+10FFFF are invalid. */
-static size_t utf8_seq(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    unsigned cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-        cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 /* Copies s; every byte that does not start a valid UTF-8 sequence becomes
- * U+FFFD, so whatever a tool or server sent can always be written as JSON. */
+ * U+FFFD (util/utf8.h), so whatever a tool or server sent can always be
+ * written as JSON. */
 char *ac_conv__strdup(const char *s)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t n = 0, bad = 0;
-    while (u[n]) {
-        size_t l = utf8_seq(u + n);
-        if (l == 0) {
-            bad++;
-            l = 1;
-        }
-        n += l;
-    }
-    char *p = malloc(n + 2 * bad + 1);
-    if (!p)
-        return NULL;
-    if (!bad) {
-        memcpy(p, s, n + 1);
-        return p;
-    }
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        size_t l = utf8_seq(u + i);
-        if (l == 0) {
-            memcpy(p + o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i++;
-        } else {
-            memcpy(p + o, s + i, l);
-            o += l;
-            i += l;
-        }
-    }
-    p[o] = 0;
-    return p;
+    return ac_utf8_repair(s, strlen(s), AC_UTF8_KEEP_NUL, NULL);
 }
 
 /* Grows *arr (of elem-sized items) so it holds at least `need` items. */

@@ -26,8 +26,8 @@
  *   per call; its content is the record's result unless it was cleared;
  * - tool call ids are unique within a conversation.
  */
-#ifndef AC_CONTEXT_CONVERSATION_H
-#define AC_CONTEXT_CONVERSATION_H
+#ifndef AGENTC_CONTEXT_CONVERSATION_H
+#define AGENTC_CONTEXT_CONVERSATION_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -30,8 +30,8 @@
  * starts with an assistant message, a user message AC_REQUEST_OMITTED_TEXT
  * is put first, since the API expects the user to speak first.
  */
-#ifndef AC_CONTEXT_REQUEST_H
-#define AC_CONTEXT_REQUEST_H
+#ifndef AGENTC_CONTEXT_REQUEST_H
+#define AGENTC_CONTEXT_REQUEST_H
 
 #include <stddef.h>
 

@@ -8,8 +8,8 @@
  * after the first sample). Everything is integer arithmetic on data stored in
  * the conversation, so estimates replay identically.
  */
-#ifndef AC_CONTEXT_TOKENS_H
-#define AC_CONTEXT_TOKENS_H
+#ifndef AGENTC_CONTEXT_TOKENS_H
+#define AGENTC_CONTEXT_TOKENS_H
 
 #include <stdint.h>
 

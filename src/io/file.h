@@ -1,6 +1,6 @@
 /* file.h - reading a whole file or stream into memory, with a size cap. */
-#ifndef AC_IO_FILE_H
-#define AC_IO_FILE_H
+#ifndef AGENTC_IO_FILE_H
+#define AGENTC_IO_FILE_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -212,11 +212,21 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *s
     return 0;
 }
 
+static void http_teardown(ac_loop *loop, void *state);
+
+static size_t http_active(const void *state)
+{
+    return ((const struct ac_http_state *)state)->by_id.len;
+}
+
+/* The loop's hooks into this module; its address is the key of our state. */
+static const ac_loop_client_ops http_client = {http_teardown, http_active};
+
 static struct ac_http_state *http_state(ac_loop *loop)
 {
-    struct ac_http_state **slot = ac_loop_http_slot(loop);
-    if (*slot)
-        return *slot;
+    struct ac_http_state *attached = ac_loop_client(loop, &http_client);
+    if (attached)
+        return attached;
     if (ac_http_global_init() != 0)
         return NULL;
     struct ac_http_state *st = calloc(1, sizeof *st);
@@ -233,7 +243,11 @@ static struct ac_http_state *http_state(ac_loop *loop)
     curl_multi_setopt(st->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
     curl_multi_setopt(st->multi, CURLMOPT_TIMERDATA, st);
     curl_multi_setopt(st->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    *slot = st;
+    if (ac_loop_attach(loop, &http_client, st) != 0) {
+        curl_multi_cleanup(st->multi);
+        free(st);
+        return NULL;
+    }
     return st;
 }
 
@@ -278,7 +292,7 @@ fail:
 
 int ac_http_cancel(ac_loop *loop, uint64_t id)
 {
-    struct ac_http_state *st = *ac_loop_http_slot(loop);
+    struct ac_http_state *st = ac_loop_client(loop, &http_client);
     ac_xfer *x = st ? ac_idmap_get(&st->by_id, id) : NULL;
     if (!x)
         return AC_HTTP_CANCEL_NONE;
@@ -291,19 +305,19 @@ int ac_http_cancel(ac_loop *loop, uint64_t id)
 
 int ac_http_in_curl(ac_loop *loop)
 {
-    struct ac_http_state *st = *ac_loop_http_slot(loop);
+    struct ac_http_state *st = ac_loop_client(loop, &http_client);
     return st ? st->in_curl : 0;
 }
 
 size_t ac_http_active(ac_loop *loop)
 {
-    struct ac_http_state *st = *ac_loop_http_slot(loop);
+    struct ac_http_state *st = ac_loop_client(loop, &http_client);
     return st ? st->by_id.len : 0;
 }
 
 int ac_http_set_stall_timeout(ac_loop *loop, uint64_t id, int64_t stall_ms)
 {
-    struct ac_http_state *st = *ac_loop_http_slot(loop);
+    struct ac_http_state *st = ac_loop_client(loop, &http_client);
     ac_xfer *x = st ? ac_idmap_get(&st->by_id, id) : NULL;
     if (!x)
         return -1;
@@ -318,12 +332,10 @@ int ac_http_set_stall_timeout(ac_loop *loop, uint64_t id, int64_t stall_ms)
     return arm_stall_check(x);
 }
 
-void ac_http_teardown(ac_loop *loop)
+/* Called by ac_loop_free(): no done callback runs; easy handles go back to their owners. */
+static void http_teardown(ac_loop *loop, void *state)
 {
-    struct ac_http_state **slot = ac_loop_http_slot(loop);
-    struct ac_http_state *st = *slot;
-    if (!st)
-        return;
+    struct ac_http_state *st = state;
     st->tearing_down = 1;
     ac_xfer *x;
     while ((x = ac_idmap_any(&st->by_id, NULL)) != NULL) {
@@ -345,5 +357,4 @@ void ac_http_teardown(ac_loop *loop)
     ac_idmap_clear(&st->by_easy);
     ac_idmap_clear(&st->socks);
     free(st);
-    *slot = NULL;
 }

@@ -9,8 +9,8 @@
  * ac_http_cancel()). The loop never calls curl_easy_cleanup() on a caller's handle, not even
  * in ac_loop_free(). While lent, touch the handle only from its own curl callbacks. The loop
  * does not use CURLOPT_PRIVATE, so it stays free for the caller. */
-#ifndef AC_IO_HTTP_H
-#define AC_IO_HTTP_H
+#ifndef AGENTC_IO_HTTP_H
+#define AGENTC_IO_HTTP_H
 
 #include <curl/curl.h>
 #include <stddef.h>

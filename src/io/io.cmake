@@ -2,6 +2,7 @@
 find_package(Threads REQUIRED)
 add_library(agentc_io STATIC
   ${CMAKE_SOURCE_DIR}/src/io/loop.c
+  ${CMAKE_SOURCE_DIR}/src/io/idmap.c
   ${CMAKE_SOURCE_DIR}/src/io/http.c
   ${CMAKE_SOURCE_DIR}/src/io/proc.c
   ${CMAKE_SOURCE_DIR}/src/io/file.c)

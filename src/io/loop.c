@@ -2,8 +2,6 @@
  * post queue woken through a self-pipe. Handles are ids looked up in hash maps, so a stale id
  * finds nothing instead of a freed pointer. */
 #include "io/loop_int.h"
-#include "io/http.h"
-#include "io/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,129 +65,12 @@ struct ac_loop {
     ac_loop_task *defer_head, *defer_tail; /* deferred tasks, FIFO */
     int depth; /* callbacks (and deferred tasks) on the stack */
 
-    struct ac_http_state *http;
-    struct ac_proc_state *proc;
+    struct {
+        const ac_loop_client_ops *ops;
+        void *state;
+    } clients[AC_LOOP_MAX_CLIENTS]; /* in the order attached */
+    size_t n_clients;
 };
-
-/* ---- id map ---------------------------------------------------------------------------- */
-
-static size_t idmap_slot(uint64_t key, size_t cap)
-{
-    /* splitmix64 finaliser: ids are sequential, pointers aligned; spread both. */
-    key ^= key >> 30;
-    key *= 0xbf58476d1ce4e5b9ULL;
-    key ^= key >> 27;
-    key *= 0x94d049bb133111ebULL;
-    key ^= key >> 31;
-    return (size_t)key & (cap - 1);
-}
-
-void *ac_idmap_get(const ac_idmap *m, uint64_t key)
-{
-    if (m->cap == 0 || key == 0)
-        return NULL;
-    for (size_t i = idmap_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == key)
-            return m->vals[i];
-        if (m->keys[i] == 0)
-            return NULL;
-    }
-}
-
-static int idmap_grow(ac_idmap *m)
-{
-    size_t ncap = m->cap ? m->cap * 2 : 16;
-    uint64_t *keys = calloc(ncap, sizeof *keys);
-    void **vals = calloc(ncap, sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (m->keys[i] == 0)
-            continue;
-        size_t j = idmap_slot(m->keys[i], ncap);
-        while (keys[j] != 0)
-            j = (j + 1) & (ncap - 1);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = ncap;
-    return 0;
-}
-
-int ac_idmap_put(ac_idmap *m, uint64_t key, void *val)
-{
-    if (key == 0)
-        return -1;
-    if ((m->len + 1) * 4 > m->cap * 3 && idmap_grow(m) != 0) /* load <= 3/4 */
-        return -1;
-    size_t i = idmap_slot(key, m->cap);
-    while (m->keys[i] != 0 && m->keys[i] != key)
-        i = (i + 1) & (m->cap - 1);
-    if (m->keys[i] == 0)
-        m->len++;
-    m->keys[i] = key;
-    m->vals[i] = val;
-    return 0;
-}
-
-void *ac_idmap_del(ac_idmap *m, uint64_t key)
-{
-    if (m->cap == 0 || key == 0)
-        return NULL;
-    size_t mask = m->cap - 1;
-    size_t i = idmap_slot(key, m->cap);
-    while (m->keys[i] != key) {
-        if (m->keys[i] == 0)
-            return NULL;
-        i = (i + 1) & mask;
-    }
-    void *val = m->vals[i];
-    /* Backward-shift deletion: no tombstones, lookups stay short. */
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (m->keys[j] == 0)
-            break;
-        size_t home = idmap_slot(m->keys[j], m->cap);
-        /* Move j into the hole at i unless its home lies cyclically in (i, j]. */
-        int in_between = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
-        if (in_between)
-            continue;
-        m->keys[i] = m->keys[j];
-        m->vals[i] = m->vals[j];
-        i = j;
-    }
-    m->keys[i] = 0;
-    m->vals[i] = NULL;
-    m->len--;
-    return val;
-}
-
-void *ac_idmap_any(const ac_idmap *m, uint64_t *key)
-{
-    for (size_t i = 0; i < m->cap; i++) {
-        if (m->keys[i] != 0) {
-            if (key)
-                *key = m->keys[i];
-            return m->vals[i];
-        }
-    }
-    return NULL;
-}
-
-void ac_idmap_clear(ac_idmap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
 
 /* ---- clocks ---------------------------------------------------------------------------- */
 
@@ -217,14 +98,24 @@ uint64_t ac_loop_next_id(ac_loop *loop)
     return ++loop->next_id;
 }
 
-struct ac_http_state **ac_loop_http_slot(ac_loop *loop)
+/* ---- clients --------------------------------------------------------------------------- */
+
+int ac_loop_attach(ac_loop *loop, const ac_loop_client_ops *ops, void *state)
 {
-    return &loop->http;
+    if (!ops || ac_loop_client(loop, ops) || loop->n_clients == AC_LOOP_MAX_CLIENTS)
+        return -1;
+    loop->clients[loop->n_clients].ops = ops;
+    loop->clients[loop->n_clients].state = state;
+    loop->n_clients++;
+    return 0;
 }
 
-struct ac_proc_state **ac_loop_proc_slot(ac_loop *loop)
+void *ac_loop_client(ac_loop *loop, const ac_loop_client_ops *ops)
 {
-    return &loop->proc;
+    for (size_t i = 0; i < loop->n_clients; i++)
+        if (loop->clients[i].ops == ops)
+            return loop->clients[i].state;
+    return NULL;
 }
 
 /* ---- timers ---------------------------------------------------------------------------- */
@@ -580,9 +471,12 @@ void ac_loop_free(ac_loop *loop)
 {
     if (!loop)
         return;
-    /* Modules first: they still use timers and watches while tearing down. */
-    ac_proc_teardown(loop);
-    ac_http_teardown(loop);
+    /* Clients first: they still use timers and watches while tearing down. */
+    while (loop->n_clients > 0) {
+        size_t last = loop->n_clients - 1;
+        loop->clients[last].ops->teardown(loop, loop->clients[last].state);
+        loop->n_clients = last;
+    }
     for (size_t i = 0; i < loop->heap_len; i++)
         free(loop->heap[i]);
     free(loop->heap);
@@ -722,7 +616,10 @@ int ac_loop_run_once(ac_loop *loop, int timeout_ms)
 
 size_t ac_loop_pending(ac_loop *loop)
 {
-    return loop->user_timers + loop->user_watches + ac_http_active(loop) + ac_proc_active(loop);
+    size_t n = loop->user_timers + loop->user_watches;
+    for (size_t i = 0; i < loop->n_clients; i++)
+        n += loop->clients[i].ops->active(loop->clients[i].state);
+    return n;
 }
 
 void ac_loop_stop(ac_loop *loop)

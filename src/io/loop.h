@@ -10,14 +10,17 @@
  * callback ran. Callbacks may register and cancel anything, including themselves.
  *
  * Everything except ac_loop_post() must be called on the loop's thread. ac_loop_run_once(),
- * ac_loop_run() and ac_loop_free() must not be called from a callback of the same loop. */
-#ifndef AC_IO_LOOP_H
-#define AC_IO_LOOP_H
+ * ac_loop_run() and ac_loop_free() must not be called from a callback of the same loop.
+ *
+ * The part of the loop a program needs to drive sessions (ac_loop_new, ac_loop_free,
+ * ac_loop_run_once, ac_loop_run, ac_loop_stop) is public and declared in agentc.h. */
+#ifndef AGENTC_IO_LOOP_H
+#define AGENTC_IO_LOOP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct ac_loop ac_loop;
+#include "agentc/agentc.h"
 
 /* Interest and readiness bits for fd watches. AC_LOOP_ERROR is only ever reported (POLLERR,
  * POLLHUP, POLLNVAL); a hang-up is also reported as AC_LOOP_READ so a reader sees EOF. */
@@ -27,15 +30,6 @@ typedef struct ac_loop ac_loop;
 
 typedef void (*ac_loop_fn)(void *ud);
 typedef void (*ac_loop_fd_fn)(void *ud, int fd, int revents);
-
-/* NULL on allocation failure. */
-ac_loop *ac_loop_new(void);
-
-/* Cancels everything still registered, without calling any callback: child processes are
- * killed (process group, SIGKILL) and reaped, HTTP transfers are removed from the multi (their
- * easy handles stay owned by whoever started them), pending posts are dropped. The watched fds
- * themselves are not closed: they belong to the caller. ac_loop_free(NULL) is a no-op. */
-void ac_loop_free(ac_loop *loop);
 
 /* CLOCK_MONOTONIC in milliseconds, cached once per loop iteration. */
 int64_t ac_loop_now_ms(ac_loop *loop);
@@ -83,18 +77,9 @@ int ac_loop_in_callback(const ac_loop *loop);
  * Must not race with ac_loop_free(). */
 int ac_loop_post(ac_loop *loop, ac_loop_fn fn, void *ud);
 
-/* Waits up to timeout_ms (negative: no limit, 0: do not block) for something to be ready, then
- * runs ready fd callbacks, expired timers and queued posts. Returns the number of callbacks run
- * (internal ones, such as driving curl, included), -1 if poll failed. */
-int ac_loop_run_once(ac_loop *loop, int timeout_ms);
-
-/* Runs iterations until ac_loop_stop() is called or nothing is left: no timer, watch, transfer,
- * child process, queued post or deferred task. */
-void ac_loop_run(ac_loop *loop);
-void ac_loop_stop(ac_loop *loop);
-
-/* Number of live timers + fd watches + HTTP transfers + child processes registered by callers
- * (the loop's own internal timers and watches are not counted). 0 means nothing left behind. */
+/* Number of live timers and fd watches registered by callers, plus the live handles of the
+ * loop's clients (HTTP transfers, child processes; see loop_int.h). The loop's own internal
+ * timers and watches are not counted. 0 means nothing left behind. */
 size_t ac_loop_pending(ac_loop *loop);
 
 #endif

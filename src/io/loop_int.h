@@ -1,30 +1,13 @@
-/* Private to src/io: what http.c and proc.c need from the loop, and the id map they share.
+/* Private to src/io: what http.c and proc.c need from the loop.
  *
  * Internal timers and watches behave like public ones but are not counted by
  * ac_loop_pending(): they are plumbing of a transfer or a child process, which is counted
  * itself. */
-#ifndef AC_IO_LOOP_INT_H
-#define AC_IO_LOOP_INT_H
+#ifndef AGENTC_IO_LOOP_INT_H
+#define AGENTC_IO_LOOP_INT_H
 
+#include "io/idmap.h"
 #include "io/loop.h"
-
-/* Open-addressing map from a non-zero uint64_t key to a pointer. The map does not own the
- * values. */
-typedef struct ac_idmap {
-    uint64_t *keys; /* 0 = empty slot */
-    void **vals;
-    size_t cap; /* power of two, or 0 */
-    size_t len;
-} ac_idmap;
-
-void *ac_idmap_get(const ac_idmap *m, uint64_t key);
-/* 0 on success, -1 on allocation failure. Replaces an existing value. */
-int ac_idmap_put(ac_idmap *m, uint64_t key, void *val);
-/* Removes and returns the value, NULL if absent. */
-void *ac_idmap_del(ac_idmap *m, uint64_t key);
-/* Any one value, NULL if empty: to drain a map with repeated del calls. */
-void *ac_idmap_any(const ac_idmap *m, uint64_t *key);
-void ac_idmap_clear(ac_idmap *m);
 
 #define AC_LOOP_INTERNAL 1u
 
@@ -36,14 +19,25 @@ uint64_t ac_loop_next_id(ac_loop *loop);
 /* Reads CLOCK_MONOTONIC now (not the cached value). */
 int64_t ac_loop_clock_ms(void);
 
-/* Per-loop state slots of the other io modules, created lazily by them. */
-struct ac_http_state;
-struct ac_proc_state;
-struct ac_http_state **ac_loop_http_slot(ac_loop *loop);
-struct ac_proc_state **ac_loop_proc_slot(ac_loop *loop);
+/* A client of the loop (http.c, proc.c): a module keeping per-loop state,
+ * created lazily on first use and attached under the address of its ops.
+ * The loop knows its clients only through these hooks. */
+typedef struct ac_loop_client_ops {
+    /* Called by ac_loop_free() while the loop is still usable (the state
+     * is still attached, so the client's own functions keep working); frees
+     * the state. No callbacks may reach the client's callers. Clients are
+     * torn down latest attached first. */
+    void (*teardown)(ac_loop *loop, void *state);
+    /* The client's live handles, counted by ac_loop_pending(). */
+    size_t (*active)(const void *state);
+} ac_loop_client_ops;
 
-/* Called by ac_loop_free() while the loop is still usable; no callbacks reach the caller. */
-void ac_http_teardown(ac_loop *loop);
-void ac_proc_teardown(ac_loop *loop);
+#define AC_LOOP_MAX_CLIENTS 4
+
+/* Attaches state under ops. 0 on success, -1 if a state is already
+ * attached under ops or AC_LOOP_MAX_CLIENTS clients are attached. */
+int ac_loop_attach(ac_loop *loop, const ac_loop_client_ops *ops, void *state);
+/* The state attached under ops, NULL if none. */
+void *ac_loop_client(ac_loop *loop, const ac_loop_client_ops *ops);
 
 #endif

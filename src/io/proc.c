@@ -70,12 +70,27 @@ static void ignore_sigpipe(void)
     }
 }
 
+static void proc_teardown(ac_loop *loop, void *state);
+
+static size_t proc_active(const void *state)
+{
+    return ((const struct ac_proc_state *)state)->procs.len;
+}
+
+/* The loop's hooks into this module; its address is the key of our state. */
+static const ac_loop_client_ops proc_client = {proc_teardown, proc_active};
+
 static struct ac_proc_state *proc_state(ac_loop *loop, int create)
 {
-    struct ac_proc_state **slot = ac_loop_proc_slot(loop);
-    if (!*slot && create)
-        *slot = calloc(1, sizeof **slot);
-    return *slot;
+    struct ac_proc_state *st = ac_loop_client(loop, &proc_client);
+    if (!st && create) {
+        st = calloc(1, sizeof *st);
+        if (st && ac_loop_attach(loop, &proc_client, st) != 0) {
+            free(st);
+            st = NULL;
+        }
+    }
+    return st;
 }
 
 size_t ac_proc_active(ac_loop *loop)
@@ -724,16 +739,13 @@ void ac_proc_kill(ac_loop *loop, uint64_t id)
     proc_free(p);
 }
 
-void ac_proc_teardown(ac_loop *loop)
+/* Called by ac_loop_free(): every child is killed and reaped, no done callback runs. */
+static void proc_teardown(ac_loop *loop, void *state)
 {
-    struct ac_proc_state **slot = ac_loop_proc_slot(loop);
-    struct ac_proc_state *st = *slot;
-    if (!st)
-        return;
+    struct ac_proc_state *st = state;
     ac_proc *p;
     while ((p = ac_idmap_any(&st->procs, NULL)) != NULL)
         ac_proc_kill(loop, p->id);
     ac_idmap_clear(&st->procs);
     free(st);
-    *slot = NULL;
 }

@@ -15,8 +15,8 @@
  *   is still there.
  * - Output the child wrote before exiting is all delivered; output written by leftovers of the
  *   group after the child exited is not waited for. */
-#ifndef AC_IO_PROC_H
-#define AC_IO_PROC_H
+#ifndef AGENTC_IO_PROC_H
+#define AGENTC_IO_PROC_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -42,6 +42,7 @@
 #include "llm/provider.h"
 #include "llm/stream.h"
 #include "session/sink.h"
+#include "util/utf8.h"
 
 #define HP_OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
 #define HP_ANTHROPIC_DEFAULT_BASE "https://api.anthropic.com"
@@ -184,19 +185,19 @@ static void hp_scrub(char *msg, size_t cap, const char *key)
     hp_scrub_partial(msg, n, key);
 }
 
-/* A JSON string from n bytes that may not be valid UTF-8 (then bytes >= 0x80
- * become '?'). Never NULL unless out of memory. */
+/* A JSON string from n bytes that may not be valid UTF-8 (then each bad
+ * byte becomes U+FFFD, util/utf8.h; NULs are kept). Never NULL unless out
+ * of memory. */
 static json_t *hp_jstr(const char *s, size_t n)
 {
     json_t *j = json_stringn(s ? s : "", s ? n : 0);
     if (j || !s)
         return j;
-    char *c = malloc(n + 1);
+    size_t len;
+    char *c = ac_utf8_repair(s, n, AC_UTF8_KEEP_NUL, &len);
     if (!c)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        c[i] = (unsigned char)s[i] < 0x80 && s[i] ? s[i] : '?';
-    j = json_stringn(c, n);
+    j = json_stringn(c, len);
     free(c);
     return j;
 }

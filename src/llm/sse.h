@@ -5,8 +5,8 @@
  * so the caller may reuse its buffer as soon as ac_sse_feed() returns. Every
  * internal buffer is capped: an over-long line or event is an error, never
  * unbounded growth. */
-#ifndef AC_SSE_H
-#define AC_SSE_H
+#ifndef AGENTC_LLM_SSE_H
+#define AGENTC_LLM_SSE_H
 
 #include <stddef.h>
 

@@ -11,8 +11,8 @@
  *                      sent by OpenAI, vLLM, llama.cpp, Ollama, DeepSeek, Groq,
  *                      OpenRouter, LM Studio.
  *   AC_WIRE_ANTHROPIC  Messages API events (message_start ... message_stop). */
-#ifndef AC_STREAM_H
-#define AC_STREAM_H
+#ifndef AGENTC_LLM_STREAM_H
+#define AGENTC_LLM_STREAM_H
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 /* Private interface between stream.c (buffers, caps, errors, the SSE glue) and the
  * wire-format decoders stream_openai.c and stream_anthropic.c. Not installed. */
-#ifndef AC_STREAM_INTERNAL_H
-#define AC_STREAM_INTERNAL_H
+#ifndef AGENTC_LLM_STREAM_INTERNAL_H
+#define AGENTC_LLM_STREAM_INTERNAL_H
 
 #include "llm/sse.h"
 #include "llm/stream.h"

@@ -11,7 +11,7 @@
 #include "journal.h"
 #include "session_int.h"
 #include "session/contracts.h"
-#include "tools/units.h"
+#include "util/units.h"
 
 /* ---- registry ---- */
 

@@ -11,11 +11,14 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/replay.c
   ${CMAKE_SOURCE_DIR}/src/session/handlers.c
   ${CMAKE_SOURCE_DIR}/src/session/effects.c
+  ${CMAKE_SOURCE_DIR}/src/session/tools_registry.c
+  ${CMAKE_SOURCE_DIR}/src/session/tool_callback.c
+  ${CMAKE_SOURCE_DIR}/src/session/context_tools.c
   ${CMAKE_SOURCE_DIR}/src/session/tools_run.c
   ${CMAKE_SOURCE_DIR}/src/session/compact_effect.c
   ${CMAKE_SOURCE_DIR}/src/llm/script.c)
 target_include_directories(agentc_runtime PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(agentc_runtime PUBLIC agentc_spec_tables agentc_gen agentc_context agentc_tools_base agentc_io
+target_link_libraries(agentc_runtime PUBLIC agentc_spec_tables agentc_gen agentc_context agentc_tools_base agentc_io agentc_util
   PkgConfig::JANSSON PkgConfig::CURL Threads::Threads)
 if(TARGET agentc_llm_http)
   target_link_libraries(agentc_runtime PUBLIC agentc_llm_http)

@@ -33,7 +33,7 @@ struct ac_registry {
     int loading_builtin; /* while ac_registry_new registers the built-in handlers */
 };
 
-typedef struct ac_tool ac_tool; /* src/session/tools_run.c */
+typedef struct ac_tool ac_tool; /* src/session/tools_internal.h */
 typedef struct ac_remote_inbox ac_remote_inbox; /* posts from other threads (session.c) */
 
 struct ac_engine {
@@ -151,7 +151,7 @@ void ac_session_set_error(ac_session *s, const char *error);
 void ac_builtin_handlers(ac_registry *r);
 void ac_effects_register(ac_registry *r);
 
-/* tools (src/session/tools_run.c) */
+/* tools (src/session/tools_registry.c, tools_run.c, context_tools.c) */
 void ac_tools_free_all(ac_engine *e);
 void ac_tools_add_defs(ac_engine *e, json_t *spawn_tools);
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,

@@ -1,24 +1,14 @@
 /*
- * tools_run.c - tools and the run_tools effect.
+ * tools_run.c - the run_tools effect.
  *
- * Tools come from tool files (child processes: arguments on stdin, result
- * on stdout), built-ins (builtin:calculator, builtin:clock), the internal
- * context tools (builtin:context) and C callbacks registered by embedders. The effect runs the
- * pending calls of the current turn concurrently (at most max_parallel_tools at once), validates
- * arguments against the tool's JSON Schema before anything runs, and posts
- * one tool.completed per call; results are matched to call ids, and the
- * request builder sends them back in the order the model issued the calls.
- *
- * Internal context tools (builtin:context) let the model change its own
- * context. Their calls are recorded flagged internal (decided by name in
- * record_assistant, see ac_tool_is_internal_name), so history search never
- * returns them. The effect only reads the conversation and posts what the
- * action needs:
- *   expand_context {"by"?}          context.expanded {"id","ok","content","by"}
- *   search_tool_calls {"name"?, "text"?, "from"?, "to"?, "limit"?}
- *                                   tool.completed with a compact JSON list
- *   load_tool_calls {"ids": [...]}  context.loaded {"id","ok","content",
- *                                   "restore": [message ids], "rounds": [call ids]}
+ * Runs the pending calls of the current turn concurrently (at most
+ * max_parallel_tools at once), validates arguments against the tool's JSON
+ * Schema before anything runs, and posts one tool.completed per call;
+ * results are matched to call ids, and the request builder sends them back
+ * in the order the model issued the calls. Tool files run as child
+ * processes (arguments on stdin, result on stdout); the built-ins, the
+ * context tools (context_tools.c) and C callbacks (tool_callback.c) run
+ * in-process. The tools themselves are in tools_registry.c.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,257 +16,12 @@
 #include <time.h>
 
 #include "io/proc.h"
-#include "session_int.h"
+#include "session/tools_internal.h"
 #include "tools/calculator.h"
 #include "tools/schema.h"
-#include "tools/toolfile.h"
-
-enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD };
-
-#define SEARCH_LIMIT_DEFAULT 10
-#define SEARCH_LIMIT_MAX 50
-#define SEARCH_ARGS_EXCERPT 200
-#define SEARCH_RESULT_EXCERPT 300
-#define SEARCH_OUTPUT_CAP ((size_t)32 << 10)
-#define LOAD_IDS_MAX 20
-
-/* ORDER INTERNAL: the names record_assistant flags internal. */
-static const char *const internal_names[] = {"expand_context", "search_tool_calls",
-                                             "load_tool_calls", NULL};
-
-int ac_tool_is_internal_name(const char *name)
-{
-    for (size_t i = 0; name && internal_names[i]; i++)
-        if (strcmp(internal_names[i], name) == 0)
-            return 1;
-    return 0;
-}
-
-struct ac_tool {
-    int kind;
-    char *name, *description;
-    json_t *parameters;
-    ac_schema *schema;
-    char **argv;
-    int64_t timeout_ms;
-    size_t max_output;
-    ac_tool_fn fn;
-    void *ud;
-};
-
-static void tool_free(ac_tool *t)
-{
-    if (!t)
-        return;
-    free(t->name);
-    free(t->description);
-    json_decref(t->parameters);
-    ac_schema_free(t->schema);
-    if (t->argv)
-        for (char **a = t->argv; *a; a++)
-            free(*a);
-    free(t->argv);
-    free(t);
-}
-
-void ac_tools_free_all(ac_engine *e)
-{
-    for (size_t i = 0; i < e->n_tools; i++)
-        tool_free(e->tools[i]);
-    free(e->tools);
-    e->tools = NULL;
-    e->n_tools = e->cap_tools = 0;
-}
-
-static const ac_tool *find_tool(const ac_engine *e, const char *name)
-{
-    for (size_t i = 0; i < e->n_tools; i++)
-        if (strcmp(e->tools[i]->name, name) == 0)
-            return e->tools[i];
-    return NULL;
-}
-
-static int add_tool(ac_engine *e, ac_tool *t, char *err, size_t errcap)
-{
-    int internal_kind = t->kind == TK_EXPAND || t->kind == TK_SEARCH || t->kind == TK_LOAD;
-    if (!internal_kind && ac_tool_is_internal_name(t->name)) {
-        snprintf(err, errcap, "tool name '%s' is reserved for builtin:context", t->name);
-        tool_free(t);
-        return -1;
-    }
-    if (find_tool(e, t->name)) {
-        snprintf(err, errcap, "tool '%s' is defined twice", t->name);
-        tool_free(t);
-        return -1;
-    }
-    if (e->n_tools == e->cap_tools) {
-        size_t cap = e->cap_tools ? e->cap_tools * 2 : 8;
-        ac_tool **v = realloc(e->tools, cap * sizeof *v);
-        if (!v) {
-            tool_free(t);
-            snprintf(err, errcap, "out of memory");
-            return -1;
-        }
-        e->tools = v;
-        e->cap_tools = cap;
-    }
-    e->tools[e->n_tools++] = t;
-    return 0;
-}
-
-static ac_tool *new_tool(int kind, const char *name, const char *desc, const char *schema,
-                         char *err, size_t errcap)
-{
-    ac_tool *t = calloc(1, sizeof *t);
-    json_error_t jerr;
-    if (!t)
-        return NULL;
-    t->kind = kind;
-    t->name = strdup(name);
-    t->description = strdup(desc ? desc : "");
-    t->parameters = json_loads(schema ? schema : "{\"type\":\"object\"}", 0, &jerr);
-    if (!t->parameters) {
-        snprintf(err, errcap, "tool '%s': schema is not JSON: %s", name, jerr.text);
-        tool_free(t);
-        return NULL;
-    }
-    t->schema = ac_schema_compile(t->parameters, err, errcap);
-    if (!t->schema || !t->name || !t->description) {
-        tool_free(t);
-        return NULL;
-    }
-    return t;
-}
-
-/* builtin:context: the internal tools that change the model's own context. */
-static int add_context_tools(ac_engine *e, char *err, size_t errcap)
-{
-    static const struct {
-        int kind;
-        const char *name, *desc, *schema;
-    } defs[] = {
-        {TK_EXPAND, "expand_context",
-         "Shows you more of the earlier conversation: grows the window of recent messages "
-         "you see by `by` messages (default: the spec's context_step).",
-         "{\"type\":\"object\",\"properties\":{\"by\":{\"type\":\"integer\","
-         "\"minimum\":1,\"maximum\":100000}},\"additionalProperties\":false}"},
-        {TK_SEARCH, "search_tool_calls",
-         "Searches earlier tool calls by tool name, by text in their arguments or result, "
-         "and by time (ISO 8601 or Unix ms). Returns id, name, an arguments excerpt, "
-         "called_at, ok and a result excerpt, newest first.",
-         "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
-         "\"text\":{\"type\":\"string\"},\"from\":{\"type\":[\"string\",\"integer\"]},"
-         "\"to\":{\"type\":[\"string\",\"integer\"]},\"limit\":{\"type\":\"integer\","
-         "\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}"},
-        {TK_LOAD, "load_tool_calls",
-         "Brings the full results of earlier tool calls (ids from search_tool_calls) back "
-         "into your context.",
-         "{\"type\":\"object\",\"properties\":{\"ids\":{\"type\":\"array\",\"items\":"
-         "{\"type\":\"string\"},\"minItems\":1,\"maxItems\":20}},\"required\":[\"ids\"],"
-         "\"additionalProperties\":false}"},
-    };
-    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
-        ac_tool *t =
-            new_tool(defs[i].kind, defs[i].name, defs[i].desc, defs[i].schema, err, errcap);
-        if (!t || add_tool(e, t, err, errcap) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-int ac_engine_add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
-{
-    if (strcmp(spec, "builtin:calculator") == 0) {
-        ac_tool *t = new_tool(
-            TK_CALC, "calculator",
-            "Evaluates an arithmetic expression exactly: + - * / %, parentheses, decimals, "
-            "unary minus. Use it for any arithmetic.",
-            "{\"type\":\"object\",\"properties\":{\"expression\":{\"type\":\"string\","
-            "\"description\":\"for example (17 * 23) + 0.5\"}},\"required\":[\"expression\"],"
-            "\"additionalProperties\":false}",
-            err, errcap);
-        return t ? add_tool(e, t, err, errcap) : -1;
-    }
-    if (strcmp(spec, "builtin:clock") == 0) {
-        ac_tool *t = new_tool(
-            TK_CLOCK, "clock",
-            "Returns the current date and time (UTC, ISO 8601) and the Unix "
-            "time in milliseconds.",
-            "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", err, errcap);
-        return t ? add_tool(e, t, err, errcap) : -1;
-    }
-    if (strcmp(spec, "builtin:context") == 0)
-        return add_context_tools(e, err, errcap);
-    if (strncmp(spec, "builtin:", 8) == 0) {
-        snprintf(err, errcap,
-                 "unknown built-in tool '%s' (builtin:calculator, builtin:clock, "
-                 "builtin:context)",
-                 spec);
-        return -1;
-    }
-    ac_toolfile *tf = ac_toolfile_load(spec, err, errcap);
-    if (!tf)
-        return -1;
-    for (size_t i = 0; i < tf->n; i++) {
-        const ac_toolfile_tool *d = &tf->tools[i];
-        char *schema = json_dumps(d->parameters, JSON_COMPACT);
-        ac_tool *t = new_tool(TK_EXTERNAL, d->name, d->description, schema, err, errcap);
-        free(schema);
-        if (!t) {
-            ac_toolfile_free(tf);
-            return -1;
-        }
-        t->argv = calloc(d->argc + 1, sizeof *t->argv);
-        for (size_t k = 0; t->argv && k < d->argc; k++)
-            t->argv[k] = strdup(d->argv[k]);
-        t->timeout_ms = d->timeout_ms;
-        t->max_output = d->max_output;
-        if (add_tool(e, t, err, errcap) < 0) {
-            ac_toolfile_free(tf);
-            return -1;
-        }
-    }
-    ac_toolfile_free(tf);
-    return 0;
-}
-
-int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *description,
-                                const char *schema_json, ac_tool_fn fn, void *ud, char *err,
-                                size_t errcap)
-{
-    if (!name || !*name || !fn) {
-        snprintf(err, errcap, "a callback tool needs a name and a function");
-        return -1;
-    }
-    ac_tool *t = new_tool(TK_CALLBACK, name, description, schema_json, err, errcap);
-    if (!t)
-        return -1;
-    t->fn = fn;
-    t->ud = ud;
-    return add_tool(e, t, err, errcap);
-}
-
-void ac_tools_add_defs(ac_engine *e, json_t *arr)
-{
-    for (size_t i = 0; i < e->n_tools; i++)
-        json_array_append_new(arr, json_pack("{s:s, s:s, s:O}", "name", e->tools[i]->name,
-                                             "description", e->tools[i]->description, "parameters",
-                                             e->tools[i]->parameters));
-}
+#include "util/utf8.h"
 
 /* ---- the run_tools effect ---- */
-
-struct ac_tool_call_handle {
-    pthread_mutex_t mu;
-    int refs; /* the caller's and the run's */
-    int abandoned;
-    ac_loop *loop;
-    ac_session *s;
-    char *id;
-    int ok;
-    char *content;
-    struct slot *slot;
-};
 
 typedef struct slot {
     char *id;
@@ -301,78 +46,6 @@ struct ac_tool_run {
     uint16_t origin; /* of the run_tools effect: passed with every event queued */
 };
 
-static void handle_release(ac_tool_call_handle *h)
-{
-    pthread_mutex_lock(&h->mu);
-    int left = --h->refs;
-    pthread_mutex_unlock(&h->mu);
-    if (left == 0) {
-        pthread_mutex_destroy(&h->mu);
-        free(h->id);
-        free(h->content);
-        free(h);
-    }
-}
-
-/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
- * overlongs, no surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
-    if (c >= 0x01 && c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0; /* overlong */
-        if (c == 0xED)
-            hi = 0x9F; /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90; /* overlong */
-        if (c == 0xF4)
-            hi = 0x8F; /* above U+10FFFF */
-    } else {
-        return 0; /* NUL, continuation bytes, C0, C1, F5..FF */
-    }
-    if (len > n || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t k = 2; k < len; k++)
-        if ((s[k] & 0xC0) != 0x80)
-            return 0;
-    return len;
-}
-
-/* Makes a string valid UTF-8 without NULs for JSON (each byte of an
- * ill-formed sequence -> U+FFFD). */
-static char *utf8_clean(const char *s, size_t n)
-{
-    char *out = malloc(n * 3 + 1);
-    size_t o = 0;
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_seq((const unsigned char *)s + i, n - i);
-        int ok = len > 0;
-        if (ok) {
-            memcpy(out + o, s + i, len);
-            o += len;
-            i += len;
-        } else {
-            memcpy(out + o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i++;
-        }
-    }
-    out[o] = 0;
-    return out;
-}
-
 static void launch_next(ac_tool_run *r);
 
 /* A call finished: queue its result, then start the next waiting one. The
@@ -385,7 +58,7 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     sl->proc = 0;
     sl->timer = 0;
     r->running--;
-    char *clean = utf8_clean(content, len);
+    char *clean = ac_utf8_repair(content, len, AC_UTF8_REPLACE_NUL, NULL);
     int64_t dur = ac_loop_now_ms(s->e->loop) - sl->started_ms;
     json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
                           clean ? clean : "", "duration_ms", (json_int_t)dur);
@@ -462,7 +135,24 @@ static void complete_later(ac_tool_run *r, slot *sl, int ok, const char *content
     sl->timer = ac_loop_timer(r->s->e->loop, 0, immediate_fire, sl);
 }
 
-static void callback_arrived(void *ud)
+void ac_tool_run_complete_later(ac_tool_run *r, slot *sl, int ok, const char *content)
+{
+    complete_later(r, sl, ok, content);
+}
+
+ac_session *ac_tool_run_session(const ac_tool_run *r)
+{
+    return r->s;
+}
+
+void ac_tool_run_set_event(slot *sl, uint16_t ev, json_t *extra)
+{
+    sl->ev = ev;
+    json_decref(sl->extra);
+    sl->extra = extra;
+}
+
+void ac_tool_call_arrived(void *ud)
 {
     ac_tool_call_handle *h = ud;
     pthread_mutex_lock(&h->mu);
@@ -475,285 +165,16 @@ static void callback_arrived(void *ud)
         int ok = h->ok;
         char *content = h->content;
         h->content = NULL;
-        handle_release(h); /* the run's reference */
-        handle_release(h); /* the caller's (completion) */
+        ac_tool_handle_release(h); /* the run's reference */
+        ac_tool_handle_release(h); /* the caller's (completion) */
         finish(run, sl, ok, content ? content : "", content ? strlen(content) : 0);
         free(content);
         return;
     }
-    handle_release(h);
-}
-
-void ac_tool_call_complete(ac_tool_call_handle *h, int ok, const char *content)
-{
-    if (!h)
-        return;
-    pthread_mutex_lock(&h->mu);
-    if (!h->content)
-        h->content = strdup(content ? content : "");
-    h->ok = ok;
-    pthread_mutex_unlock(&h->mu);
-    if (ac_loop_post(h->loop, callback_arrived, h) != 0)
-        handle_release(h);
+    ac_tool_handle_release(h);
 }
 
 /* ---- internal context tools: read the conversation, post what the action needs ---- */
-
-/* A JSON string of at most cap bytes of s (cut at a UTF-8 boundary, "..." added). */
-static json_t *excerpt(const char *s, size_t cap)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n <= cap)
-        return json_string(s ? s : "");
-    while (cap > 0 && ((unsigned char)s[cap] & 0xC0) == 0x80)
-        cap--;
-    char *b = malloc(cap + 4);
-    if (!b)
-        return json_string("");
-    memcpy(b, s, cap);
-    memcpy(b + cap, "...", 4);
-    json_t *j = json_string(b);
-    free(b);
-    return j ? j : json_string("");
-}
-
-static void iso_time(int64_t ms, char *out, size_t cap)
-{
-    time_t secs = (time_t)(ms / 1000);
-    struct tm tm;
-    if (!gmtime_r(&secs, &tm)) {
-        snprintf(out, cap, "%lld", (long long)ms);
-        return;
-    }
-    char base[40];
-    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, cap, "%s.%03dZ", base, (int)(ms % 1000));
-}
-
-/* Unix ms from an integer, a string of digits, or ISO 8601 (date, optional
- * time, optional fraction, Z or +hh:mm). 0 on success. */
-static int parse_time(json_t *v, int64_t *out)
-{
-    if (json_is_integer(v)) {
-        *out = json_integer_value(v);
-        return 0;
-    }
-    const char *s = json_string_value(v);
-    if (!s || !*s)
-        return -1;
-    size_t k = strspn(s, "0123456789");
-    if (s[k] == 0 && k < 19) {
-        *out = strtoll(s, NULL, 10);
-        return 0;
-    }
-    int y, mo, d, h = 0, mi = 0, sec = 0, used = 0;
-    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &used) != 3 || used != 10)
-        return -1;
-    const char *p = s + used;
-    int64_t frac = 0;
-    if (*p == 'T' || *p == ' ') {
-        if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &used) != 2 || used != 5)
-            return -1;
-        p += 1 + used;
-        if (*p == ':') {
-            if (sscanf(p + 1, "%2d%n", &sec, &used) != 1 || used != 2)
-                return -1;
-            p += 1 + used;
-        }
-        if (*p == '.') {
-            int digits = 0;
-            for (p++; *p >= '0' && *p <= '9'; p++)
-                if (digits++ < 3)
-                    frac = frac * 10 + (*p - '0');
-            while (digits++ < 3)
-                frac *= 10;
-        }
-    }
-    int64_t offset = 0;
-    if (*p == 'Z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int oh, om;
-        if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &used) != 2 || used != 5)
-            return -1;
-        offset = (int64_t)(oh * 60 + om) * 60000 * (*p == '-' ? -1 : 1);
-        p += 1 + used;
-    }
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-        return -1;
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    *out = (int64_t)timegm(&tm) * 1000 + frac - offset;
-    return 0;
-}
-
-static void run_expand(ac_tool_run *r, slot *sl, json_t *args)
-{
-    ac_session *s = r->s;
-    char msg[400];
-    size_t w = ac_conv_window(s->conv);
-    int64_t by = json_integer_value(json_object_get(args, "by"));
-    if (by <= 0)
-        by = ac_engine_param_int(s->e, "context_step", 20);
-    if (by <= 0)
-        by = 20;
-    sl->ev = s->e->ev_ctx_expanded != AC_FSM_NONE ? s->e->ev_ctx_expanded : 0;
-    if (w == 0) {
-        snprintf(msg, sizeof msg,
-                 "the whole conversation since the last compaction is already visible "
-                 "(context window 0 = everything); nothing to expand. Older tool calls can "
-                 "be found with search_tool_calls and loaded with load_tool_calls.");
-        sl->extra = json_pack("{s:i}", "by", 0);
-    } else {
-        size_t since = ac_conv_message_count(s->conv) - ac_conv_floor(s->conv);
-        snprintf(msg, sizeof msg,
-                 "context window grown from %zu to %zu messages (%zu messages since the last "
-                 "compaction)",
-                 w, w + (size_t)by, since);
-        sl->extra = json_pack("{s:I}", "by", (json_int_t)by);
-    }
-    complete_later(r, sl, 1, msg);
-}
-
-static void run_search(ac_tool_run *r, slot *sl, json_t *args)
-{
-    ac_session *s = r->s;
-    ac_call_query q;
-    memset(&q, 0, sizeof q);
-    q.name = json_string_value(json_object_get(args, "name"));
-    q.text = json_string_value(json_object_get(args, "text"));
-    json_t *from = json_object_get(args, "from"), *to = json_object_get(args, "to");
-    if ((from && parse_time(from, &q.from_ms) != 0) || (to && parse_time(to, &q.to_ms) != 0)) {
-        complete_later(r, sl, 0,
-                       "invalid arguments: from/to must be Unix milliseconds or ISO 8601 "
-                       "(2024-05-01, 2024-05-01T12:00:00Z)");
-        return;
-    }
-    if (from && q.from_ms == 0)
-        q.from_ms = 1;
-    int64_t limit = json_integer_value(json_object_get(args, "limit"));
-    if (limit <= 0)
-        limit = SEARCH_LIMIT_DEFAULT;
-    if (limit > SEARCH_LIMIT_MAX)
-        limit = SEARCH_LIMIT_MAX;
-    const ac_tool_call *found[SEARCH_LIMIT_MAX];
-    size_t total = ac_conv_search_calls(s->conv, &q, found, (size_t)limit);
-    size_t n = total < (size_t)limit ? total : (size_t)limit;
-    json_t *list = json_array();
-    for (size_t i = 0; list && i < n; i++) {
-        const ac_tool_call *c = found[i];
-        char when[48];
-        iso_time(c->called_at_ms, when, sizeof when);
-        json_t *o = json_pack("{s:s, s:s, s:o, s:s}", "id", c->id, "name", c->name, "arguments",
-                              excerpt(c->arguments, SEARCH_ARGS_EXCERPT), "called_at", when);
-        if (!o)
-            continue;
-        if (c->state == AC_CALL_NONE) {
-            json_object_set_new(o, "ok", json_null());
-        } else {
-            json_object_set_new(o, "ok", json_boolean(c->state == AC_CALL_SUCCESS));
-            json_object_set_new(o, "result", excerpt(c->result, SEARCH_RESULT_EXCERPT));
-        }
-        json_array_append_new(list, o);
-    }
-    json_t *res =
-        json_pack("{s:I, s:o}", "matches", (json_int_t)total, "calls", list ? list : json_array());
-    char *txt = res ? json_dumps(res, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(res);
-    if (txt && strlen(txt) > SEARCH_OUTPUT_CAP)
-        txt[SEARCH_OUTPUT_CAP] = 0; /* cannot happen with the caps above; kept as a bound */
-    complete_later(r, sl, txt != NULL, txt ? txt : "out of memory");
-    free(txt);
-}
-
-static void run_load(ac_tool_run *r, slot *sl, json_t *args)
-{
-    ac_session *s = r->s;
-    size_t nmsg = ac_conv_message_count(s->conv);
-    size_t *vis = NULL, nvis = 0;
-    char *visible = calloc(nmsg + 1, 1);
-    json_t *tool_msg = json_object(); /* call id -> message index */
-    json_t *restore = json_array(), *rounds = json_array();
-    char *txt = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&txt, &len);
-    if (!visible || !tool_msg || !restore || !rounds || !out ||
-        ac_conv_visible(s->conv, &vis, &nvis) != AC_CONV_OK) {
-        if (out)
-            fclose(out);
-        free(txt);
-        txt = NULL;
-        complete_later(r, sl, 0, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < nvis; i++)
-        visible[vis[i]] = 1;
-    for (size_t i = 0; i < nmsg; i++) {
-        const ac_message *m = ac_conv_message(s->conv, i);
-        if (m->role == AC_ROLE_TOOL && m->tool_call_id)
-            json_object_set_new(tool_msg, m->tool_call_id, json_integer((json_int_t)i));
-    }
-    size_t k;
-    json_t *v;
-    int any = 0;
-    json_array_foreach(json_object_get(args, "ids"), k, v)
-    {
-        const char *id = json_string_value(v);
-        const ac_tool_call *c = id ? ac_conv_tool_call(s->conv, id) : NULL;
-        if (k >= LOAD_IDS_MAX)
-            break;
-        if (!c || c->internal) {
-            fprintf(out, "%s%.80s: unknown call id", k ? "; " : "", id ? id : "?");
-            continue;
-        }
-        if (c->state == AC_CALL_NONE) {
-            fprintf(out, "%s%s: has no result yet", k ? "; " : "", id);
-            continue;
-        }
-        json_t *mi = json_object_get(tool_msg, id);
-        size_t idx = mi ? (size_t)json_integer_value(mi) : (size_t)-1;
-        if (mi && visible[idx]) {
-            const ac_message *m = ac_conv_message(s->conv, idx);
-            if (m->flags & AC_MSG_CLEARED) {
-                json_array_append_new(restore, json_string(m->id));
-                fprintf(out, "%s%s: full result restored in place", k ? "; " : "", id);
-                any = 1;
-            } else {
-                fprintf(out, "%s%s: already in context", k ? "; " : "", id);
-            }
-            continue;
-        }
-        json_array_append_new(rounds, json_string(id));
-        fprintf(out, "%s%s (%s): full result loaded below", k ? "; " : "", id, c->name);
-        any = 1;
-    }
-    fclose(out);
-    sl->ev = s->e->ev_ctx_loaded != AC_FSM_NONE ? s->e->ev_ctx_loaded : 0;
-    sl->extra = json_pack("{s:O, s:O}", "restore", restore, "rounds", rounds);
-    {
-        char *msg = malloc(len + 32);
-        if (msg) {
-            snprintf(msg, len + 32, "%s%s", any ? "loaded: " : "nothing loaded: ", txt ? txt : "");
-            complete_later(r, sl, 1, msg);
-            free(msg);
-        } else {
-            complete_later(r, sl, 0, "out of memory");
-        }
-    }
-done:
-    free(txt);
-    free(vis);
-    free(visible);
-    json_decref(tool_msg);
-    json_decref(restore);
-    json_decref(rounds);
-}
 
 static void start_call(ac_tool_run *r, slot *sl)
 {
@@ -766,7 +187,7 @@ static void start_call(ac_tool_run *r, slot *sl)
     const char *argstr = c && c->arguments && *c->arguments ? c->arguments : "{}";
     if (s->e->has_output && s->e->out.tool_start)
         s->e->out.tool_start(s->e->out.ud, s, sl->id, name, argstr);
-    const ac_tool *t = find_tool(s->e, name);
+    const ac_tool *t = ac_tools_find(s->e, name);
     sl->tool = t;
     char err[600], msg[800];
     if (!t) {
@@ -804,11 +225,11 @@ static void start_call(ac_tool_run *r, slot *sl)
         snprintf(msg, sizeof msg, "{\"utc\":\"%s\",\"unix_ms\":%lld}", iso, (long long)now);
         complete_later(r, sl, 1, msg);
     } else if (t->kind == TK_EXPAND) {
-        run_expand(r, sl, args);
+        ac_context_tool_expand(r, sl, args);
     } else if (t->kind == TK_SEARCH) {
-        run_search(r, sl, args);
+        ac_context_tool_search(r, sl, args);
     } else if (t->kind == TK_LOAD) {
-        run_load(r, sl, args);
+        ac_context_tool_load(r, sl, args);
     } else if (t->kind == TK_EXTERNAL) {
         char env_name[300], env_id[300], env_sess[300];
         snprintf(env_name, sizeof env_name, "AGENTC_TOOL_NAME=%s", t->name);
@@ -917,7 +338,7 @@ void ac_run_tools_stop(ac_session *s)
             h->abandoned = 1;
             h->slot = NULL;
             pthread_mutex_unlock(&h->mu);
-            handle_release(h);
+            ac_tool_handle_release(h);
         }
         sl->proc = 0;
         sl->timer = 0;

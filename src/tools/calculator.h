@@ -19,8 +19,8 @@
  * or, when the decimal expansion does not terminate, the reduced fraction and
  * an approximation rounded to 12 decimals: "1/3 (≈ 0.333333333333)".
  */
-#ifndef AC_TOOLS_CALCULATOR_H
-#define AC_TOOLS_CALCULATOR_H
+#ifndef AGENTC_TOOLS_CALCULATOR_H
+#define AGENTC_TOOLS_CALCULATOR_H
 
 #include <stddef.h>
 

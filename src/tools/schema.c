@@ -39,7 +39,7 @@ typedef struct sc_prop {
 } sc_prop;
 
 typedef struct sc_patprop {
-    sc_regex rx;
+    ac_schema_regex rx;
     sc_node *node;
 } sc_patprop;
 
@@ -79,7 +79,7 @@ struct sc_node {
     const json_t *multiple_of;
     sc_dec multiple_dec;
     long long min_len, max_len;
-    sc_regex pattern;
+    ac_schema_regex pattern;
 
     sc_list all_of, any_of, one_of;
     sc_node *not_schema;
@@ -377,7 +377,7 @@ static int sc_cfail(sc_cctx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(m, sizeof m, fmt, ap);
     va_end(ap);
-    sc_msg(c->err, c->errcap, "%s at %s", m, sc_cpath(c));
+    ac_schema__msg(c->err, c->errcap, "%s at %s", m, sc_cpath(c));
     return -1;
 }
 
@@ -567,8 +567,8 @@ static const json_t *sc_resolve(sc_cctx *c, const char *ref)
         while (*p && *p != '/') {
             int ch = (unsigned char)*p;
             if (ch == '%') {
-                int h1 = sc_hexval((unsigned char)p[1]);
-                int h2 = h1 >= 0 ? sc_hexval((unsigned char)p[2]) : -1;
+                int h1 = ac_schema__hexval((unsigned char)p[1]);
+                int h2 = h1 >= 0 ? ac_schema__hexval((unsigned char)p[2]) : -1;
                 if (h2 < 0) {
                     sc_cfail(c, "bad percent-escape in $ref '%s'", ref);
                     return NULL;
@@ -654,7 +654,7 @@ static int sc_compile_object(sc_cctx *c, sc_node *nd, const json_t *j, int depth
             {
                 sc_patprop *pp = &nd->pprops[nd->npprops];
                 char why[160];
-                if (sc_regex_compile(&pp->rx, pk, strlen(pk), why, sizeof why) < 0) {
+                if (ac_schema__regex_compile(&pp->rx, pk, strlen(pk), why, sizeof why) < 0) {
                     sc_cfail(c, "bad pattern \"%s\": %s", pk, why);
                     c->plen = saved;
                     return -1;
@@ -747,8 +747,8 @@ static int sc_compile_object(sc_cctx *c, sc_node *nd, const json_t *j, int depth
             char why[160];
             if (!json_is_string(v))
                 return sc_cfail(c, "pattern must be a string");
-            if (sc_regex_compile(&nd->pattern, json_string_value(v), json_string_length(v), why,
-                                 sizeof why) < 0)
+            if (ac_schema__regex_compile(&nd->pattern, json_string_value(v), json_string_length(v),
+                                         why, sizeof why) < 0)
                 return sc_cfail(c, "unsupported or invalid pattern \"%s\": %s",
                                 json_string_value(v), why);
         } else if (!strcmp(k, "allOf")) {
@@ -921,18 +921,18 @@ ac_schema *ac_schema_compile(const json_t *schema, char *err, size_t errcap)
     c.err = err;
     c.errcap = errcap;
     if (!schema) {
-        sc_msg(err, errcap, "no schema given");
+        ac_schema__msg(err, errcap, "no schema given");
         return NULL;
     }
     ac_schema *s = calloc(1, sizeof *s);
     if (!s) {
-        sc_msg(err, errcap, "out of memory");
+        ac_schema__msg(err, errcap, "out of memory");
         return NULL;
     }
     c.s = s;
     s->doc = json_deep_copy(schema);
     if (!s->doc) {
-        sc_msg(err, errcap, "out of memory");
+        ac_schema__msg(err, errcap, "out of memory");
         goto fail;
     }
     const char *dialect = json_string_value(json_object_get(s->doc, "$schema"));
@@ -1169,7 +1169,7 @@ static int sc_validate_object(const sc_node *nd, const json_t *inst, sc_vctx *v,
             }
         }
         for (size_t i = 0; i < nd->npprops; i++) {
-            if (sc_regex_match(&nd->pprops[i].rx, k, strlen(k))) {
+            if (ac_schema__regex_match(&nd->pprops[i].rx, k, strlen(k))) {
                 matched = 1;
                 if (!sc_validate_at(nd->pprops[i].node, val, v, k, 0, err, errcap))
                     return 0;
@@ -1257,7 +1257,7 @@ static int sc_validate_string(const sc_node *nd, const json_t *inst, sc_vctx *v,
                             len, nd->max_len);
     }
     if (nd->pattern.compiled &&
-        !sc_regex_match(&nd->pattern, json_string_value(inst), json_string_length(inst)))
+        !ac_schema__regex_match(&nd->pattern, json_string_value(inst), json_string_length(inst)))
         return sc_vfail(v, err, errcap, "string does not match pattern \"%s\"", nd->pattern.src);
     return 1;
 }
@@ -1413,18 +1413,18 @@ int ac_schema_validate(const ac_schema *schema, const json_t *instance, char *er
     if (err && errcap)
         err[0] = 0;
     if (!schema || !instance) {
-        sc_msg(err, errcap, "no schema or no instance");
+        ac_schema__msg(err, errcap, "no schema or no instance");
         return 0;
     }
     sc_vctx *v = calloc(1, sizeof *v);
     if (!v) {
-        sc_msg(err, errcap, "out of memory");
+        ac_schema__msg(err, errcap, "out of memory");
         return 0;
     }
     int ok = sc_validate(schema->root, instance, v, err, errcap);
     if (v->steps > AC_SCHEMA_MAX_STEPS) { /* whatever "not" or "if" made of it */
-        sc_msg(err, errcap, "(root): too costly to validate (more than %ld schema checks)",
-               AC_SCHEMA_MAX_STEPS);
+        ac_schema__msg(err, errcap, "(root): too costly to validate (more than %ld schema checks)",
+                       AC_SCHEMA_MAX_STEPS);
         ok = 0;
     }
     free(v);

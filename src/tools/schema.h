@@ -46,8 +46,8 @@
  * ("(root)" for the document itself), e.g. `/items/2: expected integer, got
  * string` or `(root): missing required property "b"`.
  */
-#ifndef AC_TOOLS_SCHEMA_H
-#define AC_TOOLS_SCHEMA_H
+#ifndef AGENTC_TOOLS_SCHEMA_H
+#define AGENTC_TOOLS_SCHEMA_H
 
 #include <stddef.h>
 #include <jansson.h>

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sc_msg(char *err, size_t errcap, const char *fmt, ...)
+void ac_schema__msg(char *err, size_t errcap, const char *fmt, ...)
 {
     if (!err || errcap == 0)
         return;
@@ -52,7 +52,7 @@ static long sc_hex(const char *p, size_t avail, int ndigits)
         return -1;
     long v = 0;
     for (int i = 0; i < ndigits; i++) {
-        int h = sc_hexval((unsigned char)p[i]);
+        int h = ac_schema__hexval((unsigned char)p[i]);
         if (h < 0)
             return -1;
         v = v * 16 + h;
@@ -106,12 +106,12 @@ static int sc_translate_class(const char *p, size_t len, size_t *pi, sc_buf *out
             break;
         }
         if (c >= 128) {
-            sc_msg(why, whycap, "non-ASCII character in a character class");
+            ac_schema__msg(why, whycap, "non-ASCII character in a character class");
             return -1;
         }
         if (c == '\\') {
             if (i + 1 >= len) {
-                sc_msg(why, whycap, "trailing backslash");
+                ac_schema__msg(why, whycap, "trailing backslash");
                 return -1;
             }
             char e = p[i + 1];
@@ -148,7 +148,7 @@ static int sc_translate_class(const char *p, size_t len, size_t *pi, sc_buf *out
                 int nd = e == 'u' ? 4 : 2;
                 long v = sc_hex(p + i, len - i, nd);
                 if (v < 0 || v == 0 || v >= 128) {
-                    sc_msg(why, whycap, "unsupported \\%c escape in a character class", e);
+                    ac_schema__msg(why, whycap, "unsupported \\%c escape in a character class", e);
                     return -1;
                 }
                 i += (size_t)nd;
@@ -158,7 +158,7 @@ static int sc_translate_class(const char *p, size_t len, size_t *pi, sc_buf *out
             default:
                 if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || (e >= '0' && e <= '9') ||
                     (unsigned char)e >= 128) {
-                    sc_msg(why, whycap, "unsupported escape \\%c", e);
+                    ac_schema__msg(why, whycap, "unsupported escape \\%c", e);
                     return -1;
                 }
                 single = (unsigned char)e;
@@ -174,7 +174,7 @@ static int sc_translate_class(const char *p, size_t len, size_t *pi, sc_buf *out
             unsigned char h = (unsigned char)p[j];
             if (h == '\\') {
                 if (j + 1 >= len) {
-                    sc_msg(why, whycap, "trailing backslash");
+                    ac_schema__msg(why, whycap, "trailing backslash");
                     return -1;
                 }
                 char e = p[j + 1];
@@ -189,7 +189,8 @@ static int sc_translate_class(const char *p, size_t len, size_t *pi, sc_buf *out
                     int nd = e == 'u' ? 4 : 2;
                     long v = sc_hex(p + j + 2, len - j - 2, nd);
                     if (v <= 0 || v >= 128) {
-                        sc_msg(why, whycap, "unsupported \\%c escape in a character class", e);
+                        ac_schema__msg(why, whycap, "unsupported \\%c escape in a character class",
+                                       e);
                         return -1;
                     }
                     hi = (int)v;
@@ -198,7 +199,7 @@ static int sc_translate_class(const char *p, size_t len, size_t *pi, sc_buf *out
                            (e >= '0' && e <= '9') || (unsigned char)e >= 128) {
                     const char *ctl = strchr("n\nt\tr\rf\fv\vb\b", e);
                     if (!ctl || (ctl - "n\nt\tr\rf\fv\vb\b") % 2) {
-                        sc_msg(why, whycap, "unsupported escape \\%c", e);
+                        ac_schema__msg(why, whycap, "unsupported escape \\%c", e);
                         return -1;
                     }
                     hi = (unsigned char)ctl[1];
@@ -208,14 +209,14 @@ static int sc_translate_class(const char *p, size_t len, size_t *pi, sc_buf *out
                     j += 2;
                 }
             } else if (h >= 128) {
-                sc_msg(why, whycap, "non-ASCII character in a character class");
+                ac_schema__msg(why, whycap, "non-ASCII character in a character class");
                 return -1;
             } else {
                 hi = h;
                 j += 1;
             }
             if (hi < single) {
-                sc_msg(why, whycap, "character class range out of order");
+                ac_schema__msg(why, whycap, "character class range out of order");
                 return -1;
             }
             for (int k = single; k <= hi; k++)
@@ -226,7 +227,7 @@ static int sc_translate_class(const char *p, size_t len, size_t *pi, sc_buf *out
         set[single] = 1;
     }
     if (!closed) {
-        sc_msg(why, whycap, "missing ']'");
+        ac_schema__msg(why, whycap, "missing ']'");
         return -1;
     }
     *pi = i;
@@ -236,7 +237,7 @@ static int sc_translate_class(const char *p, size_t len, size_t *pi, sc_buf *out
     if (count == 0) {
         if (neg)
             return sc_buf_puts(out, "(.|\n)"); /* [^] matches anything */
-        sc_msg(why, whycap, "empty character class");
+        ac_schema__msg(why, whycap, "empty character class");
         return -1;
     }
     if (!neg && count == 1 && set['^'])
@@ -298,7 +299,7 @@ static int sc_rx_atom(sc_rxw *w, size_t n, char *why, size_t whycap)
     w->tot[w->depth] += n;
     w->can_repeat = 1;
     if (w->tot[w->depth] > SC_RX_BUDGET) {
-        sc_msg(why, whycap, "pattern too complex");
+        ac_schema__msg(why, whycap, "pattern too complex");
         return -1;
     }
     return 0;
@@ -307,11 +308,11 @@ static int sc_rx_atom(sc_rxw *w, size_t n, char *why, size_t whycap)
 static int sc_rx_quant(sc_rxw *w, unsigned long k, char *why, size_t whycap)
 {
     if (!w->can_repeat) {
-        sc_msg(why, whycap, "nothing to repeat");
+        ac_schema__msg(why, whycap, "nothing to repeat");
         return -1;
     }
     if (k > SC_RX_MAX_REPEAT) {
-        sc_msg(why, whycap, "repetition count too large (limit %d)", SC_RX_MAX_REPEAT);
+        ac_schema__msg(why, whycap, "repetition count too large (limit %d)", SC_RX_MAX_REPEAT);
         return -1;
     }
     if (k == 0)
@@ -321,7 +322,7 @@ static int sc_rx_quant(sc_rxw *w, unsigned long k, char *why, size_t whycap)
     w->last[d] *= k;
     w->can_repeat = 0;
     if (w->tot[d] > SC_RX_BUDGET) {
-        sc_msg(why, whycap, "pattern too complex");
+        ac_schema__msg(why, whycap, "pattern too complex");
         return -1;
     }
     return 0;
@@ -339,11 +340,11 @@ static char *sc_translate_regex(const char *p, size_t len, char *why, size_t why
         unsigned char c = (unsigned char)p[i];
         int rc = 0;
         if (c == 0) {
-            sc_msg(why, whycap, "NUL character in pattern");
+            ac_schema__msg(why, whycap, "NUL character in pattern");
             goto fail;
         } else if (c == '\\') {
             if (i + 1 >= len) {
-                sc_msg(why, whycap, "trailing backslash");
+                ac_schema__msg(why, whycap, "trailing backslash");
                 goto fail;
             }
             char e = p[i + 1];
@@ -395,7 +396,7 @@ static char *sc_translate_regex(const char *p, size_t len, char *why, size_t why
                 int nd = e == 'u' ? 4 : 2;
                 long v = sc_hex(p + i, len - i, nd);
                 if (v <= 0 || (v >= 0xD800 && v <= 0xDFFF)) {
-                    sc_msg(why, whycap, "unsupported \\%c escape", e);
+                    ac_schema__msg(why, whycap, "unsupported \\%c escape", e);
                     goto fail;
                 }
                 i += (size_t)nd;
@@ -425,9 +426,9 @@ static char *sc_translate_regex(const char *p, size_t len, char *why, size_t why
                 if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || (e >= '0' && e <= '9') ||
                     (unsigned char)e >= 128) {
                     if (e >= '1' && e <= '9')
-                        sc_msg(why, whycap, "backreferences are not supported");
+                        ac_schema__msg(why, whycap, "backreferences are not supported");
                     else
-                        sc_msg(why, whycap, "unsupported escape \\%c", e);
+                        ac_schema__msg(why, whycap, "unsupported escape \\%c", e);
                     goto fail;
                 }
                 if (strchr(".[]{}()*+?^$|\\", e)) {
@@ -446,7 +447,8 @@ static char *sc_translate_regex(const char *p, size_t len, char *why, size_t why
                 goto fail;
         } else if (c == '(') {
             if (w.depth == SC_RX_MAX_GROUPS) {
-                sc_msg(why, whycap, "groups nested too deeply (limit %d)", SC_RX_MAX_GROUPS);
+                ac_schema__msg(why, whycap, "groups nested too deeply (limit %d)",
+                               SC_RX_MAX_GROUPS);
                 goto fail;
             }
             w.depth++;
@@ -457,7 +459,8 @@ static char *sc_translate_regex(const char *p, size_t len, char *why, size_t why
                     rc = sc_buf_puts(&out, "(");
                     i += 3;
                 } else {
-                    sc_msg(why, whycap, "lookaround and named groups '(?' are not supported");
+                    ac_schema__msg(why, whycap,
+                                   "lookaround and named groups '(?' are not supported");
                     goto fail;
                 }
             } else {
@@ -517,7 +520,7 @@ static char *sc_translate_regex(const char *p, size_t len, char *why, size_t why
                 goto fail;
         } else if (c == ')') {
             if (w.depth == 0) {
-                sc_msg(why, whycap, "unmatched ')'");
+                ac_schema__msg(why, whycap, "unmatched ')'");
                 goto fail;
             }
             size_t inner = w.tot[w.depth--];
@@ -539,18 +542,19 @@ static char *sc_translate_regex(const char *p, size_t len, char *why, size_t why
             goto oom;
     }
     if (w.depth != 0) {
-        sc_msg(why, whycap, "missing ')'");
+        ac_schema__msg(why, whycap, "missing ')'");
         goto fail;
     }
     return out.p;
 oom:
-    sc_msg(why, whycap, "out of memory");
+    ac_schema__msg(why, whycap, "out of memory");
 fail:
     free(out.p);
     return NULL;
 }
 
-int sc_regex_compile(sc_regex *rx, const char *src, size_t len, char *why, size_t whycap)
+int ac_schema__regex_compile(ac_schema_regex *rx, const char *src, size_t len, char *why,
+                             size_t whycap)
 {
     char *posix = sc_translate_regex(src, len, why, whycap);
     if (!posix)
@@ -559,7 +563,7 @@ int sc_regex_compile(sc_regex *rx, const char *src, size_t len, char *why, size_
     if (rc != 0) {
         char msg[128];
         regerror(rc, &rx->re, msg, sizeof msg);
-        sc_msg(why, whycap, "%s", msg);
+        ac_schema__msg(why, whycap, "%s", msg);
         free(posix);
         return -1;
     }
@@ -569,7 +573,7 @@ int sc_regex_compile(sc_regex *rx, const char *src, size_t len, char *why, size_
     return 0;
 }
 
-int sc_regex_match(const sc_regex *rx, const char *s, size_t n)
+int ac_schema__regex_match(const ac_schema_regex *rx, const char *s, size_t n)
 {
 #ifdef REG_STARTEND
     regmatch_t m[1];

@@ -1,24 +1,25 @@
 /* schema_regex.h - JSON Schema "pattern" support: ECMA-262 regular
  * expressions translated to POSIX extended syntax and compiled with regcomp.
  * Untranslatable or runaway patterns are refused with a reason. */
-#ifndef AC_TOOLS_SCHEMA_REGEX_H
-#define AC_TOOLS_SCHEMA_REGEX_H
+#ifndef AGENTC_TOOLS_SCHEMA_REGEX_H
+#define AGENTC_TOOLS_SCHEMA_REGEX_H
 
 #include <regex.h>
 #include <stddef.h>
 
-typedef struct sc_regex {
+typedef struct ac_schema_regex {
     regex_t re;
     const char *src; /* borrowed from the schema document */
     int compiled;
-} sc_regex;
+} ac_schema_regex;
 
 /* snprintf into err (when err is not NULL): the schema modules' messages. */
-void sc_msg(char *err, size_t errcap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ac_schema__msg(char *err, size_t errcap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Value of one hex digit, -1 if c is not one (regex escapes, $ref
  * percent-decoding). */
-static inline int sc_hexval(int c)
+static inline int ac_schema__hexval(int c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -30,8 +31,9 @@ static inline int sc_hexval(int c)
 }
 
 /* 0 on success; -1 with the reason in why. Free with regfree(&rx->re). */
-int sc_regex_compile(sc_regex *rx, const char *src, size_t len, char *why, size_t whycap);
+int ac_schema__regex_compile(ac_schema_regex *rx, const char *src, size_t len, char *why,
+                             size_t whycap);
 /* 1 when the pattern matches somewhere in s[0..n). */
-int sc_regex_match(const sc_regex *rx, const char *s, size_t n);
+int ac_schema__regex_match(const ac_schema_regex *rx, const char *s, size_t n);
 
 #endif

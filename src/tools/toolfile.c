@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/units.h"
+#include "util/units.h"
 
 #define TF_DEFAULT_TIMEOUT "30s"
 #define TF_DEFAULT_MAX_OUTPUT "1MB"

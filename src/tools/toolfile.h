@@ -15,8 +15,8 @@
  * and the entry, e.g. `tools.json: tools[2] ("grep"): unknown key "cmd"`, and
  * syntax errors carry jansson's line:column.
  */
-#ifndef AC_TOOLS_TOOLFILE_H
-#define AC_TOOLS_TOOLFILE_H
+#ifndef AGENTC_TOOLS_TOOLFILE_H
+#define AGENTC_TOOLS_TOOLFILE_H
 
 #include <stddef.h>
 #include <jansson.h>

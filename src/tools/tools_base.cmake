@@ -1,10 +1,9 @@
-# agentc_tools_base: JSON Schema validator, tool-file parser, unit parsing and
-# the built-in exact calculator. Depends on jansson only.
+# agentc_tools_base: JSON Schema validator, tool-file parser and the built-in
+# exact calculator (unit parsing is in src/util). Depends on jansson only.
 add_library(agentc_tools_base STATIC
   ${CMAKE_SOURCE_DIR}/src/tools/schema.c
   ${CMAKE_SOURCE_DIR}/src/tools/schema_regex.c
   ${CMAKE_SOURCE_DIR}/src/tools/toolfile.c
-  ${CMAKE_SOURCE_DIR}/src/tools/units.c
   ${CMAKE_SOURCE_DIR}/src/tools/calculator.c)
 target_include_directories(agentc_tools_base PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(agentc_tools_base PUBLIC PkgConfig::JANSSON m)
+target_link_libraries(agentc_tools_base PUBLIC agentc_util PkgConfig::JANSSON m)

@@ -84,6 +84,7 @@ if(AGENTC_FUZZ)
     add_library(agentc_gen_fuzz STATIC ${gen_fuzz_sources})
     target_include_directories(agentc_gen_fuzz PUBLIC ${CMAKE_SOURCE_DIR}/gen
                                                       ${CMAKE_SOURCE_DIR}/include)
+    target_link_libraries(agentc_gen_fuzz PUBLIC agentc_util)
     target_compile_options(agentc_gen_fuzz PRIVATE -fsanitize=fuzzer-no-link,address,undefined
                                                    -fno-omit-frame-pointer)
     add_executable(fuzz_spec ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_spec.c)

@@ -5,8 +5,8 @@
  * 500 "no scripted response") and afterwards inspects every request the server received.
  * Request bodies are read by Content-Length or chunked encoding, and "Expect: 100-continue" is
  * answered. Everything passed in is copied; everything handed out is the caller's to free. */
-#ifndef AC_TEST_HTTPD_H
-#define AC_TEST_HTTPD_H
+#ifndef AGENTC_TEST_HTTPD_H
+#define AGENTC_TEST_HTTPD_H
 
 #include <stddef.h>
 

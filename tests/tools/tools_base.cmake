@@ -1,5 +1,5 @@
 # Tests for agentc_tools_base: schema validator (unit + JSON-Schema-Test-Suite),
-# tool files, units and the calculator; libFuzzer targets under AGENTC_FUZZ.
+# tool files and the calculator; libFuzzer targets under AGENTC_FUZZ.
 set(AGENTC_JSON_SCHEMA_SUITE /usr/share/json-schema-test-suite/tests
     CACHE PATH "tests/ folder of the JSON-Schema-Test-Suite")
 
@@ -16,10 +16,6 @@ agentc_add_test(tools_toolfile
   SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_toolfile.c
   LIBS agentc_tools_base
   LABELS tools)
-agentc_add_test(tools_units
-  SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_units.c
-  LIBS agentc_tools_base
-  LABELS tools)
 agentc_add_test(tools_calc
   SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_calculator.c
   LIBS agentc_tools_base
@@ -32,7 +28,7 @@ if(AGENTC_FUZZ)
     ${CMAKE_SOURCE_DIR}/src/tools/schema.c
     ${CMAKE_SOURCE_DIR}/src/tools/schema_regex.c
     ${CMAKE_SOURCE_DIR}/src/tools/toolfile.c
-    ${CMAKE_SOURCE_DIR}/src/tools/units.c
+    ${CMAKE_SOURCE_DIR}/src/util/units.c
     ${CMAKE_SOURCE_DIR}/src/tools/calculator.c)
   foreach(fz fuzz_schema fuzz_calc)
     add_executable(${fz} ${CMAKE_SOURCE_DIR}/tests/fuzz/${fz}.c ${_tools_base_srcs})

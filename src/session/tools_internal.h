@@ -1,0 +1,83 @@
+/*
+ * tools_internal.h - private to the tool files of src/session: the tool
+ * registry (tools_registry.c), the callback handles (tool_callback.c), the
+ * context tools (context_tools.c) and the run_tools effect that runs them
+ * all (tools_run.c).
+ */
+#ifndef AGENTC_SESSION_TOOLS_INTERNAL_H
+#define AGENTC_SESSION_TOOLS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "session/session_int.h"
+#include "tools/schema.h"
+
+enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD };
+
+/* ---- registry (tools_registry.c) ---- */
+
+struct ac_tool {
+    int kind;
+    char *name, *description;
+    json_t *parameters;
+    ac_schema *schema;
+    char **argv;
+    int64_t timeout_ms;
+    size_t max_output;
+    ac_tool_fn fn;
+    void *ud;
+};
+
+/* A new tool of the given kind with its schema compiled (schema NULL: any
+ * object); NULL with err set on a bad schema or when out of memory. */
+ac_tool *ac_tools_new(int kind, const char *name, const char *desc, const char *schema, char *err,
+                      size_t errcap);
+/* Adds t to the engine, which owns it from then on, even on failure
+ * (duplicate or reserved name, out of memory: -1 with err set). */
+int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap);
+void ac_tools_free(ac_tool *t);
+/* The engine's tool called name, NULL if none. */
+const ac_tool *ac_tools_find(const ac_engine *e, const char *name);
+
+/* ---- callback handles (tool_callback.c) ---- */
+
+struct slot; /* one call of a run (tools_run.c) */
+
+struct ac_tool_call_handle {
+    pthread_mutex_t mu;
+    int refs; /* the caller's and the run's */
+    int abandoned;
+    ac_loop *loop;
+    ac_session *s;
+    char *id;
+    int ok;
+    char *content;
+    struct slot *slot;
+};
+
+/* Drops one reference; the last one frees the handle. Any thread. */
+void ac_tool_handle_release(ac_tool_call_handle *h);
+/* On the loop thread, posted by ac_tool_call_complete: finishes the call
+ * the handle belongs to, unless it was abandoned (tools_run.c). */
+void ac_tool_call_arrived(void *handle);
+
+/* ---- the run_tools effect (tools_run.c), for tools run in-process ---- */
+
+ac_session *ac_tool_run_session(const ac_tool_run *r);
+/* Completes the call from a 0 ms timer with ok and a copy of content. */
+void ac_tool_run_complete_later(ac_tool_run *r, struct slot *sl, int ok, const char *content);
+/* When the call completes, ev is posted instead of tool.completed (0 keeps
+ * tool.completed), with the fields of extra (stolen, may be NULL) added to
+ * the payload. */
+void ac_tool_run_set_event(struct slot *sl, uint16_t ev, json_t *extra);
+
+/* ---- context tools (context_tools.c) ---- */
+
+/* Registers expand_context, search_tool_calls and load_tool_calls. */
+int ac_context_tools_add(ac_engine *e, char *err, size_t errcap);
+void ac_context_tool_expand(ac_tool_run *r, struct slot *sl, json_t *args);
+void ac_context_tool_search(ac_tool_run *r, struct slot *sl, json_t *args);
+void ac_context_tool_load(ac_tool_run *r, struct slot *sl, json_t *args);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * tools_registry.c - the engine's tools: built-ins (builtin:calculator,
+ * builtin:clock, builtin:context), tools from tool files and C callbacks
+ * registered by embedders, each with its compiled JSON Schema. The
+ * run_tools effect (tools_run.c) looks them up by name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/tools_internal.h"
+#include "tools/schema.h"
+#include "tools/toolfile.h"
+
+void ac_tools_free(ac_tool *t)
+{
+    if (!t)
+        return;
+    free(t->name);
+    free(t->description);
+    json_decref(t->parameters);
+    ac_schema_free(t->schema);
+    if (t->argv)
+        for (char **a = t->argv; *a; a++)
+            free(*a);
+    free(t->argv);
+    free(t);
+}
+
+void ac_tools_free_all(ac_engine *e)
+{
+    for (size_t i = 0; i < e->n_tools; i++)
+        ac_tools_free(e->tools[i]);
+    free(e->tools);
+    e->tools = NULL;
+    e->n_tools = e->cap_tools = 0;
+}
+
+const ac_tool *ac_tools_find(const ac_engine *e, const char *name)
+{
+    for (size_t i = 0; i < e->n_tools; i++)
+        if (strcmp(e->tools[i]->name, name) == 0)
+            return e->tools[i];
+    return NULL;
+}
+
+int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap)
+{
+    int internal_kind = t->kind == TK_EXPAND || t->kind == TK_SEARCH || t->kind == TK_LOAD;
+    if (!internal_kind && ac_tool_is_internal_name(t->name)) {
+        snprintf(err, errcap, "tool name '%s' is reserved for builtin:context", t->name);
+        ac_tools_free(t);
+        return -1;
+    }
+    if (ac_tools_find(e, t->name)) {
+        snprintf(err, errcap, "tool '%s' is defined twice", t->name);
+        ac_tools_free(t);
+        return -1;
+    }
+    if (e->n_tools == e->cap_tools) {
+        size_t cap = e->cap_tools ? e->cap_tools * 2 : 8;
+        ac_tool **v = realloc(e->tools, cap * sizeof *v);
+        if (!v) {
+            ac_tools_free(t);
+            snprintf(err, errcap, "out of memory");
+            return -1;
+        }
+        e->tools = v;
+        e->cap_tools = cap;
+    }
+    e->tools[e->n_tools++] = t;
+    return 0;
+}
+
+ac_tool *ac_tools_new(int kind, const char *name, const char *desc, const char *schema, char *err,
+                      size_t errcap)
+{
+    ac_tool *t = calloc(1, sizeof *t);
+    json_error_t jerr;
+    if (!t)
+        return NULL;
+    t->kind = kind;
+    t->name = strdup(name);
+    t->description = strdup(desc ? desc : "");
+    t->parameters = json_loads(schema ? schema : "{\"type\":\"object\"}", 0, &jerr);
+    if (!t->parameters) {
+        snprintf(err, errcap, "tool '%s': schema is not JSON: %s", name, jerr.text);
+        ac_tools_free(t);
+        return NULL;
+    }
+    t->schema = ac_schema_compile(t->parameters, err, errcap);
+    if (!t->schema || !t->name || !t->description) {
+        ac_tools_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int ac_engine_add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
+{
+    if (strcmp(spec, "builtin:calculator") == 0) {
+        ac_tool *t = ac_tools_new(
+            TK_CALC, "calculator",
+            "Evaluates an arithmetic expression exactly: + - * / %, parentheses, decimals, "
+            "unary minus. Use it for any arithmetic.",
+            "{\"type\":\"object\",\"properties\":{\"expression\":{\"type\":\"string\","
+            "\"description\":\"for example (17 * 23) + 0.5\"}},\"required\":[\"expression\"],"
+            "\"additionalProperties\":false}",
+            err, errcap);
+        return t ? ac_tools_add(e, t, err, errcap) : -1;
+    }
+    if (strcmp(spec, "builtin:clock") == 0) {
+        ac_tool *t = ac_tools_new(
+            TK_CLOCK, "clock",
+            "Returns the current date and time (UTC, ISO 8601) and the Unix "
+            "time in milliseconds.",
+            "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", err, errcap);
+        return t ? ac_tools_add(e, t, err, errcap) : -1;
+    }
+    if (strcmp(spec, "builtin:context") == 0)
+        return ac_context_tools_add(e, err, errcap);
+    if (strncmp(spec, "builtin:", 8) == 0) {
+        snprintf(err, errcap,
+                 "unknown built-in tool '%s' (builtin:calculator, builtin:clock, "
+                 "builtin:context)",
+                 spec);
+        return -1;
+    }
+    ac_toolfile *tf = ac_toolfile_load(spec, err, errcap);
+    if (!tf)
+        return -1;
+    for (size_t i = 0; i < tf->n; i++) {
+        const ac_toolfile_tool *d = &tf->tools[i];
+        char *schema = json_dumps(d->parameters, JSON_COMPACT);
+        ac_tool *t = ac_tools_new(TK_EXTERNAL, d->name, d->description, schema, err, errcap);
+        free(schema);
+        if (!t) {
+            ac_toolfile_free(tf);
+            return -1;
+        }
+        t->argv = calloc(d->argc + 1, sizeof *t->argv);
+        for (size_t k = 0; t->argv && k < d->argc; k++)
+            t->argv[k] = strdup(d->argv[k]);
+        t->timeout_ms = d->timeout_ms;
+        t->max_output = d->max_output;
+        if (ac_tools_add(e, t, err, errcap) < 0) {
+            ac_toolfile_free(tf);
+            return -1;
+        }
+    }
+    ac_toolfile_free(tf);
+    return 0;
+}
+
+int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *description,
+                                const char *schema_json, ac_tool_fn fn, void *ud, char *err,
+                                size_t errcap)
+{
+    if (!name || !*name || !fn) {
+        snprintf(err, errcap, "a callback tool needs a name and a function");
+        return -1;
+    }
+    ac_tool *t = ac_tools_new(TK_CALLBACK, name, description, schema_json, err, errcap);
+    if (!t)
+        return -1;
+    t->fn = fn;
+    t->ud = ud;
+    return ac_tools_add(e, t, err, errcap);
+}
+
+void ac_tools_add_defs(ac_engine *e, json_t *arr)
+{
+    for (size_t i = 0; i < e->n_tools; i++)
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:O}", "name", e->tools[i]->name,
+                                             "description", e->tools[i]->description, "parameters",
+                                             e->tools[i]->parameters));
+}

@@ -1,0 +1,7 @@
+# agentc_util: small helpers without dependencies, shared by every area
+# (the spec compiler included): UTF-8 validation and repair; durations,
+# sizes and times.
+add_library(agentc_util STATIC
+  ${CMAKE_SOURCE_DIR}/src/util/utf8.c
+  ${CMAKE_SOURCE_DIR}/src/util/units.c)
+target_include_directories(agentc_util PUBLIC ${CMAKE_SOURCE_DIR}/src)
