@@ -42,6 +42,15 @@ int ac_tool_is_internal_name(const char *name)
 /* builtin:context: the internal tools that change the model's own context. */
 int ac_context_tools_add(ac_engine *e, char *err, size_t errcap)
 {
+    /* expand_context's default step is the spec's: no C default stands in for it */
+    const ac_param_value *step = ac_engine_param(e, "context_step");
+    if (!step || step->type != AC_PARAM_INT || step->ival <= 0) {
+        snprintf(err, errcap, "builtin:context needs the spec to declare param context_step, "
+                              "a positive int (%s)",
+                 !step ? "it has none" : step->type != AC_PARAM_INT ? "it is not an int"
+                                                                    : "it is not positive");
+        return -1;
+    }
     static const struct {
         int kind;
         const char *name, *desc, *schema;
@@ -123,10 +132,8 @@ void ac_context_tool_expand(ac_tool_run *r, struct slot *sl, json_t *args)
     char msg[400];
     size_t w = ac_conv_window(s->conv);
     int64_t by = json_integer_value(json_object_get(args, "by"));
-    if (by <= 0)
-        by = ac_engine_param_int(s->e, "context_step", 20);
-    if (by <= 0)
-        by = 20;
+    if (by <= 0) /* checked positive when the tools were added */
+        by = ac_engine_param(s->e, "context_step")->ival;
     uint16_t ev = s->e->ev_ctx_expanded != AC_FSM_NONE ? s->e->ev_ctx_expanded : 0;
     if (w == 0) {
         snprintf(msg, sizeof msg,
