@@ -183,10 +183,10 @@ int main(int argc, char **argv)
     cfg.loop = loop;
     cfg.provider = AC_PROVIDER_SCRIPT;
     cfg.script_text = "{\"content\":\"x\"}\n";
-    char err[512];
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    ac_error err = {0};
+    ac_engine *e = ac_engine_new(&cfg, &err);
     if (!e) {
-        fprintf(stderr, "%s\n", err);
+        fprintf(stderr, "%s\n", err.text);
         return 1;
     }
     FILE *fs = fopen("/proc/self/statm", "r");
@@ -200,7 +200,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < N; i++) {
         char id[32];
         snprintf(id, sizeof id, "s%d", i);
-        ss[i] = ac_session_new(e, id, NULL, err, sizeof err);
+        ss[i] = ac_session_new(e, id, NULL, &err);
     }
     fs = fopen("/proc/self/statm", "r");
     if (fs && fscanf(fs, "%ld %ld", &dummy, &pages1) != 2)

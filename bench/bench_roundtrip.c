@@ -65,11 +65,11 @@ static void push_answers(ac_httpd *h, int n)
 
 static int agentc_round_trips(ac_engine *e, ac_loop *loop, int n)
 {
-    char err[256];
+    ac_error err = {0};
     for (int i = 0; i < n; i++) {
-        ac_session *s = ac_session_new(e, "bench", NULL, err, sizeof err);
+        ac_session *s = ac_session_new(e, "bench", NULL, &err);
         if (!s || ac_session_send(s, "hi") < 0) {
-            fprintf(stderr, "session: %s\n", s ? "send failed" : err);
+            fprintf(stderr, "session: %s\n", s ? "send failed" : err.text);
             ac_session_free(s);
             return -1;
         }
@@ -129,7 +129,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot start the server or the loop\n");
         return 1;
     }
-    char base[96], url[128], err[256];
+    char base[96], url[128];
+    ac_error err;
     snprintf(base, sizeof base, "http://127.0.0.1:%d/v1", ac_httpd_port(h));
     snprintf(url, sizeof url, "%s/chat/completions", base);
     static const char *const params[] = {"backoff_initial=10ms", NULL};
@@ -142,9 +143,9 @@ int main(int argc, char **argv)
     cfg.model = "bench-model";
     cfg.params = params;
     cfg.seed = 1;
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    ac_engine *e = ac_engine_new(&cfg, &err);
     if (!e) {
-        fprintf(stderr, "engine: %s\n", err);
+        fprintf(stderr, "engine: %s\n", err.text);
         return 1;
     }
 

@@ -48,9 +48,9 @@ static double bench_proc(ac_loop *loop, int n)
     double t0 = now_s();
     for (int i = 0; i < n; i++) {
         int done = 0;
-        char err[256];
-        if (!ac_proc_spawn(loop, &spec, cat_done, &done, err, sizeof err)) {
-            fprintf(stderr, "spawn: %s\n", err);
+        ac_error err = {0};
+        if (!ac_proc_spawn(loop, &spec, cat_done, &done, err.text, sizeof err.text)) {
+            fprintf(stderr, "spawn: %s\n", err.text);
             exit(1);
         }
         while (!done)
@@ -119,7 +119,8 @@ static void fill(ac_conv *conv, size_t target)
 static void bench_compaction(const char *strategy)
 {
     ac_loop *loop = ac_loop_new();
-    char p1[64], err[256];
+    char p1[64];
+    ac_error err;
     snprintf(p1, sizeof p1, "compaction=%s", strategy);
     const char *params[] = {p1, "compact_threshold=5000", "compaction_keep=4", NULL};
     compact_probe probe = {0, 0, 0};
@@ -136,10 +137,10 @@ static void bench_compaction(const char *strategy)
     cfg.params = params;
     cfg.output = &out;
     cfg.seed = 1;
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
-    ac_session *s = e ? ac_session_new(e, "b", NULL, err, sizeof err) : NULL;
+    ac_engine *e = ac_engine_new(&cfg, &err);
+    ac_session *s = e ? ac_session_new(e, "b", NULL, &err) : NULL;
     if (!s) {
-        fprintf(stderr, "%s\n", err);
+        fprintf(stderr, "%s\n", err.text);
         exit(1);
     }
     fill(ac_session_conv(s), 10000);

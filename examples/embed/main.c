@@ -119,7 +119,7 @@ int main(int argc, char **argv)
             prompt = argv[i];
     }
 
-    char err[512] = "";
+    ac_error err = {0};
     int rc = 1, approvals = 0;
     ac_loop *loop = NULL;
     ac_registry *reg = NULL;
@@ -149,18 +149,18 @@ int main(int argc, char **argv)
     cfg.script_path = script;
     cfg.system_prompt = "You are a careful assistant. Use the calculator for arithmetic.";
     cfg.output = &out;
-    e = ac_engine_new(&cfg, err, sizeof err);
+    e = ac_engine_new(&cfg, &err);
     if (!e) {
-        fprintf(stderr, "engine: %s\n", err);
+        fprintf(stderr, "engine: %s\n", err.text);
         goto fail;
     }
-    if (ac_engine_add_tools(e, "builtin:calculator", err, sizeof err) != 0) {
-        fprintf(stderr, "tools: %s\n", err);
+    if (ac_engine_add_tools(e, "builtin:calculator", &err) != 0) {
+        fprintf(stderr, "tools: %s\n", err.text);
         goto fail;
     }
-    s = ac_session_new(e, "embed", NULL, err, sizeof err);
+    s = ac_session_new(e, "embed", NULL, &err);
     if (!s) {
-        fprintf(stderr, "session: %s\n", err);
+        fprintf(stderr, "session: %s\n", err.text);
         goto fail;
     }
 

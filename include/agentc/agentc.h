@@ -31,8 +31,21 @@ typedef enum ac_status {
     AC_EUNKNOWN_EVENT = -2, /* the spec declares no such event */
     AC_ENOMEM = -3,         /* out of memory: nothing was queued */
     AC_EINVAL = -4,         /* a bad argument */
-    AC_QUEUED = 2           /* accepted, applied later in order (see ac_session_post) */
+    AC_QUEUED = 2,          /* accepted, applied later in order (see ac_session_post) */
+    AC_ESPEC = -5,          /* the spec cannot run here: a handler, param or event is missing */
+    AC_ECONFIG = -6,        /* a bad configuration: provider, model, key, tools, script */
+    AC_EIO = -7             /* a file could not be read or written (journal, tools, script) */
 } ac_status;
+
+/* An error at the public edge, in the manner of jansson's json_error_t: a code, a text, and
+ * where it comes from when that is a file (a spec, a tool file, a script): its path, line and
+ * column (0 when not known). Functions taking an ac_error * accept NULL. */
+typedef struct ac_error {
+    int code; /* enum ac_status, AC_OK when there was no error */
+    int line, column;
+    char source[256];
+    char text[512];
+} ac_error;
 /* "handled", "queued", "unknown event"...; "unknown status" for other numbers. */
 const char *ac_strerror(int status);
 
@@ -111,9 +124,13 @@ typedef struct ac_engine_config {
     uint64_t seed;              /* jitter seed (0: from the clock) */
 } ac_engine_config;
 
-/* Builds an engine. On error returns NULL and writes one message in err
- * (a missing handler lists every missing name). */
-ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap);
+/* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the
+ * spec names handlers this program lacks or does not give the built-in
+ * handlers a param, event or effect argument they need (the text lists every
+ * missing name; line is the spec line of an effect use when the problem is
+ * there), AC_EINVAL for a bad param override, AC_ECONFIG for the provider,
+ * AC_ENOMEM. */
+ac_engine *ac_engine_new(const ac_engine_config *cfg, ac_error *err);
 void ac_engine_free(ac_engine *e);
 const ac_fsm_tables *ac_engine_tables(const ac_engine *e);
 ac_loop *ac_engine_loop(const ac_engine *e);
@@ -124,14 +141,13 @@ const char *ac_engine_param_str(const ac_engine *e, const char *name, const char
 /* Tools: from a tools file, built-ins ("builtin:calculator", "builtin:clock",
  * "builtin:context": the internal tools expand_context, search_tool_calls and
  * load_tool_calls, which change the agent's own context),
- * or C callbacks. 0 on success, else a message in err. */
-int ac_engine_add_tools(ac_engine *e, const char *spec, char *err, size_t errcap);
+ * or C callbacks. 0 on success, else -1 and err (AC_ECONFIG, AC_EIO, AC_ENOMEM). */
+int ac_engine_add_tools(ac_engine *e, const char *spec, ac_error *err);
 /* Callback tools: the function gets the arguments (validated) and a handle,
  * and completes the call now or later, from any thread. */
 typedef void (*ac_tool_fn)(void *ud, const char *arguments, ac_tool_call_handle *call);
 int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *description,
-                                const char *schema_json, ac_tool_fn fn, void *ud, char *err,
-                                size_t errcap);
+                                const char *schema_json, ac_tool_fn fn, void *ud, ac_error *err);
 /* Completes a callback tool call (thread-safe). Late completions of abandoned
  * calls are ignored. The handle is invalid afterwards. */
 void ac_tool_call_complete(ac_tool_call_handle *call, int ok, const char *content);
@@ -143,8 +159,8 @@ void ac_tool_call_complete(ac_tool_call_handle *call, int ok, const char *conten
  * ac_session_free may be called from a handler, an output callback or any
  * loop callback: the session is then freed right after the event being
  * applied (or the callback) is done, and its other queued events are dropped. */
-ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, char *err,
-                           size_t errcap);
+ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path,
+                           ac_error *err);
 /* Stops every effect (transfers, timers, child processes) and frees. */
 void ac_session_free(ac_session *s);
 const char *ac_session_id(const ac_session *s);

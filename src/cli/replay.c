@@ -86,10 +86,10 @@ int ac_cli_replay(int argc, char **argv)
                 "agentc replay: missing JOURNAL (usage: agentc replay JOURNAL [--check])\n");
         return 2;
     }
-    char err[2048];
-    ac_journal_reader *rd = ac_journal_reader_open(path, err, sizeof err);
+    ac_error err = {0};
+    ac_journal_reader *rd = ac_journal_reader_open(path, err.text, sizeof err.text);
     if (!rd) {
-        fprintf(stderr, "agentc replay: %s\n", err);
+        fprintf(stderr, "agentc replay: %s\n", err.text);
         return 3;
     }
     const ac_journal_line *hdr = ac_journal_reader_header(rd);
@@ -118,10 +118,10 @@ int ac_cli_replay(int argc, char **argv)
     memset(&cfg, 0, sizeof cfg);
     cfg.tables = owned;
     cfg.params = pv;
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    ac_engine *e = ac_engine_new(&cfg, &err);
     ac_journal_reader_close(rd); /* hdr is gone from here on */
     if (!e) {
-        fprintf(stderr, "agentc replay: %s\n", err);
+        fprintf(stderr, "agentc replay: %s\n", err.text);
         ac_spec_tables_free(owned);
         return 3;
     }

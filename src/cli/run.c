@@ -510,7 +510,7 @@ static int make_engine(const run_opts *o, const ac_output *out, const char *scri
     memset(b, 0, sizeof *b);
     ac_engine_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    char err[4096];
+    ac_error err = {0};
     const char *prov = o->provider ? o->provider : (script_text ? "script" : "openai");
     cfg.provider = !strcmp(prov, "anthropic") ? AC_PROVIDER_ANTHROPIC
                    : !strcmp(prov, "script")  ? AC_PROVIDER_SCRIPT
@@ -573,15 +573,15 @@ static int make_engine(const run_opts *o, const ac_output *out, const char *scri
         return AC_EXIT_CONFIG;
     }
     cfg.loop = b->loop;
-    b->engine = ac_engine_new(&cfg, err, sizeof err);
+    b->engine = ac_engine_new(&cfg, &err);
     if (!b->engine) {
-        fprintf(stderr, "agentc: %s\n", err);
-        return strstr(err, "--param") || strstr(err, "unknown param") ? AC_EXIT_USAGE
+        fprintf(stderr, "agentc: %s\n", err.text);
+        return strstr(err.text, "--param") || strstr(err.text, "unknown param") ? AC_EXIT_USAGE
                                                                       : AC_EXIT_CONFIG;
     }
     for (size_t i = 0; i < o->n_tools; i++)
-        if (ac_engine_add_tools(b->engine, o->tools[i], err, sizeof err) < 0) {
-            fprintf(stderr, "agentc: %s\n", err);
+        if (ac_engine_add_tools(b->engine, o->tools[i], &err) < 0) {
+            fprintf(stderr, "agentc: %s\n", err.text);
             return AC_EXIT_CONFIG;
         }
     return 0;
@@ -616,10 +616,10 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         return rc;
     }
     u.t = ac_engine_tables(b.engine);
-    char err[1024];
-    ac_session *s = ac_session_new(b.engine, "s1", o->journal, err, sizeof err);
+    ac_error err = {0};
+    ac_session *s = ac_session_new(b.engine, "s1", o->journal, &err);
     if (!s) {
-        fprintf(stderr, "agentc: %s\n", err);
+        fprintf(stderr, "agentc: %s\n", err.text);
         bundle_free(&b);
         free(prompt);
         return AC_EXIT_CONFIG;
@@ -922,11 +922,12 @@ int ac_cli_batch(int argc, char **argv)
     while (finished < n && !g_interrupted) {
         while (next < n && running < (size_t)o.concurrency) {
             batch_item *it = &bt.items[next];
-            char id[64], err[512];
+            char id[64];
+            ac_error err;
             snprintf(id, sizeof id, "b%zu", next + 1);
             if (o.journal_dir)
                 snprintf(journal, sizeof journal, "%s/%s.journal", o.journal_dir, id);
-            it->s = ac_session_new(b.engine, id, o.journal_dir ? journal : NULL, err, sizeof err);
+            it->s = ac_session_new(b.engine, id, o.journal_dir ? journal : NULL, &err);
             if (it->s) {
                 ac_session_set_userdata(it->s, (void *)(uintptr_t)next);
                 ac_session_send(it->s, it->prompt);
@@ -936,7 +937,7 @@ int ac_cli_batch(int argc, char **argv)
                 it->result = json_pack("{s:O, s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:s}", "id", it->id,
                                        "status", "failed", "answer", "", "iterations",
                                        (json_int_t)0, "tool_calls", (json_int_t)0, "usage", "input",
-                                       (json_int_t)0, "output", (json_int_t)0, "error", err);
+                                       (json_int_t)0, "output", (json_int_t)0, "error", err.text);
                 finished++;
                 failures++;
                 if (!o.ordered)

@@ -102,8 +102,10 @@ static const ac_reg_entry *reg_find(const ac_registry *r, int kind, const char *
 
 typedef struct contract_ctx {
     const ac_registry *reg;
+    const ac_fsm_tables *t;
     char msg[2048];
     size_t len, n;
+    int line; /* of the first problem at an effect use */
 } contract_ctx;
 
 static int contract_applies(void *ud, int kind, const char *name)
@@ -116,6 +118,8 @@ static void contract_report(void *ud, const ac_contract_problem *p)
 {
     contract_ctx *c = ud;
     c->n++;
+    if (!c->line && p->state != AC_FSM_NONE)
+        c->line = c->t->states[p->state].line;
     if (c->len < sizeof c->msg) {
         int w = snprintf(c->msg + c->len, sizeof c->msg - c->len, "%s%s", c->len ? "; " : "",
                          p->msg);
@@ -259,18 +263,23 @@ ac_loop *ac_engine_loop(const ac_engine *e)
     return e->loop;
 }
 
-ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
+/* Builds the engine; on failure fills err, *code (enum ac_status) and, for a problem at an
+ * effect use, *line (its state's spec line). */
+static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errcap, int *code,
+                             int *line)
 {
     ac_engine *e = calloc(1, sizeof *e);
     ac_registry *own_reg = NULL;
     if (!e) {
         snprintf(err, errcap, "out of memory");
+        *code = AC_ENOMEM;
         return NULL;
     }
     e->t = cfg->tables ? cfg->tables : &agent_fsm;
     e->loop = cfg->loop;
     if (e->loop && !(e->remote = ac_remote_inbox_new(e))) {
         snprintf(err, errcap, "out of memory");
+        *code = AC_ENOMEM;
         goto fail;
     }
     if (cfg->output) {
@@ -292,9 +301,11 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
     if (!reg || !e->guards || !e->actions || !e->e_start || !e->e_stop || !e->params ||
         !e->param_strings || !e->param_overrides) {
         snprintf(err, errcap, "out of memory");
+        *code = AC_ENOMEM;
         goto fail;
     }
     if (t->n_effects > AC_MAX_EFFECTS) {
+        *code = AC_ESPEC;
         snprintf(err, errcap, "the spec declares %u effects (the limit is %d)", t->n_effects,
                  AC_MAX_EFFECTS);
         goto fail;
@@ -333,16 +344,19 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
             }
         }
         if (nmiss) {
+            *code = AC_ESPEC;
             snprintf(err, errcap, "the spec %s names %zu handler%s this program lacks: %s",
                      t->spec_path, nmiss, nmiss == 1 ? "" : "s", missing);
             goto fail;
         }
     }
     {
-        contract_ctx cc = {reg, "", 0, 0};
+        contract_ctx cc = {reg, t, "", 0, 0, 0};
         ac_contract_check(t, ac_builtin_contracts, ac_n_builtin_contracts, contract_applies,
                           contract_report, &cc);
         if (cc.n) {
+            *code = AC_ESPEC;
+            *line = cc.line;
             snprintf(err, errcap, "the spec %s does not give the built-in handlers what they need "
                                   "(%zu problem%s): %s",
                      t->spec_path, cc.n, cc.n == 1 ? "" : "s", cc.msg);
@@ -352,6 +366,7 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
     e->plan = ac_fsm_plan_new(t);
     if (!e->plan) {
         snprintf(err, errcap, "out of memory");
+        *code = AC_ENOMEM;
         goto fail;
     }
     e->binding.plan = e->plan;
@@ -390,6 +405,7 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
     if ((cfg->system_prompt && !(e->system_prompt = strdup(cfg->system_prompt))) ||
         (cfg->journal_dir && !(e->journal_dir = strdup(cfg->journal_dir)))) {
         snprintf(err, errcap, "out of memory");
+        *code = AC_ENOMEM;
         goto fail;
     }
     if (e->loop) {
@@ -398,14 +414,35 @@ ac_engine *ac_engine_new(const ac_engine_config *cfg, char *err, size_t errcap)
                                                  cfg->script_delay_ms, err, errcap);
         else
             e->provider = ac_provider_http_new(e, cfg->provider, cfg, err, errcap);
-        if (!e->provider)
+        if (!e->provider) {
+            *code = strstr(err, "out of memory") ? AC_ENOMEM : AC_ECONFIG;
             goto fail;
+        }
     }
     ac_registry_free(own_reg);
     return e;
 fail:
     ac_registry_free(own_reg);
     ac_engine_free(e);
+    return NULL;
+}
+
+ac_engine *ac_engine_new(const ac_engine_config *cfg, ac_error *err)
+{
+    char text[2048] = "";
+    int code = AC_EINVAL, line = 0;
+    ac_engine *e = cfg ? engine_new(cfg, text, sizeof text, &code, &line) : NULL;
+    if (e) {
+        if (err)
+            memset(err, 0, sizeof *err);
+        return e;
+    }
+    ac_error_set(err, code, cfg ? text : "no configuration");
+    if (err && line && !err->line) { /* the spec line of the effect use at fault */
+        const ac_fsm_tables *t = cfg->tables ? cfg->tables : &agent_fsm;
+        snprintf(err->source, sizeof err->source, "%s", t->spec_path ? t->spec_path : "");
+        err->line = line;
+    }
     return NULL;
 }
 

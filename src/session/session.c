@@ -4,6 +4,8 @@
  * tracing, and the session's JSON form.
  */
 #include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +231,12 @@ static int post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
 const char *ac_strerror(int status)
 {
     switch (status) {
+    case AC_ESPEC:
+        return "the spec cannot run here";
+    case AC_ECONFIG:
+        return "bad configuration";
+    case AC_EIO:
+        return "I/O error";
     case AC_OK:
         return "handled";
     case AC_UNHANDLED:
@@ -525,10 +533,43 @@ fail:
     return NULL;
 }
 
-ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, char *err,
-                           size_t errcap)
+void ac_error_set(ac_error *err, int code, const char *text)
 {
-    return session_new(e, id, journal_path, 0, err, errcap);
+    if (!err)
+        return;
+    memset(err, 0, sizeof *err);
+    err->code = code;
+    snprintf(err->text, sizeof err->text, "%s", text ? text : "");
+    /* "path:line:col: message" (script and tool files): the location, kept in the text too */
+    const char *c1 = strchr(err->text, ':');
+    if (c1 && c1 != err->text && (size_t)(c1 - err->text) < sizeof err->source) {
+        char *end;
+        long line = strtol(c1 + 1, &end, 10);
+        if (end != c1 + 1 && *end == ':' && line > 0 && line < INT_MAX) {
+            char *end2;
+            long col = strtol(end + 1, &end2, 10);
+            if (end2 != end + 1 && *end2 == ':' && col > 0 && col < INT_MAX) {
+                memcpy(err->source, err->text, (size_t)(c1 - err->text));
+                err->line = (int)line;
+                err->column = (int)col;
+            }
+        }
+    }
+}
+
+ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path,
+                           ac_error *err)
+{
+    char text[512] = "";
+    ac_session *s = session_new(e, id, journal_path, 0, text, sizeof text);
+    if (!s)
+        ac_error_set(err, strstr(text, "out of memory") ? AC_ENOMEM
+                          : strstr(text, "journal")     ? AC_EIO
+                                                        : AC_ESPEC,
+                     text);
+    else if (err)
+        memset(err, 0, sizeof *err);
+    return s;
 }
 
 ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap)

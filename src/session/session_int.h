@@ -118,6 +118,10 @@ struct ac_session {
     void *userdata;
 };
 
+/* Fills err (may be NULL) with code and text; a text that starts "path:line:col:" also gives
+ * the location. */
+void ac_error_set(ac_error *err, int code, const char *text);
+
 /* Engine helpers (and ac_engine_event_index, sink.h) */
 const ac_param_value *ac_engine_param(const ac_engine *e, const char *name);
 uint64_t ac_engine_rand(ac_engine *e);

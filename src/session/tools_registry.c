@@ -96,7 +96,7 @@ ac_tool *ac_tools_new(int kind, const char *name, const char *desc, const char *
     return t;
 }
 
-int ac_engine_add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
+static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
 {
     if (strcmp(spec, "builtin:calculator") == 0) {
         ac_tool *t = ac_tools_new(
@@ -152,9 +152,33 @@ int ac_engine_add_tools(ac_engine *e, const char *spec, char *err, size_t errcap
     return 0;
 }
 
-int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *description,
-                                const char *schema_json, ac_tool_fn fn, void *ud, char *err,
-                                size_t errcap)
+/* The code of a failure to add tools, from what went wrong. */
+static int tools_error_code(const char *text)
+{
+    return strstr(text, "out of memory")                                  ? AC_ENOMEM
+           : strstr(text, "cannot read") || strstr(text, "cannot open") ? AC_EIO
+                                                                          : AC_ECONFIG;
+}
+
+int ac_engine_add_tools(ac_engine *e, const char *spec, ac_error *err)
+{
+    char text[512] = "";
+    if (!e || !spec) {
+        ac_error_set(err, AC_EINVAL, "ac_engine_add_tools needs an engine and a tools spec");
+        return -1;
+    }
+    if (add_tools(e, spec, text, sizeof text) < 0) {
+        ac_error_set(err, tools_error_code(text), text);
+        return -1;
+    }
+    if (err)
+        memset(err, 0, sizeof *err);
+    return 0;
+}
+
+static int add_callback_tool(ac_engine *e, const char *name, const char *description,
+                             const char *schema_json, ac_tool_fn fn, void *ud, char *err,
+                             size_t errcap)
 {
     if (!name || !*name || !fn) {
         snprintf(err, errcap, "a callback tool needs a name and a function");
@@ -166,6 +190,19 @@ int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *desc
     t->fn = fn;
     t->ud = ud;
     return ac_tools_add(e, t, err, errcap);
+}
+
+int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *description,
+                                const char *schema_json, ac_tool_fn fn, void *ud, ac_error *err)
+{
+    char text[512] = "";
+    if (!e || add_callback_tool(e, name, description, schema_json, fn, ud, text, sizeof text) < 0) {
+        ac_error_set(err, !e ? AC_EINVAL : tools_error_code(text), e ? text : "no engine");
+        return -1;
+    }
+    if (err)
+        memset(err, 0, sizeof *err);
+    return 0;
 }
 
 void ac_tools_add_defs(ac_engine *e, json_t *arr)

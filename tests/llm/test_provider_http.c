@@ -27,6 +27,8 @@
 #include "journal_replay.h"
 #include "test_httpd.h"
 
+static ac_error ae; /* the last error of the engine and session calls below */
+
 #define KEY "sk-test-SECRET"
 #define TEXT_CAP ((size_t)64 << 20)
 
@@ -264,22 +266,21 @@ static void fx_engine(fx *f, int kind, const char *base, const char *key, const 
     cfg.headers = headers;
     cfg.output = &f->out;
     cfg.seed = 7;
-    char err[512];
-    f->e = ac_engine_new(&cfg, err, sizeof err);
+    f->e = ac_engine_new(&cfg, &ae);
     if (!f->e)
-        fail_msg("ac_engine_new: %s", err);
-    int rc = ac_engine_add_tools(f->e, "builtin:calculator", err, sizeof err);
+        fail_msg("ac_engine_new: %s", ae.text);
+    int rc = ac_engine_add_tools(f->e, "builtin:calculator", &ae);
     if (rc != 0)
-        fail_msg("add_tools: %s", err);
+        fail_msg("add_tools: %s", ae.text);
     if (journal) {
         snprintf(f->journal, sizeof f->journal, "/tmp/agentc_provider_journal_XXXXXX");
         int fd = mkstemp(f->journal);
         assert_true(fd >= 0);
         close(fd);
     }
-    f->s = ac_session_new(f->e, "t1", journal ? f->journal : NULL, err, sizeof err);
+    f->s = ac_session_new(f->e, "t1", journal ? f->journal : NULL, &ae);
     if (!f->s)
-        fail_msg("ac_session_new: %s", err);
+        fail_msg("ac_session_new: %s", ae.text);
 }
 
 static void fx_setup(fx *f, int kind, const char *const *params)
@@ -635,8 +636,7 @@ static void test_json_instead_of_stream(void **state)
     assert_int_equal(ac_httpd_request_count(f.h), 1);
     assert_non_null(strstr(ac_session_error(f.s), "model not loaded (server_error)"));
     ac_session_free(f.s); /* it ended; the next case needs a fresh session */
-    char err[256];
-    f.s = ac_session_new(f.e, "t2", NULL, err, sizeof err);
+    f.s = ac_session_new(f.e, "t2", NULL, &ae);
     assert_non_null(f.s);
     fx_run(&f, NULL);
     assert_int_equal(ac_httpd_request_count(f.h), 2);
@@ -1238,10 +1238,10 @@ static void test_anthropic_thinking_tool_round(void **state)
     cfg.provider = AC_PROVIDER_SCRIPT;
     cfg.script_text = "{\"content\": \"unused\"}\n";
     cfg.params = params;
-    ac_engine *e2 = ac_engine_new(&cfg, err, sizeof err);
+    ac_engine *e2 = ac_engine_new(&cfg, &ae);
     if (!e2)
-        fail_msg("engine: %s", err);
-    assert_int_equal(ac_engine_add_tools(e2, "builtin:calculator", err, sizeof err), 0);
+        fail_msg("engine: %s", ae.text);
+    assert_int_equal(ac_engine_add_tools(e2, "builtin:calculator", &ae), 0);
     int events = 0;
     ac_session *s2 = test_replay_journal(e2, "t1", f.journal, &events, err, sizeof err);
     if (!s2)
@@ -1411,19 +1411,19 @@ static void test_bad_config(void **state)
     cfg.provider = AC_PROVIDER_OPENAI;
     cfg.base_url = "ftp://example.invalid";
     cfg.model = "m";
-    char err[256];
-    assert_null(ac_engine_new(&cfg, err, sizeof err));
-    assert_non_null(strstr(err, "expected http:// or https://"));
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_non_null(strstr(ae.text, "expected http:// or https://"));
+    assert_int_equal(ae.code, AC_ECONFIG);
     cfg.base_url = NULL;
     cfg.model = NULL;
-    assert_null(ac_engine_new(&cfg, err, sizeof err));
-    assert_non_null(strstr(err, "model"));
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_non_null(strstr(ae.text, "model"));
     cfg.model = "m";
     const char *const hdrs[] = {"X-Secret " KEY, NULL};
     cfg.headers = hdrs;
-    assert_null(ac_engine_new(&cfg, err, sizeof err));
-    assert_non_null(strstr(err, "header #1"));
-    assert_null(strstr(err, KEY));
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_non_null(strstr(ae.text, "header #1"));
+    assert_null(strstr(ae.text, KEY));
     /* a thinking budget under Anthropic's minimum is refused before any call */
     cfg.headers = NULL;
     cfg.provider = AC_PROVIDER_ANTHROPIC;
@@ -1431,13 +1431,13 @@ static void test_bad_config(void **state)
     cfg.api_key = KEY;
     const char *const small_budget[] = {"thinking_budget=500", NULL};
     cfg.params = small_budget;
-    assert_null(ac_engine_new(&cfg, err, sizeof err));
-    assert_non_null(strstr(err, "thinking_budget 500 is below Anthropic's minimum of 1024"));
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_non_null(strstr(ae.text, "thinking_budget 500 is below Anthropic's minimum of 1024"));
     const char *const budget_ok[] = {"thinking_budget=1024", NULL};
     cfg.params = budget_ok;
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    ac_engine *e = ac_engine_new(&cfg, &ae);
     if (!e)
-        fail_msg("%s", err);
+        fail_msg("%s", ae.text);
     ac_engine_free(e);
     ac_loop_free(loop);
 }

@@ -94,13 +94,14 @@ static void test_missing_handlers_listed(void **state)
     ac_engine_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.tables = t;
-    char err[2048] = "";
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    ac_error err = {0};
+    ac_engine *e = ac_engine_new(&cfg, &err);
     assert_null(e);
-    assert_non_null(strstr(err, "3 handlers"));
-    assert_non_null(strstr(err, "guard budget_ok"));
-    assert_non_null(strstr(err, "action audit_call"));
-    assert_non_null(strstr(err, "effect audit_timer"));
+    assert_int_equal(err.code, AC_ESPEC);
+    assert_non_null(strstr(err.text, "3 handlers"));
+    assert_non_null(strstr(err.text, "guard budget_ok"));
+    assert_non_null(strstr(err.text, "action audit_call"));
+    assert_non_null(strstr(err.text, "effect audit_timer"));
 
     /* registered: the same spec binds and a session starts */
     ac_registry *r = ac_registry_new();
@@ -108,9 +109,9 @@ static void test_missing_handlers_listed(void **state)
     assert_int_equal(ac_registry_action(r, "audit_call", audit_call), 0);
     assert_int_equal(ac_registry_effect(r, "audit_timer", audit_start, audit_stop), 0);
     cfg.registry = r;
-    e = ac_engine_new(&cfg, err, sizeof err);
+    e = ac_engine_new(&cfg, &err);
     assert_non_null(e);
-    ac_session *s = ac_session_new(e, "b1", NULL, err, sizeof err);
+    ac_session *s = ac_session_new(e, "b1", NULL, &err);
     assert_non_null(s);
     assert_string_equal(ac_session_state(s, "session"), "Idle");
     ac_session_free(s);
@@ -119,8 +120,65 @@ static void test_missing_handlers_listed(void **state)
     ac_spec_tables_free(t);
 }
 
+/* Errors at the public edge carry a code and, when they come from a file, where. */
+static void test_error_codes_and_locations(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = "{\"content\": \"ok\"}\n\n  {\"content\": oops}\n";
+    ac_error err;
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_int_equal(err.code, AC_ECONFIG);
+    assert_string_equal(err.source, "script");
+    assert_int_equal(err.line, 3);
+    assert_true(err.column > 1);
+    /* a bad override: AC_EINVAL, no location */
+    cfg.script_text = "{\"content\": \"ok\"}\n";
+    const char *const bad[] = {"max_retries=many", NULL};
+    cfg.params = bad;
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_int_equal(err.code, AC_EINVAL);
+    assert_int_equal(err.line, 0);
+    assert_non_null(strstr(err.text, "max_retries"));
+    /* an effect use the built-in contract refuses: AC_ESPEC at the state's spec line */
+    ac_spec *spec = ac_spec_load("spec/agent.fsm");
+    assert_non_null(spec);
+    char *src = malloc(spec->src_len + 1);
+    memcpy(src, spec->src, spec->src_len);
+    src[spec->src_len] = 0;
+    ac_spec_free(spec);
+    char *use = strstr(src, "effect run_tools(max_parallel_tools)");
+    assert_non_null(use);
+    memcpy(use, "effect run_tools(stall_timeout)     ", strlen("effect run_tools(max_parallel_tools)"));
+    int line = 1;
+    for (const char *c = src; c < use; c++)
+        line += *c == '\n';
+    spec = ac_spec_parse("edited.fsm", src, strlen(src));
+    free(src);
+    assert_non_null(spec);
+    ac_spec_check(spec);
+    assert_int_equal(spec->n_errors, 0); /* well-formed: only the handlers cannot run it */
+    ac_fsm_tables *t = ac_spec_lower(spec, "edited.fsm");
+    ac_spec_free(spec);
+    cfg.params = NULL;
+    cfg.tables = t;
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_int_equal(err.code, AC_ESPEC);
+    assert_string_equal(err.source, "edited.fsm");
+    assert_int_equal(err.line, line);
+    assert_non_null(strstr(err.text, "argument 1 of effect run_tools must be an int param"));
+    ac_spec_tables_free(t);
+    assert_string_equal(ac_strerror(AC_ESPEC), "the spec cannot run here");
+    ac_loop_free(loop);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_missing_handlers_listed)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_missing_handlers_listed),
+                                       cmocka_unit_test(test_error_codes_and_locations)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

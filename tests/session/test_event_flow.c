@@ -21,6 +21,8 @@
 #include "io/loop.h"
 #include "test_httpd.h"
 
+static ac_error ae; /* the last error of the engine and session calls below */
+
 #define N_SESSIONS 100
 #define N_THREADS 4
 #define N_POSTS 30 /* per thread and session */
@@ -29,16 +31,15 @@ static char tmpdir[256];
 
 static ac_engine *script_engine(ac_loop *loop, const char *turns, int delay_ms)
 {
-    char err[512] = "";
     ac_engine_config cfg = {0};
     cfg.loop = loop;
     cfg.provider = AC_PROVIDER_SCRIPT;
     cfg.script_text = turns;
     cfg.script_delay_ms = delay_ms;
     cfg.seed = 7;
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    ac_engine *e = ac_engine_new(&cfg, &ae);
     if (!e)
-        fail_msg("engine: %s", err);
+        fail_msg("engine: %s", ae.text);
     return e;
 }
 
@@ -121,14 +122,13 @@ static void posts_from_threads_into_streaming_sessions(void **state)
     ac_engine *e = script_engine(loop, turn, 1);
     ac_session *s[N_SESSIONS];
     char path[N_SESSIONS][300];
-    char err[512];
     for (int i = 0; i < N_SESSIONS; i++) {
         char id[32];
         snprintf(id, sizeof id, "t%d", i);
         snprintf(path[i], sizeof path[i], "%s/threads-%d.jsonl", tmpdir, i);
-        s[i] = ac_session_new(e, id, path[i], err, sizeof err);
+        s[i] = ac_session_new(e, id, path[i], &ae);
         if (!s[i])
-            fail_msg("session: %s", err);
+            fail_msg("session: %s", ae.text);
         assert_int_equal(ac_session_send(s[i], "go"), AC_OK);
     }
     pthread_t th[N_THREADS];
@@ -238,7 +238,7 @@ static void cancel_while_streaming(int from_thread)
     out.ud = &r;
     out.text = on_text;
     out.finished = on_finished;
-    char base[128], err[512];
+    char base[128];
     snprintf(base, sizeof base, "http://127.0.0.1:%d/v1", ac_httpd_port(h));
     ac_engine_config cfg = {0};
     cfg.loop = loop;
@@ -247,12 +247,12 @@ static void cancel_while_streaming(int from_thread)
     cfg.api_key = "sk-test";
     cfg.model = "m";
     cfg.output = &out;
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    ac_engine *e = ac_engine_new(&cfg, &ae);
     if (!e)
-        fail_msg("engine: %s", err);
+        fail_msg("engine: %s", ae.text);
     char path[300];
     snprintf(path, sizeof path, "%s/cancel-%d.jsonl", tmpdir, from_thread);
-    ac_session *s = ac_session_new(e, "c", path, err, sizeof err);
+    ac_session *s = ac_session_new(e, "c", path, &ae);
     assert_non_null(s);
     r.s = s;
     assert_int_equal(ac_session_send(s, "go"), AC_OK);
@@ -311,8 +311,7 @@ static void post_results(void **state)
     (void)state;
     ac_loop *loop = ac_loop_new();
     ac_engine *e = script_engine(loop, "{\"content\": \"hi\"}\n", 0);
-    char err[512];
-    ac_session *s = ac_session_new(e, "p", NULL, err, sizeof err);
+    ac_session *s = ac_session_new(e, "p", NULL, &ae);
     assert_non_null(s);
     assert_int_equal(ac_session_post(s, "ping", NULL, 0), AC_OK);
     assert_int_equal(ac_session_post(s, "no.such.event", NULL, 0), AC_EUNKNOWN_EVENT);

@@ -20,6 +20,8 @@
 #include "session/journal.h"
 #include "spec.h"
 
+static ac_error ae; /* the last error of the engine and session calls below */
+
 static char tmpdir[256];
 static char recorded[512]; /* the journal every test reads, recorded once */
 
@@ -92,10 +94,9 @@ static ac_engine *replay_engine(const ac_fsm_tables *t)
     ac_engine_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.tables = t;
-    char err[256];
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    ac_engine *e = ac_engine_new(&cfg, &ae);
     if (!e)
-        fail_msg("engine: %s", err);
+        fail_msg("engine: %s", ae.text);
     return e;
 }
 
@@ -121,14 +122,13 @@ static void record(const char *path)
     cfg.provider = AC_PROVIDER_SCRIPT;
     cfg.script_text = turns;
     cfg.seed = 7;
-    char err[256];
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    ac_engine *e = ac_engine_new(&cfg, &ae);
     if (!e)
-        fail_msg("engine: %s", err);
-    assert_int_equal(ac_engine_add_tools(e, "builtin:calculator", err, sizeof err), 0);
-    ac_session *s = ac_session_new(e, "j1", path, err, sizeof err);
+        fail_msg("engine: %s", ae.text);
+    assert_int_equal(ac_engine_add_tools(e, "builtin:calculator", &ae), 0);
+    ac_session *s = ac_session_new(e, "j1", path, &ae);
     if (!s)
-        fail_msg("session: %s", err);
+        fail_msg("session: %s", ae.text);
     /* the event line is in the file before the effect it starts (the LLM
      * call) runs, with no loop turn in between */
     ac_session_send(s, "What is 17 * 23?");
@@ -175,8 +175,7 @@ static void test_replay_on_engine_with_loop(void **state)
     cfg.loop = loop;
     cfg.provider = AC_PROVIDER_SCRIPT;
     cfg.script_text = "{\"content\":\"never asked\"}\n";
-    char err[256];
-    ac_engine *e = ac_engine_new(&cfg, err, sizeof err);
+    ac_engine *e = ac_engine_new(&cfg, &ae);
     assert_non_null(e);
     ac_replay_result res;
     ac_session *s = NULL;

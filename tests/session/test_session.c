@@ -42,7 +42,7 @@ static const char *rig_journal_dir; /* journal_dir for the next rig_open, if any
 static void rig_open(rig *r, const char *turns, const char *const *params, int delay_ms,
                      const char *tools, const char *name)
 {
-    char err[512] = "";
+    ac_error err = {0};
     memset(r, 0, sizeof *r);
     r->loop = ac_loop_new();
     assert_non_null(r->loop);
@@ -55,17 +55,17 @@ static void rig_open(rig *r, const char *turns, const char *const *params, int d
     cfg.seed = 7;
     cfg.output = rig_out;
     cfg.journal_dir = rig_journal_dir;
-    r->e = ac_engine_new(&cfg, err, sizeof err);
+    r->e = ac_engine_new(&cfg, &err);
     if (!r->e)
-        fail_msg("engine: %s", err);
-    if (ac_engine_add_tools(r->e, "builtin:calculator", err, sizeof err) != 0)
-        fail_msg("tools: %s", err);
-    if (tools && ac_engine_add_tools(r->e, tools, err, sizeof err) != 0)
-        fail_msg("tools: %s", err);
+        fail_msg("engine: %s", err.text);
+    if (ac_engine_add_tools(r->e, "builtin:calculator", &err) != 0)
+        fail_msg("tools: %s", err.text);
+    if (tools && ac_engine_add_tools(r->e, tools, &err) != 0)
+        fail_msg("tools: %s", err.text);
     snprintf(r->journal, sizeof r->journal, "%s/%s.journal", tmpdir, name);
-    r->s = ac_session_new(r->e, name, rig_journal_dir ? NULL : r->journal, err, sizeof err);
+    r->s = ac_session_new(r->e, name, rig_journal_dir ? NULL : r->journal, &err);
     if (!r->s)
-        fail_msg("session: %s", err);
+        fail_msg("session: %s", err.text);
 }
 
 /* Runs the loop until the session settles (bounded). */
@@ -121,11 +121,11 @@ static char *slurp(const char *path)
 /* A replay session fed with every event line of the journal. */
 static ac_session *replay_journal(ac_engine *e, const char *id, const char *path)
 {
-    char err[256];
+    ac_error err = {0};
     int events = 0;
-    ac_session *s = test_replay_journal(e, id, path, &events, err, sizeof err);
+    ac_session *s = test_replay_journal(e, id, path, &events, err.text, sizeof err.text);
     if (!s)
-        fail_msg("replay: %s", err);
+        fail_msg("replay: %s", err.text);
     assert_true(events > 3);
     return s;
 }
@@ -150,14 +150,14 @@ static void test_answer_and_replay(void **state)
     free(jtext);
 
     /* replay: no loop, no effects, same session */
-    char err[256];
+    ac_error err = {0};
     ac_engine_config cfg = {0};
     cfg.provider = AC_PROVIDER_SCRIPT;
     cfg.script_text = tool_turns;
-    ac_engine *e2 = ac_engine_new(&cfg, err, sizeof err);
+    ac_engine *e2 = ac_engine_new(&cfg, &err);
     if (!e2)
-        fail_msg("engine: %s", err);
-    assert_int_equal(ac_engine_add_tools(e2, "builtin:calculator", err, sizeof err), 0);
+        fail_msg("engine: %s", err.text);
+    assert_int_equal(ac_engine_add_tools(e2, "builtin:calculator", &err), 0);
     ac_session *s2 = replay_journal(e2, "answer", r.journal);
     char *replayed = ac_session_to_json(s2);
     assert_non_null(replayed);

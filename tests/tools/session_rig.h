@@ -71,7 +71,7 @@ static inline void rig_write(const char *name, const char *text, char *path, siz
 static inline void rig_open(rig *r, const char *turns, const char *const *params,
                             const char *const *tools, const ac_output *out)
 {
-    char err[512] = "";
+    ac_error err;
     memset(r, 0, sizeof *r);
     r->loop = ac_loop_new();
     assert_non_null(r->loop);
@@ -83,15 +83,15 @@ static inline void rig_open(rig *r, const char *turns, const char *const *params
     cfg.params = params;
     cfg.output = out;
     cfg.seed = 7;
-    r->e = ac_engine_new(&cfg, err, sizeof err);
+    r->e = ac_engine_new(&cfg, &err);
     if (!r->e)
-        fail_msg("engine: %s", err);
+        fail_msg("engine: %s", err.text);
     for (const char *const *t = tools; t && *t; t++)
-        if (ac_engine_add_tools(r->e, *t, err, sizeof err) != 0)
-            fail_msg("tools %s: %s", *t, err);
-    r->s = ac_session_new(r->e, "s1", NULL, err, sizeof err);
+        if (ac_engine_add_tools(r->e, *t, &err) != 0)
+            fail_msg("tools %s: %s", *t, err.text);
+    r->s = ac_session_new(r->e, "s1", NULL, &err);
     if (!r->s)
-        fail_msg("session: %s", err);
+        fail_msg("session: %s", err.text);
 }
 
 static inline void rig_settle(rig *r)

@@ -79,17 +79,19 @@ static void test_bad_arguments(void **state)
 static void test_reserved_names(void **state)
 {
     (void)state;
-    char path[512], err[256];
+    char path[512];
+    ac_error err;
     rig_write("reserved.json",
               "{\"tools\":[{\"name\":\"load_tool_calls\",\"description\":\"x\","
               "\"command\":[\"true\"]}]}",
               path, sizeof path);
     rig r;
     rig_open(&r, "{\"content\":\"x\"}\n", NULL, NULL, NULL);
-    assert_int_not_equal(ac_engine_add_tools(r.e, path, err, sizeof err), 0);
-    assert_non_null(strstr(err, "reserved"));
-    assert_int_not_equal(ac_engine_add_tools(r.e, "builtin:nothing", err, sizeof err), 0);
-    assert_non_null(strstr(err, "builtin:context"));
+    assert_int_not_equal(ac_engine_add_tools(r.e, path, &err), 0);
+    assert_non_null(strstr(err.text, "reserved"));
+    assert_int_not_equal(ac_engine_add_tools(r.e, "builtin:nothing", &err), 0);
+    assert_non_null(strstr(err.text, "builtin:context"));
+    assert_int_equal(err.code, AC_ECONFIG);
     rig_close(&r);
 }
 

@@ -50,16 +50,16 @@ static const char *turns = "{\"tool_calls\":[{\"id\":\"cb1\",\"name\":\"echo_lat
 
 static void open_with_tool(rig *r, later *l)
 {
-    char err[256];
+    ac_error err = {0};
     rig_open(r, turns, NULL, NULL, NULL);
     assert_int_equal(ac_engine_add_callback_tool(
                          r->e, "echo_later", "echoes later",
                          "{\"type\":\"object\",\"properties\":{\"word\":{\"type\":\"string\"}}}",
-                         threaded_tool, l, err, sizeof err),
+                         threaded_tool, l, &err),
                      0);
     /* the session was created before the tool: make a new one that offers it */
     ac_session_free(r->s);
-    r->s = ac_session_new(r->e, "s2", NULL, err, sizeof err);
+    r->s = ac_session_new(r->e, "s2", NULL, &err);
     assert_non_null(r->s);
 }
 
