@@ -103,16 +103,6 @@ int ac_spec_param_index(const ac_spec *spec, const char *name)
     return -1;
 }
 
-int ac_spec_event_index(const ac_spec *spec, const char *name)
-{
-    if (!spec->res)
-        return -1;
-    for (size_t i = 1; i < spec->res->n_events; i++)
-        if (strcmp(spec->res->event_names[i], name) == 0)
-            return (int)i;
-    return -1;
-}
-
 static void use_handler(checker *ck, int kind, const ac_name *n)
 {
     int i = ac_strmap_get(&ck->handlers[kind], n->s);

@@ -190,7 +190,6 @@ typedef struct ac_resolved {
 /* Index of a name among the declared handlers/params/events, -1 if none. */
 int ac_spec_handler_index(const ac_spec *spec, int kind, const char *name);
 int ac_spec_param_index(const ac_spec *spec, const char *name);
-int ac_spec_event_index(const ac_spec *spec, const char *name);
 
 /* Parse `src` (copied). Never NULL except on out-of-memory; check n_errors. */
 ac_spec *ac_spec_parse(const char *path, const char *src, size_t len);

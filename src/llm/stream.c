@@ -360,11 +360,6 @@ void ac_stream__terminate(ac_stream *st)
     st->turn.terminated = 1;
 }
 
-int ac_stream__terminated(const ac_stream *st)
-{
-    return st->turn.terminated;
-}
-
 ac_stream_turn *ac_stream__turn(ac_stream *st)
 {
     return &st->turn;

@@ -51,7 +51,6 @@ int ac_stream__set_finish(ac_stream *st, const char *reason);
 int ac_stream__provider_error(ac_stream *st, const char *type, const char *message, int retryable);
 void ac_stream__terminate(ac_stream *st);
 ac_stream_turn *ac_stream__turn(ac_stream *st);
-int ac_stream__terminated(const ac_stream *st);
 
 /* Per-wire scratch state (Anthropic content blocks), owned by the stream. */
 typedef struct ac_stream_block {

@@ -396,7 +396,6 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     e->ev_cancel = ac_engine_event_index(e, "cancel");
     e->ev_tool_completed = ac_engine_event_index(e, "tool.completed");
     e->ev_timer_fired = ac_engine_event_index(e, "timer.fired");
-    e->ev_llm_delta = ac_engine_event_index(e, "llm.delta");
     e->ev_inactivity = ac_engine_event_index(e, "inactivity_timeout");
     e->ev_compaction_done = ac_engine_event_index(e, "compaction.done");
     e->ev_compaction_failed = ac_engine_event_index(e, "compaction.failed");

@@ -508,7 +508,6 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
         q_filter(&s->raised, 0, 1);
         goto fail;
     }
-    e->live_sessions++;
     if (e->ev_spawn != AC_FSM_NONE && !replay) {
         ac_queued_event *q = q_new(e->ev_spawn, spawn_payload(e), 0, 0);
         if (q)
@@ -618,7 +617,6 @@ static void session_free_now(ac_session *s)
     if (s->provider_state && s->e->provider && s->e->provider->release)
         s->e->provider->release(s->e->provider, s->provider_state);
     ac_journal_close(s->journal);
-    s->e->live_sessions--;
     ac_conv_free(s->conv);
     json_decref(s->queued);
     free(s->partial);

@@ -38,7 +38,6 @@ typedef struct ac_remote_inbox ac_remote_inbox; /* posts from other threads (ses
 
 struct ac_engine {
     const ac_fsm_tables *t;
-    ac_fsm_tables *owned_tables; /* when loaded from a spec file (freed by caller) */
     ac_fsm_binding binding;
     ac_guard_fn *guards;
     ac_action_fn *actions;
@@ -58,14 +57,13 @@ struct ac_engine {
     ac_tool **tools;
     size_t n_tools, cap_tools;
     uint64_t rng;
-    size_t live_sessions;
     /* params the built-in handlers read, bound once (contracts.c guarantees each one a
      * bound built-in handler needs; NULL only when no such handler is bound) */
     const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold,
         *p_context_window, *p_max_tokens, *p_thinking_budget, *p_stall_timeout,
         *p_connect_timeout;
     /* cached event indexes */
-    uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired, ev_llm_delta,
+    uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
 };
 
