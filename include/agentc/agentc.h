@@ -180,9 +180,9 @@ void ac_session_set_userdata(ac_session *s, void *ud);
  * - called from a handler, an output callback or an effect of this session,
  *   the event is raised: applied right after the current event, before
  *   anything that arrived from outside; returns AC_QUEUED;
- * - called from any other callback of the loop (a timer, an fd watch, a post,
- *   an output callback of another session), it is queued and applied as soon
- *   as that callback returns; returns AC_QUEUED.
+ * - called from any callback of the loop (a timer, an fd watch, a post, and
+ *   so anything that runs while the loop applies another session's events), it
+ *   is queued and applied as soon as that callback returns; returns AC_QUEUED.
  * AC_EUNKNOWN_EVENT for an event the spec does not declare, AC_ENOMEM. Loop
  * thread only: from other threads use ac_session_post_threadsafe(). */
 int ac_session_post(ac_session *s, const char *event, void *data, int64_t t_ms);
