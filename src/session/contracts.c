@@ -9,6 +9,8 @@
 #include "session_int.h"
 #include "session/contracts.h"
 
+#include <stdint.h>
+
 #define INT AC_PARAM_INT
 #define DUR AC_PARAM_DURATION
 #define STR AC_PARAM_STRING
@@ -42,3 +44,25 @@ const ac_contract ac_builtin_contracts[] = {
 };
 
 const size_t ac_n_builtin_contracts = sizeof ac_builtin_contracts / sizeof ac_builtin_contracts[0];
+
+static const char *const compaction_words[] = {"sliding_window", "clear_tool_results", "summarize",
+                                               NULL};
+
+const ac_param_rule ac_builtin_param_rules[] = {
+    {"max_iterations", 1, NULL, "at least one LLM call per turn"},
+    {"max_retries", 0, NULL, "a count"},
+    {"backoff_initial", 0, NULL, "a delay"},
+    {"backoff_max", 0, NULL, "a delay"},
+    {"stall_timeout", 0, NULL, "a timeout (0: none)"},
+    {"connect_timeout", 0, NULL, "a timeout (0: libcurl's)"},
+    {"inactivity_timeout", 0, NULL, "a timeout (0: none)"},
+    {"max_parallel_tools", 0, NULL, "a count (0: no limit)"},
+    {"compact_threshold", 0, NULL, "a token count (0: never)"},
+    {"compaction", 0, compaction_words, NULL},
+    {"compaction_keep", 0, NULL, "a count"},
+    {"max_tokens", 0, NULL, "a token count (0: the provider's default)"},
+    {"thinking_budget", 0, NULL, "a token count (0: off)"},
+};
+
+const size_t ac_n_builtin_param_rules =
+    sizeof ac_builtin_param_rules / sizeof ac_builtin_param_rules[0];

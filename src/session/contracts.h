@@ -10,4 +10,17 @@
 extern const ac_contract ac_builtin_contracts[];
 extern const size_t ac_n_builtin_contracts;
 
+/* The values the built-in handlers accept for the params they read: a minimum for numbers, the
+ * allowed words for strings. Checked after the overrides, so a bad value is refused at start
+ * instead of misbehaving when first used. */
+typedef struct ac_param_rule {
+    const char *name;
+    int64_t min;               /* numbers: smallest value accepted */
+    const char *const *words;  /* strings: the accepted values, NULL-terminated; NULL: any */
+    const char *meaning;       /* what the minimum means, for the message */
+} ac_param_rule;
+
+extern const ac_param_rule ac_builtin_param_rules[];
+extern const size_t ac_n_builtin_param_rules;
+
 #endif

@@ -128,6 +128,35 @@ static void contract_report(void *ud, const ac_contract_problem *p)
     }
 }
 
+/* The params' values, after the overrides, against what the built-in handlers accept. */
+static int check_param_values(const ac_engine *e, char *err, size_t errcap)
+{
+    for (size_t i = 0; i < ac_n_builtin_param_rules; i++) {
+        const ac_param_rule *r = &ac_builtin_param_rules[i];
+        const ac_param_value *p = ac_engine_param(e, r->name);
+        if (!p)
+            continue;
+        if (p->type == AC_PARAM_STRING && r->words) {
+            int ok = 0;
+            for (const char *const *w = r->words; *w && !ok; w++)
+                ok = p->sval && strcmp(p->sval, *w) == 0;
+            if (ok)
+                continue;
+            size_t o = (size_t)snprintf(err, errcap, "param %s is '%s'; it must be one of",
+                                        r->name, p->sval ? p->sval : "");
+            for (const char *const *w = r->words; *w && o < errcap; w++)
+                o += (size_t)snprintf(err + o, errcap - o, " %s", *w);
+            return -1;
+        }
+        if (p->type != AC_PARAM_STRING && p->ival < r->min) {
+            snprintf(err, errcap, "param %s is %lld; it must be at least %lld (%s)", r->name,
+                     (long long)p->ival, (long long)r->min, r->meaning);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* ---- effects hook: resolves the use's params and calls the handler ---- */
 
 static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *ev)
@@ -383,6 +412,8 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     for (const char *const *p = cfg->params; p && *p; p++)
         if (apply_override(e, *p, err, errcap) < 0)
             goto fail;
+    if (check_param_values(e, err, errcap) < 0)
+        goto fail;
     e->p_max_iterations = ac_engine_param(e, "max_iterations");
     e->p_max_retries = ac_engine_param(e, "max_retries");
     e->p_compact_threshold = ac_engine_param(e, "compact_threshold");

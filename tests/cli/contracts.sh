@@ -29,4 +29,16 @@ line=$(grep -n 'effect run_tools(stall_timeout)' "$tmp/retyped.fsm" | cut -d: -f
 col=$(grep 'effect run_tools(stall_timeout)' "$tmp/retyped.fsm" | awk '{print index($0, "stall_timeout")}')
 grep -q "retyped.fsm:$line:$col: error: argument 1 of effect run_tools must be an int param; stall_timeout is a duration" "$tmp/err3" \
   || fail "argument error: $(cat "$tmp/err3")"
+# values the built-in handlers cannot use are refused at start, not when first needed
+"$agentc" run --provider script --script "$tmp/script.jsonl" --param compaction=bogus hi \
+  >/dev/null 2>"$tmp/err4" && fail "compaction=bogus accepted"
+grep -q "param compaction is 'bogus'; it must be one of sliding_window clear_tool_results summarize" \
+  "$tmp/err4" || fail "compaction message: $(cat "$tmp/err4")"
+"$agentc" run --provider script --script "$tmp/script.jsonl" --param max_iterations=-5 hi \
+  >/dev/null 2>"$tmp/err5" && fail "max_iterations=-5 accepted"
+grep -q "param max_iterations is -5; it must be at least 1" "$tmp/err5" \
+  || fail "max_iterations message: $(cat "$tmp/err5")"
+"$agentc" run --provider script --script "$tmp/script.jsonl" --param max_retries=0 hi >/dev/null \
+  || fail "max_retries=0 refused"
+
 echo ok
