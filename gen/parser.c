@@ -823,6 +823,7 @@ ac_spec *ac_spec_load(const char *path)
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     size_t r;
+    errno = 0;
     while (buf && (r = fread(buf + len, 1, cap - len, f)) > 0) {
         len += r;
         if (len == cap) {
@@ -842,11 +843,11 @@ ac_spec *ac_spec_load(const char *path)
             cap *= 2;
         }
     }
-    int err = ferror(f);
+    int err = ferror(f) ? (errno ? errno : EIO) : 0; /* EISDIR for a folder */
     fclose(f);
     if (!buf || err) {
         free(buf);
-        errno = err ? EIO : ENOMEM;
+        errno = err ? err : ENOMEM;
         return NULL;
     }
     ac_spec *spec = ac_spec_parse(path, buf, len);

@@ -12,6 +12,7 @@ char *ac_read_stream(FILE *f, size_t cap, size_t *len_out)
         errno = ENOMEM;
         return NULL;
     }
+    errno = 0;
     for (;;) {
         size_t r = fread(buf + len, 1, sz - len - 1, f);
         len += r;
@@ -34,8 +35,9 @@ char *ac_read_stream(FILE *f, size_t cap, size_t *len_out)
         }
     }
     if (ferror(f)) {
+        int e = errno; /* what the read failed with (EISDIR for a folder), else EIO */
         free(buf);
-        errno = EIO;
+        errno = e ? e : EIO;
         return NULL;
     }
     buf[len] = 0;

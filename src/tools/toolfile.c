@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util/units.h"
 
@@ -274,6 +275,11 @@ ac_toolfile *ac_toolfile_load(const char *path, char *err, size_t errcap)
     tf_ctx c = {.path = path ? path : "<tools>", .err = err, .errcap = errcap};
     if (!path) {
         tf_fail(&c, "no path");
+        return NULL;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        tf_fail(&c, "is a directory, not a tool file");
         return NULL;
     }
     json_error_t je;

@@ -41,4 +41,13 @@ grep -q "param max_iterations is -5; it must be at least 1" "$tmp/err5" \
 "$agentc" run --provider script --script "$tmp/script.jsonl" --param max_retries=0 hi >/dev/null \
   || fail "max_retries=0 refused"
 
+# a folder where a file belongs says so (the read error, not "Input/output error")
+"$agentc" check "$tmp" 2>"$tmp/err6" && fail "a folder checked as a spec"
+grep -q "Is a directory" "$tmp/err6" || fail "spec folder: $(cat "$tmp/err6")"
+"$agentc" run --provider script --script "$tmp" hi 2>"$tmp/err7" && fail "a folder as script"
+grep -q "Is a directory" "$tmp/err7" || fail "script folder: $(cat "$tmp/err7")"
+"$agentc" run --provider script --script "$tmp/script.jsonl" --tools "$tmp" hi 2>"$tmp/err8" \
+  && fail "a folder as tool file"
+grep -q "is a directory" "$tmp/err8" || fail "tool file folder: $(cat "$tmp/err8")"
+
 echo ok
