@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,6 +231,8 @@ static int64_t hp_parse_retry_after(const char *v, int millis)
     char *end;
     errno = 0;
     double d = strtod(v, &end);
+    if (end != v && !errno && !isfinite(d))
+        return -1; /* "nan", "inf": no delay can be made of them */
     if (end != v && !errno) {
         while (*end == ' ' || *end == '\t')
             end++;
