@@ -85,6 +85,7 @@ struct hp_provider {
     ac_engine *e;
     ac_loop *loop;
     int kind;
+    int tls; /* https:// base URL: HTTP/2 can be negotiated */
     ac_wire wire;
     char *url;
     char *model;
@@ -812,7 +813,12 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     curl_easy_setopt(h, CURLOPT_USERAGENT, "agentc/" AGENTC_VERSION);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
+    /* PIPEWAIT makes a new transfer wait for a busy connection to the same host
+     * in case it turns out to multiplex. HTTP/2 is only negotiated over TLS
+     * (2TLS, ALPN), so over http:// no connection ever multiplexes: waiting
+     * would only serialise the calls (libcurl 7.88 waits for each whole
+     * response when the server sends Connection: close). */
+    curl_easy_setopt(h, CURLOPT_PIPEWAIT, p->tls ? 1L : 0L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
     if (c->connect_ms > 0)
@@ -967,6 +973,7 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
                  pname);
         goto fail;
     }
+    p->tls = strncmp(base, "https://", 8) == 0;
     size_t bl = strlen(base);
     while (bl > 0 && base[bl - 1] == '/')
         bl--;
