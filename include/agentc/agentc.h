@@ -110,6 +110,9 @@ typedef struct ac_engine_config {
     int provider;                /* enum ac_provider_kind */
     const char *base_url;        /* provider base URL (OpenAI: includes /v1) */
     const char *api_key;         /* never logged, traced or journaled */
+    const char *api_key_env;     /* the variable the key came from, if any: like
+                                    OPENAI_API_KEY and ANTHROPIC_API_KEY, it is
+                                    never passed to a tool process */
     const char *model;
     const char *const *headers; /* extra "Name: value" headers, NULL-terminated */
     const char *script_path;    /* script provider: JSON Lines turns */

@@ -529,6 +529,7 @@ static int make_engine(const run_opts *o, const ac_output *out, const char *scri
                           : cfg.provider == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_API_KEY"
                                                                   : "OPENAI_API_KEY";
         cfg.api_key = getenv(env);
+        cfg.api_key_env = env; /* kept from tool processes */
         const char *base_env =
             cfg.provider == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
         if ((!cfg.api_key || !*cfg.api_key) && !o->base_url && !getenv(base_env)) {

@@ -443,12 +443,18 @@ static size_t env_name_len(const char *entry)
     return eq ? (size_t)(eq - entry) : 0;
 }
 
-/* The inherited environment with env_add entries replacing or extending it. The strings are
- * borrowed; only the array is allocated. */
-static char **build_env(const char *const *env_add, char *err, size_t errcap)
+/* base (NULL: the inherited environment) with env_add entries (may be NULL) replacing or
+ * extending it. The strings are borrowed; only the array is allocated. */
+static char **build_env(const char *const *base, const char *const *env_add, char *err,
+                        size_t errcap)
 {
+    static const char *const none[] = {NULL};
+    if (!base)
+        base = (const char *const *)environ;
+    if (!env_add)
+        env_add = none;
     size_t nenv = 0, nadd = 0;
-    while (environ && environ[nenv])
+    while (base && base[nenv])
         nenv++;
     for (; env_add[nadd]; nadd++) {
         if (env_name_len(env_add[nadd]) == 0) {
@@ -463,13 +469,13 @@ static char **build_env(const char *const *env_add, char *err, size_t errcap)
     }
     size_t n = 0;
     for (size_t i = 0; i < nenv; i++) {
-        size_t len = env_name_len(environ[i]);
+        size_t len = env_name_len(base[i]);
         int replaced = 0;
         for (size_t j = 0; j < nadd && !replaced; j++)
             replaced = len > 0 && env_name_len(env_add[j]) == len &&
-                       memcmp(env_add[j], environ[i], len) == 0;
+                       memcmp(env_add[j], base[i], len) == 0;
         if (!replaced)
-            envp[n++] = environ[i];
+            envp[n++] = (char *)base[i];
     }
     for (size_t j = 0; j < nadd; j++)
         envp[n++] = (char *)env_add[j];
@@ -548,8 +554,8 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     struct ac_proc_state *st = proc_state(loop, 1);
     if (!st)
         goto oom;
-    if (spec->env_add) {
-        envp = build_env(spec->env_add, err, errcap);
+    if (spec->env || spec->env_add) {
+        envp = build_env(spec->env, spec->env_add, err, errcap);
         if (!envp)
             return 0;
     }

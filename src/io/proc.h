@@ -31,8 +31,11 @@
 /* Everything is copied by ac_proc_spawn(); nothing needs to outlive the call. */
 typedef struct ac_proc_spec {
     const char *const *argv;    /* NULL-terminated, argv[0] looked up in PATH (execvp) */
-    const char *const *env_add; /* extra "NAME=value" entries over the inherited environment
-                                   (replacing same-named ones), NULL-terminated, may be NULL */
+    const char *const *env;     /* the child's environment, "NAME=value", NULL-terminated;
+                                   NULL: this process's environment is inherited */
+    const char *const *env_add; /* extra "NAME=value" entries over env or the inherited
+                                   environment (replacing same-named ones), NULL-terminated,
+                                   may be NULL */
     const char *stdin_data;     /* written to the child's stdin, which is then closed; */
     size_t stdin_len;           /* a child that closes stdin early or never reads is fine */
     int64_t timeout_ms;         /* 0 = none */

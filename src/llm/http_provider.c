@@ -43,6 +43,7 @@
 #include "llm/provider.h"
 #include "llm/stream.h"
 #include "session/sink.h"
+#include "util/secrets.h"
 #include "util/utf8.h"
 
 #define HP_OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
@@ -86,10 +87,13 @@ struct hp_provider {
     ac_engine *e;
     ac_loop *loop;
     int kind;
+    int tls; /* https:// base URL: HTTP/2 can be negotiated */
     ac_wire wire;
-    char *url;
+    char *url;   /* what curl is given */
+    char *shown; /* url for messages: userinfo redacted */
     char *model;
     char *key;
+    char **secrets; /* key, header values, URL userinfo (util/secrets.h) */
     struct curl_slist *headers;
     /* finished easy handles, reset and kept for the next calls: creating one
      * costs more than a small request's whole parse */
@@ -178,12 +182,20 @@ static void hp_scrub_partial(char *buf, size_t len, const char *key)
     }
 }
 
-/* Every whole key becomes "[redacted]"; a key cut short by a length limit
- * somewhere upstream is masked too. */
-static void hp_scrub(char *msg, size_t cap, const char *key)
+/* Every whole secret becomes "[redacted]"; a secret cut short by a length
+ * limit somewhere upstream is masked too. Returns the new length. */
+static size_t hp_scrub_all(char *buf, size_t len, size_t cap, char *const *secrets)
 {
-    size_t n = hp_scrub_mem(msg, strlen(msg), cap, key);
-    hp_scrub_partial(msg, n, key);
+    for (char *const *k = secrets; k && *k; k++)
+        len = hp_scrub_mem(buf, len, cap, *k);
+    for (char *const *k = secrets; k && *k; k++)
+        hp_scrub_partial(buf, len, *k);
+    return len;
+}
+
+static void hp_scrub(char *msg, size_t cap, char *const *secrets)
+{
+    hp_scrub_all(msg, strlen(msg), cap, secrets);
 }
 
 /* A JSON string from n bytes that may not be valid UTF-8 (then each bad
@@ -484,8 +496,8 @@ static int hp_error_detail(hp_call *c, char *detail, size_t cap, int *quota)
     detail[0] = '\0';
     *quota = 0;
     if (c->errlen) {
-        c->errlen = hp_scrub_mem(c->errbody, c->errlen, HP_ERROR_BODY_CAP + 1, c->p->key);
-        hp_scrub_partial(c->errbody, c->errlen, c->p->key); /* the body cap may cut a key */
+        /* the body cap may cut a secret: hp_scrub_all masks the rest of it too */
+        c->errlen = hp_scrub_all(c->errbody, c->errlen, HP_ERROR_BODY_CAP + 1, c->p->secrets);
     }
     json_t *root = c->errlen ? json_loadb(c->errbody, c->errlen, 0, NULL) : NULL;
     json_t *obj = root;
@@ -533,7 +545,7 @@ static void hp_http_message(hp_call *c, char *out, size_t cap, int *quota)
                    sizeof detail < HP_SNIPPET_CAP + 1 ? sizeof detail : HP_SNIPPET_CAP + 1);
     if (!detail[0])
         snprintf(detail, sizeof detail, "%s", c->reason[0] ? c->reason : "(empty response)");
-    snprintf(out, cap, "HTTP %ld from %s: %s", c->status, c->p->url, detail);
+    snprintf(out, cap, "HTTP %ld from %s: %s", c->status, c->p->shown, detail);
 }
 
 static int hp_status_retryable(long status)
@@ -547,7 +559,7 @@ static int hp_status_retryable(long status)
  * payload (new reference). */
 static json_t *hp_classify(hp_call *c, CURLcode rc)
 {
-    const char *url = c->p->url;
+    const char *url = c->p->shown;
     char msg[HP_MESSAGE_CAP];
     const char *cls = "connect";
     int retry = 0;
@@ -658,7 +670,7 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
                      ac_stream_error(c->st));
         }
     }
-    hp_scrub(msg, sizeof msg, c->p->key);
+    hp_scrub(msg, sizeof msg, c->p->secrets);
     return hp_failure(cls, status, retry, retry_after, msg);
 }
 
@@ -755,7 +767,7 @@ static void hp_fail_start(hp_provider *p, ac_session *s, uint16_t origin, const 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    hp_scrub(msg, sizeof msg, p->key);
+    hp_scrub(msg, sizeof msg, p->secrets);
     ac_session_enqueue(s, p->ev_failed, hp_failure(cls, 0, 0, -1, msg), 0, origin);
 }
 
@@ -770,7 +782,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     if (!c || hp_slot_take(p, c) != 0) {
         free(c);
         if (!done)
-            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s", p->url);
+            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s", p->shown);
         return 0;
     }
     c->p = p;
@@ -793,7 +805,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
                                                : ac_request_openai(conv, &ro, err, sizeof err);
     if (!c->body) {
         if (!done)
-            hp_fail_start(p, s, origin, "protocol", "cannot build the request to %s: %s", p->url,
+            hp_fail_start(p, s, origin, "protocol", "cannot build the request to %s: %s", p->shown,
                           err[0] ? err : "out of memory");
         goto fail;
     }
@@ -802,7 +814,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     c->easy = p->n_easy_pool ? p->easy_pool[--p->n_easy_pool] : curl_easy_init();
     if (!c->st || !c->easy) {
         if (!done)
-            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s", p->url);
+            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s", p->shown);
         goto fail;
     }
     CURL *h = c->easy;
@@ -815,7 +827,12 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     curl_easy_setopt(h, CURLOPT_USERAGENT, "agentc/" AGENTC_VERSION);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
+    /* PIPEWAIT makes a new transfer wait for a busy connection to the same host
+     * in case it turns out to multiplex. HTTP/2 is only negotiated over TLS
+     * (2TLS, ALPN), so over http:// no connection ever multiplexes: waiting
+     * would only serialise the calls (libcurl 7.88 waits for each whole
+     * response when the server sends Connection: close). */
+    curl_easy_setopt(h, CURLOPT_PIPEWAIT, p->tls ? 1L : 0L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
     if (c->connect_ms > 0)
@@ -828,7 +845,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     c->xfer = ac_http_start(p->loop, h, hp_on_done, c);
     if (!c->xfer) {
         if (!done)
-            hp_fail_start(p, s, origin, "connect", "cannot start the request to %s", p->url);
+            hp_fail_start(p, s, origin, "connect", "cannot start the request to %s", p->shown);
         goto fail;
     }
     if (c->stall_ms > 0)
@@ -890,7 +907,9 @@ static void hp_free(ac_provider *base)
             k[i] = 0;
     }
     free(p->key);
+    ac_secrets_free(p->secrets);
     free(p->url);
+    free(p->shown);
     free(p->model);
     free(p);
 }
@@ -938,8 +957,10 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
     if (!base)
         base = kind == AC_PROVIDER_ANTHROPIC ? HP_ANTHROPIC_DEFAULT_BASE : HP_OPENAI_DEFAULT_BASE;
     if (strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0) {
+        char *shown = ac_url_redact_userinfo(base);
         snprintf(err, errcap, "bad %s base URL '%.200s': expected http:// or https://", pname,
-                 base);
+                 shown ? shown : "(unprintable)");
+        free(shown);
         return NULL;
     }
     if (ac_http_global_init() != 0) {
@@ -970,6 +991,7 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
                  pname);
         goto fail;
     }
+    p->tls = strncmp(base, "https://", 8) == 0;
     size_t bl = strlen(base);
     while (bl > 0 && base[bl - 1] == '/')
         bl--;
@@ -979,6 +1001,10 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
         goto nomem;
     memcpy(p->url, base, bl);
     memcpy(p->url + bl, path, strlen(path) + 1);
+    if (!(p->shown = ac_url_redact_userinfo(p->url)))
+        goto nomem;
+    if (!(p->secrets = ac_secrets_collect(cfg->api_key, base, cfg->headers)))
+        goto nomem;
     if (!(p->model = hp_strdup(cfg->model)))
         goto nomem;
     if (cfg->api_key && *cfg->api_key && !(p->key = hp_strdup(cfg->api_key)))

@@ -11,6 +11,7 @@
 #include "journal.h"
 #include "session_int.h"
 #include "session/contracts.h"
+#include "util/secrets.h"
 #include "util/units.h"
 
 /* ---- registry ---- */
@@ -432,8 +433,14 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     e->ev_compaction_failed = ac_engine_event_index(e, "compaction.failed");
     e->ev_ctx_expanded = ac_engine_event_index(e, "context.expanded");
     e->ev_ctx_loaded = ac_engine_event_index(e, "context.loaded");
+    const char *base_url = cfg->base_url;
+    if (cfg->provider != AC_PROVIDER_SCRIPT && (!base_url || !*base_url))
+        base_url = getenv(cfg->provider == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_BASE_URL"
+                                                                 : "OPENAI_BASE_URL");
     if ((cfg->system_prompt && !(e->system_prompt = strdup(cfg->system_prompt))) ||
-        (cfg->journal_dir && !(e->journal_dir = strdup(cfg->journal_dir)))) {
+        (cfg->journal_dir && !(e->journal_dir = strdup(cfg->journal_dir))) ||
+        (cfg->api_key_env && !(e->api_key_env = strdup(cfg->api_key_env))) ||
+        !(e->secrets = ac_secrets_collect(cfg->api_key, base_url, cfg->headers))) {
         snprintf(err, errcap, "out of memory");
         *code = AC_ENOMEM;
         goto fail;
@@ -497,5 +504,7 @@ void ac_engine_free(ac_engine *e)
     json_decref(e->param_overrides);
     free(e->system_prompt);
     free(e->journal_dir);
+    free(e->api_key_env);
+    ac_secrets_free(e->secrets);
     free(e);
 }

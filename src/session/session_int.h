@@ -53,6 +53,10 @@ struct ac_engine {
     int has_output;
     char *system_prompt;
     char *journal_dir; /* ac_engine_config.journal_dir, copied */
+    /* what tool processes never inherit (tool_env.c): variables by name, and
+     * variables holding one of the provider's secrets (util/secrets.h) */
+    char **secrets;
+    char *api_key_env;
     ac_remote_inbox *remote; /* posts from other threads; NULL without a loop */
     ac_tool **tools;
     size_t n_tools, cap_tools;

@@ -25,6 +25,8 @@ struct ac_tool {
     char **argv;
     int64_t timeout_ms;
     size_t max_output;
+    char **env;         /* tool file "env": "NAME=value", NULL-terminated, may be NULL */
+    char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
     ac_tool_fn fn;
     void *ud;
 };
@@ -39,6 +41,15 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap);
 void ac_tools_free(ac_tool *t);
 /* The engine's tool called name, NULL if none. */
 const ac_tool *ac_tools_find(const ac_engine *e, const char *name);
+
+/* ---- tool process environments (tool_env.c) ---- */
+
+/* The environment of t's process: the variables of this process that
+ * t->inherit_env (or the default list) names, less the provider's
+ * credentials, then t->env. A new NULL-terminated array whose strings are
+ * borrowed from environ and t (valid until either changes); NULL when out of
+ * memory. */
+char **ac_tool_env(const ac_engine *e, const ac_tool *t);
 
 /* ---- callback handles (tool_callback.c) ---- */
 

@@ -24,6 +24,12 @@ void ac_tools_free(ac_tool *t)
         for (char **a = t->argv; *a; a++)
             free(*a);
     free(t->argv);
+    for (char **v = t->env; v && *v; v++)
+        free(*v);
+    free(t->env);
+    for (char **v = t->inherit_env; v && *v; v++)
+        free(*v);
+    free(t->inherit_env);
     free(t);
 }
 
@@ -96,6 +102,24 @@ ac_tool *ac_tools_new(int kind, const char *name, const char *desc, const char *
     return t;
 }
 
+/* A copy of the NULL-terminated list src (NULL stays NULL) into *dst; -1 when out of memory
+ * (what was copied is in *dst, for the caller to free). */
+static int strv_copy(char *const *src, char ***dst)
+{
+    *dst = NULL;
+    if (!src)
+        return 0;
+    size_t n = 0;
+    while (src[n])
+        n++;
+    if (!(*dst = calloc(n + 1, sizeof **dst)))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!((*dst)[i] = strdup(src[i])))
+            return -1;
+    return 0;
+}
+
 static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
 {
     if (strcmp(spec, "builtin:calculator") == 0) {
@@ -143,6 +167,15 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
             t->argv[k] = strdup(d->argv[k]);
         t->timeout_ms = d->timeout_ms;
         t->max_output = d->max_output;
+        int oom = !t->argv || strv_copy(d->env, &t->env) || strv_copy(d->inherit_env, &t->inherit_env);
+        for (size_t k = 0; !oom && k < d->argc; k++)
+            oom = !t->argv[k];
+        if (oom) {
+            snprintf(err, errcap, "out of memory");
+            ac_tools_free(t);
+            ac_toolfile_free(tf);
+            return -1;
+        }
         if (ac_tools_add(e, t, err, errcap) < 0) {
             ac_toolfile_free(tf);
             return -1;

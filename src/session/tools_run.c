@@ -236,15 +236,23 @@ static void start_call(ac_tool_run *r, slot *sl)
         snprintf(env_id, sizeof env_id, "AGENTC_TOOL_CALL_ID=%s", sl->id);
         snprintf(env_sess, sizeof env_sess, "AGENTC_SESSION_ID=%s", s->id);
         const char *env[] = {env_name, env_id, env_sess, NULL};
+        char **base = ac_tool_env(s->e, t); /* never the provider's credentials */
+        if (!base) {
+            complete_later(r, sl, 0, "out of memory");
+            json_decref(args);
+            return;
+        }
         ac_proc_spec ps;
         memset(&ps, 0, sizeof ps);
         ps.argv = (const char *const *)t->argv;
+        ps.env = (const char *const *)base;
         ps.env_add = env;
         ps.stdin_data = argstr;
         ps.stdin_len = strlen(argstr);
         ps.timeout_ms = t->timeout_ms;
         ps.max_stdout = t->max_output;
         sl->proc = ac_proc_spawn(s->e->loop, &ps, proc_done, sl, err, sizeof err);
+        free(base);
         if (!sl->proc)
             complete_later(r, sl, 0, err);
     } else {

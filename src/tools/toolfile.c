@@ -12,6 +12,9 @@
 #define TF_DEFAULT_TIMEOUT "30s"
 #define TF_DEFAULT_MAX_OUTPUT "1MB"
 
+const char *const ac_toolfile_default_inherit[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG",
+                                                   "LC_*", "TZ",   "TMPDIR", NULL};
+
 typedef struct tf_ctx {
     const char *path;
     char label[96]; /* "tools[2] (\"grep\")" */
@@ -61,8 +64,37 @@ static int tf_valid_name(const char *s, size_t n)
     return 1;
 }
 
+/* An environment variable name: [A-Za-z_][A-Za-z0-9_]*, at most 255 bytes; with
+ * pattern set, one trailing '*' is allowed too ("LC_*", "*"). */
+static int tf_valid_env_name(const char *s, size_t n, int pattern)
+{
+    if (pattern && n > 0 && s[n - 1] == '*')
+        n--;
+    else if (n == 0)
+        return 0;
+    if (n > 255)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
+              (i > 0 && ch >= '0' && ch <= '9')))
+            return 0;
+    }
+    return 1;
+}
+
+static void tf_strv_free(char **v)
+{
+    if (v)
+        for (char **p = v; *p; p++)
+            free(*p);
+    free(v);
+}
+
 static void tf_def_free(ac_toolfile_tool *d)
 {
+    tf_strv_free(d->env);
+    tf_strv_free(d->inherit_env);
     free(d->name);
     free(d->description);
     json_decref(d->parameters);
@@ -95,8 +127,9 @@ const ac_toolfile_tool *ac_toolfile_find(const ac_toolfile *tf, const char *name
 
 static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
 {
-    static const char *const keys[] = {"name",    "description", "parameters", "command",
-                                       "timeout", "max_output",  "idempotent"};
+    static const char *const keys[] = {"name",       "description", "parameters",
+                                       "command",    "timeout",     "max_output",
+                                       "idempotent", "env",         "inherit_env"};
     if (!json_is_object(e))
         return tf_fail(c, "must be an object");
     const char *k;
@@ -187,6 +220,55 @@ static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
     if (idem && !json_is_boolean(idem))
         return tf_fail(c, "\"idempotent\" must be true or false");
     d->idempotent = idem ? json_is_true(idem) : 0;
+
+    const json_t *env = json_object_get(e, "env");
+    if (env) {
+        if (!json_is_object(env))
+            return tf_fail(c, "\"env\" must be an object {\"NAME\": \"value\"}");
+        d->env = calloc(json_object_size(env) + 1, sizeof *d->env);
+        if (!d->env)
+            return tf_fail(c, "out of memory");
+        size_t n = 0;
+        const char *ek;
+        json_t *ev;
+        json_object_foreach((json_t *)env, ek, ev)
+        {
+            if (!tf_valid_env_name(ek, strlen(ek), 0))
+                return tf_fail(c, "\"env\": bad variable name \"%.64s\" (letters, digits and "
+                                  "'_', not starting with a digit)",
+                               ek);
+            if (!json_is_string(ev) || strlen(json_string_value(ev)) != json_string_length(ev))
+                return tf_fail(c, "\"env\".%s must be a string without NUL characters", ek);
+            size_t kl = strlen(ek), vl = json_string_length(ev);
+            char *kv = malloc(kl + vl + 2);
+            if (!kv)
+                return tf_fail(c, "out of memory");
+            memcpy(kv, ek, kl);
+            kv[kl] = '=';
+            memcpy(kv + kl + 1, json_string_value(ev), vl + 1);
+            d->env[n++] = kv;
+        }
+    }
+
+    const json_t *inh = json_object_get(e, "inherit_env");
+    if (inh) {
+        if (!json_is_array(inh))
+            return tf_fail(c, "\"inherit_env\" must be an array of variable names");
+        d->inherit_env = calloc(json_array_size(inh) + 1, sizeof *d->inherit_env);
+        if (!d->inherit_env)
+            return tf_fail(c, "out of memory");
+        for (size_t i = 0; i < json_array_size(inh); i++) {
+            const json_t *a = json_array_get(inh, i);
+            if (!json_is_string(a) ||
+                !tf_valid_env_name(json_string_value(a), json_string_length(a), 1))
+                return tf_fail(c,
+                               "\"inherit_env\"[%zu] must be a variable name or a PREFIX* "
+                               "pattern",
+                               i);
+            if (!(d->inherit_env[i] = tf_strdup_json(a)))
+                return tf_fail(c, "out of memory");
+        }
+    }
     return 0;
 }
 

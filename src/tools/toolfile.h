@@ -8,7 +8,17 @@
  *               "timeout": "10s",                    default "30s" (ms, s, m, h)
  *               "max_output": "1MB",                 default "1MB" (B/KB/MB/GB = 1000-based,
  *                                                               KiB/MiB/GiB = 1024-based)
- *               "idempotent": true}]}                default false
+ *               "idempotent": true,                  default false
+ *               "env": {"NAME": "value"},            default {}: variables set for the tool
+ *               "inherit_env": ["PATH", "LC_*"]}]}   default PATH HOME USER LOGNAME LANG
+ *                                                    LC_* TZ TMPDIR: the variables of the
+ *                                                    agent's environment the tool sees
+ *                                                    (NAME or a PREFIX* pattern; "*" = all)
+ *
+ * "inherit_env" replaces the default list (it does not add to it). Whatever
+ * the list, variables that hold the provider's credentials are never
+ * inherited (see the engine, session/tool_env.c); "env" values are passed
+ * exactly as written.
  *
  * Everything else is refused: unknown keys, wrong types, a schema that does not
  * compile, duplicate tool names, duplicate JSON keys. Messages name the file
@@ -33,7 +43,12 @@ typedef struct ac_toolfile_tool {
     long long timeout_ms;
     size_t max_output; /* bytes */
     int idempotent;
+    char **env;         /* "NAME=value" strings, NULL-terminated; NULL: no "env" key */
+    char **inherit_env; /* names and PREFIX* patterns, NULL-terminated; NULL: the default */
 } ac_toolfile_tool;
+
+/* The variables a tool inherits when its entry has no "inherit_env". */
+extern const char *const ac_toolfile_default_inherit[];
 
 typedef struct ac_toolfile {
     ac_toolfile_tool *tools;

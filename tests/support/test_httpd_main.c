@@ -4,9 +4,16 @@
  * benchmarks that run the real agentc binary.
  *
  *   agentc_test_httpd --port-file F [--mode calc | --script DIR] [--log FILE]
+ *                     [--latency MS] [--close]
  *
  * Listens on 127.0.0.1 (a free port), writes the port to F (atomically), and
- * serves until killed. One thread per connection, keep-alive.
+ * serves until killed. One thread per connection, keep-alive unless --close.
+ *
+ * Hostile and slow servers:
+ *   --latency MS  every chat completions request waits MS before its response
+ *                 headers go out (a slow model);
+ *   --close       every response says `Connection: close` and the connection is
+ *                 closed after it (servers and proxies without keep-alive).
  *
  * --mode calc answers from the request itself, so any number of sessions can
  * run against one server:
@@ -19,7 +26,9 @@
  *   - FAIL503: a 503 the first time a prompt is seen, then the normal answer;
  *   - SLOW: a text answer streamed one word per 100 ms (for Ctrl-C tests);
  *   - TOOLSLEEP: a call to the tool `sleeper` first;
- *   - THINK: reasoning deltas (reasoning_content) before the content.
+ *   - THINK: reasoning deltas (reasoning_content) before the content;
+ *   - ECHOHDR: a 401 JSON error whose message quotes every request header
+ *     (servers that echo credentials back).
  * --script DIR serves the files of DIR (sorted by name) in turn, one per
  * request, cycling: a name like `02-503.json` sets the status (default 200);
  * `.sse` files go out as text/event-stream, others as application/json.
@@ -64,6 +73,8 @@ static struct {
     char **seen; /* FAIL503 prompts already failed once */
     size_t n_seen;
     unsigned long long call_seq;
+    int latency_ms; /* --latency */
+    int close;      /* --close */
     pthread_mutex_t mu;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -297,8 +308,9 @@ static int send_plain(int fd, int status, const char *ctype, const char *extra, 
                          : status == 503 ? "Service Unavailable"
                                          : "Status";
     int n = snprintf(head, sizeof head,
-                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n", status,
-                     reason, ctype, len, extra ? extra : "");
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n",
+                     status, reason, ctype, len, g.close ? "Connection: close\r\n" : "",
+                     extra ? extra : "");
     return send_all(fd, head, (size_t)n) || send_all(fd, body, len) ? -1 : 0;
 }
 
@@ -309,8 +321,16 @@ static int send_chunk(int fd, const char *s, size_t n)
     return send_all(fd, hdr, (size_t)hl) || send_all(fd, s, n) || send_all(fd, "\r\n", 2) ? -1 : 0;
 }
 
-static const char sse_head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                               "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
+static int send_sse_head(int fd)
+{
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                               "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
+    return send_all(fd, head, sizeof head - 1) ||
+                   send_all(fd, g.close ? "Connection: close\r\n\r\n" : "\r\n",
+                            g.close ? 21 : 2)
+               ? -1
+               : 0;
+}
 
 /* Appends one `data: {chunk}` event with the given delta (stolen) and finish reason. */
 static void sse_delta(buf *b, json_t *delta, const char *finish)
@@ -438,7 +458,16 @@ static int calc_answer(int fd, const request *r)
             goto done;
         }
     }
-    if (send_all(fd, sse_head, sizeof sse_head - 1) != 0) {
+    if (strstr(prompt, "ECHOHDR")) {
+        json_t *e = json_pack("{s:{s:s, s:s}}", "error", "message", r->headers ? r->headers : "",
+                              "type", "invalid_request_error");
+        char *es = json_dumps(e, JSON_COMPACT);
+        json_decref(e);
+        rc = es ? send_plain(fd, 401, "application/json", NULL, es, strlen(es)) : -1;
+        free(es);
+        goto done;
+    }
+    if (send_sse_head(fd) != 0) {
         rc = -1;
         goto done;
     }
@@ -559,10 +588,12 @@ static void *conn_main(void *arg)
             static const char nf[] = "{\"error\":{\"message\":\"not found\"}}";
             sent = send_plain(fd, 404, "application/json", NULL, nf, sizeof nf - 1);
         } else {
+            if (g.latency_ms > 0)
+                sleep_ms(g.latency_ms);
             sent = g.calc ? calc_answer(fd, &r) : script_answer(fd);
         }
         request_free(&r);
-        if (sent != 0 || close_after)
+        if (sent != 0 || close_after || g.close)
             break;
     }
     free(in.p);
@@ -622,7 +653,7 @@ static int load_script(const char *dir)
 static void usage(void)
 {
     fprintf(stderr, "usage: agentc_test_httpd --port-file F [--mode calc | --script DIR] "
-                    "[--log FILE]\n");
+                    "[--log FILE] [--latency MS] [--close]\n");
 }
 
 int main(int argc, char **argv)
@@ -635,6 +666,10 @@ int main(int argc, char **argv)
             script = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--log"))
             log = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--latency"))
+            g.latency_ms = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--close"))
+            g.close = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "--mode")) {
             if (strcmp(argv[++i], "calc") != 0) {
                 fprintf(stderr, "agentc_test_httpd: unknown mode '%s' (calc)\n", argv[i]);

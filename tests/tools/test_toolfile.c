@@ -96,6 +96,48 @@ static void test_invalid_cases(void **state)
     assert_true(cases >= 10);
 }
 
+/* "env" and "inherit_env": parsed into NAME=value strings and patterns; bad ones refused. */
+static void test_env_keys(void **state)
+{
+    (void)state;
+    char err[512];
+    ac_toolfile *tf = ac_toolfile_parse(
+        "{\"tools\": [{\"name\": \"a\", \"description\": \"d\", \"command\": [\"x\"],"
+        " \"env\": {\"FOO\": \"bar baz\", \"E\": \"\"}, \"inherit_env\": [\"PATH\", \"LC_*\", \"*\"]},"
+        " {\"name\": \"b\", \"description\": \"d\", \"command\": [\"x\"]}]}",
+        "t.json", err, sizeof err);
+    assert_non_null(tf);
+    assert_string_equal(tf->tools[0].env[0], "FOO=bar baz");
+    assert_string_equal(tf->tools[0].env[1], "E=");
+    assert_null(tf->tools[0].env[2]);
+    assert_string_equal(tf->tools[0].inherit_env[1], "LC_*");
+    assert_string_equal(tf->tools[0].inherit_env[2], "*");
+    assert_null(tf->tools[0].inherit_env[3]);
+    assert_null(tf->tools[1].env);
+    assert_null(tf->tools[1].inherit_env);
+    ac_toolfile_free(tf);
+    static const char *const bad[][2] = {
+        {"\"env\": [\"A=B\"]", "\"env\" must be an object"},
+        {"\"env\": {\"1A\": \"x\"}", "bad variable name"},
+        {"\"env\": {\"A=B\": \"x\"}", "bad variable name"},
+        {"\"env\": {\"A\": 1}", "must be a string"},
+        {"\"inherit_env\": \"PATH\"", "must be an array"},
+        {"\"inherit_env\": [\"A=B\"]", "inherit_env\"[0]"},
+        {"\"inherit_env\": [\"\"]", "inherit_env\"[0]"},
+        {"\"inherit_env\": [\"A*B\"]", "inherit_env\"[0]"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char doc[512];
+        snprintf(doc, sizeof doc,
+                 "{\"tools\": [{\"name\": \"a\", \"description\": \"d\", \"command\": [\"x\"], %s}]}",
+                 bad[i][0]);
+        err[0] = 0;
+        assert_null(ac_toolfile_parse(doc, "t.json", err, sizeof err));
+        if (!strstr(err, bad[i][1]))
+            fail_msg("%s: got '%s'", bad[i][0], err);
+    }
+}
+
 static void test_parse_from_memory(void **state)
 {
     (void)state;
@@ -140,6 +182,7 @@ int main(void)
         cmocka_unit_test(test_valid_file),
         cmocka_unit_test(test_invalid_cases),
         cmocka_unit_test(test_parse_from_memory),
+        cmocka_unit_test(test_env_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
