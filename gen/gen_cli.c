@@ -228,28 +228,84 @@ static int c_name_ok(const char *name)
     return 1;
 }
 
-/* Writes to a temporary file and renames, so a failed run leaves no half file. */
-static int write_file(const char *path, int (*emit)(const ac_fsm_tables *, const char *, FILE *),
-                      const ac_fsm_tables *t, const char *name)
+/* Writes one output to a new temporary file beside path (DIR/.NAME.XXXXXX, mode as a
+ * plain fopen would give). 0 with its name in tmp, else -1 with no file left. */
+static int write_temp(const char *path, int (*emit)(const ac_fsm_tables *, const char *, FILE *),
+                      const ac_fsm_tables *t, const char *name, char *tmp, size_t cap)
 {
-    char tmp[PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+    snprintf(tmp, cap, "%.*s.%s.XXXXXX", (int)dirlen, path, slash ? slash + 1 : path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
         fprintf(stderr, "agentc gen: cannot write '%s': %s\n", tmp, strerror(errno));
         return -1;
     }
+    mode_t um = umask(0);
+    umask(um);
+    (void)fchmod(fd, 0666 & ~um);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        fprintf(stderr, "agentc gen: cannot write '%s': %s\n", tmp, strerror(errno));
+        close(fd);
+        remove(tmp);
+        return -1;
+    }
     int rc = emit(t, name, f);
-    if (fclose(f) != 0 || rc != 0) {
-        fprintf(stderr, "agentc gen: error writing '%s'\n", tmp);
+    int werr = ferror(f) ? errno : 0;
+    if (fclose(f) != 0 && !werr)
+        werr = errno;
+    if (rc != 0 || werr) {
+        fprintf(stderr, "agentc gen: error writing '%s'%s%s\n", tmp, werr ? ": " : "",
+                werr ? strerror(werr) : "");
         remove(tmp);
         return -1;
     }
-    if (rename(tmp, path) != 0) {
-        fprintf(stderr, "agentc gen: cannot rename to '%s': %s\n", path, strerror(errno));
-        remove(tmp);
+    return 0;
+}
+
+/* Writes the header and the tables as a pair: both go to temporary files in the
+ * output folder, and only when both are complete are they renamed over the old
+ * pair (the .c first; if the .h then cannot be renamed, the old .c is put back),
+ * so a failed run never leaves a new header beside old tables. */
+static int write_pair(const char *hpath, const char *cpath, const ac_fsm_tables *t,
+                      const char *name)
+{
+    char htmp[PATH_MAX + 320], ctmp[PATH_MAX + 320], cold[PATH_MAX + 320];
+    if (write_temp(hpath, ac_emit_c_header, t, name, htmp, sizeof htmp) < 0)
+        return -1;
+    if (write_temp(cpath, ac_emit_c_source, t, name, ctmp, sizeof ctmp) < 0) {
+        remove(htmp);
         return -1;
     }
+    /* a hard link keeps the old tables until the header is in place */
+    snprintf(cold, sizeof cold, "%s.old.XXXXXX", ctmp);
+    int have_old = 0;
+    int fd = mkstemp(cold);
+    if (fd >= 0) {
+        close(fd);
+        remove(cold);
+        have_old = link(cpath, cold) == 0;
+    }
+    if (rename(ctmp, cpath) != 0) {
+        fprintf(stderr, "agentc gen: cannot rename to '%s': %s\n", cpath, strerror(errno));
+        remove(ctmp);
+        remove(htmp);
+        if (have_old)
+            remove(cold);
+        return -1;
+    }
+    if (rename(htmp, hpath) != 0) {
+        fprintf(stderr, "agentc gen: cannot rename to '%s': %s\n", hpath, strerror(errno));
+        remove(htmp);
+        if (have_old)
+            rename(cold, cpath); /* the old pair again */
+        else
+            remove(cpath); /* no old tables: none rather than mismatched ones */
+        return -1;
+    }
+    if (have_old)
+        remove(cold);
     return 0;
 }
 
@@ -322,8 +378,7 @@ int ac_cli_gen(int argc, char **argv)
     snprintf(hpath, sizeof hpath, "%s/%s_fsm.h", outdir, name);
     snprintf(cpath, sizeof cpath, "%s/%s_fsm.c", outdir, name);
     rc = AC_EXIT_OK;
-    if (write_file(hpath, ac_emit_c_header, t, name) < 0 ||
-        write_file(cpath, ac_emit_c_source, t, name) < 0)
+    if (write_pair(hpath, cpath, t, name) < 0)
         rc = AC_EXIT_USAGE;
     ac_spec_tables_free(t);
     ac_spec_free(spec);

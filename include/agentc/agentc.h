@@ -120,8 +120,12 @@ typedef struct ac_engine_config {
     int script_delay_ms;        /* script provider: delay between streamed deltas */
     const char *system_prompt;  /* may be NULL */
     const char *journal_dir;    /* sessions created without a journal path write one
-                                   here, DIR/<id>.jsonl (characters of the id other
-                                   than letters, digits, '.', '_' and '-' become '_');
+                                   here, DIR/<id>.jsonl, the id percent-encoded: every
+                                   byte other than ASCII letters, digits, '.', '_' and
+                                   '-' becomes %XX (upper-case hex; '%' itself is %25),
+                                   so distinct ids name distinct files. DIR is created
+                                   0700 if missing; a journal that already exists there
+                                   is an error (AC_EIO), never overwritten.
                                    NULL: none unless ac_session_new gets a path */
     const ac_output *output;    /* may be NULL */
     uint64_t seed;              /* jitter seed (0: from the clock) */
@@ -159,6 +163,9 @@ void ac_tool_call_complete(ac_tool_call_handle *call, int ok, const char *conten
 /* Creates a session and starts it (posts `spawn`, applied before the call
  * returns unless it is made from a loop callback; see ac_session_post).
  * journal_path may be NULL (then the engine's journal_dir, if any, names one).
+ * A journal is created 0600 (an existing file at journal_path is truncated);
+ * a symbolic link there is refused (AC_EIO). When the journal cannot be
+ * written (a full disk, a size limit), the session fails: see ac_session_post.
  * ac_session_free may be called from a handler, an output callback or any
  * loop callback: the session is then freed right after the event being
  * applied (or the callback) is done, and its other queued events are dropped. */
@@ -186,7 +193,12 @@ void ac_session_set_userdata(ac_session *s, void *ud);
  * - called from any callback of the loop (a timer, an fd watch, a post, and
  *   so anything that runs while the loop applies another session's events), it
  *   is queued and applied as soon as that callback returns; returns AC_QUEUED.
- * AC_EUNKNOWN_EVENT for an event the spec does not declare, AC_ENOMEM. Loop
+ * AC_EUNKNOWN_EVENT for an event the spec does not declare, AC_ENOMEM.
+ * AC_EIO when the session's journal could not be written (checked after each
+ * event and when the session settles): the session then fails for good -
+ * what runs is cancelled, the status is failed, ac_session_error says why
+ * ("cannot write journal 'PATH': ...") and every later event is refused
+ * with AC_EIO, unapplied, as no event is applied unrecorded. Loop
  * thread only: from other threads use ac_session_post_threadsafe(). */
 int ac_session_post(ac_session *s, const char *event, void *data, int64_t t_ms);
 /* THREAD-SAFE. Queues the event for the session and wakes its engine's loop,
@@ -250,7 +262,11 @@ typedef struct ac_replay_step {
 enum ac_replay_status {
     AC_REPLAY_MATCH = 0,    /* every event replayed; with AC_REPLAY_CHECK, every step matched */
     AC_REPLAY_DIVERGED = 1, /* stopped at the first divergence (see the result) */
-    AC_REPLAY_ERROR = -1    /* the journal could not be read (message in error) */
+    AC_REPLAY_ERROR = -1    /* the journal could not be read, or is damaged: a
+                               malformed line, a line over the size limit, events
+                               missing; with AC_REPLAY_CHECK also a torn last
+                               line, an event without its steps line or no event
+                               (message in error) */
 };
 
 #define AC_REPLAY_CHECK 1u /* compare every event's steps with the recorded ones */
@@ -258,7 +274,8 @@ enum ac_replay_status {
 typedef struct ac_replay_result {
     size_t events;       /* events replayed */
     bool same_spec;      /* the journal's spec hash is the engine's */
-    bool torn;           /* the journal ends with a torn line (skipped) */
+    bool torn;           /* the journal ends with a torn line (skipped; an
+                            error with AC_REPLAY_CHECK) */
     char spec_hash[64];  /* the journal's spec hash */
     size_t event;        /* DIVERGED: 1-based index of the event */
     char event_name[64]; /* DIVERGED: its name */

@@ -4,14 +4,20 @@
 #include "journal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- writer ---------------------------------------------------------------- */
 
 struct ac_journal {
     FILE *f;
+    char *path;
+    int failed;       /* a line did not reach the file: nothing is written after it */
+    char error[768];  /* why, when failed */
     ac_loop *loop;
     uint64_t timer; /* the pending flush, 0 when none */
     int dirty;      /* lines buffered since the last flush */
@@ -29,11 +35,26 @@ static void flush_timer(void *ud)
     ac_journal_flush(j);
 }
 
+/* Remembers the first failure; the journal writes nothing after it. */
+static void fail(ac_journal *j, const char *why)
+{
+    if (j->failed)
+        return;
+    j->failed = 1;
+    snprintf(j->error, sizeof j->error, "cannot write journal '%.500s': %s", j->path, why);
+}
+
+const char *ac_journal_error(const ac_journal *j)
+{
+    return j && j->failed ? j->error : NULL;
+}
+
 void ac_journal_flush(ac_journal *j)
 {
     if (!j || !j->dirty)
         return;
-    fflush(j->f);
+    if (!j->failed && fflush(j->f) != 0)
+        fail(j, strerror(errno));
     j->dirty = 0;
     if (j->timer) {
         ac_loop_cancel_timer(j->loop, j->timer);
@@ -43,27 +64,65 @@ void ac_journal_flush(ac_journal *j)
 
 static void write_line(ac_journal *j, json_t *line)
 {
-    char *txt = line ? json_dumps(line, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-    if (!txt)
+    if (j->failed)
         return;
-    fputs(txt, j->f);
-    fputc('\n', j->f);
+    char *txt = line ? json_dumps(line, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    if (!txt) {
+        fail(j, "out of memory");
+        return;
+    }
+    size_t n = strlen(txt);
+    if (n > AC_JOURNAL_MAX_LINE) {
+        char why[128];
+        snprintf(why, sizeof why, "a line of %zu bytes exceeds the limit of %d", n,
+                 AC_JOURNAL_MAX_LINE);
+        fail(j, why);
+    } else if (fwrite(txt, 1, n, j->f) != n || fputc('\n', j->f) == EOF)
+        fail(j, strerror(errno));
     free(txt);
     j->dirty = 1;
     if (j->loop && !j->timer)
         j->timer = ac_loop_timer(j->loop, 0, flush_timer, j);
 }
 
-ac_journal *ac_journal_open(const char *path, ac_loop *loop, char *err, size_t errcap)
+ac_journal *ac_journal_open(const char *path, int exclusive, ac_loop *loop, char *err,
+                            size_t errcap)
 {
     ac_journal *j = calloc(1, sizeof *j);
     if (!j) {
         snprintf(err, errcap, "out of memory");
         return NULL;
     }
-    j->f = fopen(path, "w");
-    if (!j->f) {
-        snprintf(err, errcap, "cannot write journal '%s': %s", path, strerror(errno));
+    /* never through a symbolic link (a planted one would aim the journal, and the
+     * secrets it holds, at any file); readable by the owner only */
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC),
+                  0600);
+    if (fd < 0) {
+        int e = errno;
+        struct stat st;
+        if (e == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+            snprintf(err, errcap, "cannot write journal '%s': it is a symbolic link (refused)",
+                     path);
+        else if (e == EEXIST)
+            snprintf(err, errcap, "cannot write journal '%s': the file exists (a journal is never "
+                     "overwritten)", path);
+        else
+            snprintf(err, errcap, "cannot write journal '%s': %s", path, strerror(e));
+        free(j);
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077))
+        (void)fchmod(fd, 0600); /* an existing file it overwrites */
+    j->f = fdopen(fd, "w");
+    j->path = strdup(path);
+    if (!j->f || !j->path) {
+        snprintf(err, errcap, "out of memory");
+        if (j->f)
+            fclose(j->f);
+        else
+            close(fd);
+        free(j->path);
         free(j);
         return NULL;
     }
@@ -77,6 +136,7 @@ void ac_journal_close(ac_journal *j)
         return;
     ac_journal_flush(j);
     fclose(j->f);
+    free(j->path);
     json_decref(j->steps);
     for (uint16_t i = 0; i < j->n_rows; i++) {
         json_decref(j->guards[i]);
@@ -98,7 +158,7 @@ int ac_journal_write_header(ac_journal *j, const ac_fsm_tables *t, const char *s
     write_line(j, hdr);
     json_decref(hdr);
     ac_journal_flush(j);
-    return 0;
+    return j->failed ? -1 : 0;
 }
 
 void ac_journal_write_event(ac_journal *j, uint64_t n, int64_t t_ms, const char *event,
@@ -276,13 +336,64 @@ uint16_t ac_journal_step_row(const ac_fsm_tables *t, const json_t *step)
 struct ac_journal_reader {
     FILE *f;
     char *path;
-    char *buf;
-    size_t cap;
+    char *buf; /* the current line */
+    size_t cap, max_line;
+    char chunk[65536]; /* read ahead */
+    size_t chunk_at, chunk_len;
+    int eof;
     int lineno;
-    int torn;
+    int torn;               /* line number of the torn last line, 0 when none */
     json_t *cur;            /* the line last returned */
     ac_journal_line header; /* its json owned here */
 };
+
+/* Reads the next line into r->buf, never more than max_line bytes of it: its
+ * length (newline excluded), -1 at the end, -2 when it is longer than the limit.
+ * *nl tells whether it ended with a newline. */
+static long long get_line(ac_journal_reader *r, int *nl)
+{
+    size_t len = 0;
+    *nl = 0;
+    for (;;) {
+        if (r->chunk_at == r->chunk_len) {
+            if (r->eof)
+                break;
+            r->chunk_len = fread(r->chunk, 1, sizeof r->chunk, r->f);
+            r->chunk_at = 0;
+            if (r->chunk_len == 0) {
+                r->eof = 1;
+                break;
+            }
+        }
+        const char *p = r->chunk + r->chunk_at;
+        size_t avail = r->chunk_len - r->chunk_at;
+        const char *e = memchr(p, '\n', avail);
+        size_t take = e ? (size_t)(e - p) : avail;
+        if (len + take > r->max_line)
+            return -2;
+        if (len + take + 1 > r->cap) {
+            size_t cap = r->cap ? r->cap : 4096;
+            while (cap < len + take + 1)
+                cap *= 2;
+            char *nb = realloc(r->buf, cap);
+            if (!nb)
+                return -2;
+            r->buf = nb;
+            r->cap = cap;
+        }
+        memcpy(r->buf + len, p, take);
+        len += take;
+        r->chunk_at += take + (e ? 1 : 0);
+        if (e) {
+            *nl = 1;
+            break;
+        }
+    }
+    if (len == 0 && !*nl)
+        return -1;
+    r->buf[len] = 0;
+    return (long long)len;
+}
 
 static void classify(json_t *v, int lineno, ac_journal_line *out)
 {
@@ -311,13 +422,19 @@ static void classify(json_t *v, int lineno, ac_journal_line *out)
         out->kind = AC_JOURNAL_OTHER;
 }
 
-/* 1 a line, 0 the end (or a torn last line), -1 malformed. */
+/* 1 a line, 0 the end (or a torn last line), -1 malformed or too long. */
 static int read_line(ac_journal_reader *r, json_t **v, char *err, size_t errcap)
 {
-    ssize_t n;
-    while ((n = getline(&r->buf, &r->cap, r->f)) > 0) {
+    long long n;
+    int nl;
+    while ((n = get_line(r, &nl)) != -1) {
         r->lineno++;
-        if (n == 1 && r->buf[0] == '\n')
+        if (n == -2) {
+            snprintf(err, errcap, "%s:%d: line longer than %zu bytes (the journal's limit)",
+                     r->path, r->lineno, r->max_line);
+            return -1;
+        }
+        if (n == 0)
             continue; /* blank line */
         json_error_t jerr;
         *v = json_loadb(r->buf, (size_t)n, 0, &jerr);
@@ -325,12 +442,10 @@ static int read_line(ac_journal_reader *r, json_t **v, char *err, size_t errcap)
             return 1;
         json_decref(*v);
         *v = NULL;
-        int c = fgetc(r->f);
-        if (c == EOF) { /* a crash while writing the last line */
-            r->torn = 1;
+        if (!nl) { /* a crash while writing the last line */
+            r->torn = r->lineno;
             return 0;
         }
-        ungetc(c, r->f);
         snprintf(err, errcap, "%s:%d: not a journal line (%s)", r->path, r->lineno,
                  jerr.text[0] ? jerr.text : "not an object");
         return -1;
@@ -346,6 +461,7 @@ ac_journal_reader *ac_journal_reader_open(const char *path, char *err, size_t er
         snprintf(err, errcap, "out of memory");
         return NULL;
     }
+    r->max_line = AC_JOURNAL_MAX_LINE;
     r->f = fopen(path, "r");
     if (!r->f) {
         snprintf(err, errcap, "cannot read journal '%s': %s", path, strerror(errno));
@@ -397,6 +513,11 @@ int ac_journal_reader_next(ac_journal_reader *r, ac_journal_line *out, char *err
 int ac_journal_reader_torn(const ac_journal_reader *r)
 {
     return r->torn;
+}
+
+void ac_journal_reader_set_max_line(ac_journal_reader *r, size_t max_line)
+{
+    r->max_line = max_line;
 }
 
 void ac_journal_reader_close(ac_journal_reader *r)

@@ -30,8 +30,15 @@
  * Version 1 wrote STEP as [MACHINE, FROM, EVENT, TO, LINE]. It is still read;
  * its steps are matched on the four names only.
  *
- * A process that crashes while writing leaves a torn last line: the reader
- * skips it and says so (ac_journal_reader_torn).
+ * A line is at most AC_JOURNAL_MAX_LINE bytes (its newline excluded): the
+ * writer fails rather than write a longer one, the reader refuses one.
+ *
+ * A process that crashes while writing leaves a torn last line (one with no
+ * newline that does not parse): the reader skips it and says so
+ * (ac_journal_reader_torn). Replay with AC_REPLAY_CHECK refuses such a journal,
+ * and one whose events are not numbered 1, 2, 3... or lack their steps lines.
+ *
+ * Files are created 0600, never through a symbolic link (replay.c, session.c).
  */
 #ifndef AGENTC_JOURNAL_H
 #define AGENTC_JOURNAL_H
@@ -43,17 +50,27 @@
 #include "io/loop.h"
 
 #define AC_JOURNAL_VERSION 2
+#define AC_JOURNAL_MAX_LINE (256 * 1024 * 1024)
 
 /* ---- writer ---------------------------------------------------------------- */
 
 typedef struct ac_journal ac_journal;
 
-/* Creates (truncates) the file. Lines are buffered; see ac_journal_flush for
+/* Creates the file, mode 0600 (an existing file is truncated and its mode
+ * tightened to 0600; with exclusive, an existing file is an error). A symbolic
+ * link at path is refused. Lines are buffered; see ac_journal_flush for
  * when they reach the kernel. With a loop, the writer also flushes from a 0 ms
  * timer armed by the first line buffered in a loop turn; without one, each
  * event is flushed once its steps line is written. NULL with a message in err. */
-ac_journal *ac_journal_open(const char *path, ac_loop *loop, char *err, size_t errcap);
-/* Flushes, cancels the timer and closes. NULL is a no-op. */
+ac_journal *ac_journal_open(const char *path, int exclusive, ac_loop *loop, char *err,
+                            size_t errcap);
+/* NULL while every line written reached the file (as far as fflush knows), else
+ * why not ("cannot write journal 'PATH': ..."). After the first failure the
+ * journal writes nothing more; the session checks this after each event and
+ * fails (session.c). */
+const char *ac_journal_error(const ac_journal *j);
+/* Flushes, cancels the timer and closes. NULL is a no-op. A failure here is
+ * not reported: the session flushes before it settles, and checks then. */
 void ac_journal_close(ac_journal *j);
 /* params is borrowed. 0 on success. */
 int ac_journal_write_header(ac_journal *j, const ac_fsm_tables *t, const char *session,
@@ -120,11 +137,15 @@ typedef struct ac_journal_reader ac_journal_reader;
 ac_journal_reader *ac_journal_reader_open(const char *path, char *err, size_t errcap);
 const ac_journal_line *ac_journal_reader_header(const ac_journal_reader *r);
 /* The next line after the header: 1 with *out filled, 0 at the end, -1 for a
- * malformed line ("PATH:LINE: message" in err). A malformed last line is a
- * torn write, not an error: the reader ends there and remembers it. */
+ * malformed line or one longer than the limit ("PATH:LINE: message" in err). A
+ * malformed last line without its newline is a torn write, not an error: the
+ * reader ends there and remembers it. */
 int ac_journal_reader_next(ac_journal_reader *r, ac_journal_line *out, char *err, size_t errcap);
-/* True once the reader skipped a torn last line. */
+/* The line number of the torn last line the reader skipped, 0 when none. */
 int ac_journal_reader_torn(const ac_journal_reader *r);
+/* Lowers the line limit (default AC_JOURNAL_MAX_LINE) for the lines after the
+ * header: for tests. */
+void ac_journal_reader_set_max_line(ac_journal_reader *r, size_t max_line);
 void ac_journal_reader_close(ac_journal_reader *r);
 
 #endif

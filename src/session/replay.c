@@ -2,6 +2,7 @@
  * replay.c - ac_session_replay: a journal re-posted into a replay session,
  * each event's steps compared with the recorded ones by identity.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "journal.h"
@@ -90,10 +91,32 @@ int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac
     int status = AC_REPLAY_MATCH;
     ac_journal_line l;
     int rc;
-    uint64_t n_got = 0; /* the recorded number of the event whose steps c.got holds */
+    uint64_t n_got = 0;  /* the recorded number of the last event applied */
+    int open_event = 0;  /* that event's steps line has not come yet */
+    int open_line = 0;   /* the line of that event */
     char event_name[64] = "";
     while ((rc = ac_journal_reader_next(rd, &l, out->error, sizeof out->error)) > 0) {
-        if (l.kind == AC_JOURNAL_STEPS && c.got && l.n == n_got) {
+        if (l.kind == AC_JOURNAL_STEPS) {
+            if (!open_event || l.n != n_got) {
+                if (!check)
+                    continue;
+                if (open_event)
+                    snprintf(out->error, sizeof out->error,
+                             "%s:%d: steps line of event %llu after event %llu (the journal is "
+                             "damaged)",
+                             journal_path, l.lineno, (unsigned long long)l.n,
+                             (unsigned long long)n_got);
+                else
+                    snprintf(out->error, sizeof out->error,
+                             "%s:%d: steps line of event %llu with no event before it (the "
+                             "journal is damaged)",
+                             journal_path, l.lineno, (unsigned long long)l.n);
+                status = AC_REPLAY_ERROR;
+                break;
+            }
+            open_event = 0;
+            if (!check)
+                continue;
             long k = first_difference(c.got, l.steps);
             if (k >= 0) {
                 out->event = out->events;
@@ -110,10 +133,27 @@ int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac
         }
         if (l.kind != AC_JOURNAL_EVENT)
             continue;
-        /* an event whose steps line is missing (a torn journal) is not compared */
+        if (open_event && check) { /* nothing to compare its transitions with */
+            snprintf(out->error, sizeof out->error,
+                     "%s:%d: event %llu (%s) has no steps line (the journal is incomplete)",
+                     journal_path, open_line, (unsigned long long)n_got, event_name);
+            status = AC_REPLAY_ERROR;
+            break;
+        }
+        if (l.n != n_got + 1) { /* events are numbered 1, 2, 3...: some are missing */
+            snprintf(out->error, sizeof out->error,
+                     "%s:%d: event %llu where event %llu was expected (the journal is missing "
+                     "events)",
+                     journal_path, l.lineno, (unsigned long long)l.n,
+                     (unsigned long long)(n_got + 1));
+            status = AC_REPLAY_ERROR;
+            break;
+        }
         json_decref(c.got);
         c.got = check ? json_array() : NULL;
         n_got = l.n;
+        open_event = 1;
+        open_line = l.lineno;
         out->events++;
         copy_str(event_name, sizeof event_name, l.event);
         if (ac_session_post(s, l.event, json_incref(l.data), l.t_ms) == AC_EUNKNOWN_EVENT) {
@@ -126,8 +166,29 @@ int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac
     json_decref(c.got);
     ac_session_set_step_hook(s, NULL, NULL);
     out->torn = ac_journal_reader_torn(rd) != 0;
+    /* With a check, a journal that does not record every transition of what it replays
+     * fails: a torn last line, an event without its steps, or no event at all. */
+    if (check && rc == 0 && status == AC_REPLAY_MATCH) {
+        if (out->torn) {
+            snprintf(out->error, sizeof out->error,
+                     "%s:%d: the journal ends with a torn line (a write cut short): it is "
+                     "incomplete; the %zu events before it match",
+                     journal_path, ac_journal_reader_torn(rd),
+                     out->events - (size_t)open_event);
+            status = AC_REPLAY_ERROR;
+        } else if (open_event) {
+            snprintf(out->error, sizeof out->error,
+                     "%s:%d: event %llu (%s) has no steps line (the journal is incomplete)",
+                     journal_path, open_line, (unsigned long long)n_got, event_name);
+            status = AC_REPLAY_ERROR;
+        } else if (out->events == 0) {
+            snprintf(out->error, sizeof out->error,
+                     "%s: the journal records no event: nothing to check", journal_path);
+            status = AC_REPLAY_ERROR;
+        }
+    }
     ac_journal_reader_close(rd);
-    if (rc < 0) {
+    if (rc < 0 || status == AC_REPLAY_ERROR) {
         ac_session_free(s);
         return AC_REPLAY_ERROR;
     }

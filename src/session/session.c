@@ -3,12 +3,13 @@
  * re-entrancy (events posted by handlers wait for the current dispatch),
  * tracing, and the session's JSON form.
  */
-#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "journal.h"
 #include "session_int.h"
@@ -37,17 +38,46 @@ static void on_trace(void *ud, const ac_trace_rec *r)
         s->e->out.trace(s->e->out.ud, s, r);
 }
 
+/* A journal that could not be written fails the session: its record would be incomplete.
+ * The first time, what runs is cancelled (the spec's cancel event, applied unrecorded while
+ * the queue drains), the status becomes failed and the error says why; from then on no
+ * event is applied (AC_EIO). Returns 1 when the journal failed. */
+static int journal_failed(ac_session *s)
+{
+    const char *why = s->journal ? ac_journal_error(s->journal) : NULL;
+    if (!why)
+        return 0;
+    if (!s->journal_failed) {
+        s->journal_failed = 1;
+        if (s->draining && !ac_session_settled(s) && s->e->ev_cancel != AC_FSM_NONE) {
+            ac_event ev = {s->e->ev_cancel, ac_wall_now_ms(), NULL};
+            ac_fsm_dispatch(&s->fsm, &ev);
+        }
+        s->status = AC_SESSION_FAILED;
+        set_str(&s->error, why);
+    }
+    return 1;
+}
+
 static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
 {
+    if (s->journal_failed) {
+        json_decref(data);
+        return AC_EIO;
+    }
     s->seq++;
     if (s->journal)
         ac_journal_write_event(s->journal, s->seq, t_ms, s->e->t->event_names[type], data);
+    if (journal_failed(s)) { /* never applied unrecorded */
+        json_decref(data);
+        return AC_EIO;
+    }
     ac_event ev = {type, t_ms, data};
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     json_decref(data);
-    return rc;
+    return journal_failed(s) ? AC_EIO : rc;
 }
 
 /* ---- the event queue ----------------------------------------------------------------
@@ -143,8 +173,10 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
         free(q);
     }
     s->draining = 0;
-    if (s->journal && ac_session_settled(s))
+    if (s->journal && ac_session_settled(s)) {
         ac_journal_flush(s->journal); /* waiting for input: the loop may not turn soon */
+        journal_failed(s);
+    }
     return 0;
 }
 
@@ -466,15 +498,27 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
         goto fail;
     }
     char dir_path[4096];
+    int exclusive = 0;
     if (!journal_path && e->journal_dir && !replay) {
+        /* DIR/<id>.jsonl, the id percent-encoded (agentc.h): one file per id */
+        if (mkdir(e->journal_dir, 0700) != 0 && errno != EEXIST) {
+            snprintf(err, errcap, "cannot create journal directory '%s': %s", e->journal_dir,
+                     strerror(errno));
+            goto fail;
+        }
         int k = snprintf(dir_path, sizeof dir_path, "%s/", e->journal_dir);
-        for (const char *c = s->id; k > 0 && *c && (size_t)k < sizeof dir_path - 7; c++)
-            dir_path[k++] =
-                (char)(isalnum((unsigned char)*c) || *c == '.' || *c == '_' || *c == '-' ? *c
-                                                                                         : '_');
-        if (k > 0 && (size_t)k < sizeof dir_path - 7) {
+        for (const char *c = s->id; k > 0 && *c && (size_t)k < sizeof dir_path - 10; c++) {
+            unsigned char b = (unsigned char)*c;
+            if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') ||
+                b == '.' || b == '_' || b == '-')
+                dir_path[k++] = (char)b;
+            else
+                k += snprintf(dir_path + k, 4, "%%%02X", b);
+        }
+        if (k > 0 && (size_t)k < sizeof dir_path - 10) {
             memcpy(dir_path + k, ".jsonl", 7);
             journal_path = dir_path;
+            exclusive = 1;
         } else {
             snprintf(err, errcap, "journal directory path too long");
             goto fail;
@@ -482,11 +526,13 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
     }
     s->replaying = replay;
     if (journal_path && !replay) {
-        s->journal = ac_journal_open(journal_path, e->loop, err, errcap);
+        s->journal = ac_journal_open(journal_path, exclusive, e->loop, err, errcap);
         if (!s->journal)
             goto fail;
         if (ac_journal_write_header(s->journal, e->t, s->id, e->param_overrides) < 0) {
-            snprintf(err, errcap, "out of memory");
+            snprintf(err, errcap, "%s",
+                     ac_journal_error(s->journal) ? ac_journal_error(s->journal)
+                                                  : "out of memory");
             goto fail;
         }
     }

@@ -94,6 +94,7 @@ struct ac_session {
     ac_fsm fsm;
     ac_conv *conv;
     struct ac_journal *journal; /* NULL when not journaled (src/session/journal.h) */
+    int journal_failed;         /* it could not be written: the session failed (session.c) */
     uint64_t seq;               /* events applied (numbered in the journal) */
     int draining;               /* drain() runs: what is posted now is raised */
     ac_event_queue raised;      /* posted while dispatching: applied next */

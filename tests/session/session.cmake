@@ -13,3 +13,9 @@ agentc_add_test(session_event_flow SOURCES ${CMAKE_SOURCE_DIR}/tests/session/tes
 # The journal's writer and reader, and replay through the public API.
 agentc_add_test(session_journal SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_journal.c
   LIBS agentc_runtime agentc_io agentc_gen LABELS session)
+# Honest journals through the CLI: write failures, modes, symlinks, replay --check of
+# damaged journals.
+add_test(NAME cli_journal_honest
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/journal_honest.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_journal_honest PROPERTIES LABELS "session;cli" TIMEOUT 60)

@@ -6,7 +6,12 @@
  * still reads format version 1; an event's line is in the file before the
  * effects it starts run.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -278,11 +283,15 @@ static void test_reader_torn_last_line(void **state)
     assert_int_equal(events, steps);
     ac_journal_reader_close(r);
 
+    /* replayed as far as it goes; a check refuses it: it is incomplete */
     ac_engine *e = replay_engine(NULL);
     ac_replay_result res;
-    assert_int_equal(ac_session_replay(e, torn, AC_REPLAY_CHECK, &res, NULL), AC_REPLAY_MATCH);
+    assert_int_equal(ac_session_replay(e, torn, 0, &res, NULL), AC_REPLAY_MATCH);
     assert_true(res.torn);
     assert_int_equal((int)res.events, events);
+    assert_int_equal(ac_session_replay(e, torn, AC_REPLAY_CHECK, &res, NULL), AC_REPLAY_ERROR);
+    assert_true(res.torn);
+    assert_non_null(strstr(res.error, "torn line"));
     ac_engine_free(e);
 }
 
@@ -383,6 +392,280 @@ static void test_reader_version_1(void **state)
     ac_spec_tables_free(t);
 }
 
+/* ---- honest journals ---------------------------------------------------------- */
+
+static ac_loop *w_loop;
+static ac_engine *w_engine;
+
+/* An engine recording into journal_dir (NULL: none) with a long answer. */
+static ac_engine *writer_engine(const char *journal_dir)
+{
+    static char big[60000];
+    memset(big, 0, sizeof big);
+    strcpy(big, "{\"content\":\"");
+    memset(big + strlen(big), 'Z', 50000);
+    strcat(big, "\"}\n");
+    w_loop = ac_loop_new();
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = w_loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = big;
+    cfg.journal_dir = journal_dir;
+    w_engine = ac_engine_new(&cfg, &ae);
+    if (!w_engine)
+        fail_msg("engine: %s", ae.text);
+    return w_engine;
+}
+
+static void writer_free(void)
+{
+    ac_engine_free(w_engine);
+    ac_loop_free(w_loop);
+}
+
+static void settle(ac_session *s)
+{
+    for (int i = 0; i < 2000 && !ac_session_settled(s); i++)
+        ac_loop_run_once(w_loop, 50);
+    assert_true(ac_session_settled(s));
+}
+
+/* A journal that cannot be written at all: the session is refused, with why. */
+static void test_journal_dev_full(void **state)
+{
+    (void)state;
+    ac_engine *e = writer_engine(NULL);
+    ac_session *s = ac_session_new(e, "full", "/dev/full", &ae);
+    assert_null(s);
+    assert_int_equal(ae.code, AC_EIO);
+    assert_non_null(strstr(ae.text, "cannot write journal '/dev/full'"));
+    assert_non_null(strstr(ae.text, strerror(ENOSPC)));
+    writer_free();
+}
+
+/* A journal that fills up during the turn (RLIMIT_FSIZE): the session fails
+ * with the reason, what ran is cancelled, and later posts are refused. */
+static void test_journal_fills_up(void **state)
+{
+    (void)state;
+    char path[512];
+    tmp_path(path, sizeof path, "capped.journal");
+    ac_engine *e = writer_engine(NULL);
+    struct rlimit old, cap;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    cap = old;
+    cap.rlim_cur = 8192;
+    void (*oldsig)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &cap), 0);
+    ac_session *s = ac_session_new(e, "capped", path, &ae);
+    if (s) {
+        ac_session_send(s, "hi");
+        settle(s);
+    }
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, oldsig);
+    if (!s)
+        fail_msg("session: %s", ae.text);
+    assert_string_equal(ac_session_status_name(ac_session_status(s)), "failed");
+    assert_non_null(ac_session_error(s));
+    assert_non_null(strstr(ac_session_error(s), "cannot write journal"));
+    assert_non_null(strstr(ac_session_error(s), strerror(EFBIG)));
+    assert_int_equal(ac_session_send(s, "more"), AC_EIO);
+    assert_string_equal(ac_session_status_name(ac_session_status(s)), "failed");
+    ac_session_free(s);
+    writer_free();
+    /* what it wrote is a journal a check refuses, never "every transition matches" */
+    ac_engine *re = replay_engine(NULL);
+    ac_replay_result res;
+    assert_int_equal(ac_session_replay(re, path, AC_REPLAY_CHECK, &res, NULL), AC_REPLAY_ERROR);
+    ac_engine_free(re);
+}
+
+/* Journals are created 0600 and never through a symbolic link; journal_dir is
+ * created 0700. */
+static void test_journal_mode_and_symlink(void **state)
+{
+    (void)state;
+    char target[512], link[512], path[512], dir[512];
+    tmp_path(target, sizeof target, "target.txt");
+    tmp_path(link, sizeof link, "link.journal");
+    tmp_path(path, sizeof path, "mode.journal");
+    tmp_path(dir, sizeof dir, "jd-new");
+    write_file(target, "precious\n");
+    assert_int_equal(symlink(target, link), 0);
+    ac_engine *e = writer_engine(dir);
+    assert_null(ac_session_new(e, "l", link, &ae));
+    assert_int_equal(ae.code, AC_EIO);
+    assert_non_null(strstr(ae.text, "symbolic link"));
+    char *text = slurp(target);
+    assert_string_equal(text, "precious\n");
+    free(text);
+
+    mode_t um = umask(022);
+    ac_session *s = ac_session_new(e, "m", path, &ae);
+    ac_session *d = ac_session_new(e, "in-dir", NULL, &ae);
+    umask(um);
+    assert_non_null(s);
+    assert_non_null(d);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    char in_dir[600];
+    snprintf(in_dir, sizeof in_dir, "%s/in-dir.jsonl", dir);
+    assert_int_equal(stat(in_dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    ac_session_free(s);
+    ac_session_free(d);
+    writer_free();
+}
+
+/* journal_dir: ids that differ name different files (percent-encoding), and
+ * a second session with an id already journaled there is refused. */
+static void test_journal_dir_ids_distinct(void **state)
+{
+    (void)state;
+    char dir[512];
+    tmp_path(dir, sizeof dir, "jd-ids");
+    ac_engine *e = writer_engine(dir);
+    const char *ids[] = {"team/alice", "team_alice", "team%2Falice", "Team/Alice"};
+    ac_session *s[4];
+    for (int i = 0; i < 4; i++) {
+        s[i] = ac_session_new(e, ids[i], NULL, &ae);
+        if (!s[i])
+            fail_msg("session %s: %s", ids[i], ae.text);
+    }
+    assert_null(ac_session_new(e, "team/alice", NULL, &ae));
+    assert_int_equal(ae.code, AC_EIO);
+    assert_non_null(strstr(ae.text, "exists"));
+    const char *files[] = {"team%2Falice.jsonl", "team_alice.jsonl", "team%252Falice.jsonl",
+                           "Team%2FAlice.jsonl"};
+    for (int i = 0; i < 4; i++) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        char *text = slurp(path);
+        char want[64];
+        snprintf(want, sizeof want, "\"session\":\"%s\"", ids[i]);
+        if (!strstr(text, want))
+            fail_msg("%s does not hold session %s", files[i], ids[i]);
+        assert_non_null(strstr(text, "\"ev\":\"spawn\""));
+        free(text);
+        ac_session_free(s[i]);
+    }
+    writer_free();
+}
+
+/* The recorded journal with lines dropped or added, written to name. */
+static void broken_copy(const char *name, char *path, size_t cap, int drop_steps,
+                        int drop_event_n, const char *tail)
+{
+    tmp_path(path, cap, name);
+    char *text = slurp(recorded);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    char needle[32];
+    snprintf(needle, sizeof needle, "{\"n\":%d,", drop_event_n);
+    int skip_steps = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (drop_steps && strncmp(line, "{\"steps\"", 8) == 0)
+            continue;
+        if (drop_event_n && strncmp(line, needle, strlen(needle)) == 0) {
+            skip_steps = 1;
+            continue;
+        }
+        if (skip_steps && strncmp(line, "{\"steps\"", 8) == 0) {
+            skip_steps = 0;
+            continue;
+        }
+        fprintf(f, "%s\n", line);
+    }
+    if (tail)
+        fputs(tail, f);
+    fclose(f);
+    free(text);
+}
+
+/* Replay with a check refuses journals that do not record every transition. */
+static void test_check_refuses_broken_journals(void **state)
+{
+    (void)state;
+    char path[512];
+    ac_engine *e = replay_engine(NULL);
+    ac_replay_result res;
+
+    /* empty */
+    tmp_path(path, sizeof path, "empty.journal");
+    write_file(path, "");
+    assert_int_equal(ac_session_replay(e, path, AC_REPLAY_CHECK, &res, NULL), AC_REPLAY_ERROR);
+    assert_non_null(strstr(res.error, "no header line"));
+    /* a header and nothing else */
+    char *text = slurp(recorded);
+    *strchr(text, '\n') = 0;
+    tmp_path(path, sizeof path, "header.journal");
+    write_file(path, text);
+    free(text);
+    assert_int_equal(ac_session_replay(e, path, AC_REPLAY_CHECK, &res, NULL), AC_REPLAY_ERROR);
+    assert_non_null(strstr(res.error, "records no event"));
+    /* every steps line removed */
+    broken_copy("nosteps.journal", path, sizeof path, 1, 0, NULL);
+    assert_int_equal(ac_session_replay(e, path, AC_REPLAY_CHECK, &res, NULL), AC_REPLAY_ERROR);
+    assert_non_null(strstr(res.error, "event 1 (spawn) has no steps line"));
+    assert_int_equal(ac_session_replay(e, path, 0, &res, NULL), AC_REPLAY_MATCH);
+    /* the last steps line cut off */
+    broken_copy("cut.journal", path, sizeof path, 0, 0, NULL);
+    text = slurp(path);
+    char *last = strstr(text, "{\"steps\"");
+    for (char *p = last; (p = strstr(p + 1, "{\"steps\""));)
+        last = p;
+    *last = 0;
+    write_file(path, text);
+    free(text);
+    assert_int_equal(ac_session_replay(e, path, AC_REPLAY_CHECK, &res, NULL), AC_REPLAY_ERROR);
+    assert_non_null(strstr(res.error, "has no steps line"));
+    /* an event (and its steps) missing in the middle: in both modes */
+    broken_copy("gap.journal", path, sizeof path, 0, 3, NULL);
+    assert_int_equal(ac_session_replay(e, path, 0, &res, NULL), AC_REPLAY_ERROR);
+    assert_non_null(strstr(res.error, "event 4 where event 3 was expected"));
+    /* garbage after the last line (no newline): torn, refused by a check */
+    broken_copy("garbage.journal", path, sizeof path, 0, 0, "\x01\xff garbage \x80\x90");
+    assert_int_equal(ac_session_replay(e, path, AC_REPLAY_CHECK, &res, NULL), AC_REPLAY_ERROR);
+    assert_true(res.torn);
+    /* garbage in the middle: refused in both modes */
+    broken_copy("garbage2.journal", path, sizeof path, 0, 0, "\x01\xff garbage\n{\"n\":1}\n");
+    assert_int_equal(ac_session_replay(e, path, 0, &res, NULL), AC_REPLAY_ERROR);
+    assert_non_null(strstr(res.error, "not a journal line"));
+    ac_engine_free(e);
+}
+
+/* A line longer than the limit is refused, without reading all of it. */
+static void test_reader_line_limit(void **state)
+{
+    (void)state;
+    char path[512], err[256];
+    broken_copy("long.journal", path, sizeof path, 0, 0, NULL);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs("{\"n\":999,\"t\":1,\"ev\":\"", f);
+    for (int i = 0; i < 1000; i++)
+        fputs("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+              "xxxxxxxxxxxxxxxxxxxx",
+              f);
+    fclose(f);
+    ac_journal_reader *r = ac_journal_reader_open(path, err, sizeof err);
+    assert_non_null(r);
+    ac_journal_reader_set_max_line(r, 50000);
+    ac_journal_line l;
+    int rc;
+    while ((rc = ac_journal_reader_next(r, &l, err, sizeof err)) > 0)
+        ;
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "line longer than 50000 bytes"));
+    assert_false(ac_journal_reader_torn(r));
+    ac_journal_reader_close(r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -414,6 +697,12 @@ int main(void)
         cmocka_unit_test(test_reader_malformed_line),
         cmocka_unit_test(test_reader_refuses),
         cmocka_unit_test(test_reader_version_1),
+        cmocka_unit_test(test_journal_dev_full),
+        cmocka_unit_test(test_journal_fills_up),
+        cmocka_unit_test(test_journal_mode_and_symlink),
+        cmocka_unit_test(test_journal_dir_ids_distinct),
+        cmocka_unit_test(test_check_refuses_broken_journals),
+        cmocka_unit_test(test_reader_line_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

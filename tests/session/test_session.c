@@ -562,7 +562,7 @@ static void test_negative_context_window(void **state)
 }
 
 /* The engine's journal_dir names a journal for sessions created without a
- * path: DIR/<id>.jsonl, unsafe characters of the id replaced. */
+ * path: DIR/<id>.jsonl, the id percent-encoded. */
 static void test_journal_dir(void **state)
 {
     (void)state;
@@ -573,7 +573,7 @@ static void test_journal_dir(void **state)
     ac_session_send(r.s, "hi");
     run_until_settled(&r);
     char path[600];
-    snprintf(path, sizeof path, "%s/a_b_c.jsonl", tmpdir);
+    snprintf(path, sizeof path, "%s/a%%2Fb%%20c.jsonl", tmpdir);
     char *text = slurp(path);
     assert_non_null(strstr(text, "\"agentc_journal\""));
     assert_non_null(strstr(text, "\"user_message\""));
