@@ -13,3 +13,6 @@ agentc_add_test(session_event_flow SOURCES ${CMAKE_SOURCE_DIR}/tests/session/tes
 # The journal's writer and reader, and replay through the public API.
 agentc_add_test(session_journal SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_journal.c
   LIBS agentc_runtime agentc_io agentc_gen LABELS session)
+# The public entry points given NULL arguments: an error code or nothing, never a crash.
+agentc_add_test(session_embed_null SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_embed_null.c
+  LIBS agentc_runtime agentc_io LABELS session)
