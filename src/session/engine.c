@@ -393,6 +393,7 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     e->p_thinking_budget = ac_engine_param(e, "thinking_budget");
     e->p_stall_timeout = ac_engine_param(e, "stall_timeout");
     e->p_connect_timeout = ac_engine_param(e, "connect_timeout");
+    e->p_call_timeout = ac_engine_param(e, "call_timeout");
     e->ev_spawn = ac_engine_event_index(e, "spawn");
     e->ev_user_message = ac_engine_event_index(e, "user_message");
     e->ev_cancel = ac_engine_event_index(e, "cancel");
