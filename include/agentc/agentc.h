@@ -8,7 +8,10 @@
  *
  * Ownership: strings passed in are copied unless said otherwise; pointers
  * returned are borrowed and valid until the object they come from is freed.
- * _free(NULL) is a no-op everywhere.
+ * _free(NULL) is a no-op everywhere. A NULL engine, session, loop or
+ * required string makes a function fail with its error value (AC_EINVAL for
+ * posts, -1 or NULL with AC_EINVAL in the ac_error, NULL or 0 for getters) or
+ * do nothing; a NULL session counts as ended and settled.
  */
 #ifndef AGENTC_H
 #define AGENTC_H
@@ -156,7 +159,8 @@ typedef void (*ac_tool_fn)(void *ud, const char *arguments, ac_tool_call_handle 
 int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *description,
                                 const char *schema_json, ac_tool_fn fn, void *ud, ac_error *err);
 /* Completes a callback tool call (thread-safe). Late completions of abandoned
- * calls are ignored. The handle is invalid afterwards. */
+ * calls are ignored, also after the session, the engine and the loop were
+ * freed. The handle is invalid afterwards. */
 void ac_tool_call_complete(ac_tool_call_handle *call, int ok, const char *content);
 
 /* ---- sessions --------------------------------------------------------------- */

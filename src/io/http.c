@@ -18,6 +18,7 @@ typedef struct ac_xfer {
     uint64_t stall_timer;
     curl_off_t seen_bytes;
     int64_t last_progress_ms;
+    int reported; /* progress is what ac_http_progress() reports, not bytes moved */
 } ac_xfer;
 
 /* One per socket curl asked us to watch; key in socks is fd + 1. */
@@ -88,7 +89,7 @@ static void on_stall_check(void *ud)
     struct ac_http_state *st = x->st;
     x->stall_timer = 0;
     int64_t now = ac_loop_now_ms(st->loop);
-    curl_off_t moved = bytes_moved(x->easy);
+    curl_off_t moved = x->reported ? x->seen_bytes : bytes_moved(x->easy);
     if (moved != x->seen_bytes) {
         x->seen_bytes = moved;
         x->last_progress_ms = now;
@@ -330,6 +331,24 @@ int ac_http_set_stall_timeout(ac_loop *loop, uint64_t id, int64_t stall_ms)
     x->seen_bytes = bytes_moved(x->easy);
     x->last_progress_ms = ac_loop_now_ms(loop);
     return arm_stall_check(x);
+}
+
+int ac_http_report_progress(ac_loop *loop, uint64_t id)
+{
+    struct ac_http_state *st = ac_loop_client(loop, &http_client);
+    ac_xfer *x = st ? ac_idmap_get(&st->by_id, id) : NULL;
+    if (!x)
+        return -1;
+    x->reported = 1;
+    return 0;
+}
+
+void ac_http_progress(ac_loop *loop, uint64_t id)
+{
+    struct ac_http_state *st = ac_loop_client(loop, &http_client);
+    ac_xfer *x = st ? ac_idmap_get(&st->by_id, id) : NULL;
+    if (x)
+        x->last_progress_ms = ac_loop_now_ms(loop);
 }
 
 /* Called by ac_loop_free(): no done callback runs; easy handles go back to their owners. */

@@ -64,5 +64,12 @@ CURLM *ac_loop_multi(ac_loop *loop);
  * a 5 s window and so reacts seconds late. stall_ms <= 0 turns the check off. Returns 0, or -1
  * if the id is not an active transfer. */
 int ac_http_set_stall_timeout(ac_loop *loop, uint64_t id, int64_t stall_ms);
+/* From now on, progress of transfer id for the stall check is what the caller reports with
+ * ac_http_progress(), not bytes moved: a client that parses the body reports each real unit
+ * (an SSE event), so bytes that carry none - keep-alive comments, blank lines, header lines
+ * trickled one at a time - do not hold the transfer open. 0, or -1 for an unknown id. */
+int ac_http_report_progress(ac_loop *loop, uint64_t id);
+/* Transfer id made progress now (callable from its curl callbacks). Unknown ids are ignored. */
+void ac_http_progress(ac_loop *loop, uint64_t id);
 
 #endif

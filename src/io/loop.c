@@ -556,6 +556,8 @@ static int build_pollfds(ac_loop *loop, size_t *count)
 
 int ac_loop_run_once(ac_loop *loop, int timeout_ms)
 {
+    if (!loop)
+        return -1;
     size_t nfds = 0;
     int ran = 0;
     loop->now_ms = ac_loop_clock_ms();
@@ -624,11 +626,14 @@ size_t ac_loop_pending(ac_loop *loop)
 
 void ac_loop_stop(ac_loop *loop)
 {
-    loop->stop = 1;
+    if (loop)
+        loop->stop = 1;
 }
 
 void ac_loop_run(ac_loop *loop)
 {
+    if (!loop)
+        return;
     loop->stop = 0;
     while (!loop->stop &&
            (ac_loop_pending(loop) > 0 || posts_queued(loop) || loop->defer_head)) {

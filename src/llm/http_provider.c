@@ -15,8 +15,11 @@
  * call at once, and the session drops what the call queued and was not
  * applied yet.
  *
- * Stall timeout: ac_http_set_stall_timeout() (a loop timer that checks byte
- * progress); curl's LOW_SPEED_* options average over seconds and react late.
+ * Stall timeout: ac_http_set_stall_timeout() (a loop timer), with the
+ * events of the stream (and the bytes of an error body) as progress, so SSE
+ * keep-alive comments do not hold a call open; curl's LOW_SPEED_* options
+ * average over seconds and react late. The whole call has a deadline too
+ * (call_timeout, CURLOPT_TIMEOUT_MS).
  *
  * Ownership: the provider owns its calls; a call owns its easy handle, request
  * body, stream and error-body buffer. The API key is copied into the shared
@@ -76,7 +79,7 @@ typedef struct hp_call {
     int64_t retry_after_ms; /* -1: none */
     char *errbody;          /* non-2xx or 2xx JSON body, at most HP_ERROR_BODY_CAP */
     size_t errlen;
-    int64_t connect_ms, stall_ms;
+    int64_t connect_ms, stall_ms, call_ms;
     ac_llm_done_fn done; /* one-off completion: reported here, nothing posted */
     void *done_ud;
     char errbuf[CURL_ERROR_SIZE];
@@ -462,6 +465,7 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
         c->json_body = hp_is_2xx(c->status) && c->json_type;
     }
     if (!hp_is_2xx(c->status) || c->json_body) {
+        ac_http_progress(c->p->loop, c->xfer);
         size_t room = HP_ERROR_BODY_CAP - c->errlen;
         size_t take = n < room ? n : room;
         if (take) {
@@ -477,7 +481,11 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
         c->started = 1;
         hp_post(c, c->p->ev_started, json_object());
     }
+    size_t events = ac_stream_events(c->st);
     int rc = ac_stream_feed(c->st, ptr, n);
+    /* Only a real event is progress for the stall check: keep-alive comments are not. */
+    if (ac_stream_events(c->st) != events)
+        ac_http_progress(c->p->loop, c->xfer);
     if (rc != AC_STREAM_OK) {
         c->abort_rc = rc;
         return 0;
@@ -609,9 +617,15 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
             break;
         case CURLE_OPERATION_TIMEDOUT: {
             curl_off_t conn = 0;
+            curl_off_t total = 0;
             curl_easy_getinfo(c->easy, CURLINFO_CONNECT_TIME_T, &conn);
+            curl_easy_getinfo(c->easy, CURLINFO_TOTAL_TIME_T, &total);
             retry = 1;
-            if (conn == 0 && strncmp(c->errbuf, "Resolving timed out", 19) == 0) {
+            if (c->call_ms > 0 && total / 1000 >= c->call_ms) {
+                cls = "timeout";
+                snprintf(msg, sizeof msg, "no complete answer from %s within %lld ms (call_timeout)",
+                         url, (long long)c->call_ms);
+            } else if (conn == 0 && strncmp(c->errbuf, "Resolving timed out", 19) == 0) {
                 /* the connect timeout covers name resolution too */
                 cls = "dns";
                 snprintf(msg, sizeof msg, "resolving the host of %s timed out after %lld ms", url,
@@ -793,6 +807,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     c->retry_after_ms = -1;
     c->connect_ms = opts ? opts->connect_timeout_ms : 0;
     c->stall_ms = opts ? opts->stall_timeout_ms : 0;
+    c->call_ms = opts ? opts->call_timeout_ms : 0;
 
     ac_request_opts ro = {0};
     ro.model = p->model;
@@ -837,6 +852,8 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
     if (c->connect_ms > 0)
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_ms);
+    if (c->call_ms > 0) /* the whole call: connect, headers, body */
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)c->call_ms);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, hp_on_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
@@ -848,8 +865,10 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
             hp_fail_start(p, s, origin, "connect", "cannot start the request to %s", p->shown);
         goto fail;
     }
-    if (c->stall_ms > 0)
+    if (c->stall_ms > 0) {
         ac_http_set_stall_timeout(p->loop, c->xfer, c->stall_ms);
+        ac_http_report_progress(p->loop, c->xfer); /* events and error bytes, see hp_on_write */
+    }
     return c->id;
 fail:
     hp_call_free(c);

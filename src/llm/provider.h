@@ -41,6 +41,7 @@ static inline enum ac_delta_kind ac_delta_kind_of(const char *name)
 typedef struct ac_llm_call_opts {
     int64_t stall_timeout_ms;
     int64_t connect_timeout_ms;
+    int64_t call_timeout_ms; /* the whole call; 0: none */
     int64_t max_tokens;      /* reply token cap; 0: the provider's default */
     int64_t thinking_budget; /* extended thinking tokens (Anthropic); 0: off */
     uint16_t origin;         /* the effect's origin: passed with every event the call queues */

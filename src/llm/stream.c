@@ -27,6 +27,7 @@ struct ac_stream {
     ac_sse *sse;
     size_t max_turn;
     size_t turn_bytes; /* sum of all assembled string bytes */
+    size_t events;     /* events with data read (ac_stream_events) */
     int status;        /* sticky failure code */
     int finished;
     int retryable;
@@ -464,9 +465,15 @@ json_t *ac_stream__parse(ac_stream *st, const ac_sse_event *ev)
     return root;
 }
 
+size_t ac_stream_events(const ac_stream *st)
+{
+    return st ? st->events : 0;
+}
+
 static int st_on_event(void *ud, const ac_sse_event *ev)
 {
     ac_stream *st = ud;
+    st->events++;
     if (st->turn.terminated)
         return 0; /* nothing after the terminator counts */
     int rc = st->wire == AC_WIRE_ANTHROPIC ? ac_stream__anthropic_event(st, ev)

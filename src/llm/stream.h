@@ -135,4 +135,9 @@ int ac_stream_error_retryable(const ac_stream *st);
 /* Frees the stream and the turn. NULL is a no-op. */
 void ac_stream_free(ac_stream *st);
 
+/* Number of events read so far: each event with data, whatever it says. SSE
+ * comments (": keep-alive") and blank lines are not events. A client uses it
+ * as the measure of progress of a stream. */
+size_t ac_stream_events(const ac_stream *st);
+
 #endif

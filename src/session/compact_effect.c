@@ -280,6 +280,7 @@ static int start_summary(compact_effect *fx, size_t keep, char *msg, size_t msgc
     ac_llm_call_opts opts = {0};
     opts.stall_timeout_ms = s->e->p_stall_timeout->ival;
     opts.connect_timeout_ms = s->e->p_connect_timeout->ival;
+    opts.call_timeout_ms = s->e->p_call_timeout->ival;
     opts.max_tokens = s->e->p_max_tokens->ival;
     opts.origin = fx->origin;
     fx->run = run;

@@ -120,6 +120,7 @@ static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const
     ac_llm_call_opts opts = {0};
     opts.stall_timeout_ms = args[0].ival;
     opts.connect_timeout_ms = args[1].ival;
+    opts.call_timeout_ms = args[2].ival;
     opts.max_tokens = s->e->p_max_tokens->ival;
     opts.thinking_budget = s->e->p_thinking_budget->ival;
     opts.origin = ac_session_origin(s);

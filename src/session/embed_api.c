@@ -14,6 +14,12 @@
 
 void ac_session_get_stats(const ac_session *s, ac_session_stats *out)
 {
+    if (!out)
+        return;
+    if (!s) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
     out->iterations = ac_conv_iteration(s->conv);
     out->tool_calls = ac_conv_tool_call_count(s->conv);
     out->input_tokens = ac_conv_usage_input(s->conv);

@@ -246,6 +246,8 @@ static int apply_override(ac_engine *e, const char *kv, char *err, size_t errcap
 
 const ac_param_value *ac_engine_param(const ac_engine *e, const char *name)
 {
+    if (!e || !name)
+        return NULL;
     for (uint16_t i = 0; i < e->t->n_params; i++)
         if (strcmp(e->params[i].name, name) == 0)
             return &e->params[i];
@@ -285,12 +287,12 @@ uint64_t ac_engine_rand(ac_engine *e)
 
 const ac_fsm_tables *ac_engine_tables(const ac_engine *e)
 {
-    return e->t;
+    return e ? e->t : NULL;
 }
 
 ac_loop *ac_engine_loop(const ac_engine *e)
 {
-    return e->loop;
+    return e ? e->loop : NULL;
 }
 
 /* Builds the engine; on failure fills err, *code (enum ac_status) and, for a problem at an
@@ -423,6 +425,7 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     e->p_thinking_budget = ac_engine_param(e, "thinking_budget");
     e->p_stall_timeout = ac_engine_param(e, "stall_timeout");
     e->p_connect_timeout = ac_engine_param(e, "connect_timeout");
+    e->p_call_timeout = ac_engine_param(e, "call_timeout");
     e->ev_spawn = ac_engine_event_index(e, "spawn");
     e->ev_user_message = ac_engine_event_index(e, "user_message");
     e->ev_cancel = ac_engine_event_index(e, "cancel");

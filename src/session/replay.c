@@ -69,9 +69,15 @@ static long first_difference(const json_t *got, const json_t *recorded)
 int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac_replay_result *out,
                       ac_session **session)
 {
-    memset(out, 0, sizeof *out);
     if (session)
         *session = NULL;
+    if (!out)
+        return AC_REPLAY_ERROR;
+    memset(out, 0, sizeof *out);
+    if (!e || !journal_path) {
+        snprintf(out->error, sizeof out->error, "ac_session_replay needs an engine and a path");
+        return AC_REPLAY_ERROR;
+    }
     ac_journal_reader *rd = ac_journal_reader_open(journal_path, out->error, sizeof out->error);
     if (!rd)
         return AC_REPLAY_ERROR;

@@ -290,6 +290,10 @@ const char *ac_strerror(int status)
 
 int ac_session_post(ac_session *s, const char *event, void *data, int64_t t_ms)
 {
+    if (!s || !event) {
+        json_decref(data);
+        return AC_EINVAL;
+    }
     return post_index(s, ac_engine_event_index(s->e, event), data, t_ms);
 }
 
@@ -407,6 +411,10 @@ static void remote_forget(ac_session *s)
 
 int ac_session_post_threadsafe(ac_session *s, const char *event, void *data, int64_t t_ms)
 {
+    if (!s || !event) {
+        json_decref(data);
+        return AC_EINVAL;
+    }
     ac_engine *e = s->e;
     uint16_t type = ac_engine_event_index(e, event);
     if (type == AC_FSM_NONE || type == 0) {
@@ -461,11 +469,15 @@ int ac_session_post_threadsafe(ac_session *s, const char *event, void *data, int
 
 int ac_session_send(ac_session *s, const char *text)
 {
+    if (!s || !text)
+        return AC_EINVAL;
     return post_index(s, s->e->ev_user_message, json_pack("{s:s}", "text", text), 0);
 }
 
 int ac_session_cancel(ac_session *s)
 {
+    if (!s)
+        return AC_EINVAL;
     return post_index(s, s->e->ev_cancel, NULL, 0);
 }
 
@@ -606,6 +618,10 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
                            ac_error *err)
 {
     char text[512] = "";
+    if (!e) {
+        ac_error_set(err, AC_EINVAL, "ac_session_new needs an engine");
+        return NULL;
+    }
     ac_session *s = session_new(e, id, journal_path, 0, text, sizeof text);
     if (!s)
         ac_error_set(err, strstr(text, "out of memory") ? AC_ENOMEM
@@ -674,31 +690,34 @@ static void session_free_now(ac_session *s)
 
 const char *ac_session_id(const ac_session *s)
 {
-    return s->id;
+    return s ? s->id : NULL;
 }
 ac_engine *ac_session_engine(const ac_session *s)
 {
-    return s->e;
+    return s ? s->e : NULL;
 }
 ac_conv *ac_session_conv(ac_session *s)
 {
-    return s->conv;
+    return s ? s->conv : NULL;
 }
 const ac_fsm *ac_session_fsm(const ac_session *s)
 {
-    return &s->fsm;
+    return s ? &s->fsm : NULL;
 }
 void *ac_session_userdata(const ac_session *s)
 {
-    return s->userdata;
+    return s ? s->userdata : NULL;
 }
 void ac_session_set_userdata(ac_session *s, void *ud)
 {
-    s->userdata = ud;
+    if (s)
+        s->userdata = ud;
 }
 
 const char *ac_session_state(const ac_session *s, const char *machine)
 {
+    if (!s || !machine)
+        return NULL;
     const ac_fsm_tables *t = s->e->t;
     for (uint16_t m = 0; m < t->n_machines; m++)
         if (strcmp(t->machines[m].name, machine) == 0) {
@@ -710,6 +729,8 @@ const char *ac_session_state(const ac_session *s, const char *machine)
 
 bool ac_session_ended(const ac_session *s)
 {
+    if (!s)
+        return true; /* nothing will happen to no session */
     return s->fsm.depth > 0 && s->e->t->states[s->fsm.state[0]].terminal;
 }
 
@@ -726,6 +747,8 @@ bool ac_session_settled(const ac_session *s)
 enum ac_session_status ac_session_status(const ac_session *s)
 {
     /* a session whose root machine ended without failing or being cancelled completed */
+    if (!s)
+        return AC_SESSION_FAILED;
     if (s->status == AC_SESSION_IDLE && ac_session_ended(s))
         return AC_SESSION_COMPLETED;
     return s->status;
@@ -749,15 +772,15 @@ const char *ac_session_status_name(enum ac_session_status status)
 }
 const char *ac_session_answer(const ac_session *s)
 {
-    return s->answer;
+    return s ? s->answer : "";
 }
 const char *ac_session_error(const ac_session *s)
 {
-    return s->error;
+    return s ? s->error : NULL;
 }
 const char *ac_session_partial(const ac_session *s)
 {
-    return s->partial ? s->partial : "";
+    return s && s->partial ? s->partial : "";
 }
 
 /* internal setters used by handlers */
@@ -776,6 +799,8 @@ void ac_session_set_error(ac_session *s, const char *error)
 
 char *ac_session_to_json(const ac_session *s)
 {
+    if (!s)
+        return NULL;
     const ac_fsm_tables *t = s->e->t;
     json_t *states = json_array();
     for (uint8_t i = 0; i < s->fsm.depth; i++) {

@@ -64,7 +64,7 @@ struct ac_engine {
     /* params the built-in handlers read, bound once (contracts.c guarantees each one a
      * bound built-in handler needs; NULL only when no such handler is bound) */
     const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold,
-        *p_context_window, *p_max_tokens, *p_thinking_budget, *p_stall_timeout,
+        *p_context_window, *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout,
         *p_connect_timeout;
     /* cached event indexes */
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,

@@ -4,7 +4,9 @@
  * and the embedder, who may complete it from any thread: it is guarded by a
  * mutex and counted (one reference each), and the completion reaches the
  * loop's thread through ac_loop_post. A handle whose run was stopped first
- * is "abandoned": its completion is dropped.
+ * is "abandoned": its completion is dropped without touching the loop, which
+ * may be gone by then (the session, the engine and the loop freed while a
+ * worker still holds the handle).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -30,10 +32,20 @@ void ac_tool_call_complete(ac_tool_call_handle *h, int ok, const char *content)
     if (!h)
         return;
     pthread_mutex_lock(&h->mu);
+    if (h->abandoned) {
+        /* The run stopped (its session may be freed, and the engine and the
+         * loop with it): the loop must not be touched. */
+        pthread_mutex_unlock(&h->mu);
+        ac_tool_handle_release(h);
+        return;
+    }
     if (!h->content)
         h->content = strdup(content ? content : "");
     h->ok = ok;
+    /* Posted under the mutex: the run cannot be abandoned, and so the loop
+     * cannot be freed, between the check above and the post. */
+    int rc = ac_loop_post(h->loop, ac_tool_call_arrived, h);
     pthread_mutex_unlock(&h->mu);
-    if (ac_loop_post(h->loop, ac_tool_call_arrived, h) != 0)
+    if (rc != 0)
         ac_tool_handle_release(h);
 }

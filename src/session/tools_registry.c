@@ -229,8 +229,13 @@ int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *desc
                                 const char *schema_json, ac_tool_fn fn, void *ud, ac_error *err)
 {
     char text[512] = "";
-    if (!e || add_callback_tool(e, name, description, schema_json, fn, ud, text, sizeof text) < 0) {
-        ac_error_set(err, !e ? AC_EINVAL : tools_error_code(text), e ? text : "no engine");
+    if (!e || !name || !*name || !fn) {
+        ac_error_set(err, AC_EINVAL,
+                     "ac_engine_add_callback_tool needs an engine, a name and a function");
+        return -1;
+    }
+    if (add_callback_tool(e, name, description, schema_json, fn, ud, text, sizeof text) < 0) {
+        ac_error_set(err, tools_error_code(text), text);
         return -1;
     }
     if (err)

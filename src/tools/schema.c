@@ -890,12 +890,11 @@ static void sc_node_free(sc_node *nd)
         return;
     free(nd->props);
     for (size_t i = 0; i < nd->npprops; i++)
-        regfree(&nd->pprops[i].rx.re);
+        ac_schema__regex_free(&nd->pprops[i].rx);
     free(nd->pprops);
     free(nd->required);
     free(nd->prefix.v);
-    if (nd->pattern.compiled)
-        regfree(&nd->pattern.re);
+    ac_schema__regex_free(&nd->pattern);
     free(nd->all_of.v);
     free(nd->any_of.v);
     free(nd->one_of.v);
@@ -1169,7 +1168,12 @@ static int sc_validate_object(const sc_node *nd, const json_t *inst, sc_vctx *v,
             }
         }
         for (size_t i = 0; i < nd->npprops; i++) {
-            if (ac_schema__regex_match(&nd->pprops[i].rx, k, strlen(k))) {
+            char why[192];
+            int m = ac_schema__regex_match(&nd->pprops[i].rx, k, strlen(k), why, sizeof why);
+            if (m < 0)
+                return sc_vfail(v, err, errcap, "property name \"%s\" against pattern \"%s\": %s",
+                                k, nd->pprops[i].rx.src, why);
+            if (m) {
                 matched = 1;
                 if (!sc_validate_at(nd->pprops[i].node, val, v, k, 0, err, errcap))
                     return 0;
@@ -1256,9 +1260,17 @@ static int sc_validate_string(const sc_node *nd, const json_t *inst, sc_vctx *v,
             return sc_vfail(v, err, errcap, "string has %zu characters, more than maxLength %lld",
                             len, nd->max_len);
     }
-    if (nd->pattern.compiled &&
-        !ac_schema__regex_match(&nd->pattern, json_string_value(inst), json_string_length(inst)))
-        return sc_vfail(v, err, errcap, "string does not match pattern \"%s\"", nd->pattern.src);
+    if (nd->pattern.compiled) {
+        char why[192];
+        int m = ac_schema__regex_match(&nd->pattern, json_string_value(inst),
+                                       json_string_length(inst), why, sizeof why);
+        if (m < 0)
+            return sc_vfail(v, err, errcap, "pattern \"%s\" not checked: %s", nd->pattern.src,
+                            why);
+        if (!m)
+            return sc_vfail(v, err, errcap, "string does not match pattern \"%s\"",
+                            nd->pattern.src);
+    }
     return 1;
 }
 

@@ -898,6 +898,67 @@ static void test_stall(void **state)
     fx_free(&f);
 }
 
+/* A server that sends the role chunk and then only SSE keep-alive comments:
+ * the comments are not progress, so the stall timeout ends the call (before,
+ * it waited until the server gave up after 5 s). */
+static void test_keepalive_comments_stall(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"max_retries=0", "stall_timeout=300ms", NULL};
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, params);
+    char *full = oa_text2("never", " seen");
+    ac_httpd_resp r = AC_HTTPD_RESP_INIT;
+    r.headers = "Content-Type: text/event-stream\r\n";
+    r.body = full;
+    r.body_len = (size_t)(strstr(full, "\n\n") + 2 - full); /* the role chunk only */
+    r.chunk_size = 4096;
+    r.stall_ms = 5000;
+    r.keepalive_ms = 50;
+    ac_httpd_push(f.h, &r);
+    int64_t t0 = mono_ms();
+    fx_run(&f, NULL);
+    int64_t took = mono_ms() - t0;
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    const char *e = ac_session_error(f.s);
+    if (!strstr(e, "no data from") || took > 3000)
+        fail_msg("after %lld ms: %s", (long long)took, e);
+    free(full);
+    fx_free(&f);
+}
+
+/* A server that keeps sending real events, slowly, for longer than
+ * call_timeout: the deadline ends the call although it never stalls. */
+static void test_call_timeout(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"max_retries=0", "stall_timeout=1s",
+                                         "call_timeout=700ms", NULL};
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, params);
+    const char *pieces[41];
+    for (int i = 0; i < 40; i++)
+        pieces[i] = "tick ";
+    pieces[40] = NULL;
+    char *full = oa_text_v(pieces, 1, 1);
+    ac_httpd_resp r = AC_HTTPD_RESP_INIT;
+    r.headers = "Content-Type: text/event-stream\r\n";
+    r.body = full;
+    r.body_len = strlen(full);
+    r.chunk_size = strlen(full) / 40 + 1;
+    r.chunk_delay_ms = 100; /* about 4 s in all, an event every 100 ms */
+    ac_httpd_push(f.h, &r);
+    int64_t t0 = mono_ms();
+    fx_run(&f, NULL);
+    int64_t took = mono_ms() - t0;
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    const char *e = ac_session_error(f.s);
+    if (!strstr(e, "call_timeout") || took > 2500)
+        fail_msg("after %lld ms: %s", (long long)took, e);
+    free(full);
+    fx_free(&f);
+}
+
 static void test_garbage_body(void **state)
 {
     (void)state;
@@ -1457,6 +1518,8 @@ int main(void)
         cmocka_unit_test(test_connect_timeout),
         cmocka_unit_test(test_disconnect_mid_stream),
         cmocka_unit_test(test_stall),
+        cmocka_unit_test(test_keepalive_comments_stall),
+        cmocka_unit_test(test_call_timeout),
         cmocka_unit_test(test_disconnect_after_done),
         cmocka_unit_test(test_partial_key_scrubbed),
         cmocka_unit_test(test_garbage_body),

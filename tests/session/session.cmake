@@ -19,3 +19,6 @@ add_test(NAME cli_journal_honest
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/journal_honest.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_journal_honest PROPERTIES LABELS "session;cli" TIMEOUT 60)
+# The public entry points given NULL arguments: an error code or nothing, never a crash.
+agentc_add_test(session_embed_null SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_embed_null.c
+  LIBS agentc_runtime agentc_io LABELS session)

@@ -385,6 +385,27 @@ static int send_body(ac_httpd *h, int fd, const ac_httpd_resp *r, size_t from, s
     return 0;
 }
 
+/* The stall after the body: silence, or SSE keep-alive comments; -1 on error or stop. */
+static int stall(ac_httpd *h, int fd, const ac_httpd_resp *r)
+{
+    if (r->keepalive_ms <= 0)
+        return wait_fd(h, -1, r->stall_ms) < 0 ? -1 : 0;
+    static const char ka[] = ": keep-alive\n\n";
+    for (int left = r->stall_ms; left > 0; left -= r->keepalive_ms) {
+        if (wait_fd(h, -1, left < r->keepalive_ms ? left : r->keepalive_ms) < 0)
+            return -1;
+        char hdr[32];
+        int hl = snprintf(hdr, sizeof hdr, "%zx\r\n", sizeof ka - 1);
+        if (r->chunk_size > 0 && send_all(fd, hdr, (size_t)hl) != 0)
+            return -1;
+        if (send_all(fd, ka, sizeof ka - 1) != 0)
+            return -1;
+        if (r->chunk_size > 0 && send_all(fd, "\r\n", 2) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* 1 keep the connection, 0 close it. */
 static int send_response(ac_httpd *h, int fd, const ac_httpd_resp *r, int client_close)
 {
@@ -410,7 +431,7 @@ static int send_response(ac_httpd *h, int fd, const ac_httpd_resp *r, int client
         upto = (size_t)r->disconnect_after;
     if (send_body(h, fd, r, 0, upto) != 0)
         return 0;
-    if (r->stall_ms > 0 && wait_fd(h, -1, r->stall_ms) < 0)
+    if (r->stall_ms > 0 && stall(h, fd, r) < 0)
         return 0;
     if (disconnect)
         return 0;

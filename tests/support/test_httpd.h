@@ -24,6 +24,8 @@ typedef struct ac_httpd_resp {
                              NOTE a zeroed struct disconnects at once: use AC_HTTPD_RESP_INIT */
     int stall_ms;         /* after the last body byte (before the chunked terminator, or at
                              disconnect_after), stay silent this long with the socket open */
+    int keepalive_ms;     /* > 0: during stall_ms, send the SSE comment ": keep-alive" and a
+                             blank line every keepalive_ms instead of staying silent */
 } ac_httpd_resp;
 
 /* Defaults for a normal response: 200, no disconnect. */

@@ -147,12 +147,40 @@ static void test_free_then_late_completion(void **state)
     pthread_cond_destroy(&l.cv);
 }
 
+/* The session, the engine and the loop are all freed while the call is
+ * pending; the worker completes after that (the header: late completions of
+ * abandoned calls are ignored). Was a heap use-after-free of the loop. */
+static void test_loop_freed_then_late_completion(void **state)
+{
+    (void)state;
+    later l;
+    memset(&l, 0, sizeof l);
+    l.delay_ms = -1;
+    pthread_mutex_init(&l.mu, NULL);
+    pthread_cond_init(&l.cv, NULL);
+    rig r;
+    open_with_tool(&r, &l);
+    ac_session_send(r.s, "say it");
+    for (int i = 0; i < 200 && !l.started; i++)
+        ac_loop_run_once(r.loop, 10);
+    assert_true(l.started);
+    rig_close(&r); /* frees the session, the engine and the loop */
+    pthread_mutex_lock(&l.mu);
+    l.go = 1;
+    pthread_cond_signal(&l.cv);
+    pthread_mutex_unlock(&l.mu);
+    pthread_join(l.th, NULL);
+    pthread_mutex_destroy(&l.mu);
+    pthread_cond_destroy(&l.cv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_completion_from_thread),
         cmocka_unit_test(test_cancel_then_late_completion),
         cmocka_unit_test(test_free_then_late_completion),
+        cmocka_unit_test(test_loop_freed_then_late_completion),
     };
     return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
 }

@@ -35,7 +35,7 @@ if(AGENTC_FUZZ)
     target_include_directories(${fz} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
     target_compile_options(${fz} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_options(${fz} PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_libraries(${fz} PRIVATE PkgConfig::JANSSON m)
+    target_link_libraries(${fz} PRIVATE PkgConfig::JANSSON PkgConfig::PCRE2 m)
     file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/${fz}_corpus)
     add_test(NAME ${fz}_30s
       COMMAND ${fz} -max_total_time=30 -rss_limit_mb=1024 -timeout=10 ${CMAKE_BINARY_DIR}/${fz}_corpus

@@ -29,156 +29,156 @@ static const ac_fsm_machine machines[] = {
 };
 
 static const ac_fsm_state states[] = {
-    /*   0 session.Created  agent.fsm:46 */
-    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 46, .terminal = 0},
-    /*   1 session.Error  agent.fsm:47 */
-    {.name = "Error", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 47, .terminal = 1},
-    /*   2 session.Cancelled  agent.fsm:47 */
-    {.name = "Cancelled", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 47, .terminal = 1},
-    /*   3 session.Completed  agent.fsm:47 */
-    {.name = "Completed", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 47, .terminal = 1},
-    /*   4 session.Idle  agent.fsm:49 */
-    {.name = "Idle", .machine = 0, .first_transition = 3, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 49, .terminal = 0},
-    /*   5 session.Running  agent.fsm:50 */
-    {.name = "Running", .machine = 0, .first_transition = 8, .n_transitions = 7, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 50, .terminal = 0},
-    /*   6 session.Paused  agent.fsm:51 */
-    {.name = "Paused", .machine = 0, .first_transition = 15, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 51, .terminal = 0},
-    /*   7 agent.INIT  agent.fsm:74 */
-    {.name = "INIT", .machine = 1, .first_transition = 21, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 74, .terminal = 0},
-    /*   8 agent.COMPLETED  agent.fsm:75 */
-    {.name = "COMPLETED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 75, .terminal = 1},
-    /*   9 agent.FAILED  agent.fsm:75 */
-    {.name = "FAILED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 75, .terminal = 1},
-    /*  10 agent.PLANNING  agent.fsm:77 */
-    {.name = "PLANNING", .machine = 1, .first_transition = 22, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 77, .terminal = 0},
-    /*  11 agent.OBSERVING  agent.fsm:77 */
-    {.name = "OBSERVING", .machine = 1, .first_transition = 25, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 77, .terminal = 0},
-    /*  12 agent.EXECUTING  agent.fsm:78 */
-    {.name = "EXECUTING", .machine = 1, .first_transition = 28, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 78, .terminal = 0},
-    /*  13 agent.COMPACTING  agent.fsm:79 */
-    {.name = "COMPACTING", .machine = 1, .first_transition = 30, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 79, .terminal = 0},
-    /*  14 process.IDLE  agent.fsm:100 */
-    {.name = "IDLE", .machine = 2, .first_transition = 32, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 100, .terminal = 0},
-    /*  15 process.SUCCESS  agent.fsm:101 */
-    {.name = "SUCCESS", .machine = 2, .first_transition = 33, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 101, .terminal = 1},
-    /*  16 process.ERROR  agent.fsm:101 */
-    {.name = "ERROR", .machine = 2, .first_transition = 33, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 101, .terminal = 1},
-    /*  17 process.CALLING  agent.fsm:105 */
-    {.name = "CALLING", .machine = 2, .first_transition = 33, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 14, .invoke = AC_FSM_NONE, .line = 105, .terminal = 0},
-    /*  18 process.STREAMING  agent.fsm:106 */
-    {.name = "STREAMING", .machine = 2, .first_transition = 36, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 19, .invoke = AC_FSM_NONE, .line = 106, .terminal = 0},
-    /*  19 process.TOOL_EXECUTING  agent.fsm:107 */
-    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 41, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 23, .invoke = AC_FSM_NONE, .line = 107, .terminal = 0},
-    /*  20 process.RETRYING  agent.fsm:108 */
-    {.name = "RETRYING", .machine = 2, .first_transition = 47, .n_transitions = 1, .enter = 25, .exit = 0, .effects = 30, .invoke = AC_FSM_NONE, .line = 108, .terminal = 0},
+    /*   0 session.Created  agent.fsm:47 */
+    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 47, .terminal = 0},
+    /*   1 session.Error  agent.fsm:48 */
+    {.name = "Error", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 48, .terminal = 1},
+    /*   2 session.Cancelled  agent.fsm:48 */
+    {.name = "Cancelled", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 48, .terminal = 1},
+    /*   3 session.Completed  agent.fsm:48 */
+    {.name = "Completed", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 48, .terminal = 1},
+    /*   4 session.Idle  agent.fsm:50 */
+    {.name = "Idle", .machine = 0, .first_transition = 3, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 50, .terminal = 0},
+    /*   5 session.Running  agent.fsm:51 */
+    {.name = "Running", .machine = 0, .first_transition = 8, .n_transitions = 7, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 51, .terminal = 0},
+    /*   6 session.Paused  agent.fsm:52 */
+    {.name = "Paused", .machine = 0, .first_transition = 15, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 52, .terminal = 0},
+    /*   7 agent.INIT  agent.fsm:75 */
+    {.name = "INIT", .machine = 1, .first_transition = 21, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 75, .terminal = 0},
+    /*   8 agent.COMPLETED  agent.fsm:76 */
+    {.name = "COMPLETED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 76, .terminal = 1},
+    /*   9 agent.FAILED  agent.fsm:76 */
+    {.name = "FAILED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 76, .terminal = 1},
+    /*  10 agent.PLANNING  agent.fsm:78 */
+    {.name = "PLANNING", .machine = 1, .first_transition = 22, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 78, .terminal = 0},
+    /*  11 agent.OBSERVING  agent.fsm:78 */
+    {.name = "OBSERVING", .machine = 1, .first_transition = 25, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 78, .terminal = 0},
+    /*  12 agent.EXECUTING  agent.fsm:79 */
+    {.name = "EXECUTING", .machine = 1, .first_transition = 28, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 79, .terminal = 0},
+    /*  13 agent.COMPACTING  agent.fsm:80 */
+    {.name = "COMPACTING", .machine = 1, .first_transition = 30, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 80, .terminal = 0},
+    /*  14 process.IDLE  agent.fsm:101 */
+    {.name = "IDLE", .machine = 2, .first_transition = 32, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 101, .terminal = 0},
+    /*  15 process.SUCCESS  agent.fsm:102 */
+    {.name = "SUCCESS", .machine = 2, .first_transition = 33, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 102, .terminal = 1},
+    /*  16 process.ERROR  agent.fsm:102 */
+    {.name = "ERROR", .machine = 2, .first_transition = 33, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 102, .terminal = 1},
+    /*  17 process.CALLING  agent.fsm:106 */
+    {.name = "CALLING", .machine = 2, .first_transition = 33, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 106, .terminal = 0},
+    /*  18 process.STREAMING  agent.fsm:107 */
+    {.name = "STREAMING", .machine = 2, .first_transition = 36, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 107, .terminal = 0},
+    /*  19 process.TOOL_EXECUTING  agent.fsm:108 */
+    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 41, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 108, .terminal = 0},
+    /*  20 process.RETRYING  agent.fsm:109 */
+    {.name = "RETRYING", .machine = 2, .first_transition = 47, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 109, .terminal = 0},
 };
 
 static const ac_fsm_transition transitions[] = {
-    /*    0 Created --spawn--> Idle  agent.fsm:53 */
-    {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 32, .line = 53, .kind = AC_TR_EXTERNAL},
-    /*    1 Created --cancel--> Cancelled  agent.fsm:67 */
-    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 34, .line = 67, .kind = AC_TR_EXTERNAL},
-    /*    2 Created on ping  agent.fsm:68 */
-    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 36, .line = 68, .kind = AC_TR_INTERNAL},
-    /*    3 Idle --user_message--> Running  agent.fsm:54 */
-    {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 38, .line = 54, .kind = AC_TR_EXTERNAL},
-    /*    4 Idle --inactivity_timeout--> Completed  agent.fsm:55 */
-    {.source = 4, .event = 7, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 55, .kind = AC_TR_EXTERNAL},
-    /*    5 Idle --pause--> Paused  agent.fsm:62 */
-    {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 62, .kind = AC_TR_EXTERNAL},
-    /*    6 Idle --cancel--> Cancelled  agent.fsm:67 */
-    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 40, .line = 67, .kind = AC_TR_EXTERNAL},
-    /*    7 Idle on ping  agent.fsm:68 */
-    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 42, .line = 68, .kind = AC_TR_INTERNAL},
-    /*    8 Running on user_message  agent.fsm:57 */
-    {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 44, .line = 57, .kind = AC_TR_INTERNAL},
-    /*    9 Running --agent.COMPLETED--> Running  agent.fsm:58 */
-    {.source = 5, .event = 18, .target = 5, .guard = 0, .actions = 46, .line = 58, .kind = AC_TR_EXTERNAL},
-    /*   10 Running --agent.COMPLETED--> Idle  agent.fsm:59 */
-    {.source = 5, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 49, .line = 59, .kind = AC_TR_EXTERNAL},
-    /*   11 Running --agent.FAILED--> Error  agent.fsm:60 */
-    {.source = 5, .event = 19, .target = 1, .guard = AC_FSM_NONE, .actions = 51, .line = 60, .kind = AC_TR_EXTERNAL},
-    /*   12 Running --pause--> Paused  agent.fsm:62 */
-    {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 62, .kind = AC_TR_EXTERNAL},
-    /*   13 Running --cancel--> Cancelled  agent.fsm:67 */
-    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 53, .line = 67, .kind = AC_TR_EXTERNAL},
-    /*   14 Running on ping  agent.fsm:68 */
-    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 55, .line = 68, .kind = AC_TR_INTERNAL},
-    /*   15 Paused on user_message  agent.fsm:63 */
-    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 57, .line = 63, .kind = AC_TR_INTERNAL},
-    /*   16 Paused --resume--> Running  agent.fsm:64 */
-    {.source = 6, .event = 4, .target = 5, .guard = 2, .actions = 0, .line = 64, .kind = AC_TR_EXTERNAL},
-    /*   17 Paused --resume--> Idle  agent.fsm:65 */
-    {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 65, .kind = AC_TR_EXTERNAL},
-    /*   18 Paused --cancel--> Cancelled  agent.fsm:67 */
-    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 59, .line = 67, .kind = AC_TR_EXTERNAL},
-    /*   19 Paused on ping  agent.fsm:68 */
-    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 61, .line = 68, .kind = AC_TR_INTERNAL},
-    /*   20 Paused ignore pause  agent.fsm:69 */
-    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 69, .kind = AC_TR_IGNORE},
-    /*   21 INIT --(eventless)--> PLANNING  agent.fsm:81 */
-    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 63, .line = 81, .kind = AC_TR_EXTERNAL},
-    /*   22 PLANNING --(eventless)--> FAILED  agent.fsm:83 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 4, .actions = 65, .line = 83, .kind = AC_TR_EXTERNAL},
-    /*   23 PLANNING --(eventless)--> COMPACTING  agent.fsm:84 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 7, .actions = 0, .line = 84, .kind = AC_TR_EXTERNAL},
-    /*   24 PLANNING --(eventless)--> EXECUTING  agent.fsm:85 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 67, .line = 85, .kind = AC_TR_EXTERNAL},
-    /*   25 OBSERVING --(eventless)--> COMPLETED  agent.fsm:90 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 9, .actions = 69, .line = 90, .kind = AC_TR_EXTERNAL},
-    /*   26 OBSERVING --(eventless)--> COMPACTING  agent.fsm:91 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 11, .actions = 0, .line = 91, .kind = AC_TR_EXTERNAL},
-    /*   27 OBSERVING --(eventless)--> PLANNING  agent.fsm:92 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 92, .kind = AC_TR_EXTERNAL},
-    /*   28 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:87 */
-    {.source = 12, .event = 20, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 87, .kind = AC_TR_EXTERNAL},
-    /*   29 EXECUTING --process.ERROR--> FAILED  agent.fsm:88 */
-    {.source = 12, .event = 21, .target = 9, .guard = AC_FSM_NONE, .actions = 71, .line = 88, .kind = AC_TR_EXTERNAL},
-    /*   30 COMPACTING --compaction.done--> PLANNING  agent.fsm:94 */
-    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 73, .line = 94, .kind = AC_TR_EXTERNAL},
-    /*   31 COMPACTING --compaction.failed--> PLANNING  agent.fsm:95 */
-    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 75, .line = 95, .kind = AC_TR_EXTERNAL},
-    /*   32 IDLE --(eventless)--> CALLING  agent.fsm:110 */
-    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 77, .line = 110, .kind = AC_TR_EXTERNAL},
-    /*   33 CALLING --llm.started--> STREAMING  agent.fsm:112 */
-    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 79, .line = 112, .kind = AC_TR_EXTERNAL},
-    /*   34 CALLING --llm.failed--> RETRYING  agent.fsm:117 */
-    {.source = 17, .event = 11, .target = 20, .guard = 13, .actions = 81, .line = 117, .kind = AC_TR_EXTERNAL},
-    /*   35 CALLING --llm.failed--> ERROR  agent.fsm:118 */
-    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 83, .line = 118, .kind = AC_TR_EXTERNAL},
-    /*   36 STREAMING on llm.delta  agent.fsm:113 */
-    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 86, .line = 113, .kind = AC_TR_INTERNAL},
-    /*   37 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:114 */
-    {.source = 18, .event = 10, .target = 19, .guard = 17, .actions = 88, .line = 114, .kind = AC_TR_EXTERNAL},
-    /*   38 STREAMING --llm.completed--> SUCCESS  agent.fsm:115 */
-    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 90, .line = 115, .kind = AC_TR_EXTERNAL},
-    /*   39 STREAMING --llm.failed--> RETRYING  agent.fsm:117 */
-    {.source = 18, .event = 11, .target = 20, .guard = 19, .actions = 92, .line = 117, .kind = AC_TR_EXTERNAL},
-    /*   40 STREAMING --llm.failed--> ERROR  agent.fsm:118 */
-    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 94, .line = 118, .kind = AC_TR_EXTERNAL},
-    /*   41 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:121 */
-    {.source = 19, .event = 12, .target = 15, .guard = 23, .actions = 97, .line = 121, .kind = AC_TR_EXTERNAL},
-    /*   42 TOOL_EXECUTING on tool.completed  agent.fsm:122 */
-    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 99, .line = 122, .kind = AC_TR_INTERNAL},
-    /*   43 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:123 */
-    {.source = 19, .event = 13, .target = 15, .guard = 25, .actions = 101, .line = 123, .kind = AC_TR_EXTERNAL},
-    /*   44 TOOL_EXECUTING on context.expanded  agent.fsm:124 */
-    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 103, .line = 124, .kind = AC_TR_INTERNAL},
-    /*   45 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:125 */
-    {.source = 19, .event = 14, .target = 15, .guard = 27, .actions = 105, .line = 125, .kind = AC_TR_EXTERNAL},
-    /*   46 TOOL_EXECUTING on context.loaded  agent.fsm:126 */
-    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 107, .line = 126, .kind = AC_TR_INTERNAL},
-    /*   47 RETRYING --timer.fired--> CALLING  agent.fsm:119 */
-    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 109, .line = 119, .kind = AC_TR_EXTERNAL},
+    /*    0 Created --spawn--> Idle  agent.fsm:54 */
+    {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 34, .line = 54, .kind = AC_TR_EXTERNAL},
+    /*    1 Created --cancel--> Cancelled  agent.fsm:68 */
+    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 36, .line = 68, .kind = AC_TR_EXTERNAL},
+    /*    2 Created on ping  agent.fsm:69 */
+    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 38, .line = 69, .kind = AC_TR_INTERNAL},
+    /*    3 Idle --user_message--> Running  agent.fsm:55 */
+    {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 40, .line = 55, .kind = AC_TR_EXTERNAL},
+    /*    4 Idle --inactivity_timeout--> Completed  agent.fsm:56 */
+    {.source = 4, .event = 7, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 56, .kind = AC_TR_EXTERNAL},
+    /*    5 Idle --pause--> Paused  agent.fsm:63 */
+    {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 63, .kind = AC_TR_EXTERNAL},
+    /*    6 Idle --cancel--> Cancelled  agent.fsm:68 */
+    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 42, .line = 68, .kind = AC_TR_EXTERNAL},
+    /*    7 Idle on ping  agent.fsm:69 */
+    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 44, .line = 69, .kind = AC_TR_INTERNAL},
+    /*    8 Running on user_message  agent.fsm:58 */
+    {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 46, .line = 58, .kind = AC_TR_INTERNAL},
+    /*    9 Running --agent.COMPLETED--> Running  agent.fsm:59 */
+    {.source = 5, .event = 18, .target = 5, .guard = 0, .actions = 48, .line = 59, .kind = AC_TR_EXTERNAL},
+    /*   10 Running --agent.COMPLETED--> Idle  agent.fsm:60 */
+    {.source = 5, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 51, .line = 60, .kind = AC_TR_EXTERNAL},
+    /*   11 Running --agent.FAILED--> Error  agent.fsm:61 */
+    {.source = 5, .event = 19, .target = 1, .guard = AC_FSM_NONE, .actions = 53, .line = 61, .kind = AC_TR_EXTERNAL},
+    /*   12 Running --pause--> Paused  agent.fsm:63 */
+    {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 63, .kind = AC_TR_EXTERNAL},
+    /*   13 Running --cancel--> Cancelled  agent.fsm:68 */
+    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 55, .line = 68, .kind = AC_TR_EXTERNAL},
+    /*   14 Running on ping  agent.fsm:69 */
+    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 57, .line = 69, .kind = AC_TR_INTERNAL},
+    /*   15 Paused on user_message  agent.fsm:64 */
+    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 59, .line = 64, .kind = AC_TR_INTERNAL},
+    /*   16 Paused --resume--> Running  agent.fsm:65 */
+    {.source = 6, .event = 4, .target = 5, .guard = 2, .actions = 0, .line = 65, .kind = AC_TR_EXTERNAL},
+    /*   17 Paused --resume--> Idle  agent.fsm:66 */
+    {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 66, .kind = AC_TR_EXTERNAL},
+    /*   18 Paused --cancel--> Cancelled  agent.fsm:68 */
+    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 61, .line = 68, .kind = AC_TR_EXTERNAL},
+    /*   19 Paused on ping  agent.fsm:69 */
+    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 63, .line = 69, .kind = AC_TR_INTERNAL},
+    /*   20 Paused ignore pause  agent.fsm:70 */
+    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 70, .kind = AC_TR_IGNORE},
+    /*   21 INIT --(eventless)--> PLANNING  agent.fsm:82 */
+    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 65, .line = 82, .kind = AC_TR_EXTERNAL},
+    /*   22 PLANNING --(eventless)--> FAILED  agent.fsm:84 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 4, .actions = 67, .line = 84, .kind = AC_TR_EXTERNAL},
+    /*   23 PLANNING --(eventless)--> COMPACTING  agent.fsm:85 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 7, .actions = 0, .line = 85, .kind = AC_TR_EXTERNAL},
+    /*   24 PLANNING --(eventless)--> EXECUTING  agent.fsm:86 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 69, .line = 86, .kind = AC_TR_EXTERNAL},
+    /*   25 OBSERVING --(eventless)--> COMPLETED  agent.fsm:91 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 9, .actions = 71, .line = 91, .kind = AC_TR_EXTERNAL},
+    /*   26 OBSERVING --(eventless)--> COMPACTING  agent.fsm:92 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 11, .actions = 0, .line = 92, .kind = AC_TR_EXTERNAL},
+    /*   27 OBSERVING --(eventless)--> PLANNING  agent.fsm:93 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 93, .kind = AC_TR_EXTERNAL},
+    /*   28 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:88 */
+    {.source = 12, .event = 20, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 88, .kind = AC_TR_EXTERNAL},
+    /*   29 EXECUTING --process.ERROR--> FAILED  agent.fsm:89 */
+    {.source = 12, .event = 21, .target = 9, .guard = AC_FSM_NONE, .actions = 73, .line = 89, .kind = AC_TR_EXTERNAL},
+    /*   30 COMPACTING --compaction.done--> PLANNING  agent.fsm:95 */
+    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 75, .line = 95, .kind = AC_TR_EXTERNAL},
+    /*   31 COMPACTING --compaction.failed--> PLANNING  agent.fsm:96 */
+    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 77, .line = 96, .kind = AC_TR_EXTERNAL},
+    /*   32 IDLE --(eventless)--> CALLING  agent.fsm:111 */
+    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 79, .line = 111, .kind = AC_TR_EXTERNAL},
+    /*   33 CALLING --llm.started--> STREAMING  agent.fsm:113 */
+    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 81, .line = 113, .kind = AC_TR_EXTERNAL},
+    /*   34 CALLING --llm.failed--> RETRYING  agent.fsm:118 */
+    {.source = 17, .event = 11, .target = 20, .guard = 13, .actions = 83, .line = 118, .kind = AC_TR_EXTERNAL},
+    /*   35 CALLING --llm.failed--> ERROR  agent.fsm:119 */
+    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 85, .line = 119, .kind = AC_TR_EXTERNAL},
+    /*   36 STREAMING on llm.delta  agent.fsm:114 */
+    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 88, .line = 114, .kind = AC_TR_INTERNAL},
+    /*   37 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:115 */
+    {.source = 18, .event = 10, .target = 19, .guard = 17, .actions = 90, .line = 115, .kind = AC_TR_EXTERNAL},
+    /*   38 STREAMING --llm.completed--> SUCCESS  agent.fsm:116 */
+    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 92, .line = 116, .kind = AC_TR_EXTERNAL},
+    /*   39 STREAMING --llm.failed--> RETRYING  agent.fsm:118 */
+    {.source = 18, .event = 11, .target = 20, .guard = 19, .actions = 94, .line = 118, .kind = AC_TR_EXTERNAL},
+    /*   40 STREAMING --llm.failed--> ERROR  agent.fsm:119 */
+    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 96, .line = 119, .kind = AC_TR_EXTERNAL},
+    /*   41 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:122 */
+    {.source = 19, .event = 12, .target = 15, .guard = 23, .actions = 99, .line = 122, .kind = AC_TR_EXTERNAL},
+    /*   42 TOOL_EXECUTING on tool.completed  agent.fsm:123 */
+    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 101, .line = 123, .kind = AC_TR_INTERNAL},
+    /*   43 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:124 */
+    {.source = 19, .event = 13, .target = 15, .guard = 25, .actions = 103, .line = 124, .kind = AC_TR_EXTERNAL},
+    /*   44 TOOL_EXECUTING on context.expanded  agent.fsm:125 */
+    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 105, .line = 125, .kind = AC_TR_INTERNAL},
+    /*   45 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:126 */
+    {.source = 19, .event = 14, .target = 15, .guard = 27, .actions = 107, .line = 126, .kind = AC_TR_EXTERNAL},
+    /*   46 TOOL_EXECUTING on context.loaded  agent.fsm:127 */
+    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 109, .line = 127, .kind = AC_TR_INTERNAL},
+    /*   47 RETRYING --timer.fired--> CALLING  agent.fsm:120 */
+    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 111, .line = 120, .kind = AC_TR_EXTERNAL},
 };
 
 static const ac_fsm_effect_use effect_uses[] = {
     /* 0 inactivity_timer */ {.effect = 0, .args = 1},
     /* 1 compact */ {.effect = 4, .args = 5},
     /* 2 llm_request */ {.effect = 1, .args = 11},
-    /* 3 llm_request */ {.effect = 1, .args = 16},
-    /* 4 run_tools */ {.effect = 2, .args = 21},
-    /* 5 backoff_timer */ {.effect = 3, .args = 27},
+    /* 3 llm_request */ {.effect = 1, .args = 17},
+    /* 4 run_tools */ {.effect = 2, .args = 23},
+    /* 5 backoff_timer */ {.effect = 3, .args = 29},
 };
 
 static const ac_fsm_param params[] = {
@@ -188,6 +188,7 @@ static const ac_fsm_param params[] = {
     {.name = "backoff_max", .type = AC_PARAM_DURATION, .ival = 10000LL, .sval = NULL},
     {.name = "stall_timeout", .type = AC_PARAM_DURATION, .ival = 120000LL, .sval = NULL},
     {.name = "connect_timeout", .type = AC_PARAM_DURATION, .ival = 10000LL, .sval = NULL},
+    {.name = "call_timeout", .type = AC_PARAM_DURATION, .ival = 600000LL, .sval = NULL},
     {.name = "inactivity_timeout", .type = AC_PARAM_DURATION, .ival = 600000LL, .sval = NULL},
     {.name = "max_parallel_tools", .type = AC_PARAM_INT, .ival = 4LL, .sval = NULL},
     {.name = "compact_threshold", .type = AC_PARAM_INT, .ival = 100000LL, .sval = NULL},
@@ -218,57 +219,57 @@ static const uint16_t guard_code[] = {
 /* count-prefixed lists, by offset: the count, then the items */
 static const uint16_t lists[] = {
     /* 0 the empty list */ 0,
-    /* 1 Idle inactivity_timer args: inactivity_timeout */ 1, 6,
+    /* 1 Idle inactivity_timer args: inactivity_timeout */ 1, 7,
     /* 3 Idle effects: inactivity_timer */ 1, 0,
-    /* 5 COMPACTING compact args: compaction, compaction_keep, compact_threshold */ 3, 9, 10, 8,
+    /* 5 COMPACTING compact args: compaction, compaction_keep, compact_threshold */ 3, 10, 11, 9,
     /* 9 COMPACTING effects: compact */ 1, 1,
-    /* 11 CALLING llm_request args: stall_timeout, connect_timeout */ 2, 4, 5,
-    /* 14 CALLING effects: llm_request */ 1, 2,
-    /* 16 STREAMING llm_request args: stall_timeout, connect_timeout */ 2, 4, 5,
-    /* 19 STREAMING effects: llm_request */ 1, 3,
-    /* 21 TOOL_EXECUTING run_tools args: max_parallel_tools */ 1, 7,
-    /* 23 TOOL_EXECUTING effects: run_tools */ 1, 4,
-    /* 25 RETRYING enter: count_retry */ 1, 24,
-    /* 27 RETRYING backoff_timer args: backoff_initial, backoff_max */ 2, 2, 3,
-    /* 30 RETRYING effects: backoff_timer */ 1, 5,
-    /* 32 Created --spawn--> Idle: init_session */ 1, 0,
-    /* 34 Created --cancel--> Cancelled: cancel_session */ 1, 6,
-    /* 36 Created on ping: touch */ 1, 7,
-    /* 38 Idle --user_message--> Running: append_user_message */ 1, 1,
-    /* 40 Idle --cancel--> Cancelled: cancel_session */ 1, 6,
-    /* 42 Idle on ping: touch */ 1, 7,
-    /* 44 Running on user_message: queue_user_message */ 1, 2,
-    /* 46 Running --agent.COMPLETED--> Running: finish_interaction, take_queued_message */ 2, 4, 3,
-    /* 49 Running --agent.COMPLETED--> Idle: finish_interaction */ 1, 4,
-    /* 51 Running --agent.FAILED--> Error: record_failure */ 1, 5,
-    /* 53 Running --cancel--> Cancelled: cancel_session */ 1, 6,
-    /* 55 Running on ping: touch */ 1, 7,
-    /* 57 Paused on user_message: append_user_message */ 1, 1,
-    /* 59 Paused --cancel--> Cancelled: cancel_session */ 1, 6,
-    /* 61 Paused on ping: touch */ 1, 7,
-    /* 63 INIT --(eventless)--> PLANNING: start_loop */ 1, 8,
-    /* 65 PLANNING --(eventless)--> FAILED: fail_budget */ 1, 10,
-    /* 67 PLANNING --(eventless)--> EXECUTING: begin_iteration */ 1, 9,
-    /* 69 OBSERVING --(eventless)--> COMPLETED: finish_answer */ 1, 12,
-    /* 71 EXECUTING --process.ERROR--> FAILED: fail_process */ 1, 11,
-    /* 73 COMPACTING --compaction.done--> PLANNING: apply_compaction */ 1, 13,
-    /* 75 COMPACTING --compaction.failed--> PLANNING: skip_compaction */ 1, 14,
-    /* 77 IDLE --(eventless)--> CALLING: begin_call */ 1, 15,
-    /* 79 CALLING --llm.started--> STREAMING: mark_streaming */ 1, 16,
-    /* 81 CALLING --llm.failed--> RETRYING: discard_partial */ 1, 18,
-    /* 83 CALLING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 18, 19,
-    /* 86 STREAMING on llm.delta: append_delta */ 1, 17,
-    /* 88 STREAMING --llm.completed--> TOOL_EXECUTING: record_assistant */ 1, 20,
-    /* 90 STREAMING --llm.completed--> SUCCESS: record_assistant */ 1, 20,
-    /* 92 STREAMING --llm.failed--> RETRYING: discard_partial */ 1, 18,
-    /* 94 STREAMING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 18, 19,
-    /* 97 TOOL_EXECUTING --tool.completed--> SUCCESS: record_tool_result */ 1, 21,
-    /* 99 TOOL_EXECUTING on tool.completed: record_tool_result */ 1, 21,
-    /* 101 TOOL_EXECUTING --context.expanded--> SUCCESS: expand_context */ 1, 22,
-    /* 103 TOOL_EXECUTING on context.expanded: expand_context */ 1, 22,
-    /* 105 TOOL_EXECUTING --context.loaded--> SUCCESS: load_context */ 1, 23,
-    /* 107 TOOL_EXECUTING on context.loaded: load_context */ 1, 23,
-    /* 109 RETRYING --timer.fired--> CALLING: begin_call */ 1, 15,
+    /* 11 CALLING llm_request args: stall_timeout, connect_timeout, call_timeout */ 3, 4, 5, 6,
+    /* 15 CALLING effects: llm_request */ 1, 2,
+    /* 17 STREAMING llm_request args: stall_timeout, connect_timeout, call_timeout */ 3, 4, 5, 6,
+    /* 21 STREAMING effects: llm_request */ 1, 3,
+    /* 23 TOOL_EXECUTING run_tools args: max_parallel_tools */ 1, 8,
+    /* 25 TOOL_EXECUTING effects: run_tools */ 1, 4,
+    /* 27 RETRYING enter: count_retry */ 1, 24,
+    /* 29 RETRYING backoff_timer args: backoff_initial, backoff_max */ 2, 2, 3,
+    /* 32 RETRYING effects: backoff_timer */ 1, 5,
+    /* 34 Created --spawn--> Idle: init_session */ 1, 0,
+    /* 36 Created --cancel--> Cancelled: cancel_session */ 1, 6,
+    /* 38 Created on ping: touch */ 1, 7,
+    /* 40 Idle --user_message--> Running: append_user_message */ 1, 1,
+    /* 42 Idle --cancel--> Cancelled: cancel_session */ 1, 6,
+    /* 44 Idle on ping: touch */ 1, 7,
+    /* 46 Running on user_message: queue_user_message */ 1, 2,
+    /* 48 Running --agent.COMPLETED--> Running: finish_interaction, take_queued_message */ 2, 4, 3,
+    /* 51 Running --agent.COMPLETED--> Idle: finish_interaction */ 1, 4,
+    /* 53 Running --agent.FAILED--> Error: record_failure */ 1, 5,
+    /* 55 Running --cancel--> Cancelled: cancel_session */ 1, 6,
+    /* 57 Running on ping: touch */ 1, 7,
+    /* 59 Paused on user_message: append_user_message */ 1, 1,
+    /* 61 Paused --cancel--> Cancelled: cancel_session */ 1, 6,
+    /* 63 Paused on ping: touch */ 1, 7,
+    /* 65 INIT --(eventless)--> PLANNING: start_loop */ 1, 8,
+    /* 67 PLANNING --(eventless)--> FAILED: fail_budget */ 1, 10,
+    /* 69 PLANNING --(eventless)--> EXECUTING: begin_iteration */ 1, 9,
+    /* 71 OBSERVING --(eventless)--> COMPLETED: finish_answer */ 1, 12,
+    /* 73 EXECUTING --process.ERROR--> FAILED: fail_process */ 1, 11,
+    /* 75 COMPACTING --compaction.done--> PLANNING: apply_compaction */ 1, 13,
+    /* 77 COMPACTING --compaction.failed--> PLANNING: skip_compaction */ 1, 14,
+    /* 79 IDLE --(eventless)--> CALLING: begin_call */ 1, 15,
+    /* 81 CALLING --llm.started--> STREAMING: mark_streaming */ 1, 16,
+    /* 83 CALLING --llm.failed--> RETRYING: discard_partial */ 1, 18,
+    /* 85 CALLING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 18, 19,
+    /* 88 STREAMING on llm.delta: append_delta */ 1, 17,
+    /* 90 STREAMING --llm.completed--> TOOL_EXECUTING: record_assistant */ 1, 20,
+    /* 92 STREAMING --llm.completed--> SUCCESS: record_assistant */ 1, 20,
+    /* 94 STREAMING --llm.failed--> RETRYING: discard_partial */ 1, 18,
+    /* 96 STREAMING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 18, 19,
+    /* 99 TOOL_EXECUTING --tool.completed--> SUCCESS: record_tool_result */ 1, 21,
+    /* 101 TOOL_EXECUTING on tool.completed: record_tool_result */ 1, 21,
+    /* 103 TOOL_EXECUTING --context.expanded--> SUCCESS: expand_context */ 1, 22,
+    /* 105 TOOL_EXECUTING on context.expanded: expand_context */ 1, 22,
+    /* 107 TOOL_EXECUTING --context.loaded--> SUCCESS: load_context */ 1, 23,
+    /* 109 TOOL_EXECUTING on context.loaded: load_context */ 1, 23,
+    /* 111 RETRYING --timer.fired--> CALLING: begin_call */ 1, 15,
 };
 
 static const char *const event_names[] = {
@@ -346,7 +347,7 @@ static const char *const effect_names[] = {
 
 const ac_fsm_tables agent_fsm = {
     .spec_path = "spec/agent.fsm",
-    .hash = "97f6bad319afa9c3",
+    .hash = "bd501fe5fb698be0",
     .n_machines = 3,
     .n_states = 21,
     .n_events = 22,
@@ -354,9 +355,9 @@ const ac_fsm_tables agent_fsm = {
     .n_guards = 9,
     .n_actions = 25,
     .n_effects = 5,
-    .n_params = 15,
+    .n_params = 16,
     .n_effect_uses = 6,
-    .n_lists = 111,
+    .n_lists = 113,
     .n_guard_code = 29,
     .root = 0,
     .machines = machines,
