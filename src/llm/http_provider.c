@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "agentc/agentc.h"
@@ -498,11 +499,15 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 /* Builds the message of a non-2xx response from its body: the shapes used by OpenAI
  * ({"error": {"message", "type", "code"}}), Anthropic ({"type": "error", "error": {...}}),
  * and common servers ({"error": "text"}, {"message"}, {"detail"}, [{"error": ...}]). */
-static int hp_error_detail(hp_call *c, char *detail, size_t cap, int *quota)
+/* *quota: the account is out of credit (retrying cannot help); *transient: a rate limit or an
+ * overloaded server said so in the body (retrying later can). */
+static int hp_error_detail(hp_call *c, char *detail, size_t cap, int *quota, int *transient)
 {
     int found = 0;
     detail[0] = '\0';
     *quota = 0;
+    if (transient)
+        *transient = 0;
     if (c->errlen) {
         /* the body cap may cut a secret: hp_scrub_all masks the rest of it too */
         c->errlen = hp_scrub_all(c->errbody, c->errlen, HP_ERROR_BODY_CAP + 1, c->p->secrets);
@@ -540,6 +545,12 @@ static int hp_error_detail(hp_call *c, char *detail, size_t cap, int *quota)
         if ((type && strcmp(type, "insufficient_quota") == 0) ||
             (code && strcmp(code, "insufficient_quota") == 0))
             *quota = 1;
+        else if (transient)
+            for (int k = 0; k < 2; k++) {
+                const char *t = k ? code : type;
+                if (t && (strstr(t, "rate_limit") || strstr(t, "overloaded")))
+                    *transient = 1;
+            }
     }
     json_decref(root);
     return found;
@@ -548,7 +559,7 @@ static int hp_error_detail(hp_call *c, char *detail, size_t cap, int *quota)
 static void hp_http_message(hp_call *c, char *out, size_t cap, int *quota)
 {
     char detail[HP_SNIPPET_CAP + 64];
-    if (!hp_error_detail(c, detail, sizeof detail, quota) && c->errlen)
+    if (!hp_error_detail(c, detail, sizeof detail, quota, NULL) && c->errlen)
         hp_snippet(c->errbody, c->errlen, detail,
                    sizeof detail < HP_SNIPPET_CAP + 1 ? sizeof detail : HP_SNIPPET_CAP + 1);
     if (!detail[0])
@@ -586,12 +597,17 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
         retry_after = c->retry_after_ms;
     } else if (c->json_body) {
         /* a 2xx JSON document where an event stream was asked for */
-        int quota;
+        int quota, transient;
         char detail[HP_SNIPPET_CAP + 64];
         cls = "protocol";
-        if (hp_error_detail(c, detail, sizeof detail, &quota))
+        if (hp_error_detail(c, detail, sizeof detail, &quota, &transient)) {
             snprintf(msg, sizeof msg, "error from %s: %s", url, detail);
-        else
+            if (transient) { /* a rate limit or overload sent as HTTP 200: like a 429 / 529 */
+                cls = "http";
+                retry = 1;
+                retry_after = c->retry_after_ms;
+            }
+        } else
             snprintf(msg, sizeof msg,
                      "expected an event stream from %s, got application/json (does the server "
                      "support streaming?)",
@@ -610,11 +626,23 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
             retry = 1;
             snprintf(msg, sizeof msg, "cannot resolve the host of %s: %s", url, cerr);
             break;
-        case CURLE_COULDNT_CONNECT:
+        case CURLE_COULDNT_CONNECT: {
+            long os_errno = 0;
+            curl_easy_getinfo(c->easy, CURLINFO_OS_ERRNO, &os_errno);
             cls = "connect";
             retry = 1;
-            snprintf(msg, sizeof msg, "cannot connect to %s: %s", url, cerr);
+            if (os_errno == EMFILE || os_errno == ENFILE) { /* not the server's fault */
+                struct rlimit rl;
+                long lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)rl.rlim_cur : -1;
+                snprintf(msg, sizeof msg,
+                         "cannot connect to %s: too many open files (this process may have %ld; "
+                         "raise ulimit -n or lower the concurrency)",
+                         url, lim);
+            } else {
+                snprintf(msg, sizeof msg, "cannot connect to %s: %s", url, cerr);
+            }
             break;
+        }
         case CURLE_OPERATION_TIMEDOUT: {
             curl_off_t conn = 0;
             curl_off_t total = 0;
@@ -653,6 +681,14 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
             snprintf(msg, sizeof msg, "%s %s: %s",
                      c->started ? "connection lost while streaming from" : "connection failed to",
                      url, cerr);
+            break;
+        case CURLE_OUT_OF_MEMORY:
+            /* curl says "Out of memory" for a response header past its size limit too */
+            cls = "protocol";
+            snprintf(msg, sizeof msg,
+                     "request to %s failed: %s (libcurl reports this for a response header "
+                     "larger than its limit, %d KB, as well as for a real lack of memory)",
+                     url, cerr, CURL_MAX_HTTP_HEADER / 1024);
             break;
         default:
             cls = "connect";

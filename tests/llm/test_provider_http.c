@@ -644,6 +644,28 @@ static void test_json_instead_of_stream(void **state)
     fx_free(&f);
 }
 
+/* A rate limit or an overloaded server reported in an HTTP 200 JSON body is retried like a
+ * 429, honouring Retry-After; the answer then comes from the retry. */
+static void test_json_200_rate_limit_retried(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"backoff_initial=10ms", "backoff_max=50ms", NULL};
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, params);
+    ac_httpd_push_simple(f.h, 200, "Content-Type: application/json\r\nRetry-After: 0\r\n",
+                         "{\"error\":{\"message\":\"Rate limit reached\","
+                         "\"type\":\"rate_limit_error\"}}");
+    ac_httpd_push_simple(f.h, 200, "Content-Type: application/json\r\n",
+                         "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+                         "\"message\":\"Overloaded\"}}");
+    push_stream(&f, oa_text2("after", " the limit"));
+    fx_run(&f, NULL);
+    assert_int_equal(ac_httpd_request_count(f.h), 3);
+    assert_int_equal(f.retries, 2);
+    assert_string_equal(ac_session_answer(f.s), "after the limit");
+    fx_free(&f);
+}
+
 static int closed_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -1514,6 +1536,7 @@ int main(void)
         cmocka_unit_test(test_401_no_retry_key_scrubbed),
         cmocka_unit_test(test_http_400_plain_body),
         cmocka_unit_test(test_json_instead_of_stream),
+        cmocka_unit_test(test_json_200_rate_limit_retried),
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_connect_timeout),
         cmocka_unit_test(test_disconnect_mid_stream),
