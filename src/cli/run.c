@@ -19,6 +19,7 @@
 #include "io/file.h" /* reading a prompt or a system prompt whole, with a cap */
 #include "cli.h"
 
+/* The signal that asked us to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
 static volatile sig_atomic_t g_interrupted;
 
 /* Wall clock in ms, for the terminal UI and batch timing (never for events). */
@@ -29,26 +30,43 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The first Ctrl-C cancels the session(s) cleanly (journal intact, tools
- * killed, partial answer shown); a second one exits at once. */
-static void on_sigint(int sig)
+/* The first SIGINT (Ctrl-C), SIGTERM or SIGHUP cancels the session(s)
+ * cleanly (journal intact with its cancel event, tools killed, partial
+ * answer shown) and the exit status is 128 + the signal; a second one exits
+ * at once, killing the tool process groups first. */
+static void on_stop_signal(int sig)
 {
-    (void)sig;
     if (g_interrupted) {
         ac_proc_kill_all_now(); /* no tool process outlives us */
-        _exit(AC_EXIT_INTERRUPTED);
+        _exit(128 + sig);
     }
-    g_interrupted = 1;
+    g_interrupted = sig;
 }
 
-static void catch_sigint(struct sigaction *old)
+static const int stop_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void catch_stop_signals(struct sigaction old[3])
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
+    sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++)
+        sigaddset(&sa.sa_mask, stop_signals[i]);
     g_interrupted = 0;
-    sigaction(SIGINT, &sa, old);
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_signals[i], &sa, &old[i]);
+}
+
+static void restore_stop_signals(const struct sigaction old[3])
+{
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_signals[i], &old[i], NULL);
+}
+
+static const char *stop_signal_name(int sig)
+{
+    return sig == SIGTERM ? "terminated" : sig == SIGHUP ? "hangup" : "interrupted";
 }
 
 typedef struct ui {
@@ -368,7 +386,8 @@ static void batch_usage(FILE *out)
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
         "  --header, --script, --tools, --system, --spec, --param)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
-        "130 interrupted (running sessions are reported as cancelled)\n");
+        "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
+        "and reported)\n");
 }
 
 static void run_usage(FILE *out)
@@ -393,7 +412,8 @@ static void run_usage(FILE *out)
         "  --trace              print every transition to stderr\n"
         "  --jsonl              one JSON object per line on stdout\n\n"
         "exit status: 0 completed, 1 the agent failed, 2 bad usage, 3 bad configuration,\n"
-        "130 interrupted\n");
+        "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (the session is cancelled: tools\n"
+        "killed, journal kept)\n");
 }
 
 /* Returns 0, or an exit status. */
@@ -624,8 +644,8 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         free(prompt);
         return AC_EXIT_CONFIG;
     }
-    struct sigaction old;
-    catch_sigint(&old);
+    struct sigaction old[3];
+    catch_stop_signals(old);
     g_settled = 0;
     ac_session_send(s, prompt ? prompt : o->prompt);
     while (!g_settled && !ac_session_settled(s) && !g_interrupted) {
@@ -642,12 +662,12 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
             if (u.wrote_text)
                 fputc('\n', stdout);
             u.wrote_text = 0;
-            fprintf(stderr, "[interrupted: session cancelled%s]\n",
+            fprintf(stderr, "[%s: session cancelled%s]\n", stop_signal_name(interrupted),
                     o->journal ? ", journal kept" : "");
         }
         interrupted_partial = partial;
     }
-    sigaction(SIGINT, &old, NULL);
+    restore_stop_signals(old);
     enum ac_session_status st = ac_session_status(s);
     int turn_ok = st == AC_SESSION_IDLE || st == AC_SESSION_COMPLETED;
     const char *status = turn_ok ? "completed" : ac_session_status_name(st);
@@ -680,7 +700,7 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
                     o->journal, o->journal, o->journal);
         }
     }
-    rc = interrupted ? AC_EXIT_INTERRUPTED : turn_ok ? 0 : AC_EXIT_FAILED;
+    rc = interrupted ? 128 + interrupted : turn_ok ? 0 : AC_EXIT_FAILED;
     ac_session_free(s);
     bundle_free(&b);
     free(prompt);
@@ -916,8 +936,8 @@ int ac_cli_batch(int argc, char **argv)
     size_t n = bt.n, next = 0, running = 0, finished = 0, failures = 0, printed = 0;
     int tty = isatty(2);
     int64_t t0 = wall_ms(), last_scan = t0, last_bar = 0;
-    struct sigaction old;
-    catch_sigint(&old);
+    struct sigaction old[3];
+    catch_stop_signals(old);
     char journal[4096];
     while (finished < n && !g_interrupted) {
         while (next < n && running < (size_t)o.concurrency) {
@@ -1008,9 +1028,10 @@ int ac_cli_batch(int argc, char **argv)
     if (tty)
         batch_progress(finished, n, failures, t0, 1);
     if (interrupted)
-        fprintf(stderr, "agentc batch: interrupted: running sessions cancelled\n");
-    sigaction(SIGINT, &old, NULL);
+        fprintf(stderr, "agentc batch: %s: running sessions cancelled\n",
+                stop_signal_name(interrupted));
+    restore_stop_signals(old);
     batch_free_items(&bt);
     bundle_free(&b);
-    return interrupted ? AC_EXIT_INTERRUPTED : failures ? AC_EXIT_FAILED : 0;
+    return interrupted ? 128 + interrupted : failures ? AC_EXIT_FAILED : 0;
 }
