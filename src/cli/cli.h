@@ -10,6 +10,7 @@
 /* Exit statuses of agentc run/demo/batch */
 #define AC_EXIT_FAILED 1
 #define AC_EXIT_CONFIG 3
+#define AC_EXIT_OUTPUT 4 /* stdout could not be written (a closed pipe: SIGPIPE, 141) */
 #define AC_EXIT_INTERRUPTED 130 /* 128 + SIGINT; SIGTERM and SIGHUP give 143 and 129 */
 
 int ac_cli_run(int argc, char **argv);

@@ -22,6 +22,56 @@
 /* The signal that asked us to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
 static volatile sig_atomic_t g_interrupted;
 
+/* The first error writing stdout (an errno value), or 0. It stops the
+ * session(s) like a signal does: nobody reads the answer any more, so the
+ * model is not paid to go on. EPIPE ends the process by SIGPIPE (141),
+ * the same whether or not a tool was spawned (the tool layer sets SIGPIPE
+ * to ignored); any other error gives AC_EXIT_OUTPUT with a message. */
+static int g_out_errno;
+static struct sigaction g_old_sigpipe;
+
+static void out_flush(void)
+{
+    if ((fflush(stdout) == EOF || ferror(stdout)) && !g_out_errno)
+        g_out_errno = errno ? errno : EIO;
+}
+
+/* SIGPIPE is ignored while sessions run, so a closed pipe is an error we
+ * see (and cancel on) rather than a death that skips the cleanup. */
+static void ignore_sigpipe(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, &g_old_sigpipe);
+    g_out_errno = 0;
+}
+
+/* The exit status once the sessions are over: stdout flushed and checked,
+ * a closed pipe re-raised as SIGPIPE, other write errors reported. */
+static int finish_output(int rc)
+{
+    out_flush();
+    if (g_out_errno == EPIPE) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGPIPE, &sa, NULL);
+        raise(SIGPIPE);
+        return 128 + SIGPIPE;
+    }
+    if (g_out_errno) {
+        fprintf(stderr, "agentc: cannot write the output: %s\n", strerror(g_out_errno));
+        return rc > 128 ? rc : AC_EXIT_OUTPUT; /* a signal that stopped us first stays */
+    }
+    sigaction(SIGPIPE, &g_old_sigpipe, NULL);
+    if (ferror(stderr) && !rc)
+        return AC_EXIT_OUTPUT; /* diagnostics lost: nowhere left to say so */
+    return rc;
+}
+
 /* Wall clock in ms, for the terminal UI and batch timing (never for events). */
 static int64_t wall_ms(void)
 {
@@ -124,7 +174,7 @@ static void spinner_tick(ui *u)
     u->spinner_frame++;
     if (u->wrote_text) { /* keep the spinner off the line the answer is on */
         fputc('\n', stdout);
-        fflush(stdout);
+        out_flush();
         u->wrote_text = 0;
     }
     fprintf(stderr, "\r\033[K\033[2m%s waiting for the model (%.1fs)\033[0m", f,
@@ -150,7 +200,7 @@ static void emit_json(json_t *o)
     char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
     if (s) {
         puts(s);
-        fflush(stdout);
+        out_flush();
         free(s);
     }
     json_decref(o);
@@ -170,7 +220,7 @@ static void ui_text(void *ud, ac_session *s, const char *d, size_t n)
         u->reasoning_open = 0;
     }
     fwrite(d, 1, n, stdout);
-    fflush(stdout);
+    out_flush();
     u->wrote_text = 1;
 }
 
@@ -223,7 +273,7 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
     u->wrote_text = 0;
     fprintf(stdout, "%s-> %s %s%s\n", u->color ? "\033[36m" : "", name, a,
             u->color ? "\033[0m" : "");
-    fflush(stdout);
+    out_flush();
 }
 
 static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *name, int ok,
@@ -241,7 +291,7 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
     short_text(content, c, sizeof c);
     fprintf(stdout, "%s<- %s %s (%lld ms): %s%s\n", u->color ? (ok ? "\033[32m" : "\033[31m") : "",
             name, ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
-    fflush(stdout);
+    out_flush();
 }
 
 static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const char *reason)
@@ -314,7 +364,7 @@ static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
         return; /* deltas and the like: too chatty for a trace line each */
     if (u->wrote_text) {
         fputc('\n', stdout);
-        fflush(stdout);
+        out_flush();
         u->wrote_text = 0;
     }
     spinner_clear(u);
@@ -387,7 +437,7 @@ static void batch_usage(FILE *out)
         "  --header, --script, --tools, --system, --spec, --param)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
-        "and reported)\n");
+        "and reported), 4 the output could not be written (141: a closed pipe)\n");
 }
 
 static void run_usage(FILE *out)
@@ -413,7 +463,8 @@ static void run_usage(FILE *out)
         "  --jsonl              one JSON object per line on stdout\n\n"
         "exit status: 0 completed, 1 the agent failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (the session is cancelled: tools\n"
-        "killed, journal kept)\n");
+        "killed, journal kept), 4 the output could not be written (141: a closed pipe;\n"
+        "either way the session is cancelled)\n");
 }
 
 /* Returns 0, or an exit status. */
@@ -646,14 +697,18 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     }
     struct sigaction old[3];
     catch_stop_signals(old);
+    ignore_sigpipe();
     g_settled = 0;
     ac_session_send(s, prompt ? prompt : o->prompt);
-    while (!g_settled && !ac_session_settled(s) && !g_interrupted) {
+    while (!g_settled && !ac_session_settled(s) && !g_interrupted &&
+           !g_out_errno) {
         ac_loop_run_once(b.loop, u.spinner_armed ? 40 : 100);
         spinner_tick(&u);
     }
     spinner_disarm(&u);
     int interrupted = g_interrupted;
+    if (!interrupted && g_out_errno && !ac_session_settled(s))
+        ac_session_cancel(s); /* the output is gone: stop paying for the answer */
     if (interrupted) {
         /* the partial answer is read before the cancel drops it */
         char *partial = ac_session_answer(s)[0] ? NULL : strdup(ac_session_partial(s));
@@ -714,7 +769,7 @@ int ac_cli_run(int argc, char **argv)
     int rc = parse_run(argc, argv, &o, 0);
     if (rc)
         return rc < 0 ? 0 : rc;
-    return run_one(&o, NULL, 0, 0);
+    return finish_output(run_one(&o, NULL, 0, 0));
 }
 
 static const char demo_script[] =
@@ -763,7 +818,7 @@ int ac_cli_demo(int argc, char **argv)
     if (!jsonl)
         fprintf(stderr, "agentc demo: offline, scripted model, real tool path, spec %s\n\n> %s\n\n",
                 "spec/agent.fsm", o.prompt);
-    return run_one(&o, demo_script, isatty(1) ? 25 : 0, 1);
+    return finish_output(run_one(&o, demo_script, isatty(1) ? 25 : 0, 1));
 }
 
 /* ---- batch ---- */
@@ -938,8 +993,9 @@ int ac_cli_batch(int argc, char **argv)
     int64_t t0 = wall_ms(), last_scan = t0, last_bar = 0;
     struct sigaction old[3];
     catch_stop_signals(old);
+    ignore_sigpipe();
     char journal[4096];
-    while (finished < n && !g_interrupted) {
+    while (finished < n && !g_interrupted && !g_out_errno) {
         while (next < n && running < (size_t)o.concurrency) {
             batch_item *it = &bt.items[next];
             char id[64];
@@ -999,7 +1055,7 @@ int ac_cli_batch(int argc, char **argv)
         }
     }
     int interrupted = g_interrupted;
-    if (interrupted) {
+    if (interrupted || g_out_errno) {
         /* Every session still running is cancelled and reported; the ones
          * never started are reported as cancelled too. */
         for (size_t i = 0; i < n; i++) {
@@ -1033,5 +1089,5 @@ int ac_cli_batch(int argc, char **argv)
     restore_stop_signals(old);
     batch_free_items(&bt);
     bundle_free(&b);
-    return interrupted ? 128 + interrupted : failures ? AC_EXIT_FAILED : 0;
+    return finish_output(interrupted ? 128 + interrupted : failures ? AC_EXIT_FAILED : 0);
 }
