@@ -119,8 +119,152 @@ static const char *stop_signal_name(int sig)
     return sig == SIGTERM ? "terminated" : sig == SIGHUP ? "hangup" : "interrupted";
 }
 
+/* ---- text from the model or a tool, made safe for a terminal ----
+ * Control characters (C0, DEL, and C1 as UTF-8) and bytes that are not
+ * UTF-8 are written visibly (\x1b, \u009b, \xff), so no escape sequence
+ * from a model, a server or a tool reaches the terminal (window title,
+ * clipboard, cleared screen, forged lines). --jsonl and pipes stay exact. */
+enum { VIS_ANSWER /* keeps \n \t \r */, VIS_TEXT /* keeps \n \t */, VIS_LINE /* all to ' ' */ };
+
+/* One unit at p[0..n): bytes consumed (its visible form in out, *olen
+ * bytes), or 0 if p holds the start of a character cut at n and !final. */
+static size_t vis_unit(const unsigned char *p, size_t n, int mode, int final, char out[8],
+                       size_t *olen)
+{
+    unsigned char c = p[0];
+    *olen = 1;
+    if (c == '\n' || c == '\t' || c == '\r') {
+        int keep = mode == VIS_ANSWER || (mode == VIS_TEXT && c != '\r');
+        out[0] = keep ? (char)c : mode == VIS_LINE ? ' ' : 0;
+        if (out[0])
+            return 1;
+    }
+    if (c < 0x20 || c == 0x7f) {
+        *olen = (size_t)snprintf(out, 8, "\\x%02x", c);
+        return 1;
+    }
+    if (c < 0x80) {
+        out[0] = (char)c;
+        return 1;
+    }
+    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    size_t k = 1;
+    while (len && k < len && k < n && p[k] >= (k == 1 ? lo : 0x80) && p[k] <= (k == 1 ? hi : 0xbf))
+        k++;
+    if (len && k == len) {
+        if (c == 0xc2 && p[1] < 0xa0) { /* U+0080..U+009F: the C1 controls (0x9b is CSI) */
+            *olen = (size_t)snprintf(out, 8, "\\u%04x", p[1]);
+            return 2;
+        }
+        memcpy(out, p, len);
+        *olen = len;
+        return len;
+    }
+    if (len && k == n && !final)
+        return 0;
+    *olen = (size_t)snprintf(out, 8, "\\x%02x", c);
+    return 1;
+}
+
+/* A character cut between two deltas waits here for its end. */
+typedef struct vis_carry {
+    unsigned char b[4];
+    size_t n;
+} vis_carry;
+
+/* Writes d[0..n) to f visibly; final: nothing follows (a cut character is
+ * written as bytes). */
+static void vis_write(FILE *f, const char *d, size_t n, int mode, vis_carry *cy, int final)
+{
+    unsigned char head[8];
+    char ob[4096], u[8];
+    size_t on = 0, ulen;
+    /* the carried bytes and the start of d first, then d itself */
+    while (cy->n) {
+        size_t take = n < 4 ? n : 4;
+        memcpy(head, cy->b, cy->n);
+        memcpy(head + cy->n, d, take);
+        size_t c = vis_unit(head, cy->n + take, mode, final, u, &ulen);
+        if (!c) { /* still cut: all of d is the character's start */
+            memcpy(cy->b + cy->n, d, n);
+            cy->n += n;
+            return;
+        }
+        fwrite(u, 1, ulen, f);
+        if (c >= cy->n) {
+            d += c - cy->n;
+            n -= c - cy->n;
+            cy->n = 0;
+        } else {
+            memmove(cy->b, cy->b + c, cy->n - c);
+            cy->n -= c;
+        }
+    }
+    const unsigned char *p = (const unsigned char *)d;
+    for (size_t i = 0; i < n;) {
+        size_t c = vis_unit(p + i, n - i, mode, final, u, &ulen);
+        if (!c) { /* a character cut at the end of this delta */
+            memcpy(cy->b, p + i, n - i);
+            cy->n = n - i;
+            break;
+        }
+        if (on + ulen > sizeof ob) {
+            fwrite(ob, 1, on, f);
+            on = 0;
+        }
+        memcpy(ob + on, u, ulen);
+        on += ulen;
+        i += c;
+    }
+    fwrite(ob, 1, on, f);
+}
+
+/* The visible, one-line form of in, cut to fit cap bytes with "...". */
+static void vis_line(const char *in, char *out, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)in;
+    size_t n = strlen(in), on = 0, ulen;
+    char u[8];
+    for (size_t i = 0; i < n;) {
+        size_t c = vis_unit(p + i, n - i, VIS_LINE, 1, u, &ulen);
+        if (on + ulen > cap - 4 && !(i + c == n && on + ulen < cap)) {
+            memcpy(out + on, "...", 3);
+            on += 3;
+            break;
+        }
+        memcpy(out + on, u, ulen);
+        on += ulen;
+        i += c;
+    }
+    out[on] = 0;
+}
+
+/* The visible form of a diagnostic (server error text, say), newlines kept;
+ * the caller frees it. */
+static char *vis_dup(const char *in)
+{
+    if (!in)
+        return NULL;
+    size_t n = strlen(in), on = 0, ulen;
+    char *out = malloc(4 * n + 1), u[8];
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t c = vis_unit((const unsigned char *)in + i, n - i, VIS_TEXT, 1, u, &ulen);
+        memcpy(out + on, u, ulen);
+        on += ulen;
+        i += c;
+    }
+    out[on] = 0;
+    return out;
+}
+
 typedef struct ui {
     int jsonl, trace, color, tty;
+    int err_tty;                         /* stderr is a terminal */
+    vis_carry text_carry, reason_carry; /* characters cut between deltas (on a terminal) */
     int spinner;       /* spinner enabled: stderr is a terminal, no NO_COLOR, no --jsonl */
     int spinner_armed; /* waiting for the model's first token */
     int spinner_shown; /* a frame is on the screen */
@@ -219,7 +363,10 @@ static void ui_text(void *ud, ac_session *s, const char *d, size_t n)
         fputc('\n', stderr);
         u->reasoning_open = 0;
     }
-    fwrite(d, 1, n, stdout);
+    if (u->tty)
+        vis_write(stdout, d, n, VIS_ANSWER, &u->text_carry, 0);
+    else
+        fwrite(d, 1, n, stdout); /* a pipe or a file gets the answer exactly */
     out_flush();
     u->wrote_text = 1;
 }
@@ -235,24 +382,13 @@ static void ui_reasoning(void *ud, ac_session *s, const char *d, size_t n)
     spinner_disarm(u);
     if (u->color)
         fputs("\033[2m", stderr);
-    fwrite(d, 1, n, stderr);
+    if (u->err_tty)
+        vis_write(stderr, d, n, VIS_TEXT, &u->reason_carry, 0);
+    else
+        fwrite(d, 1, n, stderr);
     if (u->color)
         fputs("\033[0m", stderr);
     u->reasoning_open = n > 0 && d[n - 1] != '\n';
-}
-
-static void short_text(const char *in, char *out, size_t cap)
-{
-    size_t n = strlen(in);
-    if (n < cap) {
-        memcpy(out, in, n + 1);
-    } else {
-        memcpy(out, in, cap - 4);
-        memcpy(out + cap - 4, "...", 4);
-    }
-    for (char *p = out; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
 }
 
 static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *name,
@@ -266,12 +402,13 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
         return;
     }
     spinner_disarm(u);
-    char a[80];
-    short_text(args, a, sizeof a);
+    char a[80], nm[80];
+    vis_line(args, a, sizeof a);
+    vis_line(name, nm, sizeof nm);
     if (u->wrote_text)
         fputc('\n', stdout);
     u->wrote_text = 0;
-    fprintf(stdout, "%s-> %s %s%s\n", u->color ? "\033[36m" : "", name, a,
+    fprintf(stdout, "%s-> %s %s%s\n", u->color ? "\033[36m" : "", nm, a,
             u->color ? "\033[0m" : "");
     out_flush();
 }
@@ -287,10 +424,11 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
         return;
     }
     spinner_clear(u);
-    char c[80];
-    short_text(content, c, sizeof c);
+    char c[80], nm[80];
+    vis_line(content, c, sizeof c);
+    vis_line(name, nm, sizeof nm);
     fprintf(stdout, "%s<- %s %s (%lld ms): %s%s\n", u->color ? (ok ? "\033[32m" : "\033[31m") : "",
-            name, ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
+            nm, ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
     out_flush();
 }
 
@@ -304,8 +442,10 @@ static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const 
         return;
     }
     spinner_clear(u);
+    char *r = vis_dup(reason);
     fprintf(stderr, "%sretry %d in %lld ms: %s%s\n", u->color ? "\033[33m" : "", attempt,
-            (long long)delay, reason, u->color ? "\033[0m" : "");
+            (long long)delay, r ? r : "", u->color ? "\033[0m" : "");
+    free(r);
 }
 
 static void ui_discarded(void *ud, ac_session *s, size_t n)
@@ -374,8 +514,11 @@ static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
     else if (r->kind == AC_TRACE_UNHANDLED)
         fprintf(stderr, "%s%s %s: unhandled %s%s\n", u->color ? "\033[2m" : "", m, from, ev,
                 u->color ? "\033[0m" : "");
-    else if (r->kind == AC_TRACE_ERROR)
-        fprintf(stderr, "%s %s: error: %s\n", m, from, r->message ? r->message : "");
+    else if (r->kind == AC_TRACE_ERROR) {
+        char *msg = vis_dup(r->message);
+        fprintf(stderr, "%s %s: error: %s\n", m, from, msg ? msg : "");
+        free(msg);
+    }
     else
         fprintf(stderr, "%s%s %s --%s--> %s (%s:%u)%s\n", u->color ? "\033[2m" : "", m, from, ev,
                 to, t->spec_path, r->line, u->color ? "\033[0m" : "");
@@ -665,6 +808,7 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     u.jsonl = o->jsonl;
     u.trace = o->trace;
     u.tty = isatty(1);
+    u.err_tty = isatty(2);
     u.color = u.tty && !getenv("NO_COLOR") && !o->jsonl;
     u.spinner = isatty(2) && !getenv("NO_COLOR") && !o->jsonl;
     u.utf8 = utf8_locale();
@@ -706,6 +850,12 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         spinner_tick(&u);
     }
     spinner_disarm(&u);
+    if (!o->jsonl) { /* a character cut at the very end, if any */
+        if (u.tty)
+            vis_write(stdout, "", 0, VIS_ANSWER, &u.text_carry, 1);
+        if (u.err_tty)
+            vis_write(stderr, "", 0, VIS_TEXT, &u.reason_carry, 1);
+    }
     int interrupted = g_interrupted;
     if (!interrupted && g_out_errno && !ac_session_settled(s))
         ac_session_cancel(s); /* the output is gone: stop paying for the answer */
@@ -745,8 +895,11 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     } else {
         if (u.wrote_text || interrupted)
             fputc('\n', stdout);
-        if (error && !turn_ok)
-            fprintf(stderr, "agentc: the agent failed: %s\n", error);
+        if (error && !turn_ok) {
+            char *e = vis_dup(error);
+            fprintf(stderr, "agentc: the agent failed: %s\n", e ? e : error);
+            free(e);
+        }
         if (demo && o->journal) {
             fprintf(stderr,
                     "\njournal: %s\n"

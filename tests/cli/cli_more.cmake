@@ -12,3 +12,7 @@ add_test(NAME cli_diagram
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_run_openai cli_interrupt cli_batch cli_output cli_diagram PROPERTIES
   LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME cli_terminal
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/terminal.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_terminal PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
