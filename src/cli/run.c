@@ -567,9 +567,9 @@ static void batch_usage(FILE *out)
     fprintf(
         out,
         "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
-        "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (id optional:\n"
-        "the line number). Every session runs on one event loop; each prints one JSON line\n"
-        "on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", \"usage\",\n"
+        "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (ids unique,\n"
+        "optional: the line number). Every session runs on one event loop; each prints one\n"
+        "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", \"usage\",\n"
         "\"error\"?, \"journal\"?}, in the order the sessions finish (--ordered: input order).\n"
         "A failing session never stops the others. A progress bar goes to stderr when it\n"
         "is a terminal.\n\n"
@@ -978,10 +978,11 @@ int ac_cli_demo(int argc, char **argv)
 
 typedef struct batch_item {
     json_t *id;
-    char *prompt;
+    char *prompt; /* freed once sent */
+    int line;     /* in the input: names the session b<line> and its journal */
     ac_session *s;
     int done;
-    json_t *result;
+    json_t *result; /* until printed */
 } batch_item;
 
 typedef struct batch {
@@ -1026,6 +1027,7 @@ static int batch_read(const char *path, batch *bt)
     size_t lcap = 0;
     ssize_t len;
     int lineno = 0, rc = 0;
+    json_t *seen = json_object(); /* canonical id -> its line: duplicates are refused */
     while ((len = getline(&line, &lcap, f)) > 0) {
         lineno++;
         if (strspn(line, " \t\r\n") == (size_t)len)
@@ -1057,10 +1059,31 @@ static int batch_read(const char *path, batch *bt)
         it->id = json_incref(json_object_get(v, "id"));
         if (!it->id)
             it->id = json_integer(lineno);
+        it->line = lineno;
         it->prompt = strdup(p);
         bt->n++;
         json_decref(v);
+        /* two results with one id could not be told apart */
+        char *key = json_dumps(it->id, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+        json_t *first = key ? json_object_get(seen, key) : NULL;
+        if (first) {
+            fprintf(stderr,
+                    "agentc batch: %s:%d: duplicate id %.200s (first on line %d); ids must be "
+                    "unique (a line without an id has its line number)\n",
+                    path, lineno, key, (int)json_integer_value(first));
+            free(key);
+            rc = AC_EXIT_CONFIG;
+            break;
+        }
+        if (!key || !it->prompt || json_object_set_new(seen, key, json_integer(lineno))) {
+            free(key);
+            fprintf(stderr, "agentc batch: out of memory\n");
+            rc = AC_EXIT_CONFIG;
+            break;
+        }
+        free(key);
     }
+    json_decref(seen);
     free(line);
     if (f != stdin)
         fclose(f);
@@ -1153,13 +1176,15 @@ int ac_cli_batch(int argc, char **argv)
             batch_item *it = &bt.items[next];
             char id[64];
             ac_error err;
-            snprintf(id, sizeof id, "b%zu", next + 1);
+            snprintf(id, sizeof id, "b%d", it->line);
             if (o.journal_dir)
                 snprintf(journal, sizeof journal, "%s/%s.journal", o.journal_dir, id);
             it->s = ac_session_new(b.engine, id, o.journal_dir ? journal : NULL, &err);
             if (it->s) {
                 ac_session_set_userdata(it->s, (void *)(uintptr_t)next);
                 ac_session_send(it->s, it->prompt);
+                free(it->prompt);
+                it->prompt = NULL;
                 running++;
             } else {
                 it->done = 1;
@@ -1169,8 +1194,10 @@ int ac_cli_batch(int argc, char **argv)
                                        (json_int_t)0, "output", (json_int_t)0, "error", err.text);
                 finished++;
                 failures++;
-                if (!o.ordered)
-                    emit_json(json_incref(it->result));
+                if (!o.ordered) {
+                    emit_json(it->result);
+                    it->result = NULL;
+                }
             }
             next++;
         }
@@ -1190,18 +1217,21 @@ int ac_cli_batch(int argc, char **argv)
             if (it->done || !it->s || !ac_session_settled(it->s))
                 continue;
             if (o.journal_dir)
-                snprintf(journal, sizeof journal, "%s/b%zu.journal", o.journal_dir,
-                         bt.ready[k] + 1);
+                snprintf(journal, sizeof journal, "%s/b%d.journal", o.journal_dir, it->line);
             failures += !batch_collect(it, o.journal_dir ? journal : NULL, 0);
             running--;
             finished++;
-            if (!o.ordered)
-                emit_json(json_incref(it->result)); /* as they finish */
+            if (!o.ordered) { /* as they finish, and not kept */
+                emit_json(it->result);
+                it->result = NULL;
+            }
         }
         bt.n_ready = 0;
         if (o.ordered) /* the longest finished prefix, in input order */
-            for (; printed < n && bt.items[printed].done; printed++)
-                emit_json(json_incref(bt.items[printed].result));
+            for (; printed < n && bt.items[printed].done; printed++) {
+                emit_json(bt.items[printed].result);
+                bt.items[printed].result = NULL;
+            }
         if (tty && now - last_bar >= 100) {
             last_bar = now;
             batch_progress(finished, n, failures, t0, 0);
@@ -1218,22 +1248,29 @@ int ac_cli_batch(int argc, char **argv)
             if (it->s) {
                 ac_session_cancel(it->s);
                 if (o.journal_dir)
-                    snprintf(journal, sizeof journal, "%s/b%zu.journal", o.journal_dir, i + 1);
+                    snprintf(journal, sizeof journal, "%s/b%d.journal", o.journal_dir, it->line);
                 batch_collect(it, o.journal_dir ? journal : NULL, 1);
             } else {
                 it->done = 1;
-                it->result = json_pack("{s:O, s:s, s:s, s:s}", "id", it->id, "status", "cancelled",
-                                       "answer", "", "error", "not started");
+                it->result = json_pack(
+                    "{s:O, s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:s}", "id", it->id, "status",
+                    "cancelled", "answer", "", "iterations", (json_int_t)0, "tool_calls",
+                    (json_int_t)0, "usage", "input", (json_int_t)0, "output", (json_int_t)0,
+                    "error", "not started");
             }
             failures++;
             finished++;
-            if (!o.ordered)
-                emit_json(json_incref(it->result));
+            if (!o.ordered) {
+                emit_json(it->result);
+                it->result = NULL;
+            }
         }
     }
     if (o.ordered)
-        for (; printed < n; printed++)
-            emit_json(json_incref(bt.items[printed].result));
+        for (; printed < n; printed++) {
+            emit_json(bt.items[printed].result);
+            bt.items[printed].result = NULL;
+        }
     if (tty)
         batch_progress(finished, n, failures, t0, 1);
     if (interrupted)
