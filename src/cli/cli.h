@@ -10,7 +10,8 @@
 /* Exit statuses of agentc run/demo/batch */
 #define AC_EXIT_FAILED 1
 #define AC_EXIT_CONFIG 3
-#define AC_EXIT_INTERRUPTED 130
+#define AC_EXIT_OUTPUT 4 /* stdout could not be written (a closed pipe: SIGPIPE, 141) */
+#define AC_EXIT_INTERRUPTED 130 /* 128 + SIGINT; SIGTERM and SIGHUP give 143 and 129 */
 
 int ac_cli_run(int argc, char **argv);
 int ac_cli_demo(int argc, char **argv);

@@ -2,6 +2,7 @@
  * main.c - the agentc command: spec tools (check, gen, diagram), running
  * agents (run, demo, batch) and auditing them (replay).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,7 +29,27 @@ static void usage(FILE *out)
             AGENTC_VERSION);
 }
 
+/* Every command's output is checked once more as it is closed: a write
+ * error (a full disk, say) is an error, never a silent exit 0. */
+static int close_stdout(int rc)
+{
+    int bad = ferror(stdout);
+    errno = 0;
+    if ((fclose(stdout) != 0 || bad) && rc == 0) {
+        fprintf(stderr, "agentc: cannot write the output: %s\n", strerror(errno ? errno : EIO));
+        return AC_EXIT_OUTPUT;
+    }
+    return rc;
+}
+
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    return close_stdout(dispatch(argc, argv));
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);

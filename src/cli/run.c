@@ -19,7 +19,58 @@
 #include "io/file.h" /* reading a prompt or a system prompt whole, with a cap */
 #include "cli.h"
 
+/* The signal that asked us to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
 static volatile sig_atomic_t g_interrupted;
+
+/* The first error writing stdout (an errno value), or 0. It stops the
+ * session(s) like a signal does: nobody reads the answer any more, so the
+ * model is not paid to go on. EPIPE ends the process by SIGPIPE (141),
+ * the same whether or not a tool was spawned (the tool layer sets SIGPIPE
+ * to ignored); any other error gives AC_EXIT_OUTPUT with a message. */
+static int g_out_errno;
+static struct sigaction g_old_sigpipe;
+
+static void out_flush(void)
+{
+    if ((fflush(stdout) == EOF || ferror(stdout)) && !g_out_errno)
+        g_out_errno = errno ? errno : EIO;
+}
+
+/* SIGPIPE is ignored while sessions run, so a closed pipe is an error we
+ * see (and cancel on) rather than a death that skips the cleanup. */
+static void ignore_sigpipe(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, &g_old_sigpipe);
+    g_out_errno = 0;
+}
+
+/* The exit status once the sessions are over: stdout flushed and checked,
+ * a closed pipe re-raised as SIGPIPE, other write errors reported. */
+static int finish_output(int rc)
+{
+    out_flush();
+    if (g_out_errno == EPIPE) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGPIPE, &sa, NULL);
+        raise(SIGPIPE);
+        return 128 + SIGPIPE;
+    }
+    if (g_out_errno) {
+        fprintf(stderr, "agentc: cannot write the output: %s\n", strerror(g_out_errno));
+        return rc > 128 ? rc : AC_EXIT_OUTPUT; /* a signal that stopped us first stays */
+    }
+    sigaction(SIGPIPE, &g_old_sigpipe, NULL);
+    if (ferror(stderr) && !rc)
+        return AC_EXIT_OUTPUT; /* diagnostics lost: nowhere left to say so */
+    return rc;
+}
 
 /* Wall clock in ms, for the terminal UI and batch timing (never for events). */
 static int64_t wall_ms(void)
@@ -29,30 +80,191 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The first Ctrl-C cancels the session(s) cleanly (journal intact, tools
- * killed, partial answer shown); a second one exits at once. */
-static void on_sigint(int sig)
+/* The first SIGINT (Ctrl-C), SIGTERM or SIGHUP cancels the session(s)
+ * cleanly (journal intact with its cancel event, tools killed, partial
+ * answer shown) and the exit status is 128 + the signal; a second one exits
+ * at once, killing the tool process groups first. */
+static void on_stop_signal(int sig)
 {
-    (void)sig;
     if (g_interrupted) {
         ac_proc_kill_all_now(); /* no tool process outlives us */
-        _exit(AC_EXIT_INTERRUPTED);
+        _exit(128 + sig);
     }
-    g_interrupted = 1;
+    g_interrupted = sig;
 }
 
-static void catch_sigint(struct sigaction *old)
+static const int stop_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void catch_stop_signals(struct sigaction old[3])
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
+    sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++)
+        sigaddset(&sa.sa_mask, stop_signals[i]);
     g_interrupted = 0;
-    sigaction(SIGINT, &sa, old);
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_signals[i], &sa, &old[i]);
+}
+
+static void restore_stop_signals(const struct sigaction old[3])
+{
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_signals[i], &old[i], NULL);
+}
+
+static const char *stop_signal_name(int sig)
+{
+    return sig == SIGTERM ? "terminated" : sig == SIGHUP ? "hangup" : "interrupted";
+}
+
+/* ---- text from the model or a tool, made safe for a terminal ----
+ * Control characters (C0, DEL, and C1 as UTF-8) and bytes that are not
+ * UTF-8 are written visibly (\x1b, \u009b, \xff), so no escape sequence
+ * from a model, a server or a tool reaches the terminal (window title,
+ * clipboard, cleared screen, forged lines). --jsonl and pipes stay exact. */
+enum { VIS_ANSWER /* keeps \n \t \r */, VIS_TEXT /* keeps \n \t */, VIS_LINE /* all to ' ' */ };
+
+/* One unit at p[0..n): bytes consumed (its visible form in out, *olen
+ * bytes), or 0 if p holds the start of a character cut at n and !final. */
+static size_t vis_unit(const unsigned char *p, size_t n, int mode, int final, char out[8],
+                       size_t *olen)
+{
+    unsigned char c = p[0];
+    *olen = 1;
+    if (c == '\n' || c == '\t' || c == '\r') {
+        int keep = mode == VIS_ANSWER || (mode == VIS_TEXT && c != '\r');
+        out[0] = keep ? (char)c : mode == VIS_LINE ? ' ' : 0;
+        if (out[0])
+            return 1;
+    }
+    if (c < 0x20 || c == 0x7f) {
+        *olen = (size_t)snprintf(out, 8, "\\x%02x", c);
+        return 1;
+    }
+    if (c < 0x80) {
+        out[0] = (char)c;
+        return 1;
+    }
+    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    size_t k = 1;
+    while (len && k < len && k < n && p[k] >= (k == 1 ? lo : 0x80) && p[k] <= (k == 1 ? hi : 0xbf))
+        k++;
+    if (len && k == len) {
+        if (c == 0xc2 && p[1] < 0xa0) { /* U+0080..U+009F: the C1 controls (0x9b is CSI) */
+            *olen = (size_t)snprintf(out, 8, "\\u%04x", p[1]);
+            return 2;
+        }
+        memcpy(out, p, len);
+        *olen = len;
+        return len;
+    }
+    if (len && k == n && !final)
+        return 0;
+    *olen = (size_t)snprintf(out, 8, "\\x%02x", c);
+    return 1;
+}
+
+/* A character cut between two deltas waits here for its end. */
+typedef struct vis_carry {
+    unsigned char b[4];
+    size_t n;
+} vis_carry;
+
+/* Writes d[0..n) to f visibly; final: nothing follows (a cut character is
+ * written as bytes). */
+static void vis_write(FILE *f, const char *d, size_t n, int mode, vis_carry *cy, int final)
+{
+    unsigned char head[8];
+    char ob[4096], u[8];
+    size_t on = 0, ulen;
+    /* the carried bytes and the start of d first, then d itself */
+    while (cy->n) {
+        size_t take = n < 4 ? n : 4;
+        memcpy(head, cy->b, cy->n);
+        memcpy(head + cy->n, d, take);
+        size_t c = vis_unit(head, cy->n + take, mode, final, u, &ulen);
+        if (!c) { /* still cut: all of d is the character's start */
+            memcpy(cy->b + cy->n, d, n);
+            cy->n += n;
+            return;
+        }
+        fwrite(u, 1, ulen, f);
+        if (c >= cy->n) {
+            d += c - cy->n;
+            n -= c - cy->n;
+            cy->n = 0;
+        } else {
+            memmove(cy->b, cy->b + c, cy->n - c);
+            cy->n -= c;
+        }
+    }
+    const unsigned char *p = (const unsigned char *)d;
+    for (size_t i = 0; i < n;) {
+        size_t c = vis_unit(p + i, n - i, mode, final, u, &ulen);
+        if (!c) { /* a character cut at the end of this delta */
+            memcpy(cy->b, p + i, n - i);
+            cy->n = n - i;
+            break;
+        }
+        if (on + ulen > sizeof ob) {
+            fwrite(ob, 1, on, f);
+            on = 0;
+        }
+        memcpy(ob + on, u, ulen);
+        on += ulen;
+        i += c;
+    }
+    fwrite(ob, 1, on, f);
+}
+
+/* The visible, one-line form of in, cut to fit cap bytes with "...". */
+static void vis_line(const char *in, char *out, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)in;
+    size_t n = strlen(in), on = 0, ulen;
+    char u[8];
+    for (size_t i = 0; i < n;) {
+        size_t c = vis_unit(p + i, n - i, VIS_LINE, 1, u, &ulen);
+        if (on + ulen > cap - 4 && !(i + c == n && on + ulen < cap)) {
+            memcpy(out + on, "...", 3);
+            on += 3;
+            break;
+        }
+        memcpy(out + on, u, ulen);
+        on += ulen;
+        i += c;
+    }
+    out[on] = 0;
+}
+
+/* The visible form of a diagnostic (server error text, say), newlines kept;
+ * the caller frees it. */
+static char *vis_dup(const char *in)
+{
+    if (!in)
+        return NULL;
+    size_t n = strlen(in), on = 0, ulen;
+    char *out = malloc(4 * n + 1), u[8];
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t c = vis_unit((const unsigned char *)in + i, n - i, VIS_TEXT, 1, u, &ulen);
+        memcpy(out + on, u, ulen);
+        on += ulen;
+        i += c;
+    }
+    out[on] = 0;
+    return out;
 }
 
 typedef struct ui {
     int jsonl, trace, color, tty;
+    int err_tty;                         /* stderr is a terminal */
+    vis_carry text_carry, reason_carry; /* characters cut between deltas (on a terminal) */
     int spinner;       /* spinner enabled: stderr is a terminal, no NO_COLOR, no --jsonl */
     int spinner_armed; /* waiting for the model's first token */
     int spinner_shown; /* a frame is on the screen */
@@ -106,7 +318,7 @@ static void spinner_tick(ui *u)
     u->spinner_frame++;
     if (u->wrote_text) { /* keep the spinner off the line the answer is on */
         fputc('\n', stdout);
-        fflush(stdout);
+        out_flush();
         u->wrote_text = 0;
     }
     fprintf(stderr, "\r\033[K\033[2m%s waiting for the model (%.1fs)\033[0m", f,
@@ -132,7 +344,7 @@ static void emit_json(json_t *o)
     char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
     if (s) {
         puts(s);
-        fflush(stdout);
+        out_flush();
         free(s);
     }
     json_decref(o);
@@ -151,8 +363,11 @@ static void ui_text(void *ud, ac_session *s, const char *d, size_t n)
         fputc('\n', stderr);
         u->reasoning_open = 0;
     }
-    fwrite(d, 1, n, stdout);
-    fflush(stdout);
+    if (u->tty)
+        vis_write(stdout, d, n, VIS_ANSWER, &u->text_carry, 0);
+    else
+        fwrite(d, 1, n, stdout); /* a pipe or a file gets the answer exactly */
+    out_flush();
     u->wrote_text = 1;
 }
 
@@ -167,24 +382,13 @@ static void ui_reasoning(void *ud, ac_session *s, const char *d, size_t n)
     spinner_disarm(u);
     if (u->color)
         fputs("\033[2m", stderr);
-    fwrite(d, 1, n, stderr);
+    if (u->err_tty)
+        vis_write(stderr, d, n, VIS_TEXT, &u->reason_carry, 0);
+    else
+        fwrite(d, 1, n, stderr);
     if (u->color)
         fputs("\033[0m", stderr);
     u->reasoning_open = n > 0 && d[n - 1] != '\n';
-}
-
-static void short_text(const char *in, char *out, size_t cap)
-{
-    size_t n = strlen(in);
-    if (n < cap) {
-        memcpy(out, in, n + 1);
-    } else {
-        memcpy(out, in, cap - 4);
-        memcpy(out + cap - 4, "...", 4);
-    }
-    for (char *p = out; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
 }
 
 static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *name,
@@ -198,14 +402,15 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
         return;
     }
     spinner_disarm(u);
-    char a[80];
-    short_text(args, a, sizeof a);
+    char a[80], nm[80];
+    vis_line(args, a, sizeof a);
+    vis_line(name, nm, sizeof nm);
     if (u->wrote_text)
         fputc('\n', stdout);
     u->wrote_text = 0;
-    fprintf(stdout, "%s-> %s %s%s\n", u->color ? "\033[36m" : "", name, a,
+    fprintf(stdout, "%s-> %s %s%s\n", u->color ? "\033[36m" : "", nm, a,
             u->color ? "\033[0m" : "");
-    fflush(stdout);
+    out_flush();
 }
 
 static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *name, int ok,
@@ -219,11 +424,12 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
         return;
     }
     spinner_clear(u);
-    char c[80];
-    short_text(content, c, sizeof c);
+    char c[80], nm[80];
+    vis_line(content, c, sizeof c);
+    vis_line(name, nm, sizeof nm);
     fprintf(stdout, "%s<- %s %s (%lld ms): %s%s\n", u->color ? (ok ? "\033[32m" : "\033[31m") : "",
-            name, ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
-    fflush(stdout);
+            nm, ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
+    out_flush();
 }
 
 static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const char *reason)
@@ -236,8 +442,10 @@ static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const 
         return;
     }
     spinner_clear(u);
+    char *r = vis_dup(reason);
     fprintf(stderr, "%sretry %d in %lld ms: %s%s\n", u->color ? "\033[33m" : "", attempt,
-            (long long)delay, reason, u->color ? "\033[0m" : "");
+            (long long)delay, r ? r : "", u->color ? "\033[0m" : "");
+    free(r);
 }
 
 static void ui_discarded(void *ud, ac_session *s, size_t n)
@@ -296,7 +504,7 @@ static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
         return; /* deltas and the like: too chatty for a trace line each */
     if (u->wrote_text) {
         fputc('\n', stdout);
-        fflush(stdout);
+        out_flush();
         u->wrote_text = 0;
     }
     spinner_clear(u);
@@ -306,8 +514,11 @@ static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
     else if (r->kind == AC_TRACE_UNHANDLED)
         fprintf(stderr, "%s%s %s: unhandled %s%s\n", u->color ? "\033[2m" : "", m, from, ev,
                 u->color ? "\033[0m" : "");
-    else if (r->kind == AC_TRACE_ERROR)
-        fprintf(stderr, "%s %s: error: %s\n", m, from, r->message ? r->message : "");
+    else if (r->kind == AC_TRACE_ERROR) {
+        char *msg = vis_dup(r->message);
+        fprintf(stderr, "%s %s: error: %s\n", m, from, msg ? msg : "");
+        free(msg);
+    }
     else
         fprintf(stderr, "%s%s %s --%s--> %s (%s:%u)%s\n", u->color ? "\033[2m" : "", m, from, ev,
                 to, t->spec_path, r->line, u->color ? "\033[0m" : "");
@@ -356,9 +567,9 @@ static void batch_usage(FILE *out)
     fprintf(
         out,
         "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
-        "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (id optional:\n"
-        "the line number). Every session runs on one event loop; each prints one JSON line\n"
-        "on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", \"usage\",\n"
+        "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (ids unique,\n"
+        "optional: the line number). Every session runs on one event loop; each prints one\n"
+        "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", \"usage\",\n"
         "\"error\"?, \"journal\"?}, in the order the sessions finish (--ordered: input order).\n"
         "A failing session never stops the others. A progress bar goes to stderr when it\n"
         "is a terminal.\n\n"
@@ -368,7 +579,8 @@ static void batch_usage(FILE *out)
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
         "  --header, --script, --tools, --system, --spec, --param)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
-        "130 interrupted (running sessions are reported as cancelled)\n");
+        "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
+        "and reported), 4 the output could not be written (141: a closed pipe)\n");
 }
 
 static void run_usage(FILE *out)
@@ -393,7 +605,9 @@ static void run_usage(FILE *out)
         "  --trace              print every transition to stderr\n"
         "  --jsonl              one JSON object per line on stdout\n\n"
         "exit status: 0 completed, 1 the agent failed, 2 bad usage, 3 bad configuration,\n"
-        "130 interrupted\n");
+        "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (the session is cancelled: tools\n"
+        "killed, journal kept), 4 the output could not be written (141: a closed pipe;\n"
+        "either way the session is cancelled)\n");
 }
 
 /* Returns 0, or an exit status. */
@@ -595,6 +809,7 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     u.jsonl = o->jsonl;
     u.trace = o->trace;
     u.tty = isatty(1);
+    u.err_tty = isatty(2);
     u.color = u.tty && !getenv("NO_COLOR") && !o->jsonl;
     u.spinner = isatty(2) && !getenv("NO_COLOR") && !o->jsonl;
     u.utf8 = utf8_locale();
@@ -625,16 +840,26 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         free(prompt);
         return AC_EXIT_CONFIG;
     }
-    struct sigaction old;
-    catch_sigint(&old);
+    struct sigaction old[3];
+    catch_stop_signals(old);
+    ignore_sigpipe();
     g_settled = 0;
     ac_session_send(s, prompt ? prompt : o->prompt);
-    while (!g_settled && !ac_session_settled(s) && !g_interrupted) {
+    while (!g_settled && !ac_session_settled(s) && !g_interrupted &&
+           !g_out_errno) {
         ac_loop_run_once(b.loop, u.spinner_armed ? 40 : 100);
         spinner_tick(&u);
     }
     spinner_disarm(&u);
+    if (!o->jsonl) { /* a character cut at the very end, if any */
+        if (u.tty)
+            vis_write(stdout, "", 0, VIS_ANSWER, &u.text_carry, 1);
+        if (u.err_tty)
+            vis_write(stderr, "", 0, VIS_TEXT, &u.reason_carry, 1);
+    }
     int interrupted = g_interrupted;
+    if (!interrupted && g_out_errno && !ac_session_settled(s))
+        ac_session_cancel(s); /* the output is gone: stop paying for the answer */
     if (interrupted) {
         /* the partial answer is read before the cancel drops it */
         char *partial = ac_session_answer(s)[0] ? NULL : strdup(ac_session_partial(s));
@@ -643,12 +868,12 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
             if (u.wrote_text)
                 fputc('\n', stdout);
             u.wrote_text = 0;
-            fprintf(stderr, "[interrupted: session cancelled%s]\n",
+            fprintf(stderr, "[%s: session cancelled%s]\n", stop_signal_name(interrupted),
                     o->journal ? ", journal kept" : "");
         }
         interrupted_partial = partial;
     }
-    sigaction(SIGINT, &old, NULL);
+    restore_stop_signals(old);
     enum ac_session_status st = ac_session_status(s);
     int turn_ok = st == AC_SESSION_IDLE || st == AC_SESSION_COMPLETED;
     const char *status = turn_ok ? "completed" : ac_session_status_name(st);
@@ -671,8 +896,11 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     } else {
         if (u.wrote_text || interrupted)
             fputc('\n', stdout);
-        if (error && !turn_ok)
-            fprintf(stderr, "agentc: the agent failed: %s\n", error);
+        if (error && !turn_ok) {
+            char *e = vis_dup(error);
+            fprintf(stderr, "agentc: the agent failed: %s\n", e ? e : error);
+            free(e);
+        }
         if (demo && o->journal) {
             fprintf(stderr,
                     "\njournal: %s\n"
@@ -681,7 +909,7 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
                     o->journal, o->journal, o->journal);
         }
     }
-    rc = interrupted ? AC_EXIT_INTERRUPTED : turn_ok ? 0 : AC_EXIT_FAILED;
+    rc = interrupted ? 128 + interrupted : turn_ok ? 0 : AC_EXIT_FAILED;
     ac_session_free(s);
     bundle_free(&b);
     free(prompt);
@@ -695,7 +923,7 @@ int ac_cli_run(int argc, char **argv)
     int rc = parse_run(argc, argv, &o, 0);
     if (rc)
         return rc < 0 ? 0 : rc;
-    return run_one(&o, NULL, 0, 0);
+    return finish_output(run_one(&o, NULL, 0, 0));
 }
 
 static const char demo_script[] =
@@ -744,17 +972,18 @@ int ac_cli_demo(int argc, char **argv)
     if (!jsonl)
         fprintf(stderr, "agentc demo: offline, scripted model, real tool path, spec %s\n\n> %s\n\n",
                 "spec/agent.fsm", o.prompt);
-    return run_one(&o, demo_script, isatty(1) ? 25 : 0, 1);
+    return finish_output(run_one(&o, demo_script, isatty(1) ? 25 : 0, 1));
 }
 
 /* ---- batch ---- */
 
 typedef struct batch_item {
     json_t *id;
-    char *prompt;
+    char *prompt; /* freed once sent */
+    int line;     /* in the input: names the session b<line> and its journal */
     ac_session *s;
     int done;
-    json_t *result;
+    json_t *result; /* until printed */
 } batch_item;
 
 typedef struct batch {
@@ -799,6 +1028,7 @@ static int batch_read(const char *path, batch *bt)
     size_t lcap = 0;
     ssize_t len;
     int lineno = 0, rc = 0;
+    json_t *seen = json_object(); /* canonical id -> its line: duplicates are refused */
     while ((len = getline(&line, &lcap, f)) > 0) {
         lineno++;
         if (strspn(line, " \t\r\n") == (size_t)len)
@@ -830,10 +1060,31 @@ static int batch_read(const char *path, batch *bt)
         it->id = json_incref(json_object_get(v, "id"));
         if (!it->id)
             it->id = json_integer(lineno);
+        it->line = lineno;
         it->prompt = strdup(p);
         bt->n++;
         json_decref(v);
+        /* two results with one id could not be told apart */
+        char *key = json_dumps(it->id, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+        json_t *first = key ? json_object_get(seen, key) : NULL;
+        if (first) {
+            fprintf(stderr,
+                    "agentc batch: %s:%d: duplicate id %.200s (first on line %d); ids must be "
+                    "unique (a line without an id has its line number)\n",
+                    path, lineno, key, (int)json_integer_value(first));
+            free(key);
+            rc = AC_EXIT_CONFIG;
+            break;
+        }
+        if (!key || !it->prompt || json_object_set_new(seen, key, json_integer(lineno))) {
+            free(key);
+            fprintf(stderr, "agentc batch: out of memory\n");
+            rc = AC_EXIT_CONFIG;
+            break;
+        }
+        free(key);
     }
+    json_decref(seen);
     free(line);
     if (f != stdin)
         fclose(f);
@@ -917,21 +1168,24 @@ int ac_cli_batch(int argc, char **argv)
     size_t n = bt.n, next = 0, running = 0, finished = 0, failures = 0, printed = 0;
     int tty = isatty(2);
     int64_t t0 = wall_ms(), last_scan = t0, last_bar = 0;
-    struct sigaction old;
-    catch_sigint(&old);
+    struct sigaction old[3];
+    catch_stop_signals(old);
+    ignore_sigpipe();
     char journal[4096];
-    while (finished < n && !g_interrupted) {
+    while (finished < n && !g_interrupted && !g_out_errno) {
         while (next < n && running < (size_t)o.concurrency) {
             batch_item *it = &bt.items[next];
             char id[64];
             ac_error err;
-            snprintf(id, sizeof id, "b%zu", next + 1);
+            snprintf(id, sizeof id, "b%d", it->line);
             if (o.journal_dir)
                 snprintf(journal, sizeof journal, "%s/%s.journal", o.journal_dir, id);
             it->s = ac_session_new(b.engine, id, o.journal_dir ? journal : NULL, &err);
             if (it->s) {
                 ac_session_set_userdata(it->s, (void *)(uintptr_t)next);
                 ac_session_send(it->s, it->prompt);
+                free(it->prompt);
+                it->prompt = NULL;
                 running++;
             } else {
                 it->done = 1;
@@ -941,8 +1195,10 @@ int ac_cli_batch(int argc, char **argv)
                                        (json_int_t)0, "output", (json_int_t)0, "error", err.text);
                 finished++;
                 failures++;
-                if (!o.ordered)
-                    emit_json(json_incref(it->result));
+                if (!o.ordered) {
+                    emit_json(it->result);
+                    it->result = NULL;
+                }
             }
             next++;
         }
@@ -962,25 +1218,28 @@ int ac_cli_batch(int argc, char **argv)
             if (it->done || !it->s || !ac_session_settled(it->s))
                 continue;
             if (o.journal_dir)
-                snprintf(journal, sizeof journal, "%s/b%zu.journal", o.journal_dir,
-                         bt.ready[k] + 1);
+                snprintf(journal, sizeof journal, "%s/b%d.journal", o.journal_dir, it->line);
             failures += !batch_collect(it, o.journal_dir ? journal : NULL, 0);
             running--;
             finished++;
-            if (!o.ordered)
-                emit_json(json_incref(it->result)); /* as they finish */
+            if (!o.ordered) { /* as they finish, and not kept */
+                emit_json(it->result);
+                it->result = NULL;
+            }
         }
         bt.n_ready = 0;
         if (o.ordered) /* the longest finished prefix, in input order */
-            for (; printed < n && bt.items[printed].done; printed++)
-                emit_json(json_incref(bt.items[printed].result));
+            for (; printed < n && bt.items[printed].done; printed++) {
+                emit_json(bt.items[printed].result);
+                bt.items[printed].result = NULL;
+            }
         if (tty && now - last_bar >= 100) {
             last_bar = now;
             batch_progress(finished, n, failures, t0, 0);
         }
     }
     int interrupted = g_interrupted;
-    if (interrupted) {
+    if (interrupted || g_out_errno) {
         /* Every session still running is cancelled and reported; the ones
          * never started are reported as cancelled too. */
         for (size_t i = 0; i < n; i++) {
@@ -990,28 +1249,36 @@ int ac_cli_batch(int argc, char **argv)
             if (it->s) {
                 ac_session_cancel(it->s);
                 if (o.journal_dir)
-                    snprintf(journal, sizeof journal, "%s/b%zu.journal", o.journal_dir, i + 1);
+                    snprintf(journal, sizeof journal, "%s/b%d.journal", o.journal_dir, it->line);
                 batch_collect(it, o.journal_dir ? journal : NULL, 1);
             } else {
                 it->done = 1;
-                it->result = json_pack("{s:O, s:s, s:s, s:s}", "id", it->id, "status", "cancelled",
-                                       "answer", "", "error", "not started");
+                it->result = json_pack(
+                    "{s:O, s:s, s:s, s:I, s:I, s:{s:I, s:I}, s:s}", "id", it->id, "status",
+                    "cancelled", "answer", "", "iterations", (json_int_t)0, "tool_calls",
+                    (json_int_t)0, "usage", "input", (json_int_t)0, "output", (json_int_t)0,
+                    "error", "not started");
             }
             failures++;
             finished++;
-            if (!o.ordered)
-                emit_json(json_incref(it->result));
+            if (!o.ordered) {
+                emit_json(it->result);
+                it->result = NULL;
+            }
         }
     }
     if (o.ordered)
-        for (; printed < n; printed++)
-            emit_json(json_incref(bt.items[printed].result));
+        for (; printed < n; printed++) {
+            emit_json(bt.items[printed].result);
+            bt.items[printed].result = NULL;
+        }
     if (tty)
         batch_progress(finished, n, failures, t0, 1);
     if (interrupted)
-        fprintf(stderr, "agentc batch: interrupted: running sessions cancelled\n");
-    sigaction(SIGINT, &old, NULL);
+        fprintf(stderr, "agentc batch: %s: running sessions cancelled\n",
+                stop_signal_name(interrupted));
+    restore_stop_signals(old);
     batch_free_items(&bt);
     bundle_free(&b);
-    return interrupted ? AC_EXIT_INTERRUPTED : failures ? AC_EXIT_FAILED : 0;
+    return finish_output(interrupted ? 128 + interrupted : failures ? AC_EXIT_FAILED : 0);
 }

@@ -70,5 +70,34 @@ grep -v -m 20 FAIL401 "$tmp/in.jsonl" | "$agentc" batch - "${net[@]}" --concurre
 printf '{"id": 1, "prompt": "1 + 1"}\nnot json\n' >"$tmp/bad.jsonl"
 "$agentc" batch "$tmp/bad.jsonl" "${net[@]}" >/dev/null 2>"$tmp/err"; [ $? -eq 3 ] || fail "bad input should exit 3"
 grep -q "bad.jsonl:2:" "$tmp/err" || fail "bad input message should name FILE:LINE"
+# journals are named after the input line, as the help says (a blank line counts)
+printf '\n{"id": "a", "prompt": "2 + 2"}\n\n{"prompt": "3 + 3"}\n' >"$tmp/blank.jsonl"
+"$agentc" batch "$tmp/blank.jsonl" "${net[@]}" --journal-dir "$tmp/jd" >"$tmp/out4" 2>/dev/null \
+  || fail "batch with blank lines"
+"$agentc" batch --help | grep -q 'DIR/b<line>.journal' || fail "help no longer names b<line>.journal"
+[ -f "$tmp/jd/b2.journal" ] && [ -f "$tmp/jd/b4.journal" ] \
+  || fail "journals not named after their input lines: $(ls "$tmp/jd")"
+has_line "$tmp/out4" '.id == "a" and (.journal | endswith("/b2.journal"))' || fail "journal of a: $(cat "$tmp/out4")"
+has_line "$tmp/out4" '.id == 4 and (.journal | endswith("/b4.journal"))' || fail "journal of line 4"
+# duplicate ids are refused before anything runs, naming both lines
+printf '{"id": "x", "prompt": "1 + 1"}\n{"id": "y", "prompt": "1 + 1"}\n{"id": "x", "prompt": "2 + 2"}\n' \
+  >"$tmp/dup.jsonl"
+"$agentc" batch "$tmp/dup.jsonl" "${net[@]}" >"$tmp/out5" 2>"$tmp/err"; rc=$?
+[ $rc -eq 3 ] || fail "duplicate ids: exit $rc, expected 3"
+[ ! -s "$tmp/out5" ] || fail "duplicate ids: sessions ran"
+grep -q 'dup.jsonl:3: duplicate id "x" (first on line 1)' "$tmp/err" || fail "duplicate id message: $(cat "$tmp/err")"
+printf '{"prompt": "1 + 1"}\n{"id": 1, "prompt": "2 + 2"}\n' >"$tmp/dup2.jsonl" # line 1's id is 1
+"$agentc" batch "$tmp/dup2.jsonl" "${net[@]}" >/dev/null 2>&1; [ $? -eq 3 ] || fail "implicit duplicate id accepted"
+# at an interrupt, sessions not started yet get the same fields as the others
+for i in $(seq 1 20); do printf '{"id": %d, "prompt": "SLOW %d"}\n' "$i" "$i"; done >"$tmp/slow.jsonl"
+"$agentc" batch "$tmp/slow.jsonl" "${net[@]}" --concurrency 2 >"$tmp/out6" 2>/dev/null &
+pid=$!
+for _ in $(seq 1 100); do grep -q . "$tmp/requests" 2>/dev/null && break; sleep 0.05; done
+sleep 0.3
+kill -TERM $pid; wait $pid; rc=$?
+[ $rc -eq 143 ] || fail "batch SIGTERM: exit $rc, expected 143"
+[ "$(wc -l <"$tmp/out6")" -eq 20 ] || fail "batch SIGTERM: $(wc -l <"$tmp/out6") results, expected 20"
+jq -s -e 'all(.[]; has("iterations") and has("tool_calls") and has("usage") and .status == "cancelled")' \
+  "$tmp/out6" >/dev/null || fail "cancelled results lack fields: $(head -3 "$tmp/out6")"
 "$agentc" batch "$tmp/in.jsonl" "${net[@]}" --concurrency 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad concurrency"
 echo "ok"

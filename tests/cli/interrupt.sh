@@ -67,6 +67,33 @@ kill -INT "$pid"; kill -INT "$pid" 2>/dev/null
 wait "$pid"; rc=$?
 [ $rc -eq 130 ] || fail "double interrupt exit $rc, expected 130"
 wait_for no_sleeper || fail "tool process survived a double interrupt"
+# ---- SIGTERM and SIGHUP during a tool call: the same clean stop as Ctrl-C ---------------------
+# (setsid: no terminal, so the signal comes only from kill, as from systemd or `timeout`)
+for sig in TERM HUP; do
+  want=$([ $sig = TERM ] && echo 143 || echo 129)
+  setsid "$agentc" run "${net[@]}" --tools "$tmp/tools.json" --journal "$tmp/j$sig" "TOOLSLEEP $sig" \
+    >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  wait_for pgrep -f "sleep $marker" >/dev/null || fail "the sleeper tool never started ($sig)"
+  kill -$sig "$pid"
+  wait "$pid"; rc=$?
+  [ $rc -eq $want ] || fail "SIG$sig during a tool: exit $rc, expected $want"
+  wait_for no_sleeper || fail "the tool process survived SIG$sig"
+  jq -s -e 'map(select(.ev)) | last | .ev == "cancel"' "$tmp/j$sig" >/dev/null \
+    || fail "the journal's last event is not cancel after SIG$sig: $(tail -n2 "$tmp/j$sig")"
+  "$agentc" replay "$tmp/j$sig" --check >"$tmp/r" || fail "journal after SIG$sig does not replay"
+  grep -q "status   cancelled" "$tmp/r" || fail "replayed status after SIG$sig"
+  grep -q "session cancelled" "$tmp/err" || fail "no notice on stderr after SIG$sig: $(cat "$tmp/err")"
+done
+# SIGTERM while the answer streams: exit 143, the partial answer kept
+setsid "$agentc" run "${net[@]}" --jsonl "SLOW: term" >"$tmp/jl" 2>/dev/null &
+pid=$!
+wait_for grep -q "word3" "$tmp/jl" || fail "no streamed jsonl text (TERM)"
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+[ $rc -eq 143 ] || fail "SIGTERM while streaming: exit $rc, expected 143"
+tail -n1 "$tmp/jl" | jq -e '.type == "done" and .status == "cancelled" and (.answer | startswith("word1 word2 word3"))' \
+  >/dev/null || fail "jsonl done line after SIGTERM: $(tail -n1 "$tmp/jl")"
 # comment-, whitespace- and reorder-only edits of the spec: no divergence
 bash tests/cli/spec_edits.sh "$agentc" "$tmp/j1" "$tmp/j2" >/dev/null || fail "spec edits"
 echo "ok"
