@@ -453,12 +453,13 @@ static void ui_discarded(void *ud, ac_session *s, size_t n)
     ui *u = ud;
     (void)s;
     if (u->jsonl) {
-        /* the text deltas streamed so far in this call are void: a retry follows */
+        /* the text deltas streamed so far in this call are void (a retry or a failure follows) */
         emit_json(json_pack("{s:s, s:I}", "type", "discarded", "bytes", (json_int_t)n));
         return;
     }
     if (u->wrote_text) {
-        fprintf(stdout, "\n[partial answer of %zu bytes discarded, retrying]\n", n);
+        /* the retry line (ui_retry) says whether a retry follows: a failure discards too */
+        fprintf(stdout, "\n[partial answer of %zu bytes discarded]\n", n);
         u->wrote_text = 0;
     }
 }
@@ -1144,7 +1145,7 @@ int ac_cli_batch(int argc, char **argv)
     int rc = parse_run(argc, argv, &o, 1);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if (o.journal_dir && mkdir(o.journal_dir, 0777) != 0 && errno != EEXIST) {
+    if (o.journal_dir && mkdir(o.journal_dir, 0700) != 0 && errno != EEXIST) {
         fprintf(stderr, "agentc batch: cannot create '%s': %s\n", o.journal_dir, strerror(errno));
         return AC_EXIT_CONFIG;
     }

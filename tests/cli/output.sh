@@ -51,4 +51,12 @@ for mode in "" --jsonl; do
   rc=${PIPESTATUS[0]}
   [ $rc -eq 141 ] || fail "closed pipe after a tool ran ($mode): exit $rc, expected 141"
 done
+# a partial answer discarded by a failure that is not retried does not promise a retry
+printf '%s\n' '{"error": {"message": "gone", "retryable": false, "partial": "half an ans"}}' \
+  >"$tmp/fail.jsonl"
+"$agentc" run --provider script --script "$tmp/fail.jsonl" --param max_retries=0 hi \
+  >"$tmp/fail.out" 2>"$tmp/fail.err" && fail "a failed turn exited 0"
+grep -q "discarded" "$tmp/fail.out" || fail "no discard note: $(cat "$tmp/fail.out")"
+grep -q "retrying" "$tmp/fail.out" "$tmp/fail.err" && fail "'retrying' printed with no retry"
+grep -q "gone" "$tmp/fail.err" || fail "the failure not reported: $(cat "$tmp/fail.err")"
 echo "ok"
