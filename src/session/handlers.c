@@ -10,6 +10,7 @@
 
 #include "context/tokens.h"
 #include "session_int.h"
+#include "util/utf8.h"
 
 static json_t *data(const ac_event *ev)
 {
@@ -20,6 +21,22 @@ static const char *dstr(const ac_event *ev, const char *key)
 {
     json_t *v = ev->data ? json_object_get(data(ev), key) : NULL;
     return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* A text of the event for the conversation's C strings: a U+0000 in it becomes U+FFFD, so the
+ * text after it is kept. A text without one is returned as it is (*owned stays NULL). */
+static const char *dtext(const ac_event *ev, const char *key, char **owned)
+{
+    json_t *v = ev->data ? json_object_get(data(ev), key) : NULL;
+    *owned = NULL;
+    if (!json_is_string(v))
+        return NULL;
+    const char *t = json_string_value(v);
+    size_t n = json_string_length(v);
+    if (strlen(t) == n)
+        return t;
+    *owned = ac_utf8_repair(t, n, AC_UTF8_REPLACE_NUL, NULL);
+    return *owned ? *owned : t;
 }
 
 static const ac_message *last_message(ac_session *s)
@@ -337,8 +354,9 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
         in[i].internal =
             json_is_true(json_object_get(c, "internal")) || ac_tool_is_internal_name(in[i].name);
     }
-    const char *content = dstr(ev, "content");
-    const char *refusal = dstr(ev, "refusal");
+    char *own_content, *own_refusal;
+    const char *content = dtext(ev, "content", &own_content);
+    const char *refusal = dtext(ev, "refusal", &own_refusal);
     if ((!content || !*content) && refusal)
         content = refusal;
     /* Anthropic thinking blocks go back with the turn: kept as their JSON text */
@@ -352,6 +370,8 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
         ac_conv_add_assistant(s->conv, content ? content : "", dstr(ev, "reasoning"), in,
                               in ? n : 0, ev->time_ms);
     free(thinking);
+    free(own_content);
+    free(own_refusal);
     free(in);
     json_t *usage = json_object_get(d, "usage");
     if (usage) {

@@ -644,6 +644,21 @@ static void test_json_instead_of_stream(void **state)
     fx_free(&f);
 }
 
+/* A U+0000 in the answer does not cut it: the text after it is kept (as U+FFFD + the rest). */
+static void test_nul_in_answer_kept(void **state)
+{
+    (void)state;
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, NULL);
+    push_stream(&f, strdup("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+                           "\"before\\u0000after\"}}]}\n\n"
+                           "data: {\"choices\":[{\"index\":0,\"delta\":{},"
+                           "\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"));
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_answer(f.s), "before\xEF\xBF\xBD" "after");
+    fx_free(&f);
+}
+
 /* A rate limit or an overloaded server reported in an HTTP 200 JSON body is retried like a
  * 429, honouring Retry-After; the answer then comes from the retry. */
 static void test_json_200_rate_limit_retried(void **state)
@@ -1537,6 +1552,7 @@ int main(void)
         cmocka_unit_test(test_http_400_plain_body),
         cmocka_unit_test(test_json_instead_of_stream),
         cmocka_unit_test(test_json_200_rate_limit_retried),
+        cmocka_unit_test(test_nul_in_answer_kept),
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_connect_timeout),
         cmocka_unit_test(test_disconnect_mid_stream),
