@@ -182,6 +182,20 @@ static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
     }
     if (d->argv[0][0] == 0)
         return tf_fail(c, "\"command\"[0] must not be empty");
+    /* a relative path (with a slash) names a file beside the tool file, wherever agentc runs
+     * from; a bare name is looked up in PATH */
+    const char *slash = strrchr(c->path, '/');
+    if (d->argv[0][0] != '/' && strchr(d->argv[0], '/') && slash) {
+        size_t dl = (size_t)(slash - c->path), al = strlen(d->argv[0]);
+        char *abs = malloc(dl + 1 + al + 1);
+        if (!abs)
+            return tf_fail(c, "out of memory");
+        memcpy(abs, c->path, dl);
+        abs[dl] = '/';
+        memcpy(abs + dl + 1, d->argv[0], al + 1);
+        free(d->argv[0]);
+        d->argv[0] = abs;
+    }
 
     const json_t *params = json_object_get(e, "parameters");
     if (params) {
