@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1139,6 +1140,35 @@ static void batch_progress(size_t finished, size_t n, size_t failures, int64_t t
     fflush(stderr);
 }
 
+/* Sessions running at once need descriptors: a connection each, a journal each with
+ * --journal-dir, and a few for the loop and stdio. The soft limit is raised to the hard one; a
+ * concurrency the limit still cannot serve is lowered, with a note, rather than failing sessions
+ * with a misleading "Couldn't connect". Tool processes take more, and report EMFILE as such. */
+static int clamp_to_descriptors(int concurrency, int journals)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return concurrency;
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit up = {rl.rlim_max, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+            rl.rlim_cur = rl.rlim_max;
+    }
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return concurrency;
+    long per = journals ? 2 : 1, spare = 32;
+    long fit = ((long)rl.rlim_cur - spare) / per;
+    if (fit < 1)
+        fit = 1;
+    if (concurrency <= fit)
+        return concurrency;
+    fprintf(stderr,
+            "agentc batch: --concurrency %d lowered to %ld: this process may open %ld files "
+            "(ulimit -n) and each running session needs %ld\n",
+            concurrency, fit, (long)rl.rlim_cur, per);
+    return (int)fit;
+}
+
 int ac_cli_batch(int argc, char **argv)
 {
     run_opts o;
@@ -1166,6 +1196,7 @@ int ac_cli_batch(int argc, char **argv)
         batch_free_items(&bt);
         return rc;
     }
+    o.concurrency = clamp_to_descriptors(o.concurrency, o.journal_dir != NULL);
     size_t n = bt.n, next = 0, running = 0, finished = 0, failures = 0, printed = 0;
     int tty = isatty(2);
     int64_t t0 = wall_ms(), last_scan = t0, last_bar = 0;

@@ -100,4 +100,12 @@ kill -TERM $pid; wait $pid; rc=$?
 jq -s -e 'all(.[]; has("iterations") and has("tool_calls") and has("usage") and .status == "cancelled")' \
   "$tmp/out6" >/dev/null || fail "cancelled results lack fields: $(head -3 "$tmp/out6")"
 "$agentc" batch "$tmp/in.jsonl" "${net[@]}" --concurrency 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad concurrency"
+# a descriptor limit too small for the concurrency: lowered with a note, every session still
+# answered (before, most failed with "Couldn't connect to server")
+grep -v FAIL401 "$tmp/in.jsonl" | head -60 >"$tmp/fd.jsonl"
+(ulimit -n 60 && "$agentc" batch "$tmp/fd.jsonl" "${net[@]}" --concurrency 60 --journal-dir "$tmp/jfd") \
+  >"$tmp/outfd" 2>"$tmp/errfd" || fail "batch under ulimit -n 60 failed: $(head -3 "$tmp/errfd")"
+grep -q "concurrency 60 lowered to" "$tmp/errfd" || fail "no note of the lowered concurrency"
+[ "$(jq -r 'select(.status == "completed") | .id' "$tmp/outfd" | wc -l)" -eq 60 ] \
+  || fail "under ulimit -n 60: $(jq -r .status "$tmp/outfd" | sort | uniq -c | tr '\n' ' ')"
 echo "ok"
