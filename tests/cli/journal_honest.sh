@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-python3 -c "import json;print(json.dumps({'content':'Z'*50000}))" >"$tmp/big.jsonl"
+printf '{"content":"%s"}\n' "$(head -c 50000 /dev/zero | tr '\0' Z)" >"$tmp/big.jsonl"
 printf '{"content":"ok"}\n' >"$tmp/ok.jsonl"
 
 # a size-capped journal: exit 1 and the reason, never exit 0
