@@ -644,6 +644,28 @@ static void test_json_instead_of_stream(void **state)
     fx_free(&f);
 }
 
+/* A response header past libcurl's limit: curl calls it "Out of memory"; the message says what
+ * it means. */
+static void test_huge_header_explained(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"max_retries=0", NULL};
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, params);
+    size_t n = 200 * 1024;
+    char *hdr = malloc(n + 64);
+    memcpy(hdr, "X-Big: ", 7);
+    memset(hdr + 7, 'a', n);
+    memcpy(hdr + 7 + n, "\r\n", 3);
+    ac_httpd_push_simple(f.h, 200, hdr, "{}");
+    fx_run(&f, NULL);
+    free(hdr);
+    const char *e = ac_session_error(f.s);
+    assert_non_null(e);
+    assert_non_null(strstr(e, "response header larger than its limit"));
+    fx_free(&f);
+}
+
 /* A U+0000 in the answer does not cut it: the text after it is kept (as U+FFFD + the rest). */
 static void test_nul_in_answer_kept(void **state)
 {
@@ -1553,6 +1575,7 @@ int main(void)
         cmocka_unit_test(test_json_instead_of_stream),
         cmocka_unit_test(test_json_200_rate_limit_retried),
         cmocka_unit_test(test_nul_in_answer_kept),
+        cmocka_unit_test(test_huge_header_explained),
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_connect_timeout),
         cmocka_unit_test(test_disconnect_mid_stream),
