@@ -9,6 +9,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,9 +512,17 @@ slow:
 
 /* In the child after fork: only async-signal-safe calls until exec. */
 static void child_exec(const ac_proc_spec *spec, char **envp, int in_r, int out_w, int err_w,
-                       int ep_w)
+                       int ep_w, pid_t parent)
 {
     setpgid(0, 0);
+#ifdef __linux__
+    /* a backstop for a parent that dies without cleaning up (SIGKILL): the tool dies with it */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127); /* the parent died before the line above */
+#else
+    (void)parent;
+#endif
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
@@ -607,9 +618,10 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     p->start_ms = ac_loop_clock_ms();
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0)
-        child_exec(spec, envp, in[0], out[1], errp[1], ep[1]);
+        child_exec(spec, envp, in[0], out[1], errp[1], ep[1], parent);
     int fork_errno = errno;
     if (pid > 0) {
         /* tracked while signals are still blocked: a Ctrl-C handler running

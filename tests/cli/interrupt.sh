@@ -67,6 +67,13 @@ kill -INT "$pid"; kill -INT "$pid" 2>/dev/null
 wait "$pid"; rc=$?
 [ $rc -eq 130 ] || fail "double interrupt exit $rc, expected 130"
 wait_for no_sleeper || fail "tool process survived a double interrupt"
+# ---- SIGKILL during a tool call: nothing can clean up, the tool dies with agentc --------------
+setsid "$agentc" run "${net[@]}" --tools "$tmp/tools.json" "TOOLSLEEP killed" >/dev/null 2>&1 &
+pid=$!
+wait_for pgrep -f "sleep $marker" >/dev/null || fail "the sleeper tool never started (kill -9)"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+wait_for no_sleeper || { pkill -f "sleep $marker"; fail "the tool outlived agentc killed by SIGKILL"; }
 # ---- SIGTERM and SIGHUP during a tool call: the same clean stop as Ctrl-C ---------------------
 # (setsid: no terminal, so the signal comes only from kill, as from systemd or `timeout`)
 for sig in TERM HUP; do
