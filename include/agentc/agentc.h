@@ -100,6 +100,9 @@ typedef struct ac_output {
     void (*compacted)(void *ud, ac_session *s, const char *strategy, size_t before, size_t after);
     void (*trace)(void *ud, ac_session *s, const ac_trace_rec *rec);
     void (*finished)(void *ud, ac_session *s); /* turn done: Idle or a terminal state */
+    /* a final answer refused by the output schema and sent back to the model (attempt: 1 for
+     * the first refusal); errors says why */
+    void (*rejected)(void *ud, ac_session *s, int attempt, const char *errors);
 } ac_output;
 
 /* ---- engine --------------------------------------------------------------- */
@@ -132,6 +135,13 @@ typedef struct ac_engine_config {
                                    NULL: none unless ac_session_new gets a path */
     const ac_output *output;    /* may be NULL */
     uint64_t seed;              /* jitter seed (0: from the clock) */
+    /* Structured output: a JSON Schema (JSON text) the final answer must match, or NULL.
+     * Asked of the model natively where the provider can (OpenAI response_format; Anthropic
+     * gets it as an instruction in "system"), and enforced by agentc: an answer that is not
+     * JSON or does not match goes back to the model with the errors, at most output_retries
+     * times (a spec param), then the turn fails. A schema agentc's validator refuses makes
+     * ac_engine_new fail (AC_ECONFIG). */
+    const char *output_schema;
 } ac_engine_config;
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the

@@ -275,6 +275,7 @@ typedef struct ui {
     int wrote_text;
     int reasoning_open; /* reasoning written to stderr, its line not ended yet */
     const ac_fsm_tables *t;
+    int hold_text; /* --output-schema without --jsonl: only the accepted answer is printed */
 } ui;
 
 /* ---- spinner: shown on stderr while the model has not sent its first token ---- */
@@ -360,6 +361,8 @@ static void ui_text(void *ud, ac_session *s, const char *d, size_t n)
         return;
     }
     spinner_disarm(u);
+    if (u->hold_text)
+        return;
     if (u->reasoning_open) { /* the reasoning (stderr) ends on its own line before the answer */
         fputc('\n', stderr);
         u->reasoning_open = 0;
@@ -526,6 +529,22 @@ static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
                 to, t->spec_path, r->line, u->color ? "\033[0m" : "");
 }
 
+/* --output-schema: an answer the schema refused, sent back to the model */
+static void ui_rejected(void *ud, ac_session *s, int attempt, const char *errors)
+{
+    ui *u = ud;
+    (void)s;
+    if (u->jsonl) {
+        emit_json(json_pack("{s:s, s:i, s:s}", "type", "rejected", "attempt", attempt, "errors",
+                            errors));
+        return;
+    }
+    spinner_disarm(u);
+    char *e = vis_dup(errors);
+    fprintf(stderr, "[answer %d refused by the output schema: %s]\n", attempt, e ? e : errors);
+    free(e);
+}
+
 static int g_settled;
 static void ui_finished(void *ud, ac_session *s)
 {
@@ -562,6 +581,7 @@ typedef struct run_opts {
     int ordered;             /* batch: print results in input order */
     const char *journal_dir; /* batch: one journal per session */
     const char *prompt;
+    const char *output_schema; /* --output-schema FILE */
 } run_opts;
 
 static void batch_usage(FILE *out)
@@ -579,7 +599,7 @@ static void batch_usage(FILE *out)
         "  --ordered            print results in input order\n"
         "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
-        "  --header, --script, --tools, --system, --spec, --param)\n\n"
+        "  --header, --script, --tools, --system, --spec, --param, --output-schema)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
         "and reported), 4 the output could not be written (141: a closed pipe)\n");
@@ -605,7 +625,9 @@ static void run_usage(FILE *out)
         "  --param NAME=VALUE   override a spec param (repeatable)\n"
         "  --journal FILE       record every event (replay with agentc replay)\n"
         "  --trace              print every transition to stderr\n"
-        "  --jsonl              one JSON object per line on stdout\n\n"
+        "  --jsonl              one JSON object per line on stdout\n"
+        "  --output-schema FILE the answer must be JSON matching this JSON Schema; a refused\n"
+        "                       answer goes back to the model (param output_retries)\n\n"
         "exit status: 0 completed, 1 the agent failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (the session is cancelled: tools\n"
         "killed, journal kept), 4 the output could not be written (141: a closed pipe;\n"
@@ -644,6 +666,14 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
         }
         if (!strcmp(a, "--jsonl")) {
             o->jsonl = 1;
+            continue;
+        }
+        if (!strcmp(a, "--output-schema")) { /* structured output */
+            if (i + 1 >= argc) {
+                fprintf(stderr, "agentc: %s needs a value\n", a);
+                return AC_EXIT_USAGE;
+            }
+            o->output_schema = argv[++i];
             continue;
         }
         const char **slot = NULL;
@@ -710,6 +740,7 @@ typedef struct engine_bundle {
     ac_engine *engine;
     ac_fsm_tables *tables;
     char *system;
+    char *output_schema;
 } engine_bundle;
 
 static void bundle_free(engine_bundle *b)
@@ -718,6 +749,7 @@ static void bundle_free(engine_bundle *b)
     ac_loop_free(b->loop);
     ac_spec_tables_free(b->tables);
     free(b->system);
+    free(b->output_schema);
 }
 
 static int make_engine(const run_opts *o, const ac_output *out, const char *script_text,
@@ -779,6 +811,18 @@ static int make_engine(const run_opts *o, const ac_output *out, const char *scri
     } else {
         cfg.system_prompt = o->system;
     }
+    if (o->output_schema) {
+        FILE *f = fopen(o->output_schema, "r");
+        if (!f || !(b->output_schema = ac_read_stream(f, (size_t)16 << 20, NULL))) {
+            fprintf(stderr, "agentc: cannot read output schema '%s': %s\n", o->output_schema,
+                    strerror(errno));
+            if (f)
+                fclose(f);
+            return AC_EXIT_CONFIG;
+        }
+        fclose(f);
+        cfg.output_schema = b->output_schema;
+    }
     const char *params[65];
     memcpy(params, o->params, o->n_params * sizeof *params);
     params[o->n_params] = NULL;
@@ -815,8 +859,9 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     u.color = u.tty && !getenv("NO_COLOR") && !o->jsonl;
     u.spinner = isatty(2) && !getenv("NO_COLOR") && !o->jsonl;
     u.utf8 = utf8_locale();
-    ac_output out = {&u,       ui_text,      ui_reasoning, ui_tool_start, ui_tool_end,
-                     ui_retry, ui_discarded, ui_compacted, ui_trace,      ui_finished};
+    u.hold_text = o->output_schema && !o->jsonl;
+    ac_output out = {&u,       ui_text,      ui_reasoning, ui_tool_start, ui_tool_end, ui_retry,
+                     ui_discarded, ui_compacted, ui_trace,      ui_finished,    ui_rejected};
     char *prompt = NULL;
     if (!strcmp(o->prompt, "-")) {
         prompt = ac_read_stream(stdin, (size_t)64 << 20, NULL);
@@ -896,6 +941,13 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
                       (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
                       "answer", answer));
     } else {
+        if (u.hold_text && turn_ok && !interrupted && *answer) { /* the accepted answer */
+            if (u.tty)
+                vis_write(stdout, answer, strlen(answer), VIS_ANSWER, &u.text_carry, 1);
+            else
+                fputs(answer, stdout);
+            u.wrote_text = 1;
+        }
         if (u.wrote_text || interrupted)
             fputc('\n', stdout);
         if (error && !turn_ok) {

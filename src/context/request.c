@@ -239,6 +239,20 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
         goto fail;
     if (opts->max_tokens > 0 && put(root, "max_tokens", json_integer(opts->max_tokens)))
         goto fail;
+    if (opts->output_schema) {
+        json_t *schema = json_loads(opts->output_schema, JSON_DECODE_ANY, NULL);
+        if (!schema) {
+            set_err(err, errcap, "request: the output schema is not JSON");
+            goto fail;
+        }
+        /* strict stays false: OpenAI's strict mode accepts only a subset of JSON Schema
+         * (every property required, additionalProperties false); agentc checks the answer
+         * against the whole schema itself */
+        if (put(root, "response_format",
+                json_pack("{s:s, s:{s:s, s:o, s:b}}", "type", "json_schema", "json_schema", "name",
+                          "output", "schema", schema, "strict", 0)))
+            goto fail;
+    }
     if (opts->stream) {
         json_t *so = json_object();
         if (put(root, "stream", json_true()) || put(root, "stream_options", so) ||
@@ -469,6 +483,20 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
         put(root, "thinking", json_pack("{s:s, s:i}", "type", "enabled", "budget_tokens", budget)))
         goto fail;
     system = anth_system(c, &v, &oom);
+    if (!oom && opts->output_schema) { /* no native field: the schema goes as an instruction */
+        static const char lead[] = "Reply with only a JSON value, no other text, that matches "
+                                   "this JSON Schema:\n";
+        size_t have = system ? strlen(system) : 0;
+        char *joined = malloc(have + 2 + sizeof lead + strlen(opts->output_schema));
+        if (!joined)
+            oom = 1;
+        else {
+            sprintf(joined, "%s%s%s%s", system ? system : "", have ? "\n\n" : "", lead,
+                    opts->output_schema);
+            free(system);
+            system = joined;
+        }
+    }
     if (oom || (system && put(root, "system", json_string(system))))
         goto fail;
     if (put(root, "messages", msgs))

@@ -50,6 +50,10 @@ typedef struct ac_request_opts {
     int thinking_budget;
     /* NULL-terminated list of tool names to offer; NULL offers every tool. */
     const char *const *tool_names_allowed;
+    /* Structured output: a JSON Schema (JSON text) or NULL. OpenAI: "response_format":
+     * {"type": "json_schema", "json_schema": {"name": "output", "schema": ..., "strict":
+     * false}}; Anthropic: an instruction with the schema appended to "system". */
+    const char *output_schema;
 } ac_request_opts;
 
 /* Return a malloc'd JSON body (free it), or NULL with a message in err. */

@@ -851,6 +851,8 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     ro.max_tokens = hp_clamp_int(opts ? opts->max_tokens : 0);
     /* extended thinking for the turns of the conversation, not for summaries */
     ro.thinking_budget = done ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
+    /* structured output for the turns of the conversation, not for summaries */
+    ro.output_schema = done || !opts ? NULL : opts->output_schema;
     err[0] = '\0';
     c->body = p->kind == AC_PROVIDER_ANTHROPIC ? ac_request_anthropic(conv, &ro, err, sizeof err)
                                                : ac_request_openai(conv, &ro, err, sizeof err);

@@ -45,6 +45,7 @@ typedef struct ac_llm_call_opts {
     int64_t max_tokens;      /* reply token cap; 0: the provider's default */
     int64_t thinking_budget; /* extended thinking tokens (Anthropic); 0: off */
     uint16_t origin;         /* the effect's origin: passed with every event the call queues */
+    const char *output_schema; /* structured output: JSON Schema text, or NULL (request.h) */
 } ac_llm_call_opts;
 
 /* The end of a one-off completion: ok and the reply text, or !ok and an

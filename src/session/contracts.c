@@ -20,9 +20,11 @@ const ac_contract ac_builtin_contracts[] = {
     {"iterations_left", 0, {"max_iterations"}, {INT}, {NULL}, -1, {0}},
     {"needs_compaction", 0, {"compact_threshold"}, {INT}, {NULL}, -1, {0}},
     {"retries_left", 0, {"max_retries"}, {INT}, {NULL}, -1, {0}},
+    {"output_retries_left", 0, {"output_retries"}, {INT}, {NULL}, -1, {0}},
     /* actions */
     {"init_session", 1, {"context_window"}, {INT}, {NULL}, -1, {0}},
     {"fail_budget", 1, {"max_iterations"}, {INT}, {NULL}, -1, {0}},
+    {"fail_output", 1, {"output_retries"}, {INT}, {NULL}, -1, {0}},
     /* effects */
     {"inactivity_timer", 2, {NULL}, {0}, {"inactivity_timeout"}, 1, {DUR}},
     {"backoff_timer", 2, {NULL}, {0}, {"timer.fired"}, 2, {DUR, DUR}},
@@ -62,6 +64,7 @@ const ac_param_rule ac_builtin_param_rules[] = {
     {"compaction_keep", 0, NULL, "a count"},
     {"max_tokens", 0, NULL, "a token count (0: the provider's default)"},
     {"thinking_budget", 0, NULL, "a token count (0: off)"},
+    {"output_retries", 0, NULL, "a count"},
 };
 
 const size_t ac_n_builtin_param_rules =

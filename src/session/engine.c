@@ -11,6 +11,7 @@
 #include "journal.h"
 #include "session_int.h"
 #include "session/contracts.h"
+#include "tools/schema.h"
 #include "util/secrets.h"
 #include "util/units.h"
 
@@ -295,6 +296,49 @@ ac_loop *ac_engine_loop(const ac_engine *e)
     return e ? e->loop : NULL;
 }
 
+/* Compiles the structured-output schema: a schema the validator refuses is an error here,
+ * never a surprise at the end of a turn. */
+static int output_schema_load(ac_engine *e, const char *text, char *err, size_t errcap, int *code)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr);
+    char why[512] = "";
+    *code = AC_ECONFIG;
+    if (!doc) {
+        snprintf(err, errcap, "output schema: not JSON: %s (line %d, column %d)", jerr.text,
+                 jerr.line, jerr.column);
+        return -1;
+    }
+    if (!json_is_object(doc)) {
+        snprintf(err, errcap, "output schema: a JSON Schema must be an object");
+        json_decref(doc);
+        return -1;
+    }
+    e->output_schema = ac_schema_compile(doc, why, sizeof why);
+    if (!e->output_schema) {
+        snprintf(err, errcap, "output schema: %s", why[0] ? why : "refused");
+        json_decref(doc);
+        return -1;
+    }
+    e->output_schema_text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    if (!e->output_schema_text) {
+        snprintf(err, errcap, "out of memory");
+        *code = AC_ENOMEM;
+        return -1;
+    }
+    /* a spec that never asks answer_valid would let any answer through */
+    for (uint16_t i = 0; i < e->t->n_guards; i++)
+        if (!strcmp(e->t->guard_names[i], "answer_valid"))
+            return 0;
+    snprintf(err, errcap,
+             "output schema: the spec %s has no guard answer_valid, so the answer would not be "
+             "checked (see spec/agent.fsm: OBSERVING -> COMPLETED [turn_complete && answer_valid])",
+             e->t->spec_path);
+    *code = AC_ESPEC;
+    return -1;
+}
+
 /* Builds the engine; on failure fills err, *code (enum ac_status) and, for a problem at an
  * effect use, *line (its state's spec line). */
 static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errcap, int *code,
@@ -426,6 +470,9 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     e->p_stall_timeout = ac_engine_param(e, "stall_timeout");
     e->p_connect_timeout = ac_engine_param(e, "connect_timeout");
     e->p_call_timeout = ac_engine_param(e, "call_timeout");
+    e->p_output_retries = ac_engine_param(e, "output_retries");
+    if (cfg->output_schema && output_schema_load(e, cfg->output_schema, err, errcap, code) < 0)
+        goto fail;
     e->ev_spawn = ac_engine_event_index(e, "spawn");
     e->ev_user_message = ac_engine_event_index(e, "user_message");
     e->ev_cancel = ac_engine_event_index(e, "cancel");
@@ -506,6 +553,8 @@ void ac_engine_free(ac_engine *e)
     free(e->params);
     json_decref(e->param_overrides);
     free(e->system_prompt);
+    ac_schema_free(e->output_schema);
+    free(e->output_schema_text);
     free(e->journal_dir);
     free(e->api_key_env);
     ac_secrets_free(e->secrets);

@@ -10,6 +10,7 @@
 
 #include "context/tokens.h"
 #include "session_int.h"
+#include "tools/schema.h"
 #include "util/utf8.h"
 
 static json_t *data(const ac_event *ev)
@@ -122,6 +123,40 @@ static bool g_last_tool_result(ac_session *s, const ac_event *ev)
     return c && c->state == AC_CALL_NONE && ac_conv_iter_pending(s->conv) == 1;
 }
 
+/* The last assistant message checked against the output schema: 1 valid (or no schema), 0
+ * not, with why in err. Depends on the conversation and the engine's schema only. */
+static int answer_check(ac_session *s, char *err, size_t errcap)
+{
+    err[0] = 0;
+    if (!s->e->output_schema)
+        return 1;
+    const ac_message *m = last_message(s);
+    const char *text = m ? m->content : "";
+    json_error_t jerr;
+    json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr);
+    if (!doc) {
+        snprintf(err, errcap, "the answer is not JSON: %s (line %d, column %d)", jerr.text,
+                 jerr.line, jerr.column);
+        return 0;
+    }
+    int ok = ac_schema_validate(s->e->output_schema, doc, err, errcap);
+    json_decref(doc);
+    return ok;
+}
+
+static bool g_answer_valid(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    char err[1024];
+    return answer_check(s, err, sizeof err) == 1;
+}
+
+static bool g_output_retries_left(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    return s->output_rejections < s->e->p_output_retries->ival;
+}
+
 /* ---------------- actions ---------------- */
 
 static void a_init_session(ac_session *s, const ac_event *ev)
@@ -218,6 +253,7 @@ static void a_start_loop(ac_session *s, const ac_event *ev)
     }
     ac_conv_set_iteration(s->conv, 0);
     s->compacted_this_plan = 0;
+    s->output_rejections = 0;
 }
 
 static void a_begin_iteration(ac_session *s, const ac_event *ev)
@@ -249,6 +285,35 @@ static void a_finish_answer(ac_session *s, const ac_event *ev)
     (void)ev;
     const ac_message *m = last_message(s);
     ac_session_set_answer(s, m ? m->content : "");
+}
+
+/* The refused answer stays in the conversation; the errors follow it as a user message so
+ * the model can answer again. */
+static void a_reject_answer(ac_session *s, const ac_event *ev)
+{
+    char err[1024], msg[1400];
+    answer_check(s, err, sizeof err);
+    s->output_rejections++;
+    snprintf(msg, sizeof msg,
+             "Your answer does not match the required JSON Schema: %s\n"
+             "Reply again with only a JSON value that matches the schema.",
+             err);
+    ac_conv_add_message(s->conv, AC_ROLE_USER, msg, ev->time_ms);
+    if (s->e->has_output && s->e->out.rejected)
+        s->e->out.rejected(s->e->out.ud, s, s->output_rejections, err);
+}
+
+static void a_fail_output(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    char err[1024], msg[1400];
+    answer_check(s, err, sizeof err);
+    snprintf(msg, sizeof msg,
+             "the answer does not match the output schema, after %d retr%s (output_retries = "
+             "%lld): %s",
+             s->output_rejections, s->output_rejections == 1 ? "y" : "ies",
+             (long long)s->e->p_output_retries->ival, err);
+    ac_session_set_error(s, msg);
 }
 
 static void a_apply_compaction(ac_session *s, const ac_event *ev)
@@ -458,6 +523,8 @@ void ac_builtin_handlers(ac_registry *r)
     ac_registry_guard(r, "retries_left", g_retries_left);
     ac_registry_guard(r, "has_tool_calls", g_has_tool_calls);
     ac_registry_guard(r, "last_tool_result", g_last_tool_result);
+    ac_registry_guard(r, "answer_valid", g_answer_valid);
+    ac_registry_guard(r, "output_retries_left", g_output_retries_left);
     ac_registry_action(r, "init_session", a_init_session);
     ac_registry_action(r, "append_user_message", a_append_user_message);
     ac_registry_action(r, "queue_user_message", a_queue_user_message);
@@ -471,6 +538,8 @@ void ac_builtin_handlers(ac_registry *r)
     ac_registry_action(r, "fail_budget", a_fail_budget);
     ac_registry_action(r, "fail_process", a_fail_process);
     ac_registry_action(r, "finish_answer", a_finish_answer);
+    ac_registry_action(r, "reject_answer", a_reject_answer);
+    ac_registry_action(r, "fail_output", a_fail_output);
     ac_registry_action(r, "apply_compaction", a_apply_compaction);
     ac_registry_action(r, "skip_compaction", a_skip_compaction);
     ac_registry_action(r, "begin_call", a_begin_call);

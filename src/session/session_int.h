@@ -66,6 +66,11 @@ struct ac_engine {
     const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold,
         *p_context_window, *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout,
         *p_connect_timeout;
+    /* structured output (ac_engine_config.output_schema): the schema compiled, and its
+     * text as sent to the provider; NULL when none is configured */
+    struct ac_schema *output_schema;
+    char *output_schema_text;
+    const ac_param_value *p_output_retries;
     /* cached event indexes */
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
@@ -112,6 +117,7 @@ struct ac_session {
     char *error;
     json_t *queued; /* user messages that arrived while running */
     int compacted_this_plan;
+    int output_rejections; /* final answers refused by the output schema in this turn */
     /* streaming scratch (not serialized: rebuilt from events) */
     char *partial;
     size_t partial_len, partial_cap;

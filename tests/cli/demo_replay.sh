@@ -33,13 +33,13 @@ grep -q "recorded: session Created --spawn / init_session--> Idle  (spec/agent.f
   || fail "recorded step and line: $(cat "$tmp/d")"
 grep -q "replayed: session Created --spawn / init_session--> Paused  (.*target.fsm:$line)" "$tmp/d" \
   || fail "replayed step and line: $(cat "$tmp/d")"
-{ echo; sed 's/\[turn_complete\]/[turn_complete \&\& !needs_compaction]/' spec/agent.fsm; } >"$tmp/guard.fsm"
+{ echo; sed 's/\[turn_complete && answer_valid\]/[turn_complete \&\& answer_valid \&\& !needs_compaction]/' spec/agent.fsm; } >"$tmp/guard.fsm"
 "$agentc" replay "$tmp/j" --check --spec "$tmp/guard.fsm" >"$tmp/d" 2>&1
 [ $? -eq 1 ] || fail "a changed guard should diverge"
-line=$(grep -n '\[turn_complete\]' spec/agent.fsm | cut -d: -f1)
-grep -q "recorded: agent OBSERVING -- \[turn_complete\] / finish_answer--> COMPLETED  (spec/agent.fsm:$line)" "$tmp/d" \
+line=$(grep -n '\[turn_complete && answer_valid\]' spec/agent.fsm | cut -d: -f1)
+grep -q "recorded: agent OBSERVING -- \[turn_complete && answer_valid\] / finish_answer--> COMPLETED  (spec/agent.fsm:$line)" "$tmp/d" \
   || fail "recorded guard step: $(cat "$tmp/d")"
-grep -q "replayed: agent OBSERVING -- \[turn_complete && !needs_compaction\] / finish_answer--> COMPLETED  (.*guard.fsm:$((line + 1)))" "$tmp/d" \
+grep -q "replayed: agent OBSERVING -- \[turn_complete && answer_valid && !needs_compaction\] / finish_answer--> COMPLETED  (.*guard.fsm:$((line + 1)))" "$tmp/d" \
   || fail "replayed guard step: $(cat "$tmp/d")"
 
 # --jsonl: one object per line, last one done

@@ -239,13 +239,14 @@ static void test_real_edit_diverges(void **state)
 static void test_guard_edit_diverges(void **state)
 {
     (void)state;
-    ac_fsm_tables *t = edited_tables("", "[turn_complete]", "[turn_complete && !needs_compaction]");
+    ac_fsm_tables *t = edited_tables("", "[turn_complete && answer_valid]",
+                                     "[turn_complete && answer_valid && !needs_compaction]");
     ac_engine *e = replay_engine(t);
     ac_replay_result res;
     assert_int_equal(ac_session_replay(e, recorded, AC_REPLAY_CHECK, &res, NULL),
                      AC_REPLAY_DIVERGED);
-    assert_string_equal(res.recorded.guard, "turn_complete");
-    assert_string_equal(res.replayed.guard, "turn_complete && !needs_compaction");
+    assert_string_equal(res.recorded.guard, "turn_complete && answer_valid");
+    assert_string_equal(res.replayed.guard, "turn_complete && answer_valid && !needs_compaction");
     assert_string_equal(res.recorded.to, res.replayed.to);
     assert_int_equal(res.recorded.line, res.replayed.line);
     /* without AC_REPLAY_CHECK the whole journal replays */

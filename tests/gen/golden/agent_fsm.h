@@ -4,7 +4,7 @@
 
 #include "agentc/fsm_tables.h"
 
-#define AGENT_SPEC_HASH "bd501fe5fb698be0"
+#define AGENT_SPEC_HASH "0706bdb41870b588"
 
 enum agent_machine {
     AGENT_M_SESSION = 0,
@@ -75,7 +75,9 @@ enum agent_guard {
     AGENT_G_RETRIES_LEFT = 6, /* "retries_left" */
     AGENT_G_HAS_TOOL_CALLS = 7, /* "has_tool_calls" */
     AGENT_G_LAST_TOOL_RESULT = 8, /* "last_tool_result" */
-    AGENT_G__COUNT = 9
+    AGENT_G_ANSWER_VALID = 9, /* "answer_valid" */
+    AGENT_G_OUTPUT_RETRIES_LEFT = 10, /* "output_retries_left" */
+    AGENT_G__COUNT = 11
 };
 
 /* actions the spec needs (bind a C function to each name) */
@@ -93,19 +95,21 @@ enum agent_action {
     AGENT_A_FAIL_BUDGET = 10, /* "fail_budget" */
     AGENT_A_FAIL_PROCESS = 11, /* "fail_process" */
     AGENT_A_FINISH_ANSWER = 12, /* "finish_answer" */
-    AGENT_A_APPLY_COMPACTION = 13, /* "apply_compaction" */
-    AGENT_A_SKIP_COMPACTION = 14, /* "skip_compaction" */
-    AGENT_A_BEGIN_CALL = 15, /* "begin_call" */
-    AGENT_A_MARK_STREAMING = 16, /* "mark_streaming" */
-    AGENT_A_APPEND_DELTA = 17, /* "append_delta" */
-    AGENT_A_DISCARD_PARTIAL = 18, /* "discard_partial" */
-    AGENT_A_RECORD_LLM_ERROR = 19, /* "record_llm_error" */
-    AGENT_A_RECORD_ASSISTANT = 20, /* "record_assistant" */
-    AGENT_A_RECORD_TOOL_RESULT = 21, /* "record_tool_result" */
-    AGENT_A_EXPAND_CONTEXT = 22, /* "expand_context" */
-    AGENT_A_LOAD_CONTEXT = 23, /* "load_context" */
-    AGENT_A_COUNT_RETRY = 24, /* "count_retry" */
-    AGENT_A__COUNT = 25
+    AGENT_A_REJECT_ANSWER = 13, /* "reject_answer" */
+    AGENT_A_FAIL_OUTPUT = 14, /* "fail_output" */
+    AGENT_A_APPLY_COMPACTION = 15, /* "apply_compaction" */
+    AGENT_A_SKIP_COMPACTION = 16, /* "skip_compaction" */
+    AGENT_A_BEGIN_CALL = 17, /* "begin_call" */
+    AGENT_A_MARK_STREAMING = 18, /* "mark_streaming" */
+    AGENT_A_APPEND_DELTA = 19, /* "append_delta" */
+    AGENT_A_DISCARD_PARTIAL = 20, /* "discard_partial" */
+    AGENT_A_RECORD_LLM_ERROR = 21, /* "record_llm_error" */
+    AGENT_A_RECORD_ASSISTANT = 22, /* "record_assistant" */
+    AGENT_A_RECORD_TOOL_RESULT = 23, /* "record_tool_result" */
+    AGENT_A_EXPAND_CONTEXT = 24, /* "expand_context" */
+    AGENT_A_LOAD_CONTEXT = 25, /* "load_context" */
+    AGENT_A_COUNT_RETRY = 26, /* "count_retry" */
+    AGENT_A__COUNT = 27
 };
 
 /* effects the spec needs (bind a C function to each name) */
@@ -136,7 +140,8 @@ enum agent_param {
     AGENT_P_CONTEXT_STEP = 13,
     AGENT_P_MAX_TOKENS = 14,
     AGENT_P_THINKING_BUDGET = 15,
-    AGENT_P__COUNT = 16
+    AGENT_P_OUTPUT_RETRIES = 16,
+    AGENT_P__COUNT = 17
 };
 
 #define AGENT_PARAM_MAX_ITERATIONS 10LL
@@ -155,6 +160,7 @@ enum agent_param {
 #define AGENT_PARAM_CONTEXT_STEP 20LL
 #define AGENT_PARAM_MAX_TOKENS 0LL
 #define AGENT_PARAM_THINKING_BUDGET 0LL
+#define AGENT_PARAM_OUTPUT_RETRIES 2LL
 
 extern const ac_fsm_tables agent_fsm;
 
