@@ -124,7 +124,7 @@ static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const
     opts.max_tokens = s->e->p_max_tokens->ival;
     opts.thinking_budget = s->e->p_thinking_budget->ival;
     opts.origin = ac_session_origin(s);
-    opts.output_schema = s->e->output_schema_text;
+    opts.output_schema = s->output_schema_text;
     llm_effect *l = calloc(1, sizeof *l);
     if (!l) {
         ac_session_enqueue(s, ac_engine_event_index(s->e, "llm.failed"),

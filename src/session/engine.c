@@ -314,12 +314,13 @@ static int output_schema_load(ac_engine *e, const char *text, char *err, size_t 
         json_decref(doc);
         return -1;
     }
-    e->output_schema = ac_schema_compile(doc, why, sizeof why);
-    if (!e->output_schema) {
+    ac_schema *compiled = ac_schema_compile(doc, why, sizeof why);
+    if (!compiled) {
         snprintf(err, errcap, "output schema: %s", why[0] ? why : "refused");
         json_decref(doc);
         return -1;
     }
+    ac_schema_free(compiled); /* each session compiles its own, from its spawn event */
     e->output_schema_text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(doc);
     if (!e->output_schema_text) {
@@ -553,7 +554,6 @@ void ac_engine_free(ac_engine *e)
     free(e->params);
     json_decref(e->param_overrides);
     free(e->system_prompt);
-    ac_schema_free(e->output_schema);
     free(e->output_schema_text);
     free(e->journal_dir);
     free(e->api_key_env);

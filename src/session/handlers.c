@@ -128,7 +128,7 @@ static bool g_last_tool_result(ac_session *s, const ac_event *ev)
 static int answer_check(ac_session *s, char *err, size_t errcap)
 {
     err[0] = 0;
-    if (!s->e->output_schema)
+    if (!s->output_schema)
         return 1;
     const ac_message *m = last_message(s);
     const char *text = m ? m->content : "";
@@ -139,7 +139,7 @@ static int answer_check(ac_session *s, char *err, size_t errcap)
                  jerr.line, jerr.column);
         return 0;
     }
-    int ok = ac_schema_validate(s->e->output_schema, doc, err, errcap);
+    int ok = ac_schema_validate(s->output_schema, doc, err, errcap);
     json_decref(doc);
     return ok;
 }
@@ -177,6 +177,13 @@ static void a_init_session(ac_session *s, const ac_event *ev)
             ac_conv_add_tool_def(s->conv, name, desc ? desc : "",
                                  schema ? schema : "{\"type\":\"object\"}");
         free(schema);
+    }
+    json_t *schema = ev->data ? json_object_get(data(ev), "output_schema") : NULL;
+    if (schema && !s->output_schema) { /* checked at engine start: this compiles */
+        char why[256];
+        s->output_schema = ac_schema_compile(schema, why, sizeof why);
+        s->output_schema_text =
+            s->output_schema ? json_dumps(schema, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     }
     int64_t window = s->e->p_context_window->ival;
     ac_conv_set_window(s->conv, window > 0 ? (size_t)window : 0); /* negative: all */

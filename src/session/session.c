@@ -13,6 +13,7 @@
 
 #include "journal.h"
 #include "session_int.h"
+#include "tools/schema.h"
 
 static char *xstrdup(const char *s)
 {
@@ -488,6 +489,8 @@ static json_t *spawn_payload(ac_engine *e)
     json_t *d = json_pack("{s:o}", "tools", tools);
     if (d && e->system_prompt)
         json_object_set_new(d, "system", json_string(e->system_prompt));
+    if (d && e->output_schema_text)
+        json_object_set_new(d, "output_schema", json_loads(e->output_schema_text, 0, NULL));
     return d;
 }
 
@@ -583,6 +586,8 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
 fail:
     ac_conv_free(s->conv);
     json_decref(s->queued);
+    ac_schema_free(s->output_schema);
+    free(s->output_schema_text);
     ac_journal_close(s->journal);
     free(s->answer);
     free(s->id);
@@ -681,6 +686,8 @@ static void session_free_now(ac_session *s)
     ac_journal_close(s->journal);
     ac_conv_free(s->conv);
     json_decref(s->queued);
+    ac_schema_free(s->output_schema);
+    free(s->output_schema_text);
     free(s->partial);
     free(s->answer);
     free(s->error);

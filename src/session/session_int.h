@@ -66,9 +66,8 @@ struct ac_engine {
     const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold,
         *p_context_window, *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout,
         *p_connect_timeout;
-    /* structured output (ac_engine_config.output_schema): the schema compiled, and its
-     * text as sent to the provider; NULL when none is configured */
-    struct ac_schema *output_schema;
+    /* structured output (ac_engine_config.output_schema): its text, checked at engine start
+     * and given to each session in the spawn event; NULL when none is configured */
     char *output_schema_text;
     const ac_param_value *p_output_retries;
     /* cached event indexes */
@@ -118,6 +117,10 @@ struct ac_session {
     json_t *queued; /* user messages that arrived while running */
     int compacted_this_plan;
     int output_rejections; /* final answers refused by the output schema in this turn */
+    /* structured output, from the spawn event (so a replay checks answers as the run did):
+     * the schema compiled and its text for the provider; NULL when none */
+    struct ac_schema *output_schema;
+    char *output_schema_text;
     /* streaming scratch (not serialized: rebuilt from events) */
     char *partial;
     size_t partial_len, partial_cap;
