@@ -196,7 +196,21 @@ typedef struct fx {
     int cancel_on_text; /* cancel the session from inside the first text delta */
     char base[128];
     char journal[64];
+    int rejected;               /* answers refused by the output schema */
+    char last_rejection[1024];  /* the errors of the last one */
 } fx;
+
+/* The output schema the next fx_engine gives its engine (structured output cases). */
+static const char *fx_output_schema;
+
+static void on_rejected(void *ud, ac_session *s, int attempt, const char *errors)
+{
+    (void)s;
+    fx *f = ud;
+    f->rejected++;
+    assert_int_equal(attempt, f->rejected);
+    snprintf(f->last_rejection, sizeof f->last_rejection, "%s", errors);
+}
 
 static void on_text(void *ud, ac_session *s, const char *d, size_t n)
 {
@@ -242,6 +256,7 @@ static void fx_base(fx *f)
     f->out.text = on_text;
     f->out.retry = on_retry;
     f->out.discarded = on_discarded;
+    f->out.rejected = on_rejected;
 }
 
 /* Builds the engine and a session. base NULL: the server's (with /v1 for OpenAI). */
@@ -266,6 +281,7 @@ static void fx_engine(fx *f, int kind, const char *base, const char *key, const 
     cfg.headers = headers;
     cfg.output = &f->out;
     cfg.seed = 7;
+    cfg.output_schema = fx_output_schema;
     f->e = ac_engine_new(&cfg, &ae);
     if (!f->e)
         fail_msg("ac_engine_new: %s", ae.text);
@@ -428,6 +444,7 @@ static void test_openai_text(void **state)
     assert_true(json_is_true(json_object_get(r.json, "stream")));
     assert_true(
         json_is_true(json_object_get(json_object_get(r.json, "stream_options"), "include_usage")));
+    assert_null(json_object_get(r.json, "response_format")); /* no output schema */
     json_t *m = last_message(&r);
     assert_string_equal(jstr(m, "role"), "user");
     assert_string_equal(jstr(m, "content"), "hi");
@@ -1562,6 +1579,208 @@ static void test_bad_config(void **state)
     ac_loop_free(loop);
 }
 
+/* ---- structured output (--output-schema) ---- */
+
+#define OUT_SCHEMA                                                                                 \
+    "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}, \"population\": "  \
+    "{\"type\": \"integer\", \"minimum\": 0}}, \"required\": [\"city\", \"population\"], "         \
+    "\"additionalProperties\": false}"
+
+static char *oa_text1(const char *text)
+{
+    const char *pieces[] = {text, NULL};
+    return oa_text_v(pieces, 12, 3);
+}
+
+/* The engine's request carries the schema natively: response_format, the schema as given. */
+static void assert_response_format(const req *r)
+{
+    json_t *rf = json_object_get(r->json, "response_format");
+    assert_non_null(rf);
+    assert_string_equal(jstr(rf, "type"), "json_schema");
+    json_t *js = json_object_get(rf, "json_schema");
+    assert_string_equal(jstr(js, "name"), "output");
+    assert_true(json_is_false(json_object_get(js, "strict")));
+    json_t *want = json_loads(OUT_SCHEMA, 0, NULL);
+    assert_non_null(want);
+    assert_true(json_equal(json_object_get(js, "schema"), want));
+    json_decref(want);
+}
+
+static void schema_setup(fx *f, const char *const *params, int journal)
+{
+    fx_base(f);
+    fx_output_schema = OUT_SCHEMA;
+    fx_engine(f, AC_PROVIDER_OPENAI, NULL, KEY, params, NULL, journal);
+    fx_output_schema = NULL;
+}
+
+static void test_schema_valid_first_time(void **state)
+{
+    (void)state;
+    fx f;
+    schema_setup(&f, NULL, 0);
+    push_stream(&f, oa_text2("{\"city\": \"Oslo\", ", "\"population\": 709000}"));
+    fx_run(&f, "Largest city of Norway?");
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
+    assert_string_equal(ac_session_answer(f.s), "{\"city\": \"Oslo\", \"population\": 709000}");
+    assert_int_equal(f.rejected, 0);
+    assert_int_equal(ac_httpd_request_count(f.h), 1);
+    req r;
+    req_get(&f, 0, &r);
+    assert_response_format(&r);
+    assert_string_equal(jstr(last_message(&r), "content"), "Largest city of Norway?");
+    req_free(&r);
+    fx_free(&f);
+}
+
+/* A refused answer goes back with its errors; the second request carries them after it. */
+static void test_schema_invalid_then_valid(void **state)
+{
+    (void)state;
+    fx f;
+    schema_setup(&f, NULL, 1);
+    push_stream(&f, oa_text1("{\"city\": \"Oslo\", \"population\": \"many\"}"));
+    push_stream(&f, oa_text1("{\"city\": \"Oslo\", \"population\": 709000}"));
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
+    assert_string_equal(ac_session_answer(f.s), "{\"city\": \"Oslo\", \"population\": 709000}");
+    assert_int_equal(f.rejected, 1);
+    assert_string_equal(f.last_rejection, "/population: expected integer, got string");
+    assert_int_equal(ac_httpd_request_count(f.h), 2);
+    req r;
+    req_get(&f, 1, &r);
+    assert_response_format(&r);
+    json_t *msgs = json_object_get(r.json, "messages");
+    size_t n = json_array_size(msgs);
+    assert_true(n >= 3);
+    json_t *refused = json_array_get(msgs, n - 2), *errors = json_array_get(msgs, n - 1);
+    assert_string_equal(jstr(refused, "role"), "assistant");
+    assert_string_equal(jstr(refused, "content"), "{\"city\": \"Oslo\", \"population\": \"many\"}");
+    assert_string_equal(jstr(errors, "role"), "user");
+    assert_non_null(strstr(jstr(errors, "content"), "/population: expected integer, got string"));
+    req_free(&r);
+    /* the journal replays to the same transitions: the schema is in its spawn event */
+    ac_engine_config rc;
+    memset(&rc, 0, sizeof rc);
+    rc.provider = AC_PROVIDER_SCRIPT;
+    ac_engine *re = ac_engine_new(&rc, &ae);
+    assert_non_null(re);
+    char err[512] = "";
+    int events = 0;
+    ac_session *rs = test_replay_journal(re, "t1", f.journal, &events, err, sizeof err);
+    if (!rs)
+        fail_msg("replay: %s", err);
+    assert_string_equal(ac_session_answer(rs), ac_session_answer(f.s));
+    ac_session_free(rs);
+    ac_engine_free(re);
+    fx_free(&f);
+}
+
+/* Refused every time: output_retries more tries, then the turn fails with the last errors. */
+static void test_schema_invalid_every_time(void **state)
+{
+    (void)state;
+    const char *const params[] = {"backoff_initial=10ms", "backoff_max=2s", "output_retries=2",
+                                  NULL};
+    fx f;
+    schema_setup(&f, params, 0);
+    push_stream(&f, oa_text1("{\"city\": \"Oslo\"}"));
+    push_stream(&f, oa_text1("{\"city\": 1, \"population\": 2}"));
+    push_stream(&f, oa_text1("{\"city\": \"Oslo\", \"population\": -1}"));
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_int_equal(ac_httpd_request_count(f.h), 3);
+    assert_int_equal(f.rejected, 2);
+    const char *e = ac_session_error(f.s);
+    assert_non_null(e);
+    assert_non_null(strstr(e, "does not match the output schema"));
+    assert_non_null(strstr(e, "after 2 retries"));
+    assert_non_null(strstr(e, "/population")); /* the last answer's errors */
+    assert_string_equal(ac_session_answer(f.s), "");
+    req r;
+    req_get(&f, 2, &r); /* the third request carries the second answer's errors */
+    assert_non_null(strstr(jstr(last_message(&r), "content"), "/city: expected string"));
+    req_free(&r);
+    fx_free(&f);
+}
+
+static void test_schema_not_json(void **state)
+{
+    (void)state;
+    fx f;
+    schema_setup(&f, NULL, 0);
+    push_stream(&f, oa_text1("Sure! The city is Oslo."));
+    push_stream(&f, oa_text1(" {\"city\": \"Oslo\", \"population\": 709000}\n"));
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
+    assert_int_equal(f.rejected, 1);
+    assert_non_null(strstr(f.last_rejection, "the answer is not JSON"));
+    assert_string_equal(ac_session_answer(f.s), " {\"city\": \"Oslo\", \"population\": 709000}\n");
+    req r;
+    req_get(&f, 1, &r);
+    assert_non_null(strstr(jstr(last_message(&r), "content"), "the answer is not JSON"));
+    req_free(&r);
+    fx_free(&f);
+}
+
+/* A schema agentc's validator refuses, or that is not JSON, stops the engine at start. */
+static void test_schema_refused_at_start(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = loop;
+    cfg.provider = AC_PROVIDER_OPENAI;
+    cfg.base_url = "http://127.0.0.1:9/v1";
+    cfg.model = "m";
+    cfg.output_schema = "{\"type\": \"object\", \"properties\": {\"a\": {\"pattern\": \"(a\"}}}";
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_int_equal(ae.code, AC_ECONFIG);
+    assert_non_null(strstr(ae.text, "output schema: "));
+    assert_non_null(strstr(ae.text, "/properties/a"));
+    cfg.output_schema = "{\"type\": \"object\", \"frobnicate\": true}";
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_int_equal(ae.code, AC_ECONFIG);
+    assert_non_null(strstr(ae.text, "frobnicate"));
+    cfg.output_schema = "{\"type\": ";
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_non_null(strstr(ae.text, "output schema: not JSON"));
+    cfg.output_schema = "[1]";
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_non_null(strstr(ae.text, "must be an object"));
+    cfg.output_schema = OUT_SCHEMA;
+    ac_engine *e = ac_engine_new(&cfg, &ae);
+    if (!e)
+        fail_msg("%s", ae.text);
+    ac_engine_free(e);
+    ac_loop_free(loop);
+}
+
+/* Anthropic has no response_format: the schema goes to "system" as an instruction. */
+static void test_schema_anthropic_instruction(void **state)
+{
+    (void)state;
+    fx f;
+    fx_base(&f);
+    fx_output_schema = OUT_SCHEMA;
+    fx_engine(&f, AC_PROVIDER_ANTHROPIC, NULL, KEY, NULL, NULL, 0);
+    fx_output_schema = NULL;
+    push_stream(&f, an_text("{\"city\": \"Oslo\", \"population\": 709000}"));
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "idle");
+    assert_string_equal(ac_session_answer(f.s), "{\"city\": \"Oslo\", \"population\": 709000}");
+    req r;
+    req_get(&f, 0, &r);
+    assert_null(json_object_get(r.json, "response_format"));
+    const char *sys = jstr(r.json, "system");
+    assert_non_null(strstr(sys, "Reply with only a JSON value"));
+    assert_non_null(strstr(sys, "\"required\":[\"city\",\"population\"]"));
+    req_free(&r);
+    fx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1595,6 +1814,12 @@ int main(void)
         cmocka_unit_test(test_anthropic_thinking_tool_round),
         cmocka_unit_test(test_anthropic_overloaded_in_stream),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_schema_valid_first_time),
+        cmocka_unit_test(test_schema_invalid_then_valid),
+        cmocka_unit_test(test_schema_invalid_every_time),
+        cmocka_unit_test(test_schema_not_json),
+        cmocka_unit_test(test_schema_refused_at_start),
+        cmocka_unit_test(test_schema_anthropic_instruction),
         cmocka_unit_test(test_summarize_over_http),
         cmocka_unit_test(test_summarize_over_http_anthropic),
         cmocka_unit_test(test_summarize_failure_over_http),
