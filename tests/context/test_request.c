@@ -149,6 +149,45 @@ static void test_anthropic_exact(void **state)
     ac_conv_free(c);
 }
 
+/* Structured output: OpenAI gets response_format with the schema; Anthropic gets the schema as
+ * an instruction after the system text (alone when there is none). */
+static void test_output_schema(void **state)
+{
+    (void)state;
+    ac_conv *c = small();
+    const char *schema = "{\"type\":\"object\",\"required\":[\"n\"]}";
+    ac_request_opts o = {.model = "gpt-x", .stream = 0, .output_schema = schema};
+    char *got = openai(c, &o);
+    json_t *j = json_loads(got, 0, NULL);
+    assert_non_null(j);
+    char *rf = json_dumps(json_object_get(j, "response_format"), JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(rf, "{\"json_schema\":{\"name\":\"output\",\"schema\":{\"required\":[\"n\"],"
+                            "\"type\":\"object\"},\"strict\":false},\"type\":\"json_schema\"}");
+    free(rf);
+    json_decref(j);
+    free(got);
+    o.model = "claude-x";
+    got = anthropic(c, &o);
+    j = json_loads(got, 0, NULL);
+    assert_null(json_object_get(j, "response_format"));
+    assert_string_equal(json_string_value(json_object_get(j, "system")),
+                        "Be brief.\n\nReply with only a JSON value, no other text, that matches "
+                        "this JSON Schema:\n{\"type\":\"object\",\"required\":[\"n\"]}");
+    json_decref(j);
+    free(got);
+    ac_conv_free(c);
+    c = ac_conv_new();
+    ac_conv_add_message(c, AC_ROLE_USER, "hi", 1);
+    got = anthropic(c, &o);
+    j = json_loads(got, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(j, "system")),
+                        "Reply with only a JSON value, no other text, that matches this JSON "
+                        "Schema:\n{\"type\":\"object\",\"required\":[\"n\"]}");
+    json_decref(j);
+    free(got);
+    ac_conv_free(c);
+}
+
 /* Anthropic thinking blocks go back first in their assistant message, with
  * their signatures, only when the request enables thinking; max_tokens is
  * raised above the budget; OpenAI requests never carry them. */
@@ -582,6 +621,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_openai_exact),
         cmocka_unit_test(test_anthropic_exact),
+        cmocka_unit_test(test_output_schema),
         cmocka_unit_test(test_anthropic_thinking),
         cmocka_unit_test(test_anthropic_thinking_internal_rounds),
         cmocka_unit_test(test_results_in_call_order),
