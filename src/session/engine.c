@@ -10,6 +10,7 @@
 #include "agent_fsm.h"
 #include "journal.h"
 #include "session_int.h"
+#include "context/request.h"
 #include "session/contracts.h"
 #include "util/secrets.h"
 #include "util/units.h"
@@ -449,7 +450,10 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
         goto fail;
     }
     if (e->loop) {
-        if (cfg->provider == AC_PROVIDER_SCRIPT)
+        if (cfg->provider == AC_PROVIDER_SCRIPT &&
+            ac_request_settings_check(cfg->request, 0, err, errcap)) /* ranges: sent nowhere */
+            e->provider = NULL;
+        else if (cfg->provider == AC_PROVIDER_SCRIPT)
             e->provider = ac_provider_script_new(e, cfg->script_path, cfg->script_text,
                                                  cfg->script_delay_ms, err, errcap);
         else
