@@ -449,6 +449,13 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
         *code = AC_ENOMEM;
         goto fail;
     }
+    const char *tc = cfg->request ? cfg->request->tool_choice : NULL;
+    if (tc && strcmp(tc, "auto") && strcmp(tc, "none") && strcmp(tc, "required") &&
+        !(e->tool_choice = strdup(tc))) {
+        snprintf(err, errcap, "out of memory");
+        *code = AC_ENOMEM;
+        goto fail;
+    }
     if (e->loop) {
         if (cfg->provider == AC_PROVIDER_SCRIPT &&
             ac_request_settings_check(cfg->request, 0, err, errcap)) /* ranges: sent nowhere */
@@ -510,6 +517,7 @@ void ac_engine_free(ac_engine *e)
     free(e->params);
     json_decref(e->param_overrides);
     free(e->system_prompt);
+    free(e->tool_choice);
     free(e->journal_dir);
     free(e->api_key_env);
     ac_secrets_free(e->secrets);
