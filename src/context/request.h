@@ -17,6 +17,13 @@
  * OpenAI: failures are sent as tool content prefixed "Error: ". max_tokens
  * is sent only when opts->max_tokens > 0.
  *
+ * Settings (opts->settings, agentc.h): OpenAI gets temperature, top_p, stop,
+ * seed, reasoning_effort, tool_choice ("auto" | "none" | "required" |
+ * {"type": "function", "function": {"name"}}) and parallel_tool_calls;
+ * Anthropic temperature, top_p, stop_sequences and tool_choice ({"type":
+ * "auto" | "none" | "any" | "tool", "name"}, with disable_parallel_tool_use
+ * for parallel_tool_calls). The pass-through object is merged in last.
+ *
  * Anthropic: system messages are joined (blank line between) into the
  * top-level "system"; every message uses content blocks; consecutive
  * messages of the same role are merged so roles alternate, tool_result blocks
