@@ -1310,6 +1310,14 @@ int ac_cli_batch(int argc, char **argv)
             if (o.journal_dir)
                 snprintf(journal, sizeof journal, "%s/%s.journal", o.journal_dir, id);
             it->s = ac_session_new(b.engine, id, o.journal_dir ? journal : NULL, &err);
+            if (!it->s && err.code == AC_ECONFIG && next == 0) {
+                /* the configuration (a tool_choice naming no tool): no session can run */
+                fprintf(stderr, "agentc: %s\n", err.text);
+                restore_stop_signals(old);
+                batch_free_items(&bt);
+                bundle_free(&b);
+                return AC_EXIT_CONFIG;
+            }
             if (it->s) {
                 ac_session_set_userdata(it->s, (void *)(uintptr_t)next);
                 ac_session_send(it->s, it->prompt);

@@ -70,5 +70,13 @@ refused 2 "--seed takes an integer, not '1.5'" "${net[@]}" --seed 1.5
 refused 2 "--parallel-tool-calls takes true or false, not 'yes'" "${net[@]}" --parallel-tool-calls yes
 "$agentc" run "${net[@]}" hi --stop >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -qF -- "--stop needs a value" "$tmp/err" || fail "--stop without a value: $(cat "$tmp/err")"
+"$agentc" batch "$tmp/in.jsonl" "${net[@]}" --tool-choice nosuch >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 3 ] && grep -qF "tool_choice 'nosuch' names no configured tool" "$tmp/err" && [ ! -s "$tmp/out" ] \
+  || fail "batch with a bad tool_choice: exit $rc: $(cat "$tmp/err") $(cat "$tmp/out")"
+"$agentc" batch "$tmp/in.jsonl" --provider anthropic --base-url "http://127.0.0.1:$port" --model m \
+  --api-key-env AGENTC_TEST_KEY --seed 3 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 3 ] && grep -qF "seed is not a setting Anthropic has" "$tmp/err" || fail "batch --seed with Anthropic: exit $rc"
 [ "$(wc -l <"$tmp/requests")" -eq "$n_before" ] || fail "a refused run reached the server"
 echo ok
