@@ -573,10 +573,14 @@ typedef struct run_opts {
 static int parse_request_flag(int argc, char **argv, int *i, run_opts *o)
 {
     const char *a = argv[*i];
-    const char *const names[] = {"--temperature", "--top-p",
-                                 "--stop",        "--seed",
-                                 "--tool-choice", "--parallel-tool-calls",
-                                 "--reasoning-effort", "--request-json"};
+    const char *const names[] = {"--temperature",
+                                 "--top-p",
+                                 "--stop",
+                                 "--seed",
+                                 "--tool-choice",
+                                 "--parallel-tool-calls",
+                                 "--reasoning-effort",
+                                 "--request-json"};
     size_t k = 0;
     while (k < sizeof names / sizeof names[0] && strcmp(a, names[k]))
         k++;

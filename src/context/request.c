@@ -126,12 +126,11 @@ static int check_opts(const ac_request_opts *opts, char *err, size_t errcap)
 
 /* ------------------------------------------------------------- settings */
 
-static const char *const owned_fields[] = {"messages", "tools",  "stream", "stream_options",
-                                           "system",   NULL};
+static const char *const owned_fields[] = {"messages",       "tools",  "stream",
+                                           "stream_options", "system", NULL};
 static const char *const efforts[] = {"none", "minimal", "low", "medium", "high", "xhigh", NULL};
 
-int ac_request_settings_check(const ac_request_settings *s, int anthropic, char *err,
-                              size_t errcap)
+int ac_request_settings_check(const ac_request_settings *s, int anthropic, char *err, size_t errcap)
 {
     const char *pname = anthropic ? "Anthropic" : "OpenAI";
     if (!s)
@@ -460,10 +459,9 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
         if (put(root, "tools", tools))
             goto fail;
         if (st && st->tool_choice) {
-            json_t *tc = is_mode(st->tool_choice)
-                             ? json_string(st->tool_choice)
-                             : json_pack("{s:s, s:{s:s}}", "type", "function", "function",
-                                         "name", st->tool_choice);
+            json_t *tc = is_mode(st->tool_choice) ? json_string(st->tool_choice)
+                                                  : json_pack("{s:s, s:{s:s}}", "type", "function",
+                                                              "function", "name", st->tool_choice);
             if (put(root, "tool_choice", tc))
                 goto fail;
         }

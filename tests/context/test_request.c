@@ -595,12 +595,13 @@ static ac_conv *one_tool(int with_tools)
     "\"parameters\":{\"type\":\"object\"}}},{\"type\":\"function\",\"function\":{\"name\":"        \
     "\"grep\",\"description\":\"Search\",\"parameters\":{\"type\":\"object\"}}}]"
 #define AN_TOOLS                                                                                   \
-    "\"tools\":[{\"name\":\"read\",\"description\":\"Read\",\"input_schema\":{\"type\":"          \
-    "\"object\"}},{\"name\":\"grep\",\"description\":\"Search\",\"input_schema\":{\"type\":"      \
+    "\"tools\":[{\"name\":\"read\",\"description\":\"Read\",\"input_schema\":{\"type\":"           \
+    "\"object\"}},{\"name\":\"grep\",\"description\":\"Search\",\"input_schema\":{\"type\":"       \
     "\"object\"}}]"
 #define OA_HEAD "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
 #define AN_HEAD "{\"model\":\"m\",\"max_tokens\":4096,\"stream\":false"
-#define AN_MSGS "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}]"
+#define AN_MSGS                                                                                    \
+    "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}]"
 
 static void check_bodies(int with_tools, const ac_request_settings *st, const char *want_openai,
                          const char *want_anthropic)
@@ -620,8 +621,8 @@ static void test_settings_sampling(void **state)
 {
     (void)state;
     const char *stop[] = {"END", "STOP", NULL};
-    ac_request_settings st = {.has_temperature = true, .temperature = 0.7, .has_top_p = true,
-                              .top_p = 0.9, .stop = stop};
+    ac_request_settings st = {
+        .has_temperature = true, .temperature = 0.7, .has_top_p = true, .top_p = 0.9, .stop = stop};
     check_bodies(0, &st,
                  OA_HEAD ",\"temperature\":0.7,\"top_p\":0.9,\"stop\":[\"END\",\"STOP\"],"
                          "\"stream\":false}",
@@ -632,7 +633,8 @@ static void test_settings_sampling(void **state)
     ac_conv *c = one_tool(0);
     ac_request_opts o = {.model = "m", .settings = &oa};
     char *body = openai(c, &o);
-    assert_string_equal(body, OA_HEAD ",\"seed\":-42,\"reasoning_effort\":\"low\",\"stream\":false}");
+    assert_string_equal(body,
+                        OA_HEAD ",\"seed\":-42,\"reasoning_effort\":\"low\",\"stream\":false}");
     free(body);
     ac_conv_free(c);
     /* temperature 0 is sent; an empty stop list is not */
@@ -646,11 +648,11 @@ static void test_settings_tool_choice(void **state)
 {
     (void)state;
     ac_request_settings st = {.tool_choice = "read"};
-    check_bodies(1, &st,
-                 OA_HEAD ",\"stream\":false," OA_TOOLS
-                         ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"read\"}}}",
-                 AN_HEAD "," AN_MSGS "," AN_TOOLS
-                         ",\"tool_choice\":{\"type\":\"tool\",\"name\":\"read\"}}");
+    check_bodies(
+        1, &st,
+        OA_HEAD ",\"stream\":false," OA_TOOLS
+                ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"read\"}}}",
+        AN_HEAD "," AN_MSGS "," AN_TOOLS ",\"tool_choice\":{\"type\":\"tool\",\"name\":\"read\"}}");
     st.tool_choice = "none";
     check_bodies(1, &st, OA_HEAD ",\"stream\":false," OA_TOOLS ",\"tool_choice\":\"none\"}",
                  AN_HEAD "," AN_MSGS "," AN_TOOLS ",\"tool_choice\":{\"type\":\"none\"}}");
@@ -662,22 +664,24 @@ static void test_settings_tool_choice(void **state)
     check_bodies(1, &st,
                  OA_HEAD ",\"stream\":false," OA_TOOLS
                          ",\"tool_choice\":\"auto\",\"parallel_tool_calls\":false}",
-                 AN_HEAD "," AN_MSGS "," AN_TOOLS
-                         ",\"tool_choice\":{\"type\":\"auto\",\"disable_parallel_tool_use\":true}}");
+                 AN_HEAD
+                 "," AN_MSGS "," AN_TOOLS
+                 ",\"tool_choice\":{\"type\":\"auto\",\"disable_parallel_tool_use\":true}}");
     /* parallel alone: Anthropic carries it in an auto tool_choice */
     ac_request_settings par = {.parallel_tool_calls = 1};
     check_bodies(1, &par, OA_HEAD ",\"stream\":false," OA_TOOLS ",\"parallel_tool_calls\":true}",
-                 AN_HEAD "," AN_MSGS "," AN_TOOLS
-                         ",\"tool_choice\":{\"type\":\"auto\",\"disable_parallel_tool_use\":false}}");
+                 AN_HEAD
+                 "," AN_MSGS "," AN_TOOLS
+                 ",\"tool_choice\":{\"type\":\"auto\",\"disable_parallel_tool_use\":false}}");
     /* one tool and no parallel calls */
     ac_request_settings one = {.tool_choice = "grep", .parallel_tool_calls = -1};
-    check_bodies(1, &one,
-                 OA_HEAD ",\"stream\":false," OA_TOOLS
-                         ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"grep\"}},"
-                         "\"parallel_tool_calls\":false}",
-                 AN_HEAD "," AN_MSGS "," AN_TOOLS
-                         ",\"tool_choice\":{\"type\":\"tool\",\"name\":\"grep\","
-                         "\"disable_parallel_tool_use\":true}}");
+    check_bodies(
+        1, &one,
+        OA_HEAD ",\"stream\":false," OA_TOOLS
+                ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"grep\"}},"
+                "\"parallel_tool_calls\":false}",
+        AN_HEAD "," AN_MSGS "," AN_TOOLS ",\"tool_choice\":{\"type\":\"tool\",\"name\":\"grep\","
+                "\"disable_parallel_tool_use\":true}}");
     /* none has no parallel switch at Anthropic */
     ac_request_settings none = {.tool_choice = "none", .parallel_tool_calls = -1};
     check_bodies(1, &none,
@@ -741,9 +745,14 @@ static void test_settings_check(void **state)
     (void)state;
     assert_int_equal(ac_request_settings_check(NULL, 1, NULL, 0), 0);
     const char *stop[] = {"x", NULL};
-    ac_request_settings ok = {.has_temperature = true, .temperature = 1, .has_top_p = true,
-                              .top_p = 1, .stop = stop, .tool_choice = "read",
-                              .parallel_tool_calls = -1, .request_json = "{\"top_k\":5}"};
+    ac_request_settings ok = {.has_temperature = true,
+                              .temperature = 1,
+                              .has_top_p = true,
+                              .top_p = 1,
+                              .stop = stop,
+                              .tool_choice = "read",
+                              .parallel_tool_calls = -1,
+                              .request_json = "{\"top_k\":5}"};
     assert_int_equal(ac_request_settings_check(&ok, 1, NULL, 0), 0);
     ok.temperature = 2;
     ok.has_seed = true;

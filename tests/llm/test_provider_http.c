@@ -1572,11 +1572,11 @@ static void assert_body(fx *f, size_t i, const char *head, const char *mid, cons
 {
     req r;
     req_get(f, i, &r);
-    char *msgs = json_dumps(json_object_get(r.json, "messages"), JSON_COMPACT | JSON_PRESERVE_ORDER);
-    char *tools = json_object_get(r.json, "tools")
-                      ? json_dumps(json_object_get(r.json, "tools"),
-                                   JSON_COMPACT | JSON_PRESERVE_ORDER)
-                      : strdup("");
+    char *msgs =
+        json_dumps(json_object_get(r.json, "messages"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *tools = json_object_get(r.json, "tools") ? json_dumps(json_object_get(r.json, "tools"),
+                                                                JSON_COMPACT | JSON_PRESERVE_ORDER)
+                                                   : strdup("");
     size_t n = strlen(head) + strlen(msgs) + strlen(mid) + strlen(tools) + strlen(tail) + 1;
     char *want = malloc(n);
     snprintf(want, n, "%s%s%s%s%s", head, msgs, mid, tools, tail);
@@ -1594,9 +1594,15 @@ static void test_settings_openai_over_http(void **state)
     fx f;
     fx_base(&f);
     const char *stop[] = {"END", "STOP", NULL};
-    ac_request_settings st = {.has_temperature = true, .temperature = 0.2, .has_top_p = true,
-                              .top_p = 0.95, .stop = stop, .has_seed = true, .seed = 1234,
-                              .tool_choice = "calculator", .parallel_tool_calls = -1,
+    ac_request_settings st = {.has_temperature = true,
+                              .temperature = 0.2,
+                              .has_top_p = true,
+                              .top_p = 0.95,
+                              .stop = stop,
+                              .has_seed = true,
+                              .seed = 1234,
+                              .tool_choice = "calculator",
+                              .parallel_tool_calls = -1,
                               .reasoning_effort = "medium",
                               .request_json = "{\"user\":\"u-1\",\"seed\":99,\"logprobs\":true}"};
     f.request = &st;
@@ -1623,9 +1629,9 @@ static void test_settings_openai_over_http(void **state)
         fx_run(&f, NULL);
         char tail[64];
         snprintf(tail, sizeof tail, ",\"tool_choice\":\"%s\"}", choices[k]);
-        assert_body(&f, 0, "{\"model\":\"test-model\",\"messages\":",
-                    ",\"stream\":true,\"stream_options\":{\"include_usage\":true},\"tools\":",
-                    tail);
+        assert_body(
+            &f, 0, "{\"model\":\"test-model\",\"messages\":",
+            ",\"stream\":true,\"stream_options\":{\"include_usage\":true},\"tools\":", tail);
         fx_free(&f);
     }
 }
@@ -1638,8 +1644,13 @@ static void test_settings_anthropic_over_http(void **state)
         ac_request_settings st;
         const char *head, *tail;
     } cases[] = {
-        {{.has_temperature = true, .temperature = 0.5, .has_top_p = true, .top_p = 0.8,
-          .stop = stop, .tool_choice = "required", .parallel_tool_calls = -1,
+        {{.has_temperature = true,
+          .temperature = 0.5,
+          .has_top_p = true,
+          .top_p = 0.8,
+          .stop = stop,
+          .tool_choice = "required",
+          .parallel_tool_calls = -1,
           .request_json = "{\"top_k\":5,\"metadata\":{\"user_id\":\"u\"}}"},
          "{\"model\":\"test-model\",\"max_tokens\":4096,\"stream\":true,\"temperature\":0.5,"
          "\"top_p\":0.8,\"stop_sequences\":[\"\\n\\nHuman:\"],\"messages\":",
@@ -1675,8 +1686,10 @@ static void test_settings_summary_over_http(void **state)
     (void)state;
     fx f;
     fx_base(&f);
-    ac_request_settings st = {.has_temperature = true, .temperature = 0.3,
-                              .tool_choice = "calculator", .parallel_tool_calls = -1};
+    ac_request_settings st = {.has_temperature = true,
+                              .temperature = 0.3,
+                              .tool_choice = "calculator",
+                              .parallel_tool_calls = -1};
     f.request = &st;
     fx_engine(&f, AC_PROVIDER_OPENAI, NULL, KEY, summarize_params, NULL, 0);
     push_stream(&f, oa_text2("Answer", " one."));
