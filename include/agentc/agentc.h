@@ -108,6 +108,28 @@ typedef struct ac_output {
 /* ---- engine --------------------------------------------------------------- */
 enum ac_provider_kind { AC_PROVIDER_OPENAI = 0, AC_PROVIDER_ANTHROPIC = 1, AC_PROVIDER_SCRIPT = 2 };
 
+/* Settings of the model request (see the README's table). They tune how one
+ * provider samples, not the agent's control flow, and some exist for one
+ * provider only, so they are request options of the engine, not spec params.
+ * A zeroed struct sends nothing. Checked by ac_engine_new (AC_ECONFIG): the
+ * ranges, and a setting the provider does not have (Anthropic: seed,
+ * reasoning_effort; temperature above 1). */
+typedef struct ac_request_settings {
+    bool has_temperature; /* temperature: 0..2 (Anthropic 0..1) */
+    double temperature;
+    bool has_top_p; /* top_p: 0..1 */
+    double top_p;
+    const char *const *stop; /* stop sequences, NULL-terminated; NULL or empty: none */
+    bool has_seed;           /* OpenAI only */
+    int64_t seed;
+    const char *tool_choice;      /* NULL: not sent; "auto", "none", "required" or a tool name
+                                     (which must be offered when the request is built) */
+    int parallel_tool_calls;      /* 0: not sent, 1: true, -1: false */
+    const char *reasoning_effort; /* OpenAI only: none|minimal|low|medium|high|xhigh */
+    const char *request_json;     /* a JSON object merged into the body last; it may not
+                                     hold messages, tools, stream, stream_options, system */
+} ac_request_settings;
+
 typedef struct ac_engine_config {
     const ac_fsm_tables *tables; /* NULL: the built-in spec/agent.fsm tables */
     ac_registry *registry;       /* NULL: built-in handlers only (borrowed) */
@@ -142,6 +164,7 @@ typedef struct ac_engine_config {
      * times (a spec param), then the turn fails. A schema agentc's validator refuses makes
      * ac_engine_new fail (AC_ECONFIG). */
     const char *output_schema;
+    const ac_request_settings *request; /* model request settings; NULL: none (copied) */
 } ac_engine_config;
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the

@@ -582,7 +582,91 @@ typedef struct run_opts {
     const char *journal_dir; /* batch: one journal per session */
     const char *prompt;
     const char *output_schema; /* --output-schema FILE */
+    /* model request settings: --temperature ... --request-json */
+    ac_request_settings req;
+    const char *stop[32]; /* NULL-terminated */
+    size_t n_stop;
 } run_opts;
+
+/* The model request flags. Returns 1 when a is one (i moves past its value), 0
+ * when it is not, or -(exit status) on a bad value. */
+static int parse_request_flag(int argc, char **argv, int *i, run_opts *o)
+{
+    const char *a = argv[*i];
+    const char *const names[] = {"--temperature",
+                                 "--top-p",
+                                 "--stop",
+                                 "--seed",
+                                 "--tool-choice",
+                                 "--parallel-tool-calls",
+                                 "--reasoning-effort",
+                                 "--request-json"};
+    size_t k = 0;
+    while (k < sizeof names / sizeof names[0] && strcmp(a, names[k]))
+        k++;
+    if (k == sizeof names / sizeof names[0])
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "agentc: %s needs a value\n", a);
+        return -AC_EXIT_USAGE;
+    }
+    const char *v = argv[++*i];
+    char *end = NULL;
+    ac_request_settings *r = &o->req;
+    switch (k) {
+    case 0:
+    case 1: {
+        errno = 0;
+        double d = strtod(v, &end);
+        if (!*v || *end || errno) {
+            fprintf(stderr, "agentc: %s takes a number, not '%s'\n", a, v);
+            return -AC_EXIT_USAGE;
+        }
+        if (k == 0) {
+            r->has_temperature = true;
+            r->temperature = d;
+        } else {
+            r->has_top_p = true;
+            r->top_p = d;
+        }
+        break;
+    }
+    case 2:
+        if (o->n_stop >= 31) {
+            fprintf(stderr, "agentc: at most 31 --stop sequences\n");
+            return -AC_EXIT_USAGE;
+        }
+        o->stop[o->n_stop++] = v;
+        r->stop = o->stop;
+        break;
+    case 3:
+        errno = 0;
+        r->seed = strtoll(v, &end, 10);
+        if (!*v || *end || errno) {
+            fprintf(stderr, "agentc: --seed takes an integer, not '%s'\n", v);
+            return -AC_EXIT_USAGE;
+        }
+        r->has_seed = true;
+        break;
+    case 4:
+        r->tool_choice = v;
+        break;
+    case 5:
+        if (strcmp(v, "true") && strcmp(v, "false")) {
+            fprintf(stderr, "agentc: --parallel-tool-calls takes true or false, not '%s'\n", v);
+            return -AC_EXIT_USAGE;
+        }
+        r->parallel_tool_calls = !strcmp(v, "true") ? 1 : -1;
+        break;
+    case 6:
+        r->reasoning_effort = v;
+        break;
+    default:
+        r->request_json = v;
+        break;
+    }
+    return 1;
+}
 
 static void batch_usage(FILE *out)
 {
@@ -599,7 +683,8 @@ static void batch_usage(FILE *out)
         "  --ordered            print results in input order\n"
         "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
-        "  --header, --script, --tools, --system, --spec, --param, --output-schema)\n\n"
+        "  --header, --script, --tools, --system, --spec, --param, --output-schema, and the\n"
+        "  model request settings --temperature ... --request-json)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
         "and reported), 4 the output could not be written (141: a closed pipe)\n");
@@ -628,6 +713,16 @@ static void run_usage(FILE *out)
         "  --jsonl              one JSON object per line on stdout\n"
         "  --output-schema FILE the answer must be JSON matching this JSON Schema; a refused\n"
         "                       answer goes back to the model (param output_retries)\n\n"
+        "model request settings (README: what each provider receives):\n"
+        "  --temperature T      0..2 (Anthropic 0..1)\n"
+        "  --top-p P            0..1\n"
+        "  --stop TEXT          stop sequence (repeatable)\n"
+        "  --seed N             OpenAI only\n"
+        "  --tool-choice auto|none|required|NAME\n"
+        "  --parallel-tool-calls true|false\n"
+        "  --reasoning-effort none|minimal|low|medium|high|xhigh   OpenAI only\n"
+        "  --request-json '{...}'   merged into the request body last (not messages,\n"
+        "                       tools, stream, stream_options or system)\n\n"
         "exit status: 0 completed, 1 the agent failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (the session is cancelled: tools\n"
         "killed, journal kept), 4 the output could not be written (141: a closed pipe;\n"
@@ -676,6 +771,11 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
             o->output_schema = argv[++i];
             continue;
         }
+        int req = parse_request_flag(argc, argv, &i, o);
+        if (req < 0)
+            return -req;
+        if (req)
+            continue;
         const char **slot = NULL;
         const char *const names[] = {"--provider", "--base-url", "--model", "--api-key-env",
                                      "--script",   "--system",   "--spec",  "--journal"};
@@ -828,6 +928,7 @@ static int make_engine(const run_opts *o, const ac_output *out, const char *scri
     params[o->n_params] = NULL;
     cfg.params = params;
     cfg.output = out;
+    cfg.request = &o->req;
     b->loop = ac_loop_new();
     if (!b->loop) {
         fprintf(stderr, "agentc: cannot create the event loop\n");
@@ -1265,6 +1366,14 @@ int ac_cli_batch(int argc, char **argv)
             if (o.journal_dir)
                 snprintf(journal, sizeof journal, "%s/%s.journal", o.journal_dir, id);
             it->s = ac_session_new(b.engine, id, o.journal_dir ? journal : NULL, &err);
+            if (!it->s && err.code == AC_ECONFIG && next == 0) {
+                /* the configuration (a tool_choice naming no tool): no session can run */
+                fprintf(stderr, "agentc: %s\n", err.text);
+                restore_stop_signals(old);
+                batch_free_items(&bt);
+                bundle_free(&b);
+                return AC_EXIT_CONFIG;
+            }
             if (it->s) {
                 ac_session_set_userdata(it->s, (void *)(uintptr_t)next);
                 ac_session_send(it->s, it->prompt);

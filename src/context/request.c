@@ -124,6 +124,201 @@ static int check_opts(const ac_request_opts *opts, char *err, size_t errcap)
     return 0;
 }
 
+/* ------------------------------------------------------------- settings */
+
+static const char *const owned_fields[] = {"messages",       "tools",  "stream",
+                                           "stream_options", "system", NULL};
+static const char *const efforts[] = {"none", "minimal", "low", "medium", "high", "xhigh", NULL};
+
+int ac_request_settings_check(const ac_request_settings *s, int anthropic, char *err, size_t errcap)
+{
+    const char *pname = anthropic ? "Anthropic" : "OpenAI";
+    if (!s)
+        return 0;
+    double tmax = anthropic ? 1.0 : 2.0;
+    if (s->has_temperature && !(s->temperature >= 0.0 && s->temperature <= tmax)) {
+        set_err(err, errcap, "temperature %g is out of range: %s takes 0 to %g", s->temperature,
+                pname, tmax);
+        return -1;
+    }
+    if (s->has_top_p && !(s->top_p >= 0.0 && s->top_p <= 1.0)) {
+        set_err(err, errcap, "top_p %g is out of range: 0 to 1", s->top_p);
+        return -1;
+    }
+    for (const char *const *p = s->stop; p && *p; p++)
+        if (!**p) {
+            set_err(err, errcap, "stop sequence #%d is empty", (int)(p - s->stop) + 1);
+            return -1;
+        }
+    if (anthropic && s->has_seed) {
+        set_err(err, errcap, "seed is not a setting Anthropic has (OpenAI only)");
+        return -1;
+    }
+    if (anthropic && s->reasoning_effort) {
+        set_err(err, errcap,
+                "reasoning_effort is not a setting Anthropic has (OpenAI only; Anthropic's "
+                "extended thinking is the thinking_budget param)");
+        return -1;
+    }
+    if (s->reasoning_effort) {
+        int ok = 0;
+        for (const char *const *e = efforts; *e; e++)
+            ok |= strcmp(*e, s->reasoning_effort) == 0;
+        if (!ok) {
+            set_err(err, errcap,
+                    "reasoning_effort '%.64s' is not one of none, minimal, low, medium, high, "
+                    "xhigh",
+                    s->reasoning_effort);
+            return -1;
+        }
+    }
+    if (s->tool_choice && !*s->tool_choice) {
+        set_err(err, errcap, "tool_choice is empty: auto, none, required or a tool name");
+        return -1;
+    }
+    if (s->parallel_tool_calls < -1 || s->parallel_tool_calls > 1) {
+        set_err(err, errcap, "parallel_tool_calls must be 0 (not sent), 1 (true) or -1 (false)");
+        return -1;
+    }
+    if (s->request_json) {
+        json_error_t je;
+        json_t *j = json_loads(s->request_json, JSON_REJECT_DUPLICATES, &je);
+        if (!j) {
+            set_err(err, errcap, "request JSON is not valid JSON: %s (column %d)", je.text,
+                    je.column);
+            return -1;
+        }
+        if (!json_is_object(j)) {
+            json_decref(j);
+            set_err(err, errcap, "request JSON must be a JSON object");
+            return -1;
+        }
+        for (const char *const *f = owned_fields; *f; f++)
+            if (json_object_get(j, *f)) {
+                json_decref(j);
+                set_err(err, errcap,
+                        "request JSON may not set \"%s\": agentc builds messages, tools, "
+                        "stream, stream_options and system itself",
+                        *f);
+                return -1;
+            }
+        json_decref(j);
+    }
+    return 0;
+}
+
+static char *dup_str(const char *s, int *bad)
+{
+    if (!s)
+        return NULL;
+    char *d = strdup(s);
+    if (!d)
+        *bad = 1;
+    return d;
+}
+
+void ac_request_settings_free(ac_request_settings *s)
+{
+    if (!s)
+        return;
+    if (s->stop) {
+        for (const char *const *p = s->stop; *p; p++)
+            free((char *)*p);
+        free((void *)s->stop);
+    }
+    free((char *)s->tool_choice);
+    free((char *)s->reasoning_effort);
+    free((char *)s->request_json);
+    free(s);
+}
+
+ac_request_settings *ac_request_settings_dup(const ac_request_settings *s)
+{
+    ac_request_settings *d = calloc(1, sizeof *d);
+    if (!d || !s)
+        return d;
+    *d = *s;
+    d->stop = NULL;
+    int bad = 0;
+    d->tool_choice = dup_str(s->tool_choice, &bad);
+    d->reasoning_effort = dup_str(s->reasoning_effort, &bad);
+    d->request_json = dup_str(s->request_json, &bad);
+    if (s->stop && s->stop[0]) {
+        size_t n = 0;
+        while (s->stop[n])
+            n++;
+        char **stop = calloc(n + 1, sizeof *stop);
+        if (!stop)
+            bad = 1;
+        for (size_t i = 0; stop && i < n; i++)
+            stop[i] = dup_str(s->stop[i], &bad);
+        d->stop = (const char *const *)stop;
+    }
+    if (bad) {
+        ac_request_settings_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+static int is_mode(const char *tc)
+{
+    return !strcmp(tc, "auto") || !strcmp(tc, "none") || !strcmp(tc, "required");
+}
+
+/* A tool_choice naming a tool must name one the request offers. */
+static int check_choice(const ac_request_settings *st, json_t *tools, int anthropic, char *err,
+                        size_t errcap)
+{
+    if (!st || !st->tool_choice || is_mode(st->tool_choice))
+        return 0;
+    for (size_t i = 0; i < json_array_size(tools); i++) {
+        json_t *t = json_array_get(tools, i);
+        json_t *name = anthropic ? json_object_get(t, "name")
+                                 : json_object_get(json_object_get(t, "function"), "name");
+        if (json_is_string(name) && strcmp(json_string_value(name), st->tool_choice) == 0)
+            return 0;
+    }
+    set_err(err, errcap,
+            "tool_choice '%.128s' is not a tool offered to the model (auto, none, required, or "
+            "the name of a configured tool)",
+            st->tool_choice);
+    return -1;
+}
+
+/* The sampling settings common to both APIs. */
+static int put_sampling(json_t *root, const ac_request_settings *st, int anthropic)
+{
+    if (!st)
+        return 0;
+    if (st->has_temperature && put(root, "temperature", json_real(st->temperature)))
+        return -1;
+    if (st->has_top_p && put(root, "top_p", json_real(st->top_p)))
+        return -1;
+    if (st->stop && st->stop[0]) {
+        json_t *a = json_array();
+        for (const char *const *p = st->stop; a && *p; p++)
+            if (append(a, json_string(*p))) {
+                json_decref(a);
+                return -1;
+            }
+        if (put(root, anthropic ? "stop_sequences" : "stop", a))
+            return -1;
+    }
+    return 0;
+}
+
+/* The pass-through, last (checked by ac_request_settings_check). */
+static int put_passthrough(json_t *root, const ac_request_settings *st)
+{
+    if (!st || !st->request_json)
+        return 0;
+    json_t *j = json_loads(st->request_json, 0, NULL);
+    int rc = json_is_object(j) ? json_object_update(root, j) : -1;
+    json_decref(j);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- OpenAI */
 
 static json_t *openai_tool_calls(const ac_conv *c, const view *v, const ac_message *m)
@@ -253,6 +448,12 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
                           "output", "schema", schema, "strict", 0)))
             goto fail;
     }
+    const ac_request_settings *st = opts->settings;
+    if (put_sampling(root, st, 0) ||
+        (st && st->has_seed && put(root, "seed", json_integer((json_int_t)st->seed))) ||
+        (st && st->reasoning_effort &&
+         put(root, "reasoning_effort", json_string(st->reasoning_effort))))
+        goto fail;
     if (opts->stream) {
         json_t *so = json_object();
         if (put(root, "stream", json_true()) || put(root, "stream_options", so) ||
@@ -265,15 +466,34 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     if (!tools)
         goto fail;
     if (json_array_size(tools)) {
+        if (check_choice(st, tools, 0, err, errcap)) {
+            json_decref(tools);
+            goto refused;
+        }
         if (put(root, "tools", tools))
+            goto fail;
+        if (st && st->tool_choice) {
+            json_t *tc = is_mode(st->tool_choice) ? json_string(st->tool_choice)
+                                                  : json_pack("{s:s, s:{s:s}}", "type", "function",
+                                                              "function", "name", st->tool_choice);
+            if (put(root, "tool_choice", tc))
+                goto fail;
+        }
+        if (st && st->parallel_tool_calls &&
+            put(root, "parallel_tool_calls", json_boolean(st->parallel_tool_calls > 0)))
             goto fail;
     } else {
         json_decref(tools);
+        if (check_choice(st, NULL, 0, err, errcap))
+            goto refused;
     }
-    out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (put_passthrough(root, st))
+        goto fail;
+    out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 fail:
     if (!out)
         set_err(err, errcap, "request: out of memory");
+refused:
     json_decref(root);
     view_free(&v);
     return out;
@@ -482,6 +702,9 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
     if (budget &&
         put(root, "thinking", json_pack("{s:s, s:i}", "type", "enabled", "budget_tokens", budget)))
         goto fail;
+    const ac_request_settings *st = opts->settings;
+    if (put_sampling(root, st, 1))
+        goto fail;
     system = anth_system(c, &v, &oom);
     if (!oom && opts->output_schema) { /* no native field: the schema goes as an instruction */
         static const char lead[] = "Reply with only a JSON value, no other text, that matches "
@@ -529,15 +752,36 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
     if (!tools)
         goto fail;
     if (json_array_size(tools)) {
+        if (check_choice(st, tools, 1, err, errcap)) {
+            json_decref(tools);
+            goto refused;
+        }
         if (put(root, "tools", tools))
             goto fail;
+        if (st && (st->tool_choice || st->parallel_tool_calls)) {
+            const char *tc = st->tool_choice ? st->tool_choice : "auto";
+            json_t *o = !strcmp(tc, "required") ? json_pack("{s:s}", "type", "any")
+                        : is_mode(tc)           ? json_pack("{s:s}", "type", tc)
+                                      : json_pack("{s:s, s:s}", "type", "tool", "name", tc);
+            if (put(root, "tool_choice", o))
+                goto fail;
+            /* "none" has no parallel switch: no tool is called at all */
+            if (st->parallel_tool_calls && strcmp(tc, "none") != 0 &&
+                put(o, "disable_parallel_tool_use", json_boolean(st->parallel_tool_calls < 0)))
+                goto fail;
+        }
     } else {
         json_decref(tools);
+        if (check_choice(st, NULL, 1, err, errcap))
+            goto refused;
     }
-    out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (put_passthrough(root, st))
+        goto fail;
+    out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 fail:
     if (!out)
         set_err(err, errcap, "request: out of memory");
+refused:
     free(system);
     json_decref(root);
     view_free(&v);

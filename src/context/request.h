@@ -17,6 +17,13 @@
  * OpenAI: failures are sent as tool content prefixed "Error: ". max_tokens
  * is sent only when opts->max_tokens > 0.
  *
+ * Settings (opts->settings, agentc.h): OpenAI gets temperature, top_p, stop,
+ * seed, reasoning_effort, tool_choice ("auto" | "none" | "required" |
+ * {"type": "function", "function": {"name"}}) and parallel_tool_calls;
+ * Anthropic temperature, top_p, stop_sequences and tool_choice ({"type":
+ * "auto" | "none" | "any" | "tool", "name"}, with disable_parallel_tool_use
+ * for parallel_tool_calls). The pass-through object is merged in last.
+ *
  * Anthropic: system messages are joined (blank line between) into the
  * top-level "system"; every message uses content blocks; consecutive
  * messages of the same role are merged so roles alternate, tool_result blocks
@@ -35,6 +42,7 @@
 
 #include <stddef.h>
 
+#include "agentc/agentc.h"
 #include "context/conversation.h"
 
 #define AC_REQUEST_DEFAULT_MAX_TOKENS 4096
@@ -54,12 +62,26 @@ typedef struct ac_request_opts {
      * {"type": "json_schema", "json_schema": {"name": "output", "schema": ..., "strict":
      * false}}; Anthropic: an instruction with the schema appended to "system". */
     const char *output_schema;
+    /* Sampling and tool settings and the pass-through (agentc.h); NULL: none.
+     * The tool settings (tool_choice, parallel_tool_calls) are sent only when
+     * tools are offered; a tool_choice naming a tool not offered is an error. */
+    const ac_request_settings *settings;
 } ac_request_opts;
 
 /* Return a malloc'd JSON body (free it), or NULL with a message in err. */
 char *ac_request_openai(const ac_conv *conv, const ac_request_opts *opts, char *err, size_t errcap);
 char *ac_request_anthropic(const ac_conv *conv, const ac_request_opts *opts, char *err,
                            size_t errcap);
+
+/* Checks settings for a provider (anthropic nonzero: Anthropic): ranges,
+ * settings the provider does not have, the pass-through (a JSON object
+ * without the fields agentc owns). 0, or -1 with a message in err. NULL
+ * settings are fine. */
+int ac_request_settings_check(const ac_request_settings *s, int anthropic, char *err,
+                              size_t errcap);
+/* A deep copy (free with ac_request_settings_free); NULL when out of memory. */
+ac_request_settings *ac_request_settings_dup(const ac_request_settings *s);
+void ac_request_settings_free(ac_request_settings *s);
 
 /* Is tool `name` offered under opts? (NULL opts or list: every tool.) */
 int ac_request_tool_allowed(const ac_request_opts *opts, const char *name);

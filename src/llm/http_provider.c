@@ -96,6 +96,7 @@ struct hp_provider {
     char *url;   /* what curl is given */
     char *shown; /* url for messages: userinfo redacted */
     char *model;
+    ac_request_settings *settings; /* the engine's request settings (a copy), or NULL */
     char *key;
     char **secrets; /* key, header values, URL userinfo (util/secrets.h) */
     struct curl_slist *headers;
@@ -853,6 +854,16 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     ro.thinking_budget = done ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
     /* structured output for the turns of the conversation, not for summaries */
     ro.output_schema = done || !opts ? NULL : opts->output_schema;
+    /* a summary (done set) is asked of a conversation without tools: no tool settings */
+    ac_request_settings st = {0};
+    if (p->settings) {
+        st = *p->settings;
+        if (done) {
+            st.tool_choice = NULL;
+            st.parallel_tool_calls = 0;
+        }
+        ro.settings = &st;
+    }
     err[0] = '\0';
     c->body = p->kind == AC_PROVIDER_ANTHROPIC ? ac_request_anthropic(conv, &ro, err, sizeof err)
                                                : ac_request_openai(conv, &ro, err, sizeof err);
@@ -968,6 +979,7 @@ static void hp_free(ac_provider *base)
     free(p->url);
     free(p->shown);
     free(p->model);
+    ac_request_settings_free(p->settings);
     free(p);
 }
 
@@ -1007,6 +1019,8 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
                  (long long)budget);
         return NULL;
     }
+    if (ac_request_settings_check(cfg->request, kind == AC_PROVIDER_ANTHROPIC, err, errcap))
+        return NULL;
     const char *base = cfg->base_url && *cfg->base_url ? cfg->base_url : NULL;
     const char *env = kind == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
     if (!base && getenv(env) && *getenv(env))
@@ -1063,6 +1077,8 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
     if (!(p->secrets = ac_secrets_collect(cfg->api_key, base, cfg->headers)))
         goto nomem;
     if (!(p->model = hp_strdup(cfg->model)))
+        goto nomem;
+    if (cfg->request && !(p->settings = ac_request_settings_dup(cfg->request)))
         goto nomem;
     if (cfg->api_key && *cfg->api_key && !(p->key = hp_strdup(cfg->api_key)))
         goto nomem;

@@ -10,6 +10,7 @@
 #include "agent_fsm.h"
 #include "journal.h"
 #include "session_int.h"
+#include "context/request.h"
 #include "session/contracts.h"
 #include "tools/schema.h"
 #include "util/secrets.h"
@@ -496,8 +497,18 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
         *code = AC_ENOMEM;
         goto fail;
     }
+    const char *tc = cfg->request ? cfg->request->tool_choice : NULL;
+    if (tc && strcmp(tc, "auto") && strcmp(tc, "none") && strcmp(tc, "required") &&
+        !(e->tool_choice = strdup(tc))) {
+        snprintf(err, errcap, "out of memory");
+        *code = AC_ENOMEM;
+        goto fail;
+    }
     if (e->loop) {
-        if (cfg->provider == AC_PROVIDER_SCRIPT)
+        if (cfg->provider == AC_PROVIDER_SCRIPT &&
+            ac_request_settings_check(cfg->request, 0, err, errcap)) /* ranges: sent nowhere */
+            e->provider = NULL;
+        else if (cfg->provider == AC_PROVIDER_SCRIPT)
             e->provider = ac_provider_script_new(e, cfg->script_path, cfg->script_text,
                                                  cfg->script_delay_ms, err, errcap);
         else
@@ -555,6 +566,7 @@ void ac_engine_free(ac_engine *e)
     json_decref(e->param_overrides);
     free(e->system_prompt);
     free(e->output_schema_text);
+    free(e->tool_choice);
     free(e->journal_dir);
     free(e->api_key_env);
     ac_secrets_free(e->secrets);

@@ -14,6 +14,7 @@
 #include "journal.h"
 #include "session_int.h"
 #include "tools/schema.h"
+#include "tools_internal.h"
 
 static char *xstrdup(const char *s)
 {
@@ -625,6 +626,14 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
     char text[512] = "";
     if (!e) {
         ac_error_set(err, AC_EINVAL, "ac_session_new needs an engine");
+        return NULL;
+    }
+    if (e->tool_choice && !ac_tools_find(e, e->tool_choice)) {
+        snprintf(text, sizeof text,
+                 "tool_choice '%.128s' names no configured tool (auto, none, required, or the "
+                 "name of a tool added to the engine)",
+                 e->tool_choice);
+        ac_error_set(err, AC_ECONFIG, text);
         return NULL;
     }
     ac_session *s = session_new(e, id, journal_path, 0, text, sizeof text);

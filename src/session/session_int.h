@@ -73,6 +73,7 @@ struct ac_engine {
     /* cached event indexes */
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
+    char *tool_choice; /* the request setting when it names a tool: checked at session start */
 };
 
 /* An event waiting in a session's queue (session.c). */

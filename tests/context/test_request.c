@@ -616,6 +616,241 @@ static void test_cleared_and_options(void **state)
     ac_conv_free(c);
 }
 
+/* ---- request settings ---- */
+
+static ac_conv *one_tool(int with_tools)
+{
+    ac_conv *c = ac_conv_new();
+    if (with_tools) {
+        ac_conv_add_tool_def(c, "read", "Read", "{\"type\":\"object\"}");
+        ac_conv_add_tool_def(c, "grep", "Search", "{\"type\":\"object\"}");
+    }
+    ac_conv_add_message(c, AC_ROLE_USER, "hi", 1);
+    return c;
+}
+
+#define OA_TOOLS                                                                                   \
+    "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"read\",\"description\":\"Read\","  \
+    "\"parameters\":{\"type\":\"object\"}}},{\"type\":\"function\",\"function\":{\"name\":"        \
+    "\"grep\",\"description\":\"Search\",\"parameters\":{\"type\":\"object\"}}}]"
+#define AN_TOOLS                                                                                   \
+    "\"tools\":[{\"name\":\"read\",\"description\":\"Read\",\"input_schema\":{\"type\":"           \
+    "\"object\"}},{\"name\":\"grep\",\"description\":\"Search\",\"input_schema\":{\"type\":"       \
+    "\"object\"}}]"
+#define OA_HEAD "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
+#define AN_HEAD "{\"model\":\"m\",\"max_tokens\":4096,\"stream\":false"
+#define AN_MSGS                                                                                    \
+    "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}]"
+
+static void check_bodies(int with_tools, const ac_request_settings *st, const char *want_openai,
+                         const char *want_anthropic)
+{
+    ac_conv *c = one_tool(with_tools);
+    ac_request_opts o = {.model = "m", .settings = st};
+    char *body = openai(c, &o);
+    assert_string_equal(body, want_openai);
+    free(body);
+    body = anthropic(c, &o);
+    assert_string_equal(body, want_anthropic);
+    free(body);
+    ac_conv_free(c);
+}
+
+static void test_settings_sampling(void **state)
+{
+    (void)state;
+    const char *stop[] = {"END", "STOP", NULL};
+    ac_request_settings st = {
+        .has_temperature = true, .temperature = 0.7, .has_top_p = true, .top_p = 0.9, .stop = stop};
+    check_bodies(0, &st,
+                 OA_HEAD ",\"temperature\":0.7,\"top_p\":0.9,\"stop\":[\"END\",\"STOP\"],"
+                         "\"stream\":false}",
+                 AN_HEAD ",\"temperature\":0.7,\"top_p\":0.9,\"stop_sequences\":[\"END\","
+                         "\"STOP\"]," AN_MSGS "}");
+    /* OpenAI only: seed and reasoning_effort */
+    ac_request_settings oa = {.has_seed = true, .seed = -42, .reasoning_effort = "low"};
+    ac_conv *c = one_tool(0);
+    ac_request_opts o = {.model = "m", .settings = &oa};
+    char *body = openai(c, &o);
+    assert_string_equal(body,
+                        OA_HEAD ",\"seed\":-42,\"reasoning_effort\":\"low\",\"stream\":false}");
+    free(body);
+    ac_conv_free(c);
+    /* temperature 0 is sent; an empty stop list is not */
+    const char *nostop[] = {NULL};
+    ac_request_settings zero = {.has_temperature = true, .temperature = 0, .stop = nostop};
+    check_bodies(0, &zero, OA_HEAD ",\"temperature\":0.0,\"stream\":false}",
+                 AN_HEAD ",\"temperature\":0.0," AN_MSGS "}");
+}
+
+static void test_settings_tool_choice(void **state)
+{
+    (void)state;
+    ac_request_settings st = {.tool_choice = "read"};
+    check_bodies(
+        1, &st,
+        OA_HEAD ",\"stream\":false," OA_TOOLS
+                ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"read\"}}}",
+        AN_HEAD "," AN_MSGS "," AN_TOOLS ",\"tool_choice\":{\"type\":\"tool\",\"name\":\"read\"}}");
+    st.tool_choice = "none";
+    check_bodies(1, &st, OA_HEAD ",\"stream\":false," OA_TOOLS ",\"tool_choice\":\"none\"}",
+                 AN_HEAD "," AN_MSGS "," AN_TOOLS ",\"tool_choice\":{\"type\":\"none\"}}");
+    st.tool_choice = "required";
+    check_bodies(1, &st, OA_HEAD ",\"stream\":false," OA_TOOLS ",\"tool_choice\":\"required\"}",
+                 AN_HEAD "," AN_MSGS "," AN_TOOLS ",\"tool_choice\":{\"type\":\"any\"}}");
+    st.tool_choice = "auto";
+    st.parallel_tool_calls = -1;
+    check_bodies(1, &st,
+                 OA_HEAD ",\"stream\":false," OA_TOOLS
+                         ",\"tool_choice\":\"auto\",\"parallel_tool_calls\":false}",
+                 AN_HEAD
+                 "," AN_MSGS "," AN_TOOLS
+                 ",\"tool_choice\":{\"type\":\"auto\",\"disable_parallel_tool_use\":true}}");
+    /* parallel alone: Anthropic carries it in an auto tool_choice */
+    ac_request_settings par = {.parallel_tool_calls = 1};
+    check_bodies(1, &par, OA_HEAD ",\"stream\":false," OA_TOOLS ",\"parallel_tool_calls\":true}",
+                 AN_HEAD
+                 "," AN_MSGS "," AN_TOOLS
+                 ",\"tool_choice\":{\"type\":\"auto\",\"disable_parallel_tool_use\":false}}");
+    /* one tool and no parallel calls */
+    ac_request_settings one = {.tool_choice = "grep", .parallel_tool_calls = -1};
+    check_bodies(
+        1, &one,
+        OA_HEAD ",\"stream\":false," OA_TOOLS
+                ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"grep\"}},"
+                "\"parallel_tool_calls\":false}",
+        AN_HEAD "," AN_MSGS "," AN_TOOLS ",\"tool_choice\":{\"type\":\"tool\",\"name\":\"grep\","
+                "\"disable_parallel_tool_use\":true}}");
+    /* none has no parallel switch at Anthropic */
+    ac_request_settings none = {.tool_choice = "none", .parallel_tool_calls = -1};
+    check_bodies(1, &none,
+                 OA_HEAD ",\"stream\":false," OA_TOOLS
+                         ",\"tool_choice\":\"none\",\"parallel_tool_calls\":false}",
+                 AN_HEAD "," AN_MSGS "," AN_TOOLS ",\"tool_choice\":{\"type\":\"none\"}}");
+    /* no tools offered: the tool settings are not sent */
+    ac_request_settings req = {.tool_choice = "required", .parallel_tool_calls = -1};
+    check_bodies(0, &req, OA_HEAD ",\"stream\":false}", AN_HEAD "," AN_MSGS "}");
+
+    /* a name that is not offered is refused when the request is built */
+    ac_conv *c = one_tool(1);
+    const char *only_read[] = {"read", NULL};
+    ac_request_settings bad = {.tool_choice = "grep"};
+    ac_request_opts o = {.model = "m", .settings = &bad, .tool_names_allowed = only_read};
+    char err[256] = "";
+    assert_null(ac_request_openai(c, &o, err, sizeof err));
+    assert_string_equal(err, "tool_choice 'grep' is not a tool offered to the model (auto, none, "
+                             "required, or the name of a configured tool)");
+    err[0] = 0;
+    bad.tool_choice = "write";
+    o.tool_names_allowed = NULL;
+    assert_null(ac_request_anthropic(c, &o, err, sizeof err));
+    assert_non_null(strstr(err, "tool_choice 'write' is not a tool offered"));
+    ac_conv_free(c);
+    c = one_tool(0);
+    err[0] = 0;
+    assert_null(ac_request_openai(c, &o, err, sizeof err));
+    assert_non_null(strstr(err, "tool_choice 'write' is not a tool offered"));
+    ac_conv_free(c);
+}
+
+static void test_settings_passthrough(void **state)
+{
+    (void)state;
+    ac_request_settings st = {.has_temperature = true,
+                              .temperature = 0.5,
+                              .request_json = "{\"temperature\":1,\"user\":\"u1\","
+                                              "\"metadata\":{\"k\":[1,2.5]}}"};
+    /* merged last: a field agentc sets is replaced in place, others are appended */
+    check_bodies(0, &st,
+                 OA_HEAD ",\"temperature\":1,\"stream\":false,\"user\":\"u1\","
+                         "\"metadata\":{\"k\":[1,2.5]}}",
+                 AN_HEAD ",\"temperature\":1," AN_MSGS ",\"user\":\"u1\","
+                         "\"metadata\":{\"k\":[1,2.5]}}");
+    ac_request_settings mt = {.request_json = "{\"max_tokens\":7,\"top_k\":3}"};
+    check_bodies(0, &mt, OA_HEAD ",\"stream\":false,\"max_tokens\":7,\"top_k\":3}",
+                 "{\"model\":\"m\",\"max_tokens\":7,\"stream\":false," AN_MSGS ",\"top_k\":3}");
+}
+
+static void check_refused(const ac_request_settings *st, int anthropic, const char *want)
+{
+    char err[512] = "";
+    assert_int_equal(ac_request_settings_check(st, anthropic, err, sizeof err), -1);
+    if (!strstr(err, want))
+        fail_msg("error '%s' lacks '%s'", err, want);
+}
+
+static void test_settings_check(void **state)
+{
+    (void)state;
+    assert_int_equal(ac_request_settings_check(NULL, 1, NULL, 0), 0);
+    const char *stop[] = {"x", NULL};
+    ac_request_settings ok = {.has_temperature = true,
+                              .temperature = 1,
+                              .has_top_p = true,
+                              .top_p = 1,
+                              .stop = stop,
+                              .tool_choice = "read",
+                              .parallel_tool_calls = -1,
+                              .request_json = "{\"top_k\":5}"};
+    assert_int_equal(ac_request_settings_check(&ok, 1, NULL, 0), 0);
+    ok.temperature = 2;
+    ok.has_seed = true;
+    ok.reasoning_effort = "high";
+    assert_int_equal(ac_request_settings_check(&ok, 0, NULL, 0), 0);
+
+    ac_request_settings t = {.has_temperature = true, .temperature = 2.5};
+    check_refused(&t, 0, "temperature 2.5 is out of range: OpenAI takes 0 to 2");
+    t.temperature = 1.5;
+    check_refused(&t, 1, "temperature 1.5 is out of range: Anthropic takes 0 to 1");
+    t.temperature = -0.1;
+    check_refused(&t, 0, "temperature -0.1 is out of range");
+    ac_request_settings p = {.has_top_p = true, .top_p = 1.01};
+    check_refused(&p, 0, "top_p 1.01 is out of range: 0 to 1");
+    const char *empty[] = {"a", "", NULL};
+    ac_request_settings s = {.stop = empty};
+    check_refused(&s, 1, "stop sequence #2 is empty");
+    ac_request_settings seed = {.has_seed = true, .seed = 1};
+    check_refused(&seed, 1, "seed is not a setting Anthropic has (OpenAI only)");
+    ac_request_settings eff = {.reasoning_effort = "low"};
+    check_refused(&eff, 1, "reasoning_effort is not a setting Anthropic has");
+    eff.reasoning_effort = "max";
+    check_refused(&eff, 0, "reasoning_effort 'max' is not one of");
+    ac_request_settings tc = {.tool_choice = ""};
+    check_refused(&tc, 0, "tool_choice is empty");
+    ac_request_settings par = {.parallel_tool_calls = 2};
+    check_refused(&par, 0, "parallel_tool_calls must be");
+    const char *bad_json[][2] = {
+        {"{\"messages\":[]}", "request JSON may not set \"messages\""},
+        {"{\"a\":1,\"tools\":[]}", "request JSON may not set \"tools\""},
+        {"{\"stream\":false}", "request JSON may not set \"stream\""},
+        {"{\"stream_options\":{}}", "request JSON may not set \"stream_options\""},
+        {"{\"system\":\"x\"}", "request JSON may not set \"system\""},
+        {"[1]", "request JSON must be a JSON object"},
+        {"{\"a\":", "request JSON is not valid JSON"},
+        {"{\"a\":1,\"a\":2}", "request JSON is not valid JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad_json / sizeof bad_json[0]; i++) {
+        ac_request_settings j = {.request_json = bad_json[i][0]};
+        check_refused(&j, 0, bad_json[i][1]);
+        check_refused(&j, 1, bad_json[i][1]);
+    }
+
+    /* the copy owns its strings */
+    ac_request_settings *d = ac_request_settings_dup(&ok);
+    assert_non_null(d);
+    assert_ptr_not_equal(d->stop, ok.stop);
+    assert_string_equal(d->stop[0], "x");
+    assert_null(d->stop[1]);
+    assert_string_equal(d->tool_choice, "read");
+    assert_string_equal(d->reasoning_effort, "high");
+    assert_string_equal(d->request_json, "{\"top_k\":5}");
+    assert_true(d->has_seed && d->parallel_tool_calls == -1);
+    ac_request_settings_free(d);
+    d = ac_request_settings_dup(NULL);
+    assert_non_null(d);
+    ac_request_settings_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -629,6 +864,10 @@ int main(void)
         cmocka_unit_test(test_window_never_splits),
         cmocka_unit_test(test_anthropic_merging_and_inputs),
         cmocka_unit_test(test_cleared_and_options),
+        cmocka_unit_test(test_settings_sampling),
+        cmocka_unit_test(test_settings_tool_choice),
+        cmocka_unit_test(test_settings_passthrough),
+        cmocka_unit_test(test_settings_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -196,6 +196,7 @@ typedef struct fx {
     int cancel_on_text; /* cancel the session from inside the first text delta */
     char base[128];
     char journal[64];
+    const ac_request_settings *request; /* the engine's request settings, may be NULL */
     int rejected;               /* answers refused by the output schema */
     char last_rejection[1024];  /* the errors of the last one */
 } fx;
@@ -282,6 +283,7 @@ static void fx_engine(fx *f, int kind, const char *base, const char *key, const 
     cfg.output = &f->out;
     cfg.seed = 7;
     cfg.output_schema = fx_output_schema;
+    cfg.request = f->request;
     f->e = ac_engine_new(&cfg, &ae);
     if (!f->e)
         fail_msg("ac_engine_new: %s", ae.text);
@@ -1579,6 +1581,216 @@ static void test_bad_config(void **state)
     ac_loop_free(loop);
 }
 
+/* ---- request settings over HTTP ---- */
+
+/* The body of request i must be exactly head + messages + mid + tools + tail,
+ * where messages and tools are what the body holds (checked elsewhere). */
+static void assert_body(fx *f, size_t i, const char *head, const char *mid, const char *tail)
+{
+    req r;
+    req_get(f, i, &r);
+    char *msgs =
+        json_dumps(json_object_get(r.json, "messages"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *tools = json_object_get(r.json, "tools") ? json_dumps(json_object_get(r.json, "tools"),
+                                                                JSON_COMPACT | JSON_PRESERVE_ORDER)
+                                                   : strdup("");
+    size_t n = strlen(head) + strlen(msgs) + strlen(mid) + strlen(tools) + strlen(tail) + 1;
+    char *want = malloc(n);
+    snprintf(want, n, "%s%s%s%s%s", head, msgs, mid, tools, tail);
+    if (strcmp(r.body, want) != 0)
+        fail_msg("request %zu body:\n%s\nwant:\n%s", i, r.body, want);
+    free(want);
+    free(msgs);
+    free(tools);
+    req_free(&r);
+}
+
+static void test_settings_openai_over_http(void **state)
+{
+    (void)state;
+    fx f;
+    fx_base(&f);
+    const char *stop[] = {"END", "STOP", NULL};
+    ac_request_settings st = {.has_temperature = true,
+                              .temperature = 0.2,
+                              .has_top_p = true,
+                              .top_p = 0.95,
+                              .stop = stop,
+                              .has_seed = true,
+                              .seed = 1234,
+                              .tool_choice = "calculator",
+                              .parallel_tool_calls = -1,
+                              .reasoning_effort = "medium",
+                              .request_json = "{\"user\":\"u-1\",\"seed\":99,\"logprobs\":true}"};
+    f.request = &st;
+    fx_engine(&f, AC_PROVIDER_OPENAI, NULL, KEY, NULL, NULL, 0);
+    push_stream(&f, oa_text2("Hello", "."));
+    fx_run(&f, NULL);
+    assert_string_equal(ac_session_answer(f.s), "Hello.");
+    assert_body(&f, 0, "{\"model\":\"test-model\",\"messages\":",
+                ",\"temperature\":0.2,\"top_p\":0.95,\"stop\":[\"END\",\"STOP\"],\"seed\":99,"
+                "\"reasoning_effort\":\"medium\",\"stream\":true,\"stream_options\":"
+                "{\"include_usage\":true},\"tools\":",
+                ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"calculator\"}},"
+                "\"parallel_tool_calls\":false,\"user\":\"u-1\",\"logprobs\":true}");
+    fx_free(&f);
+
+    /* none with the tool present, and required */
+    const char *choices[] = {"none", "required"};
+    for (int k = 0; k < 2; k++) {
+        fx_base(&f);
+        ac_request_settings tc = {.tool_choice = choices[k]};
+        f.request = &tc;
+        fx_engine(&f, AC_PROVIDER_OPENAI, NULL, KEY, NULL, NULL, 0);
+        push_stream(&f, oa_text2("A", "."));
+        fx_run(&f, NULL);
+        char tail[64];
+        snprintf(tail, sizeof tail, ",\"tool_choice\":\"%s\"}", choices[k]);
+        assert_body(
+            &f, 0, "{\"model\":\"test-model\",\"messages\":",
+            ",\"stream\":true,\"stream_options\":{\"include_usage\":true},\"tools\":", tail);
+        fx_free(&f);
+    }
+}
+
+static void test_settings_anthropic_over_http(void **state)
+{
+    (void)state;
+    const char *stop[] = {"\n\nHuman:", NULL};
+    struct {
+        ac_request_settings st;
+        const char *head, *tail;
+    } cases[] = {
+        {{.has_temperature = true,
+          .temperature = 0.5,
+          .has_top_p = true,
+          .top_p = 0.8,
+          .stop = stop,
+          .tool_choice = "required",
+          .parallel_tool_calls = -1,
+          .request_json = "{\"top_k\":5,\"metadata\":{\"user_id\":\"u\"}}"},
+         "{\"model\":\"test-model\",\"max_tokens\":4096,\"stream\":true,\"temperature\":0.5,"
+         "\"top_p\":0.8,\"stop_sequences\":[\"\\n\\nHuman:\"],\"messages\":",
+         ",\"tool_choice\":{\"type\":\"any\",\"disable_parallel_tool_use\":true},\"top_k\":5,"
+         "\"metadata\":{\"user_id\":\"u\"}}"},
+        {{.tool_choice = "calculator"},
+         "{\"model\":\"test-model\",\"max_tokens\":4096,\"stream\":true,\"messages\":",
+         ",\"tool_choice\":{\"type\":\"tool\",\"name\":\"calculator\"}}"},
+        {{.tool_choice = "none", .parallel_tool_calls = 1},
+         "{\"model\":\"test-model\",\"max_tokens\":4096,\"stream\":true,\"messages\":",
+         ",\"tool_choice\":{\"type\":\"none\"}}"},
+        {{.parallel_tool_calls = -1},
+         "{\"model\":\"test-model\",\"max_tokens\":4096,\"stream\":true,\"messages\":",
+         ",\"tool_choice\":{\"type\":\"auto\",\"disable_parallel_tool_use\":true}}"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        fx f;
+        fx_base(&f);
+        f.request = &cases[k].st;
+        fx_engine(&f, AC_PROVIDER_ANTHROPIC, NULL, KEY, NULL, NULL, 0);
+        push_stream(&f, an_text("Fine."));
+        fx_run(&f, NULL);
+        assert_string_equal(ac_session_answer(f.s), "Fine.");
+        assert_body(&f, 0, cases[k].head, ",\"tools\":", cases[k].tail);
+        fx_free(&f);
+    }
+}
+
+/* A summary is asked without tools: the sampling settings go with it, the
+ * tool settings do not. */
+static void test_settings_summary_over_http(void **state)
+{
+    (void)state;
+    fx f;
+    fx_base(&f);
+    ac_request_settings st = {.has_temperature = true,
+                              .temperature = 0.3,
+                              .tool_choice = "calculator",
+                              .parallel_tool_calls = -1};
+    f.request = &st;
+    fx_engine(&f, AC_PROVIDER_OPENAI, NULL, KEY, summarize_params, NULL, 0);
+    push_stream(&f, oa_text2("Answer", " one."));
+    fx_run(&f, "first question");
+    push_stream(&f, oa_text2("Earlier", " one."));
+    push_stream(&f, oa_text2("Answer", " two."));
+    fx_run(&f, "second question");
+    assert_int_equal(ac_httpd_request_count(f.h), 3);
+    assert_body(&f, 1, "{\"model\":\"test-model\",\"messages\":",
+                ",\"temperature\":0.3,\"stream\":true,\"stream_options\":{\"include_usage\":true}",
+                "}");
+    assert_body(&f, 2, "{\"model\":\"test-model\",\"messages\":",
+                ",\"temperature\":0.3,\"stream\":true,\"stream_options\":{\"include_usage\":true},"
+                "\"tools\":",
+                ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"calculator\"}},"
+                "\"parallel_tool_calls\":false}");
+    fx_free(&f);
+}
+
+/* Settings a provider does not have, bad values and a tool_choice naming no
+ * tool are refused before any call. */
+static void test_settings_refused(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = loop;
+    cfg.provider = AC_PROVIDER_ANTHROPIC;
+    cfg.base_url = "http://127.0.0.1:9";
+    cfg.api_key = KEY;
+    cfg.model = "m";
+    ac_request_settings st = {.has_seed = true, .seed = 1};
+    cfg.request = &st;
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_int_equal(ae.code, AC_ECONFIG);
+    assert_string_equal(ae.text, "seed is not a setting Anthropic has (OpenAI only)");
+    ac_request_settings eff = {.reasoning_effort = "high"};
+    cfg.request = &eff;
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_int_equal(ae.code, AC_ECONFIG);
+    assert_non_null(strstr(ae.text, "reasoning_effort is not a setting Anthropic has"));
+    ac_request_settings hot = {.has_temperature = true, .temperature = 1.2};
+    cfg.request = &hot;
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_int_equal(ae.code, AC_ECONFIG);
+    cfg.provider = AC_PROVIDER_OPENAI;
+    ac_engine *e = ac_engine_new(&cfg, &ae); /* 1.2 is fine for OpenAI */
+    if (!e)
+        fail_msg("%s", ae.text);
+    ac_engine_free(e);
+    ac_request_settings pass = {.request_json = "{\"messages\":[]}"};
+    cfg.request = &pass;
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_int_equal(ae.code, AC_ECONFIG);
+    assert_non_null(strstr(ae.text, "request JSON may not set \"messages\""));
+    /* the script provider checks the values too */
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = "{\"content\":\"x\"}\n";
+    ac_request_settings far = {.has_top_p = true, .top_p = -1};
+    cfg.request = &far;
+    assert_null(ac_engine_new(&cfg, &ae));
+    assert_int_equal(ae.code, AC_ECONFIG);
+    assert_non_null(strstr(ae.text, "top_p -1 is out of range"));
+    /* tool_choice must name a tool the engine has when a session starts */
+    cfg.provider = AC_PROVIDER_OPENAI;
+    ac_request_settings one = {.tool_choice = "calculator"};
+    cfg.request = &one;
+    e = ac_engine_new(&cfg, &ae);
+    if (!e)
+        fail_msg("%s", ae.text);
+    assert_null(ac_session_new(e, "s", NULL, &ae));
+    assert_int_equal(ae.code, AC_ECONFIG);
+    assert_non_null(strstr(ae.text, "tool_choice 'calculator' names no configured tool"));
+    assert_int_equal(ac_engine_add_tools(e, "builtin:calculator", &ae), 0);
+    ac_session *s = ac_session_new(e, "s", NULL, &ae);
+    if (!s)
+        fail_msg("%s", ae.text);
+    ac_session_free(s);
+    ac_engine_free(e);
+    ac_loop_free(loop);
+}
+
+
 /* ---- structured output (--output-schema) ---- */
 
 #define OUT_SCHEMA                                                                                 \
@@ -1814,6 +2026,10 @@ int main(void)
         cmocka_unit_test(test_anthropic_thinking_tool_round),
         cmocka_unit_test(test_anthropic_overloaded_in_stream),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_settings_openai_over_http),
+        cmocka_unit_test(test_settings_anthropic_over_http),
+        cmocka_unit_test(test_settings_summary_over_http),
+        cmocka_unit_test(test_settings_refused),
         cmocka_unit_test(test_schema_valid_first_time),
         cmocka_unit_test(test_schema_invalid_then_valid),
         cmocka_unit_test(test_schema_invalid_every_time),
