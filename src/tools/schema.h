@@ -25,13 +25,11 @@
  * - multipleOf is decided in decimal on the shortest representation of each
  *   number, so 0.0075 is a multiple of 0.0001.
  * - minLength/maxLength count Unicode code points.
- * - pattern is an ECMA-262 regex translated to a POSIX extended regex
- *   (\d \w \s and their negations, escaped punctuation, \n \t \r \f \v,
- *   \uXXXX, non-capturing groups, lazy quantifiers). Lookaround, backreferences
- *   and named groups are refused at compile time, as are patterns whose
- *   repetitions would expand too far inside regcomp (a count above 1000, or
- *   nested counts multiplying past 10000 atoms). Matching is byte-wise in the
- *   C library's current locale; \b and \B rely on glibc's extensions.
+ * - pattern is an ECMA-262 regex matched by PCRE2 in UTF mode with ECMA
+ *   options (schema_regex.c): lookaround, backreferences and named groups are
+ *   accepted. Each match runs under match, depth and heap limits; a pattern
+ *   that hits one fails validation with a message saying it was not checked,
+ *   so no argument can stall the loop.
  * - When the root "$schema" names draft 4, 6 or 7, a "$ref" overrides its
  *   sibling keywords as those drafts say (the siblings are still checked for
  *   being supported). Otherwise siblings apply together with the $ref, as in
