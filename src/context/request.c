@@ -710,12 +710,13 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
         static const char lead[] = "Reply with only a JSON value, no other text, that matches "
                                    "this JSON Schema:\n";
         size_t have = system ? strlen(system) : 0;
-        char *joined = malloc(have + 2 + sizeof lead + strlen(opts->output_schema));
+        size_t cap = have + 2 + sizeof lead + strlen(opts->output_schema);
+        char *joined = malloc(cap);
         if (!joined)
             oom = 1;
         else {
-            sprintf(joined, "%s%s%s%s", system ? system : "", have ? "\n\n" : "", lead,
-                    opts->output_schema);
+            snprintf(joined, cap, "%s%s%s%s", system ? system : "", have ? "\n\n" : "", lead,
+                     opts->output_schema);
             free(system);
             system = joined;
         }
