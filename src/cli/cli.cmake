@@ -5,3 +5,6 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/replay.c)
 target_include_directories(agentc PRIVATE ${CMAKE_SOURCE_DIR}/src/cli)
 target_link_libraries(agentc PRIVATE agentc_runtime agentc_gen)
+if(TARGET agentc_store)
+  target_link_libraries(agentc PRIVATE agentc_store)
+endif()
