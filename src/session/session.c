@@ -709,6 +709,9 @@ void ac_session_free(ac_session *s)
 static void session_free_now(ac_session *s)
 {
     ac_event ev = {0, 0, NULL};
+    if (s->hooks)
+        s->hooks->close(s); /* commits what is buffered, releases the lease */
+    s->hooks = NULL;
     s->draining = 1; /* what stopping effects post is dropped below */
     ac_fsm_stop(&s->fsm, &ev);
     q_filter(&s->raised, 0, 1);
@@ -719,8 +722,6 @@ static void session_free_now(ac_session *s)
     if (s->provider_state && s->e->provider && s->e->provider->release)
         s->e->provider->release(s->e->provider, s->provider_state);
     ac_journal_close(s->journal);
-    if (s->hooks)
-        s->hooks->close(s); /* commits what is buffered, releases the lease */
     ac_conv_free(s->conv);
     json_decref(s->queued);
     ac_schema_free(s->output_schema);

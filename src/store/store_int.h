@@ -34,6 +34,10 @@ typedef struct ac_store_commit {
     int64_t now_ms, lease_until;
     const ac_store_event *evs;
     size_t n_evs;
+    /* steps of events committed before their dispatch ended (an effect started: the event
+     * was committed first); n and steps are used */
+    const ac_store_event *late;
+    size_t n_late;
     const char *const *finished; /* call ids with a result now */
     const int *finished_ok;
     size_t n_finished;

@@ -30,6 +30,8 @@ typedef struct writer {
     ac_session *s;
     row *rows;
     size_t n_rows, cap_rows;
+    ac_store_event late[4]; /* steps of committed events (at most the open one) */
+    size_t n_late;
     json_t *steps; /* of the open event */
     char **fin;
     int *fin_ok;
@@ -67,6 +69,9 @@ static void rows_free(writer *w)
         free(w->rows[i].steps);
     }
     w->n_rows = 0;
+    for (size_t i = 0; i < w->n_late; i++)
+        free((char *)w->late[i].steps);
+    w->n_late = 0;
     for (size_t i = 0; i < w->n_fin; i++)
         free(w->fin[i]);
     w->n_fin = 0;
@@ -104,6 +109,8 @@ static void commit(writer *w)
     c.lease_until = now + w->st->lease_ms;
     c.evs = evs;
     c.n_evs = w->n_rows;
+    c.late = w->late;
+    c.n_late = w->n_late;
     c.finished = (const char *const *)w->fin;
     c.finished_ok = w->fin_ok;
     c.n_finished = w->n_fin;
@@ -214,8 +221,14 @@ static void h_steps_done(ac_session *s, uint64_t n)
     writer *w = W(s);
     if (w->muted || !w->steps)
         return;
-    if (w->n_rows && w->rows[w->n_rows - 1].n == n)
+    if (w->n_rows && w->rows[w->n_rows - 1].n == n) {
         w->rows[w->n_rows - 1].steps = json_dumps(w->steps, JSON_COMPACT);
+    } else if (w->n_late < sizeof w->late / sizeof w->late[0]) { /* committed already */
+        w->late[w->n_late].n = n;
+        w->late[w->n_late++].steps = json_dumps(w->steps, JSON_COMPACT);
+        if (s->e->loop && !w->timer)
+            w->timer = ac_loop_timer(s->e->loop, 0, timer_fired, w);
+    }
     json_decref(w->steps);
     w->steps = NULL;
     if (!s->e->loop)
@@ -225,7 +238,7 @@ static void h_steps_done(ac_session *s, uint64_t n)
 static void h_flush(ac_session *s)
 {
     writer *w = W(s);
-    if (w->n_rows)
+    if (w->n_rows || w->n_late)
         commit(w);
 }
 
@@ -287,6 +300,8 @@ static void writer_free(writer *w)
     free(w);
 }
 
+/* Called before the session's states are left for good (session.c), so the last commit
+ * records where it stands. */
 static void h_close(ac_session *s)
 {
     writer *w = W(s);
@@ -344,7 +359,23 @@ static int load_event(void *ud, const ac_store_event *ev)
 
 /* Rebuilds the session from its snapshot and the journal after it, effects off and
  * nothing written (w->muted). */
+static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, writer *w,
+                                 ac_error *err);
+
+/* The engine's output hears nothing of the rebuild (it was heard when it happened): the
+ * rebuild runs on the loop thread without turning the loop, so no other session of the
+ * engine runs meanwhile. */
 static ac_session *rebuild(ac_store *st, ac_engine *e, const char *id, writer *w, ac_error *err)
+{
+    int had = e->has_output;
+    e->has_output = 0;
+    ac_session *s = rebuild_quiet(st, e, id, w, err);
+    e->has_output = had;
+    return s;
+}
+
+static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, writer *w,
+                                 ac_error *err)
 {
     char text[512] = "";
     ac_session *s = ac_session_new_hooked(e, id, &HOOKS, w, 1, text, sizeof text);
@@ -664,17 +695,20 @@ char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_
     if (!w)
         return NULL;
     char text[512] = "";
+    int had = e->has_output;
+    e->has_output = 0;
     ac_session *s = ac_session_new_hooked(e, id, &HOOKS, w, 1, text, sizeof text);
+    char *out = NULL;
     if (!s) {
         writer_free(w);
         ac_store_err(err, AC_ESPEC, "%s", text);
-        return NULL;
+    } else {
+        w->s = s;
+        load_ctx c = {s, err, st->path};
+        if (st->ops->events(st, id, 0, load_event, &c, err) == AC_OK)
+            out = ac_session_to_json(s);
+        ac_session_free(s);
     }
-    w->s = s;
-    load_ctx c = {s, err, st->path};
-    char *out = NULL;
-    if (st->ops->events(st, id, 0, load_event, &c, err) == AC_OK)
-        out = ac_session_to_json(s);
-    ac_session_free(s);
+    e->has_output = had;
     return out;
 }

@@ -323,6 +323,21 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
         sqlite3_finalize(q);
         q = NULL;
     }
+    if (c->n_late) {
+        q = prep(st, "UPDATE events SET steps = ? WHERE session = ? AND n = ?");
+        if (!q)
+            goto fail;
+        for (size_t i = 0; i < c->n_late; i++) {
+            sqlite3_reset(q);
+            bind_text(q, 1, c->late[i].steps);
+            bind_text(q, 2, c->id);
+            sqlite3_bind_int64(q, 3, (sqlite3_int64)c->late[i].n);
+            if (sqlite3_step(q) != SQLITE_DONE)
+                goto fail;
+        }
+        sqlite3_finalize(q);
+        q = NULL;
+    }
     if (c->n_finished) {
         q = prep(st, "UPDATE tool_calls SET finished_ms = ?, ok = ? "
                      "WHERE session = ? AND call_id = ?");
