@@ -1009,7 +1009,7 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
                                                                                    : AC_EXIT_CONFIG;
     }
     int resumed = ac_store_session_resumed(s);
-    if (store)
+    if (store && !o->jsonl && (resumed || !o->session)) /* --jsonl: in the done line */
         fprintf(stderr, resumed ? "agentc: session %s (resuming its interrupted turn)\n"
                                 : "agentc: session %s\n", ac_session_id(s));
     if (o->resume && !resumed) {

@@ -675,6 +675,10 @@ ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_
 ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
                                   void *hooks_ud, int replay, char *err, size_t errcap)
 {
+    if (!replay && e->tool_choice && !ac_tools_find(e, e->tool_choice)) {
+        snprintf(err, errcap, "tool_choice '%.128s' names no configured tool", e->tool_choice);
+        return NULL;
+    }
     return session_new(e, id, NULL, replay, hooks, hooks_ud, err, errcap);
 }
 

@@ -585,7 +585,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         ac_session *s = ac_session_new_hooked(e, id, &HOOKS, w, 0, text, sizeof text);
         if (!s) {
             writer_free(w);
-            ac_store_err(err, AC_ESPEC, "%s", text);
+            ac_store_err(err, strstr(text, "tool_choice") ? AC_ECONFIG : AC_ESPEC, "%s", text);
             st->ops->rm(st, id, st->holder, now, NULL);
             return NULL;
         }
