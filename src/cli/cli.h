@@ -17,6 +17,10 @@ int ac_cli_run(int argc, char **argv);
 int ac_cli_demo(int argc, char **argv);
 int ac_cli_replay(int argc, char **argv);
 int ac_cli_batch(int argc, char **argv);
+/* tools_cmd.c: check --tools FILE, diagram --tools FILE */
+int ac_cli_has_tools_arg(int argc, char **argv);
+int ac_cli_tools_check(int argc, char **argv);
+int ac_cli_tools_diagram(int argc, char **argv);
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
                         char *err, size_t errcap);
 /* Loads and checks a spec file into heap tables, printing diagnostics. */

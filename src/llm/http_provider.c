@@ -854,6 +854,10 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     ro.thinking_budget = done ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
     /* structured output for the turns of the conversation, not for summaries */
     ro.output_schema = done || !opts ? NULL : opts->output_schema;
+    if (!done && opts) {
+        ro.tool_offer = opts->tool_offer;
+        ro.tool_offer_ud = opts->tool_offer_ud;
+    }
     /* a summary (done set) is asked of a conversation without tools: no tool settings */
     ac_request_settings st = {0};
     if (p->settings) {
