@@ -546,8 +546,8 @@ void ac_toolkits_after_call(ac_tk_state *st, const ac_tool *t, int *ok, char **c
             json_array_append_new(states, json_string(*p));
     if (update)
         json_object_update(st->context[ki], update);
-    *delta = json_pack("{s:s, s:O, s:o}", "prefix", t->kit->prefix, "states", states, "context",
-                       update ? update : json_object());
+    *delta = json_pack("{s:s, s:s, s:O, s:o}", "prefix", t->kit->prefix, "tool", t->name,
+                       "states", states, "context", update ? update : json_object());
 }
 
 /* ---- requests ---- */

@@ -77,11 +77,17 @@ static const json_t *value_at(const json_t *obj, const char *path)
 }
 
 /* Is context key `key` possible: in the initial context or allowed by the schema? */
-static int key_known(const ac_toolfile_toolkit *k, const char *path)
+static int key_known(const ac_toolfile *tf, size_t ki, const char *path)
 {
+    const ac_toolfile_toolkit *k = &tf->toolkits[ki];
     if (value_at(k->context, path))
         return 1;
-    return k->context_schema && schema_at(k->context_schema, path) != NULL;
+    if (k->context_schema)
+        return schema_at(k->context_schema, path) != NULL;
+    for (size_t i = 0; i < tf->n; i++) /* no schema: any key an updating tool writes */
+        if (tf->tools[i].toolkit == (int)ki && tf->tools[i].updates_context)
+            return 1;
+    return 0;
 }
 
 /* Is state s declared or set by someone (initial, enables, disables)? */
@@ -145,10 +151,10 @@ size_t ac_toolfile_check_refs(const ac_toolfile *tf, ac_toolfile_report_fn fn, v
                     problems++;
                 }
             for (char **s = t->required_context; s && *s; s++)
-                if (!key_known(k, *s)) {
+                if (!key_known(tf, ki, *s)) {
                     report(fn, ud,
                            "%s: required context \"%s\" is neither in the initial context nor in "
-                           "context_schema",
+                           "context_schema (nor written by a tool that updates the context)",
                            t->name, *s);
                     problems++;
                 }
@@ -162,7 +168,7 @@ size_t ac_toolfile_check_refs(const ac_toolfile *tf, ac_toolfile_report_fn fn, v
                 {
                     const char *ps = json_string_value(p);
                     int ok = k->context_schema ? schema_at(k->context_schema, ps) != NULL
-                                               : value_at(k->context, ps) != NULL;
+                                               : key_known(tf, ki, ps);
                     if (!ok) {
                         report(fn, ud, "%s: parameter \"%s\": enum path \"%s\" is not in %s",
                                t->name, param, ps,
