@@ -121,20 +121,28 @@ json_t *ac_toolkits_spawn_json(const ac_engine *e)
 
 /* ---- states ---- */
 
-static ac_tk_state *state_new(size_t n)
+/* The state is one object {"prefix": {"states": [...], "context": {...}}}, so a session
+ * rebuilt by an engine that lacks some toolkit definitions (`agentc sessions show`) keeps
+ * them as they are. */
+
+static json_t *kit_states(const ac_tk_state *st, const char *prefix)
 {
-    ac_tk_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return NULL;
-    st->n = n;
-    st->states = calloc(n + 1, sizeof *st->states);
-    st->context = calloc(n + 1, sizeof *st->context);
-    if (!st->states || !st->context) {
-        free(st->states);
-        free(st->context);
-        free(st);
+    return st ? json_object_get(json_object_get(st->root, prefix), "states") : NULL;
+}
+
+static json_t *kit_context(const ac_tk_state *st, const char *prefix)
+{
+    return st ? json_object_get(json_object_get(st->root, prefix), "context") : NULL;
+}
+
+static ac_tk_state *state_wrap(json_t *root)
+{
+    ac_tk_state *st = root ? calloc(1, sizeof *st) : NULL;
+    if (!st) {
+        json_decref(root);
         return NULL;
     }
+    st->root = root;
     return st;
 }
 
@@ -142,29 +150,13 @@ void ac_tk_state_free(ac_tk_state *st)
 {
     if (!st)
         return;
-    for (size_t i = 0; i < st->n; i++) {
-        json_decref(st->states[i]);
-        json_decref(st->context[i]);
-    }
-    free(st->states);
-    free(st->context);
+    json_decref(st->root);
     free(st);
 }
 
 ac_tk_state *ac_tk_state_clone(const ac_tk_state *src)
 {
-    if (!src)
-        return NULL;
-    ac_tk_state *st = state_new(src->n);
-    for (size_t i = 0; st && i < src->n; i++) {
-        st->states[i] = json_copy(src->states[i]);
-        st->context[i] = json_deep_copy(src->context[i]);
-        if (!st->states[i] || !st->context[i]) {
-            ac_tk_state_free(st);
-            return NULL;
-        }
-    }
-    return st;
+    return src ? state_wrap(json_deep_copy(src->root)) : NULL;
 }
 
 static size_t kit_index(const ac_engine *e, const char *prefix)
@@ -177,26 +169,21 @@ static size_t kit_index(const ac_engine *e, const char *prefix)
 
 int ac_toolkits_session_init(ac_session *s, const json_t *spawn)
 {
-    size_t n = ac_toolkits_count(s->e);
-    if (!n || s->toolkits)
+    if (s->toolkits)
         return 0;
-    ac_tk_state *st = state_new(n);
-    if (!st)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
+    json_t *root = json_is_object(spawn) ? json_deep_copy(spawn) : ac_toolkits_spawn_json(s->e);
+    if (!root)
+        return 0; /* no toolkits */
+    /* toolkits the journal predates start from their initial states */
+    for (size_t i = 0; i < ac_toolkits_count(s->e); i++) {
         const ac_toolfile_toolkit *k = s->e->toolkits->kits[i];
-        const json_t *from = json_object_get(spawn, k->prefix);
-        const json_t *ss = json_object_get(from, "states");
-        const json_t *cx = json_object_get(from, "context");
-        st->states[i] = json_is_array(ss) ? json_copy((json_t *)ss) : strv_json(k->initial_states);
-        st->context[i] = json_deep_copy(json_is_object(cx) ? cx : k->context);
-        if (!st->states[i] || !st->context[i]) {
-            ac_tk_state_free(st);
-            return -1;
-        }
+        if (!json_object_get(root, k->prefix))
+            json_object_set_new(root, k->prefix,
+                                json_pack("{s:o, s:O}", "states", strv_json(k->initial_states),
+                                          "context", k->context));
     }
-    s->toolkits = st;
-    return 0;
+    s->toolkits = state_wrap(root);
+    return s->toolkits ? 0 : -1;
 }
 
 void ac_toolkits_session_free(ac_session *s)
@@ -207,15 +194,9 @@ void ac_toolkits_session_free(ac_session *s)
 
 json_t *ac_toolkits_state_json(const ac_session *s)
 {
-    const ac_tk_state *st = s->toolkits;
-    if (!st || !st->n)
+    if (!s->toolkits || !json_object_size(s->toolkits->root))
         return NULL;
-    json_t *o = json_object();
-    for (size_t i = 0; o && i < st->n; i++)
-        json_object_set_new(o, s->e->toolkits->kits[i]->prefix,
-                            json_pack("{s:O, s:O}", "states", st->states[i], "context",
-                                      st->context[i]));
-    return o;
+    return json_deep_copy(s->toolkits->root);
 }
 
 int ac_toolkits_state_restore(ac_session *s, const json_t *j, char *err, size_t errcap)
@@ -224,16 +205,12 @@ int ac_toolkits_state_restore(ac_session *s, const json_t *j, char *err, size_t 
         snprintf(err, errcap, "toolkits: expected an object {\"prefix\": {\"states\", \"context\"}}");
         return -1;
     }
-    if (!s->toolkits && ac_toolkits_session_init(s, NULL) < 0) {
-        snprintf(err, errcap, "out of memory");
-        return -1;
-    }
     const char *prefix;
     json_t *v;
     json_object_foreach((json_t *)j, prefix, v)
     {
-        size_t ki = kit_index(s->e, prefix);
-        if (ki == (size_t)-1) {
+        /* an engine with toolkits takes only its own; one without keeps what it is given */
+        if (ac_toolkits_count(s->e) && kit_index(s->e, prefix) == (size_t)-1) {
             snprintf(err, errcap, "toolkits: unknown toolkit '%.64s'", prefix);
             return -1;
         }
@@ -250,13 +227,20 @@ int ac_toolkits_state_restore(ac_session *s, const json_t *j, char *err, size_t 
             return -1;
         }
     }
+    if (!s->toolkits && ac_toolkits_session_init(s, NULL) < 0) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    if (!s->toolkits && !(s->toolkits = state_wrap(json_object()))) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
     json_object_foreach((json_t *)j, prefix, v)
     {
-        size_t ki = kit_index(s->e, prefix);
-        json_decref(s->toolkits->states[ki]);
-        json_decref(s->toolkits->context[ki]);
-        s->toolkits->states[ki] = json_deep_copy(json_object_get(v, "states"));
-        s->toolkits->context[ki] = json_deep_copy(json_object_get(v, "context"));
+        json_object_set_new(s->toolkits->root, prefix,
+                            json_pack("{s:o, s:o}", "states",
+                                      json_deep_copy(json_object_get(v, "states")), "context",
+                                      json_deep_copy(json_object_get(v, "context"))));
     }
     return 0;
 }
@@ -264,21 +248,24 @@ int ac_toolkits_state_restore(ac_session *s, const json_t *j, char *err, size_t 
 void ac_toolkits_apply_event(ac_session *s, const json_t *payload)
 {
     const json_t *d = json_object_get(payload, "toolkit");
-    if (!d)
+    const char *prefix = json_string_value(json_object_get(d, "prefix"));
+    if (!prefix)
         return;
     if (!s->toolkits && ac_toolkits_session_init(s, NULL) < 0)
         return;
-    const char *prefix = json_string_value(json_object_get(d, "prefix"));
-    size_t ki = prefix ? kit_index(s->e, prefix) : (size_t)-1;
-    if (ki == (size_t)-1)
+    if (!s->toolkits && !(s->toolkits = state_wrap(json_object())))
         return;
-    json_t *ss = json_object_get(d, "states"), *cx = json_object_get(d, "context");
-    if (json_is_array(ss)) {
-        json_decref(s->toolkits->states[ki]);
-        s->toolkits->states[ki] = json_copy(ss);
+    json_t *kit = json_object_get(s->toolkits->root, prefix);
+    if (!kit) {
+        kit = json_pack("{s:[], s:{}}", "states", "context");
+        if (!kit || json_object_set_new(s->toolkits->root, prefix, kit))
+            return;
     }
+    json_t *ss = json_object_get(d, "states"), *cx = json_object_get(d, "context");
+    if (json_is_array(ss))
+        json_object_set_new(kit, "states", json_deep_copy(ss));
     if (json_is_object(cx))
-        json_object_update(s->toolkits->context[ki], cx);
+        json_object_update(json_object_get(kit, "context"), cx);
 }
 
 /* ---- availability ---- */
@@ -330,9 +317,9 @@ static size_t list_names(char *const *list, const json_t *states, const json_t *
 const char *ac_toolkits_unavailable(const ac_tk_state *st, const ac_tool *t, char *buf,
                                     size_t cap)
 {
-    if (!t->kit1 || !t->def || !st || t->kit1 > st->n)
+    if (!t->kit1 || !t->def || !t->kit || !st)
         return NULL;
-    const json_t *states = st->states[t->kit1 - 1], *ctx = st->context[t->kit1 - 1];
+    const json_t *states = kit_states(st, t->kit->prefix), *ctx = kit_context(st, t->kit->prefix);
     char names[600];
     if (list_names(t->def->required_states, states, NULL, 0, names, sizeof names)) {
         snprintf(buf, cap, "missing required states: %s", names);
@@ -437,9 +424,9 @@ static size_t enum_values(const json_t *ctx, const json_t *paths, json_t *out)
 const char *ac_toolkits_check_args(const ac_tk_state *st, const ac_tool *t, const json_t *args,
                                    char *buf, size_t cap)
 {
-    if (!t->kit1 || !t->def || !t->def->enum_from || !st || !json_is_object(args))
+    if (!t->kit1 || !t->def || !t->kit || !t->def->enum_from || !st || !json_is_object(args))
         return NULL;
-    const json_t *ctx = st->context[t->kit1 - 1];
+    const json_t *ctx = kit_context(st, t->kit->prefix);
     const char *param;
     json_t *paths;
     json_object_foreach(t->def->enum_from, param, paths)
@@ -470,9 +457,8 @@ const char *ac_toolkits_check_args(const ac_tk_state *st, const ac_tool *t, cons
 
 char *ac_toolkits_context_text(const ac_tk_state *st, const ac_tool *t)
 {
-    if (!t->kit1 || !st || t->kit1 > st->n)
-        return NULL;
-    return json_dumps(st->context[t->kit1 - 1], JSON_COMPACT | JSON_PRESERVE_ORDER);
+    const json_t *ctx = t->kit1 && t->kit ? kit_context(st, t->kit->prefix) : NULL;
+    return ctx ? json_dumps(ctx, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 }
 
 /* ---- after a call ---- */
@@ -491,7 +477,9 @@ void ac_toolkits_after_call(ac_tk_state *st, const ac_tool *t, int *ok, char **c
     *delta = NULL;
     if (!t->kit1 || !t->def || !t->kit || !st || !*ok)
         return;
-    size_t ki = t->kit1 - 1;
+    json_t *ctx = kit_context(st, t->kit->prefix), *states = kit_states(st, t->kit->prefix);
+    if (!json_is_object(ctx) || !json_is_array(states))
+        return;
     json_t *update = NULL;
     if (t->def->updates_context) {
         json_error_t je;
@@ -507,7 +495,7 @@ void ac_toolkits_after_call(ac_tk_state *st, const ac_tool *t, int *ok, char **c
             return;
         }
         if (cx && json_object_size(cx)) {
-            json_t *merged = json_deep_copy(st->context[ki]);
+            json_t *merged = json_deep_copy(ctx);
             char why[400] = "";
             int valid = merged && json_object_update(merged, cx) == 0;
             if (valid && t->kit && t->kit->ctx_schema)
@@ -531,7 +519,6 @@ void ac_toolkits_after_call(ac_tk_state *st, const ac_tool *t, int *ok, char **c
         free(*content);
         *content = text;
     }
-    json_t *states = st->states[ki];
     for (char **p = t->def->disables_states; p && *p; p++) {
         size_t i;
         json_t *v;
@@ -545,7 +532,7 @@ void ac_toolkits_after_call(ac_tk_state *st, const ac_tool *t, int *ok, char **c
         if (!state_on(states, *p))
             json_array_append_new(states, json_string(*p));
     if (update)
-        json_object_update(st->context[ki], update);
+        json_object_update(ctx, update);
     *delta = json_pack("{s:s, s:s, s:O, s:o}", "prefix", t->kit->prefix, "tool", t->name,
                        "states", states, "context", update ? update : json_object());
 }
@@ -558,7 +545,7 @@ int ac_toolkits_offer(void *session, const char *name, json_t **schema)
     if (!s->toolkits || !strstr(name, "::"))
         return 1;
     const ac_tool *t = ac_tools_find(s->e, name);
-    if (!t || !t->kit1)
+    if (!t || !t->kit1 || !t->kit)
         return 1;
     char why[8];
     if (ac_toolkits_unavailable(s->toolkits, t, why, sizeof why))
@@ -576,7 +563,7 @@ int ac_toolkits_offer(void *session, const char *name, json_t **schema)
         json_t *vals = json_array();
         if (!vals)
             continue;
-        if (enum_values(s->toolkits->context[t->kit1 - 1], paths, vals) > 0) {
+        if (enum_values(kit_context(s->toolkits, t->kit->prefix), paths, vals) > 0) {
             /* an array parameter takes the enum on its items */
             json_t *items = json_object_get(p, "items");
             if (json_is_object(items) && json_is_object(p) &&

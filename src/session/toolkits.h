@@ -22,11 +22,10 @@
  * single environment string over 128 KiB (MAX_ARG_STRLEN) with E2BIG. */
 #define AC_TOOLKIT_CONTEXT_ENV_MAX (128 * 1024 - 32)
 
-/* The states and contexts of every toolkit of an engine, by toolkit index. */
+/* The states and contexts of a session's toolkits: {"prefix": {"states": [names, in the
+ * order they were turned on], "context": {...}}}. */
 typedef struct ac_tk_state {
-    size_t n;
-    json_t **states;  /* arrays of state names, in the order they were turned on */
-    json_t **context; /* objects */
+    json_t *root;
 } ac_tk_state;
 
 /* ---- engine ---- */
