@@ -45,8 +45,9 @@ static void write_tools(const char *path, int kind)
     for (int i = 0; i < VALUES; i++)
         k += (size_t)snprintf(values + k, sizeof values - k, "%s\"v%04d\"", i ? "," : "", i);
     if (kind == 0)
-        fprintf(f, "{\"toolkits\": [{\"prefix\": \"big\", \"context\": {\"items\": [%s]}, \"tools\": [",
-                values);
+        fprintf(
+            f, "{\"toolkits\": [{\"prefix\": \"big\", \"context\": {\"items\": [%s]}, \"tools\": [",
+            values);
     else
         fprintf(f, "{\"tools\": [");
     for (int i = 0; i < TOOLS; i++) {

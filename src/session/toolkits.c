@@ -112,9 +112,9 @@ json_t *ac_toolkits_spawn_json(const ac_engine *e)
     json_t *o = json_object();
     for (size_t i = 0; o && i < n; i++) {
         const ac_toolfile_toolkit *k = e->toolkits->kits[i];
-        json_object_set_new(o, k->prefix,
-                            json_pack("{s:o, s:O}", "states", strv_json(k->initial_states),
-                                      "context", k->context));
+        json_object_set_new(
+            o, k->prefix,
+            json_pack("{s:o, s:O}", "states", strv_json(k->initial_states), "context", k->context));
     }
     return o;
 }
@@ -202,7 +202,8 @@ json_t *ac_toolkits_state_json(const ac_session *s)
 int ac_toolkits_state_restore(ac_session *s, const json_t *j, char *err, size_t errcap)
 {
     if (!json_is_object(j)) {
-        snprintf(err, errcap, "toolkits: expected an object {\"prefix\": {\"states\", \"context\"}}");
+        snprintf(err, errcap,
+                 "toolkits: expected an object {\"prefix\": {\"states\", \"context\"}}");
         return -1;
     }
     const char *prefix;
@@ -314,8 +315,7 @@ static size_t list_names(char *const *list, const json_t *states, const json_t *
     return count;
 }
 
-const char *ac_toolkits_unavailable(const ac_tk_state *st, const ac_tool *t, char *buf,
-                                    size_t cap)
+const char *ac_toolkits_unavailable(const ac_tk_state *st, const ac_tool *t, char *buf, size_t cap)
 {
     if (!t->kit1 || !t->def || !t->kit || !st)
         return NULL;
@@ -445,8 +445,9 @@ const char *ac_toolkits_check_args(const ac_tk_state *st, const ac_tool *t, cons
         if (!ok) {
             char *txt = json_dumps(a, JSON_ENCODE_ANY | JSON_COMPACT);
             char *pl = json_dumps(paths, JSON_COMPACT);
-            snprintf(buf, cap, "invalid arguments: /%s: %.200s is not one of the values of context %s",
-                     param, txt ? txt : "the value", pl ? pl : "");
+            snprintf(buf, cap,
+                     "invalid arguments: /%s: %.200s is not one of the values of context %s", param,
+                     txt ? txt : "the value", pl ? pl : "");
             free(txt);
             free(pl);
             return buf;
@@ -512,9 +513,9 @@ void ac_toolkits_after_call(ac_tk_state *st, const ac_tool *t, int *ok, char **c
             }
             update = json_incref(cx);
         }
-        char *text = json_is_string(res) ? strdup(json_string_value(res))
-                                         : json_dumps(res, JSON_COMPACT | JSON_ENCODE_ANY |
-                                                               JSON_PRESERVE_ORDER);
+        char *text = json_is_string(res)
+                         ? strdup(json_string_value(res))
+                         : json_dumps(res, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
         json_decref(out);
         free(*content);
         *content = text;
@@ -533,8 +534,8 @@ void ac_toolkits_after_call(ac_tk_state *st, const ac_tool *t, int *ok, char **c
             json_array_append_new(states, json_string(*p));
     if (update)
         json_object_update(ctx, update);
-    *delta = json_pack("{s:s, s:s, s:O, s:o}", "prefix", t->kit->prefix, "tool", t->name,
-                       "states", states, "context", update ? update : json_object());
+    *delta = json_pack("{s:s, s:s, s:O, s:o}", "prefix", t->kit->prefix, "tool", t->name, "states",
+                       states, "context", update ? update : json_object());
 }
 
 /* ---- requests ---- */

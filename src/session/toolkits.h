@@ -64,8 +64,7 @@ void ac_tk_state_free(ac_tk_state *st);
 
 /* NULL when t may run in st, else the reason in buf (Yggdrasil's order:
  * missing required states, forbidden states, missing required context). */
-const char *ac_toolkits_unavailable(const ac_tk_state *st, const ac_tool *t, char *buf,
-                                    size_t cap);
+const char *ac_toolkits_unavailable(const ac_tk_state *st, const ac_tool *t, char *buf, size_t cap);
 /* The message for a call to a name that is no tool: unknown toolkit, or no
  * such tool in a known toolkit, or a plain unknown tool. */
 void ac_toolkits_unknown(const ac_engine *e, const char *name, char *buf, size_t cap);

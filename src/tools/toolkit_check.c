@@ -237,7 +237,8 @@ static uint64_t mask(explore *x, char **list, int keys)
 
 static size_t hash(node n)
 {
-    uint64_t h = n.s * 0x9E3779B97F4A7C15ull ^ (n.k + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
+    uint64_t h =
+        n.s * 0x9E3779B97F4A7C15ull ^ (n.k + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
     return (size_t)(h ^ (h >> 31));
 }
 
@@ -386,7 +387,8 @@ static void join_bits(const explore *x, uint64_t m, int keys, char *out, size_t 
     out[0] = 0;
     for (size_t b = 0; b < MAXBITS; b++)
         if (m & ((uint64_t)1 << b)) {
-            int w = snprintf(out + k, cap - k, "%s%s", k ? ", " : "", keys ? x->keys[b] : x->states[b]);
+            int w =
+                snprintf(out + k, cap - k, "%s%s", k ? ", " : "", keys ? x->keys[b] : x->states[b]);
             if (w < 0 || (size_t)w >= cap - k)
                 return;
             k += (size_t)w;
@@ -445,8 +447,7 @@ size_t ac_toolfile_check_reach(const ac_toolfile *tf, ac_toolfile_report_fn fn, 
             continue;
         }
         if (x.too_wide) {
-            report(fn, ud,
-                   "toolkit %s: not proved: more than %d states or required context keys",
+            report(fn, ud, "toolkit %s: not proved: more than %d states or required context keys",
                    tf->toolkits[ki].prefix, MAXBITS);
             bad++;
         } else {
@@ -537,8 +538,7 @@ char *ac_toolfile_diagram(const ac_toolfile *tf)
                 }
                 put(&b, "    \"%s/%zu\" [label=\"%s%s\\n%s%s\"%s];\n", prefix, j,
                     j == 0 ? "start: " : "", *st ? st : "(no state on)",
-                    *tools ? "offers: " : "offers nothing", tools,
-                    j == 0 ? ", penwidth=2" : "");
+                    *tools ? "offers: " : "offers nothing", tools, j == 0 ? ", penwidth=2" : "");
             }
             /* edges: a call that changes the states */
             for (size_t j = 0; j < ns; j++)
@@ -553,8 +553,8 @@ char *ac_toolfile_diagram(const ac_toolfile *tf)
                         continue;
                     for (size_t m = 0; m < ns; m++)
                         if (sets[m] == to)
-                            put(&b, "    \"%s/%zu\" -> \"%s/%zu\" [label=\"%s::%s\"];\n", prefix,
-                                j, prefix, m, prefix, x.tools[t]->local);
+                            put(&b, "    \"%s/%zu\" -> \"%s/%zu\" [label=\"%s::%s\"];\n", prefix, j,
+                                prefix, m, prefix, x.tools[t]->local);
                 }
             for (size_t t = 0; t < x.nt; t++)
                 if (!x.avail[t])

@@ -39,8 +39,7 @@ void ac_toolfile__free_toolkit(ac_toolfile_toolkit *k)
     ac_schema_free(k->ctx_schema);
 }
 
-static int fail(char *err, size_t errcap, const char *path, const char *label, const char *fmt,
-                ...)
+static int fail(char *err, size_t errcap, const char *path, const char *label, const char *fmt, ...)
 {
     char m[400];
     va_list ap;
@@ -65,8 +64,8 @@ static int word_ok(const char *s)
 }
 
 /* key: an array of distinct names (absent: an empty list). */
-static int names(const json_t *o, const char *key, char ***out, const char *path,
-                 const char *label, char *err, size_t errcap)
+static int names(const json_t *o, const char *key, char ***out, const char *path, const char *label,
+                 char *err, size_t errcap)
 {
     const json_t *a = json_object_get(o, key);
     if (a && !json_is_array(a))
@@ -225,8 +224,7 @@ static int parse_kit(const json_t *k, size_t ki, ac_toolfile *tf, const char *pa
             return fail(err, errcap, path, label, "duplicate prefix (also toolkits[%zu])", o);
     if (names(k, "initial_states", &kit->initial_states, path, label, err, errcap))
         return -1;
-    if (json_object_get(k, "states") &&
-        names(k, "states", &kit->states, path, label, err, errcap))
+    if (json_object_get(k, "states") && names(k, "states", &kit->states, path, label, err, errcap))
         return -1;
     const json_t *ctx = json_object_get(k, "context");
     if (ctx && !json_is_object(ctx))
@@ -237,7 +235,8 @@ static int parse_kit(const json_t *k, size_t ki, ac_toolfile *tf, const char *pa
     if (cs) {
         char why[320];
         if (!json_is_object(cs))
-            return fail(err, errcap, path, label, "\"context_schema\" must be a JSON Schema object");
+            return fail(err, errcap, path, label,
+                        "\"context_schema\" must be a JSON Schema object");
         if (!(kit->context_schema = json_deep_copy(cs)))
             return fail(err, errcap, path, label, "out of memory");
         if (!(kit->ctx_schema = ac_schema_compile(kit->context_schema, why, sizeof why)))

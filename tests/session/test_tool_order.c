@@ -94,7 +94,8 @@ static void test_from_wire(void **st)
 {
     (void)st;
     char out[100];
-    assert_int_equal(ac_toolname_from_wire("plane__select_project", known, NULL, out, sizeof out), 1);
+    assert_int_equal(ac_toolname_from_wire("plane__select_project", known, NULL, out, sizeof out),
+                     1);
     assert_string_equal(out, "plane::select_project");
     assert_int_equal(ac_toolname_from_wire("other__x", known, NULL, out, sizeof out), 0);
     assert_string_equal(out, "other__x");

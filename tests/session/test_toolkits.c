@@ -183,9 +183,8 @@ static char *offered(fx *f, size_t i, json_t **tools_out)
     size_t n = json_array_size(tools);
     const char **names = calloc(n + 1, sizeof *names);
     for (size_t k = 0; k < n; k++)
-        names[k] =
-            json_string_value(json_object_get(json_object_get(json_array_get(tools, k), "function"),
-                                              "name"));
+        names[k] = json_string_value(
+            json_object_get(json_object_get(json_array_get(tools, k), "function"), "name"));
     for (size_t a = 0; a < n; a++)
         for (size_t b = a + 1; b < n; b++)
             if (strcmp(names[a], names[b]) > 0) {
@@ -292,8 +291,8 @@ static void test_chain_offers(void **st)
                         "plane__edit,plane__explode," INDEP);
     /* the enum of select_project is the context's projects */
     json_t *sch = offered_schema(&f, 1, "plane__select_project");
-    json_t *en = json_object_get(json_object_get(json_object_get(sch, "properties"), "project"),
-                                 "enum");
+    json_t *en =
+        json_object_get(json_object_get(json_object_get(sch, "properties"), "project"), "enum");
     char *es = json_dumps(en, JSON_COMPACT);
     assert_string_equal(es, "[\"alpha\",\"beta\"]");
     assert_null(json_object_get(json_object_get(json_object_get(sch, "properties"), "project"),
@@ -356,13 +355,9 @@ static void test_pipeline_one_turn(void **st)
     (void)st;
     fx f;
     setup_engine(&f, 0, NULL);
-    const char *t1[] = {"c1", "plane__login",
-                        "{}",
-                        "c2", "plane__select_project",
-                        "{\"project\": \"beta\"}",
-                        "c3", "plane__edit",
-                        "{}",
-                        NULL};
+    const char *t1[] = {
+        "c1", "plane__login", "{}", "c2", "plane__select_project", "{\"project\": \"beta\"}",
+        "c3", "plane__edit",  "{}", NULL};
     push_calls(&f, t1);
     push_text(&f, "done");
     fx_run(&f, "all at once");
@@ -377,12 +372,9 @@ static void test_failing_middle(void **st)
     (void)st;
     fx f;
     setup_engine(&f, 0, NULL);
-    const char *t1[] = {"c1", "plane__login",
-                        "{}",
-                        "c2", "plane__explode",
-                        "{}",
-                        "c3", "plane__select_project",
-                        "{\"project\": \"alpha\"}",
+    const char *t1[] = {"c1", "plane__login",          "{}",
+                        "c2", "plane__explode",        "{}",
+                        "c3", "plane__select_project", "{\"project\": \"alpha\"}",
                         NULL};
     push_calls(&f, t1);
     push_text(&f, "done");
@@ -505,8 +497,8 @@ static void test_parallel_and_sequence(void **st)
     unlink(path);
     fx f;
     setup_engine(&f, 0, NULL);
-    const char *t1[] = {"c1", "s1",      "{}", "c2", "s2",      "{}", "c3", "s3", "{}",
-                        "c4", "slow__a", "{}", "c5", "slow__b", "{}", NULL};
+    const char *t1[] = {"c1", "s1", "{}",      "c2", "s2", "{}",      "c3", "s3",
+                        "{}", "c4", "slow__a", "{}", "c5", "slow__b", "{}", NULL};
     push_calls(&f, t1);
     push_text(&f, "done");
     int64_t t0 = mono_ms();
@@ -554,8 +546,9 @@ static void test_hundred_tools(void **st)
     size_t cap = 1 << 20;
     char *t = malloc(cap);
     assert_non_null(t);
-    size_t k = (size_t)snprintf(t, cap, "{\"toolkits\": [{\"prefix\": \"big\", \"context\": "
-                                        "{\"items\": [");
+    size_t k = (size_t)snprintf(t, cap,
+                                "{\"toolkits\": [{\"prefix\": \"big\", \"context\": "
+                                "{\"items\": [");
     for (int i = 0; i < 1000; i++)
         k += (size_t)snprintf(t + k, cap - k, "%s\"v%04d\"", i ? "," : "", i);
     k += (size_t)snprintf(t + k, cap - k, "]}, \"tools\": [");
@@ -623,8 +616,8 @@ static void test_journal_replay(void **st)
     (void)st;
     fx f;
     setup_engine(&f, 1, NULL);
-    const char *t1[] = {"c1", "plane__login", "{}", "c2", "plane__select_project",
-                        "{\"project\": \"beta\"}", NULL};
+    const char *t1[] = {
+        "c1", "plane__login", "{}", "c2", "plane__select_project", "{\"project\": \"beta\"}", NULL};
     push_calls(&f, t1);
     push_text(&f, "done");
     fx_run(&f, "journal it");
@@ -660,7 +653,7 @@ static void test_context_schema_violation(void **st)
     (void)st;
     fx f;
     setup_engine(&f, 0, NULL);
-    const char *t1[] = {"c1", "plane__login", "{}", "c2", "plane__badupdate", "{}",
+    const char *t1[] = {"c1", "plane__login",   "{}", "c2", "plane__badupdate", "{}",
                         "c3", "plane__approve", "{}", NULL};
     push_calls(&f, t1);
     push_text(&f, "done");
@@ -730,10 +723,9 @@ static void test_callback_tool(void **st)
     assert_result(&f, "c1", 1, "saw {\"n\":1}");
     assert_result(&f, "c2", 0, "no callback is registered for tool 'memo::read'");
     json_t *j = kits(&f);
-    assert_string_equal(
-        json_string_value(json_object_get(json_object_get(json_object_get(j, "memo"), "context"),
-                                          "note")),
-        "written");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(j, "memo"), "context"), "note")),
+                        "written");
     json_decref(j);
     fx_free(&f);
     snprintf(tools_path, sizeof tools_path, "%s", saved);
@@ -744,12 +736,12 @@ static void test_restore_api(void **st)
     (void)st;
     fx f;
     setup_engine(&f, 0, NULL);
-    assert_int_equal(ac_session_toolkits_restore(
-                         f.s,
-                         "{\"plane\": {\"states\": [\"authenticated\"], \"context\": "
-                         "{\"projects\": [\"gamma\"]}}}",
-                         &ae),
-                     0);
+    assert_int_equal(
+        ac_session_toolkits_restore(f.s,
+                                    "{\"plane\": {\"states\": [\"authenticated\"], \"context\": "
+                                    "{\"projects\": [\"gamma\"]}}}",
+                                    &ae),
+        0);
     assert_int_equal(ac_session_toolkits_restore(f.s, "{\"nope\": {}}", &ae), -1);
     assert_non_null(strstr(ae.text, "unknown toolkit 'nope'"));
     assert_int_equal(ac_session_toolkits_restore(f.s, "{\"plane\": {\"states\": 3}}", &ae), -1);
@@ -757,10 +749,9 @@ static void test_restore_api(void **st)
     fx_run(&f, "restored");
     assert_non_null(strstr(offered(&f, 0, NULL), "plane__select_project"));
     json_t *sch = offered_schema(&f, 0, "plane__select_project");
-    char *en = json_dumps(json_object_get(json_object_get(json_object_get(sch, "properties"),
-                                                          "project"),
-                                          "enum"),
-                          JSON_COMPACT);
+    char *en = json_dumps(
+        json_object_get(json_object_get(json_object_get(sch, "properties"), "project"), "enum"),
+        JSON_COMPACT);
     assert_string_equal(en, "[\"gamma\"]");
     free(en);
     json_decref(sch);
