@@ -636,9 +636,15 @@ static void test_journal_replay(void **st)
     assert_non_null(jf);
     char *line = NULL;
     size_t lcap = 0;
-    int saw_display = 0;
-    while (getline(&line, &lcap, jf) > 0)
-        saw_display |= strstr(line, "\"toolkit\"") && strstr(line, "\"prefix\":\"plane\"");
+    int saw_display = 0, saw_call = 0, saw_wire = 0;
+    while (getline(&line, &lcap, jf) > 0) {
+        saw_display |= strstr(line, "\"toolkit\"") && strstr(line, "\"prefix\":\"plane\"") &&
+                       strstr(line, "\"tool\":\"plane::login\"");
+        saw_call |= strstr(line, "\"name\":\"plane::select_project\"") != NULL;
+        saw_wire |= strstr(line, "plane__") != NULL;
+    }
+    assert_true(saw_call);
+    assert_false(saw_wire); /* the journal never shows the wire names */
     free(line);
     fclose(jf);
     assert_true(saw_display);
