@@ -764,6 +764,36 @@ static void test_restore_api(void **st)
     fx_free(&f);
 }
 
+/* a context whose JSON is over what one environment variable may hold is not passed: the
+ * call fails with the reason and nothing changes */
+static void test_context_too_big(void **st)
+{
+    (void)st;
+    size_t big = 140 * 1024;
+    char *t = malloc(big + 512);
+    assert_non_null(t);
+    int k = snprintf(t, 512, "{\"toolkits\": [{\"prefix\": \"huge\", \"context\": {\"blob\": \"");
+    memset(t + k, 'x', big);
+    snprintf(t + k + big, 512,
+             "\"}, \"tools\": [{\"name\": \"look\", \"description\": \"d\", "
+             "\"command\": [\"true\"], \"enables_states\": [\"looked\"]}]}]}");
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", tools_path);
+    write_file("huge.json", t, tools_path, sizeof tools_path);
+    free(t);
+    fx f;
+    setup_engine(&f, 0, NULL);
+    const char *t1[] = {"c1", "huge__look", "{}", NULL};
+    push_calls(&f, t1);
+    push_text(&f, "done");
+    fx_run(&f, "look");
+    assert_result(&f, "c1", 0,
+                  "not run: the toolkit's context is 143371 bytes of JSON, more than the 131040");
+    assert_string_equal(states_of(&f, "huge"), "[]");
+    fx_free(&f);
+    snprintf(tools_path, sizeof tools_path, "%s", saved);
+}
+
 static int setup(void **st)
 {
     (void)st;
@@ -776,7 +806,7 @@ static int setup(void **st)
 static int teardown(void **st)
 {
     (void)st;
-    const char *files[] = {"plane.sh", "tools.json", "stamps", "big.json", "cb.json"};
+    const char *files[] = {"plane.sh", "tools.json", "stamps", "big.json", "cb.json", "huge.json"};
     char p[256];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, files[i]);
@@ -802,6 +832,7 @@ int main(void)
         cmocka_unit_test(test_context_schema_violation),
         cmocka_unit_test(test_callback_tool),
         cmocka_unit_test(test_restore_api),
+        cmocka_unit_test(test_context_too_big),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
