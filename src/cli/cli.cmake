@@ -3,6 +3,7 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/main.c
   ${CMAKE_SOURCE_DIR}/src/cli/run.c
   ${CMAKE_SOURCE_DIR}/src/cli/replay.c
+  ${CMAKE_SOURCE_DIR}/src/cli/tools_cmd.c
   ${CMAKE_SOURCE_DIR}/src/cli/store_cli.c
   ${CMAKE_SOURCE_DIR}/src/cli/sessions.c)
 target_include_directories(agentc PRIVATE ${CMAKE_SOURCE_DIR}/src/cli)

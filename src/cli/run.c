@@ -1073,12 +1073,17 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     if (o->jsonl) {
         if (error && !turn_ok)
             emit_json(json_pack("{s:s, s:s}", "type", "error", "message", error));
-        emit_json(
+        json_t *done =
             json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s, s:s?}", "type", "done", "status",
                       interrupted ? "cancelled" : status,
                       "iterations", (json_int_t)stats.iterations, "usage", "input",
                       (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
-                      "answer", answer, "session", store ? ac_session_id(s) : NULL));
+                      "answer", answer, "session", store ? ac_session_id(s) : NULL);
+        char *kits = ac_session_toolkits_json(s); /* toolkit states and contexts, if any */
+        if (done && kits)
+            json_object_set_new(done, "toolkits", json_loads(kits, 0, NULL));
+        free(kits);
+        emit_json(done);
     } else {
         if (u.hold_text && turn_ok && !interrupted && *answer) { /* the accepted answer */
             if (u.tty)

@@ -48,6 +48,7 @@
 #include "llm/stream.h"
 #include "session/sink.h"
 #include "util/secrets.h"
+#include "util/toolname.h"
 #include "util/utf8.h"
 
 #define HP_OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
@@ -65,6 +66,7 @@ typedef struct hp_call {
     uint64_t id;
     uint32_t slot;
     ac_session *s;
+    const ac_conv *conv; /* of a session call: maps tools' wire names back (util/toolname.h) */
     CURL *easy;
     uint64_t xfer;   /* transfer id while lent to the loop, else 0 */
     uint16_t origin; /* of the llm_request effect: passed with every event queued */
@@ -384,10 +386,26 @@ static void hp_on_refusal(void *ud, const char *s, size_t n)
     hp_delta(ud, AC_DELTA_REFUSAL, s, n);
 }
 
+static int hp_known_tool(void *conv, const char *display)
+{
+    return ac_conv_find_tool_def(conv, display) != NULL;
+}
+
+/* name, or the display name "prefix::tool" of the wire name "prefix__tool" in buf. */
+static const char *hp_tool_name(const hp_call *c, const char *name, char *buf, size_t cap)
+{
+    if (c->conv && name && strstr(name, "__") &&
+        ac_toolname_from_wire(name, hp_known_tool, (void *)c->conv, buf, cap) == 1)
+        return buf;
+    return name;
+}
+
 static void hp_on_tool(void *ud, int index, const char *id, const char *name, const char *args,
                        size_t n)
 {
     hp_call *c = ud;
+    char display[160];
+    name = hp_tool_name(c, name, display, sizeof display);
     json_t *d =
         json_pack("{s:s, s:o, s:i}", "kind", ac_delta_kind_name(AC_DELTA_TOOL_CALL), "text", hp_jstr(args, n), "index", index);
     if (!d)
@@ -737,9 +755,12 @@ static json_t *hp_completed(hp_call *c)
     json_t *calls = json_array();
     for (size_t i = 0; calls && i < t->n_tool_calls; i++) {
         const ac_tool_call_acc *tc = &t->tool_calls[i];
+        /* "prefix__tool" is recorded (and journaled) as the tool "prefix::tool" */
+        char display[160];
+        const char *name = hp_tool_name(c, tc->name, display, sizeof display);
         json_array_append_new(calls,
                               json_pack("{s:o, s:o, s:o}", "id", hp_jstr(tc->id, strlen(tc->id)),
-                                        "name", hp_jstr(tc->name, strlen(tc->name)), "arguments",
+                                        "name", hp_jstr(name, strlen(name)), "arguments",
                                         hp_jstr(tc->arguments, tc->arguments_len)));
     }
     json_t *j = json_pack(
@@ -838,6 +859,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     }
     c->p = p;
     c->s = s;
+    c->conv = done ? NULL : conv;
     c->origin = origin;
     c->done = done;
     c->done_ud = ud;
@@ -854,6 +876,10 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     ro.thinking_budget = done ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
     /* structured output for the turns of the conversation, not for summaries */
     ro.output_schema = done || !opts ? NULL : opts->output_schema;
+    if (!done && opts) {
+        ro.tool_offer = opts->tool_offer;
+        ro.tool_offer_ud = opts->tool_offer_ud;
+    }
     /* a summary (done set) is asked of a conversation without tools: no tool settings */
     ac_request_settings st = {0};
     if (p->settings) {

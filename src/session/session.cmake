@@ -16,6 +16,8 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/context_tools.c
   ${CMAKE_SOURCE_DIR}/src/session/tools_run.c
   ${CMAKE_SOURCE_DIR}/src/session/tool_env.c
+  ${CMAKE_SOURCE_DIR}/src/session/toolkits.c
+  ${CMAKE_SOURCE_DIR}/src/session/tool_order.c
   ${CMAKE_SOURCE_DIR}/src/session/compact_effect.c
   ${CMAKE_SOURCE_DIR}/src/llm/script.c)
 target_include_directories(agentc_runtime PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
