@@ -10,6 +10,7 @@
  * falls back to jansson. */
 #include "llm/delta.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* Bits of the members seen, for the duplicate check. */
@@ -43,6 +44,26 @@ enum {
 static const unsigned char ds_plain[256] = {
     ['\x20'] = 1, ['\x21'] = 1, ['\x23' ... '\x5b'] = 1, ['\x5d' ... '\x7f'] = 1};
 
+/* The end of the run of plain bytes at p: eight bytes at a time while none is
+ * a control byte, a quote, a backslash or non-ASCII, then byte by byte. */
+static const unsigned char *ds_skip_plain(const unsigned char *p, const unsigned char *pe)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    while (pe - p >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
+        /* exact tests: a byte below 0x20, a zero byte of q or b, a high bit */
+        uint64_t stop = ((v - ones * 0x20) & ~v) | ((q - ones) & ~q) | ((b - ones) & ~b) | v;
+        if (stop & highs)
+            break;
+        p += 8;
+    }
+    while (p < pe && ds_plain[*p])
+        p++;
+    return p;
+}
+
 %%{
     machine json_common;
     alphtype unsigned char;
@@ -52,12 +73,7 @@ static const unsigned char ds_plain[256] = {
     # a run of plain bytes is skipped in a C loop: long strings cost a table
     # lookup a byte, not a transition
     action s_run {
-        {
-            const unsigned char *q = p + 1;
-            while (q < pe && ds_plain[*q])
-                q++;
-            fexec q;
-        }
+        fexec ds_skip_plain(p + 1, pe);
     }
 
     ws = [ \t\r\n]*;
