@@ -19,7 +19,7 @@ enum {
     B_C_INDEX, B_C_DELTA, B_C_FINISH,
     B_CONTENT, B_RCONTENT, B_REASONING, B_REFUSAL, B_TOOLS,
     B_T_INDEX, B_T_ID, B_T_FUNCTION, B_F_NAME, B_F_ARGS,
-    B_TYPE, B_INDEX, B_DELTA, B_D_TYPE, B_D_TEXT, B_D_THINK, B_D_SIG, B_D_PARTIAL
+    B_U_IN, B_U_OUT, B_TYPE, B_INDEX, B_DELTA, B_D_TYPE, B_D_TEXT, B_D_THINK, B_D_SIG, B_D_PARTIAL
 };
 
 #define DS_DUP(b)                                                                              \
@@ -95,6 +95,10 @@ static const unsigned char *ds_skip_plain(const unsigned char *p, const unsigned
 
     # a key the decoders do not read: plain ASCII only
     okey = '"' ( 0x20..0x7f - ["\\] )* '"';
+    # an integer whose value is kept (nacc, nneg reset by the key's action)
+    inum = ( '-' @{ nneg = 1; } )? ( ( '0' | [1-9] [0-9]{0,17} ) ${ nacc = nacc * 10 + (unsigned long long)(fc - '0'); } );
+    # an object of scalars (usage details)
+    flat = '{' ws ( okey ws ':' ws scalar ( ws ',' ws okey ws ':' ws scalar )* )? ws '}';
     # small non-negative integers (indexes)
     idx = '0' | [1-9] [0-9]{0,6};
 }%%
@@ -137,9 +141,18 @@ static const unsigned char *ds_skip_plain(const unsigned char *p, const unsigned
              | ( okey - ( '"index"' | '"delta"' | '"finish_reason"' ) ) ws ':' ws scalar;
     choice = '{' ws ( choice_m ( ws ',' ws choice_m )* )? ws '}';
 
-    top_m = '"choices"' @{ DS_DUP(B_CHOICES); } ws ':' ws '[' ws choice ws ']'
+    u_m = '"prompt_tokens"' @{ DS_DUP(B_U_IN); nacc = 0; nneg = 0; } ws ':' ws
+              ( inum %{ d->in_tokens = nneg ? -(long long)nacc : (long long)nacc; d->has_in = 1; }
+              | 'null' )
+        | '"completion_tokens"' @{ DS_DUP(B_U_OUT); nacc = 0; nneg = 0; } ws ':' ws
+              ( inum %{ d->out_tokens = nneg ? -(long long)nacc : (long long)nacc; d->has_out = 1; }
+              | 'null' )
+        | ( okey - ( '"prompt_tokens"' | '"completion_tokens"' ) ) ws ':' ws ( scalar | flat );
+    usage = '{' ws ( u_m ( ws ',' ws u_m )* )? ws '}' @{ d->has_usage = 1; };
+
+    top_m = '"choices"' @{ DS_DUP(B_CHOICES); } ws ':' ws '[' ws choice? ws ']'
           | '"error"' @{ DS_DUP(B_ERROR); } ws ':' ws 'null'
-          | '"usage"' @{ DS_DUP(B_USAGE); } ws ':' ws 'null'
+          | '"usage"' @{ DS_DUP(B_USAGE); } ws ':' ws ( 'null' | usage )
           | '"object"' @{ DS_DUP(B_OBJECT); } ws ':' ws ( str @{ DS_SET(AC_DS_OBJECT); } | nonstr )
           | ( okey - ( '"choices"' | '"error"' | '"usage"' | '"object"' | '"x_groq"' ) )
                 ws ':' ws scalar;
@@ -153,7 +166,8 @@ int ac_delta_scan_openai(const char *data, size_t n, ac_delta *d)
 {
     const unsigned char *p = (const unsigned char *)data, *pe = p + n, *eof = pe;
     const unsigned char *sp = p;
-    int cs, sesc = 0, bad = 0;
+    int cs, sesc = 0, bad = 0, nneg = 0;
+    unsigned long long nacc = 0;
     unsigned long seen = 0;
     (void)eof;
     memset(d, 0, sizeof *d);

@@ -93,8 +93,17 @@ int ac_stream__openai_fast(ac_stream *st, const ac_sse_event *ev, int *rc)
         if (*rc)
             return 1;
     }
-    if (finish.p && finish.n)
-        *rc = ac_stream__set_finish(st, finish.p);
+    if (finish.p && finish.n && (*rc = ac_stream__set_finish(st, finish.p)))
+        return 1;
+    /* as oa_usage() */
+    if (d.has_usage && (d.has_in || d.has_out)) {
+        ac_stream_turn *t = ac_stream__turn(st);
+        if (d.has_in)
+            t->input_tokens = d.in_tokens;
+        if (d.has_out)
+            t->output_tokens = d.out_tokens;
+        t->have_usage = 1;
+    }
     return 1;
 }
 

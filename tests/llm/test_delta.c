@@ -136,6 +136,12 @@ static const edge edges[] = {
     {OA, 1, "{\"choices\":[{\"delta\":\n{\"content\":\"two lines\"}}]}"},
     {OA, 1, "{\"object\":\"chat.completion.chunk\",\"created\":-0}"},
     {OA, 1, "{}"},
+    {OA, 1, "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":-3,\"total_tokens\":12,"
+            "\"prompt_tokens_details\":{\"cached_tokens\":0},\"x\":\"y\"}}"},
+    {OA, 1, "{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":"
+            "123456789012345678}}"},
+    {OA, 1, "{\"usage\":{\"prompt_tokens\":null,\"total_tokens\":3}}"},
+    {OA, 1, "{\"usage\":{}}"},
     /* left to jansson */
     {OA, 0, CH("{\"content\":\"a\",\"content\":\"b\"}")},
     {OA, 0, "{\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"choices\":[]}"},
@@ -160,7 +166,10 @@ static const edge edges[] = {
     {OA, 0, "{\"object\":\"error\",\"message\":\"boom\",\"type\":\"server_error\"}"},
     {OA, 0, "{\"error\":{\"message\":\"overloaded\"}}"},
     {OA, 0, "{\"choices\":[{\"index\":1,\"delta\":{\"content\":\"second\"}}]}"},
-    {OA, 0, "{\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4}}"},
+    {OA, 0, "{\"choices\":[],\"usage\":{\"prompt_tokens\":3.0,\"completion_tokens\":4}}"},
+    {OA, 0, "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens\":2}}"},
+    {OA, 0, "{\"usage\":{\"d\":{\"e\":{}}}}"},
+    {OA, 0, "{\"usage\":{\"prompt_tokens\":1234567890123456789}}"},
     {OA, 0, "{\"choices\":[{\"delta\":{\"content\":\"x\"}}],\"x_groq\":{\"id\":\"q\"}}"},
     {OA, 0, "{\"choices\":[{\"delta\":{\"content\":\"x\"}}]} x"},
     {OA, 0, "{\"choices\":[{\"delta\":{\"content\":\"x\"}}]"},
