@@ -13,6 +13,7 @@
 
 #include "journal.h"
 #include "session_int.h"
+#include "session/spec_rt.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
 
@@ -76,6 +77,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     }
     ac_event ev = {type, t_ms, data};
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
+    ac_spec_rt_after_event(s, &ev);
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     json_decref(data);
@@ -174,6 +176,7 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
             *want_rc = rc;
         free(q);
     }
+    ac_session_check_stuck(s);
     s->draining = 0;
     if (s->journal && ac_session_settled(s)) {
         ac_journal_flush(s->journal); /* waiting for input: the loop may not turn soon */
@@ -697,6 +700,7 @@ static void session_free_now(ac_session *s)
     json_decref(s->queued);
     ac_schema_free(s->output_schema);
     free(s->output_schema_text);
+    ac_spec_facts_free(s);
     free(s->partial);
     free(s->answer);
     free(s->error);
