@@ -410,5 +410,9 @@ enum ac_session_wait {
  * state's own rows. A stuck session has already failed, its error naming the state. */
 int ac_session_wait_state(const ac_session *s, const char **state);
 size_t ac_session_waiting_events(const ac_session *s, const char **names, size_t cap);
+/* Fails a session that has not ended with `reason` (its status failed, ac_session_error the
+ * reason): for an embedder giving up on a session that waits. Nothing is applied to it any
+ * more. 0, or -1 when it had ended or failed already. */
+int ac_session_fail(ac_session *s, const char *reason);
 
 #endif

@@ -5,3 +5,5 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/replay.c)
 target_include_directories(agentc PRIVATE ${CMAKE_SOURCE_DIR}/src/cli)
 target_link_libraries(agentc PRIVATE agentc_runtime agentc_gen)
+# `agentc run` answering a session that waits for an outside event (--on, terminal).
+target_sources(agentc PRIVATE ${CMAKE_SOURCE_DIR}/src/cli/run_wait.c)

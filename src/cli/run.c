@@ -19,6 +19,7 @@
 #include "agentc/agentc.h"
 #include "io/file.h" /* reading a prompt or a system prompt whole, with a cap */
 #include "cli.h"
+#include "run_wait.h" /* --on, and asking which outside event to send */
 
 /* The signal that asked us to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
 static volatile sig_atomic_t g_interrupted;
@@ -586,6 +587,8 @@ typedef struct run_opts {
     ac_request_settings req;
     const char *stop[32]; /* NULL-terminated */
     size_t n_stop;
+    const char *on[64]; /* --on STATE=EVENT: answers to a session waiting for the outside */
+    size_t n_on;
 } run_opts;
 
 /* The model request flags. Returns 1 when a is one (i moves past its value), 0
@@ -708,6 +711,8 @@ static void run_usage(FILE *out)
         "  --system TEXT | --system @FILE\n"
         "  --spec FILE          run an edited spec without rebuilding\n"
         "  --param NAME=VALUE   override a spec param (repeatable)\n"
+        "  --on STATE=EVENT     when the session waits in STATE for an outside event, send\n"
+        "                       EVENT (repeatable; without it a terminal is asked)\n"
         "  --journal FILE       record every event (replay with agentc replay)\n"
         "  --trace              print every transition to stderr\n"
         "  --jsonl              one JSON object per line on stdout\n"
@@ -785,6 +790,7 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
             if (!strcmp(a, names[k]))
                 slot = slots[k];
         int is_list = !strcmp(a, "--tools") || !strcmp(a, "--param") || !strcmp(a, "--header") ||
+                      !strcmp(a, "--on") ||
                       (batch && !strcmp(a, "--concurrency"));
         if (slot || is_list) {
             if (i + 1 >= argc) {
@@ -798,6 +804,8 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
                 o->tools[o->n_tools++] = v;
             else if (!strcmp(a, "--param") && o->n_params < 63)
                 o->params[o->n_params++] = v;
+            else if (!strcmp(a, "--on") && o->n_on < 64)
+                o->on[o->n_on++] = v;
             else if (!strcmp(a, "--header") && o->n_headers < 31)
                 o->headers[o->n_headers++] = v;
             else if (!strcmp(a, "--concurrency")) {
@@ -992,10 +1000,13 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     catch_stop_signals(old);
     ignore_sigpipe();
     g_settled = 0;
+    ac_run_wait wait = {o->on, o->n_on, 0, isatty(0) && isatty(2) && strcmp(o->prompt, "-")};
     ac_session_send(s, prompt ? prompt : o->prompt);
     while (!g_settled && !ac_session_settled(s) && !g_interrupted &&
            !g_out_errno) {
         ac_loop_run_once(b.loop, u.spinner_armed ? 40 : 100);
+        if (ac_run_wait_check(s, &wait, stdin, stderr) < 0)
+            break;
         spinner_tick(&u);
     }
     spinner_disarm(&u);
@@ -1030,17 +1041,25 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         answer = interrupted_partial && *interrupted_partial ? interrupted_partial
                                                              : ac_session_partial(s);
     const char *error = ac_session_error(s);
+    char why[300];
+    if (!turn_ok && !interrupted && (!error || !*error)) { /* never a failure without a reason */
+        const char *state = NULL;
+        ac_session_wait_state(s, &state);
+        snprintf(why, sizeof why, "the session stopped with status %s in state %s",
+                 ac_session_status_name(st), state ? state : "?");
+        error = why;
+    }
     ac_session_stats stats;
     ac_session_get_stats(s, &stats);
     if (o->jsonl) {
         if (error && !turn_ok)
             emit_json(json_pack("{s:s, s:s}", "type", "error", "message", error));
         emit_json(
-            json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s}", "type", "done", "status",
+            json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s, s:s*}", "type", "done", "status",
                       interrupted ? "cancelled" : status,
                       "iterations", (json_int_t)stats.iterations, "usage", "input",
                       (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
-                      "answer", answer));
+                      "answer", answer, "error", turn_ok ? NULL : error));
     } else {
         if (u.hold_text && turn_ok && !interrupted && *answer) { /* the accepted answer */
             if (u.tty)

@@ -280,8 +280,12 @@ static void answer_pending(ac_session *s, const char *result, int ok, int64_t t_
     for (size_t i = 0; i < n; i++) {
         const char *id = ac_conv_iter_call(s->conv, i);
         const ac_tool_call *c = id ? ac_conv_tool_call(s->conv, id) : NULL;
-        if (c && c->state == AC_CALL_NONE)
-            ac_conv_set_tool_result(s->conv, id, ok, result, t_ms);
+        if (c && c->state == AC_CALL_NONE) {
+            if (ok)
+                ac_conv_set_tool_result(s->conv, id, ok, result, t_ms);
+            else
+                ac_session_fail_tool_call(s, id, result, t_ms); /* the output reports it */
+        }
     }
 }
 
@@ -302,9 +306,12 @@ static void expand(const ac_session *s, const char *in, char *out, size_t cap)
             out[o++] = *in++;
             continue;
         }
-        int w = p->type == AC_PARAM_STRING     ? snprintf(out + o, cap - o, "%s", p->sval)
-                : p->type == AC_PARAM_DURATION ? snprintf(out + o, cap - o, "%lldms",
-                                                          (long long)p->ival)
+        long long v = (long long)p->ival;
+        int w = p->type == AC_PARAM_STRING ? snprintf(out + o, cap - o, "%s", p->sval)
+                : p->type == AC_PARAM_DURATION
+                    ? (v % 60000 == 0 && v   ? snprintf(out + o, cap - o, "%lldm", v / 60000)
+                       : v % 1000 == 0 && v ? snprintf(out + o, cap - o, "%llds", v / 1000)
+                                            : snprintf(out + o, cap - o, "%lldms", v))
                                                : snprintf(out + o, cap - o, "%lld",
                                                           (long long)p->ival);
         if (w < 0 || (size_t)w >= cap - o) {

@@ -134,9 +134,17 @@ void ac_session_check_stuck(ac_session *s)
              "stuck in state %s.%s (spec line %u): no effect or timer runs there, nothing is "
              "queued, and it waits for no event the outside sends",
              t->machines[st->machine].name, st->name, st->line);
-    ac_session_set_error(s, msg);
+    ac_session_fail(s, msg);
+}
+
+int ac_session_fail(ac_session *s, const char *reason)
+{
+    if (!s || !reason || ac_session_ended(s) || s->fsm.error)
+        return -1;
+    ac_session_set_error(s, reason);
     ac_session_set_status(s, AC_SESSION_FAILED);
     s->fsm.error = 1; /* settled: nothing more is applied */
     if (s->e->has_output && s->e->out.finished)
         s->e->out.finished(s->e->out.ud, s);
+    return 0;
 }
