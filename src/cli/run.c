@@ -1061,7 +1061,8 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
                       (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
                       "answer", answer, "error", turn_ok ? NULL : error));
     } else {
-        if (u.hold_text && turn_ok && !interrupted && *answer) { /* the accepted answer */
+        /* the accepted answer; or one the spec took from elsewhere than streamed text */
+        if ((u.hold_text || !u.wrote_text) && turn_ok && !interrupted && *answer) {
             if (u.tty)
                 vis_write(stdout, answer, strlen(answer), VIS_ANSWER, &u.text_carry, 1);
             else
