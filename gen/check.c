@@ -1097,6 +1097,7 @@ size_t ac_spec_check(ac_spec *spec)
         if (resolve_rows(&ck) == 0 && group_rows(&ck) == 0) {
             check_row_conflicts(&ck);
             check_graph(&ck);
+            ac_spec_check_leave(spec, ck.res);
             warn_unused(&ck);
             check_c_names(&ck);
             check_limits(&ck);

@@ -12,6 +12,9 @@
 /* Checks and rewrites the v2 forms in place; adds diagnostics. */
 void ac_spec_desugar(ac_spec *spec);
 
+/* Every non-terminal state can be left (leave.c); needs the resolved rows. */
+void ac_spec_check_leave(ac_spec *spec, const ac_resolved *res);
+
 /* The candidate closest to `name` within a small edit distance, or NULL.
  * `cands` points at the first `const char *` of n entries `stride` bytes apart. */
 const char *ac_spec_closest(const char *name, const char *const *cands, size_t n, size_t stride);
