@@ -31,25 +31,29 @@ static size_t edit_distance(const char *a, const char *b, size_t cap)
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64)
         return cap + 1;
-    size_t row[65];
+    /* optimal string alignment: a swap of two neighbours counts as one edit */
+    unsigned char d[65][65];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (unsigned char)i;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t prev = row[0];
-        row[0] = i;
+        d[0][j] = (unsigned char)j;
+    for (size_t i = 1; i <= la; i++)
         for (size_t j = 1; j <= lb; j++) {
-            size_t cur = row[j];
-            size_t sub = prev + (a[i - 1] != b[j - 1]);
-            size_t del = row[j] + 1, ins = row[j - 1] + 1;
-            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-            prev = cur;
+            size_t sub = d[i - 1][j - 1] + (size_t)(a[i - 1] != b[j - 1]);
+            size_t del = d[i - 1][j] + 1u, ins = d[i][j - 1] + 1u;
+            size_t v = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1u < v)
+                v = d[i - 2][j - 2] + 1u;
+            d[i][j] = (unsigned char)v;
         }
-    }
-    return row[lb];
+    return d[la][lb];
 }
 
 const char *ac_spec_closest(const char *name, const char *const *cands, size_t n, size_t stride)
 {
+    if (strlen(name) < 3)
+        return NULL; /* every short name is near every other */
     size_t limit = strlen(name) <= 4 ? 1 : 2, best = limit + 1;
     const char *pick = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -268,6 +272,7 @@ static void declare_actions(ac_spec *spec, ac_names *ns)
             ac_spec_diag(spec, 1, ns->v[i].line, ns->v[i].col,
                          "'%.*s' takes no arguments: only the built-in actions do (%s)",
                          (int)(paren - s), s, all);
+            declare(&spec->handlers[HK_ACTION], ns->v[i]); /* reported once, not as unknown too */
             continue;
         }
         int nargs = 1;
@@ -278,7 +283,6 @@ static void declare_actions(ac_spec *spec, ac_names *ns)
                          "%s takes %d argument%s, not %d (%s)", ac_arg_actions[a].name,
                          ac_arg_actions[a].n_args, ac_arg_actions[a].n_args == 1 ? "" : "s", nargs,
                          ac_arg_actions[a].usage);
-            continue;
         }
         declare(&spec->handlers[HK_ACTION], ns->v[i]);
     }
@@ -387,6 +391,11 @@ static void rewrite_timers(ac_spec *spec, ac_machine_decl *m)
             for (size_t k = 0; k < tr.actions.n; k++)
                 push_name(&c.actions, tr.actions.v[k]);
             ac_state_decl *st = state_named(m, srcs.v[s].s);
+            if (!ok) { /* reported: the rule is left out (it would read as eventless) */
+                free(c.sources.v);
+                free(c.actions.v);
+                continue;
+            }
             if (ok && st && !st->terminal)
                 c.event = (ac_name){add_timer(spec, m, st, &tr), tr.after.line, tr.after.col};
             else
