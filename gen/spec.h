@@ -250,6 +250,8 @@ int ac_emit_dot(const ac_fsm_tables *t, int machine /* -1 all */, const ac_diagr
                 FILE *out);
 int ac_emit_mermaid(const ac_fsm_tables *t, int machine, const ac_diagram_cov *cov, FILE *out);
 int ac_emit_markdown(const ac_fsm_tables *t, int machine, FILE *out);
+/* The machines and who invokes whom (Mermaid flowchart). */
+int ac_emit_overview(const ac_fsm_tables *t, FILE *out);
 
 /* Guard program to text, e.g. "retryable && !exhausted". */
 void ac_guard_to_text(const ac_fsm_tables *t, uint16_t off, char *buf, size_t cap);
