@@ -142,4 +142,10 @@ printf '%s\n' '{"error": {"status": 503, "message": "unavailable", "retryable": 
 run r503 retry_429.fsm --script "$tmp/503.jsonl" --param rate_limit_backoff=10ms hi
 [ "$(rc r503)" = 1 ] && grep -q "unavailable" "$tmp/r503.err" || fail "retry_429 on 503: $(cat "$tmp/r503.err")"
 grep -q never "$tmp/r503.out" && fail "retry_429: a 503 was retried"
+# ---- the README table gives each spec's diff size ---------------------------------------------
+for f in "$g"/*.fsm; do
+  n=$(diff spec/agent.fsm "$f" | grep -c '^[<>]')
+  b=$(basename "$f")
+  grep -q "^| \[$b\]($b) | .* | $n | " "$g/README.md" || fail "$g/README.md: no row for $b with diff size $n"
+done
 echo "gallery: ok"
