@@ -14,6 +14,7 @@
 #include "journal.h"
 #include "session/toolkits.h"
 #include "session_int.h"
+#include "session/spec_rt.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
 
@@ -83,6 +84,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     }
     ac_event ev = {type, t_ms, data};
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
+    ac_spec_rt_after_event(s, &ev);
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
@@ -183,6 +185,7 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
             *want_rc = rc;
         free(q);
     }
+    ac_session_check_stuck(s);
     s->draining = 0;
     if (s->journal && ac_session_settled(s)) {
         ac_journal_flush(s->journal); /* waiting for input: the loop may not turn soon */
@@ -737,6 +740,7 @@ static void session_free_now(ac_session *s)
     json_decref(s->queued);
     ac_schema_free(s->output_schema);
     free(s->output_schema_text);
+    ac_spec_facts_free(s);
     free(s->partial);
     free(s->answer);
     free(s->error);

@@ -30,3 +30,7 @@ else()
 endif()
 # Accessors for embedders' own handlers (tool calls, conversation).
 target_sources(agentc_runtime PRIVATE ${CMAKE_SOURCE_DIR}/src/session/embed_api.c)
+# The spec language v2 at run time: comparison guards, actions with arguments, timers,
+# what a session waits for.
+target_sources(agentc_runtime PRIVATE ${CMAKE_SOURCE_DIR}/src/session/spec_rt.c
+  ${CMAKE_SOURCE_DIR}/src/session/waiting.c)
