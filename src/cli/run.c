@@ -18,6 +18,7 @@
 
 #include "agentc/agentc.h"
 #include "io/file.h" /* reading a prompt or a system prompt whole, with a cap */
+#include "session/state.h" /* the State in the done line */
 #include "cli.h"
 
 /* The signal that asked us to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
@@ -1035,12 +1036,18 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     if (o->jsonl) {
         if (error && !turn_ok)
             emit_json(json_pack("{s:s, s:s}", "type", "error", "message", error));
-        emit_json(
+        json_t *done =
             json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s}", "type", "done", "status",
                       interrupted ? "cancelled" : status,
                       "iterations", (json_int_t)stats.iterations, "usage", "input",
                       (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
-                      "answer", answer));
+                      "answer", answer);
+        json_t *state = ac_session_state_json(s); /* the State, when declared (state.h) */
+        if (done && state)
+            json_object_set_new(done, "state", state);
+        else
+            json_decref(state);
+        emit_json(done);
     } else {
         if (u.hold_text && turn_ok && !interrupted && *answer) { /* the accepted answer */
             if (u.tty)

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "journal.h"
+#include "session/state.h"
 #include "session_int.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
@@ -492,6 +493,8 @@ static json_t *spawn_payload(ac_engine *e)
         json_object_set_new(d, "system", json_string(e->system_prompt));
     if (d && e->output_schema_text)
         json_object_set_new(d, "output_schema", json_loads(e->output_schema_text, 0, NULL));
+    if (d && e->state_decl) /* the State starts from the event: a replay needs no tool file */
+        json_object_set(d, "state", e->state_decl);
     return d;
 }
 
@@ -697,6 +700,7 @@ static void session_free_now(ac_session *s)
     json_decref(s->queued);
     ac_schema_free(s->output_schema);
     free(s->output_schema_text);
+    ac_state_free(s->state);
     free(s->partial);
     free(s->answer);
     free(s->error);
@@ -831,6 +835,8 @@ char *ac_session_to_json(const ac_session *s)
                           "id", s->id, "states", states, "status", ac_session_status_name(ac_session_status(s)), "answer", s->answer,
                           "error", s->error, "queued", s->queued, "compacted",
                           s->compacted_this_plan, "conversation", cj);
+    if (o && s->state) /* the State (state.h) */
+        json_object_set(o, "state", s->state->doc);
     char *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     return out;

@@ -74,6 +74,7 @@ struct ac_engine {
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
     char *tool_choice; /* the request setting when it names a tool: checked at session start */
+    json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -128,6 +129,7 @@ struct ac_session {
     /* each effect's own state, by effect index, typed in the effect's file */
     void *effect_state[AC_MAX_EFFECTS];
     void *provider_state; /* the provider's per-session state (sink.h) */
+    struct ac_state *state; /* the State (state.h), from the spawn event */
     void *userdata;
 };
 

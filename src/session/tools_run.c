@@ -43,6 +43,7 @@ struct ac_tool_run {
     slot *slots;
     size_t n, next, running;
     size_t max_parallel;
+    ac_turn_plan *plan; /* order, references and output paths (state_turn.c); NULL: in order */
     uint16_t origin; /* of the run_tools effect: passed with every event queued */
 };
 
@@ -60,9 +61,19 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     r->running--;
     char *clean = ac_utf8_repair(content, len, AC_UTF8_REPLACE_NUL, NULL);
     int64_t dur = ac_loop_now_ms(s->e->loop) - sl->started_ms;
+    /* where the result goes in the State: checked now, applied with the event */
+    char *override = NULL;
+    json_t *writes = r->plan ? ac_turn_plan_finish(r->plan, (size_t)(sl - r->slots), &ok,
+                                                   clean ? clean : "", &override)
+                             : NULL;
     json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
-                          clean ? clean : "", "duration_ms", (json_int_t)dur);
+                          override ? override : clean ? clean : "", "duration_ms",
+                          (json_int_t)dur);
+    free(override);
     free(clean);
+    if (d && writes)
+        json_object_set(d, "state_writes", writes);
+    json_decref(writes);
     if (!d) /* the call is answered whatever happens, or the turn would wait forever */
         d = json_pack("{s:s, s:b, s:s}", "id", sl->id, "ok", 0, "content",
                       "the tool's result could not be recorded");
@@ -176,7 +187,8 @@ void ac_tool_call_arrived(void *ud)
 
 /* ---- internal context tools: read the conversation, post what the action needs ---- */
 
-static void start_call(ac_tool_run *r, slot *sl)
+/* prefail: the plan's reason not to run the call (it fails at once), or NULL. */
+static void start_call(ac_tool_run *r, slot *sl, const char *prefail)
 {
     ac_session *s = r->s;
     const ac_tool_call *c = ac_conv_tool_call(s->conv, sl->id);
@@ -195,16 +207,32 @@ static void start_call(ac_tool_run *r, slot *sl)
         complete_later(r, sl, 0, msg);
         return;
     }
+    if (prefail) {
+        complete_later(r, sl, 0, prefail);
+        return;
+    }
     json_error_t jerr;
-    json_t *args = json_loads(argstr, JSON_DECODE_ANY, &jerr);
+    /* references resolved, meta-properties removed (state_turn.c) */
+    json_t *args = r->plan ? ac_turn_plan_args(r->plan, (size_t)(sl - r->slots), msg, sizeof msg)
+                           : json_loads(argstr, JSON_DECODE_ANY, &jerr);
     if (!args) {
-        snprintf(msg, sizeof msg, "invalid arguments: not JSON (%s)", jerr.text);
+        if (!r->plan)
+            snprintf(msg, sizeof msg, "invalid arguments: not JSON (%s)", jerr.text);
         complete_later(r, sl, 0, msg);
         return;
     }
+    char *resolved = r->plan ? json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    if (r->plan && !resolved) {
+        json_decref(args);
+        complete_later(r, sl, 0, "out of memory");
+        return;
+    }
+    if (resolved)
+        argstr = resolved;
     if (!ac_schema_validate(t->schema, args, err, sizeof err)) {
         snprintf(msg, sizeof msg, "invalid arguments: %s", err);
         json_decref(args);
+        free(resolved);
         complete_later(r, sl, 0, msg);
         return;
     }
@@ -240,6 +268,7 @@ static void start_call(ac_tool_run *r, slot *sl)
         if (!base) {
             complete_later(r, sl, 0, "out of memory");
             json_decref(args);
+            free(resolved);
             return;
         }
         ac_proc_spec ps;
@@ -273,6 +302,7 @@ static void start_call(ac_tool_run *r, slot *sl)
         }
     }
     json_decref(args);
+    free(resolved);
 }
 
 static void run_free(ac_tool_run *r)
@@ -283,6 +313,7 @@ static void run_free(ac_tool_run *r)
         json_decref(r->slots[i].extra);
     }
     free(r->slots);
+    ac_turn_plan_free(r->plan);
     free(r);
 }
 
@@ -291,8 +322,20 @@ static void run_free(ac_tool_run *r)
  * until the session applies it, after this returns. */
 static void launch_next(ac_tool_run *r)
 {
-    while (r->next < r->n && r->running < r->max_parallel)
-        start_call(r, &r->slots[r->next++]);
+    while (r->running < r->max_parallel) {
+        if (!r->plan) {
+            if (r->next >= r->n)
+                return;
+            start_call(r, &r->slots[r->next++], NULL);
+            continue;
+        }
+        char *fail = NULL;
+        long i = ac_turn_plan_next(r->plan, &fail);
+        if (i < 0)
+            return; /* the rest wait for calls still running */
+        start_call(r, &r->slots[i], fail);
+        free(fail);
+    }
 }
 
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs, const ac_event *ev)
@@ -316,6 +359,11 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
         r->slots[r->n].run = r;
         r->slots[r->n++].id = strdup(id);
     }
+    char **ids = calloc(r->n + 1, sizeof *ids);
+    for (size_t i = 0; ids && i < r->n; i++)
+        ids[i] = r->slots[i].id;
+    r->plan = ids ? ac_turn_plan_new(s, ids, r->n) : NULL; /* NULL: in order, as written */
+    free(ids);
     *ac_session_effect_state(s) = r;
     if (r->n == 0) {
         /* nothing to run (the turn's calls could not be recorded): say so,

@@ -53,6 +53,9 @@ extern const char *const ac_toolfile_default_inherit[];
 typedef struct ac_toolfile {
     ac_toolfile_tool *tools;
     size_t n;
+    /* "state": {"initial": {...}, "schema": {...}} (both optional; the initial State
+     * must be an object that the schema, when given, accepts), or NULL */
+    json_t *state;
 } ac_toolfile;
 
 /* Loads and checks a tool file. Returns a new ac_toolfile (free with
