@@ -854,6 +854,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     ro.thinking_budget = done ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
     /* structured output for the turns of the conversation, not for summaries */
     ro.output_schema = done || !opts ? NULL : opts->output_schema;
+    ro.context_note = done || !opts ? NULL : opts->context_note;
     /* a summary (done set) is asked of a conversation without tools: no tool settings */
     ac_request_settings st = {0};
     if (p->settings) {

@@ -46,6 +46,7 @@ typedef struct ac_llm_call_opts {
     int64_t thinking_budget; /* extended thinking tokens (Anthropic); 0: off */
     uint16_t origin;         /* the effect's origin: passed with every event the call queues */
     const char *output_schema; /* structured output: JSON Schema text, or NULL (request.h) */
+    const char *context_note;  /* the State as the model sees it, or NULL (request.h) */
 } ac_llm_call_opts;
 
 /* The end of a one-off completion: ok and the reply text, or !ok and an
