@@ -122,6 +122,46 @@ int ac_session_state_restore(ac_session *s, const char *json, char *err, size_t 
     return 0;
 }
 
+json_t *ac_state_snapshot_save(const ac_session *s)
+{
+    const ac_state *st = s ? s->state : NULL;
+    json_t *doc = st ? json_deep_copy(st->doc) : json_object();
+    json_t *schema = st && st->schema_json ? json_deep_copy(st->schema_json) : NULL;
+    json_t *o = doc ? json_pack("{s:b, s:o, s:o*}", "declared", st && st->declared, "doc", doc,
+                                "schema", schema)
+                    : NULL;
+    if (!doc)
+        json_decref(schema);
+    return o;
+}
+
+int ac_state_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap)
+{
+    json_t *doc = json_object_get(v, "doc"), *schema = json_object_get(v, "schema");
+    if (!s || !json_is_object(v) || !json_is_object(doc) || (schema && !json_is_object(schema))) {
+        snprintf(err, errcap, "the saved State is not {\"declared\", \"doc\": {...}, \"schema\"}");
+        return AC_EINVAL;
+    }
+    json_t *decl = json_pack("{s:O, s:O?}", "initial", doc, "schema", schema);
+    ac_state *st = decl ? ac_state_new(decl) : NULL;
+    json_decref(decl);
+    if (!st) {
+        snprintf(err, errcap, schema ? "the saved State's schema does not compile"
+                                     : "out of memory restoring the State");
+        return schema ? AC_EINVAL : AC_ENOMEM;
+    }
+    char why[400];
+    if (!ac_state_accepts(st, st->doc, why, sizeof why)) {
+        snprintf(err, errcap, "the saved State is refused by its schema: %s", why);
+        ac_state_free(st);
+        return AC_EINVAL;
+    }
+    st->declared = json_is_true(json_object_get(v, "declared"));
+    ac_state_free(s->state);
+    s->state = st;
+    return AC_OK;
+}
+
 char *ac_state_context_text(const ac_session *s)
 {
     if (!s || !s->state || !s->state->declared ||

@@ -52,6 +52,17 @@ char *ac_session_state_save(const ac_session *s);
  * message in err and nothing changed. */
 int ac_session_state_restore(ac_session *s, const char *json, char *err, size_t errcap);
 
+/* The whole State as one JSON value, for a snapshot part of the durable store:
+ * {"declared": true|false, "doc": {...}, "schema": {...}} ("schema" absent when
+ * none). A new reference; NULL only when out of memory. */
+json_t *ac_state_snapshot_save(const ac_session *s);
+
+/* Rebuilds the State from a value ac_state_snapshot_save gave (replacing the one
+ * the session has, if any; a session restored this way keeps it when its spawn
+ * event is applied). AC_OK, or AC_EINVAL / AC_ENOMEM with a message in err and
+ * nothing changed (a document the saved schema refuses is refused). */
+int ac_state_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap);
+
 /* The State as the model sees it (params state_in_context and
  * state_context_max): a note with the document, cut to the cap with a
  * mark; NULL when it is not shown. malloc'd. */

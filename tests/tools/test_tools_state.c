@@ -406,6 +406,21 @@ static void test_replay_same_state(void **st)
     fresh = ac_session_state_save(rs);
     assert_string_equal(fresh, "{\"fresh\":1}");
     free(fresh);
+    /* the whole State (document, schema, declared) as a snapshot part, into a new session */
+    json_t *part = ac_state_snapshot_save(rs);
+    ac_session *s2 = ac_session_new(r.e, "s3", NULL, &err);
+    assert_non_null(s2);
+    assert_int_equal(ac_state_snapshot_restore(s2, part, why, sizeof why), AC_OK);
+    char *restored = ac_session_state_save(s2);
+    assert_string_equal(restored, "{\"fresh\":1}");
+    free(restored);
+    json_t *bad = json_pack("{s:b, s:{s:s}, s:{s:s}}", "declared", 1, "doc", "n", "x", "schema",
+                            "type", "array");
+    assert_int_equal(ac_state_snapshot_restore(s2, bad, why, sizeof why), AC_EINVAL);
+    assert_non_null(strstr(why, "refused by its schema"));
+    json_decref(bad);
+    json_decref(part);
+    ac_session_free(s2);
     free(again);
     free(live);
     ac_session_free(rs);
