@@ -84,6 +84,7 @@ typedef struct call_prep {
     const char *name;
     json_t *args;  /* parsed, meta-properties removed; NULL when not JSON */
     char *bad;     /* why it fails without running, or NULL */
+    int rewritten; /* meta-properties removed or references in it: the tool gets new text */
     ac_ref_expr out; /* where the result goes; n == 0: nowhere */
 } call_prep;
 
@@ -196,6 +197,22 @@ static void on_read(void *ud, const ac_ref_path *path)
     }
 }
 
+/* True when a string of v (any depth) begins with a dagger (a reference or an escape). */
+static int has_daggers(json_t *v)
+{
+    const char *k;
+    json_t *x;
+    size_t i;
+    if (json_is_string(v))
+        return ac_ref_kind(json_string_value(v), json_string_length(v)) != 0;
+    if (json_is_object(v)) {
+        json_object_foreach(v, k, x) if (has_daggers(x)) return 1;
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x) if (has_daggers(x)) return 1;
+    }
+    return 0;
+}
+
 static void no_read(void *ud, const ac_ref_path *path)
 {
     (void)ud, (void)path; /* the first pass only checks that the references parse */
@@ -265,8 +282,12 @@ ac_turn_plan *ac_turn_plan_new(ac_session *s, char *const *ids, size_t n)
             json_t *v;
             void *tmp;
             json_object_foreach_safe(c->args, tmp, k, v) if (k[0] == '_')
+            {
                 json_object_del(c->args, k);
+                c->rewritten = 1;
+            }
         }
+        c->rewritten |= has_daggers(c->args);
         prep_output(c, t, opath);
         json_decref(opath);
         char why[600];
@@ -298,9 +319,10 @@ long ac_turn_plan_next(ac_turn_plan *p, char **fail)
     return i;
 }
 
-json_t *ac_turn_plan_args(ac_turn_plan *p, size_t i, char *msg, size_t cap)
+json_t *ac_turn_plan_args(ac_turn_plan *p, size_t i, int *rewritten, char *msg, size_t cap)
 {
     call_prep *c = &p->c[i];
+    *rewritten = c->rewritten;
     if (!c->args) {
         const ac_tool_call *tc = ac_conv_tool_call(p->s->conv, c->id);
         json_error_t je;

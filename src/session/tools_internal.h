@@ -65,8 +65,9 @@ void ac_turn_plan_free(ac_turn_plan *p);
 long ac_turn_plan_next(ac_turn_plan *p, char **fail);
 /* Call i's arguments as the tool gets them: references resolved against the
  * State as it stands, meta-properties removed. A new reference, or NULL with
- * the failure the model sees in msg. */
-json_t *ac_turn_plan_args(ac_turn_plan *p, size_t i, char *msg, size_t cap);
+ * the failure the model sees in msg. *rewritten is 0 when they are the model's
+ * text unchanged (the tool then gets that text as it was sent). */
+json_t *ac_turn_plan_args(ac_turn_plan *p, size_t i, int *rewritten, char *msg, size_t cap);
 /* Call i ended with ok and content: its writes to the State (checked against
  * the schema; a refusal turns the call into a failure, *ok 0 and *override
  * the message) as the array the event carries, or NULL when none. */

@@ -213,7 +213,9 @@ static void start_call(ac_tool_run *r, slot *sl, const char *prefail)
     }
     json_error_t jerr;
     /* references resolved, meta-properties removed (state_turn.c) */
-    json_t *args = r->plan ? ac_turn_plan_args(r->plan, (size_t)(sl - r->slots), msg, sizeof msg)
+    int rewritten = 0;
+    json_t *args = r->plan ? ac_turn_plan_args(r->plan, (size_t)(sl - r->slots), &rewritten, msg,
+                                               sizeof msg)
                            : json_loads(argstr, JSON_DECODE_ANY, &jerr);
     if (!args) {
         if (!r->plan)
@@ -221,8 +223,8 @@ static void start_call(ac_tool_run *r, slot *sl, const char *prefail)
         complete_later(r, sl, 0, msg);
         return;
     }
-    char *resolved = r->plan ? json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    if (r->plan && !resolved) {
+    char *resolved = rewritten ? json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    if (rewritten && !resolved) {
         json_decref(args);
         complete_later(r, sl, 0, "out of memory");
         return;

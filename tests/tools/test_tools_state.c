@@ -173,7 +173,8 @@ static void test_output_paths(void **st)
         "{\"id\":\"text\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":\\\"" D D
         "literal\\\",\\\"_other\\\":1,\\\"_outputPath\\\":\\\"" D "state.t\\\"}\"},"
         "{\"id\":\"badpath\",\"name\":\"echo\",\"arguments\":\"{\\\"_outputPath\\\":\\\"" D
-        "input.x\\\"}\"}]}\n"
+        "input.x\\\"}\"},"
+        "{\"id\":\"verbatim\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\": 1.50,  \\\"w\\\":[ ]}\"}]}\n"
         "{\"content\":\"ok\"}\n";
     rig r;
     rig_open(&r, turns, NULL, tfs, NULL);
@@ -185,6 +186,8 @@ static void test_output_paths(void **st)
     assert_string_equal(rig_result(&r, "or_fail", 0), "it broke\n");
     assert_non_null(strstr(rig_result(&r, "badpath", 0), "only \xE2\x80\xA0state paths"));
     assert_false(exists("ran-badpath"));
+    /* arguments with nothing to resolve or remove reach the tool as the model wrote them */
+    assert_string_equal(rig_result(&r, "verbatim", 1), "{\"v\": 1.50,  \"w\":[ ]}\n");
     assert_string_equal(state_of(r.s),
                         "{\"e2\":{\"error\":\"it broke\\n\"},\"one\":{\"v\":1},\"receipt\":{\"v\":2},"
                         "\"t\":{\"v\":\"\xE2\x80\xA0literal\"},\"x\":{\"a\":{\"v\":3},\"b\":{\"v\":3}},"
