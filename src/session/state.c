@@ -82,7 +82,9 @@ void ac_state_apply(ac_state *st, const json_t *writes)
 
 json_t *ac_session_state_json(const ac_session *s)
 {
-    return s && s->state && s->state->declared ? json_deep_copy(s->state->doc) : NULL;
+    if (!s || !s->state || (!s->state->declared && json_object_size(s->state->doc) == 0))
+        return NULL;
+    return json_deep_copy(s->state->doc);
 }
 
 char *ac_session_state_save(const ac_session *s)

@@ -40,7 +40,8 @@ int ac_state_accepts(const ac_state *st, const json_t *doc, char *err, size_t er
 /* Applies the "state_writes" of an event (NULL: nothing). */
 void ac_state_apply(ac_state *st, const json_t *writes);
 
-/* The State's document (a new reference) when the session declares one, else NULL. */
+/* The State's document (a new reference) when the session declares one or a call
+ * wrote to it, else NULL. */
 json_t *ac_session_state_json(const ac_session *s);
 
 /* The State's document as compact JSON text (malloc'd), "{}" for a session
