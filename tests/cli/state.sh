@@ -4,7 +4,8 @@
 # the State in the second request (a last system message), in the --jsonl done
 # line, in the journal (each write with its path, value and call id), and
 # rebuilt byte for byte by `agentc replay --check`; a tool file whose initial
-# State its own schema refuses stops at start (exit 3).
+# State its own schema refuses stops at start (exit 3); a stored session keeps
+# its State through kill -9 (resume) and run --session, and sessions show has it.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -68,4 +69,37 @@ echo '{"content": "never"}' >"$tmp/s.jsonl"
 rc=$?
 [ $rc -eq 3 ] || fail "refused initial State: exit $rc"
 grep -q 'state: the schema refuses the initial State' "$tmp/err" || fail "message: $(cat "$tmp/err")"
+# a stored session killed with SIGKILL mid-turn keeps the State written before the kill
+# (resume), and a later `run --session` reads it
+cat >"$tmp/ktools.json" <<JSON
+{"state": {"initial": {}},
+ "tools": [
+  {"name": "fetch_user", "description": "u", "command": ["sh", "-c", "echo '{\"name\":\"Ada\"}'"]},
+  {"name": "slow", "description": "s", "command": ["sh", "-c", "touch '$tmp/slow.started'; sleep 30"]},
+  {"name": "greet", "description": "g", "command": ["sh", "-c", "cat"]}]}
+JSON
+{
+  echo "{\"tool_calls\":[{\"id\":\"k1\",\"name\":\"fetch_user\",\"arguments\":\"{\\\"_outputPath\\\":\\\"${D}state.user\\\"}\"}]}"
+  echo '{"tool_calls":[{"id":"k2","name":"slow","arguments":"{}"}]}'
+  echo '{"content":"after"}'
+  echo "{\"tool_calls\":[{\"id\":\"k3\",\"name\":\"greet\",\"arguments\":\"{\\\"name\\\":\\\"${D}state.user.name\\\",\\\"_outputPath\\\":\\\"${D}state.greeted\\\"}\"}]}"
+  echo '{"content":"hi"}'
+} >"$tmp/k.jsonl"
+"$agentc" run --provider script --script "$tmp/k.jsonl" --tools "$tmp/ktools.json" --session ks \
+  --db "$tmp/db" --jsonl go >"$tmp/k1" 2>&1 &
+kpid=$!
+for _ in $(seq 1 200); do [ -e "$tmp/slow.started" ] && break; sleep 0.05; done
+[ -e "$tmp/slow.started" ] || fail "the slow tool did not start: $(cat "$tmp/k1")"
+kill -9 $kpid
+wait $kpid 2>/dev/null
+"$agentc" resume ks --db "$tmp/db" --provider script --script "$tmp/k.jsonl" --tools "$tmp/ktools.json" \
+  --jsonl >"$tmp/k2" 2>&1 || fail "resume: $(cat "$tmp/k2")"
+[ "$(jq -c 'select(.type == "done") | .state' "$tmp/k2")" = '{"user":{"name":"Ada"}}' ] \
+  || fail "State after kill -9: $(cat "$tmp/k2")"
+"$agentc" run --provider script --script "$tmp/k.jsonl" --tools "$tmp/ktools.json" --session ks \
+  --db "$tmp/db" --jsonl greet >"$tmp/k3" 2>&1 || fail "run --session: $(cat "$tmp/k3")"
+[ "$(jq -c 'select(.type == "done") | .state' "$tmp/k3")" = '{"user":{"name":"Ada"},"greeted":{"name":"Ada"}}' ] \
+  || fail "State after run --session: $(cat "$tmp/k3")"
+"$agentc" sessions show ks --db "$tmp/db" --json | jq -e '.session.state.greeted.name == "Ada"' >/dev/null \
+  || fail "sessions show: $("$agentc" sessions show ks --db "$tmp/db" --json)"
 echo "state: ok"

@@ -11,6 +11,7 @@
 #include "session_rig.h"
 
 #include "agentc/agentc.h"
+#include "agentc/store.h"
 #include "session/state.h"
 
 #define D "\\u2020" /* the dagger, as JSON text inside the scripted turns */
@@ -431,6 +432,85 @@ static void test_replay_same_state(void **st)
     rig_close(&r);
 }
 
+static void settle_s(rig *r, ac_session *s)
+{
+    for (int i = 0; i < 3000 && !ac_session_settled(s); i++)
+        ac_loop_run_once(r->loop, 20);
+    assert_true(ac_session_settled(s));
+    for (int i = 0; i < 5; i++) /* the store's end-of-turn commit timer */
+        ac_loop_run_once(r->loop, 1);
+}
+
+/* A stored session: the State comes back from a snapshot (taken after every event
+ * here) and from the journal alone, and a later turn reads what an earlier one wrote. */
+static void test_store_keeps_state(void **st)
+{
+    (void)st;
+    char tools[2048], tf[512], db[512];
+    echo_tool(tools, sizeof tools, NULL);
+    toolfile(tf, sizeof tf, "{\"initial\":{\"n\":0},\"schema\":{\"type\":\"object\"}}", tools);
+    const char *tfs[] = {tf, NULL};
+    const char *turns =
+        "{\"tool_calls\":[{\"id\":\"w1\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":\\\"Ada\\\","
+        "\\\"_outputPath\\\":\\\"" D "state.user\\\"}\"}]}\n"
+        "{\"content\":\"stored\"}\n"
+        "{\"tool_calls\":[{\"id\":\"r1\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":\\\"" D
+        "state.user.v\\\",\\\"_outputPath\\\":\\\"" D "state.again\\\"}\"}]}\n"
+        "{\"content\":\"read\"}\n";
+    snprintf(db, sizeof db, "%s/s.db", rig_tmp);
+    for (int every = 1; every <= 1000; every += 999) { /* a snapshot each event; none */
+        rig r;
+        rig_open(&r, turns, NULL, tfs, NULL);
+        ac_session_free(r.s); /* the stored session is the one used */
+        r.s = NULL;
+        ac_store_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.snapshot_every = (uint64_t)every;
+        ac_error err;
+        unlink(db);
+        ac_store *store = ac_store_open(db, &opt, &err);
+        if (!store)
+            fail_msg("store: %s", err.text);
+        ac_session *s = ac_store_session(store, r.e, "k1", 0, &err);
+        if (!s)
+            fail_msg("session: %s", err.text);
+        ac_session_send(s, "first");
+        settle_s(&r, s);
+        char *live = ac_session_state_save(s);
+        assert_string_equal(live, "{\"n\":0,\"user\":{\"v\":\"Ada\"}}");
+        ac_session_free(s);
+        ac_store_session_info info;
+        assert_int_equal(ac_store_info(store, "k1", &info, &err), AC_OK);
+        if (every == 1)
+            assert_true(info.snapshot_seq > 0);
+        else
+            assert_int_equal(info.snapshot_seq, 0);
+        /* rebuilt: the same State, then a turn that reads it */
+        s = ac_store_session(store, r.e, "k1", AC_STORE_MUST_EXIST, &err);
+        if (!s)
+            fail_msg("again: %s", err.text);
+        char *back = ac_session_state_save(s);
+        assert_string_equal(back, live);
+        ac_session_send(s, "second");
+        settle_s(&r, s);
+        assert_string_equal(ac_session_answer(s), "read");
+        char *after = ac_session_state_save(s);
+        assert_string_equal(after,
+                            "{\"n\":0,\"user\":{\"v\":\"Ada\"},\"again\":{\"v\":\"Ada\"}}");
+        ac_session_free(s);
+        char *json = ac_store_session_json(store, r.e, "k1", &err);
+        assert_non_null(json);
+        assert_non_null(strstr(json, "\"state\":{\"n\":0,\"user\":{\"v\":\"Ada\"},\"again\""));
+        free(json);
+        free(after);
+        free(back);
+        free(live);
+        ac_store_close(store);
+        r.s = ac_session_new(r.e, "other", NULL, &err); /* rig_close frees one */
+        rig_close(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +521,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unresolved_and_cycle, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_state_in_context, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_replay_same_state, rig_setup, rig_teardown),
+        cmocka_unit_test_setup_teardown(test_store_keeps_state, rig_setup, rig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,3 +9,5 @@ foreach(t parallel args proc callback internal state)
 endforeach()
 # completions from other threads: also run under ThreadSanitizer in CI
 set_tests_properties(tools_run_callback PROPERTIES LABELS "tools;threads")
+# the State in stored sessions (snapshot part "state")
+target_link_libraries(tools_run_state PRIVATE agentc_store)
