@@ -71,7 +71,7 @@ void ac_state_apply(ac_state *st, const json_t *writes)
         ac_ref_expr e;
         char err[256];
         if (!path || !value || ac_ref_parse(path, strlen(path), &e, err, sizeof err) < 0)
-            continue; /* the run wrote it: it parses */
+            continue;                         /* the run wrote it: it parses */
         json_t *copy = json_deep_copy(value); /* the event's data is not the State's */
         if (copy && e.n == 1)
             (void)ac_ref_set(&st->doc, &e.paths[0], copy, err, sizeof err);
@@ -148,8 +148,9 @@ int ac_state_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap
     ac_state *st = decl ? ac_state_new(decl) : NULL;
     json_decref(decl);
     if (!st) {
-        snprintf(err, errcap, schema ? "the saved State's schema does not compile"
-                                     : "out of memory restoring the State");
+        snprintf(err, errcap,
+                 schema ? "the saved State's schema does not compile"
+                        : "out of memory restoring the State");
         return schema ? AC_EINVAL : AC_ENOMEM;
     }
     char why[400];
@@ -176,7 +177,8 @@ char *ac_state_context_text(const ac_session *s)
     static const char lead[] =
         "The session's State (a JSON document). A tool argument that is exactly "
         "\"" AC_REF_DAGGER "state.PATH\" (keys with '.', indexes as [N]) is replaced by the value "
-        "there before the tool runs; add \"_outputPath\": \"" AC_REF_DAGGER "state.PATH\" to a call "
+        "there before the tool runs; add \"_outputPath\": \"" AC_REF_DAGGER
+        "state.PATH\" to a call "
         "to store its result there (\"A || B\": success to A, failure to B; \"A && B\": to each). "
         "Current State:\n";
     size_t n = strlen(doc), keep = n;

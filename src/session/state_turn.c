@@ -82,9 +82,9 @@ int ac_tool_meta_compile(ac_tool *t, char *err, size_t errcap)
 typedef struct call_prep {
     char *id;
     const char *name;
-    json_t *args;  /* parsed, meta-properties removed; NULL when not JSON */
-    char *bad;     /* why it fails without running, or NULL */
-    int rewritten; /* meta-properties removed or references in it: the tool gets new text */
+    json_t *args;    /* parsed, meta-properties removed; NULL when not JSON */
+    char *bad;       /* why it fails without running, or NULL */
+    int rewritten;   /* meta-properties removed or references in it: the tool gets new text */
     ac_ref_expr out; /* where the result goes; n == 0: nowhere */
 } call_prep;
 
@@ -152,8 +152,9 @@ static void prep_output(call_prep *c, const ac_tool *t, json_t *opath)
     }
     if (!json_is_string(opath) ||
         ac_ref_kind(json_string_value(opath), json_string_length(opath)) != 2) {
-        set_bad(c, "invalid " OUTPUT_PATH ": it must be a string \"" AC_REF_DAGGER
-                   "state.PATH\", \"A || B\" or \"A && B\"%s%s",
+        set_bad(c,
+                "invalid " OUTPUT_PATH ": it must be a string \"" AC_REF_DAGGER
+                "state.PATH\", \"A || B\" or \"A && B\"%s%s",
                 "", "");
         return;
     }
@@ -353,7 +354,8 @@ static int apply_writes(ac_turn_plan *p, const ac_ref_path *const *to, size_t n,
     for (size_t k = 0; k < n; k++) {
         /* each place gets its own value: a later write under one must not change another */
         json_t *v = k ? json_deep_copy(value) : json_incref(value);
-        int rc = v ? ac_ref_set(&doc, to[k], v, why, cap) : (snprintf(why, cap, "out of memory"), -1);
+        int rc =
+            v ? ac_ref_set(&doc, to[k], v, why, cap) : (snprintf(why, cap, "out of memory"), -1);
         json_decref(v);
         if (rc < 0) {
             if (copy)
@@ -403,8 +405,8 @@ json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *cont
             for (size_t k = 0; writes && k < n; k++) {
                 char path[1024];
                 ac_ref_path_text(to[k], path, sizeof path);
-                json_array_append_new(writes, json_pack("{s:s, s:o}", "path", path, "value",
-                                                        json_deep_copy(value)));
+                json_array_append_new(
+                    writes, json_pack("{s:s, s:o}", "path", path, "value", json_deep_copy(value)));
             }
             why[0] = 0;
         }

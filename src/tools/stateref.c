@@ -54,8 +54,8 @@ void ac_ref_expr_free(ac_ref_expr *e)
 
 static int key_char(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '$';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '$';
 }
 
 typedef struct cur {
@@ -138,9 +138,8 @@ static int parse_operand(cur *c, ac_ref_path *p)
 {
     memset(p, 0, sizeof *p);
     if (!is_dagger(c->s, c->len, c->at))
-        return perr(c->err, c->errcap, "expected a reference beginning with " AC_REF_DAGGER
-                                       " (at byte %zu)",
-                    c->at);
+        return perr(c->err, c->errcap,
+                    "expected a reference beginning with " AC_REF_DAGGER " (at byte %zu)", c->at);
     c->at += DAGGER_LEN;
     if (c->len - c->at >= 5 && memcmp(c->s + c->at, "state", 5) == 0) {
         p->root = AC_REF_STATE;
@@ -217,8 +216,7 @@ int ac_ref_parse(const char *text, size_t len, ac_ref_expr *out, char *err, size
     for (;;) {
         skip_ws(&c);
         if (out->n == AC_REF_MAX_OPERANDS) {
-            perr(err, errcap, "more than %d references in one expression",
-                 AC_REF_MAX_OPERANDS);
+            perr(err, errcap, "more than %d references in one expression", AC_REF_MAX_OPERANDS);
             goto fail;
         }
         int rc = parse_operand(&c, &out->paths[out->n]);
@@ -235,9 +233,8 @@ int ac_ref_parse(const char *text, size_t len, ac_ref_expr *out, char *err, size
             op = AC_REF_AND;
         else {
             perr(err, errcap, "unexpected '%c' (at byte %zu; expected '.', '[', '||' or '&&')",
-                 (unsigned char)text[c.at] >= 0x20 && (unsigned char)text[c.at] < 0x7f
-                     ? text[c.at]
-                     : '?',
+                 (unsigned char)text[c.at] >= 0x20 && (unsigned char)text[c.at] < 0x7f ? text[c.at]
+                                                                                       : '?',
                  c.at);
             goto fail;
         }
@@ -381,16 +378,15 @@ int ac_ref_set(json_t **doc, const ac_ref_path *p, json_t *value, char *err, siz
     }
     /* v: the deepest existing container on the way (steps 0..i-1 exist) */
     const ac_ref_step *st = &p->steps[i];
-    int ok = st->key ? json_is_object(v)
-                     : json_is_array(v) && (size_t)st->index <= json_array_size(v);
+    int ok =
+        st->key ? json_is_object(v) : json_is_array(v) && (size_t)st->index <= json_array_size(v);
     for (size_t k = i + 1; ok && k < p->n; k++)
         ok = p->steps[k].key != NULL; /* only objects are created */
     if (ok && i + 1 < p->n && !st->key && (size_t)st->index < json_array_size(v))
         ok = 0; /* an element exists there but is no container */
     if (!ok) {
         ac_ref_path_text(p, t, sizeof t);
-        return perr(err, errcap,
-                    "cannot write %s: %s", t,
+        return perr(err, errcap, "cannot write %s: %s", t,
                     i + 1 < p->n || st->key || !json_is_array(v)
                         ? "a value on the way is not an object or array that holds it"
                         : "the index is past the end of the array");
@@ -431,8 +427,7 @@ int ac_ref_overlap(const ac_ref_path *a, const ac_ref_path *b)
     return 1;
 }
 
-int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *err,
-                   size_t errcap)
+int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *err, size_t errcap)
 {
     *out = NULL;
     if (json_is_string(v)) {
@@ -449,8 +444,9 @@ int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *
             ac_ref_expr e;
             char why[400];
             if (ac_ref_parse(s, n, &e, why, sizeof why) < 0)
-                return perr(err, errcap, "invalid reference \"%.200s\": %s (write " AC_REF_DAGGER
-                                         AC_REF_DAGGER " for a literal dagger)",
+                return perr(err, errcap,
+                            "invalid reference \"%.200s\": %s (write " AC_REF_DAGGER AC_REF_DAGGER
+                            " for a literal dagger)",
                             s, why);
             json_t *got = ac_ref_eval(&e, state, input, err, errcap);
             ac_ref_expr_free(&e);
@@ -511,8 +507,9 @@ int ac_ref_reads(json_t *v, void (*fn)(void *ud, const ac_ref_path *p), void *ud
         ac_ref_expr e;
         char why[400];
         if (ac_ref_parse(s, n, &e, why, sizeof why) < 0)
-            return perr(err, errcap, "invalid reference \"%.200s\": %s (write " AC_REF_DAGGER
-                                     AC_REF_DAGGER " for a literal dagger)",
+            return perr(err, errcap,
+                        "invalid reference \"%.200s\": %s (write " AC_REF_DAGGER AC_REF_DAGGER
+                        " for a literal dagger)",
                         s, why);
         for (size_t i = 0; i < e.n; i++)
             if (e.paths[i].root == AC_REF_STATE)

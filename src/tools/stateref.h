@@ -85,8 +85,7 @@ int ac_ref_overlap(const ac_ref_path *a, const ac_ref_path *b);
  * reference (values taken from state and input are shared, not copied).
  * 0, or -1 with the first failure in err ("unresolved reference †state.x",
  * "invalid reference ..."). */
-int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *err,
-                   size_t errcap);
+int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *err, size_t errcap);
 
 /* Calls fn for every State path that v reads (expression strings, any depth).
  * Returns -1 at the first expression that does not parse (message in err). */

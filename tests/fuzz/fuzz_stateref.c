@@ -36,8 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ac_ref_expr back;
             if (strlen(buf) < sizeof buf - 1) {
                 if (ac_ref_parse(buf, strlen(buf), &back, err, sizeof err) != 0 || back.n != 1 ||
-                    !ac_ref_overlap(&back.paths[0], &e.paths[i]) ||
-                    back.paths[0].n != e.paths[i].n)
+                    !ac_ref_overlap(&back.paths[0], &e.paths[i]) || back.paths[0].n != e.paths[i].n)
                     abort();
                 ac_ref_expr_free(&back);
             }

@@ -46,7 +46,7 @@ static char *resolve(const char *args, const char *state, const char *input)
     return r;
 }
 
-#define EXPECT(args, state, input, want)                                                          \
+#define EXPECT(args, state, input, want)                                                           \
     do {                                                                                           \
         char *got_ = resolve(args, state, input);                                                  \
         if (strcmp(got_, want) != 0)                                                               \
@@ -94,8 +94,7 @@ static void test_escape_and_input(void **st)
     (void)st;
     EXPECT("{\"v\":\"" D D "state.user\"}", S, NULL, "{\"v\":\"" D "state.user\"}");
     EXPECT("{\"v\":\"" D D "\"}", S, NULL, "{\"v\":\"" D "\"}");
-    EXPECT("{\"v\":\"" D "input.order.id\"}", S, "{\"order\":{\"id\":\"o-9\"}}",
-           "{\"v\":\"o-9\"}");
+    EXPECT("{\"v\":\"" D "input.order.id\"}", S, "{\"order\":{\"id\":\"o-9\"}}", "{\"v\":\"o-9\"}");
     EXPECT("{\"v\":\"" D "input.order\"}", S, NULL,
            "ERR:unresolved reference " D "input.order (the user message is not JSON)");
     EXPECT("{\"v\":\"" D "input.x || " D "state.user.id\"}", S, NULL, "{\"v\":7}");
@@ -108,7 +107,8 @@ static void test_unresolved(void **st)
            "ERR:unresolved reference " D "state.user.id.more");
     EXPECT("{\"v\":\"" D "state.user.tags[3]\"}", S, NULL,
            "ERR:unresolved reference " D "state.user.tags[3]");
-    EXPECT("{\"v\":\"" D "state.user[0]\"}", S, NULL, "ERR:unresolved reference " D "state.user[0]");
+    EXPECT("{\"v\":\"" D "state.user[0]\"}", S, NULL,
+           "ERR:unresolved reference " D "state.user[0]");
     EXPECT("[\"" D "state.user.nope\"]", S, NULL, "ERR:unresolved reference " D "state.user.nope");
 }
 
@@ -199,7 +199,8 @@ static void test_writes(void **st)
     set_path(&d, D "state.l[0]", "{\"k\":0}", 0,
              "{\"a\":{\"b\":1,\"c\":2},\"l\":[{\"k\":0},5],\"x\":{\"y\":{\"z\":\"s\"}}}");
     /* refused writes change nothing */
-    const char *before = "{\"a\":{\"b\":1,\"c\":2},\"l\":[{\"k\":0},5],\"x\":{\"y\":{\"z\":\"s\"}}}";
+    const char *before =
+        "{\"a\":{\"b\":1,\"c\":2},\"l\":[{\"k\":0},5],\"x\":{\"y\":{\"z\":\"s\"}}}";
     set_path(&d, D "state.l[5]", "1", -1, before);
     set_path(&d, D "state.a.b.c", "1", -1, before);
     set_path(&d, D "state.new[0]", "1", -1, before);

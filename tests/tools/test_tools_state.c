@@ -163,8 +163,8 @@ static void test_output_paths(void **st)
         "{\"tool_calls\":["
         "{\"id\":\"one\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":1,\\\"_outputPath\\\":\\\"" D
         "state.one\\\"}\"},"
-        "{\"id\":\"or_ok\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":2,\\\"_outputPath\\\":\\\"" D
-        "state.receipt || " D "state.error\\\"}\"},"
+        "{\"id\":\"or_ok\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":2,\\\"_outputPath\\\":"
+        "\\\"" D "state.receipt || " D "state.error\\\"}\"},"
         "{\"id\":\"or_fail\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":\\\"fail\\\","
         "\\\"_outputPath\\\":\\\"" D "state.r2 || " D "state.e2\\\"}\"},"
         "{\"id\":\"and\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":3,\\\"_outputPath\\\":\\\"" D
@@ -175,7 +175,8 @@ static void test_output_paths(void **st)
         "literal\\\",\\\"_other\\\":1,\\\"_outputPath\\\":\\\"" D "state.t\\\"}\"},"
         "{\"id\":\"badpath\",\"name\":\"echo\",\"arguments\":\"{\\\"_outputPath\\\":\\\"" D
         "input.x\\\"}\"},"
-        "{\"id\":\"verbatim\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\": 1.50,  \\\"w\\\":[ ]}\"}]}\n"
+        "{\"id\":\"verbatim\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\": 1.50,  \\\"w\\\":[ "
+        "]}\"}]}\n"
         "{\"content\":\"ok\"}\n";
     rig r;
     rig_open(&r, turns, NULL, tfs, NULL);
@@ -189,10 +190,11 @@ static void test_output_paths(void **st)
     assert_false(exists("ran-badpath"));
     /* arguments with nothing to resolve or remove reach the tool as the model wrote them */
     assert_string_equal(rig_result(&r, "verbatim", 1), "{\"v\": 1.50,  \"w\":[ ]}\n");
-    assert_string_equal(state_of(r.s),
-                        "{\"e2\":{\"error\":\"it broke\\n\"},\"one\":{\"v\":1},\"receipt\":{\"v\":2},"
-                        "\"t\":{\"v\":\"\xE2\x80\xA0literal\"},\"x\":{\"a\":{\"v\":3},\"b\":{\"v\":3}},"
-                        "\"y\":{\"v\":3}}");
+    assert_string_equal(
+        state_of(r.s),
+        "{\"e2\":{\"error\":\"it broke\\n\"},\"one\":{\"v\":1},\"receipt\":{\"v\":2},"
+        "\"t\":{\"v\":\"\xE2\x80\xA0literal\"},\"x\":{\"a\":{\"v\":3},\"b\":{\"v\":3}},"
+        "\"y\":{\"v\":3}}");
     rig_close(&r);
 }
 
@@ -206,7 +208,8 @@ static void test_prescribed_paths(void **st)
     /* a second tool whose path is fixed by const */
     size_t n = strlen(tools);
     char sh[512];
-    script("pay.sh", "touch \"$T/ran-$AGENTC_TOOL_CALL_ID\"; echo '{\"paid\":true}'", sh, sizeof sh);
+    script("pay.sh", "touch \"$T/ran-$AGENTC_TOOL_CALL_ID\"; echo '{\"paid\":true}'", sh,
+           sizeof sh);
     snprintf(tools + n, sizeof tools - n,
              ",{\"name\":\"pay\",\"description\":\"p\",\"parameters\":{\"type\":\"object\","
              "\"properties\":{\"_outputPath\":{\"const\":\"\xE2\x80\xA0state.receipt\"}}},"
@@ -354,7 +357,8 @@ static void test_state_in_context(void **st)
     ac_session_send(r.s, "go");
     rig_settle(&r);
     note = ac_state_context_text(r.s);
-    assert_non_null(strstr(note, "{\"where\":\"step 2 of \n[the State is cut here: 20 of 42 bytes"));
+    assert_non_null(
+        strstr(note, "{\"where\":\"step 2 of \n[the State is cut here: 20 of 42 bytes"));
     free(note);
     rig_close(&r);
 
@@ -495,8 +499,7 @@ static void test_store_keeps_state(void **st)
         settle_s(&r, s);
         assert_string_equal(ac_session_answer(s), "read");
         char *after = ac_session_state_save(s);
-        assert_string_equal(after,
-                            "{\"n\":0,\"user\":{\"v\":\"Ada\"},\"again\":{\"v\":\"Ada\"}}");
+        assert_string_equal(after, "{\"n\":0,\"user\":{\"v\":\"Ada\"},\"again\":{\"v\":\"Ada\"}}");
         ac_session_free(s);
         char *json = ac_store_session_json(store, r.e, "k1", &err);
         assert_non_null(json);
