@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "tools/stateref.h"
+#include "tools/toolfile.h"
 
 #define D AC_REF_DAGGER
 
@@ -234,13 +235,59 @@ static void test_overlap(void **st)
     assert_false(overlap(D "input.user", D "state.user"));
 }
 
+static void toolfile_refuses(const char *text, const char *needle)
+{
+    char err[512] = "";
+    ac_toolfile *tf = ac_toolfile_parse(text, "t.json", err, sizeof err);
+    if (tf) {
+        ac_toolfile_free(tf);
+        fail_msg("accepted: %s", text);
+    }
+    if (!strstr(err, needle))
+        fail_msg("%s: message '%s' lacks '%s'", text, err, needle);
+}
+
+/* The "state" key of a tool file. */
+static void test_toolfile_state(void **st)
+{
+    (void)st;
+    char err[512];
+    ac_toolfile *tf = ac_toolfile_parse(
+        "{\"state\": {\"initial\": {\"a\": 1}, \"schema\": {\"type\": \"object\"}}, \"tools\": []}",
+        "t.json", err, sizeof err);
+    assert_non_null(tf);
+    char *d = json_dumps(tf->state, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(d, "{\"initial\":{\"a\":1},\"schema\":{\"type\":\"object\"}}");
+    free(d);
+    ac_toolfile_free(tf);
+    tf = ac_toolfile_parse("{\"state\": {}, \"tools\": []}", "t.json", err, sizeof err);
+    assert_non_null(tf);
+    assert_true(json_is_object(json_object_get(tf->state, "initial")));
+    ac_toolfile_free(tf);
+    tf = ac_toolfile_parse("{\"tools\": []}", "t.json", err, sizeof err);
+    assert_non_null(tf);
+    assert_null(tf->state);
+    ac_toolfile_free(tf);
+    toolfile_refuses("{\"state\": [], \"tools\": []}", "t.json: state: must be an object");
+    toolfile_refuses("{\"state\": {\"init\": {}}, \"tools\": []}", "unknown key \"init\"");
+    toolfile_refuses("{\"state\": {\"initial\": [1]}, \"tools\": []}",
+                     "\"initial\" must be an object");
+    toolfile_refuses("{\"state\": {\"schema\": {\"type\": 5}}, \"tools\": []}",
+                     "invalid \"schema\"");
+    toolfile_refuses(
+        "{\"state\": {\"initial\": {\"n\": \"x\"}, \"schema\": {\"properties\": {\"n\": "
+        "{\"type\": \"integer\"}}}}, \"tools\": []}",
+        "the schema refuses the initial State");
+    toolfile_refuses("{\"stat\": {}, \"tools\": []}", "only \"tools\" and \"state\"");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nested_and_arrays), cmocka_unit_test(test_or_and),
         cmocka_unit_test(test_escape_and_input),  cmocka_unit_test(test_unresolved),
         cmocka_unit_test(test_grammar),           cmocka_unit_test(test_writes),
-        cmocka_unit_test(test_overlap),
+        cmocka_unit_test(test_overlap),           cmocka_unit_test(test_toolfile_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -436,6 +436,22 @@ static void test_replay_same_state(void **st)
     rig_close(&r);
 }
 
+/* One State per engine: a second tool file declaring one is refused. */
+static void test_one_declaration(void **st)
+{
+    (void)st;
+    char a[512], b[512];
+    rig_write("a.json", "{\"state\": {}, \"tools\": []}", a, sizeof a);
+    rig_write("b.json", "{\"state\": {\"initial\": {\"x\": 1}}, \"tools\": []}", b, sizeof b);
+    const char *one[] = {a, NULL};
+    rig r;
+    rig_open(&r, "{\"content\":\"ok\"}\n", NULL, one, NULL);
+    ac_error err;
+    assert_int_not_equal(ac_engine_add_tools(r.e, b, &err), 0);
+    assert_non_null(strstr(err.text, "\"state\" is declared by another tool file too"));
+    rig_close(&r);
+}
+
 static void settle_s(rig *r, ac_session *s)
 {
     for (int i = 0; i < 3000 && !ac_session_settled(s); i++)
@@ -525,6 +541,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_state_in_context, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_replay_same_state, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_store_keeps_state, rig_setup, rig_teardown),
+        cmocka_unit_test_setup_teardown(test_one_declaration, rig_setup, rig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
