@@ -403,7 +403,7 @@ json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *cont
         } else if (apply_writes(p, to, n, value, why, sizeof why) == 0) {
             writes = json_array();
             for (size_t k = 0; writes && k < n; k++) {
-                char path[1024];
+                char path[2 * AC_REF_MAX_TEXT + 64]; /* whole: the journal replays it */
                 ac_ref_path_text(to[k], path, sizeof path);
                 json_array_append_new(
                     writes, json_pack("{s:s, s:o}", "path", path, "value", json_deep_copy(value)));

@@ -9,5 +9,8 @@ foreach(t parallel args proc callback internal state)
 endforeach()
 # completions from other threads: also run under ThreadSanitizer in CI
 set_tests_properties(tools_run_callback PROPERTIES LABELS "tools;threads")
+# the scheduler of a turn's calls (waits, skips, cycles)
+agentc_add_test(tools_callplan SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_callplan.c
+  LIBS agentc_runtime LABELS tools)
 # the State in stored sessions (snapshot part "state")
 target_link_libraries(tools_run_state PRIVATE agentc_store)
