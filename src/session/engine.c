@@ -578,6 +578,7 @@ void ac_engine_free(ac_engine *e)
     free(e->system_prompt);
     free(e->output_schema_text);
     free(e->tool_choice);
+    json_decref(e->state_decl);
     free(e->journal_dir);
     free(e->api_key_env);
     ac_secrets_free(e->secrets);
