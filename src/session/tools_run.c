@@ -16,7 +16,6 @@
 #include <time.h>
 
 #include "io/proc.h"
-#include "session/tool_order.h"
 #include "session/toolkits.h"
 #include "session/tools_internal.h"
 #include "tools/calculator.h"
