@@ -74,6 +74,7 @@ struct ac_engine {
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
     char *tool_choice; /* the request setting when it names a tool: checked at session start */
+    struct ac_mcp_set *mcp; /* MCP servers of the tool files (tools_mcp.c), NULL: none */
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -170,6 +171,8 @@ void ac_effects_register(ac_registry *r);
 
 /* tools (src/session/tools_registry.c, tools_run.c, context_tools.c) */
 void ac_tools_free_all(ac_engine *e);
+/* Stops and frees the engine's MCP servers (tools_mcp.c). */
+void ac_mcp_set_free(ac_engine *e);
 void ac_tools_add_defs(ac_engine *e, json_t *spawn_tools);
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
                         const ac_event *ev);

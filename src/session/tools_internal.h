@@ -13,7 +13,7 @@
 #include "session/session_int.h"
 #include "tools/schema.h"
 
-enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD };
+enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD, TK_MCP };
 
 /* ---- registry (tools_registry.c) ---- */
 
@@ -29,6 +29,10 @@ struct ac_tool {
     char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
     ac_tool_fn fn;
     void *ud;
+    int idempotent; /* the tool file says so, or (MCP) the server's idempotentHint */
+    struct ac_mcp_server *mcp; /* TK_MCP: its server (owned by e->mcp) */
+    char *mcp_tool;            /* TK_MCP: the server's name for the tool */
+    int mcp_gone;              /* TK_MCP: no longer listed by the server */
 };
 
 /* A new tool of the given kind with its schema compiled (schema NULL: any
@@ -41,6 +45,13 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap);
 void ac_tools_free(ac_tool *t);
 /* The engine's tool called name, NULL if none. */
 const ac_tool *ac_tools_find(const ac_engine *e, const char *name);
+
+/* ---- MCP servers (tools_mcp.c) ---- */
+
+/* Starts the servers of a tool file's "mcp" array (borrowed) and adds their tools as
+ * server__tool; path names the file in messages. -1 with err. */
+int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err,
+                       size_t errcap);
 
 /* ---- tool process environments (tool_env.c) ---- */
 

@@ -30,6 +30,7 @@ void ac_tools_free(ac_tool *t)
     for (char **v = t->inherit_env; v && *v; v++)
         free(*v);
     free(t->inherit_env);
+    free(t->mcp_tool);
     free(t);
 }
 
@@ -167,6 +168,7 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
             t->argv[k] = strdup(d->argv[k]);
         t->timeout_ms = d->timeout_ms;
         t->max_output = d->max_output;
+        t->idempotent = d->idempotent;
         int oom = !t->argv || strv_copy(d->env, &t->env) || strv_copy(d->inherit_env, &t->inherit_env);
         for (size_t k = 0; !oom && k < d->argc; k++)
             oom = !t->argv[k];
@@ -181,8 +183,9 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
             return -1;
         }
     }
+    int rc = tf->mcp ? ac_mcp_add_servers(e, tf->mcp, spec, err, errcap) : 0;
     ac_toolfile_free(tf);
-    return 0;
+    return rc;
 }
 
 /* The code of a failure to add tools, from what went wrong. */

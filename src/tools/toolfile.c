@@ -112,6 +112,7 @@ void ac_toolfile_free(ac_toolfile *tf)
     for (size_t i = 0; i < tf->n; i++)
         tf_def_free(&tf->tools[i]);
     free(tf->tools);
+    json_decref(tf->mcp);
     free(tf);
 }
 
@@ -297,19 +298,24 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
     json_t *v;
     json_object_foreach((json_t *)root, k, v)
     {
-        if (strcmp(k, "tools") != 0) {
-            tf_fail(c, "unknown key \"%s\" (only \"tools\" is allowed)", k);
+        if (strcmp(k, "tools") != 0 && strcmp(k, "mcp") != 0) {
+            tf_fail(c, "unknown key \"%s\" (only \"tools\" and \"mcp\" are allowed)", k);
             return NULL;
         }
     }
-    const json_t *tools = json_object_get(root, "tools");
-    if (!json_is_array(tools)) {
+    const json_t *tools = json_object_get(root, "tools"), *mcp = json_object_get(root, "mcp");
+    if (mcp && !json_is_array(mcp)) {
+        tf_fail(c, "\"mcp\" must be an array of servers");
+        return NULL;
+    }
+    if (!(mcp && !tools) && !json_is_array(tools)) {
         tf_fail(c, tools ? "\"tools\" must be an array" : "missing \"tools\"");
         return NULL;
     }
     tf = calloc(1, sizeof *tf);
     if (!tf)
         goto oom;
+    tf->mcp = mcp ? json_incref((json_t *)mcp) : NULL; /* checked by the MCP client */
     size_t n = json_array_size(tools);
     tf->tools = calloc(n ? n : 1, sizeof *tf->tools);
     if (!tf->tools)

@@ -20,6 +20,9 @@
  * inherited (see the engine, session/tool_env.c); "env" values are passed
  * exactly as written.
  *
+ * "mcp": [...] declares MCP servers whose tools are added too (src/mcp/mcp_config.c
+ * checks it); "tools" may then be left out.
+ *
  * Everything else is refused: unknown keys, wrong types, a schema that does not
  * compile, duplicate tool names, duplicate JSON keys. Messages name the file
  * and the entry, e.g. `tools.json: tools[2] ("grep"): unknown key "cmd"`, and
@@ -53,6 +56,7 @@ extern const char *const ac_toolfile_default_inherit[];
 typedef struct ac_toolfile {
     ac_toolfile_tool *tools;
     size_t n;
+    json_t *mcp; /* the "mcp" array as written (MCP servers, src/mcp/mcp_config.c), or NULL */
 } ac_toolfile;
 
 /* Loads and checks a tool file. Returns a new ac_toolfile (free with
