@@ -50,7 +50,8 @@ typedef struct ac_mcp_config {
                           this process's (the engine passes tool_env.c's list plus "env") */
     char *url;         /* HTTP: the endpoint; NULL for stdio */
     char **headers;    /* HTTP: "Name: value", NULL-terminated */
-    int64_t timeout_ms; /* each call, and the handshake */
+    int64_t timeout_ms; /* each call */
+    int64_t start_timeout_ms; /* the handshake (start and tools/list) */
     int idempotent;    /* -1: not said (the server's idempotentHint decides), 0, 1 */
 } ac_mcp_config;
 

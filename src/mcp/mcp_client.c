@@ -375,7 +375,7 @@ static void hs_expired(void *ud)
     char why[160];
     s->hs_timer = 0;
     snprintf(why, sizeof why, "did not complete the handshake within %lld ms",
-             (long long)s->cfg.timeout_ms);
+             (long long)s->cfg.start_timeout_ms);
     fault(s, why);
 }
 
@@ -396,14 +396,14 @@ static void start(ac_mcp_server *s)
         fault_later(s, why);
         return;
     }
-    s->hs_timer = ac_loop_timer(s->loop, s->cfg.timeout_ms, hs_expired, s);
+    s->hs_timer = ac_loop_timer(s->loop, s->cfg.start_timeout_ms, hs_expired, s);
     /* probe the 2026-07-28 revision; anything but a good answer falls back */
     s->stateless = 0;
     json_t *params = json_pack("{s:{s:s, s:{s:s, s:s}, s:{}}}", "_meta",
                                "io.modelcontextprotocol/protocolVersion", AC_MCP_VERSION_2026,
                                "io.modelcontextprotocol/clientInfo", "name", "agentc", "version",
                                AGENTC_VERSION, "io.modelcontextprotocol/clientCapabilities");
-    int64_t probe = s->cfg.timeout_ms / 2 < AC_MCP_PROBE_TIMEOUT_MS ? s->cfg.timeout_ms / 2
+    int64_t probe = s->cfg.start_timeout_ms / 2 < AC_MCP_PROBE_TIMEOUT_MS ? s->cfg.start_timeout_ms / 2
                                                                      : AC_MCP_PROBE_TIMEOUT_MS;
     s->probe_id = request(s, "server/discover", params, P_DISCOVER, NULL);
     if (s->probe_id && s->state == ST_STARTING)
@@ -738,6 +738,7 @@ ac_mcp_server *ac_mcp_server_new(ac_loop *loop, const ac_mcp_config *cfg)
     s->cfg.env = strv_dup(cfg->env);
     s->cfg.headers = strv_dup(cfg->headers);
     s->cfg.timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000;
+    s->cfg.start_timeout_ms = cfg->start_timeout_ms > 0 ? cfg->start_timeout_ms : 30000;
     s->cfg.idempotent = cfg->idempotent;
     if (!s->cfg.name || (cfg->url && !s->cfg.url) || (cfg->argv && !s->cfg.argv) ||
         (cfg->env && !s->cfg.env) || (cfg->headers && !s->cfg.headers) ||

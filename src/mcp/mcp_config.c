@@ -5,7 +5,8 @@
  *             "url": "http://127.0.0.1:8931/mcp",    Streamable HTTP: its endpoint
  *             "env": {"NAME": "value"},              stdio only: added to its environment
  *             "headers": {"Authorization": "..."},   HTTP only: sent with every request
- *             "timeout": "30s",                      each call and the handshake
+ *             "timeout": "30s",                      each call
+ *             "start_timeout": "30s",                the start and handshake
  *             "idempotent": true}]}                  default: the server's idempotentHint
  *
  * Values of "env" and "headers" are secrets: messages name keys, never values. */
@@ -100,7 +101,7 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
                      size_t errcap)
 {
     static const char *const keys[] = {"name",    "command", "url",        "env",
-                                       "headers", "timeout", "idempotent", NULL};
+                                       "headers", "timeout", "idempotent", "start_timeout", NULL};
     const char *nm = NULL;
     if (!json_is_object(e))
         return cfail(err, errcap, path, i, NULL, "must be an object");
@@ -196,6 +197,13 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
                ms <= 0))
         return cfail(err, errcap, path, i, nm, "\"timeout\" must be a duration such as \"30s\"");
     c->timeout_ms = ms;
+    to = json_object_get(e, "start_timeout");
+    ms = 30000;
+    if (to && (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), &ms) < 0 ||
+               ms <= 0))
+        return cfail(err, errcap, path, i, nm,
+                     "\"start_timeout\" must be a duration such as \"30s\"");
+    c->start_timeout_ms = ms;
     const json_t *idem = json_object_get(e, "idempotent");
     if (idem && !json_is_boolean(idem))
         return cfail(err, errcap, path, i, nm, "\"idempotent\" must be true or false");

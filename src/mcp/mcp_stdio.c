@@ -309,6 +309,12 @@ static void st_free(mcp_transport *base)
     stdio_tr *t = (stdio_tr *)base;
     if (!t)
         return;
+    while (t->in_fd >= 0 && t->woff < t->wlen) { /* a last notifications/cancelled, if any */
+        ssize_t w = write(t->in_fd, t->wbuf + t->woff, t->wlen - t->woff);
+        if (w <= 0)
+            break;
+        t->woff += (size_t)w;
+    }
     unwatch_close(t, &t->in_fd, &t->in_watch); /* EOF on stdin: the polite stop */
     unwatch_close(t, &t->out_fd, &t->out_watch);
     unwatch_close(t, &t->err_fd, &t->err_watch);

@@ -492,6 +492,8 @@ static json_t *spawn_payload(ac_engine *e)
         json_object_set_new(d, "system", json_string(e->system_prompt));
     if (d && e->output_schema_text)
         json_object_set_new(d, "output_schema", json_loads(e->output_schema_text, 0, NULL));
+    if (d && e->mcp) /* the MCP servers and the protocol version each one speaks */
+        ac_mcp_spawn_info(e, d);
     return d;
 }
 

@@ -173,6 +173,8 @@ void ac_effects_register(ac_registry *r);
 void ac_tools_free_all(ac_engine *e);
 /* Stops and frees the engine's MCP servers (tools_mcp.c). */
 void ac_mcp_set_free(ac_engine *e);
+/* Adds "mcp": [{"name", "transport", "protocol"}] to a spawn payload (for the journal). */
+void ac_mcp_spawn_info(ac_engine *e, json_t *payload);
 void ac_tools_add_defs(ac_engine *e, json_t *spawn_tools);
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
                         const ac_event *ev);

@@ -200,7 +200,7 @@ int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *
         }
         m->v[m->n++] = srv;
         char why[800];
-        if (ac_mcp_server_wait_ready(srv, cfgs[i].timeout_ms, why, sizeof why) < 0) {
+        if (ac_mcp_server_wait_ready(srv, cfgs[i].start_timeout_ms + 1000, why, sizeof why) < 0) {
             snprintf(err, errcap, "%s: %s", path, why);
             rc = -1;
             break;
@@ -215,4 +215,18 @@ int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *
         ac_mcp_config_clear(&cfgs[i]);
     free(cfgs);
     return rc;
+}
+
+void ac_mcp_spawn_info(ac_engine *e, json_t *payload)
+{
+    struct ac_mcp_set *m = e->mcp;
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && m && i < m->n; i++) {
+        const ac_mcp_config *c = ac_mcp_server_config(m->v[i]);
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "name", c->name, "transport",
+                                             c->url ? "streamable-http" : "stdio", "protocol",
+                                             ac_mcp_server_version(m->v[i])));
+    }
+    if (arr)
+        json_object_set_new(payload, "mcp", arr);
 }
