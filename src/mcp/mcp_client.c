@@ -55,6 +55,7 @@ struct ac_mcp_server {
     char fault_why[400];
     json_int_t probe_id;
     unsigned fails, starts;
+    unsigned reconnects; /* new HTTP sessions since the last answered call */
     int64_t retry_at;
     char last_error[700];
     void (*on_tools)(void *ud, ac_mcp_server *s);
@@ -328,6 +329,32 @@ static void on_closed(void *ud, const char *why)
     fault(ud, why);
 }
 
+static void start(ac_mcp_server *s);
+
+/* The HTTP session expired: a new one, and the calls not answered are sent again when it is
+ * ready (the server did not run them: it did not know the session). */
+static void on_expired(void *ud)
+{
+    ac_mcp_server *s = ud;
+    if (s->state != ST_READY || ++s->reconnects > 3) {
+        fault(s, "ended the HTTP session (404) again and again");
+        return;
+    }
+    stop_transport(s);
+    while (s->pend) {
+        pending *p = s->pend;
+        s->pend = p->next;
+        free(p);
+    }
+    for (ac_mcp_call *c = s->calls; c; c = c->next)
+        c->rpc_id = 0;
+    json_decref(s->listing);
+    s->listing = NULL;
+    s->listing_active = 0;
+    s->state = ST_DOWN;
+    start(s);
+}
+
 static void send_call(ac_mcp_server *s, ac_mcp_call *c);
 
 static void list_page(ac_mcp_server *s, const char *cursor)
@@ -384,7 +411,7 @@ static void start(ac_mcp_server *s)
     char err[400];
     if (s->state != ST_DOWN)
         return;
-    mcp_transport_cb cb = {s, on_message, on_closed};
+    mcp_transport_cb cb = {s, on_message, on_closed, on_expired};
     s->starts++;
     s->tr = s->cfg.url ? ac_mcp_http_new(s->loop, &s->cfg, &cb, err, sizeof err)
                        : ac_mcp_stdio_new(s->loop, &s->cfg, &cb, err, sizeof err);
@@ -574,6 +601,7 @@ static void got_response(ac_mcp_server *s, json_t *msg)
         int ok = 1;
         char *text = ac_mcp_result_text(result, &ok);
         s->fails = 0;
+        s->reconnects = 0;
         call_end(call, ok, text ? text : "out of memory");
         free(text);
     }

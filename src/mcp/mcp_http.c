@@ -8,6 +8,7 @@
  * closed, and the client starts a new session (a new handshake) on the next
  * call - that is the reconnection. Other HTTP errors answer the request they
  * belong to with a JSON-RPC error. Header values are never put in messages. */
+#define _GNU_SOURCE /* strcasestr */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,10 +194,12 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
         } else {
             answer_error(r, why);
         }
-    } else if (status == 404 && r->had_session) {
+    } else if (r->had_session && (status == 404 || (status == 400 && r->resp &&
+                                                      strcasestr(r->resp, "session")))) {
+        /* 404 is what the spec says; the reference servers answer 400 "No valid session ID" */
         t->session[0] = 0;
         t->dead = 1;
-        t->cb.closed(t->cb.ud, "ended the HTTP session (404); a new one starts with the next call");
+        t->cb.expired(t->cb.ud);
     } else if (status / 100 != 2) {
         char shown[120];
         ac_mcp_printable(r->resp ? r->resp : "", r->rlen < 100 ? r->rlen : 100, shown,

@@ -18,6 +18,9 @@ typedef struct mcp_transport_cb {
     void (*message)(void *ud, json_t *msg);
     /* the transport is dead (process gone, protocol garbage): why names what happened */
     void (*closed)(void *ud, const char *why);
+    /* HTTP: the server forgot the session (404): the client starts a new one and sends again
+     * the requests that were not answered; no further callbacks */
+    void (*expired)(void *ud);
 } mcp_transport_cb;
 
 typedef struct mcp_transport mcp_transport;
