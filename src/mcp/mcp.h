@@ -52,6 +52,8 @@ typedef struct ac_mcp_config {
     char **headers;    /* HTTP: "Name: value", NULL-terminated */
     int64_t timeout_ms; /* each call */
     int64_t start_timeout_ms; /* the handshake (start and tools/list) */
+    char **secrets;    /* values shown as [redacted] in whatever the client reports (the
+                          "env" and "headers" values), longest first, NULL-terminated */
     int idempotent;    /* -1: not said (the server's idempotentHint decides), 0, 1 */
 } ac_mcp_config;
 

@@ -96,6 +96,7 @@ void ac_mcp_config_clear(ac_mcp_config *c)
     strv_free(c->argv);
     strv_free(c->env);
     strv_free(c->headers);
+    strv_free(c->secrets);
     memset(c, 0, sizeof *c);
 }
 
@@ -140,13 +141,45 @@ static void call_free(ac_mcp_call *c)
 }
 
 /* Ends a call: its done runs with ok and text, then it is freed. */
+/* text with every secret of the configuration replaced by [redacted]: a new string, or NULL
+ * when out of memory. */
+static char *mask(char *const *secrets, const char *text)
+{
+    size_t cap = strlen(text) + 1, n = 0;
+    char *out = malloc(cap);
+    while (out && *text) {
+        size_t hit = 0;
+        for (char *const *p = secrets; p && *p && !hit; p++)
+            if (**p && !strncmp(text, *p, strlen(*p)))
+                hit = strlen(*p);
+        const char *add = hit ? "[redacted]" : text;
+        size_t len = hit ? 10 : 1;
+        if (n + len + 1 > cap) {
+            char *q = realloc(out, cap = cap * 2 + len);
+            if (!q) {
+                free(out);
+                return NULL;
+            }
+            out = q;
+        }
+        memcpy(out + n, add, len);
+        n += len;
+        text += hit ? hit : 1;
+    }
+    if (out)
+        out[n] = 0;
+    return out;
+}
+
 static void call_end(ac_mcp_call *c, int ok, const char *text)
 {
+    char *m = mask(c->srv->cfg.secrets, text);
     call_unlink(c);
     ac_mcp_done_fn done = c->done;
     void *ud = c->ud;
     call_free(c);
-    done(ud, ok, text);
+    done(ud, ok, m ? m : "out of memory");
+    free(m);
 }
 
 /* ---- sending ---- */
@@ -267,6 +300,10 @@ static void fault(ac_mcp_server *s, const char *why)
     if (s->state == ST_DOWN && !s->tr)
         return;
     snprintf(s->last_error, sizeof s->last_error, "MCP server '%s' %s", s->cfg.name, why);
+    char *m = mask(s->cfg.secrets, s->last_error);
+    if (m)
+        snprintf(s->last_error, sizeof s->last_error, "%s", m);
+    free(m);
     s->state = ST_DOWN;
     s->fails++;
     s->retry_at = ac_loop_now_ms(s->loop) + backoff_ms(s->fails);
@@ -765,11 +802,12 @@ ac_mcp_server *ac_mcp_server_new(ac_loop *loop, const ac_mcp_config *cfg)
     s->cfg.argv = strv_dup(cfg->argv);
     s->cfg.env = strv_dup(cfg->env);
     s->cfg.headers = strv_dup(cfg->headers);
+    s->cfg.secrets = strv_dup(cfg->secrets);
     s->cfg.timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000;
     s->cfg.start_timeout_ms = cfg->start_timeout_ms > 0 ? cfg->start_timeout_ms : 30000;
     s->cfg.idempotent = cfg->idempotent;
     if (!s->cfg.name || (cfg->url && !s->cfg.url) || (cfg->argv && !s->cfg.argv) ||
-        (cfg->env && !s->cfg.env) || (cfg->headers && !s->cfg.headers) ||
+        (cfg->env && !s->cfg.env) || (cfg->headers && !s->cfg.headers) || (cfg->secrets && !s->cfg.secrets) ||
         (!s->cfg.url && !s->cfg.argv)) {
         ac_mcp_config_clear(&s->cfg);
         free(s);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "mcp/mcp.h"
+#include "util/secrets.h"
 #include "util/units.h"
 
 static int cfail(char *err, size_t errcap, const char *path, size_t i, const char *name,
@@ -95,6 +96,42 @@ fail:
         free(v[i]);
     free(v);
     return NULL;
+}
+
+static int by_length_desc(const void *a, const void *b)
+{
+    size_t la = strlen(*(char *const *)a), lb = strlen(*(char *const *)b);
+    return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+/* The values to mask: "env" values and what ac_secrets_collect takes from "headers". */
+static int collect_secrets(ac_mcp_config *c)
+{
+    char **h = ac_secrets_collect(NULL, NULL, (const char *const *)c->headers);
+    size_t nh = 0, ne = 0;
+    if (!h)
+        return -1;
+    while (h[nh])
+        nh++;
+    while (c->env && c->env[ne])
+        ne++;
+    c->secrets = calloc(nh + ne + 1, sizeof *c->secrets);
+    if (!c->secrets) {
+        ac_secrets_free(h);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nh; i++)
+        if (!(c->secrets[n++] = strdup(h[i])))
+            return ac_secrets_free(h), -1;
+    ac_secrets_free(h);
+    for (size_t i = 0; i < ne; i++) {
+        const char *v = strchr(c->env[i], '=') + 1;
+        if (strlen(v) >= AC_SECRET_MIN_LEN && !(c->secrets[n++] = strdup(v)))
+            return -1;
+    }
+    qsort(c->secrets, n, sizeof *c->secrets, by_length_desc);
+    return 0;
 }
 
 static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config *c, char *err,
@@ -209,6 +246,8 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
         return cfail(err, errcap, path, i, nm, "\"idempotent\" must be true or false");
     if (idem)
         c->idempotent = json_is_true(idem);
+    if (collect_secrets(c) < 0)
+        return cfail(err, errcap, path, i, nm, "out of memory");
     return 0;
 }
 

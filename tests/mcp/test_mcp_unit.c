@@ -222,7 +222,7 @@ static void test_multiplexing(void **st)
     ac_mcp_server *s = server(loop, pages, NULL);
     assert_int_equal(ac_mcp_server_wait_ready(s, 10000, err, sizeof err), 0);
     /* pagination: every page was followed */
-    assert_int_equal(ac_mcp_server_tool_count(s), 14);
+    assert_int_equal(ac_mcp_server_tool_count(s), 15);
     assert_string_equal(ac_mcp_server_version(s), AC_MCP_VERSION_2025);
     assert_int_equal(ac_mcp_server_tool(s, 0)->idempotent_hint, 1);
     assert_int_equal(ac_mcp_server_tool(s, 1)->idempotent_hint, 0);
@@ -267,10 +267,10 @@ static void test_multiplexing(void **st)
     ac_mcp_call_tool(s, "add_tool", none, 0, on_done, NULL, &b0);
     run_until(loop, &r3.n, 1, 5000);
     int64_t end = ac_loop_now_ms(loop) + 5000;
-    while (ac_mcp_server_tool_count(s) != 15 && ac_loop_now_ms(loop) < end)
+    while (ac_mcp_server_tool_count(s) != 16 && ac_loop_now_ms(loop) < end)
         ac_loop_run_once(loop, 50);
-    assert_int_equal(ac_mcp_server_tool_count(s), 15);
-    assert_string_equal(ac_mcp_server_tool(s, 14)->name, "extra");
+    assert_int_equal(ac_mcp_server_tool_count(s), 16);
+    assert_string_equal(ac_mcp_server_tool(s, 15)->name, "extra");
     json_decref(none);
     assert_int_equal(ac_mcp_server_starts(s), 1);
     ac_mcp_server_free(s);

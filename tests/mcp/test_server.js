@@ -48,6 +48,7 @@ const tools = [
   { name: 'add_tool', description: 'Adds a tool', inputSchema: obj },
   { name: 'image', description: 'Returns an image', inputSchema: obj },
   { name: 'structured', description: 'Structured content', inputSchema: obj },
+  { name: 'leak', description: 'Returns its T_SECRET', inputSchema: obj },
   // a keyword the validator of agentc does not know: the tool must still be offered
   { name: 'odd_schema', description: 'Unknown keyword', inputSchema: { type: 'object', properties: { s: { type: 'string', contentMediaType: 'text/plain', unknownKeyword: 1 } } } },
 ];
@@ -100,6 +101,7 @@ function call(id, p) {
       result(id, text('added'));
       return send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
     case 'extra': return result(id, text('extra works'));
+    case 'leak': return result(id, text(`my token is ${process.env.T_SECRET}`));
     case 'image': return result(id, { content: [{ type: 'image', data: Buffer.alloc(300).toString('base64'), mimeType: 'image/png' }, { type: 'resource_link', uri: 'file:///x.txt', name: 'x' }] });
     case 'structured': return result(id, { content: [{ type: 'text', text: 'see structured' }], structuredContent: { n: 42 } });
     case 'odd_schema': return result(id, text(`got ${JSON.stringify(a)}`));
