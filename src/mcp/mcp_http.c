@@ -7,7 +7,10 @@
  * carried a session id means the session expired: the transport reports itself
  * closed, and the client starts a new session (a new handshake) on the next
  * call - that is the reconnection. Other HTTP errors answer the request they
- * belong to with a JSON-RPC error. Header values are never put in messages. */
+ * belong to with a JSON-RPC error. Once a session is set up, a GET opens the stream on which
+ * the server sends requests and notifications of its own (opened again when it ends, unless the
+ * server refuses it); a POST whose SSE stream ends before its answer is resumed by a GET with
+ * Last-Event-ID after the server's retry time. Header values are never put in messages. */
 #define _GNU_SOURCE /* strcasestr */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,10 @@ typedef struct hreq {
     int sse_mode, decided;
     int had_session;
     int answered; /* a message with our id came back */
+    int is_get;       /* a GET of the event stream (standalone, or resuming a POST's) */
+    int resumes;      /* resumptions so far of the stream of this request */
+    char last_id[128]; /* the last SSE event id seen (for Last-Event-ID) */
+    uint64_t timer;   /* a resumption waiting for its retry time */
 } hreq;
 
 typedef struct qmsg {
@@ -84,6 +91,8 @@ static void deliver_text(hreq *r, const char *data, size_t len)
 static int on_sse(void *ud, const ac_sse_event *ev)
 {
     hreq *r = ud;
+    if (ev->id_len && ev->id_len < sizeof r->last_id)
+        memcpy(r->last_id, ev->id, ev->id_len + 1);
     if (ev->data_len && (!strcmp(ev->event, "message") || !ev->event_len))
         deliver_text(r, ev->data, ev->data_len);
     return r->t->dead;
@@ -143,6 +152,8 @@ static size_t on_body(char *b, size_t size, size_t n, void *ud)
 
 static void req_free(hreq *r)
 {
+    if (r->timer)
+        ac_loop_cancel_timer(r->t->loop, r->timer);
     if (r->easy)
         curl_easy_cleanup(r->easy);
     curl_slist_free_all(r->hdrs);
@@ -174,6 +185,39 @@ static void answer_error(hreq *r, const char *text)
     json_decref(m);
 }
 
+static int launch(http_tr *t, hreq *r);
+
+/* After retry ms, a GET carries on where stream r stopped (Last-Event-ID), for the answer to
+ * r's request, or (standalone, no id) for what the server sends on its own. */
+static void resume_fire(void *ud)
+{
+    hreq *r = ud;
+    http_tr *t = r->t;
+    r->timer = 0;
+    req_unlink(r);
+    if (t->dead || launch(t, r) < 0) {
+        if (!t->dead)
+            answer_error(r, "could not resume the HTTP stream");
+        req_free(r);
+    }
+}
+
+static void resume_later(http_tr *t, const hreq *from, long long retry_ms)
+{
+    hreq *g = calloc(1, sizeof *g);
+    if (!g)
+        return;
+    g->t = t;
+    g->is_get = 1;
+    g->id = from && from->id ? json_incref(from->id) : NULL;
+    g->resumes = from ? from->resumes + 1 : 0;
+    if (from)
+        memcpy(g->last_id, from->last_id, sizeof g->last_id);
+    g->timer = ac_loop_timer(t->loop, retry_ms, resume_fire, g);
+    g->next = t->reqs; /* listed, so ht_free finds it */
+    t->reqs = g;
+}
+
 static void on_done(void *ud, CURL *easy, CURLcode rc)
 {
     hreq *r = ud;
@@ -183,9 +227,14 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
     req_unlink(r);
     long status = 0;
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+    long long retry = r->sse ? ac_sse_retry_ms(r->sse) : -1;
     char why[300];
     if (t->dead) {
         /* nothing more is reported */
+    } else if (r->is_get && !r->id) {
+        /* the standalone stream: open again while the server keeps it (not on 405 & co) */
+        if (status / 100 == 2 && r->sse_mode)
+            resume_later(t, r, retry >= 0 ? retry : 1000);
     } else if (rc != CURLE_OK && !(r->answered && rc == CURLE_WRITE_ERROR)) {
         snprintf(why, sizeof why, "cannot be reached over HTTP: %s", curl_easy_strerror(rc));
         if (status == 0) {
@@ -208,10 +257,66 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
         answer_error(r, why);
     } else if (!r->sse_mode && r->rlen) {
         deliver_text(r, r->resp, r->rlen);
+    } else if (r->sse_mode && r->id && !r->answered && r->last_id[0] && r->resumes < 3) {
+        /* the stream closed before the answer: resume it after the server's retry time */
+        resume_later(t, r, retry >= 0 ? retry : 1000);
+        r->answered = 1; /* the resumed stream answers */
     }
     if (!t->dead && r->id && !r->answered && status / 100 == 2 && rc == CURLE_OK)
         answer_error(r, "the HTTP answer ended without a JSON-RPC response");
     req_free(r);
+}
+
+/* Sets r up (POST of r->body, or GET of the event stream) and starts it. */
+static int launch(http_tr *t, hreq *r)
+{
+    char h[400];
+    r->hdrs = curl_slist_append(NULL, r->is_get ? "Accept: text/event-stream"
+                                                : "Accept: application/json, text/event-stream");
+    if (!r->is_get)
+        r->hdrs = curl_slist_append(r->hdrs, "Content-Type: application/json");
+    if (t->session[0]) {
+        snprintf(h, sizeof h, "Mcp-Session-Id: %s", t->session);
+        r->hdrs = curl_slist_append(r->hdrs, h);
+        r->had_session = 1;
+    }
+    if (t->version[0]) {
+        snprintf(h, sizeof h, "MCP-Protocol-Version: %s", t->version);
+        r->hdrs = curl_slist_append(r->hdrs, h);
+    }
+    if (r->last_id[0]) {
+        snprintf(h, sizeof h, "Last-Event-ID: %s", r->last_id);
+        r->hdrs = curl_slist_append(r->hdrs, h);
+    }
+    for (char **p = t->headers; p && *p; p++)
+        r->hdrs = curl_slist_append(r->hdrs, *p);
+    r->easy = curl_easy_init();
+    if (!r->easy || !r->hdrs)
+        return -1;
+    curl_easy_setopt(r->easy, CURLOPT_URL, t->url);
+    if (r->is_get) {
+        curl_easy_setopt(r->easy, CURLOPT_HTTPGET, 1L);
+    } else {
+        curl_easy_setopt(r->easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
+        curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(r->body));
+        /* a backstop: the client times calls out itself, this only ends a stream left open */
+        curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)(t->timeout_ms + 5000));
+    }
+    curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
+    curl_easy_setopt(r->easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(t->timeout_ms < 10000 ? t->timeout_ms : 10000));
+    r->xfer = ac_http_start(t->loop, r->easy, on_done, r);
+    if (!r->xfer)
+        return -1;
+    r->next = t->reqs;
+    t->reqs = r;
+    return 0;
 }
 
 static int start_req(http_tr *t, char *data)
@@ -228,45 +333,10 @@ static int start_req(http_tr *t, char *data)
     if (id && json_object_get(m, "method"))
         r->id = json_incref(id);
     json_decref(m);
-    char h[400];
-    r->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-    r->hdrs = curl_slist_append(r->hdrs, "Accept: application/json, text/event-stream");
-    if (t->session[0]) {
-        snprintf(h, sizeof h, "Mcp-Session-Id: %s", t->session);
-        r->hdrs = curl_slist_append(r->hdrs, h);
-        r->had_session = 1;
-    }
-    if (t->version[0]) {
-        snprintf(h, sizeof h, "MCP-Protocol-Version: %s", t->version);
-        r->hdrs = curl_slist_append(r->hdrs, h);
-    }
-    for (char **p = t->headers; p && *p; p++)
-        r->hdrs = curl_slist_append(r->hdrs, *p);
-    r->easy = curl_easy_init();
-    if (!r->easy || !r->hdrs) {
+    if (launch(t, r) < 0) {
         req_free(r);
         return -1;
     }
-    curl_easy_setopt(r->easy, CURLOPT_URL, t->url);
-    curl_easy_setopt(r->easy, CURLOPT_POST, 1L);
-    curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
-    curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(r->body));
-    curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
-    curl_easy_setopt(r->easy, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)(t->timeout_ms < 10000 ? t->timeout_ms : 10000));
-    /* a backstop: the client times calls out itself, this only ends a stream left open */
-    curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)(t->timeout_ms + 5000));
-    r->xfer = ac_http_start(t->loop, r->easy, on_done, r);
-    if (!r->xfer) {
-        req_free(r);
-        return -1;
-    }
-    r->next = t->reqs;
-    t->reqs = r;
     return 0;
 }
 
@@ -321,6 +391,8 @@ static void ht_set_version(mcp_transport *base, const char *v)
 {
     http_tr *t = (http_tr *)base;
     snprintf(t->version, sizeof t->version, "%s", v);
+    if (t->session[0]) /* the handshake is done: listen to what the server sends on its own */
+        resume_later(t, NULL, 0);
 }
 
 /* Ends the server's session (DELETE with its id), waiting at most 500 ms. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Helpers for the MCP tests: usage `. lib.sh` from a test called with AGENTC NPM_DIR.
 agentc="$(realpath "$1")"
-npm_dir="$2"
+npm_dir="$(realpath -m "$2")"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/../cli/lib.sh"
 need jq

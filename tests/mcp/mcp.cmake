@@ -16,3 +16,11 @@ foreach(t stdio http faults toolfile)
 endforeach()
 agentc_add_test(mcp_unit SOURCES ${CMAKE_SOURCE_DIR}/tests/mcp/test_mcp_unit.c
   LIBS agentc_runtime LABELS mcp)
+add_executable(mcp_conformance_client ${CMAKE_SOURCE_DIR}/tests/mcp/conformance_client.c)
+target_link_libraries(mcp_conformance_client PRIVATE agentc_runtime)
+add_test(NAME mcp_conformance
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/mcp/conformance.sh $<TARGET_FILE:mcp_conformance_client>
+          ${AGENTC_MCP_NPM_DIR}
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(mcp_conformance PROPERTIES FIXTURES_REQUIRED mcp_npm LABELS "mcp;cli"
+  SKIP_RETURN_CODE 77 TIMEOUT 400)
