@@ -1,6 +1,7 @@
 /* The "mcp" array of a tool file:
  *
- *   {"mcp": [{"name": "fs",                          required: [A-Za-z0-9_-]{1,32}, no "__"
+ *   {"mcp": [{"name": "fs",                          required: [A-Za-z0-9_-]{1,32}, no "__",
+ *                                                    no '_' first or last
  *             "command": ["node", "server.js"],      stdio: the server's command, or
  *             "url": "http://127.0.0.1:8931/mcp",    Streamable HTTP: its endpoint
  *             "env": {"NAME": "value"},              stdio only: added to its environment
@@ -36,7 +37,7 @@ static int cfail(char *err, size_t errcap, const char *path, size_t i, const cha
 
 static int valid_name(const char *s, size_t n)
 {
-    if (n == 0 || n > 32 || strlen(s) != n || strstr(s, "__"))
+    if (n == 0 || n > 32 || strlen(s) != n || strstr(s, "__") || s[0] == '_' || s[n - 1] == '_')
         return 0;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
@@ -157,7 +158,7 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
     }
     if (!nm)
         return cfail(err, errcap, path, i, NULL,
-                     "\"name\" must be 1 to 32 letters, digits, '_' or '-' (without \"__\")");
+                     "\"name\" must be 1 to 32 letters, digits, '-' or single '_' (no \"__\", not first or last)");
     c->name = strdup(nm);
     c->idempotent = -1;
     const json_t *cmd = json_object_get(e, "command"), *url = json_object_get(e, "url");

@@ -117,7 +117,8 @@ static void test_config(void **st)
         const char *doc, *msg;
     } bad[] = {
         {"[{\"command\":[\"x\"]}]", "dir/t.json: mcp[0]: \"name\" must be"},
-        {"[{\"name\":\"a__b\",\"command\":[\"x\"]}]", "without \"__\""},
+        {"[{\"name\":\"a__b\",\"command\":[\"x\"]}]", "no \"__\""},
+        {"[{\"name\":\"_a\",\"command\":[\"x\"]}]", "not first or last"},
         {"[{\"name\":\"a\"}]", "needs either \"command\" (stdio) or \"url\""},
         {"[{\"name\":\"a\",\"command\":[\"x\"],\"url\":\"http://h\"}]", "needs either"},
         {"[{\"name\":\"a\",\"url\":\"ftp://h\"}]", "\"url\" must be an http:// or https:// URL"},
