@@ -115,12 +115,12 @@ int main(int argc, char **argv)
     qsort(r, (size_t)rounds, sizeof *r, cmp);
     printf("MCP tools/call round trip over stdio (%d calls x %d rounds, protocol %s):\n", n, rounds,
            ac_mcp_server_version(s));
-    printf("  per call   min %7.1f  median %7.1f  max %7.1f us\n", m[0] * 1e6,
-           m[rounds / 2] * 1e6, m[rounds - 1] * 1e6);
+    printf("  per call   min %7.1f  median %7.1f  max %7.1f us\n", m[0] * 1e6, m[rounds / 2] * 1e6,
+           m[rounds - 1] * 1e6);
     printf("external tool process (ac_proc_spawn of /bin/cat, %d calls x %d rounds):\n",
            n / 5 > 0 ? n / 5 : 1, rounds);
-    printf("  per call   min %7.1f  median %7.1f  max %7.1f us\n", p[0] * 1e6,
-           p[rounds / 2] * 1e6, p[rounds - 1] * 1e6);
+    printf("  per call   min %7.1f  median %7.1f  max %7.1f us\n", p[0] * 1e6, p[rounds / 2] * 1e6,
+           p[rounds - 1] * 1e6);
     printf("spawn time / MCP time, per round: min %.1fx  median %.1fx  max %.1fx\n", r[0],
            r[rounds / 2], r[rounds - 1]);
     free(m);

@@ -36,7 +36,7 @@
 
 #define AC_MCP_VERSION_2025 "2025-11-25"
 #define AC_MCP_VERSION_2026 "2026-07-28"
-#define AC_MCP_PROBE_TIMEOUT_MS 2000       /* server/discover before falling back */
+#define AC_MCP_PROBE_TIMEOUT_MS 2000          /* server/discover before falling back */
 #define AC_MCP_MAX_MESSAGE ((size_t)16 << 20) /* one JSON-RPC message */
 #define AC_MCP_BACKOFF_MIN_MS 250
 #define AC_MCP_BACKOFF_MAX_MS 30000
@@ -44,17 +44,17 @@
 
 /* One server's configuration (tool file "mcp" entry). */
 typedef struct ac_mcp_config {
-    char *name;        /* the toolkit name: tools are offered as name__tool */
-    char **argv;       /* stdio: the command, NULL-terminated; NULL for HTTP */
-    char **env;        /* stdio: its whole environment, "NAME=value", NULL-terminated; NULL:
-                          this process's (the engine passes tool_env.c's list plus "env") */
-    char *url;         /* HTTP: the endpoint; NULL for stdio */
-    char **headers;    /* HTTP: "Name: value", NULL-terminated */
-    int64_t timeout_ms; /* each call */
+    char *name;               /* the toolkit name: tools are offered as name__tool */
+    char **argv;              /* stdio: the command, NULL-terminated; NULL for HTTP */
+    char **env;               /* stdio: its whole environment, "NAME=value", NULL-terminated; NULL:
+                                 this process's (the engine passes tool_env.c's list plus "env") */
+    char *url;                /* HTTP: the endpoint; NULL for stdio */
+    char **headers;           /* HTTP: "Name: value", NULL-terminated */
+    int64_t timeout_ms;       /* each call */
     int64_t start_timeout_ms; /* the handshake (start and tools/list) */
-    char **secrets;    /* values shown as [redacted] in whatever the client reports (the
-                          "env" and "headers" values), longest first, NULL-terminated */
-    int idempotent;    /* -1: not said (the server's idempotentHint decides), 0, 1 */
+    char **secrets;           /* values shown as [redacted] in whatever the client reports (the
+                                 "env" and "headers" values), longest first, NULL-terminated */
+    int idempotent;           /* -1: not said (the server's idempotentHint decides), 0, 1 */
 } ac_mcp_config;
 
 void ac_mcp_config_clear(ac_mcp_config *c);
@@ -70,10 +70,10 @@ typedef struct ac_mcp_call ac_mcp_call;
 
 /* One tool the server offers (after tools/list). */
 typedef struct ac_mcp_tool {
-    char *name;            /* the server's name for it */
+    char *name; /* the server's name for it */
     char *description;
-    json_t *input_schema;  /* as given (an object) */
-    int idempotent_hint;   /* annotations.idempotentHint */
+    json_t *input_schema; /* as given (an object) */
+    int idempotent_hint;  /* annotations.idempotentHint */
 } ac_mcp_tool;
 
 /* A server (not started: the first ac_mcp_server_start or call starts it).
@@ -113,8 +113,8 @@ typedef void (*ac_mcp_progress_fn)(void *ud, double progress, double total, cons
  * server's). done runs once, later, on the loop (never inside this call).
  * Returns the call, or NULL when out of memory. */
 ac_mcp_call *ac_mcp_call_tool(ac_mcp_server *s, const char *tool, const json_t *args,
-                              int64_t timeout_ms, ac_mcp_done_fn done,
-                              ac_mcp_progress_fn progress, void *ud);
+                              int64_t timeout_ms, ac_mcp_done_fn done, ac_mcp_progress_fn progress,
+                              void *ud);
 /* Abandons a call whose done has not run: the server is sent
  * notifications/cancelled with reason, and done never runs. */
 void ac_mcp_call_cancel(ac_mcp_call *c, const char *reason);

@@ -413,9 +413,9 @@ static void start_listing(ac_mcp_server *s)
 static void send_initialize(ac_mcp_server *s)
 {
     s->stateless = 0;
-    json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", AC_MCP_VERSION_2025,
-                               "capabilities", "clientInfo", "name", "agentc", "version",
-                               AGENTC_VERSION);
+    json_t *params =
+        json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", AC_MCP_VERSION_2025,
+                  "capabilities", "clientInfo", "name", "agentc", "version", AGENTC_VERSION);
     request(s, "initialize", params, P_INIT, NULL);
 }
 
@@ -467,8 +467,9 @@ static void start(ac_mcp_server *s)
                                "io.modelcontextprotocol/protocolVersion", AC_MCP_VERSION_2026,
                                "io.modelcontextprotocol/clientInfo", "name", "agentc", "version",
                                AGENTC_VERSION, "io.modelcontextprotocol/clientCapabilities");
-    int64_t probe = s->cfg.start_timeout_ms / 2 < AC_MCP_PROBE_TIMEOUT_MS ? s->cfg.start_timeout_ms / 2
-                                                                     : AC_MCP_PROBE_TIMEOUT_MS;
+    int64_t probe = s->cfg.start_timeout_ms / 2 < AC_MCP_PROBE_TIMEOUT_MS
+                        ? s->cfg.start_timeout_ms / 2
+                        : AC_MCP_PROBE_TIMEOUT_MS;
     s->probe_id = request(s, "server/discover", params, P_DISCOVER, NULL);
     if (s->probe_id && s->state == ST_STARTING)
         s->probe_timer = ac_loop_timer(s->loop, probe, probe_expired, s);
@@ -513,8 +514,9 @@ static void got_initialize(ac_mcp_server *s, json_t *result)
     if (!known) {
         char why[200], shown[40];
         ac_mcp_printable(pv ? pv : "(none)", strlen(pv ? pv : "(none)"), shown, sizeof shown);
-        snprintf(why, sizeof why, "answered initialize with protocol version '%s', which agentc "
-                                  "does not speak",
+        snprintf(why, sizeof why,
+                 "answered initialize with protocol version '%s', which agentc "
+                 "does not speak",
                  shown);
         fault(s, why);
         return;
@@ -532,8 +534,8 @@ static void got_tools(ac_mcp_server *s, json_t *result)
     json_t *tools = json_object_get(result, "tools");
     size_t i;
     json_t *t;
-    json_array_foreach(tools, i, t) if (json_is_object(t) &&
-                                        json_is_string(json_object_get(t, "name")))
+    json_array_foreach(tools, i,
+                       t) if (json_is_object(t) && json_is_string(json_object_get(t, "name")))
         json_array_append(s->listing, t);
     const char *cursor = json_string_value(json_object_get(result, "nextCursor"));
     if (cursor && *cursor && ++s->pages < AC_MCP_MAX_PAGES) {
@@ -553,8 +555,8 @@ static void got_tools(ac_mcp_server *s, json_t *result)
         json_t *ann = json_object_get(t, "annotations");
         v[i].name = strdup(json_string_value(json_object_get(t, "name")));
         v[i].description = strdup(d ? d : "");
-        v[i].input_schema = json_is_object(schema) ? json_incref(schema)
-                                                   : json_pack("{s:s}", "type", "object");
+        v[i].input_schema =
+            json_is_object(schema) ? json_incref(schema) : json_pack("{s:s}", "type", "object");
         v[i].idempotent_hint = json_is_true(json_object_get(ann, "idempotentHint"));
     }
     tools_free(s->tools, s->n_tools);
@@ -612,8 +614,7 @@ static void got_response(ac_mcp_server *s, json_t *msg)
     if (!json_is_object(result)) {
         const char *em = json_string_value(json_object_get(error, "message"));
         char shown[300], why[400];
-        ac_mcp_printable(em ? em : "no result", strlen(em ? em : "no result"), shown,
-                         sizeof shown);
+        ac_mcp_printable(em ? em : "no result", strlen(em ? em : "no result"), shown, sizeof shown);
         if (kind == P_CALL) {
             snprintf(why, sizeof why, "MCP error %lld: %s",
                      (long long)json_integer_value(json_object_get(error, "code")), shown);
@@ -736,8 +737,8 @@ static void send_call(ac_mcp_server *s, ac_mcp_call *c)
 }
 
 ac_mcp_call *ac_mcp_call_tool(ac_mcp_server *s, const char *tool, const json_t *args,
-                              int64_t timeout_ms, ac_mcp_done_fn done,
-                              ac_mcp_progress_fn progress, void *ud)
+                              int64_t timeout_ms, ac_mcp_done_fn done, ac_mcp_progress_fn progress,
+                              void *ud)
 {
     ac_mcp_call *c = calloc(1, sizeof *c);
     if (!c)
@@ -807,8 +808,8 @@ ac_mcp_server *ac_mcp_server_new(ac_loop *loop, const ac_mcp_config *cfg)
     s->cfg.start_timeout_ms = cfg->start_timeout_ms > 0 ? cfg->start_timeout_ms : 30000;
     s->cfg.idempotent = cfg->idempotent;
     if (!s->cfg.name || (cfg->url && !s->cfg.url) || (cfg->argv && !s->cfg.argv) ||
-        (cfg->env && !s->cfg.env) || (cfg->headers && !s->cfg.headers) || (cfg->secrets && !s->cfg.secrets) ||
-        (!s->cfg.url && !s->cfg.argv)) {
+        (cfg->env && !s->cfg.env) || (cfg->headers && !s->cfg.headers) ||
+        (cfg->secrets && !s->cfg.secrets) || (!s->cfg.url && !s->cfg.argv)) {
         ac_mcp_config_clear(&s->cfg);
         free(s);
         return NULL;

@@ -138,8 +138,8 @@ static int collect_secrets(ac_mcp_config *c)
 static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config *c, char *err,
                      size_t errcap)
 {
-    static const char *const keys[] = {"name",    "command", "url",        "env",
-                                       "headers", "timeout", "idempotent", "start_timeout", NULL};
+    static const char *const keys[] = {"name",    "command",    "url",           "env", "headers",
+                                       "timeout", "idempotent", "start_timeout", NULL};
     const char *nm = NULL;
     if (!json_is_object(e))
         return cfail(err, errcap, path, i, NULL, "must be an object");
@@ -158,17 +158,20 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
     }
     if (!nm)
         return cfail(err, errcap, path, i, NULL,
-                     "\"name\" must be 1 to 32 letters, digits, '-' or single '_' (no \"__\", not first or last)");
+                     "\"name\" must be 1 to 32 letters, digits, '-' or single '_' (no \"__\", not "
+                     "first or last)");
     c->name = strdup(nm);
     c->idempotent = -1;
     const json_t *cmd = json_object_get(e, "command"), *url = json_object_get(e, "url");
     if (!!cmd == !!url)
-        return cfail(err, errcap, path, i, nm, "needs either \"command\" (stdio) or \"url\" "
-                                               "(Streamable HTTP)");
+        return cfail(err, errcap, path, i, nm,
+                     "needs either \"command\" (stdio) or \"url\" "
+                     "(Streamable HTTP)");
     if (cmd) {
         if (!json_is_array(cmd) || json_array_size(cmd) == 0)
-            return cfail(err, errcap, path, i, nm, "\"command\" must be a non-empty array of "
-                                                   "strings");
+            return cfail(err, errcap, path, i, nm,
+                         "\"command\" must be a non-empty array of "
+                         "strings");
         size_t n = json_array_size(cmd);
         c->argv = calloc(n + 1, sizeof *c->argv);
         if (!c->argv)
@@ -177,8 +180,9 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
             const json_t *s = json_array_get(cmd, a);
             if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s) ||
                 (a == 0 && !json_string_length(s)))
-                return cfail(err, errcap, path, i, nm, "\"command\"[%zu] must be a non-empty "
-                                                       "string",
+                return cfail(err, errcap, path, i, nm,
+                             "\"command\"[%zu] must be a non-empty "
+                             "string",
                              a);
             c->argv[a] = strdup(json_string_value(s));
             if (!c->argv[a])
@@ -207,8 +211,9 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
         if (url)
             return cfail(err, errcap, path, i, nm, "\"env\" is for stdio servers (\"command\")");
         if (!json_is_object(env))
-            return cfail(err, errcap, path, i, nm, "\"env\" must be an object {\"NAME\": "
-                                                   "\"value\"}");
+            return cfail(err, errcap, path, i, nm,
+                         "\"env\" must be an object {\"NAME\": "
+                         "\"value\"}");
         if (!(c->env = pairs(env, "=", 0, &bad)))
             return cfail(err, errcap, path, i, nm,
                          bad ? "\"env\": bad variable \"%.64s\" (a name of letters, digits and "
@@ -220,8 +225,9 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
         if (cmd)
             return cfail(err, errcap, path, i, nm, "\"headers\" is for HTTP servers (\"url\")");
         if (!json_is_object(hdr))
-            return cfail(err, errcap, path, i, nm, "\"headers\" must be an object {\"Name\": "
-                                                   "\"value\"}");
+            return cfail(err, errcap, path, i, nm,
+                         "\"headers\" must be an object {\"Name\": "
+                         "\"value\"}");
         if (!(c->headers = pairs(hdr, ": ", 1, &bad)))
             return cfail(err, errcap, path, i, nm,
                          bad ? "\"headers\": bad header \"%.64s\" (a token name and a string "
@@ -231,14 +237,14 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
     }
     const json_t *to = json_object_get(e, "timeout");
     long long ms = 30000;
-    if (to && (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), &ms) < 0 ||
-               ms <= 0))
+    if (to &&
+        (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), &ms) < 0 || ms <= 0))
         return cfail(err, errcap, path, i, nm, "\"timeout\" must be a duration such as \"30s\"");
     c->timeout_ms = ms;
     to = json_object_get(e, "start_timeout");
     ms = 30000;
-    if (to && (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), &ms) < 0 ||
-               ms <= 0))
+    if (to &&
+        (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), &ms) < 0 || ms <= 0))
         return cfail(err, errcap, path, i, nm,
                      "\"start_timeout\" must be a duration such as \"30s\"");
     c->start_timeout_ms = ms;
@@ -273,8 +279,9 @@ int ac_mcp_config_parse(const json_t *arr, const char *path, ac_mcp_config **out
         int rc = parse_one(json_array_get(arr, i), path, i, &v[i], err, errcap);
         for (size_t j = 0; rc == 0 && j < i; j++)
             if (!strcmp(v[j].name, v[i].name))
-                rc = cfail(err, errcap, path, i, v[i].name, "duplicate server name (also "
-                                                            "mcp[%zu])",
+                rc = cfail(err, errcap, path, i, v[i].name,
+                           "duplicate server name (also "
+                           "mcp[%zu])",
                            j);
         if (rc < 0) {
             for (size_t j = 0; j <= i; j++)

@@ -36,11 +36,11 @@ typedef struct hreq {
     ac_sse *sse;
     int sse_mode, decided;
     int had_session;
-    int answered; /* a message with our id came back */
-    int is_get;       /* a GET of the event stream (standalone, or resuming a POST's) */
-    int resumes;      /* resumptions so far of the stream of this request */
+    int answered;      /* a message with our id came back */
+    int is_get;        /* a GET of the event stream (standalone, or resuming a POST's) */
+    int resumes;       /* resumptions so far of the stream of this request */
     char last_id[128]; /* the last SSE event id seen (for Last-Event-ID) */
-    uint64_t timer;   /* a resumption waiting for its retry time */
+    uint64_t timer;    /* a resumption waiting for its retry time */
 } hreq;
 
 typedef struct qmsg {
@@ -243,8 +243,8 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
         } else {
             answer_error(r, why);
         }
-    } else if (r->had_session && (status == 404 || (status == 400 && r->resp &&
-                                                      strcasestr(r->resp, "session")))) {
+    } else if (r->had_session &&
+               (status == 404 || (status == 400 && r->resp && strcasestr(r->resp, "session")))) {
         /* 404 is what the spec says; the reference servers answer 400 "No valid session ID" */
         t->session[0] = 0;
         t->dead = 1;

@@ -150,8 +150,7 @@ static char **server_env(ac_engine *e, char **add)
     return v;
 }
 
-int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err,
-                       size_t errcap)
+int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err, size_t errcap)
 {
     ac_mcp_config *cfgs;
     size_t n;
@@ -171,8 +170,7 @@ int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *
         m->e = e;
         for (size_t k = 0; k < m->n; k++)
             if (!strcmp(ac_mcp_server_name(m->v[k]), cfgs[i].name)) {
-                snprintf(err, errcap, "%s: MCP server '%s' is declared twice", path,
-                         cfgs[i].name);
+                snprintf(err, errcap, "%s: MCP server '%s' is declared twice", path, cfgs[i].name);
                 rc = -1;
             }
         if (rc)

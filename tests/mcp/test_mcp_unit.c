@@ -32,8 +32,9 @@ static void test_result_text(void **st)
 {
     (void)st;
     int ok;
-    char *t = text_of("{\"content\":[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"text\",\"text\":\"b\"}]}",
-                      &ok);
+    char *t = text_of(
+        "{\"content\":[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"text\",\"text\":\"b\"}]}",
+        &ok);
     assert_string_equal(t, "a\nb");
     assert_int_equal(ok, 1);
     free(t);
@@ -42,13 +43,14 @@ static void test_result_text(void **st)
     assert_string_equal(t, "bad");
     free(t);
     /* 8 base64 chars with one '=' pad = 5 bytes */
-    t = text_of("{\"content\":[{\"type\":\"image\",\"data\":\"aGVsbG8=\",\"mimeType\":\"image/png\"},"
-                "{\"type\":\"audio\",\"data\":\"aGk\",\"mimeType\":\"audio/wav\"},"
-                "{\"type\":\"resource_link\",\"uri\":\"file:///a\",\"name\":\"a\"},"
-                "{\"type\":\"resource\",\"resource\":{\"uri\":\"mem://t\",\"text\":\"inside\"}},"
-                "{\"type\":\"resource\",\"resource\":{\"uri\":\"mem://b\",\"blob\":\"AAAA\","
-                "\"mimeType\":\"x/y\"}},{\"type\":\"hologram\",\"x\":1}]}",
-                &ok);
+    t = text_of(
+        "{\"content\":[{\"type\":\"image\",\"data\":\"aGVsbG8=\",\"mimeType\":\"image/png\"},"
+        "{\"type\":\"audio\",\"data\":\"aGk\",\"mimeType\":\"audio/wav\"},"
+        "{\"type\":\"resource_link\",\"uri\":\"file:///a\",\"name\":\"a\"},"
+        "{\"type\":\"resource\",\"resource\":{\"uri\":\"mem://t\",\"text\":\"inside\"}},"
+        "{\"type\":\"resource\",\"resource\":{\"uri\":\"mem://b\",\"blob\":\"AAAA\","
+        "\"mimeType\":\"x/y\"}},{\"type\":\"hologram\",\"x\":1}]}",
+        &ok);
     assert_string_equal(t, "[image content: image/png, 5 bytes, not shown]\n"
                            "[audio content: audio/wav, 2 bytes, not shown]\n"
                            "[resource link: file:///a (a)]\n"
@@ -57,8 +59,9 @@ static void test_result_text(void **st)
                            "[hologram content block, 25 bytes of JSON, not shown]");
     free(t);
     /* structuredContent: added as JSON, unless a text block already carries it */
-    t = text_of("{\"content\":[{\"type\":\"text\",\"text\":\"see\"}],\"structuredContent\":{\"n\":1}}",
-                &ok);
+    t = text_of(
+        "{\"content\":[{\"type\":\"text\",\"text\":\"see\"}],\"structuredContent\":{\"n\":1}}",
+        &ok);
     assert_string_equal(t, "see\n{\"n\":1}");
     free(t);
     t = text_of("{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"n\\\": 1}\"}],"
@@ -98,12 +101,13 @@ static void test_config(void **st)
     char err[512];
     ac_mcp_config *v;
     size_t n;
-    assert_int_equal(parse("[{\"name\":\"fs\",\"command\":[\"./srv\",\"-x\"],\"env\":{\"TOKEN\":\"s3\"},"
-                           "\"timeout\":\"2s\",\"idempotent\":true},"
-                           "{\"name\":\"web\",\"url\":\"http://127.0.0.1:9/mcp\","
-                           "\"headers\":{\"Authorization\":\"Bearer zz\"}}]",
-                           err, sizeof err, &v, &n),
-                     0);
+    assert_int_equal(
+        parse("[{\"name\":\"fs\",\"command\":[\"./srv\",\"-x\"],\"env\":{\"TOKEN\":\"s3\"},"
+              "\"timeout\":\"2s\",\"idempotent\":true},"
+              "{\"name\":\"web\",\"url\":\"http://127.0.0.1:9/mcp\","
+              "\"headers\":{\"Authorization\":\"Bearer zz\"}}]",
+              err, sizeof err, &v, &n),
+        0);
     assert_int_equal(n, 2);
     assert_string_equal(v[0].argv[0], "dir/./srv");
     assert_string_equal(v[0].env[0], "TOKEN=s3");
@@ -128,7 +132,8 @@ static void test_config(void **st)
         {"[{\"name\":\"a\",\"url\":\"http://h\",\"headers\":{\"X\":\"bad\\nSECRETVALUE\"}}]",
          "\"headers\": bad header \"X\""},
         {"[{\"name\":\"a\",\"url\":\"http://h\",\"env\":{\"A\":\"b\"}}]", "\"env\" is for stdio"},
-        {"[{\"name\":\"a\",\"command\":[\"x\"],\"headers\":{\"A\":\"b\"}}]", "\"headers\" is for HTTP"},
+        {"[{\"name\":\"a\",\"command\":[\"x\"],\"headers\":{\"A\":\"b\"}}]",
+         "\"headers\" is for HTTP"},
         {"[{\"name\":\"a\",\"command\":[\"x\"]},{\"name\":\"a\",\"url\":\"http://h\"}]",
          "mcp[1] (\"a\"): duplicate server name (also mcp[0])"},
     };
@@ -409,13 +414,14 @@ static void test_faults(void **st)
         const char *flag, *msg;
     } starts_bad[] = {
         {NULL, "MCP server 't' could not start: cannot run 'no-such-mcp-server-cmd': No such file"},
-        {"--exit-at-start", "MCP server 't' exited (exit status 3): test server: refusing to start"},
+        {"--exit-at-start",
+         "MCP server 't' exited (exit status 3): test server: refusing to start"},
         {"--silent", "MCP server 't' did not complete the handshake within 1500 ms"},
         {"--garbage-at-start", "MCP server 't' wrote a line that is not JSON-RPC (\"Hello! I am"},
     };
     for (size_t i = 0; i < 4; i++) {
-        const char *argv[] = {i == 0 ? "no-such-mcp-server-cmd" : "node", "tests/mcp/test_server.js",
-                              starts_bad[i].flag, NULL};
+        const char *argv[] = {i == 0 ? "no-such-mcp-server-cmd" : "node",
+                              "tests/mcp/test_server.js", starts_bad[i].flag, NULL};
         ac_mcp_config c = {0};
         c.name = "t";
         c.argv = (char **)argv;
@@ -433,10 +439,8 @@ static void test_faults(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_result_text),
-        cmocka_unit_test(test_config),
-        cmocka_unit_test(test_multiplexing),
-        cmocka_unit_test(test_probe_and_cancel),
+        cmocka_unit_test(test_result_text),  cmocka_unit_test(test_config),
+        cmocka_unit_test(test_multiplexing), cmocka_unit_test(test_probe_and_cancel),
         cmocka_unit_test(test_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
