@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -383,6 +386,9 @@ mcp_transport *ac_mcp_stdio_new(ac_loop *loop, const ac_mcp_config *cfg, const m
     }
     if (pid == 0) {
         setpgid(0, 0);
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* even a SIGKILL of agentc takes the server along */
+#endif
         dup2(pin[0], 0);
         dup2(pout[1], 1);
         dup2(perr[1], 2);
