@@ -7,7 +7,7 @@
 need setsid
 cat >"$tmp/tools.json" <<JSON
 {"mcp": [{"name": "t", "command": ["node", "$test_server", "--log", "$tmp/log", "--starts", "$tmp/starts"],
-          "env": {"T_SECRET": "sekrit-ENV-7788"}, "timeout": "5s"}]}
+          "env": {"T_SECRET": "sekrit-ENV-7788"}, "timeout": "20s"}]}
 JSON
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }
 script "$tmp/s" "{\"tool_calls\": [$(call c1 t__crash '{}')]}" \
@@ -40,8 +40,9 @@ for c in 'no-such-mcp-server-cmd|could not start: cannot run .no-such-mcp-server
          'node|did not complete the handshake within 1000 ms'; do
   cmd=${c%%|*} msg=${c#*|}
   case $msg in *refusing*) flag=--exit-at-start ;; *handshake*) flag=--silent ;; *) flag=--none ;; esac
+  st=20s; [ $flag = --silent ] && st=1s # only the silent server waits for the whole start_timeout
   cat >"$tmp/bad.json" <<JSON
-{"mcp": [{"name": "bad", "command": ["$cmd", "$test_server", "$flag"], "start_timeout": "1s", "env": {"T_SECRET": "sekrit-ENV-7788"}}]}
+{"mcp": [{"name": "bad", "command": ["$cmd", "$test_server", "$flag"], "start_timeout": "$st", "env": {"T_SECRET": "sekrit-ENV-7788"}}]}
 JSON
   run_agent "$tmp/bad.json" "$tmp/s"
   [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "$flag: exit $rc"
@@ -54,7 +55,7 @@ script "$tmp/s2" "{\"tool_calls\": [$(call k1 t__slow '{"ms":20000}')]}" '{"cont
 : >"$tmp/log"
 setsid "$agentc" run --provider script --script "$tmp/s2" --tools "$tmp/tools.json" --jsonl hi >"$tmp/out2" 2>"$tmp/err2" &
 pid=$!
-for _ in $(seq 1 200); do grep -q '"tools/call"' "$tmp/log" && break; sleep 0.05; done
+for _ in $(seq 1 600); do grep -q '"tools/call"' "$tmp/log" && break; sleep 0.05; done
 grep -q '"tools/call"' "$tmp/log" || fail "the call did not reach the server: $(cat "$tmp/err2")"
 kill -INT "$pid"
 wait "$pid"; rc=$?

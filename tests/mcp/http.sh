@@ -19,7 +19,7 @@ port=\$1
 PORT=\$port setsid timeout 100 node --require "$here/listen_local.cjs" "$everything" streamableHttp \
   >>"$tmp/srv.log" 2>&1 </dev/null &
 echo \$! >"$tmp/srv.pid"
-for _ in \$(seq 1 200); do grep -q "listening on port" "$tmp/srv.log" && exit 0; grep -q "already in use" "$tmp/srv.log" && exit 2; sleep 0.05; done
+for _ in \$(seq 1 600); do grep -q "listening on port" "$tmp/srv.log" && exit 0; grep -q "already in use" "$tmp/srv.log" && exit 2; sleep 0.05; done
 exit 1
 SH
 chmod +x "$tmp/start_http.sh"
@@ -41,12 +41,12 @@ chmod +x "$tmp/restart.sh"
 cat >"$tmp/tools.json" <<JSON
 {"tools": [{"name": "restart_server", "description": "restarts the MCP server", "command": ["$tmp/restart.sh"]}],
  "mcp": [{"name": "ev", "url": "http://127.0.0.1:$port/mcp", "headers": {"Authorization": "Bearer sekrit-TOKEN-4711"}, "timeout": "20s"},
-         {"name": "evs", "url": "http://127.0.0.1:$port/mcp", "timeout": "1500ms"}]}
+         {"name": "evs", "url": "http://127.0.0.1:$port/mcp", "timeout": "3s"}]}
 JSON
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }
 script "$tmp/s" "{\"tool_calls\": [$(call c1 ev__echo '{"message":"over http"}'), $(call c2 ev__get-sum '{"a":1,"b":2}'),
   $(call c3 ev__trigger-long-running-operation '{"duration":1,"steps":2}'), $(call c4 ev__get-tiny-image '{}')]}" \
-  "{\"tool_calls\": [$(call d1 evs__trigger-long-running-operation '{"duration":5,"steps":5}')]}" \
+  "{\"tool_calls\": [$(call d1 evs__trigger-long-running-operation '{"duration":8,"steps":8}')]}" \
   "{\"tool_calls\": [$(call d2 evs__echo '{"message":"after the timeout"}')]}" \
   "{\"tool_calls\": [$(call r1 restart_server '{}')]}" \
   "{\"tool_calls\": [$(call e1 ev__echo '{"message":"new session"}')]}" \
@@ -59,7 +59,7 @@ expect_result c3 true 'Long running operation completed'
 [ "$(jq -s 'map(select(.type == "tool_progress" and .id == "c3")) | length' "$tmp/out")" -ge 2 ] \
   || fail "no progress over SSE: $(cat "$tmp/out")"
 expect_result c4 true 'image/png'
-expect_result d1 false 'timed out after 1500 ms'
+expect_result d1 false 'timed out after 3000 ms'
 expect_result d2 true '^Echo: after the timeout$'
 expect_result r1 true restarted
 expect_result e1 true '^Echo: new session$'

@@ -8,14 +8,14 @@ mkdir -p "$tmp/docs"
 echo "the quick brown fox" >"$tmp/docs/a.txt"
 cat >"$tmp/tools.json" <<JSON
 {"mcp": [{"name": "ev", "command": ["node", "$everything", "stdio"], "timeout": "20s"},
-         {"name": "evslow", "command": ["node", "$everything", "stdio"], "timeout": "1500ms"},
+         {"name": "evslow", "command": ["node", "$everything", "stdio"], "timeout": "3s"},
          {"name": "fs", "command": ["node", "$filesystem", "$tmp/docs"]}]}
 JSON
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }
 script "$tmp/s" "{\"tool_calls\": [$(call c1 ev__echo '{"message":"hello mcp"}'), $(call c2 ev__get-sum '{"a":2,"b":40}'),
   $(call c3 ev__trigger-long-running-operation '{"duration":1,"steps":3}'), $(call c4 ev__get-tiny-image '{}'),
   $(call c5 ev__get-structured-content '{"location":"Chicago"}'), $(call c6 ev__echo '{"nomessage":1}')]}" \
-  "{\"tool_calls\": [$(call d1 evslow__trigger-long-running-operation '{"duration":5,"steps":5}')]}" \
+  "{\"tool_calls\": [$(call d1 evslow__trigger-long-running-operation '{"duration":8,"steps":8}')]}" \
   "{\"tool_calls\": [$(call e1 evslow__echo '{"message":"still here"}'), $(call e2 fs__list_directory "{\"path\":\"$tmp/docs\"}"),
   $(call e3 fs__read_text_file "{\"path\":\"$tmp/docs/a.txt\"}"), $(call e4 fs__read_text_file "{\"path\":\"$tmp/docs/missing.txt\"}"),
   $(call e5 fs__read_text_file "{\"path\":\"/etc/passwd\"}")]}" \
@@ -33,7 +33,7 @@ expect_result c4 true '\[image content: image/png, [0-9]+ bytes, not shown\]'
 expect_result c5 true '"temperature"'
 expect_result c6 false 'invalid arguments: .*missing required property "message"'
 # cancelled midway: the call times out after 1.5 s, the session goes on, the server answers next
-expect_result d1 false "MCP server 'evslow': tools/call 'trigger-long-running-operation' timed out after 1500 ms"
+expect_result d1 false "MCP server 'evslow': tools/call 'trigger-long-running-operation' timed out after 3000 ms"
 expect_result e1 true '^Echo: still here$'
 expect_result e2 true '\[FILE\] a.txt'
 expect_result e3 true 'the quick brown fox'

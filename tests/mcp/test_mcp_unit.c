@@ -195,8 +195,8 @@ static ac_mcp_server *server(ac_loop *loop, const char *const *extra, const char
     ac_mcp_config c = {0};
     c.name = "t";
     c.argv = (char **)argv;
-    c.timeout_ms = 5000;
-    c.start_timeout_ms = 5000;
+    c.timeout_ms = 20000;
+    c.start_timeout_ms = 30000;
     c.idempotent = -1;
     ac_mcp_server *s = ac_mcp_server_new(loop, &c);
     assert_non_null(s);
@@ -226,7 +226,7 @@ static void test_multiplexing(void **st)
     char err[512];
     const char *pages[] = {"--page-size", "2", NULL};
     ac_mcp_server *s = server(loop, pages, NULL);
-    assert_int_equal(ac_mcp_server_wait_ready(s, 10000, err, sizeof err), 0);
+    assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), 0);
     /* pagination: every page was followed */
     assert_int_equal(ac_mcp_server_tool_count(s), 15);
     assert_string_equal(ac_mcp_server_version(s), AC_MCP_VERSION_2025);
@@ -296,7 +296,7 @@ static void test_probe_and_cancel(void **st)
     char err[512];
     const char *disc[] = {"--discover", NULL};
     ac_mcp_server *s = server(loop, disc, log);
-    assert_int_equal(ac_mcp_server_wait_ready(s, 10000, err, sizeof err), 0);
+    assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), 0);
     assert_string_equal(ac_mcp_server_version(s), AC_MCP_VERSION_2026);
     done_rec r = {0};
     one o0 = {&r, 0}, o1 = {&r, 1};
@@ -335,7 +335,7 @@ static void test_probe_and_cancel(void **st)
     loop = ac_loop_new();
     const char *quiet[] = {"--no-discover-answer", NULL};
     s = server(loop, quiet, NULL);
-    assert_int_equal(ac_mcp_server_wait_ready(s, 10000, err, sizeof err), 0);
+    assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), 0);
     assert_string_equal(ac_mcp_server_version(s), AC_MCP_VERSION_2025);
     ac_mcp_server_free(s);
     ac_loop_free(loop);
@@ -349,7 +349,7 @@ static void test_faults(void **st)
     ac_loop *loop = ac_loop_new();
     char err[512];
     ac_mcp_server *s = server(loop, NULL, NULL);
-    assert_int_equal(ac_mcp_server_wait_ready(s, 10000, err, sizeof err), 0);
+    assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), 0);
     json_t *none = args("{}");
     static const struct {
         const char *tool, *msg;
@@ -361,7 +361,7 @@ static void test_faults(void **st)
     for (size_t i = 0; i < 3; i++) {
         done_rec r = {0};
         one o0 = {&r, 0}, o1 = {&r, 1};
-        json_t *a = args("{\"ms\": 3000}");
+        json_t *a = args("{\"ms\": 15000}"); /* never answered before the fault */
         /* a call in flight on the same server fails with the same fault */
         ac_mcp_call_tool(s, "slow", a, 0, on_done, NULL, &o1);
         json_decref(a);
@@ -426,9 +426,11 @@ static void test_faults(void **st)
         c.name = "t";
         c.argv = (char **)argv;
         c.timeout_ms = 1500;
-        c.start_timeout_ms = 1500;
+        /* only the silent server waits for the whole start timeout: the others fail sooner, however
+         * slowly node starts on a loaded machine */
+        c.start_timeout_ms = starts_bad[i].flag && !strcmp(starts_bad[i].flag, "--silent") ? 1500 : 30000;
         s = ac_mcp_server_new(loop, &c);
-        assert_int_equal(ac_mcp_server_wait_ready(s, 10000, err, sizeof err), -1);
+        assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), -1);
         if (strncmp(err, starts_bad[i].msg, strlen(starts_bad[i].msg)) != 0)
             fail_msg("case %zu: got \"%s\"", i, err);
         ac_mcp_server_free(s);
