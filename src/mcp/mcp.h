@@ -36,7 +36,7 @@
 
 #define AC_MCP_VERSION_2025 "2025-11-25"
 #define AC_MCP_VERSION_2026 "2026-07-28"
-#define AC_MCP_PROBE_TIMEOUT_MS 5000 /* server/discover, at most half the start timeout */
+#define AC_MCP_PROBE_TIMEOUT_MS 5000          /* server/discover, at most half the start timeout */
 #define AC_MCP_MAX_MESSAGE ((size_t)16 << 20) /* one JSON-RPC message */
 #define AC_MCP_BACKOFF_MIN_MS 250
 #define AC_MCP_BACKOFF_MAX_MS 30000

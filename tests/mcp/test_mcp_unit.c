@@ -428,7 +428,8 @@ static void test_faults(void **st)
         c.timeout_ms = 1500;
         /* only the silent server waits for the whole start timeout: the others fail sooner, however
          * slowly node starts on a loaded machine */
-        c.start_timeout_ms = starts_bad[i].flag && !strcmp(starts_bad[i].flag, "--silent") ? 1500 : 30000;
+        c.start_timeout_ms =
+            starts_bad[i].flag && !strcmp(starts_bad[i].flag, "--silent") ? 1500 : 30000;
         s = ac_mcp_server_new(loop, &c);
         assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), -1);
         if (strncmp(err, starts_bad[i].msg, strlen(starts_bad[i].msg)) != 0)
