@@ -439,6 +439,21 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
     out_flush();
 }
 
+static void ui_tool_progress(void *ud, ac_session *s, const char *id, double progress,
+                             double total, const char *message)
+{
+    ui *u = ud;
+    (void)s;
+    if (!u->jsonl)
+        return; /* the terminal shows the call and its result only */
+    json_t *j = json_pack("{s:s, s:s, s:f}", "type", "tool_progress", "id", id, "progress", progress);
+    if (j && total >= 0)
+        json_object_set_new(j, "total", json_real(total));
+    if (j && message)
+        json_object_set_new(j, "message", json_string(message));
+    emit_json(j);
+}
+
 static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const char *reason)
 {
     ui *u = ud;
@@ -984,7 +999,8 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     u.utf8 = utf8_locale();
     u.hold_text = o->output_schema && !o->jsonl;
     ac_output out = {&u,       ui_text,      ui_reasoning, ui_tool_start, ui_tool_end, ui_retry,
-                     ui_discarded, ui_compacted, ui_trace,      ui_finished,    ui_rejected};
+                     ui_discarded, ui_compacted, ui_trace,      ui_finished,    ui_rejected,
+                     ui_tool_progress};
     char *prompt = NULL;
     if (!strcmp(o->prompt, "-")) {
         prompt = ac_read_stream(stdin, (size_t)64 << 20, NULL);

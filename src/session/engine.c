@@ -563,6 +563,7 @@ void ac_engine_free(ac_engine *e)
     if (e->provider)
         e->provider->free(e->provider);
     ac_tools_free_all(e);
+    ac_mcp_set_free(e);
     free(e->guards);
     free(e->actions);
     free(e->e_start);

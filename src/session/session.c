@@ -520,6 +520,8 @@ static json_t *spawn_payload(ac_engine *e)
     json_decref(kits);
     if (d && e->state_decl) /* the State starts from the event: a replay needs no tool file */
         json_object_set(d, "state", e->state_decl);
+    if (d && e->mcp) /* the MCP servers and the protocol version each one speaks */
+        ac_mcp_spawn_info(e, d);
     return d;
 }
 

@@ -13,7 +13,7 @@
 #include "session/session_int.h"
 #include "tools/schema.h"
 
-enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD };
+enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD, TK_MCP };
 
 /* ---- registry (tools_registry.c) ---- */
 
@@ -32,7 +32,7 @@ struct ac_tool {
     size_t max_output;
     char **env;         /* tool file "env": "NAME=value", NULL-terminated, may be NULL */
     char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
-    int idempotent; /* tool file "idempotent": may run again after a crash (src/store) */
+    int idempotent; /* may run again after a crash (src/store): the tool file says so, or (MCP) the server's idempotentHint */
     ac_tool_fn fn;
     void *ud;
     /* toolkits (toolkits.c): the engine index of the tool's toolkit + 1 (0: an independent
@@ -40,6 +40,9 @@ struct ac_tool {
     size_t kit1;
     const struct ac_toolfile_tool *def;
     const struct ac_toolfile_toolkit *kit;
+    struct ac_mcp_server *mcp; /* TK_MCP: its server (owned by e->mcp) */
+    char *mcp_tool;            /* TK_MCP: the server's name for the tool */
+    int mcp_gone;              /* TK_MCP: no longer listed by the server */
 };
 
 /* A new tool of the given kind with its schema compiled (schema NULL: any
@@ -85,6 +88,13 @@ json_t *ac_turn_plan_args(ac_turn_plan *p, size_t i, int *rewritten, char *msg, 
  * the message) as the array the event carries, or NULL when none. */
 json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *content,
                             char **override);
+
+/* ---- MCP servers (tools_mcp.c) ---- */
+
+/* Starts the servers of a tool file's "mcp" array (borrowed) and adds their tools as
+ * server__tool; path names the file in messages. -1 with err. */
+int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err,
+                       size_t errcap);
 
 /* ---- tool process environments (tool_env.c) ---- */
 

@@ -33,6 +33,7 @@ void ac_tools_free(ac_tool *t)
     for (char **v = t->inherit_env; v && *v; v++)
         free(*v);
     free(t->inherit_env);
+    free(t->mcp_tool);
     free(t);
 }
 
@@ -221,9 +222,10 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
             return -1;
         }
     }
+    int rc = tf->mcp ? ac_mcp_add_servers(e, tf->mcp, spec, err, errcap) : 0;
     if (!tf->n_toolkits) /* else the toolkit registry keeps it */
         ac_toolfile_free(tf);
-    return 0;
+    return rc;
 }
 
 /* The code of a failure to add tools, from what went wrong. */

@@ -17,6 +17,7 @@
 
 #include "io/proc.h"
 #include "session/toolkits.h"
+#include "mcp/mcp.h"
 #include "session/tools_internal.h"
 #include "tools/calculator.h"
 #include "tools/schema.h"
@@ -30,6 +31,7 @@ typedef struct slot {
     uint64_t proc;
     uint64_t timer;
     ac_tool_call_handle *cb;
+    ac_mcp_call *mcp; /* TK_MCP: the call in flight */
     int64_t started_ms;
     int ok;
     char *content;
@@ -144,6 +146,21 @@ static void proc_done(void *ud, const ac_proc_result *res)
             finish(run, sl, 0, buf, strlen(buf));
         }
     }
+}
+
+static void mcp_done(void *ud, int ok, const char *content)
+{
+    slot *sl = ud;
+    sl->mcp = NULL;
+    finish(sl->run, sl, ok, content, strlen(content));
+}
+
+static void mcp_progress(void *ud, double progress, double total, const char *message)
+{
+    slot *sl = ud;
+    ac_session *s = sl->run->s;
+    if (s->e->has_output && s->e->out.tool_progress)
+        s->e->out.tool_progress(s->e->out.ud, s, sl->id, progress, total, message);
 }
 
 static void immediate_fire(void *ud)
@@ -295,6 +312,16 @@ static void start_call(ac_tool_run *r, slot *sl, const char *prefail)
         ac_context_tool_search(r, sl, args);
     } else if (t->kind == TK_LOAD) {
         ac_context_tool_load(r, sl, args);
+    } else if (t->kind == TK_MCP) {
+        if (t->mcp_gone) {
+            snprintf(msg, sizeof msg, "the MCP server no longer offers '%.100s'", t->mcp_tool);
+            complete_later(r, sl, 0, msg);
+        } else {
+            sl->mcp = ac_mcp_call_tool(t->mcp, t->mcp_tool, args, t->timeout_ms, mcp_done,
+                                       mcp_progress, sl);
+            if (!sl->mcp)
+                complete_later(r, sl, 0, "out of memory");
+        }
     } else if (t->kind == TK_EXTERNAL) {
         char env_name[300], env_id[300], env_sess[300];
         snprintf(env_name, sizeof env_name, "AGENTC_TOOL_NAME=%s", t->name);
@@ -484,6 +511,9 @@ void ac_run_tools_stop(ac_session *s)
             ac_proc_kill(s->e->loop, sl->proc);
         if (sl->timer)
             ac_loop_cancel_timer(s->e->loop, sl->timer);
+        if (sl->mcp)
+            ac_mcp_call_cancel(sl->mcp, "the session stopped the call");
+        sl->mcp = NULL;
         if (sl->cb) {
             ac_tool_call_handle *h = sl->cb;
             pthread_mutex_lock(&h->mu);

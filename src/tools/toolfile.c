@@ -118,6 +118,7 @@ void ac_toolfile_free(ac_toolfile *tf)
         ac_toolfile__free_toolkit(&tf->toolkits[i]);
     free(tf->toolkits);
     json_decref(tf->state);
+    json_decref(tf->mcp);
     free(tf);
 }
 
@@ -375,24 +376,33 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
     json_t *v;
     json_object_foreach((json_t *)root, k, v)
     {
-        if (strcmp(k, "tools") != 0 && strcmp(k, "toolkits") != 0 && strcmp(k, "state") != 0) {
-            tf_fail(c, "unknown key \"%s\" (only \"tools\", \"toolkits\" and \"state\" are allowed)", k);
+        if (strcmp(k, "tools") != 0 && strcmp(k, "toolkits") != 0 && strcmp(k, "state") != 0 &&
+            strcmp(k, "mcp") != 0) {
+            tf_fail(c, "unknown key \"%s\" (only \"tools\", \"toolkits\", \"state\" and \"mcp\" are "
+                       "allowed)",
+                    k);
             return NULL;
         }
     }
     const json_t *tools = json_object_get(root, "tools");
     const json_t *kits = json_object_get(root, "toolkits");
+    const json_t *mcp = json_object_get(root, "mcp");
     if (kits && !json_is_array(kits)) {
         tf_fail(c, "\"toolkits\" must be an array");
         return NULL;
     }
-    if (!json_is_array(tools) && (tools || !kits)) {
+    if (mcp && !json_is_array(mcp)) {
+        tf_fail(c, "\"mcp\" must be an array of servers");
+        return NULL;
+    }
+    if (!json_is_array(tools) && (tools || !(kits || mcp))) {
         tf_fail(c, tools ? "\"tools\" must be an array" : "missing \"tools\"");
         return NULL;
     }
     tf = calloc(1, sizeof *tf);
     if (!tf)
         goto oom;
+    tf->mcp = mcp ? json_incref((json_t *)mcp) : NULL; /* checked by the MCP client */
     if (kits && ac_toolfile__parse_toolkits(kits, tf, c->path, c->err, c->errcap) < 0)
         goto fail;
     size_t n = json_array_size(tools), base = tf->n;
