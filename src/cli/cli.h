@@ -17,6 +17,7 @@ int ac_cli_run(int argc, char **argv);
 int ac_cli_demo(int argc, char **argv);
 int ac_cli_replay(int argc, char **argv);
 int ac_cli_batch(int argc, char **argv);
+int ac_cli_serve(int argc, char **argv);
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
                         char *err, size_t errcap);
 /* Loads and checks a spec file into heap tables, printing diagnostics. */

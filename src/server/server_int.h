@@ -1,0 +1,134 @@
+/*
+ * server_int.h - the parts of `agentc serve` shared by its files: the server,
+ * its sessions with their event logs, and the streams reading them.
+ */
+#ifndef AGENTC_SERVER_INT_H
+#define AGENTC_SERVER_INT_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/loop.h"
+#include "server.h"
+
+typedef struct srv srv;
+typedef struct srv_sess srv_sess;
+typedef struct srv_stream srv_stream;
+
+/* A token's owner: its name, and what it used (sessions, messages this minute). */
+typedef struct srv_owner {
+    char *token; /* NULL for the single owner of a server without tokens */
+    char *name;
+    size_t sessions;
+    int64_t window_start_ms;
+    unsigned window_count;
+} srv_owner;
+
+/* One event of a session's log, as it is sent: "id: N\nevent: T\ndata: J\n\n". */
+typedef struct srv_frame {
+    char *text;
+    size_t len;
+} srv_frame;
+
+/* Called once when an OpenAI-compatible (ephemeral) session's turn is over. */
+typedef void (*srv_done_fn)(srv_sess *ss, void *ud);
+
+struct srv_sess {
+    srv_sess *next;
+    srv *sv;
+    char *id;
+    srv_owner *owner;
+    ac_session *s;
+    ac_engine *own_engine; /* a session with its own system prompt has its own engine */
+    int64_t created_ms;
+    srv_frame *log; /* event i has sequence number i + 1 */
+    size_t n_log, cap_log;
+    srv_stream *streams;  /* SSE readers of this session */
+    char *stop_partial;   /* the partial answer read before a cancel */
+    const char *stop_reason;
+    int ephemeral;        /* an OpenAI-compatible request: not listed, freed when done */
+    srv_done_fn on_done;  /* ephemeral sessions */
+    void *done_ud;
+    int freeing;
+    srv_stream *chat;                /* an OpenAI-compatible stream of this session */
+    struct MHD_Connection *waiter;   /* a non-streamed OpenAI-compatible request, suspended */
+};
+
+/* A streamed response: a session's event log from a sequence number on, or
+ * (log == 0) bytes pushed into buf. */
+struct srv_stream {
+    srv_stream *next; /* in the session's list, or the server's orphan list */
+    srv *sv;
+    srv_sess *ss; /* NULL once the session is gone: the stream ends */
+    struct MHD_Connection *conn;
+    int log;
+    size_t next_seq; /* log mode: the next event to send */
+    size_t off;      /* bytes of that event already sent */
+    char *buf;       /* buffer mode */
+    size_t len, cap, rd;
+    int done;
+    int suspended;
+    int ping;
+    int in_list;
+};
+
+struct srv {
+    const ac_srv_config *cfg;
+    ac_loop *loop;
+    ac_engine *engine; /* sessions without their own system prompt */
+    ac_output out;
+    struct MHD_Daemon *d;
+    uint64_t epoll_watch, mhd_timer, ping_timer;
+    ac_loop_task kick;
+    int mhd_running;
+    int kick_again;
+    srv_sess *sessions;
+    size_t n_sessions;
+    srv_owner *owners;
+    size_t n_owners;
+    srv_owner anon; /* no --tokens */
+    int stopping;
+    uint64_t next_auto_id;
+    const char *model_name;
+};
+
+/* sessions.c */
+srv_sess *srv_sess_find(srv *sv, const char *id);
+srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
+                       int ephemeral, ac_error *err);
+void srv_sess_free(srv_sess *ss);
+/* Appends an event (data stolen) to the session's log and wakes its streams. */
+void srv_sess_emit(srv_sess *ss, const char *type, json_t *data);
+json_t *srv_sess_json(srv_sess *ss, int full);
+void srv_output_init(srv *sv);
+
+/* streams.c */
+srv_stream *srv_stream_new(srv *sv, srv_sess *ss, size_t starting_after);
+struct MHD_Response *srv_stream_response(srv_stream *st);
+void srv_stream_push(srv_stream *st, const char *data, size_t n);
+void srv_stream_finish(srv_stream *st);
+void srv_stream_wake(srv_stream *st);
+void srv_stream_detach(srv_stream *st); /* its session is going away */
+void srv_streams_ping(srv *sv);
+
+/* server.c */
+void srv_kick(srv *sv); /* runs MHD soon (after a resume) */
+
+/* compat.c: the OpenAI-compatible front */
+enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
+                                     const char *body, size_t n);
+void srv_chat_delta(srv_sess *ss, const char *d, size_t n);
+enum MHD_Result srv_models(srv *sv, struct MHD_Connection *c);
+
+/* reply helpers (server.c) */
+enum MHD_Result srv_reply_json(struct MHD_Connection *c, unsigned status, json_t *o);
+enum MHD_Result srv_reply_error(struct MHD_Connection *c, unsigned status, const char *code,
+                                const char *fmt, ...);
+
+/* page.c (generated from audit.html) */
+extern const char ac_srv_page[];
+extern const size_t ac_srv_page_len;
+
+#endif

@@ -1,0 +1,338 @@
+/*
+ * sessions.c - the sessions of `agentc serve`: a registry by id, each with
+ * its event log (what SSE clients read, numbered from 1), fed by the engine's
+ * output callbacks.
+ *
+ * The sessions live in memory: the log is kept whole for as long as the
+ * session exists, so a reconnecting client gets exactly what it missed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_int.h"
+
+srv_sess *srv_sess_find(srv *sv, const char *id)
+{
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        if (!ss->freeing && !strcmp(ss->id, id))
+            return ss;
+    return NULL;
+}
+
+srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
+                       int ephemeral, ac_error *err)
+{
+    srv_sess *ss = calloc(1, sizeof *ss);
+    char auto_id[32];
+    if (!id) {
+        snprintf(auto_id, sizeof auto_id, "%s%llu", ephemeral ? "chatcmpl-" : "s",
+                 (unsigned long long)++sv->next_auto_id);
+        while (srv_sess_find(sv, auto_id))
+            snprintf(auto_id, sizeof auto_id, "%s%llu", ephemeral ? "chatcmpl-" : "s",
+                     (unsigned long long)++sv->next_auto_id);
+        id = auto_id;
+    }
+    if (!ss || !(ss->id = strdup(id))) {
+        free(ss);
+        if (err) {
+            err->code = AC_ENOMEM;
+            snprintf(err->text, sizeof err->text, "out of memory");
+        }
+        return NULL;
+    }
+    ss->sv = sv;
+    ss->owner = owner;
+    ss->ephemeral = ephemeral;
+    ss->created_ms = ac_wall_now_ms();
+    ac_engine *e = sv->engine;
+    if (system) {
+        ss->own_engine = sv->cfg->make_engine(sv->cfg->engine_ud, sv->loop, &sv->out, system, err);
+        if (!ss->own_engine) {
+            free(ss->id);
+            free(ss);
+            return NULL;
+        }
+        e = ss->own_engine;
+    }
+    ss->s = ac_session_new(e, ss->id, NULL, err);
+    if (!ss->s) {
+        ac_engine_free(ss->own_engine);
+        free(ss->id);
+        free(ss);
+        return NULL;
+    }
+    ac_session_set_userdata(ss->s, ss);
+    ss->next = sv->sessions;
+    sv->sessions = ss;
+    sv->n_sessions++;
+    if (owner)
+        owner->sessions++;
+    return ss;
+}
+
+/* Frees the session after the current callback (it may be one of its own). */
+static void sess_free_now(srv_sess *ss)
+{
+    srv *sv = ss->sv;
+    for (srv_sess **pp = &sv->sessions; *pp; pp = &(*pp)->next)
+        if (*pp == ss) {
+            *pp = ss->next;
+            sv->n_sessions--;
+            break;
+        }
+    while (ss->streams)
+        srv_stream_detach(ss->streams);
+    if (ss->chat) { /* its client is still reading: end the stream */
+        ss->chat->ss = NULL;
+        srv_stream_finish(ss->chat);
+        ss->chat = NULL;
+    }
+    if (ss->waiter) { /* a suspended request: answered before the session goes */
+        srv_reply_error(ss->waiter, 503, "stopping", "the server is stopping");
+        MHD_resume_connection(ss->waiter);
+        ss->waiter = NULL;
+        srv_kick(sv);
+    }
+    if (ss->owner && ss->owner->sessions)
+        ss->owner->sessions--;
+    ac_session_free(ss->s);
+    ac_engine_free(ss->own_engine);
+    for (size_t i = 0; i < ss->n_log; i++)
+        free(ss->log[i].text);
+    free(ss->log);
+    free(ss->stop_partial);
+    free(ss->id);
+    free(ss);
+}
+
+void srv_sess_free(srv_sess *ss)
+{
+    if (!ss || ss->freeing)
+        return;
+    ss->freeing = 1;
+    ac_session_set_userdata(ss->s, NULL); /* no more output reaches it */
+    sess_free_now(ss);
+}
+
+void srv_sess_emit(srv_sess *ss, const char *type, json_t *data)
+{
+    if (!data)
+        return;
+    char *js = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(data);
+    if (!js)
+        return;
+    if (ss->n_log == ss->cap_log) {
+        size_t cap = ss->cap_log ? ss->cap_log * 2 : 16;
+        srv_frame *l = realloc(ss->log, cap * sizeof *l);
+        if (!l) {
+            free(js);
+            return;
+        }
+        ss->log = l;
+        ss->cap_log = cap;
+    }
+    size_t need = strlen(js) + strlen(type) + 48;
+    char *f = malloc(need);
+    if (!f) {
+        free(js);
+        return;
+    }
+    int n = snprintf(f, need, "id: %zu\nevent: %s\ndata: %s\n\n", ss->n_log + 1, type, js);
+    free(js);
+    ss->log[ss->n_log].text = f;
+    ss->log[ss->n_log].len = (size_t)n;
+    ss->n_log++;
+    for (srv_stream *st = ss->streams; st; st = st->next)
+        srv_stream_wake(st);
+}
+
+static srv_sess *of(ac_session *s)
+{
+    srv_sess *ss = ac_session_userdata(s);
+    return ss && !ss->freeing ? ss : NULL;
+}
+
+/* ---- output callbacks: each becomes one event of the log ---- */
+
+static void o_text(void *ud, ac_session *s, const char *d, size_t n)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    if (ss && ss->chat)
+        srv_chat_delta(ss, d, n);
+    if (ss)
+        srv_sess_emit(ss, "text", json_pack("{s:s%}", "delta", d, n));
+}
+
+static void o_reasoning(void *ud, ac_session *s, const char *d, size_t n)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    if (ss)
+        srv_sess_emit(ss, "reasoning", json_pack("{s:s%}", "delta", d, n));
+}
+
+static void o_tool_start(void *ud, ac_session *s, const char *id, const char *name,
+                         const char *arguments)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    if (ss)
+        srv_sess_emit(ss, "tool_call", json_pack("{s:s, s:s, s:s}", "id", id ? id : "", "name",
+                                                 name ? name : "", "arguments",
+                                                 arguments ? arguments : ""));
+}
+
+static void o_tool_end(void *ud, ac_session *s, const char *id, const char *name, int ok,
+                       const char *content, int64_t duration_ms)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    if (ss)
+        srv_sess_emit(ss, "tool_result",
+                      json_pack("{s:s, s:s, s:b, s:s, s:I}", "id", id ? id : "", "name",
+                                name ? name : "", "ok", ok, "content", content ? content : "",
+                                "duration_ms", (json_int_t)duration_ms));
+}
+
+static void o_retry(void *ud, ac_session *s, int attempt, int64_t delay_ms, const char *reason)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    if (ss)
+        srv_sess_emit(ss, "retry", json_pack("{s:i, s:I, s:s}", "attempt", attempt, "delay_ms",
+                                             (json_int_t)delay_ms, "reason", reason ? reason : ""));
+}
+
+static void o_compacted(void *ud, ac_session *s, const char *strategy, size_t before,
+                        size_t after)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    if (ss)
+        srv_sess_emit(ss, "compacted",
+                      json_pack("{s:s, s:I, s:I}", "strategy", strategy ? strategy : "", "before",
+                                (json_int_t)before, "after", (json_int_t)after));
+}
+
+/* state_changed: reason says why, from the spec: the transition's actions and line */
+static void o_trace(void *ud, ac_session *s, const ac_trace_rec *r)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    if (!ss || r->kind != AC_TRACE_TRANSITION)
+        return;
+    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
+    char reason[256];
+    size_t n = 0;
+    reason[0] = 0;
+    if (r->from == AC_FSM_NONE)
+        n = (size_t)snprintf(reason, sizeof reason, "initial state");
+    else if (r->row != AC_FSM_NONE && r->row < t->n_transitions) {
+        const ac_fsm_transition *tr = &t->transitions[r->row];
+        if (tr->guard != AC_FSM_NONE)
+            n = (size_t)snprintf(reason, sizeof reason, "guarded");
+        uint16_t cnt = t->lists[tr->actions];
+        for (uint16_t i = 0; i < cnt && n < sizeof reason; i++)
+            n += (size_t)snprintf(reason + n, sizeof reason - n, "%s%s", n ? (i ? ", " : ": ") : "",
+                                  t->action_names[t->lists[tr->actions + 1 + i]]);
+    }
+    if (n < sizeof reason && r->line)
+        snprintf(reason + n, sizeof reason - n, "%s%s:%u", n ? " at " : "", t->spec_path,
+                 (unsigned)r->line);
+    srv_sess_emit(ss, "state_changed",
+                  json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "machine",
+                            t->machines[r->machine].name, "from_state",
+                            r->from == AC_FSM_NONE ? "" : t->states[r->from].name, "to_state",
+                            t->states[r->to].name, "event",
+                            r->event != AC_FSM_EVENTLESS && r->event < t->n_events
+                                ? t->event_names[r->event]
+                                : "",
+                            "reason", reason, "line", (int)r->line));
+}
+
+static void o_finished(void *ud, ac_session *s)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    if (!ss)
+        return;
+    enum ac_session_status st = ac_session_status(s);
+    ac_session_stats stats;
+    ac_session_get_stats(s, &stats);
+    if (st == AC_SESSION_FAILED) {
+        const char *e = ac_session_error(s);
+        srv_sess_emit(ss, "error", json_pack("{s:s, s:s}", "code", "turn_failed", "message",
+                                             e ? e : "the turn failed"));
+        srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "failed",
+                                               "partial_response", ac_session_partial(s)));
+    } else if (st == AC_SESSION_CANCELLED) {
+        srv_sess_emit(ss, "stopped",
+                      json_pack("{s:s, s:s}", "reason", ss->stop_reason ? ss->stop_reason : "cancelled",
+                                "partial_response", ss->stop_partial ? ss->stop_partial : ""));
+    } else {
+        srv_sess_emit(ss, "turn_done",
+                      json_pack("{s:s, s:s, s:I, s:{s:I, s:I}}", "status",
+                                ac_session_status_name(st), "answer", ac_session_answer(s),
+                                "iterations", (json_int_t)stats.iterations, "usage", "input",
+                                (json_int_t)stats.input_tokens, "output",
+                                (json_int_t)stats.output_tokens));
+    }
+    if (ss->on_done) {
+        srv_done_fn fn = ss->on_done;
+        ss->on_done = NULL;
+        fn(ss, ss->done_ud);
+    }
+}
+
+void srv_output_init(srv *sv)
+{
+    memset(&sv->out, 0, sizeof sv->out);
+    sv->out.ud = sv;
+    sv->out.text = o_text;
+    sv->out.reasoning = o_reasoning;
+    sv->out.tool_start = o_tool_start;
+    sv->out.tool_end = o_tool_end;
+    sv->out.retry = o_retry;
+    sv->out.compacted = o_compacted;
+    sv->out.trace = o_trace;
+    sv->out.finished = o_finished;
+}
+
+json_t *srv_sess_json(srv_sess *ss, int full)
+{
+    ac_session_stats st;
+    ac_session_get_stats(ss->s, &st);
+    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:{s:I, s:I, s:I}}", "id", ss->id, "status",
+                          ac_session_status_name(ac_session_status(ss->s)), "created_ms",
+                          (json_int_t)ss->created_ms, "last_event_id", (json_int_t)ss->n_log,
+                          "usage", "input_tokens", (json_int_t)st.input_tokens, "output_tokens",
+                          (json_int_t)st.output_tokens, "tool_calls", (json_int_t)st.tool_calls);
+    if (!o)
+        return NULL;
+    json_t *states = json_object();
+    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(ss->s));
+    for (uint16_t m = 0; m < t->n_machines; m++) {
+        const char *name = ac_session_state(ss->s, t->machines[m].name);
+        json_object_set_new(states, t->machines[m].name, name ? json_string(name) : json_null());
+    }
+    json_object_set_new(o, "states", states);
+    if (!full)
+        return o;
+    const char *err = ac_session_error(ss->s);
+    json_object_set_new(o, "answer", json_string(ac_session_answer(ss->s)));
+    if (err)
+        json_object_set_new(o, "error", json_string(err));
+    char *whole = ac_session_to_json(ss->s);
+    json_t *w = whole ? json_loads(whole, 0, NULL) : NULL;
+    free(whole);
+    json_t *conv = w ? json_object_get(w, "conversation") : NULL;
+    json_t *msgs = conv ? json_object_get(conv, "messages") : NULL;
+    json_t *calls = conv ? json_object_get(conv, "tool_calls") : NULL;
+    json_object_set_new(o, "messages", msgs ? json_incref(msgs) : json_array());
+    json_object_set_new(o, "tool_calls", calls ? json_incref(calls) : json_array());
+    json_decref(w);
+    return o;
+}
