@@ -63,8 +63,8 @@ static void usage(FILE *out)
             "  --script-delay-ms N  --provider script: delay between streamed deltas\n"
             "  and the engine options of agentc run: --provider, --base-url, --model,\n"
             "  --api-key-env, --header, --script, --tools, --system, --spec, --param\n\n"
-            "exit status: 0 stopped by SIGTERM/SIGINT, 1 cannot start, 2 bad usage or\n"
-            "configuration\n");
+            "exit status: 0 stopped by SIGTERM/SIGINT, 1 cannot start, 2 bad usage, 3 bad\n"
+            "configuration (tokens, provider, non-loopback address without --tokens)\n");
 }
 
 static ac_engine *make_engine(void *ud, ac_loop *loop, const ac_output *out, const char *system,
@@ -249,5 +249,5 @@ int ac_cli_serve(int argc, char **argv)
     sigaction(SIGPIPE, &oldpipe, NULL);
     ac_spec_tables_free(o.tables);
     free(o.system_text);
-    return rc == 2 ? AC_EXIT_CONFIG : rc;
+    return rc;
 }

@@ -784,8 +784,11 @@ static void srv_free(srv *sv)
 {
     while (sv->sessions)
         srv_sess_free(sv->sessions);
+    srv_bury(sv);
     ac_engine_free(sv->engine);
     if (sv->loop) {
+        if (sv->grave_timer)
+            ac_loop_cancel_timer(sv->loop, sv->grave_timer);
         if (sv->ping_timer)
             ac_loop_cancel_timer(sv->loop, sv->ping_timer);
         if (sv->mhd_timer)
@@ -853,7 +856,7 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     }
     if (cfg.tokens_file && load_tokens(sv, cfg.tokens_file)) {
         srv_free(sv);
-        return 2;
+        return 3;
     }
     if (!loopback && !sv->n_owners) {
         fprintf(stderr, "agentc serve: refusing to listen on '%s' without --tokens: anyone who\n"
@@ -861,7 +864,7 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
                         "  --tokens FILE, or listen on 127.0.0.1\n",
                 cfg.listen);
         srv_free(sv);
-        return 2;
+        return 3;
     }
     sv->loop = ac_loop_new();
     if (!sv->loop) {
@@ -875,7 +878,7 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     sv->engine = cfg.make_engine(cfg.engine_ud, sv->loop, &sv->out, NULL, &err);
     if (!sv->engine) {
         srv_free(sv);
-        return 2; /* make_engine said why */
+        return 3; /* make_engine said why */
     }
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (v6)

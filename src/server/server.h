@@ -42,8 +42,8 @@ typedef struct ac_srv_config {
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops
  * gracefully: no new connections, running turns get grace_ms to settle, then
- * are cancelled; streams end; 0. Returns 2 for a bad configuration (message on
- * stderr), 1 when the server cannot start. */
+ * are cancelled; streams end; 0. Returns 2 for bad usage (--listen), 3 for a bad
+ * configuration (message on stderr), 1 when the server cannot start. */
 int ac_srv_run(const ac_srv_config *cfg, volatile sig_atomic_t *stop);
 
 #endif

@@ -74,6 +74,11 @@ struct srv_stream {
     int in_list;
 };
 
+typedef struct srv_grave {
+    struct srv_grave *next;
+    ac_engine *e;
+} srv_grave;
+
 struct srv {
     const ac_srv_config *cfg;
     ac_loop *loop;
@@ -84,6 +89,8 @@ struct srv {
     ac_loop_task kick;
     int mhd_running;
     int kick_again;
+    srv_grave *graves; /* engines of freed sessions, freed on the next iteration */
+    uint64_t grave_timer;
     srv_sess *sessions;
     size_t n_sessions;
     srv_owner *owners;
@@ -103,6 +110,7 @@ void srv_sess_free(srv_sess *ss);
 void srv_sess_emit(srv_sess *ss, const char *type, json_t *data);
 json_t *srv_sess_json(srv_sess *ss, int full);
 void srv_output_init(srv *sv);
+void srv_bury(void *ud); /* frees the engines of freed sessions */
 
 /* streams.c */
 srv_stream *srv_stream_new(srv *sv, srv_sess *ss, size_t starting_after);

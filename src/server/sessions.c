@@ -71,6 +71,18 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
     return ss;
 }
 
+void srv_bury(void *ud)
+{
+    srv *sv = ud;
+    sv->grave_timer = 0;
+    while (sv->graves) {
+        srv_grave *g = sv->graves;
+        sv->graves = g->next;
+        ac_engine_free(g->e);
+        free(g);
+    }
+}
+
 /* Frees the session after the current callback (it may be one of its own). */
 static void sess_free_now(srv_sess *ss)
 {
@@ -97,7 +109,16 @@ static void sess_free_now(srv_sess *ss)
     if (ss->owner && ss->owner->sessions)
         ss->owner->sessions--;
     ac_session_free(ss->s);
-    ac_engine_free(ss->own_engine);
+    if (ss->own_engine) { /* maybe inside its own callback: freed on the next iteration */
+        srv_grave *g = malloc(sizeof *g);
+        if (g) {
+            g->e = ss->own_engine;
+            g->next = sv->graves;
+            sv->graves = g;
+            if (!sv->grave_timer)
+                sv->grave_timer = ac_loop_timer(sv->loop, 0, srv_bury, sv);
+        } /* out of memory: the engine is leaked rather than freed under its caller */
+    }
     for (size_t i = 0; i < ss->n_log; i++)
         free(ss->log[i].text);
     free(ss->log);

@@ -136,8 +136,6 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
         return n;
     if (st->done || !st->conn)
         return MHD_CONTENT_READER_END_OF_STREAM;
-    if (st->sv->stopping && st->log)
-        return MHD_CONTENT_READER_END_OF_STREAM;
     st->suspended = 1;
     MHD_suspend_connection(st->conn);
     return 0;

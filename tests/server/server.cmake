@@ -1,0 +1,5 @@
+# agentc serve, end to end over loopback HTTP.
+add_test(NAME server_api
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/serve.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_api PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)
