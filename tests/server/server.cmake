@@ -3,3 +3,7 @@ add_test(NAME server_api
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/serve.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_api PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)
+add_test(NAME server_openai_client
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/openai.sh $<TARGET_FILE:agentc> ${CMAKE_BINARY_DIR}/npm
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_openai_client PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 400)
