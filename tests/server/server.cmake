@@ -7,3 +7,7 @@ add_test(NAME server_openai_client
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/openai.sh $<TARGET_FILE:agentc> ${CMAKE_BINARY_DIR}/npm
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_openai_client PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 400)
+add_test(NAME server_audit_page
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/page.sh $<TARGET_FILE:agentc> ${CMAKE_BINARY_DIR}/artifacts
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_audit_page PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
