@@ -42,7 +42,7 @@ start() {
   wait_for test -s "$tmp/$name.port" || fail "server $name did not start: $(cat "$tmp/$name.err")"
   port=$(cat "$tmp/$name.port")
 }
-start main --provider script --script "$tmp/script" --script-delay-ms 25 --tools "$tmp/tools.json" \
+start main --provider script --script "$tmp/script" --script-delay-ms 40 --tools "$tmp/tools.json" \
   --tokens "$tmp/tokens" --ping-ms 300 --client-timeout 2 --max-body 4096
 main_pid=$pid
 url="http://127.0.0.1:$port"
@@ -162,11 +162,6 @@ expect 201 - POST /v1/sessions '{"id": "busy"}'
 sse evb busy
 expect 202 - POST /v1/sessions/busy/messages '{"content": "one"}'
 wait_for grep -q '^event: text' "$tmp/evb" || fail "busy: no text"
-expect 409 session_busy POST /v1/sessions/busy/messages '{"content": "two"}'
-expect 409 session_busy POST /v1/sessions/busy/messages '{"content": "two", "if_busy": "reject"}'
-expect 400 invalid_value POST /v1/sessions/busy/messages '{"content": "two", "if_busy": "later"}'
-expect 400 invalid_type POST /v1/sessions/busy/messages '{"content": ""}'
-expect 400 invalid_type POST /v1/sessions/busy/messages '{"content": ["x"]}'
 # interrupt during streaming: the partial answer is reported, the next message runs (turn 2:
 # the sleeper tool call)
 expect 202 - POST /v1/sessions/busy/messages '{"content": "two", "if_busy": "interrupt"}'
@@ -175,6 +170,12 @@ wait_for has_event "$tmp/evb" '.event == "stopped" and .data.reason == "interrup
   || fail "no stopped/interrupted with the partial response"
 wait_for pgrep -f "sleep $marker" >/dev/null || fail "the sleeper tool did not start after the interrupt"
 wait_for has_event "$tmp/evb" '.event == "tool_call" and .data.name == "sleeper"' || fail "no tool_call event"
+# while the tool runs the session is busy: reject (the default) refuses
+expect 409 session_busy POST /v1/sessions/busy/messages '{"content": "two"}'
+expect 409 session_busy POST /v1/sessions/busy/messages '{"content": "two", "if_busy": "reject"}'
+expect 400 invalid_value POST /v1/sessions/busy/messages '{"content": "two", "if_busy": "later"}'
+expect 400 invalid_type POST /v1/sessions/busy/messages '{"content": ""}'
+expect 400 invalid_type POST /v1/sessions/busy/messages '{"content": ["x"]}'
 # rollback during the tool call: the call is answered, never left dangling
 expect 202 - POST /v1/sessions/busy/messages '{"content": "three", "if_busy": "rollback"}'
 wait_for has_event "$tmp/evb" '.event == "turn_done" and .data.answer == "third turn"' || fail "no turn after the rollback"
@@ -306,6 +307,6 @@ has_event "$tmp/evk" '.event == "error" and .data.code == "turn_failed"' || fail
 expect 200 - GET /v1/sessions/k
 cp "$tmp/body" "$tmp/k.json"
 expect 502 agent_failed POST /v1/chat/completions '{"messages": [{"role": "user", "content": "hi"}]}'
-kill -TERM "$pid"; wait "$pid"
+kill -TERM "$pid"; wait "$pid" || fail "key server exit status"
 ! grep -r --exclude=tokens -- "$secret" "$tmp" >/dev/null || fail "the API key leaked: $(grep -rl -- "$secret" "$tmp")"
 echo "serve: all checks passed"
