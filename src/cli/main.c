@@ -21,6 +21,8 @@ static void usage(FILE *out)
             "  batch FILE [OPTIONS]       run many prompts (JSON Lines) on one event loop\n"
             "  serve [OPTIONS]            serve sessions over HTTP (API, SSE, audit page)\n"
             "  replay JOURNAL [--check]   rebuild a session from its journal, no I/O\n"
+            "  resume ID [OPTIONS]        finish the turn of a stored session a crash stopped\n"
+            "  sessions list|show|rm|export  the stored sessions (agentc sessions --help)\n"
             "  check SPEC                 check a spec; errors as FILE:LINE:COL: MESSAGE\n"
             "  gen SPEC -o DIR            generate C transition tables from a spec\n"
             "  diagram SPEC [--format dot|mermaid|markdown|svg] [--journal J]\n"
@@ -74,6 +76,10 @@ static int dispatch(int argc, char **argv)
         return ac_cli_diagram(argc - 1, argv + 1, ac_journal_coverage);
     if (!strcmp(cmd, "run"))
         return ac_cli_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "resume"))
+        return ac_cli_resume(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sessions"))
+        return ac_cli_sessions(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo"))
         return ac_cli_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay"))

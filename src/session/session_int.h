@@ -93,6 +93,24 @@ typedef struct ac_event_queue {
 
 typedef struct ac_tool_run ac_tool_run; /* state of the run_tools effect */
 
+/* Durable sessions (src/store/store_session.c) follow a session through these hooks; NULL
+ * for a session that is not stored. Each is called on the loop thread. */
+typedef struct ac_session_hooks {
+    void (*event)(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data);
+    void (*step)(ac_session *s, const ac_trace_rec *r);
+    void (*steps_done)(ac_session *s, uint64_t n);
+    void (*flush)(ac_session *s);   /* before an effect starts or stops */
+    void (*settled)(ac_session *s); /* a drain left the session settled */
+    const char *(*error)(ac_session *s); /* non-NULL: the store could not be written */
+    /* before a tool call runs: 0 to run it, -1 when it could not be recorded */
+    int (*tool_started)(ac_session *s, const char *call_id, const char *name);
+    void (*close)(ac_session *s);
+} ac_session_hooks;
+/* A session followed by hooks from its first event (spawn is posted unless replay). */
+ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
+                                  void *hooks_ud, int replay, char *err, size_t errcap);
+
+
 struct ac_session {
     ac_engine *e;
     char *id;
@@ -128,6 +146,9 @@ struct ac_session {
     /* each effect's own state, by effect index, typed in the effect's file */
     void *effect_state[AC_MAX_EFFECTS];
     void *provider_state; /* the provider's per-session state (sink.h) */
+    const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
+    void *hooks_ud;
+    size_t turn_base; /* model calls completed before a restore (the script position) */
     void *userdata;
 };
 

@@ -27,6 +27,7 @@ struct ac_tool {
     size_t max_output;
     char **env;         /* tool file "env": "NAME=value", NULL-terminated, may be NULL */
     char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
+    int idempotent; /* tool file "idempotent": may run again after a crash (src/store) */
     ac_tool_fn fn;
     void *ud;
 };

@@ -167,6 +167,7 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
             t->argv[k] = strdup(d->argv[k]);
         t->timeout_ms = d->timeout_ms;
         t->max_output = d->max_output;
+        t->idempotent = d->idempotent;
         int oom = !t->argv || strv_copy(d->env, &t->env) || strv_copy(d->inherit_env, &t->inherit_env);
         for (size_t k = 0; !oom && k < d->argc; k++)
             oom = !t->argv[k];

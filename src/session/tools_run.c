@@ -190,6 +190,10 @@ static void start_call(ac_tool_run *r, slot *sl)
     const ac_tool *t = ac_tools_find(s->e, name);
     sl->tool = t;
     char err[600], msg[800];
+    if (s->hooks && s->hooks->tool_started(s, sl->id, name) != 0) { /* recorded before it runs */
+        complete_later(r, sl, 0, "not run: the store could not record the call");
+        return;
+    }
     if (!t) {
         snprintf(msg, sizeof msg, "unknown tool '%.100s'", name);
         complete_later(r, sl, 0, msg);
