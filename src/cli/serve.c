@@ -50,8 +50,11 @@ static void usage(FILE *out)
             "  --listen ADDR:PORT   (default 127.0.0.1:8080; port 0 picks one)\n"
             "  --tokens FILE        bearer tokens, one a line: TOKEN [NAME]; required to\n"
             "                       listen on anything but loopback\n"
-            "  --db PATH            the session store (sessions are kept in memory until the\n"
-            "                       durable store is available)\n"
+            "  --db PATH            keep sessions in this store (SQLite): they survive a\n"
+            "                       restart or a crash, and idle ones leave memory; without\n"
+            "                       it sessions live in memory only\n"
+            "  --unload-after-ms N  --db: unload a settled session nobody reads after N ms\n"
+            "                       (default 600000); the next request loads it again\n"
             "  --port-file FILE     write the bound port there once listening\n"
             "  --ping-ms N          SSE ': ping' interval (default 15000)\n"
             "  --max-body BYTES     request body cap (default 1048576)\n"
@@ -162,7 +165,8 @@ int ac_cli_serve(int argc, char **argv)
         }
         const char *const nums[] = {"--ping-ms",    "--max-body",           "--max-connections",
                                     "--client-timeout", "--sessions-per-token",
-                                    "--messages-per-minute", "--grace-ms", "--script-delay-ms"};
+                                    "--messages-per-minute", "--grace-ms", "--script-delay-ms",
+                                    "--unload-after-ms"};
         k = 0;
         while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
             k++;
@@ -181,7 +185,8 @@ int ac_cli_serve(int argc, char **argv)
         case 4: cfg.sessions_per_token = (size_t)n; break;
         case 5: cfg.messages_per_min = (unsigned)n; break;
         case 6: cfg.grace_ms = n; break;
-        default: o.script_delay_ms = (int)n; break;
+        case 7: o.script_delay_ms = (int)n; break;
+        default: cfg.unload_after_ms = n; break;
         }
     }
     const char *prov = o.provider ? o.provider : "openai";

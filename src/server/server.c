@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agentc/store.h"
 #include "io/file.h"
 #include "server_int.h"
 
@@ -618,6 +619,18 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
     if (!ss || ss->ephemeral || ss->owner != r->owner) /* others' sessions do not exist */
         return srv_reply_error(c, 404, "not_found", "no such session");
     const char *rest = slash ? slash : "";
+    if (!*rest && del && !ss->s) {
+        srv_sess_drop(ss, 1);
+        return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
+    }
+    if (!ss->s) { /* a stored session: loaded again (snapshot + tail) */
+        ac_error err = {0};
+        if (srv_sess_load(ss, &err))
+            return srv_reply_error(c, err.code == AC_STORE_EBUSY ? 409 : 500,
+                                   err.code == AC_STORE_EBUSY ? "session_in_use" : "load_failed",
+                                   "cannot load the session: %s", err.text);
+    }
+    ss->last_active_ms = ac_loop_now_ms(sv->loop);
     if (!*rest) {
         if (get)
             return srv_reply_json(c, 200, srv_sess_json(ss, 1));
@@ -629,7 +642,7 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
                                                    "partial_response", ss->stop_partial
                                                                            ? ss->stop_partial
                                                                            : ""));
-            srv_sess_free(ss);
+            srv_sess_drop(ss, 1);
             return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
         }
         return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
@@ -784,9 +797,13 @@ static void srv_free(srv *sv)
 {
     while (sv->sessions)
         srv_sess_free(sv->sessions);
+    srv_db_close(sv->db);
+    ac_store_close(sv->store);
     srv_bury(sv);
     ac_engine_free(sv->engine);
     if (sv->loop) {
+        if (sv->sweep_timer)
+            ac_loop_cancel_timer(sv->loop, sv->sweep_timer);
         if (sv->grave_timer)
             ac_loop_cancel_timer(sv->loop, sv->grave_timer);
         if (sv->ping_timer)
@@ -808,7 +825,7 @@ static void srv_free(srv *sv)
 static int any_running(srv *sv)
 {
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
-        if (!ac_session_settled(ss->s))
+        if (ss->s && !ac_session_settled(ss->s))
             return 1;
     return 0;
 }
@@ -818,6 +835,72 @@ static unsigned open_connections(srv *sv)
     const union MHD_DaemonInfo *i =
         MHD_get_daemon_info(sv->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     return i ? i->num_connections : 0;
+}
+
+/* ---- the store: recovery at start, idle sessions unloaded ---- */
+
+static srv_owner *owner_named(srv *sv, const char *name)
+{
+    if (!sv->n_owners)
+        return !strcmp(name, "local") ? &sv->anon : NULL;
+    for (size_t i = 0; i < sv->n_owners; i++)
+        if (!strcmp(sv->owners[i].name, name))
+            return &sv->owners[i];
+    return NULL; /* a token no longer in the file: its sessions stay, unseen */
+}
+
+static void on_known(void *ud, const char *sid, const char *owner, const char *public_id,
+                     const char *system, int64_t created_ms, size_t last_seq)
+{
+    srv *sv = ud;
+    srv_sess_known(sv, owner_named(sv, owner), owner, sid, public_id, system, created_ms,
+                   last_seq);
+}
+
+static int open_store(srv *sv, const char *path)
+{
+    ac_error err = {0};
+    sv->store = ac_store_open(path, NULL, &err);
+    if (!sv->store) {
+        fprintf(stderr, "agentc serve: %s\n", err.text);
+        return -1;
+    }
+    sv->db = srv_db_open(path, sv->loop);
+    if (!sv->db || srv_db_each_session(sv->db, on_known, sv)) {
+        fprintf(stderr, "agentc serve: cannot read the sessions of '%s'\n", path);
+        return -1;
+    }
+    /* turns stopped mid-way (a stop past the grace period, a crash) resume now */
+    size_t resumed = 0;
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next) {
+        ac_store_session_info info;
+        if (ac_store_info(sv->store, ss->stored_id, &info, NULL) != AC_OK || info.at_rest)
+            continue;
+        if (srv_sess_load(ss, &err))
+            fprintf(stderr, "agentc serve: session '%s' cannot resume: %s\n", ss->id, err.text);
+        else
+            resumed++;
+    }
+    fprintf(stderr, "agentc serve: store %s: %zu sessions, %zu resumed\n", path, sv->n_sessions,
+            resumed);
+    return 0;
+}
+
+static int64_t sweep_every(srv *sv)
+{
+    int64_t ms = sv->cfg->unload_after_ms / 2;
+    return ms < 50 ? 50 : ms > 5000 ? 5000 : ms;
+}
+
+static void on_sweep(void *ud)
+{
+    srv *sv = ud;
+    int64_t now = ac_loop_now_ms(sv->loop);
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        if (ss->s && ss->stored_id && !ss->streams && !ss->chat && !ss->waiter &&
+            ac_session_settled(ss->s) && now - ss->last_active_ms >= sv->cfg->unload_after_ms)
+            srv_sess_unload(ss);
+    sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
 }
 
 int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
@@ -841,6 +924,8 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         cfg.grace_ms = 10000;
     if (!cfg.max_header_bytes)
         cfg.max_header_bytes = 16384;
+    if (cfg.unload_after_ms <= 0)
+        cfg.unload_after_ms = 600000;
     srv sv_, *sv = &sv_;
     memset(sv, 0, sizeof *sv);
     sv->cfg = &cfg;
@@ -880,6 +965,10 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         srv_free(sv);
         return 3; /* make_engine said why */
     }
+    if (cfg.db && open_store(sv, cfg.db)) {
+        srv_free(sv);
+        return 3;
+    }
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (v6)
         flags |= MHD_USE_IPv6;
@@ -917,6 +1006,8 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         }
     }
     sv->ping_timer = ac_loop_timer(sv->loop, cfg.ping_ms, on_ping, sv);
+    if (sv->store)
+        sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
     run_mhd(sv);
     while (!*stop)
         ac_loop_run_once(sv->loop, 500);
@@ -930,8 +1021,10 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     int64_t deadline = ac_loop_now_ms(sv->loop) + cfg.grace_ms;
     while (any_running(sv) && ac_loop_now_ms(sv->loop) < deadline)
         ac_loop_run_once(sv->loop, 100);
+    /* past the grace period: stored sessions stay mid-turn in the store and resume at the
+     * next start; the others are cancelled */
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
-        if (!ac_session_settled(ss->s)) {
+        if (ss->s && !ss->stored_id && !ac_session_settled(ss->s)) {
             free(ss->stop_partial);
             ss->stop_partial = strdup(ac_session_partial(ss->s));
             ss->stop_reason = "server_stopping";

@@ -38,6 +38,8 @@ typedef struct ac_srv_config {
     unsigned messages_per_min;  /* user messages per minute per token (default 600) */
     int64_t grace_ms;           /* SIGTERM: time for running turns (default 10000) */
     size_t max_header_bytes;    /* request line and headers (default 16 KB) */
+    int64_t unload_after_ms;    /* --db: a settled session nobody reads is unloaded after
+                                   this long (default 10 min); the next request loads it */
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

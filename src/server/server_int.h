@@ -14,6 +14,8 @@
 #include "server.h"
 
 typedef struct srv srv;
+typedef struct srv_db srv_db;
+typedef struct ac_store ac_store;
 typedef struct srv_sess srv_sess;
 typedef struct srv_stream srv_stream;
 
@@ -52,6 +54,10 @@ struct srv_sess {
     srv_done_fn on_done;  /* ephemeral sessions */
     void *done_ud;
     int freeing;
+    char *stored_id;     /* "OWNER/ID" in the store; NULL: not stored (no --db, or ephemeral) */
+    char *system;        /* its own system prompt, NULL: the server's */
+    char *owner_name;
+    int64_t last_active_ms;
     srv_stream *chat;                /* an OpenAI-compatible stream of this session */
     struct MHD_Connection *waiter;   /* a non-streamed OpenAI-compatible request, suspended */
 };
@@ -91,6 +97,9 @@ struct srv {
     int kick_again;
     srv_grave *graves; /* engines of freed sessions, freed on the next iteration */
     uint64_t grave_timer;
+    ac_store *store; /* --db: sessions live in the store, unloaded when idle */
+    srv_db *db;
+    uint64_t sweep_timer;
     srv_sess *sessions;
     size_t n_sessions;
     srv_owner *owners;
@@ -101,11 +110,38 @@ struct srv {
     const char *model_name;
 };
 
+/* persist.c: owners and event logs of stored sessions, in the store's file */
+srv_db *srv_db_open(const char *path, ac_loop *loop);
+void srv_db_close(srv_db *d);
+void srv_db_commit(srv_db *d);
+int srv_db_add_event(srv_db *d, const char *sid, size_t seq, const char *frame, size_t n);
+int srv_db_add_session(srv_db *d, const char *sid, const char *owner, const char *public_id,
+                       const char *system, int64_t created_ms);
+void srv_db_remove_session(srv_db *d, const char *sid);
+int srv_db_load_events(srv_db *d, srv_sess *ss);
+typedef void (*srv_db_session_fn)(void *ud, const char *sid, const char *owner,
+                                  const char *public_id, const char *system, int64_t created_ms,
+                                  size_t last_seq);
+int srv_db_each_session(srv_db *d, srv_db_session_fn fn, void *ud);
+
 /* sessions.c */
+/* Appends a ready frame to the in-memory log (no store, no wake); 0 or -1. */
+int srv_sess_log_append(srv_sess *ss, const char *frame, size_t n);
+/* Loads a stored session that is not in memory (snapshot + tail, resuming an
+ * interrupted turn). 0, or -1 with err filled. */
+int srv_sess_load(srv_sess *ss, ac_error *err);
+/* Frees a settled stored session's memory; it stays in the store. */
+void srv_sess_unload(srv_sess *ss);
+/* An entry for a session of the store, not loaded. */
+srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *owner_name, const char *sid,
+                         const char *public_id, const char *system, int64_t created_ms,
+                         size_t last_seq);
+/* Removes the session from memory and, with delete, from the store. */
+void srv_sess_drop(srv_sess *ss, int delete);
 srv_sess *srv_sess_find(srv *sv, const char *id);
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
                        int ephemeral, ac_error *err);
-void srv_sess_free(srv_sess *ss);
+void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
 /* Appends an event (data stolen) to the session's log and wakes its streams. */
 void srv_sess_emit(srv_sess *ss, const char *type, json_t *data);
 json_t *srv_sess_json(srv_sess *ss, int full);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agentc/store.h"
 #include "server_int.h"
 
 srv_sess *srv_sess_find(srv *sv, const char *id)
@@ -18,6 +19,90 @@ srv_sess *srv_sess_find(srv *sv, const char *id)
         if (!ss->freeing && !strcmp(ss->id, id))
             return ss;
     return NULL;
+}
+
+static void link_sess(srv *sv, srv_sess *ss)
+{
+    ss->next = sv->sessions;
+    sv->sessions = ss;
+    sv->n_sessions++;
+    if (ss->owner)
+        ss->owner->sessions++;
+}
+
+static void fill_err(ac_error *err, int code, const char *text)
+{
+    if (err) {
+        err->code = code;
+        snprintf(err->text, sizeof err->text, "%s", text);
+    }
+}
+
+static void sess_free_fields(srv_sess *ss)
+{
+    free(ss->stored_id);
+    free(ss->system);
+    free(ss->owner_name);
+    free(ss->id);
+    free(ss);
+}
+
+srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *owner_name, const char *sid,
+                         const char *public_id, const char *system, int64_t created_ms,
+                         size_t last_seq)
+{
+    srv_sess *ss = calloc(1, sizeof *ss);
+    if (!ss)
+        return NULL;
+    ss->sv = sv;
+    ss->owner = owner;
+    ss->id = strdup(public_id);
+    ss->stored_id = strdup(sid);
+    ss->owner_name = strdup(owner_name);
+    ss->system = system ? strdup(system) : NULL;
+    ss->created_ms = created_ms;
+    ss->n_log = last_seq; /* the log itself is read when the session is loaded */
+    if (!ss->id || !ss->stored_id || !ss->owner_name || (system && !ss->system)) {
+        sess_free_fields(ss);
+        return NULL;
+    }
+    link_sess(sv, ss);
+    return ss;
+}
+
+static void clear_log(srv_sess *ss)
+{
+    for (size_t i = 0; i < ss->n_log && ss->log; i++)
+        free(ss->log[i].text);
+    free(ss->log);
+    ss->log = NULL;
+    ss->n_log = ss->cap_log = 0;
+}
+
+/* The session's engine and its ac_session: created, or continued from the store. */
+static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
+{
+    srv *sv = ss->sv;
+    ac_engine *e = sv->engine;
+    if (ss->system) {
+        ss->own_engine =
+            sv->cfg->make_engine(sv->cfg->engine_ud, sv->loop, &sv->out, ss->system, err);
+        if (!ss->own_engine)
+            return -1;
+        e = ss->own_engine;
+    }
+    if (ss->stored_id)
+        ss->s = ac_store_session(sv->store, e, ss->stored_id, flags, err);
+    else
+        ss->s = ac_session_new(e, ss->id, NULL, err);
+    if (!ss->s) {
+        ac_engine_free(ss->own_engine);
+        ss->own_engine = NULL;
+        return -1;
+    }
+    ac_session_set_userdata(ss->s, ss);
+    ss->last_active_ms = ac_loop_now_ms(sv->loop);
+    return 0;
 }
 
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
@@ -33,42 +118,70 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
                      (unsigned long long)++sv->next_auto_id);
         id = auto_id;
     }
-    if (!ss || !(ss->id = strdup(id))) {
-        free(ss);
-        if (err) {
-            err->code = AC_ENOMEM;
-            snprintf(err->text, sizeof err->text, "out of memory");
-        }
+    if (!ss) {
+        fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
     ss->sv = sv;
     ss->owner = owner;
     ss->ephemeral = ephemeral;
     ss->created_ms = ac_wall_now_ms();
-    ac_engine *e = sv->engine;
-    if (system) {
-        ss->own_engine = sv->cfg->make_engine(sv->cfg->engine_ud, sv->loop, &sv->out, system, err);
-        if (!ss->own_engine) {
-            free(ss->id);
-            free(ss);
-            return NULL;
-        }
-        e = ss->own_engine;
+    ss->id = strdup(id);
+    ss->owner_name = strdup(owner && owner->name ? owner->name : "local");
+    ss->system = system ? strdup(system) : NULL;
+    if (sv->store && !ephemeral && ss->owner_name) {
+        size_t n = strlen(ss->owner_name) + strlen(id) + 2;
+        if ((ss->stored_id = malloc(n)))
+            snprintf(ss->stored_id, n, "%s/%s", ss->owner_name, id);
     }
-    ss->s = ac_session_new(e, ss->id, NULL, err);
-    if (!ss->s) {
-        ac_engine_free(ss->own_engine);
-        free(ss->id);
-        free(ss);
+    if (!ss->id || !ss->owner_name || (system && !ss->system) ||
+        (sv->store && !ephemeral && !ss->stored_id)) {
+        sess_free_fields(ss);
+        fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
-    ac_session_set_userdata(ss->s, ss);
-    ss->next = sv->sessions;
-    sv->sessions = ss;
-    sv->n_sessions++;
-    if (owner)
-        owner->sessions++;
+    if (open_session(ss, 0, err)) {
+        sess_free_fields(ss);
+        return NULL;
+    }
+    if (ss->stored_id)
+        srv_db_add_session(sv->db, ss->stored_id, ss->owner_name, ss->id, ss->system,
+                           ss->created_ms);
+    link_sess(sv, ss);
     return ss;
+}
+
+int srv_sess_load(srv_sess *ss, ac_error *err)
+{
+    if (ss->s)
+        return 0;
+    if (!ss->stored_id) {
+        fill_err(err, AC_EINVAL, "the session is not in the store");
+        return -1;
+    }
+    ss->n_log = 0;
+    if (open_session(ss, AC_STORE_MUST_EXIST, err))
+        return -1;
+    if (srv_db_load_events(ss->sv->db, ss)) {
+        fill_err(err, AC_EIO, "cannot read the session's event log");
+        return -1;
+    }
+    return 0;
+}
+
+/* An engine freed maybe inside its own callback: on the next iteration instead. */
+static void bury_engine(srv *sv, ac_engine *e)
+{
+    if (!e)
+        return;
+    srv_grave *g = malloc(sizeof *g);
+    if (!g)
+        return; /* out of memory: leaked rather than freed under its caller */
+    g->e = e;
+    g->next = sv->graves;
+    sv->graves = g;
+    if (!sv->grave_timer)
+        sv->grave_timer = ac_loop_timer(sv->loop, 0, srv_bury, sv);
 }
 
 void srv_bury(void *ud)
@@ -83,10 +196,26 @@ void srv_bury(void *ud)
     }
 }
 
-/* Frees the session after the current callback (it may be one of its own). */
-static void sess_free_now(srv_sess *ss)
+void srv_sess_unload(srv_sess *ss)
 {
+    if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter)
+        return;
+    size_t n = ss->n_log;
+    ac_session_set_userdata(ss->s, NULL);
+    ac_session_free(ss->s); /* commits; the lease is released */
+    ss->s = NULL;
+    bury_engine(ss->sv, ss->own_engine);
+    ss->own_engine = NULL;
+    clear_log(ss);
+    ss->n_log = n;
+}
+
+void srv_sess_drop(srv_sess *ss, int delete)
+{
+    if (!ss || ss->freeing)
+        return;
     srv *sv = ss->sv;
+    ss->freeing = 1;
     for (srv_sess **pp = &sv->sessions; *pp; pp = &(*pp)->next)
         if (*pp == ss) {
             *pp = ss->next;
@@ -108,32 +237,48 @@ static void sess_free_now(srv_sess *ss)
     }
     if (ss->owner && ss->owner->sessions)
         ss->owner->sessions--;
-    ac_session_free(ss->s);
-    if (ss->own_engine) { /* maybe inside its own callback: freed on the next iteration */
-        srv_grave *g = malloc(sizeof *g);
-        if (g) {
-            g->e = ss->own_engine;
-            g->next = sv->graves;
-            sv->graves = g;
-            if (!sv->grave_timer)
-                sv->grave_timer = ac_loop_timer(sv->loop, 0, srv_bury, sv);
-        } /* out of memory: the engine is leaked rather than freed under its caller */
+    if (ss->s) {
+        ac_session_set_userdata(ss->s, NULL); /* no more output reaches it */
+        ac_session_free(ss->s);
     }
-    for (size_t i = 0; i < ss->n_log; i++)
-        free(ss->log[i].text);
-    free(ss->log);
+    bury_engine(sv, ss->own_engine);
+    if (delete && ss->stored_id) {
+        ac_error err = {0};
+        int rc = ac_store_rm(sv->store, ss->stored_id, &err);
+        if (rc != AC_OK && rc != AC_STORE_ENOENT)
+            fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n",
+                    ss->id, err.text);
+        srv_db_remove_session(sv->db, ss->stored_id);
+    }
+    clear_log(ss);
     free(ss->stop_partial);
-    free(ss->id);
-    free(ss);
+    sess_free_fields(ss);
 }
 
 void srv_sess_free(srv_sess *ss)
 {
-    if (!ss || ss->freeing)
-        return;
-    ss->freeing = 1;
-    ac_session_set_userdata(ss->s, NULL); /* no more output reaches it */
-    sess_free_now(ss);
+    srv_sess_drop(ss, 0);
+}
+
+int srv_sess_log_append(srv_sess *ss, const char *frame, size_t n)
+{
+    if (ss->n_log == ss->cap_log) {
+        size_t cap = ss->cap_log ? ss->cap_log * 2 : 16;
+        srv_frame *l = realloc(ss->log, cap * sizeof *l);
+        if (!l)
+            return -1;
+        ss->log = l;
+        ss->cap_log = cap;
+    }
+    char *f = malloc(n + 1);
+    if (!f)
+        return -1;
+    memcpy(f, frame, n);
+    f[n] = 0;
+    ss->log[ss->n_log].text = f;
+    ss->log[ss->n_log].len = n;
+    ss->n_log++;
+    return 0;
 }
 
 void srv_sess_emit(srv_sess *ss, const char *type, json_t *data)
@@ -144,16 +289,6 @@ void srv_sess_emit(srv_sess *ss, const char *type, json_t *data)
     json_decref(data);
     if (!js)
         return;
-    if (ss->n_log == ss->cap_log) {
-        size_t cap = ss->cap_log ? ss->cap_log * 2 : 16;
-        srv_frame *l = realloc(ss->log, cap * sizeof *l);
-        if (!l) {
-            free(js);
-            return;
-        }
-        ss->log = l;
-        ss->cap_log = cap;
-    }
     size_t need = strlen(js) + strlen(type) + 48;
     char *f = malloc(need);
     if (!f) {
@@ -162,9 +297,15 @@ void srv_sess_emit(srv_sess *ss, const char *type, json_t *data)
     }
     int n = snprintf(f, need, "id: %zu\nevent: %s\ndata: %s\n\n", ss->n_log + 1, type, js);
     free(js);
-    ss->log[ss->n_log].text = f;
-    ss->log[ss->n_log].len = (size_t)n;
-    ss->n_log++;
+    if (srv_sess_log_append(ss, f, (size_t)n)) {
+        free(f);
+        return;
+    }
+    if (ss->stored_id && ss->sv->db)
+        srv_db_add_event(ss->sv->db, ss->stored_id, ss->n_log, f, (size_t)n);
+    free(f);
+    if (ss->s)
+        ss->last_active_ms = ac_loop_now_ms(ss->sv->loop);
     for (srv_stream *st = ss->streams; st; st = st->next)
         srv_stream_wake(st);
 }
@@ -324,6 +465,15 @@ void srv_output_init(srv *sv)
 
 json_t *srv_sess_json(srv_sess *ss, int full)
 {
+    if (!ss->s) { /* in the store only */
+        ac_store_session_info info;
+        memset(&info, 0, sizeof info);
+        if (ac_store_info(ss->sv->store, ss->stored_id, &info, NULL) != AC_OK)
+            snprintf(info.status, sizeof info.status, "unknown");
+        return json_pack("{s:s, s:s, s:I, s:I, s:b}", "id", ss->id, "status", info.status,
+                         "created_ms", (json_int_t)ss->created_ms, "last_event_id",
+                         (json_int_t)ss->n_log, "loaded", 0);
+    }
     ac_session_stats st;
     ac_session_get_stats(ss->s, &st);
     json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:{s:I, s:I, s:I}}", "id", ss->id, "status",
@@ -340,6 +490,7 @@ json_t *srv_sess_json(srv_sess *ss, int full)
         json_object_set_new(states, t->machines[m].name, name ? json_string(name) : json_null());
     }
     json_object_set_new(o, "states", states);
+    json_object_set_new(o, "loaded", json_true());
     if (!full)
         return o;
     const char *err = ac_session_error(ss->s);
