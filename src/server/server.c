@@ -217,7 +217,20 @@ typedef struct req {
     char *body;
     size_t len, cap;
     int too_big;
+    int load_failed; /* a stored session could not be loaded: the error below */
+    int load_code;
+    char load_msg[400];
 } req;
+
+/* A request waiting, suspended, for its stored session to be loaded: loading posts the
+ * journal's events, which must apply at once, so it runs between loop iterations, never
+ * inside a callback (where posts are queued). */
+struct srv_load {
+    struct srv_load *next;
+    struct MHD_Connection *conn;
+    req *r;
+    char *id;
+};
 
 static int valid_id(const char *id)
 {
@@ -623,12 +636,24 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         srv_sess_drop(ss, 1);
         return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
     }
-    if (!ss->s) { /* a stored session: loaded again (snapshot + tail) */
-        ac_error err = {0};
-        if (srv_sess_load(ss, &err))
-            return srv_reply_error(c, err.code == AC_STORE_EBUSY ? 409 : 500,
-                                   err.code == AC_STORE_EBUSY ? "session_in_use" : "load_failed",
-                                   "cannot load the session: %s", err.text);
+    if (!ss->s && r->load_failed) {
+        r->load_failed = 0;
+        return srv_reply_error(c, r->load_code == AC_STORE_EBUSY ? 409 : 500,
+                               r->load_code == AC_STORE_EBUSY ? "session_in_use" : "load_failed",
+                               "cannot load the session: %s", r->load_msg);
+    }
+    if (!ss->s) { /* a stored session: loaded again (snapshot + tail) between iterations */
+        struct srv_load *l = calloc(1, sizeof *l);
+        if (!l || !(l->id = strdup(id))) {
+            free(l);
+            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+        }
+        l->conn = c;
+        l->r = r;
+        l->next = sv->loads;
+        sv->loads = l;
+        MHD_suspend_connection(c); /* the handler runs again once it is resumed */
+        return MHD_YES;
     }
     ss->last_active_ms = ac_loop_now_ms(sv->loop);
     if (!*rest) {
@@ -822,6 +847,26 @@ static void srv_free(srv *sv)
     free(sv->owners);
 }
 
+/* Loads the sessions requests wait for; between loop iterations only. */
+static void run_loads(srv *sv)
+{
+    while (sv->loads) {
+        struct srv_load *l = sv->loads;
+        sv->loads = l->next;
+        srv_sess *ss = srv_sess_find(sv, l->id);
+        ac_error err = {0};
+        if (ss && !ss->s && srv_sess_load(ss, &err)) {
+            l->r->load_failed = 1;
+            l->r->load_code = err.code;
+            snprintf(l->r->load_msg, sizeof l->r->load_msg, "%s", err.text);
+        }
+        MHD_resume_connection(l->conn);
+        srv_kick(sv);
+        free(l->id);
+        free(l);
+    }
+}
+
 static int any_running(srv *sv)
 {
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
@@ -969,7 +1014,7 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         srv_free(sv);
         return 3;
     }
-    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (v6)
         flags |= MHD_USE_IPv6;
     sv->d = MHD_start_daemon(
@@ -1009,8 +1054,10 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     if (sv->store)
         sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
     run_mhd(sv);
-    while (!*stop)
+    while (!*stop) {
         ac_loop_run_once(sv->loop, 500);
+        run_loads(sv);
+    }
 
     /* graceful stop: no new connections, turns settle within the grace period */
     fprintf(stderr, "agentc serve: stopping\n");
@@ -1019,8 +1066,10 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     if (lfd >= 0)
         close(lfd);
     int64_t deadline = ac_loop_now_ms(sv->loop) + cfg.grace_ms;
-    while (any_running(sv) && ac_loop_now_ms(sv->loop) < deadline)
+    while (any_running(sv) && ac_loop_now_ms(sv->loop) < deadline) {
         ac_loop_run_once(sv->loop, 100);
+        run_loads(sv);
+    }
     /* past the grace period: stored sessions stay mid-turn in the store and resume at the
      * next start; the others are cancelled */
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
@@ -1037,8 +1086,10 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         }
     run_mhd(sv);
     deadline = ac_loop_now_ms(sv->loop) + 2000;
-    while (open_connections(sv) && ac_loop_now_ms(sv->loop) < deadline)
+    while (open_connections(sv) && ac_loop_now_ms(sv->loop) < deadline) {
         ac_loop_run_once(sv->loop, 50);
+        run_loads(sv);
+    }
     /* what is still suspended is resumed before the daemon stops */
     while (sv->sessions)
         srv_sess_free(sv->sessions);

@@ -100,6 +100,7 @@ struct srv {
     ac_store *store; /* --db: sessions live in the store, unloaded when idle */
     srv_db *db;
     uint64_t sweep_timer;
+    struct srv_load *loads; /* requests waiting for a stored session to load */
     srv_sess *sessions;
     size_t n_sessions;
     srv_owner *owners;

@@ -11,3 +11,7 @@ add_test(NAME server_audit_page
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/page.sh $<TARGET_FILE:agentc> ${CMAKE_BINARY_DIR}/artifacts
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_audit_page PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_durable
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/durable.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_durable PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)
