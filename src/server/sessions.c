@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agentc/store.h"
 #include "server_int.h"
@@ -285,6 +286,11 @@ void srv_sess_emit(srv_sess *ss, const char *type, json_t *data)
 {
     if (!data)
         return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    /* when it was appended, in microseconds since the epoch (clients measure delays by it) */
+    json_object_set_new(data, "t_us",
+                        json_integer((json_int_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000));
     char *js = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(data);
     if (!js)
