@@ -52,9 +52,12 @@ echo "  append-to-client delay p50 (ms): $(jq '.p50_ms' "$tmp/serve.jsonl" | sta
 echo "  append-to-client delay p99 (ms): $(jq '.p99_ms' "$tmp/serve.jsonl" | stats)"
 echo "  server RSS with $N streams (MB): $(jq '.rss_kb / 1024 | floor' "$tmp/serve.jsonl" | stats)"
 
+[ "$STORED" -gt 0 ] || exit 0
 echo "agentc serve --db: $STORED stored sessions"
 start --db "$tmp/s.db"
-seq 1 "$STORED" | xargs -P 8 -I{} curl -s -o /dev/null -X POST -d '{"id": "k{}"}' "$url/v1/sessions"
+t0=$(date +%s%N)
+node "$dir/serve_create.mjs" "$url" "$STORED" || { cat "$tmp/err"; exit 1; }
+echo "  created in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 stop
 start --db "$tmp/s.db"
 rss=$(awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$pid/status")

@@ -6,7 +6,7 @@
  * epoll descriptor and a timer set from MHD_get_timeout(); both run MHD_run().
  * Session events posted from an MHD callback are applied right after that
  * callback (see ac_session_post), and the streams they wake are resumed
- * connections, so MHD is run again from a deferred task (srv_kick).
+ * connections, so MHD is run again on the next loop iteration (srv_kick).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -63,6 +63,7 @@ static void on_mhd_timer(void *ud)
 {
     srv *sv = ud;
     sv->mhd_timer = 0;
+    sv->kick_pending = 0;
     run_mhd(sv);
 }
 
@@ -81,6 +82,7 @@ static void run_mhd(srv *sv)
     sv->kick_again = 0;
     if (again || MHD_get_timeout(sv->d, &ms) == MHD_YES)
         sv->mhd_timer = ac_loop_timer(sv->loop, ms > 60000 ? 60000 : (int64_t)ms, on_mhd_timer, sv);
+    sv->kick_pending = sv->mhd_timer && ms == 0;
 }
 
 static void on_epoll(void *ud, int fd, int revents)
@@ -90,17 +92,20 @@ static void on_epoll(void *ud, int fd, int revents)
     run_mhd(ud);
 }
 
-static void on_kick(void *ud)
-{
-    run_mhd(ud);
-}
-
+/* Resumed connections are served by the next MHD_run: one per loop iteration however many
+ * streams woke in it (a 0 ms timer fires in the next iteration, which then does not block). */
 void srv_kick(srv *sv)
 {
-    if (sv->mhd_running)
+    if (sv->mhd_running) {
         sv->kick_again = 1; /* resumed from inside MHD_run: run it again right after */
-    else
-        ac_loop_defer(sv->loop, &sv->kick);
+        return;
+    }
+    if (sv->kick_pending)
+        return;
+    if (sv->mhd_timer)
+        ac_loop_cancel_timer(sv->loop, sv->mhd_timer);
+    sv->mhd_timer = ac_loop_timer(sv->loop, 0, on_mhd_timer, sv);
+    sv->kick_pending = sv->mhd_timer != 0;
 }
 
 static void on_ping(void *ud)
@@ -837,7 +842,6 @@ static void srv_free(srv *sv)
             ac_loop_cancel_timer(sv->loop, sv->mhd_timer);
         if (sv->epoll_watch)
             ac_loop_unwatch(sv->loop, sv->epoll_watch);
-        ac_loop_undefer(sv->loop, &sv->kick);
         ac_loop_free(sv->loop);
     }
     for (size_t i = 0; i < sv->n_owners; i++) {
@@ -1001,8 +1005,6 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         srv_free(sv);
         return 1;
     }
-    sv->kick.fn = on_kick;
-    sv->kick.ud = sv;
     srv_output_init(sv);
     ac_error err = {0};
     sv->engine = cfg.make_engine(cfg.engine_ud, sv->loop, &sv->out, NULL, &err);

@@ -92,9 +92,9 @@ struct srv {
     ac_output out;
     struct MHD_Daemon *d;
     uint64_t epoll_watch, mhd_timer, ping_timer;
-    ac_loop_task kick;
     int mhd_running;
     int kick_again;
+    int kick_pending; /* the MHD timer is due now */
     srv_grave *graves; /* engines of freed sessions, freed on the next iteration */
     uint64_t grave_timer;
     ac_store *store; /* --db: sessions live in the store, unloaded when idle */
