@@ -135,12 +135,12 @@ int ac_cli_serve(int argc, char **argv)
             return AC_EXIT_USAGE;
         }
         const char *v = argv[++i];
-        const char *const strs[] = {"--provider", "--base-url", "--model",  "--api-key-env",
-                                    "--script",   "--system",   "--spec",   "--listen",
+        const char *const strs[] = {"--provider", "--base-url", "--model",    "--api-key-env",
+                                    "--script",   "--system",   "--spec",     "--listen",
                                     "--tokens",   "--db",       "--port-file"};
-        const char **slots[] = {&o.provider, &o.base_url,        &o.model, &o.api_key_env,
-                                &o.script,   &o.system,          &o.spec,  &cfg.listen,
-                                &cfg.tokens_file, &cfg.db, &cfg.port_file};
+        const char **slots[] = {&o.provider,      &o.base_url, &o.model,      &o.api_key_env,
+                                &o.script,        &o.system,   &o.spec,       &cfg.listen,
+                                &cfg.tokens_file, &cfg.db,     &cfg.port_file};
         size_t k = 0;
         while (k < sizeof strs / sizeof strs[0] && strcmp(a, strs[k]))
             k++;
@@ -163,10 +163,10 @@ int ac_cli_serve(int argc, char **argv)
                 o.headers[o.n_headers++] = v;
             continue;
         }
-        const char *const nums[] = {"--ping-ms",    "--max-body",           "--max-connections",
-                                    "--client-timeout", "--sessions-per-token",
-                                    "--messages-per-minute", "--grace-ms", "--script-delay-ms",
-                                    "--unload-after-ms"};
+        const char *const nums[] = {
+            "--ping-ms",        "--max-body",           "--max-connections",
+            "--client-timeout", "--sessions-per-token", "--messages-per-minute",
+            "--grace-ms",       "--script-delay-ms",    "--unload-after-ms"};
         k = 0;
         while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
             k++;
@@ -178,15 +178,33 @@ int ac_cli_serve(int argc, char **argv)
         if (parse_uint(a, v, k == 1 ? (1LL << 30) : 100000000LL, &n))
             return AC_EXIT_USAGE;
         switch (k) {
-        case 0: cfg.ping_ms = n; break;
-        case 1: cfg.max_body = (size_t)n; break;
-        case 2: cfg.max_connections = (unsigned)n; break;
-        case 3: cfg.header_timeout_s = (unsigned)n; break;
-        case 4: cfg.sessions_per_token = (size_t)n; break;
-        case 5: cfg.messages_per_min = (unsigned)n; break;
-        case 6: cfg.grace_ms = n; break;
-        case 7: o.script_delay_ms = (int)n; break;
-        default: cfg.unload_after_ms = n; break;
+        case 0:
+            cfg.ping_ms = n;
+            break;
+        case 1:
+            cfg.max_body = (size_t)n;
+            break;
+        case 2:
+            cfg.max_connections = (unsigned)n;
+            break;
+        case 3:
+            cfg.header_timeout_s = (unsigned)n;
+            break;
+        case 4:
+            cfg.sessions_per_token = (size_t)n;
+            break;
+        case 5:
+            cfg.messages_per_min = (unsigned)n;
+            break;
+        case 6:
+            cfg.grace_ms = n;
+            break;
+        case 7:
+            o.script_delay_ms = (int)n;
+            break;
+        default:
+            cfg.unload_after_ms = n;
+            break;
         }
     }
     const char *prov = o.provider ? o.provider : "openai";
@@ -200,14 +218,15 @@ int ac_cli_serve(int argc, char **argv)
     if (!o.model)
         o.model = getenv("AGENTC_MODEL");
     if (o.provider_kind != AC_PROVIDER_SCRIPT) {
-        const char *env = o.api_key_env ? o.api_key_env
+        const char *env = o.api_key_env                              ? o.api_key_env
                           : o.provider_kind == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_API_KEY"
                                                                      : "OPENAI_API_KEY";
         o.api_key_env = env;
         o.api_key = getenv(env);
         if ((!o.api_key || !*o.api_key) && !o.base_url) {
-            fprintf(stderr, "agentc serve: no API key: set %s (or --api-key-env NAME), or\n"
-                            "  point --base-url at a local OpenAI-compatible server\n",
+            fprintf(stderr,
+                    "agentc serve: no API key: set %s (or --api-key-env NAME), or\n"
+                    "  point --base-url at a local OpenAI-compatible server\n",
                     env);
             return AC_EXIT_CONFIG;
         }

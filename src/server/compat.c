@@ -157,13 +157,13 @@ static void done_plain(srv_sess *ss, void *ud)
                         s == AC_SESSION_FAILED ? "agent_failed" : "cancelled", "%s",
                         e ? e : "the agent did not finish");
     } else {
-        srv_reply_json(
-            c, 200,
-            json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s}, s:s}], s:o}", "id", ss->id,
-                      "object", "chat.completion", "created", (json_int_t)(ss->created_ms / 1000),
-                      "model", ss->sv->model_name, "choices", "index", 0, "message", "role",
-                      "assistant", "content", ac_session_answer(ss->s), "finish_reason", "stop",
-                      "usage", usage(ss)));
+        srv_reply_json(c, 200,
+                       json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s}, s:s}], s:o}", "id",
+                                 ss->id, "object", "chat.completion", "created",
+                                 (json_int_t)(ss->created_ms / 1000), "model", ss->sv->model_name,
+                                 "choices", "index", 0, "message", "role", "assistant", "content",
+                                 ac_session_answer(ss->s), "finish_reason", "stop", "usage",
+                                 usage(ss)));
     }
     MHD_resume_connection(c);
     srv_kick(ss->sv);

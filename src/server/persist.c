@@ -44,15 +44,15 @@ srv_db *srv_db_open(const char *path, ac_loop *loop)
         sqlite3_exec(d->db, schema, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(d->db, "INSERT OR REPLACE INTO serve_events VALUES(?, ?, ?)", -1,
                            &d->ins_event, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(d->db, "INSERT OR REPLACE INTO serve_sessions VALUES(?, ?, ?, ?, ?)",
-                           -1, &d->ins_session, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(d->db, "DELETE FROM serve_sessions WHERE id = ?", -1,
-                           &d->del_session, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(d->db, "DELETE FROM serve_events WHERE session = ?", -1,
-                           &d->del_events, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(d->db, "INSERT OR REPLACE INTO serve_sessions VALUES(?, ?, ?, ?, ?)", -1,
+                           &d->ins_session, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(d->db, "DELETE FROM serve_sessions WHERE id = ?", -1, &d->del_session,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(d->db, "DELETE FROM serve_events WHERE session = ?", -1, &d->del_events,
+                           NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(d->db,
-                           "SELECT seq, frame FROM serve_events WHERE session = ? ORDER BY seq",
-                           -1, &d->sel_events, NULL) != SQLITE_OK) {
+                           "SELECT seq, frame FROM serve_events WHERE session = ? ORDER BY seq", -1,
+                           &d->sel_events, NULL) != SQLITE_OK) {
         fprintf(stderr, "agentc serve: cannot use '%s' for the event logs: %s\n", path,
                 d->db ? sqlite3_errmsg(d->db) : "out of memory");
         srv_db_close(d);

@@ -435,8 +435,9 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     int busy = state && !strcmp(state, "Running");
     if (busy && !strcmp(policy, "reject")) {
         json_decref(o);
-        return srv_reply_error(c, 409, "session_busy",
-                               "a turn is running; send with if_busy enqueue, interrupt or rollback");
+        return srv_reply_error(
+            c, 409, "session_busy",
+            "a turn is running; send with if_busy enqueue, interrupt or rollback");
     }
     if (rate_limited(sv, r->owner)) {
         json_decref(o);
@@ -460,8 +461,9 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
         how = !strcmp(policy, "interrupt") ? "interrupted" : "rolled_back";
     } else {
         rc = ac_session_send(ss->s, text);
-        how = busy ? "enqueued" : state && !strcmp(state, "Paused") ? "waiting_for_resume"
-                                                                   : "started";
+        how = busy                                ? "enqueued"
+              : state && !strcmp(state, "Paused") ? "waiting_for_resume"
+                                                  : "started";
     }
     json_decref(o);
     if (rc < 0 && rc != AC_QUEUED)
@@ -570,14 +572,15 @@ static enum MHD_Result spec_json(srv *sv, struct MHD_Connection *c)
         json_array_append_new(machines, json_pack("{s:s, s:o, s:o}", "name", t->machines[m].name,
                                                   "states", states, "transitions", trs));
     }
-    return srv_reply_json(c, 200, json_pack("{s:s, s:s, s:o}", "spec", t->spec_path, "hash",
-                                            t->hash, "machines", machines));
+    return srv_reply_json(
+        c, 200,
+        json_pack("{s:s, s:s, s:o}", "spec", t->spec_path, "hash", t->hash, "machines", machines));
 }
 
 static enum MHD_Result page(struct MHD_Connection *c)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        ac_srv_page_len, (void *)ac_srv_page, MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r = MHD_create_response_from_buffer(ac_srv_page_len, (void *)ac_srv_page,
+                                                             MHD_RESPMEM_PERSISTENT);
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
@@ -668,10 +671,9 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
             free(ss->stop_partial);
             ss->stop_partial = strdup(ac_session_partial(ss->s));
             ss->stop_reason = "deleted";
-            srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "deleted",
-                                                   "partial_response", ss->stop_partial
-                                                                           ? ss->stop_partial
-                                                                           : ""));
+            srv_sess_emit(ss, "stopped",
+                          json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
+                                    ss->stop_partial ? ss->stop_partial : ""));
             srv_sess_drop(ss, 1);
             return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
         }
@@ -695,9 +697,8 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     srv *sv = cls;
     (void)version;
@@ -881,8 +882,7 @@ static int any_running(srv *sv)
 
 static unsigned open_connections(srv *sv)
 {
-    const union MHD_DaemonInfo *i =
-        MHD_get_daemon_info(sv->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(sv->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     return i ? i->num_connections : 0;
 }
 
@@ -902,8 +902,7 @@ static void on_known(void *ud, const char *sid, const char *owner, const char *p
                      const char *system, int64_t created_ms, size_t last_seq)
 {
     srv *sv = ud;
-    srv_sess_known(sv, owner_named(sv, owner), owner, sid, public_id, system, created_ms,
-                   last_seq);
+    srv_sess_known(sv, owner_named(sv, owner), owner, sid, public_id, system, created_ms, last_seq);
 }
 
 static int open_store(srv *sv, const char *path)
@@ -984,7 +983,8 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     socklen_t alen;
     int loopback = 0, v6 = 0;
     if (parse_listen(cfg.listen, &addr, &alen, &loopback, &v6)) {
-        fprintf(stderr, "agentc serve: --listen takes ADDR:PORT (127.0.0.1:8080, [::1]:8080), not '%s'\n",
+        fprintf(stderr,
+                "agentc serve: --listen takes ADDR:PORT (127.0.0.1:8080, [::1]:8080), not '%s'\n",
                 cfg.listen);
         return 2;
     }
@@ -993,9 +993,10 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         return 3;
     }
     if (!loopback && !sv->n_owners) {
-        fprintf(stderr, "agentc serve: refusing to listen on '%s' without --tokens: anyone who\n"
-                        "  can reach it could run the agent (its tools, its API key). Pass\n"
-                        "  --tokens FILE, or listen on 127.0.0.1\n",
+        fprintf(stderr,
+                "agentc serve: refusing to listen on '%s' without --tokens: anyone who\n"
+                "  can reach it could run the agent (its tools, its API key). Pass\n"
+                "  --tokens FILE, or listen on 127.0.0.1\n",
                 cfg.listen);
         srv_free(sv);
         return 3;
@@ -1019,12 +1020,12 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (v6)
         flags |= MHD_USE_IPv6;
-    sv->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, sv, MHD_OPTION_CONNECTION_LIMIT,
-        cfg.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, cfg.header_timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg.max_header_bytes + 16384,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+    sv->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, sv, MHD_OPTION_SOCK_ADDR,
+                             (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+                             sv, MHD_OPTION_CONNECTION_LIMIT, cfg.max_connections,
+                             MHD_OPTION_CONNECTION_TIMEOUT, cfg.header_timeout_s,
+                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg.max_header_bytes + 16384,
+                             MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
     if (!sv->d) {
         fprintf(stderr, "agentc serve: cannot listen on %s: %s\n", cfg.listen, strerror(errno));
         srv_free(sv);

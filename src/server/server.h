@@ -29,17 +29,17 @@ typedef struct ac_srv_config {
     const char *port_file;   /* written with the bound port once listening; may be NULL */
     ac_srv_engine_fn make_engine;
     void *engine_ud;
-    const char *model_name;     /* the id /v1/models lists (default "agentc") */
-    int64_t ping_ms;            /* ": ping" comment interval (default 15000) */
-    size_t max_body;            /* request body cap in bytes (default 1 MB) */
-    unsigned max_connections;   /* default 1024 */
-    unsigned header_timeout_s;  /* idle/slow client timeout (default 30) */
-    size_t sessions_per_token;  /* default 1000 */
-    unsigned messages_per_min;  /* user messages per minute per token (default 600) */
-    int64_t grace_ms;           /* SIGTERM: time for running turns (default 10000) */
-    size_t max_header_bytes;    /* request line and headers (default 16 KB) */
-    int64_t unload_after_ms;    /* --db: a settled session nobody reads is unloaded after
-                                   this long (default 10 min); the next request loads it */
+    const char *model_name;    /* the id /v1/models lists (default "agentc") */
+    int64_t ping_ms;           /* ": ping" comment interval (default 15000) */
+    size_t max_body;           /* request body cap in bytes (default 1 MB) */
+    unsigned max_connections;  /* default 1024 */
+    unsigned header_timeout_s; /* idle/slow client timeout (default 30) */
+    size_t sessions_per_token; /* default 1000 */
+    unsigned messages_per_min; /* user messages per minute per token (default 600) */
+    int64_t grace_ms;          /* SIGTERM: time for running turns (default 10000) */
+    size_t max_header_bytes;   /* request line and headers (default 16 KB) */
+    int64_t unload_after_ms;   /* --db: a settled session nobody reads is unloaded after
+                                  this long (default 10 min); the next request loads it */
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

@@ -47,19 +47,19 @@ struct srv_sess {
     int64_t created_ms;
     srv_frame *log; /* event i has sequence number i + 1 */
     size_t n_log, cap_log;
-    srv_stream *streams;  /* SSE readers of this session */
-    char *stop_partial;   /* the partial answer read before a cancel */
+    srv_stream *streams; /* SSE readers of this session */
+    char *stop_partial;  /* the partial answer read before a cancel */
     const char *stop_reason;
-    int ephemeral;        /* an OpenAI-compatible request: not listed, freed when done */
-    srv_done_fn on_done;  /* ephemeral sessions */
+    int ephemeral;       /* an OpenAI-compatible request: not listed, freed when done */
+    srv_done_fn on_done; /* ephemeral sessions */
     void *done_ud;
     int freeing;
-    char *stored_id;     /* "OWNER/ID" in the store; NULL: not stored (no --db, or ephemeral) */
-    char *system;        /* its own system prompt, NULL: the server's */
+    char *stored_id; /* "OWNER/ID" in the store; NULL: not stored (no --db, or ephemeral) */
+    char *system;    /* its own system prompt, NULL: the server's */
     char *owner_name;
     int64_t last_active_ms;
-    srv_stream *chat;                /* an OpenAI-compatible stream of this session */
-    struct MHD_Connection *waiter;   /* a non-streamed OpenAI-compatible request, suspended */
+    srv_stream *chat;              /* an OpenAI-compatible stream of this session */
+    struct MHD_Connection *waiter; /* a non-streamed OpenAI-compatible request, suspended */
 };
 
 /* A streamed response: a session's event log from a sequence number on, or
@@ -94,7 +94,7 @@ struct srv {
     uint64_t epoll_watch, mhd_timer, ping_timer;
     int mhd_running;
     int kick_again;
-    int kick_pending; /* the MHD timer is due now */
+    int kick_pending;  /* the MHD timer is due now */
     srv_grave *graves; /* engines of freed sessions, freed on the next iteration */
     uint64_t grave_timer;
     ac_store *store; /* --db: sessions live in the store, unloaded when idle */
@@ -140,8 +140,8 @@ srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *owner_name, cons
 /* Removes the session from memory and, with delete, from the store. */
 void srv_sess_drop(srv_sess *ss, int delete);
 srv_sess *srv_sess_find(srv *sv, const char *id);
-srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
-                       int ephemeral, ac_error *err);
+srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
+                       ac_error *err);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
 /* Appends an event (data stolen) to the session's log and wakes its streams. */
 void srv_sess_emit(srv_sess *ss, const char *type, json_t *data);

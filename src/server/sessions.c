@@ -106,8 +106,8 @@ static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
     return 0;
 }
 
-srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
-                       int ephemeral, ac_error *err)
+srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
+                       ac_error *err)
 {
     srv_sess *ss = calloc(1, sizeof *ss);
     char auto_id[32];
@@ -243,12 +243,12 @@ void srv_sess_drop(srv_sess *ss, int delete)
         ac_session_free(ss->s);
     }
     bury_engine(sv, ss->own_engine);
-    if (delete && ss->stored_id) {
+    if (delete &&ss->stored_id) {
         ac_error err = {0};
         int rc = ac_store_rm(sv->store, ss->stored_id, &err);
         if (rc != AC_OK && rc != AC_STORE_ENOENT)
-            fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n",
-                    ss->id, err.text);
+            fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n", ss->id,
+                    err.text);
         srv_db_remove_session(sv->db, ss->stored_id);
     }
     clear_log(ss);
@@ -348,9 +348,9 @@ static void o_tool_start(void *ud, ac_session *s, const char *id, const char *na
     srv_sess *ss = of(s);
     (void)ud;
     if (ss)
-        srv_sess_emit(ss, "tool_call", json_pack("{s:s, s:s, s:s}", "id", id ? id : "", "name",
-                                                 name ? name : "", "arguments",
-                                                 arguments ? arguments : ""));
+        srv_sess_emit(ss, "tool_call",
+                      json_pack("{s:s, s:s, s:s}", "id", id ? id : "", "name", name ? name : "",
+                                "arguments", arguments ? arguments : ""));
 }
 
 static void o_tool_end(void *ud, ac_session *s, const char *id, const char *name, int ok,
@@ -370,12 +370,12 @@ static void o_retry(void *ud, ac_session *s, int attempt, int64_t delay_ms, cons
     srv_sess *ss = of(s);
     (void)ud;
     if (ss)
-        srv_sess_emit(ss, "retry", json_pack("{s:i, s:I, s:s}", "attempt", attempt, "delay_ms",
-                                             (json_int_t)delay_ms, "reason", reason ? reason : ""));
+        srv_sess_emit(ss, "retry",
+                      json_pack("{s:i, s:I, s:s}", "attempt", attempt, "delay_ms",
+                                (json_int_t)delay_ms, "reason", reason ? reason : ""));
 }
 
-static void o_compacted(void *ud, ac_session *s, const char *strategy, size_t before,
-                        size_t after)
+static void o_compacted(void *ud, ac_session *s, const char *strategy, size_t before, size_t after)
 {
     srv_sess *ss = of(s);
     (void)ud;
@@ -410,15 +410,14 @@ static void o_trace(void *ud, ac_session *s, const ac_trace_rec *r)
     if (n < sizeof reason && r->line)
         snprintf(reason + n, sizeof reason - n, "%s%s:%u", n ? " at " : "", t->spec_path,
                  (unsigned)r->line);
-    srv_sess_emit(ss, "state_changed",
-                  json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "machine",
-                            t->machines[r->machine].name, "from_state",
-                            r->from == AC_FSM_NONE ? "" : t->states[r->from].name, "to_state",
-                            t->states[r->to].name, "event",
-                            r->event != AC_FSM_EVENTLESS && r->event < t->n_events
-                                ? t->event_names[r->event]
-                                : "",
-                            "reason", reason, "line", (int)r->line));
+    srv_sess_emit(
+        ss, "state_changed",
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "machine", t->machines[r->machine].name,
+                  "from_state", r->from == AC_FSM_NONE ? "" : t->states[r->from].name, "to_state",
+                  t->states[r->to].name, "event",
+                  r->event != AC_FSM_EVENTLESS && r->event < t->n_events ? t->event_names[r->event]
+                                                                         : "",
+                  "reason", reason, "line", (int)r->line));
 }
 
 static void o_finished(void *ud, ac_session *s)
@@ -432,14 +431,17 @@ static void o_finished(void *ud, ac_session *s)
     ac_session_get_stats(s, &stats);
     if (st == AC_SESSION_FAILED) {
         const char *e = ac_session_error(s);
-        srv_sess_emit(ss, "error", json_pack("{s:s, s:s}", "code", "turn_failed", "message",
-                                             e ? e : "the turn failed"));
-        srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "failed",
-                                               "partial_response", ac_session_partial(s)));
+        srv_sess_emit(
+            ss, "error",
+            json_pack("{s:s, s:s}", "code", "turn_failed", "message", e ? e : "the turn failed"));
+        srv_sess_emit(
+            ss, "stopped",
+            json_pack("{s:s, s:s}", "reason", "failed", "partial_response", ac_session_partial(s)));
     } else if (st == AC_SESSION_CANCELLED) {
         srv_sess_emit(ss, "stopped",
-                      json_pack("{s:s, s:s}", "reason", ss->stop_reason ? ss->stop_reason : "cancelled",
-                                "partial_response", ss->stop_partial ? ss->stop_partial : ""));
+                      json_pack("{s:s, s:s}", "reason",
+                                ss->stop_reason ? ss->stop_reason : "cancelled", "partial_response",
+                                ss->stop_partial ? ss->stop_partial : ""));
     } else {
         srv_sess_emit(ss, "turn_done",
                       json_pack("{s:s, s:s, s:I, s:{s:I, s:I}}", "status",
