@@ -21,7 +21,7 @@ start() {
   run=$((run + 1))
   rm -f "$tmp/port"
   "$agentc" serve --db "$db" --provider script --script "$tmp/script" --script-delay-ms 30 \
-    --listen 127.0.0.1:0 --port-file "$tmp/port" --unload-after-ms "${UNLOAD:-600000}" 2>"$tmp/run$run.err" &
+    --listen 127.0.0.1:0 --port-file "$tmp/port" --unload-after-ms "${UNLOAD:-600000}" --grace-ms "${GRACE:-10000}" 2>"$tmp/run$run.err" &
   pid=$!
   pids+=("$pid")
   wait_for test -s "$tmp/port" || fail "server did not start: $(cat "$tmp/run$run.err")"
@@ -87,6 +87,22 @@ ids=$( (events "$tmp/b1"; events "$tmp/b2") | jq -s '[.[].id]')
 echo "$ids" | jq -e '. == (. | unique) and . == (. | sort)' >/dev/null || fail "duplicated ids after the crash: $ids"
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 
+# ---- SIGTERM past the grace period: the turn is left in the store and resumes --------------
+GRACE=100 start
+j -X POST -d '{"id": "c"}' "$url/v1/sessions" >/dev/null
+curl -s -N --max-time 30 "$url/v1/sessions/c/events" >"$tmp/c1" &
+sse=$!
+j -X POST -d '{"content": "hello"}' "$url/v1/sessions/c/messages" >/dev/null
+wait_for grep -q '^event: text' "$tmp/c1" || fail "c: no text"
+kill -TERM "$pid"; wait "$pid" || fail "SIGTERM past the grace period: exit status"
+wait "$sse" 2>/dev/null
+has_event "$tmp/c1" '.event == "turn_done" or .event == "stopped"' && fail "the turn was ended at the stop: $(tail -c 300 "$tmp/c1")"
+start
+grep -q "1 resumed" "$tmp/run$run.err" || fail "the stopped turn was not resumed: $(cat "$tmp/run$run.err")"
+wait_for sh -c "curl -s '$url/v1/sessions/c' | jq -e '.status == \"idle\" and (.answer | length) > 0' >/dev/null" \
+  || fail "the turn stopped by SIGTERM did not finish after the restart"
+kill -TERM "$pid"; wait "$pid" || fail "exit status"
+
 # ---- idle sessions leave memory and come back on the next request -------------------------
 UNLOAD=200 start
 j "$url/v1/sessions/a" | jq -e '.loaded' >/dev/null || fail "a does not load"
@@ -99,7 +115,7 @@ j "$url/v1/sessions/a" | jq -e '(.messages | length) == 6' >/dev/null || fail "m
 j -X DELETE "$url/v1/sessions/b" | jq -e '.deleted' >/dev/null || fail "delete"
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 start
-j "$url/v1/sessions" | jq -e '[.data[].id] == ["a"]' >/dev/null || fail "b survived its deletion: $(j "$url/v1/sessions")"
+j "$url/v1/sessions" | jq -e '[.data[].id] == ["a", "c"]' >/dev/null || fail "b survived its deletion: $(j "$url/v1/sessions")"
 "$agentc" sessions list --db "$db" >"$tmp/list" 2>&1
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 echo "durable: all checks passed"
