@@ -4,7 +4,7 @@
 # per delivered event, p50/p99 delay from an event's append to the client receiving it; the
 # same work (N sessions, same script) through `agentc batch` in the same run as the CPU
 # baseline; then 10,000 stored sessions: RSS and the time to load one. min/median/max over
-# RUNS. Prints figures, asserts nothing.
+# RUNS. Prints figures, asserts nothing. CLIENTS 0 skips the first part, STORED=0 the second.
 set -uo pipefail
 agentc=$(realpath "$1")
 N=${2:-1000}
@@ -29,6 +29,7 @@ start() {
 stop() { kill -TERM "$pid"; wait "$pid"; pid=; }
 stats() { sort -n | awk '{a[NR]=$1} END {printf "min %s  median %s  max %s", a[1], a[int((NR+1)/2)], a[NR]}'; }
 seq 1 "$N" | jq -c '{id: ("p" + tostring), prompt: "go"}' >"$tmp/prompts"
+if [ "$N" -gt 0 ]; then
 echo "agentc serve: $N concurrent SSE clients, one live session each, $RUNS runs"
 for r in $(seq 1 "$RUNS"); do
   start --script-delay-ms 20
@@ -51,6 +52,7 @@ echo "  ratio serve / batch: $(stats <"$tmp/ratio")"
 echo "  append-to-client delay p50 (ms): $(jq '.p50_ms' "$tmp/serve.jsonl" | stats)"
 echo "  append-to-client delay p99 (ms): $(jq '.p99_ms' "$tmp/serve.jsonl" | stats)"
 echo "  server RSS with $N streams (MB): $(jq '.rss_kb / 1024 | floor' "$tmp/serve.jsonl" | stats)"
+fi
 
 [ "$STORED" -gt 0 ] || exit 0
 echo "agentc serve --db: $STORED stored sessions"
