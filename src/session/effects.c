@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/toolkits.h"
 #include "session_int.h"
 
 /* A timer effect's state: what its loop timer posts, and to whom. */
@@ -125,6 +126,10 @@ static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const
     opts.thinking_budget = s->e->p_thinking_budget->ival;
     opts.origin = ac_session_origin(s);
     opts.output_schema = s->output_schema_text;
+    if (s->toolkits) { /* only the toolkit tools available now, enums from the context */
+        opts.tool_offer = ac_toolkits_offer;
+        opts.tool_offer_ud = s;
+    }
     llm_effect *l = calloc(1, sizeof *l);
     if (!l) {
         ac_session_enqueue(s, ac_engine_event_index(s->e, "llm.failed"),

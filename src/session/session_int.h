@@ -60,6 +60,7 @@ struct ac_engine {
     ac_remote_inbox *remote; /* posts from other threads; NULL without a loop */
     ac_tool **tools;
     size_t n_tools, cap_tools;
+    struct ac_tk_engine *toolkits; /* toolkit definitions (toolkits.c), NULL when none */
     uint64_t rng;
     /* params the built-in handlers read, bound once (contracts.c guarantees each one a
      * bound built-in handler needs; NULL only when no such handler is bound) */
@@ -74,6 +75,7 @@ struct ac_engine {
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
     char *tool_choice; /* the request setting when it names a tool: checked at session start */
+    struct ac_spec_rt *spec_rt; /* comparison guards, actions with arguments, timers (spec_rt.c) */
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -146,9 +148,11 @@ struct ac_session {
     /* each effect's own state, by effect index, typed in the effect's file */
     void *effect_state[AC_MAX_EFFECTS];
     void *provider_state; /* the provider's per-session state (sink.h) */
+    struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
     void *hooks_ud;
     size_t turn_base; /* model calls completed before a restore (the script position) */
+    struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
     void *userdata;
 };
 

@@ -30,6 +30,11 @@ struct ac_tool {
     int idempotent; /* tool file "idempotent": may run again after a crash (src/store) */
     ac_tool_fn fn;
     void *ud;
+    /* toolkits (toolkits.c): the engine index of the tool's toolkit + 1 (0: an independent
+     * tool) and its declaration (owned by the toolkit registry) */
+    size_t kit1;
+    const struct ac_toolfile_tool *def;
+    const struct ac_toolfile_toolkit *kit;
 };
 
 /* A new tool of the given kind with its schema compiled (schema NULL: any
@@ -65,6 +70,7 @@ struct ac_tool_call_handle {
     char *id;
     int ok;
     char *content;
+    char *context; /* the toolkit's context (JSON text) for ac_tool_call_context, or NULL */
     struct slot *slot;
 };
 

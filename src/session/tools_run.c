@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "io/proc.h"
+#include "session/tool_order.h"
+#include "session/toolkits.h"
 #include "session/tools_internal.h"
 #include "tools/calculator.h"
 #include "tools/schema.h"
@@ -36,6 +38,7 @@ typedef struct slot {
     uint16_t ev;   /* event to post (internal tools); 0: tool.completed */
     json_t *extra; /* more payload fields for that event, or NULL */
     struct ac_tool_run *run;
+    size_t index; /* in the model's order */
 } slot;
 
 struct ac_tool_run {
@@ -44,6 +47,8 @@ struct ac_tool_run {
     size_t n, next, running;
     size_t max_parallel;
     uint16_t origin; /* of the run_tools effect: passed with every event queued */
+    ac_tool_order *order; /* which call waits for which (tool_order.h) */
+    ac_tk_state *work;    /* the toolkits as this run's calls change them (toolkits.h) */
 };
 
 static void launch_next(ac_tool_run *r);
@@ -58,7 +63,21 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     sl->proc = 0;
     sl->timer = 0;
     r->running--;
+    json_t *delta = NULL;
+    char *own = NULL;
+    if (sl->tool && sl->tool->kit1 && ok) {
+        /* a toolkit's call: its changes apply at once, for the next call of the toolkit */
+        if ((own = malloc(len + 1))) {
+            memcpy(own, content, len);
+            own[len] = 0;
+            ac_toolkits_after_call(r->work, sl->tool, &ok, &own, &delta);
+            content = own ? own : "";
+            len = strlen(content);
+        }
+    }
+    ac_tool_order_done(r->order, sl->index, ok);
     char *clean = ac_utf8_repair(content, len, AC_UTF8_REPLACE_NUL, NULL);
+    free(own);
     int64_t dur = ac_loop_now_ms(s->e->loop) - sl->started_ms;
     json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
                           clean ? clean : "", "duration_ms", (json_int_t)dur);
@@ -69,6 +88,9 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     uint16_t ev = sl->ev ? sl->ev : s->e->ev_tool_completed;
     if (d && sl->extra)
         json_object_update(d, sl->extra);
+    if (d && delta)
+        json_object_set(d, "toolkit", delta);
+    json_decref(delta);
     json_decref(sl->extra);
     sl->extra = NULL;
     ac_session_enqueue(s, ev, d, 0, r->origin);
@@ -195,7 +217,12 @@ static void start_call(ac_tool_run *r, slot *sl)
         return;
     }
     if (!t) {
-        snprintf(msg, sizeof msg, "unknown tool '%.100s'", name);
+        ac_toolkits_unknown(s->e, name, msg, sizeof msg);
+        complete_later(r, sl, 0, msg);
+        return;
+    }
+    if (ac_toolkits_unavailable(r->work, t, err, sizeof err)) {
+        snprintf(msg, sizeof msg, "not run: %s is not available: %s", t->name, err);
         complete_later(r, sl, 0, msg);
         return;
     }
@@ -212,6 +239,12 @@ static void start_call(ac_tool_run *r, slot *sl)
         complete_later(r, sl, 0, msg);
         return;
     }
+    if (ac_toolkits_check_args(r->work, t, args, msg, sizeof msg)) {
+        json_decref(args);
+        complete_later(r, sl, 0, msg);
+        return;
+    }
+    char *context = ac_toolkits_context_text(r->work, t); /* NULL outside toolkits */
     if (t->kind == TK_CALC) {
         const char *expr = json_string_value(json_object_get(args, "expression"));
         char out[512];
@@ -239,10 +272,29 @@ static void start_call(ac_tool_run *r, slot *sl)
         snprintf(env_name, sizeof env_name, "AGENTC_TOOL_NAME=%s", t->name);
         snprintf(env_id, sizeof env_id, "AGENTC_TOOL_CALL_ID=%s", sl->id);
         snprintf(env_sess, sizeof env_sess, "AGENTC_SESSION_ID=%s", s->id);
-        const char *env[] = {env_name, env_id, env_sess, NULL};
+        char *env_ctx = NULL;
+        if (context) {
+            size_t cl = strlen(context);
+            if (cl > AC_TOOLKIT_CONTEXT_ENV_MAX) {
+                snprintf(msg, sizeof msg,
+                         "not run: the toolkit's context is %zu bytes of JSON, more than the %d "
+                         "an environment variable (AGENTC_CONTEXT) may hold",
+                         cl, AC_TOOLKIT_CONTEXT_ENV_MAX);
+                complete_later(r, sl, 0, msg);
+                free(context);
+                json_decref(args);
+                return;
+            }
+            if ((env_ctx = malloc(cl + 16)))
+                snprintf(env_ctx, cl + 16, "AGENTC_CONTEXT=%s", context);
+        }
+        const char *env[] = {env_name, env_id, env_sess, env_ctx, NULL};
         char **base = ac_tool_env(s->e, t); /* never the provider's credentials */
-        if (!base) {
+        if (!base || (context && !env_ctx)) {
             complete_later(r, sl, 0, "out of memory");
+            free(base);
+            free(env_ctx);
+            free(context);
             json_decref(args);
             return;
         }
@@ -257,8 +309,12 @@ static void start_call(ac_tool_run *r, slot *sl)
         ps.max_stdout = t->max_output;
         sl->proc = ac_proc_spawn(s->e->loop, &ps, proc_done, sl, err, sizeof err);
         free(base);
+        free(env_ctx);
         if (!sl->proc)
             complete_later(r, sl, 0, err);
+    } else if (!t->fn) {
+        snprintf(msg, sizeof msg, "no callback is registered for tool '%s'", t->name);
+        complete_later(r, sl, 0, msg);
     } else {
         ac_tool_call_handle *h = calloc(1, sizeof *h);
         if (!h) {
@@ -270,12 +326,15 @@ static void start_call(ac_tool_run *r, slot *sl)
             h->s = s;
             h->id = strdup(sl->id);
             h->slot = sl;
+            h->context = context;
+            context = NULL;
             sl->cb = h;
             char *a = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
             t->fn(t->ud, a ? a : argstr, h);
             free(a);
         }
     }
+    free(context);
     json_decref(args);
 }
 
@@ -287,6 +346,8 @@ static void run_free(ac_tool_run *r)
         json_decref(r->slots[i].extra);
     }
     free(r->slots);
+    ac_tool_order_free(r->order);
+    ac_tk_state_free(r->work);
     free(r);
 }
 
@@ -295,8 +356,26 @@ static void run_free(ac_tool_run *r)
  * until the session applies it, after this returns. */
 static void launch_next(ac_tool_run *r)
 {
-    while (r->next < r->n && r->running < r->max_parallel)
-        start_call(r, &r->slots[r->next++]);
+    while (r->next < r->n && r->running < r->max_parallel) {
+        size_t because, j = ac_tool_order_next_skipped(r->order, &because);
+        if (j != AC_ORDER_NONE) {
+            slot *sl = &r->slots[j], *first = &r->slots[because];
+            char msg[300];
+            const char *pfx = first->tool && first->tool->kit ? first->tool->kit->prefix : "?";
+            snprintf(msg, sizeof msg, "not run: an earlier call of toolkit %s failed", pfx);
+            sl->state = 1;
+            sl->started_ms = ac_loop_now_ms(r->s->e->loop);
+            r->running++;
+            r->next++;
+            complete_later(r, sl, 0, msg);
+            continue;
+        }
+        j = ac_tool_order_next_ready(r->order);
+        if (j == AC_ORDER_NONE)
+            break; /* the rest wait for calls still running */
+        r->next++;
+        start_call(r, &r->slots[j]);
+    }
 }
 
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs, const ac_event *ev)
@@ -318,7 +397,27 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
         if (!c || c->state != AC_CALL_NONE)
             continue;
         r->slots[r->n].run = r;
+        r->slots[r->n].index = r->n;
         r->slots[r->n++].id = strdup(id);
+    }
+    /* a toolkit's calls run one after the other, in the model's order, each only if the one
+     * before it succeeded; everything else runs in parallel */
+    r->order = ac_tool_order_new(r->n);
+    r->work = ac_tk_state_clone(s->toolkits);
+    if (!r->order || (s->toolkits && !r->work)) {
+        ac_session_enqueue(s, ac_engine_event_index(s->e, "tool.completed"),
+                           json_pack("{s:b}", "none", 1), 0, r->origin);
+        return;
+    }
+    for (size_t j = 0; j < r->n; j++) {
+        const ac_tool_call *c = ac_conv_tool_call(s->conv, r->slots[j].id);
+        const ac_tool *t = c ? ac_tools_find(s->e, c->name) : NULL;
+        r->slots[j].tool = t;
+        for (size_t i = j; t && t->kit1 && i-- > 0;)
+            if (r->slots[i].tool && r->slots[i].tool->kit1 == t->kit1) {
+                ac_tool_order_after(r->order, j, i, 1);
+                break;
+            }
     }
     *ac_session_effect_state(s) = r;
     if (r->n == 0) {
