@@ -479,7 +479,14 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
 {
     (void)sv;
     const char *why = NULL;
-    if (!strcmp(name, "user_message") || !strcmp(name, "spawn"))
+    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(ss->s));
+    int outside = 0; /* the spec declares it `outside event`: always the outside's to send */
+    for (uint16_t i = 0; t->event_flags && i < t->n_events; i++)
+        if (t->event_names[i] && !strcmp(t->event_names[i], name))
+            outside = (t->event_flags[i] & AC_EV_OUTSIDE) != 0;
+    if (outside)
+        ;
+    else if (!strcmp(name, "user_message") || !strcmp(name, "spawn"))
         why = "use the messages route for user messages";
     else if (strchr(name, '.') || !strcmp(name, "inactivity_timeout"))
         why = "engine events cannot be sent from outside";

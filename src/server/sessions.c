@@ -499,6 +499,17 @@ json_t *srv_sess_json(srv_sess *ss, int full)
     }
     json_object_set_new(o, "states", states);
     json_object_set_new(o, "loaded", json_true());
+    /* a session that only an outside event can move names the events (approve, deny, ...) */
+    const char *wstate = NULL;
+    if (ac_session_wait_state(ss->s, &wstate) == AC_WAIT_OUTSIDE) {
+        const char *names[32];
+        size_t n = ac_session_waiting_events(ss->s, names, 32);
+        json_t *evs = json_array();
+        for (size_t i = 0; i < n && i < 32; i++)
+            json_array_append_new(evs, json_string(names[i]));
+        json_object_set_new(o, "waiting",
+                            json_pack("{s:s, s:o}", "state", wstate ? wstate : "", "events", evs));
+    }
     if (!full)
         return o;
     const char *err = ac_session_error(ss->s);

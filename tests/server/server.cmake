@@ -15,3 +15,7 @@ add_test(NAME server_durable
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/durable.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_durable PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)
+add_test(NAME server_outside_events
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/outside.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_outside_events PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
