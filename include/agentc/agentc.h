@@ -103,6 +103,10 @@ typedef struct ac_output {
     /* a final answer refused by the output schema and sent back to the model (attempt: 1 for
      * the first refusal); errors says why */
     void (*rejected)(void *ud, ac_session *s, int attempt, const char *errors);
+    /* progress of a running tool call (MCP notifications/progress): total < 0 when unknown,
+     * message may be NULL */
+    void (*tool_progress)(void *ud, ac_session *s, const char *id, double progress, double total,
+                          const char *message);
 } ac_output;
 
 /* ---- engine --------------------------------------------------------------- */

@@ -19,6 +19,7 @@
 #include "agentc/agentc.h"
 #include "agentc/store.h"
 #include "io/file.h" /* reading a prompt or a system prompt whole, with a cap */
+#include "session/state.h" /* the State in the done line */
 #include "cli.h"
 #include "run_wait.h" /* --on, and asking which outside event to send */
 
@@ -436,6 +437,21 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
     fprintf(stdout, "%s<- %s %s (%lld ms): %s%s\n", u->color ? (ok ? "\033[32m" : "\033[31m") : "",
             nm, ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
     out_flush();
+}
+
+static void ui_tool_progress(void *ud, ac_session *s, const char *id, double progress,
+                             double total, const char *message)
+{
+    ui *u = ud;
+    (void)s;
+    if (!u->jsonl)
+        return; /* the terminal shows the call and its result only */
+    json_t *j = json_pack("{s:s, s:s, s:f}", "type", "tool_progress", "id", id, "progress", progress);
+    if (j && total >= 0)
+        json_object_set_new(j, "total", json_real(total));
+    if (j && message)
+        json_object_set_new(j, "message", json_string(message));
+    emit_json(j);
 }
 
 static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const char *reason)
@@ -983,7 +999,8 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     u.utf8 = utf8_locale();
     u.hold_text = o->output_schema && !o->jsonl;
     ac_output out = {&u,       ui_text,      ui_reasoning, ui_tool_start, ui_tool_end, ui_retry,
-                     ui_discarded, ui_compacted, ui_trace,      ui_finished,    ui_rejected};
+                     ui_discarded, ui_compacted, ui_trace,      ui_finished,    ui_rejected,
+                     ui_tool_progress};
     char *prompt = NULL;
     if (!strcmp(o->prompt, "-")) {
         prompt = ac_read_stream(stdin, (size_t)64 << 20, NULL);
@@ -1105,6 +1122,11 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         if (done && kits)
             json_object_set_new(done, "toolkits", json_loads(kits, 0, NULL));
         free(kits);
+        json_t *state = ac_session_state_json(s); /* the State, when there is one (state.h) */
+        if (done && state)
+            json_object_set_new(done, "state", state);
+        else
+            json_decref(state);
         emit_json(done);
     } else {
         /* the accepted answer; or one the spec took from elsewhere than streamed text */

@@ -891,6 +891,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
         ro.tool_offer = opts->tool_offer;
         ro.tool_offer_ud = opts->tool_offer_ud;
     }
+    ro.context_note = done || !opts ? NULL : opts->context_note;
     /* a summary (done set) is asked of a conversation without tools: no tool settings */
     ac_request_settings st = {0};
     if (p->settings) {

@@ -563,6 +563,7 @@ void ac_engine_free(ac_engine *e)
     if (e->provider)
         e->provider->free(e->provider);
     ac_tools_free_all(e);
+    ac_mcp_set_free(e);
     free(e->guards);
     free(e->actions);
     free(e->e_start);
@@ -578,6 +579,7 @@ void ac_engine_free(ac_engine *e)
     free(e->system_prompt);
     free(e->output_schema_text);
     free(e->tool_choice);
+    json_decref(e->state_decl);
     free(e->journal_dir);
     free(e->api_key_env);
     ac_secrets_free(e->secrets);

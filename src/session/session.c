@@ -13,6 +13,7 @@
 
 #include "journal.h"
 #include "session/toolkits.h"
+#include "session/state.h"
 #include "session_int.h"
 #include "session/spec_rt.h"
 #include "tools/schema.h"
@@ -517,6 +518,10 @@ static json_t *spawn_payload(ac_engine *e)
     if (d && kits)
         json_object_set(d, "toolkits", kits);
     json_decref(kits);
+    if (d && e->state_decl) /* the State starts from the event: a replay needs no tool file */
+        json_object_set(d, "state", e->state_decl);
+    if (d && e->mcp) /* the MCP servers and the protocol version each one speaks */
+        ac_mcp_spawn_info(e, d);
     return d;
 }
 
@@ -741,6 +746,7 @@ static void session_free_now(ac_session *s)
     ac_schema_free(s->output_schema);
     free(s->output_schema_text);
     ac_spec_facts_free(s);
+    ac_state_free(s->state);
     free(s->partial);
     free(s->answer);
     free(s->error);
@@ -879,6 +885,8 @@ char *ac_session_to_json(const ac_session *s)
     if (o && kits)
         json_object_set(o, "toolkits", kits);
     json_decref(kits);
+    if (o && s->state) /* the State (state.h) */
+        json_object_set(o, "state", s->state->doc);
     char *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     return out;

@@ -20,6 +20,9 @@
  * inherited (see the engine, session/tool_env.c); "env" values are passed
  * exactly as written.
  *
+ * "mcp": [...] declares MCP servers whose tools are added too (src/mcp/mcp_config.c
+ * checks it); "tools" may then be left out.
+ *
  * Everything else is refused: unknown keys, wrong types, a schema that does not
  * compile, duplicate tool names, duplicate JSON keys. Messages name the file
  * and the entry, e.g. `tools.json: tools[2] ("grep"): unknown key "cmd"`, and
@@ -74,6 +77,10 @@ typedef struct ac_toolfile {
     size_t n;
     ac_toolfile_toolkit *toolkits;
     size_t n_toolkits;
+    /* "state": {"initial": {...}, "schema": {...}} (both optional; the initial State
+     * must be an object that the schema, when given, accepts), or NULL */
+    json_t *state;
+    json_t *mcp; /* the "mcp" array as written (MCP servers, src/mcp/mcp_config.c), or NULL */
 } ac_toolfile;
 
 /* Loads and checks a tool file. Returns a new ac_toolfile (free with
