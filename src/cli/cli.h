@@ -17,6 +17,7 @@ int ac_cli_run(int argc, char **argv);
 int ac_cli_demo(int argc, char **argv);
 int ac_cli_replay(int argc, char **argv);
 int ac_cli_batch(int argc, char **argv);
+int ac_cli_serve(int argc, char **argv);
 /* tools_cmd.c: check --tools FILE, diagram --tools FILE */
 int ac_cli_has_tools_arg(int argc, char **argv);
 int ac_cli_tools_check(int argc, char **argv);

@@ -19,6 +19,7 @@ static void usage(FILE *out)
             "  demo                       run the offline demo agent (no network, no keys)\n"
             "  run [OPTIONS] PROMPT       run an agent on one prompt (PROMPT - reads stdin)\n"
             "  batch FILE [OPTIONS]       run many prompts (JSON Lines) on one event loop\n"
+            "  serve [OPTIONS]            serve sessions over HTTP (API, SSE, audit page)\n"
             "  replay JOURNAL [--check]   rebuild a session from its journal, no I/O\n"
             "  resume ID [OPTIONS]        finish the turn of a stored session a crash stopped\n"
             "  sessions list|show|rm|export  the stored sessions (agentc sessions --help)\n"
@@ -90,6 +91,8 @@ static int dispatch(int argc, char **argv)
         return ac_cli_replay(argc - 1, argv + 1);
     if (!strcmp(cmd, "batch"))
         return ac_cli_batch(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return ac_cli_serve(argc - 1, argv + 1);
     fprintf(stderr, "agentc: unknown command '%s' (see agentc --help)\n", cmd);
     return AC_EXIT_USAGE;
 }

@@ -1,0 +1,9 @@
+# agentc serve benchmark (not a test): cmake --build BUILD --target bench_serve
+# 1,000 concurrent SSE clients, CPU per event against agentc batch, 10,000 stored sessions.
+if(TARGET agentc)
+  add_custom_target(bench_serve
+    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_serve.sh $<TARGET_FILE:agentc> 1000 3
+    DEPENDS agentc
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    USES_TERMINAL)
+endif()

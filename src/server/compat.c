@@ -1,0 +1,300 @@
+/*
+ * compat.c - the OpenAI-compatible front of `agentc serve`:
+ * POST /v1/chat/completions (streamed and not) runs the agent, with its
+ * tools and spec, on the given messages in a session of its own, and
+ * answers with the final text; GET /v1/models lists the agent.
+ *
+ * The system messages become the session's system prompt; the other
+ * messages, when there are more than one user message, are given to the
+ * agent as a transcript followed by the last user message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_int.h"
+
+enum MHD_Result srv_models(srv *sv, struct MHD_Connection *c)
+{
+    return srv_reply_json(c, 200,
+                          json_pack("{s:s, s:[{s:s, s:s, s:i, s:s}]}", "object", "list", "data",
+                                    "id", sv->model_name, "object", "model", "created", 0,
+                                    "owned_by", "agentc"));
+}
+
+/* The text of a message's content: a string, or an array of {type: text, text} parts. */
+static int content_text(json_t *content, char **out)
+{
+    *out = NULL;
+    if (json_is_string(content)) {
+        *out = strdup(json_string_value(content));
+        return *out ? 0 : -1;
+    }
+    if (!json_is_array(content))
+        return -1;
+    size_t i, total = 0;
+    json_t *part;
+    json_array_foreach(content, i, part)
+    {
+        json_t *t = json_object_get(part, "text");
+        if (!json_is_string(t))
+            return -1;
+        total += json_string_length(t) + 1;
+    }
+    char *b = malloc(total + 1), *p = b;
+    if (!b)
+        return -1;
+    json_array_foreach(content, i, part)
+    {
+        json_t *t = json_object_get(part, "text");
+        size_t n = json_string_length(t);
+        memcpy(p, json_string_value(t), n);
+        p += n;
+    }
+    *p = 0;
+    *out = b;
+    return 0;
+}
+
+typedef struct sbuf {
+    char *b;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void sb_add(sbuf *s, const char *a, size_t n)
+{
+    if (s->oom)
+        return;
+    if (s->n + n + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 256;
+        while (cap < s->n + n + 1)
+            cap *= 2;
+        char *b = realloc(s->b, cap);
+        if (!b) {
+            s->oom = 1;
+            return;
+        }
+        s->b = b;
+        s->cap = cap;
+    }
+    memcpy(s->b + s->n, a, n);
+    s->n += n;
+    s->b[s->n] = 0;
+}
+
+static void sb_str(sbuf *s, const char *a)
+{
+    sb_add(s, a, strlen(a));
+}
+
+static json_t *chunk(srv_sess *ss, json_t *delta, const char *finish)
+{
+    return json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:o, s:s?}]}", "id", ss->id, "object",
+                     "chat.completion.chunk", "created", (json_int_t)(ss->created_ms / 1000),
+                     "model", ss->sv->model_name, "choices", "index", 0, "delta", delta,
+                     "finish_reason", finish);
+}
+
+static void push_json(srv_stream *st, json_t *o)
+{
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    json_decref(o);
+    if (!s)
+        return;
+    srv_stream_push(st, "data: ", 6);
+    srv_stream_push(st, s, strlen(s));
+    srv_stream_push(st, "\n\n", 2);
+    free(s);
+}
+
+/* A text delta of an ephemeral session with a stream (sessions.c calls it). */
+void srv_chat_delta(srv_sess *ss, const char *d, size_t n)
+{
+    if (ss->chat)
+        push_json(ss->chat, chunk(ss, json_pack("{s:s%}", "content", d, n), NULL));
+}
+
+static json_t *usage(srv_sess *ss)
+{
+    ac_session_stats st;
+    ac_session_get_stats(ss->s, &st);
+    return json_pack("{s:I, s:I, s:I}", "prompt_tokens", (json_int_t)st.input_tokens,
+                     "completion_tokens", (json_int_t)st.output_tokens, "total_tokens",
+                     (json_int_t)(st.input_tokens + st.output_tokens));
+}
+
+static void done_stream(srv_sess *ss, void *ud)
+{
+    srv_stream *st = ud;
+    enum ac_session_status s = ac_session_status(ss->s);
+    if (s == AC_SESSION_FAILED) {
+        const char *e = ac_session_error(ss->s);
+        push_json(st, json_pack("{s:{s:s, s:s}}", "error", "code", "agent_failed", "message",
+                                e ? e : "the agent failed"));
+    } else {
+        json_t *c = chunk(ss, json_object(), s == AC_SESSION_CANCELLED ? "cancelled" : "stop");
+        if (c)
+            json_object_set_new(c, "usage", usage(ss));
+        push_json(st, c);
+    }
+    srv_stream_push(st, "data: [DONE]\n\n", 14);
+    ss->chat = NULL;
+    st->ss = NULL;
+    srv_stream_finish(st);
+    srv_sess_free(ss);
+}
+
+static void done_plain(srv_sess *ss, void *ud)
+{
+    (void)ud;
+    struct MHD_Connection *c = ss->waiter;
+    ss->waiter = NULL;
+    enum ac_session_status s = ac_session_status(ss->s);
+    if (s == AC_SESSION_FAILED || s == AC_SESSION_CANCELLED) {
+        const char *e = ac_session_error(ss->s);
+        srv_reply_error(c, s == AC_SESSION_FAILED ? 502 : 503,
+                        s == AC_SESSION_FAILED ? "agent_failed" : "cancelled", "%s",
+                        e ? e : "the agent did not finish");
+    } else {
+        srv_reply_json(c, 200,
+                       json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s}, s:s}], s:o}", "id",
+                                 ss->id, "object", "chat.completion", "created",
+                                 (json_int_t)(ss->created_ms / 1000), "model", ss->sv->model_name,
+                                 "choices", "index", 0, "message", "role", "assistant", "content",
+                                 ac_session_answer(ss->s), "finish_reason", "stop", "usage",
+                                 usage(ss)));
+    }
+    MHD_resume_connection(c);
+    srv_kick(ss->sv);
+    srv_sess_free(ss);
+}
+
+enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
+                                     const char *body, size_t n)
+{
+    json_error_t je;
+    json_t *rq = json_loadb(body ? body : "", n, JSON_REJECT_DUPLICATES, &je);
+    if (!json_is_object(rq)) {
+        json_decref(rq);
+        return srv_reply_error(c, 400, "invalid_json", "the body must be a JSON object");
+    }
+    json_t *msgs = json_object_get(rq, "messages");
+    json_t *stream = json_object_get(rq, "stream");
+    if (!json_is_array(msgs) || !json_array_size(msgs)) {
+        json_decref(rq);
+        return srv_reply_error(c, 400, "invalid_type", "'messages' must be a non-empty array");
+    }
+    if (stream && !json_is_boolean(stream) && !json_is_null(stream)) {
+        json_decref(rq);
+        return srv_reply_error(c, 400, "invalid_type", "'stream' must be a boolean");
+    }
+    sbuf sys = {0}, conv = {0};
+    char *last_user = NULL;
+    size_t users = 0, i;
+    json_t *m;
+    const char *bad = NULL;
+    json_array_foreach(msgs, i, m)
+    {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        char *text = NULL;
+        if (!role) {
+            bad = "each message needs a 'role'";
+            break;
+        }
+        json_t *content = json_object_get(m, "content");
+        if (json_is_null(content) || !content)
+            text = strdup("");
+        else if (content_text(content, &text)) {
+            bad = "a message's 'content' must be a string or an array of text parts";
+            break;
+        }
+        if (!text) {
+            bad = "out of memory";
+            break;
+        }
+        if (!strcmp(role, "system") || !strcmp(role, "developer")) {
+            if (sys.n)
+                sb_str(&sys, "\n\n");
+            sb_str(&sys, text);
+            free(text);
+            continue;
+        }
+        if (!strcmp(role, "user"))
+            users++;
+        if (last_user) {
+            sb_str(&conv, "user: ");
+            sb_str(&conv, last_user);
+            sb_str(&conv, "\n\n");
+            free(last_user);
+            last_user = NULL;
+        }
+        if (!strcmp(role, "user") && i + 1 == json_array_size(msgs)) {
+            last_user = text;
+            continue;
+        }
+        if (!strcmp(role, "user")) {
+            last_user = text;
+            continue;
+        }
+        sb_str(&conv, role);
+        sb_str(&conv, ": ");
+        sb_str(&conv, text);
+        sb_str(&conv, "\n\n");
+        free(text);
+    }
+    int streamed = json_is_true(stream);
+    json_decref(rq);
+    if (!bad && !last_user)
+        bad = "the last message must be a user message";
+    if (bad || sys.oom || conv.oom) {
+        free(last_user);
+        free(sys.b);
+        free(conv.b);
+        return srv_reply_error(c, 400, "invalid_request", "%s", bad ? bad : "out of memory");
+    }
+    sbuf prompt = {0};
+    if (conv.n) {
+        sb_str(&prompt, "The conversation so far:\n\n");
+        sb_add(&prompt, conv.b, conv.n);
+        sb_str(&prompt, "The user's new message:\n\n");
+    }
+    sb_str(&prompt, last_user);
+    free(last_user);
+    free(conv.b);
+    ac_error err = {0};
+    srv_sess *ss = prompt.oom ? NULL : srv_sess_new(sv, o, NULL, sys.n ? sys.b : NULL, 1, &err);
+    free(sys.b);
+    if (!ss) {
+        free(prompt.b);
+        return srv_reply_error(c, 500, "session_failed", "cannot run the agent: %s", err.text);
+    }
+    enum MHD_Result ret;
+    if (streamed) {
+        srv_stream *st = srv_stream_new(sv, NULL, 0);
+        struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
+        if (!resp) {
+            free(st);
+            free(prompt.b);
+            srv_sess_free(ss);
+            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+        }
+        st->log = 0;
+        st->ss = ss;
+        st->conn = c;
+        ss->chat = st;
+        ss->on_done = done_stream;
+        ss->done_ud = st;
+        push_json(st, chunk(ss, json_pack("{s:s, s:s}", "role", "assistant", "content", ""), NULL));
+        ret = MHD_queue_response(c, 200, resp);
+        MHD_destroy_response(resp);
+    } else {
+        ss->waiter = c;
+        ss->on_done = done_plain;
+        MHD_suspend_connection(c);
+        ret = MHD_YES;
+    }
+    ac_session_send(ss->s, prompt.b);
+    free(prompt.b);
+    return ret;
+}

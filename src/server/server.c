@@ -1,0 +1,1114 @@
+/*
+ * server.c - `agentc serve`: libmicrohttpd driven by the agentc event loop,
+ * the routes of the session API, bearer tokens and limits, graceful stop.
+ *
+ * One thread: MHD runs in its external epoll mode. The loop watches MHD's
+ * epoll descriptor and a timer set from MHD_get_timeout(); both run MHD_run().
+ * Session events posted from an MHD callback are applied right after that
+ * callback (see ac_session_post), and the streams they wake are resumed
+ * connections, so MHD is run again on the next loop iteration (srv_kick).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agentc/store.h"
+#include "io/file.h"
+#include "server_int.h"
+
+/* ---- replies ---- */
+
+enum MHD_Result srv_reply_json(struct MHD_Connection *c, unsigned status, json_t *o)
+{
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    json_decref(o);
+    if (!s)
+        return MHD_NO;
+    size_t n = strlen(s);
+    struct MHD_Response *r = MHD_create_response_from_buffer(n, s, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+enum MHD_Result srv_reply_error(struct MHD_Connection *c, unsigned status, const char *code,
+                                const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return srv_reply_json(c, status,
+                          json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg));
+}
+
+/* ---- MHD on the loop ---- */
+
+static void run_mhd(srv *sv);
+
+static void on_mhd_timer(void *ud)
+{
+    srv *sv = ud;
+    sv->mhd_timer = 0;
+    sv->kick_pending = 0;
+    run_mhd(sv);
+}
+
+static void run_mhd(srv *sv)
+{
+    if (!sv->d || sv->mhd_running)
+        return;
+    sv->mhd_running = 1;
+    MHD_run(sv->d);
+    sv->mhd_running = 0;
+    if (sv->mhd_timer)
+        ac_loop_cancel_timer(sv->loop, sv->mhd_timer);
+    sv->mhd_timer = 0;
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    int again = sv->kick_again;
+    sv->kick_again = 0;
+    if (again || MHD_get_timeout(sv->d, &ms) == MHD_YES)
+        sv->mhd_timer = ac_loop_timer(sv->loop, ms > 60000 ? 60000 : (int64_t)ms, on_mhd_timer, sv);
+    sv->kick_pending = sv->mhd_timer && ms == 0;
+}
+
+static void on_epoll(void *ud, int fd, int revents)
+{
+    (void)fd;
+    (void)revents;
+    run_mhd(ud);
+}
+
+/* Resumed connections are served by the next MHD_run: one per loop iteration however many
+ * streams woke in it (a 0 ms timer fires in the next iteration, which then does not block). */
+void srv_kick(srv *sv)
+{
+    if (sv->mhd_running) {
+        sv->kick_again = 1; /* resumed from inside MHD_run: run it again right after */
+        return;
+    }
+    if (sv->kick_pending)
+        return;
+    if (sv->mhd_timer)
+        ac_loop_cancel_timer(sv->loop, sv->mhd_timer);
+    sv->mhd_timer = ac_loop_timer(sv->loop, 0, on_mhd_timer, sv);
+    sv->kick_pending = sv->mhd_timer != 0;
+}
+
+static void on_ping(void *ud)
+{
+    srv *sv = ud;
+    srv_streams_ping(sv);
+    sv->ping_timer = ac_loop_timer(sv->loop, sv->cfg->ping_ms, on_ping, sv);
+}
+
+/* ---- tokens ---- */
+
+static int ct_equal(const char *a, size_t an, const char *b, size_t bn)
+{
+    size_t n = an > bn ? an : bn;
+    unsigned char d = (unsigned char)(an != bn);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = i < an ? (unsigned char)a[i] : 0;
+        unsigned char y = i < bn ? (unsigned char)b[i] : 0;
+        d |= (unsigned char)(x ^ y);
+    }
+    return d == 0;
+}
+
+static int load_tokens(srv *sv, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "agentc serve: cannot read tokens file '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    char *text = ac_read_stream(f, (size_t)1 << 20, NULL);
+    fclose(f);
+    if (!text) {
+        fprintf(stderr, "agentc serve: cannot read tokens file '%s'\n", path);
+        return -1;
+    }
+    int rc = 0;
+    size_t lineno = 0;
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        lineno++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t' || *p == '\r')
+            p++;
+        if (*p && *p != '#') {
+            char *tok = p;
+            while (*p && *p != ' ' && *p != '\t' && *p != '\r')
+                p++;
+            char *tok_end = p;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            char *name = p;
+            size_t nlen = strlen(name);
+            while (nlen && (name[nlen - 1] == '\r' || name[nlen - 1] == ' '))
+                name[--nlen] = 0;
+            *tok_end = 0;
+            if (strlen(tok) < 16) {
+                fprintf(stderr, "agentc serve: %s:%zu: a token needs at least 16 characters\n",
+                        path, lineno);
+                rc = -1;
+                break;
+            }
+            srv_owner *o = realloc(sv->owners, (sv->n_owners + 1) * sizeof *o);
+            if (!o) {
+                rc = -1;
+                break;
+            }
+            sv->owners = o;
+            o = &sv->owners[sv->n_owners];
+            memset(o, 0, sizeof *o);
+            char def[32];
+            snprintf(def, sizeof def, "token%zu", sv->n_owners + 1);
+            o->token = strdup(tok);
+            o->name = strdup(*name ? name : def);
+            sv->n_owners++;
+            if (!o->token || !o->name) {
+                rc = -1;
+                break;
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    if (!rc && !sv->n_owners) {
+        fprintf(stderr, "agentc serve: tokens file '%s' holds no token\n", path);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* The owner the request's bearer token names; NULL when it names none. */
+static srv_owner *authenticate(srv *sv, struct MHD_Connection *c)
+{
+    if (!sv->n_owners)
+        return &sv->anon;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncmp(h, "Bearer ", 7))
+        return NULL;
+    const char *tok = h + 7;
+    size_t tn = strlen(tok);
+    srv_owner *found = NULL;
+    for (size_t i = 0; i < sv->n_owners; i++) /* every token compared: no early exit */
+        if (ct_equal(tok, tn, sv->owners[i].token, strlen(sv->owners[i].token)) && !found)
+            found = &sv->owners[i];
+    return found;
+}
+
+/* ---- requests ---- */
+
+typedef struct req {
+    srv_owner *owner;
+    char *body;
+    size_t len, cap;
+    int too_big;
+    int load_failed; /* a stored session could not be loaded: the error below */
+    int load_code;
+    char load_msg[400];
+} req;
+
+/* A request waiting, suspended, for its stored session to be loaded: loading posts the
+ * journal's events, which must apply at once, so it runs between loop iterations, never
+ * inside a callback (where posts are queued). */
+struct srv_load {
+    struct srv_load *next;
+    struct MHD_Connection *conn;
+    req *r;
+    char *id;
+};
+
+static int valid_id(const char *id)
+{
+    size_t n = strlen(id);
+    if (!n || n > 128)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = id[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '_' || ch == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Parses the body as a JSON object with only the given keys; replies the error itself. */
+static json_t *parse_body(struct MHD_Connection *c, const req *r, const char *const *keys,
+                          int allow_empty, enum MHD_Result *ret)
+{
+    if (!r->len && allow_empty)
+        return json_object();
+    json_error_t je;
+    json_t *o = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &je);
+    if (!o) {
+        *ret = srv_reply_error(c, 400, "invalid_json", "the body is not JSON: %s (at %d:%d)",
+                               je.text, je.line, je.column);
+        return NULL;
+    }
+    if (!json_is_object(o)) {
+        json_decref(o);
+        *ret = srv_reply_error(c, 400, "invalid_request", "the body must be a JSON object");
+        return NULL;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v)
+    {
+        size_t i = 0;
+        while (keys[i] && strcmp(keys[i], k))
+            i++;
+        if (!keys[i]) {
+            char name[64];
+            snprintf(name, sizeof name, "%s", k);
+            json_decref(o);
+            *ret = srv_reply_error(c, 400, "unknown_field", "unknown field '%s'", name);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+static int optional_string(struct MHD_Connection *c, json_t *o, const char *key, const char **out,
+                           enum MHD_Result *ret)
+{
+    json_t *v = json_object_get(o, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v)) {
+        *ret = srv_reply_error(c, 400, "invalid_type", "'%s' must be a string", key);
+        return -1;
+    }
+    *out = json_string_value(v);
+    return 0;
+}
+
+/* Counts one message against the owner's per-minute budget; 0 if allowed. */
+static int rate_limited(srv *sv, srv_owner *o)
+{
+    int64_t now = ac_loop_now_ms(sv->loop);
+    if (now - o->window_start_ms >= 60000) {
+        o->window_start_ms = now;
+        o->window_count = 0;
+    }
+    if (o->window_count >= sv->cfg->messages_per_min)
+        return 1;
+    o->window_count++;
+    return 0;
+}
+
+static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
+{
+    static const char *const keys[] = {"id", "system", NULL};
+    enum MHD_Result ret = MHD_NO;
+    json_t *o = parse_body(c, r, keys, 1, &ret);
+    if (!o)
+        return ret;
+    const char *id, *system;
+    if (optional_string(c, o, "id", &id, &ret) || optional_string(c, o, "system", &system, &ret)) {
+        json_decref(o);
+        return ret;
+    }
+    if (id && !valid_id(id)) {
+        json_decref(o);
+        return srv_reply_error(c, 400, "invalid_id",
+                               "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
+    }
+    if (id && srv_sess_find(sv, id)) {
+        json_decref(o);
+        return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
+    }
+    if (r->owner->sessions >= sv->cfg->sessions_per_token) {
+        json_decref(o);
+        return srv_reply_error(c, 429, "too_many_sessions",
+                               "this token has %zu sessions, the limit; delete one first",
+                               r->owner->sessions);
+    }
+    ac_error err = {0};
+    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, 0, &err);
+    json_decref(o);
+    if (!ss)
+        return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
+                               "cannot create the session: %s", err.text);
+    return srv_reply_json(c, 201, srv_sess_json(ss, 0));
+}
+
+static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
+{
+    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *after = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "after");
+    long limit = 100;
+    if (lim) {
+        char *end;
+        limit = strtol(lim, &end, 10);
+        if (*end || limit < 1 || limit > 1000)
+            return srv_reply_error(c, 400, "invalid_limit", "limit must be 1..1000");
+    }
+    /* oldest first: the registry holds the newest first */
+    size_t n = 0;
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        n++;
+    srv_sess **all = malloc((n ? n : 1) * sizeof *all);
+    if (!all)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    size_t k = n;
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        all[--k] = ss;
+    json_t *data = json_array();
+    int started = after == NULL;
+    long count = 0;
+    const char *last = NULL;
+    int more = 0;
+    for (size_t i = 0; i < n; i++) {
+        srv_sess *ss = all[i];
+        if (ss->ephemeral || ss->freeing || ss->owner != r->owner)
+            continue;
+        if (!started) {
+            started = !strcmp(ss->id, after);
+            continue;
+        }
+        if (count == limit) {
+            more = 1;
+            break;
+        }
+        json_array_append_new(data, srv_sess_json(ss, 0));
+        last = ss->id;
+        count++;
+    }
+    json_t *o = json_pack("{s:o, s:b}", "data", data, "has_more", more);
+    if (more && last)
+        json_object_set_new(o, "next_after", json_string(last));
+    free(all);
+    return srv_reply_json(c, 200, o);
+}
+
+static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
+{
+    static const char *const keys[] = {"content", "if_busy", NULL};
+    enum MHD_Result ret = MHD_NO;
+    json_t *o = parse_body(c, r, keys, 0, &ret);
+    if (!o)
+        return ret;
+    json_t *content = json_object_get(o, "content");
+    const char *policy = NULL;
+    if (!json_is_string(content) || !json_string_length(content)) {
+        json_decref(o);
+        return srv_reply_error(c, 400, "invalid_type", "'content' must be a non-empty string");
+    }
+    if (optional_string(c, o, "if_busy", &policy, &ret)) {
+        json_decref(o);
+        return ret;
+    }
+    if (!policy)
+        policy = "reject";
+    if (strcmp(policy, "reject") && strcmp(policy, "enqueue") && strcmp(policy, "interrupt") &&
+        strcmp(policy, "rollback")) {
+        json_decref(o);
+        return srv_reply_error(c, 400, "invalid_value",
+                               "if_busy is reject, enqueue, interrupt or rollback");
+    }
+    if (ac_session_ended(ss->s)) {
+        json_decref(o);
+        return srv_reply_error(c, 409, "session_ended", "the session ended (%s)",
+                               ac_session_status_name(ac_session_status(ss->s)));
+    }
+    const char *state = ac_session_state(ss->s, "session");
+    int busy = state && !strcmp(state, "Running");
+    if (busy && !strcmp(policy, "reject")) {
+        json_decref(o);
+        return srv_reply_error(
+            c, 409, "session_busy",
+            "a turn is running; send with if_busy enqueue, interrupt or rollback");
+    }
+    if (rate_limited(sv, r->owner)) {
+        json_decref(o);
+        return srv_reply_error(c, 429, "rate_limited",
+                               "more than %u messages this minute for this token",
+                               sv->cfg->messages_per_min);
+    }
+    const char *text = json_string_value(content);
+    const char *how = "started";
+    int rc;
+    if (busy && (!strcmp(policy, "interrupt") || !strcmp(policy, "rollback"))) {
+        /* the running turn stops (pause): its unanswered tool calls are answered as
+         * interrupted when the next turn starts, so none is left dangling */
+        srv_sess_emit(ss, "stopped",
+                      json_pack("{s:s, s:s}", "reason",
+                                !strcmp(policy, "interrupt") ? "interrupted" : "rolled_back",
+                                "partial_response", ac_session_partial(ss->s)));
+        ac_session_post(ss->s, "pause", NULL, 0);
+        rc = ac_session_send(ss->s, text);
+        ac_session_post(ss->s, "resume", NULL, 0);
+        how = !strcmp(policy, "interrupt") ? "interrupted" : "rolled_back";
+    } else {
+        rc = ac_session_send(ss->s, text);
+        how = busy                                ? "enqueued"
+              : state && !strcmp(state, "Paused") ? "waiting_for_resume"
+                                                  : "started";
+    }
+    json_decref(o);
+    if (rc < 0 && rc != AC_QUEUED)
+        return srv_reply_error(c, 500, "post_failed", "the message was not accepted: %s",
+                               ac_strerror(rc));
+    json_t *reply = srv_sess_json(ss, 0);
+    json_object_set_new(reply, "accepted", json_string(how));
+    return srv_reply_json(c, 202, reply);
+}
+
+static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
+                                  const char *name)
+{
+    (void)sv;
+    const char *why = NULL;
+    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(ss->s));
+    int outside = 0; /* the spec declares it `outside event`: always the outside's to send */
+    for (uint16_t i = 0; t->event_flags && i < t->n_events; i++)
+        if (t->event_names[i] && !strcmp(t->event_names[i], name))
+            outside = (t->event_flags[i] & AC_EV_OUTSIDE) != 0;
+    if (outside)
+        ;
+    else if (!strcmp(name, "user_message") || !strcmp(name, "spawn"))
+        why = "use the messages route for user messages";
+    else if (strchr(name, '.') || !strcmp(name, "inactivity_timeout"))
+        why = "engine events cannot be sent from outside";
+    if (why)
+        return srv_reply_error(c, 403, "event_not_allowed", "event '%s': %s", name, why);
+    json_t *payload = NULL;
+    if (r->len) {
+        json_error_t je;
+        payload = json_loadb(r->body, r->len, JSON_REJECT_DUPLICATES, &je);
+        if (!payload)
+            return srv_reply_error(c, 400, "invalid_json", "the body is not JSON: %s", je.text);
+    }
+    char *partial = NULL;
+    if (!strcmp(name, "cancel")) {
+        free(ss->stop_partial);
+        partial = strdup(ac_session_partial(ss->s));
+        ss->stop_partial = partial;
+        ss->stop_reason = "cancelled";
+    }
+    if (ac_session_ended(ss->s)) {
+        json_decref(payload);
+        return srv_reply_error(c, 409, "session_ended", "the session ended (%s)",
+                               ac_session_status_name(ac_session_status(ss->s)));
+    }
+    int rc = ac_session_post(ss->s, name, payload, 0);
+    if (rc == AC_EUNKNOWN_EVENT)
+        return srv_reply_error(c, 404, "unknown_event", "the spec declares no event '%s'", name);
+    if (rc < 0 && rc != AC_QUEUED)
+        return srv_reply_error(c, 500, "post_failed", "event '%s' was not applied: %s", name,
+                               ac_strerror(rc));
+    json_t *reply = srv_sess_json(ss, 0);
+    json_object_set_new(reply, "accepted", json_string(name));
+    return srv_reply_json(c, 202, reply);
+}
+
+static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *ss)
+{
+    const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "starting_after");
+    const char *v = q ? q : last;
+    unsigned long long after = 0;
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        after = strtoull(v, &end, 10);
+        if (*end || errno || v[0] == '-')
+            return srv_reply_error(c, 400, "invalid_cursor",
+                                   "Last-Event-ID / starting_after must be an event number");
+        if (after > ss->n_log)
+            return srv_reply_error(c, 409, "cursor_ahead",
+                                   "event %llu does not exist yet (last: %zu)", after, ss->n_log);
+    }
+    srv_stream *st = srv_stream_new(sv, ss, (size_t)after);
+    struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
+    if (!resp) {
+        if (st)
+            srv_stream_detach(st), free(st);
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    }
+    st->conn = c;
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u); /* pings keep it alive */
+    enum MHD_Result ret = MHD_queue_response(c, 200, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result spec_json(srv *sv, struct MHD_Connection *c)
+{
+    const ac_fsm_tables *t = ac_engine_tables(sv->engine);
+    json_t *machines = json_array();
+    for (uint16_t m = 0; m < t->n_machines; m++) {
+        json_t *states = json_array();
+        for (uint16_t i = 0; i < t->n_states; i++)
+            if (t->states[i].machine == m)
+                json_array_append_new(states, json_pack("{s:s, s:b}", "name", t->states[i].name,
+                                                        "terminal", t->states[i].terminal));
+        json_t *trs = json_array();
+        for (uint16_t i = 0; i < t->n_transitions; i++) {
+            const ac_fsm_transition *tr = &t->transitions[i];
+            if (t->states[tr->source].machine != m)
+                continue;
+            json_array_append_new(
+                trs, json_pack("{s:s, s:s, s:s, s:i, s:b}", "from", t->states[tr->source].name,
+                               "to", t->states[tr->target].name, "event",
+                               tr->event != AC_FSM_EVENTLESS && tr->event < t->n_events
+                                   ? t->event_names[tr->event]
+                                   : "",
+                               "line", (int)tr->line, "internal", tr->source == tr->target));
+        }
+        json_array_append_new(machines, json_pack("{s:s, s:o, s:o}", "name", t->machines[m].name,
+                                                  "states", states, "transitions", trs));
+    }
+    return srv_reply_json(
+        c, 200,
+        json_pack("{s:s, s:s, s:o}", "spec", t->spec_path, "hash", t->hash, "machines", machines));
+}
+
+static enum MHD_Result page(struct MHD_Connection *c)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(ac_srv_page_len, (void *)ac_srv_page,
+                                                             MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'unsafe-inline'; style-src "
+                            "'unsafe-inline'; connect-src 'self'; img-src data:");
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const char *url,
+                             const char *method)
+{
+    int get = !strcmp(method, "GET"), post = !strcmp(method, "POST"),
+        del = !strcmp(method, "DELETE");
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
+        return get ? page(c) : srv_reply_error(c, 405, "method_not_allowed", "GET only");
+    if (!r->owner)
+        return srv_reply_error(c, 401, "unauthorized", "a valid bearer token is required");
+    if (!strcmp(url, "/v1/models"))
+        return get ? srv_models(sv, c) : srv_reply_error(c, 405, "method_not_allowed", "GET only");
+    if (!strcmp(url, "/v1/chat/completions")) {
+        if (!post)
+            return srv_reply_error(c, 405, "method_not_allowed", "POST only");
+        if (sv->stopping)
+            return srv_reply_error(c, 503, "stopping", "the server is stopping");
+        if (rate_limited(sv, r->owner))
+            return srv_reply_error(c, 429, "rate_limited",
+                                   "more than %u messages this minute for this token",
+                                   sv->cfg->messages_per_min);
+        return srv_chat_completions(sv, c, r->owner, r->body, r->len);
+    }
+    if (!strcmp(url, "/v1/spec"))
+        return get ? spec_json(sv, c) : srv_reply_error(c, 405, "method_not_allowed", "GET only");
+    if (!strcmp(url, "/v1/sessions")) {
+        if (post) {
+            if (sv->stopping)
+                return srv_reply_error(c, 503, "stopping", "the server is stopping");
+            return create_session(sv, c, r);
+        }
+        if (get)
+            return list_sessions(sv, c, r);
+        return srv_reply_error(c, 405, "method_not_allowed", "GET or POST");
+    }
+    if (strncmp(url, "/v1/sessions/", 13))
+        return srv_reply_error(c, 404, "not_found", "no such route");
+    char id[160];
+    const char *p = url + 13;
+    const char *slash = strchr(p, '/');
+    size_t idn = slash ? (size_t)(slash - p) : strlen(p);
+    if (idn == 0 || idn >= sizeof id)
+        return srv_reply_error(c, 404, "not_found", "no such session");
+    memcpy(id, p, idn);
+    id[idn] = 0;
+    srv_sess *ss = srv_sess_find(sv, id);
+    if (!ss || ss->ephemeral || ss->owner != r->owner) /* others' sessions do not exist */
+        return srv_reply_error(c, 404, "not_found", "no such session");
+    const char *rest = slash ? slash : "";
+    if (!*rest && del && !ss->s) {
+        srv_sess_drop(ss, 1);
+        return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
+    }
+    if (!ss->s && r->load_failed) {
+        r->load_failed = 0;
+        return srv_reply_error(c, r->load_code == AC_STORE_EBUSY ? 409 : 500,
+                               r->load_code == AC_STORE_EBUSY ? "session_in_use" : "load_failed",
+                               "cannot load the session: %s", r->load_msg);
+    }
+    if (!ss->s) { /* a stored session: loaded again (snapshot + tail) between iterations */
+        struct srv_load *l = calloc(1, sizeof *l);
+        if (!l || !(l->id = strdup(id))) {
+            free(l);
+            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+        }
+        l->conn = c;
+        l->r = r;
+        l->next = sv->loads;
+        sv->loads = l;
+        MHD_suspend_connection(c); /* the handler runs again once it is resumed */
+        return MHD_YES;
+    }
+    ss->last_active_ms = ac_loop_now_ms(sv->loop);
+    if (!*rest) {
+        if (get)
+            return srv_reply_json(c, 200, srv_sess_json(ss, 1));
+        if (del) {
+            free(ss->stop_partial);
+            ss->stop_partial = strdup(ac_session_partial(ss->s));
+            ss->stop_reason = "deleted";
+            srv_sess_emit(ss, "stopped",
+                          json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
+                                    ss->stop_partial ? ss->stop_partial : ""));
+            srv_sess_drop(ss, 1);
+            return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
+        }
+        return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
+    }
+    if (!strcmp(rest, "/events"))
+        return get ? open_stream(sv, c, ss)
+                   : srv_reply_error(c, 405, "method_not_allowed", "GET only");
+    if (!post)
+        return srv_reply_error(c, 405, "method_not_allowed", "POST only");
+    if (!strcmp(rest, "/messages"))
+        return post_message(sv, c, r, ss);
+    if (!strcmp(rest, "/pause") || !strcmp(rest, "/resume") || !strcmp(rest, "/cancel"))
+        return post_event(sv, c, r, ss, rest + 1);
+    if (!strncmp(rest, "/events/", 8) && rest[8] && !strchr(rest + 8, '/')) {
+        if (strlen(rest + 8) > 63)
+            return srv_reply_error(c, 404, "unknown_event", "no such event");
+        return post_event(sv, c, r, ss, rest + 8);
+    }
+    return srv_reply_error(c, 404, "not_found", "no such route");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    srv *sv = cls;
+    (void)version;
+    req *r = *con_cls;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r)
+            return MHD_NO;
+        *con_cls = r;
+        r->owner = authenticate(sv, c);
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl) {
+            char *end;
+            unsigned long long n = strtoull(cl, &end, 10);
+            if (n > sv->cfg->max_body) {
+                r->too_big = 1;
+                return srv_reply_error(c, 413, "body_too_large",
+                                       "the body is over the limit of %zu bytes",
+                                       sv->cfg->max_body);
+            }
+        }
+        if (!r->owner && strcmp(url, "/") && strcmp(url, "/index.html"))
+            return srv_reply_error(c, 401, "unauthorized", "a valid bearer token is required");
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (r->too_big || r->len + n > sv->cfg->max_body) {
+            r->too_big = 1;
+            return MHD_YES;
+        }
+        if (r->len + n + 1 > r->cap) {
+            size_t cap = r->cap ? r->cap : 1024;
+            while (cap < r->len + n + 1)
+                cap *= 2;
+            char *b = realloc(r->body, cap);
+            if (!b)
+                return MHD_NO;
+            r->body = b;
+            r->cap = cap;
+        }
+        memcpy(r->body + r->len, upload_data, n);
+        r->len += n;
+        r->body[r->len] = 0;
+        return MHD_YES;
+    }
+    if (r->too_big)
+        return srv_reply_error(c, 413, "body_too_large", "the body is over the limit of %zu bytes",
+                               sv->cfg->max_body);
+    return route(sv, c, r, url, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    (void)toe;
+    req *r = *con_cls;
+    if (r) {
+        free(r->body);
+        free(r);
+        *con_cls = NULL;
+    }
+}
+
+/* ---- start and stop ---- */
+
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *len,
+                        int *loopback, int *v6)
+{
+    char host[128];
+    const char *colon = strrchr(listen, ':');
+    if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof host)
+        return -1;
+    memcpy(host, listen, (size_t)(colon - listen));
+    host[colon - listen] = 0;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || port < 0 || port > 65535)
+        return -1;
+    memset(ss, 0, sizeof *ss);
+    if (host[0] == '[') {
+        size_t hl = strlen(host);
+        if (hl < 3 || host[hl - 1] != ']')
+            return -1;
+        host[hl - 1] = 0;
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
+            return -1;
+        *loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+        *len = sizeof *a;
+        *v6 = 1;
+        return 0;
+    }
+    struct sockaddr_in *a = (struct sockaddr_in *)ss;
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)port);
+    if (!strcmp(host, "localhost"))
+        snprintf(host, sizeof host, "127.0.0.1");
+    if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+        return -1;
+    *loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+    *len = sizeof *a;
+    *v6 = 0;
+    return 0;
+}
+
+static int bound_port(struct MHD_Daemon *d)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
+    if (!info)
+        return -1;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(info->listen_fd, (struct sockaddr *)&ss, &len))
+        return -1;
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+static void srv_free(srv *sv)
+{
+    while (sv->sessions)
+        srv_sess_free(sv->sessions);
+    srv_db_close(sv->db);
+    ac_store_close(sv->store);
+    srv_bury(sv);
+    ac_engine_free(sv->engine);
+    if (sv->loop) {
+        if (sv->sweep_timer)
+            ac_loop_cancel_timer(sv->loop, sv->sweep_timer);
+        if (sv->grave_timer)
+            ac_loop_cancel_timer(sv->loop, sv->grave_timer);
+        if (sv->ping_timer)
+            ac_loop_cancel_timer(sv->loop, sv->ping_timer);
+        if (sv->mhd_timer)
+            ac_loop_cancel_timer(sv->loop, sv->mhd_timer);
+        if (sv->epoll_watch)
+            ac_loop_unwatch(sv->loop, sv->epoll_watch);
+        ac_loop_free(sv->loop);
+    }
+    for (size_t i = 0; i < sv->n_owners; i++) {
+        free(sv->owners[i].token);
+        free(sv->owners[i].name);
+    }
+    free(sv->owners);
+}
+
+/* Loads the sessions requests wait for; between loop iterations only. */
+static void run_loads(srv *sv)
+{
+    while (sv->loads) {
+        struct srv_load *l = sv->loads;
+        sv->loads = l->next;
+        srv_sess *ss = srv_sess_find(sv, l->id);
+        ac_error err = {0};
+        if (ss && !ss->s && srv_sess_load(ss, &err)) {
+            l->r->load_failed = 1;
+            l->r->load_code = err.code;
+            snprintf(l->r->load_msg, sizeof l->r->load_msg, "%s", err.text);
+        }
+        MHD_resume_connection(l->conn);
+        srv_kick(sv);
+        free(l->id);
+        free(l);
+    }
+}
+
+static int any_running(srv *sv)
+{
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        if (ss->s && !ac_session_settled(ss->s))
+            return 1;
+    return 0;
+}
+
+static unsigned open_connections(srv *sv)
+{
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(sv->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return i ? i->num_connections : 0;
+}
+
+/* ---- the store: recovery at start, idle sessions unloaded ---- */
+
+static srv_owner *owner_named(srv *sv, const char *name)
+{
+    if (!sv->n_owners)
+        return !strcmp(name, "local") ? &sv->anon : NULL;
+    for (size_t i = 0; i < sv->n_owners; i++)
+        if (!strcmp(sv->owners[i].name, name))
+            return &sv->owners[i];
+    return NULL; /* a token no longer in the file: its sessions stay, unseen */
+}
+
+static void on_known(void *ud, const char *sid, const char *owner, const char *public_id,
+                     const char *system, int64_t created_ms, size_t last_seq)
+{
+    srv *sv = ud;
+    srv_sess_known(sv, owner_named(sv, owner), owner, sid, public_id, system, created_ms, last_seq);
+}
+
+static int open_store(srv *sv, const char *path)
+{
+    ac_error err = {0};
+    sv->store = ac_store_open(path, NULL, &err);
+    if (!sv->store) {
+        fprintf(stderr, "agentc serve: %s\n", err.text);
+        return -1;
+    }
+    sv->db = srv_db_open(path, sv->loop);
+    if (!sv->db || srv_db_each_session(sv->db, on_known, sv)) {
+        fprintf(stderr, "agentc serve: cannot read the sessions of '%s'\n", path);
+        return -1;
+    }
+    /* turns stopped mid-way (a stop past the grace period, a crash) resume now */
+    size_t resumed = 0;
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next) {
+        ac_store_session_info info;
+        if (ac_store_info(sv->store, ss->stored_id, &info, NULL) != AC_OK || info.at_rest)
+            continue;
+        if (srv_sess_load(ss, &err))
+            fprintf(stderr, "agentc serve: session '%s' cannot resume: %s\n", ss->id, err.text);
+        else
+            resumed++;
+    }
+    fprintf(stderr, "agentc serve: store %s: %zu sessions, %zu resumed\n", path, sv->n_sessions,
+            resumed);
+    return 0;
+}
+
+static int64_t sweep_every(srv *sv)
+{
+    int64_t ms = sv->cfg->unload_after_ms / 2;
+    return ms < 50 ? 50 : ms > 5000 ? 5000 : ms;
+}
+
+static void on_sweep(void *ud)
+{
+    srv *sv = ud;
+    int64_t now = ac_loop_now_ms(sv->loop);
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        if (ss->s && ss->stored_id && !ss->streams && !ss->chat && !ss->waiter &&
+            ac_session_settled(ss->s) && now - ss->last_active_ms >= sv->cfg->unload_after_ms)
+            srv_sess_unload(ss);
+    sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
+}
+
+int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
+{
+    ac_srv_config cfg = *cfg_in;
+    if (!cfg.listen)
+        cfg.listen = "127.0.0.1:8080";
+    if (cfg.ping_ms <= 0)
+        cfg.ping_ms = 15000;
+    if (!cfg.max_body)
+        cfg.max_body = (size_t)1 << 20;
+    if (!cfg.max_connections)
+        cfg.max_connections = 1024;
+    if (!cfg.header_timeout_s)
+        cfg.header_timeout_s = 30;
+    if (!cfg.sessions_per_token)
+        cfg.sessions_per_token = 1000;
+    if (!cfg.messages_per_min)
+        cfg.messages_per_min = 600;
+    if (cfg.grace_ms <= 0)
+        cfg.grace_ms = 10000;
+    if (!cfg.max_header_bytes)
+        cfg.max_header_bytes = 16384;
+    if (cfg.unload_after_ms <= 0)
+        cfg.unload_after_ms = 600000;
+    srv sv_, *sv = &sv_;
+    memset(sv, 0, sizeof *sv);
+    sv->cfg = &cfg;
+    sv->model_name = cfg.model_name ? cfg.model_name : "agentc";
+    sv->anon.name = (char *)"local";
+    struct sockaddr_storage addr;
+    socklen_t alen;
+    int loopback = 0, v6 = 0;
+    if (parse_listen(cfg.listen, &addr, &alen, &loopback, &v6)) {
+        fprintf(stderr,
+                "agentc serve: --listen takes ADDR:PORT (127.0.0.1:8080, [::1]:8080), not '%s'\n",
+                cfg.listen);
+        return 2;
+    }
+    if (cfg.tokens_file && load_tokens(sv, cfg.tokens_file)) {
+        srv_free(sv);
+        return 3;
+    }
+    if (!loopback && !sv->n_owners) {
+        fprintf(stderr,
+                "agentc serve: refusing to listen on '%s' without --tokens: anyone who\n"
+                "  can reach it could run the agent (its tools, its API key). Pass\n"
+                "  --tokens FILE, or listen on 127.0.0.1\n",
+                cfg.listen);
+        srv_free(sv);
+        return 3;
+    }
+    sv->loop = ac_loop_new();
+    if (!sv->loop) {
+        srv_free(sv);
+        return 1;
+    }
+    srv_output_init(sv);
+    ac_error err = {0};
+    sv->engine = cfg.make_engine(cfg.engine_ud, sv->loop, &sv->out, NULL, &err);
+    if (!sv->engine) {
+        srv_free(sv);
+        return 3; /* make_engine said why */
+    }
+    if (cfg.db && open_store(sv, cfg.db)) {
+        srv_free(sv);
+        return 3;
+    }
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+    if (v6)
+        flags |= MHD_USE_IPv6;
+    sv->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, sv, MHD_OPTION_SOCK_ADDR,
+                             (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+                             sv, MHD_OPTION_CONNECTION_LIMIT, cfg.max_connections,
+                             MHD_OPTION_CONNECTION_TIMEOUT, cfg.header_timeout_s,
+                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg.max_header_bytes + 16384,
+                             MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+    if (!sv->d) {
+        fprintf(stderr, "agentc serve: cannot listen on %s: %s\n", cfg.listen, strerror(errno));
+        srv_free(sv);
+        return 1;
+    }
+    const union MHD_DaemonInfo *ei = MHD_get_daemon_info(sv->d, MHD_DAEMON_INFO_EPOLL_FD);
+    sv->epoll_watch = ei ? ac_loop_watch_fd(sv->loop, ei->epoll_fd, AC_LOOP_READ, on_epoll, sv) : 0;
+    if (!sv->epoll_watch) {
+        fprintf(stderr, "agentc serve: cannot watch the server's epoll descriptor\n");
+        MHD_stop_daemon(sv->d);
+        sv->d = NULL;
+        srv_free(sv);
+        return 1;
+    }
+    int port = bound_port(sv->d);
+    fprintf(stderr, "agentc serve: listening on %s (port %d)%s\n", cfg.listen, port,
+            sv->n_owners ? ", bearer tokens required" : "");
+    if (cfg.port_file) {
+        char tmpf[4096];
+        snprintf(tmpf, sizeof tmpf, "%s.tmp", cfg.port_file);
+        FILE *f = fopen(tmpf, "w");
+        if (f) {
+            fprintf(f, "%d\n", port);
+            fclose(f);
+            rename(tmpf, cfg.port_file);
+        }
+    }
+    sv->ping_timer = ac_loop_timer(sv->loop, cfg.ping_ms, on_ping, sv);
+    if (sv->store)
+        sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
+    run_mhd(sv);
+    while (!*stop) {
+        ac_loop_run_once(sv->loop, 500);
+        run_loads(sv);
+    }
+
+    /* graceful stop: no new connections, turns settle within the grace period */
+    fprintf(stderr, "agentc serve: stopping\n");
+    sv->stopping = 1;
+    int lfd = (int)MHD_quiesce_daemon(sv->d);
+    if (lfd >= 0)
+        close(lfd);
+    int64_t deadline = ac_loop_now_ms(sv->loop) + cfg.grace_ms;
+    while (any_running(sv) && ac_loop_now_ms(sv->loop) < deadline) {
+        ac_loop_run_once(sv->loop, 100);
+        run_loads(sv);
+    }
+    /* past the grace period: stored sessions stay mid-turn in the store and resume at the
+     * next start; the others are cancelled */
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        if (ss->s && !ss->stored_id && !ac_session_settled(ss->s)) {
+            free(ss->stop_partial);
+            ss->stop_partial = strdup(ac_session_partial(ss->s));
+            ss->stop_reason = "server_stopping";
+            ac_session_cancel(ss->s);
+        }
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        for (srv_stream *st = ss->streams; st; st = st->next) {
+            st->done = 1;
+            srv_stream_wake(st);
+        }
+    run_mhd(sv);
+    deadline = ac_loop_now_ms(sv->loop) + 2000;
+    while (open_connections(sv) && ac_loop_now_ms(sv->loop) < deadline) {
+        ac_loop_run_once(sv->loop, 50);
+        run_loads(sv);
+    }
+    /* what is still suspended is resumed before the daemon stops */
+    while (sv->sessions)
+        srv_sess_free(sv->sessions);
+    run_mhd(sv);
+    ac_loop_unwatch(sv->loop, sv->epoll_watch);
+    sv->epoll_watch = 0;
+    MHD_stop_daemon(sv->d);
+    sv->d = NULL;
+    srv_free(sv);
+    fprintf(stderr, "agentc serve: stopped\n");
+    return 0;
+}

@@ -1,0 +1,51 @@
+/*
+ * server.h - `agentc serve`: sessions over HTTP (JSON API, Server-Sent Events,
+ * an OpenAI-compatible front and the live audit page) on one event loop.
+ *
+ * The server is a client of the public headers (agentc.h) plus the loop's
+ * timers and fd watches (io/loop.h). libmicrohttpd runs in its external
+ * epoll mode: the loop watches MHD's epoll descriptor, runs MHD when it is
+ * ready or when MHD's timeout expires, and streams are suspended connections
+ * resumed when their session appends an event.
+ */
+#ifndef AGENTC_SERVER_H
+#define AGENTC_SERVER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agentc/agentc.h"
+
+/* Builds one engine (a session's system prompt, or NULL for the default), with
+ * the server's provider, spec, params and tools. NULL and err filled on error. */
+typedef ac_engine *(*ac_srv_engine_fn)(void *ud, ac_loop *loop, const ac_output *out,
+                                       const char *system, ac_error *err);
+
+typedef struct ac_srv_config {
+    const char *listen;      /* "ADDR:PORT" (default 127.0.0.1:8080; port 0: any) */
+    const char *tokens_file; /* bearer tokens, one a line "TOKEN [NAME]"; NULL: none */
+    const char *db;          /* the store's file (unused by the in-memory sessions) */
+    const char *port_file;   /* written with the bound port once listening; may be NULL */
+    ac_srv_engine_fn make_engine;
+    void *engine_ud;
+    const char *model_name;    /* the id /v1/models lists (default "agentc") */
+    int64_t ping_ms;           /* ": ping" comment interval (default 15000) */
+    size_t max_body;           /* request body cap in bytes (default 1 MB) */
+    unsigned max_connections;  /* default 1024 */
+    unsigned header_timeout_s; /* idle/slow client timeout (default 30) */
+    size_t sessions_per_token; /* default 1000 */
+    unsigned messages_per_min; /* user messages per minute per token (default 600) */
+    int64_t grace_ms;          /* SIGTERM: time for running turns (default 10000) */
+    size_t max_header_bytes;   /* request line and headers (default 16 KB) */
+    int64_t unload_after_ms;   /* --db: a settled session nobody reads is unloaded after
+                                  this long (default 10 min); the next request loads it */
+} ac_srv_config;
+
+/* Runs until *stop becomes nonzero (a signal handler sets it), then stops
+ * gracefully: no new connections, running turns get grace_ms to settle, then
+ * are cancelled; streams end; 0. Returns 2 for bad usage (--listen), 3 for a bad
+ * configuration (message on stderr), 1 when the server cannot start. */
+int ac_srv_run(const ac_srv_config *cfg, volatile sig_atomic_t *stop);
+
+#endif

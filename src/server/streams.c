@@ -1,0 +1,171 @@
+/*
+ * streams.c - streamed responses of `agentc serve`: Server-Sent Events read
+ * from a session's event log, and byte buffers (the OpenAI-compatible stream).
+ *
+ * A stream is the content reader of a libmicrohttpd response. When it has
+ * nothing to send it suspends its connection; an appended event (or a ping,
+ * or the end) resumes it and asks the server to run MHD again.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_int.h"
+
+static void unlink_stream(srv_stream *st)
+{
+    if (!st->in_list || !st->ss)
+        return;
+    for (srv_stream **pp = &st->ss->streams; *pp; pp = &(*pp)->next)
+        if (*pp == st) {
+            *pp = st->next;
+            break;
+        }
+    st->in_list = 0;
+}
+
+srv_stream *srv_stream_new(srv *sv, srv_sess *ss, size_t starting_after)
+{
+    srv_stream *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    st->sv = sv;
+    st->ss = ss;
+    st->log = 1;
+    st->next_seq = starting_after + 1;
+    if (ss) {
+        st->next = ss->streams;
+        ss->streams = st;
+        st->in_list = 1;
+    }
+    return st;
+}
+
+void srv_stream_wake(srv_stream *st)
+{
+    if (st->suspended && st->conn) {
+        st->suspended = 0;
+        MHD_resume_connection(st->conn);
+        srv_kick(st->sv);
+    }
+}
+
+void srv_stream_push(srv_stream *st, const char *data, size_t n)
+{
+    if (st->len + n > st->cap) {
+        size_t cap = st->cap ? st->cap : 256;
+        while (cap < st->len + n)
+            cap *= 2;
+        char *b = realloc(st->buf, cap);
+        if (!b)
+            return; /* the client misses this chunk; nothing else breaks */
+        st->buf = b;
+        st->cap = cap;
+    }
+    memcpy(st->buf + st->len, data, n);
+    st->len += n;
+    srv_stream_wake(st);
+}
+
+void srv_stream_finish(srv_stream *st)
+{
+    st->done = 1;
+    srv_stream_wake(st);
+}
+
+void srv_stream_detach(srv_stream *st)
+{
+    unlink_stream(st);
+    st->ss = NULL;
+    st->done = 1;
+    srv_stream_wake(st);
+}
+
+void srv_streams_ping(srv *sv)
+{
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        for (srv_stream *st = ss->streams; st; st = st->next)
+            if (st->log) {
+                st->ping = 1;
+                srv_stream_wake(st);
+            }
+}
+
+static ssize_t read_log(srv_stream *st, char *buf, size_t max)
+{
+    size_t n = 0;
+    if (st->ping && st->off == 0 && max >= 8) {
+        memcpy(buf, ": ping\n\n", 8);
+        n = 8;
+        st->ping = 0;
+    }
+    srv_sess *ss = st->ss;
+    while (ss && st->next_seq <= ss->n_log && n < max) {
+        const srv_frame *f = &ss->log[st->next_seq - 1];
+        size_t k = f->len - st->off;
+        if (k > max - n)
+            k = max - n;
+        memcpy(buf + n, f->text + st->off, k);
+        n += k;
+        st->off += k;
+        if (st->off == f->len) {
+            st->off = 0;
+            st->next_seq++;
+        }
+    }
+    return (ssize_t)n;
+}
+
+static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    srv_stream *st = cls;
+    (void)pos;
+    ssize_t n;
+    if (st->log) {
+        n = read_log(st, buf, max);
+    } else {
+        size_t k = st->len - st->rd;
+        if (k > max)
+            k = max;
+        memcpy(buf, st->buf + st->rd, k);
+        st->rd += k;
+        if (st->rd == st->len)
+            st->rd = st->len = 0;
+        n = (ssize_t)k;
+    }
+    if (n > 0)
+        return n;
+    if (st->done || !st->conn)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    st->suspended = 1;
+    MHD_suspend_connection(st->conn);
+    return 0;
+}
+
+static void reader_free(void *cls)
+{
+    srv_stream *st = cls;
+    unlink_stream(st);
+    if (!st->log && st->ss && st->ss->ephemeral) {
+        /* the client of an OpenAI-compatible stream went away: stop its turn */
+        srv_sess *ss = st->ss;
+        st->ss = NULL;
+        ss->chat = NULL;
+        ss->done_ud = NULL;
+        ss->on_done = NULL;
+        srv_sess_free(ss);
+    }
+    free(st->buf);
+    free(st);
+}
+
+struct MHD_Response *srv_stream_response(srv_stream *st)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, reader, st, reader_free);
+    if (!r)
+        return NULL;
+    MHD_add_response_header(r, "Content-Type", "text/event-stream; charset=utf-8");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "X-Accel-Buffering", "no");
+    return r;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The audit page in headless Debian chromium (tests/server/page_client.mjs): a message is
+# sent, the answer streams in, the highlighted states change; a screenshot is kept in
+# ARTIFACTS/audit-page.png.
+set -uo pipefail
+agentc=$1 artifacts=$2
+dir=$(cd "$(dirname "$0")" && pwd)
+command -v chromium >/dev/null || { echo "SKIP: chromium not installed"; exit 77; }
+command -v node >/dev/null || { echo "SKIP: node not installed"; exit 77; }
+mkdir -p "$artifacts"
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+fail() { echo "FAIL (page.sh): $*" >&2; cat "$tmp/err" >&2; exit 1; }
+answer="Once upon a time a small agent streamed its answer to a page that watched every state it went through."
+jq -cn --arg a "$answer" '{content: $a, reasoning: "thinking about stories"}' >"$tmp/script"
+echo "tok-page-test-0123456789abcdef page" >"$tmp/tokens"
+"$agentc" serve --provider script --script "$tmp/script" --script-delay-ms 40 --tokens "$tmp/tokens" \
+  --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+[ -s "$tmp/port" ] || fail "the server did not start"
+timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" "http://127.0.0.1:$(cat "$tmp/port")" \
+  tok-page-test-0123456789abcdef "$answer" "$artifacts/audit-page.png" || fail "the page test failed"
+[ -s "$artifacts/audit-page.png" ] || fail "no screenshot"
+kill -TERM $pid; wait $pid || fail "exit status"
+pid=

@@ -1,0 +1,113 @@
+// Drives Debian's chromium (headless) over the DevTools protocol to use the audit page of
+// agentc serve like a person: open it with a token, create a session, send a message, and
+// watch the answer stream in and the highlighted states change. Saves a screenshot.
+// Usage: node --experimental-websocket page_client.mjs URL TOKEN EXPECTED SCREENSHOT
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [url, token, expected, shot] = process.argv.slice(2);
+const profile = mkdtempSync(join(tmpdir(), 'agentc-chromium-'));
+const bin = process.env.CHROMIUM || 'chromium';
+const browser = spawn(bin, ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
+  '--disable-extensions', '--remote-debugging-port=0', '--user-data-dir=' + profile,
+  '--window-size=1280,900', 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+let done = false;
+function finish(code, msg) {
+  if (done) return;
+  done = true;
+  if (msg) console.error(msg);
+  browser.kill('SIGKILL');
+  setTimeout(() => { try { rmSync(profile, { recursive: true, force: true }); } catch {} process.exit(code); }, 200);
+}
+setTimeout(() => finish(1, 'FAIL: timed out'), 60000).unref();
+const wsUrl = await new Promise((resolve) => {
+  let err = '';
+  browser.stderr.on('data', (b) => {
+    err += b;
+    const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
+    if (m) resolve(m[1]);
+  });
+  browser.on('exit', () => finish(1, 'FAIL: chromium exited: ' + err.slice(-500)));
+});
+const port = new URL(wsUrl).port;
+const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
+const page = targets.find((t) => t.type === 'page');
+const ws = new WebSocket(page.webSocketDebuggerUrl);
+await new Promise((r, j) => { ws.onopen = r; ws.onerror = j; });
+let nextId = 1;
+const waiting = new Map();
+const consoleErrors = [];
+ws.onmessage = (m) => {
+  const msg = JSON.parse(m.data);
+  if (msg.id && waiting.has(msg.id)) { waiting.get(msg.id)(msg); waiting.delete(msg.id); }
+  if (msg.method === 'Runtime.exceptionThrown') consoleErrors.push(JSON.stringify(msg.params.exceptionDetails).slice(0, 300));
+  if (msg.method === 'Log.entryAdded' && msg.params.entry.level === 'error') consoleErrors.push(msg.params.entry.text + ' ' + (msg.params.entry.url || ''));
+};
+function cdp(method, params = {}) {
+  const id = nextId++;
+  ws.send(JSON.stringify({ id, method, params }));
+  return new Promise((r) => waiting.set(id, r));
+}
+async function js(expr) {
+  const r = await cdp('Runtime.evaluate', { expression: expr, returnByValue: true, awaitPromise: true });
+  if (r.result.exceptionDetails) throw new Error('page: ' + JSON.stringify(r.result.exceptionDetails).slice(0, 300));
+  return r.result.result.value;
+}
+async function until(expr, what, ms = 15000) {
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    if (await js(expr)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  finish(1, 'FAIL: ' + what + '; page text: ' + (await js('document.body.innerText')).slice(0, 800));
+  await new Promise(() => {});
+}
+function check(cond, what) { if (!cond) { finish(1, 'FAIL: ' + what); throw new Error(what); } }
+
+await cdp('Runtime.enable');
+await cdp('Log.enable');
+await cdp('Page.enable');
+await cdp('Page.navigate', { url: url + '/?token=' + encodeURIComponent(token) });
+await until(`document.querySelectorAll('svg[data-machine]').length === 3`, 'the spec diagram was not drawn');
+await until(`document.getElementById('status').textContent === 'ready'`, 'the page is not ready');
+await js(`document.getElementById('new-session').click()`);
+await until(`document.getElementById('session-id').textContent.length > 0`, 'no session was created');
+await until(`!!document.querySelector('.state.current[data-machine=session][data-state=Idle]')`, 'Idle is not highlighted');
+// send a message the way a person does
+await js(`document.getElementById('input').value = 'tell me a story'; document.getElementById('send').click()`);
+// the answer streams in: seen partial, then whole; Running is highlighted on the way
+const seen = { partial: false, running: false, streaming: false };
+const t0 = Date.now();
+for (;;) {
+  const s = await js(`({
+    text: (document.querySelector('.msg.assistant .text') || {}).textContent || '',
+    session: (document.querySelector('.state.current[data-machine=session]') || {dataset:{}}).dataset.state,
+    process: (document.querySelector('.state.current[data-machine=process]') || {dataset:{}}).dataset.state })`);
+  if (s.text.length > 0 && s.text.length < expected.length) seen.partial = true;
+  if (s.session === 'Running') seen.running = true;
+  if (s.process === 'STREAMING') seen.streaming = true;
+  if (s.text === expected && s.session === 'Idle') break;
+  if (Date.now() - t0 > 20000) finish(1, 'FAIL: the answer did not arrive: ' + JSON.stringify(s));
+  await new Promise((r) => setTimeout(r, 20));
+}
+check(seen.partial, 'the answer did not stream (never seen partial)');
+check(seen.running, 'session Running was never highlighted');
+check(seen.streaming, 'process STREAMING was never highlighted');
+const user = await js(`document.querySelector('.msg.user').textContent`);
+check(user === 'tell me a story', 'user message: ' + user);
+const counts = await js(`Object.fromEntries([...document.querySelectorAll('.edge')].map((g) => [g.dataset.key, +g.querySelector('text').dataset.count]).filter((e) => e[1] > 0))`);
+check(counts['session|Idle|Running|user_message'] === 1, 'edge count Idle->Running: ' + JSON.stringify(counts));
+check(counts['process|CALLING|STREAMING|llm.started'] === 1, 'edge count CALLING->STREAMING: ' + JSON.stringify(counts));
+check(await js(`document.querySelectorAll('.edge.taken').length`) >= 4, 'taken edges');
+// a reload rebuilds the same view from the session and its event log
+const sid = await js(`document.getElementById('session-id').textContent`);
+await cdp('Page.navigate', { url: url + '/?session=' + encodeURIComponent(sid) });
+await until(`(document.querySelector('.msg.assistant .text') || {}).textContent === ${JSON.stringify(expected)}`, 'reload: answer');
+await until(`+((document.querySelector('.edge[data-key="session|Idle|Running|user_message"] text') || {dataset:{}}).dataset.count) === 1`, 'reload: counts');
+const png = await cdp('Page.captureScreenshot', { format: 'png' });
+writeFileSync(shot, Buffer.from(png.result.data, 'base64'));
+check(consoleErrors.length === 0, 'page errors: ' + consoleErrors.join('; '));
+console.log('audit page: ok, screenshot ' + shot);
+finish(0);

@@ -1,0 +1,21 @@
+# agentc serve, end to end over loopback HTTP.
+add_test(NAME server_api
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/serve.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_api PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)
+add_test(NAME server_openai_client
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/openai.sh $<TARGET_FILE:agentc> ${CMAKE_BINARY_DIR}/npm
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_openai_client PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 400)
+add_test(NAME server_audit_page
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/page.sh $<TARGET_FILE:agentc> ${CMAKE_BINARY_DIR}/artifacts
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_audit_page PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_durable
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/durable.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_durable PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)
+add_test(NAME server_outside_events
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/outside.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_outside_events PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
