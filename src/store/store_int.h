@@ -45,6 +45,8 @@ typedef struct ac_store_commit {
     int at_rest;
     const char *title; /* NULL: unchanged */
     const char *spec_hash; /* NULL: unchanged */
+    const char *started_call, *started_name; /* a tool call about to run, or NULL */
+    int release; /* give the lease up (the session is closed) */
 } ac_store_commit;
 
 typedef int (*ac_store_event_fn)(void *ud, const ac_store_event *ev);
@@ -89,7 +91,13 @@ typedef struct ac_store_ops {
                 const char *body, ac_error *err);
     /* Notes in order: ev->n the event they follow, ev->ev the kind, ev->data the body. */
     int (*notes)(ac_store *st, const char *id, ac_store_event_fn fn, void *ud, ac_error *err);
+    /* n commits in one transaction: rcs[i] and errs[i] for each (a lost lease fails that
+     * one only; any other failure fails them all, nothing written). */
+    int (*commit_many)(ac_store *st, const ac_store_commit *c, size_t n, int *rcs,
+                       ac_error *errs);
 } ac_store_ops;
+
+struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_session.c) */
 
 struct ac_store {
     const ac_store_ops *ops;
@@ -97,7 +105,11 @@ struct ac_store {
     char holder[128];
     int64_t lease_ms;
     uint64_t snapshot_every;
+    struct ac_store_group *group;
 };
+
+/* Frees the group of waiting sessions (they are all freed by then); ac_store_close calls it. */
+void ac_store_group_free(ac_store *st);
 
 /* The SQLite backend: fills *out (its own struct starting with struct ac_store). */
 int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store **out,

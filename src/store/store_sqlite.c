@@ -320,16 +320,13 @@ static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t now, 
     return exec(st, "COMMIT", err, "removing a session");
 }
 
-static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
+/* One session's part of a commit, inside the transaction: AC_OK; the lease check's error
+ * (nothing written); or AC_EIO (the caller rolls the transaction back). */
+static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
 {
-    int rc = exec(st, "BEGIN IMMEDIATE", err, "committing");
+    int rc = lease_check(st, c->id, c->holder, c->now_ms, NULL, err);
     if (rc != AC_OK)
         return rc;
-    rc = lease_check(st, c->id, c->holder, c->now_ms, NULL, err);
-    if (rc != AC_OK) {
-        rollback(st);
-        return rc;
-    }
     sqlite3_stmt *q = NULL;
     if (c->n_evs) {
         q = prep(st, "INSERT INTO events(session, n, t_ms, ev, data, steps) "
@@ -383,6 +380,20 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
         done(q);
         q = NULL;
     }
+    if (c->started_call) {
+        q = prep(st, "INSERT OR IGNORE INTO tool_calls(session, call_id, name, started_ms) "
+                     "VALUES(?, ?, ?, ?)");
+        if (!q)
+            goto fail;
+        bind_text(q, 1, c->id);
+        bind_text(q, 2, c->started_call);
+        bind_text(q, 3, c->started_name);
+        sqlite3_bind_int64(q, 4, c->now_ms);
+        if (sqlite3_step(q) != SQLITE_DONE)
+            goto fail;
+        done(q);
+        q = NULL;
+    }
     q = prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = ?, "
                  "events = max(events, ?), holder = ?, lease_until = ?, "
                  "title = CASE WHEN ? IS NULL THEN title ELSE ? END, "
@@ -393,8 +404,8 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
     sqlite3_bind_int(q, 2, c->at_rest);
     sqlite3_bind_int64(q, 3, c->now_ms);
     sqlite3_bind_int64(q, 4, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
-    bind_text(q, 5, c->holder);
-    sqlite3_bind_int64(q, 6, c->lease_until);
+    bind_text(q, 5, c->release ? "" : c->holder);
+    sqlite3_bind_int64(q, 6, c->release ? 0 : c->lease_until);
     bind_text(q, 7, c->title);
     bind_text(q, 8, c->title);
     bind_text(q, 9, c->spec_hash);
@@ -403,12 +414,56 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
     if (sqlite3_step(q) != SQLITE_DONE)
         goto fail;
     done(q);
-    return exec(st, "COMMIT", err, "committing");
+    return AC_OK;
 fail:
     sq_fail(st, err, "committing");
     done(q);
-    rollback(st);
     return AC_EIO;
+}
+
+static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = exec(st, "BEGIN IMMEDIATE", err, "committing");
+    if (rc != AC_OK)
+        return rc;
+    rc = commit_body(st, c, err);
+    if (rc != AC_OK) {
+        rollback(st);
+        return rc;
+    }
+    return exec(st, "COMMIT", err, "committing");
+}
+
+/* Several sessions' commits in one transaction (group commit across the sessions of a loop
+ * turn). A session whose lease was lost gets its error alone; any other failure fails all. */
+static int sq_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int *rcs,
+                          ac_error *errs)
+{
+    ac_error *first = &errs[0];
+    int rc = exec(st, "BEGIN IMMEDIATE", first, "committing");
+    for (size_t i = 0; rc == AC_OK && i < n; i++) {
+        if ((rc = exec(st, "SAVEPOINT one", &errs[i], "committing")) != AC_OK)
+            break;
+        rcs[i] = commit_body(st, &c[i], &errs[i]);
+        if (rcs[i] == AC_STORE_EBUSY || rcs[i] == AC_STORE_ENOENT)
+            sqlite3_exec(DB(st), "ROLLBACK TO one", NULL, NULL, NULL);
+        else if (rcs[i] != AC_OK)
+            rc = rcs[i];
+        if (rc == AC_OK)
+            rc = exec(st, "RELEASE one", &errs[i], "committing");
+        if (rc != AC_OK)
+            *first = errs[i];
+    }
+    if (rc == AC_OK)
+        rc = exec(st, "COMMIT", first, "committing");
+    if (rc != AC_OK) {
+        rollback(st);
+        for (size_t i = 0; i < n; i++) {
+            rcs[i] = rc;
+            errs[i] = *first;
+        }
+    }
+    return rc;
 }
 
 static int sq_events(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn,
@@ -626,7 +681,7 @@ static const ac_store_ops SQ_OPS = {
     sq_list,        sq_rm,             sq_commit,       sq_events,
     sq_params,      sq_snapshot_put,   sq_snapshot_get, sq_tool_started,
     sq_tool_calls,  sq_lease_acquire,  sq_lease_release, sq_note,
-    sq_notes,
+    sq_notes,       sq_commit_many,
 };
 
 /* Reads one integer pragma; -1 on failure. */
