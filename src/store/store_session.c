@@ -33,6 +33,7 @@ typedef struct writer {
     ac_store_event late[4]; /* steps of committed events (at most the open one) */
     size_t n_late;
     int queued; /* in the store's group, for the end-of-turn commit */
+    uint64_t renew; /* the lease's renewal timer */
     /* the steps of the open event as JSON text, "[STEP,STEP" (NULL: no event open), and
      * each transition row's STEP text, made once */
     char *steps;
@@ -283,6 +284,27 @@ static void schedule(writer *w)
     }
 }
 
+/* The lease is renewed by every commit; a session that commits nothing for a third of the
+ * lease (waiting for input, a long tool) renews it from this timer. */
+static void renew_fired(void *ud)
+{
+    writer *w = ud;
+    ac_loop *loop = w->s->e->loop;
+    w->renew = 0;
+    if (w->error)
+        return;
+    if (w->lease_until - wall_ms() < w->st->lease_ms * 2 / 3)
+        schedule(w);
+    w->renew = ac_loop_timer(loop, w->st->lease_ms / 3, renew_fired, w);
+}
+
+static void go_live(writer *w)
+{
+    w->muted = 0;
+    if (w->s->e->loop && !w->renew)
+        w->renew = ac_loop_timer(w->s->e->loop, w->st->lease_ms / 3, renew_fired, w);
+}
+
 /* ---- hooks ---- */
 
 static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data)
@@ -512,6 +534,8 @@ static void h_close(ac_session *s)
         if (w->timer && s->e->loop)
             ac_loop_cancel_timer(s->e->loop, w->timer);
     }
+    if (w->renew && s->e->loop)
+        ac_loop_cancel_timer(s->e->loop, w->renew);
     writer_free(w);
     s->hooks_ud = NULL;
 }
@@ -782,6 +806,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
             return NULL;
         }
         w->muted = 0;
+        w->lease_until = now + st->lease_ms;
         char text[512] = "";
         ac_session *s = ac_session_new_hooked(e, id, &HOOKS, w, 0, text, sizeof text);
         if (!s) {
@@ -790,6 +815,8 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
             st->ops->rm(st, id, st->holder, now, NULL);
             return NULL;
         }
+        w->s = s;
+        go_live(w);
         return s;
     }
     if (rc != AC_OK)
@@ -820,7 +847,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         return NULL;
     }
     s->replaying = 0;
-    w->muted = 0;
+    go_live(w);
     s->turn_base = (size_t)w->model_calls;
     w->lease_until = now + st->lease_ms;
     if (other_spec) { /* at rest: allowed, recorded, and a snapshot marks the point */
