@@ -791,6 +791,15 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
     ac_store_session_info info;
     int rc = st->ops->info(st, id, &info, err);
     int64_t now = wall_ms();
+    if (rc == AC_OK && info.events == 0 && info.snapshot_seq == 0 &&
+        !(flags & AC_STORE_MUST_EXIST) &&
+        st->ops->lease_acquire(st, id, st->holder, now, now + st->lease_ms, dead_holder(&info),
+                               err) == AC_OK) {
+        /* created by a process that stopped before its first commit (not even spawn): made
+         * anew */
+        st->ops->rm(st, id, st->holder, now, NULL);
+        rc = AC_STORE_ENOENT;
+    }
     if (rc == AC_STORE_ENOENT && !(flags & AC_STORE_MUST_EXIST)) {
         json_t *meta = json_pack("{s:s, s:O?}", "spec", e->t->spec_path ? e->t->spec_path : "",
                                  "params", e->param_overrides);

@@ -51,7 +51,7 @@ for i in $(seq 1 "$trials"); do
   fi
   "$agentc" sessions show "$id" --json >"$tmp/show" || fail "trial $i: show after resume"
   jq -e '.status == "idle" and .at_rest and .session.answer == "all done"' "$tmp/show" >/dev/null \
-    || fail "trial $i: did not complete: $(jq -c '{status, at_rest, answer: .session.answer}' "$tmp/show")"
+    || fail "trial $i: did not complete: $(jq -c '{status, at_rest, events, session}' "$tmp/show") resume: $(cat "$tmp/out" 2>/dev/null)"
   # every call has exactly one result, among the messages right after the one that asked for it
   jq -e '.session.conversation as $c
          | ($c.tool_calls | all(.state != "none"))

@@ -325,6 +325,37 @@ static void test_full_store(void **state)
     rig_close(&r);
 }
 
+/* A process that created a session and stopped before its first commit left a row without
+ * events: the next open makes the session anew, and it runs. */
+static void test_created_then_killed(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "empty.db");
+    ac_store *st = open_store(path, NULL, 0, 0, 0);
+    ac_store_close(st);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO sessions(id, spec_hash, created_ms, updated_ms, "
+                                  "holder, lease_until) VALUES('e', 'x', 1, 1, 'agentc 1@gone', 1)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    rig r;
+    rig_open(&r);
+    st = open_store(path, NULL, 0, 0, 0);
+    ac_error err;
+    ac_session *s = ac_store_session(st, r.e, "e", 0, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    turn(&r, s, "hello");
+    assert_string_equal(ac_session_answer(s), "answer one");
+    ac_session_free(s);
+    ac_store_close(st);
+    rig_close(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -348,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_continue_and_snapshot_equals_replay),
         cmocka_unit_test(test_leases),
         cmocka_unit_test(test_full_store),
+        cmocka_unit_test(test_created_then_killed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
