@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+#include <pthread.h>
 #include <sqlite3.h>
 
 #include "agentc/agentc.h"
@@ -356,6 +358,48 @@ static void test_created_then_killed(void **state)
     rig_close(&r);
 }
 
+typedef struct poster {
+    ac_session *s;
+} poster;
+
+static void *post_thread(void *ud)
+{
+    poster *p = ud;
+    ac_session_post_threadsafe(p->s, "user_message", json_pack("{s:s}", "text", "from a thread"),
+                               0);
+    return NULL;
+}
+
+/* ac_session_post_threadsafe on a stored session: the event is applied on the loop thread,
+ * committed, and there after a reload. */
+static void test_threadsafe_post(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "thread.db");
+    rig r;
+    rig_open(&r);
+    ac_store *st = open_store(path, NULL, 0, 0, 0);
+    ac_error err;
+    ac_session *s = ac_store_session(st, r.e, "t", 0, &err);
+    assert_non_null(s);
+    poster p = {s};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, post_thread, &p), 0);
+    pthread_join(th, NULL);
+    for (int i = 0; i < 200 && strcmp(ac_session_answer(s), "answer one") != 0; i++)
+        ac_loop_run_once(r.loop, 20);
+    settle(&r, s);
+    assert_string_equal(ac_session_answer(s), "answer one");
+    ac_session_free(s);
+    char *j = ac_store_session_json(st, r.e, "t", &err);
+    assert_non_null(j);
+    assert_non_null(strstr(j, "from a thread"));
+    free(j);
+    ac_store_close(st);
+    rig_close(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -380,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_leases),
         cmocka_unit_test(test_full_store),
         cmocka_unit_test(test_created_then_killed),
+        cmocka_unit_test(test_threadsafe_post),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
