@@ -184,7 +184,7 @@ int main(int argc, char **argv)
     }
     double *evs = calloc((size_t)reps, sizeof(double)), *plain = calloc((size_t)reps, sizeof(double));
     double *b1 = calloc((size_t)reps, sizeof(double)), *bn = calloc((size_t)reps, sizeof(double));
-    double *ratio = calloc((size_t)reps, sizeof(double));
+    double *ratio = calloc((size_t)reps, sizeof(double)), *su = calloc((size_t)reps, sizeof(double));
     for (int i = -1; i < reps; i++) {
         for (int m = 0; m < 2; m++) {
             int stored = (i & 1) ? 1 - m : m;
@@ -219,6 +219,7 @@ int main(int argc, char **argv)
             b1[i] = bare_inserts(bare, deltas, 0);
             bn[i] = bare_inserts(bare, deltas < 2000 ? deltas : 2000, 1);
             ratio[i] = evs[i] / b1[i];
+            su[i] = evs[i] / plain[i];
         }
     }
     printf("1. %d streamed deltas per session (one event each), %d runs\n", deltas, reps);
@@ -227,6 +228,7 @@ int main(int argc, char **argv)
     stats("rows/s bare sqlite3, 1 transaction", b1, reps, "rows/s");
     stats("rows/s bare sqlite3, 1 txn per row", bn, reps, "rows/s");
     stats("stored / bare 1-transaction", ratio, reps, "x");
+    stats("stored / unstored session", su, reps, "x");
     ac_store_close(st);
     ac_engine_free(e);
     ac_httpd_stop(h);
