@@ -256,12 +256,12 @@ static void test_leases(void **state)
     ac_store_close(b);
 
     /* a live holder renews its lease while it waits: still refused after several leases */
-    a = open_store(path, "holder-A", 300, 0, 0);
+    a = open_store(path, "holder-A", 600, 0, 0);
     b = open_store(path, "holder-B", 60000, 0, 0);
     sa = ac_store_session(a, r.e, "renewed", 0, &err);
     assert_non_null(sa);
-    for (int i = 0; i < 50; i++)
-        ac_loop_run_once(r.loop, 20); /* about 1 s: three leases */
+    for (int i = 0; i < 100; i++)
+        ac_loop_run_once(r.loop, 20); /* about 2 s: three leases */
     assert_null(ac_store_session(b, r.e, "renewed", 0, &err));
     assert_int_equal(err.code, AC_STORE_EBUSY);
     ac_session_free(sa);
