@@ -34,6 +34,10 @@ typedef struct writer {
     size_t n_late;
     int queued; /* in the store's group, for the end-of-turn commit */
     uint64_t renew; /* the lease's renewal timer */
+    /* recovery from inside a loop callback: the effects restart after the posted events */
+    ac_loop_task restart;
+    uint16_t cfg[AC_FSM_MAX_DEPTH];
+    uint8_t depth;
     /* the steps of the open event as JSON text, "[STEP,STEP" (NULL: no event open), and
      * each transition row's STEP text, made once */
     char *steps;
@@ -536,6 +540,8 @@ static void h_close(ac_session *s)
     }
     if (w->renew && s->e->loop)
         ac_loop_cancel_timer(s->e->loop, w->renew);
+    if (w->restart.queued && s->e->loop)
+        ac_loop_undefer(s->e->loop, &w->restart);
     writer_free(w);
     s->hooks_ud = NULL;
 }
@@ -658,6 +664,21 @@ static int same_config(const ac_fsm *f, const uint16_t *cfg, uint8_t depth, uint
     return 1;
 }
 
+/* Effects of the levels still in the state the session was rebuilt in never started: start
+ * them now (a level entered since started its own). */
+static void restart_effects(void *ud)
+{
+    writer *w = ud;
+    ac_session *s = w->s;
+    const ac_fsm_tables *t = s->e->t;
+    ac_event ev = {0, wall_ms(), NULL};
+    for (uint8_t i = 0; i < w->depth && same_config(&s->fsm, w->cfg, w->depth, i); i++) {
+        const uint16_t *l = t->lists + t->states[w->cfg[i]].effects;
+        for (uint16_t k = 0; k < l[0]; k++)
+            s->fsm.effect(s, l[1 + k], 1, &ev);
+    }
+}
+
 /* The work a crash interrupted, restarted by the rules of store.h. */
 static int recover(ac_store *st, ac_session *s, ac_error *err)
 {
@@ -717,13 +738,17 @@ static int recover(ac_store *st, ac_session *s, ac_error *err)
                                   "interrupted", 1),
                         0);
     }
-    /* Effects of the levels still in the state the session was rebuilt in never started:
-     * start them now (a level entered since started its own). */
-    ac_event ev = {0, wall_ms(), NULL};
-    for (uint8_t i = 0; i < depth && same_config(&s->fsm, cfg, depth, i); i++) {
-        const uint16_t *l = t->lists + t->states[cfg[i]].effects;
-        for (uint16_t k = 0; k < l[0]; k++)
-            s->fsm.effect(s, l[1 + k], 1, &ev);
+    writer *w = s->hooks_ud;
+    memcpy(w->cfg, cfg, sizeof cfg);
+    w->depth = depth;
+    if (e->loop && ac_loop_in_callback(e->loop)) {
+        /* the events posted above are applied right after this callback: the effects start
+         * after them */
+        w->restart.fn = restart_effects;
+        w->restart.ud = w;
+        ac_loop_defer(e->loop, &w->restart);
+    } else {
+        restart_effects(w);
     }
     return AC_OK;
 }

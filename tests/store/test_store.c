@@ -400,6 +400,89 @@ static void test_threadsafe_post(void **state)
     rig_close(&r);
 }
 
+typedef struct takeover {
+    ac_store *st;
+    ac_engine *e;
+    ac_session *s;
+    ac_error err;
+} takeover;
+
+static void take_over(void *ud)
+{
+    takeover *t = ud;
+    t->s = ac_store_session(t->st, t->e, "slow", 0, &t->err);
+}
+
+/* A session stopped in TOOL_EXECUTING (its holder stopped renewing: a process that hangs or
+ * died elsewhere) is taken over from inside a loop callback (as a server would): the call
+ * started without a result is answered "interrupted" and not run again; the turn finishes. */
+static void test_takeover_mid_tool_in_callback(void **state)
+{
+    (void)state;
+    char path[512], tools[512], log[512];
+    path_of(path, sizeof path, "takeover.db");
+    path_of(tools, sizeof tools, "slow_tools.json");
+    path_of(log, sizeof log, "slow.log");
+    FILE *f = fopen(tools, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"tools\": [{\"name\": \"slow\", \"description\": \"slow\", \"command\": [\"sh\", "
+            "\"-c\", \"cat >/dev/null; echo run >>'%s'; sleep 3; echo done\"]}]}\n",
+            log);
+    fclose(f);
+    static const char *slow_turns =
+        "{\"tool_calls\":[{\"id\":\"s1\",\"name\":\"slow\",\"arguments\":\"{}\"}]}\n"
+        "{\"content\":\"after the tool\"}\n";
+    ac_error err;
+    ac_loop *loop = ac_loop_new();
+    ac_engine_config cfg = {0};
+    cfg.loop = loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = slow_turns;
+    ac_engine *e = ac_engine_new(&cfg, &err);
+    assert_non_null(e);
+    assert_int_equal(ac_engine_add_tools(e, tools, &err), 0);
+    ac_store *a = open_store(path, "holder-A", 150, 0, 0);
+    ac_session *sa = ac_store_session(a, e, "slow", 0, &err);
+    assert_non_null(sa);
+    ac_session_send(sa, "go");
+    for (int i = 0; i < 200; i++) {
+        const char *st = ac_session_state(sa, "process");
+        if (st && !strcmp(st, "TOOL_EXECUTING") && access(log, F_OK) == 0)
+            break;
+        ac_loop_run_once(loop, 10);
+    }
+    assert_int_equal(access(log, F_OK), 0);
+    usleep(400 * 1000); /* A renews nothing meanwhile: its lease expires */
+    takeover t = {open_store(path, "holder-B", 60000, 0, 0), e, NULL, {0}};
+    ac_loop_timer(loop, 0, take_over, &t);
+    for (int i = 0; i < 100 && !t.s && !t.err.text[0]; i++)
+        ac_loop_run_once(loop, 10);
+    if (!t.s)
+        fail_msg("take over: %s", t.err.text);
+    assert_true(ac_store_session_resumed(t.s));
+    for (int i = 0; i < 500 && strcmp(ac_session_answer(t.s), "after the tool") != 0; i++)
+        ac_loop_run_once(loop, 10);
+    assert_string_equal(ac_session_answer(t.s), "after the tool");
+    char *j = ac_session_to_json(t.s);
+    assert_non_null(strstr(j, "interrupted: the tool may or may not have completed"));
+    free(j);
+    ac_session_free(t.s);
+    ac_session_free(sa); /* its tool is killed; its lease was lost */
+    ac_store_close(t.st);
+    ac_store_close(a);
+    ac_engine_free(e);
+    ac_loop_free(loop);
+    f = fopen(log, "r");
+    char line[64];
+    int runs = 0;
+    while (f && fgets(line, sizeof line, f))
+        runs++;
+    if (f)
+        fclose(f);
+    assert_int_equal(runs, 1); /* never run again */
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -425,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_full_store),
         cmocka_unit_test(test_created_then_killed),
         cmocka_unit_test(test_threadsafe_post),
+        cmocka_unit_test(test_takeover_mid_tool_in_callback),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
