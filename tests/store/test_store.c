@@ -413,8 +413,8 @@ static void take_over(void *ud)
     t->s = ac_store_session(t->st, t->e, "slow", 0, &t->err);
 }
 
-/* A session stopped in TOOL_EXECUTING (its holder stopped renewing: a process that hangs or
- * died elsewhere) is taken over from inside a loop callback (as a server would): the call
+/* A session stopped in TOOL_EXECUTING (its holder stopped renewing: a process that hangs, or
+ * died on another host) is taken over from inside a loop callback (as a server would): the call
  * started without a result is answered "interrupted" and not run again; the turn finishes. */
 static void test_takeover_mid_tool_in_callback(void **state)
 {
@@ -434,23 +434,29 @@ static void test_takeover_mid_tool_in_callback(void **state)
         "{\"tool_calls\":[{\"id\":\"s1\",\"name\":\"slow\",\"arguments\":\"{}\"}]}\n"
         "{\"content\":\"after the tool\"}\n";
     ac_error err;
-    ac_loop *loop = ac_loop_new();
+    /* A runs on loop a_loop, which stops turning once its tool runs (a hung process that
+     * renews nothing); B takes over on its own loop */
+    ac_loop *a_loop = ac_loop_new(), *loop = ac_loop_new();
     ac_engine_config cfg = {0};
-    cfg.loop = loop;
+    cfg.loop = a_loop;
     cfg.provider = AC_PROVIDER_SCRIPT;
     cfg.script_text = slow_turns;
+    ac_engine *ea = ac_engine_new(&cfg, &err);
+    assert_non_null(ea);
+    assert_int_equal(ac_engine_add_tools(ea, tools, &err), 0);
+    cfg.loop = loop;
     ac_engine *e = ac_engine_new(&cfg, &err);
     assert_non_null(e);
     assert_int_equal(ac_engine_add_tools(e, tools, &err), 0);
     ac_store *a = open_store(path, "holder-A", 150, 0, 0);
-    ac_session *sa = ac_store_session(a, e, "slow", 0, &err);
+    ac_session *sa = ac_store_session(a, ea, "slow", 0, &err);
     assert_non_null(sa);
     ac_session_send(sa, "go");
     for (int i = 0; i < 200; i++) {
         const char *st = ac_session_state(sa, "process");
         if (st && !strcmp(st, "TOOL_EXECUTING") && access(log, F_OK) == 0)
             break;
-        ac_loop_run_once(loop, 10);
+        ac_loop_run_once(a_loop, 10);
     }
     assert_int_equal(access(log, F_OK), 0);
     usleep(400 * 1000); /* A renews nothing meanwhile: its lease expires */
@@ -472,7 +478,9 @@ static void test_takeover_mid_tool_in_callback(void **state)
     ac_store_close(t.st);
     ac_store_close(a);
     ac_engine_free(e);
+    ac_engine_free(ea);
     ac_loop_free(loop);
+    ac_loop_free(a_loop);
     f = fopen(log, "r");
     char line[64];
     int runs = 0;
