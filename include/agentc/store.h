@@ -74,14 +74,14 @@ int ac_store_default_path(char *buf, size_t cap);
 typedef struct ac_store_session_info {
     char id[256];
     char spec_hash[80];
-    char status[16];       /* ac_session_status_name() of its last commit */
-    int at_rest;           /* settled when last committed: nothing to resume */
+    char status[16]; /* ac_session_status_name() of its last commit */
+    int at_rest;     /* settled when last committed: nothing to resume */
     int64_t created_ms, updated_ms;
     uint64_t events;       /* events in its journal */
     uint64_t snapshot_seq; /* event number of its latest snapshot, 0: none */
     char holder[128];      /* lease holder, "" when none or expired */
     int64_t lease_expires_ms;
-    char title[128];       /* the start of its first user message */
+    char title[128]; /* the start of its first user message */
 } ac_store_session_info;
 
 /* Flags of ac_store_session. */

@@ -32,7 +32,7 @@ typedef struct writer {
     size_t n_rows, cap_rows;
     ac_store_event late[4]; /* steps of committed events (at most the open one) */
     size_t n_late;
-    int queued; /* in the store's group, for the end-of-turn commit */
+    int queued;     /* in the store's group, for the end-of-turn commit */
     uint64_t renew; /* the lease's renewal timer */
     /* recovery from inside a loop callback: the effects restart after the posted events */
     ac_loop_task restart;
@@ -45,15 +45,15 @@ typedef struct writer {
     struct step_text {
         char *text;
         uint16_t from, to;
-    } *row_text;
+    } * row_text;
     char **fin;
     int *fin_ok;
     size_t n_fin, cap_fin;
-    char *title;       /* to commit, once */
+    char *title; /* to commit, once */
     int have_title;
-    char *spec_hash;   /* a spec change to commit */
+    char *spec_hash; /* a spec change to commit */
     uint64_t timer;
-    int muted;         /* loading: events are counted, not written */
+    int muted; /* loading: events are counted, not written */
     char *error;
     int64_t lease_until;
     uint64_t snapshot_seq;
@@ -150,8 +150,8 @@ static int prepare(writer *w, ac_store_commit *c, ac_store_event **evs)
         return -1;
     }
     for (size_t i = 0; i < w->n_rows; i++)
-        (*evs)[i] = (ac_store_event){w->rows[i].n, w->rows[i].t_ms, w->rows[i].ev,
-                                     w->rows[i].data, w->rows[i].steps};
+        (*evs)[i] = (ac_store_event){w->rows[i].n, w->rows[i].t_ms, w->rows[i].ev, w->rows[i].data,
+                                     w->rows[i].steps};
     int64_t now = wall_ms();
     memset(c, 0, sizeof *c);
     c->id = s->id;
@@ -364,8 +364,7 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
     r->n = n;
     r->t_ms = t_ms;
     r->ev = strdup(ev);
-    r->data = data ? json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY)
-                   : NULL;
+    r->data = data ? json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
     r->steps = NULL;
     w->steps_len = 0;
     if (!w->steps && !(w->steps = malloc(w->steps_cap = 256)))
@@ -546,8 +545,8 @@ static void h_close(ac_session *s)
     s->hooks_ud = NULL;
 }
 
-static const ac_session_hooks HOOKS = {h_event,  h_step,         h_steps_done, h_flush,
-                                       h_settled, h_error,       h_tool_started, h_close};
+static const ac_session_hooks HOOKS = {h_event,   h_step,  h_steps_done,   h_flush,
+                                       h_settled, h_error, h_tool_started, h_close};
 
 /* ---- loading ---- */
 
@@ -581,8 +580,8 @@ static int load_event(void *ud, const ac_store_event *ev)
     int rc = ac_session_post(s, ev->ev, data, ev->t_ms);
     if (rc == AC_EUNKNOWN_EVENT || s->seq != ev->n) {
         ac_store_err(c->err, AC_STORE_ESPEC,
-                     "store '%s': event %llu of '%s' (%s) is not an event of this spec",
-                     c->path, (unsigned long long)ev->n, s->id, ev->ev);
+                     "store '%s': event %llu of '%s' (%s) is not an event of this spec", c->path,
+                     (unsigned long long)ev->n, s->id, ev->ev);
         return AC_STORE_ESPEC;
     }
     return 0;
@@ -622,8 +621,8 @@ static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, wri
     if (rc == AC_OK && body) {
         rc = ac_store_snapshot_restore(s, body, &w->model_calls, text, sizeof text);
         if (rc != AC_OK)
-            ac_store_err(err, rc, "store '%s': the snapshot of '%s' cannot be used: %s",
-                         st->path, id, text);
+            ac_store_err(err, rc, "store '%s': the snapshot of '%s' cannot be used: %s", st->path,
+                         id, text);
         else
             s->seq = n;
         w->snapshot_seq = n;
@@ -721,8 +720,8 @@ static int recover(ac_store *st, ac_session *s, ac_error *err)
         json_array_foreach(ids, k, v)
         {
             ac_session_post(s, "tool.completed",
-                            json_pack("{s:s, s:b, s:s, s:b}", "id", json_string_value(v), "ok",
-                                      0, "content", INTERRUPTED_TOOL, "interrupted", 1),
+                            json_pack("{s:s, s:b, s:s, s:b}", "id", json_string_value(v), "ok", 0,
+                                      "content", INTERRUPTED_TOOL, "interrupted", 1),
                             0);
         }
         json_decref(ids);
@@ -731,8 +730,8 @@ static int recover(ac_store *st, ac_session *s, ac_error *err)
         /* the call in flight: its partial text goes (discard_partial says so), and the
          * spec's retry path issues it again */
         ac_session_post(s, "llm.failed",
-                        json_pack("{s:s, s:i, s:b, s:s, s:b}", "class", "interrupted", "status",
-                                  0, "retryable", 1, "message",
+                        json_pack("{s:s, s:i, s:b, s:s, s:b}", "class", "interrupted", "status", 0,
+                                  "retryable", 1, "message",
                                   "the process stopped during the model call; it is issued "
                                   "again",
                                   "interrupted", 1),
@@ -809,7 +808,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         fresh_id(idbuf, sizeof idbuf);
         id = idbuf;
     }
-    if (!*id || strlen(id) >= sizeof ((ac_store_session_info *)0)->id) {
+    if (!*id || strlen(id) >= sizeof((ac_store_session_info *)0)->id) {
         ac_store_err(err, AC_EINVAL, "a session id is 1 to 255 bytes");
         return NULL;
     }

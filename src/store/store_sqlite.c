@@ -181,8 +181,8 @@ static void fill_info(sqlite3_stmt *q, ac_store_session_info *o, int64_t now)
     snprintf(o->title, sizeof o->title, "%s", col(q, 10));
 }
 
-#define INFO_COLS                                                                               \
-    "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "     \
+#define INFO_COLS                                                                                  \
+    "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "       \
     "lease_until, title"
 
 static int64_t now_ms(void)
@@ -213,8 +213,7 @@ static int sq_info(ac_store *st, const char *id, ac_store_session_info *out, ac_
 
 static int sq_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
 {
-    sqlite3_stmt *q =
-        prep(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id");
+    sqlite3_stmt *q = prep(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id");
     if (!q)
         return sq_fail(st, err, "listing sessions");
     int rc;
@@ -250,8 +249,8 @@ static int lease_check(ac_store *st, const char *id, const char *holder, int64_t
     }
     const char *h = col(q, 0);
     int64_t until = sqlite3_column_int64(q, 1);
-    int ok = until <= now || !*h || (holder && strcmp(h, holder) == 0) ||
-             (dead && strcmp(h, dead) == 0);
+    int ok =
+        until <= now || !*h || (holder && strcmp(h, holder) == 0) || (dead && strcmp(h, dead) == 0);
     if (!ok) {
         ac_store_err(err, AC_STORE_EBUSY,
                      "session '%s' is in use by %s (its lease runs %lld s more; it ends by "
@@ -296,11 +295,10 @@ static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t now, 
         rollback(st);
         return rc;
     }
-    static const char *const del[] = {"DELETE FROM events WHERE session = ?",
-                                      "DELETE FROM notes WHERE session = ?",
-                                      "DELETE FROM snapshots WHERE session = ?",
-                                      "DELETE FROM tool_calls WHERE session = ?",
-                                      "DELETE FROM sessions WHERE id = ?"};
+    static const char *const del[] = {
+        "DELETE FROM events WHERE session = ?", "DELETE FROM notes WHERE session = ?",
+        "DELETE FROM snapshots WHERE session = ?", "DELETE FROM tool_calls WHERE session = ?",
+        "DELETE FROM sessions WHERE id = ?"};
     for (size_t i = 0; i < sizeof del / sizeof del[0]; i++) {
         sqlite3_stmt *q = prep(st, del[i]);
         if (!q) {
@@ -466,8 +464,8 @@ static int sq_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int 
     return rc;
 }
 
-static int sq_events(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn,
-                     void *ud, ac_error *err)
+static int sq_events(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn, void *ud,
+                     ac_error *err)
 {
     sqlite3_stmt *q = prep(st, "SELECT n, t_ms, ev, data, steps FROM events "
                                "WHERE session = ? AND n > ? ORDER BY n");
@@ -553,8 +551,7 @@ static int sq_snapshot_put(ac_store *st, const char *id, uint64_t n, const char 
     return exec(st, "COMMIT", err, "writing a snapshot");
 }
 
-static int sq_snapshot_get(ac_store *st, const char *id, uint64_t *n, char **body,
-                           ac_error *err)
+static int sq_snapshot_get(ac_store *st, const char *id, uint64_t *n, char **body, ac_error *err)
 {
     *n = 0;
     return get_text(st, "SELECT body, n FROM snapshots WHERE session = ?", id, body, n, err,
@@ -577,8 +574,7 @@ static int sq_tool_started(ac_store *st, const char *id, const char *call_id, co
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "recording a tool call");
 }
 
-static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void *ud,
-                         ac_error *err)
+static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err)
 {
     sqlite3_stmt *q = prep(st, "SELECT call_id, name, started_ms, finished_ms, ok "
                                "FROM tool_calls WHERE session = ? ORDER BY started_ms, call_id");
@@ -677,11 +673,10 @@ static int sq_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud
 }
 
 static const ac_store_ops SQ_OPS = {
-    "sqlite",       sq_close,          sq_create,       sq_info,
-    sq_list,        sq_rm,             sq_commit,       sq_events,
-    sq_params,      sq_snapshot_put,   sq_snapshot_get, sq_tool_started,
-    sq_tool_calls,  sq_lease_acquire,  sq_lease_release, sq_note,
-    sq_notes,       sq_commit_many,
+    "sqlite",        sq_close,        sq_create,      sq_info,          sq_list,
+    sq_rm,           sq_commit,       sq_events,      sq_params,        sq_snapshot_put,
+    sq_snapshot_get, sq_tool_started, sq_tool_calls,  sq_lease_acquire, sq_lease_release,
+    sq_note,         sq_notes,        sq_commit_many,
 };
 
 /* Reads one integer pragma; -1 on failure. */
@@ -708,8 +703,7 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
         return AC_EIO;
     }
     struct stat sb;
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 077) &&
-        sb.st_uid == geteuid())
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 077) && sb.st_uid == geteuid())
         fchmod(fd, 0600);
     close(fd);
     sq_store *s = calloc(1, sizeof *s);
@@ -727,8 +721,8 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
         sq_close(st);
         return AC_EIO;
     }
-    sqlite3_busy_timeout(s->db, (int)(opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms
-                                                                         : 5000));
+    sqlite3_busy_timeout(s->db,
+                         (int)(opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms : 5000));
     sqlite3_extended_result_codes(s->db, 1);
     /* What kind of file is it? Read before anything is written. */
     long long app = pragma_int(s->db, "PRAGMA application_id");
@@ -752,8 +746,8 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
     }
     if (ver > SCHEMA_VERSION) {
         ac_store_err(err, AC_EIO,
-                     "store '%s' has schema version %lld, newer than this agentc reads (%d)",
-                     path, ver, SCHEMA_VERSION);
+                     "store '%s' has schema version %lld, newer than this agentc reads (%d)", path,
+                     ver, SCHEMA_VERSION);
         sq_close(st);
         return AC_EIO;
     }

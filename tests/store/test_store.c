@@ -124,9 +124,9 @@ static void test_file_mode_and_foreign_files(void **state)
     path_of(path, sizeof path, "other.db");
     sqlite3 *db;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL,
-                                  NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     assert_null(ac_store_open(path, NULL, &err));
     assert_non_null(strstr(err.text, "something else"));
