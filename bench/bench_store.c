@@ -49,15 +49,15 @@ static int cmp(const void *a, const void *b)
 static void stats(const char *name, double *v, int n, const char *unit)
 {
     qsort(v, (size_t)n, sizeof *v, cmp);
-    printf("  %-34s min %12.1f  med %12.1f  max %12.1f %s\n", name, v[0], v[n / 2], v[n - 1],
-           unit);
+    printf("  %-34s min %12.1f  med %12.1f  max %12.1f %s\n", name, v[0], v[n / 2], v[n - 1], unit);
     printf("RESULT %s %.1f %.1f %.1f\n", name, v[0], v[n / 2], v[n - 1]);
 }
 
 static char *make_answer(int deltas, size_t *len)
 {
-    static const char d1[] = "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":"
-                             "[{\"index\":0,\"delta\":{\"content\":\"";
+    static const char d1[] =
+        "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":"
+        "[{\"index\":0,\"delta\":{\"content\":\"";
     static const char d2[] = "\"},\"finish_reason\":null}]}\n\n";
     static const char tail[] =
         "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,"
@@ -182,9 +182,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "store: %s\n", err.text);
         return 1;
     }
-    double *evs = calloc((size_t)reps, sizeof(double)), *plain = calloc((size_t)reps, sizeof(double));
+    double *evs = calloc((size_t)reps, sizeof(double)),
+           *plain = calloc((size_t)reps, sizeof(double));
     double *b1 = calloc((size_t)reps, sizeof(double)), *bn = calloc((size_t)reps, sizeof(double));
-    double *ratio = calloc((size_t)reps, sizeof(double));
+    double *ratio = calloc((size_t)reps, sizeof(double)),
+           *su = calloc((size_t)reps, sizeof(double));
     for (int i = -1; i < reps; i++) {
         for (int m = 0; m < 2; m++) {
             int stored = (i & 1) ? 1 - m : m;
@@ -196,8 +198,8 @@ int main(int argc, char **argv)
             char id[32];
             snprintf(id, sizeof id, "s%d", i + 1);
             double t0 = now_us();
-            ac_session *s = stored ? ac_store_session(st, e, id, 0, &err)
-                                   : ac_session_new(e, id, NULL, &err);
+            ac_session *s =
+                stored ? ac_store_session(st, e, id, 0, &err) : ac_session_new(e, id, NULL, &err);
             if (!s || ac_session_send(s, "hi") < 0) {
                 fprintf(stderr, "session: %s\n", err.text);
                 return 1;
@@ -219,6 +221,7 @@ int main(int argc, char **argv)
             b1[i] = bare_inserts(bare, deltas, 0);
             bn[i] = bare_inserts(bare, deltas < 2000 ? deltas : 2000, 1);
             ratio[i] = evs[i] / b1[i];
+            su[i] = evs[i] / plain[i];
         }
     }
     printf("1. %d streamed deltas per session (one event each), %d runs\n", deltas, reps);
@@ -227,6 +230,7 @@ int main(int argc, char **argv)
     stats("rows/s bare sqlite3, 1 transaction", b1, reps, "rows/s");
     stats("rows/s bare sqlite3, 1 txn per row", bn, reps, "rows/s");
     stats("stored / bare 1-transaction", ratio, reps, "x");
+    stats("stored / unstored session", su, reps, "x");
     ac_store_close(st);
     ac_engine_free(e);
     ac_httpd_stop(h);
@@ -258,8 +262,7 @@ int main(int argc, char **argv)
         return 1;
     }
     long size_at[1001] = {0};
-    printf("2. one conversation of %d turns (user message ~60 bytes, answer ~200 bytes)\n",
-           turns);
+    printf("2. one conversation of %d turns (user message ~60 bytes, answer ~200 bytes)\n", turns);
     for (int t = 1; t <= turns; t++) {
         ac_session_send(s, "a user message of about sixty bytes, every turn the same.");
         while (!ac_session_settled(s))
@@ -279,7 +282,8 @@ int main(int argc, char **argv)
     }
     ac_store_session_info info;
     ac_store_info(st, "long", &info, &err);
-    double *snap = calloc((size_t)reps, sizeof(double)), *full = calloc((size_t)reps, sizeof(double));
+    double *snap = calloc((size_t)reps, sizeof(double)),
+           *full = calloc((size_t)reps, sizeof(double));
     double *lr = calloc((size_t)reps, sizeof(double));
     for (int i = 0; i < reps; i++) {
         double t0 = now_us();

@@ -15,13 +15,13 @@
  *   ac_store_close(st);
  *
  * What is written when: every event a stored session applies is appended to
- * its journal in the store. Appends are buffered and committed together (one
- * transaction) at the end of the loop turn, before an effect starts or stops
- * (so the event that starts a model call or a tool is durable before the I/O
- * begins), when the session settles and when it is freed; a tool call is also
- * recorded as started, and committed, before its process is spawned. Streamed
- * deltas never wait for a commit one by one. See docs/design.md ("Durable
- * sessions") for what survives kill -9 and power loss.
+ * its journal in the store. Appends are buffered; what all the sessions of a
+ * store buffered in one loop turn is committed in one transaction at the end
+ * of that turn. A session commits alone, at once, just before a tool call runs
+ * (the call is recorded as started in that transaction), before a snapshot and
+ * when it is freed. Streamed deltas never wait for a commit one by one. See
+ * docs/design.md ("Durable sessions") for what survives kill -9 and power
+ * loss.
  *
  * Threads: a store and its sessions belong to the thread of the engine's loop,
  * except ac_session_post_threadsafe (agentc.h), which works on stored sessions.
@@ -74,14 +74,14 @@ int ac_store_default_path(char *buf, size_t cap);
 typedef struct ac_store_session_info {
     char id[256];
     char spec_hash[80];
-    char status[16];       /* ac_session_status_name() of its last commit */
-    int at_rest;           /* settled when last committed: nothing to resume */
+    char status[16]; /* ac_session_status_name() of its last commit */
+    int at_rest;     /* settled when last committed: nothing to resume */
     int64_t created_ms, updated_ms;
     uint64_t events;       /* events in its journal */
     uint64_t snapshot_seq; /* event number of its latest snapshot, 0: none */
     char holder[128];      /* lease holder, "" when none or expired */
     int64_t lease_expires_ms;
-    char title[128];       /* the start of its first user message */
+    char title[128]; /* the start of its first user message */
 } ac_store_session_info;
 
 /* Flags of ac_store_session. */

@@ -171,8 +171,9 @@ int ac_cli_sessions(int argc, char **argv)
         }
     }
     int needs_id = cmd && strcmp(cmd, "list") != 0;
-    if (!cmd || (strcmp(cmd, "list") && strcmp(cmd, "show") && strcmp(cmd, "rm") &&
-                 strcmp(cmd, "export")) ||
+    if (!cmd ||
+        (strcmp(cmd, "list") && strcmp(cmd, "show") && strcmp(cmd, "rm") &&
+         strcmp(cmd, "export")) ||
         (needs_id && !id) || (!needs_id && id)) {
         usage(stderr);
         return AC_EXIT_USAGE;

@@ -275,7 +275,8 @@ static int post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
         return AC_QUEUED;
     }
     q_push(&s->inbox, q);
-    if (s->e->loop && ac_loop_in_callback(s->e->loop)) {
+    /* a replay session runs no effect: applying it here leaves nothing on anyone's stack */
+    if (s->e->loop && ac_loop_in_callback(s->e->loop) && !s->replaying) {
         ac_loop_defer(s->e->loop, &s->drain_task);
         return AC_QUEUED;
     }
@@ -609,7 +610,7 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
             q_push(&s->inbox, q);
     }
     if (s->raised.head || s->inbox.head) {
-        if (e->loop && ac_loop_in_callback(e->loop)) {
+        if (e->loop && ac_loop_in_callback(e->loop) && !replay) {
             ac_loop_defer(e->loop, &s->drain_task);
         } else if (drain(s, NULL, NULL)) {
             snprintf(err, errcap, "the session was freed while it started");

@@ -90,8 +90,10 @@ ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error 
 
 void ac_store_close(ac_store *st)
 {
-    if (st)
+    if (st) {
+        ac_store_group_free(st);
         st->ops->close(st);
+    }
 }
 
 int ac_store_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)

@@ -43,13 +43,15 @@ typedef struct ac_store_commit {
     size_t n_finished;
     const char *status;
     int at_rest;
-    const char *title; /* NULL: unchanged */
-    const char *spec_hash; /* NULL: unchanged */
+    const char *title;                       /* NULL: unchanged */
+    const char *spec_hash;                   /* NULL: unchanged */
+    const char *started_call, *started_name; /* a tool call about to run, or NULL */
+    int release;                             /* give the lease up (the session is closed) */
 } ac_store_commit;
 
 typedef int (*ac_store_event_fn)(void *ud, const ac_store_event *ev);
-typedef int (*ac_store_call_fn)(void *ud, const char *call_id, const char *name,
-                                int64_t started_ms, int64_t finished_ms, int ok);
+typedef int (*ac_store_call_fn)(void *ud, const char *call_id, const char *name, int64_t started_ms,
+                                int64_t finished_ms, int ok);
 
 /* Every function returns AC_OK or an error code with err filled. */
 typedef struct ac_store_ops {
@@ -69,15 +71,13 @@ typedef struct ac_store_ops {
     /* The session's params as given at creation ({} when none); malloc'd. */
     int (*params)(ac_store *st, const char *id, char **out, ac_error *err);
     /* The latest snapshot replaces the one before (a session keeps one). */
-    int (*snapshot_put)(ac_store *st, const char *id, uint64_t n, const char *body,
-                        ac_error *err);
+    int (*snapshot_put)(ac_store *st, const char *id, uint64_t n, const char *body, ac_error *err);
     /* *body NULL and *n 0 when there is none; *body malloc'd. */
     int (*snapshot_get)(ac_store *st, const char *id, uint64_t *n, char **body, ac_error *err);
     /* Recorded and committed at once: before the tool's process is spawned. */
     int (*tool_started)(ac_store *st, const char *id, const char *call_id, const char *name,
                         int64_t now_ms, ac_error *err);
-    int (*tool_calls)(ac_store *st, const char *id, ac_store_call_fn fn, void *ud,
-                      ac_error *err);
+    int (*tool_calls)(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err);
     /* Takes the lease when it is free, expired, ours or held by `dead` (a holder known to
      * be gone, may be NULL); else AC_STORE_EBUSY naming the holder and when it ends. */
     int (*lease_acquire)(ac_store *st, const char *id, const char *holder, int64_t now_ms,
@@ -89,7 +89,12 @@ typedef struct ac_store_ops {
                 const char *body, ac_error *err);
     /* Notes in order: ev->n the event they follow, ev->ev the kind, ev->data the body. */
     int (*notes)(ac_store *st, const char *id, ac_store_event_fn fn, void *ud, ac_error *err);
+    /* n commits in one transaction: rcs[i] and errs[i] for each (a lost lease fails that
+     * one only; any other failure fails them all, nothing written). */
+    int (*commit_many)(ac_store *st, const ac_store_commit *c, size_t n, int *rcs, ac_error *errs);
 } ac_store_ops;
+
+struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_session.c) */
 
 struct ac_store {
     const ac_store_ops *ops;
@@ -97,7 +102,11 @@ struct ac_store {
     char holder[128];
     int64_t lease_ms;
     uint64_t snapshot_every;
+    struct ac_store_group *group;
 };
+
+/* Frees the group of waiting sessions (they are all freed by then); ac_store_close calls it. */
+void ac_store_group_free(ac_store *st);
 
 /* The SQLite backend: fills *out (its own struct starting with struct ac_store). */
 int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store **out,

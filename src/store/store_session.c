@@ -32,6 +32,12 @@ typedef struct writer {
     size_t n_rows, cap_rows;
     ac_store_event late[4]; /* steps of committed events (at most the open one) */
     size_t n_late;
+    int queued;     /* in the store's group, for the end-of-turn commit */
+    uint64_t renew; /* the lease's renewal timer */
+    /* recovery from inside a loop callback: the effects restart after the posted events */
+    ac_loop_task restart;
+    uint16_t cfg[AC_FSM_MAX_DEPTH];
+    uint8_t depth;
     /* the steps of the open event as JSON text, "[STEP,STEP" (NULL: no event open), and
      * each transition row's STEP text, made once */
     char *steps;
@@ -39,15 +45,15 @@ typedef struct writer {
     struct step_text {
         char *text;
         uint16_t from, to;
-    } *row_text;
+    } * row_text;
     char **fin;
     int *fin_ok;
     size_t n_fin, cap_fin;
-    char *title;       /* to commit, once */
+    char *title; /* to commit, once */
     int have_title;
-    char *spec_hash;   /* a spec change to commit */
+    char *spec_hash; /* a spec change to commit */
     uint64_t timer;
-    int muted;         /* loading: events are counted, not written */
+    int muted; /* loading: events are counted, not written */
     char *error;
     int64_t lease_until;
     uint64_t snapshot_seq;
@@ -91,48 +97,88 @@ static void set_error(writer *w, const char *text)
     w->error = strdup(text && *text ? text : "cannot write the store");
 }
 
-/* One group commit: what was buffered, the session row and the lease. */
-static void commit(writer *w)
+/* ---- group commit ----
+ *
+ * What the sessions of a store buffered in one loop turn is committed in one transaction at
+ * the end of that turn (a 0 ms timer of the store's group). A session commits alone, at once,
+ * when it must be durable before I/O begins (an effect starts or stops, a tool call is
+ * recorded), when it settles and when it is freed. */
+
+struct ac_store_group {
+    ac_loop *loop;
+    uint64_t timer;
+    writer **v;
+    size_t n, cap;
+};
+
+static void group_remove(writer *w)
+{
+    struct ac_store_group *g = w->st->group;
+    if (!w->queued || !g)
+        return;
+    w->queued = 0;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->v[i] == w) {
+            g->v[i] = g->v[--g->n];
+            break;
+        }
+    if (!g->n && g->timer) {
+        ac_loop_cancel_timer(g->loop, g->timer);
+        g->timer = 0;
+    }
+}
+
+void ac_store_group_free(ac_store *st)
+{
+    if (st->group) {
+        free(st->group->v);
+        free(st->group);
+        st->group = NULL;
+    }
+}
+
+/* Fills c (and *evs, to free) with what w buffered: 0, or -1 when there is nothing it may
+ * commit (failed, loading). */
+static int prepare(writer *w, ac_store_commit *c, ac_store_event **evs)
 {
     ac_session *s = w->s;
-    if (w->timer && s->e->loop)
-        ac_loop_cancel_timer(s->e->loop, w->timer);
-    w->timer = 0;
+    *evs = NULL;
     if (w->error || w->muted)
-        return;
-    ac_store_event *evs = w->n_rows ? calloc(w->n_rows, sizeof *evs) : NULL;
-    if (w->n_rows && !evs) {
+        return -1;
+    if (w->n_rows && !(*evs = calloc(w->n_rows, sizeof **evs))) {
         set_error(w, "cannot write the store: out of memory");
-        return;
+        return -1;
     }
     for (size_t i = 0; i < w->n_rows; i++)
-        evs[i] = (ac_store_event){w->rows[i].n, w->rows[i].t_ms, w->rows[i].ev,
-                                  w->rows[i].data, w->rows[i].steps};
+        (*evs)[i] = (ac_store_event){w->rows[i].n, w->rows[i].t_ms, w->rows[i].ev, w->rows[i].data,
+                                     w->rows[i].steps};
     int64_t now = wall_ms();
-    ac_store_commit c = {0};
-    c.id = s->id;
-    c.holder = w->st->holder;
-    c.now_ms = now;
-    c.lease_until = now + w->st->lease_ms;
-    c.evs = evs;
-    c.n_evs = w->n_rows;
-    c.late = w->late;
-    c.n_late = w->n_late;
-    c.finished = (const char *const *)w->fin;
-    c.finished_ok = w->fin_ok;
-    c.n_finished = w->n_fin;
-    c.status = ac_session_status_name(ac_session_status(s));
-    c.at_rest = ac_session_settled(s);
-    c.title = w->have_title == 1 ? w->title : NULL;
-    c.spec_hash = w->spec_hash;
-    ac_error err;
-    int rc = w->st->ops->commit(w->st, &c, &err);
-    free(evs);
+    memset(c, 0, sizeof *c);
+    c->id = s->id;
+    c->holder = w->st->holder;
+    c->now_ms = now;
+    c->lease_until = now + w->st->lease_ms;
+    c->evs = *evs;
+    c->n_evs = w->n_rows;
+    c->late = w->late;
+    c->n_late = w->n_late;
+    c->finished = (const char *const *)w->fin;
+    c->finished_ok = w->fin_ok;
+    c->n_finished = w->n_fin;
+    c->status = ac_session_status_name(ac_session_status(s));
+    c->at_rest = ac_session_settled(s);
+    c->title = w->have_title == 1 ? w->title : NULL;
+    c->spec_hash = w->spec_hash;
+    return 0;
+}
+
+static void finish(writer *w, const ac_store_commit *c, int rc, const ac_error *err)
+{
     if (rc != AC_OK) {
-        set_error(w, err.text);
+        set_error(w, err->text);
         return;
     }
-    w->lease_until = c.lease_until;
+    w->lease_until = c->lease_until;
     if (w->have_title == 1)
         w->have_title = 2;
     free(w->spec_hash);
@@ -140,11 +186,127 @@ static void commit(writer *w)
     rows_free(w);
 }
 
+/* Commits w alone, now, with a tool call about to run (call NULL: none) or, release, giving
+ * the lease up. */
+static void commit_with(writer *w, const char *call, const char *name, int release)
+{
+    ac_session *s = w->s;
+    group_remove(w);
+    if (w->timer && s->e->loop)
+        ac_loop_cancel_timer(s->e->loop, w->timer);
+    w->timer = 0;
+    ac_store_commit c;
+    ac_store_event *evs;
+    if (prepare(w, &c, &evs) != 0)
+        return;
+    c.started_call = call;
+    c.started_name = name;
+    c.release = release;
+    ac_error err;
+    int rc = w->st->ops->commit(w->st, &c, &err);
+    finish(w, &c, rc, &err);
+    free(evs);
+}
+
+static void commit(writer *w)
+{
+    commit_with(w, NULL, NULL, 0);
+}
+
 static void timer_fired(void *ud)
 {
     writer *w = ud;
     w->timer = 0;
     commit(w);
+}
+
+static void group_fired(void *ud)
+{
+    ac_store *st = ud;
+    struct ac_store_group *g = st->group;
+    g->timer = 0;
+    size_t n = g->n;
+    writer **ws = malloc(n * sizeof *ws);
+    ac_store_commit *c = calloc(n, sizeof *c);
+    ac_store_event **evs = calloc(n, sizeof *evs);
+    int *rcs = calloc(n, sizeof *rcs);
+    ac_error *errs = calloc(n, sizeof *errs);
+    if (!ws || !c || !evs || !rcs || !errs) { /* commit them one by one */
+        free(ws), free(c), free(evs), free(rcs), free(errs);
+        while (g->n)
+            commit(g->v[0]);
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        writer *w = g->v[i];
+        w->queued = 0;
+        if (prepare(w, &c[k], &evs[k]) == 0)
+            ws[k++] = w;
+    }
+    g->n = 0;
+    if (k)
+        st->ops->commit_many(st, c, k, rcs, errs);
+    for (size_t i = 0; i < k; i++) {
+        finish(ws[i], &c[i], rcs[i], &errs[i]);
+        free(evs[i]);
+    }
+    free(ws), free(c), free(evs), free(rcs), free(errs);
+}
+
+/* w has something to commit at the end of this loop turn. */
+static void schedule(writer *w)
+{
+    ac_loop *loop = w->s->e->loop;
+    if (!loop || w->queued || w->timer)
+        return;
+    ac_store *st = w->st;
+    if (!st->group && !(st->group = calloc(1, sizeof *st->group))) {
+        w->timer = ac_loop_timer(loop, 0, timer_fired, w);
+        return;
+    }
+    struct ac_store_group *g = st->group;
+    if (g->n && g->loop != loop) { /* another loop's turn: on its own */
+        w->timer = ac_loop_timer(loop, 0, timer_fired, w);
+        return;
+    }
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 16;
+        writer **v = realloc(g->v, cap * sizeof *v);
+        if (!v) {
+            w->timer = ac_loop_timer(loop, 0, timer_fired, w);
+            return;
+        }
+        g->v = v;
+        g->cap = cap;
+    }
+    g->v[g->n++] = w;
+    w->queued = 1;
+    if (!g->timer) {
+        g->loop = loop;
+        g->timer = ac_loop_timer(loop, 0, group_fired, st);
+    }
+}
+
+/* The lease is renewed by every commit; a session that commits nothing for a third of the
+ * lease (waiting for input, a long tool) renews it from this timer. */
+static void renew_fired(void *ud)
+{
+    writer *w = ud;
+    ac_loop *loop = w->s->e->loop;
+    w->renew = 0;
+    if (w->error)
+        return;
+    if (w->lease_until - wall_ms() < w->st->lease_ms * 2 / 3)
+        schedule(w);
+    w->renew = ac_loop_timer(loop, w->st->lease_ms / 3, renew_fired, w);
+}
+
+static void go_live(writer *w)
+{
+    w->muted = 0;
+    if (w->s->e->loop && !w->renew)
+        w->renew = ac_loop_timer(w->s->e->loop, w->st->lease_ms / 3, renew_fired, w);
 }
 
 /* ---- hooks ---- */
@@ -202,8 +364,7 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
     r->n = n;
     r->t_ms = t_ms;
     r->ev = strdup(ev);
-    r->data = data ? json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY)
-                   : NULL;
+    r->data = data ? json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
     r->steps = NULL;
     w->steps_len = 0;
     if (!w->steps && !(w->steps = malloc(w->steps_cap = 256)))
@@ -212,8 +373,7 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
         w->steps[w->steps_len++] = '[';
     if (!r->ev || (data && !r->data) || !w->steps)
         set_error(w, "cannot write the store: out of memory");
-    if (s->e->loop && !w->timer) /* committed at the end of this loop turn */
-        w->timer = ac_loop_timer(s->e->loop, 0, timer_fired, w);
+    schedule(w); /* committed at the end of this loop turn */
 }
 
 static void steps_add(writer *w, const char *text)
@@ -289,8 +449,7 @@ static void h_steps_done(ac_session *s, uint64_t n)
     } else if (w->n_late < sizeof w->late / sizeof w->late[0]) { /* committed already */
         w->late[w->n_late].n = n;
         w->late[w->n_late++].steps = steps_close(w);
-        if (s->e->loop && !w->timer)
-            w->timer = ac_loop_timer(s->e->loop, 0, timer_fired, w);
+        schedule(w);
     } else {
         w->steps_len = 0;
     }
@@ -298,11 +457,13 @@ static void h_steps_done(ac_session *s, uint64_t n)
         commit(w); /* no loop turns: one commit per event */
 }
 
+/* An effect starts or stops: what it does follows the end of this loop turn, where the
+ * sessions' commits are grouped (a tool call commits alone, before it runs: h_tool_started). */
 static void h_flush(ac_session *s)
 {
     writer *w = W(s);
     if (w->n_rows || w->n_late)
-        commit(w);
+        schedule(w);
 }
 
 static void snapshot_now(writer *w)
@@ -324,8 +485,12 @@ static void h_settled(ac_session *s)
     writer *w = W(s);
     if (w->muted)
         return;
-    commit(w);
-    if (!w->error && (w->force_snapshot || s->seq - w->snapshot_seq >= w->st->snapshot_every))
+    if (!w->force_snapshot && s->seq - w->snapshot_seq < w->st->snapshot_every) {
+        schedule(w); /* committed at the end of this loop turn */
+        return;
+    }
+    commit(w); /* a snapshot follows only what is committed */
+    if (!w->error)
         snapshot_now(w);
 }
 
@@ -339,15 +504,8 @@ static int h_tool_started(ac_session *s, const char *call_id, const char *name)
     writer *w = W(s);
     if (w->muted)
         return 0;
-    commit(w);
-    if (w->error)
-        return -1;
-    ac_error err;
-    if (w->st->ops->tool_started(w->st, s->id, call_id, name, wall_ms(), &err) != AC_OK) {
-        set_error(w, err.text);
-        return -1;
-    }
-    return 0;
+    commit_with(w, call_id, name, 0); /* what led to it, and the call: one transaction */
+    return w->error ? -1 : 0;
 }
 
 static void writer_free(writer *w)
@@ -373,17 +531,22 @@ static void h_close(ac_session *s)
 {
     writer *w = W(s);
     if (!w->muted) {
-        commit(w);
-        w->st->ops->lease_release(w->st, s->id, w->st->holder, NULL);
-    } else if (w->timer && s->e->loop) {
-        ac_loop_cancel_timer(s->e->loop, w->timer);
+        commit_with(w, NULL, NULL, 1); /* and the lease is given up */
+    } else {
+        group_remove(w);
+        if (w->timer && s->e->loop)
+            ac_loop_cancel_timer(s->e->loop, w->timer);
     }
+    if (w->renew && s->e->loop)
+        ac_loop_cancel_timer(s->e->loop, w->renew);
+    if (w->restart.queued && s->e->loop)
+        ac_loop_undefer(s->e->loop, &w->restart);
     writer_free(w);
     s->hooks_ud = NULL;
 }
 
-static const ac_session_hooks HOOKS = {h_event,  h_step,         h_steps_done, h_flush,
-                                       h_settled, h_error,       h_tool_started, h_close};
+static const ac_session_hooks HOOKS = {h_event,   h_step,  h_steps_done,   h_flush,
+                                       h_settled, h_error, h_tool_started, h_close};
 
 /* ---- loading ---- */
 
@@ -417,8 +580,8 @@ static int load_event(void *ud, const ac_store_event *ev)
     int rc = ac_session_post(s, ev->ev, data, ev->t_ms);
     if (rc == AC_EUNKNOWN_EVENT || s->seq != ev->n) {
         ac_store_err(c->err, AC_STORE_ESPEC,
-                     "store '%s': event %llu of '%s' (%s) is not an event of this spec",
-                     c->path, (unsigned long long)ev->n, s->id, ev->ev);
+                     "store '%s': event %llu of '%s' (%s) is not an event of this spec", c->path,
+                     (unsigned long long)ev->n, s->id, ev->ev);
         return AC_STORE_ESPEC;
     }
     return 0;
@@ -458,8 +621,8 @@ static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, wri
     if (rc == AC_OK && body) {
         rc = ac_store_snapshot_restore(s, body, &w->model_calls, text, sizeof text);
         if (rc != AC_OK)
-            ac_store_err(err, rc, "store '%s': the snapshot of '%s' cannot be used: %s",
-                         st->path, id, text);
+            ac_store_err(err, rc, "store '%s': the snapshot of '%s' cannot be used: %s", st->path,
+                         id, text);
         else
             s->seq = n;
         w->snapshot_seq = n;
@@ -498,6 +661,21 @@ static int same_config(const ac_fsm *f, const uint16_t *cfg, uint8_t depth, uint
         if (f->state[i] != cfg[i])
             return 0;
     return 1;
+}
+
+/* Effects of the levels still in the state the session was rebuilt in never started: start
+ * them now (a level entered since started its own). */
+static void restart_effects(void *ud)
+{
+    writer *w = ud;
+    ac_session *s = w->s;
+    const ac_fsm_tables *t = s->e->t;
+    ac_event ev = {0, wall_ms(), NULL};
+    for (uint8_t i = 0; i < w->depth && same_config(&s->fsm, w->cfg, w->depth, i); i++) {
+        const uint16_t *l = t->lists + t->states[w->cfg[i]].effects;
+        for (uint16_t k = 0; k < l[0]; k++)
+            s->fsm.effect(s, l[1 + k], 1, &ev);
+    }
 }
 
 /* The work a crash interrupted, restarted by the rules of store.h. */
@@ -542,8 +720,8 @@ static int recover(ac_store *st, ac_session *s, ac_error *err)
         json_array_foreach(ids, k, v)
         {
             ac_session_post(s, "tool.completed",
-                            json_pack("{s:s, s:b, s:s, s:b}", "id", json_string_value(v), "ok",
-                                      0, "content", INTERRUPTED_TOOL, "interrupted", 1),
+                            json_pack("{s:s, s:b, s:s, s:b}", "id", json_string_value(v), "ok", 0,
+                                      "content", INTERRUPTED_TOOL, "interrupted", 1),
                             0);
         }
         json_decref(ids);
@@ -552,20 +730,24 @@ static int recover(ac_store *st, ac_session *s, ac_error *err)
         /* the call in flight: its partial text goes (discard_partial says so), and the
          * spec's retry path issues it again */
         ac_session_post(s, "llm.failed",
-                        json_pack("{s:s, s:i, s:b, s:s, s:b}", "class", "interrupted", "status",
-                                  0, "retryable", 1, "message",
+                        json_pack("{s:s, s:i, s:b, s:s, s:b}", "class", "interrupted", "status", 0,
+                                  "retryable", 1, "message",
                                   "the process stopped during the model call; it is issued "
                                   "again",
                                   "interrupted", 1),
                         0);
     }
-    /* Effects of the levels still in the state the session was rebuilt in never started:
-     * start them now (a level entered since started its own). */
-    ac_event ev = {0, wall_ms(), NULL};
-    for (uint8_t i = 0; i < depth && same_config(&s->fsm, cfg, depth, i); i++) {
-        const uint16_t *l = t->lists + t->states[cfg[i]].effects;
-        for (uint16_t k = 0; k < l[0]; k++)
-            s->fsm.effect(s, l[1 + k], 1, &ev);
+    writer *w = s->hooks_ud;
+    memcpy(w->cfg, cfg, sizeof cfg);
+    w->depth = depth;
+    if (e->loop && ac_loop_in_callback(e->loop)) {
+        /* the events posted above are applied right after this callback: the effects start
+         * after them */
+        w->restart.fn = restart_effects;
+        w->restart.ud = w;
+        ac_loop_defer(e->loop, &w->restart);
+    } else {
+        restart_effects(w);
     }
     return AC_OK;
 }
@@ -626,13 +808,22 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         fresh_id(idbuf, sizeof idbuf);
         id = idbuf;
     }
-    if (!*id || strlen(id) >= sizeof ((ac_store_session_info *)0)->id) {
+    if (!*id || strlen(id) >= sizeof((ac_store_session_info *)0)->id) {
         ac_store_err(err, AC_EINVAL, "a session id is 1 to 255 bytes");
         return NULL;
     }
     ac_store_session_info info;
     int rc = st->ops->info(st, id, &info, err);
     int64_t now = wall_ms();
+    if (rc == AC_OK && info.events == 0 && info.snapshot_seq == 0 &&
+        !(flags & AC_STORE_MUST_EXIST) &&
+        st->ops->lease_acquire(st, id, st->holder, now, now + st->lease_ms, dead_holder(&info),
+                               err) == AC_OK) {
+        /* created by a process that stopped before its first commit (not even spawn): made
+         * anew */
+        st->ops->rm(st, id, st->holder, now, NULL);
+        rc = AC_STORE_ENOENT;
+    }
     if (rc == AC_STORE_ENOENT && !(flags & AC_STORE_MUST_EXIST)) {
         json_t *meta = json_pack("{s:s, s:O?}", "spec", e->t->spec_path ? e->t->spec_path : "",
                                  "params", e->param_overrides);
@@ -648,6 +839,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
             return NULL;
         }
         w->muted = 0;
+        w->lease_until = now + st->lease_ms;
         char text[512] = "";
         ac_session *s = ac_session_new_hooked(e, id, &HOOKS, w, 0, text, sizeof text);
         if (!s) {
@@ -656,6 +848,8 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
             st->ops->rm(st, id, st->holder, now, NULL);
             return NULL;
         }
+        w->s = s;
+        go_live(w);
         return s;
     }
     if (rc != AC_OK)
@@ -686,7 +880,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         return NULL;
     }
     s->replaying = 0;
-    w->muted = 0;
+    go_live(w);
     s->turn_base = (size_t)w->model_calls;
     w->lease_until = now + st->lease_ms;
     if (other_spec) { /* at rest: allowed, recorded, and a snapshot marks the point */

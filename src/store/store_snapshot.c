@@ -40,7 +40,8 @@ static int restore_fsm(ac_session *s, json_t *v, char *err, size_t errcap)
         const char *name = json_string_value(json_array_get(json_array_get(v, i), 1));
         cfg[i] = AC_FSM_NONE;
         for (uint16_t k = 0; m && name && k < t->n_states; k++)
-            if (!strcmp(t->states[k].name, name) && !strcmp(t->machines[t->states[k].machine].name, m))
+            if (!strcmp(t->states[k].name, name) &&
+                !strcmp(t->machines[t->states[k].machine].name, m))
                 cfg[i] = k;
         if (cfg[i] == AC_FSM_NONE) {
             snprintf(err, errcap, "this spec has no state %s.%s", m ? m : "?", name ? name : "?");
@@ -60,8 +61,8 @@ static json_t *save_turn(const ac_session *s)
 {
     return json_pack("{s:i, s:s, s:s?, s:O, s:i, s:i, s:s?}", "status", (int)s->status, "answer",
                      s->answer ? s->answer : "", "error", s->error, "queued", s->queued,
-                     "compacted", s->compacted_this_plan, "output_rejections",
-                     s->output_rejections, "output_schema", s->output_schema_text);
+                     "compacted", s->compacted_this_plan, "output_rejections", s->output_rejections,
+                     "output_schema", s->output_schema_text);
 }
 
 static int restore_turn(ac_session *s, json_t *v, char *err, size_t errcap)

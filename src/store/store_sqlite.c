@@ -181,8 +181,8 @@ static void fill_info(sqlite3_stmt *q, ac_store_session_info *o, int64_t now)
     snprintf(o->title, sizeof o->title, "%s", col(q, 10));
 }
 
-#define INFO_COLS                                                                               \
-    "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "     \
+#define INFO_COLS                                                                                  \
+    "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "       \
     "lease_until, title"
 
 static int64_t now_ms(void)
@@ -213,8 +213,7 @@ static int sq_info(ac_store *st, const char *id, ac_store_session_info *out, ac_
 
 static int sq_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
 {
-    sqlite3_stmt *q =
-        prep(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id");
+    sqlite3_stmt *q = prep(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id");
     if (!q)
         return sq_fail(st, err, "listing sessions");
     int rc;
@@ -250,8 +249,8 @@ static int lease_check(ac_store *st, const char *id, const char *holder, int64_t
     }
     const char *h = col(q, 0);
     int64_t until = sqlite3_column_int64(q, 1);
-    int ok = until <= now || !*h || (holder && strcmp(h, holder) == 0) ||
-             (dead && strcmp(h, dead) == 0);
+    int ok =
+        until <= now || !*h || (holder && strcmp(h, holder) == 0) || (dead && strcmp(h, dead) == 0);
     if (!ok) {
         ac_store_err(err, AC_STORE_EBUSY,
                      "session '%s' is in use by %s (its lease runs %lld s more; it ends by "
@@ -296,11 +295,10 @@ static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t now, 
         rollback(st);
         return rc;
     }
-    static const char *const del[] = {"DELETE FROM events WHERE session = ?",
-                                      "DELETE FROM notes WHERE session = ?",
-                                      "DELETE FROM snapshots WHERE session = ?",
-                                      "DELETE FROM tool_calls WHERE session = ?",
-                                      "DELETE FROM sessions WHERE id = ?"};
+    static const char *const del[] = {
+        "DELETE FROM events WHERE session = ?", "DELETE FROM notes WHERE session = ?",
+        "DELETE FROM snapshots WHERE session = ?", "DELETE FROM tool_calls WHERE session = ?",
+        "DELETE FROM sessions WHERE id = ?"};
     for (size_t i = 0; i < sizeof del / sizeof del[0]; i++) {
         sqlite3_stmt *q = prep(st, del[i]);
         if (!q) {
@@ -320,16 +318,13 @@ static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t now, 
     return exec(st, "COMMIT", err, "removing a session");
 }
 
-static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
+/* One session's part of a commit, inside the transaction: AC_OK; the lease check's error
+ * (nothing written); or AC_EIO (the caller rolls the transaction back). */
+static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
 {
-    int rc = exec(st, "BEGIN IMMEDIATE", err, "committing");
+    int rc = lease_check(st, c->id, c->holder, c->now_ms, NULL, err);
     if (rc != AC_OK)
         return rc;
-    rc = lease_check(st, c->id, c->holder, c->now_ms, NULL, err);
-    if (rc != AC_OK) {
-        rollback(st);
-        return rc;
-    }
     sqlite3_stmt *q = NULL;
     if (c->n_evs) {
         q = prep(st, "INSERT INTO events(session, n, t_ms, ev, data, steps) "
@@ -383,6 +378,20 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
         done(q);
         q = NULL;
     }
+    if (c->started_call) {
+        q = prep(st, "INSERT OR IGNORE INTO tool_calls(session, call_id, name, started_ms) "
+                     "VALUES(?, ?, ?, ?)");
+        if (!q)
+            goto fail;
+        bind_text(q, 1, c->id);
+        bind_text(q, 2, c->started_call);
+        bind_text(q, 3, c->started_name);
+        sqlite3_bind_int64(q, 4, c->now_ms);
+        if (sqlite3_step(q) != SQLITE_DONE)
+            goto fail;
+        done(q);
+        q = NULL;
+    }
     q = prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = ?, "
                  "events = max(events, ?), holder = ?, lease_until = ?, "
                  "title = CASE WHEN ? IS NULL THEN title ELSE ? END, "
@@ -393,8 +402,8 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
     sqlite3_bind_int(q, 2, c->at_rest);
     sqlite3_bind_int64(q, 3, c->now_ms);
     sqlite3_bind_int64(q, 4, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
-    bind_text(q, 5, c->holder);
-    sqlite3_bind_int64(q, 6, c->lease_until);
+    bind_text(q, 5, c->release ? "" : c->holder);
+    sqlite3_bind_int64(q, 6, c->release ? 0 : c->lease_until);
     bind_text(q, 7, c->title);
     bind_text(q, 8, c->title);
     bind_text(q, 9, c->spec_hash);
@@ -403,16 +412,60 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
     if (sqlite3_step(q) != SQLITE_DONE)
         goto fail;
     done(q);
-    return exec(st, "COMMIT", err, "committing");
+    return AC_OK;
 fail:
     sq_fail(st, err, "committing");
     done(q);
-    rollback(st);
     return AC_EIO;
 }
 
-static int sq_events(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn,
-                     void *ud, ac_error *err)
+static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = exec(st, "BEGIN IMMEDIATE", err, "committing");
+    if (rc != AC_OK)
+        return rc;
+    rc = commit_body(st, c, err);
+    if (rc != AC_OK) {
+        rollback(st);
+        return rc;
+    }
+    return exec(st, "COMMIT", err, "committing");
+}
+
+/* Several sessions' commits in one transaction (group commit across the sessions of a loop
+ * turn). A session whose lease was lost gets its error alone; any other failure fails all. */
+static int sq_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int *rcs,
+                          ac_error *errs)
+{
+    ac_error *first = &errs[0];
+    int rc = exec(st, "BEGIN IMMEDIATE", first, "committing");
+    for (size_t i = 0; rc == AC_OK && i < n; i++) {
+        if ((rc = exec(st, "SAVEPOINT one", &errs[i], "committing")) != AC_OK)
+            break;
+        rcs[i] = commit_body(st, &c[i], &errs[i]);
+        if (rcs[i] == AC_STORE_EBUSY || rcs[i] == AC_STORE_ENOENT)
+            sqlite3_exec(DB(st), "ROLLBACK TO one", NULL, NULL, NULL);
+        else if (rcs[i] != AC_OK)
+            rc = rcs[i];
+        if (rc == AC_OK)
+            rc = exec(st, "RELEASE one", &errs[i], "committing");
+        if (rc != AC_OK)
+            *first = errs[i];
+    }
+    if (rc == AC_OK)
+        rc = exec(st, "COMMIT", first, "committing");
+    if (rc != AC_OK) {
+        rollback(st);
+        for (size_t i = 0; i < n; i++) {
+            rcs[i] = rc;
+            errs[i] = *first;
+        }
+    }
+    return rc;
+}
+
+static int sq_events(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn, void *ud,
+                     ac_error *err)
 {
     sqlite3_stmt *q = prep(st, "SELECT n, t_ms, ev, data, steps FROM events "
                                "WHERE session = ? AND n > ? ORDER BY n");
@@ -498,8 +551,7 @@ static int sq_snapshot_put(ac_store *st, const char *id, uint64_t n, const char 
     return exec(st, "COMMIT", err, "writing a snapshot");
 }
 
-static int sq_snapshot_get(ac_store *st, const char *id, uint64_t *n, char **body,
-                           ac_error *err)
+static int sq_snapshot_get(ac_store *st, const char *id, uint64_t *n, char **body, ac_error *err)
 {
     *n = 0;
     return get_text(st, "SELECT body, n FROM snapshots WHERE session = ?", id, body, n, err,
@@ -522,8 +574,7 @@ static int sq_tool_started(ac_store *st, const char *id, const char *call_id, co
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "recording a tool call");
 }
 
-static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void *ud,
-                         ac_error *err)
+static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err)
 {
     sqlite3_stmt *q = prep(st, "SELECT call_id, name, started_ms, finished_ms, ok "
                                "FROM tool_calls WHERE session = ? ORDER BY started_ms, call_id");
@@ -622,11 +673,10 @@ static int sq_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud
 }
 
 static const ac_store_ops SQ_OPS = {
-    "sqlite",       sq_close,          sq_create,       sq_info,
-    sq_list,        sq_rm,             sq_commit,       sq_events,
-    sq_params,      sq_snapshot_put,   sq_snapshot_get, sq_tool_started,
-    sq_tool_calls,  sq_lease_acquire,  sq_lease_release, sq_note,
-    sq_notes,
+    "sqlite",        sq_close,        sq_create,      sq_info,          sq_list,
+    sq_rm,           sq_commit,       sq_events,      sq_params,        sq_snapshot_put,
+    sq_snapshot_get, sq_tool_started, sq_tool_calls,  sq_lease_acquire, sq_lease_release,
+    sq_note,         sq_notes,        sq_commit_many,
 };
 
 /* Reads one integer pragma; -1 on failure. */
@@ -653,8 +703,7 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
         return AC_EIO;
     }
     struct stat sb;
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 077) &&
-        sb.st_uid == geteuid())
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 077) && sb.st_uid == geteuid())
         fchmod(fd, 0600);
     close(fd);
     sq_store *s = calloc(1, sizeof *s);
@@ -672,8 +721,8 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
         sq_close(st);
         return AC_EIO;
     }
-    sqlite3_busy_timeout(s->db, (int)(opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms
-                                                                         : 5000));
+    sqlite3_busy_timeout(s->db,
+                         (int)(opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms : 5000));
     sqlite3_extended_result_codes(s->db, 1);
     /* What kind of file is it? Read before anything is written. */
     long long app = pragma_int(s->db, "PRAGMA application_id");
@@ -697,8 +746,8 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
     }
     if (ver > SCHEMA_VERSION) {
         ac_store_err(err, AC_EIO,
-                     "store '%s' has schema version %lld, newer than this agentc reads (%d)",
-                     path, ver, SCHEMA_VERSION);
+                     "store '%s' has schema version %lld, newer than this agentc reads (%d)", path,
+                     ver, SCHEMA_VERSION);
         sq_close(st);
         return AC_EIO;
     }

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+#include <pthread.h>
 #include <sqlite3.h>
 
 #include "agentc/agentc.h"
@@ -122,9 +124,9 @@ static void test_file_mode_and_foreign_files(void **state)
     path_of(path, sizeof path, "other.db");
     sqlite3 *db;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL,
-                                  NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     assert_null(ac_store_open(path, NULL, &err));
     assert_non_null(strstr(err.text, "something else"));
@@ -253,6 +255,19 @@ static void test_leases(void **state)
     ac_store_close(a);
     ac_store_close(b);
 
+    /* a live holder renews its lease while it waits: still refused after several leases */
+    a = open_store(path, "holder-A", 600, 0, 0);
+    b = open_store(path, "holder-B", 60000, 0, 0);
+    sa = ac_store_session(a, r.e, "renewed", 0, &err);
+    assert_non_null(sa);
+    for (int i = 0; i < 100; i++)
+        ac_loop_run_once(r.loop, 20); /* about 2 s: three leases */
+    assert_null(ac_store_session(b, r.e, "renewed", 0, &err));
+    assert_int_equal(err.code, AC_STORE_EBUSY);
+    ac_session_free(sa);
+    ac_store_close(a);
+    ac_store_close(b);
+
     /* a lease that expired (its holder stopped renewing) is taken; the old holder's next
      * commit then fails instead of writing over the new one's */
     a = open_store(path, "holder-A", 100, 0, 0);
@@ -312,6 +327,170 @@ static void test_full_store(void **state)
     rig_close(&r);
 }
 
+/* A process that created a session and stopped before its first commit left a row without
+ * events: the next open makes the session anew, and it runs. */
+static void test_created_then_killed(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "empty.db");
+    ac_store *st = open_store(path, NULL, 0, 0, 0);
+    ac_store_close(st);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO sessions(id, spec_hash, created_ms, updated_ms, "
+                                  "holder, lease_until) VALUES('e', 'x', 1, 1, 'agentc 1@gone', 1)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    rig r;
+    rig_open(&r);
+    st = open_store(path, NULL, 0, 0, 0);
+    ac_error err;
+    ac_session *s = ac_store_session(st, r.e, "e", 0, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    turn(&r, s, "hello");
+    assert_string_equal(ac_session_answer(s), "answer one");
+    ac_session_free(s);
+    ac_store_close(st);
+    rig_close(&r);
+}
+
+typedef struct poster {
+    ac_session *s;
+} poster;
+
+static void *post_thread(void *ud)
+{
+    poster *p = ud;
+    ac_session_post_threadsafe(p->s, "user_message", json_pack("{s:s}", "text", "from a thread"),
+                               0);
+    return NULL;
+}
+
+/* ac_session_post_threadsafe on a stored session: the event is applied on the loop thread,
+ * committed, and there after a reload. */
+static void test_threadsafe_post(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "thread.db");
+    rig r;
+    rig_open(&r);
+    ac_store *st = open_store(path, NULL, 0, 0, 0);
+    ac_error err;
+    ac_session *s = ac_store_session(st, r.e, "t", 0, &err);
+    assert_non_null(s);
+    poster p = {s};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, post_thread, &p), 0);
+    pthread_join(th, NULL);
+    for (int i = 0; i < 200 && strcmp(ac_session_answer(s), "answer one") != 0; i++)
+        ac_loop_run_once(r.loop, 20);
+    settle(&r, s);
+    assert_string_equal(ac_session_answer(s), "answer one");
+    ac_session_free(s);
+    char *j = ac_store_session_json(st, r.e, "t", &err);
+    assert_non_null(j);
+    assert_non_null(strstr(j, "from a thread"));
+    free(j);
+    ac_store_close(st);
+    rig_close(&r);
+}
+
+typedef struct takeover {
+    ac_store *st;
+    ac_engine *e;
+    ac_session *s;
+    ac_error err;
+} takeover;
+
+static void take_over(void *ud)
+{
+    takeover *t = ud;
+    t->s = ac_store_session(t->st, t->e, "slow", 0, &t->err);
+}
+
+/* A session stopped in TOOL_EXECUTING (its holder stopped renewing: a process that hangs, or
+ * died on another host) is taken over from inside a loop callback (as a server would): the call
+ * started without a result is answered "interrupted" and not run again; the turn finishes. */
+static void test_takeover_mid_tool_in_callback(void **state)
+{
+    (void)state;
+    char path[512], tools[512], log[512];
+    path_of(path, sizeof path, "takeover.db");
+    path_of(tools, sizeof tools, "slow_tools.json");
+    path_of(log, sizeof log, "slow.log");
+    FILE *f = fopen(tools, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"tools\": [{\"name\": \"slow\", \"description\": \"slow\", \"command\": [\"sh\", "
+            "\"-c\", \"cat >/dev/null; echo run >>'%s'; sleep 3; echo done\"]}]}\n",
+            log);
+    fclose(f);
+    static const char *slow_turns =
+        "{\"tool_calls\":[{\"id\":\"s1\",\"name\":\"slow\",\"arguments\":\"{}\"}]}\n"
+        "{\"content\":\"after the tool\"}\n";
+    ac_error err;
+    /* A runs on loop a_loop, which stops turning once its tool runs (a hung process that
+     * renews nothing); B takes over on its own loop */
+    ac_loop *a_loop = ac_loop_new(), *loop = ac_loop_new();
+    ac_engine_config cfg = {0};
+    cfg.loop = a_loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = slow_turns;
+    ac_engine *ea = ac_engine_new(&cfg, &err);
+    assert_non_null(ea);
+    assert_int_equal(ac_engine_add_tools(ea, tools, &err), 0);
+    cfg.loop = loop;
+    ac_engine *e = ac_engine_new(&cfg, &err);
+    assert_non_null(e);
+    assert_int_equal(ac_engine_add_tools(e, tools, &err), 0);
+    ac_store *a = open_store(path, "holder-A", 150, 0, 0);
+    ac_session *sa = ac_store_session(a, ea, "slow", 0, &err);
+    assert_non_null(sa);
+    ac_session_send(sa, "go");
+    for (int i = 0; i < 200; i++) {
+        const char *st = ac_session_state(sa, "process");
+        if (st && !strcmp(st, "TOOL_EXECUTING") && access(log, F_OK) == 0)
+            break;
+        ac_loop_run_once(a_loop, 10);
+    }
+    assert_int_equal(access(log, F_OK), 0);
+    usleep(400 * 1000); /* A renews nothing meanwhile: its lease expires */
+    takeover t = {open_store(path, "holder-B", 60000, 0, 0), e, NULL, {0}};
+    ac_loop_timer(loop, 0, take_over, &t);
+    for (int i = 0; i < 100 && !t.s && !t.err.text[0]; i++)
+        ac_loop_run_once(loop, 10);
+    if (!t.s)
+        fail_msg("take over: %s", t.err.text);
+    assert_true(ac_store_session_resumed(t.s));
+    for (int i = 0; i < 500 && strcmp(ac_session_answer(t.s), "after the tool") != 0; i++)
+        ac_loop_run_once(loop, 10);
+    assert_string_equal(ac_session_answer(t.s), "after the tool");
+    char *j = ac_session_to_json(t.s);
+    assert_non_null(strstr(j, "interrupted: the tool may or may not have completed"));
+    free(j);
+    ac_session_free(t.s);
+    ac_session_free(sa); /* its tool is killed; its lease was lost */
+    ac_store_close(t.st);
+    ac_store_close(a);
+    ac_engine_free(e);
+    ac_engine_free(ea);
+    ac_loop_free(loop);
+    ac_loop_free(a_loop);
+    f = fopen(log, "r");
+    char line[64];
+    int runs = 0;
+    while (f && fgets(line, sizeof line, f))
+        runs++;
+    if (f)
+        fclose(f);
+    assert_int_equal(runs, 1); /* never run again */
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -335,6 +514,9 @@ int main(void)
         cmocka_unit_test(test_continue_and_snapshot_equals_replay),
         cmocka_unit_test(test_leases),
         cmocka_unit_test(test_full_store),
+        cmocka_unit_test(test_created_then_killed),
+        cmocka_unit_test(test_threadsafe_post),
+        cmocka_unit_test(test_takeover_mid_tool_in_callback),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
