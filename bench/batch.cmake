@@ -11,3 +11,12 @@ if(TARGET agentc AND TARGET agentc_test_httpd_main)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     USES_TERMINAL)
 endif()
+# Peak RSS of 1,000 sessions streaming at once (not a test): bench_inflight
+if(TARGET agentc AND TARGET agentc_test_httpd_main)
+  add_custom_target(bench_inflight
+    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_inflight.sh $<TARGET_FILE:agentc>
+            $<TARGET_FILE:agentc_test_httpd_main> 1000
+    DEPENDS agentc agentc_test_httpd_main
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    USES_TERMINAL)
+endif()

@@ -94,7 +94,7 @@ const char *ac_reqcache_get(ac_reqcache *rc, const ac_reqcache_key *k, size_t *l
 
 static int rc_grow(ac_reqcache *rc)
 {
-    size_t cap = rc->cap ? rc->cap * 2 : 64;
+    size_t cap = rc->cap ? rc->cap * 2 : 8;
     rc_entry *old = rc->slots;
     size_t old_cap = rc->cap;
     rc->slots = calloc(cap, sizeof *rc->slots);
