@@ -389,6 +389,16 @@ static int openai_message(const ac_conv *c, const view *v, const ac_message *m, 
     return 0;
 }
 
+static int openai_messages(const ac_conv *c, const view *v, json_t *msgs)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        const ac_message *m = c->msgs[v->idx[i]];
+        if (m->role != AC_ROLE_TOOL && openai_message(c, v, m, msgs))
+            return -1; /* a tool message goes right after the call that asked for it */
+    }
+    return 0;
+}
+
 #define DUMP_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
 
 /* The cache key of message m's fragment: besides the message itself, what its
@@ -562,8 +572,17 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     char *out = NULL;
     size_t mlen = 0;
     json_t *root = json_object(), *tools = NULL;
-    char *msgs = openai_messages_text(c, &v, &mlen);
-    if (!msgs || put(root, "model", json_string(opts->model)))
+    /* a short conversation is serialized whole: its messages are cheap, and
+     * keeping them would cost more than it saves */
+    int cached = v.n >= AC_REQCACHE_MIN_MESSAGES;
+    char *msgs = NULL;
+    if (!cached && c->reqcache)
+        ac_reqcache_sweep(c->reqcache); /* drops what a longer past left */
+    if (put(root, "model", json_string(opts->model)))
+        goto fail;
+    if (cached ? !(msgs = openai_messages_text(c, &v, &mlen))
+               : put(root, "messages", json_array()) ||
+                     openai_messages(c, &v, json_object_get(root, "messages")))
         goto fail;
     if (opts->max_tokens > 0 && put(root, "max_tokens", json_integer(opts->max_tokens)))
         goto fail;
@@ -622,7 +641,7 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     }
     if (put_passthrough(root, st))
         goto fail;
-    out = splice_messages(root, opts->model, msgs, mlen);
+    out = cached ? splice_messages(root, opts->model, msgs, mlen) : json_dumps(root, DUMP_FLAGS);
 fail:
     if (!out)
         set_err(err, errcap, "request: out of memory");

@@ -19,6 +19,9 @@
 
 typedef struct ac_reqcache ac_reqcache;
 
+/* Conversations shorter than this (visible messages) are serialized whole. */
+#define AC_REQCACHE_MIN_MESSAGES 8
+
 #define AC_REQCACHE_MAX_SIG 64 /* words of signature; longer keys are not cached */
 
 typedef struct ac_reqcache_key {
