@@ -137,8 +137,9 @@ int ac_reqcache_put(ac_reqcache *rc, const ac_reqcache_key *k, const char *frag,
         rc_clear(e);
     else
         rc->count++;
-    *e = (rc_entry){id,     k->kind, m,   m->content, m->flags, (int)m->role, m->created_at_ms,
-                    m->updated_at_ms, sig, k->n_sig, f,          len,          1};
+    *e = (rc_entry){
+        id,  k->kind,  m, m->content, m->flags, (int)m->role, m->created_at_ms, m->updated_at_ms,
+        sig, k->n_sig, f, len,        1};
     return 0;
 }
 

@@ -66,7 +66,8 @@ static void test_every_change(void **state)
     ac_conv_add_message(c, AC_ROLE_SYSTEM, "Be brief.", t++);
     /* long enough to be cached (AC_REQCACHE_MIN_MESSAGES) */
     for (int i = 0; i < AC_REQCACHE_MIN_MESSAGES; i++)
-        ac_conv_add_message(c, i % 2 ? AC_ROLE_ASSISTANT : AC_ROLE_USER, i % 2 ? "ok" : "go on", t++);
+        ac_conv_add_message(c, i % 2 ? AC_ROLE_ASSISTANT : AC_ROLE_USER, i % 2 ? "ok" : "go on",
+                            t++);
     ac_conv_add_message(c, AC_ROLE_USER, "What is in a.txt and b.txt? \"quoted\" \xc3\xa9", t++);
     check(c, "first request");
     assert_true(ac_reqcache_count(c->reqcache) >= 2);
