@@ -1,9 +1,21 @@
+# The floor bench_batch compares with: a bare libcurl-multi client (bench_floor.c).
+add_executable(bench_floor ${CMAKE_SOURCE_DIR}/bench/bench_floor.c)
+target_link_libraries(bench_floor PRIVATE PkgConfig::CURL)
 # Batch benchmark (not a test): cmake --build BUILD --target bench_batch
 # Runs agentc batch against the loopback agentc_test_httpd (tests/support).
 if(TARGET agentc AND TARGET agentc_test_httpd_main)
   add_custom_target(bench_batch
     COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_batch.sh $<TARGET_FILE:agentc>
-            $<TARGET_FILE:agentc_test_httpd_main>
+            $<TARGET_FILE:agentc_test_httpd_main> 1000 200 $<TARGET_FILE:bench_floor>
+    DEPENDS agentc agentc_test_httpd_main bench_floor
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    USES_TERMINAL)
+endif()
+# Peak RSS of 1,000 sessions streaming at once (not a test): bench_inflight
+if(TARGET agentc AND TARGET agentc_test_httpd_main)
+  add_custom_target(bench_inflight
+    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_inflight.sh $<TARGET_FILE:agentc>
+            $<TARGET_FILE:agentc_test_httpd_main> 1000
     DEPENDS agentc agentc_test_httpd_main
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     USES_TERMINAL)

@@ -9,15 +9,22 @@
 #
 #   bench/bench_batch.sh AGENTC AGENTC_TEST_HTTPD [N] [C]
 #   BENCH_BATCH_STORE=1: every session stored (--db, a fresh store per run)
+# With FLOOR (bench_floor, a bare libcurl-multi client) it also measures the
+# floor: the requests agentc sent (from the server's request log), sent again
+# by FLOOR at the same concurrency to the same server, answers read and not
+# interpreted; agentc and the floor alternate RUNS times (default 3) and the
+# CPU-per-session ratio agentc / floor is printed as min / median / max.
+#
+#   bench/bench_batch.sh AGENTC AGENTC_TEST_HTTPD [N] [C] [FLOOR] [RUNS]
 #   (or: cmake --build BUILD --target bench_batch)
 set -uo pipefail
-agentc="$1" httpd="$2" n="${3:-1000}" conc="${4:-200}"
+agentc="$1" httpd="$2" n="${3:-1000}" conc="${4:-200}" floor="${5:-}" runs="${6:-3}"
 [ -x /usr/bin/time ] || { echo "bench_batch: needs /usr/bin/time (GNU time)" >&2; exit 1; }
 tmp=$(mktemp -d)
 server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 
-"$httpd" --port-file "$tmp/port" --mode calc &
+"$httpd" --port-file "$tmp/port" --mode calc --log "$tmp/log" &
 server_pid=$!
 for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 [ -s "$tmp/port" ] || { echo "bench_batch: server did not start" >&2; exit 1; }
@@ -56,4 +63,34 @@ awk -v n="$n" -v c="$conc" -v bc="$base_cpu" -v br="$base_rss" -v cpu="$cpu" -v 
   printf "  CPU per session:        %.3f ms (marginal), %.3f ms (total / n)\n", per, cpu / n * 1000
   printf "  ratios: CPU(n)/CPU(1) = %.1fx for %dx the sessions; RSS(n)/RSS(1) = %.2fx\n", (bc > 0 ? cpu / bc : 0), n, (br > 0 ? rss / br : 0)
   printf "  targets: CPU/session < 0.3 ms: %s; peak RSS < 30 MB: %s\n", (per < 0.3 ? "met" : "NOT met"), (rss / 1024 < 30 ? "met" : "NOT met")
+}'
+
+[ -n "$floor" ] || exit 0
+# The floor's input: the bodies of the last run's requests, grouped by session
+# (its first user message), in the order they were sent.
+: >"$tmp/log"
+run "$tmp/in.jsonl" "$conc" >/dev/null
+command -v jq >/dev/null || { echo "bench_batch: the floor needs jq" >&2; exit 1; }
+jq -r '[(.body.messages | map(select(.role == "user"))[0].content), (.body | tojson)] | @tsv' \
+  "$tmp/log" | sort -s -t$'\t' -k1,1 |
+  awk -F'\t' '$1 != last { if (NR > 1) print ""; last = $1 } { print $2 }' >"$tmp/bodies"
+# @tsv escapes backslashes and tabs; undo that for the bodies
+sed -i 's/\\\\/\\/g' "$tmp/bodies"
+floor_run() {
+  ("$floor" "$base/chat/completions" "$tmp/bodies" "$conc" >"$tmp/fout" 2>&1 ||
+     { echo "bench_floor failed: $(head -3 "$tmp/fout")" >&2; exit 1; }
+   times >"$tmp/ftimes") || exit 1
+  tail -n1 "$tmp/ftimes" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.4f", t }'
+}
+ratios=()
+for r in $(seq 1 "$runs"); do
+  read -r cpu _ _ < <(run "$tmp/in.jsonl" "$conc")
+  fcpu=$(floor_run) || exit 1
+  ratios+=("$(awk -v a="$cpu" -v f="$fcpu" -v n="$n" 'BEGIN { printf "%.2f %.3f %.3f", (f > 0 ? a / f : 0), a / n * 1000, f / n * 1000 }')")
+done
+echo "floor (bare libcurl multi, same requests, same concurrency): $(head -1 "$tmp/fout")"
+printf '%s\n' "${ratios[@]}" | sort -n | awk '{ r[NR] = $1; a[NR] = $2; f[NR] = $3 } END {
+  m = (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+  printf "  CPU per session, agentc / floor: %.2f / %.2f / %.2f (min / median / max of %d runs)\n", r[1], m, r[NR], NR
+  for (i = 1; i <= NR; i++) printf "    run: agentc %.3f ms, floor %.3f ms per session (total / n)\n", a[i], f[i]
 }'

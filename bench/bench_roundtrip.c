@@ -107,8 +107,9 @@ static void make_long_answer(void)
                                 "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},"
                                 "\"finish_reason\":null}]}\n\n";
     /* after the first two events (role, "Hello") */
-    const char *cut = strstr(answer, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\","
-                                     "\"choices\":[{\"index\":0,\"delta\":{\"content\":\", world.\"}");
+    const char *cut =
+        strstr(answer, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\","
+                       "\"choices\":[{\"index\":0,\"delta\":{\"content\":\", world.\"}");
     size_t head = (size_t)(cut - answer);
     long_len = sizeof answer - 1 + LONG_EXTRA * (sizeof delta - 1);
     long_answer = malloc(long_len + 1);
@@ -187,8 +188,7 @@ static int session_round_trips(ac_engine *e, ac_loop *loop, int n, const char *w
         if (strncmp(ac_session_answer(s), "Hello", 5) != 0 ||
             strlen(ac_session_answer(s)) != strlen(expected_answer)) {
             fprintf(stderr, "%sround trip %d: unexpected answer '%s' (%s)\n", what, i,
-                    ac_session_answer(s),
-                    ac_session_error(s) ? ac_session_error(s) : "");
+                    ac_session_answer(s), ac_session_error(s) ? ac_session_error(s) : "");
             ac_session_free(s);
             return -1;
         }
@@ -206,7 +206,8 @@ static size_t sink(char *p, size_t size, size_t nmemb, void *ud)
 
 static size_t expected_bytes = sizeof answer - 1;
 
-__attribute__((noinline)) static int curl_round_trips(const char *url, const char *body, size_t len, int n)
+__attribute__((noinline)) static int curl_round_trips(const char *url, const char *body, size_t len,
+                                                      int n)
 {
     CURL *h = curl_easy_init();
     struct curl_slist *hd = curl_slist_append(NULL, "Content-Type: application/json");

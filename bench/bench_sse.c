@@ -80,7 +80,8 @@ static const shape OPENAI_TEXT = {
     "OpenAI text deltas",
     AC_WIRE_OPENAI,
     "data: {\"id\":\"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG\",\"object\":\"chat.completion.chunk\","
-    "\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\","
+    "\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_"
+    "eb9dce56a8\","
     "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"",
     "\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n",
     "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{"
@@ -93,8 +94,10 @@ static const shape OPENAI_TOOL = {
     "OpenAI tool-argument deltas",
     AC_WIRE_OPENAI,
     "data: {\"id\":\"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG\",\"object\":\"chat.completion.chunk\","
-    "\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_eb9dce56a8\","
-    "\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"",
+    "\"created\":1741570283,\"model\":\"gpt-4o-2024-08-06\",\"system_fingerprint\":\"fp_"
+    "eb9dce56a8\","
+    "\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":"
+    "\"",
     "\"}}]},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n",
     "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{"
     "\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"index\":0,\"id\":\"call_1\","
@@ -110,7 +113,8 @@ static const shape ANTHROPIC_TEXT = {
     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{"
     "\"type\":\"text_delta\",\"text\":\"",
     "\"}}\n\n",
-    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
+    "event: message_start\ndata: "
+    "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
     "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-sonnet-4-5\","
     "\"stop_reason\":null,\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}\n\n"
     "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
@@ -124,8 +128,8 @@ static const shape ANTHROPIC_TEXT = {
 /* Appends n bytes of JSON string body: words, and with escapes quoted words. */
 static void put_body(buf *b, size_t n, uint64_t *seed, int escapes)
 {
-    static const char *const quoted[] = {"{\\\"path\\\": ", "\\\"notes.txt\\\", ", "\\n",
-                                         "\\\"text\\\": \\\"", "caf\\u00e9 ", "\\\"} "};
+    static const char *const quoted[] = {"{\\\"path\\\": ",    "\\\"notes.txt\\\", ", "\\n",
+                                         "\\\"text\\\": \\\"", "caf\\u00e9 ",         "\\\"} "};
     if (!escapes) {
         put_text(b, n, seed);
         return;
@@ -305,7 +309,7 @@ static void report(const shape *sh, const char *what, const buf *b)
             t[k][r] = mib / t[k][r];
     }
     static const char *const names[4] = {"memchr line split (baseline)", "ac_sse scan",
-                                          "assembly, hot-delta scanner", "assembly, jansson only"};
+                                         "assembly, hot-delta scanner", "assembly, jansson only"};
     printf("%s, %s (%.1f MiB, %d KiB chunks, %d runs; %zu of %zu events by the scanner)\n",
            sh->name, what, mib, CHUNK / 1024, RUNS, fast, events);
     for (int k = 0; k < 4; k++) {

@@ -43,6 +43,9 @@ struct ac_conv {
     int64_t est_last_raw; /* raw estimate of the last request sent, 0 = none */
     int64_t scale_milli;  /* AC_TOKENS_SCALE_ONE = 1.0 */
     int64_t calib_samples;
+
+    /* Serialized messages kept between requests (request_cache.c). */
+    struct ac_reqcache *reqcache;
 };
 
 /* Record index for an id, or (size_t)-1. */

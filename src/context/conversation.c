@@ -2,6 +2,7 @@
  * id index, tool definitions, the ReAct context and counters. See
  * conversation.h for the contract; the layout is in conv_internal.h. */
 #include "context/conv_internal.h"
+#include "context/request_cache.h"
 #include "util/utf8.h"
 
 #include <jansson.h>
@@ -132,6 +133,7 @@ void ac_conv_free(ac_conv *conv)
     for (size_t i = 0; i < conv->n_iter; i++)
         free(conv->iter_calls[i]);
     free(conv->iter_calls);
+    ac_reqcache_free(conv->reqcache);
     free(conv);
 }
 

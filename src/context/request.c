@@ -4,6 +4,7 @@
 
 #include "context/conv_internal.h"
 #include "util/toolname.h"
+#include "context/request_cache.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -372,44 +373,185 @@ static json_t *openai_tool_result(const ac_conv *c, const view *v, const ac_tool
     return json_pack("{s:s, s:s, s:o}", "role", "tool", "tool_call_id", r->id, "content", text);
 }
 
+/* Appends the entries of message m (with the results of its calls) to msgs. */
+static int openai_message(const ac_conv *c, const view *v, const ac_message *m, json_t *msgs)
+{
+    json_t *o = json_object();
+    if (append(msgs, o) || put(o, "role", json_string(ac_role_name(m->role))))
+        return -1;
+    if (m->role != AC_ROLE_ASSISTANT || !m->n_tool_calls)
+        return put(o, "content", json_string(m->content));
+    json_t *calls = openai_tool_calls(c, v, m);
+    if (!calls)
+        return -1;
+    if (json_array_size(calls) == 0) {
+        json_decref(calls);
+        if (!*m->content) { /* nothing left to send */
+            json_array_remove(msgs, json_array_size(msgs) - 1);
+            return 0;
+        }
+        return put(o, "content", json_string(m->content));
+    }
+    if (put(o, "content", *m->content ? json_string(m->content) : json_null()) ||
+        put(o, "tool_calls", calls))
+        return -1;
+    for (size_t k = 0; k < m->n_tool_calls; k++) {
+        const char *content;
+        const ac_tool_call *r = sent_call(c, v, m, k, &content);
+        if (r && append(msgs, openai_tool_result(c, v, r, content)))
+            return -1;
+    }
+    return 0;
+}
+
 static int openai_messages(const ac_conv *c, const view *v, json_t *msgs)
 {
     for (size_t i = 0; i < v->n; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
-        if (m->role == AC_ROLE_TOOL)
-            continue; /* sent right after the call that asked for it */
-        json_t *o = json_object();
-        if (append(msgs, o) || put(o, "role", json_string(ac_role_name(m->role))))
-            return -1;
-        if (m->role != AC_ROLE_ASSISTANT || !m->n_tool_calls) {
-            if (put(o, "content", json_string(m->content)))
-                return -1;
-            continue;
-        }
-        json_t *calls = openai_tool_calls(c, v, m);
-        if (!calls)
-            return -1;
-        if (json_array_size(calls) == 0) {
-            json_decref(calls);
-            if (!*m->content) { /* nothing left to send */
-                json_array_remove(msgs, json_array_size(msgs) - 1);
-                continue;
-            }
-            if (put(o, "content", json_string(m->content)))
-                return -1;
-            continue;
-        }
-        if (put(o, "content", *m->content ? json_string(m->content) : json_null()) ||
-            put(o, "tool_calls", calls))
-            return -1;
-        for (size_t k = 0; k < m->n_tool_calls; k++) {
-            const char *content;
-            const ac_tool_call *r = sent_call(c, v, m, k, &content);
-            if (r && append(msgs, openai_tool_result(c, v, r, content)))
-                return -1;
-        }
+        if (m->role != AC_ROLE_TOOL && openai_message(c, v, m, msgs))
+            return -1; /* a tool message goes right after the call that asked for it */
     }
     return 0;
+}
+
+#define DUMP_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
+/* The cache key of message m's fragment: besides the message itself, what its
+ * calls' results look like in the request. */
+static void openai_key(const ac_conv *c, const view *v, const ac_message *m, ac_reqcache_key *k)
+{
+    k->kind = 0;
+    k->m = m;
+    k->n_sig = 0;
+    if (m->role != AC_ROLE_ASSISTANT || !m->n_tool_calls)
+        return;
+    if (m->n_tool_calls * 5 > AC_REQCACHE_MAX_SIG) {
+        k->n_sig = AC_REQCACHE_MAX_SIG + 1; /* not cached */
+        return;
+    }
+    for (size_t i = 0; i < m->n_tool_calls; i++) {
+        const char *content = NULL;
+        const ac_tool_call *r = sent_call(c, v, m, i, &content);
+        size_t ci = r ? ac_conv__call_index(c, r->id) : NPOS;
+        const ac_message *ans = ci != NPOS && v->answer[ci] != NPOS ? c->msgs[v->answer[ci]] : NULL;
+        int cleared = r && is_cleared(c, v, r);
+        /* a result's text is its record's and never changes; a clearing
+         * marker is a short text of its own, hashed (its memory may be reused
+         * by the next marker) */
+        uint64_t text = (uint64_t)(uintptr_t)content;
+        if (cleared) {
+            text = 1469598103934665603ull;
+            for (const unsigned char *p = (const unsigned char *)content; *p; p++)
+                text = (text ^ *p) * 1099511628211ull;
+        }
+        k->sig[k->n_sig++] = (uint64_t)(uintptr_t)r;
+        k->sig[k->n_sig++] = r ? (uint64_t)r->state : 0;
+        k->sig[k->n_sig++] = text;
+        k->sig[k->n_sig++] = (uint64_t)cleared;
+        k->sig[k->n_sig++] = ans ? (uint64_t)ans->updated_at_ms : 0;
+    }
+}
+
+/* Appends n bytes to the growable text *out. */
+static int text_add(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    if (*cap - *len <= n) {
+        size_t nc = *cap ? *cap : 4096;
+        while (nc - *len <= n)
+            nc *= 2;
+        char *p = realloc(*out, nc);
+        if (!p)
+            return -1;
+        *out = p;
+        *cap = nc;
+    }
+    memcpy(*out + *len, s, n);
+    *len += n;
+    (*out)[*len] = '\0';
+    return 0;
+}
+
+/* The text of the "messages" array (without its brackets): each message's
+ * fragment from the conversation's cache, serialized only when it is missing
+ * or stale, so the cost of a request grows with what changed, not with the
+ * conversation. NULL when out of memory. */
+static char *openai_messages_text(const ac_conv *c, const view *v, size_t *len_out)
+{
+    ac_reqcache *rc = ac_conv__reqcache(c);
+    char *out = NULL;
+    size_t len = 0, cap = 0;
+    if (text_add(&out, &len, &cap, "", 0))
+        return NULL;
+    for (size_t i = 0; i < v->n; i++) {
+        const ac_message *m = c->msgs[v->idx[i]];
+        if (m->role == AC_ROLE_TOOL)
+            continue; /* sent right after the call that asked for it */
+        ac_reqcache_key key;
+        openai_key(c, v, m, &key);
+        size_t flen = 0;
+        const char *frag = rc ? ac_reqcache_get(rc, &key, &flen) : NULL;
+        char *made = NULL;
+        if (!frag) {
+            json_t *arr = json_array();
+            size_t mlen = 0, mcap = 0;
+            int bad = !arr || openai_message(c, v, m, arr) || text_add(&made, &mlen, &mcap, "", 0);
+            for (size_t k = 0; !bad && k < json_array_size(arr); k++) {
+                char *one = json_dumps(json_array_get(arr, k), DUMP_FLAGS);
+                bad = !one || (k && text_add(&made, &mlen, &mcap, ",", 1)) ||
+                      text_add(&made, &mlen, &mcap, one, strlen(one));
+                free(one);
+            }
+            json_decref(arr);
+            if (bad) {
+                free(made);
+                free(out);
+                return NULL;
+            }
+            if (rc)
+                ac_reqcache_put(rc, &key, made, mlen); /* a miss next time if it fails */
+            frag = made;
+            flen = mlen;
+        }
+        int bad = flen && ((len && text_add(&out, &len, &cap, ",", 1)) ||
+                           text_add(&out, &len, &cap, frag, flen));
+        free(made);
+        if (bad) {
+            free(out);
+            return NULL;
+        }
+    }
+    if (rc)
+        ac_reqcache_sweep(rc);
+    *len_out = len;
+    return out;
+}
+
+/* root's JSON text with "messages": [msgs] put right after "model", where
+ * json_dumps would have put it had it been root's second member. */
+static char *splice_messages(json_t *root, const char *model, const char *msgs, size_t mlen)
+{
+    json_t *head = json_pack("{s:s}", "model", model);
+    char *h = head ? json_dumps(head, DUMP_FLAGS) : NULL;
+    char *r = json_dumps(root, DUMP_FLAGS);
+    json_decref(head);
+    char *out = NULL;
+    size_t hl = h ? strlen(h) - 1 : 0; /* without its closing brace */
+    if (h && r && strncmp(h, r, hl) == 0) {
+        static const char mid[] = ",\"messages\":[";
+        size_t rl = strlen(r) - hl, n = hl + sizeof mid - 1 + mlen + 1 + rl;
+        out = malloc(n + 1);
+        if (out) {
+            char *p = out;
+            memcpy(p, h, hl), p += hl;
+            memcpy(p, mid, sizeof mid - 1), p += sizeof mid - 1;
+            memcpy(p, msgs, mlen), p += mlen;
+            *p++ = ']';
+            memcpy(p, r + hl, rl + 1);
+        }
+    }
+    free(h);
+    free(r);
+    return out;
 }
 
 /* The offered tools in either API's shape. */
@@ -441,6 +583,34 @@ static json_t *tools_json(const ac_conv *c, const ac_request_opts *opts, int ant
     return arr;
 }
 
+/* Appends item (reference taken) to the JSON array text *arr of *len bytes
+ * ("[...]"). 0, or -1 when out of memory. */
+static int append_text(char **arr, size_t *len, json_t *item)
+{
+    char *t = item ? json_dumps(item, DUMP_FLAGS) : NULL;
+    json_decref(item);
+    if (!t || *len < 2 || (*arr)[*len - 1] != ']') {
+        free(t);
+        return -1;
+    }
+    size_t tl = strlen(t), n = *len - 1 + (*len > 2) + tl + 1;
+    char *grown = realloc(*arr, n + 1);
+    if (!grown) {
+        free(t);
+        return -1;
+    }
+    size_t at = *len - 1;
+    if (*len > 2)
+        grown[at++] = ',';
+    memcpy(grown + at, t, tl);
+    grown[at + tl] = ']';
+    grown[n] = 0;
+    free(t);
+    *arr = grown;
+    *len = n;
+    return 0;
+}
+
 char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
 {
     if (!c || check_opts(opts, err, errcap))
@@ -451,13 +621,25 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
         return NULL;
     }
     char *out = NULL;
-    json_t *root = json_object(), *msgs = json_array(), *tools = NULL;
-    if (put(root, "model", json_string(opts->model)) || put(root, "messages", msgs) ||
-        openai_messages(c, &v, msgs))
+    size_t mlen = 0;
+    json_t *root = json_object(), *tools = NULL;
+    /* a short conversation is serialized whole: its messages are cheap, and
+     * keeping them would cost more than it saves */
+    int cached = v.n >= AC_REQCACHE_MIN_MESSAGES;
+    char *msgs = NULL;
+    if (!cached && c->reqcache)
+        ac_reqcache_sweep(c->reqcache); /* drops what a longer past left */
+    if (put(root, "model", json_string(opts->model)))
         goto fail;
-    if (opts->context_note && /* last, so the messages before it stay a cacheable prefix */
-        append(msgs, json_pack("{s:s, s:s}", "role", "system", "content", opts->context_note)))
+    if (cached ? !(msgs = openai_messages_text(c, &v, &mlen))
+               : put(root, "messages", json_array()) ||
+                     openai_messages(c, &v, json_object_get(root, "messages")))
         goto fail;
+    if (opts->context_note) { /* last, so the messages before it stay a cacheable prefix */
+        json_t *note = json_pack("{s:s, s:s}", "role", "system", "content", opts->context_note);
+        if (cached ? append_text(&msgs, &mlen, note) : append(json_object_get(root, "messages"), note))
+            goto fail;
+    }
     if (opts->max_tokens > 0 && put(root, "max_tokens", json_integer(opts->max_tokens)))
         goto fail;
     if (opts->output_schema) {
@@ -516,12 +698,13 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     }
     if (put_passthrough(root, st))
         goto fail;
-    out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    out = cached ? splice_messages(root, opts->model, msgs, mlen) : json_dumps(root, DUMP_FLAGS);
 fail:
     if (!out)
         set_err(err, errcap, "request: out of memory");
 refused:
     json_decref(root);
+    free(msgs);
     view_free(&v);
     return out;
 }

@@ -45,15 +45,15 @@ enum {
 
 typedef struct ac_delta {
     ac_dspan s[AC_DS_COUNT];
-    int has_tool_call; /* OpenAI: delta.tool_calls held one call */
-    int has_tc_index;  /* the call had an "index" */
-    long tc_index;     /* its value (0..9999999) */
-    int has_usage;     /* OpenAI: "usage" was an object */
+    int has_tool_call;   /* OpenAI: delta.tool_calls held one call */
+    int has_tc_index;    /* the call had an "index" */
+    long tc_index;       /* its value (0..9999999) */
+    int has_usage;       /* OpenAI: "usage" was an object */
     int has_in, has_out; /* with integer prompt_tokens / completion_tokens */
     long long in_tokens, out_tokens;
-    int has_index;     /* Anthropic: "index" was present */
-    long index;        /* its value (0..9999999) */
-    int has_delta;     /* Anthropic: "delta" object was present */
+    int has_index; /* Anthropic: "index" was present */
+    long index;    /* its value (0..9999999) */
+    int has_delta; /* Anthropic: "delta" object was present */
 } ac_delta;
 
 /* Scans one event's data. Returns 1 when it has the hot shape and is valid

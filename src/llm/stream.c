@@ -39,8 +39,8 @@ struct ac_stream {
     size_t calls_cap;
     ac_stream_block *blocks;
     size_t n_blocks, blocks_cap;
-    st_str scratch;    /* decoded strings of a fast-read event */
-    int slow;          /* 1: every event is read with jansson (testing) */
+    st_str scratch;     /* decoded strings of a fast-read event */
+    int slow;           /* 1: every event is read with jansson (testing) */
     size_t fast_events; /* events read by the fast path */
     ac_stream_turn turn;
 };
@@ -486,7 +486,7 @@ static int st_on_event(void *ud, const ac_sse_event *ev)
         return rc != 0;
     }
     rc = st->wire == AC_WIRE_ANTHROPIC ? ac_stream__anthropic_event(st, ev)
-                                           : ac_stream__openai_event(st, ev);
+                                       : ac_stream__openai_event(st, ev);
     return rc != 0;
 }
 

@@ -53,7 +53,8 @@ int ac_stream__openai_fast(ac_stream *st, const ac_sse_event *ev, int *rc)
     if (!ac_delta_scan_openai(ev->data, ev->data_len, &d))
         return 0;
     /* "object": "error" is an error report; let the decoder say so */
-    if (d.s[AC_DS_OBJECT].set && (d.s[AC_DS_OBJECT].esc || ac_delta_is(&d.s[AC_DS_OBJECT], "error")))
+    if (d.s[AC_DS_OBJECT].set &&
+        (d.s[AC_DS_OBJECT].esc || ac_delta_is(&d.s[AC_DS_OBJECT], "error")))
         return 0;
     /* a call without an index is placed by id or position: the decoder's work */
     if (d.has_tool_call && (!d.has_tc_index || d.tc_index >= AC_STREAM_MAX_TOOL_CALLS))
@@ -69,9 +70,8 @@ int ac_stream__openai_fast(ac_stream *st, const ac_sse_event *ev, int *rc)
         fs_take(&d.s[AC_DS_REASONING], 0, &at, &reasoning) ||
         fs_take(&d.s[AC_DS_CONTENT], 0, &at, &content) ||
         fs_take(&d.s[AC_DS_REFUSAL], 0, &at, &refusal) ||
-        fs_take(&d.s[AC_DS_FINISH], 1, &at, &finish) ||
-        fs_take(&d.s[AC_DS_TC_ID], 1, &at, &id) || fs_take(&d.s[AC_DS_TC_NAME], 1, &at, &name) ||
-        fs_take(&d.s[AC_DS_TC_ARGS], 0, &at, &args))
+        fs_take(&d.s[AC_DS_FINISH], 1, &at, &finish) || fs_take(&d.s[AC_DS_TC_ID], 1, &at, &id) ||
+        fs_take(&d.s[AC_DS_TC_NAME], 1, &at, &name) || fs_take(&d.s[AC_DS_TC_ARGS], 0, &at, &args))
         return 0;
     /* from here on the event is ours: the same calls as oa_choice() */
     *rc = 0;
@@ -88,8 +88,7 @@ int ac_stream__openai_fast(ac_stream *st, const ac_sse_event *ev, int *rc)
         return 1;
     if (d.has_tool_call) {
         int pos = ac_stream__tool_call(st, (int)d.tc_index);
-        *rc = pos < 0 ? pos
-                      : ac_stream__tool_fragment(st, pos, id.p, name.p, args.p, args.n);
+        *rc = pos < 0 ? pos : ac_stream__tool_fragment(st, pos, id.p, name.p, args.p, args.n);
         if (*rc)
             return 1;
     }

@@ -11,3 +11,6 @@ agentc_add_test(context_request
 agentc_add_test(context_tokens
   SOURCES ${CMAKE_SOURCE_DIR}/tests/context/test_tokens.c
   LIBS agentc_context LABELS context)
+agentc_add_test(context_request_cache
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/context/test_request_cache.c
+  LIBS agentc_context LABELS context)

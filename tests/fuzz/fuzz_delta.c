@@ -14,8 +14,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char OA_HEAD[] = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n"
-                              "data: ";
+static const char OA_HEAD[] =
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n"
+    "data: ";
 static const char OA_TAIL[] = "\n\ndata: [DONE]\n\n";
 static const char AN_HEAD[] =
     "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"

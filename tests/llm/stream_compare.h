@@ -107,8 +107,8 @@ static void sc_turn(sc_buf *b, const ac_stream_turn *t)
 /* Feeds in (chunks of at most chunk bytes; 0: whole) with the scanners on or
  * off, with a turn cap of max_turn (0: default). Returns the rendering (free
  * it); *fast gets the number of events the scanners read. */
-static char *sc_run(ac_wire wire, const char *in, size_t len, size_t chunk, int on,
-                    size_t max_turn, size_t *fast)
+static char *sc_run(ac_wire wire, const char *in, size_t len, size_t chunk, int on, size_t max_turn,
+                    size_t *fast)
 {
     sc_buf b = {0};
     ac_stream_sink sink = {&b, sc_text, sc_reasoning, sc_refusal, sc_tool};

@@ -56,8 +56,8 @@ static size_t check_same(const char *what, ac_wire wire, const char *in, size_t 
     if (strcmp(a, b) != 0)
         fail_msg("%s: scanner and jansson differ\n--- scanner\n%s\n--- jansson\n%s", what, a, b);
     if (strcmp(a, c) != 0)
-        fail_msg("%s: scanner fed in 7-byte chunks differs\n--- whole\n%s\n--- chunks\n%s", what,
-                 a, c);
+        fail_msg("%s: scanner fed in 7-byte chunks differs\n--- whole\n%s\n--- chunks\n%s", what, a,
+                 c);
     assert_int_equal(fast, fast1);
     free(a);
     free(b);
@@ -66,10 +66,9 @@ static size_t check_same(const char *what, ac_wire wire, const char *in, size_t 
 }
 
 /* Recorded streams whose delta events the scanners must read. */
-static const char *const hot[] = {"openai_text",        "openai_tools",       "anthropic_text",
-                                  "anthropic_tools",    "anthropic_thinking", "deepseek_reasoning",
-                                  "vllm_tools",         "llamacpp_text",      "lmstudio_text",
-                                  "openai_refusal"};
+static const char *const hot[] = {
+    "openai_text",        "openai_tools", "anthropic_text", "anthropic_tools", "anthropic_thinking",
+    "deepseek_reasoning", "vllm_tools",   "llamacpp_text",  "lmstudio_text",   "openai_refusal"};
 
 static void test_recorded_streams(void **state)
 {
@@ -86,8 +85,7 @@ static void test_recorded_streams(void **state)
         snprintf(path, sizeof path, "%s/%s", STREAMS_DIR, e->d_name);
         size_t len;
         char *in = read_file(path, &len);
-        ac_wire wire = strncmp(e->d_name, "anthropic", 9) == 0 ? AC_WIRE_ANTHROPIC
-                                                               : AC_WIRE_OPENAI;
+        ac_wire wire = strncmp(e->d_name, "anthropic", 9) == 0 ? AC_WIRE_ANTHROPIC : AC_WIRE_OPENAI;
         size_t fast = check_same(e->d_name, wire, in, len, 0);
         /* and with a turn cap small enough to fail midway */
         check_same(e->d_name, wire, in, len, 24);
@@ -113,33 +111,45 @@ typedef struct edge {
 
 #define OA AC_WIRE_OPENAI
 #define AN AC_WIRE_ANTHROPIC
-#define CH(d) "{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":" d "}]}"
+#define CH(d)                                                                                      \
+    "{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":" d    \
+    "}]}"
 
 static const edge edges[] = {
     {OA, 1, CH("{\"content\":\"plain\"}")},
-    {OA, 1, CH("{\"content\":\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u00e9\\u20ac\\ud83d\\ude00\\u0000z\"}")},
+    {OA, 1,
+     CH("{\"content\":\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u00e9\\u20ac\\ud83d\\ude00\\u0000z\"}")},
     {OA, 1, CH("{\"content\":\"Bogot\xc3\xa1 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80 \x7f\"}")},
     {OA, 1, CH("{\"reasoning_content\":\"\",\"reasoning\":\"think\"}")},
     {OA, 1, CH("{\"reasoning_content\":\"rc\",\"reasoning\":\"r\"}")},
     {OA, 1, CH("{\"reasoning\":12,\"content\":null}")},
     {OA, 1, CH("{\"refusal\":\"no\",\"role\":\"assistant\"}")},
-    {OA, 1, CH("{\"tool_calls\":[{\"index\":3,\"id\":\"c\\u0031\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1}\"}}]}")},
-    {OA, 1, CH("{\"tool_calls\":[{\"index\":0,\"id\":\"\",\"function\":{\"name\":null,\"arguments\":null}}]}")},
+    {OA, 1,
+     CH("{\"tool_calls\":[{\"index\":3,\"id\":\"c\\u0031\",\"type\":\"function\",\"function\":{"
+        "\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1}\"}}]}")},
+    {OA, 1,
+     CH("{\"tool_calls\":[{\"index\":0,\"id\":\"\",\"function\":{\"name\":null,\"arguments\":null}}"
+        "]}")},
     {OA, 1, CH("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\"}}]}")},
     {OA, 1, CH("{\"tool_calls\":null,\"content\":\"x\"}")},
-    {OA, 1, "{\"choices\":[{\"delta\":{},\"finish_reason\":\"max_tokens\"}],\"usage\":null,\"error\":null}"},
+    {OA, 1,
+     "{\"choices\":[{\"delta\":{},\"finish_reason\":\"max_tokens\"}],\"usage\":null,\"error\":"
+     "null}"},
     {OA, 1, "{\"choices\":[{\"delta\":{},\"finish_reason\":\"\"}]}"},
     {OA, 1, "{\"choices\":[{\"delta\":null,\"finish_reason\":\"st\\u0000op\"}]}"},
-    {OA, 1, " \t{ \"choices\" : [ { \"index\" : 0 , \"delta\" : { \"content\" : \"w\" } } ] ,"
-            " \"a\" : true , \"b\" : false , \"c\" : -12 , \"d\" : 0 , \"e\" : null } \t "},
+    {OA, 1,
+     " \t{ \"choices\" : [ { \"index\" : 0 , \"delta\" : { \"content\" : \"w\" } } ] ,"
+     " \"a\" : true , \"b\" : false , \"c\" : -12 , \"d\" : 0 , \"e\" : null } \t "},
     /* data lines joined by a line feed */
     {OA, 1, "{\"choices\":[{\"delta\":\n{\"content\":\"two lines\"}}]}"},
     {OA, 1, "{\"object\":\"chat.completion.chunk\",\"created\":-0}"},
     {OA, 1, "{}"},
-    {OA, 1, "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":-3,\"total_tokens\":12,"
-            "\"prompt_tokens_details\":{\"cached_tokens\":0},\"x\":\"y\"}}"},
-    {OA, 1, "{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":"
-            "123456789012345678}}"},
+    {OA, 1,
+     "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":-3,\"total_tokens\":12,"
+     "\"prompt_tokens_details\":{\"cached_tokens\":0},\"x\":\"y\"}}"},
+    {OA, 1,
+     "{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":"
+     "123456789012345678}}"},
     {OA, 1, "{\"usage\":{\"prompt_tokens\":null,\"total_tokens\":3}}"},
     {OA, 1, "{\"usage\":{}}"},
     /* left to jansson */
@@ -176,28 +186,58 @@ static const edge edges[] = {
     {OA, 0, "[1]"},
     {OA, 0, "{\"a\":01}"},
     {OA, 0, "{\"a\":nul}"},
-    {AN, 1, "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi \\u00e9\"}}"},
-    {AN, 1, "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"hmm\"}}"},
-    {AN, 1, "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"c2ln\"}}"},
-    {AN, 1, "{\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"q\\\": \"}}"},
-    {AN, 1, "{\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\"}}"},
-    {AN, 1, "{\"delta\":{\"text\":\"order\",\"type\":\"text_delta\",\"x\":1},\"index\":0,\"type\":\"content_block_delta\"}"},
+    {AN, 1,
+     "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":"
+     "\"hi \\u00e9\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"thinking_delta\","
+     "\"thinking\":\"hmm\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"signature_delta\","
+     "\"signature\":\"c2ln\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\","
+     "\"partial_json\":\"{\\\"q\\\": \"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\","
+     "\"partial_json\":\"\"}}"},
+    {AN, 1,
+     "{\"delta\":{\"text\":\"order\",\"type\":\"text_delta\",\"x\":1},\"index\":0,\"type\":"
+     "\"content_block_delta\"}"},
     {AN, 0, "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\"}}"},
-    {AN, 0, "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":7}}"},
-    {AN, 0, "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"x\"}}"},
-    {AN, 0, "{\"type\":\"content_block_delta\",\"index\":9,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"x\"}}"},
-    {AN, 0, "{\"type\":\"content_block_delta\",\"index\":2000000,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}"},
-    {AN, 0, "{\"type\":\"content_block_del\\u0074a\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}"},
-    {AN, 0, "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"citations_delta\",\"citation\":{}}}"},
-    {AN, 0, "{\"type\":\"content_block_delta\",\"index\":0,\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":7}"
+     "}"},
+    {AN, 0,
+     "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\","
+     "\"thinking\":\"x\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_delta\",\"index\":9,\"delta\":{\"type\":\"input_json_delta\","
+     "\"partial_json\":\"x\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_delta\",\"index\":2000000,\"delta\":{\"type\":\"text_delta\","
+     "\"text\":\"x\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_del\\u0074a\",\"index\":0,\"delta\":{\"type\":\"text_delta\","
+     "\"text\":\"x\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"citations_delta\","
+     "\"citation\":{}}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_delta\",\"index\":0,\"index\":1,\"delta\":{\"type\":\"text_delta\","
+     "\"text\":\"x\"}}"},
     {AN, 0, "{\"type\":\"ping\"}"},
-    {AN, 0, "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\\ud83d\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":"
+     "\"\\ud83d\"}}"},
 };
 
-static const char OA_HEAD[] = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n";
+static const char OA_HEAD[] =
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n";
 static const char OA_TAIL[] = "data: [DONE]\n\n";
 static const char AN_HEAD[] =
-    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":"
+    "event: message_start\ndata: "
+    "{\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":"
     "5,\"output_tokens\":1}}}\n\n"
     "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
     "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
