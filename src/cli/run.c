@@ -686,7 +686,7 @@ static void batch_usage(FILE *out)
         "  --ordered            print results in input order\n"
         "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
-        "  --header, --script, --tools, --system, --spec, --param, --output-schema, and the\n"
+        "  --header, --script, --tools, --system, --spec, --param, --on, --output-schema, and the\n"
         "  model request settings --temperature ... --request-json)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
@@ -1422,9 +1422,15 @@ int ac_cli_batch(int argc, char **argv)
         if (now - last_scan >= 250) {
             last_scan = now;
             bt.n_ready = 0;
-            for (size_t i = 0; i < next; i++)
+            for (size_t i = 0; i < next; i++) {
+                /* waiting for an outside event: the first --on answer for its state, or it
+                 * fails naming the state (a batch never asks) */
+                ac_run_wait bw = {o.on, o.n_on, 0, 0};
+                if (bt.items[i].s && !bt.items[i].done && !ac_session_settled(bt.items[i].s))
+                    ac_run_wait_check(bt.items[i].s, &bw, NULL, NULL);
                 if (bt.items[i].s && ac_session_settled(bt.items[i].s))
                     bt.ready[bt.n_ready++] = i;
+            }
         }
         for (size_t k = 0; k < bt.n_ready; k++) {
             batch_item *it = &bt.items[bt.ready[k]];

@@ -122,6 +122,18 @@ start=$(date +%s)
 tail -n1 "$tmp/stuck.out" | jq -e '.status == "failed" and (.error | test("stuck in state process.AWAITING_APPROVAL"))' >/dev/null \
   || fail "stuck: $(cat "$tmp/stuck.out" "$tmp/stuck.err")"
 
+# agentc batch: a waiting session fails naming its state, or takes the first --on answer
+printf '{"id":"a","prompt":"hi"}\n{"id":"b","prompt":"ho"}\n' >"$tmp/batch.jsonl"
+"$agentc" batch --spec "$g/approve_tools.fsm" --provider script --script "$tmp/one.jsonl" \
+  --tools "$tmp/tools.json" "$tmp/batch.jsonl" >"$tmp/batch.out" 2>&1 </dev/null && fail "batch: exit 0 without answers"
+[ "$(jq -c 'select(.status == "failed" and (.error | test("waits in state AWAITING_APPROVAL")))' "$tmp/batch.out" | wc -l)" = 2 ] \
+  || fail "batch without --on: $(cat "$tmp/batch.out")"
+"$agentc" batch --spec "$g/approve_tools.fsm" --provider script --script "$tmp/one.jsonl" \
+  --tools "$tmp/tools.json" --on AWAITING_APPROVAL=approve "$tmp/batch.jsonl" >"$tmp/batch2.out" 2>&1 </dev/null \
+  || fail "batch with --on: $(cat "$tmp/batch2.out")"
+[ "$(jq -c 'select(.status == "completed" and .answer == "done")' "$tmp/batch2.out" | wc -l)" = 2 ] \
+  || fail "batch with --on: $(cat "$tmp/batch2.out")"
+
 # ---- approve_shell: only shell_* calls wait for approval ---------------------------------------
 printf '{"content": "", "tool_calls": [%s]}\n{"content": "ok"}\n' "$(call e1 echo)" >"$tmp/echo.jsonl"
 run plain approve_shell.fsm --script "$tmp/echo.jsonl" --tools "$tmp/tools.json" hi
