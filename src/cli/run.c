@@ -1421,16 +1421,17 @@ int ac_cli_batch(int argc, char **argv)
         int64_t now = wall_ms();
         if (now - last_scan >= 250) {
             last_scan = now;
-            bt.n_ready = 0;
             for (size_t i = 0; i < next; i++) {
                 /* waiting for an outside event: the first --on answer for its state, or it
                  * fails naming the state (a batch never asks) */
                 ac_run_wait bw = {o.on, o.n_on, 0, 0};
                 if (bt.items[i].s && !bt.items[i].done && !ac_session_settled(bt.items[i].s))
                     ac_run_wait_check(bt.items[i].s, &bw, NULL, NULL);
+            }
+            bt.n_ready = 0;
+            for (size_t i = 0; i < next; i++)
                 if (bt.items[i].s && ac_session_settled(bt.items[i].s))
                     bt.ready[bt.n_ready++] = i;
-            }
         }
         for (size_t k = 0; k < bt.n_ready; k++) {
             batch_item *it = &bt.items[bt.ready[k]];
