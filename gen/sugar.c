@@ -436,6 +436,25 @@ void ac_spec_desugar(ac_spec *spec)
         }
         rewrite_timers(spec, m);
     }
+    for (size_t p = 0; p < spec->n_posts; p++)
+        for (size_t k = 0; k < spec->posts[p].events.n; k++) {
+            const ac_name *ev = &spec->posts[p].events.v[k];
+            if (has_name(&spec->events, ev->s))
+                continue;
+            const char *near = spec->events.n ? ac_spec_closest(ev->s, &spec->events.v[0].s,
+                                                                spec->events.n,
+                                                                sizeof spec->events.v[0])
+                                              : NULL;
+            if (near)
+                ac_spec_diag(spec, 1, ev->line, ev->col,
+                             "effect '%s' posts the unknown event '%s' (did you mean '%s'?)",
+                             spec->posts[p].effect.s, ev->s, near);
+            else
+                ac_spec_diag(spec, 1, ev->line, ev->col,
+                             "effect '%s' posts the unknown event '%s' (declare it with 'event "
+                             "%s')",
+                             spec->posts[p].effect.s, ev->s, ev->s);
+        }
     for (size_t i = 0; i < spec->outside.n; i++)
         for (size_t p = 0; p < spec->n_posts; p++)
             if (has_name(&spec->posts[p].events, spec->outside.v[i].s))
