@@ -212,8 +212,9 @@ static bool cond_eval(ac_session *s, const ac_event *ev, const rt_cond *c)
 {
     if (c->rhs == RHS_CALLS)
         return calls_match(s, ev, c->str);
-    if (c->rhs == RHS_STR) {
-        bool eq = strcmp(fact_str(s, ev, c->fact), c->str) == 0;
+    if (c->rhs == RHS_STR || (c->rhs == RHS_PARAM && ac_facts[c->fact].type == AC_FT_STRING)) {
+        const char *want = c->rhs == RHS_STR ? c->str : c->param->sval ? c->param->sval : "";
+        bool eq = strcmp(fact_str(s, ev, c->fact), want) == 0;
         return c->op == OP_EQ ? eq : !eq;
     }
     int64_t v = fact_num(s, ev, c->fact), r = c->rhs == RHS_PARAM ? c->param->ival : c->lit;
