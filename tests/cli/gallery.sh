@@ -52,6 +52,8 @@ run budget tool_budget.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" h
 grep -q "tool-call budget (max_tool_calls = 3)" "$tmp/budget.err" || fail "tool_budget: $(cat "$tmp/budget.err")"
 [ "$(tools_run budget)" = 2 ] || fail "tool_budget: $(tools_run budget) tools ran, expected 2"
 replays budget tool_budget.fsm
+grep -q "error    the turn would exceed its tool-call budget (max_tool_calls = 3)" "$tmp/budget.r1" \
+  || fail "tool_budget: the replay does not give the reason: $(cat "$tmp/budget.r1")"
 # a budget of 4 lets the whole turn run
 run budget4 tool_budget.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" --param max_tool_calls=4 hi
 [ "$(rc budget4)" = 0 ] || fail "tool_budget with 4: exit $(rc budget4): $(cat "$tmp/budget4.err")"
