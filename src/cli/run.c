@@ -678,7 +678,8 @@ static void batch_usage(FILE *out)
         "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
         "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (ids unique,\n"
         "optional: the line number). Every session runs on one event loop; each prints one\n"
-        "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", \"usage\",\n"
+        "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", "
+        "\"usage\",\n"
         "\"error\"?, \"journal\"?}, in the order the sessions finish (--ordered: input order).\n"
         "A failing session never stops the others. A progress bar goes to stderr when it\n"
         "is a terminal.\n\n"
@@ -790,8 +791,7 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
             if (!strcmp(a, names[k]))
                 slot = slots[k];
         int is_list = !strcmp(a, "--tools") || !strcmp(a, "--param") || !strcmp(a, "--header") ||
-                      !strcmp(a, "--on") ||
-                      (batch && !strcmp(a, "--concurrency"));
+                      !strcmp(a, "--on") || (batch && !strcmp(a, "--concurrency"));
         if (slot || is_list) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "agentc: %s needs a value\n", a);
@@ -1054,12 +1054,11 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     if (o->jsonl) {
         if (error && !turn_ok)
             emit_json(json_pack("{s:s, s:s}", "type", "error", "message", error));
-        emit_json(
-            json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s, s:s*}", "type", "done", "status",
-                      interrupted ? "cancelled" : status,
-                      "iterations", (json_int_t)stats.iterations, "usage", "input",
-                      (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
-                      "answer", answer, "error", turn_ok ? NULL : error));
+        emit_json(json_pack(
+            "{s:s, s:s, s:I, s:{s:I, s:I}, s:s, s:s*}", "type", "done", "status",
+            interrupted ? "cancelled" : status, "iterations", (json_int_t)stats.iterations, "usage",
+            "input", (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
+            "answer", answer, "error", turn_ok ? NULL : error));
     } else {
         /* the accepted answer; or one the spec took from elsewhere than streamed text */
         if ((u.hold_text || !u.wrote_text) && turn_ok && !interrupted && *answer) {

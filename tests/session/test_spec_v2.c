@@ -211,7 +211,7 @@ static void test_compare_fail_after(void **state)
     ac_session_send(r.s, "one");
     /* three messages in the context: the comparison holds, fail() gives the reason */
     ac_session_post(r.s, "user_message", NULL, 0); /* not handled in Counting: ignored */
-    ac_session_fail(r.s, "given up"); /* the embedder gives up */
+    ac_session_fail(r.s, "given up");              /* the embedder gives up */
     assert_int_equal(ac_session_status(r.s), AC_SESSION_FAILED);
     assert_string_equal(ac_session_error(r.s), "given up");
     assert_true(ac_session_settled(r.s));
@@ -258,14 +258,17 @@ static void test_string_param(void **state)
     rig r;
     rig_open(&r, compile("strings.fsm", string_spec), "");
     ac_session_send(r.s, "one");
-    assert_int_equal(ac_session_post(r.s, "tick", json_pack("{s:s}", "finish_reason", "tool_calls"), 0), 0);
+    assert_int_equal(
+        ac_session_post(r.s, "tick", json_pack("{s:s}", "finish_reason", "tool_calls"), 0), 0);
     assert_string_equal(ac_session_state(r.s, "s"), "Counting");
-    assert_int_equal(ac_session_post(r.s, "tick", json_pack("{s:s}", "finish_reason", "stop"), 0), 0);
+    assert_int_equal(ac_session_post(r.s, "tick", json_pack("{s:s}", "finish_reason", "stop"), 0),
+                     0);
     assert_string_equal(ac_session_state(r.s, "s"), "Done");
     rig_close(&r);
     rig_open(&r, compile("strings.fsm", string_spec), "");
     ac_session_send(r.s, "one");
-    assert_int_equal(ac_session_post(r.s, "tick", json_pack("{s:s}", "finish_reason", "length"), 0), 0);
+    assert_int_equal(ac_session_post(r.s, "tick", json_pack("{s:s}", "finish_reason", "length"), 0),
+                     0);
     assert_string_equal(ac_session_state(r.s, "s"), "Other");
     rig_close(&r);
 }
@@ -273,10 +276,8 @@ static void test_string_param(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_outside_events),
-        cmocka_unit_test(test_stuck_fails_at_once),
-        cmocka_unit_test(test_compare_fail_after),
-        cmocka_unit_test(test_fail_reason),
+        cmocka_unit_test(test_outside_events),     cmocka_unit_test(test_stuck_fails_at_once),
+        cmocka_unit_test(test_compare_fail_after), cmocka_unit_test(test_fail_reason),
         cmocka_unit_test(test_string_param),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
