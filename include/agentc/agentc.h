@@ -195,6 +195,13 @@ int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *desc
  * calls are ignored, also after the session, the engine and the loop were
  * freed. The handle is invalid afterwards. */
 void ac_tool_call_complete(ac_tool_call_handle *call, int ok, const char *content);
+/* Toolkits: a tool file's toolkit tool declared with "callback": true is bound
+ * by ac_engine_add_callback_tool under its name "prefix::tool" (description and
+ * schema come from the file; those arguments are ignored). During the call,
+ * the toolkit's context as JSON text (borrowed until the call completes; NULL
+ * for a tool outside toolkits). A tool with "updates_context" completes with
+ * {"result": ..., "context": {...}}, as a tool process prints it. */
+const char *ac_tool_call_context(const ac_tool_call_handle *call);
 
 /* ---- sessions --------------------------------------------------------------- */
 /* Creates a session and starts it (posts `spawn`, applied before the call
@@ -278,8 +285,15 @@ typedef struct ac_session_stats {
     int64_t input_tokens, output_tokens;
 } ac_session_stats;
 void ac_session_get_stats(const ac_session *s, ac_session_stats *out);
-/* Whole session (machine states, status, conversation) as JSON; malloc'd. */
+/* Whole session (machine states, status, conversation, and "toolkits" when the
+ * engine has any) as JSON; malloc'd. */
 char *ac_session_to_json(const ac_session *s);
+/* The session's toolkit states and contexts, {"prefix": {"states": [...],
+ * "context": {...}}} (malloc'd; NULL without toolkits), and their restore (for
+ * a store that snapshots sessions): the toolkits named take the given states
+ * and contexts. 0, or -1 with err and nothing changed. */
+char *ac_session_toolkits_json(const ac_session *s);
+int ac_session_toolkits_restore(ac_session *s, const char *json, ac_error *err);
 
 /* ---- replay: a journal against a spec -------------------------------------- */
 /* One transition as a journal records it. */

@@ -172,6 +172,8 @@ static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *
     /* what the effect does follows the journal line of the event that
      * started or stopped it (journal.h, docs/design.md) */
     ac_journal_flush(s->journal);
+    if (s->hooks)
+        s->hooks->flush(s); /* the store commits too (store.h) */
     uint16_t origin = (uint16_t)(u->effect + 1);
     uint16_t outer = s->current_effect; /* an effect's handler may run while another's runs */
     s->current_effect = origin;
@@ -576,6 +578,7 @@ void ac_engine_free(ac_engine *e)
     free(e->system_prompt);
     free(e->output_schema_text);
     free(e->tool_choice);
+    json_decref(e->state_decl);
     free(e->journal_dir);
     free(e->api_key_env);
     ac_secrets_free(e->secrets);
