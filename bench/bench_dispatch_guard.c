@@ -83,7 +83,7 @@ int bench_guard(long rounds)
             ns[k][r] = (now() - t0) * 1e9 / (double)rounds;
         }
     static const char *const names[3] = {"no guard", "C guard retries_left",
-                                          "comparison turn.retries < max_retries"};
+                                         "comparison turn.retries < max_retries"};
     printf("internal transition on a real session, %ld dispatches per run, %d runs (ns per "
            "dispatch, min / median / max)\n",
            rounds, RUNS);

@@ -130,14 +130,14 @@ static void use_handler(checker *ck, int kind, const ac_name *n)
             return;
         }
         const ac_names *ns = &spec->handlers[kind];
-        const char *near = ns->n ? ac_spec_closest(n->s, &ns->v[0].s, ns->n, sizeof ns->v[0])
-                                 : NULL;
+        const char *near =
+            ns->n ? ac_spec_closest(n->s, &ns->v[0].s, ns->n, sizeof ns->v[0]) : NULL;
         if (near)
-            ac_spec_diag(spec, 1, n->line, n->col, "unknown %s '%s' (did you mean '%s'?)", kn,
-                         n->s, near);
+            ac_spec_diag(spec, 1, n->line, n->col, "unknown %s '%s' (did you mean '%s'?)", kn, n->s,
+                         near);
         else
-            ac_spec_diag(spec, 1, n->line, n->col, "unknown %s '%s' (declare it with '%s %s')",
-                         kn, n->s, kn, n->s);
+            ac_spec_diag(spec, 1, n->line, n->col, "unknown %s '%s' (declare it with '%s %s')", kn,
+                         n->s, kn, n->s);
         return;
     }
     ck->handler_used[kind][i] = 1;
@@ -318,16 +318,16 @@ static int resolve_state(checker *ck, size_t m, const ac_name *n)
     int s = ac_strmap_get(&ck->states[m], n->s);
     if (s < 0) {
         const ac_machine_decl *md = &ck->spec->machines[m];
-        const char *near = md->n_states ? ac_spec_closest(n->s, &md->states[0].name.s,
-                                                          md->n_states, sizeof md->states[0])
+        const char *near = md->n_states ? ac_spec_closest(n->s, &md->states[0].name.s, md->n_states,
+                                                          sizeof md->states[0])
                                         : NULL;
         if (near)
             ac_spec_diag(ck->spec, 1, n->line, n->col,
                          "unknown state '%s' in machine '%s' (did you mean '%s'?)", n->s,
                          md->name.s, near);
         else
-            ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown state '%s' in machine '%s'",
-                         n->s, md->name.s);
+            ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown state '%s' in machine '%s'", n->s,
+                         md->name.s);
     }
     return s;
 }
@@ -372,8 +372,8 @@ static int resolve_event(checker *ck, const ac_name *n)
     const char *near =
         evs->n ? ac_spec_closest(n->s, &evs->v[0].s, evs->n, sizeof evs->v[0]) : NULL;
     if (near)
-        ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown event '%s' (did you mean '%s'?)",
-                     n->s, near);
+        ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown event '%s' (did you mean '%s'?)", n->s,
+                     near);
     else
         ac_spec_diag(ck->spec, 1, n->line, n->col,
                      "unknown event '%s' (declare it with 'event %s')", n->s, n->s);

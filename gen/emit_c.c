@@ -491,7 +491,8 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
     emit_names(out, "effect_names", t->effect_names, t->n_effects);
     if (t->event_flags) {
         fputs("/* per event: AC_EV_OUTSIDE (only the outside sends it), AC_EV_TIMER */\n"
-              "static const uint8_t event_flags[] = {", out);
+              "static const uint8_t event_flags[] = {",
+              out);
         for (uint16_t i = 0; i < t->n_events; i++)
             fprintf(out, "%s%u", i ? ", " : "", t->event_flags[i]);
         fputs("};\n\n", out);

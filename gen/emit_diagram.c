@@ -132,8 +132,8 @@ static void edge_label(const ac_fsm_tables *t, const ac_fsm_transition *tr, char
     ac_guard_to_text(t, tr->guard, g, sizeof g);
     list_text(t, tr->actions, t->action_names, a, sizeof a);
     snprintf(buf, cap, "%s%s%s%s%s%s%s",
-             tr->event ? event_text(t, tr->event, e, sizeof e) : "(eventless)",
-             g[0] ? " [" : "", g, g[0] ? "]" : "", a[0] ? " / " : "", a,
+             tr->event ? event_text(t, tr->event, e, sizeof e) : "(eventless)", g[0] ? " [" : "", g,
+             g[0] ? "]" : "", a[0] ? " / " : "", a,
              tr->kind == AC_TR_INTERNAL ? " (internal)" : "");
 }
 

@@ -87,7 +87,8 @@ static const ac_arg_action_info ac_arg_actions[AC_ARG_ACTION_COUNT] = {
 static inline int ac_arg_action_find(const char *name, size_t len)
 {
     for (int i = 0; i < AC_ARG_ACTION_COUNT; i++)
-        if (strlen(ac_arg_actions[i].name) == len && strncmp(ac_arg_actions[i].name, name, len) == 0)
+        if (strlen(ac_arg_actions[i].name) == len &&
+            strncmp(ac_arg_actions[i].name, name, len) == 0)
             return i;
     return -1;
 }
@@ -102,13 +103,26 @@ static inline size_t ac_cname(const char *s, char *out)
         const char *w = NULL;
         unsigned char c = (unsigned char)*s;
         switch (c) {
-        case '<': w = "LT"; break;
-        case '>': w = "GT"; break;
-        case '=': w = "EQ"; break;
-        case '!': w = "NOT"; break;
-        case '*': w = "STAR"; break;
-        case '?': w = "QM"; break;
-        default: break;
+        case '<':
+            w = "LT";
+            break;
+        case '>':
+            w = "GT";
+            break;
+        case '=':
+            w = "EQ";
+            break;
+        case '!':
+            w = "NOT";
+            break;
+        case '*':
+            w = "STAR";
+            break;
+        case '?':
+            w = "QM";
+            break;
+        default:
+            break;
         }
         if (w) {
             while (*w)

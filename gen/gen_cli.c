@@ -392,7 +392,8 @@ int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (is_help(a)) {
-            printf("usage: agentc diagram SPEC [--format dot|mermaid|markdown|overview%s] [--machine NAME]\n"
+            printf("usage: agentc diagram SPEC [--format dot|mermaid|markdown|overview%s] "
+                   "[--machine NAME]\n"
                    "                      [-o FILE] [--spec-path PATH]%s\n\n"
                    "Draws the spec's machines (default format: mermaid) to stdout or FILE.\n"
                    "  --spec-path PATH   path recorded in the output (default: relative to the\n"
@@ -437,8 +438,9 @@ int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
     int svg = strcmp(format, "svg") == 0 && cov_loader;
     if (strcmp(format, "dot") && strcmp(format, "mermaid") && strcmp(format, "markdown") &&
         strcmp(format, "overview") && !svg) {
-        fprintf(stderr, "agentc diagram: unknown format '%s' (dot, mermaid, markdown, overview%s)\n", format,
-                cov_loader ? ", svg" : "");
+        fprintf(stderr,
+                "agentc diagram: unknown format '%s' (dot, mermaid, markdown, overview%s)\n",
+                format, cov_loader ? ", svg" : "");
         return AC_EXIT_USAGE;
     }
     if (!path) {

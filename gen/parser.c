@@ -232,9 +232,9 @@ static int handler_kind(const ac_token *t)
     return -1;
 }
 
-static const char *const keywords[] = {"param",   "event",   "guard",    "action", "effect",
-                                       "machine", "initial", "terminal", "state",  "enter",
-                                       "exit",    "invoke",  "on",       "ignore", "after",  NULL};
+static const char *const keywords[] = {
+    "param", "event", "guard", "action", "effect", "machine", "initial", "terminal",
+    "state", "enter", "exit",  "invoke", "on",     "ignore",  "after",   NULL};
 
 static int is_keyword(const ac_token *t)
 {
@@ -515,7 +515,8 @@ static int action_name(parser *ps, const char *what, ac_name *out)
     for (int k = 0;; k++) {
         ac_token *s = cur(ps);
         if (s->kind != TK_STRING) {
-            expected(ps, k ? "a string argument after ','" : "a string argument, as in fail(\"why\")");
+            expected(ps,
+                     k ? "a string argument after ','" : "a string argument, as in fail(\"why\")");
             return -1;
         }
         for (const char *c = s->text; *c; c++)
@@ -528,7 +529,8 @@ static int action_name(parser *ps, const char *what, ac_name *out)
             }
         int w = snprintf(buf + o, sizeof buf - o, "%s\"%s\"", k ? ", " : "", s->text);
         if (w < 0 || (size_t)w >= sizeof buf - o) {
-            ac_spec_diag(ps->spec, 1, s->line, s->col, "action arguments too long (1000 bytes at most)");
+            ac_spec_diag(ps->spec, 1, s->line, s->col,
+                         "action arguments too long (1000 bytes at most)");
             o = sizeof buf - 1;
         } else
             o += (size_t)w;

@@ -41,7 +41,7 @@ enum ac_tok {
     TK_AND,
     TK_OR,
     TK_STAR,
-    TK_CMP, /* == != < <= > >= (text holds the operator) */
+    TK_CMP,  /* == != < <= > >= (text holds the operator) */
     TK_ERROR /* lexical error; text holds the message */
 };
 
@@ -79,8 +79,8 @@ typedef struct ac_gexpr {
     int kind;
     ac_name pred; /* GX_PRED: the guard; GX_CMP: the fact; GX_CALLS: the word `calls` */
     struct ac_gexpr *a, *b;
-    ac_name op;  /* GX_CMP: the operator */
-    ac_name rhs; /* GX_CMP: a param name, a number or a string; GX_CALLS: the pattern */
+    ac_name op;   /* GX_CMP: the operator */
+    ac_name rhs;  /* GX_CMP: a param name, a number or a string; GX_CALLS: the pattern */
     int rhs_kind; /* TK_IDENT, TK_NUMBER or TK_STRING */
 } ac_gexpr;
 
@@ -166,8 +166,8 @@ typedef struct ac_spec {
     size_t n_params, cap_params;
     ac_names events;
     ac_names handlers[AC_HK_COUNT]; /* by enum ac_handler_kind */
-    ac_names outside;   /* events only the outside sends (`outside event ...`) */
-    struct ac_posts *posts; /* `effect E posts ev, ...` */
+    ac_names outside;               /* events only the outside sends (`outside event ...`) */
+    struct ac_posts *posts;         /* `effect E posts ev, ...` */
     size_t n_posts, cap_posts;
     ac_machine_decl *machines;
     size_t n_machines, cap_machines;

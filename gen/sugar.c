@@ -114,7 +114,7 @@ static const ac_param_decl *find_param(const ac_spec *spec, const char *name)
 
 static int param_fact_type(int ptype)
 {
-    return ptype == AC_PARAM_INT ? AC_FT_COUNT
+    return ptype == AC_PARAM_INT        ? AC_FT_COUNT
            : ptype == AC_PARAM_DURATION ? AC_FT_DURATION
                                         : AC_FT_STRING;
 }
@@ -130,16 +130,15 @@ static int bad_text(const char *s)
 
 static void unknown_param(ac_spec *spec, const ac_name *n, const char *what)
 {
-    const char *near =
-        spec->n_params ? ac_spec_closest(n->s, &spec->params[0].name.s, spec->n_params,
-                                         sizeof spec->params[0])
-                       : NULL;
+    const char *near = spec->n_params ? ac_spec_closest(n->s, &spec->params[0].name.s,
+                                                        spec->n_params, sizeof spec->params[0])
+                                      : NULL;
     if (near)
         ac_spec_diag(spec, 1, n->line, n->col, "unknown param '%s' %s (did you mean '%s'?)", n->s,
                      what, near);
     else
-        ac_spec_diag(spec, 1, n->line, n->col, "unknown param '%s' %s (declare it with 'param %s = ...')",
-                     n->s, what, n->s);
+        ac_spec_diag(spec, 1, n->line, n->col,
+                     "unknown param '%s' %s (declare it with 'param %s = ...')", n->s, what, n->s);
 }
 
 static const char *fact_names[AC_FACT_COUNT];
@@ -179,8 +178,8 @@ static void rewrite_guard(ac_spec *spec, ac_gexpr *g)
             list_facts(all, sizeof all);
             for (int i = 0; i < AC_FACT_COUNT; i++)
                 fact_names[i] = ac_facts[i].name;
-            const char *near = ac_spec_closest(g->pred.s, fact_names, AC_FACT_COUNT,
-                                               sizeof fact_names[0]);
+            const char *near =
+                ac_spec_closest(g->pred.s, fact_names, AC_FACT_COUNT, sizeof fact_names[0]);
             if (near)
                 ac_spec_diag(spec, 1, g->pred.line, g->pred.col,
                              "unknown session fact '%s' (did you mean '%s'?)", g->pred.s, near);
@@ -227,8 +226,8 @@ static void rewrite_guard(ac_spec *spec, ac_gexpr *g)
             rt = param_fact_type(p->type);
         }
         if (ft != rt) {
-            ac_spec_diag(spec, 1, g->op.line, g->op.col,
-                         "cannot compare %s (%s) with %s (%s)", g->pred.s, ac_fact_type_name(ft),
+            ac_spec_diag(spec, 1, g->op.line, g->op.col, "cannot compare %s (%s) with %s (%s)",
+                         g->pred.s, ac_fact_type_name(ft),
                          g->rhs_kind == TK_STRING ? "a string literal" : rdesc,
                          ac_fact_type_name(rt));
             return;
@@ -436,6 +435,25 @@ void ac_spec_desugar(ac_spec *spec)
         }
         rewrite_timers(spec, m);
     }
+    for (size_t p = 0; p < spec->n_posts; p++)
+        for (size_t k = 0; k < spec->posts[p].events.n; k++) {
+            const ac_name *ev = &spec->posts[p].events.v[k];
+            if (has_name(&spec->events, ev->s))
+                continue;
+            const char *near = spec->events.n
+                                   ? ac_spec_closest(ev->s, &spec->events.v[0].s, spec->events.n,
+                                                     sizeof spec->events.v[0])
+                                   : NULL;
+            if (near)
+                ac_spec_diag(spec, 1, ev->line, ev->col,
+                             "effect '%s' posts the unknown event '%s' (did you mean '%s'?)",
+                             spec->posts[p].effect.s, ev->s, near);
+            else
+                ac_spec_diag(spec, 1, ev->line, ev->col,
+                             "effect '%s' posts the unknown event '%s' (declare it with 'event "
+                             "%s')",
+                             spec->posts[p].effect.s, ev->s, ev->s);
+        }
     for (size_t i = 0; i < spec->outside.n; i++)
         for (size_t p = 0; p < spec->n_posts; p++)
             if (has_name(&spec->posts[p].events, spec->outside.v[i].s))

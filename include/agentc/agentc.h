@@ -409,7 +409,6 @@ int ac_session_fail_tool_call(ac_session *s, const char *id, const char *error, 
 size_t ac_session_message_count(ac_session *s);
 const char *ac_session_message(ac_session *s, size_t i, const char **role);
 
-
 /* ---- embedding: what a session waits for ----------------------------------- */
 /* The events the session can accept now: those with a transition or an internal row in one
  * of its active states, deepest state first, each once (derived from the tables). With

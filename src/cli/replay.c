@@ -168,6 +168,8 @@ int ac_cli_replay(int argc, char **argv)
         printf("  %-8s %s\n", t->machines[m].name, ms ? ms : "(not active)");
     }
     printf("  status   %s\n", ac_session_status_name(ac_session_status(s)));
+    if (ac_session_status(s) == AC_SESSION_FAILED && ac_session_error(s))
+        printf("  error    %s\n", ac_session_error(s)); /* the reason the turn failed */
     json_t *state = ac_session_state_json(s); /* the State rebuilt from the writes (state.h) */
     char *state_text = state ? json_dumps(state, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     if (state_text)

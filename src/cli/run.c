@@ -697,7 +697,8 @@ static void batch_usage(FILE *out)
         "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
         "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (ids unique,\n"
         "optional: the line number). Every session runs on one event loop; each prints one\n"
-        "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", \"usage\",\n"
+        "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", "
+        "\"usage\",\n"
         "\"error\"?, \"journal\"?}, in the order the sessions finish (--ordered: input order).\n"
         "A failing session never stops the others. A progress bar goes to stderr when it\n"
         "is a terminal.\n\n"
@@ -706,7 +707,7 @@ static void batch_usage(FILE *out)
         "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
         "  --db PATH            store every session under its input id (agentc sessions)\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
-        "  --header, --script, --tools, --system, --spec, --param, --output-schema, and the\n"
+        "  --header, --script, --tools, --system, --spec, --param, --on, --output-schema, and the\n"
         "  model request settings --temperature ... --request-json)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
@@ -819,8 +820,7 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
             if (!strcmp(a, names[k]))
                 slot = slots[k];
         int is_list = !strcmp(a, "--tools") || !strcmp(a, "--param") || !strcmp(a, "--header") ||
-                      !strcmp(a, "--on") ||
-                      (batch && !strcmp(a, "--concurrency"));
+                      !strcmp(a, "--on") || (batch && !strcmp(a, "--concurrency"));
         if (slot || is_list) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "agentc: %s needs a value\n", a);
@@ -1511,6 +1511,13 @@ int ac_cli_batch(int argc, char **argv)
         int64_t now = wall_ms();
         if (now - last_scan >= 250) {
             last_scan = now;
+            for (size_t i = 0; i < next; i++) {
+                /* waiting for an outside event: the first --on answer for its state, or it
+                 * fails naming the state (a batch never asks) */
+                ac_run_wait bw = {o.on, o.n_on, 0, 0};
+                if (bt.items[i].s && !bt.items[i].done && !ac_session_settled(bt.items[i].s))
+                    ac_run_wait_check(bt.items[i].s, &bw, NULL, NULL);
+            }
             bt.n_ready = 0;
             for (size_t i = 0; i < next; i++)
                 if (bt.items[i].s && ac_session_settled(bt.items[i].s))

@@ -5,6 +5,7 @@
  * neither, the run fails at once with a message naming the state and the
  * events it waits for.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,8 +96,13 @@ int ac_run_wait_check(ac_session *s, ac_run_wait *w, FILE *in, FILE *err)
             fprintf(err, "state %s waits for %s; which event? ", state, list);
             fflush(err);
             char line[256];
-            if (!fgets(line, sizeof line, in))
+            if (!fgets(line, sizeof line, in)) {
+                if (ferror(in) && errno == EINTR) { /* a stop signal: run.c cancels */
+                    clearerr(in);
+                    return 0;
+                }
                 break;
+            }
             line[strcspn(line, "\r\n")] = 0;
             if (event_in(line, evs, n))
                 return ac_session_post(s, line, NULL, 0) < 0 ? -1 : 1;

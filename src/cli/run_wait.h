@@ -13,7 +13,7 @@
 typedef struct ac_run_wait {
     const char *const *on; /* "STATE=EVENT" answers (--on), at most 64 */
     size_t n_on;
-    uint64_t used; /* entries already used */
+    uint64_t used;   /* entries already used */
     int interactive; /* ask on the terminal */
 } ac_run_wait;
 

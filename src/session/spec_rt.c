@@ -50,13 +50,13 @@ struct ac_spec_rt {
 
 /* The per-session record of what the facts need between events. */
 struct ac_spec_facts {
-    size_t seen_msgs;      /* messages scanned */
-    size_t turn_user;      /* index + 1 of the turn's user message, 0: none */
-    int64_t turn_start_ms; /* its time */
-    size_t turn_calls;     /* tool calls recorded since it */
+    size_t seen_msgs;                /* messages scanned */
+    size_t turn_user;                /* index + 1 of the turn's user message, 0: none */
+    int64_t turn_start_ms;           /* its time */
+    size_t turn_calls;               /* tool calls recorded since it */
     int64_t tokens_in0, tokens_out0; /* session usage when the turn began */
-    uint16_t state;        /* the deepest active state, as of the last event */
-    int64_t state_ms;      /* when it was entered */
+    uint16_t state;                  /* the deepest active state, as of the last event */
+    int64_t state_ms;                /* when it was entered */
     int64_t status;
     char klass[32], finish[32];
 };
@@ -212,8 +212,9 @@ static bool cond_eval(ac_session *s, const ac_event *ev, const rt_cond *c)
 {
     if (c->rhs == RHS_CALLS)
         return calls_match(s, ev, c->str);
-    if (c->rhs == RHS_STR) {
-        bool eq = strcmp(fact_str(s, ev, c->fact), c->str) == 0;
+    if (c->rhs == RHS_STR || (c->rhs == RHS_PARAM && ac_facts[c->fact].type == AC_FT_STRING)) {
+        const char *want = c->rhs == RHS_STR ? c->str : c->param->sval ? c->param->sval : "";
+        bool eq = strcmp(fact_str(s, ev, c->fact), want) == 0;
         return c->op == OP_EQ ? eq : !eq;
     }
     int64_t v = fact_num(s, ev, c->fact), r = c->rhs == RHS_PARAM ? c->param->ival : c->lit;
@@ -309,11 +310,10 @@ static void expand(const ac_session *s, const char *in, char *out, size_t cap)
         long long v = (long long)p->ival;
         int w = p->type == AC_PARAM_STRING ? snprintf(out + o, cap - o, "%s", p->sval)
                 : p->type == AC_PARAM_DURATION
-                    ? (v % 60000 == 0 && v   ? snprintf(out + o, cap - o, "%lldm", v / 60000)
+                    ? (v % 60000 == 0 && v  ? snprintf(out + o, cap - o, "%lldm", v / 60000)
                        : v % 1000 == 0 && v ? snprintf(out + o, cap - o, "%llds", v / 1000)
                                             : snprintf(out + o, cap - o, "%lldms", v))
-                                               : snprintf(out + o, cap - o, "%lld",
-                                                          (long long)p->ival);
+                    : snprintf(out + o, cap - o, "%lld", (long long)p->ival);
         if (w < 0 || (size_t)w >= cap - o) {
             o = cap - 1;
             break;
@@ -367,19 +367,20 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
 /* One function per slot: the dispatcher calls guards and actions with the
  * session and the event only, so the slot number is in the function. */
 #define SLOT8(X, b) X(b##0) X(b##1) X(b##2) X(b##3) X(b##4) X(b##5) X(b##6) X(b##7)
-#define SLOTS(X)                                                                               \
-    SLOT8(X, 0) SLOT8(X, 1) SLOT8(X, 2) SLOT8(X, 3) SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6)         \
-    SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13)   \
-    SLOT8(X, 14) SLOT8(X, 15)
-#define GUARD_FN(k)                                                                            \
-    static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                \
-    {                                                                                          \
-        return cond_eval(s, ev, &s->e->spec_rt->conds[(k) / 10 * 8 + (k) % 10]);               \
+#define SLOTS(X)                                                                                   \
+    SLOT8(X, 0)                                                                                    \
+    SLOT8(X, 1) SLOT8(X, 2) SLOT8(X, 3) SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7)            \
+        SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14)   \
+            SLOT8(X, 15)
+#define GUARD_FN(k)                                                                                \
+    static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
+    {                                                                                              \
+        return cond_eval(s, ev, &s->e->spec_rt->conds[(k) / 10 * 8 + (k) % 10]);                   \
     }
-#define ACTION_FN(k)                                                                           \
-    static void rt_action_##k(ac_session *s, const ac_event *ev)                               \
-    {                                                                                          \
-        run_action(s, ev, &s->e->spec_rt->acts[(k) / 10 * 8 + (k) % 10]);                      \
+#define ACTION_FN(k)                                                                               \
+    static void rt_action_##k(ac_session *s, const ac_event *ev)                                   \
+    {                                                                                              \
+        run_action(s, ev, &s->e->spec_rt->acts[(k) / 10 * 8 + (k) % 10]);                          \
     }
 SLOTS(GUARD_FN)
 SLOTS(ACTION_FN)

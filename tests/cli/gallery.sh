@@ -52,6 +52,8 @@ run budget tool_budget.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" h
 grep -q "tool-call budget (max_tool_calls = 3)" "$tmp/budget.err" || fail "tool_budget: $(cat "$tmp/budget.err")"
 [ "$(tools_run budget)" = 2 ] || fail "tool_budget: $(tools_run budget) tools ran, expected 2"
 replays budget tool_budget.fsm
+grep -q "error    the turn would exceed its tool-call budget (max_tool_calls = 3)" "$tmp/budget.r1" \
+  || fail "tool_budget: the replay does not give the reason: $(cat "$tmp/budget.r1")"
 # a budget of 4 lets the whole turn run
 run budget4 tool_budget.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" --param max_tool_calls=4 hi
 [ "$(rc budget4)" = 0 ] || fail "tool_budget with 4: exit $(rc budget4): $(cat "$tmp/budget4.err")"
@@ -97,6 +99,42 @@ tail -n1 "$tmp/deny.out" | jq -e '.status == "completed" and .answer == "done"' 
 replays deny approve_tools.fsm
 run badon approve_tools.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" --on AWAITING_APPROVAL=maybe hi
 [ "$(rc badon)" = 1 ] && grep -q "not 'maybe'" "$tmp/badon.err" || fail "--on with a wrong event: $(cat "$tmp/badon.err")"
+
+# on a terminal the pending calls are shown and the event asked for (a wrong answer asks again)
+  printf '{"content": "", "tool_calls": [%s]}\n{"content": "done"}\n' "$(call c1 echo)" >"$tmp/one.jsonl"
+if command -v script >/dev/null; then
+  printf '%q ' "$agentc" run --spec "$g/approve_tools.fsm" --provider script --script "$tmp/one.jsonl" \
+    --tools "$tmp/tools.json" hi >"$tmp/tty.sh"
+  { printf 'maybe\rdeny\r'; sleep 3; } | NO_COLOR=1 SHELL=/bin/sh timeout 20 script -qec "sh $tmp/tty.sh" /dev/null \
+    >"$tmp/tty.out" 2>&1 || fail "on a terminal: $(cat "$tmp/tty.out")"
+  grep -q "pending tool call" "$tmp/tty.out" && grep -q "  echo {}" "$tmp/tty.out" \
+    || fail "on a terminal the pending call is not shown: $(cat "$tmp/tty.out")"
+  grep -q "'maybe' is not one of them" "$tmp/tty.out" || fail "a wrong answer not refused: $(cat "$tmp/tty.out")"
+  grep -q "denied by the user" "$tmp/tty.out" && grep -q "^done" "$tmp/tty.out" \
+    || fail "on a terminal, deny: $(cat "$tmp/tty.out")"
+fi
+# a state left only on events nothing sends there: the run fails at once, naming it
+sed -e 's/AWAITING_APPROVAL -> TOOL_EXECUTING on approve/AWAITING_APPROVAL -> TOOL_EXECUTING on timer.fired/' \
+    -e 's/AWAITING_APPROVAL -> SUCCESS on deny/AWAITING_APPROVAL -> SUCCESS on compaction.done/' \
+    "$g/approve_tools.fsm" >"$tmp/stuck.fsm"
+start=$(date +%s)
+"$agentc" run --spec "$tmp/stuck.fsm" --provider script --script "$tmp/one.jsonl" --tools "$tmp/tools.json" \
+  --jsonl hi >"$tmp/stuck.out" 2>"$tmp/stuck.err" </dev/null && fail "a stuck session exited 0"
+[ $(( $(date +%s) - start )) -le 2 ] || fail "the stuck session was not failed at once"
+tail -n1 "$tmp/stuck.out" | jq -e '.status == "failed" and (.error | test("stuck in state process.AWAITING_APPROVAL"))' >/dev/null \
+  || fail "stuck: $(cat "$tmp/stuck.out" "$tmp/stuck.err")"
+
+# agentc batch: a waiting session fails naming its state, or takes the first --on answer
+printf '{"id":"a","prompt":"hi"}\n{"id":"b","prompt":"ho"}\n' >"$tmp/batch.jsonl"
+"$agentc" batch --spec "$g/approve_tools.fsm" --provider script --script "$tmp/one.jsonl" \
+  --tools "$tmp/tools.json" "$tmp/batch.jsonl" >"$tmp/batch.out" 2>&1 </dev/null && fail "batch: exit 0 without answers"
+[ "$(jq -c 'select(.status == "failed" and (.error | test("waits in state AWAITING_APPROVAL")))' "$tmp/batch.out" | wc -l)" = 2 ] \
+  || fail "batch without --on: $(cat "$tmp/batch.out")"
+"$agentc" batch --spec "$g/approve_tools.fsm" --provider script --script "$tmp/one.jsonl" \
+  --tools "$tmp/tools.json" --on AWAITING_APPROVAL=approve "$tmp/batch.jsonl" >"$tmp/batch2.out" 2>&1 </dev/null \
+  || fail "batch with --on: $(cat "$tmp/batch2.out")"
+[ "$(jq -c 'select(.status == "completed" and .answer == "done")' "$tmp/batch2.out" | wc -l)" = 2 ] \
+  || fail "batch with --on: $(cat "$tmp/batch2.out")"
 
 # ---- approve_shell: only shell_* calls wait for approval ---------------------------------------
 printf '{"content": "", "tool_calls": [%s]}\n{"content": "ok"}\n' "$(call e1 echo)" >"$tmp/echo.jsonl"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "agentc/agentc.h"
 #include "io/loop.h"
@@ -210,7 +211,7 @@ static void test_compare_fail_after(void **state)
     ac_session_send(r.s, "one");
     /* three messages in the context: the comparison holds, fail() gives the reason */
     ac_session_post(r.s, "user_message", NULL, 0); /* not handled in Counting: ignored */
-    ac_session_fail(r.s, "given up"); /* the embedder gives up */
+    ac_session_fail(r.s, "given up");              /* the embedder gives up */
     assert_int_equal(ac_session_status(r.s), AC_SESSION_FAILED);
     assert_string_equal(ac_session_error(r.s), "given up");
     assert_true(ac_session_settled(r.s));
@@ -235,13 +236,49 @@ static void test_fail_reason(void **state)
     rig_close(&r);
 }
 
+/* A string fact against a string param (overridden) and a literal, read from the event. */
+static const char *string_spec =
+    "param want = \"stop\"\nparam context_window = 0\n"
+    "event spawn, user_message, tick\n"
+    "action init_session, append_user_message, finish_interaction\n"
+    "machine s {\n"
+    "    initial Created\n"
+    "    terminal Done, Other\n"
+    "    state Idle, Counting\n"
+    "    Created -> Idle on spawn / init_session\n"
+    "    Idle -> Counting on user_message / append_user_message\n"
+    "    Counting -> Done on tick [llm.finish == want] / finish_interaction\n"
+    "    Counting -> Other on tick [llm.finish == \"length\"]\n"
+    "    Counting on tick\n"
+    "}\n";
+
+static void test_string_param(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, compile("strings.fsm", string_spec), "");
+    ac_session_send(r.s, "one");
+    assert_int_equal(
+        ac_session_post(r.s, "tick", json_pack("{s:s}", "finish_reason", "tool_calls"), 0), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Counting");
+    assert_int_equal(ac_session_post(r.s, "tick", json_pack("{s:s}", "finish_reason", "stop"), 0),
+                     0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Done");
+    rig_close(&r);
+    rig_open(&r, compile("strings.fsm", string_spec), "");
+    ac_session_send(r.s, "one");
+    assert_int_equal(ac_session_post(r.s, "tick", json_pack("{s:s}", "finish_reason", "length"), 0),
+                     0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Other");
+    rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_outside_events),
-        cmocka_unit_test(test_stuck_fails_at_once),
-        cmocka_unit_test(test_compare_fail_after),
-        cmocka_unit_test(test_fail_reason),
+        cmocka_unit_test(test_outside_events),     cmocka_unit_test(test_stuck_fails_at_once),
+        cmocka_unit_test(test_compare_fail_after), cmocka_unit_test(test_fail_reason),
+        cmocka_unit_test(test_string_param),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
