@@ -403,6 +403,8 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
     /* a toolkit's calls run one after the other, in the model's order, each only if the one
      * before it succeeded; everything else runs in parallel */
     r->order = ac_tool_order_new(r->n);
+    if (!s->toolkits) /* a session restored from a snapshot older than its toolkits */
+        ac_toolkits_session_init(s, NULL);
     r->work = ac_tk_state_clone(s->toolkits);
     if (!r->order || (s->toolkits && !r->work)) {
         ac_session_enqueue(s, ac_engine_event_index(s->e, "tool.completed"),
