@@ -405,4 +405,28 @@ int ac_session_fail_tool_call(ac_session *s, const char *id, const char *error, 
 size_t ac_session_message_count(ac_session *s);
 const char *ac_session_message(ac_session *s, size_t i, const char **role);
 
+
+/* ---- embedding: what a session waits for ----------------------------------- */
+/* The events the session can accept now: those with a transition or an internal row in one
+ * of its active states, deepest state first, each once (derived from the tables). With
+ * outside_only, only the events the spec declares `outside event`. Fills names[0..cap)
+ * (names may be NULL to count) and returns how many there are. */
+size_t ac_session_accepted_events(const ac_session *s, const char **names, size_t cap,
+                                  int outside_only);
+enum ac_session_wait {
+    AC_WAIT_NONE = 0,    /* settled, or an effect or a queued event can still move it */
+    AC_WAIT_OUTSIDE = 1, /* only an event from the outside can move it (see below) */
+    AC_WAIT_STUCK = 2    /* nothing can: the spec waits for an event nobody sends */
+};
+/* What the session waits for. *state gets the deepest active state's name (may be NULL).
+ * AC_WAIT_OUTSIDE lists, through ac_session_waiting_events, the spec's outside events
+ * the active states accept, or, for a spec that declares none, the events of the deepest
+ * state's own rows. A stuck session has already failed, its error naming the state. */
+int ac_session_wait_state(const ac_session *s, const char **state);
+size_t ac_session_waiting_events(const ac_session *s, const char **names, size_t cap);
+/* Fails a session that has not ended with `reason` (its status failed, ac_session_error the
+ * reason): for an embedder giving up on a session that waits. Nothing is applied to it any
+ * more. 0, or -1 when it had ended or failed already. */
+int ac_session_fail(ac_session *s, const char *reason);
+
 #endif

@@ -11,3 +11,5 @@ target_link_libraries(agentc PRIVATE agentc_runtime agentc_gen)
 if(TARGET agentc_store)
   target_link_libraries(agentc PRIVATE agentc_store)
 endif()
+# `agentc run` answering a session that waits for an outside event (--on, terminal).
+target_sources(agentc PRIVATE ${CMAKE_SOURCE_DIR}/src/cli/run_wait.c)

@@ -455,6 +455,9 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     if (put(root, "model", json_string(opts->model)) || put(root, "messages", msgs) ||
         openai_messages(c, &v, msgs))
         goto fail;
+    if (opts->context_note && /* last, so the messages before it stay a cacheable prefix */
+        append(msgs, json_pack("{s:s, s:s}", "role", "system", "content", opts->context_note)))
+        goto fail;
     if (opts->max_tokens > 0 && put(root, "max_tokens", json_integer(opts->max_tokens)))
         goto fail;
     if (opts->output_schema) {
@@ -742,6 +745,18 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
         else {
             snprintf(joined, cap, "%s%s%s%s", system ? system : "", have ? "\n\n" : "", lead,
                      opts->output_schema);
+            free(system);
+            system = joined;
+        }
+    }
+    if (!oom && opts->context_note) {
+        size_t cap = (system ? strlen(system) : 0) + strlen(opts->context_note) + 3;
+        char *joined = malloc(cap);
+        if (!joined)
+            oom = 1;
+        else {
+            snprintf(joined, cap, "%s%s%s", system ? system : "", system ? "\n\n" : "",
+                     opts->context_note);
             free(system);
             system = joined;
         }

@@ -68,6 +68,9 @@ typedef struct ac_request_opts {
      * {"type": "json_schema", "json_schema": {"name": "output", "schema": ..., "strict":
      * false}}; Anthropic: an instruction with the schema appended to "system". */
     const char *output_schema;
+    /* A note about where the work stands (the session's State, docs/state.md) or NULL.
+     * OpenAI: a last "system" message; Anthropic: appended to "system". */
+    const char *context_note;
     /* Sampling and tool settings and the pass-through (agentc.h); NULL: none.
      * The tool settings (tool_choice, parallel_tool_calls) are sent only when
      * tools are offered; a tool_choice naming a tool not offered is an error. */

@@ -99,6 +99,7 @@ struct hp_provider {
     char *shown; /* url for messages: userinfo redacted */
     char *model;
     ac_request_settings *settings; /* the engine's request settings (a copy), or NULL */
+    json_t *kind_str[AC_DELTA_UNKNOWN]; /* "kind" of the delta events, shared (made once) */
     char *key;
     char **secrets; /* key, header values, URL userinfo (util/secrets.h) */
     struct curl_slist *headers;
@@ -364,11 +365,21 @@ static json_t *hp_failure(const char *cls, long status, int retryable, int64_t r
 
 /* ---- stream sink: one llm.delta per delta ---- */
 
+/* A delta event {"kind": ..., "text": ...}, built directly (no format string to
+ * parse) with the provider's shared, never modified kind string: it is the event
+ * queued most often. */
 static void hp_delta(hp_call *c, enum ac_delta_kind kind, const char *s, size_t n)
 {
-    json_t *d = json_pack("{s:s, s:o}", "kind", ac_delta_kind_name(kind), "text", hp_jstr(s, n));
-    if (d)
-        hp_post(c, c->p->ev_delta, d);
+    json_t **k = &c->p->kind_str[kind];
+    if (!*k && !(*k = json_string(ac_delta_kind_name(kind))))
+        return;
+    json_t *d = json_object();
+    if (!d || json_object_set_nocheck(d, "kind", *k) ||
+        json_object_set_new_nocheck(d, "text", hp_jstr(s, n))) { /* _new: takes the string */
+        json_decref(d);
+        return;
+    }
+    hp_post(c, c->p->ev_delta, d);
 }
 
 static void hp_on_text(void *ud, const char *s, size_t n)
@@ -880,6 +891,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
         ro.tool_offer = opts->tool_offer;
         ro.tool_offer_ud = opts->tool_offer_ud;
     }
+    ro.context_note = done || !opts ? NULL : opts->context_note;
     /* a summary (done set) is asked of a conversation without tools: no tool settings */
     ac_request_settings st = {0};
     if (p->settings) {
@@ -1006,6 +1018,8 @@ static void hp_free(ac_provider *base)
     free(p->shown);
     free(p->model);
     ac_request_settings_free(p->settings);
+    for (int k = 0; k < AC_DELTA_UNKNOWN; k++)
+        json_decref(p->kind_str[k]);
     free(p);
 }
 

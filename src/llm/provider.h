@@ -50,6 +50,7 @@ typedef struct ac_llm_call_opts {
     /* which tools this call offers, with which schemas (toolkits); NULL: all (request.h) */
     ac_request_tool_offer_fn tool_offer;
     void *tool_offer_ud;
+    const char *context_note;  /* the State as the model sees it, or NULL (request.h) */
 } ac_llm_call_opts;
 
 /* The end of a one-off completion: ok and the reply text, or !ok and an

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "context/tokens.h"
+#include "session/state.h"
 #include "session_int.h"
 #include "session/toolkits.h"
 #include "util/toolname.h"
@@ -187,6 +188,8 @@ static void a_init_session(ac_session *s, const ac_event *ev)
         s->output_schema_text =
             s->output_schema ? json_dumps(schema, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     }
+    if (!s->state) /* the State, as the spawn event declares it (state.h) */
+        s->state = ac_state_new(ev->data ? json_object_get(data(ev), "state") : NULL);
     int64_t window = s->e->p_context_window->ival;
     ac_conv_set_window(s->conv, window > 0 ? (size_t)window : 0); /* negative: all */
     ac_toolkits_session_init(s, ev->data ? json_object_get(data(ev), "toolkits") : NULL);
@@ -477,6 +480,7 @@ static void a_record_tool_result(ac_session *s, const ac_event *ev)
     if (!id)
         return;
     const ac_tool_call *c = ac_conv_tool_call(s->conv, id);
+    ac_state_apply(s->state, json_object_get(data(ev), "state_writes")); /* state.h */
     ac_conv_set_tool_result(s->conv, id, ok, content ? content : "", ev->time_ms);
     ac_toolkits_apply_event(s, data(ev)); /* a toolkit call's states and context */
     if (c && s->e->has_output && s->e->out.tool_end)

@@ -13,7 +13,9 @@
 
 #include "journal.h"
 #include "session/toolkits.h"
+#include "session/state.h"
 #include "session_int.h"
+#include "session/spec_rt.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
 
@@ -83,6 +85,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     }
     ac_event ev = {type, t_ms, data};
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
+    ac_spec_rt_after_event(s, &ev);
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
@@ -183,6 +186,7 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
             *want_rc = rc;
         free(q);
     }
+    ac_session_check_stuck(s);
     s->draining = 0;
     if (s->journal && ac_session_settled(s)) {
         ac_journal_flush(s->journal); /* waiting for input: the loop may not turn soon */
@@ -514,6 +518,8 @@ static json_t *spawn_payload(ac_engine *e)
     if (d && kits)
         json_object_set(d, "toolkits", kits);
     json_decref(kits);
+    if (d && e->state_decl) /* the State starts from the event: a replay needs no tool file */
+        json_object_set(d, "state", e->state_decl);
     return d;
 }
 
@@ -737,6 +743,8 @@ static void session_free_now(ac_session *s)
     json_decref(s->queued);
     ac_schema_free(s->output_schema);
     free(s->output_schema_text);
+    ac_spec_facts_free(s);
+    ac_state_free(s->state);
     free(s->partial);
     free(s->answer);
     free(s->error);
@@ -875,6 +883,8 @@ char *ac_session_to_json(const ac_session *s)
     if (o && kits)
         json_object_set(o, "toolkits", kits);
     json_decref(kits);
+    if (o && s->state) /* the State (state.h) */
+        json_object_set(o, "state", s->state->doc);
     char *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     return out;

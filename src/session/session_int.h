@@ -75,6 +75,8 @@ struct ac_engine {
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
     char *tool_choice; /* the request setting when it names a tool: checked at session start */
+    struct ac_spec_rt *spec_rt; /* comparison guards, actions with arguments, timers (spec_rt.c) */
+    json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -148,9 +150,11 @@ struct ac_session {
     void *effect_state[AC_MAX_EFFECTS];
     void *provider_state; /* the provider's per-session state (sink.h) */
     struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
+    struct ac_state *state; /* the State (state.h), from the spawn event */
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
     void *hooks_ud;
     size_t turn_base; /* model calls completed before a restore (the script position) */
+    struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
     void *userdata;
 };
 

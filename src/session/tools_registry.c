@@ -21,6 +21,8 @@ void ac_tools_free(ac_tool *t)
     free(t->description);
     json_decref(t->parameters);
     ac_schema_free(t->schema);
+    ac_schema_free(t->out_schema);
+    json_decref(t->out_decl);
     if (t->argv)
         for (char **a = t->argv; *a; a++)
             free(*a);
@@ -96,8 +98,7 @@ ac_tool *ac_tools_new(int kind, const char *name, const char *desc, const char *
         ac_tools_free(t);
         return NULL;
     }
-    t->schema = ac_schema_compile(t->parameters, err, errcap);
-    if (!t->schema || !t->name || !t->description) {
+    if (ac_tool_meta_compile(t, err, errcap) < 0 || !t->name || !t->description) {
         ac_tools_free(t);
         return NULL;
     }
@@ -173,6 +174,14 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
         }
         if (ac_toolkits_adopt(e, tf, &kit_base, err, errcap) < 0)
             return -1; /* tf freed */
+    }
+    if (tf->state) { /* the session's State (state.h): one declaration per engine */
+        if (e->state_decl) {
+            snprintf(err, errcap, "%s: \"state\" is declared by another tool file too", spec);
+            ac_toolfile_free(tf);
+            return -1;
+        }
+        e->state_decl = json_incref(tf->state);
     }
     for (size_t i = 0; i < tf->n; i++) {
         const ac_toolfile_tool *d = &tf->tools[i];

@@ -16,7 +16,6 @@
 #include <time.h>
 
 #include "io/proc.h"
-#include "session/tool_order.h"
 #include "session/toolkits.h"
 #include "session/tools_internal.h"
 #include "tools/calculator.h"
@@ -46,8 +45,8 @@ struct ac_tool_run {
     slot *slots;
     size_t n, next, running;
     size_t max_parallel;
+    ac_turn_plan *plan; /* order, references and output paths (state_turn.c); NULL: in order */
     uint16_t origin; /* of the run_tools effect: passed with every event queued */
-    ac_tool_order *order; /* which call waits for which (tool_order.h) */
     ac_tk_state *work;    /* the toolkits as this run's calls change them (toolkits.h) */
 };
 
@@ -75,13 +74,22 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
             len = strlen(content);
         }
     }
-    ac_tool_order_done(r->order, sl->index, ok);
     char *clean = ac_utf8_repair(content, len, AC_UTF8_REPLACE_NUL, NULL);
     free(own);
     int64_t dur = ac_loop_now_ms(s->e->loop) - sl->started_ms;
+    /* where the result goes in the State: checked now, applied with the event */
+    char *override = NULL;
+    json_t *writes = r->plan ? ac_turn_plan_finish(r->plan, (size_t)(sl - r->slots), &ok,
+                                                   clean ? clean : "", &override)
+                             : NULL;
     json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
-                          clean ? clean : "", "duration_ms", (json_int_t)dur);
+                          override ? override : clean ? clean : "", "duration_ms",
+                          (json_int_t)dur);
+    free(override);
     free(clean);
+    if (d && writes)
+        json_object_set(d, "state_writes", writes);
+    json_decref(writes);
     if (!d) /* the call is answered whatever happens, or the turn would wait forever */
         d = json_pack("{s:s, s:b, s:s}", "id", sl->id, "ok", 0, "content",
                       "the tool's result could not be recorded");
@@ -198,7 +206,8 @@ void ac_tool_call_arrived(void *ud)
 
 /* ---- internal context tools: read the conversation, post what the action needs ---- */
 
-static void start_call(ac_tool_run *r, slot *sl)
+/* prefail: the plan's reason not to run the call (it fails at once), or NULL. */
+static void start_call(ac_tool_run *r, slot *sl, const char *prefail)
 {
     ac_session *s = r->s;
     const ac_tool_call *c = ac_conv_tool_call(s->conv, sl->id);
@@ -221,26 +230,45 @@ static void start_call(ac_tool_run *r, slot *sl)
         complete_later(r, sl, 0, msg);
         return;
     }
+    if (prefail) {
+        complete_later(r, sl, 0, prefail);
+        return;
+    }
     if (ac_toolkits_unavailable(r->work, t, err, sizeof err)) {
         snprintf(msg, sizeof msg, "not run: %s is not available: %s", t->name, err);
         complete_later(r, sl, 0, msg);
         return;
     }
     json_error_t jerr;
-    json_t *args = json_loads(argstr, JSON_DECODE_ANY, &jerr);
+    /* references resolved, meta-properties removed (state_turn.c) */
+    int rewritten = 0;
+    json_t *args = r->plan ? ac_turn_plan_args(r->plan, (size_t)(sl - r->slots), &rewritten, msg,
+                                               sizeof msg)
+                           : json_loads(argstr, JSON_DECODE_ANY, &jerr);
     if (!args) {
-        snprintf(msg, sizeof msg, "invalid arguments: not JSON (%s)", jerr.text);
+        if (!r->plan)
+            snprintf(msg, sizeof msg, "invalid arguments: not JSON (%s)", jerr.text);
         complete_later(r, sl, 0, msg);
         return;
     }
+    char *resolved = rewritten ? json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    if (rewritten && !resolved) {
+        json_decref(args);
+        complete_later(r, sl, 0, "out of memory");
+        return;
+    }
+    if (resolved)
+        argstr = resolved;
     if (!ac_schema_validate(t->schema, args, err, sizeof err)) {
         snprintf(msg, sizeof msg, "invalid arguments: %s", err);
         json_decref(args);
+        free(resolved);
         complete_later(r, sl, 0, msg);
         return;
     }
     if (ac_toolkits_check_args(r->work, t, args, msg, sizeof msg)) {
         json_decref(args);
+        free(resolved);
         complete_later(r, sl, 0, msg);
         return;
     }
@@ -296,6 +324,7 @@ static void start_call(ac_tool_run *r, slot *sl)
             free(env_ctx);
             free(context);
             json_decref(args);
+            free(resolved);
             return;
         }
         ac_proc_spec ps;
@@ -336,6 +365,7 @@ static void start_call(ac_tool_run *r, slot *sl)
     }
     free(context);
     json_decref(args);
+    free(resolved);
 }
 
 static void run_free(ac_tool_run *r)
@@ -346,8 +376,8 @@ static void run_free(ac_tool_run *r)
         json_decref(r->slots[i].extra);
     }
     free(r->slots);
-    ac_tool_order_free(r->order);
     ac_tk_state_free(r->work);
+    ac_turn_plan_free(r->plan);
     free(r);
 }
 
@@ -356,25 +386,27 @@ static void run_free(ac_tool_run *r)
  * until the session applies it, after this returns. */
 static void launch_next(ac_tool_run *r)
 {
-    while (r->next < r->n && r->running < r->max_parallel) {
-        size_t because, j = ac_tool_order_next_skipped(r->order, &because);
-        if (j != AC_ORDER_NONE) {
-            slot *sl = &r->slots[j], *first = &r->slots[because];
-            char msg[300];
-            const char *pfx = first->tool && first->tool->kit ? first->tool->kit->prefix : "?";
-            snprintf(msg, sizeof msg, "not run: an earlier call of toolkit %s failed", pfx);
-            sl->state = 1;
-            sl->started_ms = ac_loop_now_ms(r->s->e->loop);
-            r->running++;
-            r->next++;
-            complete_later(r, sl, 0, msg);
+    while (r->running < r->max_parallel) {
+        if (!r->plan) {
+            if (r->next >= r->n)
+                return;
+            start_call(r, &r->slots[r->next++], NULL);
             continue;
         }
-        j = ac_tool_order_next_ready(r->order);
-        if (j == AC_ORDER_NONE)
-            break; /* the rest wait for calls still running */
-        r->next++;
-        start_call(r, &r->slots[j]);
+        char *fail = NULL;
+        size_t dep;
+        long i = ac_turn_plan_next(r->plan, &fail, &dep);
+        if (i < 0)
+            return; /* the rest wait for calls still running */
+        if (!fail && dep != (size_t)-1) { /* a toolkit's pipeline stops at its first failure */
+            const slot *first = &r->slots[dep];
+            const char *pfx = first->tool && first->tool->kit ? first->tool->kit->prefix : "?";
+            char msg[300];
+            snprintf(msg, sizeof msg, "not run: an earlier call of toolkit %s failed", pfx);
+            fail = strdup(msg);
+        }
+        start_call(r, &r->slots[i], fail);
+        free(fail);
     }
 }
 
@@ -400,27 +432,36 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
         r->slots[r->n].index = r->n;
         r->slots[r->n++].id = strdup(id);
     }
-    /* a toolkit's calls run one after the other, in the model's order, each only if the one
-     * before it succeeded; everything else runs in parallel */
-    r->order = ac_tool_order_new(r->n);
     if (!s->toolkits) /* a session restored from a snapshot older than its toolkits */
         ac_toolkits_session_init(s, NULL);
     r->work = ac_tk_state_clone(s->toolkits);
-    if (!r->order || (s->toolkits && !r->work)) {
+    if (s->toolkits && !r->work) {
         ac_session_enqueue(s, ac_engine_event_index(s->e, "tool.completed"),
                            json_pack("{s:b}", "none", 1), 0, r->origin);
         return;
     }
+    char **ids = calloc(r->n + 1, sizeof *ids);
+    for (size_t i = 0; ids && i < r->n; i++)
+        ids[i] = r->slots[i].id;
+    r->plan = ids ? ac_turn_plan_new(s, ids, r->n) : NULL; /* NULL: in order, as written */
+    free(ids);
+    /* a toolkit's calls run one after the other, in the model's order, each only if the one
+     * before it succeeded; the State's reads and writes add their own waits (state_turn.c) */
     for (size_t j = 0; j < r->n; j++) {
         const ac_tool_call *c = ac_conv_tool_call(s->conv, r->slots[j].id);
         const ac_tool *t = c ? ac_tools_find(s->e, c->name) : NULL;
         r->slots[j].tool = t;
-        for (size_t i = j; t && t->kit1 && i-- > 0;)
+        for (size_t i = j; r->plan && t && t->kit1 && i-- > 0;)
             if (r->slots[i].tool && r->slots[i].tool->kit1 == t->kit1) {
-                ac_tool_order_after(r->order, j, i, 1);
+                if (ac_turn_plan_wait(r->plan, j, i, 1) < 0) {
+                    ac_turn_plan_free(r->plan);
+                    r->plan = NULL; /* out of memory: in order, as written */
+                }
                 break;
             }
     }
+    if (r->plan)
+        ac_turn_plan_seal(r->plan);
     *ac_session_effect_state(s) = r;
     if (r->n == 0) {
         /* nothing to run (the turn's calls could not be recorded): say so,

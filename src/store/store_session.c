@@ -32,7 +32,14 @@ typedef struct writer {
     size_t n_rows, cap_rows;
     ac_store_event late[4]; /* steps of committed events (at most the open one) */
     size_t n_late;
-    json_t *steps; /* of the open event */
+    /* the steps of the open event as JSON text, "[STEP,STEP" (NULL: no event open), and
+     * each transition row's STEP text, made once */
+    char *steps;
+    size_t steps_len, steps_cap;
+    struct step_text {
+        char *text;
+        uint16_t from, to;
+    } *row_text;
     char **fin;
     int *fin_ok;
     size_t n_fin, cap_fin;
@@ -198,39 +205,95 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
     r->data = data ? json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY)
                    : NULL;
     r->steps = NULL;
-    json_decref(w->steps);
-    w->steps = json_array();
+    w->steps_len = 0;
+    if (!w->steps && !(w->steps = malloc(w->steps_cap = 256)))
+        w->steps_cap = 0;
+    if (w->steps)
+        w->steps[w->steps_len++] = '[';
     if (!r->ev || (data && !r->data) || !w->steps)
         set_error(w, "cannot write the store: out of memory");
     if (s->e->loop && !w->timer) /* committed at the end of this loop turn */
         w->timer = ac_loop_timer(s->e->loop, 0, timer_fired, w);
 }
 
+static void steps_add(writer *w, const char *text)
+{
+    size_t n = strlen(text);
+    if (w->steps_len + n + 3 > w->steps_cap) {
+        size_t cap = (w->steps_len + n + 3) * 2;
+        char *b = realloc(w->steps, cap);
+        if (!b) {
+            set_error(w, "cannot write the store: out of memory");
+            return;
+        }
+        w->steps = b;
+        w->steps_cap = cap;
+    }
+    if (w->steps_len > 1)
+        w->steps[w->steps_len++] = ',';
+    memcpy(w->steps + w->steps_len, text, n);
+    w->steps_len += n;
+}
+
 static void h_step(ac_session *s, const ac_trace_rec *r)
 {
     writer *w = W(s);
-    if (w->muted || !w->steps)
+    if (w->muted || !w->steps_len || w->error)
         return;
-    json_t *step = ac_journal_step_json(s->e->t, r);
-    if (step)
-        json_array_append_new(w->steps, step);
+    const ac_fsm_tables *t = s->e->t;
+    struct step_text *c = NULL;
+    if (r->row != AC_FSM_NONE && r->row < t->n_transitions) {
+        if (!w->row_text)
+            w->row_text = calloc(t->n_transitions, sizeof *w->row_text);
+        c = w->row_text ? &w->row_text[r->row] : NULL;
+        if (c && c->text && c->from == r->from && c->to == r->to) {
+            steps_add(w, c->text);
+            return;
+        }
+    }
+    json_t *step = ac_journal_step_json(t, r);
+    char *text = step ? json_dumps(step, JSON_COMPACT) : NULL;
+    json_decref(step);
+    if (!text)
+        return; /* not a step (ignored, unhandled) */
+    steps_add(w, text);
+    if (c) { /* the same row and states give the same STEP: kept */
+        free(c->text);
+        c->text = text;
+        c->from = r->from;
+        c->to = r->to;
+    } else {
+        free(text);
+    }
+}
+
+/* The steps of the open event as a JSON array (malloc'd), and no event open. */
+static char *steps_close(writer *w)
+{
+    char *out = NULL;
+    if (w->steps && w->steps_len && w->steps_len + 2 <= w->steps_cap) {
+        w->steps[w->steps_len++] = ']';
+        out = strndup(w->steps, w->steps_len);
+    }
+    w->steps_len = 0;
+    return out;
 }
 
 static void h_steps_done(ac_session *s, uint64_t n)
 {
     writer *w = W(s);
-    if (w->muted || !w->steps)
+    if (w->muted || !w->steps_len)
         return;
     if (w->n_rows && w->rows[w->n_rows - 1].n == n) {
-        w->rows[w->n_rows - 1].steps = json_dumps(w->steps, JSON_COMPACT);
+        w->rows[w->n_rows - 1].steps = steps_close(w);
     } else if (w->n_late < sizeof w->late / sizeof w->late[0]) { /* committed already */
         w->late[w->n_late].n = n;
-        w->late[w->n_late++].steps = json_dumps(w->steps, JSON_COMPACT);
+        w->late[w->n_late++].steps = steps_close(w);
         if (s->e->loop && !w->timer)
             w->timer = ac_loop_timer(s->e->loop, 0, timer_fired, w);
+    } else {
+        w->steps_len = 0;
     }
-    json_decref(w->steps);
-    w->steps = NULL;
     if (!s->e->loop)
         commit(w); /* no loop turns: one commit per event */
 }
@@ -293,7 +356,11 @@ static void writer_free(writer *w)
     free(w->rows);
     free(w->fin);
     free(w->fin_ok);
-    json_decref(w->steps);
+    free(w->steps);
+    if (w->row_text && w->s)
+        for (uint16_t i = 0; i < w->s->e->t->n_transitions; i++)
+            free(w->row_text[i].text);
+    free(w->row_text);
     free(w->title);
     free(w->spec_hash);
     free(w->error);

@@ -10,6 +10,7 @@
 #include "context/conversation.h"
 #include "session/session_int.h"
 #include "session/toolkits.h"
+#include "session/state.h"
 #include "store_snapshot.h"
 #include "tools/schema.h"
 
@@ -133,6 +134,7 @@ static const ac_snapshot_part PARTS[] = {
     {"turn", save_turn, restore_turn},
     {"conversation", save_conv, restore_conv},
     {"toolkits", save_toolkits, restore_toolkits},
+    {"state", ac_state_snapshot_save, ac_state_snapshot_restore}, /* the State (state.h) */
 };
 
 char *ac_store_snapshot_save(const ac_session *s, uint64_t model_calls)

@@ -24,9 +24,14 @@
 #define APP_ID 0x61674e43 /* "agNC" */
 #define SCHEMA_VERSION 1
 
+#define CACHE 24
+
 typedef struct sq_store {
     struct ac_store base;
     sqlite3 *db;
+    /* prepared statements by their SQL text (static strings, compared by address) */
+    const char *sql[CACHE];
+    sqlite3_stmt *stmt[CACHE];
 } sq_store;
 
 static const char *SCHEMA =
@@ -100,12 +105,32 @@ static int exec(ac_store *st, const char *sql, ac_error *err, const char *what)
     return AC_OK;
 }
 
+/* A prepared statement for sql (a string literal), kept for the next time; give it back
+ * with done(). */
 static sqlite3_stmt *prep(ac_store *st, const char *sql)
 {
+    sq_store *s = (sq_store *)st;
+    int k = 0;
+    for (; k < CACHE && s->sql[k]; k++)
+        if (s->sql[k] == sql)
+            return s->stmt[k];
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(DB(st), sql, -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
         return NULL;
+    if (k < CACHE) {
+        s->sql[k] = sql;
+        s->stmt[k] = q;
+    }
     return q;
+}
+
+/* Done with a statement of prep(): reset for its next use (finalized if it was not kept). */
+static void done(sqlite3_stmt *q)
+{
+    if (!q)
+        return;
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
 }
 
 static void bind_text(sqlite3_stmt *q, int i, const char *v)
@@ -123,6 +148,9 @@ static void rollback(ac_store *st)
 
 static void sq_close(ac_store *st)
 {
+    sq_store *s = (sq_store *)st;
+    for (int k = 0; k < CACHE && s->sql[k]; k++)
+        sqlite3_finalize(s->stmt[k]);
     sqlite3_close(DB(st));
     free(st->path);
     free(st);
@@ -173,10 +201,10 @@ static int sq_info(ac_store *st, const char *id, ac_store_session_info *out, ac_
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
         fill_info(q, out, now_ms());
-        sqlite3_finalize(q);
+        done(q);
         return AC_OK;
     }
-    sqlite3_finalize(q);
+    done(q);
     if (rc != SQLITE_DONE)
         return sq_fail(st, err, "reading a session");
     ac_store_err(err, AC_STORE_ENOENT, "store '%s' has no session '%s'", st->path, id);
@@ -199,7 +227,7 @@ static int sq_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
             break;
         }
     }
-    sqlite3_finalize(q);
+    done(q);
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "listing sessions");
 }
 
@@ -214,7 +242,7 @@ static int lease_check(ac_store *st, const char *id, const char *holder, int64_t
     bind_text(q, 1, id);
     int rc = sqlite3_step(q);
     if (rc != SQLITE_ROW) {
-        sqlite3_finalize(q);
+        done(q);
         if (rc != SQLITE_DONE)
             return sq_fail(st, err, "reading a lease");
         ac_store_err(err, AC_STORE_ENOENT, "store '%s' has no session '%s'", st->path, id);
@@ -230,7 +258,7 @@ static int lease_check(ac_store *st, const char *id, const char *holder, int64_t
                      "itself if that process is gone)",
                      id, h, (long long)((until - now + 999) / 1000));
     }
-    sqlite3_finalize(q);
+    done(q);
     return ok ? AC_OK : AC_STORE_EBUSY;
 }
 
@@ -250,7 +278,7 @@ static int sq_create(ac_store *st, const char *id, const char *spec_hash, const 
     bind_text(q, 6, holder);
     sqlite3_bind_int64(q, 7, until);
     int rc = sqlite3_step(q);
-    sqlite3_finalize(q);
+    done(q);
     if (rc == SQLITE_CONSTRAINT) {
         ac_store_err(err, AC_EINVAL, "store '%s' already has a session '%s'", st->path, id);
         return AC_EINVAL;
@@ -282,7 +310,7 @@ static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t now, 
         }
         bind_text(q, 1, id);
         int s = sqlite3_step(q);
-        sqlite3_finalize(q);
+        done(q);
         if (s != SQLITE_DONE) {
             sq_fail(st, err, "removing a session");
             rollback(st);
@@ -320,7 +348,7 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
             if (sqlite3_step(q) != SQLITE_DONE)
                 goto fail;
         }
-        sqlite3_finalize(q);
+        done(q);
         q = NULL;
     }
     if (c->n_late) {
@@ -335,7 +363,7 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
             if (sqlite3_step(q) != SQLITE_DONE)
                 goto fail;
         }
-        sqlite3_finalize(q);
+        done(q);
         q = NULL;
     }
     if (c->n_finished) {
@@ -352,7 +380,7 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
             if (sqlite3_step(q) != SQLITE_DONE)
                 goto fail;
         }
-        sqlite3_finalize(q);
+        done(q);
         q = NULL;
     }
     q = prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = ?, "
@@ -374,11 +402,11 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
     bind_text(q, 11, c->id);
     if (sqlite3_step(q) != SQLITE_DONE)
         goto fail;
-    sqlite3_finalize(q);
+    done(q);
     return exec(st, "COMMIT", err, "committing");
 fail:
     sq_fail(st, err, "committing");
-    sqlite3_finalize(q);
+    done(q);
     rollback(st);
     return AC_EIO;
 }
@@ -399,11 +427,11 @@ static int sq_events(ac_store *st, const char *id, uint64_t after, ac_store_even
                             (const char *)sqlite3_column_text(q, 4)};
         int r = fn(ud, &e);
         if (r) {
-            sqlite3_finalize(q);
+            done(q);
             return r;
         }
     }
-    sqlite3_finalize(q);
+    done(q);
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "reading the journal");
 }
 
@@ -421,7 +449,7 @@ static int get_text(ac_store *st, const char *sql, const char *id, char **out, u
         if (n)
             *n = (uint64_t)sqlite3_column_int64(q, 1);
     }
-    sqlite3_finalize(q);
+    done(q);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return sq_fail(st, err, what);
     if (rc == SQLITE_ROW && !*out) {
@@ -461,8 +489,8 @@ static int sq_snapshot_put(ac_store *st, const char *id, uint64_t n, const char 
     }
     if (!ok)
         sq_fail(st, err, "writing a snapshot");
-    sqlite3_finalize(q);
-    sqlite3_finalize(u);
+    done(q);
+    done(u);
     if (!ok) {
         rollback(st);
         return AC_EIO;
@@ -490,7 +518,7 @@ static int sq_tool_started(ac_store *st, const char *id, const char *call_id, co
     bind_text(q, 3, name);
     sqlite3_bind_int64(q, 4, now);
     int rc = sqlite3_step(q);
-    sqlite3_finalize(q);
+    done(q);
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "recording a tool call");
 }
 
@@ -509,7 +537,7 @@ static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void
             rc = SQLITE_DONE;
             break;
         }
-    sqlite3_finalize(q);
+    done(q);
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "reading tool calls");
 }
 
@@ -534,7 +562,7 @@ static int sq_lease_acquire(ac_store *st, const char *id, const char *holder, in
     }
     if (!ok)
         sq_fail(st, err, "taking a lease");
-    sqlite3_finalize(q);
+    done(q);
     if (!ok) {
         rollback(st);
         return AC_EIO;
@@ -551,7 +579,7 @@ static int sq_lease_release(ac_store *st, const char *id, const char *holder, ac
     bind_text(q, 1, id);
     bind_text(q, 2, holder);
     int rc = sqlite3_step(q);
-    sqlite3_finalize(q);
+    done(q);
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "releasing a lease");
 }
 
@@ -568,7 +596,7 @@ static int sq_note(ac_store *st, const char *id, uint64_t n, int64_t t_ms, const
     bind_text(q, 4, kind);
     bind_text(q, 5, body);
     int rc = sqlite3_step(q);
-    sqlite3_finalize(q);
+    done(q);
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "writing a note");
 }
 
@@ -585,11 +613,11 @@ static int sq_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud
                             col(q, 2), col(q, 3), NULL};
         int r = fn(ud, &e);
         if (r) {
-            sqlite3_finalize(q);
+            done(q);
             return r;
         }
     }
-    sqlite3_finalize(q);
+    done(q);
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "reading notes");
 }
 
@@ -608,7 +636,7 @@ static long long pragma_int(sqlite3 *db, const char *sql)
     long long v = -1;
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
         v = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
+    sqlite3_finalize(q); /* not cached */
     return v;
 }
 
@@ -690,7 +718,7 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
     /* Some pragmas return text: check WAL took. */
     sqlite3_stmt *q = prep(st, "PRAGMA journal_mode");
     int wal = q && sqlite3_step(q) == SQLITE_ROW && strcmp(col(q, 0), "wal") == 0;
-    sqlite3_finalize(q);
+    done(q);
     if (!wal) {
         ac_store_err(err, AC_EIO,
                      "store '%s': cannot use write-ahead logging there (a read-only directory "

@@ -117,6 +117,7 @@ void ac_toolfile_free(ac_toolfile *tf)
     for (size_t i = 0; i < tf->n_toolkits; i++)
         ac_toolfile__free_toolkit(&tf->toolkits[i]);
     free(tf->toolkits);
+    json_decref(tf->state);
     free(tf);
 }
 
@@ -322,6 +323,47 @@ int ac_toolfile__parse_tool(const char *path, const char *label, const json_t *e
     return tf_parse_entry(&c, e, d, in_toolkit);
 }
 
+/* "state": {"initial": {...}, "schema": {...}}: the session's State (docs/state.md). */
+static int tf_parse_state(tf_ctx *c, const json_t *st, ac_toolfile *tf)
+{
+    snprintf(c->label, sizeof c->label, "state");
+    if (!json_is_object(st))
+        return tf_fail(c, "must be an object {\"initial\": {...}, \"schema\": {...}}");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)st, k, v)
+    {
+        if (strcmp(k, "initial") != 0 && strcmp(k, "schema") != 0)
+            return tf_fail(c, "unknown key \"%s\" (\"initial\" and \"schema\" are allowed)", k);
+    }
+    const json_t *init = json_object_get(st, "initial"), *schema = json_object_get(st, "schema");
+    if (init && !json_is_object(init))
+        return tf_fail(c, "\"initial\" must be an object (the State is a JSON object)");
+    if (schema && !json_is_object(schema))
+        return tf_fail(c, "\"schema\" must be a JSON Schema object");
+    json_t *empty = json_object();
+    if (!empty)
+        return tf_fail(c, "out of memory");
+    if (schema) {
+        char why[320];
+        ac_schema *sc = ac_schema_compile(schema, why, sizeof why);
+        if (!sc) {
+            json_decref(empty);
+            return tf_fail(c, "invalid \"schema\": %s", why);
+        }
+        int ok = ac_schema_validate(sc, init ? init : empty, why, sizeof why);
+        ac_schema_free(sc);
+        if (!ok) {
+            json_decref(empty);
+            return tf_fail(c, "the schema refuses the initial State: %s", why);
+        }
+    }
+    tf->state = json_pack("{s:O, s:O?}", "initial", init ? init : empty, "schema", schema);
+    json_decref(empty);
+    c->label[0] = 0;
+    return tf->state ? 0 : tf_fail(c, "out of memory");
+}
+
 static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
 {
     ac_toolfile *tf = NULL;
@@ -333,8 +375,8 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
     json_t *v;
     json_object_foreach((json_t *)root, k, v)
     {
-        if (strcmp(k, "tools") != 0 && strcmp(k, "toolkits") != 0) {
-            tf_fail(c, "unknown key \"%s\" (only \"tools\" and \"toolkits\" are allowed)", k);
+        if (strcmp(k, "tools") != 0 && strcmp(k, "toolkits") != 0 && strcmp(k, "state") != 0) {
+            tf_fail(c, "unknown key \"%s\" (only \"tools\", \"toolkits\" and \"state\" are allowed)", k);
             return NULL;
         }
     }
@@ -359,6 +401,8 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
         goto oom;
     tf->tools = grown;
     memset(tf->tools + base, 0, (n + 1) * sizeof *tf->tools);
+    if (json_object_get(root, "state") && tf_parse_state(c, json_object_get(root, "state"), tf) < 0)
+        goto fail;
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(tools, i);
         const json_t *name = json_object_get(e, "name");

@@ -74,6 +74,9 @@ typedef struct ac_toolfile {
     size_t n;
     ac_toolfile_toolkit *toolkits;
     size_t n_toolkits;
+    /* "state": {"initial": {...}, "schema": {...}} (both optional; the initial State
+     * must be an object that the schema, when given, accepts), or NULL */
+    json_t *state;
 } ac_toolfile;
 
 /* Loads and checks a tool file. Returns a new ac_toolfile (free with

@@ -8,7 +8,3 @@ if(TARGET agentc_runtime AND TARGET agentc_llm_http)
   target_include_directories(test_toolkits PRIVATE ${CMAKE_SOURCE_DIR}/tests/llm)
   set_tests_properties(test_toolkits PROPERTIES TIMEOUT 900)
 endif()
-agentc_add_test(test_tool_order
-  SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_tool_order.c
-  LIBS agentc_runtime
-  LABELS session)

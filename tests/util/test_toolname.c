@@ -1,6 +1,7 @@
 /*
- * test_tool_order.c - the order of a turn's calls (session/tool_order.h) and
- * the names of namespaced tools (util/toolname.h).
+ * test_toolname.c - the display and wire names of namespaced tools
+ * (util/toolname.h): "prefix::tool" and "prefix__tool", the 64-character
+ * limit, and mapping wire names back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,54 +10,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "session/tool_order.h"
 #include "util/toolname.h"
-
-/* calls 0..4: 0, 2, 4 are one toolkit's pipeline; 1 and 3 independent */
-static void test_pipeline_and_parallel(void **st)
-{
-    (void)st;
-    ac_tool_order *o = ac_tool_order_new(5);
-    assert_non_null(o);
-    assert_int_equal(ac_tool_order_after(o, 2, 0, 1), 0);
-    assert_int_equal(ac_tool_order_after(o, 4, 2, 1), 0);
-    assert_int_equal(ac_tool_order_after(o, 4, 4, 1), -1);
-    assert_int_equal(ac_tool_order_after(o, 9, 0, 1), -1);
-    size_t because = 99;
-    assert_int_equal(ac_tool_order_next_skipped(o, &because), AC_ORDER_NONE);
-    assert_int_equal(ac_tool_order_next_ready(o), 0);
-    assert_int_equal(ac_tool_order_next_ready(o), 1);
-    assert_int_equal(ac_tool_order_next_ready(o), 3);
-    assert_int_equal(ac_tool_order_next_ready(o), AC_ORDER_NONE); /* 2 waits for 0 */
-    ac_tool_order_done(o, 0, 1);
-    assert_int_equal(ac_tool_order_next_ready(o), 2);
-    ac_tool_order_done(o, 2, 0); /* fails: 4 is skipped, because of 2 */
-    assert_int_equal(ac_tool_order_next_ready(o), AC_ORDER_NONE);
-    assert_int_equal(ac_tool_order_next_skipped(o, &because), 4);
-    assert_int_equal(because, 2);
-    assert_int_equal(ac_tool_order_next_skipped(o, &because), AC_ORDER_NONE);
-    ac_tool_order_done(o, 4, 0); /* nothing for a skipped call */
-    ac_tool_order_free(o);
-}
-
-/* a skip carries the first failure down the chain; an edge without skip runs anyway */
-static void test_skip_chain(void **st)
-{
-    (void)st;
-    ac_tool_order *o = ac_tool_order_new(4);
-    ac_tool_order_after(o, 1, 0, 1);
-    ac_tool_order_after(o, 2, 1, 1);
-    ac_tool_order_after(o, 3, 0, 0);
-    assert_int_equal(ac_tool_order_next_ready(o), 0);
-    ac_tool_order_done(o, 0, 0);
-    size_t because = 99;
-    assert_int_equal(ac_tool_order_next_skipped(o, &because), 1);
-    assert_int_equal(because, 0);
-    assert_int_equal(ac_tool_order_next_skipped(o, &because), 2);
-    assert_int_equal(because, 0);
-    assert_int_equal(ac_tool_order_next_ready(o), 3);
-    ac_tool_order_free(o);
-}
 
 static void test_names(void **st)
 {
@@ -106,8 +60,6 @@ static void test_from_wire(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pipeline_and_parallel),
-        cmocka_unit_test(test_skip_chain),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_from_wire),
     };
