@@ -127,6 +127,16 @@ static int show(ac_store *st, const char *id, int json, const char *spec)
            (unsigned long long)info.snapshot_seq);
     if (info.holder[0])
         printf("in use   by %s\n", info.holder);
+    const char *kit;
+    json_t *kv;
+    json_object_foreach(json_object_get(session, "toolkits"), kit, kv)
+    { /* toolkit states and contexts (docs/toolkits.md) */
+        char *states = json_dumps(json_object_get(kv, "states"), JSON_COMPACT);
+        char *cx = json_dumps(json_object_get(kv, "context"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        printf("toolkit  %s: states %s, context %s\n", kit, states ? states : "[]", cx ? cx : "{}");
+        free(states);
+        free(cx);
+    }
     json_t *msgs = json_object_get(json_object_get(session, "conversation"), "messages");
     size_t k;
     json_t *m;

@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context/conversation.h"
 #include "io/file.h"
 #include "io/loop.h"
 #include "llm/provider.h"
 #include "session/sink.h"
+#include "util/toolname.h"
 
 #define SCRIPT_CHUNK 12 /* bytes of text per streamed delta */
 
@@ -144,6 +146,11 @@ static void add_text_deltas(script_call *c, const char *kind, const char *text)
     }
 }
 
+static int script_known_tool(void *conv, const char *display)
+{
+    return ac_conv_find_tool_def(conv, display) != NULL;
+}
+
 static uint64_t script_start(ac_provider *base, ac_session *s, const ac_llm_call_opts *opts)
 {
     script_provider *p = (script_provider *)base;
@@ -198,7 +205,12 @@ static uint64_t script_start(ac_provider *base, ac_session *s, const ac_llm_call
             const char *id = json_string_value(json_object_get(tc, "id"));
             const char *name = json_string_value(json_object_get(tc, "name"));
             const char *args = json_string_value(json_object_get(tc, "arguments"));
-            char gen[32];
+            char gen[32], display[160];
+            /* a turn may name a toolkit tool as the model would, "prefix__tool" */
+            if (name && strstr(name, "__") &&
+                ac_toolname_from_wire(name, script_known_tool, (void *)ac_session_conv(s), display,
+                                      sizeof display) == 1)
+                name = display;
             if (!id) {
                 snprintf(gen, sizeof gen, "call_%zu_%zu", idx + 1, i + 1);
                 id = gen;

@@ -127,6 +127,8 @@ static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const
     opts.thinking_budget = s->e->p_thinking_budget->ival;
     opts.origin = ac_session_origin(s);
     opts.output_schema = s->output_schema_text;
+    if (!s->toolkits) /* a session restored from a snapshot older than its toolkits */
+        ac_toolkits_session_init(s, NULL);
     if (s->toolkits) { /* only the toolkit tools available now, enums from the context */
         opts.tool_offer = ac_toolkits_offer;
         opts.tool_offer_ud = s;

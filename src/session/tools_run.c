@@ -459,6 +459,8 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
         r->slots[r->n].index = r->n;
         r->slots[r->n++].id = strdup(id);
     }
+    if (!s->toolkits) /* a session restored from a snapshot older than its toolkits */
+        ac_toolkits_session_init(s, NULL);
     r->work = ac_tk_state_clone(s->toolkits);
     if (s->toolkits && !r->work) {
         ac_session_enqueue(s, ac_engine_event_index(s->e, "tool.completed"),

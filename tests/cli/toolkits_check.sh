@@ -35,7 +35,7 @@ if command -v dot >/dev/null; then
 fi
 
 # the engine refuses a file with reference problems, naming the first one
-"$agentc" run --provider script --script /dev/null --tools "$cases/unknown_state.json" hi >"$tmp/o" 2>&1 && fail "run accepted a bad tool file"
+"$agentc" run --no-store --provider script --script /dev/null --tools "$cases/unknown_state.json" hi >"$tmp/o" 2>&1 && fail "run accepted a bad tool file"
 grep -q 'unknown state "authenticated"' "$tmp/o" || fail "run message: $(cat "$tmp/o")"
 "$agentc" check --tools >"$tmp/o" 2>&1 && fail "check --tools without a file"
 grep -q 'usage: agentc check --tools FILE' "$tmp/o" || fail "usage"

@@ -37,6 +37,10 @@ jq -se 'map(select(.type=="tool_result" and .id=="b1")) | .[0].ok' "$tmp/o2" >/d
 [ "$(jq -c '.session.toolkits.plane.states' "$tmp/show")" = '["authenticated","project_selected"]' ] ||
   fail "sessions show: $(cat "$tmp/show")"
 
+"$agentc" sessions show S --db "$db" >"$tmp/show_text" || fail "sessions show (text)"
+grep -qF 'toolkit  plane: states ["authenticated","project_selected"], context {"projects":["alpha","beta"],"selected_project":"beta"}' "$tmp/show_text" ||
+  fail "sessions show text: $(cat "$tmp/show_text")"
+
 # killed while nap sleeps, after deselect_project finished and was committed
 run "deselect and nap" >"$tmp/o3" 2>&1 &
 pid=$!

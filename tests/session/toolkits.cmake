@@ -6,5 +6,5 @@ if(TARGET agentc_runtime AND TARGET agentc_llm_http)
     LIBS agentc_runtime agentc_llm_http agentc_test_httpd agentc_test_replay PkgConfig::JANSSON
     LABELS session)
   target_include_directories(test_toolkits PRIVATE ${CMAKE_SOURCE_DIR}/tests/llm)
-  set_tests_properties(test_toolkits PROPERTIES TIMEOUT 120)
+  set_tests_properties(test_toolkits PROPERTIES TIMEOUT 900)
 endif()

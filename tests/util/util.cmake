@@ -3,3 +3,5 @@ agentc_add_test(util_utf8 SOURCES ${CMAKE_SOURCE_DIR}/tests/util/test_utf8.c LIB
   LABELS util)
 agentc_add_test(util_units SOURCES ${CMAKE_SOURCE_DIR}/tests/util/test_units.c LIBS agentc_util
   LABELS util)
+agentc_add_test(util_toolname SOURCES ${CMAKE_SOURCE_DIR}/tests/util/test_toolname.c
+  LIBS agentc_util LABELS util)
