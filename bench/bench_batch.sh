@@ -8,6 +8,7 @@
 # is (CPU(N) - CPU(1)) / (N - 1).
 #
 #   bench/bench_batch.sh AGENTC AGENTC_TEST_HTTPD [N] [C]
+#   BENCH_BATCH_STORE=1: every session stored (--db, a fresh store per run)
 #   (or: cmake --build BUILD --target bench_batch)
 set -uo pipefail
 agentc="$1" httpd="$2" n="${3:-1000}" conc="${4:-200}"
@@ -33,6 +34,7 @@ run() {
   # CPU to the millisecond (time's own share is negligible).
   (BENCH_KEY=x /usr/bin/time -f "%M %e" -o "$tmp/time" "$agentc" batch "$1" --base-url "$base" \
     --model bench --api-key-env BENCH_KEY --tools builtin:calculator --concurrency "$2" \
+    ${BENCH_BATCH_STORE:+--db "$tmp/store-$RANDOM$RANDOM.db"} \
     >"$tmp/out" 2>"$tmp/err" || { echo "bench_batch: agentc batch failed: $(head -3 "$tmp/err")" >&2; exit 1; }
    times >"$tmp/times") || exit 1
   local ok

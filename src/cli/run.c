@@ -17,8 +17,11 @@
 #include <unistd.h>
 
 #include "agentc/agentc.h"
+#include "agentc/store.h"
 #include "io/file.h" /* reading a prompt or a system prompt whole, with a cap */
+#include "session/state.h" /* the State in the done line */
 #include "cli.h"
+#include "run_wait.h" /* --on, and asking which outside event to send */
 
 /* The signal that asked us to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
 static volatile sig_atomic_t g_interrupted;
@@ -601,6 +604,10 @@ typedef struct run_opts {
     ac_request_settings req;
     const char *stop[32]; /* NULL-terminated */
     size_t n_stop;
+    const char *session, *db; /* durable sessions (store_cli.c) */
+    int no_store, resume;
+    const char *on[64]; /* --on STATE=EVENT: answers to a session waiting for the outside */
+    size_t n_on;
 } run_opts;
 
 /* The model request flags. Returns 1 when a is one (i moves past its value), 0
@@ -697,6 +704,7 @@ static void batch_usage(FILE *out)
         "  --concurrency N      sessions running at once (default 8)\n"
         "  --ordered            print results in input order\n"
         "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
+        "  --db PATH            store every session under its input id (agentc sessions)\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
         "  --header, --script, --tools, --system, --spec, --param, --output-schema, and the\n"
         "  model request settings --temperature ... --request-json)\n\n"
@@ -723,7 +731,12 @@ static void run_usage(FILE *out)
         "  --system TEXT | --system @FILE\n"
         "  --spec FILE          run an edited spec without rebuilding\n"
         "  --param NAME=VALUE   override a spec param (repeatable)\n"
+        "  --on STATE=EVENT     when the session waits in STATE for an outside event, send\n"
+        "                       EVENT (repeatable; without it a terminal is asked)\n"
         "  --journal FILE       record every event (replay with agentc replay)\n"
+        "  --session ID         create or continue the stored session ID\n"
+        "  --db PATH            the store (default: $AGENTC_DB, else\n"
+        "                       $XDG_STATE_HOME/agentc/sessions.db); --no-store: none\n"
         "  --trace              print every transition to stderr\n"
         "  --jsonl              one JSON object per line on stdout\n"
         "  --output-schema FILE the answer must be JSON matching this JSON Schema; a refused\n"
@@ -774,6 +787,10 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
             o->trace = 1;
             continue;
         }
+        if (!strcmp(a, "--no-store")) {
+            o->no_store = 1;
+            continue;
+        }
         if (!strcmp(a, "--jsonl")) {
             o->jsonl = 1;
             continue;
@@ -793,13 +810,16 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
             continue;
         const char **slot = NULL;
         const char *const names[] = {"--provider", "--base-url", "--model", "--api-key-env",
-                                     "--script",   "--system",   "--spec",  "--journal"};
+                                     "--script",   "--system",   "--spec",  "--journal",
+                                     "--db",       batch ? "" : "--session"};
         const char **slots[] = {&o->provider, &o->base_url, &o->model, &o->api_key_env,
-                                &o->script,   &o->system,   &o->spec,  &o->journal};
+                                &o->script,   &o->system,   &o->spec,  &o->journal,
+                                &o->db,       &o->session};
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
             if (!strcmp(a, names[k]))
                 slot = slots[k];
         int is_list = !strcmp(a, "--tools") || !strcmp(a, "--param") || !strcmp(a, "--header") ||
+                      !strcmp(a, "--on") ||
                       (batch && !strcmp(a, "--concurrency"));
         if (slot || is_list) {
             if (i + 1 >= argc) {
@@ -813,6 +833,8 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
                 o->tools[o->n_tools++] = v;
             else if (!strcmp(a, "--param") && o->n_params < 63)
                 o->params[o->n_params++] = v;
+            else if (!strcmp(a, "--on") && o->n_on < 64)
+                o->on[o->n_on++] = v;
             else if (!strcmp(a, "--header") && o->n_headers < 31)
                 o->headers[o->n_headers++] = v;
             else if (!strcmp(a, "--concurrency")) {
@@ -997,22 +1019,53 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     }
     u.t = ac_engine_tables(b.engine);
     ac_error err = {0};
-    ac_session *s = ac_session_new(b.engine, "s1", o->journal, &err);
+    ac_store *store = NULL; /* --journal alone records to its file only, as before stores */
+    rc = ac_cli_store_open(o->db, o->no_store || (o->journal && !o->session && !o->db), &store);
+    ac_session *s = rc ? NULL
+                       : ac_cli_session_open(store, b.engine, o->session,
+                                             o->resume ? AC_STORE_MUST_EXIST : 0, o->journal, &err);
     if (!s) {
-        fprintf(stderr, "agentc: %s\n", err.text);
+        if (!rc)
+            fprintf(stderr, "agentc: %s\n", err.text);
+        ac_store_close(store);
         bundle_free(&b);
         free(prompt);
-        return AC_EXIT_CONFIG;
+        return rc ? rc : err.code == AC_STORE_EBUSY || err.code == AC_STORE_ENOENT ? AC_EXIT_FAILED
+                                                                                   : AC_EXIT_CONFIG;
+    }
+    int resumed = ac_store_session_resumed(s);
+    if (store && !o->jsonl && (resumed || !o->session)) /* --jsonl: in the done line */
+        fprintf(stderr, resumed ? "agentc: session %s (resuming its interrupted turn)\n"
+                                : "agentc: session %s\n", ac_session_id(s));
+    if (o->resume && !resumed) {
+        printf("session %s has nothing to finish\n", ac_session_id(s));
+        ac_session_free(s);
+        ac_store_close(store);
+        bundle_free(&b);
+        return 0;
     }
     struct sigaction old[3];
     catch_stop_signals(old);
     ignore_sigpipe();
-    g_settled = 0;
-    ac_session_send(s, prompt ? prompt : o->prompt);
-    while (!g_settled && !ac_session_settled(s) && !g_interrupted &&
-           !g_out_errno) {
-        ac_loop_run_once(b.loop, u.spinner_armed ? 40 : 100);
-        spinner_tick(&u);
+    ac_run_wait wait = {o->on, o->n_on, 0, isatty(0) && isatty(2) && (!o->prompt || strcmp(o->prompt, "-"))};
+    int wait_failed = 0;
+    for (int pass = resumed ? 0 : 1; pass < 2; pass++) {
+        /* pass 0 finishes the turn a crash interrupted, pass 1 runs the prompt */
+        if (pass == 1 && o->resume)
+            break;
+        g_settled = 0;
+        if (pass == 1)
+            ac_session_send(s, prompt ? prompt : o->prompt);
+        while (!g_settled && !ac_session_settled(s) && !g_interrupted && !g_out_errno) {
+            ac_loop_run_once(b.loop, u.spinner_armed ? 40 : 100);
+            if (ac_run_wait_check(s, &wait, stdin, stderr) < 0) {
+                wait_failed = 1;
+                break;
+            }
+            spinner_tick(&u);
+        }
+        if (g_interrupted || g_out_errno || wait_failed)
+            break;
     }
     spinner_disarm(&u);
     if (!o->jsonl) { /* a character cut at the very end, if any */
@@ -1046,19 +1099,38 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         answer = interrupted_partial && *interrupted_partial ? interrupted_partial
                                                              : ac_session_partial(s);
     const char *error = ac_session_error(s);
+    char why[300];
+    if (!turn_ok && !interrupted && (!error || !*error)) { /* never a failure without a reason */
+        const char *state = NULL;
+        ac_session_wait_state(s, &state);
+        snprintf(why, sizeof why, "the session stopped with status %s in state %s",
+                 ac_session_status_name(st), state ? state : "?");
+        error = why;
+    }
     ac_session_stats stats;
     ac_session_get_stats(s, &stats);
     if (o->jsonl) {
         if (error && !turn_ok)
             emit_json(json_pack("{s:s, s:s}", "type", "error", "message", error));
-        emit_json(
-            json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s}", "type", "done", "status",
-                      interrupted ? "cancelled" : status,
-                      "iterations", (json_int_t)stats.iterations, "usage", "input",
-                      (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
-                      "answer", answer));
+        json_t *done = json_pack(
+            "{s:s, s:s, s:I, s:{s:I, s:I}, s:s, s:s*, s:s?}", "type", "done", "status",
+            interrupted ? "cancelled" : status, "iterations", (json_int_t)stats.iterations,
+            "usage", "input", (json_int_t)stats.input_tokens, "output",
+            (json_int_t)stats.output_tokens, "answer", answer, "error", turn_ok ? NULL : error,
+            "session", store ? ac_session_id(s) : NULL);
+        char *kits = ac_session_toolkits_json(s); /* toolkit states and contexts, if any */
+        if (done && kits)
+            json_object_set_new(done, "toolkits", json_loads(kits, 0, NULL));
+        free(kits);
+        json_t *state = ac_session_state_json(s); /* the State, when there is one (state.h) */
+        if (done && state)
+            json_object_set_new(done, "state", state);
+        else
+            json_decref(state);
+        emit_json(done);
     } else {
-        if (u.hold_text && turn_ok && !interrupted && *answer) { /* the accepted answer */
+        /* the accepted answer; or one the spec took from elsewhere than streamed text */
+        if ((u.hold_text || !u.wrote_text) && turn_ok && !interrupted && *answer) {
             if (u.tty)
                 vis_write(stdout, answer, strlen(answer), VIS_ANSWER, &u.text_carry, 1);
             else
@@ -1082,6 +1154,7 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     }
     rc = interrupted ? 128 + interrupted : turn_ok ? 0 : AC_EXIT_FAILED;
     ac_session_free(s);
+    ac_store_close(store);
     bundle_free(&b);
     free(prompt);
     free(interrupted_partial);
@@ -1094,6 +1167,18 @@ int ac_cli_run(int argc, char **argv)
     int rc = parse_run(argc, argv, &o, 0);
     if (rc)
         return rc < 0 ? 0 : rc;
+    return finish_output(run_one(&o, NULL, 0, 0));
+}
+
+/* agentc resume ID [OPTIONS]: run's options; the turn a crash interrupted is finished. */
+int ac_cli_resume(int argc, char **argv)
+{
+    run_opts o;
+    int rc = parse_run(argc, argv, &o, 0);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    o.session = o.prompt;
+    o.resume = 1;
     return finish_output(run_one(&o, NULL, 0, 0));
 }
 
@@ -1365,6 +1450,12 @@ int ac_cli_batch(int argc, char **argv)
         batch_free_items(&bt);
         return rc;
     }
+    ac_store *store = NULL; /* --db: every session stored under its input id */
+    if (o.db && (rc = ac_cli_store_open(o.db, 0, &store)) != 0) {
+        bundle_free(&b);
+        batch_free_items(&bt);
+        return rc;
+    }
     o.concurrency = clamp_to_descriptors(o.concurrency, o.journal_dir != NULL);
     size_t n = bt.n, next = 0, running = 0, finished = 0, failures = 0, printed = 0;
     int tty = isatty(2);
@@ -1381,12 +1472,15 @@ int ac_cli_batch(int argc, char **argv)
             snprintf(id, sizeof id, "b%d", it->line);
             if (o.journal_dir)
                 snprintf(journal, sizeof journal, "%s/%s.journal", o.journal_dir, id);
-            it->s = ac_session_new(b.engine, id, o.journal_dir ? journal : NULL, &err);
+            const char *sid = store && json_is_string(it->id) ? json_string_value(it->id) : id;
+            it->s = ac_cli_session_open(store, b.engine, sid, 0, o.journal_dir ? journal : NULL,
+                                        &err);
             if (!it->s && err.code == AC_ECONFIG && next == 0) {
                 /* the configuration (a tool_choice naming no tool): no session can run */
                 fprintf(stderr, "agentc: %s\n", err.text);
                 restore_stop_signals(old);
                 batch_free_items(&bt);
+                ac_store_close(store);
                 bundle_free(&b);
                 return AC_EXIT_CONFIG;
             }
@@ -1488,6 +1582,7 @@ int ac_cli_batch(int argc, char **argv)
                 stop_signal_name(interrupted));
     restore_stop_signals(old);
     batch_free_items(&bt);
+    ac_store_close(store);
     bundle_free(&b);
     return finish_output(interrupted ? 128 + interrupted : failures ? AC_EXIT_FAILED : 0);
 }

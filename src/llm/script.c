@@ -79,8 +79,11 @@ static script_provider *provider_of(script_call *c)
 static size_t next_turn(ac_session *s)
 {
     void **slot = ac_session_provider_slot(s);
-    if (!*slot && !(*slot = calloc(1, sizeof(size_t))))
-        return SIZE_MAX; /* no memory: answered as "no more turns" */
+    if (!*slot) {
+        if (!(*slot = calloc(1, sizeof(size_t))))
+            return SIZE_MAX; /* no memory: answered as "no more turns" */
+        *(size_t *)*slot = ac_session_turn_base(s); /* a restored session goes on */
+    }
     return (*(size_t *)*slot)++;
 }
 

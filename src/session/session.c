@@ -12,7 +12,10 @@
 #include <sys/stat.h>
 
 #include "journal.h"
+#include "session/toolkits.h"
+#include "session/state.h"
 #include "session_int.h"
+#include "session/spec_rt.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
 
@@ -34,6 +37,8 @@ static void on_trace(void *ud, const ac_trace_rec *r)
     ac_session *s = ud;
     if (s->journal)
         ac_journal_add_step(s->journal, s->e->t, r);
+    if (s->hooks)
+        s->hooks->step(s, r);
     if (s->step_fn)
         s->step_fn(s->step_ud, r);
     if (s->e->has_output && s->e->out.trace)
@@ -47,6 +52,8 @@ static void on_trace(void *ud, const ac_trace_rec *r)
 static int journal_failed(ac_session *s)
 {
     const char *why = s->journal ? ac_journal_error(s->journal) : NULL;
+    if (!why && s->hooks)
+        why = s->hooks->error(s);
     if (!why)
         return 0;
     if (!s->journal_failed) {
@@ -70,14 +77,19 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     s->seq++;
     if (s->journal)
         ac_journal_write_event(s->journal, s->seq, t_ms, s->e->t->event_names[type], data);
+    if (s->hooks)
+        s->hooks->event(s, s->seq, t_ms, s->e->t->event_names[type], data);
     if (journal_failed(s)) { /* never applied unrecorded */
         json_decref(data);
         return AC_EIO;
     }
     ac_event ev = {type, t_ms, data};
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
+    ac_spec_rt_after_event(s, &ev);
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
+    if (s->hooks)
+        s->hooks->steps_done(s, s->seq);
     json_decref(data);
     return journal_failed(s) ? AC_EIO : rc;
 }
@@ -174,9 +186,14 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
             *want_rc = rc;
         free(q);
     }
+    ac_session_check_stuck(s);
     s->draining = 0;
     if (s->journal && ac_session_settled(s)) {
         ac_journal_flush(s->journal); /* waiting for input: the loop may not turn soon */
+        journal_failed(s);
+    }
+    if (s->hooks && ac_session_settled(s)) {
+        s->hooks->settled(s); /* commits */
         journal_failed(s);
     }
     return 0;
@@ -227,6 +244,11 @@ void ac_session_forget(ac_session *s, uint16_t origin)
 uint16_t ac_session_origin(const ac_session *s)
 {
     return s->current_effect;
+}
+
+size_t ac_session_turn_base(const ac_session *s)
+{
+    return s->turn_base;
 }
 
 void **ac_session_provider_slot(ac_session *s)
@@ -494,11 +516,18 @@ static json_t *spawn_payload(ac_engine *e)
         json_object_set_new(d, "output_schema", json_loads(e->output_schema_text, 0, NULL));
     if (d && e->mcp) /* the MCP servers and the protocol version each one speaks */
         ac_mcp_spawn_info(e, d);
+    json_t *kits = ac_toolkits_spawn_json(e); /* initial toolkit states (toolkits.c) */
+    if (d && kits)
+        json_object_set(d, "toolkits", kits);
+    json_decref(kits);
+    if (d && e->state_decl) /* the State starts from the event: a replay needs no tool file */
+        json_object_set(d, "state", e->state_decl);
     return d;
 }
 
 static ac_session *session_new(ac_engine *e, const char *id, const char *journal_path, int replay,
-                               char *err, size_t errcap)
+                               const ac_session_hooks *hooks, void *hooks_ud, char *err,
+                               size_t errcap)
 {
     ac_session *s = calloc(1, sizeof *s);
     if (!s) {
@@ -506,6 +535,8 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
         return NULL;
     }
     s->e = e;
+    s->hooks = hooks;
+    s->hooks_ud = hooks_ud;
     s->id = strdup(id ? id : "s1");
     s->conv = ac_conv_new();
     s->queued = json_array();
@@ -556,7 +587,7 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
     }
     /* Tracing costs a call per transition: installed only when someone
      * listens (the journal's recorded steps, the output's trace, a replay). */
-    int traced = s->journal || replay || (e->has_output && e->out.trace);
+    int traced = s->journal || replay || hooks || (e->has_output && e->out.trace);
     ac_fsm_init(&s->fsm, &e->binding, s, traced ? on_trace : NULL, s);
     s->drain_task.fn = drain_task;
     s->drain_task.ud = s;
@@ -587,6 +618,7 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
     }
     return s;
 fail:
+    ac_toolkits_session_free(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
     ac_schema_free(s->output_schema);
@@ -638,7 +670,7 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
         ac_error_set(err, AC_ECONFIG, text);
         return NULL;
     }
-    ac_session *s = session_new(e, id, journal_path, 0, text, sizeof text);
+    ac_session *s = session_new(e, id, journal_path, 0, NULL, NULL, text, sizeof text);
     if (!s)
         ac_error_set(err, strstr(text, "out of memory") ? AC_ENOMEM
                           : strstr(text, "journal")     ? AC_EIO
@@ -651,7 +683,17 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
 
 ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap)
 {
-    return session_new(e, id, NULL, 1, err, errcap);
+    return session_new(e, id, NULL, 1, NULL, NULL, err, errcap);
+}
+
+ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
+                                  void *hooks_ud, int replay, char *err, size_t errcap)
+{
+    if (!replay && e->tool_choice && !ac_tools_find(e, e->tool_choice)) {
+        snprintf(err, errcap, "tool_choice '%.128s' names no configured tool", e->tool_choice);
+        return NULL;
+    }
+    return session_new(e, id, NULL, replay, hooks, hooks_ud, err, errcap);
 }
 
 void ac_session_set_step_hook(ac_session *s, ac_trace_fn fn, void *ud)
@@ -685,6 +727,9 @@ void ac_session_free(ac_session *s)
 static void session_free_now(ac_session *s)
 {
     ac_event ev = {0, 0, NULL};
+    if (s->hooks)
+        s->hooks->close(s); /* commits what is buffered, releases the lease */
+    s->hooks = NULL;
     s->draining = 1; /* what stopping effects post is dropped below */
     ac_fsm_stop(&s->fsm, &ev);
     q_filter(&s->raised, 0, 1);
@@ -695,10 +740,13 @@ static void session_free_now(ac_session *s)
     if (s->provider_state && s->e->provider && s->e->provider->release)
         s->e->provider->release(s->e->provider, s->provider_state);
     ac_journal_close(s->journal);
+    ac_toolkits_session_free(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
     ac_schema_free(s->output_schema);
     free(s->output_schema_text);
+    ac_spec_facts_free(s);
+    ac_state_free(s->state);
     free(s->partial);
     free(s->answer);
     free(s->error);
@@ -833,6 +881,12 @@ char *ac_session_to_json(const ac_session *s)
                           "id", s->id, "states", states, "status", ac_session_status_name(ac_session_status(s)), "answer", s->answer,
                           "error", s->error, "queued", s->queued, "compacted",
                           s->compacted_this_plan, "conversation", cj);
+    json_t *kits = ac_toolkits_state_json(s);
+    if (o && kits)
+        json_object_set(o, "toolkits", kits);
+    json_decref(kits);
+    if (o && s->state) /* the State (state.h) */
+        json_object_set(o, "state", s->state->doc);
     char *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     return out;

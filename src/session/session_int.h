@@ -60,6 +60,7 @@ struct ac_engine {
     ac_remote_inbox *remote; /* posts from other threads; NULL without a loop */
     ac_tool **tools;
     size_t n_tools, cap_tools;
+    struct ac_tk_engine *toolkits; /* toolkit definitions (toolkits.c), NULL when none */
     uint64_t rng;
     /* params the built-in handlers read, bound once (contracts.c guarantees each one a
      * bound built-in handler needs; NULL only when no such handler is bound) */
@@ -75,6 +76,8 @@ struct ac_engine {
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
     char *tool_choice; /* the request setting when it names a tool: checked at session start */
     struct ac_mcp_set *mcp; /* MCP servers of the tool files (tools_mcp.c), NULL: none */
+    struct ac_spec_rt *spec_rt; /* comparison guards, actions with arguments, timers (spec_rt.c) */
+    json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -93,6 +96,24 @@ typedef struct ac_event_queue {
 
 
 typedef struct ac_tool_run ac_tool_run; /* state of the run_tools effect */
+
+/* Durable sessions (src/store/store_session.c) follow a session through these hooks; NULL
+ * for a session that is not stored. Each is called on the loop thread. */
+typedef struct ac_session_hooks {
+    void (*event)(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data);
+    void (*step)(ac_session *s, const ac_trace_rec *r);
+    void (*steps_done)(ac_session *s, uint64_t n);
+    void (*flush)(ac_session *s);   /* before an effect starts or stops */
+    void (*settled)(ac_session *s); /* a drain left the session settled */
+    const char *(*error)(ac_session *s); /* non-NULL: the store could not be written */
+    /* before a tool call runs: 0 to run it, -1 when it could not be recorded */
+    int (*tool_started)(ac_session *s, const char *call_id, const char *name);
+    void (*close)(ac_session *s);
+} ac_session_hooks;
+/* A session followed by hooks from its first event (spawn is posted unless replay). */
+ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
+                                  void *hooks_ud, int replay, char *err, size_t errcap);
+
 
 struct ac_session {
     ac_engine *e;
@@ -129,6 +150,12 @@ struct ac_session {
     /* each effect's own state, by effect index, typed in the effect's file */
     void *effect_state[AC_MAX_EFFECTS];
     void *provider_state; /* the provider's per-session state (sink.h) */
+    struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
+    struct ac_state *state; /* the State (state.h), from the spawn event */
+    const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
+    void *hooks_ud;
+    size_t turn_base; /* model calls completed before a restore (the script position) */
+    struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
     void *userdata;
 };
 

@@ -20,5 +20,8 @@ uint16_t ac_engine_event_index(const ac_engine *e, const char *name);
 /* The provider's per-session slot (NULL until the provider stores something there); the
  * provider's release() frees it when the session is freed. */
 void **ac_session_provider_slot(ac_session *s);
+/* Model calls the session completed before it was restored from a store (0 for a new one):
+ * where a scripted provider goes on. */
+size_t ac_session_turn_base(const ac_session *s);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/toolkits.h"
 #include "session/tools_internal.h"
 #include "tools/schema.h"
 #include "tools/toolfile.h"
@@ -20,6 +21,8 @@ void ac_tools_free(ac_tool *t)
     free(t->description);
     json_decref(t->parameters);
     ac_schema_free(t->schema);
+    ac_schema_free(t->out_schema);
+    json_decref(t->out_decl);
     if (t->argv)
         for (char **a = t->argv; *a; a++)
             free(*a);
@@ -41,6 +44,7 @@ void ac_tools_free_all(ac_engine *e)
     free(e->tools);
     e->tools = NULL;
     e->n_tools = e->cap_tools = 0;
+    ac_toolkits_engine_free(e);
 }
 
 const ac_tool *ac_tools_find(const ac_engine *e, const char *name)
@@ -95,8 +99,7 @@ ac_tool *ac_tools_new(int kind, const char *name, const char *desc, const char *
         ac_tools_free(t);
         return NULL;
     }
-    t->schema = ac_schema_compile(t->parameters, err, errcap);
-    if (!t->schema || !t->name || !t->description) {
+    if (ac_tool_meta_compile(t, err, errcap) < 0 || !t->name || !t->description) {
         ac_tools_free(t);
         return NULL;
     }
@@ -119,6 +122,13 @@ static int strv_copy(char *const *src, char ***dst)
         if (!((*dst)[i] = strdup(src[i])))
             return -1;
     return 0;
+}
+
+static void first_problem(void *ud, const char *message)
+{
+    char *first = ud;
+    if (!*first)
+        snprintf(first, 512, "%s", message);
 }
 
 static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
@@ -154,14 +164,41 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
     ac_toolfile *tf = ac_toolfile_load(spec, err, errcap);
     if (!tf)
         return -1;
+    size_t kit_base = 0;
+    if (tf->n_toolkits) {
+        /* reference problems refuse the file (agentc check --tools lists them all) */
+        char first[512] = "";
+        if (ac_toolfile_check_refs(tf, first_problem, first)) {
+            snprintf(err, errcap, "%s: %s (see agentc check --tools %s)", spec, first, spec);
+            ac_toolfile_free(tf);
+            return -1;
+        }
+        if (ac_toolkits_adopt(e, tf, &kit_base, err, errcap) < 0)
+            return -1; /* tf freed */
+    }
+    if (tf->state) { /* the session's State (state.h): one declaration per engine */
+        if (e->state_decl) {
+            snprintf(err, errcap, "%s: \"state\" is declared by another tool file too", spec);
+            ac_toolfile_free(tf);
+            return -1;
+        }
+        e->state_decl = json_incref(tf->state);
+    }
     for (size_t i = 0; i < tf->n; i++) {
         const ac_toolfile_tool *d = &tf->tools[i];
         char *schema = json_dumps(d->parameters, JSON_COMPACT);
-        ac_tool *t = ac_tools_new(TK_EXTERNAL, d->name, d->description, schema, err, errcap);
+        ac_tool *t = ac_tools_new(d->callback ? TK_CALLBACK : TK_EXTERNAL, d->name,
+                                  d->description, schema, err, errcap);
         free(schema);
         if (!t) {
-            ac_toolfile_free(tf);
+            if (!tf->n_toolkits)
+                ac_toolfile_free(tf);
             return -1;
+        }
+        if (d->toolkit >= 0) {
+            t->kit1 = kit_base + (size_t)d->toolkit + 1;
+            t->def = d;
+            t->kit = &tf->toolkits[d->toolkit];
         }
         t->argv = calloc(d->argc + 1, sizeof *t->argv);
         for (size_t k = 0; t->argv && k < d->argc; k++)
@@ -175,16 +212,19 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
         if (oom) {
             snprintf(err, errcap, "out of memory");
             ac_tools_free(t);
-            ac_toolfile_free(tf);
+            if (!tf->n_toolkits)
+                ac_toolfile_free(tf);
             return -1;
         }
         if (ac_tools_add(e, t, err, errcap) < 0) {
-            ac_toolfile_free(tf);
+            if (!tf->n_toolkits)
+                ac_toolfile_free(tf);
             return -1;
         }
     }
     int rc = tf->mcp ? ac_mcp_add_servers(e, tf->mcp, spec, err, errcap) : 0;
-    ac_toolfile_free(tf);
+    if (!tf->n_toolkits) /* else the toolkit registry keeps it */
+        ac_toolfile_free(tf);
     return rc;
 }
 
@@ -219,6 +259,12 @@ static int add_callback_tool(ac_engine *e, const char *name, const char *descrip
     if (!name || !*name || !fn) {
         snprintf(err, errcap, "a callback tool needs a name and a function");
         return -1;
+    }
+    int bound = ac_toolkits_bind_callback(e, name, fn, ud);
+    if (bound) {
+        if (bound < 0)
+            snprintf(err, errcap, "toolkit tool '%s' already has a callback", name);
+        return bound > 0 ? 0 : -1;
     }
     ac_tool *t = ac_tools_new(TK_CALLBACK, name, description, schema_json, err, errcap);
     if (!t)

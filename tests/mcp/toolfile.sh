@@ -17,7 +17,7 @@ check '{"mcp": [{"name": "a", "url": "http://h/", "headers": {"Authorization": "
   '"headers": bad header "Authorization"'
 check '{"mcp": [{"name": "a", "command": ["x"], "env": {"1BAD": "sekrit-1234"}}]}' '"env": bad variable "1BAD"'
 check '{"mcp": [{"name": "a", "command": ["x"], "timeout": "0s"}]}' '"timeout" must be a duration'
-check '{"oops": []}' 'unknown key "oops" (only "tools" and "mcp" are allowed)'
+check '{"oops": []}' 'unknown key "oops" (only "tools", "toolkits", "state" and "mcp" are allowed)'
 # "tools" and "mcp" in one file; the server's tools next to the file's
 cat >"$tmp/both.json" <<JSON
 {"tools": [{"name": "hello", "description": "says hello", "command": ["echo", "hello"]}],
@@ -36,5 +36,5 @@ cat >"$tmp/clash.json" <<JSON
  "mcp": [{"name": "t", "command": ["node", "$test_server"]}]}
 JSON
 run_agent "$tmp/clash.json" "$tmp/s"
-[ $rc -ne 0 ] && grep -q "tool 't__add' is defined twice" "$tmp/err" || fail "clash accepted: $(cat "$tmp/err")"
+[ $rc -ne 0 ] && grep -q "tool 't::add' is defined twice (the model would see 't__add' under the same name)" "$tmp/err" || fail "clash accepted: $(cat "$tmp/err")"
 echo ok

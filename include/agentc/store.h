@@ -1,0 +1,130 @@
+/*
+ * store.h - durable sessions: a store of sessions, their journals of events,
+ * snapshots and tool-call records.
+ *
+ * A store is opened from a path (today an SQLite file; the interface is made
+ * for a database shared by several processes: who runs a session is a lease
+ * recorded in the database, with a holder name and an expiry, never an
+ * in-process lock). A stored session is an ordinary ac_session: everything the
+ * rest of agentc.h says about posting, threads and output applies.
+ *
+ *   ac_store *st = ac_store_open("sessions.db", NULL, &err);
+ *   ac_session *s = ac_store_session(st, engine, "chat-42", 0, &err);
+ *   ac_session_send(s, "hello");            // run the loop until it settles
+ *   ac_session_free(s);                     // commits, releases the lease
+ *   ac_store_close(st);
+ *
+ * What is written when: every event a stored session applies is appended to
+ * its journal in the store. Appends are buffered and committed together (one
+ * transaction) at the end of the loop turn, before an effect starts or stops
+ * (so the event that starts a model call or a tool is durable before the I/O
+ * begins), when the session settles and when it is freed; a tool call is also
+ * recorded as started, and committed, before its process is spawned. Streamed
+ * deltas never wait for a commit one by one. See docs/design.md ("Durable
+ * sessions") for what survives kill -9 and power loss.
+ *
+ * Threads: a store and its sessions belong to the thread of the engine's loop,
+ * except ac_session_post_threadsafe (agentc.h), which works on stored sessions.
+ * Functions that take an ac_error * accept NULL.
+ */
+#ifndef AGENTC_STORE_H
+#define AGENTC_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agentc/agentc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes of the store beyond enum ac_status (ac_error.code). */
+#define AC_STORE_ENOENT (-100) /* no session with that id */
+#define AC_STORE_EBUSY (-101)  /* another holder's lease runs (the text names it) */
+#define AC_STORE_ESPEC (-102)  /* continuing mid-turn under another spec */
+
+typedef struct ac_store ac_store;
+
+typedef struct ac_store_options {
+    int64_t busy_timeout_ms; /* wait for a writer's lock this long (0: 5000) */
+    int64_t lease_ms;        /* a session's lease lasts this long, renewed while it runs
+                                (0: 30000); a crashed holder's lease expires */
+    const char *holder;      /* who holds the leases (NULL: "PID@HOST") */
+    int64_t max_bytes;       /* cap the database file (0: none): a full store fails the
+                                session's next commit with a clear error */
+    uint64_t snapshot_every; /* snapshot a session at rest after this many events since
+                                its last one (0: 1000) */
+} ac_store_options;
+
+/* Opens (or creates, mode 0600) the store at path; an SQLite database with WAL.
+ * NULL with err filled when the file is not a store of agentc (foreign or
+ * corrupt), is of a newer schema, or cannot be opened or created (a read-only
+ * directory): the file is left as it was. opt may be NULL. */
+ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error *err);
+/* Closes; the sessions of this store must be freed first. NULL is a no-op. */
+void ac_store_close(ac_store *st);
+/* The path ac_store_open gets when nothing is given: $AGENTC_DB, else
+ * $XDG_STATE_HOME/agentc/sessions.db, else ~/.local/state/agentc/sessions.db
+ * (the directory is created 0700 by ac_store_open). 0, or -1 when cap is too
+ * small or HOME is unset. */
+int ac_store_default_path(char *buf, size_t cap);
+
+/* Where a stored session stands. */
+typedef struct ac_store_session_info {
+    char id[256];
+    char spec_hash[80];
+    char status[16];       /* ac_session_status_name() of its last commit */
+    int at_rest;           /* settled when last committed: nothing to resume */
+    int64_t created_ms, updated_ms;
+    uint64_t events;       /* events in its journal */
+    uint64_t snapshot_seq; /* event number of its latest snapshot, 0: none */
+    char holder[128];      /* lease holder, "" when none or expired */
+    int64_t lease_expires_ms;
+    char title[128];       /* the start of its first user message */
+} ac_store_session_info;
+
+/* Flags of ac_store_session. */
+#define AC_STORE_MUST_EXIST 1u /* refuse an unknown id (AC_STORE_ENOENT) */
+#define AC_STORE_NO_RESUME 2u  /* rebuild the session but start no effect (inspection) */
+
+/* Creates the session `id` (posting spawn, as ac_session_new does) or, when the
+ * store has it, rebuilds it from its latest snapshot and the journal after it,
+ * takes its lease and restarts what the states it is in do: a model call in
+ * flight is issued again (its partial text discarded: the output's discarded
+ * callback says so), a tool call with a recorded result is never run again, one
+ * started without a result runs again only when its tool is declared
+ * "idempotent", else it gets the result "interrupted: the tool may or may not
+ * have completed". id NULL makes a fresh id. Errors: AC_STORE_EBUSY naming the
+ * holder, AC_STORE_ESPEC for a session stopped mid-turn under another spec
+ * (at rest, a spec change is allowed and recorded in the journal as the event
+ * "store.spec_changed"), AC_EIO, AC_STORE_ENOENT with AC_STORE_MUST_EXIST. */
+ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigned flags,
+                             ac_error *err);
+/* True when the stored session was rebuilt mid-turn and its effects restarted
+ * (ac_store_session found work to finish). */
+bool ac_store_session_resumed(const ac_session *s);
+/* The store a session was opened from, NULL for a session that is not stored. */
+ac_store *ac_session_store(const ac_session *s);
+
+/* Calls fn for each stored session, most recently updated first; a non-zero
+ * return from fn stops the walk. */
+typedef int (*ac_store_list_fn)(void *ud, const ac_store_session_info *info);
+int ac_store_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err);
+/* AC_OK with *out filled, AC_STORE_ENOENT, AC_EIO. */
+int ac_store_info(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err);
+/* Removes a session and everything stored for it; refused (AC_STORE_EBUSY) while
+ * another holder's lease runs. */
+int ac_store_rm(ac_store *st, const char *id, ac_error *err);
+/* Writes the session's journal to path (created 0600, an existing file is
+ * refused) in the format `agentc replay` reads. */
+int ac_store_export(ac_store *st, const char *id, const char *path, ac_error *err);
+/* The session's JSON form (ac_session_to_json) rebuilt from the store without
+ * running anything; free() it. NULL with err filled. */
+char *ac_store_session_json(ac_store *st, ac_engine *e, const char *id, ac_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * store_int.h - the store's backend interface (a table of functions) and the
+ * pieces shared by the store's files. SQLite implements it today
+ * (store_sqlite.c); a PostgreSQL backend shared by several processes
+ * implements the same table: every operation is one transaction, and who runs
+ * a session is a lease row (holder, expiry) checked inside the transactions
+ * that write, never an in-process lock.
+ */
+#ifndef AGENTC_STORE_INT_H
+#define AGENTC_STORE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agentc/store.h"
+
+/* One journal record: event n, its time, name, payload and recorded steps
+ * (JSON texts, data and steps may be NULL). */
+typedef struct ac_store_event {
+    uint64_t n;
+    int64_t t_ms;
+    const char *ev;
+    const char *data;
+    const char *steps;
+} ac_store_event;
+
+/* What one group commit writes, in one transaction: the events buffered since the
+ * last commit, the tool calls whose results were recorded, the session row
+ * (status, at rest, title) and the lease, renewed to lease_until. It fails with
+ * AC_STORE_EBUSY when another holder took the lease (ours expired). */
+typedef struct ac_store_commit {
+    const char *id;
+    const char *holder;
+    int64_t now_ms, lease_until;
+    const ac_store_event *evs;
+    size_t n_evs;
+    /* steps of events committed before their dispatch ended (an effect started: the event
+     * was committed first); n and steps are used */
+    const ac_store_event *late;
+    size_t n_late;
+    const char *const *finished; /* call ids with a result now */
+    const int *finished_ok;
+    size_t n_finished;
+    const char *status;
+    int at_rest;
+    const char *title; /* NULL: unchanged */
+    const char *spec_hash; /* NULL: unchanged */
+} ac_store_commit;
+
+typedef int (*ac_store_event_fn)(void *ud, const ac_store_event *ev);
+typedef int (*ac_store_call_fn)(void *ud, const char *call_id, const char *name,
+                                int64_t started_ms, int64_t finished_ms, int ok);
+
+/* Every function returns AC_OK or an error code with err filled. */
+typedef struct ac_store_ops {
+    const char *name;
+    void (*close)(ac_store *st);
+    /* A new session row holding the lease; AC_STORE_EBUSY... never: an existing id is
+     * AC_EINVAL ("exists"). */
+    int (*create)(ac_store *st, const char *id, const char *spec_hash, const char *params,
+                  const char *holder, int64_t now_ms, int64_t lease_until, ac_error *err);
+    int (*info)(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err);
+    int (*list)(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err);
+    int (*rm)(ac_store *st, const char *id, const char *holder, int64_t now_ms, ac_error *err);
+    int (*commit)(ac_store *st, const ac_store_commit *c, ac_error *err);
+    /* Events with n > after, in order. */
+    int (*events)(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn, void *ud,
+                  ac_error *err);
+    /* The session's params as given at creation ({} when none); malloc'd. */
+    int (*params)(ac_store *st, const char *id, char **out, ac_error *err);
+    /* The latest snapshot replaces the one before (a session keeps one). */
+    int (*snapshot_put)(ac_store *st, const char *id, uint64_t n, const char *body,
+                        ac_error *err);
+    /* *body NULL and *n 0 when there is none; *body malloc'd. */
+    int (*snapshot_get)(ac_store *st, const char *id, uint64_t *n, char **body, ac_error *err);
+    /* Recorded and committed at once: before the tool's process is spawned. */
+    int (*tool_started)(ac_store *st, const char *id, const char *call_id, const char *name,
+                        int64_t now_ms, ac_error *err);
+    int (*tool_calls)(ac_store *st, const char *id, ac_store_call_fn fn, void *ud,
+                      ac_error *err);
+    /* Takes the lease when it is free, expired, ours or held by `dead` (a holder known to
+     * be gone, may be NULL); else AC_STORE_EBUSY naming the holder and when it ends. */
+    int (*lease_acquire)(ac_store *st, const char *id, const char *holder, int64_t now_ms,
+                         int64_t until, const char *dead, ac_error *err);
+    int (*lease_release)(ac_store *st, const char *id, const char *holder, ac_error *err);
+    /* A note in the session's journal after event n (kind "spec_changed", body JSON): not an
+     * event, so replay skips it; export writes it as {"note": KIND, "after": N, ...}. */
+    int (*note)(ac_store *st, const char *id, uint64_t n, int64_t t_ms, const char *kind,
+                const char *body, ac_error *err);
+    /* Notes in order: ev->n the event they follow, ev->ev the kind, ev->data the body. */
+    int (*notes)(ac_store *st, const char *id, ac_store_event_fn fn, void *ud, ac_error *err);
+} ac_store_ops;
+
+struct ac_store {
+    const ac_store_ops *ops;
+    char *path;
+    char holder[128];
+    int64_t lease_ms;
+    uint64_t snapshot_every;
+};
+
+/* The SQLite backend: fills *out (its own struct starting with struct ac_store). */
+int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store **out,
+                         ac_error *err);
+/* ac_error_set without the location parsing, for the store's messages. */
+void ac_store_err(ac_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

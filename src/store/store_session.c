@@ -1,0 +1,781 @@
+/*
+ * store_session.c - stored sessions: the writer that follows a session through
+ * its hooks (group commit, lease renewal, tool-call records, snapshots), and
+ * loading one back (latest snapshot + the journal after it) with the recovery
+ * rules of store.h for the work a crash interrupted.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session/journal.h"
+#include "session/session_int.h"
+#include "session/tools_internal.h"
+#include "store_int.h"
+#include "store_snapshot.h"
+
+#define INTERRUPTED_TOOL "interrupted: the tool may or may not have completed"
+
+typedef struct row {
+    uint64_t n;
+    int64_t t_ms;
+    char *ev, *data, *steps;
+} row;
+
+typedef struct writer {
+    ac_store *st;
+    ac_session *s;
+    row *rows;
+    size_t n_rows, cap_rows;
+    ac_store_event late[4]; /* steps of committed events (at most the open one) */
+    size_t n_late;
+    /* the steps of the open event as JSON text, "[STEP,STEP" (NULL: no event open), and
+     * each transition row's STEP text, made once */
+    char *steps;
+    size_t steps_len, steps_cap;
+    struct step_text {
+        char *text;
+        uint16_t from, to;
+    } *row_text;
+    char **fin;
+    int *fin_ok;
+    size_t n_fin, cap_fin;
+    char *title;       /* to commit, once */
+    int have_title;
+    char *spec_hash;   /* a spec change to commit */
+    uint64_t timer;
+    int muted;         /* loading: events are counted, not written */
+    char *error;
+    int64_t lease_until;
+    uint64_t snapshot_seq;
+    int force_snapshot;
+    uint64_t model_calls;
+    int resumed;
+} writer;
+
+static int64_t wall_ms(void)
+{
+    return ac_wall_now_ms();
+}
+
+static writer *W(ac_session *s)
+{
+    writer *w = s->hooks_ud;
+    w->s = s;
+    return w;
+}
+
+static void rows_free(writer *w)
+{
+    for (size_t i = 0; i < w->n_rows; i++) {
+        free(w->rows[i].ev);
+        free(w->rows[i].data);
+        free(w->rows[i].steps);
+    }
+    w->n_rows = 0;
+    for (size_t i = 0; i < w->n_late; i++)
+        free((char *)w->late[i].steps);
+    w->n_late = 0;
+    for (size_t i = 0; i < w->n_fin; i++)
+        free(w->fin[i]);
+    w->n_fin = 0;
+}
+
+static void set_error(writer *w, const char *text)
+{
+    if (w->error)
+        return;
+    w->error = strdup(text && *text ? text : "cannot write the store");
+}
+
+/* One group commit: what was buffered, the session row and the lease. */
+static void commit(writer *w)
+{
+    ac_session *s = w->s;
+    if (w->timer && s->e->loop)
+        ac_loop_cancel_timer(s->e->loop, w->timer);
+    w->timer = 0;
+    if (w->error || w->muted)
+        return;
+    ac_store_event *evs = w->n_rows ? calloc(w->n_rows, sizeof *evs) : NULL;
+    if (w->n_rows && !evs) {
+        set_error(w, "cannot write the store: out of memory");
+        return;
+    }
+    for (size_t i = 0; i < w->n_rows; i++)
+        evs[i] = (ac_store_event){w->rows[i].n, w->rows[i].t_ms, w->rows[i].ev,
+                                  w->rows[i].data, w->rows[i].steps};
+    int64_t now = wall_ms();
+    ac_store_commit c = {0};
+    c.id = s->id;
+    c.holder = w->st->holder;
+    c.now_ms = now;
+    c.lease_until = now + w->st->lease_ms;
+    c.evs = evs;
+    c.n_evs = w->n_rows;
+    c.late = w->late;
+    c.n_late = w->n_late;
+    c.finished = (const char *const *)w->fin;
+    c.finished_ok = w->fin_ok;
+    c.n_finished = w->n_fin;
+    c.status = ac_session_status_name(ac_session_status(s));
+    c.at_rest = ac_session_settled(s);
+    c.title = w->have_title == 1 ? w->title : NULL;
+    c.spec_hash = w->spec_hash;
+    ac_error err;
+    int rc = w->st->ops->commit(w->st, &c, &err);
+    free(evs);
+    if (rc != AC_OK) {
+        set_error(w, err.text);
+        return;
+    }
+    w->lease_until = c.lease_until;
+    if (w->have_title == 1)
+        w->have_title = 2;
+    free(w->spec_hash);
+    w->spec_hash = NULL;
+    rows_free(w);
+}
+
+static void timer_fired(void *ud)
+{
+    writer *w = ud;
+    w->timer = 0;
+    commit(w);
+}
+
+/* ---- hooks ---- */
+
+static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data)
+{
+    writer *w = W(s);
+    if (!strcmp(ev, "llm.completed") ||
+        (!strcmp(ev, "llm.failed") && !json_is_true(json_object_get(data, "interrupted"))))
+        w->model_calls++;
+    if (w->muted || w->error)
+        return;
+    if (!w->have_title && !strcmp(ev, "user_message")) {
+        const char *text = json_string_value(json_object_get(data, "text"));
+        if (text) {
+            size_t len = strlen(text), cut = len < 100 ? len : 100;
+            while (cut < len && cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
+                cut--; /* never half a UTF-8 sequence */
+            w->title = strndup(text, cut);
+            w->have_title = w->title ? 1 : 0;
+        }
+    }
+    if (!strcmp(ev, "tool.completed")) {
+        const char *id = json_string_value(json_object_get(data, "id"));
+        if (id) {
+            if (w->n_fin == w->cap_fin) {
+                size_t cap = w->cap_fin ? w->cap_fin * 2 : 8;
+                char **f = realloc(w->fin, cap * sizeof *f);
+                int *o = f ? realloc(w->fin_ok, cap * sizeof *o) : NULL;
+                if (f)
+                    w->fin = f;
+                if (o)
+                    w->fin_ok = o;
+                if (!f || !o) {
+                    set_error(w, "cannot write the store: out of memory");
+                    return;
+                }
+                w->cap_fin = cap;
+            }
+            w->fin_ok[w->n_fin] = json_is_true(json_object_get(data, "ok"));
+            w->fin[w->n_fin++] = strdup(id);
+        }
+    }
+    if (w->n_rows == w->cap_rows) {
+        size_t cap = w->cap_rows ? w->cap_rows * 2 : 64;
+        row *r = realloc(w->rows, cap * sizeof *r);
+        if (!r) {
+            set_error(w, "cannot write the store: out of memory");
+            return;
+        }
+        w->rows = r;
+        w->cap_rows = cap;
+    }
+    row *r = &w->rows[w->n_rows++];
+    r->n = n;
+    r->t_ms = t_ms;
+    r->ev = strdup(ev);
+    r->data = data ? json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY)
+                   : NULL;
+    r->steps = NULL;
+    w->steps_len = 0;
+    if (!w->steps && !(w->steps = malloc(w->steps_cap = 256)))
+        w->steps_cap = 0;
+    if (w->steps)
+        w->steps[w->steps_len++] = '[';
+    if (!r->ev || (data && !r->data) || !w->steps)
+        set_error(w, "cannot write the store: out of memory");
+    if (s->e->loop && !w->timer) /* committed at the end of this loop turn */
+        w->timer = ac_loop_timer(s->e->loop, 0, timer_fired, w);
+}
+
+static void steps_add(writer *w, const char *text)
+{
+    size_t n = strlen(text);
+    if (w->steps_len + n + 3 > w->steps_cap) {
+        size_t cap = (w->steps_len + n + 3) * 2;
+        char *b = realloc(w->steps, cap);
+        if (!b) {
+            set_error(w, "cannot write the store: out of memory");
+            return;
+        }
+        w->steps = b;
+        w->steps_cap = cap;
+    }
+    if (w->steps_len > 1)
+        w->steps[w->steps_len++] = ',';
+    memcpy(w->steps + w->steps_len, text, n);
+    w->steps_len += n;
+}
+
+static void h_step(ac_session *s, const ac_trace_rec *r)
+{
+    writer *w = W(s);
+    if (w->muted || !w->steps_len || w->error)
+        return;
+    const ac_fsm_tables *t = s->e->t;
+    struct step_text *c = NULL;
+    if (r->row != AC_FSM_NONE && r->row < t->n_transitions) {
+        if (!w->row_text)
+            w->row_text = calloc(t->n_transitions, sizeof *w->row_text);
+        c = w->row_text ? &w->row_text[r->row] : NULL;
+        if (c && c->text && c->from == r->from && c->to == r->to) {
+            steps_add(w, c->text);
+            return;
+        }
+    }
+    json_t *step = ac_journal_step_json(t, r);
+    char *text = step ? json_dumps(step, JSON_COMPACT) : NULL;
+    json_decref(step);
+    if (!text)
+        return; /* not a step (ignored, unhandled) */
+    steps_add(w, text);
+    if (c) { /* the same row and states give the same STEP: kept */
+        free(c->text);
+        c->text = text;
+        c->from = r->from;
+        c->to = r->to;
+    } else {
+        free(text);
+    }
+}
+
+/* The steps of the open event as a JSON array (malloc'd), and no event open. */
+static char *steps_close(writer *w)
+{
+    char *out = NULL;
+    if (w->steps && w->steps_len && w->steps_len + 2 <= w->steps_cap) {
+        w->steps[w->steps_len++] = ']';
+        out = strndup(w->steps, w->steps_len);
+    }
+    w->steps_len = 0;
+    return out;
+}
+
+static void h_steps_done(ac_session *s, uint64_t n)
+{
+    writer *w = W(s);
+    if (w->muted || !w->steps_len)
+        return;
+    if (w->n_rows && w->rows[w->n_rows - 1].n == n) {
+        w->rows[w->n_rows - 1].steps = steps_close(w);
+    } else if (w->n_late < sizeof w->late / sizeof w->late[0]) { /* committed already */
+        w->late[w->n_late].n = n;
+        w->late[w->n_late++].steps = steps_close(w);
+        if (s->e->loop && !w->timer)
+            w->timer = ac_loop_timer(s->e->loop, 0, timer_fired, w);
+    } else {
+        w->steps_len = 0;
+    }
+    if (!s->e->loop)
+        commit(w); /* no loop turns: one commit per event */
+}
+
+static void h_flush(ac_session *s)
+{
+    writer *w = W(s);
+    if (w->n_rows || w->n_late)
+        commit(w);
+}
+
+static void snapshot_now(writer *w)
+{
+    ac_session *s = w->s;
+    char *body = ac_store_snapshot_save(s, w->model_calls);
+    if (!body)
+        return; /* a snapshot is an optimisation: the journal has everything */
+    ac_error err;
+    if (w->st->ops->snapshot_put(w->st, s->id, s->seq, body, &err) == AC_OK) {
+        w->snapshot_seq = s->seq;
+        w->force_snapshot = 0;
+    }
+    free(body);
+}
+
+static void h_settled(ac_session *s)
+{
+    writer *w = W(s);
+    if (w->muted)
+        return;
+    commit(w);
+    if (!w->error && (w->force_snapshot || s->seq - w->snapshot_seq >= w->st->snapshot_every))
+        snapshot_now(w);
+}
+
+static const char *h_error(ac_session *s)
+{
+    return W(s)->error;
+}
+
+static int h_tool_started(ac_session *s, const char *call_id, const char *name)
+{
+    writer *w = W(s);
+    if (w->muted)
+        return 0;
+    commit(w);
+    if (w->error)
+        return -1;
+    ac_error err;
+    if (w->st->ops->tool_started(w->st, s->id, call_id, name, wall_ms(), &err) != AC_OK) {
+        set_error(w, err.text);
+        return -1;
+    }
+    return 0;
+}
+
+static void writer_free(writer *w)
+{
+    rows_free(w);
+    free(w->rows);
+    free(w->fin);
+    free(w->fin_ok);
+    free(w->steps);
+    if (w->row_text && w->s)
+        for (uint16_t i = 0; i < w->s->e->t->n_transitions; i++)
+            free(w->row_text[i].text);
+    free(w->row_text);
+    free(w->title);
+    free(w->spec_hash);
+    free(w->error);
+    free(w);
+}
+
+/* Called before the session's states are left for good (session.c), so the last commit
+ * records where it stands. */
+static void h_close(ac_session *s)
+{
+    writer *w = W(s);
+    if (!w->muted) {
+        commit(w);
+        w->st->ops->lease_release(w->st, s->id, w->st->holder, NULL);
+    } else if (w->timer && s->e->loop) {
+        ac_loop_cancel_timer(s->e->loop, w->timer);
+    }
+    writer_free(w);
+    s->hooks_ud = NULL;
+}
+
+static const ac_session_hooks HOOKS = {h_event,  h_step,         h_steps_done, h_flush,
+                                       h_settled, h_error,       h_tool_started, h_close};
+
+/* ---- loading ---- */
+
+typedef struct load_ctx {
+    ac_session *s;
+    ac_error *err;
+    const char *path;
+} load_ctx;
+
+static int load_event(void *ud, const ac_store_event *ev)
+{
+    load_ctx *c = ud;
+    ac_session *s = c->s;
+    if (ev->n != s->seq + 1) {
+        ac_store_err(c->err, AC_EIO,
+                     "store '%s': session '%s' has event %llu where %llu was expected (the "
+                     "store is damaged)",
+                     c->path, s->id, (unsigned long long)ev->n, (unsigned long long)s->seq + 1);
+        return AC_EIO;
+    }
+    json_t *data = NULL;
+    if (ev->data) {
+        json_error_t je;
+        data = json_loads(ev->data, JSON_DECODE_ANY, &je);
+        if (!data) {
+            ac_store_err(c->err, AC_EIO, "store '%s': event %llu of '%s' does not parse: %s",
+                         c->path, (unsigned long long)ev->n, s->id, je.text);
+            return AC_EIO;
+        }
+    }
+    int rc = ac_session_post(s, ev->ev, data, ev->t_ms);
+    if (rc == AC_EUNKNOWN_EVENT || s->seq != ev->n) {
+        ac_store_err(c->err, AC_STORE_ESPEC,
+                     "store '%s': event %llu of '%s' (%s) is not an event of this spec",
+                     c->path, (unsigned long long)ev->n, s->id, ev->ev);
+        return AC_STORE_ESPEC;
+    }
+    return 0;
+}
+
+/* Rebuilds the session from its snapshot and the journal after it, effects off and
+ * nothing written (w->muted). */
+static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, writer *w,
+                                 ac_error *err);
+
+/* The engine's output hears nothing of the rebuild (it was heard when it happened): the
+ * rebuild runs on the loop thread without turning the loop, so no other session of the
+ * engine runs meanwhile. */
+static ac_session *rebuild(ac_store *st, ac_engine *e, const char *id, writer *w, ac_error *err)
+{
+    int had = e->has_output;
+    e->has_output = 0;
+    ac_session *s = rebuild_quiet(st, e, id, w, err);
+    e->has_output = had;
+    return s;
+}
+
+static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, writer *w,
+                                 ac_error *err)
+{
+    char text[512] = "";
+    ac_session *s = ac_session_new_hooked(e, id, &HOOKS, w, 1, text, sizeof text);
+    if (!s) {
+        ac_store_err(err, AC_ESPEC, "cannot rebuild session '%s': %s", id, text);
+        writer_free(w);
+        return NULL;
+    }
+    w->s = s;
+    uint64_t n = 0;
+    char *body = NULL;
+    int rc = st->ops->snapshot_get(st, id, &n, &body, err);
+    if (rc == AC_OK && body) {
+        rc = ac_store_snapshot_restore(s, body, &w->model_calls, text, sizeof text);
+        if (rc != AC_OK)
+            ac_store_err(err, rc, "store '%s': the snapshot of '%s' cannot be used: %s",
+                         st->path, id, text);
+        else
+            s->seq = n;
+        w->snapshot_seq = n;
+    }
+    free(body);
+    if (rc == AC_OK) {
+        load_ctx c = {s, err, st->path};
+        rc = st->ops->events(st, id, s->seq, load_event, &c, err);
+    }
+    if (rc != AC_OK) {
+        ac_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+typedef struct started_ctx {
+    ac_session *s;
+    json_t *started; /* call id -> true */
+} started_ctx;
+
+static int on_call(void *ud, const char *call_id, const char *name, int64_t started_ms,
+                   int64_t finished_ms, int ok)
+{
+    (void)name, (void)started_ms, (void)finished_ms, (void)ok;
+    started_ctx *c = ud;
+    json_object_set_new(c->started, call_id, json_true());
+    return 0;
+}
+
+static int same_config(const ac_fsm *f, const uint16_t *cfg, uint8_t depth, uint8_t level)
+{
+    if (f->depth <= level || depth <= level)
+        return 0;
+    for (uint8_t i = 0; i <= level; i++)
+        if (f->state[i] != cfg[i])
+            return 0;
+    return 1;
+}
+
+/* The work a crash interrupted, restarted by the rules of store.h. */
+static int recover(ac_store *st, ac_session *s, ac_error *err)
+{
+    ac_engine *e = s->e;
+    const ac_fsm_tables *t = e->t;
+    uint16_t cfg[AC_FSM_MAX_DEPTH];
+    uint8_t depth = s->fsm.depth;
+    memcpy(cfg, s->fsm.state, sizeof cfg);
+    int llm = 0, tools = 0;
+    for (uint8_t i = 0; i < depth; i++) {
+        const uint16_t *l = t->lists + t->states[cfg[i]].effects;
+        for (uint16_t k = 0; k < l[0]; k++) {
+            const char *name = t->effect_names[t->effect_uses[l[1 + k]].effect];
+            llm |= !strcmp(name, "llm_request");
+            tools |= !strcmp(name, "run_tools");
+        }
+    }
+    if (tools) {
+        started_ctx c = {s, json_object()};
+        int rc = c.started ? st->ops->tool_calls(st, s->id, on_call, &c, err) : AC_ENOMEM;
+        if (rc != AC_OK) {
+            json_decref(c.started);
+            return rc;
+        }
+        size_t n = ac_conv_iter_call_count(s->conv);
+        json_t *ids = json_array();
+        for (size_t i = 0; i < n; i++) {
+            const char *cid = ac_conv_iter_call(s->conv, i);
+            const ac_tool_call *call = cid ? ac_conv_tool_call(s->conv, cid) : NULL;
+            if (!call || call->state != AC_CALL_NONE || !json_object_get(c.started, cid))
+                continue; /* answered, or never started: it runs (again) as usual */
+            const ac_tool *tool = ac_tools_find(e, call->name);
+            if (tool && tool->idempotent)
+                continue;
+            json_array_append_new(ids, json_string(cid));
+        }
+        json_decref(c.started);
+        size_t k;
+        json_t *v;
+        json_array_foreach(ids, k, v)
+        {
+            ac_session_post(s, "tool.completed",
+                            json_pack("{s:s, s:b, s:s, s:b}", "id", json_string_value(v), "ok",
+                                      0, "content", INTERRUPTED_TOOL, "interrupted", 1),
+                            0);
+        }
+        json_decref(ids);
+    }
+    if (llm && same_config(&s->fsm, cfg, depth, (uint8_t)(depth - 1))) {
+        /* the call in flight: its partial text goes (discard_partial says so), and the
+         * spec's retry path issues it again */
+        ac_session_post(s, "llm.failed",
+                        json_pack("{s:s, s:i, s:b, s:s, s:b}", "class", "interrupted", "status",
+                                  0, "retryable", 1, "message",
+                                  "the process stopped during the model call; it is issued "
+                                  "again",
+                                  "interrupted", 1),
+                        0);
+    }
+    /* Effects of the levels still in the state the session was rebuilt in never started:
+     * start them now (a level entered since started its own). */
+    ac_event ev = {0, wall_ms(), NULL};
+    for (uint8_t i = 0; i < depth && same_config(&s->fsm, cfg, depth, i); i++) {
+        const uint16_t *l = t->lists + t->states[cfg[i]].effects;
+        for (uint16_t k = 0; k < l[0]; k++)
+            s->fsm.effect(s, l[1 + k], 1, &ev);
+    }
+    return AC_OK;
+}
+
+static writer *writer_new(ac_store *st)
+{
+    writer *w = calloc(1, sizeof *w);
+    if (w) {
+        w->st = st;
+        w->muted = 1;
+    }
+    return w;
+}
+
+/* A fresh id: time and randomness, readable. */
+static void fresh_id(char *buf, size_t cap)
+{
+    int64_t now = wall_ms();
+    time_t secs = (time_t)(now / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    unsigned r = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&r, sizeof r, 1, f) != 1)
+        r = (unsigned)now ^ (unsigned)getpid() * 2654435761u;
+    if (f)
+        fclose(f);
+    snprintf(buf, cap, "%04d%02d%02d-%02d%02d%02d-%06x", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r & 0xffffff);
+}
+
+/* A holder "agentc PID@HOST" on this host whose process is gone: its lease is void. */
+static const char *dead_holder(const ac_store_session_info *info)
+{
+    const char *at = strrchr(info->holder, '@');
+    const char *sp = strchr(info->holder, ' ');
+    char host[128] = "";
+    if (!at || !sp || sp > at || gethostname(host, sizeof host - 1) != 0 || strcmp(at + 1, host))
+        return NULL;
+    char *end;
+    long pid = strtol(sp + 1, &end, 10);
+    if (end != at || pid <= 0 || pid == (long)getpid())
+        return NULL;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        return NULL;
+    return info->holder;
+}
+
+ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigned flags,
+                             ac_error *err)
+{
+    if (!st || !e) {
+        ac_store_err(err, AC_EINVAL, "ac_store_session needs a store and an engine");
+        return NULL;
+    }
+    char idbuf[64];
+    if (!id) {
+        fresh_id(idbuf, sizeof idbuf);
+        id = idbuf;
+    }
+    if (!*id || strlen(id) >= sizeof ((ac_store_session_info *)0)->id) {
+        ac_store_err(err, AC_EINVAL, "a session id is 1 to 255 bytes");
+        return NULL;
+    }
+    ac_store_session_info info;
+    int rc = st->ops->info(st, id, &info, err);
+    int64_t now = wall_ms();
+    if (rc == AC_STORE_ENOENT && !(flags & AC_STORE_MUST_EXIST)) {
+        json_t *meta = json_pack("{s:s, s:O?}", "spec", e->t->spec_path ? e->t->spec_path : "",
+                                 "params", e->param_overrides);
+        char *metas = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+        json_decref(meta);
+        rc = st->ops->create(st, id, e->t->hash, metas, st->holder, now, now + st->lease_ms, err);
+        free(metas);
+        if (rc != AC_OK)
+            return NULL;
+        writer *w = writer_new(st);
+        if (!w) {
+            ac_store_err(err, AC_ENOMEM, "out of memory");
+            return NULL;
+        }
+        w->muted = 0;
+        char text[512] = "";
+        ac_session *s = ac_session_new_hooked(e, id, &HOOKS, w, 0, text, sizeof text);
+        if (!s) {
+            writer_free(w);
+            ac_store_err(err, strstr(text, "tool_choice") ? AC_ECONFIG : AC_ESPEC, "%s", text);
+            st->ops->rm(st, id, st->holder, now, NULL);
+            return NULL;
+        }
+        return s;
+    }
+    if (rc != AC_OK)
+        return NULL;
+    rc = st->ops->lease_acquire(st, id, st->holder, now, now + st->lease_ms, dead_holder(&info),
+                                err);
+    if (rc != AC_OK)
+        return NULL;
+    int other_spec = strcmp(info.spec_hash, e->t->hash) != 0;
+    if (other_spec && !info.at_rest) {
+        st->ops->lease_release(st, id, st->holder, NULL);
+        ac_store_err(err, AC_STORE_ESPEC,
+                     "session '%s' stopped mid-turn under spec %.12s; this spec is %.12s: "
+                     "resume it with its own spec first (a spec may change only at rest)",
+                     id, info.spec_hash, e->t->hash);
+        return NULL;
+    }
+    writer *w = writer_new(st);
+    if (!w) {
+        st->ops->lease_release(st, id, st->holder, NULL);
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    w->have_title = info.title[0] ? 2 : 0;
+    ac_session *s = rebuild(st, e, id, w, err);
+    if (!s) {
+        st->ops->lease_release(st, id, st->holder, NULL);
+        return NULL;
+    }
+    s->replaying = 0;
+    w->muted = 0;
+    s->turn_base = (size_t)w->model_calls;
+    w->lease_until = now + st->lease_ms;
+    if (other_spec) { /* at rest: allowed, recorded, and a snapshot marks the point */
+        w->spec_hash = strdup(e->t->hash);
+        json_t *note = json_pack("{s:s, s:s}", "from", info.spec_hash, "to", e->t->hash);
+        char *body = note ? json_dumps(note, JSON_COMPACT) : NULL;
+        json_decref(note);
+        ac_error nerr;
+        if (!body || st->ops->note(st, id, s->seq, now, "spec_changed", body, &nerr) != AC_OK)
+            set_error(w, body ? nerr.text : "out of memory");
+        free(body);
+        w->force_snapshot = 1;
+    }
+    if (!(flags & AC_STORE_NO_RESUME) && !ac_session_settled(s)) {
+        w->resumed = 1;
+        rc = recover(st, s, err);
+        if (rc != AC_OK) {
+            ac_session_free(s);
+            return NULL;
+        }
+    } else if (ac_session_settled(s)) {
+        commit(w);
+        if (w->force_snapshot && !w->error)
+            snapshot_now(w);
+    }
+    if (w->error) {
+        ac_store_err(err, AC_EIO, "%s", w->error);
+        ac_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+bool ac_store_session_resumed(const ac_session *s)
+{
+    return s && s->hooks == &HOOKS && ((writer *)s->hooks_ud)->resumed;
+}
+
+ac_store *ac_session_store(const ac_session *s)
+{
+    return s && s->hooks == &HOOKS ? ((writer *)s->hooks_ud)->st : NULL;
+}
+
+char *ac_store_session_json(ac_store *st, ac_engine *e, const char *id, ac_error *err)
+{
+    if (!st || !e || !id) {
+        ac_store_err(err, AC_EINVAL, "ac_store_session_json needs a store, an engine and an id");
+        return NULL;
+    }
+    ac_store_session_info info;
+    if (st->ops->info(st, id, &info, err) != AC_OK)
+        return NULL;
+    writer *w = writer_new(st);
+    if (!w) {
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    ac_session *s = rebuild(st, e, id, w, err);
+    if (!s)
+        return NULL;
+    char *out = ac_session_to_json(s);
+    ac_session_free(s); /* muted: writes nothing, takes and releases no lease */
+    if (!out)
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+    return out;
+}
+
+char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_error *err);
+/* Tests: the same, replaying the whole journal (the snapshot ignored). */
+char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_error *err)
+{
+    writer *w = writer_new(st);
+    if (!w)
+        return NULL;
+    char text[512] = "";
+    int had = e->has_output;
+    e->has_output = 0;
+    ac_session *s = ac_session_new_hooked(e, id, &HOOKS, w, 1, text, sizeof text);
+    char *out = NULL;
+    if (!s) {
+        writer_free(w);
+        ac_store_err(err, AC_ESPEC, "%s", text);
+    } else {
+        w->s = s;
+        load_ctx c = {s, err, st->path};
+        if (st->ops->events(st, id, 0, load_event, &c, err) == AC_OK)
+            out = ac_session_to_json(s);
+        ac_session_free(s);
+    }
+    e->has_output = had;
+    return out;
+}

@@ -1,0 +1,175 @@
+/*
+ * store_snapshot.c - the parts of a session's snapshot (store_snapshot.h).
+ * Snapshots are taken only when a session is settled, so no effect runs and
+ * no streamed text is pending: what follows is the whole session.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context/conversation.h"
+#include "session/session_int.h"
+#include "session/toolkits.h"
+#include "session/state.h"
+#include "store_snapshot.h"
+#include "tools/schema.h"
+
+/* The active state of each level, by name: [[machine, state], ...]. */
+static json_t *save_fsm(const ac_session *s)
+{
+    const ac_fsm_tables *t = s->e->t;
+    json_t *a = json_array();
+    for (uint8_t i = 0; a && i < s->fsm.depth; i++) {
+        const ac_fsm_state *st = &t->states[s->fsm.state[i]];
+        json_array_append_new(a, json_pack("[s s]", t->machines[st->machine].name, st->name));
+    }
+    return a;
+}
+
+static int restore_fsm(ac_session *s, json_t *v, char *err, size_t errcap)
+{
+    const ac_fsm_tables *t = s->e->t;
+    size_t n = json_array_size(v);
+    if (!n || n > AC_FSM_MAX_DEPTH) {
+        snprintf(err, errcap, "\"fsm\" holds no states");
+        return AC_EINVAL;
+    }
+    uint16_t cfg[AC_FSM_MAX_DEPTH];
+    for (size_t i = 0; i < n; i++) {
+        const char *m = json_string_value(json_array_get(json_array_get(v, i), 0));
+        const char *name = json_string_value(json_array_get(json_array_get(v, i), 1));
+        cfg[i] = AC_FSM_NONE;
+        for (uint16_t k = 0; m && name && k < t->n_states; k++)
+            if (!strcmp(t->states[k].name, name) && !strcmp(t->machines[t->states[k].machine].name, m))
+                cfg[i] = k;
+        if (cfg[i] == AC_FSM_NONE) {
+            snprintf(err, errcap, "this spec has no state %s.%s", m ? m : "?", name ? name : "?");
+            return AC_ESPEC;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        s->fsm.state[i] = cfg[i];
+    s->fsm.depth = (uint8_t)n;
+    s->fsm.fast = NULL; /* a stored session is traced: the general path */
+    s->fsm.unstarted = AC_FSM_NONE;
+    return AC_OK;
+}
+
+/* The turn: status, answer, error, queued messages, counters, output schema. */
+static json_t *save_turn(const ac_session *s)
+{
+    return json_pack("{s:i, s:s, s:s?, s:O, s:i, s:i, s:s?}", "status", (int)s->status, "answer",
+                     s->answer ? s->answer : "", "error", s->error, "queued", s->queued,
+                     "compacted", s->compacted_this_plan, "output_rejections",
+                     s->output_rejections, "output_schema", s->output_schema_text);
+}
+
+static int restore_turn(ac_session *s, json_t *v, char *err, size_t errcap)
+{
+    json_t *q = json_object_get(v, "queued");
+    const char *answer = json_string_value(json_object_get(v, "answer"));
+    if (!json_is_object(v) || !json_is_array(q) || !answer) {
+        snprintf(err, errcap, "\"turn\" is malformed");
+        return AC_EINVAL;
+    }
+    s->status = (enum ac_session_status)json_integer_value(json_object_get(v, "status"));
+    ac_session_set_answer(s, answer);
+    ac_session_set_error(s, json_string_value(json_object_get(v, "error")));
+    json_decref(s->queued);
+    s->queued = json_deep_copy(q);
+    s->compacted_this_plan = (int)json_integer_value(json_object_get(v, "compacted"));
+    s->output_rejections = (int)json_integer_value(json_object_get(v, "output_rejections"));
+    const char *schema = json_string_value(json_object_get(v, "output_schema"));
+    if (schema) {
+        json_t *doc = json_loads(schema, 0, NULL);
+        char why[256] = "";
+        s->output_schema = doc ? ac_schema_compile(doc, why, sizeof why) : NULL;
+        json_decref(doc);
+        if (!s->output_schema) {
+            snprintf(err, errcap, "the output schema does not compile: %s", why);
+            return AC_EINVAL;
+        }
+        s->output_schema_text = strdup(schema);
+    }
+    return s->queued ? AC_OK : AC_ENOMEM;
+}
+
+static json_t *save_conv(const ac_session *s)
+{
+    char *text = ac_conv_to_json(s->conv);
+    json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    return v;
+}
+
+static int restore_conv(ac_session *s, json_t *v, char *err, size_t errcap)
+{
+    char *text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    ac_conv *c = text ? ac_conv_from_json(text, err, errcap) : NULL;
+    free(text);
+    if (!c)
+        return AC_EINVAL;
+    ac_conv_free(s->conv);
+    s->conv = c;
+    return AC_OK;
+}
+
+/* Toolkit states and contexts (session/toolkits.c): {} when the engine has none. */
+static json_t *save_toolkits(const ac_session *s)
+{
+    json_t *v = ac_toolkits_state_json(s);
+    return v ? v : json_object();
+}
+
+static int restore_toolkits(ac_session *s, json_t *v, char *err, size_t errcap)
+{
+    if (!json_object_size(v))
+        return AC_OK;
+    return ac_toolkits_state_restore(s, v, err, errcap) == 0 ? AC_OK : AC_EINVAL;
+}
+
+/* The parts, in the order they are restored. Another part of the session is one line here. */
+static const ac_snapshot_part PARTS[] = {
+    {"fsm", save_fsm, restore_fsm},
+    {"turn", save_turn, restore_turn},
+    {"conversation", save_conv, restore_conv},
+    {"toolkits", save_toolkits, restore_toolkits},
+    {"state", ac_state_snapshot_save, ac_state_snapshot_restore}, /* the State (state.h) */
+};
+
+char *ac_store_snapshot_save(const ac_session *s, uint64_t model_calls)
+{
+    json_t *o = json_pack("{s:i, s:I}", "version", 1, "model_calls", (json_int_t)model_calls);
+    for (size_t i = 0; o && i < sizeof PARTS / sizeof PARTS[0]; i++) {
+        json_t *v = PARTS[i].save(s);
+        if (!v) {
+            json_decref(o);
+            return NULL;
+        }
+        json_object_set_new(o, PARTS[i].name, v);
+    }
+    char *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    return out;
+}
+
+int ac_store_snapshot_restore(ac_session *s, const char *body, uint64_t *model_calls, char *err,
+                              size_t errcap)
+{
+    json_error_t je;
+    json_t *o = json_loads(body, 0, &je);
+    if (!o || json_integer_value(json_object_get(o, "version")) != 1) {
+        snprintf(err, errcap, "%s", o ? "unknown snapshot version" : je.text);
+        json_decref(o);
+        return AC_EINVAL;
+    }
+    *model_calls = (uint64_t)json_integer_value(json_object_get(o, "model_calls"));
+    int rc = AC_OK;
+    for (size_t i = 0; rc == AC_OK && i < sizeof PARTS / sizeof PARTS[0]; i++) {
+        json_t *v = json_object_get(o, PARTS[i].name);
+        if (v) /* a part the snapshot predates stays as new */
+            rc = PARTS[i].restore(s, v, err, errcap);
+    }
+    json_decref(o);
+    return rc;
+}

@@ -1,0 +1,746 @@
+/*
+ * store_sqlite.c - the SQLite backend of the store (store_int.h).
+ *
+ * One database file, created 0600, in WAL mode with synchronous=NORMAL: a
+ * commit survives a crash of the process; a crash of the machine may lose the
+ * last commits but never leaves the file inconsistent (docs/design.md). The
+ * schema is versioned with PRAGMA user_version and the file is marked as
+ * agentc's with PRAGMA application_id: a database of anything else is refused
+ * before anything is written to it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store_int.h"
+
+#define APP_ID 0x61674e43 /* "agNC" */
+#define SCHEMA_VERSION 1
+
+#define CACHE 24
+
+typedef struct sq_store {
+    struct ac_store base;
+    sqlite3 *db;
+    /* prepared statements by their SQL text (static strings, compared by address) */
+    const char *sql[CACHE];
+    sqlite3_stmt *stmt[CACHE];
+} sq_store;
+
+static const char *SCHEMA =
+    "CREATE TABLE sessions("
+    " id TEXT PRIMARY KEY, spec_hash TEXT NOT NULL, params TEXT NOT NULL DEFAULT '{}',"
+    " status TEXT NOT NULL DEFAULT 'idle', at_rest INTEGER NOT NULL DEFAULT 1,"
+    " created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,"
+    " events INTEGER NOT NULL DEFAULT 0, snapshot_seq INTEGER NOT NULL DEFAULT 0,"
+    " holder TEXT NOT NULL DEFAULT '', lease_until INTEGER NOT NULL DEFAULT 0,"
+    " title TEXT NOT NULL DEFAULT '');"
+    "CREATE TABLE events(session TEXT NOT NULL, n INTEGER NOT NULL, t_ms INTEGER NOT NULL,"
+    " ev TEXT NOT NULL, data TEXT, steps TEXT, PRIMARY KEY(session, n)) WITHOUT ROWID;"
+    "CREATE TABLE snapshots(session TEXT PRIMARY KEY, n INTEGER NOT NULL, body TEXT NOT NULL);"
+    "CREATE TABLE tool_calls(session TEXT NOT NULL, call_id TEXT NOT NULL, name TEXT NOT NULL,"
+    " started_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0,"
+    " ok INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(session, call_id)) WITHOUT ROWID;"
+    "CREATE TABLE notes(session TEXT NOT NULL, after INTEGER NOT NULL, t_ms INTEGER NOT NULL,"
+    " kind TEXT NOT NULL, body TEXT NOT NULL);"
+    "CREATE INDEX notes_session ON notes(session, after);";
+
+void ac_store_err(ac_error *err, int code, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof *err);
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->text, sizeof err->text, fmt, ap);
+    va_end(ap);
+}
+
+static sqlite3 *DB(ac_store *st)
+{
+    return ((sq_store *)st)->db;
+}
+
+/* An SQLite failure as a store error naming the file. */
+static int sq_fail(ac_store *st, ac_error *err, const char *what)
+{
+    sqlite3 *db = DB(st);
+    int rc = sqlite3_extended_errcode(db);
+    const char *why = sqlite3_errmsg(db);
+    switch (rc & 0xff) {
+    case SQLITE_FULL:
+        why = "the store is full (disk full or its size limit reached); nothing after the last "
+              "commit was written";
+        break;
+    case SQLITE_READONLY:
+        why = "the store is read-only here (file or directory not writable)";
+        break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        why = "the file is corrupt or not a database";
+        break;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        why = "the database stayed locked by another writer past the busy timeout";
+        break;
+    default:
+        break;
+    }
+    ac_store_err(err, AC_EIO, "store '%s': %s: %s", st->path, what, why);
+    return AC_EIO;
+}
+
+static int exec(ac_store *st, const char *sql, ac_error *err, const char *what)
+{
+    if (sqlite3_exec(DB(st), sql, NULL, NULL, NULL) != SQLITE_OK)
+        return sq_fail(st, err, what);
+    return AC_OK;
+}
+
+/* A prepared statement for sql (a string literal), kept for the next time; give it back
+ * with done(). */
+static sqlite3_stmt *prep(ac_store *st, const char *sql)
+{
+    sq_store *s = (sq_store *)st;
+    int k = 0;
+    for (; k < CACHE && s->sql[k]; k++)
+        if (s->sql[k] == sql)
+            return s->stmt[k];
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return NULL;
+    if (k < CACHE) {
+        s->sql[k] = sql;
+        s->stmt[k] = q;
+    }
+    return q;
+}
+
+/* Done with a statement of prep(): reset for its next use (finalized if it was not kept). */
+static void done(sqlite3_stmt *q)
+{
+    if (!q)
+        return;
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+}
+
+static void bind_text(sqlite3_stmt *q, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(q, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+static void rollback(ac_store *st)
+{
+    sqlite3_exec(DB(st), "ROLLBACK", NULL, NULL, NULL);
+}
+
+static void sq_close(ac_store *st)
+{
+    sq_store *s = (sq_store *)st;
+    for (int k = 0; k < CACHE && s->sql[k]; k++)
+        sqlite3_finalize(s->stmt[k]);
+    sqlite3_close(DB(st));
+    free(st->path);
+    free(st);
+}
+
+static const char *col(sqlite3_stmt *q, int i)
+{
+    const unsigned char *v = sqlite3_column_text(q, i);
+    return v ? (const char *)v : "";
+}
+
+static void fill_info(sqlite3_stmt *q, ac_store_session_info *o, int64_t now)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->id, sizeof o->id, "%s", col(q, 0));
+    snprintf(o->spec_hash, sizeof o->spec_hash, "%s", col(q, 1));
+    snprintf(o->status, sizeof o->status, "%s", col(q, 2));
+    o->at_rest = sqlite3_column_int(q, 3);
+    o->created_ms = sqlite3_column_int64(q, 4);
+    o->updated_ms = sqlite3_column_int64(q, 5);
+    o->events = (uint64_t)sqlite3_column_int64(q, 6);
+    o->snapshot_seq = (uint64_t)sqlite3_column_int64(q, 7);
+    int64_t until = sqlite3_column_int64(q, 9);
+    if (until > now) {
+        snprintf(o->holder, sizeof o->holder, "%s", col(q, 8));
+        o->lease_expires_ms = until;
+    }
+    snprintf(o->title, sizeof o->title, "%s", col(q, 10));
+}
+
+#define INFO_COLS                                                                               \
+    "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "     \
+    "lease_until, title"
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int sq_info(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "SELECT " INFO_COLS " FROM sessions WHERE id = ?");
+    if (!q)
+        return sq_fail(st, err, "reading a session");
+    bind_text(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        fill_info(q, out, now_ms());
+        done(q);
+        return AC_OK;
+    }
+    done(q);
+    if (rc != SQLITE_DONE)
+        return sq_fail(st, err, "reading a session");
+    ac_store_err(err, AC_STORE_ENOENT, "store '%s' has no session '%s'", st->path, id);
+    return AC_STORE_ENOENT;
+}
+
+static int sq_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
+{
+    sqlite3_stmt *q =
+        prep(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id");
+    if (!q)
+        return sq_fail(st, err, "listing sessions");
+    int rc;
+    int64_t now = now_ms();
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        ac_store_session_info info;
+        fill_info(q, &info, now);
+        if (fn(ud, &info)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "listing sessions");
+}
+
+/* Inside a transaction: AC_OK when `holder` may write the session (its lease, or
+ * none running), else AC_STORE_EBUSY naming the other holder. */
+static int lease_check(ac_store *st, const char *id, const char *holder, int64_t now,
+                       const char *dead, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "SELECT holder, lease_until FROM sessions WHERE id = ?");
+    if (!q)
+        return sq_fail(st, err, "reading a lease");
+    bind_text(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc != SQLITE_ROW) {
+        done(q);
+        if (rc != SQLITE_DONE)
+            return sq_fail(st, err, "reading a lease");
+        ac_store_err(err, AC_STORE_ENOENT, "store '%s' has no session '%s'", st->path, id);
+        return AC_STORE_ENOENT;
+    }
+    const char *h = col(q, 0);
+    int64_t until = sqlite3_column_int64(q, 1);
+    int ok = until <= now || !*h || (holder && strcmp(h, holder) == 0) ||
+             (dead && strcmp(h, dead) == 0);
+    if (!ok) {
+        ac_store_err(err, AC_STORE_EBUSY,
+                     "session '%s' is in use by %s (its lease runs %lld s more; it ends by "
+                     "itself if that process is gone)",
+                     id, h, (long long)((until - now + 999) / 1000));
+    }
+    done(q);
+    return ok ? AC_OK : AC_STORE_EBUSY;
+}
+
+static int sq_create(ac_store *st, const char *id, const char *spec_hash, const char *params,
+                     const char *holder, int64_t now, int64_t until, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "INSERT INTO sessions(id, spec_hash, params, status, at_rest, "
+                               "created_ms, updated_ms, holder, lease_until) "
+                               "VALUES(?, ?, ?, 'idle', 1, ?, ?, ?, ?)");
+    if (!q)
+        return sq_fail(st, err, "creating a session");
+    bind_text(q, 1, id);
+    bind_text(q, 2, spec_hash);
+    bind_text(q, 3, params ? params : "{}");
+    sqlite3_bind_int64(q, 4, now);
+    sqlite3_bind_int64(q, 5, now);
+    bind_text(q, 6, holder);
+    sqlite3_bind_int64(q, 7, until);
+    int rc = sqlite3_step(q);
+    done(q);
+    if (rc == SQLITE_CONSTRAINT) {
+        ac_store_err(err, AC_EINVAL, "store '%s' already has a session '%s'", st->path, id);
+        return AC_EINVAL;
+    }
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "creating a session");
+}
+
+static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t now, ac_error *err)
+{
+    int rc = exec(st, "BEGIN IMMEDIATE", err, "removing a session");
+    if (rc != AC_OK)
+        return rc;
+    rc = lease_check(st, id, holder, now, NULL, err);
+    if (rc != AC_OK) {
+        rollback(st);
+        return rc;
+    }
+    static const char *const del[] = {"DELETE FROM events WHERE session = ?",
+                                      "DELETE FROM notes WHERE session = ?",
+                                      "DELETE FROM snapshots WHERE session = ?",
+                                      "DELETE FROM tool_calls WHERE session = ?",
+                                      "DELETE FROM sessions WHERE id = ?"};
+    for (size_t i = 0; i < sizeof del / sizeof del[0]; i++) {
+        sqlite3_stmt *q = prep(st, del[i]);
+        if (!q) {
+            sq_fail(st, err, "removing a session");
+            rollback(st);
+            return AC_EIO;
+        }
+        bind_text(q, 1, id);
+        int s = sqlite3_step(q);
+        done(q);
+        if (s != SQLITE_DONE) {
+            sq_fail(st, err, "removing a session");
+            rollback(st);
+            return AC_EIO;
+        }
+    }
+    return exec(st, "COMMIT", err, "removing a session");
+}
+
+static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = exec(st, "BEGIN IMMEDIATE", err, "committing");
+    if (rc != AC_OK)
+        return rc;
+    rc = lease_check(st, c->id, c->holder, c->now_ms, NULL, err);
+    if (rc != AC_OK) {
+        rollback(st);
+        return rc;
+    }
+    sqlite3_stmt *q = NULL;
+    if (c->n_evs) {
+        q = prep(st, "INSERT INTO events(session, n, t_ms, ev, data, steps) "
+                     "VALUES(?, ?, ?, ?, ?, ?)");
+        if (!q)
+            goto fail;
+        for (size_t i = 0; i < c->n_evs; i++) {
+            const ac_store_event *e = &c->evs[i];
+            sqlite3_reset(q);
+            bind_text(q, 1, c->id);
+            sqlite3_bind_int64(q, 2, (sqlite3_int64)e->n);
+            sqlite3_bind_int64(q, 3, e->t_ms);
+            bind_text(q, 4, e->ev);
+            bind_text(q, 5, e->data);
+            bind_text(q, 6, e->steps);
+            if (sqlite3_step(q) != SQLITE_DONE)
+                goto fail;
+        }
+        done(q);
+        q = NULL;
+    }
+    if (c->n_late) {
+        q = prep(st, "UPDATE events SET steps = ? WHERE session = ? AND n = ?");
+        if (!q)
+            goto fail;
+        for (size_t i = 0; i < c->n_late; i++) {
+            sqlite3_reset(q);
+            bind_text(q, 1, c->late[i].steps);
+            bind_text(q, 2, c->id);
+            sqlite3_bind_int64(q, 3, (sqlite3_int64)c->late[i].n);
+            if (sqlite3_step(q) != SQLITE_DONE)
+                goto fail;
+        }
+        done(q);
+        q = NULL;
+    }
+    if (c->n_finished) {
+        q = prep(st, "UPDATE tool_calls SET finished_ms = ?, ok = ? "
+                     "WHERE session = ? AND call_id = ?");
+        if (!q)
+            goto fail;
+        for (size_t i = 0; i < c->n_finished; i++) {
+            sqlite3_reset(q);
+            sqlite3_bind_int64(q, 1, c->now_ms);
+            sqlite3_bind_int(q, 2, c->finished_ok[i]);
+            bind_text(q, 3, c->id);
+            bind_text(q, 4, c->finished[i]);
+            if (sqlite3_step(q) != SQLITE_DONE)
+                goto fail;
+        }
+        done(q);
+        q = NULL;
+    }
+    q = prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = ?, "
+                 "events = max(events, ?), holder = ?, lease_until = ?, "
+                 "title = CASE WHEN ? IS NULL THEN title ELSE ? END, "
+                 "spec_hash = CASE WHEN ? IS NULL THEN spec_hash ELSE ? END WHERE id = ?");
+    if (!q)
+        goto fail;
+    bind_text(q, 1, c->status ? c->status : "running");
+    sqlite3_bind_int(q, 2, c->at_rest);
+    sqlite3_bind_int64(q, 3, c->now_ms);
+    sqlite3_bind_int64(q, 4, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
+    bind_text(q, 5, c->holder);
+    sqlite3_bind_int64(q, 6, c->lease_until);
+    bind_text(q, 7, c->title);
+    bind_text(q, 8, c->title);
+    bind_text(q, 9, c->spec_hash);
+    bind_text(q, 10, c->spec_hash);
+    bind_text(q, 11, c->id);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        goto fail;
+    done(q);
+    return exec(st, "COMMIT", err, "committing");
+fail:
+    sq_fail(st, err, "committing");
+    done(q);
+    rollback(st);
+    return AC_EIO;
+}
+
+static int sq_events(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn,
+                     void *ud, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "SELECT n, t_ms, ev, data, steps FROM events "
+                               "WHERE session = ? AND n > ? ORDER BY n");
+    if (!q)
+        return sq_fail(st, err, "reading the journal");
+    bind_text(q, 1, id);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)after);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        ac_store_event e = {(uint64_t)sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+                            col(q, 2), (const char *)sqlite3_column_text(q, 3),
+                            (const char *)sqlite3_column_text(q, 4)};
+        int r = fn(ud, &e);
+        if (r) {
+            done(q);
+            return r;
+        }
+    }
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "reading the journal");
+}
+
+static int get_text(ac_store *st, const char *sql, const char *id, char **out, uint64_t *n,
+                    ac_error *err, const char *what)
+{
+    *out = NULL;
+    sqlite3_stmt *q = prep(st, sql);
+    if (!q)
+        return sq_fail(st, err, what);
+    bind_text(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        *out = strdup(col(q, 0));
+        if (n)
+            *n = (uint64_t)sqlite3_column_int64(q, 1);
+    }
+    done(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return sq_fail(st, err, what);
+    if (rc == SQLITE_ROW && !*out) {
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+        return AC_ENOMEM;
+    }
+    return AC_OK;
+}
+
+static int sq_params(ac_store *st, const char *id, char **out, ac_error *err)
+{
+    int rc = get_text(st, "SELECT params, 0 FROM sessions WHERE id = ?", id, out, NULL, err,
+                      "reading a session");
+    if (rc == AC_OK && !*out) {
+        ac_store_err(err, AC_STORE_ENOENT, "store '%s' has no session '%s'", st->path, id);
+        return AC_STORE_ENOENT;
+    }
+    return rc;
+}
+
+static int sq_snapshot_put(ac_store *st, const char *id, uint64_t n, const char *body,
+                           ac_error *err)
+{
+    int rc = exec(st, "BEGIN IMMEDIATE", err, "writing a snapshot");
+    if (rc != AC_OK)
+        return rc;
+    sqlite3_stmt *q = prep(st, "INSERT OR REPLACE INTO snapshots(session, n, body) VALUES(?,?,?)");
+    sqlite3_stmt *u = prep(st, "UPDATE sessions SET snapshot_seq = ? WHERE id = ?");
+    int ok = q && u;
+    if (ok) {
+        bind_text(q, 1, id);
+        sqlite3_bind_int64(q, 2, (sqlite3_int64)n);
+        bind_text(q, 3, body);
+        sqlite3_bind_int64(u, 1, (sqlite3_int64)n);
+        bind_text(u, 2, id);
+        ok = sqlite3_step(q) == SQLITE_DONE && sqlite3_step(u) == SQLITE_DONE;
+    }
+    if (!ok)
+        sq_fail(st, err, "writing a snapshot");
+    done(q);
+    done(u);
+    if (!ok) {
+        rollback(st);
+        return AC_EIO;
+    }
+    return exec(st, "COMMIT", err, "writing a snapshot");
+}
+
+static int sq_snapshot_get(ac_store *st, const char *id, uint64_t *n, char **body,
+                           ac_error *err)
+{
+    *n = 0;
+    return get_text(st, "SELECT body, n FROM snapshots WHERE session = ?", id, body, n, err,
+                    "reading a snapshot");
+}
+
+static int sq_tool_started(ac_store *st, const char *id, const char *call_id, const char *name,
+                           int64_t now, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "INSERT OR IGNORE INTO tool_calls(session, call_id, name, "
+                               "started_ms) VALUES(?, ?, ?, ?)");
+    if (!q)
+        return sq_fail(st, err, "recording a tool call");
+    bind_text(q, 1, id);
+    bind_text(q, 2, call_id);
+    bind_text(q, 3, name);
+    sqlite3_bind_int64(q, 4, now);
+    int rc = sqlite3_step(q);
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "recording a tool call");
+}
+
+static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void *ud,
+                         ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "SELECT call_id, name, started_ms, finished_ms, ok "
+                               "FROM tool_calls WHERE session = ? ORDER BY started_ms, call_id");
+    if (!q)
+        return sq_fail(st, err, "reading tool calls");
+    bind_text(q, 1, id);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        if (fn(ud, col(q, 0), col(q, 1), sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
+               sqlite3_column_int(q, 4))) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "reading tool calls");
+}
+
+static int sq_lease_acquire(ac_store *st, const char *id, const char *holder, int64_t now,
+                            int64_t until, const char *dead, ac_error *err)
+{
+    int rc = exec(st, "BEGIN IMMEDIATE", err, "taking a lease");
+    if (rc != AC_OK)
+        return rc;
+    rc = lease_check(st, id, holder, now, dead, err);
+    if (rc != AC_OK) {
+        rollback(st);
+        return rc;
+    }
+    sqlite3_stmt *q = prep(st, "UPDATE sessions SET holder = ?, lease_until = ? WHERE id = ?");
+    int ok = q != NULL;
+    if (ok) {
+        bind_text(q, 1, holder);
+        sqlite3_bind_int64(q, 2, until);
+        bind_text(q, 3, id);
+        ok = sqlite3_step(q) == SQLITE_DONE;
+    }
+    if (!ok)
+        sq_fail(st, err, "taking a lease");
+    done(q);
+    if (!ok) {
+        rollback(st);
+        return AC_EIO;
+    }
+    return exec(st, "COMMIT", err, "taking a lease");
+}
+
+static int sq_lease_release(ac_store *st, const char *id, const char *holder, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "UPDATE sessions SET holder = '', lease_until = 0 "
+                               "WHERE id = ? AND holder = ?");
+    if (!q)
+        return sq_fail(st, err, "releasing a lease");
+    bind_text(q, 1, id);
+    bind_text(q, 2, holder);
+    int rc = sqlite3_step(q);
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "releasing a lease");
+}
+
+static int sq_note(ac_store *st, const char *id, uint64_t n, int64_t t_ms, const char *kind,
+                   const char *body, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "INSERT INTO notes(session, after, t_ms, kind, body) "
+                               "VALUES(?, ?, ?, ?, ?)");
+    if (!q)
+        return sq_fail(st, err, "writing a note");
+    bind_text(q, 1, id);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)n);
+    sqlite3_bind_int64(q, 3, t_ms);
+    bind_text(q, 4, kind);
+    bind_text(q, 5, body);
+    int rc = sqlite3_step(q);
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "writing a note");
+}
+
+static int sq_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "SELECT after, t_ms, kind, body FROM notes WHERE session = ? "
+                               "ORDER BY after, rowid");
+    if (!q)
+        return sq_fail(st, err, "reading notes");
+    bind_text(q, 1, id);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        ac_store_event e = {(uint64_t)sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+                            col(q, 2), col(q, 3), NULL};
+        int r = fn(ud, &e);
+        if (r) {
+            done(q);
+            return r;
+        }
+    }
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "reading notes");
+}
+
+static const ac_store_ops SQ_OPS = {
+    "sqlite",       sq_close,          sq_create,       sq_info,
+    sq_list,        sq_rm,             sq_commit,       sq_events,
+    sq_params,      sq_snapshot_put,   sq_snapshot_get, sq_tool_started,
+    sq_tool_calls,  sq_lease_acquire,  sq_lease_release, sq_note,
+    sq_notes,
+};
+
+/* Reads one integer pragma; -1 on failure. */
+static long long pragma_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    long long v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q); /* not cached */
+    return v;
+}
+
+int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store **out,
+                         ac_error *err)
+{
+    *out = NULL;
+    /* Create the file 0600 ourselves (SQLite would use the umask), never through a link. */
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EISDIR))
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        ac_store_err(err, AC_EIO, "cannot open store '%s': %s", path, strerror(errno));
+        return AC_EIO;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 077) &&
+        sb.st_uid == geteuid())
+        fchmod(fd, 0600);
+    close(fd);
+    sq_store *s = calloc(1, sizeof *s);
+    if (!s || !(s->base.path = strdup(path))) {
+        free(s);
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+        return AC_ENOMEM;
+    }
+    s->base.ops = &SQ_OPS;
+    ac_store *st = &s->base;
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
+        SQLITE_OK) {
+        ac_store_err(err, AC_EIO, "cannot open store '%s': %s", path,
+                     s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        sq_close(st);
+        return AC_EIO;
+    }
+    sqlite3_busy_timeout(s->db, (int)(opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms
+                                                                         : 5000));
+    sqlite3_extended_result_codes(s->db, 1);
+    /* What kind of file is it? Read before anything is written. */
+    long long app = pragma_int(s->db, "PRAGMA application_id");
+    long long ver = pragma_int(s->db, "PRAGMA user_version");
+    long long tables = pragma_int(s->db, "SELECT count(*) FROM sqlite_master");
+    if (app < 0 || ver < 0 || tables < 0) {
+        ac_store_err(err, AC_EIO,
+                     "store '%s' is not an agentc store: the file is corrupt or not an SQLite "
+                     "database (%s); it was left as it is",
+                     path, sqlite3_errmsg(s->db));
+        sq_close(st);
+        return AC_EIO;
+    }
+    if (tables > 0 && app != APP_ID) {
+        ac_store_err(err, AC_EIO,
+                     "store '%s' is an SQLite database of something else (not an agentc "
+                     "store); it was left as it is",
+                     path);
+        sq_close(st);
+        return AC_EIO;
+    }
+    if (ver > SCHEMA_VERSION) {
+        ac_store_err(err, AC_EIO,
+                     "store '%s' has schema version %lld, newer than this agentc reads (%d)",
+                     path, ver, SCHEMA_VERSION);
+        sq_close(st);
+        return AC_EIO;
+    }
+    if (opt && opt->max_bytes > 0) {
+        long long page = pragma_int(s->db, "PRAGMA page_size");
+        char sql[96];
+        snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld",
+                 page > 0 ? (long long)(opt->max_bytes / page) + 1 : 1000);
+        pragma_int(s->db, sql);
+    }
+    int rc = AC_OK;
+    pragma_int(s->db, "PRAGMA journal_mode = WAL");
+    if ((rc = exec(st, "PRAGMA synchronous = NORMAL", err, "setting it up")) != AC_OK) {
+        sq_close(st);
+        return rc;
+    }
+    /* Some pragmas return text: check WAL took. */
+    sqlite3_stmt *q = prep(st, "PRAGMA journal_mode");
+    int wal = q && sqlite3_step(q) == SQLITE_ROW && strcmp(col(q, 0), "wal") == 0;
+    done(q);
+    if (!wal) {
+        ac_store_err(err, AC_EIO,
+                     "store '%s': cannot use write-ahead logging there (a read-only directory "
+                     "or file?): %s",
+                     path, sqlite3_errmsg(s->db));
+        sq_close(st);
+        return AC_EIO;
+    }
+    if (ver < SCHEMA_VERSION) {
+        char sql[2048];
+        snprintf(sql, sizeof sql,
+                 "BEGIN IMMEDIATE; %s PRAGMA application_id = %d; PRAGMA user_version = %d; "
+                 "COMMIT;",
+                 SCHEMA, APP_ID, SCHEMA_VERSION);
+        if (ver != 0 || (rc = exec(st, sql, err, "creating its tables")) != AC_OK) {
+            rollback(st);
+            if (ver != 0)
+                ac_store_err(err, AC_EIO, "store '%s': unknown schema version %lld", path, ver);
+            sq_close(st);
+            return rc != AC_OK ? rc : AC_EIO;
+        }
+    }
+    *out = st;
+    return AC_OK;
+}

@@ -1,0 +1,340 @@
+/*
+ * test_store.c - the SQLite store through agentc/store.h: the file (0600, foreign and
+ * corrupt files refused untouched), stored sessions continued across store handles,
+ * snapshot + journal tail equal to a full replay byte for byte, leases between two
+ * holders (and expiry), a size-capped store that fills up, and paths that cannot be
+ * written.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "agentc/agentc.h"
+#include "agentc/store.h"
+#include "io/loop.h"
+
+char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_error *err);
+
+static char tmpdir[256];
+
+static const char *turns = "{\"content\":\"answer one\"}\n"
+                           "{\"tool_calls\":[{\"id\":\"k1\",\"name\":\"calculator\","
+                           "\"arguments\":\"{\\\"expression\\\":\\\"6 * 7\\\"}\"}]}\n"
+                           "{\"content\":\"answer two: 42\"}\n"
+                           "{\"content\":\"answer three\"}\n"
+                           "{\"content\":\"answer four\"}\n"
+                           "{\"content\":\"answer five\"}\n"
+                           "{\"content\":\"answer six\"}\n";
+
+typedef struct rig {
+    ac_loop *loop;
+    ac_engine *e;
+} rig;
+
+static void rig_open(rig *r)
+{
+    ac_error err = {0};
+    r->loop = ac_loop_new();
+    assert_non_null(r->loop);
+    ac_engine_config cfg = {0};
+    cfg.loop = r->loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = turns;
+    cfg.seed = 7;
+    r->e = ac_engine_new(&cfg, &err);
+    if (!r->e)
+        fail_msg("engine: %s", err.text);
+    assert_int_equal(ac_engine_add_tools(r->e, "builtin:calculator", &err), 0);
+}
+
+static void rig_close(rig *r)
+{
+    ac_engine_free(r->e);
+    assert_int_equal(ac_loop_pending(r->loop), 0);
+    ac_loop_free(r->loop);
+}
+
+static void settle(rig *r, ac_session *s)
+{
+    for (int i = 0; i < 2000 && !ac_session_settled(s); i++)
+        ac_loop_run_once(r->loop, 20);
+    assert_true(ac_session_settled(s));
+    for (int i = 0; i < 5; i++) /* the end-of-turn commit timer */
+        ac_loop_run_once(r->loop, 1);
+}
+
+static void path_of(char *buf, size_t cap, const char *name)
+{
+    snprintf(buf, cap, "%s/%s", tmpdir, name);
+}
+
+static ac_store *open_store(const char *path, const char *holder, int64_t lease_ms,
+                            uint64_t snap_every, int64_t max_bytes)
+{
+    ac_store_options o = {0};
+    o.holder = holder;
+    o.lease_ms = lease_ms;
+    o.snapshot_every = snap_every;
+    o.max_bytes = max_bytes;
+    ac_error err;
+    ac_store *st = ac_store_open(path, &o, &err);
+    if (!st)
+        fail_msg("store: %s", err.text);
+    return st;
+}
+
+static void test_file_mode_and_foreign_files(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "mode.db");
+    ac_store *st = open_store(path, NULL, 0, 0, 0);
+    ac_store_close(st);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    st = open_store(path, NULL, 0, 0, 0); /* a store opens again */
+    ac_store_close(st);
+
+    /* not a database: refused, left as it was */
+    path_of(path, sizeof path, "text.db");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    const char junk[] = "this is not a database, it is a text file of some length......\n";
+    for (int i = 0; i < 100; i++)
+        fputs(junk, f);
+    fclose(f);
+    ac_error err;
+    assert_null(ac_store_open(path, NULL, &err));
+    assert_non_null(strstr(err.text, "not an agentc store"));
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, (off_t)(100 * strlen(junk)));
+
+    /* a database of something else: refused, its table kept */
+    path_of(path, sizeof path, "other.db");
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_null(ac_store_open(path, NULL, &err));
+    assert_non_null(strstr(err.text, "something else"));
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT x FROM t", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+
+    /* a store whose pages were damaged: a clear error, not a crash */
+    path_of(path, sizeof path, "damaged.db");
+    st = open_store(path, NULL, 0, 0, 0);
+    ac_store_close(st);
+    f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_SET);
+    fputs("garbage garbage garbage garbage garbage garbage garbage", f);
+    fclose(f);
+    assert_null(ac_store_open(path, NULL, &err));
+    assert_non_null(strstr(err.text, "store"));
+
+    /* a directory that cannot be created */
+    assert_null(ac_store_open("/proc/self/no/such/dir/x.db", NULL, &err));
+    assert_int_equal(err.code, AC_EIO);
+    assert_non_null(strstr(err.text, "cannot create the directory"));
+}
+
+static void turn(rig *r, ac_session *s, const char *text)
+{
+    assert_true(ac_session_send(s, text) >= 0);
+    settle(r, s);
+}
+
+static void test_continue_and_snapshot_equals_replay(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "turns.db");
+    rig r;
+    rig_open(&r);
+    ac_store *st = open_store(path, NULL, 0, 8, 0);
+    ac_error err;
+    ac_session *s = ac_store_session(st, r.e, "chat", 0, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    assert_ptr_equal(ac_session_store(s), st);
+    turn(&r, s, "first");
+    assert_string_equal(ac_session_answer(s), "answer one");
+    turn(&r, s, "second");
+    assert_string_equal(ac_session_answer(s), "answer two: 42");
+    ac_session_free(s);
+    rig_close(&r);
+    ac_store_close(st);
+
+    /* another process, later: the same conversation goes on, the script where it was */
+    rig_open(&r);
+    st = open_store(path, NULL, 0, 8, 0);
+    s = ac_store_session(st, r.e, "chat", AC_STORE_MUST_EXIST, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    assert_false(ac_store_session_resumed(s));
+    assert_int_equal(ac_session_message_count(s), 6); /* u a, u a(call) tool a */
+    turn(&r, s, "third");
+    assert_string_equal(ac_session_answer(s), "answer three");
+    turn(&r, s, "fourth");
+    turn(&r, s, "fifth");
+    assert_string_equal(ac_session_answer(s), "answer five");
+    ac_session_free(s);
+
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "chat", &info, &err), AC_OK);
+    assert_true(info.at_rest);
+    assert_true(info.snapshot_seq > 0);
+    assert_true(info.snapshot_seq < info.events); /* a tail after the snapshot */
+    assert_string_equal(info.title, "first");
+    char *snap = ac_store_session_json(st, r.e, "chat", &err);
+    char *full = ac_store_session_json_full(st, r.e, "chat", &err);
+    assert_non_null(snap);
+    assert_non_null(full);
+    assert_string_equal(snap, full);
+    assert_non_null(strstr(snap, "answer five"));
+    free(snap);
+    free(full);
+
+    /* unknown ids */
+    assert_null(ac_store_session(st, r.e, "nope", AC_STORE_MUST_EXIST, &err));
+    assert_int_equal(err.code, AC_STORE_ENOENT);
+    assert_int_equal(ac_store_info(st, "nope", &info, &err), AC_STORE_ENOENT);
+
+    /* export: a journal with a header, events and steps; rm removes everything */
+    char out[512];
+    path_of(out, sizeof out, "chat.jsonl");
+    assert_int_equal(ac_store_export(st, "chat", out, &err), AC_OK);
+    struct stat sb;
+    assert_int_equal(stat(out, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    assert_int_equal(ac_store_export(st, "chat", out, &err), AC_EIO); /* never overwritten */
+    assert_int_equal(ac_store_rm(st, "chat", &err), AC_OK);
+    assert_int_equal(ac_store_info(st, "chat", &info, &err), AC_STORE_ENOENT);
+    ac_store_close(st);
+    rig_close(&r);
+}
+
+static void test_leases(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "lease.db");
+    rig r;
+    rig_open(&r);
+    ac_store *a = open_store(path, "holder-A", 60000, 0, 0);
+    ac_store *b = open_store(path, "holder-B", 60000, 0, 0);
+    ac_error err;
+    ac_session *sa = ac_store_session(a, r.e, "shared", 0, &err);
+    assert_non_null(sa);
+    assert_null(ac_store_session(b, r.e, "shared", 0, &err));
+    assert_int_equal(err.code, AC_STORE_EBUSY);
+    assert_non_null(strstr(err.text, "holder-A"));
+    assert_int_equal(ac_store_rm(b, "shared", &err), AC_STORE_EBUSY);
+    ac_session_free(sa); /* releases */
+    ac_session *sb = ac_store_session(b, r.e, "shared", 0, &err);
+    if (!sb)
+        fail_msg("%s", err.text);
+    ac_session_free(sb);
+    ac_store_close(a);
+    ac_store_close(b);
+
+    /* a lease that expired (its holder stopped renewing) is taken; the old holder's next
+     * commit then fails instead of writing over the new one's */
+    a = open_store(path, "holder-A", 100, 0, 0);
+    b = open_store(path, "holder-B", 60000, 0, 0);
+    sa = ac_store_session(a, r.e, "shared", 0, &err);
+    assert_non_null(sa);
+    usleep(250 * 1000);
+    sb = ac_store_session(b, r.e, "shared", 0, &err);
+    if (!sb)
+        fail_msg("%s", err.text);
+    ac_session_send(sa, "late");
+    settle(&r, sa);
+    assert_string_equal(ac_session_status_name(ac_session_status(sa)), "failed");
+    assert_non_null(strstr(ac_session_error(sa), "holder-B"));
+    ac_session_free(sa);
+    ac_session_free(sb);
+    ac_store_close(a);
+    ac_store_close(b);
+    rig_close(&r);
+}
+
+static void test_full_store(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "full.db");
+    rig r;
+    rig_open(&r);
+    ac_store *st = open_store(path, NULL, 0, 1000000, 96 * 1024);
+    ac_error err;
+    ac_session *s = ac_store_session(st, r.e, "big", 0, &err);
+    assert_non_null(s);
+    static char big[8192];
+    memset(big, 'x', sizeof big - 1);
+    int turns_ok = 0;
+    for (int i = 0; i < 40 && ac_session_status(s) != AC_SESSION_FAILED; i++) {
+        ac_session_send(s, big);
+        settle(&r, s);
+        if (ac_session_status(s) != AC_SESSION_FAILED)
+            turns_ok++;
+    }
+    assert_int_equal(ac_session_status(s), AC_SESSION_FAILED);
+    assert_non_null(strstr(ac_session_error(s), "full"));
+    assert_true(turns_ok >= 1);
+    ac_session_free(s);
+    ac_store_close(st);
+    /* what was committed is there, whole */
+    st = open_store(path, NULL, 0, 0, 0);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "big", &info, &err), AC_OK);
+    assert_true(info.events >= 3);
+    char *j = ac_store_session_json(st, r.e, "big", &err);
+    if (!j)
+        fail_msg("%s", err.text);
+    free(j);
+    ac_store_close(st);
+    rig_close(&r);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/agentc_store_XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_file_mode_and_foreign_files),
+        cmocka_unit_test(test_continue_and_snapshot_equals_replay),
+        cmocka_unit_test(test_leases),
+        cmocka_unit_test(test_full_store),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
