@@ -36,5 +36,5 @@ cat >"$tmp/clash.json" <<JSON
  "mcp": [{"name": "t", "command": ["node", "$test_server"]}]}
 JSON
 run_agent "$tmp/clash.json" "$tmp/s"
-[ $rc -ne 0 ] && grep -q "tool 't::add' is defined twice" "$tmp/err" || fail "clash accepted: $(cat "$tmp/err")"
+[ $rc -ne 0 ] && grep -q "tool 't::add' is defined twice (the model would see 't__add' under the same name)" "$tmp/err" || fail "clash accepted: $(cat "$tmp/err")"
 echo ok
