@@ -15,7 +15,6 @@
 #include "session/tools_internal.h"
 #include "util/toolname.h"
 #include "tools/schema.h"
-#include "util/toolname.h"
 
 struct ac_mcp_set {
     ac_engine *e;
