@@ -1,3 +1,6 @@
 # Tool and compaction benchmark (not a test): make bench_tools && ./bench_tools [runs]
 add_executable(bench_tools ${CMAKE_SOURCE_DIR}/bench/bench_tools.c)
 target_link_libraries(bench_tools PRIVATE agentc_runtime agentc_io)
+# Request building at 10 / 100 / 1,000 messages: ./bench_request [runs]
+add_executable(bench_request ${CMAKE_SOURCE_DIR}/bench/bench_request.c)
+target_link_libraries(bench_request PRIVATE agentc_context)

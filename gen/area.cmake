@@ -5,6 +5,8 @@ add_library(agentc_gen STATIC
   ${AGENTC_LEXER_C}
   ${CMAKE_SOURCE_DIR}/gen/parser.c
   ${CMAKE_SOURCE_DIR}/gen/check.c
+  ${CMAKE_SOURCE_DIR}/gen/sugar.c
+  ${CMAKE_SOURCE_DIR}/gen/leave.c
   ${CMAKE_SOURCE_DIR}/gen/lower.c
   ${CMAKE_SOURCE_DIR}/gen/emit_c.c
   ${CMAKE_SOURCE_DIR}/gen/emit_diagram.c

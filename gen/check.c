@@ -46,6 +46,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "facts.h"
+#include "sugar.h"
 #include "names.h"
 #include "spec.h"
 
@@ -107,8 +109,35 @@ static void use_handler(checker *ck, int kind, const ac_name *n)
 {
     int i = ac_strmap_get(&ck->handlers[kind], n->s);
     if (i < 0) {
-        ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown %s '%s' (declare it with '%s %s')",
-                     ac_handler_kind_name(kind), n->s, ac_handler_kind_name(kind), n->s);
+        ac_spec *spec = ck->spec;
+        const char *kn = ac_handler_kind_name(kind);
+        for (int k = 0; k < AC_HK_COUNT; k++)
+            if (k != kind && ac_strmap_get(&ck->handlers[k], n->s) >= 0) {
+                ac_spec_diag(spec, 1, n->line, n->col, "'%s' is %s %s, not %s %s", n->s,
+                             k == HK_ACTION ? "an" : "a", ac_handler_kind_name(k),
+                             kind == HK_ACTION ? "an" : "a", kn);
+                return;
+            }
+        if (kind == HK_GUARD && ac_fact_find(n->s) >= 0) {
+            ac_spec_diag(spec, 1, n->line, n->col,
+                         "'%s' is a session fact (%s): compare it, as in [%s > 0]", n->s,
+                         ac_fact_type_name(ac_facts[ac_fact_find(n->s)].type), n->s);
+            return;
+        }
+        if (ac_spec_param_index(spec, n->s) >= 0) {
+            ac_spec_diag(spec, 1, n->line, n->col, "'%s' is a param, not %s %s", n->s,
+                         kind == HK_ACTION ? "an" : "a", kn);
+            return;
+        }
+        const ac_names *ns = &spec->handlers[kind];
+        const char *near = ns->n ? ac_spec_closest(n->s, &ns->v[0].s, ns->n, sizeof ns->v[0])
+                                 : NULL;
+        if (near)
+            ac_spec_diag(spec, 1, n->line, n->col, "unknown %s '%s' (did you mean '%s'?)", kn,
+                         n->s, near);
+        else
+            ac_spec_diag(spec, 1, n->line, n->col, "unknown %s '%s' (declare it with '%s %s')",
+                         kn, n->s, kn, n->s);
         return;
     }
     ck->handler_used[kind][i] = 1;
@@ -185,19 +214,18 @@ static int cname_owner_push(cnames *cn, cname_owner o)
 static void cname_add(checker *ck, cnames *cn, const char *prefix, const char *mid,
                       const char *what, const ac_name *n, const char *shown)
 {
-    size_t len = strlen(prefix) + (mid ? strlen(mid) + 1 : 0) + strlen(n->s) + 1;
+    size_t len = strlen(prefix) + (mid ? 4 * strlen(mid) + 1 : 0) + 4 * strlen(n->s) + 1;
     char *key = ac_spec_alloc(ck->spec, len);
     if (!key)
         return;
     size_t o = 0;
     for (const char *p = prefix; *p; p++)
         key[o++] = *p;
-    for (const char *p = mid; p && *p; p++)
-        key[o++] = *p == '.' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
-    if (mid)
+    if (mid) {
+        o += ac_cname(mid, key + o);
         key[o++] = '_';
-    for (const char *p = n->s; *p; p++)
-        key[o++] = *p == '.' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    }
+    o += ac_cname(n->s, key + o);
     key[o] = 0;
     if (cname_owner_push(cn, (cname_owner){what, shown ? shown : n->s, n->line}) < 0)
         return;
@@ -288,9 +316,19 @@ static void check_c_names(checker *ck)
 static int resolve_state(checker *ck, size_t m, const ac_name *n)
 {
     int s = ac_strmap_get(&ck->states[m], n->s);
-    if (s < 0)
-        ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown state '%s' in machine '%s'", n->s,
-                     ck->spec->machines[m].name.s);
+    if (s < 0) {
+        const ac_machine_decl *md = &ck->spec->machines[m];
+        const char *near = md->n_states ? ac_spec_closest(n->s, &md->states[0].name.s,
+                                                          md->n_states, sizeof md->states[0])
+                                        : NULL;
+        if (near)
+            ac_spec_diag(ck->spec, 1, n->line, n->col,
+                         "unknown state '%s' in machine '%s' (did you mean '%s'?)", n->s,
+                         md->name.s, near);
+        else
+            ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown state '%s' in machine '%s'",
+                         n->s, md->name.s);
+    }
     return s;
 }
 
@@ -330,8 +368,15 @@ static int resolve_event(checker *ck, const ac_name *n)
             }
         }
     }
-    ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown event '%s' (declare it with 'event %s')",
-                 n->s, n->s);
+    const ac_names *evs = &ck->spec->events;
+    const char *near =
+        evs->n ? ac_spec_closest(n->s, &evs->v[0].s, evs->n, sizeof evs->v[0]) : NULL;
+    if (near)
+        ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown event '%s' (did you mean '%s'?)",
+                     n->s, near);
+    else
+        ac_spec_diag(ck->spec, 1, n->line, n->col,
+                     "unknown event '%s' (declare it with 'event %s')", n->s, n->s);
     return -1;
 }
 
@@ -1044,6 +1089,7 @@ size_t ac_spec_check(ac_spec *spec)
     if (!ck.res)
         return ++spec->n_errors;
 
+    ac_spec_desugar(spec);
     declare_names(&ck);
     if (number_states(&ck) == 0 && add_arrival_events(&ck) == 0) {
         check_invoke_tree(&ck);
@@ -1051,6 +1097,7 @@ size_t ac_spec_check(ac_spec *spec)
         if (resolve_rows(&ck) == 0 && group_rows(&ck) == 0) {
             check_row_conflicts(&ck);
             check_graph(&ck);
+            ac_spec_check_leave(spec, ck.res);
             warn_unused(&ck);
             check_c_names(&ck);
             check_limits(&ck);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "facts.h"
 #include "spec.h"
 
 static void upper_ident(const char *s, char *out, size_t cap)
@@ -22,6 +23,12 @@ static void upper_ident(const char *s, char *out, size_t cap)
 /* Writes a spec name as the upper-case part of a C identifier (any length). */
 static void put_upper(FILE *out, const char *s)
 {
+    char buf[4096];
+    if (strlen(s) < sizeof buf / 4) {
+        ac_cname(s, buf);
+        fputs(buf, out);
+        return;
+    }
     for (; *s; s++)
         fputc(isalnum((unsigned char)*s) ? toupper((unsigned char)*s) : '_', out);
 }
@@ -482,6 +489,13 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
     emit_names(out, "guard_names", t->guard_names, t->n_guards);
     emit_names(out, "action_names", t->action_names, t->n_actions);
     emit_names(out, "effect_names", t->effect_names, t->n_effects);
+    if (t->event_flags) {
+        fputs("/* per event: AC_EV_OUTSIDE (only the outside sends it), AC_EV_TIMER */\n"
+              "static const uint8_t event_flags[] = {", out);
+        for (uint16_t i = 0; i < t->n_events; i++)
+            fprintf(out, "%s%u", i ? ", " : "", t->event_flags[i]);
+        fputs("};\n\n", out);
+    }
 
     fprintf(out, "const ac_fsm_tables %s_fsm = {\n", id);
     fputs("    .spec_path = ", out);
@@ -500,7 +514,10 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
     fputs("    .machines = machines,\n    .states = states,\n    .transitions = transitions,\n"
           "    .effect_uses = effect_uses,\n    .params = params,\n    .guard_code = guard_code,\n"
           "    .lists = lists,\n    .event_names = event_names,\n    .guard_names = guard_names,\n"
-          "    .action_names = action_names,\n    .effect_names = effect_names,\n};\n",
+          "    .action_names = action_names,\n    .effect_names = effect_names,\n",
           out);
+    if (t->event_flags)
+        fputs("    .event_flags = event_flags,\n", out);
+    fputs("};\n", out);
     return ferror(out) ? -1 : 0;
 }

@@ -66,6 +66,22 @@ void ac_guard_to_text(const ac_fsm_tables *t, uint16_t off, char *buf, size_t ca
         snprintf(buf, cap, "%s", stack[0]);
 }
 
+/* An event as diagrams show it: a timer's `after(X)@M.S` reads `after X`. */
+static const char *event_text(const ac_fsm_tables *t, uint16_t ev, char *buf, size_t cap)
+{
+    const char *n = t->event_names[ev];
+    const char *at = strchr(n, '@');
+    if (strncmp(n, "after(", 6) != 0 || !at || at[-1] != ')')
+        return n;
+    snprintf(buf, cap, "after %.*s", (int)(at - 1 - (n + 6)), n + 6);
+    return buf;
+}
+
+static int is_timer_effect(const char *name)
+{
+    return strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL;
+}
+
 static void list_text(const ac_fsm_tables *t, uint16_t off, const char *const *names, char *buf,
                       size_t cap)
 {
@@ -85,7 +101,9 @@ static void effects_text(const ac_fsm_tables *t, uint16_t off, char *buf, size_t
     buf[0] = 0;
     for (uint16_t i = 1; i <= t->lists[off] && o < cap; i++) {
         const ac_fsm_effect_use *u = &t->effect_uses[t->lists[off + i]];
-        int n = snprintf(buf + o, cap - o, "%s%s", i > 1 ? ", " : "", t->effect_names[u->effect]);
+        if (is_timer_effect(t->effect_names[u->effect]))
+            continue; /* drawn as its `after` transition */
+        int n = snprintf(buf + o, cap - o, "%s%s", o ? ", " : "", t->effect_names[u->effect]);
         if (n < 0)
             break;
         o += (size_t)n;
@@ -110,12 +128,42 @@ static void effects_text(const ac_fsm_tables *t, uint16_t off, char *buf, size_t
 /* "event [guard] / actions" */
 static void edge_label(const ac_fsm_tables *t, const ac_fsm_transition *tr, char *buf, size_t cap)
 {
-    char g[300], a[400];
+    char g[300], a[400], e[300];
     ac_guard_to_text(t, tr->guard, g, sizeof g);
     list_text(t, tr->actions, t->action_names, a, sizeof a);
-    snprintf(buf, cap, "%s%s%s%s%s%s%s", tr->event ? t->event_names[tr->event] : "(eventless)",
+    snprintf(buf, cap, "%s%s%s%s%s%s%s",
+             tr->event ? event_text(t, tr->event, e, sizeof e) : "(eventless)",
              g[0] ? " [" : "", g, g[0] ? "]" : "", a[0] ? " / " : "", a,
              tr->kind == AC_TR_INTERNAL ? " (internal)" : "");
+}
+
+/* The internal transitions of state s, listed inside it rather than drawn as
+ * self-loops: "on EVENT [guard] / actions", one per line (joined by sep). */
+static void internal_text(const ac_fsm_tables *t, const ac_fsm_state *st, const ac_diagram_cov *cov,
+                          const char *sep, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (uint16_t k = 0; k < st->n_transitions && o < cap; k++) {
+        uint16_t ti = (uint16_t)(st->first_transition + k);
+        const ac_fsm_transition *tr = &t->transitions[ti];
+        if (tr->kind != AC_TR_INTERNAL)
+            continue;
+        char g[300], a[400], e[300];
+        ac_guard_to_text(t, tr->guard, g, sizeof g);
+        list_text(t, tr->actions, t->action_names, a, sizeof a);
+        int n = snprintf(buf + o, cap - o, "%son %s%s%s%s%s%s", o ? sep : "",
+                         event_text(t, tr->event, e, sizeof e), g[0] ? " [" : "", g,
+                         g[0] ? "]" : "", a[0] ? " / " : "", a);
+        if (n < 0 || (size_t)n >= cap - o)
+            break;
+        o += (size_t)n;
+        if (cov) {
+            n = snprintf(buf + o, cap - o, " (%ux)", cov->transition_count[ti]);
+            if (n > 0 && (size_t)n < cap - o)
+                o += (size_t)n;
+        }
+    }
 }
 
 /* Machines drawn inside the state that invokes them: only when exactly one
@@ -165,6 +213,8 @@ static void dot_state(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *
     list_text(t, st->enter, t->action_names, enter, sizeof enter);
     list_text(t, st->exit, t->action_names, exit_, sizeof exit_);
     effects_text(t, st->effects, eff, sizeof eff);
+    char inner[2000];
+    internal_text(t, st, cov, "\n", inner, sizeof inner);
     size_t io = 0;
     ign[0] = 0;
     for (uint16_t i = 0; i < st->n_transitions; i++) {
@@ -187,6 +237,7 @@ static void dot_state(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *
         dot_detail(out, "enter / ", enter);
         dot_detail(out, "exit / ", exit_);
         dot_detail(out, "effect ", eff);
+        dot_detail(out, "", inner);
         dot_detail(out, "ignore ", ign);
         fprintf(out, "\";%s\n", grey ? " color=gray; fontcolor=gray;" : "");
         fprintf(out, "%*s  style=rounded;\n", indent, "");
@@ -205,6 +256,7 @@ static void dot_state(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *
     dot_detail(out, "effect ", eff);
     if (st->invoke != AC_FSM_NONE)
         fprintf(out, "\\ninvoke %s", t->machines[st->invoke].name);
+    dot_detail(out, "", inner);
     dot_detail(out, "ignore ", ign);
     fprintf(out, "\", shape=%s%s];\n", st->terminal ? "doublecircle" : "box, style=rounded",
             grey ? ", color=gray, fontcolor=gray" : "");
@@ -237,8 +289,8 @@ static void dot_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov
         for (uint16_t k = 0; k < st->n_transitions; k++) {
             uint16_t ti = (uint16_t)(st->first_transition + k);
             const ac_fsm_transition *tr = &t->transitions[ti];
-            if (tr->kind == AC_TR_IGNORE)
-                continue;
+            if (tr->kind == AC_TR_IGNORE || tr->kind == AC_TR_INTERNAL)
+                continue; /* internal ones are listed inside their state */
             char label[800];
             edge_label(t, tr, label, sizeof label);
             fprintf(out, "%*s  ", indent, "");
@@ -355,8 +407,8 @@ static void mmd_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov
         for (uint16_t k = 0; k < st->n_transitions; k++) {
             uint16_t ti = (uint16_t)(st->first_transition + k);
             const ac_fsm_transition *tr = &t->transitions[ti];
-            if (tr->kind == AC_TR_IGNORE)
-                continue;
+            if (tr->kind == AC_TR_IGNORE || tr->kind == AC_TR_INTERNAL)
+                continue; /* internal ones are listed in the state's note */
             char label[800];
             edge_label(t, tr, label, sizeof label);
             fprintf(out, "%*s", indent, "");
@@ -379,7 +431,8 @@ static void mmd_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov
     for (uint16_t i = 0; i < mm->n_states; i++) {
         uint16_t s = (uint16_t)(mm->first_state + i);
         const ac_fsm_state *st = &t->states[s];
-        char enter[400], exit_[400], eff[600], note[2048];
+        char enter[400], exit_[400], eff[600], inner[2000], note[4096];
+        internal_text(t, st, cov, "\n", inner, sizeof inner);
         list_text(t, st->enter, t->action_names, enter, sizeof enter);
         list_text(t, st->exit, t->action_names, exit_, sizeof exit_);
         effects_text(t, st->effects, eff, sizeof eff);
@@ -392,26 +445,36 @@ static void mmd_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov
             o += (size_t)n_;                                                                       \
     } while (0)
         if (enter[0])
-            ADD("%senter / %s", o ? ", " : "", enter);
+            ADD("%senter / %s", o ? "\n" : "", enter);
         if (exit_[0])
-            ADD("%sexit / %s", o ? ", " : "", exit_);
+            ADD("%sexit / %s", o ? "\n" : "", exit_);
         if (eff[0])
-            ADD("%seffect %s", o ? ", " : "", eff);
+            ADD("%seffect %s", o ? "\n" : "", eff);
         if (st->invoke != AC_FSM_NONE && (single || sole_invoker(t, st->invoke) != s))
-            ADD("%sinvoke %s", o ? ", " : "", t->machines[st->invoke].name);
+            ADD("%sinvoke %s", o ? "\n" : "", t->machines[st->invoke].name);
         for (uint16_t k = 0; k < st->n_transitions; k++) {
             const ac_fsm_transition *tr = &t->transitions[st->first_transition + k];
             if (tr->kind == AC_TR_IGNORE)
-                ADD("%signore %s", o ? ", " : "", t->event_names[tr->event]);
+                ADD("%signore %s", o ? "\n" : "", t->event_names[tr->event]);
         }
+        if (inner[0])
+            ADD("%s%s", o ? "\n" : "", inner);
 #undef ADD
         if (!o)
             continue;
+        /* one item a line: internal transitions, effects and the rest stay readable */
         fprintf(out, "%*snote right of ", indent, "");
         mmd_id(t, s, out);
-        fputs(" : ", out);
-        mmd_text(out, note);
         fputc('\n', out);
+        for (char *line = note, *nl; line; line = nl ? nl + 1 : NULL) {
+            nl = strchr(line, '\n');
+            if (nl)
+                *nl = 0;
+            fprintf(out, "%*s    ", indent, "");
+            mmd_text(out, line);
+            fputc('\n', out);
+        }
+        fprintf(out, "%*send note\n", indent, "");
     }
 }
 
@@ -518,8 +581,9 @@ int ac_emit_markdown(const ac_fsm_tables *t, int machine, FILE *out)
                 char g[300], a[400];
                 ac_guard_to_text(t, tr->guard, g, sizeof g);
                 list_text(t, tr->actions, t->action_names, a, sizeof a);
+                char e[300];
                 fprintf(out, "| %u | `%s` | %s | ", ti, st->name,
-                        tr->event ? t->event_names[tr->event] : "(eventless)");
+                        tr->event ? event_text(t, tr->event, e, sizeof e) : "(eventless)");
                 md_cell(out, g);
                 fputs(" | ", out);
                 md_cell(out, a);
@@ -531,6 +595,34 @@ int ac_emit_markdown(const ac_fsm_tables *t, int machine, FILE *out)
             }
         }
         fputc('\n', out);
+    }
+    return ferror(out) ? -1 : 0;
+}
+
+/* ---------------- Overview ---------------- */
+
+/* The machines and who invokes whom: a Mermaid flowchart, one node per
+ * machine (its state count), one edge per invoking state. */
+int ac_emit_overview(const ac_fsm_tables *t, FILE *out)
+{
+    fputs("flowchart LR\n", out);
+    for (uint16_t m = 0; m < t->n_machines; m++) {
+        const ac_fsm_machine *mm = &t->machines[m];
+        unsigned terminals = 0;
+        for (uint16_t i = 0; i < mm->n_states; i++)
+            terminals += t->states[mm->first_state + i].terminal;
+        fprintf(out, "    M%u[\"machine ", m);
+        mmd_text(out, mm->name);
+        fprintf(out, "%s<br/>%u states, %u terminal\"]\n", m == t->root ? " (root)" : "",
+                mm->n_states, terminals);
+    }
+    for (uint16_t s = 0; s < t->n_states; s++) {
+        const ac_fsm_state *st = &t->states[s];
+        if (st->invoke == AC_FSM_NONE)
+            continue;
+        fprintf(out, "    M%u -- \"", st->machine);
+        mmd_text(out, st->name);
+        fprintf(out, " invokes\" --> M%u\n", st->invoke);
     }
     return ferror(out) ? -1 : 0;
 }

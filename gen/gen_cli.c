@@ -392,10 +392,11 @@ int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (is_help(a)) {
-            printf("usage: agentc diagram SPEC [--format dot|mermaid|markdown%s] [--machine NAME]\n"
+            printf("usage: agentc diagram SPEC [--format dot|mermaid|markdown|overview%s] [--machine NAME]\n"
                    "                      [-o FILE] [--spec-path PATH]%s\n\n"
                    "Draws the spec's machines (default format: mermaid) to stdout or FILE.\n"
                    "  --spec-path PATH   path recorded in the output (default: relative to the\n"
+                   "  --format overview  the machines and which state invokes which (Mermaid)\n"
                    "                     repository root, else the file name)\n%s",
                    cov_loader ? "|svg" : "", cov_loader ? " [--journal JOURNAL]" : "",
                    cov_loader ? "  --journal JOURNAL  overlay the path a recorded session took:\n"
@@ -434,8 +435,9 @@ int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
         path = a;
     }
     int svg = strcmp(format, "svg") == 0 && cov_loader;
-    if (strcmp(format, "dot") && strcmp(format, "mermaid") && strcmp(format, "markdown") && !svg) {
-        fprintf(stderr, "agentc diagram: unknown format '%s' (dot, mermaid, markdown%s)\n", format,
+    if (strcmp(format, "dot") && strcmp(format, "mermaid") && strcmp(format, "markdown") &&
+        strcmp(format, "overview") && !svg) {
+        fprintf(stderr, "agentc diagram: unknown format '%s' (dot, mermaid, markdown, overview%s)\n", format,
                 cov_loader ? ", svg" : "");
         return AC_EXIT_USAGE;
     }
@@ -534,6 +536,8 @@ int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
         rc = ac_emit_dot(t, mi, covp, out);
     else if (strcmp(format, "mermaid") == 0)
         rc = ac_emit_mermaid(t, mi, covp, out);
+    else if (strcmp(format, "overview") == 0)
+        rc = ac_emit_overview(t, out);
     else
         rc = ac_emit_markdown(t, mi, out);
     if (pipe_out) {

@@ -37,6 +37,10 @@
         '('  => { tok(TK_LPAREN, ts, te); };
         ')'  => { tok(TK_RPAREN, ts, te); };
         ','  => { tok(TK_COMMA, ts, te); };
+        '=='  => { tok(TK_CMP, ts, te); };
+        '!='  => { tok(TK_CMP, ts, te); };
+        '<' '='? => { tok(TK_CMP, ts, te); };
+        '>' '='? => { tok(TK_CMP, ts, te); };
         '='  => { tok(TK_EQ, ts, te); };
         '->' => { tok(TK_ARROW, ts, te); };
         '/'  => { tok(TK_SLASH, ts, te); };

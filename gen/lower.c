@@ -338,6 +338,25 @@ static int lower_finish(lowering *lo)
     t->guard_names = t->event_names + lo->res->n_events;
     t->action_names = t->guard_names + spec->handlers[HK_GUARD].n;
     t->effect_names = t->action_names + spec->handlers[HK_ACTION].n;
+    {
+        uint8_t *fl = calloc(lo->res->n_events ? lo->res->n_events : 1, 1);
+        int any = 0;
+        if (!fl)
+            return -1;
+        for (size_t e = 1; e < lo->res->n_events; e++) {
+            const char *en = lo->res->event_names[e];
+            for (size_t o = 0; o < spec->outside.n; o++)
+                if (strcmp(spec->outside.v[o].s, en) == 0)
+                    fl[e] |= AC_EV_OUTSIDE;
+            if (strncmp(en, "after(", 6) == 0 && strchr(en, '@'))
+                fl[e] |= AC_EV_TIMER;
+            any |= fl[e];
+        }
+        if (any)
+            t->event_flags = fl;
+        else
+            free(fl);
+    }
     if (lw->n_guard == 0)
         u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard, AC_G_END, &lw->oom);
     if (lw->oom)
@@ -393,6 +412,7 @@ void ac_spec_tables_free(ac_fsm_tables *t)
     free((void *)t->effect_uses);
     free((void *)t->params);
     free((void *)t->event_names);
+    free((void *)t->event_flags);
     free(lw->strings);
     free(lw->lists);
     free(lw->guard_code);
@@ -438,6 +458,9 @@ void ac_spec_hash(const ac_fsm_tables *t, char out[17])
     }
     for (uint16_t i = 0; i < t->n_events; i++)
         hs(&h, t->event_names[i]);
+    if (t->event_flags) /* hashed only when some event has a flag: older hashes stay */
+        for (uint16_t i = 0; i < t->n_events; i++)
+            hn(&h, t->event_flags[i]);
     for (uint16_t i = 0; i < t->n_guards; i++)
         hs(&h, t->guard_names[i]);
     hs(&h, "/");

@@ -175,6 +175,8 @@ const char *ac_tok_describe(int kind)
         return "'||'";
     case TK_STAR:
         return "'*'";
+    case TK_CMP:
+        return "a comparison operator";
     default:
         return "an invalid token";
     }
@@ -232,7 +234,7 @@ static int handler_kind(const ac_token *t)
 
 static const char *const keywords[] = {"param",   "event",   "guard",    "action", "effect",
                                        "machine", "initial", "terminal", "state",  "enter",
-                                       "exit",    "invoke",  "on",       "ignore", NULL};
+                                       "exit",    "invoke",  "on",       "ignore", "after",  NULL};
 
 static int is_keyword(const ac_token *t)
 {
@@ -456,10 +458,109 @@ static ac_gexpr *parse_unary(parser *ps, int depth)
         }
         return g;
     }
+    if (is_kw(cur(ps), "calls") && ps->t[ps->i + 1].kind == TK_STRING) {
+        /* calls "glob": a pending tool call whose name matches */
+        ac_gexpr *g = gx_new(ps, GX_CALLS);
+        if (!g)
+            return NULL;
+        g->pred = take_name(ps);
+        ac_token *s = cur(ps);
+        g->rhs = (ac_name){s->text, s->line, s->col};
+        g->rhs_kind = TK_STRING;
+        ps->i++;
+        return g;
+    }
     ac_gexpr *g = gx_new(ps, GX_PRED);
-    if (!g || name(ps, "a guard name, '!' or '('", &g->pred) < 0)
+    if (!g || name(ps, "a guard name, a session fact, '!' or '('", &g->pred) < 0)
         return NULL;
+    if (cur(ps)->kind == TK_EQ) {
+        ac_token *e = cur(ps);
+        if (!ps->panic)
+            ac_spec_diag(ps->spec, 1, e->line, e->col,
+                         "'=' is not a comparison: use '==' to compare");
+        ps->panic = 1;
+        return NULL;
+    }
+    if (cur(ps)->kind == TK_CMP) {
+        ac_token *o = cur(ps);
+        g->kind = GX_CMP;
+        g->op = (ac_name){o->text, o->line, o->col};
+        ps->i++;
+        ac_token *r = cur(ps);
+        if (r->kind != TK_NUMBER && r->kind != TK_STRING &&
+            (r->kind != TK_IDENT || is_keyword(r))) {
+            expected(ps, "a param name, a number, a duration or a string after the comparison");
+            return NULL;
+        }
+        g->rhs = (ac_name){r->text, r->line, r->col};
+        g->rhs_kind = r->kind;
+        ps->i++;
+    }
     return g;
+}
+
+/* An action, possibly with string arguments: NAME or NAME '(' STRING {',' STRING} ')'.
+ * The name kept is the canonical call text, `fail("reason")`: it is what the
+ * tables, diagrams and the hash see, and the engine reads the arguments back
+ * from it when it binds the built-in action. */
+static int action_name(parser *ps, const char *what, ac_name *out)
+{
+    if (name(ps, what, out) < 0)
+        return -1;
+    if (cur(ps)->kind != TK_LPAREN)
+        return 0;
+    ps->i++;
+    char buf[1024];
+    size_t o = (size_t)snprintf(buf, sizeof buf, "%s(", out->s);
+    for (int k = 0;; k++) {
+        ac_token *s = cur(ps);
+        if (s->kind != TK_STRING) {
+            expected(ps, k ? "a string argument after ','" : "a string argument, as in fail(\"why\")");
+            return -1;
+        }
+        for (const char *c = s->text; *c; c++)
+            if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20 || *c == '|' ||
+                (c[0] == '*' && c[1] == '/') || (c[0] == '/' && c[1] == '*')) {
+                ac_spec_diag(ps->spec, 1, s->line, s->col,
+                             "an action argument may not hold quotes, backslashes, '|', "
+                             "comment marks or control characters");
+                break;
+            }
+        int w = snprintf(buf + o, sizeof buf - o, "%s\"%s\"", k ? ", " : "", s->text);
+        if (w < 0 || (size_t)w >= sizeof buf - o) {
+            ac_spec_diag(ps->spec, 1, s->line, s->col, "action arguments too long (1000 bytes at most)");
+            o = sizeof buf - 1;
+        } else
+            o += (size_t)w;
+        ps->i++;
+        if (!accept(ps, TK_COMMA))
+            break;
+    }
+    if (!accept(ps, TK_RPAREN)) {
+        expected(ps, "')' or ',' after an action argument");
+        return -1;
+    }
+    if (o + 2 <= sizeof buf) {
+        buf[o++] = ')';
+        buf[o] = 0;
+    }
+    out->s = ac_spec_strdup(ps->spec, buf, strlen(buf));
+    return 0;
+}
+
+/* action names -> action (',' action)* */
+static int action_names(parser *ps, const char *what, ac_names *out)
+{
+    ac_name n;
+    if (action_name(ps, what, &n) < 0)
+        return -1;
+    names_push(out, n);
+    while (accept(ps, TK_COMMA)) {
+        if (action_name(ps, what, &n) < 0)
+            return -1;
+        names_push(out, n);
+    }
+    return 0;
 }
 
 /* or  -> and ('||' and)*
@@ -554,10 +655,10 @@ static void parse_state(parser *ps, ac_machine_decl *m)
         int rc = 0;
         if (is_kw(t, "enter")) {
             ps->i++;
-            rc = names(ps, "an action name", &s->enter);
+            rc = action_names(ps, "an action name", &s->enter);
         } else if (is_kw(t, "exit")) {
             ps->i++;
-            rc = names(ps, "an action name", &s->exit);
+            rc = action_names(ps, "an action name", &s->exit);
         } else if (is_kw(t, "effect")) {
             ps->i++;
             do {
@@ -627,6 +728,24 @@ static int parse_rule(parser *ps, ac_machine_decl *m)
             ps->i++;
             if (name(ps, "an event name after 'on'", &tr.event) < 0)
                 goto fail;
+        } else if (is_kw(cur(ps), "after")) {
+            ps->i++;
+            ac_token *d = cur(ps);
+            if (d->kind != TK_NUMBER && (d->kind != TK_IDENT || is_keyword(d))) {
+                expected(ps, "a duration (such as 30s) or a duration param after 'after'");
+                goto fail;
+            }
+            tr.after = take_name(ps);
+            tr.after_kind = d->kind;
+        } else if (cur(ps)->kind == TK_IDENT && !cur(ps)->first_on_line && !is_keyword(cur(ps)) &&
+                   ps->t[ps->i + 1].kind != TK_ARROW && ps->t[ps->i + 1].kind != TK_COMMA &&
+                   !is_kw(&ps->t[ps->i + 1], "on") && !is_kw(&ps->t[ps->i + 1], "ignore")) {
+            ac_token *t = cur(ps);
+            ac_spec_diag(spec, 1, t->line, t->col,
+                         "missing 'on' before the event '%s' (write '-> %s on %s')", t->text,
+                         tr.target.s, t->text);
+            ps->panic = 1;
+            goto fail;
         }
     } else if (is_kw(cur(ps), "on")) {
         ps->i++;
@@ -672,7 +791,7 @@ static int parse_rule(parser *ps, ac_machine_decl *m)
         }
     }
     if (accept(ps, TK_SLASH)) {
-        if (names(ps, "an action name after '/'", &tr.actions) < 0)
+        if (action_names(ps, "an action name after '/'", &tr.actions) < 0)
             goto fail;
     }
     if (grow((void **)&m->trans, &m->cap_trans, m->n_trans, sizeof tr) < 0)
@@ -767,14 +886,37 @@ static void parse_spec(parser *ps)
         } else if (is_kw(t, "event")) {
             ps->i++;
             names(ps, "an event name", &spec->events);
+        } else if (is_kw(t, "outside") && is_kw(&ps->t[ps->i + 1], "event")) {
+            ps->i += 2;
+            size_t first = spec->events.n;
+            if (names(ps, "an event name", &spec->events) == 0)
+                for (size_t i = first; i < spec->events.n; i++)
+                    names_push(&spec->outside, spec->events.v[i]);
         } else if (handler_kind(t) >= 0) {
             int k = handler_kind(t);
             ps->i++;
+            size_t first = spec->handlers[k].n;
             names(ps,
                   k == HK_GUARD    ? "a guard name"
                   : k == HK_ACTION ? "an action name"
                                    : "an effect name",
                   &spec->handlers[k]);
+            if (k == HK_EFFECT && !ps->panic && is_kw(cur(ps), "posts")) {
+                ps->i++;
+                ac_names evs = {0};
+                if (names(ps, "an event name after 'posts'", &evs) == 0)
+                    for (size_t i = first; i < spec->handlers[k].n; i++) {
+                        if (grow((void **)&spec->posts, &spec->cap_posts, spec->n_posts,
+                                 sizeof *spec->posts) < 0)
+                            break;
+                        ac_posts *p = &spec->posts[spec->n_posts++];
+                        memset(p, 0, sizeof *p);
+                        p->effect = spec->handlers[k].v[i];
+                        for (size_t e = 0; e < evs.n; e++)
+                            names_push(&p->events, evs.v[e]);
+                    }
+                free(evs.v);
+            }
         } else if (is_kw(t, "machine")) {
             parse_machine(ps);
         } else {
@@ -880,6 +1022,10 @@ void ac_spec_free(ac_spec *spec)
     free(spec->machines);
     free(spec->params);
     free(spec->events.v);
+    free(spec->outside.v);
+    for (size_t i = 0; i < spec->n_posts; i++)
+        free(spec->posts[i].events.v);
+    free(spec->posts);
     for (int k = 0; k < AC_HK_COUNT; k++)
         free(spec->handlers[k].v);
     for (size_t i = 0; i < spec->n_diags; i++)

@@ -41,6 +41,7 @@ enum ac_tok {
     TK_AND,
     TK_OR,
     TK_STAR,
+    TK_CMP, /* == != < <= > >= (text holds the operator) */
     TK_ERROR /* lexical error; text holds the message */
 };
 
@@ -73,11 +74,14 @@ typedef struct ac_names {
     size_t n, cap;
 } ac_names;
 
-enum ac_gexpr_kind { GX_PRED, GX_NOT, GX_AND, GX_OR };
+enum ac_gexpr_kind { GX_PRED, GX_NOT, GX_AND, GX_OR, GX_CMP, GX_CALLS };
 typedef struct ac_gexpr {
     int kind;
-    ac_name pred;
+    ac_name pred; /* GX_PRED: the guard; GX_CMP: the fact; GX_CALLS: the word `calls` */
     struct ac_gexpr *a, *b;
+    ac_name op;  /* GX_CMP: the operator */
+    ac_name rhs; /* GX_CMP: a param name, a number or a string; GX_CALLS: the pattern */
+    int rhs_kind; /* TK_IDENT, TK_NUMBER or TK_STRING */
 } ac_gexpr;
 
 typedef struct ac_effect_decl {
@@ -104,11 +108,18 @@ typedef struct ac_trans_decl {
     ac_names sources;
     ac_name target; /* external only */
     ac_name event;  /* s == NULL: eventless */
+    ac_name after;  /* `after X`: a param name or a duration (s == NULL: none) */
+    int after_kind; /* TK_IDENT or TK_NUMBER */
     ac_gexpr *guard;
     ac_names actions;
     unsigned order; /* declaration order within the machine */
     int reported;   /* a conflict was reported for this rule */
 } ac_trans_decl;
+
+typedef struct ac_posts {
+    ac_name effect;
+    ac_names events;
+} ac_posts;
 
 typedef struct ac_machine_decl {
     ac_name name;
@@ -155,6 +166,9 @@ typedef struct ac_spec {
     size_t n_params, cap_params;
     ac_names events;
     ac_names handlers[AC_HK_COUNT]; /* by enum ac_handler_kind */
+    ac_names outside;   /* events only the outside sends (`outside event ...`) */
+    struct ac_posts *posts; /* `effect E posts ev, ...` */
+    size_t n_posts, cap_posts;
     ac_machine_decl *machines;
     size_t n_machines, cap_machines;
     /* diagnostics */
@@ -236,6 +250,8 @@ int ac_emit_dot(const ac_fsm_tables *t, int machine /* -1 all */, const ac_diagr
                 FILE *out);
 int ac_emit_mermaid(const ac_fsm_tables *t, int machine, const ac_diagram_cov *cov, FILE *out);
 int ac_emit_markdown(const ac_fsm_tables *t, int machine, FILE *out);
+/* The machines and who invokes whom (Mermaid flowchart). */
+int ac_emit_overview(const ac_fsm_tables *t, FILE *out);
 
 /* Guard program to text, e.g. "retryable && !exhausted". */
 void ac_guard_to_text(const ac_fsm_tables *t, uint16_t off, char *buf, size_t cap);

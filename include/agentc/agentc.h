@@ -103,6 +103,10 @@ typedef struct ac_output {
     /* a final answer refused by the output schema and sent back to the model (attempt: 1 for
      * the first refusal); errors says why */
     void (*rejected)(void *ud, ac_session *s, int attempt, const char *errors);
+    /* progress of a running tool call (MCP notifications/progress): total < 0 when unknown,
+     * message may be NULL */
+    void (*tool_progress)(void *ud, ac_session *s, const char *id, double progress, double total,
+                          const char *message);
 } ac_output;
 
 /* ---- engine --------------------------------------------------------------- */
@@ -195,6 +199,13 @@ int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *desc
  * calls are ignored, also after the session, the engine and the loop were
  * freed. The handle is invalid afterwards. */
 void ac_tool_call_complete(ac_tool_call_handle *call, int ok, const char *content);
+/* Toolkits: a tool file's toolkit tool declared with "callback": true is bound
+ * by ac_engine_add_callback_tool under its name "prefix::tool" (description and
+ * schema come from the file; those arguments are ignored). During the call,
+ * the toolkit's context as JSON text (borrowed until the call completes; NULL
+ * for a tool outside toolkits). A tool with "updates_context" completes with
+ * {"result": ..., "context": {...}}, as a tool process prints it. */
+const char *ac_tool_call_context(const ac_tool_call_handle *call);
 
 /* ---- sessions --------------------------------------------------------------- */
 /* Creates a session and starts it (posts `spawn`, applied before the call
@@ -278,8 +289,15 @@ typedef struct ac_session_stats {
     int64_t input_tokens, output_tokens;
 } ac_session_stats;
 void ac_session_get_stats(const ac_session *s, ac_session_stats *out);
-/* Whole session (machine states, status, conversation) as JSON; malloc'd. */
+/* Whole session (machine states, status, conversation, and "toolkits" when the
+ * engine has any) as JSON; malloc'd. */
 char *ac_session_to_json(const ac_session *s);
+/* The session's toolkit states and contexts, {"prefix": {"states": [...],
+ * "context": {...}}} (malloc'd; NULL without toolkits), and their restore (for
+ * a store that snapshots sessions): the toolkits named take the given states
+ * and contexts. 0, or -1 with err and nothing changed. */
+char *ac_session_toolkits_json(const ac_session *s);
+int ac_session_toolkits_restore(ac_session *s, const char *json, ac_error *err);
 
 /* ---- replay: a journal against a spec -------------------------------------- */
 /* One transition as a journal records it. */
@@ -390,5 +408,29 @@ int ac_session_fail_tool_call(ac_session *s, const char *id, const char *error, 
  * NULL past the end. */
 size_t ac_session_message_count(ac_session *s);
 const char *ac_session_message(ac_session *s, size_t i, const char **role);
+
+
+/* ---- embedding: what a session waits for ----------------------------------- */
+/* The events the session can accept now: those with a transition or an internal row in one
+ * of its active states, deepest state first, each once (derived from the tables). With
+ * outside_only, only the events the spec declares `outside event`. Fills names[0..cap)
+ * (names may be NULL to count) and returns how many there are. */
+size_t ac_session_accepted_events(const ac_session *s, const char **names, size_t cap,
+                                  int outside_only);
+enum ac_session_wait {
+    AC_WAIT_NONE = 0,    /* settled, or an effect or a queued event can still move it */
+    AC_WAIT_OUTSIDE = 1, /* only an event from the outside can move it (see below) */
+    AC_WAIT_STUCK = 2    /* nothing can: the spec waits for an event nobody sends */
+};
+/* What the session waits for. *state gets the deepest active state's name (may be NULL).
+ * AC_WAIT_OUTSIDE lists, through ac_session_waiting_events, the spec's outside events
+ * the active states accept, or, for a spec that declares none, the events of the deepest
+ * state's own rows. A stuck session has already failed, its error naming the state. */
+int ac_session_wait_state(const ac_session *s, const char **state);
+size_t ac_session_waiting_events(const ac_session *s, const char **names, size_t cap);
+/* Fails a session that has not ended with `reason` (its status failed, ac_session_error the
+ * reason): for an embedder giving up on a session that waits. Nothing is applied to it any
+ * more. 0, or -1 when it had ended or failed already. */
+int ac_session_fail(ac_session *s, const char *reason);
 
 #endif

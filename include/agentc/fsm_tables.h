@@ -41,6 +41,10 @@ enum ac_fsm_transition_kind {
     AC_TR_IGNORE = 2    /* consumed, nothing happens */
 };
 
+/* event_flags bits */
+#define AC_EV_OUTSIDE 0x01u /* only the outside sends it (`outside event`) */
+#define AC_EV_TIMER 0x02u   /* an `after` timer of the spec posts it */
+
 enum ac_fsm_param_type { AC_PARAM_INT = 0, AC_PARAM_DURATION = 1, AC_PARAM_STRING = 2 };
 
 typedef struct ac_fsm_param {
@@ -104,6 +108,9 @@ typedef struct ac_fsm_tables {
     const char *const *guard_names;
     const char *const *action_names;
     const char *const *effect_names;
+    /* per event, AC_EV_* bits (NULL: none set). Tables generated before this
+     * field existed leave it NULL. */
+    const uint8_t *event_flags;
 } ac_fsm_tables;
 
 #endif

@@ -17,6 +17,10 @@ int ac_cli_run(int argc, char **argv);
 int ac_cli_demo(int argc, char **argv);
 int ac_cli_replay(int argc, char **argv);
 int ac_cli_batch(int argc, char **argv);
+/* tools_cmd.c: check --tools FILE, diagram --tools FILE */
+int ac_cli_has_tools_arg(int argc, char **argv);
+int ac_cli_tools_check(int argc, char **argv);
+int ac_cli_tools_diagram(int argc, char **argv);
 /* Durable sessions (store_cli.c, sessions.c, resume.c) */
 typedef struct ac_store ac_store;
 int ac_cli_resume(int argc, char **argv);

@@ -25,7 +25,9 @@ static void usage(FILE *out)
             "  check SPEC                 check a spec; errors as FILE:LINE:COL: MESSAGE\n"
             "  gen SPEC -o DIR            generate C transition tables from a spec\n"
             "  diagram SPEC [--format dot|mermaid|markdown|svg] [--journal J]\n"
-            "                             draw a spec, optionally with a session's path\n\n"
+            "                             draw a spec, optionally with a session's path\n"
+            "  check --tools FILE         check a tool file; prove every toolkit tool reachable\n"
+            "  diagram --tools FILE       draw a tool file's toolkit states (DOT)\n\n"
             "  agentc COMMAND --help      options of a command\n"
             "  agentc --version\n",
             AGENTC_VERSION);
@@ -67,6 +69,9 @@ static int dispatch(int argc, char **argv)
                agent_fsm.hash);
         return 0;
     }
+    if ((!strcmp(cmd, "check") || !strcmp(cmd, "diagram")) && ac_cli_has_tools_arg(argc - 1, argv + 1))
+        return !strcmp(cmd, "check") ? ac_cli_tools_check(argc - 1, argv + 1)
+                                     : ac_cli_tools_diagram(argc - 1, argv + 1); /* tools_cmd.c */
     if (!strcmp(cmd, "check"))
         return ac_cli_check(argc - 1, argv + 1, ac_builtin_contracts, ac_n_builtin_contracts);
     if (!strcmp(cmd, "gen"))

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "session/journal.h"
+#include "session/state.h"
 
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
                         char *err, size_t errcap)
@@ -167,6 +168,12 @@ int ac_cli_replay(int argc, char **argv)
         printf("  %-8s %s\n", t->machines[m].name, ms ? ms : "(not active)");
     }
     printf("  status   %s\n", ac_session_status_name(ac_session_status(s)));
+    json_t *state = ac_session_state_json(s); /* the State rebuilt from the writes (state.h) */
+    char *state_text = state ? json_dumps(state, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    if (state_text)
+        printf("  state    %s\n", state_text);
+    free(state_text);
+    json_decref(state);
     if (check)
         printf("check: every transition matches the recording\n");
 done:

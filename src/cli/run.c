@@ -19,7 +19,9 @@
 #include "agentc/agentc.h"
 #include "agentc/store.h"
 #include "io/file.h" /* reading a prompt or a system prompt whole, with a cap */
+#include "session/state.h" /* the State in the done line */
 #include "cli.h"
+#include "run_wait.h" /* --on, and asking which outside event to send */
 
 /* The signal that asked us to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
 static volatile sig_atomic_t g_interrupted;
@@ -437,6 +439,21 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
     out_flush();
 }
 
+static void ui_tool_progress(void *ud, ac_session *s, const char *id, double progress,
+                             double total, const char *message)
+{
+    ui *u = ud;
+    (void)s;
+    if (!u->jsonl)
+        return; /* the terminal shows the call and its result only */
+    json_t *j = json_pack("{s:s, s:s, s:f}", "type", "tool_progress", "id", id, "progress", progress);
+    if (j && total >= 0)
+        json_object_set_new(j, "total", json_real(total));
+    if (j && message)
+        json_object_set_new(j, "message", json_string(message));
+    emit_json(j);
+}
+
 static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const char *reason)
 {
     ui *u = ud;
@@ -589,6 +606,8 @@ typedef struct run_opts {
     size_t n_stop;
     const char *session, *db; /* durable sessions (store_cli.c) */
     int no_store, resume;
+    const char *on[64]; /* --on STATE=EVENT: answers to a session waiting for the outside */
+    size_t n_on;
 } run_opts;
 
 /* The model request flags. Returns 1 when a is one (i moves past its value), 0
@@ -712,6 +731,8 @@ static void run_usage(FILE *out)
         "  --system TEXT | --system @FILE\n"
         "  --spec FILE          run an edited spec without rebuilding\n"
         "  --param NAME=VALUE   override a spec param (repeatable)\n"
+        "  --on STATE=EVENT     when the session waits in STATE for an outside event, send\n"
+        "                       EVENT (repeatable; without it a terminal is asked)\n"
         "  --journal FILE       record every event (replay with agentc replay)\n"
         "  --session ID         create or continue the stored session ID\n"
         "  --db PATH            the store (default: $AGENTC_DB, else\n"
@@ -798,6 +819,7 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
             if (!strcmp(a, names[k]))
                 slot = slots[k];
         int is_list = !strcmp(a, "--tools") || !strcmp(a, "--param") || !strcmp(a, "--header") ||
+                      !strcmp(a, "--on") ||
                       (batch && !strcmp(a, "--concurrency"));
         if (slot || is_list) {
             if (i + 1 >= argc) {
@@ -811,6 +833,8 @@ static int parse_run(int argc, char **argv, run_opts *o, int batch)
                 o->tools[o->n_tools++] = v;
             else if (!strcmp(a, "--param") && o->n_params < 63)
                 o->params[o->n_params++] = v;
+            else if (!strcmp(a, "--on") && o->n_on < 64)
+                o->on[o->n_on++] = v;
             else if (!strcmp(a, "--header") && o->n_headers < 31)
                 o->headers[o->n_headers++] = v;
             else if (!strcmp(a, "--concurrency")) {
@@ -975,7 +999,8 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     u.utf8 = utf8_locale();
     u.hold_text = o->output_schema && !o->jsonl;
     ac_output out = {&u,       ui_text,      ui_reasoning, ui_tool_start, ui_tool_end, ui_retry,
-                     ui_discarded, ui_compacted, ui_trace,      ui_finished,    ui_rejected};
+                     ui_discarded, ui_compacted, ui_trace,      ui_finished,    ui_rejected,
+                     ui_tool_progress};
     char *prompt = NULL;
     if (!strcmp(o->prompt, "-")) {
         prompt = ac_read_stream(stdin, (size_t)64 << 20, NULL);
@@ -1022,6 +1047,8 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
     struct sigaction old[3];
     catch_stop_signals(old);
     ignore_sigpipe();
+    ac_run_wait wait = {o->on, o->n_on, 0, isatty(0) && isatty(2) && (!o->prompt || strcmp(o->prompt, "-"))};
+    int wait_failed = 0;
     for (int pass = resumed ? 0 : 1; pass < 2; pass++) {
         /* pass 0 finishes the turn a crash interrupted, pass 1 runs the prompt */
         if (pass == 1 && o->resume)
@@ -1031,9 +1058,13 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
             ac_session_send(s, prompt ? prompt : o->prompt);
         while (!g_settled && !ac_session_settled(s) && !g_interrupted && !g_out_errno) {
             ac_loop_run_once(b.loop, u.spinner_armed ? 40 : 100);
+            if (ac_run_wait_check(s, &wait, stdin, stderr) < 0) {
+                wait_failed = 1;
+                break;
+            }
             spinner_tick(&u);
         }
-        if (g_interrupted || g_out_errno)
+        if (g_interrupted || g_out_errno || wait_failed)
             break;
     }
     spinner_disarm(&u);
@@ -1068,19 +1099,38 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         answer = interrupted_partial && *interrupted_partial ? interrupted_partial
                                                              : ac_session_partial(s);
     const char *error = ac_session_error(s);
+    char why[300];
+    if (!turn_ok && !interrupted && (!error || !*error)) { /* never a failure without a reason */
+        const char *state = NULL;
+        ac_session_wait_state(s, &state);
+        snprintf(why, sizeof why, "the session stopped with status %s in state %s",
+                 ac_session_status_name(st), state ? state : "?");
+        error = why;
+    }
     ac_session_stats stats;
     ac_session_get_stats(s, &stats);
     if (o->jsonl) {
         if (error && !turn_ok)
             emit_json(json_pack("{s:s, s:s}", "type", "error", "message", error));
-        emit_json(
-            json_pack("{s:s, s:s, s:I, s:{s:I, s:I}, s:s, s:s?}", "type", "done", "status",
-                      interrupted ? "cancelled" : status,
-                      "iterations", (json_int_t)stats.iterations, "usage", "input",
-                      (json_int_t)stats.input_tokens, "output", (json_int_t)stats.output_tokens,
-                      "answer", answer, "session", store ? ac_session_id(s) : NULL));
+        json_t *done = json_pack(
+            "{s:s, s:s, s:I, s:{s:I, s:I}, s:s, s:s*, s:s?}", "type", "done", "status",
+            interrupted ? "cancelled" : status, "iterations", (json_int_t)stats.iterations,
+            "usage", "input", (json_int_t)stats.input_tokens, "output",
+            (json_int_t)stats.output_tokens, "answer", answer, "error", turn_ok ? NULL : error,
+            "session", store ? ac_session_id(s) : NULL);
+        char *kits = ac_session_toolkits_json(s); /* toolkit states and contexts, if any */
+        if (done && kits)
+            json_object_set_new(done, "toolkits", json_loads(kits, 0, NULL));
+        free(kits);
+        json_t *state = ac_session_state_json(s); /* the State, when there is one (state.h) */
+        if (done && state)
+            json_object_set_new(done, "state", state);
+        else
+            json_decref(state);
+        emit_json(done);
     } else {
-        if (u.hold_text && turn_ok && !interrupted && *answer) { /* the accepted answer */
+        /* the accepted answer; or one the spec took from elsewhere than streamed text */
+        if ((u.hold_text || !u.wrote_text) && turn_ok && !interrupted && *answer) {
             if (u.tty)
                 vis_write(stdout, answer, strlen(answer), VIS_ANSWER, &u.text_carry, 1);
             else

@@ -3,6 +3,7 @@
 #include "context/request.h"
 
 #include "context/conv_internal.h"
+#include "util/toolname.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -12,6 +13,18 @@
 #include <string.h>
 
 #define NPOS ((size_t)-1)
+
+/* The name sent for a tool: "prefix::tool" goes as "prefix__tool" (util/toolname.h). */
+typedef struct wire_name {
+    char v[256];
+} wire_name;
+
+static const char *wire(const char *name, wire_name *w)
+{
+    if (!strstr(name, "::") || ac_toolname_to_wire(name, w->v, sizeof w->v) < 0)
+        return name;
+    return w->v;
+}
 
 static void set_err(char *err, size_t errcap, const char *fmt, ...)
 {
@@ -276,7 +289,8 @@ static int check_choice(const ac_request_settings *st, json_t *tools, int anthro
         json_t *t = json_array_get(tools, i);
         json_t *name = anthropic ? json_object_get(t, "name")
                                  : json_object_get(json_object_get(t, "function"), "name");
-        if (json_is_string(name) && strcmp(json_string_value(name), st->tool_choice) == 0)
+        wire_name w;
+        if (json_is_string(name) && strcmp(json_string_value(name), wire(st->tool_choice, &w)) == 0)
             return 0;
     }
     set_err(err, errcap,
@@ -329,8 +343,9 @@ static json_t *openai_tool_calls(const ac_conv *c, const view *v, const ac_messa
         const ac_tool_call *r = sent_call(c, v, m, k, &content);
         if (!r)
             continue;
+        wire_name w;
         json_t *tc = json_pack("{s:s, s:s, s:{s:s, s:s}}", "id", r->id, "type", "function",
-                               "function", "name", r->name, "arguments", r->arguments);
+                               "function", "name", wire(r->name, &w), "arguments", r->arguments);
         if (append(arr, tc)) {
             json_decref(arr);
             return NULL;
@@ -405,11 +420,19 @@ static json_t *tools_json(const ac_conv *c, const ac_request_opts *opts, int ant
         const ac_tool_def *t = &c->tools[i];
         if (!ac_request_tool_allowed(opts, t->name))
             continue;
-        json_t *o = anthropic ? json_pack("{s:s, s:s, s:o}", "name", t->name, "description",
-                                          t->description, "input_schema", tool_schema(t))
+        json_t *schema = tool_schema(t);
+        if (schema && opts && opts->tool_offer && !opts->tool_offer(opts->tool_offer_ud, t->name,
+                                                                    &schema)) {
+            json_decref(schema);
+            continue;
+        }
+        wire_name w;
+        const char *name = wire(t->name, &w);
+        json_t *o = anthropic ? json_pack("{s:s, s:s, s:o}", "name", name, "description",
+                                          t->description, "input_schema", schema)
                               : json_pack("{s:s, s:{s:s, s:s, s:o}}", "type", "function",
-                                          "function", "name", t->name, "description",
-                                          t->description, "parameters", tool_schema(t));
+                                          "function", "name", name, "description",
+                                          t->description, "parameters", schema);
         if (append(arr, o)) {
             json_decref(arr);
             return NULL;
@@ -431,6 +454,9 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     json_t *root = json_object(), *msgs = json_array(), *tools = NULL;
     if (put(root, "model", json_string(opts->model)) || put(root, "messages", msgs) ||
         openai_messages(c, &v, msgs))
+        goto fail;
+    if (opts->context_note && /* last, so the messages before it stay a cacheable prefix */
+        append(msgs, json_pack("{s:s, s:s}", "role", "system", "content", opts->context_note)))
         goto fail;
     if (opts->max_tokens > 0 && put(root, "max_tokens", json_integer(opts->max_tokens)))
         goto fail;
@@ -473,9 +499,10 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
         if (put(root, "tools", tools))
             goto fail;
         if (st && st->tool_choice) {
+            wire_name w;
             json_t *tc = is_mode(st->tool_choice) ? json_string(st->tool_choice)
                                                   : json_pack("{s:s, s:{s:s}}", "type", "function",
-                                                              "function", "name", st->tool_choice);
+                                                              "function", "name", wire(st->tool_choice, &w));
             if (put(root, "tool_choice", tc))
                 goto fail;
         }
@@ -600,8 +627,9 @@ static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, 
         const ac_tool_call *r = sent_call(c, v, m, k, &content);
         if (!r)
             continue;
+        wire_name w;
         json_t *use = json_pack("{s:s, s:s, s:s, s:o}", "type", "tool_use", "id", r->id, "name",
-                                r->name, "input", anth_input(r->arguments));
+                                wire(r->name, &w), "input", anth_input(r->arguments));
         json_t *res = json_pack("{s:s, s:s, s:s}", "type", "tool_result", "tool_use_id", r->id,
                                 "content", content);
         int bad = append(blocks, use);
@@ -721,6 +749,18 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
             system = joined;
         }
     }
+    if (!oom && opts->context_note) {
+        size_t cap = (system ? strlen(system) : 0) + strlen(opts->context_note) + 3;
+        char *joined = malloc(cap);
+        if (!joined)
+            oom = 1;
+        else {
+            snprintf(joined, cap, "%s%s%s", system ? system : "", system ? "\n\n" : "",
+                     opts->context_note);
+            free(system);
+            system = joined;
+        }
+    }
     if (oom || (system && put(root, "system", json_string(system))))
         goto fail;
     if (put(root, "messages", msgs))
@@ -760,7 +800,8 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
         if (put(root, "tools", tools))
             goto fail;
         if (st && (st->tool_choice || st->parallel_tool_calls)) {
-            const char *tc = st->tool_choice ? st->tool_choice : "auto";
+            wire_name w;
+            const char *tc = st->tool_choice ? wire(st->tool_choice, &w) : "auto";
             json_t *o = !strcmp(tc, "required") ? json_pack("{s:s}", "type", "any")
                         : is_mode(tc)           ? json_pack("{s:s}", "type", tc)
                                       : json_pack("{s:s, s:s}", "type", "tool", "name", tc);

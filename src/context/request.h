@@ -41,12 +41,18 @@
 #define AGENTC_CONTEXT_REQUEST_H
 
 #include <stddef.h>
+#include <jansson.h>
 
 #include "agentc/agentc.h"
 #include "context/conversation.h"
 
 #define AC_REQUEST_DEFAULT_MAX_TOKENS 4096
 #define AC_REQUEST_OMITTED_TEXT "[earlier conversation omitted]"
+
+/* Per-request tool offer (toolkits): called with each tool of the conversation
+ * (its display name, "prefix::tool") and its schema (a new reference the
+ * callee may replace); returns 0 to leave the tool out of this request. */
+typedef int (*ac_request_tool_offer_fn)(void *ud, const char *name, json_t **schema);
 
 typedef struct ac_request_opts {
     const char *model; /* required */
@@ -62,10 +68,17 @@ typedef struct ac_request_opts {
      * {"type": "json_schema", "json_schema": {"name": "output", "schema": ..., "strict":
      * false}}; Anthropic: an instruction with the schema appended to "system". */
     const char *output_schema;
+    /* A note about where the work stands (the session's State, docs/state.md) or NULL.
+     * OpenAI: a last "system" message; Anthropic: appended to "system". */
+    const char *context_note;
     /* Sampling and tool settings and the pass-through (agentc.h); NULL: none.
      * The tool settings (tool_choice, parallel_tool_calls) are sent only when
      * tools are offered; a tool_choice naming a tool not offered is an error. */
     const ac_request_settings *settings;
+    /* NULL: every tool as declared. Names containing "::" are always sent in their wire form
+     * (util/toolname.h), in the offered tools and in the history's tool calls. */
+    ac_request_tool_offer_fn tool_offer;
+    void *tool_offer_ud;
 } ac_request_opts;
 
 /* Return a malloc'd JSON body (free it), or NULL with a message in err. */

@@ -48,6 +48,7 @@
 #include "llm/stream.h"
 #include "session/sink.h"
 #include "util/secrets.h"
+#include "util/toolname.h"
 #include "util/utf8.h"
 
 #define HP_OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
@@ -65,6 +66,7 @@ typedef struct hp_call {
     uint64_t id;
     uint32_t slot;
     ac_session *s;
+    const ac_conv *conv; /* of a session call: maps tools' wire names back (util/toolname.h) */
     CURL *easy;
     uint64_t xfer;   /* transfer id while lent to the loop, else 0 */
     uint16_t origin; /* of the llm_request effect: passed with every event queued */
@@ -97,6 +99,7 @@ struct hp_provider {
     char *shown; /* url for messages: userinfo redacted */
     char *model;
     ac_request_settings *settings; /* the engine's request settings (a copy), or NULL */
+    json_t *kind_str[AC_DELTA_UNKNOWN]; /* "kind" of the delta events, shared (made once) */
     char *key;
     char **secrets; /* key, header values, URL userinfo (util/secrets.h) */
     struct curl_slist *headers;
@@ -362,11 +365,21 @@ static json_t *hp_failure(const char *cls, long status, int retryable, int64_t r
 
 /* ---- stream sink: one llm.delta per delta ---- */
 
+/* A delta event {"kind": ..., "text": ...}, built directly (no format string to
+ * parse) with the provider's shared, never modified kind string: it is the event
+ * queued most often. */
 static void hp_delta(hp_call *c, enum ac_delta_kind kind, const char *s, size_t n)
 {
-    json_t *d = json_pack("{s:s, s:o}", "kind", ac_delta_kind_name(kind), "text", hp_jstr(s, n));
-    if (d)
-        hp_post(c, c->p->ev_delta, d);
+    json_t **k = &c->p->kind_str[kind];
+    if (!*k && !(*k = json_string(ac_delta_kind_name(kind))))
+        return;
+    json_t *d = json_object();
+    if (!d || json_object_set_nocheck(d, "kind", *k) ||
+        json_object_set_new_nocheck(d, "text", hp_jstr(s, n))) { /* _new: takes the string */
+        json_decref(d);
+        return;
+    }
+    hp_post(c, c->p->ev_delta, d);
 }
 
 static void hp_on_text(void *ud, const char *s, size_t n)
@@ -384,10 +397,26 @@ static void hp_on_refusal(void *ud, const char *s, size_t n)
     hp_delta(ud, AC_DELTA_REFUSAL, s, n);
 }
 
+static int hp_known_tool(void *conv, const char *display)
+{
+    return ac_conv_find_tool_def(conv, display) != NULL;
+}
+
+/* name, or the display name "prefix::tool" of the wire name "prefix__tool" in buf. */
+static const char *hp_tool_name(const hp_call *c, const char *name, char *buf, size_t cap)
+{
+    if (c->conv && name && strstr(name, "__") &&
+        ac_toolname_from_wire(name, hp_known_tool, (void *)c->conv, buf, cap) == 1)
+        return buf;
+    return name;
+}
+
 static void hp_on_tool(void *ud, int index, const char *id, const char *name, const char *args,
                        size_t n)
 {
     hp_call *c = ud;
+    char display[160];
+    name = hp_tool_name(c, name, display, sizeof display);
     json_t *d =
         json_pack("{s:s, s:o, s:i}", "kind", ac_delta_kind_name(AC_DELTA_TOOL_CALL), "text", hp_jstr(args, n), "index", index);
     if (!d)
@@ -737,9 +766,12 @@ static json_t *hp_completed(hp_call *c)
     json_t *calls = json_array();
     for (size_t i = 0; calls && i < t->n_tool_calls; i++) {
         const ac_tool_call_acc *tc = &t->tool_calls[i];
+        /* "prefix__tool" is recorded (and journaled) as the tool "prefix::tool" */
+        char display[160];
+        const char *name = hp_tool_name(c, tc->name, display, sizeof display);
         json_array_append_new(calls,
                               json_pack("{s:o, s:o, s:o}", "id", hp_jstr(tc->id, strlen(tc->id)),
-                                        "name", hp_jstr(tc->name, strlen(tc->name)), "arguments",
+                                        "name", hp_jstr(name, strlen(name)), "arguments",
                                         hp_jstr(tc->arguments, tc->arguments_len)));
     }
     json_t *j = json_pack(
@@ -838,6 +870,7 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     }
     c->p = p;
     c->s = s;
+    c->conv = done ? NULL : conv;
     c->origin = origin;
     c->done = done;
     c->done_ud = ud;
@@ -854,6 +887,11 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     ro.thinking_budget = done ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
     /* structured output for the turns of the conversation, not for summaries */
     ro.output_schema = done || !opts ? NULL : opts->output_schema;
+    if (!done && opts) {
+        ro.tool_offer = opts->tool_offer;
+        ro.tool_offer_ud = opts->tool_offer_ud;
+    }
+    ro.context_note = done || !opts ? NULL : opts->context_note;
     /* a summary (done set) is asked of a conversation without tools: no tool settings */
     ac_request_settings st = {0};
     if (p->settings) {
@@ -980,6 +1018,8 @@ static void hp_free(ac_provider *base)
     free(p->shown);
     free(p->model);
     ac_request_settings_free(p->settings);
+    for (int k = 0; k < AC_DELTA_UNKNOWN; k++)
+        json_decref(p->kind_str[k]);
     free(p);
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "agentc/agentc.h"
+#include "context/request.h"
 
 /* The kinds of llm.delta. The payload names them ("kind": "text"...) so journals stay
  * readable; handlers turn the name into the enum once with ac_delta_kind_of() and switch on it. */
@@ -46,6 +47,10 @@ typedef struct ac_llm_call_opts {
     int64_t thinking_budget; /* extended thinking tokens (Anthropic); 0: off */
     uint16_t origin;         /* the effect's origin: passed with every event the call queues */
     const char *output_schema; /* structured output: JSON Schema text, or NULL (request.h) */
+    /* which tools this call offers, with which schemas (toolkits); NULL: all (request.h) */
+    ac_request_tool_offer_fn tool_offer;
+    void *tool_offer_ud;
+    const char *context_note;  /* the State as the model sees it, or NULL (request.h) */
 } ac_llm_call_opts;
 
 /* The end of a one-off completion: ok and the reply text, or !ok and an

@@ -39,6 +39,9 @@ struct ac_stream {
     size_t calls_cap;
     ac_stream_block *blocks;
     size_t n_blocks, blocks_cap;
+    st_str scratch;    /* decoded strings of a fast-read event */
+    int slow;          /* 1: every event is read with jansson (testing) */
+    size_t fast_events; /* events read by the fast path */
     ac_stream_turn turn;
 };
 
@@ -476,7 +479,13 @@ static int st_on_event(void *ud, const ac_sse_event *ev)
     st->events++;
     if (st->turn.terminated)
         return 0; /* nothing after the terminator counts */
-    int rc = st->wire == AC_WIRE_ANTHROPIC ? ac_stream__anthropic_event(st, ev)
+    int rc;
+    if (!st->slow && (st->wire == AC_WIRE_ANTHROPIC ? ac_stream__anthropic_fast(st, ev, &rc)
+                                                    : ac_stream__openai_fast(st, ev, &rc))) {
+        st->fast_events++;
+        return rc != 0;
+    }
+    rc = st->wire == AC_WIRE_ANTHROPIC ? ac_stream__anthropic_event(st, ev)
                                            : ac_stream__openai_event(st, ev);
     return rc != 0;
 }
@@ -593,8 +602,37 @@ void ac_stream_free(ac_stream *st)
     free(st->turn.tool_calls);
     free(st->calls);
     free(st->blocks);
+    free(st->scratch.p);
     free(st->turn.finish_reason);
     free(st->turn.error_type);
     free(st->turn.error_message);
     free(st);
+}
+
+char *ac_stream__scratch(ac_stream *st, size_t n)
+{
+    if (st->scratch.cap < n) {
+        size_t cap = st->scratch.cap ? st->scratch.cap : 256;
+        while (cap < n) {
+            if (cap > SIZE_MAX / 2)
+                return NULL;
+            cap *= 2;
+        }
+        char *np = realloc(st->scratch.p, cap);
+        if (!np)
+            return NULL;
+        st->scratch.p = np;
+        st->scratch.cap = cap;
+    }
+    return st->scratch.p;
+}
+
+void ac_stream__set_fast(ac_stream *st, int on)
+{
+    st->slow = !on;
+}
+
+size_t ac_stream__fast_events(const ac_stream *st)
+{
+    return st->fast_events;
 }

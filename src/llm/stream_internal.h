@@ -66,6 +66,19 @@ enum { AC_BLOCK_OTHER, AC_BLOCK_TEXT, AC_BLOCK_THINKING, AC_BLOCK_TOOL };
 ac_stream_block *ac_stream__block_add(ac_stream *st, int block_index, int kind);
 ac_stream_block *ac_stream__block_find(ac_stream *st, int block_index);
 
+/* The hot delta events read without jansson (stream_fast.c, scanners in delta.rl).
+ * Each returns 1 when it read the event (*rc: 0 or an error, as the decoder
+ * would have returned), 0 when the event must go to the jansson decoder; it
+ * changes nothing before deciding. */
+int ac_stream__openai_fast(ac_stream *st, const ac_sse_event *ev, int *rc);
+int ac_stream__anthropic_fast(ac_stream *st, const ac_sse_event *ev, int *rc);
+/* A scratch buffer of at least n bytes, valid until the next call, or NULL. */
+char *ac_stream__scratch(ac_stream *st, size_t n);
+/* For tests, the fuzzer and benchmarks: on = 0 reads every event with jansson;
+ * the number of events the fast path read. */
+void ac_stream__set_fast(ac_stream *st, int on);
+size_t ac_stream__fast_events(const ac_stream *st);
+
 /* Helpers for reading jansson values. */
 /* The string at key, or NULL if absent / not a string; *n gets its length. */
 const char *ac_stream__str(const json_t *obj, const char *key, size_t *n);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/toolkits.h"
+#include "session/state.h"
 #include "session_int.h"
 
 /* A timer effect's state: what its loop timer posts, and to whom. */
@@ -125,16 +127,24 @@ static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const
     opts.thinking_budget = s->e->p_thinking_budget->ival;
     opts.origin = ac_session_origin(s);
     opts.output_schema = s->output_schema_text;
+    if (s->toolkits) { /* only the toolkit tools available now, enums from the context */
+        opts.tool_offer = ac_toolkits_offer;
+        opts.tool_offer_ud = s;
+    }
+    char *note = ac_state_context_text(s); /* the State (state.h); the body is built in start */
+    opts.context_note = note;
     llm_effect *l = calloc(1, sizeof *l);
     if (!l) {
         ac_session_enqueue(s, ac_engine_event_index(s->e, "llm.failed"),
                            json_pack("{s:s, s:i, s:b, s:s}", "class", "protocol", "status", 0,
                                      "retryable", 0, "message", "out of memory starting a call"),
                            0, opts.origin);
+        free(note);
         return;
     }
     *ac_session_effect_state(s) = l;
     l->call = s->e->provider->start(s->e->provider, s, &opts);
+    free(note);
 }
 
 static void llm_stop(ac_session *s)

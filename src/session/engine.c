@@ -10,6 +10,7 @@
 #include "agent_fsm.h"
 #include "journal.h"
 #include "session_int.h"
+#include "session/spec_rt.h"
 #include "context/request.h"
 #include "session/contracts.h"
 #include "tools/schema.h"
@@ -402,6 +403,13 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
                                        : k == 1 ? t->action_names
                                                 : t->effect_names;
             for (uint16_t i = 0; i < n; i++) {
+                int sb = ac_spec_rt_bind(e, k, i, names[i], err, errcap);
+                if (sb < 0) {
+                    *code = AC_ESPEC;
+                    goto fail;
+                }
+                if (sb > 0)
+                    continue;
                 const ac_reg_entry *r = reg_find(reg, k, names[i]);
                 if (!r) {
                     nmiss++;
@@ -555,11 +563,13 @@ void ac_engine_free(ac_engine *e)
     if (e->provider)
         e->provider->free(e->provider);
     ac_tools_free_all(e);
+    ac_mcp_set_free(e);
     free(e->guards);
     free(e->actions);
     free(e->e_start);
     free(e->e_stop);
     ac_fsm_plan_free(e->plan);
+    ac_spec_rt_free(e);
     if (e->param_strings)
         for (uint16_t i = 0; i < e->t->n_params; i++)
             free(e->param_strings[i]);
@@ -569,6 +579,7 @@ void ac_engine_free(ac_engine *e)
     free(e->system_prompt);
     free(e->output_schema_text);
     free(e->tool_choice);
+    json_decref(e->state_decl);
     free(e->journal_dir);
     free(e->api_key_env);
     ac_secrets_free(e->secrets);

@@ -9,7 +9,10 @@
 #include <string.h>
 
 #include "context/tokens.h"
+#include "session/state.h"
 #include "session_int.h"
+#include "session/toolkits.h"
+#include "util/toolname.h"
 #include "tools/schema.h"
 #include "util/utf8.h"
 
@@ -185,8 +188,11 @@ static void a_init_session(ac_session *s, const ac_event *ev)
         s->output_schema_text =
             s->output_schema ? json_dumps(schema, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     }
+    if (!s->state) /* the State, as the spawn event declares it (state.h) */
+        s->state = ac_state_new(ev->data ? json_object_get(data(ev), "state") : NULL);
     int64_t window = s->e->p_context_window->ival;
     ac_conv_set_window(s->conv, window > 0 ? (size_t)window : 0); /* negative: all */
+    ac_toolkits_session_init(s, ev->data ? json_object_get(data(ev), "toolkits") : NULL);
     ac_session_set_status(s, AC_SESSION_IDLE);
 }
 
@@ -412,6 +418,11 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
     json_t *calls = json_object_get(d, "tool_calls");
     size_t n = json_array_size(calls);
     ac_tool_call_in *in = n ? calloc(n, sizeof *in) : NULL;
+    char(*names)[160] = n ? calloc(n, sizeof *names) : NULL;
+    if (!names) {
+        free(in);
+        in = NULL;
+    }
     for (size_t i = 0; i < n && in; i++) {
         json_t *c = json_array_get(calls, i);
         in[i].id = json_string_value(json_object_get(c, "id"));
@@ -421,6 +432,11 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
          * answered as an unknown tool), never dropped with its turn */
         if (!in[i].name || !*in[i].name)
             in[i].name = "(no name)";
+        /* "prefix__tool" from the wire is the toolkit tool "prefix::tool" */
+        if (strstr(in[i].name, "__") &&
+            ac_toolname_from_wire(in[i].name, ac_toolkits_known_name, s, names[i],
+                                  sizeof names[i]) == 1)
+            in[i].name = names[i];
         /* by name, from a fixed list: replay gives the same flags whatever tools the
          * replaying engine has */
         in[i].internal =
@@ -445,6 +461,7 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
     free(own_content);
     free(own_refusal);
     free(in);
+    free(names);
     json_t *usage = json_object_get(d, "usage");
     if (usage) {
         int64_t input = json_integer_value(json_object_get(usage, "input"));
@@ -463,7 +480,9 @@ static void a_record_tool_result(ac_session *s, const ac_event *ev)
     if (!id)
         return;
     const ac_tool_call *c = ac_conv_tool_call(s->conv, id);
+    ac_state_apply(s->state, json_object_get(data(ev), "state_writes")); /* state.h */
     ac_conv_set_tool_result(s->conv, id, ok, content ? content : "", ev->time_ms);
+    ac_toolkits_apply_event(s, data(ev)); /* a toolkit call's states and context */
     if (c && s->e->has_output && s->e->out.tool_end)
         s->e->out.tool_end(s->e->out.ud, s, id, c->name, ok, content ? content : "",
                            json_integer_value(json_object_get(data(ev), "duration_ms")));

@@ -12,7 +12,10 @@
 #include <sys/stat.h>
 
 #include "journal.h"
+#include "session/toolkits.h"
+#include "session/state.h"
 #include "session_int.h"
+#include "session/spec_rt.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
 
@@ -82,6 +85,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     }
     ac_event ev = {type, t_ms, data};
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
+    ac_spec_rt_after_event(s, &ev);
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
@@ -182,6 +186,7 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
             *want_rc = rc;
         free(q);
     }
+    ac_session_check_stuck(s);
     s->draining = 0;
     if (s->journal && ac_session_settled(s)) {
         ac_journal_flush(s->journal); /* waiting for input: the loop may not turn soon */
@@ -510,6 +515,14 @@ static json_t *spawn_payload(ac_engine *e)
         json_object_set_new(d, "system", json_string(e->system_prompt));
     if (d && e->output_schema_text)
         json_object_set_new(d, "output_schema", json_loads(e->output_schema_text, 0, NULL));
+    json_t *kits = ac_toolkits_spawn_json(e); /* initial toolkit states (toolkits.c) */
+    if (d && kits)
+        json_object_set(d, "toolkits", kits);
+    json_decref(kits);
+    if (d && e->state_decl) /* the State starts from the event: a replay needs no tool file */
+        json_object_set(d, "state", e->state_decl);
+    if (d && e->mcp) /* the MCP servers and the protocol version each one speaks */
+        ac_mcp_spawn_info(e, d);
     return d;
 }
 
@@ -606,6 +619,7 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
     }
     return s;
 fail:
+    ac_toolkits_session_free(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
     ac_schema_free(s->output_schema);
@@ -727,10 +741,13 @@ static void session_free_now(ac_session *s)
     if (s->provider_state && s->e->provider && s->e->provider->release)
         s->e->provider->release(s->e->provider, s->provider_state);
     ac_journal_close(s->journal);
+    ac_toolkits_session_free(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
     ac_schema_free(s->output_schema);
     free(s->output_schema_text);
+    ac_spec_facts_free(s);
+    ac_state_free(s->state);
     free(s->partial);
     free(s->answer);
     free(s->error);
@@ -865,6 +882,12 @@ char *ac_session_to_json(const ac_session *s)
                           "id", s->id, "states", states, "status", ac_session_status_name(ac_session_status(s)), "answer", s->answer,
                           "error", s->error, "queued", s->queued, "compacted",
                           s->compacted_this_plan, "conversation", cj);
+    json_t *kits = ac_toolkits_state_json(s);
+    if (o && kits)
+        json_object_set(o, "toolkits", kits);
+    json_decref(kits);
+    if (o && s->state) /* the State (state.h) */
+        json_object_set(o, "state", s->state->doc);
     char *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     return out;

@@ -16,7 +16,11 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/context_tools.c
   ${CMAKE_SOURCE_DIR}/src/session/tools_run.c
   ${CMAKE_SOURCE_DIR}/src/session/tool_env.c
+  ${CMAKE_SOURCE_DIR}/src/session/toolkits.c
   ${CMAKE_SOURCE_DIR}/src/session/compact_effect.c
+  ${CMAKE_SOURCE_DIR}/src/session/state.c
+  ${CMAKE_SOURCE_DIR}/src/session/state_turn.c
+  ${CMAKE_SOURCE_DIR}/src/session/callplan.c
   ${CMAKE_SOURCE_DIR}/src/llm/script.c)
 target_include_directories(agentc_runtime PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(agentc_runtime PUBLIC agentc_spec_tables agentc_gen agentc_context agentc_tools_base agentc_io agentc_util
@@ -28,3 +32,7 @@ else()
 endif()
 # Accessors for embedders' own handlers (tool calls, conversation).
 target_sources(agentc_runtime PRIVATE ${CMAKE_SOURCE_DIR}/src/session/embed_api.c)
+# The spec language v2 at run time: comparison guards, actions with arguments, timers,
+# what a session waits for.
+target_sources(agentc_runtime PRIVATE ${CMAKE_SOURCE_DIR}/src/session/spec_rt.c
+  ${CMAKE_SOURCE_DIR}/src/session/waiting.c)

@@ -60,6 +60,7 @@ struct ac_engine {
     ac_remote_inbox *remote; /* posts from other threads; NULL without a loop */
     ac_tool **tools;
     size_t n_tools, cap_tools;
+    struct ac_tk_engine *toolkits; /* toolkit definitions (toolkits.c), NULL when none */
     uint64_t rng;
     /* params the built-in handlers read, bound once (contracts.c guarantees each one a
      * bound built-in handler needs; NULL only when no such handler is bound) */
@@ -74,6 +75,9 @@ struct ac_engine {
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
     char *tool_choice; /* the request setting when it names a tool: checked at session start */
+    struct ac_spec_rt *spec_rt; /* comparison guards, actions with arguments, timers (spec_rt.c) */
+    json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
+    struct ac_mcp_set *mcp; /* MCP servers of the tool files (tools_mcp.c), NULL: none */
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -146,9 +150,12 @@ struct ac_session {
     /* each effect's own state, by effect index, typed in the effect's file */
     void *effect_state[AC_MAX_EFFECTS];
     void *provider_state; /* the provider's per-session state (sink.h) */
+    struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
+    struct ac_state *state; /* the State (state.h), from the spawn event */
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
     void *hooks_ud;
     size_t turn_base; /* model calls completed before a restore (the script position) */
+    struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
     void *userdata;
 };
 
@@ -191,6 +198,10 @@ void ac_effects_register(ac_registry *r);
 
 /* tools (src/session/tools_registry.c, tools_run.c, context_tools.c) */
 void ac_tools_free_all(ac_engine *e);
+/* Stops and frees the engine's MCP servers (tools_mcp.c). */
+void ac_mcp_set_free(ac_engine *e);
+/* Adds "mcp": [{"name", "transport", "protocol"}] to a spawn payload (for the journal). */
+void ac_mcp_spawn_info(ac_engine *e, json_t *payload);
 void ac_tools_add_defs(ac_engine *e, json_t *spawn_tools);
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
                         const ac_event *ev);

@@ -23,6 +23,7 @@ void ac_tool_handle_release(ac_tool_call_handle *h)
         pthread_mutex_destroy(&h->mu);
         free(h->id);
         free(h->content);
+        free(h->context);
         free(h);
     }
 }
@@ -48,4 +49,9 @@ void ac_tool_call_complete(ac_tool_call_handle *h, int ok, const char *content)
     pthread_mutex_unlock(&h->mu);
     if (rc != 0)
         ac_tool_handle_release(h);
+}
+
+const char *ac_tool_call_context(const ac_tool_call_handle *h)
+{
+    return h ? h->context : NULL;
 }

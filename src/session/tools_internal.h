@@ -13,7 +13,7 @@
 #include "session/session_int.h"
 #include "tools/schema.h"
 
-enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD };
+enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD, TK_MCP };
 
 /* ---- registry (tools_registry.c) ---- */
 
@@ -21,15 +21,28 @@ struct ac_tool {
     int kind;
     char *name, *description;
     json_t *parameters;
-    ac_schema *schema;
+    ac_schema *schema; /* parameters without "_"-prefixed properties (meta, state_turn.c) */
+    /* "_outputPath" as the parameters declare it: its schema compiled (NULL: any
+     * path) and whether it is required */
+    ac_schema *out_schema;
+    json_t *out_decl;
+    int out_required;
     char **argv;
     int64_t timeout_ms;
     size_t max_output;
     char **env;         /* tool file "env": "NAME=value", NULL-terminated, may be NULL */
     char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
-    int idempotent; /* tool file "idempotent": may run again after a crash (src/store) */
+    int idempotent; /* may run again after a crash (src/store): the tool file says so, or (MCP) the server's idempotentHint */
     ac_tool_fn fn;
     void *ud;
+    /* toolkits (toolkits.c): the engine index of the tool's toolkit + 1 (0: an independent
+     * tool) and its declaration (owned by the toolkit registry) */
+    size_t kit1;
+    const struct ac_toolfile_tool *def;
+    const struct ac_toolfile_toolkit *kit;
+    struct ac_mcp_server *mcp; /* TK_MCP: its server (owned by e->mcp) */
+    char *mcp_tool;            /* TK_MCP: the server's name for the tool */
+    int mcp_gone;              /* TK_MCP: no longer listed by the server */
 };
 
 /* A new tool of the given kind with its schema compiled (schema NULL: any
@@ -42,6 +55,46 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap);
 void ac_tools_free(ac_tool *t);
 /* The engine's tool called name, NULL if none. */
 const ac_tool *ac_tools_find(const ac_engine *e, const char *name);
+
+/* ---- meta-properties and the State (state_turn.c) ---- */
+
+/* Compiles t->schema from t->parameters less its "_"-prefixed properties, and
+ * the "_outputPath" declaration into t->out_schema. 0, or -1 with err set. */
+int ac_tool_meta_compile(ac_tool *t, char *err, size_t errcap);
+
+typedef struct ac_turn_plan ac_turn_plan;
+/* The plan of a turn's n calls (ids, the model's order): arguments parsed,
+ * output paths checked, the waits between calls (a call waits for the calls
+ * that write what it reads) and their cycles. NULL when out of memory. */
+ac_turn_plan *ac_turn_plan_new(ac_session *s, char *const *ids, size_t n);
+void ac_turn_plan_free(ac_turn_plan *p);
+/* More waits (other orderings, e.g. a toolkit's pipeline): call j waits for
+ * call i, and with skip_if_failed is not run when i fails. 0, or -1 when out
+ * of memory. Add them all, then seal the plan once: seal finds the cycles. */
+int ac_turn_plan_wait(ac_turn_plan *p, size_t j, size_t i, int skip_if_failed);
+void ac_turn_plan_seal(ac_turn_plan *p);
+/* The next call to start (index), or -1 when none is ready. *fail (malloc'd)
+ * is set when the call must fail without running (a cycle, a bad output
+ * path, a bad reference); *failed_dep is the call whose failure means this
+ * one must not run (a skip_if_failed wait), or (size_t)-1. */
+long ac_turn_plan_next(ac_turn_plan *p, char **fail, size_t *failed_dep);
+/* Call i's arguments as the tool gets them: references resolved against the
+ * State as it stands, meta-properties removed. A new reference, or NULL with
+ * the failure the model sees in msg. *rewritten is 0 when they are the model's
+ * text unchanged (the tool then gets that text as it was sent). */
+json_t *ac_turn_plan_args(ac_turn_plan *p, size_t i, int *rewritten, char *msg, size_t cap);
+/* Call i ended with ok and content: its writes to the State (checked against
+ * the schema; a refusal turns the call into a failure, *ok 0 and *override
+ * the message) as the array the event carries, or NULL when none. */
+json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *content,
+                            char **override);
+
+/* ---- MCP servers (tools_mcp.c) ---- */
+
+/* Starts the servers of a tool file's "mcp" array (borrowed) and adds their tools as
+ * server__tool; path names the file in messages. -1 with err. */
+int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err,
+                       size_t errcap);
 
 /* ---- tool process environments (tool_env.c) ---- */
 
@@ -65,6 +118,7 @@ struct ac_tool_call_handle {
     char *id;
     int ok;
     char *content;
+    char *context; /* the toolkit's context (JSON text) for ac_tool_call_context, or NULL */
     struct slot *slot;
 };
 

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/toolkits.h"
 #include "session/tools_internal.h"
+#include "util/toolname.h"
 #include "tools/schema.h"
 #include "tools/toolfile.h"
 
@@ -20,6 +22,8 @@ void ac_tools_free(ac_tool *t)
     free(t->description);
     json_decref(t->parameters);
     ac_schema_free(t->schema);
+    ac_schema_free(t->out_schema);
+    json_decref(t->out_decl);
     if (t->argv)
         for (char **a = t->argv; *a; a++)
             free(*a);
@@ -30,6 +34,7 @@ void ac_tools_free(ac_tool *t)
     for (char **v = t->inherit_env; v && *v; v++)
         free(*v);
     free(t->inherit_env);
+    free(t->mcp_tool);
     free(t);
 }
 
@@ -40,6 +45,7 @@ void ac_tools_free_all(ac_engine *e)
     free(e->tools);
     e->tools = NULL;
     e->n_tools = e->cap_tools = 0;
+    ac_toolkits_engine_free(e);
 }
 
 const ac_tool *ac_tools_find(const ac_engine *e, const char *name)
@@ -63,6 +69,17 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap)
         ac_tools_free(t);
         return -1;
     }
+    /* "prefix::tool" and a plain "prefix__tool" would be one name on the wire */
+    char wire[2 * AC_TOOLNAME_MAX + 8], other[2 * AC_TOOLNAME_MAX + 8];
+    if (ac_toolname_to_wire(t->name, wire, sizeof wire) == 0)
+        for (size_t i = 0; i < e->n_tools; i++)
+            if (ac_toolname_to_wire(e->tools[i]->name, other, sizeof other) == 0 &&
+                strcmp(wire, other) == 0) {
+                snprintf(err, errcap, "tool '%s' is defined twice ('%s' is the same name to the model: %s)",
+                         t->name, e->tools[i]->name, wire);
+                ac_tools_free(t);
+                return -1;
+            }
     if (e->n_tools == e->cap_tools) {
         size_t cap = e->cap_tools ? e->cap_tools * 2 : 8;
         ac_tool **v = realloc(e->tools, cap * sizeof *v);
@@ -94,8 +111,7 @@ ac_tool *ac_tools_new(int kind, const char *name, const char *desc, const char *
         ac_tools_free(t);
         return NULL;
     }
-    t->schema = ac_schema_compile(t->parameters, err, errcap);
-    if (!t->schema || !t->name || !t->description) {
+    if (ac_tool_meta_compile(t, err, errcap) < 0 || !t->name || !t->description) {
         ac_tools_free(t);
         return NULL;
     }
@@ -118,6 +134,13 @@ static int strv_copy(char *const *src, char ***dst)
         if (!((*dst)[i] = strdup(src[i])))
             return -1;
     return 0;
+}
+
+static void first_problem(void *ud, const char *message)
+{
+    char *first = ud;
+    if (!*first)
+        snprintf(first, 512, "%s", message);
 }
 
 static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
@@ -153,14 +176,41 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
     ac_toolfile *tf = ac_toolfile_load(spec, err, errcap);
     if (!tf)
         return -1;
+    size_t kit_base = 0;
+    if (tf->n_toolkits) {
+        /* reference problems refuse the file (agentc check --tools lists them all) */
+        char first[512] = "";
+        if (ac_toolfile_check_refs(tf, first_problem, first)) {
+            snprintf(err, errcap, "%s: %s (see agentc check --tools %s)", spec, first, spec);
+            ac_toolfile_free(tf);
+            return -1;
+        }
+        if (ac_toolkits_adopt(e, tf, &kit_base, err, errcap) < 0)
+            return -1; /* tf freed */
+    }
+    if (tf->state) { /* the session's State (state.h): one declaration per engine */
+        if (e->state_decl) {
+            snprintf(err, errcap, "%s: \"state\" is declared by another tool file too", spec);
+            ac_toolfile_free(tf);
+            return -1;
+        }
+        e->state_decl = json_incref(tf->state);
+    }
     for (size_t i = 0; i < tf->n; i++) {
         const ac_toolfile_tool *d = &tf->tools[i];
         char *schema = json_dumps(d->parameters, JSON_COMPACT);
-        ac_tool *t = ac_tools_new(TK_EXTERNAL, d->name, d->description, schema, err, errcap);
+        ac_tool *t = ac_tools_new(d->callback ? TK_CALLBACK : TK_EXTERNAL, d->name,
+                                  d->description, schema, err, errcap);
         free(schema);
         if (!t) {
-            ac_toolfile_free(tf);
+            if (!tf->n_toolkits)
+                ac_toolfile_free(tf);
             return -1;
+        }
+        if (d->toolkit >= 0) {
+            t->kit1 = kit_base + (size_t)d->toolkit + 1;
+            t->def = d;
+            t->kit = &tf->toolkits[d->toolkit];
         }
         t->argv = calloc(d->argc + 1, sizeof *t->argv);
         for (size_t k = 0; t->argv && k < d->argc; k++)
@@ -174,16 +224,20 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
         if (oom) {
             snprintf(err, errcap, "out of memory");
             ac_tools_free(t);
-            ac_toolfile_free(tf);
+            if (!tf->n_toolkits)
+                ac_toolfile_free(tf);
             return -1;
         }
         if (ac_tools_add(e, t, err, errcap) < 0) {
-            ac_toolfile_free(tf);
+            if (!tf->n_toolkits)
+                ac_toolfile_free(tf);
             return -1;
         }
     }
-    ac_toolfile_free(tf);
-    return 0;
+    int rc = tf->mcp ? ac_mcp_add_servers(e, tf->mcp, spec, err, errcap) : 0;
+    if (!tf->n_toolkits) /* else the toolkit registry keeps it */
+        ac_toolfile_free(tf);
+    return rc;
 }
 
 /* The code of a failure to add tools, from what went wrong. */
@@ -217,6 +271,12 @@ static int add_callback_tool(ac_engine *e, const char *name, const char *descrip
     if (!name || !*name || !fn) {
         snprintf(err, errcap, "a callback tool needs a name and a function");
         return -1;
+    }
+    int bound = ac_toolkits_bind_callback(e, name, fn, ud);
+    if (bound) {
+        if (bound < 0)
+            snprintf(err, errcap, "toolkit tool '%s' already has a callback", name);
+        return bound > 0 ? 0 : -1;
     }
     ac_tool *t = ac_tools_new(TK_CALLBACK, name, description, schema_json, err, errcap);
     if (!t)

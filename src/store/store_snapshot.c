@@ -9,6 +9,8 @@
 
 #include "context/conversation.h"
 #include "session/session_int.h"
+#include "session/toolkits.h"
+#include "session/state.h"
 #include "store_snapshot.h"
 #include "tools/schema.h"
 
@@ -113,11 +115,27 @@ static int restore_conv(ac_session *s, json_t *v, char *err, size_t errcap)
     return AC_OK;
 }
 
+/* Toolkit states and contexts (session/toolkits.c): {} when the engine has none. */
+static json_t *save_toolkits(const ac_session *s)
+{
+    json_t *v = ac_toolkits_state_json(s);
+    return v ? v : json_object();
+}
+
+static int restore_toolkits(ac_session *s, json_t *v, char *err, size_t errcap)
+{
+    if (!json_object_size(v))
+        return AC_OK;
+    return ac_toolkits_state_restore(s, v, err, errcap) == 0 ? AC_OK : AC_EINVAL;
+}
+
 /* The parts, in the order they are restored. Another part of the session is one line here. */
 static const ac_snapshot_part PARTS[] = {
     {"fsm", save_fsm, restore_fsm},
     {"turn", save_turn, restore_turn},
     {"conversation", save_conv, restore_conv},
+    {"toolkits", save_toolkits, restore_toolkits},
+    {"state", ac_state_snapshot_save, ac_state_snapshot_restore}, /* the State (state.h) */
 };
 
 char *ac_store_snapshot_save(const ac_session *s, uint64_t model_calls)

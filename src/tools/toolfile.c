@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "util/toolname.h"
 #include "util/units.h"
 
 #define TF_DEFAULT_TIMEOUT "30s"
@@ -93,6 +94,7 @@ static void tf_strv_free(char **v)
 
 static void tf_def_free(ac_toolfile_tool *d)
 {
+    ac_toolfile__free_tool_parts(d);
     tf_strv_free(d->env);
     tf_strv_free(d->inherit_env);
     free(d->name);
@@ -112,6 +114,11 @@ void ac_toolfile_free(ac_toolfile *tf)
     for (size_t i = 0; i < tf->n; i++)
         tf_def_free(&tf->tools[i]);
     free(tf->tools);
+    for (size_t i = 0; i < tf->n_toolkits; i++)
+        ac_toolfile__free_toolkit(&tf->toolkits[i]);
+    free(tf->toolkits);
+    json_decref(tf->state);
+    json_decref(tf->mcp);
     free(tf);
 }
 
@@ -125,24 +132,40 @@ const ac_toolfile_tool *ac_toolfile_find(const ac_toolfile *tf, const char *name
     return NULL;
 }
 
-static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
+static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d, int in_toolkit)
 {
     static const char *const keys[] = {"name",       "description", "parameters",
                                        "command",    "timeout",     "max_output",
                                        "idempotent", "env",         "inherit_env"};
+    static const char *const tk_keys[] = {"required_states", "forbidden_states", "enables_states",
+                                          "disables_states", "required_context", "updates_context",
+                                          "callback"};
+    d->toolkit = -1;
     if (!json_is_object(e))
         return tf_fail(c, "must be an object");
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)e, k, v)
     {
-        size_t i;
+        size_t i, j = 0;
         for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
             if (!strcmp(k, keys[i]))
                 break;
-        if (i == sizeof keys / sizeof keys[0])
-            return tf_fail(c, "unknown key \"%s\"", k);
+        if (i == sizeof keys / sizeof keys[0] && in_toolkit)
+            for (j = 0; j < sizeof tk_keys / sizeof tk_keys[0]; j++)
+                if (!strcmp(k, tk_keys[j]))
+                    break;
+        if (i == sizeof keys / sizeof keys[0] &&
+            (!in_toolkit || j == sizeof tk_keys / sizeof tk_keys[0]))
+            return tf_fail(c, "unknown key \"%s\"%s", k,
+                           !in_toolkit && !strncmp(k, "required_", 9)
+                               ? " (states and context belong to toolkit tools, under \"toolkits\")"
+                               : "");
     }
+    const json_t *cbk = json_object_get(e, "callback");
+    if (cbk && !json_is_boolean(cbk))
+        return tf_fail(c, "\"callback\" must be true or false");
+    d->callback = json_is_true(cbk);
 
     const json_t *name = json_object_get(e, "name");
     if (!name)
@@ -163,8 +186,12 @@ static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
         return tf_fail(c, "\"description\" must not contain NUL characters");
 
     const json_t *cmd = json_object_get(e, "command");
-    if (!cmd)
+    if (d->callback && cmd)
+        return tf_fail(c, "a \"callback\" tool has no \"command\"");
+    if (!cmd && !d->callback)
         return tf_fail(c, "missing \"command\"");
+    if (d->callback)
+        goto after_command;
     if (!json_is_array(cmd) || json_array_size(cmd) == 0)
         return tf_fail(c, "\"command\" must be a non-empty array of strings");
     d->argc = json_array_size(cmd);
@@ -196,6 +223,7 @@ static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
         free(d->argv[0]);
         d->argv[0] = abs;
     }
+after_command:;
 
     const json_t *params = json_object_get(e, "parameters");
     if (params) {
@@ -208,6 +236,8 @@ static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
     if (!d->parameters)
         return tf_fail(c, "out of memory");
     char why[320];
+    if (in_toolkit && ac_toolfile__take_enum_from(d->parameters, &d->enum_from, why, sizeof why))
+        return tf_fail(c, "%s", why);
     d->schema = ac_schema_compile(d->parameters, why, sizeof why);
     if (!d->schema)
         return tf_fail(c, "invalid \"parameters\" schema: %s", why);
@@ -286,6 +316,55 @@ static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
     return 0;
 }
 
+int ac_toolfile__parse_tool(const char *path, const char *label, const json_t *e, int in_toolkit,
+                            ac_toolfile_tool *d, char *err, size_t errcap)
+{
+    tf_ctx c = {.path = path, .err = err, .errcap = errcap};
+    snprintf(c.label, sizeof c.label, "%s", label);
+    return tf_parse_entry(&c, e, d, in_toolkit);
+}
+
+/* "state": {"initial": {...}, "schema": {...}}: the session's State (docs/state.md). */
+static int tf_parse_state(tf_ctx *c, const json_t *st, ac_toolfile *tf)
+{
+    snprintf(c->label, sizeof c->label, "state");
+    if (!json_is_object(st))
+        return tf_fail(c, "must be an object {\"initial\": {...}, \"schema\": {...}}");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)st, k, v)
+    {
+        if (strcmp(k, "initial") != 0 && strcmp(k, "schema") != 0)
+            return tf_fail(c, "unknown key \"%s\" (\"initial\" and \"schema\" are allowed)", k);
+    }
+    const json_t *init = json_object_get(st, "initial"), *schema = json_object_get(st, "schema");
+    if (init && !json_is_object(init))
+        return tf_fail(c, "\"initial\" must be an object (the State is a JSON object)");
+    if (schema && !json_is_object(schema))
+        return tf_fail(c, "\"schema\" must be a JSON Schema object");
+    json_t *empty = json_object();
+    if (!empty)
+        return tf_fail(c, "out of memory");
+    if (schema) {
+        char why[320];
+        ac_schema *sc = ac_schema_compile(schema, why, sizeof why);
+        if (!sc) {
+            json_decref(empty);
+            return tf_fail(c, "invalid \"schema\": %s", why);
+        }
+        int ok = ac_schema_validate(sc, init ? init : empty, why, sizeof why);
+        ac_schema_free(sc);
+        if (!ok) {
+            json_decref(empty);
+            return tf_fail(c, "the schema refuses the initial State: %s", why);
+        }
+    }
+    tf->state = json_pack("{s:O, s:O?}", "initial", init ? init : empty, "schema", schema);
+    json_decref(empty);
+    c->label[0] = 0;
+    return tf->state ? 0 : tf_fail(c, "out of memory");
+}
+
 static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
 {
     ac_toolfile *tf = NULL;
@@ -297,23 +376,43 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
     json_t *v;
     json_object_foreach((json_t *)root, k, v)
     {
-        if (strcmp(k, "tools") != 0) {
-            tf_fail(c, "unknown key \"%s\" (only \"tools\" is allowed)", k);
+        if (strcmp(k, "tools") != 0 && strcmp(k, "toolkits") != 0 && strcmp(k, "state") != 0 &&
+            strcmp(k, "mcp") != 0) {
+            tf_fail(c, "unknown key \"%s\" (only \"tools\", \"toolkits\", \"state\" and \"mcp\" are "
+                       "allowed)",
+                    k);
             return NULL;
         }
     }
     const json_t *tools = json_object_get(root, "tools");
-    if (!json_is_array(tools)) {
+    const json_t *kits = json_object_get(root, "toolkits");
+    const json_t *mcp = json_object_get(root, "mcp");
+    if (kits && !json_is_array(kits)) {
+        tf_fail(c, "\"toolkits\" must be an array");
+        return NULL;
+    }
+    if (mcp && !json_is_array(mcp)) {
+        tf_fail(c, "\"mcp\" must be an array of servers");
+        return NULL;
+    }
+    if (!json_is_array(tools) && (tools || !(kits || mcp))) {
         tf_fail(c, tools ? "\"tools\" must be an array" : "missing \"tools\"");
         return NULL;
     }
     tf = calloc(1, sizeof *tf);
     if (!tf)
         goto oom;
-    size_t n = json_array_size(tools);
-    tf->tools = calloc(n ? n : 1, sizeof *tf->tools);
-    if (!tf->tools)
+    tf->mcp = mcp ? json_incref((json_t *)mcp) : NULL; /* checked by the MCP client */
+    if (kits && ac_toolfile__parse_toolkits(kits, tf, c->path, c->err, c->errcap) < 0)
+        goto fail;
+    size_t n = json_array_size(tools), base = tf->n;
+    ac_toolfile_tool *grown = realloc(tf->tools, (base + n + 1) * sizeof *tf->tools);
+    if (!grown)
         goto oom;
+    tf->tools = grown;
+    memset(tf->tools + base, 0, (n + 1) * sizeof *tf->tools);
+    if (json_object_get(root, "state") && tf_parse_state(c, json_object_get(root, "state"), tf) < 0)
+        goto fail;
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(tools, i);
         const json_t *name = json_object_get(e, "name");
@@ -322,12 +421,20 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
             snprintf(c->label, sizeof c->label, "tools[%zu] (\"%s\")", i, json_string_value(name));
         else
             snprintf(c->label, sizeof c->label, "tools[%zu]", i);
-        tf->n = i + 1; /* so a half-filled entry is freed */
-        if (tf_parse_entry(c, e, &tf->tools[i]) < 0)
+        tf->n = base + i + 1; /* so a half-filled entry is freed */
+        if (tf_parse_entry(c, e, &tf->tools[base + i], 0) < 0)
             goto fail;
-        for (size_t k2 = 0; k2 < i; k2++) {
-            if (strcmp(tf->tools[k2].name, tf->tools[i].name) == 0) {
-                tf_fail(c, "duplicate tool name (also tools[%zu])", k2);
+        for (size_t k2 = 0; k2 < base; k2++) {
+            char wire[160];
+            if (ac_toolname_to_wire(tf->tools[k2].name, wire, sizeof wire) == 0 &&
+                strcmp(wire, tf->tools[base + i].name) == 0) {
+                tf_fail(c, "the name is the wire form of toolkit tool \"%s\"", tf->tools[k2].name);
+                goto fail;
+            }
+        }
+        for (size_t k2 = base; k2 < base + i; k2++) {
+            if (strcmp(tf->tools[k2].name, tf->tools[base + i].name) == 0) {
+                tf_fail(c, "duplicate tool name (also tools[%zu])", k2 - base);
                 goto fail;
             }
         }

@@ -20,6 +20,9 @@
  * inherited (see the engine, session/tool_env.c); "env" values are passed
  * exactly as written.
  *
+ * "mcp": [...] declares MCP servers whose tools are added too (src/mcp/mcp_config.c
+ * checks it); "tools" may then be left out.
+ *
  * Everything else is refused: unknown keys, wrong types, a schema that does not
  * compile, duplicate tool names, duplicate JSON keys. Messages name the file
  * and the entry, e.g. `tools.json: tools[2] ("grep"): unknown key "cmd"`, and
@@ -45,14 +48,39 @@ typedef struct ac_toolfile_tool {
     int idempotent;
     char **env;         /* "NAME=value" strings, NULL-terminated; NULL: no "env" key */
     char **inherit_env; /* names and PREFIX* patterns, NULL-terminated; NULL: the default */
+    /* toolkits (toolkit_file.c): the index of the tool's toolkit in the file, -1 for an
+     * independent tool; name is then "prefix::tool" and local its own part */
+    int toolkit;
+    char *local;
+    char **required_states, **forbidden_states, **enables_states, **disables_states,
+        **required_context; /* NULL-terminated; NULL outside toolkits */
+    int updates_context;
+    int callback;       /* no "command": bound to a C callback of the same name */
+    json_t *enum_from;  /* {"param": ["path", ...]} from "x-enum-from", or NULL */
 } ac_toolfile_tool;
+
+/* One toolkit: tools sharing a prefix, state flags and a context. */
+typedef struct ac_toolfile_toolkit {
+    char *prefix;
+    char **initial_states; /* NULL-terminated */
+    char **states;         /* "states" if declared, else NULL (see toolkit_file.c) */
+    json_t *context;       /* the initial context, an object */
+    json_t *context_schema; /* or NULL */
+    ac_schema *ctx_schema;  /* compiled context_schema, or NULL */
+} ac_toolfile_toolkit;
 
 /* The variables a tool inherits when its entry has no "inherit_env". */
 extern const char *const ac_toolfile_default_inherit[];
 
 typedef struct ac_toolfile {
-    ac_toolfile_tool *tools;
+    ac_toolfile_tool *tools; /* the toolkits' tools first, in file order, then "tools" */
     size_t n;
+    ac_toolfile_toolkit *toolkits;
+    size_t n_toolkits;
+    /* "state": {"initial": {...}, "schema": {...}} (both optional; the initial State
+     * must be an object that the schema, when given, accepts), or NULL */
+    json_t *state;
+    json_t *mcp; /* the "mcp" array as written (MCP servers, src/mcp/mcp_config.c), or NULL */
 } ac_toolfile;
 
 /* Loads and checks a tool file. Returns a new ac_toolfile (free with
@@ -69,5 +97,49 @@ const ac_toolfile_tool *ac_toolfile_find(const ac_toolfile *tf, const char *name
 
 /* Frees the file and every tool in it. ac_toolfile_free(NULL) is a no-op. */
 void ac_toolfile_free(ac_toolfile *tf);
+
+/* ---- toolkits (toolkit_file.c, toolkit_check.c) ----
+ *
+ *   {"toolkits": [{"prefix": "plane",                 required, see util/toolname.h
+ *                  "initial_states": ["a"],           default []
+ *                  "states": ["a", "b"],              optional: every state the toolkit has
+ *                  "context": {...},                  default {}: the initial context
+ *                  "context_schema": {JSON Schema},   optional: checks every context update
+ *                  "tools": [{...a tool as above, named without the prefix, and:
+ *                     "required_states": [], "forbidden_states": [],
+ *                     "enables_states": [], "disables_states": [],
+ *                     "required_context": [],        context keys that must exist
+ *                     "updates_context": false,      prints {"result": ..., "context": {...}}
+ *                     "callback": true               instead of "command": a C callback
+ *                  }]}]}                              registered under "prefix::tool"
+ * A parameter's "x-enum-from": "key" or ["key", "a.b"] takes its enum from the
+ * live context (see session/toolkits.c). */
+
+/* Parses one tool entry (toolfile.c). in_toolkit: the toolkit keys are allowed
+ * (the caller reads them) and "callback": true may replace "command". */
+int ac_toolfile__parse_tool(const char *path, const char *label, const json_t *e, int in_toolkit,
+                            ac_toolfile_tool *d, char *err, size_t errcap);
+/* Takes every "x-enum-from" out of params' properties into *out ({"param":
+ * ["path", ...]}, NULL when none). 0, or -1 with a reason. */
+int ac_toolfile__take_enum_from(json_t *params, json_t **out, char *why, size_t whycap);
+/* Parses the "toolkits" array into tf (tools appended to tf->tools). 0 or -1. */
+int ac_toolfile__parse_toolkits(const json_t *arr, ac_toolfile *tf, const char *path, char *err,
+                                size_t errcap);
+void ac_toolfile__free_toolkit(ac_toolfile_toolkit *k);
+void ac_toolfile__free_tool_parts(ac_toolfile_tool *d);
+
+/* What `agentc check --tools` reports, one message at a time. */
+typedef void (*ac_toolfile_report_fn)(void *ud, const char *message);
+/* Reference problems: states nobody declares or sets, a tool requiring and
+ * forbidding one state, required_context or x-enum-from paths the context
+ * (schema or initial value) does not have. Returns how many were reported. */
+size_t ac_toolfile_check_refs(const ac_toolfile *tf, ac_toolfile_report_fn fn, void *ud);
+/* The reachability proof: every toolkit tool that no sequence of successful
+ * calls from the initial states can make available, with the reason. Returns
+ * how many. */
+size_t ac_toolfile_check_reach(const ac_toolfile *tf, ac_toolfile_report_fn fn, void *ud);
+/* DOT text of every toolkit's states and the tools moving between them
+ * (malloc'd). */
+char *ac_toolfile_diagram(const ac_toolfile *tf);
 
 #endif

@@ -4,5 +4,6 @@
 add_library(agentc_util STATIC
   ${CMAKE_SOURCE_DIR}/src/util/utf8.c
   ${CMAKE_SOURCE_DIR}/src/util/units.c
-  ${CMAKE_SOURCE_DIR}/src/util/secrets.c)
+  ${CMAKE_SOURCE_DIR}/src/util/secrets.c
+  ${CMAKE_SOURCE_DIR}/src/util/toolname.c)
 target_include_directories(agentc_util PUBLIC ${CMAKE_SOURCE_DIR}/src)

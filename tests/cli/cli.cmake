@@ -13,3 +13,15 @@ add_test(NAME cli_tool_paths
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/tool_paths.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_tool_paths PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
+add_test(NAME cli_toolkits_check
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/toolkits_check.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_toolkits_check PROPERTIES LABELS cli TIMEOUT 60)
+add_test(NAME cli_toolkits_store
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/toolkits_store.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_toolkits_store PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
+add_test(NAME cli_gallery
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/gallery.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_gallery PROPERTIES LABELS cli TIMEOUT 120)

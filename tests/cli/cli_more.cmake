@@ -1,7 +1,7 @@
 # End-to-end checks of agentc run/batch/diagram: the real binary against the
 # loopback agentc_test_httpd server and the script provider. Exit 77 = skipped
 # (a tool such as jq is missing).
-foreach(t run_openai interrupt batch concurrency secrets output request_settings store)
+foreach(t run_openai interrupt batch concurrency secrets output request_settings store state)
   add_test(NAME cli_${t}
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/${t}.sh $<TARGET_FILE:agentc>
             $<TARGET_FILE:agentc_test_httpd_main>

@@ -851,6 +851,71 @@ static void test_settings_check(void **state)
     ac_request_settings_free(d);
 }
 
+/* Namespaced tools ("prefix::tool") go on the wire as "prefix__tool", in the offered tools, the
+ * history's calls and tool_choice, for both APIs; the offer callback drops or rewrites tools. */
+static int offer_fn(void *ud, const char *name, json_t **schema)
+{
+    (*(int *)ud)++;
+    if (!strcmp(name, "plane::edit"))
+        return 0;
+    if (!strcmp(name, "plane::login"))
+        json_object_set_new(*schema, "x-seen", json_true());
+    return 1;
+}
+
+static void test_namespaced_wire_names(void **state)
+{
+    (void)state;
+    ac_conv *c = ac_conv_new();
+    ac_conv_add_tool_def(c, "plane::login", "Log in", "{\"type\":\"object\"}");
+    ac_conv_add_tool_def(c, "plane::edit", "Edit", "{\"type\":\"object\"}");
+    ac_conv_add_tool_def(c, "plain", "Plain", "{\"type\":\"object\"}");
+    ac_conv_add_message(c, AC_ROLE_USER, "go", 1);
+    ac_tool_call_in calls[] = {{"c1", "plane::login", "{}", 0}};
+    assert_int_equal(ac_conv_add_assistant(c, "", NULL, calls, 1, 2), AC_CONV_OK);
+    assert_int_equal(ac_conv_set_tool_result(c, "c1", 1, "in", 3), AC_CONV_OK);
+    int asked = 0;
+    ac_request_settings st = {0};
+    st.tool_choice = "plane::login";
+    ac_request_opts o = {.model = "m", .tool_offer = offer_fn, .tool_offer_ud = &asked,
+                         .settings = &st};
+    char *a = openai(c, &o);
+    assert_int_equal(asked, 3);
+    json_t *j = parse(a);
+    json_t *tools = json_object_get(j, "tools");
+    assert_int_equal(json_array_size(tools), 2);
+    json_t *f0 = json_object_get(json_array_get(tools, 0), "function");
+    assert_string_equal(json_string_value(json_object_get(f0, "name")), "plane__login");
+    assert_true(json_is_true(json_object_get(json_object_get(f0, "parameters"), "x-seen")));
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_array_get(tools, 1), "function"), "name")),
+                        "plain");
+    json_t *asst = json_array_get(json_object_get(j, "messages"), 1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_array_get(json_object_get(asst, "tool_calls"), 0),
+                                            "function"),
+                            "name")),
+                        "plane__login");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(j, "tool_choice"), "function"), "name")),
+                        "plane__login");
+    json_decref(j);
+    free(a);
+    char *b = anthropic(c, &o);
+    j = parse(b);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(j, "tools"), 0), "name")),
+        "plane__login");
+    json_t *content = json_object_get(json_array_get(json_object_get(j, "messages"), 1), "content");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(content, 0), "name")),
+                        "plane__login");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "tool_choice"), "name")),
+                        "plane__login");
+    json_decref(j);
+    free(b);
+    ac_conv_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -867,6 +932,7 @@ int main(void)
         cmocka_unit_test(test_settings_sampling),
         cmocka_unit_test(test_settings_tool_choice),
         cmocka_unit_test(test_settings_passthrough),
+        cmocka_unit_test(test_namespaced_wire_names),
         cmocka_unit_test(test_settings_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,8 @@ target_link_options(fsm_dispatch_noalloc PRIVATE -Wl,--wrap=malloc -Wl,--wrap=ca
 # The real dispatcher (dense index or row scan, traced or not) against a plain
 # reference, call for call, on every spec of the tree.
 file(GLOB diff_specs RELATIVE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/tests/spec/valid/*.fsm
-     ${CMAKE_SOURCE_DIR}/tests/gen/golden/*.fsm ${CMAKE_SOURCE_DIR}/examples/embed/*.fsm)
+     ${CMAKE_SOURCE_DIR}/tests/gen/golden/*.fsm ${CMAKE_SOURCE_DIR}/examples/embed/*.fsm
+     ${CMAKE_SOURCE_DIR}/examples/specs/*.fsm)
 list(SORT diff_specs)
 agentc_add_test(fsm_dispatch_diff SOURCES ${CMAKE_SOURCE_DIR}/tests/fsm/test_dispatch_diff.c
   ${CMAKE_SOURCE_DIR}/tests/fsm/diff_driver.c ${CMAKE_SOURCE_DIR}/tests/fsm/ref_dispatch.c
@@ -28,7 +29,7 @@ if(AGENTC_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang" AND TARGET agentc_gen_fuz
   file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz_dispatch_corpus)
   file(GLOB_RECURSE dispatch_seed_files ${CMAKE_SOURCE_DIR}/spec/*.fsm
        ${CMAKE_SOURCE_DIR}/tests/spec/valid/*.fsm ${CMAKE_SOURCE_DIR}/tests/gen/golden/*.fsm
-       ${CMAKE_SOURCE_DIR}/examples/embed/*.fsm)
+       ${CMAKE_SOURCE_DIR}/examples/embed/*.fsm ${CMAKE_SOURCE_DIR}/examples/specs/*.fsm)
   agentc_fuzz_seeds(${dispatch_seeds} ${dispatch_seed_files})
   add_test(NAME fuzz_dispatch_30s
     COMMAND fuzz_dispatch -max_total_time=30 -timeout=10 -rss_limit_mb=2048

@@ -22,3 +22,7 @@ set_tests_properties(cli_journal_honest PROPERTIES LABELS "session;cli" TIMEOUT 
 # The public entry points given NULL arguments: an error code or nothing, never a crash.
 agentc_add_test(session_embed_null SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_embed_null.c
   LIBS agentc_runtime agentc_io LABELS session)
+# The spec language v2 on a real engine: outside events and the embedding API, stuck
+# sessions, comparison guards, fail() reasons, after timers.
+agentc_add_test(session_spec_v2 SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_spec_v2.c
+  LIBS agentc_runtime agentc_io agentc_gen LABELS session)

@@ -16,6 +16,11 @@ agentc_add_test(tools_toolfile
   SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_toolfile.c
   LIBS agentc_tools_base
   LABELS tools)
+# State references: grammar, lookups, ||, &&, escapes, writes (docs/state.md).
+agentc_add_test(tools_stateref
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_stateref.c
+  LIBS agentc_tools_base
+  LABELS tools)
 agentc_add_test(tools_calc
   SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_calculator.c
   LIBS agentc_tools_base
@@ -28,9 +33,10 @@ if(AGENTC_FUZZ)
     ${CMAKE_SOURCE_DIR}/src/tools/schema.c
     ${CMAKE_SOURCE_DIR}/src/tools/schema_regex.c
     ${CMAKE_SOURCE_DIR}/src/tools/toolfile.c
+    ${CMAKE_SOURCE_DIR}/src/tools/stateref.c
     ${CMAKE_SOURCE_DIR}/src/util/units.c
     ${CMAKE_SOURCE_DIR}/src/tools/calculator.c)
-  foreach(fz fuzz_schema fuzz_calc)
+  foreach(fz fuzz_schema fuzz_calc fuzz_stateref)
     add_executable(${fz} ${CMAKE_SOURCE_DIR}/tests/fuzz/${fz}.c ${_tools_base_srcs})
     target_include_directories(${fz} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
     target_compile_options(${fz} PRIVATE -fsanitize=fuzzer,address,undefined)

@@ -29,151 +29,151 @@ static const ac_fsm_machine machines[] = {
 };
 
 static const ac_fsm_state states[] = {
-    /*   0 session.Created  agent.fsm:50 */
-    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 50, .terminal = 0},
-    /*   1 session.Error  agent.fsm:51 */
-    {.name = "Error", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 51, .terminal = 1},
-    /*   2 session.Cancelled  agent.fsm:51 */
-    {.name = "Cancelled", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 51, .terminal = 1},
-    /*   3 session.Completed  agent.fsm:51 */
-    {.name = "Completed", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 51, .terminal = 1},
-    /*   4 session.Idle  agent.fsm:53 */
-    {.name = "Idle", .machine = 0, .first_transition = 3, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 53, .terminal = 0},
-    /*   5 session.Running  agent.fsm:54 */
-    {.name = "Running", .machine = 0, .first_transition = 8, .n_transitions = 7, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 54, .terminal = 0},
-    /*   6 session.Paused  agent.fsm:55 */
-    {.name = "Paused", .machine = 0, .first_transition = 15, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 55, .terminal = 0},
-    /*   7 agent.INIT  agent.fsm:78 */
-    {.name = "INIT", .machine = 1, .first_transition = 21, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 78, .terminal = 0},
-    /*   8 agent.COMPLETED  agent.fsm:79 */
-    {.name = "COMPLETED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 79, .terminal = 1},
-    /*   9 agent.FAILED  agent.fsm:79 */
-    {.name = "FAILED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 79, .terminal = 1},
-    /*  10 agent.PLANNING  agent.fsm:81 */
-    {.name = "PLANNING", .machine = 1, .first_transition = 22, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 81, .terminal = 0},
-    /*  11 agent.OBSERVING  agent.fsm:81 */
-    {.name = "OBSERVING", .machine = 1, .first_transition = 25, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 81, .terminal = 0},
-    /*  12 agent.EXECUTING  agent.fsm:82 */
-    {.name = "EXECUTING", .machine = 1, .first_transition = 30, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 82, .terminal = 0},
-    /*  13 agent.COMPACTING  agent.fsm:83 */
-    {.name = "COMPACTING", .machine = 1, .first_transition = 32, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 83, .terminal = 0},
-    /*  14 process.IDLE  agent.fsm:107 */
-    {.name = "IDLE", .machine = 2, .first_transition = 34, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 107, .terminal = 0},
-    /*  15 process.SUCCESS  agent.fsm:108 */
-    {.name = "SUCCESS", .machine = 2, .first_transition = 35, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 108, .terminal = 1},
-    /*  16 process.ERROR  agent.fsm:108 */
-    {.name = "ERROR", .machine = 2, .first_transition = 35, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 108, .terminal = 1},
-    /*  17 process.CALLING  agent.fsm:112 */
-    {.name = "CALLING", .machine = 2, .first_transition = 35, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 112, .terminal = 0},
-    /*  18 process.STREAMING  agent.fsm:113 */
-    {.name = "STREAMING", .machine = 2, .first_transition = 38, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 113, .terminal = 0},
-    /*  19 process.TOOL_EXECUTING  agent.fsm:114 */
-    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 43, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 114, .terminal = 0},
-    /*  20 process.RETRYING  agent.fsm:115 */
-    {.name = "RETRYING", .machine = 2, .first_transition = 49, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 115, .terminal = 0},
+    /*   0 session.Created  agent.fsm:52 */
+    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 52, .terminal = 0},
+    /*   1 session.Error  agent.fsm:53 */
+    {.name = "Error", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 53, .terminal = 1},
+    /*   2 session.Cancelled  agent.fsm:53 */
+    {.name = "Cancelled", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 53, .terminal = 1},
+    /*   3 session.Completed  agent.fsm:53 */
+    {.name = "Completed", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 53, .terminal = 1},
+    /*   4 session.Idle  agent.fsm:55 */
+    {.name = "Idle", .machine = 0, .first_transition = 3, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 55, .terminal = 0},
+    /*   5 session.Running  agent.fsm:56 */
+    {.name = "Running", .machine = 0, .first_transition = 8, .n_transitions = 7, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 56, .terminal = 0},
+    /*   6 session.Paused  agent.fsm:57 */
+    {.name = "Paused", .machine = 0, .first_transition = 15, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 57, .terminal = 0},
+    /*   7 agent.INIT  agent.fsm:80 */
+    {.name = "INIT", .machine = 1, .first_transition = 21, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 80, .terminal = 0},
+    /*   8 agent.COMPLETED  agent.fsm:81 */
+    {.name = "COMPLETED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 81, .terminal = 1},
+    /*   9 agent.FAILED  agent.fsm:81 */
+    {.name = "FAILED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 81, .terminal = 1},
+    /*  10 agent.PLANNING  agent.fsm:83 */
+    {.name = "PLANNING", .machine = 1, .first_transition = 22, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 83, .terminal = 0},
+    /*  11 agent.OBSERVING  agent.fsm:83 */
+    {.name = "OBSERVING", .machine = 1, .first_transition = 25, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 83, .terminal = 0},
+    /*  12 agent.EXECUTING  agent.fsm:84 */
+    {.name = "EXECUTING", .machine = 1, .first_transition = 30, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 84, .terminal = 0},
+    /*  13 agent.COMPACTING  agent.fsm:85 */
+    {.name = "COMPACTING", .machine = 1, .first_transition = 32, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 85, .terminal = 0},
+    /*  14 process.IDLE  agent.fsm:109 */
+    {.name = "IDLE", .machine = 2, .first_transition = 34, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 109, .terminal = 0},
+    /*  15 process.SUCCESS  agent.fsm:110 */
+    {.name = "SUCCESS", .machine = 2, .first_transition = 35, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 110, .terminal = 1},
+    /*  16 process.ERROR  agent.fsm:110 */
+    {.name = "ERROR", .machine = 2, .first_transition = 35, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 110, .terminal = 1},
+    /*  17 process.CALLING  agent.fsm:114 */
+    {.name = "CALLING", .machine = 2, .first_transition = 35, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 114, .terminal = 0},
+    /*  18 process.STREAMING  agent.fsm:115 */
+    {.name = "STREAMING", .machine = 2, .first_transition = 38, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 115, .terminal = 0},
+    /*  19 process.TOOL_EXECUTING  agent.fsm:116 */
+    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 43, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 116, .terminal = 0},
+    /*  20 process.RETRYING  agent.fsm:117 */
+    {.name = "RETRYING", .machine = 2, .first_transition = 49, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 117, .terminal = 0},
 };
 
 static const ac_fsm_transition transitions[] = {
-    /*    0 Created --spawn--> Idle  agent.fsm:57 */
-    {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 34, .line = 57, .kind = AC_TR_EXTERNAL},
-    /*    1 Created --cancel--> Cancelled  agent.fsm:71 */
-    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 36, .line = 71, .kind = AC_TR_EXTERNAL},
-    /*    2 Created on ping  agent.fsm:72 */
-    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 38, .line = 72, .kind = AC_TR_INTERNAL},
-    /*    3 Idle --user_message--> Running  agent.fsm:58 */
-    {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 40, .line = 58, .kind = AC_TR_EXTERNAL},
-    /*    4 Idle --inactivity_timeout--> Completed  agent.fsm:59 */
-    {.source = 4, .event = 7, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 59, .kind = AC_TR_EXTERNAL},
-    /*    5 Idle --pause--> Paused  agent.fsm:66 */
-    {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 66, .kind = AC_TR_EXTERNAL},
-    /*    6 Idle --cancel--> Cancelled  agent.fsm:71 */
-    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 42, .line = 71, .kind = AC_TR_EXTERNAL},
-    /*    7 Idle on ping  agent.fsm:72 */
-    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 44, .line = 72, .kind = AC_TR_INTERNAL},
-    /*    8 Running on user_message  agent.fsm:61 */
-    {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 46, .line = 61, .kind = AC_TR_INTERNAL},
-    /*    9 Running --agent.COMPLETED--> Running  agent.fsm:62 */
-    {.source = 5, .event = 18, .target = 5, .guard = 0, .actions = 48, .line = 62, .kind = AC_TR_EXTERNAL},
-    /*   10 Running --agent.COMPLETED--> Idle  agent.fsm:63 */
-    {.source = 5, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 51, .line = 63, .kind = AC_TR_EXTERNAL},
-    /*   11 Running --agent.FAILED--> Error  agent.fsm:64 */
-    {.source = 5, .event = 19, .target = 1, .guard = AC_FSM_NONE, .actions = 53, .line = 64, .kind = AC_TR_EXTERNAL},
-    /*   12 Running --pause--> Paused  agent.fsm:66 */
-    {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 66, .kind = AC_TR_EXTERNAL},
-    /*   13 Running --cancel--> Cancelled  agent.fsm:71 */
-    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 55, .line = 71, .kind = AC_TR_EXTERNAL},
-    /*   14 Running on ping  agent.fsm:72 */
-    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 57, .line = 72, .kind = AC_TR_INTERNAL},
-    /*   15 Paused on user_message  agent.fsm:67 */
-    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 59, .line = 67, .kind = AC_TR_INTERNAL},
-    /*   16 Paused --resume--> Running  agent.fsm:68 */
-    {.source = 6, .event = 4, .target = 5, .guard = 2, .actions = 0, .line = 68, .kind = AC_TR_EXTERNAL},
-    /*   17 Paused --resume--> Idle  agent.fsm:69 */
-    {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 69, .kind = AC_TR_EXTERNAL},
-    /*   18 Paused --cancel--> Cancelled  agent.fsm:71 */
-    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 61, .line = 71, .kind = AC_TR_EXTERNAL},
-    /*   19 Paused on ping  agent.fsm:72 */
-    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 63, .line = 72, .kind = AC_TR_INTERNAL},
-    /*   20 Paused ignore pause  agent.fsm:73 */
-    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 73, .kind = AC_TR_IGNORE},
-    /*   21 INIT --(eventless)--> PLANNING  agent.fsm:85 */
-    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 65, .line = 85, .kind = AC_TR_EXTERNAL},
-    /*   22 PLANNING --(eventless)--> FAILED  agent.fsm:87 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 4, .actions = 67, .line = 87, .kind = AC_TR_EXTERNAL},
-    /*   23 PLANNING --(eventless)--> COMPACTING  agent.fsm:88 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 7, .actions = 0, .line = 88, .kind = AC_TR_EXTERNAL},
-    /*   24 PLANNING --(eventless)--> EXECUTING  agent.fsm:89 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 69, .line = 89, .kind = AC_TR_EXTERNAL},
-    /*   25 OBSERVING --(eventless)--> COMPLETED  agent.fsm:95 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 9, .actions = 71, .line = 95, .kind = AC_TR_EXTERNAL},
-    /*   26 OBSERVING --(eventless)--> PLANNING  agent.fsm:96 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = 13, .actions = 73, .line = 96, .kind = AC_TR_EXTERNAL},
-    /*   27 OBSERVING --(eventless)--> FAILED  agent.fsm:97 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 17, .actions = 75, .line = 97, .kind = AC_TR_EXTERNAL},
-    /*   28 OBSERVING --(eventless)--> COMPACTING  agent.fsm:98 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 19, .actions = 0, .line = 98, .kind = AC_TR_EXTERNAL},
-    /*   29 OBSERVING --(eventless)--> PLANNING  agent.fsm:99 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 99, .kind = AC_TR_EXTERNAL},
-    /*   30 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:91 */
-    {.source = 12, .event = 20, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 91, .kind = AC_TR_EXTERNAL},
-    /*   31 EXECUTING --process.ERROR--> FAILED  agent.fsm:92 */
-    {.source = 12, .event = 21, .target = 9, .guard = AC_FSM_NONE, .actions = 77, .line = 92, .kind = AC_TR_EXTERNAL},
-    /*   32 COMPACTING --compaction.done--> PLANNING  agent.fsm:101 */
-    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 79, .line = 101, .kind = AC_TR_EXTERNAL},
-    /*   33 COMPACTING --compaction.failed--> PLANNING  agent.fsm:102 */
-    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 81, .line = 102, .kind = AC_TR_EXTERNAL},
-    /*   34 IDLE --(eventless)--> CALLING  agent.fsm:117 */
-    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 83, .line = 117, .kind = AC_TR_EXTERNAL},
-    /*   35 CALLING --llm.started--> STREAMING  agent.fsm:119 */
-    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 85, .line = 119, .kind = AC_TR_EXTERNAL},
-    /*   36 CALLING --llm.failed--> RETRYING  agent.fsm:124 */
-    {.source = 17, .event = 11, .target = 20, .guard = 21, .actions = 87, .line = 124, .kind = AC_TR_EXTERNAL},
-    /*   37 CALLING --llm.failed--> ERROR  agent.fsm:125 */
-    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 89, .line = 125, .kind = AC_TR_EXTERNAL},
-    /*   38 STREAMING on llm.delta  agent.fsm:120 */
-    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 92, .line = 120, .kind = AC_TR_INTERNAL},
-    /*   39 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:121 */
-    {.source = 18, .event = 10, .target = 19, .guard = 25, .actions = 94, .line = 121, .kind = AC_TR_EXTERNAL},
-    /*   40 STREAMING --llm.completed--> SUCCESS  agent.fsm:122 */
-    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 96, .line = 122, .kind = AC_TR_EXTERNAL},
-    /*   41 STREAMING --llm.failed--> RETRYING  agent.fsm:124 */
-    {.source = 18, .event = 11, .target = 20, .guard = 27, .actions = 98, .line = 124, .kind = AC_TR_EXTERNAL},
-    /*   42 STREAMING --llm.failed--> ERROR  agent.fsm:125 */
-    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 100, .line = 125, .kind = AC_TR_EXTERNAL},
-    /*   43 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:128 */
-    {.source = 19, .event = 12, .target = 15, .guard = 31, .actions = 103, .line = 128, .kind = AC_TR_EXTERNAL},
-    /*   44 TOOL_EXECUTING on tool.completed  agent.fsm:129 */
-    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 105, .line = 129, .kind = AC_TR_INTERNAL},
-    /*   45 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:130 */
-    {.source = 19, .event = 13, .target = 15, .guard = 33, .actions = 107, .line = 130, .kind = AC_TR_EXTERNAL},
-    /*   46 TOOL_EXECUTING on context.expanded  agent.fsm:131 */
-    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 109, .line = 131, .kind = AC_TR_INTERNAL},
-    /*   47 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:132 */
-    {.source = 19, .event = 14, .target = 15, .guard = 35, .actions = 111, .line = 132, .kind = AC_TR_EXTERNAL},
-    /*   48 TOOL_EXECUTING on context.loaded  agent.fsm:133 */
-    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 113, .line = 133, .kind = AC_TR_INTERNAL},
-    /*   49 RETRYING --timer.fired--> CALLING  agent.fsm:126 */
-    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 115, .line = 126, .kind = AC_TR_EXTERNAL},
+    /*    0 Created --spawn--> Idle  agent.fsm:59 */
+    {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 34, .line = 59, .kind = AC_TR_EXTERNAL},
+    /*    1 Created --cancel--> Cancelled  agent.fsm:73 */
+    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 36, .line = 73, .kind = AC_TR_EXTERNAL},
+    /*    2 Created on ping  agent.fsm:74 */
+    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 38, .line = 74, .kind = AC_TR_INTERNAL},
+    /*    3 Idle --user_message--> Running  agent.fsm:60 */
+    {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 40, .line = 60, .kind = AC_TR_EXTERNAL},
+    /*    4 Idle --inactivity_timeout--> Completed  agent.fsm:61 */
+    {.source = 4, .event = 7, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 61, .kind = AC_TR_EXTERNAL},
+    /*    5 Idle --pause--> Paused  agent.fsm:68 */
+    {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 68, .kind = AC_TR_EXTERNAL},
+    /*    6 Idle --cancel--> Cancelled  agent.fsm:73 */
+    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 42, .line = 73, .kind = AC_TR_EXTERNAL},
+    /*    7 Idle on ping  agent.fsm:74 */
+    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 44, .line = 74, .kind = AC_TR_INTERNAL},
+    /*    8 Running on user_message  agent.fsm:63 */
+    {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 46, .line = 63, .kind = AC_TR_INTERNAL},
+    /*    9 Running --agent.COMPLETED--> Running  agent.fsm:64 */
+    {.source = 5, .event = 18, .target = 5, .guard = 0, .actions = 48, .line = 64, .kind = AC_TR_EXTERNAL},
+    /*   10 Running --agent.COMPLETED--> Idle  agent.fsm:65 */
+    {.source = 5, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 51, .line = 65, .kind = AC_TR_EXTERNAL},
+    /*   11 Running --agent.FAILED--> Error  agent.fsm:66 */
+    {.source = 5, .event = 19, .target = 1, .guard = AC_FSM_NONE, .actions = 53, .line = 66, .kind = AC_TR_EXTERNAL},
+    /*   12 Running --pause--> Paused  agent.fsm:68 */
+    {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 68, .kind = AC_TR_EXTERNAL},
+    /*   13 Running --cancel--> Cancelled  agent.fsm:73 */
+    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 55, .line = 73, .kind = AC_TR_EXTERNAL},
+    /*   14 Running on ping  agent.fsm:74 */
+    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 57, .line = 74, .kind = AC_TR_INTERNAL},
+    /*   15 Paused on user_message  agent.fsm:69 */
+    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 59, .line = 69, .kind = AC_TR_INTERNAL},
+    /*   16 Paused --resume--> Running  agent.fsm:70 */
+    {.source = 6, .event = 4, .target = 5, .guard = 2, .actions = 0, .line = 70, .kind = AC_TR_EXTERNAL},
+    /*   17 Paused --resume--> Idle  agent.fsm:71 */
+    {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 71, .kind = AC_TR_EXTERNAL},
+    /*   18 Paused --cancel--> Cancelled  agent.fsm:73 */
+    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 61, .line = 73, .kind = AC_TR_EXTERNAL},
+    /*   19 Paused on ping  agent.fsm:74 */
+    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 63, .line = 74, .kind = AC_TR_INTERNAL},
+    /*   20 Paused ignore pause  agent.fsm:75 */
+    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 75, .kind = AC_TR_IGNORE},
+    /*   21 INIT --(eventless)--> PLANNING  agent.fsm:87 */
+    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 65, .line = 87, .kind = AC_TR_EXTERNAL},
+    /*   22 PLANNING --(eventless)--> FAILED  agent.fsm:89 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 4, .actions = 67, .line = 89, .kind = AC_TR_EXTERNAL},
+    /*   23 PLANNING --(eventless)--> COMPACTING  agent.fsm:90 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 7, .actions = 0, .line = 90, .kind = AC_TR_EXTERNAL},
+    /*   24 PLANNING --(eventless)--> EXECUTING  agent.fsm:91 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 69, .line = 91, .kind = AC_TR_EXTERNAL},
+    /*   25 OBSERVING --(eventless)--> COMPLETED  agent.fsm:97 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 9, .actions = 71, .line = 97, .kind = AC_TR_EXTERNAL},
+    /*   26 OBSERVING --(eventless)--> PLANNING  agent.fsm:98 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = 13, .actions = 73, .line = 98, .kind = AC_TR_EXTERNAL},
+    /*   27 OBSERVING --(eventless)--> FAILED  agent.fsm:99 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 17, .actions = 75, .line = 99, .kind = AC_TR_EXTERNAL},
+    /*   28 OBSERVING --(eventless)--> COMPACTING  agent.fsm:100 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 19, .actions = 0, .line = 100, .kind = AC_TR_EXTERNAL},
+    /*   29 OBSERVING --(eventless)--> PLANNING  agent.fsm:101 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 101, .kind = AC_TR_EXTERNAL},
+    /*   30 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:93 */
+    {.source = 12, .event = 20, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 93, .kind = AC_TR_EXTERNAL},
+    /*   31 EXECUTING --process.ERROR--> FAILED  agent.fsm:94 */
+    {.source = 12, .event = 21, .target = 9, .guard = AC_FSM_NONE, .actions = 77, .line = 94, .kind = AC_TR_EXTERNAL},
+    /*   32 COMPACTING --compaction.done--> PLANNING  agent.fsm:103 */
+    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 79, .line = 103, .kind = AC_TR_EXTERNAL},
+    /*   33 COMPACTING --compaction.failed--> PLANNING  agent.fsm:104 */
+    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 81, .line = 104, .kind = AC_TR_EXTERNAL},
+    /*   34 IDLE --(eventless)--> CALLING  agent.fsm:119 */
+    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 83, .line = 119, .kind = AC_TR_EXTERNAL},
+    /*   35 CALLING --llm.started--> STREAMING  agent.fsm:121 */
+    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 85, .line = 121, .kind = AC_TR_EXTERNAL},
+    /*   36 CALLING --llm.failed--> RETRYING  agent.fsm:126 */
+    {.source = 17, .event = 11, .target = 20, .guard = 21, .actions = 87, .line = 126, .kind = AC_TR_EXTERNAL},
+    /*   37 CALLING --llm.failed--> ERROR  agent.fsm:127 */
+    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 89, .line = 127, .kind = AC_TR_EXTERNAL},
+    /*   38 STREAMING on llm.delta  agent.fsm:122 */
+    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 92, .line = 122, .kind = AC_TR_INTERNAL},
+    /*   39 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:123 */
+    {.source = 18, .event = 10, .target = 19, .guard = 25, .actions = 94, .line = 123, .kind = AC_TR_EXTERNAL},
+    /*   40 STREAMING --llm.completed--> SUCCESS  agent.fsm:124 */
+    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 96, .line = 124, .kind = AC_TR_EXTERNAL},
+    /*   41 STREAMING --llm.failed--> RETRYING  agent.fsm:126 */
+    {.source = 18, .event = 11, .target = 20, .guard = 27, .actions = 98, .line = 126, .kind = AC_TR_EXTERNAL},
+    /*   42 STREAMING --llm.failed--> ERROR  agent.fsm:127 */
+    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 100, .line = 127, .kind = AC_TR_EXTERNAL},
+    /*   43 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:130 */
+    {.source = 19, .event = 12, .target = 15, .guard = 31, .actions = 103, .line = 130, .kind = AC_TR_EXTERNAL},
+    /*   44 TOOL_EXECUTING on tool.completed  agent.fsm:131 */
+    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 105, .line = 131, .kind = AC_TR_INTERNAL},
+    /*   45 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:132 */
+    {.source = 19, .event = 13, .target = 15, .guard = 33, .actions = 107, .line = 132, .kind = AC_TR_EXTERNAL},
+    /*   46 TOOL_EXECUTING on context.expanded  agent.fsm:133 */
+    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 109, .line = 133, .kind = AC_TR_INTERNAL},
+    /*   47 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:134 */
+    {.source = 19, .event = 14, .target = 15, .guard = 35, .actions = 111, .line = 134, .kind = AC_TR_EXTERNAL},
+    /*   48 TOOL_EXECUTING on context.loaded  agent.fsm:135 */
+    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 113, .line = 135, .kind = AC_TR_INTERNAL},
+    /*   49 RETRYING --timer.fired--> CALLING  agent.fsm:128 */
+    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 115, .line = 128, .kind = AC_TR_EXTERNAL},
 };
 
 static const ac_fsm_effect_use effect_uses[] = {
@@ -203,6 +203,8 @@ static const ac_fsm_param params[] = {
     {.name = "max_tokens", .type = AC_PARAM_INT, .ival = 0LL, .sval = NULL},
     {.name = "thinking_budget", .type = AC_PARAM_INT, .ival = 0LL, .sval = NULL},
     {.name = "output_retries", .type = AC_PARAM_INT, .ival = 2LL, .sval = NULL},
+    {.name = "state_in_context", .type = AC_PARAM_INT, .ival = 1LL, .sval = NULL},
+    {.name = "state_context_max", .type = AC_PARAM_INT, .ival = 16000LL, .sval = NULL},
 };
 
 /* guard programs in postfix, by offset: a number pushes that guard's result */
@@ -360,7 +362,7 @@ static const char *const effect_names[] = {
 
 const ac_fsm_tables agent_fsm = {
     .spec_path = "spec/agent.fsm",
-    .hash = "0706bdb41870b588",
+    .hash = "3b0305aac675c7f7",
     .n_machines = 3,
     .n_states = 21,
     .n_events = 22,
@@ -368,7 +370,7 @@ const ac_fsm_tables agent_fsm = {
     .n_guards = 11,
     .n_actions = 27,
     .n_effects = 5,
-    .n_params = 17,
+    .n_params = 19,
     .n_effect_uses = 6,
     .n_lists = 117,
     .n_guard_code = 37,

@@ -4,7 +4,7 @@
 
 #include "agentc/fsm_tables.h"
 
-#define AGENT_SPEC_HASH "0706bdb41870b588"
+#define AGENT_SPEC_HASH "3b0305aac675c7f7"
 
 enum agent_machine {
     AGENT_M_SESSION = 0,
@@ -141,7 +141,9 @@ enum agent_param {
     AGENT_P_MAX_TOKENS = 14,
     AGENT_P_THINKING_BUDGET = 15,
     AGENT_P_OUTPUT_RETRIES = 16,
-    AGENT_P__COUNT = 17
+    AGENT_P_STATE_IN_CONTEXT = 17,
+    AGENT_P_STATE_CONTEXT_MAX = 18,
+    AGENT_P__COUNT = 19
 };
 
 #define AGENT_PARAM_MAX_ITERATIONS 10LL
@@ -161,6 +163,8 @@ enum agent_param {
 #define AGENT_PARAM_MAX_TOKENS 0LL
 #define AGENT_PARAM_THINKING_BUDGET 0LL
 #define AGENT_PARAM_OUTPUT_RETRIES 2LL
+#define AGENT_PARAM_STATE_IN_CONTEXT 1LL
+#define AGENT_PARAM_STATE_CONTEXT_MAX 16000LL
 
 extern const ac_fsm_tables agent_fsm;
 

@@ -1,0 +1,296 @@
+/* The "mcp" array of a tool file:
+ *
+ *   {"mcp": [{"name": "fs",                          required: [A-Za-z0-9_-]{1,32}, no "__",
+ *                                                    no '_' first or last
+ *             "command": ["node", "server.js"],      stdio: the server's command, or
+ *             "url": "http://127.0.0.1:8931/mcp",    Streamable HTTP: its endpoint
+ *             "env": {"NAME": "value"},              stdio only: added to its environment
+ *             "headers": {"Authorization": "..."},   HTTP only: sent with every request
+ *             "timeout": "30s",                      each call
+ *             "start_timeout": "30s",                the start and handshake
+ *             "idempotent": true}]}                  default: the server's idempotentHint
+ *
+ * Values of "env" and "headers" are secrets: messages name keys, never values. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/mcp.h"
+#include "util/secrets.h"
+#include "util/units.h"
+
+static int cfail(char *err, size_t errcap, const char *path, size_t i, const char *name,
+                 const char *fmt, ...)
+{
+    char m[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    if (name)
+        snprintf(err, errcap, "%s: mcp[%zu] (\"%s\"): %s", path, i, name, m);
+    else
+        snprintf(err, errcap, "%s: mcp[%zu]: %s", path, i, m);
+    return -1;
+}
+
+static int valid_name(const char *s, size_t n)
+{
+    if (n == 0 || n > 32 || strlen(s) != n || strstr(s, "__") || s[0] == '_' || s[n - 1] == '_')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+static int valid_env_name(const char *s)
+{
+    if (!*s || (*s >= '0' && *s <= '9'))
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return 0;
+    return 1;
+}
+
+static int valid_header_name(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (*s <= ' ' || *s == ':' || *s == 0x7f)
+            return 0;
+    return 1;
+}
+
+/* "k<sep>v" for each member of obj, NULL-terminated; NULL on a bad member (*bad names it). */
+static char **pairs(const json_t *obj, const char *sep, int header, const char **bad)
+{
+    char **v = calloc(json_object_size(obj) + 1, sizeof *v);
+    size_t n = 0;
+    const char *k;
+    json_t *val;
+    if (!v)
+        return NULL;
+    json_object_foreach((json_t *)obj, k, val)
+    {
+        const char *s = json_string_value(val);
+        if (!s || strlen(s) != json_string_length(val) ||
+            (header ? !valid_header_name(k) || strpbrk(s, "\r\n") : !valid_env_name(k))) {
+            *bad = k;
+            goto fail;
+        }
+        size_t len = strlen(k) + strlen(sep) + strlen(s) + 1;
+        if (!(v[n] = malloc(len)))
+            goto fail;
+        snprintf(v[n++], len, "%s%s%s", k, sep, s);
+    }
+    return v;
+fail:
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    return NULL;
+}
+
+static int by_length_desc(const void *a, const void *b)
+{
+    size_t la = strlen(*(char *const *)a), lb = strlen(*(char *const *)b);
+    return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+/* The values to mask: "env" values and what ac_secrets_collect takes from "headers". */
+static int collect_secrets(ac_mcp_config *c)
+{
+    char **h = ac_secrets_collect(NULL, NULL, (const char *const *)c->headers);
+    size_t nh = 0, ne = 0;
+    if (!h)
+        return -1;
+    while (h[nh])
+        nh++;
+    while (c->env && c->env[ne])
+        ne++;
+    c->secrets = calloc(nh + ne + 1, sizeof *c->secrets);
+    if (!c->secrets) {
+        ac_secrets_free(h);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nh; i++)
+        if (!(c->secrets[n++] = strdup(h[i])))
+            return ac_secrets_free(h), -1;
+    ac_secrets_free(h);
+    for (size_t i = 0; i < ne; i++) {
+        const char *v = strchr(c->env[i], '=') + 1;
+        if (strlen(v) >= AC_SECRET_MIN_LEN && !(c->secrets[n++] = strdup(v)))
+            return -1;
+    }
+    qsort(c->secrets, n, sizeof *c->secrets, by_length_desc);
+    return 0;
+}
+
+static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config *c, char *err,
+                     size_t errcap)
+{
+    static const char *const keys[] = {"name",    "command",    "url",           "env", "headers",
+                                       "timeout", "idempotent", "start_timeout", NULL};
+    const char *nm = NULL;
+    if (!json_is_object(e))
+        return cfail(err, errcap, path, i, NULL, "must be an object");
+    const json_t *name = json_object_get(e, "name");
+    if (json_is_string(name) && valid_name(json_string_value(name), json_string_length(name)))
+        nm = json_string_value(name);
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)e, k, v)
+    {
+        size_t j = 0;
+        while (keys[j] && strcmp(keys[j], k))
+            j++;
+        if (!keys[j])
+            return cfail(err, errcap, path, i, nm, "unknown key \"%.64s\"", k);
+    }
+    if (!nm)
+        return cfail(err, errcap, path, i, NULL,
+                     "\"name\" must be 1 to 32 letters, digits, '-' or single '_' (no \"__\", not "
+                     "first or last)");
+    c->name = strdup(nm);
+    c->idempotent = -1;
+    const json_t *cmd = json_object_get(e, "command"), *url = json_object_get(e, "url");
+    if (!!cmd == !!url)
+        return cfail(err, errcap, path, i, nm,
+                     "needs either \"command\" (stdio) or \"url\" "
+                     "(Streamable HTTP)");
+    if (cmd) {
+        if (!json_is_array(cmd) || json_array_size(cmd) == 0)
+            return cfail(err, errcap, path, i, nm,
+                         "\"command\" must be a non-empty array of "
+                         "strings");
+        size_t n = json_array_size(cmd);
+        c->argv = calloc(n + 1, sizeof *c->argv);
+        if (!c->argv)
+            return cfail(err, errcap, path, i, nm, "out of memory");
+        for (size_t a = 0; a < n; a++) {
+            const json_t *s = json_array_get(cmd, a);
+            if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s) ||
+                (a == 0 && !json_string_length(s)))
+                return cfail(err, errcap, path, i, nm,
+                             "\"command\"[%zu] must be a non-empty "
+                             "string",
+                             a);
+            c->argv[a] = strdup(json_string_value(s));
+            if (!c->argv[a])
+                return cfail(err, errcap, path, i, nm, "out of memory");
+        }
+        const char *slash = strrchr(path, '/');
+        if (c->argv[0][0] != '/' && strchr(c->argv[0], '/') && slash) {
+            size_t dl = (size_t)(slash - path), len = dl + 2 + strlen(c->argv[0]);
+            char *abs = malloc(len);
+            if (!abs)
+                return cfail(err, errcap, path, i, nm, "out of memory");
+            snprintf(abs, len, "%.*s/%s", (int)dl, path, c->argv[0]);
+            free(c->argv[0]);
+            c->argv[0] = abs;
+        }
+    } else {
+        const char *u = json_string_value(url);
+        if (!u || (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) ||
+            strlen(u) != json_string_length(url))
+            return cfail(err, errcap, path, i, nm, "\"url\" must be an http:// or https:// URL");
+        c->url = strdup(u);
+    }
+    const json_t *env = json_object_get(e, "env"), *hdr = json_object_get(e, "headers");
+    const char *bad = NULL;
+    if (env) {
+        if (url)
+            return cfail(err, errcap, path, i, nm, "\"env\" is for stdio servers (\"command\")");
+        if (!json_is_object(env))
+            return cfail(err, errcap, path, i, nm,
+                         "\"env\" must be an object {\"NAME\": "
+                         "\"value\"}");
+        if (!(c->env = pairs(env, "=", 0, &bad)))
+            return cfail(err, errcap, path, i, nm,
+                         bad ? "\"env\": bad variable \"%.64s\" (a name of letters, digits and "
+                               "'_', and a string value)"
+                             : "out of memory",
+                         bad);
+    }
+    if (hdr) {
+        if (cmd)
+            return cfail(err, errcap, path, i, nm, "\"headers\" is for HTTP servers (\"url\")");
+        if (!json_is_object(hdr))
+            return cfail(err, errcap, path, i, nm,
+                         "\"headers\" must be an object {\"Name\": "
+                         "\"value\"}");
+        if (!(c->headers = pairs(hdr, ": ", 1, &bad)))
+            return cfail(err, errcap, path, i, nm,
+                         bad ? "\"headers\": bad header \"%.64s\" (a token name and a string "
+                               "value on one line)"
+                             : "out of memory",
+                         bad);
+    }
+    const json_t *to = json_object_get(e, "timeout");
+    long long ms = 30000;
+    if (to &&
+        (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), &ms) < 0 || ms <= 0))
+        return cfail(err, errcap, path, i, nm, "\"timeout\" must be a duration such as \"30s\"");
+    c->timeout_ms = ms;
+    to = json_object_get(e, "start_timeout");
+    ms = 30000;
+    if (to &&
+        (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), &ms) < 0 || ms <= 0))
+        return cfail(err, errcap, path, i, nm,
+                     "\"start_timeout\" must be a duration such as \"30s\"");
+    c->start_timeout_ms = ms;
+    const json_t *idem = json_object_get(e, "idempotent");
+    if (idem && !json_is_boolean(idem))
+        return cfail(err, errcap, path, i, nm, "\"idempotent\" must be true or false");
+    if (idem)
+        c->idempotent = json_is_true(idem);
+    if (collect_secrets(c) < 0)
+        return cfail(err, errcap, path, i, nm, "out of memory");
+    return 0;
+}
+
+int ac_mcp_config_parse(const json_t *arr, const char *path, ac_mcp_config **out, size_t *n,
+                        char *err, size_t errcap)
+{
+    *out = NULL;
+    *n = 0;
+    if (!path)
+        path = "<tools>";
+    if (!json_is_array(arr)) {
+        snprintf(err, errcap, "%s: \"mcp\" must be an array of servers", path);
+        return -1;
+    }
+    size_t cnt = json_array_size(arr);
+    ac_mcp_config *v = calloc(cnt ? cnt : 1, sizeof *v);
+    if (!v) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < cnt; i++) {
+        int rc = parse_one(json_array_get(arr, i), path, i, &v[i], err, errcap);
+        for (size_t j = 0; rc == 0 && j < i; j++)
+            if (!strcmp(v[j].name, v[i].name))
+                rc = cfail(err, errcap, path, i, v[i].name,
+                           "duplicate server name (also "
+                           "mcp[%zu])",
+                           j);
+        if (rc < 0) {
+            for (size_t j = 0; j <= i; j++)
+                ac_mcp_config_clear(&v[j]);
+            free(v);
+            return -1;
+        }
+    }
+    *out = v;
+    *n = cnt;
+    return 0;
+}

@@ -1,0 +1,133 @@
+/* What the model sees of a tools/call result: text blocks joined by newlines,
+ * structuredContent as compact JSON (unless a text block already carries the
+ * same JSON), other blocks (image, audio, resources, anything newer)
+ * described by type and size instead of dropped; isError makes it a failure. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/mcp.h"
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void put(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void puts_(sbuf *b, const char *s)
+{
+    put(b, s, strlen(s));
+}
+
+static void sep(sbuf *b)
+{
+    if (b->n)
+        put(b, "\n", 1);
+}
+
+/* Bytes a base64 string decodes to. */
+static size_t b64_size(const char *s)
+{
+    size_t n = s ? strlen(s) : 0, r = n % 4, d = n / 4 * 3 + (r == 2 ? 1 : r == 3 ? 2 : 0);
+    for (size_t k = n; r == 0 && k > 0 && k + 2 >= n && s[k - 1] == '='; k--)
+        d--;
+    return d;
+}
+
+static const char *str(const json_t *o, const char *k, const char *def)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : def;
+}
+
+static void describe(sbuf *b, const json_t *blk)
+{
+    char line[600];
+    const char *type = str(blk, "type", "(untyped)");
+    if (!strcmp(type, "image") || !strcmp(type, "audio")) {
+        snprintf(line, sizeof line, "[%s content: %s, %zu bytes, not shown]", type,
+                 str(blk, "mimeType", "unknown type"), b64_size(str(blk, "data", "")));
+    } else if (!strcmp(type, "resource_link")) {
+        snprintf(line, sizeof line, "[resource link: %.300s%s%.100s%s]", str(blk, "uri", "?"),
+                 json_object_get(blk, "name") ? " (" : "", str(blk, "name", ""),
+                 json_object_get(blk, "name") ? ")" : "");
+    } else if (!strcmp(type, "resource")) {
+        const json_t *r = json_object_get(blk, "resource");
+        const char *text = json_string_value(json_object_get(r, "text"));
+        if (text) {
+            snprintf(line, sizeof line, "[resource %.300s]\n", str(r, "uri", "?"));
+            puts_(b, line);
+            puts_(b, text);
+            return;
+        }
+        snprintf(line, sizeof line, "[resource %.300s: %s, %zu bytes, not shown]",
+                 str(r, "uri", "?"), str(r, "mimeType", "unknown type"),
+                 b64_size(str(r, "blob", "")));
+    } else {
+        char *j = json_dumps(blk, JSON_COMPACT);
+        snprintf(line, sizeof line, "[%.60s content block, %zu bytes of JSON, not shown]", type,
+                 j ? strlen(j) : 0);
+        free(j);
+    }
+    puts_(b, line);
+}
+
+char *ac_mcp_result_text(const json_t *result, int *ok)
+{
+    sbuf b = {0};
+    *ok = !json_is_true(json_object_get(result, "isError"));
+    const json_t *content = json_object_get(result, "content");
+    const json_t *sc = json_object_get(result, "structuredContent");
+    int sc_shown = 0;
+    size_t i;
+    const json_t *blk;
+    json_array_foreach(content, i, blk)
+    {
+        sep(&b);
+        if (!strcmp(str(blk, "type", ""), "text")) {
+            const char *t = str(blk, "text", "");
+            puts_(&b, t);
+            if (sc && !sc_shown) {
+                json_t *parsed = json_loads(t, JSON_DECODE_ANY, NULL);
+                sc_shown = parsed && json_equal(parsed, sc);
+                json_decref(parsed);
+            }
+        } else {
+            describe(&b, blk);
+        }
+    }
+    if (sc && !sc_shown) {
+        char *j = json_dumps(sc, JSON_COMPACT | JSON_ENCODE_ANY);
+        sep(&b);
+        puts_(&b, j ? j : "null");
+        free(j);
+    }
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    if (!b.p)
+        return strdup("");
+    return b.p;
+}

@@ -1,0 +1,652 @@
+/*
+ * spec_rt.c - the run-time side of the spec language's v2 forms (gen/sugar.c):
+ *
+ *   - comparison guards (`turn.tool_calls >= max_tool_calls`, `calls "shell_*"`):
+ *     each is compiled once, when the engine binds the spec, into a record
+ *     (fact id, operator, the param's value slot or a literal) evaluated by a
+ *     small per-slot function. The dispatcher sees an ordinary guard: one
+ *     indirect call, no name lookup;
+ *   - the built-in actions with arguments (fail("why"), note, answer_calls,
+ *     answer_from_call), bound the same way;
+ *   - `after` timers: the effect `after(X)@M.S` posts the event of the same name
+ *     once X has passed since the state was entered; leaving the state stops it;
+ *   - the session facts, read from the conversation and from the events
+ *     (times come from events, so a replay computes the same values).
+ */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts.h"
+#include "session/spec_rt.h"
+#include "session_int.h"
+#include "util/units.h"
+
+#define RT_SLOTS 128 /* comparison guards, and actions with arguments, per spec */
+
+enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+enum { RHS_LIT, RHS_PARAM, RHS_STR, RHS_CALLS };
+
+typedef struct rt_cond {
+    uint8_t fact, op, rhs;
+    int64_t lit;
+    const ac_param_value *param;
+    char *str;
+} rt_cond;
+
+typedef struct rt_action {
+    int kind; /* index in ac_arg_actions */
+    char *a, *b;
+} rt_action;
+
+struct ac_spec_rt {
+    rt_cond conds[RT_SLOTS];
+    size_t n_conds;
+    rt_action acts[RT_SLOTS];
+    size_t n_acts;
+    uint16_t *after_event; /* per effect index: the event an `after` timer posts */
+    int64_t *after_ms;     /* per effect index: a literal duration (-1: from the param) */
+};
+
+/* The per-session record of what the facts need between events. */
+struct ac_spec_facts {
+    size_t seen_msgs;      /* messages scanned */
+    size_t turn_user;      /* index + 1 of the turn's user message, 0: none */
+    int64_t turn_start_ms; /* its time */
+    size_t turn_calls;     /* tool calls recorded since it */
+    int64_t tokens_in0, tokens_out0; /* session usage when the turn began */
+    uint16_t state;        /* the deepest active state, as of the last event */
+    int64_t state_ms;      /* when it was entered */
+    int64_t status;
+    char klass[32], finish[32];
+};
+
+/* ---- session facts ---- */
+static struct ac_spec_facts *facts_of(ac_session *s)
+{
+    if (!s->spec_facts) {
+        s->spec_facts = calloc(1, sizeof *s->spec_facts);
+        if (s->spec_facts)
+            s->spec_facts->state = AC_FSM_NONE;
+    }
+    return s->spec_facts;
+}
+
+/* Brings the turn record up to date with the conversation: the new messages
+ * only, unless it shrank (compaction), then all of it. */
+static void turn_scan(ac_session *s, struct ac_spec_facts *f)
+{
+    size_t n = ac_conv_message_count(s->conv);
+    if (n == f->seen_msgs)
+        return;
+    size_t from = f->seen_msgs;
+    if (n < f->seen_msgs) {
+        from = 0;
+        f->turn_user = 0;
+        f->turn_calls = 0;
+    }
+    for (size_t i = from; i < n; i++) {
+        const ac_message *m = ac_conv_message(s->conv, i);
+        if (!m)
+            continue;
+        if (m->role == AC_ROLE_USER && !(m->flags & (AC_MSG_INTERNAL | AC_MSG_SUMMARY))) {
+            f->turn_user = i + 1;
+            f->turn_start_ms = m->created_at_ms;
+            f->turn_calls = 0;
+        } else if (m->role == AC_ROLE_ASSISTANT) {
+            f->turn_calls += m->n_tool_calls;
+        }
+    }
+    f->seen_msgs = n;
+}
+
+/* Tool calls the event asks for that the conversation does not hold yet. */
+static json_t *event_calls(const ac_event *ev)
+{
+    json_t *d = (json_t *)ev->data;
+    json_t *c = d && json_is_object(d) ? json_object_get(d, "tool_calls") : NULL;
+    return json_is_array(c) ? c : NULL;
+}
+
+static size_t new_calls(ac_session *s, const ac_event *ev)
+{
+    json_t *calls = event_calls(ev);
+    size_t n = 0, i;
+    json_t *c;
+    json_array_foreach(calls, i, c)
+    {
+        const char *id = json_string_value(json_object_get(c, "id"));
+        if (!id || !ac_conv_tool_call(s->conv, id))
+            n++;
+    }
+    return n;
+}
+
+static size_t pending_calls(ac_session *s)
+{
+    size_t n = ac_conv_iter_call_count(s->conv), k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *id = ac_conv_iter_call(s->conv, i);
+        const ac_tool_call *c = id ? ac_conv_tool_call(s->conv, id) : NULL;
+        k += c && c->state == AC_CALL_NONE;
+    }
+    return k;
+}
+
+static int64_t fact_num(ac_session *s, const ac_event *ev, int fact)
+{
+    struct ac_spec_facts *f = facts_of(s);
+    if (!f)
+        return 0;
+    switch (fact) {
+    case AC_FACT_TURN_ITERATIONS:
+        return ac_conv_iteration(s->conv);
+    case AC_FACT_TURN_RETRIES:
+        return ac_conv_retries(s->conv);
+    case AC_FACT_TURN_TOOL_CALLS:
+        turn_scan(s, f);
+        return (int64_t)(f->turn_calls + new_calls(s, ev));
+    case AC_FACT_SESSION_TOOL_CALLS:
+        return (int64_t)(ac_conv_tool_call_count(s->conv) + new_calls(s, ev));
+    case AC_FACT_TURN_TOKENS_IN:
+        return ac_conv_usage_input(s->conv) - f->tokens_in0;
+    case AC_FACT_TURN_TOKENS_OUT:
+        return ac_conv_usage_output(s->conv) - f->tokens_out0;
+    case AC_FACT_SESSION_TOKENS_IN:
+        return ac_conv_usage_input(s->conv);
+    case AC_FACT_SESSION_TOKENS_OUT:
+        return ac_conv_usage_output(s->conv);
+    case AC_FACT_TURN_TIME:
+        turn_scan(s, f);
+        return f->turn_user ? ev->time_ms - f->turn_start_ms : 0;
+    case AC_FACT_STATE_TIME:
+        return f->state == AC_FSM_NONE ? 0 : ev->time_ms - f->state_ms;
+    case AC_FACT_CONTEXT_MESSAGES:
+        return (int64_t)ac_conv_message_count(s->conv);
+    case AC_FACT_CALLS_PENDING:
+        return (int64_t)(pending_calls(s) + new_calls(s, ev));
+    case AC_FACT_LLM_STATUS: {
+        json_t *d = (json_t *)ev->data;
+        json_t *v = d && json_is_object(d) ? json_object_get(d, "status") : NULL;
+        return json_is_integer(v) ? json_integer_value(v) : f->status;
+    }
+    default:
+        return 0;
+    }
+}
+
+static const char *fact_str(ac_session *s, const ac_event *ev, int fact)
+{
+    struct ac_spec_facts *f = facts_of(s);
+    const char *key = fact == AC_FACT_LLM_ERROR ? "class" : "finish_reason";
+    json_t *d = (json_t *)ev->data;
+    json_t *v = d && json_is_object(d) ? json_object_get(d, key) : NULL;
+    if (json_is_string(v))
+        return json_string_value(v);
+    if (!f)
+        return "";
+    return fact == AC_FACT_LLM_ERROR ? f->klass : f->finish;
+}
+
+static bool calls_match(ac_session *s, const ac_event *ev, const char *glob)
+{
+    json_t *calls = event_calls(ev), *c;
+    size_t i;
+    json_array_foreach(calls, i, c)
+    {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        if (name && fnmatch(glob, name, 0) == 0)
+            return true;
+    }
+    size_t n = ac_conv_iter_call_count(s->conv);
+    for (i = 0; i < n; i++) {
+        const char *id = ac_conv_iter_call(s->conv, i);
+        const ac_tool_call *tc = id ? ac_conv_tool_call(s->conv, id) : NULL;
+        if (tc && tc->state == AC_CALL_NONE && fnmatch(glob, tc->name, 0) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool cond_eval(ac_session *s, const ac_event *ev, const rt_cond *c)
+{
+    if (c->rhs == RHS_CALLS)
+        return calls_match(s, ev, c->str);
+    if (c->rhs == RHS_STR) {
+        bool eq = strcmp(fact_str(s, ev, c->fact), c->str) == 0;
+        return c->op == OP_EQ ? eq : !eq;
+    }
+    int64_t v = fact_num(s, ev, c->fact), r = c->rhs == RHS_PARAM ? c->param->ival : c->lit;
+    switch (c->op) {
+    case OP_EQ:
+        return v == r;
+    case OP_NE:
+        return v != r;
+    case OP_LT:
+        return v < r;
+    case OP_LE:
+        return v <= r;
+    case OP_GT:
+        return v > r;
+    default:
+        return v >= r;
+    }
+}
+
+void ac_spec_rt_after_event(ac_session *s, const ac_event *ev)
+{
+    if (!s->e->spec_rt)
+        return; /* the spec uses none of the v2 forms */
+    struct ac_spec_facts *f = facts_of(s);
+    if (!f)
+        return;
+    size_t before = f->turn_user;
+    turn_scan(s, f);
+    if (f->turn_user != before) { /* a new turn began with this event */
+        f->tokens_in0 = ac_conv_usage_input(s->conv);
+        f->tokens_out0 = ac_conv_usage_output(s->conv);
+    }
+    if (s->fsm.depth) {
+        uint16_t st = s->fsm.state[s->fsm.depth - 1];
+        if (st != f->state) {
+            f->state = st;
+            f->state_ms = ev->time_ms;
+        }
+    }
+    json_t *d = (json_t *)ev->data;
+    if (d && json_is_object(d)) {
+        json_t *v = json_object_get(d, "status");
+        if (json_is_integer(v))
+            f->status = json_integer_value(v);
+        const char *k = json_string_value(json_object_get(d, "class"));
+        if (k)
+            snprintf(f->klass, sizeof f->klass, "%s", k);
+        const char *fr = json_string_value(json_object_get(d, "finish_reason"));
+        if (fr)
+            snprintf(f->finish, sizeof f->finish, "%s", fr);
+    }
+}
+
+void ac_spec_facts_free(ac_session *s)
+{
+    free(s->spec_facts);
+    s->spec_facts = NULL;
+}
+
+/* ---- built-in actions with arguments ---- */
+static void answer_pending(ac_session *s, const char *result, int ok, int64_t t_ms)
+{
+    size_t n = ac_conv_iter_call_count(s->conv);
+    for (size_t i = 0; i < n; i++) {
+        const char *id = ac_conv_iter_call(s->conv, i);
+        const ac_tool_call *c = id ? ac_conv_tool_call(s->conv, id) : NULL;
+        if (c && c->state == AC_CALL_NONE) {
+            if (ok)
+                ac_conv_set_tool_result(s->conv, id, ok, result, t_ms);
+            else
+                ac_session_fail_tool_call(s, id, result, t_ms); /* the output reports it */
+        }
+    }
+}
+
+/* The text with each {param} replaced by the param's value (durations in ms). */
+static void expand(const ac_session *s, const char *in, char *out, size_t cap)
+{
+    const ac_engine *e = s->e;
+    size_t o = 0;
+    while (*in && o + 1 < cap) {
+        const char *close = *in == '{' ? strchr(in, '}') : NULL;
+        const ac_param_value *p = NULL;
+        if (close)
+            for (uint16_t i = 0; i < e->t->n_params && !p; i++)
+                if (strlen(e->t->params[i].name) == (size_t)(close - in - 1) &&
+                    strncmp(e->t->params[i].name, in + 1, (size_t)(close - in - 1)) == 0)
+                    p = &e->params[i];
+        if (!p) {
+            out[o++] = *in++;
+            continue;
+        }
+        long long v = (long long)p->ival;
+        int w = p->type == AC_PARAM_STRING ? snprintf(out + o, cap - o, "%s", p->sval)
+                : p->type == AC_PARAM_DURATION
+                    ? (v % 60000 == 0 && v   ? snprintf(out + o, cap - o, "%lldm", v / 60000)
+                       : v % 1000 == 0 && v ? snprintf(out + o, cap - o, "%llds", v / 1000)
+                                            : snprintf(out + o, cap - o, "%lldms", v))
+                                               : snprintf(out + o, cap - o, "%lld",
+                                                          (long long)p->ival);
+        if (w < 0 || (size_t)w >= cap - o) {
+            o = cap - 1;
+            break;
+        }
+        o += (size_t)w;
+        in = close + 1;
+    }
+    out[o] = 0;
+}
+
+static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
+{
+    char text[1200];
+    switch (a->kind) {
+    case 0: /* fail("why") */
+    case 1: /* note("text") */
+        expand(s, a->a, text, sizeof text);
+        ac_session_set_error(s, text);
+        break;
+    case 2: /* answer_calls("result") */
+        answer_pending(s, a->a, 0, ev->time_ms);
+        break;
+    default: { /* answer_from_call("tool", "argument") */
+        size_t n = ac_conv_iter_call_count(s->conv);
+        const ac_tool_call *hit = NULL;
+        for (size_t i = 0; i < n && !hit; i++) {
+            const char *id = ac_conv_iter_call(s->conv, i);
+            const ac_tool_call *c = id ? ac_conv_tool_call(s->conv, id) : NULL;
+            if (c && c->state == AC_CALL_NONE && strcmp(c->name, a->a) == 0)
+                hit = c;
+        }
+        if (!hit)
+            break;
+        json_t *args = json_loads(hit->arguments, 0, NULL);
+        json_t *v = json_is_object(args) ? json_object_get(args, a->b) : NULL;
+        char *dump = v && !json_is_string(v) ? json_dumps(v, JSON_COMPACT) : NULL;
+        ac_session_set_answer(s, json_is_string(v) ? json_string_value(v) : dump ? dump : "");
+        free(dump);
+        json_decref(args);
+        char *id = strdup(hit->id);
+        if (id) {
+            ac_conv_set_tool_result(s->conv, id, 1, "done", ev->time_ms);
+            answer_pending(s, "not run: the turn ended", 0, ev->time_ms);
+            free(id);
+        }
+        break;
+    }
+    }
+}
+
+/* One function per slot: the dispatcher calls guards and actions with the
+ * session and the event only, so the slot number is in the function. */
+#define SLOT8(X, b) X(b##0) X(b##1) X(b##2) X(b##3) X(b##4) X(b##5) X(b##6) X(b##7)
+#define SLOTS(X)                                                                               \
+    SLOT8(X, 0) SLOT8(X, 1) SLOT8(X, 2) SLOT8(X, 3) SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6)         \
+    SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13)   \
+    SLOT8(X, 14) SLOT8(X, 15)
+#define GUARD_FN(k)                                                                            \
+    static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                \
+    {                                                                                          \
+        return cond_eval(s, ev, &s->e->spec_rt->conds[(k) / 10 * 8 + (k) % 10]);               \
+    }
+#define ACTION_FN(k)                                                                           \
+    static void rt_action_##k(ac_session *s, const ac_event *ev)                               \
+    {                                                                                          \
+        run_action(s, ev, &s->e->spec_rt->acts[(k) / 10 * 8 + (k) % 10]);                      \
+    }
+SLOTS(GUARD_FN)
+SLOTS(ACTION_FN)
+#define GUARD_REF(k) rt_guard_##k,
+#define ACTION_REF(k) rt_action_##k,
+static const ac_guard_fn guard_slots[RT_SLOTS] = {SLOTS(GUARD_REF)};
+static const ac_action_fn action_slots[RT_SLOTS] = {SLOTS(ACTION_REF)};
+
+/* ---- `after` timers ---- */
+typedef struct after_timer {
+    ac_session *s;
+    uint64_t timer;
+    uint16_t origin, ev;
+    int64_t ms;
+} after_timer;
+
+static void after_fire(void *ud)
+{
+    after_timer *t = ud;
+    t->timer = 0;
+    ac_session_enqueue(t->s, t->ev, json_pack("{s:I}", "after_ms", (json_int_t)t->ms), 0,
+                       t->origin);
+}
+
+static void after_start(ac_session *s, const ac_param_value *args, size_t n, const ac_event *ev)
+{
+    (void)ev;
+    uint16_t origin = ac_session_origin(s);
+    ac_spec_rt *rt = s->e->spec_rt;
+    if (!origin || !rt)
+        return;
+    uint16_t eff = (uint16_t)(origin - 1);
+    after_timer *t = calloc(1, sizeof *t);
+    if (!t)
+        return;
+    t->s = s;
+    t->origin = origin;
+    t->ev = rt->after_event[eff];
+    t->ms = n ? args[0].ival : rt->after_ms[eff];
+    if (t->ms < 0)
+        t->ms = 0;
+    t->timer = ac_loop_timer(s->e->loop, t->ms, after_fire, t);
+    *ac_session_effect_state(s) = t;
+}
+
+static void after_stop(ac_session *s)
+{
+    after_timer **slot = (after_timer **)ac_session_effect_state(s);
+    after_timer *t = *slot;
+    if (!t)
+        return;
+    if (t->timer)
+        ac_loop_cancel_timer(s->e->loop, t->timer);
+    free(t);
+    *slot = NULL;
+}
+
+/* ---- binding ---- */
+static ac_spec_rt *rt_of(ac_engine *e)
+{
+    if (!e->spec_rt) {
+        e->spec_rt = calloc(1, sizeof *e->spec_rt);
+        if (e->spec_rt) {
+            uint16_t n = e->t->n_effects ? e->t->n_effects : 1;
+            e->spec_rt->after_event = calloc(n, sizeof *e->spec_rt->after_event);
+            e->spec_rt->after_ms = calloc(n, sizeof *e->spec_rt->after_ms);
+            if (!e->spec_rt->after_event || !e->spec_rt->after_ms) {
+                ac_spec_rt_free(e);
+                return NULL;
+            }
+        }
+    }
+    return e->spec_rt;
+}
+
+/* The text of a "..." at s (no escapes: the checker refuses quotes inside);
+ * *end gets the byte after the closing quote. NULL when malformed. */
+static char *quoted(const char *s, const char **end)
+{
+    if (*s != '"')
+        return NULL;
+    const char *q = strchr(s + 1, '"');
+    if (!q)
+        return NULL;
+    *end = q + 1;
+    return strndup(s + 1, (size_t)(q - s - 1));
+}
+
+static int bind_cond(ac_engine *e, ac_spec_rt *rt, const char *name, char *err, size_t errcap)
+{
+    if (rt->n_conds == RT_SLOTS) {
+        snprintf(err, errcap, "the spec has more than %d comparison guards", RT_SLOTS);
+        return -1;
+    }
+    rt_cond *c = &rt->conds[rt->n_conds];
+    memset(c, 0, sizeof *c);
+    const char *end;
+    if (strncmp(name, "calls ", 6) == 0) {
+        c->rhs = RHS_CALLS;
+        c->str = quoted(name + 6, &end);
+        if (!c->str)
+            goto bad;
+        rt->n_conds++;
+        return 0;
+    }
+    const char *sp = strchr(name, ' ');
+    if (!sp)
+        goto bad;
+    char fact[64];
+    if ((size_t)(sp - name) >= sizeof fact)
+        goto bad;
+    memcpy(fact, name, (size_t)(sp - name));
+    fact[sp - name] = 0;
+    int f = ac_fact_find(fact);
+    if (f < 0)
+        goto bad;
+    c->fact = (uint8_t)f;
+    const char *op = sp + 1, *rhs = strchr(op, ' ');
+    if (!rhs)
+        goto bad;
+    size_t ol = (size_t)(rhs - op);
+    rhs++;
+    static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
+    int found = -1;
+    for (int k = 0; k < 6; k++)
+        if (strlen(ops[k]) == ol && strncmp(op, ops[k], ol) == 0)
+            found = k;
+    if (found < 0)
+        goto bad;
+    c->op = (uint8_t)found;
+    if (*rhs == '"') {
+        c->rhs = RHS_STR;
+        c->str = quoted(rhs, &end);
+        if (!c->str)
+            goto bad;
+    } else if (*rhs >= '0' && *rhs <= '9') {
+        c->rhs = RHS_LIT;
+        size_t nd = strspn(rhs, "0123456789");
+        if (rhs[nd]) {
+            long long ms;
+            if (ac_parse_duration_ms(rhs, &ms) != AC_UNITS_OK)
+                goto bad;
+            c->lit = ms;
+        } else {
+            char *stop;
+            c->lit = strtoll(rhs, &stop, 10);
+        }
+    } else {
+        c->rhs = RHS_PARAM;
+        for (uint16_t i = 0; i < e->t->n_params; i++)
+            if (strcmp(e->t->params[i].name, rhs) == 0)
+                c->param = &e->params[i];
+        if (!c->param)
+            goto bad;
+    }
+    rt->n_conds++;
+    return 0;
+bad:
+    free(c->str);
+    c->str = NULL;
+    snprintf(err, errcap, "the guard '%s' cannot be compiled (check the spec)", name);
+    return -1;
+}
+
+static int bind_action(ac_spec_rt *rt, const char *name, char *err, size_t errcap)
+{
+    const char *paren = strchr(name, '(');
+    int kind = ac_arg_action_find(name, (size_t)(paren - name));
+    if (kind < 0)
+        goto bad;
+    if (rt->n_acts == RT_SLOTS) {
+        snprintf(err, errcap, "the spec has more than %d actions with arguments", RT_SLOTS);
+        return -1;
+    }
+    rt_action *a = &rt->acts[rt->n_acts];
+    memset(a, 0, sizeof *a);
+    a->kind = kind;
+    const char *end;
+    a->a = quoted(paren + 1, &end);
+    if (!a->a)
+        goto bad;
+    if (ac_arg_actions[kind].n_args == 2) {
+        if (strncmp(end, ", ", 2) != 0 || !(a->b = quoted(end + 2, &end))) {
+            free(a->a);
+            goto bad;
+        }
+    }
+    rt->n_acts++;
+    return 0;
+bad:
+    snprintf(err, errcap, "the action '%s' is not a built-in action with arguments", name);
+    return -1;
+}
+
+static int bind_after(ac_engine *e, ac_spec_rt *rt, uint16_t index, const char *name, char *err,
+                      size_t errcap)
+{
+    uint16_t ev = AC_FSM_NONE;
+    for (uint16_t i = 1; i < e->t->n_events; i++)
+        if (strcmp(e->t->event_names[i], name) == 0)
+            ev = i;
+    if (ev == AC_FSM_NONE) {
+        snprintf(err, errcap, "the timer '%s' has no event of its name", name);
+        return -1;
+    }
+    rt->after_event[index] = ev;
+    rt->after_ms[index] = -1;
+    const char *arg = name + 6, *close = strchr(arg, ')');
+    if (close && *arg >= '0' && *arg <= '9') {
+        char buf[64];
+        size_t l = (size_t)(close - arg);
+        long long ms;
+        if (l >= sizeof buf)
+            return -1;
+        memcpy(buf, arg, l);
+        buf[l] = 0;
+        if (ac_parse_duration_ms(buf, &ms) != AC_UNITS_OK) {
+            snprintf(err, errcap, "the timer '%s' has a bad duration", name);
+            return -1;
+        }
+        rt->after_ms[index] = ms;
+    }
+    e->e_start[index] = after_start;
+    e->e_stop[index] = after_stop;
+    return 0;
+}
+
+int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, char *err,
+                    size_t errcap)
+{
+    int synth = kind == 0   ? (strchr(name, ' ') != NULL)
+                : kind == 1 ? (strchr(name, '(') != NULL)
+                            : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
+    if (!synth)
+        return 0;
+    ac_spec_rt *rt = rt_of(e);
+    if (!rt) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    if (kind == 0) {
+        if (bind_cond(e, rt, name, err, errcap) < 0)
+            return -1;
+        e->guards[index] = guard_slots[rt->n_conds - 1];
+    } else if (kind == 1) {
+        if (bind_action(rt, name, err, errcap) < 0)
+            return -1;
+        e->actions[index] = action_slots[rt->n_acts - 1];
+    } else if (bind_after(e, rt, index, name, err, errcap) < 0) {
+        return -1;
+    }
+    return 1;
+}
+
+void ac_spec_rt_free(ac_engine *e)
+{
+    ac_spec_rt *rt = e->spec_rt;
+    if (!rt)
+        return;
+    for (size_t i = 0; i < rt->n_conds; i++)
+        free(rt->conds[i].str);
+    for (size_t i = 0; i < rt->n_acts; i++) {
+        free(rt->acts[i].a);
+        free(rt->acts[i].b);
+    }
+    free(rt->after_event);
+    free(rt->after_ms);
+    free(rt);
+    e->spec_rt = NULL;
+}

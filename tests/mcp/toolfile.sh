@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Tool files with "mcp": mistakes are refused with a message naming the file and the entry
+# (never a header or env value), "tools" and "mcp" together, names clashing.
+. "$(dirname "$0")/lib.sh"
+script "$tmp/s" '{"content": "done"}'
+check() { # JSON EXPECTED-MESSAGE
+  printf '%s\n' "$1" >"$tmp/t.json"
+  run_agent "$tmp/t.json" "$tmp/s"
+  [ $rc -ne 0 ] || fail "accepted: $1"
+  grep -qF -- "$2" "$tmp/err" || fail "for $1 expected '$2', got: $(cat "$tmp/err")"
+  ! grep -q "sekrit" "$tmp/err" || fail "a secret leaked: $(cat "$tmp/err")"
+}
+check '{"mcp": {"name": "a"}}' '"mcp" must be an array of servers'
+check '{"mcp": [{"name": "a", "command": ["x"], "cmd": 1}]}' 't.json: mcp[0] ("a"): unknown key "cmd"'
+check '{"mcp": [{"name": "a"}]}' 'needs either "command" (stdio) or "url" (Streamable HTTP)'
+check '{"mcp": [{"name": "a", "url": "http://h/", "headers": {"Authorization": "Bearer sekrit-1234\nX: y"}}]}' \
+  '"headers": bad header "Authorization"'
+check '{"mcp": [{"name": "a", "command": ["x"], "env": {"1BAD": "sekrit-1234"}}]}' '"env": bad variable "1BAD"'
+check '{"mcp": [{"name": "a", "command": ["x"], "timeout": "0s"}]}' '"timeout" must be a duration'
+check '{"oops": []}' 'unknown key "oops" (only "tools", "toolkits", "state" and "mcp" are allowed)'
+# "tools" and "mcp" in one file; the server's tools next to the file's
+cat >"$tmp/both.json" <<JSON
+{"tools": [{"name": "hello", "description": "says hello", "command": ["echo", "hello"]}],
+ "mcp": [{"name": "t", "command": ["node", "$test_server"]}]}
+JSON
+script "$tmp/s" '{"tool_calls": [{"id": "c1", "name": "hello", "arguments": "{}"}, {"id": "c2", "name": "t::add", "arguments": "{\"a\": 2, \"b\": 3}"}, {"id": "c3", "name": "t::add", "arguments": "{\"a\": \"two\", \"b\": 1}"}]}' \
+  '{"content": "done"}'
+run_agent "$tmp/both.json" "$tmp/s"
+[ $rc -eq 0 ] || fail "run failed: $(cat "$tmp/err")"
+expect_result c1 true '^hello$'
+expect_result c2 true '^5$'
+expect_result c3 false 'invalid arguments: /a: expected number, got string'
+# a tool file tool called like a server's tool: refused
+cat >"$tmp/clash.json" <<JSON
+{"tools": [{"name": "t__add", "description": "clash", "command": ["echo"]}],
+ "mcp": [{"name": "t", "command": ["node", "$test_server"]}]}
+JSON
+run_agent "$tmp/clash.json" "$tmp/s"
+[ $rc -ne 0 ] && grep -q "tool 't::add' is defined twice" "$tmp/err" || fail "clash accepted: $(cat "$tmp/err")"
+echo ok

@@ -1,0 +1,247 @@
+/*
+ * test_spec_v2.c - the spec language's v2 forms on a real engine and session:
+ * the events a waiting session accepts (the embedding API, from the tables),
+ * answering an outside event, a stuck session failing at once with its state
+ * named, comparison guards over facts and `after` timers, and ac_session_fail.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agentc/agentc.h"
+#include "io/loop.h"
+#include "spec.h"
+
+static ac_fsm_tables *compile(const char *path, const char *text)
+{
+    ac_spec *spec = text ? ac_spec_parse(path, text, strlen(text)) : ac_spec_load(path);
+    assert_non_null(spec);
+    if (spec->n_errors == 0)
+        ac_spec_check(spec);
+    if (spec->n_errors)
+        ac_spec_print_diags(spec, stderr);
+    assert_int_equal(spec->n_errors, 0);
+    ac_fsm_tables *t = ac_spec_lower(spec, path);
+    assert_non_null(t);
+    ac_spec_free(spec);
+    return t;
+}
+
+typedef struct rig {
+    ac_loop *loop;
+    ac_engine *e;
+    ac_session *s;
+    ac_fsm_tables *t;
+} rig;
+
+static void rig_open(rig *r, ac_fsm_tables *t, const char *script)
+{
+    memset(r, 0, sizeof *r);
+    r->t = t;
+    r->loop = ac_loop_new();
+    assert_non_null(r->loop);
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = r->loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = script;
+    cfg.tables = t;
+    ac_error err = {0};
+    r->e = ac_engine_new(&cfg, &err);
+    if (!r->e)
+        fprintf(stderr, "%s\n", err.text);
+    assert_non_null(r->e);
+    r->s = ac_session_new(r->e, "v2", NULL, &err);
+    assert_non_null(r->s);
+}
+
+static void rig_close(rig *r)
+{
+    ac_session_free(r->s);
+    ac_engine_free(r->e);
+    ac_loop_free(r->loop);
+    ac_spec_tables_free(r->t);
+}
+
+/* Runs the loop until the session settles or waits for the outside (bounded). */
+static int run_until_waiting(rig *r)
+{
+    for (int i = 0; i < 200; i++) {
+        if (ac_session_settled(r->s))
+            return AC_WAIT_NONE;
+        int w = ac_session_wait_state(r->s, NULL);
+        if (w != AC_WAIT_NONE)
+            return w;
+        ac_loop_run_once(r->loop, 20);
+    }
+    fail_msg("the session neither settled nor waited");
+    return -1;
+}
+
+static const char *two_calls =
+    "{\"content\": \"\", \"tool_calls\": [{\"id\": \"c1\", \"name\": \"nope\", \"arguments\": "
+    "\"{}\"}]}\n{\"content\": \"done\"}\n";
+
+static void test_outside_events(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, compile("examples/specs/approve_tools.fsm", NULL), two_calls);
+    assert_int_equal(ac_session_send(r.s, "hi"), 0);
+    assert_int_equal(run_until_waiting(&r), AC_WAIT_OUTSIDE);
+    const char *st = NULL;
+    assert_int_equal(ac_session_wait_state(r.s, &st), AC_WAIT_OUTSIDE);
+    assert_string_equal(st, "AWAITING_APPROVAL");
+    const char *names[32];
+    assert_int_equal(ac_session_accepted_events(r.s, names, 8, 1), 2);
+    assert_string_equal(names[0], "approve");
+    assert_string_equal(names[1], "deny");
+    assert_int_equal(ac_session_waiting_events(r.s, names, 8), 2);
+    /* all accepted events, deepest state first: approve and deny, then the machines above */
+    size_t all = ac_session_accepted_events(r.s, names, 32, 0);
+    assert_true(all > 2);
+    assert_string_equal(names[0], "approve");
+    int has_cancel = 0;
+    for (size_t i = 0; i < all && i < 32; i++)
+        has_cancel |= strcmp(names[i], "cancel") == 0;
+    assert_true(has_cancel);
+    const char *ids[4];
+    assert_int_equal(ac_session_pending_tool_calls(r.s, ids, 4), 1);
+    /* deny: the call is answered, the turn goes on to the answer */
+    assert_int_equal(ac_session_post(r.s, "deny", NULL, 0), 0);
+    assert_int_equal(run_until_waiting(&r), AC_WAIT_NONE);
+    assert_int_equal(ac_session_status(r.s), AC_SESSION_IDLE);
+    assert_string_equal(ac_session_answer(r.s), "done");
+    int denied = 0;
+    for (size_t i = 0; i < ac_session_message_count(r.s); i++) {
+        const char *role, *m = ac_session_message(r.s, i, &role);
+        denied |= !strcmp(role, "tool") && strstr(m, "denied by the user") != NULL;
+    }
+    assert_true(denied);
+    rig_close(&r);
+}
+
+/* src with the first `old` replaced by `repl` (malloc'd) */
+static char *replace(const char *src, const char *old, const char *repl)
+{
+    const char *p = strstr(src, old);
+    assert_non_null(p);
+    size_t pre = (size_t)(p - src);
+    char *out = malloc(strlen(src) + strlen(repl) + 1);
+    assert_non_null(out);
+    memcpy(out, src, pre);
+    strcpy(out + pre, repl);
+    strcat(out, p + strlen(old));
+    return out;
+}
+
+/* approve_tools with the approval state's ways out on events nothing sends there */
+static void test_stuck_fails_at_once(void **state)
+{
+    (void)state;
+    ac_spec *spec = ac_spec_load("examples/specs/approve_tools.fsm");
+    assert_non_null(spec);
+    char *src = strndup(spec->src, spec->src_len);
+    ac_spec_free(spec);
+    char *a = replace(src, "AWAITING_APPROVAL -> TOOL_EXECUTING on approve",
+                      "AWAITING_APPROVAL -> TOOL_EXECUTING on timer.fired");
+    char *b = replace(a, "AWAITING_APPROVAL -> SUCCESS on deny",
+                      "AWAITING_APPROVAL -> SUCCESS on compaction.done");
+    free(src);
+    free(a);
+    rig r;
+    rig_open(&r, compile("stuck.fsm", b), two_calls);
+    free(b);
+    assert_int_equal(ac_session_send(r.s, "hi"), 0);
+    for (int i = 0; i < 100 && !ac_session_settled(r.s); i++)
+        ac_loop_run_once(r.loop, 20);
+    assert_true(ac_session_settled(r.s));
+    assert_int_equal(ac_session_status(r.s), AC_SESSION_FAILED);
+    assert_non_null(strstr(ac_session_error(r.s), "stuck in state process.AWAITING_APPROVAL"));
+    rig_close(&r);
+}
+
+/* A comparison guard, a fail() reason with a param, an after timer and
+ * ac_session_fail on a small spec of its own. */
+static const char *small_spec =
+    "param limit = 2\nparam patience = 50ms\nparam context_window = 0\n"
+    "event spawn, user_message, tick\n"
+    "outside event poke\n"
+    "action init_session, append_user_message, finish_interaction, record_failure\n"
+    "machine s {\n"
+    "    initial Created\n"
+    "    terminal Done, Failed\n"
+    "    state Idle, Waiting, Counting\n"
+    "    Created -> Idle on spawn / init_session\n"
+    "    Idle -> Counting on user_message / append_user_message\n"
+    "    Counting -> Failed on tick [context.messages > limit] / fail(\"more than {limit} "
+    "messages\"), record_failure\n"
+    "    Counting on tick\n"
+    "    Counting -> Waiting on poke\n"
+    "    Waiting -> Done after patience / finish_interaction\n"
+    "    Waiting -> Failed on poke\n"
+    "}\n";
+
+static void test_compare_fail_after(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, compile("small.fsm", small_spec), "");
+    assert_int_equal(ac_session_send(r.s, "one"), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Counting");
+    /* one message: the comparison (1 > 2) is false, tick is internal */
+    assert_int_equal(ac_session_post(r.s, "tick", NULL, 0), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Counting");
+    assert_int_equal(ac_session_wait_state(r.s, NULL), AC_WAIT_OUTSIDE);
+    /* the timer: poke -> Waiting, done after 50ms without another poke */
+    assert_int_equal(ac_session_post(r.s, "poke", NULL, 0), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Waiting");
+    assert_int_equal(ac_session_wait_state(r.s, NULL), AC_WAIT_NONE); /* the timer runs */
+    for (int i = 0; i < 100 && !ac_session_ended(r.s); i++)
+        ac_loop_run_once(r.loop, 20);
+    assert_string_equal(ac_session_state(r.s, "s"), "Done");
+    rig_close(&r);
+
+    rig_open(&r, compile("small.fsm", small_spec), "");
+    ac_session_send(r.s, "one");
+    /* three messages in the context: the comparison holds, fail() gives the reason */
+    ac_session_post(r.s, "user_message", NULL, 0); /* not handled in Counting: ignored */
+    ac_session_fail(r.s, "given up"); /* the embedder gives up */
+    assert_int_equal(ac_session_status(r.s), AC_SESSION_FAILED);
+    assert_string_equal(ac_session_error(r.s), "given up");
+    assert_true(ac_session_settled(r.s));
+    assert_int_equal(ac_session_fail(r.s, "again"), -1);
+    rig_close(&r);
+}
+
+static void test_fail_reason(void **state)
+{
+    (void)state;
+    /* limit 0: one message is already more than the limit */
+    char *text = strdup(small_spec);
+    memcpy(strstr(text, "limit = 2"), "limit = 0", 9);
+    rig r;
+    rig_open(&r, compile("small0.fsm", text), "");
+    free(text);
+    ac_session_send(r.s, "one");
+    assert_int_equal(ac_session_post(r.s, "tick", NULL, 0), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Failed");
+    assert_int_equal(ac_session_status(r.s), AC_SESSION_FAILED);
+    assert_string_equal(ac_session_error(r.s), "more than 0 messages");
+    rig_close(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_outside_events),
+        cmocka_unit_test(test_stuck_fails_at_once),
+        cmocka_unit_test(test_compare_fail_after),
+        cmocka_unit_test(test_fail_reason),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
