@@ -33,8 +33,11 @@ if(AGENTC_FUZZ)
     ${CMAKE_SOURCE_DIR}/src/tools/schema.c
     ${CMAKE_SOURCE_DIR}/src/tools/schema_regex.c
     ${CMAKE_SOURCE_DIR}/src/tools/toolfile.c
+    ${CMAKE_SOURCE_DIR}/src/tools/toolkit_file.c
+    ${CMAKE_SOURCE_DIR}/src/tools/toolkit_check.c
     ${CMAKE_SOURCE_DIR}/src/tools/stateref.c
     ${CMAKE_SOURCE_DIR}/src/util/units.c
+    ${CMAKE_SOURCE_DIR}/src/util/toolname.c
     ${CMAKE_SOURCE_DIR}/src/tools/calculator.c)
   foreach(fz fuzz_schema fuzz_calc fuzz_stateref)
     add_executable(${fz} ${CMAKE_SOURCE_DIR}/tests/fuzz/${fz}.c ${_tools_base_srcs})
