@@ -2,7 +2,7 @@
  * tools_mcp.c - the MCP servers of an engine's tool files (src/mcp): each
  * server is started once, when its tool file is added, and shared by every
  * session of the engine; its tools become the toolkit named after the
- * server, offered to the model as server__tool (users read server::tool).
+ * server, registered as server::tool (server__tool on the wire, util/toolname.h).
  * The run_tools effect (tools_run.c) calls them through ac_mcp_call_tool.
  * When the server says its list changed, the engine's tools are updated:
  * new tools are added, changed ones replaced, dropped ones fail when called.
@@ -13,6 +13,7 @@
 
 #include "mcp/mcp.h"
 #include "session/tools_internal.h"
+#include "util/toolname.h"
 #include "tools/schema.h"
 
 struct ac_mcp_set {
@@ -21,19 +22,20 @@ struct ac_mcp_set {
     size_t n;
 };
 
-/* The name the model sees for tool of toolkit kit: "kit__tool", characters
- * providers refuse in tool names replaced by '_'. -1 if it would exceed 64
- * bytes. (One function, so the toolkits' general naming can replace it.) */
+/* The name of tool of server kit as a namespaced tool (util/toolname.h):
+ * "kit::tool", "kit__tool" on the wire, characters providers refuse in tool
+ * names replaced by '_'. -1 if the wire name would exceed 64 bytes. */
 static int mcp_wire_name(const char *kit, const char *tool, char *out, size_t cap)
 {
-    int n = snprintf(out, cap, "%s__%s", kit, tool);
-    if (n < 0 || (size_t)n >= cap || n > 64)
+    char part[AC_TOOLNAME_MAX + 1], why[160];
+    int n = snprintf(part, sizeof part, "%s", tool);
+    if (n < 0 || (size_t)n >= sizeof part)
         return -1;
-    for (char *p = out; *p; p++)
+    for (char *p = part; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '_' || *p == '-'))
             *p = '_';
-    return 0;
+    return ac_toolname_compose(kit, part, out, cap, why, sizeof why);
 }
 
 /* The compiled schema of an MCP tool: the server's inputSchema if our validator takes it,
@@ -60,7 +62,7 @@ static void set_schema(ac_tool *t, const ac_mcp_tool *mt)
 static int add_or_update(ac_engine *e, ac_mcp_server *srv, const ac_mcp_tool *mt, char *err,
                          size_t errcap)
 {
-    char wire[80];
+    char wire[2 * AC_TOOLNAME_MAX + 8];
     const ac_mcp_config *cfg = ac_mcp_server_config(srv);
     if (mcp_wire_name(cfg->name, mt->name, wire, sizeof wire) < 0)
         return 0; /* a name no provider takes: not offered */
