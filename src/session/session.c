@@ -514,14 +514,14 @@ static json_t *spawn_payload(ac_engine *e)
         json_object_set_new(d, "system", json_string(e->system_prompt));
     if (d && e->output_schema_text)
         json_object_set_new(d, "output_schema", json_loads(e->output_schema_text, 0, NULL));
-    if (d && e->mcp) /* the MCP servers and the protocol version each one speaks */
-        ac_mcp_spawn_info(e, d);
     json_t *kits = ac_toolkits_spawn_json(e); /* initial toolkit states (toolkits.c) */
     if (d && kits)
         json_object_set(d, "toolkits", kits);
     json_decref(kits);
     if (d && e->state_decl) /* the State starts from the event: a replay needs no tool file */
         json_object_set(d, "state", e->state_decl);
+    if (d && e->mcp) /* the MCP servers and the protocol version each one speaks */
+        ac_mcp_spawn_info(e, d);
     return d;
 }
 

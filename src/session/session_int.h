@@ -75,9 +75,9 @@ struct ac_engine {
     uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
         ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
     char *tool_choice; /* the request setting when it names a tool: checked at session start */
-    struct ac_mcp_set *mcp; /* MCP servers of the tool files (tools_mcp.c), NULL: none */
     struct ac_spec_rt *spec_rt; /* comparison guards, actions with arguments, timers (spec_rt.c) */
     json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
+    struct ac_mcp_set *mcp; /* MCP servers of the tool files (tools_mcp.c), NULL: none */
 };
 
 /* An event waiting in a session's queue (session.c). */

@@ -32,8 +32,7 @@ struct ac_tool {
     size_t max_output;
     char **env;         /* tool file "env": "NAME=value", NULL-terminated, may be NULL */
     char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
-    int idempotent; /* may run again after a crash (src/store): the tool file says so, or (MCP)
-                       the server's idempotentHint */
+    int idempotent; /* may run again after a crash (src/store): the tool file says so, or (MCP) the server's idempotentHint */
     ac_tool_fn fn;
     void *ud;
     /* toolkits (toolkits.c): the engine index of the tool's toolkit + 1 (0: an independent
@@ -89,6 +88,7 @@ json_t *ac_turn_plan_args(ac_turn_plan *p, size_t i, int *rewritten, char *msg, 
  * the message) as the array the event carries, or NULL when none. */
 json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *content,
                             char **override);
+
 /* ---- MCP servers (tools_mcp.c) ---- */
 
 /* Starts the servers of a tool file's "mcp" array (borrowed) and adds their tools as

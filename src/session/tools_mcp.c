@@ -2,7 +2,7 @@
  * tools_mcp.c - the MCP servers of an engine's tool files (src/mcp): each
  * server is started once, when its tool file is added, and shared by every
  * session of the engine; its tools become the toolkit named after the
- * server, offered to the model as server__tool (users read server::tool).
+ * server, registered as server::tool (server__tool on the wire, util/toolname.h).
  * The run_tools effect (tools_run.c) calls them through ac_mcp_call_tool.
  * When the server says its list changed, the engine's tools are updated:
  * new tools are added, changed ones replaced, dropped ones fail when called.
@@ -13,8 +13,8 @@
 
 #include "mcp/mcp.h"
 #include "session/tools_internal.h"
-#include "tools/schema.h"
 #include "util/toolname.h"
+#include "tools/schema.h"
 
 struct ac_mcp_set {
     ac_engine *e;
@@ -22,23 +22,20 @@ struct ac_mcp_set {
     size_t n;
 };
 
-/* The engine's name for tool of toolkit kit: "kit::tool" (the model sees "kit__tool",
- * util/toolname.h). -1 when the pair makes no valid name: that tool is not offered. */
-static int mcp_tool_name(const char *kit, const char *tool, char *out, size_t cap)
+/* The name of tool of server kit as a namespaced tool (util/toolname.h):
+ * "kit::tool", "kit__tool" on the wire, characters providers refuse in tool
+ * names replaced by '_'. -1 if the wire name would exceed 64 bytes. */
+static int mcp_wire_name(const char *kit, const char *tool, char *out, size_t cap)
 {
-    char why[160];
-    return ac_toolname_compose(kit, tool, out, cap, why, sizeof why);
-}
-
-/* Another tool of the engine whose name the model would see as wire, or NULL. */
-static const ac_tool *wire_clash(const ac_engine *e, const char *name, const char *wire)
-{
-    char w[160];
-    for (size_t i = 0; i < e->n_tools; i++)
-        if (strcmp(e->tools[i]->name, name) != 0 &&
-            ac_toolname_to_wire(e->tools[i]->name, w, sizeof w) == 0 && !strcmp(w, wire))
-            return e->tools[i];
-    return NULL;
+    char part[AC_TOOLNAME_MAX + 1], why[160];
+    int n = snprintf(part, sizeof part, "%s", tool);
+    if (n < 0 || (size_t)n >= sizeof part)
+        return -1;
+    for (char *p = part; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '-'))
+            *p = '_';
+    return ac_toolname_compose(kit, part, out, cap, why, sizeof why);
 }
 
 /* The compiled schema of an MCP tool: the server's inputSchema if our validator takes it,
@@ -65,21 +62,17 @@ static void set_schema(ac_tool *t, const ac_mcp_tool *mt)
 static int add_or_update(ac_engine *e, ac_mcp_server *srv, const ac_mcp_tool *mt, char *err,
                          size_t errcap)
 {
-    char name[160], wire[160];
+    char wire[2 * AC_TOOLNAME_MAX + 8];
     const ac_mcp_config *cfg = ac_mcp_server_config(srv);
-    if (mcp_tool_name(cfg->name, mt->name, name, sizeof name) < 0 ||
-        ac_toolname_to_wire(name, wire, sizeof wire) < 0)
+    if (mcp_wire_name(cfg->name, mt->name, wire, sizeof wire) < 0)
         return 0; /* a name no provider takes: not offered */
-    ac_tool *t = (ac_tool *)ac_tools_find(e, name);
-    const ac_tool *other = wire_clash(e, name, wire);
-    if ((t && t->mcp != srv) || other) {
-        snprintf(err, errcap, "MCP server '%s': tool '%s' is defined twice%s%s%s", cfg->name, name,
-                 other ? " (the model would see '" : "", other ? other->name : "",
-                 other ? "' under the same name)" : "");
+    ac_tool *t = (ac_tool *)ac_tools_find(e, wire);
+    if (t && t->mcp != srv) {
+        snprintf(err, errcap, "MCP server '%s': tool '%s' is defined twice", cfg->name, wire);
         return -1;
     }
     if (!t) {
-        t = ac_tools_new(TK_MCP, name, mt->description, NULL, err, errcap);
+        t = ac_tools_new(TK_MCP, wire, mt->description, NULL, err, errcap);
         if (!t)
             return -1;
         t->mcp = srv;

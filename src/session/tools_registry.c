@@ -10,6 +10,7 @@
 
 #include "session/toolkits.h"
 #include "session/tools_internal.h"
+#include "util/toolname.h"
 #include "tools/schema.h"
 #include "tools/toolfile.h"
 
@@ -68,6 +69,17 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap)
         ac_tools_free(t);
         return -1;
     }
+    /* "prefix::tool" and a plain "prefix__tool" would be one name on the wire */
+    char wire[2 * AC_TOOLNAME_MAX + 8], other[2 * AC_TOOLNAME_MAX + 8];
+    if (ac_toolname_to_wire(t->name, wire, sizeof wire) == 0)
+        for (size_t i = 0; i < e->n_tools; i++)
+            if (ac_toolname_to_wire(e->tools[i]->name, other, sizeof other) == 0 &&
+                strcmp(wire, other) == 0) {
+                snprintf(err, errcap, "tool '%s' is defined twice ('%s' is the same name to the model: %s)",
+                         t->name, e->tools[i]->name, wire);
+                ac_tools_free(t);
+                return -1;
+            }
     if (e->n_tools == e->cap_tools) {
         size_t cap = e->cap_tools ? e->cap_tools * 2 : 8;
         ac_tool **v = realloc(e->tools, cap * sizeof *v);

@@ -16,8 +16,8 @@
 #include <time.h>
 
 #include "io/proc.h"
-#include "mcp/mcp.h"
 #include "session/toolkits.h"
+#include "mcp/mcp.h"
 #include "session/tools_internal.h"
 #include "tools/calculator.h"
 #include "tools/schema.h"

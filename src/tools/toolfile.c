@@ -378,9 +378,8 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
     {
         if (strcmp(k, "tools") != 0 && strcmp(k, "toolkits") != 0 && strcmp(k, "state") != 0 &&
             strcmp(k, "mcp") != 0) {
-            tf_fail(c,
-                    "unknown key \"%s\" (only \"tools\", \"toolkits\", \"state\" and \"mcp\" are "
-                    "allowed)",
+            tf_fail(c, "unknown key \"%s\" (only \"tools\", \"toolkits\", \"state\" and \"mcp\" are "
+                       "allowed)",
                     k);
             return NULL;
         }
@@ -396,7 +395,7 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
         tf_fail(c, "\"mcp\" must be an array of servers");
         return NULL;
     }
-    if (!json_is_array(tools) && (tools || (!kits && !mcp))) {
+    if (!json_is_array(tools) && (tools || !(kits || mcp))) {
         tf_fail(c, tools ? "\"tools\" must be an array" : "missing \"tools\"");
         return NULL;
     }

@@ -75,12 +75,12 @@ extern const char *const ac_toolfile_default_inherit[];
 typedef struct ac_toolfile {
     ac_toolfile_tool *tools; /* the toolkits' tools first, in file order, then "tools" */
     size_t n;
-    json_t *mcp; /* the "mcp" array as written (MCP servers, src/mcp/mcp_config.c), or NULL */
     ac_toolfile_toolkit *toolkits;
     size_t n_toolkits;
     /* "state": {"initial": {...}, "schema": {...}} (both optional; the initial State
      * must be an object that the schema, when given, accepts), or NULL */
     json_t *state;
+    json_t *mcp; /* the "mcp" array as written (MCP servers, src/mcp/mcp_config.c), or NULL */
 } ac_toolfile;
 
 /* Loads and checks a tool file. Returns a new ac_toolfile (free with

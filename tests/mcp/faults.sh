@@ -10,11 +10,11 @@ cat >"$tmp/tools.json" <<JSON
           "env": {"T_SECRET": "sekrit-ENV-7788"}, "timeout": "20s"}]}
 JSON
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }
-script "$tmp/s" "{\"tool_calls\": [$(call c1 t__crash '{}')]}" \
-  "{\"tool_calls\": [$(call c2 t__echo '{"text":"after the crash"}')]}" \
-  "{\"tool_calls\": [$(call c3 t__garbage '{}')]}" \
-  "{\"tool_calls\": [$(call c4 t__echo '{"text":"after the garbage"}'), $(call c5 t__fail '{}'), $(call c6 t__odd_schema '{"s":"x"}'),
-    $(call c7 t__leak '{}'), $(call c8 t__image '{}'), $(call c9 t__structured '{}')]}" \
+script "$tmp/s" "{\"tool_calls\": [$(call c1 t::crash '{}')]}" \
+  "{\"tool_calls\": [$(call c2 t::echo '{"text":"after the crash"}')]}" \
+  "{\"tool_calls\": [$(call c3 t::garbage '{}')]}" \
+  "{\"tool_calls\": [$(call c4 t::echo '{"text":"after the garbage"}'), $(call c5 t::fail '{}'), $(call c6 t::odd_schema '{"s":"x"}'),
+    $(call c7 t::leak '{}'), $(call c8 t::image '{}'), $(call c9 t::structured '{}')]}" \
   '{"content": "done"}'
 run_agent "$tmp/tools.json" "$tmp/s" --journal "$tmp/journal"
 [ $rc -eq 0 ] || fail "run failed ($rc): $(cat "$tmp/err")"
@@ -51,7 +51,7 @@ JSON
 done
 
 # Ctrl-C during a call: notifications/cancelled reaches the server
-script "$tmp/s2" "{\"tool_calls\": [$(call k1 t__slow '{"ms":20000}')]}" '{"content": "never"}'
+script "$tmp/s2" "{\"tool_calls\": [$(call k1 t::slow '{"ms":20000}')]}" '{"content": "never"}'
 : >"$tmp/log"
 setsid "$agentc" run --provider script --script "$tmp/s2" --tools "$tmp/tools.json" --jsonl hi >"$tmp/out2" 2>"$tmp/err2" &
 pid=$!

@@ -44,12 +44,12 @@ cat >"$tmp/tools.json" <<JSON
          {"name": "evs", "url": "http://127.0.0.1:$port/mcp", "timeout": "3s"}]}
 JSON
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }
-script "$tmp/s" "{\"tool_calls\": [$(call c1 ev__echo '{"message":"over http"}'), $(call c2 ev__get-sum '{"a":1,"b":2}'),
-  $(call c3 ev__trigger-long-running-operation '{"duration":1,"steps":2}'), $(call c4 ev__get-tiny-image '{}')]}" \
-  "{\"tool_calls\": [$(call d1 evs__trigger-long-running-operation '{"duration":8,"steps":8}')]}" \
-  "{\"tool_calls\": [$(call d2 evs__echo '{"message":"after the timeout"}')]}" \
+script "$tmp/s" "{\"tool_calls\": [$(call c1 ev::echo '{"message":"over http"}'), $(call c2 ev::get-sum '{"a":1,"b":2}'),
+  $(call c3 ev::trigger-long-running-operation '{"duration":1,"steps":2}'), $(call c4 ev::get-tiny-image '{}')]}" \
+  "{\"tool_calls\": [$(call d1 evs::trigger-long-running-operation '{"duration":8,"steps":8}')]}" \
+  "{\"tool_calls\": [$(call d2 evs::echo '{"message":"after the timeout"}')]}" \
   "{\"tool_calls\": [$(call r1 restart_server '{}')]}" \
-  "{\"tool_calls\": [$(call e1 ev__echo '{"message":"new session"}')]}" \
+  "{\"tool_calls\": [$(call e1 ev::echo '{"message":"new session"}')]}" \
   '{"content": "done"}'
 run_agent "$tmp/tools.json" "$tmp/s" --journal "$tmp/journal"
 [ $rc -eq 0 ] || fail "run failed ($rc): $(cat "$tmp/err")"

@@ -12,13 +12,13 @@ cat >"$tmp/tools.json" <<JSON
          {"name": "fs", "command": ["node", "$filesystem", "$tmp/docs"]}]}
 JSON
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }
-script "$tmp/s" "{\"tool_calls\": [$(call c1 ev__echo '{"message":"hello mcp"}'), $(call c2 ev__get-sum '{"a":2,"b":40}'),
-  $(call c3 ev__trigger-long-running-operation '{"duration":1,"steps":3}'), $(call c4 ev__get-tiny-image '{}'),
-  $(call c5 ev__get-structured-content '{"location":"Chicago"}'), $(call c6 ev__echo '{"nomessage":1}')]}" \
-  "{\"tool_calls\": [$(call d1 evslow__trigger-long-running-operation '{"duration":8,"steps":8}')]}" \
-  "{\"tool_calls\": [$(call e1 evslow__echo '{"message":"still here"}'), $(call e2 fs__list_directory "{\"path\":\"$tmp/docs\"}"),
-  $(call e3 fs__read_text_file "{\"path\":\"$tmp/docs/a.txt\"}"), $(call e4 fs__read_text_file "{\"path\":\"$tmp/docs/missing.txt\"}"),
-  $(call e5 fs__read_text_file "{\"path\":\"/etc/passwd\"}")]}" \
+script "$tmp/s" "{\"tool_calls\": [$(call c1 ev::echo '{"message":"hello mcp"}'), $(call c2 ev::get-sum '{"a":2,"b":40}'),
+  $(call c3 ev::trigger-long-running-operation '{"duration":1,"steps":3}'), $(call c4 ev::get-tiny-image '{}'),
+  $(call c5 ev::get-structured-content '{"location":"Chicago"}'), $(call c6 ev::echo '{"nomessage":1}')]}" \
+  "{\"tool_calls\": [$(call d1 evslow::trigger-long-running-operation '{"duration":8,"steps":8}')]}" \
+  "{\"tool_calls\": [$(call e1 evslow::echo '{"message":"still here"}'), $(call e2 fs::list_directory "{\"path\":\"$tmp/docs\"}"),
+  $(call e3 fs::read_text_file "{\"path\":\"$tmp/docs/a.txt\"}"), $(call e4 fs::read_text_file "{\"path\":\"$tmp/docs/missing.txt\"}"),
+  $(call e5 fs::read_text_file "{\"path\":\"/etc/passwd\"}")]}" \
   '{"content": "done"}'
 run_agent "$tmp/tools.json" "$tmp/s" --journal "$tmp/journal"
 [ $rc -eq 0 ] || fail "run failed ($rc): $(cat "$tmp/err")"

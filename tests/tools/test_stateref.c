@@ -278,8 +278,7 @@ static void test_toolfile_state(void **st)
         "{\"state\": {\"initial\": {\"n\": \"x\"}, \"schema\": {\"properties\": {\"n\": "
         "{\"type\": \"integer\"}}}}, \"tools\": []}",
         "the schema refuses the initial State");
-    toolfile_refuses("{\"stat\": {}, \"tools\": []}",
-                     "only \"tools\", \"toolkits\", \"state\" and \"mcp\"");
+    toolfile_refuses("{\"stat\": {}, \"tools\": []}", "only \"tools\", \"toolkits\", \"state\" and \"mcp\"");
 }
 
 int main(void)
