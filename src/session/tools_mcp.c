@@ -134,7 +134,7 @@ void ac_mcp_set_free(ac_engine *e)
     e->mcp = NULL;
 }
 
-/* The environment of a stdio server: what a tool process gets (tool_env.c: the default
+/* The environment of a stdio server: what a tool process is given (tool_env.c: the default
  * inherited variables, never the provider's credentials) plus the entry's "env". */
 static char **server_env(ac_engine *e, char **add)
 {
