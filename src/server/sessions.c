@@ -524,6 +524,13 @@ json_t *srv_sess_json(srv_sess *ss, int full)
     json_t *calls = conv ? json_object_get(conv, "tool_calls") : NULL;
     json_object_set_new(o, "messages", msgs ? json_incref(msgs) : json_array());
     json_object_set_new(o, "tool_calls", calls ? json_incref(calls) : json_array());
+    /* the session's shared memory: the State and the toolkits' states and contexts, if any */
+    json_t *state = w ? json_object_get(w, "state") : NULL;
+    json_t *kits = w ? json_object_get(w, "toolkits") : NULL;
+    if (state)
+        json_object_set(o, "state", state);
+    if (kits)
+        json_object_set(o, "toolkits", kits);
     json_decref(w);
     return o;
 }
