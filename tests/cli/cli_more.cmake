@@ -26,4 +26,4 @@ add_test(NAME cli_store_kill
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/store_kill.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_store_kill PROPERTIES LABELS "cli;store" SKIP_RETURN_CODE 77 TIMEOUT 400
-  ENVIRONMENT AGENTC_KILL_TRIALS=50)
+  ENVIRONMENT AGENTC_KILL_TRIALS=100)

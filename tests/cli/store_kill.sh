@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash recovery: AGENTC_KILL_TRIALS (default 100; ctest runs 50) scripted sessions with
+# Crash recovery: AGENTC_KILL_TRIALS (default 100, as ctest runs it) scripted sessions with
 # tools are killed with SIGKILL at a random moment (0 to AGENTC_KILL_MAX_MS, default 400 ms,
 # into the run) and resumed. Two tools append
 # "SESSION CALL" to a log: `append` (not idempotent) and `idem` ("idempotent": true).
