@@ -6,7 +6,8 @@
  * as RFC 3629 defines it, no control characters, the JSON escapes, integers
  * that fit in 64 bits). A member the decoders read that appears twice (jansson
  * keeps the last), a key with escapes or non-ASCII bytes, a real number, a
- * nested value where a scalar is expected: the machine fails and the caller
+ * lone UTF-16 surrogate escape, a nested value where a scalar is expected:
+ * the machine fails and the caller
  * falls back to jansson. */
 #include "llm/delta.h"
 
@@ -86,7 +87,12 @@ static const unsigned char *ds_skip_plain(const unsigned char *p, const unsigned
          | 0xf1..0xf3 tail tail tail
          | 0xf4 0x80..0x8f tail tail;
     plain = 0x20..0x7f - ["\\];
-    escape = '\\' @s_esc ( ["\\/bfnrt] | 'u' xdigit{4} );
+    # UTF-16 surrogates only as a high-low pair, as jansson requires wherever the
+    # string stands (in members the decoders skip too)
+    hi_sur = [dD] [89abAB] xdigit{2};
+    lo_sur = [dD] [c-fC-F] xdigit{2};
+    escape = '\\' @s_esc ( ["\\/bfnrt] | 'u' ( xdigit{4} - ( [dD] [89a-fA-F] xdigit{2} ) )
+                          | 'u' hi_sur '\\u' lo_sur );
     str = '"' @s_open ( plain @s_run | utf8 | escape )* '"';
 
     num = '-'? ( '0' | [1-9] [0-9]{0,17} );
