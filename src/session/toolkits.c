@@ -279,23 +279,6 @@ static int state_on(const json_t *states, const char *name)
     return 0;
 }
 
-static const json_t *value_at(const json_t *obj, const char *path)
-{
-    const json_t *cur = obj;
-    char seg[300];
-    while (cur && *path) {
-        const char *dot = strchr(path, '.');
-        size_t n = dot ? (size_t)(dot - path) : strlen(path);
-        if (n >= sizeof seg)
-            return NULL;
-        memcpy(seg, path, n);
-        seg[n] = 0;
-        cur = json_object_get(cur, seg);
-        path = dot ? dot + 1 : path + n;
-    }
-    return cur;
-}
-
 /* Appends the names of list whose presence in states equals want to buf. */
 static size_t list_names(char *const *list, const json_t *states, const json_t *ctx, int want,
                          char *buf, size_t cap)
@@ -303,7 +286,7 @@ static size_t list_names(char *const *list, const json_t *states, const json_t *
     size_t k = 0, count = 0;
     buf[0] = 0;
     for (char *const *p = list; p && *p; p++) {
-        int on = ctx ? value_at(ctx, *p) != NULL : state_on(states, *p);
+        int on = ctx ? ac_toolfile_context_at(ctx, *p) != NULL : state_on(states, *p);
         if (on != want)
             continue;
         int w = snprintf(buf + k, cap - k, "%s%s", count ? ", " : "", *p);
@@ -378,7 +361,7 @@ static size_t enum_values(const json_t *ctx, const json_t *paths, json_t *out)
         return 0;
     json_array_foreach(paths, i, p)
     {
-        const json_t *v = value_at(ctx, json_string_value(p));
+        const json_t *v = ac_toolfile_context_at(ctx, json_string_value(p));
         if (!v)
             continue;
         found++;

@@ -126,6 +126,9 @@ int ac_toolfile__take_enum_from(json_t *params, json_t **out, char *why, size_t 
 int ac_toolfile__parse_toolkits(const json_t *arr, ac_toolfile *tf, const char *path, char *err,
                                 size_t errcap);
 void ac_toolfile__free_toolkit(ac_toolfile_toolkit *k);
+/* The value at a dot-separated context path ("a.b") in obj, or NULL
+ * (toolkit_check.c; availability at run time uses it too). */
+const json_t *ac_toolfile_context_at(const json_t *obj, const char *path);
 void ac_toolfile__free_tool_parts(ac_toolfile_tool *d);
 
 /* What `agentc check --tools` reports, one message at a time. */

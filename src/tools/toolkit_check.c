@@ -59,7 +59,7 @@ static const json_t *schema_at(const json_t *schema, const char *path)
     return cur;
 }
 
-static const json_t *value_at(const json_t *obj, const char *path)
+const json_t *ac_toolfile_context_at(const json_t *obj, const char *path)
 {
     const json_t *cur = obj;
     char seg[300];
@@ -80,7 +80,7 @@ static const json_t *value_at(const json_t *obj, const char *path)
 static int key_known(const ac_toolfile *tf, size_t ki, const char *path)
 {
     const ac_toolfile_toolkit *k = &tf->toolkits[ki];
-    if (value_at(k->context, path))
+    if (ac_toolfile_context_at(k->context, path))
         return 1;
     if (k->context_schema)
         return schema_at(k->context_schema, path) != NULL;
@@ -362,7 +362,7 @@ static int explore_run(explore *x, const ac_toolfile *tf, size_t ki)
     }
     node start = {mask(x, k->initial_states, 0), 0};
     for (size_t b = 0; b < x->nk; b++)
-        if (value_at(k->context, x->keys[b]))
+        if (ac_toolfile_context_at(k->context, x->keys[b]))
             start.k |= (uint64_t)1 << b;
     if (x->too_wide)
         return 0;
