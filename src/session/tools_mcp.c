@@ -30,17 +30,6 @@ static int mcp_tool_name(const char *kit, const char *tool, char *out, size_t ca
     return ac_toolname_compose(kit, tool, out, cap, why, sizeof why);
 }
 
-/* Another tool of the engine whose name the model would see as wire, or NULL. */
-static const ac_tool *wire_clash(const ac_engine *e, const char *name, const char *wire)
-{
-    char w[160];
-    for (size_t i = 0; i < e->n_tools; i++)
-        if (strcmp(e->tools[i]->name, name) != 0 &&
-            ac_toolname_to_wire(e->tools[i]->name, w, sizeof w) == 0 && !strcmp(w, wire))
-            return e->tools[i];
-    return NULL;
-}
-
 /* The compiled schema of an MCP tool: the server's inputSchema if our validator takes it,
  * else the same schema without what it refuses is not attempted: the arguments are only
  * checked to be an object (the server checks the rest) - a keyword we do not support never
@@ -71,11 +60,8 @@ static int add_or_update(ac_engine *e, ac_mcp_server *srv, const ac_mcp_tool *mt
         ac_toolname_to_wire(name, wire, sizeof wire) < 0)
         return 0; /* a name no provider takes: not offered */
     ac_tool *t = (ac_tool *)ac_tools_find(e, name);
-    const ac_tool *other = wire_clash(e, name, wire);
-    if ((t && t->mcp != srv) || other) {
-        snprintf(err, errcap, "MCP server '%s': tool '%s' is defined twice%s%s%s", cfg->name, name,
-                 other ? " (the model would see '" : "", other ? other->name : "",
-                 other ? "' under the same name)" : "");
+    if (t && t->mcp != srv) { /* a clash on the wire is refused by ac_tools_add */
+        snprintf(err, errcap, "MCP server '%s': tool '%s' is defined twice", cfg->name, name);
         return -1;
     }
     if (!t) {

@@ -75,8 +75,9 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap)
         for (size_t i = 0; i < e->n_tools; i++)
             if (ac_toolname_to_wire(e->tools[i]->name, other, sizeof other) == 0 &&
                 strcmp(wire, other) == 0) {
-                snprintf(err, errcap, "tool '%s' is defined twice ('%s' is the same name to the model: %s)",
-                         t->name, e->tools[i]->name, wire);
+                snprintf(err, errcap,
+                         "tool '%s' is defined twice (the model would see '%s' under the same name)",
+                         t->name, e->tools[i]->name);
                 ac_tools_free(t);
                 return -1;
             }
