@@ -630,6 +630,39 @@ fail:
     return AC_CONV_ENOMEM;
 }
 
+void ac_conv_clear_tool_defs(ac_conv *conv)
+{
+    for (size_t i = 0; conv && i < conv->n_tools; i++) {
+        free((void *)conv->tools[i].name);
+        free((void *)conv->tools[i].description);
+        free((void *)conv->tools[i].schema_json);
+    }
+    if (conv)
+        conv->n_tools = 0;
+}
+
+int ac_conv_tool_defs_equal(const ac_conv *conv, const json_t *defs)
+{
+    if (!json_is_array(defs) || json_array_size(defs) != conv->n_tools)
+        return 0;
+    for (size_t i = 0; i < conv->n_tools; i++) {
+        const json_t *d = json_array_get(defs, i);
+        const char *name = json_string_value(json_object_get(d, "name"));
+        const char *desc = json_string_value(json_object_get(d, "description"));
+        const ac_tool_def *t = &conv->tools[i];
+        if (!name || strcmp(name, t->name) || strcmp(desc ? desc : "", t->description))
+            return 0;
+        json_t *params = json_object_get(d, "parameters");
+        char *schema = params ? json_dumps(params, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        int same = schema ? !strcmp(schema, t->schema_json)
+                          : !strcmp(t->schema_json, "{\"type\":\"object\"}");
+        free(schema);
+        if (!same)
+            return 0;
+    }
+    return 1;
+}
+
 size_t ac_conv_tool_def_count(const ac_conv *conv)
 {
     return conv->n_tools;

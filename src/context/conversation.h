@@ -204,6 +204,12 @@ int ac_conv_add_tool_def(ac_conv *conv, const char *name, const char *descriptio
 size_t ac_conv_tool_def_count(const ac_conv *conv);
 const ac_tool_def *ac_conv_tool_def(const ac_conv *conv, size_t i);
 const ac_tool_def *ac_conv_find_tool_def(const ac_conv *conv, const char *name);
+/* Removes every tool definition (the list is then given again, in order). */
+void ac_conv_clear_tool_defs(ac_conv *conv);
+/* 1 when the conversation's tool definitions are exactly `defs`, in order: a JSON array of
+ * {"name", "description", "parameters"} (the parameters compared in compact form). */
+struct json_t;
+int ac_conv_tool_defs_equal(const ac_conv *conv, const struct json_t *defs);
 
 /* --- compaction helpers --- */
 

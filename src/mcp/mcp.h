@@ -97,8 +97,11 @@ const char *ac_mcp_server_version(const ac_mcp_server *s);
 size_t ac_mcp_server_tool_count(const ac_mcp_server *s);
 const ac_mcp_tool *ac_mcp_server_tool(const ac_mcp_server *s, size_t i);
 /* Called on the loop after each successful tools/list (the first and the
- * refreshes that notifications/tools/list_changed triggers). */
+ * refreshes that notifications/tools/list_changed triggers), and after a
+ * refresh that failed (the list is then unchanged). */
 void ac_mcp_server_on_tools(ac_mcp_server *s, void (*fn)(void *ud, ac_mcp_server *s), void *ud);
+/* 1 while a ready server fetches its changed list (or is about to). */
+int ac_mcp_server_listing(const ac_mcp_server *s);
 /* Times the server process was started (tests, diagnostics). */
 unsigned ac_mcp_server_starts(const ac_mcp_server *s);
 

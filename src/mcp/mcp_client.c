@@ -304,6 +304,7 @@ static void fault(ac_mcp_server *s, const char *why)
     if (m)
         snprintf(s->last_error, sizeof s->last_error, "%s", m);
     free(m);
+    int was_listing = ac_mcp_server_listing(s);
     s->state = ST_DOWN;
     s->fails++;
     s->retry_at = ac_loop_now_ms(s->loop) + backoff_ms(s->fails);
@@ -314,10 +315,12 @@ static void fault(ac_mcp_server *s, const char *why)
     if (s->fault_timer)
         ac_loop_cancel_timer(s->loop, s->fault_timer);
     s->hs_timer = s->probe_timer = s->fault_timer = 0;
-    s->listing_active = 0;
+    s->listing_active = s->refresh_wanted = 0;
     json_decref(s->listing);
     s->listing = NULL;
     stop_transport(s);
+    if (was_listing && s->on_tools) /* a refresh failed: the old list stays */
+        s->on_tools(s->on_tools_ud, s);
     while (s->pend) {
         pending *p = s->pend;
         s->pend = p->next;
@@ -626,6 +629,9 @@ static void got_response(ac_mcp_server *s, json_t *msg)
                  shown);
         if (kind == P_LIST && s->state == ST_READY) { /* a refresh failed: keep the old list */
             s->listing_active = 0;
+            s->refresh_wanted = 0;
+            if (s->on_tools)
+                s->on_tools(s->on_tools_ud, s);
             return;
         }
         fault(s, why);
@@ -872,6 +878,11 @@ size_t ac_mcp_server_tool_count(const ac_mcp_server *s)
 const ac_mcp_tool *ac_mcp_server_tool(const ac_mcp_server *s, size_t i)
 {
     return i < s->n_tools ? &s->tools[i] : NULL;
+}
+
+int ac_mcp_server_listing(const ac_mcp_server *s)
+{
+    return s->state == ST_READY && (s->listing_active || s->refresh_wanted);
 }
 
 void ac_mcp_server_on_tools(ac_mcp_server *s, void (*fn)(void *ud, ac_mcp_server *s), void *ud)

@@ -401,6 +401,16 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
     return srv_reply_json(c, 200, o);
 }
 
+/* The session's spec declares the event. */
+static int spec_declares(const ac_session *s, const char *name)
+{
+    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
+    for (uint16_t i = 0; i < t->n_events; i++)
+        if (t->event_names[i] && !strcmp(t->event_names[i], name))
+            return 1;
+    return 0;
+}
+
 static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
 {
     static const char *const keys[] = {"content", "if_busy", NULL};
@@ -448,17 +458,31 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     const char *text = json_string_value(content);
     const char *how = "started";
     int rc;
-    if (busy && (!strcmp(policy, "interrupt") || !strcmp(policy, "rollback"))) {
+    if (busy && !strcmp(policy, "rollback") && !spec_declares(ss->s, "rollback")) {
+        json_decref(o);
+        return srv_reply_error(c, 409, "rollback_unsupported",
+                               "the spec declares no 'rollback' event; send with if_busy "
+                               "interrupt (spec/agent.fsm shows the transition to add)");
+    }
+    if (busy && !strcmp(policy, "interrupt")) {
         /* the running turn stops (pause): its unanswered tool calls are answered as
          * interrupted when the next turn starts, so none is left dangling */
-        srv_sess_emit(ss, "stopped",
-                      json_pack("{s:s, s:s}", "reason",
-                                !strcmp(policy, "interrupt") ? "interrupted" : "rolled_back",
-                                "partial_response", ac_session_partial(ss->s)));
+        srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "interrupted",
+                                               "partial_response", ac_session_partial(ss->s)));
         ac_session_post(ss->s, "pause", NULL, 0);
         rc = ac_session_send(ss->s, text);
         ac_session_post(ss->s, "resume", NULL, 0);
-        how = !strcmp(policy, "interrupt") ? "interrupted" : "rolled_back";
+        how = "interrupted";
+    } else if (busy && !strcmp(policy, "rollback")) {
+        /* the running turn stops and its messages go (the spec's rollback: its tool calls
+         * leave with the assistant messages that made them); the new message starts a turn
+         * on the conversation as it was before */
+        srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "rolled_back",
+                                               "partial_response", ac_session_partial(ss->s)));
+        rc = ac_session_post(ss->s, "rollback", NULL, 0);
+        if (rc >= 0 || rc == AC_QUEUED)
+            rc = ac_session_send(ss->s, text);
+        how = "rolled_back";
     } else {
         rc = ac_session_send(ss->s, text);
         how = busy                                ? "enqueued"

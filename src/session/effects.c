@@ -9,6 +9,7 @@
 
 #include "session/toolkits.h"
 #include "session/state.h"
+#include "session/tools_internal.h"
 #include "session_int.h"
 
 /* A timer effect's state: what its loop timer posts, and to whom. */
@@ -110,22 +111,34 @@ static void backoff_start(ac_session *s, const ac_param_value *args, size_t n, c
     }
 }
 
-/* The LLM request's state: the provider's call id. */
+/* The LLM request's state: the provider's call id, and while the call waits for the
+ * offered tools to be brought up to date, what it waits on. */
 typedef struct llm_effect {
+    ac_session *s;
     uint64_t call;
+    uint16_t origin;
+    int64_t stall_ms, connect_ms, total_ms;
+    int waiting;        /* registered with ac_mcp_wait_listing */
+    uint64_t bound;     /* the timer that ends the wait */
+    ac_mcp_waiter wait;
+    ac_loop_task go;    /* the deferred start, after the tools.changed event is applied */
 } llm_effect;
 
-static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const ac_event *ev)
+/* An MCP server that said its list changed gets this long to send the new list before a
+ * model call goes with the list it has. */
+#define LLM_TOOLS_WAIT_MS 5000
+
+static void llm_go(void *ud)
 {
-    (void)ev;
-    (void)n;
+    llm_effect *l = ud;
+    ac_session *s = l->s;
     ac_llm_call_opts opts = {0};
-    opts.stall_timeout_ms = args[0].ival;
-    opts.connect_timeout_ms = args[1].ival;
-    opts.call_timeout_ms = args[2].ival;
+    opts.stall_timeout_ms = l->stall_ms;
+    opts.connect_timeout_ms = l->connect_ms;
+    opts.call_timeout_ms = l->total_ms;
     opts.max_tokens = s->e->p_max_tokens->ival;
     opts.thinking_budget = s->e->p_thinking_budget->ival;
-    opts.origin = ac_session_origin(s);
+    opts.origin = l->origin;
     opts.output_schema = s->output_schema_text;
     if (!s->toolkits) /* a session restored from a snapshot older than its toolkits */
         ac_toolkits_session_init(s, NULL);
@@ -135,18 +148,91 @@ static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const
     }
     char *note = ac_state_context_text(s); /* the State (state.h); the body is built in start */
     opts.context_note = note;
+    l->call = s->e->provider->start(s->e->provider, s, &opts);
+    free(note);
+}
+
+/* The engine's tools changed since the session last looked (an MCP server's list, or a
+ * restored session under a new tool file): when what it offers differs, the whole new list
+ * goes to the session as a tools.changed event, so the journal says what each call offered.
+ * 1 when the event was queued (the call starts once it is applied). A spec that does not
+ * declare tools.changed keeps the list its sessions started with. */
+static int tools_changed(llm_effect *l)
+{
+    ac_session *s = l->s;
+    uint64_t rev = ac_mcp_tools_rev(s->e);
+    if (s->tools_rev == rev)
+        return 0;
+    s->tools_rev = rev;
+    uint16_t ev = ac_engine_event_index(s->e, "tools.changed");
+    if (ev == AC_FSM_NONE)
+        return 0;
+    json_t *defs = json_array();
+    if (!defs)
+        return 0;
+    ac_tools_add_defs(s->e, defs);
+    if (ac_conv_tool_defs_equal(s->conv, defs)) {
+        json_decref(defs);
+        return 0;
+    }
+    ac_session_enqueue(s, ev, json_pack("{s:o}", "tools", defs), 0, l->origin);
+    return 1;
+}
+
+static void llm_waited(void *ud)
+{
+    llm_effect *l = ud;
+    if (l->bound)
+        ac_loop_cancel_timer(l->s->e->loop, l->bound);
+    l->bound = 0;
+    if (l->waiting)
+        ac_mcp_unwait(l->s->e, &l->wait);
+    l->waiting = 0;
+    tools_changed(l);
+    /* from inside an MCP server's or the loop's callback: the start follows the event */
+    ac_loop_defer(l->s->e->loop, &l->go);
+}
+
+static void llm_bound(void *ud)
+{
+    llm_effect *l = ud;
+    l->bound = 0;
+    llm_waited(l);
+}
+
+static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const ac_event *ev)
+{
+    (void)ev;
+    (void)n;
     llm_effect *l = calloc(1, sizeof *l);
     if (!l) {
         ac_session_enqueue(s, ac_engine_event_index(s->e, "llm.failed"),
                            json_pack("{s:s, s:i, s:b, s:s}", "class", "protocol", "status", 0,
                                      "retryable", 0, "message", "out of memory starting a call"),
-                           0, opts.origin);
-        free(note);
+                           0, ac_session_origin(s));
         return;
     }
+    l->s = s;
+    l->origin = ac_session_origin(s);
+    l->stall_ms = args[0].ival;
+    l->connect_ms = args[1].ival;
+    l->total_ms = args[2].ival;
+    l->go.fn = llm_go;
+    l->go.ud = l;
     *ac_session_effect_state(s) = l;
-    l->call = s->e->provider->start(s->e->provider, s, &opts);
-    free(note);
+    if (ac_mcp_listing(s->e)) { /* a server said its list changed: the call waits for it */
+        l->waiting = 1;
+        l->wait.fn = llm_waited;
+        l->wait.ud = l;
+        ac_mcp_wait_listing(s->e, &l->wait);
+        l->bound = ac_loop_timer(s->e->loop, LLM_TOOLS_WAIT_MS, llm_bound, l);
+        return;
+    }
+    if (tools_changed(l)) {
+        ac_loop_defer(s->e->loop, &l->go);
+        return;
+    }
+    llm_go(l);
 }
 
 static void llm_stop(ac_session *s)
@@ -157,6 +243,11 @@ static void llm_stop(ac_session *s)
         return;
     if (l->call)
         s->e->provider->cancel(s->e->provider, l->call);
+    if (l->waiting)
+        ac_mcp_unwait(s->e, &l->wait);
+    if (l->bound)
+        ac_loop_cancel_timer(s->e->loop, l->bound);
+    ac_loop_undefer(s->e->loop, &l->go);
     free(l);
     *slot = NULL;
 }

@@ -162,12 +162,9 @@ static bool g_output_retries_left(ac_session *s, const ac_event *ev)
 
 /* ---------------- actions ---------------- */
 
-static void a_init_session(ac_session *s, const ac_event *ev)
+/* The tools offered to the model, as the spawn and tools.changed events give them. */
+static void add_tool_defs(ac_session *s, json_t *tools)
 {
-    const char *sys = dstr(ev, "system");
-    if (sys && *sys)
-        ac_conv_add_message(s->conv, AC_ROLE_SYSTEM, sys, ev->time_ms);
-    json_t *tools = ev->data ? json_object_get(data(ev), "tools") : NULL;
     size_t i;
     json_t *t;
     json_array_foreach(tools, i, t)
@@ -181,6 +178,22 @@ static void a_init_session(ac_session *s, const ac_event *ev)
                                  schema ? schema : "{\"type\":\"object\"}");
         free(schema);
     }
+}
+
+/* The message that began the current turn (what a rollback removes from), NULL between
+ * turns. */
+static void set_turn_start(ac_session *s, const char *msg_id)
+{
+    free(s->turn_start);
+    s->turn_start = msg_id ? strdup(msg_id) : NULL;
+}
+
+static void a_init_session(ac_session *s, const ac_event *ev)
+{
+    const char *sys = dstr(ev, "system");
+    if (sys && *sys)
+        ac_conv_add_message(s->conv, AC_ROLE_SYSTEM, sys, ev->time_ms);
+    add_tool_defs(s, ev->data ? json_object_get(data(ev), "tools") : NULL);
     json_t *schema = ev->data ? json_object_get(data(ev), "output_schema") : NULL;
     if (schema && !s->output_schema) { /* checked at engine start: this compiles */
         char why[256];
@@ -199,7 +212,9 @@ static void a_init_session(ac_session *s, const ac_event *ev)
 static void a_append_user_message(ac_session *s, const ac_event *ev)
 {
     const char *text = dstr(ev, "text");
-    ac_conv_add_message(s->conv, AC_ROLE_USER, text ? text : "", ev->time_ms);
+    const char *id = ac_conv_add_message(s->conv, AC_ROLE_USER, text ? text : "", ev->time_ms);
+    if (!s->turn_start) /* a message added while paused mid-turn belongs to that turn */
+        set_turn_start(s, id);
     ac_session_set_status(s, AC_SESSION_RUNNING);
     ac_session_set_error(s, NULL);
 }
@@ -217,7 +232,7 @@ static void a_take_queued_message(ac_session *s, const ac_event *ev)
     if (!q)
         return;
     const char *text = json_string_value(json_object_get(q, "text"));
-    ac_conv_add_message(s->conv, AC_ROLE_USER, text ? text : "", ev->time_ms);
+    set_turn_start(s, ac_conv_add_message(s->conv, AC_ROLE_USER, text ? text : "", ev->time_ms));
     json_array_remove(s->queued, 0);
     ac_session_set_status(s, AC_SESSION_RUNNING);
 }
@@ -225,6 +240,7 @@ static void a_take_queued_message(ac_session *s, const ac_event *ev)
 static void a_finish_interaction(ac_session *s, const ac_event *ev)
 {
     (void)ev;
+    set_turn_start(s, NULL);
     ac_session_set_status(s, AC_SESSION_IDLE);
     output_finished(s);
 }
@@ -232,6 +248,7 @@ static void a_finish_interaction(ac_session *s, const ac_event *ev)
 static void a_record_failure(ac_session *s, const ac_event *ev)
 {
     (void)ev;
+    set_turn_start(s, NULL);
     ac_session_set_status(s, AC_SESSION_FAILED);
     if (!s->error)
         ac_session_set_error(s, "the agent failed");
@@ -241,8 +258,52 @@ static void a_record_failure(ac_session *s, const ac_event *ev)
 static void a_cancel_session(ac_session *s, const ac_event *ev)
 {
     (void)ev;
+    set_turn_start(s, NULL);
     ac_session_set_status(s, AC_SESSION_CANCELLED);
     output_finished(s);
+}
+
+static void partial_reset(ac_session *s);
+
+/* The turn stops (the spec left Running or Paused) and every message it added is removed:
+ * from the message that began it to the end. Its tool calls go with the assistant messages
+ * that made them, so none is left unanswered. A turn whose first message was compacted away
+ * keeps the summary: what follows the last summary is removed. What the turn's tools did
+ * (toolkit contexts, the State, the world) stays. */
+static void a_rollback_turn(ac_session *s, const ac_event *ev)
+{
+    size_t n = ac_conv_message_count(s->conv), from = n;
+    if (s->turn_start)
+        from = ac_conv_find_message(s->conv, s->turn_start);
+    if (s->turn_start && from >= n) { /* compacted: keep the summary */
+        from = n;
+        for (size_t i = n; i-- > 0;)
+            if (ac_conv_message(s->conv, i)->flags & AC_MSG_SUMMARY) {
+                from = i + 1;
+                break;
+            }
+    }
+    if (from < n)
+        ac_conv_replace_range(s->conv, from, n, NULL, 0, ev->time_ms);
+    ac_conv_next_iteration(s->conv); /* the turn's calls are gone: none to answer later */
+    ac_conv_set_iteration(s->conv, 0);
+    set_turn_start(s, NULL);
+    s->output_rejections = 0;
+    s->compacted_this_plan = 0;
+    partial_reset(s);
+    ac_session_set_error(s, NULL);
+    ac_session_set_status(s, AC_SESSION_IDLE);
+}
+
+/* The tools offered change (an MCP server's list changed): the event carries the whole
+ * list, so a replay offers what the run offered. */
+static void a_refresh_tools(ac_session *s, const ac_event *ev)
+{
+    json_t *tools = ev->data ? json_object_get(data(ev), "tools") : NULL;
+    if (!json_is_array(tools))
+        return;
+    ac_conv_clear_tool_defs(s->conv);
+    add_tool_defs(s, tools);
 }
 
 static void a_touch(ac_session *s, const ac_event *ev)
@@ -559,6 +620,8 @@ void ac_builtin_handlers(ac_registry *r)
     ac_registry_action(r, "record_failure", a_record_failure);
     ac_registry_action(r, "cancel_session", a_cancel_session);
     ac_registry_action(r, "touch", a_touch);
+    ac_registry_action(r, "rollback_turn", a_rollback_turn);
+    ac_registry_action(r, "refresh_tools", a_refresh_tools);
     ac_registry_action(r, "start_loop", a_start_loop);
     ac_registry_action(r, "begin_iteration", a_begin_iteration);
     ac_registry_action(r, "fail_budget", a_fail_budget);

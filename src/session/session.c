@@ -543,6 +543,9 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
     s->queued = json_array();
     s->status = AC_SESSION_IDLE;
     s->answer = strdup("");
+    /* a new session is offered the engine's tools as they are now (its spawn event); one
+     * whose events come from elsewhere (a store) checks its list before its next call */
+    s->tools_rev = replay ? UINT64_MAX : ac_mcp_tools_rev(e);
     if (!s->id || !s->conv || !s->queued || !s->answer) {
         snprintf(err, errcap, "out of memory");
         goto fail;
@@ -622,6 +625,7 @@ fail:
     ac_toolkits_session_free(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
+    free(s->turn_start);
     ac_schema_free(s->output_schema);
     free(s->output_schema_text);
     ac_journal_close(s->journal);
@@ -744,6 +748,7 @@ static void session_free_now(ac_session *s)
     ac_toolkits_session_free(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
+    free(s->turn_start);
     ac_schema_free(s->output_schema);
     free(s->output_schema_text);
     ac_spec_facts_free(s);
@@ -888,6 +893,8 @@ char *ac_session_to_json(const ac_session *s)
     json_decref(kits);
     if (o && s->state) /* the State (state.h) */
         json_object_set(o, "state", s->state->doc);
+    if (o && s->turn_start)
+        json_object_set_new(o, "turn_start", json_string(s->turn_start));
     char *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     return out;

@@ -138,6 +138,7 @@ struct ac_session {
     char *answer;
     char *error;
     json_t *queued; /* user messages that arrived while running */
+    char *turn_start; /* id of the message that began the current turn, NULL between turns */
     int compacted_this_plan;
     int output_rejections; /* final answers refused by the output schema in this turn */
     /* structured output, from the spawn event (so a replay checks answers as the run did):
@@ -155,6 +156,9 @@ struct ac_session {
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
     void *hooks_ud;
     size_t turn_base; /* model calls completed before a restore (the script position) */
+    /* the engine's tool-list revision the offered tools were last checked against
+     * (tools_mcp.c: ac_mcp_tools_rev); not serialized: a restored session checks once */
+    uint64_t tools_rev;
     struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
     void *userdata;
 };

@@ -95,6 +95,21 @@ json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *cont
  * server__tool; path names the file in messages. -1 with err. */
 int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err,
                        size_t errcap);
+/* The revision of the engine's tool list: 0 until an MCP server's list changes, then
+ * bumped by each refresh. A session compares it with the revision it last checked
+ * (effects.c) before a model call. */
+uint64_t ac_mcp_tools_rev(const ac_engine *e);
+/* 1 while one of the engine's MCP servers fetches a changed list. */
+int ac_mcp_listing(const ac_engine *e);
+/* Someone waiting for the lists being fetched: fn(ud) is called once, on the loop, when no
+ * server is listing any more (or from ac_mcp_set_free). Unwait before freeing w. */
+typedef struct ac_mcp_waiter {
+    struct ac_mcp_waiter *next;
+    void (*fn)(void *ud);
+    void *ud;
+} ac_mcp_waiter;
+void ac_mcp_wait_listing(ac_engine *e, ac_mcp_waiter *w);
+void ac_mcp_unwait(ac_engine *e, ac_mcp_waiter *w);
 
 /* ---- tool process environments (tool_env.c) ---- */
 

@@ -20,6 +20,8 @@ struct ac_mcp_set {
     ac_engine *e;
     ac_mcp_server **v;
     size_t n;
+    uint64_t rev;             /* bumped by each refresh after the first listing */
+    ac_mcp_waiter *waiters;   /* model calls waiting for a changed list (effects.c) */
 };
 
 /* The engine's name for tool of toolkit kit: "kit::tool" (the model sees "kit__tool",
@@ -102,10 +104,58 @@ static int sync_tools(ac_engine *e, ac_mcp_server *srv, char *err, size_t errcap
     return 0;
 }
 
+/* After a listing (the first one, or a refresh, or a refresh that failed): the engine's
+ * tools follow the server's, the revision moves on, and when no server is listing any
+ * more the model calls waiting for the new list go. */
 static void on_tools(void *ud, ac_mcp_server *srv)
 {
+    struct ac_mcp_set *m = ud;
     char err[300];
-    sync_tools(((struct ac_mcp_set *)ud)->e, srv, err, sizeof err);
+    sync_tools(m->e, srv, err, sizeof err);
+    m->rev++;
+    if (ac_mcp_listing(m->e))
+        return;
+    ac_mcp_waiter *w = m->waiters;
+    m->waiters = NULL;
+    while (w) {
+        ac_mcp_waiter *next = w->next;
+        w->next = NULL;
+        w->fn(w->ud);
+        w = next;
+    }
+}
+
+uint64_t ac_mcp_tools_rev(const ac_engine *e)
+{
+    return e->mcp ? e->mcp->rev : 0;
+}
+
+int ac_mcp_listing(const ac_engine *e)
+{
+    for (size_t i = 0; e->mcp && i < e->mcp->n; i++)
+        if (ac_mcp_server_listing(e->mcp->v[i]))
+            return 1;
+    return 0;
+}
+
+void ac_mcp_wait_listing(ac_engine *e, ac_mcp_waiter *w)
+{
+    if (!e->mcp) {
+        w->fn(w->ud);
+        return;
+    }
+    w->next = e->mcp->waiters;
+    e->mcp->waiters = w;
+}
+
+void ac_mcp_unwait(ac_engine *e, ac_mcp_waiter *w)
+{
+    for (ac_mcp_waiter **pp = e->mcp ? &e->mcp->waiters : NULL; pp && *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            w->next = NULL;
+            return;
+        }
 }
 
 void ac_mcp_set_free(ac_engine *e)

@@ -308,7 +308,8 @@ int ac_engine_add_callback_tool(ac_engine *e, const char *name, const char *desc
 void ac_tools_add_defs(ac_engine *e, json_t *arr)
 {
     for (size_t i = 0; i < e->n_tools; i++)
-        json_array_append_new(arr, json_pack("{s:s, s:s, s:O}", "name", e->tools[i]->name,
+        if (!e->tools[i]->mcp_gone) /* an MCP tool its server no longer lists */
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:O}", "name", e->tools[i]->name,
                                              "description", e->tools[i]->description, "parameters",
                                              e->tools[i]->parameters));
 }

@@ -59,10 +59,10 @@ static int restore_fsm(ac_session *s, json_t *v, char *err, size_t errcap)
 /* The turn: status, answer, error, queued messages, counters, output schema. */
 static json_t *save_turn(const ac_session *s)
 {
-    return json_pack("{s:i, s:s, s:s?, s:O, s:i, s:i, s:s?}", "status", (int)s->status, "answer",
-                     s->answer ? s->answer : "", "error", s->error, "queued", s->queued,
+    return json_pack("{s:i, s:s, s:s?, s:O, s:i, s:i, s:s?, s:s?}", "status", (int)s->status,
+                     "answer", s->answer ? s->answer : "", "error", s->error, "queued", s->queued,
                      "compacted", s->compacted_this_plan, "output_rejections", s->output_rejections,
-                     "output_schema", s->output_schema_text);
+                     "output_schema", s->output_schema_text, "turn_start", s->turn_start);
 }
 
 static int restore_turn(ac_session *s, json_t *v, char *err, size_t errcap)
@@ -80,6 +80,9 @@ static int restore_turn(ac_session *s, json_t *v, char *err, size_t errcap)
     s->queued = json_deep_copy(q);
     s->compacted_this_plan = (int)json_integer_value(json_object_get(v, "compacted"));
     s->output_rejections = (int)json_integer_value(json_object_get(v, "output_rejections"));
+    const char *ts = json_string_value(json_object_get(v, "turn_start"));
+    free(s->turn_start);
+    s->turn_start = ts ? strdup(ts) : NULL;
     const char *schema = json_string_value(json_object_get(v, "output_schema"));
     if (schema) {
         json_t *doc = json_loads(schema, 0, NULL);

@@ -176,16 +176,20 @@ expect 409 session_busy POST /v1/sessions/busy/messages '{"content": "two", "if_
 expect 400 invalid_value POST /v1/sessions/busy/messages '{"content": "two", "if_busy": "later"}'
 expect 400 invalid_type POST /v1/sessions/busy/messages '{"content": ""}'
 expect 400 invalid_type POST /v1/sessions/busy/messages '{"content": ["x"]}'
-# rollback during the tool call: the call is answered, never left dangling
+# rollback during the tool call: the turn stops and every message it added goes, its tool
+# call with the assistant message that made it (the turn began with "one": the interrupt
+# above continued it with "two"), so nothing is left unanswered
 expect 202 - POST /v1/sessions/busy/messages '{"content": "three", "if_busy": "rollback"}'
+jq -e '.accepted == "rolled_back"' "$tmp/body" >/dev/null || fail "rollback accepted: $(cat "$tmp/body")"
 wait_for has_event "$tmp/evb" '.event == "turn_done" and .data.answer == "third turn"' || fail "no turn after the rollback"
+has_event "$tmp/evb" '.event == "stopped" and .data.reason == "rolled_back"' || fail "no stopped/rolled_back"
+has_event "$tmp/evb" '.event == "state_changed" and .data.machine == "session" and .data.from_state == "Running" and .data.to_state == "Idle" and .data.event == "rollback"' \
+  || fail "no state_changed Running -> Idle on rollback"
 no_sleeper() { ! pgrep -f "sleep $marker" >/dev/null; }
 wait_for no_sleeper || fail "the tool process outlived the rollback"
 expect 200 - GET /v1/sessions/busy
-jq -e '[.messages[] | select(.role == "tool")] | length == 1' "$tmp/body" >/dev/null \
-  || fail "the interrupted tool call has no answer: $(jq -c '.messages' "$tmp/body")"
-jq -e '[.messages[] | select(.role == "assistant" and (.tool_calls // [] | length) > 0)] | length == 1' "$tmp/body" >/dev/null \
-  || fail "tool-call message: $(jq -c '.messages' "$tmp/body")"
+jq -e '[.messages[] | [.role, .content]] == [["user", "three"], ["assistant", "third turn"]]' "$tmp/body" >/dev/null \
+  || fail "the rolled-back turn's messages are still there: $(jq -c '.messages' "$tmp/body")"
 # enqueue: a second message waits for the first turn
 expect 201 - POST /v1/sessions '{"id": "queue"}'
 sse evq queue

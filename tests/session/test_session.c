@@ -546,6 +546,106 @@ static void test_pause_during_tools_then_resume(void **state)
     rig_close(&r);
 }
 
+/* Every call of every assistant message has its tool message: the conversation is one a
+ * provider accepts. */
+static void assert_calls_answered(ac_conv *c)
+{
+    for (size_t i = 0; i < ac_conv_message_count(c); i++) {
+        const ac_message *m = ac_conv_message(c, i);
+        for (size_t k = 0; k < m->n_tool_calls; k++) {
+            int answered = 0;
+            for (size_t j = i + 1; j < ac_conv_message_count(c); j++) {
+                const ac_message *t = ac_conv_message(c, j);
+                answered |= t->role == AC_ROLE_TOOL && !strcmp(t->tool_call_id, m->tool_call_ids[k]);
+            }
+            if (!answered)
+                fail_msg("call %s of message %zu has no tool message", m->tool_call_ids[k], i);
+        }
+    }
+}
+
+/* rollback while a tool runs, and again while paused mid-turn: the turn stops, its tool
+ * process goes, every message it added is removed (its tool calls with the assistant
+ * messages that made them), the earlier turn stays, and the next message runs on the
+ * conversation as it was. The journal replays to the same session. */
+static void test_rollback_turn(void **state)
+{
+    (void)state;
+    char tools[512];
+    snprintf(tools, sizeof tools, "%s/nap2.json", tmpdir);
+    write_file(tools, "{\"tools\":[{\"name\":\"nap\",\"description\":\"sleeps\","
+                      "\"command\":[\"sleep\",\"5\"]}]}\n");
+    const char *turns = "{\"content\":\"first answer\"}\n"
+                        "{\"tool_calls\":[{\"id\":\"n1\",\"name\":\"nap\",\"arguments\":\"{}\"}]}\n"
+                        "{\"content\":\"after the rollback\"}\n"
+                        "{\"tool_calls\":[{\"id\":\"n2\",\"name\":\"nap\",\"arguments\":\"{}\"}]}\n"
+                        "{\"content\":\"after the second rollback\"}\n";
+    rig r;
+    rig_open(&r, turns, NULL, 0, tools, "rollback");
+    ac_session_send(r.s, "one");
+    run_until_settled(&r);
+    assert_string_equal(ac_session_answer(r.s), "first answer");
+    size_t kept = ac_conv_message_count(ac_session_conv(r.s));
+    assert_int_equal(kept, 2);
+
+    ac_session_send(r.s, "two");
+    run_until_state(&r, "process", "TOOL_EXECUTING");
+    for (int i = 0; i < 100 && ac_proc_active(r.loop) == 0; i++)
+        ac_loop_run_once(r.loop, 10);
+    assert_int_equal(ac_proc_active(r.loop), 1);
+    assert_int_equal(ac_session_post(r.s, "rollback", NULL, 0), AC_FSM_HANDLED);
+    assert_string_equal(ac_session_state(r.s, "session"), "Idle");
+    assert_int_equal(ac_proc_active(r.loop), 0);
+    ac_conv *c = ac_session_conv(r.s);
+    assert_int_equal(ac_conv_message_count(c), kept);
+    assert_string_equal(ac_conv_message(c, 1)->content, "first answer");
+    assert_calls_answered(c);
+
+    ac_session_send(r.s, "three");
+    run_until_settled(&r);
+    assert_string_equal(ac_session_answer(r.s), "after the rollback");
+    assert_int_equal(ac_conv_message_count(c), kept + 2);
+    assert_string_equal(ac_conv_message(c, kept)->content, "three");
+    kept = ac_conv_message_count(c);
+
+    /* paused mid-turn, a message added while paused: both go */
+    ac_session_send(r.s, "four");
+    run_until_state(&r, "process", "TOOL_EXECUTING");
+    ac_session_post(r.s, "pause", NULL, 0);
+    ac_session_send(r.s, "four, more");
+    assert_string_equal(ac_session_state(r.s, "session"), "Paused");
+    assert_int_equal(ac_session_post(r.s, "rollback", NULL, 0), AC_FSM_HANDLED);
+    assert_string_equal(ac_session_state(r.s, "session"), "Idle");
+    assert_int_equal(ac_conv_message_count(c), kept);
+    assert_calls_answered(c);
+    /* idle: nothing to roll back, nothing removed */
+    assert_int_equal(ac_session_post(r.s, "rollback", NULL, 0), AC_FSM_UNHANDLED);
+    assert_int_equal(ac_conv_message_count(c), kept);
+    ac_session_send(r.s, "five");
+    run_until_settled(&r);
+    assert_string_equal(ac_session_answer(r.s), "after the second rollback");
+    assert_calls_answered(c);
+
+    char *live = ac_session_to_json(r.s);
+    ac_error err = {0};
+    ac_engine_config cfg = {0};
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = turns;
+    ac_engine *e2 = ac_engine_new(&cfg, &err);
+    if (!e2)
+        fail_msg("engine: %s", err.text);
+    assert_int_equal(ac_engine_add_tools(e2, "builtin:calculator", &err), 0);
+    assert_int_equal(ac_engine_add_tools(e2, tools, &err), 0);
+    ac_session *s2 = replay_journal(e2, "rollback", r.journal);
+    char *replayed = ac_session_to_json(s2);
+    assert_string_equal(live, replayed);
+    free(replayed);
+    free(live);
+    ac_session_free(s2);
+    ac_engine_free(e2);
+    rig_close(&r);
+}
+
 /* A negative context_window means the whole conversation, not a wrapped
  * huge-or-tiny window. */
 static void test_negative_context_window(void **state)
@@ -674,6 +774,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cancel_from_tool_start),
         cmocka_unit_test(test_free_from_finished),
         cmocka_unit_test(test_pause_during_tools_then_resume),
+        cmocka_unit_test(test_rollback_turn),
         cmocka_unit_test(test_journal_dir),
         cmocka_unit_test(test_negative_context_window),
         cmocka_unit_test(test_context_tools_without_context_events),

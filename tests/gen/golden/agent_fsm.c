@@ -29,151 +29,163 @@ static const ac_fsm_machine machines[] = {
 };
 
 static const ac_fsm_state states[] = {
-    /*   0 session.Created  agent.fsm:52 */
-    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 52, .terminal = 0},
-    /*   1 session.Error  agent.fsm:53 */
-    {.name = "Error", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 53, .terminal = 1},
-    /*   2 session.Cancelled  agent.fsm:53 */
-    {.name = "Cancelled", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 53, .terminal = 1},
-    /*   3 session.Completed  agent.fsm:53 */
-    {.name = "Completed", .machine = 0, .first_transition = 3, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 53, .terminal = 1},
-    /*   4 session.Idle  agent.fsm:55 */
-    {.name = "Idle", .machine = 0, .first_transition = 3, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 55, .terminal = 0},
-    /*   5 session.Running  agent.fsm:56 */
-    {.name = "Running", .machine = 0, .first_transition = 8, .n_transitions = 7, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 56, .terminal = 0},
-    /*   6 session.Paused  agent.fsm:57 */
-    {.name = "Paused", .machine = 0, .first_transition = 15, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 57, .terminal = 0},
-    /*   7 agent.INIT  agent.fsm:80 */
-    {.name = "INIT", .machine = 1, .first_transition = 21, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 80, .terminal = 0},
-    /*   8 agent.COMPLETED  agent.fsm:81 */
-    {.name = "COMPLETED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 81, .terminal = 1},
-    /*   9 agent.FAILED  agent.fsm:81 */
-    {.name = "FAILED", .machine = 1, .first_transition = 22, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 81, .terminal = 1},
-    /*  10 agent.PLANNING  agent.fsm:83 */
-    {.name = "PLANNING", .machine = 1, .first_transition = 22, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 83, .terminal = 0},
-    /*  11 agent.OBSERVING  agent.fsm:83 */
-    {.name = "OBSERVING", .machine = 1, .first_transition = 25, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 83, .terminal = 0},
-    /*  12 agent.EXECUTING  agent.fsm:84 */
-    {.name = "EXECUTING", .machine = 1, .first_transition = 30, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 84, .terminal = 0},
-    /*  13 agent.COMPACTING  agent.fsm:85 */
-    {.name = "COMPACTING", .machine = 1, .first_transition = 32, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 85, .terminal = 0},
-    /*  14 process.IDLE  agent.fsm:109 */
-    {.name = "IDLE", .machine = 2, .first_transition = 34, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 109, .terminal = 0},
-    /*  15 process.SUCCESS  agent.fsm:110 */
-    {.name = "SUCCESS", .machine = 2, .first_transition = 35, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 110, .terminal = 1},
-    /*  16 process.ERROR  agent.fsm:110 */
-    {.name = "ERROR", .machine = 2, .first_transition = 35, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 110, .terminal = 1},
-    /*  17 process.CALLING  agent.fsm:114 */
-    {.name = "CALLING", .machine = 2, .first_transition = 35, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 114, .terminal = 0},
-    /*  18 process.STREAMING  agent.fsm:115 */
-    {.name = "STREAMING", .machine = 2, .first_transition = 38, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 115, .terminal = 0},
-    /*  19 process.TOOL_EXECUTING  agent.fsm:116 */
-    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 43, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 116, .terminal = 0},
-    /*  20 process.RETRYING  agent.fsm:117 */
-    {.name = "RETRYING", .machine = 2, .first_transition = 49, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 117, .terminal = 0},
+    /*   0 session.Created  agent.fsm:54 */
+    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 4, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 54, .terminal = 0},
+    /*   1 session.Error  agent.fsm:55 */
+    {.name = "Error", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 55, .terminal = 1},
+    /*   2 session.Cancelled  agent.fsm:55 */
+    {.name = "Cancelled", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 55, .terminal = 1},
+    /*   3 session.Completed  agent.fsm:55 */
+    {.name = "Completed", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 55, .terminal = 1},
+    /*   4 session.Idle  agent.fsm:57 */
+    {.name = "Idle", .machine = 0, .first_transition = 4, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 57, .terminal = 0},
+    /*   5 session.Running  agent.fsm:58 */
+    {.name = "Running", .machine = 0, .first_transition = 10, .n_transitions = 9, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 58, .terminal = 0},
+    /*   6 session.Paused  agent.fsm:59 */
+    {.name = "Paused", .machine = 0, .first_transition = 19, .n_transitions = 8, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 59, .terminal = 0},
+    /*   7 agent.INIT  agent.fsm:86 */
+    {.name = "INIT", .machine = 1, .first_transition = 27, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 86, .terminal = 0},
+    /*   8 agent.COMPLETED  agent.fsm:87 */
+    {.name = "COMPLETED", .machine = 1, .first_transition = 28, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 87, .terminal = 1},
+    /*   9 agent.FAILED  agent.fsm:87 */
+    {.name = "FAILED", .machine = 1, .first_transition = 28, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 87, .terminal = 1},
+    /*  10 agent.PLANNING  agent.fsm:89 */
+    {.name = "PLANNING", .machine = 1, .first_transition = 28, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 89, .terminal = 0},
+    /*  11 agent.OBSERVING  agent.fsm:89 */
+    {.name = "OBSERVING", .machine = 1, .first_transition = 31, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 89, .terminal = 0},
+    /*  12 agent.EXECUTING  agent.fsm:90 */
+    {.name = "EXECUTING", .machine = 1, .first_transition = 36, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 90, .terminal = 0},
+    /*  13 agent.COMPACTING  agent.fsm:91 */
+    {.name = "COMPACTING", .machine = 1, .first_transition = 38, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 91, .terminal = 0},
+    /*  14 process.IDLE  agent.fsm:115 */
+    {.name = "IDLE", .machine = 2, .first_transition = 40, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 115, .terminal = 0},
+    /*  15 process.SUCCESS  agent.fsm:116 */
+    {.name = "SUCCESS", .machine = 2, .first_transition = 41, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 116, .terminal = 1},
+    /*  16 process.ERROR  agent.fsm:116 */
+    {.name = "ERROR", .machine = 2, .first_transition = 41, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 116, .terminal = 1},
+    /*  17 process.CALLING  agent.fsm:120 */
+    {.name = "CALLING", .machine = 2, .first_transition = 41, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 120, .terminal = 0},
+    /*  18 process.STREAMING  agent.fsm:121 */
+    {.name = "STREAMING", .machine = 2, .first_transition = 44, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 121, .terminal = 0},
+    /*  19 process.TOOL_EXECUTING  agent.fsm:122 */
+    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 49, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 122, .terminal = 0},
+    /*  20 process.RETRYING  agent.fsm:123 */
+    {.name = "RETRYING", .machine = 2, .first_transition = 55, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 123, .terminal = 0},
 };
 
 static const ac_fsm_transition transitions[] = {
-    /*    0 Created --spawn--> Idle  agent.fsm:59 */
-    {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 34, .line = 59, .kind = AC_TR_EXTERNAL},
-    /*    1 Created --cancel--> Cancelled  agent.fsm:73 */
-    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 36, .line = 73, .kind = AC_TR_EXTERNAL},
-    /*    2 Created on ping  agent.fsm:74 */
-    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 38, .line = 74, .kind = AC_TR_INTERNAL},
-    /*    3 Idle --user_message--> Running  agent.fsm:60 */
-    {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 40, .line = 60, .kind = AC_TR_EXTERNAL},
-    /*    4 Idle --inactivity_timeout--> Completed  agent.fsm:61 */
-    {.source = 4, .event = 7, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 61, .kind = AC_TR_EXTERNAL},
-    /*    5 Idle --pause--> Paused  agent.fsm:68 */
-    {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 68, .kind = AC_TR_EXTERNAL},
-    /*    6 Idle --cancel--> Cancelled  agent.fsm:73 */
-    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 42, .line = 73, .kind = AC_TR_EXTERNAL},
-    /*    7 Idle on ping  agent.fsm:74 */
-    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 44, .line = 74, .kind = AC_TR_INTERNAL},
-    /*    8 Running on user_message  agent.fsm:63 */
-    {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 46, .line = 63, .kind = AC_TR_INTERNAL},
-    /*    9 Running --agent.COMPLETED--> Running  agent.fsm:64 */
-    {.source = 5, .event = 18, .target = 5, .guard = 0, .actions = 48, .line = 64, .kind = AC_TR_EXTERNAL},
-    /*   10 Running --agent.COMPLETED--> Idle  agent.fsm:65 */
-    {.source = 5, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 51, .line = 65, .kind = AC_TR_EXTERNAL},
-    /*   11 Running --agent.FAILED--> Error  agent.fsm:66 */
-    {.source = 5, .event = 19, .target = 1, .guard = AC_FSM_NONE, .actions = 53, .line = 66, .kind = AC_TR_EXTERNAL},
-    /*   12 Running --pause--> Paused  agent.fsm:68 */
-    {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 68, .kind = AC_TR_EXTERNAL},
-    /*   13 Running --cancel--> Cancelled  agent.fsm:73 */
-    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 55, .line = 73, .kind = AC_TR_EXTERNAL},
-    /*   14 Running on ping  agent.fsm:74 */
-    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 57, .line = 74, .kind = AC_TR_INTERNAL},
-    /*   15 Paused on user_message  agent.fsm:69 */
-    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 59, .line = 69, .kind = AC_TR_INTERNAL},
-    /*   16 Paused --resume--> Running  agent.fsm:70 */
-    {.source = 6, .event = 4, .target = 5, .guard = 2, .actions = 0, .line = 70, .kind = AC_TR_EXTERNAL},
-    /*   17 Paused --resume--> Idle  agent.fsm:71 */
-    {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 71, .kind = AC_TR_EXTERNAL},
-    /*   18 Paused --cancel--> Cancelled  agent.fsm:73 */
-    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 61, .line = 73, .kind = AC_TR_EXTERNAL},
-    /*   19 Paused on ping  agent.fsm:74 */
-    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 63, .line = 74, .kind = AC_TR_INTERNAL},
-    /*   20 Paused ignore pause  agent.fsm:75 */
-    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 75, .kind = AC_TR_IGNORE},
-    /*   21 INIT --(eventless)--> PLANNING  agent.fsm:87 */
-    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 65, .line = 87, .kind = AC_TR_EXTERNAL},
-    /*   22 PLANNING --(eventless)--> FAILED  agent.fsm:89 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 4, .actions = 67, .line = 89, .kind = AC_TR_EXTERNAL},
-    /*   23 PLANNING --(eventless)--> COMPACTING  agent.fsm:90 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 7, .actions = 0, .line = 90, .kind = AC_TR_EXTERNAL},
-    /*   24 PLANNING --(eventless)--> EXECUTING  agent.fsm:91 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 69, .line = 91, .kind = AC_TR_EXTERNAL},
-    /*   25 OBSERVING --(eventless)--> COMPLETED  agent.fsm:97 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 9, .actions = 71, .line = 97, .kind = AC_TR_EXTERNAL},
-    /*   26 OBSERVING --(eventless)--> PLANNING  agent.fsm:98 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = 13, .actions = 73, .line = 98, .kind = AC_TR_EXTERNAL},
-    /*   27 OBSERVING --(eventless)--> FAILED  agent.fsm:99 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 17, .actions = 75, .line = 99, .kind = AC_TR_EXTERNAL},
-    /*   28 OBSERVING --(eventless)--> COMPACTING  agent.fsm:100 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 19, .actions = 0, .line = 100, .kind = AC_TR_EXTERNAL},
-    /*   29 OBSERVING --(eventless)--> PLANNING  agent.fsm:101 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 101, .kind = AC_TR_EXTERNAL},
-    /*   30 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:93 */
-    {.source = 12, .event = 20, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 93, .kind = AC_TR_EXTERNAL},
-    /*   31 EXECUTING --process.ERROR--> FAILED  agent.fsm:94 */
-    {.source = 12, .event = 21, .target = 9, .guard = AC_FSM_NONE, .actions = 77, .line = 94, .kind = AC_TR_EXTERNAL},
-    /*   32 COMPACTING --compaction.done--> PLANNING  agent.fsm:103 */
-    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 79, .line = 103, .kind = AC_TR_EXTERNAL},
-    /*   33 COMPACTING --compaction.failed--> PLANNING  agent.fsm:104 */
-    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 81, .line = 104, .kind = AC_TR_EXTERNAL},
-    /*   34 IDLE --(eventless)--> CALLING  agent.fsm:119 */
-    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 83, .line = 119, .kind = AC_TR_EXTERNAL},
-    /*   35 CALLING --llm.started--> STREAMING  agent.fsm:121 */
-    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 85, .line = 121, .kind = AC_TR_EXTERNAL},
-    /*   36 CALLING --llm.failed--> RETRYING  agent.fsm:126 */
-    {.source = 17, .event = 11, .target = 20, .guard = 21, .actions = 87, .line = 126, .kind = AC_TR_EXTERNAL},
-    /*   37 CALLING --llm.failed--> ERROR  agent.fsm:127 */
-    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 89, .line = 127, .kind = AC_TR_EXTERNAL},
-    /*   38 STREAMING on llm.delta  agent.fsm:122 */
-    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 92, .line = 122, .kind = AC_TR_INTERNAL},
-    /*   39 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:123 */
-    {.source = 18, .event = 10, .target = 19, .guard = 25, .actions = 94, .line = 123, .kind = AC_TR_EXTERNAL},
-    /*   40 STREAMING --llm.completed--> SUCCESS  agent.fsm:124 */
-    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 96, .line = 124, .kind = AC_TR_EXTERNAL},
-    /*   41 STREAMING --llm.failed--> RETRYING  agent.fsm:126 */
-    {.source = 18, .event = 11, .target = 20, .guard = 27, .actions = 98, .line = 126, .kind = AC_TR_EXTERNAL},
-    /*   42 STREAMING --llm.failed--> ERROR  agent.fsm:127 */
-    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 100, .line = 127, .kind = AC_TR_EXTERNAL},
-    /*   43 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:130 */
-    {.source = 19, .event = 12, .target = 15, .guard = 31, .actions = 103, .line = 130, .kind = AC_TR_EXTERNAL},
-    /*   44 TOOL_EXECUTING on tool.completed  agent.fsm:131 */
-    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 105, .line = 131, .kind = AC_TR_INTERNAL},
-    /*   45 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:132 */
-    {.source = 19, .event = 13, .target = 15, .guard = 33, .actions = 107, .line = 132, .kind = AC_TR_EXTERNAL},
-    /*   46 TOOL_EXECUTING on context.expanded  agent.fsm:133 */
-    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 109, .line = 133, .kind = AC_TR_INTERNAL},
-    /*   47 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:134 */
-    {.source = 19, .event = 14, .target = 15, .guard = 35, .actions = 111, .line = 134, .kind = AC_TR_EXTERNAL},
-    /*   48 TOOL_EXECUTING on context.loaded  agent.fsm:135 */
-    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 113, .line = 135, .kind = AC_TR_INTERNAL},
-    /*   49 RETRYING --timer.fired--> CALLING  agent.fsm:128 */
-    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 115, .line = 128, .kind = AC_TR_EXTERNAL},
+    /*    0 Created --spawn--> Idle  agent.fsm:61 */
+    {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 34, .line = 61, .kind = AC_TR_EXTERNAL},
+    /*    1 Created --cancel--> Cancelled  agent.fsm:77 */
+    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 36, .line = 77, .kind = AC_TR_EXTERNAL},
+    /*    2 Created on ping  agent.fsm:78 */
+    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 38, .line = 78, .kind = AC_TR_INTERNAL},
+    /*    3 Created on tools.changed  agent.fsm:80 */
+    {.source = 0, .event = 18, .target = 0, .guard = AC_FSM_NONE, .actions = 40, .line = 80, .kind = AC_TR_INTERNAL},
+    /*    4 Idle --user_message--> Running  agent.fsm:62 */
+    {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 42, .line = 62, .kind = AC_TR_EXTERNAL},
+    /*    5 Idle --inactivity_timeout--> Completed  agent.fsm:63 */
+    {.source = 4, .event = 7, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 63, .kind = AC_TR_EXTERNAL},
+    /*    6 Idle --pause--> Paused  agent.fsm:70 */
+    {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 70, .kind = AC_TR_EXTERNAL},
+    /*    7 Idle --cancel--> Cancelled  agent.fsm:77 */
+    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 44, .line = 77, .kind = AC_TR_EXTERNAL},
+    /*    8 Idle on ping  agent.fsm:78 */
+    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 46, .line = 78, .kind = AC_TR_INTERNAL},
+    /*    9 Idle on tools.changed  agent.fsm:80 */
+    {.source = 4, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 48, .line = 80, .kind = AC_TR_INTERNAL},
+    /*   10 Running on user_message  agent.fsm:65 */
+    {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 50, .line = 65, .kind = AC_TR_INTERNAL},
+    /*   11 Running --agent.COMPLETED--> Running  agent.fsm:66 */
+    {.source = 5, .event = 20, .target = 5, .guard = 0, .actions = 52, .line = 66, .kind = AC_TR_EXTERNAL},
+    /*   12 Running --agent.COMPLETED--> Idle  agent.fsm:67 */
+    {.source = 5, .event = 20, .target = 4, .guard = AC_FSM_NONE, .actions = 55, .line = 67, .kind = AC_TR_EXTERNAL},
+    /*   13 Running --agent.FAILED--> Error  agent.fsm:68 */
+    {.source = 5, .event = 21, .target = 1, .guard = AC_FSM_NONE, .actions = 57, .line = 68, .kind = AC_TR_EXTERNAL},
+    /*   14 Running --pause--> Paused  agent.fsm:70 */
+    {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 70, .kind = AC_TR_EXTERNAL},
+    /*   15 Running --rollback--> Idle  agent.fsm:76 */
+    {.source = 5, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 59, .line = 76, .kind = AC_TR_EXTERNAL},
+    /*   16 Running --cancel--> Cancelled  agent.fsm:77 */
+    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 61, .line = 77, .kind = AC_TR_EXTERNAL},
+    /*   17 Running on ping  agent.fsm:78 */
+    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 63, .line = 78, .kind = AC_TR_INTERNAL},
+    /*   18 Running on tools.changed  agent.fsm:80 */
+    {.source = 5, .event = 18, .target = 5, .guard = AC_FSM_NONE, .actions = 65, .line = 80, .kind = AC_TR_INTERNAL},
+    /*   19 Paused on user_message  agent.fsm:71 */
+    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 67, .line = 71, .kind = AC_TR_INTERNAL},
+    /*   20 Paused --resume--> Running  agent.fsm:72 */
+    {.source = 6, .event = 4, .target = 5, .guard = 2, .actions = 0, .line = 72, .kind = AC_TR_EXTERNAL},
+    /*   21 Paused --resume--> Idle  agent.fsm:73 */
+    {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 73, .kind = AC_TR_EXTERNAL},
+    /*   22 Paused --rollback--> Idle  agent.fsm:76 */
+    {.source = 6, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 69, .line = 76, .kind = AC_TR_EXTERNAL},
+    /*   23 Paused --cancel--> Cancelled  agent.fsm:77 */
+    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 71, .line = 77, .kind = AC_TR_EXTERNAL},
+    /*   24 Paused on ping  agent.fsm:78 */
+    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 73, .line = 78, .kind = AC_TR_INTERNAL},
+    /*   25 Paused on tools.changed  agent.fsm:80 */
+    {.source = 6, .event = 18, .target = 6, .guard = AC_FSM_NONE, .actions = 75, .line = 80, .kind = AC_TR_INTERNAL},
+    /*   26 Paused ignore pause  agent.fsm:81 */
+    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 81, .kind = AC_TR_IGNORE},
+    /*   27 INIT --(eventless)--> PLANNING  agent.fsm:93 */
+    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 77, .line = 93, .kind = AC_TR_EXTERNAL},
+    /*   28 PLANNING --(eventless)--> FAILED  agent.fsm:95 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 4, .actions = 79, .line = 95, .kind = AC_TR_EXTERNAL},
+    /*   29 PLANNING --(eventless)--> COMPACTING  agent.fsm:96 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 7, .actions = 0, .line = 96, .kind = AC_TR_EXTERNAL},
+    /*   30 PLANNING --(eventless)--> EXECUTING  agent.fsm:97 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 81, .line = 97, .kind = AC_TR_EXTERNAL},
+    /*   31 OBSERVING --(eventless)--> COMPLETED  agent.fsm:103 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 9, .actions = 83, .line = 103, .kind = AC_TR_EXTERNAL},
+    /*   32 OBSERVING --(eventless)--> PLANNING  agent.fsm:104 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = 13, .actions = 85, .line = 104, .kind = AC_TR_EXTERNAL},
+    /*   33 OBSERVING --(eventless)--> FAILED  agent.fsm:105 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 17, .actions = 87, .line = 105, .kind = AC_TR_EXTERNAL},
+    /*   34 OBSERVING --(eventless)--> COMPACTING  agent.fsm:106 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 19, .actions = 0, .line = 106, .kind = AC_TR_EXTERNAL},
+    /*   35 OBSERVING --(eventless)--> PLANNING  agent.fsm:107 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 107, .kind = AC_TR_EXTERNAL},
+    /*   36 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:99 */
+    {.source = 12, .event = 22, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 99, .kind = AC_TR_EXTERNAL},
+    /*   37 EXECUTING --process.ERROR--> FAILED  agent.fsm:100 */
+    {.source = 12, .event = 23, .target = 9, .guard = AC_FSM_NONE, .actions = 89, .line = 100, .kind = AC_TR_EXTERNAL},
+    /*   38 COMPACTING --compaction.done--> PLANNING  agent.fsm:109 */
+    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 91, .line = 109, .kind = AC_TR_EXTERNAL},
+    /*   39 COMPACTING --compaction.failed--> PLANNING  agent.fsm:110 */
+    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 93, .line = 110, .kind = AC_TR_EXTERNAL},
+    /*   40 IDLE --(eventless)--> CALLING  agent.fsm:125 */
+    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 95, .line = 125, .kind = AC_TR_EXTERNAL},
+    /*   41 CALLING --llm.started--> STREAMING  agent.fsm:127 */
+    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 97, .line = 127, .kind = AC_TR_EXTERNAL},
+    /*   42 CALLING --llm.failed--> RETRYING  agent.fsm:132 */
+    {.source = 17, .event = 11, .target = 20, .guard = 21, .actions = 99, .line = 132, .kind = AC_TR_EXTERNAL},
+    /*   43 CALLING --llm.failed--> ERROR  agent.fsm:133 */
+    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 101, .line = 133, .kind = AC_TR_EXTERNAL},
+    /*   44 STREAMING on llm.delta  agent.fsm:128 */
+    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 104, .line = 128, .kind = AC_TR_INTERNAL},
+    /*   45 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:129 */
+    {.source = 18, .event = 10, .target = 19, .guard = 25, .actions = 106, .line = 129, .kind = AC_TR_EXTERNAL},
+    /*   46 STREAMING --llm.completed--> SUCCESS  agent.fsm:130 */
+    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 108, .line = 130, .kind = AC_TR_EXTERNAL},
+    /*   47 STREAMING --llm.failed--> RETRYING  agent.fsm:132 */
+    {.source = 18, .event = 11, .target = 20, .guard = 27, .actions = 110, .line = 132, .kind = AC_TR_EXTERNAL},
+    /*   48 STREAMING --llm.failed--> ERROR  agent.fsm:133 */
+    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 112, .line = 133, .kind = AC_TR_EXTERNAL},
+    /*   49 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:136 */
+    {.source = 19, .event = 12, .target = 15, .guard = 31, .actions = 115, .line = 136, .kind = AC_TR_EXTERNAL},
+    /*   50 TOOL_EXECUTING on tool.completed  agent.fsm:137 */
+    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 117, .line = 137, .kind = AC_TR_INTERNAL},
+    /*   51 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:138 */
+    {.source = 19, .event = 13, .target = 15, .guard = 33, .actions = 119, .line = 138, .kind = AC_TR_EXTERNAL},
+    /*   52 TOOL_EXECUTING on context.expanded  agent.fsm:139 */
+    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 121, .line = 139, .kind = AC_TR_INTERNAL},
+    /*   53 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:140 */
+    {.source = 19, .event = 14, .target = 15, .guard = 35, .actions = 123, .line = 140, .kind = AC_TR_EXTERNAL},
+    /*   54 TOOL_EXECUTING on context.loaded  agent.fsm:141 */
+    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 125, .line = 141, .kind = AC_TR_INTERNAL},
+    /*   55 RETRYING --timer.fired--> CALLING  agent.fsm:134 */
+    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 127, .line = 134, .kind = AC_TR_EXTERNAL},
 };
 
 static const ac_fsm_effect_use effect_uses[] = {
@@ -238,49 +250,55 @@ static const uint16_t lists[] = {
     /* 21 STREAMING effects: llm_request */ 1, 3,
     /* 23 TOOL_EXECUTING run_tools args: max_parallel_tools */ 1, 8,
     /* 25 TOOL_EXECUTING effects: run_tools */ 1, 4,
-    /* 27 RETRYING enter: count_retry */ 1, 26,
+    /* 27 RETRYING enter: count_retry */ 1, 28,
     /* 29 RETRYING backoff_timer args: backoff_initial, backoff_max */ 2, 2, 3,
     /* 32 RETRYING effects: backoff_timer */ 1, 5,
     /* 34 Created --spawn--> Idle: init_session */ 1, 0,
-    /* 36 Created --cancel--> Cancelled: cancel_session */ 1, 6,
-    /* 38 Created on ping: touch */ 1, 7,
-    /* 40 Idle --user_message--> Running: append_user_message */ 1, 1,
-    /* 42 Idle --cancel--> Cancelled: cancel_session */ 1, 6,
-    /* 44 Idle on ping: touch */ 1, 7,
-    /* 46 Running on user_message: queue_user_message */ 1, 2,
-    /* 48 Running --agent.COMPLETED--> Running: finish_interaction, take_queued_message */ 2, 4, 3,
-    /* 51 Running --agent.COMPLETED--> Idle: finish_interaction */ 1, 4,
-    /* 53 Running --agent.FAILED--> Error: record_failure */ 1, 5,
-    /* 55 Running --cancel--> Cancelled: cancel_session */ 1, 6,
-    /* 57 Running on ping: touch */ 1, 7,
-    /* 59 Paused on user_message: append_user_message */ 1, 1,
-    /* 61 Paused --cancel--> Cancelled: cancel_session */ 1, 6,
-    /* 63 Paused on ping: touch */ 1, 7,
-    /* 65 INIT --(eventless)--> PLANNING: start_loop */ 1, 8,
-    /* 67 PLANNING --(eventless)--> FAILED: fail_budget */ 1, 10,
-    /* 69 PLANNING --(eventless)--> EXECUTING: begin_iteration */ 1, 9,
-    /* 71 OBSERVING --(eventless)--> COMPLETED: finish_answer */ 1, 12,
-    /* 73 OBSERVING --(eventless)--> PLANNING: reject_answer */ 1, 13,
-    /* 75 OBSERVING --(eventless)--> FAILED: fail_output */ 1, 14,
-    /* 77 EXECUTING --process.ERROR--> FAILED: fail_process */ 1, 11,
-    /* 79 COMPACTING --compaction.done--> PLANNING: apply_compaction */ 1, 15,
-    /* 81 COMPACTING --compaction.failed--> PLANNING: skip_compaction */ 1, 16,
-    /* 83 IDLE --(eventless)--> CALLING: begin_call */ 1, 17,
-    /* 85 CALLING --llm.started--> STREAMING: mark_streaming */ 1, 18,
-    /* 87 CALLING --llm.failed--> RETRYING: discard_partial */ 1, 20,
-    /* 89 CALLING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 20, 21,
-    /* 92 STREAMING on llm.delta: append_delta */ 1, 19,
-    /* 94 STREAMING --llm.completed--> TOOL_EXECUTING: record_assistant */ 1, 22,
-    /* 96 STREAMING --llm.completed--> SUCCESS: record_assistant */ 1, 22,
-    /* 98 STREAMING --llm.failed--> RETRYING: discard_partial */ 1, 20,
-    /* 100 STREAMING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 20, 21,
-    /* 103 TOOL_EXECUTING --tool.completed--> SUCCESS: record_tool_result */ 1, 23,
-    /* 105 TOOL_EXECUTING on tool.completed: record_tool_result */ 1, 23,
-    /* 107 TOOL_EXECUTING --context.expanded--> SUCCESS: expand_context */ 1, 24,
-    /* 109 TOOL_EXECUTING on context.expanded: expand_context */ 1, 24,
-    /* 111 TOOL_EXECUTING --context.loaded--> SUCCESS: load_context */ 1, 25,
-    /* 113 TOOL_EXECUTING on context.loaded: load_context */ 1, 25,
-    /* 115 RETRYING --timer.fired--> CALLING: begin_call */ 1, 17,
+    /* 36 Created --cancel--> Cancelled: cancel_session */ 1, 8,
+    /* 38 Created on ping: touch */ 1, 9,
+    /* 40 Created on tools.changed: refresh_tools */ 1, 4,
+    /* 42 Idle --user_message--> Running: append_user_message */ 1, 1,
+    /* 44 Idle --cancel--> Cancelled: cancel_session */ 1, 8,
+    /* 46 Idle on ping: touch */ 1, 9,
+    /* 48 Idle on tools.changed: refresh_tools */ 1, 4,
+    /* 50 Running on user_message: queue_user_message */ 1, 2,
+    /* 52 Running --agent.COMPLETED--> Running: finish_interaction, take_queued_message */ 2, 6, 3,
+    /* 55 Running --agent.COMPLETED--> Idle: finish_interaction */ 1, 6,
+    /* 57 Running --agent.FAILED--> Error: record_failure */ 1, 7,
+    /* 59 Running --rollback--> Idle: rollback_turn */ 1, 5,
+    /* 61 Running --cancel--> Cancelled: cancel_session */ 1, 8,
+    /* 63 Running on ping: touch */ 1, 9,
+    /* 65 Running on tools.changed: refresh_tools */ 1, 4,
+    /* 67 Paused on user_message: append_user_message */ 1, 1,
+    /* 69 Paused --rollback--> Idle: rollback_turn */ 1, 5,
+    /* 71 Paused --cancel--> Cancelled: cancel_session */ 1, 8,
+    /* 73 Paused on ping: touch */ 1, 9,
+    /* 75 Paused on tools.changed: refresh_tools */ 1, 4,
+    /* 77 INIT --(eventless)--> PLANNING: start_loop */ 1, 10,
+    /* 79 PLANNING --(eventless)--> FAILED: fail_budget */ 1, 12,
+    /* 81 PLANNING --(eventless)--> EXECUTING: begin_iteration */ 1, 11,
+    /* 83 OBSERVING --(eventless)--> COMPLETED: finish_answer */ 1, 14,
+    /* 85 OBSERVING --(eventless)--> PLANNING: reject_answer */ 1, 15,
+    /* 87 OBSERVING --(eventless)--> FAILED: fail_output */ 1, 16,
+    /* 89 EXECUTING --process.ERROR--> FAILED: fail_process */ 1, 13,
+    /* 91 COMPACTING --compaction.done--> PLANNING: apply_compaction */ 1, 17,
+    /* 93 COMPACTING --compaction.failed--> PLANNING: skip_compaction */ 1, 18,
+    /* 95 IDLE --(eventless)--> CALLING: begin_call */ 1, 19,
+    /* 97 CALLING --llm.started--> STREAMING: mark_streaming */ 1, 20,
+    /* 99 CALLING --llm.failed--> RETRYING: discard_partial */ 1, 22,
+    /* 101 CALLING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 22, 23,
+    /* 104 STREAMING on llm.delta: append_delta */ 1, 21,
+    /* 106 STREAMING --llm.completed--> TOOL_EXECUTING: record_assistant */ 1, 24,
+    /* 108 STREAMING --llm.completed--> SUCCESS: record_assistant */ 1, 24,
+    /* 110 STREAMING --llm.failed--> RETRYING: discard_partial */ 1, 22,
+    /* 112 STREAMING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 22, 23,
+    /* 115 TOOL_EXECUTING --tool.completed--> SUCCESS: record_tool_result */ 1, 25,
+    /* 117 TOOL_EXECUTING on tool.completed: record_tool_result */ 1, 25,
+    /* 119 TOOL_EXECUTING --context.expanded--> SUCCESS: expand_context */ 1, 26,
+    /* 121 TOOL_EXECUTING on context.expanded: expand_context */ 1, 26,
+    /* 123 TOOL_EXECUTING --context.loaded--> SUCCESS: load_context */ 1, 27,
+    /* 125 TOOL_EXECUTING on context.loaded: load_context */ 1, 27,
+    /* 127 RETRYING --timer.fired--> CALLING: begin_call */ 1, 19,
 };
 
 static const char *const event_names[] = {
@@ -302,10 +320,12 @@ static const char *const event_names[] = {
     /*  15 */ "timer.fired",
     /*  16 */ "compaction.done",
     /*  17 */ "compaction.failed",
-    /*  18 */ "agent.COMPLETED",
-    /*  19 */ "agent.FAILED",
-    /*  20 */ "process.SUCCESS",
-    /*  21 */ "process.ERROR",
+    /*  18 */ "tools.changed",
+    /*  19 */ "rollback",
+    /*  20 */ "agent.COMPLETED",
+    /*  21 */ "agent.FAILED",
+    /*  22 */ "process.SUCCESS",
+    /*  23 */ "process.ERROR",
 };
 
 static const char *const guard_names[] = {
@@ -327,29 +347,31 @@ static const char *const action_names[] = {
     /*   1 */ "append_user_message",
     /*   2 */ "queue_user_message",
     /*   3 */ "take_queued_message",
-    /*   4 */ "finish_interaction",
-    /*   5 */ "record_failure",
-    /*   6 */ "cancel_session",
-    /*   7 */ "touch",
-    /*   8 */ "start_loop",
-    /*   9 */ "begin_iteration",
-    /*  10 */ "fail_budget",
-    /*  11 */ "fail_process",
-    /*  12 */ "finish_answer",
-    /*  13 */ "reject_answer",
-    /*  14 */ "fail_output",
-    /*  15 */ "apply_compaction",
-    /*  16 */ "skip_compaction",
-    /*  17 */ "begin_call",
-    /*  18 */ "mark_streaming",
-    /*  19 */ "append_delta",
-    /*  20 */ "discard_partial",
-    /*  21 */ "record_llm_error",
-    /*  22 */ "record_assistant",
-    /*  23 */ "record_tool_result",
-    /*  24 */ "expand_context",
-    /*  25 */ "load_context",
-    /*  26 */ "count_retry",
+    /*   4 */ "refresh_tools",
+    /*   5 */ "rollback_turn",
+    /*   6 */ "finish_interaction",
+    /*   7 */ "record_failure",
+    /*   8 */ "cancel_session",
+    /*   9 */ "touch",
+    /*  10 */ "start_loop",
+    /*  11 */ "begin_iteration",
+    /*  12 */ "fail_budget",
+    /*  13 */ "fail_process",
+    /*  14 */ "finish_answer",
+    /*  15 */ "reject_answer",
+    /*  16 */ "fail_output",
+    /*  17 */ "apply_compaction",
+    /*  18 */ "skip_compaction",
+    /*  19 */ "begin_call",
+    /*  20 */ "mark_streaming",
+    /*  21 */ "append_delta",
+    /*  22 */ "discard_partial",
+    /*  23 */ "record_llm_error",
+    /*  24 */ "record_assistant",
+    /*  25 */ "record_tool_result",
+    /*  26 */ "expand_context",
+    /*  27 */ "load_context",
+    /*  28 */ "count_retry",
 };
 
 static const char *const effect_names[] = {
@@ -362,17 +384,17 @@ static const char *const effect_names[] = {
 
 const ac_fsm_tables agent_fsm = {
     .spec_path = "spec/agent.fsm",
-    .hash = "3b0305aac675c7f7",
+    .hash = "409df3e33813696f",
     .n_machines = 3,
     .n_states = 21,
-    .n_events = 22,
-    .n_transitions = 50,
+    .n_events = 24,
+    .n_transitions = 56,
     .n_guards = 11,
-    .n_actions = 27,
+    .n_actions = 29,
     .n_effects = 5,
     .n_params = 19,
     .n_effect_uses = 6,
-    .n_lists = 117,
+    .n_lists = 129,
     .n_guard_code = 37,
     .root = 0,
     .machines = machines,

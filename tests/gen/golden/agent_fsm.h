@@ -4,7 +4,7 @@
 
 #include "agentc/fsm_tables.h"
 
-#define AGENT_SPEC_HASH "3b0305aac675c7f7"
+#define AGENT_SPEC_HASH "409df3e33813696f"
 
 enum agent_machine {
     AGENT_M_SESSION = 0,
@@ -57,11 +57,13 @@ enum agent_event {
     AGENT_E_TIMER_FIRED = 15,
     AGENT_E_COMPACTION_DONE = 16,
     AGENT_E_COMPACTION_FAILED = 17,
-    AGENT_E_AGENT_COMPLETED = 18,
-    AGENT_E_AGENT_FAILED = 19,
-    AGENT_E_PROCESS_SUCCESS = 20,
-    AGENT_E_PROCESS_ERROR = 21,
-    AGENT_E__COUNT = 22
+    AGENT_E_TOOLS_CHANGED = 18,
+    AGENT_E_ROLLBACK = 19,
+    AGENT_E_AGENT_COMPLETED = 20,
+    AGENT_E_AGENT_FAILED = 21,
+    AGENT_E_PROCESS_SUCCESS = 22,
+    AGENT_E_PROCESS_ERROR = 23,
+    AGENT_E__COUNT = 24
 };
 
 /* guards the spec needs (bind a C function to each name) */
@@ -86,30 +88,32 @@ enum agent_action {
     AGENT_A_APPEND_USER_MESSAGE = 1, /* "append_user_message" */
     AGENT_A_QUEUE_USER_MESSAGE = 2, /* "queue_user_message" */
     AGENT_A_TAKE_QUEUED_MESSAGE = 3, /* "take_queued_message" */
-    AGENT_A_FINISH_INTERACTION = 4, /* "finish_interaction" */
-    AGENT_A_RECORD_FAILURE = 5, /* "record_failure" */
-    AGENT_A_CANCEL_SESSION = 6, /* "cancel_session" */
-    AGENT_A_TOUCH = 7, /* "touch" */
-    AGENT_A_START_LOOP = 8, /* "start_loop" */
-    AGENT_A_BEGIN_ITERATION = 9, /* "begin_iteration" */
-    AGENT_A_FAIL_BUDGET = 10, /* "fail_budget" */
-    AGENT_A_FAIL_PROCESS = 11, /* "fail_process" */
-    AGENT_A_FINISH_ANSWER = 12, /* "finish_answer" */
-    AGENT_A_REJECT_ANSWER = 13, /* "reject_answer" */
-    AGENT_A_FAIL_OUTPUT = 14, /* "fail_output" */
-    AGENT_A_APPLY_COMPACTION = 15, /* "apply_compaction" */
-    AGENT_A_SKIP_COMPACTION = 16, /* "skip_compaction" */
-    AGENT_A_BEGIN_CALL = 17, /* "begin_call" */
-    AGENT_A_MARK_STREAMING = 18, /* "mark_streaming" */
-    AGENT_A_APPEND_DELTA = 19, /* "append_delta" */
-    AGENT_A_DISCARD_PARTIAL = 20, /* "discard_partial" */
-    AGENT_A_RECORD_LLM_ERROR = 21, /* "record_llm_error" */
-    AGENT_A_RECORD_ASSISTANT = 22, /* "record_assistant" */
-    AGENT_A_RECORD_TOOL_RESULT = 23, /* "record_tool_result" */
-    AGENT_A_EXPAND_CONTEXT = 24, /* "expand_context" */
-    AGENT_A_LOAD_CONTEXT = 25, /* "load_context" */
-    AGENT_A_COUNT_RETRY = 26, /* "count_retry" */
-    AGENT_A__COUNT = 27
+    AGENT_A_REFRESH_TOOLS = 4, /* "refresh_tools" */
+    AGENT_A_ROLLBACK_TURN = 5, /* "rollback_turn" */
+    AGENT_A_FINISH_INTERACTION = 6, /* "finish_interaction" */
+    AGENT_A_RECORD_FAILURE = 7, /* "record_failure" */
+    AGENT_A_CANCEL_SESSION = 8, /* "cancel_session" */
+    AGENT_A_TOUCH = 9, /* "touch" */
+    AGENT_A_START_LOOP = 10, /* "start_loop" */
+    AGENT_A_BEGIN_ITERATION = 11, /* "begin_iteration" */
+    AGENT_A_FAIL_BUDGET = 12, /* "fail_budget" */
+    AGENT_A_FAIL_PROCESS = 13, /* "fail_process" */
+    AGENT_A_FINISH_ANSWER = 14, /* "finish_answer" */
+    AGENT_A_REJECT_ANSWER = 15, /* "reject_answer" */
+    AGENT_A_FAIL_OUTPUT = 16, /* "fail_output" */
+    AGENT_A_APPLY_COMPACTION = 17, /* "apply_compaction" */
+    AGENT_A_SKIP_COMPACTION = 18, /* "skip_compaction" */
+    AGENT_A_BEGIN_CALL = 19, /* "begin_call" */
+    AGENT_A_MARK_STREAMING = 20, /* "mark_streaming" */
+    AGENT_A_APPEND_DELTA = 21, /* "append_delta" */
+    AGENT_A_DISCARD_PARTIAL = 22, /* "discard_partial" */
+    AGENT_A_RECORD_LLM_ERROR = 23, /* "record_llm_error" */
+    AGENT_A_RECORD_ASSISTANT = 24, /* "record_assistant" */
+    AGENT_A_RECORD_TOOL_RESULT = 25, /* "record_tool_result" */
+    AGENT_A_EXPAND_CONTEXT = 26, /* "expand_context" */
+    AGENT_A_LOAD_CONTEXT = 27, /* "load_context" */
+    AGENT_A_COUNT_RETRY = 28, /* "count_retry" */
+    AGENT_A__COUNT = 29
 };
 
 /* effects the spec needs (bind a C function to each name) */
