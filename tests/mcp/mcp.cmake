@@ -14,6 +14,12 @@ foreach(t stdio http faults toolfile)
   set_tests_properties(mcp_${t} PROPERTIES FIXTURES_REQUIRED mcp_npm LABELS "mcp;cli"
     SKIP_RETURN_CODE 77 TIMEOUT 120)
 endforeach()
+add_test(NAME mcp_list_changed
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/mcp/list_changed.sh $<TARGET_FILE:agentc> ${AGENTC_MCP_NPM_DIR}
+          $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(mcp_list_changed PROPERTIES FIXTURES_REQUIRED mcp_npm LABELS "mcp;cli"
+  SKIP_RETURN_CODE 77 TIMEOUT 120)
 agentc_add_test(mcp_unit SOURCES ${CMAKE_SOURCE_DIR}/tests/mcp/test_mcp_unit.c
   LIBS agentc_runtime LABELS mcp)
 add_executable(mcp_conformance_client ${CMAKE_SOURCE_DIR}/tests/mcp/conformance_client.c)

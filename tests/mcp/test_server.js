@@ -11,7 +11,8 @@
 // Tools: echo, add, slow {ms, steps} (progress), fail (isError), rpcerror (a JSON-RPC
 // error), crash (exits mid-call), garbage (writes non-JSON mid-call), flood (an endless
 // line), noise {n} (n notifications, then the answer), ping_me (asks the client for a
-// ping), add_tool (adds the tool "extra" and says the list changed), image, structured.
+// ping), add_tool (adds the tool "extra" and says the list changed; extra with
+// {"drop": true} removes itself and says so again), image, structured.
 'use strict';
 const fs = require('fs');
 
@@ -100,7 +101,13 @@ function call(id, p) {
       if (!tools.find((t) => t.name === 'extra')) tools.push({ name: 'extra', description: 'Added later', inputSchema: obj });
       result(id, text('added'));
       return send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-    case 'extra': return result(id, text('extra works'));
+    case 'extra': {
+      if (!a.drop) return result(id, text('extra works'));
+      const i = tools.findIndex((t) => t.name === 'extra'); // {"drop": true}: goes away again
+      if (i >= 0) tools.splice(i, 1);
+      result(id, text('extra dropped'));
+      return send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    }
     case 'leak': return result(id, text(`my token is ${process.env.T_SECRET}`));
     case 'image': return result(id, { content: [{ type: 'image', data: Buffer.alloc(300).toString('base64'), mimeType: 'image/png' }, { type: 'resource_link', uri: 'file:///x.txt', name: 'x' }] });
     case 'structured': return result(id, { content: [{ type: 'text', text: 'see structured' }], structuredContent: { n: 42 } });
