@@ -535,6 +535,11 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         return srv_reply_error(c, 409, "session_ended", "the session ended (%s)",
                                ac_session_status_name(ac_session_status(ss->s)));
     }
+    const char *st = ac_session_state(ss->s, "session");
+    if (!strcmp(name, "rollback") && spec_declares(ss->s, name) && st &&
+        (!strcmp(st, "Running") || !strcmp(st, "Paused"))) /* as the messages route says it */
+        srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "rolled_back",
+                                               "partial_response", ac_session_partial(ss->s)));
     int rc = ac_session_post(ss->s, name, payload, 0);
     if (rc == AC_EUNKNOWN_EVENT)
         return srv_reply_error(c, 404, "unknown_event", "the spec declares no event '%s'", name);

@@ -190,6 +190,16 @@ wait_for no_sleeper || fail "the tool process outlived the rollback"
 expect 200 - GET /v1/sessions/busy
 jq -e '[.messages[] | [.role, .content]] == [["user", "three"], ["assistant", "third turn"]]' "$tmp/body" >/dev/null \
   || fail "the rolled-back turn's messages are still there: $(jq -c '.messages' "$tmp/body")"
+# rollback as an event, mid-stream: the turn stops and goes, nothing else is sent
+expect 201 - POST /v1/sessions '{"id": "undo"}'
+sse evu undo
+expect 202 - POST /v1/sessions/undo/messages '{"content": "never mind"}'
+wait_for grep -q '^event: text' "$tmp/evu" || fail "undo: no text"
+expect 202 - POST /v1/sessions/undo/events/rollback ''
+wait_for has_event "$tmp/evu" '.event == "stopped" and .data.reason == "rolled_back" and (.data.partial_response | startswith("word1"))' \
+  || fail "no stopped/rolled_back for the rollback event"
+expect 200 - GET /v1/sessions/undo
+jq -e '.states.session == "Idle" and .messages == []' "$tmp/body" >/dev/null || fail "after the rollback event: $(head -c 400 "$tmp/body")"
 # enqueue: a second message waits for the first turn
 expect 201 - POST /v1/sessions '{"id": "queue"}'
 sse evq queue
