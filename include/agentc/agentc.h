@@ -298,6 +298,9 @@ char *ac_session_to_json(const ac_session *s);
  * and contexts. 0, or -1 with err and nothing changed. */
 char *ac_session_toolkits_json(const ac_session *s);
 int ac_session_toolkits_restore(ac_session *s, const char *json, ac_error *err);
+/* The session's State (a tool file's "state", docs/state.md) as compact JSON, malloc'd;
+ * NULL when the session has none (no declaration and nothing written). */
+char *ac_session_state_doc_json(const ac_session *s);
 
 /* ---- replay: a journal against a spec -------------------------------------- */
 /* One transition as a journal records it. */

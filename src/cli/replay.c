@@ -10,7 +10,6 @@
 
 #include "cli.h"
 #include "session/journal.h"
-#include "session/state.h"
 
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
                         char *err, size_t errcap)
@@ -170,12 +169,10 @@ int ac_cli_replay(int argc, char **argv)
     printf("  status   %s\n", ac_session_status_name(ac_session_status(s)));
     if (ac_session_status(s) == AC_SESSION_FAILED && ac_session_error(s))
         printf("  error    %s\n", ac_session_error(s)); /* the reason the turn failed */
-    json_t *state = ac_session_state_json(s); /* the State rebuilt from the writes (state.h) */
-    char *state_text = state ? json_dumps(state, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *state_text = ac_session_state_doc_json(s); /* the State rebuilt from the writes */
     if (state_text)
         printf("  state    %s\n", state_text);
     free(state_text);
-    json_decref(state);
     if (check)
         printf("check: every transition matches the recording\n");
 done:

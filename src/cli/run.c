@@ -19,7 +19,6 @@
 #include "agentc/agentc.h"
 #include "agentc/store.h"
 #include "io/file.h" /* reading a prompt or a system prompt whole, with a cap */
-#include "session/state.h" /* the State in the done line */
 #include "cli.h"
 #include "run_wait.h" /* --on, and asking which outside event to send */
 
@@ -1122,11 +1121,10 @@ static int run_one(const run_opts *o, const char *script_text, int delay_ms, int
         if (done && kits)
             json_object_set_new(done, "toolkits", json_loads(kits, 0, NULL));
         free(kits);
-        json_t *state = ac_session_state_json(s); /* the State, when there is one (state.h) */
+        char *state = ac_session_state_doc_json(s); /* the State, when there is one */
         if (done && state)
-            json_object_set_new(done, "state", state);
-        else
-            json_decref(state);
+            json_object_set_new(done, "state", json_loads(state, 0, NULL));
+        free(state);
         emit_json(done);
     } else {
         /* the accepted answer; or one the spec took from elsewhere than streamed text */

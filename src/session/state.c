@@ -87,6 +87,14 @@ json_t *ac_session_state_json(const ac_session *s)
     return json_deep_copy(s->state->doc);
 }
 
+char *ac_session_state_doc_json(const ac_session *s)
+{
+    json_t *doc = ac_session_state_json(s);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    return text;
+}
+
 char *ac_session_state_save(const ac_session *s)
 {
     if (!s)
