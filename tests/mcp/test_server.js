@@ -98,15 +98,16 @@ function call(id, p) {
       pingWaiter = (ans) => result(id, text(ans.result ? 'the client answered ping' : 'the client did not answer ping'));
       return send({ jsonrpc: '2.0', id: 'srv-ping-1', method: 'ping' });
     case 'add_tool':
+      // as the SDKs do (registerTool during a call): the notification, then the result
       if (!tools.find((t) => t.name === 'extra')) tools.push({ name: 'extra', description: 'Added later', inputSchema: obj });
-      result(id, text('added'));
-      return send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      return result(id, text('added'));
     case 'extra': {
       if (!a.drop) return result(id, text('extra works'));
       const i = tools.findIndex((t) => t.name === 'extra'); // {"drop": true}: goes away again
       if (i >= 0) tools.splice(i, 1);
-      result(id, text('extra dropped'));
-      return send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      return result(id, text('extra dropped'));
     }
     case 'leak': return result(id, text(`my token is ${process.env.T_SECRET}`));
     case 'image': return result(id, { content: [{ type: 'image', data: Buffer.alloc(300).toString('base64'), mimeType: 'image/png' }, { type: 'resource_link', uri: 'file:///x.txt', name: 'x' }] });
