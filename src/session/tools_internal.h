@@ -102,7 +102,7 @@ uint64_t ac_mcp_tools_rev(const ac_engine *e);
 /* 1 while one of the engine's MCP servers fetches a changed list. */
 int ac_mcp_listing(const ac_engine *e);
 /* Someone waiting for the lists being fetched: fn(ud) is called once, on the loop, when no
- * server is listing any more (or from ac_mcp_set_free). Unwait before freeing w. */
+ * server is listing any more. Unwait before freeing w. */
 typedef struct ac_mcp_waiter {
     struct ac_mcp_waiter *next;
     void (*fn)(void *ud);
