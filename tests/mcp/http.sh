@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # server-everything in its Streamable HTTP mode on 127.0.0.1: list, call (echo, add, a long
-# call with progress over SSE, an image), a call cancelled by its timeout, the session kept
-# (Mcp-Session-Id) and renewed when the server forgets it (restarted mid-run: 404, a new
-# session, the call sent again), header values never in the output, errors or journal.
+# call with progress over SSE, an image, an error result, an embedded resource), a call
+# cancelled by its timeout, the session kept (Mcp-Session-Id) and renewed when the server
+# forgets it (restarted mid-run: 404, a new session, the call sent again), header values never
+# in the output, errors or journal.
 . "$(dirname "$0")/lib.sh"
 need_reference_servers
 need setsid
@@ -45,7 +46,9 @@ cat >"$tmp/tools.json" <<JSON
 JSON
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }
 script "$tmp/s" "{\"tool_calls\": [$(call c1 ev::echo '{"message":"over http"}'), $(call c2 ev::get-sum '{"a":1,"b":2}'),
-  $(call c3 ev::trigger-long-running-operation '{"duration":1,"steps":2}'), $(call c4 ev::get-tiny-image '{}')]}" \
+  $(call c3 ev::trigger-long-running-operation '{"duration":1,"steps":2}'), $(call c4 ev::get-tiny-image '{}'),
+  $(call c5 ev::gzip-file-as-resource '{"data":"file:///etc/passwd"}'),
+  $(call c6 ev::gzip-file-as-resource '{"data":"data:text/plain;base64,aGVsbG8=","outputType":"resource"}')]}" \
   "{\"tool_calls\": [$(call d1 evs::trigger-long-running-operation '{"duration":8,"steps":8}')]}" \
   "{\"tool_calls\": [$(call d2 evs::echo '{"message":"after the timeout"}')]}" \
   "{\"tool_calls\": [$(call r1 restart_server '{}')]}" \
@@ -59,6 +62,9 @@ expect_result c3 true 'Long running operation completed'
 [ "$(jq -s 'map(select(.type == "tool_progress" and .id == "c3")) | length' "$tmp/out")" -ge 2 ] \
   || fail "no progress over SSE: $(cat "$tmp/out")"
 expect_result c4 true 'image/png'
+# the server's own error result (isError) and an embedded binary resource, described
+expect_result c5 false 'Unsupported URL protocol for file:///etc/passwd'
+expect_result c6 true '^\[resource demo://resource/session/README.md.gz: application/gzip, [0-9]+ bytes, not shown\]$'
 expect_result d1 false 'timed out after 3000 ms'
 expect_result d2 true '^Echo: after the timeout$'
 expect_result r1 true restarted
