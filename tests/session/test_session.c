@@ -567,7 +567,8 @@ static void assert_calls_answered(ac_conv *c)
 /* rollback while a tool runs, and again while paused mid-turn: the turn stops, its tool
  * process goes, every message it added is removed (its tool calls with the assistant
  * messages that made them), the earlier turn stays, and the next message runs on the
- * conversation as it was. The journal replays to the same session. */
+ * conversation as it was; a message queued during the turn starts the next one at once.
+ * The journal replays to the same session. */
 static void test_rollback_turn(void **state)
 {
     (void)state;
@@ -579,7 +580,9 @@ static void test_rollback_turn(void **state)
                         "{\"tool_calls\":[{\"id\":\"n1\",\"name\":\"nap\",\"arguments\":\"{}\"}]}\n"
                         "{\"content\":\"after the rollback\"}\n"
                         "{\"tool_calls\":[{\"id\":\"n2\",\"name\":\"nap\",\"arguments\":\"{}\"}]}\n"
-                        "{\"content\":\"after the second rollback\"}\n";
+                        "{\"content\":\"after the second rollback\"}\n"
+                        "{\"content\":\"six, never seen\"}\n"
+                        "{\"content\":\"the queued one\"}\n";
     rig r;
     rig_open(&r, turns, NULL, 0, tools, "rollback");
     ac_session_send(r.s, "one");
@@ -625,6 +628,18 @@ static void test_rollback_turn(void **state)
     run_until_settled(&r);
     assert_string_equal(ac_session_answer(r.s), "after the second rollback");
     assert_calls_answered(c);
+    kept = ac_conv_message_count(c);
+    /* a message queued while the turn ran starts the next turn right after the rollback */
+    ac_session_send(r.s, "six");
+    assert_string_equal(ac_session_state(r.s, "process"), "CALLING");
+    ac_session_send(r.s, "seven");
+    assert_int_equal(ac_session_post(r.s, "rollback", NULL, 0), AC_FSM_HANDLED);
+    assert_string_equal(ac_session_state(r.s, "session"), "Running");
+    assert_int_equal(ac_conv_message_count(c), kept + 1);
+    assert_string_equal(ac_conv_message(c, kept)->content, "seven");
+    run_until_settled(&r);
+    assert_string_equal(ac_session_answer(r.s), "the queued one");
+    assert_int_equal(ac_conv_message_count(c), kept + 2);
 
     char *live = ac_session_to_json(r.s);
     ac_error err = {0};

@@ -40,60 +40,60 @@ static const ac_fsm_state states[] = {
     /*   4 session.Idle  agent.fsm:57 */
     {.name = "Idle", .machine = 0, .first_transition = 4, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 57, .terminal = 0},
     /*   5 session.Running  agent.fsm:58 */
-    {.name = "Running", .machine = 0, .first_transition = 10, .n_transitions = 9, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 58, .terminal = 0},
+    {.name = "Running", .machine = 0, .first_transition = 10, .n_transitions = 10, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 58, .terminal = 0},
     /*   6 session.Paused  agent.fsm:59 */
-    {.name = "Paused", .machine = 0, .first_transition = 19, .n_transitions = 8, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 59, .terminal = 0},
-    /*   7 agent.INIT  agent.fsm:86 */
-    {.name = "INIT", .machine = 1, .first_transition = 27, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 86, .terminal = 0},
-    /*   8 agent.COMPLETED  agent.fsm:87 */
-    {.name = "COMPLETED", .machine = 1, .first_transition = 28, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 87, .terminal = 1},
-    /*   9 agent.FAILED  agent.fsm:87 */
-    {.name = "FAILED", .machine = 1, .first_transition = 28, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 87, .terminal = 1},
-    /*  10 agent.PLANNING  agent.fsm:89 */
-    {.name = "PLANNING", .machine = 1, .first_transition = 28, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 89, .terminal = 0},
-    /*  11 agent.OBSERVING  agent.fsm:89 */
-    {.name = "OBSERVING", .machine = 1, .first_transition = 31, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 89, .terminal = 0},
-    /*  12 agent.EXECUTING  agent.fsm:90 */
-    {.name = "EXECUTING", .machine = 1, .first_transition = 36, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 90, .terminal = 0},
-    /*  13 agent.COMPACTING  agent.fsm:91 */
-    {.name = "COMPACTING", .machine = 1, .first_transition = 38, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 91, .terminal = 0},
-    /*  14 process.IDLE  agent.fsm:115 */
-    {.name = "IDLE", .machine = 2, .first_transition = 40, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 115, .terminal = 0},
-    /*  15 process.SUCCESS  agent.fsm:116 */
-    {.name = "SUCCESS", .machine = 2, .first_transition = 41, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 116, .terminal = 1},
-    /*  16 process.ERROR  agent.fsm:116 */
-    {.name = "ERROR", .machine = 2, .first_transition = 41, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 116, .terminal = 1},
-    /*  17 process.CALLING  agent.fsm:120 */
-    {.name = "CALLING", .machine = 2, .first_transition = 41, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 120, .terminal = 0},
-    /*  18 process.STREAMING  agent.fsm:121 */
-    {.name = "STREAMING", .machine = 2, .first_transition = 44, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 121, .terminal = 0},
-    /*  19 process.TOOL_EXECUTING  agent.fsm:122 */
-    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 49, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 122, .terminal = 0},
-    /*  20 process.RETRYING  agent.fsm:123 */
-    {.name = "RETRYING", .machine = 2, .first_transition = 55, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 123, .terminal = 0},
+    {.name = "Paused", .machine = 0, .first_transition = 20, .n_transitions = 9, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 59, .terminal = 0},
+    /*   7 agent.INIT  agent.fsm:88 */
+    {.name = "INIT", .machine = 1, .first_transition = 29, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 88, .terminal = 0},
+    /*   8 agent.COMPLETED  agent.fsm:89 */
+    {.name = "COMPLETED", .machine = 1, .first_transition = 30, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 89, .terminal = 1},
+    /*   9 agent.FAILED  agent.fsm:89 */
+    {.name = "FAILED", .machine = 1, .first_transition = 30, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 89, .terminal = 1},
+    /*  10 agent.PLANNING  agent.fsm:91 */
+    {.name = "PLANNING", .machine = 1, .first_transition = 30, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 91, .terminal = 0},
+    /*  11 agent.OBSERVING  agent.fsm:91 */
+    {.name = "OBSERVING", .machine = 1, .first_transition = 33, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 91, .terminal = 0},
+    /*  12 agent.EXECUTING  agent.fsm:92 */
+    {.name = "EXECUTING", .machine = 1, .first_transition = 38, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 92, .terminal = 0},
+    /*  13 agent.COMPACTING  agent.fsm:93 */
+    {.name = "COMPACTING", .machine = 1, .first_transition = 40, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 93, .terminal = 0},
+    /*  14 process.IDLE  agent.fsm:117 */
+    {.name = "IDLE", .machine = 2, .first_transition = 42, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 117, .terminal = 0},
+    /*  15 process.SUCCESS  agent.fsm:118 */
+    {.name = "SUCCESS", .machine = 2, .first_transition = 43, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 118, .terminal = 1},
+    /*  16 process.ERROR  agent.fsm:118 */
+    {.name = "ERROR", .machine = 2, .first_transition = 43, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 118, .terminal = 1},
+    /*  17 process.CALLING  agent.fsm:122 */
+    {.name = "CALLING", .machine = 2, .first_transition = 43, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 122, .terminal = 0},
+    /*  18 process.STREAMING  agent.fsm:123 */
+    {.name = "STREAMING", .machine = 2, .first_transition = 46, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 123, .terminal = 0},
+    /*  19 process.TOOL_EXECUTING  agent.fsm:124 */
+    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 51, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 124, .terminal = 0},
+    /*  20 process.RETRYING  agent.fsm:125 */
+    {.name = "RETRYING", .machine = 2, .first_transition = 57, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 125, .terminal = 0},
 };
 
 static const ac_fsm_transition transitions[] = {
     /*    0 Created --spawn--> Idle  agent.fsm:61 */
     {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 34, .line = 61, .kind = AC_TR_EXTERNAL},
-    /*    1 Created --cancel--> Cancelled  agent.fsm:77 */
-    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 36, .line = 77, .kind = AC_TR_EXTERNAL},
-    /*    2 Created on ping  agent.fsm:78 */
-    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 38, .line = 78, .kind = AC_TR_INTERNAL},
-    /*    3 Created on tools.changed  agent.fsm:80 */
-    {.source = 0, .event = 18, .target = 0, .guard = AC_FSM_NONE, .actions = 40, .line = 80, .kind = AC_TR_INTERNAL},
+    /*    1 Created --cancel--> Cancelled  agent.fsm:79 */
+    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 36, .line = 79, .kind = AC_TR_EXTERNAL},
+    /*    2 Created on ping  agent.fsm:80 */
+    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 38, .line = 80, .kind = AC_TR_INTERNAL},
+    /*    3 Created on tools.changed  agent.fsm:82 */
+    {.source = 0, .event = 18, .target = 0, .guard = AC_FSM_NONE, .actions = 40, .line = 82, .kind = AC_TR_INTERNAL},
     /*    4 Idle --user_message--> Running  agent.fsm:62 */
     {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 42, .line = 62, .kind = AC_TR_EXTERNAL},
     /*    5 Idle --inactivity_timeout--> Completed  agent.fsm:63 */
     {.source = 4, .event = 7, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 63, .kind = AC_TR_EXTERNAL},
     /*    6 Idle --pause--> Paused  agent.fsm:70 */
     {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 70, .kind = AC_TR_EXTERNAL},
-    /*    7 Idle --cancel--> Cancelled  agent.fsm:77 */
-    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 44, .line = 77, .kind = AC_TR_EXTERNAL},
-    /*    8 Idle on ping  agent.fsm:78 */
-    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 46, .line = 78, .kind = AC_TR_INTERNAL},
-    /*    9 Idle on tools.changed  agent.fsm:80 */
-    {.source = 4, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 48, .line = 80, .kind = AC_TR_INTERNAL},
+    /*    7 Idle --cancel--> Cancelled  agent.fsm:79 */
+    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 44, .line = 79, .kind = AC_TR_EXTERNAL},
+    /*    8 Idle on ping  agent.fsm:80 */
+    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 46, .line = 80, .kind = AC_TR_INTERNAL},
+    /*    9 Idle on tools.changed  agent.fsm:82 */
+    {.source = 4, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 48, .line = 82, .kind = AC_TR_INTERNAL},
     /*   10 Running on user_message  agent.fsm:65 */
     {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 50, .line = 65, .kind = AC_TR_INTERNAL},
     /*   11 Running --agent.COMPLETED--> Running  agent.fsm:66 */
@@ -104,88 +104,92 @@ static const ac_fsm_transition transitions[] = {
     {.source = 5, .event = 21, .target = 1, .guard = AC_FSM_NONE, .actions = 57, .line = 68, .kind = AC_TR_EXTERNAL},
     /*   14 Running --pause--> Paused  agent.fsm:70 */
     {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 70, .kind = AC_TR_EXTERNAL},
-    /*   15 Running --rollback--> Idle  agent.fsm:76 */
-    {.source = 5, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 59, .line = 76, .kind = AC_TR_EXTERNAL},
-    /*   16 Running --cancel--> Cancelled  agent.fsm:77 */
-    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 61, .line = 77, .kind = AC_TR_EXTERNAL},
-    /*   17 Running on ping  agent.fsm:78 */
-    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 63, .line = 78, .kind = AC_TR_INTERNAL},
-    /*   18 Running on tools.changed  agent.fsm:80 */
-    {.source = 5, .event = 18, .target = 5, .guard = AC_FSM_NONE, .actions = 65, .line = 80, .kind = AC_TR_INTERNAL},
-    /*   19 Paused on user_message  agent.fsm:71 */
-    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 67, .line = 71, .kind = AC_TR_INTERNAL},
-    /*   20 Paused --resume--> Running  agent.fsm:72 */
-    {.source = 6, .event = 4, .target = 5, .guard = 2, .actions = 0, .line = 72, .kind = AC_TR_EXTERNAL},
-    /*   21 Paused --resume--> Idle  agent.fsm:73 */
+    /*   15 Running --rollback--> Running  agent.fsm:77 */
+    {.source = 5, .event = 19, .target = 5, .guard = 2, .actions = 59, .line = 77, .kind = AC_TR_EXTERNAL},
+    /*   16 Running --rollback--> Idle  agent.fsm:78 */
+    {.source = 5, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 62, .line = 78, .kind = AC_TR_EXTERNAL},
+    /*   17 Running --cancel--> Cancelled  agent.fsm:79 */
+    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 64, .line = 79, .kind = AC_TR_EXTERNAL},
+    /*   18 Running on ping  agent.fsm:80 */
+    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 66, .line = 80, .kind = AC_TR_INTERNAL},
+    /*   19 Running on tools.changed  agent.fsm:82 */
+    {.source = 5, .event = 18, .target = 5, .guard = AC_FSM_NONE, .actions = 68, .line = 82, .kind = AC_TR_INTERNAL},
+    /*   20 Paused on user_message  agent.fsm:71 */
+    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 70, .line = 71, .kind = AC_TR_INTERNAL},
+    /*   21 Paused --resume--> Running  agent.fsm:72 */
+    {.source = 6, .event = 4, .target = 5, .guard = 4, .actions = 0, .line = 72, .kind = AC_TR_EXTERNAL},
+    /*   22 Paused --resume--> Idle  agent.fsm:73 */
     {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 73, .kind = AC_TR_EXTERNAL},
-    /*   22 Paused --rollback--> Idle  agent.fsm:76 */
-    {.source = 6, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 69, .line = 76, .kind = AC_TR_EXTERNAL},
-    /*   23 Paused --cancel--> Cancelled  agent.fsm:77 */
-    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 71, .line = 77, .kind = AC_TR_EXTERNAL},
-    /*   24 Paused on ping  agent.fsm:78 */
-    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 73, .line = 78, .kind = AC_TR_INTERNAL},
-    /*   25 Paused on tools.changed  agent.fsm:80 */
-    {.source = 6, .event = 18, .target = 6, .guard = AC_FSM_NONE, .actions = 75, .line = 80, .kind = AC_TR_INTERNAL},
-    /*   26 Paused ignore pause  agent.fsm:81 */
-    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 81, .kind = AC_TR_IGNORE},
-    /*   27 INIT --(eventless)--> PLANNING  agent.fsm:93 */
-    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 77, .line = 93, .kind = AC_TR_EXTERNAL},
-    /*   28 PLANNING --(eventless)--> FAILED  agent.fsm:95 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 4, .actions = 79, .line = 95, .kind = AC_TR_EXTERNAL},
-    /*   29 PLANNING --(eventless)--> COMPACTING  agent.fsm:96 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 7, .actions = 0, .line = 96, .kind = AC_TR_EXTERNAL},
-    /*   30 PLANNING --(eventless)--> EXECUTING  agent.fsm:97 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 81, .line = 97, .kind = AC_TR_EXTERNAL},
-    /*   31 OBSERVING --(eventless)--> COMPLETED  agent.fsm:103 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 9, .actions = 83, .line = 103, .kind = AC_TR_EXTERNAL},
-    /*   32 OBSERVING --(eventless)--> PLANNING  agent.fsm:104 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = 13, .actions = 85, .line = 104, .kind = AC_TR_EXTERNAL},
-    /*   33 OBSERVING --(eventless)--> FAILED  agent.fsm:105 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 17, .actions = 87, .line = 105, .kind = AC_TR_EXTERNAL},
-    /*   34 OBSERVING --(eventless)--> COMPACTING  agent.fsm:106 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 19, .actions = 0, .line = 106, .kind = AC_TR_EXTERNAL},
-    /*   35 OBSERVING --(eventless)--> PLANNING  agent.fsm:107 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 107, .kind = AC_TR_EXTERNAL},
-    /*   36 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:99 */
-    {.source = 12, .event = 22, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 99, .kind = AC_TR_EXTERNAL},
-    /*   37 EXECUTING --process.ERROR--> FAILED  agent.fsm:100 */
-    {.source = 12, .event = 23, .target = 9, .guard = AC_FSM_NONE, .actions = 89, .line = 100, .kind = AC_TR_EXTERNAL},
-    /*   38 COMPACTING --compaction.done--> PLANNING  agent.fsm:109 */
-    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 91, .line = 109, .kind = AC_TR_EXTERNAL},
-    /*   39 COMPACTING --compaction.failed--> PLANNING  agent.fsm:110 */
-    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 93, .line = 110, .kind = AC_TR_EXTERNAL},
-    /*   40 IDLE --(eventless)--> CALLING  agent.fsm:125 */
-    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 95, .line = 125, .kind = AC_TR_EXTERNAL},
-    /*   41 CALLING --llm.started--> STREAMING  agent.fsm:127 */
-    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 97, .line = 127, .kind = AC_TR_EXTERNAL},
-    /*   42 CALLING --llm.failed--> RETRYING  agent.fsm:132 */
-    {.source = 17, .event = 11, .target = 20, .guard = 21, .actions = 99, .line = 132, .kind = AC_TR_EXTERNAL},
-    /*   43 CALLING --llm.failed--> ERROR  agent.fsm:133 */
-    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 101, .line = 133, .kind = AC_TR_EXTERNAL},
-    /*   44 STREAMING on llm.delta  agent.fsm:128 */
-    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 104, .line = 128, .kind = AC_TR_INTERNAL},
-    /*   45 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:129 */
-    {.source = 18, .event = 10, .target = 19, .guard = 25, .actions = 106, .line = 129, .kind = AC_TR_EXTERNAL},
-    /*   46 STREAMING --llm.completed--> SUCCESS  agent.fsm:130 */
-    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 108, .line = 130, .kind = AC_TR_EXTERNAL},
-    /*   47 STREAMING --llm.failed--> RETRYING  agent.fsm:132 */
-    {.source = 18, .event = 11, .target = 20, .guard = 27, .actions = 110, .line = 132, .kind = AC_TR_EXTERNAL},
-    /*   48 STREAMING --llm.failed--> ERROR  agent.fsm:133 */
-    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 112, .line = 133, .kind = AC_TR_EXTERNAL},
-    /*   49 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:136 */
-    {.source = 19, .event = 12, .target = 15, .guard = 31, .actions = 115, .line = 136, .kind = AC_TR_EXTERNAL},
-    /*   50 TOOL_EXECUTING on tool.completed  agent.fsm:137 */
-    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 117, .line = 137, .kind = AC_TR_INTERNAL},
-    /*   51 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:138 */
-    {.source = 19, .event = 13, .target = 15, .guard = 33, .actions = 119, .line = 138, .kind = AC_TR_EXTERNAL},
-    /*   52 TOOL_EXECUTING on context.expanded  agent.fsm:139 */
-    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 121, .line = 139, .kind = AC_TR_INTERNAL},
-    /*   53 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:140 */
-    {.source = 19, .event = 14, .target = 15, .guard = 35, .actions = 123, .line = 140, .kind = AC_TR_EXTERNAL},
-    /*   54 TOOL_EXECUTING on context.loaded  agent.fsm:141 */
-    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 125, .line = 141, .kind = AC_TR_INTERNAL},
-    /*   55 RETRYING --timer.fired--> CALLING  agent.fsm:134 */
-    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 127, .line = 134, .kind = AC_TR_EXTERNAL},
+    /*   23 Paused --rollback--> Running  agent.fsm:77 */
+    {.source = 6, .event = 19, .target = 5, .guard = 6, .actions = 72, .line = 77, .kind = AC_TR_EXTERNAL},
+    /*   24 Paused --rollback--> Idle  agent.fsm:78 */
+    {.source = 6, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 75, .line = 78, .kind = AC_TR_EXTERNAL},
+    /*   25 Paused --cancel--> Cancelled  agent.fsm:79 */
+    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 77, .line = 79, .kind = AC_TR_EXTERNAL},
+    /*   26 Paused on ping  agent.fsm:80 */
+    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 79, .line = 80, .kind = AC_TR_INTERNAL},
+    /*   27 Paused on tools.changed  agent.fsm:82 */
+    {.source = 6, .event = 18, .target = 6, .guard = AC_FSM_NONE, .actions = 81, .line = 82, .kind = AC_TR_INTERNAL},
+    /*   28 Paused ignore pause  agent.fsm:83 */
+    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 83, .kind = AC_TR_IGNORE},
+    /*   29 INIT --(eventless)--> PLANNING  agent.fsm:95 */
+    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 83, .line = 95, .kind = AC_TR_EXTERNAL},
+    /*   30 PLANNING --(eventless)--> FAILED  agent.fsm:97 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 8, .actions = 85, .line = 97, .kind = AC_TR_EXTERNAL},
+    /*   31 PLANNING --(eventless)--> COMPACTING  agent.fsm:98 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 11, .actions = 0, .line = 98, .kind = AC_TR_EXTERNAL},
+    /*   32 PLANNING --(eventless)--> EXECUTING  agent.fsm:99 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 87, .line = 99, .kind = AC_TR_EXTERNAL},
+    /*   33 OBSERVING --(eventless)--> COMPLETED  agent.fsm:105 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 13, .actions = 89, .line = 105, .kind = AC_TR_EXTERNAL},
+    /*   34 OBSERVING --(eventless)--> PLANNING  agent.fsm:106 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = 17, .actions = 91, .line = 106, .kind = AC_TR_EXTERNAL},
+    /*   35 OBSERVING --(eventless)--> FAILED  agent.fsm:107 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 21, .actions = 93, .line = 107, .kind = AC_TR_EXTERNAL},
+    /*   36 OBSERVING --(eventless)--> COMPACTING  agent.fsm:108 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 23, .actions = 0, .line = 108, .kind = AC_TR_EXTERNAL},
+    /*   37 OBSERVING --(eventless)--> PLANNING  agent.fsm:109 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 109, .kind = AC_TR_EXTERNAL},
+    /*   38 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:101 */
+    {.source = 12, .event = 22, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 101, .kind = AC_TR_EXTERNAL},
+    /*   39 EXECUTING --process.ERROR--> FAILED  agent.fsm:102 */
+    {.source = 12, .event = 23, .target = 9, .guard = AC_FSM_NONE, .actions = 95, .line = 102, .kind = AC_TR_EXTERNAL},
+    /*   40 COMPACTING --compaction.done--> PLANNING  agent.fsm:111 */
+    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 97, .line = 111, .kind = AC_TR_EXTERNAL},
+    /*   41 COMPACTING --compaction.failed--> PLANNING  agent.fsm:112 */
+    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 99, .line = 112, .kind = AC_TR_EXTERNAL},
+    /*   42 IDLE --(eventless)--> CALLING  agent.fsm:127 */
+    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 101, .line = 127, .kind = AC_TR_EXTERNAL},
+    /*   43 CALLING --llm.started--> STREAMING  agent.fsm:129 */
+    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 103, .line = 129, .kind = AC_TR_EXTERNAL},
+    /*   44 CALLING --llm.failed--> RETRYING  agent.fsm:134 */
+    {.source = 17, .event = 11, .target = 20, .guard = 25, .actions = 105, .line = 134, .kind = AC_TR_EXTERNAL},
+    /*   45 CALLING --llm.failed--> ERROR  agent.fsm:135 */
+    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 107, .line = 135, .kind = AC_TR_EXTERNAL},
+    /*   46 STREAMING on llm.delta  agent.fsm:130 */
+    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 110, .line = 130, .kind = AC_TR_INTERNAL},
+    /*   47 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:131 */
+    {.source = 18, .event = 10, .target = 19, .guard = 29, .actions = 112, .line = 131, .kind = AC_TR_EXTERNAL},
+    /*   48 STREAMING --llm.completed--> SUCCESS  agent.fsm:132 */
+    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 114, .line = 132, .kind = AC_TR_EXTERNAL},
+    /*   49 STREAMING --llm.failed--> RETRYING  agent.fsm:134 */
+    {.source = 18, .event = 11, .target = 20, .guard = 31, .actions = 116, .line = 134, .kind = AC_TR_EXTERNAL},
+    /*   50 STREAMING --llm.failed--> ERROR  agent.fsm:135 */
+    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 118, .line = 135, .kind = AC_TR_EXTERNAL},
+    /*   51 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:138 */
+    {.source = 19, .event = 12, .target = 15, .guard = 35, .actions = 121, .line = 138, .kind = AC_TR_EXTERNAL},
+    /*   52 TOOL_EXECUTING on tool.completed  agent.fsm:139 */
+    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 123, .line = 139, .kind = AC_TR_INTERNAL},
+    /*   53 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:140 */
+    {.source = 19, .event = 13, .target = 15, .guard = 37, .actions = 125, .line = 140, .kind = AC_TR_EXTERNAL},
+    /*   54 TOOL_EXECUTING on context.expanded  agent.fsm:141 */
+    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 127, .line = 141, .kind = AC_TR_INTERNAL},
+    /*   55 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:142 */
+    {.source = 19, .event = 14, .target = 15, .guard = 39, .actions = 129, .line = 142, .kind = AC_TR_EXTERNAL},
+    /*   56 TOOL_EXECUTING on context.loaded  agent.fsm:143 */
+    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 131, .line = 143, .kind = AC_TR_INTERNAL},
+    /*   57 RETRYING --timer.fired--> CALLING  agent.fsm:136 */
+    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 133, .line = 136, .kind = AC_TR_EXTERNAL},
 };
 
 static const ac_fsm_effect_use effect_uses[] = {
@@ -222,19 +226,21 @@ static const ac_fsm_param params[] = {
 /* guard programs in postfix, by offset: a number pushes that guard's result */
 static const uint16_t guard_code[] = {
     /* 0 has_queued_message */ 1, AC_G_END,
-    /* 2 turn_unfinished */ 0, AC_G_END,
-    /* 4 !iterations_left */ 2, AC_G_NOT, AC_G_END,
-    /* 7 needs_compaction */ 3, AC_G_END,
-    /* 9 turn_complete && answer_valid */ 4, 9, AC_G_AND, AC_G_END,
-    /* 13 turn_complete && output_retries_left */ 4, 10, AC_G_AND, AC_G_END,
-    /* 17 turn_complete */ 4, AC_G_END,
-    /* 19 needs_compaction */ 3, AC_G_END,
-    /* 21 retryable && retries_left */ 5, 6, AC_G_AND, AC_G_END,
-    /* 25 has_tool_calls */ 7, AC_G_END,
-    /* 27 retryable && retries_left */ 5, 6, AC_G_AND, AC_G_END,
-    /* 31 last_tool_result */ 8, AC_G_END,
-    /* 33 last_tool_result */ 8, AC_G_END,
+    /* 2 has_queued_message */ 1, AC_G_END,
+    /* 4 turn_unfinished */ 0, AC_G_END,
+    /* 6 has_queued_message */ 1, AC_G_END,
+    /* 8 !iterations_left */ 2, AC_G_NOT, AC_G_END,
+    /* 11 needs_compaction */ 3, AC_G_END,
+    /* 13 turn_complete && answer_valid */ 4, 9, AC_G_AND, AC_G_END,
+    /* 17 turn_complete && output_retries_left */ 4, 10, AC_G_AND, AC_G_END,
+    /* 21 turn_complete */ 4, AC_G_END,
+    /* 23 needs_compaction */ 3, AC_G_END,
+    /* 25 retryable && retries_left */ 5, 6, AC_G_AND, AC_G_END,
+    /* 29 has_tool_calls */ 7, AC_G_END,
+    /* 31 retryable && retries_left */ 5, 6, AC_G_AND, AC_G_END,
     /* 35 last_tool_result */ 8, AC_G_END,
+    /* 37 last_tool_result */ 8, AC_G_END,
+    /* 39 last_tool_result */ 8, AC_G_END,
 };
 
 /* count-prefixed lists, by offset: the count, then the items */
@@ -265,40 +271,42 @@ static const uint16_t lists[] = {
     /* 52 Running --agent.COMPLETED--> Running: finish_interaction, take_queued_message */ 2, 6, 3,
     /* 55 Running --agent.COMPLETED--> Idle: finish_interaction */ 1, 6,
     /* 57 Running --agent.FAILED--> Error: record_failure */ 1, 7,
-    /* 59 Running --rollback--> Idle: rollback_turn */ 1, 5,
-    /* 61 Running --cancel--> Cancelled: cancel_session */ 1, 8,
-    /* 63 Running on ping: touch */ 1, 9,
-    /* 65 Running on tools.changed: refresh_tools */ 1, 4,
-    /* 67 Paused on user_message: append_user_message */ 1, 1,
-    /* 69 Paused --rollback--> Idle: rollback_turn */ 1, 5,
-    /* 71 Paused --cancel--> Cancelled: cancel_session */ 1, 8,
-    /* 73 Paused on ping: touch */ 1, 9,
-    /* 75 Paused on tools.changed: refresh_tools */ 1, 4,
-    /* 77 INIT --(eventless)--> PLANNING: start_loop */ 1, 10,
-    /* 79 PLANNING --(eventless)--> FAILED: fail_budget */ 1, 12,
-    /* 81 PLANNING --(eventless)--> EXECUTING: begin_iteration */ 1, 11,
-    /* 83 OBSERVING --(eventless)--> COMPLETED: finish_answer */ 1, 14,
-    /* 85 OBSERVING --(eventless)--> PLANNING: reject_answer */ 1, 15,
-    /* 87 OBSERVING --(eventless)--> FAILED: fail_output */ 1, 16,
-    /* 89 EXECUTING --process.ERROR--> FAILED: fail_process */ 1, 13,
-    /* 91 COMPACTING --compaction.done--> PLANNING: apply_compaction */ 1, 17,
-    /* 93 COMPACTING --compaction.failed--> PLANNING: skip_compaction */ 1, 18,
-    /* 95 IDLE --(eventless)--> CALLING: begin_call */ 1, 19,
-    /* 97 CALLING --llm.started--> STREAMING: mark_streaming */ 1, 20,
-    /* 99 CALLING --llm.failed--> RETRYING: discard_partial */ 1, 22,
-    /* 101 CALLING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 22, 23,
-    /* 104 STREAMING on llm.delta: append_delta */ 1, 21,
-    /* 106 STREAMING --llm.completed--> TOOL_EXECUTING: record_assistant */ 1, 24,
-    /* 108 STREAMING --llm.completed--> SUCCESS: record_assistant */ 1, 24,
-    /* 110 STREAMING --llm.failed--> RETRYING: discard_partial */ 1, 22,
-    /* 112 STREAMING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 22, 23,
-    /* 115 TOOL_EXECUTING --tool.completed--> SUCCESS: record_tool_result */ 1, 25,
-    /* 117 TOOL_EXECUTING on tool.completed: record_tool_result */ 1, 25,
-    /* 119 TOOL_EXECUTING --context.expanded--> SUCCESS: expand_context */ 1, 26,
-    /* 121 TOOL_EXECUTING on context.expanded: expand_context */ 1, 26,
-    /* 123 TOOL_EXECUTING --context.loaded--> SUCCESS: load_context */ 1, 27,
-    /* 125 TOOL_EXECUTING on context.loaded: load_context */ 1, 27,
-    /* 127 RETRYING --timer.fired--> CALLING: begin_call */ 1, 19,
+    /* 59 Running --rollback--> Running: rollback_turn, take_queued_message */ 2, 5, 3,
+    /* 62 Running --rollback--> Idle: rollback_turn */ 1, 5,
+    /* 64 Running --cancel--> Cancelled: cancel_session */ 1, 8,
+    /* 66 Running on ping: touch */ 1, 9,
+    /* 68 Running on tools.changed: refresh_tools */ 1, 4,
+    /* 70 Paused on user_message: append_user_message */ 1, 1,
+    /* 72 Paused --rollback--> Running: rollback_turn, take_queued_message */ 2, 5, 3,
+    /* 75 Paused --rollback--> Idle: rollback_turn */ 1, 5,
+    /* 77 Paused --cancel--> Cancelled: cancel_session */ 1, 8,
+    /* 79 Paused on ping: touch */ 1, 9,
+    /* 81 Paused on tools.changed: refresh_tools */ 1, 4,
+    /* 83 INIT --(eventless)--> PLANNING: start_loop */ 1, 10,
+    /* 85 PLANNING --(eventless)--> FAILED: fail_budget */ 1, 12,
+    /* 87 PLANNING --(eventless)--> EXECUTING: begin_iteration */ 1, 11,
+    /* 89 OBSERVING --(eventless)--> COMPLETED: finish_answer */ 1, 14,
+    /* 91 OBSERVING --(eventless)--> PLANNING: reject_answer */ 1, 15,
+    /* 93 OBSERVING --(eventless)--> FAILED: fail_output */ 1, 16,
+    /* 95 EXECUTING --process.ERROR--> FAILED: fail_process */ 1, 13,
+    /* 97 COMPACTING --compaction.done--> PLANNING: apply_compaction */ 1, 17,
+    /* 99 COMPACTING --compaction.failed--> PLANNING: skip_compaction */ 1, 18,
+    /* 101 IDLE --(eventless)--> CALLING: begin_call */ 1, 19,
+    /* 103 CALLING --llm.started--> STREAMING: mark_streaming */ 1, 20,
+    /* 105 CALLING --llm.failed--> RETRYING: discard_partial */ 1, 22,
+    /* 107 CALLING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 22, 23,
+    /* 110 STREAMING on llm.delta: append_delta */ 1, 21,
+    /* 112 STREAMING --llm.completed--> TOOL_EXECUTING: record_assistant */ 1, 24,
+    /* 114 STREAMING --llm.completed--> SUCCESS: record_assistant */ 1, 24,
+    /* 116 STREAMING --llm.failed--> RETRYING: discard_partial */ 1, 22,
+    /* 118 STREAMING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 22, 23,
+    /* 121 TOOL_EXECUTING --tool.completed--> SUCCESS: record_tool_result */ 1, 25,
+    /* 123 TOOL_EXECUTING on tool.completed: record_tool_result */ 1, 25,
+    /* 125 TOOL_EXECUTING --context.expanded--> SUCCESS: expand_context */ 1, 26,
+    /* 127 TOOL_EXECUTING on context.expanded: expand_context */ 1, 26,
+    /* 129 TOOL_EXECUTING --context.loaded--> SUCCESS: load_context */ 1, 27,
+    /* 131 TOOL_EXECUTING on context.loaded: load_context */ 1, 27,
+    /* 133 RETRYING --timer.fired--> CALLING: begin_call */ 1, 19,
 };
 
 static const char *const event_names[] = {
@@ -384,18 +392,18 @@ static const char *const effect_names[] = {
 
 const ac_fsm_tables agent_fsm = {
     .spec_path = "spec/agent.fsm",
-    .hash = "409df3e33813696f",
+    .hash = "ee79061376753fde",
     .n_machines = 3,
     .n_states = 21,
     .n_events = 24,
-    .n_transitions = 56,
+    .n_transitions = 58,
     .n_guards = 11,
     .n_actions = 29,
     .n_effects = 5,
     .n_params = 19,
     .n_effect_uses = 6,
-    .n_lists = 129,
-    .n_guard_code = 37,
+    .n_lists = 135,
+    .n_guard_code = 41,
     .root = 0,
     .machines = machines,
     .states = states,

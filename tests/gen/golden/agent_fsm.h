@@ -4,7 +4,7 @@
 
 #include "agentc/fsm_tables.h"
 
-#define AGENT_SPEC_HASH "409df3e33813696f"
+#define AGENT_SPEC_HASH "ee79061376753fde"
 
 enum agent_machine {
     AGENT_M_SESSION = 0,
