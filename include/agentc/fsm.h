@@ -111,6 +111,7 @@ typedef struct ac_fsm {
     uint16_t state[AC_FSM_MAX_DEPTH];
     uint16_t queue[AC_FSM_QUEUE];
     int error;
+    uint32_t entries; /* states entered so far (a self-transition enters its state again) */
 } ac_fsm;
 
 enum ac_fsm_result {

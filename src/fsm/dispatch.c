@@ -186,6 +186,7 @@ static inline __attribute__((always_inline)) void take_straight(ac_fsm *f, uint8
     for (unsigned i = pr->n_actions; i; i--)
         f->actions[*op++](ctx, ev);
     f->state[level] = pr->target;
+    f->entries++;
     for (unsigned i = pr->n_enter; i; i--)
         f->actions[*op++](ctx, ev);
     if (eventless)
@@ -206,6 +207,7 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
 {
     const ac_fsm_state *st = &f->states[s];
     f->state[level] = s;
+    f->entries++;
     f->depth = (uint8_t)(level + 1);
     run_list(f, enter, ev);
     /* eventless transitions, in declared order */

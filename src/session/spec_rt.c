@@ -56,6 +56,7 @@ struct ac_spec_facts {
     size_t turn_calls;               /* tool calls recorded since it */
     int64_t tokens_in0, tokens_out0; /* session usage when the turn began */
     uint16_t state;                  /* the deepest active state, as of the last event */
+    uint32_t entries;                /* the machine's entry count then (ac_fsm.entries) */
     int64_t state_ms;                /* when it was entered */
     int64_t status;
     char klass[32], finish[32];
@@ -249,10 +250,11 @@ void ac_spec_rt_after_event(ac_session *s, const ac_event *ev)
     }
     if (s->fsm.depth) {
         uint16_t st = s->fsm.state[s->fsm.depth - 1];
-        if (st != f->state) {
+        if (st != f->state || s->fsm.entries != f->entries) { /* left, or entered again */
             f->state = st;
             f->state_ms = ev->time_ms;
         }
+        f->entries = s->fsm.entries;
     }
     json_t *d = (json_t *)ev->data;
     if (d && json_is_object(d)) {

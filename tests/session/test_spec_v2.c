@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -236,6 +237,38 @@ static void test_fail_reason(void **state)
     rig_close(&r);
 }
 
+/* state.time counts from the last entry of the state: a self-transition enters it again. */
+static const char *again_spec =
+    "param patience = 100ms\nparam context_window = 0\n"
+    "event spawn, user_message, again, check\n"
+    "action init_session, append_user_message, finish_interaction\n"
+    "machine s {\n"
+    "    initial Created\n"
+    "    terminal Done\n"
+    "    state Idle, Counting\n"
+    "    Created -> Idle on spawn / init_session\n"
+    "    Idle -> Counting on user_message / append_user_message\n"
+    "    Counting -> Counting on again\n"
+    "    Counting -> Done on check [state.time >= patience] / finish_interaction\n"
+    "    Counting on check\n"
+    "}\n";
+
+static void test_state_time_self_transition(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, compile("again.fsm", again_spec), "");
+    int64_t t0 = (int64_t)time(NULL) * 1000 + 10000;
+    assert_int_equal(ac_session_post(r.s, "user_message", json_pack("{s:s}", "text", "go"), t0), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Counting");
+    assert_int_equal(ac_session_post(r.s, "again", NULL, t0 + 80), 0); /* entered again */
+    assert_int_equal(ac_session_post(r.s, "check", NULL, t0 + 150), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Counting"); /* 70 ms, not 150 */
+    assert_int_equal(ac_session_post(r.s, "check", NULL, t0 + 200), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Done"); /* 120 ms */
+    rig_close(&r);
+}
+
 /* A string fact against a string param (overridden) and a literal, read from the event. */
 static const char *string_spec =
     "param want = \"stop\"\nparam context_window = 0\n"
@@ -278,6 +311,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outside_events),     cmocka_unit_test(test_stuck_fails_at_once),
         cmocka_unit_test(test_compare_fail_after), cmocka_unit_test(test_fail_reason),
+        cmocka_unit_test(test_state_time_self_transition),
         cmocka_unit_test(test_string_param),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
