@@ -75,7 +75,8 @@ typedef struct hp_call {
     CURL *easy;
     uint64_t xfer;   /* transfer id while lent to the loop, else 0 */
     uint16_t origin; /* of the llm_request effect: passed with every event queued */
-    char *body;      /* request body (curl reads it in place) */
+    char *body;      /* request body (curl reads it in place); freed once sent and answered */
+    size_t body_len;
     ac_stream *st;
     int started;   /* llm.started posted */
     int abort_rc;  /* AC_STREAM_ERR_* that made the write callback abort */
@@ -492,6 +493,21 @@ static size_t hp_on_header(char *ptr, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+/* The request body is not needed once it is all sent and the final
+ * response's body has begun: libcurl re-sends a body only on a redirect
+ * (not followed here), for an authentication round or when a reused
+ * connection dies before any answer. A long conversation's body is the
+ * largest thing a call in flight holds. */
+static void hp_drop_body(hp_call *c)
+{
+    curl_off_t sent = 0;
+    if (c->body && curl_easy_getinfo(c->easy, CURLINFO_SIZE_UPLOAD_T, &sent) == CURLE_OK &&
+        sent >= 0 && (size_t)sent >= c->body_len) {
+        free(c->body);
+        c->body = NULL;
+    }
+}
+
 static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     hp_call *c = ud;
@@ -500,6 +516,8 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
         c->json_body = hp_is_2xx(c->status) && c->json_type;
     }
+    if (c->body)
+        hp_drop_body(c);
     if (!hp_is_2xx(c->status) || c->json_body) {
         ac_http_progress(c->p->loop, c->xfer);
         size_t room = HP_ERROR_BODY_CAP - c->errlen;
@@ -929,7 +947,8 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_POST, 1L);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, c->body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(c->body));
+    c->body_len = strlen(c->body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, p->headers);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "agentc/" AGENTC_VERSION);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
