@@ -385,6 +385,10 @@ int ac_conv_set_thinking(ac_conv *conv, size_t index, const char *blocks_json)
     }
     free((void *)m->thinking);
     m->thinking = copy;
+    /* the new text may sit where an older one did: no serialized form of
+     * the old one may be taken for it */
+    ac_reqcache_free(conv->reqcache);
+    conv->reqcache = NULL;
     return AC_CONV_OK;
 }
 

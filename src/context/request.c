@@ -797,8 +797,11 @@ static int ends_with_tool_round(json_t *msgs)
     return json_array_size(blocks) > 0;
 }
 
-static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, json_t *msgs,
-                          int with_thinking)
+/* The blocks of assistant message m (thinking, text, tool_use) and those of
+ * the user message that answers it (its calls' tool_result blocks), as new
+ * arrays in *blocks and *results. -1 when out of memory. */
+static int anth_assistant_blocks(const ac_conv *c, const view *v, const ac_message *m,
+                                 int with_thinking, json_t **blocks_out, json_t **results_out)
 {
     json_t *blocks = json_array(), *results = json_array();
     if (!blocks || !results)
@@ -825,12 +828,33 @@ static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, 
     /* thinking only with something else: a message of thinking alone is not sent */
     if (with_thinking && m->thinking && json_array_size(blocks) && anth_thinking_first(m, blocks))
         goto fail;
-    /* With thinking on, the last assistant message of a tool loop must start
-     * with the model's thinking. An internal round the engine added (calls
-     * brought back by load_tool_calls) has none: it joins the round before
-     * it, its calls after that turn's, its results after that turn's. */
-    if (with_thinking && !m->thinking && (m->flags & AC_MSG_INTERNAL) && !*m->content &&
-        json_array_size(blocks) && ends_with_tool_round(msgs)) {
+    *blocks_out = blocks;
+    *results_out = results;
+    return 0;
+fail:
+    json_decref(blocks);
+    json_decref(results);
+    return -1;
+}
+
+/* With thinking on, the last assistant message of a tool loop must start
+ * with the model's thinking. An internal round the engine added (calls
+ * brought back by load_tool_calls) has none: it joins the round before it,
+ * its calls after that turn's, its results after that turn's. Whether m is
+ * such a round (given that its blocks are not empty). */
+static int anth_joins_round(const ac_message *m, int with_thinking)
+{
+    return with_thinking && !m->thinking && (m->flags & AC_MSG_INTERNAL) && !*m->content;
+}
+
+static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, json_t *msgs,
+                          int with_thinking)
+{
+    json_t *blocks, *results;
+    if (anth_assistant_blocks(c, v, m, with_thinking, &blocks, &results))
+        return -1;
+    if (anth_joins_round(m, with_thinking) && json_array_size(blocks) &&
+        ends_with_tool_round(msgs)) {
         size_t n = json_array_size(msgs);
         int bad =
             json_array_extend(json_object_get(json_array_get(msgs, n - 2), "content"), blocks) ||
@@ -839,15 +863,291 @@ static int anth_assistant(const ac_conv *c, const view *v, const ac_message *m, 
         json_decref(results);
         return bad ? -1 : 0;
     }
-    int rc = anth_push(msgs, "assistant", blocks);
-    blocks = NULL;
-    if (rc)
-        goto fail;
+    if (anth_push(msgs, "assistant", blocks)) {
+        json_decref(results);
+        return -1;
+    }
     return anth_push(msgs, "user", results);
-fail:
+}
+
+/* ------------------------------------------- Anthropic, from cached parts */
+
+/* An incremental Anthropic build keeps, per visible message, the text of its
+ * blocks (the array's members without brackets) in the conversation's cache:
+ * a user message's text block; an assistant message's blocks and, after a
+ * NUL, the tool_result blocks of the user message answering it. The merging
+ * of consecutive messages of one role is then done on those texts, as
+ * anth_push and anth_assistant do it on JSON values, so the bytes are the
+ * same as the whole build's. */
+
+enum { ANTH_KIND_USER = 1, ANTH_KIND_ASSISTANT = 2, ANTH_KIND_ASSISTANT_THINKING = 3 };
+
+typedef struct anth_piece {
+    const char *p;
+    size_t n;
+    size_t next; /* next piece of the same message, or NPOS */
+} anth_piece;
+
+typedef struct anth_msg {
+    int user;
+    int only_results; /* a user message of tool_result blocks only */
+    size_t head, tail;
+} anth_msg;
+
+typedef struct anth_text {
+    anth_piece *pieces;
+    size_t n_pieces, cap_pieces;
+    anth_msg *msgs;
+    size_t n_msgs, cap_msgs;
+    char **owned; /* fragments not held by the cache */
+    size_t n_owned, cap_owned;
+} anth_text;
+
+static int grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 16;
+    while (nc < need)
+        nc *= 2;
+    void *p = realloc(*arr, nc * size);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+
+static int anth_add_piece(anth_text *t, size_t mi, const char *p, size_t n)
+{
+    if (grow((void **)&t->pieces, &t->cap_pieces, t->n_pieces + 1, sizeof *t->pieces))
+        return -1;
+    size_t k = t->n_pieces++;
+    t->pieces[k] = (anth_piece){p, n, NPOS};
+    anth_msg *m = &t->msgs[mi];
+    if (m->tail == NPOS)
+        m->head = k;
+    else
+        t->pieces[m->tail].next = k;
+    m->tail = k;
+    return 0;
+}
+
+/* anth_push on texts: a non-empty piece goes into the last message when it
+ * has the same role, else into a new one. */
+static int anth_push_text(anth_text *t, int user, int results, const char *p, size_t n)
+{
+    if (!n)
+        return 0;
+    if (!t->n_msgs || t->msgs[t->n_msgs - 1].user != user) {
+        if (grow((void **)&t->msgs, &t->cap_msgs, t->n_msgs + 1, sizeof *t->msgs))
+            return -1;
+        t->msgs[t->n_msgs++] = (anth_msg){user, 1, NPOS, NPOS};
+    }
+    anth_msg *m = &t->msgs[t->n_msgs - 1];
+    if (!results)
+        m->only_results = 0;
+    return anth_add_piece(t, t->n_msgs - 1, p, n);
+}
+
+static int anth_own(anth_text *t, char *s)
+{
+    if (grow((void **)&t->owned, &t->cap_owned, t->n_owned + 1, sizeof *t->owned)) {
+        free(s);
+        return -1;
+    }
+    t->owned[t->n_owned++] = s;
+    return 0;
+}
+
+static void anth_text_free(anth_text *t)
+{
+    for (size_t i = 0; i < t->n_owned; i++)
+        free(t->owned[i]);
+    free(t->owned);
+    free(t->pieces);
+    free(t->msgs);
+}
+
+/* An array's compact text without its brackets, appended to *out. */
+static int dump_members(json_t *arr, char **out, size_t *len, size_t *cap)
+{
+    char *s = json_dumps(arr, DUMP_FLAGS);
+    size_t n = s ? strlen(s) : 0;
+    int bad = n < 2 || text_add(out, len, cap, s + 1, n - 2);
+    free(s);
+    return bad ? -1 : 0;
+}
+
+/* The fragment of message m (see above), malloc'd in *out. */
+static int anth_fragment(const ac_conv *c, const view *v, const ac_message *m, int with_thinking,
+                         char **out, size_t *len)
+{
+    size_t cap = 0;
+    *out = NULL;
+    *len = 0;
+    if (text_add(out, len, &cap, "", 0))
+        return -1;
+    if (m->role == AC_ROLE_USER) {
+        if (!*m->content)
+            return 0;
+        json_t *blocks = json_array();
+        int bad = !blocks || append(blocks, text_block(m->content)) ||
+                  dump_members(blocks, out, len, &cap);
+        json_decref(blocks);
+        return bad ? -1 : 0;
+    }
+    json_t *blocks, *results;
+    if (anth_assistant_blocks(c, v, m, with_thinking, &blocks, &results))
+        return -1;
+    int bad = dump_members(blocks, out, len, &cap) || text_add(out, len, &cap, "", 1) ||
+              dump_members(results, out, len, &cap);
     json_decref(blocks);
     json_decref(results);
-    return -1;
+    return bad ? -1 : 0;
+}
+
+/* The cache key of m's fragment: OpenAI's (what its calls' results look
+ * like), and its thinking when thinking is sent. */
+static void anth_key(const ac_conv *c, const view *v, const ac_message *m, int with_thinking,
+                     ac_reqcache_key *k)
+{
+    openai_key(c, v, m, k);
+    k->kind = m->role == AC_ROLE_USER ? ANTH_KIND_USER
+              : with_thinking         ? ANTH_KIND_ASSISTANT_THINKING
+                                      : ANTH_KIND_ASSISTANT;
+    if (k->kind != ANTH_KIND_ASSISTANT_THINKING || k->n_sig > AC_REQCACHE_MAX_SIG)
+        return;
+    if (k->n_sig == AC_REQCACHE_MAX_SIG)
+        k->n_sig++; /* not cached */
+    else
+        k->sig[k->n_sig++] = (uint64_t)(uintptr_t)m->thinking;
+}
+
+/* The text of the "messages" array (without its brackets), from the cached
+ * fragments; NULL when out of memory. */
+static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinking,
+                                size_t *len_out)
+{
+    ac_reqcache *rc = ac_conv__reqcache(c);
+    anth_text t = {0};
+    char *out = NULL;
+    size_t len = 0, cap = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const ac_message *m = c->msgs[v->idx[i]];
+        if (m->role != AC_ROLE_USER && m->role != AC_ROLE_ASSISTANT)
+            continue;
+        ac_reqcache_key key;
+        anth_key(c, v, m, with_thinking, &key);
+        size_t flen = 0;
+        const char *frag = rc ? ac_reqcache_get(rc, &key, &flen) : NULL;
+        if (!frag) {
+            char *made;
+            if (anth_fragment(c, v, m, with_thinking, &made, &flen) || anth_own(&t, made))
+                goto fail;
+            if (rc)
+                ac_reqcache_put(rc, &key, made, flen); /* a miss next time if it fails */
+            frag = made;
+        }
+        if (m->role == AC_ROLE_USER) {
+            if (anth_push_text(&t, 1, 0, frag, flen))
+                goto fail;
+            continue;
+        }
+        const char *nul = memchr(frag, '\0', flen);
+        size_t bl = nul ? (size_t)(nul - frag) : flen;
+        const char *res = nul ? nul + 1 : frag + flen;
+        size_t rl = flen - (size_t)(res - frag);
+        size_t n = t.n_msgs;
+        if (bl && anth_joins_round(m, with_thinking) && n >= 2 && !t.msgs[n - 2].user &&
+            t.msgs[n - 1].user && t.msgs[n - 1].only_results) {
+            if (anth_add_piece(&t, n - 2, frag, bl) || (rl && anth_add_piece(&t, n - 1, res, rl)))
+                goto fail;
+            continue;
+        }
+        if (anth_push_text(&t, 0, 0, frag, bl) || anth_push_text(&t, 1, 1, res, rl))
+            goto fail;
+    }
+    if (text_add(&out, &len, &cap, "", 0))
+        goto fail;
+    /* The API wants the user to speak first. */
+    if (t.n_msgs && !t.msgs[0].user) {
+        json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
+                              "text", AC_REQUEST_OMITTED_TEXT);
+        char *s = u ? json_dumps(u, DUMP_FLAGS) : NULL;
+        json_decref(u);
+        int bad = !s || text_add(&out, &len, &cap, s, strlen(s));
+        free(s);
+        if (bad)
+            goto fail;
+    }
+    for (size_t i = 0; i < t.n_msgs; i++) {
+        static const char u[] = "{\"role\":\"user\",\"content\":[",
+                          a[] = "{\"role\":\"assistant\",\"content\":[";
+        if ((len && text_add(&out, &len, &cap, ",", 1)) ||
+            (t.msgs[i].user ? text_add(&out, &len, &cap, u, sizeof u - 1)
+                            : text_add(&out, &len, &cap, a, sizeof a - 1)))
+            goto fail;
+        for (size_t k = t.msgs[i].head; k != NPOS; k = t.pieces[k].next)
+            if ((k != t.msgs[i].head && text_add(&out, &len, &cap, ",", 1)) ||
+                text_add(&out, &len, &cap, t.pieces[k].p, t.pieces[k].n))
+                goto fail;
+        if (text_add(&out, &len, &cap, "]}", 2))
+            goto fail;
+    }
+    anth_text_free(&t);
+    if (rc)
+        ac_reqcache_sweep(rc);
+    *len_out = len;
+    return out;
+fail:
+    anth_text_free(&t);
+    free(out);
+    return NULL;
+}
+
+/* Where the value of the top-level member `key` (a quoted key and its colon)
+ * starts in the JSON object text s, or NULL. */
+static const char *top_member(const char *s, const char *key)
+{
+    size_t kl = strlen(key);
+    int depth = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == '"') {
+            if (depth == 1 && strncmp(p, key, kl) == 0)
+                return p + kl;
+            for (p++; *p && *p != '"'; p++)
+                if (*p == '\\' && p[1])
+                    p++;
+            if (!*p)
+                return NULL;
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if (*p == '}' || *p == ']') {
+            depth--;
+        }
+    }
+    return NULL;
+}
+
+/* root's JSON text with the members of its empty "messages" array filled
+ * in from msgs. */
+static char *fill_messages(json_t *root, const char *msgs, size_t mlen)
+{
+    char *r = json_dumps(root, DUMP_FLAGS);
+    const char *at = r ? top_member(r, "\"messages\":") : NULL;
+    char *out = NULL;
+    if (at && at[0] == '[' && at[1] == ']') {
+        size_t head = (size_t)(at + 1 - r), rl = strlen(r);
+        out = malloc(rl + mlen + 1);
+        if (out) {
+            memcpy(out, r, head);
+            memcpy(out + head, msgs, mlen);
+            memcpy(out + head + mlen, r + head, rl - head + 1);
+        }
+    }
+    free(r);
+    return out;
 }
 
 /* Joins the visible system messages; returns a malloc'd string or NULL when
@@ -888,6 +1188,12 @@ static char *anth_system(const ac_conv *c, const view *v, int *oom)
 
 char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
 {
+    return ac_request__anthropic(c, opts, 1, err, errcap);
+}
+
+char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int use_cache,
+                            char *err, size_t errcap)
+{
     if (!c || check_opts(opts, err, errcap))
         return NULL;
     view v;
@@ -895,7 +1201,12 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
         set_err(err, errcap, "request: out of memory");
         return NULL;
     }
-    char *out = NULL, *system = NULL;
+    /* as for OpenAI, a short conversation is serialized whole */
+    int cached = use_cache && v.n >= AC_REQCACHE_MIN_MESSAGES;
+    if (!cached && use_cache && c->reqcache)
+        ac_reqcache_sweep(c->reqcache);
+    char *out = NULL, *system = NULL, *mtext = NULL;
+    size_t mlen = 0;
     int oom = 0;
     json_t *root = json_object(), *msgs = json_array(), *tools = NULL;
     int max_tokens = opts->max_tokens > 0 ? opts->max_tokens : AC_REQUEST_DEFAULT_MAX_TOKENS;
@@ -948,7 +1259,9 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
         goto fail;
     if (put(root, "messages", msgs))
         goto fail;
-    for (size_t i = 0; i < v.n; i++) {
+    if (cached && !(mtext = anth_messages_text(c, &v, budget > 0, &mlen)))
+        goto fail;
+    for (size_t i = 0; !cached && i < v.n; i++) {
         const ac_message *m = c->msgs[v.idx[i]];
         int rc = 0;
         if (m->role == AC_ROLE_USER) {
@@ -966,7 +1279,7 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
     }
     /* The API wants the user to speak first. */
     json_t *first = json_array_get(msgs, 0);
-    if (first && strcmp(json_string_value(json_object_get(first, "role")), "user") != 0) {
+    if (!cached && first && strcmp(json_string_value(json_object_get(first, "role")), "user") != 0) {
         json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
                               "text", AC_REQUEST_OMITTED_TEXT);
         if (!u || json_array_insert_new(msgs, 0, u))
@@ -1002,11 +1315,12 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
     }
     if (put_passthrough(root, st))
         goto fail;
-    out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    out = cached ? fill_messages(root, mtext, mlen) : json_dumps(root, DUMP_FLAGS);
 fail:
     if (!out)
         set_err(err, errcap, "request: out of memory");
 refused:
+    free(mtext);
     free(system);
     json_decref(root);
     view_free(&v);

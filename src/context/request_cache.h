@@ -48,6 +48,12 @@ void ac_reqcache_sweep(ac_reqcache *rc);
  * freed with the conversation. */
 ac_reqcache *ac_conv__reqcache(const ac_conv *conv);
 
+/* ac_request_anthropic, with use_cache 0: every message serialized anew,
+ * the cache neither read nor changed (tests compare the two). */
+struct ac_request_opts;
+char *ac_request__anthropic(const ac_conv *conv, const struct ac_request_opts *opts, int use_cache,
+                            char *err, size_t errcap);
+
 /* Entries held (for tests). */
 size_t ac_reqcache_count(const ac_reqcache *rc);
 

@@ -55,6 +55,11 @@
 #define HP_ANTHROPIC_DEFAULT_BASE "https://api.anthropic.com"
 #define HP_ANTHROPIC_VERSION "2023-06-01"
 #define HP_ERROR_BODY_CAP ((size_t)64 << 10) /* kept of a non-2xx body */
+/* libcurl's receive buffer per transfer (its default is 16 KiB). Streamed
+ * events are small; a small buffer packs into the heap with the rest of the
+ * call's state, where 16 KiB costs about 4 KB of resident memory per call in
+ * flight (bench_inflight: 1,000 calls 33.9 -> 31.0 MB). */
+#define HP_RECV_BUFFER 2048L
 #define HP_SNIPPET_CAP 300                   /* body text quoted in a message */
 #define HP_MESSAGE_CAP 1024
 #define HP_RETRY_AFTER_MAX_MS ((int64_t)24 * 3600 * 1000)
@@ -70,7 +75,8 @@ typedef struct hp_call {
     CURL *easy;
     uint64_t xfer;   /* transfer id while lent to the loop, else 0 */
     uint16_t origin; /* of the llm_request effect: passed with every event queued */
-    char *body;      /* request body (curl reads it in place) */
+    char *body;      /* request body (curl reads it in place); freed once sent and answered */
+    size_t body_len;
     ac_stream *st;
     int started;   /* llm.started posted */
     int abort_rc;  /* AC_STREAM_ERR_* that made the write callback abort */
@@ -487,6 +493,21 @@ static size_t hp_on_header(char *ptr, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+/* The request body is not needed once it is all sent and the final
+ * response's body has begun: libcurl re-sends a body only on a redirect
+ * (not followed here), for an authentication round or when a reused
+ * connection dies before any answer. A long conversation's body is the
+ * largest thing a call in flight holds. */
+static void hp_drop_body(hp_call *c)
+{
+    curl_off_t sent = 0;
+    if (c->body && curl_easy_getinfo(c->easy, CURLINFO_SIZE_UPLOAD_T, &sent) == CURLE_OK &&
+        sent >= 0 && (size_t)sent >= c->body_len) {
+        free(c->body);
+        c->body = NULL;
+    }
+}
+
 static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     hp_call *c = ud;
@@ -495,6 +516,8 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
         c->json_body = hp_is_2xx(c->status) && c->json_type;
     }
+    if (c->body)
+        hp_drop_body(c);
     if (!hp_is_2xx(c->status) || c->json_body) {
         ac_http_progress(c->p->loop, c->xfer);
         size_t room = HP_ERROR_BODY_CAP - c->errlen;
@@ -924,10 +947,12 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_POST, 1L);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, c->body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(c->body));
+    c->body_len = strlen(c->body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, p->headers);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "agentc/" AGENTC_VERSION);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_BUFFERSIZE, HP_RECV_BUFFER);
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     /* PIPEWAIT makes a new transfer wait for a busy connection to the same host
      * in case it turns out to multiplex. HTTP/2 is only negotiated over TLS

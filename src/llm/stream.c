@@ -31,7 +31,7 @@ struct ac_stream {
     int status;        /* sticky failure code */
     int finished;
     int retryable;
-    char err[320];
+    char *err; /* what failed (malloc'd on failure), or NULL */
     st_str text, reasoning, refusal;
     st_str *thinks; /* per thinking block: text, signature, data (3 each) */
     size_t thinks_cap;
@@ -44,6 +44,8 @@ struct ac_stream {
     size_t fast_events; /* events read by the fast path */
     ac_stream_turn turn;
 };
+
+#define ST_ERR_CAP 320
 
 static char st_empty[1];
 
@@ -76,10 +78,14 @@ int ac_stream__fail(ac_stream *st, int code, const char *fmt, ...)
         return st->status;
     st->status = code;
     st->retryable = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(st->err, sizeof st->err, fmt, ap);
-    va_end(ap);
+    /* made on failure only: a stream in flight carries no message buffer */
+    st->err = malloc(ST_ERR_CAP);
+    if (st->err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(st->err, ST_ERR_CAP, fmt, ap);
+        va_end(ap);
+    }
     return code;
 }
 
@@ -570,7 +576,9 @@ const ac_stream_turn *ac_stream_turn_get(const ac_stream *st)
 
 const char *ac_stream_error(const ac_stream *st)
 {
-    return st->err;
+    if (st->err)
+        return st->err;
+    return st->status ? "out of memory" : "";
 }
 
 int ac_stream_error_retryable(const ac_stream *st)
@@ -583,6 +591,7 @@ void ac_stream_free(ac_stream *st)
     if (!st)
         return;
     ac_sse_free(st->sse);
+    free(st->err);
     free(st->text.p);
     free(st->reasoning.p);
     free(st->refusal.p);

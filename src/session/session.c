@@ -530,7 +530,8 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
                                const ac_session_hooks *hooks, void *hooks_ud, char *err,
                                size_t errcap)
 {
-    ac_session *s = calloc(1, sizeof *s);
+    size_t n_effects = e->t->n_effects ? e->t->n_effects : 1;
+    ac_session *s = calloc(1, sizeof *s + n_effects * sizeof s->effect_state[0]);
     if (!s) {
         snprintf(err, errcap, "out of memory");
         return NULL;

@@ -148,8 +148,6 @@ struct ac_session {
     /* streaming scratch (not serialized: rebuilt from events) */
     char *partial;
     size_t partial_len, partial_cap;
-    /* each effect's own state, by effect index, typed in the effect's file */
-    void *effect_state[AC_MAX_EFFECTS];
     void *provider_state; /* the provider's per-session state (sink.h) */
     struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
     struct ac_state *state; /* the State (state.h), from the spawn event */
@@ -161,6 +159,9 @@ struct ac_session {
     uint64_t tools_rev;
     struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
     void *userdata;
+    /* each effect's own state, by effect index, typed in the effect's file: one slot per
+     * effect the spec declares (at least one), allocated with the session */
+    void *effect_state[];
 };
 
 /* Fills err (may be NULL) with code and text; a text that starts "path:line:col:" also gives

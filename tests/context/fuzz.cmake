@@ -12,7 +12,7 @@ if(AGENTC_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz_conv_corpus)
   add_test(NAME fuzz_conv_30s
     COMMAND fuzz_conv -max_total_time=30 -rss_limit_mb=1024 -timeout=10
-            ${CMAKE_BINARY_DIR}/fuzz_conv_corpus
+            ${CMAKE_BINARY_DIR}/fuzz_conv_corpus ${CMAKE_SOURCE_DIR}/tests/fuzz/conv_seeds
     WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
   set_tests_properties(fuzz_conv_30s PROPERTIES LABELS "context;fuzz" TIMEOUT 120)
 endif()

@@ -2,7 +2,9 @@
  * fuzz_conv.c - libFuzzer target for the conversation's JSON form and the
  * request builders: any input either fails with a message or loads into a
  * conversation that serializes, reloads to the same bytes, and builds
- * OpenAI and Anthropic requests without crashing.
+ * OpenAI and Anthropic requests without crashing; the Anthropic request
+ * built from the request cache is byte for byte the one built whole, with
+ * thinking off and on, and again from a warm cache.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 
 #include "context/conversation.h"
 #include "context/request.h"
+#include "context/request_cache.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,7 +45,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.model = "m";
     o.stream = 1;
     free(ac_request_openai(c, &o, err, sizeof err));
-    free(ac_request_anthropic(c, &o, err, sizeof err));
+    for (int pass = 0; pass < 3; pass++) {
+        o.thinking_budget = pass == 1 ? 2048 : 0;
+        char *cached = ac_request_anthropic(c, &o, err, sizeof err);
+        char *whole = ac_request__anthropic(c, &o, 0, err, sizeof err);
+        if (!cached != !whole || (cached && strcmp(cached, whole) != 0))
+            abort(); /* the cache must not change a byte */
+        free(cached);
+        free(whole);
+    }
     ac_conv_free(c);
     return 0;
 }
