@@ -87,6 +87,12 @@ typedef struct ac_store_session_info {
 /* Flags of ac_store_session. */
 #define AC_STORE_MUST_EXIST 1u /* refuse an unknown id (AC_STORE_ENOENT) */
 #define AC_STORE_NO_RESUME 2u  /* rebuild the session but start no effect (inspection) */
+/* Created and closed with the loop turn's group commit (a batch): a new session's row is
+ * written by the commit at the end of the loop turn that created it, not before
+ * ac_store_session returns, and a session freed while its store has a group commit pending
+ * on its loop gives its last commit (and its lease) to that commit, or to ac_store_close:
+ * close the store before freeing the loop. Without it both commit at once. */
+#define AC_STORE_GROUPED 4u
 
 /* Creates the session `id` (posting spawn, as ac_session_new does) or, when the
  * store has it, rebuilds it from its latest snapshot and the journal after it,

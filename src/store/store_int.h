@@ -45,8 +45,16 @@ typedef struct ac_store_commit {
     int at_rest;
     const char *title;                       /* NULL: unchanged */
     const char *spec_hash;                   /* NULL: unchanged */
-    const char *started_call, *started_name; /* a tool call about to run, or NULL */
-    int release;                             /* give the lease up (the session is closed) */
+    /* tool calls about to run: recorded as started (their processes wait for this commit) */
+    const char *const *started, *const *started_names;
+    size_t n_started;
+    int release; /* give the lease up (the session is closed) */
+    /* the session row is created by this commit (a failure is this session's alone) */
+    int create;
+    const char *create_hash, *create_params;
+    /* a snapshot at event snapshot_n, written with the events up to it (NULL: none) */
+    const char *snapshot;
+    uint64_t snapshot_n;
 } ac_store_commit;
 
 typedef int (*ac_store_event_fn)(void *ud, const ac_store_event *ev);
@@ -105,7 +113,11 @@ struct ac_store {
     struct ac_store_group *group;
 };
 
-/* Frees the group of waiting sessions (they are all freed by then); ac_store_close calls it. */
+/* Commits the group now when it holds the last commit of a freed session with that id (id
+ * NULL: of any freed session), so what is read next sees it. */
+void ac_store_group_sync(ac_store *st, const char *id);
+/* Commits what the group holds (the last commits of freed sessions), then frees it;
+ * ac_store_close calls it. */
 void ac_store_group_free(ac_store *st);
 
 /* The SQLite backend: fills *out (its own struct starting with struct ac_store). */
