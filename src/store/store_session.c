@@ -15,6 +15,7 @@
 #include "session/session_int.h"
 #include "session/tools_internal.h"
 #include "store_int.h"
+#include "store_json.h"
 #include "store_snapshot.h"
 
 #define INTERRUPTED_TOOL "interrupted: the tool may or may not have completed"
@@ -482,7 +483,7 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
     r->n = n;
     r->t_ms = t_ms;
     r->ev = strdup(ev);
-    r->data = data ? json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
+    r->data = data ? ac_store_json_text(data) : NULL;
     r->steps = NULL;
     w->steps_len = 0;
     if (!w->steps && !(w->steps = malloc(w->steps_cap = 256)))

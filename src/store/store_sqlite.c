@@ -22,7 +22,7 @@
 #include "store_int.h"
 
 #define APP_ID 0x61674e43 /* "agNC" */
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 
 #define CACHE 40
 
@@ -42,8 +42,9 @@ static const char *SCHEMA =
     " events INTEGER NOT NULL DEFAULT 0, snapshot_seq INTEGER NOT NULL DEFAULT 0,"
     " holder TEXT NOT NULL DEFAULT '', lease_until INTEGER NOT NULL DEFAULT 0,"
     " title TEXT NOT NULL DEFAULT '');"
-    "CREATE TABLE events(session TEXT NOT NULL, n INTEGER NOT NULL, t_ms INTEGER NOT NULL,"
-    " ev TEXT NOT NULL, data TEXT, steps TEXT, PRIMARY KEY(session, n)) WITHOUT ROWID;"
+    "CREATE TABLE events(id INTEGER PRIMARY KEY, session TEXT NOT NULL, n INTEGER NOT NULL,"
+    " t_ms INTEGER NOT NULL, ev TEXT NOT NULL, data TEXT, steps TEXT);"
+    "CREATE UNIQUE INDEX events_session ON events(session, n);"
     "CREATE TABLE snapshots(session TEXT PRIMARY KEY, n INTEGER NOT NULL, body TEXT NOT NULL);"
     "CREATE TABLE tool_calls(session TEXT NOT NULL, call_id TEXT NOT NULL, name TEXT NOT NULL,"
     " started_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0,"
@@ -51,6 +52,18 @@ static const char *SCHEMA =
     "CREATE TABLE notes(session TEXT NOT NULL, after INTEGER NOT NULL, t_ms INTEGER NOT NULL,"
     " kind TEXT NOT NULL, body TEXT NOT NULL);"
     "CREATE INDEX notes_session ON notes(session, after);";
+
+/* Version 1 kept events in a table keyed by (session, n): the rows of the sessions running
+ * at once went to as many pages, each written whole by every commit. Version 2 appends them
+ * in commit order (rowid) with an index on (session, n). */
+static const char *MIGRATE_1_2 =
+    "CREATE TABLE events2(id INTEGER PRIMARY KEY, session TEXT NOT NULL, n INTEGER NOT NULL,"
+    " t_ms INTEGER NOT NULL, ev TEXT NOT NULL, data TEXT, steps TEXT);"
+    "INSERT INTO events2(session, n, t_ms, ev, data, steps)"
+    " SELECT session, n, t_ms, ev, data, steps FROM events ORDER BY session, n;"
+    "DROP TABLE events;"
+    "ALTER TABLE events2 RENAME TO events;"
+    "CREATE UNIQUE INDEX events_session ON events(session, n);";
 
 void ac_store_err(ac_error *err, int code, const char *fmt, ...)
 {
@@ -828,14 +841,14 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
         return AC_EIO;
     }
     if (ver < SCHEMA_VERSION) {
-        char sql[2048];
+        char sql[4096]; /* version 1: its events move to the table of version 2 */
         snprintf(sql, sizeof sql,
                  "BEGIN IMMEDIATE; %s PRAGMA application_id = %d; PRAGMA user_version = %d; "
                  "COMMIT;",
-                 SCHEMA, APP_ID, SCHEMA_VERSION);
-        if (ver != 0 || (rc = exec(st, sql, err, "creating its tables")) != AC_OK) {
+                 ver == 1 ? MIGRATE_1_2 : SCHEMA, APP_ID, SCHEMA_VERSION);
+        if (ver > 1 || (rc = exec(st, sql, err, "creating its tables")) != AC_OK) {
             rollback(st);
-            if (ver != 0)
+            if (ver > 1)
                 ac_store_err(err, AC_EIO, "store '%s': unknown schema version %lld", path, ver);
             sq_close(st);
             return rc != AC_OK ? rc : AC_EIO;
