@@ -17,9 +17,10 @@
  * What is written when: every event a stored session applies is appended to
  * its journal in the store. Appends are buffered; what all the sessions of a
  * store buffered in one loop turn is committed in one transaction at the end
- * of that turn. A session commits alone, at once, just before a tool call runs
- * (the call is recorded as started in that transaction), before a snapshot and
- * when it is freed. Streamed deltas never wait for a commit one by one. See
+ * of that turn: with them, the started records of the tool calls about to run
+ * (a call runs once that commit is durable) and the snapshots of sessions that
+ * settled. A session freed commits alone, at once (unless AC_STORE_GROUPED).
+ * Streamed deltas never wait for a commit one by one. See
  * docs/design.md ("Durable sessions") for what survives kill -9 and power
  * loss.
  *

@@ -587,55 +587,11 @@ static int sq_params(ac_store *st, const char *id, char **out, ac_error *err)
     return rc;
 }
 
-static int sq_snapshot_put(ac_store *st, const char *id, uint64_t n, const char *body,
-                           ac_error *err)
-{
-    int rc = exec(st, "BEGIN IMMEDIATE", err, "writing a snapshot");
-    if (rc != AC_OK)
-        return rc;
-    sqlite3_stmt *q = prep(st, "INSERT OR REPLACE INTO snapshots(session, n, body) VALUES(?,?,?)");
-    sqlite3_stmt *u = prep(st, "UPDATE sessions SET snapshot_seq = ? WHERE id = ?");
-    int ok = q && u;
-    if (ok) {
-        bind_text(q, 1, id);
-        sqlite3_bind_int64(q, 2, (sqlite3_int64)n);
-        bind_text(q, 3, body);
-        sqlite3_bind_int64(u, 1, (sqlite3_int64)n);
-        bind_text(u, 2, id);
-        ok = sqlite3_step(q) == SQLITE_DONE && sqlite3_step(u) == SQLITE_DONE;
-    }
-    if (!ok)
-        sq_fail(st, err, "writing a snapshot");
-    done(q);
-    done(u);
-    if (!ok) {
-        rollback(st);
-        return AC_EIO;
-    }
-    return exec(st, "COMMIT", err, "writing a snapshot");
-}
-
 static int sq_snapshot_get(ac_store *st, const char *id, uint64_t *n, char **body, ac_error *err)
 {
     *n = 0;
     return get_text(st, "SELECT body, n FROM snapshots WHERE session = ?", id, body, n, err,
                     "reading a snapshot");
-}
-
-static int sq_tool_started(ac_store *st, const char *id, const char *call_id, const char *name,
-                           int64_t now, ac_error *err)
-{
-    sqlite3_stmt *q = prep(st, "INSERT OR IGNORE INTO tool_calls(session, call_id, name, "
-                               "started_ms) VALUES(?, ?, ?, ?)");
-    if (!q)
-        return sq_fail(st, err, "recording a tool call");
-    bind_text(q, 1, id);
-    bind_text(q, 2, call_id);
-    bind_text(q, 3, name);
-    sqlite3_bind_int64(q, 4, now);
-    int rc = sqlite3_step(q);
-    done(q);
-    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "recording a tool call");
 }
 
 static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err)
@@ -738,8 +694,8 @@ static int sq_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud
 
 static const ac_store_ops SQ_OPS = {
     "sqlite",        sq_close,        sq_create,      sq_info,          sq_list,
-    sq_rm,           sq_commit,       sq_events,      sq_params,        sq_snapshot_put,
-    sq_snapshot_get, sq_tool_started, sq_tool_calls,  sq_lease_acquire, sq_lease_release,
+    sq_rm,           sq_commit,       sq_events,      sq_params,        sq_snapshot_get,
+    sq_tool_calls,   sq_lease_acquire, sq_lease_release,
     sq_note,         sq_notes,        sq_commit_many,
 };
 
