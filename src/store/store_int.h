@@ -45,8 +45,8 @@ typedef struct ac_store_commit {
     size_t n_finished;
     const char *status;
     int at_rest;
-    const char *title;                       /* NULL: unchanged */
-    const char *spec_hash;                   /* NULL: unchanged */
+    const char *title;     /* NULL: unchanged */
+    const char *spec_hash; /* NULL: unchanged */
     /* tool calls about to run: recorded as started (their processes wait for this commit) */
     const char *const *started, *const *started_names;
     size_t n_started;

@@ -531,7 +531,8 @@ static void h_step(ac_session *s, const ac_trace_rec *r)
             snprintf(g->hash, sizeof g->hash, "%s", t->hash ? t->hash : "");
         }
         /* the tables of another spec: made each time */
-        if (g && g->t == t && g->n_text == t->n_transitions && !strcmp(g->hash, t->hash ? t->hash : ""))
+        if (g && g->t == t && g->n_text == t->n_transitions &&
+            !strcmp(g->hash, t->hash ? t->hash : ""))
             c = &g->row_text[r->row];
         if (c && c->text && c->from == r->from && c->to == r->to) {
             steps_add(w, c->text);
@@ -751,9 +752,9 @@ static void h_close(ac_session *s)
     writer_free(w);
 }
 
-static const ac_session_hooks HOOKS = {h_event,   h_step,         h_steps_done, h_flush,
-                                       h_settled, h_error,        h_tool_started, h_close,
-                                       h_tool_forget};
+static const ac_session_hooks HOOKS = {h_event,        h_step,    h_steps_done,
+                                       h_flush,        h_settled, h_error,
+                                       h_tool_started, h_close,   h_tool_forget};
 
 /* ---- loading ---- */
 
@@ -1039,8 +1040,8 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         json_decref(meta);
         int lazy = (flags & AC_STORE_GROUPED) && e->loop && metas;
         rc = lazy ? AC_OK
-                  : st->ops->create(st, id, e->t->hash, metas, st->holder, now,
-                                    now + st->lease_ms, err);
+                  : st->ops->create(st, id, e->t->hash, metas, st->holder, now, now + st->lease_ms,
+                                    err);
         if (rc != AC_OK) {
             free(metas);
             return NULL;

@@ -693,10 +693,9 @@ static int sq_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud
 }
 
 static const ac_store_ops SQ_OPS = {
-    "sqlite",        sq_close,        sq_create,      sq_info,          sq_list,
-    sq_rm,           sq_commit,       sq_events,      sq_params,        sq_snapshot_get,
-    sq_tool_calls,   sq_lease_acquire, sq_lease_release,
-    sq_note,         sq_notes,        sq_commit_many,
+    "sqlite",         sq_close,  sq_create, sq_info,         sq_list,       sq_rm,
+    sq_commit,        sq_events, sq_params, sq_snapshot_get, sq_tool_calls, sq_lease_acquire,
+    sq_lease_release, sq_note,   sq_notes,  sq_commit_many,
 };
 
 /* Reads one integer pragma; -1 on failure. */

@@ -68,7 +68,7 @@ static void rig_open(rig *r, const char *name)
     if (!r->e)
         fail_msg("engine: %s", err.text);
     assert_int_equal(ac_engine_add_callback_tool(r->e, "probe", "reads the store",
-                                        "{\"type\":\"object\"}", probe, r, &err),
+                                                 "{\"type\":\"object\"}", probe, r, &err),
                      0);
 }
 
