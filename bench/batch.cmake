@@ -20,3 +20,12 @@ if(TARGET agentc AND TARGET agentc_test_httpd_main)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     USES_TERMINAL)
 endif()
+# The durable store's cost in a batch, stored vs unstored alternated (not a test)
+if(TARGET agentc AND TARGET agentc_test_httpd_main)
+  add_custom_target(bench_batch_store
+    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_batch_store.sh $<TARGET_FILE:agentc>
+            $<TARGET_FILE:agentc_test_httpd_main> 500 100 5
+    DEPENDS agentc agentc_test_httpd_main
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    USES_TERMINAL)
+endif()

@@ -17,9 +17,10 @@
  * What is written when: every event a stored session applies is appended to
  * its journal in the store. Appends are buffered; what all the sessions of a
  * store buffered in one loop turn is committed in one transaction at the end
- * of that turn. A session commits alone, at once, just before a tool call runs
- * (the call is recorded as started in that transaction), before a snapshot and
- * when it is freed. Streamed deltas never wait for a commit one by one. See
+ * of that turn: with them, the started records of the tool calls about to run
+ * (a call runs once that commit is durable) and the snapshots of sessions that
+ * settled. A session freed commits alone, at once (unless AC_STORE_GROUPED).
+ * Streamed deltas never wait for a commit one by one. See
  * docs/design.md ("Durable sessions") for what survives kill -9 and power
  * loss.
  *
@@ -87,6 +88,12 @@ typedef struct ac_store_session_info {
 /* Flags of ac_store_session. */
 #define AC_STORE_MUST_EXIST 1u /* refuse an unknown id (AC_STORE_ENOENT) */
 #define AC_STORE_NO_RESUME 2u  /* rebuild the session but start no effect (inspection) */
+/* Created and closed with the loop turn's group commit (a batch): a new session's row is
+ * written by the commit at the end of the loop turn that created it, not before
+ * ac_store_session returns, and a session freed while its store has a group commit pending
+ * on its loop gives its last commit (and its lease) to that commit, or to ac_store_close:
+ * close the store before freeing the loop. Without it both commit at once. */
+#define AC_STORE_GROUPED 4u
 
 /* Creates the session `id` (posting spawn, as ac_session_new does) or, when the
  * store has it, rebuilds it from its latest snapshot and the journal after it,

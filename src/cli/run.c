@@ -1471,7 +1471,9 @@ int ac_cli_batch(int argc, char **argv)
             if (o.journal_dir)
                 snprintf(journal, sizeof journal, "%s/%s.journal", o.journal_dir, id);
             const char *sid = store && json_is_string(it->id) ? json_string_value(it->id) : id;
-            it->s = ac_cli_session_open(store, b.engine, sid, 0, o.journal_dir ? journal : NULL,
+            /* created and closed with the loop turn's group commit (store.h) */
+            it->s = ac_cli_session_open(store, b.engine, sid, AC_STORE_GROUPED,
+                                        o.journal_dir ? journal : NULL,
                                         &err);
             if (!it->s && err.code == AC_ECONFIG && next == 0) {
                 /* the configuration (a tool_choice naming no tool): no session can run */

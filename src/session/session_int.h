@@ -106,9 +106,13 @@ typedef struct ac_session_hooks {
     void (*flush)(ac_session *s);   /* before an effect starts or stops */
     void (*settled)(ac_session *s); /* a drain left the session settled */
     const char *(*error)(ac_session *s); /* non-NULL: the store could not be written */
-    /* before a tool call runs: 0 to run it, -1 when it could not be recorded */
-    int (*tool_started)(ac_session *s, const char *call_id, const char *name);
+    /* before a tool call runs: 0 to run it now, -1 when it could not be recorded, 1 when its
+     * record waits for the end of the loop turn's commit: go(ud, ok) is called then (ok 0: not
+     * recorded), unless tool_forget(s, ud) came first (the call was stopped) */
+    int (*tool_started)(ac_session *s, const char *call_id, const char *name,
+                        void (*go)(void *ud, int ok), void *ud);
     void (*close)(ac_session *s);
+    void (*tool_forget)(ac_session *s, void *ud);
 } ac_session_hooks;
 /* A session followed by hooks from its first event (spawn is posted unless replay). */
 ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,

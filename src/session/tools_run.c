@@ -36,6 +36,8 @@ typedef struct slot {
     int ok;
     char *content;
     int state;     /* 0 waiting, 1 running, 2 done */
+    int recording; /* its record waits for the store's commit (hook tool_started) */
+    char *prefail; /* meanwhile: the plan's reason not to run it */
     uint16_t ev;   /* event to post (internal tools); 0: tool.completed */
     json_t *extra; /* more payload fields for that event, or NULL */
     struct ac_tool_run *run;
@@ -221,6 +223,22 @@ void ac_tool_call_arrived(void *ud)
     ac_tool_handle_release(h);
 }
 
+static void run_call(ac_tool_run *r, slot *sl, const char *prefail);
+
+/* The store recorded the call (ok) or could not: it runs, or fails without running. */
+static void recorded(void *ud, int ok)
+{
+    slot *sl = ud;
+    char *prefail = sl->prefail;
+    sl->prefail = NULL;
+    sl->recording = 0;
+    if (ok)
+        run_call(sl->run, sl, prefail);
+    else
+        complete_later(sl->run, sl, 0, "not run: the store could not record the call");
+    free(prefail);
+}
+
 /* ---- internal context tools: read the conversation, post what the action needs ---- */
 
 /* prefail: the plan's reason not to run the call (it fails at once), or NULL. */
@@ -237,11 +255,28 @@ static void start_call(ac_tool_run *r, slot *sl, const char *prefail)
         s->e->out.tool_start(s->e->out.ud, s, sl->id, name, argstr);
     const ac_tool *t = ac_tools_find(s->e, name);
     sl->tool = t;
-    char err[600], msg[800];
-    if (s->hooks && s->hooks->tool_started(s, sl->id, name) != 0) { /* recorded before it runs */
+    /* recorded before it runs; the record may wait for the loop turn's commit */
+    int rec = s->hooks ? s->hooks->tool_started(s, sl->id, name, recorded, sl) : 0;
+    if (rec < 0) {
         complete_later(r, sl, 0, "not run: the store could not record the call");
         return;
     }
+    if (rec > 0) {
+        sl->recording = 1;
+        sl->prefail = prefail ? strdup(prefail) : NULL;
+        return;
+    }
+    run_call(r, sl, prefail);
+}
+
+static void run_call(ac_tool_run *r, slot *sl, const char *prefail)
+{
+    ac_session *s = r->s;
+    const ac_tool_call *c = ac_conv_tool_call(s->conv, sl->id);
+    const char *name = c ? c->name : "";
+    const char *argstr = c && c->arguments && *c->arguments ? c->arguments : "{}";
+    const ac_tool *t = sl->tool;
+    char err[600], msg[800];
     if (!t) {
         ac_toolkits_unknown(s->e, name, msg, sizeof msg);
         complete_later(r, sl, 0, msg);
@@ -400,6 +435,7 @@ static void run_free(ac_tool_run *r)
     for (size_t i = 0; i < r->n; i++) {
         free(r->slots[i].id);
         free(r->slots[i].content);
+        free(r->slots[i].prefail);
         json_decref(r->slots[i].extra);
     }
     free(r->slots);
@@ -509,6 +545,9 @@ void ac_run_tools_stop(ac_session *s)
     *slot_of = NULL;
     for (size_t i = 0; i < r->n; i++) {
         slot *sl = &r->slots[i];
+        if (sl->recording && s->hooks && s->hooks->tool_forget)
+            s->hooks->tool_forget(s, sl);
+        sl->recording = 0;
         if (sl->proc)
             ac_proc_kill(s->e->loop, sl->proc);
         if (sl->timer)

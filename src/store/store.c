@@ -102,6 +102,7 @@ int ac_store_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
         ac_store_err(err, AC_EINVAL, "ac_store_list needs a store and a function");
         return AC_EINVAL;
     }
+    ac_store_group_sync(st, NULL);
     return st->ops->list(st, fn, ud, err);
 }
 
@@ -111,6 +112,7 @@ int ac_store_info(ac_store *st, const char *id, ac_store_session_info *out, ac_e
         ac_store_err(err, AC_EINVAL, "ac_store_info needs a store, an id and an output");
         return AC_EINVAL;
     }
+    ac_store_group_sync(st, id);
     return st->ops->info(st, id, out, err);
 }
 
@@ -120,6 +122,7 @@ int ac_store_rm(ac_store *st, const char *id, ac_error *err)
         ac_store_err(err, AC_EINVAL, "ac_store_rm needs a store and an id");
         return AC_EINVAL;
     }
+    ac_store_group_sync(st, id);
     return st->ops->rm(st, id, st->holder, ac_wall_now_ms(), err);
 }
 
@@ -180,6 +183,7 @@ int ac_store_export(ac_store *st, const char *id, const char *path, ac_error *er
         ac_store_err(err, AC_EINVAL, "ac_store_export needs a store, an id and a path");
         return AC_EINVAL;
     }
+    ac_store_group_sync(st, id);
     ac_store_session_info info;
     int rc = st->ops->info(st, id, &info, err);
     if (rc != AC_OK)

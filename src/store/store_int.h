@@ -24,10 +24,12 @@ typedef struct ac_store_event {
     const char *steps;
 } ac_store_event;
 
-/* What one group commit writes, in one transaction: the events buffered since the
- * last commit, the tool calls whose results were recorded, the session row
- * (status, at rest, title) and the lease, renewed to lease_until. It fails with
- * AC_STORE_EBUSY when another holder took the lease (ours expired). */
+/* What one session's commit writes, in one transaction (alone, or with the other sessions
+ * of a group commit): the events buffered since its last commit, the tool calls recorded
+ * as started or whose results were recorded, a snapshot, the session row (created, or its
+ * status, at rest, title) and the lease, renewed to lease_until. The session row is written
+ * first, where the lease is checked: AC_STORE_EBUSY when another holder took the lease (ours
+ * expired), AC_EINVAL when a row to create exists, and then nothing of it is written. */
 typedef struct ac_store_commit {
     const char *id;
     const char *holder;
@@ -43,10 +45,18 @@ typedef struct ac_store_commit {
     size_t n_finished;
     const char *status;
     int at_rest;
-    const char *title;                       /* NULL: unchanged */
-    const char *spec_hash;                   /* NULL: unchanged */
-    const char *started_call, *started_name; /* a tool call about to run, or NULL */
-    int release;                             /* give the lease up (the session is closed) */
+    const char *title;     /* NULL: unchanged */
+    const char *spec_hash; /* NULL: unchanged */
+    /* tool calls about to run: recorded as started (their processes wait for this commit) */
+    const char *const *started, *const *started_names;
+    size_t n_started;
+    int release; /* give the lease up (the session is closed) */
+    /* the session row is created by this commit (a failure is this session's alone) */
+    int create;
+    const char *create_hash, *create_params;
+    /* a snapshot at event snapshot_n, written with the events up to it (NULL: none) */
+    const char *snapshot;
+    uint64_t snapshot_n;
 } ac_store_commit;
 
 typedef int (*ac_store_event_fn)(void *ud, const ac_store_event *ev);
@@ -70,13 +80,8 @@ typedef struct ac_store_ops {
                   ac_error *err);
     /* The session's params as given at creation ({} when none); malloc'd. */
     int (*params)(ac_store *st, const char *id, char **out, ac_error *err);
-    /* The latest snapshot replaces the one before (a session keeps one). */
-    int (*snapshot_put)(ac_store *st, const char *id, uint64_t n, const char *body, ac_error *err);
     /* *body NULL and *n 0 when there is none; *body malloc'd. */
     int (*snapshot_get)(ac_store *st, const char *id, uint64_t *n, char **body, ac_error *err);
-    /* Recorded and committed at once: before the tool's process is spawned. */
-    int (*tool_started)(ac_store *st, const char *id, const char *call_id, const char *name,
-                        int64_t now_ms, ac_error *err);
     int (*tool_calls)(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err);
     /* Takes the lease when it is free, expired, ours or held by `dead` (a holder known to
      * be gone, may be NULL); else AC_STORE_EBUSY naming the holder and when it ends. */
@@ -105,7 +110,11 @@ struct ac_store {
     struct ac_store_group *group;
 };
 
-/* Frees the group of waiting sessions (they are all freed by then); ac_store_close calls it. */
+/* Commits the group now when it holds the last commit of a freed session with that id (id
+ * NULL: of any freed session), so what is read next sees it. */
+void ac_store_group_sync(ac_store *st, const char *id);
+/* Commits what the group holds (the last commits of freed sessions), then frees it;
+ * ac_store_close calls it. */
 void ac_store_group_free(ac_store *st);
 
 /* The SQLite backend: fills *out (its own struct starting with struct ac_store). */

@@ -15,6 +15,7 @@
 #include "session/session_int.h"
 #include "session/tools_internal.h"
 #include "store_int.h"
+#include "store_json.h"
 #include "store_snapshot.h"
 
 #define INTERRUPTED_TOOL "interrupted: the tool may or may not have completed"
@@ -38,14 +39,9 @@ typedef struct writer {
     ac_loop_task restart;
     uint16_t cfg[AC_FSM_MAX_DEPTH];
     uint8_t depth;
-    /* the steps of the open event as JSON text, "[STEP,STEP" (NULL: no event open), and
-     * each transition row's STEP text, made once */
+    /* the steps of the open event as JSON text, "[STEP,STEP" (NULL: no event open) */
     char *steps;
     size_t steps_len, steps_cap;
-    struct step_text {
-        char *text;
-        uint16_t from, to;
-    } * row_text;
     char **fin;
     int *fin_ok;
     size_t n_fin, cap_fin;
@@ -60,6 +56,22 @@ typedef struct writer {
     int force_snapshot;
     uint64_t model_calls;
     int resumed;
+    /* tool calls whose started records wait for the next commit, and what then runs them */
+    char **pend_id, **pend_name;
+    void (**pend_go)(void *, int);
+    void **pend_ud;
+    size_t n_pend, cap_pend;
+    char *snap; /* a snapshot to write with the next commit, at event snap_n */
+    uint64_t snap_n;
+    /* AC_STORE_GROUPED: the row is created by the first commit (create_params non-NULL
+     * until then) and the last commit joins a pending group */
+    int grouped;
+    char *create_params;
+    /* freed, its last commit waiting in the group: what it needs of the session */
+    int closing;
+    char *id;
+    const char *status;
+    int at_rest;
 } writer;
 
 static int64_t wall_ms(void)
@@ -100,16 +112,29 @@ static void set_error(writer *w, const char *text)
 /* ---- group commit ----
  *
  * What the sessions of a store buffered in one loop turn is committed in one transaction at
- * the end of that turn (a 0 ms timer of the store's group). A session commits alone, at once,
- * when it must be durable before I/O begins (an effect starts or stops, a tool call is
- * recorded), when it settles and when it is freed. */
+ * the end of that turn (a 0 ms timer of the store's group): their events, the started records
+ * of the tool calls about to run (their processes wait for that commit: h_tool_started), a
+ * snapshot taken when a session settled, and with AC_STORE_GROUPED the creation of a session's
+ * row and the last commit of a session freed while the group was pending. A session commits
+ * alone, at once, only without a loop, when it is freed with no group pending, and when
+ * loaded at rest. */
 
 struct ac_store_group {
     ac_loop *loop;
     uint64_t timer;
     writer **v;
     size_t n, cap;
+    /* each transition row's STEP text, made once for all the sessions of one spec */
+    const ac_fsm_tables *t;
+    char hash[80];
+    uint16_t n_text;
+    struct step_text {
+        char *text;
+        uint16_t from, to;
+    } * row_text;
 };
+
+static void writer_free(writer *w);
 
 static void group_remove(writer *w)
 {
@@ -128,9 +153,73 @@ static void group_remove(writer *w)
     }
 }
 
+/* The tool calls waiting for their records: dropped (the session is going away). */
+static void pend_drop(writer *w)
+{
+    for (size_t i = 0; i < w->n_pend; i++) {
+        free(w->pend_id[i]);
+        free(w->pend_name[i]);
+    }
+    w->n_pend = 0;
+}
+
+/* After a commit: the tool calls it recorded run (ok), or fail without running. Their
+ * callbacks may record more calls: those wait for the next commit. */
+static void pend_run(writer *w, int ok)
+{
+    size_t n = w->n_pend;
+    if (!n)
+        return;
+    void (**go)(void *, int) = malloc(n * sizeof *go);
+    void **ud = malloc(n * sizeof *ud);
+    if (!go || !ud) { /* cannot copy them: each call runs from the writer's arrays */
+        free(go), free(ud);
+        for (size_t i = 0; i < w->n_pend; i++)
+            free(w->pend_id[i]), free(w->pend_name[i]);
+        w->n_pend = 0;
+        return;
+    }
+    memcpy(go, w->pend_go, n * sizeof *go);
+    memcpy(ud, w->pend_ud, n * sizeof *ud);
+    pend_drop(w);
+    for (size_t i = 0; i < n; i++)
+        if (go[i])
+            go[i](ud[i], ok);
+    free(go), free(ud);
+}
+
+/* Commits every waiting session now (the store closes, or a session freed in the group is
+ * opened again). */
+static void group_fired(void *ud);
+static void group_flush(ac_store *st)
+{
+    struct ac_store_group *g = st->group;
+    if (!g || !g->n)
+        return;
+    if (g->timer)
+        ac_loop_cancel_timer(g->loop, g->timer);
+    g->timer = 0;
+    group_fired(st);
+}
+
+/* id NULL: any session freed with its last commit in the group. */
+void ac_store_group_sync(ac_store *st, const char *id)
+{
+    struct ac_store_group *g = st ? st->group : NULL;
+    for (size_t i = 0; g && i < g->n; i++)
+        if (g->v[i]->closing && (!id || !strcmp(g->v[i]->id, id))) {
+            group_flush(st);
+            return;
+        }
+}
+
 void ac_store_group_free(ac_store *st)
 {
+    group_flush(st); /* the last commits of sessions freed in the group */
     if (st->group) {
+        for (uint16_t i = 0; st->group->row_text && i < st->group->n_text; i++)
+            free(st->group->row_text[i].text);
+        free(st->group->row_text);
         free(st->group->v);
         free(st->group);
         st->group = NULL;
@@ -154,7 +243,7 @@ static int prepare(writer *w, ac_store_commit *c, ac_store_event **evs)
                                      w->rows[i].steps};
     int64_t now = wall_ms();
     memset(c, 0, sizeof *c);
-    c->id = s->id;
+    c->id = w->closing ? w->id : s->id;
     c->holder = w->st->holder;
     c->now_ms = now;
     c->lease_until = now + w->st->lease_ms;
@@ -165,10 +254,19 @@ static int prepare(writer *w, ac_store_commit *c, ac_store_event **evs)
     c->finished = (const char *const *)w->fin;
     c->finished_ok = w->fin_ok;
     c->n_finished = w->n_fin;
-    c->status = ac_session_status_name(ac_session_status(s));
-    c->at_rest = ac_session_settled(s);
+    c->status = w->closing ? w->status : ac_session_status_name(ac_session_status(s));
+    c->at_rest = w->closing ? w->at_rest : ac_session_settled(s);
     c->title = w->have_title == 1 ? w->title : NULL;
     c->spec_hash = w->spec_hash;
+    c->started = (const char *const *)w->pend_id;
+    c->started_names = (const char *const *)w->pend_name;
+    c->n_started = w->n_pend;
+    c->release = w->closing;
+    c->create = w->create_params != NULL;
+    c->create_params = w->create_params;
+    c->create_hash = w->create_params ? w->spec_hash : NULL; /* set with create_params */
+    c->snapshot = w->snap;
+    c->snapshot_n = w->snap_n;
     return 0;
 }
 
@@ -183,34 +281,45 @@ static void finish(writer *w, const ac_store_commit *c, int rc, const ac_error *
         w->have_title = 2;
     free(w->spec_hash);
     w->spec_hash = NULL;
+    free(w->create_params);
+    w->create_params = NULL;
+    if (w->snap) {
+        w->snapshot_seq = w->snap_n;
+        w->force_snapshot = 0;
+        free(w->snap);
+        w->snap = NULL;
+    }
     rows_free(w);
 }
 
-/* Commits w alone, now, with a tool call about to run (call NULL: none) or, release, giving
- * the lease up. */
-static void commit_with(writer *w, const char *call, const char *name, int release)
+/* Commits w alone, now, or, release, giving the lease up. A writer whose session was freed
+ * (closing) is freed. */
+static void commit_with(writer *w, int release)
 {
-    ac_session *s = w->s;
+    ac_loop *loop = w->s ? w->s->e->loop : NULL;
     group_remove(w);
-    if (w->timer && s->e->loop)
-        ac_loop_cancel_timer(s->e->loop, w->timer);
+    if (w->timer && loop)
+        ac_loop_cancel_timer(loop, w->timer);
     w->timer = 0;
     ac_store_commit c;
     ac_store_event *evs;
-    if (prepare(w, &c, &evs) != 0)
+    if (prepare(w, &c, &evs) == 0) {
+        c.release = c.release || release;
+        ac_error err;
+        int rc = w->st->ops->commit(w->st, &c, &err);
+        finish(w, &c, rc, &err);
+        free(evs);
+    }
+    if (w->closing) {
+        writer_free(w);
         return;
-    c.started_call = call;
-    c.started_name = name;
-    c.release = release;
-    ac_error err;
-    int rc = w->st->ops->commit(w->st, &c, &err);
-    finish(w, &c, rc, &err);
-    free(evs);
+    }
+    pend_run(w, !w->error);
 }
 
 static void commit(writer *w)
 {
-    commit_with(w, NULL, NULL, 0);
+    commit_with(w, 0);
 }
 
 static void timer_fired(void *ud)
@@ -241,8 +350,11 @@ static void group_fired(void *ud)
     for (size_t i = 0; i < n; i++) {
         writer *w = g->v[i];
         w->queued = 0;
-        if (prepare(w, &c[k], &evs[k]) == 0)
+        ws[i] = w;
+        if (prepare(w, &c[k], &evs[k]) == 0) { /* the ones that commit first, in order */
+            ws[i] = ws[k];
             ws[k++] = w;
+        }
     }
     g->n = 0;
     if (k)
@@ -250,6 +362,13 @@ static void group_fired(void *ud)
     for (size_t i = 0; i < k; i++) {
         finish(ws[i], &c[i], rcs[i], &errs[i]);
         free(evs[i]);
+    }
+    /* then the tool calls recorded run, and the writers of freed sessions go */
+    for (size_t i = 0; i < n; i++) {
+        if (ws[i]->closing)
+            writer_free(ws[i]);
+        else
+            pend_run(ws[i], !ws[i]->error);
     }
     free(ws), free(c), free(evs), free(rcs), free(errs);
 }
@@ -364,7 +483,7 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
     r->n = n;
     r->t_ms = t_ms;
     r->ev = strdup(ev);
-    r->data = data ? json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
+    r->data = data ? ac_store_json_text(data) : NULL;
     r->steps = NULL;
     w->steps_len = 0;
     if (!w->steps && !(w->steps = malloc(w->steps_cap = 256)))
@@ -403,9 +522,18 @@ static void h_step(ac_session *s, const ac_trace_rec *r)
     const ac_fsm_tables *t = s->e->t;
     struct step_text *c = NULL;
     if (r->row != AC_FSM_NONE && r->row < t->n_transitions) {
-        if (!w->row_text)
-            w->row_text = calloc(t->n_transitions, sizeof *w->row_text);
-        c = w->row_text ? &w->row_text[r->row] : NULL;
+        struct ac_store_group *g = w->st->group;
+        if (!g && (g = calloc(1, sizeof *g)))
+            w->st->group = g;
+        if (g && !g->t && (g->row_text = calloc(t->n_transitions, sizeof *g->row_text))) {
+            g->t = t;
+            g->n_text = t->n_transitions;
+            snprintf(g->hash, sizeof g->hash, "%s", t->hash ? t->hash : "");
+        }
+        /* the tables of another spec: made each time */
+        if (g && g->t == t && g->n_text == t->n_transitions &&
+            !strcmp(g->hash, t->hash ? t->hash : ""))
+            c = &g->row_text[r->row];
         if (c && c->text && c->from == r->from && c->to == r->to) {
             steps_add(w, c->text);
             return;
@@ -466,18 +594,17 @@ static void h_flush(ac_session *s)
         schedule(w);
 }
 
-static void snapshot_now(writer *w)
+/* The session settled: a snapshot, when one is due, is taken now and written with the
+ * loop turn's commit (the events up to it in the same transaction). */
+static void snapshot_take(writer *w)
 {
     ac_session *s = w->s;
     char *body = ac_store_snapshot_save(s, w->model_calls);
     if (!body)
         return; /* a snapshot is an optimisation: the journal has everything */
-    ac_error err;
-    if (w->st->ops->snapshot_put(w->st, s->id, s->seq, body, &err) == AC_OK) {
-        w->snapshot_seq = s->seq;
-        w->force_snapshot = 0;
-    }
-    free(body);
+    free(w->snap);
+    w->snap = body;
+    w->snap_n = s->seq;
 }
 
 static void h_settled(ac_session *s)
@@ -485,13 +612,12 @@ static void h_settled(ac_session *s)
     writer *w = W(s);
     if (w->muted)
         return;
-    if (!w->force_snapshot && s->seq - w->snapshot_seq < w->st->snapshot_every) {
+    if (w->force_snapshot || s->seq - w->snapshot_seq >= w->st->snapshot_every)
+        snapshot_take(w);
+    if (s->e->loop)
         schedule(w); /* committed at the end of this loop turn */
-        return;
-    }
-    commit(w); /* a snapshot follows only what is committed */
-    if (!w->error)
-        snapshot_now(w);
+    else
+        commit(w);
 }
 
 static const char *h_error(ac_session *s)
@@ -499,54 +625,136 @@ static const char *h_error(ac_session *s)
     return W(s)->error;
 }
 
-static int h_tool_started(ac_session *s, const char *call_id, const char *name)
+/* A tool call about to run: its started record joins the loop turn's commit, and the call
+ * runs (go) once that commit is durable. Without a loop it commits alone, at once. */
+static int h_tool_started(ac_session *s, const char *call_id, const char *name,
+                          void (*go)(void *ud, int ok), void *ud)
 {
     writer *w = W(s);
     if (w->muted)
         return 0;
-    commit_with(w, call_id, name, 0); /* what led to it, and the call: one transaction */
-    return w->error ? -1 : 0;
+    if (w->error)
+        return -1;
+    if (w->n_pend == w->cap_pend) {
+        size_t cap = w->cap_pend ? w->cap_pend * 2 : 4;
+        char **a = realloc(w->pend_id, cap * sizeof *a);
+        if (a)
+            w->pend_id = a;
+        char **b = a ? realloc(w->pend_name, cap * sizeof *b) : NULL;
+        if (b)
+            w->pend_name = b;
+        void (**c)(void *, int) = b ? realloc(w->pend_go, cap * sizeof *c) : NULL;
+        if (c)
+            w->pend_go = c;
+        void **d = c ? realloc(w->pend_ud, cap * sizeof *d) : NULL;
+        if (d)
+            w->pend_ud = d;
+        if (!d)
+            return -1;
+        w->cap_pend = cap;
+    }
+    char *id = strdup(call_id), *nm = strdup(name);
+    if (!id || !nm) {
+        free(id), free(nm);
+        return -1;
+    }
+    size_t i = w->n_pend++;
+    w->pend_id[i] = id;
+    w->pend_name[i] = nm;
+    w->pend_go[i] = go;
+    w->pend_ud[i] = ud;
+    if (!s->e->loop) { /* no loop turns: what led to it and the call, one transaction */
+        w->pend_go[i] = NULL;
+        commit(w); /* the caller runs it (go NULL: not called) */
+        return w->error ? -1 : 0;
+    }
+    schedule(w);
+    return 1;
+}
+
+/* The call was stopped while its record waited: it is not recorded. */
+static void h_tool_forget(ac_session *s, void *ud)
+{
+    writer *w = W(s);
+    for (size_t i = 0; i < w->n_pend; i++)
+        if (w->pend_ud[i] == ud) {
+            free(w->pend_id[i]);
+            free(w->pend_name[i]);
+            for (size_t k = i + 1; k < w->n_pend; k++) {
+                w->pend_id[k - 1] = w->pend_id[k];
+                w->pend_name[k - 1] = w->pend_name[k];
+                w->pend_go[k - 1] = w->pend_go[k];
+                w->pend_ud[k - 1] = w->pend_ud[k];
+            }
+            w->n_pend--;
+            return;
+        }
 }
 
 static void writer_free(writer *w)
 {
     rows_free(w);
+    pend_drop(w);
+    free(w->pend_id);
+    free(w->pend_name);
+    free(w->pend_go);
+    free(w->pend_ud);
     free(w->rows);
     free(w->fin);
     free(w->fin_ok);
     free(w->steps);
-    if (w->row_text && w->s)
-        for (uint16_t i = 0; i < w->s->e->t->n_transitions; i++)
-            free(w->row_text[i].text);
-    free(w->row_text);
     free(w->title);
     free(w->spec_hash);
     free(w->error);
+    free(w->snap);
+    free(w->create_params);
+    free(w->id);
     free(w);
 }
 
 /* Called before the session's states are left for good (session.c), so the last commit
- * records where it stands. */
+ * records where it stands. A session opened with AC_STORE_GROUPED whose store has a group
+ * commit pending on this loop joins it (its writer outlives the session until then);
+ * otherwise it commits alone, now. Either way the lease is given up by that commit. */
 static void h_close(ac_session *s)
 {
     writer *w = W(s);
-    if (!w->muted) {
-        commit_with(w, NULL, NULL, 1); /* and the lease is given up */
-    } else {
-        group_remove(w);
-        if (w->timer && s->e->loop)
-            ac_loop_cancel_timer(s->e->loop, w->timer);
-    }
-    if (w->renew && s->e->loop)
-        ac_loop_cancel_timer(s->e->loop, w->renew);
-    if (w->restart.queued && s->e->loop)
-        ac_loop_undefer(s->e->loop, &w->restart);
-    writer_free(w);
+    ac_loop *loop = s->e->loop;
+    pend_drop(w); /* calls that never ran: not started */
+    if (w->renew && loop)
+        ac_loop_cancel_timer(loop, w->renew);
+    w->renew = 0;
+    if (w->restart.queued && loop)
+        ac_loop_undefer(loop, &w->restart);
     s->hooks_ud = NULL;
+    if (w->muted) {
+        group_remove(w);
+        if (w->timer && loop)
+            ac_loop_cancel_timer(loop, w->timer);
+        writer_free(w);
+        return;
+    }
+    struct ac_store_group *g = w->st->group;
+    if (w->grouped && !w->error && loop && (!g || !g->n || g->loop == loop) && !w->timer) {
+        schedule(w);
+        if (w->queued && (w->id = strdup(s->id))) {
+            w->status = ac_session_status_name(ac_session_status(s));
+            w->at_rest = ac_session_settled(s);
+            free(w->steps);
+            w->steps = NULL;
+            w->steps_len = 0;
+            w->s = NULL;
+            w->closing = 1; /* committed and freed by the group */
+            return;
+        }
+    }
+    commit_with(w, 1); /* and the lease is given up */
+    writer_free(w);
 }
 
-static const ac_session_hooks HOOKS = {h_event,   h_step,  h_steps_done,   h_flush,
-                                       h_settled, h_error, h_tool_started, h_close};
+static const ac_session_hooks HOOKS = {h_event,        h_step,    h_steps_done,
+                                       h_flush,        h_settled, h_error,
+                                       h_tool_started, h_close,   h_tool_forget};
 
 /* ---- loading ---- */
 
@@ -812,6 +1020,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         ac_store_err(err, AC_EINVAL, "a session id is 1 to 255 bytes");
         return NULL;
     }
+    ac_store_group_sync(st, id); /* freed in this loop turn: its last commit first */
     ac_store_session_info info;
     int rc = st->ops->info(st, id, &info, err);
     int64_t now = wall_ms();
@@ -829,15 +1038,33 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
                                  "params", e->param_overrides);
         char *metas = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
         json_decref(meta);
-        rc = st->ops->create(st, id, e->t->hash, metas, st->holder, now, now + st->lease_ms, err);
-        free(metas);
-        if (rc != AC_OK)
+        int lazy = (flags & AC_STORE_GROUPED) && e->loop && metas;
+        rc = lazy ? AC_OK
+                  : st->ops->create(st, id, e->t->hash, metas, st->holder, now, now + st->lease_ms,
+                                    err);
+        if (rc != AC_OK) {
+            free(metas);
             return NULL;
+        }
         writer *w = writer_new(st);
         if (!w) {
+            free(metas);
+            ac_store_err(err, AC_ENOMEM, "out of memory");
+            if (!lazy)
+                st->ops->rm(st, id, st->holder, now, NULL);
+            return NULL;
+        }
+        w->grouped = (flags & AC_STORE_GROUPED) != 0;
+        if (lazy && !(w->spec_hash = strdup(e->t->hash))) {
+            free(metas);
+            writer_free(w);
             ac_store_err(err, AC_ENOMEM, "out of memory");
             return NULL;
         }
+        if (lazy) /* the row is created by the loop turn's group commit */
+            w->create_params = metas;
+        else
+            free(metas);
         w->muted = 0;
         w->lease_until = now + st->lease_ms;
         char text[512] = "";
@@ -845,7 +1072,8 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         if (!s) {
             writer_free(w);
             ac_store_err(err, strstr(text, "tool_choice") ? AC_ECONFIG : AC_ESPEC, "%s", text);
-            st->ops->rm(st, id, st->holder, now, NULL);
+            if (!lazy)
+                st->ops->rm(st, id, st->holder, now, NULL);
             return NULL;
         }
         w->s = s;
@@ -874,6 +1102,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         return NULL;
     }
     w->have_title = info.title[0] ? 2 : 0;
+    w->grouped = (flags & AC_STORE_GROUPED) != 0;
     ac_session *s = rebuild(st, e, id, w, err);
     if (!s) {
         st->ops->lease_release(st, id, st->holder, NULL);
@@ -902,9 +1131,9 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
             return NULL;
         }
     } else if (ac_session_settled(s)) {
+        if (w->force_snapshot)
+            snapshot_take(w); /* written with this commit */
         commit(w);
-        if (w->force_snapshot && !w->error)
-            snapshot_now(w);
     }
     if (w->error) {
         ac_store_err(err, AC_EIO, "%s", w->error);
@@ -930,6 +1159,7 @@ char *ac_store_session_json(ac_store *st, ac_engine *e, const char *id, ac_error
         ac_store_err(err, AC_EINVAL, "ac_store_session_json needs a store, an engine and an id");
         return NULL;
     }
+    ac_store_group_sync(st, id);
     ac_store_session_info info;
     if (st->ops->info(st, id, &info, err) != AC_OK)
         return NULL;

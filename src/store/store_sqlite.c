@@ -22,9 +22,9 @@
 #include "store_int.h"
 
 #define APP_ID 0x61674e43 /* "agNC" */
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 
-#define CACHE 24
+#define CACHE 40
 
 typedef struct sq_store {
     struct ac_store base;
@@ -42,8 +42,9 @@ static const char *SCHEMA =
     " events INTEGER NOT NULL DEFAULT 0, snapshot_seq INTEGER NOT NULL DEFAULT 0,"
     " holder TEXT NOT NULL DEFAULT '', lease_until INTEGER NOT NULL DEFAULT 0,"
     " title TEXT NOT NULL DEFAULT '');"
-    "CREATE TABLE events(session TEXT NOT NULL, n INTEGER NOT NULL, t_ms INTEGER NOT NULL,"
-    " ev TEXT NOT NULL, data TEXT, steps TEXT, PRIMARY KEY(session, n)) WITHOUT ROWID;"
+    "CREATE TABLE events(id INTEGER PRIMARY KEY, session TEXT NOT NULL, n INTEGER NOT NULL,"
+    " t_ms INTEGER NOT NULL, ev TEXT NOT NULL, data TEXT, steps TEXT);"
+    "CREATE UNIQUE INDEX events_session ON events(session, n);"
     "CREATE TABLE snapshots(session TEXT PRIMARY KEY, n INTEGER NOT NULL, body TEXT NOT NULL);"
     "CREATE TABLE tool_calls(session TEXT NOT NULL, call_id TEXT NOT NULL, name TEXT NOT NULL,"
     " started_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0,"
@@ -51,6 +52,18 @@ static const char *SCHEMA =
     "CREATE TABLE notes(session TEXT NOT NULL, after INTEGER NOT NULL, t_ms INTEGER NOT NULL,"
     " kind TEXT NOT NULL, body TEXT NOT NULL);"
     "CREATE INDEX notes_session ON notes(session, after);";
+
+/* Version 1 kept events in a table keyed by (session, n): the rows of the sessions running
+ * at once went to as many pages, each written whole by every commit. Version 2 appends them
+ * in commit order (rowid) with an index on (session, n). */
+static const char *MIGRATE_1_2 =
+    "CREATE TABLE events2(id INTEGER PRIMARY KEY, session TEXT NOT NULL, n INTEGER NOT NULL,"
+    " t_ms INTEGER NOT NULL, ev TEXT NOT NULL, data TEXT, steps TEXT);"
+    "INSERT INTO events2(session, n, t_ms, ev, data, steps)"
+    " SELECT session, n, t_ms, ev, data, steps FROM events ORDER BY session, n;"
+    "DROP TABLE events;"
+    "ALTER TABLE events2 RENAME TO events;"
+    "CREATE UNIQUE INDEX events_session ON events(session, n);";
 
 void ac_store_err(ac_error *err, int code, const char *fmt, ...)
 {
@@ -139,6 +152,25 @@ static void bind_text(sqlite3_stmt *q, int i, const char *v)
         sqlite3_bind_text(q, i, v, -1, SQLITE_TRANSIENT);
     else
         sqlite3_bind_null(q, i);
+}
+
+/* v stays valid until the statement is stepped and reset (a commit's own strings) */
+static void bind_static(sqlite3_stmt *q, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(q, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+/* A statement without results (BEGIN, COMMIT, SAVEPOINT...), prepared once. */
+static int run(ac_store *st, const char *sql, ac_error *err, const char *what)
+{
+    sqlite3_stmt *q = prep(st, sql);
+    int rc = q ? sqlite3_step(q) : SQLITE_ERROR;
+    int out = rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, what);
+    done(q);
+    return out;
 }
 
 static void rollback(ac_store *st)
@@ -278,7 +310,7 @@ static int sq_create(ac_store *st, const char *id, const char *spec_hash, const 
     sqlite3_bind_int64(q, 7, until);
     int rc = sqlite3_step(q);
     done(q);
-    if (rc == SQLITE_CONSTRAINT) {
+    if ((rc & 0xff) == SQLITE_CONSTRAINT) {
         ac_store_err(err, AC_EINVAL, "store '%s' already has a session '%s'", st->path, id);
         return AC_EINVAL;
     }
@@ -322,10 +354,49 @@ static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t now, 
  * (nothing written); or AC_EIO (the caller rolls the transaction back). */
 static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
 {
-    int rc = lease_check(st, c->id, c->holder, c->now_ms, NULL, err);
-    if (rc != AC_OK)
-        return rc;
+    if (c->create) {
+        int rc = sq_create(st, c->id, c->create_hash, c->create_params, c->holder, c->now_ms,
+                           c->lease_until, err);
+        if (rc != AC_OK)
+            return rc; /* AC_EINVAL: it exists (created by another process meanwhile) */
+    }
+    /* the session row first, where its lease is checked: a lost lease writes nothing */
     sqlite3_stmt *q = NULL;
+    q = prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = ?, "
+                 "events = max(events, ?), holder = ?, lease_until = ?, "
+                 "title = CASE WHEN ? IS NULL THEN title ELSE ? END, "
+                 "spec_hash = CASE WHEN ? IS NULL THEN spec_hash ELSE ? END, "
+                 "snapshot_seq = CASE WHEN ? > 0 THEN ? ELSE snapshot_seq END "
+                 "WHERE id = ? AND (lease_until <= ? OR holder = '' OR holder = ?)");
+    if (!q)
+        goto fail;
+    bind_static(q, 1, c->status ? c->status : "running");
+    sqlite3_bind_int(q, 2, c->at_rest);
+    sqlite3_bind_int64(q, 3, c->now_ms);
+    sqlite3_bind_int64(q, 4, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
+    bind_static(q, 5, c->release ? "" : c->holder);
+    sqlite3_bind_int64(q, 6, c->release ? 0 : c->lease_until);
+    bind_static(q, 7, c->title);
+    bind_static(q, 8, c->title);
+    bind_static(q, 9, c->spec_hash);
+    bind_static(q, 10, c->spec_hash);
+    sqlite3_bind_int64(q, 11, c->snapshot ? (sqlite3_int64)c->snapshot_n : 0);
+    sqlite3_bind_int64(q, 12, c->snapshot ? (sqlite3_int64)c->snapshot_n : 0);
+    bind_static(q, 13, c->id);
+    sqlite3_bind_int64(q, 14, c->now_ms);
+    bind_static(q, 15, c->holder);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        goto fail;
+    int changed = sqlite3_changes(DB(st));
+    done(q);
+    q = NULL;
+    if (!changed) { /* another holder's lease runs, or no such session: nothing written */
+        int rc = lease_check(st, c->id, c->holder, c->now_ms, NULL, err);
+        if (rc == AC_OK)
+            ac_store_err(err, rc = AC_EIO, "store '%s': session '%s' was not updated", st->path,
+                         c->id);
+        return rc;
+    }
     if (c->n_evs) {
         q = prep(st, "INSERT INTO events(session, n, t_ms, ev, data, steps) "
                      "VALUES(?, ?, ?, ?, ?, ?)");
@@ -334,12 +405,12 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
         for (size_t i = 0; i < c->n_evs; i++) {
             const ac_store_event *e = &c->evs[i];
             sqlite3_reset(q);
-            bind_text(q, 1, c->id);
+            bind_static(q, 1, c->id);
             sqlite3_bind_int64(q, 2, (sqlite3_int64)e->n);
             sqlite3_bind_int64(q, 3, e->t_ms);
-            bind_text(q, 4, e->ev);
-            bind_text(q, 5, e->data);
-            bind_text(q, 6, e->steps);
+            bind_static(q, 4, e->ev);
+            bind_static(q, 5, e->data);
+            bind_static(q, 6, e->steps);
             if (sqlite3_step(q) != SQLITE_DONE)
                 goto fail;
         }
@@ -352,8 +423,8 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
             goto fail;
         for (size_t i = 0; i < c->n_late; i++) {
             sqlite3_reset(q);
-            bind_text(q, 1, c->late[i].steps);
-            bind_text(q, 2, c->id);
+            bind_static(q, 1, c->late[i].steps);
+            bind_static(q, 2, c->id);
             sqlite3_bind_int64(q, 3, (sqlite3_int64)c->late[i].n);
             if (sqlite3_step(q) != SQLITE_DONE)
                 goto fail;
@@ -370,48 +441,43 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
             sqlite3_reset(q);
             sqlite3_bind_int64(q, 1, c->now_ms);
             sqlite3_bind_int(q, 2, c->finished_ok[i]);
-            bind_text(q, 3, c->id);
-            bind_text(q, 4, c->finished[i]);
+            bind_static(q, 3, c->id);
+            bind_static(q, 4, c->finished[i]);
             if (sqlite3_step(q) != SQLITE_DONE)
                 goto fail;
         }
         done(q);
         q = NULL;
     }
-    if (c->started_call) {
+    if (c->n_started) {
         q = prep(st, "INSERT OR IGNORE INTO tool_calls(session, call_id, name, started_ms) "
                      "VALUES(?, ?, ?, ?)");
         if (!q)
             goto fail;
-        bind_text(q, 1, c->id);
-        bind_text(q, 2, c->started_call);
-        bind_text(q, 3, c->started_name);
-        sqlite3_bind_int64(q, 4, c->now_ms);
+        for (size_t i = 0; i < c->n_started; i++) {
+            sqlite3_reset(q);
+            bind_static(q, 1, c->id);
+            bind_static(q, 2, c->started[i]);
+            bind_static(q, 3, c->started_names[i]);
+            sqlite3_bind_int64(q, 4, c->now_ms);
+            if (sqlite3_step(q) != SQLITE_DONE)
+                goto fail;
+        }
+        done(q);
+        q = NULL;
+    }
+    if (c->snapshot) {
+        q = prep(st, "INSERT OR REPLACE INTO snapshots(session, n, body) VALUES(?,?,?)");
+        if (!q)
+            goto fail;
+        bind_static(q, 1, c->id);
+        sqlite3_bind_int64(q, 2, (sqlite3_int64)c->snapshot_n);
+        bind_static(q, 3, c->snapshot);
         if (sqlite3_step(q) != SQLITE_DONE)
             goto fail;
         done(q);
         q = NULL;
     }
-    q = prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = ?, "
-                 "events = max(events, ?), holder = ?, lease_until = ?, "
-                 "title = CASE WHEN ? IS NULL THEN title ELSE ? END, "
-                 "spec_hash = CASE WHEN ? IS NULL THEN spec_hash ELSE ? END WHERE id = ?");
-    if (!q)
-        goto fail;
-    bind_text(q, 1, c->status ? c->status : "running");
-    sqlite3_bind_int(q, 2, c->at_rest);
-    sqlite3_bind_int64(q, 3, c->now_ms);
-    sqlite3_bind_int64(q, 4, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
-    bind_text(q, 5, c->release ? "" : c->holder);
-    sqlite3_bind_int64(q, 6, c->release ? 0 : c->lease_until);
-    bind_text(q, 7, c->title);
-    bind_text(q, 8, c->title);
-    bind_text(q, 9, c->spec_hash);
-    bind_text(q, 10, c->spec_hash);
-    bind_text(q, 11, c->id);
-    if (sqlite3_step(q) != SQLITE_DONE)
-        goto fail;
-    done(q);
     return AC_OK;
 fail:
     sq_fail(st, err, "committing");
@@ -421,7 +487,7 @@ fail:
 
 static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
 {
-    int rc = exec(st, "BEGIN IMMEDIATE", err, "committing");
+    int rc = run(st, "BEGIN IMMEDIATE", err, "committing");
     if (rc != AC_OK)
         return rc;
     rc = commit_body(st, c, err);
@@ -429,31 +495,29 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
         rollback(st);
         return rc;
     }
-    return exec(st, "COMMIT", err, "committing");
+    return run(st, "COMMIT", err, "committing");
 }
 
 /* Several sessions' commits in one transaction (group commit across the sessions of a loop
- * turn). A session whose lease was lost gets its error alone; any other failure fails all. */
+ * turn). A session whose lease was lost, or whose new row exists already, gets its error alone;
+ * any other failure fails all. */
 static int sq_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int *rcs,
                           ac_error *errs)
 {
     ac_error *first = &errs[0];
-    int rc = exec(st, "BEGIN IMMEDIATE", first, "committing");
+    int rc = run(st, "BEGIN IMMEDIATE", first, "committing");
     for (size_t i = 0; rc == AC_OK && i < n; i++) {
-        if ((rc = exec(st, "SAVEPOINT one", &errs[i], "committing")) != AC_OK)
-            break;
+        /* a lost lease or an existing row fails before anything of it is written */
         rcs[i] = commit_body(st, &c[i], &errs[i]);
-        if (rcs[i] == AC_STORE_EBUSY || rcs[i] == AC_STORE_ENOENT)
-            sqlite3_exec(DB(st), "ROLLBACK TO one", NULL, NULL, NULL);
-        else if (rcs[i] != AC_OK)
+        if (rcs[i] != AC_OK && rcs[i] != AC_STORE_EBUSY && rcs[i] != AC_STORE_ENOENT &&
+            rcs[i] != AC_EINVAL) {
             rc = rcs[i];
-        if (rc == AC_OK)
-            rc = exec(st, "RELEASE one", &errs[i], "committing");
-        if (rc != AC_OK)
-            *first = errs[i];
+            if (i)
+                *first = errs[i];
+        }
     }
     if (rc == AC_OK)
-        rc = exec(st, "COMMIT", first, "committing");
+        rc = run(st, "COMMIT", first, "committing");
     if (rc != AC_OK) {
         rollback(st);
         for (size_t i = 0; i < n; i++) {
@@ -523,55 +587,11 @@ static int sq_params(ac_store *st, const char *id, char **out, ac_error *err)
     return rc;
 }
 
-static int sq_snapshot_put(ac_store *st, const char *id, uint64_t n, const char *body,
-                           ac_error *err)
-{
-    int rc = exec(st, "BEGIN IMMEDIATE", err, "writing a snapshot");
-    if (rc != AC_OK)
-        return rc;
-    sqlite3_stmt *q = prep(st, "INSERT OR REPLACE INTO snapshots(session, n, body) VALUES(?,?,?)");
-    sqlite3_stmt *u = prep(st, "UPDATE sessions SET snapshot_seq = ? WHERE id = ?");
-    int ok = q && u;
-    if (ok) {
-        bind_text(q, 1, id);
-        sqlite3_bind_int64(q, 2, (sqlite3_int64)n);
-        bind_text(q, 3, body);
-        sqlite3_bind_int64(u, 1, (sqlite3_int64)n);
-        bind_text(u, 2, id);
-        ok = sqlite3_step(q) == SQLITE_DONE && sqlite3_step(u) == SQLITE_DONE;
-    }
-    if (!ok)
-        sq_fail(st, err, "writing a snapshot");
-    done(q);
-    done(u);
-    if (!ok) {
-        rollback(st);
-        return AC_EIO;
-    }
-    return exec(st, "COMMIT", err, "writing a snapshot");
-}
-
 static int sq_snapshot_get(ac_store *st, const char *id, uint64_t *n, char **body, ac_error *err)
 {
     *n = 0;
     return get_text(st, "SELECT body, n FROM snapshots WHERE session = ?", id, body, n, err,
                     "reading a snapshot");
-}
-
-static int sq_tool_started(ac_store *st, const char *id, const char *call_id, const char *name,
-                           int64_t now, ac_error *err)
-{
-    sqlite3_stmt *q = prep(st, "INSERT OR IGNORE INTO tool_calls(session, call_id, name, "
-                               "started_ms) VALUES(?, ?, ?, ?)");
-    if (!q)
-        return sq_fail(st, err, "recording a tool call");
-    bind_text(q, 1, id);
-    bind_text(q, 2, call_id);
-    bind_text(q, 3, name);
-    sqlite3_bind_int64(q, 4, now);
-    int rc = sqlite3_step(q);
-    done(q);
-    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "recording a tool call");
 }
 
 static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err)
@@ -673,10 +693,9 @@ static int sq_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud
 }
 
 static const ac_store_ops SQ_OPS = {
-    "sqlite",        sq_close,        sq_create,      sq_info,          sq_list,
-    sq_rm,           sq_commit,       sq_events,      sq_params,        sq_snapshot_put,
-    sq_snapshot_get, sq_tool_started, sq_tool_calls,  sq_lease_acquire, sq_lease_release,
-    sq_note,         sq_notes,        sq_commit_many,
+    "sqlite",         sq_close,  sq_create, sq_info,         sq_list,       sq_rm,
+    sq_commit,        sq_events, sq_params, sq_snapshot_get, sq_tool_calls, sq_lease_acquire,
+    sq_lease_release, sq_note,   sq_notes,  sq_commit_many,
 };
 
 /* Reads one integer pragma; -1 on failure. */
@@ -777,14 +796,14 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
         return AC_EIO;
     }
     if (ver < SCHEMA_VERSION) {
-        char sql[2048];
+        char sql[4096]; /* version 1: its events move to the table of version 2 */
         snprintf(sql, sizeof sql,
                  "BEGIN IMMEDIATE; %s PRAGMA application_id = %d; PRAGMA user_version = %d; "
                  "COMMIT;",
-                 SCHEMA, APP_ID, SCHEMA_VERSION);
-        if (ver != 0 || (rc = exec(st, sql, err, "creating its tables")) != AC_OK) {
+                 ver == 1 ? MIGRATE_1_2 : SCHEMA, APP_ID, SCHEMA_VERSION);
+        if (ver > 1 || (rc = exec(st, sql, err, "creating its tables")) != AC_OK) {
             rollback(st);
-            if (ver != 0)
+            if (ver > 1)
                 ac_store_err(err, AC_EIO, "store '%s': unknown schema version %lld", path, ver);
             sq_close(st);
             return rc != AC_OK ? rc : AC_EIO;
