@@ -175,7 +175,8 @@ static int tools_changed(llm_effect *l)
         json_decref(defs);
         return 0;
     }
-    ac_session_enqueue(s, ev, json_pack("{s:o}", "tools", defs), 0, l->origin);
+    /* origin 0: a fact about the engine, applied even if the call stops before it is */
+    ac_session_enqueue(s, ev, json_pack("{s:o}", "tools", defs), 0, 0);
     return 1;
 }
 

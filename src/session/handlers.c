@@ -275,6 +275,14 @@ static void a_rollback_turn(ac_session *s, const ac_event *ev)
     size_t n = ac_conv_message_count(s->conv), from = n;
     if (s->turn_start)
         from = ac_conv_find_message(s->conv, s->turn_start);
+    else if (g_turn_unfinished(s, ev)) /* restored from a snapshot that did not record it */
+        for (size_t i = n; i-- > 0;) {
+            const ac_message *m = ac_conv_message(s->conv, i);
+            if (m->role == AC_ROLE_USER && !(m->flags & (AC_MSG_INTERNAL | AC_MSG_SUMMARY))) {
+                from = i;
+                break;
+            }
+        }
     if (s->turn_start && from >= n) { /* compacted: keep the summary */
         from = n;
         for (size_t i = n; i-- > 0;)
@@ -283,15 +291,19 @@ static void a_rollback_turn(ac_session *s, const ac_event *ev)
                 break;
             }
     }
-    if (from < n)
-        ac_conv_replace_range(s->conv, from, n, NULL, 0, ev->time_ms);
-    ac_conv_next_iteration(s->conv); /* the turn's calls are gone: none to answer later */
-    ac_conv_set_iteration(s->conv, 0);
+    int rc = from < n ? ac_conv_replace_range(s->conv, from, n, NULL, 0, ev->time_ms) : AC_CONV_OK;
+    if (rc == AC_CONV_OK) {
+        ac_conv_next_iteration(s->conv); /* the turn's calls are gone: none to answer later */
+        ac_conv_set_iteration(s->conv, 0);
+    }
     set_turn_start(s, NULL);
     s->output_rejections = 0;
     s->compacted_this_plan = 0;
     partial_reset(s);
-    ac_session_set_error(s, NULL);
+    char why[200];
+    snprintf(why, sizeof why, "the turn was stopped but its messages could not be removed: %s",
+             ac_conv_strerror(rc));
+    ac_session_set_error(s, rc == AC_CONV_OK ? NULL : why); /* its calls are answered later */
     ac_session_set_status(s, AC_SESSION_IDLE);
 }
 

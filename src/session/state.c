@@ -80,19 +80,24 @@ void ac_state_apply(ac_state *st, const json_t *writes)
     }
 }
 
+/* The session has a State: declared, or written to by a call. */
+static int has_state(const ac_session *s)
+{
+    return s && s->state && (s->state->declared || json_object_size(s->state->doc) > 0);
+}
+
 json_t *ac_session_state_json(const ac_session *s)
 {
-    if (!s || !s->state || (!s->state->declared && json_object_size(s->state->doc) == 0))
+    if (!has_state(s))
         return NULL;
     return json_deep_copy(s->state->doc);
 }
 
 char *ac_session_state_doc_json(const ac_session *s)
 {
-    json_t *doc = ac_session_state_json(s);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(doc);
-    return text;
+    if (!has_state(s))
+        return NULL;
+    return json_dumps(s->state->doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
 }
 
 char *ac_session_state_save(const ac_session *s)

@@ -172,11 +172,14 @@ static void pend_run(writer *w, int ok)
         return;
     void (**go)(void *, int) = malloc(n * sizeof *go);
     void **ud = malloc(n * sizeof *ud);
-    if (!go || !ud) { /* cannot copy them: each call runs from the writer's arrays */
+    if (!go || !ud) { /* out of memory: each call fails without running, taken one by one */
         free(go), free(ud);
-        for (size_t i = 0; i < w->n_pend; i++)
+        while (w->n_pend) {
+            size_t i = --w->n_pend;
             free(w->pend_id[i]), free(w->pend_name[i]);
-        w->n_pend = 0;
+            if (w->pend_go[i])
+                w->pend_go[i](w->pend_ud[i], 0);
+        }
         return;
     }
     memcpy(go, w->pend_go, n * sizeof *go);
