@@ -796,10 +796,17 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
         return AC_EIO;
     }
     if (ver < SCHEMA_VERSION) {
+        /* read again under the write lock: another process may have migrated it meanwhile */
+        if ((rc = exec(st, "BEGIN IMMEDIATE;", err, "creating its tables")) != AC_OK) {
+            sq_close(st);
+            return rc;
+        }
+        ver = pragma_int(s->db, "PRAGMA user_version");
+    }
+    if (ver < SCHEMA_VERSION) {
         char sql[4096]; /* version 1: its events move to the table of version 2 */
         snprintf(sql, sizeof sql,
-                 "BEGIN IMMEDIATE; %s PRAGMA application_id = %d; PRAGMA user_version = %d; "
-                 "COMMIT;",
+                 "%s PRAGMA application_id = %d; PRAGMA user_version = %d; COMMIT;",
                  ver == 1 ? MIGRATE_1_2 : SCHEMA, APP_ID, SCHEMA_VERSION);
         if (ver > 1 || (rc = exec(st, sql, err, "creating its tables")) != AC_OK) {
             rollback(st);
@@ -808,6 +815,8 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
             sq_close(st);
             return rc != AC_OK ? rc : AC_EIO;
         }
+    } else if (ver == SCHEMA_VERSION && sqlite3_get_autocommit(s->db) == 0) {
+        exec(st, "COMMIT;", err, "creating its tables"); /* migrated by the other process */
     }
     *out = st;
     return AC_OK;
