@@ -130,6 +130,32 @@ static ac_session *replay_journal(ac_engine *e, const char *id, const char *path
     return s;
 }
 
+/* Replays the rig's journal on an engine without a loop (no effects), with the same script
+ * and tools, and checks the session comes out as the live one: byte for byte. */
+static void assert_replays_same(rig *r, const char *turns, const char *tools, const char *id)
+{
+    char *live = ac_session_to_json(r->s);
+    assert_non_null(live);
+    ac_error err = {0};
+    ac_engine_config cfg = {0};
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = turns;
+    ac_engine *e2 = ac_engine_new(&cfg, &err);
+    if (!e2)
+        fail_msg("engine: %s", err.text);
+    assert_int_equal(ac_engine_add_tools(e2, "builtin:calculator", &err), 0);
+    if (tools)
+        assert_int_equal(ac_engine_add_tools(e2, tools, &err), 0);
+    ac_session *s2 = replay_journal(e2, id, r->journal);
+    char *replayed = ac_session_to_json(s2);
+    assert_non_null(replayed);
+    assert_string_equal(live, replayed);
+    free(replayed);
+    free(live);
+    ac_session_free(s2);
+    ac_engine_free(e2);
+}
+
 static void test_answer_and_replay(void **state)
 {
     (void)state;
@@ -145,27 +171,13 @@ static void test_answer_and_replay(void **state)
     /* the tool's result is in the conversation */
     assert_non_null(strstr(live, "\"tool\""));
     assert_non_null(strstr(live, "391"));
+    free(live);
     char *jtext = slurp(r.journal);
     assert_non_null(strstr(jtext, "\"tool.completed\""));
     free(jtext);
 
     /* replay: no loop, no effects, same session */
-    ac_error err = {0};
-    ac_engine_config cfg = {0};
-    cfg.provider = AC_PROVIDER_SCRIPT;
-    cfg.script_text = tool_turns;
-    ac_engine *e2 = ac_engine_new(&cfg, &err);
-    if (!e2)
-        fail_msg("engine: %s", err.text);
-    assert_int_equal(ac_engine_add_tools(e2, "builtin:calculator", &err), 0);
-    ac_session *s2 = replay_journal(e2, "answer", r.journal);
-    char *replayed = ac_session_to_json(s2);
-    assert_non_null(replayed);
-    assert_string_equal(live, replayed);
-    free(replayed);
-    free(live);
-    ac_session_free(s2);
-    ac_engine_free(e2);
+    assert_replays_same(&r, tool_turns, NULL, "answer");
     rig_close(&r);
 }
 
@@ -641,23 +653,7 @@ static void test_rollback_turn(void **state)
     assert_string_equal(ac_session_answer(r.s), "the queued one");
     assert_int_equal(ac_conv_message_count(c), kept + 2);
 
-    char *live = ac_session_to_json(r.s);
-    ac_error err = {0};
-    ac_engine_config cfg = {0};
-    cfg.provider = AC_PROVIDER_SCRIPT;
-    cfg.script_text = turns;
-    ac_engine *e2 = ac_engine_new(&cfg, &err);
-    if (!e2)
-        fail_msg("engine: %s", err.text);
-    assert_int_equal(ac_engine_add_tools(e2, "builtin:calculator", &err), 0);
-    assert_int_equal(ac_engine_add_tools(e2, tools, &err), 0);
-    ac_session *s2 = replay_journal(e2, "rollback", r.journal);
-    char *replayed = ac_session_to_json(s2);
-    assert_string_equal(live, replayed);
-    free(replayed);
-    free(live);
-    ac_session_free(s2);
-    ac_engine_free(e2);
+    assert_replays_same(&r, turns, tools, "rollback");
     rig_close(&r);
 }
 
