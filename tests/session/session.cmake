@@ -27,7 +27,9 @@ agentc_add_test(session_embed_null SOURCES ${CMAKE_SOURCE_DIR}/tests/session/tes
 agentc_add_test(session_spec_v2 SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_spec_v2.c
   LIBS agentc_runtime agentc_io agentc_gen LABELS session)
 # Replay reports what the run reported: the output callbacks of a run (the demo's turns,
-# parallel calls, gallery specs approve_tools and retry_429) equal those of ac_session_replay
-# of its journal, but for the callbacks agentc.h marks run-only.
+# parallel calls, gallery specs approve_tools and retry_429; `agentc demo --jsonl` itself)
+# equal those of ac_session_replay of its journal, but for the callbacks agentc.h marks
+# run-only.
 agentc_add_test(session_replay_output SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_replay_output.c
-  LIBS agentc_runtime agentc_io agentc_gen PkgConfig::JANSSON LABELS session)
+  LIBS agentc_runtime agentc_io agentc_gen PkgConfig::JANSSON ARGS $<TARGET_FILE:agentc>
+  LABELS session)

@@ -23,6 +23,7 @@
 #include "spec.h"
 
 static char tmpdir[256];
+static const char *agentc_bin; /* the agentc command (argv[1]) */
 
 /* ---- the record: one JSON array per callback, [name, arguments...] ---- */
 
@@ -309,6 +310,84 @@ static void test_parallel_calls(void **state)
     json_decref(live);
 }
 
+/* An entry of the record as `agentc --jsonl` prints the same callback, or NULL for the
+ * callbacks it prints otherwise or not at all (trace, finished). */
+static json_t *as_cli(const json_t *v)
+{
+    const char *what = json_string_value(json_array_get(v, 0));
+    if (!strcmp(what, "text") || !strcmp(what, "reasoning") || !strcmp(what, "discarded") ||
+        !strcmp(what, "tool_start"))
+        return json_deep_copy(v);
+    if (!strcmp(what, "tool_end")) /* id, ok, content */
+        return json_pack("[s, O, O, O]", what, json_array_get(v, 1), json_array_get(v, 3),
+                         json_array_get(v, 4));
+    return NULL;
+}
+
+/* A line of `agentc --jsonl` in the record's form, or NULL for the other lines. */
+static json_t *from_cli(const json_t *o)
+{
+    const char *type = json_string_value(json_object_get(o, "type"));
+    if (!type)
+        return NULL;
+    if (!strcmp(type, "text") || !strcmp(type, "reasoning"))
+        return json_pack("[s, O]", type, json_object_get(o, "delta"));
+    if (!strcmp(type, "discarded"))
+        return json_pack("[s, O]", type, json_object_get(o, "bytes"));
+    if (!strcmp(type, "tool_call"))
+        return json_pack("[s, O, O, O]", "tool_start", json_object_get(o, "id"),
+                         json_object_get(o, "name"), json_object_get(o, "arguments"));
+    if (!strcmp(type, "tool_result"))
+        return json_pack("[s, O, O, O]", "tool_end", json_object_get(o, "id"),
+                         json_object_get(o, "ok"), json_object_get(o, "content"));
+    return NULL;
+}
+
+/* The demo itself: what `agentc demo --jsonl` reported equals what ac_session_replay of its
+ * journal reports (text, reasoning, tool calls and results, in order). */
+static void test_cli_demo(void **state)
+{
+    (void)state;
+    if (!agentc_bin)
+        skip();
+    char journal[512], cmd[1400];
+    snprintf(journal, sizeof journal, "%s/cli_demo.journal", tmpdir);
+    snprintf(cmd, sizeof cmd, "timeout 60 '%s' demo --jsonl --journal '%s' 2>/dev/null", agentc_bin,
+             journal);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    json_t *cli = json_array(), *replayed = json_array(), *line;
+    json_error_t je;
+    while ((line = json_loadf(p, JSON_DISABLE_EOF_CHECK, &je)) != NULL) {
+        json_t *v = from_cli(line);
+        if (v)
+            json_array_append_new(cli, v);
+        json_decref(line);
+    }
+    assert_int_equal(pclose(p), 0);
+    scenario sc = {"cli_demo", NULL, "", NULL, NULL};
+    replay(&sc, NULL, journal, replayed);
+    json_t *mapped = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(replayed, i, v)
+    {
+        json_t *m = as_cli(v);
+        if (m)
+            json_array_append_new(mapped, m);
+    }
+    char *a = json_dumps(cli, JSON_COMPACT), *b = json_dumps(mapped, JSON_COMPACT);
+    if (!json_equal(cli, mapped))
+        fail_msg("agentc demo printed\n%s\nits replay reported\n%s", a, b);
+    free(a);
+    free(b);
+    assert_int_equal(count(cli, "tool_start"), 2);
+    assert_int_equal(count(cli, "tool_end"), 2);
+    json_decref(cli);
+    json_decref(replayed);
+    json_decref(mapped);
+}
+
 /* approve_tools: the calls start only once approved; a denied call ends without starting. */
 static void test_gallery_approve(void **state)
 {
@@ -360,12 +439,12 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    agentc_bin = argc > 1 ? argv[1] : NULL;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_demo),
-        cmocka_unit_test(test_parallel_calls),
-        cmocka_unit_test(test_gallery_approve),
+        cmocka_unit_test(test_demo),           cmocka_unit_test(test_cli_demo),
+        cmocka_unit_test(test_parallel_calls), cmocka_unit_test(test_gallery_approve),
         cmocka_unit_test(test_gallery_retry),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
