@@ -37,7 +37,12 @@ typedef enum ac_status {
     AC_QUEUED = 2,          /* accepted, applied later in order (see ac_session_post) */
     AC_ESPEC = -5,          /* the spec cannot run here: a handler, param or event is missing */
     AC_ECONFIG = -6,        /* a bad configuration: provider, model, key, tools, script */
-    AC_EIO = -7             /* a file could not be read or written (journal, tools, script) */
+    AC_EIO = -7,            /* a file could not be read or written (journal, tools, script) */
+    /* the store's (agentc/store.h also names them AC_STORE_ENOENT, _EBUSY, _ESPEC); -100,
+     * -101 and -102, their numbers before they joined this enum, are never given again */
+    AC_ENOENT = -8,        /* no stored session with that id */
+    AC_EBUSY = -9,         /* another holder's lease on the session runs (the text names it) */
+    AC_ESPEC_CHANGED = -10 /* a session stopped mid-turn continued under another spec */
 } ac_status;
 
 /* An error at the public edge, in the manner of jansson's json_error_t: a code, a text, and
@@ -217,8 +222,7 @@ const char *ac_tool_call_context(const ac_tool_call_handle *call);
  * ac_session_free may be called from a handler, an output callback or any
  * loop callback: the session is then freed right after the event being
  * applied (or the callback) is done, and its other queued events are dropped. */
-ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path,
-                           ac_error *err);
+ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, ac_error *err);
 /* Stops every effect (transfers, timers, child processes) and frees. */
 void ac_session_free(ac_session *s);
 const char *ac_session_id(const ac_session *s);

@@ -40,10 +40,10 @@
 extern "C" {
 #endif
 
-/* Error codes of the store beyond enum ac_status (ac_error.code). */
-#define AC_STORE_ENOENT (-100) /* no session with that id */
-#define AC_STORE_EBUSY (-101)  /* another holder's lease runs (the text names it) */
-#define AC_STORE_ESPEC (-102)  /* continuing mid-turn under another spec */
+/* The store's error codes, by their store names (enum ac_status in agentc.h). */
+#define AC_STORE_ENOENT AC_ENOENT       /* no session with that id */
+#define AC_STORE_EBUSY AC_EBUSY         /* another holder's lease runs (the text names it) */
+#define AC_STORE_ESPEC AC_ESPEC_CHANGED /* continuing mid-turn under another spec */
 
 typedef struct ac_store ac_store;
 

@@ -26,3 +26,6 @@ agentc_add_test(session_embed_null SOURCES ${CMAKE_SOURCE_DIR}/tests/session/tes
 # sessions, comparison guards, fail() reasons, after timers.
 agentc_add_test(session_spec_v2 SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_spec_v2.c
   LIBS agentc_runtime agentc_io agentc_gen LABELS session)
+# The error space: ac_strerror names every code of enum ac_status (read from agentc.h).
+agentc_add_test(session_status_names SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_status_names.c
+  LIBS agentc_runtime LABELS session)
