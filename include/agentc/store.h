@@ -49,9 +49,12 @@ typedef struct ac_store ac_store;
 
 typedef struct ac_store_options {
     int64_t busy_timeout_ms; /* wait for a writer's lock this long (0: 5000) */
-    int64_t lease_ms;        /* a session's lease lasts this long, renewed while it runs
-                                (0: 30000); a crashed holder's lease expires */
-    const char *holder;      /* who holds the leases (NULL: "PID@HOST") */
+    int64_t lease_ms;        /* a session's lease lasts this long by the database's clock,
+                                renewed while it runs (0: 30000); a holder that stops
+                                renewing loses it when it ends, one whose process ended
+                                at once (SQLite: the kernel drops its lock) */
+    const char *holder;      /* who holds the leases, unique to this store (NULL:
+                                "agentc RANDOM:PID@HOST", a fresh random id each open) */
     int64_t max_bytes;       /* cap the database file (0: none): a full store fails the
                                 session's next commit with a clear error */
     uint64_t snapshot_every; /* snapshot a session at rest after this many events since

@@ -5,7 +5,6 @@
  * rules of store.h for the work a crash interrupted.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +50,7 @@ typedef struct writer {
     uint64_t timer;
     int muted; /* loading: events are counted, not written */
     char *error;
-    int64_t lease_until;
+    int64_t renewed_ms; /* when a commit last renewed the lease (the loop's monotonic clock) */
     uint64_t snapshot_seq;
     int force_snapshot;
     uint64_t model_calls;
@@ -244,12 +243,10 @@ static int prepare(writer *w, ac_store_commit *c, ac_store_event **evs)
     for (size_t i = 0; i < w->n_rows; i++)
         (*evs)[i] = (ac_store_event){w->rows[i].n, w->rows[i].t_ms, w->rows[i].ev, w->rows[i].data,
                                      w->rows[i].steps};
-    int64_t now = wall_ms();
     memset(c, 0, sizeof *c);
     c->id = w->closing ? w->id : s->id;
     c->holder = w->st->holder;
-    c->now_ms = now;
-    c->lease_until = now + w->st->lease_ms;
+    c->lease_ms = w->st->lease_ms;
     c->evs = *evs;
     c->n_evs = w->n_rows;
     c->late = w->late;
@@ -279,7 +276,9 @@ static void finish(writer *w, const ac_store_commit *c, int rc, const ac_error *
         set_error(w, err->text);
         return;
     }
-    w->lease_until = c->lease_until;
+    (void)c;
+    if (w->s && w->s->e->loop)
+        w->renewed_ms = ac_loop_now_ms(w->s->e->loop);
     if (w->have_title == 1)
         w->have_title = 2;
     free(w->spec_hash);
@@ -411,7 +410,8 @@ static void schedule(writer *w)
 }
 
 /* The lease is renewed by every commit; a session that commits nothing for a third of the
- * lease (waiting for input, a long tool) renews it from this timer. */
+ * lease (waiting for input, a long tool) renews it from this timer. The lease's expiry is the
+ * database's time; here only how long ago it was renewed is measured, on the loop's clock. */
 static void renew_fired(void *ud)
 {
     writer *w = ud;
@@ -419,7 +419,7 @@ static void renew_fired(void *ud)
     w->renew = 0;
     if (w->error)
         return;
-    if (w->lease_until - wall_ms() < w->st->lease_ms * 2 / 3)
+    if (ac_loop_now_ms(loop) - w->renewed_ms >= w->st->lease_ms / 3)
         schedule(w);
     w->renew = ac_loop_timer(loop, w->st->lease_ms / 3, renew_fired, w);
 }
@@ -427,6 +427,8 @@ static void renew_fired(void *ud)
 static void go_live(writer *w)
 {
     w->muted = 0;
+    if (w->s->e->loop)
+        w->renewed_ms = ac_loop_now_ms(w->s->e->loop);
     if (w->s->e->loop && !w->renew)
         w->renew = ac_loop_timer(w->s->e->loop, w->st->lease_ms / 3, renew_fired, w);
 }
@@ -990,23 +992,6 @@ static void fresh_id(char *buf, size_t cap)
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r & 0xffffff);
 }
 
-/* A holder "agentc PID@HOST" on this host whose process is gone: its lease is void. */
-static const char *dead_holder(const ac_store_session_info *info)
-{
-    const char *at = strrchr(info->holder, '@');
-    const char *sp = strchr(info->holder, ' ');
-    char host[128] = "";
-    if (!at || !sp || sp > at || gethostname(host, sizeof host - 1) != 0 || strcmp(at + 1, host))
-        return NULL;
-    char *end;
-    long pid = strtol(sp + 1, &end, 10);
-    if (end != at || pid <= 0 || pid == (long)getpid())
-        return NULL;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-        return NULL;
-    return info->holder;
-}
-
 ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                              ac_error *err)
 {
@@ -1026,14 +1011,12 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
     ac_store_group_sync(st, id); /* freed in this loop turn: its last commit first */
     ac_store_session_info info;
     int rc = st->ops->info(st, id, &info, err);
-    int64_t now = wall_ms();
     if (rc == AC_OK && info.events == 0 && info.snapshot_seq == 0 &&
         !(flags & AC_STORE_MUST_EXIST) &&
-        st->ops->lease_acquire(st, id, st->holder, now, now + st->lease_ms, dead_holder(&info),
-                               err) == AC_OK) {
+        st->ops->lease_acquire(st, id, st->holder, st->lease_ms, err) == AC_OK) {
         /* created by a process that stopped before its first commit (not even spawn): made
          * anew */
-        st->ops->rm(st, id, st->holder, now, NULL);
+        st->ops->rm(st, id, st->holder, NULL);
         rc = AC_STORE_ENOENT;
     }
     if (rc == AC_STORE_ENOENT && !(flags & AC_STORE_MUST_EXIST)) {
@@ -1043,8 +1026,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         json_decref(meta);
         int lazy = (flags & AC_STORE_GROUPED) && e->loop && metas;
         rc = lazy ? AC_OK
-                  : st->ops->create(st, id, e->t->hash, metas, st->holder, now, now + st->lease_ms,
-                                    err);
+                  : st->ops->create(st, id, e->t->hash, metas, st->holder, st->lease_ms, err);
         if (rc != AC_OK) {
             free(metas);
             return NULL;
@@ -1054,7 +1036,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
             free(metas);
             ac_store_err(err, AC_ENOMEM, "out of memory");
             if (!lazy)
-                st->ops->rm(st, id, st->holder, now, NULL);
+                st->ops->rm(st, id, st->holder, NULL);
             return NULL;
         }
         w->grouped = (flags & AC_STORE_GROUPED) != 0;
@@ -1069,14 +1051,13 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         else
             free(metas);
         w->muted = 0;
-        w->lease_until = now + st->lease_ms;
         char text[512] = "";
         ac_session *s = ac_session_new_hooked(e, id, &HOOKS, w, 0, text, sizeof text);
         if (!s) {
             writer_free(w);
             ac_store_err(err, strstr(text, "tool_choice") ? AC_ECONFIG : AC_ESPEC, "%s", text);
             if (!lazy)
-                st->ops->rm(st, id, st->holder, now, NULL);
+                st->ops->rm(st, id, st->holder, NULL);
             return NULL;
         }
         w->s = s;
@@ -1085,8 +1066,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
     }
     if (rc != AC_OK)
         return NULL;
-    rc = st->ops->lease_acquire(st, id, st->holder, now, now + st->lease_ms, dead_holder(&info),
-                                err);
+    rc = st->ops->lease_acquire(st, id, st->holder, st->lease_ms, err);
     if (rc != AC_OK)
         return NULL;
     int other_spec = strcmp(info.spec_hash, e->t->hash) != 0;
@@ -1114,14 +1094,13 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
     s->replaying = 0;
     go_live(w);
     s->turn_base = (size_t)w->model_calls;
-    w->lease_until = now + st->lease_ms;
     if (other_spec) { /* at rest: allowed, recorded, and a snapshot marks the point */
         w->spec_hash = strdup(e->t->hash);
         json_t *note = json_pack("{s:s, s:s}", "from", info.spec_hash, "to", e->t->hash);
         char *body = note ? json_dumps(note, JSON_COMPACT) : NULL;
         json_decref(note);
         ac_error nerr;
-        if (!body || st->ops->note(st, id, s->seq, now, "spec_changed", body, &nerr) != AC_OK)
+        if (!body || st->ops->note(st, id, s->seq, wall_ms(), "spec_changed", body, &nerr) != AC_OK)
             set_error(w, body ? nerr.text : "out of memory");
         free(body);
         w->force_snapshot = 1;

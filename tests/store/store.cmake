@@ -11,3 +11,9 @@ if(TARGET agentc_store)
   agentc_add_test(store_group SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_group.c
     LIBS agentc_store agentc_runtime agentc_io PkgConfig::SQLITE3 PkgConfig::JANSSON LABELS store)
 endif()
+# The store interface's promises: a group commit's failure scoped to one session, leases by
+# the database's clock, holders' names, a gone holder (a zombie) freeing its sessions at once.
+if(TARGET agentc_store)
+  agentc_add_test(store_lease SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_lease.c
+    LIBS agentc_store agentc_runtime agentc_io PkgConfig::SQLITE3 PkgConfig::JANSSON LABELS store)
+endif()
