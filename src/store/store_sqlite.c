@@ -32,7 +32,7 @@
 #include "store_int.h"
 
 #define APP_ID 0x61674e43 /* "agNC" */
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 
 /* The database's clock in ms since the epoch (SQL). */
 #define NOW "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
@@ -78,6 +78,24 @@ static const char *MIGRATE_1_2 =
     "DROP TABLE events;"
     "ALTER TABLE events2 RENAME TO events;"
     "CREATE UNIQUE INDEX events_session ON events(session, n);";
+
+/* Version 2 files may hold the tables `agentc serve --db` kept beside the store, its own copy
+ * of each session's events (serve_events) and their owners and system prompts
+ * (serve_sessions). Version 3 drops them: the journal is the only log, a session's owner and
+ * public id are in its id ("OWNER/ID"), its system prompt in its spawn event. */
+static const char *MIGRATE_2_3 = "DROP TABLE IF EXISTS serve_events;"
+                                 "DROP TABLE IF EXISTS serve_sessions;";
+
+/* What brings a file of version k to version k + 1 (MIGRATE[0]: an empty file to the
+ * current version). */
+static const char *const *migrations(void)
+{
+    static const char *m[SCHEMA_VERSION];
+    m[0] = SCHEMA;
+    m[1] = MIGRATE_1_2;
+    m[2] = MIGRATE_2_3;
+    return m;
+}
 
 void ac_store_err(ac_error *err, int code, const char *fmt, ...)
 {
@@ -771,6 +789,40 @@ static long long pragma_int(sqlite3 *db, const char *sql)
     return v;
 }
 
+/* Brings the file to SCHEMA_VERSION in one transaction (an empty file: the whole schema; an
+ * older one: each migration from its version on). The version is read again under the write
+ * lock: another process may have migrated it meanwhile. */
+static int migrate(sq_store *s, ac_error *err)
+{
+    ac_store *st = &s->base;
+    if (pragma_int(s->db, "PRAGMA user_version") == SCHEMA_VERSION)
+        return AC_OK;
+    int rc = exec(st, "BEGIN IMMEDIATE;", err, "migrating it");
+    if (rc != AC_OK)
+        return rc;
+    long long ver = pragma_int(s->db, "PRAGMA user_version");
+    if (ver < 0 || ver > SCHEMA_VERSION) {
+        rollback(st);
+        ac_store_err(err, AC_EIO,
+                     "store '%s' has schema version %lld, newer than this agentc reads (%d)",
+                     st->path, ver, SCHEMA_VERSION);
+        return AC_EIO;
+    }
+    const char *const *m = migrations();
+    for (long long v = ver; rc == AC_OK && v < SCHEMA_VERSION; v = v ? v + 1 : SCHEMA_VERSION)
+        rc = exec(st, m[v], err, v ? "migrating it" : "creating its tables");
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d;", APP_ID,
+             SCHEMA_VERSION);
+    if (rc == AC_OK && ver < SCHEMA_VERSION)
+        rc = exec(st, sql, err, "migrating it");
+    if (rc == AC_OK)
+        rc = exec(st, "COMMIT;", err, "migrating it");
+    if (rc != AC_OK)
+        rollback(st);
+    return rc;
+}
+
 int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const char *holder,
                          ac_store **out, ac_error *err)
 {
@@ -859,28 +911,9 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
         sq_close(st);
         return AC_EIO;
     }
-    if (ver < SCHEMA_VERSION) {
-        /* read again under the write lock: another process may have migrated it meanwhile */
-        if ((rc = exec(st, "BEGIN IMMEDIATE;", err, "creating its tables")) != AC_OK) {
-            sq_close(st);
-            return rc;
-        }
-        ver = pragma_int(s->db, "PRAGMA user_version");
-    }
-    if (ver < SCHEMA_VERSION) {
-        char sql[4096]; /* version 1: its events move to the table of version 2 */
-        snprintf(sql, sizeof sql,
-                 "%s PRAGMA application_id = %d; PRAGMA user_version = %d; COMMIT;",
-                 ver == 1 ? MIGRATE_1_2 : SCHEMA, APP_ID, SCHEMA_VERSION);
-        if (ver > 1 || (rc = exec(st, sql, err, "creating its tables")) != AC_OK) {
-            rollback(st);
-            if (ver > 1)
-                ac_store_err(err, AC_EIO, "store '%s': unknown schema version %lld", path, ver);
-            sq_close(st);
-            return rc != AC_OK ? rc : AC_EIO;
-        }
-    } else if (ver == SCHEMA_VERSION && sqlite3_get_autocommit(s->db) == 0) {
-        exec(st, "COMMIT;", err, "creating its tables"); /* migrated by the other process */
+    if ((rc = migrate(s, err)) != AC_OK) {
+        sq_close(st);
+        return rc;
     }
     if ((rc = holder_lock(s, err)) != AC_OK) {
         sq_close(st);
