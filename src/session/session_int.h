@@ -97,7 +97,7 @@ typedef struct ac_event_queue {
 
 typedef struct ac_tool_run ac_tool_run; /* state of the run_tools effect */
 
-/* Durable sessions (src/store/store_session.c) follow a session through these hooks; NULL
+/* Durable sessions (src/store/store_writer.c) follow a session through these hooks; NULL
  * for a session that is not stored. Each is called on the loop thread. */
 typedef struct ac_session_hooks {
     void (*event)(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data);

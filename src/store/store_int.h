@@ -148,7 +148,7 @@ typedef struct ac_store_ops {
     int (*commit_many)(ac_store *st, const ac_store_commit *c, size_t n, int *rcs, ac_error *errs);
 } ac_store_ops;
 
-struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_session.c) */
+struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_group.c) */
 
 struct ac_store {
     const ac_store_ops *ops;
