@@ -419,19 +419,74 @@ static int sq_rm(ac_store *st, const char *id, const char *holder, ac_error *err
     return exec(st, "COMMIT", err, "removing a session");
 }
 
-/* One session's part of a commit, inside the transaction: AC_OK; the lease check's error
- * (nothing written); or AC_EIO (the caller rolls the transaction back). */
-static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
+/* Binds row i of what a commit writes to one table. */
+typedef void (*bind_fn)(sqlite3_stmt *q, const ac_store_commit *c, size_t i);
+
+static void bind_event(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
 {
-    if (c->create) {
-        int rc =
-            sq_create(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms, err);
-        if (rc != AC_OK)
-            return rc; /* AC_EINVAL: it exists (created by another process meanwhile) */
+    const ac_store_event *e = &c->evs[i];
+    bind_static(q, 1, c->id);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)e->n);
+    sqlite3_bind_int64(q, 3, e->t_ms);
+    bind_static(q, 4, e->ev);
+    bind_static(q, 5, e->data);
+    bind_static(q, 6, e->steps);
+}
+
+static void bind_late(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+{
+    bind_static(q, 1, c->late[i].steps);
+    bind_static(q, 2, c->id);
+    sqlite3_bind_int64(q, 3, (sqlite3_int64)c->late[i].n);
+}
+
+static void bind_finished(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+{
+    sqlite3_bind_int(q, 1, c->finished_ok[i]);
+    bind_static(q, 2, c->id);
+    bind_static(q, 3, c->finished[i]);
+}
+
+static void bind_started(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+{
+    bind_static(q, 1, c->id);
+    bind_static(q, 2, c->started[i]);
+    bind_static(q, 3, c->started_names[i]);
+}
+
+static void bind_snapshot(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+{
+    (void)i;
+    bind_static(q, 1, c->id);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)c->snapshot_n);
+    bind_static(q, 3, c->snapshot);
+}
+
+/* Runs sql once for each of the n rows bind gives: AC_OK, or AC_EIO with err filled. */
+static int each(ac_store *st, const char *sql, const ac_store_commit *c, size_t n, bind_fn bind,
+                ac_error *err)
+{
+    if (!n)
+        return AC_OK;
+    sqlite3_stmt *q = prep(st, sql);
+    int ok = q != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        sqlite3_reset(q);
+        bind(q, c, i);
+        ok = sqlite3_step(q) == SQLITE_DONE;
     }
-    /* the session row first, where its lease is checked: a lost lease writes nothing */
-    sqlite3_stmt *q = NULL;
-    q = prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = " NOW ", "
+    if (!ok)
+        sq_fail(st, err, "committing");
+    done(q);
+    return ok ? AC_OK : AC_EIO;
+}
+
+/* The session row of a commit, where its lease is checked: AC_OK; the lease check's error
+ * (nothing written); or AC_EIO. */
+static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    sqlite3_stmt *q =
+        prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = " NOW ", "
                  "events = max(events, ?), holder = ?, "
                  "lease_until = CASE WHEN ? < 0 THEN 0 ELSE " NOW " + ? END, "
                  "title = CASE WHEN ? IS NULL THEN title ELSE ? END, "
@@ -439,8 +494,9 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
                  "snapshot_seq = CASE WHEN ? > 0 THEN ? ELSE snapshot_seq END "
                  "WHERE id = ? AND (lease_until <= " NOW " OR holder = '' OR holder = ?)");
     if (!q)
-        goto fail;
+        return sq_fail(st, err, "committing");
     int64_t lease = c->release ? -1 : c->lease_ms;
+    sqlite3_int64 snap = c->snapshot ? (sqlite3_int64)c->snapshot_n : 0;
     bind_static(q, 1, c->status ? c->status : "running");
     sqlite3_bind_int(q, 2, c->at_rest);
     sqlite3_bind_int64(q, 3, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
@@ -451,106 +507,57 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
     bind_static(q, 8, c->title);
     bind_static(q, 9, c->spec_hash);
     bind_static(q, 10, c->spec_hash);
-    sqlite3_bind_int64(q, 11, c->snapshot ? (sqlite3_int64)c->snapshot_n : 0);
-    sqlite3_bind_int64(q, 12, c->snapshot ? (sqlite3_int64)c->snapshot_n : 0);
+    sqlite3_bind_int64(q, 11, snap);
+    sqlite3_bind_int64(q, 12, snap);
     bind_static(q, 13, c->id);
     bind_static(q, 14, c->holder);
-    if (sqlite3_step(q) != SQLITE_DONE)
-        goto fail;
+    int rc = sqlite3_step(q);
     int changed = sqlite3_changes(DB(st));
+    if (rc != SQLITE_DONE)
+        sq_fail(st, err, "committing");
     done(q);
-    q = NULL;
-    if (!changed) { /* another holder's lease runs, or no such session: nothing written */
-        int rc = lease_check(st, c->id, c->holder, err);
-        if (rc == AC_OK)
-            ac_store_err(err, rc = AC_EIO, "store '%s': session '%s' was not updated", st->path,
-                         c->id);
-        return rc;
-    }
-    if (c->n_evs) {
-        q = prep(st, "INSERT INTO events(session, n, t_ms, ev, data, steps) "
-                     "VALUES(?, ?, ?, ?, ?, ?)");
-        if (!q)
-            goto fail;
-        for (size_t i = 0; i < c->n_evs; i++) {
-            const ac_store_event *e = &c->evs[i];
-            sqlite3_reset(q);
-            bind_static(q, 1, c->id);
-            sqlite3_bind_int64(q, 2, (sqlite3_int64)e->n);
-            sqlite3_bind_int64(q, 3, e->t_ms);
-            bind_static(q, 4, e->ev);
-            bind_static(q, 5, e->data);
-            bind_static(q, 6, e->steps);
-            if (sqlite3_step(q) != SQLITE_DONE)
-                goto fail;
-        }
-        done(q);
-        q = NULL;
-    }
-    if (c->n_late) {
-        q = prep(st, "UPDATE events SET steps = ? WHERE session = ? AND n = ?");
-        if (!q)
-            goto fail;
-        for (size_t i = 0; i < c->n_late; i++) {
-            sqlite3_reset(q);
-            bind_static(q, 1, c->late[i].steps);
-            bind_static(q, 2, c->id);
-            sqlite3_bind_int64(q, 3, (sqlite3_int64)c->late[i].n);
-            if (sqlite3_step(q) != SQLITE_DONE)
-                goto fail;
-        }
-        done(q);
-        q = NULL;
-    }
-    if (c->n_finished) {
-        q = prep(st, "UPDATE tool_calls SET finished_ms = " NOW ", ok = ? "
-                     "WHERE session = ? AND call_id = ?");
-        if (!q)
-            goto fail;
-        for (size_t i = 0; i < c->n_finished; i++) {
-            sqlite3_reset(q);
-            sqlite3_bind_int(q, 1, c->finished_ok[i]);
-            bind_static(q, 2, c->id);
-            bind_static(q, 3, c->finished[i]);
-            if (sqlite3_step(q) != SQLITE_DONE)
-                goto fail;
-        }
-        done(q);
-        q = NULL;
-    }
-    if (c->n_started) {
-        q = prep(st, "INSERT OR IGNORE INTO tool_calls(session, call_id, name, started_ms) "
-                     "VALUES(?, ?, ?, " NOW ")");
-        if (!q)
-            goto fail;
-        for (size_t i = 0; i < c->n_started; i++) {
-            sqlite3_reset(q);
-            bind_static(q, 1, c->id);
-            bind_static(q, 2, c->started[i]);
-            bind_static(q, 3, c->started_names[i]);
-            if (sqlite3_step(q) != SQLITE_DONE)
-                goto fail;
-        }
-        done(q);
-        q = NULL;
-    }
-    if (c->snapshot) {
-        q = prep(st, "INSERT OR REPLACE INTO snapshots(session, n, body) VALUES(?,?,?)");
-        if (!q)
-            goto fail;
-        bind_static(q, 1, c->id);
-        sqlite3_bind_int64(q, 2, (sqlite3_int64)c->snapshot_n);
-        bind_static(q, 3, c->snapshot);
-        if (sqlite3_step(q) != SQLITE_DONE)
-            goto fail;
-        done(q);
-        q = NULL;
-    }
-    return AC_OK;
-fail:
-    sq_fail(st, err, "committing");
-    done(q);
-    return AC_EIO;
+    if (rc != SQLITE_DONE)
+        return AC_EIO;
+    if (changed)
+        return AC_OK;
+    /* another holder's lease runs, or no such session: nothing written */
+    rc = lease_check(st, c->id, c->holder, err);
+    if (rc == AC_OK)
+        ac_store_err(err, rc = AC_EIO, "store '%s': session '%s' was not updated", st->path, c->id);
+    return rc;
+}
+
+/* One session's part of a commit, inside the transaction (or its savepoint): AC_OK; the lease
+ * check's error or AC_EINVAL for a row to create that exists (nothing written); or AC_EIO
+ * (the caller rolls back). */
+static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = AC_OK;
+    if (c->create) /* AC_EINVAL: it exists (created by another process meanwhile) */
+        rc = sq_create(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms, err);
+    if (rc == AC_OK)
+        rc = write_row(st, c, err);
+    if (rc == AC_OK)
+        rc = each(st,
+                  "INSERT INTO events(session, n, t_ms, ev, data, steps) VALUES(?, ?, ?, ?, ?, ?)",
+                  c, c->n_evs, bind_event, err);
+    if (rc == AC_OK)
+        rc = each(st, "UPDATE events SET steps = ? WHERE session = ? AND n = ?", c, c->n_late,
+                  bind_late, err);
+    if (rc == AC_OK)
+        rc = each(st,
+                  "UPDATE tool_calls SET finished_ms = " NOW ", ok = ? "
+                  "WHERE session = ? AND call_id = ?",
+                  c, c->n_finished, bind_finished, err);
+    if (rc == AC_OK)
+        rc = each(st,
+                  "INSERT OR IGNORE INTO tool_calls(session, call_id, name, started_ms) "
+                  "VALUES(?, ?, ?, " NOW ")",
+                  c, c->n_started, bind_started, err);
+    if (rc == AC_OK)
+        rc = each(st, "INSERT OR REPLACE INTO snapshots(session, n, body) VALUES(?,?,?)", c,
+                  c->snapshot ? 1 : 0, bind_snapshot, err);
+    return rc;
 }
 
 static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
