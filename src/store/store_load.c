@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store_snapshot.h"
+#include "session/snapshot.h"
 #include "store_writer.h"
 
 /* ---- loading ---- */
@@ -85,7 +85,7 @@ static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, sto
     char *body = NULL;
     int rc = st->ops->snapshot_get(st, id, &n, &body, err);
     if (rc == AC_OK && body) {
-        rc = ac_store_snapshot_restore(s, body, &w->model_calls, text, sizeof text);
+        rc = ac_session_snapshot_restore(s, body, &w->model_calls, text, sizeof text);
         if (rc != AC_OK)
             ac_store_err(err, rc, "store '%s': the snapshot of '%s' cannot be used: %s", st->path,
                          id, text);

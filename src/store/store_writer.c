@@ -11,7 +11,7 @@
 
 #include "session/journal.h"
 #include "store_json.h"
-#include "store_snapshot.h"
+#include "session/snapshot.h"
 #include "store_writer.h"
 
 static store_writer *W(ac_session *s)
@@ -373,7 +373,7 @@ static void h_flush(ac_session *s)
 void ac_sw_snapshot_take(store_writer *w)
 {
     ac_session *s = w->s;
-    char *body = ac_store_snapshot_save(s, w->model_calls);
+    char *body = ac_session_snapshot_save(s, w->model_calls);
     if (!body)
         return; /* a snapshot is an optimisation: the journal has everything */
     free(w->snap);

@@ -17,3 +17,8 @@ if(TARGET agentc_store)
   agentc_add_test(store_lease SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_lease.c
     LIBS agentc_store agentc_runtime agentc_io PkgConfig::SQLITE3 PkgConfig::JANSSON LABELS store)
 endif()
+# The spec's facts as a snapshot part: snapshot + tail equals a full replay on fact guards.
+if(TARGET agentc_store)
+  agentc_add_test(store_facts SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_facts.c
+    LIBS agentc_store agentc_runtime agentc_io agentc_gen PkgConfig::JANSSON LABELS store)
+endif()
