@@ -356,8 +356,8 @@ static int lease_check(ac_store *st, const char *id, const char *holder, ac_erro
     int ok = until <= now || !*h || (holder && strcmp(h, holder) == 0) || holder_gone(st, h);
     if (!ok) {
         ac_store_err(err, AC_STORE_EBUSY,
-                     "session '%s' is in use by %s (its lease runs %lld s more; it ends by "
-                     "itself if that process is gone)",
+                     "session '%s' is in use by %s (its lease runs %lld s more, renewed while "
+                     "that holder runs; it ends at once when its process exits)",
                      id, h, (long long)((until - now + 999) / 1000));
     }
     done(q);
