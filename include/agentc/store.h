@@ -61,7 +61,9 @@ typedef struct ac_store_options {
                                 its last one (0: 1000) */
 } ac_store_options;
 
-/* Opens (or creates, mode 0600) the store at path; an SQLite database with WAL.
+/* Opens (or creates, mode 0600) the store at path; an SQLite database with WAL, and
+ * beside it the file PATH-holders, where each open store holds a lock that tells the
+ * others it is alive.
  * NULL with err filled when the file is not a store of agentc (foreign or
  * corrupt), is of a newer schema, or cannot be opened or created (a read-only
  * directory): the file is left as it was. opt may be NULL. */
@@ -83,7 +85,7 @@ typedef struct ac_store_session_info {
     int64_t created_ms, updated_ms;
     uint64_t events;       /* events in its journal */
     uint64_t snapshot_seq; /* event number of its latest snapshot, 0: none */
-    char holder[128];      /* lease holder, "" when none or expired */
+    char holder[128];      /* lease holder, "" when none, expired or its process ended */
     int64_t lease_expires_ms;
     char title[128]; /* the start of its first user message */
 } ac_store_session_info;

@@ -228,67 +228,6 @@ static const char *col(sqlite3_stmt *q, int i)
     return v ? (const char *)v : "";
 }
 
-static void fill_info(sqlite3_stmt *q, ac_store_session_info *o)
-{
-    int64_t now = sqlite3_column_int64(q, 11);
-    memset(o, 0, sizeof *o);
-    snprintf(o->id, sizeof o->id, "%s", col(q, 0));
-    snprintf(o->spec_hash, sizeof o->spec_hash, "%s", col(q, 1));
-    snprintf(o->status, sizeof o->status, "%s", col(q, 2));
-    o->at_rest = sqlite3_column_int(q, 3);
-    o->created_ms = sqlite3_column_int64(q, 4);
-    o->updated_ms = sqlite3_column_int64(q, 5);
-    o->events = (uint64_t)sqlite3_column_int64(q, 6);
-    o->snapshot_seq = (uint64_t)sqlite3_column_int64(q, 7);
-    int64_t until = sqlite3_column_int64(q, 9);
-    if (until > now) {
-        snprintf(o->holder, sizeof o->holder, "%s", col(q, 8));
-        o->lease_expires_ms = until;
-    }
-    snprintf(o->title, sizeof o->title, "%s", col(q, 10));
-}
-
-#define INFO_COLS                                                                                  \
-    "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "       \
-    "lease_until, title, " NOW
-
-static int sq_info(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err)
-{
-    sqlite3_stmt *q = prep(st, "SELECT " INFO_COLS " FROM sessions WHERE id = ?");
-    if (!q)
-        return sq_fail(st, err, "reading a session");
-    bind_text(q, 1, id);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_ROW) {
-        fill_info(q, out);
-        done(q);
-        return AC_OK;
-    }
-    done(q);
-    if (rc != SQLITE_DONE)
-        return sq_fail(st, err, "reading a session");
-    ac_store_err(err, AC_STORE_ENOENT, "store '%s' has no session '%s'", st->path, id);
-    return AC_STORE_ENOENT;
-}
-
-static int sq_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
-{
-    sqlite3_stmt *q = prep(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id");
-    if (!q)
-        return sq_fail(st, err, "listing sessions");
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        ac_store_session_info info;
-        fill_info(q, &info);
-        if (fn(ud, &info)) {
-            rc = SQLITE_DONE;
-            break;
-        }
-    }
-    done(q);
-    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "listing sessions");
-}
-
 /* The byte of DB-holders that holder's store locks. */
 static off_t holder_byte(const char *holder)
 {
@@ -320,11 +259,14 @@ static int holder_lock(sq_store *s, ac_error *err)
     return AC_OK;
 }
 
-/* True when no open store holds holder's lock: its process is gone. */
+/* True when no open store holds holder's lock: its process is gone. Never this store's own
+ * holder (its own lock does not conflict with itself). */
 static int holder_gone(ac_store *st, const char *holder)
 {
 #ifdef F_OFD_GETLK
     sq_store *s = (sq_store *)st;
+    if (!strcmp(holder, st->holder))
+        return 0;
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
     fl.l_start = holder_byte(holder);
     fl.l_len = 1;
@@ -333,6 +275,68 @@ static int holder_gone(ac_store *st, const char *holder)
     (void)st, (void)holder;
     return 0;
 #endif
+}
+
+/* A row of INFO_COLS; holder "" when its lease ended or its holder is gone. */
+static void fill_info(ac_store *st, sqlite3_stmt *q, ac_store_session_info *o)
+{
+    int64_t now = sqlite3_column_int64(q, 11);
+    memset(o, 0, sizeof *o);
+    snprintf(o->id, sizeof o->id, "%s", col(q, 0));
+    snprintf(o->spec_hash, sizeof o->spec_hash, "%s", col(q, 1));
+    snprintf(o->status, sizeof o->status, "%s", col(q, 2));
+    o->at_rest = sqlite3_column_int(q, 3);
+    o->created_ms = sqlite3_column_int64(q, 4);
+    o->updated_ms = sqlite3_column_int64(q, 5);
+    o->events = (uint64_t)sqlite3_column_int64(q, 6);
+    o->snapshot_seq = (uint64_t)sqlite3_column_int64(q, 7);
+    int64_t until = sqlite3_column_int64(q, 9);
+    if (until > now && !holder_gone(st, col(q, 8))) {
+        snprintf(o->holder, sizeof o->holder, "%s", col(q, 8));
+        o->lease_expires_ms = until;
+    }
+    snprintf(o->title, sizeof o->title, "%s", col(q, 10));
+}
+
+#define INFO_COLS                                                                                  \
+    "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "       \
+    "lease_until, title, " NOW
+
+static int sq_info(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "SELECT " INFO_COLS " FROM sessions WHERE id = ?");
+    if (!q)
+        return sq_fail(st, err, "reading a session");
+    bind_text(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        fill_info(st, q, out);
+        done(q);
+        return AC_OK;
+    }
+    done(q);
+    if (rc != SQLITE_DONE)
+        return sq_fail(st, err, "reading a session");
+    ac_store_err(err, AC_STORE_ENOENT, "store '%s' has no session '%s'", st->path, id);
+    return AC_STORE_ENOENT;
+}
+
+static int sq_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id");
+    if (!q)
+        return sq_fail(st, err, "listing sessions");
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        ac_store_session_info info;
+        fill_info(st, q, &info);
+        if (fn(ud, &info)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "listing sessions");
 }
 
 /* Inside a transaction: AC_OK when `holder` may write the session (its lease, none running,
