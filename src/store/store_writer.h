@@ -22,6 +22,8 @@ typedef struct store_row {
     char *ev, *data, *steps;
 } store_row;
 
+/* The writer of one stored session (its hooks_ud): what it buffered since its last commit,
+ * and what it needs to commit after the session is freed (closing). */
 typedef struct store_writer {
     ac_store *st;
     ac_session *s;
