@@ -122,7 +122,7 @@ static void group_fired(void *ud)
 /* w has something to commit at the end of this loop turn. */
 void ac_store_group_add(store_writer *w)
 {
-    ac_loop *loop = w->s->e->loop;
+    ac_loop *loop = ac_engine_loop(ac_session_engine(w->s));
     if (!loop || w->queued || w->timer)
         return;
     ac_store *st = w->st;

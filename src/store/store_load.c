@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "session/snapshot.h"
+#include "session/session_int.h"
 #include "store_writer.h"
 
 /* ---- loading ---- */

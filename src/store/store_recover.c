@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "session/tools_internal.h"
+#include "session/session_int.h"
 #include "store_writer.h"
 
 #define INTERRUPTED_TOOL "interrupted: the tool may or may not have completed"

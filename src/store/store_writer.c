@@ -12,6 +12,7 @@
 #include "session/journal.h"
 #include "store_json.h"
 #include "session/snapshot.h"
+#include "session/session_int.h"
 #include "store_writer.h"
 
 static store_writer *W(ac_session *s)

@@ -12,7 +12,6 @@
 
 #include "agentc/fsm.h"
 #include "io/loop.h"
-#include "session/session_int.h"
 #include "store_int.h"
 
 /* One event waiting for the next commit: its number, time, name, payload and steps (JSON). */
@@ -98,8 +97,8 @@ struct ac_store_group {
 
 /* ---- the writer (store_writer.c) ---- */
 
-/* The hooks a stored session is made with (its hooks_ud is its writer). */
-extern const ac_session_hooks AC_SW_HOOKS;
+/* The hooks a stored session is made with (its hooks_ud is its writer; session_int.h). */
+extern const struct ac_session_hooks AC_SW_HOOKS;
 /* A writer for a session of st, muted (loading) until ac_sw_go_live. NULL: out of memory. */
 store_writer *ac_sw_new(ac_store *st);
 void ac_sw_free(store_writer *w); /* NULL: nothing */
