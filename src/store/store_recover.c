@@ -7,7 +7,6 @@
  */
 #include <string.h>
 
-#include "session/tools_internal.h"
 #include "session/session_int.h"
 #include "store_writer.h"
 
@@ -83,8 +82,7 @@ int ac_store_recover(ac_store *st, ac_session *s, ac_error *err)
             const ac_tool_call *call = cid ? ac_conv_tool_call(s->conv, cid) : NULL;
             if (!call || call->state != AC_CALL_NONE || !json_object_get(c.started, cid))
                 continue; /* answered, or never started: it runs (again) as usual */
-            const ac_tool *tool = ac_tools_find(e, call->name);
-            if (tool && tool->idempotent)
+            if (ac_tool_idempotent(e, call->name))
                 continue;
             json_array_append_new(ids, json_string(cid));
         }
