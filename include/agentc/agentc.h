@@ -37,7 +37,12 @@ typedef enum ac_status {
     AC_QUEUED = 2,          /* accepted, applied later in order (see ac_session_post) */
     AC_ESPEC = -5,          /* the spec cannot run here: a handler, param or event is missing */
     AC_ECONFIG = -6,        /* a bad configuration: provider, model, key, tools, script */
-    AC_EIO = -7             /* a file could not be read or written (journal, tools, script) */
+    AC_EIO = -7,            /* a file could not be read or written (journal, tools, script) */
+    /* the store's (agentc/store.h also names them AC_STORE_ENOENT, _EBUSY, _ESPEC); -100,
+     * -101 and -102, their numbers before they joined this enum, are never given again */
+    AC_ENOENT = -8,        /* no stored session with that id */
+    AC_EBUSY = -9,         /* another holder's lease on the session runs (the text names it) */
+    AC_ESPEC_CHANGED = -10 /* a session stopped mid-turn continued under another spec */
 } ac_status;
 
 /* An error at the public edge, in the manner of jansson's json_error_t: a code, a text, and

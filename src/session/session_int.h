@@ -99,7 +99,7 @@ typedef struct ac_event_queue {
 
 typedef struct ac_tool_run ac_tool_run; /* state of the run_tools effect */
 
-/* Durable sessions (src/store/store_session.c) follow a session through these hooks; NULL
+/* Durable sessions (src/store/store_writer.c) follow a session through these hooks; NULL
  * for a session that is not stored. Each is called on the loop thread. */
 typedef struct ac_session_hooks {
     void (*event)(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data);
@@ -116,6 +116,10 @@ typedef struct ac_session_hooks {
     void (*close)(ac_session *s);
     void (*tool_forget)(ac_session *s, void *ud);
 } ac_session_hooks;
+/* Whether the engine's tool `name` may run again after a crash (its tool file says
+ * "idempotent", or its MCP server's idempotentHint): the store's recovery asks
+ * (tools_registry.c). */
+bool ac_tool_idempotent(const ac_engine *e, const char *name);
 /* A session followed by hooks from its first event (spawn is posted unless replay). */
 ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
                                   void *hooks_ud, int replay, char *err, size_t errcap);

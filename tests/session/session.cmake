@@ -33,3 +33,6 @@ agentc_add_test(session_spec_v2 SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_s
 agentc_add_test(session_replay_output SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_replay_output.c
   LIBS agentc_runtime agentc_io agentc_gen PkgConfig::JANSSON ARGS $<TARGET_FILE:agentc>
   LABELS session)
+# The error space: ac_strerror names every code of enum ac_status (read from agentc.h).
+agentc_add_test(session_status_names SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_status_names.c
+  LIBS agentc_runtime LABELS session)
