@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,7 +41,9 @@ typedef struct ac_proc {
     uint64_t timeout_timer, grace_timer, poll_timer, fail_timer;
 
     char *in_data;
-    size_t in_len, in_off;
+    size_t in_len, in_off, in_cap;
+    ac_proc_data_fn on_stdout; /* streaming (proc.h); NULL once stopped */
+    int stream, close_in, stopping;
 
     char *out; /* out_cap includes room for a trailing NUL */
     size_t out_len, out_cap, out_max;
@@ -264,8 +267,10 @@ static void drain(ac_proc *p, int is_err)
         if (n > 0) {
             if (is_err)
                 err_append(p, buf, (size_t)n);
-            else
+            else if (!p->stream)
                 out_append(p, buf, (size_t)n);
+            else if (p->on_stdout)
+                p->on_stdout(p->ud, buf, (size_t)n);
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -308,7 +313,13 @@ static void on_stdin(void *ud, int fd, int revents)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        break; /* EPIPE: the child closed its stdin; it gets no more */
+        p->close_in = 1; /* EPIPE: the child closed its stdin; it gets no more */
+        break;
+    }
+    p->in_off = p->in_len = 0;
+    if (p->stream && !p->close_in) { /* open for more: no interest until ac_proc_write */
+        ac_loop_watch_events(p->loop, p->in_watch, 0);
+        return;
     }
     close_fd(p->loop, &p->in_fd, &p->in_watch);
     free(p->in_data);
@@ -578,6 +589,8 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     p->pidfd = p->in_fd = p->out_fd = p->err_fd = -1;
     p->done = done;
     p->ud = ud;
+    p->on_stdout = spec->on_stdout;
+    p->stream = spec->on_stdout != NULL;
     p->out_max = spec->max_stdout ? spec->max_stdout : AC_PROC_DEFAULT_MAX_STDOUT;
     p->err_max = spec->max_stderr_tail ? spec->max_stderr_tail : AC_PROC_DEFAULT_STDERR_TAIL;
     p->err = malloc(p->err_max);
@@ -700,9 +713,9 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     p->out_watch = ac_loop_watch_fd_ex(loop, p->out_fd, AC_LOOP_READ, on_out, p, AC_LOOP_INTERNAL);
     p->err_watch = ac_loop_watch_fd_ex(loop, p->err_fd, AC_LOOP_READ, on_err, p, AC_LOOP_INTERNAL);
     ok = ok && p->out_watch && p->err_watch;
-    if (p->in_len > 0) {
-        p->in_watch =
-            ac_loop_watch_fd_ex(loop, p->in_fd, AC_LOOP_WRITE, on_stdin, p, AC_LOOP_INTERNAL);
+    if (p->in_len > 0 || p->stream) {
+        p->in_watch = ac_loop_watch_fd_ex(loop, p->in_fd, p->in_len > 0 ? AC_LOOP_WRITE : 0,
+                                          on_stdin, p, AC_LOOP_INTERNAL);
         ok = ok && p->in_watch;
     } else {
         close_fd(loop, &p->in_fd, &p->in_watch); /* EOF right away */
@@ -757,11 +770,100 @@ void ac_proc_kill(ac_loop *loop, uint64_t id)
     proc_free(p);
 }
 
+static ac_proc *live(ac_loop *loop, uint64_t id)
+{
+    struct ac_proc_state *st = proc_state(loop, 0);
+    return st ? ac_idmap_get(&st->procs, id) : NULL;
+}
+
+int ac_proc_write(ac_loop *loop, uint64_t id, const char *data, size_t len)
+{
+    ac_proc *p = live(loop, id);
+    if (!p || !p->stream || p->in_fd < 0 || p->close_in)
+        return -1;
+    if (p->in_len + len > p->in_cap) {
+        size_t cap = p->in_cap ? p->in_cap : 4096;
+        while (cap < p->in_len + len)
+            cap *= 2;
+        char *nb = realloc(p->in_data, cap);
+        if (!nb)
+            return -1;
+        p->in_data = nb;
+        p->in_cap = cap;
+    }
+    memcpy(p->in_data + p->in_len, data, len);
+    p->in_len += len;
+    ac_loop_watch_events(loop, p->in_watch, AC_LOOP_WRITE);
+    return 0;
+}
+
+void ac_proc_close_stdin(ac_loop *loop, uint64_t id)
+{
+    ac_proc *p = live(loop, id);
+    if (!p || p->in_fd < 0)
+        return;
+    p->close_in = 1;
+    if (p->in_off >= p->in_len)
+        close_fd(loop, &p->in_fd, &p->in_watch);
+    else
+        on_stdin(p, p->in_fd, AC_LOOP_WRITE); /* what the pipe takes now, the rest later */
+}
+
+void ac_proc_stop(ac_loop *loop, uint64_t id, int64_t grace_ms)
+{
+    ac_proc *p = live(loop, id);
+    if (!p || p->stopping)
+        return;
+    p->stopping = 1;
+    p->done = NULL;
+    p->on_stdout = NULL;
+    ac_proc_close_stdin(loop, id);
+    if (p->pid <= 0)
+        return; /* spawn failed: its 0 ms completion frees it */
+    cancel_timer(loop, &p->timeout_timer);
+    p->timeout_timer = ac_loop_timer_ex(loop, grace_ms, on_timeout, p, AC_LOOP_INTERNAL);
+    if (!p->timeout_timer)
+        signal_child(p->pid, SIGTERM);
+}
+
+/* ac_loop_free(): children being stopped get up to AC_PROC_STOP_WAIT_MS to exit on their own
+ * (their stdin is closed) before the kill. The loop is not running any more; the wait is on the
+ * children's pidfds (without pidfds, looks every 5 ms). */
+static void wait_stopping(struct ac_proc_state *st)
+{
+    int64_t end = ac_loop_clock_ms() + AC_PROC_STOP_WAIT_MS;
+    for (;;) {
+        struct pollfd fds[64];
+        nfds_t n = 0;
+        int blind = 0;
+        for (size_t i = 0; i < st->procs.cap; i++) {
+            ac_proc *p = st->procs.keys[i] ? st->procs.vals[i] : NULL;
+            if (!p || !p->stopping || p->pid <= 0)
+                continue;
+            siginfo_t si;
+            memset(&si, 0, sizeof si);
+            if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid)
+                continue; /* gone already */
+            if (p->pidfd >= 0 && n < 64)
+                fds[n++] = (struct pollfd){.fd = p->pidfd, .events = POLLIN};
+            else
+                blind = 1;
+        }
+        int64_t left = end - ac_loop_clock_ms();
+        if ((!n && !blind) || left <= 0)
+            return;
+        if (blind && left > 5)
+            left = 5;
+        poll(fds, n, (int)left);
+    }
+}
+
 /* Called by ac_loop_free(): every child is killed and reaped, no done callback runs. */
 static void proc_teardown(ac_loop *loop, void *state)
 {
     struct ac_proc_state *st = state;
     ac_proc *p;
+    wait_stopping(st);
     while ((p = ac_idmap_any(&st->procs, NULL)) != NULL)
         ac_proc_kill(loop, p->id);
     ac_idmap_clear(&st->procs);

@@ -921,7 +921,7 @@ static int recover(ac_store *st, ac_session *s, ac_error *err)
             if (!call || call->state != AC_CALL_NONE || !json_object_get(c.started, cid))
                 continue; /* answered, or never started: it runs (again) as usual */
             const ac_tool *tool = ac_tools_find(e, call->name);
-            if (tool && tool->idempotent)
+            if (tool ? tool->idempotent : ac_mcp_idempotent(e, call->name))
                 continue;
             json_array_append_new(ids, json_string(cid));
         }
