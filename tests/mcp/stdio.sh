@@ -7,9 +7,9 @@ need_reference_servers
 mkdir -p "$tmp/docs"
 echo "the quick brown fox" >"$tmp/docs/a.txt"
 cat >"$tmp/tools.json" <<JSON
-{"mcp": [{"name": "ev", "command": ["node", "$everything", "stdio"], "timeout": "20s"},
-         {"name": "evslow", "command": ["node", "$everything", "stdio"], "timeout": "3s"},
-         {"name": "fs", "command": ["node", "$filesystem", "$tmp/docs"]}]}
+{"mcp": [{"name": "ev", "command": ["node", "$everything", "stdio"], "timeout": "20s", "start_timeout": "30s"},
+         {"name": "evslow", "command": ["node", "$everything", "stdio"], "timeout": "3s", "start_timeout": "30s"},
+         {"name": "fs", "command": ["node", "$filesystem", "$tmp/docs"], "start_timeout": "30s"}]}
 JSON
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }
 script "$tmp/s" "{\"tool_calls\": [$(call c1 ev::echo '{"message":"hello mcp"}'), $(call c2 ev::get-sum '{"a":2,"b":40}'),

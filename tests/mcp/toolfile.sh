@@ -21,7 +21,7 @@ check '{"oops": []}' 'unknown key "oops" (only "tools", "toolkits", "state" and 
 # "tools" and "mcp" in one file; the server's tools next to the file's
 cat >"$tmp/both.json" <<JSON
 {"tools": [{"name": "hello", "description": "says hello", "command": ["echo", "hello"]}],
- "mcp": [{"name": "t", "command": ["node", "$test_server"]}]}
+ "mcp": [{"name": "t", "command": ["node", "$test_server"], "start_timeout": "30s"}]}
 JSON
 script "$tmp/s" '{"tool_calls": [{"id": "c1", "name": "hello", "arguments": "{}"}, {"id": "c2", "name": "t::add", "arguments": "{\"a\": 2, \"b\": 3}"}, {"id": "c3", "name": "t::add", "arguments": "{\"a\": \"two\", \"b\": 1}"}]}' \
   '{"content": "done"}'
@@ -30,11 +30,14 @@ run_agent "$tmp/both.json" "$tmp/s"
 expect_result c1 true '^hello$'
 expect_result c2 true '^5$'
 expect_result c3 false 'invalid arguments: /a: expected number, got string'
-# a tool file tool called like a server's tool: refused
+# a tool file tool called like a server's tool: the server's is refused (not offered), and a
+# call to it says why
 cat >"$tmp/clash.json" <<JSON
 {"tools": [{"name": "t__add", "description": "clash", "command": ["echo"]}],
- "mcp": [{"name": "t", "command": ["node", "$test_server"]}]}
+ "mcp": [{"name": "t", "command": ["node", "$test_server"], "start_timeout": "30s"}]}
 JSON
-run_agent "$tmp/clash.json" "$tmp/s"
-[ $rc -ne 0 ] && grep -q "tool 't::add' is defined twice (the model would see 't__add' under the same name)" "$tmp/err" || fail "clash accepted: $(cat "$tmp/err")"
+script "$tmp/s2" '{"tool_calls": [{"id": "c2", "name": "t::add", "arguments": "{\"a\": 2, \"b\": 3}"}]}' '{"content": "done"}'
+run_agent "$tmp/clash.json" "$tmp/s2"
+[ $rc -eq 0 ] || fail "run failed: $(cat "$tmp/err")"
+expect_result c2 false "tool 't::add' is defined twice \(the model would see 't__add' under the same name\)"
 echo ok
