@@ -34,7 +34,7 @@ struct ac_http_state {
     ac_idmap socks;   /* fd + 1 -> ac_sock* */
     uint64_t timer;   /* internal loop timer standing for curl's single timeout */
     int tearing_down;
-    int in_curl;   /* inside curl_multi_socket_action(): curl forbids removing handles */
+    int in_curl; /* inside curl_multi_socket_action(): curl forbids removing handles */
     ac_loop *loop;
 };
 

@@ -486,8 +486,8 @@ static char **build_env(const char *const *base, const char *const *env_add, cha
         size_t len = env_name_len(base[i]);
         int replaced = 0;
         for (size_t j = 0; j < nadd && !replaced; j++)
-            replaced = len > 0 && env_name_len(env_add[j]) == len &&
-                       memcmp(env_add[j], base[i], len) == 0;
+            replaced =
+                len > 0 && env_name_len(env_add[j]) == len && memcmp(env_add[j], base[i], len) == 0;
         if (!replaced)
             envp[n++] = (char *)base[i];
     }

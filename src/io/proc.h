@@ -35,7 +35,7 @@
 #define AC_PROC_KILL_GRACE_MS 500
 #define AC_PROC_DEFAULT_MAX_STDOUT ((size_t)8 << 20) /* used when max_stdout == 0 */
 #define AC_PROC_DEFAULT_STDERR_TAIL ((size_t)4096)   /* used when max_stderr_tail == 0 */
-#define AC_PROC_STOP_WAIT_MS 300                      /* ac_loop_free() and stopping children */
+#define AC_PROC_STOP_WAIT_MS 300                     /* ac_loop_free() and stopping children */
 
 /* Bytes of a streaming child's stdout (on the loop thread, from the loop's fd callback: store
  * them and act later, never free or stop anything from here). */

@@ -43,7 +43,7 @@
 #define AC_MCP_MAX_MESSAGE ((size_t)16 << 20) /* one JSON-RPC message */
 #define AC_MCP_BACKOFF_MIN_MS 250
 #define AC_MCP_BACKOFF_MAX_MS 30000
-#define AC_MCP_MAX_PAGES 100 /* tools/list pages followed */
+#define AC_MCP_MAX_PAGES 100         /* tools/list pages followed */
 #define AC_MCP_START_TIMEOUT_MS 5000 /* start_timeout when the tool file does not say */
 
 /* One server's configuration (tool file "mcp" entry). */

@@ -318,8 +318,8 @@ static void fault(ac_mcp_server *s, const char *why)
     s->listing = NULL;
     stop_transport(s);
     if (!s->restart_timer)
-        s->restart_timer = ac_loop_timer(s->loop, s->retry_at - ac_loop_now_ms(s->loop),
-                                         restart_fire, s);
+        s->restart_timer =
+            ac_loop_timer(s->loop, s->retry_at - ac_loop_now_ms(s->loop), restart_fire, s);
     if ((was_listing || was_starting) && s->on_tools) /* the old list stays */
         s->on_tools(s->on_tools_ud, s);
     while (s->pend) {

@@ -41,9 +41,9 @@ typedef struct mcp_inbox {
     ac_loop *loop;
     mcp_transport_cb cb;
     ac_loop_task task;
-    json_t *q;   /* the messages, in order (a JSON array), from head on */
+    json_t *q; /* the messages, in order (a JSON array), from head on */
     size_t head;
-    int end;     /* 0, or the last report: MCP_INBOX_CLOSED, MCP_INBOX_EXPIRED */
+    int end; /* 0, or the last report: MCP_INBOX_CLOSED, MCP_INBOX_EXPIRED */
     char why[900];
 } mcp_inbox;
 enum { MCP_INBOX_CLOSED = 1, MCP_INBOX_EXPIRED = 2 };

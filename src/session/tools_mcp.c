@@ -39,8 +39,8 @@ struct ac_mcp_set {
     ac_engine *e;
     mcp_entry **v;
     size_t n;
-    uint64_t rev;             /* bumped by each refresh after the first listing */
-    ac_mcp_waiter *waiters;   /* model calls waiting for a changed list (effects.c) */
+    uint64_t rev;           /* bumped by each refresh after the first listing */
+    ac_mcp_waiter *waiters; /* model calls waiting for a changed list (effects.c) */
 };
 
 /* The engine's name for tool of toolkit kit: "kit::tool" (the model sees "kit__tool",
@@ -187,9 +187,8 @@ int64_t ac_mcp_wait_ms(const ac_engine *e)
     int64_t w = MCP_LISTING_WAIT_MS, now = e->loop ? ac_loop_now_ms(e->loop) : 0;
     for (size_t i = 0; e->mcp && i < e->mcp->n; i++) {
         const mcp_entry *me = e->mcp->v[i];
-        int64_t left = me->awaited ? me->start_ms + ac_mcp_server_config(me->srv)->start_timeout_ms -
-                                         now
-                                   : 0;
+        int64_t left =
+            me->awaited ? me->start_ms + ac_mcp_server_config(me->srv)->start_timeout_ms - now : 0;
         if (left > w)
             w = left;
     }

@@ -34,7 +34,7 @@ typedef struct slot {
     uint64_t proc;
     uint64_t timer;
     ac_tool_call_handle *cb;
-    ac_mcp_call *mcp; /* TK_MCP: the call in flight */
+    ac_mcp_call *mcp;                /* TK_MCP: the call in flight */
     const struct tool_kind_ops *ops; /* how its kind runs and stops, once it runs */
     int64_t started_ms;
     int ok;
@@ -54,8 +54,8 @@ struct ac_tool_run {
     size_t n, next, running;
     size_t max_parallel;
     ac_turn_plan *plan; /* order, references and output paths (state_turn.c); NULL: in order */
-    uint16_t origin; /* of the run_tools effect: passed with every event queued */
-    ac_tk_state *work;    /* the toolkits as this run's calls change them (toolkits.h) */
+    uint16_t origin;    /* of the run_tools effect: passed with every event queued */
+    ac_tk_state *work;  /* the toolkits as this run's calls change them (toolkits.h) */
 };
 
 typedef struct tool_kind_ops tool_kind_ops;
@@ -93,8 +93,10 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
                                                    clean ? clean : "", &override)
                              : NULL;
     json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
-                          override ? override : clean ? clean : "", "duration_ms",
-                          (json_int_t)dur);
+                          override ? override
+                          : clean  ? clean
+                                   : "",
+                          "duration_ms", (json_int_t)dur);
     free(override);
     free(clean);
     if (d && writes)
@@ -361,8 +363,8 @@ static void stop_mcp(ac_tool_run *r, slot *sl)
 
 /* The environment entries a tool process gets beside ac_tool_env's (NULL-terminated, into
  * env); *ctx_env is the AGENTC_CONTEXT entry to free. -1 with msg when the call must fail. */
-static int process_env(call_in *c, char bufs[3][300], const char **env, char **ctx_env,
-                       char *msg, size_t cap)
+static int process_env(call_in *c, char bufs[3][300], const char **env, char **ctx_env, char *msg,
+                       size_t cap)
 {
     snprintf(bufs[0], 300, "AGENTC_TOOL_NAME=%s", c->t->name);
     snprintf(bufs[1], 300, "AGENTC_TOOL_CALL_ID=%s", c->sl->id);
@@ -486,15 +488,15 @@ static const tool_kind_ops kind_ops[] = {
 
 /* The call's arguments, references resolved and meta-properties removed (state_turn.c), as
  * JSON (*argstr rewritten into *resolved when they changed); NULL with msg. */
-static json_t *call_args(ac_tool_run *r, slot *sl, const char **argstr, char **resolved,
-                         char *msg, size_t cap)
+static json_t *call_args(ac_tool_run *r, slot *sl, const char **argstr, char **resolved, char *msg,
+                         size_t cap)
 {
     json_error_t jerr;
     int rewritten = 0;
     *resolved = NULL;
-    json_t *args = r->plan ? ac_turn_plan_args(r->plan, (size_t)(sl - r->slots), &rewritten, msg,
-                                               cap)
-                           : json_loads(*argstr, JSON_DECODE_ANY, &jerr);
+    json_t *args = r->plan
+                       ? ac_turn_plan_args(r->plan, (size_t)(sl - r->slots), &rewritten, msg, cap)
+                       : json_loads(*argstr, JSON_DECODE_ANY, &jerr);
     if (!args) {
         if (!r->plan)
             snprintf(msg, cap, "invalid arguments: not JSON (%s)", jerr.text);
@@ -605,7 +607,7 @@ static void launch_next(ac_tool_run *r)
         size_t dep;
         long i = ac_turn_plan_next(r->plan, &fail, &dep);
         if (i < 0)
-            return; /* the rest wait for calls still running */
+            return;                       /* the rest wait for calls still running */
         if (!fail && dep != (size_t)-1) { /* a toolkit's pipeline stops at its first failure */
             const slot *first = &r->slots[dep];
             const char *pfx = first->tool && first->tool->kit ? first->tool->kit->prefix : "?";
@@ -674,8 +676,7 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
     if (r->n == 0) {
         /* nothing to run (the turn's calls could not be recorded): say so,
          * or TOOL_EXECUTING would wait for results that never come */
-        ac_session_enqueue(s, s->e->ev_tool_completed, json_pack("{s:b}", "none", 1), 0,
-                           r->origin);
+        ac_session_enqueue(s, s->e->ev_tool_completed, json_pack("{s:b}", "none", 1), 0, r->origin);
         return;
     }
     launch_next(r);
