@@ -34,7 +34,7 @@ struct ac_http_state {
     ac_idmap socks;   /* fd + 1 -> ac_sock* */
     uint64_t timer;   /* internal loop timer standing for curl's single timeout */
     int tearing_down;
-    int in_curl; /* inside curl_multi_socket_action(): curl forbids removing handles */
+    int in_curl;   /* inside curl_multi_socket_action(): curl forbids removing handles */
     ac_loop *loop;
 };
 
@@ -351,7 +351,6 @@ void ac_http_progress(ac_loop *loop, uint64_t id)
         x->last_progress_ms = ac_loop_now_ms(loop);
 }
 
-/* Called by ac_loop_free(): no done callback runs; easy handles go back to their owners. */
 /* A transfer nobody waits for (ac_http_send_and_forget): the loop owns its handle. */
 static void forget_done(void *ud, CURL *easy, CURLcode rc)
 {
@@ -368,6 +367,8 @@ uint64_t ac_http_send_and_forget(ac_loop *loop, CURL *easy, struct curl_slist *h
     return id;
 }
 
+/* Called by ac_loop_free(): no done callback runs; easy handles go back to their owners, but
+ * those of transfers nobody waits for are cleaned up. */
 static void http_teardown(ac_loop *loop, void *state)
 {
     struct ac_http_state *st = state;

@@ -118,10 +118,10 @@ typedef struct llm_effect {
     uint64_t call;
     uint16_t origin;
     int64_t stall_ms, connect_ms, total_ms;
-    int waiting;    /* registered with ac_mcp_wait_listing */
-    uint64_t bound; /* the timer that ends the wait */
+    int waiting;        /* registered with ac_mcp_wait_listing */
+    uint64_t bound;     /* the timer that ends the wait */
     ac_mcp_waiter wait;
-    ac_loop_task go; /* the deferred start, after the tools.changed event is applied */
+    ac_loop_task go;    /* the deferred start, after the tools.changed event is applied */
 } llm_effect;
 
 static void llm_go(void *ud)

@@ -13,16 +13,7 @@
 #include "session/session_int.h"
 #include "tools/schema.h"
 
-enum tool_kind {
-    TK_CALC,
-    TK_CLOCK,
-    TK_EXTERNAL,
-    TK_CALLBACK,
-    TK_EXPAND,
-    TK_SEARCH,
-    TK_LOAD,
-    TK_MCP
-};
+enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD, TK_MCP };
 
 /* ---- registry (tools_registry.c) ---- */
 
@@ -41,8 +32,8 @@ struct ac_tool {
     size_t max_output;
     char **env;         /* tool file "env": "NAME=value", NULL-terminated, may be NULL */
     char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
-    int idempotent;     /* may run again after a crash (src/store): the tool file says so, or (MCP)
-                           the server's idempotentHint */
+    int idempotent; /* may run again after a crash (src/store): the tool file says so, or (MCP)
+                       the server's idempotentHint */
     ac_tool_fn fn;
     void *ud;
     /* toolkits (toolkits.c): the engine index of the tool's toolkit + 1 (0: an independent
@@ -103,7 +94,8 @@ json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *cont
 /* Starts the servers of a tool file's "mcp" array (borrowed), without waiting; their tools
  * are added as server__tool once listed (tools_mcp.c); path names the file in messages. -1
  * with err (a bad declaration, out of memory): a server that cannot start is no error. */
-int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err, size_t errcap);
+int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err,
+                       size_t errcap);
 /* The revision of the engine's tool list: 0 until an MCP server's list changes, then
  * bumped by each refresh. A session compares it with the revision it last checked
  * (effects.c) before a model call. */
