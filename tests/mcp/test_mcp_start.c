@@ -5,7 +5,8 @@
  * journaled tools.changed), one that starts in time (the first call offers them), one that
  * cannot start (the session goes on, its calls fail with the reason, the other server works,
  * it is started again with a backoff), one killed mid-call (the call fails, the server is
- * started again and the next call works). In each, a 1 ms timer measures the loop's longest
+ * started again and the next call works), one that never answers and ignores SIGTERM (stopped
+ * by timers, never waited for). In each, a 1 ms timer measures the loop's longest
  * stall, which must stay under STALL_MAX_MS (a functional "never blocks" bound that holds under
  * ASan and on a loaded machine; the figures are printed).
  */
@@ -299,6 +300,35 @@ static void test_killed_mid_call(void **st)
     assert_true(stall < STALL_MAX_MS);
 }
 
+/* A server that never answers and ignores stdin's EOF and SIGTERM: its handshake fails after
+ * 1 s and it is stopped by io/proc's timers (SIGTERM, then SIGKILL), never waited for; its
+ * call fails with the reason. */
+static void test_stopped_without_waiting(void **st)
+{
+    (void)st;
+    char tools[600], journal[600];
+    tool_file(tools, sizeof tools, "deaf.json",
+              "{\"mcp\":[{\"name\":\"deaf\",\"command\":[\"sh\",\"-c\",\"trap '' TERM; "
+              "while :; do sleep 0.05; done\"],\"start_timeout\":\"1s\",\"timeout\":\"1s\"}]}");
+    const char *turns = "{\"tool_calls\":[{\"id\":\"d\",\"name\":\"deaf::echo\","
+                        "\"arguments\":\"{}\"}]}\n"
+                        "{\"content\":\"done\"}\n";
+    rig r;
+    meter m;
+    open_rig(&r, &m, turns, tools, NULL, journal, sizeof journal);
+    ac_session_send(r.s, "go");
+    settle(&r);
+    for (double end = rig_now() + 1.0; rig_now() < end;) /* the SIGKILL after the SIGTERM */
+        ac_loop_run_once(r.loop, 20);
+    double stall = meter_stop(&m, "a deaf server stopped");
+    const char *res = rig_result(&r, "d", 0);
+    if (!strstr(res, "MCP server 'deaf' did not complete the handshake within 1000 ms"))
+        fail_msg("result: %s", res);
+    assert_string_equal(ac_session_answer(r.s), "done");
+    close_rig(&r);
+    assert_true(stall < STALL_MAX_MS);
+}
+
 static int node_missing(void)
 {
     return system("node --version >/dev/null 2>&1") != 0;
@@ -319,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_starts_in_time),
         cmocka_unit_test(test_cannot_start),
         cmocka_unit_test(test_killed_mid_call),
+        cmocka_unit_test(test_stopped_without_waiting),
     };
     return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
 }
