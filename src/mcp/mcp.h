@@ -52,6 +52,8 @@ typedef struct ac_mcp_config {
     char **argv;              /* stdio: the command, NULL-terminated; NULL for HTTP */
     char **env;               /* stdio: its whole environment, "NAME=value", NULL-terminated; NULL:
                                  this process's (the engine passes tool_env.c's list plus "env") */
+    char **env_add;           /* stdio: "NAME=value" entries over env (or this process's
+                                 environment), NULL-terminated; may be NULL */
     char *url;                /* HTTP: the endpoint; NULL for stdio */
     char **headers;           /* HTTP: "Name: value", NULL-terminated */
     int64_t timeout_ms;       /* each call */

@@ -94,6 +94,7 @@ void ac_mcp_config_clear(ac_mcp_config *c)
     free(c->url);
     strv_free(c->argv);
     strv_free(c->env);
+    strv_free(c->env_add);
     strv_free(c->headers);
     strv_free(c->secrets);
     memset(c, 0, sizeof *c);
@@ -816,6 +817,7 @@ ac_mcp_server *ac_mcp_server_new(ac_loop *loop, const ac_mcp_config *cfg)
     s->cfg.url = cfg->url ? strdup(cfg->url) : NULL;
     s->cfg.argv = strv_dup(cfg->argv);
     s->cfg.env = strv_dup(cfg->env);
+    s->cfg.env_add = strv_dup(cfg->env_add);
     s->cfg.headers = strv_dup(cfg->headers);
     s->cfg.secrets = strv_dup(cfg->secrets);
     s->cfg.timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000;
@@ -823,7 +825,7 @@ ac_mcp_server *ac_mcp_server_new(ac_loop *loop, const ac_mcp_config *cfg)
         cfg->start_timeout_ms > 0 ? cfg->start_timeout_ms : AC_MCP_START_TIMEOUT_MS;
     s->cfg.idempotent = cfg->idempotent;
     if (!s->cfg.name || (cfg->url && !s->cfg.url) || (cfg->argv && !s->cfg.argv) ||
-        (cfg->env && !s->cfg.env) || (cfg->headers && !s->cfg.headers) ||
+        (cfg->env && !s->cfg.env) || (cfg->env_add && !s->cfg.env_add) || (cfg->headers && !s->cfg.headers) ||
         (cfg->secrets && !s->cfg.secrets) || (!s->cfg.url && !s->cfg.argv)) {
         ac_mcp_config_clear(&s->cfg);
         free(s);

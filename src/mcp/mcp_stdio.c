@@ -181,6 +181,7 @@ mcp_transport *ac_mcp_stdio_new(ac_loop *loop, const ac_mcp_config *cfg, const m
     memset(&ps, 0, sizeof ps);
     ps.argv = (const char *const *)cfg->argv;
     ps.env = (const char *const *)cfg->env;
+    ps.env_add = (const char *const *)cfg->env_add;
     ps.max_stderr_tail = ERR_TAIL;
     ps.on_stdout = on_out;
     t->proc = ac_proc_spawn(loop, &ps, child_exit, t, err, errcap);
