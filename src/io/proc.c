@@ -556,34 +556,12 @@ fail:;
     _exit(127);
 }
 
-uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn done, void *ud,
-                       char *err, size_t errcap)
+/* The record of a child to spawn: buffers and limits from spec, nothing started. */
+static ac_proc *proc_new(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn done, void *ud)
 {
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ep[2] = {-1, -1};
-    char **envp = NULL;
-    ac_proc *p = NULL;
-    char dummy[1];
-    if (!err || errcap == 0) {
-        err = dummy;
-        errcap = sizeof dummy;
-    }
-    err[0] = '\0';
-    if (!spec || !spec->argv || !spec->argv[0] || !spec->argv[0][0]) {
-        snprintf(err, errcap, "proc spec needs a non-empty argv[0]");
-        return 0;
-    }
-    pthread_once(&sigpipe_once, ignore_sigpipe);
-    struct ac_proc_state *st = proc_state(loop, 1);
-    if (!st)
-        goto oom;
-    if (spec->env || spec->env_add) {
-        envp = build_env(spec->env, spec->env_add, err, errcap);
-        if (!envp)
-            return 0;
-    }
-    p = calloc(1, sizeof *p);
+    ac_proc *p = calloc(1, sizeof *p);
     if (!p)
-        goto oom;
+        return NULL;
     p->loop = loop;
     p->pid = -1;
     p->pidfd = p->in_fd = p->out_fd = p->err_fd = -1;
@@ -594,20 +572,25 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     p->out_max = spec->max_stdout ? spec->max_stdout : AC_PROC_DEFAULT_MAX_STDOUT;
     p->err_max = spec->max_stderr_tail ? spec->max_stderr_tail : AC_PROC_DEFAULT_STDERR_TAIL;
     p->err = malloc(p->err_max);
-    if (!p->err)
-        goto oom;
-    if (spec->stdin_len > 0 && spec->stdin_data) {
-        p->in_data = malloc(spec->stdin_len);
-        if (!p->in_data)
-            goto oom;
+    if (spec->stdin_len > 0 && spec->stdin_data && (p->in_data = malloc(spec->stdin_len))) {
         memcpy(p->in_data, spec->stdin_data, spec->stdin_len);
         p->in_len = spec->stdin_len;
     }
+    if (!p->err || (spec->stdin_len > 0 && spec->stdin_data && !p->in_data)) {
+        proc_free(p);
+        return NULL;
+    }
+    return p;
+}
 
+/* The child's pipes (stdin, stdout, stderr, and the exec error pipe), the child's ends above
+ * fd 2 and the parent's non-blocking. -1 with err (what is open stays in the arrays). */
+static int make_pipes(int in[2], int out[2], int errp[2], int ep[2], char *err, size_t errcap)
+{
     if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
         pipe2(ep, O_CLOEXEC)) {
         snprintf(err, errcap, "pipe: %s", strerror(errno));
-        goto fail;
+        return -1;
     }
     in[0] = move_above_stdio(in[0]);
     out[1] = move_above_stdio(out[1]);
@@ -615,18 +598,23 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     ep[1] = move_above_stdio(ep[1]);
     if (in[0] < 0 || out[1] < 0 || errp[1] < 0 || ep[1] < 0) {
         snprintf(err, errcap, "fcntl: %s", strerror(errno));
-        goto fail;
+        return -1;
     }
     int parent_fds[3] = {in[1], out[0], errp[0]};
     for (int i = 0; i < 3; i++) {
         if (fcntl(parent_fds[i], F_SETFL, fcntl(parent_fds[i], F_GETFL) | O_NONBLOCK) != 0) {
             snprintf(err, errcap, "fcntl: %s", strerror(errno));
-            goto fail;
+            return -1;
         }
     }
+    return 0;
+}
 
-    /* Signals blocked across fork so no handler of ours runs in the child before it resets
-     * them. */
+/* Forks the child (signals blocked across fork so no handler of ours runs in the child before
+ * it resets them) and tracks its group. The pid, or -1 with errno. */
+static pid_t fork_child(ac_proc *p, const ac_proc_spec *spec, char **envp, int in_r, int out_w,
+                        int err_w, int ep_w)
+{
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -634,7 +622,7 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0)
-        child_exec(spec, envp, in[0], out[1], errp[1], ep[1], parent);
+        child_exec(spec, envp, in_r, out_w, err_w, ep_w, parent);
     int fork_errno = errno;
     if (pid > 0) {
         /* tracked while signals are still blocked: a Ctrl-C handler running
@@ -643,62 +631,40 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
         pgid_track(pid);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (pid < 0) {
-        snprintf(err, errcap, "fork: %s", strerror(fork_errno));
-        goto fail;
+    errno = fork_errno;
+    return pid;
+}
+
+/* The child could not be executed (errno from the error pipe): reaped, and reported from a
+ * 0 ms timer like any completion, never from inside ac_proc_spawn. Its id, or 0 with err. */
+static uint64_t exec_failed(ac_proc *p, int child_errno, const char *argv0, char *err,
+                            size_t errcap)
+{
+    struct ac_proc_state *st = proc_state(p->loop, 0);
+    pgid_untrack(p->pid);
+    reap(p->pid, NULL);
+    p->pid = -1;
+    p->spawn_failed = 1;
+    p->spawn_errno = child_errno;
+    proc_release(p);
+    p->fail_timer = ac_loop_timer_ex(p->loop, 0, on_spawn_failed, p, AC_LOOP_INTERNAL);
+    if (!p->fail_timer) {
+        ac_idmap_del(&st->procs, p->id);
+        snprintf(err, errcap, "exec %s: %s", argv0, strerror(child_errno));
+        proc_free(p);
+        return 0;
     }
-    p->pid = pid;
-    close(in[0]);
-    close(out[1]);
-    close(errp[1]);
-    close(ep[1]);
-    in[0] = out[1] = errp[1] = ep[1] = -1;
-    p->in_fd = in[1];
-    p->out_fd = out[0];
-    p->err_fd = errp[0];
-    in[1] = out[0] = errp[0] = -1;
-    free(envp);
-    envp = NULL;
+    return p->id;
+}
 
-    /* The error pipe closes on a successful exec, or carries execvp's errno. */
-    int child_errno = 0;
-    ssize_t n;
-    do
-        n = read(ep[0], &child_errno, sizeof child_errno);
-    while (n < 0 && errno == EINTR);
-    close(ep[0]);
-    ep[0] = -1;
-
-    p->id = ac_loop_next_id(loop);
-    if (ac_idmap_put(&st->procs, p->id, p) != 0) {
-        signal_child(pid, SIGKILL);
-        pgid_untrack(pid);
-        reap(pid, NULL);
-        p->pid = -1;
-        goto oom;
-    }
-
-    if (n == (ssize_t)sizeof child_errno) {
-        pgid_untrack(pid);
-        reap(pid, NULL);
-        p->pid = -1;
-        p->spawn_failed = 1;
-        p->spawn_errno = child_errno;
-        proc_release(p);
-        /* Reported like any completion, from the loop, never from inside this call. */
-        p->fail_timer = ac_loop_timer_ex(loop, 0, on_spawn_failed, p, AC_LOOP_INTERNAL);
-        if (!p->fail_timer) {
-            ac_idmap_del(&st->procs, p->id);
-            snprintf(err, errcap, "exec %s: %s", spec->argv[0], strerror(child_errno));
-            proc_free(p);
-            return 0;
-        }
-        return p->id;
-    }
-
+/* A running child: its exit (pidfd, or a waitid poll), its output, its stdin and its timeout
+ * watched by the loop. 0, or -1 when out of memory. */
+static int watch_child(ac_proc *p, int64_t timeout_ms)
+{
+    ac_loop *loop = p->loop;
     int ok = 1;
 #ifdef AC_PROC_HAVE_PIDFD
-    p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
     if (p->pidfd >= 0) {
         fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
         p->pidfd_watch =
@@ -720,14 +686,85 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     } else {
         close_fd(loop, &p->in_fd, &p->in_watch); /* EOF right away */
     }
-    if (spec->timeout_ms > 0) {
-        p->timeout_timer =
-            ac_loop_timer_ex(loop, spec->timeout_ms, on_timeout, p, AC_LOOP_INTERNAL);
+    if (timeout_ms > 0) {
+        p->timeout_timer = ac_loop_timer_ex(loop, timeout_ms, on_timeout, p, AC_LOOP_INTERNAL);
         ok = ok && p->timeout_timer;
     }
-    if (!ok) {
-        uint64_t id = p->id;
-        ac_proc_kill(loop, id);
+    return ok ? 0 : -1;
+}
+
+static void close_pair(int fd[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (fd[i] >= 0)
+            close(fd[i]);
+    fd[0] = fd[1] = -1;
+}
+
+uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn done, void *ud,
+                       char *err, size_t errcap)
+{
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, ep[2] = {-1, -1};
+    char **envp = NULL;
+    ac_proc *p = NULL;
+    char dummy[1];
+    if (!err || errcap == 0) {
+        err = dummy;
+        errcap = sizeof dummy;
+    }
+    err[0] = '\0';
+    if (!spec || !spec->argv || !spec->argv[0] || !spec->argv[0][0]) {
+        snprintf(err, errcap, "proc spec needs a non-empty argv[0]");
+        return 0;
+    }
+    pthread_once(&sigpipe_once, ignore_sigpipe);
+    struct ac_proc_state *st = proc_state(loop, 1);
+    if (!st)
+        goto oom;
+    if ((spec->env || spec->env_add) && !(envp = build_env(spec->env, spec->env_add, err, errcap)))
+        return 0;
+    if (!(p = proc_new(loop, spec, done, ud)))
+        goto oom;
+    if (make_pipes(in, out, errp, ep, err, errcap) < 0)
+        goto fail;
+    pid_t pid = fork_child(p, spec, envp, in[0], out[1], errp[1], ep[1]);
+    if (pid < 0) {
+        snprintf(err, errcap, "fork: %s", strerror(errno));
+        goto fail;
+    }
+    p->pid = pid;
+    close(in[0]);
+    close(out[1]);
+    close(errp[1]);
+    close(ep[1]);
+    in[0] = out[1] = errp[1] = ep[1] = -1;
+    p->in_fd = in[1];
+    p->out_fd = out[0];
+    p->err_fd = errp[0];
+    in[1] = out[0] = errp[0] = -1;
+    free(envp);
+    envp = NULL;
+
+    /* The error pipe closes on a successful exec, or carries execvp's errno. */
+    int child_errno = 0;
+    ssize_t n;
+    do
+        n = read(ep[0], &child_errno, sizeof child_errno);
+    while (n < 0 && errno == EINTR);
+    close_pair(ep);
+
+    p->id = ac_loop_next_id(loop);
+    if (ac_idmap_put(&st->procs, p->id, p) != 0) {
+        signal_child(pid, SIGKILL);
+        pgid_untrack(pid);
+        reap(pid, NULL);
+        p->pid = -1;
+        goto oom;
+    }
+    if (n == (ssize_t)sizeof child_errno)
+        return exec_failed(p, child_errno, spec->argv[0], err, errcap);
+    if (watch_child(p, spec->timeout_ms) < 0) {
+        ac_proc_kill(loop, p->id);
         snprintf(err, errcap, "out of memory");
         return 0;
     }
@@ -736,16 +773,10 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
 oom:
     snprintf(err, errcap, "out of memory");
 fail:
-    for (int i = 0; i < 2; i++) {
-        if (in[i] >= 0)
-            close(in[i]);
-        if (out[i] >= 0)
-            close(out[i]);
-        if (errp[i] >= 0)
-            close(errp[i]);
-        if (ep[i] >= 0)
-            close(ep[i]);
-    }
+    close_pair(in);
+    close_pair(out);
+    close_pair(errp);
+    close_pair(ep);
     free(envp);
     if (p) {
         proc_release(p);
