@@ -112,7 +112,7 @@ static void test_config(void **st)
     assert_string_equal(v[0].argv[0], "dir/./srv");
     assert_string_equal(v[0].env[0], "TOKEN=s3");
     assert_int_equal(v[0].timeout_ms, 2000);
-    assert_int_equal(v[0].start_timeout_ms, 30000);
+    assert_int_equal(v[0].start_timeout_ms, AC_MCP_START_TIMEOUT_MS); /* 5 s */
     assert_int_equal(v[0].idempotent, 1);
     assert_int_equal(v[1].idempotent, -1);
     assert_string_equal(v[1].headers[0], "Authorization: Bearer zz");
