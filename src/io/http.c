@@ -379,6 +379,7 @@ static void http_teardown(ac_loop *loop, void *state)
     size_t n_forgotten = 0;
     while ((x = ac_idmap_any(&st->by_id, NULL)) != NULL) {
         if (x->done == forget_done && n_forgotten < 64) {
+            curl_multi_remove_handle(st->multi, x->easy);
             forgotten[n_forgotten] = x->easy;
             forgotten_hdrs[n_forgotten++] = x->ud;
         }
@@ -387,8 +388,14 @@ static void http_teardown(ac_loop *loop, void *state)
     }
     /* Closes cached connections; curl may still report sockets removed. */
     curl_multi_cleanup(st->multi);
-    for (size_t i = 0; i < n_forgotten; i++)
+    /* the loop runs no more: those still in flight are finished here, each within its own
+     * timeout, AC_HTTP_FORGET_WAIT_MS in all */
+    int64_t end = ac_loop_clock_ms() + AC_HTTP_FORGET_WAIT_MS;
+    for (size_t i = 0; i < n_forgotten; i++) {
+        if (ac_loop_clock_ms() < end)
+            curl_easy_perform(forgotten[i]);
         forget_done(forgotten_hdrs[i], forgotten[i], CURLE_OK);
+    }
     ac_sock *sk;
     uint64_t key;
     while ((sk = ac_idmap_any(&st->socks, &key)) != NULL) {
