@@ -37,8 +37,9 @@ typedef struct ac_proc {
     pid_t pid; /* -1 once reaped */
     int pidfd;
     int in_fd, out_fd, err_fd;
-    uint64_t in_watch, out_watch, err_watch, pidfd_watch;
-    uint64_t timeout_timer, grace_timer, poll_timer, fail_timer;
+    int ep_fd; /* the exec error pipe: EOF once the child execs, or its errno */
+    uint64_t in_watch, out_watch, err_watch, pidfd_watch, ep_watch;
+    uint64_t timeout_timer, grace_timer, poll_timer;
 
     char *in_data;
     size_t in_len, in_off, in_cap;
@@ -140,7 +141,7 @@ static void proc_release(ac_proc *p)
     cancel_timer(loop, &p->timeout_timer);
     cancel_timer(loop, &p->grace_timer);
     cancel_timer(loop, &p->poll_timer);
-    cancel_timer(loop, &p->fail_timer);
+    close_fd(loop, &p->ep_fd, &p->ep_watch);
 }
 
 /* Process groups of live children, for ac_proc_kill_all_now, which runs in a
@@ -338,17 +339,63 @@ static void complete(ac_proc *p, const ac_proc_result *res)
     proc_free(p);
 }
 
+/* The exec error pipe: EOF when the child has exec'd, or the errno of a failed exec (the child
+ * then exits 127). Read by the loop, so the spawner never waits for the exec. */
+static void read_exec_pipe(ac_proc *p)
+{
+    int child_errno = 0;
+    ssize_t n;
+    do
+        n = read(p->ep_fd, &child_errno, sizeof child_errno);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return;
+    if (n == (ssize_t)sizeof child_errno) {
+        p->spawn_failed = 1;
+        p->spawn_errno = child_errno;
+    }
+    close_fd(p->loop, &p->ep_fd, &p->ep_watch);
+}
+
+static void on_exec_pipe(void *ud, int fd, int revents)
+{
+    (void)fd;
+    (void)revents;
+    read_exec_pipe(ud);
+}
+
+/* An exec that failed: reported as such, not as the child's exit 127. */
+static void spawn_failed(ac_proc *p)
+{
+    ac_proc_result res;
+    memset(&res, 0, sizeof res);
+    res.spawn_failed = 1;
+    res.spawn_errno = p->spawn_errno;
+    res.out = "";
+    res.err_tail = "";
+    res.pid = -1;
+    res.duration_ms = ac_loop_clock_ms() - p->start_ms;
+    complete(p, &res);
+}
+
 /* The child has exited but is not reaped yet, so its pid still names the group: kill the
  * leftovers, collect the output it wrote, then reap. */
 static void on_child_exit(ac_proc *p)
 {
     kill(-p->pid, SIGKILL);
+    if (p->ep_fd >= 0)
+        read_exec_pipe(p); /* written before the child's exit */
     drain(p, 0);
     drain(p, 1);
     int status = 0;
     pgid_untrack(p->pid); /* before the reap: its number may be reused after */
     pid_t r = reap(p->pid, &status);
     int64_t end = ac_loop_clock_ms();
+    if (p->spawn_failed) {
+        p->pid = -1;
+        spawn_failed(p);
+        return;
+    }
 
     ac_proc_result res;
     memset(&res, 0, sizeof res);
@@ -432,21 +479,6 @@ static void on_timeout(void *ud)
         ac_loop_timer_ex(p->loop, AC_PROC_KILL_GRACE_MS, on_grace, p, AC_LOOP_INTERNAL);
     if (!p->grace_timer)
         signal_child(p->pid, SIGKILL);
-}
-
-static void on_spawn_failed(void *ud)
-{
-    ac_proc *p = ud;
-    p->fail_timer = 0;
-    ac_proc_result res;
-    memset(&res, 0, sizeof res);
-    res.spawn_failed = 1;
-    res.spawn_errno = p->spawn_errno;
-    res.out = "";
-    res.err_tail = "";
-    res.pid = -1;
-    res.duration_ms = ac_loop_clock_ms() - p->start_ms;
-    complete(p, &res);
 }
 
 /* ---- spawning -------------------------------------------------------------------------- */
@@ -564,7 +596,7 @@ static ac_proc *proc_new(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_f
         return NULL;
     p->loop = loop;
     p->pid = -1;
-    p->pidfd = p->in_fd = p->out_fd = p->err_fd = -1;
+    p->pidfd = p->in_fd = p->out_fd = p->err_fd = p->ep_fd = -1;
     p->done = done;
     p->ud = ud;
     p->on_stdout = spec->on_stdout;
@@ -600,8 +632,8 @@ static int make_pipes(int in[2], int out[2], int errp[2], int ep[2], char *err, 
         snprintf(err, errcap, "fcntl: %s", strerror(errno));
         return -1;
     }
-    int parent_fds[3] = {in[1], out[0], errp[0]};
-    for (int i = 0; i < 3; i++) {
+    int parent_fds[4] = {in[1], out[0], errp[0], ep[0]};
+    for (int i = 0; i < 4; i++) {
         if (fcntl(parent_fds[i], F_SETFL, fcntl(parent_fds[i], F_GETFL) | O_NONBLOCK) != 0) {
             snprintf(err, errcap, "fcntl: %s", strerror(errno));
             return -1;
@@ -635,28 +667,6 @@ static pid_t fork_child(ac_proc *p, const ac_proc_spec *spec, char **envp, int i
     return pid;
 }
 
-/* The child could not be executed (errno from the error pipe): reaped, and reported from a
- * 0 ms timer like any completion, never from inside ac_proc_spawn. Its id, or 0 with err. */
-static uint64_t exec_failed(ac_proc *p, int child_errno, const char *argv0, char *err,
-                            size_t errcap)
-{
-    struct ac_proc_state *st = proc_state(p->loop, 0);
-    pgid_untrack(p->pid);
-    reap(p->pid, NULL);
-    p->pid = -1;
-    p->spawn_failed = 1;
-    p->spawn_errno = child_errno;
-    proc_release(p);
-    p->fail_timer = ac_loop_timer_ex(p->loop, 0, on_spawn_failed, p, AC_LOOP_INTERNAL);
-    if (!p->fail_timer) {
-        ac_idmap_del(&st->procs, p->id);
-        snprintf(err, errcap, "exec %s: %s", argv0, strerror(child_errno));
-        proc_free(p);
-        return 0;
-    }
-    return p->id;
-}
-
 /* A running child: its exit (pidfd, or a waitid poll), its output, its stdin and its timeout
  * watched by the loop. 0, or -1 when out of memory. */
 static int watch_child(ac_proc *p, int64_t timeout_ms)
@@ -676,9 +686,11 @@ static int watch_child(ac_proc *p, int64_t timeout_ms)
         p->poll_timer = ac_loop_timer_ex(loop, AC_PROC_POLL_MS, on_poll_timer, p, AC_LOOP_INTERNAL);
         ok = p->poll_timer != 0;
     }
+    p->ep_watch =
+        ac_loop_watch_fd_ex(loop, p->ep_fd, AC_LOOP_READ, on_exec_pipe, p, AC_LOOP_INTERNAL);
     p->out_watch = ac_loop_watch_fd_ex(loop, p->out_fd, AC_LOOP_READ, on_out, p, AC_LOOP_INTERNAL);
     p->err_watch = ac_loop_watch_fd_ex(loop, p->err_fd, AC_LOOP_READ, on_err, p, AC_LOOP_INTERNAL);
-    ok = ok && p->out_watch && p->err_watch;
+    ok = ok && p->out_watch && p->err_watch && p->ep_watch;
     if (p->in_len > 0 || p->stream) {
         p->in_watch = ac_loop_watch_fd_ex(loop, p->in_fd, p->in_len > 0 ? AC_LOOP_WRITE : 0,
                                           on_stdin, p, AC_LOOP_INTERNAL);
@@ -741,17 +753,10 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     p->in_fd = in[1];
     p->out_fd = out[0];
     p->err_fd = errp[0];
-    in[1] = out[0] = errp[0] = -1;
+    p->ep_fd = ep[0]; /* non-blocking: the loop reads whether the exec worked */
+    in[1] = out[0] = errp[0] = ep[0] = -1;
     free(envp);
     envp = NULL;
-
-    /* The error pipe closes on a successful exec, or carries execvp's errno. */
-    int child_errno = 0;
-    ssize_t n;
-    do
-        n = read(ep[0], &child_errno, sizeof child_errno);
-    while (n < 0 && errno == EINTR);
-    close_pair(ep);
 
     p->id = ac_loop_next_id(loop);
     if (ac_idmap_put(&st->procs, p->id, p) != 0) {
@@ -761,8 +766,6 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
         p->pid = -1;
         goto oom;
     }
-    if (n == (ssize_t)sizeof child_errno)
-        return exec_failed(p, child_errno, spec->argv[0], err, errcap);
     if (watch_child(p, spec->timeout_ms) < 0) {
         ac_proc_kill(loop, p->id);
         snprintf(err, errcap, "out of memory");

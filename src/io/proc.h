@@ -76,7 +76,8 @@ typedef struct ac_proc_result {
 typedef void (*ac_proc_done_fn)(void *ud, const ac_proc_result *res);
 
 /* Starts the child and returns its id; done(ud, res) runs once on the loop thread when the
- * child has exited (or could not be executed: spawn_failed). Returns 0 and writes a message
+ * child has exited (or could not be executed: spawn_failed). Never waits for the child's exec:
+ * whether it worked is read by the loop from a close-on-exec pipe. Returns 0 and writes a message
  * into err when nothing could be started (bad spec, out of fds or memory, fork failed); done
  * is then never called. */
 uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn done, void *ud,
