@@ -825,8 +825,9 @@ ac_mcp_server *ac_mcp_server_new(ac_loop *loop, const ac_mcp_config *cfg)
         cfg->start_timeout_ms > 0 ? cfg->start_timeout_ms : AC_MCP_START_TIMEOUT_MS;
     s->cfg.idempotent = cfg->idempotent;
     if (!s->cfg.name || (cfg->url && !s->cfg.url) || (cfg->argv && !s->cfg.argv) ||
-        (cfg->env && !s->cfg.env) || (cfg->env_add && !s->cfg.env_add) || (cfg->headers && !s->cfg.headers) ||
-        (cfg->secrets && !s->cfg.secrets) || (!s->cfg.url && !s->cfg.argv)) {
+        (cfg->env && !s->cfg.env) || (cfg->env_add && !s->cfg.env_add) ||
+        (cfg->headers && !s->cfg.headers) || (cfg->secrets && !s->cfg.secrets) ||
+        (!s->cfg.url && !s->cfg.argv)) {
         ac_mcp_config_clear(&s->cfg);
         free(s);
         return NULL;
