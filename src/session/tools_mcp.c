@@ -112,15 +112,18 @@ static int add_or_update(ac_engine *e, ac_mcp_server *srv, const ac_mcp_tool *mt
     return 0;
 }
 
-static int sync_tools(ac_engine *e, ac_mcp_server *srv, char *err, size_t errcap)
+/* The engine's tools follow the server's list: a tool the engine refuses (a name clash) is
+ * left out and the others are added; the first refusal goes to err (else err is ""). */
+static void sync_tools(ac_engine *e, ac_mcp_server *srv, char *err, size_t errcap)
 {
+    char why[300];
+    err[0] = 0;
     for (size_t i = 0; i < e->n_tools; i++)
         if (e->tools[i]->mcp == srv)
             e->tools[i]->mcp_gone = 1;
     for (size_t i = 0; i < ac_mcp_server_tool_count(srv); i++)
-        if (add_or_update(e, srv, ac_mcp_server_tool(srv, i), err, errcap) < 0)
-            return -1;
-    return 0;
+        if (add_or_update(e, srv, ac_mcp_server_tool(srv, i), why, sizeof why) < 0 && !err[0])
+            snprintf(err, errcap, "%s", why);
 }
 
 /* When no server is listing or awaited any more, the model calls waiting go. */
@@ -152,9 +155,7 @@ static void not_awaited(mcp_entry *me)
 static void on_tools(void *ud, ac_mcp_server *srv)
 {
     mcp_entry *me = ud;
-    char err[300];
-    if (sync_tools(me->set->e, srv, err, sizeof err) < 0)
-        snprintf(me->problem, sizeof me->problem, "%s", err);
+    sync_tools(me->set->e, srv, me->problem, sizeof me->problem);
     me->set->rev++;
     not_awaited(me);
     wake_waiters(me->set);

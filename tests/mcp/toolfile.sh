@@ -37,10 +37,11 @@ cat >"$tmp/clash.json" <<JSON
 {"tools": [{"name": "t__add", "description": "clash", "command": ["echo"]}],
  "mcp": [{"name": "t", "command": ["node", "$test_server"], "start_timeout": "30s"}]}
 JSON
-script "$tmp/s2" '{"tool_calls": [{"id": "c2", "name": "t::add", "arguments": "{\"a\": 2, \"b\": 3}"}]}' '{"content": "done"}'
+script "$tmp/s2" '{"tool_calls": [{"id": "c2", "name": "t::add", "arguments": "{\"a\": 2, \"b\": 3}"}, {"id": "c3", "name": "t::echo", "arguments": "{\"text\": \"the others are there\"}"}]}' '{"content": "done"}'
 run_agent "$tmp/clash.json" "$tmp/s2"
 [ $rc -eq 0 ] || fail "run failed: $(cat "$tmp/err")"
 expect_result c2 false "tool 't::add' is defined twice \(the model would see 't__add' under the same name\)"
+expect_result c3 true '^the others are there$'
 # agentc check --tools: the declarations checked as run parses them, the servers counted;
 # --start starts them and names those that cannot start (exit 1)
 cat >"$tmp/three.json" <<JSON
