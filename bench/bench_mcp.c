@@ -82,6 +82,25 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static void on_tools(void *ud, ac_mcp_server *s)
+{
+    (void)s;
+    *(int *)ud = 1;
+}
+
+/* Starts s and runs the loop until its first listing or failure (10 s at most). */
+static int start_server(ac_loop *loop, ac_mcp_server *s, char *err, size_t cap)
+{
+    int seen = 0;
+    ac_mcp_server_on_tools(s, on_tools, &seen);
+    ac_mcp_server_start(s);
+    for (int k = 0; k < 200 && !seen; k++)
+        ac_loop_run_once(loop, 50);
+    ac_mcp_server_on_tools(s, NULL, NULL);
+    snprintf(err, cap, "%s", seen ? ac_mcp_server_error(s) : "no answer within 10 s");
+    return ac_mcp_server_ready(s) ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? (int)bench_arg(argv[1], 1, 1000000, "calls") : 500;
@@ -96,7 +115,7 @@ int main(int argc, char **argv)
     c.idempotent = -1;
     ac_mcp_server *s = ac_mcp_server_new(loop, &c);
     char err[512];
-    if (!s || ac_mcp_server_wait_ready(s, 10000, err, sizeof err) < 0) {
+    if (!s || start_server(loop, s, err, sizeof err) < 0) {
         fprintf(stderr, "server: %s\n", s ? err : "out of memory");
         return 1;
     }

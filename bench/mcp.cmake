@@ -9,3 +9,12 @@ if(TARGET agentc_runtime)
     AGENTC_BENCH_MCP_SERVER="$<TARGET_FILE:bench_mcp_server>")
   add_dependencies(bench_mcp bench_mcp_server)
 endif()
+# bench_mcp_stall: the loop's longest stall while MCP servers start, crash and are stopped, and
+# how long ac_engine_add_tools holds its caller (tests/mcp/test_server.js; node needed).
+# Run: build/bench_mcp_stall [rounds]
+if(TARGET agentc_runtime)
+  add_executable(bench_mcp_stall ${CMAKE_SOURCE_DIR}/bench/bench_mcp_stall.c)
+  target_link_libraries(bench_mcp_stall PRIVATE agentc_runtime agentc_io)
+  target_compile_definitions(bench_mcp_stall PRIVATE
+    AGENTC_BENCH_TEST_SERVER="${CMAKE_SOURCE_DIR}/tests/mcp/test_server.js")
+endif()

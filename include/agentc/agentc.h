@@ -214,7 +214,10 @@ const char *ac_engine_param_str(const ac_engine *e, const char *name, const char
 /* Tools: from a tools file, built-ins ("builtin:calculator", "builtin:clock",
  * "builtin:context": the internal tools expand_context, search_tool_calls and
  * load_tool_calls, which change the agent's own context),
- * or C callbacks. 0 on success, else -1 and err (AC_ECONFIG, AC_EIO, AC_ENOMEM). */
+ * or C callbacks. 0 on success, else -1 and err (AC_ECONFIG, AC_EIO, AC_ENOMEM).
+ * Never waits: a tool file's MCP servers start in the background on the engine's
+ * loop (a server that cannot start is no error here: its calls fail with the
+ * reason; docs/mcp.md), so it may be called from a loop callback. */
 int ac_engine_add_tools(ac_engine *e, const char *spec, ac_error *err);
 /* Callback tools: the function gets the arguments (validated) and a handle,
  * and completes the call now or later, from any thread. */

@@ -27,7 +27,8 @@ static void usage(FILE *out)
             "  gen SPEC -o DIR            generate C transition tables from a spec\n"
             "  diagram SPEC [--format dot|mermaid|markdown|svg] [--journal J]\n"
             "                             draw a spec, optionally with a session's path\n"
-            "  check --tools FILE         check a tool file; prove every toolkit tool reachable\n"
+            "  check --tools FILE [--start]  check a tool file; prove every toolkit tool reachable;\n"
+            "                             --start: start its MCP servers, name those that cannot\n"
             "  diagram --tools FILE       draw a tool file's toolkit states (DOT)\n\n"
             "  agentc COMMAND --help      options of a command\n"
             "  agentc --version\n",

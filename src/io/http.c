@@ -344,18 +344,51 @@ void ac_http_progress(ac_loop *loop, uint64_t id)
         x->last_progress_ms = ac_loop_now_ms(loop);
 }
 
-/* Called by ac_loop_free(): no done callback runs; easy handles go back to their owners. */
+/* A transfer nobody waits for (ac_http_send_and_forget): the loop owns its handle. */
+static void forget_done(void *ud, CURL *easy, CURLcode rc)
+{
+    (void)rc;
+    curl_easy_cleanup(easy);
+    curl_slist_free_all(ud);
+}
+
+uint64_t ac_http_send_and_forget(ac_loop *loop, CURL *easy, struct curl_slist *headers)
+{
+    uint64_t id = ac_http_start(loop, easy, forget_done, headers);
+    if (!id)
+        forget_done(headers, easy, CURLE_OK);
+    return id;
+}
+
+/* Called by ac_loop_free(): no done callback runs; easy handles go back to their owners, but
+ * those of transfers nobody waits for are cleaned up. */
 static void http_teardown(ac_loop *loop, void *state)
 {
     struct ac_http_state *st = state;
     st->tearing_down = 1;
     ac_xfer *x;
+    CURL *forgotten[64];
+    struct curl_slist *forgotten_hdrs[64];
+    size_t n_forgotten = 0;
     while ((x = ac_idmap_any(&st->by_id, NULL)) != NULL) {
+        if (x->done == forget_done && n_forgotten < 64) {
+            curl_multi_remove_handle(st->multi, x->easy);
+            forgotten[n_forgotten] = x->easy;
+            forgotten_hdrs[n_forgotten++] = x->ud;
+        }
         xfer_unlink(st, x);
         free(x);
     }
     /* Closes cached connections; curl may still report sockets removed. */
     curl_multi_cleanup(st->multi);
+    /* the loop runs no more: those still in flight are finished here, each within its own
+     * timeout, AC_HTTP_FORGET_WAIT_MS in all */
+    int64_t end = ac_loop_clock_ms() + AC_HTTP_FORGET_WAIT_MS;
+    for (size_t i = 0; i < n_forgotten; i++) {
+        if (ac_loop_clock_ms() < end)
+            curl_easy_perform(forgotten[i]);
+        forget_done(forgotten_hdrs[i], forgotten[i], CURLE_OK);
+    }
     ac_sock *sk;
     uint64_t key;
     while ((sk = ac_idmap_any(&st->socks, &key)) != NULL) {

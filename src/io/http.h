@@ -32,6 +32,15 @@ int ac_http_global_init(void);
  * the handle or start a new transfer with it. */
 uint64_t ac_http_start(ac_loop *loop, CURL *easy, ac_http_done_fn done, void *ud);
 
+/* Starts a transfer whose outcome nobody waits for (a DELETE ending a session): the loop owns
+ * easy and headers (may be NULL) from now on and cleans both up when the transfer ends.
+ * ac_loop_free() finishes those still in flight (each within its own timeout; none is started
+ * after AC_HTTP_FORGET_WAIT_MS) before it cleans them up. Returns its id, 0 when it could not
+ * start (both are cleaned up then). */
+#define AC_HTTP_FORGET_WAIT_MS 1000
+
+uint64_t ac_http_send_and_forget(ac_loop *loop, CURL *easy, struct curl_slist *headers);
+
 /* What ac_http_cancel() did. */
 #define AC_HTTP_CANCEL_NONE 0     /* unknown or finished id: nothing */
 #define AC_HTTP_CANCEL_NOW 1      /* removed from the multi: the handle is the caller's */

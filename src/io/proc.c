@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,11 +37,14 @@ typedef struct ac_proc {
     pid_t pid; /* -1 once reaped */
     int pidfd;
     int in_fd, out_fd, err_fd;
-    uint64_t in_watch, out_watch, err_watch, pidfd_watch;
-    uint64_t timeout_timer, grace_timer, poll_timer, fail_timer;
+    int ep_fd; /* the exec error pipe: EOF once the child execs, or its errno */
+    uint64_t in_watch, out_watch, err_watch, pidfd_watch, ep_watch;
+    uint64_t timeout_timer, grace_timer, poll_timer;
 
     char *in_data;
-    size_t in_len, in_off;
+    size_t in_len, in_off, in_cap;
+    ac_proc_data_fn on_stdout; /* streaming (proc.h); NULL once stopped */
+    int stream, close_in, stopping;
 
     char *out; /* out_cap includes room for a trailing NUL */
     size_t out_len, out_cap, out_max;
@@ -137,7 +141,7 @@ static void proc_release(ac_proc *p)
     cancel_timer(loop, &p->timeout_timer);
     cancel_timer(loop, &p->grace_timer);
     cancel_timer(loop, &p->poll_timer);
-    cancel_timer(loop, &p->fail_timer);
+    close_fd(loop, &p->ep_fd, &p->ep_watch);
 }
 
 /* Process groups of live children, for ac_proc_kill_all_now, which runs in a
@@ -264,8 +268,10 @@ static void drain(ac_proc *p, int is_err)
         if (n > 0) {
             if (is_err)
                 err_append(p, buf, (size_t)n);
-            else
+            else if (!p->stream)
                 out_append(p, buf, (size_t)n);
+            else if (p->on_stdout)
+                p->on_stdout(p->ud, buf, (size_t)n);
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -308,7 +314,13 @@ static void on_stdin(void *ud, int fd, int revents)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        break; /* EPIPE: the child closed its stdin; it gets no more */
+        p->close_in = 1; /* EPIPE: the child closed its stdin; it gets no more */
+        break;
+    }
+    p->in_off = p->in_len = 0;
+    if (p->stream && !p->close_in) { /* open for more: no interest until ac_proc_write */
+        ac_loop_watch_events(p->loop, p->in_watch, 0);
+        return;
     }
     close_fd(p->loop, &p->in_fd, &p->in_watch);
     free(p->in_data);
@@ -327,17 +339,63 @@ static void complete(ac_proc *p, const ac_proc_result *res)
     proc_free(p);
 }
 
+/* The exec error pipe: EOF when the child has exec'd, or the errno of a failed exec (the child
+ * then exits 127). Read by the loop, so the spawner never waits for the exec. */
+static void read_exec_pipe(ac_proc *p)
+{
+    int child_errno = 0;
+    ssize_t n;
+    do
+        n = read(p->ep_fd, &child_errno, sizeof child_errno);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return;
+    if (n == (ssize_t)sizeof child_errno) {
+        p->spawn_failed = 1;
+        p->spawn_errno = child_errno;
+    }
+    close_fd(p->loop, &p->ep_fd, &p->ep_watch);
+}
+
+static void on_exec_pipe(void *ud, int fd, int revents)
+{
+    (void)fd;
+    (void)revents;
+    read_exec_pipe(ud);
+}
+
+/* An exec that failed: reported as such, not as the child's exit 127. */
+static void spawn_failed(ac_proc *p)
+{
+    ac_proc_result res;
+    memset(&res, 0, sizeof res);
+    res.spawn_failed = 1;
+    res.spawn_errno = p->spawn_errno;
+    res.out = "";
+    res.err_tail = "";
+    res.pid = -1;
+    res.duration_ms = ac_loop_clock_ms() - p->start_ms;
+    complete(p, &res);
+}
+
 /* The child has exited but is not reaped yet, so its pid still names the group: kill the
  * leftovers, collect the output it wrote, then reap. */
 static void on_child_exit(ac_proc *p)
 {
     kill(-p->pid, SIGKILL);
+    if (p->ep_fd >= 0)
+        read_exec_pipe(p); /* written before the child's exit */
     drain(p, 0);
     drain(p, 1);
     int status = 0;
     pgid_untrack(p->pid); /* before the reap: its number may be reused after */
     pid_t r = reap(p->pid, &status);
     int64_t end = ac_loop_clock_ms();
+    if (p->spawn_failed) {
+        p->pid = -1;
+        spawn_failed(p);
+        return;
+    }
 
     ac_proc_result res;
     memset(&res, 0, sizeof res);
@@ -423,21 +481,6 @@ static void on_timeout(void *ud)
         signal_child(p->pid, SIGKILL);
 }
 
-static void on_spawn_failed(void *ud)
-{
-    ac_proc *p = ud;
-    p->fail_timer = 0;
-    ac_proc_result res;
-    memset(&res, 0, sizeof res);
-    res.spawn_failed = 1;
-    res.spawn_errno = p->spawn_errno;
-    res.out = "";
-    res.err_tail = "";
-    res.pid = -1;
-    res.duration_ms = ac_loop_clock_ms() - p->start_ms;
-    complete(p, &res);
-}
-
 /* ---- spawning -------------------------------------------------------------------------- */
 
 static size_t env_name_len(const char *entry)
@@ -475,8 +518,8 @@ static char **build_env(const char *const *base, const char *const *env_add, cha
         size_t len = env_name_len(base[i]);
         int replaced = 0;
         for (size_t j = 0; j < nadd && !replaced; j++)
-            replaced = len > 0 && env_name_len(env_add[j]) == len &&
-                       memcmp(env_add[j], base[i], len) == 0;
+            replaced =
+                len > 0 && env_name_len(env_add[j]) == len && memcmp(env_add[j], base[i], len) == 0;
         if (!replaced)
             envp[n++] = (char *)base[i];
     }
@@ -545,6 +588,131 @@ fail:;
     _exit(127);
 }
 
+/* The record of a child to spawn: buffers and limits from spec, nothing started. */
+static ac_proc *proc_new(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn done, void *ud)
+{
+    ac_proc *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->loop = loop;
+    p->pid = -1;
+    p->pidfd = p->in_fd = p->out_fd = p->err_fd = p->ep_fd = -1;
+    p->done = done;
+    p->ud = ud;
+    p->on_stdout = spec->on_stdout;
+    p->stream = spec->on_stdout != NULL;
+    p->out_max = spec->max_stdout ? spec->max_stdout : AC_PROC_DEFAULT_MAX_STDOUT;
+    p->err_max = spec->max_stderr_tail ? spec->max_stderr_tail : AC_PROC_DEFAULT_STDERR_TAIL;
+    p->err = malloc(p->err_max);
+    if (spec->stdin_len > 0 && spec->stdin_data && (p->in_data = malloc(spec->stdin_len))) {
+        memcpy(p->in_data, spec->stdin_data, spec->stdin_len);
+        p->in_len = spec->stdin_len;
+    }
+    if (!p->err || (spec->stdin_len > 0 && spec->stdin_data && !p->in_data)) {
+        proc_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* The child's pipes (stdin, stdout, stderr, and the exec error pipe), the child's ends above
+ * fd 2 and the parent's non-blocking. -1 with err (what is open stays in the arrays). */
+static int make_pipes(int in[2], int out[2], int errp[2], int ep[2], char *err, size_t errcap)
+{
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
+        pipe2(ep, O_CLOEXEC)) {
+        snprintf(err, errcap, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    in[0] = move_above_stdio(in[0]);
+    out[1] = move_above_stdio(out[1]);
+    errp[1] = move_above_stdio(errp[1]);
+    ep[1] = move_above_stdio(ep[1]);
+    if (in[0] < 0 || out[1] < 0 || errp[1] < 0 || ep[1] < 0) {
+        snprintf(err, errcap, "fcntl: %s", strerror(errno));
+        return -1;
+    }
+    int parent_fds[4] = {in[1], out[0], errp[0], ep[0]};
+    for (int i = 0; i < 4; i++) {
+        if (fcntl(parent_fds[i], F_SETFL, fcntl(parent_fds[i], F_GETFL) | O_NONBLOCK) != 0) {
+            snprintf(err, errcap, "fcntl: %s", strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Forks the child (signals blocked across fork so no handler of ours runs in the child before
+ * it resets them) and tracks its group. The pid, or -1 with errno. */
+static pid_t fork_child(ac_proc *p, const ac_proc_spec *spec, char **envp, int in_r, int out_w,
+                        int err_w, int ep_w)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    p->start_ms = ac_loop_clock_ms();
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0)
+        child_exec(spec, envp, in_r, out_w, err_w, ep_w, parent);
+    int fork_errno = errno;
+    if (pid > 0) {
+        /* tracked while signals are still blocked: a Ctrl-C handler running
+         * right after would otherwise miss this child */
+        setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
+        pgid_track(pid);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = fork_errno;
+    return pid;
+}
+
+/* A running child: its exit (pidfd, or a waitid poll), its output, its stdin and its timeout
+ * watched by the loop. 0, or -1 when out of memory. */
+static int watch_child(ac_proc *p, int64_t timeout_ms)
+{
+    ac_loop *loop = p->loop;
+    int ok = 1;
+#ifdef AC_PROC_HAVE_PIDFD
+    p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+    if (p->pidfd >= 0) {
+        fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
+        p->pidfd_watch =
+            ac_loop_watch_fd_ex(loop, p->pidfd, AC_LOOP_READ, on_pidfd, p, AC_LOOP_INTERNAL);
+        ok = p->pidfd_watch != 0;
+    }
+#endif
+    if (p->pidfd < 0) {
+        p->poll_timer = ac_loop_timer_ex(loop, AC_PROC_POLL_MS, on_poll_timer, p, AC_LOOP_INTERNAL);
+        ok = p->poll_timer != 0;
+    }
+    p->ep_watch =
+        ac_loop_watch_fd_ex(loop, p->ep_fd, AC_LOOP_READ, on_exec_pipe, p, AC_LOOP_INTERNAL);
+    p->out_watch = ac_loop_watch_fd_ex(loop, p->out_fd, AC_LOOP_READ, on_out, p, AC_LOOP_INTERNAL);
+    p->err_watch = ac_loop_watch_fd_ex(loop, p->err_fd, AC_LOOP_READ, on_err, p, AC_LOOP_INTERNAL);
+    ok = ok && p->out_watch && p->err_watch && p->ep_watch;
+    if (p->in_len > 0 || p->stream) {
+        p->in_watch = ac_loop_watch_fd_ex(loop, p->in_fd, p->in_len > 0 ? AC_LOOP_WRITE : 0,
+                                          on_stdin, p, AC_LOOP_INTERNAL);
+        ok = ok && p->in_watch;
+    } else {
+        close_fd(loop, &p->in_fd, &p->in_watch); /* EOF right away */
+    }
+    if (timeout_ms > 0) {
+        p->timeout_timer = ac_loop_timer_ex(loop, timeout_ms, on_timeout, p, AC_LOOP_INTERNAL);
+        ok = ok && p->timeout_timer;
+    }
+    return ok ? 0 : -1;
+}
+
+static void close_pair(int fd[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (fd[i] >= 0)
+            close(fd[i]);
+    fd[0] = fd[1] = -1;
+}
+
 uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn done, void *ud,
                        char *err, size_t errcap)
 {
@@ -565,73 +733,15 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     struct ac_proc_state *st = proc_state(loop, 1);
     if (!st)
         goto oom;
-    if (spec->env || spec->env_add) {
-        envp = build_env(spec->env, spec->env_add, err, errcap);
-        if (!envp)
-            return 0;
-    }
-    p = calloc(1, sizeof *p);
-    if (!p)
+    if ((spec->env || spec->env_add) && !(envp = build_env(spec->env, spec->env_add, err, errcap)))
+        return 0;
+    if (!(p = proc_new(loop, spec, done, ud)))
         goto oom;
-    p->loop = loop;
-    p->pid = -1;
-    p->pidfd = p->in_fd = p->out_fd = p->err_fd = -1;
-    p->done = done;
-    p->ud = ud;
-    p->out_max = spec->max_stdout ? spec->max_stdout : AC_PROC_DEFAULT_MAX_STDOUT;
-    p->err_max = spec->max_stderr_tail ? spec->max_stderr_tail : AC_PROC_DEFAULT_STDERR_TAIL;
-    p->err = malloc(p->err_max);
-    if (!p->err)
-        goto oom;
-    if (spec->stdin_len > 0 && spec->stdin_data) {
-        p->in_data = malloc(spec->stdin_len);
-        if (!p->in_data)
-            goto oom;
-        memcpy(p->in_data, spec->stdin_data, spec->stdin_len);
-        p->in_len = spec->stdin_len;
-    }
-
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) ||
-        pipe2(ep, O_CLOEXEC)) {
-        snprintf(err, errcap, "pipe: %s", strerror(errno));
+    if (make_pipes(in, out, errp, ep, err, errcap) < 0)
         goto fail;
-    }
-    in[0] = move_above_stdio(in[0]);
-    out[1] = move_above_stdio(out[1]);
-    errp[1] = move_above_stdio(errp[1]);
-    ep[1] = move_above_stdio(ep[1]);
-    if (in[0] < 0 || out[1] < 0 || errp[1] < 0 || ep[1] < 0) {
-        snprintf(err, errcap, "fcntl: %s", strerror(errno));
-        goto fail;
-    }
-    int parent_fds[3] = {in[1], out[0], errp[0]};
-    for (int i = 0; i < 3; i++) {
-        if (fcntl(parent_fds[i], F_SETFL, fcntl(parent_fds[i], F_GETFL) | O_NONBLOCK) != 0) {
-            snprintf(err, errcap, "fcntl: %s", strerror(errno));
-            goto fail;
-        }
-    }
-
-    /* Signals blocked across fork so no handler of ours runs in the child before it resets
-     * them. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    p->start_ms = ac_loop_clock_ms();
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0)
-        child_exec(spec, envp, in[0], out[1], errp[1], ep[1], parent);
-    int fork_errno = errno;
-    if (pid > 0) {
-        /* tracked while signals are still blocked: a Ctrl-C handler running
-         * right after would otherwise miss this child */
-        setpgid(pid, pid); /* also in the child: whichever runs first wins the race */
-        pgid_track(pid);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pid_t pid = fork_child(p, spec, envp, in[0], out[1], errp[1], ep[1]);
     if (pid < 0) {
-        snprintf(err, errcap, "fork: %s", strerror(fork_errno));
+        snprintf(err, errcap, "fork: %s", strerror(errno));
         goto fail;
     }
     p->pid = pid;
@@ -643,18 +753,10 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
     p->in_fd = in[1];
     p->out_fd = out[0];
     p->err_fd = errp[0];
-    in[1] = out[0] = errp[0] = -1;
+    p->ep_fd = ep[0]; /* non-blocking: the loop reads whether the exec worked */
+    in[1] = out[0] = errp[0] = ep[0] = -1;
     free(envp);
     envp = NULL;
-
-    /* The error pipe closes on a successful exec, or carries execvp's errno. */
-    int child_errno = 0;
-    ssize_t n;
-    do
-        n = read(ep[0], &child_errno, sizeof child_errno);
-    while (n < 0 && errno == EINTR);
-    close(ep[0]);
-    ep[0] = -1;
 
     p->id = ac_loop_next_id(loop);
     if (ac_idmap_put(&st->procs, p->id, p) != 0) {
@@ -664,57 +766,8 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
         p->pid = -1;
         goto oom;
     }
-
-    if (n == (ssize_t)sizeof child_errno) {
-        pgid_untrack(pid);
-        reap(pid, NULL);
-        p->pid = -1;
-        p->spawn_failed = 1;
-        p->spawn_errno = child_errno;
-        proc_release(p);
-        /* Reported like any completion, from the loop, never from inside this call. */
-        p->fail_timer = ac_loop_timer_ex(loop, 0, on_spawn_failed, p, AC_LOOP_INTERNAL);
-        if (!p->fail_timer) {
-            ac_idmap_del(&st->procs, p->id);
-            snprintf(err, errcap, "exec %s: %s", spec->argv[0], strerror(child_errno));
-            proc_free(p);
-            return 0;
-        }
-        return p->id;
-    }
-
-    int ok = 1;
-#ifdef AC_PROC_HAVE_PIDFD
-    p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (p->pidfd >= 0) {
-        fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
-        p->pidfd_watch =
-            ac_loop_watch_fd_ex(loop, p->pidfd, AC_LOOP_READ, on_pidfd, p, AC_LOOP_INTERNAL);
-        ok = p->pidfd_watch != 0;
-    }
-#endif
-    if (p->pidfd < 0) {
-        p->poll_timer = ac_loop_timer_ex(loop, AC_PROC_POLL_MS, on_poll_timer, p, AC_LOOP_INTERNAL);
-        ok = p->poll_timer != 0;
-    }
-    p->out_watch = ac_loop_watch_fd_ex(loop, p->out_fd, AC_LOOP_READ, on_out, p, AC_LOOP_INTERNAL);
-    p->err_watch = ac_loop_watch_fd_ex(loop, p->err_fd, AC_LOOP_READ, on_err, p, AC_LOOP_INTERNAL);
-    ok = ok && p->out_watch && p->err_watch;
-    if (p->in_len > 0) {
-        p->in_watch =
-            ac_loop_watch_fd_ex(loop, p->in_fd, AC_LOOP_WRITE, on_stdin, p, AC_LOOP_INTERNAL);
-        ok = ok && p->in_watch;
-    } else {
-        close_fd(loop, &p->in_fd, &p->in_watch); /* EOF right away */
-    }
-    if (spec->timeout_ms > 0) {
-        p->timeout_timer =
-            ac_loop_timer_ex(loop, spec->timeout_ms, on_timeout, p, AC_LOOP_INTERNAL);
-        ok = ok && p->timeout_timer;
-    }
-    if (!ok) {
-        uint64_t id = p->id;
-        ac_proc_kill(loop, id);
+    if (watch_child(p, spec->timeout_ms) < 0) {
+        ac_proc_kill(loop, p->id);
         snprintf(err, errcap, "out of memory");
         return 0;
     }
@@ -723,16 +776,10 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
 oom:
     snprintf(err, errcap, "out of memory");
 fail:
-    for (int i = 0; i < 2; i++) {
-        if (in[i] >= 0)
-            close(in[i]);
-        if (out[i] >= 0)
-            close(out[i]);
-        if (errp[i] >= 0)
-            close(errp[i]);
-        if (ep[i] >= 0)
-            close(ep[i]);
-    }
+    close_pair(in);
+    close_pair(out);
+    close_pair(errp);
+    close_pair(ep);
     free(envp);
     if (p) {
         proc_release(p);
@@ -757,11 +804,100 @@ void ac_proc_kill(ac_loop *loop, uint64_t id)
     proc_free(p);
 }
 
+static ac_proc *live(ac_loop *loop, uint64_t id)
+{
+    struct ac_proc_state *st = proc_state(loop, 0);
+    return st ? ac_idmap_get(&st->procs, id) : NULL;
+}
+
+int ac_proc_write(ac_loop *loop, uint64_t id, const char *data, size_t len)
+{
+    ac_proc *p = live(loop, id);
+    if (!p || !p->stream || p->in_fd < 0 || p->close_in)
+        return -1;
+    if (p->in_len + len > p->in_cap) {
+        size_t cap = p->in_cap ? p->in_cap : 4096;
+        while (cap < p->in_len + len)
+            cap *= 2;
+        char *nb = realloc(p->in_data, cap);
+        if (!nb)
+            return -1;
+        p->in_data = nb;
+        p->in_cap = cap;
+    }
+    memcpy(p->in_data + p->in_len, data, len);
+    p->in_len += len;
+    ac_loop_watch_events(loop, p->in_watch, AC_LOOP_WRITE);
+    return 0;
+}
+
+void ac_proc_close_stdin(ac_loop *loop, uint64_t id)
+{
+    ac_proc *p = live(loop, id);
+    if (!p || p->in_fd < 0)
+        return;
+    p->close_in = 1;
+    if (p->in_off >= p->in_len)
+        close_fd(loop, &p->in_fd, &p->in_watch);
+    else
+        on_stdin(p, p->in_fd, AC_LOOP_WRITE); /* what the pipe takes now, the rest later */
+}
+
+void ac_proc_stop(ac_loop *loop, uint64_t id, int64_t grace_ms)
+{
+    ac_proc *p = live(loop, id);
+    if (!p || p->stopping)
+        return;
+    p->stopping = 1;
+    p->done = NULL;
+    p->on_stdout = NULL;
+    ac_proc_close_stdin(loop, id);
+    if (p->pid <= 0)
+        return; /* spawn failed: its 0 ms completion frees it */
+    cancel_timer(loop, &p->timeout_timer);
+    p->timeout_timer = ac_loop_timer_ex(loop, grace_ms, on_timeout, p, AC_LOOP_INTERNAL);
+    if (!p->timeout_timer)
+        signal_child(p->pid, SIGTERM);
+}
+
+/* ac_loop_free(): children being stopped get up to AC_PROC_STOP_WAIT_MS to exit on their own
+ * (their stdin is closed) before the kill. The loop is not running any more; the wait is on the
+ * children's pidfds (without pidfds, looks every 5 ms). */
+static void wait_stopping(struct ac_proc_state *st)
+{
+    int64_t end = ac_loop_clock_ms() + AC_PROC_STOP_WAIT_MS;
+    for (;;) {
+        struct pollfd fds[64];
+        nfds_t n = 0;
+        int blind = 0;
+        for (size_t i = 0; i < st->procs.cap; i++) {
+            ac_proc *p = st->procs.keys[i] ? st->procs.vals[i] : NULL;
+            if (!p || !p->stopping || p->pid <= 0)
+                continue;
+            siginfo_t si;
+            memset(&si, 0, sizeof si);
+            if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid)
+                continue; /* gone already */
+            if (p->pidfd >= 0 && n < 64)
+                fds[n++] = (struct pollfd){.fd = p->pidfd, .events = POLLIN};
+            else
+                blind = 1;
+        }
+        int64_t left = end - ac_loop_clock_ms();
+        if ((!n && !blind) || left <= 0)
+            return;
+        if (blind && left > 5)
+            left = 5;
+        poll(fds, n, (int)left);
+    }
+}
+
 /* Called by ac_loop_free(): every child is killed and reaped, no done callback runs. */
 static void proc_teardown(ac_loop *loop, void *state)
 {
     struct ac_proc_state *st = state;
     ac_proc *p;
+    wait_stopping(st);
     while ((p = ac_idmap_any(&st->procs, NULL)) != NULL)
         ac_proc_kill(loop, p->id);
     ac_idmap_clear(&st->procs);

@@ -14,7 +14,15 @@
  * - On timeout the group gets SIGTERM, and SIGKILL AC_PROC_KILL_GRACE_MS later if the child
  *   is still there.
  * - Output the child wrote before exiting is all delivered; output written by leftovers of the
- *   group after the child exited is not waited for. */
+ *   group after the child exited is not waited for.
+ *
+ * Long-running children (servers speaking a protocol on stdin/stdout): with on_stdout set, the
+ * child's stdout is handed to on_stdout as it arrives instead of being collected, and its stdin
+ * stays open for ac_proc_write() until ac_proc_close_stdin(). ac_proc_stop() ends such a child
+ * without waiting: stdin is closed (the polite stop), SIGTERM follows after a grace time and
+ * SIGKILL after AC_PROC_KILL_GRACE_MS more, all by loop timers; the child is reaped when it
+ * exits. ac_loop_free() gives children being stopped up to AC_PROC_STOP_WAIT_MS to exit before
+ * it kills them. */
 #ifndef AGENTC_IO_PROC_H
 #define AGENTC_IO_PROC_H
 
@@ -27,6 +35,11 @@
 #define AC_PROC_KILL_GRACE_MS 500
 #define AC_PROC_DEFAULT_MAX_STDOUT ((size_t)8 << 20) /* used when max_stdout == 0 */
 #define AC_PROC_DEFAULT_STDERR_TAIL ((size_t)4096)   /* used when max_stderr_tail == 0 */
+#define AC_PROC_STOP_WAIT_MS 300                     /* ac_loop_free() and stopping children */
+
+/* Bytes of a streaming child's stdout (on the loop thread, from the loop's fd callback: store
+ * them and act later, never free or stop anything from here). */
+typedef void (*ac_proc_data_fn)(void *ud, const char *data, size_t len);
 
 /* Everything is copied by ac_proc_spawn(); nothing needs to outlive the call. */
 typedef struct ac_proc_spec {
@@ -41,6 +54,8 @@ typedef struct ac_proc_spec {
     int64_t timeout_ms;         /* 0 = none */
     size_t max_stdout;          /* 0 = AC_PROC_DEFAULT_MAX_STDOUT */
     size_t max_stderr_tail;     /* keep the LAST n bytes; 0 = AC_PROC_DEFAULT_STDERR_TAIL */
+    ac_proc_data_fn on_stdout;  /* NULL: stdout collected into the result; else streamed to
+                                   on_stdout(ud, ...) and stdin kept open (ac_proc_write) */
 } ac_proc_spec;
 
 typedef struct ac_proc_result {
@@ -61,7 +76,8 @@ typedef struct ac_proc_result {
 typedef void (*ac_proc_done_fn)(void *ud, const ac_proc_result *res);
 
 /* Starts the child and returns its id; done(ud, res) runs once on the loop thread when the
- * child has exited (or could not be executed: spawn_failed). Returns 0 and writes a message
+ * child has exited (or could not be executed: spawn_failed). Never waits for the child's exec:
+ * whether it worked is read by the loop from a close-on-exec pipe. Returns 0 and writes a message
  * into err when nothing could be started (bad spec, out of fds or memory, fork failed); done
  * is then never called. */
 uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn done, void *ud,
@@ -70,6 +86,16 @@ uint64_t ac_proc_spawn(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_fn 
 /* Kills the child's process group with SIGKILL now and reaps the child before returning; done
  * is never called. Unknown or finished ids are a no-op. */
 void ac_proc_kill(ac_loop *loop, uint64_t id);
+
+/* A streaming child: queues len bytes for its stdin (written as the pipe takes them). 0, or -1
+ * when the id is not live, its stdin is closed, or out of memory. */
+int ac_proc_write(ac_loop *loop, uint64_t id, const char *data, size_t len);
+/* A streaming child: closes its stdin once the queued bytes are written (EOF). */
+void ac_proc_close_stdin(ac_loop *loop, uint64_t id);
+/* Stops a child without waiting: done and on_stdout are never called again, queued stdin bytes
+ * are still written, then stdin is closed; SIGTERM follows after grace_ms if the child is still
+ * there and SIGKILL AC_PROC_KILL_GRACE_MS later. Unknown or finished ids are a no-op. */
+void ac_proc_stop(ac_loop *loop, uint64_t id, int64_t grace_ms);
 
 /* The pid (= process group id) of a live child, -1 if the id is not live. */
 pid_t ac_proc_pid(ac_loop *loop, uint64_t id);

@@ -3,6 +3,7 @@
 target_sources(agentc_runtime PRIVATE
   ${CMAKE_SOURCE_DIR}/src/mcp/mcp_client.c
   ${CMAKE_SOURCE_DIR}/src/mcp/mcp_config.c
+  ${CMAKE_SOURCE_DIR}/src/mcp/mcp_inbox.c
   ${CMAKE_SOURCE_DIR}/src/mcp/mcp_result.c
   ${CMAKE_SOURCE_DIR}/src/mcp/mcp_stdio.c
   ${CMAKE_SOURCE_DIR}/src/mcp/mcp_http.c

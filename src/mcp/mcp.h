@@ -5,8 +5,10 @@
  * its stdin/stdout; its stderr is kept for error messages) and Streamable
  * HTTP (POST through libcurl on the loop, answered with JSON or an SSE
  * stream, Mcp-Session-Id kept and renewed). Everything runs on the loop's
- * thread; nothing blocks except ac_mcp_server_wait_ready(), which drives the
- * loop for a bounded time at setup.
+ * thread and nothing blocks it: a server starts in the background
+ * (ac_mcp_server_start), its outcome reported by the on_tools callback; the
+ * transports hand what they read to the client from deferred tasks
+ * (mcp_transport.h), never from inside their I/O callbacks.
  *
  * Handshake: the 2026-07-28 revision is probed first (server/discover, with
  * the protocol version in each request's _meta); on any error or timeout the
@@ -21,9 +23,10 @@
  * message over the size cap, no answer to the handshake or to a call within
  * the timeout): the pending calls fail with a message that names the server
  * and says what happened (with the tail of its stderr), and the server is
- * restarted by the next call; consecutive failed starts wait a bounded
- * backoff (AC_MCP_BACKOFF_MIN_MS doubling up to AC_MCP_BACKOFF_MAX_MS), during
- * which calls fail at once. Header and environment values given in the
+ * started again after a bounded backoff (at once after one fault, then
+ * AC_MCP_BACKOFF_MIN_MS doubling up to AC_MCP_BACKOFF_MAX_MS while the faults
+ * follow each other), or by the next call after it; calls during the backoff
+ * fail at once with the reason. Header and environment values given in the
  * configuration never appear in messages. */
 #ifndef AGENTC_MCP_MCP_H
 #define AGENTC_MCP_MCP_H
@@ -40,7 +43,8 @@
 #define AC_MCP_MAX_MESSAGE ((size_t)16 << 20) /* one JSON-RPC message */
 #define AC_MCP_BACKOFF_MIN_MS 250
 #define AC_MCP_BACKOFF_MAX_MS 30000
-#define AC_MCP_MAX_PAGES 100 /* tools/list pages followed */
+#define AC_MCP_MAX_PAGES 100         /* tools/list pages followed */
+#define AC_MCP_START_TIMEOUT_MS 5000 /* start_timeout when the tool file does not say */
 
 /* One server's configuration (tool file "mcp" entry). */
 typedef struct ac_mcp_config {
@@ -48,10 +52,14 @@ typedef struct ac_mcp_config {
     char **argv;              /* stdio: the command, NULL-terminated; NULL for HTTP */
     char **env;               /* stdio: its whole environment, "NAME=value", NULL-terminated; NULL:
                                  this process's (the engine passes tool_env.c's list plus "env") */
+    char **env_add;           /* stdio: "NAME=value" entries over env (or this process's
+                                 environment), NULL-terminated; may be NULL */
     char *url;                /* HTTP: the endpoint; NULL for stdio */
     char **headers;           /* HTTP: "Name: value", NULL-terminated */
     int64_t timeout_ms;       /* each call */
-    int64_t start_timeout_ms; /* the handshake (start and tools/list) */
+    int64_t start_timeout_ms; /* how long a model call waits for the server to start (its
+                                 tools/list); the start itself may take up to
+                                 max(start_timeout_ms, timeout_ms) before it is a fault */
     char **secrets;           /* values shown as [redacted] in whatever the client reports (the
                                  "env" and "headers" values), longest first, NULL-terminated */
     int idempotent;           /* -1: not said (the server's idempotentHint decides), 0, 1 */
@@ -86,10 +94,15 @@ void ac_mcp_server_free(ac_mcp_server *s);
 const char *ac_mcp_server_name(const ac_mcp_server *s);
 const ac_mcp_config *ac_mcp_server_config(const ac_mcp_server *s);
 
-/* Starts the server and drives the loop until its tools are listed, it
- * failed, or timeout_ms passed. Must not be called from a loop callback.
- * 0 when ready, else -1 with the reason in err. */
-int ac_mcp_server_wait_ready(ac_mcp_server *s, int64_t timeout_ms, char *err, size_t errcap);
+/* Starts a server that is down (never started, or in its backoff) without waiting: on_tools
+ * reports the first listing or the failure. Never calls back from inside. */
+void ac_mcp_server_start(ac_mcp_server *s);
+/* 1 while the server starts (process or session up, handshake, first tools/list). */
+int ac_mcp_server_starting(const ac_mcp_server *s);
+/* 1 once its tools are listed and until a fault. */
+int ac_mcp_server_ready(const ac_mcp_server *s);
+/* The last fault, "MCP server 'NAME' ..." ("" if none): what its calls fail with. */
+const char *ac_mcp_server_error(const ac_mcp_server *s);
 
 /* The protocol version negotiated ("" before the handshake). */
 const char *ac_mcp_server_version(const ac_mcp_server *s);
@@ -97,8 +110,9 @@ const char *ac_mcp_server_version(const ac_mcp_server *s);
 size_t ac_mcp_server_tool_count(const ac_mcp_server *s);
 const ac_mcp_tool *ac_mcp_server_tool(const ac_mcp_server *s, size_t i);
 /* Called on the loop after each successful tools/list (the first and the
- * refreshes that notifications/tools/list_changed triggers), and after a
- * refresh that failed (the list is then unchanged). */
+ * refreshes that notifications/tools/list_changed triggers), after a
+ * refresh that failed, and after a start that failed (the list is then
+ * unchanged). */
 void ac_mcp_server_on_tools(ac_mcp_server *s, void (*fn)(void *ud, ac_mcp_server *s), void *ud);
 /* 1 while a ready server fetches its changed list (or is about to). */
 int ac_mcp_server_listing(const ac_mcp_server *s);

@@ -38,8 +38,6 @@ struct ac_mcp_server {
     ac_loop *loop;
     ac_mcp_config cfg;
     mcp_transport *tr;
-    mcp_transport *dead; /* freed by reap_timer, outside the transport's callbacks */
-    uint64_t reap_timer;
     int state;
     int stateless; /* the 2026-07-28 revision: _meta in every request */
     char version[16];
@@ -51,7 +49,8 @@ struct ac_mcp_server {
     json_t *listing; /* tools gathered over the pages of a tools/list */
     int pages;
     int listing_active, refresh_wanted;
-    uint64_t hs_timer, probe_timer, fault_timer;
+    uint64_t hs_timer, probe_timer, restart_timer;
+    ac_loop_task fault_task; /* a fault noticed where callbacks must not run (fault_later) */
     char fault_why[400];
     json_int_t probe_id;
     unsigned fails, starts;
@@ -95,6 +94,7 @@ void ac_mcp_config_clear(ac_mcp_config *c)
     free(c->url);
     strv_free(c->argv);
     strv_free(c->env);
+    strv_free(c->env_add);
     strv_free(c->headers);
     strv_free(c->secrets);
     memset(c, 0, sizeof *c);
@@ -263,25 +263,13 @@ static void notify(ac_mcp_server *s, const char *method, json_t *params)
 
 /* ---- faults and lifecycle ---- */
 
-static void reap_dead(void *ud)
-{
-    ac_mcp_server *s = ud;
-    s->reap_timer = 0;
-    if (s->dead)
-        s->dead->free(s->dead);
-    s->dead = NULL;
-}
-
+/* Transports report from deferred tasks (mcp_transport.h), so one can be freed from inside
+ * its own reports. */
 static void stop_transport(ac_mcp_server *s)
 {
-    if (!s->tr)
-        return;
-    if (s->dead) /* one is already waiting: free it now, we are outside its callbacks */
-        s->dead->free(s->dead);
-    s->dead = s->tr;
+    if (s->tr)
+        s->tr->free(s->tr);
     s->tr = NULL;
-    if (!s->reap_timer)
-        s->reap_timer = ac_loop_timer(s->loop, 0, reap_dead, s);
 }
 
 static int64_t backoff_ms(unsigned fails)
@@ -294,7 +282,18 @@ static int64_t backoff_ms(unsigned fails)
     return d < AC_MCP_BACKOFF_MAX_MS ? d : AC_MCP_BACKOFF_MAX_MS;
 }
 
-/* The server is unusable: every call fails with why, the next call restarts it. */
+static void start(ac_mcp_server *s);
+
+static void restart_fire(void *ud)
+{
+    ac_mcp_server *s = ud;
+    s->restart_timer = 0;
+    if (s->state == ST_DOWN)
+        start(s);
+}
+
+/* The server is unusable: every call fails with why; it starts again after the backoff (or
+ * with the next call after it). */
 static void fault(ac_mcp_server *s, const char *why)
 {
     if (s->state == ST_DOWN && !s->tr)
@@ -305,6 +304,7 @@ static void fault(ac_mcp_server *s, const char *why)
         snprintf(s->last_error, sizeof s->last_error, "%s", m);
     free(m);
     int was_listing = ac_mcp_server_listing(s);
+    int was_starting = s->state == ST_STARTING;
     s->state = ST_DOWN;
     s->fails++;
     s->retry_at = ac_loop_now_ms(s->loop) + backoff_ms(s->fails);
@@ -312,14 +312,16 @@ static void fault(ac_mcp_server *s, const char *why)
         ac_loop_cancel_timer(s->loop, s->hs_timer);
     if (s->probe_timer)
         ac_loop_cancel_timer(s->loop, s->probe_timer);
-    if (s->fault_timer)
-        ac_loop_cancel_timer(s->loop, s->fault_timer);
-    s->hs_timer = s->probe_timer = s->fault_timer = 0;
+    ac_loop_undefer(s->loop, &s->fault_task);
+    s->hs_timer = s->probe_timer = 0;
     s->listing_active = s->refresh_wanted = 0;
     json_decref(s->listing);
     s->listing = NULL;
     stop_transport(s);
-    if (was_listing && s->on_tools) /* a refresh failed: the old list stays */
+    if (!s->restart_timer)
+        s->restart_timer =
+            ac_loop_timer(s->loop, s->retry_at - ac_loop_now_ms(s->loop), restart_fire, s);
+    if ((was_listing || was_starting) && s->on_tools) /* the old list stays */
         s->on_tools(s->on_tools_ud, s);
     while (s->pend) {
         pending *p = s->pend;
@@ -348,28 +350,25 @@ static void fault(ac_mcp_server *s, const char *why)
 static void fault_fire(void *ud)
 {
     ac_mcp_server *s = ud;
-    s->fault_timer = 0;
     char why[sizeof s->fault_why];
     memcpy(why, s->fault_why, sizeof why);
     fault(s, why);
 }
 
 /* A fault noticed where the callers' callbacks must not run (inside ac_mcp_call_tool, or
- * inside a send): reported from a 0 ms timer. */
+ * inside a send): reported from a deferred task. */
 static void fault_later(ac_mcp_server *s, const char *why)
 {
-    if (s->fault_timer)
+    if (s->fault_task.queued)
         return;
     snprintf(s->fault_why, sizeof s->fault_why, "%s", why);
-    s->fault_timer = ac_loop_timer(s->loop, 0, fault_fire, s);
+    ac_loop_defer(s->loop, &s->fault_task);
 }
 
 static void on_closed(void *ud, const char *why)
 {
     fault(ud, why);
 }
-
-static void start(ac_mcp_server *s);
 
 /* The HTTP session expired: a new one, and the calls not answered are sent again when it is
  * ready (the server did not run them: it did not know the session). */
@@ -436,13 +435,21 @@ static void probe_expired(void *ud)
     send_initialize(s);
 }
 
+/* The start may go on after start_timeout (the model calls stop waiting for it then, mcp.h):
+ * it faults only after the call timeout, if that is longer. */
+static int64_t handshake_ms(const ac_mcp_server *s)
+{
+    return s->cfg.start_timeout_ms > s->cfg.timeout_ms ? s->cfg.start_timeout_ms
+                                                       : s->cfg.timeout_ms;
+}
+
 static void hs_expired(void *ud)
 {
     ac_mcp_server *s = ud;
     char why[160];
     s->hs_timer = 0;
     snprintf(why, sizeof why, "did not complete the handshake within %lld ms",
-             (long long)s->cfg.start_timeout_ms);
+             (long long)handshake_ms(s));
     fault(s, why);
 }
 
@@ -463,7 +470,7 @@ static void start(ac_mcp_server *s)
         fault_later(s, why);
         return;
     }
-    s->hs_timer = ac_loop_timer(s->loop, s->cfg.start_timeout_ms, hs_expired, s);
+    s->hs_timer = ac_loop_timer(s->loop, handshake_ms(s), hs_expired, s);
     /* probe the 2026-07-28 revision; anything but a good answer falls back */
     s->stateless = 0;
     json_t *params = json_pack("{s:{s:s, s:{s:s, s:s}, s:{}}}", "_meta",
@@ -804,18 +811,23 @@ ac_mcp_server *ac_mcp_server_new(ac_loop *loop, const ac_mcp_config *cfg)
     if (!s)
         return NULL;
     s->loop = loop;
+    s->fault_task.fn = fault_fire;
+    s->fault_task.ud = s;
     s->cfg.name = strdup(cfg->name);
     s->cfg.url = cfg->url ? strdup(cfg->url) : NULL;
     s->cfg.argv = strv_dup(cfg->argv);
     s->cfg.env = strv_dup(cfg->env);
+    s->cfg.env_add = strv_dup(cfg->env_add);
     s->cfg.headers = strv_dup(cfg->headers);
     s->cfg.secrets = strv_dup(cfg->secrets);
     s->cfg.timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000;
-    s->cfg.start_timeout_ms = cfg->start_timeout_ms > 0 ? cfg->start_timeout_ms : 30000;
+    s->cfg.start_timeout_ms =
+        cfg->start_timeout_ms > 0 ? cfg->start_timeout_ms : AC_MCP_START_TIMEOUT_MS;
     s->cfg.idempotent = cfg->idempotent;
     if (!s->cfg.name || (cfg->url && !s->cfg.url) || (cfg->argv && !s->cfg.argv) ||
-        (cfg->env && !s->cfg.env) || (cfg->headers && !s->cfg.headers) ||
-        (cfg->secrets && !s->cfg.secrets) || (!s->cfg.url && !s->cfg.argv)) {
+        (cfg->env && !s->cfg.env) || (cfg->env_add && !s->cfg.env_add) ||
+        (cfg->headers && !s->cfg.headers) || (cfg->secrets && !s->cfg.secrets) ||
+        (!s->cfg.url && !s->cfg.argv)) {
         ac_mcp_config_clear(&s->cfg);
         free(s);
         return NULL;
@@ -841,14 +853,11 @@ void ac_mcp_server_free(ac_mcp_server *s)
         ac_loop_cancel_timer(s->loop, s->hs_timer);
     if (s->probe_timer)
         ac_loop_cancel_timer(s->loop, s->probe_timer);
-    if (s->reap_timer)
-        ac_loop_cancel_timer(s->loop, s->reap_timer);
-    if (s->fault_timer)
-        ac_loop_cancel_timer(s->loop, s->fault_timer);
+    if (s->restart_timer)
+        ac_loop_cancel_timer(s->loop, s->restart_timer);
+    ac_loop_undefer(s->loop, &s->fault_task);
     if (s->tr)
         s->tr->free(s->tr);
-    if (s->dead)
-        s->dead->free(s->dead);
     json_decref(s->listing);
     tools_free(s->tools, s->n_tools);
     ac_mcp_config_clear(&s->cfg);
@@ -896,26 +905,23 @@ unsigned ac_mcp_server_starts(const ac_mcp_server *s)
     return s->starts;
 }
 
-int ac_mcp_server_wait_ready(ac_mcp_server *s, int64_t timeout_ms, char *err, size_t errcap)
+void ac_mcp_server_start(ac_mcp_server *s)
 {
-    if (ac_loop_in_callback(s->loop)) {
-        snprintf(err, errcap, "MCP server '%s' cannot be started from inside a loop callback",
-                 s->cfg.name);
-        return -1;
-    }
     if (s->state == ST_DOWN)
         start(s);
-    int64_t end = ac_loop_now_ms(s->loop) + timeout_ms;
-    while (s->state == ST_STARTING) {
-        int64_t left = end - ac_loop_now_ms(s->loop);
-        if (left <= 0) {
-            fault(s, "did not start in time");
-            break;
-        }
-        ac_loop_run_once(s->loop, (int)(left > 100 ? 100 : left));
-    }
-    if (s->state == ST_READY)
-        return 0;
-    snprintf(err, errcap, "%s", s->last_error[0] ? s->last_error : "MCP server failed");
-    return -1;
+}
+
+int ac_mcp_server_starting(const ac_mcp_server *s)
+{
+    return s->state == ST_STARTING;
+}
+
+int ac_mcp_server_ready(const ac_mcp_server *s)
+{
+    return s->state == ST_READY;
+}
+
+const char *ac_mcp_server_error(const ac_mcp_server *s)
+{
+    return s->last_error;
 }

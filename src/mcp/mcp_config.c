@@ -7,7 +7,8 @@
  *             "env": {"NAME": "value"},              stdio only: added to its environment
  *             "headers": {"Authorization": "..."},   HTTP only: sent with every request
  *             "timeout": "30s",                      each call
- *             "start_timeout": "30s",                the start and handshake
+ *             "start_timeout": "5s",                 how long the first model call waits
+ *                                                    for the start (handshake, tools/list)
  *             "idempotent": true}]}                  default: the server's idempotentHint
  *
  * Values of "env" and "headers" are secrets: messages name keys, never values. */
@@ -242,7 +243,7 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
         return cfail(err, errcap, path, i, nm, "\"timeout\" must be a duration such as \"30s\"");
     c->timeout_ms = ms;
     to = json_object_get(e, "start_timeout");
-    ms = 30000;
+    ms = AC_MCP_START_TIMEOUT_MS;
     if (to &&
         (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), &ms) < 0 || ms <= 0))
         return cfail(err, errcap, path, i, nm,

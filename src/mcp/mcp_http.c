@@ -51,7 +51,7 @@ typedef struct qmsg {
 struct http_tr {
     mcp_transport base;
     ac_loop *loop;
-    mcp_transport_cb cb;
+    mcp_inbox in;
     char *url;
     char **headers;
     int64_t timeout_ms;
@@ -60,31 +60,35 @@ struct http_tr {
     qmsg *q, *qtail;
     uint64_t flush_timer;
     hreq *reqs;
-    int dead;
 };
+
+/* The transport has ended (its last report is queued): nothing more is read or reported. */
+static int ended(const http_tr *t)
+{
+    return mcp_inbox_ended(&t->in);
+}
 
 static void deliver_text(hreq *r, const char *data, size_t len)
 {
     http_tr *t = r->t;
-    if (t->dead)
+    if (ended(t))
         return;
     json_t *m = json_loadb(data, len, 0, NULL);
     if (!m) {
         char shown[90], why[160];
         ac_mcp_printable(data, len < 80 ? len : 80, shown, sizeof shown);
         snprintf(why, sizeof why, "answered with something that is not JSON-RPC (\"%s\")", shown);
-        t->dead = 1;
-        t->cb.closed(t->cb.ud, why);
+        mcp_inbox_end(&t->in, MCP_INBOX_CLOSED, why);
         return;
     }
     size_t n = json_is_array(m) ? json_array_size(m) : 1;
-    for (size_t i = 0; i < n && !t->dead; i++) {
+    for (size_t i = 0; i < n; i++) {
         json_t *one = json_is_array(m) ? json_array_get(m, i) : m;
         if (r->id && json_equal(json_object_get(one, "id"), r->id) &&
             !json_object_get(one, "method"))
             r->answered = 1;
-        t->cb.message(t->cb.ud, one);
     }
+    mcp_inbox_push(&t->in, m);
     json_decref(m);
 }
 
@@ -95,7 +99,7 @@ static int on_sse(void *ud, const ac_sse_event *ev)
         memcpy(r->last_id, ev->id, ev->id_len + 1);
     if (ev->data_len && (!strcmp(ev->event, "message") || !ev->event_len))
         deliver_text(r, ev->data, ev->data_len);
-    return r->t->dead;
+    return ended(r->t);
 }
 
 static size_t on_header(char *b, size_t size, size_t n, void *ud)
@@ -176,12 +180,11 @@ static void req_unlink(hreq *r)
 /* Answers the request r carried with a JSON-RPC error (the client fails that call). */
 static void answer_error(hreq *r, const char *text)
 {
-    if (!r->id || r->answered || r->t->dead)
+    if (!r->id || r->answered || ended(r->t))
         return;
     json_t *m = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", r->id, "error",
                           "code", -32000, "message", text);
-    if (m)
-        r->t->cb.message(r->t->cb.ud, m);
+    mcp_inbox_push(&r->t->in, m);
     json_decref(m);
 }
 
@@ -195,8 +198,8 @@ static void resume_fire(void *ud)
     http_tr *t = r->t;
     r->timer = 0;
     req_unlink(r);
-    if (t->dead || launch(t, r) < 0) {
-        if (!t->dead)
+    if (ended(t) || launch(t, r) < 0) {
+        if (!ended(t))
             answer_error(r, "could not resume the HTTP stream");
         req_free(r);
     }
@@ -229,7 +232,7 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
     long long retry = r->sse ? ac_sse_retry_ms(r->sse) : -1;
     char why[300];
-    if (t->dead) {
+    if (ended(t)) {
         /* nothing more is reported */
     } else if (r->is_get && !r->id) {
         /* the standalone stream: open again while the server keeps it (not on 405 & co) */
@@ -237,18 +240,16 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
             resume_later(t, r, retry >= 0 ? retry : 1000);
     } else if (rc != CURLE_OK && !(r->answered && rc == CURLE_WRITE_ERROR)) {
         snprintf(why, sizeof why, "cannot be reached over HTTP: %s", curl_easy_strerror(rc));
-        if (status == 0) {
-            t->dead = 1;
-            t->cb.closed(t->cb.ud, why);
-        } else {
+        if (status == 0)
+            mcp_inbox_end(&t->in, MCP_INBOX_CLOSED, why);
+        else {
             answer_error(r, why);
         }
     } else if (r->had_session &&
                (status == 404 || (status == 400 && r->resp && strcasestr(r->resp, "session")))) {
         /* 404 is what the spec says; the reference servers answer 400 "No valid session ID" */
         t->session[0] = 0;
-        t->dead = 1;
-        t->cb.expired(t->cb.ud);
+        mcp_inbox_end(&t->in, MCP_INBOX_EXPIRED, NULL);
     } else if (status / 100 != 2) {
         char shown[120];
         ac_mcp_printable(r->resp ? r->resp : "", r->rlen < 100 ? r->rlen : 100, shown,
@@ -262,7 +263,7 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
         resume_later(t, r, retry >= 0 ? retry : 1000);
         r->answered = 1; /* the resumed stream answers */
     }
-    if (!t->dead && r->id && !r->answered && status / 100 == 2 && rc == CURLE_OK)
+    if (!ended(t) && r->id && !r->answered && status / 100 == 2 && rc == CURLE_OK)
         answer_error(r, "the HTTP answer ended without a JSON-RPC response");
     req_free(r);
 }
@@ -344,24 +345,23 @@ static void flush(void *ud)
 {
     http_tr *t = ud;
     t->flush_timer = 0;
-    while (t->q && !t->dead) {
+    while (t->q && !ended(t)) {
         qmsg *m = t->q;
         t->q = m->next;
         if (!t->q)
             t->qtail = NULL;
         char *data = m->data;
         free(m);
-        if (start_req(t, data) < 0) {
-            t->dead = 1;
-            t->cb.closed(t->cb.ud, "could not start an HTTP request (out of memory)");
-        }
+        if (start_req(t, data) < 0)
+            mcp_inbox_end(&t->in, MCP_INBOX_CLOSED,
+                          "could not start an HTTP request (out of memory)");
     }
 }
 
 static int ht_send(mcp_transport *base, const char *data, size_t len, char *err, size_t errcap)
 {
     http_tr *t = (http_tr *)base;
-    if (t->dead) {
+    if (ended(t)) {
         snprintf(err, errcap, "the HTTP session is closed");
         return -1;
     }
@@ -395,7 +395,7 @@ static void ht_set_version(mcp_transport *base, const char *v)
         resume_later(t, NULL, 0);
 }
 
-/* Ends the server's session (DELETE with its id), waiting at most 500 ms. */
+/* Ends the server's session (DELETE with its id, at most 500 ms), never waiting for it. */
 static void delete_session(http_tr *t)
 {
     CURL *e = curl_easy_init();
@@ -412,9 +412,7 @@ static void delete_session(http_tr *t)
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 500L);
-    curl_easy_perform(e);
-    curl_slist_free_all(hd);
-    curl_easy_cleanup(e);
+    ac_http_send_and_forget(t->loop, e, hd);
 }
 
 static void ht_free(mcp_transport *base)
@@ -439,6 +437,7 @@ static void ht_free(mcp_transport *base)
     }
     if (t->session[0])
         delete_session(t);
+    mcp_inbox_clear(&t->in);
     for (char **p = t->headers; p && *p; p++)
         free(*p);
     free(t->headers);
@@ -459,7 +458,11 @@ mcp_transport *ac_mcp_http_new(ac_loop *loop, const ac_mcp_config *cfg, const mc
     t->base.set_version = ht_set_version;
     t->base.free = ht_free;
     t->loop = loop;
-    t->cb = *cb;
+    if (mcp_inbox_init(&t->in, loop, cb) < 0) {
+        free(t);
+        snprintf(err, errcap, "out of memory");
+        return NULL;
+    }
     t->timeout_ms = cfg->timeout_ms;
     t->url = strdup(cfg->url);
     size_t n = 0;

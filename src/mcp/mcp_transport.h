@@ -1,8 +1,10 @@
 /* The transports of the MCP client (mcp_client.c): stdio (mcp_stdio.c) and
  * Streamable HTTP (mcp_http.c). A transport carries whole JSON-RPC messages
- * both ways and reports what arrives through its callbacks, on the loop.
- * After closed() it reports nothing more; the client frees it later, never
- * from inside one of its callbacks. */
+ * both ways. What arrives is never reported from the I/O callback that read
+ * it: it goes into the transport's inbox (mcp_inbox.c), which hands it to the
+ * client from a task deferred on the loop, one message per call, in order.
+ * The client may therefore send, and free the transport, from any of its
+ * callbacks. After closed() or expired() it reports nothing more. */
 #ifndef AGENTC_MCP_TRANSPORT_H
 #define AGENTC_MCP_TRANSPORT_H
 
@@ -33,6 +35,30 @@ struct mcp_transport {
     /* Stops whatever runs and frees the transport. */
     void (*free)(mcp_transport *t);
 };
+
+/* What a transport received and has not handed to the client yet. */
+typedef struct mcp_inbox {
+    ac_loop *loop;
+    mcp_transport_cb cb;
+    ac_loop_task task;
+    json_t *q; /* the messages, in order (a JSON array), from head on */
+    size_t head;
+    int end; /* 0, or the last report: MCP_INBOX_CLOSED, MCP_INBOX_EXPIRED */
+    char why[900];
+} mcp_inbox;
+enum { MCP_INBOX_CLOSED = 1, MCP_INBOX_EXPIRED = 2 };
+
+/* 0, or -1 when out of memory. */
+int mcp_inbox_init(mcp_inbox *in, ac_loop *loop, const mcp_transport_cb *cb);
+/* Queues one message (borrowed), or each of a batch (an array); nothing once ended. */
+void mcp_inbox_push(mcp_inbox *in, json_t *msg);
+/* Queues the last report, after the messages already queued: closed(why) or expired(). The
+ * first end wins. */
+void mcp_inbox_end(mcp_inbox *in, int end, const char *why);
+/* Nonzero once an end is queued: the transport has stopped reading. */
+int mcp_inbox_ended(const mcp_inbox *in);
+/* Drops whatever waits (the transport is being freed). */
+void mcp_inbox_clear(mcp_inbox *in);
 
 mcp_transport *ac_mcp_stdio_new(ac_loop *loop, const ac_mcp_config *cfg, const mcp_transport_cb *cb,
                                 char *err, size_t errcap);

@@ -124,10 +124,6 @@ typedef struct llm_effect {
     ac_loop_task go; /* the deferred start, after the tools.changed event is applied */
 } llm_effect;
 
-/* An MCP server that said its list changed gets this long to send the new list before a
- * model call goes with the list it has. */
-#define LLM_TOOLS_WAIT_MS 5000
-
 static void llm_go(void *ud)
 {
     llm_effect *l = ud;
@@ -176,7 +172,10 @@ static int tools_changed(llm_effect *l)
         return 0;
     }
     /* origin 0: a fact about the engine, applied even if the call stops before it is */
-    ac_session_enqueue(s, ev, json_pack("{s:o}", "tools", defs), 0, 0);
+    json_t *payload = json_pack("{s:o}", "tools", defs);
+    if (payload && s->e->mcp) /* the servers and the protocol each one speaks now */
+        ac_mcp_spawn_info(s->e, payload);
+    ac_session_enqueue(s, ev, payload, 0, 0);
     return 1;
 }
 
@@ -221,12 +220,12 @@ static void llm_start(ac_session *s, const ac_param_value *args, size_t n, const
     l->go.fn = llm_go;
     l->go.ud = l;
     *ac_session_effect_state(s) = l;
-    if (ac_mcp_listing(s->e)) { /* a server said its list changed: the call waits for it */
+    if (ac_mcp_listing(s->e)) { /* a server starts or its list changed: the call waits */
         l->waiting = 1;
         l->wait.fn = llm_waited;
         l->wait.ud = l;
         ac_mcp_wait_listing(s->e, &l->wait);
-        l->bound = ac_loop_timer(s->e->loop, LLM_TOOLS_WAIT_MS, llm_bound, l);
+        l->bound = ac_loop_timer(s->e->loop, ac_mcp_wait_ms(s->e), llm_bound, l);
         return;
     }
     if (tools_changed(l)) {

@@ -91,16 +91,31 @@ json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *cont
                             char **override);
 /* ---- MCP servers (tools_mcp.c) ---- */
 
-/* Starts the servers of a tool file's "mcp" array (borrowed) and adds their tools as
- * server__tool; path names the file in messages. -1 with err. */
+/* Starts the servers of a tool file's "mcp" array (borrowed), without waiting; their tools
+ * are added as server__tool once listed (tools_mcp.c); path names the file in messages. -1
+ * with err (a bad declaration, out of memory): a server that cannot start is no error. */
 int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err,
                        size_t errcap);
 /* The revision of the engine's tool list: 0 until an MCP server's list changes, then
  * bumped by each refresh. A session compares it with the revision it last checked
  * (effects.c) before a model call. */
 uint64_t ac_mcp_tools_rev(const ac_engine *e);
-/* 1 while one of the engine's MCP servers fetches a changed list. */
+/* 1 while one of the engine's MCP servers fetches a changed list, or starts within its first
+ * start_timeout: a model call waits then (effects.c). */
 int ac_mcp_listing(const ac_engine *e);
+/* How long such a model call waits at most (ms). */
+int64_t ac_mcp_wait_ms(const ac_engine *e);
+/* A tool name of an MCP server's toolkit that is not (or not yet) offered: 1 with why its calls
+ * fail in msg (the server is starting, could not start, crashed), else 0. */
+int ac_mcp_explain(const ac_engine *e, const char *name, char *msg, size_t cap);
+/* A tool of an MCP toolkit whose server is still starting (not listed yet): its server, the
+ * server's name for the tool in *tool; a call waits for the start (the call's timeout). NULL
+ * otherwise. */
+struct ac_mcp_server *ac_mcp_starting_server(const ac_engine *e, const char *name,
+                                             const char **tool);
+/* 1 when name is a tool of an MCP server the tool file marks "idempotent": true (what a
+ * restored session knows before the server lists its tools). */
+int ac_mcp_idempotent(const ac_engine *e, const char *name);
 /* Someone waiting for the lists being fetched: fn(ud) is called once, on the loop, when no
  * server is listing any more. Unwait before freeing w. */
 typedef struct ac_mcp_waiter {

@@ -4,6 +4,13 @@
  * session of the engine; its tools become the toolkit named after the
  * server, registered as server::tool (server__tool on the wire, util/toolname.h).
  * The run_tools effect (tools_run.c) calls them through ac_mcp_call_tool.
+ *
+ * Servers start in the background: adding the tool file never waits. A model
+ * call waits (effects.c, on the loop) for servers still within their first
+ * start_timeout; a server listed later has its tools offered from the next
+ * model call (tools.changed). A server that cannot start or crashes offers
+ * what it listed before (nothing if it never started); calls to it fail with
+ * the reason while it is started again with a bounded backoff (mcp.h).
  * When the server says its list changed, the engine's tools are updated:
  * new tools are added, changed ones replaced, dropped ones fail when called.
  */
@@ -16,12 +23,24 @@
 #include "util/toolname.h"
 #include "tools/schema.h"
 
+/* A model call that waits for a server's changed list waits at most this long. */
+#define MCP_LISTING_WAIT_MS 5000
+
+typedef struct mcp_entry {
+    struct ac_mcp_set *set;
+    ac_mcp_server *srv;
+    int awaited;       /* within its first start_timeout: model calls wait for it */
+    int64_t start_ms;  /* when it was first started */
+    uint64_t deadline; /* the timer that ends that */
+    char problem[300]; /* a tool it lists that the engine refused, else "" */
+} mcp_entry;
+
 struct ac_mcp_set {
     ac_engine *e;
-    ac_mcp_server **v;
+    mcp_entry **v;
     size_t n;
-    uint64_t rev;             /* bumped by each refresh after the first listing */
-    ac_mcp_waiter *waiters;   /* model calls waiting for a changed list (effects.c) */
+    uint64_t rev;           /* bumped by each refresh after the first listing */
+    ac_mcp_waiter *waiters; /* model calls waiting for a changed list (effects.c) */
 };
 
 /* The engine's name for tool of toolkit kit: "kit::tool" (the model sees "kit__tool",
@@ -93,26 +112,23 @@ static int add_or_update(ac_engine *e, ac_mcp_server *srv, const ac_mcp_tool *mt
     return 0;
 }
 
-static int sync_tools(ac_engine *e, ac_mcp_server *srv, char *err, size_t errcap)
+/* The engine's tools follow the server's list: a tool the engine refuses (a name clash) is
+ * left out and the others are added; the first refusal goes to err (else err is ""). */
+static void sync_tools(ac_engine *e, ac_mcp_server *srv, char *err, size_t errcap)
 {
+    char why[300];
+    err[0] = 0;
     for (size_t i = 0; i < e->n_tools; i++)
         if (e->tools[i]->mcp == srv)
             e->tools[i]->mcp_gone = 1;
     for (size_t i = 0; i < ac_mcp_server_tool_count(srv); i++)
-        if (add_or_update(e, srv, ac_mcp_server_tool(srv, i), err, errcap) < 0)
-            return -1;
-    return 0;
+        if (add_or_update(e, srv, ac_mcp_server_tool(srv, i), why, sizeof why) < 0 && !err[0])
+            snprintf(err, errcap, "%s", why);
 }
 
-/* After a listing (the first one, or a refresh, or a refresh that failed): the engine's
- * tools follow the server's, the revision moves on, and when no server is listing any
- * more the model calls waiting for the new list go. */
-static void on_tools(void *ud, ac_mcp_server *srv)
+/* When no server is listing or awaited any more, the model calls waiting go. */
+static void wake_waiters(struct ac_mcp_set *m)
 {
-    struct ac_mcp_set *m = ud;
-    char err[300];
-    sync_tools(m->e, srv, err, sizeof err);
-    m->rev++;
     if (ac_mcp_listing(m->e))
         return;
     ac_mcp_waiter *w = m->waiters;
@@ -125,6 +141,35 @@ static void on_tools(void *ud, ac_mcp_server *srv)
     }
 }
 
+static void not_awaited(mcp_entry *me)
+{
+    me->awaited = 0;
+    if (me->deadline)
+        ac_loop_cancel_timer(me->set->e->loop, me->deadline);
+    me->deadline = 0;
+}
+
+/* After a listing (the first one, or a refresh, or a refresh or a start that failed): the
+ * engine's tools follow the server's, the revision moves on, and the waiting model calls
+ * may go. */
+static void on_tools(void *ud, ac_mcp_server *srv)
+{
+    mcp_entry *me = ud;
+    sync_tools(me->set->e, srv, me->problem, sizeof me->problem);
+    me->set->rev++;
+    not_awaited(me);
+    wake_waiters(me->set);
+}
+
+/* Its start_timeout passed: the model calls go without its tools. */
+static void start_deadline(void *ud)
+{
+    mcp_entry *me = ud;
+    me->deadline = 0;
+    me->awaited = 0;
+    wake_waiters(me->set);
+}
+
 uint64_t ac_mcp_tools_rev(const ac_engine *e)
 {
     return e->mcp ? e->mcp->rev : 0;
@@ -133,9 +178,71 @@ uint64_t ac_mcp_tools_rev(const ac_engine *e)
 int ac_mcp_listing(const ac_engine *e)
 {
     for (size_t i = 0; e->mcp && i < e->mcp->n; i++)
-        if (ac_mcp_server_listing(e->mcp->v[i]))
+        if (ac_mcp_server_listing(e->mcp->v[i]->srv) || e->mcp->v[i]->awaited)
             return 1;
     return 0;
+}
+
+int64_t ac_mcp_wait_ms(const ac_engine *e)
+{
+    int64_t w = MCP_LISTING_WAIT_MS, now = e->loop ? ac_loop_now_ms(e->loop) : 0;
+    for (size_t i = 0; e->mcp && i < e->mcp->n; i++) {
+        const mcp_entry *me = e->mcp->v[i];
+        int64_t left =
+            me->awaited ? me->start_ms + ac_mcp_server_config(me->srv)->start_timeout_ms - now : 0;
+        if (left > w)
+            w = left;
+    }
+    return w;
+}
+
+/* The entry of the MCP toolkit named by name ("kit::tool" or the wire's "kit__tool"), with
+ * the tool part in *tool; NULL when the prefix names no MCP server. */
+static const mcp_entry *entry_of(const ac_engine *e, const char *name, const char **tool)
+{
+    size_t plen;
+    const char *t = ac_toolname_split(name, &plen);
+    if (!t && (t = strstr(name, "__")) && t != name) {
+        plen = (size_t)(t - name);
+        t += 2;
+    }
+    for (size_t i = 0; t && e->mcp && i < e->mcp->n; i++) {
+        const char *kit = ac_mcp_server_name(e->mcp->v[i]->srv);
+        if (strlen(kit) == plen && !strncmp(kit, name, plen)) {
+            *tool = t;
+            return e->mcp->v[i];
+        }
+    }
+    return NULL;
+}
+
+ac_mcp_server *ac_mcp_starting_server(const ac_engine *e, const char *name, const char **tool)
+{
+    const mcp_entry *me = entry_of(e, name, tool);
+    return me && ac_mcp_server_starting(me->srv) ? me->srv : NULL;
+}
+
+int ac_mcp_idempotent(const ac_engine *e, const char *name)
+{
+    const char *tool;
+    const mcp_entry *me = entry_of(e, name, &tool);
+    return me && ac_mcp_server_config(me->srv)->idempotent == 1;
+}
+
+int ac_mcp_explain(const ac_engine *e, const char *name, char *msg, size_t cap)
+{
+    const char *tool;
+    const mcp_entry *me = entry_of(e, name, &tool);
+    if (!me)
+        return 0;
+    const char *why = ac_mcp_server_error(me->srv);
+    if (!ac_mcp_server_ready(me->srv) && *why)
+        snprintf(msg, cap, "%s", why);
+    else if (me->problem[0])
+        snprintf(msg, cap, "%s", me->problem);
+    else
+        return 0;
+    return 1;
 }
 
 void ac_mcp_wait_listing(ac_engine *e, ac_mcp_waiter *w)
@@ -163,8 +270,11 @@ void ac_mcp_set_free(ac_engine *e)
     struct ac_mcp_set *m = e->mcp;
     if (!m)
         return;
-    for (size_t i = 0; i < m->n; i++)
-        ac_mcp_server_free(m->v[i]);
+    for (size_t i = 0; i < m->n; i++) {
+        not_awaited(m->v[i]);
+        ac_mcp_server_free(m->v[i]->srv);
+        free(m->v[i]);
+    }
     free(m->v);
     free(m);
     e->mcp = NULL;
@@ -195,6 +305,28 @@ static char **server_env(ac_engine *e, char **add)
     return v;
 }
 
+/* A server of the set, started in the background and awaited for its start_timeout. */
+static int add_server(struct ac_mcp_set *m, const ac_mcp_config *cfg)
+{
+    mcp_entry **v = realloc(m->v, (m->n + 1) * sizeof *v);
+    if (v)
+        m->v = v;
+    mcp_entry *me = v ? calloc(1, sizeof *me) : NULL;
+    if (!me || !(me->srv = ac_mcp_server_new(m->e->loop, cfg))) {
+        free(me);
+        return -1;
+    }
+    me->set = m;
+    m->v[m->n++] = me;
+    ac_mcp_server_on_tools(me->srv, on_tools, me);
+    me->awaited = 1;
+    me->start_ms = ac_loop_now_ms(m->e->loop);
+    me->deadline = ac_loop_timer(m->e->loop, ac_mcp_server_config(me->srv)->start_timeout_ms,
+                                 start_deadline, me);
+    ac_mcp_server_start(me->srv);
+    return 0;
+}
+
 int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err, size_t errcap)
 {
     ac_mcp_config *cfgs;
@@ -214,7 +346,7 @@ int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *
         struct ac_mcp_set *m = e->mcp;
         m->e = e;
         for (size_t k = 0; k < m->n; k++)
-            if (!strcmp(ac_mcp_server_name(m->v[k]), cfgs[i].name)) {
+            if (!strcmp(ac_mcp_server_name(m->v[k]->srv), cfgs[i].name)) {
                 snprintf(err, errcap, "%s: MCP server '%s' is declared twice", path, cfgs[i].name);
                 rc = -1;
             }
@@ -232,27 +364,10 @@ int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *
             free(cfgs[i].env);
             cfgs[i].env = env;
         }
-        ac_mcp_server **v = realloc(m->v, (m->n + 1) * sizeof *v);
-        ac_mcp_server *srv = v ? ac_mcp_server_new(e->loop, &cfgs[i]) : NULL;
-        if (v)
-            m->v = v;
-        if (!srv) {
+        if (add_server(m, &cfgs[i]) < 0) {
             snprintf(err, errcap, "out of memory");
             rc = -1;
-            break;
         }
-        m->v[m->n++] = srv;
-        char why[800];
-        if (ac_mcp_server_wait_ready(srv, cfgs[i].start_timeout_ms + 1000, why, sizeof why) < 0) {
-            snprintf(err, errcap, "%s: %s", path, why);
-            rc = -1;
-            break;
-        }
-        if (sync_tools(e, srv, err, errcap) < 0) {
-            rc = -1;
-            break;
-        }
-        ac_mcp_server_on_tools(srv, on_tools, m);
     }
     for (size_t i = 0; i < n; i++)
         ac_mcp_config_clear(&cfgs[i]);
@@ -260,15 +375,20 @@ int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *
     return rc;
 }
 
+/* Adds "mcp": [{"name", "transport", "protocol"}] to a spawn or tools.changed payload; the
+ * protocol is there once the server's handshake is done. */
 void ac_mcp_spawn_info(ac_engine *e, json_t *payload)
 {
     struct ac_mcp_set *m = e->mcp;
     json_t *arr = json_array();
     for (size_t i = 0; arr && m && i < m->n; i++) {
-        const ac_mcp_config *c = ac_mcp_server_config(m->v[i]);
-        json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "name", c->name, "transport",
-                                             c->url ? "streamable-http" : "stdio", "protocol",
-                                             ac_mcp_server_version(m->v[i])));
+        const ac_mcp_config *c = ac_mcp_server_config(m->v[i]->srv);
+        const char *v = ac_mcp_server_version(m->v[i]->srv);
+        json_t *o = json_pack("{s:s, s:s}", "name", c->name, "transport",
+                              c->url ? "streamable-http" : "stdio");
+        if (o && *v) /* once the handshake is done */
+            json_object_set_new(o, "protocol", json_string(v));
+        json_array_append_new(arr, o);
     }
     if (arr)
         json_object_set_new(payload, "mcp", arr);

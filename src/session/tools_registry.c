@@ -59,7 +59,8 @@ const ac_tool *ac_tools_find(const ac_engine *e, const char *name)
 bool ac_tool_idempotent(const ac_engine *e, const char *name)
 {
     const ac_tool *t = ac_tools_find(e, name);
-    return t && t->idempotent;
+    /* a tool of an MCP server still starting is not listed yet: its declaration says */
+    return t ? t->idempotent : ac_mcp_idempotent(e, name) != 0;
 }
 
 int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap)

@@ -8,7 +8,10 @@
  * in the order the model issued the calls. Tool files run as child
  * processes (arguments on stdin, result on stdout); the built-ins, the
  * context tools (context_tools.c) and C callbacks (tool_callback.c) run
- * in-process. The tools themselves are in tools_registry.c.
+ * in-process, MCP tools on their server (tools_mcp.c). Each kind of tool is
+ * one entry of the kind_ops table (how it runs, how it stops); a call's
+ * checks (availability, arguments, schema, toolkit) are the same for all.
+ * The tools themselves are in tools_registry.c.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -31,7 +34,8 @@ typedef struct slot {
     uint64_t proc;
     uint64_t timer;
     ac_tool_call_handle *cb;
-    ac_mcp_call *mcp; /* TK_MCP: the call in flight */
+    ac_mcp_call *mcp;                /* TK_MCP: the call in flight */
+    const struct tool_kind_ops *ops; /* how its kind runs and stops, once it runs */
     int64_t started_ms;
     int ok;
     char *content;
@@ -50,9 +54,11 @@ struct ac_tool_run {
     size_t n, next, running;
     size_t max_parallel;
     ac_turn_plan *plan; /* order, references and output paths (state_turn.c); NULL: in order */
-    uint16_t origin; /* of the run_tools effect: passed with every event queued */
-    ac_tk_state *work;    /* the toolkits as this run's calls change them (toolkits.h) */
+    uint16_t origin;    /* of the run_tools effect: passed with every event queued */
+    ac_tk_state *work;  /* the toolkits as this run's calls change them (toolkits.h) */
 };
+
+typedef struct tool_kind_ops tool_kind_ops;
 
 static void launch_next(ac_tool_run *r);
 
@@ -87,8 +93,10 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
                                                    clean ? clean : "", &override)
                              : NULL;
     json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
-                          override ? override : clean ? clean : "", "duration_ms",
-                          (json_int_t)dur);
+                          override ? override
+                          : clean  ? clean
+                                   : "",
+                          "duration_ms", (json_int_t)dur);
     free(override);
     free(clean);
     if (d && writes)
@@ -266,6 +274,262 @@ static void start_call(ac_tool_run *r, slot *sl, const char *prefail)
     run_call(r, sl, prefail);
 }
 
+/* ---- the kinds of tool: one ops entry per kind (tools_internal.h TK_*) ---- */
+
+/* One call with its arguments checked, handed to its kind's run. */
+typedef struct call_in {
+    ac_tool_run *r;
+    slot *sl;
+    const ac_tool *t;
+    json_t *args;       /* the arguments (borrowed) */
+    const char *argstr; /* as text: what a process reads on stdin */
+    char *context;      /* the toolkit's context as JSON, NULL outside toolkits; a run that
+                           keeps it sets it NULL */
+} call_in;
+
+struct tool_kind_ops {
+    /* Starts the call; it ends through finish() (now or later, never inside this call). */
+    void (*run)(call_in *c);
+    /* The session stopped the call while it ran: what it started stops, no result comes. */
+    void (*stop)(ac_tool_run *r, slot *sl);
+};
+
+static void run_calc(call_in *c)
+{
+    const char *expr = json_string_value(json_object_get(c->args, "expression"));
+    char out[512], err[512];
+    if (ac_calc_eval(expr ? expr : "", out, sizeof out, err, sizeof err) == 0)
+        complete_later(c->r, c->sl, 1, out);
+    else
+        complete_later(c->r, c->sl, 0, err);
+}
+
+static void run_clock(call_in *c)
+{
+    int64_t now = ac_wall_now_ms();
+    time_t secs = (time_t)(now / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char iso[64], msg[128];
+    strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(msg, sizeof msg, "{\"utc\":\"%s\",\"unix_ms\":%lld}", iso, (long long)now);
+    complete_later(c->r, c->sl, 1, msg);
+}
+
+static void run_expand(call_in *c)
+{
+    ac_context_tool_expand(c->r, c->sl, c->args);
+}
+
+static void run_search(call_in *c)
+{
+    ac_context_tool_search(c->r, c->sl, c->args);
+}
+
+static void run_load(call_in *c)
+{
+    ac_context_tool_load(c->r, c->sl, c->args);
+}
+
+/* An MCP call: to srv, the server's name tool (mcp_done ends it). */
+static void mcp_start(call_in *c, struct ac_mcp_server *srv, const char *tool, int64_t timeout)
+{
+    c->sl->mcp = ac_mcp_call_tool(srv, tool, c->args, timeout, mcp_done, mcp_progress, c->sl);
+    if (!c->sl->mcp)
+        complete_later(c->r, c->sl, 0, "out of memory");
+}
+
+static void run_mcp(call_in *c)
+{
+    char msg[200];
+    if (c->t->mcp_gone) {
+        snprintf(msg, sizeof msg, "the MCP server no longer offers '%.100s'", c->t->mcp_tool);
+        complete_later(c->r, c->sl, 0, msg);
+        return;
+    }
+    mcp_start(c, c->t->mcp, c->t->mcp_tool, c->t->timeout_ms);
+}
+
+static void stop_mcp(ac_tool_run *r, slot *sl)
+{
+    (void)r;
+    if (sl->mcp)
+        ac_mcp_call_cancel(sl->mcp, "the session stopped the call");
+    sl->mcp = NULL;
+}
+
+/* The environment entries a tool process gets beside ac_tool_env's (NULL-terminated, into
+ * env); *ctx_env is the AGENTC_CONTEXT entry to free. -1 with msg when the call must fail. */
+static int process_env(call_in *c, char bufs[3][300], const char **env, char **ctx_env, char *msg,
+                       size_t cap)
+{
+    snprintf(bufs[0], 300, "AGENTC_TOOL_NAME=%s", c->t->name);
+    snprintf(bufs[1], 300, "AGENTC_TOOL_CALL_ID=%s", c->sl->id);
+    snprintf(bufs[2], 300, "AGENTC_SESSION_ID=%s", c->r->s->id);
+    *ctx_env = NULL;
+    if (c->context) {
+        size_t cl = strlen(c->context);
+        if (cl > AC_TOOLKIT_CONTEXT_ENV_MAX) {
+            snprintf(msg, cap,
+                     "not run: the toolkit's context is %zu bytes of JSON, more than the %d "
+                     "an environment variable (AGENTC_CONTEXT) may hold",
+                     cl, AC_TOOLKIT_CONTEXT_ENV_MAX);
+            return -1;
+        }
+        if (!(*ctx_env = malloc(cl + 16))) {
+            snprintf(msg, cap, "out of memory");
+            return -1;
+        }
+        snprintf(*ctx_env, cl + 16, "AGENTC_CONTEXT=%s", c->context);
+    }
+    env[0] = bufs[0];
+    env[1] = bufs[1];
+    env[2] = bufs[2];
+    env[3] = *ctx_env;
+    env[4] = NULL;
+    return 0;
+}
+
+static void run_process(call_in *c)
+{
+    char bufs[3][300], msg[400], err[600];
+    const char *env[5];
+    char *ctx_env;
+    if (process_env(c, bufs, env, &ctx_env, msg, sizeof msg) < 0) {
+        complete_later(c->r, c->sl, 0, msg);
+        return;
+    }
+    char **base = ac_tool_env(c->r->s->e, c->t); /* never the provider's credentials */
+    if (!base) {
+        complete_later(c->r, c->sl, 0, "out of memory");
+        free(ctx_env);
+        return;
+    }
+    ac_proc_spec ps;
+    memset(&ps, 0, sizeof ps);
+    ps.argv = (const char *const *)c->t->argv;
+    ps.env = (const char *const *)base;
+    ps.env_add = env;
+    ps.stdin_data = c->argstr;
+    ps.stdin_len = strlen(c->argstr);
+    ps.timeout_ms = c->t->timeout_ms;
+    ps.max_stdout = c->t->max_output;
+    c->sl->proc = ac_proc_spawn(c->r->s->e->loop, &ps, proc_done, c->sl, err, sizeof err);
+    free(base);
+    free(ctx_env);
+    if (!c->sl->proc)
+        complete_later(c->r, c->sl, 0, err);
+}
+
+static void stop_process(ac_tool_run *r, slot *sl)
+{
+    if (sl->proc)
+        ac_proc_kill(r->s->e->loop, sl->proc);
+    sl->proc = 0;
+}
+
+static void run_callback(call_in *c)
+{
+    ac_session *s = c->r->s;
+    char msg[200];
+    if (!c->t->fn) {
+        snprintf(msg, sizeof msg, "no callback is registered for tool '%s'", c->t->name);
+        complete_later(c->r, c->sl, 0, msg);
+        return;
+    }
+    ac_tool_call_handle *h = calloc(1, sizeof *h);
+    if (!h) {
+        complete_later(c->r, c->sl, 0, "out of memory");
+        return;
+    }
+    pthread_mutex_init(&h->mu, NULL);
+    h->refs = 2;
+    h->loop = s->e->loop;
+    h->s = s;
+    h->id = strdup(c->sl->id);
+    h->slot = c->sl;
+    h->context = c->context;
+    c->context = NULL;
+    c->sl->cb = h;
+    char *a = json_dumps(c->args, JSON_COMPACT | JSON_ENCODE_ANY);
+    c->t->fn(c->t->ud, a ? a : c->argstr, h);
+    free(a);
+}
+
+static void stop_callback(ac_tool_run *r, slot *sl)
+{
+    (void)r;
+    ac_tool_call_handle *h = sl->cb;
+    if (!h)
+        return;
+    pthread_mutex_lock(&h->mu);
+    h->abandoned = 1;
+    h->slot = NULL;
+    pthread_mutex_unlock(&h->mu);
+    ac_tool_handle_release(h);
+    sl->cb = NULL;
+}
+
+static const tool_kind_ops kind_ops[] = {
+    [TK_CALC] = {run_calc, NULL},
+    [TK_CLOCK] = {run_clock, NULL},
+    [TK_EXTERNAL] = {run_process, stop_process},
+    [TK_CALLBACK] = {run_callback, stop_callback},
+    [TK_EXPAND] = {run_expand, NULL},
+    [TK_SEARCH] = {run_search, NULL},
+    [TK_LOAD] = {run_load, NULL},
+    [TK_MCP] = {run_mcp, stop_mcp},
+};
+
+/* ---- one call: checks, then its kind's run ---- */
+
+/* The call's arguments, references resolved and meta-properties removed (state_turn.c), as
+ * JSON (*argstr rewritten into *resolved when they changed); NULL with msg. */
+static json_t *call_args(ac_tool_run *r, slot *sl, const char **argstr, char **resolved, char *msg,
+                         size_t cap)
+{
+    json_error_t jerr;
+    int rewritten = 0;
+    *resolved = NULL;
+    json_t *args = r->plan
+                       ? ac_turn_plan_args(r->plan, (size_t)(sl - r->slots), &rewritten, msg, cap)
+                       : json_loads(*argstr, JSON_DECODE_ANY, &jerr);
+    if (!args) {
+        if (!r->plan)
+            snprintf(msg, cap, "invalid arguments: not JSON (%s)", jerr.text);
+        return NULL;
+    }
+    if (rewritten && !(*resolved = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY))) {
+        json_decref(args);
+        snprintf(msg, cap, "out of memory");
+        return NULL;
+    }
+    if (*resolved)
+        *argstr = *resolved;
+    return args;
+}
+
+/* A call to a tool the engine does not know: an MCP server's tool not listed yet waits for
+ * its server's start; the others fail with why. */
+static void run_unknown(ac_tool_run *r, slot *sl, const char *name, const char *argstr)
+{
+    char msg[800];
+    const char *tool;
+    ac_mcp_server *srv = ac_mcp_starting_server(r->s->e, name, &tool);
+    json_t *args = srv ? json_loads(argstr, 0, NULL) : NULL;
+    if (srv && json_is_object(args)) {
+        call_in c = {r, sl, NULL, args, argstr, NULL};
+        sl->ops = &kind_ops[TK_MCP];
+        mcp_start(&c, srv, tool, 0);
+    } else if (!ac_mcp_explain(r->s->e, name, msg, sizeof msg)) {
+        ac_toolkits_unknown(r->s->e, name, msg, sizeof msg);
+        complete_later(r, sl, 0, msg);
+    } else {
+        complete_later(r, sl, 0, msg);
+    }
+    json_decref(args);
+}
+
 static void run_call(ac_tool_run *r, slot *sl, const char *prefail)
 {
     ac_session *s = r->s;
@@ -274,13 +538,14 @@ static void run_call(ac_tool_run *r, slot *sl, const char *prefail)
     const char *argstr = c && c->arguments && *c->arguments ? c->arguments : "{}";
     const ac_tool *t = sl->tool;
     char err[600], msg[800];
-    if (!t) {
-        ac_toolkits_unknown(s->e, name, msg, sizeof msg);
-        complete_later(r, sl, 0, msg);
+    if (!t && !prefail) {
+        run_unknown(r, sl, name, argstr);
         return;
     }
-    if (prefail) {
-        complete_later(r, sl, 0, prefail);
+    if (!t || prefail) {
+        if (!t)
+            ac_toolkits_unknown(s->e, name, msg, sizeof msg);
+        complete_later(r, sl, 0, t ? prefail : msg);
         return;
     }
     if (ac_toolkits_unavailable(r->work, t, err, sizeof err)) {
@@ -288,141 +553,23 @@ static void run_call(ac_tool_run *r, slot *sl, const char *prefail)
         complete_later(r, sl, 0, msg);
         return;
     }
-    json_error_t jerr;
-    /* references resolved, meta-properties removed (state_turn.c) */
-    int rewritten = 0;
-    json_t *args = r->plan ? ac_turn_plan_args(r->plan, (size_t)(sl - r->slots), &rewritten, msg,
-                                               sizeof msg)
-                           : json_loads(argstr, JSON_DECODE_ANY, &jerr);
+    char *resolved;
+    json_t *args = call_args(r, sl, &argstr, &resolved, msg, sizeof msg);
     if (!args) {
-        if (!r->plan)
-            snprintf(msg, sizeof msg, "invalid arguments: not JSON (%s)", jerr.text);
         complete_later(r, sl, 0, msg);
         return;
     }
-    char *resolved = rewritten ? json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    if (rewritten && !resolved) {
-        json_decref(args);
-        complete_later(r, sl, 0, "out of memory");
-        return;
-    }
-    if (resolved)
-        argstr = resolved;
     if (!ac_schema_validate(t->schema, args, err, sizeof err)) {
         snprintf(msg, sizeof msg, "invalid arguments: %s", err);
-        json_decref(args);
-        free(resolved);
         complete_later(r, sl, 0, msg);
-        return;
-    }
-    if (ac_toolkits_check_args(r->work, t, args, msg, sizeof msg)) {
-        json_decref(args);
-        free(resolved);
-        complete_later(r, sl, 0, msg);
-        return;
-    }
-    char *context = ac_toolkits_context_text(r->work, t); /* NULL outside toolkits */
-    if (t->kind == TK_CALC) {
-        const char *expr = json_string_value(json_object_get(args, "expression"));
-        char out[512];
-        if (ac_calc_eval(expr ? expr : "", out, sizeof out, err, sizeof err) == 0)
-            complete_later(r, sl, 1, out);
-        else
-            complete_later(r, sl, 0, err);
-    } else if (t->kind == TK_CLOCK) {
-        int64_t now = ac_wall_now_ms();
-        time_t secs = (time_t)(now / 1000);
-        struct tm tm;
-        gmtime_r(&secs, &tm);
-        char iso[64];
-        strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        snprintf(msg, sizeof msg, "{\"utc\":\"%s\",\"unix_ms\":%lld}", iso, (long long)now);
-        complete_later(r, sl, 1, msg);
-    } else if (t->kind == TK_EXPAND) {
-        ac_context_tool_expand(r, sl, args);
-    } else if (t->kind == TK_SEARCH) {
-        ac_context_tool_search(r, sl, args);
-    } else if (t->kind == TK_LOAD) {
-        ac_context_tool_load(r, sl, args);
-    } else if (t->kind == TK_MCP) {
-        if (t->mcp_gone) {
-            snprintf(msg, sizeof msg, "the MCP server no longer offers '%.100s'", t->mcp_tool);
-            complete_later(r, sl, 0, msg);
-        } else {
-            sl->mcp = ac_mcp_call_tool(t->mcp, t->mcp_tool, args, t->timeout_ms, mcp_done,
-                                       mcp_progress, sl);
-            if (!sl->mcp)
-                complete_later(r, sl, 0, "out of memory");
-        }
-    } else if (t->kind == TK_EXTERNAL) {
-        char env_name[300], env_id[300], env_sess[300];
-        snprintf(env_name, sizeof env_name, "AGENTC_TOOL_NAME=%s", t->name);
-        snprintf(env_id, sizeof env_id, "AGENTC_TOOL_CALL_ID=%s", sl->id);
-        snprintf(env_sess, sizeof env_sess, "AGENTC_SESSION_ID=%s", s->id);
-        char *env_ctx = NULL;
-        if (context) {
-            size_t cl = strlen(context);
-            if (cl > AC_TOOLKIT_CONTEXT_ENV_MAX) {
-                snprintf(msg, sizeof msg,
-                         "not run: the toolkit's context is %zu bytes of JSON, more than the %d "
-                         "an environment variable (AGENTC_CONTEXT) may hold",
-                         cl, AC_TOOLKIT_CONTEXT_ENV_MAX);
-                complete_later(r, sl, 0, msg);
-                free(context);
-                json_decref(args);
-                return;
-            }
-            if ((env_ctx = malloc(cl + 16)))
-                snprintf(env_ctx, cl + 16, "AGENTC_CONTEXT=%s", context);
-        }
-        const char *env[] = {env_name, env_id, env_sess, env_ctx, NULL};
-        char **base = ac_tool_env(s->e, t); /* never the provider's credentials */
-        if (!base || (context && !env_ctx)) {
-            complete_later(r, sl, 0, "out of memory");
-            free(base);
-            free(env_ctx);
-            free(context);
-            json_decref(args);
-            free(resolved);
-            return;
-        }
-        ac_proc_spec ps;
-        memset(&ps, 0, sizeof ps);
-        ps.argv = (const char *const *)t->argv;
-        ps.env = (const char *const *)base;
-        ps.env_add = env;
-        ps.stdin_data = argstr;
-        ps.stdin_len = strlen(argstr);
-        ps.timeout_ms = t->timeout_ms;
-        ps.max_stdout = t->max_output;
-        sl->proc = ac_proc_spawn(s->e->loop, &ps, proc_done, sl, err, sizeof err);
-        free(base);
-        free(env_ctx);
-        if (!sl->proc)
-            complete_later(r, sl, 0, err);
-    } else if (!t->fn) {
-        snprintf(msg, sizeof msg, "no callback is registered for tool '%s'", t->name);
+    } else if (ac_toolkits_check_args(r->work, t, args, msg, sizeof msg)) {
         complete_later(r, sl, 0, msg);
     } else {
-        ac_tool_call_handle *h = calloc(1, sizeof *h);
-        if (!h) {
-            complete_later(r, sl, 0, "out of memory");
-        } else {
-            pthread_mutex_init(&h->mu, NULL);
-            h->refs = 2;
-            h->loop = s->e->loop;
-            h->s = s;
-            h->id = strdup(sl->id);
-            h->slot = sl;
-            h->context = context;
-            context = NULL;
-            sl->cb = h;
-            char *a = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
-            t->fn(t->ud, a ? a : argstr, h);
-            free(a);
-        }
+        call_in in = {r, sl, t, args, argstr, ac_toolkits_context_text(r->work, t)};
+        sl->ops = &kind_ops[t->kind];
+        sl->ops->run(&in);
+        free(in.context);
     }
-    free(context);
     json_decref(args);
     free(resolved);
 }
@@ -456,7 +603,7 @@ static void launch_next(ac_tool_run *r)
         size_t dep;
         long i = ac_turn_plan_next(r->plan, &fail, &dep);
         if (i < 0)
-            return; /* the rest wait for calls still running */
+            return;                       /* the rest wait for calls still running */
         if (!fail && dep != (size_t)-1) { /* a toolkit's pipeline stops at its first failure */
             const slot *first = &r->slots[dep];
             const char *pfx = first->tool && first->tool->kit ? first->tool->kit->prefix : "?";
@@ -525,8 +672,7 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
     if (r->n == 0) {
         /* nothing to run (the turn's calls could not be recorded): say so,
          * or TOOL_EXECUTING would wait for results that never come */
-        ac_session_enqueue(s, s->e->ev_tool_completed, json_pack("{s:b}", "none", 1), 0,
-                           r->origin);
+        ac_session_enqueue(s, s->e->ev_tool_completed, json_pack("{s:b}", "none", 1), 0, r->origin);
         return;
     }
     launch_next(r);
@@ -544,24 +690,11 @@ void ac_run_tools_stop(ac_session *s)
         if (sl->recording && s->hooks && s->hooks->tool_forget)
             s->hooks->tool_forget(s, sl);
         sl->recording = 0;
-        if (sl->proc)
-            ac_proc_kill(s->e->loop, sl->proc);
         if (sl->timer)
             ac_loop_cancel_timer(s->e->loop, sl->timer);
-        if (sl->mcp)
-            ac_mcp_call_cancel(sl->mcp, "the session stopped the call");
-        sl->mcp = NULL;
-        if (sl->cb) {
-            ac_tool_call_handle *h = sl->cb;
-            pthread_mutex_lock(&h->mu);
-            h->abandoned = 1;
-            h->slot = NULL;
-            pthread_mutex_unlock(&h->mu);
-            ac_tool_handle_release(h);
-        }
-        sl->proc = 0;
         sl->timer = 0;
-        sl->cb = NULL;
+        if (sl->ops && sl->ops->stop)
+            sl->ops->stop(r, sl);
     }
     run_free(r);
 }

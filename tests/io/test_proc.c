@@ -1,5 +1,6 @@
 /* Child processes on the loop: output, exit status, stderr tail, timeouts that kill the whole
- * process group, output caps, binary data, stdin edge cases, exec failures, kill and free. */
+ * process group, output caps, binary data, stdin edge cases, exec failures, kill and free,
+ * streaming children (stdout as it comes, stdin kept open, stops by timers). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -381,6 +382,110 @@ static void kill_reaps_now_without_callback(void **state)
     ac_loop_free(loop);
 }
 
+/* ---- streaming children (servers): stdout as it comes, stdin kept open, stop by timers ---- */
+
+typedef struct stream_rec {
+    char got[256];
+    size_t n;
+    outcome o;
+} stream_rec;
+
+static void on_bytes(void *ud, const char *data, size_t len)
+{
+    stream_rec *r = ud;
+    for (size_t i = 0; i < len && r->n + 1 < sizeof r->got; i++)
+        r->got[r->n++] = data[i];
+    r->got[r->n] = 0;
+}
+
+static void on_stream_done(void *ud, const ac_proc_result *res)
+{
+    on_done(&((stream_rec *)ud)->o, res);
+}
+
+static void run_until_text(ac_loop *loop, stream_rec *r, const char *want)
+{
+    for (int i = 0; i < 500 && !strstr(r->got, want); i++)
+        ac_loop_run_once(loop, 10);
+    assert_non_null(strstr(r->got, want));
+}
+
+/* Two exchanges with cat on the same stdin, then EOF: cat exits 0, stdout was handed over as it
+ * came (the result holds none of it). */
+static void streaming_child_round_trips(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    const char *argv[] = {"cat", NULL};
+    stream_rec r;
+    memset(&r, 0, sizeof r);
+    ac_proc_spec spec = {.argv = argv, .on_stdout = on_bytes};
+    char err[128];
+    uint64_t id = ac_proc_spawn(loop, &spec, on_stream_done, &r, err, sizeof err);
+    assert_int_not_equal(id, 0);
+    assert_int_equal(ac_proc_write(loop, id, "one\n", 4), 0);
+    run_until_text(loop, &r, "one\n");
+    assert_int_equal(ac_proc_write(loop, id, "two\n", 4), 0);
+    run_until_text(loop, &r, "one\ntwo\n");
+    assert_int_equal(r.o.calls, 0); /* still running, stdin open */
+    ac_proc_close_stdin(loop, id);
+    assert_int_equal(ac_proc_write(loop, id, "x", 1), -1);
+    ac_loop_run(loop);
+    assert_int_equal(r.o.calls, 1);
+    assert_true(r.o.res.exited);
+    assert_int_equal(r.o.res.exit_code, 0);
+    assert_int_equal(r.o.res.out_len, 0);
+    outcome_free(&r.o);
+    ac_loop_free(loop);
+}
+
+/* A child that ignores stdin's EOF and SIGTERM: ac_proc_stop returns at once, SIGTERM and then
+ * SIGKILL come from timers, the child is reaped, done is never called. */
+static void stop_escalates_by_timers(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    const char *argv[] = {"sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done",
+                          NULL};
+    stream_rec r;
+    memset(&r, 0, sizeof r);
+    ac_proc_spec spec = {.argv = argv, .on_stdout = on_bytes};
+    char err[128];
+    uint64_t id = ac_proc_spawn(loop, &spec, never_called, &r, err, sizeof err);
+    assert_int_not_equal(id, 0);
+    run_until_text(loop, &r, "ready");
+    pid_t pid = ac_proc_pid(loop, id);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ac_proc_stop(loop, id, 50);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_true(ms < 20); /* never waits */
+    assert_int_equal(ac_proc_active(loop), 1);
+    ac_loop_run(loop); /* until the SIGKILL 50 + 500 ms later and the reap */
+    assert_int_equal(ac_proc_active(loop), 0);
+    assert_true(process_gone(pid));
+    ac_loop_free(loop);
+}
+
+/* ac_loop_free gives a child being stopped a moment to exit on its own (stdin's EOF). */
+static void loop_free_lets_stopping_children_exit(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    const char *argv[] = {"cat", NULL};
+    stream_rec r;
+    memset(&r, 0, sizeof r);
+    ac_proc_spec spec = {.argv = argv, .on_stdout = on_bytes};
+    char err[128];
+    uint64_t id = ac_proc_spawn(loop, &spec, never_called, &r, err, sizeof err);
+    assert_int_not_equal(id, 0);
+    pid_t pid = ac_proc_pid(loop, id);
+    ac_proc_stop(loop, id, 1000);
+    ac_loop_free(loop);
+    assert_true(process_gone(pid));
+}
+
 /* A cap of SIZE_MAX means no cap (it once wrapped to a 0-byte buffer). */
 static void unlimited_max_stdout(void **state)
 {
@@ -505,6 +610,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(success_with_output),
+        cmocka_unit_test(streaming_child_round_trips),
+        cmocka_unit_test(stop_escalates_by_timers),
+        cmocka_unit_test(loop_free_lets_stopping_children_exit),
         cmocka_unit_test(nonzero_exit_keeps_stderr_tail),
         cmocka_unit_test(stderr_tail_across_many_writes),
         cmocka_unit_test(timeout_kills_the_whole_process_group),

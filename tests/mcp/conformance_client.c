@@ -38,6 +38,25 @@ static void done(void *ud, int ok, const char *content)
     printf("result (%s): %s\n", ok ? "ok" : "failed", content);
 }
 
+static void on_tools(void *ud, ac_mcp_server *s)
+{
+    (void)s;
+    *(int *)ud = 1;
+}
+
+/* Starts s and runs the loop until its first listing or failure. 0 when ready. */
+static int connect_server(ac_loop *loop, ac_mcp_server *s, char *err, size_t cap)
+{
+    int seen = 0;
+    ac_mcp_server_on_tools(s, on_tools, &seen);
+    ac_mcp_server_start(s);
+    for (int k = 0; k < 300 && !seen; k++)
+        ac_loop_run_once(loop, 50);
+    ac_mcp_server_on_tools(s, NULL, NULL);
+    snprintf(err, cap, "%s", seen ? ac_mcp_server_error(s) : "no answer within 15 s");
+    return ac_mcp_server_ready(s) ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -54,7 +73,7 @@ int main(int argc, char **argv)
     ac_mcp_server *s = ac_mcp_server_new(loop, &c);
     char err[512];
     int rc = 0;
-    if (!s || ac_mcp_server_wait_ready(s, 15000, err, sizeof err) < 0) {
+    if (!s || connect_server(loop, s, err, sizeof err) < 0) {
         fprintf(stderr, "connect: %s\n", s ? err : "out of memory");
         rc = 1;
     }

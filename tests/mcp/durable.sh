@@ -7,8 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 need setsid
 cat >"$tmp/tools.json" <<JSON
-{"mcp": [{"name": "once", "command": ["node", "$test_server", "--log", "$tmp/once.log"], "timeout": "20s"},
-         {"name": "again", "command": ["node", "$test_server", "--log", "$tmp/again.log"], "timeout": "20s",
+{"mcp": [{"name": "once", "command": ["node", "$test_server", "--log", "$tmp/once.log"], "timeout": "20s", "start_timeout": "30s"},
+         {"name": "again", "command": ["node", "$test_server", "--log", "$tmp/again.log"], "timeout": "20s", "start_timeout": "30s",
           "idempotent": true}]}
 JSON
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }

@@ -30,3 +30,7 @@ add_test(NAME mcp_conformance
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(mcp_conformance PROPERTIES FIXTURES_REQUIRED mcp_npm LABELS "mcp;cli"
   SKIP_RETURN_CODE 77 TIMEOUT 400)
+# servers starting late, in time, never, killed mid-call: the session goes on and the loop's
+# longest stall (a 1 ms timer) stays under 100 ms
+agentc_add_test(mcp_start SOURCES ${CMAKE_SOURCE_DIR}/tests/mcp/test_mcp_start.c
+  LIBS agentc_runtime agentc_io LABELS mcp)

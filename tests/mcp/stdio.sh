@@ -7,9 +7,9 @@ need_reference_servers
 mkdir -p "$tmp/docs"
 echo "the quick brown fox" >"$tmp/docs/a.txt"
 cat >"$tmp/tools.json" <<JSON
-{"mcp": [{"name": "ev", "command": ["node", "$everything", "stdio"], "timeout": "20s"},
-         {"name": "evslow", "command": ["node", "$everything", "stdio"], "timeout": "3s"},
-         {"name": "fs", "command": ["node", "$filesystem", "$tmp/docs"]}]}
+{"mcp": [{"name": "ev", "command": ["node", "$everything", "stdio"], "timeout": "20s", "start_timeout": "30s"},
+         {"name": "evslow", "command": ["node", "$everything", "stdio"], "timeout": "3s", "start_timeout": "30s"},
+         {"name": "fs", "command": ["node", "$filesystem", "$tmp/docs"], "start_timeout": "30s"}]}
 JSON
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }
 script "$tmp/s" "{\"tool_calls\": [$(call c1 ev::echo '{"message":"hello mcp"}'), $(call c2 ev::get-sum '{"a":2,"b":40}'),
@@ -41,7 +41,8 @@ expect_result e4 false 'ENOENT|no such file|not found'
 expect_result e5 false 'denied|outside|not allowed'
 tail -n1 "$tmp/out" | jq -e '.type == "done" and .status == "completed"' >/dev/null || fail "not completed: $(tail -n1 "$tmp/out")"
 # the journal records the protocol version each server negotiated
-grep -m1 '"mcp"' "$tmp/journal" | jq -e '[.. | objects | select(has("protocol"))] | map(.protocol) | unique == ["2025-11-25"]' >/dev/null \
+# (servers start in the background: the tools.changed event before the first call says it)
+grep '"mcp"' "$tmp/journal" | tail -n1 | jq -e '[.. | objects | select(has("protocol"))] | map(.protocol) | unique == ["2025-11-25"]' >/dev/null \
   || fail "the journal does not record the negotiated version: $(head -c 600 "$tmp/journal")"
 "$agentc" replay "$tmp/journal" --check >/dev/null || fail "the journal does not replay"
 echo ok

@@ -112,7 +112,7 @@ static void test_config(void **st)
     assert_string_equal(v[0].argv[0], "dir/./srv");
     assert_string_equal(v[0].env[0], "TOKEN=s3");
     assert_int_equal(v[0].timeout_ms, 2000);
-    assert_int_equal(v[0].start_timeout_ms, 30000);
+    assert_int_equal(v[0].start_timeout_ms, AC_MCP_START_TIMEOUT_MS); /* 5 s */
     assert_int_equal(v[0].idempotent, 1);
     assert_int_equal(v[1].idempotent, -1);
     assert_string_equal(v[1].headers[0], "Authorization: Bearer zz");
@@ -210,6 +210,25 @@ static void run_until(ac_loop *loop, const int *n, int want, int64_t ms)
         ac_loop_run_once(loop, 50);
 }
 
+static void on_tools_seen(void *ud, ac_mcp_server *s)
+{
+    (void)s;
+    (*(int *)ud)++;
+}
+
+/* Starts s and runs the loop until its first listing or its first failure (on_tools says
+ * both). 0 when ready, else -1 with the reason. */
+static int wait_ready(ac_loop *loop, ac_mcp_server *s, int64_t ms, char *err, size_t cap)
+{
+    int seen = 0;
+    ac_mcp_server_on_tools(s, on_tools_seen, &seen);
+    ac_mcp_server_start(s);
+    run_until(loop, &seen, 1, ms);
+    ac_mcp_server_on_tools(s, NULL, NULL);
+    snprintf(err, cap, "%s", ac_mcp_server_error(s));
+    return ac_mcp_server_ready(s) ? 0 : -1;
+}
+
 static json_t *args(const char *json)
 {
     json_t *a = json_loads(json, 0, NULL);
@@ -226,7 +245,7 @@ static void test_multiplexing(void **st)
     char err[512];
     const char *pages[] = {"--page-size", "2", NULL};
     ac_mcp_server *s = server(loop, pages, NULL);
-    assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), 0);
+    assert_int_equal(wait_ready(loop, s, 40000, err, sizeof err), 0);
     /* pagination: every page was followed */
     assert_int_equal(ac_mcp_server_tool_count(s), 15);
     assert_string_equal(ac_mcp_server_version(s), AC_MCP_VERSION_2025);
@@ -296,7 +315,7 @@ static void test_probe_and_cancel(void **st)
     char err[512];
     const char *disc[] = {"--discover", NULL};
     ac_mcp_server *s = server(loop, disc, log);
-    assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), 0);
+    assert_int_equal(wait_ready(loop, s, 40000, err, sizeof err), 0);
     assert_string_equal(ac_mcp_server_version(s), AC_MCP_VERSION_2026);
     done_rec r = {0};
     one o0 = {&r, 0}, o1 = {&r, 1};
@@ -335,7 +354,7 @@ static void test_probe_and_cancel(void **st)
     loop = ac_loop_new();
     const char *quiet[] = {"--no-discover-answer", NULL};
     s = server(loop, quiet, NULL);
-    assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), 0);
+    assert_int_equal(wait_ready(loop, s, 40000, err, sizeof err), 0);
     assert_string_equal(ac_mcp_server_version(s), AC_MCP_VERSION_2025);
     ac_mcp_server_free(s);
     ac_loop_free(loop);
@@ -349,7 +368,7 @@ static void test_faults(void **st)
     ac_loop *loop = ac_loop_new();
     char err[512];
     ac_mcp_server *s = server(loop, NULL, NULL);
-    assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), 0);
+    assert_int_equal(wait_ready(loop, s, 40000, err, sizeof err), 0);
     json_t *none = args("{}");
     static const struct {
         const char *tool, *msg;
@@ -431,7 +450,7 @@ static void test_faults(void **st)
         c.start_timeout_ms =
             starts_bad[i].flag && !strcmp(starts_bad[i].flag, "--silent") ? 1500 : 30000;
         s = ac_mcp_server_new(loop, &c);
-        assert_int_equal(ac_mcp_server_wait_ready(s, 40000, err, sizeof err), -1);
+        assert_int_equal(wait_ready(loop, s, 40000, err, sizeof err), -1);
         if (strncmp(err, starts_bad[i].msg, strlen(starts_bad[i].msg)) != 0)
             fail_msg("case %zu: got \"%s\"", i, err);
         ac_mcp_server_free(s);

@@ -8,6 +8,7 @@
 //   --page-size N     tools/list answers N tools per page (nextCursor)
 //   --discover        speaks the 2026-07-28 revision: answers server/discover
 //   --no-discover-answer  ignores server/discover (the client must time the probe out)
+//   --start-delay MS  reads nothing for MS ms after it starts (a server slow to start)
 // Tools: echo, add, slow {ms, steps} (progress), fail (isError), rpcerror (a JSON-RPC
 // error), crash (exits mid-call), garbage (writes non-JSON mid-call), flood (an endless
 // line), noise {n} (n notifications, then the answer), ping_me (asks the client for a
@@ -150,6 +151,8 @@ function handle(m) {
 
 let buf = '';
 process.stdin.setEncoding('utf8');
+process.stdin.pause();
+setTimeout(() => process.stdin.resume(), parseInt(val('--start-delay', '0'), 10));
 process.stdin.on('data', (d) => {
   buf += d;
   let nl;
