@@ -563,8 +563,8 @@ static json_t *tools_json(const ac_conv *c, const ac_request_opts *opts, int ant
         if (!ac_request_tool_allowed(opts, t->name))
             continue;
         json_t *schema = tool_schema(t);
-        if (schema && opts && opts->tool_offer && !opts->tool_offer(opts->tool_offer_ud, t->name,
-                                                                    &schema)) {
+        if (schema && opts && opts->tool_offer &&
+            !opts->tool_offer(opts->tool_offer_ud, t->name, &schema)) {
             json_decref(schema);
             continue;
         }
@@ -573,14 +573,73 @@ static json_t *tools_json(const ac_conv *c, const ac_request_opts *opts, int ant
         json_t *o = anthropic ? json_pack("{s:s, s:s, s:o}", "name", name, "description",
                                           t->description, "input_schema", schema)
                               : json_pack("{s:s, s:{s:s, s:s, s:o}}", "type", "function",
-                                          "function", "name", name, "description",
-                                          t->description, "parameters", schema);
+                                          "function", "name", name, "description", t->description,
+                                          "parameters", schema);
         if (append(arr, o)) {
             json_decref(arr);
             return NULL;
         }
     }
     return arr;
+}
+
+/* OpenAI's tool_choice and parallel_tool_calls. 0, or -1 out of memory. */
+static int put_choice_openai(json_t *root, const ac_request_settings *st)
+{
+    if (st && st->tool_choice) {
+        wire_name w;
+        json_t *tc = is_mode(st->tool_choice)
+                         ? json_string(st->tool_choice)
+                         : json_pack("{s:s, s:{s:s}}", "type", "function", "function", "name",
+                                     wire(st->tool_choice, &w));
+        if (put(root, "tool_choice", tc))
+            return -1;
+    }
+    if (st && st->parallel_tool_calls &&
+        put(root, "parallel_tool_calls", json_boolean(st->parallel_tool_calls > 0)))
+        return -1;
+    return 0;
+}
+
+/* Anthropic's tool_choice, which carries the parallel switch. 0, or -1. */
+static int put_choice_anthropic(json_t *root, const ac_request_settings *st)
+{
+    if (!st || (!st->tool_choice && !st->parallel_tool_calls))
+        return 0;
+    wire_name w;
+    const char *tc = st->tool_choice ? wire(st->tool_choice, &w) : "auto";
+    json_t *o = !strcmp(tc, "required") ? json_pack("{s:s}", "type", "any")
+                : is_mode(tc)           ? json_pack("{s:s}", "type", tc)
+                                        : json_pack("{s:s, s:s}", "type", "tool", "name", tc);
+    if (put(root, "tool_choice", o))
+        return -1;
+    /* "none" has no parallel switch: no tool is called at all */
+    if (st->parallel_tool_calls && strcmp(tc, "none") != 0 &&
+        put(o, "disable_parallel_tool_use", json_boolean(st->parallel_tool_calls < 0)))
+        return -1;
+    return 0;
+}
+
+/* The tools offered and the choice among them, in the provider's form. 0; 1
+ * when the settings are refused (err says why); -1 out of memory. */
+static int put_tools(json_t *root, const ac_conv *c, const ac_request_opts *opts, int anthropic,
+                     char *err, size_t errcap)
+{
+    const ac_request_settings *st = opts->settings;
+    json_t *tools = tools_json(c, opts, anthropic);
+    if (!tools)
+        return -1;
+    if (!json_array_size(tools)) {
+        json_decref(tools);
+        return check_choice(st, NULL, anthropic, err, errcap) ? 1 : 0;
+    }
+    if (check_choice(st, tools, anthropic, err, errcap)) {
+        json_decref(tools);
+        return 1;
+    }
+    if (put(root, "tools", tools))
+        return -1;
+    return anthropic ? put_choice_anthropic(root, st) : put_choice_openai(root, st);
 }
 
 /* Appends item (reference taken) to the JSON array text *arr of *len bytes
@@ -622,7 +681,7 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     }
     char *out = NULL;
     size_t mlen = 0;
-    json_t *root = json_object(), *tools = NULL;
+    json_t *root = json_object();
     /* a short conversation is serialized whole: its messages are cheap, and
      * keeping them would cost more than it saves */
     int cached = v.n >= AC_REQCACHE_MIN_MESSAGES;
@@ -637,7 +696,8 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
         goto fail;
     if (opts->context_note) { /* last, so the messages before it stay a cacheable prefix */
         json_t *note = json_pack("{s:s, s:s}", "role", "system", "content", opts->context_note);
-        if (cached ? append_text(&msgs, &mlen, note) : append(json_object_get(root, "messages"), note))
+        if (cached ? append_text(&msgs, &mlen, note)
+                   : append(json_object_get(root, "messages"), note))
             goto fail;
     }
     if (opts->max_tokens > 0 && put(root, "max_tokens", json_integer(opts->max_tokens)))
@@ -670,32 +730,11 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     } else if (put(root, "stream", json_false())) {
         goto fail;
     }
-    tools = tools_json(c, opts, 0);
-    if (!tools)
+    int tr = put_tools(root, c, opts, 0, err, errcap);
+    if (tr > 0)
+        goto refused;
+    if (tr < 0)
         goto fail;
-    if (json_array_size(tools)) {
-        if (check_choice(st, tools, 0, err, errcap)) {
-            json_decref(tools);
-            goto refused;
-        }
-        if (put(root, "tools", tools))
-            goto fail;
-        if (st && st->tool_choice) {
-            wire_name w;
-            json_t *tc = is_mode(st->tool_choice) ? json_string(st->tool_choice)
-                                                  : json_pack("{s:s, s:{s:s}}", "type", "function",
-                                                              "function", "name", wire(st->tool_choice, &w));
-            if (put(root, "tool_choice", tc))
-                goto fail;
-        }
-        if (st && st->parallel_tool_calls &&
-            put(root, "parallel_tool_calls", json_boolean(st->parallel_tool_calls > 0)))
-            goto fail;
-    } else {
-        json_decref(tools);
-        if (check_choice(st, NULL, 0, err, errcap))
-            goto refused;
-    }
     if (put_passthrough(root, st))
         goto fail;
     out = cached ? splice_messages(root, opts->model, msgs, mlen) : json_dumps(root, DUMP_FLAGS);
@@ -1026,8 +1065,7 @@ static void anth_key(const ac_conv *c, const view *v, const ac_message *m, int w
 
 /* The text of the "messages" array (without its brackets), from the cached
  * fragments; NULL when out of memory. */
-static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinking,
-                                size_t *len_out)
+static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinking, size_t *len_out)
 {
     ac_reqcache *rc = ac_conv__reqcache(c);
     anth_text t = {0};
@@ -1191,8 +1229,95 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
     return ac_request__anthropic(c, opts, 1, err, errcap);
 }
 
-char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int use_cache,
-                            char *err, size_t errcap)
+/* budget_tokens of extended thinking, 0 for none ((budget + the default must fit an int). */
+static int anth_budget(const ac_request_opts *opts)
+{
+    return opts->thinking_budget <= 0 ? 0
+           : opts->thinking_budget > INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
+               ? INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
+               : opts->thinking_budget;
+}
+
+/* model, max_tokens, stream, thinking and the sampling settings. 0, or -1. */
+static int anth_head(json_t *root, const ac_request_opts *opts, int budget)
+{
+    int max_tokens = opts->max_tokens > 0 ? opts->max_tokens : AC_REQUEST_DEFAULT_MAX_TOKENS;
+    if (budget && max_tokens <= budget)
+        max_tokens = budget + AC_REQUEST_DEFAULT_MAX_TOKENS;
+    if (put(root, "model", json_string(opts->model)) ||
+        put(root, "max_tokens", json_integer(max_tokens)) ||
+        put(root, "stream", opts->stream ? json_true() : json_false()))
+        return -1;
+    if (budget &&
+        put(root, "thinking", json_pack("{s:s, s:i}", "type", "enabled", "budget_tokens", budget)))
+        return -1;
+    return put_sampling(root, opts->settings, 1) ? -1 : 0;
+}
+
+/* Joins text to *system after a blank line (text alone when there is none). 0, or -1. */
+static int anth_join(char **system, const char *lead, const char *text)
+{
+    size_t have = *system ? strlen(*system) : 0;
+    size_t cap = have + 2 + strlen(lead) + strlen(text) + 1;
+    char *joined = malloc(cap);
+    if (!joined)
+        return -1;
+    snprintf(joined, cap, "%s%s%s%s", *system ? *system : "", have ? "\n\n" : "", lead, text);
+    free(*system);
+    *system = joined;
+    return 0;
+}
+
+/* The system text: the conversation's, the output schema as an instruction
+ * (Anthropic has no native field for it) and the context note. NULL with
+ * *oom 0 when there is none. */
+static char *anth_full_system(const ac_conv *c, const view *v, const ac_request_opts *opts,
+                              int *oom)
+{
+    char *system = anth_system(c, v, oom);
+    if (!*oom && opts->output_schema &&
+        anth_join(&system,
+                  "Reply with only a JSON value, no other text, that matches "
+                  "this JSON Schema:\n",
+                  opts->output_schema))
+        *oom = 1;
+    if (!*oom && opts->context_note && anth_join(&system, "", opts->context_note))
+        *oom = 1;
+    return system;
+}
+
+/* The messages as JSON (the whole build), the user speaking first. 0, or -1. */
+static int anth_messages_json(const ac_conv *c, const view *v, json_t *msgs, int thinking)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        const ac_message *m = c->msgs[v->idx[i]];
+        int rc = 0;
+        if (m->role == AC_ROLE_USER) {
+            json_t *blocks = json_array();
+            if (blocks && *m->content && append(blocks, text_block(m->content))) {
+                json_decref(blocks);
+                return -1;
+            }
+            rc = anth_push(msgs, "user", blocks);
+        } else if (m->role == AC_ROLE_ASSISTANT) {
+            rc = anth_assistant(c, v, m, msgs, thinking);
+        }
+        if (rc)
+            return -1;
+    }
+    /* The API wants the user to speak first. */
+    json_t *first = json_array_get(msgs, 0);
+    if (first && strcmp(json_string_value(json_object_get(first, "role")), "user") != 0) {
+        json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
+                              "text", AC_REQUEST_OMITTED_TEXT);
+        if (!u || json_array_insert_new(msgs, 0, u))
+            return -1;
+    }
+    return 0;
+}
+
+char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int use_cache, char *err,
+                            size_t errcap)
 {
     if (!c || check_opts(opts, err, errcap))
         return NULL;
@@ -1207,113 +1332,22 @@ char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int u
         ac_reqcache_sweep(c->reqcache);
     char *out = NULL, *system = NULL, *mtext = NULL;
     size_t mlen = 0;
-    int oom = 0;
-    json_t *root = json_object(), *msgs = json_array(), *tools = NULL;
-    int max_tokens = opts->max_tokens > 0 ? opts->max_tokens : AC_REQUEST_DEFAULT_MAX_TOKENS;
-    /* (budget + the default must fit an int) */
-    int budget = opts->thinking_budget <= 0 ? 0
-                 : opts->thinking_budget > INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
-                     ? INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
-                     : opts->thinking_budget;
-    if (budget && max_tokens <= budget)
-        max_tokens = budget + AC_REQUEST_DEFAULT_MAX_TOKENS;
-    if (put(root, "model", json_string(opts->model)) ||
-        put(root, "max_tokens", json_integer(max_tokens)) ||
-        put(root, "stream", opts->stream ? json_true() : json_false()))
+    int oom = 0, budget = anth_budget(opts);
+    json_t *root = json_object(), *msgs = json_array();
+    if (!root || anth_head(root, opts, budget))
         goto fail;
-    if (budget &&
-        put(root, "thinking", json_pack("{s:s, s:i}", "type", "enabled", "budget_tokens", budget)))
-        goto fail;
-    const ac_request_settings *st = opts->settings;
-    if (put_sampling(root, st, 1))
-        goto fail;
-    system = anth_system(c, &v, &oom);
-    if (!oom && opts->output_schema) { /* no native field: the schema goes as an instruction */
-        static const char lead[] = "Reply with only a JSON value, no other text, that matches "
-                                   "this JSON Schema:\n";
-        size_t have = system ? strlen(system) : 0;
-        size_t cap = have + 2 + sizeof lead + strlen(opts->output_schema);
-        char *joined = malloc(cap);
-        if (!joined)
-            oom = 1;
-        else {
-            snprintf(joined, cap, "%s%s%s%s", system ? system : "", have ? "\n\n" : "", lead,
-                     opts->output_schema);
-            free(system);
-            system = joined;
-        }
-    }
-    if (!oom && opts->context_note) {
-        size_t cap = (system ? strlen(system) : 0) + strlen(opts->context_note) + 3;
-        char *joined = malloc(cap);
-        if (!joined)
-            oom = 1;
-        else {
-            snprintf(joined, cap, "%s%s%s", system ? system : "", system ? "\n\n" : "",
-                     opts->context_note);
-            free(system);
-            system = joined;
-        }
-    }
+    system = anth_full_system(c, &v, opts, &oom);
     if (oom || (system && put(root, "system", json_string(system))))
         goto fail;
     if (put(root, "messages", msgs))
         goto fail;
-    if (cached && !(mtext = anth_messages_text(c, &v, budget > 0, &mlen)))
+    if (cached ? !(mtext = anth_messages_text(c, &v, budget > 0, &mlen))
+               : anth_messages_json(c, &v, msgs, budget > 0))
         goto fail;
-    for (size_t i = 0; !cached && i < v.n; i++) {
-        const ac_message *m = c->msgs[v.idx[i]];
-        int rc = 0;
-        if (m->role == AC_ROLE_USER) {
-            json_t *blocks = json_array();
-            if (blocks && *m->content && append(blocks, text_block(m->content))) {
-                json_decref(blocks);
-                goto fail;
-            }
-            rc = anth_push(msgs, "user", blocks);
-        } else if (m->role == AC_ROLE_ASSISTANT) {
-            rc = anth_assistant(c, &v, m, msgs, budget > 0);
-        }
-        if (rc)
-            goto fail;
-    }
-    /* The API wants the user to speak first. */
-    json_t *first = json_array_get(msgs, 0);
-    if (!cached && first && strcmp(json_string_value(json_object_get(first, "role")), "user") != 0) {
-        json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
-                              "text", AC_REQUEST_OMITTED_TEXT);
-        if (!u || json_array_insert_new(msgs, 0, u))
-            goto fail;
-    }
-    tools = tools_json(c, opts, 1);
-    if (!tools)
-        goto fail;
-    if (json_array_size(tools)) {
-        if (check_choice(st, tools, 1, err, errcap)) {
-            json_decref(tools);
-            goto refused;
-        }
-        if (put(root, "tools", tools))
-            goto fail;
-        if (st && (st->tool_choice || st->parallel_tool_calls)) {
-            wire_name w;
-            const char *tc = st->tool_choice ? wire(st->tool_choice, &w) : "auto";
-            json_t *o = !strcmp(tc, "required") ? json_pack("{s:s}", "type", "any")
-                        : is_mode(tc)           ? json_pack("{s:s}", "type", tc)
-                                      : json_pack("{s:s, s:s}", "type", "tool", "name", tc);
-            if (put(root, "tool_choice", o))
-                goto fail;
-            /* "none" has no parallel switch: no tool is called at all */
-            if (st->parallel_tool_calls && strcmp(tc, "none") != 0 &&
-                put(o, "disable_parallel_tool_use", json_boolean(st->parallel_tool_calls < 0)))
-                goto fail;
-        }
-    } else {
-        json_decref(tools);
-        if (check_choice(st, NULL, 1, err, errcap))
-            goto refused;
-    }
-    if (put_passthrough(root, st))
+    int tr = put_tools(root, c, opts, 1, err, errcap);
+    if (tr > 0)
+        goto refused;
+    if (tr < 0 || put_passthrough(root, opts->settings))
         goto fail;
     out = cached ? fill_messages(root, mtext, mlen) : json_dumps(root, DUMP_FLAGS);
 fail:
