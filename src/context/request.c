@@ -3,6 +3,7 @@
 #include "context/request.h"
 
 #include "context/conv_internal.h"
+#include "util/buf.h"
 #include "util/toolname.h"
 #include "context/request_cache.h"
 
@@ -452,23 +453,25 @@ static void openai_key(const ac_conv *c, const view *v, const ac_message *m, ac_
     }
 }
 
-/* Appends n bytes to the growable text *out. */
-static int text_add(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+/* The fragment of m: its messages' compact texts, joined by commas (malloc'd
+ * in *out, "" for none). 0, or -1 when out of memory. */
+static int openai_fragment(const ac_conv *c, const view *v, const ac_message *m, char **out,
+                           size_t *len)
 {
-    if (*cap - *len <= n) {
-        size_t nc = *cap ? *cap : 4096;
-        while (nc - *len <= n)
-            nc *= 2;
-        char *p = realloc(*out, nc);
-        if (!p)
-            return -1;
-        *out = p;
-        *cap = nc;
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    json_t *arr = json_array();
+    int bad = !arr || openai_message(c, v, m, arr);
+    for (size_t k = 0; !bad && k < json_array_size(arr); k++) {
+        char *one = json_dumps(json_array_get(arr, k), DUMP_FLAGS);
+        bad = !one || (k && ac_buf_add(&b, ",", 1)) || ac_buf_addstr(&b, one);
+        free(one);
     }
-    memcpy(*out + *len, s, n);
-    *len += n;
-    (*out)[*len] = '\0';
-    return 0;
+    json_decref(arr);
+    if (bad)
+        ac_buf_fail(&b);
+    *out = ac_buf_take(&b, len);
+    return *out ? 0 : -1;
 }
 
 /* The text of the "messages" array (without its brackets): each message's
@@ -478,11 +481,9 @@ static int text_add(char **out, size_t *len, size_t *cap, const char *s, size_t 
 static char *openai_messages_text(const ac_conv *c, const view *v, size_t *len_out)
 {
     ac_reqcache *rc = ac_conv__reqcache(c);
-    char *out = NULL;
-    size_t len = 0, cap = 0;
-    if (text_add(&out, &len, &cap, "", 0))
-        return NULL;
-    for (size_t i = 0; i < v->n; i++) {
+    ac_buf out;
+    ac_buf_init(&out, AC_BUF_MAX);
+    for (size_t i = 0; i < v->n && !out.failed; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
         if (m->role == AC_ROLE_TOOL)
             continue; /* sent right after the call that asked for it */
@@ -492,38 +493,23 @@ static char *openai_messages_text(const ac_conv *c, const view *v, size_t *len_o
         const char *frag = rc ? ac_reqcache_get(rc, &key, &flen) : NULL;
         char *made = NULL;
         if (!frag) {
-            json_t *arr = json_array();
-            size_t mlen = 0, mcap = 0;
-            int bad = !arr || openai_message(c, v, m, arr) || text_add(&made, &mlen, &mcap, "", 0);
-            for (size_t k = 0; !bad && k < json_array_size(arr); k++) {
-                char *one = json_dumps(json_array_get(arr, k), DUMP_FLAGS);
-                bad = !one || (k && text_add(&made, &mlen, &mcap, ",", 1)) ||
-                      text_add(&made, &mlen, &mcap, one, strlen(one));
-                free(one);
-            }
-            json_decref(arr);
-            if (bad) {
-                free(made);
-                free(out);
+            if (openai_fragment(c, v, m, &made, &flen)) {
+                ac_buf_free(&out);
                 return NULL;
             }
             if (rc)
-                ac_reqcache_put(rc, &key, made, mlen); /* a miss next time if it fails */
+                ac_reqcache_put(rc, &key, made, flen); /* a miss next time if it fails */
             frag = made;
-            flen = mlen;
         }
-        int bad = flen && ((len && text_add(&out, &len, &cap, ",", 1)) ||
-                           text_add(&out, &len, &cap, frag, flen));
+        if (flen && out.n)
+            ac_buf_add(&out, ",", 1);
+        if (flen)
+            ac_buf_add(&out, frag, flen);
         free(made);
-        if (bad) {
-            free(out);
-            return NULL;
-        }
     }
-    if (rc)
+    if (rc && !out.failed)
         ac_reqcache_sweep(rc);
-    *len_out = len;
-    return out;
+    return ac_buf_take(&out, len_out);
 }
 
 /* root's JSON text with "messages": [msgs] put right after "model", where
@@ -1009,12 +995,33 @@ static void anth_text_free(anth_text *t)
 }
 
 /* An array's compact text without its brackets, appended to *out. */
-static int dump_members(json_t *arr, char **out, size_t *len, size_t *cap)
+static int dump_members(json_t *arr, ac_buf *out)
 {
     char *s = json_dumps(arr, DUMP_FLAGS);
     size_t n = s ? strlen(s) : 0;
-    int bad = n < 2 || text_add(out, len, cap, s + 1, n - 2);
+    int bad = n < 2 || ac_buf_add(out, s + 1, n - 2);
     free(s);
+    return bad ? -1 : 0;
+}
+
+/* The blocks of message m (see above). 0, or -1. */
+static int anth_fragment_blocks(const ac_conv *c, const view *v, const ac_message *m,
+                                int with_thinking, ac_buf *b)
+{
+    if (m->role == AC_ROLE_USER) {
+        if (!*m->content)
+            return 0;
+        json_t *blocks = json_array();
+        int bad = !blocks || append(blocks, text_block(m->content)) || dump_members(blocks, b);
+        json_decref(blocks);
+        return bad ? -1 : 0;
+    }
+    json_t *blocks, *results;
+    if (anth_assistant_blocks(c, v, m, with_thinking, &blocks, &results))
+        return -1;
+    int bad = dump_members(blocks, b) || ac_buf_add(b, "", 1) || dump_members(results, b);
+    json_decref(blocks);
+    json_decref(results);
     return bad ? -1 : 0;
 }
 
@@ -1022,28 +1029,12 @@ static int dump_members(json_t *arr, char **out, size_t *len, size_t *cap)
 static int anth_fragment(const ac_conv *c, const view *v, const ac_message *m, int with_thinking,
                          char **out, size_t *len)
 {
-    size_t cap = 0;
-    *out = NULL;
-    *len = 0;
-    if (text_add(out, len, &cap, "", 0))
-        return -1;
-    if (m->role == AC_ROLE_USER) {
-        if (!*m->content)
-            return 0;
-        json_t *blocks = json_array();
-        int bad = !blocks || append(blocks, text_block(m->content)) ||
-                  dump_members(blocks, out, len, &cap);
-        json_decref(blocks);
-        return bad ? -1 : 0;
-    }
-    json_t *blocks, *results;
-    if (anth_assistant_blocks(c, v, m, with_thinking, &blocks, &results))
-        return -1;
-    int bad = dump_members(blocks, out, len, &cap) || text_add(out, len, &cap, "", 1) ||
-              dump_members(results, out, len, &cap);
-    json_decref(blocks);
-    json_decref(results);
-    return bad ? -1 : 0;
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    if (anth_fragment_blocks(c, v, m, with_thinking, &b))
+        ac_buf_fail(&b);
+    *out = ac_buf_take(&b, len);
+    return *out ? 0 : -1;
 }
 
 /* The cache key of m's fragment: OpenAI's (what its calls' results look
@@ -1069,8 +1060,8 @@ static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinki
 {
     ac_reqcache *rc = ac_conv__reqcache(c);
     anth_text t = {0};
-    char *out = NULL;
-    size_t len = 0, cap = 0;
+    ac_buf out;
+    ac_buf_init(&out, AC_BUF_MAX);
     for (size_t i = 0; i < v->n; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
         if (m->role != AC_ROLE_USER && m->role != AC_ROLE_ASSISTANT)
@@ -1106,15 +1097,13 @@ static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinki
         if (anth_push_text(&t, 0, 0, frag, bl) || anth_push_text(&t, 1, 1, res, rl))
             goto fail;
     }
-    if (text_add(&out, &len, &cap, "", 0))
-        goto fail;
     /* The API wants the user to speak first. */
     if (t.n_msgs && !t.msgs[0].user) {
         json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
                               "text", AC_REQUEST_OMITTED_TEXT);
         char *s = u ? json_dumps(u, DUMP_FLAGS) : NULL;
         json_decref(u);
-        int bad = !s || text_add(&out, &len, &cap, s, strlen(s));
+        int bad = !s || ac_buf_addstr(&out, s);
         free(s);
         if (bad)
             goto fail;
@@ -1122,25 +1111,24 @@ static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinki
     for (size_t i = 0; i < t.n_msgs; i++) {
         static const char u[] = "{\"role\":\"user\",\"content\":[",
                           a[] = "{\"role\":\"assistant\",\"content\":[";
-        if ((len && text_add(&out, &len, &cap, ",", 1)) ||
-            (t.msgs[i].user ? text_add(&out, &len, &cap, u, sizeof u - 1)
-                            : text_add(&out, &len, &cap, a, sizeof a - 1)))
+        if ((out.n && ac_buf_add(&out, ",", 1)) ||
+            (t.msgs[i].user ? ac_buf_add(&out, u, sizeof u - 1)
+                            : ac_buf_add(&out, a, sizeof a - 1)))
             goto fail;
         for (size_t k = t.msgs[i].head; k != NPOS; k = t.pieces[k].next)
-            if ((k != t.msgs[i].head && text_add(&out, &len, &cap, ",", 1)) ||
-                text_add(&out, &len, &cap, t.pieces[k].p, t.pieces[k].n))
+            if ((k != t.msgs[i].head && ac_buf_add(&out, ",", 1)) ||
+                ac_buf_add(&out, t.pieces[k].p, t.pieces[k].n))
                 goto fail;
-        if (text_add(&out, &len, &cap, "]}", 2))
+        if (ac_buf_add(&out, "]}", 2))
             goto fail;
     }
     anth_text_free(&t);
     if (rc)
         ac_reqcache_sweep(rc);
-    *len_out = len;
-    return out;
+    return ac_buf_take(&out, len_out);
 fail:
     anth_text_free(&t);
-    free(out);
+    ac_buf_free(&out);
     return NULL;
 }
 
