@@ -35,6 +35,7 @@
 
 #include "names.h"
 #include "spec.h"
+#include "util/buf.h"
 #include "util/units.h"
 
 /* ---- arena ---- */
@@ -964,38 +965,25 @@ ac_spec *ac_spec_load(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t r;
+    ac_buf b;
+    ac_buf_init(&b, (size_t)64 << 20); /* a spec is small; refuse giant files */
+    size_t r = 1;
     errno = 0;
-    while (buf && (r = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += r;
-        if (len == cap) {
-            if (cap >= (size_t)64 << 20) { /* a spec is small; refuse giant files */
-                free(buf);
-                fclose(f);
-                errno = EFBIG;
-                return NULL;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
+    while (r > 0 && ac_buf_reserve(&b, 4096) == 0) {
+        r = fread(b.p + b.n, 1, 4096, f);
+        ac_buf_commit(&b, r);
     }
     int err = ferror(f) ? (errno ? errno : EIO) : 0; /* EISDIR for a folder */
     fclose(f);
-    if (!buf || err) {
-        free(buf);
-        errno = err ? err : ENOMEM;
+    if (b.failed || err) {
+        if (!err)
+            err = b.n + 4096 > b.max ? EFBIG : ENOMEM;
+        ac_buf_free(&b);
+        errno = err;
         return NULL;
     }
-    ac_spec *spec = ac_spec_parse(path, buf, len);
-    free(buf);
+    ac_spec *spec = ac_spec_parse(path, b.p, b.n);
+    ac_buf_free(&b);
     return spec;
 }
 
