@@ -1088,16 +1088,12 @@ static int hp_add_header(hp_provider *p, const char *line)
     return 0;
 }
 
-ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config *cfg, char *err,
-                                  size_t errcap)
+/* What the provider needs from the engine and the configuration, checked;
+ * the base URL (the option, the environment's, or the default), or NULL
+ * with err filled. */
+static const char *hp_check_config(ac_engine *e, int kind, const ac_engine_config *cfg,
+                                   const char *pname, char *err, size_t errcap)
 {
-    const char *pname = kind == AC_PROVIDER_ANTHROPIC ? "Anthropic" : "OpenAI-compatible";
-    hp_provider *p = NULL;
-    char *line = NULL;
-    if (kind != AC_PROVIDER_OPENAI && kind != AC_PROVIDER_ANTHROPIC) {
-        snprintf(err, errcap, "unknown HTTP provider kind %d", kind);
-        return NULL;
-    }
     if (!ac_engine_loop(e)) {
         snprintf(err, errcap, "the %s provider needs an event loop", pname);
         return NULL;
@@ -1134,7 +1130,77 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
         snprintf(err, errcap, "libcurl failed to initialize");
         return NULL;
     }
-    p = calloc(1, sizeof *p);
+    return base;
+}
+
+/* The endpoint's URL (and its form with the credentials hidden). 0, or -1. */
+static int hp_set_url(hp_provider *p, const char *base)
+{
+    p->tls = strncmp(base, "https://", 8) == 0;
+    size_t bl = strlen(base);
+    while (bl > 0 && base[bl - 1] == '/')
+        bl--;
+    const char *path = p->kind == AC_PROVIDER_ANTHROPIC ? "/v1/messages" : "/chat/completions";
+    size_t ul = bl + strlen(path) + 1;
+    if (!(p->url = malloc(ul)))
+        return -1;
+    memcpy(p->url, base, bl);
+    memcpy(p->url + bl, path, strlen(path) + 1);
+    return (p->shown = ac_url_redact_userinfo(p->url)) ? 0 : -1;
+}
+
+/* The headers every request sends: content types, the key, the API version,
+ * the extra ones. 0; -1 out of memory; -2 a bad header or key (err says). */
+static int hp_set_headers(hp_provider *p, const ac_engine_config *cfg, const char *pname, char *err,
+                          size_t errcap)
+{
+    if (p->key && strpbrk(p->key, "\r\n")) {
+        snprintf(err, errcap, "the %s API key contains a line break", pname);
+        return -2;
+    }
+    if (hp_add_header(p, "Content-Type: application/json") ||
+        hp_add_header(p, "Accept: text/event-stream") || hp_add_header(p, "Expect:"))
+        return -1;
+    int anthropic = p->kind == AC_PROVIDER_ANTHROPIC;
+    if (p->key) {
+        size_t ll = strlen(p->key) + 32;
+        char *line = malloc(ll);
+        if (!line)
+            return -1;
+        snprintf(line, ll, "%s%s", anthropic ? "x-api-key: " : "Authorization: Bearer ", p->key);
+        int rc = hp_add_header(p, line);
+        memset(line, 0, ll);
+        free(line);
+        if (rc)
+            return -1;
+    }
+    if (anthropic && hp_add_header(p, "anthropic-version: " HP_ANTHROPIC_VERSION))
+        return -1;
+    for (const char *const *h = cfg->headers; h && *h; h++) {
+        /* the header is not quoted back: it may hold a credential */
+        if (!strchr(*h, ':') || **h == ':' || strpbrk(*h, "\r\n")) {
+            snprintf(err, errcap, "bad extra header #%d: expected 'Name: value' on one line",
+                     (int)(h - cfg->headers) + 1);
+            return -2;
+        }
+        if (hp_add_header(p, *h))
+            return -1;
+    }
+    return 0;
+}
+
+ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config *cfg, char *err,
+                                  size_t errcap)
+{
+    const char *pname = kind == AC_PROVIDER_ANTHROPIC ? "Anthropic" : "OpenAI-compatible";
+    if (kind != AC_PROVIDER_OPENAI && kind != AC_PROVIDER_ANTHROPIC) {
+        snprintf(err, errcap, "unknown HTTP provider kind %d", kind);
+        return NULL;
+    }
+    const char *base = hp_check_config(e, kind, cfg, pname, err, errcap);
+    if (!base)
+        return NULL;
+    hp_provider *p = calloc(1, sizeof *p);
     if (!p)
         goto nomem;
     p->base.name = kind == AC_PROVIDER_ANTHROPIC ? "anthropic" : "openai";
@@ -1158,59 +1224,17 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
                  pname);
         goto fail;
     }
-    p->tls = strncmp(base, "https://", 8) == 0;
-    size_t bl = strlen(base);
-    while (bl > 0 && base[bl - 1] == '/')
-        bl--;
-    const char *path = kind == AC_PROVIDER_ANTHROPIC ? "/v1/messages" : "/chat/completions";
-    size_t ul = bl + strlen(path) + 1;
-    if (!(p->url = malloc(ul)))
+    if (hp_set_url(p, base) ||
+        !(p->secrets = ac_secrets_collect(cfg->api_key, base, cfg->headers)) ||
+        !(p->model = hp_strdup(cfg->model)) ||
+        (cfg->request && !(p->settings = ac_request_settings_dup(cfg->request))) ||
+        (cfg->api_key && *cfg->api_key && !(p->key = hp_strdup(cfg->api_key))))
         goto nomem;
-    memcpy(p->url, base, bl);
-    memcpy(p->url + bl, path, strlen(path) + 1);
-    if (!(p->shown = ac_url_redact_userinfo(p->url)))
+    int hr = hp_set_headers(p, cfg, pname, err, errcap);
+    if (hr == -1)
         goto nomem;
-    if (!(p->secrets = ac_secrets_collect(cfg->api_key, base, cfg->headers)))
-        goto nomem;
-    if (!(p->model = hp_strdup(cfg->model)))
-        goto nomem;
-    if (cfg->request && !(p->settings = ac_request_settings_dup(cfg->request)))
-        goto nomem;
-    if (cfg->api_key && *cfg->api_key && !(p->key = hp_strdup(cfg->api_key)))
-        goto nomem;
-    if (p->key && strpbrk(p->key, "\r\n")) {
-        snprintf(err, errcap, "the %s API key contains a line break", pname);
+    if (hr)
         goto fail;
-    }
-    if (hp_add_header(p, "Content-Type: application/json") ||
-        hp_add_header(p, "Accept: text/event-stream") || hp_add_header(p, "Expect:"))
-        goto nomem;
-    if (p->key) {
-        size_t ll = strlen(p->key) + 32;
-        if (!(line = malloc(ll)))
-            goto nomem;
-        snprintf(line, ll, "%s%s",
-                 kind == AC_PROVIDER_ANTHROPIC ? "x-api-key: " : "Authorization: Bearer ", p->key);
-        int rc = hp_add_header(p, line);
-        memset(line, 0, ll);
-        free(line);
-        line = NULL;
-        if (rc)
-            goto nomem;
-    }
-    if (kind == AC_PROVIDER_ANTHROPIC &&
-        hp_add_header(p, "anthropic-version: " HP_ANTHROPIC_VERSION))
-        goto nomem;
-    for (const char *const *h = cfg->headers; h && *h; h++) {
-        /* the header is not quoted back: it may hold a credential */
-        if (!strchr(*h, ':') || **h == ':' || strpbrk(*h, "\r\n")) {
-            snprintf(err, errcap, "bad extra header #%d: expected 'Name: value' on one line",
-                     (int)(h - cfg->headers) + 1);
-            goto fail;
-        }
-        if (hp_add_header(p, *h))
-            goto nomem;
-    }
     return &p->base;
 nomem:
     snprintf(err, errcap, "out of memory");
