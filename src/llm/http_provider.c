@@ -906,73 +906,43 @@ static void hp_fail_start(hp_provider *p, ac_session *s, uint16_t origin, const 
     ac_session_enqueue(s, p->ev_failed, hp_failure(cls, 0, 0, -1, msg), 0, origin);
 }
 
-/* A session call (done NULL: events posted to s) or a one-off completion
- * of `conv` (done set: failures to start return 0 and post nothing). */
-static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
-                         const ac_llm_call_opts *opts, ac_llm_done_fn done, void *ud)
+/* The request body of call c: the conversation with the call's options (a
+ * summary, done set, is asked without tools, thinking or output schema).
+ * NULL with err filled when it cannot be built. */
+static char *hp_body(hp_provider *p, const ac_conv *conv, const ac_llm_call_opts *opts, int summary,
+                     char *err, size_t errcap)
 {
-    char err[256];
-    uint16_t origin = opts ? opts->origin : 0;
-    hp_call *c = calloc(1, sizeof *c);
-    if (!c || hp_slot_take(p, c) != 0) {
-        free(c);
-        if (!done)
-            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s",
-                          p->shown);
-        return 0;
-    }
-    c->p = p;
-    c->s = s;
-    c->conv = done ? NULL : conv;
-    c->origin = origin;
-    c->done = done;
-    c->done_ud = ud;
-    c->retry_after_ms = -1;
-    c->connect_ms = opts ? opts->connect_timeout_ms : 0;
-    c->stall_ms = opts ? opts->stall_timeout_ms : 0;
-    c->call_ms = opts ? opts->call_timeout_ms : 0;
-
     ac_request_opts ro = {0};
     ro.model = p->model;
     ro.stream = 1;
     ro.max_tokens = hp_clamp_int(opts ? opts->max_tokens : 0);
     /* extended thinking for the turns of the conversation, not for summaries */
-    ro.thinking_budget = done ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
+    ro.thinking_budget = summary ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
     /* structured output for the turns of the conversation, not for summaries */
-    ro.output_schema = done || !opts ? NULL : opts->output_schema;
-    if (!done && opts) {
+    ro.output_schema = summary || !opts ? NULL : opts->output_schema;
+    if (!summary && opts) {
         ro.tool_offer = opts->tool_offer;
         ro.tool_offer_ud = opts->tool_offer_ud;
     }
-    ro.context_note = done || !opts ? NULL : opts->context_note;
-    /* a summary (done set) is asked of a conversation without tools: no tool settings */
+    ro.context_note = summary || !opts ? NULL : opts->context_note;
+    /* a summary is asked of a conversation without tools: no tool settings */
     ac_request_settings st = {0};
     if (p->settings) {
         st = *p->settings;
-        if (done) {
+        if (summary) {
             st.tool_choice = NULL;
             st.parallel_tool_calls = 0;
         }
         ro.settings = &st;
     }
     err[0] = '\0';
-    c->body = p->kind == AC_PROVIDER_ANTHROPIC ? ac_request_anthropic(conv, &ro, err, sizeof err)
-                                               : ac_request_openai(conv, &ro, err, sizeof err);
-    if (!c->body) {
-        if (!done)
-            hp_fail_start(p, s, origin, "protocol", "cannot build the request to %s: %s", p->shown,
-                          err[0] ? err : "out of memory");
-        goto fail;
-    }
-    ac_stream_sink sink = {c, hp_on_text, hp_on_reasoning, hp_on_refusal, hp_on_tool};
-    c->st = ac_stream_new(p->wire, &sink, 0);
-    c->easy = p->n_easy_pool ? p->easy_pool[--p->n_easy_pool] : curl_easy_init();
-    if (!c->st || !c->easy) {
-        if (!done)
-            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s",
-                          p->shown);
-        goto fail;
-    }
+    return p->kind == AC_PROVIDER_ANTHROPIC ? ac_request_anthropic(conv, &ro, err, errcap)
+                                            : ac_request_openai(conv, &ro, err, errcap);
+}
+
+/* The transfer's options: URL, body, headers, buffers, timeouts, callbacks. */
+static void hp_setopts(hp_provider *p, hp_call *c)
+{
     CURL *h = c->easy;
     curl_easy_setopt(h, CURLOPT_URL, p->url);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -1002,7 +972,51 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, hp_on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
-    c->xfer = ac_http_start(p->loop, h, hp_on_done, c);
+}
+
+/* A session call (done NULL: events posted to s) or a one-off completion
+ * of `conv` (done set: failures to start return 0 and post nothing). */
+static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
+                         const ac_llm_call_opts *opts, ac_llm_done_fn done, void *ud)
+{
+    char err[256];
+    uint16_t origin = opts ? opts->origin : 0;
+    hp_call *c = calloc(1, sizeof *c);
+    if (!c || hp_slot_take(p, c) != 0) {
+        free(c);
+        if (!done)
+            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s",
+                          p->shown);
+        return 0;
+    }
+    c->p = p;
+    c->s = s;
+    c->conv = done ? NULL : conv;
+    c->origin = origin;
+    c->done = done;
+    c->done_ud = ud;
+    c->retry_after_ms = -1;
+    c->connect_ms = opts ? opts->connect_timeout_ms : 0;
+    c->stall_ms = opts ? opts->stall_timeout_ms : 0;
+    c->call_ms = opts ? opts->call_timeout_ms : 0;
+    c->body = hp_body(p, conv, opts, done != NULL, err, sizeof err);
+    if (!c->body) {
+        if (!done)
+            hp_fail_start(p, s, origin, "protocol", "cannot build the request to %s: %s", p->shown,
+                          err[0] ? err : "out of memory");
+        goto fail;
+    }
+    ac_stream_sink sink = {c, hp_on_text, hp_on_reasoning, hp_on_refusal, hp_on_tool};
+    c->st = ac_stream_new(p->wire, &sink, 0);
+    c->easy = p->n_easy_pool ? p->easy_pool[--p->n_easy_pool] : curl_easy_init();
+    if (!c->st || !c->easy) {
+        if (!done)
+            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s",
+                          p->shown);
+        goto fail;
+    }
+    hp_setopts(p, c);
+    c->xfer = ac_http_start(p->loop, c->easy, hp_on_done, c);
     if (!c->xfer) {
         if (!done)
             hp_fail_start(p, s, origin, "connect", "cannot start the request to %s", p->shown);
