@@ -1378,6 +1378,112 @@ static int sc_validate_alternatives(const sc_list *l, int one, const json_t *ins
     return 1;
 }
 
+/* type: the instance's JSON type is one the node allows. */
+static int sc_validate_type(const sc_node *nd, const json_t *inst, sc_vctx *v, char *err,
+                            size_t errcap)
+{
+    unsigned have = 0;
+    switch (json_typeof(inst)) {
+    case JSON_NULL:
+        have = SC_T_NULL;
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        have = SC_T_BOOLEAN;
+        break;
+    case JSON_OBJECT:
+        have = SC_T_OBJECT;
+        break;
+    case JSON_ARRAY:
+        have = SC_T_ARRAY;
+        break;
+    case JSON_STRING:
+        have = SC_T_STRING;
+        break;
+    case JSON_INTEGER:
+        have = SC_T_NUMBER | SC_T_INTEGER;
+        break;
+    case JSON_REAL:
+        have = SC_T_NUMBER | (sc_is_integral(inst) ? SC_T_INTEGER : 0);
+        break;
+    }
+    if (have & nd->types)
+        return 1;
+    char want[96];
+    sc_types_str(nd->types, want, sizeof want);
+    return sc_vfail(v, err, errcap, "expected %s, got %s", want, sc_json_type_name(inst));
+}
+
+/* enum and const. */
+static int sc_validate_values(const sc_node *nd, const json_t *inst, sc_vctx *v, char *err,
+                              size_t errcap)
+{
+    if (nd->enum_values) {
+        size_t i, n = json_array_size(nd->enum_values);
+        for (i = 0; i < n; i++)
+            if (sc_equal(inst, json_array_get(nd->enum_values, i)))
+                break;
+        if (i == n) {
+            char allowed[256];
+            sc_dump(nd->enum_values, allowed, sizeof allowed);
+            return sc_vfail(v, err, errcap, "value is not one of the allowed values %s", allowed);
+        }
+    }
+    if (nd->const_value && !sc_equal(inst, nd->const_value)) {
+        char want[200];
+        sc_dump(nd->const_value, want, sizeof want);
+        return sc_vfail(v, err, errcap, "value must be %s", want);
+    }
+    return 1;
+}
+
+/* allOf, anyOf, oneOf, not, if/then/else. */
+static int sc_validate_logic(const sc_node *nd, const json_t *inst, sc_vctx *v, char *err,
+                             size_t errcap)
+{
+    for (size_t i = 0; i < nd->all_of.n; i++)
+        if (!sc_validate(nd->all_of.v[i], inst, v, err, errcap))
+            return 0;
+    if (nd->any_of.n && !sc_validate_alternatives(&nd->any_of, 0, inst, v, err, errcap))
+        return 0;
+    if (nd->one_of.n && !sc_validate_alternatives(&nd->one_of, 1, inst, v, err, errcap))
+        return 0;
+    if (nd->not_schema && sc_validate(nd->not_schema, inst, v, NULL, 0)) {
+        char bad[128];
+        sc_dump(nd->not_schema->json, bad, sizeof bad);
+        return sc_vfail(v, err, errcap, "value must not match the schema %s", bad);
+    }
+    if (!nd->if_schema)
+        return 1;
+    const sc_node *branch =
+        sc_validate(nd->if_schema, inst, v, NULL, 0) ? nd->then_schema : nd->else_schema;
+    return !branch || sc_validate(branch, inst, v, err, errcap);
+}
+
+/* The checks of one node, by the instance's kind. */
+static int sc_validate_node(const sc_node *nd, const json_t *inst, sc_vctx *v, char *err,
+                            size_t errcap)
+{
+    if (nd->ref) {
+        if (!sc_validate(nd->ref, inst, v, err, errcap))
+            return 0;
+        if (nd->ref_only)
+            return 1;
+    }
+    if ((nd->types && !sc_validate_type(nd, inst, v, err, errcap)) ||
+        !sc_validate_values(nd, inst, v, err, errcap))
+        return 0;
+    if (json_is_object(inst) && !sc_validate_object(nd, inst, v, err, errcap))
+        return 0;
+    if (json_is_array(inst) && !sc_validate_array(nd, inst, v, err, errcap))
+        return 0;
+    if (json_is_number(inst) && !sc_validate_number(nd, inst, v, err, errcap))
+        return 0;
+    if (json_is_string(inst) && !sc_validate_string(nd, inst, v, err, errcap))
+        return 0;
+    return sc_validate_logic(nd, inst, v, err, errcap);
+}
+
 static int sc_validate(const sc_node *nd, const json_t *inst, sc_vctx *v, char *err, size_t errcap)
 {
     if (nd->is_bool)
@@ -1390,98 +1496,7 @@ static int sc_validate(const sc_node *nd, const json_t *inst, sc_vctx *v, char *
                         "arguments",
                         AC_SCHEMA_MAX_STEPS);
     v->depth++;
-    int ok = 0;
-    if (nd->ref) {
-        if (!sc_validate(nd->ref, inst, v, err, errcap))
-            goto out;
-        if (nd->ref_only) {
-            ok = 1;
-            goto out;
-        }
-    }
-    if (nd->types) {
-        unsigned have = 0;
-        switch (json_typeof(inst)) {
-        case JSON_NULL:
-            have = SC_T_NULL;
-            break;
-        case JSON_TRUE:
-        case JSON_FALSE:
-            have = SC_T_BOOLEAN;
-            break;
-        case JSON_OBJECT:
-            have = SC_T_OBJECT;
-            break;
-        case JSON_ARRAY:
-            have = SC_T_ARRAY;
-            break;
-        case JSON_STRING:
-            have = SC_T_STRING;
-            break;
-        case JSON_INTEGER:
-            have = SC_T_NUMBER | SC_T_INTEGER;
-            break;
-        case JSON_REAL:
-            have = SC_T_NUMBER | (sc_is_integral(inst) ? SC_T_INTEGER : 0);
-            break;
-        }
-        if (!(have & nd->types)) {
-            char want[96];
-            sc_types_str(nd->types, want, sizeof want);
-            sc_vfail(v, err, errcap, "expected %s, got %s", want, sc_json_type_name(inst));
-            goto out;
-        }
-    }
-    if (nd->enum_values) {
-        size_t i, n = json_array_size(nd->enum_values);
-        for (i = 0; i < n; i++)
-            if (sc_equal(inst, json_array_get(nd->enum_values, i)))
-                break;
-        if (i == n) {
-            char allowed[256];
-            sc_dump(nd->enum_values, allowed, sizeof allowed);
-            sc_vfail(v, err, errcap, "value is not one of the allowed values %s", allowed);
-            goto out;
-        }
-    }
-    if (nd->const_value && !sc_equal(inst, nd->const_value)) {
-        char want[200];
-        sc_dump(nd->const_value, want, sizeof want);
-        sc_vfail(v, err, errcap, "value must be %s", want);
-        goto out;
-    }
-    if (json_is_object(inst) && !sc_validate_object(nd, inst, v, err, errcap))
-        goto out;
-    if (json_is_array(inst) && !sc_validate_array(nd, inst, v, err, errcap))
-        goto out;
-    if (json_is_number(inst) && !sc_validate_number(nd, inst, v, err, errcap))
-        goto out;
-    if (json_is_string(inst) && !sc_validate_string(nd, inst, v, err, errcap))
-        goto out;
-    for (size_t i = 0; i < nd->all_of.n; i++)
-        if (!sc_validate(nd->all_of.v[i], inst, v, err, errcap))
-            goto out;
-    if (nd->any_of.n && !sc_validate_alternatives(&nd->any_of, 0, inst, v, err, errcap))
-        goto out;
-    if (nd->one_of.n && !sc_validate_alternatives(&nd->one_of, 1, inst, v, err, errcap))
-        goto out;
-    if (nd->not_schema && sc_validate(nd->not_schema, inst, v, NULL, 0)) {
-        char bad[128];
-        sc_dump(nd->not_schema->json, bad, sizeof bad);
-        sc_vfail(v, err, errcap, "value must not match the schema %s", bad);
-        goto out;
-    }
-    if (nd->if_schema) {
-        if (sc_validate(nd->if_schema, inst, v, NULL, 0)) {
-            if (nd->then_schema && !sc_validate(nd->then_schema, inst, v, err, errcap))
-                goto out;
-        } else {
-            if (nd->else_schema && !sc_validate(nd->else_schema, inst, v, err, errcap))
-                goto out;
-        }
-    }
-    ok = 1;
-out:
+    int ok = sc_validate_node(nd, inst, v, err, errcap);
     v->depth--;
     return ok;
 }
