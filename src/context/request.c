@@ -477,13 +477,11 @@ static int openai_fragment(const ac_conv *c, const view *v, const ac_message *m,
 /* The text of the "messages" array (without its brackets): each message's
  * fragment from the conversation's cache, serialized only when it is missing
  * or stale, so the cost of a request grows with what changed, not with the
- * conversation. NULL when out of memory. */
-static char *openai_messages_text(const ac_conv *c, const view *v, size_t *len_out)
+ * conversation. Appended to out; 0, or -1 when out of memory. */
+static int openai_messages_text(const ac_conv *c, const view *v, ac_buf *out)
 {
     ac_reqcache *rc = ac_conv__reqcache(c);
-    ac_buf out;
-    ac_buf_init(&out, AC_BUF_MAX);
-    for (size_t i = 0; i < v->n && !out.failed; i++) {
+    for (size_t i = 0; i < v->n && !out->failed; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
         if (m->role == AC_ROLE_TOOL)
             continue; /* sent right after the call that asked for it */
@@ -493,23 +491,23 @@ static char *openai_messages_text(const ac_conv *c, const view *v, size_t *len_o
         const char *frag = rc ? ac_reqcache_get(rc, &key, &flen) : NULL;
         char *made = NULL;
         if (!frag) {
-            if (openai_fragment(c, v, m, &made, &flen)) {
-                ac_buf_free(&out);
-                return NULL;
-            }
+            if (openai_fragment(c, v, m, &made, &flen))
+                return -1;
             if (rc)
                 ac_reqcache_put(rc, &key, made, flen); /* a miss next time if it fails */
             frag = made;
         }
-        if (flen && out.n)
-            ac_buf_add(&out, ",", 1);
+        if (flen && out->n)
+            ac_buf_add(out, ",", 1);
         if (flen)
-            ac_buf_add(&out, frag, flen);
+            ac_buf_add(out, frag, flen);
         free(made);
     }
-    if (rc && !out.failed)
+    if (out->failed)
+        return -1;
+    if (rc)
         ac_reqcache_sweep(rc);
-    return ac_buf_take(&out, len_out);
+    return 0;
 }
 
 /* root's JSON text with "messages": [msgs] put right after "model", where
@@ -628,32 +626,19 @@ static int put_tools(json_t *root, const ac_conv *c, const ac_request_opts *opts
     return anthropic ? put_choice_anthropic(root, st) : put_choice_openai(root, st);
 }
 
-/* Appends item (reference taken) to the JSON array text *arr of *len bytes
- * ("[...]"). 0, or -1 when out of memory. */
-static int append_text(char **arr, size_t *len, json_t *item)
+/* Appends item (reference taken) to the text of an array's members (no
+ * brackets). 0, or -1 when out of memory. */
+static int add_member(ac_buf *b, json_t *item)
 {
     char *t = item ? json_dumps(item, DUMP_FLAGS) : NULL;
     json_decref(item);
-    if (!t || *len < 2 || (*arr)[*len - 1] != ']') {
-        free(t);
+    if (!t)
         return -1;
-    }
-    size_t tl = strlen(t), n = *len - 1 + (*len > 2) + tl + 1;
-    char *grown = realloc(*arr, n + 1);
-    if (!grown) {
-        free(t);
-        return -1;
-    }
-    size_t at = *len - 1;
-    if (*len > 2)
-        grown[at++] = ',';
-    memcpy(grown + at, t, tl);
-    grown[at + tl] = ']';
-    grown[n] = 0;
+    if (b->n)
+        ac_buf_add(b, ",", 1);
+    ac_buf_addstr(b, t);
     free(t);
-    *arr = grown;
-    *len = n;
-    return 0;
+    return b->failed ? -1 : 0;
 }
 
 char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
@@ -666,24 +651,23 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
         return NULL;
     }
     char *out = NULL;
-    size_t mlen = 0;
     json_t *root = json_object();
     /* a short conversation is serialized whole: its messages are cheap, and
      * keeping them would cost more than it saves */
     int cached = v.n >= AC_REQCACHE_MIN_MESSAGES;
-    char *msgs = NULL;
+    ac_buf msgs; /* cached: the text of the messages, spliced in at the end */
+    ac_buf_init(&msgs, AC_BUF_MAX);
     if (!cached && c->reqcache)
         ac_reqcache_sweep(c->reqcache); /* drops what a longer past left */
     if (put(root, "model", json_string(opts->model)))
         goto fail;
-    if (cached ? !(msgs = openai_messages_text(c, &v, &mlen))
+    if (cached ? openai_messages_text(c, &v, &msgs)
                : put(root, "messages", json_array()) ||
                      openai_messages(c, &v, json_object_get(root, "messages")))
         goto fail;
     if (opts->context_note) { /* last, so the messages before it stay a cacheable prefix */
         json_t *note = json_pack("{s:s, s:s}", "role", "system", "content", opts->context_note);
-        if (cached ? append_text(&msgs, &mlen, note)
-                   : append(json_object_get(root, "messages"), note))
+        if (cached ? add_member(&msgs, note) : append(json_object_get(root, "messages"), note))
             goto fail;
     }
     if (opts->max_tokens > 0 && put(root, "max_tokens", json_integer(opts->max_tokens)))
@@ -723,13 +707,14 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
         goto fail;
     if (put_passthrough(root, st))
         goto fail;
-    out = cached ? splice_messages(root, opts->model, msgs, mlen) : json_dumps(root, DUMP_FLAGS);
+    out = cached ? splice_messages(root, opts->model, msgs.p ? msgs.p : "", msgs.n)
+                 : json_dumps(root, DUMP_FLAGS);
 fail:
     if (!out)
         set_err(err, errcap, "request: out of memory");
 refused:
     json_decref(root);
-    free(msgs);
+    ac_buf_free(&msgs);
     view_free(&v);
     return out;
 }
