@@ -4,6 +4,7 @@
 
 #include "context/conv_internal.h"
 #include "util/buf.h"
+#include "util/grow.h"
 #include "util/toolname.h"
 #include "context/request_cache.h"
 
@@ -913,24 +914,9 @@ typedef struct anth_text {
     size_t n_owned, cap_owned;
 } anth_text;
 
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < need)
-        nc *= 2;
-    void *p = realloc(*arr, nc * size);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
-
 static int anth_add_piece(anth_text *t, size_t mi, const char *p, size_t n)
 {
-    if (grow((void **)&t->pieces, &t->cap_pieces, t->n_pieces + 1, sizeof *t->pieces))
+    if (ac_grow((void **)&t->pieces, &t->cap_pieces, t->n_pieces + 1, sizeof *t->pieces))
         return -1;
     size_t k = t->n_pieces++;
     t->pieces[k] = (anth_piece){p, n, NPOS};
@@ -950,7 +936,7 @@ static int anth_push_text(anth_text *t, int user, int results, const char *p, si
     if (!n)
         return 0;
     if (!t->n_msgs || t->msgs[t->n_msgs - 1].user != user) {
-        if (grow((void **)&t->msgs, &t->cap_msgs, t->n_msgs + 1, sizeof *t->msgs))
+        if (ac_grow((void **)&t->msgs, &t->cap_msgs, t->n_msgs + 1, sizeof *t->msgs))
             return -1;
         t->msgs[t->n_msgs++] = (anth_msg){user, 1, NPOS, NPOS};
     }
@@ -962,7 +948,7 @@ static int anth_push_text(anth_text *t, int user, int results, const char *p, si
 
 static int anth_own(anth_text *t, char *s)
 {
-    if (grow((void **)&t->owned, &t->cap_owned, t->n_owned + 1, sizeof *t->owned)) {
+    if (ac_grow((void **)&t->owned, &t->cap_owned, t->n_owned + 1, sizeof *t->owned)) {
         free(s);
         return -1;
     }

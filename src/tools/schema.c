@@ -3,6 +3,7 @@
  * it. See schema.h for the supported keywords and semantics. */
 #include "tools/schema.h"
 #include "tools/schema_regex.h"
+#include "util/grow.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -382,21 +383,6 @@ static int sc_cfail(sc_cctx *c, const char *fmt, ...)
     return -1;
 }
 
-/* Returns an array with room for `need` elements (maybe v itself), or NULL
- * when out of memory, leaving v untouched. */
-static void *sc_grow(void *v, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return v;
-    size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < need)
-        nc *= 2;
-    void *nv = realloc(v, nc * elem);
-    if (nv)
-        *cap = nc;
-    return nv;
-}
-
 static size_t sc_ptr_hash(const json_t *j, size_t cap)
 {
     uint64_t x = (uint64_t)(uintptr_t)j;
@@ -421,10 +407,8 @@ static sc_node *sc_find(const ac_schema *s, const json_t *j)
 /* Adds nd to the node table and the lookup map. */
 static int sc_register(ac_schema *s, sc_node *nd)
 {
-    sc_node **nodes = sc_grow(s->nodes, &s->capnodes, s->nnodes + 1, sizeof *nodes);
-    if (!nodes)
+    if (ac_grow((void **)&s->nodes, &s->capnodes, s->nnodes + 1, sizeof *s->nodes))
         return -1;
-    s->nodes = nodes;
     if ((s->nnodes + 1) * 2 > s->mapcap) {
         size_t nc = s->mapcap ? s->mapcap * 2 : 64;
         sc_node **nm = calloc(nc, sizeof *nm);
@@ -761,10 +745,8 @@ static int sc_compile_ref(sc_cctx *c, sc_node *nd, const json_t *v)
     if (!json_is_object(nd->ref_target) && !json_is_boolean(nd->ref_target))
         return sc_cfail(c, "$ref '%s' does not point to a schema", nd->ref_str);
     ac_schema *s = c->s;
-    sc_node **pend = sc_grow(s->pending, &s->cappending, s->npending + 1, sizeof *pend);
-    if (!pend)
+    if (ac_grow((void **)&s->pending, &s->cappending, s->npending + 1, sizeof *s->pending))
         return sc_cfail(c, "out of memory");
-    s->pending = pend;
     s->pending[s->npending++] = nd;
     nd->ref_only = s->legacy_ref;
     return 0;

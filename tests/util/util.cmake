@@ -7,3 +7,5 @@ agentc_add_test(util_toolname SOURCES ${CMAKE_SOURCE_DIR}/tests/util/test_toolna
   LIBS agentc_util LABELS util)
 agentc_add_test(util_buf SOURCES ${CMAKE_SOURCE_DIR}/tests/util/test_buf.c LIBS agentc_util
   LABELS util)
+agentc_add_test(util_grow SOURCES ${CMAKE_SOURCE_DIR}/tests/util/test_grow.c LIBS agentc_util
+  LABELS util)
