@@ -50,6 +50,7 @@
 #include "sugar.h"
 #include "names.h"
 #include "spec.h"
+#include "util/grow.h"
 
 typedef struct checker {
     ac_spec *spec;
@@ -199,14 +200,8 @@ typedef struct cnames {
 
 static int cname_owner_push(cnames *cn, cname_owner o)
 {
-    if (cn->n == cn->cap) {
-        size_t cap = cn->cap ? cn->cap * 2 : 64;
-        cname_owner *v = realloc(cn->owners, cap * sizeof *v);
-        if (!v)
-            return -1;
-        cn->owners = v;
-        cn->cap = cap;
-    }
+    if (ac_grow((void **)&cn->owners, &cn->cap, cn->n + 1, sizeof *cn->owners))
+        return -1;
     cn->owners[cn->n++] = o;
     return 0;
 }

@@ -16,6 +16,7 @@
 #include "names.h"
 #include "spec.h"
 #include "util/buf.h"
+#include "util/grow.h"
 
 typedef struct lowered {
     ac_fsm_tables t; /* first member: the public view */
@@ -41,15 +42,9 @@ static size_t str_add(lowered *lw, const char *s)
 
 static void u16_push(uint16_t **v, size_t *n, size_t *cap, uint16_t x, int *oom)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 256;
-        uint16_t *p = realloc(*v, c * sizeof *p);
-        if (!p) {
-            *oom = 1;
-            return;
-        }
-        *v = p;
-        *cap = c;
+    if (ac_grow((void **)v, cap, *n + 1, sizeof **v)) {
+        *oom = 1;
+        return;
     }
     (*v)[(*n)++] = x;
 }

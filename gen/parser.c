@@ -86,14 +86,8 @@ void ac_spec_diag(ac_spec *spec, int error, int line, int col, const char *fmt, 
         spec->n_errors++;
         return;
     }
-    if (spec->n_diags == spec->cap_diags) {
-        size_t cap = spec->cap_diags ? spec->cap_diags * 2 : 16;
-        ac_diag *d = realloc(spec->diags, cap * sizeof *d);
-        if (!d)
-            return;
-        spec->diags = d;
-        spec->cap_diags = cap;
-    }
+    if (ac_grow((void **)&spec->diags, &spec->cap_diags, spec->n_diags + 1, sizeof *spec->diags))
+        return;
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
