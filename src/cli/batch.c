@@ -20,6 +20,7 @@
 #include "run_common.h"
 #include "run_opts.h"
 #include "run_wait.h" /* --on answers to a session waiting for an outside event */
+#include "util/grow.h"
 
 typedef struct batch_item {
     json_t *id;
@@ -91,17 +92,11 @@ static int batch_read(const char *path, batch *bt)
             rc = AC_EXIT_CONFIG;
             break;
         }
-        if (bt->n == cap) {
-            size_t ncap = cap ? cap * 2 : 64;
-            batch_item *ni = realloc(bt->items, ncap * sizeof *ni);
-            if (!ni) {
-                json_decref(v);
-                fprintf(stderr, "agentc batch: out of memory\n");
-                rc = AC_EXIT_CONFIG;
-                break;
-            }
-            bt->items = ni;
-            cap = ncap;
+        if (ac_grow((void **)&bt->items, &cap, bt->n + 1, sizeof *bt->items)) {
+            json_decref(v);
+            fprintf(stderr, "agentc batch: out of memory\n");
+            rc = AC_EXIT_CONFIG;
+            break;
         }
         batch_item *it = &bt->items[bt->n];
         memset(it, 0, sizeof *it);
