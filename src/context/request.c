@@ -642,15 +642,25 @@ static int add_member(ac_buf *b, json_t *item)
     return b->failed ? -1 : 0;
 }
 
-char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
+/* The options checked and the view of the conversation a request is built
+ * from. 0, or -1 with err filled. */
+static int request_view(const ac_conv *c, const ac_request_opts *opts, view *v, char *err,
+                        size_t errcap)
 {
     if (!c || check_opts(opts, err, errcap))
-        return NULL;
-    view v;
-    if (view_build(c, &v)) {
+        return -1;
+    if (view_build(c, v)) {
         set_err(err, errcap, "request: out of memory");
-        return NULL;
+        return -1;
     }
+    return 0;
+}
+
+char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
+{
+    view v;
+    if (request_view(c, opts, &v, err, errcap))
+        return NULL;
     char *out = NULL;
     json_t *root = json_object();
     /* a short conversation is serialized whole: its messages are cheap, and
@@ -1278,13 +1288,9 @@ static int anth_messages_json(const ac_conv *c, const view *v, json_t *msgs, int
 char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int use_cache, char *err,
                             size_t errcap)
 {
-    if (!c || check_opts(opts, err, errcap))
-        return NULL;
     view v;
-    if (view_build(c, &v)) {
-        set_err(err, errcap, "request: out of memory");
+    if (request_view(c, opts, &v, err, errcap))
         return NULL;
-    }
     /* as for OpenAI, a short conversation is serialized whole */
     int cached = use_cache && v.n >= AC_REQCACHE_MIN_MESSAGES;
     if (!cached && use_cache && c->reqcache)
