@@ -268,6 +268,17 @@ int ac_cli_engine_build(const ac_cli_engine_base *b, ac_loop *loop, const ac_out
     return 0;
 }
 
+ac_engine *ac_cli_engine_offline(const ac_fsm_tables *tables, const char *const *params,
+                                 ac_error *err)
+{
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.tables = tables;
+    cfg.params = params;
+    cfg.provider = AC_PROVIDER_SCRIPT; /* no loop, so no provider: nothing runs */
+    return ac_engine_new(&cfg, err);
+}
+
 void ac_cli_engine_base_free(ac_cli_engine_base *b)
 {
     ac_spec_tables_free(b->tables);

@@ -69,4 +69,10 @@ int ac_cli_engine_build(const ac_cli_engine_base *b, ac_loop *loop, const ac_out
 
 void ac_cli_engine_base_free(ac_cli_engine_base *b);
 
+/* An engine with no loop, for rebuilding sessions (replay, agentc sessions):
+ * tables (NULL: the built-in ones) and params (may be NULL). NULL with err
+ * filled on failure. */
+ac_engine *ac_cli_engine_offline(const ac_fsm_tables *tables, const char *const *params,
+                                 ac_error *err);
+
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "engine_opts.h"
 #include "session/journal.h"
 
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
@@ -117,11 +118,7 @@ static int replay_engine(const char *path, const ac_fsm_tables *tables, char *re
     }
     pv[np] = NULL;
     snprintf(recorded_spec, cap, "%s", hdr->spec ? hdr->spec : "?");
-    ac_engine_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.tables = tables;
-    cfg.params = pv;
-    *e = ac_engine_new(&cfg, &err);
+    *e = ac_cli_engine_offline(tables, pv, &err);
     ac_journal_reader_close(rd); /* hdr is gone from here on */
     if (!*e) {
         fprintf(stderr, "agentc replay: %s\n", err.text);
