@@ -50,6 +50,7 @@
 #include "sugar.h"
 #include "names.h"
 #include "spec.h"
+#include "util/grow.h"
 
 typedef struct checker {
     ac_spec *spec;
@@ -199,14 +200,8 @@ typedef struct cnames {
 
 static int cname_owner_push(cnames *cn, cname_owner o)
 {
-    if (cn->n == cn->cap) {
-        size_t cap = cn->cap ? cn->cap * 2 : 64;
-        cname_owner *v = realloc(cn->owners, cap * sizeof *v);
-        if (!v)
-            return -1;
-        cn->owners = v;
-        cn->cap = cap;
-    }
+    if (ac_grow((void **)&cn->owners, &cn->cap, cn->n + 1, sizeof *cn->owners))
+        return -1;
     cn->owners[cn->n++] = o;
     return 0;
 }
@@ -928,12 +923,123 @@ static void check_row_conflicts(checker *ck)
     }
 }
 
+/* Marks in seen the states reachable from init (queue: scratch). */
+static void reach_forward(const ac_resolved *res, int init, char *seen, int *queue)
+{
+    int qh = 0, qt = 0;
+    if (init >= 0) {
+        seen[init] = 1;
+        queue[qt++] = init;
+    }
+    while (qh < qt) {
+        int v = queue[qh++];
+        for (int i = 0; i < res->state_n_rows[v]; i++) {
+            ac_row *rw = &res->rows[res->state_first_row[v] + i];
+            if (rw->kind == AC_TR_EXTERNAL && !seen[rw->target]) {
+                seen[rw->target] = 1;
+                queue[qt++] = rw->target;
+            }
+        }
+    }
+}
+
+/* Marks in to_term the states of md from which a terminal state can be
+ * reached (rev: the reversed transitions). */
+static void reach_terminal(const ac_machine_decl *md, const graph *rev, char *to_term, int *queue)
+{
+    int qh = 0, qt = 0;
+    for (size_t s = 0; s < md->n_states; s++)
+        if (md->states[s].terminal) {
+            to_term[md->states[s].index] = 1;
+            queue[qt++] = md->states[s].index;
+        }
+    while (qh < qt) {
+        int v = queue[qh++];
+        for (int e = rev->head[v]; e >= 0; e = rev->next[e]) {
+            int w = rev->to[e];
+            if (!to_term[w]) {
+                to_term[w] = 1;
+                queue[qt++] = w;
+            }
+        }
+    }
+}
+
+/* The diagnostics of one state: unreachable, no way out, no terminal ahead. */
+static void check_state_graph(checker *ck, const ac_machine_decl *md, const ac_state_decl *sd,
+                              int init, int has_terminal, const char *seen, const char *to_term)
+{
+    ac_spec *spec = ck->spec;
+    const ac_resolved *res = ck->res;
+    int si = sd->index;
+    if (!sd->declared_by_state && !sd->terminal &&
+        !(md->initial.s && strcmp(md->initial.s, sd->name.s) == 0))
+        return;
+    if (init >= 0 && !seen[si])
+        ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
+                     "state '%s' is unreachable from the initial state '%s'", sd->name.s,
+                     md->initial.s);
+    if (sd->terminal)
+        return;
+    int out = 0;
+    for (int i = 0; i < res->state_n_rows[si]; i++)
+        out |= res->rows[res->state_first_row[si] + i].kind == AC_TR_EXTERNAL;
+    if (!out)
+        ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
+                     "non-terminal state '%s' has no outgoing transition", sd->name.s);
+    else if (has_terminal && !to_term[si])
+        ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
+                     "no terminal state can be reached from state '%s'", sd->name.s);
+}
+
+/* Machine m: a terminal state, and every state reachable, with a way out
+ * and a terminal state ahead. */
+static void check_machine_graph(checker *ck, size_t m, const graph *rev, char *seen, char *to_term,
+                                int *queue)
+{
+    ac_spec *spec = ck->spec;
+    ac_machine_decl *md = &spec->machines[m];
+    int init = md->initial.s ? ac_strmap_get(&ck->states[m], md->initial.s) : -1;
+    int has_terminal = 0;
+    for (size_t s = 0; s < md->n_states; s++)
+        has_terminal |= md->states[s].terminal;
+    if (!has_terminal)
+        ac_spec_diag(spec, 1, md->name.line, md->name.col,
+                     "machine '%s' has no terminal state (add 'terminal STATE')", md->name.s);
+    reach_forward(ck->res, init, seen, queue);
+    reach_terminal(md, rev, to_term, queue);
+    for (size_t s = 0; s < md->n_states && !ck->machine_unresolved[m]; s++)
+        check_state_graph(ck, md, &md->states[s], init, has_terminal, seen, to_term);
+}
+
+/* Eventless rows without guards (evl) must form no cycle. */
+static void check_eventless_cycles(checker *ck, const graph *evl, size_t n_states)
+{
+    const ac_resolved *res = ck->res;
+    char *colour = calloc(n_states + 1, 1);
+    int *sn = malloc(sizeof(int) * (n_states + 1));
+    int *se = malloc(sizeof(int) * (n_states + 1));
+    int from;
+    for (size_t s = 0; colour && sn && se && s < n_states; s++) {
+        int edge = find_cycle(evl, (int)s, colour, sn, se, &from);
+        if (edge >= 0) {
+            const ac_trans_decl *td = res->rows[edge].decl;
+            ac_spec_diag(ck->spec, 1, td->line, td->col,
+                         "eventless transitions without guards form a cycle through "
+                         "state '%s' (add a guard or an event)",
+                         res->states[res->rows[edge].state]->name.s);
+        }
+    }
+    free(colour);
+    free(sn);
+    free(se);
+}
+
 /* The graph of each machine: a terminal state exists, every state is
  * reachable from the initial one, has a way out and can reach a terminal
  * state; and eventless rows without guards form no cycle. */
 static void check_graph(checker *ck)
 {
-    ac_spec *spec = ck->spec;
     const ac_resolved *res = ck->res;
     size_t n_states = res->n_states, nr = res->n_rows;
     char *seen = calloc(n_states + 1, 1);
@@ -951,89 +1057,9 @@ static void check_graph(checker *ck)
             if (rw->event == 0 && !rw->decl->guard)
                 graph_add(&evl, rw->state, rw->target, (int)r);
         }
-        for (size_t m = 0; m < spec->n_machines; m++) {
-            ac_machine_decl *md = &spec->machines[m];
-            int init = md->initial.s ? ac_strmap_get(&ck->states[m], md->initial.s) : -1;
-            int has_terminal = 0;
-            for (size_t s = 0; s < md->n_states; s++)
-                has_terminal |= md->states[s].terminal;
-            if (!has_terminal)
-                ac_spec_diag(spec, 1, md->name.line, md->name.col,
-                             "machine '%s' has no terminal state (add 'terminal STATE')",
-                             md->name.s);
-            /* forward BFS from initial */
-            int qh = 0, qt = 0;
-            if (init >= 0) {
-                seen[init] = 1;
-                queue[qt++] = init;
-            }
-            while (qh < qt) {
-                int v = queue[qh++];
-                for (int i = 0; i < res->state_n_rows[v]; i++) {
-                    ac_row *rw = &res->rows[res->state_first_row[v] + i];
-                    if (rw->kind == AC_TR_EXTERNAL && !seen[rw->target]) {
-                        seen[rw->target] = 1;
-                        queue[qt++] = rw->target;
-                    }
-                }
-            }
-            /* reverse BFS from terminal states */
-            qh = qt = 0;
-            for (size_t s = 0; s < md->n_states; s++)
-                if (md->states[s].terminal) {
-                    to_term[md->states[s].index] = 1;
-                    queue[qt++] = md->states[s].index;
-                }
-            while (qh < qt) {
-                int v = queue[qh++];
-                for (int e = rev.head[v]; e >= 0; e = rev.next[e]) {
-                    int w = rev.to[e];
-                    if (!to_term[w]) {
-                        to_term[w] = 1;
-                        queue[qt++] = w;
-                    }
-                }
-            }
-            for (size_t s = 0; s < md->n_states && !ck->machine_unresolved[m]; s++) {
-                ac_state_decl *sd = &md->states[s];
-                int si = sd->index;
-                if (!sd->declared_by_state && !sd->terminal &&
-                    !(md->initial.s && strcmp(md->initial.s, sd->name.s) == 0))
-                    continue;
-                if (init >= 0 && !seen[si])
-                    ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
-                                 "state '%s' is unreachable from the initial state '%s'",
-                                 sd->name.s, md->initial.s);
-                if (sd->terminal)
-                    continue;
-                int out = 0;
-                for (int i = 0; i < res->state_n_rows[si]; i++)
-                    out |= res->rows[res->state_first_row[si] + i].kind == AC_TR_EXTERNAL;
-                if (!out)
-                    ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
-                                 "non-terminal state '%s' has no outgoing transition", sd->name.s);
-                else if (has_terminal && !to_term[si])
-                    ac_spec_diag(spec, 1, sd->name.line, sd->name.col,
-                                 "no terminal state can be reached from state '%s'", sd->name.s);
-            }
-        }
-        char *colour = calloc(n_states + 1, 1);
-        int *sn = malloc(sizeof(int) * (n_states + 1));
-        int *se = malloc(sizeof(int) * (n_states + 1));
-        int from;
-        for (size_t s = 0; colour && sn && se && s < n_states; s++) {
-            int edge = find_cycle(&evl, (int)s, colour, sn, se, &from);
-            if (edge >= 0) {
-                const ac_trans_decl *td = res->rows[edge].decl;
-                ac_spec_diag(spec, 1, td->line, td->col,
-                             "eventless transitions without guards form a cycle through "
-                             "state '%s' (add a guard or an event)",
-                             res->states[res->rows[edge].state]->name.s);
-            }
-        }
-        free(colour);
-        free(sn);
-        free(se);
+        for (size_t m = 0; m < ck->spec->n_machines; m++)
+            check_machine_graph(ck, m, &rev, seen, to_term, queue);
+        check_eventless_cycles(ck, &evl, n_states);
     }
     graph_free(&rev);
     graph_free(&evl);

@@ -401,16 +401,9 @@ static const char *spec_base(const ac_fsm_tables *t)
     return s ? s + 1 : t->spec_path;
 }
 
-int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
+/* The machines' rows. */
+static void emit_machines(FILE *out, const ac_fsm_tables *t)
 {
-    char id[256];
-    c_ident(name, id, sizeof id);
-    const char *base = spec_base(t);
-    header_line(out, t);
-    emit_reading_guide(out, name);
-    fprintf(out, "#include \"%s_fsm.h\"\n\n", name);
-    fprintf(out, "#include <stddef.h>\n\n");
-
     fputs("static const ac_fsm_machine machines[] = {\n", out);
     for (uint16_t i = 0; i < t->n_machines; i++) {
         const ac_fsm_machine *m = &t->machines[i];
@@ -420,7 +413,11 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
                 i, m->name, m->initial, m->first_state, m->n_states, m->depth);
     }
     fputs("};\n\n", out);
+}
 
+/* The states' rows, each after a comment naming it and its spec line. */
+static void emit_states(FILE *out, const ac_fsm_tables *t, const char *base)
+{
     fputs("static const ac_fsm_state states[] = {\n", out);
     for (uint16_t i = 0; i < t->n_states; i++) {
         const ac_fsm_state *s = &t->states[i];
@@ -435,7 +432,11 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
         fprintf(out, ", .line = %u, .terminal = %u},\n", s->line, s->terminal);
     }
     fputs("};\n\n", out);
+}
 
+/* The transitions' rows, each after a comment that reads as the spec's row. */
+static void emit_transitions(FILE *out, const ac_fsm_tables *t, const char *base)
+{
     fputs("static const ac_fsm_transition transitions[] = {\n", out);
     if (t->n_transitions == 0)
         fputs("    {0},\n", out);
@@ -455,7 +456,11 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
                 kind_name(tr->kind));
     }
     fputs("};\n\n", out);
+}
 
+/* The effect uses and the params. */
+static void emit_effect_uses_and_params(FILE *out, const ac_fsm_tables *t)
+{
     fputs("static const ac_fsm_effect_use effect_uses[] = {\n", out);
     if (t->n_effect_uses == 0)
         fputs("    {0},\n", out);
@@ -479,25 +484,24 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
         fputs("},\n", out);
     }
     fputs("};\n\n", out);
+}
 
-    fputs("/* guard programs in postfix, by offset: a number pushes that guard's result */\n", out);
-    emit_guard_code(out, t);
-    fputs("/* count-prefixed lists, by offset: the count, then the items */\n", out);
-    if (emit_lists(out, t) < 0)
-        return -1;
-    emit_names(out, "event_names", t->event_names, t->n_events);
-    emit_names(out, "guard_names", t->guard_names, t->n_guards);
-    emit_names(out, "action_names", t->action_names, t->n_actions);
-    emit_names(out, "effect_names", t->effect_names, t->n_effects);
-    if (t->event_flags) {
-        fputs("/* per event: AC_EV_OUTSIDE (only the outside sends it), AC_EV_TIMER */\n"
-              "static const uint8_t event_flags[] = {",
-              out);
-        for (uint16_t i = 0; i < t->n_events; i++)
-            fprintf(out, "%s%u", i ? ", " : "", t->event_flags[i]);
-        fputs("};\n\n", out);
-    }
+/* The per-event flags, when the spec has any. */
+static void emit_event_flags(FILE *out, const ac_fsm_tables *t)
+{
+    if (!t->event_flags)
+        return;
+    fputs("/* per event: AC_EV_OUTSIDE (only the outside sends it), AC_EV_TIMER */\n"
+          "static const uint8_t event_flags[] = {",
+          out);
+    for (uint16_t i = 0; i < t->n_events; i++)
+        fprintf(out, "%s%u", i ? ", " : "", t->event_flags[i]);
+    fputs("};\n\n", out);
+}
 
+/* The tables' struct, named NAME_fsm (id: NAME as a C identifier). */
+static void emit_tables_struct(FILE *out, const ac_fsm_tables *t, const char *id)
+{
     fprintf(out, "const ac_fsm_tables %s_fsm = {\n", id);
     fputs("    .spec_path = ", out);
     c_string(out, t->spec_path);
@@ -520,5 +524,32 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
     if (t->event_flags)
         fputs("    .event_flags = event_flags,\n", out);
     fputs("};\n", out);
+}
+
+int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
+{
+    char id[256];
+    c_ident(name, id, sizeof id);
+    const char *base = spec_base(t);
+    header_line(out, t);
+    emit_reading_guide(out, name);
+    fprintf(out, "#include \"%s_fsm.h\"\n\n", name);
+    fprintf(out, "#include <stddef.h>\n\n");
+
+    emit_machines(out, t);
+    emit_states(out, t, base);
+    emit_transitions(out, t, base);
+    emit_effect_uses_and_params(out, t);
+    fputs("/* guard programs in postfix, by offset: a number pushes that guard's result */\n", out);
+    emit_guard_code(out, t);
+    fputs("/* count-prefixed lists, by offset: the count, then the items */\n", out);
+    if (emit_lists(out, t) < 0)
+        return -1;
+    emit_names(out, "event_names", t->event_names, t->n_events);
+    emit_names(out, "guard_names", t->guard_names, t->n_guards);
+    emit_names(out, "action_names", t->action_names, t->n_actions);
+    emit_names(out, "effect_names", t->effect_names, t->n_effects);
+    emit_event_flags(out, t);
+    emit_tables_struct(out, t, id);
     return ferror(out) ? -1 : 0;
 }

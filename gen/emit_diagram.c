@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "spec.h"
+#include "util/buf.h"
 
 void ac_guard_to_text(const ac_fsm_tables *t, uint16_t off, char *buf, size_t cap)
 {
@@ -377,7 +378,11 @@ static void mmd_id(const ac_fsm_tables *t, uint16_t s, FILE *out)
 }
 
 static void mmd_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov *cov, FILE *out,
-                        int indent, int single)
+                        int indent, int single);
+
+/* The states of machine m, an invoked machine drawn inside its sole invoker. */
+static void mmd_states(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov *cov, FILE *out,
+                       int indent, int single)
 {
     const ac_fsm_machine *mm = &t->machines[m];
     for (uint16_t i = 0; i < mm->n_states; i++) {
@@ -398,75 +403,71 @@ static void mmd_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov
             fprintf(out, "%*s}\n", indent, "");
         }
     }
-    fprintf(out, "%*s[*] --> ", indent, "");
-    mmd_id(t, mm->initial, out);
-    fputc('\n', out);
-    for (uint16_t i = 0; i < mm->n_states; i++) {
-        uint16_t s = (uint16_t)(mm->first_state + i);
-        const ac_fsm_state *st = &t->states[s];
-        for (uint16_t k = 0; k < st->n_transitions; k++) {
-            uint16_t ti = (uint16_t)(st->first_transition + k);
-            const ac_fsm_transition *tr = &t->transitions[ti];
-            if (tr->kind == AC_TR_IGNORE || tr->kind == AC_TR_INTERNAL)
-                continue; /* internal ones are listed in the state's note */
-            char label[800];
-            edge_label(t, tr, label, sizeof label);
-            fprintf(out, "%*s", indent, "");
-            mmd_id(t, tr->source, out);
-            fputs(" --> ", out);
-            mmd_id(t, tr->target, out);
-            fputs(" : ", out);
-            mmd_text(out, label);
-            if (cov)
-                fprintf(out, " (%ux)", cov->transition_count[ti]);
-            fputc('\n', out);
-        }
-        if (st->terminal) {
-            fprintf(out, "%*s", indent, "");
-            mmd_id(t, s, out);
-            fputs(" --> [*]\n", out);
-        }
+}
+
+/* The external transitions of state s, and its way to [*] if terminal. */
+static void mmd_edges(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *cov, FILE *out,
+                      int indent)
+{
+    const ac_fsm_state *st = &t->states[s];
+    for (uint16_t k = 0; k < st->n_transitions; k++) {
+        uint16_t ti = (uint16_t)(st->first_transition + k);
+        const ac_fsm_transition *tr = &t->transitions[ti];
+        if (tr->kind == AC_TR_IGNORE || tr->kind == AC_TR_INTERNAL)
+            continue; /* internal ones are listed in the state's note */
+        char label[800];
+        edge_label(t, tr, label, sizeof label);
+        fprintf(out, "%*s", indent, "");
+        mmd_id(t, tr->source, out);
+        fputs(" --> ", out);
+        mmd_id(t, tr->target, out);
+        fputs(" : ", out);
+        mmd_text(out, label);
+        if (cov)
+            fprintf(out, " (%ux)", cov->transition_count[ti]);
+        fputc('\n', out);
     }
-    /* notes: entry/exit actions, effects, invokes drawn elsewhere, ignores */
-    for (uint16_t i = 0; i < mm->n_states; i++) {
-        uint16_t s = (uint16_t)(mm->first_state + i);
-        const ac_fsm_state *st = &t->states[s];
-        char enter[400], exit_[400], eff[600], inner[2000], note[4096];
-        internal_text(t, st, cov, "\n", inner, sizeof inner);
-        list_text(t, st->enter, t->action_names, enter, sizeof enter);
-        list_text(t, st->exit, t->action_names, exit_, sizeof exit_);
-        effects_text(t, st->effects, eff, sizeof eff);
-        size_t o = 0;
-        note[0] = 0;
-#define ADD(...)                                                                                   \
-    do {                                                                                           \
-        int n_ = snprintf(note + o, sizeof note - o, __VA_ARGS__);                                 \
-        if (n_ > 0 && (size_t)n_ < sizeof note - o)                                                \
-            o += (size_t)n_;                                                                       \
-    } while (0)
-        if (enter[0])
-            ADD("%senter / %s", o ? "\n" : "", enter);
-        if (exit_[0])
-            ADD("%sexit / %s", o ? "\n" : "", exit_);
-        if (eff[0])
-            ADD("%seffect %s", o ? "\n" : "", eff);
-        if (st->invoke != AC_FSM_NONE && (single || sole_invoker(t, st->invoke) != s))
-            ADD("%sinvoke %s", o ? "\n" : "", t->machines[st->invoke].name);
-        for (uint16_t k = 0; k < st->n_transitions; k++) {
-            const ac_fsm_transition *tr = &t->transitions[st->first_transition + k];
-            if (tr->kind == AC_TR_IGNORE)
-                ADD("%signore %s", o ? "\n" : "", t->event_names[tr->event]);
-        }
-        if (inner[0])
-            ADD("%s%s", o ? "\n" : "", inner);
-#undef ADD
-        if (!o)
-            continue;
+    if (st->terminal) {
+        fprintf(out, "%*s", indent, "");
+        mmd_id(t, s, out);
+        fputs(" --> [*]\n", out);
+    }
+}
+
+/* The note of state s: entry/exit actions, effects, invokes drawn elsewhere,
+ * ignores, internal transitions; one item a line (nothing when empty). */
+static void mmd_note(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *cov, FILE *out,
+                     int indent, int single)
+{
+    const ac_fsm_state *st = &t->states[s];
+    char enter[400], exit_[400], eff[600], inner[2000];
+    internal_text(t, st, cov, "\n", inner, sizeof inner);
+    list_text(t, st->enter, t->action_names, enter, sizeof enter);
+    list_text(t, st->exit, t->action_names, exit_, sizeof exit_);
+    effects_text(t, st->effects, eff, sizeof eff);
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    if (enter[0])
+        ac_buf_printf(&b, "%senter / %s", b.n ? "\n" : "", enter);
+    if (exit_[0])
+        ac_buf_printf(&b, "%sexit / %s", b.n ? "\n" : "", exit_);
+    if (eff[0])
+        ac_buf_printf(&b, "%seffect %s", b.n ? "\n" : "", eff);
+    if (st->invoke != AC_FSM_NONE && (single || sole_invoker(t, st->invoke) != s))
+        ac_buf_printf(&b, "%sinvoke %s", b.n ? "\n" : "", t->machines[st->invoke].name);
+    for (uint16_t k = 0; k < st->n_transitions; k++) {
+        const ac_fsm_transition *tr = &t->transitions[st->first_transition + k];
+        if (tr->kind == AC_TR_IGNORE)
+            ac_buf_printf(&b, "%signore %s", b.n ? "\n" : "", t->event_names[tr->event]);
+    }
+    if (inner[0])
+        ac_buf_printf(&b, "%s%s", b.n ? "\n" : "", inner);
+    if (b.n && !b.failed) {
         /* one item a line: internal transitions, effects and the rest stay readable */
         fprintf(out, "%*snote right of ", indent, "");
         mmd_id(t, s, out);
         fputc('\n', out);
-        for (char *line = note, *nl; line; line = nl ? nl + 1 : NULL) {
+        for (char *line = b.p, *nl; line; line = nl ? nl + 1 : NULL) {
             nl = strchr(line, '\n');
             if (nl)
                 *nl = 0;
@@ -476,6 +477,21 @@ static void mmd_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov
         }
         fprintf(out, "%*send note\n", indent, "");
     }
+    ac_buf_free(&b);
+}
+
+static void mmd_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov *cov, FILE *out,
+                        int indent, int single)
+{
+    const ac_fsm_machine *mm = &t->machines[m];
+    mmd_states(t, m, cov, out, indent, single);
+    fprintf(out, "%*s[*] --> ", indent, "");
+    mmd_id(t, mm->initial, out);
+    fputc('\n', out);
+    for (uint16_t i = 0; i < mm->n_states; i++)
+        mmd_edges(t, (uint16_t)(mm->first_state + i), cov, out, indent);
+    for (uint16_t i = 0; i < mm->n_states; i++)
+        mmd_note(t, (uint16_t)(mm->first_state + i), cov, out, indent, single);
 }
 
 int ac_emit_mermaid(const ac_fsm_tables *t, int machine, const ac_diagram_cov *cov, FILE *out)

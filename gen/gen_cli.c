@@ -385,38 +385,48 @@ int ac_cli_gen(int argc, char **argv)
     return rc;
 }
 
-int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
+typedef struct diag_opts {
+    const char *path, *format, *machine, *outpath, *journal, *relpath;
+    ac_cov_loader cov_loader;
+    int svg;
+} diag_opts;
+
+static void diagram_usage(ac_cov_loader cov_loader)
 {
-    const char *path = NULL, *format = "mermaid", *machine = NULL, *outpath = NULL;
-    const char *journal = NULL, *relpath = NULL;
+    printf("usage: agentc diagram SPEC [--format dot|mermaid|markdown|overview%s] "
+           "[--machine NAME]\n"
+           "                      [-o FILE] [--spec-path PATH]%s\n\n"
+           "Draws the spec's machines (default format: mermaid) to stdout or FILE.\n"
+           "  --spec-path PATH   path recorded in the output (default: relative to the\n"
+           "                     repository root, else the file name)\n"
+           "  --format overview  the machines and which state invokes which (Mermaid)\n%s",
+           cov_loader ? "|svg" : "", cov_loader ? " [--journal JOURNAL]" : "",
+           cov_loader ? "  --journal JOURNAL  overlay the path a recorded session took:\n"
+                        "                     counts on taken edges, unvisited parts grey\n"
+                        "  --format svg       DOT rendered by Graphviz's dot (installed)\n"
+                      : "");
+}
+
+/* 0, -1 after --help, or an exit status. */
+static int diagram_parse(int argc, char **argv, diag_opts *o)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (is_help(a)) {
-            printf("usage: agentc diagram SPEC [--format dot|mermaid|markdown|overview%s] "
-                   "[--machine NAME]\n"
-                   "                      [-o FILE] [--spec-path PATH]%s\n\n"
-                   "Draws the spec's machines (default format: mermaid) to stdout or FILE.\n"
-                   "  --spec-path PATH   path recorded in the output (default: relative to the\n"
-                   "  --format overview  the machines and which state invokes which (Mermaid)\n"
-                   "                     repository root, else the file name)\n%s",
-                   cov_loader ? "|svg" : "", cov_loader ? " [--journal JOURNAL]" : "",
-                   cov_loader ? "  --journal JOURNAL  overlay the path a recorded session took:\n"
-                                "                     counts on taken edges, unvisited parts grey\n"
-                                "  --format svg       DOT rendered by Graphviz's dot (installed)\n"
-                              : "");
-            return AC_EXIT_OK;
+            diagram_usage(o->cov_loader);
+            return -1;
         }
         const char **slot = NULL;
         if (strcmp(a, "--format") == 0 || strcmp(a, "-f") == 0)
-            slot = &format;
+            slot = &o->format;
         else if (strcmp(a, "--machine") == 0 || strcmp(a, "-m") == 0)
-            slot = &machine;
+            slot = &o->machine;
         else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)
-            slot = &outpath;
-        else if (strcmp(a, "--journal") == 0 && cov_loader)
-            slot = &journal;
+            slot = &o->outpath;
+        else if (strcmp(a, "--journal") == 0 && o->cov_loader)
+            slot = &o->journal;
         else if (strcmp(a, "--spec-path") == 0)
-            slot = &relpath;
+            slot = &o->relpath;
         if (slot) {
             if (++i >= argc) {
                 fprintf(stderr, "agentc diagram: %s needs a value\n", a);
@@ -429,136 +439,171 @@ int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
             fprintf(stderr, "agentc diagram: unknown option '%s' (see agentc diagram --help)\n", a);
             return AC_EXIT_USAGE;
         }
-        if (path) {
+        if (o->path) {
             fprintf(stderr, "agentc diagram: one SPEC at a time\n");
             return AC_EXIT_USAGE;
         }
-        path = a;
+        o->path = a;
     }
-    int svg = strcmp(format, "svg") == 0 && cov_loader;
-    if (strcmp(format, "dot") && strcmp(format, "mermaid") && strcmp(format, "markdown") &&
-        strcmp(format, "overview") && !svg) {
+    const char *f = o->format;
+    o->svg = strcmp(f, "svg") == 0 && o->cov_loader;
+    if (strcmp(f, "dot") && strcmp(f, "mermaid") && strcmp(f, "markdown") &&
+        strcmp(f, "overview") && !o->svg) {
         fprintf(stderr,
-                "agentc diagram: unknown format '%s' (dot, mermaid, markdown, overview%s)\n",
-                format, cov_loader ? ", svg" : "");
+                "agentc diagram: unknown format '%s' (dot, mermaid, markdown, overview%s)\n", f,
+                o->cov_loader ? ", svg" : "");
         return AC_EXIT_USAGE;
     }
-    if (!path) {
+    if (!o->path) {
         fprintf(stderr, "agentc diagram: missing SPEC (usage: agentc diagram SPEC --format FMT)\n");
         return AC_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* What is drawn: the tables, the machine (-1: all) and the journal's coverage. */
+typedef struct diag_input {
+    ac_fsm_tables *t;
+    int mi;
+    uint32_t *tc, *sc;
+    ac_diagram_cov cov;
+} diag_input;
+
+static void diagram_input_free(diag_input *in)
+{
+    free(in->tc);
+    free(in->sc);
+    ac_spec_tables_free(in->t);
+}
+
+/* 0, or an exit status. */
+static int diagram_load(const diag_opts *o, diag_input *in)
+{
     int rc;
-    ac_spec *spec = ac_cli_load_spec(path, &rc, 1);
+    ac_spec *spec = ac_cli_load_spec(o->path, &rc, 1);
     if (!spec)
         return rc;
     char rel[PATH_MAX];
-    if (relpath)
-        snprintf(rel, sizeof rel, "%s", relpath);
+    if (o->relpath)
+        snprintf(rel, sizeof rel, "%s", o->relpath);
     else
-        ac_spec_rel_path(path, rel, sizeof rel);
-    ac_fsm_tables *t = ac_spec_lower(spec, rel);
+        ac_spec_rel_path(o->path, rel, sizeof rel);
+    in->t = ac_spec_lower(spec, rel);
     ac_spec_free(spec);
-    if (!t) {
+    if (!in->t) {
         fprintf(stderr, "agentc diagram: out of memory\n");
         return AC_EXIT_USAGE;
     }
-    int mi = -1;
-    if (machine) {
+    const ac_fsm_tables *t = in->t;
+    in->mi = -1;
+    if (o->machine) {
         for (uint16_t m = 0; m < t->n_machines; m++)
-            if (strcmp(t->machines[m].name, machine) == 0)
-                mi = m;
-        if (mi < 0) {
-            fprintf(stderr, "agentc diagram: no machine '%s' in %s\n", machine, path);
-            ac_spec_tables_free(t);
+            if (strcmp(t->machines[m].name, o->machine) == 0)
+                in->mi = m;
+        if (in->mi < 0) {
+            fprintf(stderr, "agentc diagram: no machine '%s' in %s\n", o->machine, o->path);
             return AC_EXIT_USAGE;
         }
     }
-    uint32_t *tc = NULL, *sc = NULL;
-    ac_diagram_cov cov, *covp = NULL;
-    if (journal) {
-        tc = calloc((size_t)t->n_transitions + 1, sizeof *tc);
-        sc = calloc((size_t)t->n_states + 1, sizeof *sc);
-        char err[512];
-        if (!tc || !sc || cov_loader(journal, t, tc, sc, err, sizeof err) != 0) {
-            fprintf(stderr, "agentc diagram: %s\n", tc && sc ? err : "out of memory");
-            free(tc);
-            free(sc);
-            ac_spec_tables_free(t);
-            return AC_EXIT_USAGE + 1; /* 3: bad configuration (unreadable journal) */
-        }
-        cov.transition_count = tc;
-        cov.state_count = sc;
-        covp = &cov;
+    if (!o->journal)
+        return 0;
+    in->tc = calloc((size_t)t->n_transitions + 1, sizeof *in->tc);
+    in->sc = calloc((size_t)t->n_states + 1, sizeof *in->sc);
+    char err[512];
+    if (!in->tc || !in->sc || o->cov_loader(o->journal, t, in->tc, in->sc, err, sizeof err) != 0) {
+        fprintf(stderr, "agentc diagram: %s\n", in->tc && in->sc ? err : "out of memory");
+        return AC_EXIT_USAGE + 1; /* 3: bad configuration (unreadable journal) */
     }
-    FILE *out = stdout;
-    FILE *pipe_out = NULL;
+    in->cov.transition_count = in->tc;
+    in->cov.state_count = in->sc;
+    return 0;
+}
+
+/* Where the diagram goes: stdout, a temporary file renamed at the end, or a
+ * pipe to Graphviz's dot. */
+typedef struct diag_out {
+    FILE *f, *pipe;
     char tmp[PATH_MAX + 16];
-    tmp[0] = 0;
-    if (svg) {
+} diag_out;
+
+/* 0, or an exit status. */
+static int diagram_open(const diag_opts *o, diag_out *d)
+{
+    d->f = stdout;
+    d->pipe = NULL;
+    d->tmp[0] = 0;
+    if (o->svg) {
         char cmd[PATH_MAX * 2 + 64];
         if (system("command -v dot >/dev/null 2>&1") != 0) {
             fprintf(stderr, "agentc diagram: --format svg needs Graphviz's 'dot' (apt-get install "
                             "graphviz)\n");
-            free(tc);
-            free(sc);
-            ac_spec_tables_free(t);
             return AC_EXIT_USAGE + 1;
         }
-        if (outpath && strchr(outpath, '\'')) {
+        if (o->outpath && strchr(o->outpath, '\'')) {
             fprintf(stderr, "agentc diagram: output path must not contain a quote\n");
-            free(tc);
-            free(sc);
-            ac_spec_tables_free(t);
             return AC_EXIT_USAGE;
         }
-        snprintf(cmd, sizeof cmd, "dot -Tsvg%s%s%s", outpath ? " -o '" : "", outpath ? outpath : "",
-                 outpath ? "'" : "");
+        snprintf(cmd, sizeof cmd, "dot -Tsvg%s%s%s", o->outpath ? " -o '" : "",
+                 o->outpath ? o->outpath : "", o->outpath ? "'" : "");
         fflush(stdout);
-        pipe_out = popen(cmd, "w");
-        if (!pipe_out) {
+        if (!(d->pipe = popen(cmd, "w"))) {
             fprintf(stderr, "agentc diagram: cannot run dot: %s\n", strerror(errno));
-            free(tc);
-            free(sc);
-            ac_spec_tables_free(t);
             return AC_EXIT_USAGE;
         }
-        out = pipe_out;
-    } else if (outpath) {
-        snprintf(tmp, sizeof tmp, "%s.tmp", outpath);
-        out = fopen(tmp, "w");
-        if (!out) {
-            fprintf(stderr, "agentc diagram: cannot write '%s': %s\n", outpath, strerror(errno));
-            free(tc);
-            free(sc);
-            ac_spec_tables_free(t);
+        d->f = d->pipe;
+    } else if (o->outpath) {
+        snprintf(d->tmp, sizeof d->tmp, "%s.tmp", o->outpath);
+        if (!(d->f = fopen(d->tmp, "w"))) {
+            fprintf(stderr, "agentc diagram: cannot write '%s': %s\n", o->outpath, strerror(errno));
             return AC_EXIT_USAGE;
         }
     }
-    if (strcmp(format, "dot") == 0 || svg)
-        rc = ac_emit_dot(t, mi, covp, out);
-    else if (strcmp(format, "mermaid") == 0)
-        rc = ac_emit_mermaid(t, mi, covp, out);
-    else if (strcmp(format, "overview") == 0)
-        rc = ac_emit_overview(t, out);
-    else
-        rc = ac_emit_markdown(t, mi, out);
-    if (pipe_out) {
-        int st = pclose(pipe_out);
-        if (st != 0)
+    return 0;
+}
+
+/* Ends the output; rc -1 if anything failed (the temporary file is removed). */
+static int diagram_close(const diag_opts *o, diag_out *d, int rc)
+{
+    if (d->pipe) {
+        if (pclose(d->pipe) != 0)
             rc = -1;
-    } else if (outpath) {
-        if (fclose(out) != 0)
+    } else if (o->outpath) {
+        if (fclose(d->f) != 0)
             rc = -1;
-        if (rc == 0 && rename(tmp, outpath) != 0)
+        if (rc == 0 && rename(d->tmp, o->outpath) != 0)
             rc = -1;
         if (rc != 0)
-            remove(tmp);
+            remove(d->tmp);
     } else if (fflush(stdout) != 0) {
         rc = -1;
     }
-    free(tc);
-    free(sc);
-    ac_spec_tables_free(t);
+    return rc;
+}
+
+int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
+{
+    diag_opts o = {.format = "mermaid", .cov_loader = cov_loader};
+    int rc = diagram_parse(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? AC_EXIT_OK : rc;
+    diag_input in;
+    memset(&in, 0, sizeof in);
+    diag_out d;
+    if ((rc = diagram_load(&o, &in)) || (rc = diagram_open(&o, &d))) {
+        diagram_input_free(&in);
+        return rc;
+    }
+    const ac_diagram_cov *covp = o.journal ? &in.cov : NULL;
+    if (strcmp(o.format, "dot") == 0 || o.svg)
+        rc = ac_emit_dot(in.t, in.mi, covp, d.f);
+    else if (strcmp(o.format, "mermaid") == 0)
+        rc = ac_emit_mermaid(in.t, in.mi, covp, d.f);
+    else if (strcmp(o.format, "overview") == 0)
+        rc = ac_emit_overview(in.t, d.f);
+    else
+        rc = ac_emit_markdown(in.t, in.mi, d.f);
+    rc = diagram_close(&o, &d, rc);
+    diagram_input_free(&in);
     if (rc != 0) {
         fprintf(stderr, "agentc diagram: writing the diagram failed\n");
         return AC_EXIT_USAGE;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "spec.h"
+#include "util/grow.h"
 
 %%{
     machine spec_lexer;
@@ -67,15 +68,9 @@ static void push(lexer *lx, int kind, int line, int col, const char *text, size_
 {
     if (lx->oom)
         return;
-    if (lx->n == lx->cap) {
-        size_t cap = lx->cap ? lx->cap * 2 : 256;
-        ac_token *t = realloc(lx->toks, cap * sizeof *t);
-        if (!t) {
-            lx->oom = 1;
-            return;
-        }
-        lx->toks = t;
-        lx->cap = cap;
+    if (ac_grow((void **)&lx->toks, &lx->cap, lx->n + 1, sizeof *lx->toks)) {
+        lx->oom = 1;
+        return;
     }
     ac_token *t = &lx->toks[lx->n++];
     t->kind = kind;

@@ -15,11 +15,12 @@
 
 #include "names.h"
 #include "spec.h"
+#include "util/buf.h"
+#include "util/grow.h"
 
 typedef struct lowered {
     ac_fsm_tables t; /* first member: the public view */
-    char *strings;
-    size_t str_len, str_cap;
+    ac_buf strings;  /* NUL-terminated names one after another */
     uint16_t *lists;
     size_t n_lists, cap_lists;
     uint16_t *guard_code;
@@ -28,37 +29,22 @@ typedef struct lowered {
     char hash[17];
 } lowered;
 
+/* Adds s (and its NUL) to the string table; its offset there. */
 static size_t str_add(lowered *lw, const char *s)
 {
-    size_t n = strlen(s) + 1;
-    if (lw->str_len + n > lw->str_cap) {
-        size_t cap = lw->str_cap ? lw->str_cap * 2 : 4096;
-        while (cap < lw->str_len + n)
-            cap *= 2;
-        char *p = realloc(lw->strings, cap);
-        if (!p) {
-            lw->oom = 1;
-            return 0;
-        }
-        lw->strings = p;
-        lw->str_cap = cap;
+    size_t at = lw->strings.n;
+    if (ac_buf_add(&lw->strings, s, strlen(s) + 1) != 0) {
+        lw->oom = 1;
+        return 0;
     }
-    memcpy(lw->strings + lw->str_len, s, n);
-    lw->str_len += n;
-    return lw->str_len - n;
+    return at;
 }
 
 static void u16_push(uint16_t **v, size_t *n, size_t *cap, uint16_t x, int *oom)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 256;
-        uint16_t *p = realloc(*v, c * sizeof *p);
-        if (!p) {
-            *oom = 1;
-            return;
-        }
-        *v = p;
-        *cap = c;
+    if (ac_grow((void **)v, cap, *n + 1, sizeof **v)) {
+        *oom = 1;
+        return;
     }
     (*v)[(*n)++] = x;
 }
@@ -191,7 +177,7 @@ static void lower_start(lowering *lo, const char *rel_path)
     lowered *lw = lo->lw;
     u16_push(&lw->lists, &lw->n_lists, &lw->cap_lists, 0, &lw->oom);
     lo->path_off = str_add(lw, rel_path);
-    for (char *c = lw->oom ? NULL : lw->strings + lo->path_off; c && *c; c++)
+    for (char *c = lw->oom ? NULL : lw->strings.p + lo->path_off; c && *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
             *c = '?';
 }
@@ -321,18 +307,18 @@ static int lower_finish(lowering *lo)
     ac_fsm_tables *t = &lw->t;
     if (lw->oom || lw->n_lists >= AC_FSM_NONE || lw->n_guard >= AC_FSM_NONE)
         return -1;
-    t->spec_path = lw->strings + lo->path_off;
+    t->spec_path = lw->strings.p + lo->path_off;
     for (size_t m = 0; m < spec->n_machines; m++)
-        lo->machines[m].name = lw->strings + lo->machine_name[m];
+        lo->machines[m].name = lw->strings.p + lo->machine_name[m];
     for (size_t s = 0; s < lo->res->n_states; s++)
-        lo->states[s].name = lw->strings + lo->state_name[s];
+        lo->states[s].name = lw->strings.p + lo->state_name[s];
     for (size_t p = 0; p < spec->n_params; p++) {
-        lo->params[p].name = lw->strings + lo->param_name[p];
+        lo->params[p].name = lw->strings.p + lo->param_name[p];
         lo->params[p].sval =
-            lo->param_sval[p] == (size_t)-1 ? NULL : lw->strings + lo->param_sval[p];
+            lo->param_sval[p] == (size_t)-1 ? NULL : lw->strings.p + lo->param_sval[p];
     }
     for (size_t i = 0; i < lo->n_names; i++)
-        lo->names[i] = lw->strings + lo->name_off[i];
+        lo->names[i] = lw->strings.p + lo->name_off[i];
     t->event_names = lo->names;
     lo->names = NULL; /* owned by the tables now */
     t->guard_names = t->event_names + lo->res->n_events;
@@ -377,6 +363,7 @@ ac_fsm_tables *ac_spec_lower(const ac_spec *spec, const char *rel_path)
     lowered *lw = calloc(1, sizeof *lw);
     if (!lw)
         return NULL;
+    ac_buf_init(&lw->strings, AC_BUF_MAX);
     lowering lo = {.spec = spec, .res = spec->res, .lw = lw};
     int ok = lower_alloc(&lo) == 0;
     if (ok) {
@@ -413,7 +400,7 @@ void ac_spec_tables_free(ac_fsm_tables *t)
     free((void *)t->params);
     free((void *)t->event_names);
     free((void *)t->event_flags);
-    free(lw->strings);
+    ac_buf_free(&lw->strings);
     free(lw->lists);
     free(lw->guard_code);
     free(lw);

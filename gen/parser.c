@@ -35,6 +35,8 @@
 
 #include "names.h"
 #include "spec.h"
+#include "util/buf.h"
+#include "util/grow.h"
 #include "util/units.h"
 
 /* ---- arena ---- */
@@ -84,14 +86,8 @@ void ac_spec_diag(ac_spec *spec, int error, int line, int col, const char *fmt, 
         spec->n_errors++;
         return;
     }
-    if (spec->n_diags == spec->cap_diags) {
-        size_t cap = spec->cap_diags ? spec->cap_diags * 2 : 16;
-        ac_diag *d = realloc(spec->diags, cap * sizeof *d);
-        if (!d)
-            return;
-        spec->diags = d;
-        spec->cap_diags = cap;
-    }
+    if (ac_grow((void **)&spec->diags, &spec->cap_diags, spec->n_diags + 1, sizeof *spec->diags))
+        return;
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
@@ -183,23 +179,9 @@ const char *ac_tok_describe(int kind)
 }
 
 /* ---- growable arrays (heap, freed in ac_spec_free) ---- */
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    void *p = realloc(*v, c * elem);
-    if (!p)
-        return -1;
-    memset((char *)p + *cap * elem, 0, (c - *cap) * elem);
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
 static void names_push(ac_names *ns, ac_name n)
 {
-    if (grow((void **)&ns->v, &ns->cap, ns->n, sizeof *ns->v) == 0)
+    if (ac_grow((void **)&ns->v, &ns->cap, ns->n + 1, sizeof *ns->v) == 0)
         ns->v[ns->n++] = n;
 }
 
@@ -418,7 +400,7 @@ static void parse_param(parser *ps)
         expected(ps, "a value (integer, duration such as 500ms or 10s, or \"string\")");
         return;
     }
-    if (grow((void **)&spec->params, &spec->cap_params, spec->n_params, sizeof p) == 0)
+    if (ac_grow((void **)&spec->params, &spec->cap_params, spec->n_params + 1, sizeof p) == 0)
         spec->params[spec->n_params++] = p;
 }
 
@@ -603,7 +585,7 @@ static ac_state_decl *find_or_add_state(parser *ps, ac_machine_decl *m, ac_name 
             if (strcmp(m->states[i].name.s, n.s) == 0)
                 return &m->states[i];
     }
-    if (grow((void **)&m->states, &m->cap_states, m->n_states, sizeof *m->states) < 0)
+    if (ac_grow((void **)&m->states, &m->cap_states, m->n_states + 1, sizeof *m->states) < 0)
         return NULL;
     if (ps->states_ok && ac_strmap_put(&ps->states, n.s, (int)m->n_states) == -2) {
         /* out of memory while growing the map: fall back to a linear search */
@@ -680,7 +662,7 @@ static void parse_state(parser *ps, ac_machine_decl *m)
                         break;
                     }
                 }
-                if (grow((void **)&s->effects, &s->cap_effects, s->n_effects, sizeof e) == 0)
+                if (ac_grow((void **)&s->effects, &s->cap_effects, s->n_effects + 1, sizeof e) == 0)
                     s->effects[s->n_effects++] = e;
                 else
                     free(e.args.v);
@@ -771,7 +753,7 @@ static int parse_rule(parser *ps, ac_machine_decl *m)
             ig.sources.n = ig.sources.cap = 0;
             for (size_t k = 0; k < tr.sources.n; k++)
                 names_push(&ig.sources, tr.sources.v[k]);
-            if (grow((void **)&m->trans, &m->cap_trans, m->n_trans, sizeof ig) == 0)
+            if (ac_grow((void **)&m->trans, &m->cap_trans, m->n_trans + 1, sizeof ig) == 0)
                 m->trans[m->n_trans++] = ig;
             else
                 free(ig.sources.v);
@@ -796,7 +778,7 @@ static int parse_rule(parser *ps, ac_machine_decl *m)
         if (action_names(ps, "an action name after '/'", &tr.actions) < 0)
             goto fail;
     }
-    if (grow((void **)&m->trans, &m->cap_trans, m->n_trans, sizeof tr) < 0)
+    if (ac_grow((void **)&m->trans, &m->cap_trans, m->n_trans + 1, sizeof tr) < 0)
         goto fail;
     m->trans[m->n_trans++] = tr;
     (void)spec;
@@ -815,8 +797,8 @@ static void parse_machine(parser *ps)
     ac_name mname;
     if (name(ps, "a machine name", &mname) < 0)
         return;
-    if (grow((void **)&spec->machines, &spec->cap_machines, spec->n_machines,
-             sizeof *spec->machines) < 0)
+    if (ac_grow((void **)&spec->machines, &spec->cap_machines, spec->n_machines + 1,
+                sizeof *spec->machines) < 0)
         return;
     size_t mi = spec->n_machines++;
     ac_machine_decl *m = &spec->machines[mi];
@@ -908,8 +890,8 @@ static void parse_spec(parser *ps)
                 ac_names evs = {0};
                 if (names(ps, "an event name after 'posts'", &evs) == 0)
                     for (size_t i = first; i < spec->handlers[k].n; i++) {
-                        if (grow((void **)&spec->posts, &spec->cap_posts, spec->n_posts,
-                                 sizeof *spec->posts) < 0)
+                        if (ac_grow((void **)&spec->posts, &spec->cap_posts, spec->n_posts + 1,
+                                    sizeof *spec->posts) < 0)
                             break;
                         ac_posts *p = &spec->posts[spec->n_posts++];
                         memset(p, 0, sizeof *p);
@@ -964,38 +946,25 @@ ac_spec *ac_spec_load(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t r;
+    ac_buf b;
+    ac_buf_init(&b, (size_t)64 << 20); /* a spec is small; refuse giant files */
+    size_t r = 1;
     errno = 0;
-    while (buf && (r = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += r;
-        if (len == cap) {
-            if (cap >= (size_t)64 << 20) { /* a spec is small; refuse giant files */
-                free(buf);
-                fclose(f);
-                errno = EFBIG;
-                return NULL;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
+    while (r > 0 && ac_buf_reserve(&b, 4096) == 0) {
+        r = fread(b.p + b.n, 1, 4096, f);
+        ac_buf_commit(&b, r);
     }
     int err = ferror(f) ? (errno ? errno : EIO) : 0; /* EISDIR for a folder */
     fclose(f);
-    if (!buf || err) {
-        free(buf);
-        errno = err ? err : ENOMEM;
+    if (b.failed || err) {
+        if (!err)
+            err = b.n + 4096 > b.max ? EFBIG : ENOMEM;
+        ac_buf_free(&b);
+        errno = err;
         return NULL;
     }
-    ac_spec *spec = ac_spec_parse(path, buf, len);
-    free(buf);
+    ac_spec *spec = ac_spec_parse(path, b.p, b.n);
+    ac_buf_free(&b);
     return spec;
 }
 

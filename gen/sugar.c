@@ -24,6 +24,7 @@
 #include "facts.h"
 #include "sugar.h"
 #include "util/units.h"
+#include "util/grow.h"
 
 /* ---- did you mean ---- */
 static size_t edit_distance(const char *a, const char *b, size_t cap)
@@ -70,23 +71,9 @@ const char *ac_spec_closest(const char *name, const char *const *cands, size_t n
 }
 
 /* ---- helpers ---- */
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    void *p = realloc(*v, c * elem);
-    if (!p)
-        return -1;
-    memset((char *)p + *cap * elem, 0, (c - *cap) * elem);
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
 static void push_name(ac_names *ns, ac_name n)
 {
-    if (grow((void **)&ns->v, &ns->cap, ns->n, sizeof *ns->v) == 0)
+    if (ac_grow((void **)&ns->v, &ns->cap, ns->n + 1, sizeof *ns->v) == 0)
         ns->v[ns->n++] = n;
 }
 
@@ -314,7 +301,7 @@ static const char *add_timer(ac_spec *spec, ac_machine_decl *m, ac_state_decl *s
     e.name = n;
     if (tr->after_kind == TK_IDENT)
         push_name(&e.args, tr->after);
-    if (grow((void **)&st->effects, &st->cap_effects, st->n_effects, sizeof e) == 0)
+    if (ac_grow((void **)&st->effects, &st->cap_effects, st->n_effects + 1, sizeof e) == 0)
         st->effects[st->n_effects++] = e;
     else
         free(e.args.v);
@@ -367,7 +354,7 @@ static void rewrite_timers(ac_spec *spec, ac_machine_decl *m)
     for (size_t i = 0; i < m->n_trans; i++) {
         ac_trans_decl tr = m->trans[i];
         if (!tr.after.s) {
-            if (grow((void **)&out, &cap, n, sizeof tr) == 0)
+            if (ac_grow((void **)&out, &cap, n + 1, sizeof tr) == 0)
                 out[n++] = tr;
             continue;
         }
@@ -402,7 +389,7 @@ static void rewrite_timers(ac_spec *spec, ac_machine_decl *m)
             if (ok && !st)
                 ac_spec_diag(spec, 1, srcs.v[s].line, srcs.v[s].col,
                              "unknown state '%s' in machine '%s'", srcs.v[s].s, m->name.s);
-            if (grow((void **)&out, &cap, n, sizeof c) == 0)
+            if (ac_grow((void **)&out, &cap, n + 1, sizeof c) == 0)
                 out[n++] = c;
             else {
                 free(c.sources.v);

@@ -1,7 +1,14 @@
 # The agentc command line.
 add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/main.c
+  ${CMAKE_SOURCE_DIR}/src/cli/engine_opts.c
+  ${CMAKE_SOURCE_DIR}/src/cli/run_common.c
+  ${CMAKE_SOURCE_DIR}/src/cli/run_opts.c
+  ${CMAKE_SOURCE_DIR}/src/cli/run_ui.c
   ${CMAKE_SOURCE_DIR}/src/cli/run.c
+  ${CMAKE_SOURCE_DIR}/src/cli/resume.c
+  ${CMAKE_SOURCE_DIR}/src/cli/demo.c
+  ${CMAKE_SOURCE_DIR}/src/cli/batch.c
   ${CMAKE_SOURCE_DIR}/src/cli/replay.c
   ${CMAKE_SOURCE_DIR}/src/cli/tools_cmd.c
   ${CMAKE_SOURCE_DIR}/src/cli/store_cli.c

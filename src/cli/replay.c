@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "engine_opts.h"
 #include "session/journal.h"
 
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
@@ -57,10 +58,10 @@ static void print_step(const char *label, const ac_replay_step *st, const char *
            spec ? spec : "?", st->line);
 }
 
-int ac_cli_replay(int argc, char **argv)
+/* 0, -1 after --help, or an exit status. */
+static int replay_parse(int argc, char **argv, const char **path, const char **spec_path,
+                        int *check)
 {
-    const char *path = NULL, *spec_path = NULL;
-    int check = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf(
@@ -69,23 +70,32 @@ int ac_cli_replay(int argc, char **argv)
                 "tables (or those of --spec FILE), with no I/O, and prints the final state of\n"
                 "each machine. --check compares each transition with the recorded one and\n"
                 "exits 1 at the first divergence.\n");
-            return 0;
+            return -1;
         }
         if (!strcmp(argv[i], "--check"))
-            check = 1;
+            *check = 1;
         else if (!strcmp(argv[i], "--spec") && i + 1 < argc)
-            spec_path = argv[++i];
+            *spec_path = argv[++i];
         else if (argv[i][0] == '-') {
             fprintf(stderr, "agentc replay: unknown option '%s'\n", argv[i]);
             return 2;
         } else
-            path = argv[i];
+            *path = argv[i];
     }
-    if (!path) {
+    if (!*path) {
         fprintf(stderr,
                 "agentc replay: missing JOURNAL (usage: agentc replay JOURNAL [--check])\n");
         return 2;
     }
+    return 0;
+}
+
+/* The engine replay runs on: the given tables (NULL: built-in) and the params
+ * the journal's header recorded; the recorded spec's name in recorded_spec.
+ * 0, or an exit status. */
+static int replay_engine(const char *path, const ac_fsm_tables *tables, char *recorded_spec,
+                         size_t cap, ac_engine **e)
+{
     ac_error err = {0};
     ac_journal_reader *rd = ac_journal_reader_open(path, err.text, sizeof err.text);
     if (!rd) {
@@ -93,11 +103,6 @@ int ac_cli_replay(int argc, char **argv)
         return 3;
     }
     const ac_journal_line *hdr = ac_journal_reader_header(rd);
-    ac_fsm_tables *owned = NULL;
-    if (spec_path && !(owned = ac_cli_tables_from_spec(spec_path))) {
-        ac_journal_reader_close(rd);
-        return 3;
-    }
     const char *pv[64];
     size_t np = 0;
     char pbuf[64][256];
@@ -112,56 +117,20 @@ int ac_cli_replay(int argc, char **argv)
         }
     }
     pv[np] = NULL;
-    char recorded_spec[512];
-    snprintf(recorded_spec, sizeof recorded_spec, "%s", hdr->spec ? hdr->spec : "?");
-    ac_engine_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.tables = owned;
-    cfg.params = pv;
-    ac_engine *e = ac_engine_new(&cfg, &err);
+    snprintf(recorded_spec, cap, "%s", hdr->spec ? hdr->spec : "?");
+    *e = ac_cli_engine_offline(tables, pv, &err);
     ac_journal_reader_close(rd); /* hdr is gone from here on */
-    if (!e) {
+    if (!*e) {
         fprintf(stderr, "agentc replay: %s\n", err.text);
-        ac_spec_tables_free(owned);
         return 3;
     }
-    const ac_fsm_tables *t = ac_engine_tables(e);
-    int rc = 0;
-    ac_session *s = NULL;
-    ac_replay_result res;
-    int st = ac_session_replay(e, path, check ? AC_REPLAY_CHECK : 0, &res, &s);
-    if (st == AC_REPLAY_ERROR) {
-        fprintf(stderr, "agentc replay: %s\n", res.error);
-        rc = 3;
-        goto done;
-    }
-    if (!res.same_spec && !check) {
-        fprintf(stderr,
-                "agentc replay: the journal was recorded with spec hash %s, these tables have %s;\n"
-                "  replay it against this spec with --check to see where the behaviour differs\n",
-                res.spec_hash[0] ? res.spec_hash : "?", t->hash);
-        rc = 1;
-        goto done;
-    }
-    if (!res.same_spec)
-        fprintf(stderr, "agentc replay: note: spec hash differs from the recording (%s vs %s)\n",
-                res.spec_hash[0] ? res.spec_hash : "?", t->hash);
-    if (res.torn)
-        fprintf(stderr, "agentc replay: note: %s ends with a torn line (skipped)\n", path);
-    if (st == AC_REPLAY_DIVERGED && res.step == 0) {
-        fprintf(stderr, "agentc replay: event %zu: '%s' is not an event of this spec\n", res.event,
-                res.event_name);
-        rc = 1;
-        goto done;
-    }
-    if (st == AC_REPLAY_DIVERGED) {
-        printf("divergence at event %zu (%s), step %zu:\n", res.event, res.event_name, res.step);
-        print_step("recorded", &res.recorded, recorded_spec);
-        print_step("replayed", &res.replayed, t->spec_path);
-        rc = 1;
-        goto done;
-    }
-    printf("replayed %zu events from %s\n", res.events, path);
+    return 0;
+}
+
+/* The machines' final states, the status and the State. */
+static void replay_print(const ac_fsm_tables *t, ac_session *s, const char *path, size_t events)
+{
+    printf("replayed %zu events from %s\n", events, path);
     for (uint16_t m = 0; m < t->n_machines; m++) {
         const char *ms = ac_session_state(s, t->machines[m].name);
         printf("  %-8s %s\n", t->machines[m].name, ms ? ms : "(not active)");
@@ -169,13 +138,70 @@ int ac_cli_replay(int argc, char **argv)
     printf("  status   %s\n", ac_session_status_name(ac_session_status(s)));
     if (ac_session_status(s) == AC_SESSION_FAILED && ac_session_error(s))
         printf("  error    %s\n", ac_session_error(s)); /* the reason the turn failed */
-    char *state_text = ac_session_state_doc_json(s); /* the State rebuilt from the writes */
+    char *state_text = ac_session_state_doc_json(s);    /* the State rebuilt from the writes */
     if (state_text)
         printf("  state    %s\n", state_text);
     free(state_text);
+}
+
+/* What the replay found, said; the exit status. */
+static int replay_report(const ac_fsm_tables *t, int st, const ac_replay_result *res, ac_session *s,
+                         const char *path, const char *recorded_spec, int check)
+{
+    if (st == AC_REPLAY_ERROR) {
+        fprintf(stderr, "agentc replay: %s\n", res->error);
+        return 3;
+    }
+    const char *hash = res->spec_hash[0] ? res->spec_hash : "?";
+    if (!res->same_spec && !check) {
+        fprintf(stderr,
+                "agentc replay: the journal was recorded with spec hash %s, these tables have %s;\n"
+                "  replay it against this spec with --check to see where the behaviour differs\n",
+                hash, t->hash);
+        return 1;
+    }
+    if (!res->same_spec)
+        fprintf(stderr, "agentc replay: note: spec hash differs from the recording (%s vs %s)\n",
+                hash, t->hash);
+    if (res->torn)
+        fprintf(stderr, "agentc replay: note: %s ends with a torn line (skipped)\n", path);
+    if (st == AC_REPLAY_DIVERGED && res->step == 0) {
+        fprintf(stderr, "agentc replay: event %zu: '%s' is not an event of this spec\n", res->event,
+                res->event_name);
+        return 1;
+    }
+    if (st == AC_REPLAY_DIVERGED) {
+        printf("divergence at event %zu (%s), step %zu:\n", res->event, res->event_name, res->step);
+        print_step("recorded", &res->recorded, recorded_spec);
+        print_step("replayed", &res->replayed, t->spec_path);
+        return 1;
+    }
+    replay_print(t, s, path, res->events);
     if (check)
         printf("check: every transition matches the recording\n");
-done:
+    return 0;
+}
+
+int ac_cli_replay(int argc, char **argv)
+{
+    const char *path = NULL, *spec_path = NULL;
+    int check = 0;
+    int rc = replay_parse(argc, argv, &path, &spec_path, &check);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    ac_fsm_tables *owned = NULL;
+    if (spec_path && !(owned = ac_cli_tables_from_spec(spec_path)))
+        return 3;
+    char recorded_spec[512];
+    ac_engine *e = NULL;
+    if ((rc = replay_engine(path, owned, recorded_spec, sizeof recorded_spec, &e))) {
+        ac_spec_tables_free(owned);
+        return rc;
+    }
+    ac_session *s = NULL;
+    ac_replay_result res;
+    int st = ac_session_replay(e, path, check ? AC_REPLAY_CHECK : 0, &res, &s);
+    rc = replay_report(ac_engine_tables(e), st, &res, s, path, recorded_spec, check);
     ac_session_free(s);
     ac_engine_free(e);
     ac_spec_tables_free(owned);

@@ -1,7 +1,7 @@
 /*
- * serve.c - `agentc serve`: the options (the engine options of `agentc run`
- * plus the server's own), the engine factory the server calls for each
- * system prompt, and the signals that stop it gracefully.
+ * serve.c - `agentc serve`: the options (the engine options of `agentc run`,
+ * engine_opts.c, plus the server's own), the engine factory the server calls
+ * (the command line's one builder), and the signals that stop it gracefully.
  */
 #include <errno.h>
 #include <signal.h>
@@ -12,23 +12,8 @@
 
 #include "agentc/agentc.h"
 #include "cli.h"
-#include "io/file.h"
+#include "engine_opts.h"
 #include "server/server.h"
-
-typedef struct serve_opts {
-    const char *provider, *base_url, *model, *api_key_env, *script, *system, *spec;
-    const char *tools[32];
-    size_t n_tools;
-    const char *params[65];
-    size_t n_params;
-    const char *headers[33];
-    size_t n_headers;
-    int script_delay_ms;
-    ac_fsm_tables *tables;
-    char *system_text;
-    const char *api_key;
-    int provider_kind;
-} serve_opts;
 
 static volatile sig_atomic_t g_stop;
 
@@ -70,38 +55,16 @@ static void usage(FILE *out)
             "configuration (tokens, provider, non-loopback address without --tokens)\n");
 }
 
+/* The server's engine factory: the one builder of the command line. A
+ * session's own system prompt replaces the options' one. */
 static ac_engine *make_engine(void *ud, ac_loop *loop, const ac_output *out, const char *system,
                               ac_error *err)
 {
-    serve_opts *o = ud;
-    ac_engine_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.tables = o->tables;
-    cfg.loop = loop;
-    cfg.params = o->params;
-    cfg.provider = o->provider_kind;
-    cfg.base_url = o->base_url;
-    cfg.api_key = o->api_key;
-    cfg.api_key_env = o->api_key_env;
-    cfg.model = o->model;
-    cfg.headers = o->headers;
-    cfg.script_path = o->script;
-    cfg.script_delay_ms = o->script_delay_ms;
-    cfg.system_prompt = system ? system : o->system_text ? o->system_text : o->system;
-    cfg.output = out;
-    ac_engine *e = ac_engine_new(&cfg, err);
-    if (!e) {
-        if (!system)
-            fprintf(stderr, "agentc serve: %s\n", err->text);
-        return NULL;
-    }
-    for (size_t i = 0; i < o->n_tools; i++)
-        if (ac_engine_add_tools(e, o->tools[i], err) < 0) {
-            if (!system)
-                fprintf(stderr, "agentc serve: %s\n", err->text);
-            ac_engine_free(e);
-            return NULL;
-        }
+    ac_cli_engine_base b = *(const ac_cli_engine_base *)ud;
+    if (system)
+        b.cfg.system_prompt = system;
+    ac_engine *e = NULL;
+    ac_cli_engine_build(&b, loop, out, system ? NULL : "agentc serve", &e, err);
     return e;
 }
 
@@ -118,144 +81,94 @@ static int parse_uint(const char *flag, const char *v, long long max, long long 
     return 0;
 }
 
-int ac_cli_serve(int argc, char **argv)
+/* A number option of the server (or --script-delay-ms). 1 when a is one, 0
+ * when it is not, or -(exit status). */
+static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli_engine_opts *eo)
 {
-    serve_opts o;
-    memset(&o, 0, sizeof o);
-    ac_srv_config cfg;
-    memset(&cfg, 0, sizeof cfg);
+    const char *const nums[] = {"--ping-ms",        "--max-body",           "--max-connections",
+                                "--client-timeout", "--sessions-per-token", "--messages-per-minute",
+                                "--grace-ms",       "--script-delay-ms",    "--unload-after-ms"};
+    size_t k = 0;
+    while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
+        k++;
+    if (k == sizeof nums / sizeof nums[0])
+        return 0;
+    long long n;
+    if (parse_uint(a, v, k == 1 ? (1LL << 30) : 100000000LL, &n))
+        return -AC_EXIT_USAGE;
+    switch (k) {
+    case 0:
+        cfg->ping_ms = n;
+        break;
+    case 1:
+        cfg->max_body = (size_t)n;
+        break;
+    case 2:
+        cfg->max_connections = (unsigned)n;
+        break;
+    case 3:
+        cfg->header_timeout_s = (unsigned)n;
+        break;
+    case 4:
+        cfg->sessions_per_token = (size_t)n;
+        break;
+    case 5:
+        cfg->messages_per_min = (unsigned)n;
+        break;
+    case 6:
+        cfg->grace_ms = n;
+        break;
+    case 7:
+        eo->script_delay_ms = (int)n;
+        break;
+    default:
+        cfg->unload_after_ms = n;
+        break;
+    }
+    return 1;
+}
+
+/* Every option takes a value. 0, -1 after --help, or an exit status. */
+static int serve_parse(int argc, char **argv, ac_cli_engine_opts *eo, ac_srv_config *cfg)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
-            return 0;
+            return -1;
         }
         if (i + 1 >= argc) {
             fprintf(stderr, "agentc serve: %s needs a value (see agentc serve --help)\n", a);
             return AC_EXIT_USAGE;
         }
+        int r = ac_cli_engine_flag(argc, argv, &i, eo, "agentc serve");
+        if (r < 0)
+            return -r;
+        if (r)
+            continue;
         const char *v = argv[++i];
-        const char *const strs[] = {"--provider", "--base-url", "--model",    "--api-key-env",
-                                    "--script",   "--system",   "--spec",     "--listen",
-                                    "--tokens",   "--db",       "--port-file"};
-        const char **slots[] = {&o.provider,      &o.base_url, &o.model,      &o.api_key_env,
-                                &o.script,        &o.system,   &o.spec,       &cfg.listen,
-                                &cfg.tokens_file, &cfg.db,     &cfg.port_file};
+        const char *const strs[] = {"--listen", "--tokens", "--db", "--port-file"};
+        const char **slots[] = {&cfg->listen, &cfg->tokens_file, &cfg->db, &cfg->port_file};
         size_t k = 0;
-        while (k < sizeof strs / sizeof strs[0] && strcmp(a, strs[k]))
+        while (k < 4 && strcmp(a, strs[k]))
             k++;
-        if (k < sizeof strs / sizeof strs[0]) {
+        if (k < 4) {
             *slots[k] = v;
             continue;
         }
-        if (!strcmp(a, "--tools") || !strcmp(a, "--param") || !strcmp(a, "--header")) {
-            if ((!strcmp(a, "--tools") && o.n_tools >= 31) ||
-                (!strcmp(a, "--param") && o.n_params >= 64) ||
-                (!strcmp(a, "--header") && o.n_headers >= 32)) {
-                fprintf(stderr, "agentc serve: too many %s options\n", a);
-                return AC_EXIT_USAGE;
-            }
-            if (!strcmp(a, "--tools"))
-                o.tools[o.n_tools++] = v;
-            else if (!strcmp(a, "--param"))
-                o.params[o.n_params++] = v;
-            else
-                o.headers[o.n_headers++] = v;
-            continue;
-        }
-        const char *const nums[] = {
-            "--ping-ms",        "--max-body",           "--max-connections",
-            "--client-timeout", "--sessions-per-token", "--messages-per-minute",
-            "--grace-ms",       "--script-delay-ms",    "--unload-after-ms"};
-        k = 0;
-        while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
-            k++;
-        if (k == sizeof nums / sizeof nums[0]) {
+        if ((r = serve_number(a, v, cfg, eo)) < 0)
+            return -r;
+        if (!r) {
             fprintf(stderr, "agentc serve: unknown option '%s' (see agentc serve --help)\n", a);
             return AC_EXIT_USAGE;
         }
-        long long n;
-        if (parse_uint(a, v, k == 1 ? (1LL << 30) : 100000000LL, &n))
-            return AC_EXIT_USAGE;
-        switch (k) {
-        case 0:
-            cfg.ping_ms = n;
-            break;
-        case 1:
-            cfg.max_body = (size_t)n;
-            break;
-        case 2:
-            cfg.max_connections = (unsigned)n;
-            break;
-        case 3:
-            cfg.header_timeout_s = (unsigned)n;
-            break;
-        case 4:
-            cfg.sessions_per_token = (size_t)n;
-            break;
-        case 5:
-            cfg.messages_per_min = (unsigned)n;
-            break;
-        case 6:
-            cfg.grace_ms = n;
-            break;
-        case 7:
-            o.script_delay_ms = (int)n;
-            break;
-        default:
-            cfg.unload_after_ms = n;
-            break;
-        }
     }
-    const char *prov = o.provider ? o.provider : "openai";
-    if (strcmp(prov, "openai") && strcmp(prov, "anthropic") && strcmp(prov, "script")) {
-        fprintf(stderr, "agentc serve: unknown provider '%s' (openai, anthropic, script)\n", prov);
-        return AC_EXIT_USAGE;
-    }
-    o.provider_kind = !strcmp(prov, "anthropic") ? AC_PROVIDER_ANTHROPIC
-                      : !strcmp(prov, "script")  ? AC_PROVIDER_SCRIPT
-                                                 : AC_PROVIDER_OPENAI;
-    if (!o.model)
-        o.model = getenv("AGENTC_MODEL");
-    if (o.provider_kind != AC_PROVIDER_SCRIPT) {
-        const char *env = o.api_key_env                              ? o.api_key_env
-                          : o.provider_kind == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_API_KEY"
-                                                                     : "OPENAI_API_KEY";
-        o.api_key_env = env;
-        o.api_key = getenv(env);
-        if ((!o.api_key || !*o.api_key) && !o.base_url) {
-            fprintf(stderr,
-                    "agentc serve: no API key: set %s (or --api-key-env NAME), or\n"
-                    "  point --base-url at a local OpenAI-compatible server\n",
-                    env);
-            return AC_EXIT_CONFIG;
-        }
-        if (!o.model) {
-            fprintf(stderr, "agentc serve: no model: pass --model NAME or set AGENTC_MODEL\n");
-            return AC_EXIT_CONFIG;
-        }
-    } else if (!o.script) {
-        fprintf(stderr, "agentc serve: --provider script needs --script FILE\n");
-        return AC_EXIT_USAGE;
-    }
-    int rc = 0;
-    if (o.spec && !(o.tables = ac_cli_tables_from_spec(o.spec)))
-        return AC_EXIT_CONFIG;
-    if (o.system && o.system[0] == '@') {
-        FILE *f = fopen(o.system + 1, "r");
-        if (!f || !(o.system_text = ac_read_stream(f, (size_t)16 << 20, NULL))) {
-            fprintf(stderr, "agentc serve: cannot read system prompt '%s': %s\n", o.system + 1,
-                    strerror(errno));
-            if (f)
-                fclose(f);
-            ac_spec_tables_free(o.tables);
-            return AC_EXIT_CONFIG;
-        }
-        fclose(f);
-    }
-    cfg.make_engine = make_engine;
-    cfg.engine_ud = &o;
-    cfg.model_name = o.provider_kind == AC_PROVIDER_SCRIPT ? "agentc" : o.model;
+    return 0;
+}
+
+/* Runs the server until SIGTERM/SIGINT (a second signal: at once). */
+static int serve_run(ac_srv_config *cfg)
+{
     struct sigaction sa, old[3];
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -267,11 +180,29 @@ int ac_cli_serve(int argc, char **argv)
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ign, &oldpipe); /* a client gone mid-write is an error, not a death */
-    rc = ac_srv_run(&cfg, &g_stop);
+    int rc = ac_srv_run(cfg, &g_stop);
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
     sigaction(SIGPIPE, &oldpipe, NULL);
-    ac_spec_tables_free(o.tables);
-    free(o.system_text);
+    return rc;
+}
+
+int ac_cli_serve(int argc, char **argv)
+{
+    ac_cli_engine_opts eo;
+    memset(&eo, 0, sizeof eo);
+    ac_srv_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    int rc = serve_parse(argc, argv, &eo, &cfg);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    ac_cli_engine_base base;
+    if (!(rc = ac_cli_engine_resolve(&eo, "agentc serve", &base))) {
+        cfg.make_engine = make_engine;
+        cfg.engine_ud = &base;
+        cfg.model_name = base.cfg.provider == AC_PROVIDER_SCRIPT ? "agentc" : base.cfg.model;
+        rc = serve_run(&cfg);
+    }
+    ac_cli_engine_base_free(&base);
     return rc;
 }

@@ -10,6 +10,7 @@
 
 #include "agentc/store.h"
 #include "cli.h"
+#include "engine_opts.h"
 #include "spec.h"
 
 static void usage(FILE *out)
@@ -76,13 +77,8 @@ static ac_engine *inspect_engine(const char *spec, ac_fsm_tables **tables)
     *tables = NULL;
     if (spec && !(*tables = ac_cli_tables_from_spec(spec)))
         return NULL;
-    ac_engine_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.tables = *tables;
-    cfg.provider = AC_PROVIDER_SCRIPT; /* nothing runs: the session is only rebuilt */
-    cfg.script_text = "{\"content\": \"\"}\n";
     ac_error err;
-    ac_engine *e = ac_engine_new(&cfg, &err);
+    ac_engine *e = ac_cli_engine_offline(*tables, NULL, &err); /* the session is only rebuilt */
     if (!e)
         fprintf(stderr, "agentc: %s\n", err.text);
     return e;

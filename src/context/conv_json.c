@@ -389,128 +389,170 @@ typedef struct msg_check {
     size_t *answer; /* per record: tool message + 1, 0 = none */
 } msg_check;
 
-static int load_message(loader *L, ac_conv *c, json_t *o, size_t i, msg_check *mc)
+/* A message's members as read from the document. */
+typedef struct msg_fields {
+    char where[64]; /* "messages[i]" */
+    const char *id, *role_s, *content, *reasoning, *tcid, *thinking;
+    int64_t created, updated;
+    int summary, cleared, internal, borrowed;
+    ac_role role;
+    json_t *calls;
+} msg_fields;
+
+/* Reads the members of message object o. 0, or -1. */
+static int msg_read(loader *L, json_t *o, msg_fields *f)
 {
     static const char *const keys[] = {
         "id",        "role",     "created_at", "updated_at",   "content",
         "reasoning", "thinking", "tool_calls", "tool_call_id", "summary",
         "cleared",   "internal", NULL};
-    char where[64];
-    snprintf(where, sizeof where, "messages[%zu]", i);
-    const char *id = NULL, *role_s = NULL, *content = NULL, *reasoning = NULL, *tcid = NULL;
-    const char *thinking = NULL;
-    int64_t created = 0, updated = 0;
-    int summary = 0, cleared = 0, internal = 0;
-    ac_role role = AC_ROLE_USER;
+    const char *where = f->where;
     if (!json_is_object(o))
         return fail_at(L, "%s: expected an object", where);
-    if (check_keys(L, o, where, keys) || get_str(L, o, "id", where, 0, 1, &id) ||
-        get_str(L, o, "role", where, 0, 0, &role_s) ||
-        get_int(L, o, "created_at", where, INT64_MIN, INT64_MAX, &created) ||
-        get_int(L, o, "updated_at", where, INT64_MIN, INT64_MAX, &updated) ||
-        get_str(L, o, "content", where, 1, 0, &content) ||
-        get_str(L, o, "reasoning", where, 1, 0, &reasoning) ||
-        get_str(L, o, "thinking", where, 1, 0, &thinking) ||
-        get_str(L, o, "tool_call_id", where, 1, 1, &tcid) ||
-        get_flag(L, o, "summary", where, &summary) || get_flag(L, o, "cleared", where, &cleared) ||
-        get_flag(L, o, "internal", where, &internal))
+    if (check_keys(L, o, where, keys) || get_str(L, o, "id", where, 0, 1, &f->id) ||
+        get_str(L, o, "role", where, 0, 0, &f->role_s) ||
+        get_int(L, o, "created_at", where, INT64_MIN, INT64_MAX, &f->created) ||
+        get_int(L, o, "updated_at", where, INT64_MIN, INT64_MAX, &f->updated) ||
+        get_str(L, o, "content", where, 1, 0, &f->content) ||
+        get_str(L, o, "reasoning", where, 1, 0, &f->reasoning) ||
+        get_str(L, o, "thinking", where, 1, 0, &f->thinking) ||
+        get_str(L, o, "tool_call_id", where, 1, 1, &f->tcid) ||
+        get_flag(L, o, "summary", where, &f->summary) ||
+        get_flag(L, o, "cleared", where, &f->cleared) ||
+        get_flag(L, o, "internal", where, &f->internal))
         return -1;
-    if (ac_role_parse(role_s, &role))
-        return fail_at(L, "%s.role: unknown role \"%s\"", where, role_s);
-    if (id_ahead_of_seq(id, c->next_msg_seq))
-        return fail_at(L, "%s.id: \"%s\" is ahead of next_msg", where, id);
-    if (c->n_msgs && created < c->msgs[c->n_msgs - 1]->created_at_ms)
+    if (ac_role_parse(f->role_s, &f->role))
+        return fail_at(L, "%s.role: unknown role \"%s\"", where, f->role_s);
+    f->calls = json_object_get(o, "tool_calls");
+    return 0;
+}
+
+/* The members agree with each other and with the messages before. 0, or -1. */
+static int msg_check_fields(loader *L, const ac_conv *c, msg_fields *f)
+{
+    const char *where = f->where;
+    ac_role role = f->role;
+    if (id_ahead_of_seq(f->id, c->next_msg_seq))
+        return fail_at(L, "%s.id: \"%s\" is ahead of next_msg", where, f->id);
+    if (c->n_msgs && f->created < c->msgs[c->n_msgs - 1]->created_at_ms)
         return fail_at(L, "%s.created_at: messages are not in time order", where);
-    json_t *calls = json_object_get(o, "tool_calls");
-    if (role != AC_ROLE_ASSISTANT && (reasoning || thinking || calls))
+    if (role != AC_ROLE_ASSISTANT && (f->reasoning || f->thinking || f->calls))
         return fail_at(L, "%s: only assistant messages have reasoning, thinking or tool_calls",
                        where);
-    if (thinking) {
-        json_t *blocks = json_loads(thinking, JSON_ALLOW_NUL, NULL);
+    if (f->thinking) {
+        json_t *blocks = json_loads(f->thinking, JSON_ALLOW_NUL, NULL);
         int is_array = json_is_array(blocks);
         json_decref(blocks);
         if (!is_array)
             return fail_at(L, "%s.thinking: not the text of a JSON array", where);
     }
-    if ((role == AC_ROLE_TOOL) != (tcid != NULL))
+    if ((role == AC_ROLE_TOOL) != (f->tcid != NULL))
         return fail_at(L, "%s.tool_call_id: %s", where,
-                       tcid ? "only tool messages have one" : "missing");
-    if (cleared && role != AC_ROLE_TOOL)
+                       f->tcid ? "only tool messages have one" : "missing");
+    if (f->cleared && role != AC_ROLE_TOOL)
         return fail_at(L, "%s.cleared: only tool messages can be cleared", where);
-    int borrowed = role == AC_ROLE_TOOL && !cleared;
-    if (borrowed && content)
+    f->borrowed = role == AC_ROLE_TOOL && !f->cleared;
+    if (f->borrowed && f->content)
         return fail_at(L, "%s.content: a tool message that is not cleared has no content", where);
-    if (!borrowed && !content)
+    if (!f->borrowed && !f->content)
         return fail_at(L, "%s.content: missing", where);
-    if (calls && (!json_is_array(calls) || json_array_size(calls) == 0))
+    if (f->calls && (!json_is_array(f->calls) || json_array_size(f->calls) == 0))
         return fail_at(L, "%s.tool_calls: expected a non-empty array", where);
+    return 0;
+}
 
+/* A new message with the fields' own copies, or NULL when out of memory. */
+static ac_message *msg_make(const msg_fields *f)
+{
     ac_message *m = calloc(1, sizeof *m);
     if (!m)
-        return fail_at(L, "out of memory");
-    m->role = role;
-    m->flags = (summary ? AC_MSG_SUMMARY : 0) | (cleared ? AC_MSG_CLEARED : 0) |
-               (internal ? AC_MSG_INTERNAL : 0);
-    m->created_at_ms = created;
-    m->updated_at_ms = updated;
-    m->id = ac_conv__strdup(id);
+        return NULL;
+    m->role = f->role;
+    m->flags = (f->summary ? AC_MSG_SUMMARY : 0) | (f->cleared ? AC_MSG_CLEARED : 0) |
+               (f->internal ? AC_MSG_INTERNAL : 0);
+    m->created_at_ms = f->created;
+    m->updated_at_ms = f->updated;
+    m->id = ac_conv__strdup(f->id);
     int oom = !m->id;
-    if (content && !oom)
-        oom = !(m->content = ac_conv__strdup(content));
-    if (reasoning && !oom)
-        oom = !(m->reasoning = ac_conv__strdup(reasoning));
-    if (thinking && !oom)
-        oom = !(m->thinking = ac_conv__strdup(thinking));
-    if (tcid && !oom)
-        oom = !(m->tool_call_id = ac_conv__strdup(tcid));
-    size_t ncalls = json_array_size(calls);
+    if (f->content && !oom)
+        oom = !(m->content = ac_conv__strdup(f->content));
+    if (f->reasoning && !oom)
+        oom = !(m->reasoning = ac_conv__strdup(f->reasoning));
+    if (f->thinking && !oom)
+        oom = !(m->thinking = ac_conv__strdup(f->thinking));
+    if (f->tcid && !oom)
+        oom = !(m->tool_call_id = ac_conv__strdup(f->tcid));
+    size_t ncalls = json_array_size(f->calls);
     if (ncalls && !oom) {
         m->tool_call_ids = calloc(ncalls, sizeof(char *));
         oom = !m->tool_call_ids;
     }
     if (oom) {
         ac_conv__message_free(m);
-        return fail_at(L, "out of memory");
+        return NULL;
     }
-    for (size_t k = 0; k < ncalls; k++) {
-        json_t *v = json_array_get(calls, k);
+    return m;
+}
+
+/* The calls message i issues: each known and issued once. 0, or -1. */
+static int msg_link_calls(loader *L, const ac_conv *c, const msg_fields *f, ac_message *m, size_t i,
+                          msg_check *mc)
+{
+    for (size_t k = 0; k < json_array_size(f->calls); k++) {
+        json_t *v = json_array_get(f->calls, k);
         const char *cid = json_string_value(v);
         size_t ci = cid ? ac_conv__call_index(c, cid) : NPOS;
-        int err = 0;
         if (!cid)
-            err = fail_at(L, "%s.tool_calls[%zu]: expected a string", where, k);
-        else if (ci == NPOS)
-            err = fail_at(L, "%s.tool_calls[%zu]: unknown tool call \"%s\"", where, k, cid);
-        else if (mc->issuer[ci])
-            err = fail_at(L, "%s.tool_calls[%zu]: call \"%s\" already issued by messages[%zu]",
-                          where, k, cid, mc->issuer[ci] - 1);
-        char *copy = err ? NULL : ac_conv__strdup(cid);
-        if (!err && !copy)
-            err = fail_at(L, "out of memory");
-        if (err) {
-            ac_conv__message_free(m);
-            return -1;
-        }
+            return fail_at(L, "%s.tool_calls[%zu]: expected a string", f->where, k);
+        if (ci == NPOS)
+            return fail_at(L, "%s.tool_calls[%zu]: unknown tool call \"%s\"", f->where, k, cid);
+        if (mc->issuer[ci])
+            return fail_at(L, "%s.tool_calls[%zu]: call \"%s\" already issued by messages[%zu]",
+                           f->where, k, cid, mc->issuer[ci] - 1);
+        char *copy = ac_conv__strdup(cid);
+        if (!copy)
+            return fail_at(L, "out of memory");
         ((char **)m->tool_call_ids)[k] = copy;
         m->n_tool_calls = k + 1;
         mc->issuer[ci] = i + 1;
     }
-    if (tcid) {
-        size_t ci = ac_conv__call_index(c, tcid);
-        const char *why = NULL;
-        if (ci == NPOS)
-            why = "names no tool call";
-        else if (c->calls[ci]->state == AC_CALL_NONE)
-            why = "answers a call that has no result";
-        else if (mc->answer[ci])
-            why = "answers a call that already has a tool message";
-        if (why) {
-            ac_conv__message_free(m);
-            return fail_at(L, "%s.tool_call_id: \"%s\" %s", where, tcid, why);
-        }
-        mc->answer[ci] = i + 1;
-        if (borrowed)
-            m->content = c->calls[ci]->result;
+    return 0;
+}
+
+/* The call tool message i answers: one with a result, answered once. 0, or -1. */
+static int msg_link_answer(loader *L, const ac_conv *c, const msg_fields *f, ac_message *m,
+                           size_t i, msg_check *mc)
+{
+    size_t ci = ac_conv__call_index(c, f->tcid);
+    const char *why = NULL;
+    if (ci == NPOS)
+        why = "names no tool call";
+    else if (c->calls[ci]->state == AC_CALL_NONE)
+        why = "answers a call that has no result";
+    else if (mc->answer[ci])
+        why = "answers a call that already has a tool message";
+    if (why)
+        return fail_at(L, "%s.tool_call_id: \"%s\" %s", f->where, f->tcid, why);
+    mc->answer[ci] = i + 1;
+    if (f->borrowed)
+        m->content = c->calls[ci]->result;
+    return 0;
+}
+
+static int load_message(loader *L, ac_conv *c, json_t *o, size_t i, msg_check *mc)
+{
+    msg_fields f;
+    memset(&f, 0, sizeof f);
+    snprintf(f.where, sizeof f.where, "messages[%zu]", i);
+    f.role = AC_ROLE_USER;
+    if (msg_read(L, o, &f) || msg_check_fields(L, c, &f))
+        return -1;
+    ac_message *m = msg_make(&f);
+    if (!m)
+        return fail_at(L, "out of memory");
+    if (msg_link_calls(L, c, &f, m, i, mc) || (f.tcid && msg_link_answer(L, c, &f, m, i, mc))) {
+        ac_conv__message_free(m);
+        return -1;
     }
     if (ac_conv__push_message(c, m))
         return fail_at(L, "out of memory");

@@ -3,6 +3,7 @@
  * conversation.h for the contract; the layout is in conv_internal.h. */
 #include "context/conv_internal.h"
 #include "context/request_cache.h"
+#include "util/grow.h"
 #include "util/utf8.h"
 
 #include <jansson.h>
@@ -58,22 +59,6 @@ const char *ac_conv_strerror(int status)
 char *ac_conv__strdup(const char *s)
 {
     return ac_utf8_repair(s, strlen(s), AC_UTF8_KEEP_NUL, NULL);
-}
-
-/* Grows *arr (of elem-sized items) so it holds at least `need` items. */
-static int reserve(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 4;
-    while (ncap < need)
-        ncap *= 2;
-    void *p = realloc(*arr, ncap * elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = ncap;
-    return 0;
 }
 
 ac_conv *ac_conv_new(void)
@@ -203,7 +188,7 @@ static void calls_append(ac_conv *conv, ac_tool_call *c)
 
 int ac_conv__push_call(ac_conv *conv, ac_tool_call *c)
 {
-    if (reserve((void **)&conv->calls, &conv->cap_calls, conv->n_calls + 1, sizeof *conv->calls) ||
+    if (ac_grow((void **)&conv->calls, &conv->cap_calls, conv->n_calls + 1, sizeof *conv->calls) ||
         slots_reserve(conv, conv->n_calls + 1)) {
         ac_conv__call_free(c);
         return AC_CONV_ENOMEM;
@@ -260,7 +245,7 @@ static void msgs_insert(ac_conv *conv, ac_message *m)
 
 static int msgs_reserve(ac_conv *conv, size_t extra)
 {
-    return reserve((void **)&conv->msgs, &conv->cap_msgs, conv->n_msgs + extra, sizeof *conv->msgs);
+    return ac_grow((void **)&conv->msgs, &conv->cap_msgs, conv->n_msgs + extra, sizeof *conv->msgs);
 }
 
 /* Loader path: appends in the given order (the loader checks the order). */
@@ -449,9 +434,9 @@ int ac_conv_add_assistant_thinking(ac_conv *conv, const char *content, const cha
 
     /* Reserve everything, then commit without further failure points. */
     if (msgs_reserve(conv, 1) ||
-        reserve((void **)&conv->calls, &conv->cap_calls, conv->n_calls + n, sizeof *conv->calls) ||
+        ac_grow((void **)&conv->calls, &conv->cap_calls, conv->n_calls + n, sizeof *conv->calls) ||
         slots_reserve(conv, conv->n_calls + n) ||
-        reserve((void **)&conv->iter_calls, &conv->cap_iter, conv->n_iter + n,
+        ac_grow((void **)&conv->iter_calls, &conv->cap_iter, conv->n_iter + n,
                 sizeof *conv->iter_calls))
         goto fail;
     char **iter_ids = NULL;
@@ -622,7 +607,7 @@ int ac_conv_add_tool_def(ac_conv *conv, const char *name, const char *descriptio
             return AC_CONV_OK;
         }
     }
-    if (reserve((void **)&conv->tools, &conv->cap_tools, conv->n_tools + 1, sizeof *conv->tools))
+    if (ac_grow((void **)&conv->tools, &conv->cap_tools, conv->n_tools + 1, sizeof *conv->tools))
         goto fail;
     conv->tools[conv->n_tools++] = (ac_tool_def){n, d, schema};
     return AC_CONV_OK;
@@ -862,7 +847,7 @@ size_t ac_conv_iter_pending(const ac_conv *conv)
 
 int ac_conv__push_iter_call(ac_conv *conv, const char *id)
 {
-    if (reserve((void **)&conv->iter_calls, &conv->cap_iter, conv->n_iter + 1,
+    if (ac_grow((void **)&conv->iter_calls, &conv->cap_iter, conv->n_iter + 1,
                 sizeof *conv->iter_calls))
         return AC_CONV_ENOMEM;
     char *copy = ac_conv__strdup(id);

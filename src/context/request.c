@@ -3,6 +3,8 @@
 #include "context/request.h"
 
 #include "context/conv_internal.h"
+#include "util/buf.h"
+#include "util/grow.h"
 #include "util/toolname.h"
 #include "context/request_cache.h"
 
@@ -452,37 +454,35 @@ static void openai_key(const ac_conv *c, const view *v, const ac_message *m, ac_
     }
 }
 
-/* Appends n bytes to the growable text *out. */
-static int text_add(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+/* The fragment of m: its messages' compact texts, joined by commas (malloc'd
+ * in *out, "" for none). 0, or -1 when out of memory. */
+static int openai_fragment(const ac_conv *c, const view *v, const ac_message *m, char **out,
+                           size_t *len)
 {
-    if (*cap - *len <= n) {
-        size_t nc = *cap ? *cap : 4096;
-        while (nc - *len <= n)
-            nc *= 2;
-        char *p = realloc(*out, nc);
-        if (!p)
-            return -1;
-        *out = p;
-        *cap = nc;
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    json_t *arr = json_array();
+    int bad = !arr || openai_message(c, v, m, arr);
+    for (size_t k = 0; !bad && k < json_array_size(arr); k++) {
+        char *one = json_dumps(json_array_get(arr, k), DUMP_FLAGS);
+        bad = !one || (k && ac_buf_add(&b, ",", 1)) || ac_buf_addstr(&b, one);
+        free(one);
     }
-    memcpy(*out + *len, s, n);
-    *len += n;
-    (*out)[*len] = '\0';
-    return 0;
+    json_decref(arr);
+    if (bad)
+        ac_buf_fail(&b);
+    *out = ac_buf_take(&b, len);
+    return *out ? 0 : -1;
 }
 
 /* The text of the "messages" array (without its brackets): each message's
  * fragment from the conversation's cache, serialized only when it is missing
  * or stale, so the cost of a request grows with what changed, not with the
- * conversation. NULL when out of memory. */
-static char *openai_messages_text(const ac_conv *c, const view *v, size_t *len_out)
+ * conversation. Appended to out; 0, or -1 when out of memory. */
+static int openai_messages_text(const ac_conv *c, const view *v, ac_buf *out)
 {
     ac_reqcache *rc = ac_conv__reqcache(c);
-    char *out = NULL;
-    size_t len = 0, cap = 0;
-    if (text_add(&out, &len, &cap, "", 0))
-        return NULL;
-    for (size_t i = 0; i < v->n; i++) {
+    for (size_t i = 0; i < v->n && !out->failed; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
         if (m->role == AC_ROLE_TOOL)
             continue; /* sent right after the call that asked for it */
@@ -492,38 +492,23 @@ static char *openai_messages_text(const ac_conv *c, const view *v, size_t *len_o
         const char *frag = rc ? ac_reqcache_get(rc, &key, &flen) : NULL;
         char *made = NULL;
         if (!frag) {
-            json_t *arr = json_array();
-            size_t mlen = 0, mcap = 0;
-            int bad = !arr || openai_message(c, v, m, arr) || text_add(&made, &mlen, &mcap, "", 0);
-            for (size_t k = 0; !bad && k < json_array_size(arr); k++) {
-                char *one = json_dumps(json_array_get(arr, k), DUMP_FLAGS);
-                bad = !one || (k && text_add(&made, &mlen, &mcap, ",", 1)) ||
-                      text_add(&made, &mlen, &mcap, one, strlen(one));
-                free(one);
-            }
-            json_decref(arr);
-            if (bad) {
-                free(made);
-                free(out);
-                return NULL;
-            }
+            if (openai_fragment(c, v, m, &made, &flen))
+                return -1;
             if (rc)
-                ac_reqcache_put(rc, &key, made, mlen); /* a miss next time if it fails */
+                ac_reqcache_put(rc, &key, made, flen); /* a miss next time if it fails */
             frag = made;
-            flen = mlen;
         }
-        int bad = flen && ((len && text_add(&out, &len, &cap, ",", 1)) ||
-                           text_add(&out, &len, &cap, frag, flen));
+        if (flen && out->n)
+            ac_buf_add(out, ",", 1);
+        if (flen)
+            ac_buf_add(out, frag, flen);
         free(made);
-        if (bad) {
-            free(out);
-            return NULL;
-        }
     }
+    if (out->failed)
+        return -1;
     if (rc)
         ac_reqcache_sweep(rc);
-    *len_out = len;
-    return out;
+    return 0;
 }
 
 /* root's JSON text with "messages": [msgs] put right after "model", where
@@ -563,8 +548,8 @@ static json_t *tools_json(const ac_conv *c, const ac_request_opts *opts, int ant
         if (!ac_request_tool_allowed(opts, t->name))
             continue;
         json_t *schema = tool_schema(t);
-        if (schema && opts && opts->tool_offer && !opts->tool_offer(opts->tool_offer_ud, t->name,
-                                                                    &schema)) {
+        if (schema && opts && opts->tool_offer &&
+            !opts->tool_offer(opts->tool_offer_ud, t->name, &schema)) {
             json_decref(schema);
             continue;
         }
@@ -573,8 +558,8 @@ static json_t *tools_json(const ac_conv *c, const ac_request_opts *opts, int ant
         json_t *o = anthropic ? json_pack("{s:s, s:s, s:o}", "name", name, "description",
                                           t->description, "input_schema", schema)
                               : json_pack("{s:s, s:{s:s, s:s, s:o}}", "type", "function",
-                                          "function", "name", name, "description",
-                                          t->description, "parameters", schema);
+                                          "function", "name", name, "description", t->description,
+                                          "parameters", schema);
         if (append(arr, o)) {
             json_decref(arr);
             return NULL;
@@ -583,61 +568,117 @@ static json_t *tools_json(const ac_conv *c, const ac_request_opts *opts, int ant
     return arr;
 }
 
-/* Appends item (reference taken) to the JSON array text *arr of *len bytes
- * ("[...]"). 0, or -1 when out of memory. */
-static int append_text(char **arr, size_t *len, json_t *item)
+/* OpenAI's tool_choice and parallel_tool_calls. 0, or -1 out of memory. */
+static int put_choice_openai(json_t *root, const ac_request_settings *st)
+{
+    if (st && st->tool_choice) {
+        wire_name w;
+        json_t *tc = is_mode(st->tool_choice)
+                         ? json_string(st->tool_choice)
+                         : json_pack("{s:s, s:{s:s}}", "type", "function", "function", "name",
+                                     wire(st->tool_choice, &w));
+        if (put(root, "tool_choice", tc))
+            return -1;
+    }
+    if (st && st->parallel_tool_calls &&
+        put(root, "parallel_tool_calls", json_boolean(st->parallel_tool_calls > 0)))
+        return -1;
+    return 0;
+}
+
+/* Anthropic's tool_choice, which carries the parallel switch. 0, or -1. */
+static int put_choice_anthropic(json_t *root, const ac_request_settings *st)
+{
+    if (!st || (!st->tool_choice && !st->parallel_tool_calls))
+        return 0;
+    wire_name w;
+    const char *tc = st->tool_choice ? wire(st->tool_choice, &w) : "auto";
+    json_t *o = !strcmp(tc, "required") ? json_pack("{s:s}", "type", "any")
+                : is_mode(tc)           ? json_pack("{s:s}", "type", tc)
+                                        : json_pack("{s:s, s:s}", "type", "tool", "name", tc);
+    if (put(root, "tool_choice", o))
+        return -1;
+    /* "none" has no parallel switch: no tool is called at all */
+    if (st->parallel_tool_calls && strcmp(tc, "none") != 0 &&
+        put(o, "disable_parallel_tool_use", json_boolean(st->parallel_tool_calls < 0)))
+        return -1;
+    return 0;
+}
+
+/* The tools offered and the choice among them, in the provider's form. 0; 1
+ * when the settings are refused (err says why); -1 out of memory. */
+static int put_tools(json_t *root, const ac_conv *c, const ac_request_opts *opts, int anthropic,
+                     char *err, size_t errcap)
+{
+    const ac_request_settings *st = opts->settings;
+    json_t *tools = tools_json(c, opts, anthropic);
+    if (!tools)
+        return -1;
+    if (!json_array_size(tools)) {
+        json_decref(tools);
+        return check_choice(st, NULL, anthropic, err, errcap) ? 1 : 0;
+    }
+    if (check_choice(st, tools, anthropic, err, errcap)) {
+        json_decref(tools);
+        return 1;
+    }
+    if (put(root, "tools", tools))
+        return -1;
+    return anthropic ? put_choice_anthropic(root, st) : put_choice_openai(root, st);
+}
+
+/* Appends item (reference taken) to the text of an array's members (no
+ * brackets). 0, or -1 when out of memory. */
+static int add_member(ac_buf *b, json_t *item)
 {
     char *t = item ? json_dumps(item, DUMP_FLAGS) : NULL;
     json_decref(item);
-    if (!t || *len < 2 || (*arr)[*len - 1] != ']') {
-        free(t);
+    if (!t)
         return -1;
-    }
-    size_t tl = strlen(t), n = *len - 1 + (*len > 2) + tl + 1;
-    char *grown = realloc(*arr, n + 1);
-    if (!grown) {
-        free(t);
-        return -1;
-    }
-    size_t at = *len - 1;
-    if (*len > 2)
-        grown[at++] = ',';
-    memcpy(grown + at, t, tl);
-    grown[at + tl] = ']';
-    grown[n] = 0;
+    if (b->n)
+        ac_buf_add(b, ",", 1);
+    ac_buf_addstr(b, t);
     free(t);
-    *arr = grown;
-    *len = n;
+    return b->failed ? -1 : 0;
+}
+
+/* The options checked and the view of the conversation a request is built
+ * from. 0, or -1 with err filled. */
+static int request_view(const ac_conv *c, const ac_request_opts *opts, view *v, char *err,
+                        size_t errcap)
+{
+    if (!c || check_opts(opts, err, errcap))
+        return -1;
+    if (view_build(c, v)) {
+        set_err(err, errcap, "request: out of memory");
+        return -1;
+    }
     return 0;
 }
 
 char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
 {
-    if (!c || check_opts(opts, err, errcap))
-        return NULL;
     view v;
-    if (view_build(c, &v)) {
-        set_err(err, errcap, "request: out of memory");
+    if (request_view(c, opts, &v, err, errcap))
         return NULL;
-    }
     char *out = NULL;
-    size_t mlen = 0;
-    json_t *root = json_object(), *tools = NULL;
+    json_t *root = json_object();
     /* a short conversation is serialized whole: its messages are cheap, and
      * keeping them would cost more than it saves */
     int cached = v.n >= AC_REQCACHE_MIN_MESSAGES;
-    char *msgs = NULL;
+    ac_buf msgs; /* cached: the text of the messages, spliced in at the end */
+    ac_buf_init(&msgs, AC_BUF_MAX);
     if (!cached && c->reqcache)
         ac_reqcache_sweep(c->reqcache); /* drops what a longer past left */
     if (put(root, "model", json_string(opts->model)))
         goto fail;
-    if (cached ? !(msgs = openai_messages_text(c, &v, &mlen))
+    if (cached ? openai_messages_text(c, &v, &msgs)
                : put(root, "messages", json_array()) ||
                      openai_messages(c, &v, json_object_get(root, "messages")))
         goto fail;
     if (opts->context_note) { /* last, so the messages before it stay a cacheable prefix */
         json_t *note = json_pack("{s:s, s:s}", "role", "system", "content", opts->context_note);
-        if (cached ? append_text(&msgs, &mlen, note) : append(json_object_get(root, "messages"), note))
+        if (cached ? add_member(&msgs, note) : append(json_object_get(root, "messages"), note))
             goto fail;
     }
     if (opts->max_tokens > 0 && put(root, "max_tokens", json_integer(opts->max_tokens)))
@@ -670,41 +711,21 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     } else if (put(root, "stream", json_false())) {
         goto fail;
     }
-    tools = tools_json(c, opts, 0);
-    if (!tools)
+    int tr = put_tools(root, c, opts, 0, err, errcap);
+    if (tr > 0)
+        goto refused;
+    if (tr < 0)
         goto fail;
-    if (json_array_size(tools)) {
-        if (check_choice(st, tools, 0, err, errcap)) {
-            json_decref(tools);
-            goto refused;
-        }
-        if (put(root, "tools", tools))
-            goto fail;
-        if (st && st->tool_choice) {
-            wire_name w;
-            json_t *tc = is_mode(st->tool_choice) ? json_string(st->tool_choice)
-                                                  : json_pack("{s:s, s:{s:s}}", "type", "function",
-                                                              "function", "name", wire(st->tool_choice, &w));
-            if (put(root, "tool_choice", tc))
-                goto fail;
-        }
-        if (st && st->parallel_tool_calls &&
-            put(root, "parallel_tool_calls", json_boolean(st->parallel_tool_calls > 0)))
-            goto fail;
-    } else {
-        json_decref(tools);
-        if (check_choice(st, NULL, 0, err, errcap))
-            goto refused;
-    }
     if (put_passthrough(root, st))
         goto fail;
-    out = cached ? splice_messages(root, opts->model, msgs, mlen) : json_dumps(root, DUMP_FLAGS);
+    out = cached ? splice_messages(root, opts->model, msgs.p ? msgs.p : "", msgs.n)
+                 : json_dumps(root, DUMP_FLAGS);
 fail:
     if (!out)
         set_err(err, errcap, "request: out of memory");
 refused:
     json_decref(root);
-    free(msgs);
+    ac_buf_free(&msgs);
     view_free(&v);
     return out;
 }
@@ -903,24 +924,9 @@ typedef struct anth_text {
     size_t n_owned, cap_owned;
 } anth_text;
 
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < need)
-        nc *= 2;
-    void *p = realloc(*arr, nc * size);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
-
 static int anth_add_piece(anth_text *t, size_t mi, const char *p, size_t n)
 {
-    if (grow((void **)&t->pieces, &t->cap_pieces, t->n_pieces + 1, sizeof *t->pieces))
+    if (ac_grow((void **)&t->pieces, &t->cap_pieces, t->n_pieces + 1, sizeof *t->pieces))
         return -1;
     size_t k = t->n_pieces++;
     t->pieces[k] = (anth_piece){p, n, NPOS};
@@ -940,7 +946,7 @@ static int anth_push_text(anth_text *t, int user, int results, const char *p, si
     if (!n)
         return 0;
     if (!t->n_msgs || t->msgs[t->n_msgs - 1].user != user) {
-        if (grow((void **)&t->msgs, &t->cap_msgs, t->n_msgs + 1, sizeof *t->msgs))
+        if (ac_grow((void **)&t->msgs, &t->cap_msgs, t->n_msgs + 1, sizeof *t->msgs))
             return -1;
         t->msgs[t->n_msgs++] = (anth_msg){user, 1, NPOS, NPOS};
     }
@@ -952,7 +958,7 @@ static int anth_push_text(anth_text *t, int user, int results, const char *p, si
 
 static int anth_own(anth_text *t, char *s)
 {
-    if (grow((void **)&t->owned, &t->cap_owned, t->n_owned + 1, sizeof *t->owned)) {
+    if (ac_grow((void **)&t->owned, &t->cap_owned, t->n_owned + 1, sizeof *t->owned)) {
         free(s);
         return -1;
     }
@@ -970,12 +976,33 @@ static void anth_text_free(anth_text *t)
 }
 
 /* An array's compact text without its brackets, appended to *out. */
-static int dump_members(json_t *arr, char **out, size_t *len, size_t *cap)
+static int dump_members(json_t *arr, ac_buf *out)
 {
     char *s = json_dumps(arr, DUMP_FLAGS);
     size_t n = s ? strlen(s) : 0;
-    int bad = n < 2 || text_add(out, len, cap, s + 1, n - 2);
+    int bad = n < 2 || ac_buf_add(out, s + 1, n - 2);
     free(s);
+    return bad ? -1 : 0;
+}
+
+/* The blocks of message m (see above). 0, or -1. */
+static int anth_fragment_blocks(const ac_conv *c, const view *v, const ac_message *m,
+                                int with_thinking, ac_buf *b)
+{
+    if (m->role == AC_ROLE_USER) {
+        if (!*m->content)
+            return 0;
+        json_t *blocks = json_array();
+        int bad = !blocks || append(blocks, text_block(m->content)) || dump_members(blocks, b);
+        json_decref(blocks);
+        return bad ? -1 : 0;
+    }
+    json_t *blocks, *results;
+    if (anth_assistant_blocks(c, v, m, with_thinking, &blocks, &results))
+        return -1;
+    int bad = dump_members(blocks, b) || ac_buf_add(b, "", 1) || dump_members(results, b);
+    json_decref(blocks);
+    json_decref(results);
     return bad ? -1 : 0;
 }
 
@@ -983,28 +1010,12 @@ static int dump_members(json_t *arr, char **out, size_t *len, size_t *cap)
 static int anth_fragment(const ac_conv *c, const view *v, const ac_message *m, int with_thinking,
                          char **out, size_t *len)
 {
-    size_t cap = 0;
-    *out = NULL;
-    *len = 0;
-    if (text_add(out, len, &cap, "", 0))
-        return -1;
-    if (m->role == AC_ROLE_USER) {
-        if (!*m->content)
-            return 0;
-        json_t *blocks = json_array();
-        int bad = !blocks || append(blocks, text_block(m->content)) ||
-                  dump_members(blocks, out, len, &cap);
-        json_decref(blocks);
-        return bad ? -1 : 0;
-    }
-    json_t *blocks, *results;
-    if (anth_assistant_blocks(c, v, m, with_thinking, &blocks, &results))
-        return -1;
-    int bad = dump_members(blocks, out, len, &cap) || text_add(out, len, &cap, "", 1) ||
-              dump_members(results, out, len, &cap);
-    json_decref(blocks);
-    json_decref(results);
-    return bad ? -1 : 0;
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    if (anth_fragment_blocks(c, v, m, with_thinking, &b))
+        ac_buf_fail(&b);
+    *out = ac_buf_take(&b, len);
+    return *out ? 0 : -1;
 }
 
 /* The cache key of m's fragment: OpenAI's (what its calls' results look
@@ -1026,13 +1037,12 @@ static void anth_key(const ac_conv *c, const view *v, const ac_message *m, int w
 
 /* The text of the "messages" array (without its brackets), from the cached
  * fragments; NULL when out of memory. */
-static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinking,
-                                size_t *len_out)
+static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinking, size_t *len_out)
 {
     ac_reqcache *rc = ac_conv__reqcache(c);
     anth_text t = {0};
-    char *out = NULL;
-    size_t len = 0, cap = 0;
+    ac_buf out;
+    ac_buf_init(&out, AC_BUF_MAX);
     for (size_t i = 0; i < v->n; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
         if (m->role != AC_ROLE_USER && m->role != AC_ROLE_ASSISTANT)
@@ -1068,15 +1078,13 @@ static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinki
         if (anth_push_text(&t, 0, 0, frag, bl) || anth_push_text(&t, 1, 1, res, rl))
             goto fail;
     }
-    if (text_add(&out, &len, &cap, "", 0))
-        goto fail;
     /* The API wants the user to speak first. */
     if (t.n_msgs && !t.msgs[0].user) {
         json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
                               "text", AC_REQUEST_OMITTED_TEXT);
         char *s = u ? json_dumps(u, DUMP_FLAGS) : NULL;
         json_decref(u);
-        int bad = !s || text_add(&out, &len, &cap, s, strlen(s));
+        int bad = !s || ac_buf_addstr(&out, s);
         free(s);
         if (bad)
             goto fail;
@@ -1084,25 +1092,24 @@ static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinki
     for (size_t i = 0; i < t.n_msgs; i++) {
         static const char u[] = "{\"role\":\"user\",\"content\":[",
                           a[] = "{\"role\":\"assistant\",\"content\":[";
-        if ((len && text_add(&out, &len, &cap, ",", 1)) ||
-            (t.msgs[i].user ? text_add(&out, &len, &cap, u, sizeof u - 1)
-                            : text_add(&out, &len, &cap, a, sizeof a - 1)))
+        if ((out.n && ac_buf_add(&out, ",", 1)) ||
+            (t.msgs[i].user ? ac_buf_add(&out, u, sizeof u - 1)
+                            : ac_buf_add(&out, a, sizeof a - 1)))
             goto fail;
         for (size_t k = t.msgs[i].head; k != NPOS; k = t.pieces[k].next)
-            if ((k != t.msgs[i].head && text_add(&out, &len, &cap, ",", 1)) ||
-                text_add(&out, &len, &cap, t.pieces[k].p, t.pieces[k].n))
+            if ((k != t.msgs[i].head && ac_buf_add(&out, ",", 1)) ||
+                ac_buf_add(&out, t.pieces[k].p, t.pieces[k].n))
                 goto fail;
-        if (text_add(&out, &len, &cap, "]}", 2))
+        if (ac_buf_add(&out, "]}", 2))
             goto fail;
     }
     anth_text_free(&t);
     if (rc)
         ac_reqcache_sweep(rc);
-    *len_out = len;
-    return out;
+    return ac_buf_take(&out, len_out);
 fail:
     anth_text_free(&t);
-    free(out);
+    ac_buf_free(&out);
     return NULL;
 }
 
@@ -1191,129 +1198,121 @@ char *ac_request_anthropic(const ac_conv *c, const ac_request_opts *opts, char *
     return ac_request__anthropic(c, opts, 1, err, errcap);
 }
 
-char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int use_cache,
-                            char *err, size_t errcap)
+/* budget_tokens of extended thinking, 0 for none ((budget + the default must fit an int). */
+static int anth_budget(const ac_request_opts *opts)
 {
-    if (!c || check_opts(opts, err, errcap))
-        return NULL;
-    view v;
-    if (view_build(c, &v)) {
-        set_err(err, errcap, "request: out of memory");
-        return NULL;
+    return opts->thinking_budget <= 0 ? 0
+           : opts->thinking_budget > INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
+               ? INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
+               : opts->thinking_budget;
+}
+
+/* model, max_tokens, stream, thinking and the sampling settings. 0, or -1. */
+static int anth_head(json_t *root, const ac_request_opts *opts, int budget)
+{
+    int max_tokens = opts->max_tokens > 0 ? opts->max_tokens : AC_REQUEST_DEFAULT_MAX_TOKENS;
+    if (budget && max_tokens <= budget)
+        max_tokens = budget + AC_REQUEST_DEFAULT_MAX_TOKENS;
+    if (put(root, "model", json_string(opts->model)) ||
+        put(root, "max_tokens", json_integer(max_tokens)) ||
+        put(root, "stream", opts->stream ? json_true() : json_false()))
+        return -1;
+    if (budget &&
+        put(root, "thinking", json_pack("{s:s, s:i}", "type", "enabled", "budget_tokens", budget)))
+        return -1;
+    return put_sampling(root, opts->settings, 1) ? -1 : 0;
+}
+
+/* Joins text to *system after a blank line (text alone when there is none). 0, or -1. */
+static int anth_join(char **system, const char *lead, const char *text)
+{
+    size_t have = *system ? strlen(*system) : 0;
+    size_t cap = have + 2 + strlen(lead) + strlen(text) + 1;
+    char *joined = malloc(cap);
+    if (!joined)
+        return -1;
+    snprintf(joined, cap, "%s%s%s%s", *system ? *system : "", have ? "\n\n" : "", lead, text);
+    free(*system);
+    *system = joined;
+    return 0;
+}
+
+/* The system text: the conversation's, the output schema as an instruction
+ * (Anthropic has no native field for it) and the context note. NULL with
+ * *oom 0 when there is none. */
+static char *anth_full_system(const ac_conv *c, const view *v, const ac_request_opts *opts,
+                              int *oom)
+{
+    char *system = anth_system(c, v, oom);
+    if (!*oom && opts->output_schema &&
+        anth_join(&system,
+                  "Reply with only a JSON value, no other text, that matches "
+                  "this JSON Schema:\n",
+                  opts->output_schema))
+        *oom = 1;
+    if (!*oom && opts->context_note && anth_join(&system, "", opts->context_note))
+        *oom = 1;
+    return system;
+}
+
+/* The messages as JSON (the whole build), the user speaking first. 0, or -1. */
+static int anth_messages_json(const ac_conv *c, const view *v, json_t *msgs, int thinking)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        const ac_message *m = c->msgs[v->idx[i]];
+        int rc = 0;
+        if (m->role == AC_ROLE_USER) {
+            json_t *blocks = json_array();
+            if (blocks && *m->content && append(blocks, text_block(m->content))) {
+                json_decref(blocks);
+                return -1;
+            }
+            rc = anth_push(msgs, "user", blocks);
+        } else if (m->role == AC_ROLE_ASSISTANT) {
+            rc = anth_assistant(c, v, m, msgs, thinking);
+        }
+        if (rc)
+            return -1;
     }
+    /* The API wants the user to speak first. */
+    json_t *first = json_array_get(msgs, 0);
+    if (first && strcmp(json_string_value(json_object_get(first, "role")), "user") != 0) {
+        json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
+                              "text", AC_REQUEST_OMITTED_TEXT);
+        if (!u || json_array_insert_new(msgs, 0, u))
+            return -1;
+    }
+    return 0;
+}
+
+char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int use_cache, char *err,
+                            size_t errcap)
+{
+    view v;
+    if (request_view(c, opts, &v, err, errcap))
+        return NULL;
     /* as for OpenAI, a short conversation is serialized whole */
     int cached = use_cache && v.n >= AC_REQCACHE_MIN_MESSAGES;
     if (!cached && use_cache && c->reqcache)
         ac_reqcache_sweep(c->reqcache);
     char *out = NULL, *system = NULL, *mtext = NULL;
     size_t mlen = 0;
-    int oom = 0;
-    json_t *root = json_object(), *msgs = json_array(), *tools = NULL;
-    int max_tokens = opts->max_tokens > 0 ? opts->max_tokens : AC_REQUEST_DEFAULT_MAX_TOKENS;
-    /* (budget + the default must fit an int) */
-    int budget = opts->thinking_budget <= 0 ? 0
-                 : opts->thinking_budget > INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
-                     ? INT_MAX - AC_REQUEST_DEFAULT_MAX_TOKENS
-                     : opts->thinking_budget;
-    if (budget && max_tokens <= budget)
-        max_tokens = budget + AC_REQUEST_DEFAULT_MAX_TOKENS;
-    if (put(root, "model", json_string(opts->model)) ||
-        put(root, "max_tokens", json_integer(max_tokens)) ||
-        put(root, "stream", opts->stream ? json_true() : json_false()))
+    int oom = 0, budget = anth_budget(opts);
+    json_t *root = json_object(), *msgs = json_array();
+    if (!root || anth_head(root, opts, budget))
         goto fail;
-    if (budget &&
-        put(root, "thinking", json_pack("{s:s, s:i}", "type", "enabled", "budget_tokens", budget)))
-        goto fail;
-    const ac_request_settings *st = opts->settings;
-    if (put_sampling(root, st, 1))
-        goto fail;
-    system = anth_system(c, &v, &oom);
-    if (!oom && opts->output_schema) { /* no native field: the schema goes as an instruction */
-        static const char lead[] = "Reply with only a JSON value, no other text, that matches "
-                                   "this JSON Schema:\n";
-        size_t have = system ? strlen(system) : 0;
-        size_t cap = have + 2 + sizeof lead + strlen(opts->output_schema);
-        char *joined = malloc(cap);
-        if (!joined)
-            oom = 1;
-        else {
-            snprintf(joined, cap, "%s%s%s%s", system ? system : "", have ? "\n\n" : "", lead,
-                     opts->output_schema);
-            free(system);
-            system = joined;
-        }
-    }
-    if (!oom && opts->context_note) {
-        size_t cap = (system ? strlen(system) : 0) + strlen(opts->context_note) + 3;
-        char *joined = malloc(cap);
-        if (!joined)
-            oom = 1;
-        else {
-            snprintf(joined, cap, "%s%s%s", system ? system : "", system ? "\n\n" : "",
-                     opts->context_note);
-            free(system);
-            system = joined;
-        }
-    }
+    system = anth_full_system(c, &v, opts, &oom);
     if (oom || (system && put(root, "system", json_string(system))))
         goto fail;
     if (put(root, "messages", msgs))
         goto fail;
-    if (cached && !(mtext = anth_messages_text(c, &v, budget > 0, &mlen)))
+    if (cached ? !(mtext = anth_messages_text(c, &v, budget > 0, &mlen))
+               : anth_messages_json(c, &v, msgs, budget > 0))
         goto fail;
-    for (size_t i = 0; !cached && i < v.n; i++) {
-        const ac_message *m = c->msgs[v.idx[i]];
-        int rc = 0;
-        if (m->role == AC_ROLE_USER) {
-            json_t *blocks = json_array();
-            if (blocks && *m->content && append(blocks, text_block(m->content))) {
-                json_decref(blocks);
-                goto fail;
-            }
-            rc = anth_push(msgs, "user", blocks);
-        } else if (m->role == AC_ROLE_ASSISTANT) {
-            rc = anth_assistant(c, &v, m, msgs, budget > 0);
-        }
-        if (rc)
-            goto fail;
-    }
-    /* The API wants the user to speak first. */
-    json_t *first = json_array_get(msgs, 0);
-    if (!cached && first && strcmp(json_string_value(json_object_get(first, "role")), "user") != 0) {
-        json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
-                              "text", AC_REQUEST_OMITTED_TEXT);
-        if (!u || json_array_insert_new(msgs, 0, u))
-            goto fail;
-    }
-    tools = tools_json(c, opts, 1);
-    if (!tools)
-        goto fail;
-    if (json_array_size(tools)) {
-        if (check_choice(st, tools, 1, err, errcap)) {
-            json_decref(tools);
-            goto refused;
-        }
-        if (put(root, "tools", tools))
-            goto fail;
-        if (st && (st->tool_choice || st->parallel_tool_calls)) {
-            wire_name w;
-            const char *tc = st->tool_choice ? wire(st->tool_choice, &w) : "auto";
-            json_t *o = !strcmp(tc, "required") ? json_pack("{s:s}", "type", "any")
-                        : is_mode(tc)           ? json_pack("{s:s}", "type", tc)
-                                      : json_pack("{s:s, s:s}", "type", "tool", "name", tc);
-            if (put(root, "tool_choice", o))
-                goto fail;
-            /* "none" has no parallel switch: no tool is called at all */
-            if (st->parallel_tool_calls && strcmp(tc, "none") != 0 &&
-                put(o, "disable_parallel_tool_use", json_boolean(st->parallel_tool_calls < 0)))
-                goto fail;
-        }
-    } else {
-        json_decref(tools);
-        if (check_choice(st, NULL, 1, err, errcap))
-            goto refused;
-    }
-    if (put_passthrough(root, st))
+    int tr = put_tools(root, c, opts, 1, err, errcap);
+    if (tr > 0)
+        goto refused;
+    if (tr < 0 || put_passthrough(root, opts->settings))
         goto fail;
     out = cached ? fill_messages(root, mtext, mlen) : json_dumps(root, DUMP_FLAGS);
 fail:

@@ -60,7 +60,7 @@
  * call's state, where 16 KiB costs about 4 KB of resident memory per call in
  * flight (bench_inflight: 1,000 calls 33.9 -> 31.0 MB). */
 #define HP_RECV_BUFFER 2048L
-#define HP_SNIPPET_CAP 300                   /* body text quoted in a message */
+#define HP_SNIPPET_CAP 300 /* body text quoted in a message */
 #define HP_MESSAGE_CAP 1024
 #define HP_RETRY_AFTER_MAX_MS ((int64_t)24 * 3600 * 1000)
 
@@ -104,7 +104,7 @@ struct hp_provider {
     char *url;   /* what curl is given */
     char *shown; /* url for messages: userinfo redacted */
     char *model;
-    ac_request_settings *settings; /* the engine's request settings (a copy), or NULL */
+    ac_request_settings *settings;      /* the engine's request settings (a copy), or NULL */
     json_t *kind_str[AC_DELTA_UNKNOWN]; /* "kind" of the delta events, shared (made once) */
     char *key;
     char **secrets; /* key, header values, URL userinfo (util/secrets.h) */
@@ -423,8 +423,8 @@ static void hp_on_tool(void *ud, int index, const char *id, const char *name, co
     hp_call *c = ud;
     char display[160];
     name = hp_tool_name(c, name, display, sizeof display);
-    json_t *d =
-        json_pack("{s:s, s:o, s:i}", "kind", ac_delta_kind_name(AC_DELTA_TOOL_CALL), "text", hp_jstr(args, n), "index", index);
+    json_t *d = json_pack("{s:s, s:o, s:i}", "kind", ac_delta_kind_name(AC_DELTA_TOOL_CALL), "text",
+                          hp_jstr(args, n), "index", index);
     if (!d)
         return;
     if (id)
@@ -627,154 +627,183 @@ static int hp_status_retryable(long status)
     return status >= 500 && status != 501 && status != 505;
 }
 
+/* What hp_classify found: the failure's class, whether a retry may help and
+ * when, and the message. */
+typedef struct hp_verdict {
+    const char *cls;
+    int retry;
+    int64_t retry_after;
+    char msg[HP_MESSAGE_CAP];
+} hp_verdict;
+
+/* A 2xx JSON document where an event stream was asked for. */
+static void hp_classify_json_body(hp_call *c, const char *url, hp_verdict *v)
+{
+    int quota, transient;
+    char detail[HP_SNIPPET_CAP + 64];
+    v->cls = "protocol";
+    if (hp_error_detail(c, detail, sizeof detail, &quota, &transient)) {
+        snprintf(v->msg, sizeof v->msg, "error from %s: %s", url, detail);
+        if (transient) { /* a rate limit or overload sent as HTTP 200: like a 429 / 529 */
+            v->cls = "http";
+            v->retry = 1;
+            v->retry_after = c->retry_after_ms;
+        }
+    } else
+        snprintf(v->msg, sizeof v->msg,
+                 "expected an event stream from %s, got application/json (does the server "
+                 "support streaming?)",
+                 url);
+}
+
+static void hp_classify_connect(hp_call *c, const char *url, const char *cerr, hp_verdict *v)
+{
+    long os_errno = 0;
+    curl_easy_getinfo(c->easy, CURLINFO_OS_ERRNO, &os_errno);
+    v->cls = "connect";
+    v->retry = 1;
+    if (os_errno == EMFILE || os_errno == ENFILE) { /* not the server's fault */
+        struct rlimit rl;
+        long lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)rl.rlim_cur : -1;
+        snprintf(v->msg, sizeof v->msg,
+                 "cannot connect to %s: too many open files (this process may have %ld; "
+                 "raise ulimit -n or lower the concurrency)",
+                 url, lim);
+    } else {
+        snprintf(v->msg, sizeof v->msg, "cannot connect to %s: %s", url, cerr);
+    }
+}
+
+/* Which timeout: the whole call's, name resolution, connecting, or a stall. */
+static void hp_classify_timeout(hp_call *c, const char *url, hp_verdict *v)
+{
+    curl_off_t conn = 0;
+    curl_off_t total = 0;
+    curl_easy_getinfo(c->easy, CURLINFO_CONNECT_TIME_T, &conn);
+    curl_easy_getinfo(c->easy, CURLINFO_TOTAL_TIME_T, &total);
+    v->retry = 1;
+    if (c->call_ms > 0 && total / 1000 >= c->call_ms) {
+        v->cls = "timeout";
+        snprintf(v->msg, sizeof v->msg, "no complete answer from %s within %lld ms (call_timeout)",
+                 url, (long long)c->call_ms);
+    } else if (conn == 0 && strncmp(c->errbuf, "Resolving timed out", 19) == 0) {
+        /* the connect timeout covers name resolution too */
+        v->cls = "dns";
+        snprintf(v->msg, sizeof v->msg, "resolving the host of %s timed out after %lld ms", url,
+                 (long long)c->connect_ms);
+    } else if (conn == 0) {
+        v->cls = "timeout";
+        snprintf(v->msg, sizeof v->msg, "connecting to %s timed out after %lld ms", url,
+                 (long long)c->connect_ms);
+    } else {
+        v->cls = "stall";
+        snprintf(v->msg, sizeof v->msg, "no data from %s for %lld ms", url, (long long)c->stall_ms);
+    }
+}
+
+/* A transfer libcurl ended with an error. */
+static void hp_classify_curl(hp_call *c, CURLcode rc, const char *url, hp_verdict *v)
+{
+    const char *cerr = c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc);
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        v->cls = "dns";
+        v->retry = 1;
+        snprintf(v->msg, sizeof v->msg, "cannot resolve the host of %s: %s", url, cerr);
+        break;
+    case CURLE_COULDNT_CONNECT:
+        hp_classify_connect(c, url, cerr, v);
+        break;
+    case CURLE_OPERATION_TIMEDOUT:
+        hp_classify_timeout(c, url, v);
+        break;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+        v->retry = 1;
+        v->cls = c->started ? "stream" : "connect";
+        snprintf(v->msg, sizeof v->msg, "%s %s: %s",
+                 c->started ? "connection lost while streaming from" : "connection failed to", url,
+                 cerr);
+        break;
+    case CURLE_OUT_OF_MEMORY:
+        /* curl says "Out of memory" for a response header past its size limit too */
+        v->cls = "protocol";
+        snprintf(v->msg, sizeof v->msg,
+                 "request to %s failed: %s (libcurl reports this for a response header "
+                 "larger than its limit, %d KB, as well as for a real lack of memory)",
+                 url, cerr, CURL_MAX_HTTP_HEADER / 1024);
+        break;
+    default:
+        v->cls = "connect";
+        snprintf(v->msg, sizeof v->msg, "request to %s failed: %s", url, cerr);
+        break;
+    }
+}
+
+/* 2xx and the body ended: what did the stream say? */
+static void hp_classify_stream_end(hp_call *c, const char *url, hp_verdict *v)
+{
+    int frc = c->finish_rc;
+    const ac_stream_turn *t = ac_stream_turn_get(c->st);
+    if (frc == AC_STREAM_ERR_PROVIDER) {
+        v->cls = "stream";
+        v->retry = t->error_retryable || ac_stream_error_retryable(c->st);
+        char m[HP_SNIPPET_CAP + 1];
+        const char *em = t->error_message ? t->error_message : ac_stream_error(c->st);
+        hp_snippet(em, strlen(em), m, sizeof m);
+        if (t->error_type)
+            snprintf(v->msg, sizeof v->msg, "error from %s: %s (%.40s)", url, m, t->error_type);
+        else
+            snprintf(v->msg, sizeof v->msg, "error from %s: %s", url, m);
+    } else if (frc == AC_STREAM_ERR_TRUNCATED) {
+        v->cls = "stream";
+        v->retry = 1;
+        snprintf(v->msg, sizeof v->msg, "the response stream from %s ended without its terminator",
+                 url);
+    } else {
+        v->cls = frc == AC_STREAM_ERR_NOMEM ? "stream" : "protocol";
+        snprintf(v->msg, sizeof v->msg, "bad response stream from %s: %s", url,
+                 ac_stream_error(c->st));
+    }
+}
+
 /* Classifies a transfer that did not end in a readable 2xx stream. Returns the llm.failed
  * payload (new reference). */
 static json_t *hp_classify(hp_call *c, CURLcode rc)
 {
     const char *url = c->p->shown;
-    char msg[HP_MESSAGE_CAP];
-    const char *cls = "connect";
-    int retry = 0;
-    int64_t retry_after = -1;
+    hp_verdict v = {.cls = "connect", .retry = 0, .retry_after = -1};
     long status = c->status;
     if (!status)
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
     c->status = status;
-    const char *cerr = c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc);
-
     if (status && !hp_is_2xx(status)) {
         int quota;
-        hp_http_message(c, msg, sizeof msg, &quota);
-        cls = "http";
-        retry = hp_status_retryable(status) && !quota;
-        retry_after = c->retry_after_ms;
+        hp_http_message(c, v.msg, sizeof v.msg, &quota);
+        v.cls = "http";
+        v.retry = hp_status_retryable(status) && !quota;
+        v.retry_after = c->retry_after_ms;
     } else if (c->json_body) {
-        /* a 2xx JSON document where an event stream was asked for */
-        int quota, transient;
-        char detail[HP_SNIPPET_CAP + 64];
-        cls = "protocol";
-        if (hp_error_detail(c, detail, sizeof detail, &quota, &transient)) {
-            snprintf(msg, sizeof msg, "error from %s: %s", url, detail);
-            if (transient) { /* a rate limit or overload sent as HTTP 200: like a 429 / 529 */
-                cls = "http";
-                retry = 1;
-                retry_after = c->retry_after_ms;
-            }
-        } else
-            snprintf(msg, sizeof msg,
-                     "expected an event stream from %s, got application/json (does the server "
-                     "support streaming?)",
-                     url);
+        hp_classify_json_body(c, url, &v);
     } else if (c->abort_rc != 0) {
         /* the write callback stopped on a stream error */
         const char *se = ac_stream_error(c->st);
-        cls = c->abort_rc == AC_STREAM_ERR_NOMEM ? "stream" : "protocol";
-        snprintf(msg, sizeof msg, "bad response stream from %s: %s", url,
+        v.cls = c->abort_rc == AC_STREAM_ERR_NOMEM ? "stream" : "protocol";
+        snprintf(v.msg, sizeof v.msg, "bad response stream from %s: %s", url,
                  se && *se ? se : "unreadable stream");
     } else if (rc != CURLE_OK) {
-        switch (rc) {
-        case CURLE_COULDNT_RESOLVE_HOST:
-        case CURLE_COULDNT_RESOLVE_PROXY:
-            cls = "dns";
-            retry = 1;
-            snprintf(msg, sizeof msg, "cannot resolve the host of %s: %s", url, cerr);
-            break;
-        case CURLE_COULDNT_CONNECT: {
-            long os_errno = 0;
-            curl_easy_getinfo(c->easy, CURLINFO_OS_ERRNO, &os_errno);
-            cls = "connect";
-            retry = 1;
-            if (os_errno == EMFILE || os_errno == ENFILE) { /* not the server's fault */
-                struct rlimit rl;
-                long lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)rl.rlim_cur : -1;
-                snprintf(msg, sizeof msg,
-                         "cannot connect to %s: too many open files (this process may have %ld; "
-                         "raise ulimit -n or lower the concurrency)",
-                         url, lim);
-            } else {
-                snprintf(msg, sizeof msg, "cannot connect to %s: %s", url, cerr);
-            }
-            break;
-        }
-        case CURLE_OPERATION_TIMEDOUT: {
-            curl_off_t conn = 0;
-            curl_off_t total = 0;
-            curl_easy_getinfo(c->easy, CURLINFO_CONNECT_TIME_T, &conn);
-            curl_easy_getinfo(c->easy, CURLINFO_TOTAL_TIME_T, &total);
-            retry = 1;
-            if (c->call_ms > 0 && total / 1000 >= c->call_ms) {
-                cls = "timeout";
-                snprintf(msg, sizeof msg, "no complete answer from %s within %lld ms (call_timeout)",
-                         url, (long long)c->call_ms);
-            } else if (conn == 0 && strncmp(c->errbuf, "Resolving timed out", 19) == 0) {
-                /* the connect timeout covers name resolution too */
-                cls = "dns";
-                snprintf(msg, sizeof msg, "resolving the host of %s timed out after %lld ms", url,
-                         (long long)c->connect_ms);
-            } else if (conn == 0) {
-                cls = "timeout";
-                snprintf(msg, sizeof msg, "connecting to %s timed out after %lld ms", url,
-                         (long long)c->connect_ms);
-            } else {
-                cls = "stall";
-                snprintf(msg, sizeof msg, "no data from %s for %lld ms", url,
-                         (long long)c->stall_ms);
-            }
-            break;
-        }
-        case CURLE_RECV_ERROR:
-        case CURLE_SEND_ERROR:
-        case CURLE_GOT_NOTHING:
-        case CURLE_PARTIAL_FILE:
-        case CURLE_HTTP2:
-        case CURLE_HTTP2_STREAM:
-        case CURLE_SSL_CONNECT_ERROR:
-            retry = 1;
-            cls = c->started ? "stream" : "connect";
-            snprintf(msg, sizeof msg, "%s %s: %s",
-                     c->started ? "connection lost while streaming from" : "connection failed to",
-                     url, cerr);
-            break;
-        case CURLE_OUT_OF_MEMORY:
-            /* curl says "Out of memory" for a response header past its size limit too */
-            cls = "protocol";
-            snprintf(msg, sizeof msg,
-                     "request to %s failed: %s (libcurl reports this for a response header "
-                     "larger than its limit, %d KB, as well as for a real lack of memory)",
-                     url, cerr, CURL_MAX_HTTP_HEADER / 1024);
-            break;
-        default:
-            cls = "connect";
-            snprintf(msg, sizeof msg, "request to %s failed: %s", url, cerr);
-            break;
-        }
+        hp_classify_curl(c, rc, url, &v);
     } else {
-        /* 2xx and the body ended: what did the stream say? */
-        int frc = c->finish_rc;
-        const ac_stream_turn *t = ac_stream_turn_get(c->st);
-        if (frc == AC_STREAM_ERR_PROVIDER) {
-            cls = "stream";
-            retry = t->error_retryable || ac_stream_error_retryable(c->st);
-            char m[HP_SNIPPET_CAP + 1];
-            const char *em = t->error_message ? t->error_message : ac_stream_error(c->st);
-            hp_snippet(em, strlen(em), m, sizeof m);
-            if (t->error_type)
-                snprintf(msg, sizeof msg, "error from %s: %s (%.40s)", url, m, t->error_type);
-            else
-                snprintf(msg, sizeof msg, "error from %s: %s", url, m);
-        } else if (frc == AC_STREAM_ERR_TRUNCATED) {
-            cls = "stream";
-            retry = 1;
-            snprintf(msg, sizeof msg, "the response stream from %s ended without its terminator",
-                     url);
-        } else {
-            cls = frc == AC_STREAM_ERR_NOMEM ? "stream" : "protocol";
-            snprintf(msg, sizeof msg, "bad response stream from %s: %s", url,
-                     ac_stream_error(c->st));
-        }
+        hp_classify_stream_end(c, url, &v);
     }
-    hp_scrub(msg, sizeof msg, c->p->secrets);
-    return hp_failure(cls, status, retry, retry_after, msg);
+    hp_scrub(v.msg, sizeof v.msg, c->p->secrets);
+    return hp_failure(v.cls, status, v.retry, v.retry_after, v.msg);
 }
 
 /* A token count from the call's options, within int. */
@@ -877,71 +906,43 @@ static void hp_fail_start(hp_provider *p, ac_session *s, uint16_t origin, const 
     ac_session_enqueue(s, p->ev_failed, hp_failure(cls, 0, 0, -1, msg), 0, origin);
 }
 
-/* A session call (done NULL: events posted to s) or a one-off completion
- * of `conv` (done set: failures to start return 0 and post nothing). */
-static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
-                         const ac_llm_call_opts *opts, ac_llm_done_fn done, void *ud)
+/* The request body of call c: the conversation with the call's options (a
+ * summary, done set, is asked without tools, thinking or output schema).
+ * NULL with err filled when it cannot be built. */
+static char *hp_body(hp_provider *p, const ac_conv *conv, const ac_llm_call_opts *opts, int summary,
+                     char *err, size_t errcap)
 {
-    char err[256];
-    uint16_t origin = opts ? opts->origin : 0;
-    hp_call *c = calloc(1, sizeof *c);
-    if (!c || hp_slot_take(p, c) != 0) {
-        free(c);
-        if (!done)
-            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s", p->shown);
-        return 0;
-    }
-    c->p = p;
-    c->s = s;
-    c->conv = done ? NULL : conv;
-    c->origin = origin;
-    c->done = done;
-    c->done_ud = ud;
-    c->retry_after_ms = -1;
-    c->connect_ms = opts ? opts->connect_timeout_ms : 0;
-    c->stall_ms = opts ? opts->stall_timeout_ms : 0;
-    c->call_ms = opts ? opts->call_timeout_ms : 0;
-
     ac_request_opts ro = {0};
     ro.model = p->model;
     ro.stream = 1;
     ro.max_tokens = hp_clamp_int(opts ? opts->max_tokens : 0);
     /* extended thinking for the turns of the conversation, not for summaries */
-    ro.thinking_budget = done ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
+    ro.thinking_budget = summary ? 0 : hp_clamp_int(opts ? opts->thinking_budget : 0);
     /* structured output for the turns of the conversation, not for summaries */
-    ro.output_schema = done || !opts ? NULL : opts->output_schema;
-    if (!done && opts) {
+    ro.output_schema = summary || !opts ? NULL : opts->output_schema;
+    if (!summary && opts) {
         ro.tool_offer = opts->tool_offer;
         ro.tool_offer_ud = opts->tool_offer_ud;
     }
-    ro.context_note = done || !opts ? NULL : opts->context_note;
-    /* a summary (done set) is asked of a conversation without tools: no tool settings */
+    ro.context_note = summary || !opts ? NULL : opts->context_note;
+    /* a summary is asked of a conversation without tools: no tool settings */
     ac_request_settings st = {0};
     if (p->settings) {
         st = *p->settings;
-        if (done) {
+        if (summary) {
             st.tool_choice = NULL;
             st.parallel_tool_calls = 0;
         }
         ro.settings = &st;
     }
     err[0] = '\0';
-    c->body = p->kind == AC_PROVIDER_ANTHROPIC ? ac_request_anthropic(conv, &ro, err, sizeof err)
-                                               : ac_request_openai(conv, &ro, err, sizeof err);
-    if (!c->body) {
-        if (!done)
-            hp_fail_start(p, s, origin, "protocol", "cannot build the request to %s: %s", p->shown,
-                          err[0] ? err : "out of memory");
-        goto fail;
-    }
-    ac_stream_sink sink = {c, hp_on_text, hp_on_reasoning, hp_on_refusal, hp_on_tool};
-    c->st = ac_stream_new(p->wire, &sink, 0);
-    c->easy = p->n_easy_pool ? p->easy_pool[--p->n_easy_pool] : curl_easy_init();
-    if (!c->st || !c->easy) {
-        if (!done)
-            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s", p->shown);
-        goto fail;
-    }
+    return p->kind == AC_PROVIDER_ANTHROPIC ? ac_request_anthropic(conv, &ro, err, errcap)
+                                            : ac_request_openai(conv, &ro, err, errcap);
+}
+
+/* The transfer's options: URL, body, headers, buffers, timeouts, callbacks. */
+static void hp_setopts(hp_provider *p, hp_call *c)
+{
     CURL *h = c->easy;
     curl_easy_setopt(h, CURLOPT_URL, p->url);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -971,7 +972,51 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
     curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, hp_on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
-    c->xfer = ac_http_start(p->loop, h, hp_on_done, c);
+}
+
+/* A session call (done NULL: events posted to s) or a one-off completion
+ * of `conv` (done set: failures to start return 0 and post nothing). */
+static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
+                         const ac_llm_call_opts *opts, ac_llm_done_fn done, void *ud)
+{
+    char err[256];
+    uint16_t origin = opts ? opts->origin : 0;
+    hp_call *c = calloc(1, sizeof *c);
+    if (!c || hp_slot_take(p, c) != 0) {
+        free(c);
+        if (!done)
+            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s",
+                          p->shown);
+        return 0;
+    }
+    c->p = p;
+    c->s = s;
+    c->conv = done ? NULL : conv;
+    c->origin = origin;
+    c->done = done;
+    c->done_ud = ud;
+    c->retry_after_ms = -1;
+    c->connect_ms = opts ? opts->connect_timeout_ms : 0;
+    c->stall_ms = opts ? opts->stall_timeout_ms : 0;
+    c->call_ms = opts ? opts->call_timeout_ms : 0;
+    c->body = hp_body(p, conv, opts, done != NULL, err, sizeof err);
+    if (!c->body) {
+        if (!done)
+            hp_fail_start(p, s, origin, "protocol", "cannot build the request to %s: %s", p->shown,
+                          err[0] ? err : "out of memory");
+        goto fail;
+    }
+    ac_stream_sink sink = {c, hp_on_text, hp_on_reasoning, hp_on_refusal, hp_on_tool};
+    c->st = ac_stream_new(p->wire, &sink, 0);
+    c->easy = p->n_easy_pool ? p->easy_pool[--p->n_easy_pool] : curl_easy_init();
+    if (!c->st || !c->easy) {
+        if (!done)
+            hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s",
+                          p->shown);
+        goto fail;
+    }
+    hp_setopts(p, c);
+    c->xfer = ac_http_start(p->loop, c->easy, hp_on_done, c);
     if (!c->xfer) {
         if (!done)
             hp_fail_start(p, s, origin, "connect", "cannot start the request to %s", p->shown);
@@ -1057,16 +1102,12 @@ static int hp_add_header(hp_provider *p, const char *line)
     return 0;
 }
 
-ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config *cfg, char *err,
-                                  size_t errcap)
+/* What the provider needs from the engine and the configuration, checked;
+ * the base URL (the option, the environment's, or the default), or NULL
+ * with err filled. */
+static const char *hp_check_config(ac_engine *e, int kind, const ac_engine_config *cfg,
+                                   const char *pname, char *err, size_t errcap)
 {
-    const char *pname = kind == AC_PROVIDER_ANTHROPIC ? "Anthropic" : "OpenAI-compatible";
-    hp_provider *p = NULL;
-    char *line = NULL;
-    if (kind != AC_PROVIDER_OPENAI && kind != AC_PROVIDER_ANTHROPIC) {
-        snprintf(err, errcap, "unknown HTTP provider kind %d", kind);
-        return NULL;
-    }
     if (!ac_engine_loop(e)) {
         snprintf(err, errcap, "the %s provider needs an event loop", pname);
         return NULL;
@@ -1103,7 +1144,77 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
         snprintf(err, errcap, "libcurl failed to initialize");
         return NULL;
     }
-    p = calloc(1, sizeof *p);
+    return base;
+}
+
+/* The endpoint's URL (and its form with the credentials hidden). 0, or -1. */
+static int hp_set_url(hp_provider *p, const char *base)
+{
+    p->tls = strncmp(base, "https://", 8) == 0;
+    size_t bl = strlen(base);
+    while (bl > 0 && base[bl - 1] == '/')
+        bl--;
+    const char *path = p->kind == AC_PROVIDER_ANTHROPIC ? "/v1/messages" : "/chat/completions";
+    size_t ul = bl + strlen(path) + 1;
+    if (!(p->url = malloc(ul)))
+        return -1;
+    memcpy(p->url, base, bl);
+    memcpy(p->url + bl, path, strlen(path) + 1);
+    return (p->shown = ac_url_redact_userinfo(p->url)) ? 0 : -1;
+}
+
+/* The headers every request sends: content types, the key, the API version,
+ * the extra ones. 0; -1 out of memory; -2 a bad header or key (err says). */
+static int hp_set_headers(hp_provider *p, const ac_engine_config *cfg, const char *pname, char *err,
+                          size_t errcap)
+{
+    if (p->key && strpbrk(p->key, "\r\n")) {
+        snprintf(err, errcap, "the %s API key contains a line break", pname);
+        return -2;
+    }
+    if (hp_add_header(p, "Content-Type: application/json") ||
+        hp_add_header(p, "Accept: text/event-stream") || hp_add_header(p, "Expect:"))
+        return -1;
+    int anthropic = p->kind == AC_PROVIDER_ANTHROPIC;
+    if (p->key) {
+        size_t ll = strlen(p->key) + 32;
+        char *line = malloc(ll);
+        if (!line)
+            return -1;
+        snprintf(line, ll, "%s%s", anthropic ? "x-api-key: " : "Authorization: Bearer ", p->key);
+        int rc = hp_add_header(p, line);
+        memset(line, 0, ll);
+        free(line);
+        if (rc)
+            return -1;
+    }
+    if (anthropic && hp_add_header(p, "anthropic-version: " HP_ANTHROPIC_VERSION))
+        return -1;
+    for (const char *const *h = cfg->headers; h && *h; h++) {
+        /* the header is not quoted back: it may hold a credential */
+        if (!strchr(*h, ':') || **h == ':' || strpbrk(*h, "\r\n")) {
+            snprintf(err, errcap, "bad extra header #%d: expected 'Name: value' on one line",
+                     (int)(h - cfg->headers) + 1);
+            return -2;
+        }
+        if (hp_add_header(p, *h))
+            return -1;
+    }
+    return 0;
+}
+
+ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config *cfg, char *err,
+                                  size_t errcap)
+{
+    const char *pname = kind == AC_PROVIDER_ANTHROPIC ? "Anthropic" : "OpenAI-compatible";
+    if (kind != AC_PROVIDER_OPENAI && kind != AC_PROVIDER_ANTHROPIC) {
+        snprintf(err, errcap, "unknown HTTP provider kind %d", kind);
+        return NULL;
+    }
+    const char *base = hp_check_config(e, kind, cfg, pname, err, errcap);
+    if (!base)
+        return NULL;
+    hp_provider *p = calloc(1, sizeof *p);
     if (!p)
         goto nomem;
     p->base.name = kind == AC_PROVIDER_ANTHROPIC ? "anthropic" : "openai";
@@ -1127,59 +1238,17 @@ ac_provider *ac_provider_http_new(ac_engine *e, int kind, const ac_engine_config
                  pname);
         goto fail;
     }
-    p->tls = strncmp(base, "https://", 8) == 0;
-    size_t bl = strlen(base);
-    while (bl > 0 && base[bl - 1] == '/')
-        bl--;
-    const char *path = kind == AC_PROVIDER_ANTHROPIC ? "/v1/messages" : "/chat/completions";
-    size_t ul = bl + strlen(path) + 1;
-    if (!(p->url = malloc(ul)))
+    if (hp_set_url(p, base) ||
+        !(p->secrets = ac_secrets_collect(cfg->api_key, base, cfg->headers)) ||
+        !(p->model = hp_strdup(cfg->model)) ||
+        (cfg->request && !(p->settings = ac_request_settings_dup(cfg->request))) ||
+        (cfg->api_key && *cfg->api_key && !(p->key = hp_strdup(cfg->api_key))))
         goto nomem;
-    memcpy(p->url, base, bl);
-    memcpy(p->url + bl, path, strlen(path) + 1);
-    if (!(p->shown = ac_url_redact_userinfo(p->url)))
+    int hr = hp_set_headers(p, cfg, pname, err, errcap);
+    if (hr == -1)
         goto nomem;
-    if (!(p->secrets = ac_secrets_collect(cfg->api_key, base, cfg->headers)))
-        goto nomem;
-    if (!(p->model = hp_strdup(cfg->model)))
-        goto nomem;
-    if (cfg->request && !(p->settings = ac_request_settings_dup(cfg->request)))
-        goto nomem;
-    if (cfg->api_key && *cfg->api_key && !(p->key = hp_strdup(cfg->api_key)))
-        goto nomem;
-    if (p->key && strpbrk(p->key, "\r\n")) {
-        snprintf(err, errcap, "the %s API key contains a line break", pname);
+    if (hr)
         goto fail;
-    }
-    if (hp_add_header(p, "Content-Type: application/json") ||
-        hp_add_header(p, "Accept: text/event-stream") || hp_add_header(p, "Expect:"))
-        goto nomem;
-    if (p->key) {
-        size_t ll = strlen(p->key) + 32;
-        if (!(line = malloc(ll)))
-            goto nomem;
-        snprintf(line, ll, "%s%s",
-                 kind == AC_PROVIDER_ANTHROPIC ? "x-api-key: " : "Authorization: Bearer ", p->key);
-        int rc = hp_add_header(p, line);
-        memset(line, 0, ll);
-        free(line);
-        line = NULL;
-        if (rc)
-            goto nomem;
-    }
-    if (kind == AC_PROVIDER_ANTHROPIC &&
-        hp_add_header(p, "anthropic-version: " HP_ANTHROPIC_VERSION))
-        goto nomem;
-    for (const char *const *h = cfg->headers; h && *h; h++) {
-        /* the header is not quoted back: it may hold a credential */
-        if (!strchr(*h, ':') || **h == ':' || strpbrk(*h, "\r\n")) {
-            snprintf(err, errcap, "bad extra header #%d: expected 'Name: value' on one line",
-                     (int)(h - cfg->headers) + 1);
-            goto fail;
-        }
-        if (hp_add_header(p, *h))
-            goto nomem;
-    }
     return &p->base;
 nomem:
     snprintf(err, errcap, "out of memory");

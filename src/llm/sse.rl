@@ -5,19 +5,13 @@
  * copied in runs: the first value byte's action finds the end of the line with
  * memchr and jumps there, so long data lines cost two memchr and one memcpy. */
 #include "llm/sse.h"
+#include "util/buf.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { F_NONE, F_DATA, F_EVENT, F_ID, F_RETRY, F_IGNORE, F_COMMENT };
-
-/* A growable byte buffer; callers check their cap before appending. Always keeps
- * room for a terminating NUL. */
-typedef struct sse_buf {
-    char *p;
-    size_t len, cap;
-} sse_buf;
 
 struct ac_sse {
     int cs;
@@ -29,10 +23,11 @@ struct ac_sse {
     int pending; /* data or event fields seen since the last dispatch */
     size_t line_len;
     size_t max_line, max_event;
-    sse_buf data;  /* data buffer: values of data lines, each followed by LF */
-    sse_buf event; /* event type buffer */
-    sse_buf val;   /* value of the current non-data line */
-    sse_buf id;    /* last event ID */
+    /* the buffers' own cap is not used: the callers check max_line and max_event */
+    ac_buf data;  /* data buffer: values of data lines, each followed by LF */
+    ac_buf event; /* event type buffer */
+    ac_buf val;   /* value of the current non-data line */
+    ac_buf id;    /* last event ID */
     long long retry_ms;
     unsigned long long n_events;
     ac_sse_event_fn on_event;
@@ -40,38 +35,9 @@ struct ac_sse {
     void *ud;
 };
 
-static int buf_reserve(sse_buf *b, size_t extra)
+static void buf_swap(ac_buf *a, ac_buf *b)
 {
-    if (b->cap - b->len > extra)
-        return 0;
-    size_t need = b->len + extra + 1;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < need) {
-        if (cap > SIZE_MAX / 2)
-            return -1;
-        cap *= 2;
-    }
-    char *np = realloc(b->p, cap);
-    if (!np)
-        return -1;
-    b->p = np;
-    b->cap = cap;
-    return 0;
-}
-
-static int buf_append(sse_buf *b, const char *s, size_t n)
-{
-    if (buf_reserve(b, n) != 0)
-        return -1;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
-static void buf_swap(sse_buf *a, sse_buf *b)
-{
-    sse_buf t = *a;
+    ac_buf t = *a;
     *a = *b;
     *b = t;
 }
@@ -97,11 +63,11 @@ static int sse_take_value(ac_sse *s, const char *p, size_t n)
     if (n > s->max_line - s->line_len)
         return sse_fail(s, AC_SSE_ERR_LINE_TOO_LONG);
     s->line_len += n;
-    sse_buf *dst;
+    ac_buf *dst;
     switch (s->field) {
     case F_DATA:
-        /* data.len may be max_event + 1 when it ends in a joining LF */
-        if (s->data.len > s->max_event || n > s->max_event - s->data.len)
+        /* data.n may be max_event + 1 when it ends in a joining LF */
+        if (s->data.n > s->max_event || n > s->max_event - s->data.n)
             return sse_fail(s, AC_SSE_ERR_EVENT_TOO_LARGE);
         dst = &s->data;
         break;
@@ -118,7 +84,7 @@ static int sse_take_value(ac_sse *s, const char *p, size_t n)
     default:
         return 0;
     }
-    if (buf_append(dst, p, n) != 0)
+    if (ac_buf_add(dst, p, n) != 0)
         return sse_fail(s, AC_SSE_ERR_NOMEM);
     return 0;
 }
@@ -126,28 +92,28 @@ static int sse_take_value(ac_sse *s, const char *p, size_t n)
 static int sse_dispatch(ac_sse *s)
 {
     s->pending = 0;
-    if (s->data.len == 0) {
-        s->event.len = 0;
+    if (s->data.n == 0) {
+        s->event.n = 0;
         return 0;
     }
-    s->data.len--; /* every data line appended a LF; drop the last one */
-    s->data.p[s->data.len] = '\0';
+    s->data.n--; /* every data line appended a LF; drop the last one */
+    s->data.p[s->data.n] = '\0';
     ac_sse_event ev;
     ev.data = s->data.p;
-    ev.data_len = s->data.len;
-    if (s->event.len) {
+    ev.data_len = s->data.n;
+    if (s->event.n) {
         ev.event = s->event.p;
-        ev.event_len = s->event.len;
+        ev.event_len = s->event.n;
     } else {
         ev.event = "message";
         ev.event_len = 7;
     }
-    ev.id = s->id.len ? s->id.p : "";
-    ev.id_len = s->id.len;
+    ev.id = s->id.n ? s->id.p : "";
+    ev.id_len = s->id.n;
     s->n_events++;
     int rc = s->on_event ? s->on_event(s->ud, &ev) : 0;
-    s->data.len = 0;
-    s->event.len = 0;
+    s->data.n = 0;
+    s->event.n = 0;
     if (rc != 0)
         return sse_fail(s, AC_SSE_STOPPED);
     return 0;
@@ -163,48 +129,48 @@ static int sse_end_line(ac_sse *s)
         break;
     case F_DATA:
         /* the LF may go one past the cap: a final LF is dropped at dispatch */
-        if (s->data.len > s->max_event)
+        if (s->data.n > s->max_event)
             return sse_fail(s, AC_SSE_ERR_EVENT_TOO_LARGE);
-        if (buf_append(&s->data, "\n", 1) != 0)
+        if (ac_buf_add(&s->data, "\n", 1) != 0)
             return sse_fail(s, AC_SSE_ERR_NOMEM);
         s->pending = 1;
         break;
     case F_EVENT:
         buf_swap(&s->event, &s->val);
-        if (!s->event.p && buf_reserve(&s->event, 0) != 0)
+        if (!s->event.p && ac_buf_reserve(&s->event, 0) != 0)
             return sse_fail(s, AC_SSE_ERR_NOMEM);
-        s->event.p[s->event.len] = '\0';
+        s->event.p[s->event.n] = '\0';
         s->pending = 1;
         break;
     case F_ID:
         /* an ID containing NUL is ignored, per the spec */
-        if (!s->val.len || !memchr(s->val.p, '\0', s->val.len))
+        if (!s->val.n || !memchr(s->val.p, '\0', s->val.n))
             buf_swap(&s->id, &s->val);
         break;
     case F_RETRY: {
         long long v = 0;
         size_t i;
-        for (i = 0; i < s->val.len; i++) {
+        for (i = 0; i < s->val.n; i++) {
             unsigned char c = (unsigned char)s->val.p[i];
             if (c < '0' || c > '9')
                 break;
             if (v < (long long)1e15)
                 v = v * 10 + (c - '0');
         }
-        if (s->val.len && i == s->val.len)
+        if (s->val.n && i == s->val.n)
             s->retry_ms = v;
         break;
     }
     case F_COMMENT:
         if (s->on_comment)
-            s->on_comment(s->ud, s->val.len ? s->val.p : "", s->val.len);
+            s->on_comment(s->ud, s->val.n ? s->val.p : "", s->val.n);
         break;
     default:
         break;
     }
     s->field = F_NONE;
     s->line_len = 0;
-    s->val.len = 0;
+    s->val.n = 0;
     return rc;
 }
 
@@ -287,6 +253,10 @@ ac_sse *ac_sse_new(size_t max_line, size_t max_event, ac_sse_event_fn on_event,
     s->ud = ud;
     s->retry_ms = -1;
     s->field = F_NONE;
+    ac_buf_init(&s->data, AC_BUF_MAX);
+    ac_buf_init(&s->event, AC_BUF_MAX);
+    ac_buf_init(&s->val, AC_BUF_MAX);
+    ac_buf_init(&s->id, AC_BUF_MAX);
     %% write init;
     return s;
 }
@@ -349,8 +319,8 @@ int ac_sse_finish(ac_sse *s)
     s->finished = 1;
     int mid_line = s->line_len > 0 || s->field != F_NONE;
     /* the incomplete event is discarded */
-    s->data.len = 0;
-    s->event.len = 0;
+    s->data.n = 0;
+    s->event.n = 0;
     if (mid_line)
         return AC_SSE_ERR_EOF_MID_LINE;
     if (s->pending)
@@ -398,9 +368,9 @@ void ac_sse_free(ac_sse *s)
 {
     if (!s)
         return;
-    free(s->data.p);
-    free(s->event.p);
-    free(s->val.p);
-    free(s->id.p);
+    ac_buf_free(&s->data);
+    ac_buf_free(&s->event);
+    ac_buf_free(&s->val);
+    ac_buf_free(&s->id);
     free(s);
 }

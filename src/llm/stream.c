@@ -2,6 +2,7 @@
  * SSE scanner, the capped turn buffers, the tool-call table and error reporting;
  * stream_openai.c and stream_anthropic.c decode their events into it. */
 #include "llm/stream_internal.h"
+#include "util/buf.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -10,15 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A growable string; p is NULL until the first append. */
-typedef struct st_str {
-    char *p;
-    size_t len, cap;
-} st_str;
-
 /* Private per-call state, parallel to turn.tool_calls. */
 typedef struct st_call {
-    size_t args_cap;
+    ac_buf args; /* its p is the call's arguments once any arrived */
 } st_call;
 
 struct ac_stream {
@@ -32,14 +27,15 @@ struct ac_stream {
     int finished;
     int retryable;
     char *err; /* what failed (malloc'd on failure), or NULL */
-    st_str text, reasoning, refusal;
-    st_str *thinks; /* per thinking block: text, signature, data (3 each) */
+    /* p is NULL until the first append; the turn budget caps them, not their own */
+    ac_buf text, reasoning, refusal;
+    ac_buf *thinks; /* per thinking block: text, signature, data (3 each) */
     size_t thinks_cap;
     st_call *calls;
     size_t calls_cap;
     ac_stream_block *blocks;
     size_t n_blocks, blocks_cap;
-    st_str scratch;     /* decoded strings of a fast-read event */
+    ac_buf scratch;     /* decoded strings of a fast-read event */
     int slow;           /* 1: every event is read with jansson (testing) */
     size_t fast_events; /* events read by the fast path */
     ac_stream_turn turn;
@@ -48,29 +44,6 @@ struct ac_stream {
 #define ST_ERR_CAP 320
 
 static char st_empty[1];
-
-static int st_str_append(st_str *s, const char *p, size_t n)
-{
-    if (s->cap - s->len <= n) {
-        size_t need = s->len + n + 1;
-        size_t cap = s->cap ? s->cap : 64;
-        while (cap < need) {
-            if (cap > SIZE_MAX / 2)
-                return -1;
-            cap *= 2;
-        }
-        char *np = realloc(s->p, cap);
-        if (!np)
-            return -1;
-        s->p = np;
-        s->cap = cap;
-    }
-    if (n)
-        memcpy(s->p + s->len, p, n);
-    s->len += n;
-    s->p[s->len] = '\0';
-    return 0;
-}
 
 int ac_stream__fail(ac_stream *st, int code, const char *fmt, ...)
 {
@@ -104,12 +77,12 @@ static int st_nomem(ac_stream *st)
     return ac_stream__fail(st, AC_STREAM_ERR_NOMEM, "out of memory");
 }
 
-static int st_add(ac_stream *st, st_str *s, const char *p, size_t n)
+static int st_add(ac_stream *st, ac_buf *s, const char *p, size_t n)
 {
     int rc = st_budget(st, n);
     if (rc)
         return rc;
-    if (st_str_append(s, p, n) != 0)
+    if (ac_buf_add(s, p, n) != 0)
         return st_nomem(st);
     return 0;
 }
@@ -122,7 +95,7 @@ int ac_stream__text(ac_stream *st, const char *s, size_t n)
     if (rc)
         return rc;
     st->turn.text = st->text.p;
-    st->turn.text_len = st->text.len;
+    st->turn.text_len = st->text.n;
     if (st->sink.on_text)
         st->sink.on_text(st->sink.ud, s, n);
     return 0;
@@ -136,7 +109,7 @@ int ac_stream__reasoning(ac_stream *st, const char *s, size_t n)
     if (rc)
         return rc;
     st->turn.reasoning = st->reasoning.p;
-    st->turn.reasoning_len = st->reasoning.len;
+    st->turn.reasoning_len = st->reasoning.n;
     if (st->sink.on_reasoning)
         st->sink.on_reasoning(st->sink.ud, s, n);
     return 0;
@@ -150,7 +123,7 @@ int ac_stream__refusal(ac_stream *st, const char *s, size_t n)
     if (rc)
         return rc;
     st->turn.refusal = st->refusal.p;
-    st->turn.refusal_len = st->refusal.len;
+    st->turn.refusal_len = st->refusal.n;
     if (st->sink.on_refusal)
         st->sink.on_refusal(st->sink.ud, s, n);
     return 0;
@@ -162,9 +135,9 @@ int ac_stream__refusal(ac_stream *st, const char *s, size_t n)
 static void st_think_view(ac_stream *st, size_t pos)
 {
     ac_thinking_block *b = &st->turn.thinking_blocks[pos];
-    st_str *s = &st->thinks[3 * pos];
+    ac_buf *s = &st->thinks[3 * pos];
     b->thinking = s[0].p ? s[0].p : st_empty;
-    b->thinking_len = s[0].len;
+    b->thinking_len = s[0].n;
     b->signature = s[1].p ? s[1].p : st_empty;
     b->data = s[2].p; /* only redacted blocks have one (possibly "") */
 }
@@ -180,14 +153,15 @@ int ac_stream__thinking_start(ac_stream *st, const char *data, size_t n)
         if (!nb)
             return st_nomem(st);
         t->thinking_blocks = nb;
-        st_str *ns = realloc(st->thinks, 3 * cap * sizeof *ns);
+        ac_buf *ns = realloc(st->thinks, 3 * cap * sizeof *ns);
         if (!ns)
             return st_nomem(st);
         st->thinks = ns;
         st->thinks_cap = cap;
     }
     size_t pos = t->n_thinking_blocks++;
-    memset(&st->thinks[3 * pos], 0, 3 * sizeof *st->thinks);
+    for (size_t k = 0; k < 3; k++)
+        ac_buf_init(&st->thinks[3 * pos + k], AC_BUF_MAX);
     if (data) {
         int rc = st_add(st, &st->thinks[3 * pos + 2], data, n);
         if (rc) {
@@ -270,7 +244,7 @@ int ac_stream__tool_call(ac_stream *st, int index)
     c->name = st_empty;
     c->arguments = st_empty;
     c->arguments_len = 0;
-    st->calls[pos].args_cap = 0;
+    ac_buf_init(&st->calls[pos].args, AC_BUF_MAX);
     /* positions of Anthropic blocks after pos shift by one */
     for (size_t i = 0; i < st->n_blocks; i++)
         if (st->blocks[i].kind == AC_BLOCK_TOOL && st->blocks[i].tool_pos >= (int)pos)
@@ -302,13 +276,11 @@ int ac_stream__tool_fragment(ac_stream *st, int pos, const char *id, const char 
     if (!rc)
         rc = st_set_once(st, &c->name, name);
     if (!rc && n) {
-        st_str s = {c->arguments == st_empty ? NULL : c->arguments, c->arguments_len,
-                    st->calls[pos].args_cap};
-        rc = st_add(st, &s, args, n);
+        ac_buf *a = &st->calls[pos].args;
+        rc = st_add(st, a, args, n);
         if (!rc) {
-            c->arguments = s.p;
-            c->arguments_len = s.len;
-            st->calls[pos].args_cap = s.cap;
+            c->arguments = a->p;
+            c->arguments_len = a->n;
         }
     }
     if (rc)
@@ -511,6 +483,10 @@ ac_stream *ac_stream_new_ex(ac_wire wire, const ac_stream_sink *sink, size_t max
     st->sse = ac_sse_new(max_line, max_event, st_on_event, NULL, st);
     if (!st->sse)
         goto fail;
+    ac_buf_init(&st->text, AC_BUF_MAX);
+    ac_buf_init(&st->reasoning, AC_BUF_MAX);
+    ac_buf_init(&st->refusal, AC_BUF_MAX);
+    ac_buf_init(&st->scratch, AC_BUF_MAX);
     st->turn.text = st_empty;
     st->turn.reasoning = st_empty;
     st->turn.refusal = st_empty;
@@ -592,11 +568,11 @@ void ac_stream_free(ac_stream *st)
         return;
     ac_sse_free(st->sse);
     free(st->err);
-    free(st->text.p);
-    free(st->reasoning.p);
-    free(st->refusal.p);
+    ac_buf_free(&st->text);
+    ac_buf_free(&st->reasoning);
+    ac_buf_free(&st->refusal);
     for (size_t i = 0; i < 3 * st->turn.n_thinking_blocks; i++)
-        free(st->thinks[i].p);
+        ac_buf_free(&st->thinks[i]);
     free(st->thinks);
     free(st->turn.thinking_blocks);
     for (size_t i = 0; i < st->turn.n_tool_calls; i++) {
@@ -606,12 +582,12 @@ void ac_stream_free(ac_stream *st)
         if (c->name != st_empty)
             free(c->name);
         if (c->arguments != st_empty)
-            free(c->arguments);
+            free(c->arguments); /* the p of st->calls[i].args */
     }
     free(st->turn.tool_calls);
     free(st->calls);
     free(st->blocks);
-    free(st->scratch.p);
+    ac_buf_free(&st->scratch);
     free(st->turn.finish_reason);
     free(st->turn.error_type);
     free(st->turn.error_message);
@@ -620,20 +596,8 @@ void ac_stream_free(ac_stream *st)
 
 char *ac_stream__scratch(ac_stream *st, size_t n)
 {
-    if (st->scratch.cap < n) {
-        size_t cap = st->scratch.cap ? st->scratch.cap : 256;
-        while (cap < n) {
-            if (cap > SIZE_MAX / 2)
-                return NULL;
-            cap *= 2;
-        }
-        char *np = realloc(st->scratch.p, cap);
-        if (!np)
-            return NULL;
-        st->scratch.p = np;
-        st->scratch.cap = cap;
-    }
-    return st->scratch.p;
+    /* room for n bytes at p (n stays 0): reserved, never appended to */
+    return ac_buf_reserve(&st->scratch, n) == 0 ? st->scratch.p : NULL;
 }
 
 void ac_stream__set_fast(ac_stream *st, int on)

@@ -13,4 +13,4 @@ add_library(agentc_llm_stream STATIC
   ${CMAKE_SOURCE_DIR}/src/llm/stream_openai.c
   ${CMAKE_SOURCE_DIR}/src/llm/stream_anthropic.c)
 target_include_directories(agentc_llm_stream PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(agentc_llm_stream PUBLIC PkgConfig::JANSSON)
+target_link_libraries(agentc_llm_stream PUBLIC agentc_util PkgConfig::JANSSON)

@@ -7,43 +7,12 @@
 #include <string.h>
 
 #include "mcp/mcp.h"
+#include "util/buf.h"
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void put(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-
-static void puts_(sbuf *b, const char *s)
-{
-    put(b, s, strlen(s));
-}
-
-static void sep(sbuf *b)
+static void sep(ac_buf *b)
 {
     if (b->n)
-        put(b, "\n", 1);
+        ac_buf_add(b, "\n", 1);
 }
 
 /* Bytes a base64 string decodes to. */
@@ -61,7 +30,7 @@ static const char *str(const json_t *o, const char *k, const char *def)
     return v ? v : def;
 }
 
-static void describe(sbuf *b, const json_t *blk)
+static void describe(ac_buf *b, const json_t *blk)
 {
     char line[600];
     const char *type = str(blk, "type", "(untyped)");
@@ -77,8 +46,8 @@ static void describe(sbuf *b, const json_t *blk)
         const char *text = json_string_value(json_object_get(r, "text"));
         if (text) {
             snprintf(line, sizeof line, "[resource %.300s]\n", str(r, "uri", "?"));
-            puts_(b, line);
-            puts_(b, text);
+            ac_buf_addstr(b, line);
+            ac_buf_addstr(b, text);
             return;
         }
         snprintf(line, sizeof line, "[resource %.300s: %s, %zu bytes, not shown]",
@@ -90,12 +59,13 @@ static void describe(sbuf *b, const json_t *blk)
                  j ? strlen(j) : 0);
         free(j);
     }
-    puts_(b, line);
+    ac_buf_addstr(b, line);
 }
 
 char *ac_mcp_result_text(const json_t *result, int *ok)
 {
-    sbuf b = {0};
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
     *ok = !json_is_true(json_object_get(result, "isError"));
     const json_t *content = json_object_get(result, "content");
     const json_t *sc = json_object_get(result, "structuredContent");
@@ -107,7 +77,7 @@ char *ac_mcp_result_text(const json_t *result, int *ok)
         sep(&b);
         if (!strcmp(str(blk, "type", ""), "text")) {
             const char *t = str(blk, "text", "");
-            puts_(&b, t);
+            ac_buf_addstr(&b, t);
             if (sc && !sc_shown) {
                 json_t *parsed = json_loads(t, JSON_DECODE_ANY, NULL);
                 sc_shown = parsed && json_equal(parsed, sc);
@@ -120,14 +90,8 @@ char *ac_mcp_result_text(const json_t *result, int *ok)
     if (sc && !sc_shown) {
         char *j = json_dumps(sc, JSON_COMPACT | JSON_ENCODE_ANY);
         sep(&b);
-        puts_(&b, j ? j : "null");
+        ac_buf_addstr(&b, j ? j : "null");
         free(j);
     }
-    if (b.oom) {
-        free(b.p);
-        return NULL;
-    }
-    if (!b.p)
-        return strdup("");
-    return b.p;
+    return ac_buf_take(&b, NULL);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "server_int.h"
+#include "util/buf.h"
 
 enum MHD_Result srv_models(srv *sv, struct MHD_Connection *c)
 {
@@ -54,38 +55,6 @@ static int content_text(json_t *content, char **out)
     *p = 0;
     *out = b;
     return 0;
-}
-
-typedef struct sbuf {
-    char *b;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_add(sbuf *s, const char *a, size_t n)
-{
-    if (s->oom)
-        return;
-    if (s->n + n + 1 > s->cap) {
-        size_t cap = s->cap ? s->cap : 256;
-        while (cap < s->n + n + 1)
-            cap *= 2;
-        char *b = realloc(s->b, cap);
-        if (!b) {
-            s->oom = 1;
-            return;
-        }
-        s->b = b;
-        s->cap = cap;
-    }
-    memcpy(s->b + s->n, a, n);
-    s->n += n;
-    s->b[s->n] = 0;
-}
-
-static void sb_str(sbuf *s, const char *a)
-{
-    sb_add(s, a, strlen(a));
 }
 
 static json_t *chunk(srv_sess *ss, json_t *delta, const char *finish)
@@ -189,7 +158,9 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
         json_decref(rq);
         return srv_reply_error(c, 400, "invalid_type", "'stream' must be a boolean");
     }
-    sbuf sys = {0}, conv = {0};
+    ac_buf sys, conv;
+    ac_buf_init(&sys, AC_BUF_MAX);
+    ac_buf_init(&conv, AC_BUF_MAX);
     char *last_user = NULL;
     size_t users = 0, i;
     json_t *m;
@@ -215,17 +186,17 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
         }
         if (!strcmp(role, "system") || !strcmp(role, "developer")) {
             if (sys.n)
-                sb_str(&sys, "\n\n");
-            sb_str(&sys, text);
+                ac_buf_addstr(&sys, "\n\n");
+            ac_buf_addstr(&sys, text);
             free(text);
             continue;
         }
         if (!strcmp(role, "user"))
             users++;
         if (last_user) {
-            sb_str(&conv, "user: ");
-            sb_str(&conv, last_user);
-            sb_str(&conv, "\n\n");
+            ac_buf_addstr(&conv, "user: ");
+            ac_buf_addstr(&conv, last_user);
+            ac_buf_addstr(&conv, "\n\n");
             free(last_user);
             last_user = NULL;
         }
@@ -237,36 +208,37 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
             last_user = text;
             continue;
         }
-        sb_str(&conv, role);
-        sb_str(&conv, ": ");
-        sb_str(&conv, text);
-        sb_str(&conv, "\n\n");
+        ac_buf_addstr(&conv, role);
+        ac_buf_addstr(&conv, ": ");
+        ac_buf_addstr(&conv, text);
+        ac_buf_addstr(&conv, "\n\n");
         free(text);
     }
     int streamed = json_is_true(stream);
     json_decref(rq);
     if (!bad && !last_user)
         bad = "the last message must be a user message";
-    if (bad || sys.oom || conv.oom) {
+    if (bad || sys.failed || conv.failed) {
         free(last_user);
-        free(sys.b);
-        free(conv.b);
+        free(sys.p);
+        free(conv.p);
         return srv_reply_error(c, 400, "invalid_request", "%s", bad ? bad : "out of memory");
     }
-    sbuf prompt = {0};
+    ac_buf prompt;
+    ac_buf_init(&prompt, AC_BUF_MAX);
     if (conv.n) {
-        sb_str(&prompt, "The conversation so far:\n\n");
-        sb_add(&prompt, conv.b, conv.n);
-        sb_str(&prompt, "The user's new message:\n\n");
+        ac_buf_addstr(&prompt, "The conversation so far:\n\n");
+        ac_buf_add(&prompt, conv.p, conv.n);
+        ac_buf_addstr(&prompt, "The user's new message:\n\n");
     }
-    sb_str(&prompt, last_user);
+    ac_buf_addstr(&prompt, last_user);
     free(last_user);
-    free(conv.b);
+    free(conv.p);
     ac_error err = {0};
-    srv_sess *ss = prompt.oom ? NULL : srv_sess_new(sv, o, NULL, sys.n ? sys.b : NULL, 1, &err);
-    free(sys.b);
+    srv_sess *ss = prompt.failed ? NULL : srv_sess_new(sv, o, NULL, sys.n ? sys.p : NULL, 1, &err);
+    free(sys.p);
     if (!ss) {
-        free(prompt.b);
+        free(prompt.p);
         return srv_reply_error(c, 500, "session_failed", "cannot run the agent: %s", err.text);
     }
     enum MHD_Result ret;
@@ -275,7 +247,7 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
         struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
         if (!resp) {
             free(st);
-            free(prompt.b);
+            free(prompt.p);
             srv_sess_free(ss);
             return srv_reply_error(c, 503, "out_of_memory", "out of memory");
         }
@@ -294,7 +266,7 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
         MHD_suspend_connection(c);
         ret = MHD_YES;
     }
-    ac_session_send(ss->s, prompt.b);
-    free(prompt.b);
+    ac_session_send(ss->s, prompt.p);
+    free(prompt.p);
     return ret;
 }

@@ -132,8 +132,8 @@ static void contract_report(void *ud, const ac_contract_problem *p)
     if (!c->line && p->state != AC_FSM_NONE)
         c->line = c->t->states[p->state].line;
     if (c->len < sizeof c->msg) {
-        int w = snprintf(c->msg + c->len, sizeof c->msg - c->len, "%s%s", c->len ? "; " : "",
-                         p->msg);
+        int w =
+            snprintf(c->msg + c->len, sizeof c->msg - c->len, "%s%s", c->len ? "; " : "", p->msg);
         if (w > 0)
             c->len += (size_t)w;
     }
@@ -153,8 +153,8 @@ static int check_param_values(const ac_engine *e, char *err, size_t errcap)
                 ok = p->sval && strcmp(p->sval, *w) == 0;
             if (ok)
                 continue;
-            size_t o = (size_t)snprintf(err, errcap, "param %s is '%s'; it must be one of",
-                                        r->name, p->sval ? p->sval : "");
+            size_t o = (size_t)snprintf(err, errcap, "param %s is '%s'; it must be one of", r->name,
+                                        p->sval ? p->sval : "");
             for (const char *const *w = r->words; *w && o < errcap; w++)
                 o += (size_t)snprintf(err + o, errcap - o, " %s", *w);
             return -1;
@@ -353,34 +353,18 @@ static int output_schema_load(ac_engine *e, const char *text, char *err, size_t 
     return -1;
 }
 
-/* Builds the engine; on failure fills err, *code (enum ac_status) and, for a problem at an
- * effect use, *line (its state's spec line). */
-static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errcap, int *code,
-                             int *line)
+/* "out of memory" as the failure; -1. */
+static int engine_oom(char *err, size_t errcap, int *code)
 {
-    ac_engine *e = calloc(1, sizeof *e);
-    ac_registry *own_reg = NULL;
-    if (!e) {
-        snprintf(err, errcap, "out of memory");
-        *code = AC_ENOMEM;
-        return NULL;
-    }
-    e->t = cfg->tables ? cfg->tables : &agent_fsm;
-    e->loop = cfg->loop;
-    if (e->loop && !(e->remote = ac_remote_inbox_new(e))) {
-        snprintf(err, errcap, "out of memory");
-        *code = AC_ENOMEM;
-        goto fail;
-    }
-    if (cfg->output) {
-        e->out = *cfg->output;
-        e->has_output = 1;
-    }
-    e->rng = cfg->seed ? cfg->seed : (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull + 1;
+    snprintf(err, errcap, "out of memory");
+    *code = AC_ENOMEM;
+    return -1;
+}
+
+/* The tables of handlers and params, sized to the spec. 0, or -1. */
+static int engine_alloc(ac_engine *e, char *err, size_t errcap, int *code)
+{
     const ac_fsm_tables *t = e->t;
-    const ac_registry *reg = cfg->registry;
-    if (!reg)
-        reg = own_reg = ac_registry_new();
     e->guards = calloc(t->n_guards + 1u, sizeof *e->guards);
     e->actions = calloc(t->n_actions + 1u, sizeof *e->actions);
     e->e_start = calloc(t->n_effects + 1u, sizeof *e->e_start);
@@ -389,91 +373,103 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     e->params = calloc(t->n_params + 1u, sizeof *e->params);
     e->param_strings = calloc(t->n_params + 1u, sizeof *e->param_strings);
     e->param_overrides = json_object();
-    if (!reg || !e->guards || !e->actions || !e->e_start || !e->e_stop || !e->e_report ||
-        !e->params ||
-        !e->param_strings || !e->param_overrides) {
-        snprintf(err, errcap, "out of memory");
-        *code = AC_ENOMEM;
-        goto fail;
-    }
+    if (!e->guards || !e->actions || !e->e_start || !e->e_stop || !e->e_report || !e->params ||
+        !e->param_strings || !e->param_overrides)
+        return engine_oom(err, errcap, code);
     if (t->n_effects > AC_MAX_EFFECTS) {
         *code = AC_ESPEC;
         snprintf(err, errcap, "the spec declares %u effects (the limit is %d)", t->n_effects,
                  AC_MAX_EFFECTS);
-        goto fail;
+        return -1;
     }
-    /* bind every handler name; collect all missing names in one message */
-    {
-        char missing[1024];
-        size_t mo = 0, nmiss = 0;
-        missing[0] = 0;
-        static const char *const kinds[3] = {"guard", "action", "effect"};
-        for (int k = 0; k < 3; k++) {
-            uint16_t n = k == 0 ? t->n_guards : k == 1 ? t->n_actions : t->n_effects;
-            const char *const *names = k == 0   ? t->guard_names
-                                       : k == 1 ? t->action_names
-                                                : t->effect_names;
-            for (uint16_t i = 0; i < n; i++) {
-                int sb = ac_spec_rt_bind(e, k, i, names[i], err, errcap);
-                if (sb < 0) {
-                    *code = AC_ESPEC;
-                    goto fail;
+    return 0;
+}
+
+/* Binds every handler name (kind k: guard, action, effect); every missing
+ * name is collected in one message. 0, or -1. */
+static int engine_bind(ac_engine *e, const ac_registry *reg, char *err, size_t errcap, int *code)
+{
+    const ac_fsm_tables *t = e->t;
+    char missing[1024];
+    size_t mo = 0, nmiss = 0;
+    missing[0] = 0;
+    static const char *const kinds[3] = {"guard", "action", "effect"};
+    for (int k = 0; k < 3; k++) {
+        uint16_t n = k == 0 ? t->n_guards : k == 1 ? t->n_actions : t->n_effects;
+        const char *const *names = k == 0   ? t->guard_names
+                                   : k == 1 ? t->action_names
+                                            : t->effect_names;
+        for (uint16_t i = 0; i < n; i++) {
+            int sb = ac_spec_rt_bind(e, k, i, names[i], err, errcap);
+            if (sb < 0) {
+                *code = AC_ESPEC;
+                return -1;
+            }
+            if (sb > 0)
+                continue;
+            const ac_reg_entry *r = reg_find(reg, k, names[i]);
+            if (!r) {
+                nmiss++;
+                if (mo < sizeof missing) {
+                    int w = snprintf(missing + mo, sizeof missing - mo, "%s%s %s", mo ? ", " : "",
+                                     kinds[k], names[i]);
+                    if (w > 0)
+                        mo += (size_t)w;
                 }
-                if (sb > 0)
-                    continue;
-                const ac_reg_entry *r = reg_find(reg, k, names[i]);
-                if (!r) {
-                    nmiss++;
-                    if (mo < sizeof missing) {
-                        int w = snprintf(missing + mo, sizeof missing - mo, "%s%s %s",
-                                         mo ? ", " : "", kinds[k], names[i]);
-                        if (w > 0)
-                            mo += (size_t)w;
-                    }
-                    continue;
-                }
-                if (k == 0)
-                    e->guards[i] = r->guard;
-                else if (k == 1)
-                    e->actions[i] = r->action;
-                else {
-                    e->e_start[i] = r->start;
-                    e->e_stop[i] = r->stop;
-                    e->e_report[i] = r->report;
-                }
+                continue;
+            }
+            if (k == 0)
+                e->guards[i] = r->guard;
+            else if (k == 1)
+                e->actions[i] = r->action;
+            else {
+                e->e_start[i] = r->start;
+                e->e_stop[i] = r->stop;
+                e->e_report[i] = r->report;
             }
         }
-        if (nmiss) {
-            *code = AC_ESPEC;
-            snprintf(err, errcap, "the spec %s names %zu handler%s this program lacks: %s",
-                     t->spec_path, nmiss, nmiss == 1 ? "" : "s", missing);
-            goto fail;
-        }
     }
-    {
-        contract_ctx cc = {reg, t, "", 0, 0, 0};
-        ac_contract_check(t, ac_builtin_contracts, ac_n_builtin_contracts, contract_applies,
-                          contract_report, &cc);
-        if (cc.n) {
-            *code = AC_ESPEC;
-            *line = cc.line;
-            snprintf(err, errcap, "the spec %s does not give the built-in handlers what they need "
-                                  "(%zu problem%s): %s",
-                     t->spec_path, cc.n, cc.n == 1 ? "" : "s", cc.msg);
-            goto fail;
-        }
+    if (!nmiss)
+        return 0;
+    *code = AC_ESPEC;
+    snprintf(err, errcap, "the spec %s names %zu handler%s this program lacks: %s", t->spec_path,
+             nmiss, nmiss == 1 ? "" : "s", missing);
+    return -1;
+}
+
+/* The built-in handlers' contracts against the spec; then the dispatch plan. 0, or -1. */
+static int engine_check_and_plan(ac_engine *e, const ac_registry *reg, char *err, size_t errcap,
+                                 int *code, int *line)
+{
+    const ac_fsm_tables *t = e->t;
+    contract_ctx cc = {reg, t, "", 0, 0, 0};
+    ac_contract_check(t, ac_builtin_contracts, ac_n_builtin_contracts, contract_applies,
+                      contract_report, &cc);
+    if (cc.n) {
+        *code = AC_ESPEC;
+        *line = cc.line;
+        snprintf(err, errcap,
+                 "the spec %s does not give the built-in handlers what they need "
+                 "(%zu problem%s): %s",
+                 t->spec_path, cc.n, cc.n == 1 ? "" : "s", cc.msg);
+        return -1;
     }
     e->plan = ac_fsm_plan_new(t);
-    if (!e->plan) {
-        snprintf(err, errcap, "out of memory");
-        *code = AC_ENOMEM;
-        goto fail;
-    }
+    if (!e->plan)
+        return engine_oom(err, errcap, code);
     e->binding.plan = e->plan;
     e->binding.t = t;
     e->binding.guards = e->guards;
     e->binding.actions = e->actions;
     e->binding.effect = effect_hook;
+    return 0;
+}
+
+/* The spec's params with the overrides applied, checked, and the ones the
+ * built-in handlers read looked up once. 0, or -1. */
+static int engine_params(ac_engine *e, const ac_engine_config *cfg, char *err, size_t errcap)
+{
+    const ac_fsm_tables *t = e->t;
     for (uint16_t i = 0; i < t->n_params; i++) {
         e->params[i].name = t->params[i].name;
         e->params[i].type = t->params[i].type;
@@ -482,9 +478,9 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     }
     for (const char *const *p = cfg->params; p && *p; p++)
         if (apply_override(e, *p, err, errcap) < 0)
-            goto fail;
+            return -1;
     if (check_param_values(e, err, errcap) < 0)
-        goto fail;
+        return -1;
     e->p_max_iterations = ac_engine_param(e, "max_iterations");
     e->p_max_retries = ac_engine_param(e, "max_retries");
     e->p_compact_threshold = ac_engine_param(e, "compact_threshold");
@@ -495,8 +491,12 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     e->p_connect_timeout = ac_engine_param(e, "connect_timeout");
     e->p_call_timeout = ac_engine_param(e, "call_timeout");
     e->p_output_retries = ac_engine_param(e, "output_retries");
-    if (cfg->output_schema && output_schema_load(e, cfg->output_schema, err, errcap, code) < 0)
-        goto fail;
+    return 0;
+}
+
+/* The events the engine posts itself, by index. */
+static void engine_events(ac_engine *e)
+{
     e->ev_spawn = ac_engine_event_index(e, "spawn");
     e->ev_user_message = ac_engine_event_index(e, "user_message");
     e->ev_cancel = ac_engine_event_index(e, "cancel");
@@ -507,6 +507,12 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     e->ev_compaction_failed = ac_engine_event_index(e, "compaction.failed");
     e->ev_ctx_expanded = ac_engine_event_index(e, "context.expanded");
     e->ev_ctx_loaded = ac_engine_event_index(e, "context.loaded");
+}
+
+/* The configuration's strings the engine keeps, and the secrets it scrubs. 0, or -1. */
+static int engine_copy_config(ac_engine *e, const ac_engine_config *cfg, char *err, size_t errcap,
+                              int *code)
+{
     const char *base_url = cfg->base_url;
     if (cfg->provider != AC_PROVIDER_SCRIPT && (!base_url || !*base_url))
         base_url = getenv(cfg->provider == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_BASE_URL"
@@ -514,32 +520,70 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     if ((cfg->system_prompt && !(e->system_prompt = strdup(cfg->system_prompt))) ||
         (cfg->journal_dir && !(e->journal_dir = strdup(cfg->journal_dir))) ||
         (cfg->api_key_env && !(e->api_key_env = strdup(cfg->api_key_env))) ||
-        !(e->secrets = ac_secrets_collect(cfg->api_key, base_url, cfg->headers))) {
-        snprintf(err, errcap, "out of memory");
-        *code = AC_ENOMEM;
-        goto fail;
-    }
+        !(e->secrets = ac_secrets_collect(cfg->api_key, base_url, cfg->headers)))
+        return engine_oom(err, errcap, code);
     const char *tc = cfg->request ? cfg->request->tool_choice : NULL;
     if (tc && strcmp(tc, "auto") && strcmp(tc, "none") && strcmp(tc, "required") &&
-        !(e->tool_choice = strdup(tc))) {
-        snprintf(err, errcap, "out of memory");
-        *code = AC_ENOMEM;
+        !(e->tool_choice = strdup(tc)))
+        return engine_oom(err, errcap, code);
+    return 0;
+}
+
+/* The model provider (an engine without a loop has none: replay). 0, or -1. */
+static int engine_provider(ac_engine *e, const ac_engine_config *cfg, char *err, size_t errcap,
+                           int *code)
+{
+    if (!e->loop)
+        return 0;
+    if (cfg->provider == AC_PROVIDER_SCRIPT &&
+        ac_request_settings_check(cfg->request, 0, err, errcap)) /* ranges: sent nowhere */
+        e->provider = NULL;
+    else if (cfg->provider == AC_PROVIDER_SCRIPT)
+        e->provider = ac_provider_script_new(e, cfg->script_path, cfg->script_text,
+                                             cfg->script_delay_ms, err, errcap);
+    else
+        e->provider = ac_provider_http_new(e, cfg->provider, cfg, err, errcap);
+    if (!e->provider) {
+        *code = strstr(err, "out of memory") ? AC_ENOMEM : AC_ECONFIG;
+        return -1;
+    }
+    return 0;
+}
+
+/* Builds the engine; on failure fills err, *code (enum ac_status) and, for a problem at an
+ * effect use, *line (its state's spec line). */
+static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errcap, int *code,
+                             int *line)
+{
+    ac_engine *e = calloc(1, sizeof *e);
+    ac_registry *own_reg = NULL;
+    if (!e) {
+        engine_oom(err, errcap, code);
+        return NULL;
+    }
+    e->t = cfg->tables ? cfg->tables : &agent_fsm;
+    e->loop = cfg->loop;
+    if (cfg->output) {
+        e->out = *cfg->output;
+        e->has_output = 1;
+    }
+    e->rng = cfg->seed ? cfg->seed : (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull + 1;
+    const ac_registry *reg = cfg->registry;
+    if (!reg)
+        reg = own_reg = ac_registry_new();
+    if ((e->loop && !(e->remote = ac_remote_inbox_new(e))) || !reg) {
+        engine_oom(err, errcap, code);
         goto fail;
     }
-    if (e->loop) {
-        if (cfg->provider == AC_PROVIDER_SCRIPT &&
-            ac_request_settings_check(cfg->request, 0, err, errcap)) /* ranges: sent nowhere */
-            e->provider = NULL;
-        else if (cfg->provider == AC_PROVIDER_SCRIPT)
-            e->provider = ac_provider_script_new(e, cfg->script_path, cfg->script_text,
-                                                 cfg->script_delay_ms, err, errcap);
-        else
-            e->provider = ac_provider_http_new(e, cfg->provider, cfg, err, errcap);
-        if (!e->provider) {
-            *code = strstr(err, "out of memory") ? AC_ENOMEM : AC_ECONFIG;
-            goto fail;
-        }
-    }
+    if (engine_alloc(e, err, errcap, code) || engine_bind(e, reg, err, errcap, code) ||
+        engine_check_and_plan(e, reg, err, errcap, code, line) ||
+        engine_params(e, cfg, err, errcap))
+        goto fail;
+    if (cfg->output_schema && output_schema_load(e, cfg->output_schema, err, errcap, code) < 0)
+        goto fail;
+    engine_events(e);
+    if (engine_copy_config(e, cfg, err, errcap, code) || engine_provider(e, cfg, err, errcap, code))
+        goto fail;
     ac_registry_free(own_reg);
     return e;
 fail:

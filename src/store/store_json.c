@@ -11,44 +11,12 @@
 #include <string.h>
 
 #include "store_json.h"
+#include "util/buf.h"
 
-typedef struct buf {
-    char *p;
-    size_t n, cap;
-    int failed; /* out of memory, or a value this writer leaves to jansson */
-} buf;
-
-static int grow(buf *b, size_t more)
-{
-    if (b->failed)
-        return -1;
-    if (b->n + more <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + more)
-        cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-        b->failed = 1;
-        return -1;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static void put(buf *b, const char *s, size_t n)
-{
-    if (grow(b, n) == 0) {
-        memcpy(b->p + b->n, s, n);
-        b->n += n;
-    }
-}
-
-static void put_string(buf *b, const char *s, size_t n)
+static void put_string(ac_buf *b, const char *s, size_t n)
 {
     /* at most 6 bytes per input byte, and the quotes */
-    if (grow(b, n * 6 + 2) != 0)
+    if (ac_buf_reserve(b, n * 6 + 2) != 0)
         return;
     char *o = b->p + b->n;
     *o++ = '"';
@@ -85,43 +53,43 @@ static void put_string(buf *b, const char *s, size_t n)
         }
     }
     *o++ = '"';
-    b->n = (size_t)(o - b->p);
+    ac_buf_commit(b, (size_t)(o - (b->p + b->n)));
 }
 
-static void put_value(buf *b, json_t *v, int depth)
+static void put_value(ac_buf *b, json_t *v, int depth)
 {
     if (b->failed)
         return;
-    if (depth > 64) { /* deep values: jansson's own checks */
-        b->failed = 1;
+    if (depth > 64) {   /* deep values: jansson's own checks */
+        ac_buf_fail(b); /* left to jansson */
         return;
     }
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
-        put(b, "{", 1);
+        ac_buf_add(b, "{", 1);
         const char *k;
         json_t *x;
         int first = 1;
         json_object_foreach(v, k, x)
         {
             if (!first)
-                put(b, ",", 1);
+                ac_buf_add(b, ",", 1);
             first = 0;
             put_string(b, k, strlen(k));
-            put(b, ":", 1);
+            ac_buf_add(b, ":", 1);
             put_value(b, x, depth + 1);
         }
-        put(b, "}", 1);
+        ac_buf_add(b, "}", 1);
         break;
     }
     case JSON_ARRAY: {
-        put(b, "[", 1);
+        ac_buf_add(b, "[", 1);
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i)
-                put(b, ",", 1);
+                ac_buf_add(b, ",", 1);
             put_value(b, json_array_get(v, i), depth + 1);
         }
-        put(b, "]", 1);
+        ac_buf_add(b, "]", 1);
         break;
     }
     case JSON_STRING:
@@ -130,31 +98,28 @@ static void put_value(buf *b, json_t *v, int depth)
     case JSON_INTEGER: {
         char num[32];
         int k = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        put(b, num, (size_t)k);
+        ac_buf_add(b, num, (size_t)k);
         break;
     }
     case JSON_TRUE:
-        put(b, "true", 4);
+        ac_buf_add(b, "true", 4);
         break;
     case JSON_FALSE:
-        put(b, "false", 5);
+        ac_buf_add(b, "false", 5);
         break;
     case JSON_NULL:
-        put(b, "null", 4);
+        ac_buf_add(b, "null", 4);
         break;
-    default: /* a real */
-        b->failed = 1;
+    default:            /* a real */
+        ac_buf_fail(b); /* left to jansson */
     }
 }
 
 char *ac_store_json_text(json_t *v)
 {
-    buf b = {0};
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
     put_value(&b, v, 0);
-    if (!b.failed && grow(&b, 1) == 0) {
-        b.p[b.n] = 0;
-        return b.p;
-    }
-    free(b.p);
-    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *s = ac_buf_take(&b, NULL);
+    return s ? s : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 }

@@ -3,9 +3,11 @@
  * it. See schema.h for the supported keywords and semantics. */
 #include "tools/schema.h"
 #include "tools/schema_regex.h"
+#include "util/grow.h"
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,21 +383,6 @@ static int sc_cfail(sc_cctx *c, const char *fmt, ...)
     return -1;
 }
 
-/* Returns an array with room for `need` elements (maybe v itself), or NULL
- * when out of memory, leaving v untouched. */
-static void *sc_grow(void *v, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return v;
-    size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < need)
-        nc *= 2;
-    void *nv = realloc(v, nc * elem);
-    if (nv)
-        *cap = nc;
-    return nv;
-}
-
 static size_t sc_ptr_hash(const json_t *j, size_t cap)
 {
     uint64_t x = (uint64_t)(uintptr_t)j;
@@ -420,10 +407,8 @@ static sc_node *sc_find(const ac_schema *s, const json_t *j)
 /* Adds nd to the node table and the lookup map. */
 static int sc_register(ac_schema *s, sc_node *nd)
 {
-    sc_node **nodes = sc_grow(s->nodes, &s->capnodes, s->nnodes + 1, sizeof *nodes);
-    if (!nodes)
+    if (ac_grow((void **)&s->nodes, &s->capnodes, s->nnodes + 1, sizeof *s->nodes))
         return -1;
-    s->nodes = nodes;
     if ((s->nnodes + 1) * 2 > s->mapcap) {
         size_t nc = s->mapcap ? s->mapcap * 2 : 64;
         sc_node **nm = calloc(nc, sizeof *nm);
@@ -612,224 +597,269 @@ static const json_t *sc_resolve(sc_cctx *c, const char *ref)
     return cur;
 }
 
-static int sc_compile_object(sc_cctx *c, sc_node *nd, const json_t *j, int depth)
+/* Keywords whose value is one schema, a count, a number or a list of schemas,
+ * and the node field each fills. */
+typedef struct sc_kw_field {
+    const char *kw;
+    size_t off;
+} sc_kw_field;
+
+static const sc_kw_field sc_child_kws[] = {
+    {"additionalProperties", offsetof(sc_node, additional_props)},
+    {"propertyNames", offsetof(sc_node, property_names)},
+    {"contains", offsetof(sc_node, contains)},
+    {"not", offsetof(sc_node, not_schema)},
+    {"if", offsetof(sc_node, if_schema)},
+    {"then", offsetof(sc_node, then_schema)},
+    {"else", offsetof(sc_node, else_schema)},
+};
+static const sc_kw_field sc_count_kws[] = {
+    {"minProperties", offsetof(sc_node, min_props)},
+    {"maxProperties", offsetof(sc_node, max_props)},
+    {"minItems", offsetof(sc_node, min_items)},
+    {"maxItems", offsetof(sc_node, max_items)},
+    {"minLength", offsetof(sc_node, min_len)},
+    {"maxLength", offsetof(sc_node, max_len)},
+};
+static const sc_kw_field sc_number_kws[] = {
+    {"minimum", offsetof(sc_node, minimum)},
+    {"maximum", offsetof(sc_node, maximum)},
+};
+static const sc_kw_field sc_list_kws[] = {
+    {"allOf", offsetof(sc_node, all_of)},
+    {"anyOf", offsetof(sc_node, any_of)},
+    {"oneOf", offsetof(sc_node, one_of)},
+};
+
+/* The field of keyword k in a table, or NULL. */
+static void *sc_kw_slot(sc_node *nd, const sc_kw_field *t, size_t n, const char *k)
 {
-    const char *k;
-    json_t *v;
-    const json_t *items = NULL, *prefix_items = NULL, *add_items = NULL;
-    int has_xmin_bool = 0, has_xmax_bool = 0;
-    json_object_foreach((json_t *)j, k, v)
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(k, t[i].kw))
+            return (char *)nd + t[i].off;
+    return NULL;
+}
+
+#define SC_SLOT(nd, table, k) sc_kw_slot(nd, table, sizeof table / sizeof table[0], k)
+
+/* What an object's keywords leave for after all are read: the forms of
+ * items, and the draft-4 boolean exclusive bounds. */
+typedef struct sc_later {
+    const json_t *items, *prefix_items, *add_items;
+    int xmin_bool, xmax_bool; /* 1 true, -1 false, 0 absent */
+} sc_later;
+
+/* The keywords of the table kinds. 1 when k is one, 0 when not, -1 on error. */
+static int sc_compile_table_kw(sc_cctx *c, sc_node *nd, const char *k, const json_t *v, int depth)
+{
+    void *slot;
+    if ((slot = SC_SLOT(nd, sc_child_kws, k)))
+        return sc_compile_child(c, v, k, depth, slot) < 0 ? -1 : 1;
+    if ((slot = SC_SLOT(nd, sc_count_kws, k)))
+        return sc_count_kw(c, v, k, slot) < 0 ? -1 : 1;
+    if ((slot = SC_SLOT(nd, sc_number_kws, k)))
+        return sc_number_kw(c, v, k, slot) < 0 ? -1 : 1;
+    if ((slot = SC_SLOT(nd, sc_list_kws, k)))
+        return sc_compile_list(c, v, k, depth, slot, 0) < 0 ? -1 : 1;
+    return 0;
+}
+
+/* type: a name or a non-empty array of names. */
+static int sc_compile_type(sc_cctx *c, sc_node *nd, const json_t *v)
+{
+    unsigned bit;
+    if (json_is_string(v)) {
+        if (sc_type_bit(json_string_value(v), &bit) < 0)
+            return sc_cfail(c, "unknown type \"%s\"", json_string_value(v));
+        nd->types = bit;
+        return 0;
+    }
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        return sc_cfail(c, "type must be a string or a non-empty array of strings");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *t = json_array_get(v, i);
+        if (!json_is_string(t) || sc_type_bit(json_string_value(t), &bit) < 0)
+            return sc_cfail(c, "type must name JSON types");
+        nd->types |= bit;
+    }
+    return 0;
+}
+
+static int sc_compile_pattern_props(sc_cctx *c, sc_node *nd, const char *k, const json_t *v,
+                                    int depth)
+{
+    if (!json_is_object(v))
+        return sc_cfail(c, "patternProperties must be an object of schemas");
+    nd->pprops = calloc(json_object_size(v) + 1, sizeof *nd->pprops);
+    if (!nd->pprops)
+        return sc_cfail(c, "out of memory");
+    size_t saved = c->plen;
+    c->plen = sc_path_push(c->path, sizeof c->path, c->plen, k);
+    const char *pk;
+    json_t *pv;
+    json_object_foreach((json_t *)v, pk, pv)
     {
-        if (!strcmp(k, "type")) {
-            if (json_is_string(v)) {
-                unsigned bit;
-                if (sc_type_bit(json_string_value(v), &bit) < 0)
-                    return sc_cfail(c, "unknown type \"%s\"", json_string_value(v));
-                nd->types = bit;
-            } else if (json_is_array(v) && json_array_size(v) > 0) {
-                for (size_t i = 0; i < json_array_size(v); i++) {
-                    unsigned bit;
-                    const json_t *t = json_array_get(v, i);
-                    if (!json_is_string(t) || sc_type_bit(json_string_value(t), &bit) < 0)
-                        return sc_cfail(c, "type must name JSON types");
-                    nd->types |= bit;
-                }
-            } else {
-                return sc_cfail(c, "type must be a string or a non-empty array of strings");
-            }
-        } else if (!strcmp(k, "properties")) {
-            if (sc_compile_map(c, v, k, depth, &nd->props, &nd->nprops) < 0)
-                return -1;
-        } else if (!strcmp(k, "patternProperties")) {
-            if (!json_is_object(v))
-                return sc_cfail(c, "patternProperties must be an object of schemas");
-            nd->pprops = calloc(json_object_size(v) + 1, sizeof *nd->pprops);
-            if (!nd->pprops)
-                return sc_cfail(c, "out of memory");
-            size_t saved = c->plen;
-            c->plen = sc_path_push(c->path, sizeof c->path, c->plen, k);
-            const char *pk;
-            json_t *pv;
-            json_object_foreach(v, pk, pv)
-            {
-                sc_patprop *pp = &nd->pprops[nd->npprops];
-                char why[160];
-                if (ac_schema__regex_compile(&pp->rx, pk, strlen(pk), why, sizeof why) < 0) {
-                    sc_cfail(c, "bad pattern \"%s\": %s", pk, why);
-                    c->plen = saved;
-                    return -1;
-                }
-                nd->npprops++;
-                if (sc_compile_child(c, pv, pk, depth, &pp->node) < 0) {
-                    c->plen = saved;
-                    return -1;
-                }
-            }
+        sc_patprop *pp = &nd->pprops[nd->npprops];
+        char why[160];
+        if (ac_schema__regex_compile(&pp->rx, pk, strlen(pk), why, sizeof why) < 0) {
+            sc_cfail(c, "bad pattern \"%s\": %s", pk, why);
             c->plen = saved;
-            c->path[saved] = 0;
-        } else if (!strcmp(k, "additionalProperties")) {
-            if (sc_compile_child(c, v, k, depth, &nd->additional_props) < 0)
-                return -1;
-        } else if (!strcmp(k, "propertyNames")) {
-            if (sc_compile_child(c, v, k, depth, &nd->property_names) < 0)
-                return -1;
-        } else if (!strcmp(k, "required")) {
-            if (!json_is_array(v))
-                return sc_cfail(c, "required must be an array of strings");
-            nd->required = calloc(json_array_size(v) + 1, sizeof *nd->required);
-            if (!nd->required)
-                return sc_cfail(c, "out of memory");
-            for (size_t i = 0; i < json_array_size(v); i++) {
-                const json_t *r = json_array_get(v, i);
-                if (!json_is_string(r))
-                    return sc_cfail(c, "required must be an array of strings");
-                nd->required[nd->nrequired++] = json_string_value(r);
-            }
-        } else if (!strcmp(k, "minProperties")) {
-            if (sc_count_kw(c, v, k, &nd->min_props) < 0)
-                return -1;
-        } else if (!strcmp(k, "maxProperties")) {
-            if (sc_count_kw(c, v, k, &nd->max_props) < 0)
-                return -1;
-        } else if (!strcmp(k, "enum")) {
-            if (!json_is_array(v))
-                return sc_cfail(c, "enum must be an array");
-            nd->enum_values = v;
-        } else if (!strcmp(k, "const")) {
-            nd->const_value = v;
-        } else if (!strcmp(k, "items")) {
-            items = v;
-        } else if (!strcmp(k, "prefixItems")) {
-            prefix_items = v;
-        } else if (!strcmp(k, "additionalItems")) {
-            add_items = v;
-        } else if (!strcmp(k, "contains")) {
-            if (sc_compile_child(c, v, k, depth, &nd->contains) < 0)
-                return -1;
-        } else if (!strcmp(k, "minItems")) {
-            if (sc_count_kw(c, v, k, &nd->min_items) < 0)
-                return -1;
-        } else if (!strcmp(k, "maxItems")) {
-            if (sc_count_kw(c, v, k, &nd->max_items) < 0)
-                return -1;
-        } else if (!strcmp(k, "uniqueItems")) {
-            if (!json_is_boolean(v))
-                return sc_cfail(c, "uniqueItems must be a boolean");
-            nd->unique = json_is_true(v);
-        } else if (!strcmp(k, "minimum")) {
-            if (sc_number_kw(c, v, k, &nd->minimum) < 0)
-                return -1;
-        } else if (!strcmp(k, "maximum")) {
-            if (sc_number_kw(c, v, k, &nd->maximum) < 0)
-                return -1;
-        } else if (!strcmp(k, "exclusiveMinimum")) {
-            if (json_is_boolean(v))
-                has_xmin_bool = json_is_true(v) ? 1 : -1;
-            else if (sc_number_kw(c, v, k, &nd->xminimum) < 0)
-                return -1;
-        } else if (!strcmp(k, "exclusiveMaximum")) {
-            if (json_is_boolean(v))
-                has_xmax_bool = json_is_true(v) ? 1 : -1;
-            else if (sc_number_kw(c, v, k, &nd->xmaximum) < 0)
-                return -1;
-        } else if (!strcmp(k, "multipleOf")) {
-            if (!json_is_number(v) || json_number_value(v) <= 0)
-                return sc_cfail(c, "multipleOf must be a number greater than 0");
-            nd->multiple_of = v;
-            sc_to_dec(v, &nd->multiple_dec);
-        } else if (!strcmp(k, "minLength")) {
-            if (sc_count_kw(c, v, k, &nd->min_len) < 0)
-                return -1;
-        } else if (!strcmp(k, "maxLength")) {
-            if (sc_count_kw(c, v, k, &nd->max_len) < 0)
-                return -1;
-        } else if (!strcmp(k, "pattern")) {
-            char why[160];
-            if (!json_is_string(v))
-                return sc_cfail(c, "pattern must be a string");
-            if (ac_schema__regex_compile(&nd->pattern, json_string_value(v), json_string_length(v),
-                                         why, sizeof why) < 0)
-                return sc_cfail(c, "unsupported or invalid pattern \"%s\": %s",
-                                json_string_value(v), why);
-        } else if (!strcmp(k, "allOf")) {
-            if (sc_compile_list(c, v, k, depth, &nd->all_of, 0) < 0)
-                return -1;
-        } else if (!strcmp(k, "anyOf")) {
-            if (sc_compile_list(c, v, k, depth, &nd->any_of, 0) < 0)
-                return -1;
-        } else if (!strcmp(k, "oneOf")) {
-            if (sc_compile_list(c, v, k, depth, &nd->one_of, 0) < 0)
-                return -1;
-        } else if (!strcmp(k, "not")) {
-            if (sc_compile_child(c, v, k, depth, &nd->not_schema) < 0)
-                return -1;
-        } else if (!strcmp(k, "if")) {
-            if (sc_compile_child(c, v, k, depth, &nd->if_schema) < 0)
-                return -1;
-        } else if (!strcmp(k, "then")) {
-            if (sc_compile_child(c, v, k, depth, &nd->then_schema) < 0)
-                return -1;
-        } else if (!strcmp(k, "else")) {
-            if (sc_compile_child(c, v, k, depth, &nd->else_schema) < 0)
-                return -1;
-        } else if (!strcmp(k, "$ref")) {
-            if (!json_is_string(v))
-                return sc_cfail(c, "$ref must be a string");
-            nd->ref_str = json_string_value(v);
-            nd->ref_target = sc_resolve(c, nd->ref_str);
-            if (!nd->ref_target)
-                return -1;
-            if (!json_is_object(nd->ref_target) && !json_is_boolean(nd->ref_target))
-                return sc_cfail(c, "$ref '%s' does not point to a schema", nd->ref_str);
-            ac_schema *s = c->s;
-            sc_node **pend = sc_grow(s->pending, &s->cappending, s->npending + 1, sizeof *pend);
-            if (!pend)
-                return sc_cfail(c, "out of memory");
-            s->pending = pend;
-            s->pending[s->npending++] = nd;
-            nd->ref_only = s->legacy_ref;
-        } else if (!strcmp(k, "$defs") || !strcmp(k, "definitions")) {
-            sc_prop *defs = NULL;
-            size_t ndefs = 0;
-            int rc = sc_compile_map(c, v, k, depth, &defs, &ndefs);
-            free(defs); /* the nodes live in the node table; $ref finds them */
-            if (rc < 0)
-                return -1;
-        } else if (!strcmp(k, "$id")) {
-            if (depth != 0)
-                return sc_cfail(c, "unsupported keyword '$id' (allowed on the root only)");
-        } else if (!strcmp(k, "$schema") || !strcmp(k, "title") || !strcmp(k, "description") ||
-                   !strcmp(k, "default") || !strcmp(k, "examples") || !strcmp(k, "$comment") ||
-                   !strcmp(k, "format") || !strcmp(k, "readOnly") || !strcmp(k, "writeOnly") ||
-                   !strcmp(k, "deprecated")) {
-            /* annotation */
-        } else {
-            return sc_cfail(c, "unsupported keyword '%s'", k);
+            return -1;
+        }
+        nd->npprops++;
+        if (sc_compile_child(c, pv, pk, depth, &pp->node) < 0) {
+            c->plen = saved;
+            return -1;
         }
     }
-    if (has_xmin_bool) {
+    c->plen = saved;
+    c->path[saved] = 0;
+    return 0;
+}
+
+static int sc_compile_required(sc_cctx *c, sc_node *nd, const json_t *v)
+{
+    if (!json_is_array(v))
+        return sc_cfail(c, "required must be an array of strings");
+    nd->required = calloc(json_array_size(v) + 1, sizeof *nd->required);
+    if (!nd->required)
+        return sc_cfail(c, "out of memory");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *r = json_array_get(v, i);
+        if (!json_is_string(r))
+            return sc_cfail(c, "required must be an array of strings");
+        nd->required[nd->nrequired++] = json_string_value(r);
+    }
+    return 0;
+}
+
+/* $ref: resolved now, its node compiled once every node exists (pending). */
+static int sc_compile_ref(sc_cctx *c, sc_node *nd, const json_t *v)
+{
+    if (!json_is_string(v))
+        return sc_cfail(c, "$ref must be a string");
+    nd->ref_str = json_string_value(v);
+    nd->ref_target = sc_resolve(c, nd->ref_str);
+    if (!nd->ref_target)
+        return -1;
+    if (!json_is_object(nd->ref_target) && !json_is_boolean(nd->ref_target))
+        return sc_cfail(c, "$ref '%s' does not point to a schema", nd->ref_str);
+    ac_schema *s = c->s;
+    if (ac_grow((void **)&s->pending, &s->cappending, s->npending + 1, sizeof *s->pending))
+        return sc_cfail(c, "out of memory");
+    s->pending[s->npending++] = nd;
+    nd->ref_only = s->legacy_ref;
+    return 0;
+}
+
+static int sc_is_annotation(const char *k)
+{
+    static const char *const names[] = {"$schema",   "title",     "description", "default",
+                                        "examples",  "$comment",  "format",      "readOnly",
+                                        "writeOnly", "deprecated"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(k, names[i]))
+            return 1;
+    return 0;
+}
+
+/* The keywords with a value of their own shape. 0, or -1 on error (an
+ * unsupported keyword among them). */
+static int sc_compile_special_kw(sc_cctx *c, sc_node *nd, const char *k, const json_t *v, int depth,
+                                 sc_later *l)
+{
+    char why[160];
+    if (!strcmp(k, "type"))
+        return sc_compile_type(c, nd, v);
+    if (!strcmp(k, "properties"))
+        return sc_compile_map(c, v, k, depth, &nd->props, &nd->nprops);
+    if (!strcmp(k, "patternProperties"))
+        return sc_compile_pattern_props(c, nd, k, v, depth);
+    if (!strcmp(k, "required"))
+        return sc_compile_required(c, nd, v);
+    if (!strcmp(k, "enum")) {
+        if (!json_is_array(v))
+            return sc_cfail(c, "enum must be an array");
+        nd->enum_values = v;
+    } else if (!strcmp(k, "const")) {
+        nd->const_value = v;
+    } else if (!strcmp(k, "items")) {
+        l->items = v;
+    } else if (!strcmp(k, "prefixItems")) {
+        l->prefix_items = v;
+    } else if (!strcmp(k, "additionalItems")) {
+        l->add_items = v;
+    } else if (!strcmp(k, "uniqueItems")) {
+        if (!json_is_boolean(v))
+            return sc_cfail(c, "uniqueItems must be a boolean");
+        nd->unique = json_is_true(v);
+    } else if (!strcmp(k, "exclusiveMinimum") || !strcmp(k, "exclusiveMaximum")) {
+        int min = !strcmp(k, "exclusiveMinimum");
+        if (json_is_boolean(v))
+            *(min ? &l->xmin_bool : &l->xmax_bool) = json_is_true(v) ? 1 : -1;
+        else
+            return sc_number_kw(c, v, k, min ? &nd->xminimum : &nd->xmaximum);
+    } else if (!strcmp(k, "multipleOf")) {
+        if (!json_is_number(v) || json_number_value(v) <= 0)
+            return sc_cfail(c, "multipleOf must be a number greater than 0");
+        nd->multiple_of = v;
+        sc_to_dec(v, &nd->multiple_dec);
+    } else if (!strcmp(k, "pattern")) {
+        if (!json_is_string(v))
+            return sc_cfail(c, "pattern must be a string");
+        if (ac_schema__regex_compile(&nd->pattern, json_string_value(v), json_string_length(v), why,
+                                     sizeof why) < 0)
+            return sc_cfail(c, "unsupported or invalid pattern \"%s\": %s", json_string_value(v),
+                            why);
+    } else if (!strcmp(k, "$ref")) {
+        return sc_compile_ref(c, nd, v);
+    } else if (!strcmp(k, "$defs") || !strcmp(k, "definitions")) {
+        sc_prop *defs = NULL;
+        size_t ndefs = 0;
+        int rc = sc_compile_map(c, v, k, depth, &defs, &ndefs);
+        free(defs); /* the nodes live in the node table; $ref finds them */
+        return rc < 0 ? -1 : 0;
+    } else if (!strcmp(k, "$id")) {
+        if (depth != 0)
+            return sc_cfail(c, "unsupported keyword '$id' (allowed on the root only)");
+    } else if (!sc_is_annotation(k)) {
+        return sc_cfail(c, "unsupported keyword '%s'", k);
+    }
+    return 0;
+}
+
+/* Draft 4's boolean exclusiveMinimum/Maximum turn their minimum/maximum exclusive. */
+static int sc_finish_bounds(sc_cctx *c, sc_node *nd, const sc_later *l)
+{
+    if (l->xmin_bool) {
         if (!nd->minimum)
             return sc_cfail(c, "boolean exclusiveMinimum needs minimum");
-        if (has_xmin_bool > 0) {
+        if (l->xmin_bool > 0) {
             nd->xminimum = nd->minimum;
             nd->minimum = NULL;
         }
     }
-    if (has_xmax_bool) {
+    if (l->xmax_bool) {
         if (!nd->maximum)
             return sc_cfail(c, "boolean exclusiveMaximum needs maximum");
-        if (has_xmax_bool > 0) {
+        if (l->xmax_bool > 0) {
             nd->xmaximum = nd->maximum;
             nd->maximum = NULL;
         }
     }
-    /* items forms: prefixItems + items(rest); items[] + additionalItems(rest);
-     * items alone applies to every element. */
-    if (prefix_items && items && json_is_array(items))
+    return 0;
+}
+
+/* items forms: prefixItems + items(rest); items[] + additionalItems(rest);
+ * items alone applies to every element. */
+static int sc_finish_items(sc_cctx *c, sc_node *nd, const sc_later *l, int depth)
+{
+    const json_t *items = l->items, *add_items = l->add_items;
+    if (l->prefix_items && items && json_is_array(items))
         return sc_cfail(c, "items must be a schema when prefixItems is present");
     sc_node *ignored = NULL;
-    if (prefix_items) {
-        if (sc_compile_list(c, prefix_items, "prefixItems", depth, &nd->prefix, 0) < 0)
+    if (l->prefix_items) {
+        if (sc_compile_list(c, l->prefix_items, "prefixItems", depth, &nd->prefix, 0) < 0)
             return -1;
         if (items && sc_compile_child(c, items, "items", depth, &nd->rest_items) < 0)
             return -1;
@@ -851,6 +881,25 @@ static int sc_compile_object(sc_cctx *c, sc_node *nd, const json_t *j, int depth
             return -1;
     }
     return 0;
+}
+
+static int sc_compile_object(sc_cctx *c, sc_node *nd, const json_t *j, int depth)
+{
+    const char *k;
+    json_t *v;
+    sc_later l;
+    memset(&l, 0, sizeof l);
+    json_object_foreach((json_t *)j, k, v)
+    {
+        int r = sc_compile_table_kw(c, nd, k, v, depth);
+        if (r == 0)
+            r = sc_compile_special_kw(c, nd, k, v, depth, &l);
+        if (r < 0)
+            return -1;
+    }
+    if (sc_finish_bounds(c, nd, &l) < 0)
+        return -1;
+    return sc_finish_items(c, nd, &l, depth);
 }
 
 static int sc_compile_node(sc_cctx *c, const json_t *j, int depth, sc_node **out)
@@ -1265,8 +1314,7 @@ static int sc_validate_string(const sc_node *nd, const json_t *inst, sc_vctx *v,
         int m = ac_schema__regex_match(&nd->pattern, json_string_value(inst),
                                        json_string_length(inst), why, sizeof why);
         if (m < 0)
-            return sc_vfail(v, err, errcap, "pattern \"%s\" not checked: %s", nd->pattern.src,
-                            why);
+            return sc_vfail(v, err, errcap, "pattern \"%s\" not checked: %s", nd->pattern.src, why);
         if (!m)
             return sc_vfail(v, err, errcap, "string does not match pattern \"%s\"",
                             nd->pattern.src);
@@ -1312,6 +1360,112 @@ static int sc_validate_alternatives(const sc_list *l, int one, const json_t *ins
     return 1;
 }
 
+/* type: the instance's JSON type is one the node allows. */
+static int sc_validate_type(const sc_node *nd, const json_t *inst, sc_vctx *v, char *err,
+                            size_t errcap)
+{
+    unsigned have = 0;
+    switch (json_typeof(inst)) {
+    case JSON_NULL:
+        have = SC_T_NULL;
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        have = SC_T_BOOLEAN;
+        break;
+    case JSON_OBJECT:
+        have = SC_T_OBJECT;
+        break;
+    case JSON_ARRAY:
+        have = SC_T_ARRAY;
+        break;
+    case JSON_STRING:
+        have = SC_T_STRING;
+        break;
+    case JSON_INTEGER:
+        have = SC_T_NUMBER | SC_T_INTEGER;
+        break;
+    case JSON_REAL:
+        have = SC_T_NUMBER | (sc_is_integral(inst) ? SC_T_INTEGER : 0);
+        break;
+    }
+    if (have & nd->types)
+        return 1;
+    char want[96];
+    sc_types_str(nd->types, want, sizeof want);
+    return sc_vfail(v, err, errcap, "expected %s, got %s", want, sc_json_type_name(inst));
+}
+
+/* enum and const. */
+static int sc_validate_values(const sc_node *nd, const json_t *inst, sc_vctx *v, char *err,
+                              size_t errcap)
+{
+    if (nd->enum_values) {
+        size_t i, n = json_array_size(nd->enum_values);
+        for (i = 0; i < n; i++)
+            if (sc_equal(inst, json_array_get(nd->enum_values, i)))
+                break;
+        if (i == n) {
+            char allowed[256];
+            sc_dump(nd->enum_values, allowed, sizeof allowed);
+            return sc_vfail(v, err, errcap, "value is not one of the allowed values %s", allowed);
+        }
+    }
+    if (nd->const_value && !sc_equal(inst, nd->const_value)) {
+        char want[200];
+        sc_dump(nd->const_value, want, sizeof want);
+        return sc_vfail(v, err, errcap, "value must be %s", want);
+    }
+    return 1;
+}
+
+/* allOf, anyOf, oneOf, not, if/then/else. */
+static int sc_validate_logic(const sc_node *nd, const json_t *inst, sc_vctx *v, char *err,
+                             size_t errcap)
+{
+    for (size_t i = 0; i < nd->all_of.n; i++)
+        if (!sc_validate(nd->all_of.v[i], inst, v, err, errcap))
+            return 0;
+    if (nd->any_of.n && !sc_validate_alternatives(&nd->any_of, 0, inst, v, err, errcap))
+        return 0;
+    if (nd->one_of.n && !sc_validate_alternatives(&nd->one_of, 1, inst, v, err, errcap))
+        return 0;
+    if (nd->not_schema && sc_validate(nd->not_schema, inst, v, NULL, 0)) {
+        char bad[128];
+        sc_dump(nd->not_schema->json, bad, sizeof bad);
+        return sc_vfail(v, err, errcap, "value must not match the schema %s", bad);
+    }
+    if (!nd->if_schema)
+        return 1;
+    const sc_node *branch =
+        sc_validate(nd->if_schema, inst, v, NULL, 0) ? nd->then_schema : nd->else_schema;
+    return !branch || sc_validate(branch, inst, v, err, errcap);
+}
+
+/* The checks of one node, by the instance's kind. */
+static int sc_validate_node(const sc_node *nd, const json_t *inst, sc_vctx *v, char *err,
+                            size_t errcap)
+{
+    if (nd->ref) {
+        if (!sc_validate(nd->ref, inst, v, err, errcap))
+            return 0;
+        if (nd->ref_only)
+            return 1;
+    }
+    if ((nd->types && !sc_validate_type(nd, inst, v, err, errcap)) ||
+        !sc_validate_values(nd, inst, v, err, errcap))
+        return 0;
+    if (json_is_object(inst) && !sc_validate_object(nd, inst, v, err, errcap))
+        return 0;
+    if (json_is_array(inst) && !sc_validate_array(nd, inst, v, err, errcap))
+        return 0;
+    if (json_is_number(inst) && !sc_validate_number(nd, inst, v, err, errcap))
+        return 0;
+    if (json_is_string(inst) && !sc_validate_string(nd, inst, v, err, errcap))
+        return 0;
+    return sc_validate_logic(nd, inst, v, err, errcap);
+}
+
 static int sc_validate(const sc_node *nd, const json_t *inst, sc_vctx *v, char *err, size_t errcap)
 {
     if (nd->is_bool)
@@ -1324,98 +1478,7 @@ static int sc_validate(const sc_node *nd, const json_t *inst, sc_vctx *v, char *
                         "arguments",
                         AC_SCHEMA_MAX_STEPS);
     v->depth++;
-    int ok = 0;
-    if (nd->ref) {
-        if (!sc_validate(nd->ref, inst, v, err, errcap))
-            goto out;
-        if (nd->ref_only) {
-            ok = 1;
-            goto out;
-        }
-    }
-    if (nd->types) {
-        unsigned have = 0;
-        switch (json_typeof(inst)) {
-        case JSON_NULL:
-            have = SC_T_NULL;
-            break;
-        case JSON_TRUE:
-        case JSON_FALSE:
-            have = SC_T_BOOLEAN;
-            break;
-        case JSON_OBJECT:
-            have = SC_T_OBJECT;
-            break;
-        case JSON_ARRAY:
-            have = SC_T_ARRAY;
-            break;
-        case JSON_STRING:
-            have = SC_T_STRING;
-            break;
-        case JSON_INTEGER:
-            have = SC_T_NUMBER | SC_T_INTEGER;
-            break;
-        case JSON_REAL:
-            have = SC_T_NUMBER | (sc_is_integral(inst) ? SC_T_INTEGER : 0);
-            break;
-        }
-        if (!(have & nd->types)) {
-            char want[96];
-            sc_types_str(nd->types, want, sizeof want);
-            sc_vfail(v, err, errcap, "expected %s, got %s", want, sc_json_type_name(inst));
-            goto out;
-        }
-    }
-    if (nd->enum_values) {
-        size_t i, n = json_array_size(nd->enum_values);
-        for (i = 0; i < n; i++)
-            if (sc_equal(inst, json_array_get(nd->enum_values, i)))
-                break;
-        if (i == n) {
-            char allowed[256];
-            sc_dump(nd->enum_values, allowed, sizeof allowed);
-            sc_vfail(v, err, errcap, "value is not one of the allowed values %s", allowed);
-            goto out;
-        }
-    }
-    if (nd->const_value && !sc_equal(inst, nd->const_value)) {
-        char want[200];
-        sc_dump(nd->const_value, want, sizeof want);
-        sc_vfail(v, err, errcap, "value must be %s", want);
-        goto out;
-    }
-    if (json_is_object(inst) && !sc_validate_object(nd, inst, v, err, errcap))
-        goto out;
-    if (json_is_array(inst) && !sc_validate_array(nd, inst, v, err, errcap))
-        goto out;
-    if (json_is_number(inst) && !sc_validate_number(nd, inst, v, err, errcap))
-        goto out;
-    if (json_is_string(inst) && !sc_validate_string(nd, inst, v, err, errcap))
-        goto out;
-    for (size_t i = 0; i < nd->all_of.n; i++)
-        if (!sc_validate(nd->all_of.v[i], inst, v, err, errcap))
-            goto out;
-    if (nd->any_of.n && !sc_validate_alternatives(&nd->any_of, 0, inst, v, err, errcap))
-        goto out;
-    if (nd->one_of.n && !sc_validate_alternatives(&nd->one_of, 1, inst, v, err, errcap))
-        goto out;
-    if (nd->not_schema && sc_validate(nd->not_schema, inst, v, NULL, 0)) {
-        char bad[128];
-        sc_dump(nd->not_schema->json, bad, sizeof bad);
-        sc_vfail(v, err, errcap, "value must not match the schema %s", bad);
-        goto out;
-    }
-    if (nd->if_schema) {
-        if (sc_validate(nd->if_schema, inst, v, NULL, 0)) {
-            if (nd->then_schema && !sc_validate(nd->then_schema, inst, v, err, errcap))
-                goto out;
-        } else {
-            if (nd->else_schema && !sc_validate(nd->else_schema, inst, v, err, errcap))
-                goto out;
-        }
-    }
-    ok = 1;
-out:
+    int ok = sc_validate_node(nd, inst, v, err, errcap);
     v->depth--;
     return ok;
 }

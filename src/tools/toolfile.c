@@ -13,7 +13,7 @@
 #define TF_DEFAULT_TIMEOUT "30s"
 #define TF_DEFAULT_MAX_OUTPUT "1MB"
 
-const char *const ac_toolfile_default_inherit[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG",
+const char *const ac_toolfile_default_inherit[] = {"PATH", "HOME", "USER",   "LOGNAME", "LANG",
                                                    "LC_*", "TZ",   "TMPDIR", NULL};
 
 typedef struct tf_ctx {
@@ -132,7 +132,8 @@ const ac_toolfile_tool *ac_toolfile_find(const ac_toolfile *tf, const char *name
     return NULL;
 }
 
-static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d, int in_toolkit)
+/* Every key of the entry is one a tool (in_toolkit: a toolkit's tool) may have. */
+static int tf_check_keys(tf_ctx *c, const json_t *e, int in_toolkit)
 {
     static const char *const keys[] = {"name",       "description", "parameters",
                                        "command",    "timeout",     "max_output",
@@ -140,9 +141,6 @@ static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d, int i
     static const char *const tk_keys[] = {"required_states", "forbidden_states", "enables_states",
                                           "disables_states", "required_context", "updates_context",
                                           "callback"};
-    d->toolkit = -1;
-    if (!json_is_object(e))
-        return tf_fail(c, "must be an object");
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)e, k, v)
@@ -162,6 +160,12 @@ static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d, int i
                                ? " (states and context belong to toolkit tools, under \"toolkits\")"
                                : "");
     }
+    return 0;
+}
+
+/* callback, name and description. */
+static int tf_parse_identity(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
+{
     const json_t *cbk = json_object_get(e, "callback");
     if (cbk && !json_is_boolean(cbk))
         return tf_fail(c, "\"callback\" must be true or false");
@@ -184,14 +188,12 @@ static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d, int i
     d->description = tf_strdup_json(desc);
     if (!d->description)
         return tf_fail(c, "\"description\" must not contain NUL characters");
+    return 0;
+}
 
-    const json_t *cmd = json_object_get(e, "command");
-    if (d->callback && cmd)
-        return tf_fail(c, "a \"callback\" tool has no \"command\"");
-    if (!cmd && !d->callback)
-        return tf_fail(c, "missing \"command\"");
-    if (d->callback)
-        goto after_command;
+/* command: argv, a relative path with a slash made absolute beside the tool file. */
+static int tf_parse_command(tf_ctx *c, const json_t *cmd, ac_toolfile_tool *d)
+{
     if (!json_is_array(cmd) || json_array_size(cmd) == 0)
         return tf_fail(c, "\"command\" must be a non-empty array of strings");
     d->argc = json_array_size(cmd);
@@ -223,8 +225,12 @@ static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d, int i
         free(d->argv[0]);
         d->argv[0] = abs;
     }
-after_command:;
+    return 0;
+}
 
+/* parameters: a JSON Schema, compiled (a toolkit tool's enum_from taken out first). */
+static int tf_parse_parameters(tf_ctx *c, const json_t *e, ac_toolfile_tool *d, int in_toolkit)
+{
     const json_t *params = json_object_get(e, "parameters");
     if (params) {
         if (!json_is_object(params))
@@ -241,7 +247,12 @@ after_command:;
     d->schema = ac_schema_compile(d->parameters, why, sizeof why);
     if (!d->schema)
         return tf_fail(c, "invalid \"parameters\" schema: %s", why);
+    return 0;
+}
 
+/* timeout, max_output and idempotent. */
+static int tf_parse_limits(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
+{
     const json_t *timeout = json_object_get(e, "timeout");
     if (timeout && !json_is_string(timeout))
         return tf_fail(c, "\"timeout\" must be a string such as \"10s\"");
@@ -264,8 +275,12 @@ after_command:;
     if (idem && !json_is_boolean(idem))
         return tf_fail(c, "\"idempotent\" must be true or false");
     d->idempotent = idem ? json_is_true(idem) : 0;
+    return 0;
+}
 
-    const json_t *env = json_object_get(e, "env");
+/* env: {"NAME": "value"}, kept as NAME=value. */
+static int tf_parse_env(tf_ctx *c, const json_t *env, ac_toolfile_tool *d)
+{
     if (env) {
         if (!json_is_object(env))
             return tf_fail(c, "\"env\" must be an object {\"NAME\": \"value\"}");
@@ -278,8 +293,9 @@ after_command:;
         json_object_foreach((json_t *)env, ek, ev)
         {
             if (!tf_valid_env_name(ek, strlen(ek), 0))
-                return tf_fail(c, "\"env\": bad variable name \"%.64s\" (letters, digits and "
-                                  "'_', not starting with a digit)",
+                return tf_fail(c,
+                               "\"env\": bad variable name \"%.64s\" (letters, digits and "
+                               "'_', not starting with a digit)",
                                ek);
             if (!json_is_string(ev) || strlen(json_string_value(ev)) != json_string_length(ev))
                 return tf_fail(c, "\"env\".%s must be a string without NUL characters", ek);
@@ -293,8 +309,12 @@ after_command:;
             d->env[n++] = kv;
         }
     }
+    return 0;
+}
 
-    const json_t *inh = json_object_get(e, "inherit_env");
+/* inherit_env: variable names or PREFIX* patterns. */
+static int tf_parse_inherit_env(tf_ctx *c, const json_t *inh, ac_toolfile_tool *d)
+{
     if (inh) {
         if (!json_is_array(inh))
             return tf_fail(c, "\"inherit_env\" must be an array of variable names");
@@ -314,6 +334,26 @@ after_command:;
         }
     }
     return 0;
+}
+
+static int tf_parse_entry(tf_ctx *c, const json_t *e, ac_toolfile_tool *d, int in_toolkit)
+{
+    d->toolkit = -1;
+    if (!json_is_object(e))
+        return tf_fail(c, "must be an object");
+    if (tf_check_keys(c, e, in_toolkit) < 0 || tf_parse_identity(c, e, d) < 0)
+        return -1;
+    const json_t *cmd = json_object_get(e, "command");
+    if (d->callback && cmd)
+        return tf_fail(c, "a \"callback\" tool has no \"command\"");
+    if (!cmd && !d->callback)
+        return tf_fail(c, "missing \"command\"");
+    if (!d->callback && tf_parse_command(c, cmd, d) < 0)
+        return -1;
+    if (tf_parse_parameters(c, e, d, in_toolkit) < 0 || tf_parse_limits(c, e, d) < 0 ||
+        tf_parse_env(c, json_object_get(e, "env"), d) < 0)
+        return -1;
+    return tf_parse_inherit_env(c, json_object_get(e, "inherit_env"), d);
 }
 
 int ac_toolfile__parse_tool(const char *path, const char *label, const json_t *e, int in_toolkit,

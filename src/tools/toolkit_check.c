@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tools/toolfile.h"
+#include "util/buf.h"
 
 #define AC_TK_MAX_NODES (1u << 20)
 #define MAXBITS 64
@@ -468,47 +469,20 @@ size_t ac_toolfile_check_reach(const ac_toolfile *tf, ac_toolfile_report_fn fn, 
 
 /* ---- DOT ---- */
 
-typedef struct buf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} buf;
-
-static void put(buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (w < 0 || b->oom)
-        return;
-    if (b->n + (size_t)w + 1 > b->cap) {
-        size_t cap = (b->cap + (size_t)w + 1) * 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)w;
-}
-
 #define DIAGRAM_MAX_NODES 256
 
 char *ac_toolfile_diagram(const ac_toolfile *tf)
 {
-    buf b = {0};
-    put(&b, "digraph toolkits {\n  rankdir=LR;\n  node [shape=box, style=rounded, fontsize=10];\n"
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    ac_buf_printf(
+        &b, "digraph toolkits {\n  rankdir=LR;\n  node [shape=box, style=rounded, fontsize=10];\n"
             "  edge [fontsize=9];\n");
     for (size_t ki = 0; ki < tf->n_toolkits; ki++) {
         explore x;
         const char *prefix = tf->toolkits[ki].prefix;
-        put(&b, "  subgraph \"cluster_%s\" {\n    label=\"toolkit %s\";\n", prefix, prefix);
+        ac_buf_printf(&b, "  subgraph \"cluster_%s\" {\n    label=\"toolkit %s\";\n", prefix,
+                      prefix);
         if (explore_run(&x, tf, ki) == 0 && !x.too_wide) {
             /* nodes: the reachable state sets (context keys folded in) */
             uint64_t sets[DIAGRAM_MAX_NODES];
@@ -536,9 +510,10 @@ char *ac_toolfile_diagram(const ac_toolfile *tf)
                             tk += (size_t)w;
                     }
                 }
-                put(&b, "    \"%s/%zu\" [label=\"%s%s\\n%s%s\"%s];\n", prefix, j,
-                    j == 0 ? "start: " : "", *st ? st : "(no state on)",
-                    *tools ? "offers: " : "offers nothing", tools, j == 0 ? ", penwidth=2" : "");
+                ac_buf_printf(&b, "    \"%s/%zu\" [label=\"%s%s\\n%s%s\"%s];\n", prefix, j,
+                              j == 0 ? "start: " : "", *st ? st : "(no state on)",
+                              *tools ? "offers: " : "offers nothing", tools,
+                              j == 0 ? ", penwidth=2" : "");
             }
             /* edges: a call that changes the states */
             for (size_t j = 0; j < ns; j++)
@@ -553,23 +528,20 @@ char *ac_toolfile_diagram(const ac_toolfile *tf)
                         continue;
                     for (size_t m = 0; m < ns; m++)
                         if (sets[m] == to)
-                            put(&b, "    \"%s/%zu\" -> \"%s/%zu\" [label=\"%s::%s\"];\n", prefix, j,
-                                prefix, m, prefix, x.tools[t]->local);
+                            ac_buf_printf(&b, "    \"%s/%zu\" -> \"%s/%zu\" [label=\"%s::%s\"];\n",
+                                          prefix, j, prefix, m, prefix, x.tools[t]->local);
                 }
             for (size_t t = 0; t < x.nt; t++)
                 if (!x.avail[t])
-                    put(&b,
+                    ac_buf_printf(
+                        &b,
                         "    \"%s/never/%zu\" [label=\"never available:\\n%s\", color=red, "
                         "fontcolor=red];\n",
                         prefix, t, x.tools[t]->local);
         }
         explore_free(&x);
-        put(&b, "  }\n");
+        ac_buf_printf(&b, "  }\n");
     }
-    put(&b, "}\n");
-    if (b.oom) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
+    ac_buf_printf(&b, "}\n");
+    return ac_buf_take(&b, NULL);
 }

@@ -1,5 +1,6 @@
 /* Configured credentials; see secrets.h. */
 #include "util/secrets.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,15 +18,9 @@ static void sec_add(sec_list *l, const char *s, size_t n, size_t min_len)
     for (size_t i = 0; i < l->n; i++)
         if (strlen(l->v[i]) == n && memcmp(l->v[i], s, n) == 0)
             return;
-    if (l->n + 2 > l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 8;
-        char **nv = realloc(l->v, nc * sizeof *nv);
-        if (!nv) {
-            l->oom = 1;
-            return;
-        }
-        l->v = nv;
-        l->cap = nc;
+    if (ac_grow((void **)&l->v, &l->cap, l->n + 2, sizeof *l->v)) { /* and the NULL */
+        l->oom = 1;
+        return;
     }
     char *d = malloc(n + 1);
     if (!d) {

@@ -78,5 +78,12 @@ rc=$?
   --api-key-env AGENTC_TEST_KEY --seed 3 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 3 ] && grep -qF "seed is not a setting Anthropic has" "$tmp/err" || fail "batch --seed with Anthropic: exit $rc"
+# the engine options are parsed by one parser for run, batch and serve: the same limits
+many=(); for _ in $(seq 32); do many+=(--tools builtin:calculator); done
+refused 2 "agentc: too many --tools options (at most 31)" "${net[@]}" "${many[@]}"
+timeout 10 "$agentc" serve "${net[@]}" "${many[@]}" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -qF -- "agentc serve: too many --tools options (at most 31)" "$tmp/err" \
+  || fail "serve with 32 --tools: exit $rc: $(cat "$tmp/err")"
 [ "$(wc -l <"$tmp/requests")" -eq "$n_before" ] || fail "a refused run reached the server"
 echo ok

@@ -3,6 +3,8 @@
 if(AGENTC_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   file(GLOB _context_srcs ${CMAKE_SOURCE_DIR}/src/context/*.c)
   add_executable(fuzz_conv ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_conv.c ${_context_srcs}
+                           ${CMAKE_SOURCE_DIR}/src/util/buf.c
+                           ${CMAKE_SOURCE_DIR}/src/util/grow.c
                            ${CMAKE_SOURCE_DIR}/src/util/utf8.c
                            ${CMAKE_SOURCE_DIR}/src/util/toolname.c)
   target_include_directories(fuzz_conv PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)

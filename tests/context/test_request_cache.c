@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "context/conv_internal.h"
 #include "context/request.h"
@@ -173,8 +174,9 @@ static void check_anth(ac_conv *c, const char *what)
                               .stop = stop,
                               .tool_choice = "read",
                               .parallel_tool_calls = -1,
-                              .request_json = "{\"metadata\":{\"messages\":[],\"user_id\":\"u\\\"\"},"
-                                              "\"max_tokens\":9000}"};
+                              .request_json =
+                                  "{\"metadata\":{\"messages\":[],\"user_id\":\"u\\\"\"},"
+                                  "\"max_tokens\":9000}"};
     ac_request_opts full = {.model = "claude-x",
                             .thinking_budget = 2048,
                             .output_schema = "{\"type\":\"object\"}",
@@ -208,9 +210,9 @@ static void anthropic_grown(void)
     n_anth = 0;
     ac_conv *c = ac_conv_new();
     int64_t t = 1000;
-    assert_int_equal(ac_conv_add_tool_def(c, "read", "Reads a file: \"messages\":[]",
-                                          "{\"type\":\"object\"}"),
-                     AC_CONV_OK);
+    assert_int_equal(
+        ac_conv_add_tool_def(c, "read", "Reads a file: \"messages\":[]", "{\"type\":\"object\"}"),
+        AC_CONV_OK);
     ac_conv_add_message(c, AC_ROLE_SYSTEM, "Be brief. \"messages\":[]", t++);
     check_anth(c, "system only");
     /* step by step across the size from which requests are cached */
@@ -328,12 +330,49 @@ static void test_anthropic_grown_thinking(void **state)
     anthropic_grown();
 }
 
+/* The context note (a State's summary) goes last in OpenAI's messages, whether
+ * the messages are serialized whole (short) or from the cache (long): the
+ * request's messages are the ones without the note, then the note. */
+static void test_openai_context_note(void **state)
+{
+    (void)state;
+    ac_conv *c = ac_conv_new();
+    for (int64_t i = 0; i < 2 * AC_REQCACHE_MIN_MESSAGES; i++) {
+        ac_conv_add_message(c, i % 2 ? AC_ROLE_ASSISTANT : AC_ROLE_USER, "hi \"messages\":[]",
+                            1000 + i);
+        ac_request_opts plain = {.model = "m", .stream = 1};
+        ac_request_opts noted = plain;
+        noted.context_note = "State: {\"n\": 1}";
+        char err[256] = "";
+        char *a = ac_request_openai(c, &plain, err, sizeof err);
+        char *b = ac_request_openai(c, &noted, err, sizeof err);
+        if (!a || !b)
+            fail_msg("%lld messages: %s", (long long)i + 1, err);
+        json_t *ja = json_loads(a, 0, NULL), *jb = json_loads(b, 0, NULL);
+        assert_non_null(ja);
+        assert_non_null(jb);
+        json_t *ma = json_object_get(ja, "messages"), *mb = json_object_get(jb, "messages");
+        assert_int_equal(json_array_size(mb), json_array_size(ma) + 1);
+        json_t *want = json_pack("{s:s, s:s}", "role", "system", "content", noted.context_note);
+        assert_true(json_equal(json_array_get(mb, json_array_size(ma)), want));
+        json_array_remove(mb, json_array_size(ma));
+        assert_true(json_equal(ja, jb));
+        json_decref(want);
+        json_decref(ja);
+        json_decref(jb);
+        free(a);
+        free(b);
+    }
+    ac_conv_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_change),
         cmocka_unit_test(test_anthropic_grown_plain),
         cmocka_unit_test(test_anthropic_grown_thinking),
+        cmocka_unit_test(test_openai_context_note),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

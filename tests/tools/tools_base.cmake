@@ -36,6 +36,8 @@ if(AGENTC_FUZZ)
     ${CMAKE_SOURCE_DIR}/src/tools/toolkit_file.c
     ${CMAKE_SOURCE_DIR}/src/tools/toolkit_check.c
     ${CMAKE_SOURCE_DIR}/src/tools/stateref.c
+    ${CMAKE_SOURCE_DIR}/src/util/buf.c
+    ${CMAKE_SOURCE_DIR}/src/util/grow.c
     ${CMAKE_SOURCE_DIR}/src/util/units.c
     ${CMAKE_SOURCE_DIR}/src/util/toolname.c
     ${CMAKE_SOURCE_DIR}/src/tools/calculator.c)

@@ -1,0 +1,164 @@
+/*
+ * run_opts.c - the options of `agentc run`, `resume`, `demo` and `batch`:
+ * the engine options (engine_opts.c) and the ones of running sessions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "run_opts.h"
+
+static void batch_usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
+        "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (ids unique,\n"
+        "optional: the line number). Every session runs on one event loop; each prints one\n"
+        "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", "
+        "\"usage\",\n"
+        "\"error\"?, \"journal\"?}, in the order the sessions finish (--ordered: input order).\n"
+        "A failing session never stops the others. A progress bar goes to stderr when it\n"
+        "is a terminal.\n\n"
+        "  --concurrency N      sessions running at once (default 8)\n"
+        "  --ordered            print results in input order\n"
+        "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
+        "  --db PATH            store every session under its input id (agentc sessions)\n"
+        "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
+        "  --header, --script, --tools, --system, --spec, --param, --on, --output-schema, and the\n"
+        "  model request settings --temperature ... --request-json)\n\n"
+        "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
+        "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
+        "and reported), 4 the output could not be written (141: a closed pipe)\n");
+}
+
+static void run_usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: agentc run [OPTIONS] PROMPT      (PROMPT - reads stdin)\n\n"
+        "  --provider openai|anthropic|script   (default openai)\n"
+        "  --base-url URL       OpenAI-compatible: with /v1 (default $OPENAI_BASE_URL or\n"
+        "                       https://api.openai.com/v1); Anthropic: https://api.anthropic.com\n"
+        "  --model NAME         (default $AGENTC_MODEL)\n"
+        "  --api-key-env NAME   read the API key from $NAME (default OPENAI_API_KEY or\n"
+        "                       ANTHROPIC_API_KEY)\n"
+        "  --header 'N: V'      extra HTTP header (repeatable)\n"
+        "  --script FILE        turns for --provider script (JSON Lines)\n"
+        "  --tools FILE|builtin:calculator|builtin:clock|builtin:context   (repeatable;\n"
+        "                       builtin:context: tools that change the agent's own context)\n"
+        "  --system TEXT | --system @FILE\n"
+        "  --spec FILE          run an edited spec without rebuilding\n"
+        "  --param NAME=VALUE   override a spec param (repeatable)\n"
+        "  --on STATE=EVENT     when the session waits in STATE for an outside event, send\n"
+        "                       EVENT (repeatable; without it a terminal is asked)\n"
+        "  --journal FILE       record every event (replay with agentc replay)\n"
+        "  --session ID         create or continue the stored session ID\n"
+        "  --db PATH            the store (default: $AGENTC_DB, else\n"
+        "                       $XDG_STATE_HOME/agentc/sessions.db); --no-store: none\n"
+        "  --trace              print every transition to stderr\n"
+        "  --jsonl              one JSON object per line on stdout\n"
+        "  --output-schema FILE the answer must be JSON matching this JSON Schema; a refused\n"
+        "                       answer goes back to the model (param output_retries)\n\n"
+        "model request settings (README: what each provider receives):\n"
+        "  --temperature T      0..2 (Anthropic 0..1)\n"
+        "  --top-p P            0..1\n"
+        "  --stop TEXT          stop sequence (repeatable)\n"
+        "  --seed N             OpenAI only\n"
+        "  --tool-choice auto|none|required|NAME\n"
+        "  --parallel-tool-calls true|false\n"
+        "  --reasoning-effort none|minimal|low|medium|high|xhigh   OpenAI only\n"
+        "  --request-json '{...}'   merged into the request body last (not messages,\n"
+        "                       tools, stream, stream_options or system)\n\n"
+        "exit status: 0 completed, 1 the agent failed, 2 bad usage, 3 bad configuration,\n"
+        "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (the session is cancelled: tools\n"
+        "killed, journal kept), 4 the output could not be written (141: a closed pipe;\n"
+        "either way the session is cancelled)\n");
+}
+
+/* A run option that is not an engine option: 1 when argv[*i] is one (*i
+ * moves past its value), 0 when it is not, or -(exit status). */
+static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
+{
+    const char *a = argv[*i];
+    int *flags[] = {&o->trace, &o->no_store, &o->jsonl, batch ? &o->ordered : NULL};
+    const char *const flag_names[] = {"--trace", "--no-store", "--jsonl", "--ordered"};
+    for (size_t k = 0; k < 4; k++)
+        if (flags[k] && !strcmp(a, flag_names[k])) {
+            *flags[k] = 1;
+            return 1;
+        }
+    const char **slot = NULL;
+    const char *const names[] = {"--journal", "--db", batch ? "--journal-dir" : "--session"};
+    const char **slots[] = {&o->journal, &o->db, batch ? &o->journal_dir : &o->session};
+    for (size_t k = 0; k < 3; k++)
+        if (!strcmp(a, names[k]))
+            slot = slots[k];
+    int on = !strcmp(a, "--on"), conc = batch && !strcmp(a, "--concurrency");
+    if (!slot && !on && !conc)
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "agentc: %s needs a value\n", a);
+        return -AC_EXIT_USAGE;
+    }
+    const char *v = argv[++*i];
+    if (slot) {
+        *slot = v;
+    } else if (on) {
+        if (o->n_on < AC_CLI_MAX_ON)
+            o->on[o->n_on++] = v;
+    } else {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 1 || n > 10000) {
+            fprintf(stderr, "agentc batch: --concurrency must be 1..10000\n");
+            return -AC_EXIT_USAGE;
+        }
+        o->concurrency = (int)n;
+    }
+    return 1;
+}
+
+int ac_cli_parse_run(int argc, char **argv, run_opts *o, int batch)
+{
+    memset(o, 0, sizeof *o);
+    o->concurrency = 8;
+    const char *cmd = batch ? "batch" : "run";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            (batch ? batch_usage : run_usage)(stdout);
+            return -1;
+        }
+        int r = run_flag(argc, argv, &i, o, batch);
+        if (!r)
+            r = ac_cli_engine_flag(argc, argv, &i, &o->eng, "agentc");
+        if (!r)
+            r = ac_cli_request_flag(argc, argv, &i, &o->eng);
+        if (r < 0)
+            return -r;
+        if (r)
+            continue;
+        if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "agentc: unknown option '%s' (see agentc %s --help)\n", a, cmd);
+            return AC_EXIT_USAGE;
+        }
+        if (o->prompt) {
+            fprintf(stderr, "agentc: one %s only (quote it)\n", batch ? "FILE" : "PROMPT");
+            return AC_EXIT_USAGE;
+        }
+        o->prompt = a;
+    }
+    if (!o->prompt) {
+        fprintf(stderr, "agentc %s: missing %s (see agentc %s --help)\n", cmd,
+                batch ? "FILE" : "PROMPT", cmd);
+        return AC_EXIT_USAGE;
+    }
+    const char *p = o->eng.provider;
+    if (p && strcmp(p, "openai") && strcmp(p, "anthropic") && strcmp(p, "script")) {
+        fprintf(stderr, "agentc: unknown provider '%s' (openai, anthropic, script)\n", p);
+        return AC_EXIT_USAGE;
+    }
+    return 0;
+}
