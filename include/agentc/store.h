@@ -108,6 +108,10 @@ typedef struct ac_store_session_info {
  * "store.spec_changed"), AC_EIO, AC_STORE_ENOENT with AC_STORE_MUST_EXIST. */
 ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                              ac_error *err);
+/* ac_store_session with the options a new session is created with (opts may be NULL). A
+ * session the store has already keeps its own: they came back with its spawn event. */
+ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, unsigned flags,
+                                  const ac_session_options *opts, ac_error *err);
 /* True when the stored session was rebuilt mid-turn and its effects restarted
  * (ac_store_session found work to finish). */
 bool ac_store_session_resumed(const ac_session *s);

@@ -1,7 +1,7 @@
 /*
  * serve.c - `agentc serve`: the options (the engine options of `agentc run`
- * plus the server's own), the engine factory the server calls for each
- * system prompt, and the signals that stop it gracefully.
+ * plus the server's own), the engine the server builds once on its loop,
+ * and the signals that stop it gracefully.
  */
 #include <errno.h>
 #include <signal.h>
@@ -70,8 +70,7 @@ static void usage(FILE *out)
             "configuration (tokens, provider, non-loopback address without --tokens)\n");
 }
 
-static ac_engine *make_engine(void *ud, ac_loop *loop, const ac_output *out, const char *system,
-                              ac_error *err)
+static ac_engine *make_engine(void *ud, ac_loop *loop, const ac_output *out, ac_error *err)
 {
     serve_opts *o = ud;
     ac_engine_config cfg;
@@ -87,18 +86,16 @@ static ac_engine *make_engine(void *ud, ac_loop *loop, const ac_output *out, con
     cfg.headers = o->headers;
     cfg.script_path = o->script;
     cfg.script_delay_ms = o->script_delay_ms;
-    cfg.system_prompt = system ? system : o->system_text ? o->system_text : o->system;
+    cfg.system_prompt = o->system_text ? o->system_text : o->system;
     cfg.output = out;
     ac_engine *e = ac_engine_new(&cfg, err);
     if (!e) {
-        if (!system)
-            fprintf(stderr, "agentc serve: %s\n", err->text);
+        fprintf(stderr, "agentc serve: %s\n", err->text);
         return NULL;
     }
     for (size_t i = 0; i < o->n_tools; i++)
         if (ac_engine_add_tools(e, o->tools[i], err) < 0) {
-            if (!system)
-                fprintf(stderr, "agentc serve: %s\n", err->text);
+            fprintf(stderr, "agentc serve: %s\n", err->text);
             ac_engine_free(e);
             return NULL;
         }

@@ -866,13 +866,10 @@ static void srv_free(srv *sv)
         srv_sess_free(sv->sessions);
     srv_db_close(sv->db);
     ac_store_close(sv->store);
-    srv_bury(sv);
     ac_engine_free(sv->engine);
     if (sv->loop) {
         if (sv->sweep_timer)
             ac_loop_cancel_timer(sv->loop, sv->sweep_timer);
-        if (sv->grave_timer)
-            ac_loop_cancel_timer(sv->loop, sv->grave_timer);
         if (sv->ping_timer)
             ac_loop_cancel_timer(sv->loop, sv->ping_timer);
         if (sv->mhd_timer)
@@ -1044,7 +1041,7 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     }
     srv_output_init(sv);
     ac_error err = {0};
-    sv->engine = cfg.make_engine(cfg.engine_ud, sv->loop, &sv->out, NULL, &err);
+    sv->engine = cfg.make_engine(cfg.engine_ud, sv->loop, &sv->out, &err);
     if (!sv->engine) {
         srv_free(sv);
         return 3; /* make_engine said why */

@@ -17,10 +17,11 @@
 
 #include "agentc/agentc.h"
 
-/* Builds one engine (a session's system prompt, or NULL for the default), with
- * the server's provider, spec, params and tools. NULL and err filled on error. */
+/* Builds the server's engine, once, before it listens: the spec, provider, params and
+ * tools every session shares (a session's own system prompt is session data:
+ * ac_session_options). NULL and err filled on error. */
 typedef ac_engine *(*ac_srv_engine_fn)(void *ud, ac_loop *loop, const ac_output *out,
-                                       const char *system, ac_error *err);
+                                       ac_error *err);
 
 typedef struct ac_srv_config {
     const char *listen;      /* "ADDR:PORT" (default 127.0.0.1:8080; port 0: any) */

@@ -43,7 +43,6 @@ struct srv_sess {
     char *id;
     srv_owner *owner;
     ac_session *s;
-    ac_engine *own_engine; /* a session with its own system prompt has its own engine */
     int64_t created_ms;
     srv_frame *log; /* event i has sequence number i + 1 */
     size_t n_log, cap_log;
@@ -80,24 +79,17 @@ struct srv_stream {
     int in_list;
 };
 
-typedef struct srv_grave {
-    struct srv_grave *next;
-    ac_engine *e;
-} srv_grave;
-
 struct srv {
     const ac_srv_config *cfg;
     ac_loop *loop;
-    ac_engine *engine; /* sessions without their own system prompt */
+    ac_engine *engine; /* every session's (one spec); a session's own prompt is its data */
     ac_output out;
     struct MHD_Daemon *d;
     uint64_t epoll_watch, mhd_timer, ping_timer;
     int mhd_running;
     int kick_again;
-    int kick_pending;  /* the MHD timer is due now */
-    srv_grave *graves; /* engines of freed sessions, freed on the next iteration */
-    uint64_t grave_timer;
-    ac_store *store; /* --db: sessions live in the store, unloaded when idle */
+    int kick_pending; /* the MHD timer is due now */
+    ac_store *store;  /* --db: sessions live in the store, unloaded when idle */
     srv_db *db;
     uint64_t sweep_timer;
     struct srv_load *loads; /* requests waiting for a stored session to load */
@@ -147,7 +139,6 @@ void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
 void srv_sess_emit(srv_sess *ss, const char *type, json_t *data);
 json_t *srv_sess_json(srv_sess *ss, int full);
 void srv_output_init(srv *sv);
-void srv_bury(void *ud); /* frees the engines of freed sessions */
 
 /* streams.c */
 srv_stream *srv_stream_new(srv *sv, srv_sess *ss, size_t starting_after);

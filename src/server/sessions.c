@@ -80,27 +80,19 @@ static void clear_log(srv_sess *ss)
     ss->n_log = ss->cap_log = 0;
 }
 
-/* The session's engine and its ac_session: created, or continued from the store. */
+/* The session's ac_session on the server's engine: created (its own system prompt, if any,
+ * carried in its spawn event), or continued from the store (the prompt comes back with it). */
 static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
 {
     srv *sv = ss->sv;
-    ac_engine *e = sv->engine;
-    if (ss->system) {
-        ss->own_engine =
-            sv->cfg->make_engine(sv->cfg->engine_ud, sv->loop, &sv->out, ss->system, err);
-        if (!ss->own_engine)
-            return -1;
-        e = ss->own_engine;
-    }
+    ac_session_options opts = {0};
+    opts.system_prompt = ss->system;
     if (ss->stored_id)
-        ss->s = ac_store_session(sv->store, e, ss->stored_id, flags, err);
+        ss->s = ac_store_session_opts(sv->store, sv->engine, ss->stored_id, flags, &opts, err);
     else
-        ss->s = ac_session_new(e, ss->id, NULL, err);
-    if (!ss->s) {
-        ac_engine_free(ss->own_engine);
-        ss->own_engine = NULL;
+        ss->s = ac_session_new_opts(sv->engine, ss->id, &opts, err);
+    if (!ss->s)
         return -1;
-    }
     ac_session_set_userdata(ss->s, ss);
     ss->last_active_ms = ac_loop_now_ms(sv->loop);
     return 0;
@@ -170,33 +162,6 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
     return 0;
 }
 
-/* An engine freed maybe inside its own callback: on the next iteration instead. */
-static void bury_engine(srv *sv, ac_engine *e)
-{
-    if (!e)
-        return;
-    srv_grave *g = malloc(sizeof *g);
-    if (!g)
-        return; /* out of memory: leaked rather than freed under its caller */
-    g->e = e;
-    g->next = sv->graves;
-    sv->graves = g;
-    if (!sv->grave_timer)
-        sv->grave_timer = ac_loop_timer(sv->loop, 0, srv_bury, sv);
-}
-
-void srv_bury(void *ud)
-{
-    srv *sv = ud;
-    sv->grave_timer = 0;
-    while (sv->graves) {
-        srv_grave *g = sv->graves;
-        sv->graves = g->next;
-        ac_engine_free(g->e);
-        free(g);
-    }
-}
-
 void srv_sess_unload(srv_sess *ss)
 {
     if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter)
@@ -205,8 +170,6 @@ void srv_sess_unload(srv_sess *ss)
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* commits; the lease is released */
     ss->s = NULL;
-    bury_engine(ss->sv, ss->own_engine);
-    ss->own_engine = NULL;
     clear_log(ss);
     ss->n_log = n;
 }
@@ -242,7 +205,6 @@ void srv_sess_drop(srv_sess *ss, int delete)
         ac_session_set_userdata(ss->s, NULL); /* no more output reaches it */
         ac_session_free(ss->s);
     }
-    bury_engine(sv, ss->own_engine);
     if (delete &&ss->stored_id) {
         ac_error err = {0};
         int rc = ac_store_rm(sv->store, ss->stored_id, &err);

@@ -1010,6 +1010,12 @@ static const char *dead_holder(const ac_store_session_info *info)
 ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                              ac_error *err)
 {
+    return ac_store_session_opts(st, e, id, flags, NULL, err);
+}
+
+ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, unsigned flags,
+                                  const ac_session_options *opts, ac_error *err)
+{
     if (!st || !e) {
         ac_store_err(err, AC_EINVAL, "ac_store_session needs a store and an engine");
         return NULL;
@@ -1071,7 +1077,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         w->muted = 0;
         w->lease_until = now + st->lease_ms;
         char text[512] = "";
-        ac_session *s = ac_session_new_hooked(e, id, &HOOKS, w, 0, text, sizeof text);
+        ac_session *s = ac_session_new_hooked_opts(e, id, &HOOKS, w, opts, text, sizeof text);
         if (!s) {
             writer_free(w);
             ac_store_err(err, strstr(text, "tool_choice") ? AC_ECONFIG : AC_ESPEC, "%s", text);

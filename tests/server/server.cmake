@@ -23,3 +23,7 @@ add_test(NAME server_state_view
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/state_view.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_state_view PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 60)
+add_test(NAME server_session_system
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/session_system.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_session_system PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
