@@ -401,14 +401,33 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
     return srv_reply_json(c, 200, o);
 }
 
-/* The session's spec declares the event. */
-static int spec_declares(const ac_session *s, const char *name)
+/* The session's active states accept the event now (the spec's tables say so). */
+static int accepts(const ac_session *s, const char *name)
 {
-    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
-    for (uint16_t i = 0; i < t->n_events; i++)
-        if (t->event_names[i] && !strcmp(t->event_names[i], name))
+    const char *names[64];
+    size_t n = ac_session_accepted_events(s, names, 64, 0);
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (!strcmp(names[i], name))
             return 1;
     return 0;
+}
+
+/* Where a session stands for the messages route, from its status and the events its spec
+ * accepts (never from state names): paused while it accepts `resume`, busy while a turn is
+ * under way otherwise, else idle. */
+enum activity { ACT_IDLE, ACT_BUSY, ACT_PAUSED };
+static enum activity activity(const ac_session *s)
+{
+    if (accepts(s, "resume"))
+        return ACT_PAUSED;
+    return ac_session_status(s) == AC_SESSION_RUNNING ? ACT_BUSY : ACT_IDLE;
+}
+
+/* A post went through: applied and handled, or queued (from a loop callback, as MHD's are:
+ * the spec's tables were checked before). */
+static int posted(int rc)
+{
+    return rc == AC_OK || rc == AC_QUEUED;
 }
 
 static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
@@ -441,8 +460,8 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
         return srv_reply_error(c, 409, "session_ended", "the session ended (%s)",
                                ac_session_status_name(ac_session_status(ss->s)));
     }
-    const char *state = ac_session_state(ss->s, "session");
-    int busy = state && !strcmp(state, "Running");
+    enum activity act = activity(ss->s);
+    int busy = act == ACT_BUSY;
     if (busy && !strcmp(policy, "reject")) {
         json_decref(o);
         return srv_reply_error(
@@ -458,20 +477,28 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     const char *text = json_string_value(content);
     const char *how = "started";
     int rc;
-    if (busy && !strcmp(policy, "rollback") && !spec_declares(ss->s, "rollback")) {
+    if (busy && !strcmp(policy, "rollback") && !accepts(ss->s, "rollback")) {
         json_decref(o);
         return srv_reply_error(c, 409, "rollback_unsupported",
-                               "the spec declares no 'rollback' event; send with if_busy "
-                               "interrupt (spec/agent.fsm shows the transition to add)");
+                               "the spec takes no 'rollback' event in this state; send with "
+                               "if_busy interrupt (spec/agent.fsm shows the transition to add)");
+    }
+    if (busy && !strcmp(policy, "interrupt") && !accepts(ss->s, "pause")) {
+        json_decref(o);
+        return srv_reply_error(c, 409, "interrupt_unsupported",
+                               "the spec takes no 'pause' event in this state; send with "
+                               "if_busy enqueue");
     }
     if (busy && !strcmp(policy, "interrupt")) {
         /* the running turn stops (pause): its unanswered tool calls are answered as
          * interrupted when the next turn starts, so none is left dangling */
         srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "interrupted",
                                                "partial_response", ac_session_partial(ss->s)));
-        ac_session_post(ss->s, "pause", NULL, 0);
-        rc = ac_session_send(ss->s, text);
-        ac_session_post(ss->s, "resume", NULL, 0);
+        rc = ac_session_post(ss->s, "pause", NULL, 0);
+        if (posted(rc))
+            rc = ac_session_send(ss->s, text);
+        if (posted(rc))
+            rc = ac_session_post(ss->s, "resume", NULL, 0);
         how = "interrupted";
     } else if (busy && !strcmp(policy, "rollback")) {
         /* the running turn stops and its messages go (the spec's rollback: its tool calls
@@ -480,16 +507,17 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
         srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "rolled_back",
                                                "partial_response", ac_session_partial(ss->s)));
         rc = ac_session_post(ss->s, "rollback", NULL, 0);
-        if (rc >= 0 || rc == AC_QUEUED)
+        if (posted(rc))
             rc = ac_session_send(ss->s, text);
         how = "rolled_back";
     } else {
         rc = ac_session_send(ss->s, text);
-        how = busy                                ? "enqueued"
-              : state && !strcmp(state, "Paused") ? "waiting_for_resume"
-                                                  : "started";
+        how = busy ? "enqueued" : act == ACT_PAUSED ? "waiting_for_resume" : "started";
     }
     json_decref(o);
+    if (rc == AC_UNHANDLED)
+        return srv_reply_error(c, 409, "not_accepted",
+                               "the spec took no transition on it in this state");
     if (rc < 0 && rc != AC_QUEUED)
         return srv_reply_error(c, 500, "post_failed", "the message was not accepted: %s",
                                ac_strerror(rc));
@@ -535,9 +563,8 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         return srv_reply_error(c, 409, "session_ended", "the session ended (%s)",
                                ac_session_status_name(ac_session_status(ss->s)));
     }
-    const char *st = ac_session_state(ss->s, "session");
-    if (!strcmp(name, "rollback") && spec_declares(ss->s, name) && st &&
-        (!strcmp(st, "Running") || !strcmp(st, "Paused"))) /* as the messages route says it */
+    if (!strcmp(name, "rollback") && accepts(ss->s, name) &&
+        ac_session_status(ss->s) == AC_SESSION_RUNNING) /* as the messages route says it */
         srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "rolled_back",
                                                "partial_response", ac_session_partial(ss->s)));
     int rc = ac_session_post(ss->s, name, payload, 0);

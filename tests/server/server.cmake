@@ -27,3 +27,7 @@ add_test(NAME server_session_system
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/session_system.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_session_system PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_renamed_states
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/renamed.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_renamed_states PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
