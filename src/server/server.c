@@ -494,6 +494,7 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
          * interrupted when the next turn starts, so none is left dangling */
         srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "interrupted",
                                                "partial_response", ac_session_partial(ss->s)));
+        srv_sess_discard(ss, ac_session_partial(ss->s), "interrupted");
         rc = ac_session_post(ss->s, "pause", NULL, 0);
         if (posted(rc))
             rc = ac_session_send(ss->s, text);
@@ -506,6 +507,7 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
          * on the conversation as it was before */
         srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "rolled_back",
                                                "partial_response", ac_session_partial(ss->s)));
+        srv_sess_discard(ss, ac_session_partial(ss->s), "rolled_back");
         rc = ac_session_post(ss->s, "rollback", NULL, 0);
         if (posted(rc))
             rc = ac_session_send(ss->s, text);
@@ -557,6 +559,8 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         partial = strdup(ac_session_partial(ss->s));
         ss->stop_partial = partial;
         ss->stop_reason = "cancelled";
+        if (!ac_session_ended(ss->s))
+            srv_sess_discard(ss, partial, "cancelled");
     }
     if (ac_session_ended(ss->s)) {
         json_decref(payload);
@@ -564,9 +568,11 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
                                ac_session_status_name(ac_session_status(ss->s)));
     }
     if (!strcmp(name, "rollback") && accepts(ss->s, name) &&
-        ac_session_status(ss->s) == AC_SESSION_RUNNING) /* as the messages route says it */
+        ac_session_status(ss->s) == AC_SESSION_RUNNING) { /* as the messages route says it */
         srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "rolled_back",
                                                "partial_response", ac_session_partial(ss->s)));
+        srv_sess_discard(ss, ac_session_partial(ss->s), "rolled_back");
+    }
     int rc = ac_session_post(ss->s, name, payload, 0);
     if (rc == AC_EUNKNOWN_EVENT)
         return srv_reply_error(c, 404, "unknown_event", "the spec declares no event '%s'", name);

@@ -73,6 +73,8 @@ struct srv_stream {
     size_t off;      /* bytes of that event already sent */
     char *buf;       /* buffer mode */
     size_t len, cap, rd;
+    int holding; /* buffer mode: bytes from held_from on wait (srv_stream_hold) */
+    size_t held_from;
     int done;
     int suspended;
     int ping;
@@ -138,6 +140,8 @@ void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
 /* Appends an event (data stolen) to the session's log and wakes its streams. */
 void srv_sess_emit(srv_sess *ss, const char *type, json_t *data);
 json_t *srv_sess_json(srv_sess *ss, int full);
+/* The session's streamed text (its current call's partial) is void: a `discarded` event. */
+void srv_sess_discard(srv_sess *ss, const char *text, const char *reason);
 void srv_output_init(srv *sv);
 
 /* streams.c */
@@ -145,6 +149,10 @@ srv_stream *srv_stream_new(srv *sv, srv_sess *ss, size_t starting_after);
 struct MHD_Response *srv_stream_response(srv_stream *st);
 void srv_stream_push(srv_stream *st, const char *data, size_t n);
 void srv_stream_finish(srv_stream *st);
+/* Buffer mode: what is pushed after hold waits; release sends it, drop_held forgets it. */
+void srv_stream_hold(srv_stream *st);
+void srv_stream_release(srv_stream *st);
+void srv_stream_drop_held(srv_stream *st);
 void srv_stream_wake(srv_stream *st);
 void srv_stream_detach(srv_stream *st); /* its session is going away */
 void srv_streams_ping(srv *sv);
@@ -156,6 +164,8 @@ void srv_kick(srv *sv); /* runs MHD soon (after a resume) */
 enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
                                      const char *body, size_t n);
 void srv_chat_delta(srv_sess *ss, const char *d, size_t n);
+/* The model call's text is final (released to the client) or void (dropped). */
+void srv_chat_call_done(srv_sess *ss, int keep);
 enum MHD_Result srv_models(srv *sv, struct MHD_Connection *c);
 
 /* reply helpers (server.c) */

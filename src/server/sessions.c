@@ -296,6 +296,47 @@ static void o_text(void *ud, ac_session *s, const char *d, size_t n)
         srv_sess_emit(ss, "text", json_pack("{s:s%}", "delta", d, n));
 }
 
+/* Text streamed and then dropped (a failed call's partial answer, retried or not; a turn
+ * stopped mid-call): SSE clients remove it from what they assembled (its bytes end the text
+ * streamed since the call began), the OpenAI-compatible stream never sends it. */
+void srv_sess_discard(srv_sess *ss, const char *text, const char *reason)
+{
+    srv_chat_call_done(ss, 0);
+    if (text && *text)
+        srv_sess_emit(ss, "discarded",
+                      json_pack("{s:s, s:I, s:s}", "text", text, "partial_len",
+                                (json_int_t)strlen(text), "reason", reason));
+}
+
+static void o_discarded(void *ud, ac_session *s, size_t partial_len)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    (void)partial_len; /* the partial itself is still the session's until the callback returns */
+    if (ss)
+        srv_sess_discard(ss, ac_session_partial(s), "call_failed");
+}
+
+static void o_rejected(void *ud, ac_session *s, int attempt, const char *errors)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    if (ss)
+        srv_sess_emit(ss, "rejected",
+                      json_pack("{s:i, s:s}", "attempt", attempt, "errors", errors ? errors : ""));
+}
+
+static void o_tool_progress(void *ud, ac_session *s, const char *id, double progress, double total,
+                            const char *message)
+{
+    srv_sess *ss = of(s);
+    (void)ud;
+    if (ss)
+        srv_sess_emit(ss, "tool_progress",
+                      json_pack("{s:s, s:f, s:f, s:s?}", "id", id ? id : "", "progress", progress,
+                                "total", total, "message", message));
+}
+
 static void o_reasoning(void *ud, ac_session *s, const char *d, size_t n)
 {
     srv_sess *ss = of(s);
@@ -352,9 +393,13 @@ static void o_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 {
     srv_sess *ss = of(s);
     (void)ud;
+    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
+    if (ss && r->event < t->n_events && t->event_names[r->event] &&
+        (r->kind == AC_TRACE_TRANSITION || r->kind == AC_TRACE_INTERNAL) &&
+        !strcmp(t->event_names[r->event], "llm.completed"))
+        srv_chat_call_done(ss, 1); /* the engine's event: the call's text is the session's now */
     if (!ss || r->kind != AC_TRACE_TRANSITION)
         return;
-    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
     char reason[256];
     size_t n = 0;
     reason[0] = 0;
@@ -428,6 +473,9 @@ void srv_output_init(srv *sv)
     sv->out.tool_start = o_tool_start;
     sv->out.tool_end = o_tool_end;
     sv->out.retry = o_retry;
+    sv->out.discarded = o_discarded;
+    sv->out.rejected = o_rejected;
+    sv->out.tool_progress = o_tool_progress;
     sv->out.compacted = o_compacted;
     sv->out.trace = o_trace;
     sv->out.finished = o_finished;

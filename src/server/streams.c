@@ -63,7 +63,33 @@ void srv_stream_push(srv_stream *st, const char *data, size_t n)
     }
     memcpy(st->buf + st->len, data, n);
     st->len += n;
-    srv_stream_wake(st);
+    if (!st->holding)
+        srv_stream_wake(st);
+}
+
+/* Bytes pushed from now on wait (the client does not get them) until released or dropped. */
+void srv_stream_hold(srv_stream *st)
+{
+    if (!st->holding) {
+        st->holding = 1;
+        st->held_from = st->len;
+    }
+}
+
+void srv_stream_release(srv_stream *st)
+{
+    if (st->holding) {
+        st->holding = 0;
+        srv_stream_wake(st);
+    }
+}
+
+void srv_stream_drop_held(srv_stream *st)
+{
+    if (st->holding) {
+        st->holding = 0;
+        st->len = st->held_from;
+    }
 }
 
 void srv_stream_finish(srv_stream *st)
@@ -123,18 +149,19 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
     if (st->log) {
         n = read_log(st, buf, max);
     } else {
-        size_t k = st->len - st->rd;
+        size_t end = st->holding ? st->held_from : st->len; /* held bytes wait */
+        size_t k = end - st->rd;
         if (k > max)
             k = max;
         memcpy(buf, st->buf + st->rd, k);
         st->rd += k;
         if (st->rd == st->len)
-            st->rd = st->len = 0;
+            st->rd = st->len = st->held_from = 0;
         n = (ssize_t)k;
     }
     if (n > 0)
         return n;
-    if (st->done || !st->conn)
+    if ((st->done && !st->holding) || !st->conn)
         return MHD_CONTENT_READER_END_OF_STREAM;
     st->suspended = 1;
     MHD_suspend_connection(st->conn);
