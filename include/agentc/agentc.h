@@ -231,6 +231,12 @@ typedef struct ac_session_options {
 /* ac_session_new with options (opts may be NULL: all defaults). */
 ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_options *opts,
                                 ac_error *err);
+/* A session that applies the events it is given as a journal recorded them (a replay, as
+ * ac_session_replay does): no effect runs, nothing is journaled, spawn is not posted. Give it
+ * a journal's events in order with ac_session_post(s, name, data, t_ms): each is applied
+ * before the call returns, from a loop callback too. The engine's output callbacks fire for
+ * it as in ac_session_replay (s is this session). */
+ac_session *ac_session_new_replayer(ac_engine *e, const char *id, ac_error *err);
 /* Stops every effect (transfers, timers, child processes) and frees. */
 void ac_session_free(ac_session *s);
 const char *ac_session_id(const ac_session *s);

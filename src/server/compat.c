@@ -288,7 +288,7 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
     }
     enum MHD_Result ret;
     if (streamed) {
-        srv_stream *st = srv_stream_new(sv, NULL, 0);
+        srv_stream *st = srv_stream_new(sv, NULL);
         struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
         if (!resp) {
             free(st);

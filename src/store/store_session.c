@@ -275,10 +275,15 @@ static int prepare(writer *w, ac_store_commit *c, ac_store_event **evs)
 
 static void finish(writer *w, const ac_store_commit *c, int rc, const ac_error *err)
 {
+    ac_store *st = w->st;
     if (rc != AC_OK) {
         set_error(w, err->text);
+        if (st->observer)
+            st->observer(st->observer_ud, w->closing ? NULL : w->s, c->id, NULL, 0, err);
         return;
     }
+    if (st->observer) /* durable now: who follows the journal is told */
+        st->observer(st->observer_ud, w->closing ? NULL : w->s, c->id, c->evs, c->n_evs, NULL);
     w->lease_until = c->lease_until;
     if (w->have_title == 1)
         w->have_title = 2;

@@ -713,8 +713,10 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
                          ac_error *err)
 {
     *out = NULL;
+    int mem = !strcmp(path, ":memory:"); /* no file: this process's memory */
     /* Create the file 0600 ourselves (SQLite would use the umask), never through a link. */
-    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = mem ? open("/dev/null", O_RDONLY | O_CLOEXEC)
+                 : open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EISDIR))
         fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
@@ -785,7 +787,8 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
     }
     /* Some pragmas return text: check WAL took. */
     sqlite3_stmt *q = prep(st, "PRAGMA journal_mode");
-    int wal = q && sqlite3_step(q) == SQLITE_ROW && strcmp(col(q, 0), "wal") == 0;
+    int wal = q && sqlite3_step(q) == SQLITE_ROW &&
+              strcmp(col(q, 0), mem ? "memory" : "wal") == 0;
     done(q);
     if (!wal) {
         ac_store_err(err, AC_EIO,
