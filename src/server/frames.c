@@ -73,8 +73,8 @@ srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data,
         h = snprintf(f->bytes, need, "id: %llu.%u\n", (unsigned long long)n, k);
     else if (n)
         h = snprintf(f->bytes, need, "id: %llu\n", (unsigned long long)n);
-    f->len = (size_t)h + (size_t)snprintf(f->bytes + h, need - (size_t)h, "event: %s\ndata: %s\n\n",
-                                          type, js);
+    f->len = (size_t)h +
+             (size_t)snprintf(f->bytes + h, need - (size_t)h, "event: %s\ndata: %s\n\n", type, js);
     free(js);
     f->refs = 1;
     f->n = n;
@@ -165,8 +165,9 @@ static void stopping(srv_frames *fm, const char *ev)
         fm->stop_partial = strdup(partial);
     }
     if (*partial)
-        emit(fm, "discarded", json_pack("{s:s, s:I, s:s}", "text", partial, "partial_len",
-                                        (json_int_t)strlen(partial), "reason", reason));
+        emit(fm, "discarded",
+             json_pack("{s:s, s:I, s:s}", "text", partial, "partial_len",
+                       (json_int_t)strlen(partial), "reason", reason));
 }
 
 /* What the event says that a replay does not report: the calls a model asks for, a retry. */
@@ -181,13 +182,14 @@ static void after(srv_frames *fm, const char *ev, json_t *data)
             const char *id = json_string_value(json_object_get(c, "id"));
             const char *name = json_string_value(json_object_get(c, "name"));
             const char *args = json_string_value(json_object_get(c, "arguments"));
-            emit(fm, "tool_call", json_pack("{s:s, s:s, s:s}", "id", id ? id : "", "name",
-                                            name ? name : "", "arguments", args ? args : ""));
+            emit(fm, "tool_call",
+                 json_pack("{s:s, s:s, s:s}", "id", id ? id : "", "name", name ? name : "",
+                           "arguments", args ? args : ""));
         }
     } else if (!strcmp(ev, "llm.failed") && ac_session_status(fm->rs) == AC_SESSION_RUNNING) {
         const char *why = json_string_value(json_object_get(data, "message"));
-        emit(fm, "retry", json_pack("{s:i, s:s}", "attempt", ++fm->attempts, "reason",
-                                    why ? why : ""));
+        emit(fm, "retry",
+             json_pack("{s:i, s:s}", "attempt", ++fm->attempts, "reason", why ? why : ""));
     }
 }
 
@@ -239,13 +241,15 @@ void srv_frames_discarded(srv_frames *fm)
 {
     const char *p = ac_session_partial(fm->rs);
     if (*p)
-        emit(fm, "discarded", json_pack("{s:s, s:I, s:s}", "text", p, "partial_len",
-                                        (json_int_t)strlen(p), "reason", "call_failed"));
+        emit(fm, "discarded",
+             json_pack("{s:s, s:I, s:s}", "text", p, "partial_len", (json_int_t)strlen(p), "reason",
+                       "call_failed"));
 }
 
 void srv_frames_rejected(srv_frames *fm, int attempt, const char *errors)
 {
-    emit(fm, "rejected", json_pack("{s:i, s:s}", "attempt", attempt, "errors", errors ? errors : ""));
+    emit(fm, "rejected",
+         json_pack("{s:i, s:s}", "attempt", attempt, "errors", errors ? errors : ""));
 }
 
 /* state_changed: reason says why, from the spec: the transition's actions and line */
@@ -290,11 +294,13 @@ void srv_frames_finished(srv_frames *fm)
         const char *e = ac_session_error(s);
         emit(fm, "error",
              json_pack("{s:s, s:s}", "code", "turn_failed", "message", e ? e : "the turn failed"));
-        emit(fm, "stopped",
-             json_pack("{s:s, s:s}", "reason", "failed", "partial_response", ac_session_partial(s)));
+        emit(
+            fm, "stopped",
+            json_pack("{s:s, s:s}", "reason", "failed", "partial_response", ac_session_partial(s)));
     } else if (st == AC_SESSION_CANCELLED) {
-        emit(fm, "stopped", json_pack("{s:s, s:s}", "reason", "cancelled", "partial_response",
-                                      fm->stop_partial ? fm->stop_partial : ""));
+        emit(fm, "stopped",
+             json_pack("{s:s, s:s}", "reason", "cancelled", "partial_response",
+                       fm->stop_partial ? fm->stop_partial : ""));
     } else {
         emit(fm, "turn_done",
              json_pack("{s:s, s:s, s:I, s:{s:I, s:I}}", "status", ac_session_status_name(st),

@@ -183,7 +183,7 @@ void srv_sess_drop(srv_sess *ss, int delete)
         ac_session_set_userdata(ss->s, NULL); /* no more output reaches it */
         ac_session_free(ss->s);
     }
-    if (delete && ss->stored_id) {
+    if (delete &&ss->stored_id) {
         ac_error err = {0};
         int rc = ac_store_rm(sv->store, ss->stored_id, &err);
         if (rc != AC_OK && rc != AC_STORE_ENOENT)
@@ -288,8 +288,8 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
     if (ss->s)
         ss->last_active_ms = ac_loop_now_ms(sv->loop);
     if (err) { /* not stored: never streamed; the readers are told why and end */
-        srv_sess_say(ss, "error", json_pack("{s:s, s:s}", "code", "store_error", "message",
-                                            err->text));
+        srv_sess_say(ss, "error",
+                     json_pack("{s:s, s:s}", "code", "store_error", "message", err->text));
         for (srv_stream *st = ss->streams; st; st = st->next)
             srv_stream_finish(st);
         return;
@@ -348,8 +348,8 @@ static void o_rejected(void *ud, ac_session *s, int attempt, const char *errors)
 }
 
 /* Progress is not journaled: a frame with no id to the live readers (never replayed). */
-static void o_tool_progress(void *ud, ac_session *s, const char *id, double progress,
-                            double total, const char *message)
+static void o_tool_progress(void *ud, ac_session *s, const char *id, double progress, double total,
+                            const char *message)
 {
     srv_sess *ss = of(s);
     (void)ud;

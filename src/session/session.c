@@ -702,7 +702,10 @@ ac_session *ac_session_new_replayer(ac_engine *e, const char *id, ac_error *err)
     char text[512] = "";
     ac_session *s = e ? session_new(e, id, NULL, 1, NULL, NULL, text, sizeof text) : NULL;
     if (!s)
-        ac_error_set(err, !e ? AC_EINVAL : strstr(text, "out of memory") ? AC_ENOMEM : AC_ESPEC,
+        ac_error_set(err,
+                     !e                              ? AC_EINVAL
+                     : strstr(text, "out of memory") ? AC_ENOMEM
+                                                     : AC_ESPEC,
                      e ? text : "ac_session_new_replayer needs an engine");
     else if (err)
         memset(err, 0, sizeof *err);

@@ -787,8 +787,7 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
     }
     /* Some pragmas return text: check WAL took. */
     sqlite3_stmt *q = prep(st, "PRAGMA journal_mode");
-    int wal = q && sqlite3_step(q) == SQLITE_ROW &&
-              strcmp(col(q, 0), mem ? "memory" : "wal") == 0;
+    int wal = q && sqlite3_step(q) == SQLITE_ROW && strcmp(col(q, 0), mem ? "memory" : "wal") == 0;
     done(q);
     if (!wal) {
         ac_store_err(err, AC_EIO,
