@@ -6,7 +6,7 @@
 # baseline; the store's file size per turn (DBTURNS sessions of one turn, default 100); then
 # 10,000 stored sessions: RSS and the time to load one. min/median/max over RUNS. Prints
 # figures, asserts nothing. CLIENTS 0 skips the first part, DBTURNS=0 the second, STORED=0
-# the third.
+# the third; SERVE_DB=1 runs the first part with --db.
 set -uo pipefail
 agentc=$(realpath "$1")
 N=${2:-1000}
@@ -34,7 +34,8 @@ seq 1 "$N" | jq -c '{id: ("p" + tostring), prompt: "go"}' >"$tmp/prompts"
 if [ "$N" -gt 0 ]; then
 echo "agentc serve: $N concurrent SSE clients, one live session each, $RUNS runs"
 for r in $(seq 1 "$RUNS"); do
-  start --script-delay-ms 20
+  rm -f "$tmp/c.db"*
+  start --script-delay-ms 20 ${SERVE_DB:+--db "$tmp/c.db"}
   node "$dir/serve_clients.mjs" "$url" "$pid" "$N" >>"$tmp/serve.jsonl" || { cat "$tmp/err"; exit 1; }
   stop
   # the baseline: the same sessions and turns through agentc batch, all at once
