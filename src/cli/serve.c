@@ -55,6 +55,8 @@ static void usage(FILE *out)
             "                       it sessions live in memory only\n"
             "  --unload-after-ms N  --db: unload a settled session nobody reads after N ms\n"
             "                       (default 600000); the next request loads it again\n"
+            "  --db-max-bytes N     --db: cap the store's file; a commit past it fails its\n"
+            "                       session (its streams end with an error event)\n"
             "  --port-file FILE     write the bound port there once listening\n"
             "  --ping-ms N          SSE ': ping' interval (default 15000)\n"
             "  --max-body BYTES     request body cap (default 1048576)\n"
@@ -163,7 +165,8 @@ int ac_cli_serve(int argc, char **argv)
         const char *const nums[] = {
             "--ping-ms",        "--max-body",           "--max-connections",
             "--client-timeout", "--sessions-per-token", "--messages-per-minute",
-            "--grace-ms",       "--script-delay-ms",    "--unload-after-ms"};
+            "--grace-ms",       "--script-delay-ms",    "--unload-after-ms",
+            "--db-max-bytes"};
         k = 0;
         while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
             k++;
@@ -172,7 +175,7 @@ int ac_cli_serve(int argc, char **argv)
             return AC_EXIT_USAGE;
         }
         long long n;
-        if (parse_uint(a, v, k == 1 ? (1LL << 30) : 100000000LL, &n))
+        if (parse_uint(a, v, k == 1 || k == 9 ? (1LL << 40) : 100000000LL, &n))
             return AC_EXIT_USAGE;
         switch (k) {
         case 0:
@@ -199,8 +202,11 @@ int ac_cli_serve(int argc, char **argv)
         case 7:
             o.script_delay_ms = (int)n;
             break;
-        default:
+        case 8:
             cfg.unload_after_ms = n;
+            break;
+        default:
+            cfg.db_max_bytes = n;
             break;
         }
     }

@@ -987,7 +987,9 @@ static int on_stored(void *ud, const ac_store_session_info *info)
 static int open_store(srv *sv, const char *path)
 {
     ac_error err = {0};
-    sv->store = ac_store_open(path ? path : ":memory:", NULL, &err);
+    ac_store_options opt = {0};
+    opt.max_bytes = sv->cfg->db_max_bytes;
+    sv->store = ac_store_open(path ? path : ":memory:", &opt, &err);
     if (!sv->store) {
         fprintf(stderr, "agentc serve: %s\n", err.text);
         return -1;

@@ -41,6 +41,8 @@ typedef struct ac_srv_config {
     size_t max_header_bytes;   /* request line and headers (default 16 KB) */
     int64_t unload_after_ms;   /* --db: a settled session nobody reads is unloaded after
                                   this long (default 10 min); the next request loads it */
+    int64_t db_max_bytes;      /* --db: cap the store's file (0: none); a commit past it fails
+                                  its session, and its readers get an error frame */
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

@@ -3,7 +3,8 @@
 # text deltas, a retried call (discarded, retry), tool calls and a compaction equal what a
 # reconnect reads from the store, from the start and from a cursor mid-turn, and again after
 # kill -9 and a restart (runs of text deltas compared joined: a reconnect joins the deltas it
-# catches up on, as a slow client's are). Ids are N or N.k, strictly increasing.
+# catches up on, as a slow client's are). Ids are N or N.k, strictly increasing. A store that
+# fills up ends the stream with an error frame, and nothing it could not hold is streamed.
 set -uo pipefail
 agentc=$1
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -77,4 +78,31 @@ start
 curl -s -N --max-time 2 "$url/v1/sessions/a/events" >"$tmp/restart"
 cmp <(events "$tmp/live" | norm) <(events "$tmp/restart" | norm) || fail "the frames differ after kill -9 and a restart"
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
+
+# an event the store cannot hold (its size cap) is never streamed: the stream ends with an
+# error frame naming the store's error, and every frame before it is of a committed event
+long=$(printf 'word%d ' $(seq 1 400))
+jq -cn --arg long "$long" '{content: $long}' >"$tmp/long"
+rm -f "$tmp/port"
+"$agentc" serve --db "$tmp/cap.db" --db-max-bytes 90000 --provider script --script "$tmp/long" \
+  --script-delay-ms 5 --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/cap.err" &
+pid=$!
+pids+=("$pid")
+wait_for test -s "$tmp/port" || fail "server did not start: $(cat "$tmp/cap.err")"
+url="http://127.0.0.1:$(cat "$tmp/port")"
+j -X POST -d '{"id": "c"}' "$url/v1/sessions" >/dev/null
+curl -s -N --max-time 20 "$url/v1/sessions/c/events" >"$tmp/cap" &
+sse=$!
+sleep 0.2
+j -X POST -d '{"content": "hi"}' "$url/v1/sessions/c/messages" >/dev/null
+wait "$sse" # the stream ends by itself
+events "$tmp/cap" | tail -n1 | jq -e '.event == "error" and .data.code == "store_error" and (.data.message | test("full"))' >/dev/null \
+  || fail "the stream did not end with the store's error: $(tail -c 300 "$tmp/cap")"
+has_event "$tmp/cap" '.event == "turn_done"' && fail "a turn_done the store could not hold was streamed"
+n=$(events "$tmp/cap" | jq -s '[.[] | select(.event == "text")] | length')
+last=$(events "$tmp/cap" | jq -s -r '[.[] | select(.id != "")] | last | .id')
+stored=$(curl -s --max-time 5 "$url/v1/sessions/c" | jq .last_event_id)
+[ "${last%%.*}" -le "$stored" ] || fail "frame $last streamed, the store has $stored events"
+[ "$n" -gt 0 ] || fail "nothing was streamed before the store filled"
+kill -TERM "$pid"; wait "$pid"
 events "$tmp/live" | jq -r .event | sort | uniq -c | tr "\n" " " >&2; echo ok
