@@ -190,6 +190,8 @@ static void after(srv_frames *fm, const char *ev, json_t *data)
         const char *why = json_string_value(json_object_get(data, "message"));
         emit(fm, "retry",
              json_pack("{s:i, s:s}", "attempt", ++fm->attempts, "reason", why ? why : ""));
+    } else if (!strcmp(ev, "llm.failed")) {
+        fm->attempts = 0; /* the turn ended with the call */
     }
 }
 

@@ -16,6 +16,7 @@
 #include "server_int.h"
 
 #define MAX_QUEUED ((size_t)8 << 20)
+#define MAX_JOINED ((size_t)64 << 10) /* a joined delta grows to this, then a new one starts */
 
 static void unlink_stream(srv_stream *st)
 {
@@ -114,7 +115,8 @@ void srv_stream_frame(srv_stream *st, srv_frame *f)
     if (st->done)
         return;
     srv_qnode *t = st->tail;
-    if (t && f->delta && t->f->delta && t->f->type == f->type && !(t == st->head && st->off)) {
+    if (t && f->delta && t->f->delta && t->f->type == f->type && !(t == st->head && st->off) &&
+        t->f->delta_len + f->delta_len <= MAX_JOINED) {
         srv_frame *j = srv_frame_join(t->f, f); /* not being sent: joined */
         if (j) {
             st->queued += j->len - t->f->len;
