@@ -68,6 +68,13 @@ events "$tmp/live" | jq -s -e '[.[].id | select(test("^[0-9]+(\\.[0-9]+)?$") | n
 # a reconnect from the start, and from a cursor mid-turn
 curl -s -N --max-time 2 "$url/v1/sessions/a/events" >"$tmp/replay"
 cmp <(events "$tmp/live" | norm) <(events "$tmp/replay" | norm) || fail "the replay differs from the live stream"
+# the reconnect caught up with runs of deltas joined: one frame a run, the id of its last delta
+lt=$(events "$tmp/live" | jq -s '[.[] | select(.event == "text")] | length')
+rt=$(events "$tmp/replay" | jq -s '[.[] | select(.event == "text")] | length')
+[ "$rt" -lt "$lt" ] || fail "the reconnect's deltas were not joined ($rt frames, live $lt)"
+last_live=$(events "$tmp/live" | jq -s -r '[.[] | select(.event == "text" and (.data.delta | endswith(" words")))] | first | .id')
+events "$tmp/replay" | jq -s -e --arg id "$last_live" 'any(.[]; .event == "text" and .id == $id and (.data.delta | startswith("the first answer is 42")))' >/dev/null \
+  || fail "no joined frame with the id of the run's last delta ($last_live)"
 cur=$(events "$tmp/live" | jq -s -r '[.[] | select(.event == "tool_call")][0].id')
 curl -s -N --max-time 2 -H "Last-Event-ID: $cur" "$url/v1/sessions/a/events" >"$tmp/after"
 cmp <(events "$tmp/live" | jq -c --arg c "$cur" "select((.id | $key) > (\$c | $key))" | norm) <(events "$tmp/after" | norm) \
