@@ -138,6 +138,18 @@ typedef int (*ac_store_event_fn)(void *ud, const ac_store_event *ev);
 int ac_store_events(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn, void *ud,
                     ac_error *err);
 
+/* Drops the session's journal events numbered up to `upto`, which must not pass its latest
+ * snapshot (AC_EINVAL otherwise): the session is restored from that snapshot as before, and
+ * ac_store_events gives the events after `upto` only (its event count is unchanged). For a
+ * store that keeps a bounded journal (one in memory). AC_OK, AC_STORE_ENOENT, AC_EIO. */
+int ac_store_forget(ac_store *st, const char *id, uint64_t upto, ac_error *err);
+/* The session's latest snapshot (malloc'd; NULL and *n 0 when it has none) and in *n the
+ * number of the event it was taken at. NULL with err filled on error. */
+char *ac_store_snapshot(ac_store *st, const char *id, uint64_t *n, ac_error *err);
+/* A replayer (ac_session_new_replayer) restored from a snapshot of ac_store_snapshot (NULL:
+ * at the start): give it the journal's events after the snapshot's. NULL with err filled. */
+ac_session *ac_store_replayer(ac_engine *e, const char *id, const char *snapshot, ac_error *err);
+
 /* Told after each commit of a session's journal, on the loop's thread, once the transaction
  * is durable: s is the session (NULL when it was freed with this, its last commit), id its
  * id, evs[0..n) the events that commit wrote (n may be 0), err NULL. When a commit fails

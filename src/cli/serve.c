@@ -57,6 +57,8 @@ static void usage(FILE *out)
             "                       (default 600000); the next request loads it again\n"
             "  --db-max-bytes N     --db: cap the store's file; a commit past it fails its\n"
             "                       session (its streams end with an error event)\n"
+            "  --max-events N       without --db: events a session's journal keeps in memory\n"
+            "                       (default 10000; older ones go at its snapshots)\n"
             "  --port-file FILE     write the bound port there once listening\n"
             "  --ping-ms N          SSE ': ping' interval (default 15000)\n"
             "  --max-body BYTES     request body cap (default 1048576)\n"
@@ -166,7 +168,7 @@ int ac_cli_serve(int argc, char **argv)
             "--ping-ms",        "--max-body",           "--max-connections",
             "--client-timeout", "--sessions-per-token", "--messages-per-minute",
             "--grace-ms",       "--script-delay-ms",    "--unload-after-ms",
-            "--db-max-bytes"};
+            "--db-max-bytes",   "--max-events"};
         k = 0;
         while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
             k++;
@@ -205,8 +207,11 @@ int ac_cli_serve(int argc, char **argv)
         case 8:
             cfg.unload_after_ms = n;
             break;
-        default:
+        case 9:
             cfg.db_max_bytes = n;
+            break;
+        default:
+            cfg.max_events = n;
             break;
         }
     }

@@ -612,9 +612,12 @@ static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
     }
     st->ss = ss;
-    if (srv_sess_follow(ss, st, n, k, &err)) {
+    int rc = srv_sess_follow(ss, st, n, k, &err);
+    if (rc) {
         st->ss = NULL;
         MHD_destroy_response(resp); /* frees st */
+        if (rc == -2)
+            return srv_reply_error(c, 410, "cursor_expired", "%s", err.text);
         return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "store_error",
                                "cannot read the session's journal: %s", err.text);
     }
@@ -989,6 +992,8 @@ static int open_store(srv *sv, const char *path)
     ac_error err = {0};
     ac_store_options opt = {0};
     opt.max_bytes = sv->cfg->db_max_bytes;
+    if (!path) /* snapshots often enough that a journal can keep max_events */
+        opt.snapshot_every = (uint64_t)(sv->cfg->max_events / 2 > 0 ? sv->cfg->max_events / 2 : 1);
     sv->store = ac_store_open(path ? path : ":memory:", &opt, &err);
     if (!sv->store) {
         fprintf(stderr, "agentc serve: %s\n", err.text);
@@ -1026,6 +1031,8 @@ static void on_sweep(void *ud)
 {
     srv *sv = ud;
     int64_t now = ac_loop_now_ms(sv->loop);
+    if (!sv->cfg->db)
+        srv_sess_trim(sv);
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
         if (ss->s && ss->stored_id && !ss->streams && !ss->chat && !ss->waiter &&
             ac_session_settled(ss->s) && now - ss->last_active_ms >= sv->cfg->unload_after_ms)
@@ -1056,6 +1063,8 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         cfg.max_header_bytes = 16384;
     if (cfg.unload_after_ms <= 0)
         cfg.unload_after_ms = 600000;
+    if (cfg.max_events <= 0)
+        cfg.max_events = 10000;
     srv sv_, *sv = &sv_;
     memset(sv, 0, sizeof *sv);
     sv->cfg = &cfg;

@@ -43,6 +43,9 @@ typedef struct ac_srv_config {
                                   this long (default 10 min); the next request loads it */
     int64_t db_max_bytes;      /* --db: cap the store's file (0: none); a commit past it fails
                                   its session, and its readers get an error frame */
+    int64_t max_events;        /* without --db: a session's journal keeps about this many
+                                  events in memory, older ones go at its snapshots (default
+                                  10000); a cursor before what is kept answers 410 */
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

@@ -60,6 +60,8 @@ struct srv_sess {
     int64_t created_ms;
     srv_stream *streams; /* SSE readers of this session */
     srv_frames *live;    /* while it has readers: its committed journal made frames */
+    uint64_t forgotten;  /* its journal's events up to this one were dropped (memory store) */
+    char *base;          /* then: its snapshot at that event, where its frames start */
     int ephemeral;       /* an OpenAI-compatible request: not listed, freed when done */
     srv_done_fn on_done; /* ephemeral sessions */
     void *done_ud;
@@ -141,9 +143,11 @@ void srv_sess_say(srv_sess *ss, const char *type, json_t *data);
 void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event *evs, size_t n,
                    const ac_error *err);
 /* The frames after (n, k) of the session's committed journal to st, and st one of its live
- * readers. 0, or -1 with err filled. */
+ * readers. 0; -1 with err filled; -2 when frames after (n, k) are no longer kept. */
 int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err);
 json_t *srv_sess_json(srv_sess *ss, int full);
+/* Without --db: drops what sessions' journals keep beyond max_events (at their snapshots). */
+void srv_sess_trim(srv *sv);
 void srv_output_init(srv *sv);
 
 /* frames.c: a session's journal events made frames (see there) */
@@ -151,7 +155,10 @@ srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data,
 srv_frame *srv_frame_join(const srv_frame *a, const srv_frame *b);
 void srv_frame_unref(srv_frame *f);
 int srv_frame_after(const srv_frame *f, uint64_t n, unsigned k);
-srv_frames *srv_frames_new(srv *sv, const char *id, srv_frame_fn fn, void *ud);
+/* A replayer at the start of the session's journal, or at a snapshot of it (base, NULL:
+ * none). */
+srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_fn fn,
+                           void *ud);
 void srv_frames_free(srv_frames *fm);
 void srv_frames_set_sink(srv_frames *fm, srv_frame_fn fn, void *ud);
 int srv_frames_apply(srv_frames *fm, const ac_store_event *ev); /* 0, -1: out of memory */

@@ -41,6 +41,7 @@ static void fill_err(ac_error *err, int code, const char *text)
 
 static void sess_free_fields(srv_sess *ss)
 {
+    free(ss->base);
     free(ss->stored_id);
     free(ss->system);
     free(ss->owner_name);
@@ -244,13 +245,23 @@ int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_err
 {
     srv *sv = ss->sv;
     catchup c = {st, n, k, NULL, 0};
+    uint64_t from = ss->forgotten;
     /* the session's first reader makes its live frames; the others read the journal alone */
-    c.fm = srv_frames_new(sv, ss->stored_id, to_one, &c);
+    c.fm = srv_frames_new(sv, ss->stored_id, ss->base, to_one, &c);
     if (!c.fm) {
-        fill_err(err, AC_ENOMEM, "out of memory");
+        fill_err(err, AC_ENOMEM, "cannot replay the session's journal");
         return -1;
     }
-    int rc = ac_store_events(sv->store, ss->stored_id, 0, apply_one, &c, err);
+    if (from && (n || k) && n <= from) { /* its frames are made from what is kept only */
+        srv_frames_free(c.fm);
+        if (err)
+            snprintf(err->text, sizeof err->text,
+                     "the journal keeps the frames after event %llu only; read the session "
+                     "and follow it without a cursor",
+                     (unsigned long long)from);
+        return -2;
+    }
+    int rc = ac_store_events(sv->store, ss->stored_id, from, apply_one, &c, err);
     if (rc != AC_OK || c.oom) {
         srv_frames_free(c.fm);
         if (c.oom)
@@ -267,6 +278,27 @@ int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_err
     ss->streams = st;
     st->in_list = 1;
     return 0;
+}
+
+void srv_sess_trim(srv *sv)
+{
+    uint64_t cap = (uint64_t)sv->cfg->max_events;
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next) {
+        ac_store_session_info info;
+        if (!ss->stored_id || ac_store_info(sv->store, ss->stored_id, &info, NULL) != AC_OK ||
+            info.events - ss->forgotten <= cap || info.snapshot_seq <= ss->forgotten)
+            continue;
+        uint64_t n;
+        char *body = ac_store_snapshot(sv->store, ss->stored_id, &n, NULL);
+        if (body && n > ss->forgotten &&
+            ac_store_forget(sv->store, ss->stored_id, n, NULL) == AC_OK) {
+            free(ss->base);
+            ss->base = body; /* frames start there now */
+            ss->forgotten = n;
+        } else {
+            free(body);
+        }
+    }
 }
 
 static srv_sess *by_stored_id(srv *sv, const char *id)

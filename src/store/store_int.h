@@ -88,6 +88,8 @@ typedef struct ac_store_ops {
     /* n commits in one transaction: rcs[i] and errs[i] for each (a lost lease fails that
      * one only; any other failure fails them all, nothing written). */
     int (*commit_many)(ac_store *st, const ac_store_commit *c, size_t n, int *rcs, ac_error *errs);
+    /* Deletes the session's events with n <= upto (its row's event count unchanged). */
+    int (*forget)(ac_store *st, const char *id, uint64_t upto, ac_error *err);
 } ac_store_ops;
 
 struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_session.c) */

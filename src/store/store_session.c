@@ -1167,6 +1167,41 @@ ac_store *ac_session_store(const ac_session *s)
     return s && s->hooks == &HOOKS ? ((writer *)s->hooks_ud)->st : NULL;
 }
 
+char *ac_store_snapshot(ac_store *st, const char *id, uint64_t *n, ac_error *err)
+{
+    *n = 0;
+    if (!st || !id) {
+        ac_store_err(err, AC_EINVAL, "ac_store_snapshot needs a store and an id");
+        return NULL;
+    }
+    ac_store_group_sync(st, id);
+    char *body = NULL;
+    if (st->ops->snapshot_get(st, id, n, &body, err) != AC_OK)
+        return NULL;
+    if (err)
+        memset(err, 0, sizeof *err);
+    return body;
+}
+
+ac_session *ac_store_replayer(ac_engine *e, const char *id, const char *snapshot, ac_error *err)
+{
+    ac_session *s = ac_session_new_replayer(e, id, err);
+    if (!s || !snapshot)
+        return s;
+    char text[512] = "";
+    uint64_t calls = 0;
+    int had = e->has_output; /* what the snapshot holds was heard when it happened */
+    e->has_output = 0;
+    int rc = ac_store_snapshot_restore(s, snapshot, &calls, text, sizeof text);
+    e->has_output = had;
+    if (rc != AC_OK) {
+        ac_store_err(err, rc, "the snapshot of '%s' cannot be used: %s", id, text);
+        ac_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
 char *ac_store_session_json(ac_store *st, ac_engine *e, const char *id, ac_error *err)
 {
     if (!st || !e || !id) {

@@ -692,10 +692,22 @@ static int sq_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "reading notes");
 }
 
+static int sq_forget(ac_store *st, const char *id, uint64_t upto, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "DELETE FROM events WHERE session = ? AND n <= ?");
+    if (!q)
+        return sq_fail(st, err, "dropping old events");
+    bind_text(q, 1, id);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)upto);
+    int rc = sqlite3_step(q);
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "dropping old events");
+}
+
 static const ac_store_ops SQ_OPS = {
     "sqlite",         sq_close,  sq_create, sq_info,         sq_list,       sq_rm,
     sq_commit,        sq_events, sq_params, sq_snapshot_get, sq_tool_calls, sq_lease_acquire,
-    sq_lease_release, sq_note,   sq_notes,  sq_commit_many,
+    sq_lease_release, sq_note,   sq_notes,  sq_commit_many,  sq_forget,
 };
 
 /* Reads one integer pragma; -1 on failure. */
