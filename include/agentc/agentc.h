@@ -37,7 +37,12 @@ typedef enum ac_status {
     AC_QUEUED = 2,          /* accepted, applied later in order (see ac_session_post) */
     AC_ESPEC = -5,          /* the spec cannot run here: a handler, param or event is missing */
     AC_ECONFIG = -6,        /* a bad configuration: provider, model, key, tools, script */
-    AC_EIO = -7             /* a file could not be read or written (journal, tools, script) */
+    AC_EIO = -7,            /* a file could not be read or written (journal, tools, script) */
+    /* the store's (agentc/store.h also names them AC_STORE_ENOENT, _EBUSY, _ESPEC); -100,
+     * -101 and -102, their numbers before they joined this enum, are never given again */
+    AC_ENOENT = -8,        /* no stored session with that id */
+    AC_EBUSY = -9,         /* another holder's lease on the session runs (the text names it) */
+    AC_ESPEC_CHANGED = -10 /* a session stopped mid-turn continued under another spec */
 } ac_status;
 
 /* An error at the public edge, in the manner of jansson's json_error_t: a code, a text, and
@@ -87,24 +92,45 @@ int ac_registry_effect(ac_registry *r, const char *name, ac_effect_start_handler
                        ac_effect_stop_handler stop);
 
 /* ---- output: what a front end shows ------------------------------------- */
+/* Every callback runs on the thread that applies the session's events: the loop's thread
+ * (ac_loop_run), or, for an engine without a loop and in ac_session_replay, the thread
+ * posting or replaying. None may block: it runs inside the session's dispatch (post what
+ * it wants done; ac_session_post from a callback is queued). Each is fired by an action or
+ * by an effect's start report, which ac_session_replay applies as the run did, so a replay
+ * reports what the run reported, with the same arguments in the same order; what is marked
+ * RUN ONLY is fired by I/O or by a call replay does not redo. Any member may be NULL. */
 typedef struct ac_output {
     void *ud;
+    /* a text or reasoning delta of the model's answer (action append_delta) */
     void (*text)(void *ud, ac_session *s, const char *delta, size_t n);
     void (*reasoning)(void *ud, ac_session *s, const char *delta, size_t n);
+    /* the round's tools start (the run_tools effect's report): once per call about to run,
+     * in the model's order, before any of them runs; at most max_parallel_tools run at
+     * once. A call answered without running (a spec's deny) gets tool_end only */
     void (*tool_start)(void *ud, ac_session *s, const char *id, const char *name,
                        const char *arguments);
+    /* a call's result (action record_tool_result, or ac_session_fail_tool_call) */
     void (*tool_end)(void *ud, ac_session *s, const char *id, const char *name, int ok,
                      const char *content, int64_t duration_ms);
+    /* RUN ONLY: the backoff effect's wait before retry `attempt` begins (delay_ms is drawn
+     * with jitter, which the journal does not keep); a replay reports the failure through
+     * discarded and trace (llm.failed, the RETRYING step) */
     void (*retry)(void *ud, ac_session *s, int attempt, int64_t delay_ms, const char *reason);
-    void (*discarded)(void *ud, ac_session *s, size_t partial_len); /* partial message dropped */
+    /* the partial answer of a failed call dropped (action discard_partial) */
+    void (*discarded)(void *ud, ac_session *s, size_t partial_len);
+    /* action apply_compaction */
     void (*compacted)(void *ud, ac_session *s, const char *strategy, size_t before, size_t after);
+    /* every transition, as the journal's steps record it */
     void (*trace)(void *ud, ac_session *s, const ac_trace_rec *rec);
-    void (*finished)(void *ud, ac_session *s); /* turn done: Idle or a terminal state */
+    /* turn done: Idle or a terminal state (actions finish_interaction, record_failure,
+     * cancel_session); also ac_session_fail, which is RUN ONLY (a failure declared by the
+     * program or the engine, not an event: a session stuck in a state) */
+    void (*finished)(void *ud, ac_session *s);
     /* a final answer refused by the output schema and sent back to the model (attempt: 1 for
-     * the first refusal); errors says why */
+     * the first refusal); errors says why (action reject_answer) */
     void (*rejected)(void *ud, ac_session *s, int attempt, const char *errors);
-    /* progress of a running tool call (MCP notifications/progress): total < 0 when unknown,
-     * message may be NULL */
+    /* RUN ONLY: progress of a running tool call (MCP notifications/progress, not
+     * journaled): total < 0 when unknown, message may be NULL */
     void (*tool_progress)(void *ud, ac_session *s, const char *id, double progress, double total,
                           const char *message);
 } ac_output;
@@ -217,8 +243,7 @@ const char *ac_tool_call_context(const ac_tool_call_handle *call);
  * ac_session_free may be called from a handler, an output callback or any
  * loop callback: the session is then freed right after the event being
  * applied (or the callback) is done, and its other queued events are dropped. */
-ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path,
-                           ac_error *err);
+ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, ac_error *err);
 /* What belongs to one session rather than to its engine. Engines are shared: one per spec,
  * every session of that spec on it. A field left zero takes the engine's value; fields are
  * only ever added at the end, so zero the whole struct (`= {0}`) before setting some. Each
@@ -364,9 +389,11 @@ typedef struct ac_replay_result {
 
 /* Rebuilds a session from the journal at journal_path against e's spec, with
  * no I/O: a session is created without posting spawn, every recorded event is
- * posted with its recorded time and payload, and effects do nothing (also on
+ * posted with its recorded time and payload, and effects do nothing but report
+ * their start to the output (also on
  * an engine with a loop); the engine's output callbacks are called as in the
- * run. With AC_REPLAY_CHECK, the transitions of each event are compared with
+ * run, on the calling thread, except those ac_output marks RUN ONLY. With
+ * AC_REPLAY_CHECK, the transitions of each event are compared with
  * the recorded ones by identity (machine, source, event, target, guard text,
  * actions), never by spec line, and the replay stops at the first that
  * differs. The param overrides recorded in the journal's header are not

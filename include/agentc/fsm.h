@@ -131,6 +131,12 @@ int ac_fsm_dispatch(ac_fsm *fsm, const ac_event *ev);
 /* Leaves every active state (deepest first), stopping effects: used when a
  * session is freed. No actions other than exit actions run. */
 void ac_fsm_stop(ac_fsm *fsm, const ac_event *ev);
+/* Puts a machine in the configuration a snapshot recorded: state[0..depth) active (the
+ * root machine's state first, each next one in the machine its parent invokes) and `entries`
+ * states entered so far, without running any action or effect (whoever restores starts what
+ * the states do). AC_FSM_FAILED, nothing changed, when it is busy or the configuration is not
+ * one of its tables'. */
+int ac_fsm_restore(ac_fsm *fsm, const uint16_t *state, uint8_t depth, uint32_t entries);
 
 /* Active state of `machine`, or AC_FSM_NONE when that machine is not active. */
 uint16_t ac_fsm_state_of(const ac_fsm *fsm, uint16_t machine);

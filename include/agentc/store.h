@@ -40,25 +40,30 @@
 extern "C" {
 #endif
 
-/* Error codes of the store beyond enum ac_status (ac_error.code). */
-#define AC_STORE_ENOENT (-100) /* no session with that id */
-#define AC_STORE_EBUSY (-101)  /* another holder's lease runs (the text names it) */
-#define AC_STORE_ESPEC (-102)  /* continuing mid-turn under another spec */
+/* The store's error codes, by their store names (enum ac_status in agentc.h). */
+#define AC_STORE_ENOENT AC_ENOENT       /* no session with that id */
+#define AC_STORE_EBUSY AC_EBUSY         /* another holder's lease runs (the text names it) */
+#define AC_STORE_ESPEC AC_ESPEC_CHANGED /* continuing mid-turn under another spec */
 
 typedef struct ac_store ac_store;
 
 typedef struct ac_store_options {
     int64_t busy_timeout_ms; /* wait for a writer's lock this long (0: 5000) */
-    int64_t lease_ms;        /* a session's lease lasts this long, renewed while it runs
-                                (0: 30000); a crashed holder's lease expires */
-    const char *holder;      /* who holds the leases (NULL: "PID@HOST") */
+    int64_t lease_ms;        /* a session's lease lasts this long by the database's clock,
+                                renewed while it runs (0: 30000); a holder that stops
+                                renewing loses it when it ends, one whose process ended
+                                at once (SQLite: the kernel drops its lock) */
+    const char *holder;      /* who holds the leases, unique to this store (NULL:
+                                "agentc RANDOM:PID@HOST", a fresh random id each open) */
     int64_t max_bytes;       /* cap the database file (0: none): a full store fails the
                                 session's next commit with a clear error */
     uint64_t snapshot_every; /* snapshot a session at rest after this many events since
                                 its last one (0: 1000) */
 } ac_store_options;
 
-/* Opens (or creates, mode 0600) the store at path; an SQLite database with WAL.
+/* Opens (or creates, mode 0600) the store at path; an SQLite database with WAL, and
+ * beside it the file PATH-holders, where each open store holds a lock that tells the
+ * others it is alive.
  * NULL with err filled when the file is not a store of agentc (foreign or
  * corrupt), is of a newer schema, or cannot be opened or created (a read-only
  * directory): the file is left as it was. opt may be NULL. */
@@ -82,7 +87,7 @@ typedef struct ac_store_session_info {
     int64_t created_ms, updated_ms;
     uint64_t events;       /* events in its journal */
     uint64_t snapshot_seq; /* event number of its latest snapshot, 0: none */
-    char holder[128];      /* lease holder, "" when none or expired */
+    char holder[128];      /* lease holder, "" when none, expired or its process ended */
     int64_t lease_expires_ms;
     char title[128]; /* the start of its first user message */
 } ac_store_session_info;

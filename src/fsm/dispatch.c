@@ -509,6 +509,28 @@ static bool is_arrival_name(const char *event, const char *machine, const char *
     return strncmp(event, machine, m) == 0 && event[m] == '.' && strcmp(event + m + 1, state) == 0;
 }
 
+int ac_fsm_restore(ac_fsm *f, const uint16_t *state, uint8_t depth, uint32_t entries)
+{
+    const ac_fsm_tables *t = f->b->t;
+    if (f->busy || !depth || depth > AC_FSM_MAX_DEPTH)
+        return AC_FSM_FAILED;
+    for (uint8_t i = 0; i < depth; i++) {
+        uint16_t m = i ? f->states[state[i - 1]].invoke : t->root;
+        if (state[i] >= t->n_states || f->states[state[i]].machine != m)
+            return AC_FSM_FAILED;
+    }
+    memcpy(f->state, state, depth * sizeof *state);
+    f->depth = depth;
+    f->entries = entries;
+    f->started = 1;
+    f->error = 0;
+    f->qn = f->qh = 0;
+    f->unstarted = AC_FSM_NONE;
+    f->unstarted_kept = empty_list;
+    refresh_fast(f);
+    return AC_FSM_HANDLED;
+}
+
 void ac_fsm_arrival_events(const ac_fsm_tables *t, uint16_t *out)
 {
     for (uint16_t s = 0; s < t->n_states; s++) {

@@ -63,7 +63,6 @@ static void xfer_unlink(struct ac_http_state *st, ac_xfer *x)
     x->stall_timer = 0;
 }
 
-/* Removes the transfers cancelled from inside curl; curl has returned. */
 static curl_off_t bytes_moved(CURL *easy)
 {
     curl_off_t down = 0, up = 0;
@@ -302,12 +301,6 @@ int ac_http_cancel(ac_loop *loop, uint64_t id)
     xfer_unlink(st, x);
     free(x);
     return AC_HTTP_CANCEL_NOW;
-}
-
-int ac_http_in_curl(ac_loop *loop)
-{
-    struct ac_http_state *st = ac_loop_client(loop, &http_client);
-    return st ? st->in_curl : 0;
 }
 
 size_t ac_http_active(ac_loop *loop)

@@ -44,10 +44,6 @@ uint64_t ac_http_start(ac_loop *loop, CURL *easy, ac_http_done_fn done, void *ud
  * they learnt and act once curl has returned (the session's queue does exactly that). */
 int ac_http_cancel(ac_loop *loop, uint64_t id);
 
-/* Nonzero while curl runs on this loop's multi (inside curl_multi_socket_action()), that is
- * from inside any curl callback of any transfer on the loop. */
-int ac_http_in_curl(ac_loop *loop);
-
 /* Number of transfers started and not yet done or cancelled. */
 size_t ac_http_active(ac_loop *loop);
 

@@ -118,10 +118,10 @@ typedef struct llm_effect {
     uint64_t call;
     uint16_t origin;
     int64_t stall_ms, connect_ms, total_ms;
-    int waiting;        /* registered with ac_mcp_wait_listing */
-    uint64_t bound;     /* the timer that ends the wait */
+    int waiting;    /* registered with ac_mcp_wait_listing */
+    uint64_t bound; /* the timer that ends the wait */
     ac_mcp_waiter wait;
-    ac_loop_task go;    /* the deferred start, after the tools.changed event is applied */
+    ac_loop_task go; /* the deferred start, after the tools.changed event is applied */
 } llm_effect;
 
 /* An MCP server that said its list changed gets this long to send the new list before a
@@ -253,11 +253,33 @@ static void llm_stop(ac_session *s)
     *slot = NULL;
 }
 
+/* The round's tools start: the output hears of each call about to run, in the model's order,
+ * from the conversation alone (the effect's report, so a replay says it too). At most
+ * max_parallel_tools of them run at once; a toolkit's calls wait for the one before. */
+static void run_tools_report(ac_session *s, const ac_param_value *args, size_t n,
+                             const ac_event *ev)
+{
+    (void)args;
+    (void)n;
+    (void)ev;
+    if (!s->e->has_output || !s->e->out.tool_start)
+        return;
+    size_t calls = ac_conv_iter_call_count(s->conv);
+    for (size_t i = 0; i < calls; i++) {
+        const ac_tool_call *c = ac_conv_tool_call(s->conv, ac_conv_iter_call(s->conv, i));
+        if (!c || c->state != AC_CALL_NONE)
+            continue;
+        const char *argstr = c->arguments && *c->arguments ? c->arguments : "{}";
+        s->e->out.tool_start(s->e->out.ud, s, c->id, c->name, argstr);
+    }
+}
+
 void ac_effects_register(ac_registry *r)
 {
     ac_registry_effect(r, "inactivity_timer", inactivity_start, timer_effect_stop);
     ac_registry_effect(r, "backoff_timer", backoff_start, timer_effect_stop);
     ac_registry_effect(r, "llm_request", llm_start, llm_stop);
-    ac_registry_effect(r, "run_tools", ac_run_tools_start, ac_run_tools_stop);
+    ac_registry_effect_reporting(r, "run_tools", ac_run_tools_start, ac_run_tools_stop,
+                                 run_tools_report);
     ac_registry_effect(r, "compact", ac_compact_start, ac_compact_stop);
 }

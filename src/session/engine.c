@@ -85,13 +85,20 @@ int ac_registry_action(ac_registry *r, const char *name, ac_action_handler fn)
     return fn ? reg_put(r, name, 1, &e) : -1;
 }
 
-int ac_registry_effect(ac_registry *r, const char *name, ac_effect_start_handler start,
-                       ac_effect_stop_handler stop)
+int ac_registry_effect_reporting(ac_registry *r, const char *name, ac_effect_start_handler start,
+                                 ac_effect_stop_handler stop, ac_effect_start_handler report)
 {
     ac_reg_entry e = {0};
     e.start = start;
     e.stop = stop;
+    e.report = report;
     return start && stop ? reg_put(r, name, 2, &e) : -1;
+}
+
+int ac_registry_effect(ac_registry *r, const char *name, ac_effect_start_handler start,
+                       ac_effect_stop_handler stop)
+{
+    return ac_registry_effect_reporting(r, name, start, stop, NULL);
 }
 
 static const ac_reg_entry *reg_find(const ac_registry *r, int kind, const char *name)
@@ -167,6 +174,13 @@ static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *
 {
     ac_engine *e = s->e;
     const ac_fsm_effect_use *u = &e->t->effect_uses[use];
+    ac_param_value args[32];
+    const uint16_t *l = e->t->lists + u->args;
+    size_t n = l[0] < 32 ? l[0] : 32;
+    for (size_t i = 0; start && i < n; i++)
+        args[i] = e->params[l[1 + i]];
+    if (start && e->e_report[u->effect]) /* run and replay alike: what the output is told */
+        e->e_report[u->effect](s, args, n, ev);
     if (!e->loop || s->replaying)
         return; /* replay: no I/O */
     /* what the effect does follows the journal line of the event that
@@ -183,11 +197,6 @@ static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *
         ac_session_forget(s, origin); /* what it queued and was not applied goes with it */
         return;
     }
-    ac_param_value args[32];
-    const uint16_t *l = e->t->lists + u->args;
-    size_t n = l[0] < 32 ? l[0] : 32;
-    for (size_t i = 0; i < n; i++)
-        args[i] = e->params[l[1 + i]];
     e->e_start[u->effect](s, args, n, ev);
     s->current_effect = outer;
 }
@@ -376,10 +385,12 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     e->actions = calloc(t->n_actions + 1u, sizeof *e->actions);
     e->e_start = calloc(t->n_effects + 1u, sizeof *e->e_start);
     e->e_stop = calloc(t->n_effects + 1u, sizeof *e->e_stop);
+    e->e_report = calloc(t->n_effects + 1u, sizeof *e->e_report);
     e->params = calloc(t->n_params + 1u, sizeof *e->params);
     e->param_strings = calloc(t->n_params + 1u, sizeof *e->param_strings);
     e->param_overrides = json_object();
-    if (!reg || !e->guards || !e->actions || !e->e_start || !e->e_stop || !e->params ||
+    if (!reg || !e->guards || !e->actions || !e->e_start || !e->e_stop || !e->e_report ||
+        !e->params ||
         !e->param_strings || !e->param_overrides) {
         snprintf(err, errcap, "out of memory");
         *code = AC_ENOMEM;
@@ -428,6 +439,7 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
                 else {
                     e->e_start[i] = r->start;
                     e->e_stop[i] = r->stop;
+                    e->e_report[i] = r->report;
                 }
             }
         }
@@ -568,6 +580,7 @@ void ac_engine_free(ac_engine *e)
     free(e->actions);
     free(e->e_start);
     free(e->e_stop);
+    free(e->e_report);
     ac_fsm_plan_free(e->plan);
     ac_spec_rt_free(e);
     if (e->param_strings)

@@ -308,6 +308,12 @@ const char *ac_strerror(int status)
         return "out of memory";
     case AC_EINVAL:
         return "invalid argument";
+    case AC_ENOENT:
+        return "no such session";
+    case AC_EBUSY:
+        return "in use by another holder";
+    case AC_ESPEC_CHANGED:
+        return "stopped mid-turn under another spec";
     default:
         return "unknown status";
     }

@@ -25,6 +25,7 @@ typedef struct ac_reg_entry {
     ac_action_handler action;
     ac_effect_start_handler start;
     ac_effect_stop_handler stop;
+    ac_effect_start_handler report; /* may be NULL: see ac_registry_effect_reporting */
 } ac_reg_entry;
 
 struct ac_registry {
@@ -43,6 +44,7 @@ struct ac_engine {
     ac_action_fn *actions;
     ac_effect_start_handler *e_start;
     ac_effect_stop_handler *e_stop;
+    ac_effect_start_handler *e_report; /* NULL where an effect reports nothing */
     ac_fsm_plan *plan;      /* what dispatch precomputes from the tables */
     ac_param_value *params; /* t->n_params, after overrides */
     char **param_strings;
@@ -97,7 +99,7 @@ typedef struct ac_event_queue {
 
 typedef struct ac_tool_run ac_tool_run; /* state of the run_tools effect */
 
-/* Durable sessions (src/store/store_session.c) follow a session through these hooks; NULL
+/* Durable sessions (src/store/store_writer.c) follow a session through these hooks; NULL
  * for a session that is not stored. Each is called on the loop thread. */
 typedef struct ac_session_hooks {
     void (*event)(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data);
@@ -114,6 +116,10 @@ typedef struct ac_session_hooks {
     void (*close)(ac_session *s);
     void (*tool_forget)(ac_session *s, void *ud);
 } ac_session_hooks;
+/* Whether the engine's tool `name` may run again after a crash (its tool file says
+ * "idempotent", or its MCP server's idempotentHint): the store's recovery asks
+ * (tools_registry.c). */
+bool ac_tool_idempotent(const ac_engine *e, const char *name);
 /* A session followed by hooks from its first event (spawn is posted unless replay). */
 ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
                                   void *hooks_ud, int replay, char *err, size_t errcap);
@@ -207,6 +213,12 @@ void ac_session_set_error(ac_session *s, const char *error);
 /* Built-in handlers (src/session/handlers.c, effects.c) */
 void ac_builtin_handlers(ac_registry *r);
 void ac_effects_register(ac_registry *r);
+/* An effect whose start the output reports: `report` gets the start's arguments and event
+ * in the run and in replay alike, just before `start` (which replay does not call). It
+ * reads session data only and calls output callbacks, so a replay reports what the run
+ * did (agentc.h's ac_output). ac_registry_effect is this with no report. */
+int ac_registry_effect_reporting(ac_registry *r, const char *name, ac_effect_start_handler start,
+                                 ac_effect_stop_handler stop, ac_effect_start_handler report);
 
 /* tools (src/session/tools_registry.c, tools_run.c, context_tools.c) */
 void ac_tools_free_all(ac_engine *e);

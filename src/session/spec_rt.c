@@ -14,6 +14,7 @@
  *     (times come from events, so a replay computes the same values).
  */
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,6 +275,71 @@ void ac_spec_facts_free(ac_session *s)
 {
     free(s->spec_facts);
     s->spec_facts = NULL;
+}
+
+json_t *ac_spec_facts_save(const ac_session *s)
+{
+    const struct ac_spec_facts *f = s->spec_facts;
+    if (!f)
+        return json_object();
+    const ac_fsm_tables *t = s->e->t;
+    json_t *state = json_null();
+    if (f->state != AC_FSM_NONE && f->state < t->n_states)
+        state = json_pack("[s s]", t->machines[t->states[f->state].machine].name,
+                          t->states[f->state].name);
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:s, s:s}", "seen_msgs",
+                     (json_int_t)f->seen_msgs, "turn_user", (json_int_t)f->turn_user,
+                     "turn_start_ms", (json_int_t)f->turn_start_ms, "turn_calls",
+                     (json_int_t)f->turn_calls, "tokens_in0", (json_int_t)f->tokens_in0,
+                     "tokens_out0", (json_int_t)f->tokens_out0, "state", state, "entries",
+                     (json_int_t)f->entries, "state_ms", (json_int_t)f->state_ms, "status",
+                     (json_int_t)f->status, "class", f->klass, "finish", f->finish);
+}
+
+/* The index of state [machine, name] in these tables, AC_FSM_NONE when it has none. */
+static uint16_t state_named(const ac_fsm_tables *t, json_t *v)
+{
+    const char *m = json_string_value(json_array_get(v, 0));
+    const char *name = json_string_value(json_array_get(v, 1));
+    for (uint16_t k = 0; m && name && k < t->n_states; k++)
+        if (!strcmp(t->states[k].name, name) && !strcmp(t->machines[t->states[k].machine].name, m))
+            return k;
+    return AC_FSM_NONE;
+}
+
+static int64_t int_of(json_t *o, const char *key)
+{
+    return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+int ac_spec_facts_restore(ac_session *s, json_t *v, char *err, size_t errcap)
+{
+    if (!json_is_object(v)) {
+        snprintf(err, errcap, "\"facts\" is malformed");
+        return AC_EINVAL;
+    }
+    if (!json_object_size(v))
+        return AC_OK; /* none recorded yet */
+    struct ac_spec_facts *f = facts_of(s);
+    if (!f) {
+        snprintf(err, errcap, "out of memory");
+        return AC_ENOMEM;
+    }
+    f->seen_msgs = (size_t)int_of(v, "seen_msgs");
+    f->turn_user = (size_t)int_of(v, "turn_user");
+    f->turn_start_ms = int_of(v, "turn_start_ms");
+    f->turn_calls = (size_t)int_of(v, "turn_calls");
+    f->tokens_in0 = int_of(v, "tokens_in0");
+    f->tokens_out0 = int_of(v, "tokens_out0");
+    f->state = state_named(s->e->t, json_object_get(v, "state")); /* another spec: none */
+    f->entries = (uint32_t)int_of(v, "entries");
+    f->state_ms = int_of(v, "state_ms");
+    f->status = int_of(v, "status");
+    const char *k = json_string_value(json_object_get(v, "class"));
+    const char *fr = json_string_value(json_object_get(v, "finish"));
+    snprintf(f->klass, sizeof f->klass, "%s", k ? k : "");
+    snprintf(f->finish, sizeof f->finish, "%s", fr ? fr : "");
+    return AC_OK;
 }
 
 /* ---- built-in actions with arguments ---- */

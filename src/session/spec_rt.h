@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "agentc/agentc.h"
 #include "agentc/fsm.h"
 
@@ -24,6 +26,12 @@ void ac_spec_rt_free(ac_engine *e);
  * the last LLM status). */
 void ac_spec_rt_after_event(ac_session *s, const ac_event *ev);
 void ac_spec_facts_free(ac_session *s);
+/* The facts' record as a snapshot part (snapshot.c): what the facts remember between
+ * events (the turn's start, the deepest state's entry time, the last LLM status, class and
+ * finish reason); NULL when out of memory. {} when the session has none yet. */
+json_t *ac_spec_facts_save(const ac_session *s);
+/* Puts back what ac_spec_facts_save gave; AC_OK or AC_EINVAL/AC_ENOMEM with err filled. */
+int ac_spec_facts_restore(ac_session *s, json_t *v, char *err, size_t errcap);
 /* After the queues drained: a running session that nothing can move any more fails, its
  * error naming the state (waiting.c). */
 void ac_session_check_stuck(ac_session *s);

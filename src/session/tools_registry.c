@@ -56,6 +56,12 @@ const ac_tool *ac_tools_find(const ac_engine *e, const char *name)
     return NULL;
 }
 
+bool ac_tool_idempotent(const ac_engine *e, const char *name)
+{
+    const ac_tool *t = ac_tools_find(e, name);
+    return t && t->idempotent;
+}
+
 int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap)
 {
     int internal_kind = t->kind == TK_EXPAND || t->kind == TK_SEARCH || t->kind == TK_LOAD;

@@ -250,9 +250,6 @@ static void start_call(ac_tool_run *r, slot *sl, const char *prefail)
     sl->started_ms = ac_loop_now_ms(s->e->loop);
     r->running++;
     const char *name = c ? c->name : "";
-    const char *argstr = c && c->arguments && *c->arguments ? c->arguments : "{}";
-    if (s->e->has_output && s->e->out.tool_start)
-        s->e->out.tool_start(s->e->out.ud, s, sl->id, name, argstr);
     const ac_tool *t = ac_tools_find(s->e, name);
     sl->tool = t;
     /* recorded before it runs; the record may wait for the loop turn's commit */
@@ -444,9 +441,8 @@ static void run_free(ac_tool_run *r)
     free(r);
 }
 
-/* Starts waiting calls up to the limit. A tool_start callback or a callback
- * tool that cancels or frees the session only queues that: the runner stays
- * until the session applies it, after this returns. */
+/* Starts waiting calls up to the limit. A callback tool that cancels or frees the session only
+ * queues that: the runner stays until the session applies it, after this returns. */
 static void launch_next(ac_tool_run *r)
 {
     while (r->running < r->max_parallel) {

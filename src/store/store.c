@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -55,6 +56,26 @@ static int make_parent(const char *path)
     return mkdir(dir, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* "agentc RANDOM:PID@HOST": the random instance id tells apart two processes with the same
+ * PID and host name (containers). */
+static void make_holder(char *buf, size_t cap)
+{
+    char host[64] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "localhost");
+    unsigned long long r = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&r, sizeof r, 1, f) != 1) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        r = ((unsigned long long)ts.tv_nsec << 20) ^ (unsigned long long)ts.tv_sec ^
+            (unsigned long long)getpid() * 2654435761ull;
+    }
+    if (f)
+        fclose(f);
+    snprintf(buf, cap, "agentc %016llx:%ld@%s", r, (long)getpid(), host);
+}
+
 ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error *err)
 {
     char def[4096];
@@ -70,19 +91,16 @@ ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error 
                      strerror(errno));
         return NULL;
     }
+    char holder[128];
+    if (opt && opt->holder && *opt->holder)
+        snprintf(holder, sizeof holder, "%s", opt->holder);
+    else
+        make_holder(holder, sizeof holder);
     ac_store *st = NULL;
-    if (ac_store_sqlite_open(path, opt, &st, err) != AC_OK)
+    if (ac_store_sqlite_open(path, opt, holder, &st, err) != AC_OK)
         return NULL;
     st->lease_ms = opt && opt->lease_ms > 0 ? opt->lease_ms : 30000;
     st->snapshot_every = opt && opt->snapshot_every > 0 ? opt->snapshot_every : 1000;
-    if (opt && opt->holder && *opt->holder) {
-        snprintf(st->holder, sizeof st->holder, "%s", opt->holder);
-    } else {
-        char host[64] = "";
-        if (gethostname(host, sizeof host - 1) != 0)
-            snprintf(host, sizeof host, "localhost");
-        snprintf(st->holder, sizeof st->holder, "agentc %ld@%s", (long)getpid(), host);
-    }
     if (err)
         memset(err, 0, sizeof *err);
     return st;
@@ -157,7 +175,7 @@ int ac_store_rm(ac_store *st, const char *id, ac_error *err)
         return AC_EINVAL;
     }
     ac_store_group_sync(st, id);
-    return st->ops->rm(st, id, st->holder, ac_wall_now_ms(), err);
+    return st->ops->rm(st, id, st->holder, err);
 }
 
 /* ---- export: the journal format of src/session/journal.h ---- */

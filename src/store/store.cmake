@@ -4,8 +4,10 @@ pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 add_library(agentc_store STATIC
   ${CMAKE_SOURCE_DIR}/src/store/store.c
   ${CMAKE_SOURCE_DIR}/src/store/store_sqlite.c
-  ${CMAKE_SOURCE_DIR}/src/store/store_session.c
-  ${CMAKE_SOURCE_DIR}/src/store/store_snapshot.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_writer.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_group.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_load.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_recover.c
   ${CMAKE_SOURCE_DIR}/src/store/store_json.c)
 target_include_directories(agentc_store PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(agentc_store PUBLIC agentc_runtime PkgConfig::SQLITE3 PkgConfig::JANSSON)

@@ -2,9 +2,44 @@
  * store_int.h - the store's backend interface (a table of functions) and the
  * pieces shared by the store's files. SQLite implements it today
  * (store_sqlite.c); a PostgreSQL backend shared by several processes
- * implements the same table: every operation is one transaction, and who runs
- * a session is a lease row (holder, expiry) checked inside the transactions
- * that write, never an in-process lock.
+ * implements the same table. What every operation must do, as
+ * sqlite3_io_methods says it for a VFS:
+ *
+ * Isolation. An operation that writes is one transaction, serializable
+ * (SQLite: BEGIN IMMEDIATE, one writer at a time; PostgreSQL: SERIALIZABLE,
+ * or READ COMMITTED with the session row locked FOR UPDATE first): it writes
+ * all it says or nothing. A read (info, list, events, params, snapshot_get,
+ * tool_calls, notes) sees only committed transactions, each call one
+ * consistent view; a callback it calls must not call the backend again.
+ *
+ * Group commit. commit_many writes several sessions' commits in one
+ * transaction, each inside its own savepoint: one session's failure (its
+ * lease lost, its new row existing, a row that conflicts, a failed write
+ * inside its part) rolls back to its savepoint and fails that session alone;
+ * the others are committed. Only a failure of the transaction itself (BEGIN,
+ * COMMIT, or an error after which the database rolled the transaction back:
+ * a full disk, an I/O error) fails them all, and then nothing is written.
+ * PostgreSQL aborts the whole transaction on any error, so the savepoint is
+ * what scopes a failure, never a statement's own rollback.
+ *
+ * Clocks. Leases are timed by the database's clock, never the caller's: an
+ * operation is given a lease's length (lease_ms) and computes its expiry
+ * inside the SQL from the database's own "now" (SQLite: the time of the
+ * file's host; PostgreSQL: the server's clock_timestamp()); expiry is judged
+ * against that same clock. The times a backend records for a session row or a
+ * tool call (created_ms, updated_ms, started_ms, finished_ms, lease_expires_ms)
+ * are the database's too. An event's t_ms is the session's time (its own
+ * event time, journaled) and is stored as given.
+ *
+ * Holders. Who runs a session is a lease row (holder, expiry) checked inside
+ * the transactions that write, never an in-process lock. A holder is a name
+ * unique to one open store ("agentc RANDOM:PID@HOST": a random instance id,
+ * so two containers with the same PID and host name never share one). A
+ * holder is alive while it renews its lease; a backend may also know that a
+ * holder is gone before its lease ends, by a lock the system drops when the
+ * holder's process ends (SQLite: a lock on the file DB-holders, see
+ * store_sqlite.c; PostgreSQL: a session-level advisory lock), never by asking
+ * whether a process id exists. A gone holder's lease is free.
  */
 #ifndef AGENTC_STORE_INT_H
 #define AGENTC_STORE_INT_H
@@ -16,16 +51,17 @@
 
 /* ac_store_event (one journal record) is in store.h. */
 
-/* What one session's commit writes, in one transaction (alone, or with the other sessions
- * of a group commit): the events buffered since its last commit, the tool calls recorded
- * as started or whose results were recorded, a snapshot, the session row (created, or its
- * status, at rest, title) and the lease, renewed to lease_until. The session row is written
- * first, where the lease is checked: AC_STORE_EBUSY when another holder took the lease (ours
- * expired), AC_EINVAL when a row to create exists, and then nothing of it is written. */
+/* What one session's commit writes, in one transaction (alone, or in its savepoint within a
+ * group commit): the events buffered since its last commit, the tool calls recorded as
+ * started or whose results were recorded, a snapshot, the session row (created, or its
+ * status, at rest, title) and the lease, renewed to the database's now + lease_ms. The
+ * session row is written first, where the lease is checked: AC_STORE_EBUSY when another
+ * holder took the lease (ours expired), AC_EINVAL when a row to create exists, and then
+ * nothing of it is written. */
 typedef struct ac_store_commit {
     const char *id;
     const char *holder;
-    int64_t now_ms, lease_until;
+    int64_t lease_ms;
     const ac_store_event *evs;
     size_t n_evs;
     /* steps of events committed before their dispatch ended (an effect started: the event
@@ -54,17 +90,25 @@ typedef struct ac_store_commit {
 typedef int (*ac_store_call_fn)(void *ud, const char *call_id, const char *name, int64_t started_ms,
                                 int64_t finished_ms, int ok);
 
-/* Every function returns AC_OK or an error code with err filled. */
+/* Every function returns AC_OK or an error code with err filled (the text names the store);
+ * AC_EIO for a failure of the database. "Writes" marks the operations that are one
+ * transaction; the others read (see the top of this file). */
 typedef struct ac_store_ops {
     const char *name;
     void (*close)(ac_store *st);
-    /* A new session row holding the lease; AC_STORE_EBUSY... never: an existing id is
-     * AC_EINVAL ("exists"). */
+    /* Writes: a new session row, its lease held by holder until the database's now +
+     * lease_ms. An existing id is AC_EINVAL ("exists"), nothing written. */
     int (*create)(ac_store *st, const char *id, const char *spec_hash, const char *params,
-                  const char *holder, int64_t now_ms, int64_t lease_until, ac_error *err);
+                  const char *holder, int64_t lease_ms, ac_error *err);
+    /* The session's row; out->holder is "" when its lease ended (by the database's clock).
+     * AC_STORE_ENOENT when there is none. */
     int (*info)(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err);
+    /* Every session row, most recently updated first; fn returning non-zero stops. */
     int (*list)(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err);
-    int (*rm)(ac_store *st, const char *id, const char *holder, int64_t now_ms, ac_error *err);
+    /* Writes: the session and all that is stored for it go, unless another holder's lease
+     * runs (AC_STORE_EBUSY) or it does not exist (AC_STORE_ENOENT). */
+    int (*rm)(ac_store *st, const char *id, const char *holder, ac_error *err);
+    /* Writes: one session's commit (ac_store_commit), alone. */
     int (*commit)(ac_store *st, const ac_store_commit *c, ac_error *err);
     /* Events with n > after, in order. */
     int (*events)(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn, void *ud,
@@ -73,26 +117,31 @@ typedef struct ac_store_ops {
     int (*params)(ac_store *st, const char *id, char **out, ac_error *err);
     /* *body NULL and *n 0 when there is none; *body malloc'd. */
     int (*snapshot_get)(ac_store *st, const char *id, uint64_t *n, char **body, ac_error *err);
+    /* The tool calls recorded, with their times (the database's clock). */
     int (*tool_calls)(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err);
-    /* Takes the lease when it is free, expired, ours or held by `dead` (a holder known to
-     * be gone, may be NULL); else AC_STORE_EBUSY naming the holder and when it ends. */
-    int (*lease_acquire)(ac_store *st, const char *id, const char *holder, int64_t now_ms,
-                         int64_t until, const char *dead, ac_error *err);
+    /* Writes: takes the lease until the database's now + lease_ms when it is free, ended,
+     * ours, or its holder is known to be gone (see the top of this file); else
+     * AC_STORE_EBUSY naming the holder and how long its lease runs. */
+    int (*lease_acquire)(ac_store *st, const char *id, const char *holder, int64_t lease_ms,
+                         ac_error *err);
+    /* Writes: gives holder's lease up (nothing when another holder has it). */
     int (*lease_release)(ac_store *st, const char *id, const char *holder, ac_error *err);
-    /* A note in the session's journal after event n (kind "spec_changed", body JSON): not an
-     * event, so replay skips it; export writes it as {"note": KIND, "after": N, ...}. */
+    /* Writes: a note in the session's journal after event n (kind "spec_changed", body JSON):
+     * not an event, so replay skips it; export writes it as {"note": KIND, "after": N, ...}. */
     int (*note)(ac_store *st, const char *id, uint64_t n, int64_t t_ms, const char *kind,
                 const char *body, ac_error *err);
     /* Notes in order: ev->n the event they follow, ev->ev the kind, ev->data the body. */
     int (*notes)(ac_store *st, const char *id, ac_store_event_fn fn, void *ud, ac_error *err);
-    /* n commits in one transaction: rcs[i] and errs[i] for each (a lost lease fails that
-     * one only; any other failure fails them all, nothing written). */
+    /* Writes: n commits in one transaction, each in its savepoint: rcs[i] and errs[i] for
+     * each. One commit's failure fails it alone; a failure of the transaction fails all,
+     * nothing written (see "Group commit" at the top of this file). Returns AC_OK when the
+     * transaction committed (some commits may have failed), else its error. */
     int (*commit_many)(ac_store *st, const ac_store_commit *c, size_t n, int *rcs, ac_error *errs);
     /* Deletes the session's events with n <= upto (its row's event count unchanged). */
     int (*forget)(ac_store *st, const char *id, uint64_t upto, ac_error *err);
 } ac_store_ops;
 
-struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_session.c) */
+struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_group.c) */
 
 struct ac_store {
     const ac_store_ops *ops;
@@ -112,9 +161,10 @@ void ac_store_group_sync(ac_store *st, const char *id);
  * ac_store_close calls it. */
 void ac_store_group_free(ac_store *st);
 
-/* The SQLite backend: fills *out (its own struct starting with struct ac_store). */
-int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store **out,
-                         ac_error *err);
+/* The SQLite backend: fills *out (its own struct starting with struct ac_store) with
+ * st->holder set to holder, whose lock it takes (store_sqlite.c). */
+int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const char *holder,
+                         ac_store **out, ac_error *err);
 /* ac_error_set without the location parsing, for the store's messages. */
 void ac_store_err(ac_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

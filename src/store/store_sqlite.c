@@ -7,7 +7,17 @@
  * schema is versioned with PRAGMA user_version and the file is marked as
  * agentc's with PRAGMA application_id: a database of anything else is refused
  * before anything is written to it.
+ *
+ * Times are the database's: NOW below, computed by SQLite inside each statement
+ * (constant within one statement), times every lease. A holder's lock: each open
+ * store holds a shared lock on one byte of the file DB-holders (the byte is a hash
+ * of its holder name; an open file description's lock, which the kernel drops when
+ * the process ends, a zombie's included). A lease whose holder's byte nobody locks
+ * is free before it ends. All the processes of one SQLite file in WAL mode share
+ * the host's kernel (WAL needs shared memory), so the lock is sound for this
+ * backend; without OFD locks (not Linux) only the lease's expiry frees it.
  */
+#define _GNU_SOURCE /* F_OFD_SETLK, F_OFD_GETLK */
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -22,13 +32,17 @@
 #include "store_int.h"
 
 #define APP_ID 0x61674e43 /* "agNC" */
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
+
+/* The database's clock in ms since the epoch (SQL). */
+#define NOW "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
 
 #define CACHE 40
 
 typedef struct sq_store {
     struct ac_store base;
     sqlite3 *db;
+    int lockfd; /* DB-holders, where this store's holder byte is locked (-1: none) */
     /* prepared statements by their SQL text (static strings, compared by address) */
     const char *sql[CACHE];
     sqlite3_stmt *stmt[CACHE];
@@ -64,6 +78,24 @@ static const char *MIGRATE_1_2 =
     "DROP TABLE events;"
     "ALTER TABLE events2 RENAME TO events;"
     "CREATE UNIQUE INDEX events_session ON events(session, n);";
+
+/* Version 2 files may hold the tables `agentc serve --db` kept beside the store, its own copy
+ * of each session's events (serve_events) and their owners and system prompts
+ * (serve_sessions). Version 3 drops them: the journal is the only log, a session's owner and
+ * public id are in its id ("OWNER/ID"), its system prompt in its spawn event. */
+static const char *MIGRATE_2_3 = "DROP TABLE IF EXISTS serve_events;"
+                                 "DROP TABLE IF EXISTS serve_sessions;";
+
+/* What brings a file of version k to version k + 1 (MIGRATE[0]: an empty file to the
+ * current version). */
+static const char *const *migrations(void)
+{
+    static const char *m[SCHEMA_VERSION];
+    m[0] = SCHEMA;
+    m[1] = MIGRATE_1_2;
+    m[2] = MIGRATE_2_3;
+    return m;
+}
 
 void ac_store_err(ac_error *err, int code, const char *fmt, ...)
 {
@@ -184,6 +216,8 @@ static void sq_close(ac_store *st)
     for (int k = 0; k < CACHE && s->sql[k]; k++)
         sqlite3_finalize(s->stmt[k]);
     sqlite3_close(DB(st));
+    if (s->lockfd >= 0)
+        close(s->lockfd);
     free(st->path);
     free(st);
 }
@@ -194,8 +228,59 @@ static const char *col(sqlite3_stmt *q, int i)
     return v ? (const char *)v : "";
 }
 
-static void fill_info(sqlite3_stmt *q, ac_store_session_info *o, int64_t now)
+/* The byte of DB-holders that holder's store locks. */
+static off_t holder_byte(const char *holder)
 {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)holder; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (off_t)(h & 0xffffffffffull);
+}
+
+/* Takes this store's lock (a shared lock: stores of one holder name share the byte). */
+static int holder_lock(sq_store *s, ac_error *err)
+{
+    s->lockfd = -1;
+#ifdef F_OFD_SETLK
+    char lp[4200];
+    snprintf(lp, sizeof lp, "%s-holders", s->base.path);
+    s->lockfd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+    fl.l_start = holder_byte(s->base.holder);
+    fl.l_len = 1;
+    if (s->lockfd < 0 || fcntl(s->lockfd, F_OFD_SETLK, &fl) != 0) {
+        ac_store_err(err, AC_EIO, "store '%s': cannot lock '%s': %s", s->base.path, lp,
+                     strerror(errno));
+        return AC_EIO;
+    }
+#else
+    (void)err;
+#endif
+    return AC_OK;
+}
+
+/* True when no open store holds holder's lock: its process is gone. Never this store's own
+ * holder (its own lock does not conflict with itself). */
+static int holder_gone(ac_store *st, const char *holder)
+{
+#ifdef F_OFD_GETLK
+    sq_store *s = (sq_store *)st;
+    if (!strcmp(holder, st->holder))
+        return 0;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    fl.l_start = holder_byte(holder);
+    fl.l_len = 1;
+    return s->lockfd >= 0 && fcntl(s->lockfd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK;
+#else
+    (void)st, (void)holder;
+    return 0;
+#endif
+}
+
+/* A row of INFO_COLS; holder "" when its lease ended or its holder is gone. */
+static void fill_info(ac_store *st, sqlite3_stmt *q, ac_store_session_info *o)
+{
+    int64_t now = sqlite3_column_int64(q, 11);
     memset(o, 0, sizeof *o);
     snprintf(o->id, sizeof o->id, "%s", col(q, 0));
     snprintf(o->spec_hash, sizeof o->spec_hash, "%s", col(q, 1));
@@ -206,7 +291,7 @@ static void fill_info(sqlite3_stmt *q, ac_store_session_info *o, int64_t now)
     o->events = (uint64_t)sqlite3_column_int64(q, 6);
     o->snapshot_seq = (uint64_t)sqlite3_column_int64(q, 7);
     int64_t until = sqlite3_column_int64(q, 9);
-    if (until > now) {
+    if (until > now && !holder_gone(st, col(q, 8))) {
         snprintf(o->holder, sizeof o->holder, "%s", col(q, 8));
         o->lease_expires_ms = until;
     }
@@ -215,14 +300,7 @@ static void fill_info(sqlite3_stmt *q, ac_store_session_info *o, int64_t now)
 
 #define INFO_COLS                                                                                  \
     "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "       \
-    "lease_until, title"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+    "lease_until, title, " NOW
 
 static int sq_info(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err)
 {
@@ -232,7 +310,7 @@ static int sq_info(ac_store *st, const char *id, ac_store_session_info *out, ac_
     bind_text(q, 1, id);
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
-        fill_info(q, out, now_ms());
+        fill_info(st, q, out);
         done(q);
         return AC_OK;
     }
@@ -249,10 +327,9 @@ static int sq_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
     if (!q)
         return sq_fail(st, err, "listing sessions");
     int rc;
-    int64_t now = now_ms();
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         ac_store_session_info info;
-        fill_info(q, &info, now);
+        fill_info(st, q, &info);
         if (fn(ud, &info)) {
             rc = SQLITE_DONE;
             break;
@@ -262,12 +339,11 @@ static int sq_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "listing sessions");
 }
 
-/* Inside a transaction: AC_OK when `holder` may write the session (its lease, or
- * none running), else AC_STORE_EBUSY naming the other holder. */
-static int lease_check(ac_store *st, const char *id, const char *holder, int64_t now,
-                       const char *dead, ac_error *err)
+/* Inside a transaction: AC_OK when `holder` may write the session (its lease, none running,
+ * or its holder gone), else AC_STORE_EBUSY naming the other holder. */
+static int lease_check(ac_store *st, const char *id, const char *holder, ac_error *err)
 {
-    sqlite3_stmt *q = prep(st, "SELECT holder, lease_until FROM sessions WHERE id = ?");
+    sqlite3_stmt *q = prep(st, "SELECT holder, lease_until, " NOW " FROM sessions WHERE id = ?");
     if (!q)
         return sq_fail(st, err, "reading a lease");
     bind_text(q, 1, id);
@@ -280,13 +356,12 @@ static int lease_check(ac_store *st, const char *id, const char *holder, int64_t
         return AC_STORE_ENOENT;
     }
     const char *h = col(q, 0);
-    int64_t until = sqlite3_column_int64(q, 1);
-    int ok =
-        until <= now || !*h || (holder && strcmp(h, holder) == 0) || (dead && strcmp(h, dead) == 0);
+    int64_t until = sqlite3_column_int64(q, 1), now = sqlite3_column_int64(q, 2);
+    int ok = until <= now || !*h || (holder && strcmp(h, holder) == 0) || holder_gone(st, h);
     if (!ok) {
         ac_store_err(err, AC_STORE_EBUSY,
-                     "session '%s' is in use by %s (its lease runs %lld s more; it ends by "
-                     "itself if that process is gone)",
+                     "session '%s' is in use by %s (its lease runs %lld s more, renewed while "
+                     "that holder runs; it ends at once when its process exits)",
                      id, h, (long long)((until - now + 999) / 1000));
     }
     done(q);
@@ -294,20 +369,18 @@ static int lease_check(ac_store *st, const char *id, const char *holder, int64_t
 }
 
 static int sq_create(ac_store *st, const char *id, const char *spec_hash, const char *params,
-                     const char *holder, int64_t now, int64_t until, ac_error *err)
+                     const char *holder, int64_t lease_ms, ac_error *err)
 {
     sqlite3_stmt *q = prep(st, "INSERT INTO sessions(id, spec_hash, params, status, at_rest, "
                                "created_ms, updated_ms, holder, lease_until) "
-                               "VALUES(?, ?, ?, 'idle', 1, ?, ?, ?, ?)");
+                               "VALUES(?, ?, ?, 'idle', 1, " NOW ", " NOW ", ?, " NOW " + ?)");
     if (!q)
         return sq_fail(st, err, "creating a session");
     bind_text(q, 1, id);
     bind_text(q, 2, spec_hash);
     bind_text(q, 3, params ? params : "{}");
-    sqlite3_bind_int64(q, 4, now);
-    sqlite3_bind_int64(q, 5, now);
-    bind_text(q, 6, holder);
-    sqlite3_bind_int64(q, 7, until);
+    bind_text(q, 4, holder);
+    sqlite3_bind_int64(q, 5, lease_ms);
     int rc = sqlite3_step(q);
     done(q);
     if ((rc & 0xff) == SQLITE_CONSTRAINT) {
@@ -317,12 +390,12 @@ static int sq_create(ac_store *st, const char *id, const char *spec_hash, const 
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "creating a session");
 }
 
-static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t now, ac_error *err)
+static int sq_rm(ac_store *st, const char *id, const char *holder, ac_error *err)
 {
     int rc = exec(st, "BEGIN IMMEDIATE", err, "removing a session");
     if (rc != AC_OK)
         return rc;
-    rc = lease_check(st, id, holder, now, NULL, err);
+    rc = lease_check(st, id, holder, err);
     if (rc != AC_OK) {
         rollback(st);
         return rc;
@@ -350,139 +423,145 @@ static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t now, 
     return exec(st, "COMMIT", err, "removing a session");
 }
 
-/* One session's part of a commit, inside the transaction: AC_OK; the lease check's error
- * (nothing written); or AC_EIO (the caller rolls the transaction back). */
-static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
+/* Binds row i of what a commit writes to one table. */
+typedef void (*bind_fn)(sqlite3_stmt *q, const ac_store_commit *c, size_t i);
+
+static void bind_event(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
 {
-    if (c->create) {
-        int rc = sq_create(st, c->id, c->create_hash, c->create_params, c->holder, c->now_ms,
-                           c->lease_until, err);
-        if (rc != AC_OK)
-            return rc; /* AC_EINVAL: it exists (created by another process meanwhile) */
+    const ac_store_event *e = &c->evs[i];
+    bind_static(q, 1, c->id);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)e->n);
+    sqlite3_bind_int64(q, 3, e->t_ms);
+    bind_static(q, 4, e->ev);
+    bind_static(q, 5, e->data);
+    bind_static(q, 6, e->steps);
+}
+
+static void bind_late(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+{
+    bind_static(q, 1, c->late[i].steps);
+    bind_static(q, 2, c->id);
+    sqlite3_bind_int64(q, 3, (sqlite3_int64)c->late[i].n);
+}
+
+static void bind_finished(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+{
+    sqlite3_bind_int(q, 1, c->finished_ok[i]);
+    bind_static(q, 2, c->id);
+    bind_static(q, 3, c->finished[i]);
+}
+
+static void bind_started(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+{
+    bind_static(q, 1, c->id);
+    bind_static(q, 2, c->started[i]);
+    bind_static(q, 3, c->started_names[i]);
+}
+
+static void bind_snapshot(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+{
+    (void)i;
+    bind_static(q, 1, c->id);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)c->snapshot_n);
+    bind_static(q, 3, c->snapshot);
+}
+
+/* Runs sql once for each of the n rows bind gives: AC_OK, or AC_EIO with err filled. */
+static int each(ac_store *st, const char *sql, const ac_store_commit *c, size_t n, bind_fn bind,
+                ac_error *err)
+{
+    if (!n)
+        return AC_OK;
+    sqlite3_stmt *q = prep(st, sql);
+    int ok = q != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        sqlite3_reset(q);
+        bind(q, c, i);
+        ok = sqlite3_step(q) == SQLITE_DONE;
     }
-    /* the session row first, where its lease is checked: a lost lease writes nothing */
-    sqlite3_stmt *q = NULL;
-    q = prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = ?, "
-                 "events = max(events, ?), holder = ?, lease_until = ?, "
+    if (!ok)
+        sq_fail(st, err, "committing");
+    done(q);
+    return ok ? AC_OK : AC_EIO;
+}
+
+/* The session row of a commit, where its lease is checked: AC_OK; the lease check's error
+ * (nothing written); or AC_EIO. */
+static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    sqlite3_stmt *q =
+        prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = " NOW ", "
+                 "events = max(events, ?), holder = ?, "
+                 "lease_until = CASE WHEN ? < 0 THEN 0 ELSE " NOW " + ? END, "
                  "title = CASE WHEN ? IS NULL THEN title ELSE ? END, "
                  "spec_hash = CASE WHEN ? IS NULL THEN spec_hash ELSE ? END, "
                  "snapshot_seq = CASE WHEN ? > 0 THEN ? ELSE snapshot_seq END "
-                 "WHERE id = ? AND (lease_until <= ? OR holder = '' OR holder = ?)");
+                 "WHERE id = ? AND (lease_until <= " NOW " OR holder = '' OR holder = ?)");
     if (!q)
-        goto fail;
+        return sq_fail(st, err, "committing");
+    int64_t lease = c->release ? -1 : c->lease_ms;
+    sqlite3_int64 snap = c->snapshot ? (sqlite3_int64)c->snapshot_n : 0;
     bind_static(q, 1, c->status ? c->status : "running");
     sqlite3_bind_int(q, 2, c->at_rest);
-    sqlite3_bind_int64(q, 3, c->now_ms);
-    sqlite3_bind_int64(q, 4, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
-    bind_static(q, 5, c->release ? "" : c->holder);
-    sqlite3_bind_int64(q, 6, c->release ? 0 : c->lease_until);
+    sqlite3_bind_int64(q, 3, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
+    bind_static(q, 4, c->release ? "" : c->holder);
+    sqlite3_bind_int64(q, 5, lease);
+    sqlite3_bind_int64(q, 6, lease);
     bind_static(q, 7, c->title);
     bind_static(q, 8, c->title);
     bind_static(q, 9, c->spec_hash);
     bind_static(q, 10, c->spec_hash);
-    sqlite3_bind_int64(q, 11, c->snapshot ? (sqlite3_int64)c->snapshot_n : 0);
-    sqlite3_bind_int64(q, 12, c->snapshot ? (sqlite3_int64)c->snapshot_n : 0);
+    sqlite3_bind_int64(q, 11, snap);
+    sqlite3_bind_int64(q, 12, snap);
     bind_static(q, 13, c->id);
-    sqlite3_bind_int64(q, 14, c->now_ms);
-    bind_static(q, 15, c->holder);
-    if (sqlite3_step(q) != SQLITE_DONE)
-        goto fail;
+    bind_static(q, 14, c->holder);
+    int rc = sqlite3_step(q);
     int changed = sqlite3_changes(DB(st));
+    if (rc != SQLITE_DONE)
+        sq_fail(st, err, "committing");
     done(q);
-    q = NULL;
-    if (!changed) { /* another holder's lease runs, or no such session: nothing written */
-        int rc = lease_check(st, c->id, c->holder, c->now_ms, NULL, err);
-        if (rc == AC_OK)
-            ac_store_err(err, rc = AC_EIO, "store '%s': session '%s' was not updated", st->path,
-                         c->id);
-        return rc;
-    }
-    if (c->n_evs) {
-        q = prep(st, "INSERT INTO events(session, n, t_ms, ev, data, steps) "
-                     "VALUES(?, ?, ?, ?, ?, ?)");
-        if (!q)
-            goto fail;
-        for (size_t i = 0; i < c->n_evs; i++) {
-            const ac_store_event *e = &c->evs[i];
-            sqlite3_reset(q);
-            bind_static(q, 1, c->id);
-            sqlite3_bind_int64(q, 2, (sqlite3_int64)e->n);
-            sqlite3_bind_int64(q, 3, e->t_ms);
-            bind_static(q, 4, e->ev);
-            bind_static(q, 5, e->data);
-            bind_static(q, 6, e->steps);
-            if (sqlite3_step(q) != SQLITE_DONE)
-                goto fail;
-        }
-        done(q);
-        q = NULL;
-    }
-    if (c->n_late) {
-        q = prep(st, "UPDATE events SET steps = ? WHERE session = ? AND n = ?");
-        if (!q)
-            goto fail;
-        for (size_t i = 0; i < c->n_late; i++) {
-            sqlite3_reset(q);
-            bind_static(q, 1, c->late[i].steps);
-            bind_static(q, 2, c->id);
-            sqlite3_bind_int64(q, 3, (sqlite3_int64)c->late[i].n);
-            if (sqlite3_step(q) != SQLITE_DONE)
-                goto fail;
-        }
-        done(q);
-        q = NULL;
-    }
-    if (c->n_finished) {
-        q = prep(st, "UPDATE tool_calls SET finished_ms = ?, ok = ? "
-                     "WHERE session = ? AND call_id = ?");
-        if (!q)
-            goto fail;
-        for (size_t i = 0; i < c->n_finished; i++) {
-            sqlite3_reset(q);
-            sqlite3_bind_int64(q, 1, c->now_ms);
-            sqlite3_bind_int(q, 2, c->finished_ok[i]);
-            bind_static(q, 3, c->id);
-            bind_static(q, 4, c->finished[i]);
-            if (sqlite3_step(q) != SQLITE_DONE)
-                goto fail;
-        }
-        done(q);
-        q = NULL;
-    }
-    if (c->n_started) {
-        q = prep(st, "INSERT OR IGNORE INTO tool_calls(session, call_id, name, started_ms) "
-                     "VALUES(?, ?, ?, ?)");
-        if (!q)
-            goto fail;
-        for (size_t i = 0; i < c->n_started; i++) {
-            sqlite3_reset(q);
-            bind_static(q, 1, c->id);
-            bind_static(q, 2, c->started[i]);
-            bind_static(q, 3, c->started_names[i]);
-            sqlite3_bind_int64(q, 4, c->now_ms);
-            if (sqlite3_step(q) != SQLITE_DONE)
-                goto fail;
-        }
-        done(q);
-        q = NULL;
-    }
-    if (c->snapshot) {
-        q = prep(st, "INSERT OR REPLACE INTO snapshots(session, n, body) VALUES(?,?,?)");
-        if (!q)
-            goto fail;
-        bind_static(q, 1, c->id);
-        sqlite3_bind_int64(q, 2, (sqlite3_int64)c->snapshot_n);
-        bind_static(q, 3, c->snapshot);
-        if (sqlite3_step(q) != SQLITE_DONE)
-            goto fail;
-        done(q);
-        q = NULL;
-    }
-    return AC_OK;
-fail:
-    sq_fail(st, err, "committing");
-    done(q);
-    return AC_EIO;
+    if (rc != SQLITE_DONE)
+        return AC_EIO;
+    if (changed)
+        return AC_OK;
+    /* another holder's lease runs, or no such session: nothing written */
+    rc = lease_check(st, c->id, c->holder, err);
+    if (rc == AC_OK)
+        ac_store_err(err, rc = AC_EIO, "store '%s': session '%s' was not updated", st->path, c->id);
+    return rc;
+}
+
+/* One session's part of a commit, inside the transaction (or its savepoint): AC_OK; the lease
+ * check's error or AC_EINVAL for a row to create that exists (nothing written); or AC_EIO
+ * (the caller rolls back). */
+static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = AC_OK;
+    if (c->create) /* AC_EINVAL: it exists (created by another process meanwhile) */
+        rc = sq_create(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms, err);
+    if (rc == AC_OK)
+        rc = write_row(st, c, err);
+    if (rc == AC_OK)
+        rc = each(st,
+                  "INSERT INTO events(session, n, t_ms, ev, data, steps) VALUES(?, ?, ?, ?, ?, ?)",
+                  c, c->n_evs, bind_event, err);
+    if (rc == AC_OK)
+        rc = each(st, "UPDATE events SET steps = ? WHERE session = ? AND n = ?", c, c->n_late,
+                  bind_late, err);
+    if (rc == AC_OK)
+        rc = each(st,
+                  "UPDATE tool_calls SET finished_ms = " NOW ", ok = ? "
+                  "WHERE session = ? AND call_id = ?",
+                  c, c->n_finished, bind_finished, err);
+    if (rc == AC_OK)
+        rc = each(st,
+                  "INSERT OR IGNORE INTO tool_calls(session, call_id, name, started_ms) "
+                  "VALUES(?, ?, ?, " NOW ")",
+                  c, c->n_started, bind_started, err);
+    if (rc == AC_OK)
+        rc = each(st, "INSERT OR REPLACE INTO snapshots(session, n, body) VALUES(?,?,?)", c,
+                  c->snapshot ? 1 : 0, bind_snapshot, err);
+    return rc;
 }
 
 static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
@@ -499,26 +578,37 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
 }
 
 /* Several sessions' commits in one transaction (group commit across the sessions of a loop
- * turn). A session whose lease was lost, or whose new row exists already, gets its error alone;
- * any other failure fails all. */
+ * turn), each in a savepoint: one that fails is rolled back to its savepoint and fails alone;
+ * a failure of the transaction fails all. */
 static int sq_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int *rcs,
                           ac_error *errs)
 {
     ac_error *first = &errs[0];
     int rc = run(st, "BEGIN IMMEDIATE", first, "committing");
     for (size_t i = 0; rc == AC_OK && i < n; i++) {
-        /* a lost lease or an existing row fails before anything of it is written */
+        rc = run(st, "SAVEPOINT one", &errs[i], "committing");
+        if (rc != AC_OK)
+            break;
         rcs[i] = commit_body(st, &c[i], &errs[i]);
-        if (rcs[i] != AC_OK && rcs[i] != AC_STORE_EBUSY && rcs[i] != AC_STORE_ENOENT &&
-            rcs[i] != AC_EINVAL) {
-            rc = rcs[i];
-            if (i)
-                *first = errs[i];
+        if (rcs[i] != AC_OK && sqlite3_get_autocommit(DB(st))) {
+            rc = rcs[i]; /* the database rolled the whole transaction back (full, I/O) */
+            break;
         }
+        if (rcs[i] != AC_OK)
+            rc = run(st, "ROLLBACK TO one", &errs[i], "committing");
+        if (rc == AC_OK)
+            rc = run(st, "RELEASE one", &errs[i], "committing");
+        if (rc != AC_OK)
+            break;
     }
     if (rc == AC_OK)
         rc = run(st, "COMMIT", first, "committing");
     if (rc != AC_OK) {
+        for (size_t i = 0; i < n; i++) /* the error of the one that failed it */
+            if (errs[i].code == rc) {
+                *first = errs[i];
+                break;
+            }
         rollback(st);
         for (size_t i = 0; i < n; i++) {
             rcs[i] = rc;
@@ -612,22 +702,23 @@ static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "reading tool calls");
 }
 
-static int sq_lease_acquire(ac_store *st, const char *id, const char *holder, int64_t now,
-                            int64_t until, const char *dead, ac_error *err)
+static int sq_lease_acquire(ac_store *st, const char *id, const char *holder, int64_t lease_ms,
+                            ac_error *err)
 {
     int rc = exec(st, "BEGIN IMMEDIATE", err, "taking a lease");
     if (rc != AC_OK)
         return rc;
-    rc = lease_check(st, id, holder, now, dead, err);
+    rc = lease_check(st, id, holder, err);
     if (rc != AC_OK) {
         rollback(st);
         return rc;
     }
-    sqlite3_stmt *q = prep(st, "UPDATE sessions SET holder = ?, lease_until = ? WHERE id = ?");
+    sqlite3_stmt *q =
+        prep(st, "UPDATE sessions SET holder = ?, lease_until = " NOW " + ? WHERE id = ?");
     int ok = q != NULL;
     if (ok) {
         bind_text(q, 1, holder);
-        sqlite3_bind_int64(q, 2, until);
+        sqlite3_bind_int64(q, 2, lease_ms);
         bind_text(q, 3, id);
         ok = sqlite3_step(q) == SQLITE_DONE;
     }
@@ -721,8 +812,42 @@ static long long pragma_int(sqlite3 *db, const char *sql)
     return v;
 }
 
-int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store **out,
-                         ac_error *err)
+/* Brings the file to SCHEMA_VERSION in one transaction (an empty file: the whole schema; an
+ * older one: each migration from its version on). The version is read again under the write
+ * lock: another process may have migrated it meanwhile. */
+static int migrate(sq_store *s, ac_error *err)
+{
+    ac_store *st = &s->base;
+    if (pragma_int(s->db, "PRAGMA user_version") == SCHEMA_VERSION)
+        return AC_OK;
+    int rc = exec(st, "BEGIN IMMEDIATE;", err, "migrating it");
+    if (rc != AC_OK)
+        return rc;
+    long long ver = pragma_int(s->db, "PRAGMA user_version");
+    if (ver < 0 || ver > SCHEMA_VERSION) {
+        rollback(st);
+        ac_store_err(err, AC_EIO,
+                     "store '%s' has schema version %lld, newer than this agentc reads (%d)",
+                     st->path, ver, SCHEMA_VERSION);
+        return AC_EIO;
+    }
+    const char *const *m = migrations();
+    for (long long v = ver; rc == AC_OK && v < SCHEMA_VERSION; v = v ? v + 1 : SCHEMA_VERSION)
+        rc = exec(st, m[v], err, v ? "migrating it" : "creating its tables");
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d;", APP_ID,
+             SCHEMA_VERSION);
+    if (rc == AC_OK && ver < SCHEMA_VERSION)
+        rc = exec(st, sql, err, "migrating it");
+    if (rc == AC_OK)
+        rc = exec(st, "COMMIT;", err, "migrating it");
+    if (rc != AC_OK)
+        rollback(st);
+    return rc;
+}
+
+int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const char *holder,
+                         ac_store **out, ac_error *err)
 {
     *out = NULL;
     int mem = !strcmp(path, ":memory:"); /* no file: this process's memory */
@@ -746,6 +871,8 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
         return AC_ENOMEM;
     }
     s->base.ops = &SQ_OPS;
+    s->lockfd = -1;
+    snprintf(s->base.holder, sizeof s->base.holder, "%s", holder);
     ac_store *st = &s->base;
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
         SQLITE_OK) {
@@ -809,28 +936,13 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, ac_store
         sq_close(st);
         return AC_EIO;
     }
-    if (ver < SCHEMA_VERSION) {
-        /* read again under the write lock: another process may have migrated it meanwhile */
-        if ((rc = exec(st, "BEGIN IMMEDIATE;", err, "creating its tables")) != AC_OK) {
-            sq_close(st);
-            return rc;
-        }
-        ver = pragma_int(s->db, "PRAGMA user_version");
+    if ((rc = migrate(s, err)) != AC_OK) {
+        sq_close(st);
+        return rc;
     }
-    if (ver < SCHEMA_VERSION) {
-        char sql[4096]; /* version 1: its events move to the table of version 2 */
-        snprintf(sql, sizeof sql,
-                 "%s PRAGMA application_id = %d; PRAGMA user_version = %d; COMMIT;",
-                 ver == 1 ? MIGRATE_1_2 : SCHEMA, APP_ID, SCHEMA_VERSION);
-        if (ver > 1 || (rc = exec(st, sql, err, "creating its tables")) != AC_OK) {
-            rollback(st);
-            if (ver > 1)
-                ac_store_err(err, AC_EIO, "store '%s': unknown schema version %lld", path, ver);
-            sq_close(st);
-            return rc != AC_OK ? rc : AC_EIO;
-        }
-    } else if (ver == SCHEMA_VERSION && sqlite3_get_autocommit(s->db) == 0) {
-        exec(st, "COMMIT;", err, "creating its tables"); /* migrated by the other process */
+    if ((rc = holder_lock(s, err)) != AC_OK) {
+        sq_close(st);
+        return rc;
     }
     *out = st;
     return AC_OK;

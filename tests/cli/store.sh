@@ -64,7 +64,7 @@ for _ in $(seq 1 100); do grep -q '"type":"text"' "$tmp/bg" 2>/dev/null && break
 grep -q '"type":"text"' "$tmp/bg" || fail "the slow answer did not start"
 "$agentc" run "${net[@]}" --session busy "me too" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] || fail "a second process on a running session should exit 1"
-grep -q "session 'busy' is in use by agentc $bg@" "$tmp/err" || fail "holder not named: $(cat "$tmp/err")"
+grep -Eq "session 'busy' is in use by agentc [0-9a-f]{16}:$bg@" "$tmp/err" || fail "holder not named: $(cat "$tmp/err")"
 kill -9 "$bg"; wait "$bg" 2>/dev/null
 "$agentc" sessions show busy --json | jq -e '.at_rest == false' >/dev/null || fail "busy should be mid-turn"
 # another spec mid-turn: refused

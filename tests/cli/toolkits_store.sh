@@ -55,6 +55,6 @@ wait $pid 2>/dev/null
 "$agentc" sessions show S --json --db "$db" >"$tmp/show2" || fail "sessions show after kill"
 [ "$(jq -c '.session.toolkits.plane.states' "$tmp/show2")" = '["authenticated"]' ] ||
   fail "after kill -9: $(jq -c '.session.toolkits' "$tmp/show2")"
-# (resuming the interrupted turn waits for the dead process's lease, 30 s: the store's own
-# tests cover resume; the state it starts from is the one shown above)
+# (resuming the interrupted turn is covered by the store's own tests; the state it starts from
+# is the one shown above)
 echo ok

@@ -26,3 +26,13 @@ agentc_add_test(session_embed_null SOURCES ${CMAKE_SOURCE_DIR}/tests/session/tes
 # sessions, comparison guards, fail() reasons, after timers.
 agentc_add_test(session_spec_v2 SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_spec_v2.c
   LIBS agentc_runtime agentc_io agentc_gen LABELS session)
+# Replay reports what the run reported: the output callbacks of a run (the demo's turns,
+# parallel calls, gallery specs approve_tools and retry_429; `agentc demo --jsonl` itself)
+# equal those of ac_session_replay of its journal, but for the callbacks agentc.h marks
+# run-only.
+agentc_add_test(session_replay_output SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_replay_output.c
+  LIBS agentc_runtime agentc_io agentc_gen PkgConfig::JANSSON ARGS $<TARGET_FILE:agentc>
+  LABELS session)
+# The error space: ac_strerror names every code of enum ac_status (read from agentc.h).
+agentc_add_test(session_status_names SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_status_names.c
+  LIBS agentc_runtime LABELS session)

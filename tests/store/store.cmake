@@ -11,3 +11,14 @@ if(TARGET agentc_store)
   agentc_add_test(store_group SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_group.c
     LIBS agentc_store agentc_runtime agentc_io PkgConfig::SQLITE3 PkgConfig::JANSSON LABELS store)
 endif()
+# The store interface's promises: a group commit's failure scoped to one session, leases by
+# the database's clock, holders' names, a gone holder (a zombie) freeing its sessions at once.
+if(TARGET agentc_store)
+  agentc_add_test(store_lease SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_lease.c
+    LIBS agentc_store agentc_runtime agentc_io PkgConfig::SQLITE3 PkgConfig::JANSSON LABELS store)
+endif()
+# The spec's facts as a snapshot part: snapshot + tail equals a full replay on fact guards.
+if(TARGET agentc_store)
+  agentc_add_test(store_facts SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_facts.c
+    LIBS agentc_store agentc_runtime agentc_io agentc_gen PkgConfig::JANSSON LABELS store)
+endif()

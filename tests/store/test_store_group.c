@@ -4,7 +4,9 @@
  * its last commit (the lease given up) joins the group, or ac_store_close; opening it again
  * in the same turn sees everything; a tool call runs after its started record is committed
  * (another handle on the file sees the record while the tool runs). And a store of schema
- * version 1 opens as version 2 with its sessions intact.
+ * version 1 opens as the current version with its sessions intact; one written by the
+ * release of schema version 2 with `agentc serve --db` (tests/store/fixtures) is migrated to
+ * version 3 (the server's own tables dropped, its session intact); a newer one is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -192,11 +194,92 @@ static void test_schema_1_opens(void **state)
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 2);
+    assert_int_equal(sqlite3_column_int(q, 0), 3);
     sqlite3_finalize(q);
     sqlite3_close(db);
     free(before);
     free(after);
+    rig_close(&r);
+}
+
+/* The fixture's SQL, run into a new file at path. */
+static void load_fixture(const char *path)
+{
+    FILE *f = fopen("tests/store/fixtures/store_v2_serve.sql", "r");
+    assert_non_null(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    assert_true(n > 0 && n < sizeof text - 1);
+    text[n] = 0;
+    sqlite3 *db;
+    char *msg = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_exec(db, text, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("fixture: %s", msg);
+    sqlite3_close(db);
+}
+
+static long long query_int(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    long long v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+static void test_schema_2_serve_migrates(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "v2.db");
+    load_fixture(r.path);
+    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 2);
+    assert_int_equal(query_int(r.path, "SELECT count(*) FROM serve_events"), 15);
+    ac_store *st = open_store(r.path);
+    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 3);
+    assert_int_equal(query_int(r.path, "SELECT count(*) FROM sqlite_master WHERE name LIKE "
+                                       "'serve_%'"),
+                     0);
+    /* the session: its owner and public id in its id, its system prompt in its spawn event */
+    ac_error err;
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "local/s1", &info, &err), AC_OK);
+    assert_int_equal(info.events, 6);
+    assert_string_equal(info.title, "hello");
+    char *json = ac_store_session_json(st, r.e, "local/s1", &err);
+    if (!json)
+        fail_msg("%s", err.text);
+    assert_non_null(strstr(json, "answer in one line"));
+    assert_non_null(strstr(json, "hello from v2"));
+    free(json);
+    /* it goes on under this release */
+    ac_session *s = ac_store_session(st, r.e, "local/s1", AC_STORE_MUST_EXIST, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    assert_true(ac_session_send(s, "again") >= 0);
+    settle(&r, s);
+    assert_string_equal(ac_session_answer(s), "answer one");
+    ac_session_free(s);
+    ac_store_close(st);
+    rig_close(&r);
+
+    /* a newer schema is refused with a message, the file left as it was */
+    rig_open(&r, "v2.db");
+    char *msg = NULL;
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(r.path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 4", NULL, NULL, &msg), SQLITE_OK);
+    sqlite3_close(db);
+    assert_null(ac_store_open(r.path, NULL, &err));
+    assert_int_equal(err.code, AC_EIO);
+    assert_non_null(strstr(err.text, "schema version 4, newer than this agentc reads (3)"));
+    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 4);
     rig_close(&r);
 }
 
@@ -221,6 +304,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grouped_create_and_close),
         cmocka_unit_test(test_schema_1_opens),
+        cmocka_unit_test(test_schema_2_serve_migrates),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,10 @@
 /*
- * store_snapshot.c - the parts of a session's snapshot (store_snapshot.h).
+ * snapshot.c - a settled session as one JSON document, and back (snapshot.h).
  * Snapshots are taken only when a session is settled, so no effect runs and
- * no streamed text is pending: what follows is the whole session.
+ * no streamed text is pending: the parts below are the whole session. Each
+ * part is owned here, by the session: the dispatcher restores itself
+ * (ac_fsm_restore), the facts their record (spec_rt.c), the State, toolkits
+ * and conversation theirs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,12 +12,23 @@
 
 #include "context/conversation.h"
 #include "session/session_int.h"
-#include "session/toolkits.h"
+#include "session/snapshot.h"
+#include "session/spec_rt.h"
 #include "session/state.h"
-#include "store_snapshot.h"
+#include "session/toolkits.h"
 #include "tools/schema.h"
 
-/* The active state of each level, by name: [[machine, state], ...]. */
+/* A part: its name, its value as JSON (a new reference, NULL: out of memory) and how it is
+ * put back (AC_OK, or an error code with a message in err). */
+typedef struct snapshot_part {
+    const char *name;
+    json_t *(*save)(const ac_session *s);
+    int (*restore)(ac_session *s, json_t *v, char *err, size_t errcap);
+} snapshot_part;
+
+/* The dispatcher: the active state of each level, by name, and how many states it entered
+ * ({"states": [[machine, state], ...], "entries": N}; a snapshot that predates "entries" held
+ * the array alone). */
 static json_t *save_fsm(const ac_session *s)
 {
     const ac_fsm_tables *t = s->e->t;
@@ -23,21 +37,23 @@ static json_t *save_fsm(const ac_session *s)
         const ac_fsm_state *st = &t->states[s->fsm.state[i]];
         json_array_append_new(a, json_pack("[s s]", t->machines[st->machine].name, st->name));
     }
-    return a;
+    return a ? json_pack("{s:o, s:I}", "states", a, "entries", (json_int_t)s->fsm.entries) : NULL;
 }
 
 static int restore_fsm(ac_session *s, json_t *v, char *err, size_t errcap)
 {
     const ac_fsm_tables *t = s->e->t;
-    size_t n = json_array_size(v);
+    json_t *states = json_is_array(v) ? v : json_object_get(v, "states");
+    size_t n = json_array_size(states);
     if (!n || n > AC_FSM_MAX_DEPTH) {
         snprintf(err, errcap, "\"fsm\" holds no states");
         return AC_EINVAL;
     }
     uint16_t cfg[AC_FSM_MAX_DEPTH];
     for (size_t i = 0; i < n; i++) {
-        const char *m = json_string_value(json_array_get(json_array_get(v, i), 0));
-        const char *name = json_string_value(json_array_get(json_array_get(v, i), 1));
+        json_t *e = json_array_get(states, i);
+        const char *m = json_string_value(json_array_get(e, 0));
+        const char *name = json_string_value(json_array_get(e, 1));
         cfg[i] = AC_FSM_NONE;
         for (uint16_t k = 0; m && name && k < t->n_states; k++)
             if (!strcmp(t->states[k].name, name) &&
@@ -48,11 +64,11 @@ static int restore_fsm(ac_session *s, json_t *v, char *err, size_t errcap)
             return AC_ESPEC;
         }
     }
-    for (size_t i = 0; i < n; i++)
-        s->fsm.state[i] = cfg[i];
-    s->fsm.depth = (uint8_t)n;
-    s->fsm.fast = NULL; /* a stored session is traced: the general path */
-    s->fsm.unstarted = AC_FSM_NONE;
+    uint32_t entries = (uint32_t)json_integer_value(json_object_get(v, "entries"));
+    if (ac_fsm_restore(&s->fsm, cfg, (uint8_t)n, entries) != AC_FSM_HANDLED) {
+        snprintf(err, errcap, "\"fsm\" is not a configuration of this spec");
+        return AC_ESPEC;
+    }
     return AC_OK;
 }
 
@@ -133,15 +149,16 @@ static int restore_toolkits(ac_session *s, json_t *v, char *err, size_t errcap)
 }
 
 /* The parts, in the order they are restored. Another part of the session is one line here. */
-static const ac_snapshot_part PARTS[] = {
+static const snapshot_part PARTS[] = {
     {"fsm", save_fsm, restore_fsm},
     {"turn", save_turn, restore_turn},
     {"conversation", save_conv, restore_conv},
     {"toolkits", save_toolkits, restore_toolkits},
     {"state", ac_state_snapshot_save, ac_state_snapshot_restore}, /* the State (state.h) */
+    {"facts", ac_spec_facts_save, ac_spec_facts_restore},         /* what guards on facts read */
 };
 
-char *ac_store_snapshot_save(const ac_session *s, uint64_t model_calls)
+char *ac_session_snapshot_save(const ac_session *s, uint64_t model_calls)
 {
     json_t *o = json_pack("{s:i, s:I}", "version", 1, "model_calls", (json_int_t)model_calls);
     for (size_t i = 0; o && i < sizeof PARTS / sizeof PARTS[0]; i++) {
@@ -157,8 +174,8 @@ char *ac_store_snapshot_save(const ac_session *s, uint64_t model_calls)
     return out;
 }
 
-int ac_store_snapshot_restore(ac_session *s, const char *body, uint64_t *model_calls, char *err,
-                              size_t errcap)
+int ac_session_snapshot_restore(ac_session *s, const char *body, uint64_t *model_calls, char *err,
+                                size_t errcap)
 {
     json_error_t je;
     json_t *o = json_loads(body, 0, &je);

@@ -1,0 +1,154 @@
+/*
+ * store_group.c - the group commit: what the sessions of a store buffered in
+ * one loop turn is committed in one transaction at the end of that turn (a 0 ms
+ * timer of the store's group): their events, the started records of the tool
+ * calls about to run (their processes wait for that commit), a snapshot taken
+ * when a session settled, and with AC_STORE_GROUPED the creation of a session's
+ * row and the last commit of a session freed while the group was pending. A
+ * session commits alone, at once, only without a loop, when it is freed with no
+ * group pending, and when loaded at rest.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_writer.h"
+
+void ac_store_group_remove(store_writer *w)
+{
+    struct ac_store_group *g = w->st->group;
+    if (!w->queued || !g)
+        return;
+    w->queued = 0;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->v[i] == w) {
+            g->v[i] = g->v[--g->n];
+            break;
+        }
+    if (!g->n && g->timer) {
+        ac_loop_cancel_timer(g->loop, g->timer);
+        g->timer = 0;
+    }
+}
+
+/* Commits every waiting session now (the store closes, or a session freed in the group is
+ * opened again). */
+static void group_fired(void *ud);
+static void group_flush(ac_store *st)
+{
+    struct ac_store_group *g = st->group;
+    if (!g || !g->n)
+        return;
+    if (g->timer)
+        ac_loop_cancel_timer(g->loop, g->timer);
+    g->timer = 0;
+    group_fired(st);
+}
+
+/* id NULL: any session freed with its last commit in the group. */
+void ac_store_group_sync(ac_store *st, const char *id)
+{
+    struct ac_store_group *g = st ? st->group : NULL;
+    for (size_t i = 0; g && i < g->n; i++)
+        if (g->v[i]->closing && (!id || !strcmp(g->v[i]->id, id))) {
+            group_flush(st);
+            return;
+        }
+}
+
+void ac_store_group_free(ac_store *st)
+{
+    group_flush(st); /* the last commits of sessions freed in the group */
+    if (st->group) {
+        for (uint16_t i = 0; st->group->row_text && i < st->group->n_text; i++)
+            free(st->group->row_text[i].text);
+        free(st->group->row_text);
+        free(st->group->v);
+        free(st->group);
+        st->group = NULL;
+    }
+}
+
+static void timer_fired(void *ud)
+{
+    store_writer *w = ud;
+    w->timer = 0;
+    ac_sw_commit(w);
+}
+
+static void group_fired(void *ud)
+{
+    ac_store *st = ud;
+    struct ac_store_group *g = st->group;
+    g->timer = 0;
+    size_t n = g->n;
+    store_writer **ws = malloc(n * sizeof *ws);
+    ac_store_commit *c = calloc(n, sizeof *c);
+    ac_store_event **evs = calloc(n, sizeof *evs);
+    int *rcs = calloc(n, sizeof *rcs);
+    ac_error *errs = calloc(n, sizeof *errs);
+    if (!ws || !c || !evs || !rcs || !errs) { /* commit them one by one */
+        free(ws), free(c), free(evs), free(rcs), free(errs);
+        while (g->n)
+            ac_sw_commit(g->v[0]);
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        store_writer *w = g->v[i];
+        w->queued = 0;
+        ws[i] = w;
+        if (ac_sw_prepare(w, &c[k], &evs[k]) == 0) { /* the ones that commit first, in order */
+            ws[i] = ws[k];
+            ws[k++] = w;
+        }
+    }
+    g->n = 0;
+    if (k)
+        st->ops->commit_many(st, c, k, rcs, errs);
+    for (size_t i = 0; i < k; i++) {
+        ac_sw_finish(ws[i], &c[i], rcs[i], &errs[i]);
+        free(evs[i]);
+    }
+    /* then the tool calls recorded run, and the writers of freed sessions go */
+    for (size_t i = 0; i < n; i++) {
+        if (ws[i]->closing)
+            ac_sw_free(ws[i]);
+        else
+            ac_sw_pend_run(ws[i], !ws[i]->error);
+    }
+    free(ws), free(c), free(evs), free(rcs), free(errs);
+}
+
+/* w has something to commit at the end of this loop turn. */
+void ac_store_group_add(store_writer *w)
+{
+    ac_loop *loop = ac_engine_loop(ac_session_engine(w->s));
+    if (!loop || w->queued || w->timer)
+        return;
+    ac_store *st = w->st;
+    if (!st->group && !(st->group = calloc(1, sizeof *st->group))) {
+        w->timer = ac_loop_timer(loop, 0, timer_fired, w);
+        return;
+    }
+    struct ac_store_group *g = st->group;
+    if (g->n && g->loop != loop) { /* another loop's turn: on its own */
+        w->timer = ac_loop_timer(loop, 0, timer_fired, w);
+        return;
+    }
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 16;
+        store_writer **v = realloc(g->v, cap * sizeof *v);
+        if (!v) {
+            w->timer = ac_loop_timer(loop, 0, timer_fired, w);
+            return;
+        }
+        g->v = v;
+        g->cap = cap;
+    }
+    g->v[g->n++] = w;
+    w->queued = 1;
+    if (!g->timer) {
+        g->loop = loop;
+        g->timer = ac_loop_timer(loop, 0, group_fired, st);
+    }
+}

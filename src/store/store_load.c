@@ -1,0 +1,372 @@
+/*
+ * store_load.c - opening a stored session (store.h): a new one is created, a
+ * stored one rebuilt from its latest snapshot and the journal after it (effects
+ * off, output silent), its lease taken, and what it was doing when it stopped
+ * restarted (store_recover.c); and a stored session's JSON form.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "session/snapshot.h"
+#include "session/session_int.h"
+#include "store_writer.h"
+
+/* ---- loading ---- */
+
+typedef struct load_ctx {
+    ac_session *s;
+    ac_error *err;
+    const char *path;
+} load_ctx;
+
+static int load_event(void *ud, const ac_store_event *ev)
+{
+    load_ctx *c = ud;
+    ac_session *s = c->s;
+    if (ev->n != s->seq + 1) {
+        ac_store_err(c->err, AC_EIO,
+                     "store '%s': session '%s' has event %llu where %llu was expected (the "
+                     "store is damaged)",
+                     c->path, s->id, (unsigned long long)ev->n, (unsigned long long)s->seq + 1);
+        return AC_EIO;
+    }
+    json_t *data = NULL;
+    if (ev->data) {
+        json_error_t je;
+        data = json_loads(ev->data, JSON_DECODE_ANY, &je);
+        if (!data) {
+            ac_store_err(c->err, AC_EIO, "store '%s': event %llu of '%s' does not parse: %s",
+                         c->path, (unsigned long long)ev->n, s->id, je.text);
+            return AC_EIO;
+        }
+    }
+    int rc = ac_session_post(s, ev->ev, data, ev->t_ms);
+    if (rc == AC_EUNKNOWN_EVENT || s->seq != ev->n) {
+        ac_store_err(c->err, AC_STORE_ESPEC,
+                     "store '%s': event %llu of '%s' (%s) is not an event of this spec", c->path,
+                     (unsigned long long)ev->n, s->id, ev->ev);
+        return AC_STORE_ESPEC;
+    }
+    return 0;
+}
+
+/* Rebuilds the session from its snapshot and the journal after it, effects off and
+ * nothing written (w->muted). */
+static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, store_writer *w,
+                                 ac_error *err);
+
+/* The engine's output hears nothing of the rebuild (it was heard when it happened): the
+ * rebuild runs on the loop thread without turning the loop, so no other session of the
+ * engine runs meanwhile. */
+static ac_session *rebuild(ac_store *st, ac_engine *e, const char *id, store_writer *w,
+                           ac_error *err)
+{
+    int had = e->has_output;
+    e->has_output = 0;
+    ac_session *s = rebuild_quiet(st, e, id, w, err);
+    e->has_output = had;
+    return s;
+}
+
+static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, store_writer *w,
+                                 ac_error *err)
+{
+    char text[512] = "";
+    ac_session *s = ac_session_new_hooked(e, id, &AC_SW_HOOKS, w, 1, text, sizeof text);
+    if (!s) {
+        ac_store_err(err, AC_ESPEC, "cannot rebuild session '%s': %s", id, text);
+        ac_sw_free(w);
+        return NULL;
+    }
+    w->s = s;
+    uint64_t n = 0;
+    char *body = NULL;
+    int rc = st->ops->snapshot_get(st, id, &n, &body, err);
+    if (rc == AC_OK && body) {
+        rc = ac_session_snapshot_restore(s, body, &w->model_calls, text, sizeof text);
+        if (rc != AC_OK)
+            ac_store_err(err, rc, "store '%s': the snapshot of '%s' cannot be used: %s", st->path,
+                         id, text);
+        else
+            s->seq = n;
+        w->snapshot_seq = n;
+    }
+    free(body);
+    if (rc == AC_OK) {
+        load_ctx c = {s, err, st->path};
+        rc = st->ops->events(st, id, s->seq, load_event, &c, err);
+    }
+    if (rc != AC_OK) {
+        ac_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* A fresh id: time and randomness, readable. */
+static void fresh_id(char *buf, size_t cap)
+{
+    int64_t now = ac_wall_now_ms();
+    time_t secs = (time_t)(now / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    unsigned r = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&r, sizeof r, 1, f) != 1)
+        r = (unsigned)now ^ (unsigned)getpid() * 2654435761u;
+    if (f)
+        fclose(f);
+    snprintf(buf, cap, "%04d%02d%02d-%02d%02d%02d-%06x", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r & 0xffffff);
+}
+
+/* A new session: its row created now, or with AC_STORE_GROUPED by the loop turn's group
+ * commit (lazy). */
+static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsigned flags,
+                              const ac_session_options *opts, ac_error *err)
+{
+    json_t *meta = json_pack("{s:s, s:O?}", "spec", e->t->spec_path ? e->t->spec_path : "",
+                             "params", e->param_overrides);
+    char *metas = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+    json_decref(meta);
+    int lazy = (flags & AC_STORE_GROUPED) && e->loop && metas;
+    int rc =
+        lazy ? AC_OK : st->ops->create(st, id, e->t->hash, metas, st->holder, st->lease_ms, err);
+    if (rc != AC_OK) {
+        free(metas);
+        return NULL;
+    }
+    store_writer *w = ac_sw_new(st);
+    if (!w || (lazy && !(w->spec_hash = strdup(e->t->hash)))) {
+        free(metas);
+        ac_sw_free(w);
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+        if (!lazy)
+            st->ops->rm(st, id, st->holder, NULL);
+        return NULL;
+    }
+    w->grouped = (flags & AC_STORE_GROUPED) != 0;
+    if (lazy) /* the row is created by the loop turn's group commit */
+        w->create_params = metas;
+    else
+        free(metas);
+    w->muted = 0;
+    char text[512] = "";
+    ac_session *s = ac_session_new_hooked_opts(e, id, &AC_SW_HOOKS, w, opts, text, sizeof text);
+    if (!s) {
+        ac_sw_free(w);
+        ac_store_err(err, strstr(text, "tool_choice") ? AC_ECONFIG : AC_ESPEC, "%s", text);
+        if (!lazy)
+            st->ops->rm(st, id, st->holder, NULL);
+        return NULL;
+    }
+    w->s = s;
+    ac_sw_go_live(w);
+    return s;
+}
+
+/* At rest under another spec: allowed, recorded as a note, and a snapshot marks the point. */
+static void spec_changed(ac_store *st, store_writer *w, const ac_store_session_info *info)
+{
+    ac_session *s = w->s;
+    w->spec_hash = strdup(s->e->t->hash);
+    json_t *note = json_pack("{s:s, s:s}", "from", info->spec_hash, "to", s->e->t->hash);
+    char *body = note ? json_dumps(note, JSON_COMPACT) : NULL;
+    json_decref(note);
+    ac_error nerr;
+    if (!body ||
+        st->ops->note(st, s->id, s->seq, ac_wall_now_ms(), "spec_changed", body, &nerr) != AC_OK)
+        ac_sw_error(w, body ? nerr.text : "out of memory");
+    free(body);
+    w->force_snapshot = 1;
+}
+
+/* A stored session: its lease taken, rebuilt, and what it was doing restarted. */
+static ac_session *open_stored(ac_store *st, ac_engine *e, const ac_store_session_info *info,
+                               unsigned flags, ac_error *err)
+{
+    const char *id = info->id;
+    if (st->ops->lease_acquire(st, id, st->holder, st->lease_ms, err) != AC_OK)
+        return NULL;
+    int other_spec = strcmp(info->spec_hash, e->t->hash) != 0;
+    if (other_spec && !info->at_rest) {
+        st->ops->lease_release(st, id, st->holder, NULL);
+        ac_store_err(err, AC_STORE_ESPEC,
+                     "session '%s' stopped mid-turn under spec %.12s; this spec is %.12s: "
+                     "resume it with its own spec first (a spec may change only at rest)",
+                     id, info->spec_hash, e->t->hash);
+        return NULL;
+    }
+    store_writer *w = ac_sw_new(st);
+    if (!w) {
+        st->ops->lease_release(st, id, st->holder, NULL);
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    w->have_title = info->title[0] ? 2 : 0;
+    w->grouped = (flags & AC_STORE_GROUPED) != 0;
+    ac_session *s = rebuild(st, e, id, w, err);
+    if (!s) {
+        st->ops->lease_release(st, id, st->holder, NULL);
+        return NULL;
+    }
+    s->replaying = 0;
+    ac_sw_go_live(w);
+    s->turn_base = (size_t)w->model_calls;
+    if (other_spec)
+        spec_changed(st, w, info);
+    if (!(flags & AC_STORE_NO_RESUME) && !ac_session_settled(s)) {
+        w->resumed = 1;
+        if (ac_store_recover(st, s, err) != AC_OK) {
+            ac_session_free(s);
+            return NULL;
+        }
+    } else if (ac_session_settled(s)) {
+        if (w->force_snapshot)
+            ac_sw_snapshot_take(w); /* written with this commit */
+        ac_sw_commit(w);
+    }
+    if (w->error) {
+        ac_store_err(err, AC_EIO, "%s", w->error);
+        ac_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigned flags,
+                             ac_error *err)
+{
+    return ac_store_session_opts(st, e, id, flags, NULL, err);
+}
+
+ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, unsigned flags,
+                                  const ac_session_options *opts, ac_error *err)
+{
+    if (!st || !e) {
+        ac_store_err(err, AC_EINVAL, "ac_store_session needs a store and an engine");
+        return NULL;
+    }
+    char idbuf[64];
+    if (!id) {
+        fresh_id(idbuf, sizeof idbuf);
+        id = idbuf;
+    }
+    if (!*id || strlen(id) >= sizeof((ac_store_session_info *)0)->id) {
+        ac_store_err(err, AC_EINVAL, "a session id is 1 to 255 bytes");
+        return NULL;
+    }
+    ac_store_group_sync(st, id); /* freed in this loop turn: its last commit first */
+    ac_store_session_info info;
+    int rc = st->ops->info(st, id, &info, err);
+    if (rc == AC_OK && info.events == 0 && info.snapshot_seq == 0 &&
+        !(flags & AC_STORE_MUST_EXIST) &&
+        st->ops->lease_acquire(st, id, st->holder, st->lease_ms, err) == AC_OK) {
+        /* created by a process that stopped before its first commit (not even spawn): made
+         * anew */
+        st->ops->rm(st, id, st->holder, NULL);
+        rc = AC_STORE_ENOENT;
+    }
+    if (rc == AC_STORE_ENOENT && !(flags & AC_STORE_MUST_EXIST))
+        return create_new(st, e, id, flags, opts, err);
+    return rc == AC_OK ? open_stored(st, e, &info, flags, err) : NULL;
+}
+
+bool ac_store_session_resumed(const ac_session *s)
+{
+    return s && s->hooks == &AC_SW_HOOKS && ((store_writer *)s->hooks_ud)->resumed;
+}
+
+ac_store *ac_session_store(const ac_session *s)
+{
+    return s && s->hooks == &AC_SW_HOOKS ? ((store_writer *)s->hooks_ud)->st : NULL;
+}
+
+char *ac_store_snapshot(ac_store *st, const char *id, uint64_t *n, ac_error *err)
+{
+    *n = 0;
+    if (!st || !id) {
+        ac_store_err(err, AC_EINVAL, "ac_store_snapshot needs a store and an id");
+        return NULL;
+    }
+    ac_store_group_sync(st, id);
+    char *body = NULL;
+    if (st->ops->snapshot_get(st, id, n, &body, err) != AC_OK)
+        return NULL;
+    if (err)
+        memset(err, 0, sizeof *err);
+    return body;
+}
+
+ac_session *ac_store_replayer(ac_engine *e, const char *id, const char *snapshot, ac_error *err)
+{
+    ac_session *s = ac_session_new_replayer(e, id, err);
+    if (!s || !snapshot)
+        return s;
+    char text[512] = "";
+    uint64_t calls = 0;
+    int had = e->has_output; /* what the snapshot holds was heard when it happened */
+    e->has_output = 0;
+    int rc = ac_session_snapshot_restore(s, snapshot, &calls, text, sizeof text);
+    e->has_output = had;
+    if (rc != AC_OK) {
+        ac_store_err(err, rc, "the snapshot of '%s' cannot be used: %s", id, text);
+        ac_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+char *ac_store_session_json(ac_store *st, ac_engine *e, const char *id, ac_error *err)
+{
+    if (!st || !e || !id) {
+        ac_store_err(err, AC_EINVAL, "ac_store_session_json needs a store, an engine and an id");
+        return NULL;
+    }
+    ac_store_group_sync(st, id);
+    ac_store_session_info info;
+    if (st->ops->info(st, id, &info, err) != AC_OK)
+        return NULL;
+    store_writer *w = ac_sw_new(st);
+    if (!w) {
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    ac_session *s = rebuild(st, e, id, w, err);
+    if (!s)
+        return NULL;
+    char *out = ac_session_to_json(s);
+    ac_session_free(s); /* muted: writes nothing, takes and releases no lease */
+    if (!out)
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+    return out;
+}
+
+char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_error *err);
+/* Tests: the same, replaying the whole journal (the snapshot ignored). */
+char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_error *err)
+{
+    store_writer *w = ac_sw_new(st);
+    if (!w)
+        return NULL;
+    char text[512] = "";
+    int had = e->has_output;
+    e->has_output = 0;
+    ac_session *s = ac_session_new_hooked(e, id, &AC_SW_HOOKS, w, 1, text, sizeof text);
+    char *out = NULL;
+    if (!s) {
+        ac_sw_free(w);
+        ac_store_err(err, AC_ESPEC, "%s", text);
+    } else {
+        w->s = s;
+        load_ctx c = {s, err, st->path};
+        if (st->ops->events(st, id, 0, load_event, &c, err) == AC_OK)
+            out = ac_session_to_json(s);
+        ac_session_free(s);
+    }
+    e->has_output = had;
+    return out;
+}

@@ -1,0 +1,548 @@
+/*
+ * store_writer.c - the writer that follows a stored session through its hooks
+ * (session_int.h): it buffers each event with its steps, records tool calls as
+ * started before they run and as finished, takes snapshots when the session
+ * settles, renews the lease, and hands what it buffered to the loop turn's
+ * group commit (store_group.c) or commits it alone.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/journal.h"
+#include "store_json.h"
+#include "session/snapshot.h"
+#include "session/session_int.h"
+#include "store_writer.h"
+
+static store_writer *W(ac_session *s)
+{
+    store_writer *w = s->hooks_ud;
+    w->s = s;
+    return w;
+}
+
+static void rows_free(store_writer *w)
+{
+    for (size_t i = 0; i < w->n_rows; i++) {
+        free(w->rows[i].ev);
+        free(w->rows[i].data);
+        free(w->rows[i].steps);
+    }
+    w->n_rows = 0;
+    for (size_t i = 0; i < w->n_late; i++)
+        free((char *)w->late[i].steps);
+    w->n_late = 0;
+    for (size_t i = 0; i < w->n_fin; i++)
+        free(w->fin[i]);
+    w->n_fin = 0;
+}
+
+void ac_sw_error(store_writer *w, const char *text)
+{
+    if (w->error)
+        return;
+    w->error = strdup(text && *text ? text : "cannot write the store");
+}
+
+/* The tool calls waiting for their records: dropped (the session is going away). */
+static void pend_drop(store_writer *w)
+{
+    for (size_t i = 0; i < w->n_pend; i++) {
+        free(w->pend_id[i]);
+        free(w->pend_name[i]);
+    }
+    w->n_pend = 0;
+}
+
+/* After a commit: the tool calls it recorded run (ok), or fail without running. Their
+ * callbacks may record more calls: those wait for the next commit. */
+void ac_sw_pend_run(store_writer *w, int ok)
+{
+    size_t n = w->n_pend;
+    if (!n)
+        return;
+    void (**go)(void *, int) = malloc(n * sizeof *go);
+    void **ud = malloc(n * sizeof *ud);
+    if (!go || !ud) { /* out of memory: each call fails without running, taken one by one */
+        free(go), free(ud);
+        while (w->n_pend) {
+            size_t i = --w->n_pend;
+            free(w->pend_id[i]), free(w->pend_name[i]);
+            if (w->pend_go[i])
+                w->pend_go[i](w->pend_ud[i], 0);
+        }
+        return;
+    }
+    memcpy(go, w->pend_go, n * sizeof *go);
+    memcpy(ud, w->pend_ud, n * sizeof *ud);
+    pend_drop(w);
+    for (size_t i = 0; i < n; i++)
+        if (go[i])
+            go[i](ud[i], ok);
+    free(go), free(ud);
+}
+
+/* Fills c (and *evs, to free) with what w buffered: 0, or -1 when there is nothing it may
+ * commit (failed, loading). */
+int ac_sw_prepare(store_writer *w, ac_store_commit *c, ac_store_event **evs)
+{
+    ac_session *s = w->s;
+    *evs = NULL;
+    if (w->error || w->muted)
+        return -1;
+    if (w->n_rows && !(*evs = calloc(w->n_rows, sizeof **evs))) {
+        ac_sw_error(w, "cannot write the store: out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < w->n_rows; i++)
+        (*evs)[i] = (ac_store_event){w->rows[i].n, w->rows[i].t_ms, w->rows[i].ev, w->rows[i].data,
+                                     w->rows[i].steps};
+    memset(c, 0, sizeof *c);
+    c->id = w->closing ? w->id : s->id;
+    c->holder = w->st->holder;
+    c->lease_ms = w->st->lease_ms;
+    c->evs = *evs;
+    c->n_evs = w->n_rows;
+    c->late = w->late;
+    c->n_late = w->n_late;
+    c->finished = (const char *const *)w->fin;
+    c->finished_ok = w->fin_ok;
+    c->n_finished = w->n_fin;
+    c->status = w->closing ? w->status : ac_session_status_name(ac_session_status(s));
+    c->at_rest = w->closing ? w->at_rest : ac_session_settled(s);
+    c->title = w->have_title == 1 ? w->title : NULL;
+    c->spec_hash = w->spec_hash;
+    c->started = (const char *const *)w->pend_id;
+    c->started_names = (const char *const *)w->pend_name;
+    c->n_started = w->n_pend;
+    c->release = w->closing;
+    c->create = w->create_params != NULL;
+    c->create_params = w->create_params;
+    c->create_hash = w->create_params ? w->spec_hash : NULL; /* set with create_params */
+    c->snapshot = w->snap;
+    c->snapshot_n = w->snap_n;
+    return 0;
+}
+
+void ac_sw_finish(store_writer *w, const ac_store_commit *c, int rc, const ac_error *err)
+{
+    ac_store *st = w->st;
+    if (rc != AC_OK) {
+        ac_sw_error(w, err->text);
+        if (st->observer)
+            st->observer(st->observer_ud, w->closing ? NULL : w->s, c->id, NULL, 0, err);
+        return;
+    }
+    if (st->observer) /* durable now: who follows the journal is told */
+        st->observer(st->observer_ud, w->closing ? NULL : w->s, c->id, c->evs, c->n_evs, NULL);
+    if (w->s && w->s->e->loop)
+        w->renewed_ms = ac_loop_now_ms(w->s->e->loop);
+    if (w->have_title == 1)
+        w->have_title = 2;
+    free(w->spec_hash);
+    w->spec_hash = NULL;
+    free(w->create_params);
+    w->create_params = NULL;
+    if (w->snap) {
+        w->snapshot_seq = w->snap_n;
+        w->force_snapshot = 0;
+        free(w->snap);
+        w->snap = NULL;
+    }
+    rows_free(w);
+}
+
+/* Commits w alone, now, or, release, giving the lease up. A store_writer whose session was freed
+ * (closing) is freed. */
+void ac_sw_commit_with(store_writer *w, int release)
+{
+    ac_loop *loop = w->s ? w->s->e->loop : NULL;
+    ac_store_group_remove(w);
+    if (w->timer && loop)
+        ac_loop_cancel_timer(loop, w->timer);
+    w->timer = 0;
+    ac_store_commit c;
+    ac_store_event *evs;
+    if (ac_sw_prepare(w, &c, &evs) == 0) {
+        c.release = c.release || release;
+        ac_error err;
+        int rc = w->st->ops->commit(w->st, &c, &err);
+        ac_sw_finish(w, &c, rc, &err);
+        free(evs);
+    }
+    if (w->closing) {
+        ac_sw_free(w);
+        return;
+    }
+    ac_sw_pend_run(w, !w->error);
+}
+
+void ac_sw_commit(store_writer *w)
+{
+    ac_sw_commit_with(w, 0);
+}
+
+/* The lease is renewed by every commit; a session that commits nothing for a third of the
+ * lease (waiting for input, a long tool) renews it from this timer. The lease's expiry is the
+ * database's time; here only how long ago it was renewed is measured, on the loop's clock. */
+static void renew_fired(void *ud)
+{
+    store_writer *w = ud;
+    ac_loop *loop = w->s->e->loop;
+    w->renew = 0;
+    if (w->error)
+        return;
+    if (ac_loop_now_ms(loop) - w->renewed_ms >= w->st->lease_ms / 3)
+        ac_store_group_add(w);
+    w->renew = ac_loop_timer(loop, w->st->lease_ms / 3, renew_fired, w);
+}
+
+void ac_sw_go_live(store_writer *w)
+{
+    w->muted = 0;
+    if (w->s->e->loop)
+        w->renewed_ms = ac_loop_now_ms(w->s->e->loop);
+    if (w->s->e->loop && !w->renew)
+        w->renew = ac_loop_timer(w->s->e->loop, w->st->lease_ms / 3, renew_fired, w);
+}
+
+/* ---- hooks ---- */
+
+static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data)
+{
+    store_writer *w = W(s);
+    if (!strcmp(ev, "llm.completed") ||
+        (!strcmp(ev, "llm.failed") && !json_is_true(json_object_get(data, "interrupted"))))
+        w->model_calls++;
+    if (w->muted || w->error)
+        return;
+    if (!w->have_title && !strcmp(ev, "user_message")) {
+        const char *text = json_string_value(json_object_get(data, "text"));
+        if (text) {
+            size_t len = strlen(text), cut = len < 100 ? len : 100;
+            while (cut < len && cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
+                cut--; /* never half a UTF-8 sequence */
+            w->title = strndup(text, cut);
+            w->have_title = w->title ? 1 : 0;
+        }
+    }
+    if (!strcmp(ev, "tool.completed")) {
+        const char *id = json_string_value(json_object_get(data, "id"));
+        if (id) {
+            if (w->n_fin == w->cap_fin) {
+                size_t cap = w->cap_fin ? w->cap_fin * 2 : 8;
+                char **f = realloc(w->fin, cap * sizeof *f);
+                int *o = f ? realloc(w->fin_ok, cap * sizeof *o) : NULL;
+                if (f)
+                    w->fin = f;
+                if (o)
+                    w->fin_ok = o;
+                if (!f || !o) {
+                    ac_sw_error(w, "cannot write the store: out of memory");
+                    return;
+                }
+                w->cap_fin = cap;
+            }
+            w->fin_ok[w->n_fin] = json_is_true(json_object_get(data, "ok"));
+            w->fin[w->n_fin++] = strdup(id);
+        }
+    }
+    if (w->n_rows == w->cap_rows) {
+        size_t cap = w->cap_rows ? w->cap_rows * 2 : 64;
+        store_row *r = realloc(w->rows, cap * sizeof *r);
+        if (!r) {
+            ac_sw_error(w, "cannot write the store: out of memory");
+            return;
+        }
+        w->rows = r;
+        w->cap_rows = cap;
+    }
+    store_row *r = &w->rows[w->n_rows++];
+    r->n = n;
+    r->t_ms = t_ms;
+    r->ev = strdup(ev);
+    r->data = data ? ac_store_json_text(data) : NULL;
+    r->steps = NULL;
+    w->steps_len = 0;
+    if (!w->steps && !(w->steps = malloc(w->steps_cap = 256)))
+        w->steps_cap = 0;
+    if (w->steps)
+        w->steps[w->steps_len++] = '[';
+    if (!r->ev || (data && !r->data) || !w->steps)
+        ac_sw_error(w, "cannot write the store: out of memory");
+    ac_store_group_add(w); /* committed at the end of this loop turn */
+}
+
+static void steps_add(store_writer *w, const char *text)
+{
+    size_t n = strlen(text);
+    if (w->steps_len + n + 3 > w->steps_cap) {
+        size_t cap = (w->steps_len + n + 3) * 2;
+        char *b = realloc(w->steps, cap);
+        if (!b) {
+            ac_sw_error(w, "cannot write the store: out of memory");
+            return;
+        }
+        w->steps = b;
+        w->steps_cap = cap;
+    }
+    if (w->steps_len > 1)
+        w->steps[w->steps_len++] = ',';
+    memcpy(w->steps + w->steps_len, text, n);
+    w->steps_len += n;
+}
+
+static void h_step(ac_session *s, const ac_trace_rec *r)
+{
+    store_writer *w = W(s);
+    if (w->muted || !w->steps_len || w->error)
+        return;
+    const ac_fsm_tables *t = s->e->t;
+    struct step_text *c = NULL;
+    if (r->row != AC_FSM_NONE && r->row < t->n_transitions) {
+        struct ac_store_group *g = w->st->group;
+        if (!g && (g = calloc(1, sizeof *g)))
+            w->st->group = g;
+        if (g && !g->t && (g->row_text = calloc(t->n_transitions, sizeof *g->row_text))) {
+            g->t = t;
+            g->n_text = t->n_transitions;
+            snprintf(g->hash, sizeof g->hash, "%s", t->hash ? t->hash : "");
+        }
+        /* the tables of another spec: made each time */
+        if (g && g->t == t && g->n_text == t->n_transitions &&
+            !strcmp(g->hash, t->hash ? t->hash : ""))
+            c = &g->row_text[r->row];
+        if (c && c->text && c->from == r->from && c->to == r->to) {
+            steps_add(w, c->text);
+            return;
+        }
+    }
+    json_t *step = ac_journal_step_json(t, r);
+    char *text = step ? json_dumps(step, JSON_COMPACT) : NULL;
+    json_decref(step);
+    if (!text)
+        return; /* not a step (ignored, unhandled) */
+    steps_add(w, text);
+    if (c) { /* the same row and states give the same STEP: kept */
+        free(c->text);
+        c->text = text;
+        c->from = r->from;
+        c->to = r->to;
+    } else {
+        free(text);
+    }
+}
+
+/* The steps of the open event as a JSON array (malloc'd), and no event open. */
+static char *steps_close(store_writer *w)
+{
+    char *out = NULL;
+    if (w->steps && w->steps_len && w->steps_len + 2 <= w->steps_cap) {
+        w->steps[w->steps_len++] = ']';
+        out = strndup(w->steps, w->steps_len);
+    }
+    w->steps_len = 0;
+    return out;
+}
+
+static void h_steps_done(ac_session *s, uint64_t n)
+{
+    store_writer *w = W(s);
+    if (w->muted || !w->steps_len)
+        return;
+    if (w->n_rows && w->rows[w->n_rows - 1].n == n) {
+        w->rows[w->n_rows - 1].steps = steps_close(w);
+    } else if (w->n_late < sizeof w->late / sizeof w->late[0]) { /* committed already */
+        w->late[w->n_late].n = n;
+        w->late[w->n_late++].steps = steps_close(w);
+        ac_store_group_add(w);
+    } else {
+        w->steps_len = 0;
+    }
+    if (!s->e->loop)
+        ac_sw_commit(w); /* no loop turns: one commit per event */
+}
+
+/* An effect starts or stops: what it does follows the end of this loop turn, where the
+ * sessions' commits are grouped (a tool call commits alone, before it runs: h_tool_started). */
+static void h_flush(ac_session *s)
+{
+    store_writer *w = W(s);
+    if (w->n_rows || w->n_late)
+        ac_store_group_add(w);
+}
+
+/* The session settled: a snapshot, when one is due, is taken now and written with the
+ * loop turn's commit (the events up to it in the same transaction). */
+void ac_sw_snapshot_take(store_writer *w)
+{
+    ac_session *s = w->s;
+    char *body = ac_session_snapshot_save(s, w->model_calls);
+    if (!body)
+        return; /* a snapshot is an optimisation: the journal has everything */
+    free(w->snap);
+    w->snap = body;
+    w->snap_n = s->seq;
+}
+
+static void h_settled(ac_session *s)
+{
+    store_writer *w = W(s);
+    if (w->muted)
+        return;
+    if (w->force_snapshot || s->seq - w->snapshot_seq >= w->st->snapshot_every)
+        ac_sw_snapshot_take(w);
+    if (s->e->loop)
+        ac_store_group_add(w); /* committed at the end of this loop turn */
+    else
+        ac_sw_commit(w);
+}
+
+static const char *h_error(ac_session *s)
+{
+    return W(s)->error;
+}
+
+/* A tool call about to run: its started record joins the loop turn's commit, and the call
+ * runs (go) once that commit is durable. Without a loop it commits alone, at once. */
+static int h_tool_started(ac_session *s, const char *call_id, const char *name,
+                          void (*go)(void *ud, int ok), void *ud)
+{
+    store_writer *w = W(s);
+    if (w->muted)
+        return 0;
+    if (w->error)
+        return -1;
+    if (w->n_pend == w->cap_pend) {
+        size_t cap = w->cap_pend ? w->cap_pend * 2 : 4;
+        char **a = realloc(w->pend_id, cap * sizeof *a);
+        if (a)
+            w->pend_id = a;
+        char **b = a ? realloc(w->pend_name, cap * sizeof *b) : NULL;
+        if (b)
+            w->pend_name = b;
+        void (**c)(void *, int) = b ? realloc(w->pend_go, cap * sizeof *c) : NULL;
+        if (c)
+            w->pend_go = c;
+        void **d = c ? realloc(w->pend_ud, cap * sizeof *d) : NULL;
+        if (d)
+            w->pend_ud = d;
+        if (!d)
+            return -1;
+        w->cap_pend = cap;
+    }
+    char *id = strdup(call_id), *nm = strdup(name);
+    if (!id || !nm) {
+        free(id), free(nm);
+        return -1;
+    }
+    size_t i = w->n_pend++;
+    w->pend_id[i] = id;
+    w->pend_name[i] = nm;
+    w->pend_go[i] = go;
+    w->pend_ud[i] = ud;
+    if (!s->e->loop) { /* no loop turns: what led to it and the call, one transaction */
+        w->pend_go[i] = NULL;
+        ac_sw_commit(w); /* the caller runs it (go NULL: not called) */
+        return w->error ? -1 : 0;
+    }
+    ac_store_group_add(w);
+    return 1;
+}
+
+/* The call was stopped while its record waited: it is not recorded. */
+static void h_tool_forget(ac_session *s, void *ud)
+{
+    store_writer *w = W(s);
+    for (size_t i = 0; i < w->n_pend; i++)
+        if (w->pend_ud[i] == ud) {
+            free(w->pend_id[i]);
+            free(w->pend_name[i]);
+            for (size_t k = i + 1; k < w->n_pend; k++) {
+                w->pend_id[k - 1] = w->pend_id[k];
+                w->pend_name[k - 1] = w->pend_name[k];
+                w->pend_go[k - 1] = w->pend_go[k];
+                w->pend_ud[k - 1] = w->pend_ud[k];
+            }
+            w->n_pend--;
+            return;
+        }
+}
+
+void ac_sw_free(store_writer *w)
+{
+    if (!w)
+        return;
+    rows_free(w);
+    pend_drop(w);
+    free(w->pend_id);
+    free(w->pend_name);
+    free(w->pend_go);
+    free(w->pend_ud);
+    free(w->rows);
+    free(w->fin);
+    free(w->fin_ok);
+    free(w->steps);
+    free(w->title);
+    free(w->spec_hash);
+    free(w->error);
+    free(w->snap);
+    free(w->create_params);
+    free(w->id);
+    free(w);
+}
+
+/* Called before the session's states are left for good (session.c), so the last commit
+ * records where it stands. A session opened with AC_STORE_GROUPED whose store has a group
+ * commit pending on this loop joins it (its store_writer outlives the session until then);
+ * otherwise it commits alone, now. Either way the lease is given up by that commit. */
+static void h_close(ac_session *s)
+{
+    store_writer *w = W(s);
+    ac_loop *loop = s->e->loop;
+    pend_drop(w); /* calls that never ran: not started */
+    if (w->renew && loop)
+        ac_loop_cancel_timer(loop, w->renew);
+    w->renew = 0;
+    if (w->restart.queued && loop)
+        ac_loop_undefer(loop, &w->restart);
+    s->hooks_ud = NULL;
+    if (w->muted) {
+        ac_store_group_remove(w);
+        if (w->timer && loop)
+            ac_loop_cancel_timer(loop, w->timer);
+        ac_sw_free(w);
+        return;
+    }
+    struct ac_store_group *g = w->st->group;
+    if (w->grouped && !w->error && loop && (!g || !g->n || g->loop == loop) && !w->timer) {
+        ac_store_group_add(w);
+        if (w->queued && (w->id = strdup(s->id))) {
+            w->status = ac_session_status_name(ac_session_status(s));
+            w->at_rest = ac_session_settled(s);
+            free(w->steps);
+            w->steps = NULL;
+            w->steps_len = 0;
+            w->s = NULL;
+            w->closing = 1; /* committed and freed by the group */
+            return;
+        }
+    }
+    ac_sw_commit_with(w, 1); /* and the lease is given up */
+    ac_sw_free(w);
+}
+
+const ac_session_hooks AC_SW_HOOKS = {h_event,        h_step,    h_steps_done,
+                                      h_flush,        h_settled, h_error,
+                                      h_tool_started, h_close,   h_tool_forget};
+
+store_writer *ac_sw_new(ac_store *st)
+{
+    store_writer *w = calloc(1, sizeof *w);
+    if (w) {
+        w->st = st;
+        w->muted = 1;
+    }
+    return w;
+}

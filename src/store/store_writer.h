@@ -1,0 +1,134 @@
+/*
+ * store_writer.h - what the files of stored sessions share: the writer that
+ * follows one session through its hooks (store_writer.c), the store's group
+ * commit (store_group.c), loading (store_load.c) and recovery
+ * (store_recover.c).
+ */
+#ifndef AGENTC_STORE_WRITER_H
+#define AGENTC_STORE_WRITER_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "agentc/fsm.h"
+#include "io/loop.h"
+#include "store_int.h"
+
+/* One event waiting for the next commit: its number, time, name, payload and steps (JSON). */
+typedef struct store_row {
+    uint64_t n;
+    int64_t t_ms;
+    char *ev, *data, *steps;
+} store_row;
+
+/* The writer of one stored session (its hooks_ud): what it buffered since its last commit,
+ * and what it needs to commit after the session is freed (closing). */
+typedef struct store_writer {
+    ac_store *st;
+    ac_session *s;
+    store_row *rows;
+    size_t n_rows, cap_rows;
+    ac_store_event late[4]; /* steps of committed events (at most the open one) */
+    size_t n_late;
+    int queued;     /* in the store's group, for the end-of-turn commit */
+    uint64_t renew; /* the lease's renewal timer */
+    /* recovery from inside a loop callback: the effects restart after the posted events */
+    ac_loop_task restart;
+    uint16_t cfg[AC_FSM_MAX_DEPTH];
+    uint8_t depth;
+    /* the steps of the open event as JSON text, "[STEP,STEP" (NULL: no event open) */
+    char *steps;
+    size_t steps_len, steps_cap;
+    char **fin;
+    int *fin_ok;
+    size_t n_fin, cap_fin;
+    char *title; /* to commit, once */
+    int have_title;
+    char *spec_hash; /* a spec change to commit */
+    uint64_t timer;
+    int muted; /* loading: events are counted, not written */
+    char *error;
+    int64_t renewed_ms; /* when a commit last renewed the lease (the loop's monotonic clock) */
+    uint64_t snapshot_seq;
+    int force_snapshot;
+    uint64_t model_calls;
+    int resumed;
+    /* tool calls whose started records wait for the next commit, and what then runs them */
+    char **pend_id, **pend_name;
+    void (**pend_go)(void *, int);
+    void **pend_ud;
+    size_t n_pend, cap_pend;
+    char *snap; /* a snapshot to write with the next commit, at event snap_n */
+    uint64_t snap_n;
+    /* AC_STORE_GROUPED: the row is created by the first commit (create_params non-NULL
+     * until then) and the last commit joins a pending group */
+    int grouped;
+    char *create_params;
+    /* freed, its last commit waiting in the group: what it needs of the session */
+    int closing;
+    char *id;
+    const char *status;
+    int at_rest;
+} store_writer;
+
+/* ---- group commit ----
+ *
+ * What the sessions of a store buffered in one loop turn is committed in one transaction at
+ * the end of that turn (a 0 ms timer of the store's group): their events, the started records
+ * of the tool calls about to run (their processes wait for that commit: h_tool_started), a
+ * snapshot taken when a session settled, and with AC_STORE_GROUPED the creation of a session's
+ * row and the last commit of a session freed while the group was pending. A session commits
+ * alone, at once, only without a loop, when it is freed with no group pending, and when
+ * loaded at rest. */
+struct ac_store_group {
+    ac_loop *loop;
+    uint64_t timer;
+    store_writer **v;
+    size_t n, cap;
+    /* each transition row's STEP text, made once for all the sessions of one spec */
+    const ac_fsm_tables *t;
+    char hash[80];
+    uint16_t n_text;
+    struct step_text {
+        char *text;
+        uint16_t from, to;
+    } * row_text;
+};
+
+/* ---- the writer (store_writer.c) ---- */
+
+/* The hooks a stored session is made with (its hooks_ud is its writer; session_int.h). */
+extern const struct ac_session_hooks AC_SW_HOOKS;
+/* A writer for a session of st, muted (loading) until ac_sw_go_live. NULL: out of memory. */
+store_writer *ac_sw_new(ac_store *st);
+void ac_sw_free(store_writer *w); /* NULL: nothing */
+/* Writes are on: the lease's renewal timer starts. */
+void ac_sw_go_live(store_writer *w);
+/* The first error stays: the session fails with it (the hook `error`). */
+void ac_sw_error(store_writer *w, const char *text);
+/* Fills c (and *evs, to free) with what w buffered: 0, or -1 when there is nothing it may
+ * commit (failed, loading). */
+int ac_sw_prepare(store_writer *w, ac_store_commit *c, ac_store_event **evs);
+/* After the commit of c: its buffers go (rc AC_OK), or the error stays. */
+void ac_sw_finish(store_writer *w, const ac_store_commit *c, int rc, const ac_error *err);
+/* Commits w alone, now (release: the lease given up); a closing writer is freed. */
+void ac_sw_commit_with(store_writer *w, int release);
+void ac_sw_commit(store_writer *w);
+/* The tool calls recorded by the last commit run (ok), or fail without running. */
+void ac_sw_pend_run(store_writer *w, int ok);
+/* A snapshot of the settled session, written with the next commit. */
+void ac_sw_snapshot_take(store_writer *w);
+
+/* ---- the group commit (store_group.c) ---- */
+
+/* w has something to commit at the end of this loop turn. */
+void ac_store_group_add(store_writer *w);
+/* w leaves the group (it commits alone, or goes). */
+void ac_store_group_remove(store_writer *w);
+
+/* ---- recovery (store_recover.c) ---- */
+
+/* The work a crash interrupted, restarted by the rules of store.h (s rebuilt mid-turn). */
+int ac_store_recover(ac_store *st, ac_session *s, ac_error *err);
+
+#endif
