@@ -159,16 +159,16 @@ static void stopping(srv_frames *fm, const char *ev)
         return;
     const char *partial = ac_session_partial(fm->rs);
     const char *reason = pause ? "interrupted" : rollback ? "rolled_back" : "cancelled";
+    if (*partial) /* first: a client takes it off the answer it is assembling */
+        emit(fm, "discarded",
+             json_pack("{s:s, s:I, s:s}", "text", partial, "partial_len",
+                       (json_int_t)strlen(partial), "reason", reason));
     if (pause || rollback)
         emit(fm, "stopped", json_pack("{s:s, s:s}", "reason", reason, "partial_response", partial));
     else {
         free(fm->stop_partial);
         fm->stop_partial = strdup(partial);
     }
-    if (*partial)
-        emit(fm, "discarded",
-             json_pack("{s:s, s:I, s:s}", "text", partial, "partial_len",
-                       (json_int_t)strlen(partial), "reason", reason));
 }
 
 /* What the event says that a replay does not report: the calls a model asks for, a retry. */

@@ -125,6 +125,14 @@ const texts = await js(`[...document.querySelectorAll('.msg.assistant .text')].m
 check(!(await js(`document.getElementById('messages').innerText`)).includes('HALF-ANSWER'),
   'the discarded text is still shown: ' + JSON.stringify(texts));
 check(texts.filter((t) => t).slice(-1)[0] === 'FULL ANSWER', 'answers shown: ' + JSON.stringify(texts));
+// a long answer streaming, then a message sent with if_busy interrupt: the partial answer
+// leaves the view, and the turn goes on to its answer
+await js(`document.getElementById('input').value = 'a long one'; document.getElementById('send').click()`);
+await until(`document.getElementById('messages').innerText.includes('lw20 ')`, 'the long answer did not stream');
+await js(`document.getElementById('if-busy').value = 'interrupt'; document.getElementById('input').value = 'stop that'; document.getElementById('send').click()`);
+await until(`[...document.querySelectorAll('.msg.assistant .text')].map((e) => e.textContent).filter((t) => t).pop() === 'AFTER INTERRUPT'`,
+  'the interrupted turn did not end');
+{ const all = await js(`document.getElementById('messages').innerText`); check(!all.includes('lw1 '), 'the interrupted partial answer is still shown: ' + all.slice(-1500)); }
 const png = await cdp('Page.captureScreenshot', { format: 'png' });
 writeFileSync(shot, Buffer.from(png.result.data, 'base64'));
 check(consoleErrors.length === 0, 'page errors: ' + consoleErrors.join('; '));
