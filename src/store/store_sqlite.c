@@ -876,8 +876,7 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
     ac_store *st = &s->base;
     /* in memory: this connection is the only one and one thread uses it, no locks needed */
     int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | (mem ? SQLITE_OPEN_NOMUTEX : 0);
-    if (sqlite3_open_v2(path, &s->db, oflags, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
         ac_store_err(err, AC_EIO, "cannot open store '%s': %s", path,
                      s->db ? sqlite3_errmsg(s->db) : "out of memory");
         sq_close(st);
