@@ -57,6 +57,19 @@ deb $mirror bookworm-updates main
 deb $security bookworm-security main
 SOURCES
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# Certificate authorities this machine trusts beyond Debian's (a TLS-inspecting proxy's) are
+# handed to node in the chroot, so that npm reaches the registry as it does here.
+extra_ca=/etc/ssl/host-extra-ca.pem
+awk '/-----BEGIN CERTIFICATE-----/ { b = ""; pem = $0 "\n"; inb = 1; next }
+     /-----END CERTIFICATE-----/ { inb = 0; pem = pem $0 "\n"
+       if (FILENAME ~ /\/mozilla\//) known[b] = 1; else if (!(b in known)) printf "%s", pem; next }
+     inb { b = b $0; pem = pem $0 "\n" }' /usr/share/ca-certificates/mozilla/*.crt \
+  /etc/ssl/certs/ca-certificates.crt >"$root$extra_ca" 2>/dev/null || true
+node_ca=()
+if [ -s "$root$extra_ca" ]; then
+  node_ca=("NODE_EXTRA_CA_CERTS=$extra_ca")
+  echo "== $(grep -c BEGIN "$root$extra_ca") certificate authorities of this machine beyond Debian's given to node"
+fi
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d" # no services start in the chroot
 chmod +x "$root/usr/sbin/policy-rc.d"
 mount -t proc proc "$root/proc"
@@ -79,7 +92,7 @@ for i in 0 1; do
   echo "== command $((i + 1)): ${cmds[$i]}"
   rc=0
   timeout 5400 chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
-    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "${node_ca[@]}" \
     bash -c "cd /root/agentc && ${cmds[$i]}" >"$work/command$((i + 1)).txt" 2>&1 || rc=$?
   cat "$work/command$((i + 1)).txt" >>"$log"
   tail -n 25 "$work/command$((i + 1)).txt"

