@@ -60,6 +60,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 # Certificate authorities this machine trusts beyond Debian's (a TLS-inspecting proxy's) are
 # handed to node in the chroot, so that npm reaches the registry as it does here.
 extra_ca=/etc/ssl/host-extra-ca.pem
+mkdir -p "$root/etc/ssl"
 awk '/-----BEGIN CERTIFICATE-----/ { b = ""; pem = $0 "\n"; inb = 1; next }
      /-----END CERTIFICATE-----/ { inb = 0; pem = pem $0 "\n"
        if (FILENAME ~ /\/mozilla\//) known[b] = 1; else if (!(b in known)) printf "%s", pem; next }
