@@ -4,7 +4,7 @@
 # scripts and the MCP servers agentc starts keep calling plain `node`.
 set(AGENTC_NODE_DIR ${CMAKE_BINARY_DIR}/node)
 add_test(NAME node_setup COMMAND bash ${CMAKE_SOURCE_DIR}/tests/node/setup.sh ${AGENTC_NODE_DIR})
-set_tests_properties(node_setup PROPERTIES FIXTURES_SETUP node LABELS node TIMEOUT 330)
+set_tests_properties(node_setup PROPERTIES FIXTURES_SETUP node LABELS node TIMEOUT 450)
 # The wiring itself: a test's `node` is the installed one.
 add_test(NAME node_pinned COMMAND sh -c "test \"$(command -v node)\" = \"$1/bin/node\" && node --version"
                                   node_pinned ${AGENTC_NODE_DIR})
