@@ -298,12 +298,13 @@ static void on_stdin(void *ud, int fd, int revents)
         break;
     }
     p->in_off = 0;
-    ac_buf_free(&p->in);
+    ac_buf_clear(&p->in);
     if (p->stream && !p->close_in) { /* open for more: no interest until ac_proc_write */
         ac_loop_watch_events(p->loop, p->in_watch, 0);
         return;
     }
     close_fd(p->loop, &p->in_fd, &p->in_watch);
+    ac_buf_free(&p->in);
 }
 
 /* ---- completion ------------------------------------------------------------------------ */
