@@ -3,8 +3,10 @@
 # N live sessions streaming from a scripted model (bench/serve_clients.mjs): server RSS, CPU
 # per delivered event, p50/p99 delay from an event's append to the client receiving it; the
 # same work (N sessions, same script) through `agentc batch` in the same run as the CPU
-# baseline; then 10,000 stored sessions: RSS and the time to load one. min/median/max over
-# RUNS. Prints figures, asserts nothing. CLIENTS 0 skips the first part, STORED=0 the second.
+# baseline; the store's file size per turn (DBTURNS sessions of one turn, default 100); then
+# 10,000 stored sessions: RSS and the time to load one. min/median/max over RUNS. Prints
+# figures, asserts nothing. CLIENTS 0 skips the first part, DBTURNS=0 the second, STORED=0
+# the third; SERVE_DB=1 runs the first part with --db.
 set -uo pipefail
 agentc=$(realpath "$1")
 N=${2:-1000}
@@ -32,7 +34,8 @@ seq 1 "$N" | jq -c '{id: ("p" + tostring), prompt: "go"}' >"$tmp/prompts"
 if [ "$N" -gt 0 ]; then
 echo "agentc serve: $N concurrent SSE clients, one live session each, $RUNS runs"
 for r in $(seq 1 "$RUNS"); do
-  start --script-delay-ms 20
+  rm -f "$tmp/c.db"*
+  start --script-delay-ms 20 ${SERVE_DB:+--db "$tmp/c.db"}
   node "$dir/serve_clients.mjs" "$url" "$pid" "$N" >>"$tmp/serve.jsonl" || { cat "$tmp/err"; exit 1; }
   stop
   # the baseline: the same sessions and turns through agentc batch, all at once
@@ -52,6 +55,26 @@ echo "  ratio serve / batch: $(stats <"$tmp/ratio")"
 echo "  append-to-client delay p50 (ms): $(jq '.p50_ms' "$tmp/serve.jsonl" | stats)"
 echo "  append-to-client delay p99 (ms): $(jq '.p99_ms' "$tmp/serve.jsonl" | stats)"
 echo "  server RSS with $N streams (MB): $(jq '.rss_kb / 1024 | floor' "$tmp/serve.jsonl" | stats)"
+fi
+
+if [ "${DBTURNS:=100}" -gt 0 ]; then
+echo "agentc serve --db: store file size per turn ($DBTURNS sessions, one turn each), $RUNS runs"
+for r in $(seq 1 "$RUNS"); do
+  rm -f "$tmp/t.db"*
+  start --db "$tmp/t.db"
+  for i in $(seq 1 "$DBTURNS"); do
+    curl -s -o /dev/null -X POST -d "{\"id\": \"t$i\"}" "$url/v1/sessions"
+    curl -s -o /dev/null -X POST -d '{"content": "go"}' "$url/v1/sessions/t$i/messages"
+  done
+  for _ in $(seq 1 600); do
+    busy=$(curl -s "$url/v1/sessions?limit=1000" | jq '[.data[] | select(.status != "idle")] | length')
+    [ "$busy" = 0 ] && break
+    sleep 0.1
+  done
+  stop
+  echo $(( $(du -cb "$tmp/t.db"* | tail -n1 | cut -f1) / DBTURNS )) >>"$tmp/perturn"
+done
+echo "  store bytes per turn (file and WAL after the stop): $(stats <"$tmp/perturn")"
 fi
 
 [ "$STORED" -gt 0 ] || exit 0

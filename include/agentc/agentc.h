@@ -247,6 +247,24 @@ const char *ac_tool_call_context(const ac_tool_call_handle *call);
  * loop callback: the session is then freed right after the event being
  * applied (or the callback) is done, and its other queued events are dropped. */
 ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, ac_error *err);
+/* What belongs to one session rather than to its engine. Engines are shared: one per spec,
+ * every session of that spec on it. A field left zero takes the engine's value; fields are
+ * only ever added at the end, so zero the whole struct (`= {0}`) before setting some. Each
+ * is carried in the session's `spawn` event, so its journal (or its store) keeps it and a
+ * replay or a restore gets it back without it being given again. */
+typedef struct ac_session_options {
+    const char *journal_path;  /* as ac_session_new's (ignored by ac_store_session_opts) */
+    const char *system_prompt; /* NULL: the engine's (ac_engine_config.system_prompt) */
+} ac_session_options;
+/* ac_session_new with options (opts may be NULL: all defaults). */
+ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_options *opts,
+                                ac_error *err);
+/* A session that applies the events it is given as a journal recorded them (a replay, as
+ * ac_session_replay does): no effect runs, nothing is journaled, spawn is not posted. Give it
+ * a journal's events in order with ac_session_post(s, name, data, t_ms): each is applied
+ * before the call returns, from a loop callback too. The engine's output callbacks fire for
+ * it as in ac_session_replay (s is this session). */
+ac_session *ac_session_new_replayer(ac_engine *e, const char *id, ac_error *err);
 /* Stops every effect (transfers, timers, child processes) and frees. */
 void ac_session_free(ac_session *s);
 const char *ac_session_id(const ac_session *s);

@@ -68,6 +68,8 @@ typedef struct ac_store_options {
  * corrupt), is of a newer schema, or cannot be opened or created (a read-only
  * directory): the file is left as it was. opt may be NULL. */
 ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error *err);
+/* path ":memory:" opens a store that lives in this process's memory only (no file, gone
+ * when closed): the same operations, for a program that wants no durability. */
 /* Closes; the sessions of this store must be freed first. NULL is a no-op. */
 void ac_store_close(ac_store *st);
 /* The path ac_store_open gets when nothing is given: $AGENTC_DB, else
@@ -113,11 +115,55 @@ typedef struct ac_store_session_info {
  * "store.spec_changed"), AC_EIO, AC_STORE_ENOENT with AC_STORE_MUST_EXIST. */
 ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                              ac_error *err);
+/* ac_store_session with the options a new session is created with (opts may be NULL). A
+ * session the store has already keeps its own: they came back with its spawn event. */
+ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, unsigned flags,
+                                  const ac_session_options *opts, ac_error *err);
 /* True when the stored session was rebuilt mid-turn and its effects restarted
  * (ac_store_session found work to finish). */
 bool ac_store_session_resumed(const ac_session *s);
 /* The store a session was opened from, NULL for a session that is not stored. */
 ac_store *ac_session_store(const ac_session *s);
+
+/* One journal record: event n (numbered from 1 in its session), its time (the wall clock,
+ * ms since the epoch, of the process that applied it), name, payload and the steps it made
+ * (JSON texts; data and steps may be NULL: steps are NULL in an observer's records of an
+ * event committed before its dispatch ended). */
+typedef struct ac_store_event {
+    uint64_t n;
+    int64_t t_ms;
+    const char *ev;
+    const char *data;
+    const char *steps;
+} ac_store_event;
+typedef int (*ac_store_event_fn)(void *ud, const ac_store_event *ev);
+/* Calls fn for each event of the session's journal with n > after, in order, as committed
+ * (what this process has not committed yet is not there); a non-zero return from fn stops
+ * the walk. AC_OK, AC_STORE_ENOENT, AC_EIO. */
+int ac_store_events(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn, void *ud,
+                    ac_error *err);
+
+/* Drops the session's journal events numbered up to `upto`, which must not pass its latest
+ * snapshot (AC_EINVAL otherwise): the session is restored from that snapshot as before, and
+ * ac_store_events gives the events after `upto` only (its event count is unchanged). For a
+ * store that keeps a bounded journal (one in memory). AC_OK, AC_STORE_ENOENT, AC_EIO. */
+int ac_store_forget(ac_store *st, const char *id, uint64_t upto, ac_error *err);
+/* The session's latest snapshot (malloc'd; NULL and *n 0 when it has none) and in *n the
+ * number of the event it was taken at. NULL with err filled on error. */
+char *ac_store_snapshot(ac_store *st, const char *id, uint64_t *n, ac_error *err);
+/* A replayer (ac_session_new_replayer) restored from a snapshot of ac_store_snapshot (NULL:
+ * at the start): give it the journal's events after the snapshot's. NULL with err filled. */
+ac_session *ac_store_replayer(ac_engine *e, const char *id, const char *snapshot, ac_error *err);
+
+/* Told after each commit of a session's journal, on the loop's thread, once the transaction
+ * is durable: s is the session (NULL when it was freed with this, its last commit), id its
+ * id, evs[0..n) the events that commit wrote (n may be 0), err NULL. When a commit fails
+ * (err set: a full disk, a lost lease), its events were not written and are not given: the
+ * session fails (ac_session_error says why). The observer reads; it must not free
+ * sessions, post to them or close the store. One observer per store; fn NULL removes it. */
+typedef void (*ac_store_observer_fn)(void *ud, ac_session *s, const char *id,
+                                     const ac_store_event *evs, size_t n, const ac_error *err);
+void ac_store_set_observer(ac_store *st, ac_store_observer_fn fn, void *ud);
 
 /* Calls fn for each stored session, most recently updated first; a non-zero
  * return from fn stops the walk. */

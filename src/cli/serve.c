@@ -1,7 +1,8 @@
 /*
  * serve.c - `agentc serve`: the options (the engine options of `agentc run`,
- * engine_opts.c, plus the server's own), the engine factory the server calls
- * (the command line's one builder), and the signals that stop it gracefully.
+ * engine_opts.c, plus the server's own), the one engine the server builds on
+ * its loop (the command line's one builder), and the signals that stop it
+ * gracefully.
  */
 #include <errno.h>
 #include <signal.h>
@@ -40,6 +41,10 @@ static void usage(FILE *out)
             "                       it sessions live in memory only\n"
             "  --unload-after-ms N  --db: unload a settled session nobody reads after N ms\n"
             "                       (default 600000); the next request loads it again\n"
+            "  --db-max-bytes N     --db: cap the store's file; a commit past it fails its\n"
+            "                       session (its streams end with an error event)\n"
+            "  --max-events N       without --db: events a session's journal keeps in memory\n"
+            "                       (default 10000; older ones go at its snapshots)\n"
             "  --port-file FILE     write the bound port there once listening\n"
             "  --ping-ms N          SSE ': ping' interval (default 15000)\n"
             "  --max-body BYTES     request body cap (default 1048576)\n"
@@ -55,16 +60,12 @@ static void usage(FILE *out)
             "configuration (tokens, provider, non-loopback address without --tokens)\n");
 }
 
-/* The server's engine factory: the one builder of the command line. A
- * session's own system prompt replaces the options' one. */
-static ac_engine *make_engine(void *ud, ac_loop *loop, const ac_output *out, const char *system,
-                              ac_error *err)
+/* The server's engine, built once on its loop by the command line's one
+ * builder; a session's own system prompt is session data (spawn). */
+static ac_engine *make_engine(void *ud, ac_loop *loop, const ac_output *out, ac_error *err)
 {
-    ac_cli_engine_base b = *(const ac_cli_engine_base *)ud;
-    if (system)
-        b.cfg.system_prompt = system;
     ac_engine *e = NULL;
-    ac_cli_engine_build(&b, loop, out, system ? NULL : "agentc serve", &e, err);
+    ac_cli_engine_build((const ac_cli_engine_base *)ud, loop, out, "agentc serve", &e, err);
     return e;
 }
 
@@ -87,14 +88,15 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
 {
     const char *const nums[] = {"--ping-ms",        "--max-body",           "--max-connections",
                                 "--client-timeout", "--sessions-per-token", "--messages-per-minute",
-                                "--grace-ms",       "--script-delay-ms",    "--unload-after-ms"};
+                                "--grace-ms",       "--script-delay-ms",    "--unload-after-ms",
+                                "--db-max-bytes",   "--max-events"};
     size_t k = 0;
     while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
         k++;
     if (k == sizeof nums / sizeof nums[0])
         return 0;
     long long n;
-    if (parse_uint(a, v, k == 1 ? (1LL << 30) : 100000000LL, &n))
+    if (parse_uint(a, v, k == 1 ? (1LL << 30) : k == 9 ? (1LL << 40) : 100000000LL, &n))
         return -AC_EXIT_USAGE;
     switch (k) {
     case 0:
@@ -121,8 +123,14 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     case 7:
         eo->script_delay_ms = (int)n;
         break;
-    default:
+    case 8:
         cfg->unload_after_ms = n;
+        break;
+    case 9:
+        cfg->db_max_bytes = n;
+        break;
+    default:
+        cfg->max_events = n;
         break;
     }
     return 1;

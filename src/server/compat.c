@@ -77,11 +77,27 @@ static void push_json(srv_stream *st, json_t *o)
     free(s);
 }
 
-/* A text delta of an ephemeral session with a stream (sessions.c calls it). */
+/* A text delta of an ephemeral session with a stream (sessions.c calls it). A client of this
+ * front cannot be told to forget text, so a model call's deltas are held until the call can
+ * no longer be retried (it completed: srv_chat_call_done keeps them) or are dropped with the
+ * call (a retry, a failure, a cancel): what the client assembles is only text the session
+ * kept, never two attempts of one call. */
 void srv_chat_delta(srv_sess *ss, const char *d, size_t n)
 {
-    if (ss->chat)
-        push_json(ss->chat, chunk(ss, json_pack("{s:s%}", "content", d, n), NULL));
+    if (!ss->chat)
+        return;
+    srv_stream_hold(ss->chat);
+    push_json(ss->chat, chunk(ss, json_pack("{s:s%}", "content", d, n), NULL));
+}
+
+void srv_chat_call_done(srv_sess *ss, int keep)
+{
+    if (!ss->chat)
+        return;
+    if (keep)
+        srv_stream_release(ss->chat);
+    else
+        srv_stream_drop_held(ss->chat);
 }
 
 static json_t *usage(srv_sess *ss)
@@ -97,6 +113,7 @@ static void done_stream(srv_sess *ss, void *ud)
 {
     srv_stream *st = ud;
     enum ac_session_status s = ac_session_status(ss->s);
+    srv_chat_call_done(ss, s != AC_SESSION_FAILED && s != AC_SESSION_CANCELLED);
     if (s == AC_SESSION_FAILED) {
         const char *e = ac_session_error(ss->s);
         push_json(st, json_pack("{s:{s:s, s:s}}", "error", "code", "agent_failed", "message",
@@ -243,7 +260,7 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
     }
     enum MHD_Result ret;
     if (streamed) {
-        srv_stream *st = srv_stream_new(sv, NULL, 0);
+        srv_stream *st = srv_stream_new(sv, NULL);
         struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
         if (!resp) {
             free(st);

@@ -401,14 +401,33 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
     return srv_reply_json(c, 200, o);
 }
 
-/* The session's spec declares the event. */
-static int spec_declares(const ac_session *s, const char *name)
+/* The session's active states accept the event now (the spec's tables say so). */
+static int accepts(const ac_session *s, const char *name)
 {
-    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
-    for (uint16_t i = 0; i < t->n_events; i++)
-        if (t->event_names[i] && !strcmp(t->event_names[i], name))
+    const char *names[64];
+    size_t n = ac_session_accepted_events(s, names, 64, 0);
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (!strcmp(names[i], name))
             return 1;
     return 0;
+}
+
+/* Where a session stands for the messages route, from its status and the events its spec
+ * accepts (never from state names): paused while it accepts `resume`, busy while a turn is
+ * under way otherwise, else idle. */
+enum activity { ACT_IDLE, ACT_BUSY, ACT_PAUSED };
+static enum activity activity(const ac_session *s)
+{
+    if (accepts(s, "resume"))
+        return ACT_PAUSED;
+    return ac_session_status(s) == AC_SESSION_RUNNING ? ACT_BUSY : ACT_IDLE;
+}
+
+/* A post went through: applied and handled, or queued (from a loop callback, as MHD's are:
+ * the spec's tables were checked before). */
+static int posted(int rc)
+{
+    return rc == AC_OK || rc == AC_QUEUED;
 }
 
 static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
@@ -441,8 +460,8 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
         return srv_reply_error(c, 409, "session_ended", "the session ended (%s)",
                                ac_session_status_name(ac_session_status(ss->s)));
     }
-    const char *state = ac_session_state(ss->s, "session");
-    int busy = state && !strcmp(state, "Running");
+    enum activity act = activity(ss->s);
+    int busy = act == ACT_BUSY;
     if (busy && !strcmp(policy, "reject")) {
         json_decref(o);
         return srv_reply_error(
@@ -458,38 +477,43 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     const char *text = json_string_value(content);
     const char *how = "started";
     int rc;
-    if (busy && !strcmp(policy, "rollback") && !spec_declares(ss->s, "rollback")) {
+    if (busy && !strcmp(policy, "rollback") && !accepts(ss->s, "rollback")) {
         json_decref(o);
         return srv_reply_error(c, 409, "rollback_unsupported",
-                               "the spec declares no 'rollback' event; send with if_busy "
-                               "interrupt (spec/agent.fsm shows the transition to add)");
+                               "the spec takes no 'rollback' event in this state; send with "
+                               "if_busy interrupt (spec/agent.fsm shows the transition to add)");
+    }
+    if (busy && !strcmp(policy, "interrupt") && !accepts(ss->s, "pause")) {
+        json_decref(o);
+        return srv_reply_error(c, 409, "interrupt_unsupported",
+                               "the spec takes no 'pause' event in this state; send with "
+                               "if_busy enqueue");
     }
     if (busy && !strcmp(policy, "interrupt")) {
         /* the running turn stops (pause): its unanswered tool calls are answered as
          * interrupted when the next turn starts, so none is left dangling */
-        srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "interrupted",
-                                               "partial_response", ac_session_partial(ss->s)));
-        ac_session_post(ss->s, "pause", NULL, 0);
-        rc = ac_session_send(ss->s, text);
-        ac_session_post(ss->s, "resume", NULL, 0);
+        rc = ac_session_post(ss->s, "pause", NULL, 0);
+        if (posted(rc))
+            rc = ac_session_send(ss->s, text);
+        if (posted(rc))
+            rc = ac_session_post(ss->s, "resume", NULL, 0);
         how = "interrupted";
     } else if (busy && !strcmp(policy, "rollback")) {
         /* the running turn stops and its messages go (the spec's rollback: its tool calls
          * leave with the assistant messages that made them); the new message starts a turn
          * on the conversation as it was before */
-        srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "rolled_back",
-                                               "partial_response", ac_session_partial(ss->s)));
         rc = ac_session_post(ss->s, "rollback", NULL, 0);
-        if (rc >= 0 || rc == AC_QUEUED)
+        if (posted(rc))
             rc = ac_session_send(ss->s, text);
         how = "rolled_back";
     } else {
         rc = ac_session_send(ss->s, text);
-        how = busy                                ? "enqueued"
-              : state && !strcmp(state, "Paused") ? "waiting_for_resume"
-                                                  : "started";
+        how = busy ? "enqueued" : act == ACT_PAUSED ? "waiting_for_resume" : "started";
     }
     json_decref(o);
+    if (rc == AC_UNHANDLED)
+        return srv_reply_error(c, 409, "not_accepted",
+                               "the spec took no transition on it in this state");
     if (rc < 0 && rc != AC_QUEUED)
         return srv_reply_error(c, 500, "post_failed", "the message was not accepted: %s",
                                ac_strerror(rc));
@@ -523,23 +547,11 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         if (!payload)
             return srv_reply_error(c, 400, "invalid_json", "the body is not JSON: %s", je.text);
     }
-    char *partial = NULL;
-    if (!strcmp(name, "cancel")) {
-        free(ss->stop_partial);
-        partial = strdup(ac_session_partial(ss->s));
-        ss->stop_partial = partial;
-        ss->stop_reason = "cancelled";
-    }
     if (ac_session_ended(ss->s)) {
         json_decref(payload);
         return srv_reply_error(c, 409, "session_ended", "the session ended (%s)",
                                ac_session_status_name(ac_session_status(ss->s)));
     }
-    const char *st = ac_session_state(ss->s, "session");
-    if (!strcmp(name, "rollback") && spec_declares(ss->s, name) && st &&
-        (!strcmp(st, "Running") || !strcmp(st, "Paused"))) /* as the messages route says it */
-        srv_sess_emit(ss, "stopped", json_pack("{s:s, s:s}", "reason", "rolled_back",
-                                               "partial_response", ac_session_partial(ss->s)));
     int rc = ac_session_post(ss->s, name, payload, 0);
     if (rc == AC_EUNKNOWN_EVENT)
         return srv_reply_error(c, 404, "unknown_event", "the spec declares no event '%s'", name);
@@ -551,29 +563,63 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
     return srv_reply_json(c, 202, reply);
 }
 
+/* A cursor: "N" or "N.k" (a frame id), 0 for none. 0, or -1 when it is not one. */
+static int parse_cursor(const char *v, uint64_t *n, unsigned *k)
+{
+    *n = 0;
+    *k = 0;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long a = strtoull(v, &end, 10);
+    if (end == v || errno || v[0] == '-')
+        return -1;
+    unsigned long b = 0;
+    if (*end == '.') {
+        const char *p = end + 1;
+        b = strtoul(p, &end, 10);
+        if (end == p || errno || *p == '-' || b > 1000000)
+            return -1;
+    }
+    if (*end)
+        return -1;
+    *n = a;
+    *k = (unsigned)b;
+    return 0;
+}
+
 static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *ss)
 {
     const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
     const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "starting_after");
-    const char *v = q ? q : last;
-    unsigned long long after = 0;
-    if (v && *v) {
-        char *end;
-        errno = 0;
-        after = strtoull(v, &end, 10);
-        if (*end || errno || v[0] == '-')
-            return srv_reply_error(c, 400, "invalid_cursor",
-                                   "Last-Event-ID / starting_after must be an event number");
-        if (after > ss->n_log)
-            return srv_reply_error(c, 409, "cursor_ahead",
-                                   "event %llu does not exist yet (last: %zu)", after, ss->n_log);
-    }
-    srv_stream *st = srv_stream_new(sv, ss, (size_t)after);
+    uint64_t n;
+    unsigned k;
+    if (parse_cursor(q ? q : last, &n, &k))
+        return srv_reply_error(c, 400, "invalid_cursor",
+                               "Last-Event-ID / starting_after must be a frame id (N or N.k)");
+    ac_store_session_info info;
+    ac_error err = {0};
+    if (ac_store_info(sv->store, ss->stored_id, &info, &err) != AC_OK)
+        return srv_reply_error(c, 500, "store_error", "%s", err.text);
+    if (n > info.events)
+        return srv_reply_error(c, 409, "cursor_ahead", "event %llu does not exist yet (last: %llu)",
+                               (unsigned long long)n, (unsigned long long)info.events);
+    srv_stream *st = srv_stream_new(sv, NULL);
     struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
     if (!resp) {
-        if (st)
-            srv_stream_detach(st), free(st);
+        free(st);
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    }
+    st->ss = ss;
+    int rc = srv_sess_follow(ss, st, n, k, &err);
+    if (rc) {
+        st->ss = NULL;
+        MHD_destroy_response(resp); /* frees st */
+        if (rc == -2)
+            return srv_reply_error(c, 410, "cursor_expired", "%s", err.text);
+        return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "store_error",
+                               "cannot read the session's journal: %s", err.text);
     }
     st->conn = c;
     MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u); /* pings keep it alive */
@@ -704,12 +750,9 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         if (get)
             return srv_reply_json(c, 200, srv_sess_json(ss, 1));
         if (del) {
-            free(ss->stop_partial);
-            ss->stop_partial = strdup(ac_session_partial(ss->s));
-            ss->stop_reason = "deleted";
-            srv_sess_emit(ss, "stopped",
-                          json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
-                                    ss->stop_partial ? ss->stop_partial : ""));
+            srv_sess_say(ss, "stopped",
+                         json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
+                                   ac_session_partial(ss->s)));
             srv_sess_drop(ss, 1);
             return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
         }
@@ -864,15 +907,11 @@ static void srv_free(srv *sv)
 {
     while (sv->sessions)
         srv_sess_free(sv->sessions);
-    srv_db_close(sv->db);
     ac_store_close(sv->store);
-    srv_bury(sv);
     ac_engine_free(sv->engine);
     if (sv->loop) {
         if (sv->sweep_timer)
             ac_loop_cancel_timer(sv->loop, sv->sweep_timer);
-        if (sv->grave_timer)
-            ac_loop_cancel_timer(sv->loop, sv->grave_timer);
         if (sv->ping_timer)
             ac_loop_cancel_timer(sv->loop, sv->ping_timer);
         if (sv->mhd_timer)
@@ -934,27 +973,39 @@ static srv_owner *owner_named(srv *sv, const char *name)
     return NULL; /* a token no longer in the file: its sessions stay, unseen */
 }
 
-static void on_known(void *ud, const char *sid, const char *owner, const char *public_id,
-                     const char *system, int64_t created_ms, size_t last_seq)
+static int on_stored(void *ud, const ac_store_session_info *info)
 {
     srv *sv = ud;
-    srv_sess_known(sv, owner_named(sv, owner), owner, sid, public_id, system, created_ms, last_seq);
+    const char *slash = strchr(info->id, '/');
+    if (!slash) /* not one of the server's */
+        return 0;
+    char owner[128];
+    snprintf(owner, sizeof owner, "%.*s", (int)(slash - info->id), info->id);
+    srv_sess_known(sv, owner_named(sv, owner), info->id, info->created_ms);
+    return 0;
 }
 
+/* The store every session lives in: --db's file (its sessions listed, the turns a stop or a
+ * crash interrupted resumed), else one in memory. */
 static int open_store(srv *sv, const char *path)
 {
     ac_error err = {0};
-    sv->store = ac_store_open(path, NULL, &err);
+    ac_store_options opt = {0};
+    opt.max_bytes = sv->cfg->db_max_bytes;
+    if (!path) /* snapshots often enough that a journal can keep max_events */
+        opt.snapshot_every = (uint64_t)(sv->cfg->max_events / 2 > 0 ? sv->cfg->max_events / 2 : 1);
+    sv->store = ac_store_open(path ? path : ":memory:", &opt, &err);
     if (!sv->store) {
         fprintf(stderr, "agentc serve: %s\n", err.text);
         return -1;
     }
-    sv->db = srv_db_open(path, sv->loop);
-    if (!sv->db || srv_db_each_session(sv->db, on_known, sv)) {
-        fprintf(stderr, "agentc serve: cannot read the sessions of '%s'\n", path);
+    ac_store_set_observer(sv->store, srv_on_commit, sv);
+    if (!path)
+        return 0;
+    if (ac_store_list(sv->store, on_stored, sv, &err) != AC_OK) {
+        fprintf(stderr, "agentc serve: cannot read the sessions of '%s': %s\n", path, err.text);
         return -1;
     }
-    /* turns stopped mid-way (a stop past the grace period, a crash) resume now */
     size_t resumed = 0;
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next) {
         ac_store_session_info info;
@@ -980,6 +1031,8 @@ static void on_sweep(void *ud)
 {
     srv *sv = ud;
     int64_t now = ac_loop_now_ms(sv->loop);
+    if (!sv->cfg->db)
+        srv_sess_trim(sv);
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
         if (ss->s && ss->stored_id && !ss->streams && !ss->chat && !ss->waiter &&
             ac_session_settled(ss->s) && now - ss->last_active_ms >= sv->cfg->unload_after_ms)
@@ -1010,6 +1063,8 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         cfg.max_header_bytes = 16384;
     if (cfg.unload_after_ms <= 0)
         cfg.unload_after_ms = 600000;
+    if (cfg.max_events <= 0)
+        cfg.max_events = 10000;
     srv sv_, *sv = &sv_;
     memset(sv, 0, sizeof *sv);
     sv->cfg = &cfg;
@@ -1044,12 +1099,12 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     }
     srv_output_init(sv);
     ac_error err = {0};
-    sv->engine = cfg.make_engine(cfg.engine_ud, sv->loop, &sv->out, NULL, &err);
+    sv->engine = cfg.make_engine(cfg.engine_ud, sv->loop, &sv->out, &err);
     if (!sv->engine) {
         srv_free(sv);
         return 3; /* make_engine said why */
     }
-    if (cfg.db && open_store(sv, cfg.db)) {
+    if (open_store(sv, cfg.db)) {
         srv_free(sv);
         return 3;
     }
@@ -1090,8 +1145,7 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         }
     }
     sv->ping_timer = ac_loop_timer(sv->loop, cfg.ping_ms, on_ping, sv);
-    if (sv->store)
-        sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
+    sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
     run_mhd(sv);
     while (!*stop) {
         ac_loop_run_once(sv->loop, 500);
@@ -1112,17 +1166,17 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     /* past the grace period: stored sessions stay mid-turn in the store and resume at the
      * next start; the others are cancelled */
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
-        if (ss->s && !ss->stored_id && !ac_session_settled(ss->s)) {
-            free(ss->stop_partial);
-            ss->stop_partial = strdup(ac_session_partial(ss->s));
-            ss->stop_reason = "server_stopping";
+        if (ss->s && (!ss->stored_id || !cfg.db) && !ac_session_settled(ss->s)) {
+            srv_sess_say(ss, "stopped",
+                         json_pack("{s:s, s:s}", "reason", "server_stopping", "partial_response",
+                                   ac_session_partial(ss->s)));
             ac_session_cancel(ss->s);
         }
+    for (int i = 0; i < 3; i++) /* the loop turn's commit: its frames reach the readers */
+        ac_loop_run_once(sv->loop, 0);
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
-        for (srv_stream *st = ss->streams; st; st = st->next) {
-            st->done = 1;
-            srv_stream_wake(st);
-        }
+        for (srv_stream *st = ss->streams; st; st = st->next)
+            srv_stream_finish(st);
     run_mhd(sv);
     deadline = ac_loop_now_ms(sv->loop) + 2000;
     while (open_connections(sv) && ac_loop_now_ms(sv->loop) < deadline) {

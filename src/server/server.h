@@ -17,10 +17,11 @@
 
 #include "agentc/agentc.h"
 
-/* Builds one engine (a session's system prompt, or NULL for the default), with
- * the server's provider, spec, params and tools. NULL and err filled on error. */
+/* Builds the server's engine, once, before it listens: the spec, provider, params and
+ * tools every session shares (a session's own system prompt is session data:
+ * ac_session_options). NULL and err filled on error. */
 typedef ac_engine *(*ac_srv_engine_fn)(void *ud, ac_loop *loop, const ac_output *out,
-                                       const char *system, ac_error *err);
+                                       ac_error *err);
 
 typedef struct ac_srv_config {
     const char *listen;      /* "ADDR:PORT" (default 127.0.0.1:8080; port 0: any) */
@@ -40,6 +41,11 @@ typedef struct ac_srv_config {
     size_t max_header_bytes;   /* request line and headers (default 16 KB) */
     int64_t unload_after_ms;   /* --db: a settled session nobody reads is unloaded after
                                   this long (default 10 min); the next request loads it */
+    int64_t db_max_bytes;      /* --db: cap the store's file (0: none); a commit past it fails
+                                  its session, and its readers get an error frame */
+    int64_t max_events;        /* without --db: a session's journal keeps about this many
+                                  events in memory, older ones go at its snapshots (default
+                                  10000); a cursor before what is kept answers 410 */
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

@@ -10,11 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agentc/store.h"
 #include "io/loop.h"
 #include "server.h"
 
 typedef struct srv srv;
-typedef struct srv_db srv_db;
 typedef struct ac_store ac_store;
 typedef struct srv_sess srv_sess;
 typedef struct srv_stream srv_stream;
@@ -28,77 +28,89 @@ typedef struct srv_owner {
     unsigned window_count;
 } srv_owner;
 
-/* One event of a session's log, as it is sent: "id: N\nevent: T\ndata: J\n\n". */
+/* What a session's userdata (and a replayer's) points to starts with one of these. */
+enum { SRV_TAG_SESS = 0x5e55, SRV_TAG_FRAMES = 0xf4a3 };
+
+/* One SSE frame, as it is sent: "id: N[.k]\nevent: T\ndata: J\n\n" (no id: n == 0). Shared
+ * by the streams it goes to (refs). */
 typedef struct srv_frame {
-    char *text;
+    int refs;
+    uint64_t n;       /* the journal event it comes from, 0: none (not replayed) */
+    unsigned k;       /* its index among that event's frames */
+    const char *type; /* "text", "reasoning" (what coalesces) or "other" */
+    char *delta;      /* text and reasoning: the delta */
+    size_t delta_len;
+    int64_t t_us;
+    char *bytes;
     size_t len;
 } srv_frame;
+typedef void (*srv_frame_fn)(void *ud, srv_frame *f); /* f's reference is the callee's */
+typedef struct srv_frames srv_frames;
 
 /* Called once when an OpenAI-compatible (ephemeral) session's turn is over. */
 typedef void (*srv_done_fn)(srv_sess *ss, void *ud);
 
 struct srv_sess {
+    int tag; /* SRV_TAG_SESS */
     srv_sess *next;
     srv *sv;
     char *id;
     srv_owner *owner;
     ac_session *s;
-    ac_engine *own_engine; /* a session with its own system prompt has its own engine */
     int64_t created_ms;
-    srv_frame *log; /* event i has sequence number i + 1 */
-    size_t n_log, cap_log;
     srv_stream *streams; /* SSE readers of this session */
-    char *stop_partial;  /* the partial answer read before a cancel */
-    const char *stop_reason;
+    srv_frames *live;    /* while it has readers: its committed journal made frames */
+    uint64_t forgotten;  /* its journal's events up to this one were dropped (memory store) */
+    char *base;          /* then: its snapshot at that event, where its frames start */
     int ephemeral;       /* an OpenAI-compatible request: not listed, freed when done */
     srv_done_fn on_done; /* ephemeral sessions */
     void *done_ud;
     int freeing;
-    char *stored_id; /* "OWNER/ID" in the store; NULL: not stored (no --db, or ephemeral) */
-    char *system;    /* its own system prompt, NULL: the server's */
+    char *stored_id; /* "OWNER/ID" in the store; NULL: not stored (ephemeral) */
+    char *system;    /* its own system prompt when created, NULL: the server's */
     char *owner_name;
     int64_t last_active_ms;
     srv_stream *chat;              /* an OpenAI-compatible stream of this session */
     struct MHD_Connection *waiter; /* a non-streamed OpenAI-compatible request, suspended */
 };
 
-/* A streamed response: a session's event log from a sequence number on, or
- * (log == 0) bytes pushed into buf. */
+typedef struct srv_qnode {
+    struct srv_qnode *next;
+    srv_frame *f;
+} srv_qnode;
+
+/* A streamed response: frames (an SSE reader of a session: its catch-up, then the live
+ * frames) or (log == 0) bytes pushed into buf (the OpenAI-compatible stream). */
 struct srv_stream {
-    srv_stream *next; /* in the session's list, or the server's orphan list */
+    srv_stream *next; /* in the session's list */
     srv *sv;
     srv_sess *ss; /* NULL once the session is gone: the stream ends */
     struct MHD_Connection *conn;
     int log;
-    size_t next_seq; /* log mode: the next event to send */
-    size_t off;      /* bytes of that event already sent */
-    char *buf;       /* buffer mode */
+    srv_qnode *head, *tail; /* frames to send, the head's first `off` bytes sent */
+    size_t off;
+    size_t queued; /* bytes queued */
+    char *buf;     /* buffer mode */
     size_t len, cap, rd;
+    int holding; /* buffer mode: bytes from held_from on wait (srv_stream_hold) */
+    size_t held_from;
     int done;
     int suspended;
     int ping;
     int in_list;
 };
 
-typedef struct srv_grave {
-    struct srv_grave *next;
-    ac_engine *e;
-} srv_grave;
-
 struct srv {
     const ac_srv_config *cfg;
     ac_loop *loop;
-    ac_engine *engine; /* sessions without their own system prompt */
+    ac_engine *engine; /* every session's (one spec); a session's own prompt is its data */
     ac_output out;
     struct MHD_Daemon *d;
     uint64_t epoll_watch, mhd_timer, ping_timer;
     int mhd_running;
     int kick_again;
-    int kick_pending;  /* the MHD timer is due now */
-    srv_grave *graves; /* engines of freed sessions, freed on the next iteration */
-    uint64_t grave_timer;
-    ac_store *store; /* --db: sessions live in the store, unloaded when idle */
-    srv_db *db;
+    int kick_pending; /* the MHD timer is due now */
+    ac_store *store;  /* every session's journal (--db: a file, else memory) */
     uint64_t sweep_timer;
     struct srv_load *loads; /* requests waiting for a stored session to load */
     srv_sess *sessions;
@@ -111,49 +123,67 @@ struct srv {
     const char *model_name;
 };
 
-/* persist.c: owners and event logs of stored sessions, in the store's file */
-srv_db *srv_db_open(const char *path, ac_loop *loop);
-void srv_db_close(srv_db *d);
-void srv_db_commit(srv_db *d);
-int srv_db_add_event(srv_db *d, const char *sid, size_t seq, const char *frame, size_t n);
-int srv_db_add_session(srv_db *d, const char *sid, const char *owner, const char *public_id,
-                       const char *system, int64_t created_ms);
-void srv_db_remove_session(srv_db *d, const char *sid);
-int srv_db_load_events(srv_db *d, srv_sess *ss);
-typedef void (*srv_db_session_fn)(void *ud, const char *sid, const char *owner,
-                                  const char *public_id, const char *system, int64_t created_ms,
-                                  size_t last_seq);
-int srv_db_each_session(srv_db *d, srv_db_session_fn fn, void *ud);
-
 /* sessions.c */
-/* Appends a ready frame to the in-memory log (no store, no wake); 0 or -1. */
-int srv_sess_log_append(srv_sess *ss, const char *frame, size_t n);
 /* Loads a stored session that is not in memory (snapshot + tail, resuming an
  * interrupted turn). 0, or -1 with err filled. */
 int srv_sess_load(srv_sess *ss, ac_error *err);
 /* Frees a settled stored session's memory; it stays in the store. */
 void srv_sess_unload(srv_sess *ss);
-/* An entry for a session of the store, not loaded. */
-srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *owner_name, const char *sid,
-                         const char *public_id, const char *system, int64_t created_ms,
-                         size_t last_seq);
+/* An entry for a session of the store ("OWNER/ID"), not loaded. */
+srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t created_ms);
 /* Removes the session from memory and, with delete, from the store. */
 void srv_sess_drop(srv_sess *ss, int delete);
 srv_sess *srv_sess_find(srv *sv, const char *id);
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
                        ac_error *err);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
-/* Appends an event (data stolen) to the session's log and wakes its streams. */
-void srv_sess_emit(srv_sess *ss, const char *type, json_t *data);
+/* A frame that is no journal event's (n 0: not replayed) to the session's readers. */
+void srv_sess_say(srv_sess *ss, const char *type, json_t *data);
+/* The store's observer: committed events become frames for the session's readers. */
+void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event *evs, size_t n,
+                   const ac_error *err);
+/* The frames after (n, k) of the session's committed journal to st, and st one of its live
+ * readers. 0; -1 with err filled; -2 when frames after (n, k) are no longer kept. */
+int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err);
 json_t *srv_sess_json(srv_sess *ss, int full);
+/* Without --db: drops what sessions' journals keep beyond max_events (at their snapshots). */
+void srv_sess_trim(srv *sv);
 void srv_output_init(srv *sv);
-void srv_bury(void *ud); /* frees the engines of freed sessions */
+
+/* frames.c: a session's journal events made frames (see there) */
+srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data, int64_t t_us);
+srv_frame *srv_frame_join(const srv_frame *a, const srv_frame *b);
+void srv_frame_unref(srv_frame *f);
+int srv_frame_after(const srv_frame *f, uint64_t n, unsigned k);
+/* A replayer at the start of the session's journal, or at a snapshot of it (base, NULL:
+ * none). */
+srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_fn fn,
+                           void *ud);
+void srv_frames_free(srv_frames *fm);
+void srv_frames_set_sink(srv_frames *fm, srv_frame_fn fn, void *ud);
+int srv_frames_apply(srv_frames *fm, const ac_store_event *ev); /* 0, -1: out of memory */
+srv_frames *srv_frames_of(ac_session *s); /* NULL unless s is a replayer of frames */
+void srv_frames_text(srv_frames *fm, const char *kind, const char *d, size_t n);
+void srv_frames_tool_end(srv_frames *fm, const char *id, const char *name, int ok,
+                         const char *content, int64_t duration_ms);
+void srv_frames_compacted(srv_frames *fm, const char *strategy, size_t before, size_t after_n);
+void srv_frames_discarded(srv_frames *fm);
+void srv_frames_rejected(srv_frames *fm, int attempt, const char *errors);
+void srv_frames_trace(srv_frames *fm, const ac_trace_rec *r);
+void srv_frames_finished(srv_frames *fm);
 
 /* streams.c */
-srv_stream *srv_stream_new(srv *sv, srv_sess *ss, size_t starting_after);
+srv_stream *srv_stream_new(srv *sv, srv_sess *ss);
+/* Frame mode: f (a reference taken) queued, joined to the last queued delta of its kind
+ * when that one is not being sent; a reader too far behind is ended (it reconnects). */
+void srv_stream_frame(srv_stream *st, srv_frame *f);
 struct MHD_Response *srv_stream_response(srv_stream *st);
 void srv_stream_push(srv_stream *st, const char *data, size_t n);
 void srv_stream_finish(srv_stream *st);
+/* Buffer mode: what is pushed after hold waits; release sends it, drop_held forgets it. */
+void srv_stream_hold(srv_stream *st);
+void srv_stream_release(srv_stream *st);
+void srv_stream_drop_held(srv_stream *st);
 void srv_stream_wake(srv_stream *st);
 void srv_stream_detach(srv_stream *st); /* its session is going away */
 void srv_streams_ping(srv *sv);
@@ -165,6 +195,8 @@ void srv_kick(srv *sv); /* runs MHD soon (after a resume) */
 enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
                                      const char *body, size_t n);
 void srv_chat_delta(srv_sess *ss, const char *d, size_t n);
+/* The model call's text is final (released to the client) or void (dropped). */
+void srv_chat_call_done(srv_sess *ss, int keep);
 enum MHD_Result srv_models(srv *sv, struct MHD_Connection *c);
 
 /* reply helpers (server.c) */

@@ -1,15 +1,15 @@
 /*
- * sessions.c - the sessions of `agentc serve`: a registry by id, each with
- * its event log (what SSE clients read, numbered from 1), fed by the engine's
- * output callbacks.
+ * sessions.c - the sessions of `agentc serve`: a registry by id of the store's sessions
+ * (stored as "OWNER/ID"; loaded while in use), their readers fed from the store's journal
+ * (the store's observer and frames.c), and the engine's output callbacks.
  *
- * The sessions live in memory: the log is kept whole for as long as the
- * session exists, so a reconnecting client gets exactly what it missed.
+ * Every session lives in the store (with --db a file, else the store in memory): its
+ * journal is the one log; what SSE clients read is made from it (frames.c), live as commits
+ * make it durable and again from the store when a reader reconnects.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "agentc/store.h"
 #include "server_int.h"
@@ -41,6 +41,7 @@ static void fill_err(ac_error *err, int code, const char *text)
 
 static void sess_free_fields(srv_sess *ss)
 {
+    free(ss->base);
     free(ss->stored_id);
     free(ss->system);
     free(ss->owner_name);
@@ -48,22 +49,20 @@ static void sess_free_fields(srv_sess *ss)
     free(ss);
 }
 
-srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *owner_name, const char *sid,
-                         const char *public_id, const char *system, int64_t created_ms,
-                         size_t last_seq)
+srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t created_ms)
 {
-    srv_sess *ss = calloc(1, sizeof *ss);
+    const char *slash = strchr(sid, '/');
+    srv_sess *ss = slash ? calloc(1, sizeof *ss) : NULL;
     if (!ss)
         return NULL;
+    ss->tag = SRV_TAG_SESS;
     ss->sv = sv;
     ss->owner = owner;
-    ss->id = strdup(public_id);
+    ss->id = strdup(slash + 1);
     ss->stored_id = strdup(sid);
-    ss->owner_name = strdup(owner_name);
-    ss->system = system ? strdup(system) : NULL;
+    ss->owner_name = strndup(sid, (size_t)(slash - sid));
     ss->created_ms = created_ms;
-    ss->n_log = last_seq; /* the log itself is read when the session is loaded */
-    if (!ss->id || !ss->stored_id || !ss->owner_name || (system && !ss->system)) {
+    if (!ss->id || !ss->stored_id || !ss->owner_name) {
         sess_free_fields(ss);
         return NULL;
     }
@@ -71,36 +70,19 @@ srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *owner_name, cons
     return ss;
 }
 
-static void clear_log(srv_sess *ss)
-{
-    for (size_t i = 0; i < ss->n_log && ss->log; i++)
-        free(ss->log[i].text);
-    free(ss->log);
-    ss->log = NULL;
-    ss->n_log = ss->cap_log = 0;
-}
-
-/* The session's engine and its ac_session: created, or continued from the store. */
+/* The session's ac_session on the server's engine: created (its own system prompt, if any,
+ * carried in its spawn event), or continued from the store (the prompt comes back with it). */
 static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
 {
     srv *sv = ss->sv;
-    ac_engine *e = sv->engine;
-    if (ss->system) {
-        ss->own_engine =
-            sv->cfg->make_engine(sv->cfg->engine_ud, sv->loop, &sv->out, ss->system, err);
-        if (!ss->own_engine)
-            return -1;
-        e = ss->own_engine;
-    }
+    ac_session_options opts = {0};
+    opts.system_prompt = ss->system;
     if (ss->stored_id)
-        ss->s = ac_store_session(sv->store, e, ss->stored_id, flags, err);
+        ss->s = ac_store_session_opts(sv->store, sv->engine, ss->stored_id, flags, &opts, err);
     else
-        ss->s = ac_session_new(e, ss->id, NULL, err);
-    if (!ss->s) {
-        ac_engine_free(ss->own_engine);
-        ss->own_engine = NULL;
+        ss->s = ac_session_new_opts(sv->engine, ss->id, &opts, err);
+    if (!ss->s)
         return -1;
-    }
     ac_session_set_userdata(ss->s, ss);
     ss->last_active_ms = ac_loop_now_ms(sv->loop);
     return 0;
@@ -123,6 +105,7 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
+    ss->tag = SRV_TAG_SESS;
     ss->sv = sv;
     ss->owner = owner;
     ss->ephemeral = ephemeral;
@@ -130,13 +113,12 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
     ss->id = strdup(id);
     ss->owner_name = strdup(owner && owner->name ? owner->name : "local");
     ss->system = system ? strdup(system) : NULL;
-    if (sv->store && !ephemeral && ss->owner_name) {
+    if (!ephemeral && ss->owner_name) {
         size_t n = strlen(ss->owner_name) + strlen(id) + 2;
         if ((ss->stored_id = malloc(n)))
             snprintf(ss->stored_id, n, "%s/%s", ss->owner_name, id);
     }
-    if (!ss->id || !ss->owner_name || (system && !ss->system) ||
-        (sv->store && !ephemeral && !ss->stored_id)) {
+    if (!ss->id || !ss->owner_name || (system && !ss->system) || (!ephemeral && !ss->stored_id)) {
         sess_free_fields(ss);
         fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
@@ -145,9 +127,6 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         sess_free_fields(ss);
         return NULL;
     }
-    if (ss->stored_id)
-        srv_db_add_session(sv->db, ss->stored_id, ss->owner_name, ss->id, ss->system,
-                           ss->created_ms);
     link_sess(sv, ss);
     return ss;
 }
@@ -160,55 +139,16 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
         fill_err(err, AC_EINVAL, "the session is not in the store");
         return -1;
     }
-    ss->n_log = 0;
-    if (open_session(ss, AC_STORE_MUST_EXIST, err))
-        return -1;
-    if (srv_db_load_events(ss->sv->db, ss)) {
-        fill_err(err, AC_EIO, "cannot read the session's event log");
-        return -1;
-    }
-    return 0;
-}
-
-/* An engine freed maybe inside its own callback: on the next iteration instead. */
-static void bury_engine(srv *sv, ac_engine *e)
-{
-    if (!e)
-        return;
-    srv_grave *g = malloc(sizeof *g);
-    if (!g)
-        return; /* out of memory: leaked rather than freed under its caller */
-    g->e = e;
-    g->next = sv->graves;
-    sv->graves = g;
-    if (!sv->grave_timer)
-        sv->grave_timer = ac_loop_timer(sv->loop, 0, srv_bury, sv);
-}
-
-void srv_bury(void *ud)
-{
-    srv *sv = ud;
-    sv->grave_timer = 0;
-    while (sv->graves) {
-        srv_grave *g = sv->graves;
-        sv->graves = g->next;
-        ac_engine_free(g->e);
-        free(g);
-    }
+    return open_session(ss, AC_STORE_MUST_EXIST, err);
 }
 
 void srv_sess_unload(srv_sess *ss)
 {
     if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter)
         return;
-    size_t n = ss->n_log;
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* commits; the lease is released */
     ss->s = NULL;
-    bury_engine(ss->sv, ss->own_engine);
-    ss->own_engine = NULL;
-    clear_log(ss);
-    ss->n_log = n;
 }
 
 void srv_sess_drop(srv_sess *ss, int delete)
@@ -225,6 +165,8 @@ void srv_sess_drop(srv_sess *ss, int delete)
         }
     while (ss->streams)
         srv_stream_detach(ss->streams);
+    srv_frames_free(ss->live);
+    ss->live = NULL;
     if (ss->chat) { /* its client is still reading: end the stream */
         ss->chat->ss = NULL;
         srv_stream_finish(ss->chat);
@@ -242,17 +184,13 @@ void srv_sess_drop(srv_sess *ss, int delete)
         ac_session_set_userdata(ss->s, NULL); /* no more output reaches it */
         ac_session_free(ss->s);
     }
-    bury_engine(sv, ss->own_engine);
     if (delete &&ss->stored_id) {
         ac_error err = {0};
         int rc = ac_store_rm(sv->store, ss->stored_id, &err);
         if (rc != AC_OK && rc != AC_STORE_ENOENT)
             fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n", ss->id,
                     err.text);
-        srv_db_remove_session(sv->db, ss->stored_id);
     }
-    clear_log(ss);
-    free(ss->stop_partial);
     sess_free_fields(ss);
 }
 
@@ -261,196 +199,239 @@ void srv_sess_free(srv_sess *ss)
     srv_sess_drop(ss, 0);
 }
 
-int srv_sess_log_append(srv_sess *ss, const char *frame, size_t n)
+void srv_sess_say(srv_sess *ss, const char *type, json_t *data)
 {
-    if (ss->n_log == ss->cap_log) {
-        size_t cap = ss->cap_log ? ss->cap_log * 2 : 16;
-        srv_frame *l = realloc(ss->log, cap * sizeof *l);
-        if (!l)
-            return -1;
-        ss->log = l;
-        ss->cap_log = cap;
-    }
-    char *f = malloc(n + 1);
-    if (!f)
+    srv_frame *f = srv_frame_new(0, 0, type, data, ac_wall_now_ms() * 1000);
+    for (srv_stream *st = ss->streams; f && st; st = st->next)
+        srv_stream_frame(st, f);
+    srv_frame_unref(f);
+}
+
+/* ---- readers: the journal's frames, caught up from the store, then live ---- */
+
+static void to_readers(void *ud, srv_frame *f)
+{
+    srv_sess *ss = ud;
+    for (srv_stream *st = ss->streams; st; st = st->next)
+        srv_stream_frame(st, f);
+    srv_frame_unref(f);
+}
+
+typedef struct catchup {
+    srv_stream *st;
+    uint64_t n;
+    unsigned k;
+    srv_frames *fm;
+    int oom;
+} catchup;
+
+static void to_one(void *ud, srv_frame *f)
+{
+    catchup *c = ud;
+    if (srv_frame_after(f, c->n, c->k))
+        srv_stream_frame(c->st, f);
+    srv_frame_unref(f);
+}
+
+static int apply_one(void *ud, const ac_store_event *ev)
+{
+    catchup *c = ud;
+    if (srv_frames_apply(c->fm, ev))
+        c->oom = 1;
+    return c->oom;
+}
+
+int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err)
+{
+    srv *sv = ss->sv;
+    catchup c = {st, n, k, NULL, 0};
+    uint64_t from = ss->forgotten;
+    /* the session's first reader makes its live frames; the others read the journal alone */
+    c.fm = srv_frames_new(sv, ss->stored_id, ss->base, to_one, &c);
+    if (!c.fm) {
+        fill_err(err, AC_ENOMEM, "cannot replay the session's journal");
         return -1;
-    memcpy(f, frame, n);
-    f[n] = 0;
-    ss->log[ss->n_log].text = f;
-    ss->log[ss->n_log].len = n;
-    ss->n_log++;
+    }
+    if (from && (n || k) && n <= from) { /* its frames are made from what is kept only */
+        srv_frames_free(c.fm);
+        if (err)
+            snprintf(err->text, sizeof err->text,
+                     "the journal keeps the frames after event %llu only; read the session "
+                     "and follow it without a cursor",
+                     (unsigned long long)from);
+        return -2;
+    }
+    int rc = ac_store_events(sv->store, ss->stored_id, from, apply_one, &c, err);
+    if (rc != AC_OK || c.oom) {
+        srv_frames_free(c.fm);
+        if (c.oom)
+            fill_err(err, AC_ENOMEM, "out of memory");
+        return -1;
+    }
+    if (ss->live) {
+        srv_frames_free(c.fm);
+    } else {
+        ss->live = c.fm;
+        srv_frames_set_sink(c.fm, to_readers, ss);
+    }
+    st->next = ss->streams;
+    ss->streams = st;
+    st->in_list = 1;
     return 0;
 }
 
-void srv_sess_emit(srv_sess *ss, const char *type, json_t *data)
+void srv_sess_trim(srv *sv)
 {
-    if (!data)
-        return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    /* when it was appended, in microseconds since the epoch (clients measure delays by it) */
-    json_object_set_new(data, "t_us",
-                        json_integer((json_int_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000));
-    char *js = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
-    json_decref(data);
-    if (!js)
-        return;
-    size_t need = strlen(js) + strlen(type) + 48;
-    char *f = malloc(need);
-    if (!f) {
-        free(js);
-        return;
+    uint64_t cap = (uint64_t)sv->cfg->max_events;
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next) {
+        ac_store_session_info info;
+        if (!ss->stored_id || ac_store_info(sv->store, ss->stored_id, &info, NULL) != AC_OK ||
+            info.events - ss->forgotten <= cap || info.snapshot_seq <= ss->forgotten)
+            continue;
+        uint64_t n;
+        char *body = ac_store_snapshot(sv->store, ss->stored_id, &n, NULL);
+        if (body && n > ss->forgotten &&
+            ac_store_forget(sv->store, ss->stored_id, n, NULL) == AC_OK) {
+            free(ss->base);
+            ss->base = body; /* frames start there now */
+            ss->forgotten = n;
+        } else {
+            free(body);
+        }
     }
-    int n = snprintf(f, need, "id: %zu\nevent: %s\ndata: %s\n\n", ss->n_log + 1, type, js);
-    free(js);
-    if (srv_sess_log_append(ss, f, (size_t)n)) {
-        free(f);
-        return;
-    }
-    if (ss->stored_id && ss->sv->db)
-        srv_db_add_event(ss->sv->db, ss->stored_id, ss->n_log, f, (size_t)n);
-    free(f);
-    if (ss->s)
-        ss->last_active_ms = ac_loop_now_ms(ss->sv->loop);
-    for (srv_stream *st = ss->streams; st; st = st->next)
-        srv_stream_wake(st);
 }
+
+static srv_sess *by_stored_id(srv *sv, const char *id)
+{
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        if (ss->stored_id && !strcmp(ss->stored_id, id))
+            return ss;
+    return NULL;
+}
+
+void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event *evs, size_t n,
+                   const ac_error *err)
+{
+    srv *sv = ud;
+    int *tag = s ? ac_session_userdata(s) : NULL;
+    srv_sess *ss = tag && *tag == SRV_TAG_SESS ? (srv_sess *)tag : by_stored_id(sv, id);
+    if (!ss || ss->freeing)
+        return;
+    if (ss->s)
+        ss->last_active_ms = ac_loop_now_ms(sv->loop);
+    if (err) { /* not stored: never streamed; the readers are told why and end */
+        srv_sess_say(ss, "error",
+                     json_pack("{s:s, s:s}", "code", "store_error", "message", err->text));
+        for (srv_stream *st = ss->streams; st; st = st->next)
+            srv_stream_finish(st);
+        return;
+    }
+    for (size_t i = 0; ss->live && i < n; i++)
+        srv_frames_apply(ss->live, &evs[i]);
+}
+
+/* ---- the engine's output: a replayer's makes frames; a live session's feeds the
+ * OpenAI-compatible front ---- */
 
 static srv_sess *of(ac_session *s)
 {
-    srv_sess *ss = ac_session_userdata(s);
+    int *tag = ac_session_userdata(s);
+    srv_sess *ss = tag && *tag == SRV_TAG_SESS ? (srv_sess *)tag : NULL;
     return ss && !ss->freeing ? ss : NULL;
 }
 
-/* ---- output callbacks: each becomes one event of the log ---- */
-
 static void o_text(void *ud, ac_session *s, const char *d, size_t n)
 {
-    srv_sess *ss = of(s);
+    srv_frames *fm = srv_frames_of(s);
+    srv_sess *ss = fm ? NULL : of(s);
     (void)ud;
-    if (ss && ss->chat)
+    if (fm)
+        srv_frames_text(fm, "text", d, n);
+    else if (ss && ss->chat)
         srv_chat_delta(ss, d, n);
-    if (ss)
-        srv_sess_emit(ss, "text", json_pack("{s:s%}", "delta", d, n));
 }
 
 static void o_reasoning(void *ud, ac_session *s, const char *d, size_t n)
 {
-    srv_sess *ss = of(s);
+    srv_frames *fm = srv_frames_of(s);
     (void)ud;
-    if (ss)
-        srv_sess_emit(ss, "reasoning", json_pack("{s:s%}", "delta", d, n));
+    if (fm)
+        srv_frames_text(fm, "reasoning", d, n);
 }
 
-static void o_tool_start(void *ud, ac_session *s, const char *id, const char *name,
-                         const char *arguments)
+static void o_discarded(void *ud, ac_session *s, size_t partial_len)
+{
+    srv_frames *fm = srv_frames_of(s);
+    srv_sess *ss = fm ? NULL : of(s);
+    (void)ud;
+    (void)partial_len;
+    if (fm)
+        srv_frames_discarded(fm);
+    else if (ss)
+        srv_chat_call_done(ss, 0);
+}
+
+static void o_rejected(void *ud, ac_session *s, int attempt, const char *errors)
+{
+    srv_frames *fm = srv_frames_of(s);
+    (void)ud;
+    if (fm)
+        srv_frames_rejected(fm, attempt, errors);
+}
+
+/* Progress is not journaled: a frame with no id to the live readers (never replayed). */
+static void o_tool_progress(void *ud, ac_session *s, const char *id, double progress, double total,
+                            const char *message)
 {
     srv_sess *ss = of(s);
     (void)ud;
     if (ss)
-        srv_sess_emit(ss, "tool_call",
-                      json_pack("{s:s, s:s, s:s}", "id", id ? id : "", "name", name ? name : "",
-                                "arguments", arguments ? arguments : ""));
+        srv_sess_say(ss, "tool_progress",
+                     json_pack("{s:s, s:f, s:f, s:s?}", "id", id ? id : "", "progress", progress,
+                               "total", total, "message", message));
 }
 
 static void o_tool_end(void *ud, ac_session *s, const char *id, const char *name, int ok,
                        const char *content, int64_t duration_ms)
 {
-    srv_sess *ss = of(s);
+    srv_frames *fm = srv_frames_of(s);
     (void)ud;
-    if (ss)
-        srv_sess_emit(ss, "tool_result",
-                      json_pack("{s:s, s:s, s:b, s:s, s:I}", "id", id ? id : "", "name",
-                                name ? name : "", "ok", ok, "content", content ? content : "",
-                                "duration_ms", (json_int_t)duration_ms));
-}
-
-static void o_retry(void *ud, ac_session *s, int attempt, int64_t delay_ms, const char *reason)
-{
-    srv_sess *ss = of(s);
-    (void)ud;
-    if (ss)
-        srv_sess_emit(ss, "retry",
-                      json_pack("{s:i, s:I, s:s}", "attempt", attempt, "delay_ms",
-                                (json_int_t)delay_ms, "reason", reason ? reason : ""));
+    if (fm)
+        srv_frames_tool_end(fm, id, name, ok, content, duration_ms);
 }
 
 static void o_compacted(void *ud, ac_session *s, const char *strategy, size_t before, size_t after)
 {
-    srv_sess *ss = of(s);
+    srv_frames *fm = srv_frames_of(s);
     (void)ud;
-    if (ss)
-        srv_sess_emit(ss, "compacted",
-                      json_pack("{s:s, s:I, s:I}", "strategy", strategy ? strategy : "", "before",
-                                (json_int_t)before, "after", (json_int_t)after));
+    if (fm)
+        srv_frames_compacted(fm, strategy, before, after);
 }
 
-/* state_changed: reason says why, from the spec: the transition's actions and line */
 static void o_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 {
-    srv_sess *ss = of(s);
+    srv_frames *fm = srv_frames_of(s);
+    srv_sess *ss = fm ? NULL : of(s);
     (void)ud;
-    if (!ss || r->kind != AC_TRACE_TRANSITION)
+    if (fm) {
+        srv_frames_trace(fm, r);
         return;
-    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
-    char reason[256];
-    size_t n = 0;
-    reason[0] = 0;
-    if (r->from == AC_FSM_NONE)
-        n = (size_t)snprintf(reason, sizeof reason, "initial state");
-    else if (r->row != AC_FSM_NONE && r->row < t->n_transitions) {
-        const ac_fsm_transition *tr = &t->transitions[r->row];
-        if (tr->guard != AC_FSM_NONE)
-            n = (size_t)snprintf(reason, sizeof reason, "guarded");
-        uint16_t cnt = t->lists[tr->actions];
-        for (uint16_t i = 0; i < cnt && n < sizeof reason; i++)
-            n += (size_t)snprintf(reason + n, sizeof reason - n, "%s%s", n ? (i ? ", " : ": ") : "",
-                                  t->action_names[t->lists[tr->actions + 1 + i]]);
     }
-    if (n < sizeof reason && r->line)
-        snprintf(reason + n, sizeof reason - n, "%s%s:%u", n ? " at " : "", t->spec_path,
-                 (unsigned)r->line);
-    srv_sess_emit(
-        ss, "state_changed",
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "machine", t->machines[r->machine].name,
-                  "from_state", r->from == AC_FSM_NONE ? "" : t->states[r->from].name, "to_state",
-                  t->states[r->to].name, "event",
-                  r->event != AC_FSM_EVENTLESS && r->event < t->n_events ? t->event_names[r->event]
-                                                                         : "",
-                  "reason", reason, "line", (int)r->line));
+    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
+    if (ss && ss->chat && r->event < t->n_events && t->event_names[r->event] &&
+        (r->kind == AC_TRACE_TRANSITION || r->kind == AC_TRACE_INTERNAL) &&
+        !strcmp(t->event_names[r->event], "llm.completed"))
+        srv_chat_call_done(ss, 1); /* the engine's event: the call's text is the session's */
 }
 
 static void o_finished(void *ud, ac_session *s)
 {
-    srv_sess *ss = of(s);
+    srv_frames *fm = srv_frames_of(s);
+    srv_sess *ss = fm ? NULL : of(s);
     (void)ud;
-    if (!ss)
-        return;
-    enum ac_session_status st = ac_session_status(s);
-    ac_session_stats stats;
-    ac_session_get_stats(s, &stats);
-    if (st == AC_SESSION_FAILED) {
-        const char *e = ac_session_error(s);
-        srv_sess_emit(
-            ss, "error",
-            json_pack("{s:s, s:s}", "code", "turn_failed", "message", e ? e : "the turn failed"));
-        srv_sess_emit(
-            ss, "stopped",
-            json_pack("{s:s, s:s}", "reason", "failed", "partial_response", ac_session_partial(s)));
-    } else if (st == AC_SESSION_CANCELLED) {
-        srv_sess_emit(ss, "stopped",
-                      json_pack("{s:s, s:s}", "reason",
-                                ss->stop_reason ? ss->stop_reason : "cancelled", "partial_response",
-                                ss->stop_partial ? ss->stop_partial : ""));
-    } else {
-        srv_sess_emit(ss, "turn_done",
-                      json_pack("{s:s, s:s, s:I, s:{s:I, s:I}}", "status",
-                                ac_session_status_name(st), "answer", ac_session_answer(s),
-                                "iterations", (json_int_t)stats.iterations, "usage", "input",
-                                (json_int_t)stats.input_tokens, "output",
-                                (json_int_t)stats.output_tokens));
-    }
-    if (ss->on_done) {
+    if (fm)
+        srv_frames_finished(fm);
+    else if (ss && ss->on_done) {
         srv_done_fn fn = ss->on_done;
         ss->on_done = NULL;
         fn(ss, ss->done_ud);
@@ -463,9 +444,10 @@ void srv_output_init(srv *sv)
     sv->out.ud = sv;
     sv->out.text = o_text;
     sv->out.reasoning = o_reasoning;
-    sv->out.tool_start = o_tool_start;
     sv->out.tool_end = o_tool_end;
-    sv->out.retry = o_retry;
+    sv->out.discarded = o_discarded;
+    sv->out.rejected = o_rejected;
+    sv->out.tool_progress = o_tool_progress;
     sv->out.compacted = o_compacted;
     sv->out.trace = o_trace;
     sv->out.finished = o_finished;
@@ -480,13 +462,17 @@ json_t *srv_sess_json(srv_sess *ss, int full)
             snprintf(info.status, sizeof info.status, "unknown");
         return json_pack("{s:s, s:s, s:I, s:I, s:b}", "id", ss->id, "status", info.status,
                          "created_ms", (json_int_t)ss->created_ms, "last_event_id",
-                         (json_int_t)ss->n_log, "loaded", 0);
+                         (json_int_t)info.events, "loaded", 0);
     }
+    ac_store_session_info info;
+    memset(&info, 0, sizeof info);
+    if (ss->stored_id)
+        ac_store_info(ss->sv->store, ss->stored_id, &info, NULL);
     ac_session_stats st;
     ac_session_get_stats(ss->s, &st);
     json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:{s:I, s:I, s:I}}", "id", ss->id, "status",
                           ac_session_status_name(ac_session_status(ss->s)), "created_ms",
-                          (json_int_t)ss->created_ms, "last_event_id", (json_int_t)ss->n_log,
+                          (json_int_t)ss->created_ms, "last_event_id", (json_int_t)info.events,
                           "usage", "input_tokens", (json_int_t)st.input_tokens, "output_tokens",
                           (json_int_t)st.output_tokens, "tool_calls", (json_int_t)st.tool_calls);
     if (!o)

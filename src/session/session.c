@@ -512,13 +512,15 @@ int ac_session_cancel(ac_session *s)
     return post_index(s, s->e->ev_cancel, NULL, 0);
 }
 
-static json_t *spawn_payload(ac_engine *e)
+/* The spawn event: the session's options over the engine's defaults. */
+static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
 {
+    const char *system = opts && opts->system_prompt ? opts->system_prompt : e->system_prompt;
     json_t *tools = json_array();
     ac_tools_add_defs(e, tools);
     json_t *d = json_pack("{s:o}", "tools", tools);
-    if (d && e->system_prompt)
-        json_object_set_new(d, "system", json_string(e->system_prompt));
+    if (d && system)
+        json_object_set_new(d, "system", json_string(system));
     if (d && e->output_schema_text)
         json_object_set_new(d, "output_schema", json_loads(e->output_schema_text, 0, NULL));
     if (d && e->mcp) /* the MCP servers and the protocol version each one speaks */
@@ -532,10 +534,11 @@ static json_t *spawn_payload(ac_engine *e)
     return d;
 }
 
-static ac_session *session_new(ac_engine *e, const char *id, const char *journal_path, int replay,
-                               const ac_session_hooks *hooks, void *hooks_ud, char *err,
+static ac_session *session_new(ac_engine *e, const char *id, const ac_session_options *opts,
+                               int replay, const ac_session_hooks *hooks, void *hooks_ud, char *err,
                                size_t errcap)
 {
+    const char *journal_path = opts ? opts->journal_path : NULL;
     size_t n_effects = e->t->n_effects ? e->t->n_effects : 1;
     ac_session *s = calloc(1, sizeof *s + n_effects * sizeof s->effect_state[0]);
     if (!s) {
@@ -615,7 +618,7 @@ static ac_session *session_new(ac_engine *e, const char *id, const char *journal
         goto fail;
     }
     if (e->ev_spawn != AC_FSM_NONE && !replay) {
-        ac_queued_event *q = q_new(e->ev_spawn, spawn_payload(e), 0, 0);
+        ac_queued_event *q = q_new(e->ev_spawn, spawn_payload(e, opts), 0, 0);
         if (q)
             q_push(&s->inbox, q);
     }
@@ -666,8 +669,15 @@ void ac_error_set(ac_error *err, int code, const char *text)
     }
 }
 
-ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path,
-                           ac_error *err)
+ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_path, ac_error *err)
+{
+    ac_session_options opts = {0};
+    opts.journal_path = journal_path;
+    return ac_session_new_opts(e, id, &opts, err);
+}
+
+ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_options *opts,
+                                ac_error *err)
 {
     char text[512] = "";
     if (!e) {
@@ -682,12 +692,27 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
         ac_error_set(err, AC_ECONFIG, text);
         return NULL;
     }
-    ac_session *s = session_new(e, id, journal_path, 0, NULL, NULL, text, sizeof text);
+    ac_session *s = session_new(e, id, opts, 0, NULL, NULL, text, sizeof text);
     if (!s)
         ac_error_set(err, strstr(text, "out of memory") ? AC_ENOMEM
                           : strstr(text, "journal")     ? AC_EIO
                                                         : AC_ESPEC,
                      text);
+    else if (err)
+        memset(err, 0, sizeof *err);
+    return s;
+}
+
+ac_session *ac_session_new_replayer(ac_engine *e, const char *id, ac_error *err)
+{
+    char text[512] = "";
+    ac_session *s = e ? session_new(e, id, NULL, 1, NULL, NULL, text, sizeof text) : NULL;
+    if (!s)
+        ac_error_set(err,
+                     !e                              ? AC_EINVAL
+                     : strstr(text, "out of memory") ? AC_ENOMEM
+                                                     : AC_ESPEC,
+                     e ? text : "ac_session_new_replayer needs an engine");
     else if (err)
         memset(err, 0, sizeof *err);
     return s;
@@ -706,6 +731,19 @@ ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session
         return NULL;
     }
     return session_new(e, id, NULL, replay, hooks, hooks_ud, err, errcap);
+}
+
+ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_session_hooks *hooks,
+                                       void *hooks_ud, const ac_session_options *opts, char *err,
+                                       size_t errcap)
+{
+    if (e->tool_choice && !ac_tools_find(e, e->tool_choice)) {
+        snprintf(err, errcap, "tool_choice '%.128s' names no configured tool", e->tool_choice);
+        return NULL;
+    }
+    ac_session_options o = opts ? *opts : (ac_session_options){0};
+    o.journal_path = NULL; /* the hooks keep the journal */
+    return session_new(e, id, &o, 0, hooks, hooks_ud, err, errcap);
 }
 
 void ac_session_set_step_hook(ac_session *s, ac_trace_fn fn, void *ud)

@@ -123,7 +123,10 @@ bool ac_tool_idempotent(const ac_engine *e, const char *name);
 /* A session followed by hooks from its first event (spawn is posted unless replay). */
 ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
                                   void *hooks_ud, int replay, char *err, size_t errcap);
-
+/* The same, a new session taking opts (may be NULL) into its spawn event. */
+ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_session_hooks *hooks,
+                                       void *hooks_ud, const ac_session_options *opts, char *err,
+                                       size_t errcap);
 
 struct ac_session {
     ac_engine *e;

@@ -124,6 +124,40 @@ int ac_store_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
     return st->ops->list(st, fn, ud, err);
 }
 
+int ac_store_events(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn, void *ud,
+                    ac_error *err)
+{
+    if (!st || !id || !fn) {
+        ac_store_err(err, AC_EINVAL, "ac_store_events needs a store, an id and a function");
+        return AC_EINVAL;
+    }
+    ac_store_group_sync(st, id);
+    return st->ops->events(st, id, after, fn, ud, err);
+}
+
+int ac_store_forget(ac_store *st, const char *id, uint64_t upto, ac_error *err)
+{
+    ac_store_session_info info;
+    int rc = ac_store_info(st, id, &info, err);
+    if (rc != AC_OK)
+        return rc;
+    if (upto > info.snapshot_seq) {
+        ac_store_err(err, AC_EINVAL,
+                     "session '%s': events up to %llu cannot go, its latest snapshot is at %llu",
+                     id, (unsigned long long)upto, (unsigned long long)info.snapshot_seq);
+        return AC_EINVAL;
+    }
+    return st->ops->forget(st, id, upto, err);
+}
+
+void ac_store_set_observer(ac_store *st, ac_store_observer_fn fn, void *ud)
+{
+    if (st) {
+        st->observer = fn;
+        st->observer_ud = ud;
+    }
+}
+
 int ac_store_info(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err)
 {
     if (!st || !id || !out) {

@@ -49,15 +49,7 @@
 
 #include "agentc/store.h"
 
-/* One journal record: event n, its time, name, payload and recorded steps
- * (JSON texts, data and steps may be NULL). */
-typedef struct ac_store_event {
-    uint64_t n;
-    int64_t t_ms;
-    const char *ev;
-    const char *data;
-    const char *steps;
-} ac_store_event;
+/* ac_store_event (one journal record) is in store.h. */
 
 /* What one session's commit writes, in one transaction (alone, or in its savepoint within a
  * group commit): the events buffered since its last commit, the tool calls recorded as
@@ -95,7 +87,6 @@ typedef struct ac_store_commit {
     uint64_t snapshot_n;
 } ac_store_commit;
 
-typedef int (*ac_store_event_fn)(void *ud, const ac_store_event *ev);
 typedef int (*ac_store_call_fn)(void *ud, const char *call_id, const char *name, int64_t started_ms,
                                 int64_t finished_ms, int ok);
 
@@ -146,6 +137,8 @@ typedef struct ac_store_ops {
      * nothing written (see "Group commit" at the top of this file). Returns AC_OK when the
      * transaction committed (some commits may have failed), else its error. */
     int (*commit_many)(ac_store *st, const ac_store_commit *c, size_t n, int *rcs, ac_error *errs);
+    /* Deletes the session's events with n <= upto (its row's event count unchanged). */
+    int (*forget)(ac_store *st, const char *id, uint64_t upto, ac_error *err);
 } ac_store_ops;
 
 struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_group.c) */
@@ -157,6 +150,8 @@ struct ac_store {
     int64_t lease_ms;
     uint64_t snapshot_every;
     struct ac_store_group *group;
+    ac_store_observer_fn observer; /* ac_store_set_observer */
+    void *observer_ud;
 };
 
 /* Commits the group now when it holds the last commit of a freed session with that id (id

@@ -126,7 +126,7 @@ static void fresh_id(char *buf, size_t cap)
 /* A new session: its row created now, or with AC_STORE_GROUPED by the loop turn's group
  * commit (lazy). */
 static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsigned flags,
-                              ac_error *err)
+                              const ac_session_options *opts, ac_error *err)
 {
     json_t *meta = json_pack("{s:s, s:O?}", "spec", e->t->spec_path ? e->t->spec_path : "",
                              "params", e->param_overrides);
@@ -155,7 +155,7 @@ static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsign
         free(metas);
     w->muted = 0;
     char text[512] = "";
-    ac_session *s = ac_session_new_hooked(e, id, &AC_SW_HOOKS, w, 0, text, sizeof text);
+    ac_session *s = ac_session_new_hooked_opts(e, id, &AC_SW_HOOKS, w, opts, text, sizeof text);
     if (!s) {
         ac_sw_free(w);
         ac_store_err(err, strstr(text, "tool_choice") ? AC_ECONFIG : AC_ESPEC, "%s", text);
@@ -240,6 +240,12 @@ static ac_session *open_stored(ac_store *st, ac_engine *e, const ac_store_sessio
 ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                              ac_error *err)
 {
+    return ac_store_session_opts(st, e, id, flags, NULL, err);
+}
+
+ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, unsigned flags,
+                                  const ac_session_options *opts, ac_error *err)
+{
     if (!st || !e) {
         ac_store_err(err, AC_EINVAL, "ac_store_session needs a store and an engine");
         return NULL;
@@ -265,7 +271,7 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
         rc = AC_STORE_ENOENT;
     }
     if (rc == AC_STORE_ENOENT && !(flags & AC_STORE_MUST_EXIST))
-        return create_new(st, e, id, flags, err);
+        return create_new(st, e, id, flags, opts, err);
     return rc == AC_OK ? open_stored(st, e, &info, flags, err) : NULL;
 }
 
@@ -277,6 +283,41 @@ bool ac_store_session_resumed(const ac_session *s)
 ac_store *ac_session_store(const ac_session *s)
 {
     return s && s->hooks == &AC_SW_HOOKS ? ((store_writer *)s->hooks_ud)->st : NULL;
+}
+
+char *ac_store_snapshot(ac_store *st, const char *id, uint64_t *n, ac_error *err)
+{
+    *n = 0;
+    if (!st || !id) {
+        ac_store_err(err, AC_EINVAL, "ac_store_snapshot needs a store and an id");
+        return NULL;
+    }
+    ac_store_group_sync(st, id);
+    char *body = NULL;
+    if (st->ops->snapshot_get(st, id, n, &body, err) != AC_OK)
+        return NULL;
+    if (err)
+        memset(err, 0, sizeof *err);
+    return body;
+}
+
+ac_session *ac_store_replayer(ac_engine *e, const char *id, const char *snapshot, ac_error *err)
+{
+    ac_session *s = ac_session_new_replayer(e, id, err);
+    if (!s || !snapshot)
+        return s;
+    char text[512] = "";
+    uint64_t calls = 0;
+    int had = e->has_output; /* what the snapshot holds was heard when it happened */
+    e->has_output = 0;
+    int rc = ac_session_snapshot_restore(s, snapshot, &calls, text, sizeof text);
+    e->has_output = had;
+    if (rc != AC_OK) {
+        ac_store_err(err, rc, "the snapshot of '%s' cannot be used: %s", id, text);
+        ac_session_free(s);
+        return NULL;
+    }
+    return s;
 }
 
 char *ac_store_session_json(ac_store *st, ac_engine *e, const char *id, ac_error *err)

@@ -241,6 +241,8 @@ static off_t holder_byte(const char *holder)
 static int holder_lock(sq_store *s, ac_error *err)
 {
     s->lockfd = -1;
+    if (!strcmp(s->base.path, ":memory:"))
+        return AC_OK; /* one process's store: no other holder can see it */
 #ifdef F_OFD_SETLK
     char lp[4200];
     snprintf(lp, sizeof lp, "%s-holders", s->base.path);
@@ -783,10 +785,22 @@ static int sq_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "reading notes");
 }
 
+static int sq_forget(ac_store *st, const char *id, uint64_t upto, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "DELETE FROM events WHERE session = ? AND n <= ?");
+    if (!q)
+        return sq_fail(st, err, "dropping old events");
+    bind_text(q, 1, id);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)upto);
+    int rc = sqlite3_step(q);
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "dropping old events");
+}
+
 static const ac_store_ops SQ_OPS = {
     "sqlite",         sq_close,  sq_create, sq_info,         sq_list,       sq_rm,
     sq_commit,        sq_events, sq_params, sq_snapshot_get, sq_tool_calls, sq_lease_acquire,
-    sq_lease_release, sq_note,   sq_notes,  sq_commit_many,
+    sq_lease_release, sq_note,   sq_notes,  sq_commit_many,  sq_forget,
 };
 
 /* Reads one integer pragma; -1 on failure. */
@@ -838,8 +852,10 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
                          ac_store **out, ac_error *err)
 {
     *out = NULL;
+    int mem = !strcmp(path, ":memory:"); /* no file: this process's memory */
     /* Create the file 0600 ourselves (SQLite would use the umask), never through a link. */
-    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = mem ? open("/dev/null", O_RDONLY | O_CLOEXEC)
+                 : open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EISDIR))
         fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
@@ -860,8 +876,9 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
     s->lockfd = -1;
     snprintf(s->base.holder, sizeof s->base.holder, "%s", holder);
     ac_store *st = &s->base;
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
-        SQLITE_OK) {
+    /* in memory: this connection is the only one and one thread uses it, no locks needed */
+    int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | (mem ? SQLITE_OPEN_NOMUTEX : 0);
+    if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
         ac_store_err(err, AC_EIO, "cannot open store '%s': %s", path,
                      s->db ? sqlite3_errmsg(s->db) : "out of memory");
         sq_close(st);
@@ -912,7 +929,7 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
     }
     /* Some pragmas return text: check WAL took. */
     sqlite3_stmt *q = prep(st, "PRAGMA journal_mode");
-    int wal = q && sqlite3_step(q) == SQLITE_ROW && strcmp(col(q, 0), "wal") == 0;
+    int wal = q && sqlite3_step(q) == SQLITE_ROW && strcmp(col(q, 0), mem ? "memory" : "wal") == 0;
     done(q);
     if (!wal) {
         ac_store_err(err, AC_EIO,

@@ -127,11 +127,15 @@ int ac_sw_prepare(store_writer *w, ac_store_commit *c, ac_store_event **evs)
 
 void ac_sw_finish(store_writer *w, const ac_store_commit *c, int rc, const ac_error *err)
 {
+    ac_store *st = w->st;
     if (rc != AC_OK) {
         ac_sw_error(w, err->text);
+        if (st->observer)
+            st->observer(st->observer_ud, w->closing ? NULL : w->s, c->id, NULL, 0, err);
         return;
     }
-    (void)c;
+    if (st->observer) /* durable now: who follows the journal is told */
+        st->observer(st->observer_ud, w->closing ? NULL : w->s, c->id, c->evs, c->n_evs, NULL);
     if (w->s && w->s->e->loop)
         w->renewed_ms = ac_loop_now_ms(w->s->e->loop);
     if (w->have_title == 1)

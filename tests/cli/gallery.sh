@@ -180,6 +180,12 @@ printf '%s\n' '{"error": {"status": 503, "message": "unavailable", "retryable": 
 run r503 retry_429.fsm --script "$tmp/503.jsonl" --param rate_limit_backoff=10ms hi
 [ "$(rc r503)" = 1 ] && grep -q "unavailable" "$tmp/r503.err" || fail "retry_429 on 503: $(cat "$tmp/r503.err")"
 grep -q never "$tmp/r503.out" && fail "retry_429: a 503 was retried"
+# ---- renamed_states: the session machine and its states renamed, the same behaviour ----------
+run renamed renamed_states.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" hi
+[ "$(rc renamed)" = 0 ] && grep -q done "$tmp/renamed.out" && [ "$(tools_run renamed)" = 4 ] \
+  || fail "renamed_states: $(cat "$tmp/renamed.out" "$tmp/renamed.err")"
+replays renamed renamed_states.fsm
+grep -q "conversation Idle" "$tmp/renamed.r1" || fail "renamed_states: the replay: $(tail -3 "$tmp/renamed.r1")"
 # ---- the README table gives each spec's diff size ---------------------------------------------
 for f in "$g"/*.fsm; do
   n=$(diff spec/agent.fsm "$f" | grep -c '^[<>]')

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The audit page in headless Debian chromium (tests/server/page_client.mjs): a message is
-# sent, the answer streams in, the highlighted states change; a screenshot is kept in
-# ARTIFACTS/audit-page.png.
+# sent, the answer streams in, the highlighted states change; a retried call's partial answer
+# and one an interrupting message stopped leave the view (only the answers are shown); a
+# screenshot is kept in ARTIFACTS/audit-page.png.
 set -uo pipefail
 agentc=$1 artifacts=$2
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -14,8 +15,15 @@ trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL (page.sh): $*" >&2; cat "$tmp/err" >&2; exit 1; }
 answer="Once upon a time a small agent streamed its answer to a page that watched every state it went through."
 jq -cn --arg a "$answer" '{content: $a, reasoning: "thinking about stories"}' >"$tmp/script"
+# the second turn: a call streams HALF-ANSWER and fails (503, retried), then FULL ANSWER
+echo '{"error": {"status": 503, "message": "unavailable", "retryable": true, "partial": "HALF-ANSWER "}}' >>"$tmp/script"
+echo '{"content": "FULL ANSWER"}' >>"$tmp/script"
+# the third turn streams a long answer that a message sent with if_busy interrupt stops; the
+# turn goes on with it
+jq -cn --arg t "$(printf 'lw%d ' $(seq 1 150))" '{content: $t}' >>"$tmp/script"
+echo '{"content": "AFTER INTERRUPT"}' >>"$tmp/script"
 echo "tok-page-test-0123456789abcdef page" >"$tmp/tokens"
-"$agentc" serve --provider script --script "$tmp/script" --script-delay-ms 40 --tokens "$tmp/tokens" \
+"$agentc" serve --provider script --script "$tmp/script" --script-delay-ms 40 --tokens "$tmp/tokens" --param backoff_initial=600ms \
   --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
 pid=$!
 for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done

@@ -106,6 +106,33 @@ const sid = await js(`document.getElementById('session-id').textContent`);
 await cdp('Page.navigate', { url: url + '/?session=' + encodeURIComponent(sid) });
 await until(`(document.querySelector('.msg.assistant .text') || {}).textContent === ${JSON.stringify(expected)}`, 'reload: answer');
 await until(`+((document.querySelector('.edge[data-key="session|Idle|Running|user_message"] text') || {dataset:{}}).dataset.count) === 1`, 'reload: counts');
+// a model call that streams HALF-ANSWER, fails (503, retryable) and is retried: the page
+// shows the partial text while it stands, then only the final answer
+await js(`document.getElementById('input').value = 'again'; document.getElementById('send').click()`);
+let sawHalf = false;
+const t1 = Date.now();
+for (;;) {
+  const s = await js(`({ all: document.getElementById('messages').innerText,
+    last: [...document.querySelectorAll('.msg.assistant .text')].map((e) => e.textContent).filter((t) => t).pop() || '',
+    session: (document.querySelector('.state.current[data-machine=session]') || {dataset:{}}).dataset.state })`);
+  if (s.all.includes('HALF-ANSWER')) sawHalf = true;
+  if (s.last === 'FULL ANSWER' && s.session === 'Idle') break;
+  if (Date.now() - t1 > 20000) finish(1, 'FAIL: the retried answer did not arrive: ' + JSON.stringify(s));
+  await new Promise((r) => setTimeout(r, 20));
+}
+check(sawHalf, 'the partial answer was never shown (the retry scenario did not happen)');
+const texts = await js(`[...document.querySelectorAll('.msg.assistant .text')].map((e) => e.textContent)`);
+check(!(await js(`document.getElementById('messages').innerText`)).includes('HALF-ANSWER'),
+  'the discarded text is still shown: ' + JSON.stringify(texts));
+check(texts.filter((t) => t).slice(-1)[0] === 'FULL ANSWER', 'answers shown: ' + JSON.stringify(texts));
+// a long answer streaming, then a message sent with if_busy interrupt: the partial answer
+// leaves the view, and the turn goes on to its answer
+await js(`document.getElementById('input').value = 'a long one'; document.getElementById('send').click()`);
+await until(`document.getElementById('messages').innerText.includes('lw20 ')`, 'the long answer did not stream');
+await js(`document.getElementById('if-busy').value = 'interrupt'; document.getElementById('input').value = 'stop that'; document.getElementById('send').click()`);
+await until(`[...document.querySelectorAll('.msg.assistant .text')].map((e) => e.textContent).filter((t) => t).pop() === 'AFTER INTERRUPT'`,
+  'the interrupted turn did not end');
+{ const all = await js(`document.getElementById('messages').innerText`); check(!all.includes('lw1 '), 'the interrupted partial answer is still shown: ' + all.slice(-1500)); }
 const png = await cdp('Page.captureScreenshot', { format: 'png' });
 writeFileSync(shot, Buffer.from(png.result.data, 'base64'));
 check(consoleErrors.length === 0, 'page errors: ' + consoleErrors.join('; '));

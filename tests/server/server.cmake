@@ -23,3 +23,23 @@ add_test(NAME server_state_view
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/state_view.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_state_view PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 60)
+add_test(NAME server_session_system
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/session_system.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_session_system PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_renamed_states
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/renamed.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_renamed_states PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_discarded
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/discard.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_discarded PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_journal_frames
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/journal_frames.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_journal_frames PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_memory_cap
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/memory_cap.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_memory_cap PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)

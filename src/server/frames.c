@@ -1,0 +1,314 @@
+/*
+ * frames.c - what SSE clients read, derived from a session's stored journal: each journal
+ * event gives zero or more frames, numbered N or N.k (N the event's number in the journal, k
+ * the frame's index among the event's frames from 1), so ids strictly increase, may skip and
+ * never repeat, and are the same whenever the journal is read again.
+ *
+ * The mapping is a replay: a replayer session (ac_session_new_replayer) on the server's engine
+ * is given the journal's events in order, and the engine's output callbacks it fires become
+ * the frames (text, reasoning, tool_result, compacted, state_changed, discarded, rejected,
+ * turn_done, stopped, error); what a replay does not report is read from the event itself
+ * (tool_call from the calls a completed model call asks for, retry from a failed call the
+ * session goes on after, the stop of a turn by pause, rollback or cancel). The live stream
+ * and a reconnect's replay are the same function of the same journal: the same frames.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agentc/store.h"
+#include "server_int.h"
+
+struct srv_frames {
+    int tag; /* SRV_TAG_FRAMES: what the replayer's userdata is */
+    srv *sv;
+    ac_session *rs;
+    uint64_t n; /* the event being applied */
+    unsigned k; /* frames it gave so far */
+    int64_t t_ms;
+    int attempts;       /* failed attempts of the current model call */
+    char *stop_partial; /* the partial answer a cancel stopped */
+    srv_frame_fn fn;
+    void *ud;
+};
+
+/* ---- frames ---- */
+
+void srv_frame_unref(srv_frame *f)
+{
+    if (f && --f->refs == 0) {
+        free(f->delta);
+        free(f->bytes);
+        free(f);
+    }
+}
+
+/* "id: N[.k]\nevent: T\ndata: JSON\n\n" (no id line for n == 0); data stolen. */
+srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data, int64_t t_us)
+{
+    srv_frame *f = data ? calloc(1, sizeof *f) : NULL;
+    char *js = NULL;
+    if (f) {
+        json_object_set_new(data, "t_us", json_integer((json_int_t)t_us));
+        json_t *d = json_object_get(data, "delta");
+        if ((!strcmp(type, "text") || !strcmp(type, "reasoning")) && json_is_string(d)) {
+            f->delta_len = json_string_length(d);
+            f->delta = malloc(f->delta_len + 1);
+            if (f->delta)
+                memcpy(f->delta, json_string_value(d), f->delta_len + 1);
+        }
+        js = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
+    }
+    json_decref(data);
+    size_t need = js ? strlen(js) + strlen(type) + 64 : 0;
+    if (!f || !js || !(f->bytes = malloc(need))) {
+        free(js);
+        if (f)
+            free(f->delta);
+        free(f);
+        return NULL;
+    }
+    int h = 0;
+    if (n && k)
+        h = snprintf(f->bytes, need, "id: %llu.%u\n", (unsigned long long)n, k);
+    else if (n)
+        h = snprintf(f->bytes, need, "id: %llu\n", (unsigned long long)n);
+    f->len = (size_t)h +
+             (size_t)snprintf(f->bytes + h, need - (size_t)h, "event: %s\ndata: %s\n\n", type, js);
+    free(js);
+    f->refs = 1;
+    f->n = n;
+    f->k = k;
+    f->type = !strcmp(type, "text") ? "text" : !strcmp(type, "reasoning") ? "reasoning" : "other";
+    f->t_us = t_us;
+    return f;
+}
+
+/* One frame for two deltas of one kind (a slow client's): b's id and time, the joined text. */
+srv_frame *srv_frame_join(const srv_frame *a, const srv_frame *b)
+{
+    char *t = malloc(a->delta_len + b->delta_len + 1);
+    if (!t)
+        return NULL;
+    memcpy(t, a->delta, a->delta_len);
+    memcpy(t + a->delta_len, b->delta, b->delta_len + 1);
+    json_t *d = json_pack("{s:s%}", "delta", t, a->delta_len + b->delta_len);
+    free(t);
+    return srv_frame_new(b->n, b->k, b->type, d, b->t_us);
+}
+
+int srv_frame_after(const srv_frame *f, uint64_t n, unsigned k)
+{
+    return f->n > n || (f->n == n && f->k > k);
+}
+
+/* ---- the mapping ---- */
+
+static void emit(srv_frames *fm, const char *type, json_t *data)
+{
+    if (!data)
+        return;
+    srv_frame *f = srv_frame_new(fm->n, fm->k, type, data, fm->t_ms * 1000);
+    fm->k++;
+    if (f)
+        fm->fn(fm->ud, f);
+}
+
+srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_fn fn,
+                           void *ud)
+{
+    srv_frames *fm = calloc(1, sizeof *fm);
+    if (!fm)
+        return NULL;
+    fm->tag = SRV_TAG_FRAMES;
+    fm->sv = sv;
+    fm->fn = fn;
+    fm->ud = ud;
+    ac_error err;
+    fm->rs = ac_store_replayer(sv->engine, id, base, &err);
+    if (!fm->rs) {
+        free(fm);
+        return NULL;
+    }
+    ac_session_set_userdata(fm->rs, fm);
+    return fm;
+}
+
+void srv_frames_free(srv_frames *fm)
+{
+    if (!fm)
+        return;
+    ac_session_set_userdata(fm->rs, NULL);
+    ac_session_free(fm->rs);
+    free(fm->stop_partial);
+    free(fm);
+}
+
+void srv_frames_set_sink(srv_frames *fm, srv_frame_fn fn, void *ud)
+{
+    fm->fn = fn;
+    fm->ud = ud;
+}
+
+/* A turn stopped by pause, rollback or cancel: what it was streaming goes. */
+static void stopping(srv_frames *fm, const char *ev)
+{
+    int pause = !strcmp(ev, "pause"), rollback = !strcmp(ev, "rollback");
+    if ((!pause && !rollback && strcmp(ev, "cancel")) ||
+        ac_session_status(fm->rs) != AC_SESSION_RUNNING)
+        return;
+    const char *partial = ac_session_partial(fm->rs);
+    const char *reason = pause ? "interrupted" : rollback ? "rolled_back" : "cancelled";
+    if (*partial) /* first: a client takes it off the answer it is assembling */
+        emit(fm, "discarded",
+             json_pack("{s:s, s:I, s:s}", "text", partial, "partial_len",
+                       (json_int_t)strlen(partial), "reason", reason));
+    if (pause || rollback)
+        emit(fm, "stopped", json_pack("{s:s, s:s}", "reason", reason, "partial_response", partial));
+    else {
+        free(fm->stop_partial);
+        fm->stop_partial = strdup(partial);
+    }
+}
+
+/* What the event says that a replay does not report: the calls a model asks for, a retry. */
+static void after(srv_frames *fm, const char *ev, json_t *data)
+{
+    if (!strcmp(ev, "llm.completed")) {
+        fm->attempts = 0;
+        size_t i;
+        json_t *c;
+        json_array_foreach(json_object_get(data, "tool_calls"), i, c)
+        {
+            const char *id = json_string_value(json_object_get(c, "id"));
+            const char *name = json_string_value(json_object_get(c, "name"));
+            const char *args = json_string_value(json_object_get(c, "arguments"));
+            emit(fm, "tool_call",
+                 json_pack("{s:s, s:s, s:s}", "id", id ? id : "", "name", name ? name : "",
+                           "arguments", args ? args : ""));
+        }
+    } else if (!strcmp(ev, "llm.failed") && ac_session_status(fm->rs) == AC_SESSION_RUNNING) {
+        const char *why = json_string_value(json_object_get(data, "message"));
+        emit(fm, "retry",
+             json_pack("{s:i, s:s}", "attempt", ++fm->attempts, "reason", why ? why : ""));
+    } else if (!strcmp(ev, "llm.failed")) {
+        fm->attempts = 0; /* the turn ended with the call */
+    }
+}
+
+int srv_frames_apply(srv_frames *fm, const ac_store_event *ev)
+{
+    json_t *data = NULL;
+    if (ev->data && !(data = json_loads(ev->data, 0, NULL)))
+        return -1;
+    fm->n = ev->n;
+    fm->k = 0;
+    fm->t_ms = ev->t_ms;
+    stopping(fm, ev->ev);
+    int rc = ac_session_post(fm->rs, ev->ev, json_incref(data), ev->t_ms);
+    if (rc >= 0 || rc == AC_QUEUED)
+        after(fm, ev->ev, data);
+    json_decref(data);
+    return rc == AC_ENOMEM ? -1 : 0;
+}
+
+/* ---- the engine's output: a replayer's becomes frames ---- */
+
+srv_frames *srv_frames_of(ac_session *s)
+{
+    int *tag = ac_session_userdata(s);
+    return tag && *tag == SRV_TAG_FRAMES ? (srv_frames *)tag : NULL;
+}
+
+void srv_frames_text(srv_frames *fm, const char *kind, const char *d, size_t n)
+{
+    emit(fm, kind, json_pack("{s:s%}", "delta", d, n));
+}
+
+void srv_frames_tool_end(srv_frames *fm, const char *id, const char *name, int ok,
+                         const char *content, int64_t duration_ms)
+{
+    emit(fm, "tool_result",
+         json_pack("{s:s, s:s, s:b, s:s, s:I}", "id", id ? id : "", "name", name ? name : "", "ok",
+                   ok, "content", content ? content : "", "duration_ms", (json_int_t)duration_ms));
+}
+
+void srv_frames_compacted(srv_frames *fm, const char *strategy, size_t before, size_t after_n)
+{
+    emit(fm, "compacted",
+         json_pack("{s:s, s:I, s:I}", "strategy", strategy ? strategy : "", "before",
+                   (json_int_t)before, "after", (json_int_t)after_n));
+}
+
+void srv_frames_discarded(srv_frames *fm)
+{
+    const char *p = ac_session_partial(fm->rs);
+    if (*p)
+        emit(fm, "discarded",
+             json_pack("{s:s, s:I, s:s}", "text", p, "partial_len", (json_int_t)strlen(p), "reason",
+                       "call_failed"));
+}
+
+void srv_frames_rejected(srv_frames *fm, int attempt, const char *errors)
+{
+    emit(fm, "rejected",
+         json_pack("{s:i, s:s}", "attempt", attempt, "errors", errors ? errors : ""));
+}
+
+/* state_changed: reason says why, from the spec: the transition's actions and line */
+void srv_frames_trace(srv_frames *fm, const ac_trace_rec *r)
+{
+    if (r->kind != AC_TRACE_TRANSITION)
+        return;
+    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(fm->rs));
+    char reason[256];
+    size_t n = 0;
+    reason[0] = 0;
+    if (r->from == AC_FSM_NONE)
+        n = (size_t)snprintf(reason, sizeof reason, "initial state");
+    else if (r->row != AC_FSM_NONE && r->row < t->n_transitions) {
+        const ac_fsm_transition *tr = &t->transitions[r->row];
+        if (tr->guard != AC_FSM_NONE)
+            n = (size_t)snprintf(reason, sizeof reason, "guarded");
+        uint16_t cnt = t->lists[tr->actions];
+        for (uint16_t i = 0; i < cnt && n < sizeof reason; i++)
+            n += (size_t)snprintf(reason + n, sizeof reason - n, "%s%s", n ? (i ? ", " : ": ") : "",
+                                  t->action_names[t->lists[tr->actions + 1 + i]]);
+    }
+    if (n < sizeof reason && r->line)
+        snprintf(reason + n, sizeof reason - n, "%s%s:%u", n ? " at " : "", t->spec_path,
+                 (unsigned)r->line);
+    emit(fm, "state_changed",
+         json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "machine", t->machines[r->machine].name,
+                   "from_state", r->from == AC_FSM_NONE ? "" : t->states[r->from].name, "to_state",
+                   t->states[r->to].name, "event",
+                   r->event != AC_FSM_EVENTLESS && r->event < t->n_events ? t->event_names[r->event]
+                                                                          : "",
+                   "reason", reason, "line", (int)r->line));
+}
+
+void srv_frames_finished(srv_frames *fm)
+{
+    ac_session *s = fm->rs;
+    enum ac_session_status st = ac_session_status(s);
+    ac_session_stats stats;
+    ac_session_get_stats(s, &stats);
+    if (st == AC_SESSION_FAILED) {
+        const char *e = ac_session_error(s);
+        emit(fm, "error",
+             json_pack("{s:s, s:s}", "code", "turn_failed", "message", e ? e : "the turn failed"));
+        emit(
+            fm, "stopped",
+            json_pack("{s:s, s:s}", "reason", "failed", "partial_response", ac_session_partial(s)));
+    } else if (st == AC_SESSION_CANCELLED) {
+        emit(fm, "stopped",
+             json_pack("{s:s, s:s}", "reason", "cancelled", "partial_response",
+                       fm->stop_partial ? fm->stop_partial : ""));
+    } else {
+        emit(fm, "turn_done",
+             json_pack("{s:s, s:s, s:I, s:{s:I, s:I}}", "status", ac_session_status_name(st),
+                       "answer", ac_session_answer(s), "iterations", (json_int_t)stats.iterations,
+                       "usage", "input", (json_int_t)stats.input_tokens, "output",
+                       (json_int_t)stats.output_tokens));
+    }
+}
