@@ -13,6 +13,7 @@
 #include "io/loop.h"
 #include "llm/provider.h"
 #include "session/sink.h"
+#include "session/store_hooks.h"
 
 /* Effect slots: one per effect index of the spec, per session. */
 #define AC_MAX_EFFECTS 64
@@ -34,7 +35,7 @@ struct ac_registry {
     int loading_builtin; /* while ac_registry_new registers the built-in handlers */
 };
 
-typedef struct ac_tool ac_tool; /* src/session/tools_internal.h */
+typedef struct ac_tool ac_tool;                 /* src/session/tools_internal.h */
 typedef struct ac_remote_inbox ac_remote_inbox; /* posts from other threads (session.c) */
 
 struct ac_engine {
@@ -45,8 +46,8 @@ struct ac_engine {
     ac_effect_start_handler *e_start;
     ac_effect_stop_handler *e_stop;
     ac_effect_start_handler *e_report; /* NULL where an effect reports nothing */
-    ac_fsm_plan *plan;      /* what dispatch precomputes from the tables */
-    ac_param_value *params; /* t->n_params, after overrides */
+    ac_fsm_plan *plan;                 /* what dispatch precomputes from the tables */
+    ac_param_value *params;            /* t->n_params, after overrides */
     char **param_strings;
     json_t *param_overrides; /* {"name": "value"} as given, for journals */
     ac_loop *loop;
@@ -66,17 +67,16 @@ struct ac_engine {
     uint64_t rng;
     /* params the built-in handlers read, bound once (contracts.c guarantees each one a
      * bound built-in handler needs; NULL only when no such handler is bound) */
-    const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold,
-        *p_context_window, *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout,
-        *p_connect_timeout;
+    const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold, *p_context_window,
+        *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout, *p_connect_timeout;
     /* structured output (ac_engine_config.output_schema): its text, checked at engine start
      * and given to each session in the spawn event; NULL when none is configured */
     char *output_schema_text;
     const ac_param_value *p_output_retries;
     /* cached event indexes */
-    uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
-        ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
-    char *tool_choice; /* the request setting when it names a tool: checked at session start */
+    uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired, ev_inactivity,
+        ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
+    char *tool_choice;      /* the request setting when it names a tool: checked at session start */
     struct ac_mcp_set *mcp; /* MCP servers of the tool files (tools_mcp.c), NULL: none */
     struct ac_spec_rt *spec_rt; /* comparison guards, actions with arguments, timers (spec_rt.c) */
     json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
@@ -95,38 +95,7 @@ typedef struct ac_event_queue {
     ac_queued_event *head, *tail;
 } ac_event_queue;
 
-
-
 typedef struct ac_tool_run ac_tool_run; /* state of the run_tools effect */
-
-/* Durable sessions (src/store/store_writer.c) follow a session through these hooks; NULL
- * for a session that is not stored. Each is called on the loop thread. */
-typedef struct ac_session_hooks {
-    void (*event)(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data);
-    void (*step)(ac_session *s, const ac_trace_rec *r);
-    void (*steps_done)(ac_session *s, uint64_t n);
-    void (*flush)(ac_session *s);   /* before an effect starts or stops */
-    void (*settled)(ac_session *s); /* a drain left the session settled */
-    const char *(*error)(ac_session *s); /* non-NULL: the store could not be written */
-    /* before a tool call runs: 0 to run it now, -1 when it could not be recorded, 1 when its
-     * record waits for the end of the loop turn's commit: go(ud, ok) is called then (ok 0: not
-     * recorded), unless tool_forget(s, ud) came first (the call was stopped) */
-    int (*tool_started)(ac_session *s, const char *call_id, const char *name,
-                        void (*go)(void *ud, int ok), void *ud);
-    void (*close)(ac_session *s);
-    void (*tool_forget)(ac_session *s, void *ud);
-} ac_session_hooks;
-/* Whether the engine's tool `name` may run again after a crash (its tool file says
- * "idempotent", or its MCP server's idempotentHint): the store's recovery asks
- * (tools_registry.c). */
-bool ac_tool_idempotent(const ac_engine *e, const char *name);
-/* A session followed by hooks from its first event (spawn is posted unless replay). */
-ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
-                                  void *hooks_ud, int replay, char *err, size_t errcap);
-/* The same, a new session taking opts (may be NULL) into its spawn event. */
-ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_session_hooks *hooks,
-                                       void *hooks_ud, const ac_session_options *opts, char *err,
-                                       size_t errcap);
 
 struct ac_session {
     ac_engine *e;
@@ -150,7 +119,7 @@ struct ac_session {
     enum ac_session_status status;
     char *answer;
     char *error;
-    json_t *queued; /* user messages that arrived while running */
+    json_t *queued;   /* user messages that arrived while running */
     char *turn_start; /* id of the message that began the current turn, NULL between turns */
     int compacted_this_plan;
     int output_rejections; /* final answers refused by the output schema in this turn */
@@ -161,9 +130,9 @@ struct ac_session {
     /* streaming scratch (not serialized: rebuilt from events) */
     char *partial;
     size_t partial_len, partial_cap;
-    void *provider_state; /* the provider's per-session state (sink.h) */
+    void *provider_state;         /* the provider's per-session state (sink.h) */
     struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
-    struct ac_state *state; /* the State (state.h), from the spawn event */
+    struct ac_state *state;       /* the State (state.h), from the spawn event */
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
     void *hooks_ud;
     size_t turn_base; /* model calls completed before a restore (the script position) */
