@@ -35,7 +35,7 @@ struct ac_registry {
     int loading_builtin; /* while ac_registry_new registers the built-in handlers */
 };
 
-typedef struct ac_tool ac_tool;                 /* src/session/tools_internal.h */
+typedef struct ac_tool ac_tool; /* src/session/tools_internal.h */
 typedef struct ac_remote_inbox ac_remote_inbox; /* posts from other threads (session.c) */
 
 struct ac_engine {
@@ -46,8 +46,8 @@ struct ac_engine {
     ac_effect_start_handler *e_start;
     ac_effect_stop_handler *e_stop;
     ac_effect_start_handler *e_report; /* NULL where an effect reports nothing */
-    ac_fsm_plan *plan;                 /* what dispatch precomputes from the tables */
-    ac_param_value *params;            /* t->n_params, after overrides */
+    ac_fsm_plan *plan;      /* what dispatch precomputes from the tables */
+    ac_param_value *params; /* t->n_params, after overrides */
     char **param_strings;
     json_t *param_overrides; /* {"name": "value"} as given, for journals */
     ac_loop *loop;
@@ -67,16 +67,17 @@ struct ac_engine {
     uint64_t rng;
     /* params the built-in handlers read, bound once (contracts.c guarantees each one a
      * bound built-in handler needs; NULL only when no such handler is bound) */
-    const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold, *p_context_window,
-        *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout, *p_connect_timeout;
+    const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold,
+        *p_context_window, *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout,
+        *p_connect_timeout;
     /* structured output (ac_engine_config.output_schema): its text, checked at engine start
      * and given to each session in the spawn event; NULL when none is configured */
     char *output_schema_text;
     const ac_param_value *p_output_retries;
     /* cached event indexes */
-    uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired, ev_inactivity,
-        ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
-    char *tool_choice;      /* the request setting when it names a tool: checked at session start */
+    uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
+        ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
+    char *tool_choice; /* the request setting when it names a tool: checked at session start */
     struct ac_mcp_set *mcp; /* MCP servers of the tool files (tools_mcp.c), NULL: none */
     struct ac_spec_rt *spec_rt; /* comparison guards, actions with arguments, timers (spec_rt.c) */
     json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
@@ -94,6 +95,8 @@ typedef struct ac_queued_event {
 typedef struct ac_event_queue {
     ac_queued_event *head, *tail;
 } ac_event_queue;
+
+
 
 typedef struct ac_tool_run ac_tool_run; /* state of the run_tools effect */
 
@@ -119,7 +122,7 @@ struct ac_session {
     enum ac_session_status status;
     char *answer;
     char *error;
-    json_t *queued;   /* user messages that arrived while running */
+    json_t *queued; /* user messages that arrived while running */
     char *turn_start; /* id of the message that began the current turn, NULL between turns */
     int compacted_this_plan;
     int output_rejections; /* final answers refused by the output schema in this turn */
@@ -130,9 +133,9 @@ struct ac_session {
     /* streaming scratch (not serialized: rebuilt from events) */
     char *partial;
     size_t partial_len, partial_cap;
-    void *provider_state;         /* the provider's per-session state (sink.h) */
+    void *provider_state; /* the provider's per-session state (sink.h) */
     struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
-    struct ac_state *state;       /* the State (state.h), from the spawn event */
+    struct ac_state *state; /* the State (state.h), from the spawn event */
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
     void *hooks_ud;
     size_t turn_base; /* model calls completed before a restore (the script position) */
