@@ -138,6 +138,19 @@ static void edge_label(const ac_fsm_tables *t, const ac_fsm_transition *tr, char
              tr->kind == AC_TR_INTERNAL ? " (internal)" : "");
 }
 
+/* The k-th transition of st when it is drawn as an edge (neither ignored nor internal: those
+ * are listed inside their state), its label in buf and its index in *ti; else NULL. */
+static const ac_fsm_transition *drawn_edge(const ac_fsm_tables *t, const ac_fsm_state *st,
+                                           uint16_t k, uint16_t *ti, char *buf, size_t cap)
+{
+    *ti = (uint16_t)(st->first_transition + k);
+    const ac_fsm_transition *tr = &t->transitions[*ti];
+    if (tr->kind == AC_TR_IGNORE || tr->kind == AC_TR_INTERNAL)
+        return NULL;
+    edge_label(t, tr, buf, cap);
+    return tr;
+}
+
 /* The internal transitions of state s, listed inside it rather than drawn as
  * self-loops: "on EVENT [guard] / actions", one per line (joined by sep). */
 static void internal_text(const ac_fsm_tables *t, const ac_fsm_state *st, const ac_diagram_cov *cov,
@@ -288,12 +301,11 @@ static void dot_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov
     for (uint16_t i = 0; i < mm->n_states; i++) {
         const ac_fsm_state *st = &t->states[mm->first_state + i];
         for (uint16_t k = 0; k < st->n_transitions; k++) {
-            uint16_t ti = (uint16_t)(st->first_transition + k);
-            const ac_fsm_transition *tr = &t->transitions[ti];
-            if (tr->kind == AC_TR_IGNORE || tr->kind == AC_TR_INTERNAL)
-                continue; /* internal ones are listed inside their state */
+            uint16_t ti;
             char label[800];
-            edge_label(t, tr, label, sizeof label);
+            const ac_fsm_transition *tr = drawn_edge(t, st, k, &ti, label, sizeof label);
+            if (!tr)
+                continue;
             fprintf(out, "%*s  ", indent, "");
             dot_node(t, tr->source, out);
             fputs(" -> ", out);
@@ -411,12 +423,11 @@ static void mmd_edges(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *
 {
     const ac_fsm_state *st = &t->states[s];
     for (uint16_t k = 0; k < st->n_transitions; k++) {
-        uint16_t ti = (uint16_t)(st->first_transition + k);
-        const ac_fsm_transition *tr = &t->transitions[ti];
-        if (tr->kind == AC_TR_IGNORE || tr->kind == AC_TR_INTERNAL)
-            continue; /* internal ones are listed in the state's note */
+        uint16_t ti;
         char label[800];
-        edge_label(t, tr, label, sizeof label);
+        const ac_fsm_transition *tr = drawn_edge(t, st, k, &ti, label, sizeof label);
+        if (!tr)
+            continue; /* internal ones are listed in the state's note */
         fprintf(out, "%*s", indent, "");
         mmd_id(t, tr->source, out);
         fputs(" --> ", out);

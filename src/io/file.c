@@ -2,48 +2,40 @@
 #include "io/file.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+
+#include "util/buf.h"
 
 char *ac_read_stream(FILE *f, size_t cap, size_t *len_out)
 {
-    size_t len = 0, sz = 4096;
-    char *buf = malloc(sz);
-    if (!buf) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    ac_buf b; /* one byte over cap: reading it means the data is too big */
+    ac_buf_init(&b, cap < SIZE_MAX ? cap + 1 : cap);
     errno = 0;
     for (;;) {
-        size_t r = fread(buf + len, 1, sz - len - 1, f);
-        len += r;
-        if (len > cap) {
-            free(buf);
+        size_t want = b.max - b.n < 4096 ? b.max - b.n : 4096;
+        if (ac_buf_reserve(&b, want) != 0) {
+            ac_buf_free(&b);
+            errno = ENOMEM;
+            return NULL;
+        }
+        size_t r = fread(b.p + b.n, 1, want, f);
+        ac_buf_commit(&b, r);
+        if (b.n > cap) {
+            ac_buf_free(&b);
             errno = EFBIG;
             return NULL;
         }
         if (r == 0)
             break;
-        if (len + 1 == sz) {
-            char *nb = realloc(buf, sz * 2);
-            if (!nb) {
-                free(buf);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = nb;
-            sz *= 2;
-        }
     }
     if (ferror(f)) {
         int e = errno; /* what the read failed with (EISDIR for a folder), else EIO */
-        free(buf);
+        ac_buf_free(&b);
         errno = e ? e : EIO;
         return NULL;
     }
-    buf[len] = 0;
-    if (len_out)
-        *len_out = len;
-    return buf;
+    return ac_buf_take(&b, len_out);
 }
 
 char *ac_read_file(const char *path, size_t cap, size_t *len_out)

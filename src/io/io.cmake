@@ -7,4 +7,4 @@ add_library(agentc_io STATIC
   ${CMAKE_SOURCE_DIR}/src/io/proc.c
   ${CMAKE_SOURCE_DIR}/src/io/file.c)
 target_include_directories(agentc_io PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(agentc_io PUBLIC PkgConfig::CURL PkgConfig::JANSSON Threads::Threads)
+target_link_libraries(agentc_io PUBLIC agentc_util PkgConfig::CURL PkgConfig::JANSSON Threads::Threads)

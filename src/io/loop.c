@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/grow.h"
+
 typedef struct ac_timer {
     uint64_t id;
     int64_t deadline;
@@ -63,7 +65,7 @@ struct ac_loop {
     uint64_t wake_watch;
 
     ac_loop_task *defer_head, *defer_tail; /* deferred tasks, FIFO */
-    int depth; /* callbacks (and deferred tasks) on the stack */
+    int depth;                             /* callbacks (and deferred tasks) on the stack */
 
     struct {
         const ac_loop_client_ops *ops;
@@ -179,14 +181,8 @@ uint64_t ac_loop_timer_ex(ac_loop *loop, int64_t delay_ms, ac_loop_fn fn, void *
 {
     if (!fn)
         return 0;
-    if (loop->heap_len == loop->heap_cap) {
-        size_t ncap = loop->heap_cap ? loop->heap_cap * 2 : 16;
-        ac_timer **nh = realloc(loop->heap, ncap * sizeof *nh);
-        if (!nh)
-            return 0;
-        loop->heap = nh;
-        loop->heap_cap = ncap;
-    }
+    if (ac_grow((void **)&loop->heap, &loop->heap_cap, loop->heap_len + 1, sizeof *loop->heap))
+        return 0;
     ac_timer *t = calloc(1, sizeof *t);
     if (!t)
         return 0;
@@ -244,14 +240,8 @@ uint64_t ac_loop_watch_fd_ex(ac_loop *loop, int fd, int events, ac_loop_fd_fn fn
 {
     if (fd < 0 || !fn)
         return 0;
-    if (loop->wv_len == loop->wv_cap) {
-        size_t ncap = loop->wv_cap ? loop->wv_cap * 2 : 16;
-        ac_watch **nv = realloc(loop->wv, ncap * sizeof *nv);
-        if (!nv)
-            return 0;
-        loop->wv = nv;
-        loop->wv_cap = ncap;
-    }
+    if (ac_grow((void **)&loop->wv, &loop->wv_cap, loop->wv_len + 1, sizeof *loop->wv))
+        return 0;
     ac_watch *w = calloc(1, sizeof *w);
     if (!w)
         return 0;
@@ -379,15 +369,10 @@ int ac_loop_post(ac_loop *loop, ac_loop_fn fn, void *ud)
     if (!fn)
         return -1;
     pthread_mutex_lock(&loop->post_mu);
-    if (loop->posts_len == loop->posts_cap) {
-        size_t ncap = loop->posts_cap ? loop->posts_cap * 2 : 16;
-        ac_post *np = realloc(loop->posts, ncap * sizeof *np);
-        if (!np) {
-            pthread_mutex_unlock(&loop->post_mu);
-            return -1;
-        }
-        loop->posts = np;
-        loop->posts_cap = ncap;
+    if (ac_grow((void **)&loop->posts, &loop->posts_cap, loop->posts_len + 1,
+                sizeof *loop->posts)) {
+        pthread_mutex_unlock(&loop->post_mu);
+        return -1;
     }
     loop->posts[loop->posts_len].fn = fn;
     loop->posts[loop->posts_len].ud = ud;
@@ -635,8 +620,7 @@ void ac_loop_run(ac_loop *loop)
     if (!loop)
         return;
     loop->stop = 0;
-    while (!loop->stop &&
-           (ac_loop_pending(loop) > 0 || posts_queued(loop) || loop->defer_head)) {
+    while (!loop->stop && (ac_loop_pending(loop) > 0 || posts_queued(loop) || loop->defer_head)) {
         if (ac_loop_run_once(loop, -1) < 0)
             break;
     }

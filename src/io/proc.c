@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* pipe2, execvpe */
 #include "io/proc.h"
 #include "io/loop_int.h"
+#include "util/buf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,13 +42,12 @@ typedef struct ac_proc {
     uint64_t in_watch, out_watch, err_watch, pidfd_watch, ep_watch;
     uint64_t timeout_timer, grace_timer, poll_timer;
 
-    char *in_data;
-    size_t in_len, in_off, in_cap;
+    ac_buf in; /* stdin not yet written: from in_off to in.n */
+    size_t in_off;
     ac_proc_data_fn on_stdout; /* streaming (proc.h); NULL once stopped */
     int stream, close_in, stopping;
 
-    char *out; /* out_cap includes room for a trailing NUL */
-    size_t out_len, out_cap, out_max;
+    ac_buf out; /* stdout, capped at max_stdout */
 
     char *err; /* ring buffer of err_max bytes */
     size_t err_max, err_start, err_len;
@@ -190,8 +190,8 @@ static void proc_free(ac_proc *p)
 {
     if (!p)
         return;
-    free(p->in_data);
-    free(p->out);
+    ac_buf_free(&p->in);
+    ac_buf_free(&p->out);
     free(p->err);
     free(p);
 }
@@ -209,31 +209,11 @@ static pid_t reap(pid_t pid, int *status)
 
 static void out_append(ac_proc *p, const char *buf, size_t n)
 {
-    size_t room = p->out_max - p->out_len;
+    size_t room = p->out.max - p->out.n;
     size_t take = n < room ? n : room;
-    if (take < n)
+    /* cut at the cap, or out of memory: what is kept is the result */
+    if (ac_buf_add(&p->out, buf, take) != 0 || take < n)
         p->truncated = 1;
-    if (take == 0)
-        return;
-    if (p->out_len + take + 1 > p->out_cap) {
-        size_t ncap = p->out_cap ? p->out_cap : 4096;
-        size_t need = p->out_len + take + 1;
-        while (ncap < need)
-            ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
-        /* (a cap of SIZE_MAX means no cap: out_max + 1 would wrap) */
-        size_t limit = p->out_max < SIZE_MAX ? p->out_max + 1 : SIZE_MAX;
-        if (ncap > limit)
-            ncap = limit;
-        char *nb = realloc(p->out, ncap);
-        if (!nb) {
-            p->truncated = 1; /* out of memory: keep what we have */
-            return;
-        }
-        p->out = nb;
-        p->out_cap = ncap;
-    }
-    memcpy(p->out + p->out_len, buf, take);
-    p->out_len += take;
 }
 
 static void err_append(ac_proc *p, const char *buf, size_t n)
@@ -301,11 +281,11 @@ static void on_stdin(void *ud, int fd, int revents)
     (void)fd;
     (void)revents;
     ac_proc *p = ud;
-    while (p->in_off < p->in_len) {
-        size_t chunk = p->in_len - p->in_off;
+    while (p->in_off < p->in.n) {
+        size_t chunk = p->in.n - p->in_off;
         if (chunk > AC_PROC_WRITE_CHUNK)
             chunk = AC_PROC_WRITE_CHUNK;
-        ssize_t n = write(p->in_fd, p->in_data + p->in_off, chunk);
+        ssize_t n = write(p->in_fd, p->in.p + p->in_off, chunk);
         if (n > 0) {
             p->in_off += (size_t)n;
             continue;
@@ -317,14 +297,14 @@ static void on_stdin(void *ud, int fd, int revents)
         p->close_in = 1; /* EPIPE: the child closed its stdin; it gets no more */
         break;
     }
-    p->in_off = p->in_len = 0;
+    p->in_off = 0;
+    ac_buf_clear(&p->in);
     if (p->stream && !p->close_in) { /* open for more: no interest until ac_proc_write */
         ac_loop_watch_events(p->loop, p->in_watch, 0);
         return;
     }
     close_fd(p->loop, &p->in_fd, &p->in_watch);
-    free(p->in_data);
-    p->in_data = NULL;
+    ac_buf_free(&p->in);
 }
 
 /* ---- completion ------------------------------------------------------------------------ */
@@ -424,10 +404,9 @@ static void on_child_exit(ac_proc *p)
     } else {
         res.err_tail = "";
     }
-    if (p->out) {
-        p->out[p->out_len] = '\0';
-        res.out = p->out;
-        res.out_len = p->out_len;
+    if (p->out.p) {
+        res.out = p->out.p;
+        res.out_len = p->out.n;
     } else {
         res.out = "";
     }
@@ -601,14 +580,13 @@ static ac_proc *proc_new(ac_loop *loop, const ac_proc_spec *spec, ac_proc_done_f
     p->ud = ud;
     p->on_stdout = spec->on_stdout;
     p->stream = spec->on_stdout != NULL;
-    p->out_max = spec->max_stdout ? spec->max_stdout : AC_PROC_DEFAULT_MAX_STDOUT;
+    ac_buf_init(&p->out, spec->max_stdout ? spec->max_stdout : AC_PROC_DEFAULT_MAX_STDOUT);
+    ac_buf_init(&p->in, AC_BUF_MAX);
     p->err_max = spec->max_stderr_tail ? spec->max_stderr_tail : AC_PROC_DEFAULT_STDERR_TAIL;
     p->err = malloc(p->err_max);
-    if (spec->stdin_len > 0 && spec->stdin_data && (p->in_data = malloc(spec->stdin_len))) {
-        memcpy(p->in_data, spec->stdin_data, spec->stdin_len);
-        p->in_len = spec->stdin_len;
-    }
-    if (!p->err || (spec->stdin_len > 0 && spec->stdin_data && !p->in_data)) {
+    int in_failed = spec->stdin_len > 0 && spec->stdin_data &&
+                    ac_buf_add(&p->in, spec->stdin_data, spec->stdin_len) != 0;
+    if (!p->err || in_failed) {
         proc_free(p);
         return NULL;
     }
@@ -691,9 +669,9 @@ static int watch_child(ac_proc *p, int64_t timeout_ms)
     p->out_watch = ac_loop_watch_fd_ex(loop, p->out_fd, AC_LOOP_READ, on_out, p, AC_LOOP_INTERNAL);
     p->err_watch = ac_loop_watch_fd_ex(loop, p->err_fd, AC_LOOP_READ, on_err, p, AC_LOOP_INTERNAL);
     ok = ok && p->out_watch && p->err_watch && p->ep_watch;
-    if (p->in_len > 0 || p->stream) {
-        p->in_watch = ac_loop_watch_fd_ex(loop, p->in_fd, p->in_len > 0 ? AC_LOOP_WRITE : 0,
-                                          on_stdin, p, AC_LOOP_INTERNAL);
+    if (p->in.n > 0 || p->stream) {
+        p->in_watch = ac_loop_watch_fd_ex(loop, p->in_fd, p->in.n > 0 ? AC_LOOP_WRITE : 0, on_stdin,
+                                          p, AC_LOOP_INTERNAL);
         ok = ok && p->in_watch;
     } else {
         close_fd(loop, &p->in_fd, &p->in_watch); /* EOF right away */
@@ -815,18 +793,10 @@ int ac_proc_write(ac_loop *loop, uint64_t id, const char *data, size_t len)
     ac_proc *p = live(loop, id);
     if (!p || !p->stream || p->in_fd < 0 || p->close_in)
         return -1;
-    if (p->in_len + len > p->in_cap) {
-        size_t cap = p->in_cap ? p->in_cap : 4096;
-        while (cap < p->in_len + len)
-            cap *= 2;
-        char *nb = realloc(p->in_data, cap);
-        if (!nb)
-            return -1;
-        p->in_data = nb;
-        p->in_cap = cap;
-    }
-    memcpy(p->in_data + p->in_len, data, len);
-    p->in_len += len;
+    /* out of memory: nothing of data is queued; what was queued before is still written,
+     * and the queue takes more once it has drained */
+    if (ac_buf_add(&p->in, data, len) != 0)
+        return -1;
     ac_loop_watch_events(loop, p->in_watch, AC_LOOP_WRITE);
     return 0;
 }
@@ -837,7 +807,7 @@ void ac_proc_close_stdin(ac_loop *loop, uint64_t id)
     if (!p || p->in_fd < 0)
         return;
     p->close_in = 1;
-    if (p->in_off >= p->in_len)
+    if (p->in_off >= p->in.n)
         close_fd(loop, &p->in_fd, &p->in_watch);
     else
         on_stdin(p, p->in_fd, AC_LOOP_WRITE); /* what the pipe takes now, the rest later */

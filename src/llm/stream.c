@@ -3,6 +3,7 @@
  * stream_openai.c and stream_anthropic.c decode their events into it. */
 #include "llm/stream_internal.h"
 #include "util/buf.h"
+#include "util/grow.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -353,15 +354,9 @@ ac_stream_block *ac_stream__block_add(ac_stream *st, int block_index, int kind)
         ac_stream__fail(st, AC_STREAM_ERR_PROTOCOL, "too many content blocks");
         return NULL;
     }
-    if (st->n_blocks == st->blocks_cap) {
-        size_t cap = st->blocks_cap ? st->blocks_cap * 2 : 8;
-        ac_stream_block *nb = realloc(st->blocks, cap * sizeof *nb);
-        if (!nb) {
-            st_nomem(st);
-            return NULL;
-        }
-        st->blocks = nb;
-        st->blocks_cap = cap;
+    if (ac_grow((void **)&st->blocks, &st->blocks_cap, st->n_blocks + 1, sizeof *st->blocks)) {
+        st_nomem(st);
+        return NULL;
     }
     ac_stream_block *b = &st->blocks[st->n_blocks++];
     b->block_index = block_index;

@@ -8,6 +8,7 @@
 #include "agentc/version.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp_transport.h"
+#include "util/buf.h"
 
 enum { ST_DOWN, ST_STARTING, ST_READY };
 enum { P_DISCOVER, P_INIT, P_LIST, P_CALL };
@@ -145,30 +146,18 @@ static void call_free(ac_mcp_call *c)
  * when out of memory. */
 static char *mask(char *const *secrets, const char *text)
 {
-    size_t cap = strlen(text) + 1, n = 0;
-    char *out = malloc(cap);
-    while (out && *text) {
+    ac_buf out;
+    ac_buf_init(&out, AC_BUF_MAX);
+    while (*text) {
         size_t hit = 0;
         for (char *const *p = secrets; p && *p && !hit; p++)
             if (**p && !strncmp(text, *p, strlen(*p)))
                 hit = strlen(*p);
-        const char *add = hit ? "[redacted]" : text;
-        size_t len = hit ? 10 : 1;
-        if (n + len + 1 > cap) {
-            char *q = realloc(out, cap = cap * 2 + len);
-            if (!q) {
-                free(out);
-                return NULL;
-            }
-            out = q;
-        }
-        memcpy(out + n, add, len);
-        n += len;
+        if (ac_buf_add(&out, hit ? "[redacted]" : text, hit ? 10 : 1) != 0)
+            break;
         text += hit ? hit : 1;
     }
-    if (out)
-        out[n] = 0;
-    return out;
+    return ac_buf_take(&out, NULL);
 }
 
 static void call_end(ac_mcp_call *c, int ok, const char *text)

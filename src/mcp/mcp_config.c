@@ -21,18 +21,26 @@
 #include "util/secrets.h"
 #include "util/units.h"
 
-static int cfail(char *err, size_t errcap, const char *path, size_t i, const char *name,
-                 const char *fmt, ...)
+/* Where a server's entry is, for its messages: the file, its index, its name once known. */
+typedef struct cfg_at {
+    char *err;
+    size_t errcap;
+    const char *path;
+    size_t i;
+    const char *nm;
+} cfg_at;
+
+static int cfail(const cfg_at *w, const char *fmt, ...)
 {
     char m[300];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(m, sizeof m, fmt, ap);
     va_end(ap);
-    if (name)
-        snprintf(err, errcap, "%s: mcp[%zu] (\"%s\"): %s", path, i, name, m);
+    if (w->nm)
+        snprintf(w->err, w->errcap, "%s: mcp[%zu] (\"%s\"): %s", w->path, w->i, w->nm, m);
     else
-        snprintf(err, errcap, "%s: mcp[%zu]: %s", path, i, m);
+        snprintf(w->err, w->errcap, "%s: mcp[%zu]: %s", w->path, w->i, m);
     return -1;
 }
 
@@ -136,17 +144,18 @@ static int collect_secrets(ac_mcp_config *c)
     return 0;
 }
 
-static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config *c, char *err,
-                     size_t errcap)
+/* The entry is an object of known keys with a valid "name": sets w->nm and c->name. */
+static int parse_name(const json_t *e, cfg_at *w, ac_mcp_config *c)
 {
     static const char *const keys[] = {"name",    "command",    "url",           "env", "headers",
                                        "timeout", "idempotent", "start_timeout", NULL};
     const char *nm = NULL;
     if (!json_is_object(e))
-        return cfail(err, errcap, path, i, NULL, "must be an object");
+        return cfail(w, "must be an object");
     const json_t *name = json_object_get(e, "name");
     if (json_is_string(name) && valid_name(json_string_value(name), json_string_length(name)))
         nm = json_string_value(name);
+    w->nm = nm;
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)e, k, v)
@@ -155,107 +164,122 @@ static int parse_one(const json_t *e, const char *path, size_t i, ac_mcp_config 
         while (keys[j] && strcmp(keys[j], k))
             j++;
         if (!keys[j])
-            return cfail(err, errcap, path, i, nm, "unknown key \"%.64s\"", k);
+            return cfail(w, "unknown key \"%.64s\"", k);
     }
     if (!nm)
-        return cfail(err, errcap, path, i, NULL,
-                     "\"name\" must be 1 to 32 letters, digits, '-' or single '_' (no \"__\", not "
-                     "first or last)");
+        return cfail(w, "\"name\" must be 1 to 32 letters, digits, '-' or single '_' (no \"__\", "
+                        "not first or last)");
     c->name = strdup(nm);
-    c->idempotent = -1;
-    const json_t *cmd = json_object_get(e, "command"), *url = json_object_get(e, "url");
-    if (!!cmd == !!url)
-        return cfail(err, errcap, path, i, nm,
-                     "needs either \"command\" (stdio) or \"url\" "
-                     "(Streamable HTTP)");
-    if (cmd) {
-        if (!json_is_array(cmd) || json_array_size(cmd) == 0)
-            return cfail(err, errcap, path, i, nm,
-                         "\"command\" must be a non-empty array of "
-                         "strings");
-        size_t n = json_array_size(cmd);
-        c->argv = calloc(n + 1, sizeof *c->argv);
-        if (!c->argv)
-            return cfail(err, errcap, path, i, nm, "out of memory");
-        for (size_t a = 0; a < n; a++) {
-            const json_t *s = json_array_get(cmd, a);
-            if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s) ||
-                (a == 0 && !json_string_length(s)))
-                return cfail(err, errcap, path, i, nm,
-                             "\"command\"[%zu] must be a non-empty "
-                             "string",
-                             a);
-            c->argv[a] = strdup(json_string_value(s));
-            if (!c->argv[a])
-                return cfail(err, errcap, path, i, nm, "out of memory");
-        }
-        const char *slash = strrchr(path, '/');
-        if (c->argv[0][0] != '/' && strchr(c->argv[0], '/') && slash) {
-            size_t dl = (size_t)(slash - path), len = dl + 2 + strlen(c->argv[0]);
-            char *abs = malloc(len);
-            if (!abs)
-                return cfail(err, errcap, path, i, nm, "out of memory");
-            snprintf(abs, len, "%.*s/%s", (int)dl, path, c->argv[0]);
-            free(c->argv[0]);
-            c->argv[0] = abs;
-        }
-    } else {
-        const char *u = json_string_value(url);
-        if (!u || (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) ||
-            strlen(u) != json_string_length(url))
-            return cfail(err, errcap, path, i, nm, "\"url\" must be an http:// or https:// URL");
-        c->url = strdup(u);
+    return c->name ? 0 : cfail(w, "out of memory");
+}
+
+/* "command": the stdio server's argv; a relative program with a '/' is taken from the
+ * directory of the tool file. */
+static int parse_command(const json_t *cmd, const cfg_at *w, ac_mcp_config *c)
+{
+    if (!json_is_array(cmd) || json_array_size(cmd) == 0)
+        return cfail(w, "\"command\" must be a non-empty array of strings");
+    size_t n = json_array_size(cmd);
+    c->argv = calloc(n + 1, sizeof *c->argv);
+    if (!c->argv)
+        return cfail(w, "out of memory");
+    for (size_t a = 0; a < n; a++) {
+        const json_t *s = json_array_get(cmd, a);
+        if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s) ||
+            (a == 0 && !json_string_length(s)))
+            return cfail(w, "\"command\"[%zu] must be a non-empty string", a);
+        c->argv[a] = strdup(json_string_value(s));
+        if (!c->argv[a])
+            return cfail(w, "out of memory");
     }
+    const char *slash = strrchr(w->path, '/');
+    if (c->argv[0][0] != '/' && strchr(c->argv[0], '/') && slash) {
+        size_t dl = (size_t)(slash - w->path), len = dl + 2 + strlen(c->argv[0]);
+        char *abs = malloc(len);
+        if (!abs)
+            return cfail(w, "out of memory");
+        snprintf(abs, len, "%.*s/%s", (int)dl, w->path, c->argv[0]);
+        free(c->argv[0]);
+        c->argv[0] = abs;
+    }
+    return 0;
+}
+
+static int parse_url(const json_t *url, const cfg_at *w, ac_mcp_config *c)
+{
+    const char *u = json_string_value(url);
+    if (!u || (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) ||
+        strlen(u) != json_string_length(url))
+        return cfail(w, "\"url\" must be an http:// or https:// URL");
+    c->url = strdup(u);
+    return c->url ? 0 : cfail(w, "out of memory");
+}
+
+/* "env" (stdio only) and "headers" (HTTP only): secrets, so messages name keys only. */
+static int parse_env_headers(const json_t *e, const cfg_at *w, ac_mcp_config *c)
+{
     const json_t *env = json_object_get(e, "env"), *hdr = json_object_get(e, "headers");
     const char *bad = NULL;
     if (env) {
-        if (url)
-            return cfail(err, errcap, path, i, nm, "\"env\" is for stdio servers (\"command\")");
+        if (c->url)
+            return cfail(w, "\"env\" is for stdio servers (\"command\")");
         if (!json_is_object(env))
-            return cfail(err, errcap, path, i, nm,
-                         "\"env\" must be an object {\"NAME\": "
-                         "\"value\"}");
+            return cfail(w, "\"env\" must be an object {\"NAME\": \"value\"}");
         if (!(c->env = pairs(env, "=", 0, &bad)))
-            return cfail(err, errcap, path, i, nm,
+            return cfail(w,
                          bad ? "\"env\": bad variable \"%.64s\" (a name of letters, digits and "
                                "'_', and a string value)"
                              : "out of memory",
                          bad);
     }
     if (hdr) {
-        if (cmd)
-            return cfail(err, errcap, path, i, nm, "\"headers\" is for HTTP servers (\"url\")");
+        if (c->argv)
+            return cfail(w, "\"headers\" is for HTTP servers (\"url\")");
         if (!json_is_object(hdr))
-            return cfail(err, errcap, path, i, nm,
-                         "\"headers\" must be an object {\"Name\": "
-                         "\"value\"}");
+            return cfail(w, "\"headers\" must be an object {\"Name\": \"value\"}");
         if (!(c->headers = pairs(hdr, ": ", 1, &bad)))
-            return cfail(err, errcap, path, i, nm,
+            return cfail(w,
                          bad ? "\"headers\": bad header \"%.64s\" (a token name and a string "
                                "value on one line)"
                              : "out of memory",
                          bad);
     }
-    const json_t *to = json_object_get(e, "timeout");
-    long long ms = 30000;
+    return 0;
+}
+
+/* The duration at key, or def when absent; must be positive. */
+static int parse_ms(const json_t *e, const char *key, long long def, const cfg_at *w, long long *ms)
+{
+    const json_t *to = json_object_get(e, key);
+    *ms = def;
     if (to &&
-        (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), &ms) < 0 || ms <= 0))
-        return cfail(err, errcap, path, i, nm, "\"timeout\" must be a duration such as \"30s\"");
-    c->timeout_ms = ms;
-    to = json_object_get(e, "start_timeout");
-    ms = AC_MCP_START_TIMEOUT_MS;
-    if (to &&
-        (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), &ms) < 0 || ms <= 0))
-        return cfail(err, errcap, path, i, nm,
-                     "\"start_timeout\" must be a duration such as \"30s\"");
-    c->start_timeout_ms = ms;
+        (!json_is_string(to) || ac_parse_duration_ms(json_string_value(to), ms) < 0 || *ms <= 0))
+        return cfail(w, "\"%s\" must be a duration such as \"30s\"", key);
+    return 0;
+}
+
+static int parse_one(const json_t *e, cfg_at *w, ac_mcp_config *c)
+{
+    c->idempotent = -1;
+    if (parse_name(e, w, c) < 0)
+        return -1;
+    const json_t *cmd = json_object_get(e, "command"), *url = json_object_get(e, "url");
+    if (!!cmd == !!url)
+        return cfail(w, "needs either \"command\" (stdio) or \"url\" (Streamable HTTP)");
+    long long call_ms, start_ms;
+    if ((cmd ? parse_command(cmd, w, c) : parse_url(url, w, c)) < 0 ||
+        parse_env_headers(e, w, c) < 0 || parse_ms(e, "timeout", 30000, w, &call_ms) < 0 ||
+        parse_ms(e, "start_timeout", AC_MCP_START_TIMEOUT_MS, w, &start_ms) < 0)
+        return -1;
+    c->timeout_ms = call_ms;
+    c->start_timeout_ms = start_ms;
     const json_t *idem = json_object_get(e, "idempotent");
     if (idem && !json_is_boolean(idem))
-        return cfail(err, errcap, path, i, nm, "\"idempotent\" must be true or false");
+        return cfail(w, "\"idempotent\" must be true or false");
     if (idem)
         c->idempotent = json_is_true(idem);
     if (collect_secrets(c) < 0)
-        return cfail(err, errcap, path, i, nm, "out of memory");
+        return cfail(w, "out of memory");
     return 0;
 }
 
@@ -277,13 +301,11 @@ int ac_mcp_config_parse(const json_t *arr, const char *path, ac_mcp_config **out
         return -1;
     }
     for (size_t i = 0; i < cnt; i++) {
-        int rc = parse_one(json_array_get(arr, i), path, i, &v[i], err, errcap);
+        cfg_at w = {err, errcap, path, i, NULL};
+        int rc = parse_one(json_array_get(arr, i), &w, &v[i]);
         for (size_t j = 0; rc == 0 && j < i; j++)
             if (!strcmp(v[j].name, v[i].name))
-                rc = cfail(err, errcap, path, i, v[i].name,
-                           "duplicate server name (also "
-                           "mcp[%zu])",
-                           j);
+                rc = cfail(&w, "duplicate server name (also mcp[%zu])", j);
         if (rc < 0) {
             for (size_t j = 0; j <= i; j++)
                 ac_mcp_config_clear(&v[j]);

@@ -20,6 +20,7 @@
 #include "io/http.h"
 #include "llm/sse.h"
 #include "mcp/mcp_transport.h"
+#include "util/buf.h"
 
 typedef struct http_tr http_tr;
 
@@ -31,8 +32,7 @@ typedef struct hreq {
     char *body;
     json_t *id; /* the request's id (NULL: a notification or response) */
     uint64_t xfer;
-    char *resp;
-    size_t rlen, rcap;
+    ac_buf resp; /* a plain JSON answer, capped at AC_MCP_MAX_MESSAGE */
     ac_sse *sse;
     int sse_mode, decided;
     int had_session;
@@ -136,22 +136,7 @@ static size_t on_body(char *b, size_t size, size_t n, void *ud)
         int rc = ac_sse_feed(r->sse, b, len);
         return rc == AC_SSE_OK ? len : 0;
     }
-    if (r->rlen + len > AC_MCP_MAX_MESSAGE)
-        return 0;
-    if (r->rlen + len + 1 > r->rcap) {
-        size_t cap = r->rcap ? r->rcap : 4096;
-        while (cap < r->rlen + len + 1)
-            cap *= 2;
-        char *nb = realloc(r->resp, cap);
-        if (!nb)
-            return 0;
-        r->resp = nb;
-        r->rcap = cap;
-    }
-    memcpy(r->resp + r->rlen, b, len);
-    r->rlen += len;
-    r->resp[r->rlen] = 0;
-    return len;
+    return ac_buf_add(&r->resp, b, len) == 0 ? len : 0;
 }
 
 static void req_free(hreq *r)
@@ -164,7 +149,7 @@ static void req_free(hreq *r)
     ac_sse_free(r->sse);
     json_decref(r->id);
     free(r->body);
-    free(r->resp);
+    ac_buf_free(&r->resp);
     free(r);
 }
 
@@ -205,12 +190,22 @@ static void resume_fire(void *ud)
     }
 }
 
+/* A request of t with nothing sent yet; NULL when out of memory. */
+static hreq *req_new(http_tr *t)
+{
+    hreq *r = calloc(1, sizeof *r);
+    if (r) {
+        r->t = t;
+        ac_buf_init(&r->resp, AC_MCP_MAX_MESSAGE);
+    }
+    return r;
+}
+
 static void resume_later(http_tr *t, const hreq *from, long long retry_ms)
 {
-    hreq *g = calloc(1, sizeof *g);
+    hreq *g = req_new(t);
     if (!g)
         return;
-    g->t = t;
     g->is_get = 1;
     g->id = from && from->id ? json_incref(from->id) : NULL;
     g->resumes = from ? from->resumes + 1 : 0;
@@ -245,19 +240,19 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
         else {
             answer_error(r, why);
         }
-    } else if (r->had_session &&
-               (status == 404 || (status == 400 && r->resp && strcasestr(r->resp, "session")))) {
+    } else if (r->had_session && (status == 404 || (status == 400 && r->resp.p &&
+                                                    strcasestr(r->resp.p, "session")))) {
         /* 404 is what the spec says; the reference servers answer 400 "No valid session ID" */
         t->session[0] = 0;
         mcp_inbox_end(&t->in, MCP_INBOX_EXPIRED, NULL);
     } else if (status / 100 != 2) {
         char shown[120];
-        ac_mcp_printable(r->resp ? r->resp : "", r->rlen < 100 ? r->rlen : 100, shown,
+        ac_mcp_printable(r->resp.p ? r->resp.p : "", r->resp.n < 100 ? r->resp.n : 100, shown,
                          sizeof shown);
         snprintf(why, sizeof why, "answered HTTP %ld%s%s", status, shown[0] ? ": " : "", shown);
         answer_error(r, why);
-    } else if (!r->sse_mode && r->rlen) {
-        deliver_text(r, r->resp, r->rlen);
+    } else if (!r->sse_mode && r->resp.n) {
+        deliver_text(r, r->resp.p, r->resp.n);
     } else if (r->sse_mode && r->id && !r->answered && r->last_id[0] && r->resumes < 3) {
         /* the stream closed before the answer: resume it after the server's retry time */
         resume_later(t, r, retry >= 0 ? retry : 1000);
@@ -322,12 +317,11 @@ static int launch(http_tr *t, hreq *r)
 
 static int start_req(http_tr *t, char *data)
 {
-    hreq *r = calloc(1, sizeof *r);
+    hreq *r = req_new(t);
     if (!r) {
         free(data);
         return -1;
     }
-    r->t = t;
     r->body = data;
     json_t *m = json_loads(data, 0, NULL);
     json_t *id = json_object_get(m, "id");

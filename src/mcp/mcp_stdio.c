@@ -11,6 +11,7 @@
 
 #include "io/proc.h"
 #include "mcp/mcp_transport.h"
+#include "util/buf.h"
 
 #define ERR_TAIL 2048
 #define STOP_GRACE_MS 150 /* after stdin is closed, before SIGTERM */
@@ -21,8 +22,7 @@ typedef struct stdio_tr {
     mcp_inbox in;
     uint64_t proc; /* 0 once the child is done */
     char *argv0;
-    char *line; /* the line being read */
-    size_t llen, lcap;
+    ac_buf line; /* the line being read, capped at AC_MCP_MAX_MESSAGE */
 } stdio_tr;
 
 void ac_mcp_printable(const char *in, size_t n, char *out, size_t cap)
@@ -73,26 +73,14 @@ static void on_line(stdio_tr *t, const char *l, size_t n)
 static int line_add(stdio_tr *t, const char *b, size_t take)
 {
     char why[128];
-    if (t->llen + take > AC_MCP_MAX_MESSAGE) {
+    if (ac_buf_add(&t->line, b, take) == 0)
+        return 0;
+    if (t->line.n + take > AC_MCP_MAX_MESSAGE)
         snprintf(why, sizeof why, "sent a message over %zu bytes", AC_MCP_MAX_MESSAGE);
-        mcp_inbox_end(&t->in, MCP_INBOX_CLOSED, why);
-        return -1;
-    }
-    if (t->llen + take + 1 > t->lcap) {
-        size_t cap = t->lcap ? t->lcap : 4096;
-        while (cap < t->llen + take + 1)
-            cap *= 2;
-        char *nb = realloc(t->line, cap);
-        if (!nb) {
-            mcp_inbox_end(&t->in, MCP_INBOX_CLOSED, "out of memory");
-            return -1;
-        }
-        t->line = nb;
-        t->lcap = cap;
-    }
-    memcpy(t->line + t->llen, b, take);
-    t->llen += take;
-    return 0;
+    else
+        snprintf(why, sizeof why, "out of memory");
+    mcp_inbox_end(&t->in, MCP_INBOX_CLOSED, why);
+    return -1;
 }
 
 /* io/proc's stdout callback: lines into the inbox, nothing else. */
@@ -108,9 +96,8 @@ static void on_out(void *ud, const char *buf, size_t r)
         i += take;
         if (nl) {
             i++;
-            size_t n = t->llen;
-            t->llen = 0;
-            on_line(t, t->line, n);
+            on_line(t, t->line.p, t->line.n);
+            ac_buf_clear(&t->line);
         }
     }
 }
@@ -159,7 +146,7 @@ static void st_free(mcp_transport *base)
         ac_proc_stop(t->loop, t->proc, STOP_GRACE_MS);
     mcp_inbox_clear(&t->in);
     free(t->argv0);
-    free(t->line);
+    ac_buf_free(&t->line);
     free(t);
 }
 
@@ -177,6 +164,7 @@ mcp_transport *ac_mcp_stdio_new(ac_loop *loop, const ac_mcp_config *cfg, const m
     t->base.send = st_send;
     t->base.free = st_free;
     t->loop = loop;
+    ac_buf_init(&t->line, AC_MCP_MAX_MESSAGE);
     ac_proc_spec ps;
     memset(&ps, 0, sizeof ps);
     ps.argv = (const char *const *)cfg->argv;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/grow.h"
+
 typedef struct wait_edge {
     size_t on;
     int skip;
@@ -72,14 +74,8 @@ int ac_callplan_wait(ac_callplan *p, size_t j, size_t i, int skip_if_failed)
             c->w[k].skip |= skip_if_failed != 0;
             return 0;
         }
-    if (c->nw == c->capw) {
-        size_t cap = c->capw ? c->capw * 2 : 4;
-        wait_edge *v = realloc(c->w, cap * sizeof *v);
-        if (!v)
-            return -1;
-        c->w = v;
-        c->capw = cap;
-    }
+    if (ac_grow((void **)&c->w, &c->capw, c->nw + 1, sizeof *c->w))
+        return -1;
     c->w[c->nw].on = i;
     c->w[c->nw].skip = skip_if_failed != 0;
     c->nw++;

@@ -14,6 +14,7 @@
 #include "context/request.h"
 #include "session/contracts.h"
 #include "tools/schema.h"
+#include "util/grow.h"
 #include "util/secrets.h"
 #include "util/units.h"
 
@@ -30,14 +31,8 @@ static int reg_put(ac_registry *r, const char *name, int kind, ac_reg_entry *tmp
             r->v[i].builtin = r->loading_builtin;
             return 0;
         }
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        ac_reg_entry *v = realloc(r->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        r->v = v;
-        r->cap = cap;
-    }
+    if (ac_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v))
+        return -1;
     char *nm = strdup(name);
     if (!nm)
         return -1;

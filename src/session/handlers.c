@@ -12,6 +12,7 @@
 #include "session/state.h"
 #include "session_int.h"
 #include "session/toolkits.h"
+#include "util/grow.h"
 #include "util/toolname.h"
 #include "tools/schema.h"
 #include "util/utf8.h"
@@ -54,7 +55,6 @@ static void output_finished(ac_session *s)
     if (s->e->has_output && s->e->out.finished)
         s->e->out.finished(s->e->out.ud, s);
 }
-
 
 /* ---------------- guards ---------------- */
 
@@ -451,16 +451,8 @@ static void a_append_delta(ac_session *s, const ac_event *ev)
         return;
     size_t n = json_string_length(tj); /* known: no strlen */
     if (kind == AC_DELTA_TEXT) {
-        if (s->partial_len + n + 1 > s->partial_cap) {
-            size_t cap = s->partial_cap ? s->partial_cap : 256;
-            while (cap < s->partial_len + n + 1)
-                cap *= 2;
-            char *p = realloc(s->partial, cap);
-            if (!p)
-                return;
-            s->partial = p;
-            s->partial_cap = cap;
-        }
+        if (ac_grow((void **)&s->partial, &s->partial_cap, s->partial_len + n + 1, 1))
+            return;
         memcpy(s->partial + s->partial_len, text, n + 1);
         s->partial_len += n;
         if (s->e->has_output && s->e->out.text)
@@ -506,9 +498,8 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
         if (!in[i].name || !*in[i].name)
             in[i].name = "(no name)";
         /* "prefix__tool" from the wire is the toolkit tool "prefix::tool" */
-        if (strstr(in[i].name, "__") &&
-            ac_toolname_from_wire(in[i].name, ac_toolkits_known_name, s, names[i],
-                                  sizeof names[i]) == 1)
+        if (strstr(in[i].name, "__") && ac_toolname_from_wire(in[i].name, ac_toolkits_known_name, s,
+                                                              names[i], sizeof names[i]) == 1)
             in[i].name = names[i];
         /* by name, from a fixed list: replay gives the same flags whatever tools the
          * replaying engine has */

@@ -11,13 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/buf.h"
+
 /* ---- writer ---------------------------------------------------------------- */
 
 struct ac_journal {
     FILE *f;
     char *path;
-    int failed;       /* a line did not reach the file: nothing is written after it */
-    char error[768];  /* why, when failed */
+    int failed;      /* a line did not reach the file: nothing is written after it */
+    char error[768]; /* why, when failed */
     ac_loop *loop;
     uint64_t timer; /* the pending flush, 0 when none */
     int dirty;      /* lines buffered since the last flush */
@@ -95,8 +97,8 @@ ac_journal *ac_journal_open(const char *path, int exclusive, ac_loop *loop, char
     }
     /* never through a symbolic link (a planted one would aim the journal, and the
      * secrets it holds, at any file); readable by the owner only */
-    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC),
-                  0600);
+    int fd = open(
+        path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC), 0600);
     if (fd < 0) {
         int e = errno;
         struct stat st;
@@ -104,8 +106,10 @@ ac_journal *ac_journal_open(const char *path, int exclusive, ac_loop *loop, char
             snprintf(err, errcap, "cannot write journal '%s': it is a symbolic link (refused)",
                      path);
         else if (e == EEXIST)
-            snprintf(err, errcap, "cannot write journal '%s': the file exists (a journal is never "
-                     "overwritten)", path);
+            snprintf(err, errcap,
+                     "cannot write journal '%s': the file exists (a journal is never "
+                     "overwritten)",
+                     path);
         else
             snprintf(err, errcap, "cannot write journal '%s': %s", path, strerror(e));
         free(j);
@@ -336,8 +340,8 @@ uint16_t ac_journal_step_row(const ac_fsm_tables *t, const json_t *step)
 struct ac_journal_reader {
     FILE *f;
     char *path;
-    char *buf; /* the current line */
-    size_t cap, max_line;
+    ac_buf line; /* the current line, capped at max_line */
+    size_t max_line;
     char chunk[65536]; /* read ahead */
     size_t chunk_at, chunk_len;
     int eof;
@@ -347,12 +351,12 @@ struct ac_journal_reader {
     ac_journal_line header; /* its json owned here */
 };
 
-/* Reads the next line into r->buf, never more than max_line bytes of it: its
+/* Reads the next line into r->line, never more than max_line bytes of it: its
  * length (newline excluded), -1 at the end, -2 when it is longer than the limit.
  * *nl tells whether it ended with a newline. */
 static long long get_line(ac_journal_reader *r, int *nl)
 {
-    size_t len = 0;
+    ac_buf_clear(&r->line);
     *nl = 0;
     for (;;) {
         if (r->chunk_at == r->chunk_len) {
@@ -369,30 +373,17 @@ static long long get_line(ac_journal_reader *r, int *nl)
         size_t avail = r->chunk_len - r->chunk_at;
         const char *e = memchr(p, '\n', avail);
         size_t take = e ? (size_t)(e - p) : avail;
-        if (len + take > r->max_line)
-            return -2;
-        if (len + take + 1 > r->cap) {
-            size_t cap = r->cap ? r->cap : 4096;
-            while (cap < len + take + 1)
-                cap *= 2;
-            char *nb = realloc(r->buf, cap);
-            if (!nb)
-                return -2;
-            r->buf = nb;
-            r->cap = cap;
-        }
-        memcpy(r->buf + len, p, take);
-        len += take;
+        if (ac_buf_add(&r->line, p, take) != 0)
+            return -2; /* over max_line (or out of memory) */
         r->chunk_at += take + (e ? 1 : 0);
         if (e) {
             *nl = 1;
             break;
         }
     }
-    if (len == 0 && !*nl)
+    if (r->line.n == 0 && !*nl)
         return -1;
-    r->buf[len] = 0;
-    return (long long)len;
+    return (long long)r->line.n;
 }
 
 static void classify(json_t *v, int lineno, ac_journal_line *out)
@@ -437,7 +428,7 @@ static int read_line(ac_journal_reader *r, json_t **v, char *err, size_t errcap)
         if (n == 0)
             continue; /* blank line */
         json_error_t jerr;
-        *v = json_loadb(r->buf, (size_t)n, 0, &jerr);
+        *v = json_loadb(r->line.p, (size_t)n, 0, &jerr);
         if (json_is_object(*v))
             return 1;
         json_decref(*v);
@@ -462,6 +453,7 @@ ac_journal_reader *ac_journal_reader_open(const char *path, char *err, size_t er
         return NULL;
     }
     r->max_line = AC_JOURNAL_MAX_LINE;
+    ac_buf_init(&r->line, r->max_line);
     r->f = fopen(path, "r");
     if (!r->f) {
         snprintf(err, errcap, "cannot read journal '%s': %s", path, strerror(errno));
@@ -518,6 +510,8 @@ int ac_journal_reader_torn(const ac_journal_reader *r)
 void ac_journal_reader_set_max_line(ac_journal_reader *r, size_t max_line)
 {
     r->max_line = max_line;
+    ac_buf_free(&r->line); /* the line read last is of no more use */
+    ac_buf_init(&r->line, max_line);
 }
 
 void ac_journal_reader_close(ac_journal_reader *r)
@@ -528,7 +522,7 @@ void ac_journal_reader_close(ac_journal_reader *r)
         fclose(r->f);
     json_decref(r->cur);
     json_decref(r->header.json);
-    free(r->buf);
+    ac_buf_free(&r->line);
     free(r->path);
     free(r);
 }

@@ -66,6 +66,130 @@ static long first_difference(const json_t *got, const json_t *recorded)
     return -1;
 }
 
+/* One replay under way: the journal's lines applied in order. */
+typedef struct replay_run {
+    const char *path;
+    int check; /* AC_REPLAY_CHECK: each event's steps compared */
+    ac_replay_result *out;
+    ac_session *s;
+    replay_ctx c;
+    uint64_t n_got; /* the recorded number of the last event applied */
+    int open_event; /* that event's steps line has not come yet */
+    int open_line;  /* the line of that event */
+    char event_name[64];
+} replay_run;
+
+static int no_steps_line(replay_run *r)
+{
+    snprintf(r->out->error, sizeof r->out->error,
+             "%s:%d: event %llu (%s) has no steps line (the journal is incomplete)", r->path,
+             r->open_line, (unsigned long long)r->n_got, r->event_name);
+    return AC_REPLAY_ERROR;
+}
+
+/* A steps line: the recorded transitions of the open event, compared with the replayed ones.
+ * AC_REPLAY_MATCH to go on, else how the replay ends. */
+static int steps_line(replay_run *r, const ac_journal_line *l)
+{
+    ac_replay_result *out = r->out;
+    if (!r->open_event || l->n != r->n_got) {
+        if (!r->check)
+            return AC_REPLAY_MATCH;
+        if (r->open_event)
+            snprintf(out->error, sizeof out->error,
+                     "%s:%d: steps line of event %llu after event %llu (the journal is damaged)",
+                     r->path, l->lineno, (unsigned long long)l->n, (unsigned long long)r->n_got);
+        else
+            snprintf(out->error, sizeof out->error,
+                     "%s:%d: steps line of event %llu with no event before it (the journal is "
+                     "damaged)",
+                     r->path, l->lineno, (unsigned long long)l->n);
+        return AC_REPLAY_ERROR;
+    }
+    r->open_event = 0;
+    if (!r->check)
+        return AC_REPLAY_MATCH;
+    long k = first_difference(r->c.got, l->steps);
+    if (k >= 0) {
+        out->event = out->events;
+        copy_str(out->event_name, sizeof out->event_name, r->event_name);
+        out->step = (size_t)k + 1;
+        fill_step(&out->recorded, json_array_get(l->steps, (size_t)k));
+        fill_step(&out->replayed, json_array_get(r->c.got, (size_t)k));
+        return AC_REPLAY_DIVERGED;
+    }
+    json_decref(r->c.got);
+    r->c.got = NULL;
+    return AC_REPLAY_MATCH;
+}
+
+/* An event line: posted to the replay session. AC_REPLAY_MATCH to go on, else how the
+ * replay ends. */
+static int event_line(replay_run *r, const ac_journal_line *l)
+{
+    ac_replay_result *out = r->out;
+    if (r->open_event && r->check) /* nothing to compare its transitions with */
+        return no_steps_line(r);
+    if (l->n != r->n_got + 1) { /* events are numbered 1, 2, 3...: some are missing */
+        snprintf(out->error, sizeof out->error,
+                 "%s:%d: event %llu where event %llu was expected (the journal is missing "
+                 "events)",
+                 r->path, l->lineno, (unsigned long long)l->n, (unsigned long long)(r->n_got + 1));
+        return AC_REPLAY_ERROR;
+    }
+    json_decref(r->c.got);
+    r->c.got = r->check ? json_array() : NULL;
+    r->n_got = l->n;
+    r->open_event = 1;
+    r->open_line = l->lineno;
+    out->events++;
+    copy_str(r->event_name, sizeof r->event_name, l->event);
+    if (ac_session_post(r->s, l->event, json_incref(l->data), l->t_ms) == AC_EUNKNOWN_EVENT) {
+        out->event = out->events;
+        copy_str(out->event_name, sizeof out->event_name, l->event);
+        return AC_REPLAY_DIVERGED; /* step 0: not an event of this spec */
+    }
+    return AC_REPLAY_MATCH;
+}
+
+/* With a check, a journal that does not record every transition of what it replays fails: a
+ * torn last line, an event without its steps, or no event at all. */
+static int check_complete(replay_run *r, ac_journal_reader *rd)
+{
+    ac_replay_result *out = r->out;
+    if (out->torn) {
+        snprintf(out->error, sizeof out->error,
+                 "%s:%d: the journal ends with a torn line (a write cut short): it is "
+                 "incomplete; the %zu events before it match",
+                 r->path, ac_journal_reader_torn(rd), out->events - (size_t)r->open_event);
+        return AC_REPLAY_ERROR;
+    }
+    if (r->open_event)
+        return no_steps_line(r);
+    if (out->events == 0) {
+        snprintf(out->error, sizeof out->error,
+                 "%s: the journal records no event: nothing to check", r->path);
+        return AC_REPLAY_ERROR;
+    }
+    return AC_REPLAY_MATCH;
+}
+
+/* The journal's lines applied to r->s until one ends the replay; *rc is the reader's last
+ * answer (< 0 on a read error). */
+static int apply_lines(replay_run *r, ac_journal_reader *rd, int *rc)
+{
+    ac_journal_line l;
+    int status = AC_REPLAY_MATCH;
+    while (status == AC_REPLAY_MATCH &&
+           (*rc = ac_journal_reader_next(rd, &l, r->out->error, sizeof r->out->error)) > 0) {
+        if (l.kind == AC_JOURNAL_STEPS)
+            status = steps_line(r, &l);
+        else if (l.kind == AC_JOURNAL_EVENT)
+            status = event_line(r, &l);
+    }
+    return status;
+}
+
 int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac_replay_result *out,
                       ac_session **session)
 {
@@ -90,109 +214,20 @@ int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac
         ac_journal_reader_close(rd);
         return AC_REPLAY_ERROR;
     }
-    replay_ctx c = {e->t, NULL};
-    int check = (flags & AC_REPLAY_CHECK) != 0;
-    if (check)
-        ac_session_set_step_hook(s, on_step, &c);
-    int status = AC_REPLAY_MATCH;
-    ac_journal_line l;
-    int rc;
-    uint64_t n_got = 0;  /* the recorded number of the last event applied */
-    int open_event = 0;  /* that event's steps line has not come yet */
-    int open_line = 0;   /* the line of that event */
-    char event_name[64] = "";
-    while ((rc = ac_journal_reader_next(rd, &l, out->error, sizeof out->error)) > 0) {
-        if (l.kind == AC_JOURNAL_STEPS) {
-            if (!open_event || l.n != n_got) {
-                if (!check)
-                    continue;
-                if (open_event)
-                    snprintf(out->error, sizeof out->error,
-                             "%s:%d: steps line of event %llu after event %llu (the journal is "
-                             "damaged)",
-                             journal_path, l.lineno, (unsigned long long)l.n,
-                             (unsigned long long)n_got);
-                else
-                    snprintf(out->error, sizeof out->error,
-                             "%s:%d: steps line of event %llu with no event before it (the "
-                             "journal is damaged)",
-                             journal_path, l.lineno, (unsigned long long)l.n);
-                status = AC_REPLAY_ERROR;
-                break;
-            }
-            open_event = 0;
-            if (!check)
-                continue;
-            long k = first_difference(c.got, l.steps);
-            if (k >= 0) {
-                out->event = out->events;
-                copy_str(out->event_name, sizeof out->event_name, event_name);
-                out->step = (size_t)k + 1;
-                fill_step(&out->recorded, json_array_get(l.steps, (size_t)k));
-                fill_step(&out->replayed, json_array_get(c.got, (size_t)k));
-                status = AC_REPLAY_DIVERGED;
-                break;
-            }
-            json_decref(c.got);
-            c.got = NULL;
-            continue;
-        }
-        if (l.kind != AC_JOURNAL_EVENT)
-            continue;
-        if (open_event && check) { /* nothing to compare its transitions with */
-            snprintf(out->error, sizeof out->error,
-                     "%s:%d: event %llu (%s) has no steps line (the journal is incomplete)",
-                     journal_path, open_line, (unsigned long long)n_got, event_name);
-            status = AC_REPLAY_ERROR;
-            break;
-        }
-        if (l.n != n_got + 1) { /* events are numbered 1, 2, 3...: some are missing */
-            snprintf(out->error, sizeof out->error,
-                     "%s:%d: event %llu where event %llu was expected (the journal is missing "
-                     "events)",
-                     journal_path, l.lineno, (unsigned long long)l.n,
-                     (unsigned long long)(n_got + 1));
-            status = AC_REPLAY_ERROR;
-            break;
-        }
-        json_decref(c.got);
-        c.got = check ? json_array() : NULL;
-        n_got = l.n;
-        open_event = 1;
-        open_line = l.lineno;
-        out->events++;
-        copy_str(event_name, sizeof event_name, l.event);
-        if (ac_session_post(s, l.event, json_incref(l.data), l.t_ms) == AC_EUNKNOWN_EVENT) {
-            out->event = out->events;
-            copy_str(out->event_name, sizeof out->event_name, l.event);
-            status = AC_REPLAY_DIVERGED; /* step 0: not an event of this spec */
-            break;
-        }
-    }
-    json_decref(c.got);
+    replay_run r = {.path = journal_path,
+                    .check = (flags & AC_REPLAY_CHECK) != 0,
+                    .out = out,
+                    .s = s,
+                    .c = {e->t, NULL}};
+    if (r.check)
+        ac_session_set_step_hook(s, on_step, &r.c);
+    int rc = 0;
+    int status = apply_lines(&r, rd, &rc);
+    json_decref(r.c.got);
     ac_session_set_step_hook(s, NULL, NULL);
     out->torn = ac_journal_reader_torn(rd) != 0;
-    /* With a check, a journal that does not record every transition of what it replays
-     * fails: a torn last line, an event without its steps, or no event at all. */
-    if (check && rc == 0 && status == AC_REPLAY_MATCH) {
-        if (out->torn) {
-            snprintf(out->error, sizeof out->error,
-                     "%s:%d: the journal ends with a torn line (a write cut short): it is "
-                     "incomplete; the %zu events before it match",
-                     journal_path, ac_journal_reader_torn(rd),
-                     out->events - (size_t)open_event);
-            status = AC_REPLAY_ERROR;
-        } else if (open_event) {
-            snprintf(out->error, sizeof out->error,
-                     "%s:%d: event %llu (%s) has no steps line (the journal is incomplete)",
-                     journal_path, open_line, (unsigned long long)n_got, event_name);
-            status = AC_REPLAY_ERROR;
-        } else if (out->events == 0) {
-            snprintf(out->error, sizeof out->error,
-                     "%s: the journal records no event: nothing to check", journal_path);
-            status = AC_REPLAY_ERROR;
-        }
-    }
+    if (r.check && rc == 0 && status == AC_REPLAY_MATCH)
+        status = check_complete(&r, rd);
     ac_journal_reader_close(rd);
     if (rc < 0 || status == AC_REPLAY_ERROR) {
         ac_session_free(s);

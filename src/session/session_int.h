@@ -13,6 +13,7 @@
 #include "io/loop.h"
 #include "llm/provider.h"
 #include "session/sink.h"
+#include "session/store_hooks.h"
 
 /* Effect slots: one per effect index of the spec, per session. */
 #define AC_MAX_EFFECTS 64
@@ -98,35 +99,6 @@ typedef struct ac_event_queue {
 
 
 typedef struct ac_tool_run ac_tool_run; /* state of the run_tools effect */
-
-/* Durable sessions (src/store/store_writer.c) follow a session through these hooks; NULL
- * for a session that is not stored. Each is called on the loop thread. */
-typedef struct ac_session_hooks {
-    void (*event)(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data);
-    void (*step)(ac_session *s, const ac_trace_rec *r);
-    void (*steps_done)(ac_session *s, uint64_t n);
-    void (*flush)(ac_session *s);   /* before an effect starts or stops */
-    void (*settled)(ac_session *s); /* a drain left the session settled */
-    const char *(*error)(ac_session *s); /* non-NULL: the store could not be written */
-    /* before a tool call runs: 0 to run it now, -1 when it could not be recorded, 1 when its
-     * record waits for the end of the loop turn's commit: go(ud, ok) is called then (ok 0: not
-     * recorded), unless tool_forget(s, ud) came first (the call was stopped) */
-    int (*tool_started)(ac_session *s, const char *call_id, const char *name,
-                        void (*go)(void *ud, int ok), void *ud);
-    void (*close)(ac_session *s);
-    void (*tool_forget)(ac_session *s, void *ud);
-} ac_session_hooks;
-/* Whether the engine's tool `name` may run again after a crash (its tool file says
- * "idempotent", or its MCP server's idempotentHint): the store's recovery asks
- * (tools_registry.c). */
-bool ac_tool_idempotent(const ac_engine *e, const char *name);
-/* A session followed by hooks from its first event (spawn is posted unless replay). */
-ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
-                                  void *hooks_ud, int replay, char *err, size_t errcap);
-/* The same, a new session taking opts (may be NULL) into its spawn event. */
-ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_session_hooks *hooks,
-                                       void *hooks_ud, const ac_session_options *opts, char *err,
-                                       size_t errcap);
 
 struct ac_session {
     ac_engine *e;

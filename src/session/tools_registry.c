@@ -10,6 +10,7 @@
 
 #include "session/toolkits.h"
 #include "session/tools_internal.h"
+#include "util/grow.h"
 #include "util/toolname.h"
 #include "tools/schema.h"
 #include "tools/toolfile.h"
@@ -88,16 +89,10 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap)
                 ac_tools_free(t);
                 return -1;
             }
-    if (e->n_tools == e->cap_tools) {
-        size_t cap = e->cap_tools ? e->cap_tools * 2 : 8;
-        ac_tool **v = realloc(e->tools, cap * sizeof *v);
-        if (!v) {
-            ac_tools_free(t);
-            snprintf(err, errcap, "out of memory");
-            return -1;
-        }
-        e->tools = v;
-        e->cap_tools = cap;
+    if (ac_grow((void **)&e->tools, &e->cap_tools, e->n_tools + 1, sizeof *e->tools)) {
+        ac_tools_free(t);
+        snprintf(err, errcap, "out of memory");
+        return -1;
     }
     e->tools[e->n_tools++] = t;
     return 0;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "session/snapshot.h"
-#include "session/session_int.h"
+#include "session/store_hooks.h"
 #include "store_writer.h"
 
 /* ---- loading ---- */
@@ -26,11 +26,13 @@ static int load_event(void *ud, const ac_store_event *ev)
 {
     load_ctx *c = ud;
     ac_session *s = c->s;
-    if (ev->n != s->seq + 1) {
+    uint64_t seq = ac_session_seq(s);
+    if (ev->n != seq + 1) {
         ac_store_err(c->err, AC_EIO,
                      "store '%s': session '%s' has event %llu where %llu was expected (the "
                      "store is damaged)",
-                     c->path, s->id, (unsigned long long)ev->n, (unsigned long long)s->seq + 1);
+                     c->path, ac_session_id(s), (unsigned long long)ev->n,
+                     (unsigned long long)seq + 1);
         return AC_EIO;
     }
     json_t *data = NULL;
@@ -39,15 +41,15 @@ static int load_event(void *ud, const ac_store_event *ev)
         data = json_loads(ev->data, JSON_DECODE_ANY, &je);
         if (!data) {
             ac_store_err(c->err, AC_EIO, "store '%s': event %llu of '%s' does not parse: %s",
-                         c->path, (unsigned long long)ev->n, s->id, je.text);
+                         c->path, (unsigned long long)ev->n, ac_session_id(s), je.text);
             return AC_EIO;
         }
     }
     int rc = ac_session_post(s, ev->ev, data, ev->t_ms);
-    if (rc == AC_EUNKNOWN_EVENT || s->seq != ev->n) {
+    if (rc == AC_EUNKNOWN_EVENT || ac_session_seq(s) != ev->n) {
         ac_store_err(c->err, AC_STORE_ESPEC,
                      "store '%s': event %llu of '%s' (%s) is not an event of this spec", c->path,
-                     (unsigned long long)ev->n, s->id, ev->ev);
+                     (unsigned long long)ev->n, ac_session_id(s), ev->ev);
         return AC_STORE_ESPEC;
     }
     return 0;
@@ -64,10 +66,9 @@ static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, sto
 static ac_session *rebuild(ac_store *st, ac_engine *e, const char *id, store_writer *w,
                            ac_error *err)
 {
-    int had = e->has_output;
-    e->has_output = 0;
+    int had = ac_engine_set_output(e, 0);
     ac_session *s = rebuild_quiet(st, e, id, w, err);
-    e->has_output = had;
+    ac_engine_set_output(e, had);
     return s;
 }
 
@@ -91,13 +92,13 @@ static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, sto
             ac_store_err(err, rc, "store '%s': the snapshot of '%s' cannot be used: %s", st->path,
                          id, text);
         else
-            s->seq = n;
+            ac_session_set_seq(s, n);
         w->snapshot_seq = n;
     }
     free(body);
     if (rc == AC_OK) {
         load_ctx c = {s, err, st->path};
-        rc = st->ops->events(st, id, s->seq, load_event, &c, err);
+        rc = st->ops->events(st, id, ac_session_seq(s), load_event, &c, err);
     }
     if (rc != AC_OK) {
         ac_session_free(s);
@@ -128,19 +129,19 @@ static void fresh_id(char *buf, size_t cap)
 static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                               const ac_session_options *opts, ac_error *err)
 {
-    json_t *meta = json_pack("{s:s, s:O?}", "spec", e->t->spec_path ? e->t->spec_path : "",
-                             "params", e->param_overrides);
+    const ac_fsm_tables *t = ac_engine_tables(e);
+    json_t *meta = json_pack("{s:s, s:O?}", "spec", t->spec_path ? t->spec_path : "", "params",
+                             (json_t *)ac_engine_param_overrides(e));
     char *metas = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
     json_decref(meta);
-    int lazy = (flags & AC_STORE_GROUPED) && e->loop && metas;
-    int rc =
-        lazy ? AC_OK : st->ops->create(st, id, e->t->hash, metas, st->holder, st->lease_ms, err);
+    int lazy = (flags & AC_STORE_GROUPED) && ac_engine_loop(e) && metas;
+    int rc = lazy ? AC_OK : st->ops->create(st, id, t->hash, metas, st->holder, st->lease_ms, err);
     if (rc != AC_OK) {
         free(metas);
         return NULL;
     }
     store_writer *w = ac_sw_new(st);
-    if (!w || (lazy && !(w->spec_hash = strdup(e->t->hash)))) {
+    if (!w || (lazy && !(w->spec_hash = strdup(t->hash)))) {
         free(metas);
         ac_sw_free(w);
         ac_store_err(err, AC_ENOMEM, "out of memory");
@@ -172,13 +173,14 @@ static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsign
 static void spec_changed(ac_store *st, store_writer *w, const ac_store_session_info *info)
 {
     ac_session *s = w->s;
-    w->spec_hash = strdup(s->e->t->hash);
-    json_t *note = json_pack("{s:s, s:s}", "from", info->spec_hash, "to", s->e->t->hash);
+    const char *hash = ac_engine_tables(ac_session_engine(s))->hash;
+    w->spec_hash = strdup(hash);
+    json_t *note = json_pack("{s:s, s:s}", "from", info->spec_hash, "to", hash);
     char *body = note ? json_dumps(note, JSON_COMPACT) : NULL;
     json_decref(note);
     ac_error nerr;
-    if (!body ||
-        st->ops->note(st, s->id, s->seq, ac_wall_now_ms(), "spec_changed", body, &nerr) != AC_OK)
+    if (!body || st->ops->note(st, ac_session_id(s), ac_session_seq(s), ac_wall_now_ms(),
+                               "spec_changed", body, &nerr) != AC_OK)
         ac_sw_error(w, body ? nerr.text : "out of memory");
     free(body);
     w->force_snapshot = 1;
@@ -191,13 +193,14 @@ static ac_session *open_stored(ac_store *st, ac_engine *e, const ac_store_sessio
     const char *id = info->id;
     if (st->ops->lease_acquire(st, id, st->holder, st->lease_ms, err) != AC_OK)
         return NULL;
-    int other_spec = strcmp(info->spec_hash, e->t->hash) != 0;
+    const char *hash = ac_engine_tables(e)->hash;
+    int other_spec = strcmp(info->spec_hash, hash) != 0;
     if (other_spec && !info->at_rest) {
         st->ops->lease_release(st, id, st->holder, NULL);
         ac_store_err(err, AC_STORE_ESPEC,
                      "session '%s' stopped mid-turn under spec %.12s; this spec is %.12s: "
                      "resume it with its own spec first (a spec may change only at rest)",
-                     id, info->spec_hash, e->t->hash);
+                     id, info->spec_hash, hash);
         return NULL;
     }
     store_writer *w = ac_sw_new(st);
@@ -213,9 +216,8 @@ static ac_session *open_stored(ac_store *st, ac_engine *e, const ac_store_sessio
         st->ops->lease_release(st, id, st->holder, NULL);
         return NULL;
     }
-    s->replaying = 0;
+    ac_session_go_live(s, (size_t)w->model_calls);
     ac_sw_go_live(w);
-    s->turn_base = (size_t)w->model_calls;
     if (other_spec)
         spec_changed(st, w, info);
     if (!(flags & AC_STORE_NO_RESUME) && !ac_session_settled(s)) {
@@ -277,12 +279,14 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
 
 bool ac_store_session_resumed(const ac_session *s)
 {
-    return s && s->hooks == &AC_SW_HOOKS && ((store_writer *)s->hooks_ud)->resumed;
+    const store_writer *w = ac_session_hooks_ud(s, &AC_SW_HOOKS);
+    return w && w->resumed;
 }
 
 ac_store *ac_session_store(const ac_session *s)
 {
-    return s && s->hooks == &AC_SW_HOOKS ? ((store_writer *)s->hooks_ud)->st : NULL;
+    const store_writer *w = ac_session_hooks_ud(s, &AC_SW_HOOKS);
+    return w ? w->st : NULL;
 }
 
 char *ac_store_snapshot(ac_store *st, const char *id, uint64_t *n, ac_error *err)
@@ -308,10 +312,9 @@ ac_session *ac_store_replayer(ac_engine *e, const char *id, const char *snapshot
         return s;
     char text[512] = "";
     uint64_t calls = 0;
-    int had = e->has_output; /* what the snapshot holds was heard when it happened */
-    e->has_output = 0;
+    int had = ac_engine_set_output(e, 0); /* what the snapshot holds was heard when it happened */
     int rc = ac_session_snapshot_restore(s, snapshot, &calls, text, sizeof text);
-    e->has_output = had;
+    ac_engine_set_output(e, had);
     if (rc != AC_OK) {
         ac_store_err(err, rc, "the snapshot of '%s' cannot be used: %s", id, text);
         ac_session_free(s);
@@ -353,8 +356,7 @@ char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_
     if (!w)
         return NULL;
     char text[512] = "";
-    int had = e->has_output;
-    e->has_output = 0;
+    int had = ac_engine_set_output(e, 0);
     ac_session *s = ac_session_new_hooked(e, id, &AC_SW_HOOKS, w, 1, text, sizeof text);
     char *out = NULL;
     if (!s) {
@@ -367,6 +369,6 @@ char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_
             out = ac_session_to_json(s);
         ac_session_free(s);
     }
-    e->has_output = had;
+    ac_engine_set_output(e, had);
     return out;
 }

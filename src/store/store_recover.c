@@ -7,7 +7,8 @@
  */
 #include <string.h>
 
-#include "session/session_int.h"
+#include "context/conversation.h"
+#include "session/store_hooks.h"
 #include "store_writer.h"
 
 #define INTERRUPTED_TOOL "interrupted: the tool may or may not have completed"
@@ -42,23 +43,25 @@ static void restart_effects(void *ud)
 {
     store_writer *w = ud;
     ac_session *s = w->s;
-    const ac_fsm_tables *t = s->e->t;
+    const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
+    const ac_fsm *f = ac_session_fsm(s);
     ac_event ev = {0, ac_wall_now_ms(), NULL};
-    for (uint8_t i = 0; i < w->depth && same_config(&s->fsm, w->cfg, w->depth, i); i++) {
+    for (uint8_t i = 0; i < w->depth && same_config(f, w->cfg, w->depth, i); i++) {
         const uint16_t *l = t->lists + t->states[w->cfg[i]].effects;
         for (uint16_t k = 0; k < l[0]; k++)
-            s->fsm.effect(s, l[1 + k], 1, &ev);
+            f->effect(s, l[1 + k], 1, &ev);
     }
 }
 
 /* The work a crash interrupted, restarted by the rules of store.h. */
 int ac_store_recover(ac_store *st, ac_session *s, ac_error *err)
 {
-    ac_engine *e = s->e;
-    const ac_fsm_tables *t = e->t;
+    ac_engine *e = ac_session_engine(s);
+    const ac_fsm_tables *t = ac_engine_tables(e);
+    const ac_fsm *f = ac_session_fsm(s);
     uint16_t cfg[AC_FSM_MAX_DEPTH];
-    uint8_t depth = s->fsm.depth;
-    memcpy(cfg, s->fsm.state, sizeof cfg);
+    uint8_t depth = f->depth;
+    memcpy(cfg, f->state, sizeof cfg);
     int llm = 0, tools = 0;
     for (uint8_t i = 0; i < depth; i++) {
         const uint16_t *l = t->lists + t->states[cfg[i]].effects;
@@ -70,16 +73,18 @@ int ac_store_recover(ac_store *st, ac_session *s, ac_error *err)
     }
     if (tools) {
         started_ctx c = {s, json_object()};
-        int rc = c.started ? st->ops->tool_calls(st, s->id, on_call, &c, err) : AC_ENOMEM;
+        int rc =
+            c.started ? st->ops->tool_calls(st, ac_session_id(s), on_call, &c, err) : AC_ENOMEM;
         if (rc != AC_OK) {
             json_decref(c.started);
             return rc;
         }
-        size_t n = ac_conv_iter_call_count(s->conv);
+        ac_conv *conv = ac_session_conv(s);
+        size_t n = ac_conv_iter_call_count(conv);
         json_t *ids = json_array();
         for (size_t i = 0; i < n; i++) {
-            const char *cid = ac_conv_iter_call(s->conv, i);
-            const ac_tool_call *call = cid ? ac_conv_tool_call(s->conv, cid) : NULL;
+            const char *cid = ac_conv_iter_call(conv, i);
+            const ac_tool_call *call = cid ? ac_conv_tool_call(conv, cid) : NULL;
             if (!call || call->state != AC_CALL_NONE || !json_object_get(c.started, cid))
                 continue; /* answered, or never started: it runs (again) as usual */
             if (ac_tool_idempotent(e, call->name))
@@ -98,7 +103,7 @@ int ac_store_recover(ac_store *st, ac_session *s, ac_error *err)
         }
         json_decref(ids);
     }
-    if (llm && same_config(&s->fsm, cfg, depth, (uint8_t)(depth - 1))) {
+    if (llm && same_config(f, cfg, depth, (uint8_t)(depth - 1))) {
         /* the call in flight: its partial text goes (discard_partial says so), and the
          * spec's retry path issues it again */
         ac_session_post(s, "llm.failed",
@@ -109,15 +114,16 @@ int ac_store_recover(ac_store *st, ac_session *s, ac_error *err)
                                   "interrupted", 1),
                         0);
     }
-    store_writer *w = s->hooks_ud;
+    store_writer *w = ac_session_hooks_ud(s, &AC_SW_HOOKS);
     memcpy(w->cfg, cfg, sizeof cfg);
     w->depth = depth;
-    if (e->loop && ac_loop_in_callback(e->loop)) {
+    ac_loop *loop = ac_engine_loop(e);
+    if (loop && ac_loop_in_callback(loop)) {
         /* the events posted above are applied right after this callback: the effects start
          * after them */
         w->restart.fn = restart_effects;
         w->restart.ud = w;
-        ac_loop_defer(e->loop, &w->restart);
+        ac_loop_defer(loop, &w->restart);
     } else {
         restart_effects(w);
     }

@@ -848,12 +848,10 @@ static int migrate(sq_store *s, ac_error *err)
     return rc;
 }
 
-int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const char *holder,
-                         ac_store **out, ac_error *err)
+/* Creates the file 0600 ourselves (SQLite would use the umask), never through a link; an
+ * existing one of ours open to others is made 0600. */
+static int create_file(const char *path, int mem, ac_error *err)
 {
-    *out = NULL;
-    int mem = !strcmp(path, ":memory:"); /* no file: this process's memory */
-    /* Create the file 0600 ourselves (SQLite would use the umask), never through a link. */
     int fd = mem ? open("/dev/null", O_RDONLY | O_CLOEXEC)
                  : open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EISDIR))
@@ -866,6 +864,46 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 077) && sb.st_uid == geteuid())
         fchmod(fd, 0600);
     close(fd);
+    return AC_OK;
+}
+
+/* What kind of file is it? Read before anything is written: AC_OK for an empty database or
+ * an agentc store this agentc reads. */
+static int check_kind(sq_store *s, const char *path, ac_error *err)
+{
+    long long app = pragma_int(s->db, "PRAGMA application_id");
+    long long ver = pragma_int(s->db, "PRAGMA user_version");
+    long long tables = pragma_int(s->db, "SELECT count(*) FROM sqlite_master");
+    if (app < 0 || ver < 0 || tables < 0) {
+        ac_store_err(err, AC_EIO,
+                     "store '%s' is not an agentc store: the file is corrupt or not an SQLite "
+                     "database (%s); it was left as it is",
+                     path, sqlite3_errmsg(s->db));
+        return AC_EIO;
+    }
+    if (tables > 0 && app != APP_ID) {
+        ac_store_err(err, AC_EIO,
+                     "store '%s' is an SQLite database of something else (not an agentc "
+                     "store); it was left as it is",
+                     path);
+        return AC_EIO;
+    }
+    if (ver > SCHEMA_VERSION) {
+        ac_store_err(err, AC_EIO,
+                     "store '%s' has schema version %lld, newer than this agentc reads (%d)", path,
+                     ver, SCHEMA_VERSION);
+        return AC_EIO;
+    }
+    return AC_OK;
+}
+
+int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const char *holder,
+                         ac_store **out, ac_error *err)
+{
+    *out = NULL;
+    int mem = !strcmp(path, ":memory:"); /* no file: this process's memory */
+    if (create_file(path, mem, err) != AC_OK)
+        return AC_EIO;
     sq_store *s = calloc(1, sizeof *s);
     if (!s || !(s->base.path = strdup(path))) {
         free(s);
@@ -887,30 +925,7 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
     sqlite3_busy_timeout(s->db,
                          (int)(opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms : 5000));
     sqlite3_extended_result_codes(s->db, 1);
-    /* What kind of file is it? Read before anything is written. */
-    long long app = pragma_int(s->db, "PRAGMA application_id");
-    long long ver = pragma_int(s->db, "PRAGMA user_version");
-    long long tables = pragma_int(s->db, "SELECT count(*) FROM sqlite_master");
-    if (app < 0 || ver < 0 || tables < 0) {
-        ac_store_err(err, AC_EIO,
-                     "store '%s' is not an agentc store: the file is corrupt or not an SQLite "
-                     "database (%s); it was left as it is",
-                     path, sqlite3_errmsg(s->db));
-        sq_close(st);
-        return AC_EIO;
-    }
-    if (tables > 0 && app != APP_ID) {
-        ac_store_err(err, AC_EIO,
-                     "store '%s' is an SQLite database of something else (not an agentc "
-                     "store); it was left as it is",
-                     path);
-        sq_close(st);
-        return AC_EIO;
-    }
-    if (ver > SCHEMA_VERSION) {
-        ac_store_err(err, AC_EIO,
-                     "store '%s' has schema version %lld, newer than this agentc reads (%d)", path,
-                     ver, SCHEMA_VERSION);
+    if (check_kind(s, path, err) != AC_OK) {
         sq_close(st);
         return AC_EIO;
     }

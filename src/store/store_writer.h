@@ -97,7 +97,7 @@ struct ac_store_group {
 
 /* ---- the writer (store_writer.c) ---- */
 
-/* The hooks a stored session is made with (its hooks_ud is its writer; session_int.h). */
+/* The hooks a stored session is made with (its hooks_ud is its writer; session/store_hooks.h). */
 extern const struct ac_session_hooks AC_SW_HOOKS;
 /* A writer for a session of st, muted (loading) until ac_sw_go_live. NULL: out of memory. */
 store_writer *ac_sw_new(ac_store *st);

@@ -94,6 +94,14 @@ char *ac_buf_take(ac_buf *b, size_t *len)
     return p;
 }
 
+void ac_buf_clear(ac_buf *b)
+{
+    b->n = 0;
+    b->failed = 0;
+    if (b->p)
+        b->p[0] = 0;
+}
+
 void ac_buf_free(ac_buf *b)
 {
     free(b->p);

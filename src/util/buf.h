@@ -62,6 +62,10 @@ void ac_buf_fail(ac_buf *b);
  * not NULL. */
 char *ac_buf_take(ac_buf *b, size_t *len);
 
+/* Empties the text but keeps its memory for the next one (a line reader's
+ * buffer); failed is cleared. */
+void ac_buf_clear(ac_buf *b);
+
 /* Frees the text and empties the buffer (its max kept, failed cleared). */
 void ac_buf_free(ac_buf *b);
 

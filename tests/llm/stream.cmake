@@ -17,7 +17,7 @@ if(AGENTC_FUZZ)
     ${CMAKE_SOURCE_DIR}/src/llm/stream.c
     ${CMAKE_SOURCE_DIR}/src/llm/stream_openai.c
     ${CMAKE_SOURCE_DIR}/src/llm/stream_anthropic.c
-    ${CMAKE_SOURCE_DIR}/src/util/buf.c)
+    ${CMAKE_SOURCE_DIR}/src/util/buf.c ${CMAKE_SOURCE_DIR}/src/util/grow.c)
   target_include_directories(fuzz_sse PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
   target_compile_options(fuzz_sse PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_options(fuzz_sse PRIVATE -fsanitize=fuzzer,address,undefined)
@@ -44,7 +44,7 @@ if(AGENTC_FUZZ)
     ${CMAKE_SOURCE_DIR}/src/llm/stream.c
     ${CMAKE_SOURCE_DIR}/src/llm/stream_openai.c
     ${CMAKE_SOURCE_DIR}/src/llm/stream_anthropic.c
-    ${CMAKE_SOURCE_DIR}/src/util/buf.c)
+    ${CMAKE_SOURCE_DIR}/src/util/buf.c ${CMAKE_SOURCE_DIR}/src/util/grow.c)
   target_include_directories(fuzz_delta PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src
     ${CMAKE_SOURCE_DIR}/tests/llm)
   target_compile_options(fuzz_delta PRIVATE -fsanitize=fuzzer,address,undefined)

@@ -107,12 +107,34 @@ static void test_reserve_commit(void **state)
     ac_buf_free(&b);
 }
 
+/* clear: the text goes, the memory stays for the next one; a failed buffer is usable again. */
+static void test_clear(void **state)
+{
+    (void)state;
+    ac_buf b;
+    ac_buf_init(&b, 8);
+    assert_int_equal(ac_buf_addstr(&b, "12345678"), 0);
+    char *mem = b.p;
+    assert_int_equal(ac_buf_add(&b, "9", 1), -1);
+    ac_buf_clear(&b);
+    assert_false(b.failed);
+    assert_int_equal(b.n, 0);
+    assert_ptr_equal(b.p, mem);
+    assert_string_equal(b.p, "");
+    assert_int_equal(ac_buf_addstr(&b, "abc"), 0);
+    assert_ptr_equal(b.p, mem);
+    assert_string_equal(b.p, "abc");
+    ac_buf_free(&b);
+    ac_buf_clear(&b); /* an empty buffer: nothing to keep */
+    assert_null(b.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_append_and_take), cmocka_unit_test(test_empty_take),
         cmocka_unit_test(test_growth),          cmocka_unit_test(test_cap),
-        cmocka_unit_test(test_reserve_commit),
+        cmocka_unit_test(test_reserve_commit),  cmocka_unit_test(test_clear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
