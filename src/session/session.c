@@ -344,9 +344,9 @@ typedef struct remote_event {
 
 struct ac_remote_inbox {
     pthread_mutex_t mu;
-    int refs;          /* the engine's, plus one per wake in the loop's post queue */
-    int wake_pending;  /* a wake is queued: later posts ride on it */
-    ac_engine *e;      /* NULL once the engine is freed */
+    int refs;         /* the engine's, plus one per wake in the loop's post queue */
+    int wake_pending; /* a wake is queued: later posts ride on it */
+    ac_engine *e;     /* NULL once the engine is freed */
     remote_event *head, *tail;
 };
 
@@ -534,17 +534,29 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
     return d;
 }
 
-static ac_session *session_new(ac_engine *e, const char *id, const ac_session_options *opts,
-                               int replay, const ac_session_hooks *hooks, void *hooks_ud, char *err,
-                               size_t errcap)
+/* Frees what session_alloc and the journal's opening made of a session that did not start. */
+static void session_discard(ac_session *s)
 {
-    const char *journal_path = opts ? opts->journal_path : NULL;
+    ac_toolkits_session_free(s);
+    ac_conv_free(s->conv);
+    json_decref(s->queued);
+    free(s->turn_start);
+    ac_schema_free(s->output_schema);
+    free(s->output_schema_text);
+    ac_journal_close(s->journal);
+    free(s->answer);
+    free(s->id);
+    free(s);
+}
+
+/* A session's memory and its fields as a new session has them; NULL when out of memory. */
+static ac_session *session_alloc(ac_engine *e, const char *id, int replay,
+                                 const ac_session_hooks *hooks, void *hooks_ud)
+{
     size_t n_effects = e->t->n_effects ? e->t->n_effects : 1;
     ac_session *s = calloc(1, sizeof *s + n_effects * sizeof s->effect_state[0]);
-    if (!s) {
-        snprintf(err, errcap, "out of memory");
+    if (!s)
         return NULL;
-    }
     s->e = e;
     s->hooks = hooks;
     s->hooks_ud = hooks_ud;
@@ -556,52 +568,78 @@ static ac_session *session_new(ac_engine *e, const char *id, const ac_session_op
     /* a new session is offered the engine's tools as they are now (its spawn event); one
      * whose events come from elsewhere (a store) checks its list before its next call */
     s->tools_rev = replay ? UINT64_MAX : ac_mcp_tools_rev(e);
+    s->replaying = replay;
     if (!s->id || !s->conv || !s->queued || !s->answer) {
-        snprintf(err, errcap, "out of memory");
-        goto fail;
+        session_discard(s);
+        return NULL;
     }
+    return s;
+}
+
+/* DIR/<id>.jsonl in buf, the id percent-encoded (agentc.h): one file per id. 0, or -1 with
+ * err filled. */
+static int journal_dir_path(const ac_engine *e, const char *id, char *buf, size_t cap, char *err,
+                            size_t errcap)
+{
+    if (mkdir(e->journal_dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errcap, "cannot create journal directory '%s': %s", e->journal_dir,
+                 strerror(errno));
+        return -1;
+    }
+    int k = snprintf(buf, cap, "%s/", e->journal_dir);
+    for (const char *c = id; k > 0 && *c && (size_t)k < cap - 10; c++) {
+        unsigned char b = (unsigned char)*c;
+        if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') ||
+            b == '.' || b == '_' || b == '-')
+            buf[k++] = (char)b;
+        else
+            k += snprintf(buf + k, 4, "%%%02X", b);
+    }
+    if (k <= 0 || (size_t)k >= cap - 10) {
+        snprintf(err, errcap, "journal directory path too long");
+        return -1;
+    }
+    memcpy(buf + k, ".jsonl", 7);
+    return 0;
+}
+
+/* Opens the session's journal (the given path, else one in the engine's journal_dir) and
+ * writes its header; nothing in replay or without either. 0, or -1 with err filled. */
+static int session_open_journal(ac_session *s, const char *journal_path, char *err, size_t errcap)
+{
+    ac_engine *e = s->e;
     char dir_path[4096];
     int exclusive = 0;
-    if (!journal_path && e->journal_dir && !replay) {
-        /* DIR/<id>.jsonl, the id percent-encoded (agentc.h): one file per id */
-        if (mkdir(e->journal_dir, 0700) != 0 && errno != EEXIST) {
-            snprintf(err, errcap, "cannot create journal directory '%s': %s", e->journal_dir,
-                     strerror(errno));
-            goto fail;
-        }
-        int k = snprintf(dir_path, sizeof dir_path, "%s/", e->journal_dir);
-        for (const char *c = s->id; k > 0 && *c && (size_t)k < sizeof dir_path - 10; c++) {
-            unsigned char b = (unsigned char)*c;
-            if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') ||
-                b == '.' || b == '_' || b == '-')
-                dir_path[k++] = (char)b;
-            else
-                k += snprintf(dir_path + k, 4, "%%%02X", b);
-        }
-        if (k > 0 && (size_t)k < sizeof dir_path - 10) {
-            memcpy(dir_path + k, ".jsonl", 7);
-            journal_path = dir_path;
-            exclusive = 1;
-        } else {
-            snprintf(err, errcap, "journal directory path too long");
-            goto fail;
-        }
+    if (s->replaying)
+        return 0;
+    if (!journal_path && e->journal_dir) {
+        if (journal_dir_path(e, s->id, dir_path, sizeof dir_path, err, errcap) < 0)
+            return -1;
+        journal_path = dir_path;
+        exclusive = 1;
     }
-    s->replaying = replay;
-    if (journal_path && !replay) {
-        s->journal = ac_journal_open(journal_path, exclusive, e->loop, err, errcap);
-        if (!s->journal)
-            goto fail;
-        if (ac_journal_write_header(s->journal, e->t, s->id, e->param_overrides) < 0) {
-            snprintf(err, errcap, "%s",
-                     ac_journal_error(s->journal) ? ac_journal_error(s->journal)
-                                                  : "out of memory");
-            goto fail;
-        }
+    if (!journal_path)
+        return 0;
+    s->journal = ac_journal_open(journal_path, exclusive, e->loop, err, errcap);
+    if (!s->journal)
+        return -1;
+    if (ac_journal_write_header(s->journal, e->t, s->id, e->param_overrides) < 0) {
+        snprintf(err, errcap, "%s",
+                 ac_journal_error(s->journal) ? ac_journal_error(s->journal) : "out of memory");
+        return -1;
     }
+    return 0;
+}
+
+/* Starts the machines and queues spawn (not in replay), then applies what that raised, at
+ * once or, from a loop callback, deferred. 0; -1 with err filled (the session is to be
+ * discarded); 1 when the session was freed while it started. */
+static int session_start(ac_session *s, const ac_session_options *opts, char *err, size_t errcap)
+{
+    ac_engine *e = s->e;
     /* Tracing costs a call per transition: installed only when someone
      * listens (the journal's recorded steps, the output's trace, a replay). */
-    int traced = s->journal || replay || hooks || (e->has_output && e->out.trace);
+    int traced = s->journal || s->replaying || s->hooks || (e->has_output && e->out.trace);
     ac_fsm_init(&s->fsm, &e->binding, s, traced ? on_trace : NULL, s);
     s->drain_task.fn = drain_task;
     s->drain_task.ud = s;
@@ -615,34 +653,41 @@ static ac_session *session_new(ac_engine *e, const char *id, const ac_session_op
         s->draining = 1;
         ac_fsm_stop(&s->fsm, &stop);
         q_filter(&s->raised, 0, 1);
-        goto fail;
+        return -1;
     }
-    if (e->ev_spawn != AC_FSM_NONE && !replay) {
+    if (e->ev_spawn != AC_FSM_NONE && !s->replaying) {
         ac_queued_event *q = q_new(e->ev_spawn, spawn_payload(e, opts), 0, 0);
         if (q)
             q_push(&s->inbox, q);
     }
     if (s->raised.head || s->inbox.head) {
-        if (e->loop && ac_loop_in_callback(e->loop) && !replay) {
+        if (e->loop && ac_loop_in_callback(e->loop) && !s->replaying) {
             ac_loop_defer(e->loop, &s->drain_task);
         } else if (drain(s, NULL, NULL)) {
             snprintf(err, errcap, "the session was freed while it started");
-            return NULL;
+            return 1;
         }
     }
-    return s;
-fail:
-    ac_toolkits_session_free(s);
-    ac_conv_free(s->conv);
-    json_decref(s->queued);
-    free(s->turn_start);
-    ac_schema_free(s->output_schema);
-    free(s->output_schema_text);
-    ac_journal_close(s->journal);
-    free(s->answer);
-    free(s->id);
-    free(s);
-    return NULL;
+    return 0;
+}
+
+static ac_session *session_new(ac_engine *e, const char *id, const ac_session_options *opts,
+                               int replay, const ac_session_hooks *hooks, void *hooks_ud, char *err,
+                               size_t errcap)
+{
+    ac_session *s = session_alloc(e, id, replay, hooks, hooks_ud);
+    if (!s) {
+        snprintf(err, errcap, "out of memory");
+        return NULL;
+    }
+    if (session_open_journal(s, opts ? opts->journal_path : NULL, err, errcap) < 0) {
+        session_discard(s);
+        return NULL;
+    }
+    int rc = session_start(s, opts, err, errcap);
+    if (rc < 0)
+        session_discard(s);
+    return rc ? NULL : s;
 }
 
 void ac_error_set(ac_error *err, int code, const char *text)
@@ -694,9 +739,10 @@ ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_o
     }
     ac_session *s = session_new(e, id, opts, 0, NULL, NULL, text, sizeof text);
     if (!s)
-        ac_error_set(err, strstr(text, "out of memory") ? AC_ENOMEM
-                          : strstr(text, "journal")     ? AC_EIO
-                                                        : AC_ESPEC,
+        ac_error_set(err,
+                     strstr(text, "out of memory") ? AC_ENOMEM
+                     : strstr(text, "journal")     ? AC_EIO
+                                                   : AC_ESPEC,
                      text);
     else if (err)
         memset(err, 0, sizeof *err);
@@ -928,10 +974,11 @@ char *ac_session_to_json(const ac_session *s)
     json_error_t jerr;
     json_t *cj = conv ? json_loads(conv, 0, &jerr) : NULL;
     free(conv);
-    json_t *o = json_pack("{s:s, s:s, s:o, s:s, s:s, s:s?, s:O, s:i, s:o?}", "spec_hash", t->hash,
-                          "id", s->id, "states", states, "status", ac_session_status_name(ac_session_status(s)), "answer", s->answer,
-                          "error", s->error, "queued", s->queued, "compacted",
-                          s->compacted_this_plan, "conversation", cj);
+    json_t *o =
+        json_pack("{s:s, s:s, s:o, s:s, s:s, s:s?, s:O, s:i, s:o?}", "spec_hash", t->hash, "id",
+                  s->id, "states", states, "status", ac_session_status_name(ac_session_status(s)),
+                  "answer", s->answer, "error", s->error, "queued", s->queued, "compacted",
+                  s->compacted_this_plan, "conversation", cj);
     json_t *kits = ac_toolkits_state_json(s);
     if (o && kits)
         json_object_set(o, "toolkits", kits);
