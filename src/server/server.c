@@ -1040,86 +1040,88 @@ static void on_sweep(void *ud)
     sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
 }
 
-int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
+/* The configuration's defaults where it leaves a value 0. */
+static void cfg_defaults(ac_srv_config *cfg)
 {
-    ac_srv_config cfg = *cfg_in;
-    if (!cfg.listen)
-        cfg.listen = "127.0.0.1:8080";
-    if (cfg.ping_ms <= 0)
-        cfg.ping_ms = 15000;
-    if (!cfg.max_body)
-        cfg.max_body = (size_t)1 << 20;
-    if (!cfg.max_connections)
-        cfg.max_connections = 1024;
-    if (!cfg.header_timeout_s)
-        cfg.header_timeout_s = 30;
-    if (!cfg.sessions_per_token)
-        cfg.sessions_per_token = 1000;
-    if (!cfg.messages_per_min)
-        cfg.messages_per_min = 600;
-    if (cfg.grace_ms <= 0)
-        cfg.grace_ms = 10000;
-    if (!cfg.max_header_bytes)
-        cfg.max_header_bytes = 16384;
-    if (cfg.unload_after_ms <= 0)
-        cfg.unload_after_ms = 600000;
-    if (cfg.max_events <= 0)
-        cfg.max_events = 10000;
-    srv sv_, *sv = &sv_;
-    memset(sv, 0, sizeof *sv);
-    sv->cfg = &cfg;
-    sv->model_name = cfg.model_name ? cfg.model_name : "agentc";
-    sv->anon.name = (char *)"local";
-    struct sockaddr_storage addr;
-    socklen_t alen;
-    int loopback = 0, v6 = 0;
-    if (parse_listen(cfg.listen, &addr, &alen, &loopback, &v6)) {
-        fprintf(stderr,
-                "agentc serve: --listen takes ADDR:PORT (127.0.0.1:8080, [::1]:8080), not '%s'\n",
-                cfg.listen);
-        return 2;
-    }
-    if (cfg.tokens_file && load_tokens(sv, cfg.tokens_file)) {
-        srv_free(sv);
+    if (!cfg->listen)
+        cfg->listen = "127.0.0.1:8080";
+    if (cfg->ping_ms <= 0)
+        cfg->ping_ms = 15000;
+    if (!cfg->max_body)
+        cfg->max_body = (size_t)1 << 20;
+    if (!cfg->max_connections)
+        cfg->max_connections = 1024;
+    if (!cfg->header_timeout_s)
+        cfg->header_timeout_s = 30;
+    if (!cfg->sessions_per_token)
+        cfg->sessions_per_token = 1000;
+    if (!cfg->messages_per_min)
+        cfg->messages_per_min = 600;
+    if (cfg->grace_ms <= 0)
+        cfg->grace_ms = 10000;
+    if (!cfg->max_header_bytes)
+        cfg->max_header_bytes = 16384;
+    if (cfg->unload_after_ms <= 0)
+        cfg->unload_after_ms = 600000;
+    if (cfg->max_events <= 0)
+        cfg->max_events = 10000;
+}
+
+/* The tokens, the loop, the engine and the store. 0, or the exit status (said on stderr). */
+static int srv_setup(srv *sv, int loopback)
+{
+    const ac_srv_config *cfg = sv->cfg;
+    if (cfg->tokens_file && load_tokens(sv, cfg->tokens_file))
         return 3;
-    }
     if (!loopback && !sv->n_owners) {
         fprintf(stderr,
                 "agentc serve: refusing to listen on '%s' without --tokens: anyone who\n"
                 "  can reach it could run the agent (its tools, its API key). Pass\n"
                 "  --tokens FILE, or listen on 127.0.0.1\n",
-                cfg.listen);
-        srv_free(sv);
+                cfg->listen);
         return 3;
     }
     sv->loop = ac_loop_new();
-    if (!sv->loop) {
-        srv_free(sv);
+    if (!sv->loop)
         return 1;
-    }
     srv_output_init(sv);
     ac_error err = {0};
-    sv->engine = cfg.make_engine(cfg.engine_ud, sv->loop, &sv->out, &err);
-    if (!sv->engine) {
-        srv_free(sv);
+    sv->engine = cfg->make_engine(cfg->engine_ud, sv->loop, &sv->out, &err);
+    if (!sv->engine)
         return 3; /* make_engine said why */
-    }
-    if (open_store(sv, cfg.db)) {
-        srv_free(sv);
+    if (open_store(sv, cfg->db))
         return 3;
+    return 0;
+}
+
+/* Writes the bound port to the port file, atomically (a temporary file renamed). */
+static void write_port_file(const char *path, int port)
+{
+    char tmpf[4096];
+    snprintf(tmpf, sizeof tmpf, "%s.tmp", path);
+    FILE *f = fopen(tmpf, "w");
+    if (f) {
+        fprintf(f, "%d\n", port);
+        fclose(f);
+        rename(tmpf, path);
     }
+}
+
+/* Starts the HTTP daemon on the loop (its epoll descriptor watched). 0, or the exit status. */
+static int srv_listen(srv *sv, const struct sockaddr_storage *addr, int v6)
+{
+    const ac_srv_config *cfg = sv->cfg;
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (v6)
         flags |= MHD_USE_IPv6;
     sv->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, sv, MHD_OPTION_SOCK_ADDR,
-                             (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                             sv, MHD_OPTION_CONNECTION_LIMIT, cfg.max_connections,
-                             MHD_OPTION_CONNECTION_TIMEOUT, cfg.header_timeout_s,
-                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg.max_header_bytes + 16384,
+                             (const struct sockaddr *)addr, MHD_OPTION_NOTIFY_COMPLETED,
+                             on_completed, sv, MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+                             MHD_OPTION_CONNECTION_TIMEOUT, cfg->header_timeout_s,
+                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->max_header_bytes + 16384,
                              MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
     if (!sv->d) {
-        fprintf(stderr, "agentc serve: cannot listen on %s: %s\n", cfg.listen, strerror(errno));
-        srv_free(sv);
+        fprintf(stderr, "agentc serve: cannot listen on %s: %s\n", cfg->listen, strerror(errno));
         return 1;
     }
     const union MHD_DaemonInfo *ei = MHD_get_daemon_info(sv->d, MHD_DAEMON_INFO_EPOLL_FD);
@@ -1128,45 +1130,34 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         fprintf(stderr, "agentc serve: cannot watch the server's epoll descriptor\n");
         MHD_stop_daemon(sv->d);
         sv->d = NULL;
-        srv_free(sv);
         return 1;
     }
     int port = bound_port(sv->d);
-    fprintf(stderr, "agentc serve: listening on %s (port %d)%s\n", cfg.listen, port,
+    fprintf(stderr, "agentc serve: listening on %s (port %d)%s\n", cfg->listen, port,
             sv->n_owners ? ", bearer tokens required" : "");
-    if (cfg.port_file) {
-        char tmpf[4096];
-        snprintf(tmpf, sizeof tmpf, "%s.tmp", cfg.port_file);
-        FILE *f = fopen(tmpf, "w");
-        if (f) {
-            fprintf(f, "%d\n", port);
-            fclose(f);
-            rename(tmpf, cfg.port_file);
-        }
-    }
-    sv->ping_timer = ac_loop_timer(sv->loop, cfg.ping_ms, on_ping, sv);
-    sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
-    run_mhd(sv);
-    while (!*stop) {
-        ac_loop_run_once(sv->loop, 500);
-        run_loads(sv);
-    }
+    if (cfg->port_file)
+        write_port_file(cfg->port_file, port);
+    return 0;
+}
 
-    /* graceful stop: no new connections, turns settle within the grace period */
+/* Graceful stop: no new connections, turns settle within the grace period; past it, stored
+ * sessions stay mid-turn in the store and resume at the next start, the others are
+ * cancelled; the streams end and the connections close (at most 2 s more). */
+static void srv_stop(srv *sv)
+{
+    const ac_srv_config *cfg = sv->cfg;
     fprintf(stderr, "agentc serve: stopping\n");
     sv->stopping = 1;
     int lfd = (int)MHD_quiesce_daemon(sv->d);
     if (lfd >= 0)
         close(lfd);
-    int64_t deadline = ac_loop_now_ms(sv->loop) + cfg.grace_ms;
+    int64_t deadline = ac_loop_now_ms(sv->loop) + cfg->grace_ms;
     while (any_running(sv) && ac_loop_now_ms(sv->loop) < deadline) {
         ac_loop_run_once(sv->loop, 100);
         run_loads(sv);
     }
-    /* past the grace period: stored sessions stay mid-turn in the store and resume at the
-     * next start; the others are cancelled */
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
-        if (ss->s && (!ss->stored_id || !cfg.db) && !ac_session_settled(ss->s)) {
+        if (ss->s && (!ss->stored_id || !cfg->db) && !ac_session_settled(ss->s)) {
             srv_sess_say(ss, "stopped",
                          json_pack("{s:s, s:s}", "reason", "server_stopping", "partial_response",
                                    ac_session_partial(ss->s)));
@@ -1191,6 +1182,41 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     sv->epoll_watch = 0;
     MHD_stop_daemon(sv->d);
     sv->d = NULL;
+}
+
+int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
+{
+    ac_srv_config cfg = *cfg_in;
+    cfg_defaults(&cfg);
+    srv sv_, *sv = &sv_;
+    memset(sv, 0, sizeof *sv);
+    sv->cfg = &cfg;
+    sv->model_name = cfg.model_name ? cfg.model_name : "agentc";
+    sv->anon.name = (char *)"local";
+    struct sockaddr_storage addr;
+    socklen_t alen;
+    int loopback = 0, v6 = 0;
+    if (parse_listen(cfg.listen, &addr, &alen, &loopback, &v6)) {
+        fprintf(stderr,
+                "agentc serve: --listen takes ADDR:PORT (127.0.0.1:8080, [::1]:8080), not '%s'\n",
+                cfg.listen);
+        return 2;
+    }
+    int rc = srv_setup(sv, loopback);
+    if (!rc)
+        rc = srv_listen(sv, &addr, v6);
+    if (rc) {
+        srv_free(sv);
+        return rc;
+    }
+    sv->ping_timer = ac_loop_timer(sv->loop, cfg.ping_ms, on_ping, sv);
+    sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
+    run_mhd(sv);
+    while (!*stop) {
+        ac_loop_run_once(sv->loop, 500);
+        run_loads(sv);
+    }
+    srv_stop(sv);
     srv_free(sv);
     fprintf(stderr, "agentc serve: stopped\n");
     return 0;
