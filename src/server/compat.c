@@ -156,30 +156,14 @@ static void done_plain(srv_sess *ss, void *ud)
     srv_sess_free(ss);
 }
 
-enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
-                                     const char *body, size_t n)
+/* The messages read into the system text (system and developer messages, joined) and the
+ * prompt: the conversation so far, then the last user message. NULL, or what is wrong. */
+static const char *chat_read(json_t *msgs, ac_buf *sys, ac_buf *prompt)
 {
-    json_error_t je;
-    json_t *rq = json_loadb(body ? body : "", n, JSON_REJECT_DUPLICATES, &je);
-    if (!json_is_object(rq)) {
-        json_decref(rq);
-        return srv_reply_error(c, 400, "invalid_json", "the body must be a JSON object");
-    }
-    json_t *msgs = json_object_get(rq, "messages");
-    json_t *stream = json_object_get(rq, "stream");
-    if (!json_is_array(msgs) || !json_array_size(msgs)) {
-        json_decref(rq);
-        return srv_reply_error(c, 400, "invalid_type", "'messages' must be a non-empty array");
-    }
-    if (stream && !json_is_boolean(stream) && !json_is_null(stream)) {
-        json_decref(rq);
-        return srv_reply_error(c, 400, "invalid_type", "'stream' must be a boolean");
-    }
-    ac_buf sys, conv;
-    ac_buf_init(&sys, AC_BUF_MAX);
+    ac_buf conv;
     ac_buf_init(&conv, AC_BUF_MAX);
     char *last_user = NULL;
-    size_t users = 0, i;
+    size_t i;
     json_t *m;
     const char *bad = NULL;
     json_array_foreach(msgs, i, m)
@@ -202,24 +186,18 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
             break;
         }
         if (!strcmp(role, "system") || !strcmp(role, "developer")) {
-            if (sys.n)
-                ac_buf_addstr(&sys, "\n\n");
-            ac_buf_addstr(&sys, text);
+            if (sys->n)
+                ac_buf_addstr(sys, "\n\n");
+            ac_buf_addstr(sys, text);
             free(text);
             continue;
         }
-        if (!strcmp(role, "user"))
-            users++;
         if (last_user) {
             ac_buf_addstr(&conv, "user: ");
             ac_buf_addstr(&conv, last_user);
             ac_buf_addstr(&conv, "\n\n");
             free(last_user);
             last_user = NULL;
-        }
-        if (!strcmp(role, "user") && i + 1 == json_array_size(msgs)) {
-            last_user = text;
-            continue;
         }
         if (!strcmp(role, "user")) {
             last_user = text;
@@ -231,57 +209,92 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
         ac_buf_addstr(&conv, "\n\n");
         free(text);
     }
-    int streamed = json_is_true(stream);
-    json_decref(rq);
     if (!bad && !last_user)
         bad = "the last message must be a user message";
-    if (bad || sys.failed || conv.failed) {
-        free(last_user);
-        free(sys.p);
-        free(conv.p);
-        return srv_reply_error(c, 400, "invalid_request", "%s", bad ? bad : "out of memory");
+    if (!bad && conv.n) {
+        ac_buf_addstr(prompt, "The conversation so far:\n\n");
+        ac_buf_add(prompt, conv.p, conv.n);
+        ac_buf_addstr(prompt, "The user's new message:\n\n");
     }
-    ac_buf prompt;
-    ac_buf_init(&prompt, AC_BUF_MAX);
-    if (conv.n) {
-        ac_buf_addstr(&prompt, "The conversation so far:\n\n");
-        ac_buf_add(&prompt, conv.p, conv.n);
-        ac_buf_addstr(&prompt, "The user's new message:\n\n");
-    }
-    ac_buf_addstr(&prompt, last_user);
+    if (!bad)
+        ac_buf_addstr(prompt, last_user);
     free(last_user);
+    if (!bad && (sys->failed || conv.failed || prompt->failed))
+        bad = "out of memory";
     free(conv.p);
+    return bad;
+}
+
+/* Answers a streamed request: the session's chunks go to the connection as they come.
+ * 0 with *ret set, or -1 when out of memory (nothing queued). */
+static int chat_stream(srv *sv, struct MHD_Connection *c, srv_sess *ss, enum MHD_Result *ret)
+{
+    srv_stream *st = srv_stream_new(sv, NULL);
+    struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
+    if (!resp) {
+        free(st);
+        return -1;
+    }
+    st->log = 0;
+    st->ss = ss;
+    st->conn = c;
+    ss->chat = st;
+    ss->on_done = done_stream;
+    ss->done_ud = st;
+    push_json(st, chunk(ss, json_pack("{s:s, s:s}", "role", "assistant", "content", ""), NULL));
+    *ret = MHD_queue_response(c, 200, resp);
+    MHD_destroy_response(resp);
+    return 0;
+}
+
+enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
+                                     const char *body, size_t n)
+{
+    json_error_t je;
+    json_t *rq = json_loadb(body ? body : "", n, JSON_REJECT_DUPLICATES, &je);
+    if (!json_is_object(rq)) {
+        json_decref(rq);
+        return srv_reply_error(c, 400, "invalid_json", "the body must be a JSON object");
+    }
+    json_t *msgs = json_object_get(rq, "messages");
+    json_t *stream = json_object_get(rq, "stream");
+    if (!json_is_array(msgs) || !json_array_size(msgs)) {
+        json_decref(rq);
+        return srv_reply_error(c, 400, "invalid_type", "'messages' must be a non-empty array");
+    }
+    if (stream && !json_is_boolean(stream) && !json_is_null(stream)) {
+        json_decref(rq);
+        return srv_reply_error(c, 400, "invalid_type", "'stream' must be a boolean");
+    }
+    ac_buf sys, prompt;
+    ac_buf_init(&sys, AC_BUF_MAX);
+    ac_buf_init(&prompt, AC_BUF_MAX);
+    const char *bad = chat_read(msgs, &sys, &prompt);
+    int streamed = json_is_true(stream);
+    json_decref(rq);
+    if (bad) {
+        free(sys.p);
+        free(prompt.p);
+        return srv_reply_error(c, 400, "invalid_request", "%s", bad);
+    }
     ac_error err = {0};
-    srv_sess *ss = prompt.failed ? NULL : srv_sess_new(sv, o, NULL, sys.n ? sys.p : NULL, 1, &err);
+    srv_sess *ss = srv_sess_new(sv, o, NULL, sys.n ? sys.p : NULL, 1, &err);
     free(sys.p);
     if (!ss) {
         free(prompt.p);
         return srv_reply_error(c, 500, "session_failed", "cannot run the agent: %s", err.text);
     }
-    enum MHD_Result ret;
+    enum MHD_Result ret = MHD_YES;
     if (streamed) {
-        srv_stream *st = srv_stream_new(sv, NULL);
-        struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
-        if (!resp) {
-            free(st);
+        if (chat_stream(sv, c, ss, &ret) < 0) {
             free(prompt.p);
             srv_sess_free(ss);
             return srv_reply_error(c, 503, "out_of_memory", "out of memory");
         }
-        st->log = 0;
-        st->ss = ss;
-        st->conn = c;
-        ss->chat = st;
-        ss->on_done = done_stream;
-        ss->done_ud = st;
-        push_json(st, chunk(ss, json_pack("{s:s, s:s}", "role", "assistant", "content", ""), NULL));
-        ret = MHD_queue_response(c, 200, resp);
-        MHD_destroy_response(resp);
     } else {
         ss->waiter = c;
         ss->on_done = done_plain;
         MHD_suspend_connection(c);
-        ret = MHD_YES;
     }
     ac_session_send(ss->s, prompt.p);
     free(prompt.p);
