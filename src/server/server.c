@@ -9,6 +9,7 @@
  * connections, so MHD is run again on the next loop iteration (srv_kick).
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -572,14 +573,18 @@ static int parse_cursor(const char *v, uint64_t *n, unsigned *k)
         return 0;
     char *end;
     errno = 0;
+    if (!isdigit((unsigned char)v[0])) /* strtoull would take a space, a sign, " -3" */
+        return -1;
     unsigned long long a = strtoull(v, &end, 10);
-    if (end == v || errno || v[0] == '-')
+    if (errno)
         return -1;
     unsigned long b = 0;
     if (*end == '.') {
         const char *p = end + 1;
+        if (!isdigit((unsigned char)*p))
+            return -1;
         b = strtoul(p, &end, 10);
-        if (end == p || errno || *p == '-' || b > 1000000)
+        if (errno || b > 1000000)
             return -1;
     }
     if (*end)

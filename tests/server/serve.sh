@@ -163,6 +163,10 @@ curl -s -N --max-time 2 "${A[@]}" "$url/v1/sessions/s1/events?starting_after=$cu
 n=$(events "$tmp/full" | tail -n1 | jq -r .id); n=${n%%.*}
 expect 409 cursor_ahead GET "/v1/sessions/s1/events?starting_after=$((n + 5))"
 expect 400 invalid_cursor GET "/v1/sessions/s1/events?starting_after=x"
+# a cursor is digits: no sign, no space, no wrap to a huge number (strtoull takes " -3")
+for bad in %20-3 -3 +3 %203 3.-1 3.%201 3.+1 3. .3 3.x 99999999999999999999; do
+  expect 400 invalid_cursor GET "/v1/sessions/s1/events?starting_after=$bad"
+done
 expect 200 - GET /v1/sessions/s1
 jq -e '.states.session == "Idle" and (.messages | map(.role)) == ["user", "assistant"] and .last_event_id == '"$n" "$tmp/body" >/dev/null \
   || fail "session after the turn: $(head -c 400 "$tmp/body")"
