@@ -395,10 +395,16 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
         last = ss->id;
         count++;
     }
+    free(all);
+    if (!started) { /* the list would look ended where it goes on */
+        json_decref(data);
+        return srv_reply_error(c, 400, "invalid_after",
+                               "no session '%s' to list after (deleted?): list from the start",
+                               after);
+    }
     json_t *o = json_pack("{s:o, s:b}", "data", data, "has_more", more);
     if (more && last)
         json_object_set_new(o, "next_after", json_string(last));
-    free(all);
     return srv_reply_json(c, 200, o);
 }
 

@@ -119,6 +119,8 @@ jq -e '(.data | length) == 1 and .has_more and .next_after == "s1"' "$tmp/body" 
 expect 200 - GET "/v1/sessions?limit=1&after=s1"
 jq -e '.data[0].id == "'"$auto"'" and (.has_more | not)' "$tmp/body" >/dev/null || fail "page 2: $(cat "$tmp/body")"
 expect 400 invalid_limit GET "/v1/sessions?limit=0"
+# a page after a session that is not (deleted meanwhile): an error, not an empty last page
+expect 400 invalid_after GET "/v1/sessions?limit=1&after=no-such"
 # another token sees none of them
 code=$(curl -s --max-time 5 -o "$tmp/body" -w '%{http_code}' "${B[@]}" "$url/v1/sessions/s1")
 [ "$code" = 404 ] || fail "bob reads alice's session: $code"
