@@ -134,7 +134,9 @@ void srv_stream_frame(srv_stream *st, srv_frame *f)
         }
     }
     srv_qnode *q = malloc(sizeof *q);
-    if (!q || st->queued + f->len > MAX_QUEUED) { /* too far behind: it reads the journal */
+    /* too far behind: it reads the journal (a frame is queued while less than the cap is:
+     * one larger than the cap is sent, or a reader could never get past it) */
+    if (!q || st->queued >= MAX_QUEUED) {
         free(q);
         srv_stream_finish(st);
         return;

@@ -41,5 +41,34 @@ cmp -s "$tmp/text" "$tmp/answer" || fail "the joined deltas are not the answer (
 sed -n 's/^data: //p' "$tmp/ev" | jq -j 'select(.answer) | .answer' >"$tmp/final"
 cmp -s "$tmp/final" "$tmp/answer" || fail "turn_done's answer"
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
+
+# a frame over a reader's queue cap (8 MB; a tool's 9 MB output): it is sent, and so is what
+# follows (the stream ended before it, and a reconnect with its Last-Event-ID did the same)
+cat >"$tmp/tools.json" <<'JSON'
+{"tools": [{"name": "big", "description": "prints 9 MB", "max_output": "20MB",
+  "command": ["sh", "-c", "head -c 9000000 /dev/zero | tr '\\0' x"],
+  "parameters": {"type": "object", "properties": {}}}]}
+JSON
+printf '%s\n' '{"tool_calls":[{"id":"c1","name":"big","arguments":"{}"}]}' '{"content":"done"}' >"$tmp/script"
+rm -f "$tmp/port"
+"$agentc" serve --tools "$tmp/tools.json" --provider script --script "$tmp/script" \
+  --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
+pid=$!
+wait_for test -s "$tmp/port" || fail "server did not start"
+url="http://127.0.0.1:$(cat "$tmp/port")"
+j -X POST -d '{"id": "a"}' "$url/v1/sessions" >/dev/null
+j -X POST -d '{"content": "go"}' "$url/v1/sessions/a/messages" >/dev/null
+wait_for idle || fail "the turn with the big tool output did not end"
+# as a client does: reconnect with the last id read while the stream ends before turn_done
+: >"$tmp/ev"
+for _ in 1 2 3; do
+  last=$(sed -n 's/^id: //p' "$tmp/ev" | tail -n 1)
+  curl -s -N --max-time 3 ${last:+-H "Last-Event-ID: $last"} "$url/v1/sessions/a/events" >>"$tmp/ev"
+  grep -q '^event: turn_done' "$tmp/ev" && break
+done
+sed -n 's/^data: //p' "$tmp/ev" | jq 'select(.content) | .content | length' | grep -qx 9000000 \
+  || fail "no tool_result of 9 MB: $(grep '^event' "$tmp/ev" | tail -n 3)"
+grep -q '^event: turn_done' "$tmp/ev" || fail "no turn_done after the big frame (3 reconnects)"
+kill -TERM "$pid"; wait "$pid" || fail "exit status"
 pid=
 echo ok
