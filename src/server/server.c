@@ -334,7 +334,7 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return srv_reply_error(c, 400, "invalid_id",
                                "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
     }
-    if (id && srv_sess_find(sv, id)) {
+    if (id && srv_sess_find(sv, r->owner, id)) {
         json_decref(o);
         return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
     }
@@ -729,8 +729,8 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         return srv_reply_error(c, 404, "not_found", "no such session");
     memcpy(id, p, idn);
     id[idn] = 0;
-    srv_sess *ss = srv_sess_find(sv, id);
-    if (!ss || ss->ephemeral || ss->owner != r->owner) /* others' sessions do not exist */
+    srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
+    if (!ss || ss->ephemeral)
         return srv_reply_error(c, 404, "not_found", "no such session");
     const char *rest = slash ? slash : "";
     if (!*rest && del && !ss->s) {
@@ -944,7 +944,7 @@ static void run_loads(srv *sv)
     while (sv->loads) {
         struct srv_load *l = sv->loads;
         sv->loads = l->next;
-        srv_sess *ss = srv_sess_find(sv, l->id);
+        srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
         ac_error err = {0};
         if (ss && !ss->s && srv_sess_load(ss, &err)) {
             l->r->load_failed = 1;

@@ -135,7 +135,8 @@ void srv_sess_unload(srv_sess *ss);
 srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t created_ms);
 /* Removes the session from memory and, with delete, from the store. */
 void srv_sess_drop(srv_sess *ss, int delete);
-srv_sess *srv_sess_find(srv *sv, const char *id);
+/* The owner's session id (each owner has its ids: the store keeps OWNER/ID). */
+srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id);
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
                        ac_error *err);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */

@@ -127,6 +127,12 @@ code=$(curl -s --max-time 5 -o "$tmp/body" -w '%{http_code}' "${B[@]}" "$url/v1/
 code=$(curl -s --max-time 5 -o "$tmp/body" -w '%{http_code}' "${B[@]}" -X POST -d '{"content":"x"}' "$url/v1/sessions/s1/messages")
 [ "$code" = 404 ] || fail "bob posts to alice's session: $code"
 curl -s --max-time 5 "${B[@]}" "$url/v1/sessions" | jq -e '.data == []' >/dev/null || fail "bob's list is not empty"
+# each token has its ids: bob makes an s1 of his own (alice's s1 is not told of), then drops it
+code=$(curl -s --max-time 5 -o "$tmp/body" -w '%{http_code}' "${B[@]}" -X POST -d '{"id": "s1"}' "$url/v1/sessions")
+[ "$code" = 201 ] || fail "bob cannot make an s1 of his own: $code $(cat "$tmp/body")"
+code=$(curl -s --max-time 5 -o "$tmp/body" -w '%{http_code}' "${B[@]}" -X DELETE "$url/v1/sessions/s1")
+[ "$code" = 200 ] || fail "bob cannot delete his s1: $code"
+expect 200 - GET /v1/sessions/s1
 expect 404 not_found GET /v1/sessions/nope
 expect 200 - DELETE "/v1/sessions/$auto"
 expect 404 not_found GET "/v1/sessions/$auto"
