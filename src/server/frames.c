@@ -97,6 +97,46 @@ srv_frame *srv_frame_join(const srv_frame *a, const srv_frame *b)
     return srv_frame_new(b->n, b->k, b->type, d, b->t_us);
 }
 
+int srv_frame_append(srv_frame *a, const srv_frame *b)
+{
+    size_t need = a->delta_len + b->delta_len + 1;
+    size_t cap = a->delta_cap ? a->delta_cap : a->delta_len + 1;
+    if (need > cap) { /* doubling: a slow reader's joins cost what they append */
+        while (cap < need)
+            cap *= 2;
+        char *d = realloc(a->delta, cap);
+        if (!d)
+            return -1;
+        a->delta = d;
+        a->delta_cap = cap;
+    }
+    memcpy(a->delta + a->delta_len, b->delta, b->delta_len + 1);
+    a->delta_len += b->delta_len;
+    a->n = b->n;
+    a->k = b->k;
+    a->t_us = b->t_us;
+    a->len += b->delta_len; /* about its size until it is made */
+    a->stale = 1;
+    return 0;
+}
+
+int srv_frame_render(srv_frame *f)
+{
+    if (!f->stale)
+        return 0;
+    srv_frame *g = srv_frame_new(f->n, f->k, f->type,
+                                 json_pack("{s:s%}", "delta", f->delta, f->delta_len), f->t_us);
+    if (!g)
+        return -1;
+    free(f->bytes);
+    f->bytes = g->bytes;
+    f->len = g->len;
+    f->stale = 0;
+    g->bytes = NULL;
+    srv_frame_unref(g);
+    return 0;
+}
+
 int srv_frame_after(const srv_frame *f, uint64_t n, unsigned k)
 {
     return f->n > n || (f->n == n && f->k > k);
@@ -114,8 +154,7 @@ static void emit(srv_frames *fm, const char *type, json_t *data)
         fm->fn(fm->ud, f);
 }
 
-srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_fn fn,
-                           void *ud)
+srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_fn fn, void *ud)
 {
     srv_frames *fm = calloc(1, sizeof *fm);
     if (!fm)

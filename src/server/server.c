@@ -9,6 +9,7 @@
  * connections, so MHD is run again on the next loop iteration (srv_kick).
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -333,7 +334,7 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return srv_reply_error(c, 400, "invalid_id",
                                "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
     }
-    if (id && srv_sess_find(sv, id)) {
+    if (id && srv_sess_find(sv, r->owner, id)) {
         json_decref(o);
         return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
     }
@@ -394,10 +395,16 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
         last = ss->id;
         count++;
     }
+    free(all);
+    if (!started) { /* the list would look ended where it goes on */
+        json_decref(data);
+        return srv_reply_error(c, 400, "invalid_after",
+                               "no session '%s' to list after (deleted?): list from the start",
+                               after);
+    }
     json_t *o = json_pack("{s:o, s:b}", "data", data, "has_more", more);
     if (more && last)
         json_object_set_new(o, "next_after", json_string(last));
-    free(all);
     return srv_reply_json(c, 200, o);
 }
 
@@ -572,14 +579,18 @@ static int parse_cursor(const char *v, uint64_t *n, unsigned *k)
         return 0;
     char *end;
     errno = 0;
+    if (!isdigit((unsigned char)v[0])) /* strtoull would take a space, a sign, " -3" */
+        return -1;
     unsigned long long a = strtoull(v, &end, 10);
-    if (end == v || errno || v[0] == '-')
+    if (errno)
         return -1;
     unsigned long b = 0;
     if (*end == '.') {
         const char *p = end + 1;
+        if (!isdigit((unsigned char)*p))
+            return -1;
         b = strtoul(p, &end, 10);
-        if (end == p || errno || *p == '-' || b > 1000000)
+        if (errno || b > 1000000)
             return -1;
     }
     if (*end)
@@ -718,8 +729,8 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         return srv_reply_error(c, 404, "not_found", "no such session");
     memcpy(id, p, idn);
     id[idn] = 0;
-    srv_sess *ss = srv_sess_find(sv, id);
-    if (!ss || ss->ephemeral || ss->owner != r->owner) /* others' sessions do not exist */
+    srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
+    if (!ss || ss->ephemeral)
         return srv_reply_error(c, 404, "not_found", "no such session");
     const char *rest = slash ? slash : "";
     if (!*rest && del && !ss->s) {
@@ -933,7 +944,7 @@ static void run_loads(srv *sv)
     while (sv->loads) {
         struct srv_load *l = sv->loads;
         sv->loads = l->next;
-        srv_sess *ss = srv_sess_find(sv, l->id);
+        srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
         ac_error err = {0};
         if (ss && !ss->s && srv_sess_load(ss, &err)) {
             l->r->load_failed = 1;

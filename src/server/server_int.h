@@ -40,6 +40,8 @@ typedef struct srv_frame {
     const char *type; /* "text", "reasoning" (what coalesces) or "other" */
     char *delta;      /* text and reasoning: the delta */
     size_t delta_len;
+    size_t delta_cap; /* a joined frame's: what delta holds room for, 0: delta_len + 1 */
+    int stale;        /* a joined frame's deltas were appended since bytes were made */
     int64_t t_us;
     char *bytes;
     size_t len;
@@ -133,7 +135,8 @@ void srv_sess_unload(srv_sess *ss);
 srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t created_ms);
 /* Removes the session from memory and, with delete, from the store. */
 void srv_sess_drop(srv_sess *ss, int delete);
-srv_sess *srv_sess_find(srv *sv, const char *id);
+/* The owner's session id (each owner has its ids: the store keeps OWNER/ID). */
+srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id);
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
                        ac_error *err);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
@@ -153,12 +156,15 @@ void srv_output_init(srv *sv);
 /* frames.c: a session's journal events made frames (see there) */
 srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data, int64_t t_us);
 srv_frame *srv_frame_join(const srv_frame *a, const srv_frame *b);
+/* b's delta appended to a's (a joined frame no one else holds): b's id and time; bytes made
+ * again by srv_frame_render before they are sent. 0, or -1 (out of memory, a unchanged). */
+int srv_frame_append(srv_frame *a, const srv_frame *b);
+int srv_frame_render(srv_frame *f); /* 0, or -1 (out of memory) */
 void srv_frame_unref(srv_frame *f);
 int srv_frame_after(const srv_frame *f, uint64_t n, unsigned k);
 /* A replayer at the start of the session's journal, or at a snapshot of it (base, NULL:
  * none). */
-srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_fn fn,
-                           void *ud);
+srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_fn fn, void *ud);
 void srv_frames_free(srv_frames *fm);
 void srv_frames_set_sink(srv_frames *fm, srv_frame_fn fn, void *ud);
 int srv_frames_apply(srv_frames *fm, const ac_store_event *ev); /* 0, -1: out of memory */

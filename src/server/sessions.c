@@ -14,10 +14,10 @@
 #include "agentc/store.h"
 #include "server_int.h"
 
-srv_sess *srv_sess_find(srv *sv, const char *id)
+srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id)
 {
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
-        if (!ss->freeing && !strcmp(ss->id, id))
+        if (!ss->freeing && ss->owner == owner && !strcmp(ss->id, id))
             return ss;
     return NULL;
 }
@@ -96,7 +96,7 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
     if (!id) {
         snprintf(auto_id, sizeof auto_id, "%s%llu", ephemeral ? "chatcmpl-" : "s",
                  (unsigned long long)++sv->next_auto_id);
-        while (srv_sess_find(sv, auto_id))
+        while (srv_sess_find(sv, owner, auto_id))
             snprintf(auto_id, sizeof auto_id, "%s%llu", ephemeral ? "chatcmpl-" : "s",
                      (unsigned long long)++sv->next_auto_id);
         id = auto_id;

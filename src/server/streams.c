@@ -117,16 +117,26 @@ void srv_stream_frame(srv_stream *st, srv_frame *f)
     srv_qnode *t = st->tail;
     if (t && f->delta && t->f->delta && t->f->type == f->type && !(t == st->head && st->off) &&
         t->f->delta_len + f->delta_len <= MAX_JOINED) {
-        srv_frame *j = srv_frame_join(t->f, f); /* not being sent: joined */
-        if (j) {
-            st->queued += j->len - t->f->len;
-            srv_frame_unref(t->f);
-            t->f = j;
-            return;
+        if (t->f->refs == 1) { /* this reader's joined frame: f appended in place */
+            size_t len = t->f->len;
+            if (srv_frame_append(t->f, f) == 0) {
+                st->queued += t->f->len - len;
+                return;
+            }
+        } else {
+            srv_frame *j = srv_frame_join(t->f, f); /* not being sent: joined */
+            if (j) {
+                st->queued += j->len - t->f->len;
+                srv_frame_unref(t->f);
+                t->f = j;
+                return;
+            }
         }
     }
     srv_qnode *q = malloc(sizeof *q);
-    if (!q || st->queued + f->len > MAX_QUEUED) { /* too far behind: it reads the journal */
+    /* too far behind: it reads the journal (a frame is queued while less than the cap is:
+     * one larger than the cap is sent, or a reader could never get past it) */
+    if (!q || st->queued >= MAX_QUEUED) {
         free(q);
         srv_stream_finish(st);
         return;
@@ -177,6 +187,13 @@ static ssize_t read_log(srv_stream *st, char *buf, size_t max)
     }
     while (st->head && n < max) {
         srv_qnode *q = st->head;
+        size_t est = q->f->len;
+        if (st->off == 0 && srv_frame_render(q->f)) { /* out of memory: it reconnects */
+            queue_clear(st);
+            st->done = 1;
+            break;
+        }
+        st->queued = st->queued - est + q->f->len;
         size_t k = q->f->len - st->off;
         if (k > max - n)
             k = max - n;

@@ -17,6 +17,7 @@
 #include "util/grow.h"
 #include "util/secrets.h"
 #include "util/units.h"
+#include "util/utf8.h"
 
 /* ---- registry ---- */
 
@@ -512,6 +513,13 @@ static int engine_copy_config(ac_engine *e, const ac_engine_config *cfg, char *e
     if (cfg->provider != AC_PROVIDER_SCRIPT && (!base_url || !*base_url))
         base_url = getenv(cfg->provider == AC_PROVIDER_ANTHROPIC ? "ANTHROPIC_BASE_URL"
                                                                  : "OPENAI_BASE_URL");
+    size_t sys_n = cfg->system_prompt ? strlen(cfg->system_prompt) : 0;
+    size_t sys_ok = sys_n ? ac_utf8_valid_len(cfg->system_prompt, sys_n) : 0;
+    if (sys_ok != sys_n) { /* a JSON event cannot carry it: it would be dropped */
+        snprintf(err, errcap, "system_prompt is not valid UTF-8 (byte %zu)", sys_ok);
+        *code = AC_ECONFIG;
+        return -1;
+    }
     if ((cfg->system_prompt && !(e->system_prompt = strdup(cfg->system_prompt))) ||
         (cfg->journal_dir && !(e->journal_dir = strdup(cfg->journal_dir))) ||
         (cfg->api_key_env && !(e->api_key_env = strdup(cfg->api_key_env))) ||

@@ -18,6 +18,7 @@
 #include "session/spec_rt.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
+#include "util/utf8.h"
 
 static char *xstrdup(const char *s)
 {
@@ -721,12 +722,26 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
     return ac_session_new_opts(e, id, &opts, err);
 }
 
+int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errcap)
+{
+    const char *p = opts ? opts->system_prompt : NULL;
+    size_t n = p ? strlen(p) : 0, ok = p ? ac_utf8_valid_len(p, n) : 0;
+    if (ok == n)
+        return 0;
+    snprintf(err, errcap, "the session's system prompt is not valid UTF-8 (byte %zu)", ok);
+    return -1;
+}
+
 ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_options *opts,
                                 ac_error *err)
 {
     char text[512] = "";
     if (!e) {
         ac_error_set(err, AC_EINVAL, "ac_session_new needs an engine");
+        return NULL;
+    }
+    if (ac_session_opts_check(opts, text, sizeof text)) {
+        ac_error_set(err, AC_EINVAL, text);
         return NULL;
     }
     if (e->tool_choice && !ac_tools_find(e, e->tool_choice)) {
@@ -787,6 +802,8 @@ ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_se
         snprintf(err, errcap, "tool_choice '%.128s' names no configured tool", e->tool_choice);
         return NULL;
     }
+    if (ac_session_opts_check(opts, err, errcap))
+        return NULL;
     ac_session_options o = opts ? *opts : (ac_session_options){0};
     o.journal_path = NULL; /* the hooks keep the journal */
     return session_new(e, id, &o, 0, hooks, hooks_ud, err, errcap);

@@ -261,6 +261,11 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
         ac_store_err(err, AC_EINVAL, "a session id is 1 to 255 bytes");
         return NULL;
     }
+    char why[128];
+    if (ac_session_opts_check(opts, why, sizeof why)) {
+        ac_store_err(err, AC_EINVAL, "%s", why);
+        return NULL;
+    }
     ac_store_group_sync(st, id); /* freed in this loop turn: its last commit first */
     ac_store_session_info info;
     int rc = st->ops->info(st, id, &info, err);

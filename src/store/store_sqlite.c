@@ -848,6 +848,22 @@ static int migrate(sq_store *s, ac_error *err)
     return rc;
 }
 
+/* sqlite3_open_v2 of the file at path: "file:..." would be a URI to an SQLite built with URIs
+ * on (another file, or memory), "./file:..." is the file created and locked. */
+static int open_db(sq_store *s, const char *path, int oflags)
+{
+    if (strncmp(path, "file:", 5))
+        return sqlite3_open_v2(path, &s->db, oflags, NULL);
+    size_t n = strlen(path) + 3;
+    char *dot = malloc(n);
+    if (!dot)
+        return SQLITE_NOMEM;
+    snprintf(dot, n, "./%s", path);
+    int rc = sqlite3_open_v2(dot, &s->db, oflags, NULL);
+    free(dot);
+    return rc;
+}
+
 /* Creates the file 0600 ourselves (SQLite would use the umask), never through a link; an
  * existing one of ours open to others is made 0600. */
 static int create_file(const char *path, int mem, ac_error *err)
@@ -916,7 +932,7 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
     ac_store *st = &s->base;
     /* in memory: this connection is the only one and one thread uses it, no locks needed */
     int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | (mem ? SQLITE_OPEN_NOMUTEX : 0);
-    if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
+    if (open_db(s, path, oflags) != SQLITE_OK) {
         ac_store_err(err, AC_EIO, "cannot open store '%s': %s", path,
                      s->db ? sqlite3_errmsg(s->db) : "out of memory");
         sq_close(st);

@@ -119,12 +119,20 @@ jq -e '(.data | length) == 1 and .has_more and .next_after == "s1"' "$tmp/body" 
 expect 200 - GET "/v1/sessions?limit=1&after=s1"
 jq -e '.data[0].id == "'"$auto"'" and (.has_more | not)' "$tmp/body" >/dev/null || fail "page 2: $(cat "$tmp/body")"
 expect 400 invalid_limit GET "/v1/sessions?limit=0"
+# a page after a session that is not (deleted meanwhile): an error, not an empty last page
+expect 400 invalid_after GET "/v1/sessions?limit=1&after=no-such"
 # another token sees none of them
 code=$(curl -s --max-time 5 -o "$tmp/body" -w '%{http_code}' "${B[@]}" "$url/v1/sessions/s1")
 [ "$code" = 404 ] || fail "bob reads alice's session: $code"
 code=$(curl -s --max-time 5 -o "$tmp/body" -w '%{http_code}' "${B[@]}" -X POST -d '{"content":"x"}' "$url/v1/sessions/s1/messages")
 [ "$code" = 404 ] || fail "bob posts to alice's session: $code"
 curl -s --max-time 5 "${B[@]}" "$url/v1/sessions" | jq -e '.data == []' >/dev/null || fail "bob's list is not empty"
+# each token has its ids: bob makes an s1 of his own (alice's s1 is not told of), then drops it
+code=$(curl -s --max-time 5 -o "$tmp/body" -w '%{http_code}' "${B[@]}" -X POST -d '{"id": "s1"}' "$url/v1/sessions")
+[ "$code" = 201 ] || fail "bob cannot make an s1 of his own: $code $(cat "$tmp/body")"
+code=$(curl -s --max-time 5 -o "$tmp/body" -w '%{http_code}' "${B[@]}" -X DELETE "$url/v1/sessions/s1")
+[ "$code" = 200 ] || fail "bob cannot delete his s1: $code"
+expect 200 - GET /v1/sessions/s1
 expect 404 not_found GET /v1/sessions/nope
 expect 200 - DELETE "/v1/sessions/$auto"
 expect 404 not_found GET "/v1/sessions/$auto"
@@ -163,6 +171,10 @@ curl -s -N --max-time 2 "${A[@]}" "$url/v1/sessions/s1/events?starting_after=$cu
 n=$(events "$tmp/full" | tail -n1 | jq -r .id); n=${n%%.*}
 expect 409 cursor_ahead GET "/v1/sessions/s1/events?starting_after=$((n + 5))"
 expect 400 invalid_cursor GET "/v1/sessions/s1/events?starting_after=x"
+# a cursor is digits: no sign, no space, no wrap to a huge number (strtoull takes " -3")
+for bad in %20-3 -3 +3 %203 3.-1 3.%201 3.+1 3. .3 3.x 99999999999999999999; do
+  expect 400 invalid_cursor GET "/v1/sessions/s1/events?starting_after=$bad"
+done
 expect 200 - GET /v1/sessions/s1
 jq -e '.states.session == "Idle" and (.messages | map(.role)) == ["user", "assistant"] and .last_event_id == '"$n" "$tmp/body" >/dev/null \
   || fail "session after the turn: $(head -c 400 "$tmp/body")"

@@ -43,3 +43,7 @@ add_test(NAME server_memory_cap
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/memory_cap.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_memory_cap PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_long_turn
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/long_turn.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_long_turn PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -22,3 +22,9 @@ if(TARGET agentc_store)
   agentc_add_test(store_facts SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_facts.c
     LIBS agentc_store agentc_runtime agentc_io agentc_gen PkgConfig::JANSSON LABELS store)
 endif()
+# A session's options: NULL ones, a system prompt of odd bytes and 300 KB (kept exactly, back
+# from the store), one that is not UTF-8 refused with an error (the engine's and a session's).
+if(TARGET agentc_store)
+  agentc_add_test(store_session_opts SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_session_opts.c
+    LIBS agentc_store agentc_runtime agentc_io PkgConfig::JANSSON LABELS store session)
+endif()

@@ -155,6 +155,47 @@ static void test_file_mode_and_foreign_files(void **state)
     assert_non_null(strstr(err.text, "cannot create the directory"));
 }
 
+/* The application id of the SQLite file at path, -1 when it is not one. */
+static long long app_id(const char *path)
+{
+    sqlite3 *db;
+    long long id = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW)
+            id = sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+    return id;
+}
+
+/* A relative path that starts with "file:" is a file of that name, not an SQLite URI (that
+ * would open another file, or memory, than the one created and locked). */
+static void test_path_like_a_uri(void **state)
+{
+    (void)state;
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(tmpdir), 0);
+    ac_error err;
+    ac_store *st = ac_store_open("file:mem.db?mode=memory", NULL, &err);
+    if (!st)
+        fail_msg("store: %s", err.text);
+    ac_store_close(st);
+    assert_true(app_id("./file:mem.db?mode=memory") > 0);
+    st = open_store("plain.db", NULL, 0, 0, 0);
+    ac_store_close(st);
+    st = ac_store_open("file:plain.db", NULL, &err);
+    if (!st)
+        fail_msg("store: %s", err.text);
+    ac_store_close(st);
+    assert_true(app_id("./file:plain.db") > 0);
+    assert_int_equal(access("file:plain.db-holders", F_OK), 0);
+    assert_int_equal(chdir(cwd), 0);
+}
+
 static void turn(rig *r, ac_session *s, const char *text)
 {
     assert_true(ac_session_send(s, text) >= 0);
@@ -511,6 +552,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_file_mode_and_foreign_files),
+        cmocka_unit_test(test_path_like_a_uri),
         cmocka_unit_test(test_continue_and_snapshot_equals_replay),
         cmocka_unit_test(test_leases),
         cmocka_unit_test(test_full_store),
