@@ -535,7 +535,8 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
     return d;
 }
 
-/* Frees what session_alloc and the journal's opening made of a session that did not start. */
+/* Frees what session_alloc and the journal's opening made of a session: all of a session that
+ * did not start; ac_session_free frees the rest first. */
 static void session_discard(ac_session *s)
 {
     ac_toolkits_session_free(s);
@@ -852,20 +853,11 @@ static void session_free_now(ac_session *s)
     remote_forget(s);
     if (s->provider_state && s->e->provider && s->e->provider->release)
         s->e->provider->release(s->e->provider, s->provider_state);
-    ac_journal_close(s->journal);
-    ac_toolkits_session_free(s);
-    ac_conv_free(s->conv);
-    json_decref(s->queued);
-    free(s->turn_start);
-    ac_schema_free(s->output_schema);
-    free(s->output_schema_text);
     ac_spec_facts_free(s);
     ac_state_free(s->state);
     free(s->partial);
-    free(s->answer);
     free(s->error);
-    free(s->id);
-    free(s);
+    session_discard(s);
 }
 
 const char *ac_session_id(const ac_session *s)
