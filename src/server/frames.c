@@ -43,43 +43,83 @@ void srv_frame_unref(srv_frame *f)
     }
 }
 
-/* "id: N[.k]\nevent: T\ndata: JSON\n\n" (no id line for n == 0); data stolen. */
+/* A frame's bytes as they are made: one buffer, the header printed, the JSON dumped after. */
+typedef struct {
+    char *p;
+    size_t len, cap;
+} frame_buf;
+
+static int put(const char *b, size_t n, void *ud)
+{
+    frame_buf *fb = ud;
+    if (fb->len + n + 1 > fb->cap) {
+        size_t cap = fb->cap * 2;
+        while (cap < fb->len + n + 1)
+            cap *= 2;
+        char *p = realloc(fb->p, cap);
+        if (!p)
+            return -1;
+        fb->p = p;
+        fb->cap = cap;
+    }
+    memcpy(fb->p + fb->len, b, n);
+    fb->len += n;
+    fb->p[fb->len] = 0;
+    return 0;
+}
+
+/* "id: N[.k]\nevent: T\ndata: JSON\n\n" (no id line for n == 0): 0, or -1 out of memory. */
+static int render(frame_buf *fb, uint64_t n, unsigned k, const char *type, const json_t *data)
+{
+    size_t tl = strlen(type);
+    fb->cap = 256 + tl;
+    if (!(fb->p = malloc(fb->cap)))
+        return -1;
+    int h = 0;
+    if (n && k)
+        h = snprintf(fb->p, fb->cap, "id: %llu.%u\n", (unsigned long long)n, k);
+    else if (n)
+        h = snprintf(fb->p, fb->cap, "id: %llu\n", (unsigned long long)n);
+    fb->len =
+        (size_t)h + (size_t)snprintf(fb->p + h, fb->cap - (size_t)h, "event: %s\ndata: ", type);
+    if (json_dump_callback(data, put, fb, JSON_COMPACT | JSON_ENSURE_ASCII) || put("\n\n", 2, fb)) {
+        free(fb->p);
+        fb->p = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The frame of data (stolen), its bytes made. */
 srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data, int64_t t_us)
 {
     srv_frame *f = data ? calloc(1, sizeof *f) : NULL;
-    char *js = NULL;
+    int delta = !strcmp(type, "text") || !strcmp(type, "reasoning");
+    frame_buf fb = {0};
     if (f) {
         json_object_set_new(data, "t_us", json_integer((json_int_t)t_us));
         json_t *d = json_object_get(data, "delta");
-        if ((!strcmp(type, "text") || !strcmp(type, "reasoning")) && json_is_string(d)) {
+        if (delta && json_is_string(d)) {
             f->delta_len = json_string_length(d);
             f->delta = malloc(f->delta_len + 1);
             if (f->delta)
                 memcpy(f->delta, json_string_value(d), f->delta_len + 1);
         }
-        js = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
+        if (render(&fb, n, k, type, data)) {
+            free(f->delta);
+            free(f);
+            f = NULL;
+        }
     }
     json_decref(data);
-    size_t need = js ? strlen(js) + strlen(type) + 64 : 0;
-    if (!f || !js || !(f->bytes = malloc(need))) {
-        free(js);
-        if (f)
-            free(f->delta);
-        free(f);
+    if (!f)
         return NULL;
-    }
-    int h = 0;
-    if (n && k)
-        h = snprintf(f->bytes, need, "id: %llu.%u\n", (unsigned long long)n, k);
-    else if (n)
-        h = snprintf(f->bytes, need, "id: %llu\n", (unsigned long long)n);
-    f->len = (size_t)h +
-             (size_t)snprintf(f->bytes + h, need - (size_t)h, "event: %s\ndata: %s\n\n", type, js);
-    free(js);
+    f->bytes = fb.p;
+    f->len = fb.len;
     f->refs = 1;
     f->n = n;
     f->k = k;
-    f->type = !strcmp(type, "text") ? "text" : !strcmp(type, "reasoning") ? "reasoning" : "other";
+    f->type = !delta ? "other" : type[0] == 't' ? "text" : "reasoning";
     f->t_us = t_us;
     return f;
 }
@@ -294,6 +334,19 @@ void srv_frames_rejected(srv_frames *fm, int attempt, const char *errors)
          json_pack("{s:i, s:s}", "attempt", attempt, "errors", errors ? errors : ""));
 }
 
+/* What snprintf(b + n, cap - n, "%s", v) does, without the format: the length it would
+ * have, n + strlen(v) (b holds what fits, ended). */
+static size_t cat(char *b, size_t cap, size_t n, const char *v)
+{
+    size_t l = strlen(v);
+    if (n < cap) {
+        size_t k = l < cap - n - 1 ? l : cap - n - 1;
+        memcpy(b + n, v, k);
+        b[n + k] = 0;
+    }
+    return n + l;
+}
+
 /* state_changed: reason says why, from the spec: the transition's actions and line */
 void srv_frames_trace(srv_frames *fm, const ac_trace_rec *r)
 {
@@ -310,9 +363,10 @@ void srv_frames_trace(srv_frames *fm, const ac_trace_rec *r)
         if (tr->guard != AC_FSM_NONE)
             n = (size_t)snprintf(reason, sizeof reason, "guarded");
         uint16_t cnt = t->lists[tr->actions];
-        for (uint16_t i = 0; i < cnt && n < sizeof reason; i++)
-            n += (size_t)snprintf(reason + n, sizeof reason - n, "%s%s", n ? (i ? ", " : ": ") : "",
-                                  t->action_names[t->lists[tr->actions + 1 + i]]);
+        for (uint16_t i = 0; i < cnt && n < sizeof reason; i++) {
+            n = cat(reason, sizeof reason, n, n ? (i ? ", " : ": ") : "");
+            n = cat(reason, sizeof reason, n, t->action_names[t->lists[tr->actions + 1 + i]]);
+        }
     }
     if (n < sizeof reason && r->line)
         snprintf(reason + n, sizeof reason - n, "%s%s:%u", n ? " at " : "", t->spec_path,

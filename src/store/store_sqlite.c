@@ -20,6 +20,7 @@
 #define _GNU_SOURCE /* F_OFD_SETLK, F_OFD_GETLK */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -850,8 +851,18 @@ static int migrate(sq_store *s, ac_error *err)
 
 /* sqlite3_open_v2 of the file at path: "file:..." would be a URI to an SQLite built with URIs
  * on (another file, or memory), "./file:..." is the file created and locked. */
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+/* SQLite's own count of its memory takes a global mutex on every allocation of every
+ * statement step; nothing reads it. Only possible before SQLite starts (else refused: kept). */
+static void config_sqlite(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 static int open_db(sq_store *s, const char *path, int oflags)
 {
+    pthread_once(&config_once, config_sqlite);
     if (strncmp(path, "file:", 5))
         return sqlite3_open_v2(path, &s->db, oflags, NULL);
     size_t n = strlen(path) + 3;
