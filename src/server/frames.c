@@ -68,11 +68,10 @@ static int put(const char *b, size_t n, void *ud)
     return 0;
 }
 
-/* "id: N[.k]\nevent: T\ndata: JSON\n\n" (no id line for n == 0): 0, or -1 out of memory. */
-static int render(frame_buf *fb, uint64_t n, unsigned k, const char *type, const json_t *data)
+/* "id: N[.k]\nevent: T\ndata: " (no id line for n == 0) begun in fb: 0, or -1 out of memory. */
+static int head(frame_buf *fb, uint64_t n, unsigned k, const char *type)
 {
-    size_t tl = strlen(type);
-    fb->cap = 256 + tl;
+    fb->cap = 256 + strlen(type);
     if (!(fb->p = malloc(fb->cap)))
         return -1;
     int h = 0;
@@ -82,46 +81,81 @@ static int render(frame_buf *fb, uint64_t n, unsigned k, const char *type, const
         h = snprintf(fb->p, fb->cap, "id: %llu\n", (unsigned long long)n);
     fb->len =
         (size_t)h + (size_t)snprintf(fb->p + h, fb->cap - (size_t)h, "event: %s\ndata: ", type);
-    if (json_dump_callback(data, put, fb, JSON_COMPACT | JSON_ENSURE_ASCII) || put("\n\n", 2, fb)) {
-        free(fb->p);
-        fb->p = NULL;
-        return -1;
-    }
     return 0;
 }
 
-/* The frame of data (stolen), its bytes made. */
-srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data, int64_t t_us)
+/* f given its bytes (fb's, then "\n\n" ends the data line) and what it is: f, or NULL (out
+ * of memory: f freed). */
+static srv_frame *made(srv_frame *f, frame_buf *fb, uint64_t n, unsigned k, const char *type,
+                       int64_t t_us)
 {
-    srv_frame *f = data ? calloc(1, sizeof *f) : NULL;
-    int delta = !strcmp(type, "text") || !strcmp(type, "reasoning");
-    frame_buf fb = {0};
-    if (f) {
-        json_object_set_new(data, "t_us", json_integer((json_int_t)t_us));
-        json_t *d = json_object_get(data, "delta");
-        if (delta && json_is_string(d)) {
-            f->delta_len = json_string_length(d);
-            f->delta = malloc(f->delta_len + 1);
-            if (f->delta)
-                memcpy(f->delta, json_string_value(d), f->delta_len + 1);
-        }
-        if (render(&fb, n, k, type, data)) {
-            free(f->delta);
-            free(f);
-            f = NULL;
-        }
-    }
-    json_decref(data);
-    if (!f)
+    if (put("\n\n", 2, fb)) {
+        free(fb->p);
+        free(f->delta);
+        free(f);
         return NULL;
-    f->bytes = fb.p;
-    f->len = fb.len;
+    }
+    int delta = !strcmp(type, "text") || !strcmp(type, "reasoning");
+    f->bytes = fb->p;
+    f->len = fb->len;
     f->refs = 1;
     f->n = n;
     f->k = k;
     f->type = !delta ? "other" : type[0] == 't' ? "text" : "reasoning";
     f->t_us = t_us;
     return f;
+}
+
+/* "id: N[.k]\nevent: T\ndata: JSON\n\n"; data stolen. */
+srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data, int64_t t_us)
+{
+    srv_frame *f = data ? calloc(1, sizeof *f) : NULL;
+    frame_buf fb = {0};
+    if (f) {
+        json_object_set_new(data, "t_us", json_integer((json_int_t)t_us));
+        json_t *d = json_object_get(data, "delta");
+        if ((!strcmp(type, "text") || !strcmp(type, "reasoning")) && json_is_string(d)) {
+            f->delta_len = json_string_length(d);
+            f->delta = malloc(f->delta_len + 1);
+            if (f->delta)
+                memcpy(f->delta, json_string_value(d), f->delta_len + 1);
+        }
+        if (head(&fb, n, k, type) ||
+            json_dump_callback(data, put, &fb, JSON_COMPACT | JSON_ENSURE_ASCII)) {
+            free(fb.p);
+            free(f->delta);
+            free(f);
+            f = NULL;
+        }
+    }
+    json_decref(data);
+    return f ? made(f, &fb, n, k, type, t_us) : NULL;
+}
+
+/* What srv_frame_new gives for {"delta": d}, d a string (stolen), without building the
+ * object: the same bytes, "{"delta":D,"t_us":T}" dumped by the same encoder. */
+srv_frame *srv_frame_delta(uint64_t n, unsigned k, const char *type, json_t *d, int64_t t_us)
+{
+    srv_frame *f = d ? calloc(1, sizeof *f) : NULL;
+    frame_buf fb = {0};
+    char tail[48];
+    int tl = snprintf(tail, sizeof tail, ",\"t_us\":%" JSON_INTEGER_FORMAT "}", (json_int_t)t_us);
+    size_t len = json_string_length(d);
+    if (f && (f->delta = malloc(len + 1)) && !head(&fb, n, k, type) &&
+        !put("{\"delta\":", 9, &fb) &&
+        !json_dump_callback(d, put, &fb, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY) &&
+        !put(tail, (size_t)tl, &fb)) {
+        memcpy(f->delta, json_string_value(d), len + 1);
+        f->delta_len = len;
+        json_decref(d);
+        return made(f, &fb, n, k, type, t_us);
+    }
+    json_decref(d);
+    free(fb.p);
+    if (f)
+        free(f->delta);
+    free(f);
+    return NULL;
 }
 
 /* One frame for two deltas of one kind (a slow client's): b's id and time, the joined text. */
@@ -132,9 +166,9 @@ srv_frame *srv_frame_join(const srv_frame *a, const srv_frame *b)
         return NULL;
     memcpy(t, a->delta, a->delta_len);
     memcpy(t + a->delta_len, b->delta, b->delta_len + 1);
-    json_t *d = json_pack("{s:s%}", "delta", t, a->delta_len + b->delta_len);
+    json_t *d = json_stringn(t, a->delta_len + b->delta_len);
     free(t);
-    return srv_frame_new(b->n, b->k, b->type, d, b->t_us);
+    return srv_frame_delta(b->n, b->k, b->type, d, b->t_us);
 }
 
 int srv_frame_append(srv_frame *a, const srv_frame *b)
@@ -164,8 +198,8 @@ int srv_frame_render(srv_frame *f)
 {
     if (!f->stale)
         return 0;
-    srv_frame *g = srv_frame_new(f->n, f->k, f->type,
-                                 json_pack("{s:s%}", "delta", f->delta, f->delta_len), f->t_us);
+    srv_frame *g =
+        srv_frame_delta(f->n, f->k, f->type, json_stringn(f->delta, f->delta_len), f->t_us);
     if (!g)
         return -1;
     free(f->bytes);
@@ -301,7 +335,13 @@ srv_frames *srv_frames_of(ac_session *s)
 
 void srv_frames_text(srv_frames *fm, const char *kind, const char *d, size_t n)
 {
-    emit(fm, kind, json_pack("{s:s%}", "delta", d, n));
+    json_t *s = json_stringn(d, n);
+    if (!s) /* not UTF-8: no frame */
+        return;
+    srv_frame *f = srv_frame_delta(fm->n, fm->k, kind, s, fm->t_ms * 1000);
+    fm->k++;
+    if (f)
+        fm->fn(fm->ud, f);
 }
 
 void srv_frames_tool_end(srv_frames *fm, const char *id, const char *name, int ok,
