@@ -132,25 +132,49 @@ srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data,
     return f ? made(f, &fb, n, k, type, t_us) : NULL;
 }
 
-/* What srv_frame_new gives for {"delta": d}, d a string (stolen), without building the
- * object: the same bytes, "{"delta":D,"t_us":T}" dumped by the same encoder. */
-srv_frame *srv_frame_delta(uint64_t n, unsigned k, const char *type, json_t *d, int64_t t_us)
+/* JSON needs no escape in d (printable ASCII but '"' and '\\'): its dump is "d" as it is. */
+static int plain(const char *d, size_t len)
 {
-    srv_frame *f = d ? calloc(1, sizeof *f) : NULL;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)d[i];
+        if (c < 0x20 || c > 0x7e || c == '"' || c == '\\')
+            return 0;
+    }
+    return 1;
+}
+
+/* d (len bytes) as a JSON string, by the encoder srv_frame_new's dump uses where it escapes:
+ * 0; 1 not UTF-8; -1 out of memory. */
+static int put_string(frame_buf *fb, const char *d, size_t len)
+{
+    if (plain(d, len))
+        return put("\"", 1, fb) || put(d, len, fb) || put("\"", 1, fb) ? -1 : 0;
+    json_t *s = json_stringn(d, len);
+    if (!s)
+        return 1;
+    int rc = json_dump_callback(s, put, fb, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
+    json_decref(s);
+    return rc ? -1 : 0;
+}
+
+srv_frame *srv_frame_delta(uint64_t n, unsigned k, const char *type, const char *d, size_t len,
+                           int64_t t_us, int *bad)
+{
+    srv_frame *f = calloc(1, sizeof *f);
     frame_buf fb = {0};
     char tail[48];
     int tl = snprintf(tail, sizeof tail, ",\"t_us\":%" JSON_INTEGER_FORMAT "}", (json_int_t)t_us);
-    size_t len = json_string_length(d);
+    int rc = -1;
     if (f && (f->delta = malloc(len + 1)) && !head(&fb, n, k, type) &&
-        !put("{\"delta\":", 9, &fb) &&
-        !json_dump_callback(d, put, &fb, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY) &&
+        !put("{\"delta\":", 9, &fb) && !(rc = put_string(&fb, d, len)) &&
         !put(tail, (size_t)tl, &fb)) {
-        memcpy(f->delta, json_string_value(d), len + 1);
+        memcpy(f->delta, d, len);
+        f->delta[len] = 0;
         f->delta_len = len;
-        json_decref(d);
         return made(f, &fb, n, k, type, t_us);
     }
-    json_decref(d);
+    if (bad)
+        *bad = rc == 1;
     free(fb.p);
     if (f)
         free(f->delta);
@@ -166,9 +190,10 @@ srv_frame *srv_frame_join(const srv_frame *a, const srv_frame *b)
         return NULL;
     memcpy(t, a->delta, a->delta_len);
     memcpy(t + a->delta_len, b->delta, b->delta_len + 1);
-    json_t *d = json_stringn(t, a->delta_len + b->delta_len);
+    srv_frame *f =
+        srv_frame_delta(b->n, b->k, b->type, t, a->delta_len + b->delta_len, b->t_us, NULL);
     free(t);
-    return srv_frame_delta(b->n, b->k, b->type, d, b->t_us);
+    return f;
 }
 
 int srv_frame_append(srv_frame *a, const srv_frame *b)
@@ -198,8 +223,7 @@ int srv_frame_render(srv_frame *f)
 {
     if (!f->stale)
         return 0;
-    srv_frame *g =
-        srv_frame_delta(f->n, f->k, f->type, json_stringn(f->delta, f->delta_len), f->t_us);
+    srv_frame *g = srv_frame_delta(f->n, f->k, f->type, f->delta, f->delta_len, f->t_us, NULL);
     if (!g)
         return -1;
     free(f->bytes);
@@ -335,10 +359,10 @@ srv_frames *srv_frames_of(ac_session *s)
 
 void srv_frames_text(srv_frames *fm, const char *kind, const char *d, size_t n)
 {
-    json_t *s = json_stringn(d, n);
-    if (!s) /* not UTF-8: no frame */
+    int bad = 0;
+    srv_frame *f = srv_frame_delta(fm->n, fm->k, kind, d, n, fm->t_ms * 1000, &bad);
+    if (bad) /* not UTF-8: no frame */
         return;
-    srv_frame *f = srv_frame_delta(fm->n, fm->k, kind, s, fm->t_ms * 1000);
     fm->k++;
     if (f)
         fm->fn(fm->ud, f);

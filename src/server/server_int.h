@@ -155,8 +155,10 @@ void srv_output_init(srv *sv);
 
 /* frames.c: a session's journal events made frames (see there) */
 srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data, int64_t t_us);
-/* The frame srv_frame_new makes of {"delta": d} (d a string, stolen), made faster. */
-srv_frame *srv_frame_delta(uint64_t n, unsigned k, const char *type, json_t *d, int64_t t_us);
+/* The frame srv_frame_new makes of {"delta": d} (d: len bytes), made faster; NULL when d is
+ * not UTF-8 (*bad set, bad may be NULL) or out of memory. */
+srv_frame *srv_frame_delta(uint64_t n, unsigned k, const char *type, const char *d, size_t len,
+                           int64_t t_us, int *bad);
 srv_frame *srv_frame_join(const srv_frame *a, const srv_frame *b);
 /* b's delta appended to a's (a joined frame no one else holds): b's id and time; bytes made
  * again by srv_frame_render before they are sent. 0, or -1 (out of memory, a unchanged). */
