@@ -157,17 +157,35 @@ static int put_string(frame_buf *fb, const char *d, size_t len)
     return rc ? -1 : 0;
 }
 
+/* ","t_us":T}" ends a frame's object. */
+static int put_tail(frame_buf *fb, int64_t t_us)
+{
+    char tail[48];
+    int tl = snprintf(tail, sizeof tail, ",\"t_us\":%" JSON_INTEGER_FORMAT "}", (json_int_t)t_us);
+    return put(tail, (size_t)tl, fb);
+}
+
+/* What srv_frame_new makes of an object whose dump, its "}" left off, is body. */
+static srv_frame *frame_of_text(uint64_t n, unsigned k, const char *type, const char *body,
+                                size_t blen, int64_t t_us)
+{
+    srv_frame *f = calloc(1, sizeof *f);
+    frame_buf fb = {0};
+    if (f && !head(&fb, n, k, type) && !put(body, blen, &fb) && !put_tail(&fb, t_us))
+        return made(f, &fb, n, k, type, t_us);
+    free(fb.p);
+    free(f);
+    return NULL;
+}
+
 srv_frame *srv_frame_delta(uint64_t n, unsigned k, const char *type, const char *d, size_t len,
                            int64_t t_us, int *bad)
 {
     srv_frame *f = calloc(1, sizeof *f);
     frame_buf fb = {0};
-    char tail[48];
-    int tl = snprintf(tail, sizeof tail, ",\"t_us\":%" JSON_INTEGER_FORMAT "}", (json_int_t)t_us);
     int rc = -1;
     if (f && (f->delta = malloc(len + 1)) && !head(&fb, n, k, type) &&
-        !put("{\"delta\":", 9, &fb) && !(rc = put_string(&fb, d, len)) &&
-        !put(tail, (size_t)tl, &fb)) {
+        !put("{\"delta\":", 9, &fb) && !(rc = put_string(&fb, d, len)) && !put_tail(&fb, t_us)) {
         memcpy(f->delta, d, len);
         f->delta[len] = 0;
         f->delta_len = len;
@@ -411,6 +429,30 @@ static size_t cat(char *b, size_t cap, size_t n, const char *v)
     return n + l;
 }
 
+/* A state_changed frame; its strings as they are when none needs an escape (the most). */
+static void state_changed(srv_frames *fm, const char *machine, const char *from, const char *to,
+                          const char *ev, const char *reason, int line)
+{
+    char body[1024];
+    int bl = -1;
+    if (plain(machine, strlen(machine)) && plain(from, strlen(from)) && plain(to, strlen(to)) &&
+        plain(ev, strlen(ev)) && plain(reason, strlen(reason)))
+        bl = snprintf(body, sizeof body,
+                      "{\"machine\":\"%s\",\"from_state\":\"%s\",\"to_state\":\"%s\",\"event\":"
+                      "\"%s\",\"reason\":\"%s\",\"line\":%d",
+                      machine, from, to, ev, reason, line);
+    if (bl < 0 || (size_t)bl >= sizeof body) {
+        emit(fm, "state_changed",
+             json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "machine", machine, "from_state", from,
+                       "to_state", to, "event", ev, "reason", reason, "line", line));
+        return;
+    }
+    srv_frame *f = frame_of_text(fm->n, fm->k, "state_changed", body, (size_t)bl, fm->t_ms * 1000);
+    fm->k++;
+    if (f)
+        fm->fn(fm->ud, f);
+}
+
 /* state_changed: reason says why, from the spec: the transition's actions and line */
 void srv_frames_trace(srv_frames *fm, const ac_trace_rec *r)
 {
@@ -435,13 +477,11 @@ void srv_frames_trace(srv_frames *fm, const ac_trace_rec *r)
     if (n < sizeof reason && r->line)
         snprintf(reason + n, sizeof reason - n, "%s%s:%u", n ? " at " : "", t->spec_path,
                  (unsigned)r->line);
-    emit(fm, "state_changed",
-         json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "machine", t->machines[r->machine].name,
-                   "from_state", r->from == AC_FSM_NONE ? "" : t->states[r->from].name, "to_state",
-                   t->states[r->to].name, "event",
-                   r->event != AC_FSM_EVENTLESS && r->event < t->n_events ? t->event_names[r->event]
-                                                                          : "",
-                   "reason", reason, "line", (int)r->line));
+    const char *from = r->from == AC_FSM_NONE ? "" : t->states[r->from].name;
+    const char *ev =
+        r->event != AC_FSM_EVENTLESS && r->event < t->n_events ? t->event_names[r->event] : "";
+    state_changed(fm, t->machines[r->machine].name, from, t->states[r->to].name, ev, reason,
+                  (int)r->line);
 }
 
 void srv_frames_finished(srv_frames *fm)
