@@ -849,8 +849,6 @@ static int migrate(sq_store *s, ac_error *err)
     return rc;
 }
 
-/* sqlite3_open_v2 of the file at path: "file:..." would be a URI to an SQLite built with URIs
- * on (another file, or memory), "./file:..." is the file created and locked. */
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
 /* SQLite's own count of its memory takes a global mutex on every allocation of every
@@ -860,6 +858,8 @@ static void config_sqlite(void)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/* sqlite3_open_v2 of the file at path: "file:..." would be a URI to an SQLite built with URIs
+ * on (another file, or memory), "./file:..." is the file created and locked. */
 static int open_db(sq_store *s, const char *path, int oflags)
 {
     pthread_once(&config_once, config_sqlite);
