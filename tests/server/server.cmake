@@ -47,3 +47,8 @@ add_test(NAME server_long_turn
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/long_turn.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_long_turn PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+# Text frames written from the deltas (plain ASCII copied, the rest JSON-encoded) join to the
+# answer byte for byte, live and on a reconnect: quotes, backslashes, control characters, UTF-8.
+add_test(NAME server_escapes
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/escapes.sh $<TARGET_FILE:agentc>)
+set_tests_properties(server_escapes PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 60)
