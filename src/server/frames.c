@@ -18,6 +18,8 @@
 
 #include "agentc/store.h"
 #include "server_int.h"
+#include "util/buf.h"
+#include "util/grow.h"
 
 struct srv_frames {
     int tag; /* SRV_TAG_FRAMES: what the replayer's userdata is */
@@ -43,61 +45,42 @@ void srv_frame_unref(srv_frame *f)
     }
 }
 
-/* A frame's bytes as they are made: one buffer, the header printed, the JSON dumped after. */
-typedef struct {
-    char *p;
-    size_t len, cap;
-} frame_buf;
-
+/* A frame's bytes are made in one ac_buf: the header printed, the JSON dumped after. */
 static int put(const char *b, size_t n, void *ud)
 {
-    frame_buf *fb = ud;
-    if (fb->len + n + 1 > fb->cap) {
-        size_t cap = fb->cap * 2;
-        while (cap < fb->len + n + 1)
-            cap *= 2;
-        char *p = realloc(fb->p, cap);
-        if (!p)
-            return -1;
-        fb->p = p;
-        fb->cap = cap;
-    }
-    memcpy(fb->p + fb->len, b, n);
-    fb->len += n;
-    fb->p[fb->len] = 0;
-    return 0;
+    return ac_buf_add(ud, b, n);
 }
 
 /* "id: N[.k]\nevent: T\ndata: " (no id line for n == 0) begun in fb: 0, or -1 out of memory. */
-static int head(frame_buf *fb, uint64_t n, unsigned k, const char *type)
+static int head(ac_buf *fb, uint64_t n, unsigned k, const char *type)
 {
-    fb->cap = 256 + strlen(type);
-    if (!(fb->p = malloc(fb->cap)))
+    ac_buf_init(fb, AC_BUF_MAX);
+    if (ac_buf_reserve(fb, 256 + strlen(type)))
         return -1;
-    int h = 0;
     if (n && k)
-        h = snprintf(fb->p, fb->cap, "id: %llu.%u\n", (unsigned long long)n, k);
+        ac_buf_printf(fb, "id: %llu.%u\n", (unsigned long long)n, k);
     else if (n)
-        h = snprintf(fb->p, fb->cap, "id: %llu\n", (unsigned long long)n);
-    fb->len =
-        (size_t)h + (size_t)snprintf(fb->p + h, fb->cap - (size_t)h, "event: %s\ndata: ", type);
-    return 0;
+        ac_buf_printf(fb, "id: %llu\n", (unsigned long long)n);
+    return ac_buf_printf(fb, "event: %s\ndata: ", type);
 }
 
 /* f given its bytes (fb's, then "\n\n" ends the data line) and what it is: f, or NULL (out
  * of memory: f freed). */
-static srv_frame *made(srv_frame *f, frame_buf *fb, uint64_t n, unsigned k, const char *type,
+static srv_frame *made(srv_frame *f, ac_buf *fb, uint64_t n, unsigned k, const char *type,
                        int64_t t_us)
 {
     if (put("\n\n", 2, fb)) {
-        free(fb->p);
+        ac_buf_free(fb);
         free(f->delta);
         free(f);
         return NULL;
     }
     int delta = !strcmp(type, "text") || !strcmp(type, "reasoning");
-    f->bytes = fb->p;
-    f->len = fb->len;
+    if (!(f->bytes = ac_buf_take(fb, &f->len))) {
+        free(f->delta);
+        free(f);
+        return NULL;
+    }
     f->refs = 1;
     f->n = n;
     f->k = k;
@@ -110,7 +93,7 @@ static srv_frame *made(srv_frame *f, frame_buf *fb, uint64_t n, unsigned k, cons
 srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data, int64_t t_us)
 {
     srv_frame *f = data ? calloc(1, sizeof *f) : NULL;
-    frame_buf fb = {0};
+    ac_buf fb = {0};
     if (f) {
         json_object_set_new(data, "t_us", json_integer((json_int_t)t_us));
         json_t *d = json_object_get(data, "delta");
@@ -122,7 +105,7 @@ srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data,
         }
         if (head(&fb, n, k, type) ||
             json_dump_callback(data, put, &fb, JSON_COMPACT | JSON_ENSURE_ASCII)) {
-            free(fb.p);
+            ac_buf_free(&fb);
             free(f->delta);
             free(f);
             f = NULL;
@@ -145,7 +128,7 @@ static int plain(const char *d, size_t len)
 
 /* d (len bytes) as a JSON string, by the encoder srv_frame_new's dump uses where it escapes:
  * 0; 1 not UTF-8; -1 out of memory. */
-static int put_string(frame_buf *fb, const char *d, size_t len)
+static int put_string(ac_buf *fb, const char *d, size_t len)
 {
     if (plain(d, len))
         return put("\"", 1, fb) || put(d, len, fb) || put("\"", 1, fb) ? -1 : 0;
@@ -158,7 +141,7 @@ static int put_string(frame_buf *fb, const char *d, size_t len)
 }
 
 /* ","t_us":T}" ends a frame's object. */
-static int put_tail(frame_buf *fb, int64_t t_us)
+static int put_tail(ac_buf *fb, int64_t t_us)
 {
     char tail[48];
     int tl = snprintf(tail, sizeof tail, ",\"t_us\":%" JSON_INTEGER_FORMAT "}", (json_int_t)t_us);
@@ -170,10 +153,10 @@ static srv_frame *frame_of_text(uint64_t n, unsigned k, const char *type, const 
                                 size_t blen, int64_t t_us)
 {
     srv_frame *f = calloc(1, sizeof *f);
-    frame_buf fb = {0};
+    ac_buf fb = {0};
     if (f && !head(&fb, n, k, type) && !put(body, blen, &fb) && !put_tail(&fb, t_us))
         return made(f, &fb, n, k, type, t_us);
-    free(fb.p);
+    ac_buf_free(&fb);
     free(f);
     return NULL;
 }
@@ -182,7 +165,7 @@ srv_frame *srv_frame_delta(uint64_t n, unsigned k, const char *type, const char 
                            int64_t t_us, int *bad)
 {
     srv_frame *f = calloc(1, sizeof *f);
-    frame_buf fb = {0};
+    ac_buf fb = {0};
     int rc = -1;
     if (f && (f->delta = malloc(len + 1)) && !head(&fb, n, k, type) &&
         !put("{\"delta\":", 9, &fb) && !(rc = put_string(&fb, d, len)) && !put_tail(&fb, t_us)) {
@@ -193,7 +176,7 @@ srv_frame *srv_frame_delta(uint64_t n, unsigned k, const char *type, const char 
     }
     if (bad)
         *bad = rc == 1;
-    free(fb.p);
+    ac_buf_free(&fb);
     if (f)
         free(f->delta);
     free(f);
@@ -216,17 +199,11 @@ srv_frame *srv_frame_join(const srv_frame *a, const srv_frame *b)
 
 int srv_frame_append(srv_frame *a, const srv_frame *b)
 {
-    size_t need = a->delta_len + b->delta_len + 1;
+    /* doubling: a slow reader's joins cost what they append */
     size_t cap = a->delta_cap ? a->delta_cap : a->delta_len + 1;
-    if (need > cap) { /* doubling: a slow reader's joins cost what they append */
-        while (cap < need)
-            cap *= 2;
-        char *d = realloc(a->delta, cap);
-        if (!d)
-            return -1;
-        a->delta = d;
-        a->delta_cap = cap;
-    }
+    if (ac_grow((void **)&a->delta, &cap, a->delta_len + b->delta_len + 1, 1))
+        return -1;
+    a->delta_cap = cap;
     memcpy(a->delta + a->delta_len, b->delta, b->delta_len + 1);
     a->delta_len += b->delta_len;
     a->n = b->n;
