@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_args.h"
 #include "agentc/agentc.h"
 #include "io/loop.h"
 
@@ -131,8 +132,8 @@ static void write_file(const char *path, const char *text)
 
 int main(int argc, char **argv)
 {
-    int rounds = argc > 1 ? atoi(argv[1]) : 5;
-    if (rounds < 1 || rounds > 100 || system("node --version >/dev/null 2>&1") != 0) {
+    int rounds = argc > 1 ? (int)bench_arg(argv[1], 1, 100, "rounds") : 5;
+    if (system("node --version >/dev/null 2>&1") != 0) {
         fprintf(stderr, "usage: bench_mcp_stall [rounds 1-100] (node needed)\n");
         return 2;
     }
