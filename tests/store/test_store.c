@@ -22,10 +22,9 @@
 #include "agentc/agentc.h"
 #include "agentc/store.h"
 #include "io/loop.h"
+#include "../support/test_tmpdir.h"
 
 char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_error *err);
-
-static char tmpdir[256];
 
 static const char *turns = "{\"content\":\"answer one\"}\n"
                            "{\"tool_calls\":[{\"id\":\"k1\",\"name\":\"calculator\","
@@ -535,17 +534,8 @@ static void test_takeover_mid_tool_in_callback(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/agentc_store_XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
+    assert_non_null(test_tmpdir_make("agentc_store"));
     return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -560,5 +550,5 @@ int main(void)
         cmocka_unit_test(test_threadsafe_post),
         cmocka_unit_test(test_takeover_mid_tool_in_callback),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }

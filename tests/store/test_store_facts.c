@@ -21,10 +21,9 @@
 #include "agentc/store.h"
 #include "io/loop.h"
 #include "spec.h"
+#include "../support/test_tmpdir.h"
 
 char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_error *err);
-
-static char tmpdir[256];
 
 static const char *facts_spec =
     "param patience = 1s\nparam context_window = 0\n"
@@ -144,17 +143,8 @@ static void test_snapshot_tail_equals_replay_on_facts(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/agentc_store_facts_XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
+    assert_non_null(test_tmpdir_make("agentc_store_facts"));
     return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -162,5 +152,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_snapshot_tail_equals_replay_on_facts),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }

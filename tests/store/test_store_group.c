@@ -23,8 +23,7 @@
 #include "agentc/agentc.h"
 #include "agentc/store.h"
 #include "io/loop.h"
-
-static char tmpdir[256];
+#include "../support/test_tmpdir.h"
 
 static const char *turns = "{\"tool_calls\":[{\"id\":\"k1\",\"name\":\"probe\","
                            "\"arguments\":\"{}\"}]}\n"
@@ -286,17 +285,8 @@ static void test_schema_2_serve_migrates(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/agentc_store_group_XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
+    assert_non_null(test_tmpdir_make("agentc_store_group"));
     return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -306,5 +296,5 @@ int main(void)
         cmocka_unit_test(test_schema_1_opens),
         cmocka_unit_test(test_schema_2_serve_migrates),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }

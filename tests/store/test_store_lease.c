@@ -25,8 +25,7 @@
 #include "agentc/agentc.h"
 #include "agentc/store.h"
 #include "io/loop.h"
-
-static char tmpdir[256];
+#include "../support/test_tmpdir.h"
 
 /* ---- a VFS whose clock is the default one shifted by skew_ms ---- */
 static sqlite3_vfs shim, *real_vfs;
@@ -291,17 +290,8 @@ static int setup(void **state)
     shim.xCurrentTime = shim_time;
     shim.xCurrentTimeInt64 = shim_time64;
     assert_int_equal(sqlite3_vfs_register(&shim, 1), SQLITE_OK);
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/agentc_store_lease_XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
+    assert_non_null(test_tmpdir_make("agentc_store_lease"));
     return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -311,5 +301,5 @@ int main(void)
         cmocka_unit_test(test_lease_by_database_clock),
         cmocka_unit_test(test_gone_holder),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
