@@ -768,7 +768,7 @@ ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_o
 ac_session *ac_session_new_replayer(ac_engine *e, const char *id, ac_error *err)
 {
     char text[512] = "";
-    ac_session *s = e ? session_new(e, id, NULL, 1, NULL, NULL, text, sizeof text) : NULL;
+    ac_session *s = e ? ac_session_new_replay(e, id, text, sizeof text) : NULL;
     if (!s)
         ac_error_set(err,
                      !e                              ? AC_EINVAL
@@ -788,11 +788,9 @@ ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_
 ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
                                   void *hooks_ud, int replay, char *err, size_t errcap)
 {
-    if (!replay && e->tool_choice && !ac_tools_find(e, e->tool_choice)) {
-        snprintf(err, errcap, "tool_choice '%.128s' names no configured tool", e->tool_choice);
-        return NULL;
-    }
-    return session_new(e, id, NULL, replay, hooks, hooks_ud, err, errcap);
+    if (!replay)
+        return ac_session_new_hooked_opts(e, id, hooks, hooks_ud, NULL, err, errcap);
+    return session_new(e, id, NULL, 1, hooks, hooks_ud, err, errcap);
 }
 
 ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_session_hooks *hooks,
