@@ -10,7 +10,7 @@
 /* Exit statuses of agentc run/demo/batch */
 #define AC_EXIT_FAILED 1
 #define AC_EXIT_CONFIG 3
-#define AC_EXIT_OUTPUT 4 /* stdout could not be written (a closed pipe: SIGPIPE, 141) */
+#define AC_EXIT_OUTPUT 4        /* stdout could not be written (a closed pipe: SIGPIPE, 141) */
 #define AC_EXIT_INTERRUPTED 130 /* 128 + SIGINT; SIGTERM and SIGHUP give 143 and 129 */
 
 int ac_cli_run(int argc, char **argv);
@@ -26,6 +26,18 @@ int ac_cli_tools_diagram(int argc, char **argv);
 typedef struct ac_store ac_store;
 int ac_cli_resume(int argc, char **argv);
 int ac_cli_sessions(int argc, char **argv);
+/* The sessions of st, most recently updated first, in a malloc'd array (*n of them; free()
+ * it). 0, or an exit status after saying why. */
+typedef struct ac_store_session_info ac_store_session_info;
+int ac_cli_sessions_collect(ac_store *st, ac_store_session_info **out, size_t *n);
+/* A time (ms since the epoch) as 2026-11-26T13:02:02Z, "-" for 0. */
+void ac_cli_fmt_time(int64_t ms, char *buf, size_t cap);
+/* sessions prune (sessions_prune.c): its arguments checked (the duration into *ms; each
+ * status "a" or "a,b" a status name), 0 or an exit status after saying why; and the prune. */
+int ac_cli_prune_args(const char *older_than, const char *const *status, size_t n_status,
+                      long long *ms);
+int ac_cli_sessions_prune(ac_store *st, long long older_ms, const char *const *status,
+                          size_t n_status, int dry_run);
 /* The store of --db PATH (NULL: AGENTC_DB, else the default path); none (*out NULL) with
  * no_store or AGENTC_DB=off. 0, or an exit status after printing why. */
 int ac_cli_store_open(const char *db, int no_store, ac_store **out);

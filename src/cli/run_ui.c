@@ -113,8 +113,7 @@ void ac_cli_vis_write(FILE *f, const char *d, size_t n, int mode, vis_carry *cy,
     fwrite(ob, 1, on, f);
 }
 
-/* The visible, one-line form of in, cut to fit cap bytes with "...". */
-static void vis_line(const char *in, char *out, size_t cap)
+void ac_cli_vis_line(const char *in, char *out, size_t cap)
 {
     const unsigned char *p = (const unsigned char *)in;
     size_t n = strlen(in), on = 0, ulen;
@@ -271,8 +270,8 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
     }
     ac_cli_spinner_disarm(u);
     char a[80], nm[80];
-    vis_line(args, a, sizeof a);
-    vis_line(name, nm, sizeof nm);
+    ac_cli_vis_line(args, a, sizeof a);
+    ac_cli_vis_line(name, nm, sizeof nm);
     if (u->wrote_text)
         fputc('\n', stdout);
     u->wrote_text = 0;
@@ -292,8 +291,8 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
     }
     spinner_clear(u);
     char c[80], nm[80];
-    vis_line(content, c, sizeof c);
-    vis_line(name, nm, sizeof nm);
+    ac_cli_vis_line(content, c, sizeof c);
+    ac_cli_vis_line(name, nm, sizeof nm);
     fprintf(stdout, "%s<- %s %s (%lld ms): %s%s\n", u->color ? (ok ? "\033[32m" : "\033[31m") : "",
             nm, ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
     ac_cli_out_flush();

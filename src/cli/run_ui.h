@@ -52,6 +52,10 @@ void ac_cli_spinner_disarm(ui *u);
  * then shown as bytes). */
 void ac_cli_vis_write(FILE *f, const char *d, size_t n, int mode, vis_carry *cy, int final);
 
+/* The visible, one-line form of in (newlines and tabs as spaces), cut to fit cap bytes
+ * (cap >= 8) with "...". */
+void ac_cli_vis_line(const char *in, char *out, size_t cap);
+
 /* The visible form of a diagnostic, newlines kept (the caller frees it). */
 char *ac_cli_vis_dup(const char *in);
 
