@@ -170,7 +170,7 @@ static void report_text(run_ctx *r, const char *answer, const char *error, int t
 {
     ui *u = &r->u;
     /* the accepted answer; or one the spec took from elsewhere than streamed text */
-    if ((u->hold_text || !u->wrote_text) && turn_ok && !r->interrupted && *answer) {
+    if ((u->hold_text || !u->streamed) && turn_ok && !r->interrupted && *answer) {
         if (u->tty)
             ac_cli_vis_write(stdout, answer, strlen(answer), VIS_ANSWER, &u->text_carry, 1);
         else

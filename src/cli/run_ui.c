@@ -235,7 +235,7 @@ static void ui_text(void *ud, ac_session *s, const char *d, size_t n)
     else
         fwrite(d, 1, n, stdout); /* a pipe or a file gets the answer exactly */
     ac_cli_out_flush();
-    u->wrote_text = 1;
+    u->wrote_text = u->streamed = 1;
 }
 
 static void ui_reasoning(void *ud, ac_session *s, const char *d, size_t n)
@@ -274,7 +274,7 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
     ac_cli_vis_line(name, nm, sizeof nm);
     if (u->wrote_text)
         fputc('\n', stdout);
-    u->wrote_text = 0;
+    u->wrote_text = u->streamed = 0;
     fprintf(stdout, "%s-> %s %s%s\n", u->color ? "\033[36m" : "", nm, a, u->color ? "\033[0m" : "");
     ac_cli_out_flush();
 }
@@ -344,6 +344,7 @@ static void ui_discarded(void *ud, ac_session *s, size_t n)
         fprintf(stdout, "\n[partial answer of %zu bytes discarded]\n", n);
         u->wrote_text = 0;
     }
+    u->streamed = 0;
 }
 
 static void ui_compacted(void *ud, ac_session *s, const char *strategy, size_t before, size_t after)

@@ -29,7 +29,9 @@ typedef struct ui {
     int spinner_frame;
     int utf8;
     int64_t wait_since, last_frame;
-    int wrote_text;
+    int wrote_text;     /* answer text on the current line (a newline is due before another) */
+    int streamed;       /* answer text of this model call was printed (a trace line between
+                           keeps it so: the answer is not printed again at the end) */
     int reasoning_open; /* reasoning written to stderr, its line not ended yet */
     const ac_fsm_tables *t;
     int hold_text; /* --output-schema without --jsonl: only the accepted answer is printed */

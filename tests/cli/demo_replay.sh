@@ -9,6 +9,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$agentc" demo --journal "$tmp/j" >"$tmp/out" 2>"$tmp/err" || fail "demo exit $?"
 grep -q "391 + 19 = 410" "$tmp/out" || fail "demo answer missing"
+[ "$(grep -c "391 + 19 = 410" "$tmp/out")" -eq 1 ] || fail "demo printed its answer twice: $(cat "$tmp/out")"
+printf '{"content": "Hello there."}\n' >"$tmp/hello.jsonl"
+"$agentc" run --no-store --trace --provider script --script "$tmp/hello.jsonl" hi >"$tmp/out" 2>/dev/null \
+  || fail "run --trace"
+[ "$(cat "$tmp/out")" = "Hello there." ] || fail "run --trace printed: $(cat "$tmp/out")"
 grep -q "session Running --agent.COMPLETED--> Idle" "$tmp/err" || fail "demo trace missing"
 "$agentc" replay "$tmp/j" --check >"$tmp/r" || fail "replay --check failed"
 grep -q "every transition matches" "$tmp/r" || fail "replay output"
