@@ -56,6 +56,9 @@ static int run_open(run_ctx *r, const ac_output *out)
             fprintf(stderr, "agentc: cannot read the prompt from stdin: %s\n", strerror(errno));
             return AC_EXIT_CONFIG;
         }
+        size_t n = strlen(r->prompt); /* the line end(s) of `echo hi |` are not the prompt's */
+        while (n && (r->prompt[n - 1] == '\n' || r->prompt[n - 1] == '\r'))
+            r->prompt[--n] = 0;
     }
     int rc = ac_cli_engine_resolve(&o->eng, "agentc", &r->base);
     if (rc)

@@ -127,6 +127,11 @@ grep -q "kept 1 in use" err || fail "held summary: $(cat err)"
   || fail "after prune: $("$agentc" sessions list)"
 kill "$bg" 2>/dev/null; wait "$bg" 2>/dev/null
 
+# ---- a prompt read from stdin: its line ends are not the prompt's --------------------------------
+printf 'piped in\n\n' | run hello.jsonl --session piped - >out || fail "prompt from stdin"
+"$agentc" sessions show piped --json | jq -e '.session.conversation.messages[0].content == "piped in"' \
+  >/dev/null || fail "stdin prompt: $("$agentc" sessions show piped --json | jq -c .session.conversation.messages[0])"
+
 # ---- help texts, --script-delay-ms bounds ---------------------------------------------------------
 "$agentc" resume --help | head -n1 | grep -q "^usage: agentc resume ID" || fail "resume --help"
 "$agentc" resume 2>err; [ $? -eq 2 ] && grep -q "missing ID" err || fail "resume without ID: $(cat err)"
