@@ -192,7 +192,7 @@ static void report_text(run_ctx *r, const char *answer, const char *error, int t
         fprintf(stderr,
                 "\njournal: %s\n"
                 "  replay it:   agentc replay %s --check\n"
-                "  draw it:     agentc diagram spec/agent.fsm --journal %s --format mermaid\n",
+                "  draw it:     agentc diagram spec/agent.fsm --journal %s --format dot\n",
                 j, j, j);
 }
 
