@@ -17,7 +17,8 @@ printf '{"content": "Hello there."}\n' >"$tmp/hello.jsonl"
 grep -q "session Running --agent.COMPLETED--> Idle" "$tmp/err" || fail "demo trace missing"
 draw=$(sed -n 's/^  draw it: *agentc //p' "$tmp/err")
 grep -q -- "--format dot$" <<<"$draw" || fail "the demo's hint is not the README's (--format dot): $draw"
-"$agentc" $draw | grep -q "^digraph agentc" || fail "the demo's draw hint does not work: $draw"
+"$agentc" $draw >"$tmp/draw.dot" && grep -q "^digraph agentc" "$tmp/draw.dot" \
+  || fail "the demo's draw hint does not work: $draw"
 "$agentc" replay "$tmp/j" --check >"$tmp/r" || fail "replay --check failed"
 grep -q "every transition matches" "$tmp/r" || fail "replay output"
 sed 's/^param max_iterations .*/param max_iterations = 2/' spec/agent.fsm >"$tmp/edited.fsm"
