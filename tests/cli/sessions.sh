@@ -3,12 +3,13 @@
 # under a header row, prune (by age and status, a session in use kept, --dry-run), --session
 # refused without a store, show with tool calls and results, text from outside written
 # visibly (no escape sequence reaches the terminal), export to stdout or a file (--force),
-# resume --help, run --script-delay-ms.
+# resume --help, run --script-delay-ms, a prompt from stdin, the README's serve script.
 agentc="$1"
 . "$(dirname "$0")/lib.sh"
 need jq
 need script
 export AGENTC_DB="$tmp/store/sessions.db"
+src=$PWD # the source tree (the README)
 cd "$tmp" || fail "cd"
 printf '{"content": "Hello there."}\n' >hello.jsonl
 printf '%s\n' '{"tool_calls": [{"id": "c1", "name": "calculator", "arguments": "{\"expression\": \"17 * 23\"}"}]}' \
@@ -131,6 +132,15 @@ kill "$bg" 2>/dev/null; wait "$bg" 2>/dev/null
 printf 'piped in\n\n' | run hello.jsonl --session piped - >out || fail "prompt from stdin"
 "$agentc" sessions show piped --json | jq -e '.session.conversation.messages[0].content == "piped in"' \
   >/dev/null || fail "stdin prompt: $("$agentc" sessions show piped --json | jq -c .session.conversation.messages[0])"
+
+# ---- the README's serve example: its script holds a conversation of three messages -----------
+sed -n "/^cat >turns.jsonl <<'EOF'\$/,/^EOF\$/p" "$src/README.md" | sed '1d;$d' >turns.jsonl
+[ "$(wc -l <turns.jsonl)" -ge 3 ] || fail "README's turns.jsonl: $(cat turns.jsonl)"
+for m in hello "what is it?" thanks; do
+  run turns.jsonl --tools builtin:calculator --session readme "$m" >out 2>err \
+    || fail "README script, message '$m': $(cat err)"
+done
+grep -q "391" <("$agentc" sessions show readme) || fail "README script: no tool call"
 
 # ---- help texts, --script-delay-ms bounds ---------------------------------------------------------
 "$agentc" resume --help | head -n1 | grep -q "^usage: agentc resume ID" || fail "resume --help"
