@@ -108,6 +108,13 @@ static void run_passes(run_ctx *r, int resumed)
         if (pass == 1 && o->resume)
             break;
         r->u.settled = 0;
+        if (pass == 1 && resumed && !o->jsonl) { /* the resumed turn's text set apart */
+            if (r->u.wrote_text)
+                fputc('\n', stdout);
+            r->u.wrote_text = r->u.streamed = 0;
+            ac_cli_out_flush();
+            fprintf(stderr, "agentc: the interrupted turn is finished; now the new message\n");
+        }
         if (pass == 1)
             ac_session_send(r->s, r->prompt ? r->prompt : o->prompt);
         if (run_turn(r, &wait) < 0 || ac_cli_interrupted || ac_cli_out_errno)

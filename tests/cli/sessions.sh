@@ -133,6 +133,19 @@ printf 'piped in\n\n' | run hello.jsonl --session piped - >out || fail "prompt f
 "$agentc" sessions show piped --json | jq -e '.session.conversation.messages[0].content == "piped in"' \
   >/dev/null || fail "stdin prompt: $("$agentc" sessions show piped --json | jq -c .session.conversation.messages[0])"
 
+# ---- a turn a crash stopped, finished before the new message: each answer on its own line -----
+printf '%s\n' '{"content": "one two three four five six seven eight nine ten"}' \
+  '{"content": "the new answer"}' >two.jsonl
+"$agentc" run --db k.db --provider script --script two.jsonl --script-delay-ms 200 --session k go \
+  >/dev/null 2>&1 &
+bg=$!
+AGENTC_DB=k.db running k
+kill -9 "$bg"; wait "$bg" 2>/dev/null
+run two.jsonl --db k.db --session k "and now" >out 2>err || fail "run after a crash: $(cat err)"
+[ "$(cat out)" = "$(printf 'one two three four five six seven eight nine ten\nthe new answer')" ] \
+  || fail "the resumed turn's answer and the new one: $(cat out)"
+grep -q "the interrupted turn is finished; now the new message" err || fail "no word: $(cat err)"
+
 # ---- the README's serve example: its script holds a conversation of three messages -----------
 sed -n "/^cat >turns.jsonl <<'EOF'\$/,/^EOF\$/p" "$src/README.md" | sed '1d;$d' >turns.jsonl
 [ "$(wc -l <turns.jsonl)" -ge 3 ] || fail "README's turns.jsonl: $(cat turns.jsonl)"
