@@ -41,6 +41,10 @@ int ac_cli_sessions_prune(ac_store *st, long long older_ms, const char *const *s
 /* The store of --db PATH (NULL: AGENTC_DB, else the default path); none (*out NULL) with
  * no_store or AGENTC_DB=off. 0, or an exit status after printing why. */
 int ac_cli_store_open(const char *db, int no_store, ac_store **out);
+/* The store of db (NULL: AGENTC_DB, else the default path) for reading it: 0 with *out
+ * open, 0 with *out NULL when nothing is at its path (in path: never created by reading), or
+ * an exit status after saying why (AGENTC_DB=off, a file that is not a store). */
+int ac_cli_store_open_existing(const char *db, ac_store **out, char *path, size_t cap);
 /* A stored session (create or continue, ac_store_session) or, without a store, a plain one. */
 ac_session *ac_cli_session_open(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                                 const char *journal, ac_error *err);

@@ -516,10 +516,15 @@ int ac_cli_sessions(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     ac_error err;
-    ac_store *st = ac_store_open(a.db, NULL, &err);
-    if (!st) {
-        fprintf(stderr, "agentc: %s\n", err.text);
-        return AC_EXIT_CONFIG;
+    ac_store *st;
+    char path[4096];
+    if ((rc = ac_cli_store_open_existing(a.db, &st, path, sizeof path)))
+        return rc;
+    if (!st) { /* no store: nothing stored */
+        int reads_all = !strcmp(a.cmd, "list") || !strcmp(a.cmd, "prune");
+        fprintf(stderr, "%s%s: no store at %s\n",
+                reads_all ? "" : "agentc: ", reads_all ? "no sessions stored" : a.id, path);
+        return reads_all ? 0 : 1;
     }
     if (!strcmp(a.cmd, "list")) {
         rc = list(st, a.json);

@@ -25,6 +25,15 @@ AGENTC_DB=off run hello.jsonl --session s0 hi >out 2>err; [ $? -eq 2 ] || fail "
 grep -q "AGENTC_DB=off" err || fail "AGENTC_DB=off reason: $(cat err)"
 "$agentc" resume s0 --no-store >out 2>err; [ $? -eq 2 ] || fail "resume --no-store"
 [ ! -e "$AGENTC_DB" ] || fail "a refused run made the store"
+# reading a store never makes one
+"$agentc" sessions list >out 2>err || fail "list without a store: exit $?"
+grep -q "no sessions stored: no store at $AGENTC_DB" err || fail "list without a store: $(cat err)"
+"$agentc" sessions show s0 >out 2>err; [ $? -eq 1 ] || fail "show without a store: exit"
+"$agentc" sessions prune --older-than 1s >out 2>err || fail "prune without a store"
+[ ! -e "$AGENTC_DB" ] || fail "reading the store made it"
+AGENTC_DB=off "$agentc" sessions list >out 2>err; [ $? -eq 3 ] || fail "list with AGENTC_DB=off: exit"
+grep -q "AGENTC_DB=off: there is no store to read" err || fail "AGENTC_DB=off: $(cat err)"
+[ ! -e off ] || fail "AGENTC_DB=off made a store named off"
 run hello.jsonl --no-store hi >out || fail "--no-store without --session"
 
 # ---- sessions to list: an escape sequence in a title, tool calls, an old stopped one ------------
