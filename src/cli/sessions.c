@@ -118,15 +118,16 @@ static const char *turn_word(const ac_store_session_info *i)
 static void list_table(const ac_store_session_info *v, size_t n)
 {
     int w = 2, stopped = 0;
-    for (size_t k = 0; k < n; k++) {
-        int len = (int)strlen(v[k].id);
+    char id[1040], title[80], u[32];
+    for (size_t k = 0; k < n; k++) { /* the ID column fits ids up to 32 columns */
+        ac_cli_vis_line(v[k].id, id, sizeof id);
+        int len = (int)strlen(id);
         w = len > w ? (len < 32 ? len : 32) : w;
     }
     printf("%-*s  %-9s  %-7s  %6s  %-20s  %-6s  %s\n", w, "ID", "STATUS", "TURN", "EVENTS",
            "UPDATED", "IN USE", "TITLE");
     for (size_t k = 0; k < n; k++) {
         const ac_store_session_info *i = &v[k];
-        char id[1040], title[80], u[32];
         ac_cli_vis_line(i->id, id, sizeof id);
         ac_cli_vis_line(i->title, title, sizeof title);
         ac_cli_fmt_time(i->updated_ms, u, sizeof u);
