@@ -19,6 +19,8 @@ draw=$(sed -n 's/^  draw it: *agentc //p' "$tmp/err")
 grep -q -- "--format dot$" <<<"$draw" || fail "the demo's hint is not the README's (--format dot): $draw"
 "$agentc" $draw >"$tmp/draw.dot" && grep -q "^digraph agentc" "$tmp/draw.dot" \
   || fail "the demo's draw hint does not work: $draw"
+"$agentc" demo --journal 2>"$tmp/e"; [ $? -eq 2 ] || fail "demo --journal without a value: exit"
+grep -q "demo: --journal needs a value" "$tmp/e" || fail "demo --journal without a value: $(cat "$tmp/e")"
 "$agentc" replay "$tmp/j" --check >"$tmp/r" || fail "replay --check failed"
 grep -q "every transition matches" "$tmp/r" || fail "replay output"
 sed 's/^param max_iterations .*/param max_iterations = 2/' spec/agent.fsm >"$tmp/edited.fsm"
