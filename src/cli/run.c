@@ -211,6 +211,8 @@ static int run_report(run_ctx *r, int demo)
     const char *answer = ac_session_answer(r->s);
     if (r->interrupted && !*answer)
         answer = r->partial && *r->partial ? r->partial : ac_session_partial(r->s);
+    else if (!turn_ok && !r->interrupted)
+        answer = ""; /* a failed turn has no answer: the last one is an earlier turn's */
     const char *error = ac_session_error(r->s);
     char why[300];
     if (!turn_ok && !r->interrupted && (!error || !*error)) { /* never a failure without a reason */

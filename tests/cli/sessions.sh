@@ -48,9 +48,9 @@ running() {
       'any(.[]; .id == $id and .status == "running" and .holder != "")' >/dev/null && return 0
     sleep 0.05
   done
-  fail "session $1 never ran"
+  fail "session $1 never ran: $("$agentc" sessions list 2>&1; cat bg.err 2>/dev/null)"
 }
-"$agentc" run --provider script --script slow.jsonl --script-delay-ms 200 --session crashed go >/dev/null 2>&1 &
+"$agentc" run --provider script --script slow.jsonl --script-delay-ms 200 --session crashed go >/dev/null 2>bg.err &
 bg=$!
 running crashed
 kill -9 "$bg"; wait "$bg" 2>/dev/null
@@ -123,7 +123,7 @@ run hello.jsonl --session fresh hi >out || fail "fresh run"
 sort out | sed 's/ (.*//' | tr '\n' ' ' | grep -qx "removed calc removed evil " \
   || fail "prune by age: $(cat out)"
 grep -qx "removed 2 sessions" err || fail "prune summary: $(cat err)"
-"$agentc" run --provider script --script slow.jsonl --script-delay-ms 200 --session held go >/dev/null 2>&1 &
+"$agentc" run --provider script --script slow.jsonl --script-delay-ms 200 --session held go >/dev/null 2>bg.err &
 bg=$!
 running held
 "$agentc" sessions prune --older-than 0s --dry-run >out 2>err; [ $? -eq 1 ] || fail "dry run, held: exit"
@@ -143,17 +143,22 @@ printf 'piped in\n\n' | run hello.jsonl --session piped - >out || fail "prompt f
   >/dev/null || fail "stdin prompt: $("$agentc" sessions show piped --json | jq -c .session.conversation.messages[0])"
 
 # ---- a turn a crash stopped, finished before the new message: each answer on its own line -----
-printf '%s\n' '{"content": "one two three four five six seven eight nine ten"}' \
-  '{"content": "the new answer"}' >two.jsonl
+{ cat slow.jsonl; echo '{"content": "the new answer"}'; } >two.jsonl
 "$agentc" run --db k.db --provider script --script two.jsonl --script-delay-ms 200 --session k go \
-  >/dev/null 2>&1 &
+  >/dev/null 2>bg.err &
 bg=$!
 AGENTC_DB=k.db running k
 kill -9 "$bg"; wait "$bg" 2>/dev/null
 run two.jsonl --db k.db --session k "and now" >out 2>err || fail "run after a crash: $(cat err)"
-[ "$(cat out)" = "$(printf 'one two three four five six seven eight nine ten\nthe new answer')" ] \
+[ "$(cat out)" = "$(printf '%s\nthe new answer' "$(seq -s ' ' 1 200)")" ] \
   || fail "the resumed turn's answer and the new one: $(cat out)"
 grep -q "the interrupted turn is finished; now the new message" err || fail "no word: $(cat err)"
+
+# ---- a failed turn's done line carries no answer, not the turn before's ----------------------------
+run hello.jsonl --session twice hi >out 2>err || fail "turn 1: $(cat err)"
+run hello.jsonl --session twice --jsonl again >out 2>err; [ $? -eq 1 ] || fail "turn 2 should fail"
+has_line out '.type == "done" and .status != "completed" and .answer == "" and (.error | test("no more turns"))' \
+  || fail "a failed turn's done line: $(cat out)"
 
 # ---- the README's serve example: its script holds a conversation of three messages -----------
 sed -n "/^cat >turns.jsonl <<'EOF'\$/,/^EOF\$/p" "$src/README.md" | sed '1d;$d' >turns.jsonl
