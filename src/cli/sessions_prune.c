@@ -14,16 +14,19 @@
 #include "run_ui.h"
 #include "util/units.h"
 
+/* The name of status k, NULL past the last (the numbers run from 0 unbroken). */
+static const char *status_name(int k)
+{
+    const char *s = k < 64 ? ac_session_status_name((enum ac_session_status)k) : NULL;
+    return s && strncmp(s, "unknown", 7) ? s : NULL;
+}
+
 /* A status name a session can have: one ac_session_status_name gives. */
 static int known_status(const char *name, size_t n)
 {
-    for (int k = 0; k < 64; k++) {
-        const char *s = ac_session_status_name((enum ac_session_status)k);
-        if (!strcmp(s, "unknown"))
-            break;
-        if (strlen(s) == n && !strncmp(s, name, n))
+    for (int k = 0; status_name(k); k++)
+        if (strlen(status_name(k)) == n && !strncmp(status_name(k), name, n))
             return 1;
-    }
     return 0;
 }
 
@@ -35,12 +38,8 @@ static int check_statuses(const char *const *status, size_t n_status)
             size_t n = strcspn(p, ",");
             if (!known_status(p, n)) {
                 fprintf(stderr, "agentc sessions prune: unknown status '%.*s' (", (int)n, p);
-                for (int j = 0; j < 64; j++) {
-                    const char *s = ac_session_status_name((enum ac_session_status)j);
-                    if (!strcmp(s, "unknown"))
-                        break;
-                    fprintf(stderr, "%s%s", j ? ", " : "", s);
-                }
+                for (int j = 0; status_name(j); j++)
+                    fprintf(stderr, "%s%s", j ? ", " : "", status_name(j));
                 fprintf(stderr, ")\n");
                 return -1;
             }
