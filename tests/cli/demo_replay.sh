@@ -53,6 +53,16 @@ grep -q "recorded: agent OBSERVING -- \[turn_complete && answer_valid\] / finish
 grep -q "replayed: agent OBSERVING -- \[turn_complete && answer_valid && !needs_compaction\] / finish_answer--> COMPLETED  (.*guard.fsm:$((line + 1)))" "$tmp/d" \
   || fail "replayed guard step: $(cat "$tmp/d")"
 
+# a journal of another spec replays against the spec its header names, when that file is there
+sed 's/^param max_iterations .*/param max_iterations = 2/' spec/agent.fsm >"$tmp/budget.fsm"
+"$agentc" run --no-store --journal "$tmp/b.journal" --spec "$tmp/budget.fsm" --provider script \
+  --script "$tmp/hello.jsonl" hi >/dev/null 2>&1 || fail "run --spec budget.fsm"
+(cd / && "$agentc" replay "$tmp/b.journal" --check) >"$tmp/r" 2>"$tmp/e" || fail "replay of budget: $(cat "$tmp/e")"
+grep -q "the spec the journal names: .*budget.fsm" "$tmp/e" || fail "replay did not use budget.fsm: $(cat "$tmp/e")"
+! grep -q "hash differs" "$tmp/e" || fail "replay against the built-in spec: $(cat "$tmp/e")"
+"$agentc" replay "$tmp/j" --check >/dev/null 2>"$tmp/e" || fail "replay of the demo"
+[ ! -s "$tmp/e" ] || fail "replay of a built-in spec's journal said: $(cat "$tmp/e")"
+
 # --jsonl: one object per line, last one done
 "$agentc" demo --jsonl --journal "$tmp/j2" >"$tmp/jl" 2>/dev/null || fail "demo --jsonl"
 tail -n1 "$tmp/jl" | grep -q '"type":"done"' || fail "jsonl done line"
