@@ -71,8 +71,8 @@ static int replay_parse(int argc, char **argv, const char **path, const char **s
                 "Rebuilds a session by re-dispatching its journal's events through the built-in\n"
                 "tables, or those of the spec the journal names when it is another and its file\n"
                 "is there (as recorded, else beside JOURNAL), or those of --spec FILE; with no\n"
-                "I/O; and prints the final state of each machine. --check compares each transition with the recorded one and\n"
-                "exits 1 at the first divergence.\n");
+                "I/O; and prints the final state of each machine. --check compares each\n"
+                "transition with the recorded one and exits 1 at the first divergence.\n");
             return -1;
         }
         if (!strcmp(argv[i], "--check"))
