@@ -243,8 +243,11 @@ static void declare_actions(ac_spec *spec, ac_names *ns)
 {
     for (size_t i = 0; i < ns->n; i++) {
         const char *s = ns->v[i].s, *paren = strchr(s, '(');
-        if (!paren)
+        if (!paren) {
+            if (strcmp(s, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
+                declare(&spec->handlers[HK_ACTION], ns->v[i]); /* built in */
             continue;
+        }
         int a = ac_arg_action_find(s, (size_t)(paren - s));
         if (a < 0) {
             char all[400];
