@@ -253,6 +253,8 @@ static void declare_actions(ac_spec *spec, ac_names *ns)
             char all[400];
             size_t o = 0;
             for (int k = 0; k < AC_ARG_ACTION_COUNT && o < sizeof all; k++) {
+                if (!ac_arg_actions[k].n_args)
+                    continue; /* apply_decisions: written without parentheses */
                 int w = snprintf(all + o, sizeof all - o, "%s%s", k ? "; " : "",
                                  ac_arg_actions[k].usage);
                 if (w > 0)

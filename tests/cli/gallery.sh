@@ -114,7 +114,7 @@ if command -v script >/dev/null; then
     || fail "on a terminal, deny: $(cat "$tmp/tty.out")"
 fi
 # a state left only on events nothing sends there: the run fails at once, naming it
-sed -e 's/AWAITING_APPROVAL -> TOOL_EXECUTING on approve/AWAITING_APPROVAL -> TOOL_EXECUTING on timer.fired/' \
+sed -e 's/AWAITING_APPROVAL -> TOOL_EXECUTING on approve \/ apply_decisions/AWAITING_APPROVAL -> TOOL_EXECUTING on timer.fired/' \
     -e 's/AWAITING_APPROVAL -> SUCCESS on deny/AWAITING_APPROVAL -> SUCCESS on compaction.done/' \
     "$g/approve_tools.fsm" >"$tmp/stuck.fsm"
 start=$(date +%s)
