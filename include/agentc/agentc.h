@@ -106,7 +106,8 @@ typedef struct ac_output {
     void (*reasoning)(void *ud, ac_session *s, const char *delta, size_t n);
     /* the round's tools start (the run_tools effect's report): once per call about to run,
      * in the model's order, before any of them runs; at most max_parallel_tools run at
-     * once. A call answered without running (a spec's deny) gets tool_end only */
+     * once. A call answered without running (a spec's deny) gets tool_end only; a call the
+     * user edited (per-call decisions) starts with the edited arguments */
     void (*tool_start)(void *ud, ac_session *s, const char *id, const char *name,
                        const char *arguments);
     /* a call's result (action record_tool_result, or ac_session_fail_tool_call) */

@@ -35,6 +35,8 @@ grep -q "'maybe' is not one of them" "$tmp/each.out" || fail "a wrong answer not
 grep -q "refused: call 'c3': the edited arguments do not fit the schema of calculator" "$tmp/each.out" \
   || fail "an invalid edit was not refused: $(cat "$tmp/each.out")"
 grep -q "^done" "$tmp/each.out" || fail "no answer: $(cat "$tmp/each.out")"
+grep -q -- '-> calculator {"expression":"6\*7"}' "$tmp/each.out" && ! grep -q -- '-> calculator {"expression": "3+3"}' "$tmp/each.out" \
+  || fail "the edited call does not start with the edited arguments: $(cat "$tmp/each.out")"
 [ "$(grep -c '"ev":"approve"' "$tmp/each.journal")" = 1 ] || fail "the invalid edit was posted"
 [ "$(result each c1)" = 2 ] || fail "approved: $(result each c1)"
 grep '"ev":"approve"' "$tmp/each.journal" | jq -e '.data.calls.c2 == {"deny": "not needed"}' >/dev/null \
