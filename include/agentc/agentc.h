@@ -472,8 +472,10 @@ int ac_session_fail_tool_call(ac_session *s, const char *id, const char *error, 
  * ac_session_post checks them first, as ac_session_check_decisions does, and refuses ones
  * that do not fit (an unknown call id, a bad shape, edited arguments the tool's schema
  * refuses) with AC_EINVAL: nothing is applied or journaled, the session still waits.
- * ac_session_post_threadsafe cannot check them: an edit the schema refuses then fails that
- * call ("invalid arguments: ...") without running it. */
+ * ac_session_post_threadsafe cannot check them: a call whose decision has another shape then
+ * fails without running ("not run: the user's decision for it was not understood"), an edit the
+ * schema refuses fails it too ("invalid arguments: ..."), and ids that are not pending are
+ * ignored. */
 
 /* Whether the spec declares `event` an outside event that carries decisions. */
 int ac_session_event_takes_decisions(const ac_session *s, const char *event);

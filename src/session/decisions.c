@@ -157,13 +157,18 @@ void ac_decisions_apply(ac_session *s, const ac_event *ev)
         if (!c || c->state != AC_CALL_NONE)
             continue; /* checked when posted: only a post from another thread gets here */
         json_t *deny = json_object_get(d, "deny"), *args = json_object_get(d, "arguments");
-        const char *why = json_string_value(deny);
-        if (deny || (json_is_string(d) && !strcmp(json_string_value(d), "deny"))) {
+        const char *why = json_string_value(deny), *word = json_string_value(d);
+        if (word && !strcmp(word, "approve"))
+            continue;
+        if (deny || (word && !strcmp(word, "deny"))) {
             char text[1200];
             snprintf(text, sizeof text, "denied by the user%s%.1100s", why && *why ? ": " : "",
                      why && *why ? why : "");
             ac_session_fail_tool_call(s, id, text, ev->time_ms);
-        } else if (args) {
+        } else if (!json_is_object(args)) { /* not checked: it does not run on a guess */
+            ac_session_fail_tool_call(
+                s, id, "not run: the user's decision for it was not understood", ev->time_ms);
+        } else {
             /* run_tools checks them against the schema again before anything runs */
             char *text = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
             if (!s->call_edits)

@@ -197,6 +197,41 @@ static void test_per_call_decisions(void **state)
     rig_close(&r);
 }
 
+/* Posted from another thread, decisions are not checked first: a decision of another shape
+ * and an edit the schema refuses fail their calls without running them; the rest run. */
+static void test_decisions_threadsafe(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, compile("examples/specs/approve_tools.fsm", NULL), three_sums);
+    ac_error err = {0};
+    assert_int_equal(ac_engine_add_tools(r.e, "builtin:calculator", &err), 0);
+    assert_int_equal(ac_session_send(r.s, "sums"), 0);
+    assert_int_equal(run_until_waiting(&r), AC_WAIT_OUTSIDE);
+    size_t before = ac_session_message_count(r.s);
+    json_t *d = json_loads("{\"calls\": {\"c1\": \"maybe\", \"c2\": {\"arguments\": "
+                           "{\"expression\": 5}}, \"c9\": \"approve\"}}",
+                           0, NULL);
+    assert_int_equal(ac_session_post_threadsafe(r.s, "approve", d, 0), AC_QUEUED);
+    for (int i = 0; i < 200 && !ac_session_settled(r.s); i++)
+        ac_loop_run_once(r.loop, 20);
+    assert_string_equal(ac_session_answer(r.s), "done");
+    assert_true(
+        has_tool_result(r.s, before, "not run: the user's decision for it was not understood"));
+    int refused = 0;
+    for (size_t i = before; i < ac_session_message_count(r.s); i++) {
+        const char *role, *m = ac_session_message(r.s, i, &role);
+        refused |=
+            !strcmp(role, "tool") &&
+            !strncmp(m, "arguments edited by the user: {\"expression\":5}\ninvalid arguments",
+                     strlen("arguments edited by the user: {\"expression\":5}\ninvalid "
+                            "arguments"));
+    }
+    assert_true(refused);
+    assert_true(has_tool_result(r.s, before, "6"));
+    rig_close(&r);
+}
+
 /* src with the first `old` replaced by `repl` (malloc'd) */
 static char *replace(const char *src, const char *old, const char *repl)
 {
@@ -381,6 +416,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outside_events),
         cmocka_unit_test(test_per_call_decisions),
+        cmocka_unit_test(test_decisions_threadsafe),
         cmocka_unit_test(test_stuck_fails_at_once),
         cmocka_unit_test(test_compare_fail_after),
         cmocka_unit_test(test_fail_reason),
