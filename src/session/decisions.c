@@ -37,20 +37,25 @@ int ac_session_event_takes_decisions(const ac_session *s, const char *event)
     return s && event && takes_decisions(s, event);
 }
 
-/* The pending call `id`, or NULL (the pending ids listed in err). */
+/* The pending call `id` (one of the current model reply's calls without a result), or NULL
+ * with the pending ids listed in err. */
 static const ac_tool_call *pending_call(ac_session *s, const char *id, char *err, size_t cap)
 {
-    const ac_tool_call *c = ac_conv_tool_call(s->conv, id);
-    if (c && c->state == AC_CALL_NONE)
-        return c;
-    const char *ids[16];
-    size_t n = ac_session_pending_tool_calls(s, ids, 16);
+    size_t n = ac_conv_iter_call_count(s->conv);
     ac_buf b;
     ac_buf_init(&b, 400);
-    for (size_t i = 0; i < n && i < 16; i++)
-        ac_buf_printf(&b, "%s%s", i ? ", " : "", ids[i]);
-    snprintf(err, cap, "call '%s' is not pending (%s%s)", id, n ? "pending: " : "none is",
-             b.p && n ? b.p : "");
+    for (size_t i = 0; i < n; i++) {
+        const char *cid = ac_conv_iter_call(s->conv, i);
+        const ac_tool_call *c = cid ? ac_conv_tool_call(s->conv, cid) : NULL;
+        if (!c || c->state != AC_CALL_NONE)
+            continue;
+        if (!strcmp(c->id, id)) {
+            ac_buf_free(&b);
+            return c;
+        }
+        ac_buf_printf(&b, "%s%s", b.n ? ", " : "pending: ", c->id);
+    }
+    snprintf(err, cap, "call '%s' is not pending (%s)", id, b.n ? b.p : "none is");
     ac_buf_free(&b);
     return NULL;
 }
