@@ -4,7 +4,8 @@
 # that do not fit (an unknown call id, a bad shape, an edit the tool's schema refuses) answers
 # 400 with the reason and changes nothing; then one call approved, one denied with a reason and
 # one edited run as decided (the conversation keeps the model's arguments, the edited call's
-# result says so); the stored journal replays with --check.
+# result says so), also after a restart rebuilt the waiting session from the store; the stored
+# journal replays with --check.
 set -uo pipefail
 agentc=$1
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -16,11 +17,15 @@ wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; retur
 calc() { printf '{"id": "%s", "name": "calculator", "arguments": "{\\"expression\\": \\"%s\\"}"}' "$1" "$2"; }
 printf '{"tool_calls": [%s, %s, %s]}\n{"content": "done"}\n' "$(calc c1 1+1)" "$(calc c2 2+2)" \
   "$(calc c3 3+3)" >"$tmp/script"
-"$agentc" serve --spec examples/specs/approve_tools.fsm --provider script --script "$tmp/script" \
-  --tools builtin:calculator --db "$tmp/db" --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
-pid=$!
-wait_for test -s "$tmp/port" || fail "the server did not start"
-url="http://127.0.0.1:$(cat "$tmp/port")"
+start() {
+  rm -f "$tmp/port"
+  "$agentc" serve --spec examples/specs/approve_tools.fsm --provider script --script "$tmp/script" \
+    --tools builtin:calculator --db "$tmp/db" --listen 127.0.0.1:0 --port-file "$tmp/port" 2>>"$tmp/err" &
+  pid=$!
+  wait_for test -s "$tmp/port" || fail "the server did not start"
+  url="http://127.0.0.1:$(cat "$tmp/port")"
+}
+start
 j() { curl -s --max-time 10 "$@"; }
 waiting() { j "$url/v1/sessions/d" | jq -e '.waiting.state == "AWAITING_APPROVAL"' >/dev/null; }
 idle() { j "$url/v1/sessions/d" | jq -e '.states.session == "Idle"' >/dev/null; }
@@ -29,6 +34,10 @@ approve() { j -o "$tmp/body" -w '%{http_code}' -X POST -d "$1" "$url/v1/sessions
 j -X POST -d '{"id": "d"}' "$url/v1/sessions" >/dev/null
 j -X POST -d '{"content": "three sums"}' "$url/v1/sessions/d/messages" >/dev/null
 wait_for waiting || fail "not waiting for approval: $(j "$url/v1/sessions/d")"
+# a restart rebuilds the waiting session from the store: the decisions go to it as before
+kill -TERM "$pid"; wait "$pid" || fail "exit status"
+start
+waiting || fail "not waiting after a restart: $(j "$url/v1/sessions/d")"
 j "$url/v1/sessions/d" | jq -e '[.waiting.calls[] | [.id, .name, (.arguments | fromjson | .expression)]]
   == [["c1", "calculator", "1+1"], ["c2", "calculator", "2+2"], ["c3", "calculator", "3+3"]]' >/dev/null \
   || fail "the pending calls are not listed: $(j "$url/v1/sessions/d")"
@@ -64,7 +73,7 @@ jq -e '[.tool_calls[] | select(.id == "c3") | .arguments | fromjson | .expressio
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 pid=
 
-# the stored journal replays with the same transitions: the denial is applied again from the
+# the stored journal (a restart in the middle) replays with the same transitions: the denial is applied again from the
 # journaled decisions (else c2 stays pending after c1's and c3's results and the rule leaving
 # TOOL_EXECUTING on the last result does not match)
 "$agentc" sessions export local/d --db "$tmp/db" -o "$tmp/d.jsonl" >/dev/null 2>"$tmp/err" || fail "export"
