@@ -567,6 +567,12 @@ static int read_tools(rd *r, const json_t *v)
         const char *s = str_of(r, "tools", t);
         if (!s)
             return -1;
+        if (!strncmp(s, "builtin:", 8) && strcmp(s, "builtin:calculator") &&
+            strcmp(s, "builtin:clock") && strcmp(s, "builtin:context"))
+            return fail(r,
+                        "\"tools\"[%zu]: unknown built-in tool '%.64s' (builtin:calculator, "
+                        "builtin:clock, builtin:context)",
+                        i, s);
         r->o->tools[i] = strncmp(s, "builtin:", 8) ? path_of(r, s) : s;
         if (!r->o->tools[i])
             return -1;

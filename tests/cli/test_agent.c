@@ -15,6 +15,7 @@
 
 #include "agent.h"
 #include "session/tools_internal.h"
+#include "tools/schema.h"
 #include "test_tmpdir.h"
 
 static void write_file(const char *name, const char *text)
@@ -349,6 +350,74 @@ static void agents_file(void **state)
     assert_non_null(strstr(err, "unknown key \"agent\""));
 }
 
+/* docs/agent.schema.json, compiled by the project's own validator. */
+static ac_schema *agent_schema(void)
+{
+    json_error_t je;
+    json_t *doc = json_load_file("docs/agent.schema.json", 0, &je);
+    if (!doc)
+        fail_msg("docs/agent.schema.json:%d: %s", je.line, je.text);
+    char err[512] = "";
+    ac_schema *sc = ac_schema_compile(doc, err, sizeof err);
+    json_decref(doc);
+    if (!sc)
+        fail_msg("docs/agent.schema.json does not compile: %s", err);
+    return sc;
+}
+
+/* The example agents file: the schema accepts it, and so does --agents FILE. */
+static void example_matches_schema(void **state)
+{
+    (void)state;
+    ac_schema *sc = agent_schema();
+    json_t *ex = json_load_file("examples/agents/agents.json", 0, NULL);
+    assert_non_null(ex);
+    char err[512] = "";
+    if (!ac_schema_validate(sc, ex, err, sizeof err))
+        fail_msg("examples/agents/agents.json: %s", err);
+    json_decref(ex);
+    ac_cli_agents *a = ac_cli_agents_load("examples/agents/agents.json", err, sizeof err);
+    if (!a)
+        fail_msg("%s", err);
+    assert_int_equal(ac_cli_agents_count(a), 2);
+    ac_cli_agents_free(a);
+    ac_schema_free(sc);
+}
+
+/* Bad agents files: the schema refuses each, and --agents FILE too. */
+static void schema_refuses_bad(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "{\"agents\": []}",
+        "{\"agents\": [{\"model\": \"m\"}]}",
+        "{\"agents\": [{\"name\": \"a\", \"api_key\": \"x\"}]}",
+        "{\"agents\": [{\"name\": \"a\", \"base_url\": \"http://u:p@h/v1\"}]}",
+        "{\"agents\": [{\"name\": \"a\", \"request\": {\"temperature\": \"hot\"}}]}",
+        "{\"agents\": [{\"name\": \"a\", \"tools\": [\"builtin:clocks\"]}]}",
+        "{\"agents\": [{\"name\": \"a\", \"overridable\": [\"name\"]}]}",
+        "{\"agents\": [{\"name\": \"a\", \"headers\": [\"X-A: 1\"]}]}",
+        "{\"agents\": [{\"name\": \"a b\"}]}",
+        "{\"agents\": [{\"name\": \"a\"}], \"extra\": 1}",
+    };
+    ac_schema *sc = agent_schema();
+    char err[512], path[400];
+    snprintf(path, sizeof path, "%s/bad.json", tmpdir);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *doc = json_loads(bad[i], 0, NULL);
+        assert_non_null(doc);
+        if (ac_schema_validate(sc, doc, err, sizeof err))
+            fail_msg("the schema accepts %s", bad[i]);
+        json_decref(doc);
+        write_file("bad.json", bad[i]);
+        ac_cli_agents *a = ac_cli_agents_load(path, err, sizeof err);
+        if (a)
+            fail_msg("--agents accepts %s", bad[i]);
+        ac_cli_agents_free(a);
+    }
+    ac_schema_free(sc);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -366,6 +435,8 @@ int main(void)
         cmocka_unit_test(diff_names_keys),
         cmocka_unit_test(overlay_and_overridable),
         cmocka_unit_test(agents_file),
+        cmocka_unit_test(example_matches_schema),
+        cmocka_unit_test(schema_refuses_bad),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
