@@ -219,6 +219,11 @@ const char *ac_engine_param_str(const ac_engine *e, const char *name, const char
  * loop (a server that cannot start is no error here: its calls fail with the
  * reason; docs/mcp.md), so it may be called from a loop callback. */
 int ac_engine_add_tools(ac_engine *e, const char *spec, ac_error *err);
+/* The same from a tool file's content (text, JSON) instead of reading the file:
+ * path names it in messages, and its directory is where relative commands are
+ * taken from, as if the file were there (it need not exist). text NULL: as
+ * ac_engine_add_tools(e, path, err). */
+int ac_engine_add_tools_text(ac_engine *e, const char *path, const char *text, ac_error *err);
 /* Callback tools: the function gets the arguments (validated) and a handle,
  * and completes the call now or later, from any thread. */
 typedef void (*ac_tool_fn)(void *ud, const char *arguments, ac_tool_call_handle *call);

@@ -2,6 +2,9 @@
 add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/main.c
   ${CMAKE_SOURCE_DIR}/src/cli/engine_opts.c
+  ${CMAKE_SOURCE_DIR}/src/cli/agent.c
+  ${CMAKE_SOURCE_DIR}/src/cli/agent_record.c
+  ${CMAKE_SOURCE_DIR}/src/cli/agents_file.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_common.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_opts.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_ui.c

@@ -10,7 +10,7 @@
 /* Exit statuses of agentc run/demo/batch */
 #define AC_EXIT_FAILED 1
 #define AC_EXIT_CONFIG 3
-#define AC_EXIT_OUTPUT 4 /* stdout could not be written (a closed pipe: SIGPIPE, 141) */
+#define AC_EXIT_OUTPUT 4        /* stdout could not be written (a closed pipe: SIGPIPE, 141) */
 #define AC_EXIT_INTERRUPTED 130 /* 128 + SIGINT; SIGTERM and SIGHUP give 143 and 129 */
 
 int ac_cli_run(int argc, char **argv);
@@ -36,5 +36,7 @@ int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, 
                         char *err, size_t errcap);
 /* Loads and checks a spec file into heap tables, printing diagnostics. */
 ac_fsm_tables *ac_cli_tables_from_spec(const char *path);
+/* The same from the spec's source text (path names it; NULL text: read path). */
+ac_fsm_tables *ac_cli_tables_from_spec_text(const char *path, const char *text);
 
 #endif

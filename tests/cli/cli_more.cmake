@@ -27,3 +27,12 @@ add_test(NAME cli_store_kill
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_store_kill PROPERTIES LABELS "cli;store" SKIP_RETURN_CODE 77 TIMEOUT 400
   ENVIRONMENT AGENTC_KILL_TRIALS=100)
+# The agent format (src/cli/agent.h): refusals, records without secrets, records that
+# rebuild their engine once the files are gone, diffs, overrides, --agents FILE.
+agentc_add_test(cli_agent
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/cli/test_agent.c ${CMAKE_SOURCE_DIR}/src/cli/agent.c
+          ${CMAKE_SOURCE_DIR}/src/cli/agent_record.c ${CMAKE_SOURCE_DIR}/src/cli/agents_file.c
+          ${CMAKE_SOURCE_DIR}/src/cli/engine_opts.c
+  LIBS agentc_runtime agentc_gen
+  LABELS cli)
+target_include_directories(cli_agent PRIVATE ${CMAKE_SOURCE_DIR}/src/cli ${CMAKE_SOURCE_DIR}/src)
