@@ -133,6 +133,14 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
  * starts from the change's snapshot). */
 char *ac_store_agent(ac_store *st, const char *id, uint64_t at, ac_error *err);
 
+/* The number of the event that ended the session's turn `turn` (1: its first): a turn runs
+ * while the root machine of e's spec is in a state that invokes another machine, and ends at
+ * the event whose recorded steps have it leave that state (the turn-th time). Read from the
+ * journal as recorded, nothing applied. AC_OK with *at; AC_EINVAL when fewer turns ended (err
+ * says how many); AC_STORE_ENOENT; AC_EIO. */
+int ac_store_turn_end(ac_store *st, const ac_engine *e, const char *id, uint64_t turn, uint64_t *at,
+                      ac_error *err);
+
 /* Makes the session new_id of the session id's journal up to its event `at`, which must
  * leave it at rest (a fork starts between turns): its events, notes and kept snapshots up
  * there, its agent as it was then, and a snapshot at `at` made by rebuilding it there on e

@@ -26,6 +26,8 @@ int ac_cli_tools_diagram(int argc, char **argv);
 typedef struct ac_store ac_store;
 int ac_cli_resume(int argc, char **argv);
 int ac_cli_sessions(int argc, char **argv);
+/* agentc sessions fork ID --at TURN [--as NEW] (sessions_fork.c): the exit status. */
+int ac_cli_sessions_fork(ac_store *st, const char *id, const char *at_turn, const char *as);
 /* The store of --db PATH (NULL: AGENTC_DB, else the default path); none (*out NULL) with
  * no_store or AGENTC_DB=off. 0, or an exit status after printing why. */
 int ac_cli_store_open(const char *db, int no_store, ac_store **out);

@@ -134,15 +134,32 @@ int ac_cli_run_agent_change(ac_store *st, const char *id, ac_loop *loop, run_age
 {
     if (!ra->stored_rec || !json_array_size(ra->what))
         return 0;
-    ac_cli_engine_base base;
-    int rc = ac_cli_engine_resolve(&ra->stored, cmd, &base);
-    ac_engine *e = NULL;
-    ac_error err = {0};
+    record_engine re;
+    int rc = ac_cli_record_engine(ra->stored_rec, loop, NULL, cmd, &re);
     if (!rc)
-        rc = ac_cli_engine_build(&base, loop, NULL, cmd, &e, &err);
-    if (!rc)
-        rc = record_change(st, id, e, ra, cmd);
-    ac_engine_free(e);
-    ac_cli_engine_base_free(&base);
+        rc = record_change(st, id, re.e, ra, cmd);
+    ac_cli_record_engine_free(&re);
     return rc;
+}
+
+int ac_cli_record_engine(const char *record, ac_loop *loop, const ac_output *out, const char *cmd,
+                         record_engine *re)
+{
+    memset(re, 0, sizeof *re);
+    char err[600] = "";
+    if (ac_cli_agent_opts(record, NULL, &re->hold, &re->opts, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: the stored agent cannot be used: %s\n", cmd, err);
+        return AC_EXIT_CONFIG;
+    }
+    int rc = ac_cli_engine_resolve(&re->opts, cmd, &re->base);
+    ac_error e = {0};
+    return rc ? rc : ac_cli_engine_build(&re->base, loop, out, cmd, &re->e, &e);
+}
+
+void ac_cli_record_engine_free(record_engine *re)
+{
+    ac_engine_free(re->e);
+    ac_cli_engine_base_free(&re->base);
+    ac_cli_agent_hold_free(&re->hold);
+    memset(re, 0, sizeof *re);
 }

@@ -39,4 +39,19 @@ void ac_cli_run_agent_free(run_agent *ra);
 int ac_cli_run_agent_change(ac_store *st, const char *id, ac_loop *loop, run_agent *ra,
                             const char *cmd);
 
+/* An engine built from an agent record (agent.h), and what it points into. */
+typedef struct record_engine {
+    ac_cli_agent_hold hold;
+    ac_cli_engine_opts opts;
+    ac_cli_engine_base base;
+    ac_engine *e;
+} record_engine;
+
+/* re->e built from the record (either form of agent.h) on loop (may be NULL), output to out
+ * (may be NULL). 0, or an exit status after printing why (after cmd). re is freed with
+ * ac_cli_record_engine_free either way. */
+int ac_cli_record_engine(const char *record, ac_loop *loop, const ac_output *out, const char *cmd,
+                         record_engine *re);
+void ac_cli_record_engine_free(record_engine *re);
+
 #endif

@@ -150,3 +150,69 @@ int ac_store_fork(ac_store *st, ac_engine *e, const char *id, uint64_t at, uint6
     ac_session_free(s); /* muted: writes nothing, takes and releases no lease */
     return rc;
 }
+
+/* ---- where a turn ended ---- */
+
+typedef struct turn_scan {
+    const ac_fsm_tables *t;
+    uint64_t want, seen, at;
+} turn_scan;
+
+/* True when the root machine's state `name` invokes another machine: a turn runs there. */
+static int turn_state(const ac_fsm_tables *t, const char *name)
+{
+    for (uint16_t i = 0; name && i < t->n_states; i++)
+        if (t->states[i].machine == t->root && !strcmp(t->states[i].name, name))
+            return t->states[i].invoke != AC_FSM_NONE;
+    return 0;
+}
+
+static int scan_turn(void *ud, const ac_store_event *ev)
+{
+    turn_scan *c = ud;
+    json_t *steps = ev->steps ? json_loads(ev->steps, 0, NULL) : NULL;
+    const char *root = c->t->machines[c->t->root].name;
+    size_t k;
+    json_t *st;
+    json_array_foreach(steps, k, st)
+    {
+        const char *m = json_string_value(json_array_get(st, 0));
+        const char *from = json_string_value(json_array_get(st, 1));
+        const char *to = json_string_value(json_array_get(st, 3));
+        if (m && from && to && !strcmp(m, root) && strcmp(from, to) && turn_state(c->t, from) &&
+            ++c->seen == c->want) {
+            c->at = ev->n;
+            break;
+        }
+    }
+    json_decref(steps);
+    return c->at ? 1 : 0;
+}
+
+int ac_store_turn_end(ac_store *st, const ac_engine *e, const char *id, uint64_t turn, uint64_t *at,
+                      ac_error *err)
+{
+    *at = 0;
+    if (!st || !e || !id || !turn) {
+        ac_store_err(err, AC_EINVAL,
+                     "ac_store_turn_end needs a store, an engine, an id and a "
+                     "turn from 1");
+        return AC_EINVAL;
+    }
+    ac_store_group_sync(st, id);
+    ac_store_session_info info;
+    int rc = st->ops->info(st, id, &info, err);
+    if (rc != AC_OK)
+        return rc;
+    turn_scan c = {ac_engine_tables(e), turn, 0, 0};
+    rc = st->ops->events(st, id, 0, scan_turn, &c, err);
+    if (rc != AC_OK && !c.at)
+        return rc;
+    if (!c.at) {
+        ac_store_err(err, AC_EINVAL, "session '%s' has %llu finished turn%s: no turn %llu", id,
+                     (unsigned long long)c.seen, c.seen == 1 ? "" : "s", (unsigned long long)turn);
+        return AC_EINVAL;
+    }
+    *at = c.at;
+    return AC_OK;
+}

@@ -37,3 +37,8 @@ agentc_add_test(cli_agent
   LIBS agentc_runtime agentc_gen
   LABELS cli)
 target_include_directories(cli_agent PRIVATE ${CMAKE_SOURCE_DIR}/src/cli ${CMAKE_SOURCE_DIR}/src)
+# agentc sessions fork at each turn of a 4-turn session with tool calls, a toolkit and the State.
+add_test(NAME cli_fork
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/fork.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_fork PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
