@@ -48,8 +48,8 @@ static int from_record(run_agent *ra, const ac_cli_engine_opts *given, char *err
     return 0;
 }
 
-int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, const char *cmd,
-                     run_agent *ra)
+int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, int overlay,
+                     const char *cmd, run_agent *ra)
 {
     memset(ra, 0, sizeof *ra);
     ra->eff = *given;
@@ -69,7 +69,7 @@ int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *giv
         fprintf(stderr, "%s: %s\n", cmd, e.text);
         return AC_EXIT_CONFIG;
     }
-    if (ra->stored_rec && from_record(ra, given, err, sizeof err) < 0) {
+    if (ra->stored_rec && overlay && from_record(ra, given, err, sizeof err) < 0) {
         fprintf(stderr, "%s: session %s: its stored agent cannot be used: %s\n", cmd, id, err);
         return AC_EXIT_CONFIG;
     }
@@ -79,7 +79,7 @@ int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *giv
         return AC_EXIT_CONFIG;
     }
     ra->what = ra->stored_rec ? ac_cli_agent_diff(ra->stored_rec, ra->rec) : json_array();
-    if (json_array_size(ra->what) && !ra->at_rest) {
+    if (json_array_size(ra->what) && !ra->at_rest && overlay) {
         fprintf(stderr,
                 "%s: session %s stopped mid-turn: `agentc resume %s` with no options finishes "
                 "that turn under its own agent first (an agent changes only between turns)\n",
@@ -132,7 +132,7 @@ static int record_change(ac_store *st, const char *id, ac_engine *e, run_agent *
 int ac_cli_run_agent_change(ac_store *st, const char *id, ac_loop *loop, run_agent *ra,
                             const char *cmd)
 {
-    if (!ra->stored_rec || !json_array_size(ra->what))
+    if (!ra->stored_rec || !json_array_size(ra->what) || !ra->at_rest)
         return 0;
     record_engine re;
     int rc = ac_cli_record_engine(ra->stored_rec, loop, NULL, cmd, &re);

@@ -24,18 +24,20 @@ typedef struct run_agent {
     int at_rest;               /* ... and it is between turns */
 } run_agent;
 
-/* Fills ra for the session id of st (id NULL: a new one) and the options given. 0, or an
- * exit status after printing why (cmd names the command). ra is freed with
+/* Fills ra for the session id of st (id NULL: a new one) and the options given: laid over
+ * the stored agent (overlay: run, resume), or the whole agent from now on (serve: its one
+ * engine's). 0, or an exit status after printing why (cmd names the command): with overlay,
+ * a change asked of a session stopped mid-turn is refused. ra is freed with
  * ac_cli_run_agent_free either way. */
-int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, const char *cmd,
-                     run_agent *ra);
+int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, int overlay,
+                     const char *cmd, run_agent *ra);
 
 void ac_cli_run_agent_free(run_agent *ra);
 
 /* The change of ra recorded in the stored session id: opened on an engine of its stored
  * agent on loop (its past rebuilt under what recorded it), the record agent.changed made at
  * rest, the session closed. 0, or an exit status after printing why. Nothing to do when ra
- * changes nothing. */
+ * changes nothing or the session is mid-turn. */
 int ac_cli_run_agent_change(ac_store *st, const char *id, ac_loop *loop, run_agent *ra,
                             const char *cmd);
 

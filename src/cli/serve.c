@@ -14,6 +14,7 @@
 #include "agentc/agentc.h"
 #include "cli.h"
 #include "engine_opts.h"
+#include "run_agent.h"
 #include "server/server.h"
 
 static volatile sig_atomic_t g_stop;
@@ -67,6 +68,23 @@ static ac_engine *make_engine(void *ud, ac_loop *loop, const ac_output *out, ac_
     ac_engine *e = NULL;
     ac_cli_engine_build((const ac_cli_engine_base *)ud, loop, out, "agentc serve", &e, err);
     return e;
+}
+
+/* A stored session's agent brought to the server's before it is loaded (server.h). */
+static int agent_load(void *ud, ac_store *st, const char *id, ac_loop *loop, ac_error *err)
+{
+    run_agent ra;
+    int rc = ac_cli_run_agent(st, id, (const ac_cli_engine_opts *)ud, 0, "agentc serve", &ra);
+    if (!rc)
+        rc = ac_cli_run_agent_change(st, id, loop, &ra, "agentc serve");
+    ac_cli_run_agent_free(&ra);
+    if (rc && err) {
+        memset(err, 0, sizeof *err);
+        err->code = AC_ECONFIG;
+        snprintf(err->text, sizeof err->text,
+                 "its stored agent cannot be brought to the server's (the server's log says why)");
+    }
+    return rc ? -1 : 0;
 }
 
 static int parse_uint(const char *flag, const char *v, long long max, long long *out)
@@ -205,12 +223,22 @@ int ac_cli_serve(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     ac_cli_engine_base base;
+    char why[600] = "";
+    char *agent = ac_cli_agent_record(&eo, NULL, why, sizeof why); /* what its sessions keep */
+    if (!agent) {
+        fprintf(stderr, "agentc serve: %s\n", why);
+        return AC_EXIT_CONFIG;
+    }
     if (!(rc = ac_cli_engine_resolve(&eo, "agentc serve", &base))) {
         cfg.make_engine = make_engine;
         cfg.engine_ud = &base;
+        cfg.agent = agent;
+        cfg.agent_load = agent_load;
+        cfg.agent_load_ud = &eo;
         cfg.model_name = base.cfg.provider == AC_PROVIDER_SCRIPT ? "agentc" : base.cfg.model;
         rc = serve_run(&cfg);
     }
     ac_cli_engine_base_free(&base);
+    free(agent);
     return rc;
 }

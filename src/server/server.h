@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "agentc/agentc.h"
+#include "agentc/store.h"
 
 /* Builds the server's engine, once, before it listens: the spec, provider, params and
  * tools every session shares (a session's own system prompt is session data:
@@ -46,6 +47,15 @@ typedef struct ac_srv_config {
     int64_t max_events;        /* without --db: a session's journal keeps about this many
                                   events in memory, older ones go at its snapshots (default
                                   10000); a cursor before what is kept answers 410 */
+    /* The agent record of the server's engine (ac_session_options.agent), kept by each
+     * session it creates and recorded by a stored one that has none; NULL: none. */
+    const char *agent;
+    /* Before a stored session is loaded at rest: its stored agent brought to the server's,
+     * the change recorded (agent.changed) on an engine of the agent that recorded its past,
+     * so that past is not judged again under the server's (store.h: ac_store_agent). 0, or
+     * -1 with err filled (the load fails). NULL: none. */
+    int (*agent_load)(void *ud, ac_store *st, const char *id, ac_loop *loop, ac_error *err);
+    void *agent_load_ud;
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

@@ -77,12 +77,18 @@ static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
     srv *sv = ss->sv;
     ac_session_options opts = {0};
     opts.system_prompt = ss->system;
+    opts.agent = sv->cfg->agent;
+    if (ss->stored_id && (flags & AC_STORE_MUST_EXIST) && sv->cfg->agent_load &&
+        sv->cfg->agent_load(sv->cfg->agent_load_ud, sv->store, ss->stored_id, sv->loop, err) < 0)
+        return -1;
     if (ss->stored_id)
         ss->s = ac_store_session_opts(sv->store, sv->engine, ss->stored_id, flags, &opts, err);
     else
         ss->s = ac_session_new_opts(sv->engine, ss->id, &opts, err);
     if (!ss->s)
         return -1;
+    if (ss->stored_id && opts.agent && !ac_session_agent(ss->s) && ac_session_settled(ss->s))
+        ac_session_change_agent(ss->s, "option", "[\"agent\"]", opts.agent); /* from now on */
     ac_session_set_userdata(ss->s, ss);
     ss->last_active_ms = ac_loop_now_ms(sv->loop);
     return 0;
