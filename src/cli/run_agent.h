@@ -32,6 +32,11 @@ typedef struct run_agent {
 int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, int overlay,
                      const char *cmd, run_agent *ra);
 
+/* ra->rec made of ra->eff when ac_cli_run_agent did not (a new session, one stored without
+ * an agent: after its engine was built, whose errors about the files come first). 0, or an
+ * exit status after printing why. */
+int ac_cli_run_agent_record(run_agent *ra, const char *cmd);
+
 void ac_cli_run_agent_free(run_agent *ra);
 
 /* The change of ra recorded in the stored session id: opened on an engine of its stored
