@@ -252,7 +252,7 @@ static int batch_start(batch *bt)
         const char *sid = bt->store && json_is_string(it->id) ? json_string_value(it->id) : id;
         /* created and closed with the loop turn's group commit (store.h) */
         it->s = ac_cli_session_open(bt->store, bt->engine, sid, AC_STORE_GROUPED,
-                                    item_journal(bt, it, journal, sizeof journal), &err);
+                                    item_journal(bt, it, journal, sizeof journal), NULL, &err);
         if (!it->s && err.code == AC_ECONFIG && bt->next == 0) {
             fprintf(stderr, "agentc: %s\n", err.text);
             return AC_EXIT_CONFIG;

@@ -9,6 +9,7 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/run_opts.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_ui.c
   ${CMAKE_SOURCE_DIR}/src/cli/run.c
+  ${CMAKE_SOURCE_DIR}/src/cli/run_agent.c
   ${CMAKE_SOURCE_DIR}/src/cli/resume.c
   ${CMAKE_SOURCE_DIR}/src/cli/demo.c
   ${CMAKE_SOURCE_DIR}/src/cli/batch.c
@@ -16,6 +17,7 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/tools_cmd.c
   ${CMAKE_SOURCE_DIR}/src/cli/store_cli.c
   ${CMAKE_SOURCE_DIR}/src/cli/sessions.c
+  ${CMAKE_SOURCE_DIR}/src/cli/sessions_fork.c
   ${CMAKE_SOURCE_DIR}/src/cli/serve.c
   ${CMAKE_SOURCE_DIR}/src/cli/serve_agents.c)
 target_include_directories(agentc PRIVATE ${CMAKE_SOURCE_DIR}/src/cli)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run_agent.h"
 #include "serve_agents.h"
 
 /* A session's overrides come from HTTP clients: they may not name the server's files. */
@@ -55,9 +56,11 @@ static int agent_opts(serve_agents *sa, const char *name, ac_cli_agent_hold *hol
                              sizeof err->text);
 }
 
-static char *agent_record(void *ud, const char *name, const char *overrides, ac_error *err)
+/* The record of the agent called name with overrides laid over it (from a client: checked
+ * against the agent's overridable and for the server's files). */
+static char *make_record(serve_agents *sa, const char *name, const char *overrides, int from_client,
+                         ac_error *err)
 {
-    serve_agents *sa = ud;
     ac_cli_agent_hold hold, gh;
     ac_cli_engine_opts o, given;
     if (!name)
@@ -69,8 +72,9 @@ static char *agent_record(void *ud, const char *name, const char *overrides, ac_
     err->code = AC_EINVAL;
     if (!overrides ||
         (ac_cli_agent_opts(overrides, NULL, &gh, &given, err->text, sizeof err->text) == 0 &&
-         !names_files(&given, err->text, sizeof err->text) &&
-         ac_cli_agent_check_overrides(&hold, &given, err->text, sizeof err->text) == 0)) {
+         (!from_client ||
+          (!names_files(&given, err->text, sizeof err->text) &&
+           ac_cli_agent_check_overrides(&hold, &given, err->text, sizeof err->text) == 0)))) {
         if (overrides)
             ac_cli_engine_opts_overlay(&o, &given);
         err->code = AC_ECONFIG;
@@ -79,6 +83,76 @@ static char *agent_record(void *ud, const char *name, const char *overrides, ac_
     ac_cli_agent_hold_free(&gh);
     if (hold.doc)
         ac_cli_agent_hold_free(&hold);
+    return rec;
+}
+
+static char *agent_record(void *ud, const char *name, const char *overrides, ac_error *err)
+{
+    return make_record(ud, name, overrides, 1, err);
+}
+
+/* The server's agent for a stored record: the agent of its name, with the record's values
+ * of the keys that agent lets a session override (a session keeps what it chose); a record
+ * naming no agent of the server is kept as it is. */
+static char *current_record(serve_agents *sa, const char *stored, ac_error *err)
+{
+    json_t *r = stored ? json_loads(stored, 0, NULL) : NULL;
+    const char *name = json_string_value(json_object_get(r, "name"));
+    int known = !name || (sa->cli && !strcmp(name, sa->cli_name)) ||
+                (sa->file && ac_cli_agents_find(sa->file, name));
+    if (!known) {
+        json_decref(r);
+        return strdup(stored);
+    }
+    int cli = sa->cli && name && !strcmp(name, sa->cli_name);
+    json_t *agent = !cli && name ? json_loads(ac_cli_agents_find(sa->file, name), 0, NULL) : NULL;
+    const json_t *over = cli ? sa->cli_overridable : json_object_get(agent, "overridable");
+    json_t *kept = json_object();
+    size_t i;
+    json_t *k;
+    json_array_foreach(over, i, k) if (json_object_get(r, json_string_value(k)))
+        json_object_set(kept, json_string_value(k), json_object_get(r, json_string_value(k)));
+    char *text = json_object_size(kept) ? json_dumps(kept, JSON_COMPACT) : NULL;
+    char *rec = make_record(sa, name, text, 0, err);
+    free(text);
+    json_decref(kept);
+    json_decref(agent);
+    json_decref(r);
+    return rec;
+}
+
+/* A stored session's agent brought to the server's before it loads (server.h: load). */
+static char *agent_load(void *ud, ac_store *st, const char *id, ac_loop *loop, ac_error *err)
+{
+    run_agent ra;
+    memset(&ra, 0, sizeof ra);
+    ac_store_session_info info;
+    if (ac_store_info(st, id, &info, err) != AC_OK)
+        return NULL;
+    ra.exists = 1;
+    ra.at_rest = info.at_rest;
+    memset(err, 0, sizeof *err);
+    ra.stored_rec = ac_store_agent(st, id, 0, err);
+    if (!ra.stored_rec && err->code != AC_OK)
+        return NULL;
+    if (ra.stored_rec && !ra.at_rest) /* its turn is finished under its own agent */
+        return ra.stored_rec;
+    char *rec = current_record(ud, ra.stored_rec, err);
+    int rc = 0;
+    if (rec && ra.stored_rec) {
+        ra.rec = rec;
+        ra.what = ac_cli_agent_diff(ra.stored_rec, rec);
+        rc = ac_cli_run_agent_change(st, id, loop, &ra, "agentc serve");
+        ra.rec = NULL; /* rec is the caller's */
+    }
+    ac_cli_run_agent_free(&ra);
+    if (rc) {
+        free(rec);
+        err->code = AC_ECONFIG;
+        snprintf(err->text, sizeof err->text,
+                 "its stored agent cannot be brought to the server's (the server's log says why)");
+        return NULL;
+    }
     return rec;
 }
 
@@ -205,6 +279,7 @@ int ac_cli_serve_agents_init(serve_agents *sa, ac_srv_agents *out, const char *o
     out->record = agent_record;
     out->build = build;
     out->release = release;
+    out->load = agent_load;
     return 0;
 }
 

@@ -22,7 +22,11 @@ static void usage(FILE *out)
             "                           one session: where it stands and its conversation\n"
             "  rm ID                    remove a session and all that is stored for it\n"
             "  export ID [-o FILE]      write its journal (default ID.jsonl; agentc replay\n"
-            "                           reads it)\n\n"
+            "                           reads it)\n"
+            "  fork ID --at TURN [--as NEW]\n"
+            "                           a new session (its id printed) of ID's journal up to\n"
+            "                           the end of its turn TURN, with its agent as it was\n"
+            "                           then; nothing runs again, the two go on apart\n\n"
             "The store: --db PATH, else $AGENTC_DB, else $XDG_STATE_HOME/agentc/sessions.db\n"
             "(~/.local/state/agentc/sessions.db).\n"
             "exit status: 0 done, 1 no such session or it is in use, 2 bad usage, 3 the store\n"
@@ -148,7 +152,8 @@ static int show(ac_store *st, const char *id, int json, const char *spec)
 
 int ac_cli_sessions(int argc, char **argv)
 {
-    const char *cmd = NULL, *id = NULL, *db = NULL, *out = NULL, *spec = NULL;
+    const char *cmd = NULL, *id = NULL, *db = NULL, *out = NULL, *spec = NULL, *at = NULL,
+               *as = NULL;
     int json = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -158,12 +163,17 @@ int ac_cli_sessions(int argc, char **argv)
         }
         if (!strcmp(a, "--json")) {
             json = 1;
-        } else if (!strcmp(a, "--db") || !strcmp(a, "-o") || !strcmp(a, "--spec")) {
+        } else if (!strcmp(a, "--db") || !strcmp(a, "-o") || !strcmp(a, "--spec") ||
+                   !strcmp(a, "--at") || !strcmp(a, "--as")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "agentc: %s needs a value\n", a);
                 return AC_EXIT_USAGE;
             }
-            *(!strcmp(a, "--db") ? &db : !strcmp(a, "-o") ? &out : &spec) = argv[++i];
+            *(!strcmp(a, "--db")     ? &db
+              : !strcmp(a, "-o")     ? &out
+              : !strcmp(a, "--spec") ? &spec
+              : !strcmp(a, "--at")   ? &at
+                                     : &as) = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "agentc: unknown option '%s' (see agentc sessions --help)\n", a);
             return AC_EXIT_USAGE;
@@ -178,8 +188,8 @@ int ac_cli_sessions(int argc, char **argv)
     }
     int needs_id = cmd && strcmp(cmd, "list") != 0;
     if (!cmd ||
-        (strcmp(cmd, "list") && strcmp(cmd, "show") && strcmp(cmd, "rm") &&
-         strcmp(cmd, "export")) ||
+        (strcmp(cmd, "list") && strcmp(cmd, "show") && strcmp(cmd, "rm") && strcmp(cmd, "export") &&
+         strcmp(cmd, "fork")) ||
         (needs_id && !id) || (!needs_id && id)) {
         usage(stderr);
         return AC_EXIT_USAGE;
@@ -201,6 +211,8 @@ int ac_cli_sessions(int argc, char **argv)
         }
     } else if (!strcmp(cmd, "show")) {
         rc = show(st, id, json, spec);
+    } else if (!strcmp(cmd, "fork")) {
+        rc = ac_cli_sessions_fork(st, id, at, as);
     } else if (!strcmp(cmd, "rm")) {
         if (ac_store_rm(st, id, &err) != AC_OK) {
             fprintf(stderr, "agentc: %s\n", err.text);

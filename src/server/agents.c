@@ -93,22 +93,12 @@ srv_engine *srv_agent_engine(srv *sv, const char *name, const char *overrides, a
     return e;
 }
 
-/* The record the store keeps of a session's agent, or NULL for a session stored without
- * one (ac_session_options.agent: a store that records none gives none). */
-static char *stored_record(srv *sv, const char *stored_id)
-{
-    (void)sv;
-    (void)stored_id;
-    return NULL;
-}
-
 srv_engine *srv_agent_of_stored(srv *sv, const char *stored_id, ac_error *err)
 {
-    char *record = stored_record(sv, stored_id);
-    if (!record) {
-        srv_engine_hold(sv->default_engine);
-        return sv->default_engine;
-    }
+    const ac_srv_agents *a = sv->cfg->agents;
+    char *record = a->load(a->ud, sv->store, stored_id, sv->loop, err);
+    if (!record)
+        return NULL;
     json_t *r = json_loads(record, 0, NULL);
     const char *nm = json_string_value(json_object_get(r, "name"));
     srv_engine *e = engine_of(sv, nm ? nm : "default", record, err);

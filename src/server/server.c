@@ -387,6 +387,55 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
     return srv_reply_json(c, 201, srv_sess_json(ss, 0));
 }
 
+/* The stored session ss up to the end of its turn at_turn, as a new session of the same
+ * owner (store.h: ac_store_fork): {"at_turn": N, "id"?}. */
+static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
+{
+    static const char *const keys[] = {"at_turn", "id", NULL};
+    enum MHD_Result ret = MHD_NO;
+    json_t *o = parse_body(c, r, keys, 0, &ret);
+    if (!o)
+        return ret;
+    const char *id;
+    json_t *turn = json_object_get(o, "at_turn");
+    if (optional_string(c, o, "id", &id, &ret)) {
+        json_decref(o);
+        return ret;
+    }
+    char auto_id[200], sid[400];
+    if (!id)
+        snprintf(auto_id, sizeof auto_id, "%.128s-fork%llu", ss->id,
+                 (unsigned long long)++sv->next_auto_id);
+    id = id ? id : auto_id;
+    int bad = !json_is_integer(turn) || json_integer_value(turn) < 1, bad_id = !valid_id(id);
+    int taken = !bad && !bad_id && srv_sess_find(sv, r->owner, id) != NULL;
+    snprintf(sid, sizeof sid, "%s/%s", ss->owner_name, id);
+    uint64_t at = 0, n = bad ? 0 : (uint64_t)json_integer_value(turn);
+    json_decref(o); /* id is not used from here on: sid holds it */
+    if (bad || bad_id)
+        return srv_reply_error(c, 400, bad ? "invalid_turn" : "invalid_id",
+                               bad ? "at_turn must be a turn number from 1"
+                                   : "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
+    if (taken)
+        return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
+    if (r->owner->sessions >= sv->cfg->sessions_per_token)
+        return srv_reply_error(c, 429, "too_many_sessions",
+                               "this token has %zu sessions, the limit; delete one first",
+                               r->owner->sessions);
+    ac_error err = {0};
+    ac_engine *e = srv_sess_engine(ss);
+    if (ac_store_turn_end(sv->store, e, ss->stored_id, n, &at, &err) != AC_OK ||
+        ac_store_fork(sv->store, e, ss->stored_id, at, n, sid, &err) != AC_OK)
+        return srv_reply_error(c, err.code == AC_EINVAL ? 409 : 500, "fork_failed",
+                               "cannot fork the session: %s", err.text);
+    srv_sess *fs = srv_sess_known(sv, r->owner, sid, ac_wall_now_ms());
+    if (!fs)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    return srv_reply_json(c, 201,
+                          json_pack("{s:s, s:{s:s, s:I, s:I}}", "id", fs->id, "forked_from", "id",
+                                    ss->id, "at_turn", (json_int_t)n, "at_event", (json_int_t)at));
+}
+
 static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
 {
     const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
@@ -821,6 +870,8 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         return srv_reply_error(c, 405, "method_not_allowed", "POST only");
     if (!strcmp(rest, "/messages"))
         return post_message(sv, c, r, ss);
+    if (!strcmp(rest, "/fork"))
+        return fork_session(sv, c, r, ss);
     if (!strcmp(rest, "/pause") || !strcmp(rest, "/resume") || !strcmp(rest, "/cancel"))
         return post_event(sv, c, r, ss, rest + 1);
     if (!strncmp(rest, "/events/", 8) && rest[8] && !strchr(rest + 8, '/')) {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "agentc/agentc.h"
+#include "agentc/store.h"
 
 /* The agents a server hosts (docs/agents.md), given by its caller, which owns the agent
  * format: the server keeps one engine per distinct agent record, built on its loop by build,
@@ -37,6 +38,12 @@ typedef struct ac_srv_agents {
                         void **hold, ac_error *err);
     /* Frees an engine build made, once no session runs on it. */
     void (*release)(void *ud, ac_engine *e, void *hold);
+    /* Before a session of the store st is loaded: the record it runs from now on (a new
+     * string). At rest its stored agent (store.h: ac_store_agent) is brought to the server's
+     * agent of its name, the change recorded (agent.changed) on an engine of the agent that
+     * recorded its past, so that past is never judged again under the server's; stopped
+     * mid-turn, it keeps its stored agent to finish the turn. NULL and err: the load fails. */
+    char *(*load)(void *ud, ac_store *st, const char *id, ac_loop *loop, ac_error *err);
 } ac_srv_agents;
 
 typedef struct ac_srv_config {

@@ -224,8 +224,8 @@ void srv_agents_stop(srv *sv); /* after every session is freed */
  * text, NULL: none), a reference taken; NULL and err (AC_ENOENT: no such agent, AC_EINVAL:
  * a refused override, AC_EBUSY: too many distinct agents). */
 srv_engine *srv_agent_engine(srv *sv, const char *name, const char *overrides, ac_error *err);
-/* The agent a session of the store runs (a reference taken): the record the store keeps
- * for it, or the default agent for a session stored without one. */
+/* The agent a session of the store runs from now on (a reference taken): its stored agent
+ * brought to the server's (ac_srv_agents.load). NULL and err: it cannot be loaded. */
 srv_engine *srv_agent_of_stored(srv *sv, const char *stored_id, ac_error *err);
 void srv_engine_hold(srv_engine *e);
 void srv_engine_release(srv *sv, srv_engine *e); /* NULL: nothing */

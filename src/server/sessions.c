@@ -84,12 +84,15 @@ static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
     ac_session_options opts = {0};
     opts.system_prompt = ss->system;
     ac_engine *e = srv_sess_engine(ss);
+    opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
     if (ss->stored_id)
         ss->s = ac_store_session_opts(sv->store, e, ss->stored_id, flags, &opts, err);
     else
         ss->s = ac_session_new_opts(e, ss->id, &opts, err);
     if (!ss->s)
         return -1;
+    if (ss->stored_id && opts.agent && !ac_session_agent(ss->s) && ac_session_settled(ss->s))
+        ac_session_change_agent(ss->s, "option", "[\"agent\"]", opts.agent); /* from now on */
     ac_session_set_userdata(ss->s, ss);
     ss->last_active_ms = ac_loop_now_ms(sv->loop);
     return 0;

@@ -59,3 +59,7 @@ add_test(NAME server_agents
           $<TARGET_FILE:agentc_test_httpd_main> ${CMAKE_BINARY_DIR}/npm
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_agents PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)
+add_test(NAME server_agent_memory
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/agent_memory.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_agent_memory PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# A stored session remembers its agent and never judges its past again, through the real
+# binary against the loopback model server: the gallery's tool budget
+# (examples/specs/tool_budget.fsm) lowered after a turn of 3 tool calls (--param, and the
+# spec file edited) lets the next turn run with one model call, turn 1 stays as recorded,
+# and the turn after resumes nothing; a turn with no options runs with the first turn's
+# model, tools, spec and settings (as the server sees them); an override is journaled
+# (agent.changed) and used from its turn on; a tool file edited between turns is noted and
+# used, and one that moved away is still the recorded one.
+agentc="$1" httpd="$2"
+. "$(dirname "$0")/lib.sh"
+need jq
+start_server --mode calc
+export AGENTC_TEST_KEY="sk-test-$$-secret"
+export AGENTC_DB="$tmp/sessions.db"
+spec=examples/specs/tool_budget.fsm
+model=(--provider openai --base-url "$base" --model "model-$$" --api-key-env AGENTC_TEST_KEY
+       --temperature 0.3)
+net=("${model[@]}" --tools builtin:calculator)
+nreq() { wc -l <"$tmp/requests"; }
+last_req() { tail -n1 "$tmp/requests"; }
+journal() { rm -f "$tmp/j.jsonl"; "$agentc" sessions export "$1" -o "$tmp/j.jsonl" 2>/dev/null || fail "export $1"; }
+events_upto() { jq -c --argjson k "$2" 'select(.n != null and .n <= $k)' "$1"; }
+
+# ---- the tool budget lowered by --param after a turn of 3 calls ---------------------------
+"$agentc" run "${net[@]}" --spec "$spec" --session t "add 1+1 then 2+2 then 3+3" >"$tmp/out" 2>"$tmp/err" \
+  || fail "turn 1: $(cat "$tmp/err")"
+grep -qx "The answer is 6." "$tmp/out" || fail "turn 1 answer: $(cat "$tmp/out")"
+[ "$(nreq)" -eq 4 ] || fail "turn 1 made $(nreq) model calls, not 4"
+journal t
+cp "$tmp/j.jsonl" "$tmp/turn1.jsonl"
+end1=$(jq -s 'map(select(.n != null) | .n) | max' "$tmp/turn1.jsonl")
+"$agentc" run --session t --param max_tool_calls=2 "just say hi" >"$tmp/out" 2>"$tmp/err" \
+  || fail "turn 2 failed (turn 1 judged again?): $(cat "$tmp/err")"
+[ "$(nreq)" -eq 5 ] || fail "turn 2 made $(($(nreq) - 4)) model calls, not 1"
+! grep -q "tool budget\|tool-call budget" "$tmp/err" "$tmp/out" || fail "turn 2 re-judged turn 1: $(cat "$tmp/err")"
+grep -q "the agent changes from this turn on (params.max_tool_calls)" "$tmp/err" \
+  || fail "turn 2 did not note the change: $(cat "$tmp/err")"
+journal t
+[ "$(events_upto "$tmp/j.jsonl" "$end1")" = "$(events_upto "$tmp/turn1.jsonl" "$end1")" ] \
+  || fail "turn 1's events changed"
+jq -s -e --argjson k "$end1" 'map(select(.ev == "agent.changed")) | length == 1 and .[0].n == $k + 1
+  and .[0].data.reason == "option" and .[0].data.what == ["params.max_tool_calls"]
+  and .[0].data.agent.params.max_tool_calls == "2"' "$tmp/j.jsonl" >/dev/null \
+  || fail "no agent.changed record after turn 1: $(grep agent.changed "$tmp/j.jsonl")"
+! grep -q "$AGENTC_TEST_KEY" "$AGENTC_DB" "$tmp/j.jsonl" || fail "the key reached the store"
+# turn 3 with no options: nothing resumed, nothing run again, the first turn's agent
+"$agentc" run --session t "hello again" >"$tmp/out" 2>"$tmp/err" || fail "turn 3: $(cat "$tmp/err")"
+! grep -q "resuming" "$tmp/err" || fail "turn 3 resumed a turn: $(cat "$tmp/err")"
+! grep -q "agent changes" "$tmp/err" || fail "turn 3 changed the agent: $(cat "$tmp/err")"
+[ "$(nreq)" -eq 6 ] || fail "turn 3 made $(($(nreq) - 5)) model calls, not 1"
+r=$(last_req)
+jq -e --arg m "model-$$" '.body.model == $m and .body.temperature == 0.3
+  and ([.body.tools[].function.name] == ["calculator"])' <<<"$r" >/dev/null \
+  || fail "turn 3 did not run with turn 1's model, tools and settings: $(jq -c '.body | del(.messages)' <<<"$r")"
+"$agentc" resume t >"$tmp/out" 2>"$tmp/err" || fail "resume with no options: $(cat "$tmp/err")"
+grep -q "has nothing to finish" "$tmp/out" || fail "resume: $(cat "$tmp/out")"
+journal t
+"$agentc" replay "$tmp/j.jsonl" --spec "$spec" --check >"$tmp/r" || fail "replay --check: $(cat "$tmp/r")"
+
+# ---- an override is journaled and used from its turn on -----------------------------------
+"$agentc" run --session t --model "other-$$" "and now?" >"$tmp/out" 2>"$tmp/err" || fail "override: $(cat "$tmp/err")"
+jq -e --arg m "other-$$" '.body.model == $m' <<<"$(last_req)" >/dev/null || fail "the override was not used"
+"$agentc" run --session t "still there?" >"$tmp/out" 2>"$tmp/err" || fail "after the override: $(cat "$tmp/err")"
+jq -e --arg m "other-$$" '.body.model == $m and .body.temperature == 0.3' <<<"$(last_req)" >/dev/null \
+  || fail "the override was not remembered"
+journal t
+jq -s -e 'map(select(.ev == "agent.changed") | .data.what) == [["params.max_tool_calls"], ["model"]]' \
+  "$tmp/j.jsonl" >/dev/null || fail "agent.changed records: $(grep agent.changed "$tmp/j.jsonl" | jq -c .data.what)"
+
+# ---- the spec file edited between turns ----------------------------------------------------
+cp "$spec" "$tmp/budget.fsm"
+"$agentc" run "${net[@]}" --spec "$tmp/budget.fsm" --session e "add 4+4 then 5+5 then 6+6" >"$tmp/out" 2>"$tmp/err" \
+  || fail "edit turn 1: $(cat "$tmp/err")"
+n=$(nreq)
+sed -i 's/^param max_tool_calls     = 3/param max_tool_calls     = 2/' "$tmp/budget.fsm"
+grep -q "^param max_tool_calls     = 2" "$tmp/budget.fsm" || fail "the spec edit did not take"
+"$agentc" run --spec "$tmp/budget.fsm" --session e "just say hi" >"$tmp/out" 2>"$tmp/err" \
+  || fail "edit turn 2 failed (turn 1 judged again?): $(cat "$tmp/err")"
+[ "$(nreq)" -eq $((n + 1)) ] || fail "edit turn 2 made $(($(nreq) - n)) model calls"
+grep -q "agent changes from this turn on (spec)" "$tmp/err" || fail "edit turn 2: $(cat "$tmp/err")"
+"$agentc" run --session e "hello again" >"$tmp/out" 2>"$tmp/err" || fail "edit turn 3: $(cat "$tmp/err")"
+! grep -q "resuming" "$tmp/err" || fail "edit turn 3 resumed a turn"
+[ "$(nreq)" -eq $((n + 2)) ] || fail "edit turn 3 made $(($(nreq) - n - 1)) model calls"
+
+# ---- a tool file edited between turns: noted, used; moved away: the recorded one ------------
+mkdir -p "$tmp/kit"
+cat >"$tmp/kit/tools.json" <<'JSON'
+{"tools": [{"name": "where", "description": "version one", "command": ["echo", "here"]}]}
+JSON
+"$agentc" run "${model[@]}" --tools "$tmp/kit/tools.json" --session k "hello" >"$tmp/out" 2>"$tmp/err" \
+  || fail "tools turn 1: $(cat "$tmp/err")"
+jq -e '[.body.tools[].function.description] == ["version one"]' <<<"$(last_req)" >/dev/null || fail "tools turn 1 request"
+sed -i 's/version one/version two/' "$tmp/kit/tools.json"
+"$agentc" run --session k "hello again" >"$tmp/out" 2>"$tmp/err" || fail "tools turn 2: $(cat "$tmp/err")"
+grep -q "agent changes from this turn on (tools)" "$tmp/err" || fail "tool file change not noted: $(cat "$tmp/err")"
+jq -e '[.body.tools[].function.description] == ["version two"]' <<<"$(last_req)" >/dev/null \
+  || fail "tools turn 2 did not use the edited file: $(jq -c .body.tools <<<"$(last_req)")"
+mv "$tmp/kit" "$tmp/kit-moved"
+"$agentc" run --session k "and again" >"$tmp/out" 2>"$tmp/err" || fail "tools turn 3 (file moved): $(cat "$tmp/err")"
+! grep -q "agent changes" "$tmp/err" || fail "a moved tool file changed the agent: $(cat "$tmp/err")"
+jq -e '[.body.tools[].function.description] == ["version two"]' <<<"$(last_req)" >/dev/null \
+  || fail "tools turn 3 did not use the recorded file"
+echo ok
