@@ -55,7 +55,6 @@ int ac_cli_demo(int argc, char **argv)
     o.trace = trace;
     o.jsonl = jsonl;
     o.prompt = "What is 17 * 23, plus 19?";
-    o.agent_name = "default";
     if (!jsonl)
         fprintf(stderr, "agentc demo: offline, scripted model, real tool path, spec %s\n\n> %s\n\n",
                 "spec/agent.fsm", o.prompt);

@@ -69,7 +69,8 @@ static int run_open(run_ctx *r, const ac_output *out)
         fprintf(stderr, "agentc: cannot create the event loop\n");
         return AC_EXIT_CONFIG;
     }
-    if (r->store && (rc = ac_cli_run_agent(r->store, o->session, &o->eng, 1, "agentc", &r->agent)))
+    if (r->store && (rc = ac_cli_run_agent_named(r->store, o->session, &o->eng, o->agent_name,
+                                                 "agentc", &r->agent)))
         return rc;
     if (r->store &&
         (rc = ac_cli_run_agent_change(r->store, o->session, r->loop, &r->agent, "agentc")))

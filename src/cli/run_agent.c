@@ -48,8 +48,8 @@ static int from_record(run_agent *ra, const ac_cli_engine_opts *given, char *err
     return 0;
 }
 
-int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, int overlay,
-                     const char *cmd, run_agent *ra)
+static int run_agent_fill(ac_store *st, const char *id, const ac_cli_engine_opts *given,
+                          int overlay, const char *name, const char *cmd, run_agent *ra)
 {
     memset(ra, 0, sizeof *ra);
     ra->eff = *given;
@@ -73,7 +73,7 @@ int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *giv
         fprintf(stderr, "%s: session %s: its stored agent cannot be used: %s\n", cmd, id, err);
         return AC_EXIT_CONFIG;
     }
-    ra->rec = ac_cli_agent_record(&ra->eff, ra->hold.name, err, sizeof err);
+    ra->rec = ac_cli_agent_record(&ra->eff, name ? name : ra->hold.name, err, sizeof err);
     if (!ra->rec) {
         fprintf(stderr, "%s: %s\n", cmd, err);
         return AC_EXIT_CONFIG;
@@ -87,6 +87,18 @@ int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *giv
         return AC_EXIT_USAGE;
     }
     return 0;
+}
+
+int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, int overlay,
+                     const char *cmd, run_agent *ra)
+{
+    return run_agent_fill(st, id, given, overlay, NULL, cmd, ra);
+}
+
+int ac_cli_run_agent_named(ac_store *st, const char *id, const ac_cli_engine_opts *given,
+                           const char *name, const char *cmd, run_agent *ra)
+{
+    return run_agent_fill(st, id, given, 1, name, cmd, ra);
 }
 
 /* "a, b, c" of the keys that changed. */

@@ -31,6 +31,10 @@ typedef struct run_agent {
  * ac_cli_run_agent_free either way. */
 int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, int overlay,
                      const char *cmd, run_agent *ra);
+/* The same, the agent called name (run --agent NAME, --agent-name) from now on; name NULL:
+ * the stored agent's name, else "default". */
+int ac_cli_run_agent_named(ac_store *st, const char *id, const ac_cli_engine_opts *given,
+                           const char *name, const char *cmd, run_agent *ra);
 
 void ac_cli_run_agent_free(run_agent *ra);
 

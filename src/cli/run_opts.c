@@ -137,11 +137,8 @@ static int parse_agent(run_opts *o)
                         "--agent NAME the agent is NAME\n");
         return AC_EXIT_USAGE;
     }
-    if (!o->agents_file) {
-        if (!o->agent_name)
-            o->agent_name = "default";
+    if (!o->agents_file)
         return 0;
-    }
     if (!o->agent) {
         fprintf(stderr, "agentc: --agents FILE needs --agent NAME\n");
         return AC_EXIT_USAGE;

@@ -25,7 +25,8 @@ typedef struct run_opts {
     size_t n_on;
     /* --agents FILE --agent NAME: eng is that agent with the engine options given
      * laid over it (only the keys its "overridable" allows); agent_name is the
-     * agent's name: NAME, --agent-name, or "default" */
+     * agent's name when one is given: NAME or --agent-name (NULL: the stored
+     * session's, else "default") */
     const char *agents_file, *agent, *agent_name;
     ac_cli_agents *agents;
     ac_cli_agent_hold agent_hold;

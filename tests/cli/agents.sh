@@ -43,6 +43,18 @@ grep -q "The answer is 6" "$tmp/out" || fail "calc answer: $(cat "$tmp/out")"
 [ "$(last '[.body.model, .body.temperature, .body.stop]')" = '["m-other",0.9,["END"]]' ] \
   || fail "overridden request: $(last .body)"
 
+# a stored session remembers its named agent: the next turn needs no option
+"$agentc" run --db "$tmp/s.db" --session s1 --agents ../agents/agents.json --agent calc "What is 2 * 3?" \
+  >"$tmp/out" 2>"$tmp/err" || fail "run --session: $(cat "$tmp/err")"
+"$agentc" run --db "$tmp/s.db" --session s1 "What is 5 + 5?" >"$tmp/out" 2>"$tmp/err" \
+  || fail "run --session, no options: $(cat "$tmp/err")"
+[ "$(last '[.body.model, .body.temperature, [.body.tools[].function.name]]')" = '["m-calc",0.3,["calculator"]]' ] \
+  || fail "the remembered agent: $(last .body)"
+"$agentc" sessions export s1 --db "$tmp/s.db" -o "$tmp/s1.jsonl" 2>"$tmp/err" || fail "export: $(cat "$tmp/err")"
+jq -s -e 'map(select(.ev == "spawn")) | .[0].data.agent.name == "calc"' "$tmp/s1.jsonl" >/dev/null \
+  || fail "the stored agent's name: $(jq -c 'select(.ev == "spawn") | .data.agent.name' "$tmp/s1.jsonl")"
+grep -q "$AGENTC_TEST_KEY" "$tmp/s1.jsonl" && fail "the API key in the journal"
+
 # refused before any request
 n=$(wc -l <"$tmp/requests")
 refused() { # EXIT WANT ARGS...

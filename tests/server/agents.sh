@@ -148,6 +148,41 @@ turn c1 "hello"
 expect 200 - POST /v1/chat/completions '{"model": "m-cli", "messages": [{"role": "user", "content": "What is 4 * 4?"}]}'
 jq -e '.choices[0].message.content == "The answer is 16." and .model == "cli"' "$tmp/body" >/dev/null || fail "front by --model name: $(cat "$tmp/body")"
 kill -TERM "$pid"; wait "$pid" || fail "graceful stop 2"
+# ---- --db: a session keeps its agent and its overrides across a restart ----
+serve_db() {
+  rm -f "$tmp/port"
+  "$agentc" serve --agents "$tmp/agents/agents.json" --db "$tmp/s.db" --listen 127.0.0.1:0 \
+    --port-file "$tmp/port" 2>"$tmp/serve.err" &
+  pid=$!
+  pids+=("$pid")
+  wait_for test -s "$tmp/port" || fail "server --db did not start: $(cat "$tmp/serve.err")"
+  url="http://127.0.0.1:$(cat "$tmp/port")"
+}
+serve_db
+expect 201 - POST /v1/sessions '{"id": "k1", "agent": "support", "model": "m-kept", "request": {"temperature": 0.6}}'
+turn k1 "hello"
+expect 201 - POST /v1/sessions '{"id": "k2", "agent": "math"}'
+turn k2 "What is 2 * 2?"
+kill -TERM "$pid"; wait "$pid" || fail "graceful stop 3"
+# a key of support sessions may not override changes: it reaches k1 from its next turn on
+jq '.agents[0].params = {"max_tokens": 77}' "$tmp/agents/agents.json" >"$tmp/a.json" \
+  && mv "$tmp/a.json" "$tmp/agents/agents.json"
+serve_db
+turn k1 "hello again"
+[ "$(last '[.body.model, .body.temperature, [.body.tools[].function.name], .body.max_tokens]')" = \
+  '["m-kept",0.6,["clock"],77]' ] || fail "k1 after a restart: $(last .body)"
+j "$url/v1/sessions/k1" | jq -e '.agent == "support"' >/dev/null || fail "k1's agent: $(j "$url/v1/sessions/k1")"
+grep -q "session local/k1: the agent changes from this turn on (params.max_tokens)" "$tmp/serve.err" \
+  || fail "k1's change not noted: $(cat "$tmp/serve.err")"
+turn k2 "What is 3 * 3?"
+[ "$(last '[.body.model, [.body.tools[].function.name]]')" = '["m-math",["calculator"]]' ] \
+  || fail "k2 after a restart: $(last .body)"
+kill -TERM "$pid"; wait "$pid" || fail "graceful stop 4"
+"$agentc" sessions export local/k1 --db "$tmp/s.db" -o "$tmp/k1.jsonl" 2>/dev/null || fail "export k1"
+jq -s -e 'map(select(.ev == "agent.changed") | .data.what) == [["params.max_tokens"]]' "$tmp/k1.jsonl" >/dev/null \
+  || fail "k1's journal: $(grep agent.changed "$tmp/k1.jsonl")"
+grep -q "$AGENTC_TEST_KEY" "$tmp/k1.jsonl" "$tmp/s.db" && fail "the API key stored"
+
 # a name taken twice, an unknown overridable key: refused at start
 "$agentc" serve --agents "$tmp/agents/agents.json" --agent-name math --model m --listen 127.0.0.1:0 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "called 'math', as one of --agents" "$tmp/err" || fail "a taken name: $(cat "$tmp/err")"
