@@ -235,6 +235,12 @@ int ac_cli_serve(int argc, char **argv)
         return AC_EXIT_CONFIG;
     }
     sa.cli = hosts_cli_agent(&eo, &af) ? &eo : NULL;
+    if (af.overridable && !sa.cli) {
+        fprintf(stderr, "agentc serve: --overridable is of the command line's agent, which "
+                        "--agents alone does not host (give its engine options or --agent-name)\n");
+        ac_cli_agents_free(sa.file);
+        return AC_EXIT_USAGE;
+    }
     sa.cli_name = af.name ? af.name : "default";
     sa.script_delay_ms = eo.script_delay_ms;
     ac_srv_agents agents;

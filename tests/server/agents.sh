@@ -188,4 +188,9 @@ grep -q "$AGENTC_TEST_KEY" "$tmp/k1.jsonl" "$tmp/s.db" && fail "the API key stor
 [ $? -eq 2 ] && grep -q "called 'math', as one of --agents" "$tmp/err" || fail "a taken name: $(cat "$tmp/err")"
 "$agentc" serve --model m --overridable modle --listen 127.0.0.1:0 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "'modle' is not a key" "$tmp/err" || fail "--overridable modle: $(cat "$tmp/err")"
+"$agentc" serve --agents "$tmp/agents/agents.json" --overridable model --listen 127.0.0.1:0 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "overridable is of the command line's agent" "$tmp/err" || fail "--overridable alone: $(cat "$tmp/err")"
+echo '{"agents": [{"name": "x", "base_url": "http://u:secret-pw@127.0.0.1:1/v1"}]}' >"$tmp/bad.json"
+"$agentc" serve --agents "$tmp/bad.json" --listen 127.0.0.1:0 2>"$tmp/err"
+[ $? -eq 3 ] && grep -q "holds credentials" "$tmp/err" && ! grep -q "secret-pw" "$tmp/err" || fail "a bad agents file: $(cat "$tmp/err")"
 echo ok
