@@ -462,6 +462,12 @@ static int read_request(rd *r, const json_t *v)
 
 /* ---- "tools": paths and built-ins, or stored tool files ---- */
 
+/* Both absent, or equal. */
+static int same(const json_t *a, const json_t *b)
+{
+    return (!a && !b) || (a && b && json_equal((json_t *)a, (json_t *)b));
+}
+
 /* Fills every {"$from": "tool_file"} in rec with the value at the same place
  * in file (the tool file as it is now): objects by key, array items by their
  * "name" (and "prefix"), else by position. */
@@ -476,10 +482,12 @@ static int fill_refs(rd *r, json_t *rec, const json_t *file, const char *path, c
             const json_t *px = json_object_get(item, "prefix");
             size_t j;
             const json_t *f;
-            json_array_foreach(
-                file, j, f) if ((nm || px) &&
-                                json_equal(json_object_get(f, "name"), (json_t *)nm) &&
-                                json_equal(json_object_get(f, "prefix"), (json_t *)px)) match = f;
+            json_array_foreach(file, j, f)
+            {
+                if ((nm || px) && same(json_object_get(f, "name"), nm) &&
+                    same(json_object_get(f, "prefix"), px))
+                    match = f;
+            }
             if (fill_refs(r, item, match, path, at) < 0)
                 return -1;
         }

@@ -60,6 +60,11 @@ char *ac_cli_agent_record(const ac_cli_engine_opts *o, const char *name, char *e
  * list. Both keep pointing to their own strings. */
 void ac_cli_engine_opts_overlay(ac_cli_engine_opts *base, const ac_cli_engine_opts *given);
 
+/* What a record does not keep, taken again from the options given (a command line): the
+ * value of every header o names without one, and the base URL's userinfo when from's base
+ * URL is o's with it. o then points to from's strings. */
+void ac_cli_engine_opts_secrets_from(ac_cli_engine_opts *o, const ac_cli_engine_opts *from);
+
 /* The keys of the format that given sets (options it holds), each once, as
  * a new array of strings ("model", "params", "request", ...). */
 json_t *ac_cli_engine_opts_given(const ac_cli_engine_opts *given);

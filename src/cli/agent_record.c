@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -389,6 +390,22 @@ void ac_cli_engine_opts_overlay(ac_cli_engine_opts *base, const ac_cli_engine_op
         base->script_delay_ms = given->script_delay_ms;
     overlay_params(base, given);
     overlay_request(base, given);
+}
+
+void ac_cli_engine_opts_secrets_from(ac_cli_engine_opts *o, const ac_cli_engine_opts *from)
+{
+    for (size_t i = 0; i < o->n_headers; i++) {
+        size_t n = strlen(o->headers[i]);
+        for (size_t j = 0; !strchr(o->headers[i], ':') && j < from->n_headers; j++)
+            if (!strncasecmp(from->headers[j], o->headers[i], n) && from->headers[j][n] == ':')
+                o->headers[i] = from->headers[j];
+    }
+    if (o->base_url && from->base_url && strcmp(o->base_url, from->base_url)) {
+        json_t *plain = url_without_userinfo(from->base_url);
+        if (json_is_string(plain) && !strcmp(json_string_value(plain), o->base_url))
+            o->base_url = from->base_url;
+        json_decref(plain);
+    }
 }
 
 json_t *ac_cli_engine_opts_given(const ac_cli_engine_opts *o)

@@ -389,11 +389,13 @@ int ac_cli_batch(int argc, char **argv)
 {
     run_opts o;
     int rc = ac_cli_parse_run(argc, argv, &o, 1);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    if (o.journal_dir && mkdir(o.journal_dir, 0700) != 0 && errno != EEXIST) {
+    if (!rc && o.journal_dir && mkdir(o.journal_dir, 0700) != 0 && errno != EEXIST) {
         fprintf(stderr, "agentc batch: cannot create '%s': %s\n", o.journal_dir, strerror(errno));
-        return AC_EXIT_CONFIG;
+        rc = AC_EXIT_CONFIG;
+    }
+    if (rc) {
+        ac_cli_run_opts_free(&o);
+        return rc < 0 ? 0 : rc;
     }
     batch bt;
     memset(&bt, 0, sizeof bt);
@@ -421,5 +423,6 @@ int ac_cli_batch(int argc, char **argv)
     ac_engine_free(bt.engine);
     ac_loop_free(loop);
     ac_cli_engine_base_free(&base);
+    ac_cli_run_opts_free(&o);
     return ran ? ac_cli_finish_output(rc) : rc;
 }

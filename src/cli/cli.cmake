@@ -18,7 +18,8 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/store_cli.c
   ${CMAKE_SOURCE_DIR}/src/cli/sessions.c
   ${CMAKE_SOURCE_DIR}/src/cli/sessions_fork.c
-  ${CMAKE_SOURCE_DIR}/src/cli/serve.c)
+  ${CMAKE_SOURCE_DIR}/src/cli/serve.c
+  ${CMAKE_SOURCE_DIR}/src/cli/serve_agents.c)
 target_include_directories(agentc PRIVATE ${CMAKE_SOURCE_DIR}/src/cli)
 target_link_libraries(agentc PRIVATE agentc_runtime agentc_gen agentc_server)
 if(TARGET agentc_store)

@@ -69,7 +69,8 @@ static int run_open(run_ctx *r, const ac_output *out)
         fprintf(stderr, "agentc: cannot create the event loop\n");
         return AC_EXIT_CONFIG;
     }
-    if (r->store && (rc = ac_cli_run_agent(r->store, o->session, &o->eng, 1, "agentc", &r->agent)))
+    if (r->store && (rc = ac_cli_run_agent_named(r->store, o->session, &o->eng, o->agent_name,
+                                                 "agentc", &r->agent)))
         return rc;
     if (r->store &&
         (rc = ac_cli_run_agent_change(r->store, o->session, r->loop, &r->agent, "agentc")))
@@ -234,7 +235,7 @@ int ac_cli_run_one(const run_opts *o, int demo)
     run_ctx r;
     memset(&r, 0, sizeof r);
     r.o = o;
-    ac_cli_ui_init(&r.u, o->jsonl, o->trace, o->eng.output_schema != NULL);
+    ac_cli_ui_init(&r.u, o->jsonl, o->trace, o->eng.output_schema || o->eng.output_schema_text);
     ac_output out = ac_cli_ui_output(&r.u);
     int rc = run_open(&r, &out);
     if (rc) {
@@ -267,7 +268,8 @@ int ac_cli_run(int argc, char **argv)
 {
     run_opts o;
     int rc = ac_cli_parse_run(argc, argv, &o, 0);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    return ac_cli_finish_output(ac_cli_run_one(&o, 0));
+    if (!rc)
+        rc = ac_cli_run_one(&o, 0);
+    ac_cli_run_opts_free(&o);
+    return rc < 0 ? 0 : ac_cli_finish_output(rc);
 }

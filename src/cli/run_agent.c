@@ -63,10 +63,11 @@ static void what_text(const json_t *what, char *buf, size_t cap)
     }
 }
 
-int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, int overlay,
-                     const char *cmd, run_agent *ra)
+static int run_agent_fill(ac_store *st, const char *id, const ac_cli_engine_opts *given,
+                          int overlay, const char *name, const char *cmd, run_agent *ra)
 {
     memset(ra, 0, sizeof *ra);
+    ra->name = name;
     ra->eff = *given;
     ra->at_rest = 1;
     char err[600] = "";
@@ -107,10 +108,23 @@ int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *giv
     return 0;
 }
 
+int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, int overlay,
+                     const char *cmd, run_agent *ra)
+{
+    return run_agent_fill(st, id, given, overlay, NULL, cmd, ra);
+}
+
+int ac_cli_run_agent_named(ac_store *st, const char *id, const ac_cli_engine_opts *given,
+                           const char *name, const char *cmd, run_agent *ra)
+{
+    return run_agent_fill(st, id, given, 1, name, cmd, ra);
+}
+
 int ac_cli_run_agent_record(run_agent *ra, const char *cmd)
 {
     char err[600] = "";
-    if (!ra->rec && !(ra->rec = ac_cli_agent_record(&ra->eff, ra->hold.name, err, sizeof err))) {
+    const char *name = ra->name ? ra->name : ra->hold.name;
+    if (!ra->rec && !(ra->rec = ac_cli_agent_record(&ra->eff, name, err, sizeof err))) {
         fprintf(stderr, "%s: %s\n", cmd, err);
         return AC_EXIT_CONFIG;
     }

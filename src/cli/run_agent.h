@@ -22,6 +22,7 @@ typedef struct run_agent {
     json_t *what;              /* the keys rec differs from stored_rec in ([]: none) */
     int exists;                /* the store has the session */
     int at_rest;               /* ... and it is between turns */
+    const char *name;          /* the agent's name from now on (NULL: the stored one's) */
 } run_agent;
 
 /* Fills ra for the session id of st (id NULL: a new one) and the options given: laid over
@@ -31,6 +32,10 @@ typedef struct run_agent {
  * ac_cli_run_agent_free either way. */
 int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *given, int overlay,
                      const char *cmd, run_agent *ra);
+/* The same, the agent called name (run --agent NAME, --agent-name) from now on; name NULL:
+ * the stored agent's name, else "default". */
+int ac_cli_run_agent_named(ac_store *st, const char *id, const ac_cli_engine_opts *given,
+                           const char *name, const char *cmd, run_agent *ra);
 
 /* ra->rec made of ra->eff when ac_cli_run_agent did not (a new session, one stored without
  * an agent: after its engine was built, whose errors about the files come first). 0, or an

@@ -51,6 +51,9 @@ static void run_usage(FILE *out)
         "  --system TEXT | --system @FILE\n"
         "  --spec FILE          run an edited spec without rebuilding\n"
         "  --param NAME=VALUE   override a spec param (repeatable)\n"
+        "  --agents FILE --agent NAME   run the agent NAME of an agents file (docs/agents.md);\n"
+        "                       options given change its keys where it lets them\n"
+        "  --agent-name NAME    the name of the agent the options describe (default: default)\n"
         "  --on STATE=EVENT     when the session waits in STATE for an outside event, send\n"
         "                       EVENT (repeatable; without it a terminal is asked)\n"
         "  --journal FILE       record every event (replay with agentc replay)\n"
@@ -90,9 +93,11 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
             return 1;
         }
     const char **slot = NULL;
-    const char *const names[] = {"--journal", "--db", batch ? "--journal-dir" : "--session"};
-    const char **slots[] = {&o->journal, &o->db, batch ? &o->journal_dir : &o->session};
-    for (size_t k = 0; k < 3; k++)
+    const char *const names[] = {"--journal", "--db",    batch ? "--journal-dir" : "--session",
+                                 "--agents",  "--agent", "--agent-name"};
+    const char **slots[] = {&o->journal,     &o->db,    batch ? &o->journal_dir : &o->session,
+                            &o->agents_file, &o->agent, &o->agent_name};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (!strcmp(a, names[k]))
             slot = slots[k];
     int on = !strcmp(a, "--on"), conc = batch && !strcmp(a, "--concurrency");
@@ -118,6 +123,29 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
         o->concurrency = (int)n;
     }
     return 1;
+}
+
+/* --agents, --agent and --agent-name. 0, or an exit status after printing why. */
+static int parse_agent(run_opts *o)
+{
+    if (o->agent && !o->agents_file) {
+        fprintf(stderr, "agentc: --agent NAME picks an agent of --agents FILE\n");
+        return AC_EXIT_USAGE;
+    }
+    if (o->agent && o->agent_name) {
+        fprintf(stderr, "agentc: --agent-name names the agent the options describe; with "
+                        "--agent NAME the agent is NAME\n");
+        return AC_EXIT_USAGE;
+    }
+    if (!o->agents_file)
+        return 0;
+    if (!o->agent) {
+        fprintf(stderr, "agentc: --agents FILE needs --agent NAME\n");
+        return AC_EXIT_USAGE;
+    }
+    o->agent_name = o->agent;
+    return ac_cli_select_agent(o->agents_file, o->agent, &o->eng, &o->agents, &o->agent_hold,
+                               "agentc");
 }
 
 int ac_cli_parse_run(int argc, char **argv, run_opts *o, int batch)
@@ -160,5 +188,39 @@ int ac_cli_parse_run(int argc, char **argv, run_opts *o, int batch)
         fprintf(stderr, "agentc: unknown provider '%s' (openai, anthropic, script)\n", p);
         return AC_EXIT_USAGE;
     }
+    return parse_agent(o);
+}
+
+void ac_cli_run_opts_free(run_opts *o)
+{
+    ac_cli_agent_hold_free(&o->agent_hold);
+    ac_cli_agents_free(o->agents);
+    o->agents = NULL;
+}
+
+int ac_cli_select_agent(const char *file, const char *name, ac_cli_engine_opts *eng,
+                        ac_cli_agents **agents, ac_cli_agent_hold *hold, const char *cmd)
+{
+    char err[1024];
+    if (!(*agents = ac_cli_agents_load(file, err, sizeof err))) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return AC_EXIT_CONFIG;
+    }
+    const char *json = ac_cli_agents_find(*agents, name);
+    if (!json) {
+        ac_cli_agents_unknown(*agents, name, err, sizeof err);
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return AC_EXIT_USAGE;
+    }
+    ac_cli_engine_opts given = *eng;
+    if (ac_cli_agent_opts(json, ac_cli_agents_dir(*agents), hold, eng, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return AC_EXIT_CONFIG;
+    }
+    if (ac_cli_agent_check_overrides(hold, &given, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return AC_EXIT_USAGE;
+    }
+    ac_cli_engine_opts_overlay(eng, &given);
     return 0;
 }

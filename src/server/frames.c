@@ -247,7 +247,8 @@ static void emit(srv_frames *fm, const char *type, json_t *data)
         fm->fn(fm->ud, f);
 }
 
-srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_fn fn, void *ud)
+srv_frames *srv_frames_new(srv *sv, ac_engine *engine, const char *id, const char *base,
+                           srv_frame_fn fn, void *ud)
 {
     srv_frames *fm = calloc(1, sizeof *fm);
     if (!fm)
@@ -257,7 +258,7 @@ srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_
     fm->fn = fn;
     fm->ud = ud;
     ac_error err;
-    fm->rs = ac_store_replayer(sv->engine, id, base, &err);
+    fm->rs = ac_store_replayer(engine, id, base, &err);
     if (!fm->rs) {
         free(fm);
         return NULL;

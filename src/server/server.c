@@ -317,11 +317,40 @@ static int rate_limited(srv *sv, srv_owner *o)
     return 0;
 }
 
+/* The keys of POST /v1/sessions: its own, then the agent's a session may override. */
+static const char *const create_keys[] = {
+    "id",    "system", "agent",  "spec",    "provider",      "script",  "base_url", "api_key_env",
+    "model", "tools",  "params", "request", "output_schema", "headers", NULL};
+
+/* The agent a new session runs: "agent" (NULL: the default) with the other keys of the
+ * body as overrides. NULL after replying why. */
+static srv_engine *session_agent(srv *sv, struct MHD_Connection *c, json_t *o, enum MHD_Result *ret)
+{
+    const char *name;
+    if (optional_string(c, o, "agent", &name, ret))
+        return NULL;
+    json_t *over = json_deep_copy(o);
+    json_object_del(over, "id");
+    json_object_del(over, "system");
+    json_object_del(over, "agent");
+    char *text = json_object_size(over) ? json_dumps(over, JSON_COMPACT) : NULL;
+    json_decref(over);
+    ac_error err = {0};
+    srv_engine *e = srv_agent_engine(sv, name, text, &err);
+    free(text);
+    if (!e)
+        *ret = err.code == AC_ENOENT   ? srv_reply_error(c, 404, "agent_not_found", "%s", err.text)
+               : err.code == AC_EINVAL ? srv_reply_error(c, 400, "invalid_agent", "%s", err.text)
+               : err.code == AC_EBUSY
+                   ? srv_reply_error(c, 429, "too_many_agents", "%s", err.text)
+                   : srv_reply_error(c, 400, "agent_failed", "the agent cannot run: %s", err.text);
+    return e;
+}
+
 static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
 {
-    static const char *const keys[] = {"id", "system", NULL};
     enum MHD_Result ret = MHD_NO;
-    json_t *o = parse_body(c, r, keys, 1, &ret);
+    json_t *o = parse_body(c, r, create_keys, 1, &ret);
     if (!o)
         return ret;
     const char *id, *system;
@@ -344,8 +373,13 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
                                "this token has %zu sessions, the limit; delete one first",
                                r->owner->sessions);
     }
+    srv_engine *agent = session_agent(sv, c, o, &ret);
+    if (!agent) {
+        json_decref(o);
+        return ret;
+    }
     ac_error err = {0};
-    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, 0, &err);
+    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, 0, agent, &err);
     json_decref(o);
     if (!ss)
         return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
@@ -389,8 +423,9 @@ static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, s
                                "this token has %zu sessions, the limit; delete one first",
                                r->owner->sessions);
     ac_error err = {0};
-    if (ac_store_turn_end(sv->store, sv->engine, ss->stored_id, n, &at, &err) != AC_OK ||
-        ac_store_fork(sv->store, sv->engine, ss->stored_id, at, n, sid, &err) != AC_OK)
+    ac_engine *e = srv_sess_engine(ss);
+    if (ac_store_turn_end(sv->store, e, ss->stored_id, n, &at, &err) != AC_OK ||
+        ac_store_fork(sv->store, e, ss->stored_id, at, n, sid, &err) != AC_OK)
         return srv_reply_error(c, err.code == AC_EINVAL ? 409 : 500, "fork_failed",
                                "cannot fork the session: %s", err.text);
     srv_sess *fs = srv_sess_known(sv, r->owner, sid, ac_wall_now_ms());
@@ -689,7 +724,15 @@ static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *
 
 static enum MHD_Result spec_json(srv *sv, struct MHD_Connection *c)
 {
-    const ac_fsm_tables *t = ac_engine_tables(sv->engine);
+    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "agent");
+    ac_error err = {0};
+    srv_engine *e = name ? srv_agent_engine(sv, name, NULL, &err) : NULL;
+    if (name && !e)
+        return srv_reply_error(c, err.code == AC_ENOENT ? 404 : 500,
+                               err.code == AC_ENOENT ? "agent_not_found" : "agent_failed", "%s",
+                               err.text);
+    const ac_fsm_tables *t = ac_engine_tables(e ? srv_engine_get(e) : sv->engine);
+    srv_engine_release(sv, e); /* one of the server's agents: kept */
     json_t *machines = json_array();
     for (uint16_t m = 0; m < t->n_machines; m++) {
         json_t *states = json_array();
@@ -755,6 +798,9 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
                                    sv->cfg->messages_per_min);
         return srv_chat_completions(sv, c, r->owner, r->body, r->len);
     }
+    if (!strcmp(url, "/v1/agents"))
+        return get ? srv_agents_list(sv, c)
+                   : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!strcmp(url, "/v1/spec"))
         return get ? spec_json(sv, c) : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!strcmp(url, "/v1/sessions")) {
@@ -969,7 +1015,7 @@ static void srv_free(srv *sv)
     while (sv->sessions)
         srv_sess_free(sv->sessions);
     ac_store_close(sv->store);
-    ac_engine_free(sv->engine);
+    srv_agents_stop(sv);
     if (sv->loop) {
         if (sv->sweep_timer)
             ac_loop_cancel_timer(sv->loop, sv->sweep_timer);
@@ -1146,10 +1192,9 @@ static int srv_setup(srv *sv, int loopback)
     if (!sv->loop)
         return 1;
     srv_output_init(sv);
-    ac_error err = {0};
-    sv->engine = cfg->make_engine(cfg->engine_ud, sv->loop, &sv->out, &err);
-    if (!sv->engine)
-        return 3; /* make_engine said why */
+    int rc = srv_agents_start(sv);
+    if (rc)
+        return rc;
     if (open_store(sv, cfg->db))
         return 3;
     return 0;
@@ -1252,7 +1297,6 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     srv sv_, *sv = &sv_;
     memset(sv, 0, sizeof *sv);
     sv->cfg = &cfg;
-    sv->model_name = cfg.model_name ? cfg.model_name : "agentc";
     sv->anon.name = (char *)"local";
     struct sockaddr_storage addr;
     socklen_t alen;

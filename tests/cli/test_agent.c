@@ -251,6 +251,22 @@ static void references_read_again(void **state)
     json_decref(d);
     free(rec2);
     ac_cli_agent_hold_free(&h);
+    /* the servers reordered in the file: each value found by its server's name */
+    write_file("a/tools.json",
+               "{\"mcp\": [{\"name\": \"web\", \"url\": \"http://127.0.0.1:1/mcp\", "
+               "\"headers\": {\"Authorization\": \"Bearer " MCP_HDR_SECRET "\"}},\n"
+               "  {\"name\": \"fs\", \"command\": [\"node\", \"srv.js\"], \"env\": {\"API\": "
+               "\"" MCP_ENV_SECRET "\"}}],\n"
+               " \"tools\": [{\"name\": \"hello\", \"description\": \"says hello\", "
+               "\"command\": [\"./hello.sh\"], \"env\": {\"TOKEN\": \"" TOOL_ENV_SECRET "\"}}]}");
+    assert_int_equal(ac_cli_agent_opts(rec, NULL, &h, &back, err, sizeof err), 0);
+    json_t *t = json_loads(back.tool_texts[0], 0, NULL);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(json_object_get(t, "mcp"), 0), "env"), "API")),
+        MCP_ENV_SECRET); /* "fs" is first in the record */
+    json_decref(t);
+    ac_cli_agent_hold_free(&h);
     /* the file no longer has a value: refused, naming it (not its value) */
     write_file("a/tools.json", "{\"tools\": [{\"name\": \"hello\", \"description\": \"hi\", "
                                "\"command\": [\"./hello.sh\"], \"env\": {}}], \"mcp\": []}");
