@@ -128,8 +128,6 @@ int ac_cli_run_agent_record(run_agent *ra, const char *cmd)
         fprintf(stderr, "%s: %s\n", cmd, err);
         return AC_EXIT_CONFIG;
     }
-    if (!ra->what)
-        ra->what = json_array();
     return 0;
 }
 

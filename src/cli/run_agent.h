@@ -19,7 +19,7 @@ typedef struct run_agent {
     char *stored_rec;          /* the session's agent record; NULL: none (new, or stored
                                   before agents were recorded) */
     char *rec;                 /* the record of eff: the session's agent from now on */
-    json_t *what;              /* the keys rec differs from stored_rec in ([]: none) */
+    json_t *what;              /* the keys rec differs from stored_rec in (NULL, []: none) */
     int exists;                /* the store has the session */
     int at_rest;               /* ... and it is between turns */
     const char *name;          /* the agent's name from now on (NULL: the stored one's) */
