@@ -80,6 +80,20 @@ grep -q "check: every transition matches" "$tmp/r" || fail "replay: $(cat "$tmp/
 "$agentc" replay "$tmp/j.jsonl" --spec "$spec" --check >"$tmp/r"
 [ $? -eq 1 ] && grep -q "divergence at event" "$tmp/r" || fail "replay under one agent: $(cat "$tmp/r")"
 
+# ---- killed mid-turn: resume needs no options, and the turn ends under its own agent ----------
+"$agentc" run "${net[@]}" --session slow --jsonl "Tell me SLOW things" >"$tmp/bg" 2>&1 &
+bg=$!
+for _ in $(seq 1 100); do grep -q '"type":"text"' "$tmp/bg" 2>/dev/null && break; sleep 0.05; done
+grep -q '"type":"text"' "$tmp/bg" || fail "the slow answer did not start"
+kill -9 "$bg"; wait "$bg" 2>/dev/null
+"$agentc" run --session slow --model other "hi" >"$tmp/out" 2>"$tmp/err" && fail "a change mid-turn was not refused"
+grep -q "stopped mid-turn; the options given change its agent (model)" "$tmp/err" || fail "mid-turn: $(cat "$tmp/err")"
+"$agentc" resume slow --jsonl >"$tmp/out" 2>"$tmp/err" || fail "resume with no options: $(cat "$tmp/err")"
+has_line "$tmp/out" '.type == "done" and .status == "completed" and (.answer | length > 0)' \
+  || fail "resume did not finish: $(cat "$tmp/out")"
+jq -e --arg m "model-$$" '.body.model == $m and .body.temperature == 0.3' <<<"$(last_req)" >/dev/null \
+  || fail "resume did not run under the session's agent: $(jq -c '.body | del(.messages)' <<<"$(last_req)")"
+
 # ---- an override is journaled and used from its turn on -----------------------------------
 "$agentc" run --session t --model "other-$$" "and now?" >"$tmp/out" 2>"$tmp/err" || fail "override: $(cat "$tmp/err")"
 jq -e --arg m "other-$$" '.body.model == $m' <<<"$(last_req)" >/dev/null || fail "the override was not used"

@@ -6,7 +6,8 @@
  * (examples/specs/tool_budget.fsm) lowered after a turn of 3 tool calls does not fail that
  * turn again; a change is refused mid-argument (not JSON); ac_store_agent at an event gives
  * the agent as it was then; a fork at the end of a turn has the events up to there, its agent
- * then, its origin, and goes on alone; a fork mid-turn is refused.
+ * then, its origin, and goes on alone; a fork mid-turn is refused; without a store, the record
+ * in a journal file replays and checks, and a replay goes on under the new agent's engine.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -253,6 +254,62 @@ static void test_fork(void **state)
     rig_close(&r);
 }
 
+typedef struct switched {
+    ac_engine *to;
+    char agent[256];
+    int calls;
+} switched;
+
+static ac_engine *switch_to(void *ud, const char *agent)
+{
+    switched *w = ud;
+    w->calls++;
+    snprintf(w->agent, sizeof w->agent, "%s", agent ? agent : "");
+    return w->to;
+}
+
+/* Without a store: the record in a journal file (an event line and its empty steps line),
+ * replayed and checked; a replayer given ac_session_replay_agents goes on under the engine of
+ * the new agent. */
+static void test_journal_file(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "unused.db");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/j.jsonl", tmpdir);
+    ac_engine *e3 = engine(&r, "3");
+    ac_session_options o = {0};
+    o.journal_path = path;
+    o.agent = AGENT3;
+    ac_error err;
+    ac_session *s = ac_session_new_opts(e3, "j", &o, &err);
+    assert_non_null(s);
+    assert_true(ac_session_send(s, "add three sums") >= 0);
+    settle(&r, s);
+    assert_int_equal(ac_session_change_agent(s, "handoff", "[\"params.max_tool_calls\"]", AGENT2),
+                     AC_OK);
+    ac_session_free(s);
+    ac_replay_result res;
+    ac_session *rs = NULL;
+    assert_int_equal(ac_session_replay(e3, path, AC_REPLAY_CHECK, &res, &rs), AC_REPLAY_MATCH);
+    assert_string_equal(ac_session_agent(rs), AGENT2);
+    ac_session_free(rs);
+    ac_engine *e2 = engine(&r, "2");
+    switched w = {e2, "", 0};
+    assert_int_equal(ac_session_replay_agents(e3, path, AC_REPLAY_CHECK, switch_to, &w, &res, &rs),
+                     AC_REPLAY_MATCH);
+    assert_int_equal(w.calls, 1);
+    assert_string_equal(w.agent, AGENT2);
+    assert_ptr_equal(ac_session_engine(rs), e2);
+    assert_string_equal(ac_session_status_name(ac_session_status(rs)), "idle");
+    assert_string_equal(ac_session_answer(rs), "sums done");
+    ac_session_free(rs);
+    ac_engine_free(e2);
+    ac_engine_free(e3);
+    rig_close(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -265,6 +322,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_never_rejudged),
         cmocka_unit_test(test_fork),
+        cmocka_unit_test(test_journal_file),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
