@@ -37,6 +37,13 @@ grep -q "The answer is 6" "$tmp/out" || fail "calc answer: $(cat "$tmp/out")"
 [ "$(last '[.body.model, (.body.tools // [] | length), .body.messages[0].content]')" = \
   '["m-plain",0,"Plain."]' ] || fail "plain request: $(last .body)"
 
+# batch takes the same options
+printf '{"id":"b1","prompt":"What is 3 * 3?"}\n' >"$tmp/in.jsonl"
+"$agentc" batch "$tmp/in.jsonl" --no-store --agents ../agents/agents.json --agent calc >"$tmp/out" \
+  2>"$tmp/err" || fail "batch: $(cat "$tmp/err")"
+jq -e '.answer == "The answer is 9."' "$tmp/out" >/dev/null || fail "batch answer: $(cat "$tmp/out")"
+[ "$(last '[.body.model, .body.temperature]')" = '["m-calc",0.3]' ] || fail "batch request: $(last .body)"
+
 # overridable keys: the option wins, the other settings stay
 "$agentc" run --no-store --agents ../agents/agents.json --agent calc --model m-other \
   --temperature 0.9 "What is 1 + 1?" >"$tmp/out" 2>"$tmp/err" || fail "override: $(cat "$tmp/err")"
