@@ -20,7 +20,15 @@ cat >"$tmp/agents/agents.json" <<JSON
 ]}
 JSON
 last() { tail -n1 "$tmp/requests" | jq -c "$1"; }
+repo=$PWD
 cd "$tmp/elsewhere" || fail "cd"
+
+# the example agents file runs (its agents let base_url and api_key_env be given)
+"$agentc" run --no-store --agents "$repo/examples/agents/agents.json" --agent math --base-url "$base" \
+  --api-key-env AGENTC_TEST_KEY "What is 7 * 6?" >"$tmp/out" 2>"$tmp/err" || fail "example math: $(cat "$tmp/err")"
+grep -q "The answer is 42" "$tmp/out" || fail "example math answer: $(cat "$tmp/out")"
+[ "$(last '[.body.model, .body.temperature, .body.parallel_tool_calls, [.body.tools[].function.name]]')" = \
+  '["gpt-4o-mini",0,false,["calculator"]]' ] || fail "example math request: $(last .body)"
 
 # the agent as it is
 "$agentc" run --no-store --agents ../agents/agents.json --agent calc "What is 2 * 3?" \
