@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -121,6 +122,11 @@ static json_t *record_tool(const char *spec, const char *given_text, char *err, 
 {
     char *read = NULL, path[PATH_MAX], hash[17];
     const char *text = given_text;
+    struct stat st;
+    if (!text && stat(spec, &st) == 0 && S_ISDIR(st.st_mode)) { /* as the tool loader says */
+        snprintf(err, errcap, "%s: is a directory, not a tool file", spec);
+        return NULL;
+    }
     if (!text && !(text = read = read_text(spec, "tool file", err, errcap)))
         return NULL;
     json_error_t je;

@@ -26,8 +26,9 @@ static void batch_usage(FILE *out)
         "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
         "  --db PATH            store every session under its input id (agentc sessions)\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
-        "  --header, --script, --tools, --system, --spec, --param, --on, --output-schema, and the\n"
-        "  model request settings --temperature ... --request-json)\n\n"
+        "  --header, --script, --tools, --system, --spec, --param, --on, --output-schema,\n"
+        "  --agents FILE --agent NAME, --agent-name, and the model request settings\n"
+        "  --temperature ... --request-json)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
         "and reported), 4 the output could not be written (141: a closed pipe)\n");

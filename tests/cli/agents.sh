@@ -20,7 +20,15 @@ cat >"$tmp/agents/agents.json" <<JSON
 ]}
 JSON
 last() { tail -n1 "$tmp/requests" | jq -c "$1"; }
+repo=$PWD
 cd "$tmp/elsewhere" || fail "cd"
+
+# the example agents file runs (its agents let base_url and api_key_env be given)
+"$agentc" run --no-store --agents "$repo/examples/agents/agents.json" --agent math --base-url "$base" \
+  --api-key-env AGENTC_TEST_KEY "What is 7 * 6?" >"$tmp/out" 2>"$tmp/err" || fail "example math: $(cat "$tmp/err")"
+grep -q "The answer is 42" "$tmp/out" || fail "example math answer: $(cat "$tmp/out")"
+[ "$(last '[.body.model, .body.temperature, .body.parallel_tool_calls, [.body.tools[].function.name]]')" = \
+  '["gpt-4o-mini",0,false,["calculator"]]' ] || fail "example math request: $(last .body)"
 
 # the agent as it is
 "$agentc" run --no-store --agents ../agents/agents.json --agent calc "What is 2 * 3?" \
@@ -36,6 +44,13 @@ grep -q "The answer is 6" "$tmp/out" || fail "calc answer: $(cat "$tmp/out")"
   >"$tmp/out" 2>"$tmp/err" || fail "run plain: $(cat "$tmp/err")"
 [ "$(last '[.body.model, (.body.tools // [] | length), .body.messages[0].content]')" = \
   '["m-plain",0,"Plain."]' ] || fail "plain request: $(last .body)"
+
+# batch takes the same options
+printf '{"id":"b1","prompt":"What is 3 * 3?"}\n' >"$tmp/in.jsonl"
+"$agentc" batch "$tmp/in.jsonl" --no-store --agents ../agents/agents.json --agent calc >"$tmp/out" \
+  2>"$tmp/err" || fail "batch: $(cat "$tmp/err")"
+jq -e '.answer == "The answer is 9."' "$tmp/out" >/dev/null || fail "batch answer: $(cat "$tmp/out")"
+[ "$(last '[.body.model, .body.temperature]')" = '["m-calc",0.3]' ] || fail "batch request: $(last .body)"
 
 # overridable keys: the option wins, the other settings stay
 "$agentc" run --no-store --agents ../agents/agents.json --agent calc --model m-other \
