@@ -191,6 +191,11 @@ static int read_spec(rd *r, const json_t *v)
 
 static int read_system(rd *r, const json_t *v)
 {
+    const json_t *text = json_object_get(v, "text");
+    if (json_is_object(v) && json_is_string(text) && json_object_size(v) == 1) {
+        r->o->system_text = json_string_value(text); /* stored: the text as it is */
+        return 0;
+    }
     if (!json_is_string(v))
         return fail(r, "\"system\" must be a string (the text, or @FILE)");
     const char *s = json_string_value(v);

@@ -206,8 +206,8 @@ static int record_texts(const ac_cli_engine_opts *o, json_t *rec, char *err, siz
     if (!o->system_text && sys && sys[0] == '@' &&
         !(sys = read = read_text(sys + 1, "system prompt", err, errcap)))
         return -1;
-    if (sys)
-        json_object_set_new(rec, "system", json_string(sys));
+    if (sys) /* {"text"}: a text that begins with '@' is no file name */
+        json_object_set_new(rec, "system", json_pack("{s:s}", "text", sys));
     free(read);
     read = NULL;
     const char *schema = o->output_schema_text;

@@ -160,7 +160,7 @@ static void record_has_no_secret(void **state)
     assert_non_null(strstr(rec, "\"headers\":[\"X-Api\"]"));
     assert_non_null(strstr(rec, "\"base_url\":\"http://127.0.0.1:1/v1\""));
     assert_non_null(strstr(rec, "{\\\"$from\\\":\\\"tool_file\\\"}"));
-    assert_non_null(strstr(rec, "You are terse."));
+    assert_non_null(strstr(rec, "\"system\":{\"text\":\"You are terse.\"}"));
     assert_non_null(strstr(rec, "\"name\":\"support\""));
     json_t *j = json_loads(rec, 0, NULL);
     assert_non_null(j);
@@ -277,6 +277,24 @@ static void references_read_again(void **state)
     assert_int_equal(system(tools), 0);
     assert_int_equal(ac_cli_agent_opts(rec, NULL, &h, &back, err, sizeof err), -1);
     assert_non_null(strstr(err, "cannot be read"));
+    free(rec);
+}
+
+/* A system prompt that begins with '@' is kept as text, never read as a file name. */
+static void system_text_with_at(void **state)
+{
+    (void)state;
+    ac_cli_engine_opts o, back;
+    ac_cli_agent_hold h;
+    char err[512] = "";
+    memset(&o, 0, sizeof o);
+    o.system_text = "@channel: be brief";
+    char *rec = ac_cli_agent_record(&o, NULL, err, sizeof err);
+    assert_non_null(rec);
+    assert_int_equal(ac_cli_agent_opts(rec, NULL, &h, &back, err, sizeof err), 0);
+    assert_string_equal(back.system_text, "@channel: be brief");
+    assert_null(back.system);
+    ac_cli_agent_hold_free(&h);
     free(rec);
 }
 
@@ -448,6 +466,7 @@ int main(void)
         cmocka_unit_test(record_has_no_secret),
         cmocka_unit_test(record_rebuilds_after_files_moved),
         cmocka_unit_test(references_read_again),
+        cmocka_unit_test(system_text_with_at),
         cmocka_unit_test(diff_names_keys),
         cmocka_unit_test(overlay_and_overridable),
         cmocka_unit_test(agents_file),
