@@ -7,7 +7,7 @@
 # model, tools, spec and settings (as the server sees them); an override is journaled
 # (agent.changed) and used from its turn on; a tool file edited between turns is noted and
 # used, and one that moved away is still the recorded one; `agentc replay` of a journal
-# switches agent at each change.
+# switches agent at each change; a batch's stored sessions keep the batch's agent.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -137,4 +137,12 @@ mv "$tmp/kit" "$tmp/kit-moved"
 ! grep -q "agent changes" "$tmp/err" || fail "a moved tool file changed the agent: $(cat "$tmp/err")"
 jq -e '[.body.tools[].function.description] == ["version two"]' <<<"$(last_req)" >/dev/null \
   || fail "tools turn 3 did not use the recorded file"
+# ---- a batch's sessions keep the batch's agent ------------------------------------------------
+printf '{"id": "b1", "prompt": "hello"}\n' >"$tmp/in.jsonl"
+"$agentc" batch "$tmp/in.jsonl" "${model[@]}" --model "batch-$$" --db "$AGENTC_DB" >"$tmp/out" 2>"$tmp/err" \
+  || fail "batch: $(cat "$tmp/err")"
+"$agentc" run --session b1 "and now?" >"$tmp/out" 2>"$tmp/err" || fail "after the batch: $(cat "$tmp/err")"
+! grep -q "agent changes" "$tmp/err" || fail "the batch's session changed agent: $(cat "$tmp/err")"
+jq -e --arg m "batch-$$" '.body.model == $m and .body.temperature == 0.3' <<<"$(last_req)" >/dev/null \
+  || fail "the batch's session did not keep its agent: $(jq -c '.body | del(.messages)' <<<"$(last_req)")"
 echo ok
