@@ -433,6 +433,16 @@ typedef struct ac_replay_result {
  * it; NULL on error), else the session is freed. */
 int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac_replay_result *out,
                       ac_session **session);
+/* The engine the events after an agent change are replayed on: agent is the record's
+ * (AC_AGENT_CHANGED) JSON text; the engine stays the caller's (free it after the replay and
+ * its session). NULL: the replay goes on with the engine it had. */
+typedef ac_engine *(*ac_replay_agent_fn)(void *ud, const char *agent);
+/* ac_session_replay that, at each agent change of the journal, goes on with the engine
+ * agent_fn gives for the new agent (the session carried over as it stands there, at rest),
+ * so each part of the journal is replayed under the agent that recorded it. */
+int ac_session_replay_agents(ac_engine *e, const char *journal_path, unsigned flags,
+                             ac_replay_agent_fn agent_fn, void *agent_ud, ac_replay_result *out,
+                             ac_session **session);
 
 /* ---- embedding: the event loop --------------------------------------------- */
 /* The part of the loop a program needs to drive sessions: one loop per

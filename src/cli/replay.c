@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent.h"
 #include "cli.h"
 #include "engine_opts.h"
 #include "session/journal.h"
@@ -91,10 +92,10 @@ static int replay_parse(int argc, char **argv, const char **path, const char **s
 }
 
 /* The engine replay runs on: the given tables (NULL: built-in) and the params
- * the journal's header recorded; the recorded spec's name in recorded_spec.
- * 0, or an exit status. */
-static int replay_engine(const char *path, const ac_fsm_tables *tables, char *recorded_spec,
-                         size_t cap, ac_engine **e)
+ * the journal's header recorded (none made when have_one: the journal's agent gave
+ * one); the recorded spec's name in recorded_spec. 0, or an exit status. */
+static int replay_engine(const char *path, const ac_fsm_tables *tables, int have_one,
+                         char *recorded_spec, size_t cap, ac_engine **e)
 {
     ac_error err = {0};
     ac_journal_reader *rd = ac_journal_reader_open(path, err.text, sizeof err.text);
@@ -118,13 +119,83 @@ static int replay_engine(const char *path, const ac_fsm_tables *tables, char *re
     }
     pv[np] = NULL;
     snprintf(recorded_spec, cap, "%s", hdr->spec ? hdr->spec : "?");
-    *e = ac_cli_engine_offline(tables, pv, &err);
+    *e = have_one ? NULL : ac_cli_engine_offline(tables, pv, &err);
     ac_journal_reader_close(rd); /* hdr is gone from here on */
-    if (!*e) {
+    if (!*e && !have_one) {
         fprintf(stderr, "agentc replay: %s\n", err.text);
         return 3;
     }
     return 0;
+}
+
+/* ---- the engines of the agents a journal records ---- */
+
+#define MAX_AGENTS 64
+
+/* The engines made for the journal's agents (spawn's, each agent.changed's), freed after the
+ * replay and its session. */
+typedef struct replay_agents {
+    ac_engine *e[MAX_AGENTS];
+    ac_fsm_tables *t[MAX_AGENTS];
+    ac_cli_agent_hold hold[MAX_AGENTS];
+    size_t n;
+} replay_agents;
+
+/* An engine with no loop of the agent record's spec text and params (ac_replay_agent_fn);
+ * NULL, said on stderr, when there is none to make. */
+static ac_engine *agent_engine(void *ud, const char *agent)
+{
+    replay_agents *ra = ud;
+    if (!agent || ra->n == MAX_AGENTS)
+        return NULL;
+    size_t k = ra->n;
+    ac_cli_engine_opts o;
+    char why[600] = "";
+    ac_error err = {0};
+    memset(&ra->hold[k], 0, sizeof ra->hold[k]);
+    if (ac_cli_agent_opts(agent, NULL, &ra->hold[k], &o, why, sizeof why) == 0 &&
+        (!o.spec_text || (ra->t[k] = ac_cli_tables_from_spec_text(o.spec, o.spec_text))) &&
+        (ra->e[k] = ac_cli_engine_offline(ra->t[k], o.params, &err))) {
+        ra->n++;
+        return ra->e[k];
+    }
+    fprintf(stderr, "agentc replay: note: the journal's agent cannot be rebuilt (%s): %s\n",
+            why[0]        ? why
+            : err.text[0] ? err.text
+                          : "its spec does not load",
+            "replayed under the engine before it");
+    ac_spec_tables_free(ra->t[k]);
+    ra->t[k] = NULL;
+    ac_cli_agent_hold_free(&ra->hold[k]);
+    return NULL;
+}
+
+static void replay_agents_free(replay_agents *ra)
+{
+    for (size_t k = 0; k < ra->n; k++) {
+        ac_engine_free(ra->e[k]);
+        ac_spec_tables_free(ra->t[k]);
+        ac_cli_agent_hold_free(&ra->hold[k]);
+    }
+}
+
+/* The agent spawn (the journal's first event) recorded, as JSON text (free it); NULL: none. */
+static char *spawn_agent(const char *path)
+{
+    char err[256];
+    ac_journal_reader *rd = ac_journal_reader_open(path, err, sizeof err);
+    ac_journal_line l;
+    char *out = NULL;
+    while (rd && ac_journal_reader_next(rd, &l, err, sizeof err) > 0) {
+        if (l.kind != AC_JOURNAL_EVENT)
+            continue;
+        json_t *a = json_object_get(l.data, "agent");
+        if (!strcmp(l.event, "spawn") && json_is_object(a))
+            out = json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        break;
+    }
+    ac_journal_reader_close(rd);
+    return out;
 }
 
 /* The machines' final states, the status and the State. */
@@ -192,17 +263,31 @@ int ac_cli_replay(int argc, char **argv)
     ac_fsm_tables *owned = NULL;
     if (spec_path && !(owned = ac_cli_tables_from_spec(spec_path)))
         return 3;
+    /* each part under the agent that recorded it: spawn's, then each change's (--spec: that
+     * spec and the header's params throughout) */
+    replay_agents *ra = calloc(1, sizeof *ra);
+    char *first = spec_path || !ra ? NULL : spawn_agent(path);
+    ac_engine *start = first ? agent_engine(ra, first) : NULL;
+    free(first);
     char recorded_spec[512];
     ac_engine *e = NULL;
-    if ((rc = replay_engine(path, owned, recorded_spec, sizeof recorded_spec, &e))) {
+    if ((rc = replay_engine(path, owned, start != NULL, recorded_spec, sizeof recorded_spec, &e))) {
+        if (ra)
+            replay_agents_free(ra);
+        free(ra);
         ac_spec_tables_free(owned);
         return rc;
     }
     ac_session *s = NULL;
     ac_replay_result res;
-    int st = ac_session_replay(e, path, check ? AC_REPLAY_CHECK : 0, &res, &s);
-    rc = replay_report(ac_engine_tables(e), st, &res, s, path, recorded_spec, check);
+    int st = ac_session_replay_agents(start ? start : e, path, check ? AC_REPLAY_CHECK : 0,
+                                      ra && !spec_path ? agent_engine : NULL, ra, &res, &s);
+    ac_engine *last = s ? ac_session_engine(s) : start ? start : e;
+    rc = replay_report(ac_engine_tables(last), st, &res, s, path, recorded_spec, check);
     ac_session_free(s);
+    if (ra)
+        replay_agents_free(ra);
+    free(ra);
     ac_engine_free(e);
     ac_spec_tables_free(owned);
     return rc;

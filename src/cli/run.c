@@ -81,6 +81,8 @@ static int run_open(run_ctx *r, const ac_output *out)
     if ((rc = ac_cli_engine_build(&r->base, r->loop, out, "agentc", &r->engine, &err)))
         return rc;
     r->u.t = ac_engine_tables(r->engine);
+    if (r->store && (rc = ac_cli_run_agent_record(&r->agent, "agentc")))
+        return rc;
     r->s = ac_cli_session_open(r->store, r->engine, o->session, o->resume ? AC_STORE_MUST_EXIST : 0,
                                o->journal, r->store ? r->agent.rec : NULL, &err);
     if (r->s && r->agent.exists && !r->agent.stored_rec && ac_session_settled(r->s))

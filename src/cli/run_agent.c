@@ -48,10 +48,26 @@ static int from_record(run_agent *ra, const ac_cli_engine_opts *given, char *err
     return 0;
 }
 
+/* "a, b, c" of the keys that changed. */
+static void what_text(const json_t *what, char *buf, size_t cap)
+{
+    size_t k, at = 0;
+    json_t *v;
+    buf[0] = 0;
+    json_array_foreach(what, k, v)
+    {
+        int n = snprintf(buf + at, cap - at, "%s%s", k ? ", " : "", json_string_value(v));
+        if (n < 0 || (size_t)n >= cap - at)
+            break;
+        at += (size_t)n;
+    }
+}
+
 static int run_agent_fill(ac_store *st, const char *id, const ac_cli_engine_opts *given,
                           int overlay, const char *name, const char *cmd, run_agent *ra)
 {
     memset(ra, 0, sizeof *ra);
+    ra->name = name;
     ra->eff = *given;
     ra->at_rest = 1;
     char err[600] = "";
@@ -73,18 +89,21 @@ static int run_agent_fill(ac_store *st, const char *id, const ac_cli_engine_opts
         fprintf(stderr, "%s: session %s: its stored agent cannot be used: %s\n", cmd, id, err);
         return AC_EXIT_CONFIG;
     }
-    ra->rec = ac_cli_agent_record(&ra->eff, name ? name : ra->hold.name, err, sizeof err);
-    if (!ra->rec) {
-        fprintf(stderr, "%s: %s\n", cmd, err);
-        return AC_EXIT_CONFIG;
-    }
-    ra->what = ra->stored_rec ? ac_cli_agent_diff(ra->stored_rec, ra->rec) : json_array();
+    if (!ra->stored_rec) /* its record is made once its engine is built: ac_cli_run_agent_record */
+        return 0;
+    int rc = ac_cli_run_agent_record(ra, cmd);
+    if (rc)
+        return rc;
+    ra->what = ac_cli_agent_diff(ra->stored_rec, ra->rec);
     if (json_array_size(ra->what) && !ra->at_rest && overlay) {
+        char keys[400];
+        what_text(ra->what, keys, sizeof keys);
         fprintf(stderr,
-                "%s: session %s stopped mid-turn: `agentc resume %s` with no options finishes "
-                "that turn under its own agent first (an agent changes only between turns)\n",
-                cmd, id, id);
-        return AC_EXIT_USAGE;
+                "%s: session %s stopped mid-turn; the options given change its agent (%s), which "
+                "happens only between turns: `agentc resume %s` with no options finishes that "
+                "turn under its own agent first\n",
+                cmd, id, keys, id);
+        return AC_EXIT_CONFIG;
     }
     return 0;
 }
@@ -101,19 +120,15 @@ int ac_cli_run_agent_named(ac_store *st, const char *id, const ac_cli_engine_opt
     return run_agent_fill(st, id, given, 1, name, cmd, ra);
 }
 
-/* "a, b, c" of the keys that changed. */
-static void what_text(const json_t *what, char *buf, size_t cap)
+int ac_cli_run_agent_record(run_agent *ra, const char *cmd)
 {
-    size_t k, at = 0;
-    json_t *v;
-    buf[0] = 0;
-    json_array_foreach(what, k, v)
-    {
-        int n = snprintf(buf + at, cap - at, "%s%s", k ? ", " : "", json_string_value(v));
-        if (n < 0 || (size_t)n >= cap - at)
-            break;
-        at += (size_t)n;
+    char err[600] = "";
+    const char *name = ra->name ? ra->name : ra->hold.name;
+    if (!ra->rec && !(ra->rec = ac_cli_agent_record(&ra->eff, name, err, sizeof err))) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return AC_EXIT_CONFIG;
     }
+    return 0;
 }
 
 /* The session on an engine of its stored agent, the change recorded. 0, or an exit

@@ -19,9 +19,10 @@ typedef struct run_agent {
     char *stored_rec;          /* the session's agent record; NULL: none (new, or stored
                                   before agents were recorded) */
     char *rec;                 /* the record of eff: the session's agent from now on */
-    json_t *what;              /* the keys rec differs from stored_rec in ([]: none) */
+    json_t *what;              /* the keys rec differs from stored_rec in (NULL, []: none) */
     int exists;                /* the store has the session */
     int at_rest;               /* ... and it is between turns */
+    const char *name;          /* the agent's name from now on (NULL: the stored one's) */
 } run_agent;
 
 /* Fills ra for the session id of st (id NULL: a new one) and the options given: laid over
@@ -35,6 +36,11 @@ int ac_cli_run_agent(ac_store *st, const char *id, const ac_cli_engine_opts *giv
  * the stored agent's name, else "default". */
 int ac_cli_run_agent_named(ac_store *st, const char *id, const ac_cli_engine_opts *given,
                            const char *name, const char *cmd, run_agent *ra);
+
+/* ra->rec made of ra->eff when ac_cli_run_agent did not (a new session, one stored without
+ * an agent: after its engine was built, whose errors about the files come first). 0, or an
+ * exit status after printing why. */
+int ac_cli_run_agent_record(run_agent *ra, const char *cmd);
 
 void ac_cli_run_agent_free(run_agent *ra);
 

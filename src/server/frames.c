@@ -304,7 +304,8 @@ static void stopping(srv_frames *fm, const char *ev)
     }
 }
 
-/* What the event says that a replay does not report: the calls a model asks for, a retry. */
+/* What the event says that a replay does not report: the calls a model asks for, a retry, an
+ * agent change. */
 static void after(srv_frames *fm, const char *ev, json_t *data)
 {
     if (!strcmp(ev, "llm.completed")) {
@@ -326,6 +327,11 @@ static void after(srv_frames *fm, const char *ev, json_t *data)
              json_pack("{s:i, s:s}", "attempt", ++fm->attempts, "reason", why ? why : ""));
     } else if (!strcmp(ev, "llm.failed")) {
         fm->attempts = 0; /* the turn ended with the call */
+    } else if (!strcmp(ev, AC_AGENT_CHANGED)) { /* the agent's keys, not its texts */
+        json_t *name = json_object_get(json_object_get(data, "agent"), "name");
+        emit(fm, "agent_changed",
+             json_pack("{s:O?, s:O?, s:O?}", "reason", json_object_get(data, "reason"), "what",
+                       json_object_get(data, "what"), "agent", name));
     }
 }
 

@@ -52,6 +52,10 @@ int ac_session_agent_check(const ac_session_options *opts, char *err, size_t err
  * the snapshot the record asks for. Steals data. */
 static int apply_record(ac_session *s, json_t *data, int64_t t_ms)
 {
+    if (ac_session_journal_failed(s)) {
+        json_decref(data);
+        return AC_EIO;
+    }
     if (!t_ms)
         t_ms = ac_wall_now_ms();
     s->seq++;

@@ -9,7 +9,7 @@
  * (SQLite: BEGIN IMMEDIATE, one writer at a time; PostgreSQL: SERIALIZABLE,
  * or READ COMMITTED with the session row locked FOR UPDATE first): it writes
  * all it says or nothing. A read (info, list, events, params, snapshot_get,
- * tool_calls, notes) sees only committed transactions, each call one
+ * tool_calls, notes, agent) sees only committed transactions, each call one
  * consistent view; a callback it calls must not call the backend again.
  *
  * Group commit. commit_many writes several sessions' commits in one

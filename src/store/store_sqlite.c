@@ -587,9 +587,12 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
     if (rc == AC_OK)
         rc = each(st, "DELETE FROM snapshots WHERE session = ? AND kept = 0", c,
                   c->snapshot ? 1 : 0, bind_id, err);
-    if (rc == AC_OK)
-        rc = each(st, "INSERT OR REPLACE INTO snapshots(session, n, body, kept) VALUES(?,?,?,?)", c,
-                  c->snapshot ? 1 : 0, bind_snapshot, err);
+    if (rc == AC_OK) /* one taken again at a kept one's event (a spec change there) stays kept */
+        rc = each(st,
+                  "INSERT INTO snapshots(session, n, body, kept) VALUES(?,?,?,?) "
+                  "ON CONFLICT(session, n) DO UPDATE SET body = excluded.body, "
+                  "kept = max(kept, excluded.kept)",
+                  c, c->snapshot ? 1 : 0, bind_snapshot, err);
     return rc;
 }
 

@@ -6,7 +6,8 @@
 # and the turn after resumes nothing; a turn with no options runs with the first turn's
 # model, tools, spec and settings (as the server sees them); an override is journaled
 # (agent.changed) and used from its turn on; a tool file edited between turns is noted and
-# used, and one that moved away is still the recorded one.
+# used, and one that moved away is still the recorded one; `agentc replay` of a journal
+# switches agent at each change; a batch's stored sessions keep the batch's agent.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -57,6 +58,41 @@ jq -e --arg m "model-$$" '.body.model == $m and .body.temperature == 0.3
 grep -q "has nothing to finish" "$tmp/out" || fail "resume: $(cat "$tmp/out")"
 journal t
 "$agentc" replay "$tmp/j.jsonl" --spec "$spec" --check >"$tmp/r" || fail "replay --check: $(cat "$tmp/r")"
+"$agentc" replay "$tmp/j.jsonl" --check >"$tmp/r" || fail "replay --check under the recorded agents: $(cat "$tmp/r")"
+
+# ---- replay switches agent at each change: a budget raised before a turn of 3 calls ----------
+c() { jq -cn --arg e "$1" '{id: ("c" + $e), name: "calculator", arguments: ({expression: $e} | tojson)}'; }
+{
+  jq -cn --argjson a "$(c 7+7)" '{tool_calls: [$a]}'; echo '{"content": "fourteen"}'
+  jq -cn --argjson a "$(c 1+1)" --argjson b "$(c 2+2)" --argjson d "$(c 3+3)" '{tool_calls: [$a, $b, $d]}'
+  echo '{"content": "sums done"}'
+} >"$tmp/up.jsonl"
+"$agentc" run --provider script --script "$tmp/up.jsonl" --tools builtin:calculator --spec "$spec" \
+  --param max_tool_calls=1 --session up "seven" >"$tmp/out" 2>"$tmp/err" || fail "up turn 1: $(cat "$tmp/err")"
+"$agentc" run --param max_tool_calls=3 --session up "three sums" >"$tmp/out" 2>"$tmp/err" \
+  || fail "up turn 2: $(cat "$tmp/err")"
+grep -qx "sums done" "$tmp/out" || fail "up turn 2 answer: $(cat "$tmp/out")"
+journal up
+"$agentc" replay "$tmp/j.jsonl" --check >"$tmp/r" || fail "replay --check across the change: $(cat "$tmp/r")"
+grep -q "check: every transition matches" "$tmp/r" || fail "replay: $(cat "$tmp/r")"
+# under one agent (--spec, the params the session was created with: max_tool_calls=1) turn 2's
+# three calls are judged again, and diverge
+"$agentc" replay "$tmp/j.jsonl" --spec "$spec" --check >"$tmp/r"
+[ $? -eq 1 ] && grep -q "divergence at event" "$tmp/r" || fail "replay under one agent: $(cat "$tmp/r")"
+
+# ---- killed mid-turn: resume needs no options, and the turn ends under its own agent ----------
+"$agentc" run "${net[@]}" --session slow --jsonl "Tell me SLOW things" >"$tmp/bg" 2>&1 &
+bg=$!
+for _ in $(seq 1 100); do grep -q '"type":"text"' "$tmp/bg" 2>/dev/null && break; sleep 0.05; done
+grep -q '"type":"text"' "$tmp/bg" || fail "the slow answer did not start"
+kill -9 "$bg"; wait "$bg" 2>/dev/null
+"$agentc" run --session slow --model other "hi" >"$tmp/out" 2>"$tmp/err" && fail "a change mid-turn was not refused"
+grep -q "stopped mid-turn; the options given change its agent (model)" "$tmp/err" || fail "mid-turn: $(cat "$tmp/err")"
+"$agentc" resume slow --jsonl >"$tmp/out" 2>"$tmp/err" || fail "resume with no options: $(cat "$tmp/err")"
+has_line "$tmp/out" '.type == "done" and .status == "completed" and (.answer | length > 0)' \
+  || fail "resume did not finish: $(cat "$tmp/out")"
+jq -e --arg m "model-$$" '.body.model == $m and .body.temperature == 0.3' <<<"$(last_req)" >/dev/null \
+  || fail "resume did not run under the session's agent: $(jq -c '.body | del(.messages)' <<<"$(last_req)")"
 
 # ---- an override is journaled and used from its turn on -----------------------------------
 "$agentc" run --session t --model "other-$$" "and now?" >"$tmp/out" 2>"$tmp/err" || fail "override: $(cat "$tmp/err")"
@@ -101,4 +137,12 @@ mv "$tmp/kit" "$tmp/kit-moved"
 ! grep -q "agent changes" "$tmp/err" || fail "a moved tool file changed the agent: $(cat "$tmp/err")"
 jq -e '[.body.tools[].function.description] == ["version two"]' <<<"$(last_req)" >/dev/null \
   || fail "tools turn 3 did not use the recorded file"
+# ---- a batch's sessions keep the batch's agent ------------------------------------------------
+printf '{"id": "b1", "prompt": "hello"}\n' >"$tmp/in.jsonl"
+"$agentc" batch "$tmp/in.jsonl" "${model[@]}" --model "batch-$$" --db "$AGENTC_DB" >"$tmp/out" 2>"$tmp/err" \
+  || fail "batch: $(cat "$tmp/err")"
+"$agentc" run --session b1 "and now?" >"$tmp/out" 2>"$tmp/err" || fail "after the batch: $(cat "$tmp/err")"
+! grep -q "agent changes" "$tmp/err" || fail "the batch's session changed agent: $(cat "$tmp/err")"
+jq -e --arg m "batch-$$" '.body.model == $m and .body.temperature == 0.3' <<<"$(last_req)" >/dev/null \
+  || fail "the batch's session did not keep its agent: $(jq -c '.body | del(.messages)' <<<"$(last_req)")"
 echo ok

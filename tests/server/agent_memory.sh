@@ -58,6 +58,10 @@ start --param max_tool_calls=2
 say a "just say hi" "hi"
 grep -q "session local/a: the agent changes from this turn on (params.max_tool_calls)" "$tmp/run$run.err" \
   || fail "no change noted: $(cat "$tmp/run$run.err")"
+curl -s -N --max-time 2 "$url/v1/sessions/a/events" >"$tmp/a.sse"
+grep -A1 "^event: agent_changed" "$tmp/a.sse" | grep '^data: ' | sed 's/^data: //' \
+  | jq -e '.reason == "option" and .what == ["params.max_tool_calls"] and .agent == "default"' >/dev/null \
+  || fail "no agent_changed frame: $(grep -A1 agent_changed "$tmp/a.sse")"
 j "$url/v1/sessions/a" | jq -e '[.messages[] | select(.role == "user") | .content] == ["add three sums", "just say hi"]' >/dev/null \
   || fail "messages: $(j "$url/v1/sessions/a" | jq -c .messages)"
 stop

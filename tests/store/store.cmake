@@ -33,5 +33,6 @@ endif()
 # after a turn of 3 calls); the agent at an event; a fork at the end of a turn.
 if(TARGET agentc_store)
   agentc_add_test(store_agent SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_agent.c
-    LIBS agentc_store agentc_runtime agentc_io agentc_gen PkgConfig::JANSSON LABELS store session)
+    LIBS agentc_store agentc_runtime agentc_io agentc_gen PkgConfig::SQLITE3 PkgConfig::JANSSON
+    LABELS store session)
 endif()

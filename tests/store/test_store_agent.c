@@ -6,7 +6,9 @@
  * (examples/specs/tool_budget.fsm) lowered after a turn of 3 tool calls does not fail that
  * turn again; a change is refused mid-argument (not JSON); ac_store_agent at an event gives
  * the agent as it was then; a fork at the end of a turn has the events up to there, its agent
- * then, its origin, and goes on alone; a fork mid-turn is refused.
+ * then, its origin, and goes on alone; a fork mid-turn is refused; without a store, the record
+ * in a journal file replays and checks, and a replay goes on under the new agent's engine; the
+ * snapshot of an agent change that changes the spec stays kept.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,6 +256,137 @@ static void test_fork(void **state)
     rig_close(&r);
 }
 
+typedef struct switched {
+    ac_engine *to;
+    char agent[256];
+    int calls;
+} switched;
+
+static ac_engine *switch_to(void *ud, const char *agent)
+{
+    switched *w = ud;
+    w->calls++;
+    snprintf(w->agent, sizeof w->agent, "%s", agent ? agent : "");
+    return w->to;
+}
+
+/* Without a store: the record in a journal file (an event line and its empty steps line),
+ * replayed and checked; a replayer given ac_session_replay_agents goes on under the engine of
+ * the new agent. */
+static void test_journal_file(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "unused.db");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/j.jsonl", tmpdir);
+    ac_engine *e3 = engine(&r, "3");
+    ac_session_options o = {0};
+    o.journal_path = path;
+    o.agent = AGENT3;
+    ac_error err;
+    ac_session *s = ac_session_new_opts(e3, "j", &o, &err);
+    assert_non_null(s);
+    assert_true(ac_session_send(s, "add three sums") >= 0);
+    settle(&r, s);
+    assert_int_equal(ac_session_change_agent(s, "handoff", "[\"params.max_tool_calls\"]", AGENT2),
+                     AC_OK);
+    ac_session_free(s);
+    ac_replay_result res;
+    ac_session *rs = NULL;
+    assert_int_equal(ac_session_replay(e3, path, AC_REPLAY_CHECK, &res, &rs), AC_REPLAY_MATCH);
+    assert_string_equal(ac_session_agent(rs), AGENT2);
+    ac_session_free(rs);
+    ac_engine *e2 = engine(&r, "2");
+    switched w = {e2, "", 0};
+    assert_int_equal(ac_session_replay_agents(e3, path, AC_REPLAY_CHECK, switch_to, &w, &res, &rs),
+                     AC_REPLAY_MATCH);
+    assert_int_equal(w.calls, 1);
+    assert_string_equal(w.agent, AGENT2);
+    assert_ptr_equal(ac_session_engine(rs), e2);
+    assert_string_equal(ac_session_status_name(ac_session_status(rs)), "idle");
+    assert_string_equal(ac_session_answer(rs), "sums done");
+    ac_session_free(rs);
+    ac_engine_free(e2);
+    ac_engine_free(e3);
+    rig_close(&r);
+}
+
+/* The spec of tool_budget.fsm with its budget's default at 2 (another spec hash). */
+static ac_fsm_tables *edited_spec(void)
+{
+    FILE *f = fopen("examples/specs/tool_budget.fsm", "r");
+    assert_non_null(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *p = strstr(text, "param max_tool_calls     = 3");
+    assert_non_null(p);
+    p[strlen("param max_tool_calls     = ")] = '2';
+    ac_spec *spec = ac_spec_parse("budget2.fsm", text, strlen(text));
+    assert_non_null(spec);
+    ac_spec_check(spec);
+    assert_int_equal(spec->n_errors, 0);
+    ac_fsm_tables *t = ac_spec_lower(spec, "budget2.fsm");
+    ac_spec_free(spec);
+    assert_non_null(t);
+    return t;
+}
+
+static long long query_int(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    long long v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+/* An agent change that also changes the spec: reopened under the new spec, the session takes
+ * a snapshot at the same event (the spec change's), which stays kept, and later snapshots
+ * (one at every settle here) replace only the latest. */
+static void test_kept_across_spec_change(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "kept.db");
+    ac_store_close(r.st);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/kept.db", tmpdir);
+    ac_store_options so = {0};
+    so.snapshot_every = 1;
+    ac_error err;
+    r.st = ac_store_open(path, &so, &err);
+    assert_non_null(r.st);
+    uint64_t end1 = turn_one_then_change(&r);
+    ac_fsm_tables *t2 = edited_spec();
+    ac_fsm_tables *t1 = r.t;
+    r.t = t2;
+    ac_engine *e2 = engine(&r, "2");
+    ac_session *s = ac_store_session(r.st, e2, "t", AC_STORE_MUST_EXIST, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    assert_true(ac_session_send(s, "just say hi") >= 0);
+    settle(&r, s);
+    assert_string_equal(ac_session_answer(s), "hi");
+    ac_session_free(s);
+    char sql[200];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM snapshots WHERE session = 't' AND n = %llu AND kept = 1",
+             (unsigned long long)end1 + 1);
+    assert_int_equal(query_int(path, sql), 1);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM snapshots WHERE session = 't'"), 2);
+    ac_engine_free(e2);
+    r.t = t1;
+    ac_spec_tables_free(t2);
+    rig_close(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -265,6 +399,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_never_rejudged),
         cmocka_unit_test(test_fork),
+        cmocka_unit_test(test_journal_file),
+        cmocka_unit_test(test_kept_across_spec_change),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
