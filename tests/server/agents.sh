@@ -148,6 +148,21 @@ turn c1 "hello"
 expect 200 - POST /v1/chat/completions '{"model": "m-cli", "messages": [{"role": "user", "content": "What is 4 * 4?"}]}'
 jq -e '.choices[0].message.content == "The answer is 16." and .model == "cli"' "$tmp/body" >/dev/null || fail "front by --model name: $(cat "$tmp/body")"
 kill -TERM "$pid"; wait "$pid" || fail "graceful stop 2"
+# ---- serve --output-schema: the command line's agent asks for it as run does ----
+echo '{"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}' >"$tmp/schema.json"
+rm -f "$tmp/port"
+"$agentc" serve --provider openai --base-url "$base" --api-key-env AGENTC_TEST_KEY --model m-s \
+  --output-schema "$tmp/schema.json" --seed 5 --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/serve.err" &
+pid=$!
+pids+=("$pid")
+wait_for test -s "$tmp/port" || fail "server 3 did not start: $(cat "$tmp/serve.err")"
+url="http://127.0.0.1:$(cat "$tmp/port")"
+expect 201 - POST /v1/sessions '{"id": "o1"}'
+turn o1 "hello"
+[ "$(last '[.body.model, .body.seed, .body.response_format.json_schema.schema.required]')" = '["m-s",5,["n"]]' ] \
+  || fail "serve --output-schema: $(last .body)"
+kill -TERM "$pid"; wait "$pid" || fail "graceful stop 3"
+
 # ---- --db: a session keeps its agent and its overrides across a restart ----
 serve_db() {
   rm -f "$tmp/port"
@@ -163,7 +178,7 @@ expect 201 - POST /v1/sessions '{"id": "k1", "agent": "support", "model": "m-kep
 turn k1 "hello"
 expect 201 - POST /v1/sessions '{"id": "k2", "agent": "math"}'
 turn k2 "What is 2 * 2?"
-kill -TERM "$pid"; wait "$pid" || fail "graceful stop 3"
+kill -TERM "$pid"; wait "$pid" || fail "graceful stop 3b"
 # a key of support sessions may not override changes: it reaches k1 from its next turn on
 jq '.agents[0].params = {"max_tokens": 77}' "$tmp/agents/agents.json" >"$tmp/a.json" \
   && mv "$tmp/a.json" "$tmp/agents/agents.json"
