@@ -7,7 +7,8 @@
 # model, tools, spec and settings (as the server sees them); an override is journaled
 # (agent.changed) and used from its turn on; a tool file edited between turns is noted and
 # used, and one that moved away is still the recorded one; `agentc replay` of a journal
-# switches agent at each change; a batch's stored sessions keep the batch's agent.
+# switches agent at each change; a batch's stored sessions keep the batch's agent; a session
+# stored without an agent runs with the options given and records them.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -145,4 +146,16 @@ printf '{"id": "b1", "prompt": "hello"}\n' >"$tmp/in.jsonl"
 ! grep -q "agent changes" "$tmp/err" || fail "the batch's session changed agent: $(cat "$tmp/err")"
 jq -e --arg m "batch-$$" '.body.model == $m and .body.temperature == 0.3' <<<"$(last_req)" >/dev/null \
   || fail "the batch's session did not keep its agent: $(jq -c '.body | del(.messages)' <<<"$(last_req)")"
+# ---- a session stored without an agent (an older release): the options given, recorded -----
+if command -v sqlite3 >/dev/null; then
+  "$agentc" run "${net[@]}" --session leg "hello" >"$tmp/out" 2>"$tmp/err" || fail "leg turn 1: $(cat "$tmp/err")"
+  sqlite3 "$AGENTC_DB" "UPDATE sessions SET agent = NULL WHERE id = 'leg'" || fail "sqlite3"
+  "$agentc" run "${net[@]}" --model "leg-$$" --session leg "again" >"$tmp/out" 2>"$tmp/err" \
+    || fail "leg turn 2: $(cat "$tmp/err")"
+  "$agentc" run --session leg "and again" >"$tmp/out" 2>"$tmp/err" || fail "leg turn 3: $(cat "$tmp/err")"
+  jq -e --arg m "leg-$$" '.body.model == $m' <<<"$(last_req)" >/dev/null || fail "leg: the options given were not recorded"
+  journal leg
+  jq -s -e 'map(select(.ev == "agent.changed") | .data.what) == [["agent"]]' "$tmp/j.jsonl" >/dev/null \
+    || fail "leg: $(grep agent.changed "$tmp/j.jsonl" | jq -c .data.what)"
+fi
 echo ok
