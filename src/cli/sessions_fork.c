@@ -14,8 +14,9 @@
 #include "run_agent.h"
 
 /* An engine of the agent the session ran with after event at (the built-in spec when it
- * recorded none). 0, or an exit status after printing why. */
-static int agent_engine(ac_store *st, const char *id, uint64_t at, record_engine *re)
+ * recorded none), on loop (its MCP servers need one). 0, or an exit status after printing
+ * why. */
+static int agent_engine(ac_store *st, const char *id, uint64_t at, ac_loop *loop, record_engine *re)
 {
     memset(re, 0, sizeof *re);
     ac_error err = {0};
@@ -30,8 +31,24 @@ static int agent_engine(ac_store *st, const char *id, uint64_t at, record_engine
             fprintf(stderr, "agentc: %s\n", err.text);
         return re->e ? 0 : AC_EXIT_CONFIG;
     }
-    int rc = ac_cli_record_engine(rec, NULL, NULL, "agentc", re);
+    int rc = ac_cli_record_engine(rec, loop, NULL, "agentc", re);
     free(rec);
+    return rc;
+}
+
+/* The event that ended turn `turn` of the session, read with the tables of its agent now. 0,
+ * or an exit status after printing why. */
+static int turn_end(ac_store *st, const char *id, unsigned long long turn, ac_loop *loop,
+                    uint64_t *at)
+{
+    record_engine re;
+    int rc = agent_engine(st, id, 0, loop, &re);
+    ac_error err = {0};
+    if (!rc && ac_store_turn_end(st, re.e, id, turn, at, &err) != AC_OK) {
+        fprintf(stderr, "agentc: %s\n", err.text);
+        rc = err.code == AC_STORE_ENOENT || err.code == AC_EINVAL ? 1 : AC_EXIT_CONFIG;
+    }
+    ac_cli_record_engine_free(&re);
     return rc;
 }
 
@@ -43,32 +60,34 @@ int ac_cli_sessions_fork(ac_store *st, const char *id, const char *at_turn, cons
         fprintf(stderr, "agentc sessions fork: --at TURN (a turn number from 1) is needed\n");
         return AC_EXIT_USAGE;
     }
-    record_engine re;
-    int rc = agent_engine(st, id, 0, &re); /* whose spec says what a turn is */
-    uint64_t at = 0;
-    ac_error err = {0};
-    if (!rc && ac_store_turn_end(st, re.e, id, turn, &at, &err) != AC_OK) {
-        fprintf(stderr, "agentc: %s\n", err.text);
-        rc = err.code == AC_STORE_ENOENT || err.code == AC_EINVAL ? 1 : AC_EXIT_CONFIG;
+    ac_loop *loop = ac_loop_new();
+    if (!loop) {
+        fprintf(stderr, "agentc: cannot create the event loop\n");
+        return AC_EXIT_CONFIG;
     }
-    ac_cli_record_engine_free(&re);
-    if (!rc)
-        rc = agent_engine(st, id, at, &re); /* the agent as it was then */
     char fresh[300];
     if (!as) {
         snprintf(fresh, sizeof fresh, "%.200s-fork-%llu-%lx", id, turn,
                  (unsigned long)time(NULL) ^ (unsigned long)getpid());
         as = fresh;
     }
+    uint64_t at = 0;
+    record_engine re;
+    memset(&re, 0, sizeof re);
+    int rc = turn_end(st, id, turn, loop, &at);
+    if (!rc)
+        rc = agent_engine(st, id, at, loop, &re); /* the agent as it was then */
+    ac_error err = {0};
     if (!rc && ac_store_fork(st, re.e, id, at, turn, as, &err) != AC_OK) {
         fprintf(stderr, "agentc: %s\n", err.text);
         rc = err.code == AC_STORE_ENOENT || err.code == AC_EINVAL ? 1 : AC_EXIT_CONFIG;
     }
     ac_cli_record_engine_free(&re);
-    if (!rc)
+    ac_loop_free(loop);
+    if (!rc) {
         printf("%s\n", as);
-    if (!rc)
         fprintf(stderr, "agentc: forked %s at the end of turn %llu (event %llu) as %s\n", id, turn,
                 (unsigned long long)at, as);
+    }
     return rc;
 }
