@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
 #include "cli.h"
 #include "engine_opts.h"
+#include "run_agent.h"
 #include "session/journal.h"
 
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
@@ -135,9 +135,7 @@ static int replay_engine(const char *path, const ac_fsm_tables *tables, int have
 /* The engines made for the journal's agents (spawn's, each agent.changed's), freed after the
  * replay and its session. */
 typedef struct replay_agents {
-    ac_engine *e[MAX_AGENTS];
-    ac_fsm_tables *t[MAX_AGENTS];
-    ac_cli_agent_hold hold[MAX_AGENTS];
+    record_engine re[MAX_AGENTS];
     size_t n;
 } replay_agents;
 
@@ -148,35 +146,24 @@ static ac_engine *agent_engine(void *ud, const char *agent)
     replay_agents *ra = ud;
     if (!agent || ra->n == MAX_AGENTS)
         return NULL;
-    size_t k = ra->n;
-    ac_cli_engine_opts o;
+    record_engine *re = &ra->re[ra->n];
     char why[600] = "";
-    ac_error err = {0};
-    memset(&ra->hold[k], 0, sizeof ra->hold[k]);
-    if (ac_cli_agent_opts(agent, NULL, &ra->hold[k], &o, why, sizeof why) == 0 &&
-        (!o.spec_text || (ra->t[k] = ac_cli_tables_from_spec_text(o.spec, o.spec_text))) &&
-        (ra->e[k] = ac_cli_engine_offline(ra->t[k], o.params, &err))) {
+    if (ac_cli_record_engine_offline(agent, re, why, sizeof why) == 0) {
         ra->n++;
-        return ra->e[k];
+        return re->e;
     }
-    fprintf(stderr, "agentc replay: note: the journal's agent cannot be rebuilt (%s): %s\n",
-            why[0]        ? why
-            : err.text[0] ? err.text
-                          : "its spec does not load",
-            "replayed under the engine before it");
-    ac_spec_tables_free(ra->t[k]);
-    ra->t[k] = NULL;
-    ac_cli_agent_hold_free(&ra->hold[k]);
+    fprintf(stderr,
+            "agentc replay: note: the journal's agent cannot be rebuilt (%s): replayed under the "
+            "engine before it\n",
+            why);
+    ac_cli_record_engine_free(re);
     return NULL;
 }
 
 static void replay_agents_free(replay_agents *ra)
 {
-    for (size_t k = 0; k < ra->n; k++) {
-        ac_engine_free(ra->e[k]);
-        ac_spec_tables_free(ra->t[k]);
-        ac_cli_agent_hold_free(&ra->hold[k]);
-    }
+    for (size_t k = 0; k < ra->n; k++)
+        ac_cli_record_engine_free(&ra->re[k]);
 }
 
 /* The agent spawn (the journal's first event) recorded, as JSON text (free it); NULL: none. */

@@ -183,9 +183,26 @@ int ac_cli_record_engine(const char *record, ac_loop *loop, const ac_output *out
     return rc ? rc : ac_cli_engine_build(&re->base, loop, out, cmd, &re->e, &e);
 }
 
+int ac_cli_record_engine_offline(const char *record, record_engine *re, char *err, size_t errcap)
+{
+    memset(re, 0, sizeof *re);
+    ac_error e = {0};
+    if (ac_cli_agent_opts(record, NULL, &re->hold, &re->opts, err, errcap) < 0)
+        return -1;
+    if (re->opts.spec_text &&
+        !(re->tables = ac_cli_tables_from_spec_text(re->opts.spec, re->opts.spec_text))) {
+        snprintf(err, errcap, "its spec does not load");
+        return -1;
+    }
+    if (!(re->e = ac_cli_engine_offline(re->tables, re->opts.params, &e)))
+        snprintf(err, errcap, "%s", e.text);
+    return re->e ? 0 : -1;
+}
+
 void ac_cli_record_engine_free(record_engine *re)
 {
     ac_engine_free(re->e);
+    ac_spec_tables_free(re->tables);
     ac_cli_engine_base_free(&re->base);
     ac_cli_agent_hold_free(&re->hold);
     memset(re, 0, sizeof *re);

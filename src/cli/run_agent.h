@@ -56,6 +56,7 @@ typedef struct record_engine {
     ac_cli_agent_hold hold;
     ac_cli_engine_opts opts;
     ac_cli_engine_base base;
+    ac_fsm_tables *tables; /* ac_cli_record_engine_offline's */
     ac_engine *e;
 } record_engine;
 
@@ -64,6 +65,10 @@ typedef struct record_engine {
  * ac_cli_record_engine_free either way. */
 int ac_cli_record_engine(const char *record, ac_loop *loop, const ac_output *out, const char *cmd,
                          record_engine *re);
+/* re->e an engine with no loop of the record's spec text and params, nothing else (a
+ * rebuild, a replay: nothing runs). 0, or -1 with err filled. re is freed with
+ * ac_cli_record_engine_free either way. */
+int ac_cli_record_engine_offline(const char *record, record_engine *re, char *err, size_t errcap);
 void ac_cli_record_engine_free(record_engine *re);
 
 #endif

@@ -11,6 +11,7 @@
 #include "agentc/store.h"
 #include "cli.h"
 #include "engine_opts.h"
+#include "run_agent.h"
 #include "spec.h"
 
 static void usage(FILE *out)
@@ -88,6 +89,32 @@ static ac_engine *inspect_engine(const char *spec, ac_fsm_tables **tables)
     return e;
 }
 
+/* The session's JSON form, rebuilt on the tables of --spec, else of its stored agent (the
+ * built-in spec when it has none). NULL with err filled ("" when said already). */
+static char *session_json(ac_store *st, const char *id, const char *spec, ac_error *err)
+{
+    record_engine re;
+    memset(&re, 0, sizeof re);
+    char *rec = spec ? NULL : ac_store_agent(st, id, 0, err);
+    char why[600] = "";
+    if (rec && ac_cli_record_engine_offline(rec, &re, why, sizeof why) < 0) {
+        fprintf(stderr, "agentc: its stored agent cannot be rebuilt (%s): the built-in spec\n",
+                why);
+        ac_cli_record_engine_free(&re);
+    }
+    free(rec);
+    ac_fsm_tables *tables = NULL;
+    ac_engine *e = re.e ? re.e : inspect_engine(spec, &tables);
+    char *sj = e ? ac_store_session_json(st, e, id, err) : NULL;
+    if (!e)
+        err->text[0] = 0;
+    if (!re.e)
+        ac_engine_free(e);
+    ac_cli_record_engine_free(&re);
+    ac_spec_tables_free(tables);
+    return sj;
+}
+
 static int show(ac_store *st, const char *id, int json, const char *spec)
 {
     ac_store_session_info info;
@@ -96,13 +123,9 @@ static int show(ac_store *st, const char *id, int json, const char *spec)
         fprintf(stderr, "agentc: %s\n", err.text);
         return err.code == AC_STORE_ENOENT ? 1 : AC_EXIT_CONFIG;
     }
-    ac_fsm_tables *tables;
-    ac_engine *e = inspect_engine(spec, &tables);
-    char *sj = e ? ac_store_session_json(st, e, id, &err) : NULL;
-    ac_engine_free(e);
-    ac_spec_tables_free(tables);
+    char *sj = session_json(st, id, spec, &err);
     if (!sj) {
-        if (e)
+        if (err.text[0])
             fprintf(stderr, "agentc: %s\n", err.text);
         return AC_EXIT_CONFIG;
     }

@@ -8,7 +8,8 @@
 # (agent.changed) and used from its turn on; a tool file edited between turns is noted and
 # used, and one that moved away is still the recorded one; `agentc replay` of a journal
 # switches agent at each change; a batch's stored sessions keep the batch's agent; a session
-# stored without an agent runs with the options given and records them.
+# stored without an agent runs with the options given and records them; sessions show rebuilds
+# a session under its stored agent's spec.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -146,6 +147,13 @@ printf '{"id": "b1", "prompt": "hello"}\n' >"$tmp/in.jsonl"
 ! grep -q "agent changes" "$tmp/err" || fail "the batch's session changed agent: $(cat "$tmp/err")"
 jq -e --arg m "batch-$$" '.body.model == $m and .body.temperature == 0.3' <<<"$(last_req)" >/dev/null \
   || fail "the batch's session did not keep its agent: $(jq -c '.body | del(.messages)' <<<"$(last_req)")"
+# ---- sessions show rebuilds a session under its stored agent's spec (states renamed) ---------
+echo '{"content": "renamed"}' >"$tmp/rn.jsonl"
+"$agentc" run --provider script --script "$tmp/rn.jsonl" --spec examples/specs/renamed_states.fsm \
+  --session rn "hi" >"$tmp/out" 2>"$tmp/err" || fail "renamed: $(cat "$tmp/err")"
+"$agentc" sessions show rn --json | jq -e '.session.states == [["conversation", "Idle"]]' >/dev/null \
+  || fail "sessions show: $("$agentc" sessions show rn --json | jq -c .session.states)"
+
 # ---- a session stored without an agent (an older release): the options given, recorded -----
 if command -v sqlite3 >/dev/null; then
   "$agentc" run "${net[@]}" --session leg "hello" >"$tmp/out" 2>"$tmp/err" || fail "leg turn 1: $(cat "$tmp/err")"
