@@ -144,6 +144,7 @@ struct ac_session {
     uint64_t tools_rev;
     struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
     char *agent; /* what it runs with (agentc.h: ac_session_agent), NULL: none recorded */
+    json_t *call_edits; /* call id -> the arguments the user edited (decisions.c), or NULL */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
      * effect the spec declares (at least one), allocated with the session */
