@@ -6,7 +6,10 @@
  *
  * Every agent of the server is built when it starts (a bad one stops it there); a session
  * that overrides some of its agent's keys gets the engine of the resulting record, built the
- * first time and kept while sessions run on it.
+ * first time and kept while sessions run on it. An engine no session uses any more is freed
+ * by a timer, never at once: a session freed in a callback finishes freeing after it (the
+ * loop's deferred tasks), still on its engine; and until the timer fires, a session asking
+ * for the same record takes it again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +55,7 @@ static srv_engine *engine_of(srv *sv, const char *name, char *record, ac_error *
             e->refs++;
             return e;
         }
-        extra += !e->pinned;
+        extra += !e->pinned && e->refs; /* unused ones are about to go */
     }
     if (extra >= SRV_MAX_EXTRA_ENGINES) {
         free(record);
@@ -112,16 +115,27 @@ void srv_engine_hold(srv_engine *e)
         e->refs++;
 }
 
+/* Frees the engines no session uses (a timer: no session of theirs is being freed now). */
+static void reap(void *ud)
+{
+    srv *sv = ud;
+    sv->reap_timer = 0;
+    for (srv_engine **pp = &sv->engines; *pp;) {
+        srv_engine *e = *pp;
+        if (e->refs || e->pinned) {
+            pp = &e->next;
+            continue;
+        }
+        *pp = e->next;
+        engine_free(sv, e);
+    }
+}
+
 void srv_engine_release(srv *sv, srv_engine *e)
 {
-    if (!e || --e->refs || e->pinned)
+    if (!e || --e->refs || e->pinned || sv->reap_timer)
         return;
-    for (srv_engine **pp = &sv->engines; *pp; pp = &(*pp)->next)
-        if (*pp == e) {
-            *pp = e->next;
-            break;
-        }
-    engine_free(sv, e);
+    sv->reap_timer = ac_loop_timer(sv->loop, 0, reap, sv); /* 0: kept until the server stops */
 }
 
 ac_engine *srv_engine_get(const srv_engine *e)
@@ -171,6 +185,9 @@ int srv_agents_start(srv *sv)
 
 void srv_agents_stop(srv *sv)
 {
+    if (sv->reap_timer)
+        ac_loop_cancel_timer(sv->loop, sv->reap_timer);
+    sv->reap_timer = 0;
     while (sv->engines) {
         srv_engine *e = sv->engines;
         sv->engines = e->next;

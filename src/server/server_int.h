@@ -109,6 +109,7 @@ struct srv {
     ac_loop *loop;
     ac_engine *engine; /* the default agent's (agents.c); a session's own prompt is its data */
     srv_engine *engines, *default_engine; /* every agent's engine in use (agents.c) */
+    uint64_t reap_timer;                  /* frees the engines no session uses (agents.c) */
     json_t *agents;                       /* the agents as GET /v1/agents lists them */
     ac_output out;
     struct MHD_Daemon *d;

@@ -16,7 +16,7 @@ tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
-fail() { echo "FAIL (agents.sh:${BASH_LINENO[0]}): $*" >&2; tail -n 5 "$tmp/serve.err" >&2; exit 1; }
+fail() { echo "FAIL (agents.sh:${BASH_LINENO[0]}): $*" >&2; cat "$tmp/serve.err" >&2; exit 1; }
 wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
 
 "$httpd" --port-file "$tmp/llm.port" --log "$tmp/requests" --mode calc &
@@ -117,6 +117,21 @@ expect 400 agent_failed POST /v1/sessions '{"agent": "support", "request": {"tem
 expect 400 invalid_agent POST /v1/sessions '{"agent": "support", "model": "sk-proj-0123456789abcdef"}'
 expect 400 unknown_field POST /v1/sessions '{"agent": "support", "modle": "x"}'
 expect 400 invalid_type POST /v1/sessions '{"agent": 5}'
+
+# ---- engines of overridden agents: shared, kept while used, at most 32 ----
+expect 201 - POST /v1/sessions '{"id": "same1", "agent": "support", "request": {"temperature": 0.7, "stop": ["END"]}, "model": "m-other"}'
+expect 201 - POST /v1/sessions '{"id": "same2", "agent": "support", "request": {"temperature": 0.7, "stop": ["END"]}, "model": "m-other"}'
+for i in $(seq 1 29); do # s2 and s3 hold two engines (same1 and same2 share s2's)
+  expect 201 - POST /v1/sessions "{\"id\": \"e$i\", \"agent\": \"support\", \"request\": {\"seed\": $i}}"
+done
+expect 201 - POST /v1/sessions '{"id": "e30", "agent": "support", "request": {"seed": 30}}'
+expect 429 too_many_agents POST /v1/sessions '{"id": "e31", "agent": "support", "request": {"seed": 31}}'
+expect 201 - POST /v1/sessions '{"id": "e1b", "agent": "support", "request": {"seed": 1}}' # e1's engine
+expect 200 - DELETE /v1/sessions/e2
+expect 201 - POST /v1/sessions '{"id": "e31", "agent": "support", "request": {"seed": 31}}' # e2's was freed
+turn e31 "hello"
+[ "$(last '.body.seed')" = 31 ] || fail "e31's request: $(last .body)"
+for i in 1 1b 3 4 5 6 7 8 9 $(seq 10 31); do expect 200 - DELETE "/v1/sessions/e$i"; done
 
 # ---- the OpenAI-compatible front, by agent name ----
 n=$(wc -l <"$tmp/requests")
