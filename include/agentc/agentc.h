@@ -220,6 +220,11 @@ const char *ac_engine_param_str(const ac_engine *e, const char *name, const char
  * loop (a server that cannot start is no error here: its calls fail with the
  * reason; docs/mcp.md), so it may be called from a loop callback. */
 int ac_engine_add_tools(ac_engine *e, const char *spec, ac_error *err);
+/* The same from a tool file's content (text, JSON) instead of reading the file:
+ * path names it in messages, and its directory is where relative commands are
+ * taken from, as if the file were there (it need not exist). text NULL: as
+ * ac_engine_add_tools(e, path, err). */
+int ac_engine_add_tools_text(ac_engine *e, const char *path, const char *text, ac_error *err);
 /* Callback tools: the function gets the arguments (validated) and a handle,
  * and completes the call now or later, from any thread. */
 typedef void (*ac_tool_fn)(void *ud, const char *arguments, ac_tool_call_handle *call);
@@ -256,10 +261,33 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
 typedef struct ac_session_options {
     const char *journal_path;  /* as ac_session_new's (ignored by ac_store_session_opts) */
     const char *system_prompt; /* NULL: the engine's (ac_engine_config.system_prompt) */
+    /* What the session runs with, as its caller describes it: a JSON object as text, opaque
+     * to the library (stored and journaled as it is, never read; the command line keeps its
+     * agent record there, docs/agents.md). NULL: none recorded. It must hold no secret. */
+    const char *agent;
 } ac_session_options;
 /* ac_session_new with options (opts may be NULL: all defaults). */
 ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_options *opts,
                                 ac_error *err);
+/* The agent the session runs with now (ac_session_options.agent, then the last
+ * ac_session_change_agent), as JSON text borrowed until the next change; NULL: none. */
+const char *ac_session_agent(const ac_session *s);
+/* The journal record of an agent change: not an event of the spec (the dispatcher never sees
+ * it, no transition runs) but a numbered record of the journal, "agent.changed" with
+ * {"reason": REASON, "what": WHAT, "agent": AGENT}, that a replay, a rebuild and the
+ * stream show. The events recorded after it were recorded under AGENT. */
+#define AC_AGENT_CHANGED "agent.changed"
+/* Records that the session runs with `agent` (a JSON object as text) from its next event on:
+ * reason says why ("option": the caller was given another; "handoff"), what is a JSON array
+ * as text of what changed (NULL: []). Only at rest (ac_session_settled): the events recorded
+ * so far were applied under the agent before, the next turn runs under this one. A stored
+ * session takes a snapshot with it and keeps that snapshot (store.h), so a rebuild never
+ * applies events recorded under one agent to another. The engine is the caller's to change:
+ * free the session and open it on an engine of the new agent. A replayer given the record
+ * (ac_session_post with AC_AGENT_CHANGED) applies it likewise. AC_OK; AC_EINVAL for
+ * arguments that are not JSON of those kinds or a session not at rest; AC_EIO when it could
+ * not be journaled. */
+int ac_session_change_agent(ac_session *s, const char *reason, const char *what, const char *agent);
 /* A session that applies the events it is given as a journal recorded them (a replay, as
  * ac_session_replay does): no effect runs, nothing is journaled, spawn is not posted. Give it
  * a journal's events in order with ac_session_post(s, name, data, t_ms): each is applied
@@ -406,6 +434,16 @@ typedef struct ac_replay_result {
  * it; NULL on error), else the session is freed. */
 int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac_replay_result *out,
                       ac_session **session);
+/* The engine the events after an agent change are replayed on: agent is the record's
+ * (AC_AGENT_CHANGED) JSON text; the engine stays the caller's (free it after the replay and
+ * its session). NULL: the replay goes on with the engine it had. */
+typedef ac_engine *(*ac_replay_agent_fn)(void *ud, const char *agent);
+/* ac_session_replay that, at each agent change of the journal, goes on with the engine
+ * agent_fn gives for the new agent (the session carried over as it stands there, at rest),
+ * so each part of the journal is replayed under the agent that recorded it. */
+int ac_session_replay_agents(ac_engine *e, const char *journal_path, unsigned flags,
+                             ac_replay_agent_fn agent_fn, void *agent_ud, ac_replay_result *out,
+                             ac_session **session);
 
 /* ---- embedding: the event loop --------------------------------------------- */
 /* The part of the loop a program needs to drive sessions: one loop per

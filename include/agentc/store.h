@@ -119,6 +119,39 @@ ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigne
  * session the store has already keeps its own: they came back with its spawn event. */
 ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                                   const ac_session_options *opts, ac_error *err);
+/* The session's agent (ac_session_options.agent, changed by ac_session_change_agent) as JSON
+ * text, malloc'd: at 0, the one it runs with now; else the one in effect after its event
+ * `at`. NULL with err->code AC_OK when it recorded none (a session stored before agents were
+ * recorded, or made without one); NULL with err filled on error (AC_STORE_ENOENT...).
+ *
+ * The past is never re-judged: every agent change is made at rest and takes a snapshot that
+ * is kept, so the events after the latest snapshot were all recorded under one agent, the
+ * one ac_store_agent(st, id, 0) gives. A caller that builds its engine from that record
+ * before ac_store_session rebuilds the session under what recorded it; to run the next turn
+ * under another agent, it records the change (ac_session_change_agent), frees the session
+ * and opens it again on an engine of the new agent (nothing is applied again: the rebuild
+ * starts from the change's snapshot). */
+char *ac_store_agent(ac_store *st, const char *id, uint64_t at, ac_error *err);
+
+/* The number of the event that ended the session's turn `turn` (1: its first): a turn runs
+ * while the root machine of e's spec is in a state that invokes another machine, and ends at
+ * the event whose recorded steps have it leave that state (the turn-th time). Read from the
+ * journal as recorded, nothing applied. AC_OK with *at; AC_EINVAL when fewer turns ended (err
+ * says how many); AC_STORE_ENOENT; AC_EIO. */
+int ac_store_turn_end(ac_store *st, const ac_engine *e, const char *id, uint64_t turn, uint64_t *at,
+                      ac_error *err);
+
+/* Makes the session new_id of the session id's journal up to its event `at`, which must
+ * leave it at rest (a fork starts between turns): its events, notes and kept snapshots up
+ * there, its agent as it was then, and a snapshot at `at` made by rebuilding it there on e
+ * (an engine of the agent ac_store_agent(st, id, at, ...) gives), nothing executed again. The
+ * new session records its origin, the note "forked_from" {"id", "at_event", "at_turn"} after
+ * event `at` (at_turn as the caller counts turns, 0: not given); the two go on
+ * independently. AC_OK; AC_EINVAL for an event out of range, one mid-turn or a new id the
+ * store has; AC_STORE_ENOENT; AC_EIO. */
+int ac_store_fork(ac_store *st, ac_engine *e, const char *id, uint64_t at, uint64_t at_turn,
+                  const char *new_id, ac_error *err);
+
 /* True when the stored session was rebuilt mid-turn and its effects restarted
  * (ac_store_session found work to finish). */
 bool ac_store_session_resumed(const ac_session *s);
@@ -149,7 +182,8 @@ int ac_store_events(ac_store *st, const char *id, uint64_t after, ac_store_event
  * store that keeps a bounded journal (one in memory). AC_OK, AC_STORE_ENOENT, AC_EIO. */
 int ac_store_forget(ac_store *st, const char *id, uint64_t upto, ac_error *err);
 /* The session's latest snapshot (malloc'd; NULL and *n 0 when it has none) and in *n the
- * number of the event it was taken at. NULL with err filled on error. */
+ * number of the event it was taken at. NULL with err filled on error. A new snapshot replaces
+ * the latest, except one taken at an agent change: those are kept. */
 char *ac_store_snapshot(ac_store *st, const char *id, uint64_t *n, ac_error *err);
 /* A replayer (ac_session_new_replayer) restored from a snapshot of ac_store_snapshot (NULL:
  * at the start): give it the journal's events after the snapshot's. NULL with err filled. */

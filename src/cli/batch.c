@@ -39,6 +39,7 @@ typedef struct batch {
     const run_opts *o;
     ac_engine *engine;
     ac_store *store;
+    char *agent; /* --db: the agent record every session keeps */
     size_t next, running, finished, failures, printed;
 } batch;
 
@@ -252,7 +253,7 @@ static int batch_start(batch *bt)
         const char *sid = bt->store && json_is_string(it->id) ? json_string_value(it->id) : id;
         /* created and closed with the loop turn's group commit (store.h) */
         it->s = ac_cli_session_open(bt->store, bt->engine, sid, AC_STORE_GROUPED,
-                                    item_journal(bt, it, journal, sizeof journal), &err);
+                                    item_journal(bt, it, journal, sizeof journal), bt->agent, &err);
         if (!it->s && err.code == AC_ECONFIG && bt->next == 0) {
             fprintf(stderr, "agentc: %s\n", err.text);
             return AC_EXIT_CONFIG;
@@ -381,6 +382,11 @@ static int batch_open(batch *bt, run_opts *o, ac_cli_engine_base *base, ac_loop 
     /* --db: every session stored under its input id */
     if (o->db && (rc = ac_cli_store_open(o->db, 0, &bt->store)) != 0)
         return rc;
+    char why[600] = "";
+    if (bt->store && !(bt->agent = ac_cli_agent_record(&o->eng, o->agent_name, why, sizeof why))) {
+        fprintf(stderr, "agentc: %s\n", why);
+        return AC_EXIT_CONFIG;
+    }
     o->concurrency = clamp_to_descriptors(o->concurrency, o->journal_dir != NULL);
     return 0;
 }
@@ -389,11 +395,13 @@ int ac_cli_batch(int argc, char **argv)
 {
     run_opts o;
     int rc = ac_cli_parse_run(argc, argv, &o, 1);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    if (o.journal_dir && mkdir(o.journal_dir, 0700) != 0 && errno != EEXIST) {
+    if (!rc && o.journal_dir && mkdir(o.journal_dir, 0700) != 0 && errno != EEXIST) {
         fprintf(stderr, "agentc batch: cannot create '%s': %s\n", o.journal_dir, strerror(errno));
-        return AC_EXIT_CONFIG;
+        rc = AC_EXIT_CONFIG;
+    }
+    if (rc) {
+        ac_cli_run_opts_free(&o);
+        return rc < 0 ? 0 : rc;
     }
     batch bt;
     memset(&bt, 0, sizeof bt);
@@ -418,8 +426,10 @@ int ac_cli_batch(int argc, char **argv)
     }
     batch_free_items(&bt);
     ac_store_close(bt.store);
+    free(bt.agent);
     ac_engine_free(bt.engine);
     ac_loop_free(loop);
     ac_cli_engine_base_free(&base);
+    ac_cli_run_opts_free(&o);
     return ran ? ac_cli_finish_output(rc) : rc;
 }

@@ -26,6 +26,8 @@ int ac_cli_tools_diagram(int argc, char **argv);
 typedef struct ac_store ac_store;
 int ac_cli_resume(int argc, char **argv);
 int ac_cli_sessions(int argc, char **argv);
+/* agentc sessions fork ID --at TURN [--as NEW] (sessions_fork.c): the exit status. */
+int ac_cli_sessions_fork(ac_store *st, const char *id, const char *at_turn, const char *as);
 /* The sessions of st, most recently updated first, in a malloc'd array (*n of them; free()
  * it). 0, or an exit status after saying why. */
 typedef struct ac_store_session_info ac_store_session_info;
@@ -45,12 +47,15 @@ int ac_cli_store_open(const char *db, int no_store, ac_store **out);
  * open, 0 with *out NULL when nothing is at its path (in path: never created by reading), or
  * an exit status after saying why (AGENTC_DB=off, a file that is not a store). */
 int ac_cli_store_open_existing(const char *db, ac_store **out, char *path, size_t cap);
-/* A stored session (create or continue, ac_store_session) or, without a store, a plain one. */
+/* A stored session (create or continue, ac_store_session_opts; agent: the agent record a new
+ * one keeps, NULL: none) or, without a store, a plain one. */
 ac_session *ac_cli_session_open(ac_store *st, ac_engine *e, const char *id, unsigned flags,
-                                const char *journal, ac_error *err);
+                                const char *journal, const char *agent, ac_error *err);
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
                         char *err, size_t errcap);
 /* Loads and checks a spec file into heap tables, printing diagnostics. */
 ac_fsm_tables *ac_cli_tables_from_spec(const char *path);
+/* The same from the spec's source text (path names it; NULL text: read path). */
+ac_fsm_tables *ac_cli_tables_from_spec_text(const char *path, const char *text);
 
 #endif

@@ -12,10 +12,31 @@
 #include "engine_opts.h"
 #include "io/file.h" /* reading a system prompt or a schema whole, with a cap */
 
-ac_fsm_tables *ac_cli_tables_from_spec(const char *path)
+/* Parses and checks a spec's source, printing its diagnostics. */
+static ac_spec *spec_from_text(const char *path, const char *text)
+{
+    ac_spec *spec = ac_spec_parse(path, text, strlen(text));
+    if (!spec) {
+        fprintf(stderr, "agentc: out of memory\n");
+        return NULL;
+    }
+    if (spec->n_errors == 0)
+        ac_spec_check(spec);
+    if (spec->n_errors) {
+        ac_spec_print_diags(spec, stderr);
+        fprintf(stderr, "%s: %zu error%s\n", path, spec->n_errors, spec->n_errors == 1 ? "" : "s");
+        ac_spec_free(spec);
+        return NULL;
+    }
+    return spec;
+}
+
+ac_fsm_tables *ac_cli_tables_from_spec_text(const char *path, const char *text)
 {
     int rc;
-    ac_spec *spec = ac_cli_load_spec(path, &rc, 1);
+    if (!path)
+        path = "<spec>";
+    ac_spec *spec = text ? spec_from_text(path, text) : ac_cli_load_spec(path, &rc, 1);
     if (!spec)
         return NULL;
     char rel[4096];
@@ -25,6 +46,11 @@ ac_fsm_tables *ac_cli_tables_from_spec(const char *path)
     if (!t)
         fprintf(stderr, "agentc: out of memory\n");
     return t;
+}
+
+ac_fsm_tables *ac_cli_tables_from_spec(const char *path)
+{
+    return ac_cli_tables_from_spec_text(path, NULL);
 }
 
 /* Adds v to a NULL-terminated list of at most max entries. */
@@ -211,6 +237,23 @@ static int read_whole(const char *path, const char *what, const char *cmd, char 
     return 0;
 }
 
+/* The headers that have a value; a name alone (a stored agent's) is told of. */
+static const char *const *resolve_headers(const ac_cli_engine_opts *o, const char *cmd,
+                                          ac_cli_engine_base *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < o->n_headers; i++)
+        if (strchr(o->headers[i], ':'))
+            b->headers[n++] = o->headers[i];
+        else
+            fprintf(stderr,
+                    "%s: header %s is not sent: its value is not stored; give it again with "
+                    "--header '%s: VALUE'\n",
+                    cmd, o->headers[i], o->headers[i]);
+    b->headers[n] = NULL;
+    return n ? b->headers : NULL;
+}
+
 int ac_cli_engine_resolve(const ac_cli_engine_opts *o, const char *cmd, ac_cli_engine_base *b)
 {
     memset(b, 0, sizeof *b);
@@ -218,28 +261,32 @@ int ac_cli_engine_resolve(const ac_cli_engine_opts *o, const char *cmd, ac_cli_e
     int rc = resolve_provider(o, cmd, cfg);
     if (rc)
         return rc;
-    if (o->spec && !(b->tables = ac_cli_tables_from_spec(o->spec)))
+    if ((o->spec || o->spec_text) &&
+        !(b->tables = ac_cli_tables_from_spec_text(o->spec, o->spec_text)))
         return AC_EXIT_CONFIG;
     cfg->tables = b->tables;
     cfg->script_path = o->script;
     cfg->script_text = o->script_text;
     cfg->script_delay_ms = o->script_delay_ms;
     cfg->base_url = o->base_url;
-    cfg->headers = o->n_headers ? o->headers : NULL;
+    cfg->headers = resolve_headers(o, cmd, b);
     cfg->params = o->n_params ? o->params : NULL;
     cfg->request = &o->req;
-    cfg->system_prompt = o->system;
-    if (o->system && o->system[0] == '@') {
+    cfg->system_prompt = o->system_text ? o->system_text : o->system;
+    if (!o->system_text && o->system && o->system[0] == '@') {
         if ((rc = read_whole(o->system + 1, "system prompt", cmd, &b->system)))
             return rc;
         cfg->system_prompt = b->system;
     }
-    if (o->output_schema) {
+    if (o->output_schema_text) {
+        cfg->output_schema = o->output_schema_text;
+    } else if (o->output_schema) {
         if ((rc = read_whole(o->output_schema, "output schema", cmd, &b->output_schema)))
             return rc;
         cfg->output_schema = b->output_schema;
     }
     b->tools = o->tools;
+    b->tool_texts = o->tool_texts;
     b->n_tools = o->n_tools;
     return 0;
 }
@@ -258,7 +305,8 @@ int ac_cli_engine_build(const ac_cli_engine_base *b, ac_loop *loop, const ac_out
                                                                                   : AC_EXIT_CONFIG;
     }
     for (size_t i = 0; i < b->n_tools; i++)
-        if (ac_engine_add_tools(*e, b->tools[i], err) < 0) {
+        if (ac_engine_add_tools_text(*e, b->tools[i], b->tool_texts ? b->tool_texts[i] : NULL,
+                                     err) < 0) {
             if (cmd)
                 fprintf(stderr, "%s: %s\n", cmd, err->text);
             ac_engine_free(*e);

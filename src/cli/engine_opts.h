@@ -23,7 +23,9 @@ typedef struct ac_cli_engine_opts {
     size_t n_tools;
     const char *params[AC_CLI_MAX_PARAMS + 1]; /* NULL-terminated */
     size_t n_params;
-    const char *headers[AC_CLI_MAX_HEADERS + 1]; /* NULL-terminated */
+    /* "Name: value", NULL-terminated; a name alone (a stored agent keeps no value)
+     * is not sent, and ac_cli_engine_resolve says that its value must be given */
+    const char *headers[AC_CLI_MAX_HEADERS + 1];
     size_t n_headers;
     const char *output_schema; /* --output-schema FILE (run, batch) */
     /* model request settings: --temperature ... --request-json (run, batch) */
@@ -32,6 +34,15 @@ typedef struct ac_cli_engine_opts {
     size_t n_stop;
     const char *script_text; /* turns given inline (demo), instead of --script */
     int script_delay_ms;
+    /* Texts instead of files (a stored agent, agent.h): each, when set, is used
+     * and the file is not read. spec_text: the spec's source (spec, if set,
+     * names it); tool_texts[i]: the content of the tool file tools[i] (whose
+     * directory relative commands are taken from); system_text: the system
+     * prompt as it is (no @FILE); output_schema_text: the schema's JSON. */
+    const char *spec_text;
+    const char *tool_texts[AC_CLI_MAX_TOOLS + 1];
+    const char *system_text;
+    const char *output_schema_text;
 } ac_cli_engine_opts;
 
 /* What the options resolve to: the configuration every engine built from
@@ -39,10 +50,12 @@ typedef struct ac_cli_engine_opts {
  * options, which must outlive it. */
 typedef struct ac_cli_engine_base {
     ac_engine_config cfg;
-    ac_fsm_tables *tables; /* --spec (owned) */
-    char *system;          /* --system @FILE, read (owned) */
-    char *output_schema;   /* --output-schema FILE, read (owned) */
+    ac_fsm_tables *tables;                       /* --spec (owned) */
+    char *system;                                /* --system @FILE, read (owned) */
+    char *output_schema;                         /* --output-schema FILE, read (owned) */
+    const char *headers[AC_CLI_MAX_HEADERS + 1]; /* the headers that have a value */
     const char *const *tools;
+    const char *const *tool_texts; /* parallel to tools: a content, or NULL (read tools[i]) */
     size_t n_tools;
 } ac_cli_engine_base;
 

@@ -12,28 +12,29 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "agentc %s - an LLM agent engine whose behaviour is a compiled spec\n\n"
-            "usage: agentc COMMAND [OPTIONS]\n\n"
-            "commands:\n"
-            "  demo                       run the offline demo agent (no network, no keys)\n"
-            "  run [OPTIONS] PROMPT       run an agent on one prompt (PROMPT - reads stdin)\n"
-            "  batch FILE [OPTIONS]       run many prompts (JSON Lines) on one event loop\n"
-            "  serve [OPTIONS]            serve sessions over HTTP (API, SSE, audit page)\n"
-            "  replay JOURNAL [--check]   rebuild a session from its journal, no I/O\n"
-            "  resume ID [OPTIONS]        finish the turn of a stored session a crash stopped\n"
-            "  sessions list|show|rm|prune|export\n"
-            "                             the stored sessions (agentc sessions --help)\n"
-            "  check SPEC                 check a spec; errors as FILE:LINE:COL: MESSAGE\n"
-            "  gen SPEC -o DIR            generate C transition tables from a spec\n"
-            "  diagram SPEC [--format dot|mermaid|markdown|svg] [--journal J]\n"
-            "                             draw a spec, optionally with a session's path\n"
-            "  check --tools FILE [--start]  check a tool file; prove every toolkit tool reachable;\n"
-            "                             --start: start its MCP servers, name those that cannot\n"
-            "  diagram --tools FILE       draw a tool file's toolkit states (DOT)\n\n"
-            "  agentc COMMAND --help      options of a command\n"
-            "  agentc --version\n",
-            AGENTC_VERSION);
+    fprintf(
+        out,
+        "agentc %s - an LLM agent engine whose behaviour is a compiled spec\n\n"
+        "usage: agentc COMMAND [OPTIONS]\n\n"
+        "commands:\n"
+        "  demo                       run the offline demo agent (no network, no keys)\n"
+        "  run [OPTIONS] PROMPT       run an agent on one prompt (PROMPT - reads stdin)\n"
+        "  batch FILE [OPTIONS]       run many prompts (JSON Lines) on one event loop\n"
+        "  serve [OPTIONS]            serve sessions over HTTP (API, SSE, audit page)\n"
+        "  replay JOURNAL [--check]   rebuild a session from its journal, no I/O\n"
+        "  resume ID [OPTIONS]        finish the turn of a stored session a crash stopped\n"
+        "  sessions list|show|rm|prune|export|fork\n"
+        "                             the stored sessions (agentc sessions --help)\n"
+        "  check SPEC                 check a spec; errors as FILE:LINE:COL: MESSAGE\n"
+        "  gen SPEC -o DIR            generate C transition tables from a spec\n"
+        "  diagram SPEC [--format dot|mermaid|markdown|svg] [--journal J]\n"
+        "                             draw a spec, optionally with a session's path\n"
+        "  check --tools FILE [--start]  check a tool file; prove every toolkit tool reachable;\n"
+        "                             --start: start its MCP servers, name those that cannot\n"
+        "  diagram --tools FILE       draw a tool file's toolkit states (DOT)\n\n"
+        "  agentc COMMAND --help      options of a command\n"
+        "  agentc --version\n",
+        AGENTC_VERSION);
 }
 
 /* Every command's output is checked once more as it is closed: a write
@@ -72,7 +73,8 @@ static int dispatch(int argc, char **argv)
                agent_fsm.hash);
         return 0;
     }
-    if ((!strcmp(cmd, "check") || !strcmp(cmd, "diagram")) && ac_cli_has_tools_arg(argc - 1, argv + 1))
+    if ((!strcmp(cmd, "check") || !strcmp(cmd, "diagram")) &&
+        ac_cli_has_tools_arg(argc - 1, argv + 1))
         return !strcmp(cmd, "check") ? ac_cli_tools_check(argc - 1, argv + 1)
                                      : ac_cli_tools_diagram(argc - 1, argv + 1); /* tools_cmd.c */
     if (!strcmp(cmd, "check"))

@@ -12,6 +12,7 @@
 #include "agent_fsm.h"
 #include "cli.h"
 #include "engine_opts.h"
+#include "run_agent.h"
 #include "session/journal.h"
 
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
@@ -68,11 +69,12 @@ static int replay_parse(int argc, char **argv, const char **path, const char **s
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf(
                 "usage: agentc replay JOURNAL [--spec FILE] [--check]\n\n"
-                "Rebuilds a session by re-dispatching its journal's events through the built-in\n"
-                "tables, or those of the spec the journal names when it is another and its file\n"
-                "is there (as recorded, else beside JOURNAL), or those of --spec FILE; with no\n"
-                "I/O; and prints the final state of each machine. --check compares each\n"
-                "transition with the recorded one and exits 1 at the first divergence.\n");
+                "Rebuilds a session by re-dispatching its journal's events, each part on the\n"
+                "agent that recorded it (a journal that records none: the built-in tables, or\n"
+                "those of the spec its header names when it is another and its file is there,\n"
+                "as recorded or beside JOURNAL), or all on --spec FILE; with no I/O; and prints\n"
+                "the final state of each machine. --check compares each transition with the\n"
+                "recorded one and exits 1 at the first divergence.\n");
             return -1;
         }
         if (!strcmp(argv[i], "--check"))
@@ -94,10 +96,10 @@ static int replay_parse(int argc, char **argv, const char **path, const char **s
 }
 
 /* The engine replay runs on: the given tables (NULL: built-in) and the params
- * the journal's header recorded; the recorded spec's name in recorded_spec.
- * 0, or an exit status. */
-static int replay_engine(const char *path, const ac_fsm_tables *tables, char *recorded_spec,
-                         size_t cap, ac_engine **e)
+ * the journal's header recorded (none made when have_one: the journal's agent gave
+ * one); the recorded spec's name in recorded_spec. 0, or an exit status. */
+static int replay_engine(const char *path, const ac_fsm_tables *tables, int have_one,
+                         char *recorded_spec, size_t cap, ac_engine **e)
 {
     ac_error err = {0};
     ac_journal_reader *rd = ac_journal_reader_open(path, err.text, sizeof err.text);
@@ -121,13 +123,70 @@ static int replay_engine(const char *path, const ac_fsm_tables *tables, char *re
     }
     pv[np] = NULL;
     snprintf(recorded_spec, cap, "%s", hdr->spec ? hdr->spec : "?");
-    *e = ac_cli_engine_offline(tables, pv, &err);
+    *e = have_one ? NULL : ac_cli_engine_offline(tables, pv, &err);
     ac_journal_reader_close(rd); /* hdr is gone from here on */
-    if (!*e) {
+    if (!*e && !have_one) {
         fprintf(stderr, "agentc replay: %s\n", err.text);
         return 3;
     }
     return 0;
+}
+
+/* ---- the engines of the agents a journal records ---- */
+
+#define MAX_AGENTS 64
+
+/* The engines made for the journal's agents (spawn's, each agent.changed's), freed after the
+ * replay and its session. */
+typedef struct replay_agents {
+    record_engine re[MAX_AGENTS];
+    size_t n;
+} replay_agents;
+
+/* An engine with no loop of the agent record's spec text and params (ac_replay_agent_fn);
+ * NULL, said on stderr, when there is none to make. */
+static ac_engine *agent_engine(void *ud, const char *agent)
+{
+    replay_agents *ra = ud;
+    if (!agent || ra->n == MAX_AGENTS)
+        return NULL;
+    record_engine *re = &ra->re[ra->n];
+    char why[600] = "";
+    if (ac_cli_record_engine_offline(agent, re, why, sizeof why) == 0) {
+        ra->n++;
+        return re->e;
+    }
+    fprintf(stderr,
+            "agentc replay: note: the journal's agent cannot be rebuilt (%s): replayed under the "
+            "engine before it\n",
+            why);
+    ac_cli_record_engine_free(re);
+    return NULL;
+}
+
+static void replay_agents_free(replay_agents *ra)
+{
+    for (size_t k = 0; k < ra->n; k++)
+        ac_cli_record_engine_free(&ra->re[k]);
+}
+
+/* The agent spawn (the journal's first event) recorded, as JSON text (free it); NULL: none. */
+static char *spawn_agent(const char *path)
+{
+    char err[256];
+    ac_journal_reader *rd = ac_journal_reader_open(path, err, sizeof err);
+    ac_journal_line l;
+    char *out = NULL;
+    while (rd && ac_journal_reader_next(rd, &l, err, sizeof err) > 0) {
+        if (l.kind != AC_JOURNAL_EVENT)
+            continue;
+        json_t *a = json_object_get(l.data, "agent");
+        if (!strcmp(l.event, "spawn") && json_is_object(a))
+            out = json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        break;
+    }
+    ac_journal_reader_close(rd);
+    return out;
 }
 
 /* The machines' final states, the status and the State. */
@@ -223,19 +282,33 @@ int ac_cli_replay(int argc, char **argv)
     ac_fsm_tables *owned = NULL;
     if (spec_path && !(owned = ac_cli_tables_from_spec(spec_path)))
         return 3;
-    if (!spec_path)
+    /* each part under the agent that recorded it: spawn's, then each change's (--spec: that
+     * spec and the header's params throughout) */
+    replay_agents *ra = calloc(1, sizeof *ra);
+    char *first = spec_path || !ra ? NULL : spawn_agent(path);
+    ac_engine *start = first ? agent_engine(ra, first) : NULL;
+    free(first);
+    if (!spec_path && !start) /* a journal that records no agent: the spec its header names */
         owned = recorded_tables(path);
     char recorded_spec[512];
     ac_engine *e = NULL;
-    if ((rc = replay_engine(path, owned, recorded_spec, sizeof recorded_spec, &e))) {
+    if ((rc = replay_engine(path, owned, start != NULL, recorded_spec, sizeof recorded_spec, &e))) {
+        if (ra)
+            replay_agents_free(ra);
+        free(ra);
         ac_spec_tables_free(owned);
         return rc;
     }
     ac_session *s = NULL;
     ac_replay_result res;
-    int st = ac_session_replay(e, path, check ? AC_REPLAY_CHECK : 0, &res, &s);
-    rc = replay_report(ac_engine_tables(e), st, &res, s, path, recorded_spec, check);
+    int st = ac_session_replay_agents(start ? start : e, path, check ? AC_REPLAY_CHECK : 0,
+                                      ra && !spec_path ? agent_engine : NULL, ra, &res, &s);
+    ac_engine *last = s ? ac_session_engine(s) : start ? start : e;
+    rc = replay_report(ac_engine_tables(last), st, &res, s, path, recorded_spec, check);
     ac_session_free(s);
+    if (ra)
+        replay_agents_free(ra);
+    free(ra);
     ac_engine_free(e);
     ac_spec_tables_free(owned);
     return rc;

@@ -16,6 +16,7 @@
 #include "agentc/store.h"
 #include "cli.h"
 #include "io/file.h" /* reading the prompt from stdin whole, with a cap */
+#include "run_agent.h"
 #include "run_common.h"
 #include "run_opts.h"
 #include "run_ui.h"
@@ -28,6 +29,7 @@ typedef struct run_ctx {
     ac_loop *loop;
     ac_engine *engine;
     ac_cli_engine_base base;
+    run_agent agent; /* a stored session's agent (run_agent.h) */
     ac_store *store;
     ac_session *s;
     char *prompt;    /* read from stdin (PROMPT -) */
@@ -42,6 +44,7 @@ static void run_free(run_ctx *r)
     ac_engine_free(r->engine);
     ac_loop_free(r->loop);
     ac_cli_engine_base_free(&r->base);
+    ac_cli_run_agent_free(&r->agent);
     free(r->prompt);
     free(r->partial);
 }
@@ -60,23 +63,33 @@ static int run_open(run_ctx *r, const ac_output *out)
         while (n && (r->prompt[n - 1] == '\n' || r->prompt[n - 1] == '\r'))
             r->prompt[--n] = 0;
     }
-    int rc = ac_cli_engine_resolve(&o->eng, "agentc", &r->base);
+    /* --journal alone records to its file only, as before stores */
+    int rc =
+        ac_cli_store_open(o->db, o->no_store || (o->journal && !o->session && !o->db), &r->store);
     if (rc)
         return rc;
     if (!(r->loop = ac_loop_new())) {
         fprintf(stderr, "agentc: cannot create the event loop\n");
         return AC_EXIT_CONFIG;
     }
+    if (r->store && (rc = ac_cli_run_agent_named(r->store, o->session, &o->eng, o->agent_name,
+                                                 "agentc", &r->agent)))
+        return rc;
+    if (r->store &&
+        (rc = ac_cli_run_agent_change(r->store, o->session, r->loop, &r->agent, "agentc")))
+        return rc;
+    if ((rc = ac_cli_engine_resolve(r->store ? &r->agent.eff : &o->eng, "agentc", &r->base)))
+        return rc;
     ac_error err = {0};
     if ((rc = ac_cli_engine_build(&r->base, r->loop, out, "agentc", &r->engine, &err)))
         return rc;
     r->u.t = ac_engine_tables(r->engine);
-    /* --journal alone records to its file only, as before stores */
-    rc = ac_cli_store_open(o->db, o->no_store || (o->journal && !o->session && !o->db), &r->store);
-    if (rc)
+    if (r->store && (rc = ac_cli_run_agent_record(&r->agent, "agentc")))
         return rc;
     r->s = ac_cli_session_open(r->store, r->engine, o->session, o->resume ? AC_STORE_MUST_EXIST : 0,
-                               o->journal, &err);
+                               o->journal, r->store ? r->agent.rec : NULL, &err);
+    if (r->s && r->agent.exists && !r->agent.stored_rec && ac_session_settled(r->s))
+        ac_session_change_agent(r->s, "option", "[\"agent\"]", r->agent.rec); /* from now on */
     if (!r->s) {
         fprintf(stderr, "agentc: %s\n", err.text);
         return err.code == AC_STORE_EBUSY || err.code == AC_STORE_ENOENT ? AC_EXIT_FAILED
@@ -234,7 +247,7 @@ int ac_cli_run_one(const run_opts *o, int demo)
     run_ctx r;
     memset(&r, 0, sizeof r);
     r.o = o;
-    ac_cli_ui_init(&r.u, o->jsonl, o->trace, o->eng.output_schema != NULL);
+    ac_cli_ui_init(&r.u, o->jsonl, o->trace, o->eng.output_schema || o->eng.output_schema_text);
     ac_output out = ac_cli_ui_output(&r.u);
     int rc = run_open(&r, &out);
     if (rc) {
@@ -267,7 +280,8 @@ int ac_cli_run(int argc, char **argv)
 {
     run_opts o;
     int rc = ac_cli_parse_run(argc, argv, &o, 0);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    return ac_cli_finish_output(ac_cli_run_one(&o, 0));
+    if (!rc)
+        rc = ac_cli_run_one(&o, 0);
+    ac_cli_run_opts_free(&o);
+    return rc < 0 ? 0 : ac_cli_finish_output(rc);
 }

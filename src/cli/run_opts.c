@@ -27,7 +27,8 @@ static void batch_usage(FILE *out)
         "  --db PATH            store every session under its input id (agentc sessions)\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
         "  --header, --script, --script-delay-ms, --tools, --system, --spec, --param, --on,\n"
-        "  --output-schema, and the model request settings --temperature ... --request-json)\n\n"
+        "  --output-schema, --agents FILE --agent NAME, --agent-name, and the model request\n"
+        "  settings --temperature ... --request-json)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
         "and reported), 4 the output could not be written (141: a closed pipe)\n");
@@ -52,6 +53,9 @@ static void run_usage(FILE *out)
         "  --system TEXT | --system @FILE\n"
         "  --spec FILE          run an edited spec without rebuilding\n"
         "  --param NAME=VALUE   override a spec param (repeatable)\n"
+        "  --agents FILE --agent NAME   run the agent NAME of an agents file (docs/agents.md);\n"
+        "                       options given change its keys where it lets them\n"
+        "  --agent-name NAME    the name of the agent the options describe (default: default)\n"
         "  --on STATE=EVENT     when the session waits in STATE for an outside event, send\n"
         "                       EVENT (repeatable; without it a terminal is asked, call by\n"
         "                       call for an event that carries decisions: approve, deny,\n"
@@ -104,9 +108,11 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
             return 1;
         }
     const char **slot = NULL;
-    const char *const names[] = {"--journal", "--db", batch ? "--journal-dir" : "--session"};
-    const char **slots[] = {&o->journal, &o->db, batch ? &o->journal_dir : &o->session};
-    for (size_t k = 0; k < 3; k++)
+    const char *const names[] = {"--journal", "--db",    batch ? "--journal-dir" : "--session",
+                                 "--agents",  "--agent", "--agent-name"};
+    const char **slots[] = {&o->journal,     &o->db,    batch ? &o->journal_dir : &o->session,
+                            &o->agents_file, &o->agent, &o->agent_name};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (!strcmp(a, names[k]))
             slot = slots[k];
     int on = !strcmp(a, "--on"), conc = batch && !strcmp(a, "--concurrency");
@@ -158,6 +164,29 @@ static int check_store(const run_opts *o, const char *cmd)
     return 0;
 }
 
+/* --agents, --agent and --agent-name. 0, or an exit status after printing why. */
+static int parse_agent(run_opts *o)
+{
+    if (o->agent && !o->agents_file) {
+        fprintf(stderr, "agentc: --agent NAME picks an agent of --agents FILE\n");
+        return AC_EXIT_USAGE;
+    }
+    if (o->agent && o->agent_name) {
+        fprintf(stderr, "agentc: --agent-name names the agent the options describe; with "
+                        "--agent NAME the agent is NAME\n");
+        return AC_EXIT_USAGE;
+    }
+    if (!o->agents_file)
+        return 0;
+    if (!o->agent) {
+        fprintf(stderr, "agentc: --agents FILE needs --agent NAME\n");
+        return AC_EXIT_USAGE;
+    }
+    o->agent_name = o->agent;
+    return ac_cli_select_agent(o->agents_file, o->agent, &o->eng, &o->agents, &o->agent_hold,
+                               "agentc");
+}
+
 int ac_cli_parse_run(int argc, char **argv, run_opts *o, int batch)
 {
     memset(o, 0, sizeof *o);
@@ -205,5 +234,39 @@ int ac_cli_parse_run(int argc, char **argv, run_opts *o, int batch)
         fprintf(stderr, "agentc: unknown provider '%s' (openai, anthropic, script)\n", p);
         return AC_EXIT_USAGE;
     }
+    return parse_agent(o);
+}
+
+void ac_cli_run_opts_free(run_opts *o)
+{
+    ac_cli_agent_hold_free(&o->agent_hold);
+    ac_cli_agents_free(o->agents);
+    o->agents = NULL;
+}
+
+int ac_cli_select_agent(const char *file, const char *name, ac_cli_engine_opts *eng,
+                        ac_cli_agents **agents, ac_cli_agent_hold *hold, const char *cmd)
+{
+    char err[1024];
+    if (!(*agents = ac_cli_agents_load(file, err, sizeof err))) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return AC_EXIT_CONFIG;
+    }
+    const char *json = ac_cli_agents_find(*agents, name);
+    if (!json) {
+        ac_cli_agents_unknown(*agents, name, err, sizeof err);
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return AC_EXIT_USAGE;
+    }
+    ac_cli_engine_opts given = *eng;
+    if (ac_cli_agent_opts(json, ac_cli_agents_dir(*agents), hold, eng, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return AC_EXIT_CONFIG;
+    }
+    if (ac_cli_agent_check_overrides(hold, &given, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return AC_EXIT_USAGE;
+    }
+    ac_cli_engine_opts_overlay(eng, &given);
     return 0;
 }

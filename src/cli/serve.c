@@ -14,6 +14,7 @@
 #include "agentc/agentc.h"
 #include "cli.h"
 #include "engine_opts.h"
+#include "serve_agents.h"
 #include "server/server.h"
 
 static volatile sig_atomic_t g_stop;
@@ -54,19 +55,20 @@ static void usage(FILE *out)
             "  --messages-per-minute N       per token (default 600)\n"
             "  --grace-ms N         SIGTERM: time running turns get to finish (default 10000)\n"
             "  --script-delay-ms N  --provider script: delay between streamed deltas\n"
+            "  --agents FILE        host the agents of FILE (docs/agents.md): a session\n"
+            "                       picks one ({\"agent\": NAME}), the OpenAI-compatible\n"
+            "                       front by its \"model\"\n"
+            "  --agent-name NAME    the name of the agent the engine options describe\n"
+            "                       (default: default); with --agents it is hosted when\n"
+            "                       engine options are given, and is the default agent\n"
+            "  --overridable KEYS   the keys (comma-separated) a session may override of\n"
+            "                       that agent (default: none)\n"
             "  and the engine options of agentc run: --provider, --base-url, --model,\n"
-            "  --api-key-env, --header, --script, --tools, --system, --spec, --param\n\n"
+            "  --api-key-env, --header, --script, --tools, --system, --spec, --param,\n"
+            "  --output-schema and the model request settings --temperature ...\n"
+            "  --request-json\n\n"
             "exit status: 0 stopped by SIGTERM/SIGINT, 1 cannot start, 2 bad usage, 3 bad\n"
             "configuration (tokens, provider, non-loopback address without --tokens)\n");
-}
-
-/* The server's engine, built once on its loop by the command line's one
- * builder; a session's own system prompt is session data (spawn). */
-static ac_engine *make_engine(void *ud, ac_loop *loop, const ac_output *out, ac_error *err)
-{
-    ac_engine *e = NULL;
-    ac_cli_engine_build((const ac_cli_engine_base *)ud, loop, out, "agentc serve", &e, err);
-    return e;
 }
 
 static int parse_uint(const char *flag, const char *v, long long max, long long *out)
@@ -136,8 +138,14 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     return 1;
 }
 
+/* The options naming agents: --agents, --agent-name, --overridable. */
+typedef struct agent_flags {
+    const char *file, *name, *overridable;
+} agent_flags;
+
 /* Every option takes a value. 0, -1 after --help, or an exit status. */
-static int serve_parse(int argc, char **argv, ac_cli_engine_opts *eo, ac_srv_config *cfg)
+static int serve_parse(int argc, char **argv, ac_cli_engine_opts *eo, ac_srv_config *cfg,
+                       agent_flags *af)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -150,17 +158,21 @@ static int serve_parse(int argc, char **argv, ac_cli_engine_opts *eo, ac_srv_con
             return AC_EXIT_USAGE;
         }
         int r = ac_cli_engine_flag(argc, argv, &i, eo, "agentc serve");
+        if (!r)
+            r = ac_cli_request_flag(argc, argv, &i, eo);
         if (r < 0)
             return -r;
         if (r)
             continue;
         const char *v = argv[++i];
-        const char *const strs[] = {"--listen", "--tokens", "--db", "--port-file"};
-        const char **slots[] = {&cfg->listen, &cfg->tokens_file, &cfg->db, &cfg->port_file};
-        size_t k = 0;
-        while (k < 4 && strcmp(a, strs[k]))
+        const char *const strs[] = {"--listen", "--tokens",     "--db",         "--port-file",
+                                    "--agents", "--agent-name", "--overridable"};
+        const char **slots[] = {&cfg->listen, &cfg->tokens_file, &cfg->db,        &cfg->port_file,
+                                &af->file,    &af->name,         &af->overridable};
+        size_t k = 0, n = sizeof strs / sizeof strs[0];
+        while (k < n && strcmp(a, strs[k]))
             k++;
-        if (k < 4) {
+        if (k < n) {
             *slots[k] = v;
             continue;
         }
@@ -195,22 +207,52 @@ static int serve_run(ac_srv_config *cfg)
     return rc;
 }
 
+/* The command line's agent: hosted without --agents, or with it when engine options or
+ * --agent-name are given. */
+static int hosts_cli_agent(const ac_cli_engine_opts *eo, const agent_flags *af)
+{
+    json_t *given = ac_cli_engine_opts_given(eo);
+    int any = json_array_size(given) > 0;
+    json_decref(given);
+    return !af->file || af->name || any;
+}
+
 int ac_cli_serve(int argc, char **argv)
 {
     ac_cli_engine_opts eo;
     memset(&eo, 0, sizeof eo);
     ac_srv_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    int rc = serve_parse(argc, argv, &eo, &cfg);
+    agent_flags af = {0};
+    int rc = serve_parse(argc, argv, &eo, &cfg, &af);
     if (rc)
         return rc < 0 ? 0 : rc;
-    ac_cli_engine_base base;
-    if (!(rc = ac_cli_engine_resolve(&eo, "agentc serve", &base))) {
-        cfg.make_engine = make_engine;
-        cfg.engine_ud = &base;
-        cfg.model_name = base.cfg.provider == AC_PROVIDER_SCRIPT ? "agentc" : base.cfg.model;
+    serve_agents sa;
+    memset(&sa, 0, sizeof sa);
+    char err[1024];
+    if (af.file && !(sa.file = ac_cli_agents_load(af.file, err, sizeof err))) {
+        fprintf(stderr, "agentc serve: %s\n", err);
+        return AC_EXIT_CONFIG;
+    }
+    sa.cli = hosts_cli_agent(&eo, &af) ? &eo : NULL;
+    if (af.overridable && !sa.cli) {
+        fprintf(stderr, "agentc serve: --overridable is of the command line's agent, which "
+                        "--agents alone does not host (give its engine options or --agent-name)\n");
+        ac_cli_agents_free(sa.file);
+        return AC_EXIT_USAGE;
+    }
+    sa.cli_name = af.name ? af.name : "default";
+    sa.script_delay_ms = eo.script_delay_ms;
+    ac_srv_agents agents;
+    if (!(rc = ac_cli_serve_agents_init(&sa, &agents, af.overridable))) {
+        cfg.agents = &agents;
+        /* the command line's agent also answers to its --model name on the front */
+        const char *prov = eo.provider ? eo.provider : "openai";
+        cfg.model_name = !sa.cli ? NULL : !strcmp(prov, "script") ? "agentc" : eo.model;
+        if (sa.cli && !cfg.model_name)
+            cfg.model_name = getenv("AGENTC_MODEL");
         rc = serve_run(&cfg);
     }
-    ac_cli_engine_base_free(&base);
+    ac_cli_serve_agents_free(&sa);
     return rc;
 }

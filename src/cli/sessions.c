@@ -1,6 +1,6 @@
 /*
- * sessions.c - agentc sessions list|show|rm|prune|export: the sessions of a
- * store (prune: sessions_prune.c).
+ * sessions.c - agentc sessions list|show|rm|prune|export|fork: the sessions
+ * of a store (prune: sessions_prune.c, fork: sessions_fork.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "agentc/store.h"
 #include "cli.h"
 #include "engine_opts.h"
+#include "run_agent.h"
 #include "run_ui.h"
 #include "spec.h"
 #include "util/grow.h"
@@ -36,7 +37,11 @@ static void usage(FILE *out)
             "  export ID [-o FILE] [--force]\n"
             "                           write its journal (agentc replay reads it) to standard\n"
             "                           output, or to FILE (-o -: standard output); an existing\n"
-            "                           FILE is replaced only with --force\n\n"
+            "                           FILE is replaced only with --force\n"
+            "  fork ID --at TURN [--as NEW]\n"
+            "                           a new session (its id printed) of ID's journal up to\n"
+            "                           the end of its turn TURN, with its agent as it was\n"
+            "                           then; nothing runs again, the two go on apart\n\n"
             "The store: --db PATH, else $AGENTC_DB, else $XDG_STATE_HOME/agentc/sessions.db\n"
             "(~/.local/state/agentc/sessions.db). Text from models, tools and clients is shown\n"
             "visibly (\\x1b), never as escape sequences.\n"
@@ -277,6 +282,32 @@ static void show_text(const ac_store_session_info *info, json_t *session)
     show_messages(json_object_get(session, "conversation"));
 }
 
+/* The session's JSON form, rebuilt on the tables of --spec, else of its stored agent (the
+ * built-in spec when it has none). NULL with err filled ("" when said already). */
+static char *session_json(ac_store *st, const char *id, const char *spec, ac_error *err)
+{
+    record_engine re;
+    memset(&re, 0, sizeof re);
+    char *rec = spec ? NULL : ac_store_agent(st, id, 0, err);
+    char why[600] = "";
+    if (rec && ac_cli_record_engine_offline(rec, &re, why, sizeof why) < 0) {
+        fprintf(stderr, "agentc: its stored agent cannot be rebuilt (%s): the built-in spec\n",
+                why);
+        ac_cli_record_engine_free(&re);
+    }
+    free(rec);
+    ac_fsm_tables *tables = NULL;
+    ac_engine *e = re.e ? re.e : inspect_engine(spec, &tables);
+    char *sj = e ? ac_store_session_json(st, e, id, err) : NULL;
+    if (!e)
+        err->text[0] = 0;
+    if (!re.e)
+        ac_engine_free(e);
+    ac_cli_record_engine_free(&re);
+    ac_spec_tables_free(tables);
+    return sj;
+}
+
 static int show(ac_store *st, const char *id, int json, const char *spec)
 {
     ac_store_session_info info;
@@ -285,13 +316,9 @@ static int show(ac_store *st, const char *id, int json, const char *spec)
         fprintf(stderr, "agentc: %s\n", err.text);
         return err.code == AC_STORE_ENOENT ? 1 : AC_EXIT_CONFIG;
     }
-    ac_fsm_tables *tables;
-    ac_engine *e = inspect_engine(spec, &tables);
-    char *sj = e ? ac_store_session_json(st, e, id, &err) : NULL;
-    ac_engine_free(e);
-    ac_spec_tables_free(tables);
+    char *sj = session_json(st, id, spec, &err);
     if (!sj) {
-        if (e)
+        if (err.text[0])
             fprintf(stderr, "agentc: %s\n", err.text);
         return AC_EXIT_CONFIG;
     }
@@ -387,7 +414,7 @@ static int export_cmd(ac_store *st, const char *id, const char *out, int force)
 
 /* The options of `agentc sessions`, and the commands each belongs to. */
 typedef struct sess_args {
-    const char *cmd, *id, *db, *out, *spec, *older_than;
+    const char *cmd, *id, *db, *out, *spec, *older_than, *at, *as;
     const char *status[16];
     size_t n_status;
     int json, dry_run, force;
@@ -399,7 +426,8 @@ static const struct sess_opt {
 } sess_opts[] = {
     {"--db", "", 1},          {"--json", "list show", 0}, {"--spec", "show", 1},
     {"-o", "export", 1},      {"--force", "export", 0},   {"--older-than", "prune", 1},
-    {"--status", "prune", 1}, {"--dry-run", "prune", 0},
+    {"--status", "prune", 1}, {"--dry-run", "prune", 0},  {"--at", "fork", 1},
+    {"--as", "fork", 1},
 };
 
 /* Sets the option o (its value v) in a; 0, or an exit status after saying why. */
@@ -414,11 +442,11 @@ static int sess_set(sess_args *a, const struct sess_opt *o, const char *v)
         a->status[a->n_status++] = v;
         return 0;
     }
-    const char **slots[] = {&a->db, &a->spec, &a->out, &a->older_than};
-    const char *const slot_names[] = {"--db", "--spec", "-o", "--older-than"};
+    const char **slots[] = {&a->db, &a->spec, &a->out, &a->older_than, &a->at, &a->as};
+    const char *const slot_names[] = {"--db", "--spec", "-o", "--older-than", "--at", "--as"};
     int *flags[] = {&a->json, &a->force, &a->dry_run};
     const char *const flag_names[] = {"--json", "--force", "--dry-run"};
-    for (size_t k = 0; k < 4; k++)
+    for (size_t k = 0; k < 6; k++)
         if (!strcmp(n, slot_names[k]))
             *slots[k] = v;
     for (size_t k = 0; k < 3; k++)
@@ -481,7 +509,7 @@ static int sess_parse(int argc, char **argv, sess_args *a, const struct sess_opt
  * is one of its own. 0, or an exit status after saying why. */
 static int sess_check(const sess_args *a, const struct sess_opt **given, int ng)
 {
-    static const char *const cmds[] = {"list", "show", "rm", "prune", "export"};
+    static const char *const cmds[] = {"list", "show", "rm", "prune", "export", "fork"};
     int known = 0, needs_id = a->cmd && strcmp(a->cmd, "list") && strcmp(a->cmd, "prune");
     for (size_t k = 0; a->cmd && k < sizeof cmds / sizeof cmds[0]; k++)
         known |= !strcmp(a->cmd, cmds[k]);
@@ -531,6 +559,8 @@ int ac_cli_sessions(int argc, char **argv)
         rc = list(st, a.json);
     } else if (!strcmp(a.cmd, "show")) {
         rc = show(st, a.id, a.json, a.spec);
+    } else if (!strcmp(a.cmd, "fork")) {
+        rc = ac_cli_sessions_fork(st, a.id, a.at, a.as);
     } else if (!strcmp(a.cmd, "prune")) {
         rc = ac_cli_sessions_prune(st, older_ms, a.status, a.n_status, a.dry_run);
     } else if (!strcmp(a.cmd, "rm")) {

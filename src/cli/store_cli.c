@@ -53,9 +53,11 @@ int ac_cli_store_open_existing(const char *db, ac_store **out, char *path, size_
 }
 
 ac_session *ac_cli_session_open(ac_store *st, ac_engine *e, const char *id, unsigned flags,
-                                const char *journal, ac_error *err)
+                                const char *journal, const char *agent, ac_error *err)
 {
     if (!st)
         return ac_session_new(e, id ? id : "s1", journal, err);
-    return ac_store_session(st, e, id, flags, err);
+    ac_session_options opts = {0};
+    opts.agent = agent;
+    return ac_store_session_opts(st, e, id, flags, &opts, err);
 }

@@ -2,7 +2,8 @@
  * compat.c - the OpenAI-compatible front of `agentc serve`:
  * POST /v1/chat/completions (streamed and not) runs the agent, with its
  * tools and spec, on the given messages in a session of its own, and
- * answers with the final text; GET /v1/models lists the agent.
+ * answers with the final text. The request's "model" names the agent
+ * (agents.c), which GET /v1/models lists.
  *
  * The system messages become the session's system prompt; the other
  * messages, when there are more than one user message, are given to the
@@ -14,14 +15,6 @@
 
 #include "server_int.h"
 #include "util/buf.h"
-
-enum MHD_Result srv_models(srv *sv, struct MHD_Connection *c)
-{
-    return srv_reply_json(c, 200,
-                          json_pack("{s:s, s:[{s:s, s:s, s:i, s:s}]}", "object", "list", "data",
-                                    "id", sv->model_name, "object", "model", "created", 0,
-                                    "owned_by", "agentc"));
-}
 
 /* The text of a message's content: a string, or an array of {type: text, text} parts. */
 static int content_text(json_t *content, char **out)
@@ -61,7 +54,7 @@ static json_t *chunk(srv_sess *ss, json_t *delta, const char *finish)
 {
     return json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:o, s:s?}]}", "id", ss->id, "object",
                      "chat.completion.chunk", "created", (json_int_t)(ss->created_ms / 1000),
-                     "model", ss->sv->model_name, "choices", "index", 0, "delta", delta,
+                     "model", srv_engine_name(ss->agent), "choices", "index", 0, "delta", delta,
                      "finish_reason", finish);
 }
 
@@ -146,10 +139,10 @@ static void done_plain(srv_sess *ss, void *ud)
         srv_reply_json(c, 200,
                        json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s}, s:s}], s:o}", "id",
                                  ss->id, "object", "chat.completion", "created",
-                                 (json_int_t)(ss->created_ms / 1000), "model", ss->sv->model_name,
-                                 "choices", "index", 0, "message", "role", "assistant", "content",
-                                 ac_session_answer(ss->s), "finish_reason", "stop", "usage",
-                                 usage(ss)));
+                                 (json_int_t)(ss->created_ms / 1000), "model",
+                                 srv_engine_name(ss->agent), "choices", "index", 0, "message",
+                                 "role", "assistant", "content", ac_session_answer(ss->s),
+                                 "finish_reason", "stop", "usage", usage(ss)));
     }
     MHD_resume_connection(c);
     srv_kick(ss->sv);
@@ -247,6 +240,34 @@ static int chat_stream(srv *sv, struct MHD_Connection *c, srv_sess *ss, enum MHD
     return 0;
 }
 
+/* The agent the request's "model" names, a reference taken; NULL after replying why (an
+ * unknown model: 404 model_not_found, as OpenAI answers it). */
+static srv_engine *chat_agent(srv *sv, struct MHD_Connection *c, json_t *model,
+                              enum MHD_Result *ret)
+{
+    if (model && !json_is_string(model) && !json_is_null(model)) {
+        *ret = srv_reply_error(c, 400, "invalid_type", "'model' must be a string");
+        return NULL;
+    }
+    const char *m = json_string_value(model), *name = srv_agent_named(sv, m);
+    ac_error err = {0};
+    srv_engine *e = name ? srv_agent_engine(sv, name, NULL, &err) : NULL;
+    if (!name) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "The model '%.200s' does not exist: the models are this server's agents "
+                 "(GET /v1/models)",
+                 m);
+        *ret = srv_reply_json(c, 404,
+                              json_pack("{s:{s:s, s:s, s:s, s:s}}", "error", "message", msg, "type",
+                                        "invalid_request_error", "param", "model", "code",
+                                        "model_not_found"));
+    } else if (!e) {
+        *ret = srv_reply_error(c, 500, "agent_failed", "cannot run the agent: %s", err.text);
+    }
+    return e;
+}
+
 enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
                                      const char *body, size_t n)
 {
@@ -271,20 +292,21 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
     ac_buf_init(&prompt, AC_BUF_MAX);
     const char *bad = chat_read(msgs, &sys, &prompt);
     int streamed = json_is_true(stream);
+    enum MHD_Result ret = MHD_YES;
+    srv_engine *agent = bad ? NULL : chat_agent(sv, c, json_object_get(rq, "model"), &ret);
     json_decref(rq);
-    if (bad) {
+    if (bad || !agent) {
         free(sys.p);
         free(prompt.p);
-        return srv_reply_error(c, 400, "invalid_request", "%s", bad);
+        return bad ? srv_reply_error(c, 400, "invalid_request", "%s", bad) : ret;
     }
     ac_error err = {0};
-    srv_sess *ss = srv_sess_new(sv, o, NULL, sys.n ? sys.p : NULL, 1, &err);
+    srv_sess *ss = srv_sess_new(sv, o, NULL, sys.n ? sys.p : NULL, 1, agent, &err);
     free(sys.p);
     if (!ss) {
         free(prompt.p);
         return srv_reply_error(c, 500, "session_failed", "cannot run the agent: %s", err.text);
     }
-    enum MHD_Result ret = MHD_YES;
     if (streamed) {
         if (chat_stream(sv, c, ss, &ret) < 0) {
             free(prompt.p);

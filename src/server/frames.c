@@ -247,7 +247,8 @@ static void emit(srv_frames *fm, const char *type, json_t *data)
         fm->fn(fm->ud, f);
 }
 
-srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_fn fn, void *ud)
+srv_frames *srv_frames_new(srv *sv, ac_engine *engine, const char *id, const char *base,
+                           srv_frame_fn fn, void *ud)
 {
     srv_frames *fm = calloc(1, sizeof *fm);
     if (!fm)
@@ -257,7 +258,7 @@ srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_
     fm->fn = fn;
     fm->ud = ud;
     ac_error err;
-    fm->rs = ac_store_replayer(sv->engine, id, base, &err);
+    fm->rs = ac_store_replayer(engine, id, base, &err);
     if (!fm->rs) {
         free(fm);
         return NULL;
@@ -303,7 +304,8 @@ static void stopping(srv_frames *fm, const char *ev)
     }
 }
 
-/* What the event says that a replay does not report: the calls a model asks for, a retry. */
+/* What the event says that a replay does not report: the calls a model asks for, a retry, an
+ * agent change. */
 static void after(srv_frames *fm, const char *ev, json_t *data)
 {
     if (!strcmp(ev, "llm.completed")) {
@@ -325,6 +327,11 @@ static void after(srv_frames *fm, const char *ev, json_t *data)
              json_pack("{s:i, s:s}", "attempt", ++fm->attempts, "reason", why ? why : ""));
     } else if (!strcmp(ev, "llm.failed")) {
         fm->attempts = 0; /* the turn ended with the call */
+    } else if (!strcmp(ev, AC_AGENT_CHANGED)) { /* the agent's keys, not its texts */
+        json_t *name = json_object_get(json_object_get(data, "agent"), "name");
+        emit(fm, "agent_changed",
+             json_pack("{s:O?, s:O?, s:O?}", "reason", json_object_get(data, "reason"), "what",
+                       json_object_get(data, "what"), "agent", name));
     }
 }
 

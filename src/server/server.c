@@ -317,11 +317,40 @@ static int rate_limited(srv *sv, srv_owner *o)
     return 0;
 }
 
+/* The keys of POST /v1/sessions: its own, then the agent's a session may override. */
+static const char *const create_keys[] = {
+    "id",    "system", "agent",  "spec",    "provider",      "script",  "base_url", "api_key_env",
+    "model", "tools",  "params", "request", "output_schema", "headers", NULL};
+
+/* The agent a new session runs: "agent" (NULL: the default) with the other keys of the
+ * body as overrides. NULL after replying why. */
+static srv_engine *session_agent(srv *sv, struct MHD_Connection *c, json_t *o, enum MHD_Result *ret)
+{
+    const char *name;
+    if (optional_string(c, o, "agent", &name, ret))
+        return NULL;
+    json_t *over = json_deep_copy(o);
+    json_object_del(over, "id");
+    json_object_del(over, "system");
+    json_object_del(over, "agent");
+    char *text = json_object_size(over) ? json_dumps(over, JSON_COMPACT) : NULL;
+    json_decref(over);
+    ac_error err = {0};
+    srv_engine *e = srv_agent_engine(sv, name, text, &err);
+    free(text);
+    if (!e)
+        *ret = err.code == AC_ENOENT   ? srv_reply_error(c, 404, "agent_not_found", "%s", err.text)
+               : err.code == AC_EINVAL ? srv_reply_error(c, 400, "invalid_agent", "%s", err.text)
+               : err.code == AC_EBUSY
+                   ? srv_reply_error(c, 429, "too_many_agents", "%s", err.text)
+                   : srv_reply_error(c, 400, "agent_failed", "the agent cannot run: %s", err.text);
+    return e;
+}
+
 static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
 {
-    static const char *const keys[] = {"id", "system", NULL};
     enum MHD_Result ret = MHD_NO;
-    json_t *o = parse_body(c, r, keys, 1, &ret);
+    json_t *o = parse_body(c, r, create_keys, 1, &ret);
     if (!o)
         return ret;
     const char *id, *system;
@@ -344,13 +373,67 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
                                "this token has %zu sessions, the limit; delete one first",
                                r->owner->sessions);
     }
+    srv_engine *agent = session_agent(sv, c, o, &ret);
+    if (!agent) {
+        json_decref(o);
+        return ret;
+    }
     ac_error err = {0};
-    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, 0, &err);
+    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, 0, agent, &err);
     json_decref(o);
     if (!ss)
         return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
                                "cannot create the session: %s", err.text);
     return srv_reply_json(c, 201, srv_sess_json(ss, 0));
+}
+
+/* The stored session ss up to the end of its turn at_turn, as a new session of the same
+ * owner (store.h: ac_store_fork): {"at_turn": N, "id"?}. */
+static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
+{
+    static const char *const keys[] = {"at_turn", "id", NULL};
+    enum MHD_Result ret = MHD_NO;
+    json_t *o = parse_body(c, r, keys, 0, &ret);
+    if (!o)
+        return ret;
+    const char *id;
+    json_t *turn = json_object_get(o, "at_turn");
+    if (optional_string(c, o, "id", &id, &ret)) {
+        json_decref(o);
+        return ret;
+    }
+    char auto_id[200], sid[400];
+    if (!id)
+        snprintf(auto_id, sizeof auto_id, "%.128s-fork%llu", ss->id,
+                 (unsigned long long)++sv->next_auto_id);
+    id = id ? id : auto_id;
+    int bad = !json_is_integer(turn) || json_integer_value(turn) < 1, bad_id = !valid_id(id);
+    int taken = !bad && !bad_id && srv_sess_find(sv, r->owner, id) != NULL;
+    snprintf(sid, sizeof sid, "%s/%s", ss->owner_name, id);
+    uint64_t at = 0, n = bad ? 0 : (uint64_t)json_integer_value(turn);
+    json_decref(o); /* id is not used from here on: sid holds it */
+    if (bad || bad_id)
+        return srv_reply_error(c, 400, bad ? "invalid_turn" : "invalid_id",
+                               bad ? "at_turn must be a turn number from 1"
+                                   : "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
+    if (taken)
+        return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
+    if (r->owner->sessions >= sv->cfg->sessions_per_token)
+        return srv_reply_error(c, 429, "too_many_sessions",
+                               "this token has %zu sessions, the limit; delete one first",
+                               r->owner->sessions);
+    ac_error err = {0};
+    ac_engine *e = srv_sess_engine(ss);
+    if (ac_store_turn_end(sv->store, e, ss->stored_id, n, &at, &err) != AC_OK ||
+        ac_store_fork(sv->store, e, ss->stored_id, at, n, sid, &err) != AC_OK)
+        return srv_reply_error(c, err.code == AC_EINVAL ? 409 : 500, "fork_failed",
+                               "cannot fork the session: %s", err.text);
+    srv_sess *fs = srv_sess_known(sv, r->owner, sid, ac_wall_now_ms());
+    if (!fs)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    return srv_reply_json(c, 201,
+                          json_pack("{s:s, s:{s:s, s:I, s:I}}", "id", fs->id, "forked_from", "id",
+                                    ss->id, "at_turn", (json_int_t)n, "at_event", (json_int_t)at));
 }
 
 static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
@@ -647,7 +730,15 @@ static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *
 
 static enum MHD_Result spec_json(srv *sv, struct MHD_Connection *c)
 {
-    const ac_fsm_tables *t = ac_engine_tables(sv->engine);
+    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "agent");
+    ac_error err = {0};
+    srv_engine *e = name ? srv_agent_engine(sv, name, NULL, &err) : NULL;
+    if (name && !e)
+        return srv_reply_error(c, err.code == AC_ENOENT ? 404 : 500,
+                               err.code == AC_ENOENT ? "agent_not_found" : "agent_failed", "%s",
+                               err.text);
+    const ac_fsm_tables *t = ac_engine_tables(e ? srv_engine_get(e) : sv->engine);
+    srv_engine_release(sv, e); /* one of the server's agents: kept */
     json_t *machines = json_array();
     for (uint16_t m = 0; m < t->n_machines; m++) {
         json_t *states = json_array();
@@ -713,6 +804,9 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
                                    sv->cfg->messages_per_min);
         return srv_chat_completions(sv, c, r->owner, r->body, r->len);
     }
+    if (!strcmp(url, "/v1/agents"))
+        return get ? srv_agents_list(sv, c)
+                   : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!strcmp(url, "/v1/spec"))
         return get ? spec_json(sv, c) : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!strcmp(url, "/v1/sessions")) {
@@ -782,6 +876,8 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         return srv_reply_error(c, 405, "method_not_allowed", "POST only");
     if (!strcmp(rest, "/messages"))
         return post_message(sv, c, r, ss);
+    if (!strcmp(rest, "/fork"))
+        return fork_session(sv, c, r, ss);
     if (!strcmp(rest, "/pause") || !strcmp(rest, "/resume") || !strcmp(rest, "/cancel"))
         return post_event(sv, c, r, ss, rest + 1);
     if (!strncmp(rest, "/events/", 8) && rest[8] && !strchr(rest + 8, '/')) {
@@ -925,7 +1021,7 @@ static void srv_free(srv *sv)
     while (sv->sessions)
         srv_sess_free(sv->sessions);
     ac_store_close(sv->store);
-    ac_engine_free(sv->engine);
+    srv_agents_stop(sv);
     if (sv->loop) {
         if (sv->sweep_timer)
             ac_loop_cancel_timer(sv->loop, sv->sweep_timer);
@@ -1102,10 +1198,9 @@ static int srv_setup(srv *sv, int loopback)
     if (!sv->loop)
         return 1;
     srv_output_init(sv);
-    ac_error err = {0};
-    sv->engine = cfg->make_engine(cfg->engine_ud, sv->loop, &sv->out, &err);
-    if (!sv->engine)
-        return 3; /* make_engine said why */
+    int rc = srv_agents_start(sv);
+    if (rc)
+        return rc;
     if (open_store(sv, cfg->db))
         return 3;
     return 0;
@@ -1208,7 +1303,6 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     srv sv_, *sv = &sv_;
     memset(sv, 0, sizeof *sv);
     sv->cfg = &cfg;
-    sv->model_name = cfg.model_name ? cfg.model_name : "agentc";
     sv->anon.name = (char *)"local";
     struct sockaddr_storage addr;
     socklen_t alen;

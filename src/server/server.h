@@ -16,36 +16,59 @@
 #include <stdint.h>
 
 #include "agentc/agentc.h"
+#include "agentc/store.h"
 
-/* Builds the server's engine, once, before it listens: the spec, provider, params and
- * tools every session shares (a session's own system prompt is session data:
- * ac_session_options). NULL and err filled on error. */
-typedef ac_engine *(*ac_srv_engine_fn)(void *ud, ac_loop *loop, const ac_output *out,
-                                       ac_error *err);
+/* The agents a server hosts (docs/agents.md), given by its caller, which owns the agent
+ * format: the server keeps one engine per distinct agent record, built on its loop by build,
+ * shared by the sessions that run that agent (a session's own system prompt is session data:
+ * ac_session_options). Every callback runs on the server's loop. */
+typedef struct ac_srv_agents {
+    void *ud;
+    /* The agents as GET /v1/agents lists them, a new JSON array (text) of objects with a
+     * "name", holding no secret. The first is the default agent (a session naming none). */
+    char *(*list)(void *ud);
+    /* The record of the agent called name (NULL: the default) with overrides laid over it
+     * (a JSON object of the format's keys as text; NULL: none): a new string, or NULL and
+     * err: AC_ENOENT no such agent, AC_EINVAL an override the agent does not allow or that
+     * is malformed, another code when the agent's files cannot be read. */
+    char *(*record)(void *ud, const char *name, const char *overrides, ac_error *err);
+    /* An engine built from a record on loop, reporting to out; *hold is given back to
+     * release. NULL and err on error. */
+    ac_engine *(*build)(void *ud, const char *record, ac_loop *loop, const ac_output *out,
+                        void **hold, ac_error *err);
+    /* Frees an engine build made, once no session runs on it. */
+    void (*release)(void *ud, ac_engine *e, void *hold);
+    /* Before a session of the store st is loaded: the record it runs from now on (a new
+     * string). At rest its stored agent (store.h: ac_store_agent) is brought to the server's
+     * agent of its name, the change recorded (agent.changed) on an engine of the agent that
+     * recorded its past, so that past is never judged again under the server's; stopped
+     * mid-turn, it keeps its stored agent to finish the turn. NULL and err: the load fails. */
+    char *(*load)(void *ud, ac_store *st, const char *id, ac_loop *loop, ac_error *err);
+} ac_srv_agents;
 
 typedef struct ac_srv_config {
-    const char *listen;      /* "ADDR:PORT" (default 127.0.0.1:8080; port 0: any) */
-    const char *tokens_file; /* bearer tokens, one a line "TOKEN [NAME]"; NULL: none */
-    const char *db;          /* the store's file (unused by the in-memory sessions) */
-    const char *port_file;   /* written with the bound port once listening; may be NULL */
-    ac_srv_engine_fn make_engine;
-    void *engine_ud;
-    const char *model_name;    /* the id /v1/models lists (default "agentc") */
-    int64_t ping_ms;           /* ": ping" comment interval (default 15000) */
-    size_t max_body;           /* request body cap in bytes (default 1 MB) */
-    unsigned max_connections;  /* default 1024 */
-    unsigned header_timeout_s; /* idle/slow client timeout (default 30) */
-    size_t sessions_per_token; /* default 1000 */
-    unsigned messages_per_min; /* user messages per minute per token (default 600) */
-    int64_t grace_ms;          /* SIGTERM: time for running turns (default 10000) */
-    size_t max_header_bytes;   /* request line and headers (default 16 KB) */
-    int64_t unload_after_ms;   /* --db: a settled session nobody reads is unloaded after
-                                  this long (default 10 min); the next request loads it */
-    int64_t db_max_bytes;      /* --db: cap the store's file (0: none); a commit past it fails
-                                  its session, and its readers get an error frame */
-    int64_t max_events;        /* without --db: a session's journal keeps about this many
-                                  events in memory, older ones go at its snapshots (default
-                                  10000); a cursor before what is kept answers 410 */
+    const char *listen;          /* "ADDR:PORT" (default 127.0.0.1:8080; port 0: any) */
+    const char *tokens_file;     /* bearer tokens, one a line "TOKEN [NAME]"; NULL: none */
+    const char *db;              /* the store's file (unused by the in-memory sessions) */
+    const char *port_file;       /* written with the bound port once listening; may be NULL */
+    const ac_srv_agents *agents; /* required */
+    const char *model_name;      /* another name of the default agent on the OpenAI-compatible
+                                    front (the --model name; may be NULL) */
+    int64_t ping_ms;             /* ": ping" comment interval (default 15000) */
+    size_t max_body;             /* request body cap in bytes (default 1 MB) */
+    unsigned max_connections;    /* default 1024 */
+    unsigned header_timeout_s;   /* idle/slow client timeout (default 30) */
+    size_t sessions_per_token;   /* default 1000 */
+    unsigned messages_per_min;   /* user messages per minute per token (default 600) */
+    int64_t grace_ms;            /* SIGTERM: time for running turns (default 10000) */
+    size_t max_header_bytes;     /* request line and headers (default 16 KB) */
+    int64_t unload_after_ms;     /* --db: a settled session nobody reads is unloaded after
+                                    this long (default 10 min); the next request loads it */
+    int64_t db_max_bytes;        /* --db: cap the store's file (0: none); a commit past it fails
+                                    its session, and its readers get an error frame */
+    int64_t max_events;          /* without --db: a session's journal keeps about this many
+                                    events in memory, older ones go at its snapshots (default
+                                    10000); a cursor before what is kept answers 410 */
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

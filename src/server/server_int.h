@@ -18,6 +18,7 @@ typedef struct srv srv;
 typedef struct ac_store ac_store;
 typedef struct srv_sess srv_sess;
 typedef struct srv_stream srv_stream;
+typedef struct srv_engine srv_engine; /* one agent's engine (agents.c) */
 
 /* A token's owner: its name, and what it used (sessions, messages this minute). */
 typedef struct srv_owner {
@@ -74,6 +75,7 @@ struct srv_sess {
     int64_t last_active_ms;
     srv_stream *chat;              /* an OpenAI-compatible stream of this session */
     struct MHD_Connection *waiter; /* a non-streamed OpenAI-compatible request, suspended */
+    srv_engine *agent;             /* the agent it runs (a reference held) */
 };
 
 typedef struct srv_qnode {
@@ -105,7 +107,10 @@ struct srv_stream {
 struct srv {
     const ac_srv_config *cfg;
     ac_loop *loop;
-    ac_engine *engine; /* every session's (one spec); a session's own prompt is its data */
+    ac_engine *engine; /* the default agent's (agents.c); a session's own prompt is its data */
+    srv_engine *engines, *default_engine; /* every agent's engine in use (agents.c) */
+    uint64_t reap_timer;                  /* frees the engines no session uses (agents.c) */
+    json_t *agents;                       /* the agents as GET /v1/agents lists them */
     ac_output out;
     struct MHD_Daemon *d;
     uint64_t epoll_watch, mhd_timer, ping_timer;
@@ -122,7 +127,6 @@ struct srv {
     srv_owner anon; /* no --tokens */
     int stopping;
     uint64_t next_auto_id;
-    const char *model_name;
 };
 
 /* sessions.c */
@@ -137,8 +141,12 @@ srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t cre
 void srv_sess_drop(srv_sess *ss, int delete);
 /* The owner's session id (each owner has its ids: the store keeps OWNER/ID). */
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id);
+/* A new session running agent (its reference is the session's, even on failure; NULL: the
+ * default agent). */
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
-                       ac_error *err);
+                       srv_engine *agent, ac_error *err);
+/* The engine the session runs on: its agent's. */
+ac_engine *srv_sess_engine(const srv_sess *ss);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
 /* A frame that is no journal event's (n 0: not replayed) to the session's readers. */
 void srv_sess_say(srv_sess *ss, const char *type, json_t *data);
@@ -168,7 +176,8 @@ void srv_frame_unref(srv_frame *f);
 int srv_frame_after(const srv_frame *f, uint64_t n, unsigned k);
 /* A replayer at the start of the session's journal, or at a snapshot of it (base, NULL:
  * none). */
-srv_frames *srv_frames_new(srv *sv, const char *id, const char *base, srv_frame_fn fn, void *ud);
+srv_frames *srv_frames_new(srv *sv, ac_engine *engine, const char *id, const char *base,
+                           srv_frame_fn fn, void *ud);
 void srv_frames_free(srv_frames *fm);
 void srv_frames_set_sink(srv_frames *fm, srv_frame_fn fn, void *ud);
 int srv_frames_apply(srv_frames *fm, const ac_store_event *ev); /* 0, -1: out of memory */
@@ -207,6 +216,28 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
 void srv_chat_delta(srv_sess *ss, const char *d, size_t n);
 /* The model call's text is final (released to the client) or void (dropped). */
 void srv_chat_call_done(srv_sess *ss, int keep);
+
+/* agents.c: the server's agents, an engine each (see there) */
+/* Builds every agent's engine; the first is the default. 0, or an exit status (said). */
+int srv_agents_start(srv *sv);
+void srv_agents_stop(srv *sv); /* after every session is freed */
+/* The engine of the agent called name (NULL: the default) with the overrides (JSON object
+ * text, NULL: none), a reference taken; NULL and err (AC_ENOENT: no such agent, AC_EINVAL:
+ * a refused override, AC_EBUSY: too many distinct agents). */
+srv_engine *srv_agent_engine(srv *sv, const char *name, const char *overrides, ac_error *err);
+/* The agent a session of the store runs from now on (a reference taken): its stored agent
+ * brought to the server's (ac_srv_agents.load). NULL and err: it cannot be loaded. */
+srv_engine *srv_agent_of_stored(srv *sv, const char *stored_id, ac_error *err);
+void srv_engine_hold(srv_engine *e);
+void srv_engine_release(srv *sv, srv_engine *e); /* NULL: nothing */
+ac_engine *srv_engine_get(const srv_engine *e);
+const char *srv_engine_name(const srv_engine *e);
+/* The agent's record (the format's record form: what the session stores). */
+const char *srv_engine_record(const srv_engine *e);
+/* The agent a model name of the OpenAI-compatible front means (NULL model: the default):
+ * its name (borrowed), or NULL for none. */
+const char *srv_agent_named(srv *sv, const char *model);
+enum MHD_Result srv_agents_list(srv *sv, struct MHD_Connection *c);
 enum MHD_Result srv_models(srv *sv, struct MHD_Connection *c);
 
 /* reply helpers (server.c) */

@@ -39,8 +39,14 @@ static void fill_err(ac_error *err, int code, const char *text)
     }
 }
 
+ac_engine *srv_sess_engine(const srv_sess *ss)
+{
+    return ss->agent ? srv_engine_get(ss->agent) : ss->sv->engine;
+}
+
 static void sess_free_fields(srv_sess *ss)
 {
+    srv_engine_release(ss->sv, ss->agent);
     free(ss->base);
     free(ss->stored_id);
     free(ss->system);
@@ -77,21 +83,27 @@ static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
     srv *sv = ss->sv;
     ac_session_options opts = {0};
     opts.system_prompt = ss->system;
+    ac_engine *e = srv_sess_engine(ss);
+    opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
     if (ss->stored_id)
-        ss->s = ac_store_session_opts(sv->store, sv->engine, ss->stored_id, flags, &opts, err);
+        ss->s = ac_store_session_opts(sv->store, e, ss->stored_id, flags, &opts, err);
     else
-        ss->s = ac_session_new_opts(sv->engine, ss->id, &opts, err);
+        ss->s = ac_session_new_opts(e, ss->id, &opts, err);
     if (!ss->s)
         return -1;
+    if (ss->stored_id && opts.agent && !ac_session_agent(ss->s) && ac_session_settled(ss->s))
+        ac_session_change_agent(ss->s, "option", "[\"agent\"]", opts.agent); /* from now on */
     ac_session_set_userdata(ss->s, ss);
     ss->last_active_ms = ac_loop_now_ms(sv->loop);
     return 0;
 }
 
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
-                       ac_error *err)
+                       srv_engine *agent, ac_error *err)
 {
     srv_sess *ss = calloc(1, sizeof *ss);
+    if (!agent && (agent = sv->default_engine))
+        srv_engine_hold(agent);
     char auto_id[32];
     if (!id) {
         snprintf(auto_id, sizeof auto_id, "%s%llu", ephemeral ? "chatcmpl-" : "s",
@@ -102,12 +114,14 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         id = auto_id;
     }
     if (!ss) {
+        srv_engine_release(sv, agent);
         fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
     ss->tag = SRV_TAG_SESS;
     ss->sv = sv;
     ss->owner = owner;
+    ss->agent = agent;
     ss->ephemeral = ephemeral;
     ss->created_ms = ac_wall_now_ms();
     ss->id = strdup(id);
@@ -139,6 +153,8 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
         fill_err(err, AC_EINVAL, "the session is not in the store");
         return -1;
     }
+    if (!ss->agent && !(ss->agent = srv_agent_of_stored(ss->sv, ss->stored_id, err)))
+        return -1;
     return open_session(ss, AC_STORE_MUST_EXIST, err);
 }
 
@@ -247,7 +263,7 @@ int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_err
     catchup c = {st, n, k, NULL, 0};
     uint64_t from = ss->forgotten;
     /* the session's first reader makes its live frames; the others read the journal alone */
-    c.fm = srv_frames_new(sv, ss->stored_id, ss->base, to_one, &c);
+    c.fm = srv_frames_new(sv, srv_sess_engine(ss), ss->stored_id, ss->base, to_one, &c);
     if (!c.fm) {
         fill_err(err, AC_ENOMEM, "cannot replay the session's journal");
         return -1;
@@ -499,6 +515,8 @@ json_t *srv_sess_json(srv_sess *ss, int full)
     }
     json_object_set_new(o, "states", states);
     json_object_set_new(o, "loaded", json_true());
+    if (ss->agent)
+        json_object_set_new(o, "agent", json_string(srv_engine_name(ss->agent)));
     /* a session that only an outside event can move names the events (approve, deny, ...) */
     const char *wstate = NULL;
     if (ac_session_wait_state(ss->s, &wstate) == AC_WAIT_OUTSIDE) {

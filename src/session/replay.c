@@ -3,9 +3,11 @@
  * each event's steps compared with the recorded ones by identity.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "journal.h"
+#include "session/snapshot.h"
 #include "session_int.h"
 
 typedef struct replay_ctx {
@@ -73,6 +75,8 @@ typedef struct replay_run {
     ac_replay_result *out;
     ac_session *s;
     replay_ctx c;
+    ac_replay_agent_fn agent_fn; /* the engine after an agent change (NULL: the same) */
+    void *agent_ud;
     uint64_t n_got; /* the recorded number of the last event applied */
     int open_event; /* that event's steps line has not come yet */
     int open_line;  /* the line of that event */
@@ -152,6 +156,38 @@ static int event_line(replay_run *r, const ac_journal_line *l)
     return AC_REPLAY_MATCH;
 }
 
+/* After an agent change: the session carried over to the engine of the new agent (a snapshot of
+ * it at rest restored into a replay session there). AC_REPLAY_MATCH, or AC_REPLAY_ERROR. */
+static int switch_agent(replay_run *r, const ac_journal_line *l)
+{
+    ac_engine *e = r->agent_fn(r->agent_ud, ac_session_agent(r->s));
+    if (!e || e == r->s->e)
+        return AC_REPLAY_MATCH;
+    char *snap = ac_session_snapshot_save(r->s, 0);
+    ac_session *s =
+        snap ? ac_session_new_replay(e, r->s->id, r->out->error, sizeof r->out->error) : NULL;
+    uint64_t calls = 0;
+    if (s && ac_session_snapshot_restore(s, snap, &calls, r->out->error, sizeof r->out->error)) {
+        ac_session_free(s);
+        s = NULL;
+    }
+    free(snap);
+    if (!s) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", r->out->error[0] ? r->out->error : "out of memory");
+        snprintf(r->out->error, sizeof r->out->error,
+                 "%s:%d: the session cannot go on under the agent of event %llu: %s", r->path,
+                 l->lineno, (unsigned long long)l->n, why);
+        return AC_REPLAY_ERROR;
+    }
+    s->seq = r->s->seq;
+    ac_session_set_step_hook(s, r->check ? on_step : NULL, &r->c);
+    ac_session_free(r->s);
+    r->s = s;
+    r->c.t = e->t;
+    return AC_REPLAY_MATCH;
+}
+
 /* With a check, a journal that does not record every transition of what it replays fails: a
  * torn last line, an event without its steps, or no event at all. */
 static int check_complete(replay_run *r, ac_journal_reader *rd)
@@ -186,12 +222,22 @@ static int apply_lines(replay_run *r, ac_journal_reader *rd, int *rc)
             status = steps_line(r, &l);
         else if (l.kind == AC_JOURNAL_EVENT)
             status = event_line(r, &l);
+        if (status == AC_REPLAY_MATCH && l.kind == AC_JOURNAL_STEPS && r->agent_fn &&
+            !strcmp(r->event_name, AC_AGENT_CHANGED))
+            status = switch_agent(r, &l);
     }
     return status;
 }
 
 int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac_replay_result *out,
                       ac_session **session)
+{
+    return ac_session_replay_agents(e, journal_path, flags, NULL, NULL, out, session);
+}
+
+int ac_session_replay_agents(ac_engine *e, const char *journal_path, unsigned flags,
+                             ac_replay_agent_fn agent_fn, void *agent_ud, ac_replay_result *out,
+                             ac_session **session)
 {
     if (session)
         *session = NULL;
@@ -218,12 +264,15 @@ int ac_session_replay(ac_engine *e, const char *journal_path, unsigned flags, ac
                     .check = (flags & AC_REPLAY_CHECK) != 0,
                     .out = out,
                     .s = s,
-                    .c = {e->t, NULL}};
+                    .c = {e->t, NULL},
+                    .agent_fn = agent_fn,
+                    .agent_ud = agent_ud};
     if (r.check)
         ac_session_set_step_hook(s, on_step, &r.c);
     int rc = 0;
     int status = apply_lines(&r, rd, &rc);
     json_decref(r.c.got);
+    s = r.s; /* on another engine after an agent change */
     ac_session_set_step_hook(s, NULL, NULL);
     out->torn = ac_journal_reader_torn(rd) != 0;
     if (r.check && rc == 0 && status == AC_REPLAY_MATCH)

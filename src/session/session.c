@@ -70,6 +70,11 @@ static int journal_failed(ac_session *s)
     return 1;
 }
 
+int ac_session_journal_failed(ac_session *s)
+{
+    return journal_failed(s);
+}
+
 static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
 {
     if (s->journal_failed) {
@@ -85,6 +90,8 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
         json_decref(data);
         return AC_EIO;
     }
+    if (type == s->e->ev_spawn)
+        ac_session_agent_from_spawn(s, data);
     ac_event ev = {type, t_ms, data};
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
     ac_spec_rt_after_event(s, &ev);
@@ -334,6 +341,8 @@ int ac_session_post(ac_session *s, const char *event, void *data, int64_t t_ms)
         json_decref(data);
         return AC_EINVAL;
     }
+    if (!strcmp(event, AC_AGENT_CHANGED)) /* a record of the engine's, not of the spec */
+        return ac_session_agent_post(s, data, t_ms);
     return post_index(s, ac_engine_event_index(s->e, event), data, t_ms);
 }
 
@@ -540,6 +549,10 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
     json_decref(kits);
     if (d && e->state_decl) /* the State starts from the event: a replay needs no tool file */
         json_object_set(d, "state", e->state_decl);
+    json_t *agent = ac_session_agent_spawn_json(opts);
+    if (d && agent)
+        json_object_set(d, "agent", agent);
+    json_decref(agent);
     return d;
 }
 
@@ -556,6 +569,7 @@ static void session_discard(ac_session *s)
     free(s->output_schema_text);
     ac_journal_close(s->journal);
     free(s->answer);
+    free(s->agent);
     free(s->id);
     free(s);
 }
@@ -736,10 +750,11 @@ int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errc
 {
     const char *p = opts ? opts->system_prompt : NULL;
     size_t n = p ? strlen(p) : 0, ok = p ? ac_utf8_valid_len(p, n) : 0;
-    if (ok == n)
-        return 0;
-    snprintf(err, errcap, "the session's system prompt is not valid UTF-8 (byte %zu)", ok);
-    return -1;
+    if (ok != n) {
+        snprintf(err, errcap, "the session's system prompt is not valid UTF-8 (byte %zu)", ok);
+        return -1;
+    }
+    return ac_session_agent_check(opts, err, errcap);
 }
 
 ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_options *opts,

@@ -143,12 +143,26 @@ struct ac_session {
      * (tools_mcp.c: ac_mcp_tools_rev); not serialized: a restored session checks once */
     uint64_t tools_rev;
     struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
+    char *agent; /* what it runs with (agentc.h: ac_session_agent), NULL: none recorded */
     json_t *call_edits; /* call id -> the arguments the user edited (decisions.c), or NULL */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
      * effect the spec declares (at least one), allocated with the session */
     void *effect_state[];
 };
+
+/* The agent record (agent_record.c): spawn's "agent" taken; the spawn payload's agent of
+ * opts (a new reference, NULL: none); the options' agent checked (0, or -1 with err filled);
+ * the record "agent.changed" (data stolen) applied; the snapshot part. */
+void ac_session_agent_from_spawn(ac_session *s, const json_t *spawn_data);
+json_t *ac_session_agent_spawn_json(const ac_session_options *opts);
+int ac_session_agent_check(const ac_session_options *opts, char *err, size_t errcap);
+int ac_session_agent_post(ac_session *s, json_t *data, int64_t t_ms);
+json_t *ac_session_agent_snapshot_save(const ac_session *s);
+int ac_session_agent_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap);
+/* 1 when the session's journal or store could not be written (the session failed), else 0
+ * (session.c). */
+int ac_session_journal_failed(ac_session *s);
 
 /* Fills err (may be NULL) with code and text; a text that starts "path:line:col:" also gives
  * the location. */

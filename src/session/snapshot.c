@@ -156,6 +156,7 @@ static const snapshot_part PARTS[] = {
     {"toolkits", save_toolkits, restore_toolkits},
     {"state", ac_state_snapshot_save, ac_state_snapshot_restore}, /* the State (state.h) */
     {"facts", ac_spec_facts_save, ac_spec_facts_restore},         /* what guards on facts read */
+    {"agent", ac_session_agent_snapshot_save, ac_session_agent_snapshot_restore}, /* agentc.h */
 };
 
 char *ac_session_snapshot_save(const ac_session *s, uint64_t model_calls)

@@ -3,8 +3,9 @@
  *
  * {"version": 1, "model_calls": N, PART: ...}: a table of parts, each with a
  * name, a save and a restore function: fsm (the active states and the
- * dispatcher's entry count), turn, conversation, toolkits, state (the State)
- * and facts (what the spec's fact guards remember between events). A part
+ * dispatcher's entry count), turn, conversation, toolkits, state (the State),
+ * facts (what the spec's fact guards remember between events) and agent (what it
+ * runs with, agentc.h: ac_session_agent; null when none). A part
  * added to the session is one line in that table; a snapshot without a
  * part's key restores that part as new. The store writes and reads them
  * (src/store); model_calls is its own count, carried through.

@@ -83,9 +83,10 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap)
         for (size_t i = 0; i < e->n_tools; i++)
             if (ac_toolname_to_wire(e->tools[i]->name, other, sizeof other) == 0 &&
                 strcmp(wire, other) == 0) {
-                snprintf(err, errcap,
-                         "tool '%s' is defined twice (the model would see '%s' under the same name)",
-                         t->name, e->tools[i]->name);
+                snprintf(
+                    err, errcap,
+                    "tool '%s' is defined twice (the model would see '%s' under the same name)",
+                    t->name, e->tools[i]->name);
                 ac_tools_free(t);
                 return -1;
             }
@@ -146,7 +147,8 @@ static void first_problem(void *ud, const char *message)
         snprintf(first, 512, "%s", message);
 }
 
-static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
+/* A built-in tool set ("builtin:NAME"). */
+static int add_builtin(ac_engine *e, const char *spec, char *err, size_t errcap)
 {
     if (strcmp(spec, "builtin:calculator") == 0) {
         ac_tool *t = ac_tools_new(
@@ -169,14 +171,21 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
     }
     if (strcmp(spec, "builtin:context") == 0)
         return ac_context_tools_add(e, err, errcap);
-    if (strncmp(spec, "builtin:", 8) == 0) {
-        snprintf(err, errcap,
-                 "unknown built-in tool '%s' (builtin:calculator, builtin:clock, "
-                 "builtin:context)",
-                 spec);
-        return -1;
-    }
-    ac_toolfile *tf = ac_toolfile_load(spec, err, errcap);
+    snprintf(err, errcap,
+             "unknown built-in tool '%s' (builtin:calculator, builtin:clock, builtin:context)",
+             spec);
+    return -1;
+}
+
+/* The tools of a built-in set, or of a tool file at spec or, when text is not
+ * NULL, of that content (spec then names it, and its directory resolves
+ * relative commands). */
+static int add_tools(ac_engine *e, const char *spec, const char *text, char *err, size_t errcap)
+{
+    if (!text && strncmp(spec, "builtin:", 8) == 0)
+        return add_builtin(e, spec, err, errcap);
+    ac_toolfile *tf =
+        text ? ac_toolfile_parse(text, spec, err, errcap) : ac_toolfile_load(spec, err, errcap);
     if (!tf)
         return -1;
     size_t kit_base = 0;
@@ -202,8 +211,8 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
     for (size_t i = 0; i < tf->n; i++) {
         const ac_toolfile_tool *d = &tf->tools[i];
         char *schema = json_dumps(d->parameters, JSON_COMPACT);
-        ac_tool *t = ac_tools_new(d->callback ? TK_CALLBACK : TK_EXTERNAL, d->name,
-                                  d->description, schema, err, errcap);
+        ac_tool *t = ac_tools_new(d->callback ? TK_CALLBACK : TK_EXTERNAL, d->name, d->description,
+                                  schema, err, errcap);
         free(schema);
         if (!t) {
             if (!tf->n_toolkits)
@@ -221,7 +230,8 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
         t->timeout_ms = d->timeout_ms;
         t->max_output = d->max_output;
         t->idempotent = d->idempotent;
-        int oom = !t->argv || strv_copy(d->env, &t->env) || strv_copy(d->inherit_env, &t->inherit_env);
+        int oom =
+            !t->argv || strv_copy(d->env, &t->env) || strv_copy(d->inherit_env, &t->inherit_env);
         for (size_t k = 0; !oom && k < d->argc; k++)
             oom = !t->argv[k];
         if (oom) {
@@ -246,20 +256,25 @@ static int add_tools(ac_engine *e, const char *spec, char *err, size_t errcap)
 /* The code of a failure to add tools, from what went wrong. */
 static int tools_error_code(const char *text)
 {
-    return strstr(text, "out of memory")                                  ? AC_ENOMEM
+    return strstr(text, "out of memory")                                ? AC_ENOMEM
            : strstr(text, "cannot read") || strstr(text, "cannot open") ? AC_EIO
-                                                                          : AC_ECONFIG;
+                                                                        : AC_ECONFIG;
 }
 
 int ac_engine_add_tools(ac_engine *e, const char *spec, ac_error *err)
 {
-    char text[512] = "";
-    if (!e || !spec) {
+    return ac_engine_add_tools_text(e, spec, NULL, err);
+}
+
+int ac_engine_add_tools_text(ac_engine *e, const char *path, const char *text, ac_error *err)
+{
+    char why[512] = "";
+    if (!e || !path) {
         ac_error_set(err, AC_EINVAL, "ac_engine_add_tools needs an engine and a tools spec");
         return -1;
     }
-    if (add_tools(e, spec, text, sizeof text) < 0) {
-        ac_error_set(err, tools_error_code(text), text);
+    if (add_tools(e, path, text, why, sizeof why) < 0) {
+        ac_error_set(err, tools_error_code(why), why);
         return -1;
     }
     if (err)
@@ -312,6 +327,6 @@ void ac_tools_add_defs(ac_engine *e, json_t *arr)
     for (size_t i = 0; i < e->n_tools; i++)
         if (!e->tools[i]->mcp_gone) /* an MCP tool its server no longer lists */
             json_array_append_new(arr, json_pack("{s:s, s:s, s:O}", "name", e->tools[i]->name,
-                                             "description", e->tools[i]->description, "parameters",
-                                             e->tools[i]->parameters));
+                                                 "description", e->tools[i]->description,
+                                                 "parameters", e->tools[i]->parameters));
 }

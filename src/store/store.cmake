@@ -7,6 +7,7 @@ add_library(agentc_store STATIC
   ${CMAKE_SOURCE_DIR}/src/store/store_writer.c
   ${CMAKE_SOURCE_DIR}/src/store/store_group.c
   ${CMAKE_SOURCE_DIR}/src/store/store_load.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_fork.c
   ${CMAKE_SOURCE_DIR}/src/store/store_recover.c
   ${CMAKE_SOURCE_DIR}/src/store/store_json.c)
 target_include_directories(agentc_store PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)

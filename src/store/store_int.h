@@ -9,7 +9,7 @@
  * (SQLite: BEGIN IMMEDIATE, one writer at a time; PostgreSQL: SERIALIZABLE,
  * or READ COMMITTED with the session row locked FOR UPDATE first): it writes
  * all it says or nothing. A read (info, list, events, params, snapshot_get,
- * tool_calls, notes) sees only committed transactions, each call one
+ * tool_calls, notes, agent) sees only committed transactions, each call one
  * consistent view; a callback it calls must not call the backend again.
  *
  * Group commit. commit_many writes several sessions' commits in one
@@ -82,10 +82,26 @@ typedef struct ac_store_commit {
     /* the session row is created by this commit (a failure is this session's alone) */
     int create;
     const char *create_hash, *create_params;
-    /* a snapshot at event snapshot_n, written with the events up to it (NULL: none) */
+    /* a snapshot at event snapshot_n, written with the events up to it (NULL: none); it
+     * replaces the session's latest unless that one is kept; snapshot_keep: this one is
+     * kept (taken at an agent change) */
     const char *snapshot;
     uint64_t snapshot_n;
+    int snapshot_keep;
+    const char *agent; /* the session's agent now (NULL: unchanged) */
 } ac_store_commit;
+
+/* What a fork writes (ac_store_ops.fork). */
+typedef struct ac_store_fork_row {
+    const char *from, *to;
+    uint64_t upto;
+    const char *spec_hash, *status;
+    int at_rest;
+    const char *agent;    /* NULL: none */
+    const char *snapshot; /* the fork's at event upto (kept) */
+    int64_t t_ms;         /* of the note */
+    const char *note;     /* the note's body */
+} ac_store_fork_row;
 
 typedef int (*ac_store_call_fn)(void *ud, const char *call_id, const char *name, int64_t started_ms,
                                 int64_t finished_ms, int ok);
@@ -115,8 +131,10 @@ typedef struct ac_store_ops {
                   ac_error *err);
     /* The session's params as given at creation ({} when none); malloc'd. */
     int (*params)(ac_store *st, const char *id, char **out, ac_error *err);
-    /* *body NULL and *n 0 when there is none; *body malloc'd. */
-    int (*snapshot_get)(ac_store *st, const char *id, uint64_t *n, char **body, ac_error *err);
+    /* The latest snapshot taken at an event numbered upto or before (UINT64_MAX: the
+     * latest); *body NULL and *n 0 when there is none; *body malloc'd. */
+    int (*snapshot_get)(ac_store *st, const char *id, uint64_t upto, uint64_t *n, char **body,
+                        ac_error *err);
     /* The tool calls recorded, with their times (the database's clock). */
     int (*tool_calls)(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err);
     /* Writes: takes the lease until the database's now + lease_ms when it is free, ended,
@@ -139,6 +157,12 @@ typedef struct ac_store_ops {
     int (*commit_many)(ac_store *st, const ac_store_commit *c, size_t n, int *rcs, ac_error *errs);
     /* Deletes the session's events with n <= upto (its row's event count unchanged). */
     int (*forget)(ac_store *st, const char *id, uint64_t upto, ac_error *err);
+    /* The session's agent now (*out malloc'd; NULL when it recorded none). */
+    int (*agent)(ac_store *st, const char *id, char **out, ac_error *err);
+    /* Writes: the session f->to made of f->from's events, notes and snapshots up to event
+     * f->upto, its row as f says (the lease free), and the note "forked_from". AC_EINVAL when
+     * f->to exists, AC_STORE_ENOENT when f->from does not; nothing written then. */
+    int (*fork)(ac_store *st, const struct ac_store_fork_row *f, ac_error *err);
 } ac_store_ops;
 
 struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_group.c) */

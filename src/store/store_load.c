@@ -20,6 +20,8 @@ typedef struct load_ctx {
     ac_session *s;
     ac_error *err;
     const char *path;
+    uint64_t upto; /* the last event applied */
+    int stopped;   /* an event after it came */
 } load_ctx;
 
 static int load_event(void *ud, const ac_store_event *ev)
@@ -27,6 +29,10 @@ static int load_event(void *ud, const ac_store_event *ev)
     load_ctx *c = ud;
     ac_session *s = c->s;
     uint64_t seq = ac_session_seq(s);
+    if (ev->n > c->upto) {
+        c->stopped = 1;
+        return AC_EINVAL;
+    }
     if (ev->n != seq + 1) {
         ac_store_err(c->err, AC_EIO,
                      "store '%s': session '%s' has event %llu where %llu was expected (the "
@@ -55,25 +61,28 @@ static int load_event(void *ud, const ac_store_event *ev)
     return 0;
 }
 
-/* Rebuilds the session from its snapshot and the journal after it, effects off and
- * nothing written (w->muted). */
-static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, store_writer *w,
-                                 ac_error *err);
+/* Rebuilds the session from its latest snapshot taken at event upto or before and the
+ * journal after it up to event upto, effects off and nothing written (w->muted). */
+static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, uint64_t upto,
+                                 store_writer *w, ac_error *err);
 
-/* The engine's output hears nothing of the rebuild (it was heard when it happened): the
- * rebuild runs on the loop thread without turning the loop, so no other session of the
- * engine runs meanwhile. */
-static ac_session *rebuild(ac_store *st, ac_engine *e, const char *id, store_writer *w,
-                           ac_error *err)
+ac_session *ac_store_rebuild(ac_store *st, ac_engine *e, const char *id, uint64_t upto,
+                             store_writer *w, ac_error *err)
 {
     int had = ac_engine_set_output(e, 0);
-    ac_session *s = rebuild_quiet(st, e, id, w, err);
+    ac_session *s = rebuild_quiet(st, e, id, upto, w, err);
     ac_engine_set_output(e, had);
     return s;
 }
 
-static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, store_writer *w,
-                                 ac_error *err)
+static ac_session *rebuild(ac_store *st, ac_engine *e, const char *id, store_writer *w,
+                           ac_error *err)
+{
+    return ac_store_rebuild(st, e, id, UINT64_MAX, w, err);
+}
+
+static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, uint64_t upto,
+                                 store_writer *w, ac_error *err)
 {
     char text[512] = "";
     ac_session *s = ac_session_new_hooked(e, id, &AC_SW_HOOKS, w, 1, text, sizeof text);
@@ -85,7 +94,7 @@ static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, sto
     w->s = s;
     uint64_t n = 0;
     char *body = NULL;
-    int rc = st->ops->snapshot_get(st, id, &n, &body, err);
+    int rc = st->ops->snapshot_get(st, id, upto, &n, &body, err);
     if (rc == AC_OK && body) {
         rc = ac_session_snapshot_restore(s, body, &w->model_calls, text, sizeof text);
         if (rc != AC_OK)
@@ -97,8 +106,10 @@ static ac_session *rebuild_quiet(ac_store *st, ac_engine *e, const char *id, sto
     }
     free(body);
     if (rc == AC_OK) {
-        load_ctx c = {s, err, st->path};
+        load_ctx c = {s, err, st->path, upto, 0};
         rc = st->ops->events(st, id, ac_session_seq(s), load_event, &c, err);
+        if (c.stopped)
+            rc = AC_OK;
     }
     if (rc != AC_OK) {
         ac_session_free(s);
@@ -303,7 +314,7 @@ char *ac_store_snapshot(ac_store *st, const char *id, uint64_t *n, ac_error *err
     }
     ac_store_group_sync(st, id);
     char *body = NULL;
-    if (st->ops->snapshot_get(st, id, n, &body, err) != AC_OK)
+    if (st->ops->snapshot_get(st, id, UINT64_MAX, n, &body, err) != AC_OK)
         return NULL;
     if (err)
         memset(err, 0, sizeof *err);
@@ -369,7 +380,7 @@ char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_
         ac_store_err(err, AC_ESPEC, "%s", text);
     } else {
         w->s = s;
-        load_ctx c = {s, err, st->path};
+        load_ctx c = {s, err, st->path, UINT64_MAX, 0};
         if (st->ops->events(st, id, 0, load_event, &c, err) == AC_OK)
             out = ac_session_to_json(s);
         ac_session_free(s);

@@ -33,7 +33,7 @@
 #include "store_int.h"
 
 #define APP_ID 0x61674e43 /* "agNC" */
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
 
 /* The database's clock in ms since the epoch (SQL). */
 #define NOW "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
@@ -56,11 +56,12 @@ static const char *SCHEMA =
     " created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,"
     " events INTEGER NOT NULL DEFAULT 0, snapshot_seq INTEGER NOT NULL DEFAULT 0,"
     " holder TEXT NOT NULL DEFAULT '', lease_until INTEGER NOT NULL DEFAULT 0,"
-    " title TEXT NOT NULL DEFAULT '');"
+    " title TEXT NOT NULL DEFAULT '', agent TEXT);"
     "CREATE TABLE events(id INTEGER PRIMARY KEY, session TEXT NOT NULL, n INTEGER NOT NULL,"
     " t_ms INTEGER NOT NULL, ev TEXT NOT NULL, data TEXT, steps TEXT);"
     "CREATE UNIQUE INDEX events_session ON events(session, n);"
-    "CREATE TABLE snapshots(session TEXT PRIMARY KEY, n INTEGER NOT NULL, body TEXT NOT NULL);"
+    "CREATE TABLE snapshots(session TEXT NOT NULL, n INTEGER NOT NULL, body TEXT NOT NULL,"
+    " kept INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(session, n));"
     "CREATE TABLE tool_calls(session TEXT NOT NULL, call_id TEXT NOT NULL, name TEXT NOT NULL,"
     " started_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0,"
     " ok INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(session, call_id)) WITHOUT ROWID;"
@@ -87,6 +88,16 @@ static const char *MIGRATE_1_2 =
 static const char *MIGRATE_2_3 = "DROP TABLE IF EXISTS serve_events;"
                                  "DROP TABLE IF EXISTS serve_sessions;";
 
+/* Version 4 keeps each session's agent (NULL for a session stored before: it recorded none)
+ * and, besides its latest snapshot, the snapshots taken at its agent changes (kept). */
+static const char *MIGRATE_3_4 =
+    "ALTER TABLE sessions ADD COLUMN agent TEXT;"
+    "CREATE TABLE snapshots2(session TEXT NOT NULL, n INTEGER NOT NULL, body TEXT NOT NULL,"
+    " kept INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(session, n));"
+    "INSERT INTO snapshots2(session, n, body) SELECT session, n, body FROM snapshots;"
+    "DROP TABLE snapshots;"
+    "ALTER TABLE snapshots2 RENAME TO snapshots;";
+
 /* What brings a file of version k to version k + 1 (MIGRATE[0]: an empty file to the
  * current version). */
 static const char *const *migrations(void)
@@ -95,6 +106,7 @@ static const char *const *migrations(void)
     m[0] = SCHEMA;
     m[1] = MIGRATE_1_2;
     m[2] = MIGRATE_2_3;
+    m[3] = MIGRATE_3_4;
     return m;
 }
 
@@ -461,12 +473,19 @@ static void bind_started(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
     bind_static(q, 3, c->started_names[i]);
 }
 
+static void bind_id(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+{
+    (void)i;
+    bind_static(q, 1, c->id);
+}
+
 static void bind_snapshot(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
 {
     (void)i;
     bind_static(q, 1, c->id);
     sqlite3_bind_int64(q, 2, (sqlite3_int64)c->snapshot_n);
     bind_static(q, 3, c->snapshot);
+    sqlite3_bind_int(q, 4, c->snapshot_keep);
 }
 
 /* Runs sql once for each of the n rows bind gives: AC_OK, or AC_EIO with err filled. */
@@ -498,7 +517,8 @@ static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
                  "lease_until = CASE WHEN ? < 0 THEN 0 ELSE " NOW " + ? END, "
                  "title = CASE WHEN ? IS NULL THEN title ELSE ? END, "
                  "spec_hash = CASE WHEN ? IS NULL THEN spec_hash ELSE ? END, "
-                 "snapshot_seq = CASE WHEN ? > 0 THEN ? ELSE snapshot_seq END "
+                 "snapshot_seq = CASE WHEN ? > 0 THEN ? ELSE snapshot_seq END, "
+                 "agent = CASE WHEN ? IS NULL THEN agent ELSE ? END "
                  "WHERE id = ? AND (lease_until <= " NOW " OR holder = '' OR holder = ?)");
     if (!q)
         return sq_fail(st, err, "committing");
@@ -516,8 +536,10 @@ static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
     bind_static(q, 10, c->spec_hash);
     sqlite3_bind_int64(q, 11, snap);
     sqlite3_bind_int64(q, 12, snap);
-    bind_static(q, 13, c->id);
-    bind_static(q, 14, c->holder);
+    bind_static(q, 13, c->agent);
+    bind_static(q, 14, c->agent);
+    bind_static(q, 15, c->id);
+    bind_static(q, 16, c->holder);
     int rc = sqlite3_step(q);
     int changed = sqlite3_changes(DB(st));
     if (rc != SQLITE_DONE)
@@ -561,9 +583,16 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
                   "INSERT OR IGNORE INTO tool_calls(session, call_id, name, started_ms) "
                   "VALUES(?, ?, ?, " NOW ")",
                   c, c->n_started, bind_started, err);
+    /* a new snapshot replaces the latest, unless that one is kept (an agent change's) */
     if (rc == AC_OK)
-        rc = each(st, "INSERT OR REPLACE INTO snapshots(session, n, body) VALUES(?,?,?)", c,
-                  c->snapshot ? 1 : 0, bind_snapshot, err);
+        rc = each(st, "DELETE FROM snapshots WHERE session = ? AND kept = 0", c,
+                  c->snapshot ? 1 : 0, bind_id, err);
+    if (rc == AC_OK) /* one taken again at a kept one's event (a spec change there) stays kept */
+        rc = each(st,
+                  "INSERT INTO snapshots(session, n, body, kept) VALUES(?,?,?,?) "
+                  "ON CONFLICT(session, n) DO UPDATE SET body = excluded.body, "
+                  "kept = max(kept, excluded.kept)",
+                  c, c->snapshot ? 1 : 0, bind_snapshot, err);
     return rc;
 }
 
@@ -680,11 +709,54 @@ static int sq_params(ac_store *st, const char *id, char **out, ac_error *err)
     return rc;
 }
 
-static int sq_snapshot_get(ac_store *st, const char *id, uint64_t *n, char **body, ac_error *err)
+static int sq_snapshot_get(ac_store *st, const char *id, uint64_t upto, uint64_t *n, char **body,
+                           ac_error *err)
 {
     *n = 0;
-    return get_text(st, "SELECT body, n FROM snapshots WHERE session = ?", id, body, n, err,
-                    "reading a snapshot");
+    *body = NULL;
+    sqlite3_stmt *q = prep(st, "SELECT body, n FROM snapshots WHERE session = ? AND n <= ? "
+                               "ORDER BY n DESC LIMIT 1");
+    if (!q)
+        return sq_fail(st, err, "reading a snapshot");
+    bind_text(q, 1, id);
+    sqlite3_bind_int64(q, 2, upto > INT64_MAX ? INT64_MAX : (sqlite3_int64)upto);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        *body = strdup(col(q, 0));
+        *n = (uint64_t)sqlite3_column_int64(q, 1);
+    }
+    done(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return sq_fail(st, err, "reading a snapshot");
+    if (rc == SQLITE_ROW && !*body) {
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+        return AC_ENOMEM;
+    }
+    return AC_OK;
+}
+
+static int sq_agent(ac_store *st, const char *id, char **out, ac_error *err)
+{
+    *out = NULL;
+    sqlite3_stmt *q = prep(st, "SELECT agent FROM sessions WHERE id = ?");
+    if (!q)
+        return sq_fail(st, err, "reading a session");
+    bind_text(q, 1, id);
+    int rc = sqlite3_step(q);
+    const char *v = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : NULL;
+    int oom = v && !(*out = strdup(v));
+    done(q);
+    if (rc == SQLITE_DONE) {
+        ac_store_err(err, AC_STORE_ENOENT, "store '%s' has no session '%s'", st->path, id);
+        return AC_STORE_ENOENT;
+    }
+    if (rc != SQLITE_ROW)
+        return sq_fail(st, err, "reading a session");
+    if (oom) {
+        ac_store_err(err, AC_ENOMEM, "out of memory");
+        return AC_ENOMEM;
+    }
+    return AC_OK;
 }
 
 static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err)
@@ -798,10 +870,79 @@ static int sq_forget(ac_store *st, const char *id, uint64_t upto, ac_error *err)
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "dropping old events");
 }
 
+/* A fork's statements: ?1 the new id, ?2 the original's, ?3 the last event copied, then the
+ * row's fields, the snapshot and the note. */
+static const char *const FORK_SQL[] = {
+    "INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, updated_ms, events,"
+    " snapshot_seq, title, agent) SELECT ?1, ?4, params, ?5, ?6, " NOW ", " NOW ", ?3, ?3, title,"
+    " ?7 FROM sessions WHERE id = ?2",
+    "INSERT INTO events(session, n, t_ms, ev, data, steps) SELECT ?1, n, t_ms, ev, data, steps"
+    " FROM events WHERE session = ?2 AND n <= ?3 ORDER BY n",
+    "INSERT INTO notes(session, after, t_ms, kind, body) SELECT ?1, after, t_ms, kind, body"
+    " FROM notes WHERE session = ?2 AND after < ?3 ORDER BY after, rowid",
+    "INSERT INTO snapshots(session, n, body, kept) SELECT ?1, n, body, 1 FROM snapshots"
+    " WHERE session = ?2 AND kept = 1 AND n < ?3",
+    "INSERT INTO snapshots(session, n, body, kept) VALUES(?1, ?3, ?8, 1)",
+    "INSERT INTO notes(session, after, t_ms, kind, body) VALUES(?1, ?3, ?9, 'forked_from', ?10)",
+};
+
+/* One statement of FORK_SQL: SQLITE_DONE, or its error; *changed the rows it wrote. */
+static int fork_step(ac_store *st, const char *sql, const ac_store_fork_row *f, int *changed)
+{
+    sqlite3_stmt *q = prep(st, sql);
+    if (!q)
+        return SQLITE_ERROR;
+    int np = sqlite3_bind_parameter_count(q);
+    bind_static(q, 1, f->to);
+    bind_static(q, 2, f->from);
+    sqlite3_bind_int64(q, 3, (sqlite3_int64)f->upto);
+    if (np >= 4) {
+        bind_static(q, 4, f->spec_hash);
+        bind_static(q, 5, f->status);
+        sqlite3_bind_int(q, 6, f->at_rest);
+        bind_static(q, 7, f->agent);
+    }
+    if (np >= 8)
+        bind_static(q, 8, f->snapshot);
+    if (np >= 9) {
+        sqlite3_bind_int64(q, 9, f->t_ms);
+        bind_static(q, 10, f->note);
+    }
+    int rc = sqlite3_step(q);
+    *changed = sqlite3_changes(DB(st));
+    done(q);
+    return rc;
+}
+
+static int sq_fork(ac_store *st, const ac_store_fork_row *f, ac_error *err)
+{
+    int rc = exec(st, "BEGIN IMMEDIATE", err, "forking a session");
+    if (rc != AC_OK)
+        return rc;
+    for (size_t i = 0; rc == AC_OK && i < sizeof FORK_SQL / sizeof FORK_SQL[0]; i++) {
+        int changed = 0, r = fork_step(st, FORK_SQL[i], f, &changed);
+        if (i == 0 && (r & 0xff) == SQLITE_CONSTRAINT) {
+            ac_store_err(err, rc = AC_EINVAL, "store '%s' already has a session '%s'", st->path,
+                         f->to);
+        } else if (r != SQLITE_DONE) {
+            rc = sq_fail(st, err, "forking a session");
+        } else if (i == 0 && !changed) {
+            ac_store_err(err, rc = AC_STORE_ENOENT, "store '%s' has no session '%s'", st->path,
+                         f->from);
+        }
+    }
+    if (rc != AC_OK) {
+        rollback(st);
+        return rc;
+    }
+    return exec(st, "COMMIT", err, "forking a session");
+}
+
 static const ac_store_ops SQ_OPS = {
-    "sqlite",         sq_close,  sq_create, sq_info,         sq_list,       sq_rm,
-    sq_commit,        sq_events, sq_params, sq_snapshot_get, sq_tool_calls, sq_lease_acquire,
-    sq_lease_release, sq_note,   sq_notes,  sq_commit_many,  sq_forget,
+    "sqlite",       sq_close,         sq_create,        sq_info,   sq_list,
+    sq_rm,          sq_commit,        sq_events,        sq_params, sq_snapshot_get,
+    sq_tool_calls,  sq_lease_acquire, sq_lease_release, sq_note,   sq_notes,
+    sq_commit_many, sq_forget,        sq_agent,         sq_fork,
 };
 
 /* Reads one integer pragma; -1 on failure. */

@@ -122,6 +122,8 @@ int ac_sw_prepare(store_writer *w, ac_store_commit *c, ac_store_event **evs)
     c->create_hash = w->create_params ? w->spec_hash : NULL; /* set with create_params */
     c->snapshot = w->snap;
     c->snapshot_n = w->snap_n;
+    c->snapshot_keep = w->snap && w->keep_n && w->snap_n == w->keep_n;
+    c->agent = w->agent;
     return 0;
 }
 
@@ -142,6 +144,8 @@ void ac_sw_finish(store_writer *w, const ac_store_commit *c, int rc, const ac_er
         w->have_title = 2;
     free(w->spec_hash);
     w->spec_hash = NULL;
+    free(w->agent);
+    w->agent = NULL;
     free(w->create_params);
     w->create_params = NULL;
     if (w->snap) {
@@ -209,6 +213,21 @@ void ac_sw_go_live(store_writer *w)
 
 /* ---- hooks ---- */
 
+/* The session's agent given (spawn) or changed (change: a snapshot is taken there, and
+ * kept): committed as the session's agent. */
+static void agent_seen(store_writer *w, uint64_t n, int change, json_t *agent)
+{
+    if (!json_is_object(agent))
+        return;
+    free(w->agent);
+    if (!(w->agent = ac_store_json_text(agent)))
+        ac_sw_error(w, "cannot write the store: out of memory");
+    if (change) {
+        w->force_snapshot = 1;
+        w->keep_n = n;
+    }
+}
+
 static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data)
 {
     store_writer *w = W(s);
@@ -217,6 +236,8 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
         w->model_calls++;
     if (w->muted || w->error)
         return;
+    if (!strcmp(ev, AC_AGENT_CHANGED) || !strcmp(ev, "spawn"))
+        agent_seen(w, n, !strcmp(ev, AC_AGENT_CHANGED), json_object_get(data, "agent"));
     if (!w->have_title && !strcmp(ev, "user_message")) {
         const char *text = json_string_value(json_object_get(data, "text"));
         if (text) {
@@ -486,6 +507,7 @@ void ac_sw_free(store_writer *w)
     free(w->steps);
     free(w->title);
     free(w->spec_hash);
+    free(w->agent);
     free(w->error);
     free(w->snap);
     free(w->create_params);

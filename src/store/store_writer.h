@@ -60,6 +60,8 @@ typedef struct store_writer {
     size_t n_pend, cap_pend;
     char *snap; /* a snapshot to write with the next commit, at event snap_n */
     uint64_t snap_n;
+    char *agent;     /* the session's agent to commit (spawn's, an agent change's) */
+    uint64_t keep_n; /* the last agent change: the snapshot taken there is kept */
     /* AC_STORE_GROUPED: the row is created by the first commit (create_params non-NULL
      * until then) and the last commit joins a pending group */
     int grouped;
@@ -125,6 +127,16 @@ void ac_sw_snapshot_take(store_writer *w);
 void ac_store_group_add(store_writer *w);
 /* w leaves the group (it commits alone, or goes). */
 void ac_store_group_remove(store_writer *w);
+
+/* ---- loading (store_load.c) ---- */
+
+/* The session rebuilt from its latest snapshot taken at event upto or before and its journal
+ * after it up to event upto (UINT64_MAX: all), on e, effects off, w muted (w->s is set;
+ * freed with the session, or here on failure). The engine's output hears nothing of it (it
+ * was heard when it happened); it runs on the loop thread without turning the loop. NULL
+ * with err filled. */
+ac_session *ac_store_rebuild(ac_store *st, ac_engine *e, const char *id, uint64_t upto,
+                             store_writer *w, ac_error *err);
 
 /* ---- recovery (store_recover.c) ---- */
 

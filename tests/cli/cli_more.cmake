@@ -1,7 +1,8 @@
 # End-to-end checks of agentc run/batch/diagram: the real binary against the
 # loopback agentc_test_httpd server and the script provider. Exit 77 = skipped
 # (a tool such as jq is missing).
-foreach(t run_openai interrupt batch concurrency secrets output request_settings store state)
+foreach(t run_openai interrupt batch concurrency secrets output request_settings store state
+    agent_memory agents)
   add_test(NAME cli_${t}
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/${t}.sh $<TARGET_FILE:agentc>
             $<TARGET_FILE:agentc_test_httpd_main>
@@ -11,7 +12,7 @@ add_test(NAME cli_diagram
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/diagram.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_run_openai cli_interrupt cli_batch cli_concurrency cli_secrets cli_output cli_diagram
-  cli_request_settings cli_store PROPERTIES
+  cli_request_settings cli_store cli_agent_memory cli_agents PROPERTIES
   LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
 add_test(NAME cli_terminal
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/terminal.sh $<TARGET_FILE:agentc>
@@ -36,3 +37,17 @@ add_test(NAME cli_store_kill
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_store_kill PROPERTIES LABELS "cli;store" SKIP_RETURN_CODE 77 TIMEOUT 400
   ENVIRONMENT AGENTC_KILL_TRIALS=100)
+# The agent format (src/cli/agent.h): refusals, records without secrets, records that
+# rebuild their engine once the files are gone, diffs, overrides, --agents FILE.
+agentc_add_test(cli_agent
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/cli/test_agent.c ${CMAKE_SOURCE_DIR}/src/cli/agent.c
+          ${CMAKE_SOURCE_DIR}/src/cli/agent_record.c ${CMAKE_SOURCE_DIR}/src/cli/agents_file.c
+          ${CMAKE_SOURCE_DIR}/src/cli/engine_opts.c
+  LIBS agentc_runtime agentc_gen
+  LABELS cli)
+target_include_directories(cli_agent PRIVATE ${CMAKE_SOURCE_DIR}/src/cli ${CMAKE_SOURCE_DIR}/src)
+# agentc sessions fork at each turn of a 4-turn session with tool calls, a toolkit and the State.
+add_test(NAME cli_fork
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/fork.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_fork PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -72,7 +72,8 @@ sed 's/^param max_iterations     = 10 /param max_iterations     = 11 /' spec/age
 cmp -s spec/agent.fsm "$tmp/edited.fsm" && fail "the spec edit changed nothing"
 "$agentc" run "${net[@]}" --spec "$tmp/edited.fsm" --session busy "next" >/dev/null 2>"$tmp/err" \
   && fail "a mid-turn session continued under another spec"
-grep -q "stopped mid-turn under spec" "$tmp/err" || fail "spec refusal message: $(cat "$tmp/err")"
+grep -q "session busy stopped mid-turn; the options given change its agent (spec), which happens only between turns" "$tmp/err" \
+  || fail "spec refusal message: $(cat "$tmp/err")"
 "$agentc" resume busy "${net[@]}" --jsonl >"$tmp/out" 2>"$tmp/err" || fail "resume: $(cat "$tmp/err")"
 has_line "$tmp/out" '.type == "discarded"' || fail "resume did not say the partial answer was discarded"
 has_line "$tmp/out" '.type == "retry"' || fail "resume did not re-issue the call: $(cat "$tmp/out")"

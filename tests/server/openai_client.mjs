@@ -16,7 +16,7 @@ function check(cond, what) {
 const models = await client.models.list();
 const ids = [];
 for await (const m of models) ids.push(m.id);
-check(ids.includes('agentc'), 'models.list: ' + JSON.stringify(ids));
+check(ids.includes('default'), 'models.list: ' + JSON.stringify(ids));
 
 const r = await client.chat.completions.create({
   model: 'agentc',

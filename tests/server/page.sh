@@ -33,3 +33,23 @@ timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" "h
 [ -s "$artifacts/audit-page.png" ] || fail "no screenshot"
 kill -TERM $pid; wait $pid || fail "exit status"
 pid=
+# a server of two agents: a session of the one whose spec renames the session machine
+# (examples/specs/renamed_states.fsm) is drawn with that spec
+cat >"$tmp/agents.json" <<JSON
+{"agents": [{"name": "plain", "provider": "script", "script": "$tmp/script"},
+            {"name": "renamed", "provider": "script", "script": "$tmp/script",
+             "spec": "$PWD/examples/specs/renamed_states.fsm"}]}
+JSON
+rm -f "$tmp/port"
+"$agentc" serve --agents "$tmp/agents.json" --tokens "$tmp/tokens" --listen 127.0.0.1:0 \
+  --port-file "$tmp/port" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+[ -s "$tmp/port" ] || fail "the agents server did not start"
+curl -s --max-time 10 -H "Authorization: Bearer tok-page-test-0123456789abcdef" \
+  -d '{"id": "r1", "agent": "renamed"}' "http://127.0.0.1:$(cat "$tmp/port")/v1/sessions" | grep -q '"agent":"renamed"' \
+  || fail "the renamed agent's session"
+AGENT_SESSION=r1 timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" \
+  "http://127.0.0.1:$(cat "$tmp/port")" tok-page-test-0123456789abcdef "" "" || fail "the page test (agents) failed"
+kill -TERM $pid; wait $pid || fail "exit status (agents)"
+pid=

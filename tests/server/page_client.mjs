@@ -72,6 +72,17 @@ await cdp('Page.enable');
 await cdp('Page.navigate', { url: url + '/?token=' + encodeURIComponent(token) });
 await until(`document.querySelectorAll('svg[data-machine]').length === 3`, 'the spec diagram was not drawn');
 await until(`document.getElementById('status').textContent === 'ready'`, 'the page is not ready');
+if (process.env.AGENT_SESSION) { // a session of another agent: the page draws that agent's spec
+  check(await js(`!document.querySelector('svg[data-machine=conversation]')`), 'the default spec drawn first');
+  await cdp('Page.navigate', { url: url + '/?token=' + encodeURIComponent(token) + '&session=' + process.env.AGENT_SESSION });
+  await until(`!!document.querySelector('svg[data-machine=conversation]') && !document.querySelector('svg[data-machine=session]')`,
+    "the session's agent's spec was not drawn");
+  await until(`!!document.querySelector('.state.current[data-machine=conversation][data-state=Idle]')`, 'Idle is not highlighted');
+  check(consoleErrors.length === 0, 'page errors: ' + consoleErrors.join('; '));
+  console.log('audit page: ok, the agent\'s spec');
+  finish(0);
+  await new Promise(() => {});
+}
 await js(`document.getElementById('new-session').click()`);
 await until(`document.getElementById('session-id').textContent.length > 0`, 'no session was created');
 await until(`!!document.querySelector('.state.current[data-machine=session][data-state=Idle]')`, 'Idle is not highlighted');

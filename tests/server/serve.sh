@@ -288,7 +288,7 @@ kill -0 "$main_pid" || fail "the server died"
 
 # ---- OpenAI-compatible front ---------------------------------------------------------------
 expect 200 - GET /v1/models
-jq -e '.object == "list" and .data[0].id == "agentc"' "$tmp/body" >/dev/null || fail "models: $(cat "$tmp/body")"
+jq -e '.object == "list" and .data[0].id == "default"' "$tmp/body" >/dev/null || fail "models: $(cat "$tmp/body")"
 expect 200 - POST /v1/chat/completions '{"model": "agentc", "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]}'
 jq -e --arg long "$long" '.object == "chat.completion" and .choices[0].message.content == $long and .choices[0].finish_reason == "stop"' "$tmp/body" >/dev/null \
   || fail "chat completion: $(head -c 300 "$tmp/body")"

@@ -56,3 +56,14 @@ set_tests_properties(server_long_turn PROPERTIES LABELS server SKIP_RETURN_CODE 
 add_test(NAME server_escapes
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/escapes.sh $<TARGET_FILE:agentc>)
 set_tests_properties(server_escapes PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 60)
+# Named agents (docs/agents.md): two agents in one server, per-session overrides, the
+# OpenAI-compatible front by agent name (the official `openai` npm package).
+add_test(NAME server_agents
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/agents.sh $<TARGET_FILE:agentc>
+          $<TARGET_FILE:agentc_test_httpd_main> ${CMAKE_BINARY_DIR}/npm
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_agents PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)
+add_test(NAME server_agent_memory
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/agent_memory.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_agent_memory PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -178,7 +178,12 @@ static void test_schema_1_opens(void **state)
         "BEGIN; CREATE TABLE v1(session TEXT NOT NULL, n INTEGER NOT NULL, t_ms INTEGER NOT "
         "NULL, ev TEXT NOT NULL, data TEXT, steps TEXT, PRIMARY KEY(session, n)) WITHOUT ROWID;"
         "INSERT INTO v1 SELECT session, n, t_ms, ev, data, steps FROM events;"
-        "DROP TABLE events; ALTER TABLE v1 RENAME TO events; PRAGMA user_version = 1; COMMIT;",
+        "DROP TABLE events; ALTER TABLE v1 RENAME TO events;"
+        /* and the tables as version 3 kept them (no agents, one snapshot a session) */
+        "ALTER TABLE sessions DROP COLUMN agent;"
+        "CREATE TABLE s3(session TEXT PRIMARY KEY, n INTEGER NOT NULL, body TEXT NOT NULL);"
+        "INSERT INTO s3 SELECT session, n, body FROM snapshots; DROP TABLE snapshots;"
+        "ALTER TABLE s3 RENAME TO snapshots; PRAGMA user_version = 1; COMMIT;",
         NULL, NULL, &msg);
     if (rc != SQLITE_OK)
         fail_msg("%s", msg);
@@ -193,7 +198,7 @@ static void test_schema_1_opens(void **state)
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 3);
+    assert_int_equal(sqlite3_column_int(q, 0), 4);
     sqlite3_finalize(q);
     sqlite3_close(db);
     free(before);
@@ -241,10 +246,15 @@ static void test_schema_2_serve_migrates(void **state)
     assert_int_equal(query_int(r.path, "PRAGMA user_version"), 2);
     assert_int_equal(query_int(r.path, "SELECT count(*) FROM serve_events"), 15);
     ac_store *st = open_store(r.path);
-    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 3);
+    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 4);
     assert_int_equal(query_int(r.path, "SELECT count(*) FROM sqlite_master WHERE name LIKE "
                                        "'serve_%'"),
                      0);
+    /* version 4: a session stored before has no agent; its snapshots are kept by (session, n) */
+    assert_int_equal(query_int(r.path, "SELECT count(*) FROM sessions WHERE agent IS NULL"), 1);
+    assert_int_equal(query_int(r.path, "SELECT count(*) FROM pragma_table_info('snapshots') "
+                                       "WHERE name = 'kept'"),
+                     1);
     /* the session: its owner and public id in its id, its system prompt in its spawn event */
     ac_error err;
     ac_store_session_info info;
@@ -258,9 +268,13 @@ static void test_schema_2_serve_migrates(void **state)
     assert_non_null(strstr(json, "hello from v2"));
     free(json);
     /* it goes on under this release */
+    memset(&err, 0x55, sizeof err);
+    assert_null(ac_store_agent(st, "local/s1", 0, &err));
+    assert_int_equal(err.code, AC_OK);
     ac_session *s = ac_store_session(st, r.e, "local/s1", AC_STORE_MUST_EXIST, &err);
     if (!s)
         fail_msg("%s", err.text);
+    assert_null(ac_session_agent(s));
     assert_true(ac_session_send(s, "again") >= 0);
     settle(&r, s);
     assert_string_equal(ac_session_answer(s), "answer one");
@@ -273,12 +287,12 @@ static void test_schema_2_serve_migrates(void **state)
     char *msg = NULL;
     sqlite3 *db;
     assert_int_equal(sqlite3_open(r.path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 4", NULL, NULL, &msg), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 5", NULL, NULL, &msg), SQLITE_OK);
     sqlite3_close(db);
     assert_null(ac_store_open(r.path, NULL, &err));
     assert_int_equal(err.code, AC_EIO);
-    assert_non_null(strstr(err.text, "schema version 4, newer than this agentc reads (3)"));
-    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 4);
+    assert_non_null(strstr(err.text, "schema version 5, newer than this agentc reads (4)"));
+    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 5);
     rig_close(&r);
 }
 
