@@ -1,5 +1,5 @@
 /*
- * sessions.c - agentc sessions list|show|rm|export: the sessions of a store.
+ * sessions.c - agentc sessions list|show|close|rm|export: the sessions of a store.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,8 @@ static void usage(FILE *out)
             "  list [--json]            the stored sessions, most recent first\n"
             "  show ID [--json] [--spec FILE]\n"
             "                           one session: where it stands and its conversation\n"
+            "  close ID [--spec FILE]   end a session (the spec's close event, journaled):\n"
+            "                           what is sent to it later is refused, saying so\n"
             "  rm ID                    remove a session and all that is stored for it\n"
             "  export ID [-o FILE]      write its journal (default ID.jsonl; agentc replay\n"
             "                           reads it)\n\n"
@@ -146,6 +148,42 @@ static int show(ac_store *st, const char *id, int json, const char *spec)
     return 0;
 }
 
+/* Ends a stored session: its spec's `close` (a spec without one: `cancel`), journaled by
+ * the store as any event. A session that had ended is left as it is, and said so. */
+static int close_session(ac_store *st, const char *id, const char *spec)
+{
+    ac_fsm_tables *tables;
+    ac_engine *e = inspect_engine(spec, &tables);
+    ac_error err;
+    ac_session *s =
+        e ? ac_store_session(st, e, id, AC_STORE_MUST_EXIST | AC_STORE_NO_RESUME, &err) : NULL;
+    int rc = 0;
+    if (e && !s) {
+        fprintf(stderr, "agentc: %s\n", err.text);
+        rc = err.code == AC_STORE_ENOENT || err.code == AC_STORE_EBUSY ? 1 : AC_EXIT_CONFIG;
+    } else if (!e) {
+        rc = AC_EXIT_CONFIG;
+    } else if (ac_session_ended(s)) {
+        char text[600];
+        ac_session_ended_text(s, text, sizeof text);
+        fprintf(stderr, "agentc: %s\n", text);
+    } else {
+        int prc = ac_session_post(s, "close", NULL, 0);
+        if (prc == AC_EUNKNOWN_EVENT) /* a spec older than `close` */
+            prc = ac_session_cancel(s);
+        if (!ac_session_ended(s)) {
+            fprintf(stderr, "agentc: session %s was not closed: %s\n", id, ac_strerror(prc));
+            rc = 1;
+        } else {
+            printf("session %s closed\n", id);
+        }
+    }
+    ac_session_free(s); /* its store commits what it wrote */
+    ac_engine_free(e);
+    ac_spec_tables_free(tables);
+    return rc;
+}
+
 int ac_cli_sessions(int argc, char **argv)
 {
     const char *cmd = NULL, *id = NULL, *db = NULL, *out = NULL, *spec = NULL;
@@ -178,8 +216,8 @@ int ac_cli_sessions(int argc, char **argv)
     }
     int needs_id = cmd && strcmp(cmd, "list") != 0;
     if (!cmd ||
-        (strcmp(cmd, "list") && strcmp(cmd, "show") && strcmp(cmd, "rm") &&
-         strcmp(cmd, "export")) ||
+        (strcmp(cmd, "list") && strcmp(cmd, "show") && strcmp(cmd, "rm") && strcmp(cmd, "export") &&
+         strcmp(cmd, "close")) ||
         (needs_id && !id) || (!needs_id && id)) {
         usage(stderr);
         return AC_EXIT_USAGE;
@@ -201,6 +239,8 @@ int ac_cli_sessions(int argc, char **argv)
         }
     } else if (!strcmp(cmd, "show")) {
         rc = show(st, id, json, spec);
+    } else if (!strcmp(cmd, "close")) {
+        rc = close_session(st, id, spec);
     } else if (!strcmp(cmd, "rm")) {
         if (ac_store_rm(st, id, &err) != AC_OK) {
             fprintf(stderr, "agentc: %s\n", err.text);
