@@ -379,11 +379,13 @@ const char *ac_session_answer(const ac_session *s); /* last final answer, "" if 
 const char *ac_session_error(const ac_session *s);
 const char *ac_session_partial(const ac_session *s); /* text streamed in the current call */
 /* Counters of a session, for reports: LLM calls of the current turn (iterations),
- * tool calls recorded in the session, and the tokens the provider reported. */
+ * tool calls recorded in the session, the tokens the provider reported, and the turns that
+ * ended since this ac_session was made (a count to tell a turn's end from the session's). */
 typedef struct ac_session_stats {
     int64_t iterations;
     size_t tool_calls;
     int64_t input_tokens, output_tokens;
+    size_t turns_ended;
 } ac_session_stats;
 void ac_session_get_stats(const ac_session *s, ac_session_stats *out);
 /* Whole session (machine states, status, conversation, and "toolkits" when the

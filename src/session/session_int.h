@@ -125,6 +125,7 @@ struct ac_session {
     int turn_mark;                     /* AC_TURN_MARK_*: what stopped the running turn */
     int end_how;                       /* AC_END_*: how the session ended, 0 while it runs */
     int64_t ended_ms;                  /* when it ended */
+    size_t turns_ended;                /* since this ac_session was made (not serialized) */
     json_t *queued;                    /* user messages that arrived while running */
     char *turn_start; /* id of the message that began the current turn, NULL between turns */
     int compacted_this_plan;

@@ -136,6 +136,7 @@ static void turn_ended(ac_session *s, int paused)
     else if (paused)
         o = AC_TURN_INTERRUPTED;
     s->last_outcome = o;
+    s->turns_ended++;
     free(s->last_error);
     s->last_error = s->error; /* the reason goes with the turn */
     s->error = NULL;
