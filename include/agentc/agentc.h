@@ -370,10 +370,11 @@ typedef struct ac_session_end {
     int64_t at_ms;     /* the time of the event that ended it (wall clock, ms) */
 } ac_session_end;
 void ac_session_get_end(const ac_session *s, ac_session_end *out);
-/* What to tell whoever sends to an ended session: "session ID ended (failed: WHY) at
- * 2026-11-26T16:30:21Z; start a new one" (UTC). Writes "" and returns 0 when it did not end,
- * else the length (cut to cap). */
-size_t ac_session_ended_text(const ac_session *s, char *buf, size_t cap);
+/* What to tell whoever sends to an ended session: "session NAME ended (failed: WHY) at
+ * 2026-11-26T16:30:21Z; start a new one" (UTC). NAME is `name`, or the session's id when NULL
+ * (a server that keys ids by owner shows its caller's). Writes "" and returns 0 when it did
+ * not end, else the length (cut to cap). */
+size_t ac_session_ended_text(const ac_session *s, const char *name, char *buf, size_t cap);
 const char *ac_session_answer(const ac_session *s); /* last final answer, "" if none */
 /* Why the last turn failed, or why the session failed for good; NULL if neither. */
 const char *ac_session_error(const ac_session *s);

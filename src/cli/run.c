@@ -256,7 +256,7 @@ int ac_cli_run_one(const run_opts *o, int demo)
     }
     if (ac_session_ended(r.s)) { /* said as it is, never as a new failure */
         char text[600];
-        ac_session_ended_text(r.s, text, sizeof text);
+        ac_session_ended_text(r.s, NULL, text, sizeof text);
         fprintf(stderr, "agentc: %s\n", text);
         run_free(&r);
         return AC_EXIT_FAILED;

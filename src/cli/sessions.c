@@ -165,7 +165,7 @@ static int close_session(ac_store *st, const char *id, const char *spec)
         rc = AC_EXIT_CONFIG;
     } else if (ac_session_ended(s)) {
         char text[600];
-        ac_session_ended_text(s, text, sizeof text);
+        ac_session_ended_text(s, NULL, text, sizeof text);
         fprintf(stderr, "agentc: %s\n", text);
     } else {
         int prc = ac_session_post(s, "close", NULL, 0);

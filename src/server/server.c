@@ -433,7 +433,7 @@ static enum activity activity(const ac_session *s)
 static enum MHD_Result ended_reply(struct MHD_Connection *c, const srv_sess *ss)
 {
     char text[700];
-    ac_session_ended_text(ss->s, text, sizeof text);
+    ac_session_ended_text(ss->s, ss->id, text, sizeof text);
     return srv_reply_error(c, 409, "session_ended", "%s", text);
 }
 

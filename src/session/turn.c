@@ -204,7 +204,7 @@ void ac_session_get_end(const ac_session *s, ac_session_end *out)
     out->at_ms = s->ended_ms;
 }
 
-size_t ac_session_ended_text(const ac_session *s, char *buf, size_t cap)
+size_t ac_session_ended_text(const ac_session *s, const char *name, char *buf, size_t cap)
 {
     ac_session_end end;
     ac_session_get_end(s, &end);
@@ -217,8 +217,9 @@ size_t ac_session_ended_text(const ac_session *s, char *buf, size_t cap)
     struct tm tm;
     if (end.at_ms > 0 && gmtime_r(&secs, &tm))
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    int n = snprintf(buf, cap, "session %s ended (%s%s%.300s) at %s; start a new one", s->id,
-                     end.how, end.error ? ": " : "", end.error ? end.error : "", when);
+    int n = snprintf(buf, cap, "session %s ended (%s%s%.300s) at %s; start a new one",
+                     name ? name : s->id, end.how, end.error ? ": " : "",
+                     end.error ? end.error : "", when);
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 

@@ -52,3 +52,7 @@ set_tests_properties(server_long_turn PROPERTIES LABELS server SKIP_RETURN_CODE 
 add_test(NAME server_escapes
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/escapes.sh $<TARGET_FILE:agentc>)
 set_tests_properties(server_escapes PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 60)
+add_test(NAME server_turns
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/turns.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_turns PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -488,7 +488,7 @@ static void test_close(void **state)
     assert_string_equal(ac_session_status_name(ac_session_status(r.s)), "ended");
     assert_int_equal(ac_session_last_turn(r.s, NULL), AC_TURN_COMPLETED); /* the last turn */
     char text[256];
-    assert_true(ac_session_ended_text(r.s, text, sizeof text) > 0);
+    assert_true(ac_session_ended_text(r.s, NULL, text, sizeof text) > 0);
     assert_non_null(strstr(text, "session t_close ended (closed) at 20"));
     assert_non_null(strstr(text, "Z; start a new one"));
     char *j = ac_session_to_json(r.s);
