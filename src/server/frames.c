@@ -491,9 +491,10 @@ void srv_frames_finished(srv_frames *fm)
                        "partial_response", fm->stop_partial ? fm->stop_partial : ""));
     } else if (turn && o == AC_TURN_COMPLETED) {
         emit(fm, "turn_done",
-             json_pack("{s:s, s:s, s:I, s:{s:I, s:I}}", "status", "completed", "answer",
-                       ac_session_answer(s), "iterations", (json_int_t)stats.iterations, "usage",
-                       "input", (json_int_t)stats.input_tokens, "output",
+             json_pack("{s:s, s:s, s:s, s:I, s:{s:I, s:I}}", "status",
+                       ac_session_status_name(ac_session_status(s)), "outcome", "completed",
+                       "answer", ac_session_answer(s), "iterations", (json_int_t)stats.iterations,
+                       "usage", "input", (json_int_t)stats.input_tokens, "output",
                        (json_int_t)stats.output_tokens));
     }
 }
