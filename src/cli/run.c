@@ -249,17 +249,17 @@ int ac_cli_run_one(const run_opts *o, int demo)
                 resumed ? "agentc: session %s (resuming its interrupted turn)\n"
                         : "agentc: session %s\n",
                 ac_session_id(r.s));
-    if (o->resume && !resumed) {
-        printf("session %s has nothing to finish\n", ac_session_id(r.s));
-        run_free(&r);
-        return 0;
-    }
     if (ac_session_ended(r.s)) { /* said as it is, never as a new failure */
         char text[600];
         ac_session_ended_text(r.s, NULL, text, sizeof text);
         fprintf(stderr, "agentc: %s\n", text);
         run_free(&r);
         return AC_EXIT_FAILED;
+    }
+    if (o->resume && !resumed) {
+        printf("session %s has nothing to finish\n", ac_session_id(r.s));
+        run_free(&r);
+        return 0;
     }
     struct sigaction old[3];
     ac_cli_catch_stop_signals(old);

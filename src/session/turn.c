@@ -170,7 +170,7 @@ void ac_turn_after_event(ac_session *s, const ac_turn_probe *p, int64_t t_ms)
     if (ended && !p->ended) {
         s->ended_ms = t_ms;
         if (!s->end_how) /* a reason given now, or a turn that failed as the session ended */
-            s->end_how = s->error || (finished && s->last_outcome == AC_TURN_FAILED)
+            s->end_how = s->error || s->fsm.error || (finished && s->last_outcome == AC_TURN_FAILED)
                              ? AC_END_FAILED
                              : AC_END_COMPLETED;
         finished = 1;
