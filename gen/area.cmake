@@ -7,6 +7,7 @@ add_library(agentc_gen STATIC
   ${CMAKE_SOURCE_DIR}/gen/check.c
   ${CMAKE_SOURCE_DIR}/gen/sugar.c
   ${CMAKE_SOURCE_DIR}/gen/leave.c
+  ${CMAKE_SOURCE_DIR}/gen/decisions.c
   ${CMAKE_SOURCE_DIR}/gen/lower.c
   ${CMAKE_SOURCE_DIR}/gen/emit_c.c
   ${CMAKE_SOURCE_DIR}/gen/emit_diagram.c

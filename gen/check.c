@@ -32,6 +32,10 @@
  *     eventless cycle with no guard                         check_graph
  *   warning: event no state handles; declared handler
  *     never used (only for a spec without errors)           warn_unused
+ *   an edge on an event that carries decisions entering a
+ *     state that runs run_tools without apply_decisions;
+ *     apply_decisions elsewhere                             ac_spec_check_decisions
+ *                                                           (decisions.c)
  *   two names that become the same C identifier in the
  *     generated code                                        check_c_names
  *   tables beyond their 16-bit limits (events,
@@ -1124,6 +1128,7 @@ size_t ac_spec_check(ac_spec *spec)
             check_row_conflicts(&ck);
             check_graph(&ck);
             ac_spec_check_leave(spec, ck.res);
+            ac_spec_check_decisions(spec, ck.res);
             warn_unused(&ck);
             check_c_names(&ck);
             check_limits(&ck);

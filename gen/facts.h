@@ -67,14 +67,16 @@ static inline const char *ac_fact_type_name(int type)
     return type == AC_FT_COUNT ? "a count" : type == AC_FT_DURATION ? "a duration" : "a string";
 }
 
-/* Built-in actions with string arguments: fail("why") and the others. */
+/* Built-in actions with string arguments: fail("why") and the others; and
+ * apply_decisions, built in too, which takes none and is written without parentheses. */
 typedef struct ac_arg_action_info {
     const char *name;
     int n_args;
     const char *usage;
 } ac_arg_action_info;
 
-#define AC_ARG_ACTION_COUNT 4
+#define AC_ARG_ACTION_COUNT 5
+#define AC_ACTION_APPLY_DECISIONS 4 /* the one without arguments: its name alone */
 static const ac_arg_action_info ac_arg_actions[AC_ARG_ACTION_COUNT] = {
     {"fail", 1, "fail(\"why\"): the turn fails with this reason"},
     {"note", 1, "note(\"text\"): records the text as the session's last error, status unchanged"},
@@ -82,6 +84,9 @@ static const ac_arg_action_info ac_arg_actions[AC_ARG_ACTION_COUNT] = {
     {"answer_from_call", 2,
      "answer_from_call(\"tool\", \"argument\"): the answer is that argument of the "
      "pending call to the tool, which is answered"},
+    {"apply_decisions", 0,
+     "apply_decisions: the per-call decisions the event carries are applied (approved calls "
+     "run, denied ones get the reason, edited ones run with the edit)"},
 };
 
 static inline int ac_arg_action_find(const char *name, size_t len)

@@ -334,6 +334,9 @@ static int lower_finish(lowering *lo)
             for (size_t o = 0; o < spec->outside.n; o++)
                 if (strcmp(spec->outside.v[o].s, en) == 0)
                     fl[e] |= AC_EV_OUTSIDE;
+            for (size_t o = 0; o < spec->decisions.n; o++)
+                if (strcmp(spec->decisions.v[o].s, en) == 0)
+                    fl[e] |= AC_EV_DECISIONS;
             if (strncmp(en, "after(", 6) == 0 && strchr(en, '@'))
                 fl[e] |= AC_EV_TIMER;
             any |= fl[e];

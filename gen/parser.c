@@ -859,6 +859,41 @@ static void parse_machine(parser *ps)
         expected(ps, "'}' to close the machine");
 }
 
+/* The payload of an outside event: `approve(decisions)`. 0, or -1 (reported). */
+static int outside_payload(parser *ps, ac_name ev)
+{
+    ac_name pl;
+    if (name(ps, "a payload name (decisions)", &pl) < 0)
+        return -1;
+    if (strcmp(pl.s, "decisions") != 0)
+        ac_spec_diag(ps->spec, 1, pl.line, pl.col,
+                     "outside event '%s' takes the payload 'decisions', not '%s' (the only "
+                     "payload there is: per-call decisions, applied by apply_decisions)",
+                     ev.s, pl.s);
+    else
+        names_push(&ps->spec->decisions, ev);
+    if (!accept(ps, TK_RPAREN)) {
+        expected(ps, "')'");
+        return -1;
+    }
+    return 0;
+}
+
+/* outside -> 'outside' 'event' NAME ['(' PAYLOAD ')'] (',' NAME ['(' PAYLOAD ')'])* */
+static void parse_outside(parser *ps)
+{
+    ac_spec *spec = ps->spec;
+    do {
+        ac_name n;
+        if (name(ps, "an event name", &n) < 0)
+            return;
+        names_push(&spec->events, n);
+        names_push(&spec->outside, n);
+        if (accept(ps, TK_LPAREN) && outside_payload(ps, n) < 0)
+            return;
+    } while (accept(ps, TK_COMMA));
+}
+
 static void parse_spec(parser *ps)
 {
     ac_spec *spec = ps->spec;
@@ -872,10 +907,7 @@ static void parse_spec(parser *ps)
             names(ps, "an event name", &spec->events);
         } else if (is_kw(t, "outside") && is_kw(&ps->t[ps->i + 1], "event")) {
             ps->i += 2;
-            size_t first = spec->events.n;
-            if (names(ps, "an event name", &spec->events) == 0)
-                for (size_t i = first; i < spec->events.n; i++)
-                    names_push(&spec->outside, spec->events.v[i]);
+            parse_outside(ps);
         } else if (handler_kind(t) >= 0) {
             int k = handler_kind(t);
             ps->i++;
@@ -994,6 +1026,7 @@ void ac_spec_free(ac_spec *spec)
     free(spec->params);
     free(spec->events.v);
     free(spec->outside.v);
+    free(spec->decisions.v);
     for (size_t i = 0; i < spec->n_posts; i++)
         free(spec->posts[i].events.v);
     free(spec->posts);

@@ -167,6 +167,8 @@ typedef struct ac_spec {
     ac_names events;
     ac_names handlers[AC_HK_COUNT]; /* by enum ac_handler_kind */
     ac_names outside;               /* events only the outside sends (`outside event ...`) */
+    ac_names decisions;             /* those of them that carry per-call decisions:
+                                       `outside event approve(decisions)` */
     struct ac_posts *posts;         /* `effect E posts ev, ...` */
     size_t n_posts, cap_posts;
     ac_machine_decl *machines;

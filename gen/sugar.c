@@ -243,13 +243,18 @@ static void declare_actions(ac_spec *spec, ac_names *ns)
 {
     for (size_t i = 0; i < ns->n; i++) {
         const char *s = ns->v[i].s, *paren = strchr(s, '(');
-        if (!paren)
+        if (!paren) {
+            if (strcmp(s, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
+                declare(&spec->handlers[HK_ACTION], ns->v[i]); /* built in */
             continue;
+        }
         int a = ac_arg_action_find(s, (size_t)(paren - s));
         if (a < 0) {
             char all[400];
             size_t o = 0;
             for (int k = 0; k < AC_ARG_ACTION_COUNT && o < sizeof all; k++) {
+                if (!ac_arg_actions[k].n_args)
+                    continue; /* apply_decisions: written without parentheses */
                 int w = snprintf(all + o, sizeof all - o, "%s%s", k ? "; " : "",
                                  ac_arg_actions[k].usage);
                 if (w > 0)

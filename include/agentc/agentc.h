@@ -106,7 +106,8 @@ typedef struct ac_output {
     void (*reasoning)(void *ud, ac_session *s, const char *delta, size_t n);
     /* the round's tools start (the run_tools effect's report): once per call about to run,
      * in the model's order, before any of them runs; at most max_parallel_tools run at
-     * once. A call answered without running (a spec's deny) gets tool_end only */
+     * once. A call answered without running (a spec's deny) gets tool_end only; a call the
+     * user edited (per-call decisions) starts with the edited arguments */
     void (*tool_start)(void *ud, ac_session *s, const char *id, const char *name,
                        const char *arguments);
     /* a call's result (action record_tool_result, or ac_session_fail_tool_call) */
@@ -508,6 +509,37 @@ const char *ac_session_tool_call_name(ac_session *s, const char *id, const char 
  * journal then replays it. 0 on success; -1 for NULL arguments, an unknown
  * id, or a call that already has a result. */
 int ac_session_fail_tool_call(ac_session *s, const char *id, const char *error, int64_t t_ms);
+
+/* ---- embedding: per-call decisions ---------------------------------------- */
+/* An outside event declared `outside event approve(decisions)` carries per-call decisions
+ * as its payload, posted with ac_session_post(s, "approve", decisions, 0):
+ *
+ *   {"calls": {"c1": "approve", "c2": {"deny": "reason"}, "c3": {"arguments": {...}}}}
+ *
+ * keyed by the pending calls' ids (ac_session_pending_tool_calls; ac_session_tool_call_name
+ * gives each one's tool and arguments). "approve": the call runs; {"deny": "reason"} (or
+ * "deny"): it does not run, and its result is "denied by the user: reason"; {"arguments":
+ * {...}}: it runs with these arguments instead of the model's, which the conversation keeps,
+ * and its result begins "arguments edited by the user: {...}". A pending call the decisions
+ * do not name is approved (as by the event without a payload). The spec's apply_decisions
+ * action applies them, from the journaled event, so a replay applies them too.
+ * ac_session_post checks them first, as ac_session_check_decisions does, and refuses ones
+ * that do not fit (an unknown call id, a bad shape, edited arguments the tool's schema
+ * refuses) with AC_EINVAL: nothing is applied or journaled, the session still waits.
+ * ac_session_post_threadsafe cannot check them: a call whose decision has another shape then
+ * fails without running ("not run: the user's decision for it was not understood"), an edit the
+ * schema refuses fails it too ("invalid arguments: ..."), and ids that are not pending are
+ * ignored. */
+
+/* Whether the spec declares `event` an outside event that carries decisions. */
+int ac_session_event_takes_decisions(const ac_session *s, const char *event);
+/* Checks decisions (a json_t *, borrowed; NULL: none, every pending call approved) for
+ * `event` against the session's pending calls. 0, or -1 with the reason in err (may be
+ * NULL): "call 'c9' is not pending (pending: c1, c2)", "call 'c3': the edited arguments do
+ * not fit the schema of calculator: ...". Loop thread only, like ac_session_post. */
+int ac_session_check_decisions(ac_session *s, const char *event, const void *decisions,
+                               char *err, size_t errcap);
+
 /* The conversation, oldest message first: message i's content, and its role
  * ("system", "user", "assistant", "tool") in *role when role is not NULL.
  * NULL past the end. */

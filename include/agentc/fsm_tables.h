@@ -44,6 +44,8 @@ enum ac_fsm_transition_kind {
 /* event_flags bits */
 #define AC_EV_OUTSIDE 0x01u /* only the outside sends it (`outside event`) */
 #define AC_EV_TIMER 0x02u   /* an `after` timer of the spec posts it */
+#define AC_EV_DECISIONS 0x04u /* an outside event that carries per-call decisions
+                                 (`outside event approve(decisions)`) */
 
 enum ac_fsm_param_type { AC_PARAM_INT = 0, AC_PARAM_DURATION = 1, AC_PARAM_STRING = 2 };
 

@@ -564,6 +564,12 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         json_decref(payload);
         return ended_reply(c, ss);
     }
+    char bad[600];
+    if (ac_session_event_takes_decisions(ss->s, name) &&
+        ac_session_check_decisions(ss->s, name, payload, bad, sizeof bad) < 0) {
+        json_decref(payload); /* refused whole: nothing applied, the session still waits */
+        return srv_reply_error(c, 400, "invalid_decisions", "event '%s': %s", name, bad);
+    }
     int rc = ac_session_post(ss->s, name, payload, 0);
     if (rc == AC_EUNKNOWN_EVENT)
         return srv_reply_error(c, 404, "unknown_event", "the spec declares no event '%s'", name);

@@ -470,6 +470,20 @@ static void turn_json(const ac_session *s, json_t *o)
                                       "at_ms", (json_int_t)end.at_ms));
 }
 
+/* The calls waiting for a decision: [{"id", "name", "arguments"}], the model's arguments. */
+static json_t *pending_calls(ac_session *s)
+{
+    const char *ids[64];
+    size_t n = ac_session_pending_tool_calls(s, ids, 64);
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n && i < 64; i++) {
+        const char *args = NULL, *name = ac_session_tool_call_name(s, ids[i], &args);
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "id", ids[i], "name",
+                                           name ? name : "", "arguments", args ? args : ""));
+    }
+    return a;
+}
+
 json_t *srv_sess_json(srv_sess *ss, int full)
 {
     if (!ss->s) { /* in the store only */
@@ -512,7 +526,8 @@ json_t *srv_sess_json(srv_sess *ss, int full)
         for (size_t i = 0; i < n && i < 32; i++)
             json_array_append_new(evs, json_string(names[i]));
         json_object_set_new(o, "waiting",
-                            json_pack("{s:s, s:o}", "state", wstate ? wstate : "", "events", evs));
+                            json_pack("{s:s, s:o, s:o}", "state", wstate ? wstate : "", "events",
+                                      evs, "calls", pending_calls(ss->s)));
     }
     if (!full)
         return o;

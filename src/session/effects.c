@@ -268,8 +268,7 @@ static void run_tools_report(ac_session *s, const ac_param_value *args, size_t n
         const ac_tool_call *c = ac_conv_tool_call(s->conv, ac_conv_iter_call(s->conv, i));
         if (!c || c->state != AC_CALL_NONE)
             continue;
-        const char *argstr = c->arguments && *c->arguments ? c->arguments : "{}";
-        s->e->out.tool_start(s->e->out.ud, s, c->id, c->name, argstr);
+        s->e->out.tool_start(s->e->out.ud, s, c->id, c->name, ac_call_arguments(s, c));
     }
 }
 

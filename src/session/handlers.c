@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "context/tokens.h"
+#include "session/decisions.h"
 #include "session/state.h"
 #include "session_int.h"
 #include "session/toolkits.h"
@@ -485,6 +486,7 @@ static void a_record_llm_error(ac_session *s, const ac_event *ev)
 
 static void a_record_assistant(ac_session *s, const ac_event *ev)
 {
+    ac_decisions_forget(s); /* the user's edits were for the calls before these */
     json_t *d = data(ev);
     json_t *calls = json_object_get(d, "tool_calls");
     size_t n = json_array_size(calls);

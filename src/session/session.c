@@ -15,6 +15,7 @@
 #include "session/toolkits.h"
 #include "session/state.h"
 #include "session_int.h"
+#include "session/decisions.h"
 #include "session/spec_rt.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
@@ -272,6 +273,13 @@ static int post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
         json_decref(data);
         return AC_EUNKNOWN_EVENT;
+    }
+    /* decisions that do not fit the pending calls are refused, unapplied: the session still
+     * waits (a replay applies what was checked when it was recorded) */
+    if (!s->replaying && s->e->t->event_flags && (s->e->t->event_flags[type] & AC_EV_DECISIONS) &&
+        ac_session_check_decisions(s, s->e->t->event_names[type], data, NULL, 0) < 0) {
+        json_decref(data);
+        return AC_EINVAL;
     }
     ac_queued_event *q = q_new(type, data, t_ms, 0);
     if (!q)
@@ -552,6 +560,7 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
 static void session_discard(ac_session *s)
 {
     ac_toolkits_session_free(s);
+    ac_decisions_forget(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
     free(s->turn_start);

@@ -24,6 +24,7 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/snapshot.c
   ${CMAKE_SOURCE_DIR}/src/session/store_hooks.c
   ${CMAKE_SOURCE_DIR}/src/session/callplan.c
+  ${CMAKE_SOURCE_DIR}/src/session/decisions.c
   ${CMAKE_SOURCE_DIR}/src/llm/script.c)
 target_include_directories(agentc_runtime PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(agentc_runtime PUBLIC agentc_spec_tables agentc_gen agentc_context agentc_tools_base agentc_io agentc_util

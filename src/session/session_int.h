@@ -147,6 +147,7 @@ struct ac_session {
      * (tools_mcp.c: ac_mcp_tools_rev); not serialized: a restored session checks once */
     uint64_t tools_rev;
     struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
+    json_t *call_edits; /* call id -> the arguments the user edited (decisions.c), or NULL */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
      * effect the spec declares (at least one), allocated with the session */

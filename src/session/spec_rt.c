@@ -7,7 +7,7 @@
  *     small per-slot function. The dispatcher sees an ordinary guard: one
  *     indirect call, no name lookup;
  *   - the built-in actions with arguments (fail("why"), note, answer_calls,
- *     answer_from_call), bound the same way;
+ *     answer_from_call), bound the same way; and apply_decisions (decisions.c);
  *   - `after` timers: the effect `after(X)@M.S` posts the event of the same name
  *     once X has passed since the state was entered; leaving the state stops it;
  *   - the session facts, read from the conversation and from the events
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "facts.h"
+#include "session/decisions.h"
 #include "session/spec_rt.h"
 #include "session_int.h"
 #include "util/units.h"
@@ -437,9 +438,9 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
 #define SLOT8(X, b) X(b##0) X(b##1) X(b##2) X(b##3) X(b##4) X(b##5) X(b##6) X(b##7)
 #define SLOTS(X)                                                                                   \
     SLOT8(X, 0)                                                                                    \
-    SLOT8(X, 1) SLOT8(X, 2) SLOT8(X, 3) SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7)            \
-        SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14)   \
-            SLOT8(X, 15)
+    SLOT8(X, 1)                                                                                    \
+    SLOT8(X, 2) SLOT8(X, 3) SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8)            \
+        SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
 #define GUARD_FN(k)                                                                                \
     static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
     {                                                                                              \
@@ -680,10 +681,15 @@ int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, ch
                     size_t errcap)
 {
     int synth = kind == 0   ? (strchr(name, ' ') != NULL)
-                : kind == 1 ? (strchr(name, '(') != NULL)
+                : kind == 1 ? (strchr(name, '(') != NULL ||
+                               strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
                             : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
     if (!synth)
         return 0;
+    if (kind == 1 && strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0) {
+        e->actions[index] = ac_decisions_apply; /* no argument: no slot */
+        return 1;
+    }
     ac_spec_rt *rt = rt_of(e);
     if (!rt) {
         snprintf(err, errcap, "out of memory");

@@ -271,8 +271,7 @@ ac_turn_plan *ac_turn_plan_new(ac_session *s, char *const *ids, size_t n)
             ac_turn_plan_free(p);
             return NULL;
         }
-        const char *argstr = tc && tc->arguments && *tc->arguments ? tc->arguments : "{}";
-        c->args = json_loads(argstr, JSON_DECODE_ANY, NULL);
+        c->args = json_loads(ac_call_arguments(s, tc), JSON_DECODE_ANY, NULL);
         if (!c->args)
             continue; /* reported when it starts, as before */
         const ac_tool *t = ac_tools_find(s->e, c->name);
@@ -337,7 +336,7 @@ json_t *ac_turn_plan_args(ac_turn_plan *p, size_t i, int *rewritten, char *msg, 
     if (!c->args) {
         const ac_tool_call *tc = ac_conv_tool_call(p->s->conv, c->id);
         json_error_t je;
-        json_t *again = json_loads(tc && tc->arguments ? tc->arguments : "", JSON_DECODE_ANY, &je);
+        json_t *again = json_loads(tc ? ac_call_arguments(p->s, tc) : "", JSON_DECODE_ANY, &je);
         json_decref(again);
         snprintf(msg, cap, "invalid arguments: not JSON (%s)", je.text);
         return NULL;

@@ -57,6 +57,10 @@ void ac_tools_free(ac_tool *t);
 /* The engine's tool called name, NULL if none. */
 const ac_tool *ac_tools_find(const ac_engine *e, const char *name);
 
+/* The arguments call c runs with: the user's edit (decisions.c), else the model's ("{}" when
+ * it sent none). */
+const char *ac_call_arguments(const ac_session *s, const ac_tool_call *c);
+
 /* ---- meta-properties and the State (state_turn.c) ---- */
 
 /* Compiles t->schema from t->parameters less its "_"-prefixed properties, and

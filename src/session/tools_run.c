@@ -20,10 +20,12 @@
 
 #include "io/proc.h"
 #include "mcp/mcp.h"
+#include "session/decisions.h"
 #include "session/toolkits.h"
 #include "session/tools_internal.h"
 #include "tools/calculator.h"
 #include "tools/schema.h"
+#include "util/buf.h"
 #include "util/utf8.h"
 
 /* ---- the run_tools effect ---- */
@@ -62,6 +64,19 @@ typedef struct tool_kind_ops tool_kind_ops;
 
 static void launch_next(ac_tool_run *r);
 
+/* The result of a call the user edited says so first, with the arguments it ran with (the
+ * conversation keeps the model's); NULL for another call. */
+static char *edit_noted(const ac_session *s, const char *id, const char *content)
+{
+    const char *edited = ac_decisions_arguments(s, id);
+    if (!edited)
+        return NULL;
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    ac_buf_printf(&b, "arguments edited by the user: %s\n%s", edited, content);
+    return ac_buf_take(&b, NULL);
+}
+
 /* A call finished: queue its result, then start the next waiting one. The
  * session applies the result after this callback returns, so the runner is
  * never stopped under our feet. */
@@ -92,11 +107,14 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     json_t *writes = r->plan ? ac_turn_plan_finish(r->plan, (size_t)(sl - r->slots), &ok,
                                                    clean ? clean : "", &override)
                              : NULL;
+    char *noted = edit_noted(s, sl->id, override ? override : clean ? clean : "");
     json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
-                          override ? override
-                          : clean  ? clean
-                                   : "",
+                          noted      ? noted
+                          : override ? override
+                          : clean    ? clean
+                                     : "",
                           "duration_ms", (json_int_t)dur);
+    free(noted);
     free(override);
     free(clean);
     if (d && writes)
@@ -535,7 +553,7 @@ static void run_call(ac_tool_run *r, slot *sl, const char *prefail)
     ac_session *s = r->s;
     const ac_tool_call *c = ac_conv_tool_call(s->conv, sl->id);
     const char *name = c ? c->name : "";
-    const char *argstr = c && c->arguments && *c->arguments ? c->arguments : "{}";
+    const char *argstr = ac_call_arguments(s, c);
     const ac_tool *t = sl->tool;
     char err[600], msg[800];
     if (!t && !prefail) {

@@ -17,6 +17,10 @@ add_test(NAME cli_terminal
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/terminal.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_terminal PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
+add_test(NAME cli_decisions
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/decisions.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_decisions PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
 add_test(NAME cli_output_schema
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/output_schema.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

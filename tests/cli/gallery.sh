@@ -102,21 +102,22 @@ replays deny approve_tools.fsm
 run badon approve_tools.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" --on AWAITING_APPROVAL=maybe hi
 [ "$(rc badon)" = 1 ] && grep -q "not 'maybe'" "$tmp/badon.err" || fail "--on with a wrong event: $(cat "$tmp/badon.err")"
 
-# on a terminal the pending calls are shown and the event asked for (a wrong answer asks again)
+# on a terminal each pending call is shown and its decision asked for (a wrong answer asks again;
+# tests/cli/decisions.sh has the rest)
   printf '{"content": "", "tool_calls": [%s]}\n{"content": "done"}\n' "$(call c1 echo)" >"$tmp/one.jsonl"
 if command -v script >/dev/null; then
   printf '%q ' "$agentc" run --spec "$g/approve_tools.fsm" --provider script --script "$tmp/one.jsonl" \
     --tools "$tmp/tools.json" hi >"$tmp/tty.sh"
-  { printf 'maybe\rdeny\r'; sleep 3; } | NO_COLOR=1 SHELL=/bin/sh timeout 20 script -qec "sh $tmp/tty.sh" /dev/null \
+  { printf 'maybe\rdeny\r\r'; sleep 3; } | NO_COLOR=1 SHELL=/bin/sh timeout 20 script -qec "sh $tmp/tty.sh" /dev/null \
     >"$tmp/tty.out" 2>&1 || fail "on a terminal: $(cat "$tmp/tty.out")"
-  grep -q "pending tool call" "$tmp/tty.out" && grep -q "  echo {}" "$tmp/tty.out" \
+  grep -q "tool call 1 of 1 (c1): echo {}" "$tmp/tty.out" \
     || fail "on a terminal the pending call is not shown: $(cat "$tmp/tty.out")"
   grep -q "'maybe' is not one of them" "$tmp/tty.out" || fail "a wrong answer not refused: $(cat "$tmp/tty.out")"
   grep -q "denied by the user" "$tmp/tty.out" && grep -q "^done" "$tmp/tty.out" \
     || fail "on a terminal, deny: $(cat "$tmp/tty.out")"
 fi
 # a state left only on events nothing sends there: the run fails at once, naming it
-sed -e 's/AWAITING_APPROVAL -> TOOL_EXECUTING on approve/AWAITING_APPROVAL -> TOOL_EXECUTING on timer.fired/' \
+sed -e 's/AWAITING_APPROVAL -> TOOL_EXECUTING on approve \/ apply_decisions/AWAITING_APPROVAL -> TOOL_EXECUTING on timer.fired/' \
     -e 's/AWAITING_APPROVAL -> SUCCESS on deny/AWAITING_APPROVAL -> SUCCESS on compaction.done/' \
     "$g/approve_tools.fsm" >"$tmp/stuck.fsm"
 start=$(date +%s)

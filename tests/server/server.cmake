@@ -19,6 +19,10 @@ add_test(NAME server_outside_events
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/outside.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_outside_events PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_decisions
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/decisions.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_decisions PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
 add_test(NAME server_state_view
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/state_view.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

@@ -1,7 +1,8 @@
 /*
  * test_spec_v2.c - the spec language's v2 forms on a real engine and session:
  * the events a waiting session accepts (the embedding API, from the tables),
- * answering an outside event, a stuck session failing at once with its state
+ * answering an outside event, per-call decisions (approve one call, deny one,
+ * edit one; decisions that do not fit refused), a stuck session failing at once with its state
  * named, comparison guards over facts and `after` timers, and ac_session_fail.
  */
 #include <setjmp.h>
@@ -127,6 +128,110 @@ static void test_outside_events(void **state)
     rig_close(&r);
 }
 
+static const char *three_sums = "{\"content\": \"\", \"tool_calls\": ["
+                                "{\"id\": \"c1\", \"name\": \"calculator\", \"arguments\": "
+                                "\"{\\\"expression\\\": \\\"1+1\\\"}\"},"
+                                "{\"id\": \"c2\", \"name\": \"calculator\", \"arguments\": "
+                                "\"{\\\"expression\\\": \\\"2+2\\\"}\"},"
+                                "{\"id\": \"c3\", \"name\": \"calculator\", \"arguments\": "
+                                "\"{\\\"expression\\\": \\\"3+3\\\"}\"}"
+                                "]}\n{\"content\": \"done\"}\n";
+
+/* Whether a tool message after message `from` reads `text` (the results come in the order
+ * they were given: a denial at once, the others when their tool ran). */
+static int has_tool_result(ac_session *s, size_t from, const char *text)
+{
+    for (size_t i = from; i < ac_session_message_count(s); i++) {
+        const char *role, *m = ac_session_message(s, i, &role);
+        if (!strcmp(role, "tool") && !strcmp(m, text))
+            return 1;
+    }
+    return 0;
+}
+
+/* approve(decisions): decisions that do not fit are refused with the reason and change
+ * nothing; then one call approved, one denied with a reason, one edited. */
+static void test_per_call_decisions(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, compile("examples/specs/approve_tools.fsm", NULL), three_sums);
+    ac_error err = {0};
+    assert_int_equal(ac_engine_add_tools(r.e, "builtin:calculator", &err), 0);
+    assert_int_equal(ac_session_send(r.s, "sums"), 0);
+    assert_int_equal(run_until_waiting(&r), AC_WAIT_OUTSIDE);
+    assert_true(ac_session_event_takes_decisions(r.s, "approve"));
+    assert_false(ac_session_event_takes_decisions(r.s, "deny"));
+    size_t before = ac_session_message_count(r.s);
+    static const char *const bad[][2] = {
+        {"{\"calls\": {\"c9\": \"approve\"}}", "call 'c9' is not pending (pending: c1, c2, c3)"},
+        {"{\"calls\": {\"c1\": \"maybe\"}}", "call 'c1': a decision is"},
+        {"{\"calls\": [\"c1\"]}", "the decisions are {\"calls\""},
+        {"{\"calls\": {\"c3\": {\"arguments\": {\"expression\": 5}}}}",
+         "call 'c3': the edited arguments do not fit the schema of calculator: "},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *d = json_loads(bad[i][0], 0, NULL);
+        assert_non_null(d);
+        char why[600];
+        assert_int_equal(ac_session_check_decisions(r.s, "approve", d, why, sizeof why), -1);
+        assert_non_null(strstr(why, bad[i][1]));
+        assert_int_equal(ac_session_post(r.s, "approve", d, 0), AC_EINVAL);
+        assert_int_equal(ac_session_wait_state(r.s, NULL), AC_WAIT_OUTSIDE);
+        assert_int_equal(ac_session_pending_tool_calls(r.s, NULL, 0), 3);
+    }
+    json_t *d = json_loads("{\"calls\": {\"c1\": \"approve\", \"c2\": {\"deny\": \"too easy\"}, "
+                           "\"c3\": {\"arguments\": {\"expression\": \"6*7\"}}}}",
+                           0, NULL);
+    assert_int_equal(ac_session_check_decisions(r.s, "approve", d, NULL, 0), 0);
+    assert_int_equal(ac_session_post(r.s, "approve", d, 0), AC_OK);
+    assert_int_equal(run_until_waiting(&r), AC_WAIT_NONE);
+    assert_string_equal(ac_session_answer(r.s), "done");
+    assert_true(has_tool_result(r.s, before, "2"));
+    assert_true(has_tool_result(r.s, before, "denied by the user: too easy"));
+    assert_true(
+        has_tool_result(r.s, before, "arguments edited by the user: {\"expression\":\"6*7\"}\n42"));
+    const char *args = NULL;
+    assert_string_equal(ac_session_tool_call_name(r.s, "c3", &args), "calculator");
+    assert_non_null(strstr(args, "3+3")); /* the conversation keeps the model's */
+    rig_close(&r);
+}
+
+/* Posted from another thread, decisions are not checked first: a decision of another shape
+ * and an edit the schema refuses fail their calls without running them; the rest run. */
+static void test_decisions_threadsafe(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, compile("examples/specs/approve_tools.fsm", NULL), three_sums);
+    ac_error err = {0};
+    assert_int_equal(ac_engine_add_tools(r.e, "builtin:calculator", &err), 0);
+    assert_int_equal(ac_session_send(r.s, "sums"), 0);
+    assert_int_equal(run_until_waiting(&r), AC_WAIT_OUTSIDE);
+    size_t before = ac_session_message_count(r.s);
+    json_t *d = json_loads("{\"calls\": {\"c1\": \"maybe\", \"c2\": {\"arguments\": "
+                           "{\"expression\": 5}}, \"c9\": \"approve\"}}",
+                           0, NULL);
+    assert_int_equal(ac_session_post_threadsafe(r.s, "approve", d, 0), AC_QUEUED);
+    for (int i = 0; i < 200 && !ac_session_settled(r.s); i++)
+        ac_loop_run_once(r.loop, 20);
+    assert_string_equal(ac_session_answer(r.s), "done");
+    assert_true(
+        has_tool_result(r.s, before, "not run: the user's decision for it was not understood"));
+    int refused = 0;
+    for (size_t i = before; i < ac_session_message_count(r.s); i++) {
+        const char *role, *m = ac_session_message(r.s, i, &role);
+        refused |=
+            !strcmp(role, "tool") &&
+            !strncmp(m, "arguments edited by the user: {\"expression\":5}\ninvalid arguments",
+                     strlen("arguments edited by the user: {\"expression\":5}\ninvalid "
+                            "arguments"));
+    }
+    assert_true(refused);
+    assert_true(has_tool_result(r.s, before, "6"));
+    rig_close(&r);
+}
+
 /* src with the first `old` replaced by `repl` (malloc'd) */
 static char *replace(const char *src, const char *old, const char *repl)
 {
@@ -149,7 +254,7 @@ static void test_stuck_fails_at_once(void **state)
     assert_non_null(spec);
     char *src = strndup(spec->src, spec->src_len);
     ac_spec_free(spec);
-    char *a = replace(src, "AWAITING_APPROVAL -> TOOL_EXECUTING on approve",
+    char *a = replace(src, "AWAITING_APPROVAL -> TOOL_EXECUTING on approve / apply_decisions",
                       "AWAITING_APPROVAL -> TOOL_EXECUTING on timer.fired");
     char *b = replace(a, "AWAITING_APPROVAL -> SUCCESS on deny",
                       "AWAITING_APPROVAL -> SUCCESS on compaction.done");
@@ -313,6 +418,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outside_events),
+        cmocka_unit_test(test_per_call_decisions),
+        cmocka_unit_test(test_decisions_threadsafe),
         cmocka_unit_test(test_stuck_fails_at_once),
         cmocka_unit_test(test_compare_fail_after),
         cmocka_unit_test(test_fail_reason),
