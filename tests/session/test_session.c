@@ -21,6 +21,7 @@
 #include "io/loop.h"
 #include "io/proc.h"
 #include "journal_replay.h"
+#include "session/snapshot.h"
 
 static const char *agentc_bin;
 static char tmpdir[256];
@@ -497,6 +498,65 @@ static void test_close(void **state)
     rig_close(&r);
 }
 
+/* A snapshot carries how the last turn and the session ended; one of the release before (a
+ * "status" in its turn part) restores its failure as the last turn's. */
+static ac_session *restored(rig *r, const char *body)
+{
+    ac_error err = {0};
+    ac_session *s = ac_session_new_replayer(r->e, "restored", &err);
+    assert_non_null(s);
+    char why[256];
+    uint64_t calls;
+    assert_int_equal(ac_session_snapshot_restore(s, body, &calls, why, sizeof why), AC_OK);
+    return s;
+}
+
+static void test_snapshot_turn(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "{\"error\":{\"status\":400,\"message\":\"refused\",\"retryable\":false}}\n", NULL,
+             0, NULL, "t_snap");
+    ac_session_send(r.s, "hi");
+    run_until_settled(&r);
+    char *body = ac_session_snapshot_save(r.s, 1);
+    assert_non_null(body);
+    ac_session *s = restored(&r, body);
+    const char *why = NULL;
+    assert_int_equal(ac_session_last_turn(s, &why), AC_TURN_FAILED);
+    assert_string_equal(why, "refused");
+    assert_int_equal(ac_session_status(s), AC_SESSION_IDLE);
+    ac_session_free(s);
+    /* the release before: {"status": 2 (failed), "error": WHY} */
+    json_t *doc = json_loads(body, 0, NULL);
+    json_t *turn = json_object_get(doc, "turn");
+    json_object_del(turn, "last_outcome");
+    json_object_del(turn, "last_error");
+    json_object_set_new(turn, "status", json_integer(2));
+    json_object_set_new(turn, "error", json_string("an old failure"));
+    char *old = json_dumps(doc, JSON_COMPACT);
+    s = restored(&r, old);
+    assert_int_equal(ac_session_last_turn(s, &why), AC_TURN_FAILED);
+    assert_string_equal(why, "an old failure");
+    assert_int_equal(ac_session_status(s), AC_SESSION_IDLE);
+    ac_session_free(s);
+    free(old);
+    json_decref(doc);
+    free(body);
+    /* closed: how and when */
+    assert_int_equal(ac_session_post(r.s, "close", NULL, 1795700000000), AC_OK);
+    body = ac_session_snapshot_save(r.s, 1);
+    s = restored(&r, body);
+    ac_session_end end;
+    ac_session_get_end(s, &end);
+    assert_true(end.ended);
+    assert_string_equal(end.how, "closed");
+    assert_true(end.at_ms == 1795700000000);
+    ac_session_free(s);
+    free(body);
+    rig_close(&r);
+}
+
 /* Pausing a running session stops the agent (and its call); resuming runs
  * the unfinished turn again; cancelling a paused session leaves nothing. */
 static void test_pause_resume_and_cancel_paused(void **state)
@@ -902,6 +962,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cancel_turn_streaming),
         cmocka_unit_test(test_cancel_turn_tool),
         cmocka_unit_test(test_close),
+        cmocka_unit_test(test_snapshot_turn),
         cmocka_unit_test(test_tool_output_bad_utf8),
         cmocka_unit_test(test_tool_call_without_name),
         cmocka_unit_test(test_cancel_from_tool_start),
