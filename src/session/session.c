@@ -89,7 +89,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     }
     ac_event ev = {type, t_ms, data};
     ac_turn_probe before;
-    ac_turn_probe_take(s, &before);
+    ac_turn_before_event(s, &before);
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
     ac_spec_rt_after_event(s, &ev);
     ac_turn_after_event(s, &before, t_ms);

@@ -194,7 +194,7 @@ typedef struct ac_turn_probe {
 int ac_turn_states_build(ac_engine *e);
 void ac_turn_mark(ac_session *s, int mark);
 void ac_session_mark_end(ac_session *s, int how);
-void ac_turn_probe_take(const ac_session *s, ac_turn_probe *p);
+void ac_turn_before_event(ac_session *s, ac_turn_probe *p);
 void ac_turn_after_event(ac_session *s, const ac_turn_probe *before, int64_t t_ms);
 /* The session fails for good (ac_session_fail, a journal that cannot be written): the turn
  * under way fails with why, and the session ends failed at t_ms. */

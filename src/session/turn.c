@@ -68,7 +68,7 @@ bool ac_session_in_turn(const ac_session *s)
 
 bool ac_session_settled(const ac_session *s)
 {
-    return ac_session_ended(s) || !ac_session_in_turn(s);
+    return !ac_session_in_turn(s); /* at rest, paused, or ended */
 }
 
 enum ac_session_status ac_session_status(const ac_session *s)
@@ -143,12 +143,14 @@ static void turn_ended(ac_session *s, int paused)
     s->turn_mark = 0;
 }
 
-void ac_turn_probe_take(const ac_session *s, ac_turn_probe *p)
+void ac_turn_before_event(ac_session *s, ac_turn_probe *p)
 {
     p->in_turn = ac_session_in_turn(s);
     p->ended = ac_session_ended(s);
     p->paused = ac_session_status(s) == AC_SESSION_PAUSED;
     p->turns = s->fsm.counted_entries;
+    if (!p->in_turn && !p->ended && s->error)
+        ac_session_set_error(s, NULL); /* given outside a turn: no turn of this event fails by it */
 }
 
 /* After an event: a turn that ended is recorded and reported (the output's finished); a
