@@ -1,5 +1,5 @@
 /*
- * sessions.c - agentc sessions list|show|rm|export: the sessions of a store.
+ * sessions.c - agentc sessions list|show|close|rm|export: the sessions of a store.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +21,8 @@ static void usage(FILE *out)
             "  list [--json]            the stored sessions, most recent first\n"
             "  show ID [--json] [--spec FILE]\n"
             "                           one session: where it stands and its conversation\n"
+            "  close ID [--spec FILE]   end a session (the spec's close event, journaled):\n"
+            "                           what is sent to it later is refused, saying so\n"
             "  rm ID                    remove a session and all that is stored for it\n"
             "  export ID [-o FILE]      write its journal (default ID.jsonl; agentc replay\n"
             "                           reads it)\n"
@@ -89,29 +91,48 @@ static ac_engine *inspect_engine(const char *spec, ac_fsm_tables **tables)
     return e;
 }
 
-/* The session's JSON form, rebuilt on the tables of --spec, else of its stored agent (the
- * built-in spec when it has none). NULL with err filled ("" when said already). */
-static char *session_json(ac_store *st, const char *id, const char *spec, ac_error *err)
-{
+/* An engine to rebuild the session id on: of --spec's tables, else of its stored agent (the
+ * built-in spec when it has none). Freed with inspected_free. */
+typedef struct inspected {
     record_engine re;
-    memset(&re, 0, sizeof re);
-    char *rec = spec ? NULL : ac_store_agent(st, id, 0, err);
+    ac_fsm_tables *tables;
+    ac_engine *e;
+} inspected;
+
+static ac_engine *inspect_session(ac_store *st, const char *id, const char *spec, inspected *in)
+{
+    memset(in, 0, sizeof *in);
+    ac_error err;
+    char *rec = spec ? NULL : ac_store_agent(st, id, 0, &err);
     char why[600] = "";
-    if (rec && ac_cli_record_engine_offline(rec, &re, why, sizeof why) < 0) {
+    if (rec && ac_cli_record_engine_offline(rec, &in->re, why, sizeof why) < 0) {
         fprintf(stderr, "agentc: its stored agent cannot be rebuilt (%s): the built-in spec\n",
                 why);
-        ac_cli_record_engine_free(&re);
+        ac_cli_record_engine_free(&in->re);
     }
     free(rec);
-    ac_fsm_tables *tables = NULL;
-    ac_engine *e = re.e ? re.e : inspect_engine(spec, &tables);
+    in->e = in->re.e ? in->re.e : inspect_engine(spec, &in->tables);
+    return in->e;
+}
+
+static void inspected_free(inspected *in)
+{
+    if (!in->re.e)
+        ac_engine_free(in->e);
+    ac_cli_record_engine_free(&in->re);
+    ac_spec_tables_free(in->tables);
+}
+
+/* The session's JSON form, rebuilt on inspect_session's engine. NULL with err filled ("" when
+ * said already). */
+static char *session_json(ac_store *st, const char *id, const char *spec, ac_error *err)
+{
+    inspected in;
+    ac_engine *e = inspect_session(st, id, spec, &in);
     char *sj = e ? ac_store_session_json(st, e, id, err) : NULL;
     if (!e)
         err->text[0] = 0;
-    if (!re.e)
-        ac_engine_free(e);
-    ac_cli_record_engine_free(&re);
-    ac_spec_tables_free(tables);
+    inspected_free(&in);
     return sj;
 }
 
@@ -173,6 +194,41 @@ static int show(ac_store *st, const char *id, int json, const char *spec)
     return 0;
 }
 
+/* Ends a stored session: its spec's `close` (a spec without one: `cancel`), journaled by
+ * the store as any event. A session that had ended is left as it is, and said so. */
+static int close_session(ac_store *st, const char *id, const char *spec)
+{
+    inspected in;
+    ac_engine *e = inspect_session(st, id, spec, &in);
+    ac_error err;
+    ac_session *s =
+        e ? ac_store_session(st, e, id, AC_STORE_MUST_EXIST | AC_STORE_NO_RESUME, &err) : NULL;
+    int rc = 0;
+    if (e && !s) {
+        fprintf(stderr, "agentc: %s\n", err.text);
+        rc = err.code == AC_STORE_ENOENT || err.code == AC_STORE_EBUSY ? 1 : AC_EXIT_CONFIG;
+    } else if (!e) {
+        rc = AC_EXIT_CONFIG;
+    } else if (ac_session_ended(s)) {
+        char text[600];
+        ac_session_ended_text(s, NULL, text, sizeof text);
+        fprintf(stderr, "agentc: %s\n", text);
+    } else {
+        int prc = ac_session_post(s, "close", NULL, 0);
+        if (prc == AC_EUNKNOWN_EVENT) /* a spec older than `close` */
+            prc = ac_session_cancel(s);
+        if (!ac_session_ended(s)) {
+            fprintf(stderr, "agentc: session %s was not closed: %s\n", id, ac_strerror(prc));
+            rc = 1;
+        } else {
+            printf("session %s closed\n", id);
+        }
+    }
+    ac_session_free(s); /* its store commits what it wrote */
+    inspected_free(&in);
+    return rc;
+}
+
 int ac_cli_sessions(int argc, char **argv)
 {
     const char *cmd = NULL, *id = NULL, *db = NULL, *out = NULL, *spec = NULL, *at = NULL,
@@ -212,7 +268,7 @@ int ac_cli_sessions(int argc, char **argv)
     int needs_id = cmd && strcmp(cmd, "list") != 0;
     if (!cmd ||
         (strcmp(cmd, "list") && strcmp(cmd, "show") && strcmp(cmd, "rm") && strcmp(cmd, "export") &&
-         strcmp(cmd, "fork")) ||
+         strcmp(cmd, "fork") && strcmp(cmd, "close")) ||
         (needs_id && !id) || (!needs_id && id)) {
         usage(stderr);
         return AC_EXIT_USAGE;
@@ -236,6 +292,8 @@ int ac_cli_sessions(int argc, char **argv)
         rc = show(st, id, json, spec);
     } else if (!strcmp(cmd, "fork")) {
         rc = ac_cli_sessions_fork(st, id, at, as);
+    } else if (!strcmp(cmd, "close")) {
+        rc = close_session(st, id, spec);
     } else if (!strcmp(cmd, "rm")) {
         if (ac_store_rm(st, id, &err) != AC_OK) {
             fprintf(stderr, "agentc: %s\n", err.text);
