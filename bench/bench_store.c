@@ -206,7 +206,7 @@ int main(int argc, char **argv)
             }
             while (!ac_session_settled(s))
                 ac_loop_run_once(loop, 1000);
-            if (ac_session_status(s) == AC_SESSION_FAILED) {
+            if (ac_session_status(s) == AC_SESSION_ENDED) {
                 fprintf(stderr, "failed: %s\n", ac_session_error(s));
                 return 1;
             }

@@ -282,6 +282,68 @@ static void dot_node(const ac_fsm_tables *t, uint16_t s, FILE *out)
     fprintf(out, "\"%s.%s\"", t->machines[t->states[s].machine].name, t->states[s].name);
 }
 
+/* True when transition tr is drawn to or from the box of a machine its state invokes. */
+static int cluster_edge(const ac_fsm_tables *t, const ac_fsm_transition *tr, int single)
+{
+    const ac_fsm_state *src = &t->states[tr->source], *dst = &t->states[tr->target];
+    return tr->source != tr->target && !single &&
+           ((src->invoke != AC_FSM_NONE && sole_invoker(t, src->invoke) == tr->source) ||
+            (dst->invoke != AC_FSM_NONE && sole_invoker(t, dst->invoke) == tr->target));
+}
+
+/* The edges of state st. Edges to or from a machine's box that join the same two states are
+ * drawn as one, a label line each: Graphviz loses parallel edges between clusters ("lost
+ * edge", a crash in its router). */
+static void dot_edges(const ac_fsm_tables *t, const ac_fsm_machine *mm, const ac_fsm_state *st,
+                      const ac_diagram_cov *cov, FILE *out, int indent, int single)
+{
+    for (uint16_t k = 0; k < st->n_transitions; k++) {
+        uint16_t ti, tj = 0;
+        char label[800];
+        const ac_fsm_transition *tr = drawn_edge(t, st, k, &ti, label, sizeof label);
+        if (!tr)
+            continue;
+        int merge = cluster_edge(t, tr, single), drawn = 0, used = cov && cov->transition_count[ti];
+        for (uint16_t j = 0; merge && j < k && !drawn; j++) {
+            const ac_fsm_transition *o = drawn_edge(t, st, j, &tj, label, sizeof label);
+            drawn = o && o->target == tr->target;
+        }
+        if (drawn)
+            continue; /* on the first one's edge */
+        edge_label(t, tr, label, sizeof label);
+        fprintf(out, "%*s  ", indent, "");
+        dot_node(t, tr->source, out);
+        fputs(" -> ", out);
+        dot_node(t, tr->target, out);
+        fputs(" [label=\"", out);
+        for (uint16_t j = k; j < st->n_transitions; j++) {
+            const ac_fsm_transition *o = j == k  ? tr
+                                         : merge ? drawn_edge(t, st, j, &tj, label, sizeof label)
+                                                 : NULL;
+            if (j > k && (!o || o->target != tr->target))
+                continue;
+            if (j > k) {
+                fputs("\\n", out);
+                used |= cov && cov->transition_count[tj];
+            }
+            dot_escape(out, label);
+            if (cov && cov->transition_count[j == k ? ti : tj])
+                fprintf(out, " (%ux)", cov->transition_count[j == k ? ti : tj]);
+        }
+        fputs("\"", out);
+        const ac_fsm_state *src = &t->states[tr->source], *dst = &t->states[tr->target];
+        if (merge && src->invoke != AC_FSM_NONE && sole_invoker(t, src->invoke) == tr->source)
+            fprintf(out, ", ltail=\"cluster_%s.%s\"", mm->name, src->name);
+        if (merge && dst->invoke != AC_FSM_NONE && sole_invoker(t, dst->invoke) == tr->target)
+            fprintf(out, ", lhead=\"cluster_%s.%s\"", mm->name, dst->name);
+        if (cov && !used)
+            fputs(", color=gray, fontcolor=gray", out);
+        else if (cov)
+            fputs(", penwidth=2", out);
+        fputs("];\n", out);
+    }
+}
+
 static void dot_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov *cov, FILE *out,
                         int indent, int single)
 {
@@ -298,41 +360,8 @@ static void dot_machine(const ac_fsm_tables *t, uint16_t m, const ac_diagram_cov
     if (ini->invoke != AC_FSM_NONE && !single && sole_invoker(t, ini->invoke) == mm->initial)
         fprintf(out, " [lhead=\"cluster_%s.%s\"]", mm->name, ini->name);
     fputs(";\n", out);
-    for (uint16_t i = 0; i < mm->n_states; i++) {
-        const ac_fsm_state *st = &t->states[mm->first_state + i];
-        for (uint16_t k = 0; k < st->n_transitions; k++) {
-            uint16_t ti;
-            char label[800];
-            const ac_fsm_transition *tr = drawn_edge(t, st, k, &ti, label, sizeof label);
-            if (!tr)
-                continue;
-            fprintf(out, "%*s  ", indent, "");
-            dot_node(t, tr->source, out);
-            fputs(" -> ", out);
-            dot_node(t, tr->target, out);
-            fputs(" [label=\"", out);
-            dot_escape(out, label);
-            if (cov && cov->transition_count[ti])
-                fprintf(out, " (%ux)", cov->transition_count[ti]);
-            fputs("\"", out);
-            const ac_fsm_state *src = &t->states[tr->source], *dst = &t->states[tr->target];
-            int src_cluster =
-                src->invoke != AC_FSM_NONE && !single && sole_invoker(t, src->invoke) == tr->source;
-            int dst_cluster =
-                dst->invoke != AC_FSM_NONE && !single && sole_invoker(t, dst->invoke) == tr->target;
-            if (src_cluster && tr->source != tr->target)
-                fprintf(out, ", ltail=\"cluster_%s.%s\"", mm->name, src->name);
-            if (dst_cluster && tr->source != tr->target)
-                fprintf(out, ", lhead=\"cluster_%s.%s\"", mm->name, dst->name);
-            if (tr->kind == AC_TR_INTERNAL)
-                fputs(", style=dashed", out);
-            if (cov && cov->transition_count[ti] == 0)
-                fputs(", color=gray, fontcolor=gray", out);
-            else if (cov)
-                fputs(", penwidth=2", out);
-            fputs("];\n", out);
-        }
-    }
+    for (uint16_t i = 0; i < mm->n_states; i++)
+        dot_edges(t, mm, &t->states[mm->first_state + i], cov, out, indent, single);
     fprintf(out, "%*s}\n", indent, "");
 }
 

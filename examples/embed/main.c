@@ -186,8 +186,9 @@ int main(int argc, char **argv)
                 ac_session_state(s, "process") ? ac_session_state(s, "process") : "?");
         goto fail;
     }
-    if (ac_session_status(s) != AC_SESSION_IDLE) {
-        fprintf(stderr, "the agent ended %s: %s\n", ac_session_status_name(ac_session_status(s)),
+    if (ac_session_last_turn(s, NULL) != AC_TURN_COMPLETED) {
+        fprintf(stderr, "the turn ended %s: %s\n",
+                ac_turn_outcome_name(ac_session_last_turn(s, NULL)),
                 ac_session_error(s) ? ac_session_error(s) : "no error recorded");
         goto fail;
     }

@@ -123,9 +123,10 @@ typedef struct ac_output {
     void (*compacted)(void *ud, ac_session *s, const char *strategy, size_t before, size_t after);
     /* every transition, as the journal's steps record it */
     void (*trace)(void *ud, ac_session *s, const ac_trace_rec *rec);
-    /* turn done: Idle or a terminal state (actions finish_interaction, record_failure,
-     * cancel_session); also ac_session_fail, which is RUN ONLY (a failure declared by the
-     * program or the engine, not an event: a session stuck in a state) */
+    /* a turn ended (ac_session_in_turn: the root machine left the state that runs turns,
+     * whatever actions ran; ac_session_last_turn says how), or the session ended; also
+     * ac_session_fail, which is RUN ONLY (a failure declared by the program or the engine,
+     * not an event: a session stuck in a state) */
     void (*finished)(void *ud, ac_session *s);
     /* a final answer refused by the output schema and sent back to the model (attempt: 1 for
      * the first refusal); errors says why (action reject_answer) */
@@ -319,7 +320,7 @@ void ac_session_set_userdata(ac_session *s, void *ud);
  * AC_EUNKNOWN_EVENT for an event the spec does not declare, AC_ENOMEM.
  * AC_EIO when the session's journal could not be written (checked after each
  * event and when the session settles): the session then fails for good -
- * what runs is cancelled, the status is failed, ac_session_error says why
+ * what runs is cancelled, the status is ended, ac_session_error says why
  * ("cannot write journal 'PATH': ...") and every later event is refused
  * with AC_EIO, unapplied, as no event is applied unrecorded. Loop
  * thread only: from other threads use ac_session_post_threadsafe(). */
@@ -335,33 +336,86 @@ int ac_session_post(ac_session *s, const char *event, void *data, int64_t t_ms);
 int ac_session_post_threadsafe(ac_session *s, const char *event, void *data, int64_t t_ms);
 /* Conveniences. */
 int ac_session_send(ac_session *s, const char *user_text);
-int ac_session_cancel(ac_session *s); /* stops everything before returning */
+/* Ends the session (the spec's `cancel`: the shipped spec goes to Cancelled); stops
+ * everything before returning. */
+int ac_session_cancel(ac_session *s);
+/* Stops the turn under way and keeps the session (the spec's `turn.cancel`: back at rest,
+ * the turn recorded as AC_TURN_CANCELLED). AC_UNHANDLED when no turn runs. */
+int ac_session_cancel_turn(ac_session *s);
 
 /* Name of the active state of `machine` ("session", "agent", "process"), or NULL. */
 const char *ac_session_state(const ac_session *s, const char *machine);
-/* True when the session waits for input (Idle) or ended (terminal). */
+
+/* What a turn is. A turn runs while the root machine is in a state that invokes another
+ * machine (the shipped spec's Running, which invokes `agent`); it ends when the root machine
+ * leaves that state, however it leaves it (a self-transition ends one turn and starts the
+ * next). The state is read from the spec's tables, never from its name. A spec whose root
+ * machine invokes nothing runs a turn in each root state that is neither its initial state,
+ * a terminal one, nor one its initial state leads to (its rest). Everything below derives
+ * from this one definition. */
+bool ac_session_in_turn(const ac_session *s);
+/* True when nothing runs: no turn is under way (at rest, paused) or the session ended. */
 bool ac_session_settled(const ac_session *s);
+/* True when the session ended: its root machine is in a terminal state, or it failed for
+ * good (its journal could not be written, ac_session_fail). */
 bool ac_session_ended(const ac_session *s);
-/* Where the session stands. A number is never reused. */
+/* Where the session stands. A number is never reused.
+ * ac_session_status returns IDLE, RUNNING, PAUSED or ENDED. FAILED, CANCELLED and COMPLETED
+ * are how a session's status read when it also told how the last turn ended; they are no
+ * longer returned (a failed or cancelled turn leaves the session IDLE, and a session that
+ * ended is ENDED): ac_session_last_turn tells how the last turn ended, ac_session_get_end how
+ * the session did. ac_session_status_name still names them. */
 enum ac_session_status {
-    AC_SESSION_IDLE = 0,      /* waiting for input: the last turn finished (or none yet) */
-    AC_SESSION_RUNNING = 1,   /* a turn is under way */
-    AC_SESSION_FAILED = 2,    /* the last turn failed (ac_session_error says why) */
-    AC_SESSION_CANCELLED = 3, /* cancelled */
-    AC_SESSION_COMPLETED = 4  /* ended in a terminal state without failing or being cancelled */
+    AC_SESSION_IDLE = 0,    /* at rest: waiting for a message (the last turn ended, or none ran) */
+    AC_SESSION_RUNNING = 1, /* a turn is under way (ac_session_in_turn) */
+    AC_SESSION_FAILED = 2,  /* no longer returned: AC_TURN_FAILED, or AC_SESSION_ENDED */
+    AC_SESSION_CANCELLED = 3, /* no longer returned: AC_TURN_CANCELLED, or AC_SESSION_ENDED */
+    AC_SESSION_COMPLETED = 4, /* no longer returned: AC_SESSION_ENDED */
+    AC_SESSION_PAUSED = 5,    /* at rest in a state that takes the event `resume` */
+    AC_SESSION_ENDED = 6      /* ended (ac_session_ended); a NULL session too */
 };
 enum ac_session_status ac_session_status(const ac_session *s);
-/* "idle", "running", "failed", "cancelled", "completed". */
+/* "idle", "running", "paused", "ended" (and "failed", "cancelled", "completed"). */
 const char *ac_session_status_name(enum ac_session_status status);
-const char *ac_session_answer(const ac_session *s);  /* last final answer, "" if none */
-const char *ac_session_error(const ac_session *s);   /* NULL if none */
+/* How a turn ended. A number is never reused. */
+enum ac_turn_outcome {
+    AC_TURN_NONE = 0,        /* no turn ended yet */
+    AC_TURN_COMPLETED = 1,   /* it ended without a reason to fail */
+    AC_TURN_FAILED = 2,      /* a reason was given (fail("..."), a failed LLM call, a budget) */
+    AC_TURN_CANCELLED = 3,   /* stopped: the event turn.cancel, or the session's cancel/close */
+    AC_TURN_INTERRUPTED = 4, /* paused mid-turn (resume goes on where it stopped) */
+    AC_TURN_ROLLED_BACK = 5  /* stopped by the event rollback, its messages removed */
+};
+/* How the last turn that ended ended; *error (may be NULL) gets why it failed (NULL unless
+ * AC_TURN_FAILED). A turn under way is not the last turn until it ends. */
+enum ac_turn_outcome ac_session_last_turn(const ac_session *s, const char **error);
+/* "none", "completed", "failed", "cancelled", "interrupted", "rolled_back". */
+const char *ac_turn_outcome_name(enum ac_turn_outcome outcome);
+/* How a session ended (ac_session_get_end). */
+typedef struct ac_session_end {
+    bool ended;
+    const char *how;   /* "completed", "failed", "cancelled" or "closed"; NULL when not ended */
+    const char *error; /* "failed": why (borrowed); else NULL */
+    int64_t at_ms;     /* the time of the event that ended it (wall clock, ms) */
+} ac_session_end;
+void ac_session_get_end(const ac_session *s, ac_session_end *out);
+/* What to tell whoever sends to an ended session: "session NAME ended (failed: WHY) at
+ * 2026-11-26T16:30:21Z; start a new one" (UTC). NAME is `name`, or the session's id when NULL
+ * (a server that keys ids by owner shows its caller's). Writes "" and returns 0 when it did
+ * not end, else the length (cut to cap). */
+size_t ac_session_ended_text(const ac_session *s, const char *name, char *buf, size_t cap);
+const char *ac_session_answer(const ac_session *s); /* last final answer, "" if none */
+/* Why the last turn failed, or why the session failed for good; NULL if neither. */
+const char *ac_session_error(const ac_session *s);
 const char *ac_session_partial(const ac_session *s); /* text streamed in the current call */
 /* Counters of a session, for reports: LLM calls of the current turn (iterations),
- * tool calls recorded in the session, and the tokens the provider reported. */
+ * tool calls recorded in the session, the tokens the provider reported, and the turns that
+ * ended since this ac_session was made (a count to tell a turn's end from the session's). */
 typedef struct ac_session_stats {
     int64_t iterations;
     size_t tool_calls;
     int64_t input_tokens, output_tokens;
+    size_t turns_ended;
 } ac_session_stats;
 void ac_session_get_stats(const ac_session *s, ac_session_stats *out);
 /* Whole session (machine states, status, conversation, and "toolkits" when the
@@ -548,9 +602,9 @@ enum ac_session_wait {
  * state's own rows. A stuck session has already failed, its error naming the state. */
 int ac_session_wait_state(const ac_session *s, const char **state);
 size_t ac_session_waiting_events(const ac_session *s, const char **names, size_t cap);
-/* Fails a session that has not ended with `reason` (its status failed, ac_session_error the
- * reason): for an embedder giving up on a session that waits. Nothing is applied to it any
- * more. 0, or -1 when it had ended or failed already. */
+/* Fails a session that has not ended with `reason` (it ends: status ended, how "failed",
+ * ac_session_error the reason): for an embedder giving up on a session that waits. Nothing is
+ * applied to it any more. 0, or -1 when it had ended or failed already. */
 int ac_session_fail(ac_session *s, const char *reason);
 
 #endif

@@ -112,6 +112,11 @@ typedef struct ac_fsm {
     uint16_t queue[AC_FSM_QUEUE];
     int error;
     uint32_t entries; /* states entered so far (a self-transition enters its state again) */
+    /* entries of the root machine's states marked in `counted` (by state index; NULL: none
+     * counted), so far (not restored): whoever marks them learns that one was entered
+     * during a dispatch even when it was left again in the same dispatch */
+    const uint8_t *counted;
+    uint32_t counted_entries;
 } ac_fsm;
 
 enum ac_fsm_result {

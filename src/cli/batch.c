@@ -144,11 +144,12 @@ static int batch_collect(batch_item *it, const char *journal, int cancelled)
 {
     ac_session_stats stats;
     ac_session_get_stats(it->s, &stats);
-    enum ac_session_status st = ac_session_status(it->s);
-    int ok = !cancelled && (st == AC_SESSION_IDLE || st == AC_SESSION_COMPLETED);
-    const char *status = ok                                        ? "completed"
-                         : cancelled || st == AC_SESSION_CANCELLED ? "cancelled"
-                                                                   : "failed";
+    const char *why = NULL;
+    enum ac_turn_outcome last = ac_session_last_turn(it->s, &why);
+    int ok = !cancelled && last == AC_TURN_COMPLETED;
+    const char *status = ok                                       ? "completed"
+                         : cancelled || last == AC_TURN_CANCELLED ? "cancelled"
+                                                                  : "failed";
     const char *error = ok                        ? NULL
                         : cancelled               ? "interrupted"
                         : ac_session_error(it->s) ? ac_session_error(it->s)

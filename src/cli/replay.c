@@ -197,9 +197,16 @@ static void replay_print(const ac_fsm_tables *t, ac_session *s, const char *path
         const char *ms = ac_session_state(s, t->machines[m].name);
         printf("  %-8s %s\n", t->machines[m].name, ms ? ms : "(not active)");
     }
-    printf("  status   %s\n", ac_session_status_name(ac_session_status(s)));
-    if (ac_session_status(s) == AC_SESSION_FAILED && ac_session_error(s))
-        printf("  error    %s\n", ac_session_error(s)); /* the reason the turn failed */
+    ac_session_end end;
+    ac_session_get_end(s, &end);
+    printf("  status   %s%s%s%s\n", ac_session_status_name(ac_session_status(s)),
+           end.ended ? " (" : "", end.ended ? end.how : "", end.ended ? ")" : "");
+    const char *why = NULL;
+    enum ac_turn_outcome last = ac_session_last_turn(s, &why);
+    if (last != AC_TURN_NONE)
+        printf("  turn     %s\n", ac_turn_outcome_name(last)); /* how the last turn ended */
+    if (ac_session_error(s))
+        printf("  error    %s\n", ac_session_error(s)); /* why it failed */
     char *state_text = ac_session_state_doc_json(s);    /* the State rebuilt from the writes */
     if (state_text)
         printf("  state    %s\n", state_text);

@@ -35,6 +35,7 @@ typedef struct run_ctx {
     char *prompt;    /* read from stdin (PROMPT -) */
     char *partial;   /* the partial answer of an interrupted turn */
     int interrupted; /* the stop signal, or 0 */
+    int kept;        /* interrupted: the turn was cancelled, the session kept */
 } run_ctx;
 
 static void run_free(run_ctx *r)
@@ -142,8 +143,9 @@ static void run_passes(run_ctx *r, int resumed)
     }
 }
 
-/* A stop signal or a lost output cancels the session; the partial answer of
- * an interrupted turn is kept for the report. */
+/* A stop signal or a lost output stops the run: a stored session given by --session keeps
+ * going (the spec's turn.cancel stops the turn only), any other is cancelled. The partial
+ * answer of an interrupted turn is kept for the report. */
 static void run_stop(run_ctx *r)
 {
     r->interrupted = ac_cli_interrupted;
@@ -153,13 +155,21 @@ static void run_stop(run_ctx *r)
         return;
     /* the partial answer is read before the cancel drops it */
     r->partial = ac_session_answer(r->s)[0] ? NULL : strdup(ac_session_partial(r->s));
-    ac_session_cancel(r->s); /* stops the transfer and kills tool processes */
+    /* both stop the transfer and kill tool processes before they return */
+    int rc = r->store && r->o->session ? ac_session_cancel_turn(r->s) : AC_EUNKNOWN_EVENT;
+    r->kept = rc == AC_OK || rc == AC_UNHANDLED;
+    if (!r->kept)
+        ac_session_cancel(r->s);
     if (!r->o->jsonl) {
         if (r->u.wrote_text)
             fputc('\n', stdout);
         r->u.wrote_text = 0;
-        fprintf(stderr, "[%s: session cancelled%s]\n", ac_cli_stop_signal_name(r->interrupted),
-                r->o->journal ? ", journal kept" : "");
+        if (r->kept)
+            fprintf(stderr, "[%s: turn cancelled; session %s kept]\n",
+                    ac_cli_stop_signal_name(r->interrupted), ac_session_id(r->s));
+        else
+            fprintf(stderr, "[%s: session cancelled%s]\n", ac_cli_stop_signal_name(r->interrupted),
+                    r->o->journal ? ", journal kept" : "");
     }
 }
 
@@ -216,11 +226,14 @@ static void report_text(run_ctx *r, const char *answer, const char *error, int t
                 j, j, j);
 }
 
-/* Shows how the turn ended. The exit status. */
+/* Shows how the turn ended (the session's last turn). The exit status. */
 static int run_report(run_ctx *r, int demo)
 {
     enum ac_session_status st = ac_session_status(r->s);
-    int turn_ok = st == AC_SESSION_IDLE || st == AC_SESSION_COMPLETED;
+    enum ac_turn_outcome last = ac_session_last_turn(r->s, NULL);
+    ac_session_end end;
+    ac_session_get_end(r->s, &end);
+    int turn_ok = last == AC_TURN_COMPLETED && !(end.ended && !strcmp(end.how, "failed"));
     const char *answer = ac_session_answer(r->s);
     if (r->interrupted && !*answer)
         answer = r->partial && *r->partial ? r->partial : ac_session_partial(r->s);
@@ -235,8 +248,9 @@ static int run_report(run_ctx *r, int demo)
                  ac_session_status_name(st), state ? state : "?");
         error = why;
     }
+    const char *outcome = last == AC_TURN_NONE ? "failed" : ac_turn_outcome_name(last);
     if (r->o->jsonl)
-        report_jsonl(r, turn_ok ? "completed" : ac_session_status_name(st), answer, error, turn_ok);
+        report_jsonl(r, turn_ok ? "completed" : outcome, answer, error, turn_ok);
     else
         report_text(r, answer, error, turn_ok, demo);
     return r->interrupted ? 128 + r->interrupted : turn_ok ? 0 : AC_EXIT_FAILED;
@@ -260,6 +274,13 @@ int ac_cli_run_one(const run_opts *o, int demo)
                 resumed ? "agentc: session %s (resuming its interrupted turn)\n"
                         : "agentc: session %s\n",
                 ac_session_id(r.s));
+    if (ac_session_ended(r.s)) { /* said as it is, never as a new failure */
+        char text[600];
+        ac_session_ended_text(r.s, NULL, text, sizeof text);
+        fprintf(stderr, "agentc: %s\n", text);
+        run_free(&r);
+        return AC_EXIT_FAILED;
+    }
     if (o->resume && !resumed) {
         printf("session %s has nothing to finish\n", ac_session_id(r.s));
         run_free(&r);

@@ -80,7 +80,8 @@ static void run_usage(FILE *out)
         "                       tools, stream, stream_options or system)\n\n"
         "exit status: 0 completed, 1 the agent failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (the session is cancelled: tools\n"
-        "killed, journal kept), 4 the output could not be written (141: a closed pipe;\n"
+        "killed, journal kept; with --session only the turn is, the session kept; a second\n"
+        "signal exits at once), 4 the output could not be written (141: a closed pipe;\n"
         "either way the session is cancelled)\n");
 }
 

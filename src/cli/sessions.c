@@ -1,5 +1,5 @@
 /*
- * sessions.c - agentc sessions list|show|rm|prune|export|fork: the sessions
+ * sessions.c - agentc sessions list|show|close|rm|prune|export|fork: the sessions
  * of a store (prune: sessions_prune.c, fork: sessions_fork.c).
  */
 #include <errno.h>
@@ -28,6 +28,8 @@ static void usage(FILE *out)
             "  show ID [--json] [--spec FILE]\n"
             "                           one session: where it stands, its conversation and\n"
             "                           its tool calls\n"
+            "  close ID [--spec FILE]   end a session (the spec's close event, journaled):\n"
+            "                           what is sent to it later is refused, saying so\n"
             "  rm ID                    remove a session and all that is stored for it\n"
             "  prune --older-than DURATION [--status STATUS]... [--dry-run]\n"
             "                           remove the sessions not updated for DURATION (90s,\n"
@@ -282,29 +284,48 @@ static void show_text(const ac_store_session_info *info, json_t *session)
     show_messages(json_object_get(session, "conversation"));
 }
 
-/* The session's JSON form, rebuilt on the tables of --spec, else of its stored agent (the
- * built-in spec when it has none). NULL with err filled ("" when said already). */
-static char *session_json(ac_store *st, const char *id, const char *spec, ac_error *err)
-{
+/* An engine to rebuild the session id on: of --spec's tables, else of its stored agent (the
+ * built-in spec when it has none). Freed with inspected_free. */
+typedef struct inspected {
     record_engine re;
-    memset(&re, 0, sizeof re);
-    char *rec = spec ? NULL : ac_store_agent(st, id, 0, err);
+    ac_fsm_tables *tables;
+    ac_engine *e;
+} inspected;
+
+static ac_engine *inspect_session(ac_store *st, const char *id, const char *spec, inspected *in)
+{
+    memset(in, 0, sizeof *in);
+    ac_error err;
+    char *rec = spec ? NULL : ac_store_agent(st, id, 0, &err);
     char why[600] = "";
-    if (rec && ac_cli_record_engine_offline(rec, &re, why, sizeof why) < 0) {
+    if (rec && ac_cli_record_engine_offline(rec, &in->re, why, sizeof why) < 0) {
         fprintf(stderr, "agentc: its stored agent cannot be rebuilt (%s): the built-in spec\n",
                 why);
-        ac_cli_record_engine_free(&re);
+        ac_cli_record_engine_free(&in->re);
     }
     free(rec);
-    ac_fsm_tables *tables = NULL;
-    ac_engine *e = re.e ? re.e : inspect_engine(spec, &tables);
+    in->e = in->re.e ? in->re.e : inspect_engine(spec, &in->tables);
+    return in->e;
+}
+
+static void inspected_free(inspected *in)
+{
+    if (!in->re.e)
+        ac_engine_free(in->e);
+    ac_cli_record_engine_free(&in->re);
+    ac_spec_tables_free(in->tables);
+}
+
+/* The session's JSON form, rebuilt on inspect_session's engine. NULL with err filled ("" when
+ * said already). */
+static char *session_json(ac_store *st, const char *id, const char *spec, ac_error *err)
+{
+    inspected in;
+    ac_engine *e = inspect_session(st, id, spec, &in);
     char *sj = e ? ac_store_session_json(st, e, id, err) : NULL;
     if (!e)
         err->text[0] = 0;
-    if (!re.e)
-        ac_engine_free(e);
-    ac_cli_record_engine_free(&re);
-    ac_spec_tables_free(tables);
+    inspected_free(&in);
     return sj;
 }
 
@@ -334,6 +355,41 @@ static int show(ac_store *st, const char *id, int json, const char *spec)
         json_decref(session);
     }
     return 0;
+}
+
+/* Ends a stored session: its spec's `close` (a spec without one: `cancel`), journaled by
+ * the store as any event. A session that had ended is left as it is, and said so. */
+static int close_session(ac_store *st, const char *id, const char *spec)
+{
+    inspected in;
+    ac_engine *e = inspect_session(st, id, spec, &in);
+    ac_error err;
+    ac_session *s =
+        e ? ac_store_session(st, e, id, AC_STORE_MUST_EXIST | AC_STORE_NO_RESUME, &err) : NULL;
+    int rc = 0;
+    if (e && !s) {
+        fprintf(stderr, "agentc: %s\n", err.text);
+        rc = err.code == AC_STORE_ENOENT || err.code == AC_STORE_EBUSY ? 1 : AC_EXIT_CONFIG;
+    } else if (!e) {
+        rc = AC_EXIT_CONFIG;
+    } else if (ac_session_ended(s)) {
+        char text[600];
+        ac_session_ended_text(s, NULL, text, sizeof text);
+        fprintf(stderr, "agentc: %s\n", text);
+    } else {
+        int prc = ac_session_post(s, "close", NULL, 0);
+        if (prc == AC_EUNKNOWN_EVENT) /* a spec older than `close` */
+            prc = ac_session_cancel(s);
+        if (!ac_session_ended(s)) {
+            fprintf(stderr, "agentc: session %s was not closed: %s\n", id, ac_strerror(prc));
+            rc = 1;
+        } else {
+            printf("session %s closed\n", id);
+        }
+    }
+    ac_session_free(s); /* its store commits what it wrote */
+    inspected_free(&in);
+    return rc;
 }
 
 /* Writes the journal exported to path to stdout (visibly on a terminal). */
@@ -424,7 +480,7 @@ static const struct sess_opt {
     const char *name, *cmds; /* cmds: the commands taking it, "" for all */
     int value;
 } sess_opts[] = {
-    {"--db", "", 1},          {"--json", "list show", 0}, {"--spec", "show", 1},
+    {"--db", "", 1},          {"--json", "list show", 0}, {"--spec", "show close", 1},
     {"-o", "export", 1},      {"--force", "export", 0},   {"--older-than", "prune", 1},
     {"--status", "prune", 1}, {"--dry-run", "prune", 0},  {"--at", "fork", 1},
     {"--as", "fork", 1},
@@ -509,7 +565,7 @@ static int sess_parse(int argc, char **argv, sess_args *a, const struct sess_opt
  * is one of its own. 0, or an exit status after saying why. */
 static int sess_check(const sess_args *a, const struct sess_opt **given, int ng)
 {
-    static const char *const cmds[] = {"list", "show", "rm", "prune", "export", "fork"};
+    static const char *const cmds[] = {"list", "show", "close", "rm", "prune", "export", "fork"};
     int known = 0, needs_id = a->cmd && strcmp(a->cmd, "list") && strcmp(a->cmd, "prune");
     for (size_t k = 0; a->cmd && k < sizeof cmds / sizeof cmds[0]; k++)
         known |= !strcmp(a->cmd, cmds[k]);
@@ -559,6 +615,8 @@ int ac_cli_sessions(int argc, char **argv)
         rc = list(st, a.json);
     } else if (!strcmp(a.cmd, "show")) {
         rc = show(st, a.id, a.json, a.spec);
+    } else if (!strcmp(a.cmd, "close")) {
+        rc = close_session(st, a.id, a.spec);
     } else if (!strcmp(a.cmd, "fork")) {
         rc = ac_cli_sessions_fork(st, a.id, a.at, a.as);
     } else if (!strcmp(a.cmd, "prune")) {

@@ -187,6 +187,8 @@ static inline __attribute__((always_inline)) void take_straight(ac_fsm *f, uint8
         f->actions[*op++](ctx, ev);
     f->state[level] = pr->target;
     f->entries++;
+    if (!level && f->counted)
+        f->counted_entries += f->counted[pr->target];
     for (unsigned i = pr->n_enter; i; i--)
         f->actions[*op++](ctx, ev);
     if (eventless)
@@ -208,6 +210,8 @@ static void enter_state(ac_fsm *f, uint8_t level, uint16_t s, const ac_event *ev
     const ac_fsm_state *st = &f->states[s];
     f->state[level] = s;
     f->entries++;
+    if (!level && f->counted)
+        f->counted_entries += f->counted[s];
     f->depth = (uint8_t)(level + 1);
     run_list(f, enter, ev);
     /* eventless transitions, in declared order */
@@ -370,6 +374,8 @@ void ac_fsm_init(ac_fsm *f, const ac_fsm_binding *b, ac_session *ctx, ac_trace_f
     f->unstarted_kept = empty_list;
     f->busy = 0;
     f->error = 0;
+    f->counted = NULL;
+    f->counted_entries = 0;
 }
 
 /* A handler called start, dispatch or stop on its own machine while one of

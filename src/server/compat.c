@@ -102,17 +102,29 @@ static json_t *usage(srv_sess *ss)
                      (json_int_t)(st.input_tokens + st.output_tokens));
 }
 
+/* How the completion's turn ended: its outcome, or the session's end. */
+enum chat_end { CHAT_DONE, CHAT_FAILED, CHAT_CANCELLED };
+static enum chat_end chat_end(const ac_session *s)
+{
+    ac_session_end end;
+    ac_session_get_end(s, &end);
+    enum ac_turn_outcome o = ac_session_last_turn(s, NULL);
+    if (o == AC_TURN_FAILED || (end.ended && !strcmp(end.how, "failed")))
+        return CHAT_FAILED;
+    return o == AC_TURN_COMPLETED && !end.ended ? CHAT_DONE : CHAT_CANCELLED;
+}
+
 static void done_stream(srv_sess *ss, void *ud)
 {
     srv_stream *st = ud;
-    enum ac_session_status s = ac_session_status(ss->s);
-    srv_chat_call_done(ss, s != AC_SESSION_FAILED && s != AC_SESSION_CANCELLED);
-    if (s == AC_SESSION_FAILED) {
+    enum chat_end s = chat_end(ss->s);
+    srv_chat_call_done(ss, s == CHAT_DONE);
+    if (s == CHAT_FAILED) {
         const char *e = ac_session_error(ss->s);
         push_json(st, json_pack("{s:{s:s, s:s}}", "error", "code", "agent_failed", "message",
                                 e ? e : "the agent failed"));
     } else {
-        json_t *c = chunk(ss, json_object(), s == AC_SESSION_CANCELLED ? "cancelled" : "stop");
+        json_t *c = chunk(ss, json_object(), s == CHAT_CANCELLED ? "cancelled" : "stop");
         if (c)
             json_object_set_new(c, "usage", usage(ss));
         push_json(st, c);
@@ -129,11 +141,11 @@ static void done_plain(srv_sess *ss, void *ud)
     (void)ud;
     struct MHD_Connection *c = ss->waiter;
     ss->waiter = NULL;
-    enum ac_session_status s = ac_session_status(ss->s);
-    if (s == AC_SESSION_FAILED || s == AC_SESSION_CANCELLED) {
+    enum chat_end s = chat_end(ss->s);
+    if (s != CHAT_DONE) {
         const char *e = ac_session_error(ss->s);
-        srv_reply_error(c, s == AC_SESSION_FAILED ? 502 : 503,
-                        s == AC_SESSION_FAILED ? "agent_failed" : "cancelled", "%s",
+        srv_reply_error(c, s == CHAT_FAILED ? 502 : 503,
+                        s == CHAT_FAILED ? "agent_failed" : "cancelled", "%s",
                         e ? e : "the agent did not finish");
     } else {
         srv_reply_json(c, 200,

@@ -30,6 +30,7 @@ struct srv_frames {
     int64_t t_ms;
     int attempts;       /* failed attempts of the current model call */
     char *stop_partial; /* the partial answer a cancel stopped */
+    size_t turns_seen;  /* the replayer's turns_ended at the last finished */
     srv_frame_fn fn;
     void *ud;
 };
@@ -287,7 +288,8 @@ void srv_frames_set_sink(srv_frames *fm, srv_frame_fn fn, void *ud)
 static void stopping(srv_frames *fm, const char *ev)
 {
     int pause = !strcmp(ev, "pause"), rollback = !strcmp(ev, "rollback");
-    if ((!pause && !rollback && strcmp(ev, "cancel")) ||
+    if ((!pause && !rollback && strcmp(ev, "cancel") && strcmp(ev, "turn.cancel") &&
+         strcmp(ev, "close")) ||
         ac_session_status(fm->rs) != AC_SESSION_RUNNING)
         return;
     const char *partial = ac_session_partial(fm->rs);
@@ -468,26 +470,36 @@ void srv_frames_trace(srv_frames *fm, const ac_trace_rec *r)
                   (int)r->line);
 }
 
+/* A turn ended (its outcome says how) or the session did: the frames that say so. A turn
+ * stopped by pause or rollback was said when it stopped (stopping). */
 void srv_frames_finished(srv_frames *fm)
 {
     ac_session *s = fm->rs;
-    enum ac_session_status st = ac_session_status(s);
     ac_session_stats stats;
     ac_session_get_stats(s, &stats);
-    if (st == AC_SESSION_FAILED) {
+    ac_session_end end;
+    ac_session_get_end(s, &end);
+    int turn = stats.turns_ended != fm->turns_seen;
+    fm->turns_seen = stats.turns_ended;
+    enum ac_turn_outcome o = ac_session_last_turn(s, NULL);
+    int failed = end.ended ? !strcmp(end.how, "failed") : turn && o == AC_TURN_FAILED;
+    if (failed) {
         const char *e = ac_session_error(s);
         emit(fm, "error",
              json_pack("{s:s, s:s}", "code", "turn_failed", "message", e ? e : "the turn failed"));
         emit(
             fm, "stopped",
             json_pack("{s:s, s:s}", "reason", "failed", "partial_response", ac_session_partial(s)));
-    } else if (st == AC_SESSION_CANCELLED) {
+    } else if ((end.ended && (!turn || o == AC_TURN_CANCELLED)) ||
+               (turn && o == AC_TURN_CANCELLED)) {
+        /* the session ended (cancelled, closed, completed), or a turn.cancel stopped its turn */
         emit(fm, "stopped",
-             json_pack("{s:s, s:s}", "reason", "cancelled", "partial_response",
-                       fm->stop_partial ? fm->stop_partial : ""));
-    } else {
+             json_pack("{s:s, s:s}", "reason", end.ended ? end.how : "cancelled",
+                       "partial_response", fm->stop_partial ? fm->stop_partial : ""));
+    } else if (turn && o == AC_TURN_COMPLETED) {
         emit(fm, "turn_done",
-             json_pack("{s:s, s:s, s:I, s:{s:I, s:I}}", "status", ac_session_status_name(st),
+             json_pack("{s:s, s:s, s:s, s:I, s:{s:I, s:I}}", "status",
+                       ac_session_status_name(ac_session_status(s)), "outcome", "completed",
                        "answer", ac_session_answer(s), "iterations", (json_int_t)stats.iterations,
                        "usage", "input", (json_int_t)stats.input_tokens, "output",
                        (json_int_t)stats.output_tokens));

@@ -502,15 +502,22 @@ static int accepts(const ac_session *s, const char *name)
     return 0;
 }
 
-/* Where a session stands for the messages route, from its status and the events its spec
- * accepts (never from state names): paused while it accepts `resume`, busy while a turn is
- * under way otherwise, else idle. */
+/* Where a session stands for the messages route: its status (ac_session_status reads the
+ * spec's tables, never state names): paused, busy while a turn is under way, else idle. */
 enum activity { ACT_IDLE, ACT_BUSY, ACT_PAUSED };
 static enum activity activity(const ac_session *s)
 {
-    if (accepts(s, "resume"))
-        return ACT_PAUSED;
-    return ac_session_status(s) == AC_SESSION_RUNNING ? ACT_BUSY : ACT_IDLE;
+    enum ac_session_status st = ac_session_status(s);
+    return st == AC_SESSION_PAUSED ? ACT_PAUSED : st == AC_SESSION_RUNNING ? ACT_BUSY : ACT_IDLE;
+}
+
+/* 409 to whatever is sent to a session that ended, saying how and when (never its last
+ * error as if it were new). */
+static enum MHD_Result ended_reply(struct MHD_Connection *c, const srv_sess *ss)
+{
+    char text[700];
+    ac_session_ended_text(ss->s, ss->id, text, sizeof text);
+    return srv_reply_error(c, 409, "session_ended", "%s", text);
 }
 
 /* A post went through: applied and handled, or queued (from a loop callback, as MHD's are:
@@ -547,8 +554,7 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     }
     if (ac_session_ended(ss->s)) {
         json_decref(o);
-        return srv_reply_error(c, 409, "session_ended", "the session ended (%s)",
-                               ac_session_status_name(ac_session_status(ss->s)));
+        return ended_reply(c, ss);
     }
     enum activity act = activity(ss->s);
     int busy = act == ACT_BUSY;
@@ -639,8 +645,7 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
     }
     if (ac_session_ended(ss->s)) {
         json_decref(payload);
-        return srv_reply_error(c, 409, "session_ended", "the session ended (%s)",
-                               ac_session_status_name(ac_session_status(ss->s)));
+        return ended_reply(c, ss);
     }
     char bad[600];
     if (ac_session_event_takes_decisions(ss->s, name) &&
@@ -656,6 +661,28 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
                                ac_strerror(rc));
     json_t *reply = srv_sess_json(ss, 0);
     json_object_set_new(reply, "accepted", json_string(name));
+    return srv_reply_json(c, 202, reply);
+}
+
+/* POST /v1/sessions/{id}/turn/cancel: the spec's turn.cancel stops the turn under way (a
+ * paused one too) and keeps the session. */
+static enum MHD_Result post_turn_cancel(struct MHD_Connection *c, srv_sess *ss)
+{
+    if (ac_session_ended(ss->s))
+        return ended_reply(c, ss);
+    enum ac_session_status st = ac_session_status(ss->s);
+    if (st != AC_SESSION_RUNNING && st != AC_SESSION_PAUSED)
+        return srv_reply_error(c, 409, "no_turn", "no turn is running");
+    int rc = ac_session_cancel_turn(ss->s);
+    if (rc == AC_EUNKNOWN_EVENT || rc == AC_UNHANDLED)
+        return srv_reply_error(c, 409, "turn_cancel_unsupported",
+                               "the spec takes no 'turn.cancel' event in this state "
+                               "(spec/agent.fsm shows the transition to add)");
+    if (rc < 0 && rc != AC_QUEUED)
+        return srv_reply_error(c, 500, "post_failed", "turn.cancel was not applied: %s",
+                               ac_strerror(rc));
+    json_t *reply = srv_sess_json(ss, 0);
+    json_object_set_new(reply, "accepted", json_string("turn.cancel"));
     return srv_reply_json(c, 202, reply);
 }
 
@@ -878,8 +905,11 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         return post_message(sv, c, r, ss);
     if (!strcmp(rest, "/fork"))
         return fork_session(sv, c, r, ss);
-    if (!strcmp(rest, "/pause") || !strcmp(rest, "/resume") || !strcmp(rest, "/cancel"))
+    if (!strcmp(rest, "/pause") || !strcmp(rest, "/resume") || !strcmp(rest, "/cancel") ||
+        !strcmp(rest, "/close"))
         return post_event(sv, c, r, ss, rest + 1);
+    if (!strcmp(rest, "/turn/cancel"))
+        return post_turn_cancel(c, ss);
     if (!strncmp(rest, "/events/", 8) && rest[8] && !strchr(rest + 8, '/')) {
         if (strlen(rest + 8) > 63)
             return srv_reply_error(c, 404, "unknown_event", "no such event");

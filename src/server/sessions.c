@@ -469,6 +469,23 @@ void srv_output_init(srv *sv)
     sv->out.finished = o_finished;
 }
 
+/* The session's last turn {outcome, error?} and, once it ended, how {how, error?, at_ms}
+ * (the same members as ac_session_to_json's). */
+static void turn_json(const ac_session *s, json_t *o)
+{
+    const char *why;
+    enum ac_turn_outcome last = ac_session_last_turn(s, &why);
+    json_object_set_new(
+        o, "last_turn",
+        json_pack("{s:s, s:s*}", "outcome", ac_turn_outcome_name(last), "error", why));
+    ac_session_end end;
+    ac_session_get_end(s, &end);
+    if (end.ended)
+        json_object_set_new(o, "ended",
+                            json_pack("{s:s, s:s*, s:I}", "how", end.how, "error", end.error,
+                                      "at_ms", (json_int_t)end.at_ms));
+}
+
 /* The calls waiting for a decision: [{"id", "name", "arguments"}], the model's arguments. */
 static json_t *pending_calls(ac_session *s)
 {
@@ -517,6 +534,7 @@ json_t *srv_sess_json(srv_sess *ss, int full)
     json_object_set_new(o, "loaded", json_true());
     if (ss->agent)
         json_object_set_new(o, "agent", json_string(srv_engine_name(ss->agent)));
+    turn_json(ss->s, o);
     /* a session that only an outside event can move names the events (approve, deny, ...) */
     const char *wstate = NULL;
     if (ac_session_wait_state(ss->s, &wstate) == AC_WAIT_OUTSIDE) {

@@ -24,6 +24,7 @@ void ac_session_get_stats(const ac_session *s, ac_session_stats *out)
     out->tool_calls = ac_conv_tool_call_count(s->conv);
     out->input_tokens = ac_conv_usage_input(s->conv);
     out->output_tokens = ac_conv_usage_output(s->conv);
+    out->turns_ended = s->turns_ended;
 }
 
 size_t ac_session_pending_tool_calls(ac_session *s, const char **ids, size_t cap)

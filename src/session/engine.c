@@ -496,6 +496,7 @@ static void engine_events(ac_engine *e)
     e->ev_spawn = ac_engine_event_index(e, "spawn");
     e->ev_user_message = ac_engine_event_index(e, "user_message");
     e->ev_cancel = ac_engine_event_index(e, "cancel");
+    e->ev_turn_cancel = ac_engine_event_index(e, "turn.cancel");
     e->ev_tool_completed = ac_engine_event_index(e, "tool.completed");
     e->ev_timer_fired = ac_engine_event_index(e, "timer.fired");
     e->ev_inactivity = ac_engine_event_index(e, "inactivity_timeout");
@@ -585,6 +586,10 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     if (cfg->output_schema && output_schema_load(e, cfg->output_schema, err, errcap, code) < 0)
         goto fail;
     engine_events(e);
+    if (ac_turn_states_build(e) < 0) {
+        engine_oom(err, errcap, code);
+        goto fail;
+    }
     if (engine_copy_config(e, cfg, err, errcap, code) || engine_provider(e, cfg, err, errcap, code))
         goto fail;
     ac_registry_free(own_reg);
@@ -629,6 +634,7 @@ void ac_engine_free(ac_engine *e)
     free(e->e_stop);
     free(e->e_report);
     ac_fsm_plan_free(e->plan);
+    free(e->turn_state);
     ac_spec_rt_free(e);
     if (e->param_strings)
         for (uint16_t i = 0; i < e->t->n_params; i++)

@@ -51,12 +51,6 @@ static const ac_message *last_message(ac_session *s)
     return n ? ac_conv_message(s->conv, n - 1) : NULL;
 }
 
-static void output_finished(ac_session *s)
-{
-    if (s->e->has_output && s->e->out.finished)
-        s->e->out.finished(s->e->out.ud, s);
-}
-
 /* ---------------- guards ---------------- */
 
 static bool g_turn_unfinished(ac_session *s, const ac_event *ev)
@@ -207,7 +201,6 @@ static void a_init_session(ac_session *s, const ac_event *ev)
     int64_t window = s->e->p_context_window->ival;
     ac_conv_set_window(s->conv, window > 0 ? (size_t)window : 0); /* negative: all */
     ac_toolkits_session_init(s, ev->data ? json_object_get(data(ev), "toolkits") : NULL);
-    ac_session_set_status(s, AC_SESSION_IDLE);
 }
 
 static void a_append_user_message(ac_session *s, const ac_event *ev)
@@ -216,8 +209,6 @@ static void a_append_user_message(ac_session *s, const ac_event *ev)
     const char *id = ac_conv_add_message(s->conv, AC_ROLE_USER, text ? text : "", ev->time_ms);
     if (!s->turn_start) /* a message added while paused mid-turn belongs to that turn */
         set_turn_start(s, id);
-    ac_session_set_status(s, AC_SESSION_RUNNING);
-    ac_session_set_error(s, NULL);
 }
 
 static void a_queue_user_message(ac_session *s, const ac_event *ev)
@@ -235,36 +226,51 @@ static void a_take_queued_message(ac_session *s, const ac_event *ev)
     const char *text = json_string_value(json_object_get(q, "text"));
     set_turn_start(s, ac_conv_add_message(s->conv, AC_ROLE_USER, text ? text : "", ev->time_ms));
     json_array_remove(s->queued, 0);
-    ac_session_set_status(s, AC_SESSION_RUNNING);
 }
 
+static void partial_reset(ac_session *s);
+
+/* Where a turn ends and how it went are turn.c's (the session leaving the state that runs
+ * turns, and the reason given); these actions say only what they know. */
 static void a_finish_interaction(ac_session *s, const ac_event *ev)
 {
     (void)ev;
     set_turn_start(s, NULL);
-    ac_session_set_status(s, AC_SESSION_IDLE);
-    output_finished(s);
 }
 
 static void a_record_failure(ac_session *s, const ac_event *ev)
 {
     (void)ev;
     set_turn_start(s, NULL);
-    ac_session_set_status(s, AC_SESSION_FAILED);
     if (!s->error)
         ac_session_set_error(s, "the agent failed");
-    output_finished(s);
+}
+
+/* turn.cancel: the turn stops, what it added stays (its unanswered calls are answered as
+ * interrupted when the next turn starts: start_loop) */
+static void a_cancel_turn(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    set_turn_start(s, NULL);
+    partial_reset(s);
+    ac_turn_mark(s, AC_TURN_MARK_CANCELLED);
 }
 
 static void a_cancel_session(ac_session *s, const ac_event *ev)
 {
     (void)ev;
     set_turn_start(s, NULL);
-    ac_session_set_status(s, AC_SESSION_CANCELLED);
-    output_finished(s);
+    ac_turn_mark(s, AC_TURN_MARK_CANCELLED);
+    ac_session_mark_end(s, AC_END_CANCELLED);
 }
 
-static void partial_reset(ac_session *s);
+static void a_close_session(ac_session *s, const ac_event *ev)
+{
+    (void)ev;
+    set_turn_start(s, NULL);
+    ac_turn_mark(s, AC_TURN_MARK_CANCELLED);
+    ac_session_mark_end(s, AC_END_CLOSED);
+}
 
 /* The turn stops (the spec left Running or Paused) and every message it added is removed:
  * from the message that began it to the end. Its tool calls go with the assistant messages
@@ -305,7 +311,7 @@ static void a_rollback_turn(ac_session *s, const ac_event *ev)
     snprintf(why, sizeof why, "the turn was stopped but its messages could not be removed: %s",
              ac_conv_strerror(rc));
     ac_session_set_error(s, rc == AC_CONV_OK ? NULL : why); /* its calls are answered later */
-    ac_session_set_status(s, AC_SESSION_IDLE);
+    ac_turn_mark(s, AC_TURN_MARK_ROLLED_BACK);
 }
 
 /* The tools offered change (an MCP server's list changed): the event carries the whole
@@ -624,6 +630,8 @@ void ac_builtin_handlers(ac_registry *r)
     ac_registry_action(r, "finish_interaction", a_finish_interaction);
     ac_registry_action(r, "record_failure", a_record_failure);
     ac_registry_action(r, "cancel_session", a_cancel_session);
+    ac_registry_action(r, "cancel_turn", a_cancel_turn);
+    ac_registry_action(r, "close_session", a_close_session);
     ac_registry_action(r, "touch", a_touch);
     ac_registry_action(r, "rollback_turn", a_rollback_turn);
     ac_registry_action(r, "refresh_tools", a_refresh_tools);

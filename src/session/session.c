@@ -49,7 +49,7 @@ static void on_trace(void *ud, const ac_trace_rec *r)
 
 /* A journal that could not be written fails the session: its record would be incomplete.
  * The first time, what runs is cancelled (the spec's cancel event, applied unrecorded while
- * the queue drains), the status becomes failed and the error says why; from then on no
+ * the queue drains), the session ends failed (turn.c) and the error says why; from then on no
  * event is applied (AC_EIO). Returns 1 when the journal failed. */
 static int journal_failed(ac_session *s)
 {
@@ -59,13 +59,15 @@ static int journal_failed(ac_session *s)
     if (!why)
         return 0;
     if (!s->journal_failed) {
+        int64_t now = ac_wall_now_ms();
+        int stop = s->draining && !ac_session_settled(s) && s->e->ev_cancel != AC_FSM_NONE;
+        ac_turn_fail_session(s, why, now); /* the turn under way fails with it */
         s->journal_failed = 1;
-        if (s->draining && !ac_session_settled(s) && s->e->ev_cancel != AC_FSM_NONE) {
-            ac_event ev = {s->e->ev_cancel, ac_wall_now_ms(), NULL};
+        if (stop) {
+            ac_event ev = {s->e->ev_cancel, now, NULL};
             ac_fsm_dispatch(&s->fsm, &ev);
         }
-        s->status = AC_SESSION_FAILED;
-        set_str(&s->error, why);
+        ac_turn_fail_session(s, why, now); /* whatever the cancel's actions said */
     }
     return 1;
 }
@@ -93,8 +95,11 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     if (type == s->e->ev_spawn)
         ac_session_agent_from_spawn(s, data);
     ac_event ev = {type, t_ms, data};
+    ac_turn_probe before;
+    ac_turn_before_event(s, &before);
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
     ac_spec_rt_after_event(s, &ev);
+    ac_turn_after_event(s, &before, t_ms);
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
@@ -530,6 +535,13 @@ int ac_session_cancel(ac_session *s)
     return post_index(s, s->e->ev_cancel, NULL, 0);
 }
 
+int ac_session_cancel_turn(ac_session *s)
+{
+    if (!s)
+        return AC_EINVAL;
+    return post_index(s, s->e->ev_turn_cancel, NULL, 0);
+}
+
 /* The spawn event: the session's options over the engine's defaults. */
 static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
 {
@@ -565,6 +577,7 @@ static void session_discard(ac_session *s)
     ac_conv_free(s->conv);
     json_decref(s->queued);
     free(s->turn_start);
+    free(s->last_error);
     ac_schema_free(s->output_schema);
     free(s->output_schema_text);
     ac_journal_close(s->journal);
@@ -588,7 +601,6 @@ static ac_session *session_alloc(ac_engine *e, const char *id, int replay,
     s->id = strdup(id ? id : "s1");
     s->conv = ac_conv_new();
     s->queued = json_array();
-    s->status = AC_SESSION_IDLE;
     s->answer = strdup("");
     /* a new session is offered the engine's tools as they are now (its spawn event); one
      * whose events come from elsewhere (a store) checks its list before its next call */
@@ -666,6 +678,7 @@ static int session_start(ac_session *s, const ac_session_options *opts, char *er
      * listens (the journal's recorded steps, the output's trace, a replay). */
     int traced = s->journal || s->replaying || s->hooks || (e->has_output && e->out.trace);
     ac_fsm_init(&s->fsm, &e->binding, s, traced ? on_trace : NULL, s);
+    s->fsm.counted = e->turn_state; /* entries of turn states (turn.c) */
     s->drain_task.fn = drain_task;
     s->drain_task.ud = s;
     ac_event start = {0, ac_wall_now_ms(), NULL};
@@ -921,56 +934,9 @@ const char *ac_session_state(const ac_session *s, const char *machine)
     return NULL;
 }
 
-bool ac_session_ended(const ac_session *s)
-{
-    if (!s)
-        return true; /* nothing will happen to no session */
-    return s->fsm.depth > 0 && s->e->t->states[s->fsm.state[0]].terminal;
-}
-
-bool ac_session_settled(const ac_session *s)
-{
-    if (ac_session_ended(s) || s->fsm.error)
-        return true;
-    /* settled: the root machine's state invokes nothing and runs no effects
-     * besides timers waiting for input (Idle, Paused) */
-    const ac_fsm_state *st = &s->e->t->states[s->fsm.state[0]];
-    return s->fsm.depth == 1 && st->invoke == AC_FSM_NONE && s->status != AC_SESSION_RUNNING;
-}
-
-enum ac_session_status ac_session_status(const ac_session *s)
-{
-    /* a session whose root machine ended without failing or being cancelled completed */
-    if (!s)
-        return AC_SESSION_FAILED;
-    if (s->status == AC_SESSION_IDLE && ac_session_ended(s))
-        return AC_SESSION_COMPLETED;
-    return s->status;
-}
-
-const char *ac_session_status_name(enum ac_session_status status)
-{
-    switch (status) {
-    case AC_SESSION_IDLE:
-        return "idle";
-    case AC_SESSION_RUNNING:
-        return "running";
-    case AC_SESSION_FAILED:
-        return "failed";
-    case AC_SESSION_CANCELLED:
-        return "cancelled";
-    case AC_SESSION_COMPLETED:
-        return "completed";
-    }
-    return "unknown";
-}
 const char *ac_session_answer(const ac_session *s)
 {
     return s ? s->answer : "";
-}
-const char *ac_session_error(const ac_session *s)
-{
-    return s ? s->error : NULL;
 }
 const char *ac_session_partial(const ac_session *s)
 {
@@ -978,10 +944,6 @@ const char *ac_session_partial(const ac_session *s)
 }
 
 /* internal setters used by handlers */
-void ac_session_set_status(ac_session *s, enum ac_session_status status)
-{
-    s->status = status;
-}
 void ac_session_set_answer(ac_session *s, const char *answer)
 {
     set_str(&s->answer, answer ? answer : "");
@@ -1005,11 +967,13 @@ char *ac_session_to_json(const ac_session *s)
     json_error_t jerr;
     json_t *cj = conv ? json_loads(conv, 0, &jerr) : NULL;
     free(conv);
-    json_t *o =
-        json_pack("{s:s, s:s, s:o, s:s, s:s, s:s?, s:O, s:i, s:o?}", "spec_hash", t->hash, "id",
-                  s->id, "states", states, "status", ac_session_status_name(ac_session_status(s)),
-                  "answer", s->answer, "error", s->error, "queued", s->queued, "compacted",
-                  s->compacted_this_plan, "conversation", cj);
+    json_t *o = json_pack(
+        "{s:s, s:s, s:o, s:s, s:o, s:s, s:s?, s:O, s:i, s:o?}", "spec_hash", t->hash, "id", s->id,
+        "states", states, "status", ac_session_status_name(ac_session_status(s)), "last_turn",
+        ac_turn_json(s), "answer", s->answer, "error", ac_session_error(s), "queued", s->queued,
+        "compacted", s->compacted_this_plan, "conversation", cj);
+    if (o && ac_session_ended(s))
+        json_object_set_new(o, "ended", ac_turn_end_json(s));
     json_t *kits = ac_toolkits_state_json(s);
     if (o && kits)
         json_object_set(o, "toolkits", kits);

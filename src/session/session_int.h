@@ -35,7 +35,7 @@ struct ac_registry {
     int loading_builtin; /* while ac_registry_new registers the built-in handlers */
 };
 
-typedef struct ac_tool ac_tool; /* src/session/tools_internal.h */
+typedef struct ac_tool ac_tool;                 /* src/session/tools_internal.h */
 typedef struct ac_remote_inbox ac_remote_inbox; /* posts from other threads (session.c) */
 
 struct ac_engine {
@@ -46,8 +46,8 @@ struct ac_engine {
     ac_effect_start_handler *e_start;
     ac_effect_stop_handler *e_stop;
     ac_effect_start_handler *e_report; /* NULL where an effect reports nothing */
-    ac_fsm_plan *plan;      /* what dispatch precomputes from the tables */
-    ac_param_value *params; /* t->n_params, after overrides */
+    ac_fsm_plan *plan;                 /* what dispatch precomputes from the tables */
+    ac_param_value *params;            /* t->n_params, after overrides */
     char **param_strings;
     json_t *param_overrides; /* {"name": "value"} as given, for journals */
     ac_loop *loop;
@@ -67,17 +67,18 @@ struct ac_engine {
     uint64_t rng;
     /* params the built-in handlers read, bound once (contracts.c guarantees each one a
      * bound built-in handler needs; NULL only when no such handler is bound) */
-    const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold,
-        *p_context_window, *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout,
-        *p_connect_timeout;
+    const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold, *p_context_window,
+        *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout, *p_connect_timeout;
     /* structured output (ac_engine_config.output_schema): its text, checked at engine start
      * and given to each session in the spawn event; NULL when none is configured */
     char *output_schema_text;
     const ac_param_value *p_output_retries;
     /* cached event indexes */
-    uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired,
-        ev_inactivity, ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
-    char *tool_choice; /* the request setting when it names a tool: checked at session start */
+    uint8_t *turn_state; /* per state: 1 where turns run (turn.c) */
+    uint16_t ev_turn_cancel, ev_resume;
+    uint16_t ev_spawn, ev_user_message, ev_cancel, ev_tool_completed, ev_timer_fired, ev_inactivity,
+        ev_compaction_done, ev_compaction_failed, ev_ctx_expanded, ev_ctx_loaded;
+    char *tool_choice;      /* the request setting when it names a tool: checked at session start */
     struct ac_mcp_set *mcp; /* MCP servers of the tool files (tools_mcp.c), NULL: none */
     struct ac_spec_rt *spec_rt; /* comparison guards, actions with arguments, timers (spec_rt.c) */
     json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
@@ -95,8 +96,6 @@ typedef struct ac_queued_event {
 typedef struct ac_event_queue {
     ac_queued_event *head, *tail;
 } ac_event_queue;
-
-
 
 typedef struct ac_tool_run ac_tool_run; /* state of the run_tools effect */
 
@@ -119,10 +118,15 @@ struct ac_session {
     ac_trace_fn step_fn;
     void *step_ud;
     /* turn state (part of the serialized session) */
-    enum ac_session_status status;
     char *answer;
-    char *error;
-    json_t *queued; /* user messages that arrived while running */
+    char *error; /* the running turn's reason to fail (or the session's): turn.c */
+    enum ac_turn_outcome last_outcome; /* how the last turn ended (turn.c) */
+    char *last_error;                  /* why it failed, NULL unless it did */
+    int turn_mark;                     /* AC_TURN_MARK_*: what stopped the running turn */
+    int end_how;                       /* AC_END_*: how the session ended, 0 while it runs */
+    int64_t ended_ms;                  /* when it ended */
+    size_t turns_ended;                /* since this ac_session was made (not serialized) */
+    json_t *queued;                    /* user messages that arrived while running */
     char *turn_start; /* id of the message that began the current turn, NULL between turns */
     int compacted_this_plan;
     int output_rejections; /* final answers refused by the output schema in this turn */
@@ -133,9 +137,9 @@ struct ac_session {
     /* streaming scratch (not serialized: rebuilt from events) */
     char *partial;
     size_t partial_len, partial_cap;
-    void *provider_state; /* the provider's per-session state (sink.h) */
+    void *provider_state;         /* the provider's per-session state (sink.h) */
     struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
-    struct ac_state *state; /* the State (state.h), from the spawn event */
+    struct ac_state *state;       /* the State (state.h), from the spawn event */
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
     void *hooks_ud;
     size_t turn_base; /* model calls completed before a restore (the script position) */
@@ -192,8 +196,26 @@ ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_
 /* Calls fn for every trace record of the events applied from now on (not
  * those of the start); fn NULL stops it. Replay sessions only. */
 void ac_session_set_step_hook(ac_session *s, ac_trace_fn fn, void *ud);
+/* What a turn is (turn.c): the turn states of the engine's spec, built once; what the
+ * running turn's actions said of it and how the session ended, from the actions that know;
+ * and, around each event applied, whether a turn ended (recorded, reported) or began. */
+enum { AC_TURN_MARK_CANCELLED = 1, AC_TURN_MARK_ROLLED_BACK = 2 };
+enum { AC_END_COMPLETED = 1, AC_END_FAILED = 2, AC_END_CANCELLED = 3, AC_END_CLOSED = 4 };
+typedef struct ac_turn_probe {
+    int in_turn, ended, paused;
+    uint32_t turns; /* the fsm's counted entries: turn states entered */
+} ac_turn_probe;
+int ac_turn_states_build(ac_engine *e);
+void ac_turn_mark(ac_session *s, int mark);
+void ac_session_mark_end(ac_session *s, int how);
+void ac_turn_before_event(ac_session *s, ac_turn_probe *p);
+void ac_turn_after_event(ac_session *s, const ac_turn_probe *before, int64_t t_ms);
+/* The session fails for good (ac_session_fail, a journal that cannot be written): the turn
+ * under way fails with why, and the session ends failed at t_ms. */
+void ac_turn_fail_session(ac_session *s, const char *why, int64_t t_ms);
+json_t *ac_turn_json(const ac_session *s);     /* {"outcome", "error"?} */
+json_t *ac_turn_end_json(const ac_session *s); /* {"how", "error"?, "at_ms"} */
 /* Turn state, changed by the built-in actions. */
-void ac_session_set_status(ac_session *s, enum ac_session_status status);
 void ac_session_set_answer(ac_session *s, const char *answer);
 void ac_session_set_error(ac_session *s, const char *error);
 

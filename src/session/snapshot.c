@@ -75,10 +75,40 @@ static int restore_fsm(ac_session *s, json_t *v, char *err, size_t errcap)
 /* The turn: status, answer, error, queued messages, counters, output schema. */
 static json_t *save_turn(const ac_session *s)
 {
-    return json_pack("{s:i, s:s, s:s?, s:O, s:i, s:i, s:s?, s:s?}", "status", (int)s->status,
-                     "answer", s->answer ? s->answer : "", "error", s->error, "queued", s->queued,
-                     "compacted", s->compacted_this_plan, "output_rejections", s->output_rejections,
-                     "output_schema", s->output_schema_text, "turn_start", s->turn_start);
+    json_t *v =
+        json_pack("{s:s, s:s?, s:O, s:i, s:i, s:s?, s:s?, s:i, s:s?}", "answer",
+                  s->answer ? s->answer : "", "error", s->error, "queued", s->queued, "compacted",
+                  s->compacted_this_plan, "output_rejections", s->output_rejections,
+                  "output_schema", s->output_schema_text, "turn_start", s->turn_start,
+                  "last_outcome", (int)s->last_outcome, "last_error", s->last_error);
+    if (v && s->end_how) /* how and when it ended (turn.c) */
+        json_object_set_new(
+            v, "end", json_pack("{s:i, s:I}", "how", s->end_how, "at_ms", (json_int_t)s->ended_ms));
+    return v;
+}
+
+/* How the last turn and the session ended (turn.c). A snapshot of the release before kept
+ * one "status" instead: failed (2) and cancelled (3) told how the last turn ended, and its
+ * "error" why it failed. */
+static void restore_outcome(ac_session *s, json_t *v)
+{
+    json_t *o = json_object_get(v, "last_outcome"), *end = json_object_get(v, "end");
+    free(s->last_error);
+    s->last_error = NULL;
+    if (json_is_integer(o)) {
+        const char *le = json_string_value(json_object_get(v, "last_error"));
+        s->last_outcome = (enum ac_turn_outcome)json_integer_value(o);
+        s->last_error = le ? strdup(le) : NULL;
+    } else {
+        json_int_t st = json_integer_value(json_object_get(v, "status"));
+        s->last_outcome = st == 2 ? AC_TURN_FAILED : st == 3 ? AC_TURN_CANCELLED : AC_TURN_NONE;
+        if (st == 2 && s->error) {
+            s->last_error = s->error;
+            s->error = NULL;
+        }
+    }
+    s->end_how = (int)json_integer_value(json_object_get(end, "how"));
+    s->ended_ms = json_integer_value(json_object_get(end, "at_ms"));
 }
 
 static int restore_turn(ac_session *s, json_t *v, char *err, size_t errcap)
@@ -89,9 +119,9 @@ static int restore_turn(ac_session *s, json_t *v, char *err, size_t errcap)
         snprintf(err, errcap, "\"turn\" is malformed");
         return AC_EINVAL;
     }
-    s->status = (enum ac_session_status)json_integer_value(json_object_get(v, "status"));
     ac_session_set_answer(s, answer);
     ac_session_set_error(s, json_string_value(json_object_get(v, "error")));
+    restore_outcome(s, v);
     json_decref(s->queued);
     s->queued = json_deep_copy(q);
     s->compacted_this_plan = (int)json_integer_value(json_object_get(v, "compacted"));

@@ -125,7 +125,7 @@ int ac_session_wait_state(const ac_session *s, const char **state)
 void ac_session_check_stuck(ac_session *s)
 {
     const char *state;
-    if (s->status != AC_SESSION_RUNNING || ac_session_wait_state(s, &state) != AC_WAIT_STUCK)
+    if (!ac_session_in_turn(s) || ac_session_wait_state(s, &state) != AC_WAIT_STUCK)
         return;
     const ac_fsm_tables *t = s->e->t;
     const ac_fsm_state *st = &t->states[s->fsm.state[s->fsm.depth - 1]];
@@ -139,11 +139,10 @@ void ac_session_check_stuck(ac_session *s)
 
 int ac_session_fail(ac_session *s, const char *reason)
 {
-    if (!s || !reason || ac_session_ended(s) || s->fsm.error)
+    if (!s || !reason || ac_session_ended(s))
         return -1;
-    ac_session_set_error(s, reason);
-    ac_session_set_status(s, AC_SESSION_FAILED);
-    s->fsm.error = 1; /* settled: nothing more is applied */
+    ac_turn_fail_session(s, reason, ac_wall_now_ms());
+    s->fsm.error = 1; /* ended: nothing more is applied */
     if (s->e->has_output && s->e->out.finished)
         s->e->out.finished(s->e->out.ud, s);
     return 0;

@@ -73,6 +73,8 @@ run timeout turn_timeout.fsm --script "$tmp/slow.jsonl" --tools "$tmp/tools.json
 grep -q "the turn ran longer than turn_timeout (300ms)" "$tmp/timeout.err" || fail "turn_timeout: $(cat "$tmp/timeout.err")"
 grep -q '"ev":"after(turn_timeout)@session.Running"' "$tmp/timeout.journal" || fail "turn_timeout: the timer is not journaled"
 replays timeout turn_timeout.fsm
+grep -q "session  Idle" "$tmp/timeout.r1" && grep -q "turn     failed" "$tmp/timeout.r1" \
+  || fail "turn_timeout: the session is not at rest after the timeout: $(cat "$tmp/timeout.r1")"
 # a turn within the limit completes
 run intime turn_timeout.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" hi
 [ "$(rc intime)" = 0 ] || fail "turn_timeout, quick turn: exit $(rc intime): $(cat "$tmp/intime.err")"
@@ -148,15 +150,19 @@ run shellok approve_shell.fsm --script "$tmp/shell.jsonl" --tools "$tmp/tools.js
 [ "$(rc shellok)" = 0 ] && [ "$(tools_run shellok)" = 2 ] || fail "approve_shell approved: $(cat "$tmp/shellok.err")"
 replays shellok approve_shell.fsm
 
-# ---- keep_alive: a failed turn leaves the session in Idle, the reason recorded -------------------
+# ---- end_on_failure: a failed turn ends the session (a terminal state), where the shipped spec
+# keeps it at rest (Idle) with the failure recorded ------------------------------------------------
 printf '%s\n' '{"error": {"status": 400, "message": "bad request", "retryable": false}}' >"$tmp/bad.jsonl"
-run alive keep_alive.fsm --script "$tmp/bad.jsonl" hi
-[ "$(rc alive)" = 1 ] && grep -q "bad request" "$tmp/alive.err" || fail "keep_alive: $(cat "$tmp/alive.err")"
-replays alive keep_alive.fsm
-grep -q "session  Idle" "$tmp/alive.r1" || fail "keep_alive: the session did not return to Idle: $(cat "$tmp/alive.r1")"
-run dead keep_alive.fsm --script "$tmp/bad.jsonl" hi # the shipped spec ends in Error instead
+run dead end_on_failure.fsm --script "$tmp/bad.jsonl" hi
+[ "$(rc dead)" = 1 ] && grep -q "bad request" "$tmp/dead.err" || fail "end_on_failure: $(cat "$tmp/dead.err")"
+replays dead end_on_failure.fsm
+grep -q "session  Failed" "$tmp/dead.r1" && grep -q "status   ended (failed)" "$tmp/dead.r1" \
+  || fail "end_on_failure: the session did not end: $(cat "$tmp/dead.r1")"
 "$agentc" run --provider script --script "$tmp/bad.jsonl" --journal "$tmp/shipped.journal" hi >/dev/null 2>&1 </dev/null
-"$agentc" replay "$tmp/shipped.journal" | grep -q "session  Error" || fail "the shipped spec no longer ends in Error"
+"$agentc" replay "$tmp/shipped.journal" >"$tmp/shipped.r"
+grep -q "session  Idle" "$tmp/shipped.r" && grep -q "status   idle" "$tmp/shipped.r" \
+  && grep -q "turn     failed" "$tmp/shipped.r" && grep -q "error    bad request" "$tmp/shipped.r" \
+  || fail "the shipped spec does not keep the session after a failed turn: $(cat "$tmp/shipped.r")"
 
 # ---- finish_tool: the finish call's answer argument ends the turn ------------------------------
 printf '%s\n' '{"content": "", "tool_calls": [{"id": "f1", "name": "finish", "arguments": "{\"answer\": \"forty-two\"}"}]}' >"$tmp/fin.jsonl"

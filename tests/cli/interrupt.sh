@@ -28,7 +28,7 @@ grep -q "^word1 word2 word3" "$tmp/out" || fail "partial answer not on stdout: $
 ! grep -q "word100" "$tmp/out" || fail "the stream was not stopped"
 grep -q "interrupted" "$tmp/err" || fail "no interrupt notice on stderr"
 "$agentc" replay "$tmp/j1" --check >"$tmp/r" || fail "journal of the interrupted run does not replay"
-grep -q "status   cancelled" "$tmp/r" || fail "replayed status: $(cat "$tmp/r")"
+grep -q "status   ended (cancelled)" "$tmp/r" || fail "replayed status: $(cat "$tmp/r")"
 
 # --jsonl: the done line says cancelled and carries the partial answer
 setsid "$agentc" run "${net[@]}" --jsonl "SLOW: again" >"$tmp/jl" 2>/dev/null &
@@ -57,7 +57,7 @@ wait "$pid"; rc=$?
 [ $rc -eq 130 ] || fail "interrupted tool run exit $rc, expected 130"
 wait_for no_sleeper || fail "the tool process survived the interrupt"
 "$agentc" replay "$tmp/j2" --check >"$tmp/r" || fail "journal of the interrupted tool run does not replay"
-grep -q "status   cancelled" "$tmp/r" || fail "replayed status after tool interrupt"
+grep -q "status   ended (cancelled)" "$tmp/r" || fail "replayed status after tool interrupt"
 
 # ---- two Ctrl-C in a row still exit 130 and leave nothing behind ----------------------------
 setsid "$agentc" run "${net[@]}" --tools "$tmp/tools.json" "TOOLSLEEP twice" >/dev/null 2>&1 &
@@ -89,7 +89,7 @@ for sig in TERM HUP; do
   jq -s -e 'map(select(.ev)) | last | .ev == "cancel"' "$tmp/j$sig" >/dev/null \
     || fail "the journal's last event is not cancel after SIG$sig: $(tail -n2 "$tmp/j$sig")"
   "$agentc" replay "$tmp/j$sig" --check >"$tmp/r" || fail "journal after SIG$sig does not replay"
-  grep -q "status   cancelled" "$tmp/r" || fail "replayed status after SIG$sig"
+  grep -q "status   ended (cancelled)" "$tmp/r" || fail "replayed status after SIG$sig"
   grep -q "session cancelled" "$tmp/err" || fail "no notice on stderr after SIG$sig: $(cat "$tmp/err")"
 done
 # SIGTERM while the answer streams: exit 143, the partial answer kept

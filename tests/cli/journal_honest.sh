@@ -14,9 +14,10 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 printf '{"content":"%s"}\n' "$(head -c 50000 /dev/zero | tr '\0' Z)" >"$tmp/big.jsonl"
 printf '{"content":"ok"}\n' >"$tmp/ok.jsonl"
 
-# a size-capped journal: exit 1 and the reason, never exit 0
+# a size-capped journal: exit 1 and the reason, never exit 0 (the prompt's length puts the cap
+# inside a line: a cap that falls between two lines leaves a journal that looks whole)
 err=$( (trap '' XFSZ; ulimit -f 8; exec "$agentc" run --provider script --script "$tmp/big.jsonl" \
-        --journal "$tmp/capped.journal" hi) 2>&1 >/dev/null)
+        --journal "$tmp/capped.journal" "hi there") 2>&1 >/dev/null)
 rc=$?
 [ $rc -eq 1 ] || fail "capped journal: exit $rc (want 1): $err"
 grep -q "cannot write journal" <<<"$err" || fail "capped journal: no reason given: $err"

@@ -186,7 +186,7 @@ static void test_401_no_retry_key_scrubbed(void **state)
 
     assert_int_equal(ac_httpd_request_count(f.h), 1);
     assert_int_equal(f.retries, 0);
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     const char *err = ac_session_error(f.s);
     assert_non_null(err);
     char want[256];
@@ -222,7 +222,7 @@ static void test_http_400_plain_body(void **state)
                          "<html>\n  <body>bad\trequest</body>\n</html>");
     fx_run(&f, NULL);
     assert_int_equal(ac_httpd_request_count(f.h), 1);
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     assert_non_null(strstr(ac_session_error(f.s), "HTTP 400 from "));
     assert_non_null(strstr(ac_session_error(f.s), "<html> <body>bad request</body> </html>"));
     fx_free(&f);
@@ -335,7 +335,7 @@ static void test_connection_refused(void **state)
     snprintf(base, sizeof base, "http://127.0.0.1:%d/v1", closed_port());
     fx_engine(&f, AC_PROVIDER_OPENAI, base, KEY, NULL, NULL, 0);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     assert_int_equal(f.retries, 3); /* max_retries */
     const char *err = ac_session_error(f.s);
     assert_non_null(strstr(err, "cannot connect to http://127.0.0.1:"));
@@ -387,7 +387,7 @@ static void test_dns_failure(void **state)
     fx_base(&f);
     fx_engine(&f, AC_PROVIDER_OPENAI, "http://nonexistent.invalid/v1", KEY, params, NULL, 1);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     assert_int_equal(f.retries, 2); /* max_retries */
     const char *err = ac_session_error(f.s);
     assert_non_null(strstr(err, "http://nonexistent.invalid/v1/chat/completions"));
@@ -439,7 +439,7 @@ static void test_connect_timeout(void **state)
     int64_t t0 = mono_ms();
     fx_run(&f, NULL);
     int64_t took = mono_ms() - t0;
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     assert_int_equal(f.retries, 1);
     assert_non_null(strstr(ac_session_error(f.s), "timed out after 300 ms"));
     int retryable;
@@ -529,7 +529,7 @@ static void test_partial_key_scrubbed(void **state)
     sb_str(&b, "\n\ndata: [DONE]\n\n");
     push_stream(&f, b.p);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     const char *e = ac_session_error(f.s);
     assert_non_null(strstr(e, "key="));
     assert_null(strstr(e, "sk-proj-ABCD"));
@@ -586,7 +586,7 @@ static void test_keepalive_comments_stall(void **state)
     int64_t t0 = mono_ms();
     fx_run(&f, NULL);
     int64_t took = mono_ms() - t0;
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     const char *e = ac_session_error(f.s);
     if (!strstr(e, "no data from") || took > 3000)
         fail_msg("after %lld ms: %s", (long long)took, e);
@@ -618,7 +618,7 @@ static void test_call_timeout(void **state)
     int64_t t0 = mono_ms();
     fx_run(&f, NULL);
     int64_t took = mono_ms() - t0;
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     const char *e = ac_session_error(f.s);
     if (!strstr(e, "call_timeout") || took > 2500)
         fail_msg("after %lld ms: %s", (long long)took, e);
@@ -642,7 +642,7 @@ static void test_garbage_body(void **state)
         ac_httpd_push(f.h, &r);
     }
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     assert_int_equal(ac_httpd_request_count(f.h), 2);
     assert_non_null(strstr(ac_session_error(f.s), "ended without its terminator"));
     fx_free(&f);
@@ -661,7 +661,7 @@ static void test_oversize_line(void **state)
     body[n] = '\0';
     push_stream(&f, body);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     assert_int_equal(ac_httpd_request_count(f.h), 1); /* not retryable */
     assert_non_null(strstr(ac_session_error(f.s), "maximum line length"));
     fx_free(&f);
@@ -677,7 +677,7 @@ static void test_invalid_json(void **state)
     sb_str(&b, "data: {\"choices\": [ not json\n\n");
     push_stream(&f, b.p);
     fx_run(&f, NULL);
-    assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "failed");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
     assert_int_equal(ac_httpd_request_count(f.h), 1);
     assert_non_null(strstr(ac_session_error(f.s), "malformed JSON"));
     assert_int_equal(f.discarded, 1); /* "partial" was streamed, then dropped */
@@ -788,7 +788,7 @@ static void test_cancel_while_streaming(void **state)
         assert_true(f.text.len > 0);
         if (!inside)
             ac_session_cancel(f.s);
-        assert_string_equal(ac_session_status_name(ac_session_status(f.s)), "cancelled");
+        assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "cancelled");
         /* a cancel from inside a delta post is finished from the loop, outside curl */
         for (int i = 0; i < 3 && ac_http_active(f.loop); i++)
             ac_loop_run_once(f.loop, 10);

@@ -22,6 +22,9 @@ echo '{"content": "FULL ANSWER"}' >>"$tmp/script"
 # turn goes on with it
 jq -cn --arg t "$(printf 'lw%d ' $(seq 1 150))" '{content: $t}' >>"$tmp/script"
 echo '{"content": "AFTER INTERRUPT"}' >>"$tmp/script"
+# the fourth turn streams a long answer the Cancel button stops; the fifth answers after it
+jq -cn --arg t "$(printf 'cw%d ' $(seq 1 150))" '{content: $t}' >>"$tmp/script"
+echo '{"content": "AFTER CANCEL"}' >>"$tmp/script"
 echo "tok-page-test-0123456789abcdef page" >"$tmp/tokens"
 "$agentc" serve --provider script --script "$tmp/script" --script-delay-ms 40 --tokens "$tmp/tokens" --param backoff_initial=600ms \
   --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &

@@ -39,8 +39,13 @@ await new Promise((r, j) => { ws.onopen = r; ws.onerror = j; });
 let nextId = 1;
 const waiting = new Map();
 const consoleErrors = [];
+let dialogs = [], acceptDialog = false; /* confirm() boxes seen, and the answer to give */
 ws.onmessage = (m) => {
   const msg = JSON.parse(m.data);
+  if (msg.method === 'Page.javascriptDialogOpening') {
+    dialogs.push(msg.params.message);
+    ws.send(JSON.stringify({ id: nextId++, method: 'Page.handleJavaScriptDialog', params: { accept: acceptDialog } }));
+  }
   if (msg.id && waiting.has(msg.id)) { waiting.get(msg.id)(msg); waiting.delete(msg.id); }
   if (msg.method === 'Runtime.exceptionThrown') consoleErrors.push(JSON.stringify(msg.params.exceptionDetails).slice(0, 300));
   if (msg.method === 'Log.entryAdded' && msg.params.entry.level === 'error') consoleErrors.push(msg.params.entry.text + ' ' + (msg.params.entry.url || ''));
@@ -144,8 +149,39 @@ await js(`document.getElementById('if-busy').value = 'interrupt'; document.getEl
 await until(`[...document.querySelectorAll('.msg.assistant .text')].map((e) => e.textContent).filter((t) => t).pop() === 'AFTER INTERRUPT'`,
   'the interrupted turn did not end');
 { const all = await js(`document.getElementById('messages').innerText`); check(!all.includes('lw1 '), 'the interrupted partial answer is still shown: ' + all.slice(-1500)); }
+// Cancel stops the streaming turn and keeps the session: at rest, the turn cancelled, and the
+// next message answered on the same conversation
+await until(`!!document.querySelector('.state.current[data-machine=session][data-state=Idle]')`, 'Idle is not highlighted after the interrupted turn');
+const sess = () => js(`fetch('/v1/sessions/' + encodeURIComponent(document.getElementById('session-id').textContent), { headers: { Authorization: 'Bearer ${token}' } }).then((r) => r.json())`);
+await js(`document.getElementById('if-busy').value = 'reject'; document.getElementById('input').value = 'cancel me'; document.getElementById('send').click()`);
+await until(`document.getElementById('messages').innerText.includes('cw20 ')`, 'the answer to cancel did not stream');
+await js(`document.getElementById('cancel').click()`);
+await until(`document.getElementById('messages').innerText.includes('stopped: cancelled')`, 'Cancel did not stop the turn');
+await until(`!!document.querySelector('.state.current[data-machine=session][data-state=Idle]')`, 'Idle is not highlighted after Cancel');
+{ const j = await sess(); check(j.status === 'idle' && j.last_turn.outcome === 'cancelled' && !j.ended, 'after Cancel: ' + JSON.stringify(j).slice(0, 300)); }
+await js(`document.getElementById('input').value = 'still there?'; document.getElementById('send').click()`);
+await until(`[...document.querySelectorAll('.msg.assistant .text')].map((e) => e.textContent).filter((t) => t).pop() === 'AFTER CANCEL'`,
+  'the turn after Cancel did not answer');
+await until(`!!document.querySelector('.state.current[data-machine=session][data-state=Idle]')`, 'Idle is not highlighted after the turn after Cancel');
+{ const j = await sess(); check(j.status === 'idle' && j.last_turn.outcome === 'completed' && j.messages.some((m) => m.content === 'cancel me'),
+  'after the next turn: ' + JSON.stringify(j).slice(0, 300)); }
+// closing the session asks first: refused, nothing happens; accepted, the session ends and a
+// message to it is refused, saying how and when it ended
+acceptDialog = false;
+await js(`document.getElementById('close-session').click()`);
+check(dialogs.length === 1 && dialogs[0].includes('Close session'), 'no confirmation asked: ' + JSON.stringify(dialogs));
+{ const j = await sess(); check(j.status === 'idle' && !j.ended, 'closed without confirmation: ' + JSON.stringify(j).slice(0, 300)); }
+acceptDialog = true;
+await js(`document.getElementById('close-session').click()`);
+await until(`document.getElementById('messages').innerText.includes('session closed')`, 'the session was not closed');
+{ const j = await sess(); check(j.status === 'ended' && j.ended.how === 'closed', 'after closing: ' + JSON.stringify(j).slice(0, 300)); }
+await js(`document.getElementById('input').value = 'hello?'; document.getElementById('send').click()`);
+await until(`/session_ended: session .* ended \\(closed\\) at .*; start a new one/.test(document.getElementById('messages').innerText)`,
+  'the closed session did not refuse the message clearly');
 const png = await cdp('Page.captureScreenshot', { format: 'png' });
 writeFileSync(shot, Buffer.from(png.result.data, 'base64'));
-check(consoleErrors.length === 0, 'page errors: ' + consoleErrors.join('; '));
+{ /* the refused message's 409 is the one error expected */
+  const unexpected = consoleErrors.filter((e) => !(e.includes('409 (Conflict)') && e.includes('/messages')));
+  check(consoleErrors.length === 1 && unexpected.length === 0, 'page errors: ' + consoleErrors.join('; ')); }
 console.log('audit page: ok, screenshot ' + shot);
 finish(0);

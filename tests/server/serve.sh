@@ -247,7 +247,8 @@ partial=$(events "$tmp/evc" | jq -s -r '[.[] | select(.event == "text") | .data.
 has_event "$tmp/evc" '.event == "stopped" and .data.reason == "cancelled" and .data.partial_response == "'"$partial"'" and (.data.partial_response | length > 0)' \
   || fail "stopped event: $(grep -A1 stopped "$tmp/evc") streamed: $partial"
 expect 200 - GET /v1/sessions/cancel
-jq -e '.status == "cancelled" and .states.session == "Cancelled"' "$tmp/body" >/dev/null || fail "cancelled status"
+jq -e '.status == "ended" and .ended.how == "cancelled" and .last_turn.outcome == "cancelled" and .states.session == "Cancelled"' \
+  "$tmp/body" >/dev/null || fail "cancelled status: $(head -c 300 "$tmp/body")"
 
 # ---- pause / resume, outside events --------------------------------------------------------
 expect 201 - POST /v1/sessions '{"id": "p"}'

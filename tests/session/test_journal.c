@@ -468,12 +468,15 @@ static void test_journal_fills_up(void **state)
     signal(SIGXFSZ, oldsig);
     if (!s)
         fail_msg("session: %s", ae.text);
-    assert_string_equal(ac_session_status_name(ac_session_status(s)), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(s)), "ended");
+    ac_session_end end;
+    ac_session_get_end(s, &end);
+    assert_string_equal(end.how, "failed");
     assert_non_null(ac_session_error(s));
     assert_non_null(strstr(ac_session_error(s), "cannot write journal"));
     assert_non_null(strstr(ac_session_error(s), strerror(EFBIG)));
     assert_int_equal(ac_session_send(s, "more"), AC_EIO);
-    assert_string_equal(ac_session_status_name(ac_session_status(s)), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(s)), "ended");
     ac_session_free(s);
     writer_free();
     /* what it wrote is a journal a check refuses, never "every transition matches" */
@@ -559,8 +562,8 @@ static void test_journal_dir_ids_distinct(void **state)
 }
 
 /* The recorded journal with lines dropped or added, written to name. */
-static void broken_copy(const char *name, char *path, size_t cap, int drop_steps,
-                        int drop_event_n, const char *tail)
+static void broken_copy(const char *name, char *path, size_t cap, int drop_steps, int drop_event_n,
+                        const char *tail)
 {
     tmp_path(path, cap, name);
     char *text = slurp(recorded);

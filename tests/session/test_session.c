@@ -21,6 +21,7 @@
 #include "io/loop.h"
 #include "io/proc.h"
 #include "journal_replay.h"
+#include "session/snapshot.h"
 
 static const char *agentc_bin;
 static char tmpdir[256];
@@ -86,6 +87,24 @@ static void run_until_state(rig *r, const char *machine, const char *state)
         ac_loop_run_once(r->loop, 10);
     }
     fail_msg("%s never reached %s", machine, state);
+}
+
+/* The next message runs a turn that answers `answer` and whose request held `earlier`, the
+ * message of a turn before it (the history survived that turn's end). */
+static void next_turn_sees_history(rig *r, const char *earlier, const char *answer)
+{
+    assert_int_equal(ac_session_send(r->s, "and now?"), AC_OK);
+    run_until_settled(r);
+    assert_string_equal(ac_session_status_name(ac_session_status(r->s)), "idle");
+    assert_int_equal(ac_session_last_turn(r->s, NULL), AC_TURN_COMPLETED);
+    assert_null(ac_session_error(r->s));
+    assert_string_equal(ac_session_answer(r->s), answer);
+    ac_conv *c = ac_session_conv(r->s);
+    int seen = 0;
+    for (size_t i = 0; i < ac_conv_message_count(c); i++)
+        seen |= ac_conv_message(c, i)->role == AC_ROLE_USER &&
+                strcmp(ac_conv_message(c, i)->content, earlier) == 0;
+    assert_true(seen);
 }
 
 static void rig_close(rig *r)
@@ -249,14 +268,26 @@ static void test_fatal_error(void **state)
     (void)state;
     rig r;
     rig_open(&r,
-             "{\"error\":{\"status\":400,\"message\":\"bad request here\",\"retryable\":false}}\n",
+             "{\"error\":{\"status\":400,\"message\":\"bad request here\",\"retryable\":false}}\n"
+             "{\"content\":\"ok again\"}\n",
              NULL, 0, NULL, "fatal");
     ac_session_send(r.s, "hi");
     run_until_settled(&r);
-    assert_string_equal(ac_session_status_name(ac_session_status(r.s)), "failed");
-    assert_string_equal(ac_session_state(r.s, "session"), "Error");
+    /* the turn failed, the session did not: at rest, the failure recorded */
+    assert_string_equal(ac_session_status_name(ac_session_status(r.s)), "idle");
+    assert_string_equal(ac_session_state(r.s, "session"), "Idle");
+    const char *why = NULL;
+    assert_int_equal(ac_session_last_turn(r.s, &why), AC_TURN_FAILED);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "bad request here"));
     assert_non_null(ac_session_error(r.s));
     assert_non_null(strstr(ac_session_error(r.s), "bad request here"));
+    char *j = ac_session_to_json(r.s);
+    assert_non_null(strstr(j, "\"status\":\"idle\",\"last_turn\":{\"outcome\":\"failed\","
+                              "\"error\":\"bad request here"));
+    free(j);
+    /* the next message works and its request holds the history */
+    next_turn_sees_history(&r, "hi", "ok again");
     rig_close(&r);
 }
 
@@ -268,9 +299,12 @@ static void test_budget(void **state)
     rig_open(&r, tool_turns, params, 0, NULL, "budget");
     ac_session_send(r.s, "What is 17 * 23?");
     run_until_settled(&r);
-    assert_string_equal(ac_session_status_name(ac_session_status(r.s)), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(r.s)), "idle");
+    assert_int_equal(ac_session_last_turn(r.s, NULL), AC_TURN_FAILED);
     assert_non_null(ac_session_error(r.s));
     assert_non_null(strstr(ac_session_error(r.s), "max_iterations (1)"));
+    /* the next turn runs (its call answers the one the failed turn left) */
+    next_turn_sees_history(&r, "What is 17 * 23?", "The answer is 391.");
     rig_close(&r);
 }
 
@@ -278,9 +312,17 @@ static void test_budget(void **state)
 
 static void cancel_and_check(rig *r)
 {
+    int running = ac_session_in_turn(r->s);
     ac_session_cancel(r->s);
-    assert_string_equal(ac_session_status_name(ac_session_status(r->s)), "cancelled");
+    assert_string_equal(ac_session_status_name(ac_session_status(r->s)), "ended");
     assert_string_equal(ac_session_state(r->s, "session"), "Cancelled");
+    ac_session_end end;
+    ac_session_get_end(r->s, &end);
+    assert_true(end.ended);
+    assert_string_equal(end.how, "cancelled");
+    assert_true(end.at_ms > 0);
+    if (running)
+        assert_int_equal(ac_session_last_turn(r->s, NULL), AC_TURN_CANCELLED);
     assert_null(ac_session_state(r->s, "agent"));
     assert_int_equal(ac_proc_active(r->loop), 0);
     assert_int_equal(ac_http_active(r->loop), 0);
@@ -372,6 +414,149 @@ static void test_cancel_compacting(void **state)
     cancel_and_check(&r);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* turn.cancel stops the turn and keeps the session: back at rest, nothing left running, the
+ * turn recorded as cancelled, a later turn fine (its request with the history). */
+static void cancel_turn_and_check(rig *r, const char *earlier, const char *answer)
+{
+    assert_true(ac_session_in_turn(r->s));
+    assert_int_equal(ac_session_cancel_turn(r->s), AC_OK);
+    assert_string_equal(ac_session_status_name(ac_session_status(r->s)), "idle");
+    assert_string_equal(ac_session_state(r->s, "session"), "Idle");
+    assert_null(ac_session_state(r->s, "agent"));
+    assert_false(ac_session_ended(r->s));
+    assert_int_equal(ac_session_last_turn(r->s, NULL), AC_TURN_CANCELLED);
+    assert_int_equal(ac_proc_active(r->loop), 0);
+    assert_int_equal(ac_http_active(r->loop), 0);
+    for (int i = 0; i < 3; i++)
+        ac_loop_run_once(r->loop, 10);
+    assert_string_equal(ac_session_state(r->s, "session"), "Idle");
+    assert_int_equal(ac_session_cancel_turn(r->s), AC_UNHANDLED); /* no turn runs */
+    next_turn_sees_history(r, earlier, answer);
+    rig_close(r);
+}
+
+static void test_cancel_turn_streaming(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r,
+             "{\"content\":\"a long answer that streams slowly, chunk after chunk\"}\n"
+             "{\"content\":\"after\"}\n",
+             NULL, 100, NULL, "t_streaming");
+    ac_session_send(r.s, "hi");
+    run_until_state(&r, "process", "STREAMING");
+    cancel_turn_and_check(&r, "hi", "after");
+}
+
+static void test_cancel_turn_tool(void **state)
+{
+    (void)state;
+    char tools[512];
+    snprintf(tools, sizeof tools, "%s/tools_t.json", tmpdir);
+    write_file(tools, "{\"tools\":[{\"name\":\"nap\",\"description\":\"sleeps\","
+                      "\"command\":[\"sleep\",\"5\"]}]}\n");
+    rig r;
+    rig_open(&r,
+             "{\"tool_calls\":[{\"id\":\"n1\",\"name\":\"nap\",\"arguments\":\"{}\"}]}\n"
+             "{\"content\":\"after\"}\n",
+             NULL, 0, tools, "t_tool");
+    ac_session_send(r.s, "nap");
+    run_until_state(&r, "process", "TOOL_EXECUTING");
+    for (int i = 0; i < 100 && ac_proc_active(r.loop) == 0; i++)
+        ac_loop_run_once(r.loop, 10);
+    assert_int_equal(ac_proc_active(r.loop), 1);
+    cancel_turn_and_check(&r, "nap", "after");
+    /* the call the cancel stopped was answered before the next request, not left open */
+}
+
+/* close ends the session; a message to it is refused, the text saying how and when. */
+static void test_close(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "{\"content\":\"one\"}\n", NULL, 0, NULL, "t_close");
+    ac_session_send(r.s, "hi");
+    run_until_settled(&r);
+    assert_int_equal(ac_session_post(r.s, "close", NULL, 0), AC_OK);
+    assert_string_equal(ac_session_status_name(ac_session_status(r.s)), "ended");
+    assert_int_equal(ac_session_last_turn(r.s, NULL), AC_TURN_COMPLETED); /* the last turn */
+    char text[256];
+    assert_true(ac_session_ended_text(r.s, NULL, text, sizeof text) > 0);
+    assert_non_null(strstr(text, "session t_close ended (closed) at 20"));
+    assert_non_null(strstr(text, "Z; start a new one"));
+    char *j = ac_session_to_json(r.s);
+    assert_non_null(strstr(j, "\"ended\":{\"how\":\"closed\",\"at_ms\":"));
+    free(j);
+    rig_close(&r);
+}
+
+/* A snapshot carries how the last turn and the session ended; one of the release before (a
+ * "status" in its turn part) restores its failure as the last turn's. */
+static ac_session *restored(rig *r, const char *body)
+{
+    ac_error err = {0};
+    ac_session *s = ac_session_new_replayer(r->e, "restored", &err);
+    assert_non_null(s);
+    char why[256];
+    uint64_t calls;
+    assert_int_equal(ac_session_snapshot_restore(s, body, &calls, why, sizeof why), AC_OK);
+    return s;
+}
+
+static void test_snapshot_turn(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "{\"error\":{\"status\":400,\"message\":\"refused\",\"retryable\":false}}\n", NULL,
+             0, NULL, "t_snap");
+    ac_session_send(r.s, "hi");
+    run_until_settled(&r);
+    char *body = ac_session_snapshot_save(r.s, 1);
+    assert_non_null(body);
+    ac_session *s = restored(&r, body);
+    const char *why = NULL;
+    assert_int_equal(ac_session_last_turn(s, &why), AC_TURN_FAILED);
+    assert_string_equal(why, "refused");
+    assert_int_equal(ac_session_status(s), AC_SESSION_IDLE);
+    ac_session_free(s);
+    /* the release before: {"status": 2 (failed), "error": WHY} */
+    json_t *doc = json_loads(body, 0, NULL);
+    json_t *turn = json_object_get(doc, "turn");
+    json_object_del(turn, "last_outcome");
+    json_object_del(turn, "last_error");
+    json_object_set_new(turn, "status", json_integer(2));
+    json_object_set_new(turn, "error", json_string("an old failure"));
+    char *old = json_dumps(doc, JSON_COMPACT);
+    s = restored(&r, old);
+    assert_int_equal(ac_session_last_turn(s, &why), AC_TURN_FAILED);
+    assert_string_equal(why, "an old failure");
+    assert_int_equal(ac_session_status(s), AC_SESSION_IDLE);
+    ac_session_free(s);
+    free(old);
+    json_decref(doc);
+    free(body);
+    /* closed: how and when */
+    assert_int_equal(ac_session_post(r.s, "close", NULL, 1795700000000), AC_OK);
+    body = ac_session_snapshot_save(r.s, 1);
+    s = restored(&r, body);
+    ac_session_end end;
+    ac_session_get_end(s, &end);
+    assert_true(end.ended);
+    assert_string_equal(end.how, "closed");
+    assert_true(end.at_ms == 1795700000000);
+    ac_session_free(s);
+    free(body);
+    rig_close(&r);
+}
+
 /* Pausing a running session stops the agent (and its call); resuming runs
  * the unfinished turn again; cancelling a paused session leaves nothing. */
 static void test_pause_resume_and_cancel_paused(void **state)
@@ -395,14 +580,6 @@ static void test_pause_resume_and_cancel_paused(void **state)
     ac_session_post(r.s, "pause", NULL, 0);
     assert_string_equal(ac_session_state(r.s, "session"), "Paused");
     cancel_and_check(&r);
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 static const ac_tool_call *only_call(rig *r, const char *id)
@@ -569,7 +746,8 @@ static void assert_calls_answered(ac_conv *c)
             int answered = 0;
             for (size_t j = i + 1; j < ac_conv_message_count(c); j++) {
                 const ac_message *t = ac_conv_message(c, j);
-                answered |= t->role == AC_ROLE_TOOL && !strcmp(t->tool_call_id, m->tool_call_ids[k]);
+                answered |=
+                    t->role == AC_ROLE_TOOL && !strcmp(t->tool_call_id, m->tool_call_ids[k]);
             }
             if (!answered)
                 fail_msg("call %s of message %zu has no tool message", m->tool_call_ids[k], i);
@@ -781,6 +959,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cancel_retrying),
         cmocka_unit_test(test_cancel_compacting),
         cmocka_unit_test(test_pause_resume_and_cancel_paused),
+        cmocka_unit_test(test_cancel_turn_streaming),
+        cmocka_unit_test(test_cancel_turn_tool),
+        cmocka_unit_test(test_close),
+        cmocka_unit_test(test_snapshot_turn),
         cmocka_unit_test(test_tool_output_bad_utf8),
         cmocka_unit_test(test_tool_call_without_name),
         cmocka_unit_test(test_cancel_from_tool_start),

@@ -267,7 +267,8 @@ static void test_stuck_fails_at_once(void **state)
     for (int i = 0; i < 100 && !ac_session_settled(r.s); i++)
         ac_loop_run_once(r.loop, 20);
     assert_true(ac_session_settled(r.s));
-    assert_int_equal(ac_session_status(r.s), AC_SESSION_FAILED);
+    assert_int_equal(ac_session_status(r.s), AC_SESSION_ENDED); /* the engine gave up on it */
+    assert_int_equal(ac_session_last_turn(r.s, NULL), AC_TURN_FAILED);
     assert_non_null(strstr(ac_session_error(r.s), "stuck in state process.AWAITING_APPROVAL"));
     rig_close(&r);
 }
@@ -318,7 +319,8 @@ static void test_compare_fail_after(void **state)
     /* three messages in the context: the comparison holds, fail() gives the reason */
     ac_session_post(r.s, "user_message", NULL, 0); /* not handled in Counting: ignored */
     ac_session_fail(r.s, "given up");              /* the embedder gives up */
-    assert_int_equal(ac_session_status(r.s), AC_SESSION_FAILED);
+    assert_int_equal(ac_session_status(r.s), AC_SESSION_ENDED);
+    assert_int_equal(ac_session_last_turn(r.s, NULL), AC_TURN_FAILED);
     assert_string_equal(ac_session_error(r.s), "given up");
     assert_true(ac_session_settled(r.s));
     assert_int_equal(ac_session_fail(r.s, "again"), -1);
@@ -337,7 +339,8 @@ static void test_fail_reason(void **state)
     ac_session_send(r.s, "one");
     assert_int_equal(ac_session_post(r.s, "tick", NULL, 0), 0);
     assert_string_equal(ac_session_state(r.s, "s"), "Failed");
-    assert_int_equal(ac_session_status(r.s), AC_SESSION_FAILED);
+    assert_int_equal(ac_session_status(r.s), AC_SESSION_ENDED); /* a terminal state */
+    assert_int_equal(ac_session_last_turn(r.s, NULL), AC_TURN_FAILED);
     assert_string_equal(ac_session_error(r.s), "more than 0 messages");
     rig_close(&r);
 }

@@ -320,7 +320,7 @@ static void test_leases(void **state)
         fail_msg("%s", err.text);
     ac_session_send(sa, "late");
     settle(&r, sa);
-    assert_string_equal(ac_session_status_name(ac_session_status(sa)), "failed");
+    assert_string_equal(ac_session_status_name(ac_session_status(sa)), "ended");
     assert_non_null(strstr(ac_session_error(sa), "holder-B"));
     ac_session_free(sa);
     ac_session_free(sb);
@@ -343,13 +343,13 @@ static void test_full_store(void **state)
     static char big[8192];
     memset(big, 'x', sizeof big - 1);
     int turns_ok = 0;
-    for (int i = 0; i < 40 && ac_session_status(s) != AC_SESSION_FAILED; i++) {
+    for (int i = 0; i < 40 && ac_session_status(s) != AC_SESSION_ENDED; i++) {
         ac_session_send(s, big);
         settle(&r, s);
-        if (ac_session_status(s) != AC_SESSION_FAILED)
+        if (ac_session_status(s) != AC_SESSION_ENDED)
             turns_ok++;
     }
-    assert_int_equal(ac_session_status(s), AC_SESSION_FAILED);
+    assert_int_equal(ac_session_status(s), AC_SESSION_ENDED);
     assert_non_null(strstr(ac_session_error(s), "full"));
     assert_true(turns_ok >= 1);
     ac_session_free(s);

@@ -100,7 +100,7 @@ static void test_cancel_then_late_completion(void **state)
     assert_true(l.started);
     assert_string_equal(ac_session_state(r.s, "process"), "TOOL_EXECUTING");
     ac_session_cancel(r.s);
-    assert_string_equal(ac_session_status_name(ac_session_status(r.s)), "cancelled");
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(r.s, NULL)), "cancelled");
     /* now the late completion */
     pthread_mutex_lock(&l.mu);
     l.go = 1;

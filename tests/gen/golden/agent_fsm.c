@@ -29,167 +29,185 @@ static const ac_fsm_machine machines[] = {
 };
 
 static const ac_fsm_state states[] = {
-    /*   0 session.Created  agent.fsm:54 */
-    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 4, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 54, .terminal = 0},
-    /*   1 session.Error  agent.fsm:55 */
-    {.name = "Error", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 55, .terminal = 1},
-    /*   2 session.Cancelled  agent.fsm:55 */
-    {.name = "Cancelled", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 55, .terminal = 1},
-    /*   3 session.Completed  agent.fsm:55 */
-    {.name = "Completed", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 55, .terminal = 1},
-    /*   4 session.Idle  agent.fsm:57 */
-    {.name = "Idle", .machine = 0, .first_transition = 4, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 57, .terminal = 0},
-    /*   5 session.Running  agent.fsm:58 */
-    {.name = "Running", .machine = 0, .first_transition = 10, .n_transitions = 10, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 58, .terminal = 0},
-    /*   6 session.Paused  agent.fsm:59 */
-    {.name = "Paused", .machine = 0, .first_transition = 20, .n_transitions = 9, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 59, .terminal = 0},
-    /*   7 agent.INIT  agent.fsm:88 */
-    {.name = "INIT", .machine = 1, .first_transition = 29, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 88, .terminal = 0},
-    /*   8 agent.COMPLETED  agent.fsm:89 */
-    {.name = "COMPLETED", .machine = 1, .first_transition = 30, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 89, .terminal = 1},
-    /*   9 agent.FAILED  agent.fsm:89 */
-    {.name = "FAILED", .machine = 1, .first_transition = 30, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 89, .terminal = 1},
-    /*  10 agent.PLANNING  agent.fsm:91 */
-    {.name = "PLANNING", .machine = 1, .first_transition = 30, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 91, .terminal = 0},
-    /*  11 agent.OBSERVING  agent.fsm:91 */
-    {.name = "OBSERVING", .machine = 1, .first_transition = 33, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 91, .terminal = 0},
-    /*  12 agent.EXECUTING  agent.fsm:92 */
-    {.name = "EXECUTING", .machine = 1, .first_transition = 38, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 92, .terminal = 0},
-    /*  13 agent.COMPACTING  agent.fsm:93 */
-    {.name = "COMPACTING", .machine = 1, .first_transition = 40, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 93, .terminal = 0},
-    /*  14 process.IDLE  agent.fsm:117 */
-    {.name = "IDLE", .machine = 2, .first_transition = 42, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 117, .terminal = 0},
-    /*  15 process.SUCCESS  agent.fsm:118 */
-    {.name = "SUCCESS", .machine = 2, .first_transition = 43, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 118, .terminal = 1},
-    /*  16 process.ERROR  agent.fsm:118 */
-    {.name = "ERROR", .machine = 2, .first_transition = 43, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 118, .terminal = 1},
-    /*  17 process.CALLING  agent.fsm:122 */
-    {.name = "CALLING", .machine = 2, .first_transition = 43, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 122, .terminal = 0},
-    /*  18 process.STREAMING  agent.fsm:123 */
-    {.name = "STREAMING", .machine = 2, .first_transition = 46, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 123, .terminal = 0},
-    /*  19 process.TOOL_EXECUTING  agent.fsm:124 */
-    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 51, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 124, .terminal = 0},
-    /*  20 process.RETRYING  agent.fsm:125 */
-    {.name = "RETRYING", .machine = 2, .first_transition = 57, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 125, .terminal = 0},
+    /*   0 session.Created  agent.fsm:55 */
+    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 55, .terminal = 0},
+    /*   1 session.Cancelled  agent.fsm:56 */
+    {.name = "Cancelled", .machine = 0, .first_transition = 5, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 56, .terminal = 1},
+    /*   2 session.Completed  agent.fsm:56 */
+    {.name = "Completed", .machine = 0, .first_transition = 5, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 56, .terminal = 1},
+    /*   3 session.Closed  agent.fsm:56 */
+    {.name = "Closed", .machine = 0, .first_transition = 5, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 56, .terminal = 1},
+    /*   4 session.Idle  agent.fsm:60 */
+    {.name = "Idle", .machine = 0, .first_transition = 5, .n_transitions = 7, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 60, .terminal = 0},
+    /*   5 session.Running  agent.fsm:61 */
+    {.name = "Running", .machine = 0, .first_transition = 12, .n_transitions = 14, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 61, .terminal = 0},
+    /*   6 session.Paused  agent.fsm:62 */
+    {.name = "Paused", .machine = 0, .first_transition = 26, .n_transitions = 12, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 62, .terminal = 0},
+    /*   7 agent.INIT  agent.fsm:99 */
+    {.name = "INIT", .machine = 1, .first_transition = 38, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 99, .terminal = 0},
+    /*   8 agent.COMPLETED  agent.fsm:100 */
+    {.name = "COMPLETED", .machine = 1, .first_transition = 39, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 100, .terminal = 1},
+    /*   9 agent.FAILED  agent.fsm:100 */
+    {.name = "FAILED", .machine = 1, .first_transition = 39, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 100, .terminal = 1},
+    /*  10 agent.PLANNING  agent.fsm:102 */
+    {.name = "PLANNING", .machine = 1, .first_transition = 39, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 102, .terminal = 0},
+    /*  11 agent.OBSERVING  agent.fsm:102 */
+    {.name = "OBSERVING", .machine = 1, .first_transition = 42, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 102, .terminal = 0},
+    /*  12 agent.EXECUTING  agent.fsm:103 */
+    {.name = "EXECUTING", .machine = 1, .first_transition = 47, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 103, .terminal = 0},
+    /*  13 agent.COMPACTING  agent.fsm:104 */
+    {.name = "COMPACTING", .machine = 1, .first_transition = 49, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 104, .terminal = 0},
+    /*  14 process.IDLE  agent.fsm:128 */
+    {.name = "IDLE", .machine = 2, .first_transition = 51, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 128, .terminal = 0},
+    /*  15 process.SUCCESS  agent.fsm:129 */
+    {.name = "SUCCESS", .machine = 2, .first_transition = 52, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 129, .terminal = 1},
+    /*  16 process.ERROR  agent.fsm:129 */
+    {.name = "ERROR", .machine = 2, .first_transition = 52, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 129, .terminal = 1},
+    /*  17 process.CALLING  agent.fsm:133 */
+    {.name = "CALLING", .machine = 2, .first_transition = 52, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 133, .terminal = 0},
+    /*  18 process.STREAMING  agent.fsm:134 */
+    {.name = "STREAMING", .machine = 2, .first_transition = 55, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 134, .terminal = 0},
+    /*  19 process.TOOL_EXECUTING  agent.fsm:135 */
+    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 60, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 135, .terminal = 0},
+    /*  20 process.RETRYING  agent.fsm:136 */
+    {.name = "RETRYING", .machine = 2, .first_transition = 66, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 136, .terminal = 0},
 };
 
 static const ac_fsm_transition transitions[] = {
-    /*    0 Created --spawn--> Idle  agent.fsm:61 */
-    {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 34, .line = 61, .kind = AC_TR_EXTERNAL},
-    /*    1 Created --cancel--> Cancelled  agent.fsm:79 */
-    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 36, .line = 79, .kind = AC_TR_EXTERNAL},
-    /*    2 Created on ping  agent.fsm:80 */
-    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 38, .line = 80, .kind = AC_TR_INTERNAL},
-    /*    3 Created on tools.changed  agent.fsm:82 */
-    {.source = 0, .event = 18, .target = 0, .guard = AC_FSM_NONE, .actions = 40, .line = 82, .kind = AC_TR_INTERNAL},
-    /*    4 Idle --user_message--> Running  agent.fsm:62 */
-    {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 42, .line = 62, .kind = AC_TR_EXTERNAL},
-    /*    5 Idle --inactivity_timeout--> Completed  agent.fsm:63 */
-    {.source = 4, .event = 7, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 63, .kind = AC_TR_EXTERNAL},
-    /*    6 Idle --pause--> Paused  agent.fsm:70 */
-    {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 70, .kind = AC_TR_EXTERNAL},
-    /*    7 Idle --cancel--> Cancelled  agent.fsm:79 */
-    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 44, .line = 79, .kind = AC_TR_EXTERNAL},
-    /*    8 Idle on ping  agent.fsm:80 */
-    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 46, .line = 80, .kind = AC_TR_INTERNAL},
-    /*    9 Idle on tools.changed  agent.fsm:82 */
-    {.source = 4, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 48, .line = 82, .kind = AC_TR_INTERNAL},
-    /*   10 Running on user_message  agent.fsm:65 */
-    {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 50, .line = 65, .kind = AC_TR_INTERNAL},
-    /*   11 Running --agent.COMPLETED--> Running  agent.fsm:66 */
-    {.source = 5, .event = 20, .target = 5, .guard = 0, .actions = 52, .line = 66, .kind = AC_TR_EXTERNAL},
-    /*   12 Running --agent.COMPLETED--> Idle  agent.fsm:67 */
-    {.source = 5, .event = 20, .target = 4, .guard = AC_FSM_NONE, .actions = 55, .line = 67, .kind = AC_TR_EXTERNAL},
-    /*   13 Running --agent.FAILED--> Error  agent.fsm:68 */
-    {.source = 5, .event = 21, .target = 1, .guard = AC_FSM_NONE, .actions = 57, .line = 68, .kind = AC_TR_EXTERNAL},
-    /*   14 Running --pause--> Paused  agent.fsm:70 */
-    {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 70, .kind = AC_TR_EXTERNAL},
-    /*   15 Running --rollback--> Running  agent.fsm:77 */
-    {.source = 5, .event = 19, .target = 5, .guard = 2, .actions = 59, .line = 77, .kind = AC_TR_EXTERNAL},
-    /*   16 Running --rollback--> Idle  agent.fsm:78 */
-    {.source = 5, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 62, .line = 78, .kind = AC_TR_EXTERNAL},
-    /*   17 Running --cancel--> Cancelled  agent.fsm:79 */
-    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 64, .line = 79, .kind = AC_TR_EXTERNAL},
-    /*   18 Running on ping  agent.fsm:80 */
-    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 66, .line = 80, .kind = AC_TR_INTERNAL},
-    /*   19 Running on tools.changed  agent.fsm:82 */
-    {.source = 5, .event = 18, .target = 5, .guard = AC_FSM_NONE, .actions = 68, .line = 82, .kind = AC_TR_INTERNAL},
-    /*   20 Paused on user_message  agent.fsm:71 */
-    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 70, .line = 71, .kind = AC_TR_INTERNAL},
-    /*   21 Paused --resume--> Running  agent.fsm:72 */
-    {.source = 6, .event = 4, .target = 5, .guard = 4, .actions = 0, .line = 72, .kind = AC_TR_EXTERNAL},
-    /*   22 Paused --resume--> Idle  agent.fsm:73 */
-    {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 73, .kind = AC_TR_EXTERNAL},
-    /*   23 Paused --rollback--> Running  agent.fsm:77 */
-    {.source = 6, .event = 19, .target = 5, .guard = 6, .actions = 72, .line = 77, .kind = AC_TR_EXTERNAL},
-    /*   24 Paused --rollback--> Idle  agent.fsm:78 */
-    {.source = 6, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 75, .line = 78, .kind = AC_TR_EXTERNAL},
-    /*   25 Paused --cancel--> Cancelled  agent.fsm:79 */
-    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 77, .line = 79, .kind = AC_TR_EXTERNAL},
-    /*   26 Paused on ping  agent.fsm:80 */
-    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 79, .line = 80, .kind = AC_TR_INTERNAL},
-    /*   27 Paused on tools.changed  agent.fsm:82 */
-    {.source = 6, .event = 18, .target = 6, .guard = AC_FSM_NONE, .actions = 81, .line = 82, .kind = AC_TR_INTERNAL},
-    /*   28 Paused ignore pause  agent.fsm:83 */
-    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 83, .kind = AC_TR_IGNORE},
-    /*   29 INIT --(eventless)--> PLANNING  agent.fsm:95 */
-    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 83, .line = 95, .kind = AC_TR_EXTERNAL},
-    /*   30 PLANNING --(eventless)--> FAILED  agent.fsm:97 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 8, .actions = 85, .line = 97, .kind = AC_TR_EXTERNAL},
-    /*   31 PLANNING --(eventless)--> COMPACTING  agent.fsm:98 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 11, .actions = 0, .line = 98, .kind = AC_TR_EXTERNAL},
-    /*   32 PLANNING --(eventless)--> EXECUTING  agent.fsm:99 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 87, .line = 99, .kind = AC_TR_EXTERNAL},
-    /*   33 OBSERVING --(eventless)--> COMPLETED  agent.fsm:105 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 13, .actions = 89, .line = 105, .kind = AC_TR_EXTERNAL},
-    /*   34 OBSERVING --(eventless)--> PLANNING  agent.fsm:106 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = 17, .actions = 91, .line = 106, .kind = AC_TR_EXTERNAL},
-    /*   35 OBSERVING --(eventless)--> FAILED  agent.fsm:107 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 21, .actions = 93, .line = 107, .kind = AC_TR_EXTERNAL},
-    /*   36 OBSERVING --(eventless)--> COMPACTING  agent.fsm:108 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 23, .actions = 0, .line = 108, .kind = AC_TR_EXTERNAL},
-    /*   37 OBSERVING --(eventless)--> PLANNING  agent.fsm:109 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 109, .kind = AC_TR_EXTERNAL},
-    /*   38 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:101 */
-    {.source = 12, .event = 22, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 101, .kind = AC_TR_EXTERNAL},
-    /*   39 EXECUTING --process.ERROR--> FAILED  agent.fsm:102 */
-    {.source = 12, .event = 23, .target = 9, .guard = AC_FSM_NONE, .actions = 95, .line = 102, .kind = AC_TR_EXTERNAL},
-    /*   40 COMPACTING --compaction.done--> PLANNING  agent.fsm:111 */
-    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 97, .line = 111, .kind = AC_TR_EXTERNAL},
-    /*   41 COMPACTING --compaction.failed--> PLANNING  agent.fsm:112 */
-    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 99, .line = 112, .kind = AC_TR_EXTERNAL},
-    /*   42 IDLE --(eventless)--> CALLING  agent.fsm:127 */
-    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 101, .line = 127, .kind = AC_TR_EXTERNAL},
-    /*   43 CALLING --llm.started--> STREAMING  agent.fsm:129 */
-    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 103, .line = 129, .kind = AC_TR_EXTERNAL},
-    /*   44 CALLING --llm.failed--> RETRYING  agent.fsm:134 */
-    {.source = 17, .event = 11, .target = 20, .guard = 25, .actions = 105, .line = 134, .kind = AC_TR_EXTERNAL},
-    /*   45 CALLING --llm.failed--> ERROR  agent.fsm:135 */
-    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 107, .line = 135, .kind = AC_TR_EXTERNAL},
-    /*   46 STREAMING on llm.delta  agent.fsm:130 */
-    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 110, .line = 130, .kind = AC_TR_INTERNAL},
-    /*   47 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:131 */
-    {.source = 18, .event = 10, .target = 19, .guard = 29, .actions = 112, .line = 131, .kind = AC_TR_EXTERNAL},
-    /*   48 STREAMING --llm.completed--> SUCCESS  agent.fsm:132 */
-    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 114, .line = 132, .kind = AC_TR_EXTERNAL},
-    /*   49 STREAMING --llm.failed--> RETRYING  agent.fsm:134 */
-    {.source = 18, .event = 11, .target = 20, .guard = 31, .actions = 116, .line = 134, .kind = AC_TR_EXTERNAL},
-    /*   50 STREAMING --llm.failed--> ERROR  agent.fsm:135 */
-    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 118, .line = 135, .kind = AC_TR_EXTERNAL},
-    /*   51 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:138 */
-    {.source = 19, .event = 12, .target = 15, .guard = 35, .actions = 121, .line = 138, .kind = AC_TR_EXTERNAL},
-    /*   52 TOOL_EXECUTING on tool.completed  agent.fsm:139 */
-    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 123, .line = 139, .kind = AC_TR_INTERNAL},
-    /*   53 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:140 */
-    {.source = 19, .event = 13, .target = 15, .guard = 37, .actions = 125, .line = 140, .kind = AC_TR_EXTERNAL},
-    /*   54 TOOL_EXECUTING on context.expanded  agent.fsm:141 */
-    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 127, .line = 141, .kind = AC_TR_INTERNAL},
-    /*   55 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:142 */
-    {.source = 19, .event = 14, .target = 15, .guard = 39, .actions = 129, .line = 142, .kind = AC_TR_EXTERNAL},
-    /*   56 TOOL_EXECUTING on context.loaded  agent.fsm:143 */
-    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 131, .line = 143, .kind = AC_TR_INTERNAL},
-    /*   57 RETRYING --timer.fired--> CALLING  agent.fsm:136 */
-    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 133, .line = 136, .kind = AC_TR_EXTERNAL},
+    /*    0 Created --spawn--> Idle  agent.fsm:64 */
+    {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 34, .line = 64, .kind = AC_TR_EXTERNAL},
+    /*    1 Created --cancel--> Cancelled  agent.fsm:89 */
+    {.source = 0, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 36, .line = 89, .kind = AC_TR_EXTERNAL},
+    /*    2 Created --close--> Closed  agent.fsm:90 */
+    {.source = 0, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 38, .line = 90, .kind = AC_TR_EXTERNAL},
+    /*    3 Created on ping  agent.fsm:91 */
+    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 40, .line = 91, .kind = AC_TR_INTERNAL},
+    /*    4 Created on tools.changed  agent.fsm:93 */
+    {.source = 0, .event = 18, .target = 0, .guard = AC_FSM_NONE, .actions = 42, .line = 93, .kind = AC_TR_INTERNAL},
+    /*    5 Idle --user_message--> Running  agent.fsm:65 */
+    {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 44, .line = 65, .kind = AC_TR_EXTERNAL},
+    /*    6 Idle --inactivity_timeout--> Completed  agent.fsm:66 */
+    {.source = 4, .event = 7, .target = 2, .guard = AC_FSM_NONE, .actions = 0, .line = 66, .kind = AC_TR_EXTERNAL},
+    /*    7 Idle --pause--> Paused  agent.fsm:75 */
+    {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 75, .kind = AC_TR_EXTERNAL},
+    /*    8 Idle --cancel--> Cancelled  agent.fsm:89 */
+    {.source = 4, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 46, .line = 89, .kind = AC_TR_EXTERNAL},
+    /*    9 Idle --close--> Closed  agent.fsm:90 */
+    {.source = 4, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 48, .line = 90, .kind = AC_TR_EXTERNAL},
+    /*   10 Idle on ping  agent.fsm:91 */
+    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 50, .line = 91, .kind = AC_TR_INTERNAL},
+    /*   11 Idle on tools.changed  agent.fsm:93 */
+    {.source = 4, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 52, .line = 93, .kind = AC_TR_INTERNAL},
+    /*   12 Running on user_message  agent.fsm:68 */
+    {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 54, .line = 68, .kind = AC_TR_INTERNAL},
+    /*   13 Running --agent.COMPLETED--> Running  agent.fsm:69 */
+    {.source = 5, .event = 22, .target = 5, .guard = 0, .actions = 56, .line = 69, .kind = AC_TR_EXTERNAL},
+    /*   14 Running --agent.COMPLETED--> Idle  agent.fsm:70 */
+    {.source = 5, .event = 22, .target = 4, .guard = AC_FSM_NONE, .actions = 59, .line = 70, .kind = AC_TR_EXTERNAL},
+    /*   15 Running --agent.FAILED--> Running  agent.fsm:72 */
+    {.source = 5, .event = 23, .target = 5, .guard = 2, .actions = 61, .line = 72, .kind = AC_TR_EXTERNAL},
+    /*   16 Running --agent.FAILED--> Idle  agent.fsm:73 */
+    {.source = 5, .event = 23, .target = 4, .guard = AC_FSM_NONE, .actions = 64, .line = 73, .kind = AC_TR_EXTERNAL},
+    /*   17 Running --pause--> Paused  agent.fsm:75 */
+    {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 75, .kind = AC_TR_EXTERNAL},
+    /*   18 Running --turn.cancel--> Running  agent.fsm:82 */
+    {.source = 5, .event = 20, .target = 5, .guard = 4, .actions = 66, .line = 82, .kind = AC_TR_EXTERNAL},
+    /*   19 Running --turn.cancel--> Idle  agent.fsm:83 */
+    {.source = 5, .event = 20, .target = 4, .guard = AC_FSM_NONE, .actions = 69, .line = 83, .kind = AC_TR_EXTERNAL},
+    /*   20 Running --rollback--> Running  agent.fsm:86 */
+    {.source = 5, .event = 19, .target = 5, .guard = 6, .actions = 71, .line = 86, .kind = AC_TR_EXTERNAL},
+    /*   21 Running --rollback--> Idle  agent.fsm:87 */
+    {.source = 5, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 74, .line = 87, .kind = AC_TR_EXTERNAL},
+    /*   22 Running --cancel--> Cancelled  agent.fsm:89 */
+    {.source = 5, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 76, .line = 89, .kind = AC_TR_EXTERNAL},
+    /*   23 Running --close--> Closed  agent.fsm:90 */
+    {.source = 5, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 78, .line = 90, .kind = AC_TR_EXTERNAL},
+    /*   24 Running on ping  agent.fsm:91 */
+    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 80, .line = 91, .kind = AC_TR_INTERNAL},
+    /*   25 Running on tools.changed  agent.fsm:93 */
+    {.source = 5, .event = 18, .target = 5, .guard = AC_FSM_NONE, .actions = 82, .line = 93, .kind = AC_TR_INTERNAL},
+    /*   26 Paused on user_message  agent.fsm:76 */
+    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 84, .line = 76, .kind = AC_TR_INTERNAL},
+    /*   27 Paused --resume--> Running  agent.fsm:77 */
+    {.source = 6, .event = 4, .target = 5, .guard = 8, .actions = 0, .line = 77, .kind = AC_TR_EXTERNAL},
+    /*   28 Paused --resume--> Idle  agent.fsm:78 */
+    {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 78, .kind = AC_TR_EXTERNAL},
+    /*   29 Paused --turn.cancel--> Running  agent.fsm:82 */
+    {.source = 6, .event = 20, .target = 5, .guard = 10, .actions = 86, .line = 82, .kind = AC_TR_EXTERNAL},
+    /*   30 Paused --turn.cancel--> Idle  agent.fsm:83 */
+    {.source = 6, .event = 20, .target = 4, .guard = AC_FSM_NONE, .actions = 89, .line = 83, .kind = AC_TR_EXTERNAL},
+    /*   31 Paused --rollback--> Running  agent.fsm:86 */
+    {.source = 6, .event = 19, .target = 5, .guard = 12, .actions = 91, .line = 86, .kind = AC_TR_EXTERNAL},
+    /*   32 Paused --rollback--> Idle  agent.fsm:87 */
+    {.source = 6, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 94, .line = 87, .kind = AC_TR_EXTERNAL},
+    /*   33 Paused --cancel--> Cancelled  agent.fsm:89 */
+    {.source = 6, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 96, .line = 89, .kind = AC_TR_EXTERNAL},
+    /*   34 Paused --close--> Closed  agent.fsm:90 */
+    {.source = 6, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 98, .line = 90, .kind = AC_TR_EXTERNAL},
+    /*   35 Paused on ping  agent.fsm:91 */
+    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 100, .line = 91, .kind = AC_TR_INTERNAL},
+    /*   36 Paused on tools.changed  agent.fsm:93 */
+    {.source = 6, .event = 18, .target = 6, .guard = AC_FSM_NONE, .actions = 102, .line = 93, .kind = AC_TR_INTERNAL},
+    /*   37 Paused ignore pause  agent.fsm:94 */
+    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 94, .kind = AC_TR_IGNORE},
+    /*   38 INIT --(eventless)--> PLANNING  agent.fsm:106 */
+    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 104, .line = 106, .kind = AC_TR_EXTERNAL},
+    /*   39 PLANNING --(eventless)--> FAILED  agent.fsm:108 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 14, .actions = 106, .line = 108, .kind = AC_TR_EXTERNAL},
+    /*   40 PLANNING --(eventless)--> COMPACTING  agent.fsm:109 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 17, .actions = 0, .line = 109, .kind = AC_TR_EXTERNAL},
+    /*   41 PLANNING --(eventless)--> EXECUTING  agent.fsm:110 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 108, .line = 110, .kind = AC_TR_EXTERNAL},
+    /*   42 OBSERVING --(eventless)--> COMPLETED  agent.fsm:116 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 19, .actions = 110, .line = 116, .kind = AC_TR_EXTERNAL},
+    /*   43 OBSERVING --(eventless)--> PLANNING  agent.fsm:117 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = 23, .actions = 112, .line = 117, .kind = AC_TR_EXTERNAL},
+    /*   44 OBSERVING --(eventless)--> FAILED  agent.fsm:118 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 27, .actions = 114, .line = 118, .kind = AC_TR_EXTERNAL},
+    /*   45 OBSERVING --(eventless)--> COMPACTING  agent.fsm:119 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 29, .actions = 0, .line = 119, .kind = AC_TR_EXTERNAL},
+    /*   46 OBSERVING --(eventless)--> PLANNING  agent.fsm:120 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 120, .kind = AC_TR_EXTERNAL},
+    /*   47 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:112 */
+    {.source = 12, .event = 24, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 112, .kind = AC_TR_EXTERNAL},
+    /*   48 EXECUTING --process.ERROR--> FAILED  agent.fsm:113 */
+    {.source = 12, .event = 25, .target = 9, .guard = AC_FSM_NONE, .actions = 116, .line = 113, .kind = AC_TR_EXTERNAL},
+    /*   49 COMPACTING --compaction.done--> PLANNING  agent.fsm:122 */
+    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 118, .line = 122, .kind = AC_TR_EXTERNAL},
+    /*   50 COMPACTING --compaction.failed--> PLANNING  agent.fsm:123 */
+    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 120, .line = 123, .kind = AC_TR_EXTERNAL},
+    /*   51 IDLE --(eventless)--> CALLING  agent.fsm:138 */
+    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 122, .line = 138, .kind = AC_TR_EXTERNAL},
+    /*   52 CALLING --llm.started--> STREAMING  agent.fsm:140 */
+    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 124, .line = 140, .kind = AC_TR_EXTERNAL},
+    /*   53 CALLING --llm.failed--> RETRYING  agent.fsm:145 */
+    {.source = 17, .event = 11, .target = 20, .guard = 31, .actions = 126, .line = 145, .kind = AC_TR_EXTERNAL},
+    /*   54 CALLING --llm.failed--> ERROR  agent.fsm:146 */
+    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 128, .line = 146, .kind = AC_TR_EXTERNAL},
+    /*   55 STREAMING on llm.delta  agent.fsm:141 */
+    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 131, .line = 141, .kind = AC_TR_INTERNAL},
+    /*   56 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:142 */
+    {.source = 18, .event = 10, .target = 19, .guard = 35, .actions = 133, .line = 142, .kind = AC_TR_EXTERNAL},
+    /*   57 STREAMING --llm.completed--> SUCCESS  agent.fsm:143 */
+    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 135, .line = 143, .kind = AC_TR_EXTERNAL},
+    /*   58 STREAMING --llm.failed--> RETRYING  agent.fsm:145 */
+    {.source = 18, .event = 11, .target = 20, .guard = 37, .actions = 137, .line = 145, .kind = AC_TR_EXTERNAL},
+    /*   59 STREAMING --llm.failed--> ERROR  agent.fsm:146 */
+    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 139, .line = 146, .kind = AC_TR_EXTERNAL},
+    /*   60 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:149 */
+    {.source = 19, .event = 12, .target = 15, .guard = 41, .actions = 142, .line = 149, .kind = AC_TR_EXTERNAL},
+    /*   61 TOOL_EXECUTING on tool.completed  agent.fsm:150 */
+    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 144, .line = 150, .kind = AC_TR_INTERNAL},
+    /*   62 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:151 */
+    {.source = 19, .event = 13, .target = 15, .guard = 43, .actions = 146, .line = 151, .kind = AC_TR_EXTERNAL},
+    /*   63 TOOL_EXECUTING on context.expanded  agent.fsm:152 */
+    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 148, .line = 152, .kind = AC_TR_INTERNAL},
+    /*   64 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:153 */
+    {.source = 19, .event = 14, .target = 15, .guard = 45, .actions = 150, .line = 153, .kind = AC_TR_EXTERNAL},
+    /*   65 TOOL_EXECUTING on context.loaded  agent.fsm:154 */
+    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 152, .line = 154, .kind = AC_TR_INTERNAL},
+    /*   66 RETRYING --timer.fired--> CALLING  agent.fsm:147 */
+    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 154, .line = 147, .kind = AC_TR_EXTERNAL},
 };
 
 static const ac_fsm_effect_use effect_uses[] = {
@@ -227,20 +245,23 @@ static const ac_fsm_param params[] = {
 static const uint16_t guard_code[] = {
     /* 0 has_queued_message */ 1, AC_G_END,
     /* 2 has_queued_message */ 1, AC_G_END,
-    /* 4 turn_unfinished */ 0, AC_G_END,
+    /* 4 has_queued_message */ 1, AC_G_END,
     /* 6 has_queued_message */ 1, AC_G_END,
-    /* 8 !iterations_left */ 2, AC_G_NOT, AC_G_END,
-    /* 11 needs_compaction */ 3, AC_G_END,
-    /* 13 turn_complete && answer_valid */ 4, 9, AC_G_AND, AC_G_END,
-    /* 17 turn_complete && output_retries_left */ 4, 10, AC_G_AND, AC_G_END,
-    /* 21 turn_complete */ 4, AC_G_END,
-    /* 23 needs_compaction */ 3, AC_G_END,
-    /* 25 retryable && retries_left */ 5, 6, AC_G_AND, AC_G_END,
-    /* 29 has_tool_calls */ 7, AC_G_END,
+    /* 8 turn_unfinished */ 0, AC_G_END,
+    /* 10 has_queued_message */ 1, AC_G_END,
+    /* 12 has_queued_message */ 1, AC_G_END,
+    /* 14 !iterations_left */ 2, AC_G_NOT, AC_G_END,
+    /* 17 needs_compaction */ 3, AC_G_END,
+    /* 19 turn_complete && answer_valid */ 4, 9, AC_G_AND, AC_G_END,
+    /* 23 turn_complete && output_retries_left */ 4, 10, AC_G_AND, AC_G_END,
+    /* 27 turn_complete */ 4, AC_G_END,
+    /* 29 needs_compaction */ 3, AC_G_END,
     /* 31 retryable && retries_left */ 5, 6, AC_G_AND, AC_G_END,
-    /* 35 last_tool_result */ 8, AC_G_END,
-    /* 37 last_tool_result */ 8, AC_G_END,
-    /* 39 last_tool_result */ 8, AC_G_END,
+    /* 35 has_tool_calls */ 7, AC_G_END,
+    /* 37 retryable && retries_left */ 5, 6, AC_G_AND, AC_G_END,
+    /* 41 last_tool_result */ 8, AC_G_END,
+    /* 43 last_tool_result */ 8, AC_G_END,
+    /* 45 last_tool_result */ 8, AC_G_END,
 };
 
 /* count-prefixed lists, by offset: the count, then the items */
@@ -256,57 +277,66 @@ static const uint16_t lists[] = {
     /* 21 STREAMING effects: llm_request */ 1, 3,
     /* 23 TOOL_EXECUTING run_tools args: max_parallel_tools */ 1, 8,
     /* 25 TOOL_EXECUTING effects: run_tools */ 1, 4,
-    /* 27 RETRYING enter: count_retry */ 1, 28,
+    /* 27 RETRYING enter: count_retry */ 1, 30,
     /* 29 RETRYING backoff_timer args: backoff_initial, backoff_max */ 2, 2, 3,
     /* 32 RETRYING effects: backoff_timer */ 1, 5,
     /* 34 Created --spawn--> Idle: init_session */ 1, 0,
     /* 36 Created --cancel--> Cancelled: cancel_session */ 1, 8,
-    /* 38 Created on ping: touch */ 1, 9,
-    /* 40 Created on tools.changed: refresh_tools */ 1, 4,
-    /* 42 Idle --user_message--> Running: append_user_message */ 1, 1,
-    /* 44 Idle --cancel--> Cancelled: cancel_session */ 1, 8,
-    /* 46 Idle on ping: touch */ 1, 9,
-    /* 48 Idle on tools.changed: refresh_tools */ 1, 4,
-    /* 50 Running on user_message: queue_user_message */ 1, 2,
-    /* 52 Running --agent.COMPLETED--> Running: finish_interaction, take_queued_message */ 2, 6, 3,
-    /* 55 Running --agent.COMPLETED--> Idle: finish_interaction */ 1, 6,
-    /* 57 Running --agent.FAILED--> Error: record_failure */ 1, 7,
-    /* 59 Running --rollback--> Running: rollback_turn, take_queued_message */ 2, 5, 3,
-    /* 62 Running --rollback--> Idle: rollback_turn */ 1, 5,
-    /* 64 Running --cancel--> Cancelled: cancel_session */ 1, 8,
-    /* 66 Running on ping: touch */ 1, 9,
-    /* 68 Running on tools.changed: refresh_tools */ 1, 4,
-    /* 70 Paused on user_message: append_user_message */ 1, 1,
-    /* 72 Paused --rollback--> Running: rollback_turn, take_queued_message */ 2, 5, 3,
-    /* 75 Paused --rollback--> Idle: rollback_turn */ 1, 5,
-    /* 77 Paused --cancel--> Cancelled: cancel_session */ 1, 8,
-    /* 79 Paused on ping: touch */ 1, 9,
-    /* 81 Paused on tools.changed: refresh_tools */ 1, 4,
-    /* 83 INIT --(eventless)--> PLANNING: start_loop */ 1, 10,
-    /* 85 PLANNING --(eventless)--> FAILED: fail_budget */ 1, 12,
-    /* 87 PLANNING --(eventless)--> EXECUTING: begin_iteration */ 1, 11,
-    /* 89 OBSERVING --(eventless)--> COMPLETED: finish_answer */ 1, 14,
-    /* 91 OBSERVING --(eventless)--> PLANNING: reject_answer */ 1, 15,
-    /* 93 OBSERVING --(eventless)--> FAILED: fail_output */ 1, 16,
-    /* 95 EXECUTING --process.ERROR--> FAILED: fail_process */ 1, 13,
-    /* 97 COMPACTING --compaction.done--> PLANNING: apply_compaction */ 1, 17,
-    /* 99 COMPACTING --compaction.failed--> PLANNING: skip_compaction */ 1, 18,
-    /* 101 IDLE --(eventless)--> CALLING: begin_call */ 1, 19,
-    /* 103 CALLING --llm.started--> STREAMING: mark_streaming */ 1, 20,
-    /* 105 CALLING --llm.failed--> RETRYING: discard_partial */ 1, 22,
-    /* 107 CALLING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 22, 23,
-    /* 110 STREAMING on llm.delta: append_delta */ 1, 21,
-    /* 112 STREAMING --llm.completed--> TOOL_EXECUTING: record_assistant */ 1, 24,
-    /* 114 STREAMING --llm.completed--> SUCCESS: record_assistant */ 1, 24,
-    /* 116 STREAMING --llm.failed--> RETRYING: discard_partial */ 1, 22,
-    /* 118 STREAMING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 22, 23,
-    /* 121 TOOL_EXECUTING --tool.completed--> SUCCESS: record_tool_result */ 1, 25,
-    /* 123 TOOL_EXECUTING on tool.completed: record_tool_result */ 1, 25,
-    /* 125 TOOL_EXECUTING --context.expanded--> SUCCESS: expand_context */ 1, 26,
-    /* 127 TOOL_EXECUTING on context.expanded: expand_context */ 1, 26,
-    /* 129 TOOL_EXECUTING --context.loaded--> SUCCESS: load_context */ 1, 27,
-    /* 131 TOOL_EXECUTING on context.loaded: load_context */ 1, 27,
-    /* 133 RETRYING --timer.fired--> CALLING: begin_call */ 1, 19,
+    /* 38 Created --close--> Closed: close_session */ 1, 10,
+    /* 40 Created on ping: touch */ 1, 11,
+    /* 42 Created on tools.changed: refresh_tools */ 1, 4,
+    /* 44 Idle --user_message--> Running: append_user_message */ 1, 1,
+    /* 46 Idle --cancel--> Cancelled: cancel_session */ 1, 8,
+    /* 48 Idle --close--> Closed: close_session */ 1, 10,
+    /* 50 Idle on ping: touch */ 1, 11,
+    /* 52 Idle on tools.changed: refresh_tools */ 1, 4,
+    /* 54 Running on user_message: queue_user_message */ 1, 2,
+    /* 56 Running --agent.COMPLETED--> Running: finish_interaction, take_queued_message */ 2, 6, 3,
+    /* 59 Running --agent.COMPLETED--> Idle: finish_interaction */ 1, 6,
+    /* 61 Running --agent.FAILED--> Running: record_failure, take_queued_message */ 2, 7, 3,
+    /* 64 Running --agent.FAILED--> Idle: record_failure */ 1, 7,
+    /* 66 Running --turn.cancel--> Running: cancel_turn, take_queued_message */ 2, 9, 3,
+    /* 69 Running --turn.cancel--> Idle: cancel_turn */ 1, 9,
+    /* 71 Running --rollback--> Running: rollback_turn, take_queued_message */ 2, 5, 3,
+    /* 74 Running --rollback--> Idle: rollback_turn */ 1, 5,
+    /* 76 Running --cancel--> Cancelled: cancel_session */ 1, 8,
+    /* 78 Running --close--> Closed: close_session */ 1, 10,
+    /* 80 Running on ping: touch */ 1, 11,
+    /* 82 Running on tools.changed: refresh_tools */ 1, 4,
+    /* 84 Paused on user_message: append_user_message */ 1, 1,
+    /* 86 Paused --turn.cancel--> Running: cancel_turn, take_queued_message */ 2, 9, 3,
+    /* 89 Paused --turn.cancel--> Idle: cancel_turn */ 1, 9,
+    /* 91 Paused --rollback--> Running: rollback_turn, take_queued_message */ 2, 5, 3,
+    /* 94 Paused --rollback--> Idle: rollback_turn */ 1, 5,
+    /* 96 Paused --cancel--> Cancelled: cancel_session */ 1, 8,
+    /* 98 Paused --close--> Closed: close_session */ 1, 10,
+    /* 100 Paused on ping: touch */ 1, 11,
+    /* 102 Paused on tools.changed: refresh_tools */ 1, 4,
+    /* 104 INIT --(eventless)--> PLANNING: start_loop */ 1, 12,
+    /* 106 PLANNING --(eventless)--> FAILED: fail_budget */ 1, 14,
+    /* 108 PLANNING --(eventless)--> EXECUTING: begin_iteration */ 1, 13,
+    /* 110 OBSERVING --(eventless)--> COMPLETED: finish_answer */ 1, 16,
+    /* 112 OBSERVING --(eventless)--> PLANNING: reject_answer */ 1, 17,
+    /* 114 OBSERVING --(eventless)--> FAILED: fail_output */ 1, 18,
+    /* 116 EXECUTING --process.ERROR--> FAILED: fail_process */ 1, 15,
+    /* 118 COMPACTING --compaction.done--> PLANNING: apply_compaction */ 1, 19,
+    /* 120 COMPACTING --compaction.failed--> PLANNING: skip_compaction */ 1, 20,
+    /* 122 IDLE --(eventless)--> CALLING: begin_call */ 1, 21,
+    /* 124 CALLING --llm.started--> STREAMING: mark_streaming */ 1, 22,
+    /* 126 CALLING --llm.failed--> RETRYING: discard_partial */ 1, 24,
+    /* 128 CALLING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 24, 25,
+    /* 131 STREAMING on llm.delta: append_delta */ 1, 23,
+    /* 133 STREAMING --llm.completed--> TOOL_EXECUTING: record_assistant */ 1, 26,
+    /* 135 STREAMING --llm.completed--> SUCCESS: record_assistant */ 1, 26,
+    /* 137 STREAMING --llm.failed--> RETRYING: discard_partial */ 1, 24,
+    /* 139 STREAMING --llm.failed--> ERROR: discard_partial, record_llm_error */ 2, 24, 25,
+    /* 142 TOOL_EXECUTING --tool.completed--> SUCCESS: record_tool_result */ 1, 27,
+    /* 144 TOOL_EXECUTING on tool.completed: record_tool_result */ 1, 27,
+    /* 146 TOOL_EXECUTING --context.expanded--> SUCCESS: expand_context */ 1, 28,
+    /* 148 TOOL_EXECUTING on context.expanded: expand_context */ 1, 28,
+    /* 150 TOOL_EXECUTING --context.loaded--> SUCCESS: load_context */ 1, 29,
+    /* 152 TOOL_EXECUTING on context.loaded: load_context */ 1, 29,
+    /* 154 RETRYING --timer.fired--> CALLING: begin_call */ 1, 21,
 };
 
 static const char *const event_names[] = {
@@ -330,10 +360,12 @@ static const char *const event_names[] = {
     /*  17 */ "compaction.failed",
     /*  18 */ "tools.changed",
     /*  19 */ "rollback",
-    /*  20 */ "agent.COMPLETED",
-    /*  21 */ "agent.FAILED",
-    /*  22 */ "process.SUCCESS",
-    /*  23 */ "process.ERROR",
+    /*  20 */ "turn.cancel",
+    /*  21 */ "close",
+    /*  22 */ "agent.COMPLETED",
+    /*  23 */ "agent.FAILED",
+    /*  24 */ "process.SUCCESS",
+    /*  25 */ "process.ERROR",
 };
 
 static const char *const guard_names[] = {
@@ -360,26 +392,28 @@ static const char *const action_names[] = {
     /*   6 */ "finish_interaction",
     /*   7 */ "record_failure",
     /*   8 */ "cancel_session",
-    /*   9 */ "touch",
-    /*  10 */ "start_loop",
-    /*  11 */ "begin_iteration",
-    /*  12 */ "fail_budget",
-    /*  13 */ "fail_process",
-    /*  14 */ "finish_answer",
-    /*  15 */ "reject_answer",
-    /*  16 */ "fail_output",
-    /*  17 */ "apply_compaction",
-    /*  18 */ "skip_compaction",
-    /*  19 */ "begin_call",
-    /*  20 */ "mark_streaming",
-    /*  21 */ "append_delta",
-    /*  22 */ "discard_partial",
-    /*  23 */ "record_llm_error",
-    /*  24 */ "record_assistant",
-    /*  25 */ "record_tool_result",
-    /*  26 */ "expand_context",
-    /*  27 */ "load_context",
-    /*  28 */ "count_retry",
+    /*   9 */ "cancel_turn",
+    /*  10 */ "close_session",
+    /*  11 */ "touch",
+    /*  12 */ "start_loop",
+    /*  13 */ "begin_iteration",
+    /*  14 */ "fail_budget",
+    /*  15 */ "fail_process",
+    /*  16 */ "finish_answer",
+    /*  17 */ "reject_answer",
+    /*  18 */ "fail_output",
+    /*  19 */ "apply_compaction",
+    /*  20 */ "skip_compaction",
+    /*  21 */ "begin_call",
+    /*  22 */ "mark_streaming",
+    /*  23 */ "append_delta",
+    /*  24 */ "discard_partial",
+    /*  25 */ "record_llm_error",
+    /*  26 */ "record_assistant",
+    /*  27 */ "record_tool_result",
+    /*  28 */ "expand_context",
+    /*  29 */ "load_context",
+    /*  30 */ "count_retry",
 };
 
 static const char *const effect_names[] = {
@@ -392,18 +426,18 @@ static const char *const effect_names[] = {
 
 const ac_fsm_tables agent_fsm = {
     .spec_path = "spec/agent.fsm",
-    .hash = "ee79061376753fde",
+    .hash = "68ab8ef2cfcd6255",
     .n_machines = 3,
     .n_states = 21,
-    .n_events = 24,
-    .n_transitions = 58,
+    .n_events = 26,
+    .n_transitions = 67,
     .n_guards = 11,
-    .n_actions = 29,
+    .n_actions = 31,
     .n_effects = 5,
     .n_params = 19,
     .n_effect_uses = 6,
-    .n_lists = 135,
-    .n_guard_code = 41,
+    .n_lists = 156,
+    .n_guard_code = 47,
     .root = 0,
     .machines = machines,
     .states = states,

@@ -4,7 +4,7 @@
 
 #include "agentc/fsm_tables.h"
 
-#define AGENT_SPEC_HASH "ee79061376753fde"
+#define AGENT_SPEC_HASH "68ab8ef2cfcd6255"
 
 enum agent_machine {
     AGENT_M_SESSION = 0,
@@ -15,9 +15,9 @@ enum agent_machine {
 
 enum agent_state {
     AGENT_S_SESSION_CREATED = 0,
-    AGENT_S_SESSION_ERROR = 1,
-    AGENT_S_SESSION_CANCELLED = 2,
-    AGENT_S_SESSION_COMPLETED = 3,
+    AGENT_S_SESSION_CANCELLED = 1,
+    AGENT_S_SESSION_COMPLETED = 2,
+    AGENT_S_SESSION_CLOSED = 3,
     AGENT_S_SESSION_IDLE = 4,
     AGENT_S_SESSION_RUNNING = 5,
     AGENT_S_SESSION_PAUSED = 6,
@@ -59,11 +59,13 @@ enum agent_event {
     AGENT_E_COMPACTION_FAILED = 17,
     AGENT_E_TOOLS_CHANGED = 18,
     AGENT_E_ROLLBACK = 19,
-    AGENT_E_AGENT_COMPLETED = 20,
-    AGENT_E_AGENT_FAILED = 21,
-    AGENT_E_PROCESS_SUCCESS = 22,
-    AGENT_E_PROCESS_ERROR = 23,
-    AGENT_E__COUNT = 24
+    AGENT_E_TURN_CANCEL = 20,
+    AGENT_E_CLOSE = 21,
+    AGENT_E_AGENT_COMPLETED = 22,
+    AGENT_E_AGENT_FAILED = 23,
+    AGENT_E_PROCESS_SUCCESS = 24,
+    AGENT_E_PROCESS_ERROR = 25,
+    AGENT_E__COUNT = 26
 };
 
 /* guards the spec needs (bind a C function to each name) */
@@ -93,27 +95,29 @@ enum agent_action {
     AGENT_A_FINISH_INTERACTION = 6, /* "finish_interaction" */
     AGENT_A_RECORD_FAILURE = 7, /* "record_failure" */
     AGENT_A_CANCEL_SESSION = 8, /* "cancel_session" */
-    AGENT_A_TOUCH = 9, /* "touch" */
-    AGENT_A_START_LOOP = 10, /* "start_loop" */
-    AGENT_A_BEGIN_ITERATION = 11, /* "begin_iteration" */
-    AGENT_A_FAIL_BUDGET = 12, /* "fail_budget" */
-    AGENT_A_FAIL_PROCESS = 13, /* "fail_process" */
-    AGENT_A_FINISH_ANSWER = 14, /* "finish_answer" */
-    AGENT_A_REJECT_ANSWER = 15, /* "reject_answer" */
-    AGENT_A_FAIL_OUTPUT = 16, /* "fail_output" */
-    AGENT_A_APPLY_COMPACTION = 17, /* "apply_compaction" */
-    AGENT_A_SKIP_COMPACTION = 18, /* "skip_compaction" */
-    AGENT_A_BEGIN_CALL = 19, /* "begin_call" */
-    AGENT_A_MARK_STREAMING = 20, /* "mark_streaming" */
-    AGENT_A_APPEND_DELTA = 21, /* "append_delta" */
-    AGENT_A_DISCARD_PARTIAL = 22, /* "discard_partial" */
-    AGENT_A_RECORD_LLM_ERROR = 23, /* "record_llm_error" */
-    AGENT_A_RECORD_ASSISTANT = 24, /* "record_assistant" */
-    AGENT_A_RECORD_TOOL_RESULT = 25, /* "record_tool_result" */
-    AGENT_A_EXPAND_CONTEXT = 26, /* "expand_context" */
-    AGENT_A_LOAD_CONTEXT = 27, /* "load_context" */
-    AGENT_A_COUNT_RETRY = 28, /* "count_retry" */
-    AGENT_A__COUNT = 29
+    AGENT_A_CANCEL_TURN = 9, /* "cancel_turn" */
+    AGENT_A_CLOSE_SESSION = 10, /* "close_session" */
+    AGENT_A_TOUCH = 11, /* "touch" */
+    AGENT_A_START_LOOP = 12, /* "start_loop" */
+    AGENT_A_BEGIN_ITERATION = 13, /* "begin_iteration" */
+    AGENT_A_FAIL_BUDGET = 14, /* "fail_budget" */
+    AGENT_A_FAIL_PROCESS = 15, /* "fail_process" */
+    AGENT_A_FINISH_ANSWER = 16, /* "finish_answer" */
+    AGENT_A_REJECT_ANSWER = 17, /* "reject_answer" */
+    AGENT_A_FAIL_OUTPUT = 18, /* "fail_output" */
+    AGENT_A_APPLY_COMPACTION = 19, /* "apply_compaction" */
+    AGENT_A_SKIP_COMPACTION = 20, /* "skip_compaction" */
+    AGENT_A_BEGIN_CALL = 21, /* "begin_call" */
+    AGENT_A_MARK_STREAMING = 22, /* "mark_streaming" */
+    AGENT_A_APPEND_DELTA = 23, /* "append_delta" */
+    AGENT_A_DISCARD_PARTIAL = 24, /* "discard_partial" */
+    AGENT_A_RECORD_LLM_ERROR = 25, /* "record_llm_error" */
+    AGENT_A_RECORD_ASSISTANT = 26, /* "record_assistant" */
+    AGENT_A_RECORD_TOOL_RESULT = 27, /* "record_tool_result" */
+    AGENT_A_EXPAND_CONTEXT = 28, /* "expand_context" */
+    AGENT_A_LOAD_CONTEXT = 29, /* "load_context" */
+    AGENT_A_COUNT_RETRY = 30, /* "count_retry" */
+    AGENT_A__COUNT = 31
 };
 
 /* effects the spec needs (bind a C function to each name) */
