@@ -34,7 +34,7 @@ static void usage(FILE *out)
             "  prune --older-than DURATION [--status STATUS]... [--dry-run]\n"
             "                           remove the sessions not updated for DURATION (90s,\n"
             "                           30m, 12h, 7d), only those with a STATUS given (idle,\n"
-            "                           failed, ...; repeatable or a,b); one in use by a\n"
+            "                           ended, ...; repeatable or a,b); one in use by a\n"
             "                           running process is kept; --dry-run: only say which\n"
             "  export ID [-o FILE] [--force]\n"
             "                           write its journal (agentc replay reads it) to standard\n"
