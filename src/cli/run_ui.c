@@ -258,11 +258,31 @@ static void ui_reasoning(void *ud, ac_session *s, const char *d, size_t n)
     u->reasoning_open = n > 0 && d[n - 1] != '\n';
 }
 
+/* FNV-1a: a call id as ui.started keeps it. */
+static uint64_t id_hash(const char *id)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)id; p && *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+static int was_started(const ui *u, const char *id)
+{
+    size_t n = u->n_started < 1024 ? u->n_started : 1024;
+    uint64_t h = id_hash(id);
+    for (size_t k = 0; k < n; k++)
+        if (u->started[k] == h)
+            return 1;
+    return 0;
+}
+
 static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *name,
                           const char *args)
 {
     ui *u = ud;
     (void)s;
+    u->started[u->n_started++ % 1024] = id_hash(id);
     if (u->jsonl) {
         ac_cli_emit_json(json_pack("{s:s, s:s, s:s, s:s}", "type", "tool_call", "id", id, "name",
                                    name, "arguments", args));
@@ -283,7 +303,11 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
                         const char *content, int64_t ms)
 {
     ui *u = ud;
-    (void)s;
+    if (!was_started(u, id)) { /* answered without running (denied): its call shown first */
+        const char *args = NULL;
+        ac_session_tool_call_name(s, id, &args);
+        ui_tool_start(u, s, id, name, args ? args : "{}");
+    }
     if (u->jsonl) {
         ac_cli_emit_json(json_pack("{s:s, s:s, s:b, s:s}", "type", "tool_result", "id", id, "ok",
                                    ok, "content", content));

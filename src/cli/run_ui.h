@@ -36,6 +36,10 @@ typedef struct ui {
     const ac_fsm_tables *t;
     int hold_text; /* --output-schema without --jsonl: only the accepted answer is printed */
     int settled;   /* the session's turn ended (its finished callback) */
+    /* the ids (hashed) of the calls last shown starting: a result whose call was not (a
+     * spec's deny answers it without running it) is shown after its call */
+    uint64_t started[1024];
+    size_t n_started;
 } ui;
 
 /* u set up for a run: terminals and locale looked at; hold_text: only the
