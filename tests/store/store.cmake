@@ -36,3 +36,27 @@ if(TARGET agentc_store)
     LIBS agentc_store agentc_runtime agentc_io agentc_gen PkgConfig::SQLITE3 PkgConfig::JANSSON
     LABELS store session)
 endif()
+# The store interface's conformance suite, one file for both backends: SQLite here, and
+# PostgreSQL (store_ops_pg) on a throwaway cluster the pg_cluster fixture starts for the run
+# (127.0.0.1 and a unix socket in a temporary folder, stopped at the end).
+if(TARGET agentc_store)
+  agentc_add_test(store_ops SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_ops.c
+    LIBS agentc_store agentc_runtime PkgConfig::JANSSON LABELS store)
+  string(MD5 _pg_h "${CMAKE_BINARY_DIR}")
+  string(SUBSTRING "${_pg_h}" 0 4 _pg_h4)
+  math(EXPR AGENTC_PG_TEST_PORT "0x${_pg_h4} % 20000 + 30000")
+  set(AGENTC_PG_TEST_DIR /tmp/agentc-pg-${AGENTC_PG_TEST_PORT})
+  set(AGENTC_PG_TEST_URI
+    "postgresql://agentc:agentc-test-pw@127.0.0.1:${AGENTC_PG_TEST_PORT}/agentc")
+  add_test(NAME pg_cluster_start COMMAND bash ${CMAKE_SOURCE_DIR}/tests/store/pg_cluster.sh
+    start ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT})
+  add_test(NAME pg_cluster_stop COMMAND bash ${CMAKE_SOURCE_DIR}/tests/store/pg_cluster.sh
+    stop ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT})
+  set_tests_properties(pg_cluster_start PROPERTIES FIXTURES_SETUP pg_cluster LABELS "store;pg"
+    TIMEOUT 90)
+  set_tests_properties(pg_cluster_stop PROPERTIES FIXTURES_CLEANUP pg_cluster LABELS "store;pg"
+    TIMEOUT 60)
+  add_test(NAME store_ops_pg COMMAND store_ops WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(store_ops_pg PROPERTIES FIXTURES_REQUIRED pg_cluster LABELS "store;pg"
+    ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120)
+endif()
