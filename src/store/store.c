@@ -108,6 +108,11 @@ ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error 
     return st;
 }
 
+const char *ac_store_name(const ac_store *st)
+{
+    return st ? st->path : "";
+}
+
 void ac_store_close(ac_store *st)
 {
     if (st) {

@@ -37,6 +37,8 @@ typedef struct pg_store {
     PGconn *conn;
     char *conninfo; /* the URI as libpq takes it (with its password: never shown) */
     char schema[64];
+    long long timeout_ms;   /* statement_timeout */
+    int in_tx;              /* between BEGIN and COMMIT or ROLLBACK */
     const char *sql[CACHE]; /* prepared statements, by the address of their text */
 } pg_store;
 
@@ -81,11 +83,34 @@ static int pg_fail(ac_store *st, ac_error *err, const char *what)
     return AC_EIO;
 }
 
+static int setup_conn(pg_store *s, ac_error *err);
+
+/* A connection lost (the server restarted, the network): connected again, with the
+ * statements to prepare again. */
+static int reconnect(pg_store *s, ac_error *err)
+{
+    memset(s->sql, 0, sizeof s->sql);
+    PQreset(s->conn);
+    if (PQstatus(s->conn) != CONNECTION_OK)
+        return pg_fail(&s->base, err, "connecting again");
+    return setup_conn(s, err);
+}
+
 /* Runs sql (a string literal, prepared on its first use) with a's parameters. The result,
- * or NULL with err filled; *state the SQLSTATE of a failure ("" when none). */
+ * or NULL with err filled. A lost connection is made again before a transaction, never
+ * inside one (what it wrote is gone: the operation fails). */
 static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
 {
     pg_store *s = (pg_store *)st;
+    if (!strcmp(sql, "BEGIN"))
+        s->in_tx = 0; /* a BEGIN that failed left none */
+    if (PQstatus(s->conn) != CONNECTION_OK && (s->in_tx || reconnect(s, err) != AC_OK)) {
+        if (s->in_tx)
+            pg_fail(st, err, what);
+        return NULL;
+    }
+    if (!strcmp(sql, "BEGIN") || !strcmp(sql, "COMMIT"))
+        s->in_tx = sql[0] == 'B';
     int k = 0;
     while (k < CACHE && s->sql[k] && s->sql[k] != sql)
         k++;
@@ -127,6 +152,7 @@ static int run(ac_store *st, const char *sql, const pargs *a, int *changed, ac_e
 
 static void rollback(ac_store *st)
 {
+    ((pg_store *)st)->in_tx = 0;
     PQclear(PQexec(CONN(st), "ROLLBACK"));
 }
 
@@ -790,9 +816,8 @@ static int migrate(pg_store *s, ac_error *err)
 {
     char sql[256];
     snprintf(sql, sizeof sql,
-             "BEGIN; SELECT pg_advisory_xact_lock(%d); CREATE SCHEMA IF NOT EXISTS \"%s\"; "
-             "SET search_path TO \"%s\"",
-             LOCK_KEY, s->schema, s->schema);
+             "BEGIN; SELECT pg_advisory_xact_lock(%d); CREATE SCHEMA IF NOT EXISTS \"%s\"",
+             LOCK_KEY, s->schema);
     if (exec_text(s, sql, err, "creating its schema") != AC_OK)
         return AC_EIO;
     long long v = schema_version(s, err);
@@ -896,6 +921,15 @@ static int connect_db(pg_store *s, ac_error *err)
     return AC_EIO;
 }
 
+/* What each connection is set up with: statements bounded, the store's schema first. */
+static int setup_conn(pg_store *s, ac_error *err)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SET statement_timeout = %lld; SET search_path TO \"%s\"",
+             s->timeout_ms, s->schema);
+    return exec_text(s, sql, err, "setting it up");
+}
+
 int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *holder,
                      ac_store **out, ac_error *err)
 {
@@ -910,11 +944,9 @@ int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *h
     int rc = split_uri(uri, &s->conninfo, s->schema, sizeof s->schema, err);
     if (rc == AC_OK)
         rc = connect_db(s, err);
-    char sql[96];
-    snprintf(sql, sizeof sql, "SET statement_timeout = %lld",
-             (long long)(opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms : 30000));
+    s->timeout_ms = opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms : 30000;
     if (rc == AC_OK)
-        rc = exec_text(s, sql, err, "setting it up");
+        rc = setup_conn(s, err);
     if (rc == AC_OK)
         rc = migrate(s, err);
     if (rc != AC_OK) {
