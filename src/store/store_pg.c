@@ -871,6 +871,7 @@ static int split_uri(const char *uri, char **conninfo, char *schema, size_t cap,
         ac_store_err(err, AC_EINVAL,
                      "the store URI's schema must be lower-case letters, digits and _");
         free(out);
+        *conninfo = NULL;
         return AC_EINVAL;
     }
     return AC_OK;

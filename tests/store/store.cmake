@@ -60,3 +60,12 @@ if(TARGET agentc_store)
   set_tests_properties(store_ops_pg PROPERTIES FIXTURES_REQUIRED pg_cluster LABELS "store;pg"
     ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120)
 endif()
+# agentc's commands on a PostgreSQL store end to end: run --session, sessions list, serve --db;
+# the URI's password in no output or error; a newer schema refused.
+if(TARGET agentc_store)
+  add_test(NAME store_pg_cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/store/pg_cli.sh
+    $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(store_pg_cli PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "store;pg;cli" TIMEOUT 120)
+endif()

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# pg_cli.sh AGENTC URI CLUSTER_DIR PORT: agentc's commands on a PostgreSQL store end to end:
+# run --session (twice, the second continues), $AGENTC_DB and postgres://, sessions list,
+# serve --db (a session created and answered over HTTP, then listed by the CLI); the password
+# of the URI in no output; a wrong password, a server that does not answer and a bad schema
+# name give clear errors without it; a schema newer than this agentc is refused.
+set -uo pipefail
+agentc=$1 uri=$2 dir=$3 port=$4
+pw=agentc-test-pw
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL (pg_cli.sh:${BASH_LINENO[0]}): $*" >&2; exit 1; }
+wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+psql=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)/psql
+sql() { PGOPTIONS='-c client_min_messages=warning' "$psql" -X -q -t -A -h "$dir/sock" -p "$port" -U agentc -d agentc -c "$1"; }
+db="$uri?schema=cli"
+sql "DROP SCHEMA IF EXISTS cli CASCADE" || fail "psql"
+printf '{"content": "first answer"}\n{"content": "second answer"}\n' >"$tmp/script"
+
+out=$(timeout 30 "$agentc" run --provider script --script "$tmp/script" --db "$db" --session s1 hello 2>&1) \
+  || fail "run: $out"
+[ "$out" = "first answer" ] || fail "run answered: $out"
+out=$(timeout 30 "$agentc" run --provider script --script "$tmp/script" --db "$db" --session s1 again 2>&1) \
+  || fail "run again: $out"
+[ "$out" = "second answer" ] || fail "run again answered: $out"
+[ "$(sql "SELECT count(*) FROM cli.events WHERE session = 's1' AND ev = 'user_message'")" = 2 ] \
+  || fail "two user messages expected in the journal"
+out=$(AGENTC_DB="${db/postgresql:/postgres:}" timeout 30 "$agentc" sessions list 2>&1) || fail "list: $out"
+grep -q '^s1 ' <<<"$out" || fail "sessions list (AGENTC_DB, postgres://): $out"
+
+# serve --db: a session created and answered over HTTP
+echo '{"content": "served answer"}' >"$tmp/script3"
+"$agentc" serve --db "$db" --provider script --script "$tmp/script3" --listen 127.0.0.1:0 \
+  --port-file "$tmp/port" 2>"$tmp/serve.err" &
+spid=$!
+pids+=("$spid")
+wait_for test -s "$tmp/port" || fail "serve did not start: $(cat "$tmp/serve.err")"
+url="http://127.0.0.1:$(cat "$tmp/port")"
+curl -s --max-time 10 -X POST -d '{"id": "w"}' "$url/v1/sessions" | jq -e '.id == "w"' >/dev/null \
+  || fail "create over HTTP"
+curl -s --max-time 10 -X POST -d '{"content": "hi"}' "$url/v1/sessions/w/messages" >/dev/null
+answered() { curl -s --max-time 5 "$url/v1/sessions/w" | jq -e '.answer == "served answer"' >/dev/null; }
+wait_for answered || fail "no answer over HTTP: $(curl -s "$url/v1/sessions/w")"
+kill -TERM "$spid"
+wait "$spid" || fail "serve's exit status"
+grep -q "store postgresql://agentc@127.0.0.1:$port/agentc: " "$tmp/serve.err" \
+  || fail "serve names the store: $(cat "$tmp/serve.err")"
+out=$(timeout 30 "$agentc" sessions list --db "$db" 2>&1) || fail "list: $out"
+grep -q '/w ' <<<"$out" || fail "the served session is not listed: $out"
+grep -q "$pw" "$tmp/serve.err" && fail "serve printed the password"
+
+# errors: clear, without the password
+out=$(timeout 30 "$agentc" sessions list --db "postgresql://agentc:Wrong-Secret-1@127.0.0.1:$port/agentc" 2>&1) \
+  && fail "a wrong password was accepted"
+grep -q "password authentication failed" <<<"$out" || fail "wrong password: $out"
+grep -q "Wrong-Secret-1" <<<"$out" && fail "the password was shown: $out"
+out=$(timeout 30 "$agentc" sessions list --db "postgresql://agentc:Wrong-Secret-2@127.0.0.1:1/agentc" 2>&1) \
+  && fail "a closed port was accepted"
+grep -q "cannot open store 'postgresql://agentc@127.0.0.1:1/agentc'" <<<"$out" || fail "no server: $out"
+grep -q "Wrong-Secret-2" <<<"$out" && fail "the password was shown: $out"
+out=$(timeout 30 "$agentc" sessions list --db "$uri?schema=Bad-Name" 2>&1) && fail "a bad schema name was accepted"
+grep -q "schema" <<<"$out" || fail "bad schema: $out"
+grep -q "$pw" <<<"$out" && fail "the password was shown: $out"
+
+# a newer schema is refused, nothing changed
+sql "UPDATE cli.meta SET value = 99 WHERE key = 'version'"
+out=$(timeout 30 "$agentc" sessions list --db "$db" 2>&1) && fail "a newer schema was opened"
+grep -q "schema version 99, newer than this agentc reads" <<<"$out" || fail "newer schema: $out"
+[ "$(sql "SELECT value FROM cli.meta WHERE key = 'version'")" = 99 ] || fail "the version was changed"
+echo "pg_cli: ok"
