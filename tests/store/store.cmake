@@ -69,3 +69,13 @@ if(TARGET agentc_store)
   set_tests_properties(store_pg_cli PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "store;pg;cli" TIMEOUT 120)
 endif()
+# The store tests of any backend run again against PostgreSQL (the same files; AGENTC_TEST_PG
+# names the database, each run in schemas of its own).
+if(TARGET agentc_store)
+  foreach(t store_sqlite store_facts store_agent)
+    string(REPLACE "store_sqlite" "store" _pg_name "${t}")
+    add_test(NAME ${_pg_name}_pg COMMAND ${t} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+    set_tests_properties(${_pg_name}_pg PROPERTIES FIXTURES_REQUIRED pg_cluster
+      LABELS "store;pg" ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120)
+  endforeach()
+endif()

@@ -25,6 +25,7 @@
 #include "agentc/store.h"
 #include "store/store_int.h"
 #include "../support/test_tmpdir.h"
+#include "../support/test_store_where.h"
 
 static char where[1024]; /* the store every test opens */
 
@@ -384,13 +385,8 @@ static void test_stopped_process(void **state)
 static int setup(void **state)
 {
     (void)state;
-    const char *pg = getenv("AGENTC_TEST_PG");
     assert_non_null(test_tmpdir_make("agentc_store_ops"));
-    if (pg && *pg)
-        snprintf(where, sizeof where, "%s%sschema=t%ld_%ld", pg, strchr(pg, '?') ? "&" : "?",
-                 (long)getpid(), (long)time(NULL));
-    else
-        snprintf(where, sizeof where, "%s/ops.db", tmpdir);
+    test_store_where(where, sizeof where, "ops.db");
     return 0;
 }
 
