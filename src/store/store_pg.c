@@ -96,41 +96,58 @@ static int reconnect(pg_store *s, ac_error *err)
     return setup_conn(s, err);
 }
 
-/* Runs sql (a string literal, prepared on its first use) with a's parameters. The result,
- * or NULL with err filled. A lost connection is made again before a transaction, never
- * inside one (what it wrote is gone: the operation fails). */
+/* sql prepared on its first use (by the address of its text), run with a's parameters: the
+ * result, or NULL. */
+static PGresult *exec_once(pg_store *s, const char *sql, const pargs *a)
+{
+    int k = 0;
+    while (k < CACHE && s->sql[k] && s->sql[k] != sql)
+        k++;
+    int n = a ? a->n : 0;
+    const char *const *v = a ? a->v : NULL;
+    if (k == CACHE)
+        return PQexecParams(s->conn, sql, n, NULL, v, NULL, NULL, 0);
+    char name[16];
+    snprintf(name, sizeof name, "q%d", k);
+    if (!s->sql[k]) {
+        PGresult *p = PQprepare(s->conn, name, sql, n, NULL);
+        int ok = PQresultStatus(p) == PGRES_COMMAND_OK;
+        PQclear(p);
+        if (!ok)
+            return NULL;
+        s->sql[k] = sql;
+    }
+    return PQexecPrepared(s->conn, name, n, v, NULL, NULL, 0);
+}
+
+static int res_ok(const PGresult *r)
+{
+    ExecStatusType t = PQresultStatus(r);
+    return r && (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK);
+}
+
+/* Runs sql (a string literal) with a's parameters: the result, or NULL with err filled. A
+ * connection lost (the server restarted) is made again before a transaction, never inside
+ * one (what it wrote is gone: the operation fails). */
 static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
 {
     pg_store *s = (pg_store *)st;
     if (!strcmp(sql, "BEGIN"))
-        s->in_tx = 0; /* a BEGIN that failed left none */
-    if (PQstatus(s->conn) != CONNECTION_OK && (s->in_tx || reconnect(s, err) != AC_OK)) {
-        if (s->in_tx)
+        s->in_tx = 0;      /* a BEGIN that failed left none */
+    int fresh = !s->in_tx; /* may connect again */
+    if (PQstatus(s->conn) != CONNECTION_OK && (!fresh || reconnect(s, err) != AC_OK)) {
+        if (!fresh)
             pg_fail(st, err, what);
         return NULL;
     }
     if (!strcmp(sql, "BEGIN") || !strcmp(sql, "COMMIT"))
         s->in_tx = sql[0] == 'B';
-    int k = 0;
-    while (k < CACHE && s->sql[k] && s->sql[k] != sql)
-        k++;
-    char name[16];
-    snprintf(name, sizeof name, "q%d", k);
-    if (k < CACHE && !s->sql[k]) {
-        PGresult *p = PQprepare(s->conn, name, sql, a ? a->n : 0, NULL);
-        int ok = PQresultStatus(p) == PGRES_COMMAND_OK;
-        PQclear(p);
-        if (!ok) {
-            pg_fail(st, err, what);
-            return NULL;
-        }
-        s->sql[k] = sql;
+    PGresult *r = exec_once(s, sql, a);
+    if (!res_ok(r) && fresh && PQstatus(s->conn) != CONNECTION_OK && reconnect(s, err) == AC_OK) {
+        PQclear(r); /* the connection was found lost by this statement: once again */
+        r = exec_once(s, sql, a);
     }
-    PGresult *r =
-        k < CACHE ? PQexecPrepared(s->conn, name, a ? a->n : 0, a ? a->v : NULL, NULL, NULL, 0)
-                  : PQexecParams(s->conn, sql, a ? a->n : 0, NULL, a ? a->v : NULL, NULL, NULL, 0);
-    ExecStatusType t = PQresultStatus(r);
-    if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK)
+    if (res_ok(r))
         return r;
     PQclear(r);
     pg_fail(st, err, what);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pg_cli.sh AGENTC URI CLUSTER_DIR PORT: agentc's commands on a PostgreSQL store end to end:
 # run --session (twice, the second continues), $AGENTC_DB and postgres://, sessions list,
-# serve --db (a session created and answered over HTTP, then listed by the CLI); the password
+# serve --db (a session created and answered over HTTP, another after the database restarted,
+# then listed by the CLI); the password
 # of the URI in no output; a wrong password, a server that does not answer and a bad schema
 # name give clear errors without it; a schema newer than this agentc is refused.
 set -uo pipefail
@@ -30,7 +31,7 @@ out=$(timeout 30 "$agentc" run --provider script --script "$tmp/script" --db "$d
 out=$(AGENTC_DB="${db/postgresql:/postgres:}" timeout 30 "$agentc" sessions list 2>&1) || fail "list: $out"
 grep -q '^s1 ' <<<"$out" || fail "sessions list (AGENTC_DB, postgres://): $out"
 
-# serve --db: a session created and answered over HTTP
+# serve --db: a session created and answered over HTTP, the database restarted meanwhile
 echo '{"content": "served answer"}' >"$tmp/script3"
 "$agentc" serve --db "$db" --provider script --script "$tmp/script3" --listen 127.0.0.1:0 \
   --port-file "$tmp/port" 2>"$tmp/serve.err" &
@@ -43,6 +44,11 @@ curl -s --max-time 10 -X POST -d '{"id": "w"}' "$url/v1/sessions" | jq -e '.id =
 curl -s --max-time 10 -X POST -d '{"content": "hi"}' "$url/v1/sessions/w/messages" >/dev/null
 answered() { curl -s --max-time 5 "$url/v1/sessions/w" | jq -e '.answer == "served answer"' >/dev/null; }
 wait_for answered || fail "no answer over HTTP: $(curl -s "$url/v1/sessions/w")"
+# the database restarts under the server: its next operations connect again
+bash "$(dirname "$0")/pg_cluster.sh" restart "$dir" "$port" || fail "restart"
+curl -s --max-time 10 -X POST -d '{"id": "w2"}' "$url/v1/sessions" | jq -e '.id == "w2"' >/dev/null \
+  || fail "create after the database restarted: $(cat "$tmp/serve.err")"
+[ "$(sql "SELECT count(*) FROM cli.sessions WHERE id LIKE '%/w2'")" = 1 ] || fail "w2 not stored"
 kill -TERM "$spid"
 wait "$spid" || fail "serve's exit status"
 grep -q "store postgresql://agentc@127.0.0.1:$port/agentc: " "$tmp/serve.err" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pg_cluster.sh start|stop DIR PORT: a throwaway PostgreSQL 15 cluster for the store's tests,
+# pg_cluster.sh start|stop|restart DIR PORT: a throwaway PostgreSQL 15 cluster for the store's tests,
 # in DIR (data and unix socket), listening on 127.0.0.1:PORT and the socket only. Role
 # "agentc" with password "agentc-test-pw" (scram over TCP), database "agentc". As root the
 # server runs as the postgres user. Every wait is bounded; stop removes DIR.
@@ -15,6 +15,8 @@ stop() {
   rm -rf "$dir"
 }
 if [ "$cmd" = stop ]; then stop; exit 0; fi
+if [ "$cmd" = restart ]; then # the server restarted under its clients (their connections cut)
+  as "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 restart >/dev/null; exit; fi
 stop
 mkdir -p "$dir/sock"
 [ "$(id -u)" = 0 ] && chown -R postgres "$dir"
