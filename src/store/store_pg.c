@@ -14,6 +14,10 @@
  * holder whose lease another took writes nothing. Each statement is prepared
  * once per connection (named by its place in the cache).
  *
+ * A holder's lock: each open store's connection holds a shared advisory lock keyed by a hash
+ * of its holder name, which the server drops when the connection ends (the process died, the
+ * network went): a lease whose holder's lock nobody holds is free before it ends (ALIVE).
+ *
  * The password of the URI is never shown: the store's path (in every error) is
  * the URI without it, and libpq's own messages do not carry it.
  *
@@ -31,6 +35,13 @@
 #define CACHE 48
 #define NOW "(extract(epoch from clock_timestamp()) * 1000)::bigint"
 #define LOCK_KEY 1634160195 /* "agNC": the advisory lock of migrations */
+/* SQL: true while a connection holds the lock of the holder named by the column holder (each
+ * open store holds (1634160196, hashtext(its holder)) shared, on its connection) */
+#define ALIVE                                                                                      \
+    "EXISTS(SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "      \
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "             \
+    "AND classid::bigint = 1634160196 "                                                            \
+    "AND objid::bigint = (hashtext(holder)::bigint & 4294967295))"
 
 typedef struct pg_store {
     struct ac_store base;
@@ -206,7 +217,7 @@ static void pg_close(ac_store *st)
 
 #define INFO_COLS                                                                                  \
     "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "       \
-    "lease_until, title, " NOW
+    "lease_until, title, " NOW ", " ALIVE
 
 static void fill_info(const PGresult *r, int i, ac_store_session_info *o)
 {
@@ -220,7 +231,7 @@ static void fill_info(const PGresult *r, int i, ac_store_session_info *o)
     o->events = (uint64_t)ival(r, i, 6);
     o->snapshot_seq = (uint64_t)ival(r, i, 7);
     long long until = ival(r, i, 9), now = ival(r, i, 11);
-    if (until > now) {
+    if (until > now && !strcmp(PQgetvalue(r, i, 12), "t")) {
         snprintf(o->holder, sizeof o->holder, "%s", PQgetvalue(r, i, 8));
         o->lease_expires_ms = until;
     }
@@ -266,7 +277,7 @@ static int lease_check(ac_store *st, const char *id, const char *holder, ac_erro
     pargs a = {0};
     p_s(&a, id);
     PGresult *r = pq(st,
-                     "SELECT holder, lease_until, " NOW ", 1 FROM sessions WHERE id = $1 "
+                     "SELECT holder, lease_until, " NOW ", " ALIVE " FROM sessions WHERE id = $1 "
                      "FOR UPDATE SKIP LOCKED",
                      &a, err, "reading a lease");
     if (!r)
@@ -286,11 +297,12 @@ static int lease_check(ac_store *st, const char *id, const char *holder, ac_erro
     }
     const char *h = PQgetvalue(r, 0, 0);
     long long until = ival(r, 0, 1), now = ival(r, 0, 2);
-    int ok = until <= now || !*h || (holder && !strcmp(h, holder));
+    int ok = until <= now || !*h || (holder && !strcmp(h, holder)) ||
+             strcmp(PQgetvalue(r, 0, 3), "t") != 0; /* its holder is gone */
     if (!ok)
         ac_store_err(err, AC_STORE_EBUSY,
                      "session '%s' is in use by %s (its lease runs %lld s more, renewed while "
-                     "that holder runs)",
+                     "that holder runs; it ends at once when its connection closes)",
                      id, h, (until - now + 999) / 1000);
     PQclear(r);
     return ok ? AC_OK : AC_STORE_EBUSY;
@@ -945,7 +957,14 @@ static int setup_conn(pg_store *s, ac_error *err)
     char sql[160];
     snprintf(sql, sizeof sql, "SET statement_timeout = %lld; SET search_path TO \"%s\"",
              s->timeout_ms, s->schema);
-    return exec_text(s, sql, err, "setting it up");
+    if (exec_text(s, sql, err, "setting it up") != AC_OK)
+        return AC_EIO;
+    const char *v[1] = {s->base.holder};
+    PGresult *r = PQexecParams(s->conn, "SELECT pg_advisory_lock_shared(1634160196, hashtext($1))",
+                               1, NULL, v, NULL, NULL, 0);
+    int ok = res_ok(r);
+    PQclear(r);
+    return ok ? AC_OK : pg_fail(&s->base, err, "taking its holder's lock");
 }
 
 int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *holder,

@@ -6,7 +6,8 @@
  * row to create that exists, an event that conflicts: the database's error inside the
  * transaction); leases ended by the database's clock; a zombie writer (its lease expired
  * and taken by another holder) writes nothing; a holder whose process is stopped past its
- * lease (SIGSTOP) finds its writes refused when it resumes, the session intact.
+ * lease (SIGSTOP) finds its writes refused when it resumes, the session intact; a holder
+ * killed (kill -9) loses its lease at once.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -382,6 +383,52 @@ static void test_stopped_process(void **state)
     ac_store_close(b);
 }
 
+/* The child: holds "g" with a long lease and waits to be killed. */
+static void gone_child(int ready_fd)
+{
+    ac_store *st = open_as("holder-G", 600000);
+    ac_error err;
+    if (st->ops->create(st, "g", "h", NULL, "holder-G", 600000, &err) != AC_OK)
+        _exit(2);
+    char k = 'r';
+    if (write(ready_fd, &k, 1) != 1)
+        _exit(3);
+    pause();
+    _exit(0);
+}
+
+/* A holder whose process died (kill -9) loses its lease at once, long before it ends: the
+ * backend knows by a lock the system drops with the process (its file lock, its connection). */
+static void test_gone_holder(void **state)
+{
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        gone_child(ready[1]);
+    char k;
+    assert_int_equal(read(ready[0], &k, 1), 1);
+    ac_store *b = open_as("holder-B", 60000);
+    ac_error err;
+    ac_store_session_info info;
+    assert_int_equal(b->ops->info(b, "g", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "holder-G");
+    assert_int_equal(b->ops->lease_acquire(b, "g", "holder-B", 60000, &err), AC_STORE_EBUSY);
+    kill(pid, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    for (int i = 0; i < 250 && info.holder[0]; i++) { /* 5 s at most */
+        sleep_ms(20);
+        assert_int_equal(b->ops->info(b, "g", &info, &err), AC_OK);
+    }
+    assert_string_equal(info.holder, "");
+    assert_int_equal(b->ops->lease_acquire(b, "g", "holder-B", 60000, &err), AC_OK);
+    close(ready[0]), close(ready[1]);
+    ac_store_close(b);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -395,7 +442,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_op),        cmocka_unit_test(test_group_failure_scope),
         cmocka_unit_test(test_lease_expiry),    cmocka_unit_test(test_zombie_writer),
-        cmocka_unit_test(test_stopped_process),
+        cmocka_unit_test(test_stopped_process), cmocka_unit_test(test_gone_holder),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
