@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # pg_cli.sh AGENTC URI CLUSTER_DIR PORT: agentc's commands on a PostgreSQL store end to end:
 # run --session (twice, the second continues), $AGENTC_DB and postgres://, sessions list,
+# batch --db,
 # serve --db (a session created and answered over HTTP, another after the database restarted,
 # then listed by the CLI); the password
 # of the URI in no output; a wrong password, a server that does not answer and a bad schema
@@ -30,6 +31,16 @@ out=$(timeout 30 "$agentc" run --provider script --script "$tmp/script" --db "$d
   || fail "two user messages expected in the journal"
 out=$(AGENTC_DB="${db/postgresql:/postgres:}" timeout 30 "$agentc" sessions list 2>&1) || fail "list: $out"
 grep -q '^s1 ' <<<"$out" || fail "sessions list (AGENTC_DB, postgres://): $out"
+
+# batch --db: every session stored under its input id, in one group commit per loop turn
+for i in 1 2 3 4 5; do echo "{\"id\": \"b$i\", \"prompt\": \"q$i\"}"; done >"$tmp/in.jsonl"
+for i in 1 2 3 4 5; do echo '{"content": "batch answer"}'; done >"$tmp/bscript"
+timeout 60 "$agentc" batch "$tmp/in.jsonl" --provider script --script "$tmp/bscript" --db "$db" \
+  --concurrency 5 >"$tmp/bout" 2>"$tmp/berr" || fail "batch: $(cat "$tmp/berr")"
+[ "$(jq -s '[.[] | select(.status == "completed" or .answer == "batch answer")] | length' "$tmp/bout")" = 5 ] \
+  || fail "batch results: $(cat "$tmp/bout")"
+[ "$(sql "SELECT count(*) FROM cli.sessions WHERE id LIKE 'b%' AND at_rest = 1")" = 5 ] \
+  || fail "batch sessions not stored at rest"
 
 # serve --db: a session created and answered over HTTP, the database restarted meanwhile
 echo '{"content": "served answer"}' >"$tmp/script3"
