@@ -4,7 +4,7 @@
 # batch --db,
 # serve --db (a session created and answered over HTTP, another after the database restarted,
 # then listed by the CLI); the password
-# of the URI in no output; a wrong password, a server that does not answer and a bad schema
+# of the URI in no output nor in the store; a wrong password, a server that does not answer and a bad schema
 # name give clear errors without it; a schema newer than this agentc is refused.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
@@ -67,6 +67,11 @@ grep -q "store postgresql://agentc@127.0.0.1:$port/agentc: " "$tmp/serve.err" \
 out=$(timeout 30 "$agentc" sessions list --db "$db" 2>&1) || fail "list: $out"
 grep -q '/w ' <<<"$out" || fail "the served session is not listed: $out"
 grep -q "$pw" "$tmp/serve.err" && fail "serve printed the password"
+# nor is it in what the store keeps (journals, agents, params, notes)
+dump=$(dirname "$psql")/pg_dump
+"$dump" -h "$dir/sock" -p "$port" -U agentc -n cli agentc >"$tmp/dump.sql" || fail "pg_dump"
+grep -q "user_message" "$tmp/dump.sql" || fail "the dump has no journal"
+grep -q "$pw" "$tmp/dump.sql" && fail "the store keeps the password"
 
 # errors: clear, without the password
 out=$(timeout 30 "$agentc" sessions list --db "postgresql://agentc:Wrong-Secret-1@127.0.0.1:$port/agentc" 2>&1) \
