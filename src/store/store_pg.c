@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "store_int.h"
+#include "util/buf.h"
 
 #define SCHEMA_VERSION 1
 #define CACHE 48
@@ -403,22 +404,67 @@ static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
     return rc;
 }
 
+/* Appends v to an array literal being built in b: "v" with " and \\ escaped, or NULL. */
+static void arr_text(ac_buf *b, const char *v)
+{
+    if (b->n > 1)
+        ac_buf_add(b, ",", 1);
+    if (!v) {
+        ac_buf_addstr(b, "NULL");
+        return;
+    }
+    ac_buf_add(b, "\"", 1);
+    for (const char *p = v; *p; p++) {
+        size_t run = strcspn(p, "\"\\");
+        ac_buf_add(b, p, run);
+        p += run;
+        if (!*p)
+            break;
+        ac_buf_add(b, "\\", 1);
+        ac_buf_add(b, p, 1);
+    }
+    ac_buf_add(b, "\"", 1);
+}
+
+/* The events of a commit in one statement (arrays of their columns, unnested). */
+static int put_events(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    if (!c->n_evs)
+        return AC_OK;
+    ac_buf col[5];
+    for (int k = 0; k < 5; k++) {
+        ac_buf_init(&col[k], AC_BUF_MAX);
+        ac_buf_add(&col[k], "{", 1);
+    }
+    for (size_t i = 0; i < c->n_evs; i++) {
+        const ac_store_event *e = &c->evs[i];
+        ac_buf_printf(&col[0], "%s%llu", i ? "," : "", (unsigned long long)e->n);
+        ac_buf_printf(&col[1], "%s%lld", i ? "," : "", (long long)e->t_ms);
+        arr_text(&col[2], e->ev);
+        arr_text(&col[3], e->data);
+        arr_text(&col[4], e->steps);
+    }
+    pargs a = {0};
+    p_s(&a, c->id);
+    int bad = 0;
+    for (int k = 0; k < 5; k++) {
+        bad |= ac_buf_add(&col[k], "}", 1) != 0;
+        p_s(&a, col[k].p);
+    }
+    int rc = bad ? oom(err)
+                 : run(st,
+                       "INSERT INTO events(session, n, t_ms, ev, data, steps) SELECT $1::text, * "
+                       "FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], "
+                       "$6::text[])",
+                       &a, NULL, err, "committing");
+    for (int k = 0; k < 5; k++)
+        ac_buf_free(&col[k]);
+    return rc;
+}
+
 static int each_event(ac_store *st, const ac_store_commit *c, ac_error *err)
 {
-    int rc = AC_OK;
-    for (size_t i = 0; rc == AC_OK && i < c->n_evs; i++) {
-        pargs a = {0};
-        p_s(&a, c->id);
-        p_i(&a, (long long)c->evs[i].n);
-        p_i(&a, c->evs[i].t_ms);
-        p_s(&a, c->evs[i].ev);
-        p_s(&a, c->evs[i].data);
-        p_s(&a, c->evs[i].steps);
-        rc = run(st,
-                 "INSERT INTO events(session, n, t_ms, ev, data, steps) "
-                 "VALUES($1, $2, $3, $4, $5, $6)",
-                 &a, NULL, err, "committing");
-    }
+    int rc = put_events(st, c, err);
     for (size_t i = 0; rc == AC_OK && i < c->n_late; i++) {
         pargs a = {0};
         p_s(&a, c->late[i].steps);

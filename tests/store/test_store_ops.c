@@ -215,6 +215,53 @@ static void test_every_op(void **state)
     ac_store_close(st);
 }
 
+typedef struct kept {
+    const ac_store_event *want;
+    size_t n, seen;
+} kept;
+
+static int same_event(void *ud, const ac_store_event *e)
+{
+    kept *k = ud;
+    assert_true(k->seen < k->n);
+    const ac_store_event *w = &k->want[k->seen++];
+    assert_int_equal(e->n, w->n);
+    assert_int_equal(e->t_ms, w->t_ms);
+    assert_string_equal(e->ev, w->ev);
+    if (w->data)
+        assert_string_equal(e->data, w->data);
+    else
+        assert_null(e->data);
+    if (w->steps)
+        assert_string_equal(e->steps, w->steps);
+    else
+        assert_null(e->steps);
+    return 0;
+}
+
+/* The events of one commit come back byte for byte: quotes, backslashes, braces, commas, the
+ * text "NULL" and an empty text told apart from no data, other scripts. */
+static void test_event_text_kept(void **state)
+{
+    (void)state;
+    ac_store *st = open_as("holder-A", 60000);
+    ac_error err;
+    assert_int_equal(st->ops->create(st, "x", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    ac_store_event evs[] = {
+        {1, -5, "a\"b", "{\"q\":\"a\\\"b\\\\c,{}\"}", "[\"\\\\\"]"},
+        {2, 0, "NULL", "NULL", ""},
+        {3, 9007199254740993LL, "e", "", NULL},
+        {4, 1, "{x,y}", NULL, "\"NULL\""},
+        {5, 2, "\u00e9\u4e2d\U0001f600", "  spaces  ", " "},
+    };
+    ac_store_commit c = commit_of("x", "holder-A", evs, 5);
+    assert_int_equal(st->ops->commit(st, &c, &err), AC_OK);
+    kept k = {evs, 5, 0};
+    assert_int_equal(st->ops->events(st, "x", 0, same_event, &k, &err), AC_OK);
+    assert_int_equal(k.seen, 5);
+    ac_store_close(st);
+}
+
 /* Four sessions commit in one transaction; three fail, each alone: one whose lease another
  * holder has, one to create that exists, one whose events conflict with a stored one (the
  * database's error inside the transaction: on PostgreSQL it aborts the transaction but for
@@ -440,9 +487,13 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_op),        cmocka_unit_test(test_group_failure_scope),
-        cmocka_unit_test(test_lease_expiry),    cmocka_unit_test(test_zombie_writer),
-        cmocka_unit_test(test_stopped_process), cmocka_unit_test(test_gone_holder),
+        cmocka_unit_test(test_every_op),
+        cmocka_unit_test(test_event_text_kept),
+        cmocka_unit_test(test_group_failure_scope),
+        cmocka_unit_test(test_lease_expiry),
+        cmocka_unit_test(test_zombie_writer),
+        cmocka_unit_test(test_stopped_process),
+        cmocka_unit_test(test_gone_holder),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
