@@ -41,9 +41,13 @@ int ac_cli_store_open_existing(const char *db, ac_store **out, char *path, size_
         fprintf(stderr, "agentc: no store path: HOME is not set (give --db PATH)\n");
         return AC_EXIT_CONFIG;
     }
+    /* a file that is not there stores nothing, and reading it does not make it (a database
+     * URI names a server, which says itself what it holds) */
+    int file = strcmp(path, ":memory:") && strncmp(path, "postgresql://", 13) &&
+               strncmp(path, "postgres://", 11);
     struct stat sb;
-    if (strcmp(path, ":memory:") && stat(path, &sb) != 0 && errno == ENOENT)
-        return 0; /* nothing stored: not made by reading it */
+    if (file && stat(path, &sb) != 0 && errno == ENOENT)
+        return 0;
     ac_error err;
     if (!(*out = ac_store_open(path, NULL, &err))) {
         fprintf(stderr, "agentc: %s\n", err.text);
