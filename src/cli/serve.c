@@ -37,6 +37,9 @@ static void usage(FILE *out)
             "  --listen ADDR:PORT   (default 127.0.0.1:8080; port 0 picks one)\n"
             "  --tokens FILE        bearer tokens, one a line: TOKEN [NAME]; required to\n"
             "                       listen on anything but loopback\n"
+            "  --allowed-hosts LIST more Host names to answer to (comma-separated, NAME or\n"
+            "                       NAME:PORT), e.g. a load balancer's; IP addresses,\n"
+            "                       localhost and --listen's host always are\n"
             "  --db PATH            keep sessions in this store (SQLite): they survive a\n"
             "                       restart or a crash, and idle ones leave memory; without\n"
             "                       it sessions live in memory only\n"
@@ -165,10 +168,11 @@ static int serve_parse(int argc, char **argv, ac_cli_engine_opts *eo, ac_srv_con
         if (r)
             continue;
         const char *v = argv[++i];
-        const char *const strs[] = {"--listen", "--tokens",     "--db",         "--port-file",
-                                    "--agents", "--agent-name", "--overridable"};
-        const char **slots[] = {&cfg->listen, &cfg->tokens_file, &cfg->db,        &cfg->port_file,
-                                &af->file,    &af->name,         &af->overridable};
+        const char *const strs[] = {"--listen", "--tokens",     "--db",          "--port-file",
+                                    "--agents", "--agent-name", "--overridable", "--allowed-hosts"};
+        const char **slots[] = {&cfg->listen,     &cfg->tokens_file,  &cfg->db,
+                                &cfg->port_file,  &af->file,          &af->name,
+                                &af->overridable, &cfg->allowed_hosts};
         size_t k = 0, n = sizeof strs / sizeof strs[0];
         while (k < n && strcmp(a, strs[k]))
             k++;

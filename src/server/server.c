@@ -223,6 +223,7 @@ typedef struct req {
     char *body;
     size_t len, cap;
     int too_big;
+    int refused;     /* answered before its body (admission) */
     int load_failed; /* a stored session could not be loaded: the error below */
     int load_code;
     char load_msg[400];
@@ -930,6 +931,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!r)
             return MHD_NO;
         *con_cls = r;
+        enum MHD_Result refused;
+        if (srv_admit(sv, c, method, &refused)) {
+            r->refused = 1; /* answered: its body, if any, is not kept */
+            return refused;
+        }
         r->owner = authenticate(sv, c);
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl) {
@@ -944,6 +950,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         if (!r->owner && strcmp(url, "/") && strcmp(url, "/index.html"))
             return srv_reply_error(c, 401, "unauthorized", "a valid bearer token is required");
+        return MHD_YES;
+    }
+    if (r->refused) {
+        *upload_data_size = 0;
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -1276,6 +1286,7 @@ static int srv_listen(srv *sv, const struct sockaddr_storage *addr, int v6)
         return 1;
     }
     int port = bound_port(sv->d);
+    sv->port = port;
     fprintf(stderr, "agentc serve: listening on %s (port %d)%s\n", cfg->listen, port,
             sv->n_owners ? ", bearer tokens required" : "");
     if (cfg->port_file)
@@ -1344,6 +1355,8 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
                 cfg.listen);
         return 2;
     }
+    snprintf(sv->listen_host, sizeof sv->listen_host, "%.*s",
+             (int)(strrchr(cfg.listen, ':') - cfg.listen), cfg.listen);
     int rc = srv_setup(sv, loopback);
     if (!rc)
         rc = srv_listen(sv, &addr, v6);
@@ -1357,6 +1370,7 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     while (!*stop) {
         ac_loop_run_once(sv->loop, 500);
         run_loads(sv);
+        run_mhd(sv); /* at the connection limit MHD stops listening; only a run re-arms it */
     }
     srv_stop(sv);
     srv_free(sv);

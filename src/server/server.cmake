@@ -10,6 +10,7 @@ add_custom_command(OUTPUT ${AGENTC_PAGE_C}
   COMMENT "Embedding the audit page")
 add_library(agentc_server STATIC
   ${CMAKE_SOURCE_DIR}/src/server/server.c
+  ${CMAKE_SOURCE_DIR}/src/server/admit.c
   ${CMAKE_SOURCE_DIR}/src/server/sessions.c
   ${CMAKE_SOURCE_DIR}/src/server/streams.c
   ${CMAKE_SOURCE_DIR}/src/server/compat.c

@@ -69,6 +69,9 @@ typedef struct ac_srv_config {
     int64_t max_events;          /* without --db: a session's journal keeps about this many
                                     events in memory, older ones go at its snapshots (default
                                     10000); a cursor before what is kept answers 410 */
+    const char *allowed_hosts;   /* more Host names the server answers to, comma-separated
+                                    ("NAME" on any port, "NAME:PORT"); besides IP addresses,
+                                    localhost and --listen's host on the bound port */
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

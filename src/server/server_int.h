@@ -127,7 +127,15 @@ struct srv {
     srv_owner anon; /* no --tokens */
     int stopping;
     uint64_t next_auto_id;
+    int port;              /* the bound port */
+    char listen_host[128]; /* --listen's host, as written ("127.0.0.1", "[::1]") */
 };
+
+/* admit.c */
+/* Refuses, before any token, a request whose Host is not one of the server's names (421),
+ * whose Origin is another (403), or a POST whose body is not declared JSON (415): 0, or -1
+ * with the error replied in *ret. */
+int srv_admit(srv *sv, struct MHD_Connection *c, const char *method, enum MHD_Result *ret);
 
 /* sessions.c */
 /* Loads a stored session that is not in memory (snapshot + tail, resuming an

@@ -1,0 +1,141 @@
+/*
+ * admit.c - which requests `agentc serve` hears at all, before any token: the Host a
+ * request names (DNS rebinding), the Origin a browser sends and the type of a POST's body
+ * (a page on another origin driving the server with simple requests).
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "server_int.h"
+
+/* Splits "NAME[:PORT]" or "[V6][:PORT]" (len bytes): the name's length, and the port (-1
+ * when none is given, -2 when it is not a port). */
+static size_t split_host(const char *h, size_t len, long *port)
+{
+    size_t nl = len;
+    if (h[0] == '[') {
+        const char *e = memchr(h, ']', len);
+        nl = e ? (size_t)(e - h) + 1 : len;
+    } else {
+        const char *c = memchr(h, ':', len);
+        nl = c ? (size_t)(c - h) : len;
+    }
+    *port = -1;
+    if (nl < len) {
+        if (h[nl] != ':' || nl + 1 == len || len - nl > 6)
+            *port = -2;
+        else {
+            char buf[8];
+            memcpy(buf, h + nl + 1, len - nl - 1);
+            buf[len - nl - 1] = 0;
+            char *end;
+            *port = strtol(buf, &end, 10);
+            if (*end || *port < 0 || *port > 65535)
+                *port = -2;
+        }
+    }
+    return nl;
+}
+
+static int name_is(const char *name, size_t nl, const char *want)
+{
+    return strlen(want) == nl && !strncasecmp(name, want, nl);
+}
+
+/* An IP address written out: no DNS name can rebind it. */
+static int ip_literal(const char *name, size_t nl)
+{
+    char buf[64];
+    if (nl < 2 || nl >= sizeof buf)
+        return 0;
+    unsigned char a[16];
+    if (name[0] == '[' && name[nl - 1] == ']') {
+        memcpy(buf, name + 1, nl - 2);
+        buf[nl - 2] = 0;
+        return inet_pton(AF_INET6, buf, a) == 1;
+    }
+    memcpy(buf, name, nl);
+    buf[nl] = 0;
+    return inet_pton(AF_INET, buf, a) == 1;
+}
+
+/* Whether "NAME[:PORT]" (len bytes) is one of the server's names: an IP address, localhost
+ * or the --listen host on the bound port (no port: 80), or an --allowed-hosts entry (a
+ * NAME on any port, a NAME:PORT on that one). */
+static int host_allowed(const srv *sv, const char *h, size_t len)
+{
+    long port;
+    size_t nl = split_host(h, len, &port);
+    if (!nl || port == -2)
+        return 0;
+    long want = sv->port;
+    if ((port == -1 ? 80 : port) == want &&
+        (ip_literal(h, nl) || name_is(h, nl, "localhost") || name_is(h, nl, sv->listen_host)))
+        return 1;
+    for (const char *a = sv->cfg->allowed_hosts; a && *a;) {
+        size_t al = strcspn(a, ",");
+        long aport;
+        size_t anl = split_host(a, al, &aport);
+        if (anl == nl && !strncasecmp(a, h, nl) && (aport == -1 || aport == port))
+            return 1;
+        a += al + (a[al] == ',');
+    }
+    return 0;
+}
+
+/* Whether an Origin header names the server: http(s)://HOST with HOST one of its names. */
+static int origin_allowed(const srv *sv, const char *o)
+{
+    const char *h = !strncasecmp(o, "http://", 7)    ? o + 7
+                    : !strncasecmp(o, "https://", 8) ? o + 8
+                                                     : NULL;
+    return h && *h && !strchr(h, '/') && host_allowed(sv, h, strlen(h));
+}
+
+/* Whether a POST's body is declared JSON: application/json, parameters aside. No type is
+ * accepted only without a body (curl -X POST). */
+static int json_body(struct MHD_Connection *c)
+{
+    const char *t = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    if (!t) {
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+        return !te && (!cl || !strcmp(cl, "0"));
+    }
+    while (*t == ' ')
+        t++;
+    size_t n = strcspn(t, "; \t");
+    return n == 16 && !strncasecmp(t, "application/json", 16);
+}
+
+int srv_admit(srv *sv, struct MHD_Connection *c, const char *method, enum MHD_Result *ret)
+{
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+    if (host && !host_allowed(sv, host, strlen(host))) {
+        char shown[80];
+        snprintf(shown, sizeof shown, "%s", host);
+        for (char *q = shown; *q; q++)
+            if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
+                *q = '?';
+        *ret = srv_reply_error(c, 421, "unknown_host",
+                               "this server does not answer to the host '%s'; "
+                               "start it with --allowed-hosts %s to allow it",
+                               shown, shown);
+        return -1;
+    }
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    if (origin && !origin_allowed(sv, origin)) {
+        *ret = srv_reply_error(c, 403, "cross_origin",
+                               "requests from pages of another origin are refused");
+        return -1;
+    }
+    if (!strcmp(method, "POST") && !json_body(c)) {
+        *ret = srv_reply_error(c, 415, "unsupported_media_type",
+                               "a POST's body must be sent as Content-Type: application/json");
+        return -1;
+    }
+    return 0;
+}
