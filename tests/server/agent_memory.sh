@@ -37,7 +37,7 @@ start() {
   url="http://127.0.0.1:$(cat "$tmp/port")"
 }
 stop() { kill -TERM "$pid"; wait "$pid" || fail "graceful stop exit status"; }
-j() { curl -s --max-time 10 "$@"; }
+j() { curl -s --max-time 10 -H 'Content-Type: application/json' "$@"; }
 answered() { j "$url/v1/sessions/$1" | jq -e --arg a "$2" '.status == "idle" and .answer == $a' >/dev/null; }
 say() { # say ID TEXT ANSWER
   j -X POST -d "$(jq -cn --arg t "$2" '{content: $t}')" "$url/v1/sessions/$1/messages" >/dev/null
@@ -95,7 +95,7 @@ j "$url/v1/sessions/b" | jq -e '[.messages[] | select(.role == "user") | .conten
   || fail "the fork's next turn: $(j "$url/v1/sessions/b" | jq -c .messages)"
 j "$url/v1/sessions/a" | jq -e '[.messages[] | select(.role == "user")] | length == 3' >/dev/null || fail "the original changed"
 j -X POST -d '{"at_turn": 1}' "$url/v1/sessions/a/fork" | jq -e '.id | startswith("a-fork")' >/dev/null || fail "a fork with a fresh id"
-code() { curl -s -o "$tmp/body" -w '%{http_code}' --max-time 10 -X POST -d "$2" "$url/v1/sessions/$1/fork"; }
+code() { curl -s -o "$tmp/body" -w '%{http_code}' --max-time 10 -H 'Content-Type: application/json' -X POST -d "$2" "$url/v1/sessions/$1/fork"; }
 [ "$(code a '{"at_turn": 9}')" = 409 ] && jq -e '.error.message | test("no turn 9")' "$tmp/body" >/dev/null || fail "turn 9: $(cat "$tmp/body")"
 [ "$(code a '{"at_turn": 1, "id": "b"}')" = 409 ] || fail "a taken id: $(cat "$tmp/body")"
 [ "$(code a '{"at_turn": 0}')" = 400 ] || fail "turn 0: $(cat "$tmp/body")"

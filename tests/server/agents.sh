@@ -43,7 +43,7 @@ pid=$!
 pids+=("$pid")
 wait_for test -s "$tmp/port" || fail "server did not start: $(cat "$tmp/serve.err")"
 url="http://127.0.0.1:$(cat "$tmp/port")"
-j() { curl -s --max-time 10 "$@"; }
+j() { curl -s --max-time 10 -H 'Content-Type: application/json' "$@"; }
 expect() { # expect STATUS CODE(or -) METHOD PATH [BODY]
   local want=$1 code=$2 m=$3 p=$4 body=${5-} got
   got=$(j -o "$tmp/body" -w '%{http_code}' -X "$m" ${body:+--data-binary "$body"} "$url$p")

@@ -26,7 +26,7 @@ start() {
   url="http://127.0.0.1:$(cat "$tmp/port")"
 }
 start
-j() { curl -s --max-time 10 "$@"; }
+j() { curl -s --max-time 10 -H 'Content-Type: application/json' "$@"; }
 waiting() { j "$url/v1/sessions/d" | jq -e '.waiting.state == "AWAITING_APPROVAL"' >/dev/null; }
 idle() { j "$url/v1/sessions/d" | jq -e '.states.session == "Idle"' >/dev/null; }
 approve() { j -o "$tmp/body" -w '%{http_code}' -X POST -d "$1" "$url/v1/sessions/d/events/approve"; }

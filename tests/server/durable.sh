@@ -27,7 +27,7 @@ start() {
   wait_for test -s "$tmp/port" || fail "server did not start: $(cat "$tmp/run$run.err")"
   url="http://127.0.0.1:$(cat "$tmp/port")"
 }
-j() { curl -s --max-time 10 "$@"; }
+j() { curl -s --max-time 10 -H 'Content-Type: application/json' "$@"; }
 events() {
   awk 'BEGIN{id="";ev=""} /^id: /{id=substr($0,5)} /^event: /{ev=substr($0,8)}
        /^data: /{d=substr($0,7); printf "{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}\n", id, ev, d; id=""}' "$1"

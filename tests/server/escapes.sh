@@ -21,11 +21,11 @@ expected=$(jq -r .content "$tmp/script")
 pid=$!
 wait_for test -s "$tmp/port" || fail "server did not start: $(cat "$tmp/err")"
 url="http://127.0.0.1:$(cat "$tmp/port")"
-curl -s --max-time 10 -X POST -d '{"id": "e"}' "$url/v1/sessions" >/dev/null
+curl -s --max-time 10 -H 'Content-Type: application/json' -X POST -d '{"id": "e"}' "$url/v1/sessions" >/dev/null
 curl -s -N --max-time 20 "$url/v1/sessions/e/events" >"$tmp/live" &
 sse=$!
 sleep 0.2
-curl -s --max-time 10 -X POST -d '{"content": "go"}' "$url/v1/sessions/e/messages" >/dev/null
+curl -s --max-time 10 -H 'Content-Type: application/json' -X POST -d '{"content": "go"}' "$url/v1/sessions/e/messages" >/dev/null
 done_in() { grep -q '^event: turn_done' "$1"; }
 wait_for done_in "$tmp/live" || fail "no turn_done: $(tail -c 400 "$tmp/live")"
 kill "$sse" 2>/dev/null

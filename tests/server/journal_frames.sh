@@ -45,7 +45,7 @@ start() {
   wait_for test -s "$tmp/port" || fail "server did not start: $(cat "$tmp/run$run.err")"
   url="http://127.0.0.1:$(cat "$tmp/port")"
 }
-j() { curl -s --max-time 10 "$@"; }
+j() { curl -s --max-time 10 -H 'Content-Type: application/json' "$@"; }
 turn_done() { [ "$(events "$1" | jq -s '[.[] | select(.event == "turn_done")] | length')" -ge "$2" ]; }
 
 start

@@ -18,7 +18,7 @@ jq -Rc '{content: .}' "$tmp/answer" >"$tmp/script"
 pid=$!
 wait_for test -s "$tmp/port" || fail "server did not start"
 url="http://127.0.0.1:$(cat "$tmp/port")"
-j() { curl -s --max-time 20 "$@"; }
+j() { curl -s --max-time 20 -H 'Content-Type: application/json' "$@"; }
 j -X POST -d '{"id": "a"}' "$url/v1/sessions" >/dev/null
 j -X POST -d '{"content": "go"}' "$url/v1/sessions/a/messages" >/dev/null
 idle() { [ "$(j "$url/v1/sessions/a" | jq -r .status)" = idle ]; }

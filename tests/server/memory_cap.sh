@@ -27,7 +27,7 @@ for i in 1 2 3 4; do jq -cn --arg t "$(printf "turn$i-word%d " $(seq 1 40))" '{c
 pid=$!
 wait_for test -s "$tmp/port" || fail "server did not start"
 url="http://127.0.0.1:$(cat "$tmp/port")"
-j() { curl -s --max-time 10 "$@"; }
+j() { curl -s --max-time 10 -H 'Content-Type: application/json' "$@"; }
 idle() { [ "$(j "$url/v1/sessions/a" | jq -r .status)" = idle ]; }
 j -X POST -d '{"id": "a"}' "$url/v1/sessions" >/dev/null
 curl -s -N --max-time 30 "$url/v1/sessions/a/events" >"$tmp/live" &

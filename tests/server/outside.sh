@@ -20,7 +20,7 @@ JSONL
 pid=$!
 wait_for test -s "$tmp/port" || fail "the server did not start"
 url="http://127.0.0.1:$(cat "$tmp/port")"
-j() { curl -s --max-time 10 "$@"; }
+j() { curl -s --max-time 10 -H 'Content-Type: application/json' "$@"; }
 waiting() { j "$url/v1/sessions/$1" | jq -e '.waiting.state == "AWAITING_APPROVAL" and (.waiting.events | sort) == ["approve", "deny"]' >/dev/null; }
 idle() { j "$url/v1/sessions/$1" | jq -e '.states.session == "Idle"' >/dev/null; }
 

@@ -49,7 +49,7 @@ rm -f "$tmp/port"
 pid=$!
 for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 [ -s "$tmp/port" ] || fail "the agents server did not start"
-curl -s --max-time 10 -H "Authorization: Bearer tok-page-test-0123456789abcdef" \
+curl -s --max-time 10 -H "Authorization: Bearer tok-page-test-0123456789abcdef" -H "Content-Type: application/json" \
   -d '{"id": "r1", "agent": "renamed"}' "http://127.0.0.1:$(cat "$tmp/port")/v1/sessions" | grep -q '"agent":"renamed"' \
   || fail "the renamed agent's session"
 AGENT_SESSION=r1 timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" \

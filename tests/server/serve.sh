@@ -46,8 +46,8 @@ start main --provider script --script "$tmp/script" --script-delay-ms 40 --tools
   --tokens "$tmp/tokens" --ping-ms 300 --client-timeout 2 --max-body 4096
 main_pid=$pid
 url="http://127.0.0.1:$port"
-A=(-H "Authorization: Bearer $tokA")
-B=(-H "Authorization: Bearer $tokB")
+A=(-H "Authorization: Bearer $tokA" -H "Content-Type: application/json")
+B=(-H "Authorization: Bearer $tokB" -H "Content-Type: application/json")
 # req METHOD PATH [BODY] [curl args...]: prints "STATUS BODY" with token A
 req() {
   local m=$1 p=$2 body=${3-}

@@ -35,7 +35,7 @@ start() { # start [ARGS...]: a server on the loopback model, $url set
   wait_for test -s "$tmp/port" || fail "server did not start: $(cat "$tmp/run$run.err")"
   url="http://127.0.0.1:$(cat "$tmp/port")"
 }
-j() { curl -s --max-time 10 "$@"; }
+j() { curl -s --max-time 10 -H 'Content-Type: application/json' "$@"; }
 turn() { # turn SESSION TEXT: posts a message and waits for the turn's end
   local n; n=$(wc -l <"$tmp/requests" 2>/dev/null || echo 0)
   j -X POST -d "{\"content\": \"$2\"}" "$url/v1/sessions/$1/messages" | jq -e '.accepted == "started"' >/dev/null \

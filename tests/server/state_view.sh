@@ -24,7 +24,7 @@ JSONL
 pid=$!
 wait_for test -s "$tmp/port" || fail "the server did not start"
 url="http://127.0.0.1:$(cat "$tmp/port")"
-j() { curl -s --max-time 10 "$@"; }
+j() { curl -s --max-time 10 -H 'Content-Type: application/json' "$@"; }
 idle() { j "$url/v1/sessions/s1" | jq -e '.states.session == "Idle" and .answer == "fetched"' >/dev/null; }
 j -X POST -d '{"id": "s1"}' "$url/v1/sessions" >/dev/null
 j -X POST -d '{"content": "who is it?"}' "$url/v1/sessions/s1/messages" >/dev/null

@@ -50,14 +50,14 @@ spid=$!
 pids+=("$spid")
 wait_for test -s "$tmp/port" || fail "serve did not start: $(cat "$tmp/serve.err")"
 url="http://127.0.0.1:$(cat "$tmp/port")"
-curl -s --max-time 10 -X POST -d '{"id": "w"}' "$url/v1/sessions" | jq -e '.id == "w"' >/dev/null \
+curl -s --max-time 10 -H 'Content-Type: application/json' -X POST -d '{"id": "w"}' "$url/v1/sessions" | jq -e '.id == "w"' >/dev/null \
   || fail "create over HTTP"
-curl -s --max-time 10 -X POST -d '{"content": "hi"}' "$url/v1/sessions/w/messages" >/dev/null
+curl -s --max-time 10 -H 'Content-Type: application/json' -X POST -d '{"content": "hi"}' "$url/v1/sessions/w/messages" >/dev/null
 answered() { curl -s --max-time 5 "$url/v1/sessions/w" | jq -e '.answer == "served answer"' >/dev/null; }
 wait_for answered || fail "no answer over HTTP: $(curl -s "$url/v1/sessions/w")"
 # the database restarts under the server: its next operations connect again
 bash "$(dirname "$0")/pg_cluster.sh" restart "$dir" "$port" || fail "restart"
-curl -s --max-time 10 -X POST -d '{"id": "w2"}' "$url/v1/sessions" | jq -e '.id == "w2"' >/dev/null \
+curl -s --max-time 10 -H 'Content-Type: application/json' -X POST -d '{"id": "w2"}' "$url/v1/sessions" | jq -e '.id == "w2"' >/dev/null \
   || fail "create after the database restarted: $(cat "$tmp/serve.err")"
 [ "$(sql "SELECT count(*) FROM cli.sessions WHERE id LIKE '%/w2'")" = 1 ] || fail "w2 not stored"
 kill -TERM "$spid"

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# agentc serve's admission, with curl on 127.0.0.1: web pages of another origin cannot drive
+# it (Host allow-list, Origin, JSON-only POSTs), a token's sessions stay its own when the
+# tokens file changes, and slow or many clients cannot lock it out.
+set -uo pipefail
+agentc=$1
+command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL (admission.sh:${BASH_LINENO[0]}): $*" >&2; tail -n 5 "$tmp"/*.err >&2; exit 1; }
+wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+echo '{"content": "hello"}' >"$tmp/script"
+printf '%s\n' '{"tools": [{"name": "append", "description": "Appends a line", "parameters": {"type": "object"},' \
+  "  \"command\": [\"sh\", \"-c\", \"echo ran >>$tmp/append.log; echo ok\"]}]}" >"$tmp/tools.json"
+echo '{"tool_calls": [{"id": "c1", "name": "append", "arguments": "{}"}]}' >"$tmp/toolscript"
+echo '{"content": "done"}' >>"$tmp/toolscript"
+
+# start NAME ARGS...: starts a server, sets $port, $pid and $url
+start() {
+  local name=$1; shift
+  rm -f "$tmp/$name.port"
+  "$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/$name.port" --provider script "$@" 2>"$tmp/$name.err" &
+  pid=$!
+  pids+=("$pid")
+  wait_for test -s "$tmp/$name.port" || fail "server $name did not start: $(cat "$tmp/$name.err")"
+  port=$(cat "$tmp/$name.port")
+  url="http://127.0.0.1:$port"
+}
+# code ARGS...: the status of curl ARGS, its body in $tmp/body
+code() { curl -s --max-time 10 -o "$tmp/body" -w '%{http_code}' "$@"; }
+json=(-H 'Content-Type: application/json')
+
+# ---- cross-origin requests and DNS rebinding -------------------------------------------------
+start web --script "$tmp/toolscript" --tools "$tmp/tools.json" --allowed-hosts lb.example,hc.example:9000
+# what a page on another origin can send without a preflight: no tool runs, nothing is created
+for t in text/plain application/x-www-form-urlencoded multipart/form-data; do
+  c=$(code -X POST -H "Content-Type: $t" -d '{"id": "csrf"}' "$url/v1/sessions")
+  [ "$c" = 415 ] && jq -e '.error.code == "unsupported_media_type"' "$tmp/body" >/dev/null || fail "$t POST: $c $(cat "$tmp/body")"
+done
+c=$(code -X POST -d '{"id": "csrf"}' "$url/v1/sessions")
+[ "$c" = 415 ] || fail "a form POST (curl -d): $c"
+c=$(code -X POST -H 'Origin: http://127.0.0.1:18700' "${json[@]}" -d '{"id": "csrf"}' "$url/v1/sessions")
+[ "$c" = 403 ] && jq -e '.error.code == "cross_origin"' "$tmp/body" >/dev/null || fail "another origin's POST: $c"
+c=$(code -H 'Origin: http://evil.example' "$url/v1/sessions")
+[ "$c" = 403 ] || fail "another origin's GET: $c"
+c=$(code -H 'Origin: null' "$url/v1/sessions")
+[ "$c" = 403 ] || fail "an opaque origin's GET: $c"
+[ "$(code "$url/v1/sessions/csrf")" = 404 ] || fail "a refused request created a session"
+# the server's own origin (the page's) and a JSON body (with parameters) are served
+c=$(code -X POST -H "Origin: http://127.0.0.1:$port" -H 'Content-Type: Application/JSON; charset=utf-8' \
+  -d '{"id": "own"}' "$url/v1/sessions")
+[ "$c" = 201 ] || fail "the own origin's POST: $c $(cat "$tmp/body")"
+c=$(code -X POST "${json[@]}" -d '{"content": "go"}' "$url/v1/sessions/own/messages")
+[ "$c" = 202 ] || fail "a message: $c"
+wait_for test -s "$tmp/append.log" || fail "the own origin's tool did not run"
+[ "$(wc -l <"$tmp/append.log")" = 1 ] || fail "tool runs: $(wc -l <"$tmp/append.log")"
+c=$(code -X POST "$url/v1/sessions/own/pause")
+case $c in 20?) ;; *) fail "a POST without a body: $c $(cat "$tmp/body")" ;; esac
+# Host: another name (DNS rebinding) is refused, with what to do; the server's names are not
+for h in attacker.example "attacker.example:$port" "localhost:1" "127.0.0.1:1" "hc.example:9001"; do
+  c=$(code -H "Host: $h" "$url/v1/sessions")
+  [ "$c" = 421 ] && jq -e '.error.code == "unknown_host" and (.error.message | contains("--allowed-hosts"))' \
+    "$tmp/body" >/dev/null || fail "Host $h: $c $(cat "$tmp/body")"
+done
+[ "$(code -H 'Host: attacker.example' "$url/")" = 421 ] || fail "the page under another Host"
+for h in "127.0.0.1:$port" "localhost:$port" "LOCALHOST:$port" "[::1]:$port" "10.1.2.3:$port" lb.example \
+  lb.example:443 hc.example:9000; do
+  c=$(code -H "Host: $h" "$url/v1/sessions")
+  [ "$c" = 200 ] || fail "Host $h: $c $(cat "$tmp/body")"
+done
+c=$(code -H "Host: lb.example" -H "Origin: https://lb.example" -X POST "${json[@]}" -d '{}' "$url/v1/sessions")
+[ "$c" = 201 ] || fail "a POST through the load balancer: $c"
+[ "$(code "$url/")" = 200 ] || fail "the page"
+kill -TERM "$pid"; wait "$pid" || fail "web server exit"
