@@ -22,6 +22,7 @@
 #include "agentc/store.h"
 #include "io/file.h"
 #include "server_int.h"
+#include "util/sha256.h"
 
 /* ---- replies ---- */
 
@@ -130,6 +131,87 @@ static int ct_equal(const char *a, size_t an, const char *b, size_t bn)
     return d == 0;
 }
 
+/* A token's tenant when its line names none: "token-" and the first 16 hex digits of its
+ * SHA-256, so it stays the token's whatever the lines around it, and says nothing of it. */
+static void derived_name(const char *tok, char out[32])
+{
+    unsigned char d[32];
+    ac_sha256(tok, strlen(tok), d);
+    memcpy(out, "token-", 6);
+    for (int i = 0; i < 8; i++)
+        snprintf(out + 6 + 2 * i, 3, "%02x", d[i]);
+}
+
+static int valid_name(const char *n)
+{
+    size_t len = strlen(n);
+    if (!len || len > 64)
+        return 0;
+    for (; *n; n++)
+        if (!isalnum((unsigned char)*n) && !strchr("._-", *n))
+            return 0;
+    return 1;
+}
+
+/* Adds one line's token, refusing a short one, a bad name and a name or token another
+ * line has. 0, or -1 said on stderr. */
+static int add_token(srv *sv, const char *path, size_t lineno, const char *tok, const char *name)
+{
+    char def[32];
+    if (!*name) {
+        derived_name(tok, def);
+        name = def;
+    }
+    const char *why = strlen(tok) < 16    ? "a token needs at least 16 characters"
+                      : !valid_name(name) ? "a token's name is 1 to 64 of A-Z a-z 0-9 . _ -"
+                                          : NULL;
+    for (size_t i = 0; !why && i < sv->n_owners; i++) {
+        if (!strcmp(sv->owners[i].token, tok))
+            why = "this token is also on another line";
+        else if (!strcmp(sv->owners[i].name, name))
+            why = "this name is another token's too: each token needs its own (its sessions "
+                  "are stored under it)";
+    }
+    if (why) {
+        fprintf(stderr, "agentc serve: %s:%zu: %s\n", path, lineno, why);
+        return -1;
+    }
+    srv_owner *o = realloc(sv->owners, (sv->n_owners + 1) * sizeof *o);
+    if (!o)
+        return -1;
+    sv->owners = o;
+    o = &sv->owners[sv->n_owners];
+    memset(o, 0, sizeof *o);
+    o->token = strdup(tok);
+    o->name = strdup(name);
+    sv->n_owners++;
+    return o->token && o->name ? 0 : -1;
+}
+
+/* Splits a line "TOKEN [NAME]" in place (blank or '#': *tok empty). */
+static void split_token_line(char *line, char **tok, char **name)
+{
+    char *p = line;
+    while (*p == ' ' || *p == '\t' || *p == '\r')
+        p++;
+    *tok = p;
+    if (*p == '#') {
+        *p = 0;
+        *name = p;
+        return;
+    }
+    while (*p && *p != ' ' && *p != '\t' && *p != '\r')
+        p++;
+    char *tok_end = p;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    *name = p;
+    size_t nlen = strlen(p);
+    while (nlen && (p[nlen - 1] == '\r' || p[nlen - 1] == ' ' || p[nlen - 1] == '\t'))
+        p[--nlen] = 0;
+    *tok_end = 0;
+}
+
 static int load_tokens(srv *sv, const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -145,50 +227,15 @@ static int load_tokens(srv *sv, const char *path)
     }
     int rc = 0;
     size_t lineno = 0;
-    for (char *line = text; line && *line;) {
+    for (char *line = text; !rc && line && *line;) {
         char *nl = strchr(line, '\n');
         if (nl)
             *nl = 0;
         lineno++;
-        char *p = line;
-        while (*p == ' ' || *p == '\t' || *p == '\r')
-            p++;
-        if (*p && *p != '#') {
-            char *tok = p;
-            while (*p && *p != ' ' && *p != '\t' && *p != '\r')
-                p++;
-            char *tok_end = p;
-            while (*p == ' ' || *p == '\t')
-                p++;
-            char *name = p;
-            size_t nlen = strlen(name);
-            while (nlen && (name[nlen - 1] == '\r' || name[nlen - 1] == ' '))
-                name[--nlen] = 0;
-            *tok_end = 0;
-            if (strlen(tok) < 16) {
-                fprintf(stderr, "agentc serve: %s:%zu: a token needs at least 16 characters\n",
-                        path, lineno);
-                rc = -1;
-                break;
-            }
-            srv_owner *o = realloc(sv->owners, (sv->n_owners + 1) * sizeof *o);
-            if (!o) {
-                rc = -1;
-                break;
-            }
-            sv->owners = o;
-            o = &sv->owners[sv->n_owners];
-            memset(o, 0, sizeof *o);
-            char def[32];
-            snprintf(def, sizeof def, "token%zu", sv->n_owners + 1);
-            o->token = strdup(tok);
-            o->name = strdup(*name ? name : def);
-            sv->n_owners++;
-            if (!o->token || !o->name) {
-                rc = -1;
-                break;
-            }
-        }
+        char *tok, *name;
+        split_token_line(line, &tok, &name);
+        if (*tok)
+            rc = add_token(sv, path, lineno, tok, name);
         line = nl ? nl + 1 : NULL;
     }
     free(text);
@@ -1160,7 +1207,14 @@ static int open_store(srv *sv, const char *path)
                 ac_store_name(sv->store), err.text);
         return -1;
     }
-    size_t resumed = 0;
+    size_t resumed = 0, unowned = 0;
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        unowned += !ss->owner;
+    if (unowned)
+        fprintf(stderr,
+                "agentc serve: %zu stored sessions belong to no token of the tokens file (a "
+                "token removed or renamed); they stay stored, unseen\n",
+                unowned);
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next) {
         ac_store_session_info info;
         if (ac_store_info(sv->store, ss->stored_id, &info, NULL) != AC_OK || info.at_rest)

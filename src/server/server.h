@@ -48,7 +48,8 @@ typedef struct ac_srv_agents {
 
 typedef struct ac_srv_config {
     const char *listen;          /* "ADDR:PORT" (default 127.0.0.1:8080; port 0: any) */
-    const char *tokens_file;     /* bearer tokens, one a line "TOKEN [NAME]"; NULL: none */
+    const char *tokens_file;     /* bearer tokens, one a line "TOKEN [NAME]" (docs/serve.md; no
+                                    NAME: "token-" + 16 hex of its SHA-256); NULL: none */
     const char *db;              /* the store's file (unused by the in-memory sessions) */
     const char *port_file;       /* written with the bound port once listening; may be NULL */
     const ac_srv_agents *agents; /* required */

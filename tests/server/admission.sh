@@ -77,3 +77,41 @@ c=$(code -H "Host: lb.example" -H "Origin: https://lb.example" -X POST "${json[@
 [ "$c" = 201 ] || fail "a POST through the load balancer: $c"
 [ "$(code "$url/")" = 200 ] || fail "the page"
 kill -TERM "$pid"; wait "$pid" || fail "web server exit"
+
+# ---- a token's tenant is its name, or derived from the token: never its line -------------------
+one=tok-one-0123456789abcdef
+two=tok-two-0123456789abcdef
+printf '# unnamed\n%s\n%s\n' "$one" "$two" >"$tmp/tokens"
+start ten --script "$tmp/script" --tokens "$tmp/tokens" --db "$tmp/ten.db"
+for t in one two; do
+  tok=$one; [ $t = two ] && tok=$two
+  c=$(code -X POST -H "Authorization: Bearer $tok" "${json[@]}" -d "{\"id\": \"$t-private\"}" "$url/v1/sessions")
+  [ "$c" = 201 ] || fail "create $t-private: $c"
+done
+kill -TERM "$pid"; wait "$pid" || fail "ten server exit"
+# stored under "token-" and 16 hex digits of the token's SHA-256, never the token
+name_of() { echo "token-$(printf '%s' "$1" | sha256sum | cut -c1-16)"; }
+"$agentc" sessions list --db "$tmp/ten.db" >"$tmp/list" 2>&1 || fail "sessions list: $(cat "$tmp/list")"
+grep -q "$(name_of "$one")/one-private" "$tmp/list" && grep -q "$(name_of "$two")/two-private" "$tmp/list" \
+  || fail "stored owners: $(cat "$tmp/list")"
+grep -q -- "$one\|$two" "$tmp/list" && fail "a token in the store's ids"
+# token one revoked (line 1 removed): two keeps its own sessions and never gets one's
+printf '%s\n' "$two" >"$tmp/tokens"
+start ten2 --script "$tmp/script" --tokens "$tmp/tokens" --db "$tmp/ten.db"
+c=$(code -H "Authorization: Bearer $two" "$url/v1/sessions")
+[ "$c" = 200 ] && jq -e '[.data[].id] == ["two-private"]' "$tmp/body" >/dev/null || fail "two's sessions: $c $(cat "$tmp/body")"
+[ "$(code -H "Authorization: Bearer $two" "$url/v1/sessions/one-private")" = 404 ] || fail "two reads one's session"
+[ "$(code -H "Authorization: Bearer $one" "$url/v1/sessions")" = 401 ] || fail "a revoked token"
+grep -q "1 stored sessions belong to no token" "$tmp/ten2.err" || fail "no word of one's sessions: $(cat "$tmp/ten2.err")"
+kill -TERM "$pid"; wait "$pid" || fail "ten2 server exit"
+# a named token keeps its name; two tokens of one name, one token twice, a bad name: refused
+printf '%s alice\n%s alice\n' "$one" "$two" >"$tmp/dup"
+"$agentc" serve --listen 127.0.0.1:0 --tokens "$tmp/dup" --provider script --script "$tmp/script" 2>"$tmp/dup.err"
+[ $? = 3 ] && grep -q "dup:2: this name is another token's too" "$tmp/dup.err" || fail "duplicate names: $(cat "$tmp/dup.err")"
+printf '%s alice\n%s bob\n' "$one" "$one" >"$tmp/dup"
+"$agentc" serve --listen 127.0.0.1:0 --tokens "$tmp/dup" --provider script --script "$tmp/script" 2>"$tmp/dup.err"
+[ $? = 3 ] && grep -q "dup:2: this token is also on another line" "$tmp/dup.err" || fail "a token twice: $(cat "$tmp/dup.err")"
+grep -q -- "$one" "$tmp/dup.err" && fail "the token in an error"
+printf '%s al/ice\n' "$one" >"$tmp/dup"
+"$agentc" serve --listen 127.0.0.1:0 --tokens "$tmp/dup" --provider script --script "$tmp/script" 2>"$tmp/dup.err"
+[ $? = 3 ] && grep -q "dup:1: a token's name is 1 to 64 of" "$tmp/dup.err" || fail "a bad name: $(cat "$tmp/dup.err")"
