@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "server_int.h"
 
@@ -138,4 +139,73 @@ int srv_admit(srv *sv, struct MHD_Connection *c, const char *method, enum MHD_Re
         return -1;
     }
     return 0;
+}
+
+/* ---- the request deadline: headers and body within --client-timeout ---- */
+
+struct srv_conn {
+    struct srv_conn *prev, *next;
+    struct MHD_Connection *c;
+    int64_t since_ms; /* accepted, or its previous request answered (keep-alive) */
+    int answered;     /* its request is read (it may stream for long): no deadline */
+};
+
+void srv_admit_notify(void *cls, struct MHD_Connection *c, void **ctx,
+                      enum MHD_ConnectionNotificationCode code)
+{
+    srv *sv = cls;
+    srv_conn *k = *ctx;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        k = calloc(1, sizeof *k);
+        if (!k)
+            return; /* unwatched: MHD's idle timeout still holds */
+        k->c = c;
+        k->since_ms = ac_loop_now_ms(sv->loop);
+        k->next = sv->conns;
+        if (k->next)
+            k->next->prev = k;
+        sv->conns = k;
+        *ctx = k;
+    } else if (k) {
+        if (k->prev)
+            k->prev->next = k->next;
+        else
+            sv->conns = k->next;
+        if (k->next)
+            k->next->prev = k->prev;
+        free(k);
+        *ctx = NULL;
+    }
+}
+
+static srv_conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return i ? i->socket_context : NULL;
+}
+
+void srv_admit_answered(srv *sv, struct MHD_Connection *c, int answered)
+{
+    srv_conn *k = conn_of(c);
+    if (!k)
+        return;
+    k->answered = answered;
+    if (!answered)
+        k->since_ms = ac_loop_now_ms(sv->loop);
+}
+
+void srv_admit_sweep(srv *sv)
+{
+    int64_t now = ac_loop_now_ms(sv->loop);
+    int64_t limit = (int64_t)sv->cfg->header_timeout_s * 1000;
+    for (srv_conn *k = sv->conns; k; k = k->next) {
+        if (k->answered || now - k->since_ms < limit)
+            continue;
+        const union MHD_ConnectionInfo *i =
+            MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (i)
+            shutdown(i->connect_fd, SHUT_RDWR); /* MHD reads its end and closes it */
+        k->answered = 1;
+    }
 }

@@ -328,7 +328,7 @@ static void after(srv_frames *fm, const char *ev, json_t *data)
         emit(fm, "retry",
              json_pack("{s:i, s:s}", "attempt", ++fm->attempts, "reason", why ? why : ""));
     } else if (!strcmp(ev, "llm.failed")) {
-        fm->attempts = 0; /* the turn ended with the call */
+        fm->attempts = 0;                       /* the turn ended with the call */
     } else if (!strcmp(ev, AC_AGENT_CHANGED)) { /* the agent's keys, not its texts */
         json_t *name = json_object_get(json_object_get(data, "agent"), "name");
         emit(fm, "agent_changed",

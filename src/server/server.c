@@ -981,6 +981,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         enum MHD_Result refused;
         if (srv_admit(sv, c, method, &refused)) {
             r->refused = 1; /* answered: its body, if any, is not kept */
+            srv_admit_answered(sv, c, 1);
             return refused;
         }
         r->owner = authenticate(sv, c);
@@ -990,13 +991,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             unsigned long long n = strtoull(cl, &end, 10);
             if (n > sv->cfg->max_body) {
                 r->too_big = 1;
+                srv_admit_answered(sv, c, 1);
                 return srv_reply_error(c, 413, "body_too_large",
                                        "the body is over the limit of %zu bytes",
                                        sv->cfg->max_body);
             }
         }
-        if (!r->owner && strcmp(url, "/") && strcmp(url, "/index.html"))
+        if (!r->owner && strcmp(url, "/") && strcmp(url, "/index.html")) {
+            srv_admit_answered(sv, c, 1);
             return srv_reply_error(c, 401, "unauthorized", "a valid bearer token is required");
+        }
         return MHD_YES;
     }
     if (r->refused) {
@@ -1028,15 +1032,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (r->too_big)
         return srv_reply_error(c, 413, "body_too_large", "the body is over the limit of %zu bytes",
                                sv->cfg->max_body);
+    srv_admit_answered(sv, c, 1); /* read in full within the deadline */
     return route(sv, c, r, url, method);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)c;
     (void)toe;
+    srv_admit_answered(cls, c, 0); /* the next request on it has its own deadline */
     req *r = *con_cls;
     if (r) {
         free(r->body);
@@ -1326,7 +1330,8 @@ static int srv_listen(srv *sv, const struct sockaddr_storage *addr, int v6)
                              on_completed, sv, MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
                              MHD_OPTION_CONNECTION_TIMEOUT, cfg->header_timeout_s,
                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->max_header_bytes + 16384,
-                             MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+                             MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_NOTIFY_CONNECTION,
+                             srv_admit_notify, sv, MHD_OPTION_END);
     if (!sv->d) {
         fprintf(stderr, "agentc serve: cannot listen on %s: %s\n", cfg->listen, strerror(errno));
         return 1;
@@ -1424,6 +1429,7 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     while (!*stop) {
         ac_loop_run_once(sv->loop, 500);
         run_loads(sv);
+        srv_admit_sweep(sv);
         run_mhd(sv); /* at the connection limit MHD stops listening; only a run re-arms it */
     }
     srv_stop(sv);

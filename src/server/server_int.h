@@ -19,6 +19,7 @@ typedef struct ac_store ac_store;
 typedef struct srv_sess srv_sess;
 typedef struct srv_stream srv_stream;
 typedef struct srv_engine srv_engine; /* one agent's engine (agents.c) */
+typedef struct srv_conn srv_conn;     /* an open connection and its deadline (admit.c) */
 
 /* A token's owner: its name, and what it used (sessions, messages this minute). */
 typedef struct srv_owner {
@@ -129,6 +130,7 @@ struct srv {
     uint64_t next_auto_id;
     int port;              /* the bound port */
     char listen_host[128]; /* --listen's host, as written ("127.0.0.1", "[::1]") */
+    srv_conn *conns;       /* every open connection (admit.c) */
 };
 
 /* admit.c */
@@ -136,6 +138,16 @@ struct srv {
  * whose Origin is another (403), or a POST whose body is not declared JSON (415): 0, or -1
  * with the error replied in *ret. */
 int srv_admit(srv *sv, struct MHD_Connection *c, const char *method, enum MHD_Result *ret);
+/* MHD's connection notifications: every open connection is watched from its accept. */
+void srv_admit_notify(void *cls, struct MHD_Connection *c, void **ctx,
+                      enum MHD_ConnectionNotificationCode code);
+/* The connection's request is read and answered (1: free of the deadline, it may stream), or
+ * done (0: the next request on it has --client-timeout from now). */
+void srv_admit_answered(srv *sv, struct MHD_Connection *c, int answered);
+/* Drops the connections whose request was not read within --client-timeout of their accept
+ * (or of their previous request's end): however slowly it trickles in, a request has that
+ * long. Run every loop turn. */
+void srv_admit_sweep(srv *sv);
 
 /* sessions.c */
 /* Loads a stored session that is not in memory (snapshot + tail, resuming an
