@@ -58,7 +58,7 @@ typedef struct ac_srv_config {
     int64_t ping_ms;             /* ": ping" comment interval (default 15000) */
     size_t max_body;             /* request body cap in bytes (default 1 MB) */
     unsigned max_connections;    /* default 1024 */
-    unsigned header_timeout_s;   /* idle/slow client timeout (default 30) */
+    unsigned header_timeout_s;   /* seconds a request (headers, body) has to arrive (30) */
     size_t sessions_per_token;   /* default 1000 */
     unsigned messages_per_min;   /* user messages per minute per token (default 600) */
     int64_t grace_ms;            /* SIGTERM: time for running turns (default 10000) */

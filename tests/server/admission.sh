@@ -115,3 +115,41 @@ grep -q -- "$one" "$tmp/dup.err" && fail "the token in an error"
 printf '%s al/ice\n' "$one" >"$tmp/dup"
 "$agentc" serve --listen 127.0.0.1:0 --tokens "$tmp/dup" --provider script --script "$tmp/script" 2>"$tmp/dup.err"
 [ $? = 3 ] && grep -q "dup:1: a token's name is 1 to 64 of" "$tmp/dup.err" || fail "a bad name: $(cat "$tmp/dup.err")"
+
+# ---- slow clients and the connection limit ---------------------------------------------------
+start slow --script "$tmp/script" --client-timeout 2 --max-connections 5
+ms() { echo $(($(date +%s%N) / 1000000)); }
+# slow NAME: a client sending a header line every 0.5 s for 15 s, its output in $tmp/NAME.out
+slow() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$port" || exit
+   (printf 'GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+    for i in $(seq 30); do sleep 0.5; printf 'X-Slow-%d: x\r\n' "$i"; done) >&3 2>/dev/null &
+   timeout 20 cat <&3 >"$tmp/$1.out"; echo "$(ms)" >"$tmp/$1.end") &
+}
+t0=$(ms)
+for k in 1 2 3 4 5; do slow "loris$k"; done
+sleep 0.5
+# every slot is taken by a client that never finishes: it has --client-timeout, not as long as
+# it likes, and a client waiting gets in once they are dropped
+c=$(code --max-time 12 "$url/v1/sessions")
+[ "$c" = 200 ] || fail "a client behind 5 slow ones: $c"
+for k in 1 2 3 4 5; do
+  wait_for test -s "$tmp/loris$k.end" || fail "slow client $k still connected after $(( $(ms) - t0 )) ms"
+  took=$(( $(cat "$tmp/loris$k.end") - t0 ))
+  [ "$took" -ge 1500 ] && [ "$took" -le 8000 ] || fail "slow client $k dropped after $took ms (--client-timeout 2)"
+done
+# at the limit and back: the server accepts again once connections close (trials: it used to
+# stop listening for good, now and then)
+for trial in 1 2 3 4 5 6 7 8; do
+  for k in 3 4 5 6 7; do eval "exec $k<>/dev/tcp/127.0.0.1/$port"; done
+  sleep 0.2
+  for k in 3 4 5 6 7; do eval "exec $k>&-"; done
+  c=$(code --max-time 5 "$url/v1/sessions")
+  [ "$c" = 200 ] || fail "trial $trial: no answer after the limit was reached: $c"
+done
+# a stream is read in full: it stays past the deadline
+[ "$(code -X POST "${json[@]}" -d '{"id": "st"}' "$url/v1/sessions")" = 201 ] || fail "create st"
+curl -s -N --max-time 4 "$url/v1/sessions/st/events" >"$tmp/st.sse"
+[ $? = 28 ] || fail "a stream ended before its reader's 4 s"
+kill -TERM "$pid"; wait "$pid" || fail "slow server exit"
+echo "ok: admission"
