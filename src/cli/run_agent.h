@@ -69,6 +69,10 @@ int ac_cli_record_engine(const char *record, ac_loop *loop, const ac_output *out
  * rebuild, a replay: nothing runs). 0, or -1 with err filled. re is freed with
  * ac_cli_record_engine_free either way. */
 int ac_cli_record_engine_offline(const char *record, record_engine *re, char *err, size_t errcap);
+/* The same with the record's system prompt and output schema, reporting to out (may be
+ * NULL): the engine a session changing to that agent is tried on, and a replay's. */
+int ac_cli_record_engine_replay(const char *record, const ac_output *out, record_engine *re,
+                                char *err, size_t errcap);
 void ac_cli_record_engine_free(record_engine *re);
 
 #endif
