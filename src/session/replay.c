@@ -263,6 +263,8 @@ int ac_session_replay_agents(ac_engine *e, const char *journal_path, unsigned fl
     int status = apply_lines(&r, rd, &rc);
     json_decref(r.c.got);
     s = r.s; /* on another engine after an agent change */
+    /* a store's export records the spec the session has now: the last agent's */
+    out->same_spec = out->same_spec || strcmp(out->spec_hash, s->e->t->hash) == 0;
     ac_session_set_step_hook(s, NULL, NULL);
     out->torn = ac_journal_reader_torn(rd) != 0;
     if (r.check && rc == 0 && status == AC_REPLAY_MATCH)
