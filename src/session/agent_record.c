@@ -2,7 +2,10 @@
  * agent_record.c - what a session runs with (its agent, ac_session_options.agent):
  * carried by spawn, changed at rest by the engine-level journal record
  * "agent.changed" (agentc.h), kept in snapshots. The library never reads the agent
- * itself: it is the caller's JSON text, stored and journaled as given.
+ * itself: it is the caller's JSON text, stored and journaled as given. What a change
+ * decides of the session is read from the engines instead (the new agent's system prompt
+ * and output schema, carried by the record), and a change is tried on the new engine
+ * before it is recorded (the session carried over there, ac_session_replayer_on).
  */
 #include <stdlib.h>
 #include <string.h>
