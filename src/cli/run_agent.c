@@ -150,10 +150,11 @@ static int record_change(ac_store *st, const char *id, ac_engine *e, ac_engine *
     char keys[400];
     what_text(ra->what, keys, sizeof keys);
     if (rc == AC_ESPEC) {
-        fprintf(stderr,
-                "%s: session %s cannot change its agent (%s): it cannot go on under the new "
-                "spec: %s; nothing was recorded, the session keeps its agent\n",
-                cmd, id, keys, err.text);
+        snprintf(ra->refused, sizeof ra->refused,
+                 "session %s cannot change its agent (%s): it cannot go on under the new spec: "
+                 "%s; nothing was recorded, the session keeps its agent",
+                 id, keys, err.text);
+        fprintf(stderr, "%s: %s\n", cmd, ra->refused);
         return AC_EXIT_CONFIG;
     }
     if (rc != AC_OK) {

@@ -23,6 +23,7 @@ typedef struct run_agent {
     int exists;                /* the store has the session */
     int at_rest;               /* ... and it is between turns */
     const char *name;          /* the agent's name from now on (NULL: the stored one's) */
+    char refused[600];         /* why ac_cli_run_agent_change refused the change ("": it did not) */
 } run_agent;
 
 /* Fills ra for the session id of st (id NULL: a new one) and the options given: laid over

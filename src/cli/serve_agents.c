@@ -145,12 +145,16 @@ static char *agent_load(void *ud, ac_store *st, const char *id, ac_loop *loop, a
         rc = ac_cli_run_agent_change(st, id, loop, &ra, "agentc serve");
         ra.rec = NULL; /* rec is the caller's */
     }
+    char refused[sizeof ra.refused];
+    snprintf(refused, sizeof refused, "%s", ra.refused);
     ac_cli_run_agent_free(&ra);
     if (rc) {
         free(rec);
         err->code = AC_ECONFIG;
-        snprintf(err->text, sizeof err->text,
-                 "its stored agent cannot be brought to the server's (the server's log says why)");
+        snprintf(err->text, sizeof err->text, "%s",
+                 refused[0] ? refused
+                            : "its stored agent cannot be brought to the server's (the server's "
+                              "log says why)");
         return NULL;
     }
     return rec;

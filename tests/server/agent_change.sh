@@ -69,6 +69,8 @@ events_before=$("$agentc" sessions list --db "$db" --json 2>/dev/null | jq -s -c
 start --system "SYS-A" --spec "$tmp/two_rests.fsm"
 code=$(curl -s -o "$tmp/body" -w '%{http_code}' --max-time 10 "$url/v1/sessions/a")
 [ "$code" != 200 ] || fail "a loaded under a spec it cannot go on under: $(cat "$tmp/body")"
+jq -e '.error.message | contains("cannot go on under the new spec: this spec has no state session.Idle")' "$tmp/body" >/dev/null \
+  || fail "the client is not told why ($code): $(cat "$tmp/body")"
 grep -q "cannot go on under the new spec: this spec has no state session.Idle" "$tmp/run$run.err" \
   || fail "the refusal is not said: $(cat "$tmp/run$run.err")"
 stop
