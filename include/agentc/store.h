@@ -133,10 +133,11 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
  * starts from the change's snapshot). */
 char *ac_store_agent(ac_store *st, const char *id, uint64_t at, ac_error *err);
 
-/* The number of the event that ended the session's turn `turn` (1: its first): a turn runs
- * while the root machine of e's spec is in a state that invokes another machine, and ends at
- * the event whose recorded steps have it leave that state (the turn-th time). Read from the
- * journal as recorded, nothing applied. AC_OK with *at; AC_EINVAL when fewer turns ended (err
+/* The number of the event that ended the session's turn `turn` (1: its first), counted as
+ * the live session counts turns (ac_session_status): a turn runs while the root machine of
+ * e's spec is in a state that invokes another machine and ends when the machine leaves that
+ * state or enters it again (a message queued mid-turn starts the next). Read from the
+ * journal's recorded steps, nothing applied. AC_OK with *at; AC_EINVAL when fewer turns ended (err
  * says how many); AC_STORE_ENOENT; AC_EIO. */
 int ac_store_turn_end(ac_store *st, const ac_engine *e, const char *id, uint64_t turn, uint64_t *at,
                       ac_error *err);

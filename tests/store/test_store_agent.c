@@ -256,6 +256,39 @@ static void test_fork(void **state)
     rig_close(&r);
 }
 
+/* Where a turn ended, read from the journal, is where the live session counted it: a message
+ * sent mid-turn starts the next turn as the first ends (the session leaves its turn state and
+ * enters it again: two turns, no rest between). */
+static void test_turn_end_as_live(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "turns.db");
+    ac_engine *e3 = engine(&r, "3");
+    ac_error err;
+    ac_session *s = ac_store_session(r.st, e3, "q", 0, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    assert_true(ac_session_send(s, "add three sums") >= 0);
+    assert_true(ac_session_send(s, "just say hi") >= 0); /* queued: the turn runs */
+    settle(&r, s);
+    assert_string_equal(ac_session_answer(s), "hi");
+    ac_session_stats stats;
+    ac_session_get_stats(s, &stats);
+    assert_int_equal(stats.turns_ended, 2);
+    ac_session_free(s);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(r.st, "q", &info, &err), AC_OK);
+    uint64_t at1 = 0, at2 = 0, at3 = 0;
+    assert_int_equal(ac_store_turn_end(r.st, e3, "q", 1, &at1, &err), AC_OK);
+    assert_int_equal(ac_store_turn_end(r.st, e3, "q", 2, &at2, &err), AC_OK);
+    assert_true(at1 > 1 && at1 < at2 && at2 <= info.events);
+    assert_int_equal(ac_store_turn_end(r.st, e3, "q", 3, &at3, &err), AC_EINVAL);
+    assert_non_null(strstr(err.text, "has 2 finished turns"));
+    ac_engine_free(e3);
+    rig_close(&r);
+}
+
 typedef struct switched {
     ac_engine *to;
     char agent[256];
@@ -397,9 +430,8 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_never_rejudged),
-        cmocka_unit_test(test_fork),
-        cmocka_unit_test(test_journal_file),
+        cmocka_unit_test(test_never_rejudged),          cmocka_unit_test(test_fork),
+        cmocka_unit_test(test_turn_end_as_live),        cmocka_unit_test(test_journal_file),
         cmocka_unit_test(test_kept_across_spec_change),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
