@@ -278,7 +278,8 @@ const char *ac_session_agent(const ac_session *s);
  * {"reason": REASON, "what": WHAT, "agent": AGENT}, that a replay, a rebuild and the
  * stream show. The events recorded after it were recorded under AGENT. */
 #define AC_AGENT_CHANGED "agent.changed"
-/* Records that the session runs with `agent` (a JSON object as text) from its next event on:
+/* Records that the session runs with `agent` (a JSON object as text; NULL: the one it has,
+ * for a change of what the library runs it with, such as its spec) from its next event on:
  * reason says why ("option": the caller was given another; "handoff"), what is a JSON array
  * as text of what changed (NULL: []). Only at rest (ac_session_settled): the events recorded
  * so far were applied under the agent before, the next turn runs under this one. A stored

@@ -111,8 +111,10 @@ typedef struct ac_store_session_info {
  * "idempotent", else it gets the result "interrupted: the tool may or may not
  * have completed". id NULL makes a fresh id. Errors: AC_STORE_EBUSY naming the
  * holder, AC_STORE_ESPEC for a session stopped mid-turn under another spec
- * (at rest, a spec change is allowed and recorded in the journal as the event
- * "store.spec_changed"), AC_EIO, AC_STORE_ENOENT with AC_STORE_MUST_EXIST. */
+ * (at rest, a spec change is allowed and recorded in the journal as one agent change
+ * naming the spec, AC_AGENT_CHANGED {"reason": "option", "what": ["spec"], "spec": {"from",
+ * "to"}}, unless the session's last record is already one naming "spec": the caller's own),
+ * AC_EIO, AC_STORE_ENOENT with AC_STORE_MUST_EXIST. */
 ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                              ac_error *err);
 /* ac_store_session with the options a new session is created with (opts may be NULL). A

@@ -67,7 +67,9 @@ static int apply_record(ac_session *s, json_t *data, int64_t t_ms)
         json_decref(data);
         return AC_EIO;
     }
-    set_agent(s, json_object_get(data, "agent"));
+    json_t *agent = json_object_get(data, "agent");
+    if (agent) /* absent: the agent stays (a change the library saw, such as the spec) */
+        set_agent(s, agent);
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
@@ -83,7 +85,8 @@ static int apply_record(ac_session *s, json_t *data, int64_t t_ms)
 int ac_session_agent_post(ac_session *s, json_t *data, int64_t t_ms)
 {
     int live = !s->replaying; /* a replayer applies what was checked when it was recorded */
-    if (!json_is_object(json_object_get(data, "agent")) ||
+    json_t *agent = json_object_get(data, "agent");
+    if ((agent && !json_is_object(agent)) ||
         (live && (s->draining || s->raised.head || s->inbox.head || !ac_session_settled(s)))) {
         json_decref(data);
         return AC_EINVAL;
@@ -93,17 +96,17 @@ int ac_session_agent_post(ac_session *s, json_t *data, int64_t t_ms)
 
 int ac_session_change_agent(ac_session *s, const char *reason, const char *what, const char *agent)
 {
-    if (!s || !agent)
+    if (!s)
         return AC_EINVAL;
-    json_t *a = json_loads(agent, 0, NULL);
+    json_t *a = agent ? json_loads(agent, 0, NULL) : NULL;
     json_t *w = what ? json_loads(what, 0, NULL) : json_array();
-    if (!json_is_object(a) || !json_is_array(w)) {
+    if ((agent && !json_is_object(a)) || !json_is_array(w)) {
         json_decref(a);
         json_decref(w);
         return AC_EINVAL;
     }
     json_t *data =
-        json_pack("{s:s, s:o, s:o}", "reason", reason ? reason : "option", "what", w, "agent", a);
+        json_pack("{s:s, s:o, s:o*}", "reason", reason ? reason : "option", "what", w, "agent", a);
     return data ? ac_session_agent_post(s, data, 0) : AC_ENOMEM;
 }
 
