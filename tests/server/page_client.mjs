@@ -156,6 +156,11 @@ await until(`(document.querySelector('.msg.assistant .text') || {}).textContent 
 await until(`+((document.querySelector('.edge[data-key="session|Idle|Running|user_message"] text') || {dataset:{}}).dataset.count) === 1`, 'reload: counts');
 // a model call that streams HALF-ANSWER, fails (503, retryable) and is retried: the page
 // shows the partial text while it stands, then only the final answer
+// (the partial text stands for a moment only: an observer of the view records that it was shown,
+// as a poll may miss it on a loaded machine)
+await js(`window.sawHalf = false; new MutationObserver((rs) => { for (const r of rs) for (const n of r.addedNodes)
+  if ((n.textContent || '').includes('HALF-ANSWER')) window.sawHalf = true; })
+  .observe(document.getElementById('messages'), { childList: true, subtree: true, characterData: true })`);
 await js(`document.getElementById('input').value = 'again'; document.getElementById('send').click()`);
 let sawHalf = false;
 const t1 = Date.now();
@@ -168,6 +173,7 @@ for (;;) {
   if (Date.now() - t1 > 20000) finish(1, 'FAIL: the retried answer did not arrive: ' + JSON.stringify(s));
   await new Promise((r) => setTimeout(r, 20));
 }
+sawHalf = sawHalf || await js('window.sawHalf');
 check(sawHalf, 'the partial answer was never shown (the retry scenario did not happen)');
 const texts = await js(`[...document.querySelectorAll('.msg.assistant .text')].map((e) => e.textContent)`);
 check(!(await js(`document.getElementById('messages').innerText`)).includes('HALF-ANSWER'),
