@@ -2,7 +2,7 @@
 # loopback agentc_test_httpd server and the script provider. Exit 77 = skipped
 # (a tool such as jq is missing).
 foreach(t run_openai interrupt batch concurrency secrets output request_settings store state
-    agent_memory agents turns thread_repro)
+    agent_memory agent_change agents turns thread_repro)
   add_test(NAME cli_${t}
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/${t}.sh $<TARGET_FILE:agentc>
             $<TARGET_FILE:agentc_test_httpd_main>
@@ -12,7 +12,7 @@ add_test(NAME cli_diagram
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/diagram.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_run_openai cli_interrupt cli_batch cli_concurrency cli_secrets cli_output cli_diagram
-  cli_request_settings cli_store cli_agent_memory cli_agents cli_turns cli_thread_repro PROPERTIES
+  cli_request_settings cli_store cli_agent_memory cli_agent_change cli_agents cli_turns cli_thread_repro PROPERTIES
   LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
 add_test(NAME cli_terminal
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/terminal.sh $<TARGET_FILE:agentc>
@@ -26,6 +26,11 @@ add_test(NAME cli_output_schema
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/output_schema.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_output_schema PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
+# agentc sessions list/show/prune/export on a real store (script provider).
+add_test(NAME cli_sessions
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/sessions.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_sessions PROPERTIES LABELS "cli;store" SKIP_RETURN_CODE 77 TIMEOUT 120)
 # Durable sessions through the CLI: SIGKILL at random moments, then resume (bounded).
 add_test(NAME cli_store_kill
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/store_kill.sh $<TARGET_FILE:agentc>
