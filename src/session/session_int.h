@@ -147,7 +147,7 @@ struct ac_session {
      * (tools_mcp.c: ac_mcp_tools_rev); not serialized: a restored session checks once */
     uint64_t tools_rev;
     struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
-    char *agent; /* what it runs with (agentc.h: ac_session_agent), NULL: none recorded */
+    char *agent;        /* what it runs with (agentc.h: ac_session_agent), NULL: none recorded */
     json_t *call_edits; /* call id -> the arguments the user edited (decisions.c), or NULL */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
@@ -206,6 +206,10 @@ typedef struct ac_turn_probe {
     uint32_t turns; /* the fsm's counted entries: turn states entered */
 } ac_turn_probe;
 int ac_turn_states_build(ac_engine *e);
+/* The spec's rest state: the one state of the root machine a turn returns to (the target of
+ * a transition from a turn state that is no turn state, not terminal, and not paused: it
+ * takes no `resume`). AC_FSM_NONE when there is not exactly one. */
+uint16_t ac_turn_rest_state(const ac_engine *e);
 void ac_turn_mark(ac_session *s, int mark);
 void ac_session_mark_end(ac_session *s, int how);
 void ac_turn_before_event(ac_session *s, ac_turn_probe *p);

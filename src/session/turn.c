@@ -55,6 +55,31 @@ int ac_turn_states_build(ac_engine *e)
     return 0;
 }
 
+/* The spec's rest state: the one state of the root machine a turn returns to (the target of
+ * a transition from a turn state that is no turn state, not terminal, and not paused: it
+ * takes no `resume`). AC_FSM_NONE when there is not exactly one. */
+uint16_t ac_turn_rest_state(const ac_engine *e)
+{
+    const ac_fsm_tables *t = e->t;
+    uint16_t found = AC_FSM_NONE;
+    for (uint16_t i = 0; i < t->n_states; i++) {
+        const ac_fsm_state *s = &t->states[i];
+        if (!e->turn_state[i] || s->machine != t->root)
+            continue;
+        for (uint16_t r = 0; r < s->n_transitions; r++) {
+            uint16_t to = t->transitions[s->first_transition + r].target;
+            if (to == AC_FSM_NONE || to >= t->n_states || to == found || e->turn_state[to] ||
+                t->states[to].terminal || t->states[to].machine != t->root ||
+                takes(t, to, e->ev_resume))
+                continue;
+            if (found != AC_FSM_NONE)
+                return AC_FSM_NONE; /* two: none is the one */
+            found = to;
+        }
+    }
+    return found;
+}
+
 bool ac_turn_state(const ac_engine *e, uint16_t st)
 {
     return e && st < e->t->n_states && e->turn_state[st];
