@@ -197,6 +197,10 @@ typedef struct ac_engine_config {
      * ac_engine_new fail (AC_ECONFIG). */
     const char *output_schema;
     const ac_request_settings *request; /* model request settings; NULL: none (copied) */
+    /* Traces (agentc/otel.h): the tracer the engine's sessions send their spans to, on the
+     * engine's loop (borrowed; free the engine before shutting the tracer down); NULL: none */
+    struct ac_tracer *tracer;
+    const char *agent_name; /* the traces' agent name; NULL: the spec file's base name */
 } ac_engine_config;
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the

@@ -429,6 +429,7 @@ int ac_cli_batch(int argc, char **argv)
     ac_store_close(bt.store);
     free(bt.agent);
     ac_engine_free(bt.engine);
+    ac_cli_tracer_finish(loop);
     ac_loop_free(loop);
     ac_cli_engine_base_free(&base);
     ac_cli_run_opts_free(&o);

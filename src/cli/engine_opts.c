@@ -297,6 +297,7 @@ int ac_cli_engine_build(const ac_cli_engine_base *b, ac_loop *loop, const ac_out
     ac_engine_config cfg = b->cfg;
     cfg.loop = loop;
     cfg.output = out;
+    cfg.tracer = ac_cli_tracer(loop);
     *e = ac_engine_new(&cfg, err);
     if (!*e) {
         if (cmd)

@@ -82,6 +82,13 @@ int ac_cli_engine_build(const ac_cli_engine_base *b, ac_loop *loop, const ac_out
 
 void ac_cli_engine_base_free(ac_cli_engine_base *b);
 
+/* Traces (tracing.c): the tracer the OTEL_* variables configure, made for loop on first use
+ * (NULL: tracing is off; a malformed variable is said on stderr once); every engine
+ * ac_cli_engine_build makes on loop sends its spans to it. ac_cli_tracer_finish sends what is
+ * left (a second at most) and frees it: call it after the engines are freed, before the loop. */
+struct ac_tracer *ac_cli_tracer(ac_loop *loop);
+void ac_cli_tracer_finish(ac_loop *loop);
+
 /* An engine with no loop, for rebuilding sessions (replay, agentc sessions):
  * tables (NULL: the built-in ones) and params (may be NULL). NULL with err
  * filled on failure. */

@@ -43,6 +43,7 @@ static void run_free(run_ctx *r)
     ac_session_free(r->s);
     ac_store_close(r->store);
     ac_engine_free(r->engine);
+    ac_cli_tracer_finish(r->loop);
     ac_loop_free(r->loop);
     ac_cli_engine_base_free(&r->base);
     ac_cli_run_agent_free(&r->agent);

@@ -246,6 +246,7 @@ int ac_cli_serve(int argc, char **argv)
     ac_srv_agents agents;
     if (!(rc = ac_cli_serve_agents_init(&sa, &agents, af.overridable))) {
         cfg.agents = &agents;
+        cfg.loop_done = ac_cli_tracer_finish;
         /* the command line's agent also answers to its --model name on the front */
         const char *prov = eo.provider ? eo.provider : "openai";
         cfg.model_name = !sa.cli ? NULL : !strcmp(prov, "script") ? "agentc" : eo.model;

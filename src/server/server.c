@@ -1061,6 +1061,8 @@ static void srv_free(srv *sv)
             ac_loop_cancel_timer(sv->loop, sv->mhd_timer);
         if (sv->epoll_watch)
             ac_loop_unwatch(sv->loop, sv->epoll_watch);
+        if (sv->cfg->loop_done)
+            sv->cfg->loop_done(sv->loop);
         ac_loop_free(sv->loop);
     }
     for (size_t i = 0; i < sv->n_owners; i++) {

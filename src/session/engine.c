@@ -9,6 +9,7 @@
 
 #include "agent_fsm.h"
 #include "journal.h"
+#include "obs/obs.h"
 #include "session_int.h"
 #include "session/spec_rt.h"
 #include "context/request.h"
@@ -179,6 +180,8 @@ static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *
         e->e_report[u->effect](s, args, n, ev);
     if (!e->loop || s->replaying)
         return; /* replay: no I/O */
+    if (s->obs)
+        ac_obs_effect(s->obs, s, e->t->effect_names[u->effect], start);
     /* what the effect does follows the journal line of the event that
      * started or stopped it (journal.h, docs/design.md) */
     ac_journal_flush(s->journal);
@@ -592,6 +595,10 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     }
     if (engine_copy_config(e, cfg, err, errcap, code) || engine_provider(e, cfg, err, errcap, code))
         goto fail;
+    if (ac_obs_engine_setup(e, cfg) < 0) {
+        engine_oom(err, errcap, code);
+        goto fail;
+    }
     ac_registry_free(own_reg);
     return e;
 fail:
@@ -649,5 +656,6 @@ void ac_engine_free(ac_engine *e)
     free(e->journal_dir);
     free(e->api_key_env);
     ac_secrets_free(e->secrets);
+    ac_obs_engine_free(e);
     free(e);
 }

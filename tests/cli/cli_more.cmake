@@ -38,6 +38,7 @@ agentc_add_test(cli_agent
   SOURCES ${CMAKE_SOURCE_DIR}/tests/cli/test_agent.c ${CMAKE_SOURCE_DIR}/src/cli/agent.c
           ${CMAKE_SOURCE_DIR}/src/cli/agent_record.c ${CMAKE_SOURCE_DIR}/src/cli/agents_file.c
           ${CMAKE_SOURCE_DIR}/src/cli/engine_opts.c
+          ${CMAKE_SOURCE_DIR}/src/cli/tracing.c
   LIBS agentc_runtime agentc_gen
   LABELS cli)
 target_include_directories(cli_agent PRIVATE ${CMAKE_SOURCE_DIR}/src/cli ${CMAKE_SOURCE_DIR}/src)

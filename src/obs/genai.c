@@ -1,0 +1,337 @@
+/*
+ * genai.c - a session's events, steps and effects as spans of the GenAI semantic conventions
+ * (obs.h): invoke_agent per turn, chat per model call, execute_tool per tool call, compact per
+ * compaction, the spec's external transitions as agentc.transition events.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "obs/obs.h"
+#include "obs/span.h"
+#include "session/journal.h"
+
+#define CONTENT_CAP (64 * 1024) /* bytes of a captured content attribute */
+#define MAX_MACHINES 32
+
+static void event_ends(ac_obs *o, ac_session *s);
+
+struct ac_obs {
+    const ac_obs_engine *oe;
+    char *sid;
+    ac_span *turn, *chat, *compact;
+    int attempt;    /* model calls since the last one that completed (1: the first) */
+    int chat_uses;  /* llm_request effect uses running (one per state of the call) */
+    int64_t now;    /* the time of the event being applied */
+    const char *ev; /* its name, NULL between events */
+    const json_t *data;
+    size_t turns_before; /* turns ended before the event */
+    int64_t in_tok, out_tok;
+    int64_t entered[MAX_MACHINES]; /* when each machine entered its state */
+};
+
+static const char *dstr(const json_t *d, const char *key)
+{
+    return json_string_value(json_object_get(d, key));
+}
+
+ac_obs *ac_obs_new(const ac_obs_engine *oe, const char *session_id)
+{
+    ac_obs *o = calloc(1, sizeof *o);
+    if (o && !(o->sid = strdup(session_id ? session_id : ""))) {
+        free(o);
+        return NULL;
+    }
+    if (o)
+        o->oe = oe;
+    return o;
+}
+
+static void end_span(ac_obs *o, ac_span **sp)
+{
+    if (*sp)
+        ac_tracer_add(o->oe->tracer, ac_span_end(*sp, o->now));
+    *sp = NULL;
+}
+
+void ac_obs_free(ac_obs *o, int64_t t_ms)
+{
+    if (!o)
+        return;
+    if (t_ms > o->now)
+        o->now = t_ms;
+    end_span(o, &o->chat);
+    end_span(o, &o->compact);
+    end_span(o, &o->turn);
+    free(o->sid);
+    free(o);
+}
+
+/* A content attribute, cut at CONTENT_CAP with a note. */
+static void content(ac_span *sp, const char *key, const char *text)
+{
+    size_t n = text ? strlen(text) : 0;
+    if (n <= CONTENT_CAP) {
+        ac_span_str(sp, key, text);
+        return;
+    }
+    ac_span_strn(sp, key, text, CONTENT_CAP);
+    ac_span_int(sp, "agentc.content_cut_bytes", (int64_t)(n - CONTENT_CAP));
+}
+
+static ac_span *child(ac_obs *o, const char *name, int kind, int64_t start)
+{
+    ac_span *sp = ac_span_start(o->turn ? o->turn->trace_id : NULL,
+                                o->turn ? o->turn->span_id : NULL, name, kind, start);
+    ac_span_str(sp, "gen_ai.conversation.id", o->sid);
+    return sp;
+}
+
+static void turn_begin(ac_obs *o)
+{
+    char name[256];
+    snprintf(name, sizeof name, "invoke_agent %s", o->oe->agent);
+    o->turn = ac_span_start(NULL, NULL, name, AC_SPAN_INTERNAL, o->now);
+    ac_span_str(o->turn, "gen_ai.operation.name", "invoke_agent");
+    ac_span_str(o->turn, "gen_ai.provider.name", o->oe->provider);
+    ac_span_str(o->turn, "gen_ai.agent.name", o->oe->agent);
+    ac_span_str(o->turn, "gen_ai.request.model", o->oe->model);
+    ac_span_str(o->turn, "gen_ai.conversation.id", o->sid);
+    o->in_tok = o->out_tok = 0;
+    o->chat_uses = 0;
+    o->attempt = 0;
+}
+
+static void turn_end(ac_obs *o, ac_session *s)
+{
+    const char *why = NULL;
+    enum ac_turn_outcome out = ac_session_last_turn(s, &why);
+    ac_span_str(o->turn, "agentc.turn.outcome", ac_turn_outcome_name(out));
+    ac_span_int(o->turn, "gen_ai.usage.input_tokens", o->in_tok);
+    ac_span_int(o->turn, "gen_ai.usage.output_tokens", o->out_tok);
+    if (out == AC_TURN_FAILED) {
+        ac_span_str(o->turn, "agentc.fail.reason", why);
+        ac_span_str(o->turn, "error.type", "failed");
+        ac_span_error(o->turn, why);
+    }
+    end_span(o, &o->chat);
+    end_span(o, &o->compact);
+    end_span(o, &o->turn);
+}
+
+void ac_obs_event(ac_obs *o, ac_session *s, const char *name, int64_t t_ms, const json_t *data,
+                  int in_turn)
+{
+    if (!o)
+        return;
+    o->now = t_ms;
+    o->ev = name;
+    o->data = data;
+    ac_session_stats st;
+    ac_session_get_stats(s, &st);
+    o->turns_before = st.turns_ended;
+    event_ends(o, s);
+    if (in_turn || o->turn)
+        return;
+    turn_begin(o); /* kept if the event starts a turn */
+    if (ac_tracer_capture(o->oe->tracer) && !strcmp(name, "user_message"))
+        content(o->turn, "gen_ai.input.messages", dstr(data, "text"));
+}
+
+/* llm.completed: the response's finish reason and usage, and the answer when captured. */
+static void chat_completed(ac_obs *o)
+{
+    const char *fin = dstr(o->data, "finish_reason");
+    if (fin)
+        ac_span_strs(o->chat, "gen_ai.response.finish_reasons", &fin, 1);
+    const json_t *u = json_object_get(o->data, "usage");
+    int64_t in = json_integer_value(json_object_get(u, "input"));
+    int64_t out = json_integer_value(json_object_get(u, "output"));
+    ac_span_int(o->chat, "gen_ai.usage.input_tokens", in);
+    ac_span_int(o->chat, "gen_ai.usage.output_tokens", out);
+    ac_span_str(o->chat, "gen_ai.response.model", o->oe->model);
+    o->in_tok += in;
+    o->out_tok += out;
+    o->attempt = 0;
+    if (!ac_tracer_capture(o->oe->tracer))
+        return;
+    json_t *msg = json_pack("[{s:s, s:[{s:s, s:O}], s:O*}]", "role", "assistant", "parts", "type",
+                            "text", "content", json_object_get(o->data, "content"), "tool_calls",
+                            json_object_get(o->data, "tool_calls"));
+    char *txt = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+    content(o->chat, "gen_ai.output.messages", txt);
+    free(txt);
+    json_decref(msg);
+}
+
+static void chat_failed(ac_obs *o)
+{
+    const char *cls = dstr(o->data, "class");
+    ac_span_str(o->chat, "error.type", cls ? cls : "_OTHER");
+    ac_span_error(o->chat, dstr(o->data, "message"));
+}
+
+/* tool.completed: a span for the call, from its start (the duration the event carries). */
+static void tool_completed(ac_obs *o, ac_session *s)
+{
+    const char *id = dstr(o->data, "id");
+    const char *args = NULL;
+    const char *tool = id ? ac_session_tool_call_name(s, id, &args) : NULL;
+    if (!tool)
+        return;
+    int64_t dur = json_integer_value(json_object_get(o->data, "duration_ms"));
+    char name[256];
+    snprintf(name, sizeof name, "execute_tool %s", tool);
+    ac_span *sp = child(o, name, AC_SPAN_INTERNAL, o->now - (dur > 0 ? dur : 0));
+    ac_span_str(sp, "gen_ai.operation.name", "execute_tool");
+    ac_span_str(sp, "gen_ai.tool.name", tool);
+    ac_span_str(sp, "gen_ai.tool.call.id", id);
+    ac_span_str(sp, "gen_ai.tool.type", "function");
+    const char *sep = strstr(tool, "::");
+    if (sep)
+        ac_span_strn(sp, "agentc.toolkit", tool, (size_t)(sep - tool));
+    if (!json_is_true(json_object_get(o->data, "ok"))) {
+        ac_span_str(sp, "error.type", "tool_error");
+        ac_span_error(sp, "the tool call failed");
+    }
+    if (ac_tracer_capture(o->oe->tracer)) {
+        content(sp, "gen_ai.tool.call.arguments", args);
+        content(sp, "gen_ai.tool.call.result", dstr(o->data, "content"));
+    }
+    ac_tracer_add(o->oe->tracer, ac_span_end(sp, o->now));
+}
+
+/* What the event says of the span it ends (before the dispatch stops its effect). */
+static void event_ends(ac_obs *o, ac_session *s)
+{
+    if (o->chat && !strcmp(o->ev, "llm.completed"))
+        chat_completed(o);
+    else if (o->chat && !strcmp(o->ev, "llm.failed"))
+        chat_failed(o);
+    else if (!strcmp(o->ev, "tool.completed") && !json_is_true(json_object_get(o->data, "none")))
+        tool_completed(o, s);
+    else if (o->compact && !strncmp(o->ev, "compaction.", 11)) {
+        const char *strat = dstr(o->data, "strategy");
+        char name[128];
+        snprintf(name, sizeof name, "compact %s", strat ? strat : "");
+        json_object_set_new(o->compact->j, "name", json_string(name));
+        ac_span_str(o->compact, "agentc.compaction.strategy", strat);
+        if (strcmp(o->ev, "compaction.done") != 0)
+            ac_span_error(o->compact, dstr(o->data, "message"));
+    }
+}
+
+void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn)
+{
+    if (!o)
+        return;
+    ac_session_stats st;
+    ac_session_get_stats(s, &st);
+    int ended = st.turns_ended != o->turns_before;
+    if (o->turn && !in_turn && ended)
+        turn_end(o, s);
+    else if (o->turn && !in_turn && !ended) {
+        ac_span_free(o->turn); /* the event began no turn */
+        o->turn = NULL;
+    }
+    o->ev = NULL;
+    o->data = NULL;
+}
+
+/* The conversation as the model is sent it, for gen_ai.input.messages and
+ * gen_ai.system_instructions. */
+static void capture_request(ac_obs *o, ac_session *s)
+{
+    json_t *msgs = json_array();
+    const char *system = NULL;
+    for (size_t i = 0, n = ac_session_message_count(s); i < n; i++) {
+        const char *role = NULL;
+        const char *text = ac_session_message(s, i, &role);
+        if (role && !strcmp(role, "system")) {
+            system = text;
+            continue;
+        }
+        json_array_append_new(msgs,
+                              json_pack("{s:s, s:[{s:s, s:s}]}", "role", role ? role : "", "parts",
+                                        "type", "text", "content", text ? text : ""));
+    }
+    char *txt = json_dumps(msgs, JSON_COMPACT);
+    content(o->chat, "gen_ai.input.messages", txt);
+    free(txt);
+    json_decref(msgs);
+    if (system)
+        content(o->chat, "gen_ai.system_instructions", system);
+}
+
+static void chat_begin(ac_obs *o, ac_session *s)
+{
+    char name[256];
+    snprintf(name, sizeof name, "chat %s", o->oe->model);
+    o->chat = child(o, name, AC_SPAN_CLIENT, o->now);
+    o->attempt++;
+    ac_span_str(o->chat, "gen_ai.operation.name", "chat");
+    ac_span_str(o->chat, "gen_ai.provider.name", o->oe->provider);
+    ac_span_str(o->chat, "gen_ai.request.model", o->oe->model);
+    ac_span_int(o->chat, "agentc.attempt", o->attempt);
+    const ac_request_settings *r = o->oe->request;
+    if (r && r->has_temperature)
+        ac_span_double(o->chat, "gen_ai.request.temperature", r->temperature);
+    if (r && r->has_top_p)
+        ac_span_double(o->chat, "gen_ai.request.top_p", r->top_p);
+    if (r && r->has_seed)
+        ac_span_int(o->chat, "gen_ai.request.seed", r->seed);
+    if (o->oe->max_tokens > 0)
+        ac_span_int(o->chat, "gen_ai.request.max_tokens", o->oe->max_tokens);
+    if (ac_tracer_capture(o->oe->tracer))
+        capture_request(o, s);
+}
+
+void ac_obs_effect(ac_obs *o, ac_session *s, const char *effect, int start)
+{
+    if (!o || !o->turn)
+        return;
+    if (!strcmp(effect, "llm_request")) {
+        if (start && !o->chat)
+            chat_begin(o, s);
+        o->chat_uses += start ? 1 : -1;
+        if (o->chat_uses <= 0) {
+            o->chat_uses = 0;
+            end_span(o, &o->chat);
+        }
+    } else if (!strcmp(effect, "compact")) {
+        if (start && !o->compact) {
+            o->compact = child(o, "compact", AC_SPAN_INTERNAL, o->now);
+            ac_span_str(o->compact, "gen_ai.operation.name", "compact");
+        } else if (!start) {
+            end_span(o, &o->compact);
+        }
+    }
+}
+
+void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
+{
+    if (!o || r->kind != AC_TRACE_TRANSITION)
+        return;
+    const ac_fsm_tables *t = o->oe->t;
+    int64_t entered = r->machine < MAX_MACHINES ? o->entered[r->machine] : 0;
+    if (r->machine < MAX_MACHINES)
+        o->entered[r->machine] = o->now;
+    ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
+    if (!sp)
+        return;
+    json_t *step = ac_journal_step_json(t, r); /* [machine, from, event, to, line, guard, ...] */
+    json_t *a = json_array();
+    static const char *const keys[] = {"agentc.machine", "agentc.from", "agentc.event",
+                                       "agentc.to"};
+    for (size_t i = 0; i < 4; i++)
+        json_array_append_new(a,
+                              ac_span_kv_str(keys[i], json_string_value(json_array_get(step, i))));
+    json_array_append_new(
+        a, ac_span_kv_str("agentc.guard", json_string_value(json_array_get(step, 5))));
+    json_array_append_new(a, ac_span_kv_int("agentc.spec.line", r->line));
+    if (entered > 0 && r->from != AC_FSM_NONE)
+        json_array_append_new(a, json_pack("{s:s, s:{s:f}}", "key", "agentc.state.seconds", "value",
+                                           "doubleValue", (double)(o->now - entered) / 1000.0));
+    json_decref(step);
+    ac_span_event(sp, "agentc.transition", o->now, a);
+}
