@@ -378,6 +378,10 @@ static int batch_open(batch *bt, run_opts *o, ac_cli_engine_base *base, ac_loop 
         return AC_EXIT_CONFIG;
     }
     ac_error err = {0};
+    if (o->metrics_file && !ac_cli_metrics(1)) {
+        fprintf(stderr, "agentc: out of memory\n");
+        return AC_EXIT_CONFIG;
+    }
     if ((rc = ac_cli_engine_build(base, *loop, &out, "agentc", &bt->engine, &err)))
         return rc;
     /* --db: every session stored under its input id */
@@ -425,11 +429,17 @@ int ac_cli_batch(int argc, char **argv)
         if (ran)
             rc = interrupted ? 128 + interrupted : bt.failures ? AC_EXIT_FAILED : 0;
     }
+    if (ran && o.metrics_file && ac_cli_metrics_write(o.metrics_file) != 0) {
+        fprintf(stderr, "agentc batch: cannot write the metrics to '%s': %s\n", o.metrics_file,
+                strerror(errno));
+        rc = rc ? rc : AC_EXIT_OUTPUT;
+    }
     batch_free_items(&bt);
     ac_store_close(bt.store);
     free(bt.agent);
     ac_engine_free(bt.engine);
     ac_cli_tracer_finish(loop);
+    ac_cli_metrics_free();
     ac_loop_free(loop);
     ac_cli_engine_base_free(&base);
     ac_cli_run_opts_free(&o);

@@ -298,6 +298,7 @@ int ac_cli_engine_build(const ac_cli_engine_base *b, ac_loop *loop, const ac_out
     cfg.loop = loop;
     cfg.output = out;
     cfg.tracer = ac_cli_tracer(loop);
+    cfg.metrics = ac_cli_metrics(0);
     *e = ac_engine_new(&cfg, err);
     if (!*e) {
         if (cmd)

@@ -88,6 +88,14 @@ void ac_cli_engine_base_free(ac_cli_engine_base *b);
  * left (a second at most) and frees it: call it after the engines are freed, before the loop. */
 struct ac_tracer *ac_cli_tracer(ac_loop *loop);
 void ac_cli_tracer_finish(ac_loop *loop);
+/* The command's metrics (agentc/metrics.h): made on the first call with create (before the
+ * engines are built: each engine built afterwards counts in them), else NULL until then. */
+struct ac_metrics *ac_cli_metrics(int create);
+/* Their Prometheus text (malloc'd; NULL without metrics), and that text written to path (0, or
+ * -1 with errno). */
+char *ac_cli_metrics_text(void);
+int ac_cli_metrics_write(const char *path);
+void ac_cli_metrics_free(void);
 
 /* An engine with no loop, for rebuilding sessions (replay, agentc sessions):
  * tables (NULL: the built-in ones) and params (may be NULL). NULL with err

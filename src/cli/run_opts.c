@@ -25,6 +25,7 @@ static void batch_usage(FILE *out)
         "  --ordered            print results in input order\n"
         "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
         "  --db PATH            store every session under its input id (agentc sessions)\n"
+        "  --metrics FILE       write the metrics (Prometheus text) to FILE at the end\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
         "  --header, --script, --tools, --system, --spec, --param, --on, --output-schema,\n"
         "  --agents FILE --agent NAME, --agent-name, and the model request settings\n"
@@ -98,11 +99,13 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
         }
     const char **slot = NULL;
     const char *const names[] = {"--journal", "--db",    batch ? "--journal-dir" : "--session",
-                                 "--agents",  "--agent", "--agent-name"};
+                                 "--agents",  "--agent", "--agent-name",
+                                 batch ? "--metrics" : NULL};
     const char **slots[] = {&o->journal,     &o->db,    batch ? &o->journal_dir : &o->session,
-                            &o->agents_file, &o->agent, &o->agent_name};
+                            &o->agents_file, &o->agent, &o->agent_name,
+                            &o->metrics_file};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (!strcmp(a, names[k]))
+        if (names[k] && !strcmp(a, names[k]))
             slot = slots[k];
     int on = !strcmp(a, "--on"), conc = batch && !strcmp(a, "--concurrency");
     if (!slot && !on && !conc)

@@ -1,10 +1,14 @@
 /*
  * tracing.c - the command line's tracer: made from the OTEL_* variables (agentc/otel.h) for
  * the command's one loop when its first engine is built, and shut down before that loop is
- * freed, adding at most a second to the command's exit.
+ * freed, adding at most a second to the command's exit; and its metrics, counted when a
+ * command asks for them (batch --metrics, serve's /metrics).
  */
 #include <stdio.h>
 
+#include <stdlib.h>
+
+#include "agentc/metrics.h"
 #include "agentc/otel.h"
 #include "engine_opts.h"
 
@@ -13,6 +17,7 @@
 static ac_tracer *tracer;
 static ac_loop *tracer_loop;
 static int tried;
+static ac_metrics *metrics;
 
 ac_tracer *ac_cli_tracer(ac_loop *loop)
 {
@@ -39,4 +44,33 @@ void ac_cli_tracer_finish(ac_loop *loop)
     tracer = NULL;
     tracer_loop = NULL;
     tried = 0;
+}
+
+ac_metrics *ac_cli_metrics(int create)
+{
+    if (!metrics && create)
+        metrics = ac_metrics_new();
+    return metrics;
+}
+
+char *ac_cli_metrics_text(void)
+{
+    return ac_metrics_render(metrics, ac_tracer_dropped(tracer));
+}
+
+int ac_cli_metrics_write(const char *path)
+{
+    char *text = ac_cli_metrics_text();
+    FILE *f = text ? fopen(path, "w") : NULL;
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(text);
+    return ok ? 0 : -1;
+}
+
+void ac_cli_metrics_free(void)
+{
+    ac_metrics_free(metrics);
+    metrics = NULL;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "obs/metrics_int.h"
 #include "obs/obs.h"
 #include "obs/span.h"
 #include "session/journal.h"
@@ -28,11 +29,26 @@ struct ac_obs {
     size_t turns_before; /* turns ended before the event */
     int64_t in_tok, out_tok;
     int64_t entered[MAX_MACHINES]; /* when each machine entered its state */
+    int64_t chat_start;
+    const char *chat_outcome; /* "ok", "error"; NULL: cancelled */
+    char fail_class[64];      /* the class of the last failed call, for the retry's count */
+    const char *status;       /* the agentc_sessions label it is counted under, NULL: none */
 };
 
 static const char *dstr(const json_t *d, const char *key)
 {
     return json_string_value(json_object_get(d, key));
+}
+
+static void set_status(ac_obs *o, const char *status)
+{
+    if (o->status == status)
+        return;
+    if (o->status)
+        ac_metrics_add(o->oe->metrics, AC_M_SESSIONS, &o->status, -1);
+    o->status = status;
+    if (status)
+        ac_metrics_add(o->oe->metrics, AC_M_SESSIONS, &status, 1);
 }
 
 ac_obs *ac_obs_new(const ac_obs_engine *oe, const char *session_id)
@@ -44,6 +60,8 @@ ac_obs *ac_obs_new(const ac_obs_engine *oe, const char *session_id)
     }
     if (o)
         o->oe = oe;
+    if (o)
+        set_status(o, "idle");
     return o;
 }
 
@@ -54,13 +72,27 @@ static void end_span(ac_obs *o, ac_span **sp)
     *sp = NULL;
 }
 
+/* The model call's span ends; its count and duration are recorded. */
+static void chat_end(ac_obs *o)
+{
+    if (!o->chat)
+        return;
+    const char *l[] = {o->oe->provider, o->oe->model,
+                       o->chat_outcome ? o->chat_outcome : "cancelled"};
+    ac_metrics_add(o->oe->metrics, AC_M_LLM_CALLS, l, 1);
+    ac_metrics_observe(o->oe->metrics, AC_M_LLM_SECONDS, l,
+                       (double)(o->now - o->chat_start) / 1000.0);
+    end_span(o, &o->chat);
+}
+
 void ac_obs_free(ac_obs *o, int64_t t_ms)
 {
     if (!o)
         return;
     if (t_ms > o->now)
         o->now = t_ms;
-    end_span(o, &o->chat);
+    set_status(o, NULL);
+    chat_end(o);
     end_span(o, &o->compact);
     end_span(o, &o->turn);
     free(o->sid);
@@ -106,6 +138,11 @@ static void turn_end(ac_obs *o, ac_session *s)
 {
     const char *why = NULL;
     enum ac_turn_outcome out = ac_session_last_turn(s, &why);
+    const char *oname = ac_turn_outcome_name(out);
+    ac_session_stats st;
+    ac_session_get_stats(s, &st);
+    ac_metrics_add(o->oe->metrics, AC_M_TURNS, &oname, 1);
+    ac_metrics_observe(o->oe->metrics, AC_M_TURN_ITERATIONS, NULL, (double)st.iterations);
     ac_span_str(o->turn, "agentc.turn.outcome", ac_turn_outcome_name(out));
     ac_span_int(o->turn, "gen_ai.usage.input_tokens", o->in_tok);
     ac_span_int(o->turn, "gen_ai.usage.output_tokens", o->out_tok);
@@ -114,7 +151,7 @@ static void turn_end(ac_obs *o, ac_session *s)
         ac_span_str(o->turn, "error.type", "failed");
         ac_span_error(o->turn, why);
     }
-    end_span(o, &o->chat);
+    chat_end(o);
     end_span(o, &o->compact);
     end_span(o, &o->turn);
 }
@@ -152,6 +189,10 @@ static void chat_completed(ac_obs *o)
     ac_span_str(o->chat, "gen_ai.response.model", o->oe->model);
     o->in_tok += in;
     o->out_tok += out;
+    o->chat_outcome = "ok";
+    const char *li[] = {o->oe->model, "input"}, *lo[] = {o->oe->model, "output"};
+    ac_metrics_add(o->oe->metrics, AC_M_TOKENS, li, (double)in);
+    ac_metrics_add(o->oe->metrics, AC_M_TOKENS, lo, (double)out);
     o->attempt = 0;
     if (!ac_tracer_capture(o->oe->tracer))
         return;
@@ -167,6 +208,8 @@ static void chat_completed(ac_obs *o)
 static void chat_failed(ac_obs *o)
 {
     const char *cls = dstr(o->data, "class");
+    o->chat_outcome = "error";
+    snprintf(o->fail_class, sizeof o->fail_class, "%s", cls ? cls : "other");
     ac_span_str(o->chat, "error.type", cls ? cls : "_OTHER");
     ac_span_error(o->chat, dstr(o->data, "message"));
 }
@@ -190,7 +233,11 @@ static void tool_completed(ac_obs *o, ac_session *s)
     const char *sep = strstr(tool, "::");
     if (sep)
         ac_span_strn(sp, "agentc.toolkit", tool, (size_t)(sep - tool));
-    if (!json_is_true(json_object_get(o->data, "ok"))) {
+    int ok = json_is_true(json_object_get(o->data, "ok"));
+    const char *lt[] = {tool, ok ? "ok" : "error"};
+    ac_metrics_add(o->oe->metrics, AC_M_TOOL_CALLS, lt, 1);
+    ac_metrics_observe(o->oe->metrics, AC_M_TOOL_SECONDS, lt, (double)(dur > 0 ? dur : 0) / 1000.0);
+    if (!ok) {
         ac_span_str(sp, "error.type", "tool_error");
         ac_span_error(sp, "the tool call failed");
     }
@@ -204,7 +251,12 @@ static void tool_completed(ac_obs *o, ac_session *s)
 /* What the event says of the span it ends (before the dispatch stops its effect). */
 static void event_ends(ac_obs *o, ac_session *s)
 {
-    if (o->chat && !strcmp(o->ev, "llm.completed"))
+    if (o->chat && !strcmp(o->ev, "llm.started")) {
+        const char *l[] = {o->oe->provider, o->oe->model};
+        double ttft = (double)(o->now - o->chat_start) / 1000.0;
+        ac_metrics_observe(o->oe->metrics, AC_M_TTFT, l, ttft);
+        ac_span_double(o->chat, "gen_ai.response.time_to_first_chunk", ttft);
+    } else if (o->chat && !strcmp(o->ev, "llm.completed"))
         chat_completed(o);
     else if (o->chat && !strcmp(o->ev, "llm.failed"))
         chat_failed(o);
@@ -216,7 +268,9 @@ static void event_ends(ac_obs *o, ac_session *s)
         snprintf(name, sizeof name, "compact %s", strat ? strat : "");
         json_object_set_new(o->compact->j, "name", json_string(name));
         ac_span_str(o->compact, "agentc.compaction.strategy", strat);
-        if (strcmp(o->ev, "compaction.done") != 0)
+        if (!strcmp(o->ev, "compaction.done"))
+            ac_metrics_add(o->oe->metrics, AC_M_COMPACTIONS, &strat, 1);
+        else
             ac_span_error(o->compact, dstr(o->data, "message"));
     }
 }
@@ -228,6 +282,10 @@ void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn)
     ac_session_stats st;
     ac_session_get_stats(s, &st);
     int ended = st.turns_ended != o->turns_before;
+    if (in_turn)
+        set_status(o, "running");
+    else if (ended || ac_session_ended(s))
+        set_status(o, ac_session_ended(s) ? "ended" : "idle");
     if (o->turn && !in_turn && ended)
         turn_end(o, s);
     else if (o->turn && !in_turn && !ended) {
@@ -268,7 +326,12 @@ static void chat_begin(ac_obs *o, ac_session *s)
     char name[256];
     snprintf(name, sizeof name, "chat %s", o->oe->model);
     o->chat = child(o, name, AC_SPAN_CLIENT, o->now);
-    o->attempt++;
+    o->chat_start = o->now;
+    o->chat_outcome = NULL;
+    if (++o->attempt > 1) {
+        const char *cls = o->fail_class;
+        ac_metrics_add(o->oe->metrics, AC_M_RETRIES, &cls, 1);
+    }
     ac_span_str(o->chat, "gen_ai.operation.name", "chat");
     ac_span_str(o->chat, "gen_ai.provider.name", o->oe->provider);
     ac_span_str(o->chat, "gen_ai.request.model", o->oe->model);
@@ -296,7 +359,7 @@ void ac_obs_effect(ac_obs *o, ac_session *s, const char *effect, int start)
         o->chat_uses += start ? 1 : -1;
         if (o->chat_uses <= 0) {
             o->chat_uses = 0;
-            end_span(o, &o->chat);
+            chat_end(o);
         }
     } else if (!strcmp(effect, "compact")) {
         if (start && !o->compact) {
@@ -316,10 +379,20 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
     int64_t entered = r->machine < MAX_MACHINES ? o->entered[r->machine] : 0;
     if (r->machine < MAX_MACHINES)
         o->entered[r->machine] = o->now;
-    ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
-    if (!sp)
-        return;
     json_t *step = ac_journal_step_json(t, r); /* [machine, from, event, to, line, guard, ...] */
+    const char *l[4];
+    for (size_t i = 0; i < 4; i++)
+        l[i] = json_string_value(json_array_get(step, i));
+    const char *tl[] = {l[0], l[1], l[3], l[2]}; /* machine, from, to, event */
+    ac_metrics_add(o->oe->metrics, AC_M_TRANSITIONS, tl, 1);
+    if (entered > 0 && r->from != AC_FSM_NONE)
+        ac_metrics_observe(o->oe->metrics, AC_M_STATE_SECONDS, l,
+                           (double)(o->now - entered) / 1000.0);
+    ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
+    if (!sp) {
+        json_decref(step);
+        return;
+    }
     json_t *a = json_array();
     static const char *const keys[] = {"agentc.machine", "agentc.from", "agentc.event",
                                        "agentc.to"};

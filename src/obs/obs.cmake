@@ -5,4 +5,5 @@ target_sources(agentc_runtime PRIVATE
   ${CMAKE_SOURCE_DIR}/src/obs/otlp.c
   ${CMAKE_SOURCE_DIR}/src/obs/otel_env.c
   ${CMAKE_SOURCE_DIR}/src/obs/genai.c
+  ${CMAKE_SOURCE_DIR}/src/obs/metrics.c
   ${CMAKE_SOURCE_DIR}/src/obs/obs_engine.c)

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "agentc/metrics.h"
 #include "agentc/otel.h"
 
 /* Queues an ended span (stolen); dropped and counted when the queue is full. */
@@ -19,7 +20,8 @@ typedef struct ac_obs ac_obs; /* one session's open spans */
 
 /* What the engine tells the mapping once. */
 typedef struct ac_obs_engine {
-    ac_tracer *tracer;
+    ac_tracer *tracer;   /* NULL: no traces */
+    ac_metrics *metrics; /* NULL: no metrics */
     const ac_fsm_tables *t;
     const char *agent;    /* invoke_agent's name */
     const char *provider; /* "openai", "anthropic", "script" */

@@ -30,7 +30,7 @@ static void agent_of(const ac_fsm_tables *t, const char *given, char *out, size_
 
 int ac_obs_engine_setup(ac_engine *e, const ac_engine_config *cfg)
 {
-    if (!cfg->tracer || !e->loop)
+    if ((!cfg->tracer && !cfg->metrics) || !e->loop)
         return 0;
     obs_engine *oe = calloc(1, sizeof *oe);
     if (!oe || !(oe->model = strdup(cfg->model ? cfg->model : ""))) {
@@ -45,6 +45,7 @@ int ac_obs_engine_setup(ac_engine *e, const ac_engine_config *cfg)
         oe->request.tool_choice = oe->request.reasoning_effort = oe->request.request_json = NULL;
     }
     oe->pub.tracer = cfg->tracer;
+    oe->pub.metrics = cfg->metrics;
     oe->pub.t = e->t;
     oe->pub.agent = oe->agent;
     oe->pub.provider = cfg->provider >= 0 && cfg->provider <= 2 ? providers[cfg->provider] : "";
