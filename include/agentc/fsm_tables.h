@@ -44,9 +44,8 @@ enum ac_fsm_transition_kind {
 /* event_flags bits */
 #define AC_EV_OUTSIDE 0x01u /* only the outside sends it (`outside event`) */
 #define AC_EV_TIMER 0x02u   /* an `after` timer of the spec posts it */
-#define AC_EV_DECISIONS                                                                            \
-    0x04u /* an outside event that carries per-call decisions                                      \
-             (`outside event approve(decisions)`) */
+#define AC_EV_DECISIONS 0x04u /* an outside event that carries per-call decisions
+                                 (`outside event approve(decisions)`) */
 
 enum ac_fsm_param_type { AC_PARAM_INT = 0, AC_PARAM_DURATION = 1, AC_PARAM_STRING = 2 };
 
@@ -99,7 +98,7 @@ typedef struct ac_fsm_tables {
     uint16_t n_machines, n_states, n_events, n_transitions;
     uint16_t n_guards, n_actions, n_effects, n_params, n_effect_uses;
     uint16_t n_lists, n_guard_code; /* entries in `lists` and `guard_code` */
-    uint16_t root;                  /* root machine index */
+    uint16_t root; /* root machine index */
     const ac_fsm_machine *machines;
     const ac_fsm_state *states;
     const ac_fsm_transition *transitions;
