@@ -581,8 +581,8 @@ int ac_session_event_takes_decisions(const ac_session *s, const char *event);
  * `event` against the session's pending calls. 0, or -1 with the reason in err (may be
  * NULL): "call 'c9' is not pending (pending: c1, c2)", "call 'c3': the edited arguments do
  * not fit the schema of calculator: ...". Loop thread only, like ac_session_post. */
-int ac_session_check_decisions(ac_session *s, const char *event, const void *decisions, char *err,
-                               size_t errcap);
+int ac_session_check_decisions(ac_session *s, const char *event, const void *decisions,
+                               char *err, size_t errcap);
 
 /* The conversation, oldest message first: message i's content, and its role
  * ("system", "user", "assistant", "tool") in *role when role is not NULL.
