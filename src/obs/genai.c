@@ -373,8 +373,8 @@ void ac_obs_effect(ac_obs *o, ac_session *s, const char *effect, int start)
 
 void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
 {
-    if (!o || r->kind != AC_TRACE_TRANSITION)
-        return;
+    if (!o || r->kind != AC_TRACE_TRANSITION || !o->ev)
+        return; /* steps of events only, as the journal records them */
     const ac_fsm_tables *t = o->oe->t;
     int64_t entered = r->machine < MAX_MACHINES ? o->entered[r->machine] : 0;
     if (r->machine < MAX_MACHINES)
