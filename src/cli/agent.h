@@ -10,7 +10,7 @@
  *   "spec" is {"path", "hash", "text"}, each tool file {"path", "hash", "dir",
  *   "text"} (its content; the values of "env" and "headers" replaced by
  *   {"$from": "tool_file"}, re-read from the file at "path" when rebuilt),
- *   "system" text, "output_schema" the schema, "base_url" without userinfo,
+ *   "system" {"text"}, "output_schema" the schema, "base_url" without userinfo,
  *   "headers" names only, "api_key_env" only. Never a secret.
  * ac_cli_agent_opts reads either form (a key's JSON type tells which).
  */
@@ -24,7 +24,7 @@
 
 /* What the engine options read from an agent point into: free with
  * ac_cli_agent_hold_free once the options (and anything resolved from them)
- * are no longer used. Zero it before the first use. */
+ * are no longer used. ac_cli_agent_opts sets it up. */
 typedef struct ac_cli_agent_hold {
     json_t *doc;  /* the agent as parsed (its strings are borrowed by the options) */
     char **owned; /* strings made for the options ("name=value" params, texts) */
