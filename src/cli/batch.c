@@ -159,6 +159,9 @@ static int batch_collect(batch_item *it, const char *journal, int cancelled)
                            (json_int_t)stats.iterations, "tool_calls", (json_int_t)stats.tool_calls,
                            "usage", "input", (json_int_t)stats.input_tokens, "output",
                            (json_int_t)stats.output_tokens, "error", error, "journal", journal);
+    if (it->result && stats.has_cost) /* --prices: what it cost */
+        json_object_set_new(json_object_get(it->result, "usage"), "cost_usd",
+                            json_real(stats.cost_usd));
     it->done = 1;
     ac_session_free(it->s);
     it->s = NULL;

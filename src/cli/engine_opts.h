@@ -28,6 +28,7 @@ typedef struct ac_cli_engine_opts {
     const char *headers[AC_CLI_MAX_HEADERS + 1];
     size_t n_headers;
     const char *output_schema; /* --output-schema FILE (run, batch) */
+    const char *prices;        /* --prices FILE: the models' prices (docs/observability.md) */
     /* model request settings: --temperature ... --request-json (run, batch) */
     ac_request_settings req;
     const char *stop[AC_CLI_MAX_STOP + 1]; /* NULL-terminated */
@@ -53,6 +54,7 @@ typedef struct ac_cli_engine_base {
     ac_fsm_tables *tables;                       /* --spec (owned) */
     char *system;                                /* --system @FILE, read (owned) */
     char *output_schema;                         /* --output-schema FILE, read (owned) */
+    char *prices;                                /* --prices FILE, read (owned) */
     const char *headers[AC_CLI_MAX_HEADERS + 1]; /* the headers that have a value */
     const char *const *tools;
     const char *const *tool_texts; /* parallel to tools: a content, or NULL (read tools[i]) */

@@ -52,6 +52,7 @@ static void run_usage(FILE *out)
         "                       builtin:context: tools that change the agent's own context)\n"
         "  --system TEXT | --system @FILE\n"
         "  --spec FILE          run an edited spec without rebuilding\n"
+        "  --prices FILE        the models' prices: usage.cost_usd (docs/observability.md)\n"
         "  --param NAME=VALUE   override a spec param (repeatable)\n"
         "  --agents FILE --agent NAME   run the agent NAME of an agents file (docs/agents.md);\n"
         "                       options given change its keys where it lets them\n"

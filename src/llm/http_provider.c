@@ -832,6 +832,13 @@ static json_t *hp_completed(hp_call *c)
         hp_jstr(t->refusal, t->refusal_len), "tool_calls", calls ? calls : json_array(),
         "finish_reason", t->finish_reason ? json_string(t->finish_reason) : json_null(), "usage",
         "input", (json_int_t)t->input_tokens, "output", (json_int_t)t->output_tokens);
+    /* the cache and reasoning counts, when the provider reported any (a price needs them) */
+    json_t *u = json_object_get(j, "usage");
+    const char *const keys[] = {"cached", "cache_write", "reasoning"};
+    const long long vals[] = {t->cached_tokens, t->cache_write_tokens, t->reasoning_tokens};
+    for (size_t i = 0; u && i < 3; i++)
+        if (vals[i] > 0)
+            json_object_set_new(u, keys[i], json_integer(vals[i]));
     /* Anthropic thinking blocks, in the shape they are sent back in */
     if (j && t->n_thinking_blocks) {
         json_t *blocks = json_array();

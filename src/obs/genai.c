@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "obs/cost.h"
 #include "obs/metrics_int.h"
 #include "obs/obs.h"
 #include "obs/span.h"
@@ -28,6 +29,7 @@ struct ac_obs {
     const json_t *data;
     size_t turns_before; /* turns ended before the event */
     int64_t in_tok, out_tok;
+    double cost;                   /* the turn's, with oe->price */
     int64_t entered[MAX_MACHINES]; /* when each machine entered its state */
     int64_t chat_start;
     const char *chat_outcome; /* "ok", "error"; NULL: cancelled */
@@ -130,6 +132,7 @@ static void turn_begin(ac_obs *o)
     ac_span_str(o->turn, "gen_ai.request.model", o->oe->model);
     ac_span_str(o->turn, "gen_ai.conversation.id", o->sid);
     o->in_tok = o->out_tok = 0;
+    o->cost = 0;
     o->chat_uses = 0;
     o->attempt = 0;
 }
@@ -146,6 +149,8 @@ static void turn_end(ac_obs *o, ac_session *s)
     ac_span_str(o->turn, "agentc.turn.outcome", ac_turn_outcome_name(out));
     ac_span_int(o->turn, "gen_ai.usage.input_tokens", o->in_tok);
     ac_span_int(o->turn, "gen_ai.usage.output_tokens", o->out_tok);
+    if (o->oe->price)
+        ac_span_double(o->turn, "agentc.cost_usd", o->cost);
     if (out == AC_TURN_FAILED) {
         ac_span_str(o->turn, "agentc.fail.reason", why);
         ac_span_str(o->turn, "error.type", "failed");
@@ -190,6 +195,19 @@ static void chat_completed(ac_obs *o)
     o->in_tok += in;
     o->out_tok += out;
     o->chat_outcome = "ok";
+    static const char *const extra[][2] = {
+        {"cached", "gen_ai.usage.cache_read.input_tokens"},
+        {"cache_write", "gen_ai.usage.cache_creation.input_tokens"},
+        {"reasoning", "gen_ai.usage.reasoning.output_tokens"}};
+    for (size_t i = 0; i < 3; i++)
+        if (json_is_integer(json_object_get(u, extra[i][0])))
+            ac_span_int(o->chat, extra[i][1], json_integer_value(json_object_get(u, extra[i][0])));
+    if (o->oe->price) {
+        double c = ac_price_cost(o->oe->price, u);
+        o->cost += c;
+        ac_span_double(o->chat, "agentc.cost_usd", c);
+        ac_metrics_add(o->oe->metrics, AC_M_COST, &o->oe->model, c);
+    }
     const char *li[] = {o->oe->model, "input"}, *lo[] = {o->oe->model, "output"};
     ac_metrics_add(o->oe->metrics, AC_M_TOKENS, li, (double)in);
     ac_metrics_add(o->oe->metrics, AC_M_TOKENS, lo, (double)out);

@@ -6,4 +6,5 @@ target_sources(agentc_runtime PRIVATE
   ${CMAKE_SOURCE_DIR}/src/obs/otel_env.c
   ${CMAKE_SOURCE_DIR}/src/obs/genai.c
   ${CMAKE_SOURCE_DIR}/src/obs/metrics.c
+  ${CMAKE_SOURCE_DIR}/src/obs/cost.c
   ${CMAKE_SOURCE_DIR}/src/obs/obs_engine.c)

@@ -23,8 +23,9 @@ typedef struct ac_obs_engine {
     ac_tracer *tracer;   /* NULL: no traces */
     ac_metrics *metrics; /* NULL: no metrics */
     const ac_fsm_tables *t;
-    const char *agent;    /* invoke_agent's name */
-    const char *provider; /* "openai", "anthropic", "script" */
+    const struct ac_price *price; /* the model's prices (cost.h), NULL: none */
+    const char *agent;            /* invoke_agent's name */
+    const char *provider;         /* "openai", "anthropic", "script" */
     const char *model;
     const ac_request_settings *request; /* may be NULL */
     int64_t max_tokens;                 /* 0: not sent */

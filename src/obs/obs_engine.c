@@ -46,6 +46,7 @@ int ac_obs_engine_setup(ac_engine *e, const ac_engine_config *cfg)
     }
     oe->pub.tracer = cfg->tracer;
     oe->pub.metrics = cfg->metrics;
+    oe->pub.price = e->price;
     oe->pub.t = e->t;
     oe->pub.agent = oe->agent;
     oe->pub.provider = cfg->provider >= 0 && cfg->provider <= 2 ? providers[cfg->provider] : "";

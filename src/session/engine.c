@@ -9,6 +9,7 @@
 
 #include "agent_fsm.h"
 #include "journal.h"
+#include "obs/cost.h"
 #include "obs/obs.h"
 #include "session_int.h"
 #include "session/spec_rt.h"
@@ -557,6 +558,23 @@ static int engine_provider(ac_engine *e, const ac_engine_config *cfg, char *err,
     return 0;
 }
 
+/* The prices of the engine's model (cost.h). 0, or -1 for a malformed document. */
+static int engine_price(ac_engine *e, const ac_engine_config *cfg, char *err, size_t errcap,
+                        int *code)
+{
+    ac_price p;
+    int rc = ac_price_lookup(cfg->prices, cfg->model, &p, err, errcap);
+    if (rc < 0) {
+        *code = AC_ECONFIG;
+        return -1;
+    }
+    if (rc == 1 && !(e->price = malloc(sizeof *e->price)))
+        return engine_oom(err, errcap, code);
+    if (e->price)
+        *e->price = p;
+    return 0;
+}
+
 /* Builds the engine; on failure fills err, *code (enum ac_status) and, for a problem at an
  * effect use, *line (its state's spec line). */
 static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errcap, int *code,
@@ -594,6 +612,8 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
         goto fail;
     }
     if (engine_copy_config(e, cfg, err, errcap, code) || engine_provider(e, cfg, err, errcap, code))
+        goto fail;
+    if (cfg->prices && engine_price(e, cfg, err, errcap, code) < 0)
         goto fail;
     if (ac_obs_engine_setup(e, cfg) < 0) {
         engine_oom(err, errcap, code);
@@ -657,5 +677,6 @@ void ac_engine_free(ac_engine *e)
     free(e->api_key_env);
     ac_secrets_free(e->secrets);
     ac_obs_engine_free(e);
+    free(e->price);
     free(e);
 }

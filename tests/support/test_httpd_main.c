@@ -30,7 +30,7 @@
  *   - ECHOHDR: a 401 JSON error whose message quotes every request header
  *     (servers that echo credentials back).
  * --script DIR serves the files of DIR (sorted by name) in turn, one per
- * request, cycling: a name like `02-503.json` sets the status (default 200);
+ * request (chat completions, or Anthropic's /v1/messages), cycling: a name like `02-503.json` sets the status (default 200);
  * `.sse` files go out as text/event-stream, others as application/json.
  * --log FILE appends one JSON line per request: method, path, headers, body.
  *
@@ -606,7 +606,9 @@ static void *conn_main(void *arg)
         int sent;
         if (!strcmp(r.method, "POST") && strstr(r.path, "/v1/traces")) {
             sent = otlp_answer(fd);
-        } else if (strcmp(r.method, "POST") != 0 || !strstr(r.path, "/chat/completions")) {
+        } else if (strcmp(r.method, "POST") != 0 ||
+                   (!strstr(r.path, "/chat/completions") &&
+                    (g.calc || !strstr(r.path, "/v1/messages")))) {
             static const char nf[] = "{\"error\":{\"message\":\"not found\"}}";
             sent = send_plain(fd, 404, "application/json", NULL, nf, sizeof nf - 1);
         } else {
