@@ -426,3 +426,12 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
     json_decref(step);
     ac_span_event(sp, "agentc.transition", o->now, a);
 }
+
+int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap)
+{
+    const ac_span *sp = !o ? NULL : o->chat ? o->chat : o->compact ? o->compact : o->turn;
+    if (!sp || !o->oe->tracer || cap < 56)
+        return 0;
+    snprintf(buf, cap, "00-%s-%s-01", sp->trace_id, sp->span_id);
+    return 1;
+}

@@ -42,6 +42,9 @@ void ac_obs_event(ac_obs *o, ac_session *s, const char *name, int64_t t_ms, cons
 void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn);
 /* A step of the dispatcher (external transitions become span events). */
 void ac_obs_step(ac_obs *o, const ac_trace_rec *r);
+/* The W3C traceparent of the span current in o (the model call's, the compaction's, else the
+ * turn's) into buf (56 bytes and a NUL): 1, or 0 when none is open. */
+int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap);
 /* An effect starts (start 1) or stops: llm_request and compact open and close spans. */
 void ac_obs_effect(ac_obs *o, ac_session *s, const char *effect, int start);
 

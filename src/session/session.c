@@ -997,3 +997,8 @@ char *ac_session_to_json(const ac_session *s)
     json_decref(o);
     return out;
 }
+
+int ac_session_traceparent(const ac_session *s, char *buf, size_t cap)
+{
+    return s && !s->replaying ? ac_obs_traceparent(s->obs, buf, cap) : 0;
+}

@@ -96,6 +96,15 @@ jq -e '.events | any(([.attributes[] | {(.key): (.value | to_entries[0].value)}]
   <<<"$root" >/dev/null || fail "guard of the transition to COMPLETED"
 jq -e -s 'all(.[].events[]; [.attributes[].value.stringValue] | index("llm.delta") | not)' "$tmp/s1" >/dev/null \
   || fail "an internal llm.delta row became an event"
+# the model requests carried the trace context of their chat span
+jq -r '.headers.traceparent // empty' "$tmp/requests" | tail -3 >"$tmp/tp"
+[ "$(wc -l <"$tmp/tp")" -eq 3 ] || fail "model requests without traceparent: $(cat "$tmp/tp")"
+while read -r tp; do
+  [[ "$tp" =~ ^00-([0-9a-f]{32})-([0-9a-f]{16})-01$ ]] || fail "traceparent '$tp'"
+  [ "${BASH_REMATCH[1]}" = "$tid" ] || fail "traceparent of another trace: $tp"
+  jq -e -s --arg s "${BASH_REMATCH[2]}" 'any(.[]; .spanId == $s and (.name | startswith("chat ")))' "$tmp/s1" >/dev/null \
+    || fail "traceparent $tp names no chat span"
+done <"$tmp/tp"
 # no content by default, no secret ever
 ! grep -q "be terse $$\|17 \* 23\|gen_ai.input.messages\|gen_ai.tool.call.arguments" "$tmp/c1.log" || fail "content exported by default"
 ! grep -q "$AGENTC_TEST_KEY" "$tmp/c1.log" || fail "API key exported"
@@ -144,6 +153,7 @@ for off in OTEL_SDK_DISABLED=true OTEL_TRACES_EXPORTER=none; do
     || fail "run with $off"
 done
 "$agentc" run "${net[@]}" "$prompt" >/dev/null 2>&1 || fail "run without an endpoint"
+[ -z "$(tail -3 "$tmp/requests" | jq -r '.headers.traceparent // empty')" ] || fail "traceparent sent untraced"
 [ ! -s "$tmp/c5.log" ] || fail "exported while off"
 OTEL_EXPORTER_OTLP_ENDPOINT="ftp://127.0.0.1:1" "$agentc" run "${net[@]}" "$prompt" >"$tmp/out" 2>"$tmp/err" \
   || fail "a bad endpoint failed the run"
