@@ -69,7 +69,13 @@ typedef struct ac_store_options {
  * directory): the file is left as it was. opt may be NULL. */
 ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error *err);
 /* path ":memory:" opens a store that lives in this process's memory only (no file, gone
- * when closed): the same operations, for a program that wants no durability. */
+ * when closed): the same operations, for a program that wants no durability.
+ * path "postgresql://..." or "postgres://..." opens a PostgreSQL database (libpq's URI; the
+ * key schema=NAME, default agentc, names the schema of agentc's tables and is taken out
+ * before libpq sees the URI): the same operations, shared by any number of processes
+ * (docs/postgresql.md). */
+/* The store as messages name it: its path, or its URI without the password. */
+const char *ac_store_name(const ac_store *st);
 /* Closes; the sessions of this store must be freed first. NULL is a no-op. */
 void ac_store_close(ac_store *st);
 /* The path ac_store_open gets when nothing is given: $AGENTC_DB, else

@@ -28,9 +28,25 @@ int ac_cli_resume(int argc, char **argv);
 int ac_cli_sessions(int argc, char **argv);
 /* agentc sessions fork ID --at TURN [--as NEW] (sessions_fork.c): the exit status. */
 int ac_cli_sessions_fork(ac_store *st, const char *id, const char *at_turn, const char *as);
+/* The sessions of st, most recently updated first, in a malloc'd array (*n of them; free()
+ * it). 0, or an exit status after saying why. */
+typedef struct ac_store_session_info ac_store_session_info;
+int ac_cli_sessions_collect(ac_store *st, ac_store_session_info **out, size_t *n);
+/* A time (ms since the epoch) as 2026-11-26T13:02:02Z, "-" for 0. */
+void ac_cli_fmt_time(int64_t ms, char *buf, size_t cap);
+/* sessions prune (sessions_prune.c): its arguments checked (the duration into *ms; each
+ * status "a" or "a,b" a status name), 0 or an exit status after saying why; and the prune. */
+int ac_cli_prune_args(const char *older_than, const char *const *status, size_t n_status,
+                      long long *ms);
+int ac_cli_sessions_prune(ac_store *st, long long older_ms, const char *const *status,
+                          size_t n_status, int dry_run);
 /* The store of --db PATH (NULL: AGENTC_DB, else the default path); none (*out NULL) with
  * no_store or AGENTC_DB=off. 0, or an exit status after printing why. */
 int ac_cli_store_open(const char *db, int no_store, ac_store **out);
+/* The store of db (NULL: AGENTC_DB, else the default path) for reading it: 0 with *out
+ * open, 0 with *out NULL when nothing is at its path (in path: never created by reading), or
+ * an exit status after saying why (AGENTC_DB=off, a file that is not a store). */
+int ac_cli_store_open_existing(const char *db, ac_store **out, char *path, size_t cap);
 /* A stored session (create or continue, ac_store_session_opts; agent: the agent record a new
  * one keeps, NULL: none) or, without a store, a plain one. */
 ac_session *ac_cli_session_open(ac_store *st, ac_engine *e, const char *id, unsigned flags,

@@ -33,7 +33,11 @@ int ac_cli_demo(int argc, char **argv)
                    "tool through the full spec, streaming its answer, with a short trace.\n");
             return 0;
         }
-        if (!strcmp(argv[i], "--journal") && i + 1 < argc)
+        if (!strcmp(argv[i], "--journal") && i + 1 >= argc) {
+            fprintf(stderr, "agentc demo: --journal needs a value\n");
+            return AC_EXIT_USAGE;
+        }
+        if (!strcmp(argv[i], "--journal"))
             journal = argv[++i];
         else if (!strcmp(argv[i], "--jsonl"))
             jsonl = 1;

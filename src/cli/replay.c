@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "agent_fsm.h"
 #include "cli.h"
 #include "engine_opts.h"
 #include "run_agent.h"
@@ -67,10 +69,12 @@ static int replay_parse(int argc, char **argv, const char **path, const char **s
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf(
                 "usage: agentc replay JOURNAL [--spec FILE] [--check]\n\n"
-                "Rebuilds a session by re-dispatching its journal's events through the built-in\n"
-                "tables (or those of --spec FILE), with no I/O, and prints the final state of\n"
-                "each machine. --check compares each transition with the recorded one and\n"
-                "exits 1 at the first divergence.\n");
+                "Rebuilds a session by re-dispatching its journal's events, each part on the\n"
+                "agent that recorded it (a journal that records none: the built-in tables, or\n"
+                "those of the spec its header names when it is another and its file is there,\n"
+                "as recorded or beside JOURNAL), or all on --spec FILE; with no I/O; and prints\n"
+                "the final state of each machine. --check compares each transition with the\n"
+                "recorded one and exits 1 at the first divergence.\n");
             return -1;
         }
         if (!strcmp(argv[i], "--check"))
@@ -247,6 +251,34 @@ static int replay_report(const ac_fsm_tables *t, int st, const ac_replay_result 
     return 0;
 }
 
+/* The spec the journal's header names when the built-in tables are not it (another hash)
+ * and its file is there (as recorded, else beside the journal): its tables (said on stderr),
+ * else NULL (the built-in tables, with a note on the hash). */
+static ac_fsm_tables *recorded_tables(const char *journal)
+{
+    char err[256], spec[4096] = "", hash[80] = "";
+    ac_journal_reader *rd = ac_journal_reader_open(journal, err, sizeof err);
+    const ac_journal_line *hdr = rd ? ac_journal_reader_header(rd) : NULL;
+    if (hdr && hdr->spec && hdr->spec_hash) {
+        snprintf(spec, sizeof spec, "%s", hdr->spec);
+        snprintf(hash, sizeof hash, "%s", hdr->spec_hash);
+    }
+    ac_journal_reader_close(rd);
+    if (!spec[0] || !strcmp(hash, agent_fsm.hash))
+        return NULL;
+    char beside[8192];
+    const char *slash = strrchr(journal, '/');
+    snprintf(beside, sizeof beside, "%.*s/%s", slash ? (int)(slash - journal) : 1,
+             slash ? journal : ".", spec);
+    const char *p = access(spec, R_OK) == 0                       ? spec
+                    : spec[0] != '/' && access(beside, R_OK) == 0 ? beside
+                                                                  : NULL;
+    ac_fsm_tables *t = p ? ac_cli_tables_from_spec(p) : NULL;
+    if (t)
+        fprintf(stderr, "agentc replay: the spec the journal names: %s\n", p);
+    return t;
+}
+
 int ac_cli_replay(int argc, char **argv)
 {
     const char *path = NULL, *spec_path = NULL;
@@ -263,6 +295,8 @@ int ac_cli_replay(int argc, char **argv)
     char *first = spec_path || !ra ? NULL : spawn_agent(path);
     ac_engine *start = first ? agent_engine(ra, first) : NULL;
     free(first);
+    if (!spec_path && !start) /* a journal that records no agent: the spec its header names */
+        owned = recorded_tables(path);
     char recorded_spec[512];
     ac_engine *e = NULL;
     if ((rc = replay_engine(path, owned, start != NULL, recorded_spec, sizeof recorded_spec, &e))) {

@@ -61,6 +61,9 @@ static int run_open(run_ctx *r, const ac_output *out)
             fprintf(stderr, "agentc: cannot read the prompt from stdin: %s\n", strerror(errno));
             return AC_EXIT_CONFIG;
         }
+        size_t n = strlen(r->prompt); /* the line end(s) of `echo hi |` are not the prompt's */
+        while (n && (r->prompt[n - 1] == '\n' || r->prompt[n - 1] == '\r'))
+            r->prompt[--n] = 0;
     }
     /* --journal alone records to its file only, as before stores */
     int rc =
@@ -120,6 +123,13 @@ static void run_passes(run_ctx *r, int resumed)
         if (pass == 1 && o->resume)
             break;
         r->u.settled = 0;
+        if (pass == 1 && resumed && !o->jsonl) { /* the resumed turn's text set apart */
+            if (r->u.wrote_text)
+                fputc('\n', stdout);
+            r->u.wrote_text = r->u.streamed = 0;
+            ac_cli_out_flush();
+            fprintf(stderr, "agentc: the interrupted turn is finished; now the new message\n");
+        }
         if (pass == 1)
             ac_session_send(r->s, r->prompt ? r->prompt : o->prompt);
         if (run_turn(r, &wait) < 0 || ac_cli_interrupted || ac_cli_out_errno)
@@ -196,7 +206,7 @@ static void report_text(run_ctx *r, const char *answer, const char *error, int t
 {
     ui *u = &r->u;
     /* the accepted answer; or one the spec took from elsewhere than streamed text */
-    if ((u->hold_text || !u->wrote_text) && turn_ok && !r->interrupted && *answer) {
+    if ((u->hold_text || !u->streamed) && turn_ok && !r->interrupted && *answer) {
         if (u->tty)
             ac_cli_vis_write(stdout, answer, strlen(answer), VIS_ANSWER, &u->text_carry, 1);
         else
@@ -215,7 +225,7 @@ static void report_text(run_ctx *r, const char *answer, const char *error, int t
         fprintf(stderr,
                 "\njournal: %s\n"
                 "  replay it:   agentc replay %s --check\n"
-                "  draw it:     agentc diagram spec/agent.fsm --journal %s --format mermaid\n",
+                "  draw it:     agentc diagram spec/agent.fsm --journal %s --format dot\n",
                 j, j, j);
 }
 
@@ -230,6 +240,8 @@ static int run_report(run_ctx *r, int demo)
     const char *answer = ac_session_answer(r->s);
     if (r->interrupted && !*answer)
         answer = r->partial && *r->partial ? r->partial : ac_session_partial(r->s);
+    else if (!turn_ok && !r->interrupted)
+        answer = ""; /* a failed turn has no answer: the last one is an earlier turn's */
     const char *error = ac_session_error(r->s);
     char why[300];
     if (!turn_ok && !r->interrupted && (!error || !*error)) { /* never a failure without a reason */

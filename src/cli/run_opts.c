@@ -27,9 +27,9 @@ static void batch_usage(FILE *out)
         "  --db PATH            store every session under its input id (agentc sessions)\n"
         "  --metrics FILE       write the metrics (Prometheus text) to FILE at the end\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
-        "  --header, --script, --tools, --system, --spec, --param, --on, --output-schema,\n"
-        "  --agents FILE --agent NAME, --agent-name, and the model request settings\n"
-        "  --temperature ... --request-json)\n\n"
+        "  --header, --script, --script-delay-ms, --tools, --system, --spec, --param, --on,\n"
+        "  --output-schema, --agents FILE --agent NAME, --agent-name, and the model request\n"
+        "  settings --temperature ... --request-json)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
         "and reported), 4 the output could not be written (141: a closed pipe)\n");
@@ -48,6 +48,7 @@ static void run_usage(FILE *out)
         "                       ANTHROPIC_API_KEY)\n"
         "  --header 'N: V'      extra HTTP header (repeatable)\n"
         "  --script FILE        turns for --provider script (JSON Lines)\n"
+        "  --script-delay-ms N  --provider script: wait N ms between streamed deltas\n"
         "  --tools FILE|builtin:calculator|builtin:clock|builtin:context   (repeatable;\n"
         "                       builtin:context: tools that change the agent's own context)\n"
         "  --system TEXT | --system @FILE\n"
@@ -86,6 +87,17 @@ static void run_usage(FILE *out)
         "either way the session is cancelled)\n");
 }
 
+static void resume_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: agentc resume ID [OPTIONS]\n\n"
+            "Finishes the turn of the stored session ID that a crash stopped mid-turn (agentc\n"
+            "sessions list shows it as stopped): a model call in flight is issued again, a tool\n"
+            "call with a recorded result is never run again. OPTIONS are those of agentc run\n"
+            "(agentc run --help), without PROMPT; --db PATH names the store.\n\n"
+            "exit status: as agentc run's; 1 also when the session is unknown or in use\n");
+}
+
 /* A run option that is not an engine option: 1 when argv[*i] is one (*i
  * moves past its value), 0 when it is not, or -(exit status). */
 static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
@@ -109,7 +121,8 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
         if (names[k] && !strcmp(a, names[k]))
             slot = slots[k];
     int on = !strcmp(a, "--on"), conc = batch && !strcmp(a, "--concurrency");
-    if (!slot && !on && !conc)
+    int delay = !strcmp(a, "--script-delay-ms");
+    if (!slot && !on && !conc && !delay)
         return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "agentc: %s needs a value\n", a);
@@ -123,14 +136,37 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
             o->on[o->n_on++] = v;
     } else {
         char *end;
+        long lo = conc ? 1 : 0, hi = conc ? 10000 : 100000000;
         long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > 10000) {
-            fprintf(stderr, "agentc batch: --concurrency must be 1..10000\n");
+        if (!*v || *end || n < lo || n > hi) {
+            fprintf(stderr, "agentc: %s must be %ld..%ld\n", a, lo, hi);
             return -AC_EXIT_USAGE;
         }
-        o->concurrency = (int)n;
+        *(conc ? &o->concurrency : &o->eng.script_delay_ms) = (int)n;
     }
     return 1;
+}
+
+/* A store is needed for a stored session, and refused when turned off:
+ * 0, or an exit status after saying why. */
+static int check_store(const run_opts *o, const char *cmd)
+{
+    const char *env = getenv("AGENTC_DB");
+    const char *sess = !strcmp(cmd, "resume") ? "a stored session" : "--session ID";
+    if ((o->session || !strcmp(cmd, "resume")) && o->no_store) {
+        fprintf(stderr, "agentc %s: %s needs the store, which --no-store turns off (drop %s)\n",
+                cmd, sess,
+                o->session ? "--no-store, or --session for a session kept nowhere" : "--no-store");
+        return AC_EXIT_USAGE;
+    }
+    if ((o->session || !strcmp(cmd, "resume")) && !o->db && env && !strcmp(env, "off")) {
+        fprintf(stderr,
+                "agentc %s: %s needs the store, which AGENTC_DB=off turns off "
+                "(give --db PATH)\n",
+                cmd, sess);
+        return AC_EXIT_USAGE;
+    }
+    return 0;
 }
 
 /* --agents, --agent and --agent-name. 0, or an exit status after printing why. */
@@ -160,11 +196,11 @@ int ac_cli_parse_run(int argc, char **argv, run_opts *o, int batch)
 {
     memset(o, 0, sizeof *o);
     o->concurrency = 8;
-    const char *cmd = batch ? "batch" : "run";
+    const char *cmd = batch ? "batch" : argc && !strcmp(argv[0], "resume") ? "resume" : "run";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            (batch ? batch_usage : run_usage)(stdout);
+            (batch ? batch_usage : !strcmp(cmd, "resume") ? resume_usage : run_usage)(stdout);
             return -1;
         }
         int r = run_flag(argc, argv, &i, o, batch);
@@ -180,17 +216,24 @@ int ac_cli_parse_run(int argc, char **argv, run_opts *o, int batch)
             fprintf(stderr, "agentc: unknown option '%s' (see agentc %s --help)\n", a, cmd);
             return AC_EXIT_USAGE;
         }
+        const char *what = batch ? "FILE" : !strcmp(cmd, "resume") ? "ID" : "PROMPT";
         if (o->prompt) {
-            fprintf(stderr, "agentc: one %s only (quote it)\n", batch ? "FILE" : "PROMPT");
+            fprintf(stderr, "agentc %s: one %s only%s\n", cmd, what,
+                    strcmp(what, "PROMPT") ? "" : " (quote it)");
             return AC_EXIT_USAGE;
         }
         o->prompt = a;
     }
     if (!o->prompt) {
         fprintf(stderr, "agentc %s: missing %s (see agentc %s --help)\n", cmd,
-                batch ? "FILE" : "PROMPT", cmd);
+                batch                    ? "FILE"
+                : !strcmp(cmd, "resume") ? "ID"
+                                         : "PROMPT",
+                cmd);
         return AC_EXIT_USAGE;
     }
+    if (check_store(o, cmd))
+        return AC_EXIT_USAGE;
     const char *p = o->eng.provider;
     if (p && strcmp(p, "openai") && strcmp(p, "anthropic") && strcmp(p, "script")) {
         fprintf(stderr, "agentc: unknown provider '%s' (openai, anthropic, script)\n", p);

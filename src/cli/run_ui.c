@@ -113,8 +113,7 @@ void ac_cli_vis_write(FILE *f, const char *d, size_t n, int mode, vis_carry *cy,
     fwrite(ob, 1, on, f);
 }
 
-/* The visible, one-line form of in, cut to fit cap bytes with "...". */
-static void vis_line(const char *in, char *out, size_t cap)
+void ac_cli_vis_line(const char *in, char *out, size_t cap)
 {
     const unsigned char *p = (const unsigned char *)in;
     size_t n = strlen(in), on = 0, ulen;
@@ -236,7 +235,7 @@ static void ui_text(void *ud, ac_session *s, const char *d, size_t n)
     else
         fwrite(d, 1, n, stdout); /* a pipe or a file gets the answer exactly */
     ac_cli_out_flush();
-    u->wrote_text = 1;
+    u->wrote_text = u->streamed = 1;
 }
 
 static void ui_reasoning(void *ud, ac_session *s, const char *d, size_t n)
@@ -259,11 +258,31 @@ static void ui_reasoning(void *ud, ac_session *s, const char *d, size_t n)
     u->reasoning_open = n > 0 && d[n - 1] != '\n';
 }
 
+/* FNV-1a: a call id as ui.started keeps it. */
+static uint64_t id_hash(const char *id)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)id; p && *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+static int was_started(const ui *u, const char *id)
+{
+    size_t n = u->n_started < 1024 ? u->n_started : 1024;
+    uint64_t h = id_hash(id);
+    for (size_t k = 0; k < n; k++)
+        if (u->started[k] == h)
+            return 1;
+    return 0;
+}
+
 static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *name,
                           const char *args)
 {
     ui *u = ud;
     (void)s;
+    u->started[u->n_started++ % 1024] = id_hash(id);
     if (u->jsonl) {
         ac_cli_emit_json(json_pack("{s:s, s:s, s:s, s:s}", "type", "tool_call", "id", id, "name",
                                    name, "arguments", args));
@@ -271,11 +290,11 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
     }
     ac_cli_spinner_disarm(u);
     char a[80], nm[80];
-    vis_line(args, a, sizeof a);
-    vis_line(name, nm, sizeof nm);
+    ac_cli_vis_line(args, a, sizeof a);
+    ac_cli_vis_line(name, nm, sizeof nm);
     if (u->wrote_text)
         fputc('\n', stdout);
-    u->wrote_text = 0;
+    u->wrote_text = u->streamed = 0;
     fprintf(stdout, "%s-> %s %s%s\n", u->color ? "\033[36m" : "", nm, a, u->color ? "\033[0m" : "");
     ac_cli_out_flush();
 }
@@ -284,7 +303,11 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
                         const char *content, int64_t ms)
 {
     ui *u = ud;
-    (void)s;
+    if (!was_started(u, id)) { /* answered without running (denied): its call shown first */
+        const char *args = NULL;
+        ac_session_tool_call_name(s, id, &args);
+        ui_tool_start(u, s, id, name, args ? args : "{}");
+    }
     if (u->jsonl) {
         ac_cli_emit_json(json_pack("{s:s, s:s, s:b, s:s}", "type", "tool_result", "id", id, "ok",
                                    ok, "content", content));
@@ -292,8 +315,8 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
     }
     spinner_clear(u);
     char c[80], nm[80];
-    vis_line(content, c, sizeof c);
-    vis_line(name, nm, sizeof nm);
+    ac_cli_vis_line(content, c, sizeof c);
+    ac_cli_vis_line(name, nm, sizeof nm);
     fprintf(stdout, "%s<- %s %s (%lld ms): %s%s\n", u->color ? (ok ? "\033[32m" : "\033[31m") : "",
             nm, ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
     ac_cli_out_flush();
@@ -345,6 +368,7 @@ static void ui_discarded(void *ud, ac_session *s, size_t n)
         fprintf(stdout, "\n[partial answer of %zu bytes discarded]\n", n);
         u->wrote_text = 0;
     }
+    u->streamed = 0;
 }
 
 static void ui_compacted(void *ud, ac_session *s, const char *strategy, size_t before, size_t after)

@@ -29,11 +29,17 @@ typedef struct ui {
     int spinner_frame;
     int utf8;
     int64_t wait_since, last_frame;
-    int wrote_text;
+    int wrote_text;     /* answer text on the current line (a newline is due before another) */
+    int streamed;       /* answer text of this model call was printed (a trace line between
+                           keeps it so: the answer is not printed again at the end) */
     int reasoning_open; /* reasoning written to stderr, its line not ended yet */
     const ac_fsm_tables *t;
     int hold_text; /* --output-schema without --jsonl: only the accepted answer is printed */
     int settled;   /* the session's turn ended (its finished callback) */
+    /* the ids (hashed) of the calls last shown starting: a result whose call was not (a
+     * spec's deny answers it without running it) is shown after its call */
+    uint64_t started[1024];
+    size_t n_started;
 } ui;
 
 /* u set up for a run: terminals and locale looked at; hold_text: only the
@@ -51,6 +57,10 @@ void ac_cli_spinner_disarm(ui *u);
 /* Writes d[0..n) to f visibly; final: nothing follows (a cut character is
  * then shown as bytes). */
 void ac_cli_vis_write(FILE *f, const char *d, size_t n, int mode, vis_carry *cy, int final);
+
+/* The visible, one-line form of in (newlines and tabs as spaces), cut to fit cap bytes
+ * (cap >= 8) with "...". */
+void ac_cli_vis_line(const char *in, char *out, size_t cap);
 
 /* The visible form of a diagnostic, newlines kept (the caller frees it). */
 char *ac_cli_vis_dup(const char *in);

@@ -1180,7 +1180,8 @@ static int open_store(srv *sv, const char *path)
     if (!path)
         return 0;
     if (ac_store_list(sv->store, on_stored, sv, &err) != AC_OK) {
-        fprintf(stderr, "agentc serve: cannot read the sessions of '%s': %s\n", path, err.text);
+        fprintf(stderr, "agentc serve: cannot read the sessions of '%s': %s\n",
+                ac_store_name(sv->store), err.text);
         return -1;
     }
     size_t resumed = 0;
@@ -1193,8 +1194,8 @@ static int open_store(srv *sv, const char *path)
         else
             resumed++;
     }
-    fprintf(stderr, "agentc serve: store %s: %zu sessions, %zu resumed\n", path, sv->n_sessions,
-            resumed);
+    fprintf(stderr, "agentc serve: store %s: %zu sessions, %zu resumed\n", ac_store_name(sv->store),
+            sv->n_sessions, resumed);
     return 0;
 }
 

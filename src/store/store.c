@@ -86,7 +86,8 @@ ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error 
         }
         path = def;
     }
-    if (make_parent(path) != 0) {
+    int pg = ac_store_is_pg_uri(path);
+    if (!pg && make_parent(path) != 0) {
         ac_store_err(err, AC_EIO, "cannot create the directory of store '%s': %s", path,
                      strerror(errno));
         return NULL;
@@ -97,13 +98,19 @@ ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error 
     else
         make_holder(holder, sizeof holder);
     ac_store *st = NULL;
-    if (ac_store_sqlite_open(path, opt, holder, &st, err) != AC_OK)
+    if ((pg ? ac_store_pg_open(path, opt, holder, &st, err)
+            : ac_store_sqlite_open(path, opt, holder, &st, err)) != AC_OK)
         return NULL;
     st->lease_ms = opt && opt->lease_ms > 0 ? opt->lease_ms : 30000;
     st->snapshot_every = opt && opt->snapshot_every > 0 ? opt->snapshot_every : 1000;
     if (err)
         memset(err, 0, sizeof *err);
     return st;
+}
+
+const char *ac_store_name(const ac_store *st)
+{
+    return st ? st->path : "";
 }
 
 void ac_store_close(ac_store *st)

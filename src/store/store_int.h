@@ -189,6 +189,12 @@ void ac_store_group_free(ac_store *st);
  * st->holder set to holder, whose lock it takes (store_sqlite.c). */
 int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const char *holder,
                          ac_store **out, ac_error *err);
+/* The PostgreSQL backend (store_pg.c): path is a postgresql:// or postgres:// URI; its keys
+ * of agentc's own (schema=NAME) are taken out before libpq sees it. */
+int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *holder,
+                     ac_store **out, ac_error *err);
+/* True when path names a PostgreSQL database (postgresql:// or postgres://). */
+int ac_store_is_pg_uri(const char *path);
 /* ac_error_set without the location parsing, for the store's messages. */
 void ac_store_err(ac_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -54,7 +54,8 @@ static int units_parse(const char *s, const unit *units, size_t n, unsigned long
 
 int ac_parse_duration_ms(const char *s, long long *out)
 {
-    static const unit units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+    static const unit units[] = {
+        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
     unsigned long long v;
     if (!out)
         return AC_UNITS_EINVAL;

@@ -1,6 +1,6 @@
 /* units.h - parsing of human-written durations, sizes and times, used by
- * the spec compiler (param values), tool files, engine parameters and the
- * context tools: "500ms", "10s", "10m", "2h"; "512B", "64KB", "1MB",
+ * the spec compiler (param values), tool files, engine parameters, the
+ * context tools and `agentc sessions prune`: "500ms", "10s", "10m", "2h", "7d"; "512B", "64KB", "1MB",
  * "1GiB"; "2026-11-03T14:05:00Z".
  *
  * Sizes: B, KB, MB, GB are decimal (1000-based); KiB, MiB, GiB are binary
@@ -22,7 +22,7 @@
 #define AC_UNITS_EUNIT -2  /* a number followed by no unit or an unknown one */
 #define AC_UNITS_ERANGE -3 /* a number with a known unit, too large */
 
-/* Parses a duration into milliseconds. Units: ms, s, m, h. */
+/* Parses a duration into milliseconds. Units: ms, s, m, h, d (24 h). */
 int ac_parse_duration_ms(const char *s, long long *out);
 
 /* Parses a size into bytes. Units: B, KB, MB, GB (x1000), KiB, MiB, GiB (x1024). */

@@ -2,6 +2,18 @@
 add_test(NAME cli_readme_diagram
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/readme_diagram.sh $<TARGET_FILE:agentc> README.md
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+# The README's link lines (pkg-config, shared and static) against an installed tree.
+# An instrumented tree links only into a program built with the same instrumentation.
+set(readme_link_flags "")
+if(AGENTC_SANITIZE)
+  set(readme_link_flags "-fsanitize=address,undefined")
+elseif(AGENTC_TSAN)
+  set(readme_link_flags "-fsanitize=thread")
+endif()
+add_test(NAME cli_readme_link
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/readme_link.sh ${CMAKE_BINARY_DIR} "${readme_link_flags}"
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_readme_link PROPERTIES LABELS "cli;examples" SKIP_RETURN_CODE 77 TIMEOUT 120)
 add_test(NAME cli_demo_replay
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/demo_replay.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

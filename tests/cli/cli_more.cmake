@@ -26,6 +26,11 @@ add_test(NAME cli_output_schema
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/output_schema.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_output_schema PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
+# agentc sessions list/show/prune/export on a real store (script provider).
+add_test(NAME cli_sessions
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/sessions.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_sessions PROPERTIES LABELS "cli;store" SKIP_RETURN_CODE 77 TIMEOUT 120)
 # Durable sessions through the CLI: SIGKILL at random moments, then resume (bounded).
 add_test(NAME cli_store_kill
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/store_kill.sh $<TARGET_FILE:agentc>

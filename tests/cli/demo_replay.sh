@@ -9,7 +9,18 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$agentc" demo --journal "$tmp/j" >"$tmp/out" 2>"$tmp/err" || fail "demo exit $?"
 grep -q "391 + 19 = 410" "$tmp/out" || fail "demo answer missing"
+[ "$(grep -c "391 + 19 = 410" "$tmp/out")" -eq 1 ] || fail "demo printed its answer twice: $(cat "$tmp/out")"
+printf '{"content": "Hello there."}\n' >"$tmp/hello.jsonl"
+"$agentc" run --no-store --trace --provider script --script "$tmp/hello.jsonl" hi >"$tmp/out" 2>/dev/null \
+  || fail "run --trace"
+[ "$(cat "$tmp/out")" = "Hello there." ] || fail "run --trace printed: $(cat "$tmp/out")"
 grep -q "session Running --agent.COMPLETED--> Idle" "$tmp/err" || fail "demo trace missing"
+draw=$(sed -n 's/^  draw it: *agentc //p' "$tmp/err")
+grep -q -- "--format dot$" <<<"$draw" || fail "the demo's hint is not the README's (--format dot): $draw"
+"$agentc" $draw >"$tmp/draw.dot" && grep -q "^digraph agentc" "$tmp/draw.dot" \
+  || fail "the demo's draw hint does not work: $draw"
+"$agentc" demo --journal 2>"$tmp/e"; [ $? -eq 2 ] || fail "demo --journal without a value: exit"
+grep -q "demo: --journal needs a value" "$tmp/e" || fail "demo --journal without a value: $(cat "$tmp/e")"
 "$agentc" replay "$tmp/j" --check >"$tmp/r" || fail "replay --check failed"
 grep -q "every transition matches" "$tmp/r" || fail "replay output"
 sed 's/^param max_iterations .*/param max_iterations = 2/' spec/agent.fsm >"$tmp/edited.fsm"
@@ -41,6 +52,16 @@ grep -q "recorded: agent OBSERVING -- \[turn_complete && answer_valid\] / finish
   || fail "recorded guard step: $(cat "$tmp/d")"
 grep -q "replayed: agent OBSERVING -- \[turn_complete && answer_valid && !needs_compaction\] / finish_answer--> COMPLETED  (.*guard.fsm:$((line + 1)))" "$tmp/d" \
   || fail "replayed guard step: $(cat "$tmp/d")"
+
+# a journal of another spec replays against the spec its header names, when that file is there
+sed 's/^param max_iterations .*/param max_iterations = 2/' spec/agent.fsm >"$tmp/budget.fsm"
+"$agentc" run --no-store --journal "$tmp/b.journal" --spec "$tmp/budget.fsm" --provider script \
+  --script "$tmp/hello.jsonl" hi >/dev/null 2>&1 || fail "run --spec budget.fsm"
+(cd / && "$agentc" replay "$tmp/b.journal" --check) >"$tmp/r" 2>"$tmp/e" || fail "replay of budget: $(cat "$tmp/e")"
+grep -q "the spec the journal names: .*budget.fsm" "$tmp/e" || fail "replay did not use budget.fsm: $(cat "$tmp/e")"
+! grep -q "hash differs" "$tmp/e" || fail "replay against the built-in spec: $(cat "$tmp/e")"
+"$agentc" replay "$tmp/j" --check >/dev/null 2>"$tmp/e" || fail "replay of the demo"
+[ ! -s "$tmp/e" ] || fail "replay of a built-in spec's journal said: $(cat "$tmp/e")"
 
 # --jsonl: one object per line, last one done
 "$agentc" demo --jsonl --journal "$tmp/j2" >"$tmp/jl" 2>/dev/null || fail "demo --jsonl"

@@ -98,6 +98,10 @@ run deny approve_tools.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" -
 [ "$(jq -c 'select(.type == "tool_result" and .ok == false and .content == "denied by the user")' "$tmp/deny.out" | wc -l)" = 2 ] \
   || fail "deny: the model is not told: $(cat "$tmp/deny.out")"
 tail -n1 "$tmp/deny.out" | jq -e '.status == "completed" and .answer == "done"' >/dev/null || fail "deny: the turn did not go on"
+jq -s -e 'reduce .[] as $l ({ok: true, seen: {}};
+    if $l.type == "tool_call" then .seen[$l.id] = true
+    elif $l.type == "tool_result" then .ok = (.ok and (.seen[$l.id] // false)) else . end) | .ok' \
+  "$tmp/deny.out" >/dev/null || fail "deny: a tool_result without its tool_call: $(cat "$tmp/deny.out")"
 replays deny approve_tools.fsm
 run badon approve_tools.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" --on AWAITING_APPROVAL=maybe hi
 [ "$(rc badon)" = 1 ] && grep -q "not 'maybe'" "$tmp/badon.err" || fail "--on with a wrong event: $(cat "$tmp/badon.err")"

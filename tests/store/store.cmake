@@ -36,3 +36,46 @@ if(TARGET agentc_store)
     LIBS agentc_store agentc_runtime agentc_io agentc_gen PkgConfig::SQLITE3 PkgConfig::JANSSON
     LABELS store session)
 endif()
+# The store interface's conformance suite, one file for both backends: SQLite here, and
+# PostgreSQL (store_ops_pg) on a throwaway cluster the pg_cluster fixture starts for the run
+# (127.0.0.1 and a unix socket in a temporary folder, stopped at the end).
+if(TARGET agentc_store)
+  agentc_add_test(store_ops SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_ops.c
+    LIBS agentc_store agentc_runtime PkgConfig::JANSSON LABELS store)
+  string(MD5 _pg_h "${CMAKE_BINARY_DIR}")
+  string(SUBSTRING "${_pg_h}" 0 4 _pg_h4)
+  math(EXPR AGENTC_PG_TEST_PORT "0x${_pg_h4} % 20000 + 30000")
+  set(AGENTC_PG_TEST_DIR /tmp/agentc-pg-${AGENTC_PG_TEST_PORT})
+  set(AGENTC_PG_TEST_URI
+    "postgresql://agentc:agentc-test-pw@127.0.0.1:${AGENTC_PG_TEST_PORT}/agentc")
+  add_test(NAME pg_cluster_start COMMAND bash ${CMAKE_SOURCE_DIR}/tests/store/pg_cluster.sh
+    start ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT})
+  add_test(NAME pg_cluster_stop COMMAND bash ${CMAKE_SOURCE_DIR}/tests/store/pg_cluster.sh
+    stop ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT})
+  set_tests_properties(pg_cluster_start PROPERTIES FIXTURES_SETUP pg_cluster LABELS "store;pg"
+    TIMEOUT 90)
+  set_tests_properties(pg_cluster_stop PROPERTIES FIXTURES_CLEANUP pg_cluster LABELS "store;pg"
+    TIMEOUT 60)
+  add_test(NAME store_ops_pg COMMAND store_ops WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(store_ops_pg PROPERTIES FIXTURES_REQUIRED pg_cluster LABELS "store;pg"
+    ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120)
+endif()
+# agentc's commands on a PostgreSQL store end to end: run --session, sessions list, serve --db;
+# the URI's password in no output or error; a newer schema refused.
+if(TARGET agentc_store)
+  add_test(NAME store_pg_cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/store/pg_cli.sh
+    $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(store_pg_cli PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "store;pg;cli" TIMEOUT 120)
+endif()
+# The store tests of any backend run again against PostgreSQL (the same files; AGENTC_TEST_PG
+# names the database, each run in schemas of its own).
+if(TARGET agentc_store)
+  foreach(t store_sqlite store_facts store_agent)
+    string(REPLACE "store_sqlite" "store" _pg_name "${t}")
+    add_test(NAME ${_pg_name}_pg COMMAND ${t} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+    set_tests_properties(${_pg_name}_pg PROPERTIES FIXTURES_REQUIRED pg_cluster
+      LABELS "store;pg" ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120)
+  endforeach()
+endif()

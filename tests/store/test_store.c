@@ -23,6 +23,7 @@
 #include "agentc/store.h"
 #include "io/loop.h"
 #include "../support/test_tmpdir.h"
+#include "../support/test_store_where.h"
 
 char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_error *err);
 
@@ -205,7 +206,7 @@ static void test_continue_and_snapshot_equals_replay(void **state)
 {
     (void)state;
     char path[512];
-    path_of(path, sizeof path, "turns.db");
+    test_store_where(path, sizeof path, "turns.db");
     rig r;
     rig_open(&r);
     ac_store *st = open_store(path, NULL, 0, 8, 0);
@@ -275,7 +276,7 @@ static void test_leases(void **state)
 {
     (void)state;
     char path[512];
-    path_of(path, sizeof path, "lease.db");
+    test_store_where(path, sizeof path, "lease.db");
     rig r;
     rig_open(&r);
     ac_store *a = open_store(path, "holder-A", 60000, 0, 0);
@@ -416,7 +417,7 @@ static void test_threadsafe_post(void **state)
 {
     (void)state;
     char path[512];
-    path_of(path, sizeof path, "thread.db");
+    test_store_where(path, sizeof path, "thread.db");
     rig r;
     rig_open(&r);
     ac_store *st = open_store(path, NULL, 0, 0, 0);
@@ -460,7 +461,7 @@ static void test_takeover_mid_tool_in_callback(void **state)
 {
     (void)state;
     char path[512], tools[512], log[512];
-    path_of(path, sizeof path, "takeover.db");
+    test_store_where(path, sizeof path, "takeover.db");
     path_of(tools, sizeof tools, "slow_tools.json");
     path_of(log, sizeof log, "slow.log");
     FILE *f = fopen(tools, "w");
@@ -541,14 +542,17 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_file_mode_and_foreign_files),
-        cmocka_unit_test(test_path_like_a_uri),
         cmocka_unit_test(test_continue_and_snapshot_equals_replay),
         cmocka_unit_test(test_leases),
-        cmocka_unit_test(test_full_store),
-        cmocka_unit_test(test_created_then_killed),
         cmocka_unit_test(test_threadsafe_post),
         cmocka_unit_test(test_takeover_mid_tool_in_callback),
+        /* SQLite's files only */
+        cmocka_unit_test(test_file_mode_and_foreign_files),
+        cmocka_unit_test(test_path_like_a_uri),
+        cmocka_unit_test(test_full_store),
+        cmocka_unit_test(test_created_then_killed),
     };
-    return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
+    /* with AGENTC_TEST_PG (store_sqlite_pg): the tests of any backend, against PostgreSQL */
+    size_t n = test_store_pg() ? 4 : sizeof tests / sizeof tests[0];
+    return _cmocka_run_group_tests("store", tests, n, setup, test_tmpdir_teardown);
 }

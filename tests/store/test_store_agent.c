@@ -26,6 +26,7 @@
 #include "spec.h"
 #include "io/loop.h"
 #include "../support/test_tmpdir.h"
+#include "../support/test_store_where.h"
 
 /* turn 1: three tool calls then an answer; turn 2: an answer; turn 3: an answer */
 static const char *script =
@@ -87,7 +88,7 @@ static void rig_open(rig *r, const char *name)
     assert_non_null(r->t);
     ac_spec_free(spec);
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    test_store_where(path, sizeof path, name);
     ac_error err;
     r->st = ac_store_open(path, NULL, &err);
     if (!r->st)
@@ -400,7 +401,10 @@ int main(void)
         cmocka_unit_test(test_never_rejudged),
         cmocka_unit_test(test_fork),
         cmocka_unit_test(test_journal_file),
+        /* reads the SQLite file */
         cmocka_unit_test(test_kept_across_spec_change),
     };
-    return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
+    /* with AGENTC_TEST_PG (store_agent_pg): the tests of any backend, against PostgreSQL */
+    size_t n = test_store_pg() ? 3 : sizeof tests / sizeof tests[0];
+    return _cmocka_run_group_tests("store_agent", tests, n, setup, test_tmpdir_teardown);
 }

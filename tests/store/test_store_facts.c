@@ -22,6 +22,7 @@
 #include "io/loop.h"
 #include "spec.h"
 #include "../support/test_tmpdir.h"
+#include "../support/test_store_where.h"
 
 char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_error *err);
 
@@ -78,7 +79,7 @@ static void test_snapshot_tail_equals_replay_on_facts(void **state)
 {
     (void)state;
     char path[512];
-    snprintf(path, sizeof path, "%s/facts.db", tmpdir);
+    test_store_where(path, sizeof path, "facts.db");
     ac_fsm_tables *t = compile();
     ac_loop *loop = ac_loop_new();
     ac_engine_config cfg = {0};

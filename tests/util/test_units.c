@@ -15,9 +15,10 @@ static void test_durations(void **state)
     static const struct {
         const char *text;
         long long ms;
-    } ok[] = {{"500ms", 500},  {"0ms", 0},       {"10s", 10000},
-              {"10m", 600000}, {"2h", 7200000},  {"1s", 1000},
-              {"007s", 7000},  {"90m", 5400000}, {"9223372036854775807ms", INT64_MAX}};
+    } ok[] = {{"500ms", 500},    {"0ms", 0},       {"10s", 10000},
+              {"10m", 600000},   {"2h", 7200000},  {"1s", 1000},
+              {"007s", 7000},    {"90m", 5400000}, {"9223372036854775807ms", INT64_MAX},
+              {"7d", 604800000}, {"0d", 0}};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         long long v = -1;
         assert_int_equal(ac_parse_duration_ms(ok[i].text, &v), 0);
@@ -35,7 +36,9 @@ static void test_durations(void **state)
                                       "1.5s",
                                       "s",
                                       "ms",
-                                      "5d",
+                                      "5D",
+                                      "5w",
+                                      "106751991167301d",
                                       "5hs",
                                       "9223372036854775808ms",
                                       "9223372036854776s",

@@ -1,0 +1,1041 @@
+/*
+ * store_pg.c - the PostgreSQL backend of the store (store_int.h), with libpq.
+ *
+ * One connection per open store. Its tables live in one schema of the database,
+ * named by the URI's "schema" key (default "agentc"); agentc's own keys are taken
+ * out of the URI before libpq sees it (libpq refuses keys it does not know). The
+ * schema is versioned in its table meta and created or migrated on open in one
+ * transaction under an advisory lock; a newer schema is refused.
+ *
+ * Times are the database's: NOW below is the server's clock_timestamp() in ms.
+ * A lease is claimed with SELECT ... FOR UPDATE SKIP LOCKED (a row another
+ * transaction writes is busy, never waited for), and every write of a session
+ * goes through its row's UPDATE, fenced by its holder in the WHERE clause: a
+ * holder whose lease another took writes nothing. Each statement is prepared
+ * once per connection (named by its place in the cache).
+ *
+ * A holder's lock: each open store's connection holds a shared advisory lock keyed by a hash
+ * of its holder name, which the server drops when the connection ends (the process died, the
+ * network went): a lease whose holder's lock nobody holds is free before it ends (ALIVE).
+ *
+ * The password of the URI is never shown: the store's path (in every error) is
+ * the URI without it, and libpq's own messages do not carry it.
+ *
+ * Every call waits for the server (synchronous libpq, bounded by the connect
+ * timeout and statement_timeout set on open).
+ */
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+#include "util/buf.h"
+
+#define SCHEMA_VERSION 1
+#define CACHE 48
+#define NOW "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+#define LOCK_KEY 1634160195 /* "agNC": the advisory lock of migrations */
+/* SQL: true while a connection holds the lock of the holder named by the column holder (each
+ * open store holds (1634160196, hashtext(its holder)) shared, on its connection) */
+#define ALIVE                                                                                      \
+    "EXISTS(SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "      \
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "             \
+    "AND classid::bigint = 1634160196 "                                                            \
+    "AND objid::bigint = (hashtext(holder)::bigint & 4294967295))"
+
+typedef struct pg_store {
+    struct ac_store base;
+    PGconn *conn;
+    char *conninfo; /* the URI as libpq takes it (with its password: never shown) */
+    char schema[64];
+    long long timeout_ms;   /* statement_timeout */
+    int in_tx;              /* between BEGIN and COMMIT or ROLLBACK */
+    const char *sql[CACHE]; /* prepared statements, by the address of their text */
+} pg_store;
+
+/* Up to 16 parameters of one statement, as text (integers formatted in num). */
+typedef struct pargs {
+    const char *v[16];
+    char num[16][24];
+    int n;
+} pargs;
+
+static void p_s(pargs *a, const char *v)
+{
+    a->v[a->n++] = v;
+}
+
+static void p_i(pargs *a, long long v)
+{
+    snprintf(a->num[a->n], sizeof a->num[a->n], "%lld", v);
+    a->v[a->n] = a->num[a->n];
+    a->n++;
+}
+
+static PGconn *CONN(ac_store *st)
+{
+    return ((pg_store *)st)->conn;
+}
+
+/* libpq's last message, on one line. */
+static const char *pg_msg(PGconn *c, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s", c ? PQerrorMessage(c) : "out of memory");
+    for (char *p = buf; *p; p++)
+        if (*p == '\n')
+            *p = *(p + 1) ? ' ' : 0;
+    return buf;
+}
+
+static int pg_fail(ac_store *st, ac_error *err, const char *what)
+{
+    char m[600];
+    ac_store_err(err, AC_EIO, "store '%s': %s: %s", st->path, what, pg_msg(CONN(st), m, sizeof m));
+    return AC_EIO;
+}
+
+static int setup_conn(pg_store *s, ac_error *err);
+
+/* A connection lost (the server restarted, the network): connected again, with the
+ * statements to prepare again. */
+static int reconnect(pg_store *s, ac_error *err)
+{
+    memset(s->sql, 0, sizeof s->sql);
+    PQreset(s->conn);
+    if (PQstatus(s->conn) != CONNECTION_OK)
+        return pg_fail(&s->base, err, "connecting again");
+    return setup_conn(s, err);
+}
+
+/* sql prepared on its first use (by the address of its text), run with a's parameters: the
+ * result, or NULL. */
+static PGresult *exec_once(pg_store *s, const char *sql, const pargs *a)
+{
+    int k = 0;
+    while (k < CACHE && s->sql[k] && s->sql[k] != sql)
+        k++;
+    int n = a ? a->n : 0;
+    const char *const *v = a ? a->v : NULL;
+    if (k == CACHE)
+        return PQexecParams(s->conn, sql, n, NULL, v, NULL, NULL, 0);
+    char name[16];
+    snprintf(name, sizeof name, "q%d", k);
+    if (!s->sql[k]) {
+        PGresult *p = PQprepare(s->conn, name, sql, n, NULL);
+        int ok = PQresultStatus(p) == PGRES_COMMAND_OK;
+        PQclear(p);
+        if (!ok)
+            return NULL;
+        s->sql[k] = sql;
+    }
+    return PQexecPrepared(s->conn, name, n, v, NULL, NULL, 0);
+}
+
+static int res_ok(const PGresult *r)
+{
+    ExecStatusType t = PQresultStatus(r);
+    return r && (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK);
+}
+
+/* Runs sql (a string literal) with a's parameters: the result, or NULL with err filled. A
+ * connection lost (the server restarted) is made again before a transaction, never inside
+ * one (what it wrote is gone: the operation fails). */
+static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
+{
+    pg_store *s = (pg_store *)st;
+    if (!strcmp(sql, "BEGIN"))
+        s->in_tx = 0;      /* a BEGIN that failed left none */
+    int fresh = !s->in_tx; /* may connect again */
+    if (PQstatus(s->conn) != CONNECTION_OK && (!fresh || reconnect(s, err) != AC_OK)) {
+        if (!fresh)
+            pg_fail(st, err, what);
+        return NULL;
+    }
+    if (!strcmp(sql, "BEGIN") || !strcmp(sql, "COMMIT"))
+        s->in_tx = sql[0] == 'B';
+    PGresult *r = exec_once(s, sql, a);
+    if (!res_ok(r) && fresh && PQstatus(s->conn) != CONNECTION_OK && reconnect(s, err) == AC_OK) {
+        PQclear(r); /* the connection was found lost by this statement: once again */
+        r = exec_once(s, sql, a);
+    }
+    if (res_ok(r))
+        return r;
+    PQclear(r);
+    pg_fail(st, err, what);
+    return NULL;
+}
+
+/* A statement without rows: AC_OK or AC_EIO; *changed the rows it wrote. */
+static int run(ac_store *st, const char *sql, const pargs *a, int *changed, ac_error *err,
+               const char *what)
+{
+    PGresult *r = pq(st, sql, a, err, what);
+    if (!r)
+        return AC_EIO;
+    if (changed)
+        *changed = atoi(PQcmdTuples(r));
+    PQclear(r);
+    return AC_OK;
+}
+
+static void rollback(ac_store *st)
+{
+    ((pg_store *)st)->in_tx = 0;
+    PQclear(PQexec(CONN(st), "ROLLBACK"));
+}
+
+static int no_session(ac_store *st, const char *id, ac_error *err)
+{
+    ac_store_err(err, AC_STORE_ENOENT, "store '%s' has no session '%s'", st->path, id);
+    return AC_STORE_ENOENT;
+}
+
+static int oom(ac_error *err)
+{
+    ac_store_err(err, AC_ENOMEM, "out of memory");
+    return AC_ENOMEM;
+}
+
+static long long ival(const PGresult *r, int row, int c)
+{
+    return strtoll(PQgetvalue(r, row, c), NULL, 10);
+}
+
+static const char *nval(const PGresult *r, int row, int c)
+{
+    return PQgetisnull(r, row, c) ? NULL : PQgetvalue(r, row, c);
+}
+
+static void pg_close(ac_store *st)
+{
+    pg_store *s = (pg_store *)st;
+    PQfinish(s->conn);
+    free(s->conninfo);
+    free(st->path);
+    free(st);
+}
+
+#define INFO_COLS                                                                                  \
+    "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "       \
+    "lease_until, title, " NOW ", " ALIVE
+
+static void fill_info(const PGresult *r, int i, ac_store_session_info *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->id, sizeof o->id, "%s", PQgetvalue(r, i, 0));
+    snprintf(o->spec_hash, sizeof o->spec_hash, "%s", PQgetvalue(r, i, 1));
+    snprintf(o->status, sizeof o->status, "%s", PQgetvalue(r, i, 2));
+    o->at_rest = (int)ival(r, i, 3);
+    o->created_ms = ival(r, i, 4);
+    o->updated_ms = ival(r, i, 5);
+    o->events = (uint64_t)ival(r, i, 6);
+    o->snapshot_seq = (uint64_t)ival(r, i, 7);
+    long long until = ival(r, i, 9), now = ival(r, i, 11);
+    if (until > now && !strcmp(PQgetvalue(r, i, 12), "t")) {
+        snprintf(o->holder, sizeof o->holder, "%s", PQgetvalue(r, i, 8));
+        o->lease_expires_ms = until;
+    }
+    snprintf(o->title, sizeof o->title, "%s", PQgetvalue(r, i, 10));
+}
+
+static int pg_info(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    PGresult *r =
+        pq(st, "SELECT " INFO_COLS " FROM sessions WHERE id = $1", &a, err, "reading a session");
+    if (!r)
+        return AC_EIO;
+    int found = PQntuples(r) > 0;
+    if (found)
+        fill_info(r, 0, out);
+    PQclear(r);
+    return found ? AC_OK : no_session(st, id, err);
+}
+
+static int pg_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
+{
+    PGresult *r = pq(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id", NULL,
+                     err, "listing sessions");
+    if (!r)
+        return AC_EIO;
+    for (int i = 0; i < PQntuples(r); i++) {
+        ac_store_session_info info;
+        fill_info(r, i, &info);
+        if (fn(ud, &info))
+            break;
+    }
+    PQclear(r);
+    return AC_OK;
+}
+
+/* Inside a transaction: locks the session's row (a row another transaction writes is busy,
+ * not waited for) and says whether holder may write it: AC_OK, AC_STORE_EBUSY naming the
+ * other holder, AC_STORE_ENOENT, or AC_EIO. */
+static int lease_check(ac_store *st, const char *id, const char *holder, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    PGresult *r = pq(st,
+                     "SELECT holder, lease_until, " NOW ", " ALIVE " FROM sessions WHERE id = $1 "
+                     "FOR UPDATE SKIP LOCKED",
+                     &a, err, "reading a lease");
+    if (!r)
+        return AC_EIO;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        r = pq(st, "SELECT holder FROM sessions WHERE id = $1", &a, err, "reading a lease");
+        if (!r)
+            return AC_EIO;
+        int exists = PQntuples(r) > 0;
+        if (exists)
+            ac_store_err(err, AC_STORE_EBUSY,
+                         "session '%s' is in use by %s (being written by it now)", id,
+                         PQgetvalue(r, 0, 0));
+        PQclear(r);
+        return exists ? AC_STORE_EBUSY : no_session(st, id, err);
+    }
+    const char *h = PQgetvalue(r, 0, 0);
+    long long until = ival(r, 0, 1), now = ival(r, 0, 2);
+    int ok = until <= now || !*h || (holder && !strcmp(h, holder)) ||
+             strcmp(PQgetvalue(r, 0, 3), "t") != 0; /* its holder is gone */
+    if (!ok)
+        ac_store_err(err, AC_STORE_EBUSY,
+                     "session '%s' is in use by %s (its lease runs %lld s more, renewed while "
+                     "that holder runs; it ends at once when its connection closes)",
+                     id, h, (until - now + 999) / 1000);
+    PQclear(r);
+    return ok ? AC_OK : AC_STORE_EBUSY;
+}
+
+/* The INSERT of a new session row: AC_OK, AC_EINVAL when it exists (nothing written, the
+ * transaction still good), or AC_EIO. */
+static int insert_row(ac_store *st, const char *id, const char *spec_hash, const char *params,
+                      const char *holder, int64_t lease_ms, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    p_s(&a, spec_hash);
+    p_s(&a, params ? params : "{}");
+    p_s(&a, holder);
+    p_i(&a, lease_ms);
+    int changed = 0;
+    int rc = run(st,
+                 "INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, "
+                 "updated_ms, holder, lease_until) VALUES($1, $2, $3, 'idle', 1, " NOW ", " NOW
+                 ", $4, " NOW " + $5) ON CONFLICT(id) DO NOTHING",
+                 &a, &changed, err, "creating a session");
+    if (rc == AC_OK && !changed) {
+        ac_store_err(err, AC_EINVAL, "store '%s' already has a session '%s'", st->path, id);
+        return AC_EINVAL;
+    }
+    return rc;
+}
+
+static int pg_create(ac_store *st, const char *id, const char *spec_hash, const char *params,
+                     const char *holder, int64_t lease_ms, ac_error *err)
+{
+    return insert_row(st, id, spec_hash, params, holder, lease_ms, err);
+}
+
+/* One statement of a transaction, rolled back when it fails. */
+static int tx(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
+{
+    int rc = run(st, sql, a, NULL, err, what);
+    if (rc != AC_OK)
+        rollback(st);
+    return rc;
+}
+
+static int pg_rm(ac_store *st, const char *id, const char *holder, ac_error *err)
+{
+    int rc = tx(st, "BEGIN", NULL, err, "removing a session");
+    if (rc != AC_OK)
+        return rc;
+    if ((rc = lease_check(st, id, holder, err)) != AC_OK) {
+        rollback(st);
+        return rc;
+    }
+    static const char *const del[] = {
+        "DELETE FROM events WHERE session = $1", "DELETE FROM notes WHERE session = $1",
+        "DELETE FROM snapshots WHERE session = $1", "DELETE FROM tool_calls WHERE session = $1",
+        "DELETE FROM sessions WHERE id = $1"};
+    pargs a = {0};
+    p_s(&a, id);
+    for (size_t i = 0; i < sizeof del / sizeof del[0]; i++)
+        if ((rc = tx(st, del[i], &a, err, "removing a session")) != AC_OK)
+            return rc;
+    return tx(st, "COMMIT", NULL, err, "removing a session");
+}
+
+/* The session row of a commit, fenced by its holder: AC_OK; the lease check's error
+ * (nothing written); or AC_EIO. */
+static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    pargs a = {0};
+    int64_t lease = c->release ? -1 : c->lease_ms;
+    p_s(&a, c->status ? c->status : "running");
+    p_i(&a, c->at_rest);
+    p_i(&a, c->n_evs ? (long long)c->evs[c->n_evs - 1].n : 0);
+    p_s(&a, c->release ? "" : c->holder);
+    p_i(&a, lease);
+    p_s(&a, c->title);
+    p_s(&a, c->spec_hash);
+    p_i(&a, c->snapshot ? (long long)c->snapshot_n : 0);
+    p_s(&a, c->agent);
+    p_s(&a, c->id);
+    p_s(&a, c->holder);
+    int changed = 0;
+    int rc = run(st,
+                 "UPDATE sessions SET status = $1, at_rest = $2, updated_ms = " NOW ", "
+                 "events = greatest(events, $3), holder = $4, "
+                 "lease_until = CASE WHEN $5::bigint < 0 THEN 0 ELSE " NOW " + $5 END, "
+                 "title = coalesce($6, title), spec_hash = coalesce($7, spec_hash), "
+                 "snapshot_seq = CASE WHEN $8::bigint > 0 THEN $8 ELSE snapshot_seq END, "
+                 "agent = coalesce($9, agent) "
+                 "WHERE id = $10 AND (lease_until <= " NOW " OR holder = '' OR holder = $11)",
+                 &a, &changed, err, "committing");
+    if (rc != AC_OK || changed)
+        return rc;
+    rc = lease_check(st, c->id, c->holder, err);
+    if (rc == AC_OK)
+        ac_store_err(err, rc = AC_EIO, "store '%s': session '%s' was not updated", st->path, c->id);
+    return rc;
+}
+
+/* Appends v to an array literal being built in b: "v" with " and \\ escaped, or NULL. */
+static void arr_text(ac_buf *b, const char *v)
+{
+    if (b->n > 1)
+        ac_buf_add(b, ",", 1);
+    if (!v) {
+        ac_buf_addstr(b, "NULL");
+        return;
+    }
+    ac_buf_add(b, "\"", 1);
+    for (const char *p = v; *p; p++) {
+        size_t run = strcspn(p, "\"\\");
+        ac_buf_add(b, p, run);
+        p += run;
+        if (!*p)
+            break;
+        ac_buf_add(b, "\\", 1);
+        ac_buf_add(b, p, 1);
+    }
+    ac_buf_add(b, "\"", 1);
+}
+
+/* The events of a commit in one statement (arrays of their columns, unnested). */
+static int put_events(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    if (!c->n_evs)
+        return AC_OK;
+    ac_buf col[5];
+    for (int k = 0; k < 5; k++) {
+        ac_buf_init(&col[k], AC_BUF_MAX);
+        ac_buf_add(&col[k], "{", 1);
+    }
+    for (size_t i = 0; i < c->n_evs; i++) {
+        const ac_store_event *e = &c->evs[i];
+        ac_buf_printf(&col[0], "%s%llu", i ? "," : "", (unsigned long long)e->n);
+        ac_buf_printf(&col[1], "%s%lld", i ? "," : "", (long long)e->t_ms);
+        arr_text(&col[2], e->ev);
+        arr_text(&col[3], e->data);
+        arr_text(&col[4], e->steps);
+    }
+    pargs a = {0};
+    p_s(&a, c->id);
+    int bad = 0;
+    for (int k = 0; k < 5; k++) {
+        bad |= ac_buf_add(&col[k], "}", 1) != 0;
+        p_s(&a, col[k].p);
+    }
+    int rc = bad ? oom(err)
+                 : run(st,
+                       "INSERT INTO events(session, n, t_ms, ev, data, steps) SELECT $1::text, * "
+                       "FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], "
+                       "$6::text[])",
+                       &a, NULL, err, "committing");
+    for (int k = 0; k < 5; k++)
+        ac_buf_free(&col[k]);
+    return rc;
+}
+
+static int each_event(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = put_events(st, c, err);
+    for (size_t i = 0; rc == AC_OK && i < c->n_late; i++) {
+        pargs a = {0};
+        p_s(&a, c->late[i].steps);
+        p_s(&a, c->id);
+        p_i(&a, (long long)c->late[i].n);
+        rc = run(st, "UPDATE events SET steps = $1 WHERE session = $2 AND n = $3", &a, NULL, err,
+                 "committing");
+    }
+    return rc;
+}
+
+static int each_call(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = AC_OK;
+    for (size_t i = 0; rc == AC_OK && i < c->n_finished; i++) {
+        pargs a = {0};
+        p_i(&a, c->finished_ok[i]);
+        p_s(&a, c->id);
+        p_s(&a, c->finished[i]);
+        rc = run(st,
+                 "UPDATE tool_calls SET finished_ms = " NOW ", ok = $1 "
+                 "WHERE session = $2 AND call_id = $3",
+                 &a, NULL, err, "committing");
+    }
+    for (size_t i = 0; rc == AC_OK && i < c->n_started; i++) {
+        pargs a = {0};
+        p_s(&a, c->id);
+        p_s(&a, c->started[i]);
+        p_s(&a, c->started_names[i]);
+        rc = run(st,
+                 "INSERT INTO tool_calls(session, call_id, name, started_ms) "
+                 "VALUES($1, $2, $3, " NOW ") ON CONFLICT DO NOTHING",
+                 &a, NULL, err, "committing");
+    }
+    return rc;
+}
+
+/* A new snapshot replaces the latest unless that one is kept; one taken again at a kept
+ * one's event stays kept. */
+static int put_snapshot(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    if (!c->snapshot)
+        return AC_OK;
+    pargs a = {0};
+    p_s(&a, c->id);
+    int rc = run(st, "DELETE FROM snapshots WHERE session = $1 AND kept = 0", &a, NULL, err,
+                 "committing");
+    p_i(&a, (long long)c->snapshot_n);
+    p_s(&a, c->snapshot);
+    p_i(&a, c->snapshot_keep);
+    if (rc == AC_OK)
+        rc = run(st,
+                 "INSERT INTO snapshots(session, n, body, kept) VALUES($1, $2, $3, $4) "
+                 "ON CONFLICT(session, n) DO UPDATE SET body = excluded.body, "
+                 "kept = greatest(snapshots.kept, excluded.kept)",
+                 &a, NULL, err, "committing");
+    return rc;
+}
+
+/* One session's part of a commit, inside the transaction or its savepoint. */
+static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = AC_OK;
+    if (c->create)
+        rc = insert_row(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms, err);
+    if (rc == AC_OK)
+        rc = write_row(st, c, err);
+    if (rc == AC_OK)
+        rc = each_event(st, c, err);
+    if (rc == AC_OK)
+        rc = each_call(st, c, err);
+    if (rc == AC_OK)
+        rc = put_snapshot(st, c, err);
+    return rc;
+}
+
+static int pg_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = run(st, "BEGIN", NULL, NULL, err, "committing");
+    if (rc != AC_OK)
+        return rc;
+    if ((rc = commit_body(st, c, err)) != AC_OK) {
+        rollback(st);
+        return rc;
+    }
+    return tx(st, "COMMIT", NULL, err, "committing");
+}
+
+/* A commit of many's failure: rolled back to its savepoint (AC_OK), or the transaction is
+ * gone (its error). */
+static int scope_failure(ac_store *st, int rc, ac_error *err)
+{
+    PGTransactionStatusType t = PQtransactionStatus(CONN(st));
+    if (t != PQTRANS_INTRANS && t != PQTRANS_INERROR)
+        return rc;
+    return run(st, "ROLLBACK TO SAVEPOINT one", NULL, NULL, err, "committing");
+}
+
+static int pg_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int *rcs,
+                          ac_error *errs)
+{
+    ac_error *first = &errs[0];
+    int rc = run(st, "BEGIN", NULL, NULL, first, "committing");
+    for (size_t i = 0; rc == AC_OK && i < n; i++) {
+        rc = run(st, "SAVEPOINT one", NULL, NULL, &errs[i], "committing");
+        if (rc != AC_OK)
+            break;
+        rcs[i] = commit_body(st, &c[i], &errs[i]);
+        if (rcs[i] != AC_OK)
+            rc = scope_failure(st, rcs[i], &errs[i]);
+        if (rc == AC_OK)
+            rc = run(st, "RELEASE SAVEPOINT one", NULL, NULL, &errs[i], "committing");
+    }
+    if (rc == AC_OK)
+        rc = run(st, "COMMIT", NULL, NULL, first, "committing");
+    if (rc != AC_OK) {
+        for (size_t i = 0; i < n; i++)
+            if (errs[i].code == rc) {
+                *first = errs[i];
+                break;
+            }
+        rollback(st);
+        for (size_t i = 0; i < n; i++) {
+            rcs[i] = rc;
+            errs[i] = *first;
+        }
+    }
+    return rc;
+}
+
+/* Calls fn for rows of r as events (columns n, t_ms, ev, data, steps). */
+static int rows_as_events(PGresult *r, ac_store_event_fn fn, void *ud)
+{
+    int out = AC_OK;
+    for (int i = 0; !out && i < PQntuples(r); i++) {
+        ac_store_event e = {(uint64_t)ival(r, i, 0), ival(r, i, 1), PQgetvalue(r, i, 2),
+                            nval(r, i, 3), PQnfields(r) > 4 ? nval(r, i, 4) : NULL};
+        out = fn(ud, &e);
+    }
+    PQclear(r);
+    return out;
+}
+
+static int pg_events(ac_store *st, const char *id, uint64_t after, ac_store_event_fn fn, void *ud,
+                     ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    p_i(&a, after > INT64_MAX ? INT64_MAX : (long long)after);
+    PGresult *r = pq(st,
+                     "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 "
+                     "ORDER BY n",
+                     &a, err, "reading the journal");
+    return r ? rows_as_events(r, fn, ud) : AC_EIO;
+}
+
+static int pg_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    PGresult *r = pq(st,
+                     "SELECT after, t_ms, kind, body FROM notes WHERE session = $1 "
+                     "ORDER BY after, id",
+                     &a, err, "reading notes");
+    return r ? rows_as_events(r, fn, ud) : AC_EIO;
+}
+
+/* The first column of the first row of sql run with a: *out malloc'd (NULL: no row or a
+ * NULL); *found whether there was a row; *n the second column when n. */
+static int get_text(ac_store *st, const char *sql, const pargs *a, char **out, int *found,
+                    uint64_t *n, ac_error *err, const char *what)
+{
+    *out = NULL;
+    PGresult *r = pq(st, sql, a, err, what);
+    if (!r)
+        return AC_EIO;
+    *found = PQntuples(r) > 0;
+    const char *v = *found ? nval(r, 0, 0) : NULL;
+    if (*found && n)
+        *n = (uint64_t)ival(r, 0, 1);
+    int bad = v && !(*out = strdup(v));
+    PQclear(r);
+    return bad ? oom(err) : AC_OK;
+}
+
+static int pg_params(ac_store *st, const char *id, char **out, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    int found = 0;
+    int rc = get_text(st, "SELECT params FROM sessions WHERE id = $1", &a, out, &found, NULL, err,
+                      "reading a session");
+    return rc == AC_OK && !found ? no_session(st, id, err) : rc;
+}
+
+static int pg_agent(ac_store *st, const char *id, char **out, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    int found = 0;
+    int rc = get_text(st, "SELECT agent FROM sessions WHERE id = $1", &a, out, &found, NULL, err,
+                      "reading a session");
+    return rc == AC_OK && !found ? no_session(st, id, err) : rc;
+}
+
+static int pg_snapshot_get(ac_store *st, const char *id, uint64_t upto, uint64_t *n, char **body,
+                           ac_error *err)
+{
+    *n = 0;
+    pargs a = {0};
+    p_s(&a, id);
+    p_i(&a, upto > INT64_MAX ? INT64_MAX : (long long)upto);
+    int found = 0;
+    return get_text(st,
+                    "SELECT body, n FROM snapshots WHERE session = $1 AND n <= $2 "
+                    "ORDER BY n DESC LIMIT 1",
+                    &a, body, &found, n, err, "reading a snapshot");
+}
+
+static int pg_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    PGresult *r = pq(st,
+                     "SELECT call_id, name, started_ms, finished_ms, ok FROM tool_calls "
+                     "WHERE session = $1 ORDER BY started_ms, call_id",
+                     &a, err, "reading tool calls");
+    if (!r)
+        return AC_EIO;
+    for (int i = 0; i < PQntuples(r); i++)
+        if (fn(ud, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), ival(r, i, 2), ival(r, i, 3),
+               (int)ival(r, i, 4)))
+            break;
+    PQclear(r);
+    return AC_OK;
+}
+
+static int pg_lease_acquire(ac_store *st, const char *id, const char *holder, int64_t lease_ms,
+                            ac_error *err)
+{
+    int rc = run(st, "BEGIN", NULL, NULL, err, "taking a lease");
+    if (rc != AC_OK)
+        return rc;
+    if ((rc = lease_check(st, id, holder, err)) != AC_OK) {
+        rollback(st);
+        return rc;
+    }
+    pargs a = {0};
+    p_s(&a, holder);
+    p_i(&a, lease_ms);
+    p_s(&a, id);
+    if ((rc = tx(st, "UPDATE sessions SET holder = $1, lease_until = " NOW " + $2 WHERE id = $3",
+                 &a, err, "taking a lease")) != AC_OK)
+        return rc;
+    return tx(st, "COMMIT", NULL, err, "taking a lease");
+}
+
+static int pg_lease_release(ac_store *st, const char *id, const char *holder, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    p_s(&a, holder);
+    return run(st, "UPDATE sessions SET holder = '', lease_until = 0 WHERE id = $1 AND holder = $2",
+               &a, NULL, err, "releasing a lease");
+}
+
+static int pg_note(ac_store *st, const char *id, uint64_t n, int64_t t_ms, const char *kind,
+                   const char *body, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    p_i(&a, (long long)n);
+    p_i(&a, t_ms);
+    p_s(&a, kind);
+    p_s(&a, body);
+    return run(st, "INSERT INTO notes(session, after, t_ms, kind, body) VALUES($1, $2, $3, $4, $5)",
+               &a, NULL, err, "writing a note");
+}
+
+static int pg_forget(ac_store *st, const char *id, uint64_t upto, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    p_i(&a, upto > INT64_MAX ? INT64_MAX : (long long)upto);
+    return run(st, "DELETE FROM events WHERE session = $1 AND n <= $2", &a, NULL, err,
+               "dropping old events");
+}
+
+/* A fork's statements and which of the fork's values each takes ($1 the new id, $2 the
+ * original's, $3 the last event copied, then the row's fields, the snapshot and the note). */
+static const struct {
+    const char *sql;
+    const char *args; /* the values' numbers (octal escapes) in the order of $1, $2... */
+} FORK_SQL[] = {
+    {"INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, updated_ms, "
+     "events, snapshot_seq, title, agent) SELECT $1, $4, params, $5, $6, " NOW ", " NOW
+     ", $3, $3, title, $7 FROM sessions WHERE id = $2 ON CONFLICT(id) DO NOTHING",
+     "\1\2\3\4\5\6\7"},
+    {"INSERT INTO events(session, n, t_ms, ev, data, steps) SELECT $1::text, n, t_ms, ev, data, "
+     "steps FROM events WHERE session = $2 AND n <= $3 ORDER BY n",
+     "\1\2\3"},
+    {"INSERT INTO notes(session, after, t_ms, kind, body) SELECT $1::text, after, t_ms, kind, "
+     "body FROM notes WHERE session = $2 AND after < $3 ORDER BY after, id",
+     "\1\2\3"},
+    {"INSERT INTO snapshots(session, n, body, kept) SELECT $1::text, n, body, 1 FROM snapshots "
+     "WHERE session = $2 AND kept = 1 AND n < $3",
+     "\1\2\3"},
+    {"INSERT INTO snapshots(session, n, body, kept) VALUES($1, $2, $3, 1)", "\1\3\10"},
+    {"INSERT INTO notes(session, after, t_ms, kind, body) VALUES($1, $2, $3, 'forked_from', $4)",
+     "\1\3\11\12"},
+};
+
+static int fork_rows(ac_store *st, const ac_store_fork_row *f, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, NULL); /* values from 1 */
+    p_s(&a, f->to);
+    p_s(&a, f->from);
+    p_i(&a, (long long)f->upto);
+    p_s(&a, f->spec_hash);
+    p_s(&a, f->status);
+    p_i(&a, f->at_rest);
+    p_s(&a, f->agent);
+    p_s(&a, f->snapshot);
+    p_i(&a, f->t_ms);
+    p_s(&a, f->note);
+    for (size_t i = 0; i < sizeof FORK_SQL / sizeof FORK_SQL[0]; i++) {
+        pargs b = {0};
+        for (const char *k = FORK_SQL[i].args; *k; k++)
+            b.v[b.n++] = a.v[(int)*k];
+        int changed = 0;
+        int rc = run(st, FORK_SQL[i].sql, &b, &changed, err, "forking a session");
+        if (rc != AC_OK)
+            return rc;
+        if (i == 0 && !changed)
+            return AC_EINVAL; /* told apart by the caller */
+    }
+    return AC_OK;
+}
+
+static int pg_fork(ac_store *st, const ac_store_fork_row *f, ac_error *err)
+{
+    int rc = run(st, "BEGIN", NULL, NULL, err, "forking a session");
+    if (rc != AC_OK)
+        return rc;
+    rc = fork_rows(st, f, err);
+    if (rc == AC_EINVAL) {
+        ac_store_session_info info;
+        if (pg_info(st, f->to, &info, err) == AC_OK)
+            ac_store_err(err, AC_EINVAL, "store '%s' already has a session '%s'", st->path, f->to);
+        else
+            rc = no_session(st, f->from, err);
+    }
+    if (rc != AC_OK) {
+        rollback(st);
+        return rc;
+    }
+    return tx(st, "COMMIT", NULL, err, "forking a session");
+}
+
+static const ac_store_ops PG_OPS = {
+    "postgresql",   pg_close,         pg_create,        pg_info,   pg_list,
+    pg_rm,          pg_commit,        pg_events,        pg_params, pg_snapshot_get,
+    pg_tool_calls,  pg_lease_acquire, pg_lease_release, pg_note,   pg_notes,
+    pg_commit_many, pg_forget,        pg_agent,         pg_fork,
+};
+
+/* The schema of version 1 (in the store's schema, the search path). */
+static const char *SCHEMA =
+    "CREATE TABLE meta(key text PRIMARY KEY, value bigint NOT NULL);"
+    "CREATE TABLE sessions("
+    " id text PRIMARY KEY, spec_hash text NOT NULL, params text NOT NULL DEFAULT '{}',"
+    " status text NOT NULL DEFAULT 'idle', at_rest int NOT NULL DEFAULT 1,"
+    " created_ms bigint NOT NULL, updated_ms bigint NOT NULL,"
+    " events bigint NOT NULL DEFAULT 0, snapshot_seq bigint NOT NULL DEFAULT 0,"
+    " holder text NOT NULL DEFAULT '', lease_until bigint NOT NULL DEFAULT 0,"
+    " title text NOT NULL DEFAULT '', agent text);"
+    "CREATE TABLE events(id bigserial PRIMARY KEY, session text NOT NULL, n bigint NOT NULL,"
+    " t_ms bigint NOT NULL, ev text NOT NULL, data text, steps text, UNIQUE(session, n));"
+    "CREATE TABLE snapshots(session text NOT NULL, n bigint NOT NULL, body text NOT NULL,"
+    " kept int NOT NULL DEFAULT 0, PRIMARY KEY(session, n));"
+    "CREATE TABLE tool_calls(session text NOT NULL, call_id text NOT NULL, name text NOT NULL,"
+    " started_ms bigint NOT NULL, finished_ms bigint NOT NULL DEFAULT 0,"
+    " ok int NOT NULL DEFAULT 0, PRIMARY KEY(session, call_id));"
+    "CREATE TABLE notes(id bigserial PRIMARY KEY, session text NOT NULL, after bigint NOT NULL,"
+    " t_ms bigint NOT NULL, kind text NOT NULL, body text NOT NULL);"
+    "CREATE INDEX notes_session ON notes(session, after);";
+
+/* One statement of the migration, its text built here (the schema's name quoted). */
+static int exec_text(pg_store *s, const char *sql, ac_error *err, const char *what)
+{
+    PGresult *r = PQexec(s->conn, sql);
+    ExecStatusType t = PQresultStatus(r);
+    PQclear(r);
+    if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK)
+        return AC_OK;
+    pg_fail(&s->base, err, what);
+    rollback(&s->base);
+    return AC_EIO;
+}
+
+/* The version of the store's schema: 0 when it has no tables yet, -1 on failure. */
+static long long schema_version(pg_store *s, ac_error *err)
+{
+    pargs a = {0};
+    PGresult *r = pq(&s->base, "SELECT to_regclass('meta') IS NOT NULL", &a, err, "opening it");
+    if (!r)
+        return -1;
+    int has = !strcmp(PQgetvalue(r, 0, 0), "t");
+    PQclear(r);
+    if (!has)
+        return 0;
+    r = pq(&s->base, "SELECT value FROM meta WHERE key = 'version'", &a, err, "opening it");
+    if (!r)
+        return -1;
+    long long v = PQntuples(r) ? ival(r, 0, 0) : 0;
+    PQclear(r);
+    return v;
+}
+
+/* Creates or migrates the schema in one transaction under the migration lock (others that
+ * open at once wait for it, then find it done). */
+static int migrate(pg_store *s, ac_error *err)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "BEGIN; SELECT pg_advisory_xact_lock(%d); CREATE SCHEMA IF NOT EXISTS \"%s\"",
+             LOCK_KEY, s->schema);
+    if (exec_text(s, sql, err, "creating its schema") != AC_OK)
+        return AC_EIO;
+    long long v = schema_version(s, err);
+    if (v < 0 || v > SCHEMA_VERSION) {
+        if (v > SCHEMA_VERSION)
+            ac_store_err(err, AC_EIO,
+                         "store '%s' has schema version %lld, newer than this agentc reads (%d)",
+                         s->base.path, v, SCHEMA_VERSION);
+        rollback(&s->base);
+        return AC_EIO;
+    }
+    if (v == 0 && exec_text(s, SCHEMA, err, "creating its tables") != AC_OK)
+        return AC_EIO;
+    snprintf(sql, sizeof sql,
+             "INSERT INTO meta VALUES('version', %d) ON CONFLICT(key) DO UPDATE SET value = %d",
+             SCHEMA_VERSION, SCHEMA_VERSION);
+    if (v < SCHEMA_VERSION && exec_text(s, sql, err, "migrating it") != AC_OK)
+        return AC_EIO;
+    return exec_text(s, "COMMIT", err, "migrating it");
+}
+
+/* Takes agentc's keys out of the URI's query (kept: libpq's). *schema the value of
+ * "schema" (default "agentc"); AC_EINVAL for a name that is not [A-Za-z0-9_]. */
+static int split_uri(const char *uri, char **conninfo, char *schema, size_t cap, ac_error *err)
+{
+    snprintf(schema, cap, "agentc");
+    size_t len = strlen(uri);
+    char *out = malloc(len + 1);
+    if (!out)
+        return oom(err);
+    const char *q = strchr(uri, '?');
+    size_t base = q ? (size_t)(q - uri) : len;
+    memcpy(out, uri, base);
+    size_t o = base;
+    for (const char *p = q ? q + 1 : NULL; p && *p;) {
+        const char *end = strchr(p, '&');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > 7 && !strncmp(p, "schema=", 7)) {
+            snprintf(schema, cap, "%.*s", (int)(n - 7), p + 7);
+        } else if (n) {
+            out[o] = o == base ? '?' : '&';
+            o++;
+            memcpy(out + o, p, n);
+            o += n;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    out[o] = 0;
+    *conninfo = out;
+    if (!*schema || strspn(schema, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(schema)) {
+        ac_store_err(err, AC_EINVAL,
+                     "the store URI's schema must be lower-case letters, digits and _");
+        free(out);
+        *conninfo = NULL;
+        return AC_EINVAL;
+    }
+    return AC_OK;
+}
+
+/* The URI shown in messages: without its password (user:PASSWORD@ becomes user@) and without
+ * its query (libpq keys may carry one too: password=...). */
+static char *shown_uri(const char *uri)
+{
+    char *s = strdup(uri);
+    if (!s)
+        return NULL;
+    char *q = strchr(s, '?');
+    if (q)
+        *q = 0;
+    char *scheme = strstr(s, "://");
+    char *at = scheme ? strchr(scheme + 3, '@') : NULL;
+    char *colon = scheme ? strchr(scheme + 3, ':') : NULL;
+    if (at && colon && colon < at)
+        memmove(colon, at, strlen(at) + 1);
+    return s;
+}
+
+int ac_store_is_pg_uri(const char *path)
+{
+    return path && (!strncmp(path, "postgresql://", 13) || !strncmp(path, "postgres://", 11));
+}
+
+/* The server's notices ("schema exists, skipping") are not the user's business. */
+static void quiet(void *ud, const char *msg)
+{
+    (void)ud, (void)msg;
+}
+
+/* Connects with a bounded wait: connect_timeout unless the URI sets one. */
+static int connect_db(pg_store *s, ac_error *err)
+{
+    const char *keys[] = {"dbname", "connect_timeout", "application_name", NULL};
+    const char *vals[] = {s->conninfo, "10", "agentc", NULL};
+    s->conn = PQconnectdbParams(keys, vals, 1);
+    if (s->conn && PQstatus(s->conn) == CONNECTION_OK) {
+        PQsetNoticeProcessor(s->conn, quiet, NULL);
+        return AC_OK;
+    }
+    char m[600];
+    ac_store_err(err, AC_EIO, "cannot open store '%s': %s", s->base.path,
+                 pg_msg(s->conn, m, sizeof m));
+    return AC_EIO;
+}
+
+/* What each connection is set up with: statements bounded, the store's schema first. */
+static int setup_conn(pg_store *s, ac_error *err)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SET statement_timeout = %lld; SET search_path TO \"%s\"",
+             s->timeout_ms, s->schema);
+    if (exec_text(s, sql, err, "setting it up") != AC_OK)
+        return AC_EIO;
+    const char *v[1] = {s->base.holder};
+    PGresult *r = PQexecParams(s->conn, "SELECT pg_advisory_lock_shared(1634160196, hashtext($1))",
+                               1, NULL, v, NULL, NULL, 0);
+    int ok = res_ok(r);
+    PQclear(r);
+    return ok ? AC_OK : pg_fail(&s->base, err, "taking its holder's lock");
+}
+
+int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *holder,
+                     ac_store **out, ac_error *err)
+{
+    *out = NULL;
+    pg_store *s = calloc(1, sizeof *s);
+    if (!s || !(s->base.path = shown_uri(uri))) {
+        free(s);
+        return oom(err);
+    }
+    s->base.ops = &PG_OPS;
+    snprintf(s->base.holder, sizeof s->base.holder, "%s", holder);
+    int rc = split_uri(uri, &s->conninfo, s->schema, sizeof s->schema, err);
+    if (rc == AC_OK)
+        rc = connect_db(s, err);
+    s->timeout_ms = opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms : 30000;
+    if (rc == AC_OK)
+        rc = setup_conn(s, err);
+    if (rc == AC_OK)
+        rc = migrate(s, err);
+    if (rc != AC_OK) {
+        pg_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return AC_OK;
+}

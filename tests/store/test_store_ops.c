@@ -1,0 +1,499 @@
+/*
+ * test_store_ops.c - the store interface's conformance suite (store_int.h), the same file
+ * for every backend: SQLite (a file in a scratch folder) by default, PostgreSQL when
+ * AGENTC_TEST_PG names a database URI (each run in a schema of its own). Every operation's
+ * contract; a group commit's failure scoped to its session (a lease another holder has, a
+ * row to create that exists, an event that conflicts: the database's error inside the
+ * transaction); leases ended by the database's clock; a zombie writer (its lease expired
+ * and taken by another holder) writes nothing; a holder whose process is stopped past its
+ * lease (SIGSTOP) finds its writes refused when it resumes, the session intact; a holder
+ * killed (kill -9) loses its lease at once.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agentc/agentc.h"
+#include "agentc/store.h"
+#include "store/store_int.h"
+#include "../support/test_tmpdir.h"
+#include "../support/test_store_where.h"
+
+static char where[1024]; /* the store every test opens */
+
+static ac_store *open_as(const char *holder, int64_t lease_ms)
+{
+    ac_store_options o = {0};
+    o.holder = holder;
+    o.lease_ms = lease_ms;
+    ac_error err;
+    ac_store *st = ac_store_open(where, &o, &err);
+    if (!st)
+        fail_msg("store %s: %s", where, err.text);
+    return st;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static ac_store_commit commit_of(const char *id, const char *holder, const ac_store_event *evs,
+                                 size_t n)
+{
+    ac_store_commit c = {0};
+    c.id = id;
+    c.holder = holder;
+    c.lease_ms = 60000;
+    c.evs = evs;
+    c.n_evs = n;
+    c.status = "idle";
+    c.at_rest = 1;
+    return c;
+}
+
+static uint64_t events_of(ac_store *st, const char *id)
+{
+    ac_store_session_info info;
+    ac_error err;
+    assert_int_equal(st->ops->info(st, id, &info, &err), AC_OK);
+    return info.events;
+}
+
+typedef struct seen {
+    int n;
+    char text[512];
+} seen;
+
+static int see_event(void *ud, const ac_store_event *e)
+{
+    seen *s = ud;
+    size_t k = strlen(s->text);
+    snprintf(s->text + k, sizeof s->text - k, "%llu:%s:%s:%s;", (unsigned long long)e->n, e->ev,
+             e->data ? e->data : "NULL", e->steps ? e->steps : "NULL");
+    s->n++;
+    return 0;
+}
+
+static int see_call(void *ud, const char *id, const char *name, int64_t started, int64_t finished,
+                    int ok)
+{
+    seen *s = ud;
+    size_t k = strlen(s->text);
+    snprintf(s->text + k, sizeof s->text - k, "%s:%s:%d:%d;", id, name, started > 0,
+             finished > 0 ? ok : -1);
+    s->n++;
+    return 0;
+}
+
+static int see_row(void *ud, const ac_store_session_info *info)
+{
+    seen *s = ud;
+    size_t k = strlen(s->text);
+    snprintf(s->text + k, sizeof s->text - k, "%s;", info->id);
+    s->n++;
+    return 0;
+}
+
+/* create, info, list, params, agent, commit (events, late steps, tool calls, snapshot,
+ * title, agent), events, snapshot_get, tool_calls, note, notes, forget, fork, rm. */
+static void test_every_op(void **state)
+{
+    (void)state;
+    ac_store *st = open_as("holder-A", 60000);
+    const ac_store_ops *o = st->ops;
+    ac_error err;
+    assert_int_equal(o->create(st, "s", "hash1", "{\"p\":1}", "holder-A", 60000, &err), AC_OK);
+    assert_int_equal(o->create(st, "s", "hash1", NULL, "holder-A", 60000, &err), AC_EINVAL);
+    ac_store_session_info info;
+    assert_int_equal(o->info(st, "s", &info, &err), AC_OK);
+    assert_string_equal(info.spec_hash, "hash1");
+    assert_string_equal(info.holder, "holder-A");
+    assert_true(info.lease_expires_ms >= info.updated_ms + 59000);
+    assert_int_equal(o->info(st, "none", &info, &err), AC_STORE_ENOENT);
+    char *txt = NULL;
+    assert_int_equal(o->params(st, "s", &txt, &err), AC_OK);
+    assert_string_equal(txt, "{\"p\":1}");
+    free(txt);
+    assert_int_equal(o->params(st, "none", &txt, &err), AC_STORE_ENOENT);
+    assert_int_equal(o->agent(st, "s", &txt, &err), AC_OK);
+    assert_null(txt);
+
+    ac_store_event evs[3] = {{1, 10, "spawn", "{\"a\":\"é\"}", NULL},
+                             {2, 20, "user_message", NULL, "[1]"},
+                             {3, 30, "done", "{}", NULL}};
+    ac_store_event late = {1, 0, NULL, NULL, "[\"late\"]"};
+    const char *started[] = {"c1", "c2"}, *names[] = {"sh", "read"};
+    ac_store_commit c = commit_of("s", "holder-A", evs, 3);
+    c.late = &late;
+    c.n_late = 1;
+    c.started = started;
+    c.started_names = names;
+    c.n_started = 2;
+    c.title = "a title";
+    c.agent = "{\"name\":\"x\"}";
+    c.snapshot = "{\"snap\":2}";
+    c.snapshot_n = 2;
+    assert_int_equal(o->commit(st, &c, &err), AC_OK);
+    const char *fin[] = {"c1"};
+    int fin_ok[] = {1};
+    ac_store_commit c2 = commit_of("s", "holder-A", NULL, 0);
+    c2.finished = fin;
+    c2.finished_ok = fin_ok;
+    c2.n_finished = 1;
+    assert_int_equal(o->commit(st, &c2, &err), AC_OK);
+
+    seen s = {0};
+    assert_int_equal(o->events(st, "s", 1, see_event, &s, &err), AC_OK);
+    assert_string_equal(s.text, "2:user_message:NULL:[1];3:done:{}:NULL;");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(o->events(st, "s", 0, see_event, &s, &err), AC_OK);
+    assert_int_equal(s.n, 3);
+    assert_non_null(strstr(s.text, "1:spawn:{\"a\":\"é\"}:[\"late\"];"));
+    assert_int_equal(o->info(st, "s", &info, &err), AC_OK);
+    assert_int_equal(info.events, 3);
+    assert_int_equal(info.snapshot_seq, 2);
+    assert_string_equal(info.title, "a title");
+    assert_int_equal(o->agent(st, "s", &txt, &err), AC_OK);
+    assert_string_equal(txt, "{\"name\":\"x\"}");
+    free(txt);
+    uint64_t n = 0;
+    assert_int_equal(o->snapshot_get(st, "s", UINT64_MAX, &n, &txt, &err), AC_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(txt, "{\"snap\":2}");
+    free(txt);
+    assert_int_equal(o->snapshot_get(st, "s", 1, &n, &txt, &err), AC_OK);
+    assert_null(txt);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(o->tool_calls(st, "s", see_call, &s, &err), AC_OK);
+    assert_string_equal(s.text, "c1:sh:1:1;c2:read:1:-1;");
+
+    assert_int_equal(o->note(st, "s", 3, 40, "spec_changed", "{\"k\":1}", &err), AC_OK);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(o->notes(st, "s", see_event, &s, &err), AC_OK);
+    assert_string_equal(s.text, "3:spec_changed:{\"k\":1}:NULL;");
+
+    sleep_ms(5); /* the fork's row is the most recently updated */
+    ac_store_fork_row f = {"s", "t", 2, "hash1", "idle", 1, NULL, "{\"snap\":\"t\"}", 50, "{}"};
+    assert_int_equal(o->fork(st, &f, &err), AC_OK);
+    assert_int_equal(o->fork(st, &f, &err), AC_EINVAL);
+    ac_store_fork_row g = f;
+    g.from = "none";
+    g.to = "u";
+    assert_int_equal(o->fork(st, &g, &err), AC_STORE_ENOENT);
+    assert_int_equal(o->info(st, "u", &info, &err), AC_STORE_ENOENT);
+    assert_int_equal(events_of(st, "t"), 2);
+    assert_int_equal(o->info(st, "t", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(o->notes(st, "t", see_event, &s, &err), AC_OK);
+    assert_string_equal(s.text, "2:forked_from:{}:NULL;");
+
+    assert_int_equal(o->forget(st, "s", 2, &err), AC_OK);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(o->events(st, "s", 0, see_event, &s, &err), AC_OK);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(events_of(st, "s"), 3); /* the row's count unchanged */
+
+    memset(&s, 0, sizeof s);
+    assert_int_equal(o->list(st, see_row, &s, &err), AC_OK);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.text, "t;s;"); /* most recently updated first */
+    assert_int_equal(o->rm(st, "s", "holder-A", &err), AC_OK);
+    assert_int_equal(o->rm(st, "s", "holder-A", &err), AC_STORE_ENOENT);
+    assert_int_equal(o->rm(st, "t", "holder-A", &err), AC_OK);
+    ac_store_close(st);
+}
+
+typedef struct kept {
+    const ac_store_event *want;
+    size_t n, seen;
+} kept;
+
+static int same_event(void *ud, const ac_store_event *e)
+{
+    kept *k = ud;
+    assert_true(k->seen < k->n);
+    const ac_store_event *w = &k->want[k->seen++];
+    assert_int_equal(e->n, w->n);
+    assert_int_equal(e->t_ms, w->t_ms);
+    assert_string_equal(e->ev, w->ev);
+    if (w->data)
+        assert_string_equal(e->data, w->data);
+    else
+        assert_null(e->data);
+    if (w->steps)
+        assert_string_equal(e->steps, w->steps);
+    else
+        assert_null(e->steps);
+    return 0;
+}
+
+/* The events of one commit come back byte for byte: quotes, backslashes, braces, commas, the
+ * text "NULL" and an empty text told apart from no data, other scripts. */
+static void test_event_text_kept(void **state)
+{
+    (void)state;
+    ac_store *st = open_as("holder-A", 60000);
+    ac_error err;
+    assert_int_equal(st->ops->create(st, "x", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    ac_store_event evs[] = {
+        {1, -5, "a\"b", "{\"q\":\"a\\\"b\\\\c,{}\"}", "[\"\\\\\"]"},
+        {2, 0, "NULL", "NULL", ""},
+        {3, 9007199254740993LL, "e", "", NULL},
+        {4, 1, "{x,y}", NULL, "\"NULL\""},
+        {5, 2, "\u00e9\u4e2d\U0001f600", "  spaces  ", " "},
+    };
+    ac_store_commit c = commit_of("x", "holder-A", evs, 5);
+    assert_int_equal(st->ops->commit(st, &c, &err), AC_OK);
+    kept k = {evs, 5, 0};
+    assert_int_equal(st->ops->events(st, "x", 0, same_event, &k, &err), AC_OK);
+    assert_int_equal(k.seen, 5);
+    ac_store_close(st);
+}
+
+/* Four sessions commit in one transaction; three fail, each alone: one whose lease another
+ * holder has, one to create that exists, one whose events conflict with a stored one (the
+ * database's error inside the transaction: on PostgreSQL it aborts the transaction but for
+ * the savepoint). The fourth is committed. */
+static void test_group_failure_scope(void **state)
+{
+    (void)state;
+    ac_store *st = open_as("holder-A", 60000);
+    ac_store *other = open_as("holder-B", 60000); /* holder-B is alive */
+    const ac_store_ops *o = st->ops;
+    ac_error err;
+    assert_int_equal(o->create(st, "ga", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    assert_int_equal(o->create(st, "gb", "h", NULL, "holder-B", 60000, &err), AC_OK);
+    assert_int_equal(o->create(st, "gc", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    assert_int_equal(o->create(st, "gd", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    ac_store_event one = {1, 1, "spawn", "{}", NULL};
+    ac_store_commit first = commit_of("gd", "holder-A", &one, 1);
+    assert_int_equal(o->commit(st, &first, &err), AC_OK);
+
+    ac_store_event ev1[2] = {{1, 1, "spawn", "{}", NULL}, {2, 2, "user_message", "{}", NULL}};
+    ac_store_commit c[4] = {
+        commit_of("ga", "holder-A", ev1, 2), commit_of("gb", "holder-A", ev1, 2),
+        commit_of("gc", "holder-A", ev1, 2), commit_of("gd", "holder-A", ev1, 2)};
+    c[2].create = 1; /* it exists */
+    c[2].create_hash = "h";
+    int rcs[4] = {-1, -1, -1, -1};
+    ac_error errs[4];
+    assert_int_equal(o->commit_many(st, c, 4, rcs, errs), AC_OK);
+    assert_int_equal(rcs[0], AC_OK);
+    assert_int_equal(rcs[1], AC_STORE_EBUSY);
+    assert_non_null(strstr(errs[1].text, "holder-B"));
+    assert_int_equal(rcs[2], AC_EINVAL);
+    assert_int_equal(rcs[3], AC_EIO); /* event 1 is there */
+    assert_int_equal(events_of(st, "ga"), 2);
+    assert_int_equal(events_of(st, "gb"), 0);
+    assert_int_equal(events_of(st, "gc"), 0);
+    assert_int_equal(events_of(st, "gd"), 1); /* its row rolled back with its events */
+    ac_store_session_info info;
+    assert_int_equal(o->info(st, "gd", &info, &err), AC_OK);
+    assert_string_equal(info.status, "idle");
+    /* the store goes on: the next commit of the failed one works */
+    ac_store_event ev2 = {2, 2, "user_message", "{}", NULL};
+    ac_store_commit next = commit_of("gd", "holder-A", &ev2, 1);
+    assert_int_equal(o->commit(st, &next, &err), AC_OK);
+    assert_int_equal(events_of(st, "gd"), 2);
+    ac_store_close(other);
+    ac_store_close(st);
+}
+
+/* A lease's length is counted by the database from its own now: the expiry it reports is
+ * its update time plus the length; it ends when the database says so. */
+static void test_lease_expiry(void **state)
+{
+    (void)state;
+    ac_store *a = open_as("holder-A", 1500), *b = open_as("holder-B", 60000);
+    ac_error err;
+    assert_int_equal(a->ops->create(a, "l", "h", NULL, "holder-A", 1500, &err), AC_OK);
+    ac_store_session_info info;
+    assert_int_equal(b->ops->info(b, "l", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "holder-A");
+    int64_t len = info.lease_expires_ms - info.updated_ms;
+    assert_true(len >= 1490 && len <= 1600);
+    assert_int_equal(b->ops->lease_acquire(b, "l", "holder-B", 60000, &err), AC_STORE_EBUSY);
+    assert_non_null(strstr(err.text, "holder-A"));
+    for (int i = 0; i < 250 && info.holder[0]; i++) { /* 5 s at most */
+        sleep_ms(20);
+        assert_int_equal(b->ops->info(b, "l", &info, &err), AC_OK);
+    }
+    assert_string_equal(info.holder, "");
+    assert_int_equal(b->ops->lease_acquire(b, "l", "holder-B", 60000, &err), AC_OK);
+    assert_int_equal(a->ops->lease_acquire(a, "l", "holder-A", 1500, &err), AC_STORE_EBUSY);
+    assert_int_equal(b->ops->lease_release(b, "l", "holder-B", &err), AC_OK);
+    assert_int_equal(a->ops->lease_acquire(a, "l", "holder-A", 1500, &err), AC_OK);
+    ac_store_close(a);
+    ac_store_close(b);
+}
+
+/* A holder whose lease expired and was taken writes nothing: not its events, not its row,
+ * not its release; the new holder's writes go on. */
+static void test_zombie_writer(void **state)
+{
+    (void)state;
+    ac_store *a = open_as("holder-A", 200), *b = open_as("holder-B", 60000);
+    ac_error err;
+    assert_int_equal(a->ops->create(a, "z", "h", NULL, "holder-A", 200, &err), AC_OK);
+    ac_store_event e1 = {1, 1, "spawn", "{}", NULL};
+    ac_store_commit c = commit_of("z", "holder-A", &e1, 1);
+    c.lease_ms = 200;
+    assert_int_equal(a->ops->commit(a, &c, &err), AC_OK);
+    sleep_ms(400);
+    assert_int_equal(b->ops->lease_acquire(b, "z", "holder-B", 60000, &err), AC_OK);
+    ac_store_event e2 = {2, 2, "zombie", "{}", NULL};
+    ac_store_commit late = commit_of("z", "holder-A", &e2, 1);
+    late.status = "failed";
+    late.release = 1;
+    assert_int_equal(a->ops->commit(a, &late, &err), AC_STORE_EBUSY);
+    assert_non_null(strstr(err.text, "holder-B"));
+    int rc = -1;
+    ac_error errs[1];
+    assert_int_equal(a->ops->commit_many(a, &late, 1, &rc, errs), AC_OK);
+    assert_int_equal(rc, AC_STORE_EBUSY);
+    assert_int_equal(a->ops->rm(a, "z", "holder-A", &err), AC_STORE_EBUSY);
+    ac_store_session_info info;
+    assert_int_equal(b->ops->info(b, "z", &info, &err), AC_OK);
+    assert_int_equal(info.events, 1);
+    assert_string_equal(info.holder, "holder-B");
+    assert_string_equal(info.status, "idle");
+    ac_store_event e2b = {2, 3, "user_message", "{}", NULL};
+    ac_store_commit ok = commit_of("z", "holder-B", &e2b, 1);
+    assert_int_equal(b->ops->commit(b, &ok, &err), AC_OK);
+    seen s = {0};
+    assert_int_equal(b->ops->events(b, "z", 0, see_event, &s, &err), AC_OK);
+    assert_string_equal(s.text, "1:spawn:{}:NULL;2:user_message:{}:NULL;");
+    ac_store_close(a);
+    ac_store_close(b);
+}
+
+/* The child: holds "p" with a short lease, then (stopped and continued by the parent)
+ * commits an event: exits 0 when its write was refused, 1 when it went through. */
+static void stopped_child(int ready_fd)
+{
+    ac_store *st = open_as("holder-P", 300);
+    ac_error err;
+    if (st->ops->create(st, "p", "h", NULL, "holder-P", 300, &err) != AC_OK)
+        _exit(2);
+    char k = 'r';
+    if (write(ready_fd, &k, 1) != 1)
+        _exit(3);
+    raise(SIGSTOP); /* the parent lets the lease pass, takes it, continues us */
+    ac_store_event e = {1, 1, "zombie", "{}", NULL};
+    ac_store_commit c = commit_of("p", "holder-P", &e, 1);
+    int rc = st->ops->commit(st, &c, &err);
+    ac_store_close(st);
+    _exit(rc == AC_STORE_EBUSY ? 0 : 1);
+}
+
+/* A process stopped (SIGSTOP) past its lease, its session taken meanwhile: resumed, its
+ * write is refused and the session is as the new holder left it. */
+static void test_stopped_process(void **state)
+{
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        stopped_child(ready[1]);
+    char k;
+    assert_int_equal(read(ready[0], &k, 1), 1);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+    assert_true(WIFSTOPPED(status));
+    sleep_ms(500);
+    ac_store *b = open_as("holder-B", 60000);
+    ac_error err;
+    assert_int_equal(b->ops->lease_acquire(b, "p", "holder-B", 60000, &err), AC_OK);
+    kill(pid, SIGCONT);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(events_of(b, "p"), 0);
+    ac_store_session_info info;
+    assert_int_equal(b->ops->info(b, "p", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "holder-B");
+    close(ready[0]), close(ready[1]);
+    ac_store_close(b);
+}
+
+/* The child: holds "g" with a long lease and waits to be killed. */
+static void gone_child(int ready_fd)
+{
+    ac_store *st = open_as("holder-G", 600000);
+    ac_error err;
+    if (st->ops->create(st, "g", "h", NULL, "holder-G", 600000, &err) != AC_OK)
+        _exit(2);
+    char k = 'r';
+    if (write(ready_fd, &k, 1) != 1)
+        _exit(3);
+    pause();
+    _exit(0);
+}
+
+/* A holder whose process died (kill -9) loses its lease at once, long before it ends: the
+ * backend knows by a lock the system drops with the process (its file lock, its connection). */
+static void test_gone_holder(void **state)
+{
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        gone_child(ready[1]);
+    char k;
+    assert_int_equal(read(ready[0], &k, 1), 1);
+    ac_store *b = open_as("holder-B", 60000);
+    ac_error err;
+    ac_store_session_info info;
+    assert_int_equal(b->ops->info(b, "g", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "holder-G");
+    assert_int_equal(b->ops->lease_acquire(b, "g", "holder-B", 60000, &err), AC_STORE_EBUSY);
+    kill(pid, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    for (int i = 0; i < 250 && info.holder[0]; i++) { /* 5 s at most */
+        sleep_ms(20);
+        assert_int_equal(b->ops->info(b, "g", &info, &err), AC_OK);
+    }
+    assert_string_equal(info.holder, "");
+    assert_int_equal(b->ops->lease_acquire(b, "g", "holder-B", 60000, &err), AC_OK);
+    close(ready[0]), close(ready[1]);
+    ac_store_close(b);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    assert_non_null(test_tmpdir_make("agentc_store_ops"));
+    test_store_where(where, sizeof where, "ops.db");
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_op),
+        cmocka_unit_test(test_event_text_kept),
+        cmocka_unit_test(test_group_failure_scope),
+        cmocka_unit_test(test_lease_expiry),
+        cmocka_unit_test(test_zombie_writer),
+        cmocka_unit_test(test_stopped_process),
+        cmocka_unit_test(test_gone_holder),
+    };
+    return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
+}
