@@ -389,6 +389,21 @@ void ac_obs_effect(ac_obs *o, ac_session *s, const char *effect, int start)
     }
 }
 
+/* The guard of the record's row as the journal writes it, made once per row. */
+static const char *guard_text(ac_obs *o, const ac_trace_rec *r)
+{
+    char **cache = o->oe->guard_text;
+    if (!cache || r->row >= o->oe->t->n_transitions)
+        return "";
+    if (!cache[r->row]) {
+        json_t *step = ac_journal_step_json(o->oe->t, r);
+        const char *g = json_string_value(json_array_get(step, 5));
+        cache[r->row] = strdup(g ? g : "");
+        json_decref(step);
+    }
+    return cache[r->row] ? cache[r->row] : "";
+}
+
 void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
 {
     if (!o || r->kind != AC_TRACE_TRANSITION || !o->ev)
@@ -397,33 +412,30 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
     int64_t entered = r->machine < MAX_MACHINES ? o->entered[r->machine] : 0;
     if (r->machine < MAX_MACHINES)
         o->entered[r->machine] = o->now;
-    json_t *step = ac_journal_step_json(t, r); /* [machine, from, event, to, line, guard, ...] */
-    const char *l[4];
-    for (size_t i = 0; i < 4; i++)
-        l[i] = json_string_value(json_array_get(step, i));
+    const char *l[4] = {t->machines[r->machine].name,
+                        r->from == AC_FSM_NONE ? "" : t->states[r->from].name,
+                        r->event ? t->event_names[r->event] : "", t->states[r->to].name};
     const char *tl[] = {l[0], l[1], l[3], l[2]}; /* machine, from, to, event */
     ac_metrics_add(o->oe->metrics, AC_M_TRANSITIONS, tl, 1);
     if (entered > 0 && r->from != AC_FSM_NONE)
         ac_metrics_observe(o->oe->metrics, AC_M_STATE_SECONDS, l,
                            (double)(o->now - entered) / 1000.0);
     ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
-    if (!sp) {
-        json_decref(step);
+    if (!sp || ac_span_full(sp)) {
+        if (sp)
+            ac_span_event(sp, NULL, 0, NULL); /* counted as dropped */
         return;
     }
     json_t *a = json_array();
     static const char *const keys[] = {"agentc.machine", "agentc.from", "agentc.event",
                                        "agentc.to"};
     for (size_t i = 0; i < 4; i++)
-        json_array_append_new(a,
-                              ac_span_kv_str(keys[i], json_string_value(json_array_get(step, i))));
-    json_array_append_new(
-        a, ac_span_kv_str("agentc.guard", json_string_value(json_array_get(step, 5))));
+        json_array_append_new(a, ac_span_kv_str(keys[i], l[i]));
+    json_array_append_new(a, ac_span_kv_str("agentc.guard", guard_text(o, r)));
     json_array_append_new(a, ac_span_kv_int("agentc.spec.line", r->line));
     if (entered > 0 && r->from != AC_FSM_NONE)
-        json_array_append_new(a, json_pack("{s:s, s:{s:f}}", "key", "agentc.state.seconds", "value",
-                                           "doubleValue", (double)(o->now - entered) / 1000.0));
-    json_decref(step);
+        json_array_append_new(
+            a, ac_span_kv_double("agentc.state.seconds", (double)(o->now - entered) / 1000.0));
     ac_span_event(sp, "agentc.transition", o->now, a);
 }
 

@@ -29,6 +29,7 @@ typedef struct ac_obs_engine {
     const char *model;
     const ac_request_settings *request; /* may be NULL */
     int64_t max_tokens;                 /* 0: not sent */
+    char **guard_text; /* per transition row, its guard's text once used (genai.c) */
 } ac_obs_engine;
 
 ac_obs *ac_obs_new(const ac_obs_engine *oe, const char *session_id);

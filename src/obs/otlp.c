@@ -12,6 +12,7 @@
 #include "io/loop.h"
 #include "obs/obs.h"
 #include "obs/span.h"
+#include "util/buf.h"
 
 struct ac_tracer {
     ac_loop *loop;
@@ -19,7 +20,9 @@ struct ac_tracer {
     struct curl_slist *headers;
     json_t *resource; /* {"attributes": [...]} */
     int capture;
-    json_t *queue; /* ended spans, oldest first */
+    char **q; /* ended spans as compact JSON text, a ring of queue_max: oldest at qhead */
+    size_t qhead, qn;
+    char *prefix; /* the export document up to its spans */
     size_t queue_max, batch_max;
     int64_t delay_ms, timeout_ms;
     uint64_t dropped, exported;
@@ -51,7 +54,7 @@ static void on_timer(void *ud)
  * Retry-After. */
 static void schedule(ac_tracer *t, int64_t delay)
 {
-    if (t->easy || t->timer || !json_array_size(t->queue))
+    if (t->easy || t->timer || !t->qn)
         return;
     int64_t wait = t->not_before_ms - ac_loop_now_ms(t->loop);
     if (wait > delay)
@@ -78,31 +81,34 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
     t->in_flight = 0;
     free(t->body);
     t->body = NULL;
-    schedule(t, json_array_size(t->queue) >= t->batch_max ? 0 : t->delay_ms);
+    schedule(t, t->qn >= t->batch_max ? 0 : t->delay_ms);
 }
 
 /* {"resourceSpans": [{"resource", "scopeSpans": [{"scope", "spans"}]}]} of the queue's first
- * batch_max spans, which leave the queue. */
+ * batch_max spans, which leave the queue (NULL when out of memory: they are dropped). */
 static char *take_batch(ac_tracer *t, size_t *n)
 {
-    json_t *spans = json_array();
-    size_t k = json_array_size(t->queue);
-    *n = k < t->batch_max ? k : t->batch_max;
-    for (size_t i = 0; i < *n; i++)
-        json_array_append(spans, json_array_get(t->queue, i));
-    for (size_t i = 0; i < *n; i++)
-        json_array_remove(t->queue, 0);
-    json_t *doc = json_pack("{s:[{s:O, s:[{s:{s:s, s:s}, s:o}]}]}", "resourceSpans", "resource",
-                            t->resource, "scopeSpans", "scope", "name", "agentc", "version",
-                            AGENTC_VERSION, "spans", spans);
-    char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
-    return body;
+    *n = t->qn < t->batch_max ? t->qn : t->batch_max;
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    ac_buf_addstr(&b, t->prefix);
+    for (size_t i = 0; i < *n; i++) {
+        char **slot = &t->q[(t->qhead + i) % t->queue_max];
+        if (i)
+            ac_buf_addstr(&b, ",");
+        ac_buf_addstr(&b, *slot);
+        free(*slot);
+        *slot = NULL;
+    }
+    t->qhead = (t->qhead + *n) % t->queue_max;
+    t->qn -= *n;
+    ac_buf_addstr(&b, "]}]}]}");
+    return ac_buf_take(&b, NULL);
 }
 
 static void export_now(ac_tracer *t)
 {
-    if (t->easy || !json_array_size(t->queue) || ac_loop_now_ms(t->loop) < t->not_before_ms) {
+    if (t->easy || !t->qn || ac_loop_now_ms(t->loop) < t->not_before_ms) {
         schedule(t, t->delay_ms);
         return;
     }
@@ -142,14 +148,15 @@ void ac_tracer_add(ac_tracer *t, json_t *span)
         json_decref(span);
         return;
     }
-    if (json_array_size(t->queue) >= t->queue_max) {
+    char *text = t->qn < t->queue_max ? json_dumps(span, JSON_COMPACT) : NULL;
+    json_decref(span);
+    if (!text) {
         t->dropped++;
-        json_decref(span);
         return;
     }
-    json_array_append_new(t->queue, span);
-    schedule(t, json_array_size(t->queue) >= t->batch_max ? 0 : t->delay_ms);
-    if (t->timer && json_array_size(t->queue) >= t->batch_max && !t->easy) {
+    t->q[(t->qhead + t->qn++) % t->queue_max] = text;
+    schedule(t, t->qn >= t->batch_max ? 0 : t->delay_ms);
+    if (t->timer && t->qn >= t->batch_max && !t->easy) {
         ac_loop_cancel_timer(t->loop, t->timer);
         t->timer = 0;
         schedule(t, 0);
@@ -196,6 +203,20 @@ static json_t *resource_of(const char *service, const char *attrs)
     return json_pack("{s:o}", "attributes", a);
 }
 
+/* The export document's text before its spans. */
+static char *prefix_of(const json_t *resource)
+{
+    char *res = json_dumps(resource, JSON_COMPACT);
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    ac_buf_printf(&b,
+                  "{\"resourceSpans\":[{\"resource\":%s,\"scopeSpans\":[{\"scope\":{\"name\":"
+                  "\"agentc\",\"version\":\"%s\"},\"spans\":[",
+                  res ? res : "{}", AGENTC_VERSION);
+    free(res);
+    return ac_buf_take(&b, NULL);
+}
+
 static int fail(ac_error *err, int code, const char *text)
 {
     if (err) {
@@ -213,15 +234,17 @@ ac_tracer *ac_tracer_new(ac_loop *loop, const ac_tracer_config *cfg, ac_error *e
         return NULL;
     }
     ac_tracer *t = calloc(1, sizeof *t);
-    if (!t || !(t->url = strdup(cfg->url)) || !(t->queue = json_array()) ||
-        !(t->resource = resource_of(cfg->service_name, cfg->resource_attributes))) {
+    size_t qmax = cfg->queue_max > 0 ? (size_t)cfg->queue_max : 2048;
+    if (!t || !(t->url = strdup(cfg->url)) || !(t->q = calloc(qmax, sizeof *t->q)) ||
+        !(t->resource = resource_of(cfg->service_name, cfg->resource_attributes)) ||
+        !(t->prefix = prefix_of(t->resource))) {
         ac_tracer_shutdown(t, 0);
         fail(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
     t->loop = loop;
     t->capture = cfg->capture_content;
-    t->queue_max = cfg->queue_max > 0 ? (size_t)cfg->queue_max : 2048;
+    t->queue_max = qmax;
     t->batch_max = cfg->batch_max > 0 ? (size_t)cfg->batch_max : 512;
     t->delay_ms = cfg->delay_ms > 0 ? cfg->delay_ms : 5000;
     t->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000;
@@ -245,7 +268,7 @@ void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms)
         int64_t end = ac_loop_now_ms(t->loop) + bound_ms;
         t->not_before_ms = 0; /* the last word: sent now or never */
         t->timeout_ms = bound_ms;
-        while (ac_loop_now_ms(t->loop) < end && (t->easy || json_array_size(t->queue))) {
+        while (ac_loop_now_ms(t->loop) < end && (t->easy || t->qn)) {
             if (!t->easy)
                 export_now(t);
             if (t->timer)
@@ -262,10 +285,13 @@ void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms)
         curl_easy_cleanup(t->easy);
         t->dropped += t->in_flight;
     }
-    t->dropped += json_array_size(t->queue);
+    t->dropped += t->qn;
+    for (size_t i = 0; t->q && i < t->qn; i++)
+        free(t->q[(t->qhead + i) % t->queue_max]);
+    free(t->q);
+    free(t->prefix);
     free(t->body);
     curl_slist_free_all(t->headers);
-    json_decref(t->queue);
     json_decref(t->resource);
     free(t->url);
     free(t);

@@ -57,16 +57,39 @@ ac_span *ac_span_start(const char *trace_id, const char *parent_id, const char *
     return sp;
 }
 
+/* {"key": key, "value": {type: v}} (v stolen) */
+static json_t *kv(const char *key, const char *type, json_t *v)
+{
+    json_t *val = json_object(), *o = json_object();
+    if (!val || !o || !v || json_object_set_new_nocheck(val, type, v) ||
+        json_object_set_new_nocheck(o, "key", json_string(key)) ||
+        json_object_set_new_nocheck(o, "value", val)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 json_t *ac_span_kv_str(const char *key, const char *v)
 {
-    return json_pack("{s:s, s:{s:s}}", "key", key, "value", "stringValue", v ? v : "");
+    return kv(key, "stringValue", json_string(v ? v : ""));
 }
 
 json_t *ac_span_kv_int(const char *key, int64_t v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%" PRId64, v); /* int64 is a string in OTLP/JSON */
-    return json_pack("{s:s, s:{s:s}}", "key", key, "value", "intValue", buf);
+    return kv(key, "intValue", json_string(buf));
+}
+
+json_t *ac_span_kv_double(const char *key, double v)
+{
+    return kv(key, "doubleValue", json_real(v));
+}
+
+int ac_span_full(const ac_span *sp)
+{
+    return json_array_size(sp->events) >= AC_SPAN_MAX_EVENTS;
 }
 
 void ac_span_str(ac_span *sp, const char *key, const char *v)
@@ -91,8 +114,7 @@ void ac_span_int(ac_span *sp, const char *key, int64_t v)
 void ac_span_double(ac_span *sp, const char *key, double v)
 {
     if (sp)
-        json_array_append_new(sp->attrs,
-                              json_pack("{s:s, s:{s:f}}", "key", key, "value", "doubleValue", v));
+        json_array_append_new(sp->attrs, ac_span_kv_double(key, v));
 }
 
 void ac_span_bool(ac_span *sp, const char *key, int v)
@@ -121,9 +143,14 @@ void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, json_t *attrs)
         json_decref(attrs);
         return;
     }
-    json_array_append_new(sp->events,
-                          json_pack("{s:s, s:o, s:o}", "name", name, "timeUnixNano",
-                                    ns_string(t_ms), "attributes", attrs ? attrs : json_array()));
+    json_t *e = json_object();
+    if (!e || json_object_set_new_nocheck(e, "name", json_string(name ? name : "")) ||
+        json_object_set_new_nocheck(e, "timeUnixNano", ns_string(t_ms)) ||
+        json_object_set_new_nocheck(e, "attributes", attrs ? attrs : json_array())) {
+        json_decref(e);
+        return;
+    }
+    json_array_append_new(sp->events, e);
 }
 
 void ac_span_error(ac_span *sp, const char *message)

@@ -44,6 +44,9 @@ void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, json_t *attrs);
 /* An OTLP attribute {"key", "value": {"stringValue"|"intValue"...}} (new reference). */
 json_t *ac_span_kv_str(const char *key, const char *v);
 json_t *ac_span_kv_int(const char *key, int64_t v);
+json_t *ac_span_kv_double(const char *key, double v);
+/* Whether the span holds AC_SPAN_MAX_EVENTS events (another is only counted). */
+int ac_span_full(const ac_span *sp);
 /* Status ERROR with message. */
 void ac_span_error(ac_span *sp, const char *message);
 /* Ends the span at end_ms: its OTLP object (new reference; NULL when out of memory), the
