@@ -148,7 +148,13 @@ void ac_tracer_add(ac_tracer *t, json_t *span)
         json_decref(span);
         return;
     }
-    char *text = t->qn < t->queue_max ? json_dumps(span, JSON_COMPACT) : NULL;
+    char *text = NULL;
+    if (t->qn < t->queue_max) {
+        ac_buf b;
+        ac_buf_init(&b, AC_BUF_MAX);
+        ac_span_dump(&b, span);
+        text = ac_buf_take(&b, NULL);
+    }
     json_decref(span);
     if (!text) {
         t->dropped++;

@@ -1,6 +1,8 @@
 /* span.c - the span model (span.h). */
 #include "obs/span.h"
 
+#include "util/buf.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,4 +180,82 @@ void ac_span_free(ac_span *sp)
         return;
     json_decref(sp->j);
     free(sp);
+}
+
+static void dump_string(ac_buf *b, const char *p, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    ac_buf_add(b, "\"", 1);
+    size_t run = 0; /* bytes copied as they are, waiting */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            run++;
+            continue;
+        }
+        ac_buf_add(b, p + i - run, run);
+        run = 0;
+        char esc[7] = {'\\', (char)c, 0};
+        if (c == '\n' || c == '\r' || c == '\t')
+            esc[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        else if (c < 0x20)
+            memcpy(esc + 1, (char[]){'u', '0', '0', hex[c >> 4], hex[c & 15]}, 5);
+        ac_buf_add(b, esc, c < 0x20 && esc[1] == 'u' ? 6 : 2);
+    }
+    ac_buf_add(b, p + n - run, run);
+    ac_buf_add(b, "\"", 1);
+}
+
+void ac_span_dump(ac_buf *b, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *x;
+        int first = 1;
+        ac_buf_add(b, "{", 1);
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (!first)
+                ac_buf_add(b, ",", 1);
+            first = 0;
+            dump_string(b, k, strlen(k));
+            ac_buf_add(b, ":", 1);
+            ac_span_dump(b, x);
+        }
+        ac_buf_add(b, "}", 1);
+        break;
+    }
+    case JSON_ARRAY:
+        ac_buf_add(b, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                ac_buf_add(b, ",", 1);
+            ac_span_dump(b, json_array_get(v, i));
+        }
+        ac_buf_add(b, "]", 1);
+        break;
+    case JSON_STRING:
+        dump_string(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        ac_buf_printf(b, "%" PRId64, (int64_t)json_integer_value(v));
+        break;
+    case JSON_REAL: {
+        char num[40];
+        int n = snprintf(num, sizeof num, "%.17g", json_real_value(v));
+        if (n > 0 && !strpbrk(num, ".eni"))
+            strcat(num, ".0");
+        ac_buf_addstr(b, num);
+        break;
+    }
+    case JSON_TRUE:
+        ac_buf_add(b, "true", 4);
+        break;
+    case JSON_FALSE:
+        ac_buf_add(b, "false", 5);
+        break;
+    default:
+        ac_buf_add(b, "null", 4);
+    }
 }

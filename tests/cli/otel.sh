@@ -113,10 +113,10 @@ done <"$tmp/tp"
 start_collector c2
 OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://127.0.0.1:$cport/v1/traces" \
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true \
-  "$agentc" run "${net[@]}" "$prompt" >"$tmp/out" 2>"$tmp/err" || fail "run with contents: $(cat "$tmp/err")"
+  "$agentc" run "${net[@]}" "$prompt \"quoted\"	tab \\ é" >"$tmp/out" 2>"$tmp/err" || fail "run with contents: $(cat "$tmp/err")"
 spans "$tmp/c2.log" >"$tmp/s2"
 chat=$(jq -c 'select(.name | startswith("chat "))' "$tmp/s2" | tail -1)
-attr "$chat" gen_ai.input.messages | jq -e 'any(.[]; .role == "user" and .parts[0].content == "What is 17 * 23, then 391 + 19?")' \
+attr "$chat" gen_ai.input.messages | jq -e 'any(.[]; .role == "user" and .parts[0].content == "What is 17 * 23, then 391 + 19? \"quoted\"\ttab \\ é")' \
   >/dev/null || fail "input messages: $chat"
 [ "$(attr "$chat" gen_ai.system_instructions)" = "be terse $$" ] || fail "system instructions"
 attr "$chat" gen_ai.output.messages | jq -e '.[0].parts[0].content == "The answer is 410."' >/dev/null || fail "output messages"
