@@ -376,6 +376,7 @@ static int batch_open(batch *bt, run_opts *o, ac_cli_engine_base *base, ac_loop 
     int rc = ac_cli_engine_resolve(&o->eng, "agentc", base);
     if (rc)
         return rc;
+    base->cfg.agent_name = o->agent_name ? o->agent_name : o->agent; /* the traces' */
     if (!(*loop = ac_loop_new())) {
         fprintf(stderr, "agentc: cannot create the event loop\n");
         return AC_EXIT_CONFIG;

@@ -82,6 +82,7 @@ static int run_open(run_ctx *r, const ac_output *out)
         return rc;
     if ((rc = ac_cli_engine_resolve(r->store ? &r->agent.eff : &o->eng, "agentc", &r->base)))
         return rc;
+    r->base.cfg.agent_name = o->agent_name ? o->agent_name : o->agent; /* the traces' */
     ac_error err = {0};
     if ((rc = ac_cli_engine_build(&r->base, r->loop, out, "agentc", &r->engine, &err)))
         return rc;

@@ -146,6 +146,14 @@ spans "$tmp/c4.log" >"$tmp/s4"
 [ "$(jq -r 'select(.name == "invoke_agent agent") | .traceId' "$tmp/s4" | sort -u | wc -l)" -eq 5 ] || fail "batch: not 5 traces"
 [ "$(jq -r 'select(.name == "execute_tool calculator") | .name' "$tmp/s4" | wc -l)" -eq 5 ] || fail "batch: tool spans"
 
+# ---- --agent-name names the agent of the turn's span ----------------------------------------------
+start_collector c6
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$cport" "$agentc" run "${net[@]}" --agent-name "helper$$" \
+  --no-store "$prompt" >/dev/null 2>"$tmp/err" || fail "run --agent-name: $(cat "$tmp/err")"
+spans "$tmp/c6.log" | jq -e -s --arg n "helper$$" 'any(.[]; .name == "invoke_agent " + $n and
+  any(.attributes[]; .key == "gen_ai.agent.name" and .value.stringValue == $n))' >/dev/null \
+  || fail "--agent-name not the turn span's agent: $(spans "$tmp/c6.log" | jq -r .name | tr '\n' ,)"
+
 # ---- tracing off: nothing sent --------------------------------------------------------------
 start_collector c5
 for off in OTEL_SDK_DISABLED=true OTEL_TRACES_EXPORTER=none; do
