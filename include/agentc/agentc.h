@@ -431,6 +431,10 @@ typedef struct ac_session_stats {
     double cost_usd; /* what the model calls applied to this ac_session cost, in USD */
 } ac_session_stats;
 void ac_session_get_stats(const ac_session *s, ac_session_stats *out);
+/* The trace id (32 hex digits) of the session's turn under way or of its last one, when its
+ * engine has a tracer (agentc/otel.h), so a stream and a trace can be joined; NULL otherwise
+ * (untraced, or no turn yet). */
+const char *ac_session_trace_id(const ac_session *s);
 /* Whole session (machine states, status, conversation, and "toolkits" when the
  * engine has any) as JSON; malloc'd. */
 char *ac_session_to_json(const ac_session *s);

@@ -189,6 +189,9 @@ static void report_jsonl(run_ctx *r, const char *status, const char *answer, con
                   "usage", "input", (json_int_t)stats.input_tokens, "output",
                   (json_int_t)stats.output_tokens, "answer", answer, "error",
                   turn_ok ? NULL : error, "session", r->store ? ac_session_id(r->s) : NULL);
+    const char *trace = ac_session_trace_id(r->s); /* joins the stream and the trace */
+    if (done && trace)
+        json_object_set_new(done, "trace_id", json_string(trace));
     if (done && stats.has_cost) /* --prices: what it cost */
         json_object_set_new(json_object_get(done, "usage"), "cost_usd", json_real(stats.cost_usd));
     char *kits = ac_session_toolkits_json(r->s); /* toolkit states and contexts, if any */

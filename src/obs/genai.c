@@ -35,6 +35,7 @@ struct ac_obs {
     const char *chat_outcome; /* "ok", "error"; NULL: cancelled */
     char fail_class[64];      /* the class of the last failed call, for the retry's count */
     const char *status;       /* the agentc_sessions label it is counted under, NULL: none */
+    char trace_id[33];        /* of the turn under way or the last one, "" before any */
 };
 
 static const char *dstr(const json_t *d, const char *key)
@@ -300,13 +301,16 @@ void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn)
     ac_session_stats st;
     ac_session_get_stats(s, &st);
     int ended = st.turns_ended != o->turns_before;
+    if (in_turn && o->turn)
+        memcpy(o->trace_id, o->turn->trace_id, sizeof o->trace_id);
     if (in_turn)
         set_status(o, "running");
     else if (ended || ac_session_ended(s))
         set_status(o, ac_session_ended(s) ? "ended" : "idle");
-    if (o->turn && !in_turn && ended)
+    if (o->turn && !in_turn && ended) {
+        memcpy(o->trace_id, o->turn->trace_id, sizeof o->trace_id);
         turn_end(o, s);
-    else if (o->turn && !in_turn && !ended) {
+    } else if (o->turn && !in_turn && !ended) {
         ac_span_free(o->turn); /* the event began no turn */
         o->turn = NULL;
     }
@@ -446,4 +450,9 @@ int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap)
         return 0;
     snprintf(buf, cap, "00-%s-%s-01", sp->trace_id, sp->span_id);
     return 1;
+}
+
+const char *ac_obs_trace_id(const ac_obs *o)
+{
+    return o && o->oe->tracer && o->trace_id[0] ? o->trace_id : NULL;
 }

@@ -46,6 +46,9 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r);
 /* The W3C traceparent of the span current in o (the model call's, the compaction's, else the
  * turn's) into buf (56 bytes and a NUL): 1, or 0 when none is open. */
 int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap);
+/* The trace id of the turn under way or the last one (32 hex digits); NULL when untraced or
+ * before any turn. */
+const char *ac_obs_trace_id(const ac_obs *o);
 /* An effect starts (start 1) or stops: llm_request and compact open and close spans. */
 void ac_obs_effect(ac_obs *o, ac_session *s, const char *effect, int start);
 

@@ -1002,3 +1002,8 @@ int ac_session_traceparent(const ac_session *s, char *buf, size_t cap)
 {
     return s && !s->replaying ? ac_obs_traceparent(s->obs, buf, cap) : 0;
 }
+
+const char *ac_session_trace_id(const ac_session *s)
+{
+    return s ? ac_obs_trace_id(s->obs) : NULL;
+}

@@ -146,6 +146,16 @@ spans "$tmp/c4.log" >"$tmp/s4"
 [ "$(jq -r 'select(.name == "invoke_agent agent") | .traceId' "$tmp/s4" | sort -u | wc -l)" -eq 5 ] || fail "batch: not 5 traces"
 [ "$(jq -r 'select(.name == "execute_tool calculator") | .name' "$tmp/s4" | wc -l)" -eq 5 ] || fail "batch: tool spans"
 
+# ---- the --jsonl done line names the turn's trace; untraced, none -------------------------------
+start_collector c7
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$cport" "$agentc" run "${net[@]}" --jsonl --no-store "$prompt" \
+  >"$tmp/out" 2>"$tmp/err" || fail "run --jsonl traced: $(cat "$tmp/err")"
+tr=$(jq -r 'select(.type == "done") | .trace_id' "$tmp/out")
+spans "$tmp/c7.log" | jq -e -s --arg t "$tr" 'any(.[]; .name == "invoke_agent agent" and .traceId == $t)' >/dev/null \
+  || fail "done's trace_id '$tr' is not the turn's trace"
+"$agentc" run "${net[@]}" --jsonl --no-store "$prompt" >"$tmp/out" 2>&1 || fail "run --jsonl untraced"
+jq -e 'select(.type == "done") | has("trace_id") | not' "$tmp/out" >/dev/null || fail "trace_id untraced"
+
 # ---- --agent-name names the agent of the turn's span ----------------------------------------------
 start_collector c6
 OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$cport" "$agentc" run "${net[@]}" --agent-name "helper$$" \
