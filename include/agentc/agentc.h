@@ -300,12 +300,30 @@ const char *ac_session_agent(const ac_session *s);
  * arguments that are not JSON of those kinds or a session not at rest; AC_EIO when it could
  * not be journaled. */
 int ac_session_change_agent(ac_session *s, const char *reason, const char *what, const char *agent);
+/* ac_session_change_agent for a session that goes on on the engine `to` (the new agent's;
+ * NULL or the session's own: as ac_session_change_agent). The move is tried first: the session
+ * as it stands is carried over to `to` (ac_session_replayer_on); when it cannot be (`to`'s
+ * spec lacks a state the session is in), nothing is recorded and the call fails with
+ * AC_ESPEC, err naming the state. A session at rest in its spec's rest state (the one state of
+ * the root machine a turn returns to) goes on in the rest state of `to`'s spec whatever its
+ * name. The record also carries what the new agent decides of the session from its next turn
+ * on, where `to`'s differs from the session's engine's: "system" (its system prompt, or null:
+ * none; it replaces the session's, its own given at creation too) and "output_schema" (the
+ * schema, or null). A change that names neither keeps the session's. err may be NULL. */
+int ac_session_change_agent_on(ac_session *s, const char *reason, const char *what,
+                               const char *agent, ac_engine *to, ac_error *err);
 /* A session that applies the events it is given as a journal recorded them (a replay, as
  * ac_session_replay does): no effect runs, nothing is journaled, spawn is not posted. Give it
  * a journal's events in order with ac_session_post(s, name, data, t_ms): each is applied
  * before the call returns, from a loop callback too. The engine's output callbacks fire for
  * it as in ac_session_replay (s is this session). */
 ac_session *ac_session_new_replayer(ac_engine *e, const char *id, ac_error *err);
+/* A replayer (as ac_session_new_replayer) on the engine `to` holding the session s as it
+ * stands, settled: its snapshot restored there, its event count kept (s is left as it is).
+ * How a replay goes on under the agent an AC_AGENT_CHANGED record names, as
+ * ac_session_replay_agents does. NULL and err (AC_ESPEC, naming the state `to`'s spec lacks)
+ * when s cannot go on there. */
+ac_session *ac_session_replayer_on(const ac_session *s, ac_engine *to, ac_error *err);
 /* Stops every effect (transfers, timers, child processes) and frees. */
 void ac_session_free(ac_session *s);
 const char *ac_session_id(const ac_session *s);
@@ -592,8 +610,8 @@ int ac_session_event_takes_decisions(const ac_session *s, const char *event);
  * `event` against the session's pending calls. 0, or -1 with the reason in err (may be
  * NULL): "call 'c9' is not pending (pending: c1, c2)", "call 'c3': the edited arguments do
  * not fit the schema of calculator: ...". Loop thread only, like ac_session_post. */
-int ac_session_check_decisions(ac_session *s, const char *event, const void *decisions,
-                               char *err, size_t errcap);
+int ac_session_check_decisions(ac_session *s, const char *event, const void *decisions, char *err,
+                               size_t errcap);
 
 /* The conversation, oldest message first: message i's content, and its role
  * ("system", "user", "assistant", "tool") in *role when role is not NULL.

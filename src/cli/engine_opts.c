@@ -323,15 +323,33 @@ int ac_cli_engine_build(const ac_cli_engine_base *b, ac_loop *loop, const ac_out
     return 0;
 }
 
-ac_engine *ac_cli_engine_offline(const ac_fsm_tables *tables, const char *const *params,
-                                 ac_error *err)
+/* An engine with no loop: no provider, nothing runs. */
+static ac_engine *offline(const ac_fsm_tables *tables, const char *const *params,
+                          const char *system, const char *output_schema, const ac_output *out,
+                          ac_error *err)
 {
     ac_engine_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.tables = tables;
     cfg.params = params;
     cfg.provider = AC_PROVIDER_SCRIPT; /* no loop, so no provider: nothing runs */
+    cfg.system_prompt = system;
+    cfg.output_schema = output_schema;
+    cfg.output = out;
     return ac_engine_new(&cfg, err);
+}
+
+ac_engine *ac_cli_engine_offline(const ac_fsm_tables *tables, const char *const *params,
+                                 ac_error *err)
+{
+    return offline(tables, params, NULL, NULL, NULL, err);
+}
+
+ac_engine *ac_cli_engine_offline_agent(const ac_fsm_tables *tables, const ac_cli_engine_opts *o,
+                                       const ac_output *out, ac_error *err)
+{
+    return offline(tables, o->n_params ? o->params : NULL, o->system_text, o->output_schema_text,
+                   out, err);
 }
 
 void ac_cli_engine_base_free(ac_cli_engine_base *b)

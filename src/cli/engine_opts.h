@@ -104,5 +104,10 @@ void ac_cli_metrics_free(void);
  * filled on failure. */
 ac_engine *ac_cli_engine_offline(const ac_fsm_tables *tables, const char *const *params,
                                  ac_error *err);
+/* The same with the system prompt and output schema (JSON text) of o's agent (its record
+ * form: system_text, output_schema_text) and reporting to out (may be NULL): what a session
+ * takes of an agent it changes to, and what a replay of it reports. */
+ac_engine *ac_cli_engine_offline_agent(const ac_fsm_tables *tables, const ac_cli_engine_opts *o,
+                                       const ac_output *out, ac_error *err);
 
 #endif

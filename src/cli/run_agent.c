@@ -131,9 +131,11 @@ int ac_cli_run_agent_record(run_agent *ra, const char *cmd)
     return 0;
 }
 
-/* The session on an engine of its stored agent, the change recorded. 0, or an exit
- * status after printing why. */
-static int record_change(ac_store *st, const char *id, ac_engine *e, run_agent *ra, const char *cmd)
+/* The session on an engine of its stored agent, the change recorded: tried first on an
+ * engine of the new agent (`to`), nothing recorded when the session cannot go on there. 0, or
+ * an exit status after printing why. */
+static int record_change(ac_store *st, const char *id, ac_engine *e, ac_engine *to, run_agent *ra,
+                         const char *cmd)
 {
     ac_error err = {0};
     ac_session *s = ac_store_session(st, e, id, AC_STORE_MUST_EXIST | AC_STORE_NO_RESUME, &err);
@@ -142,16 +144,24 @@ static int record_change(ac_store *st, const char *id, ac_engine *e, run_agent *
         return err.code == AC_STORE_EBUSY ? AC_EXIT_FAILED : AC_EXIT_CONFIG;
     }
     char *what = json_dumps(ra->what, JSON_COMPACT);
-    int rc = ac_session_change_agent(s, "option", what, ra->rec);
+    int rc = ac_session_change_agent_on(s, "option", what, ra->rec, to, &err);
     free(what);
     ac_session_free(s); /* commits the record and its snapshot */
+    char keys[400];
+    what_text(ra->what, keys, sizeof keys);
+    if (rc == AC_ESPEC) {
+        snprintf(ra->refused, sizeof ra->refused,
+                 "session %s cannot change its agent (%s): it cannot go on under the new spec: "
+                 "%s; nothing was recorded, the session keeps its agent",
+                 id, keys, err.text);
+        fprintf(stderr, "%s: %s\n", cmd, ra->refused);
+        return AC_EXIT_CONFIG;
+    }
     if (rc != AC_OK) {
         fprintf(stderr, "%s: session %s: cannot record its agent change: %s\n", cmd, id,
                 ac_strerror(rc));
         return AC_EXIT_FAILED;
     }
-    char keys[400];
-    what_text(ra->what, keys, sizeof keys);
     fprintf(stderr, "%s: session %s: the agent changes from this turn on (%s)\n", cmd, id, keys);
     return 0;
 }
@@ -161,10 +171,17 @@ int ac_cli_run_agent_change(ac_store *st, const char *id, ac_loop *loop, run_age
 {
     if (!ra->stored_rec || !json_array_size(ra->what) || !ra->at_rest)
         return 0;
-    record_engine re;
+    record_engine re, to;
+    memset(&to, 0, sizeof to);
+    char why[600] = "";
     int rc = ac_cli_record_engine(ra->stored_rec, loop, NULL, cmd, &re);
-    if (!rc)
-        rc = record_change(st, id, re.e, ra, cmd);
+    if (!rc && ac_cli_record_engine_replay(ra->rec, NULL, &to, why, sizeof why) < 0) {
+        fprintf(stderr, "%s: session %s: the new agent cannot be used: %s\n", cmd, id, why);
+        rc = AC_EXIT_CONFIG;
+    } else if (!rc) {
+        rc = record_change(st, id, re.e, to.e, ra, cmd);
+    }
+    ac_cli_record_engine_free(&to);
     ac_cli_record_engine_free(&re);
     return rc;
 }
@@ -185,6 +202,12 @@ int ac_cli_record_engine(const char *record, ac_loop *loop, const ac_output *out
 
 int ac_cli_record_engine_offline(const char *record, record_engine *re, char *err, size_t errcap)
 {
+    return ac_cli_record_engine_replay(record, NULL, re, err, errcap);
+}
+
+int ac_cli_record_engine_replay(const char *record, const ac_output *out, record_engine *re,
+                                char *err, size_t errcap)
+{
     memset(re, 0, sizeof *re);
     ac_error e = {0};
     if (ac_cli_agent_opts(record, NULL, &re->hold, &re->opts, err, errcap) < 0)
@@ -194,7 +217,7 @@ int ac_cli_record_engine_offline(const char *record, record_engine *re, char *er
         snprintf(err, errcap, "its spec does not load");
         return -1;
     }
-    if (!(re->e = ac_cli_engine_offline(re->tables, re->opts.params, &e)))
+    if (!(re->e = ac_cli_engine_offline_agent(re->tables, &re->opts, out, &e)))
         snprintf(err, errcap, "%s", e.text);
     return re->e ? 0 : -1;
 }

@@ -23,6 +23,7 @@ typedef struct run_agent {
     int exists;                /* the store has the session */
     int at_rest;               /* ... and it is between turns */
     const char *name;          /* the agent's name from now on (NULL: the stored one's) */
+    char refused[600];         /* why ac_cli_run_agent_change refused the change ("": it did not) */
 } run_agent;
 
 /* Fills ra for the session id of st (id NULL: a new one) and the options given: laid over
@@ -69,6 +70,10 @@ int ac_cli_record_engine(const char *record, ac_loop *loop, const ac_output *out
  * rebuild, a replay: nothing runs). 0, or -1 with err filled. re is freed with
  * ac_cli_record_engine_free either way. */
 int ac_cli_record_engine_offline(const char *record, record_engine *re, char *err, size_t errcap);
+/* The same with the record's system prompt and output schema, reporting to out (may be
+ * NULL): the engine a session changing to that agent is tried on, and a replay's. */
+int ac_cli_record_engine_replay(const char *record, const ac_output *out, record_engine *re,
+                                char *err, size_t errcap);
 void ac_cli_record_engine_free(record_engine *re);
 
 #endif

@@ -145,12 +145,16 @@ static char *agent_load(void *ud, ac_store *st, const char *id, ac_loop *loop, a
         rc = ac_cli_run_agent_change(st, id, loop, &ra, "agentc serve");
         ra.rec = NULL; /* rec is the caller's */
     }
+    char refused[sizeof ra.refused];
+    snprintf(refused, sizeof refused, "%s", ra.refused);
     ac_cli_run_agent_free(&ra);
     if (rc) {
         free(rec);
         err->code = AC_ECONFIG;
-        snprintf(err->text, sizeof err->text,
-                 "its stored agent cannot be brought to the server's (the server's log says why)");
+        snprintf(err->text, sizeof err->text, "%s",
+                 refused[0] ? refused
+                            : "its stored agent cannot be brought to the server's (the server's "
+                              "log says why)");
         return NULL;
     }
     return rec;
@@ -201,6 +205,30 @@ static ac_engine *build(void *ud, const char *record, ac_loop *loop, const ac_ou
     }
     *hold = b;
     return e;
+}
+
+/* An engine with no loop of a record (server.h: replay). */
+static ac_engine *replay(void *ud, const char *record, const ac_output *out, void **hold,
+                         ac_error *err)
+{
+    (void)ud;
+    record_engine *re = calloc(1, sizeof *re);
+    err->code = AC_ECONFIG;
+    if (re && ac_cli_record_engine_replay(record, out, re, err->text, sizeof err->text) == 0) {
+        *hold = re;
+        return re->e;
+    }
+    if (re)
+        ac_cli_record_engine_free(re);
+    free(re);
+    return NULL;
+}
+
+static void replay_release(void *ud, ac_engine *e, void *hold)
+{
+    (void)ud, (void)e; /* e is hold's */
+    ac_cli_record_engine_free(hold);
+    free(hold);
 }
 
 /* The command line's agent as GET /v1/agents lists it: its record with the spec and tool
@@ -280,6 +308,8 @@ int ac_cli_serve_agents_init(serve_agents *sa, ac_srv_agents *out, const char *o
     out->build = build;
     out->release = release;
     out->load = agent_load;
+    out->replay = replay;
+    out->replay_release = replay_release;
     return 0;
 }
 

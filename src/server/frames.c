@@ -4,9 +4,11 @@
  * the frame's index among the event's frames from 1), so ids strictly increase, may skip and
  * never repeat, and are the same whenever the journal is read again.
  *
- * The mapping is a replay: a replayer session (ac_session_new_replayer) on the server's engine
- * is given the journal's events in order, and the engine's output callbacks it fires become
- * the frames (text, reasoning, tool_result, compacted, state_changed, discarded, rejected,
+ * The mapping is a replay: a replayer session (ac_session_new_replayer) is given the journal's
+ * events in order, on an engine of the agent that recorded them (the session's, or one built
+ * for an agent it had before: at each agent.changed the replayer goes on under the new agent,
+ * ac_session_replayer_on, as `agentc replay` does), and the engine's output callbacks it fires
+ * become the frames (text, reasoning, tool_result, compacted, state_changed, discarded, rejected,
  * turn_done, stopped, error); what a replay does not report is read from the event itself
  * (tool_call from the calls a completed model call asks for, retry from a failed call the
  * session goes on after, the stop of a turn by pause, rollback or cancel). The live stream
@@ -21,9 +23,24 @@
 #include "util/buf.h"
 #include "util/grow.h"
 
+/* Each part of a journal is replayed on an engine of the agent that recorded it: the
+ * session's own, or one built for an agent it had before (kept with the frames). */
+#define FRAMES_MAX_AGENTS 16
+
+typedef struct frames_engine {
+    json_t *record;
+    ac_engine *e;
+    void *hold;
+} frames_engine;
+
 struct srv_frames {
     int tag; /* SRV_TAG_FRAMES: what the replayer's userdata is */
     srv *sv;
+    srv_engine *agent; /* the session's agent (a reference held; NULL: the server's engine) */
+    json_t *agent_record;
+    frames_engine own[FRAMES_MAX_AGENTS];
+    size_t n_own;
+    char *id;
     ac_session *rs;
     uint64_t n; /* the event being applied */
     unsigned k; /* frames it gave so far */
@@ -248,20 +265,73 @@ static void emit(srv_frames *fm, const char *type, json_t *data)
         fm->fn(fm->ud, f);
 }
 
-srv_frames *srv_frames_new(srv *sv, ac_engine *engine, const char *id, const char *base,
+/* The engine the events recorded under agent (NULL: none recorded) are replayed on: the
+ * session's when it is that agent (or none is known), else one built for it, kept. */
+static ac_engine *engine_for(srv_frames *fm, const json_t *agent)
+{
+    srv *sv = fm->sv;
+    ac_engine *mine = fm->agent ? srv_engine_get(fm->agent) : sv->engine;
+    if (!json_is_object(agent) || json_equal(agent, fm->agent_record))
+        return mine;
+    for (size_t i = 0; i < fm->n_own; i++)
+        if (json_equal(agent, fm->own[i].record))
+            return fm->own[i].e;
+    const ac_srv_agents *a = sv->cfg->agents;
+    char *text = json_dumps(agent, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    frames_engine *fe = &fm->own[fm->n_own];
+    ac_error err = {0};
+    if (fm->n_own < FRAMES_MAX_AGENTS && text && a->replay &&
+        (fe->e = a->replay(a->ud, text, &sv->out, &fe->hold, &err))) {
+        fe->record = json_incref((json_t *)agent);
+        fm->n_own++;
+        free(text);
+        return fe->e;
+    }
+    free(text);
+    fprintf(stderr,
+            "agentc serve: session %s: an agent its journal recorded cannot be rebuilt (%s): "
+            "its events are replayed under its agent now\n",
+            fm->id, err.text[0] ? err.text : "too many agents");
+    return mine;
+}
+
+/* The replayer replaced by r (NULL: kept). */
+static void replayer_set(srv_frames *fm, ac_session *r)
+{
+    if (!r)
+        return;
+    ac_session_set_userdata(fm->rs, NULL);
+    ac_session_free(fm->rs);
+    fm->rs = r;
+    ac_session_set_userdata(r, fm);
+    ac_session_stats stats; /* its count of turns is its own */
+    ac_session_get_stats(r, &stats);
+    fm->turns_seen = stats.turns_ended;
+}
+
+srv_frames *srv_frames_new(srv *sv, srv_engine *agent, const char *id, const char *base,
                            srv_frame_fn fn, void *ud)
 {
     srv_frames *fm = calloc(1, sizeof *fm);
-    if (!fm)
+    if (!fm || !(fm->id = strdup(id))) {
+        free(fm);
         return NULL;
+    }
     fm->tag = SRV_TAG_FRAMES;
     fm->sv = sv;
     fm->fn = fn;
     fm->ud = ud;
+    fm->agent = agent;
+    srv_engine_hold(agent);
+    fm->agent_record = agent ? json_loads(srv_engine_record(agent), 0, NULL) : NULL;
+    json_t *doc = base ? json_loads(base, 0, NULL) : NULL; /* a snapshot holds its agent */
+    ac_engine *e = engine_for(fm, json_object_get(doc, "agent"));
+    json_decref(doc);
     ac_error err;
-    fm->rs = ac_store_replayer(engine, id, base, &err);
+    fm->rs = ac_store_replayer(e, id, base, &err);
     if (!fm->rs) {
-        free(fm);
+        fm->fn = NULL;
+        srv_frames_free(fm);
         return NULL;
     }
     ac_session_set_userdata(fm->rs, fm);
@@ -272,9 +342,18 @@ void srv_frames_free(srv_frames *fm)
 {
     if (!fm)
         return;
-    ac_session_set_userdata(fm->rs, NULL);
+    if (fm->rs)
+        ac_session_set_userdata(fm->rs, NULL);
     ac_session_free(fm->rs);
+    const ac_srv_agents *a = fm->sv->cfg->agents;
+    for (size_t i = 0; i < fm->n_own; i++) {
+        a->replay_release(a->ud, fm->own[i].e, fm->own[i].hold);
+        json_decref(fm->own[i].record);
+    }
+    json_decref(fm->agent_record);
+    srv_engine_release(fm->sv, fm->agent);
     free(fm->stop_partial);
+    free(fm->id);
     free(fm);
 }
 
@@ -328,7 +407,7 @@ static void after(srv_frames *fm, const char *ev, json_t *data)
         emit(fm, "retry",
              json_pack("{s:i, s:s}", "attempt", ++fm->attempts, "reason", why ? why : ""));
     } else if (!strcmp(ev, "llm.failed")) {
-        fm->attempts = 0; /* the turn ended with the call */
+        fm->attempts = 0;                       /* the turn ended with the call */
     } else if (!strcmp(ev, AC_AGENT_CHANGED)) { /* the agent's keys, not its texts */
         json_t *name = json_object_get(json_object_get(data, "agent"), "name");
         emit(fm, "agent_changed",
@@ -345,10 +424,21 @@ int srv_frames_apply(srv_frames *fm, const ac_store_event *ev)
     fm->n = ev->n;
     fm->k = 0;
     fm->t_ms = ev->t_ms;
+    ac_error err;
+    if (ev->n == 1 && !strcmp(ev->ev, "spawn")) { /* the journal's start: spawn's agent's */
+        ac_engine *e = engine_for(fm, json_object_get(data, "agent"));
+        if (e != ac_session_engine(fm->rs))
+            replayer_set(fm, ac_store_replayer(e, fm->id, NULL, &err));
+    }
     stopping(fm, ev->ev);
     int rc = ac_session_post(fm->rs, ev->ev, json_incref(data), ev->t_ms);
     if (rc >= 0 || rc == AC_QUEUED)
         after(fm, ev->ev, data);
+    if (rc >= 0 && !strcmp(ev->ev, AC_AGENT_CHANGED)) { /* on under the new agent, at rest */
+        ac_engine *e = engine_for(fm, json_object_get(data, "agent"));
+        if (e != ac_session_engine(fm->rs))
+            replayer_set(fm, ac_session_replayer_on(fm->rs, e, &err));
+    }
     json_decref(data);
     return rc == AC_ENOMEM ? -1 : 0;
 }

@@ -44,6 +44,13 @@ typedef struct ac_srv_agents {
      * recorded its past, so that past is never judged again under the server's; stopped
      * mid-turn, it keeps its stored agent to finish the turn. NULL and err: the load fails. */
     char *(*load)(void *ud, ac_store *st, const char *id, ac_loop *loop, ac_error *err);
+    /* An engine with no loop of a record's spec, params, system prompt and output schema,
+     * reporting to out: a session's journal recorded under an agent it had before is
+     * replayed on it (its stream's frames). *hold is given back to replay_release. NULL and
+     * err when the record cannot be used. */
+    ac_engine *(*replay)(void *ud, const char *record, const ac_output *out, void **hold,
+                         ac_error *err);
+    void (*replay_release)(void *ud, ac_engine *e, void *hold);
 } ac_srv_agents;
 
 typedef struct ac_srv_config {

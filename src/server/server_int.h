@@ -175,8 +175,9 @@ int srv_frame_render(srv_frame *f); /* 0, or -1 (out of memory) */
 void srv_frame_unref(srv_frame *f);
 int srv_frame_after(const srv_frame *f, uint64_t n, unsigned k);
 /* A replayer at the start of the session's journal, or at a snapshot of it (base, NULL:
- * none). */
-srv_frames *srv_frames_new(srv *sv, ac_engine *engine, const char *id, const char *base,
+ * none), for the session whose agent is agent (NULL: the server's engine): each part of the
+ * journal is replayed on an engine of the agent that recorded it. */
+srv_frames *srv_frames_new(srv *sv, srv_engine *agent, const char *id, const char *base,
                            srv_frame_fn fn, void *ud);
 void srv_frames_free(srv_frames *fm);
 void srv_frames_set_sink(srv_frames *fm, srv_frame_fn fn, void *ud);

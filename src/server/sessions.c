@@ -263,7 +263,7 @@ int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_err
     catchup c = {st, n, k, NULL, 0};
     uint64_t from = ss->forgotten;
     /* the session's first reader makes its live frames; the others read the journal alone */
-    c.fm = srv_frames_new(sv, srv_sess_engine(ss), ss->stored_id, ss->base, to_one, &c);
+    c.fm = srv_frames_new(sv, ss->agent, ss->stored_id, ss->base, to_one, &c);
     if (!c.fm) {
         fill_err(err, AC_ENOMEM, "cannot replay the session's journal");
         return -1;

@@ -163,24 +163,14 @@ static int switch_agent(replay_run *r, const ac_journal_line *l)
     ac_engine *e = r->agent_fn(r->agent_ud, ac_session_agent(r->s));
     if (!e || e == r->s->e)
         return AC_REPLAY_MATCH;
-    char *snap = ac_session_snapshot_save(r->s, 0);
-    ac_session *s =
-        snap ? ac_session_new_replay(e, r->s->id, r->out->error, sizeof r->out->error) : NULL;
-    uint64_t calls = 0;
-    if (s && ac_session_snapshot_restore(s, snap, &calls, r->out->error, sizeof r->out->error)) {
-        ac_session_free(s);
-        s = NULL;
-    }
-    free(snap);
+    ac_error err;
+    ac_session *s = ac_session_replayer_on(r->s, e, &err);
     if (!s) {
-        char why[400];
-        snprintf(why, sizeof why, "%s", r->out->error[0] ? r->out->error : "out of memory");
         snprintf(r->out->error, sizeof r->out->error,
                  "%s:%d: the session cannot go on under the agent of event %llu: %s", r->path,
-                 l->lineno, (unsigned long long)l->n, why);
+                 l->lineno, (unsigned long long)l->n, err.text);
         return AC_REPLAY_ERROR;
     }
-    s->seq = r->s->seq;
     ac_session_set_step_hook(s, r->check ? on_step : NULL, &r->c);
     ac_session_free(r->s);
     r->s = s;
@@ -273,6 +263,8 @@ int ac_session_replay_agents(ac_engine *e, const char *journal_path, unsigned fl
     int status = apply_lines(&r, rd, &rc);
     json_decref(r.c.got);
     s = r.s; /* on another engine after an agent change */
+    /* a store's export records the spec the session has now: the last agent's */
+    out->same_spec = out->same_spec || strcmp(out->spec_hash, s->e->t->hash) == 0;
     ac_session_set_step_hook(s, NULL, NULL);
     out->torn = ac_journal_reader_torn(rd) != 0;
     if (r.check && rc == 0 && status == AC_REPLAY_MATCH)

@@ -26,9 +26,9 @@ typedef struct snapshot_part {
     int (*restore)(ac_session *s, json_t *v, char *err, size_t errcap);
 } snapshot_part;
 
-/* The dispatcher: the active state of each level, by name, and how many states it entered
- * ({"states": [[machine, state], ...], "entries": N}; a snapshot that predates "entries" held
- * the array alone). */
+/* The dispatcher: the active state of each level, by name, how many states it entered, and
+ * whether it is at rest ({"states": [[machine, state], ...], "entries": N, "rest": true}; a
+ * snapshot that predates "entries" held the array alone). */
 static json_t *save_fsm(const ac_session *s)
 {
     const ac_fsm_tables *t = s->e->t;
@@ -37,7 +37,57 @@ static json_t *save_fsm(const ac_session *s)
         const ac_fsm_state *st = &t->states[s->fsm.state[i]];
         json_array_append_new(a, json_pack("[s s]", t->machines[st->machine].name, st->name));
     }
-    return a ? json_pack("{s:o, s:I}", "states", a, "entries", (json_int_t)s->fsm.entries) : NULL;
+    json_t *v =
+        a ? json_pack("{s:o, s:I}", "states", a, "entries", (json_int_t)s->fsm.entries) : NULL;
+    if (v && s->fsm.depth == 1 && ac_session_status(s) == AC_SESSION_IDLE)
+        json_object_set_new(v, "rest", json_true()); /* what another spec's rest state takes */
+    return v;
+}
+
+/* True when state st of e's spec takes event ev (a row that is not an ignore). */
+static int takes(const ac_fsm_tables *t, uint16_t st, uint16_t ev)
+{
+    const ac_fsm_state *s = &t->states[st];
+    for (uint16_t r = 0; ev != AC_FSM_NONE && r < s->n_transitions; r++) {
+        const ac_fsm_transition *tr = &t->transitions[s->first_transition + r];
+        if (tr->event == ev && tr->kind != AC_TR_IGNORE)
+            return 1;
+    }
+    return 0;
+}
+
+/* The spec's rest state: the one state of the root machine a turn returns to (the target of
+ * a transition from a turn state that is no turn state, not terminal, and not paused: it
+ * takes no `resume`). AC_FSM_NONE when there is not exactly one. */
+static uint16_t rest_state(const ac_engine *e)
+{
+    const ac_fsm_tables *t = e->t;
+    uint16_t found = AC_FSM_NONE;
+    for (uint16_t i = 0; i < t->n_states; i++) {
+        const ac_fsm_state *s = &t->states[i];
+        if (!e->turn_state[i] || s->machine != t->root)
+            continue;
+        for (uint16_t r = 0; r < s->n_transitions; r++) {
+            uint16_t to = t->transitions[s->first_transition + r].target;
+            if (to == AC_FSM_NONE || to >= t->n_states || to == found || e->turn_state[to] ||
+                t->states[to].terminal || t->states[to].machine != t->root ||
+                takes(t, to, e->ev_resume))
+                continue;
+            if (found != AC_FSM_NONE)
+                return AC_FSM_NONE; /* two: none is the one */
+            found = to;
+        }
+    }
+    return found;
+}
+
+/* The state [m, name] of t, AC_FSM_NONE when it has none. */
+static uint16_t state_named(const ac_fsm_tables *t, const char *m, const char *name)
+{
+    for (uint16_t k = 0; m && name && k < t->n_states; k++)
+        if (!strcmp(t->states[k].name, name) && !strcmp(t->machines[t->states[k].machine].name, m))
+            return k;
+    return AC_FSM_NONE;
 }
 
 static int restore_fsm(ac_session *s, json_t *v, char *err, size_t errcap)
@@ -50,17 +100,17 @@ static int restore_fsm(ac_session *s, json_t *v, char *err, size_t errcap)
         return AC_EINVAL;
     }
     uint16_t cfg[AC_FSM_MAX_DEPTH];
+    int rest = json_is_true(json_object_get(v, "rest")) && n == 1;
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(states, i);
         const char *m = json_string_value(json_array_get(e, 0));
         const char *name = json_string_value(json_array_get(e, 1));
-        cfg[i] = AC_FSM_NONE;
-        for (uint16_t k = 0; m && name && k < t->n_states; k++)
-            if (!strcmp(t->states[k].name, name) &&
-                !strcmp(t->machines[t->states[k].machine].name, m))
-                cfg[i] = k;
+        cfg[i] = state_named(t, m, name);
+        if (cfg[i] == AC_FSM_NONE && rest) /* at rest under a spec that names it otherwise */
+            cfg[i] = rest_state(s->e);
         if (cfg[i] == AC_FSM_NONE) {
-            snprintf(err, errcap, "this spec has no state %s.%s", m ? m : "?", name ? name : "?");
+            snprintf(err, errcap, "this spec has no state %s.%s%s", m ? m : "?", name ? name : "?",
+                     rest ? " (and no one state of its root machine a turn returns to)" : "");
             return AC_ESPEC;
         }
     }

@@ -71,3 +71,8 @@ add_test(NAME server_turns
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/turns.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_turns PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_agent_change
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/agent_change.sh $<TARGET_FILE:agentc>
+          $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_agent_change PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
