@@ -76,6 +76,13 @@ typedef struct ac_srv_config {
     int64_t max_events;          /* without --db: a session's journal keeps about this many
                                     events in memory, older ones go at its snapshots (default
                                     10000); a cursor before what is kept answers 410 */
+    /* Called once every session and engine is freed, before the loop is: what the program
+     * keeps on the loop finishes there (the command line's tracer). May be NULL. */
+    void (*loop_done)(ac_loop *loop);
+    /* GET /metrics: the Prometheus text (malloc'd; NULL: an error); NULL: no such route. It
+     * takes metrics_token as its bearer token when set, else any token the server takes. */
+    char *(*metrics)(void);
+    const char *metrics_token;
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

@@ -82,6 +82,8 @@ struct ac_engine {
     struct ac_mcp_set *mcp; /* MCP servers of the tool files (tools_mcp.c), NULL: none */
     struct ac_spec_rt *spec_rt; /* comparison guards, actions with arguments, timers (spec_rt.c) */
     json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
+    struct ac_obs_engine *obs; /* traces (src/obs/obs.h), NULL when not traced */
+    struct ac_price *price;    /* its model's prices (src/obs/cost.h), NULL: none */
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -138,6 +140,8 @@ struct ac_session {
     char *partial;
     size_t partial_len, partial_cap;
     void *provider_state;         /* the provider's per-session state (sink.h) */
+    struct ac_obs *obs;           /* the session's open spans (src/obs), NULL when not traced */
+    double cost_usd;              /* of the model calls applied (cost.h), with e->price */
     struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
     struct ac_state *state;       /* the State (state.h), from the spawn event */
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
