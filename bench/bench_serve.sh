@@ -63,8 +63,8 @@ for r in $(seq 1 "$RUNS"); do
   rm -f "$tmp/t.db"*
   start --db "$tmp/t.db"
   for i in $(seq 1 "$DBTURNS"); do
-    curl -s -o /dev/null -X POST -d "{\"id\": \"t$i\"}" "$url/v1/sessions"
-    curl -s -o /dev/null -X POST -d '{"content": "go"}' "$url/v1/sessions/t$i/messages"
+    curl -s -o /dev/null -H 'Content-Type: application/json' -X POST -d "{\"id\": \"t$i\"}" "$url/v1/sessions"
+    curl -s -o /dev/null -H 'Content-Type: application/json' -X POST -d '{"content": "go"}' "$url/v1/sessions/t$i/messages"
   done
   for _ in $(seq 1 600); do
     busy=$(curl -s "$url/v1/sessions?limit=1000" | jq '[.data[] | select(.status != "idle")] | length')

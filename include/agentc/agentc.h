@@ -197,6 +197,17 @@ typedef struct ac_engine_config {
      * ac_engine_new fail (AC_ECONFIG). */
     const char *output_schema;
     const ac_request_settings *request; /* model request settings; NULL: none (copied) */
+    /* Traces (agentc/otel.h): the tracer the engine's sessions send their spans to, on the
+     * engine's loop (borrowed; free the engine before shutting the tracer down); NULL: none */
+    struct ac_tracer *tracer;
+    const char *agent_name; /* the traces' agent name; NULL: the spec file's base name */
+    /* Metrics (agentc/metrics.h) the engine's sessions count in (borrowed); NULL: none */
+    struct ac_metrics *metrics;
+    /* Prices (JSON text: {"models": {"NAME": {"input": USD per million tokens, "output",
+     * "cached_input"?, "cache_write"?}}}, a missing cache price being the input price), or NULL.
+     * The sessions of a model it prices count their cost (ac_session_stats.cost_usd); a model it
+     * does not price has none. A malformed document: AC_ECONFIG. docs/observability.md */
+    const char *prices;
 } ac_engine_config;
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the
@@ -278,7 +289,8 @@ const char *ac_session_agent(const ac_session *s);
  * {"reason": REASON, "what": WHAT, "agent": AGENT}, that a replay, a rebuild and the
  * stream show. The events recorded after it were recorded under AGENT. */
 #define AC_AGENT_CHANGED "agent.changed"
-/* Records that the session runs with `agent` (a JSON object as text) from its next event on:
+/* Records that the session runs with `agent` (a JSON object as text; NULL: the one it has,
+ * for a change of what the library runs it with, such as its spec) from its next event on:
  * reason says why ("option": the caller was given another; "handoff"), what is a JSON array
  * as text of what changed (NULL: []). Only at rest (ac_session_settled): the events recorded
  * so far were applied under the agent before, the next turn runs under this one. A stored
@@ -434,8 +446,14 @@ typedef struct ac_session_stats {
     size_t tool_calls;
     int64_t input_tokens, output_tokens;
     size_t turns_ended;
+    bool has_cost;   /* the engine prices its model (ac_engine_config.prices) */
+    double cost_usd; /* what the model calls applied to this ac_session cost, in USD */
 } ac_session_stats;
 void ac_session_get_stats(const ac_session *s, ac_session_stats *out);
+/* The trace id (32 hex digits) of the session's turn under way or of its last one, when its
+ * engine has a tracer (agentc/otel.h), so a stream and a trace can be joined; NULL otherwise
+ * (untraced, or no turn yet). */
+const char *ac_session_trace_id(const ac_session *s);
 /* Whole session (machine states, status, conversation, and "toolkits" when the
  * engine has any) as JSON; malloc'd. */
 char *ac_session_to_json(const ac_session *s);

@@ -117,8 +117,10 @@ typedef struct ac_store_session_info {
  * "idempotent", else it gets the result "interrupted: the tool may or may not
  * have completed". id NULL makes a fresh id. Errors: AC_STORE_EBUSY naming the
  * holder, AC_STORE_ESPEC for a session stopped mid-turn under another spec
- * (at rest, a spec change is allowed and recorded in the journal as the event
- * "store.spec_changed"), AC_EIO, AC_STORE_ENOENT with AC_STORE_MUST_EXIST. */
+ * (at rest, a spec change is allowed and recorded in the journal as one agent change
+ * naming the spec, AC_AGENT_CHANGED {"reason": "option", "what": ["spec"], "spec": {"from",
+ * "to"}}, unless the session's last record is already one naming "spec": the caller's own),
+ * AC_EIO, AC_STORE_ENOENT with AC_STORE_MUST_EXIST. */
 ac_session *ac_store_session(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                              ac_error *err);
 /* ac_store_session with the options a new session is created with (opts may be NULL). A
@@ -139,10 +141,11 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
  * starts from the change's snapshot). */
 char *ac_store_agent(ac_store *st, const char *id, uint64_t at, ac_error *err);
 
-/* The number of the event that ended the session's turn `turn` (1: its first): a turn runs
- * while the root machine of e's spec is in a state that invokes another machine, and ends at
- * the event whose recorded steps have it leave that state (the turn-th time). Read from the
- * journal as recorded, nothing applied. AC_OK with *at; AC_EINVAL when fewer turns ended (err
+/* The number of the event that ended the session's turn `turn` (1: its first), counted as
+ * the live session counts turns (ac_session_status): a turn runs while the root machine of
+ * e's spec is in a state that invokes another machine and ends when the machine leaves that
+ * state or enters it again (a message queued mid-turn starts the next). Read from the
+ * journal's recorded steps, nothing applied. AC_OK with *at; AC_EINVAL when fewer turns ended (err
  * says how many); AC_STORE_ENOENT; AC_EIO. */
 int ac_store_turn_end(ac_store *st, const ac_engine *e, const char *id, uint64_t turn, uint64_t *at,
                       ac_error *err);

@@ -159,6 +159,9 @@ static int batch_collect(batch_item *it, const char *journal, int cancelled)
                            (json_int_t)stats.iterations, "tool_calls", (json_int_t)stats.tool_calls,
                            "usage", "input", (json_int_t)stats.input_tokens, "output",
                            (json_int_t)stats.output_tokens, "error", error, "journal", journal);
+    if (it->result && stats.has_cost) /* --prices: what it cost */
+        json_object_set_new(json_object_get(it->result, "usage"), "cost_usd",
+                            json_real(stats.cost_usd));
     it->done = 1;
     ac_session_free(it->s);
     it->s = NULL;
@@ -373,11 +376,16 @@ static int batch_open(batch *bt, run_opts *o, ac_cli_engine_base *base, ac_loop 
     int rc = ac_cli_engine_resolve(&o->eng, "agentc", base);
     if (rc)
         return rc;
+    base->cfg.agent_name = o->agent_name ? o->agent_name : o->agent; /* the traces' */
     if (!(*loop = ac_loop_new())) {
         fprintf(stderr, "agentc: cannot create the event loop\n");
         return AC_EXIT_CONFIG;
     }
     ac_error err = {0};
+    if (o->metrics_file && !ac_cli_metrics(1)) {
+        fprintf(stderr, "agentc: out of memory\n");
+        return AC_EXIT_CONFIG;
+    }
     if ((rc = ac_cli_engine_build(base, *loop, &out, "agentc", &bt->engine, &err)))
         return rc;
     /* --db: every session stored under its input id */
@@ -425,10 +433,17 @@ int ac_cli_batch(int argc, char **argv)
         if (ran)
             rc = interrupted ? 128 + interrupted : bt.failures ? AC_EXIT_FAILED : 0;
     }
+    if (ran && o.metrics_file && ac_cli_metrics_write(o.metrics_file) != 0) {
+        fprintf(stderr, "agentc batch: cannot write the metrics to '%s': %s\n", o.metrics_file,
+                strerror(errno));
+        rc = rc ? rc : AC_EXIT_OUTPUT;
+    }
     batch_free_items(&bt);
     ac_store_close(bt.store);
     free(bt.agent);
     ac_engine_free(bt.engine);
+    ac_cli_tracer_finish(loop);
+    ac_cli_metrics_free();
     ac_loop_free(loop);
     ac_cli_engine_base_free(&base);
     ac_cli_run_opts_free(&o);

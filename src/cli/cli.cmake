@@ -2,6 +2,7 @@
 add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/main.c
   ${CMAKE_SOURCE_DIR}/src/cli/engine_opts.c
+  ${CMAKE_SOURCE_DIR}/src/cli/tracing.c
   ${CMAKE_SOURCE_DIR}/src/cli/agent.c
   ${CMAKE_SOURCE_DIR}/src/cli/agent_record.c
   ${CMAKE_SOURCE_DIR}/src/cli/agents_file.c

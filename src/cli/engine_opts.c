@@ -70,9 +70,9 @@ int ac_cli_engine_flag(int argc, char **argv, int *i, ac_cli_engine_opts *o, con
 {
     const char *a = argv[*i];
     const char *const names[] = {"--provider", "--base-url", "--model", "--api-key-env",
-                                 "--script",   "--system",   "--spec"};
+                                 "--script",   "--system",   "--spec",  "--prices"};
     const char **slots[] = {&o->provider, &o->base_url, &o->model, &o->api_key_env,
-                            &o->script,   &o->system,   &o->spec};
+                            &o->script,   &o->system,   &o->spec,  &o->prices};
     size_t k = 0, n = sizeof names / sizeof names[0];
     while (k < n && strcmp(a, names[k]))
         k++;
@@ -285,6 +285,11 @@ int ac_cli_engine_resolve(const ac_cli_engine_opts *o, const char *cmd, ac_cli_e
             return rc;
         cfg->output_schema = b->output_schema;
     }
+    if (o->prices) { /* --prices FILE */
+        if ((rc = read_whole(o->prices, "prices", cmd, &b->prices)))
+            return rc;
+        cfg->prices = b->prices;
+    }
     b->tools = o->tools;
     b->tool_texts = o->tool_texts;
     b->n_tools = o->n_tools;
@@ -297,6 +302,8 @@ int ac_cli_engine_build(const ac_cli_engine_base *b, ac_loop *loop, const ac_out
     ac_engine_config cfg = b->cfg;
     cfg.loop = loop;
     cfg.output = out;
+    cfg.tracer = ac_cli_tracer(loop);
+    cfg.metrics = ac_cli_metrics(0);
     *e = ac_engine_new(&cfg, err);
     if (!*e) {
         if (cmd)
@@ -350,5 +357,6 @@ void ac_cli_engine_base_free(ac_cli_engine_base *b)
     ac_spec_tables_free(b->tables);
     free(b->system);
     free(b->output_schema);
+    free(b->prices);
     memset(b, 0, sizeof *b);
 }

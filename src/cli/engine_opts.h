@@ -28,6 +28,7 @@ typedef struct ac_cli_engine_opts {
     const char *headers[AC_CLI_MAX_HEADERS + 1];
     size_t n_headers;
     const char *output_schema; /* --output-schema FILE (run, batch) */
+    const char *prices;        /* --prices FILE: the models' prices (docs/observability.md) */
     /* model request settings: --temperature ... --request-json (run, batch) */
     ac_request_settings req;
     const char *stop[AC_CLI_MAX_STOP + 1]; /* NULL-terminated */
@@ -53,6 +54,7 @@ typedef struct ac_cli_engine_base {
     ac_fsm_tables *tables;                       /* --spec (owned) */
     char *system;                                /* --system @FILE, read (owned) */
     char *output_schema;                         /* --output-schema FILE, read (owned) */
+    char *prices;                                /* --prices FILE, read (owned) */
     const char *headers[AC_CLI_MAX_HEADERS + 1]; /* the headers that have a value */
     const char *const *tools;
     const char *const *tool_texts; /* parallel to tools: a content, or NULL (read tools[i]) */
@@ -81,6 +83,21 @@ int ac_cli_engine_build(const ac_cli_engine_base *b, ac_loop *loop, const ac_out
                         const char *cmd, ac_engine **e, ac_error *err);
 
 void ac_cli_engine_base_free(ac_cli_engine_base *b);
+
+/* Traces (tracing.c): the tracer the OTEL_* variables configure, made for loop on first use
+ * (NULL: tracing is off; a malformed variable is said on stderr once); every engine
+ * ac_cli_engine_build makes on loop sends its spans to it. ac_cli_tracer_finish sends what is
+ * left (a second at most) and frees it: call it after the engines are freed, before the loop. */
+struct ac_tracer *ac_cli_tracer(ac_loop *loop);
+void ac_cli_tracer_finish(ac_loop *loop);
+/* The command's metrics (agentc/metrics.h): made on the first call with create (before the
+ * engines are built: each engine built afterwards counts in them), else NULL until then. */
+struct ac_metrics *ac_cli_metrics(int create);
+/* Their Prometheus text (malloc'd; NULL without metrics), and that text written to path (0, or
+ * -1 with errno). */
+char *ac_cli_metrics_text(void);
+int ac_cli_metrics_write(const char *path);
+void ac_cli_metrics_free(void);
 
 /* An engine with no loop, for rebuilding sessions (replay, agentc sessions):
  * tables (NULL: the built-in ones) and params (may be NULL). NULL with err

@@ -43,6 +43,7 @@ static void run_free(run_ctx *r)
     ac_session_free(r->s);
     ac_store_close(r->store);
     ac_engine_free(r->engine);
+    ac_cli_tracer_finish(r->loop);
     ac_loop_free(r->loop);
     ac_cli_engine_base_free(&r->base);
     ac_cli_run_agent_free(&r->agent);
@@ -81,6 +82,7 @@ static int run_open(run_ctx *r, const ac_output *out)
         return rc;
     if ((rc = ac_cli_engine_resolve(r->store ? &r->agent.eff : &o->eng, "agentc", &r->base)))
         return rc;
+    r->base.cfg.agent_name = o->agent_name ? o->agent_name : o->agent; /* the traces' */
     ac_error err = {0};
     if ((rc = ac_cli_engine_build(&r->base, r->loop, out, "agentc", &r->engine, &err)))
         return rc;
@@ -187,6 +189,11 @@ static void report_jsonl(run_ctx *r, const char *status, const char *answer, con
                   "usage", "input", (json_int_t)stats.input_tokens, "output",
                   (json_int_t)stats.output_tokens, "answer", answer, "error",
                   turn_ok ? NULL : error, "session", r->store ? ac_session_id(r->s) : NULL);
+    const char *trace = ac_session_trace_id(r->s); /* joins the stream and the trace */
+    if (done && trace)
+        json_object_set_new(done, "trace_id", json_string(trace));
+    if (done && stats.has_cost) /* --prices: what it cost */
+        json_object_set_new(json_object_get(done, "usage"), "cost_usd", json_real(stats.cost_usd));
     char *kits = ac_session_toolkits_json(r->s); /* toolkit states and contexts, if any */
     if (done && kits)
         json_object_set_new(done, "toolkits", json_loads(kits, 0, NULL));

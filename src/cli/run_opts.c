@@ -25,6 +25,7 @@ static void batch_usage(FILE *out)
         "  --ordered            print results in input order\n"
         "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
         "  --db PATH            store every session under its input id (agentc sessions)\n"
+        "  --metrics FILE       write the metrics (Prometheus text) to FILE at the end\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
         "  --header, --script, --script-delay-ms, --tools, --system, --spec, --param, --on,\n"
         "  --output-schema, --agents FILE --agent NAME, --agent-name, and the model request\n"
@@ -52,6 +53,7 @@ static void run_usage(FILE *out)
         "                       builtin:context: tools that change the agent's own context)\n"
         "  --system TEXT | --system @FILE\n"
         "  --spec FILE          run an edited spec without rebuilding\n"
+        "  --prices FILE        the models' prices: usage.cost_usd (docs/observability.md)\n"
         "  --param NAME=VALUE   override a spec param (repeatable)\n"
         "  --agents FILE --agent NAME   run the agent NAME of an agents file (docs/agents.md);\n"
         "                       options given change its keys where it lets them\n"
@@ -110,11 +112,13 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
         }
     const char **slot = NULL;
     const char *const names[] = {"--journal", "--db",    batch ? "--journal-dir" : "--session",
-                                 "--agents",  "--agent", "--agent-name"};
+                                 "--agents",  "--agent", "--agent-name",
+                                 batch ? "--metrics" : NULL};
     const char **slots[] = {&o->journal,     &o->db,    batch ? &o->journal_dir : &o->session,
-                            &o->agents_file, &o->agent, &o->agent_name};
+                            &o->agents_file, &o->agent, &o->agent_name,
+                            &o->metrics_file};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (!strcmp(a, names[k]))
+        if (names[k] && !strcmp(a, names[k]))
             slot = slots[k];
     int on = !strcmp(a, "--on"), conc = batch && !strcmp(a, "--concurrency");
     int delay = !strcmp(a, "--script-delay-ms");

@@ -18,6 +18,7 @@ typedef struct run_opts {
     int concurrency;          /* batch: sessions running at once */
     int ordered;              /* batch: print results in input order */
     const char *journal_dir;  /* batch: one journal per session */
+    const char *metrics_file; /* batch: --metrics FILE, written at the end */
     const char *prompt;       /* run: the prompt; batch: the input file; resume: the id */
     const char *session, *db; /* durable sessions (store_cli.c) */
     int no_store, resume;

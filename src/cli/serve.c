@@ -50,6 +50,8 @@ static void usage(FILE *out)
             "  --max-events N       without --db: events a session's journal keeps in memory\n"
             "                       (default 10000; older ones go at its snapshots)\n"
             "  --port-file FILE     write the bound port there once listening\n"
+            "  --metrics-token T    GET /metrics (Prometheus text) takes this bearer token\n"
+            "                       (default: any token of --tokens; none without them)\n"
             "  --ping-ms N          SSE ': ping' interval (default 15000)\n"
             "  --max-body BYTES     request body cap (default 1048576)\n"
             "  --max-connections N  (default 1024)\n"
@@ -169,11 +171,12 @@ static int serve_parse(int argc, char **argv, ac_cli_engine_opts *eo, ac_srv_con
         if (r)
             continue;
         const char *v = argv[++i];
-        const char *const strs[] = {"--listen", "--tokens",     "--db",          "--port-file",
-                                    "--agents", "--agent-name", "--overridable", "--allowed-hosts"};
-        const char **slots[] = {&cfg->listen,     &cfg->tokens_file,  &cfg->db,
-                                &cfg->port_file,  &af->file,          &af->name,
-                                &af->overridable, &cfg->allowed_hosts};
+        const char *const strs[] = {"--listen",      "--tokens",        "--db",
+                                    "--port-file",   "--agents",        "--agent-name",
+                                    "--overridable", "--metrics-token", "--allowed-hosts"};
+        const char **slots[] = {&cfg->listen,     &cfg->tokens_file,   &cfg->db,
+                                &cfg->port_file,  &af->file,           &af->name,
+                                &af->overridable, &cfg->metrics_token, &cfg->allowed_hosts};
         size_t k = 0, n = sizeof strs / sizeof strs[0];
         while (k < n && strcmp(a, strs[k]))
             k++;
@@ -251,6 +254,8 @@ int ac_cli_serve(int argc, char **argv)
     ac_srv_agents agents;
     if (!(rc = ac_cli_serve_agents_init(&sa, &agents, af.overridable))) {
         cfg.agents = &agents;
+        cfg.loop_done = ac_cli_tracer_finish;
+        cfg.metrics = ac_cli_metrics(1) ? ac_cli_metrics_text : NULL;
         /* the command line's agent also answers to its --model name on the front */
         const char *prov = eo.provider ? eo.provider : "openai";
         cfg.model_name = !sa.cli ? NULL : !strcmp(prov, "script") ? "agentc" : eo.model;
@@ -259,5 +264,6 @@ int ac_cli_serve(int argc, char **argv)
         rc = serve_run(&cfg);
     }
     ac_cli_serve_agents_free(&sa);
+    ac_cli_metrics_free();
     return rc;
 }

@@ -76,6 +76,7 @@ typedef struct hp_call {
     uint64_t xfer;   /* transfer id while lent to the loop, else 0 */
     uint16_t origin; /* of the llm_request effect: passed with every event queued */
     char *body;      /* request body (curl reads it in place); freed once sent and answered */
+    struct curl_slist *own_headers; /* the provider's headers and a traceparent, when traced */
     size_t body_len;
     ac_stream *st;
     int started;   /* llm.started posted */
@@ -343,6 +344,7 @@ static void hp_call_free(hp_call *c)
         }
     }
     ac_stream_free(c->st);
+    curl_slist_free_all(c->own_headers);
     free(c->body);
     free(c->errbody);
     free(c);
@@ -832,6 +834,13 @@ static json_t *hp_completed(hp_call *c)
         hp_jstr(t->refusal, t->refusal_len), "tool_calls", calls ? calls : json_array(),
         "finish_reason", t->finish_reason ? json_string(t->finish_reason) : json_null(), "usage",
         "input", (json_int_t)t->input_tokens, "output", (json_int_t)t->output_tokens);
+    /* the cache and reasoning counts, when the provider reported any (a price needs them) */
+    json_t *u = json_object_get(j, "usage");
+    const char *const keys[] = {"cached", "cache_write", "reasoning"};
+    const long long vals[] = {t->cached_tokens, t->cache_write_tokens, t->reasoning_tokens};
+    for (size_t i = 0; u && i < 3; i++)
+        if (vals[i] > 0)
+            json_object_set_new(u, keys[i], json_integer(vals[i]));
     /* Anthropic thinking blocks, in the shape they are sent back in */
     if (j && t->n_thinking_blocks) {
         json_t *blocks = json_array();
@@ -940,6 +949,30 @@ static char *hp_body(hp_provider *p, const ac_conv *conv, const ac_llm_call_opts
                                             : ac_request_openai(conv, &ro, err, errcap);
 }
 
+/* The call's headers: the provider's, and a traceparent when the session is traced (a copy
+ * of the list, the call's own). */
+static struct curl_slist *hp_headers(hp_provider *p, hp_call *c)
+{
+    char tp[80] = "traceparent: ";
+    if (!c->s || !ac_session_traceparent(c->s, tp + 13, sizeof tp - 13))
+        return p->headers;
+    curl_slist_free_all(c->own_headers);
+    c->own_headers = NULL;
+    for (const struct curl_slist *l = p->headers; l; l = l->next) {
+        struct curl_slist *n = curl_slist_append(c->own_headers, l->data);
+        if (!n) {
+            curl_slist_free_all(c->own_headers);
+            c->own_headers = NULL;
+            return p->headers;
+        }
+        c->own_headers = n;
+    }
+    struct curl_slist *n = curl_slist_append(c->own_headers, tp);
+    if (n)
+        c->own_headers = n;
+    return c->own_headers;
+}
+
 /* The transfer's options: URL, body, headers, buffers, timeouts, callbacks. */
 static void hp_setopts(hp_provider *p, hp_call *c)
 {
@@ -950,7 +983,7 @@ static void hp_setopts(hp_provider *p, hp_call *c)
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, c->body);
     c->body_len = strlen(c->body);
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, p->headers);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hp_headers(p, c));
     curl_easy_setopt(h, CURLOPT_USERAGENT, "agentc/" AGENTC_VERSION);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_BUFFERSIZE, HP_RECV_BUFFER);

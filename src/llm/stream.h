@@ -89,6 +89,10 @@ typedef struct ac_stream_turn {
     /* input_tokens counts every prompt token, including Anthropic cache reads and
      * writes; output_tokens every generated token */
     long long input_tokens, output_tokens;
+    /* of input_tokens: read from the provider's cache (OpenAI cached_tokens, Anthropic
+     * cache_read_input_tokens) and written to it (Anthropic cache_creation_input_tokens); of
+     * output_tokens: reasoning (OpenAI reasoning_tokens). 0 when not reported */
+    long long cached_tokens, cache_write_tokens, reasoning_tokens;
     int have_usage;
     int terminated; /* saw [DONE] (OpenAI) or message_stop (Anthropic) */
     /* error reported inside the stream, if any */

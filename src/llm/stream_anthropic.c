@@ -31,6 +31,10 @@ static void an_usage(ac_stream *st, const json_t *usage)
         t->input_tokens = an_int(usage, "input_tokens") +
                           an_int(usage, "cache_creation_input_tokens") +
                           an_int(usage, "cache_read_input_tokens");
+        if (json_is_integer(json_object_get(usage, "cache_read_input_tokens")))
+            t->cached_tokens = an_int(usage, "cache_read_input_tokens");
+        if (json_is_integer(json_object_get(usage, "cache_creation_input_tokens")))
+            t->cache_write_tokens = an_int(usage, "cache_creation_input_tokens");
         t->have_usage = 1;
     }
     if (json_is_integer(json_object_get(usage, "output_tokens"))) {

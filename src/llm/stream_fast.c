@@ -4,6 +4,7 @@
  * order and through the same calls. Whatever those decoders would reject or
  * treat specially is left to them: these functions then return 0 before
  * changing anything. */
+#define _GNU_SOURCE /* memmem */
 #include "llm/delta.h"
 #include "llm/stream_internal.h"
 
@@ -55,6 +56,9 @@ int ac_stream__openai_fast(ac_stream *st, const ac_sse_event *ev, int *rc)
     /* "object": "error" is an error report; let the decoder say so */
     if (d.s[AC_DS_OBJECT].set &&
         (d.s[AC_DS_OBJECT].esc || ac_delta_is(&d.s[AC_DS_OBJECT], "error")))
+        return 0;
+    /* usage with cache or reasoning details: the decoder reads them (a price needs them) */
+    if (d.has_usage && memmem(ev->data, ev->data_len, "_tokens_details", 15))
         return 0;
     /* a call without an index is placed by id or position: the decoder's work */
     if (d.has_tool_call && (!d.has_tc_index || d.tc_index >= AC_STREAM_MAX_TOOL_CALLS))

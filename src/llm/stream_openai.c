@@ -187,6 +187,14 @@ static int oa_usage(ac_stream *st, const json_t *usage)
         t->input_tokens = json_integer_value(in);
     if (json_is_integer(out))
         t->output_tokens = json_integer_value(out);
+    const json_t *cached =
+        json_object_get(json_object_get(usage, "prompt_tokens_details"), "cached_tokens");
+    const json_t *reasoning =
+        json_object_get(json_object_get(usage, "completion_tokens_details"), "reasoning_tokens");
+    if (json_is_integer(cached))
+        t->cached_tokens = json_integer_value(cached);
+    if (json_is_integer(reasoning))
+        t->reasoning_tokens = json_integer_value(reasoning);
     t->have_usage = 1;
     return 0;
 }

@@ -857,6 +857,35 @@ static enum MHD_Result page(struct MHD_Connection *c)
     return ret;
 }
 
+/* GET /metrics: with --metrics-token, that bearer token; else whoever the server takes. */
+static int metrics_allowed(srv *sv, struct MHD_Connection *c)
+{
+    const char *want = sv->cfg->metrics_token;
+    if (!want)
+        return authenticate(sv, c) != NULL;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    return h && !strncmp(h, "Bearer ", 7) && ct_equal(h + 7, strlen(h + 7), want, strlen(want));
+}
+
+static enum MHD_Result metrics_page(srv *sv, struct MHD_Connection *c, int get)
+{
+    if (!get)
+        return srv_reply_error(c, 405, "method_not_allowed", "GET only");
+    if (!metrics_allowed(sv, c))
+        return srv_reply_error(c, 401, "unauthorized", "a valid bearer token is required");
+    char *text = sv->cfg->metrics();
+    struct MHD_Response *r =
+        text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE) : NULL;
+    if (!r) {
+        free(text);
+        return srv_reply_error(c, 500, "internal", "the metrics could not be rendered");
+    }
+    MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const char *url,
                              const char *method)
 {
@@ -864,6 +893,8 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         del = !strcmp(method, "DELETE");
     if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
         return get ? page(c) : srv_reply_error(c, 405, "method_not_allowed", "GET only");
+    if (!strcmp(url, "/metrics") && sv->cfg->metrics)
+        return metrics_page(sv, c, get);
     if (!r->owner)
         return srv_reply_error(c, 401, "unauthorized", "a valid bearer token is required");
     if (!strcmp(url, "/v1/models"))
@@ -997,7 +1028,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                        sv->cfg->max_body);
             }
         }
-        if (!r->owner && strcmp(url, "/") && strcmp(url, "/index.html")) {
+        if (!r->owner && strcmp(url, "/") && strcmp(url, "/index.html") &&
+            (strcmp(url, "/metrics") || !sv->cfg->metrics)) {
             srv_admit_answered(sv, c, 1);
             return srv_reply_error(c, 401, "unauthorized", "a valid bearer token is required");
         }
@@ -1122,6 +1154,8 @@ static void srv_free(srv *sv)
             ac_loop_cancel_timer(sv->loop, sv->mhd_timer);
         if (sv->epoll_watch)
             ac_loop_unwatch(sv->loop, sv->epoll_watch);
+        if (sv->cfg->loop_done)
+            sv->cfg->loop_done(sv->loop);
         ac_loop_free(sv->loop);
     }
     for (size_t i = 0; i < sv->n_owners; i++) {

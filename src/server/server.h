@@ -77,9 +77,16 @@ typedef struct ac_srv_config {
     int64_t max_events;          /* without --db: a session's journal keeps about this many
                                     events in memory, older ones go at its snapshots (default
                                     10000); a cursor before what is kept answers 410 */
-    const char *allowed_hosts;   /* more Host names the server answers to, comma-separated
-                                    ("NAME" on any port, "NAME:PORT"); besides IP addresses,
-                                    localhost and --listen's host on the bound port */
+    /* Called once every session and engine is freed, before the loop is: what the program
+     * keeps on the loop finishes there (the command line's tracer). May be NULL. */
+    void (*loop_done)(ac_loop *loop);
+    /* GET /metrics: the Prometheus text (malloc'd; NULL: an error); NULL: no such route. It
+     * takes metrics_token as its bearer token when set, else any token the server takes. */
+    char *(*metrics)(void);
+    const char *metrics_token;
+    const char *allowed_hosts; /* more Host names the server answers to, comma-separated
+                                  ("NAME" on any port, "NAME:PORT"); besides IP addresses,
+                                  localhost and --listen's host on the bound port */
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

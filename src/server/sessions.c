@@ -540,12 +540,16 @@ json_t *srv_sess_json(srv_sess *ss, int full)
     if (ac_session_wait_state(ss->s, &wstate) == AC_WAIT_OUTSIDE) {
         const char *names[32];
         size_t n = ac_session_waiting_events(ss->s, names, 32);
-        json_t *evs = json_array();
-        for (size_t i = 0; i < n && i < 32; i++)
+        json_t *evs = json_array(), *dec = json_array();
+        for (size_t i = 0; i < n && i < 32; i++) {
             json_array_append_new(evs, json_string(names[i]));
+            if (ac_session_event_takes_decisions(ss->s, names[i]))
+                json_array_append_new(dec, json_string(names[i]));
+        }
         json_object_set_new(o, "waiting",
-                            json_pack("{s:s, s:o, s:o}", "state", wstate ? wstate : "", "events",
-                                      evs, "calls", pending_calls(ss->s)));
+                            json_pack("{s:s, s:o, s:o, s:o}", "state", wstate ? wstate : "",
+                                      "events", evs, "decisions", dec, "calls",
+                                      pending_calls(ss->s)));
     }
     if (!full)
         return o;

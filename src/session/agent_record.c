@@ -84,7 +84,9 @@ static void set_output_schema(ac_session *s, const json_t *v)
  * it names. */
 static void apply_to_session(ac_session *s, const json_t *data, int64_t t_ms)
 {
-    set_agent(s, json_object_get(data, "agent"));
+    const json_t *agent = json_object_get(data, "agent");
+    if (agent) /* absent: the agent stays (a change the library saw, such as the spec) */
+        set_agent(s, agent);
     const json_t *sys = json_object_get(data, "system");
     if (sys && (json_is_string(sys) || json_is_null(sys)))
         set_system(s, sys, t_ms);
@@ -129,7 +131,8 @@ static int apply_record(ac_session *s, json_t *data, int64_t t_ms)
 int ac_session_agent_post(ac_session *s, json_t *data, int64_t t_ms)
 {
     int live = !s->replaying; /* a replayer applies what was checked when it was recorded */
-    if (!json_is_object(json_object_get(data, "agent")) ||
+    json_t *agent = json_object_get(data, "agent");
+    if ((agent && !json_is_object(agent)) ||
         (live && (s->draining || s->raised.head || s->inbox.head || !ac_session_settled(s)))) {
         json_decref(data);
         return AC_EINVAL;
@@ -184,7 +187,7 @@ int ac_session_change_agent_on(ac_session *s, const char *reason, const char *wh
                                const char *agent, ac_engine *to, ac_error *err)
 {
     ac_error_set(err, AC_EINVAL, "the agent is not a JSON object, or what not an array");
-    if (!s || !agent)
+    if (!s)
         return AC_EINVAL;
     if (to && to != s->e) { /* the move tried first: nothing is recorded when it cannot be made */
         ac_session *r = ac_session_replayer_on(s, to, err);
@@ -192,15 +195,15 @@ int ac_session_change_agent_on(ac_session *s, const char *reason, const char *wh
             return err ? err->code : AC_ESPEC;
         ac_session_free(r);
     }
-    json_t *a = json_loads(agent, 0, NULL);
+    json_t *a = agent ? json_loads(agent, 0, NULL) : NULL;
     json_t *w = what ? json_loads(what, 0, NULL) : json_array();
-    if (!json_is_object(a) || !json_is_array(w)) {
+    if ((agent && !json_is_object(a)) || !json_is_array(w)) {
         json_decref(a);
         json_decref(w);
         return AC_EINVAL;
     }
     json_t *data =
-        json_pack("{s:s, s:o, s:o}", "reason", reason ? reason : "option", "what", w, "agent", a);
+        json_pack("{s:s, s:o, s:o*}", "reason", reason ? reason : "option", "what", w, "agent", a);
     if (data && to && to != s->e)
         engine_keys(data, s, to);
     int rc = data ? ac_session_agent_post(s, data, 0) : AC_ENOMEM;

@@ -25,6 +25,8 @@ void ac_session_get_stats(const ac_session *s, ac_session_stats *out)
     out->input_tokens = ac_conv_usage_input(s->conv);
     out->output_tokens = ac_conv_usage_output(s->conv);
     out->turns_ended = s->turns_ended;
+    out->has_cost = s->e->price != NULL;
+    out->cost_usd = s->cost_usd;
 }
 
 size_t ac_session_pending_tool_calls(ac_session *s, const char **ids, size_t cap)

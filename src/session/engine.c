@@ -9,6 +9,8 @@
 
 #include "agent_fsm.h"
 #include "journal.h"
+#include "obs/cost.h"
+#include "obs/obs.h"
 #include "session_int.h"
 #include "session/spec_rt.h"
 #include "context/request.h"
@@ -179,6 +181,8 @@ static void effect_hook(ac_session *s, uint16_t use, int start, const ac_event *
         e->e_report[u->effect](s, args, n, ev);
     if (!e->loop || s->replaying)
         return; /* replay: no I/O */
+    if (s->obs)
+        ac_obs_effect(s->obs, s, e->t->effect_names[u->effect], start);
     /* what the effect does follows the journal line of the event that
      * started or stopped it (journal.h, docs/design.md) */
     ac_journal_flush(s->journal);
@@ -554,6 +558,23 @@ static int engine_provider(ac_engine *e, const ac_engine_config *cfg, char *err,
     return 0;
 }
 
+/* The prices of the engine's model (cost.h). 0, or -1 for a malformed document. */
+static int engine_price(ac_engine *e, const ac_engine_config *cfg, char *err, size_t errcap,
+                        int *code)
+{
+    ac_price p;
+    int rc = ac_price_lookup(cfg->prices, cfg->model, &p, err, errcap);
+    if (rc < 0) {
+        *code = AC_ECONFIG;
+        return -1;
+    }
+    if (rc == 1 && !(e->price = malloc(sizeof *e->price)))
+        return engine_oom(err, errcap, code);
+    if (e->price)
+        *e->price = p;
+    return 0;
+}
+
 /* Builds the engine; on failure fills err, *code (enum ac_status) and, for a problem at an
  * effect use, *line (its state's spec line). */
 static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errcap, int *code,
@@ -592,6 +613,12 @@ static ac_engine *engine_new(const ac_engine_config *cfg, char *err, size_t errc
     }
     if (engine_copy_config(e, cfg, err, errcap, code) || engine_provider(e, cfg, err, errcap, code))
         goto fail;
+    if (cfg->prices && engine_price(e, cfg, err, errcap, code) < 0)
+        goto fail;
+    if (ac_obs_engine_setup(e, cfg) < 0) {
+        engine_oom(err, errcap, code);
+        goto fail;
+    }
     ac_registry_free(own_reg);
     return e;
 fail:
@@ -649,5 +676,7 @@ void ac_engine_free(ac_engine *e)
     free(e->journal_dir);
     free(e->api_key_env);
     ac_secrets_free(e->secrets);
+    ac_obs_engine_free(e);
+    free(e->price);
     free(e);
 }

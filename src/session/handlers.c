@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "obs/cost.h"
 #include "context/tokens.h"
 #include "session/decisions.h"
 #include "session/state.h"
@@ -538,6 +539,8 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
     if (usage) {
         int64_t input = json_integer_value(json_object_get(usage, "input"));
         ac_conv_add_usage(s->conv, input, json_integer_value(json_object_get(usage, "output")));
+        if (s->e->price)
+            s->cost_usd += ac_price_cost(s->e->price, usage);
         if (input > 0)
             ac_tokens_calibrate(s->conv, input);
     }

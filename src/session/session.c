@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "journal.h"
+#include "obs/obs.h"
 #include "session/toolkits.h"
 #include "session/state.h"
 #include "session_int.h"
@@ -43,6 +44,8 @@ static void on_trace(void *ud, const ac_trace_rec *r)
         s->hooks->step(s, r);
     if (s->step_fn)
         s->step_fn(s->step_ud, r);
+    if (s->obs && !s->replaying)
+        ac_obs_step(s->obs, r);
     if (s->e->has_output && s->e->out.trace)
         s->e->out.trace(s->e->out.ud, s, r);
 }
@@ -97,9 +100,14 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     ac_event ev = {type, t_ms, data};
     ac_turn_probe before;
     ac_turn_before_event(s, &before);
+    int traced = s->obs && !s->replaying;
+    if (traced)
+        ac_obs_event(s->obs, s, s->e->t->event_names[type], t_ms, data, ac_session_in_turn(s));
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
     ac_spec_rt_after_event(s, &ev);
     ac_turn_after_event(s, &before, t_ms);
+    if (traced)
+        ac_obs_event_done(s->obs, s, ac_session_in_turn(s));
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
@@ -584,6 +592,7 @@ static void session_discard(ac_session *s)
     free(s->answer);
     free(s->agent);
     free(s->id);
+    ac_obs_free(s->obs, ac_wall_now_ms());
     free(s);
 }
 
@@ -606,6 +615,8 @@ static ac_session *session_alloc(ac_engine *e, const char *id, int replay,
      * whose events come from elsewhere (a store) checks its list before its next call */
     s->tools_rev = replay ? UINT64_MAX : ac_mcp_tools_rev(e);
     s->replaying = replay;
+    if (e->obs && e->loop && s->id)
+        s->obs = ac_obs_new(e->obs, s->id); /* no traces when it cannot keep them */
     if (!s->id || !s->conv || !s->queued || !s->answer) {
         session_discard(s);
         return NULL;
@@ -676,7 +687,7 @@ static int session_start(ac_session *s, const ac_session_options *opts, char *er
     ac_engine *e = s->e;
     /* Tracing costs a call per transition: installed only when someone
      * listens (the journal's recorded steps, the output's trace, a replay). */
-    int traced = s->journal || s->replaying || s->hooks || (e->has_output && e->out.trace);
+    int traced = s->journal || s->replaying || s->hooks || e->obs || (e->has_output && e->out.trace);
     ac_fsm_init(&s->fsm, &e->binding, s, traced ? on_trace : NULL, s);
     s->fsm.counted = e->turn_state; /* entries of turn states (turn.c) */
     s->drain_task.fn = drain_task;
@@ -985,4 +996,14 @@ char *ac_session_to_json(const ac_session *s)
     char *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
     return out;
+}
+
+int ac_session_traceparent(const ac_session *s, char *buf, size_t cap)
+{
+    return s && !s->replaying ? ac_obs_traceparent(s->obs, buf, cap) : 0;
+}
+
+const char *ac_session_trace_id(const ac_session *s)
+{
+    return s ? ac_obs_trace_id(s->obs) : NULL;
 }

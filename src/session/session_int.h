@@ -82,6 +82,8 @@ struct ac_engine {
     struct ac_mcp_set *mcp; /* MCP servers of the tool files (tools_mcp.c), NULL: none */
     struct ac_spec_rt *spec_rt; /* comparison guards, actions with arguments, timers (spec_rt.c) */
     json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
+    struct ac_obs_engine *obs; /* traces (src/obs/obs.h), NULL when not traced */
+    struct ac_price *price;    /* its model's prices (src/obs/cost.h), NULL: none */
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -138,6 +140,8 @@ struct ac_session {
     char *partial;
     size_t partial_len, partial_cap;
     void *provider_state;         /* the provider's per-session state (sink.h) */
+    struct ac_obs *obs;           /* the session's open spans (src/obs), NULL when not traced */
+    double cost_usd;              /* of the model calls applied (cost.h), with e->price */
     struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
     struct ac_state *state;       /* the State (state.h), from the spawn event */
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
@@ -147,7 +151,7 @@ struct ac_session {
      * (tools_mcp.c: ac_mcp_tools_rev); not serialized: a restored session checks once */
     uint64_t tools_rev;
     struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
-    char *agent; /* what it runs with (agentc.h: ac_session_agent), NULL: none recorded */
+    char *agent;        /* what it runs with (agentc.h: ac_session_agent), NULL: none recorded */
     json_t *call_edits; /* call id -> the arguments the user edited (decisions.c), or NULL */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
@@ -206,6 +210,10 @@ typedef struct ac_turn_probe {
     uint32_t turns; /* the fsm's counted entries: turn states entered */
 } ac_turn_probe;
 int ac_turn_states_build(ac_engine *e);
+/* The spec's rest state: the one state of the root machine a turn returns to (the target of
+ * a transition from a turn state that is no turn state, not terminal, and not paused: it
+ * takes no `resume`). AC_FSM_NONE when there is not exactly one. */
+uint16_t ac_turn_rest_state(const ac_engine *e);
 void ac_turn_mark(ac_session *s, int mark);
 void ac_session_mark_end(ac_session *s, int how);
 void ac_turn_before_event(ac_session *s, ac_turn_probe *p);

@@ -15,6 +15,9 @@
  * callback returns, never inside it. origin: the one the call was started with
  * (ac_llm_call_opts.origin), so that what a cancelled call queued is dropped with it. */
 void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms, uint16_t origin);
+/* The W3C traceparent of the span the session's traces are at (its model call's while it
+ * runs) into buf (cap >= 56): 1, or 0 when the session is not traced (nothing to send). */
+int ac_session_traceparent(const ac_session *s, char *buf, size_t cap);
 /* The index of an event of the engine's spec, AC_FSM_NONE if it has none. */
 uint16_t ac_engine_event_index(const ac_engine *e, const char *name);
 /* The provider's per-session slot (NULL until the provider stores something there); the

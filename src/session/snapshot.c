@@ -44,43 +44,6 @@ static json_t *save_fsm(const ac_session *s)
     return v;
 }
 
-/* True when state st of e's spec takes event ev (a row that is not an ignore). */
-static int takes(const ac_fsm_tables *t, uint16_t st, uint16_t ev)
-{
-    const ac_fsm_state *s = &t->states[st];
-    for (uint16_t r = 0; ev != AC_FSM_NONE && r < s->n_transitions; r++) {
-        const ac_fsm_transition *tr = &t->transitions[s->first_transition + r];
-        if (tr->event == ev && tr->kind != AC_TR_IGNORE)
-            return 1;
-    }
-    return 0;
-}
-
-/* The spec's rest state: the one state of the root machine a turn returns to (the target of
- * a transition from a turn state that is no turn state, not terminal, and not paused: it
- * takes no `resume`). AC_FSM_NONE when there is not exactly one. */
-static uint16_t rest_state(const ac_engine *e)
-{
-    const ac_fsm_tables *t = e->t;
-    uint16_t found = AC_FSM_NONE;
-    for (uint16_t i = 0; i < t->n_states; i++) {
-        const ac_fsm_state *s = &t->states[i];
-        if (!e->turn_state[i] || s->machine != t->root)
-            continue;
-        for (uint16_t r = 0; r < s->n_transitions; r++) {
-            uint16_t to = t->transitions[s->first_transition + r].target;
-            if (to == AC_FSM_NONE || to >= t->n_states || to == found || e->turn_state[to] ||
-                t->states[to].terminal || t->states[to].machine != t->root ||
-                takes(t, to, e->ev_resume))
-                continue;
-            if (found != AC_FSM_NONE)
-                return AC_FSM_NONE; /* two: none is the one */
-            found = to;
-        }
-    }
-    return found;
-}
-
 /* The state [m, name] of t, AC_FSM_NONE when it has none. */
 static uint16_t state_named(const ac_fsm_tables *t, const char *m, const char *name)
 {
@@ -107,7 +70,7 @@ static int restore_fsm(ac_session *s, json_t *v, char *err, size_t errcap)
         const char *name = json_string_value(json_array_get(e, 1));
         cfg[i] = state_named(t, m, name);
         if (cfg[i] == AC_FSM_NONE && rest) /* at rest under a spec that names it otherwise */
-            cfg[i] = rest_state(s->e);
+            cfg[i] = ac_turn_rest_state(s->e);
         if (cfg[i] == AC_FSM_NONE) {
             snprintf(err, errcap, "this spec has no state %s.%s%s", m ? m : "?", name ? name : "?",
                      rest ? " (and no one state of its root machine a turn returns to)" : "");

@@ -50,16 +50,19 @@ struct ac_spec_rt {
     int64_t *after_ms;     /* per effect index: a literal duration (-1: from the param) */
 };
 
-/* The per-session record of what the facts need between events. */
+/* The per-session record of what the facts need between events. The turn facts count from
+ * the start of the running turn as turn.c defines it (a turn state entered), so a turn a
+ * pause stopped and `resume` started again counts from the resume, not from its message. */
 struct ac_spec_facts {
     size_t seen_msgs;                /* messages scanned */
-    size_t turn_user;                /* index + 1 of the turn's user message, 0: none */
-    int64_t turn_start_ms;           /* its time */
-    size_t turn_calls;               /* tool calls recorded since it */
+    int64_t turn_start_ms;           /* when the turn began (its event's time), 0: none yet */
+    size_t turn_calls;               /* tool calls recorded since it began */
     int64_t tokens_in0, tokens_out0; /* session usage when the turn began */
-    uint16_t state;                  /* the deepest active state, as of the last event */
-    uint32_t entries;                /* the machine's entry count then (ac_fsm.entries) */
-    int64_t state_ms;                /* when it was entered */
+    uint32_t turn_entries; /* the fsm's counted entries (turn states) as last seen (not saved:
+                              a restored fsm counts from 0 again) */
+    uint16_t state;        /* the deepest active state, as of the last event */
+    uint32_t entries;      /* the machine's entry count then (ac_fsm.entries) */
+    int64_t state_ms;      /* when it was entered */
     int64_t status;
     char klass[32], finish[32];
 };
@@ -75,30 +78,24 @@ static struct ac_spec_facts *facts_of(ac_session *s)
     return s->spec_facts;
 }
 
-/* Brings the turn record up to date with the conversation: the new messages
- * only, unless it shrank (compaction), then all of it. */
-static void turn_scan(ac_session *s, struct ac_spec_facts *f)
+/* Brings the turn record up to date: a turn state entered since the last look began a turn
+ * with this event (the messages before it are the last turn's); the new messages add their
+ * tool calls. A conversation that shrank was compacted: what was counted stays counted. */
+static void turn_scan(ac_session *s, struct ac_spec_facts *f, const ac_event *ev)
 {
     size_t n = ac_conv_message_count(s->conv);
-    if (n == f->seen_msgs)
-        return;
-    size_t from = f->seen_msgs;
-    if (n < f->seen_msgs) {
-        from = 0;
-        f->turn_user = 0;
+    if (f->turn_entries != s->fsm.counted_entries) { /* a turn began */
+        f->turn_entries = s->fsm.counted_entries;
+        f->turn_start_ms = ev->time_ms;
         f->turn_calls = 0;
+        f->seen_msgs = n;
+        f->tokens_in0 = ac_conv_usage_input(s->conv);
+        f->tokens_out0 = ac_conv_usage_output(s->conv);
     }
-    for (size_t i = from; i < n; i++) {
+    for (size_t i = f->seen_msgs; i < n; i++) {
         const ac_message *m = ac_conv_message(s->conv, i);
-        if (!m)
-            continue;
-        if (m->role == AC_ROLE_USER && !(m->flags & (AC_MSG_INTERNAL | AC_MSG_SUMMARY))) {
-            f->turn_user = i + 1;
-            f->turn_start_ms = m->created_at_ms;
-            f->turn_calls = 0;
-        } else if (m->role == AC_ROLE_ASSISTANT) {
+        if (m && m->role == AC_ROLE_ASSISTANT)
             f->turn_calls += m->n_tool_calls;
-        }
     }
     f->seen_msgs = n;
 }
@@ -147,21 +144,23 @@ static int64_t fact_num(ac_session *s, const ac_event *ev, int fact)
     case AC_FACT_TURN_RETRIES:
         return ac_conv_retries(s->conv);
     case AC_FACT_TURN_TOOL_CALLS:
-        turn_scan(s, f);
+        turn_scan(s, f, ev);
         return (int64_t)(f->turn_calls + new_calls(s, ev));
     case AC_FACT_SESSION_TOOL_CALLS:
         return (int64_t)(ac_conv_tool_call_count(s->conv) + new_calls(s, ev));
     case AC_FACT_TURN_TOKENS_IN:
+        turn_scan(s, f, ev);
         return ac_conv_usage_input(s->conv) - f->tokens_in0;
     case AC_FACT_TURN_TOKENS_OUT:
+        turn_scan(s, f, ev);
         return ac_conv_usage_output(s->conv) - f->tokens_out0;
     case AC_FACT_SESSION_TOKENS_IN:
         return ac_conv_usage_input(s->conv);
     case AC_FACT_SESSION_TOKENS_OUT:
         return ac_conv_usage_output(s->conv);
     case AC_FACT_TURN_TIME:
-        turn_scan(s, f);
-        return f->turn_user ? ev->time_ms - f->turn_start_ms : 0;
+        turn_scan(s, f, ev);
+        return f->turn_start_ms ? ev->time_ms - f->turn_start_ms : 0;
     case AC_FACT_STATE_TIME:
         return f->state == AC_FSM_NONE ? 0 : ev->time_ms - f->state_ms;
     case AC_FACT_CONTEXT_MESSAGES:
@@ -244,12 +243,7 @@ void ac_spec_rt_after_event(ac_session *s, const ac_event *ev)
     struct ac_spec_facts *f = facts_of(s);
     if (!f)
         return;
-    size_t before = f->turn_user;
-    turn_scan(s, f);
-    if (f->turn_user != before) { /* a new turn began with this event */
-        f->tokens_in0 = ac_conv_usage_input(s->conv);
-        f->tokens_out0 = ac_conv_usage_output(s->conv);
-    }
+    turn_scan(s, f, ev);
     if (s->fsm.depth) {
         uint16_t st = s->fsm.state[s->fsm.depth - 1];
         if (st != f->state || s->fsm.entries != f->entries) { /* left, or entered again */
@@ -288,13 +282,12 @@ json_t *ac_spec_facts_save(const ac_session *s)
     if (f->state != AC_FSM_NONE && f->state < t->n_states)
         state = json_pack("[s s]", t->machines[t->states[f->state].machine].name,
                           t->states[f->state].name);
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:s, s:s}", "seen_msgs",
-                     (json_int_t)f->seen_msgs, "turn_user", (json_int_t)f->turn_user,
-                     "turn_start_ms", (json_int_t)f->turn_start_ms, "turn_calls",
-                     (json_int_t)f->turn_calls, "tokens_in0", (json_int_t)f->tokens_in0,
-                     "tokens_out0", (json_int_t)f->tokens_out0, "state", state, "entries",
-                     (json_int_t)f->entries, "state_ms", (json_int_t)f->state_ms, "status",
-                     (json_int_t)f->status, "class", f->klass, "finish", f->finish);
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:s, s:s}", "seen_msgs",
+                     (json_int_t)f->seen_msgs, "turn_start_ms", (json_int_t)f->turn_start_ms,
+                     "turn_calls", (json_int_t)f->turn_calls, "tokens_in0",
+                     (json_int_t)f->tokens_in0, "tokens_out0", (json_int_t)f->tokens_out0, "state",
+                     state, "entries", (json_int_t)f->entries, "state_ms", (json_int_t)f->state_ms,
+                     "status", (json_int_t)f->status, "class", f->klass, "finish", f->finish);
 }
 
 /* The index of state [machine, name] in these tables, AC_FSM_NONE when it has none. */
@@ -327,7 +320,7 @@ int ac_spec_facts_restore(ac_session *s, json_t *v, char *err, size_t errcap)
         return AC_ENOMEM;
     }
     f->seen_msgs = (size_t)int_of(v, "seen_msgs");
-    f->turn_user = (size_t)int_of(v, "turn_user");
+    f->turn_entries = s->fsm.counted_entries;
     f->turn_start_ms = int_of(v, "turn_start_ms");
     f->turn_calls = (size_t)int_of(v, "turn_calls");
     f->tokens_in0 = int_of(v, "tokens_in0");
@@ -439,8 +432,9 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
 #define SLOTS(X)                                                                                   \
     SLOT8(X, 0)                                                                                    \
     SLOT8(X, 1)                                                                                    \
-    SLOT8(X, 2) SLOT8(X, 3) SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8)            \
-        SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
+    SLOT8(X, 2)                                                                                    \
+    SLOT8(X, 3) SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9)            \
+        SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
 #define GUARD_FN(k)                                                                                \
     static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
     {                                                                                              \

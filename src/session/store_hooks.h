@@ -69,4 +69,11 @@ const json_t *ac_engine_param_overrides(const ac_engine *e);
  * (tools_registry.c). */
 bool ac_tool_idempotent(const ac_engine *e, const char *name);
 
+/* What a turn is (turn.c), for a store reading a journal as recorded: whether the root
+ * machine's state st of e's spec is one where turns run, and whether an event ended a turn,
+ * from whether one ran before it, whether it entered a turn state (a transition into one, a
+ * self-transition included) and whether one runs after it. The live session asks the same. */
+bool ac_turn_state(const ac_engine *e, uint16_t st);
+bool ac_turn_ended_by(bool in_turn_before, bool entered, bool in_turn_after);
+
 #endif

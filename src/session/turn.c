@@ -2,7 +2,8 @@
  * turn.c - what a turn is, and what follows from it (agentc.h): a turn runs while the root
  * machine is in a state that invokes another machine, read from the spec's tables. Whether a
  * session is in a turn, settled, paused or ended, when a turn ends and how (last_turn), and
- * how the session ended, all derive from that here and nowhere else.
+ * how the session ended, all derive from that here and nowhere else: the store finding
+ * where a turn ended in a journal (ac_store_turn_end) and the spec's turn.* facts ask here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "session_int.h"
+#include "store_hooks.h"
 
 /* True when state st has a row (not an ignore) on event ev. */
 static int takes(const ac_fsm_tables *t, uint16_t st, uint16_t ev)
@@ -53,6 +55,41 @@ int ac_turn_states_build(ac_engine *e)
     return 0;
 }
 
+/* The spec's rest state: the one state of the root machine a turn returns to (the target of
+ * a transition from a turn state that is no turn state, not terminal, and not paused: it
+ * takes no `resume`). AC_FSM_NONE when there is not exactly one. */
+uint16_t ac_turn_rest_state(const ac_engine *e)
+{
+    const ac_fsm_tables *t = e->t;
+    uint16_t found = AC_FSM_NONE;
+    for (uint16_t i = 0; i < t->n_states; i++) {
+        const ac_fsm_state *s = &t->states[i];
+        if (!e->turn_state[i] || s->machine != t->root)
+            continue;
+        for (uint16_t r = 0; r < s->n_transitions; r++) {
+            uint16_t to = t->transitions[s->first_transition + r].target;
+            if (to == AC_FSM_NONE || to >= t->n_states || to == found || e->turn_state[to] ||
+                t->states[to].terminal || t->states[to].machine != t->root ||
+                takes(t, to, e->ev_resume))
+                continue;
+            if (found != AC_FSM_NONE)
+                return AC_FSM_NONE; /* two: none is the one */
+            found = to;
+        }
+    }
+    return found;
+}
+
+bool ac_turn_state(const ac_engine *e, uint16_t st)
+{
+    return e && st < e->t->n_states && e->turn_state[st];
+}
+
+bool ac_turn_ended_by(bool in_turn_before, bool entered, bool in_turn_after)
+{
+    return (in_turn_before && (entered || !in_turn_after)) || (entered && !in_turn_after);
+}
+
 bool ac_session_ended(const ac_session *s)
 {
     if (!s)
@@ -63,7 +100,7 @@ bool ac_session_ended(const ac_session *s)
 
 bool ac_session_in_turn(const ac_session *s)
 {
-    return s && !ac_session_ended(s) && s->fsm.depth && s->e->turn_state[s->fsm.state[0]];
+    return s && !ac_session_ended(s) && s->fsm.depth && ac_turn_state(s->e, s->fsm.state[0]);
 }
 
 bool ac_session_settled(const ac_session *s)
@@ -160,7 +197,7 @@ void ac_turn_after_event(ac_session *s, const ac_turn_probe *p, int64_t t_ms)
     int entered = s->fsm.counted_entries != p->turns; /* a turn began (and may have ended) */
     int now = ac_session_in_turn(s), ended = ac_session_ended(s);
     int finished = 0;
-    if ((p->in_turn && (entered || !now)) || (entered && !now)) {
+    if (ac_turn_ended_by(p->in_turn, entered, now)) {
         turn_ended(s, ac_session_status(s) == AC_SESSION_PAUSED);
         finished = 1;
     } else if (p->paused && s->turn_mark && s->last_outcome == AC_TURN_INTERRUPTED) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/journal.h"
 #include "session/snapshot.h"
 #include "session/store_hooks.h"
 #include "store_writer.h"
@@ -154,38 +155,49 @@ int ac_store_fork(ac_store *st, ac_engine *e, const char *id, uint64_t at, uint6
 /* ---- where a turn ended ---- */
 
 typedef struct turn_scan {
-    const ac_fsm_tables *t;
+    const ac_engine *e;
+    uint16_t root; /* the root machine's state after the events read, AC_FSM_NONE: none yet */
     uint64_t want, seen, at;
 } turn_scan;
 
-/* True when the root machine's state `name` invokes another machine: a turn runs there. */
-static int turn_state(const ac_fsm_tables *t, const char *name)
+/* The root machine's state `name`, AC_FSM_NONE when it has none. */
+static uint16_t root_state(const ac_fsm_tables *t, const char *name)
 {
     for (uint16_t i = 0; name && i < t->n_states; i++)
         if (t->states[i].machine == t->root && !strcmp(t->states[i].name, name))
-            return t->states[i].invoke != AC_FSM_NONE;
-    return 0;
+            return i;
+    return AC_FSM_NONE;
 }
 
+/* One event's recorded steps: where the root machine went, and whether it entered a turn
+ * state (a self-transition enters again; an internal row does not). Then the turn rule of
+ * the live session (ac_turn_ended_by) says whether the event ended a turn. */
 static int scan_turn(void *ud, const ac_store_event *ev)
 {
     turn_scan *c = ud;
+    const ac_fsm_tables *t = ac_engine_tables(c->e);
     json_t *steps = ev->steps ? json_loads(ev->steps, 0, NULL) : NULL;
-    const char *root = c->t->machines[c->t->root].name;
+    const char *root = t->machines[t->root].name;
+    bool before = c->root != AC_FSM_NONE && ac_turn_state(c->e, c->root), entered = false;
     size_t k;
     json_t *st;
     json_array_foreach(steps, k, st)
     {
         const char *m = json_string_value(json_array_get(st, 0));
         const char *from = json_string_value(json_array_get(st, 1));
-        const char *to = json_string_value(json_array_get(st, 3));
-        if (m && from && to && !strcmp(m, root) && strcmp(from, to) && turn_state(c->t, from) &&
-            ++c->seen == c->want) {
-            c->at = ev->n;
-            break;
-        }
+        uint16_t to = root_state(t, json_string_value(json_array_get(st, 3)));
+        if (!m || !from || to == AC_FSM_NONE || strcmp(m, root))
+            continue;
+        c->root = to;
+        if (!ac_turn_state(c->e, to))
+            continue;
+        uint16_t row = strcmp(from, t->states[to].name) ? AC_FSM_NONE : ac_journal_step_row(t, st);
+        entered |= row == AC_FSM_NONE || t->transitions[row].kind != AC_TR_INTERNAL;
     }
     json_decref(steps);
+    if (ac_turn_ended_by(before, entered, c->root != AC_FSM_NONE && ac_turn_state(c->e, c->root)) &&
+        ++c->seen == c->want)
+        c->at = ev->n;
     return c->at ? 1 : 0;
 }
 
@@ -204,7 +216,7 @@ int ac_store_turn_end(ac_store *st, const ac_engine *e, const char *id, uint64_t
     int rc = st->ops->info(st, id, &info, err);
     if (rc != AC_OK)
         return rc;
-    turn_scan c = {ac_engine_tables(e), turn, 0, 0};
+    turn_scan c = {e, AC_FSM_NONE, turn, 0, 0};
     rc = st->ops->events(st, id, 0, scan_turn, &c, err);
     if (rc != AC_OK && !c.at)
         return rc;

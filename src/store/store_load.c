@@ -180,21 +180,45 @@ static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsign
     return s;
 }
 
-/* At rest under another spec: allowed, recorded as a note, and a snapshot marks the point. */
+/* Whether the record read (the session's last) is an agent change naming the spec. */
+static int names_spec(void *ud, const ac_store_event *ev)
+{
+    int *found = ud;
+    json_t *d =
+        ev->data && !strcmp(ev->ev, AC_AGENT_CHANGED) ? json_loads(ev->data, 0, NULL) : NULL;
+    size_t i;
+    json_t *k;
+    json_array_foreach(json_object_get(d, "what"), i, k) *found |=
+        json_is_string(k) && !strcmp(json_string_value(k), "spec");
+    json_decref(d);
+    return 1; /* the one record read */
+}
+
+/* At rest under another spec: allowed, and recorded as one agent change naming the spec
+ * ({"reason": "option", "what": ["spec"], "spec": {"from", "to"}}, the agent unchanged),
+ * unless the caller recorded that change as its last record (a caller that keeps the
+ * spec in its agent). The snapshot taken with it marks the point. */
 static void spec_changed(ac_store *st, store_writer *w, const ac_store_session_info *info)
 {
     ac_session *s = w->s;
     const char *hash = ac_engine_tables(ac_session_engine(s))->hash;
     w->spec_hash = strdup(hash);
-    json_t *note = json_pack("{s:s, s:s}", "from", info->spec_hash, "to", hash);
-    char *body = note ? json_dumps(note, JSON_COMPACT) : NULL;
-    json_decref(note);
-    ac_error nerr;
-    if (!body || st->ops->note(st, ac_session_id(s), ac_session_seq(s), ac_wall_now_ms(),
-                               "spec_changed", body, &nerr) != AC_OK)
-        ac_sw_error(w, body ? nerr.text : "out of memory");
-    free(body);
     w->force_snapshot = 1;
+    int recorded = 0;
+    uint64_t n = ac_session_seq(s);
+    ac_error rerr;
+    int rc = n ? st->ops->events(st, ac_session_id(s), n - 1, names_spec, &recorded, &rerr) : AC_OK;
+    if (rc != AC_OK && rc != 1) {
+        ac_sw_error(w, rerr.text);
+        return;
+    }
+    if (recorded)
+        return;
+    json_t *data = json_pack("{s:s, s:[s], s:{s:s, s:s}}", "reason", "option", "what", "spec",
+                             "spec", "from", info->spec_hash, "to", hash);
+    rc = data ? ac_session_post(s, AC_AGENT_CHANGED, data, 0) : AC_ENOMEM;
+    if (rc != AC_OK)
+        ac_sw_error(w, ac_session_error(s) ? ac_session_error(s) : ac_strerror(rc));
 }
 
 /* A stored session: its lease taken, rebuilt, and what it was doing restarted. */

@@ -217,12 +217,12 @@ void ac_sw_go_live(store_writer *w)
  * kept): committed as the session's agent. */
 static void agent_seen(store_writer *w, uint64_t n, int change, json_t *agent)
 {
-    if (!json_is_object(agent))
-        return;
-    free(w->agent);
-    if (!(w->agent = ac_store_json_text(agent)))
-        ac_sw_error(w, "cannot write the store: out of memory");
-    if (change) {
+    if (json_is_object(agent)) {
+        free(w->agent);
+        if (!(w->agent = ac_store_json_text(agent)))
+            ac_sw_error(w, "cannot write the store: out of memory");
+    }
+    if (change) { /* a record without an agent changed the spec: kept as well */
         w->force_snapshot = 1;
         w->keep_n = n;
     }

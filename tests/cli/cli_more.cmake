@@ -2,7 +2,7 @@
 # loopback agentc_test_httpd server and the script provider. Exit 77 = skipped
 # (a tool such as jq is missing).
 foreach(t run_openai interrupt batch concurrency secrets output request_settings store state
-    agent_memory agent_change agents turns)
+    agent_memory agent_change agents turns thread_repro otel metrics cost)
   add_test(NAME cli_${t}
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/${t}.sh $<TARGET_FILE:agentc>
             $<TARGET_FILE:agentc_test_httpd_main>
@@ -12,7 +12,8 @@ add_test(NAME cli_diagram
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/diagram.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_run_openai cli_interrupt cli_batch cli_concurrency cli_secrets cli_output cli_diagram
-  cli_request_settings cli_store cli_agent_memory cli_agent_change cli_agents cli_turns PROPERTIES
+  cli_request_settings cli_store cli_agent_memory cli_agent_change cli_agents cli_turns cli_thread_repro
+  cli_otel cli_metrics cli_cost PROPERTIES
   LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
 add_test(NAME cli_terminal
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/terminal.sh $<TARGET_FILE:agentc>
@@ -43,6 +44,7 @@ agentc_add_test(cli_agent
   SOURCES ${CMAKE_SOURCE_DIR}/tests/cli/test_agent.c ${CMAKE_SOURCE_DIR}/src/cli/agent.c
           ${CMAKE_SOURCE_DIR}/src/cli/agent_record.c ${CMAKE_SOURCE_DIR}/src/cli/agents_file.c
           ${CMAKE_SOURCE_DIR}/src/cli/engine_opts.c
+          ${CMAKE_SOURCE_DIR}/src/cli/tracing.c
   LIBS agentc_runtime agentc_gen
   LABELS cli)
 target_include_directories(cli_agent PRIVATE ${CMAKE_SOURCE_DIR}/src/cli ${CMAKE_SOURCE_DIR}/src)

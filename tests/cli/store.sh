@@ -86,7 +86,9 @@ grep -q "nothing to finish" "$tmp/out" || fail "resume at rest: $(cat "$tmp/out"
   || fail "spec change at rest: $(cat "$tmp/err")"
 grep -q "^The answer is" "$tmp/out" || fail "edited spec answer: $(cat "$tmp/out")"
 "$agentc" sessions export chat -o "$tmp/chat2.jsonl" 2>/dev/null || fail "export chat"
-grep -q '"note":"spec_changed"' "$tmp/chat2.jsonl" || fail "the spec change is not in the journal"
+jq -s -e '[.[] | select(.ev == "agent.changed" and (.data.what | index("spec")))] | length == 1' \
+  "$tmp/chat2.jsonl" >/dev/null || fail "the spec change is not one record in the journal: $(grep agent.changed "$tmp/chat2.jsonl")"
+! grep -q '"note":"spec_changed"' "$tmp/chat2.jsonl" || fail "the spec change was recorded twice (a note too)"
 "$agentc" sessions show chat --json | jq -e --arg h "$(jq -r .spec_hash "$tmp/chat.jsonl" | head -1)" \
   '.spec_hash != $h' >/dev/null || fail "the session's spec hash did not change"
 

@@ -144,9 +144,13 @@ static const edge edges[] = {
     {OA, 1, "{\"choices\":[{\"delta\":\n{\"content\":\"two lines\"}}]}"},
     {OA, 1, "{\"object\":\"chat.completion.chunk\",\"created\":-0}"},
     {OA, 1, "{}"},
-    {OA, 1,
+    /* usage with token details: left to the decoder, which reads the cache counts */
+    {OA, 0,
      "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":-3,\"total_tokens\":12,"
      "\"prompt_tokens_details\":{\"cached_tokens\":0},\"x\":\"y\"}}"},
+    {OA, 1,
+     "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":-3,\"total_tokens\":12,"
+     "\"x\":\"y\"}}"},
     {OA, 1,
      "{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":"
      "123456789012345678}}"},

@@ -2,7 +2,8 @@
 # The audit page in headless Debian chromium (tests/server/page_client.mjs): a message is
 # sent, the answer streams in, the highlighted states change; a retried call's partial answer
 # and one an interrupting message stopped leave the view (only the answers are shown); a
-# screenshot is kept in ARTIFACTS/audit-page.png.
+# screenshot is kept in ARTIFACTS/audit-page.png; a session waiting for approval takes
+# per-call decisions on the page.
 set -uo pipefail
 agentc=$1 artifacts=$2
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -55,4 +56,20 @@ curl -s --max-time 10 -H "Authorization: Bearer tok-page-test-0123456789abcdef" 
 AGENT_SESSION=r1 timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" \
   "http://127.0.0.1:$(cat "$tmp/port")" tok-page-test-0123456789abcdef "" "" || fail "the page test (agents) failed"
 kill -TERM $pid; wait $pid || fail "exit status (agents)"
+pid=
+# a spec that asks before tools run (examples/specs/approve_tools.fsm): three pending calls
+# decided one by one on the page (approve, deny with a reason, edit; an edit the schema
+# refuses shown first)
+calc() { printf '{"id": "%s", "name": "calculator", "arguments": "{\\"expression\\": \\"%s\\"}"}' "$1" "$2"; }
+printf '{"tool_calls": [%s, %s, %s]}\n{"content": "done"}\n' "$(calc c1 1+1)" "$(calc c2 2+2)" \
+  "$(calc c3 3+3)" >"$tmp/calls"
+rm -f "$tmp/port"
+"$agentc" serve --spec examples/specs/approve_tools.fsm --provider script --script "$tmp/calls" \
+  --tools builtin:calculator --tokens "$tmp/tokens" --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+[ -s "$tmp/port" ] || fail "the approvals server did not start"
+DECISIONS=1 timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" \
+  "http://127.0.0.1:$(cat "$tmp/port")" tok-page-test-0123456789abcdef "" "" || fail "the page test (decisions) failed"
+kill -TERM $pid; wait $pid || fail "exit status (decisions)"
 pid=

@@ -90,6 +90,38 @@ if (process.env.AGENT_SESSION) { // a session of another agent: the page draws t
 }
 await js(`document.getElementById('new-session').click()`);
 await until(`document.getElementById('session-id').textContent.length > 0`, 'no session was created');
+if (process.env.DECISIONS) { // a spec that asks before tools run: decide call by call
+  const sess = () => js(`fetch('/v1/sessions/' + encodeURIComponent(document.getElementById('session-id').textContent), { headers: { Authorization: 'Bearer ${token}' } }).then((r) => r.json())`);
+  await js(`document.getElementById('input').value = 'three sums'; document.getElementById('send').click()`);
+  await until(`document.querySelectorAll('#waiting .decisions .call').length === 3`, 'the pending calls are not shown one by one');
+  check(await js(`[...document.querySelectorAll('#waiting .call')].map((r) => r.dataset.call).join()`) === 'c1,c2,c3', 'the calls shown');
+  check(await js(`!!document.querySelector('#waiting button[data-event=deny]')`), 'the deny-all button is gone');
+  const choose = (id, v) => js(`(() => { const r = document.querySelector('#waiting .call[data-call=${id}]'); const c = r.querySelector('.choice');
+    c.value = '${v}'; c.dispatchEvent(new Event('change')); return !r.querySelector('.reason').hidden + ',' + !r.querySelector('.arguments').hidden; })()`);
+  check(await choose('c2', 'deny') === 'true,false', 'deny shows the reason field');
+  check(await choose('c3', 'edit') === 'false,true', 'edit shows the arguments');
+  await js(`document.querySelector('#waiting .call[data-call=c2] .reason').value = 'not that one'`);
+  // an edit the tool's schema refuses: shown, nothing applied, the form kept
+  await js(`document.querySelector('#waiting .call[data-call=c3] .arguments').value = '{"expression": 7}'; document.querySelector('#waiting button.submit').click()`);
+  await until(`document.querySelector('#waiting .decision-error').textContent.includes('invalid_decisions')`, 'the refused decisions were not shown');
+  check((await js(`document.querySelector('#waiting .decision-error').textContent`)).includes('do not fit the schema of calculator'), 'the reason of the refusal');
+  { const j = await sess(); check(j.waiting && j.waiting.calls.length === 3, 'the refused decisions moved the session: ' + JSON.stringify(j).slice(0, 300)); }
+  await js(`document.querySelector('#waiting .call[data-call=c3] .arguments').value = '{"expression": "10*10"}'; document.querySelector('#waiting button.submit').click()`);
+  await until(`[...document.querySelectorAll('.msg.assistant .text')].map((e) => e.textContent).filter((t) => t).pop() === 'done'`, 'the turn did not go on to its answer');
+  await until(`document.getElementById('waiting').textContent === ''`, 'the decisions form stayed');
+  const j = await sess();
+  const result = (id) => (j.tool_calls.find((c) => c.id === id) || {}).result || '';
+  check(result('c1') === '2', 'c1 (approved): ' + result('c1'));
+  check(result('c2').includes('denied by the user: not that one'), 'c2 (denied): ' + result('c2'));
+  check(result('c3').includes('100') && result('c3').includes('arguments edited by the user'), 'c3 (edited): ' + result('c3'));
+  const all = await js(`document.getElementById('messages').innerText`);
+  check(all.includes('denied by the user: not that one') && all.includes('arguments edited by the user'), 'the results are not shown: ' + all.slice(-800));
+  const unexpected = consoleErrors.filter((e) => !(e.includes('400 (Bad Request)') && e.includes('/events/approve')));
+  check(unexpected.length === 0, 'page errors: ' + consoleErrors.join('; '));
+  console.log('audit page: ok, per-call decisions');
+  finish(0);
+  await new Promise(() => {});
+}
 await until(`!!document.querySelector('.state.current[data-machine=session][data-state=Idle]')`, 'Idle is not highlighted');
 // send a message the way a person does
 await js(`document.getElementById('input').value = 'tell me a story'; document.getElementById('send').click()`);
@@ -124,6 +156,11 @@ await until(`(document.querySelector('.msg.assistant .text') || {}).textContent 
 await until(`+((document.querySelector('.edge[data-key="session|Idle|Running|user_message"] text') || {dataset:{}}).dataset.count) === 1`, 'reload: counts');
 // a model call that streams HALF-ANSWER, fails (503, retryable) and is retried: the page
 // shows the partial text while it stands, then only the final answer
+// (the partial text stands for a moment only: an observer of the view records that it was shown,
+// as a poll may miss it on a loaded machine)
+await js(`window.sawHalf = false; new MutationObserver((rs) => { for (const r of rs) for (const n of r.addedNodes)
+  if ((n.textContent || '').includes('HALF-ANSWER')) window.sawHalf = true; })
+  .observe(document.getElementById('messages'), { childList: true, subtree: true, characterData: true })`);
 await js(`document.getElementById('input').value = 'again'; document.getElementById('send').click()`);
 let sawHalf = false;
 const t1 = Date.now();
@@ -136,6 +173,7 @@ for (;;) {
   if (Date.now() - t1 > 20000) finish(1, 'FAIL: the retried answer did not arrive: ' + JSON.stringify(s));
   await new Promise((r) => setTimeout(r, 20));
 }
+sawHalf = sawHalf || await js('window.sawHalf');
 check(sawHalf, 'the partial answer was never shown (the retry scenario did not happen)');
 const texts = await js(`[...document.querySelectorAll('.msg.assistant .text')].map((e) => e.textContent)`);
 check(!(await js(`document.getElementById('messages').innerText`)).includes('HALF-ANSWER'),

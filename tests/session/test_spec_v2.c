@@ -377,6 +377,50 @@ static void test_state_time_self_transition(void **state)
     rig_close(&r);
 }
 
+/* turn.time counts from the start of the running turn (a turn state entered), the turn's
+ * definition: a turn a pause stopped and resume started again counts from the resume, not
+ * from its message. */
+static const char *turn_spec =
+    "param patience = 100ms\nparam context_window = 0\n"
+    "event spawn, user_message, pause, resume, check\n"
+    "action init_session, append_user_message, finish_interaction\n"
+    "machine s {\n"
+    "    initial Created\n"
+    "    terminal Done\n"
+    "    state Idle, Paused\n"
+    "    state Working { invoke w }\n"
+    "    Created -> Idle on spawn / init_session\n"
+    "    Idle -> Working on user_message / append_user_message\n"
+    "    Working -> Paused on pause\n"
+    "    Paused -> Working on resume\n"
+    "    Working -> Done on check [turn.time >= patience] / finish_interaction\n"
+    "    Working on check\n"
+    "}\n"
+    "machine w {\n"
+    "    initial Wait\n"
+    "    terminal End\n"
+    "    Wait -> End on user_message\n"
+    "}\n";
+
+static void test_turn_time_from_resume(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, compile("turn.fsm", turn_spec), "");
+    int64_t t0 = (int64_t)time(NULL) * 1000 + 10000;
+    assert_int_equal(ac_session_post(r.s, "user_message", json_pack("{s:s}", "text", "go"), t0), 0);
+    assert_int_equal(ac_session_status(r.s), AC_SESSION_RUNNING);
+    assert_int_equal(ac_session_post(r.s, "pause", NULL, t0 + 50), 0);
+    assert_int_equal(ac_session_last_turn(r.s, NULL), AC_TURN_INTERRUPTED);
+    assert_int_equal(ac_session_post(r.s, "resume", NULL, t0 + 90), 0); /* no new message */
+    assert_int_equal(ac_session_status(r.s), AC_SESSION_RUNNING);
+    assert_int_equal(ac_session_post(r.s, "check", NULL, t0 + 150), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Working"); /* 60 ms, not 150 */
+    assert_int_equal(ac_session_post(r.s, "check", NULL, t0 + 195), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Done"); /* 105 ms */
+    rig_close(&r);
+}
+
 /* A string fact against a string param (overridden) and a literal, read from the event. */
 static const char *string_spec =
     "param want = \"stop\"\nparam context_window = 0\n"
@@ -425,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_fail_reason),
         cmocka_unit_test(test_state_time_self_transition),
         cmocka_unit_test(test_string_param),
+        cmocka_unit_test(test_turn_time_from_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -257,6 +257,39 @@ static void test_fork(void **state)
     rig_close(&r);
 }
 
+/* Where a turn ended, read from the journal, is where the live session counted it: a message
+ * sent mid-turn starts the next turn as the first ends (the session leaves its turn state and
+ * enters it again: two turns, no rest between). */
+static void test_turn_end_as_live(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "turns.db");
+    ac_engine *e3 = engine(&r, "3");
+    ac_error err;
+    ac_session *s = ac_store_session(r.st, e3, "q", 0, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    assert_true(ac_session_send(s, "add three sums") >= 0);
+    assert_true(ac_session_send(s, "just say hi") >= 0); /* queued: the turn runs */
+    settle(&r, s);
+    assert_string_equal(ac_session_answer(s), "hi");
+    ac_session_stats stats;
+    ac_session_get_stats(s, &stats);
+    assert_int_equal(stats.turns_ended, 2);
+    ac_session_free(s);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(r.st, "q", &info, &err), AC_OK);
+    uint64_t at1 = 0, at2 = 0, at3 = 0;
+    assert_int_equal(ac_store_turn_end(r.st, e3, "q", 1, &at1, &err), AC_OK);
+    assert_int_equal(ac_store_turn_end(r.st, e3, "q", 2, &at2, &err), AC_OK);
+    assert_true(at1 > 1 && at1 < at2 && at2 <= info.events);
+    assert_int_equal(ac_store_turn_end(r.st, e3, "q", 3, &at3, &err), AC_EINVAL);
+    assert_non_null(strstr(err.text, "has 2 finished turns"));
+    ac_engine_free(e3);
+    rig_close(&r);
+}
+
 typedef struct switched {
     ac_engine *to;
     char agent[256];
@@ -381,9 +414,49 @@ static void test_kept_across_spec_change(void **state)
              "SELECT count(*) FROM snapshots WHERE session = 't' AND n = %llu AND kept = 1",
              (unsigned long long)end1 + 1);
     assert_int_equal(query_int(path, sql), 1);
-    assert_int_equal(query_int(path, "SELECT count(*) FROM snapshots WHERE session = 't'"), 2);
-    ac_engine_free(e2);
+    /* the spec change: one record, an agent change naming the spec (the agent unchanged),
+     * its snapshot kept too; no note */
+    found f = {0};
+    assert_int_equal(ac_store_events(r.st, "t", 0, find_change, &f, &err), AC_OK);
+    assert_int_equal(f.n, end1 + 2);
+    json_t *d = json_loads(f.data, 0, NULL);
+    assert_non_null(d);
+    json_t *what = json_pack("[s]", "spec");
+    assert_true(json_equal(json_object_get(d, "what"), what));
+    json_decref(what);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(d, "spec"), "to")),
+                        t2->hash);
+    assert_null(json_object_get(d, "agent"));
+    json_decref(d);
+    assert_agent(&r, "t", 0, AGENT2);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM snapshots WHERE session = 't' AND n = %llu AND kept = 1",
+             (unsigned long long)end1 + 2);
+    assert_int_equal(query_int(path, sql), 1);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM snapshots WHERE session = 't'"), 3);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM notes WHERE session = 't'"), 0);
+    /* a caller that records the spec change itself (its agent names the spec): the store
+     * records no second one */
+    s = ac_store_session(r.st, e2, "t", AC_STORE_MUST_EXIST, &err);
+    assert_non_null(s);
+    assert_int_equal(ac_session_change_agent(s, "option", "[\"spec\"]", AGENT3), AC_OK);
+    ac_session_free(s);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(r.st, "t", &info, &err), AC_OK);
+    uint64_t changed = info.events;
     r.t = t1;
+    ac_engine *e3 = engine(&r, "3");
+    s = ac_store_session(r.st, e3, "t", AC_STORE_MUST_EXIST, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    ac_session_free(s);
+    assert_int_equal(ac_store_info(r.st, "t", &info, &err), AC_OK);
+    assert_int_equal(info.events, changed);
+    memset(&f, 0, sizeof f);
+    assert_int_equal(ac_store_events(r.st, "t", 0, find_change, &f, &err), AC_OK);
+    assert_int_equal(f.n, changed);
+    ac_engine_free(e3);
+    ac_engine_free(e2);
     ac_spec_tables_free(t2);
     rig_close(&r);
 }
@@ -400,11 +473,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_never_rejudged),
         cmocka_unit_test(test_fork),
+        cmocka_unit_test(test_turn_end_as_live),
         cmocka_unit_test(test_journal_file),
         /* reads the SQLite file */
         cmocka_unit_test(test_kept_across_spec_change),
     };
     /* with AGENTC_TEST_PG (store_agent_pg): the tests of any backend, against PostgreSQL */
-    size_t n = test_store_pg() ? 3 : sizeof tests / sizeof tests[0];
+    size_t n = test_store_pg() ? 4 : sizeof tests / sizeof tests[0];
     return _cmocka_run_group_tests("store_agent", tests, n, setup, test_tmpdir_teardown);
 }

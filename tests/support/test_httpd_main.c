@@ -30,9 +30,13 @@
  *   - ECHOHDR: a 401 JSON error whose message quotes every request header
  *     (servers that echo credentials back).
  * --script DIR serves the files of DIR (sorted by name) in turn, one per
- * request, cycling: a name like `02-503.json` sets the status (default 200);
+ * request (chat completions, or Anthropic's /v1/messages), cycling: a name like `02-503.json` sets the status (default 200);
  * `.sse` files go out as text/event-stream, others as application/json.
  * --log FILE appends one JSON line per request: method, path, headers, body.
+ *
+ * It is also the HTTP side of an OTLP collector: a POST to a path holding /v1/traces is logged
+ * and answered 200 {} (--otlp-status N another status, --otlp-retry-after S with a Retry-After,
+ * --otlp-latency MS after a wait).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -75,6 +79,10 @@ static struct {
     unsigned long long call_seq;
     int latency_ms; /* --latency */
     int close;      /* --close */
+    /* OTLP collector side: POST .../v1/traces */
+    int otlp_status;      /* --otlp-status (default 200) */
+    int otlp_retry_after; /* --otlp-retry-after S: a Retry-After header */
+    int otlp_latency_ms;  /* --otlp-latency MS before answering */
     pthread_mutex_t mu;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -561,6 +569,18 @@ static int script_answer(int fd)
                       f->body, f->len);
 }
 
+/* The collector's answer to an OTLP/HTTP export (the request is in the log). */
+static int otlp_answer(int fd)
+{
+    if (g.otlp_latency_ms > 0)
+        sleep_ms(g.otlp_latency_ms);
+    int status = g.otlp_status ? g.otlp_status : 200;
+    char extra[64] = "";
+    if (g.otlp_retry_after > 0)
+        snprintf(extra, sizeof extra, "Retry-After: %d\r\n", g.otlp_retry_after);
+    return send_plain(fd, status, "application/json", extra[0] ? extra : NULL, "{}", 2);
+}
+
 /* ---- threads ------------------------------------------------------------------------------ */
 
 static void *conn_main(void *arg)
@@ -584,7 +604,11 @@ static void *conn_main(void *arg)
         int close_after =
             header_value(r.headers, "Connection", v, sizeof v) && !strcasecmp(v, "close");
         int sent;
-        if (strcmp(r.method, "POST") != 0 || !strstr(r.path, "/chat/completions")) {
+        if (!strcmp(r.method, "POST") && strstr(r.path, "/v1/traces")) {
+            sent = otlp_answer(fd);
+        } else if (strcmp(r.method, "POST") != 0 ||
+                   (!strstr(r.path, "/chat/completions") &&
+                    (g.calc || !strstr(r.path, "/v1/messages")))) {
             static const char nf[] = "{\"error\":{\"message\":\"not found\"}}";
             sent = send_plain(fd, 404, "application/json", NULL, nf, sizeof nf - 1);
         } else {
@@ -653,7 +677,8 @@ static int load_script(const char *dir)
 static void usage(void)
 {
     fprintf(stderr, "usage: agentc_test_httpd --port-file F [--mode calc | --script DIR] "
-                    "[--log FILE] [--latency MS] [--close]\n");
+                    "[--log FILE] [--latency MS] [--close] [--otlp-status N] "
+                    "[--otlp-retry-after S] [--otlp-latency MS]\n");
 }
 
 int main(int argc, char **argv)
@@ -668,6 +693,12 @@ int main(int argc, char **argv)
             log = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--latency"))
             g.latency_ms = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--otlp-status"))
+            g.otlp_status = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--otlp-retry-after"))
+            g.otlp_retry_after = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--otlp-latency"))
+            g.otlp_latency_ms = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--close"))
             g.close = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "--mode")) {

@@ -1,0 +1,304 @@
+/*
+ * otlp.c - the OTLP/HTTP JSON exporter: a bounded queue of ended spans, batched POSTs on the
+ * loop's curl multi (io/http.h), Retry-After, drops counted, a bounded flush at shutdown.
+ */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agentc/version.h"
+#include "io/http.h"
+#include "io/loop.h"
+#include "obs/obs.h"
+#include "obs/span.h"
+#include "util/buf.h"
+
+struct ac_tracer {
+    ac_loop *loop;
+    char *url;
+    struct curl_slist *headers;
+    json_t *resource; /* {"attributes": [...]} */
+    int capture;
+    char **q; /* ended spans as compact JSON text, a ring of queue_max: oldest at qhead */
+    size_t qhead, qn;
+    char *prefix; /* the export document up to its spans */
+    size_t queue_max, batch_max;
+    int64_t delay_ms, timeout_ms;
+    uint64_t dropped, exported;
+    uint64_t timer;
+    int64_t not_before_ms; /* Retry-After: no POST before this (loop clock) */
+    CURL *easy;            /* the POST under way, NULL when none */
+    char *body;
+    size_t in_flight; /* spans in it */
+    uint64_t xfer;
+};
+
+static void export_now(ac_tracer *t);
+
+static size_t discard(char *p, size_t size, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return size * n;
+}
+
+static void on_timer(void *ud)
+{
+    ac_tracer *t = ud;
+    t->timer = 0;
+    export_now(t);
+}
+
+/* The next POST: at once (delay 0) when a batch is full, else after delay_ms; never before a
+ * Retry-After. */
+static void schedule(ac_tracer *t, int64_t delay)
+{
+    if (t->easy || t->timer || !t->qn)
+        return;
+    int64_t wait = t->not_before_ms - ac_loop_now_ms(t->loop);
+    if (wait > delay)
+        delay = wait;
+    t->timer = ac_loop_timer(t->loop, delay, on_timer, t);
+}
+
+static void on_done(void *ud, CURL *easy, CURLcode rc)
+{
+    ac_tracer *t = ud;
+    long status = 0;
+    curl_off_t retry = 0;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER, &retry);
+    if (rc == CURLE_OK && status >= 200 && status < 300)
+        t->exported += t->in_flight;
+    else
+        t->dropped += t->in_flight;
+    if ((status == 429 || status == 503) && retry > 0)
+        t->not_before_ms = ac_loop_now_ms(t->loop) + (int64_t)(retry > 3600 ? 3600 : retry) * 1000;
+    curl_easy_cleanup(easy);
+    t->easy = NULL;
+    t->xfer = 0;
+    t->in_flight = 0;
+    free(t->body);
+    t->body = NULL;
+    schedule(t, t->qn >= t->batch_max ? 0 : t->delay_ms);
+}
+
+/* {"resourceSpans": [{"resource", "scopeSpans": [{"scope", "spans"}]}]} of the queue's first
+ * batch_max spans, which leave the queue (NULL when out of memory: they are dropped). */
+static char *take_batch(ac_tracer *t, size_t *n)
+{
+    *n = t->qn < t->batch_max ? t->qn : t->batch_max;
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    ac_buf_addstr(&b, t->prefix);
+    for (size_t i = 0; i < *n; i++) {
+        char **slot = &t->q[(t->qhead + i) % t->queue_max];
+        if (i)
+            ac_buf_addstr(&b, ",");
+        ac_buf_addstr(&b, *slot);
+        free(*slot);
+        *slot = NULL;
+    }
+    t->qhead = (t->qhead + *n) % t->queue_max;
+    t->qn -= *n;
+    ac_buf_addstr(&b, "]}]}]}");
+    return ac_buf_take(&b, NULL);
+}
+
+static void export_now(ac_tracer *t)
+{
+    if (t->easy || !t->qn || ac_loop_now_ms(t->loop) < t->not_before_ms) {
+        schedule(t, t->delay_ms);
+        return;
+    }
+    size_t n;
+    char *body = take_batch(t, &n);
+    CURL *h = body ? curl_easy_init() : NULL;
+    if (!h) {
+        free(body);
+        t->dropped += n;
+        return;
+    }
+    curl_easy_setopt(h, CURLOPT_URL, t->url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, t->headers);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)t->timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(t->timeout_ms < 10000 ? t->timeout_ms : 10000));
+    t->easy = h;
+    t->body = body;
+    t->in_flight = n;
+    if (!(t->xfer = ac_http_start(t->loop, h, on_done, t))) {
+        curl_easy_cleanup(h);
+        t->easy = NULL;
+        free(body);
+        t->body = NULL;
+        t->dropped += n;
+        t->in_flight = 0;
+    }
+}
+
+void ac_tracer_add(ac_tracer *t, json_t *span)
+{
+    if (!t || !span) {
+        json_decref(span);
+        return;
+    }
+    char *text = NULL;
+    if (t->qn < t->queue_max) {
+        ac_buf b;
+        ac_buf_init(&b, AC_BUF_MAX);
+        ac_span_dump(&b, span);
+        text = ac_buf_take(&b, NULL);
+    }
+    json_decref(span);
+    if (!text) {
+        t->dropped++;
+        return;
+    }
+    t->q[(t->qhead + t->qn++) % t->queue_max] = text;
+    schedule(t, t->qn >= t->batch_max ? 0 : t->delay_ms);
+    if (t->timer && t->qn >= t->batch_max && !t->easy) {
+        ac_loop_cancel_timer(t->loop, t->timer);
+        t->timer = 0;
+        schedule(t, 0);
+    }
+}
+
+int ac_tracer_capture(const ac_tracer *t)
+{
+    return t && t->capture;
+}
+
+uint64_t ac_tracer_dropped(const ac_tracer *t)
+{
+    return t ? t->dropped : 0;
+}
+
+uint64_t ac_tracer_exported(const ac_tracer *t)
+{
+    return t ? t->exported : 0;
+}
+
+/* service.name and the "k=v,k2=v2" attributes as an OTLP resource. */
+static json_t *resource_of(const char *service, const char *attrs)
+{
+    json_t *a = json_array();
+    json_array_append_new(a,
+                          ac_span_kv_str("service.name", service && *service ? service : "agentc"));
+    json_array_append_new(a, ac_span_kv_str("telemetry.sdk.name", "agentc"));
+    json_array_append_new(a, ac_span_kv_str("telemetry.sdk.language", "c"));
+    json_array_append_new(a, ac_span_kv_str("telemetry.sdk.version", AGENTC_VERSION));
+    for (const char *p = attrs; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        if (eq && eq > p) {
+            char key[256], val[1024];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+            snprintf(val, sizeof val, "%.*s", (int)(p + len - eq - 1), eq + 1);
+            if (strcmp(key, "service.name") != 0)
+                json_array_append_new(a, ac_span_kv_str(key, val));
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return json_pack("{s:o}", "attributes", a);
+}
+
+/* The export document's text before its spans. */
+static char *prefix_of(const json_t *resource)
+{
+    char *res = json_dumps(resource, JSON_COMPACT);
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    ac_buf_printf(&b,
+                  "{\"resourceSpans\":[{\"resource\":%s,\"scopeSpans\":[{\"scope\":{\"name\":"
+                  "\"agentc\",\"version\":\"%s\"},\"spans\":[",
+                  res ? res : "{}", AGENTC_VERSION);
+    free(res);
+    return ac_buf_take(&b, NULL);
+}
+
+static int fail(ac_error *err, int code, const char *text)
+{
+    if (err) {
+        memset(err, 0, sizeof *err);
+        err->code = code;
+        snprintf(err->text, sizeof err->text, "%s", text);
+    }
+    return -1;
+}
+
+ac_tracer *ac_tracer_new(ac_loop *loop, const ac_tracer_config *cfg, ac_error *err)
+{
+    if (!loop || !cfg || !cfg->url || strncmp(cfg->url, "http", 4) != 0) {
+        fail(err, AC_EINVAL, "tracing needs a loop and an http:// or https:// URL");
+        return NULL;
+    }
+    ac_tracer *t = calloc(1, sizeof *t);
+    size_t qmax = cfg->queue_max > 0 ? (size_t)cfg->queue_max : 2048;
+    if (!t || !(t->url = strdup(cfg->url)) || !(t->q = calloc(qmax, sizeof *t->q)) ||
+        !(t->resource = resource_of(cfg->service_name, cfg->resource_attributes)) ||
+        !(t->prefix = prefix_of(t->resource))) {
+        ac_tracer_shutdown(t, 0);
+        fail(err, AC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    t->loop = loop;
+    t->capture = cfg->capture_content;
+    t->queue_max = qmax;
+    t->batch_max = cfg->batch_max > 0 ? (size_t)cfg->batch_max : 512;
+    t->delay_ms = cfg->delay_ms > 0 ? cfg->delay_ms : 5000;
+    t->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000;
+    t->headers = curl_slist_append(NULL, "Content-Type: application/json");
+    for (const char *const *h = cfg->headers; h && *h; h++)
+        t->headers = curl_slist_append(t->headers, *h);
+    t->headers = curl_slist_append(t->headers, "Expect:");
+    if (err)
+        memset(err, 0, sizeof *err);
+    return t;
+}
+
+void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms)
+{
+    if (!t)
+        return;
+    if (t->timer)
+        ac_loop_cancel_timer(t->loop, t->timer);
+    t->timer = 0;
+    if (bound_ms > 0) {
+        int64_t end = ac_loop_now_ms(t->loop) + bound_ms;
+        t->not_before_ms = 0; /* the last word: sent now or never */
+        t->timeout_ms = bound_ms;
+        while (ac_loop_now_ms(t->loop) < end && (t->easy || t->qn)) {
+            if (!t->easy)
+                export_now(t);
+            if (t->timer)
+                ac_loop_cancel_timer(t->loop, t->timer);
+            t->timer = 0;
+            int64_t left = end - ac_loop_now_ms(t->loop);
+            if (!t->easy || left <= 0)
+                break;
+            ac_loop_run_once(t->loop, (int)(left < 50 ? left : 50));
+        }
+    }
+    if (t->easy) {
+        ac_http_cancel(t->loop, t->xfer);
+        curl_easy_cleanup(t->easy);
+        t->dropped += t->in_flight;
+    }
+    t->dropped += t->qn;
+    for (size_t i = 0; t->q && i < t->qn; i++)
+        free(t->q[(t->qhead + i) % t->queue_max]);
+    free(t->q);
+    free(t->prefix);
+    free(t->body);
+    curl_slist_free_all(t->headers);
+    json_decref(t->resource);
+    free(t->url);
+    free(t);
+}

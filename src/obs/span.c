@@ -1,0 +1,261 @@
+/* span.c - the span model (span.h). */
+#include "obs/span.h"
+
+#include "util/buf.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+void ac_span_random_hex(char *out, size_t bytes)
+{
+    unsigned char b[16] = {0};
+    if (bytes > sizeof b)
+        bytes = sizeof b;
+    while (getrandom(b, bytes, 0) != (ssize_t)bytes)
+        ;
+    int zero = 1;
+    for (size_t i = 0; i < bytes; i++)
+        zero &= b[i] == 0;
+    if (zero)
+        b[0] = 1; /* an all-zero id is invalid */
+    for (size_t i = 0; i < bytes; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+static json_t *ns_string(int64_t ms)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64 "000000", ms > 0 ? ms : 0);
+    return json_string(buf);
+}
+
+ac_span *ac_span_start(const char *trace_id, const char *parent_id, const char *name, int kind,
+                       int64_t start_ms)
+{
+    ac_span *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        return NULL;
+    if (trace_id && strlen(trace_id) == 32)
+        memcpy(sp->trace_id, trace_id, 33);
+    else
+        ac_span_random_hex(sp->trace_id, 16);
+    ac_span_random_hex(sp->span_id, 8);
+    sp->attrs = json_array();
+    sp->events = json_array();
+    sp->j = json_pack("{s:s, s:s, s:s, s:i, s:o, s:O, s:O}", "traceId", sp->trace_id, "spanId",
+                      sp->span_id, "name", name, "kind", kind, "startTimeUnixNano",
+                      ns_string(start_ms), "attributes", sp->attrs, "events", sp->events);
+    json_decref(sp->attrs);
+    json_decref(sp->events);
+    if (!sp->j) {
+        free(sp);
+        return NULL;
+    }
+    if (parent_id && *parent_id)
+        json_object_set_new(sp->j, "parentSpanId", json_string(parent_id));
+    return sp;
+}
+
+/* {"key": key, "value": {type: v}} (v stolen) */
+static json_t *kv(const char *key, const char *type, json_t *v)
+{
+    json_t *val = json_object(), *o = json_object();
+    if (!val || !o || !v || json_object_set_new_nocheck(val, type, v) ||
+        json_object_set_new_nocheck(o, "key", json_string(key)) ||
+        json_object_set_new_nocheck(o, "value", val)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *ac_span_kv_str(const char *key, const char *v)
+{
+    return kv(key, "stringValue", json_string(v ? v : ""));
+}
+
+json_t *ac_span_kv_int(const char *key, int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, v); /* int64 is a string in OTLP/JSON */
+    return kv(key, "intValue", json_string(buf));
+}
+
+json_t *ac_span_kv_double(const char *key, double v)
+{
+    return kv(key, "doubleValue", json_real(v));
+}
+
+int ac_span_full(const ac_span *sp)
+{
+    return json_array_size(sp->events) >= AC_SPAN_MAX_EVENTS;
+}
+
+void ac_span_str(ac_span *sp, const char *key, const char *v)
+{
+    if (sp)
+        json_array_append_new(sp->attrs, ac_span_kv_str(key, v));
+}
+
+void ac_span_strn(ac_span *sp, const char *key, const char *v, size_t n)
+{
+    if (sp)
+        json_array_append_new(sp->attrs, json_pack("{s:s, s:{s:s%}}", "key", key, "value",
+                                                   "stringValue", v ? v : "", v ? n : 0));
+}
+
+void ac_span_int(ac_span *sp, const char *key, int64_t v)
+{
+    if (sp)
+        json_array_append_new(sp->attrs, ac_span_kv_int(key, v));
+}
+
+void ac_span_double(ac_span *sp, const char *key, double v)
+{
+    if (sp)
+        json_array_append_new(sp->attrs, ac_span_kv_double(key, v));
+}
+
+void ac_span_bool(ac_span *sp, const char *key, int v)
+{
+    if (sp)
+        json_array_append_new(sp->attrs,
+                              json_pack("{s:s, s:{s:b}}", "key", key, "value", "boolValue", v));
+}
+
+void ac_span_strs(ac_span *sp, const char *key, const char *const *v, size_t n)
+{
+    if (!sp)
+        return;
+    json_t *vals = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(vals, json_pack("{s:s}", "stringValue", v[i] ? v[i] : ""));
+    json_array_append_new(sp->attrs, json_pack("{s:s, s:{s:{s:o}}}", "key", key, "value",
+                                               "arrayValue", "values", vals));
+}
+
+void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, json_t *attrs)
+{
+    if (!sp || json_array_size(sp->events) >= AC_SPAN_MAX_EVENTS) {
+        if (sp)
+            sp->dropped_events++;
+        json_decref(attrs);
+        return;
+    }
+    json_t *e = json_object();
+    if (!e || json_object_set_new_nocheck(e, "name", json_string(name ? name : "")) ||
+        json_object_set_new_nocheck(e, "timeUnixNano", ns_string(t_ms)) ||
+        json_object_set_new_nocheck(e, "attributes", attrs ? attrs : json_array())) {
+        json_decref(e);
+        return;
+    }
+    json_array_append_new(sp->events, e);
+}
+
+void ac_span_error(ac_span *sp, const char *message)
+{
+    if (sp)
+        json_object_set_new(sp->j, "status",
+                            json_pack("{s:i, s:s}", "code", 2, "message", message ? message : ""));
+}
+
+json_t *ac_span_end(ac_span *sp, int64_t end_ms)
+{
+    if (!sp)
+        return NULL;
+    json_t *j = sp->j;
+    json_object_set_new(j, "endTimeUnixNano", ns_string(end_ms));
+    if (sp->dropped_events)
+        json_object_set_new(j, "droppedEventsCount", json_integer(sp->dropped_events));
+    free(sp);
+    return j;
+}
+
+void ac_span_free(ac_span *sp)
+{
+    if (!sp)
+        return;
+    json_decref(sp->j);
+    free(sp);
+}
+
+static void dump_string(ac_buf *b, const char *p, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    ac_buf_add(b, "\"", 1);
+    size_t run = 0; /* bytes copied as they are, waiting */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            run++;
+            continue;
+        }
+        ac_buf_add(b, p + i - run, run);
+        run = 0;
+        char esc[7] = {'\\', (char)c, 0};
+        if (c == '\n' || c == '\r' || c == '\t')
+            esc[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        else if (c < 0x20)
+            memcpy(esc + 1, (char[]){'u', '0', '0', hex[c >> 4], hex[c & 15]}, 5);
+        ac_buf_add(b, esc, c < 0x20 && esc[1] == 'u' ? 6 : 2);
+    }
+    ac_buf_add(b, p + n - run, run);
+    ac_buf_add(b, "\"", 1);
+}
+
+void ac_span_dump(ac_buf *b, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *x;
+        int first = 1;
+        ac_buf_add(b, "{", 1);
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (!first)
+                ac_buf_add(b, ",", 1);
+            first = 0;
+            dump_string(b, k, strlen(k));
+            ac_buf_add(b, ":", 1);
+            ac_span_dump(b, x);
+        }
+        ac_buf_add(b, "}", 1);
+        break;
+    }
+    case JSON_ARRAY:
+        ac_buf_add(b, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                ac_buf_add(b, ",", 1);
+            ac_span_dump(b, json_array_get(v, i));
+        }
+        ac_buf_add(b, "]", 1);
+        break;
+    case JSON_STRING:
+        dump_string(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        ac_buf_printf(b, "%" PRId64, (int64_t)json_integer_value(v));
+        break;
+    case JSON_REAL: {
+        char num[40];
+        int n = snprintf(num, sizeof num, "%.17g", json_real_value(v));
+        if (n > 0 && !strpbrk(num, ".eni"))
+            strcat(num, ".0");
+        ac_buf_addstr(b, num);
+        break;
+    }
+    case JSON_TRUE:
+        ac_buf_add(b, "true", 4);
+        break;
+    case JSON_FALSE:
+        ac_buf_add(b, "false", 5);
+        break;
+    default:
+        ac_buf_add(b, "null", 4);
+    }
+}
