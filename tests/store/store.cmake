@@ -58,7 +58,7 @@ if(TARGET agentc_store)
     TIMEOUT 60)
   add_test(NAME store_ops_pg COMMAND store_ops WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(store_ops_pg PROPERTIES FIXTURES_REQUIRED pg_cluster LABELS "store;pg"
-    ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120)
+    ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120 RESOURCE_LOCK pg_cluster)
 endif()
 # agentc's commands on a PostgreSQL store end to end: run --session, sessions list, serve --db;
 # the URI's password in no output or error; a newer schema refused.
@@ -66,8 +66,9 @@ if(TARGET agentc_store)
   add_test(NAME store_pg_cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/store/pg_cli.sh
     $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT}
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  # it restarts the cluster: no other test of the cluster runs meanwhile (RESOURCE_LOCK)
   set_tests_properties(store_pg_cli PROPERTIES FIXTURES_REQUIRED pg_cluster
-    LABELS "store;pg;cli" TIMEOUT 120)
+    LABELS "store;pg;cli" TIMEOUT 120 RESOURCE_LOCK pg_cluster)
 endif()
 # The store tests of any backend run again against PostgreSQL (the same files; AGENTC_TEST_PG
 # names the database, each run in schemas of its own).
@@ -76,6 +77,7 @@ if(TARGET agentc_store)
     string(REPLACE "store_sqlite" "store" _pg_name "${t}")
     add_test(NAME ${_pg_name}_pg COMMAND ${t} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
     set_tests_properties(${_pg_name}_pg PROPERTIES FIXTURES_REQUIRED pg_cluster
-      LABELS "store;pg" ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120)
+      LABELS "store;pg" ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120
+      RESOURCE_LOCK pg_cluster)
   endforeach()
 endif()
