@@ -886,6 +886,87 @@ static enum MHD_Result metrics_page(srv *sv, struct MHD_Connection *c, int get)
     return ret;
 }
 
+/* What is asked of a loaded session ss (rest: the route after its id). */
+static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
+                                       const char *id, const char *rest, int get, int post, int del)
+{
+    ss->last_active_ms = ac_loop_now_ms(sv->loop);
+    if (!*rest) {
+        if (get)
+            return srv_reply_json(c, 200, srv_sess_json(ss, 1));
+        if (del) {
+            srv_sess_say(ss, "stopped",
+                         json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
+                                   ac_session_partial(ss->s)));
+            srv_sess_drop(ss, 1);
+            return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
+        }
+        return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
+    }
+    if (!strcmp(rest, "/events"))
+        return get ? open_stream(sv, c, ss)
+                   : srv_reply_error(c, 405, "method_not_allowed", "GET only");
+    if (!post)
+        return srv_reply_error(c, 405, "method_not_allowed", "POST only");
+    if (!strcmp(rest, "/messages"))
+        return post_message(sv, c, r, ss);
+    if (!strcmp(rest, "/fork"))
+        return fork_session(sv, c, r, ss);
+    if (!strcmp(rest, "/pause") || !strcmp(rest, "/resume") || !strcmp(rest, "/cancel") ||
+        !strcmp(rest, "/close"))
+        return post_event(sv, c, r, ss, rest + 1);
+    if (!strcmp(rest, "/turn/cancel"))
+        return post_turn_cancel(c, ss);
+    if (!strncmp(rest, "/events/", 8) && rest[8] && !strchr(rest + 8, '/')) {
+        if (strlen(rest + 8) > 63)
+            return srv_reply_error(c, 404, "unknown_event", "no such event");
+        return post_event(sv, c, r, ss, rest + 8);
+    }
+    return srv_reply_error(c, 404, "not_found", "no such route");
+}
+
+/* /v1/sessions/{id}[/...] (p: after "/v1/sessions/"): the caller's session found (a stored
+ * one is loaded first, the request suspended meanwhile), then what is asked of it. */
+static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, const char *p,
+                                     int get, int post, int del)
+{
+    char id[160];
+    const char *slash = strchr(p, '/');
+    size_t idn = slash ? (size_t)(slash - p) : strlen(p);
+    if (idn == 0 || idn >= sizeof id)
+        return srv_reply_error(c, 404, "not_found", "no such session");
+    memcpy(id, p, idn);
+    id[idn] = 0;
+    srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
+    if (!ss || ss->ephemeral)
+        return srv_reply_error(c, 404, "not_found", "no such session");
+    const char *rest = slash ? slash : "";
+    if (!*rest && del && !ss->s) {
+        srv_sess_drop(ss, 1);
+        return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
+    }
+    if (!ss->s && r->load_failed) {
+        r->load_failed = 0;
+        return srv_reply_error(c, r->load_code == AC_STORE_EBUSY ? 409 : 500,
+                               r->load_code == AC_STORE_EBUSY ? "session_in_use" : "load_failed",
+                               "cannot load the session: %s", r->load_msg);
+    }
+    if (!ss->s) { /* a stored session: loaded again (snapshot + tail) between iterations */
+        struct srv_load *l = calloc(1, sizeof *l);
+        if (!l || !(l->id = strdup(id))) {
+            free(l);
+            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+        }
+        l->conn = c;
+        l->r = r;
+        l->next = sv->loads;
+        sv->loads = l;
+        MHD_suspend_connection(c); /* the handler runs again once it is resumed */
+        return MHD_YES;
+    }
+    return session_request(sv, c, r, ss, id, rest, get, post, del);
+}
+
 static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const char *url,
                              const char *method)
 {
@@ -927,76 +1008,8 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
     }
     if (strncmp(url, "/v1/sessions/", 13))
         return srv_reply_error(c, 404, "not_found", "no such route");
-    char id[160];
-    const char *p = url + 13;
-    const char *slash = strchr(p, '/');
-    size_t idn = slash ? (size_t)(slash - p) : strlen(p);
-    if (idn == 0 || idn >= sizeof id)
-        return srv_reply_error(c, 404, "not_found", "no such session");
-    memcpy(id, p, idn);
-    id[idn] = 0;
-    srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
-    if (!ss || ss->ephemeral)
-        return srv_reply_error(c, 404, "not_found", "no such session");
-    const char *rest = slash ? slash : "";
-    if (!*rest && del && !ss->s) {
-        srv_sess_drop(ss, 1);
-        return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
-    }
-    if (!ss->s && r->load_failed) {
-        r->load_failed = 0;
-        return srv_reply_error(c, r->load_code == AC_STORE_EBUSY ? 409 : 500,
-                               r->load_code == AC_STORE_EBUSY ? "session_in_use" : "load_failed",
-                               "cannot load the session: %s", r->load_msg);
-    }
-    if (!ss->s) { /* a stored session: loaded again (snapshot + tail) between iterations */
-        struct srv_load *l = calloc(1, sizeof *l);
-        if (!l || !(l->id = strdup(id))) {
-            free(l);
-            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-        }
-        l->conn = c;
-        l->r = r;
-        l->next = sv->loads;
-        sv->loads = l;
-        MHD_suspend_connection(c); /* the handler runs again once it is resumed */
-        return MHD_YES;
-    }
-    ss->last_active_ms = ac_loop_now_ms(sv->loop);
-    if (!*rest) {
-        if (get)
-            return srv_reply_json(c, 200, srv_sess_json(ss, 1));
-        if (del) {
-            srv_sess_say(ss, "stopped",
-                         json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
-                                   ac_session_partial(ss->s)));
-            srv_sess_drop(ss, 1);
-            return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
-        }
-        return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
-    }
-    if (!strcmp(rest, "/events"))
-        return get ? open_stream(sv, c, ss)
-                   : srv_reply_error(c, 405, "method_not_allowed", "GET only");
-    if (!post)
-        return srv_reply_error(c, 405, "method_not_allowed", "POST only");
-    if (!strcmp(rest, "/messages"))
-        return post_message(sv, c, r, ss);
-    if (!strcmp(rest, "/fork"))
-        return fork_session(sv, c, r, ss);
-    if (!strcmp(rest, "/pause") || !strcmp(rest, "/resume") || !strcmp(rest, "/cancel") ||
-        !strcmp(rest, "/close"))
-        return post_event(sv, c, r, ss, rest + 1);
-    if (!strcmp(rest, "/turn/cancel"))
-        return post_turn_cancel(c, ss);
-    if (!strncmp(rest, "/events/", 8) && rest[8] && !strchr(rest + 8, '/')) {
-        if (strlen(rest + 8) > 63)
-            return srv_reply_error(c, 404, "unknown_event", "no such event");
-        return post_event(sv, c, r, ss, rest + 8);
-    }
-    return srv_reply_error(c, 404, "not_found", "no such route");
+    return route_session(sv, c, r, url + 13, get, post, del);
 }
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
