@@ -13,6 +13,7 @@
 #include "obs/obs.h"
 #include "obs/span.h"
 #include "util/buf.h"
+#include "util/json_text.h"
 
 struct ac_tracer {
     ac_loop *loop;
@@ -152,7 +153,7 @@ void ac_tracer_add(ac_tracer *t, json_t *span)
     if (t->qn < t->queue_max) {
         ac_buf b;
         ac_buf_init(&b, AC_BUF_MAX);
-        ac_span_dump(&b, span);
+        ac_json_put(&b, span, AC_JSON_REALS);
         text = ac_buf_take(&b, NULL);
     }
     json_decref(span);

@@ -52,10 +52,6 @@ void ac_span_error(ac_span *sp, const char *message);
 /* Ends the span at end_ms: its OTLP object (new reference; NULL when out of memory), the
  * span freed. */
 json_t *ac_span_end(ac_span *sp, int64_t end_ms);
-/* v as compact JSON text appended to b (a faster writer than json_dumps for the shapes spans
- * have; strings are UTF-8 already, as jansson keeps them). */
-struct ac_buf;
-void ac_span_dump(struct ac_buf *b, const json_t *v);
 /* Drops a span without ending it. */
 void ac_span_free(ac_span *sp);
 

@@ -5,7 +5,7 @@ if(TARGET agentc_store)
 endif()
 if(TARGET agentc_store)
   agentc_add_test(store_json SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_json.c
-    LIBS agentc_store PkgConfig::JANSSON LABELS store)
+    LIBS agentc_store agentc_runtime PkgConfig::JANSSON LABELS store)
 endif()
 if(TARGET agentc_store)
   agentc_add_test(store_group SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_group.c

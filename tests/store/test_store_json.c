@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "store/store_json.h"
+#include "util/json_text.h"
 
 static void same_as_jansson(json_t *v)
 {
@@ -69,12 +70,36 @@ static void test_deep(void **state)
     same_as_jansson(v);
 }
 
+/* With AC_JSON_REALS (the spans' exporter) the writer writes reals itself, as jansson does. */
+static void test_reals(void **state)
+{
+    (void)state;
+    double reals[] = {0.1, 2.0, -0.0, 1e300, 123456789.125, -3.5e-12};
+    for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
+        json_t *v = json_pack("{s:[f]}", "r", reals[i]);
+        char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        ac_buf b;
+        ac_buf_init(&b, AC_BUF_MAX);
+        ac_json_put(&b, v, AC_JSON_REALS);
+        char *got = ac_buf_take(&b, NULL);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        free(want);
+        free(got);
+        ac_buf_init(&b, AC_BUF_MAX);
+        ac_json_put(&b, v, 0); /* without: the caller's fallback */
+        assert_null(ac_buf_take(&b, NULL));
+        json_decref(v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_deep),
+        cmocka_unit_test(test_reals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

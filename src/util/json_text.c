@@ -1,0 +1,144 @@
+/*
+ * json_text.c - a JSON value's compact text appended to a buffer (json_text.h). jansson's
+ * json_dumps costs about ten thousand instructions for a value of a hundred bytes (a stream
+ * buffer, a callback per piece); this writer appends to one growing buffer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/json_text.h"
+
+static void put_string(ac_buf *b, const char *s, size_t n)
+{
+    /* at most 6 bytes per input byte, and the quotes */
+    if (ac_buf_reserve(b, n * 6 + 2) != 0)
+        return;
+    char *o = b->p + b->n;
+    *o++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *o++ = (char)c;
+            continue;
+        }
+        *o++ = '\\';
+        switch (c) {
+        case '"':
+        case '\\':
+            *o++ = (char)c;
+            break;
+        case '\b':
+            *o++ = 'b';
+            break;
+        case '\f':
+            *o++ = 'f';
+            break;
+        case '\n':
+            *o++ = 'n';
+            break;
+        case '\r':
+            *o++ = 'r';
+            break;
+        case '\t':
+            *o++ = 't';
+            break;
+        default:
+            snprintf(o, 6, "u%04X", c);
+            o += 5;
+        }
+    }
+    *o++ = '"';
+    ac_buf_commit(b, (size_t)(o - (b->p + b->n)));
+}
+
+/* A real as jansson writes one (AC_JSON_REALS): %.17g, a ".0" where it would read as an
+ * integer, the exponent without '+' or leading zeros; else the buffer failed: the caller
+ * leaves the value to jansson. */
+static void put_real(ac_buf *b, double d, unsigned flags)
+{
+    if (!(flags & AC_JSON_REALS)) {
+        ac_buf_fail(b);
+        return;
+    }
+    char num[40];
+    int n = snprintf(num, sizeof num, "%.17g", d);
+    if (n > 0 && !strpbrk(num, ".eni"))
+        strcat(num, ".0");
+    char *e = strchr(num, 'e');
+    if (e) {
+        char *from = e + 1, *to = e + 1;
+        if (*from == '-')
+            *to++ = *from++;
+        else if (*from == '+')
+            from++;
+        while (*from == '0' && from[1])
+            from++;
+        memmove(to, from, strlen(from) + 1);
+    }
+    ac_buf_addstr(b, num);
+}
+
+static void put_value(ac_buf *b, const json_t *v, unsigned flags, int depth)
+{
+    if (b->failed)
+        return;
+    if (depth > 64) { /* deeper than any value agentc makes */
+        ac_buf_fail(b);
+        return;
+    }
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        ac_buf_add(b, "{", 1);
+        const char *k;
+        json_t *x;
+        int first = 1;
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (!first)
+                ac_buf_add(b, ",", 1);
+            first = 0;
+            put_string(b, k, strlen(k));
+            ac_buf_add(b, ":", 1);
+            put_value(b, x, flags, depth + 1);
+        }
+        ac_buf_add(b, "}", 1);
+        break;
+    }
+    case JSON_ARRAY: {
+        ac_buf_add(b, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                ac_buf_add(b, ",", 1);
+            put_value(b, json_array_get(v, i), flags, depth + 1);
+        }
+        ac_buf_add(b, "]", 1);
+        break;
+    }
+    case JSON_STRING:
+        put_string(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER: {
+        char num[32];
+        int k = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        ac_buf_add(b, num, (size_t)k);
+        break;
+    }
+    case JSON_TRUE:
+        ac_buf_add(b, "true", 4);
+        break;
+    case JSON_FALSE:
+        ac_buf_add(b, "false", 5);
+        break;
+    case JSON_NULL:
+        ac_buf_add(b, "null", 4);
+        break;
+    default: /* a real */
+        put_real(b, json_real_value(v), flags);
+    }
+}
+
+void ac_json_put(ac_buf *b, const json_t *v, unsigned flags)
+{
+    put_value(b, v, flags, 0);
+}

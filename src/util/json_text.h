@@ -1,0 +1,20 @@
+/*
+ * json_text.h - a JSON value's compact text appended to an ac_buf (json_text.c): what
+ * json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes for objects (in their order), arrays,
+ * strings, integers, booleans and null. Built into the runtime (it needs jansson).
+ */
+#ifndef AGENTC_UTIL_JSON_TEXT_H
+#define AGENTC_UTIL_JSON_TEXT_H
+
+#include <jansson.h>
+
+#include "util/buf.h"
+
+/* Reals written as %.17g (a ".0" added where it would read as an integer); without it a real
+ * fails the buffer, for a caller whose reference for reals is jansson's own format. */
+#define AC_JSON_REALS 1u
+
+/* v appended to b; a value nested deeper than 64 levels fails b (ac_buf's failed). */
+void ac_json_put(ac_buf *b, const json_t *v, unsigned flags);
+
+#endif
