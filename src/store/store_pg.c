@@ -26,6 +26,7 @@
  */
 #include <libpq-fe.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,8 +174,11 @@ static int run(ac_store *st, const char *sql, const pargs *a, int *changed, ac_e
     PGresult *r = pq(st, sql, a, err, what);
     if (!r)
         return AC_EIO;
-    if (changed)
-        *changed = atoi(PQcmdTuples(r));
+    if (changed) { /* "" for a statement that reports no count */
+        char *end;
+        long k = strtol(PQcmdTuples(r), &end, 10);
+        *changed = end != PQcmdTuples(r) && k >= 0 && k <= INT_MAX ? (int)k : 0;
+    }
     PQclear(r);
     return AC_OK;
 }

@@ -62,9 +62,9 @@ static void put_real(ac_buf *b, double d, unsigned flags)
         return;
     }
     char num[40];
-    int n = snprintf(num, sizeof num, "%.17g", d);
-    if (n > 0 && !strpbrk(num, ".eni"))
-        strcat(num, ".0");
+    int n = snprintf(num, sizeof num - 2, "%.17g", d); /* room left for ".0" */
+    if (n > 0 && (size_t)n < sizeof num - 2 && !strpbrk(num, ".eni"))
+        memcpy(num + n, ".0", 3);
     char *e = strchr(num, 'e');
     if (e) {
         char *from = e + 1, *to = e + 1;
