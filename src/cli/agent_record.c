@@ -17,6 +17,7 @@
 #include "agent.h"
 #include "cli.h"
 #include "io/file.h"
+#include "util/secrets.h"
 
 #define MAX_FILE ((size_t)16 << 20)
 
@@ -49,23 +50,11 @@ static char *read_text(const char *path, const char *what, char *err, size_t err
     return t;
 }
 
-/* A URL with its userinfo left out. */
+/* A URL with its userinfo left out, as a JSON string (NULL when out of memory). */
 static json_t *url_without_userinfo(const char *url)
 {
-    const char *a = strstr(url, "://");
-    a = a ? a + 3 : url;
-    size_t n = strcspn(a, "/?#");
-    const char *at = NULL;
-    for (const char *p = a; p < a + n; p++)
-        if (*p == '@')
-            at = p;
-    if (!at)
-        return json_string(url);
-    char *s = malloc(strlen(url) + 1);
-    if (!s)
-        return NULL;
-    snprintf(s, strlen(url) + 1, "%.*s%s", (int)(a - url), url, at + 1);
-    json_t *j = json_string(s);
+    char *s = ac_url_strip_userinfo(url);
+    json_t *j = s ? json_string(s) : NULL;
     free(s);
     return j;
 }

@@ -38,13 +38,14 @@ static int is_blank(char c)
     return c == ' ' || c == '\t';
 }
 
-/* The userinfo of url: *at its start and *len, 0 when there is none. */
-static int url_userinfo(const char *url, const char **at, size_t *len)
+/* The userinfo of url's authority (after "://"; with scheme_optional, from the start when
+ * there is none): 1 with *at and *len, else 0. */
+static int url_userinfo(const char *url, int scheme_optional, const char **at, size_t *len)
 {
     const char *p = url ? strstr(url, "://") : NULL;
-    if (!p)
+    if (!p && !(url && scheme_optional))
         return 0;
-    p += 3;
+    p = p ? p + 3 : url;
     size_t auth = strcspn(p, "/?#");
     const char *last = NULL;
     for (size_t i = 0; i < auth; i++)
@@ -113,7 +114,7 @@ char **ac_secrets_collect(const char *api_key, const char *base_url, const char 
     }
     const char *ui;
     size_t ul;
-    if (url_userinfo(base_url, &ui, &ul)) {
+    if (url_userinfo(base_url, 0, &ui, &ul)) {
         sec_add(&l, ui, ul, AC_SECRET_MIN_LEN);
         if (ul >= AC_SECRET_MIN_LEN)
             sec_add_base64(&l, ui, ul);
@@ -163,7 +164,7 @@ char *ac_url_redact_userinfo(const char *url)
     if (!url)
         return NULL;
     size_t n = strlen(url);
-    if (!url_userinfo(url, &ui, &ul)) {
+    if (!url_userinfo(url, 0, &ui, &ul)) {
         char *d = malloc(n + 1);
         if (d)
             memcpy(d, url, n + 1);
@@ -176,5 +177,25 @@ char *ac_url_redact_userinfo(const char *url)
     memcpy(d, url, pre);
     memcpy(d + pre, mask, sizeof mask - 1);
     memcpy(d + pre + sizeof mask - 1, ui + ul, post + 1);
+    return d;
+}
+
+char *ac_url_strip_userinfo(const char *url)
+{
+    const char *ui;
+    size_t ul;
+    if (!url)
+        return NULL;
+    size_t n = strlen(url);
+    char *d = malloc(n + 1);
+    if (!d)
+        return NULL;
+    if (!url_userinfo(url, 1, &ui, &ul)) {
+        memcpy(d, url, n + 1);
+        return d;
+    }
+    size_t pre = (size_t)(ui - url);
+    memcpy(d, url, pre);
+    memcpy(d + pre, ui + ul + 1, n - pre - ul); /* past the '@', its NUL included */
     return d;
 }

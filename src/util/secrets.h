@@ -22,8 +22,7 @@
 /* A new NULL-terminated list of distinct secrets (see above), longest first
  * (so a secret that contains another is masked whole). Every argument may be
  * NULL. Returns NULL only when out of memory. Free with ac_secrets_free. */
-char **ac_secrets_collect(const char *api_key, const char *base_url,
-                          const char *const *headers);
+char **ac_secrets_collect(const char *api_key, const char *base_url, const char *const *headers);
 
 /* Zeroes and frees the list. NULL is a no-op. */
 void ac_secrets_free(char **secrets);
@@ -35,5 +34,9 @@ int ac_secrets_match(char *const *secrets, const char *s);
  * "[redacted]", as a new string; a URL without userinfo is copied as is.
  * NULL when out of memory. */
 char *ac_url_redact_userinfo(const char *url);
+
+/* url with its userinfo and its '@' left out (a URL without a scheme read from its start), as
+ * a new string; NULL when out of memory. */
+char *ac_url_strip_userinfo(const char *url);
 
 #endif
