@@ -2,20 +2,19 @@
 #include "obs/span.h"
 
 #include "util/buf.h"
+#include "util/random.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 void ac_span_random_hex(char *out, size_t bytes)
 {
     unsigned char b[16] = {0};
     if (bytes > sizeof b)
         bytes = sizeof b;
-    while (getrandom(b, bytes, 0) != (ssize_t)bytes)
-        ;
+    ac_random_bytes(b, bytes);
     int zero = 1;
     for (size_t i = 0; i < bytes; i++)
         zero &= b[i] == 0;

@@ -16,6 +16,7 @@
 
 #include "io/loop.h"
 #include "store_int.h"
+#include "util/random.h"
 
 int ac_store_default_path(char *buf, size_t cap)
 {
@@ -64,15 +65,7 @@ static void make_holder(char *buf, size_t cap)
     if (gethostname(host, sizeof host - 1) != 0)
         snprintf(host, sizeof host, "localhost");
     unsigned long long r = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (!f || fread(&r, sizeof r, 1, f) != 1) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        r = ((unsigned long long)ts.tv_nsec << 20) ^ (unsigned long long)ts.tv_sec ^
-            (unsigned long long)getpid() * 2654435761ull;
-    }
-    if (f)
-        fclose(f);
+    ac_random_bytes(&r, sizeof r);
     snprintf(buf, cap, "agentc %016llx:%ld@%s", r, (long)getpid(), host);
 }
 

@@ -13,6 +13,7 @@
 #include "session/snapshot.h"
 #include "session/store_hooks.h"
 #include "store_writer.h"
+#include "util/random.h"
 
 /* ---- loading ---- */
 
@@ -126,11 +127,7 @@ static void fresh_id(char *buf, size_t cap)
     struct tm tm;
     gmtime_r(&secs, &tm);
     unsigned r = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (!f || fread(&r, sizeof r, 1, f) != 1)
-        r = (unsigned)now ^ (unsigned)getpid() * 2654435761u;
-    if (f)
-        fclose(f);
+    ac_random_bytes(&r, sizeof r);
     snprintf(buf, cap, "%04d%02d%02d-%02d%02d%02d-%06x", tm.tm_year + 1900, tm.tm_mon + 1,
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r & 0xffffff);
 }
