@@ -249,8 +249,10 @@ size_t srv_workers_claim(srv *sv);
 void srv_workers_start(srv *sv);
 /* The heartbeat stopped and the worker's row removed (the sessions freed first). */
 void srv_workers_stop(srv *sv);
-/* The store refused a commit of ss because another worker holds its lease: ss is no longer
- * run here (dropped from memory on the loop's next turn), said on stderr. */
+/* A commit of ss failed: when another worker holds its lease, or the store is a shared
+ * database that went (a restart, the network), ss is no longer run here (dropped from memory
+ * on the loop's next turn, said on stderr); what it committed is claimed again (here or by
+ * another worker) once the database answers. Other failures (a full SQLite file) leave it. */
 void srv_sess_lost(srv_sess *ss, const ac_error *err);
 void srv_workers_drop_lost(void *ud);
 /* GET /healthz (no token): the loop runs. */

@@ -335,8 +335,8 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
         return;
     if (ss->s)
         ss->last_active_ms = ac_loop_now_ms(sv->loop);
-    if (err && err->code == AC_STORE_EBUSY && ss->s)
-        srv_sess_lost(ss, err); /* another worker runs it now */
+    if (err && ss->s)
+        srv_sess_lost(ss, err); /* another worker runs it now, or the database went */
     if (err) {                  /* not stored: never streamed; the readers are told why and end */
         srv_sess_say(ss, "error",
                      json_pack("{s:s, s:s}", "code", "store_error", "message", err->text));

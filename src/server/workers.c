@@ -79,12 +79,20 @@ static void drop_lost(srv *sv)
 
 void srv_sess_lost(srv_sess *ss, const ac_error *err)
 {
-    if (ss->lost)
+    srv *sv = ss->sv;
+    const char *db = sv->cfg->db ? sv->cfg->db : "";
+    int shared = !strncmp(db, "postgresql://", 13) || !strncmp(db, "postgres://", 11);
+    if (ss->lost || !ss->stored_id || (err->code != AC_STORE_EBUSY && !shared))
         return;
     ss->lost = 1;
-    fprintf(stderr, "agentc serve: session '%s' lost its lease: %s\n",
-            ss->stored_id ? ss->stored_id : ss->id, err->text);
-    srv *sv = ss->sv;
+    if (err->code == AC_STORE_EBUSY)
+        fprintf(stderr, "agentc serve: session '%s' lost its lease: %s\n", ss->stored_id,
+                err->text);
+    else
+        fprintf(stderr,
+                "agentc serve: session '%s' cannot be written (%s); it continues from what "
+                "was committed once the store answers\n",
+                ss->stored_id, err->text);
     if (!sv->lost_timer)
         sv->lost_timer = ac_loop_timer(sv->loop, 0, srv_workers_drop_lost, sv);
 }
