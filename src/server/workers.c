@@ -23,14 +23,6 @@ static int64_t beat_every(const srv *sv)
     return ms < 10 ? 10 : ms;
 }
 
-static srv_sess *known(srv *sv, const char *stored_id)
-{
-    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
-        if (!ss->freeing && ss->stored_id && !strcmp(ss->stored_id, stored_id))
-            return ss;
-    return NULL;
-}
-
 /* A claimed session: known here (made known when another worker created it), loaded, its
  * turn resumed by the store's rules. */
 static int on_claimed(void *ud, const ac_store_session_info *info)
@@ -39,7 +31,7 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
     const char *slash = strchr(info->id, '/');
     if (!slash) /* not one of a server's: its lease stays until it ends */
         return 0;
-    srv_sess *ss = known(sv, info->id);
+    srv_sess *ss = srv_sess_by_stored_id(sv, info->id);
     if (!ss) {
         char owner[128];
         snprintf(owner, sizeof owner, "%.*s", (int)(slash - info->id), info->id);
