@@ -55,16 +55,19 @@ round() {
   local pgp=()
   [[ $db == postgresql* ]] && pgp=($(pg_pids))
   local before=$(( $(cpu "${wp[@]}") + $(cpu "${pgp[@]}") ))
-  for i in $(seq 1 "$TURNS"); do echo "${urls[$((i % n))]} r$RANDOM$i"; done |
+  for i in $(seq 1 "$TURNS"); do echo "${urls[$((i % n))]} s$i"; done |
     xargs -P 8 -n 2 sh -c 'curl -s -o /dev/null -H "Content-Type: application/json" -d "{\"id\": \"$1\"}" "$0/v1/sessions" &&
       curl -s -o /dev/null -H "Content-Type: application/json" -d "{\"content\": \"go\"}" "$0/v1/sessions/$1/messages"'
   # wait until every turn is done, read from the store by another process (its CPU and its
   # database connection's are not counted: the processes are those of the start)
+  local done_n=0
   for _ in $(seq 1 1200); do
-    [ "$("$agentc" sessions list --db "$db" --json 2>/dev/null |
-      jq -s '[.[] | select(.at_rest and .title == "go")] | length')" = "$TURNS" ] && break
+    done_n=$("$agentc" sessions list --db "$db" --json 2>/dev/null |
+      jq -s '[.[] | select(.at_rest and .title == "go")] | length')
+    [ "$done_n" = "$TURNS" ] && break
     sleep 0.2
   done
+  [ "$done_n" = "$TURNS" ] || echo "only $done_n of $TURNS turns finished ($db, $n workers)" >&2
   local after=$(( $(cpu "${wp[@]}") + $(cpu "${pgp[@]}") ))
   for p in "${wp[@]}"; do kill -TERM "$p"; wait "$p" 2>/dev/null; done
   awk -v d=$((after - before)) -v hz="$hz" -v t="$TURNS" 'BEGIN {printf "%.3f\n", d * 1000 / hz / t}'
