@@ -76,6 +76,8 @@ ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error 
  * (docs/postgresql.md). */
 /* The store as messages name it: its path, or its URI without the password. */
 const char *ac_store_name(const ac_store *st);
+/* The name this open store holds leases by (ac_store_options.holder, or the one made). */
+const char *ac_store_holder(const ac_store *st);
 /* Closes; the sessions of this store must be freed first. NULL is a no-op. */
 void ac_store_close(ac_store *st);
 /* The path ac_store_open gets when nothing is given: $AGENTC_DB, else
@@ -243,8 +245,6 @@ typedef struct ac_store_worker {
 } ac_store_worker;
 typedef int (*ac_store_worker_fn)(void *ud, const ac_store_worker *w);
 
-/* The holder name of the store's leases (ac_store_options.holder, or the one made). */
-const char *ac_store_holder(const ac_store *st);
 /* The lease of the store's sessions, in ms (ac_store_options.lease_ms, or its default). */
 int64_t ac_store_lease_ms(const ac_store *st);
 /* Joins the store as a worker serving listen (may be NULL): its row written. AC_STORE_EBUSY

@@ -165,7 +165,7 @@ srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t cre
 /* Removes the session from memory and, with delete, from the store. */
 void srv_sess_drop(srv_sess *ss, int delete);
 /* The session of that stored id ("OWNER/ID"), NULL when none is known. */
-srv_sess *srv_sess_by_stored_id(srv *sv, const char *id);
+srv_sess *srv_sess_stored(srv *sv, const char *id);
 /* The owner's session id (each owner has its ids: the store keeps OWNER/ID). */
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id);
 /* A new session running agent (its reference is the session's, even on failure; NULL: the

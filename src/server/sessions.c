@@ -317,7 +317,7 @@ void srv_sess_trim(srv *sv)
     }
 }
 
-srv_sess *srv_sess_by_stored_id(srv *sv, const char *id)
+srv_sess *srv_sess_stored(srv *sv, const char *id)
 {
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
         if (ss->stored_id && !strcmp(ss->stored_id, id))
@@ -330,7 +330,7 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
 {
     srv *sv = ud;
     int *tag = s ? ac_session_userdata(s) : NULL;
-    srv_sess *ss = tag && *tag == SRV_TAG_SESS ? (srv_sess *)tag : srv_sess_by_stored_id(sv, id);
+    srv_sess *ss = tag && *tag == SRV_TAG_SESS ? (srv_sess *)tag : srv_sess_stored(sv, id);
     if (!ss || ss->freeing)
         return;
     if (ss->s)

@@ -31,7 +31,7 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
     const char *slash = strchr(info->id, '/');
     if (!slash) /* not one of a server's: its lease stays until it ends */
         return 0;
-    srv_sess *ss = srv_sess_by_stored_id(sv, info->id);
+    srv_sess *ss = srv_sess_stored(sv, info->id);
     if (!ss) {
         char owner[128];
         snprintf(owner, sizeof owner, "%.*s", (int)(slash - info->id), info->id);

@@ -967,10 +967,12 @@ static const char *SCHEMA =
     " t_ms bigint NOT NULL, kind text NOT NULL, body text NOT NULL);"
     "CREATE INDEX notes_session ON notes(session, after);";
 
-/* Version 2: the workers (store.h), a row each. */
-static const char *SCHEMA_2 =
+/* What each version adds to the one before (MIGRATIONS[v - 2]: from v - 1 to v). */
+static const char *const MIGRATIONS[] = {
+    /* 2: the workers (store.h), a row each */
     "CREATE TABLE workers(id text PRIMARY KEY, listen text NOT NULL DEFAULT '',"
-    " lease_ms bigint NOT NULL, started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL);";
+    " lease_ms bigint NOT NULL, started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL);",
+};
 
 /* One statement of the migration, its text built here (the schema's name quoted). */
 static int exec_text(pg_store *s, const char *sql, ac_error *err, const char *what)
@@ -1025,8 +1027,9 @@ static int migrate(pg_store *s, ac_error *err)
     }
     if (v == 0 && exec_text(s, SCHEMA, err, "creating its tables") != AC_OK)
         return AC_EIO;
-    if (v < 2 && exec_text(s, SCHEMA_2, err, "migrating it") != AC_OK)
-        return AC_EIO;
+    for (long long k = v < 1 ? 1 : v; k < SCHEMA_VERSION; k++)
+        if (exec_text(s, MIGRATIONS[k - 1], err, "migrating it") != AC_OK)
+            return AC_EIO;
     snprintf(sql, sizeof sql,
              "INSERT INTO meta VALUES('version', %d) ON CONFLICT(key) DO UPDATE SET value = %d",
              SCHEMA_VERSION, SCHEMA_VERSION);

@@ -5,11 +5,6 @@
  */
 #include "store_int.h"
 
-const char *ac_store_holder(const ac_store *st)
-{
-    return st ? st->holder : "";
-}
-
 int64_t ac_store_lease_ms(const ac_store *st)
 {
     return st ? st->lease_ms : 0;
