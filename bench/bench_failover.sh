@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/bench_workers.sh AGENTC [TURNS] [RUNS] - agentc serve as workers of one PostgreSQL
+# bench/bench_failover.sh AGENTC [TURNS] [RUNS] - agentc serve as workers of one PostgreSQL
 # database (a throwaway cluster, tests/store/pg_cluster.sh). (1) CPU per turn (agentc and
 # PostgreSQL together) with 1, 2 and 3 workers, TURNS sessions of one turn each (a scripted
 # model, a tool call and an answer) spread over the workers, against the same work on SQLite
