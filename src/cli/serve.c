@@ -241,6 +241,16 @@ static int hosts_cli_agent(const ac_cli_engine_opts *eo, const agent_flags *af)
     return !af->file || af->name || any;
 }
 
+/* A worker id: what a lease's holder column and a log line can show (1..100 printable). */
+static int valid_worker_id(const char *id)
+{
+    size_t n = strlen(id);
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return 0;
+    return n >= 1 && n <= 100;
+}
+
 int ac_cli_serve(int argc, char **argv)
 {
     ac_cli_engine_opts eo;
@@ -251,6 +261,10 @@ int ac_cli_serve(int argc, char **argv)
     int rc = serve_parse(argc, argv, &eo, &cfg, &af);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (cfg.worker_id && !valid_worker_id(cfg.worker_id)) {
+        fprintf(stderr, "agentc serve: --worker-id takes 1 to 100 printable characters\n");
+        return AC_EXIT_USAGE;
+    }
     serve_agents sa;
     memset(&sa, 0, sizeof sa);
     char err[1024];

@@ -77,6 +77,8 @@ jq -e '.worker == "w2" and .data[0].id == "w2" and ([.data[].id] | sort) == ["w1
 out=$("$agentc" serve --db "$db" --worker-id w1 --listen 127.0.0.1:0 --provider script \
   --script "$tmp/script" 2>&1) && fail "a second w1 started"
 grep -q "a live worker runs as 'w1' already" <<<"$out" || fail "second w1: $out"
+out=$("$agentc" serve --db "$db" --worker-id "$(printf 'a\tb')" 2>&1); [ $? = 2 ] && grep -q "printable" <<<"$out" || fail "--worker-id with a tab: $out"
+out=$("$agentc" serve --db "$db" --lease-ms 5 2>&1); [ $? = 2 ] && grep -q "at least 30" <<<"$out" || fail "--lease-ms 5: $out"
 
 # ---- kill -9 of the worker running turns, at random moments ----------------------------------
 RANDOM=$$
