@@ -262,8 +262,9 @@ int ac_store_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *er
  * ended by the database's clock, or the holder's process or connection ended (mine: the
  * sessions this holder name holds too, a previous run's of the same worker id). Each is
  * leased to this store's holder in one transaction, rows locked FOR UPDATE SKIP LOCKED so
- * two workers claiming at once never take the same; fn is called with each claimed id (load
- * it with ac_store_session, which finishes its turn). AC_OK, AC_EIO. */
+ * two workers claiming at once never take the same; fn is called with each claimed session
+ * (id, created_ms, and in holder the holder it was taken from, "" for none); load it with
+ * ac_store_session, which finishes its turn. AC_OK, AC_EIO. */
 int ac_store_claim(ac_store *st, size_t max, int mine, ac_store_list_fn fn, void *ud,
                    ac_error *err);
 

@@ -45,8 +45,16 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
         return 0;
     }
     sv->claimed++;
-    if (sv->workers_started)
-        fprintf(stderr, "agentc serve: session '%s': its worker is gone; resumed here\n", info->id);
+    if (!sv->workers_started)
+        return 0; /* the start's count says it */
+    if (!*info->holder)
+        fprintf(stderr, "agentc serve: session '%s' had no worker mid-turn; resumed here\n",
+                info->id);
+    else if (!strcmp(info->holder, ac_store_holder(sv->store)))
+        fprintf(stderr, "agentc serve: session '%s' claimed again; resumed here\n", info->id);
+    else
+        fprintf(stderr, "agentc serve: session '%s': its worker '%s' is gone; resumed here\n",
+                info->id, info->holder);
     return 0;
 }
 

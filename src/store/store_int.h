@@ -175,7 +175,8 @@ typedef struct ac_store_ops {
     int (*workers)(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *err);
     /* Writes: up to max sessions not at rest whose lease is free (ended, no holder, its
      * holder gone; mine: or held by st->holder) leased to st->holder for lease_ms, locked
-     * FOR UPDATE SKIP LOCKED where the database has it; fn with each (id, created_ms). */
+     * FOR UPDATE SKIP LOCKED where the database has it; fn with each (id, created_ms, and
+     * in holder the holder it was taken from, "" for none). */
     int (*claim)(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_store_list_fn fn,
                  void *ud, ac_error *err);
 } ac_store_ops;

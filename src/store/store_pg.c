@@ -917,11 +917,12 @@ static int pg_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_sto
     p_i(&a, max > 1000000 ? 1000000 : (long long)max);
     p_i(&a, lease_ms);
     PGresult *r = pq(st,
-                     "WITH c AS (SELECT id FROM sessions WHERE at_rest = 0 AND (holder = '' OR "
+                     "WITH c AS (SELECT id, holder AS was FROM sessions WHERE at_rest = 0 AND "
+                     "(holder = '' OR "
                      "lease_until <= " NOW " OR NOT " ALIVE " OR ($2::int = 1 AND holder = $1)) "
                      "AND ($2::int = 1 OR holder <> $1) ORDER BY updated_ms, id LIMIT $3 "
                      "FOR UPDATE SKIP LOCKED) UPDATE sessions s SET holder = $1, lease_until = " NOW
-                     " + $4 FROM c WHERE s.id = c.id RETURNING s.id, s.created_ms",
+                     " + $4 FROM c WHERE s.id = c.id RETURNING s.id, s.created_ms, c.was",
                      &a, err, "claiming sessions");
     if (!r)
         return AC_EIO;
@@ -930,7 +931,7 @@ static int pg_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_sto
         memset(&info, 0, sizeof info);
         snprintf(info.id, sizeof info.id, "%s", PQgetvalue(r, i, 0));
         info.created_ms = ival(r, i, 1);
-        snprintf(info.holder, sizeof info.holder, "%s", st->holder);
+        snprintf(info.holder, sizeof info.holder, "%s", PQgetvalue(r, i, 2));
         if (fn(ud, &info))
             break;
     }

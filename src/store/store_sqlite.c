@@ -1050,7 +1050,7 @@ static int claimable(ac_store *st, size_t max, int mine, ac_store_session_info *
         memset(&o[*n], 0, sizeof *o);
         snprintf(o[*n].id, sizeof o[*n].id, "%s", col(q, 0));
         o[*n].created_ms = sqlite3_column_int64(q, 1);
-        snprintf(o[*n].holder, sizeof o[*n].holder, "%s", st->holder);
+        snprintf(o[*n].holder, sizeof o[*n].holder, "%s", h);
         (*n)++;
     }
     done(q);

@@ -122,7 +122,7 @@ for id in "${sessions[@]}"; do
 done
 dups=$(cut -d' ' -f1,2 "$tmp/ledger" | sort | uniq -d)
 [ -z "$dups" ] || fail "a non-idempotent call ran twice: $dups"
-grep -q "its worker is gone; resumed here" "$tmp"/w*.err || fail "no survivor said it resumed a session"
+grep -q "' is gone; resumed here" "$tmp"/w*.err || fail "no survivor said it resumed a session"
 
 # ---- SIGSTOP past the lease, then SIGCONT: the zombie's writes are refused ------------------
 j -X POST -d '{"id": "z"}' "${url[w1]}/v1/sessions" >/dev/null
