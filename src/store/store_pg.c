@@ -970,9 +970,10 @@ static const char *SCHEMA =
 
 /* What each version adds to the one before (MIGRATIONS[v - 2]: from v - 1 to v). */
 static const char *const MIGRATIONS[] = {
-    /* 2: the workers (store.h), a row each */
+    /* 2: the workers (store.h), a row each; the sessions mid-turn, what a claim reads */
     "CREATE TABLE workers(id text PRIMARY KEY, listen text NOT NULL DEFAULT '',"
-    " lease_ms bigint NOT NULL, started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL);",
+    " lease_ms bigint NOT NULL, started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL);"
+    "CREATE INDEX sessions_busy ON sessions(updated_ms, id) WHERE at_rest = 0;",
 };
 
 /* One statement of the migration, its text built here (the schema's name quoted). */
