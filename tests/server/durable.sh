@@ -61,9 +61,10 @@ out=$("$agentc" serve --db "$db" --provider script --script "$tmp/script" --list
   || fail "healthz/readyz: $(curl -s "$url/readyz")"
 j "$url/v1/workers" | jq -e '(.data | length) == 1 and .data[0].id == .worker and .data[0].alive
   and .data[0].listen == "127.0.0.1:'"${url##*:}"'"' >/dev/null || fail "/v1/workers: $(j "$url/v1/workers")"
-j "$url/v1/sessions" | jq -e '.data[0].id == "a" and .data[0].loaded == false' >/dev/null || fail "list after restart: $(j "$url/v1/sessions")"
+j "$url/v1/sessions" | jq -e '.data[0].id == "a" and .data[0].loaded == false and .data[0].worker == null' >/dev/null || fail "list after restart: $(j "$url/v1/sessions")"
 j "$url/v1/sessions/a" >"$tmp/a.json"
-jq -e --arg long "$long" '.answer == $long and (.messages | length) == 2 and .states.session == "Idle"' "$tmp/a.json" >/dev/null \
+jq -e --arg long "$long" '.answer == $long and (.messages | length) == 2 and .states.session == "Idle"
+  and (.worker | startswith("agentc "))' "$tmp/a.json" >/dev/null \
   || fail "session after restart: $(head -c 300 "$tmp/a.json")"
 curl -s -N --max-time 2 "$url/v1/sessions/a/events" >"$tmp/a2"
 cmp <(events "$tmp/a1" | norm) <(events "$tmp/a2" | norm) || fail "the event log differs after the restart"
