@@ -7,8 +7,8 @@
 # lease and a heartbeat or so, every turn completes exactly once, no ledger line twice, no
 # session left busy; the killed worker comes back under its id. A worker paused (SIGSTOP) past
 # its lease: a survivor finishes its turn, and when it continues its writes are refused, the
-# session intact. SIGTERM drains: the worker exits 0 within its grace and a survivor finishes
-# the turn it left at once. The database stopped: workers report not ready, then ready again
+# session intact. SIGTERM drains: /readyz answers 503 at once (on a connection kept open), the
+# worker exits 0 after its grace and a survivor finishes the turn it left at once. The database stopped: workers report not ready, then ready again
 # once it is back. FAILOVER_OUT=FILE appends each affected session's failover time (ms).
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 trials=${5:-3}
@@ -95,7 +95,7 @@ for t in $(seq 1 "$trials"); do
     ids+=("$id")
   done
   sessions+=("${ids[@]}")
-  ms=$((RANDOM % 1200))
+  ms=$((t == 1 ? 300 : RANDOM % 700)) # a turn takes about 800 ms: the first trial kills mid-turn
   sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
   killed=$(now_ms)
   kill -9 "${pid[$victim]}"
@@ -147,12 +147,23 @@ sleep 1.5
 
 # ---- SIGTERM drains: the turn it leaves is finished elsewhere at once -----------------------
 kill -TERM "${pid[w2]}"; wait "${pid[w2]}" || fail "w2: SIGTERM exit status"
-start w2 --grace-ms 100 --script-delay-ms 200
+start w2 --grace-ms 1000 --script-delay-ms 200
 j -X POST -d '{"id": "d"}' "${url[w2]}/v1/sessions" >/dev/null
 j -X POST -d '{"content": "go"}' "${url[w2]}/v1/sessions/d/messages" | jq -e '.accepted' >/dev/null || fail "d: message"
-sleep 0.3
+# a connection kept open across the signal: ready before it, not ready while draining
+p2=${url[w2]##*:}
+exec 5<>"/dev/tcp/127.0.0.1/$p2"
+printf 'GET /readyz HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n' "$p2" >&5
+read -t 5 -r -d '}' reply <&5; grep -q '"ready"' <<<"$reply" || fail "readyz before the drain: $reply"
+sleep 0.2
+kill -TERM "${pid[w2]}"
+sleep 0.2
+printf 'GET /readyz HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n' "$p2" >&5
+read -t 5 -r -d '}' reply <&5
+grep -q "^HTTP/1.1 503" <<<"$reply" && grep -q '"stopping"' <<<"$reply" || fail "readyz while draining: $reply"
+exec 5<&-
+wait "${pid[w2]}" || fail "w2: SIGTERM past the grace: exit status"
 stopped=$(now_ms)
-kill -TERM "${pid[w2]}"; wait "${pid[w2]}" || fail "w2: SIGTERM past the grace: exit status"
 [ "$(sql "SELECT holder FROM workers.sessions WHERE id = 'ops/d'")" != w2 ] || fail "w2 kept d's lease"
 sql "SELECT count(*) FROM workers.workers WHERE id = 'w2'" | grep -qx 0 || fail "w2's row stayed"
 wait_for sh -c "[ \"\$(PGOPTIONS='-c client_min_messages=warning' '$bin/psql' -X -q -t -A -h '$dir/sock' -p $port -U agentc -d agentc \
