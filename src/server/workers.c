@@ -40,10 +40,13 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
     if (!ss || ss->s)
         return 0; /* running here already */
     ac_error err = {0};
-    if (srv_sess_load(ss, &err)) {
-        fprintf(stderr, "agentc serve: session '%s' cannot resume: %s\n", info->id, err.text);
+    if (srv_sess_load(ss, &err)) { /* its lease released: another worker may load it */
+        if (!ss->resume_failed)
+            fprintf(stderr, "agentc serve: session '%s' cannot resume: %s\n", info->id, err.text);
+        ss->resume_failed = 1;
         return 0;
     }
+    ss->resume_failed = 0;
     sv->claimed++;
     if (!sv->workers_started)
         return 0; /* the start's count says it */
