@@ -47,7 +47,8 @@ typedef struct slot {
     uint16_t ev;   /* event to post (internal tools); 0: tool.completed */
     json_t *extra; /* more payload fields for that event, or NULL */
     struct ac_tool_run *run;
-    size_t index; /* in the model's order */
+    size_t index;           /* in the model's order */
+    struct ac_subcall *sub; /* TK_AGENT: the child session's call (subagent.c) */
 } slot;
 
 struct ac_tool_run {
@@ -488,6 +489,23 @@ static void stop_callback(ac_tool_run *r, slot *sl)
     sl->cb = NULL;
 }
 
+static void run_agent(call_in *c)
+{
+    c->sl->sub = ac_subagent_run(c->r, c->sl, c->sl->id, c->t, c->args);
+}
+
+static void stop_agent(ac_tool_run *r, slot *sl)
+{
+    (void)r;
+    ac_subagent_stop(sl->sub);
+    sl->sub = NULL;
+}
+
+struct ac_subcall **ac_tool_run_slot_sub(slot *sl)
+{
+    return &sl->sub;
+}
+
 static const tool_kind_ops kind_ops[] = {
     [TK_CALC] = {run_calc, NULL},
     [TK_CLOCK] = {run_clock, NULL},
@@ -497,6 +515,7 @@ static const tool_kind_ops kind_ops[] = {
     [TK_SEARCH] = {run_search, NULL},
     [TK_LOAD] = {run_load, NULL},
     [TK_MCP] = {run_mcp, stop_mcp},
+    [TK_AGENT] = {run_agent, stop_agent},
 };
 
 /* ---- one call: checks, then its kind's run ---- */
