@@ -212,7 +212,7 @@ typedef struct ac_engine_config {
      * agent::NAME runs (NULL: a new session on the calling session's engine, no journal
      * unless the engine's journal_dir names one). Borrowed; set it on the engines it
      * builds too, for deeper levels. */
-    struct ac_subagent_opener *subagents;
+    const struct ac_subagent_opener *subagents;
 } ac_engine_config;
 
 /* ---- sub-agents (docs/composition.md) ---------------------------------------------------- */

@@ -21,6 +21,7 @@
 #include "run_opts.h"
 #include "run_ui.h"
 #include "run_wait.h" /* --on, and asking which outside event to send */
+#include "subagents.h"
 
 /* What one run holds while its session lives. */
 typedef struct run_ctx {
@@ -32,17 +33,19 @@ typedef struct run_ctx {
     run_agent agent; /* a stored session's agent (run_agent.h) */
     ac_store *store;
     ac_session *s;
-    char *prompt;    /* read from stdin (PROMPT -) */
-    char *partial;   /* the partial answer of an interrupted turn */
-    int interrupted; /* the stop signal, or 0 */
-    int kept;        /* interrupted: the turn was cancelled, the session kept */
+    ac_cli_subagents *subs; /* the children its tool files' agents run (subagents.h) */
+    char *prompt;           /* read from stdin (PROMPT -) */
+    char *partial;          /* the partial answer of an interrupted turn */
+    int interrupted;        /* the stop signal, or 0 */
+    int kept;               /* interrupted: the turn was cancelled, the session kept */
 } run_ctx;
 
 static void run_free(run_ctx *r)
 {
     ac_session_free(r->s);
-    ac_store_close(r->store);
     ac_engine_free(r->engine);
+    ac_cli_subagents_free(r->subs); /* after the sessions that call them */
+    ac_store_close(r->store);
     ac_cli_tracer_finish(r->loop);
     ac_loop_free(r->loop);
     ac_cli_engine_base_free(&r->base);
@@ -83,6 +86,12 @@ static int run_open(run_ctx *r, const ac_output *out)
     if ((rc = ac_cli_engine_resolve(r->store ? &r->agent.eff : &o->eng, "agentc", &r->base)))
         return rc;
     r->base.cfg.agent_name = o->agent_name ? o->agent_name : o->agent; /* the traces' */
+    if (!(r->subs = ac_cli_subagents_new(r->store ? &r->agent.eff : &o->eng, r->loop, out, r->store,
+                                         o->agents))) {
+        fprintf(stderr, "agentc: out of memory\n");
+        return AC_EXIT_CONFIG;
+    }
+    r->base.cfg.subagents = ac_cli_subagents_opener(r->subs);
     ac_error err = {0};
     if ((rc = ac_cli_engine_build(&r->base, r->loop, out, "agentc", &r->engine, &err)))
         return rc;

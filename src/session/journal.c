@@ -526,3 +526,8 @@ void ac_journal_reader_close(ac_journal_reader *r)
     free(r->path);
     free(r);
 }
+
+const char *ac_journal_path(const ac_journal *j)
+{
+    return j ? j->path : NULL;
+}

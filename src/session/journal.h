@@ -64,6 +64,8 @@ typedef struct ac_journal ac_journal;
  * event is flushed once its steps line is written. NULL with a message in err. */
 ac_journal *ac_journal_open(const char *path, int exclusive, ac_loop *loop, char *err,
                             size_t errcap);
+/* The path the journal writes (borrowed). */
+const char *ac_journal_path(const ac_journal *j);
 /* NULL while every line written reached the file (as far as fflush knows), else
  * why not ("cannot write journal 'PATH': ..."). After the first failure the
  * journal writes nothing more; the session checks this after each event and

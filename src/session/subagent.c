@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "io/loop.h"
+#include "session/journal.h"
 #include "session/tools_internal.h"
 #include "util/buf.h"
 #include "util/toolname.h"
@@ -232,15 +233,33 @@ static char *parent_text(const struct ac_subcall *c)
     return text;
 }
 
+/* The child's journal when its parent has one: beside it, the parent's name less ".jsonl"
+ * then ".NAME.CALL.jsonl" (malloc'd; NULL: none). */
+static char *child_journal(const struct ac_subcall *c)
+{
+    const char *pj = ac_journal_path(c->parent->journal);
+    if (!pj)
+        return NULL;
+    size_t n = strlen(pj);
+    if (n > 6 && !strcmp(pj + n - 6, ".jsonl"))
+        n -= 6;
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    ac_buf_printf(&b, "%.*s.%s.%s.jsonl", (int)n, pj,
+                  json_string_value(json_object_get(c->t->agent, "name")), c->call_id);
+    return ac_buf_take(&b, NULL);
+}
+
 /* Opens the child (from a 0 ms timer: outside the parent's dispatch), records it, gives it the
  * task; a child that already ran it (reopened after a crash) answers as it stands. */
 static void open_fired(void *ud)
 {
     struct ac_subcall *c = ud;
     c->timer = 0;
-    char *parent = parent_text(c);
+    char *parent = parent_text(c), *journal = child_journal(c);
     ac_session_options opts = {0};
     opts.parent = parent;
+    opts.journal_path = journal;
     ac_error err = {0};
     ac_engine *e = ac_session_engine(c->parent);
     char *entry = json_dumps(c->t->agent, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -255,10 +274,14 @@ static void open_fired(void *ud)
         snprintf(msg, sizeof msg, "%s could not start: %s", c->t->name,
                  err.text[0] ? err.text : "out of memory");
         call_complete(c, 0, msg);
+        free(journal);
         return;
     }
     c->child->sub = c;
-    call_record(c, AC_AGENT_STARTED, NULL);
+    const char *cj = ac_journal_path(c->child->journal), *slash = cj ? strrchr(cj, '/') : NULL;
+    call_record(c, AC_AGENT_STARTED,
+                cj ? json_pack("{s:s}", "journal", slash ? slash + 1 : cj) : NULL);
+    free(journal);
     enum ac_turn_outcome o = ac_session_last_turn(c->child, NULL);
     if (ac_session_ended(c->child) || (o != AC_TURN_NONE && ac_session_settled(c->child)))
         ac_subagent_child_finished(c->child); /* it ran the task before a crash */
