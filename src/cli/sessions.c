@@ -387,7 +387,8 @@ static void show_family(const family *f)
         put_vis(json_string_value(json_object_get(c, "agent")), VIS_LINE);
         fputs(", call ", stdout);
         put_vis(json_string_value(json_object_get(c, "call")), VIS_LINE);
-        printf("): %s\n", o ? o : "running");
+        printf("): %s\n",
+               o ? o : "no agent.done recorded (running, or stopped with its parent's turn)");
     }
 }
 

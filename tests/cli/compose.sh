@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Sub-agents as tools (docs/composition.md), with the real binary against the loopback model
+# server: a supervisor calling two sub-agents of other specs and tool files at once, their
+# events in --jsonl, their journals linked and replayed as a tree, the store's parent and
+# children, recursion past max_depth, a cancel and a kill -9 in the middle of a child.
+agentc="$1" httpd="$2"
+. "$(dirname "$0")/lib.sh"
+need jq
+start_server --mode calc
+export AGENTC_TEST_KEY="sk-test-$$-secret"
+net=(--provider openai --base-url "$base" --model "model-$$" --api-key-env AGENTC_TEST_KEY)
+spec="$PWD/examples/specs/tool_budget.fsm"
+mkdir -p "$tmp/ext"
+cat >"$tmp/ext/tools.json" <<JSON
+{"tools": [{"name": "calculator", "description": "Evaluates arithmetic (external)",
+            "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}},
+            "command": ["sh", "-c", "cat >/dev/null; printf 4242"]}]}
+JSON
+cat >"$tmp/sup.json" <<JSON
+{"agents": [
+  {"name": "math", "description": "Does arithmetic exactly", "spec": "$spec",
+   "tools": ["builtin:calculator"], "system": "You are math."},
+  {"name": "ext", "description": "Asks the external calculator", "tools": ["ext/tools.json"],
+   "system": "You are ext."},
+  {"name": "deep", "description": "Asks itself again", "max_depth": 2}]}
+JSON
+cat >"$tmp/slow.json" <<JSON
+{"tools": [{"name": "sleeper", "description": "Sleeps", "parameters": {"type": "object"},
+            "command": ["sh", "-c", "echo \$\$ >'$tmp/sleeper.pid'; sleep 30; echo slept"]}],
+ "agents": [{"name": "slow", "description": "A slow agent", "tools": ["slow.json"]}]}
+JSON
+ask="DELEGATE[math:What is 6 * 7?|ext:What is 2 + 3?]"
+answer="The answer is The answer is 42.; The answer is 4242.."
+
+# ---- two sub-agents at once: answers, nested events, linked journals, replay of the tree ----
+"$agentc" run "${net[@]}" --tools "$tmp/sup.json" --jsonl --trace --journal "$tmp/j.jsonl" "$ask" \
+  >"$tmp/jl" 2>"$tmp/err" || fail "supervisor run: $(cat "$tmp/err")"
+every_line_json "$tmp/jl"
+[ "$(tail -n1 "$tmp/jl" | jq -r .answer)" = "$answer" ] || fail "answer: $(tail -n1 "$tmp/jl")"
+for a in math ext; do
+  for t in tool_call tool_result text state; do
+    has_line "$tmp/jl" ".agent == \"$a\" and .type == \"$t\"" || fail "jsonl: no $t line of $a"
+  done
+done
+has_line "$tmp/jl" '.agent == "math" and .type == "tool_result" and .content == "42"' || fail "math's result"
+has_line "$tmp/jl" '.agent == "ext" and .type == "tool_result" and .content == "4242"' || fail "ext's result"
+has_line "$tmp/jl" '(.agent | not) and .type == "tool_result" and .content == "The answer is 42."' \
+  || fail "the parent's call result"
+# each child ran under its own agent: its system prompt and tools, and its own spec
+math_req=$(jq -c 'select(.body.messages[0].content == "You are math.")' "$tmp/requests" | head -n1)
+[ -n "$math_req" ] || fail "no request of math"
+[ "$(jq -c '[.body.tools[].function.name]' <<<"$math_req")" = '["calculator"]' ] || fail "math's tools"
+[ "$(jq -r '.body.messages[1].content' <<<"$math_req")" = "What is 6 * 7?" ] || fail "math's task"
+has_line "$tmp/requests" '.body.messages[0].content == "You are ext."' || fail "no request of ext"
+sup_req=$(jq -c 'select(.body.messages[0].role == "user")' "$tmp/requests" | head -n1)
+[ "$(jq -c '[.body.tools[].function.name] | sort' <<<"$sup_req")" = '["agent__deep","agent__ext","agent__math"]' ] \
+  || fail "the supervisor's tools: $(jq -c '[.body.tools[].function.name]' <<<"$sup_req")"
+# journals: the parent records both starts before either end (they ran at once), the children
+# theirs beside it, each naming its parent call
+evs=$(jq -r 'select(.ev) | .ev' "$tmp/j.jsonl" | grep '^agent\.' | tr '\n' ' ')
+[ "$evs" = "agent.started agent.started agent.done agent.done " ] || fail "parent's records: $evs"
+for c in $(jq -r 'select(.ev == "agent.started") | .data.journal' "$tmp/j.jsonl"); do
+  [ -s "$tmp/$c" ] || fail "child journal $c missing"
+  has_line "$tmp/$c" '.ev == "spawn" and .data.parent.session == "s1" and (.data.parent.call | length > 0)' \
+    || fail "$c: spawn names no parent"
+done
+head -n1 "$tmp"/j.math.*.jsonl | jq -e '.spec | endswith("tool_budget.fsm")' >/dev/null || fail "math's spec"
+"$agentc" replay "$tmp/j.jsonl" --check >"$tmp/r" 2>&1 || fail "replay of the tree: $(cat "$tmp/r")"
+grep -q "check: 2 child sessions of .* match the recording" "$tmp/r" || fail "tree check: $(cat "$tmp/r")"
+[ "$(grep -c 'every transition matches' "$tmp/r")" -eq 3 ] || fail "three journals checked"
+! grep -rq "$AGENTC_TEST_KEY" "$tmp"/j*.jsonl || fail "API key in a journal"
+
+# ---- stored: the parent lists its children, each child its parent ----------------------------
+db=(--db "$tmp/s.db")
+"$agentc" run "${db[@]}" --session sup "${net[@]}" --tools "$tmp/sup.json" "$ask" >"$tmp/out" 2>"$tmp/err" \
+  || fail "stored run: $(cat "$tmp/err")"
+grep -qxF "$answer" "$tmp/out" || fail "stored answer: $(cat "$tmp/out")"
+"$agentc" sessions show sup "${db[@]}" --json >"$tmp/show" || fail "sessions show"
+[ "$(jq -c '[.children[] | .agent + ":" + .outcome] | sort' "$tmp/show")" = '["ext:completed","math:completed"]' ] \
+  || fail "children: $(jq -c .children "$tmp/show")"
+child=$(jq -r '.children[] | select(.agent == "math") | .session' "$tmp/show")
+"$agentc" sessions show "$child" "${db[@]}" >"$tmp/show" || fail "sessions show child"
+grep -q "^parent   sup (call .*, agent math)" "$tmp/show" || fail "child's parent line: $(head "$tmp/show")"
+"$agentc" sessions show sup "${db[@]}" | grep -q "^child    $child (agent math" || fail "parent's child line"
+
+# ---- recursion stops at max_depth with a clear error -----------------------------------------
+n0=$(wc -l <"$tmp/requests")
+"$agentc" run "${net[@]}" --tools "$tmp/sup.json" "DELEGATE[deep:*]" >"$tmp/out" 2>&1 || fail "deep run"
+grep -q "not run: agent::deep would run at level 3 of sub-agents (deep/deep/deep), past its max_depth 2" \
+  "$tmp/out" || fail "max_depth error: $(cat "$tmp/out")"
+[ $(($(wc -l <"$tmp/requests") - n0)) -eq 6 ] || fail "three levels of two model calls each"
+
+# ---- a stop signal mid-child: the child's turn is cancelled, its tool process gone ------------
+rm -f "$tmp/sleeper.pid"
+"$agentc" run --db "$tmp/c.db" --session c1 "${net[@]}" --tools "$tmp/slow.json" "DELEGATE[slow:TOOLSLEEP]" \
+  >"$tmp/out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -s "$tmp/sleeper.pid" ] && break; sleep 0.05; done
+[ -s "$tmp/sleeper.pid" ] || fail "the child's tool did not start"
+kill -INT $pid
+wait $pid
+[ $? -eq 130 ] || fail "interrupted run exit: $(cat "$tmp/out")"
+sleep 0.2
+! kill -0 "$(cat "$tmp/sleeper.pid")" 2>/dev/null || fail "the child's tool process outlived the cancel"
+"$agentc" sessions show c1 --db "$tmp/c.db" --json >"$tmp/show"
+child=$(jq -r '.children[0].session' "$tmp/show")
+[ "$(jq -r .session.last_turn.outcome "$tmp/show")" = cancelled ] || fail "parent's turn not cancelled"
+"$agentc" sessions show "$child" --db "$tmp/c.db" --json | jq -e '.session.last_turn.outcome == "cancelled"' \
+  >/dev/null || fail "child's turn not cancelled"
+
+# ---- kill -9 mid-child, then resume: the parent's call opens the same child, which goes on ----
+rm -f "$tmp/sleeper.pid"
+"$agentc" run --db "$tmp/k.db" --session k1 "${net[@]}" --tools "$tmp/slow.json" "DELEGATE[slow:TOOLSLEEP]" \
+  >"$tmp/out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -s "$tmp/sleeper.pid" ] && break; sleep 0.05; done
+[ -s "$tmp/sleeper.pid" ] || fail "the child's tool did not start (kill)"
+kill -9 $pid
+wait $pid 2>/dev/null
+kill "$(cat "$tmp/sleeper.pid")" 2>/dev/null # SIGKILL leaves the tool's group to its own end
+[ "$("$agentc" sessions list --db "$tmp/k.db" | grep -c ' running .*stopped')" -eq 2 ] || fail "both stopped mid-turn"
+"$agentc" resume k1 --db "$tmp/k.db" "${net[@]}" --tools "$tmp/slow.json" >"$tmp/out" 2>&1 || fail "resume: $(cat "$tmp/out")"
+grep -qx "The answer is The answer is Error: interrupted: the tool may or may not have completed.." "$tmp/out" \
+  || fail "resumed answer: $(cat "$tmp/out")"
+[ "$("$agentc" sessions list --db "$tmp/k.db" | grep -c ' idle .*at rest')" -eq 2 ] || fail "both at rest"
+"$agentc" sessions list --db "$tmp/k.db" | grep -c "^k1" | grep -qx 2 || fail "one child only (the same one)"
+
+# ---- a bad entry is refused with the file and the entry named -------------------------------
+echo '{"agents": [{"name": "a b", "description": "x"}]}' >"$tmp/bad.json"
+"$agentc" run "${net[@]}" --tools "$tmp/bad.json" hi >"$tmp/out" 2>&1
+[ $? -eq 3 ] || fail "bad agent name accepted"
+grep -q 'bad.json: agents\[0\]: "name" must be' "$tmp/out" || fail "bad name message: $(cat "$tmp/out")"
+echo '{"agents": [{"name": "x"}]}' >"$tmp/bad.json"
+"$agentc" run "${net[@]}" --tools "$tmp/bad.json" hi >"$tmp/out" 2>&1
+grep -q 'agents\[0\] ("x"): missing "description"' "$tmp/out" || fail "no description: $(cat "$tmp/out")"
+echo '{"agents": [{"name": "x", "description": "d", "modle": "m"}]}' >"$tmp/bad.json"
+"$agentc" run "${net[@]}" --tools "$tmp/bad.json" "DELEGATE[x:hi]" >"$tmp/out" 2>&1
+grep -q '<- agent::x failed.*could not start: .*modle' "$tmp/out" || fail "bad agent key: $(cat "$tmp/out")"
+echo "compose: ok"
