@@ -310,6 +310,13 @@ ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_o
  * path ("researcher/checker"); NULL for a session of its own. */
 const char *ac_session_parent(const ac_session *s);
 const char *ac_session_agent_path(const ac_session *s);
+/* Handoffs (docs/composition.md): a session a call of a tool file's transfer_to_NAME paused
+ * waits to go on under NAME's agent: that entry (JSON text, as ac_subagent_opener's; borrowed
+ * until the next call), and the tool file's directory in *dir (may be NULL); NULL when it
+ * waits for none. The embedder records the change (ac_session_change_agent_on with reason
+ * "handoff"), opens the session on an engine of that agent and posts `resume`: a new turn
+ * of the same conversation answers the same user message. */
+const char *ac_session_handoff(ac_session *s, const char **dir);
 /* The journal records of a sub-agent call in its parent's journal (docs/events.md): numbered
  * and journaled like events, never seen by the dispatcher. */
 #define AC_AGENT_STARTED "agent.started"

@@ -123,6 +123,25 @@ static int run_turn(run_ctx *r, ac_run_wait *wait)
     return 0;
 }
 
+/* A turn a handoff ended goes on under the agent it names, as often as agents hand it on
+ * (docs/composition.md). 0, or -1 when the session could not be moved (said). */
+static int run_handoffs(run_ctx *r, ac_run_wait *wait)
+{
+    ac_error err = {0};
+    for (int n = 0; n < 32; n++) {
+        int rc = ac_cli_subagents_handoff(r->subs, &r->s, &err);
+        if (rc < 0)
+            fprintf(stderr, "agentc: the handoff failed: %s\n", err.text);
+        if (rc <= 0)
+            return rc;
+        r->u.settled = 0;
+        if (run_turn(r, wait) < 0 || ac_cli_interrupted || ac_cli_out_errno)
+            return -1;
+    }
+    fprintf(stderr, "agentc: 32 handoffs in one turn: stopped (the agents hand it on in a loop)\n");
+    return -1;
+}
+
 /* The turn a crash interrupted (resumed), then the prompt's (unless resuming). */
 static void run_passes(run_ctx *r, int resumed)
 {
@@ -143,6 +162,8 @@ static void run_passes(run_ctx *r, int resumed)
         if (pass == 1)
             ac_session_send(r->s, r->prompt ? r->prompt : o->prompt);
         if (run_turn(r, &wait) < 0 || ac_cli_interrupted || ac_cli_out_errno)
+            break;
+        if (run_handoffs(r, &wait) < 0)
             break;
     }
     ac_cli_spinner_disarm(&r->u);

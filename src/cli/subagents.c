@@ -155,6 +155,53 @@ static ac_session *open_child(void *ud, ac_session *parent, const char *entry, c
                   : ac_session_new_opts(b->e, id, &o, err);
 }
 
+/* What changed from the session's agent to rec, as JSON text (malloc'd). */
+static char *what_changed(const ac_session *s, const char *rec)
+{
+    const char *old = ac_session_agent(s);
+    json_t *w = old ? ac_cli_agent_diff(old, rec) : json_pack("[s]", "agent");
+    char *text = w ? json_dumps(w, JSON_COMPACT) : NULL;
+    json_decref(w);
+    return text;
+}
+
+int ac_cli_subagents_handoff(ac_cli_subagents *sa, ac_session **sp, ac_error *err)
+{
+    ac_session *s = *sp;
+    const char *dir, *entry = ac_session_handoff(s, &dir);
+    if (!entry)
+        return 0;
+    if (!sa->st) {
+        set_err(err, AC_ECONFIG,
+                "a handoff moves a stored session to another agent: this one is not stored "
+                "(run it with a store: --session ID, without --no-store)");
+        return -1;
+    }
+    built *b = engine_for(sa, ac_session_engine(s), entry, dir, err);
+    if (!b)
+        return -1;
+    char *what = what_changed(s, b->rec), *id = strdup(ac_session_id(s));
+    int rc =
+        what && id ? ac_session_change_agent_on(s, "handoff", what, b->rec, b->e, err) : AC_ENOMEM;
+    free(what);
+    if (rc != AC_OK) {
+        if (rc == AC_ENOMEM)
+            set_err(err, AC_ENOMEM, "out of memory");
+        free(id);
+        return -1;
+    }
+    ac_session_free(s); /* opened again on the new agent's engine, from the change's snapshot */
+    *sp = ac_store_session_opts(sa->st, b->e, id, AC_STORE_MUST_EXIST, NULL, err);
+    free(id);
+    if (!*sp)
+        return -1;
+    if (ac_session_post(*sp, "resume", NULL, 0) < 0) {
+        set_err(err, AC_ESPEC, "the session cannot resume under the new agent");
+        return -1;
+    }
+    return 1;
+}
+
 ac_cli_subagents *ac_cli_subagents_new(const ac_cli_engine_opts *top, ac_loop *loop,
                                        const ac_output *out, ac_store *st,
                                        const ac_cli_agents *agents)

@@ -21,6 +21,11 @@ ac_cli_subagents *ac_cli_subagents_new(const ac_cli_engine_opts *top, ac_loop *l
                                        const ac_cli_agents *agents);
 /* What ac_engine_config.subagents takes (set it on the command's engine). */
 const ac_subagent_opener *ac_cli_subagents_opener(ac_cli_subagents *sa);
+/* A stored session a handoff paused (ac_session_handoff): moved to the agent it names (the
+ * change recorded with reason "handoff", *sp freed and opened again on that agent's engine)
+ * and resumed, so a new turn answers the same user message. 1 when moved, 0 when no handoff
+ * waits, -1 with err (*sp: the session as it stands; NULL when it could not be opened again). */
+int ac_cli_subagents_handoff(ac_cli_subagents *sa, ac_session **sp, ac_error *err);
 /* Frees the engines it built: after every session and engine that used it. */
 void ac_cli_subagents_free(ac_cli_subagents *sa);
 

@@ -600,6 +600,7 @@ static void session_discard(ac_session *s)
     free(s->answer);
     free(s->agent);
     ac_subagent_session_free(s);
+    free(s->handoff_text);
     free(s->id);
     ac_obs_free(s->obs, ac_wall_now_ms());
     free(s);

@@ -161,6 +161,7 @@ struct ac_session {
     char *agent_path;
     int depth;
     struct ac_subcall *sub;
+    char *handoff_text; /* what ac_session_handoff last gave (handoff.c) */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
      * effect the spec declares (at least one), allocated with the session */

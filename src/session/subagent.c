@@ -121,11 +121,17 @@ int ac_subagent_tools_add(ac_engine *e, const json_t *agents, const char *path, 
             snprintf(err, errcap, "%s: agents[%zu]: %s", path, i, why);
             return -1;
         }
+        int handoff = json_is_true(json_object_get(a, "handoff"));
+        if (handoff)
+            snprintf(name, sizeof name, "transfer_to_%s", n);
         const json_t *schema = json_object_get(a, "input_schema");
-        char *text = schema ? json_dumps(schema, JSON_COMPACT) : NULL;
-        ac_tool *t =
-            ac_tools_new(TK_AGENT, name, json_string_value(json_object_get(a, "description")),
-                         text ? text : SUBAGENT_TASK_SCHEMA, err, errcap);
+        char *text = schema && !handoff ? json_dumps(schema, JSON_COMPACT) : NULL;
+        ac_tool *t = ac_tools_new(handoff ? TK_HANDOFF : TK_AGENT, name,
+                                  json_string_value(json_object_get(a, "description")),
+                                  text      ? text
+                                  : handoff ? "{\"type\":\"object\"}"
+                                            : SUBAGENT_TASK_SCHEMA,
+                                  err, errcap);
         free(text);
         if (!t)
             return -1;

@@ -49,6 +49,7 @@ typedef struct slot {
     struct ac_tool_run *run;
     size_t index;           /* in the model's order */
     struct ac_subcall *sub; /* TK_AGENT: the child session's call (subagent.c) */
+    uint16_t then;          /* queued after its completion (ac_tool_run_set_then), 0: none */
 } slot;
 
 struct ac_tool_run {
@@ -133,6 +134,8 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     json_decref(sl->extra);
     sl->extra = NULL;
     ac_session_enqueue(s, ev, d, 0, r->origin);
+    if (sl->then)
+        ac_session_enqueue(s, sl->then, NULL, 0, 0);
     launch_next(r);
 }
 
@@ -501,6 +504,16 @@ static void stop_agent(ac_tool_run *r, slot *sl)
     sl->sub = NULL;
 }
 
+static void run_handoff(call_in *c)
+{
+    ac_handoff_run(c->r, c->sl, c->t);
+}
+
+void ac_tool_run_set_then(slot *sl, uint16_t ev)
+{
+    sl->then = ev;
+}
+
 struct ac_subcall **ac_tool_run_slot_sub(slot *sl)
 {
     return &sl->sub;
@@ -516,6 +529,7 @@ static const tool_kind_ops kind_ops[] = {
     [TK_LOAD] = {run_load, NULL},
     [TK_MCP] = {run_mcp, stop_mcp},
     [TK_AGENT] = {run_agent, stop_agent},
+    [TK_HANDOFF] = {run_handoff, NULL},
 };
 
 /* ---- one call: checks, then its kind's run ---- */

@@ -125,6 +125,40 @@ grep -qx "The answer is The answer is Error: interrupted: the tool may or may no
 [ "$("$agentc" sessions list --db "$tmp/k.db" | grep -c ' idle .*at rest')" -eq 2 ] || fail "both at rest"
 "$agentc" sessions list --db "$tmp/k.db" | grep -c "^k1" | grep -qx 2 || fail "one child only (the same one)"
 
+# ---- handoffs there and back across turns: the conversation each model call sees -------------
+cat >"$tmp/a.json" <<'JSON'
+{"agents": [{"name": "b", "description": "Hands the conversation to b", "handoff": true,
+             "system": "You are b.", "tools": ["b.json"]}]}
+JSON
+cat >"$tmp/b.json" <<'JSON'
+{"agents": [{"name": "a", "description": "Hands the conversation to a", "handoff": true,
+             "system": "You are a.", "tools": ["a.json"]}]}
+JSON
+hdb=(--db "$tmp/h.db" --session h1)
+: >"$tmp/requests"
+"$agentc" run "${hdb[@]}" "${net[@]}" --system "You are a." --tools "$tmp/a.json" "TRANSFER[b] one" \
+  >"$tmp/out" 2>&1 || fail "handoff run: $(cat "$tmp/out")"
+grep -qx "b answers: TRANSFER\[b\] one" "$tmp/out" || fail "b did not answer: $(cat "$tmp/out")"
+"$agentc" run "${hdb[@]}" "TRANSFER[a] two" >"$tmp/out" 2>&1 || fail "second turn: $(cat "$tmp/out")"
+grep -qx "a answers: TRANSFER\[a\] two" "$tmp/out" || fail "a did not answer: $(cat "$tmp/out")"
+seen() { jq -c '[.body.messages[] | .role + ":" + (.content // "") + ((.tool_calls // []) | map(.function.name) | join(","))]' "$tmp/requests" | sed -n "$1p"; }
+[ "$(wc -l <"$tmp/requests")" -eq 4 ] || fail "four model calls, not $(wc -l <"$tmp/requests")"
+[ "$(seen 1)" = '["system:You are a.","user:TRANSFER[b] one"]' ] || fail "call 1 saw $(seen 1)"
+[ "$(seen 2)" = '["system:You are b.","user:TRANSFER[b] one","assistant:transfer_to_b","tool:transferred to b: b answers from here on"]' ] \
+  || fail "call 2 saw $(seen 2)"
+[ "$(seen 3)" = '["system:You are b.","user:TRANSFER[b] one","assistant:transfer_to_b","tool:transferred to b: b answers from here on","assistant:b answers: TRANSFER[b] one","user:TRANSFER[a] two"]' ] \
+  || fail "call 3 (the next turn, still b's) saw $(seen 3)"
+[ "$(seen 4)" = '["system:You are a.","user:TRANSFER[b] one","assistant:transfer_to_b","tool:transferred to b: b answers from here on","assistant:b answers: TRANSFER[b] one","user:TRANSFER[a] two","assistant:transfer_to_a","tool:transferred to a: a answers from here on"]' ] \
+  || fail "call 4 saw $(seen 4)"
+[ "$(jq -c '[.body.tools[].function.name]' "$tmp/requests" | tr '\n' ' ')" = '["transfer_to_b"] ["transfer_to_a"] ["transfer_to_a"] ["transfer_to_b"] ' ] \
+  || fail "tools offered: $(jq -c '[.body.tools[].function.name]' "$tmp/requests" | tr '\n' ' ')"
+"$agentc" sessions export h1 --db "$tmp/h.db" -o "$tmp/h1.jsonl" 2>/dev/null || fail "export"
+[ "$(jq -c 'select(.ev == "agent.changed") | [.data.reason, .data.agent.name]' "$tmp/h1.jsonl" | tr '\n' ' ')" \
+  = '["handoff","b"] ["handoff","a"] ' ] || fail "agent.changed records"
+"$agentc" replay "$tmp/h1.jsonl" --check >"$tmp/r" 2>&1 || fail "handoff replay: $(cat "$tmp/r")"
+"$agentc" run --no-store "${net[@]}" --system "You are a." --tools "$tmp/a.json" "TRANSFER[b] x" >"$tmp/out" 2>&1
+grep -q "the handoff failed: .*not stored" "$tmp/out" || fail "handoff without a store: $(cat "$tmp/out")"
+
 # ---- a bad entry is refused with the file and the entry named -------------------------------
 echo '{"agents": [{"name": "a b", "description": "x"}]}' >"$tmp/bad.json"
 "$agentc" run "${net[@]}" --tools "$tmp/bad.json" hi >"$tmp/out" 2>&1

@@ -30,7 +30,9 @@
  *   - ECHOHDR: a 401 JSON error whose message quotes every request header
  *     (servers that echo credentials back);
  *   - DELEGATE[a:TASK|b:TASK]: calls of the sub-agent tools agent__a and agent__b at once
- *     ({"task": TASK}; "*": the prompt itself), then "The answer is RA; RB.".
+ *     ({"task": TASK}; "*": the prompt itself), then "The answer is RA; RB.";
+ *   - TRANSFER[x] in the last user message: a call of transfer_to_x, unless the system prompt
+ *     is "You are x.": then "x answers: MESSAGE".
  * --script DIR serves the files of DIR (sorted by name) in turn, one per
  * request (chat completions, or Anthropic's /v1/messages), cycling: a name like `02-503.json` sets
  * the status (default 200);
@@ -462,6 +464,37 @@ static void delegate_answer(buf *b, const json_t *msgs)
     free(t.p);
 }
 
+/* TRANSFER[x] in the last user message: an agent whose system prompt is not "You are x."
+ * calls transfer_to_x; agent x answers "x answers: MESSAGE" (anyone else after a transfer
+ * result: "NOT TRANSFERRED"). */
+static void transfer_answer(buf *b, const char *last_user, const char *system,
+                            const char *last_role)
+{
+    const char *p = strstr(last_user, "TRANSFER[") + 9, *end = strchr(p, ']');
+    char name[64], want[96];
+    snprintf(name, sizeof name, "%.*s", end ? (int)(end - p) : 0, p);
+    snprintf(want, sizeof want, "You are %s.", name);
+    int is_x = system && !strcmp(system, want);
+    if (!is_x && last_role && !strcmp(last_role, "user")) {
+        char fn[96], id[64];
+        snprintf(fn, sizeof fn, "transfer_to_%s", name);
+        pthread_mutex_lock(&g.mu);
+        snprintf(id, sizeof id, "xfer_%llu", ++g.call_seq);
+        pthread_mutex_unlock(&g.mu);
+        sse_delta(b,
+                  json_pack("{s:[{s:i, s:s, s:s, s:{s:s, s:s}}]}", "tool_calls", "index", 0, "id",
+                            id, "type", "function", "function", "name", fn, "arguments", "{}"),
+                  NULL);
+        sse_delta(b, json_object(), "tool_calls");
+        return;
+    }
+    char text[1200];
+    snprintf(text, sizeof text, is_x ? "%s answers: %s" : "NOT TRANSFERRED%.0s%.0s", name,
+             last_user);
+    sse_delta(b, json_pack("{s:s}", "content", text), NULL);
+    sse_delta(b, json_object(), "stop");
+}
+
 /* Answers one chat completion request in calc mode. 0 keep the connection, -1 close. */
 static int calc_answer(int fd, const request *r)
 {
@@ -473,7 +506,7 @@ static int calc_answer(int fd, const request *r)
         json_decref(root);
         return send_plain(fd, 400, "application/json", NULL, e, sizeof e - 1);
     }
-    const char *prompt = "";
+    const char *prompt = "", *last_user = NULL, *system = NULL;
     size_t n_tool_results = 0, next_expr = 0;
     size_t i;
     json_t *m;
@@ -486,6 +519,10 @@ static int calc_answer(int fd, const request *r)
                          : "";
         if (role && !strcmp(role, "tool"))
             n_tool_results++;
+        if (role && !strcmp(role, "user"))
+            last_user = json_string_value(json_object_get(m, "content"));
+        if (role && !strcmp(role, "system") && !system)
+            system = json_string_value(json_object_get(m, "content"));
         /* calculator call ids carry the expression index, so the count survives compaction */
         const char *cid = json_string_value(
             json_object_get(json_array_get(json_object_get(m, "tool_calls"), 0), "id"));
@@ -560,6 +597,8 @@ static int calc_answer(int fd, const request *r)
             sleep_ms(100);
         }
         sse_delta(&b, json_object(), "stop");
+    } else if (last_user && strstr(last_user, "TRANSFER[")) {
+        transfer_answer(&b, last_user, system, last_role);
     } else if (strstr(prompt, "DELEGATE[") && last_role && !strcmp(last_role, "user")) {
         delegate_calls(&b, prompt);
     } else if (strstr(prompt, "DELEGATE[")) {
