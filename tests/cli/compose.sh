@@ -159,6 +159,16 @@ seen() { jq -c '[.body.messages[] | .role + ":" + (.content // "") + ((.tool_cal
 "$agentc" run --no-store "${net[@]}" --system "You are a." --tools "$tmp/a.json" "TRANSFER[b] x" >"$tmp/out" 2>&1
 grep -q "the handoff failed: .*not stored" "$tmp/out" || fail "handoff without a store: $(cat "$tmp/out")"
 
+# ---- agentc diagram --tools draws the links: calls solid, handoffs dashed ---------------------
+"$agentc" diagram --tools "$tmp/sup.json" >"$tmp/dot" || fail "diagram of sup.json"
+grep -qF '"caller" -> "agent math" [label="agent::math"];' "$tmp/dot" || fail "call edge: $(cat "$tmp/dot")"
+grep -qF 'spec: '"$spec" "$tmp/dot" || fail "math's spec in the diagram"
+"$agentc" diagram --tools "$tmp/a.json" >"$tmp/dot" || fail "diagram of a.json"
+grep -qF '"caller" -> "agent b" [label="transfer_to_b", style=dashed];' "$tmp/dot" || fail "handoff edge"
+grep -qF '"agent b" -> "agent a" [label="transfer_to_a", style=dashed];' "$tmp/dot" || fail "b's handoff back"
+[ "$(grep -c -- '->' "$tmp/dot")" -eq 2 ] || fail "each tool file once: $(cat "$tmp/dot")"
+if command -v dot >/dev/null; then dot -Tsvg "$tmp/dot" >/dev/null || fail "not DOT"; fi
+
 # ---- a bad entry is refused with the file and the entry named -------------------------------
 echo '{"agents": [{"name": "a b", "description": "x"}]}' >"$tmp/bad.json"
 "$agentc" run "${net[@]}" --tools "$tmp/bad.json" hi >"$tmp/out" 2>&1
