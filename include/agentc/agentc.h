@@ -229,6 +229,10 @@ typedef struct ac_subagent_opener {
     void *ud;
     ac_session *(*open)(void *ud, ac_session *parent, const char *entry, const char *dir,
                         const char *id, const struct ac_session_options *opts, ac_error *err);
+    /* true when the program moves a session a handoff paused to the agent it names
+     * (ac_session_handoff); false (and without an opener): a call of transfer_to_NAME fails
+     * without pausing the session */
+    bool handoffs;
 } ac_subagent_opener;
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the

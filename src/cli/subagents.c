@@ -211,6 +211,7 @@ ac_cli_subagents *ac_cli_subagents_new(const ac_cli_engine_opts *top, ac_loop *l
         return NULL;
     sa->opener.ud = sa;
     sa->opener.open = open_child;
+    sa->opener.handoffs = st != NULL; /* a session is moved by reopening it from the store */
     sa->top = top;
     sa->loop = loop;
     sa->out = out;

@@ -20,6 +20,14 @@ void ac_handoff_run(ac_tool_run *r, struct slot *sl, const ac_tool *t)
     uint16_t pause = ac_engine_event_index(s->e, "pause");
     const char *name = json_string_value(json_object_get(t->agent, "name"));
     char msg[300];
+    if (!s->e->subagents || !s->e->subagents->handoffs) {
+        snprintf(msg, sizeof msg,
+                 "not run: this program does not move a session to another agent, so it cannot "
+                 "hand the conversation to %s (agentc run with a stored session does)",
+                 name);
+        ac_tool_run_complete_later(r, sl, 0, msg);
+        return;
+    }
     if (pause == AC_FSM_NONE || s->e->ev_resume == AC_FSM_NONE) {
         snprintf(msg, sizeof msg,
                  "not run: this session's spec has no pause and resume events, so it cannot "
