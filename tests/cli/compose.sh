@@ -90,6 +90,14 @@ grep -q "not run: agent::deep would run at level 3 of sub-agents (deep/deep/deep
   "$tmp/out" || fail "max_depth error: $(cat "$tmp/out")"
 [ $(($(wc -l <"$tmp/requests") - n0)) -eq 6 ] || fail "three levels of two model calls each"
 
+# ---- batch: a child session is not an item of the batch ------------------------------------
+printf '%s\n' '{"id": "b1", "prompt": "DELEGATE[deep:What is 2 * 21?]"}' \
+  '{"id": "b2", "prompt": "DELEGATE[deep:What is 3 * 3?]"}' >"$tmp/batch.jsonl"
+"$agentc" batch "$tmp/batch.jsonl" --no-store --concurrency 2 --ordered "${net[@]}" --tools builtin:calculator \
+  --tools "$tmp/sup.json" >"$tmp/out" 2>"$tmp/err" || fail "batch: $(cat "$tmp/err")"
+[ "$(jq -r '.id + " " + .answer' "$tmp/out" | tr '\n' '|')" = "b1 The answer is The answer is 42..|b2 The answer is The answer is 9..|" ] \
+  || fail "batch answers: $(cat "$tmp/out")"
+
 # ---- a stop signal mid-child: the child's turn is cancelled, its tool process gone ------------
 rm -f "$tmp/sleeper.pid"
 "$agentc" run --db "$tmp/c.db" --session c1 "${net[@]}" --tools "$tmp/slow.json" "DELEGATE[slow:TOOLSLEEP]" \
