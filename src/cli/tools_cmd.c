@@ -177,9 +177,12 @@ int ac_cli_tools_check(int argc, char **argv)
     if (servers)
         snprintf(mcp, sizeof mcp, ", %zu MCP servers (%s)", servers,
                  start ? "each started" : "not started: --start starts them");
+    char agents[64] = "";
+    if (json_array_size(tf->agents))
+        snprintf(agents, sizeof agents, ", %zu agents", json_array_size(tf->agents));
     if (!refs && !never && mcp_bad == 0)
-        printf("%s: ok: %zu tools, %zu toolkits%s; every toolkit tool can become available\n", path,
-               tf->n, tf->n_toolkits, mcp);
+        printf("%s: ok: %zu tools, %zu toolkits%s%s; every toolkit tool can become available\n",
+               path, tf->n, tf->n_toolkits, agents, mcp);
     else if (!refs && never)
         fprintf(stderr, "%s: %zu of %zu toolkit tools can never become available\n", path, never,
                 kit_tools);

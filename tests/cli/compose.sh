@@ -89,6 +89,10 @@ n0=$(wc -l <"$tmp/requests")
 grep -q "not run: agent::deep would run at level 3 of sub-agents (deep/deep/deep), past its max_depth 2" \
   "$tmp/out" || fail "max_depth error: $(cat "$tmp/out")"
 [ $(($(wc -l <"$tmp/requests") - n0)) -eq 6 ] || fail "three levels of two model calls each"
+"$agentc" run "${net[@]}" --tools "$tmp/sup.json" --jsonl "DELEGATE[deep:*]" >"$tmp/jl" 2>&1 || fail "deep --jsonl"
+has_line "$tmp/jl" '.agent == "deep/deep" and .type == "tool_result" and .ok == false' || fail "level 2's path"
+has_line "$tmp/jl" '.agent == "deep" and .type == "tool_result" and .ok == true' || fail "level 1's path"
+"$agentc" check --tools "$tmp/sup.json" | grep -q "ok: 0 tools, 0 toolkits, 3 agents" || fail "check --tools"
 
 # ---- batch: a child session is not an item of the batch ------------------------------------
 printf '%s\n' '{"id": "b1", "prompt": "DELEGATE[deep:What is 2 * 21?]"}' \
