@@ -22,7 +22,9 @@ cat >"$tmp/sup.json" <<JSON
    "tools": ["builtin:calculator"], "system": "You are math."},
   {"name": "ext", "description": "Asks the external calculator", "tools": ["ext/tools.json"],
    "system": "You are ext."},
-  {"name": "deep", "description": "Asks itself again", "max_depth": 2}]}
+  {"name": "deep", "description": "Asks itself again", "max_depth": 2},
+  {"name": "tight", "description": "Arithmetic on no budget", "spec": "$spec",
+   "tools": ["builtin:calculator"], "params": {"max_tool_calls": 0}}]}
 JSON
 cat >"$tmp/slow.json" <<JSON
 {"tools": [{"name": "sleeper", "description": "Sleeps", "parameters": {"type": "object"},
@@ -53,7 +55,7 @@ math_req=$(jq -c 'select(.body.messages[0].content == "You are math.")' "$tmp/re
 [ "$(jq -r '.body.messages[1].content' <<<"$math_req")" = "What is 6 * 7?" ] || fail "math's task"
 has_line "$tmp/requests" '.body.messages[0].content == "You are ext."' || fail "no request of ext"
 sup_req=$(jq -c 'select(.body.messages[0].role == "user")' "$tmp/requests" | head -n1)
-[ "$(jq -c '[.body.tools[].function.name] | sort' <<<"$sup_req")" = '["agent__deep","agent__ext","agent__math"]' ] \
+[ "$(jq -c '[.body.tools[].function.name] | sort' <<<"$sup_req")" = '["agent__deep","agent__ext","agent__math","agent__tight"]' ] \
   || fail "the supervisor's tools: $(jq -c '[.body.tools[].function.name]' <<<"$sup_req")"
 # journals: the parent records both starts before either end (they ran at once), the children
 # theirs beside it, each naming its parent call
@@ -83,6 +85,13 @@ child=$(jq -r '.children[] | select(.agent == "math") | .session' "$tmp/show")
 grep -q "^parent   sup (call .*, agent math)" "$tmp/show" || fail "child's parent line: $(head "$tmp/show")"
 "$agentc" sessions show sup "${db[@]}" | grep -q "^child    $child (agent math" || fail "parent's child line"
 
+# ---- a child whose spec fails the turn: the call fails with the spec's reason ------------------
+"$agentc" run "${net[@]}" --tools "$tmp/sup.json" --jsonl "DELEGATE[tight:What is 1 + 1?]" >"$tmp/jl" 2>&1 \
+  || fail "tight run: $(cat "$tmp/jl")"
+has_line "$tmp/jl" '(.agent | not) and .type == "tool_result" and .ok == false and .content ==
+  "agent tight failed: the turn would exceed its tool-call budget (max_tool_calls = 0)"' \
+  || fail "the child's failure: $(grep tool_result "$tmp/jl")"
+
 # ---- recursion stops at max_depth with a clear error -----------------------------------------
 n0=$(wc -l <"$tmp/requests")
 "$agentc" run "${net[@]}" --tools "$tmp/sup.json" "DELEGATE[deep:*]" >"$tmp/out" 2>&1 || fail "deep run"
@@ -92,7 +101,7 @@ grep -q "not run: agent::deep would run at level 3 of sub-agents (deep/deep/deep
 "$agentc" run "${net[@]}" --tools "$tmp/sup.json" --jsonl "DELEGATE[deep:*]" >"$tmp/jl" 2>&1 || fail "deep --jsonl"
 has_line "$tmp/jl" '.agent == "deep/deep" and .type == "tool_result" and .ok == false' || fail "level 2's path"
 has_line "$tmp/jl" '.agent == "deep" and .type == "tool_result" and .ok == true' || fail "level 1's path"
-"$agentc" check --tools "$tmp/sup.json" | grep -q "ok: 0 tools, 0 toolkits, 3 agents" || fail "check --tools"
+"$agentc" check --tools "$tmp/sup.json" | grep -q "ok: 0 tools, 0 toolkits, 4 agents" || fail "check --tools"
 
 # ---- batch: a child session is not an item of the batch ------------------------------------
 printf '%s\n' '{"id": "b1", "prompt": "DELEGATE[deep:What is 2 * 21?]"}' \
