@@ -72,6 +72,24 @@ grep -q "check: 2 child sessions of .* match the recording" "$tmp/r" || fail "tr
 [ "$(grep -c 'every transition matches' "$tmp/r")" -eq 3 ] || fail "three journals checked"
 ! grep -rq "$AGENTC_TEST_KEY" "$tmp"/j*.jsonl || fail "API key in a journal"
 
+# ---- an entry that names an agent of the agents file runs that agent -------------------------
+cat >"$tmp/byname.json" <<'JSON'
+{"agents": [{"name": "mathfile", "description": "The agents file's math agent"}]}
+JSON
+cat >"$tmp/agents.json" <<JSON
+{"agents": [{"name": "top", "provider": "openai", "base_url": "$base", "model": "model-$$",
+             "api_key_env": "AGENTC_TEST_KEY", "tools": ["byname.json"], "system": "You are top."},
+            {"name": "mathfile", "provider": "openai", "base_url": "$base", "model": "model-$$",
+             "api_key_env": "AGENTC_TEST_KEY", "tools": ["ext/tools.json"],
+             "system": "You are mathfile."}]}
+JSON
+: >"$tmp/requests"
+"$agentc" run --no-store --agents "$tmp/agents.json" --agent top "DELEGATE[mathfile:What is 1 + 2?]" \
+  >"$tmp/out" 2>&1 || fail "agents file run: $(cat "$tmp/out")"
+grep -qx "The answer is The answer is 4242.." "$tmp/out" || fail "by-name answer: $(cat "$tmp/out")"
+has_line "$tmp/requests" '.body.messages[0].content == "You are mathfile." and ([.body.tools[].function.name] == ["calculator"])' \
+  || fail "the agents file's agent did not run"
+
 # ---- stored: the parent lists its children, each child its parent ----------------------------
 db=(--db "$tmp/s.db")
 "$agentc" run "${db[@]}" --session sup "${net[@]}" --tools "$tmp/sup.json" "$ask" >"$tmp/out" 2>"$tmp/err" \
