@@ -20,6 +20,13 @@ void ac_handoff_run(ac_tool_run *r, struct slot *sl, const ac_tool *t)
     uint16_t pause = ac_engine_event_index(s->e, "pause");
     const char *name = json_string_value(json_object_get(t->agent, "name"));
     char msg[300];
+    if (s->agent_path) { /* a child answers its call: its conversation is not its own to give */
+        snprintf(msg, sizeof msg,
+                 "not run: a sub-agent (%s) cannot hand the conversation to %s: answer the task",
+                 s->agent_path, name);
+        ac_tool_run_complete_later(r, sl, 0, msg);
+        return;
+    }
     if (!s->e->subagents || !s->e->subagents->handoffs) {
         snprintf(msg, sizeof msg,
                  "not run: this program does not move a session to another agent, so it cannot "

@@ -202,6 +202,8 @@ static void done_fired(void *ud)
         ac_buf_addstr(&b, ac_session_answer(child));
     else if (!child)
         ac_buf_printf(&b, "agent %s failed: its session was freed", name);
+    else if (o == AC_TURN_INTERRUPTED)
+        ac_buf_printf(&b, "agent %s failed: its session paused and nothing resumes it", name);
     else
         ac_buf_printf(&b, "agent %s failed: %s", name,
                       why         ? why
@@ -223,9 +225,7 @@ void ac_subagent_child_finished(ac_session *s)
 {
     struct ac_subcall *c = s->sub;
     if (!c || c->timer)
-        return;
-    if (!ac_session_ended(s) && ac_session_status(s) == AC_SESSION_PAUSED)
-        return; /* paused: it goes on when resumed */
+        return; /* a paused child (its own spec paused it) fails the call too: nothing resumes it */
     c->timer = ac_loop_timer(c->loop, 0, done_fired, c);
 }
 

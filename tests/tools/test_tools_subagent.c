@@ -222,6 +222,51 @@ static void test_handoff(void **state)
     rig_close(&r);
 }
 
+/* A child cannot hand its conversation on: its transfer fails, it answers its task. */
+static void test_child_cannot_hand_off(void **state)
+{
+    (void)state;
+    n_seen = 0;
+    char agents[512], handoff[512];
+    rig_write("agents.json", "{\"agents\": [{\"name\": \"sub\", \"description\": \"d\"}]}", agents,
+              sizeof agents);
+    rig_write("handoff.json",
+              "{\"agents\": [{\"name\": \"b\", \"description\": \"to b\", \"handoff\": true}]}",
+              handoff, sizeof handoff);
+    rig r;
+    rig_open(&r, "{\"content\": \"unused\"}\n", NULL, NULL, &out);
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = r.loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.output = &out;
+    cfg.script_text = XFER_CALL "{\"content\": \"child done\"}\n";
+    ac_error err;
+    opener_ud o = {0};
+    assert_non_null(o.e = ac_engine_new(&cfg, &err));
+    assert_int_equal(ac_engine_add_tools(o.e, handoff, &err), 0);
+    ac_subagent_opener op = {&o, open_child, true};
+    cfg.script_text = SUB_CALL "{\"content\": \"done\"}\n";
+    cfg.subagents = &op;
+    ac_engine *pe = ac_engine_new(&cfg, &err);
+    assert_non_null(pe);
+    assert_int_equal(ac_engine_add_tools(pe, agents, &err), 0);
+    ac_session *s = ac_session_new(pe, "p1", NULL, &err);
+    ac_session_send(s, "go");
+    for (int i = 0; i < 500 && !ac_session_settled(s); i++)
+        ac_loop_run_once(r.loop, 20);
+    assert_int_equal(ac_session_last_turn(s, NULL), AC_TURN_COMPLETED);
+    if (!saw("sub|transfer_to_b|0|not run: a sub-agent (sub) cannot hand the conversation to b") ||
+        !saw("-|agent::sub|1|child done")) {
+        dump();
+        fail_msg("the child's transfer");
+    }
+    ac_session_free(s);
+    ac_engine_free(pe);
+    ac_engine_free(o.e);
+    rig_close(&r);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -229,6 +274,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_child_on_the_callers_engine, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_opener_and_cancel, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_handoff, rig_setup, rig_teardown),
+        cmocka_unit_test_setup_teardown(test_child_cannot_hand_off, rig_setup, rig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
