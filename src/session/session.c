@@ -645,14 +645,8 @@ static int journal_dir_path(const ac_engine *e, const char *id, char *buf, size_
         return -1;
     }
     int k = snprintf(buf, cap, "%s/", e->journal_dir);
-    for (const char *c = id; k > 0 && *c && (size_t)k < cap - 10; c++) {
-        unsigned char b = (unsigned char)*c;
-        if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') ||
-            b == '.' || b == '_' || b == '-')
-            buf[k++] = (char)b;
-        else
-            k += snprintf(buf + k, 4, "%%%02X", b);
-    }
+    if (k > 0 && (size_t)k < cap - 10)
+        k += (int)ac_journal_name_encode(id, buf + k, cap - 10 - (size_t)k);
     if (k <= 0 || (size_t)k >= cap - 10) {
         snprintf(err, errcap, "journal directory path too long");
         return -1;

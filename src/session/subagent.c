@@ -240,7 +240,7 @@ static char *parent_text(const struct ac_subcall *c)
 }
 
 /* The child's journal when its parent has one: beside it, the parent's name less ".jsonl"
- * then ".NAME.CALL.jsonl" (malloc'd; NULL: none). */
+ * then ".NAME.CALL.jsonl", the call id encoded (malloc'd; NULL: none). */
 static char *child_journal(const struct ac_subcall *c)
 {
     const char *pj = ac_journal_path(c->parent->journal);
@@ -249,10 +249,13 @@ static char *child_journal(const struct ac_subcall *c)
     size_t n = strlen(pj);
     if (n > 6 && !strcmp(pj + n - 6, ".jsonl"))
         n -= 6;
+    char call[400]; /* the model's call id: never a '/' in a file name */
+    if (ac_journal_name_encode(c->call_id, call, sizeof call) >= sizeof call)
+        return NULL; /* too long for a file name: no journal of its own */
     ac_buf b;
     ac_buf_init(&b, AC_BUF_MAX);
     ac_buf_printf(&b, "%.*s.%s.%s.jsonl", (int)n, pj,
-                  json_string_value(json_object_get(c->t->agent, "name")), c->call_id);
+                  json_string_value(json_object_get(c->t->agent, "name")), call);
     return ac_buf_take(&b, NULL);
 }
 

@@ -72,6 +72,38 @@ static void test_child_on_the_callers_engine(void **state)
     rig_close(&r);
 }
 
+/* A journaled parent: the child is journaled beside it, the model's call id encoded so that it
+ * names a file there ("../c 1" -> "..%2Fc%201"), and agent.started names that journal. */
+static void test_child_journal_name(void **state)
+{
+    (void)state;
+    char tools[512], pj[600], cj[700];
+    rig_write("agents.json",
+              "{\"agents\": [{\"name\": \"sub\", \"description\": \"d\", \"max_depth\": 1}]}",
+              tools, sizeof tools);
+    rig r;
+    const char *tl[] = {tools, NULL};
+    rig_open(&r,
+             "{\"tool_calls\": [{\"id\": \"../c 1\", \"name\": \"agent__sub\", \"arguments\": "
+             "\"{\\\"task\\\": \\\"go\\\"}\"}]}\n{\"content\": \"done\"}\n",
+             NULL, tl, &out);
+    snprintf(pj, sizeof pj, "%s/p.jsonl", rig_tmp);
+    ac_error err;
+    ac_session *s = ac_session_new(r.e, "p", pj, &err);
+    assert_non_null(s);
+    ac_session_send(s, "go");
+    for (int i = 0; i < 500 && !ac_session_settled(s); i++)
+        ac_loop_run_once(r.loop, 20);
+    assert_string_equal(ac_session_answer(s), "done");
+    ac_session_free(s);
+    snprintf(cj, sizeof cj, "%s/p.sub...%%2Fc%%201.jsonl", rig_tmp);
+    assert_int_equal(access(cj, R_OK), 0);
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "grep -q '\"journal\":\"p.sub...%%2Fc%%201.jsonl\"' '%s'", pj);
+    assert_int_equal(system(cmd), 0);
+    rig_close(&r);
+}
+
 /* An opener: children on an engine of their own (a sleeper tool), counted. */
 typedef struct opener_ud {
     ac_engine *e;
@@ -272,6 +304,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_child_on_the_callers_engine, rig_setup, rig_teardown),
+        cmocka_unit_test_setup_teardown(test_child_journal_name, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_opener_and_cancel, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_handoff, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_child_cannot_hand_off, rig_setup, rig_teardown),
