@@ -331,6 +331,12 @@ static int replay_children(const char *path, int check, int depth)
         const char *j = json_string_value(json_object_get(l.data, "journal"));
         if (l.kind != AC_JOURNAL_EVENT || strcmp(l.event, AC_AGENT_STARTED) || !j)
             continue;
+        if (strchr(j, '/')) { /* a child's journal is beside its parent's */
+            fprintf(stderr, "agentc replay: %s: a child journal '%s' not beside it: skipped\n",
+                    path, j);
+            worst = worst > 1 ? worst : 1;
+            continue;
+        }
         char child[4096];
         snprintf(child, sizeof child, "%.*s%s%s", slash ? (int)(slash - path) : 0, path,
                  slash ? "/" : "", j);
