@@ -215,6 +215,19 @@ static int utf8_locale(void)
     return 0;
 }
 
+/* On a terminal, a sub-agent's tool lines begin with its path: "[researcher] " ("" for the
+ * run's own session). */
+static const char *whose(ac_session *s, char *buf, size_t cap)
+{
+    const char *path = ac_session_agent_path(s);
+    char p[64];
+    if (!path)
+        return "";
+    ac_cli_vis_line(path, p, sizeof p);
+    snprintf(buf, cap, "[%s] ", p);
+    return buf;
+}
+
 /* A --jsonl line of session s: a child session's (a sub-agent's) says whose, "agent": its
  * path. */
 static void emit(ac_session *s, json_t *o)
@@ -300,13 +313,14 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
         return;
     }
     ac_cli_spinner_disarm(u);
-    char a[80], nm[80];
+    char a[80], nm[80], w[80];
     ac_cli_vis_line(args, a, sizeof a);
     ac_cli_vis_line(name, nm, sizeof nm);
     if (u->wrote_text)
         fputc('\n', stdout);
     u->wrote_text = u->streamed = 0;
-    fprintf(stdout, "%s-> %s %s%s\n", u->color ? "\033[36m" : "", nm, a, u->color ? "\033[0m" : "");
+    fprintf(stdout, "%s-> %s%s %s%s\n", u->color ? "\033[36m" : "", whose(s, w, sizeof w), nm, a,
+            u->color ? "\033[0m" : "");
     ac_cli_out_flush();
 }
 
@@ -325,11 +339,12 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
         return;
     }
     spinner_clear(u);
-    char c[80], nm[80];
+    char c[80], nm[80], w[80];
     ac_cli_vis_line(content, c, sizeof c);
     ac_cli_vis_line(name, nm, sizeof nm);
-    fprintf(stdout, "%s<- %s %s (%lld ms): %s%s\n", u->color ? (ok ? "\033[32m" : "\033[31m") : "",
-            nm, ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
+    fprintf(stdout, "%s<- %s%s %s (%lld ms): %s%s\n",
+            u->color ? (ok ? "\033[32m" : "\033[31m") : "", whose(s, w, sizeof w), nm,
+            ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
     ac_cli_out_flush();
 }
 

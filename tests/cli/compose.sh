@@ -95,6 +95,8 @@ db=(--db "$tmp/s.db")
 "$agentc" run "${db[@]}" --session sup "${net[@]}" --tools "$tmp/sup.json" "$ask" >"$tmp/out" 2>"$tmp/err" \
   || fail "stored run: $(cat "$tmp/err")"
 grep -qxF "$answer" "$tmp/out" || fail "stored answer: $(cat "$tmp/out")"
+grep -qx -- '-> \[math\] calculator {"expression":"6 \* 7"}' "$tmp/out" || fail "a child's call line: $(cat "$tmp/out")"
+grep -Eq -- '^<- \[ext\] calculator ok \([0-9]+ ms\): 4242$' "$tmp/out" || fail "a child's result line"
 "$agentc" sessions show sup "${db[@]}" --json >"$tmp/show" || fail "sessions show"
 [ "$(jq -c '[.children[] | .agent + ":" + .outcome] | sort' "$tmp/show")" = '["ext:completed","math:completed"]' ] \
   || fail "children: $(jq -c .children "$tmp/show")"
