@@ -1127,11 +1127,12 @@ size_t ac_spec_check(ac_spec *spec)
         if (resolve_rows(&ck) == 0 && group_rows(&ck) == 0) {
             check_row_conflicts(&ck);
             check_graph(&ck);
-            ac_spec_check_leave(spec, ck.res);
             ac_spec_check_decisions(spec, ck.res);
             warn_unused(&ck);
             check_c_names(&ck);
             check_limits(&ck);
+            if (spec->n_errors == 0) /* not a follow-up of another error */
+                ac_spec_check_leave(spec, ck.res);
         }
     }
 

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
         return AC_EXIT_OK;
     }
     if (strcmp(argv[1], "check") == 0)
-        return ac_cli_check(argc - 1, argv + 1, NULL, 0);
+        return ac_cli_check(argc - 1, argv + 1, NULL);
     if (strcmp(argv[1], "gen") == 0)
         return ac_cli_gen(argc - 1, argv + 1);
     if (strcmp(argv[1], "diagram") == 0)

@@ -239,6 +239,28 @@ static void rewrite_guard(ac_spec *spec, ac_gexpr *g)
 }
 
 /* ---- actions with arguments ---- */
+
+/* Each {name} in the text of fail("...") or note("...") names a declared param (its value
+ * replaces it when the action runs; anything else would be shown as written). */
+static void check_text_params(ac_spec *spec, const ac_name *act)
+{
+    for (const char *c = strchr(act->s, '{'); c; c = strchr(c + 1, '{')) {
+        size_t len =
+            strspn(c + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        if (!len || c[1 + len] != '}')
+            continue;
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)len, c + 1);
+        if (find_param(spec, name))
+            continue;
+        char what[160];
+        snprintf(what, sizeof what, "in the text of %.*s(...)", (int)(strchr(act->s, '(') - act->s),
+                 act->s);
+        ac_name at = {ac_spec_strdup(spec, name, len), act->line, act->col + (int)(c + 1 - act->s)};
+        unknown_param(spec, &at, what);
+    }
+}
+
 static void declare_actions(ac_spec *spec, ac_names *ns)
 {
     for (size_t i = 0; i < ns->n; i++) {
@@ -275,6 +297,8 @@ static void declare_actions(ac_spec *spec, ac_names *ns)
                          ac_arg_actions[a].n_args, ac_arg_actions[a].n_args == 1 ? "" : "s", nargs,
                          ac_arg_actions[a].usage);
         }
+        if (a == 0 || a == 1) /* fail, note */
+            check_text_params(spec, &ns->v[i]);
         declare(&spec->handlers[HK_ACTION], ns->v[i]);
     }
 }
