@@ -102,6 +102,59 @@ static int above_posts(const ac_spec *spec, const ac_resolved *res, int s, const
     return 0;
 }
 
+/* Whether a state below s (in a machine s invokes, transitively) runs an effect that posts
+ * ev: an event the deeper machines do not handle bubbles up to s. */
+static int below_posts(const ac_spec *spec, const ac_resolved *res, int s, const char *ev,
+                       int depth)
+{
+    const char *inv = res->states[s]->invoke.s;
+    if (!inv || depth > AC_FSM_MAX_DEPTH)
+        return 0;
+    for (size_t i = 0; i < res->n_states; i++) {
+        if (strcmp(spec->machines[res->state_machine[i]].name.s, inv) != 0)
+            continue;
+        if (state_posts(spec, res->states[i], ev) || below_posts(spec, res, (int)i, ev, depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
+/* An outside event no state handles, to suggest for a transition waiting for an event that
+ * cannot happen where it is (NULL: none). */
+static const char *unhandled_outside(const ac_spec *spec, const ac_resolved *res)
+{
+    for (size_t o = 0; o < spec->outside.n; o++) {
+        int used = 0;
+        for (size_t r = 0; r < res->n_rows && !used; r++)
+            used = res->rows[r].event > 0 &&
+                   strcmp(res->event_names[res->rows[r].event], spec->outside.v[o].s) == 0;
+        if (!used)
+            return spec->outside.v[o].s;
+    }
+    return NULL;
+}
+
+/* A transition of its own (not of a `*` source) waits in state s for an event that an effect
+ * posts, while no effect that posts it runs there, above or below: an error at the event, with
+ * the outside event no state handles as the likely one meant. */
+static void check_row_event(ac_spec *spec, const ac_resolved *res, int s, const ac_row *row)
+{
+    const char *ev = res->event_names[row->event];
+    if (row->decl->star || !row->decl->event.s || row->event > (int)spec->events.n ||
+        is_timer(ev) || sent_outside(spec, ev) || !poster(spec, ev) ||
+        state_posts(spec, res->states[s], ev) || above_posts(spec, res, s, ev, 0) ||
+        below_posts(spec, res, s, ev, 0))
+        return;
+    const char *meant = unhandled_outside(spec, res);
+    char hint[160] = "";
+    if (meant)
+        snprintf(hint, sizeof hint, " (did you mean '%s', which no state handles?)", meant);
+    ac_spec_diag(spec, 1, row->decl->event.line, row->decl->event.col,
+                 "event '%s' cannot happen in state '%s': %s posts it, and it does not run "
+                 "there%s",
+                 ev, res->states[s]->name.s, poster(spec, ev), hint);
+}
+
 /* Every event a transition waits for can be sent by something: one error per event, at its
  * first use. Timers and arrival events are checked where they are used. */
 static void check_sendable(ac_spec *spec, const ac_resolved *res)
@@ -182,8 +235,15 @@ void ac_spec_check_leave(ac_spec *spec, const ac_resolved *res)
                     wo += (size_t)w;
             }
         }
-        if (ok || n_ext == 0)
-            continue; /* only internal rows: check_graph reports a state with no way out */
+        if (ok ||
+            n_ext == 0) { /* only internal rows: check_graph reports a state with no way out */
+            for (int r = 0; r < res->state_n_rows[s]; r++) {
+                const ac_row *row = &res->rows[res->state_first_row[s] + r];
+                if (row->kind != AC_TR_IGNORE && row->event > 0)
+                    check_row_event(spec, res, (int)s, row);
+            }
+            continue;
+        }
         ac_spec_diag(spec, 1, st->name.line, st->name.col,
                      "state '%s' can never be left: it waits for %s, and nothing active there "
                      "posts %s (run the effect in this state, add an 'after' timer, or declare "

@@ -240,6 +240,29 @@ static void describe_tok(const ac_token *t, char *buf, size_t cap)
         snprintf(buf, cap, "%s", ac_tok_describe(t->kind));
 }
 
+/* `calls shell*`: the pattern after `calls` is not a string. Reports it with the quoted form
+ * and returns 1; 0 when `calls` is followed by something else (a guard named calls). */
+static int unquoted_pattern(parser *ps)
+{
+    char pat[128] = "";
+    size_t o = 0;
+    const ac_token *c = cur(ps);
+    for (const ac_token *t = c + 1;
+         (t->kind == TK_IDENT || t->kind == TK_STAR || t->kind == TK_NUMBER) &&
+         t->line == c->line && o < sizeof pat;
+         t++) {
+        int w = snprintf(pat + o, sizeof pat - o, "%s", t->kind == TK_STAR ? "*" : t->text);
+        o += w > 0 ? (size_t)w : 0;
+    }
+    if (!o)
+        return 0;
+    if (!ps->panic)
+        ac_spec_diag(ps->spec, 1, c[1].line, c[1].col,
+                     "the tool name pattern after 'calls' is a string: write calls \"%s\"", pat);
+    ps->panic = 1;
+    return 1;
+}
+
 static void expected(parser *ps, const char *what)
 {
     ac_token *t = cur(ps);
@@ -440,6 +463,8 @@ static ac_gexpr *parse_unary(parser *ps, int depth)
         }
         return g;
     }
+    if (is_kw(cur(ps), "calls") && unquoted_pattern(ps))
+        return NULL;
     if (is_kw(cur(ps), "calls") && ps->t[ps->i + 1].kind == TK_STRING) {
         /* calls "glob": a pending tool call whose name matches */
         ac_gexpr *g = gx_new(ps, GX_CALLS);

@@ -115,11 +115,31 @@ static int bad_text(const char *s)
     return 0;
 }
 
+/* The param whose name shares the longest start with name, of more than 5 characters
+ * ({max_tools} for max_tool_calls), NULL if none. */
+static const char *same_start(const ac_spec *spec, const char *name)
+{
+    const char *pick = NULL;
+    size_t best = 5;
+    for (size_t i = 0; i < spec->n_params; i++) {
+        size_t k = 0;
+        while (name[k] && name[k] == spec->params[i].name.s[k])
+            k++;
+        if (k > best) {
+            best = k;
+            pick = spec->params[i].name.s;
+        }
+    }
+    return pick;
+}
+
 static void unknown_param(ac_spec *spec, const ac_name *n, const char *what)
 {
     const char *near = spec->n_params ? ac_spec_closest(n->s, &spec->params[0].name.s,
                                                         spec->n_params, sizeof spec->params[0])
                                       : NULL;
+    if (!near)
+        near = same_start(spec, n->s);
     if (near)
         ac_spec_diag(spec, 1, n->line, n->col, "unknown param '%s' %s (did you mean '%s'?)", n->s,
                      what, near);
