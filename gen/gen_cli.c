@@ -364,7 +364,7 @@ static int write_pair(const char *hpath, const char *cpath, const ac_fsm_tables 
     return 0;
 }
 
-int ac_cli_gen(int argc, char **argv)
+int ac_cli_gen(int argc, char **argv, const ac_cli_handlers *handlers)
 {
     const char *path = NULL, *outdir = NULL, *relpath = NULL;
     for (int i = 1; i < argc; i++) {
@@ -417,7 +417,7 @@ int ac_cli_gen(int argc, char **argv)
         return AC_EXIT_USAGE;
     }
     int rc;
-    ac_spec *spec = ac_cli_load_spec(path, &rc, 1, NULL);
+    ac_spec *spec = ac_cli_load_spec(path, &rc, 1, handlers);
     if (!spec)
         return rc;
     if (relpath)
@@ -443,6 +443,7 @@ int ac_cli_gen(int argc, char **argv)
 typedef struct diag_opts {
     const char *path, *format, *machine, *outpath, *journal, *relpath;
     ac_cov_loader cov_loader;
+    const ac_cli_handlers *handlers; /* NULL: none */
     int svg;
 } diag_opts;
 
@@ -535,7 +536,7 @@ static void diagram_input_free(diag_input *in)
 static int diagram_load(const diag_opts *o, diag_input *in)
 {
     int rc;
-    ac_spec *spec = ac_cli_load_spec(o->path, &rc, 1, NULL);
+    ac_spec *spec = ac_cli_load_spec(o->path, &rc, 1, o->handlers);
     if (!spec)
         return rc;
     char rel[PATH_MAX];
@@ -635,9 +636,9 @@ static int diagram_close(const diag_opts *o, diag_out *d, int rc)
     return rc;
 }
 
-int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
+int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader, const ac_cli_handlers *handlers)
 {
-    diag_opts o = {.format = "mermaid", .cov_loader = cov_loader};
+    diag_opts o = {.format = "mermaid", .cov_loader = cov_loader, .handlers = handlers};
     int rc = diagram_parse(argc, argv, &o);
     if (rc)
         return rc < 0 ? AC_EXIT_OK : rc;

@@ -24,12 +24,15 @@ typedef struct ac_cli_handlers {
 /* `builtin` (NULL in a program without handlers) are the program's built-in handlers: `check`
  * checks against them unless given `--handlers none`. */
 int ac_cli_check(int argc, char **argv, const ac_cli_handlers *builtin);
-int ac_cli_gen(int argc, char **argv);
+/* `handlers` (NULL: none) are the program's: the events their effects post count in the proof
+ * that every state can be left, as in `check`. */
+int ac_cli_gen(int argc, char **argv, const ac_cli_handlers *handlers);
 /* `cov_loader` (may be NULL) turns a --journal FILE into coverage counts;
  * returns 0 on success and fills counts sized to the tables. */
 typedef int (*ac_cov_loader)(const char *journal, const ac_fsm_tables *t, uint32_t *trans_counts,
                              uint32_t *state_counts, char *err, size_t errcap);
-int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader);
+int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader,
+                   const ac_cli_handlers *handlers);
 
 /* Loads, checks (the proof that every state can be left counting what the handlers' effects
  * post: `h` may be NULL) and prints diagnostics. Returns NULL after printing the reason;
