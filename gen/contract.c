@@ -202,12 +202,8 @@ static size_t check_need(const ac_fsm_tables *t, uint16_t effect, const ac_contr
             snprintf(way, sizeof way, ": the way in at line %u (%s -> %s on %s) comes without it",
                      in->line, t->states[in->source].name, t->states[s].name,
                      in->event ? t->event_names[in->event] : "no event");
-        snprintf(p.msg, sizeof p.msg,
-                 "effect %s in state %s needs %s by %s on every way in%s; nothing would run "
-                 "(add %s to the transition that takes the model's reply, as spec/agent.fsm "
-                 "does on llm.completed)",
-                 k->handler, t->states[s].name, k->needs_what, k->needs_action, way,
-                 k->needs_action);
+        snprintf(p.msg, sizeof p.msg, "effect %s in state %s needs %s by %s on every way in%s (%s)",
+                 k->handler, t->states[s].name, k->needs_what, k->needs_action, way, k->needs_hint);
         report(ud, &p);
         bad++;
     }

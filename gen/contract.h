@@ -37,9 +37,11 @@ typedef struct ac_contract {
      * NULL-terminated; with `events`, what the effect posts */
     const char *also_posts[AC_CONTRACT_MAX];
     /* effects: the action that must have run on every way into a state running it, since
-     * the machine started (NULL: none), and what that action gives it, for the message */
+     * the machine started (NULL: none); what that action gives it and what to do when it
+     * is missing, for the message */
     const char *needs_action;
     const char *needs_what;
+    const char *needs_hint;
 } ac_contract;
 
 /* One problem. The location is given by what it concerns: the handler's declaration, or
