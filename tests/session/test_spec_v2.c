@@ -294,8 +294,40 @@ static void test_stuck_fails_at_once(void **state)
         else if (tr->event == deny)
             tr->event = event_of(t, "compaction.done");
     }
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = two_calls;
+    cfg.tables = t;
+    ac_error err = {0};
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_int_equal(err.code, AC_ESPEC);
+    assert_non_null(strstr(err.text, "state 'AWAITING_APPROVAL' can never be left: it waits for "
+                                     "timer.fired (posted by backoff_timer), compaction.done "
+                                     "(posted by compact)"));
+    assert_int_equal(err.line, line);
+    ac_spec_tables_free(t);
+}
+
+/* A state left only by guarded eventless transitions whose guards are all false, once the
+ * session is there: no check can see it; the session fails at once, saying where it is. */
+static void test_stuck_at_run_time(void **state)
+{
+    (void)state;
+    ac_spec *spec = ac_spec_load("examples/specs/approve_tools.fsm");
+    assert_non_null(spec);
+    char *src = strndup(spec->src, spec->src_len);
+    ac_spec_free(spec);
+    char *a = replace(src, "AWAITING_APPROVAL -> TOOL_EXECUTING on approve / apply_decisions",
+                      "AWAITING_APPROVAL -> TOOL_EXECUTING [turn.iterations > 100]");
+    char *b =
+        replace(a, "AWAITING_APPROVAL -> SUCCESS on deny / answer_calls(\"denied by the user\")",
+                "AWAITING_APPROVAL -> SUCCESS [turn.iterations > 200]");
+    free(src);
+    free(a);
     rig r;
-    rig_open(&r, t, two_calls);
+    rig_open(&r, compile("stuck.fsm", b), two_calls);
+    free(b);
     assert_int_equal(ac_session_send(r.s, "hi"), 0);
     for (int i = 0; i < 100 && !ac_session_settled(r.s); i++)
         ac_loop_run_once(r.loop, 20);
@@ -498,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_per_call_decisions),
         cmocka_unit_test(test_decisions_threadsafe),
         cmocka_unit_test(test_stuck_fails_at_once),
+        cmocka_unit_test(test_stuck_at_run_time),
         cmocka_unit_test(test_compare_fail_after),
         cmocka_unit_test(test_fail_reason),
         cmocka_unit_test(test_state_time_self_transition),
