@@ -197,8 +197,8 @@ static int handlers_arg(const char *which, const ac_cli_handlers *builtin)
         return -1;
     }
     if (!builtin) {
-        fprintf(stderr, "agentc check: this program has no built-in handlers; use "
-                        "agentc check --handlers builtin\n");
+        fprintf(stderr, "agentc check: this program has no built-in handlers (the agentc "
+                        "program has them)\n");
         return -1;
     }
     return 1;
