@@ -263,6 +263,21 @@ static int unquoted_pattern(parser *ps)
     return 1;
 }
 
+/* `effect E posts ...` for an effect declared before: the names from `first` on that were
+ * declared before it say what they post; they are not declared twice. */
+static void drop_redeclared(ac_names *ns, size_t first)
+{
+    size_t w = first;
+    for (size_t i = first; i < ns->n; i++) {
+        int before = 0;
+        for (size_t j = 0; j < first && !before; j++)
+            before = strcmp(ns->v[j].s, ns->v[i].s) == 0;
+        if (!before)
+            ns->v[w++] = ns->v[i];
+    }
+    ns->n = w;
+}
+
 static void expected(parser *ps, const char *what)
 {
     ac_token *t = cur(ps);
@@ -957,6 +972,7 @@ static void parse_spec(parser *ps)
                             names_push(&p->events, evs.v[e]);
                     }
                 free(evs.v);
+                drop_redeclared(&spec->handlers[k], first);
             }
         } else if (is_kw(t, "machine")) {
             parse_machine(ps);

@@ -490,6 +490,15 @@ void ac_spec_desugar(ac_spec *spec)
                              "%s')",
                              spec->posts[p].effect.s, ev->s, ev->s);
         }
+    for (size_t p = 0; p < spec->n_posts; p++)
+        for (size_t q = 0; q < p; q++)
+            if (strcmp(spec->posts[q].effect.s, spec->posts[p].effect.s) == 0) {
+                ac_spec_diag(spec, 1, spec->posts[p].effect.line, spec->posts[p].effect.col,
+                             "effect '%s' already says what it posts (line %d): one 'posts' "
+                             "clause per effect",
+                             spec->posts[p].effect.s, spec->posts[q].effect.line);
+                break;
+            }
     for (size_t i = 0; i < spec->outside.n; i++)
         for (size_t p = 0; p < spec->n_posts; p++)
             if (has_name(&spec->posts[p].events, spec->outside.v[i].s))

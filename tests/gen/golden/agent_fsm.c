@@ -29,185 +29,185 @@ static const ac_fsm_machine machines[] = {
 };
 
 static const ac_fsm_state states[] = {
-    /*   0 session.Created  agent.fsm:61 */
-    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 61, .terminal = 0},
-    /*   1 session.Cancelled  agent.fsm:62 */
-    {.name = "Cancelled", .machine = 0, .first_transition = 5, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 62, .terminal = 1},
-    /*   2 session.Completed  agent.fsm:62 */
-    {.name = "Completed", .machine = 0, .first_transition = 5, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 62, .terminal = 1},
-    /*   3 session.Closed  agent.fsm:62 */
-    {.name = "Closed", .machine = 0, .first_transition = 5, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 62, .terminal = 1},
-    /*   4 session.Idle  agent.fsm:66 */
-    {.name = "Idle", .machine = 0, .first_transition = 5, .n_transitions = 7, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 66, .terminal = 0},
-    /*   5 session.Running  agent.fsm:67 */
-    {.name = "Running", .machine = 0, .first_transition = 12, .n_transitions = 14, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 67, .terminal = 0},
-    /*   6 session.Paused  agent.fsm:68 */
-    {.name = "Paused", .machine = 0, .first_transition = 26, .n_transitions = 12, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 68, .terminal = 0},
-    /*   7 agent.INIT  agent.fsm:105 */
-    {.name = "INIT", .machine = 1, .first_transition = 38, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 105, .terminal = 0},
-    /*   8 agent.COMPLETED  agent.fsm:106 */
-    {.name = "COMPLETED", .machine = 1, .first_transition = 39, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 106, .terminal = 1},
-    /*   9 agent.FAILED  agent.fsm:106 */
-    {.name = "FAILED", .machine = 1, .first_transition = 39, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 106, .terminal = 1},
-    /*  10 agent.PLANNING  agent.fsm:108 */
-    {.name = "PLANNING", .machine = 1, .first_transition = 39, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 108, .terminal = 0},
-    /*  11 agent.OBSERVING  agent.fsm:108 */
-    {.name = "OBSERVING", .machine = 1, .first_transition = 42, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 108, .terminal = 0},
-    /*  12 agent.EXECUTING  agent.fsm:109 */
-    {.name = "EXECUTING", .machine = 1, .first_transition = 47, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 109, .terminal = 0},
-    /*  13 agent.COMPACTING  agent.fsm:110 */
-    {.name = "COMPACTING", .machine = 1, .first_transition = 49, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 110, .terminal = 0},
-    /*  14 process.IDLE  agent.fsm:134 */
-    {.name = "IDLE", .machine = 2, .first_transition = 51, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 134, .terminal = 0},
-    /*  15 process.SUCCESS  agent.fsm:135 */
-    {.name = "SUCCESS", .machine = 2, .first_transition = 52, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 135, .terminal = 1},
-    /*  16 process.ERROR  agent.fsm:135 */
-    {.name = "ERROR", .machine = 2, .first_transition = 52, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 135, .terminal = 1},
-    /*  17 process.CALLING  agent.fsm:139 */
-    {.name = "CALLING", .machine = 2, .first_transition = 52, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 139, .terminal = 0},
-    /*  18 process.STREAMING  agent.fsm:140 */
-    {.name = "STREAMING", .machine = 2, .first_transition = 55, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 140, .terminal = 0},
-    /*  19 process.TOOL_EXECUTING  agent.fsm:141 */
-    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 60, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 141, .terminal = 0},
-    /*  20 process.RETRYING  agent.fsm:142 */
-    {.name = "RETRYING", .machine = 2, .first_transition = 66, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 142, .terminal = 0},
+    /*   0 session.Created  agent.fsm:55 */
+    {.name = "Created", .machine = 0, .first_transition = 0, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 55, .terminal = 0},
+    /*   1 session.Cancelled  agent.fsm:56 */
+    {.name = "Cancelled", .machine = 0, .first_transition = 5, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 56, .terminal = 1},
+    /*   2 session.Completed  agent.fsm:56 */
+    {.name = "Completed", .machine = 0, .first_transition = 5, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 56, .terminal = 1},
+    /*   3 session.Closed  agent.fsm:56 */
+    {.name = "Closed", .machine = 0, .first_transition = 5, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 56, .terminal = 1},
+    /*   4 session.Idle  agent.fsm:60 */
+    {.name = "Idle", .machine = 0, .first_transition = 5, .n_transitions = 7, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 60, .terminal = 0},
+    /*   5 session.Running  agent.fsm:61 */
+    {.name = "Running", .machine = 0, .first_transition = 12, .n_transitions = 14, .enter = 0, .exit = 0, .effects = 0, .invoke = 1, .line = 61, .terminal = 0},
+    /*   6 session.Paused  agent.fsm:62 */
+    {.name = "Paused", .machine = 0, .first_transition = 26, .n_transitions = 12, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 62, .terminal = 0},
+    /*   7 agent.INIT  agent.fsm:99 */
+    {.name = "INIT", .machine = 1, .first_transition = 38, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 99, .terminal = 0},
+    /*   8 agent.COMPLETED  agent.fsm:100 */
+    {.name = "COMPLETED", .machine = 1, .first_transition = 39, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 100, .terminal = 1},
+    /*   9 agent.FAILED  agent.fsm:100 */
+    {.name = "FAILED", .machine = 1, .first_transition = 39, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 100, .terminal = 1},
+    /*  10 agent.PLANNING  agent.fsm:102 */
+    {.name = "PLANNING", .machine = 1, .first_transition = 39, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 102, .terminal = 0},
+    /*  11 agent.OBSERVING  agent.fsm:102 */
+    {.name = "OBSERVING", .machine = 1, .first_transition = 42, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 102, .terminal = 0},
+    /*  12 agent.EXECUTING  agent.fsm:103 */
+    {.name = "EXECUTING", .machine = 1, .first_transition = 47, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 103, .terminal = 0},
+    /*  13 agent.COMPACTING  agent.fsm:104 */
+    {.name = "COMPACTING", .machine = 1, .first_transition = 49, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 9, .invoke = AC_FSM_NONE, .line = 104, .terminal = 0},
+    /*  14 process.IDLE  agent.fsm:128 */
+    {.name = "IDLE", .machine = 2, .first_transition = 51, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 128, .terminal = 0},
+    /*  15 process.SUCCESS  agent.fsm:129 */
+    {.name = "SUCCESS", .machine = 2, .first_transition = 52, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 129, .terminal = 1},
+    /*  16 process.ERROR  agent.fsm:129 */
+    {.name = "ERROR", .machine = 2, .first_transition = 52, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 129, .terminal = 1},
+    /*  17 process.CALLING  agent.fsm:133 */
+    {.name = "CALLING", .machine = 2, .first_transition = 52, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 15, .invoke = AC_FSM_NONE, .line = 133, .terminal = 0},
+    /*  18 process.STREAMING  agent.fsm:134 */
+    {.name = "STREAMING", .machine = 2, .first_transition = 55, .n_transitions = 5, .enter = 0, .exit = 0, .effects = 21, .invoke = AC_FSM_NONE, .line = 134, .terminal = 0},
+    /*  19 process.TOOL_EXECUTING  agent.fsm:135 */
+    {.name = "TOOL_EXECUTING", .machine = 2, .first_transition = 60, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 25, .invoke = AC_FSM_NONE, .line = 135, .terminal = 0},
+    /*  20 process.RETRYING  agent.fsm:136 */
+    {.name = "RETRYING", .machine = 2, .first_transition = 66, .n_transitions = 1, .enter = 27, .exit = 0, .effects = 32, .invoke = AC_FSM_NONE, .line = 136, .terminal = 0},
 };
 
 static const ac_fsm_transition transitions[] = {
-    /*    0 Created --spawn--> Idle  agent.fsm:70 */
-    {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 34, .line = 70, .kind = AC_TR_EXTERNAL},
-    /*    1 Created --cancel--> Cancelled  agent.fsm:95 */
-    {.source = 0, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 36, .line = 95, .kind = AC_TR_EXTERNAL},
-    /*    2 Created --close--> Closed  agent.fsm:96 */
-    {.source = 0, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 38, .line = 96, .kind = AC_TR_EXTERNAL},
-    /*    3 Created on ping  agent.fsm:97 */
-    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 40, .line = 97, .kind = AC_TR_INTERNAL},
-    /*    4 Created on tools.changed  agent.fsm:99 */
-    {.source = 0, .event = 18, .target = 0, .guard = AC_FSM_NONE, .actions = 42, .line = 99, .kind = AC_TR_INTERNAL},
-    /*    5 Idle --user_message--> Running  agent.fsm:71 */
-    {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 44, .line = 71, .kind = AC_TR_EXTERNAL},
-    /*    6 Idle --inactivity_timeout--> Completed  agent.fsm:72 */
-    {.source = 4, .event = 7, .target = 2, .guard = AC_FSM_NONE, .actions = 0, .line = 72, .kind = AC_TR_EXTERNAL},
-    /*    7 Idle --pause--> Paused  agent.fsm:81 */
-    {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 81, .kind = AC_TR_EXTERNAL},
-    /*    8 Idle --cancel--> Cancelled  agent.fsm:95 */
-    {.source = 4, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 46, .line = 95, .kind = AC_TR_EXTERNAL},
-    /*    9 Idle --close--> Closed  agent.fsm:96 */
-    {.source = 4, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 48, .line = 96, .kind = AC_TR_EXTERNAL},
-    /*   10 Idle on ping  agent.fsm:97 */
-    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 50, .line = 97, .kind = AC_TR_INTERNAL},
-    /*   11 Idle on tools.changed  agent.fsm:99 */
-    {.source = 4, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 52, .line = 99, .kind = AC_TR_INTERNAL},
-    /*   12 Running on user_message  agent.fsm:74 */
-    {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 54, .line = 74, .kind = AC_TR_INTERNAL},
-    /*   13 Running --agent.COMPLETED--> Running  agent.fsm:75 */
-    {.source = 5, .event = 22, .target = 5, .guard = 0, .actions = 56, .line = 75, .kind = AC_TR_EXTERNAL},
-    /*   14 Running --agent.COMPLETED--> Idle  agent.fsm:76 */
-    {.source = 5, .event = 22, .target = 4, .guard = AC_FSM_NONE, .actions = 59, .line = 76, .kind = AC_TR_EXTERNAL},
-    /*   15 Running --agent.FAILED--> Running  agent.fsm:78 */
-    {.source = 5, .event = 23, .target = 5, .guard = 2, .actions = 61, .line = 78, .kind = AC_TR_EXTERNAL},
-    /*   16 Running --agent.FAILED--> Idle  agent.fsm:79 */
-    {.source = 5, .event = 23, .target = 4, .guard = AC_FSM_NONE, .actions = 64, .line = 79, .kind = AC_TR_EXTERNAL},
-    /*   17 Running --pause--> Paused  agent.fsm:81 */
-    {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 81, .kind = AC_TR_EXTERNAL},
-    /*   18 Running --turn.cancel--> Running  agent.fsm:88 */
-    {.source = 5, .event = 20, .target = 5, .guard = 4, .actions = 66, .line = 88, .kind = AC_TR_EXTERNAL},
-    /*   19 Running --turn.cancel--> Idle  agent.fsm:89 */
-    {.source = 5, .event = 20, .target = 4, .guard = AC_FSM_NONE, .actions = 69, .line = 89, .kind = AC_TR_EXTERNAL},
-    /*   20 Running --rollback--> Running  agent.fsm:92 */
-    {.source = 5, .event = 19, .target = 5, .guard = 6, .actions = 71, .line = 92, .kind = AC_TR_EXTERNAL},
-    /*   21 Running --rollback--> Idle  agent.fsm:93 */
-    {.source = 5, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 74, .line = 93, .kind = AC_TR_EXTERNAL},
-    /*   22 Running --cancel--> Cancelled  agent.fsm:95 */
-    {.source = 5, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 76, .line = 95, .kind = AC_TR_EXTERNAL},
-    /*   23 Running --close--> Closed  agent.fsm:96 */
-    {.source = 5, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 78, .line = 96, .kind = AC_TR_EXTERNAL},
-    /*   24 Running on ping  agent.fsm:97 */
-    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 80, .line = 97, .kind = AC_TR_INTERNAL},
-    /*   25 Running on tools.changed  agent.fsm:99 */
-    {.source = 5, .event = 18, .target = 5, .guard = AC_FSM_NONE, .actions = 82, .line = 99, .kind = AC_TR_INTERNAL},
-    /*   26 Paused on user_message  agent.fsm:82 */
-    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 84, .line = 82, .kind = AC_TR_INTERNAL},
-    /*   27 Paused --resume--> Running  agent.fsm:83 */
-    {.source = 6, .event = 4, .target = 5, .guard = 8, .actions = 0, .line = 83, .kind = AC_TR_EXTERNAL},
-    /*   28 Paused --resume--> Idle  agent.fsm:84 */
-    {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 84, .kind = AC_TR_EXTERNAL},
-    /*   29 Paused --turn.cancel--> Running  agent.fsm:88 */
-    {.source = 6, .event = 20, .target = 5, .guard = 10, .actions = 86, .line = 88, .kind = AC_TR_EXTERNAL},
-    /*   30 Paused --turn.cancel--> Idle  agent.fsm:89 */
-    {.source = 6, .event = 20, .target = 4, .guard = AC_FSM_NONE, .actions = 89, .line = 89, .kind = AC_TR_EXTERNAL},
-    /*   31 Paused --rollback--> Running  agent.fsm:92 */
-    {.source = 6, .event = 19, .target = 5, .guard = 12, .actions = 91, .line = 92, .kind = AC_TR_EXTERNAL},
-    /*   32 Paused --rollback--> Idle  agent.fsm:93 */
-    {.source = 6, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 94, .line = 93, .kind = AC_TR_EXTERNAL},
-    /*   33 Paused --cancel--> Cancelled  agent.fsm:95 */
-    {.source = 6, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 96, .line = 95, .kind = AC_TR_EXTERNAL},
-    /*   34 Paused --close--> Closed  agent.fsm:96 */
-    {.source = 6, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 98, .line = 96, .kind = AC_TR_EXTERNAL},
-    /*   35 Paused on ping  agent.fsm:97 */
-    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 100, .line = 97, .kind = AC_TR_INTERNAL},
-    /*   36 Paused on tools.changed  agent.fsm:99 */
-    {.source = 6, .event = 18, .target = 6, .guard = AC_FSM_NONE, .actions = 102, .line = 99, .kind = AC_TR_INTERNAL},
-    /*   37 Paused ignore pause  agent.fsm:100 */
-    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 100, .kind = AC_TR_IGNORE},
-    /*   38 INIT --(eventless)--> PLANNING  agent.fsm:112 */
-    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 104, .line = 112, .kind = AC_TR_EXTERNAL},
-    /*   39 PLANNING --(eventless)--> FAILED  agent.fsm:114 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 14, .actions = 106, .line = 114, .kind = AC_TR_EXTERNAL},
-    /*   40 PLANNING --(eventless)--> COMPACTING  agent.fsm:115 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 17, .actions = 0, .line = 115, .kind = AC_TR_EXTERNAL},
-    /*   41 PLANNING --(eventless)--> EXECUTING  agent.fsm:116 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 108, .line = 116, .kind = AC_TR_EXTERNAL},
-    /*   42 OBSERVING --(eventless)--> COMPLETED  agent.fsm:122 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 19, .actions = 110, .line = 122, .kind = AC_TR_EXTERNAL},
-    /*   43 OBSERVING --(eventless)--> PLANNING  agent.fsm:123 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = 23, .actions = 112, .line = 123, .kind = AC_TR_EXTERNAL},
-    /*   44 OBSERVING --(eventless)--> FAILED  agent.fsm:124 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 27, .actions = 114, .line = 124, .kind = AC_TR_EXTERNAL},
-    /*   45 OBSERVING --(eventless)--> COMPACTING  agent.fsm:125 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 29, .actions = 0, .line = 125, .kind = AC_TR_EXTERNAL},
-    /*   46 OBSERVING --(eventless)--> PLANNING  agent.fsm:126 */
-    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 126, .kind = AC_TR_EXTERNAL},
-    /*   47 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:118 */
-    {.source = 12, .event = 24, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 118, .kind = AC_TR_EXTERNAL},
-    /*   48 EXECUTING --process.ERROR--> FAILED  agent.fsm:119 */
-    {.source = 12, .event = 25, .target = 9, .guard = AC_FSM_NONE, .actions = 116, .line = 119, .kind = AC_TR_EXTERNAL},
-    /*   49 COMPACTING --compaction.done--> PLANNING  agent.fsm:128 */
-    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 118, .line = 128, .kind = AC_TR_EXTERNAL},
-    /*   50 COMPACTING --compaction.failed--> PLANNING  agent.fsm:129 */
-    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 120, .line = 129, .kind = AC_TR_EXTERNAL},
-    /*   51 IDLE --(eventless)--> CALLING  agent.fsm:144 */
-    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 122, .line = 144, .kind = AC_TR_EXTERNAL},
-    /*   52 CALLING --llm.started--> STREAMING  agent.fsm:146 */
-    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 124, .line = 146, .kind = AC_TR_EXTERNAL},
-    /*   53 CALLING --llm.failed--> RETRYING  agent.fsm:151 */
-    {.source = 17, .event = 11, .target = 20, .guard = 31, .actions = 126, .line = 151, .kind = AC_TR_EXTERNAL},
-    /*   54 CALLING --llm.failed--> ERROR  agent.fsm:152 */
-    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 128, .line = 152, .kind = AC_TR_EXTERNAL},
-    /*   55 STREAMING on llm.delta  agent.fsm:147 */
-    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 131, .line = 147, .kind = AC_TR_INTERNAL},
-    /*   56 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:148 */
-    {.source = 18, .event = 10, .target = 19, .guard = 35, .actions = 133, .line = 148, .kind = AC_TR_EXTERNAL},
-    /*   57 STREAMING --llm.completed--> SUCCESS  agent.fsm:149 */
-    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 135, .line = 149, .kind = AC_TR_EXTERNAL},
-    /*   58 STREAMING --llm.failed--> RETRYING  agent.fsm:151 */
-    {.source = 18, .event = 11, .target = 20, .guard = 37, .actions = 137, .line = 151, .kind = AC_TR_EXTERNAL},
-    /*   59 STREAMING --llm.failed--> ERROR  agent.fsm:152 */
-    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 139, .line = 152, .kind = AC_TR_EXTERNAL},
-    /*   60 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:155 */
-    {.source = 19, .event = 12, .target = 15, .guard = 41, .actions = 142, .line = 155, .kind = AC_TR_EXTERNAL},
-    /*   61 TOOL_EXECUTING on tool.completed  agent.fsm:156 */
-    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 144, .line = 156, .kind = AC_TR_INTERNAL},
-    /*   62 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:157 */
-    {.source = 19, .event = 13, .target = 15, .guard = 43, .actions = 146, .line = 157, .kind = AC_TR_EXTERNAL},
-    /*   63 TOOL_EXECUTING on context.expanded  agent.fsm:158 */
-    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 148, .line = 158, .kind = AC_TR_INTERNAL},
-    /*   64 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:159 */
-    {.source = 19, .event = 14, .target = 15, .guard = 45, .actions = 150, .line = 159, .kind = AC_TR_EXTERNAL},
-    /*   65 TOOL_EXECUTING on context.loaded  agent.fsm:160 */
-    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 152, .line = 160, .kind = AC_TR_INTERNAL},
-    /*   66 RETRYING --timer.fired--> CALLING  agent.fsm:153 */
-    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 154, .line = 153, .kind = AC_TR_EXTERNAL},
+    /*    0 Created --spawn--> Idle  agent.fsm:64 */
+    {.source = 0, .event = 1, .target = 4, .guard = AC_FSM_NONE, .actions = 34, .line = 64, .kind = AC_TR_EXTERNAL},
+    /*    1 Created --cancel--> Cancelled  agent.fsm:89 */
+    {.source = 0, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 36, .line = 89, .kind = AC_TR_EXTERNAL},
+    /*    2 Created --close--> Closed  agent.fsm:90 */
+    {.source = 0, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 38, .line = 90, .kind = AC_TR_EXTERNAL},
+    /*    3 Created on ping  agent.fsm:91 */
+    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 40, .line = 91, .kind = AC_TR_INTERNAL},
+    /*    4 Created on tools.changed  agent.fsm:93 */
+    {.source = 0, .event = 18, .target = 0, .guard = AC_FSM_NONE, .actions = 42, .line = 93, .kind = AC_TR_INTERNAL},
+    /*    5 Idle --user_message--> Running  agent.fsm:65 */
+    {.source = 4, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 44, .line = 65, .kind = AC_TR_EXTERNAL},
+    /*    6 Idle --inactivity_timeout--> Completed  agent.fsm:66 */
+    {.source = 4, .event = 7, .target = 2, .guard = AC_FSM_NONE, .actions = 0, .line = 66, .kind = AC_TR_EXTERNAL},
+    /*    7 Idle --pause--> Paused  agent.fsm:75 */
+    {.source = 4, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 75, .kind = AC_TR_EXTERNAL},
+    /*    8 Idle --cancel--> Cancelled  agent.fsm:89 */
+    {.source = 4, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 46, .line = 89, .kind = AC_TR_EXTERNAL},
+    /*    9 Idle --close--> Closed  agent.fsm:90 */
+    {.source = 4, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 48, .line = 90, .kind = AC_TR_EXTERNAL},
+    /*   10 Idle on ping  agent.fsm:91 */
+    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 50, .line = 91, .kind = AC_TR_INTERNAL},
+    /*   11 Idle on tools.changed  agent.fsm:93 */
+    {.source = 4, .event = 18, .target = 4, .guard = AC_FSM_NONE, .actions = 52, .line = 93, .kind = AC_TR_INTERNAL},
+    /*   12 Running on user_message  agent.fsm:68 */
+    {.source = 5, .event = 2, .target = 5, .guard = AC_FSM_NONE, .actions = 54, .line = 68, .kind = AC_TR_INTERNAL},
+    /*   13 Running --agent.COMPLETED--> Running  agent.fsm:69 */
+    {.source = 5, .event = 22, .target = 5, .guard = 0, .actions = 56, .line = 69, .kind = AC_TR_EXTERNAL},
+    /*   14 Running --agent.COMPLETED--> Idle  agent.fsm:70 */
+    {.source = 5, .event = 22, .target = 4, .guard = AC_FSM_NONE, .actions = 59, .line = 70, .kind = AC_TR_EXTERNAL},
+    /*   15 Running --agent.FAILED--> Running  agent.fsm:72 */
+    {.source = 5, .event = 23, .target = 5, .guard = 2, .actions = 61, .line = 72, .kind = AC_TR_EXTERNAL},
+    /*   16 Running --agent.FAILED--> Idle  agent.fsm:73 */
+    {.source = 5, .event = 23, .target = 4, .guard = AC_FSM_NONE, .actions = 64, .line = 73, .kind = AC_TR_EXTERNAL},
+    /*   17 Running --pause--> Paused  agent.fsm:75 */
+    {.source = 5, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 75, .kind = AC_TR_EXTERNAL},
+    /*   18 Running --turn.cancel--> Running  agent.fsm:82 */
+    {.source = 5, .event = 20, .target = 5, .guard = 4, .actions = 66, .line = 82, .kind = AC_TR_EXTERNAL},
+    /*   19 Running --turn.cancel--> Idle  agent.fsm:83 */
+    {.source = 5, .event = 20, .target = 4, .guard = AC_FSM_NONE, .actions = 69, .line = 83, .kind = AC_TR_EXTERNAL},
+    /*   20 Running --rollback--> Running  agent.fsm:86 */
+    {.source = 5, .event = 19, .target = 5, .guard = 6, .actions = 71, .line = 86, .kind = AC_TR_EXTERNAL},
+    /*   21 Running --rollback--> Idle  agent.fsm:87 */
+    {.source = 5, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 74, .line = 87, .kind = AC_TR_EXTERNAL},
+    /*   22 Running --cancel--> Cancelled  agent.fsm:89 */
+    {.source = 5, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 76, .line = 89, .kind = AC_TR_EXTERNAL},
+    /*   23 Running --close--> Closed  agent.fsm:90 */
+    {.source = 5, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 78, .line = 90, .kind = AC_TR_EXTERNAL},
+    /*   24 Running on ping  agent.fsm:91 */
+    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 80, .line = 91, .kind = AC_TR_INTERNAL},
+    /*   25 Running on tools.changed  agent.fsm:93 */
+    {.source = 5, .event = 18, .target = 5, .guard = AC_FSM_NONE, .actions = 82, .line = 93, .kind = AC_TR_INTERNAL},
+    /*   26 Paused on user_message  agent.fsm:76 */
+    {.source = 6, .event = 2, .target = 6, .guard = AC_FSM_NONE, .actions = 84, .line = 76, .kind = AC_TR_INTERNAL},
+    /*   27 Paused --resume--> Running  agent.fsm:77 */
+    {.source = 6, .event = 4, .target = 5, .guard = 8, .actions = 0, .line = 77, .kind = AC_TR_EXTERNAL},
+    /*   28 Paused --resume--> Idle  agent.fsm:78 */
+    {.source = 6, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 78, .kind = AC_TR_EXTERNAL},
+    /*   29 Paused --turn.cancel--> Running  agent.fsm:82 */
+    {.source = 6, .event = 20, .target = 5, .guard = 10, .actions = 86, .line = 82, .kind = AC_TR_EXTERNAL},
+    /*   30 Paused --turn.cancel--> Idle  agent.fsm:83 */
+    {.source = 6, .event = 20, .target = 4, .guard = AC_FSM_NONE, .actions = 89, .line = 83, .kind = AC_TR_EXTERNAL},
+    /*   31 Paused --rollback--> Running  agent.fsm:86 */
+    {.source = 6, .event = 19, .target = 5, .guard = 12, .actions = 91, .line = 86, .kind = AC_TR_EXTERNAL},
+    /*   32 Paused --rollback--> Idle  agent.fsm:87 */
+    {.source = 6, .event = 19, .target = 4, .guard = AC_FSM_NONE, .actions = 94, .line = 87, .kind = AC_TR_EXTERNAL},
+    /*   33 Paused --cancel--> Cancelled  agent.fsm:89 */
+    {.source = 6, .event = 5, .target = 1, .guard = AC_FSM_NONE, .actions = 96, .line = 89, .kind = AC_TR_EXTERNAL},
+    /*   34 Paused --close--> Closed  agent.fsm:90 */
+    {.source = 6, .event = 21, .target = 3, .guard = AC_FSM_NONE, .actions = 98, .line = 90, .kind = AC_TR_EXTERNAL},
+    /*   35 Paused on ping  agent.fsm:91 */
+    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 100, .line = 91, .kind = AC_TR_INTERNAL},
+    /*   36 Paused on tools.changed  agent.fsm:93 */
+    {.source = 6, .event = 18, .target = 6, .guard = AC_FSM_NONE, .actions = 102, .line = 93, .kind = AC_TR_INTERNAL},
+    /*   37 Paused ignore pause  agent.fsm:94 */
+    {.source = 6, .event = 3, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 94, .kind = AC_TR_IGNORE},
+    /*   38 INIT --(eventless)--> PLANNING  agent.fsm:106 */
+    {.source = 7, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 104, .line = 106, .kind = AC_TR_EXTERNAL},
+    /*   39 PLANNING --(eventless)--> FAILED  agent.fsm:108 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 14, .actions = 106, .line = 108, .kind = AC_TR_EXTERNAL},
+    /*   40 PLANNING --(eventless)--> COMPACTING  agent.fsm:109 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 17, .actions = 0, .line = 109, .kind = AC_TR_EXTERNAL},
+    /*   41 PLANNING --(eventless)--> EXECUTING  agent.fsm:110 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 108, .line = 110, .kind = AC_TR_EXTERNAL},
+    /*   42 OBSERVING --(eventless)--> COMPLETED  agent.fsm:116 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 8, .guard = 19, .actions = 110, .line = 116, .kind = AC_TR_EXTERNAL},
+    /*   43 OBSERVING --(eventless)--> PLANNING  agent.fsm:117 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = 23, .actions = 112, .line = 117, .kind = AC_TR_EXTERNAL},
+    /*   44 OBSERVING --(eventless)--> FAILED  agent.fsm:118 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 9, .guard = 27, .actions = 114, .line = 118, .kind = AC_TR_EXTERNAL},
+    /*   45 OBSERVING --(eventless)--> COMPACTING  agent.fsm:119 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 13, .guard = 29, .actions = 0, .line = 119, .kind = AC_TR_EXTERNAL},
+    /*   46 OBSERVING --(eventless)--> PLANNING  agent.fsm:120 */
+    {.source = 11, .event = AC_FSM_EVENTLESS, .target = 10, .guard = AC_FSM_NONE, .actions = 0, .line = 120, .kind = AC_TR_EXTERNAL},
+    /*   47 EXECUTING --process.SUCCESS--> OBSERVING  agent.fsm:112 */
+    {.source = 12, .event = 24, .target = 11, .guard = AC_FSM_NONE, .actions = 0, .line = 112, .kind = AC_TR_EXTERNAL},
+    /*   48 EXECUTING --process.ERROR--> FAILED  agent.fsm:113 */
+    {.source = 12, .event = 25, .target = 9, .guard = AC_FSM_NONE, .actions = 116, .line = 113, .kind = AC_TR_EXTERNAL},
+    /*   49 COMPACTING --compaction.done--> PLANNING  agent.fsm:122 */
+    {.source = 13, .event = 16, .target = 10, .guard = AC_FSM_NONE, .actions = 118, .line = 122, .kind = AC_TR_EXTERNAL},
+    /*   50 COMPACTING --compaction.failed--> PLANNING  agent.fsm:123 */
+    {.source = 13, .event = 17, .target = 10, .guard = AC_FSM_NONE, .actions = 120, .line = 123, .kind = AC_TR_EXTERNAL},
+    /*   51 IDLE --(eventless)--> CALLING  agent.fsm:138 */
+    {.source = 14, .event = AC_FSM_EVENTLESS, .target = 17, .guard = AC_FSM_NONE, .actions = 122, .line = 138, .kind = AC_TR_EXTERNAL},
+    /*   52 CALLING --llm.started--> STREAMING  agent.fsm:140 */
+    {.source = 17, .event = 8, .target = 18, .guard = AC_FSM_NONE, .actions = 124, .line = 140, .kind = AC_TR_EXTERNAL},
+    /*   53 CALLING --llm.failed--> RETRYING  agent.fsm:145 */
+    {.source = 17, .event = 11, .target = 20, .guard = 31, .actions = 126, .line = 145, .kind = AC_TR_EXTERNAL},
+    /*   54 CALLING --llm.failed--> ERROR  agent.fsm:146 */
+    {.source = 17, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 128, .line = 146, .kind = AC_TR_EXTERNAL},
+    /*   55 STREAMING on llm.delta  agent.fsm:141 */
+    {.source = 18, .event = 9, .target = 18, .guard = AC_FSM_NONE, .actions = 131, .line = 141, .kind = AC_TR_INTERNAL},
+    /*   56 STREAMING --llm.completed--> TOOL_EXECUTING  agent.fsm:142 */
+    {.source = 18, .event = 10, .target = 19, .guard = 35, .actions = 133, .line = 142, .kind = AC_TR_EXTERNAL},
+    /*   57 STREAMING --llm.completed--> SUCCESS  agent.fsm:143 */
+    {.source = 18, .event = 10, .target = 15, .guard = AC_FSM_NONE, .actions = 135, .line = 143, .kind = AC_TR_EXTERNAL},
+    /*   58 STREAMING --llm.failed--> RETRYING  agent.fsm:145 */
+    {.source = 18, .event = 11, .target = 20, .guard = 37, .actions = 137, .line = 145, .kind = AC_TR_EXTERNAL},
+    /*   59 STREAMING --llm.failed--> ERROR  agent.fsm:146 */
+    {.source = 18, .event = 11, .target = 16, .guard = AC_FSM_NONE, .actions = 139, .line = 146, .kind = AC_TR_EXTERNAL},
+    /*   60 TOOL_EXECUTING --tool.completed--> SUCCESS  agent.fsm:149 */
+    {.source = 19, .event = 12, .target = 15, .guard = 41, .actions = 142, .line = 149, .kind = AC_TR_EXTERNAL},
+    /*   61 TOOL_EXECUTING on tool.completed  agent.fsm:150 */
+    {.source = 19, .event = 12, .target = 19, .guard = AC_FSM_NONE, .actions = 144, .line = 150, .kind = AC_TR_INTERNAL},
+    /*   62 TOOL_EXECUTING --context.expanded--> SUCCESS  agent.fsm:151 */
+    {.source = 19, .event = 13, .target = 15, .guard = 43, .actions = 146, .line = 151, .kind = AC_TR_EXTERNAL},
+    /*   63 TOOL_EXECUTING on context.expanded  agent.fsm:152 */
+    {.source = 19, .event = 13, .target = 19, .guard = AC_FSM_NONE, .actions = 148, .line = 152, .kind = AC_TR_INTERNAL},
+    /*   64 TOOL_EXECUTING --context.loaded--> SUCCESS  agent.fsm:153 */
+    {.source = 19, .event = 14, .target = 15, .guard = 45, .actions = 150, .line = 153, .kind = AC_TR_EXTERNAL},
+    /*   65 TOOL_EXECUTING on context.loaded  agent.fsm:154 */
+    {.source = 19, .event = 14, .target = 19, .guard = AC_FSM_NONE, .actions = 152, .line = 154, .kind = AC_TR_INTERNAL},
+    /*   66 RETRYING --timer.fired--> CALLING  agent.fsm:147 */
+    {.source = 20, .event = 15, .target = 17, .guard = AC_FSM_NONE, .actions = 154, .line = 147, .kind = AC_TR_EXTERNAL},
 };
 
 static const ac_fsm_effect_use effect_uses[] = {
