@@ -886,6 +886,38 @@ static enum MHD_Result metrics_page(srv *sv, struct MHD_Connection *c, int get)
     return ret;
 }
 
+/* A query argument that is a count: absent (dflt), or 0..max. 0, or -1 when it is not one. */
+static int count_arg(struct MHD_Connection *c, const char *key, size_t dflt, size_t max,
+                     size_t *out)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+    *out = dflt;
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long n = isdigit((unsigned char)v[0]) ? strtoull(v, &end, 10) : 0;
+    if (!isdigit((unsigned char)v[0]) || errno || *end || n > max)
+        return -1;
+    *out = (size_t)n;
+    return 0;
+}
+
+/* GET /v1/sessions/{id}[?messages=0][?from=N&limit=M]: the session, a page of its
+ * conversation at a time (a long session costs the loop no more than a page). */
+static enum MHD_Result get_session(struct MHD_Connection *c, srv_sess *ss)
+{
+    srv_view v = {1, 0, SRV_PAGE_MESSAGES};
+    size_t messages;
+    if (count_arg(c, "messages", 1, 1, &messages) || count_arg(c, "from", 0, SIZE_MAX, &v.from) ||
+        count_arg(c, "limit", SRV_PAGE_MESSAGES, SRV_PAGE_MESSAGES, &v.limit) || !v.limit)
+        return srv_reply_error(c, 400, "invalid_query",
+                               "messages is 0 or 1, from a message index, limit 1 to %d",
+                               SRV_PAGE_MESSAGES);
+    v.messages = (int)messages;
+    return srv_reply_json(c, 200, srv_sess_view(ss, &v));
+}
+
 /* What is asked of a loaded session ss (rest: the route after its id). */
 static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                        const char *id, const char *rest, int get, int post, int del)
@@ -893,7 +925,7 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
     ss->last_active_ms = ac_loop_now_ms(sv->loop);
     if (!*rest) {
         if (get)
-            return srv_reply_json(c, 200, srv_sess_json(ss, 1));
+            return get_session(c, ss);
         if (del) {
             srv_sess_say(ss, "stopped",
                          json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",

@@ -12,7 +12,12 @@
 #include <string.h>
 
 #include "agentc/store.h"
+#include "context/conversation.h"
 #include "server_int.h"
+#include "session/state.h"
+#include "session/toolkits.h"
+
+static void add_view(srv_sess *ss, json_t *o, const srv_view *v);
 
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id)
 {
@@ -551,27 +556,76 @@ json_t *srv_sess_json(srv_sess *ss, int full)
                                       "events", evs, "decisions", dec, "calls",
                                       pending_calls(ss->s)));
     }
-    if (!full)
-        return o;
+    if (full) {
+        srv_view v = {1, 0, SRV_PAGE_MESSAGES};
+        add_view(ss, o, &v);
+    }
+    return o;
+}
+
+/* About what a message serializes to: its text, and its calls' arguments and results. */
+static size_t message_bytes(const ac_conv *cv, const ac_message *m)
+{
+    size_t n = 96 + strlen(m->content) + (m->reasoning ? strlen(m->reasoning) : 0) +
+               (m->thinking ? strlen(m->thinking) : 0);
+    for (size_t k = 0; k < m->n_tool_calls; k++) {
+        const ac_tool_call *r = ac_conv_tool_call(cv, m->tool_call_ids[k]);
+        if (r)
+            n += 128 + strlen(r->arguments) + (r->result ? strlen(r->result) : 0);
+    }
+    return n;
+}
+
+/* The messages of v's page and the tool calls their assistant messages made; the page ends
+ * at v->limit messages or once SRV_PAGE_BYTES are passed (one message at least). */
+static void add_page(srv_sess *ss, json_t *o, const srv_view *v)
+{
+    const ac_conv *cv = ac_session_conv(ss->s);
+    size_t total = ac_conv_message_count(cv), i = v->from, bytes = 0;
+    json_t *msgs = json_array(), *calls = json_array();
+    for (; i < total && i - v->from < v->limit; i++) {
+        const ac_message *m = ac_conv_message(cv, i);
+        size_t b = message_bytes(cv, m);
+        if (i > v->from && bytes + b > SRV_PAGE_BYTES)
+            break;
+        bytes += b;
+        json_array_append_new(msgs, ac_conv_message_json(m));
+        for (size_t k = 0; k < m->n_tool_calls; k++) {
+            const ac_tool_call *r = ac_conv_tool_call(cv, m->tool_call_ids[k]);
+            if (r)
+                json_array_append_new(calls, ac_conv_call_json(r));
+        }
+    }
+    json_object_set_new(o, "messages", msgs);
+    json_object_set_new(o, "tool_calls", calls);
+    json_object_set_new(o, "messages_total", json_integer((json_int_t)total));
+    json_object_set_new(o, "next_from", i < total ? json_integer((json_int_t)i) : json_null());
+}
+
+/* What GET /v1/sessions/{id} adds to the summary: the answer, the error, and unless
+ * v->messages is 0 a page of the conversation and the session's shared memory (the State and
+ * the toolkits' states and contexts, if any). */
+static void add_view(srv_sess *ss, json_t *o, const srv_view *v)
+{
     const char *err = ac_session_error(ss->s);
     json_object_set_new(o, "answer", json_string(ac_session_answer(ss->s)));
     if (err)
         json_object_set_new(o, "error", json_string(err));
-    char *whole = ac_session_to_json(ss->s);
-    json_t *w = whole ? json_loads(whole, 0, NULL) : NULL;
-    free(whole);
-    json_t *conv = w ? json_object_get(w, "conversation") : NULL;
-    json_t *msgs = conv ? json_object_get(conv, "messages") : NULL;
-    json_t *calls = conv ? json_object_get(conv, "tool_calls") : NULL;
-    json_object_set_new(o, "messages", msgs ? json_incref(msgs) : json_array());
-    json_object_set_new(o, "tool_calls", calls ? json_incref(calls) : json_array());
-    /* the session's shared memory: the State and the toolkits' states and contexts, if any */
-    json_t *state = w ? json_object_get(w, "state") : NULL;
-    json_t *kits = w ? json_object_get(w, "toolkits") : NULL;
+    if (!v->messages)
+        return;
+    add_page(ss, o, v);
+    json_t *state = ac_session_state_json(ss->s);
+    json_t *kits = ac_toolkits_state_json(ss->s);
     if (state)
-        json_object_set(o, "state", state);
+        json_object_set_new(o, "state", state);
     if (kits)
-        json_object_set(o, "toolkits", kits);
-    json_decref(w);
+        json_object_set_new(o, "toolkits", kits);
+}
+
+json_t *srv_sess_view(srv_sess *ss, const srv_view *v)
+{
+    json_t *o = srv_sess_json(ss, 0);
+    if (o && ss->s)
+        add_view(ss, o, v);
     return o;
 }

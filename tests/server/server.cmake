@@ -80,3 +80,8 @@ add_test(NAME server_admission
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/admission.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_admission PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+# What one request may cost the loop, what a token may send and hold, how a request is framed.
+add_test(NAME server_bounds
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/bounds.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_bounds PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)

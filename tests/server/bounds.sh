@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# agentc serve against clients that ask too much: what one request may cost the loop, what a
+# token may send and hold, and how a request is framed.
+#  - GET /v1/sessions/{id} answers a page of the conversation (about 1 MiB, 1000 messages at
+#    most), never the whole of a long session; the pages joined are the conversation;
+#    ?messages=0 is the summary alone (what the page polls).
+set -uo pipefail
+agentc=$1
+command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+fail() { echo "FAIL (bounds.sh:${BASH_LINENO[0]}): $*" >&2; tail -n 5 "$tmp/err" >&2; exit 1; }
+wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+# serve ARGS...: a server on a free port ($url); the one before is stopped
+serve() {
+  [ -n "$pid" ] && { kill "$pid"; wait "$pid" 2>/dev/null; }
+  rm -f "$tmp/port"
+  "$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/port" "$@" 2>"$tmp/err" &
+  pid=$!
+  wait_for test -s "$tmp/port" || fail "server did not start"
+  url="http://127.0.0.1:$(cat "$tmp/port")"
+}
+j() { curl -s --max-time 20 -H 'Content-Type: application/json' "$@"; }
+code() { curl -s --max-time 20 -o "$tmp/body" -w '%{http_code}' -H 'Content-Type: application/json' "$@"; }
+idle() { [ "$(j "$url/v1/sessions/$1?messages=0" | jq -r .status)" = idle ]; }
+
+# ---- a long session is read a page at a time ----
+printf '#!/bin/sh\ncat >/dev/null; echo ok\n' >"$tmp/echo.sh"
+chmod +x "$tmp/echo.sh"
+jq -n --arg c "$tmp/echo.sh" '{tools: [{name: "echo", description: "echo", parameters: {type: "object"},
+  command: [$c], timeout: "10s"}]}' >"$tmp/tools.json"
+for t in 0 1 2; do
+  jq -cn --arg t $t '("z" * 307200) as $big | {tool_calls: [range(10) | {id: "c\($t)_\(.)", name: "echo",
+    arguments: ({p: $big} | tojson)}]}, {content: "done \($t)"}'
+done >"$tmp/big.jsonl"
+serve --provider script --script "$tmp/big.jsonl" --tools "$tmp/tools.json"
+j -X POST -d '{"id": "big"}' "$url/v1/sessions" >/dev/null
+for t in 1 2 3; do
+  j -X POST -d '{"content": "go"}' "$url/v1/sessions/big/messages" >/dev/null
+  sleep 0.2
+  wait_for idle big || fail "turn $t did not end"
+done
+[ "$(code "$url/v1/sessions/big")" = 200 ] || fail "GET: $(head -c 300 "$tmp/body")"
+size=$(wc -c <"$tmp/body")
+[ "$size" -lt 4000000 ] || fail "one GET answered $size bytes (the session holds about 9 MB)"
+jq -e '.messages_total > (.messages | length) and (.next_from | type) == "number"' "$tmp/body" >/dev/null \
+  || fail "the first page does not say what follows: $(jq -c '{messages_total, next_from}' "$tmp/body")"
+total=$(jq .messages_total "$tmp/body")
+cp "$tmp/body" "$tmp/page0"
+from=$(jq .next_from "$tmp/body") pages=1
+while [ "$from" != null ]; do
+  [ "$(code "$url/v1/sessions/big?from=$from")" = 200 ] || fail "page from $from: $(head -c 300 "$tmp/body")"
+  [ "$(wc -c <"$tmp/body")" -lt 4000000 ] || fail "the page from $from is $(wc -c <"$tmp/body") bytes"
+  cp "$tmp/body" "$tmp/page$pages"
+  from=$(jq .next_from "$tmp/body") pages=$((pages + 1))
+  [ $pages -lt 100 ] || fail "the pages never end"
+done
+[ $pages -ge 3 ] || fail "only $pages pages"
+jq -s '[.[].messages[]]' "$tmp"/page* >"$tmp/all"
+[ "$(jq length "$tmp/all")" = "$total" ] || fail "the pages hold $(jq length "$tmp/all") of $total messages"
+[ "$(jq '[.[].id] | unique | length' "$tmp/all")" = "$total" ] || fail "a message comes twice"
+made=$(jq '[.[].tool_calls // [] | .[]] | unique' "$tmp/all")
+calls=$(jq -s '[.[].tool_calls[].id] | unique' "$tmp"/page*)
+[ "$made" = "$calls" ] && [ "$(jq length <<<"$calls")" -ge 20 ] || fail "the pages' calls: $calls, made: $made"
+jq -e '[.[] | select(.role == "assistant" and .content == "done 2")] | length == 1' "$tmp/all" >/dev/null \
+  || fail "the last answer is not in the pages"
+[ "$(code "$url/v1/sessions/big?limit=2")" = 200 ] && jq -e '(.messages | length) == 2 and .next_from == 2' "$tmp/body" >/dev/null \
+  || fail "limit=2: $(jq -c '{n: (.messages | length), next_from}' "$tmp/body")"
+[ "$(code "$url/v1/sessions/big?messages=0")" = 200 ] || fail "messages=0"
+jq -e '(has("messages") | not) and .status == "idle" and .answer == "done 2"' "$tmp/body" >/dev/null \
+  && [ "$(wc -c <"$tmp/body")" -lt 2000 ] || fail "messages=0: $(head -c 300 "$tmp/body")"
+for q in limit=0 limit=1001 from=-1 from=x messages=2; do
+  [ "$(code "$url/v1/sessions/big?$q")" = 400 ] && jq -e '.error.code == "invalid_query"' "$tmp/body" >/dev/null \
+    || fail "?$q: $(head -c 200 "$tmp/body")"
+done
+
+kill -TERM "$pid"; wait "$pid" || fail "exit status"
+pid=
+echo ok
