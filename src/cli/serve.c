@@ -59,6 +59,9 @@ static void usage(FILE *out)
             "                       (default 30)\n"
             "  --sessions-per-token N        (default 1000)\n"
             "  --messages-per-minute N       per token (default 600)\n"
+            "  --events-per-minute N         events posted per token (default 600)\n"
+            "  --max-event-bytes N  an event's payload (default 65536)\n"
+            "  --streams-per-token N         SSE streams open at once (default 64)\n"
             "  --grace-ms N         SIGTERM: time running turns get to finish (default 10000)\n"
             "  --script-delay-ms N  --provider script: delay between streamed deltas\n"
             "  --agents FILE        host the agents of FILE (docs/agents.md): a session\n"
@@ -97,7 +100,8 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     const char *const nums[] = {"--ping-ms",        "--max-body",           "--max-connections",
                                 "--client-timeout", "--sessions-per-token", "--messages-per-minute",
                                 "--grace-ms",       "--script-delay-ms",    "--unload-after-ms",
-                                "--db-max-bytes",   "--max-events"};
+                                "--db-max-bytes",   "--max-events",         "--events-per-minute",
+                                "--max-event-bytes", "--streams-per-token"};
     size_t k = 0;
     while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
         k++;
@@ -137,8 +141,17 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     case 9:
         cfg->db_max_bytes = n;
         break;
-    default:
+    case 10:
         cfg->max_events = n;
+        break;
+    case 11:
+        cfg->events_per_min = (unsigned)n;
+        break;
+    case 12:
+        cfg->max_event_bytes = (size_t)n;
+        break;
+    default:
+        cfg->streams_per_token = (unsigned)n;
         break;
     }
     return 1;

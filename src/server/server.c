@@ -351,18 +351,24 @@ static int optional_string(struct MHD_Connection *c, json_t *o, const char *key,
     return 0;
 }
 
+/* Counts one against a per-minute budget of `limit` (a window from *start); 0 if allowed. */
+static int over_budget(srv *sv, int64_t *start, unsigned *count, unsigned limit)
+{
+    int64_t now = ac_loop_now_ms(sv->loop);
+    if (now - *start >= 60000) {
+        *start = now;
+        *count = 0;
+    }
+    if (*count >= limit)
+        return 1;
+    (*count)++;
+    return 0;
+}
+
 /* Counts one message against the owner's per-minute budget; 0 if allowed. */
 static int rate_limited(srv *sv, srv_owner *o)
 {
-    int64_t now = ac_loop_now_ms(sv->loop);
-    if (now - o->window_start_ms >= 60000) {
-        o->window_start_ms = now;
-        o->window_count = 0;
-    }
-    if (o->window_count >= sv->cfg->messages_per_min)
-        return 1;
-    o->window_count++;
-    return 0;
+    return over_budget(sv, &o->window_start_ms, &o->window_count, sv->cfg->messages_per_min);
 }
 
 /* The keys of POST /v1/sessions: its own, then the agent's a session may override. */
@@ -669,7 +675,6 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
 static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                   const char *name)
 {
-    (void)sv;
     const char *why = NULL;
     const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(ss->s));
     int outside = 0; /* the spec declares it `outside event`: always the outside's to send */
@@ -684,6 +689,15 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         why = "engine events cannot be sent from outside";
     if (why)
         return srv_reply_error(c, 403, "event_not_allowed", "event '%s': %s", name, why);
+    if (r->len > sv->cfg->max_event_bytes) /* journaled, and replayed at each load */
+        return srv_reply_error(c, 413, "payload_too_large",
+                               "an event's payload is at most %zu bytes (--max-event-bytes)",
+                               sv->cfg->max_event_bytes);
+    if (over_budget(sv, &r->owner->events_start_ms, &r->owner->events_count,
+                    sv->cfg->events_per_min))
+        return srv_reply_error(c, 429, "rate_limited",
+                               "more than %u events this minute for this token",
+                               sv->cfg->events_per_min);
     json_t *payload = NULL;
     if (r->len) {
         json_error_t je;
@@ -764,7 +778,8 @@ static int parse_cursor(const char *v, uint64_t *n, unsigned *k)
     return 0;
 }
 
-static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *ss)
+static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_owner *owner,
+                                   srv_sess *ss)
 {
     const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
     const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "starting_after");
@@ -780,6 +795,10 @@ static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *
     if (n > info.events)
         return srv_reply_error(c, 409, "cursor_ahead", "event %llu does not exist yet (last: %llu)",
                                (unsigned long long)n, (unsigned long long)info.events);
+    if (owner->streams >= sv->cfg->streams_per_token) /* each holds a connection for good */
+        return srv_reply_error(c, 429, "too_many_streams",
+                               "this token has %zu streams open, the limit (--streams-per-token)",
+                               owner->streams);
     srv_stream *st = srv_stream_new(sv, NULL);
     struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
     if (!resp) {
@@ -797,6 +816,8 @@ static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *
                                "cannot read the session's journal: %s", err.text);
     }
     st->conn = c;
+    st->owner = owner;
+    owner->streams++;
     MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u); /* pings keep it alive */
     enum MHD_Result ret = MHD_queue_response(c, 200, resp);
     MHD_destroy_response(resp);
@@ -936,7 +957,7 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
         return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
     }
     if (!strcmp(rest, "/events"))
-        return get ? open_stream(sv, c, ss)
+        return get ? open_stream(sv, c, r->owner, ss)
                    : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!post)
         return srv_reply_error(c, 405, "method_not_allowed", "POST only");
@@ -1356,6 +1377,12 @@ static void cfg_defaults(ac_srv_config *cfg)
         cfg->unload_after_ms = 600000;
     if (cfg->max_events <= 0)
         cfg->max_events = 10000;
+    if (!cfg->max_event_bytes)
+        cfg->max_event_bytes = 65536;
+    if (!cfg->events_per_min)
+        cfg->events_per_min = 600;
+    if (!cfg->streams_per_token)
+        cfg->streams_per_token = 64;
 }
 
 /* The tokens, the loop, the engine and the store. 0, or the exit status (said on stderr). */

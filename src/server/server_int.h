@@ -28,6 +28,9 @@ typedef struct srv_owner {
     size_t sessions;
     int64_t window_start_ms;
     unsigned window_count;
+    int64_t events_start_ms; /* events posted this minute */
+    unsigned events_count;
+    size_t streams; /* SSE streams open */
 } srv_owner;
 
 /* What a session's userdata (and a replayer's) points to starts with one of these. */
@@ -90,6 +93,7 @@ struct srv_stream {
     srv_stream *next; /* in the session's list */
     srv *sv;
     srv_sess *ss; /* NULL once the session is gone: the stream ends */
+    srv_owner *owner; /* a session's reader: the token it counts against (streams) */
     struct MHD_Connection *conn;
     int log;
     srv_qnode *head, *tail; /* frames to send, the head's first `off` bytes sent */

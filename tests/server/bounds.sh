@@ -3,7 +3,11 @@
 # token may send and hold, and how a request is framed.
 #  - GET /v1/sessions/{id} answers a page of the conversation (about 1 MiB, 1000 messages at
 #    most), never the whole of a long session; the pages joined are the conversation;
-#    ?messages=0 is the summary alone (what the page polls).
+#    ?messages=0 is the summary alone (what the page polls);
+#  - events posted count against --events-per-minute, their payload against
+#    --max-event-bytes (what the journal keeps and replays at each load);
+#  - a token holds at most --streams-per-token SSE streams at once; a closed one frees its slot
+#    (at the next ping at the latest).
 set -uo pipefail
 agentc=$1
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -74,6 +78,32 @@ for q in limit=0 limit=1001 from=-1 from=x messages=2; do
   [ "$(code "$url/v1/sessions/big?$q")" = 400 ] && jq -e '.error.code == "invalid_query"' "$tmp/body" >/dev/null \
     || fail "?$q: $(head -c 200 "$tmp/body")"
 done
+
+# ---- events: a size cap and a budget per minute ----
+printf '{"content": "hello"}\n' >"$tmp/one.jsonl"
+serve --provider script --script "$tmp/one.jsonl" --events-per-minute 5 --max-event-bytes 1000 --streams-per-token 2 --ping-ms 300
+j -X POST -d '{"id": "e"}' "$url/v1/sessions" >/dev/null
+blob=$(jq -cn '{blob: ("p" * 2000)}')
+[ "$(code -X POST -d "$blob" "$url/v1/sessions/e/events/ping")" = 413 ] \
+  && jq -e '.error.code == "payload_too_large"' "$tmp/body" >/dev/null || fail "a 2 KB payload: $(head -c 200 "$tmp/body")"
+for i in 1 2 3 4 5; do
+  c=$(code -X POST -d '{"n": 1}' "$url/v1/sessions/e/events/ping")
+  [ "$c" != 429 ] && [ "$c" != 413 ] || fail "event $i: $c $(head -c 200 "$tmp/body")"
+done
+[ "$(code -X POST -d '{"n": 1}' "$url/v1/sessions/e/events/ping")" = 429 ] \
+  && jq -e '.error.code == "rate_limited"' "$tmp/body" >/dev/null || fail "the 6th event: $(head -c 200 "$tmp/body")"
+[ "$(code -X POST "$url/v1/sessions/e/pause")" = 429 ] || fail "pause is an event too: $(head -c 200 "$tmp/body")"
+[ "$(code -X POST -d '{"content": "hi"}' "$url/v1/sessions/e/messages")" = 202 ] || fail "messages have their own budget"
+
+# ---- SSE streams per token ----
+curl -s -N --max-time 30 "$url/v1/sessions/e/events" >/dev/null & s1=$!
+curl -s -N --max-time 30 "$url/v1/sessions/e/events" >/dev/null & s2=$!
+third() { [ "$(code --max-time 2 "$url/v1/sessions/e/events")" = 429 ]; }
+wait_for third && jq -e '.error.code == "too_many_streams"' "$tmp/body" >/dev/null || fail "a third stream: $(head -c 200 "$tmp/body")"
+kill $s1; wait $s1 2>/dev/null
+freed() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$url/v1/sessions/e/events")" = 200 ]; }
+wait_for freed || fail "a closed stream kept its slot"
+kill $s2; wait $s2 2>/dev/null
 
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 pid=
