@@ -7,7 +7,9 @@
 #  - events posted count against --events-per-minute, their payload against
 #    --max-event-bytes (what the journal keeps and replays at each load);
 #  - a token holds at most --streams-per-token SSE streams at once; a closed one frees its slot
-#    (at the next ping at the latest).
+#    (at the next ping at the latest);
+#  - a session deleted mid-stream tells its live readers: `stopped` (reason `deleted`) ends
+#    their stream.
 set -uo pipefail
 agentc=$1
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -104,6 +106,19 @@ kill $s1; wait $s1 2>/dev/null
 freed() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$url/v1/sessions/e/events")" = 200 ]; }
 wait_for freed || fail "a closed stream kept its slot"
 kill $s2; wait $s2 2>/dev/null
+
+# ---- DELETE mid-stream: the readers get `stopped` ----
+jq -cn '{content: ([range(3000)] | map("w\(.) ") | join(""))}' >"$tmp/long.jsonl"
+serve --provider script --script "$tmp/long.jsonl" --script-delay-ms 5
+j -X POST -d '{"id": "d"}' "$url/v1/sessions" >/dev/null
+curl -s -N --max-time 20 "$url/v1/sessions/d/events" >"$tmp/d.sse" & sse=$!
+sleep 0.3
+j -X POST -d '{"content": "go"}' "$url/v1/sessions/d/messages" >/dev/null
+wait_for grep -q '^event: text' "$tmp/d.sse" || fail "nothing streamed"
+[ "$(code -X DELETE "$url/v1/sessions/d")" = 200 ] || fail "DELETE: $(cat "$tmp/body")"
+wait $sse # the stream ends by itself
+tail -n 3 "$tmp/d.sse" | grep -q '^event: stopped' && tail -n 3 "$tmp/d.sse" | grep -q '"reason":"deleted"' \
+  || fail "the stream did not end with stopped (deleted): $(tail -c 300 "$tmp/d.sse")"
 
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 pid=
