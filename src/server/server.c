@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -252,7 +253,7 @@ static srv_owner *authenticate(srv *sv, struct MHD_Connection *c)
     if (!sv->n_owners)
         return &sv->anon;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncmp(h, "Bearer ", 7))
+    if (!h || strncasecmp(h, "Bearer ", 7)) /* the scheme is case-insensitive (RFC 9110) */
         return NULL;
     const char *tok = h + 7;
     size_t tn = strlen(tok);
@@ -885,7 +886,7 @@ static int metrics_allowed(srv *sv, struct MHD_Connection *c)
     if (!want)
         return authenticate(sv, c) != NULL;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    return h && !strncmp(h, "Bearer ", 7) && ct_equal(h + 7, strlen(h + 7), want, strlen(want));
+    return h && !strncasecmp(h, "Bearer ", 7) && ct_equal(h + 7, strlen(h + 7), want, strlen(want));
 }
 
 static enum MHD_Result metrics_page(srv *sv, struct MHD_Connection *c, int get)

@@ -9,7 +9,10 @@
 #  - a token holds at most --streams-per-token SSE streams at once; a closed one frees its slot
 #    (at the next ping at the latest);
 #  - a session deleted mid-stream tells its live readers: `stopped` (reason `deleted`) ends
-#    their stream.
+#    their stream;
+#  - a body framed two ways (two Content-Lengths that differ, Content-Length with
+#    Transfer-Encoding) is refused (400, or unanswered): a proxy in front might read it the other way; the
+#    "Bearer" scheme is case-insensitive.
 set -uo pipefail
 agentc=$1
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -119,6 +122,27 @@ wait_for grep -q '^event: text' "$tmp/d.sse" || fail "nothing streamed"
 wait $sse # the stream ends by itself
 tail -n 3 "$tmp/d.sse" | grep -q '^event: stopped' && tail -n 3 "$tmp/d.sse" | grep -q '"reason":"deleted"' \
   || fail "the stream did not end with stopped (deleted): $(tail -c 300 "$tmp/d.sse")"
+
+# ---- framing and the auth scheme ----
+tok=tok-bounds-0123456789abcdef
+echo "$tok" >"$tmp/tokens"
+serve --provider script --script "$tmp/one.jsonl" --tokens "$tmp/tokens"
+raw() { # the status line the server answers to a raw request
+  timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/$0; printf "%b" "$1" >&3; head -n1 <&3' "${url##*:}" "$1" | tr -d '\r'
+}
+h="POST /v1/sessions HTTP/1.1\r\nHost: ${url#http://}\r\nAuthorization: Bearer $tok\r\nContent-Type: application/json\r\n"
+[ "$(raw "${h}Content-Length: 2\r\n\r\n{}")" = "HTTP/1.1 201 Created" ] || fail "a plain POST: $(raw "${h}Content-Length: 2\r\n\r\n{}")"
+got=$(raw "${h}Content-Length: 2\r\nContent-Length: 20\r\n\r\n{}")
+[ "$got" = "HTTP/1.1 400 Bad Request" ] || fail "two Content-Lengths: $got"
+got=$(raw "${h}Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+case $got in "HTTP/1.1 400 Bad Request" | "") ;; *) fail "Transfer-Encoding and Content-Length: $got" ;; esac
+[ "$(raw "${h}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")" = "HTTP/1.1 201 Created" ] || fail "a chunked POST"
+# refused whole (400, or the connection closed unanswered): only the plain and chunked made one
+[ "$(j -H "Authorization: Bearer $tok" "$url/v1/sessions" | jq '.data | length')" = 2 ] || fail "a refused POST made a session"
+for scheme in bearer BEARER Bearer; do
+  [ "$(code -H "Authorization: $scheme $tok" "$url/v1/sessions")" = 200 ] || fail "scheme $scheme: $(cat "$tmp/body")"
+done
+[ "$(code -H "Authorization: Bearer x$tok" "$url/v1/sessions")" = 401 ] || fail "a wrong token"
 
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 pid=
