@@ -871,9 +871,12 @@ static enum MHD_Result page(struct MHD_Connection *c)
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
+    /* no page of another site may frame it (clickjacking its buttons) */
     MHD_add_response_header(r, "Content-Security-Policy",
                             "default-src 'none'; script-src 'unsafe-inline'; style-src "
-                            "'unsafe-inline'; connect-src 'self'; img-src data:");
+                            "'unsafe-inline'; connect-src 'self'; img-src data:; "
+                            "frame-ancestors 'none'");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
     enum MHD_Result ret = MHD_queue_response(c, 200, r);
     MHD_destroy_response(r);
     return ret;

@@ -12,7 +12,8 @@
 #    their stream;
 #  - a body framed two ways (two Content-Lengths that differ, Content-Length with
 #    Transfer-Encoding) is refused (400, or unanswered): a proxy in front might read it the other way; the
-#    "Bearer" scheme is case-insensitive.
+#    "Bearer" scheme is case-insensitive;
+#  - no other site may frame the page (frame-ancestors 'none', X-Frame-Options DENY).
 set -uo pipefail
 agentc=$1
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -143,6 +144,9 @@ for scheme in bearer BEARER Bearer; do
   [ "$(code -H "Authorization: $scheme $tok" "$url/v1/sessions")" = 200 ] || fail "scheme $scheme: $(cat "$tmp/body")"
 done
 [ "$(code -H "Authorization: Bearer x$tok" "$url/v1/sessions")" = 401 ] || fail "a wrong token"
+curl -s --max-time 5 -D "$tmp/headers" -o /dev/null "$url/"
+grep -qi "^Content-Security-Policy:.*frame-ancestors 'none'" "$tmp/headers" && grep -qi '^X-Frame-Options: DENY' "$tmp/headers" \
+  || fail "the page may be framed: $(cat "$tmp/headers")"
 
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 pid=
