@@ -74,7 +74,8 @@ struct srv_sess {
     void *done_ud;
     int freeing;
     char *stored_id; /* "OWNER/ID" in the store; NULL: not stored (ephemeral) */
-    char *system;    /* its own system prompt when created, NULL: the server's */
+    char *system;    /* its own system prompt while it is created (NULL: the server's); its
+                        spawn event carries it after */
     char *owner_name;
     int64_t last_active_ms;
     srv_stream *chat;              /* an OpenAI-compatible stream of this session */

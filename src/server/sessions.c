@@ -146,6 +146,8 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         sess_free_fields(ss);
         return NULL;
     }
+    free(ss->system); /* its spawn event carries it from now on: not a third copy */
+    ss->system = NULL;
     link_sess(sv, ss);
     return ss;
 }
