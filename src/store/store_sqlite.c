@@ -1124,9 +1124,16 @@ static int open_read_only(sq_store *s, const char *path, ac_error *err)
                      path);
         rc = AC_EIO;
     }
-    if (rc != AC_OK)
+    if (rc != AC_OK) {
         sq_close(&s->base);
-    return rc;
+        return rc;
+    }
+    /* no lock taken, but the holders' locks are read: a lease whose holder is gone is shown
+     * as such (a crashed run's session is stopped, not in use) */
+    char lp[4200];
+    snprintf(lp, sizeof lp, "%s-holders", path);
+    s->lockfd = open(lp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    return AC_OK;
 }
 
 int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const char *holder,

@@ -13,7 +13,7 @@
 call() { printf '{"id": "%s", "name": "%s", "arguments": %s}' "$1" "$2" "$(jq -c -n --argjson a "$3" '$a | tojson')"; }
 tools() { # NAME ARGS-JSON EXTRA-JSON: a tool file with the test server
   jq -n --arg s "$test_server" --arg log "$tmp/log" --argjson a "$1" --argjson x "$2" \
-    '{mcp: [{name: "t", command: (["node", $s, "--log", $log] + $a), timeout: "20s", start_timeout: "30s"} + $x]}' \
+    '{mcp: [{name: "t", command: (["node", $s, "--bounds", "--log", $log] + $a), timeout: "20s", start_timeout: "30s"} + $x]}' \
     >"$tmp/tools.json"
 }
 

@@ -12,6 +12,7 @@
 //   --extra-tools N   also lists N tools gen0..gen<N-1> (they echo)
 //   --nul-tool        also lists a tool whose name holds a NUL
 //   --list-changed-loop  says its list changed after every tools/list it answers
+//   --bounds          also lists big, deep and stop_reading (below)
 // Tools: echo, add, slow {ms, steps} (progress), fail (isError), rpcerror (a JSON-RPC
 // error), crash (exits mid-call), garbage (writes non-JSON mid-call), flood (an endless
 // line), noise {n} (n notifications, then the answer), ping_me (asks the client for a
@@ -56,13 +57,15 @@ const tools = [
   { name: 'image', description: 'Returns an image', inputSchema: obj },
   { name: 'structured', description: 'Structured content', inputSchema: obj },
   { name: 'leak', description: 'Returns its T_SECRET', inputSchema: obj },
-  { name: 'big', description: 'A big text', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } } },
-  { name: 'deep', description: 'Nested too deeply', inputSchema: obj },
-  { name: 'stop_reading', description: 'Stops reading', inputSchema: obj },
   // a keyword the validator of agentc does not know: the tool must still be offered
   { name: 'odd_schema', description: 'Unknown keyword', inputSchema: { type: 'object', properties: { s: { type: 'string', contentMediaType: 'text/plain', unknownKeyword: 1 } } } },
 ];
 
+if (opt('--bounds')) {
+  tools.push({ name: 'big', description: 'A big text', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } } });
+  tools.push({ name: 'deep', description: 'Nested too deeply', inputSchema: obj });
+  tools.push({ name: 'stop_reading', description: 'Stops reading', inputSchema: obj });
+}
 for (let i = 0; i < parseInt(val('--extra-tools', '0'), 10); i++) tools.push({ name: `gen${i}`, description: 'generated', inputSchema: obj });
 if (opt('--nul-tool')) tools.push({ name: 'bad\u0000name', description: 'a NUL in its name', inputSchema: obj });
 
