@@ -97,11 +97,12 @@ static int parse_uint(const char *flag, const char *v, long long max, long long 
  * when it is not, or -(exit status). */
 static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli_engine_opts *eo)
 {
-    const char *const nums[] = {"--ping-ms",        "--max-body",           "--max-connections",
-                                "--client-timeout", "--sessions-per-token", "--messages-per-minute",
-                                "--grace-ms",       "--script-delay-ms",    "--unload-after-ms",
-                                "--db-max-bytes",   "--max-events",         "--events-per-minute",
-                                "--max-event-bytes", "--streams-per-token"};
+    const char *const nums[] = {
+        "--ping-ms",         "--max-body",           "--max-connections",
+        "--client-timeout",  "--sessions-per-token", "--messages-per-minute",
+        "--grace-ms",        "--script-delay-ms",    "--unload-after-ms",
+        "--db-max-bytes",    "--max-events",         "--events-per-minute",
+        "--max-event-bytes", "--streams-per-token"};
     size_t k = 0;
     while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
         k++;

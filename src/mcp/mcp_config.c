@@ -149,9 +149,9 @@ static int collect_secrets(ac_mcp_config *c)
 /* The entry is an object of known keys with a valid "name": sets w->nm and c->name. */
 static int parse_name(const json_t *e, cfg_at *w, ac_mcp_config *c)
 {
-    static const char *const keys[] = {"name",    "command",    "url",           "env", "headers",
-                                       "timeout", "idempotent", "start_timeout", "max_tools",
-                                       "max_output", NULL};
+    static const char *const keys[] = {"name",      "command",    "url",        "env",
+                                       "headers",   "timeout",    "idempotent", "start_timeout",
+                                       "max_tools", "max_output", NULL};
     const char *nm = NULL;
     if (!json_is_object(e))
         return cfail(w, "must be an object");
@@ -267,8 +267,8 @@ static int parse_limits(const json_t *e, const cfg_at *w, ac_mcp_config *c)
     const json_t *mt = json_object_get(e, "max_tools"), *mo = json_object_get(e, "max_output");
     c->max_tools = AC_MCP_MAX_TOOLS;
     c->max_output = AC_MCP_MAX_OUTPUT;
-    if (mt && (!json_is_integer(mt) || json_integer_value(mt) < 1 ||
-               json_integer_value(mt) > 1000000))
+    if (mt &&
+        (!json_is_integer(mt) || json_integer_value(mt) < 1 || json_integer_value(mt) > 1000000))
         return cfail(w, "\"max_tools\" must be an integer from 1 to 1000000");
     if (mt)
         c->max_tools = (size_t)json_integer_value(mt);

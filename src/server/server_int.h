@@ -93,7 +93,7 @@ typedef struct srv_qnode {
 struct srv_stream {
     srv_stream *next; /* in the session's list */
     srv *sv;
-    srv_sess *ss; /* NULL once the session is gone: the stream ends */
+    srv_sess *ss;     /* NULL once the session is gone: the stream ends */
     srv_owner *owner; /* a session's reader: the token it counts against (streams) */
     struct MHD_Connection *conn;
     int log;

@@ -1042,8 +1042,7 @@ static int check_kind(sq_store *s, const char *path, ac_error *err)
     long long app = pragma_int(s->db, "PRAGMA application_id");
     long long ver = pragma_int(s->db, "PRAGMA user_version");
     long long tables = pragma_int(s->db, "SELECT count(*) FROM sqlite_master");
-    if ((app < 0 || ver < 0 || tables < 0) &&
-        (sqlite3_errcode(s->db) & 0xff) == SQLITE_READONLY) {
+    if ((app < 0 || ver < 0 || tables < 0) && (sqlite3_errcode(s->db) & 0xff) == SQLITE_READONLY) {
         ac_store_err(err, AC_EIO,
                      "store '%s' cannot be written by this user (%s): it is read-only here; "
                      "`agentc sessions list`, `show` and `export` read it as it is",

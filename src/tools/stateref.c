@@ -428,8 +428,8 @@ int ac_ref_overlap(const ac_ref_path *a, const ac_ref_path *b)
 }
 
 /* ac_ref_resolve with *left: the bytes the values of its references may still take. */
-static int resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *err,
-                   size_t errcap, size_t *left)
+static int resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *err, size_t errcap,
+                   size_t *left)
 {
     *out = NULL;
     if (json_is_string(v)) {
@@ -458,8 +458,7 @@ static int resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *
              * few bytes of arguments must not expand without bound */
             size_t bytes = json_dumpb(got, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
             if (bytes > *left)
-                return perr(err, errcap,
-                            "the references expand to more than %zu bytes (the limit)",
+                return perr(err, errcap, "the references expand to more than %zu bytes (the limit)",
                             (size_t)AC_REF_MAX_RESOLVED);
             *left -= bytes;
             *out = json_incref(got);

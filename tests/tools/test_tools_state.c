@@ -550,20 +550,19 @@ static void test_write_order_and_root(void **st)
              sh, sh);
     toolfile(tf, sizeof tf, "{\"initial\":{\"keep\":1}}", tools);
     const char *tfs[] = {tf, NULL};
-    const char *turns =
-        "{\"tool_calls\":["
-        "{\"id\":\"w0\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":\\\"slow\\\","
-        "\\\"_outputPath\\\":\\\"" D "state.w\\\"}\"},"
-        "{\"id\":\"w1\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":1,"
-        "\\\"_outputPath\\\":\\\"" D "state.w.v\\\"}\"},"
-        "{\"id\":\"w2\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":2,"
-        "\\\"_outputPath\\\":\\\"" D "state.w\\\"}\"},"
-        "{\"id\":\"root\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":3,"
-        "\\\"_outputPath\\\":\\\"" D "state\\\"}\"}]}\n"
-        "{\"tool_calls\":["
-        "{\"id\":\"declared\",\"name\":\"reset\",\"arguments\":\"{\\\"w\\\":\\\"" D
-        "state.w\\\",\\\"_outputPath\\\":\\\"" D "state\\\"}\"}]}\n"
-        "{\"content\":\"ok\"}\n";
+    const char *turns = "{\"tool_calls\":["
+                        "{\"id\":\"w0\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":\\\"slow\\\","
+                        "\\\"_outputPath\\\":\\\"" D "state.w\\\"}\"},"
+                        "{\"id\":\"w1\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":1,"
+                        "\\\"_outputPath\\\":\\\"" D "state.w.v\\\"}\"},"
+                        "{\"id\":\"w2\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":2,"
+                        "\\\"_outputPath\\\":\\\"" D "state.w\\\"}\"},"
+                        "{\"id\":\"root\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":3,"
+                        "\\\"_outputPath\\\":\\\"" D "state\\\"}\"}]}\n"
+                        "{\"tool_calls\":["
+                        "{\"id\":\"declared\",\"name\":\"reset\",\"arguments\":\"{\\\"w\\\":\\\"" D
+                        "state.w\\\",\\\"_outputPath\\\":\\\"" D "state\\\"}\"}]}\n"
+                        "{\"content\":\"ok\"}\n";
     rig r;
     rig_open(&r, turns, NULL, tfs, NULL);
     ac_session_send(r.s, "go");
