@@ -932,13 +932,21 @@ static int count_arg(struct MHD_Connection *c, const char *key, size_t dflt, siz
  * conversation at a time (a long session costs the loop no more than a page). */
 static enum MHD_Result get_session(struct MHD_Connection *c, srv_sess *ss)
 {
-    srv_view v = {1, 0, SRV_PAGE_MESSAGES};
+    srv_view v = {1, 0, 0, SRV_PAGE_MESSAGES};
     size_t messages;
-    if (count_arg(c, "messages", 1, 1, &messages) || count_arg(c, "from", 0, SIZE_MAX, &v.from) ||
+    uint64_t from;
+    unsigned call;
+    if (count_arg(c, "messages", 1, 1, &messages) ||
+        parse_cursor(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "from"), &from,
+                     &call) ||
+        from > SIZE_MAX ||
         count_arg(c, "limit", SRV_PAGE_MESSAGES, SRV_PAGE_MESSAGES, &v.limit) || !v.limit)
         return srv_reply_error(c, 400, "invalid_query",
-                               "messages is 0 or 1, from a message index, limit 1 to %d",
+                               "messages is 0 or 1, from a page's next_from (N or N.K), limit 1 "
+                               "to %d",
                                SRV_PAGE_MESSAGES);
+    v.from = (size_t)from;
+    v.from_call = call;
     v.messages = (int)messages;
     return srv_reply_json(c, 200, srv_sess_view(ss, &v));
 }

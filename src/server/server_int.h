@@ -183,13 +183,14 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
 int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err);
 /* A session's summary (full 0), or with full its first page of messages (srv_sess_view). */
 json_t *srv_sess_json(srv_sess *ss, int full);
-/* What GET /v1/sessions/{id} asks for: a page of the conversation, the messages from index
- * `from`, at most `limit` of them and about SRV_PAGE_BYTES of text (one message at least, so
- * a page costs the loop a bounded time however long the session); messages 0: the summary,
- * the answer and what it waits for only. */
+/* What GET /v1/sessions/{id} asks for: a page of the conversation, from message `from`
+ * (from_call > 0: that message's calls from that one on), at most `limit` messages and about
+ * SRV_PAGE_BYTES of messages and call records (one at least: a page costs the loop a bounded
+ * time however long the session); messages 0: the summary, the answer and what it waits for
+ * only. */
 typedef struct srv_view {
     int messages;
-    size_t from, limit;
+    size_t from, from_call, limit;
 } srv_view;
 #define SRV_PAGE_MESSAGES 1000
 #define SRV_PAGE_BYTES ((size_t)1 << 20)

@@ -559,49 +559,74 @@ json_t *srv_sess_json(srv_sess *ss, int full)
                                       pending_calls(ss->s)));
     }
     if (full) {
-        srv_view v = {1, 0, SRV_PAGE_MESSAGES};
+        srv_view v = {1, 0, 0, SRV_PAGE_MESSAGES};
         add_view(ss, o, &v);
     }
     return o;
 }
 
-/* About what a message serializes to: its text, and its calls' arguments and results. */
-static size_t message_bytes(const ac_conv *cv, const ac_message *m)
+/* About what a message serializes to (its text), and a call record (arguments, result). */
+static size_t message_bytes(const ac_message *m)
 {
-    size_t n = 96 + strlen(m->content) + (m->reasoning ? strlen(m->reasoning) : 0) +
-               (m->thinking ? strlen(m->thinking) : 0);
-    for (size_t k = 0; k < m->n_tool_calls; k++) {
-        const ac_tool_call *r = ac_conv_tool_call(cv, m->tool_call_ids[k]);
-        if (r)
-            n += 128 + strlen(r->arguments) + (r->result ? strlen(r->result) : 0);
-    }
-    return n;
+    return 96 + strlen(m->content) + (m->reasoning ? strlen(m->reasoning) : 0) +
+           (m->thinking ? strlen(m->thinking) : 0);
+}
+static size_t call_bytes(const ac_tool_call *r)
+{
+    return 128 + strlen(r->arguments) + (r->result ? strlen(r->result) : 0);
 }
 
-/* The messages of v's page and the tool calls their assistant messages made; the page ends
- * at v->limit messages or once SRV_PAGE_BYTES are passed (one message at least). */
+/* A page being made: what it holds, and whether one more item of b bytes still fits (the
+ * first always does: a page moves on by one item at least). */
+typedef struct page {
+    json_t *msgs, *calls;
+    size_t bytes, items;
+} page;
+static int page_takes(page *pg, size_t b)
+{
+    if (pg->items && pg->bytes + b > SRV_PAGE_BYTES)
+        return 0;
+    pg->bytes += b;
+    pg->items++;
+    return 1;
+}
+
+/* The page of the conversation from v's cursor: messages, each followed by the records of the
+ * calls it made, one item at a time until v->limit messages or SRV_PAGE_BYTES, so a message
+ * with many big calls spans pages ("N.K": message N's calls from its K-th on, the message
+ * itself on the page before). */
 static void add_page(srv_sess *ss, json_t *o, const srv_view *v)
 {
     const ac_conv *cv = ac_session_conv(ss->s);
-    size_t total = ac_conv_message_count(cv), i = v->from, bytes = 0;
-    json_t *msgs = json_array(), *calls = json_array();
-    for (; i < total && i - v->from < v->limit; i++) {
+    size_t total = ac_conv_message_count(cv), i = v->from, k = v->from_call, n = 0;
+    page pg = {json_array(), json_array(), 0, 0};
+    for (; i < total; i++, k = 0) {
         const ac_message *m = ac_conv_message(cv, i);
-        size_t b = message_bytes(cv, m);
-        if (i > v->from && bytes + b > SRV_PAGE_BYTES)
+        if (k == 0 && (n == v->limit || !page_takes(&pg, message_bytes(m))))
             break;
-        bytes += b;
-        json_array_append_new(msgs, ac_conv_message_json(m));
-        for (size_t k = 0; k < m->n_tool_calls; k++) {
-            const ac_tool_call *r = ac_conv_tool_call(cv, m->tool_call_ids[k]);
-            if (r)
-                json_array_append_new(calls, ac_conv_call_json(r));
+        if (k == 0) {
+            json_array_append_new(pg.msgs, ac_conv_message_json(m));
+            n++;
         }
+        for (; k < m->n_tool_calls; k++) {
+            const ac_tool_call *r = ac_conv_tool_call(cv, m->tool_call_ids[k]);
+            if (r && !page_takes(&pg, call_bytes(r)))
+                break;
+            if (r)
+                json_array_append_new(pg.calls, ac_conv_call_json(r));
+        }
+        if (k < m->n_tool_calls)
+            break;
     }
-    json_object_set_new(o, "messages", msgs);
-    json_object_set_new(o, "tool_calls", calls);
+    char next[48];
+    if (k)
+        snprintf(next, sizeof next, "%zu.%zu", i, k);
+    else
+        snprintf(next, sizeof next, "%zu", i);
+    json_object_set_new(o, "messages", pg.msgs);
+    json_object_set_new(o, "tool_calls", pg.calls);
     json_object_set_new(o, "messages_total", json_integer((json_int_t)total));
-    json_object_set_new(o, "next_from", i < total ? json_integer((json_int_t)i) : json_null());
+    json_object_set_new(o, "next_from", i < total ? json_string(next) : json_null());
 }
 
 /* What GET /v1/sessions/{id} adds to the summary: the answer, the error, and unless
