@@ -630,8 +630,8 @@ static void add_page(srv_sess *ss, json_t *o, const srv_view *v)
 }
 
 /* What GET /v1/sessions/{id} adds to the summary: the answer, the error, and unless
- * v->messages is 0 a page of the conversation and the session's shared memory (the State and
- * the toolkits' states and contexts, if any). */
+ * v->messages is 0 a page of the conversation and, with the first page, the session's shared
+ * memory (the State and the toolkits' states and contexts, if any). */
 static void add_view(srv_sess *ss, json_t *o, const srv_view *v)
 {
     const char *err = ac_session_error(ss->s);
@@ -641,6 +641,8 @@ static void add_view(srv_sess *ss, json_t *o, const srv_view *v)
     if (!v->messages)
         return;
     add_page(ss, o, v);
+    if (v->from || v->from_call) /* the shared memory comes with the first page only */
+        return;
     json_t *state = ac_session_state_json(ss->s);
     json_t *kits = ac_toolkits_state_json(ss->s);
     if (state)
