@@ -672,7 +672,10 @@ int ac_cli_sessions(int argc, char **argv)
     ac_error err;
     ac_store *st;
     char path[4096];
-    if ((rc = ac_cli_store_open_existing(a.db, &st, path, sizeof path)))
+    /* what only reads opens it read-only: a store of another user's, or in a read-only
+     * directory, can be listed, shown and exported */
+    int reads = !strcmp(a.cmd, "list") || !strcmp(a.cmd, "show") || !strcmp(a.cmd, "export");
+    if ((rc = ac_cli_store_open_existing(a.db, reads, &st, path, sizeof path)))
         return rc;
     if (!st) { /* no store: nothing stored */
         int reads_all = !strcmp(a.cmd, "list") || !strcmp(a.cmd, "prune");

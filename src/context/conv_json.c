@@ -92,29 +92,35 @@ static json_t *tools_json(const ac_conv *c)
     return a;
 }
 
+json_t *ac_conv_call_json(const ac_tool_call *r)
+{
+    json_t *o = json_object();
+    int bad = !o || put_str(o, "id", r->id) || put_str(o, "name", r->name) ||
+              put_str(o, "arguments", r->arguments) || put_int(o, "called_at", r->called_at_ms) ||
+              put_str(o, "state", state_names[r->state]);
+    if (!bad && r->state != AC_CALL_NONE)
+        bad = put_str(o, "result", r->result) || put_int(o, "received_at", r->received_at_ms);
+    if (!bad && r->internal)
+        bad = put(o, "internal", json_true());
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 static json_t *calls_json(const ac_conv *c)
 {
     json_t *a = json_array();
-    for (size_t i = 0; a && i < c->n_calls; i++) {
-        const ac_tool_call *r = c->calls[i];
-        json_t *o = json_object();
-        int bad = json_array_append_new(a, o) || put_str(o, "id", r->id) ||
-                  put_str(o, "name", r->name) || put_str(o, "arguments", r->arguments) ||
-                  put_int(o, "called_at", r->called_at_ms) ||
-                  put_str(o, "state", state_names[r->state]);
-        if (!bad && r->state != AC_CALL_NONE)
-            bad = put_str(o, "result", r->result) || put_int(o, "received_at", r->received_at_ms);
-        if (!bad && r->internal)
-            bad = put(o, "internal", json_true());
-        if (bad) {
+    for (size_t i = 0; a && i < c->n_calls; i++)
+        if (json_array_append_new(a, ac_conv_call_json(c->calls[i]))) {
             json_decref(a);
             return NULL;
         }
-    }
     return a;
 }
 
-static json_t *message_json(const ac_message *m)
+json_t *ac_conv_message_json(const ac_message *m)
 {
     json_t *o = json_object();
     int bad = !o || put_str(o, "id", m->id) || put_str(o, "role", ac_role_name(m->role)) ||
@@ -164,7 +170,7 @@ char *ac_conv_to_json(const ac_conv *c)
     if (put(root, "messages", msgs))
         goto fail;
     for (size_t i = 0; i < c->n_msgs; i++)
-        if (json_array_append_new(msgs, message_json(c->msgs[i])))
+        if (json_array_append_new(msgs, ac_conv_message_json(c->msgs[i])))
             goto fail;
     json_t *iter = json_array();
     if (put(root, "iteration_calls", iter))

@@ -280,6 +280,10 @@ int64_t ac_conv_last_input_tokens(const ac_conv *conv);
  * conversation always gives the same bytes. Returns a malloc'd string (free
  * it), NULL when memory runs out. */
 char *ac_conv_to_json(const ac_conv *conv);
+/* One message and one tool call record as they appear in that form (new references, NULL
+ * when out of memory): what reads a conversation a part at a time serializes. */
+struct json_t *ac_conv_message_json(const ac_message *m);
+struct json_t *ac_conv_call_json(const ac_tool_call *r);
 /* Rebuilds a conversation from ac_conv_to_json output, validating every
  * field and every cross reference. Returns a new conversation, or NULL with a
  * message naming the offending location in err. */

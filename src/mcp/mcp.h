@@ -45,6 +45,15 @@
 #define AC_MCP_BACKOFF_MAX_MS 30000
 #define AC_MCP_MAX_PAGES 100         /* tools/list pages followed */
 #define AC_MCP_START_TIMEOUT_MS 5000 /* start_timeout when the tool file does not say */
+/* "max_tools" when the tool file does not say: a server listing more is a fault (its list
+ * is never registered, its pages stop being fetched past it) */
+#define AC_MCP_MAX_TOOLS 1000
+/* "max_output" when the tool file does not say, as a command tool's: a call's result text is
+ * cut there ("[output cut at N bytes]") before the journal or the model sees it */
+#define AC_MCP_MAX_OUTPUT ((size_t)8 << 20)
+/* notifications/tools/list_changed start at most one tools/list per this many ms (the
+ * notifications in between make one refresh at its end) */
+#define AC_MCP_LIST_CHANGED_MS 1000
 
 /* One server's configuration (tool file "mcp" entry). */
 typedef struct ac_mcp_config {
@@ -63,6 +72,8 @@ typedef struct ac_mcp_config {
     char **secrets;           /* values shown as [redacted] in whatever the client reports (the
                                  "env" and "headers" values), longest first, NULL-terminated */
     int idempotent;           /* -1: not said (the server's idempotentHint decides), 0, 1 */
+    size_t max_tools;         /* 0: AC_MCP_MAX_TOOLS */
+    size_t max_output;        /* 0: AC_MCP_MAX_OUTPUT */
 } ac_mcp_config;
 
 void ac_mcp_config_clear(ac_mcp_config *c);

@@ -73,11 +73,16 @@ static void deliver_text(hreq *r, const char *data, size_t len)
     http_tr *t = r->t;
     if (ended(t))
         return;
-    json_t *m = json_loadb(data, len, 0, NULL);
+    json_error_t je; /* a NUL in a string is taken: a tool name with one is left out */
+    json_t *m = json_loadb(data, len, JSON_ALLOW_NUL, &je);
     if (!m) {
         char shown[90], why[160];
         ac_mcp_printable(data, len < 80 ? len : 80, shown, sizeof shown);
-        snprintf(why, sizeof why, "answered with something that is not JSON-RPC (\"%s\")", shown);
+        snprintf(why, sizeof why, "answered with %s (\"%s\")",
+                 json_error_code(&je) == json_error_stack_overflow
+                     ? "a message nested too deeply"
+                     : "something that is not JSON-RPC",
+                 shown);
         mcp_inbox_end(&t->in, MCP_INBOX_CLOSED, why);
         return;
     }
