@@ -242,7 +242,8 @@ static int tf_parse_parameters(tf_ctx *c, const json_t *e, ac_toolfile_tool *d, 
     if (!d->parameters)
         return tf_fail(c, "out of memory");
     char why[320];
-    if (in_toolkit && ac_toolfile__take_enum_from(d->parameters, &d->enum_from, why, sizeof why))
+    if (in_toolkit && ac_toolfile__take_enum_from(d->parameters, &d->enum_from, &d->enum_filters,
+                                                  why, sizeof why))
         return tf_fail(c, "%s", why);
     d->schema = ac_schema_compile(d->parameters, why, sizeof why);
     if (!d->schema)

@@ -55,18 +55,21 @@ typedef struct ac_toolfile_tool {
     char **required_states, **forbidden_states, **enables_states, **disables_states,
         **required_context; /* NULL-terminated; NULL outside toolkits */
     int updates_context;
-    int callback;       /* no "command": bound to a C callback of the same name */
-    json_t *enum_from;  /* {"param": ["path", ...]} from "x-enum-from", or NULL */
+    int callback;         /* no "command": bound to a C callback of the same name */
+    json_t *enum_from;    /* {"param": ["path", ...]} from "x-enum-from", or NULL */
+    json_t *enum_filters; /* {"param": ["filter", ...]} for the params that chain filters,
+                           * or NULL (tools/ctxfilter.h) */
 } ac_toolfile_tool;
 
 /* One toolkit: tools sharing a prefix, state flags and a context. */
 typedef struct ac_toolfile_toolkit {
     char *prefix;
-    char **initial_states; /* NULL-terminated */
-    char **states;         /* "states" if declared, else NULL (see toolkit_file.c) */
-    json_t *context;       /* the initial context, an object */
+    char **initial_states;  /* NULL-terminated */
+    char **states;          /* "states" if declared, else NULL (see toolkit_file.c) */
+    json_t *context;        /* the initial context, an object */
     json_t *context_schema; /* or NULL */
     ac_schema *ctx_schema;  /* compiled context_schema, or NULL */
+    json_t *filters;        /* "filters": {"name": {steps}} (tools/ctxfilter.h), never NULL */
 } ac_toolfile_toolkit;
 
 /* The variables a tool inherits when its entry has no "inherit_env". */
@@ -105,6 +108,7 @@ void ac_toolfile_free(ac_toolfile *tf);
  *                  "states": ["a", "b"],              optional: every state the toolkit has
  *                  "context": {...},                  default {}: the initial context
  *                  "context_schema": {JSON Schema},   optional: checks every context update
+ *                  "filters": {"name": {...}},        optional: context filters (ctxfilter.h)
  *                  "tools": [{...a tool as above, named without the prefix, and:
  *                     "required_states": [], "forbidden_states": [],
  *                     "enables_states": [], "disables_states": [],
@@ -113,15 +117,18 @@ void ac_toolfile_free(ac_toolfile *tf);
  *                     "callback": true               instead of "command": a C callback
  *                  }]}]}                              registered under "prefix::tool"
  * A parameter's "x-enum-from": "key" or ["key", "a.b"] takes its enum from the
- * live context (see session/toolkits.c). */
+ * live context (see session/toolkits.c); {"path": "key" or [...], "filters":
+ * ["name", ...]} passes the values through the toolkit's filters first. */
 
 /* Parses one tool entry (toolfile.c). in_toolkit: the toolkit keys are allowed
  * (the caller reads them) and "callback": true may replace "command". */
 int ac_toolfile__parse_tool(const char *path, const char *label, const json_t *e, int in_toolkit,
                             ac_toolfile_tool *d, char *err, size_t errcap);
 /* Takes every "x-enum-from" out of params' properties into *out ({"param":
- * ["path", ...]}, NULL when none). 0, or -1 with a reason. */
-int ac_toolfile__take_enum_from(json_t *params, json_t **out, char *why, size_t whycap);
+ * ["path", ...]}, NULL when none) and the filter chains into *filters
+ * ({"param": ["name", ...]}, NULL when none). 0, or -1 with a reason. */
+int ac_toolfile__take_enum_from(json_t *params, json_t **out, json_t **filters, char *why,
+                                size_t whycap);
 /* Parses the "toolkits" array into tf (tools appended to tf->tools). 0 or -1. */
 int ac_toolfile__parse_toolkits(const json_t *arr, ac_toolfile *tf, const char *path, char *err,
                                 size_t errcap);
