@@ -558,6 +558,10 @@ static void a_record_tool_result(ac_session *s, const ac_event *ev)
     ac_state_apply(s->state, json_object_get(data(ev), "state_writes")); /* state.h */
     ac_conv_set_tool_result(s->conv, id, ok, content ? content : "", ev->time_ms);
     ac_toolkits_apply_event(s, data(ev)); /* a toolkit call's states and context */
+    /* answered from the result cache (tool_cache.h): the call its result came from */
+    const char *from = dstr(ev, "cached_from");
+    if (from && (s->cache_hits || (s->cache_hits = json_object())))
+        json_object_set_new(s->cache_hits, id, json_string(from));
     if (c && s->e->has_output && s->e->out.tool_end)
         s->e->out.tool_end(s->e->out.ud, s, id, c->name, ok, content ? content : "",
                            json_integer_value(json_object_get(data(ev), "duration_ms")));

@@ -9,6 +9,9 @@
  *               "max_output": "1MB",                 default "1MB" (B/KB/MB/GB = 1000-based,
  *                                                               KiB/MiB/GiB = 1024-based)
  *               "idempotent": true,                  default false
+ *               "cache": {"ttl": "10m",              optional, needs "idempotent": true:
+ *                         "scope": "session",        a result cache (ac_cache_decl below)
+ *                         "max_entries": 100},
  *               "env": {"NAME": "value"},            default {}: variables set for the tool
  *               "inherit_env": ["PATH", "LC_*"]}]}   default PATH HOME USER LOGNAME LANG
  *                                                    LC_* TZ TMPDIR: the variables of the
@@ -36,6 +39,22 @@
 
 #include "tools/schema.h"
 
+/* A tool's result cache: a successful result stands for later calls with the same key
+ * (name, canonical arguments, toolkit context) for ttl_ms. */
+enum { AC_CACHE_DECL_SESSION, AC_CACHE_DECL_ENGINE };
+typedef struct ac_cache_decl {
+    long long ttl_ms;   /* 0: no cache */
+    int scope;          /* AC_CACHE_DECL_SESSION or AC_CACHE_DECL_ENGINE */
+    size_t max_entries; /* per tool and scope; the oldest used goes first */
+} ac_cache_decl;
+
+#define AC_CACHE_DEFAULT_TTL "5m"
+#define AC_CACHE_DEFAULT_MAX 100
+
+/* Parses {"ttl": "10m", "scope": "session" | "engine", "max_entries": N} (each
+ * optional: "5m", "session", 100) into *out. 0, or -1 with the reason. */
+int ac_toolfile_parse_cache(const json_t *j, ac_cache_decl *out, char *why, size_t whycap);
+
 /* One tool. Every pointer is owned by the ac_toolfile that holds it. */
 typedef struct ac_toolfile_tool {
     char *name, *description;
@@ -46,8 +65,9 @@ typedef struct ac_toolfile_tool {
     long long timeout_ms;
     size_t max_output; /* bytes */
     int idempotent;
-    char **env;         /* "NAME=value" strings, NULL-terminated; NULL: no "env" key */
-    char **inherit_env; /* names and PREFIX* patterns, NULL-terminated; NULL: the default */
+    ac_cache_decl cache; /* "cache" (ttl_ms 0: none) */
+    char **env;          /* "NAME=value" strings, NULL-terminated; NULL: no "env" key */
+    char **inherit_env;  /* names and PREFIX* patterns, NULL-terminated; NULL: the default */
     /* toolkits (toolkit_file.c): the index of the tool's toolkit in the file, -1 for an
      * independent tool; name is then "prefix::tool" and local its own part */
     int toolkit;

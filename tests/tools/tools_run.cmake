@@ -14,3 +14,7 @@ agentc_add_test(tools_callplan SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_call
   LIBS agentc_runtime LABELS tools)
 # the State in stored sessions (snapshot part "state")
 target_link_libraries(tools_run_state PRIVATE agentc_store)
+# The tool-result cache: hits skip the process (a ledger), keys, TTL, scopes, contexts,
+# eviction, metrics, callback tools, refusals, journals with hits replayed.
+agentc_add_test(tools_run_cache SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_tools_cache.c
+  LIBS agentc_runtime agentc_io agentc_test_replay Threads::Threads LABELS tools)
