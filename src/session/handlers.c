@@ -410,6 +410,15 @@ static void a_fail_output(ac_session *s, const ac_event *ev)
     ac_session_set_error(s, msg);
 }
 
+/* pin: the conversation's latest message is kept by the "importance" compaction (a tool
+ * result, or the assistant message of a round: its calls' results). */
+static void a_pin(ac_session *s, const ac_event *ev)
+{
+    size_t n = ac_conv_message_count(s->conv);
+    if (n)
+        ac_conv_pin(s->conv, n - 1, ev->time_ms);
+}
+
 static void a_apply_compaction(ac_session *s, const ac_event *ev)
 {
     size_t before = 0, after = 0;
@@ -650,6 +659,7 @@ void ac_builtin_handlers(ac_registry *r)
     ac_registry_action(r, "reject_answer", a_reject_answer);
     ac_registry_action(r, "fail_output", a_fail_output);
     ac_registry_action(r, "apply_compaction", a_apply_compaction);
+    ac_registry_action(r, "pin", a_pin);
     ac_registry_action(r, "skip_compaction", a_skip_compaction);
     ac_registry_action(r, "begin_call", a_begin_call);
     ac_registry_action(r, "mark_streaming", a_mark_streaming);
