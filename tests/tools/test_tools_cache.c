@@ -31,7 +31,13 @@ static void write_tools(void)
         "   {\"name\": \"set_lang\", \"description\": \"d\", \"updates_context\": true,"
         "    \"command\": [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"result\\\": \\\"ok\\\", "
         "\\\"context\\\": {\\\"lang\\\": \\\"fr\\\"}}'\"]}]}],"
+        " \"state\": {\"initial\": {\"city\": \"paris\"}},"
         " \"tools\": ["
+        "  {\"name\": \"weather\", \"description\": \"d\", \"idempotent\": true, \"cache\": {},"
+        "   \"env\": {\"D\": \"%s\"}, \"command\": [\"sh\", \"-c\", \"%scat "
+        "\\\"$D/args.$AGENTC_TOOL_CALL_ID\\\"\"]},"
+        "  {\"name\": \"move\", \"description\": \"d\", \"command\": [\"sh\", \"-c\", "
+        "\"cat >/dev/null; echo rome\"]},"
         "  {\"name\": \"lookup\", \"description\": \"d\", \"idempotent\": true,"
         "   \"cache\": {\"ttl\": \"10m\", \"scope\": \"session\"}, \"env\": {\"D\": \"%s\"},"
         "   \"command\": [\"sh\", \"-c\", \"%secho value-$AGENTC_TOOL_CALL_ID\"]},"
@@ -50,7 +56,8 @@ static void write_tools(void)
         "   \"command\": [\"sh\", \"-c\", \"%secho brief-$AGENTC_TOOL_CALL_ID\"]},"
         "  {\"name\": \"nap\", \"description\": \"d\", \"command\": [\"sh\", \"-c\", \"cat "
         ">/dev/null; sleep 1.5; echo rested\"]}]}",
-        rig_tmp, run, rig_tmp, run, rig_tmp, run, rig_tmp, run, rig_tmp, run, rig_tmp, run);
+        rig_tmp, run, rig_tmp, run, rig_tmp, run, rig_tmp, run, rig_tmp, run, rig_tmp, run, rig_tmp,
+        run);
     rig_write("cache.json", text, tools_path, sizeof tools_path);
 }
 
@@ -286,6 +293,27 @@ static void test_context_in_key(void **st)
     close_cx(&x);
 }
 
+static void test_state_in_key(void **st)
+{
+    (void)st;
+    /* weather reads the State's city: keyed by the value it read, so after move wrote
+     * another city the same call text runs again */
+    const char *c[] = {"w1", "weather", "{\"city\": \"\xe2\x80\xa0state.city\"}",        NULL,
+                       "w2", "weather", "{\"city\": \"\xe2\x80\xa0state.city\"}",        NULL,
+                       "m1", "move",    "{\"_outputPath\": \"\xe2\x80\xa0state.city\"}", NULL,
+                       "w3", "weather", "{\"city\": \"\xe2\x80\xa0state.city\"}",        NULL,
+                       NULL};
+    cx x;
+    open_cx(&x, script(c), 0);
+    run_turn(&x, x.r.s);
+    assert_string_equal(rig_result(&x.r, "w1", 1), "{\"city\":\"paris\"}");
+    assert_string_equal(cached(x.r.s, "w2"), "w1");
+    assert_string_equal(cached(x.r.s, "w3"), "(ran)");
+    assert_string_equal(rig_result(&x.r, "w3", 1), "{\"city\":\"rome\\n\"}");
+    assert_int_equal(ran("weather"), 2);
+    close_cx(&x);
+}
+
 static void test_eviction(void **st)
 {
     (void)st;
@@ -411,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_ttl),
         cmocka_unit_test(test_scopes),
         cmocka_unit_test(test_context_in_key),
+        cmocka_unit_test(test_state_in_key),
         cmocka_unit_test(test_eviction),
         cmocka_unit_test(test_callback_api),
         cmocka_unit_test(test_refused_when_not_idempotent),
