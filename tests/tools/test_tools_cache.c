@@ -11,6 +11,8 @@
 #include "session_rig.h"
 
 #include "agentc/metrics.h"
+#include "agentc/otel.h"
+#include "test_httpd.h"
 
 static char tools_path[512];
 
@@ -431,6 +433,59 @@ static void test_replay_exact(void **st)
     close_cx(&x);
 }
 
+/* A traced engine: the hit's execute_tool span names the call its result came from. */
+static void test_traced_hit(void **st)
+{
+    (void)st;
+    const char *c[] = {"c1", "lookup", "{}", NULL, "c2", "lookup", "{}", NULL, NULL};
+    ac_httpd *collector = ac_httpd_start();
+    assert_non_null(collector);
+    for (int i = 0; i < 8; i++)
+        ac_httpd_push_simple(collector, 200, NULL, "{}");
+    char url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/traces", ac_httpd_port(collector));
+    ac_loop *loop = ac_loop_new();
+    ac_tracer_config tc;
+    memset(&tc, 0, sizeof tc);
+    tc.url = url;
+    tc.delay_ms = 10;
+    ac_error err;
+    ac_tracer *tr = ac_tracer_new(loop, &tc, &err);
+    assert_non_null(tr);
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = script(c);
+    cfg.tracer = tr;
+    reset_ledger();
+    ac_engine *e = ac_engine_new(&cfg, &err);
+    assert_non_null(e);
+    assert_int_equal(ac_engine_add_tools(e, tools_path, &err), 0);
+    ac_session *s = ac_session_new(e, "traced", NULL, &err);
+    assert_non_null(s);
+    ac_session_send(s, "go");
+    for (int i = 0; i < 3000 && !ac_session_settled(s); i++)
+        ac_loop_run_once(loop, 20);
+    assert_string_equal(cached(s, "c2"), "c1");
+    ac_session_free(s);
+    ac_engine_free(e);
+    ac_tracer_shutdown(tr, 5000);
+    int found = 0;
+    for (size_t i = 0; i < ac_httpd_request_count(collector); i++) {
+        char *body = NULL;
+        ac_httpd_request(collector, i, NULL, NULL, NULL, &body, NULL);
+        found |= body && strstr(body, "\"agentc.tool.cached_from\"") &&
+                 strstr(body, "{\"stringValue\":\"c1\"}");
+        free(body);
+    }
+    assert_true(found);
+    ac_httpd_stop(collector);
+    for (int i = 0; i < 5 && ac_loop_pending(loop); i++)
+        ac_loop_run_once(loop, 10);
+    ac_loop_free(loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_callback_api),
         cmocka_unit_test(test_refused_when_not_idempotent),
         cmocka_unit_test(test_replay_exact),
+        cmocka_unit_test(test_traced_hit),
     };
     int rc = rig_setup(NULL);
     if (rc == 0)
