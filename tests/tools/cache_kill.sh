@@ -4,7 +4,8 @@
 # cached tool `lookup` ("idempotent": true) answers l2 and l3 from l1's result; turn 2 runs
 # one call at a time (max_parallel_tools 1) with a 0.3 s `nap` first, so a kill often finds a
 # hit still waiting. After the resume: the session completes, every call has exactly one
-# result, l2 and l3 have l1's result, and a call journaled as cached names l1 as its source;
+# result, the lookups all have the same result, and a call journaled as cached names a call
+# that ran before it (not from the cache) with that result;
 # the journal with its hits replays (agentc replay --check).
 agentc="$1"
 . "$(dirname "$0")/../cli/lib.sh"
@@ -56,10 +57,13 @@ for i in $(seq 1 "$trials"); do
     || fail "trial $i: results: $(jq -c .session.conversation.tool_calls "$tmp/show")"
   "$agentc" sessions export "$id" -o "$tmp/j.jsonl" --force 2>/dev/null || fail "trial $i: export"
   # a hit names the call its result came from, and that call completed before it
-  n=$(jq -s '[.[] | select(.ev == "tool.completed") | .data | select(.cached == true)] as $h
-              | if ($h | all(.cached_from == "l1" and .content == "value\n")) then ($h | length)
-                else -1 end' "$tmp/j.jsonl")
-  [ "$n" -ge 0 ] || fail "trial $i: a hit from another call: $(grep cached "$tmp/j.jsonl")"
+  n=$(jq -s '[.[] | select(.ev == "tool.completed")] as $c
+              | [$c[] | select(.data.cached == true)] as $h
+              | if ($h | all(. as $x | any($c[]; .n < $x.n and .data.id == $x.data.cached_from
+                                          and .data.ok and (.data.cached | not)
+                                          and .data.content == $x.data.content)))
+                then ($h | length) else -1 end' "$tmp/j.jsonl")
+  [ "$n" -ge 0 ] || fail "trial $i: a hit without a source that ran before it: $(grep cached "$tmp/j.jsonl")"
   [ "$n" = "$(grep -c '"cached":true' "$tmp/j.jsonl")" ] || fail "trial $i: hits miscounted"
   hits=$((hits + n))
   "$agentc" replay "$tmp/j.jsonl" --check >"$tmp/r" 2>&1 || fail "trial $i: replay --check: $(cat "$tmp/r")"
