@@ -28,6 +28,7 @@
 #include <jansson.h>
 
 #include "agentc/agentc.h"
+#include "bench_args.h"
 #include "context/conversation.h"
 #include "context/tokens.h"
 #include "spec.h"
@@ -105,9 +106,8 @@ static void search_docs(void *ud, const char *args, ac_tool_call_handle *h)
     }
     if (k >= 0 && (k % KINDS == 1 || k % KINDS == 4))
         fact_text(k, fact, sizeof fact);
-    snprintf(out, sizeof out, "Results: %s%s%s", fill, *fact ? ". Also: " : "", fact);
-    if (*fact)
-        strcat(out, ".");
+    snprintf(out, sizeof out, "Results: %s%s%s%s", fill, *fact ? ". Also: " : "", fact,
+             *fact ? "." : "");
     ac_tool_call_complete(h, 1, out);
 }
 
@@ -275,13 +275,10 @@ static ac_fsm_tables *pinning_spec(void)
     }
     const char *ins = "    STREAMING -> TOOL_EXECUTING on llm.completed [has_tool_calls && calls "
                       "\"keep_*\"] / record_assistant, pin\n";
-    char *out = calloc(1, n + 4096);
-    size_t a = (size_t)(act - src), r = (size_t)(at - src);
-    memcpy(out, src, a);
-    strcpy(out + a, "action pin\n");
-    memcpy(out + strlen(out), src + a, r - a);
-    strcat(out, ins);
-    strcat(out, src + r);
+    size_t cap = n + 4096, a = (size_t)(act - src), r = (size_t)(at - src);
+    char *out = malloc(cap);
+    snprintf(out, cap, "%.*saction pin\n%.*s%s%s", (int)a, src, (int)(r - a), src + a, ins,
+             src + r);
     free(src);
     ac_spec *spec = ac_spec_parse("bench/pinning.fsm", out, strlen(out));
     free(out);
@@ -402,7 +399,8 @@ static int run(const char *strategy, ac_fsm_tables *tables, int threshold, int k
 
 int main(int argc, char **argv)
 {
-    int threshold = argc > 1 ? atoi(argv[1]) : 24000, keep = argc > 2 ? atoi(argv[2]) : 4;
+    int threshold = argc > 1 ? (int)bench_arg(argv[1], 1000, 10000000, "compact_threshold") : 24000;
+    int keep = argc > 2 ? (int)bench_arg(argv[2], 1, 1000, "compaction_keep") : 4;
     ac_fsm_tables *tables = pinning_spec();
     const char *strategies[] = {"sliding_window", "clear_tool_results", "summarize", "importance"};
     printf("%d turns, %d facts (4 of each kind), compact_threshold=%d, compaction_keep=%d\n\n",

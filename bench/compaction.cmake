@@ -5,5 +5,5 @@
 if(TARGET agentc_test_httpd)
   add_executable(bench_compaction ${CMAKE_SOURCE_DIR}/bench/bench_compaction.c)
   target_link_libraries(bench_compaction PRIVATE agentc_runtime agentc_test_httpd)
-  target_include_directories(bench_compaction PRIVATE ${CMAKE_SOURCE_DIR}/gen)
+  target_include_directories(bench_compaction PRIVATE ${CMAKE_SOURCE_DIR}/gen ${CMAKE_SOURCE_DIR}/bench)
 endif()

@@ -156,8 +156,8 @@ static char reports[4096];
 static void collect(void *ud, const char *m)
 {
     (void)ud;
-    strncat(reports, m, sizeof reports - strlen(reports) - 2);
-    strcat(reports, "\n");
+    size_t n = strlen(reports);
+    snprintf(reports + n, sizeof reports - n, "%s\n", m);
 }
 
 static size_t typed(const char *filters, const char *chain, const char *sample)
