@@ -42,10 +42,11 @@ typedef void (*ac_ctxfilter_report_fn)(void *ud, const char *message);
 /* Walks chain over items whose schema is item_schema (borrowed; NULL when
  * unknown, which checks nothing), reporting through fn each step that names a
  * key the items do not have, compares with a value of another type, or reads
- * keys of items that are not objects; then, when for_enum, a result that is
- * not strings. who prefixes messages. Returns how many were reported. */
+ * keys of items that are not objects; then, when enum_kind is not NULL, a
+ * result of another kind ("string", "number", "boolean": what the enum's
+ * parameter takes). who prefixes messages. Returns how many were reported. */
 size_t ac_ctxfilter_check_chain(const json_t *filters, const json_t *chain,
-                                const json_t *item_schema, int for_enum, const char *who,
+                                const json_t *item_schema, const char *enum_kind, const char *who,
                                 ac_ctxfilter_report_fn fn, void *ud);
 
 #endif

@@ -308,7 +308,7 @@ static void where_types(typer *t, const json_t *s, const json_t *where)
 }
 
 size_t ac_ctxfilter_check_chain(const json_t *filters, const json_t *chain,
-                                const json_t *item_schema, int for_enum, const char *who,
+                                const json_t *item_schema, const char *enum_kind, const char *who,
                                 ac_ctxfilter_report_fn fn, void *ud)
 {
     typer t = {who, "", fn, ud, 0};
@@ -333,9 +333,9 @@ size_t ac_ctxfilter_check_chain(const json_t *filters, const json_t *chain,
             s = key_of(&t, s, "map", json_string_value(map));
     }
     const char *k = kind(s);
-    if (for_enum && json_array_size(chain) && k && strcmp(k, "string")) {
+    if (enum_kind && json_array_size(chain) && k && strcmp(k, enum_kind)) {
         t.filter = json_string_value(json_array_get(chain, json_array_size(chain) - 1));
-        say(&t, "yields %ss, not strings, for an enum%s", k,
+        say(&t, "yields %ss, not %ss, for an enum%s", k, enum_kind,
             !strcmp(k, "object") ? " (map a key of the items)" : "");
     }
     return t.problems;

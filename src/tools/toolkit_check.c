@@ -115,6 +115,19 @@ static json_t *enum_items(const ac_toolfile_toolkit *k, const char *ps)
     return out;
 }
 
+/* The kind of value parameter param of t takes in an enum (its type, its items' for an
+ * array): "number" for integer and number, "boolean", else "string". */
+static const char *enum_kind(const ac_toolfile_tool *t, const char *param)
+{
+    const json_t *p = json_object_get(json_object_get(t->parameters, "properties"), param);
+    const char *type = json_string_value(json_object_get(p, "type"));
+    if (type && !strcmp(type, "array"))
+        type = json_string_value(json_object_get(json_object_get(p, "items"), "type"));
+    if (type && (!strcmp(type, "integer") || !strcmp(type, "number")))
+        return "number";
+    return type && !strcmp(type, "boolean") ? "boolean" : "string";
+}
+
 /* The filters a parameter chains, typed over each of its paths. */
 static size_t check_filters(const ac_toolfile_toolkit *k, const ac_toolfile_tool *t,
                             const char *param, const json_t *paths, ac_toolfile_report_fn fn,
@@ -132,7 +145,8 @@ static size_t check_filters(const ac_toolfile_toolkit *k, const ac_toolfile_tool
                  json_string_value(p));
         json_t *items = enum_items(k, json_string_value(p));
         if (items)
-            problems += ac_ctxfilter_check_chain(k->filters, chain, items, 1, who, fn, ud);
+            problems += ac_ctxfilter_check_chain(k->filters, chain, items, enum_kind(t, param), who,
+                                                 fn, ud);
         json_decref(items);
     }
     return problems;

@@ -166,7 +166,8 @@ static size_t typed(const char *filters, const char *chain, const char *sample)
     json_t *f = load(filters), *c = load(chain), *v = load(sample);
     json_t *shape = ac_ctxfilter_shape(v);
     json_t *items = json_incref(json_object_get(shape, "items"));
-    size_t n = ac_ctxfilter_check_chain(f, c, items, 1, "kit::t: parameter \"p\"", collect, NULL);
+    size_t n =
+        ac_ctxfilter_check_chain(f, c, items, "string", "kit::t: parameter \"p\"", collect, NULL);
     json_decref(f);
     json_decref(c);
     json_decref(v);
