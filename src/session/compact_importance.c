@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "context/conversation.h"
+#include "session/tools_internal.h"
 
 #define STUB_MAX 200
 #define VALUE_MIN 3   /* shortest value that counts as repeated */
@@ -100,8 +101,17 @@ static const ac_message *caller(const ac_conv *conv, size_t i, const char *id)
     return NULL;
 }
 
+/* Whether call c wrote the State: an "_outputPath" argument, or its tool prescribes one. */
+static int writes_state(const ac_engine *e, const ac_tool_call *c)
+{
+    if (c->arguments && strstr(c->arguments, "\"_outputPath\""))
+        return 1;
+    const ac_tool *t = ac_tools_find(e, c->name);
+    return t && t->out_decl && json_object_get(t->out_decl, "const") != NULL;
+}
+
 /* What becomes of tool message i (not cleared, before the recent turns). */
-static int decide(const ac_conv *conv, size_t i, json_t *later)
+static int decide(const ac_engine *e, const ac_conv *conv, size_t i, json_t *later)
 {
     const ac_message *m = ac_conv_message(conv, i);
     const ac_tool_call *c = m->tool_call_id ? ac_conv_tool_call(conv, m->tool_call_id) : NULL;
@@ -110,7 +120,7 @@ static int decide(const ac_conv *conv, size_t i, json_t *later)
         return KEEP;
     if (!c || c->state == AC_CALL_FAILURE || strlen(m->content) <= STUB_MAX)
         return KEEP;
-    if (c->arguments && strstr(c->arguments, "\"_outputPath\""))
+    if (writes_state(e, c))
         return KEEP_SOFT;
     seen sn = {later, 0};
     values(m->content, find_value, &sn);
@@ -155,7 +165,7 @@ json_t *ac_compact_plan_importance(ac_session *s, size_t keep, int64_t budget)
         if (m->role == AC_ROLE_ASSISTANT)
             collect(conv, m, later);
         else if (m->role == AC_ROLE_TOOL && !(m->flags & AC_MSG_CLEARED) && i < recent)
-            fate[i] = (char)decide(conv, i, later);
+            fate[i] = (char)decide(s->e, conv, i, later);
     }
     for (size_t i = floor; i < n; i++)
         if (fate[i] == DROP)

@@ -214,25 +214,34 @@ static void test_importance(void **state)
     rig_close(&r);
 }
 
-/* What importance keeps: user messages, tool errors, results a later assistant message
- * repeats a value of, the results of calls writing the State, pinned results (on the result
- * or the call), and the latest turns; the rest becomes stubs. */
-static void test_importance_keeps(void **state)
+/* 14 rounds with a 2 KB result each: k3 fails, k1's value is repeated by its answer, k5
+ * writes the State (an _outputPath argument) and k10 too (note prescribes it), k7 is pinned
+ * on its call and k9 on its result; then importance compacts at threshold. Fails unless each
+ * of kept is whole and each of stubbed a stub. */
+static void importance_case(const char *threshold, const char *const *kept,
+                            const char *const *stubbed)
 {
-    (void)state;
-    const char *params[] = {"compaction=importance", "compact_threshold=4000", "compaction_keep=2",
-                            NULL};
+    char p2[64];
+    snprintf(p2, sizeof p2, "compact_threshold=%s", threshold);
+    const char *params[] = {"compaction=importance", p2, "compaction_keep=2", NULL};
+    char path[512];
+    rig_write("note.json",
+              "{\"tools\": [{\"name\": \"note\", \"description\": \"d\", \"command\": "
+              "[\"true\"], \"parameters\": {\"type\": \"object\", \"properties\": "
+              "{\"_outputPath\": {\"const\": \"\xe2\x80\xa0state.notes\"}}}}]}",
+              path, sizeof path);
+    const char *tools[] = {path, NULL};
     rig r;
-    rig_open(&r, tool_then_answer, params, NULL, NULL);
+    rig_open(&r, tool_then_answer, params, tools, NULL);
     ac_conv *conv = ac_session_conv(r.s);
     int64_t t = 1700000000000;
     char big[2100], id[16], q[64];
-    for (int i = 0; i < 12; i++) {
+    for (int i = 0; i < 14; i++) {
         snprintf(q, sizeof q, "question %d", i);
         assert_non_null(ac_conv_add_message(conv, AC_ROLE_USER, q, t++));
         snprintf(id, sizeof id, "k%d", i);
         const char *args = i == 5 ? "{\"path\":\"f\",\"_outputPath\":\"/notes\"}" : "{}";
-        ac_tool_call_in calls[1] = {{id, "read", args, 0}};
+        ac_tool_call_in calls[1] = {{id, i == 10 ? "note" : "read", args, 0}};
         assert_int_equal(ac_conv_add_assistant(conv, "", NULL, calls, 1, t++), AC_CONV_OK);
         if (i == 7) /* pinned on the call */
             assert_int_equal(ac_conv_pin(conv, ac_conv_message_count(conv) - 1, t), AC_CONV_OK);
@@ -249,8 +258,6 @@ static void test_importance_keeps(void **state)
     }
     ac_session_send(r.s, "and now?");
     rig_settle(&r);
-    const char *kept[] = {"k1", "k3", "k5", "k7", "k9", NULL};
-    const char *stubbed[] = {"k0", "k2", "k4", "k6", "k8", NULL};
     for (size_t i = 0; i < ac_conv_message_count(conv); i++) {
         const ac_message *m = ac_conv_message(conv, i);
         for (int k = 0; m->tool_call_id && kept[k]; k++)
@@ -258,15 +265,37 @@ static void test_importance_keeps(void **state)
                 fail_msg("%s was stubbed: %s", kept[k], m->content);
         for (int k = 0; m->tool_call_id && stubbed[k]; k++)
             if (!strcmp(m->tool_call_id, stubbed[k]) &&
-                strcmp(m->content, "[result of read dropped: 2 KB]"))
+                strcmp(m->content, !strcmp(stubbed[k], "k10") ? "[result of note dropped: 2 KB]"
+                                                              : "[result of read dropped: 2 KB]"))
                 fail_msg("%s was kept: %.60s", stubbed[k], m->content);
     }
     /* every user message is there */
     json_t *req = rig_request(conv);
-    assert_int_equal(rig_count_role(req, "user"), 13);
+    assert_int_equal(rig_count_role(req, "user"), 15);
     assert_null(rig_openai_valid(req));
     json_decref(req);
     rig_close(&r);
+}
+
+/* What importance keeps: user messages, tool errors, results a later assistant message
+ * repeats a value of, the results of calls writing the State, pinned results (on the result
+ * or the call), and the latest turns; the rest becomes stubs. */
+static void test_importance_keeps(void **state)
+{
+    (void)state;
+    const char *kept[] = {"k1", "k3", "k5", "k7", "k9", "k10", NULL};
+    const char *stubbed[] = {"k0", "k2", "k4", "k6", "k8", "k11", "k12", "k13", NULL};
+    importance_case("6000", kept, stubbed);
+}
+
+/* With a smaller budget the results kept softly (referred to, writing the State) go too,
+ * oldest first, until the estimate is under 3/4 of it; errors and pins stay. */
+static void test_importance_budget(void **state)
+{
+    (void)state;
+    const char *kept[] = {"k3", "k7", "k9", "k10", NULL};
+    const char *stubbed[] = {"k0", "k1", "k2", "k4", "k5", "k6", "k8", "k11", NULL};
+    importance_case("4000", kept, stubbed);
 }
 
 /* ---- the property: no strategy ever separates a call from its result ---- */
@@ -362,13 +391,10 @@ static void test_pairs_never_separated(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sliding_window),
-        cmocka_unit_test(test_clear_tool_results),
-        cmocka_unit_test(test_summarize),
-        cmocka_unit_test(test_summarize_failure),
-        cmocka_unit_test(test_importance),
-        cmocka_unit_test(test_importance_keeps),
-        cmocka_unit_test(test_pairs_never_separated),
+        cmocka_unit_test(test_sliding_window),    cmocka_unit_test(test_clear_tool_results),
+        cmocka_unit_test(test_summarize),         cmocka_unit_test(test_summarize_failure),
+        cmocka_unit_test(test_importance),        cmocka_unit_test(test_importance_keeps),
+        cmocka_unit_test(test_importance_budget), cmocka_unit_test(test_pairs_never_separated),
     };
     return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
 }
