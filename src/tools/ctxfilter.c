@@ -7,26 +7,14 @@
 #include <string.h>
 
 #include "tools/ctxfilter.h"
+#include "tools/toolfile.h"
 
 /* ---- values ---- */
 
 /* The value at dot path p in item ("." is the item itself), or NULL. */
 static const json_t *at(const json_t *item, const char *p)
 {
-    if (!strcmp(p, "."))
-        return item;
-    char seg[300];
-    while (item && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof seg)
-            return NULL;
-        memcpy(seg, p, n);
-        seg[n] = 0;
-        item = json_object_get(item, seg);
-        p = dot ? dot + 1 : p + n;
-    }
-    return item;
+    return strcmp(p, ".") ? ac_toolfile_context_at(item, p) : item;
 }
 
 /* Equality with numbers compared by value (1 equals 1.0). */

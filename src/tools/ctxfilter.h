@@ -23,6 +23,11 @@
 #include <stddef.h>
 #include <jansson.h>
 
+/* A dotted path: words of printable characters without spaces or quotes,
+ * separated by single dots, at most 256 bytes ("a.b"); with dot_alone, "."
+ * (the item itself) too. */
+int ac_ctxfilter_path_ok(const char *s, int dot_alone);
+
 /* Checks a toolkit's "filters" object (names and steps). 0, or -1 with the
  * reason in why naming the filter. */
 int ac_ctxfilter_check_decl(const json_t *filters, char *why, size_t whycap);

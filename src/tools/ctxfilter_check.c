@@ -19,11 +19,10 @@ static int bad(char *why, size_t cap, const char *fmt, ...)
     return -1;
 }
 
-/* "." or words separated by single dots. */
-static int path_ok(const char *s)
+int ac_ctxfilter_path_ok(const char *s, int dot_alone)
 {
     size_t n = strlen(s);
-    if (!strcmp(s, "."))
+    if (dot_alone && !strcmp(s, "."))
         return 1;
     if (!n || n > 256 || s[0] == '.' || s[n - 1] == '.' || strstr(s, ".."))
         return 0;
@@ -78,7 +77,7 @@ static int filter_ok(const char *name, const json_t *f, char *why, size_t cap)
             json_t *spec;
             json_object_foreach(v, p, spec)
             {
-                if (!path_ok(p))
+                if (!ac_ctxfilter_path_ok(p, 1))
                     return bad(why, cap, "filter \"%s\": where: \"%.64s\" is not a dot path", name,
                                p);
                 if (cond_ok(name, p, spec, why, cap) < 0)
@@ -88,7 +87,7 @@ static int filter_ok(const char *name, const json_t *f, char *why, size_t cap)
             const char *s = json_string_value(v);
             if (s && !strcmp(k, "sort") && s[0] == '-')
                 s++;
-            if (!s || !path_ok(s))
+            if (!s || !ac_ctxfilter_path_ok(s, 1))
                 return bad(why, cap, "filter \"%s\": \"%s\" must be a dot path%s", name, k,
                            strcmp(k, "sort") ? "" : " (\"-path\" for descending)");
         } else if (!strcmp(k, "unique")) {

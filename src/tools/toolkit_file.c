@@ -94,17 +94,6 @@ static int names(const json_t *o, const char *key, char ***out, const char *path
     return 0;
 }
 
-/* A dotted context path: words separated by single dots. */
-static int path_ok(const char *s)
-{
-    if (!*s || strlen(s) > 256 || s[0] == '.' || s[strlen(s) - 1] == '.' || strstr(s, ".."))
-        return 0;
-    for (const char *p = s; *p; p++)
-        if (*p <= ' ' || *p > '~' || *p == '"' || *p == '\\')
-            return 0;
-    return 1;
-}
-
 /* One "x-enum-from": a path, a list of paths, or {"path": either, "filters": [names]};
  * the paths into *paths and the names into *chain (NULL when none). */
 static int enum_source(const char *pname, const json_t *ef, json_t **paths, json_t **chain,
@@ -155,8 +144,10 @@ static int enum_source(const char *pname, const json_t *ef, json_t **paths, json
     }
     size_t i;
     json_t *v;
-    json_array_foreach(*paths, i, v) if (!json_is_string(v) || !path_ok(json_string_value(v)))
+    json_array_foreach(*paths, i, v)
     {
+        if (json_is_string(v) && ac_ctxfilter_path_ok(json_string_value(v), 0))
+            continue;
         snprintf(why, whycap,
                  "parameter \"%.64s\": \"x-enum-from\" paths are context keys, dotted for "
                  "nested objects (\"a.b\")",
