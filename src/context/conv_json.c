@@ -13,7 +13,7 @@
  *    "messages":[{"id":S,"role":S,"created_at":N,"updated_at":N,
  *                 "content":S?,"reasoning":S?,"thinking":S?,"tool_calls":[S]?,
  *                 "tool_call_id":S?,"summary":true?,"cleared":true?,
- *                 "internal":true?}],
+ *                 "internal":true?,"pinned":true?}],
  *    "iteration_calls":[S]}
  *
  * A tool message that is not cleared has no "content": it is its record's
@@ -146,6 +146,8 @@ json_t *ac_conv_message_json(const ac_message *m)
         bad = put(o, "cleared", json_true());
     if (!bad && (m->flags & AC_MSG_INTERNAL))
         bad = put(o, "internal", json_true());
+    if (!bad && (m->flags & AC_MSG_PINNED))
+        bad = put(o, "pinned", json_true());
     if (bad) {
         json_decref(o);
         return NULL;
@@ -400,7 +402,7 @@ typedef struct msg_fields {
     char where[64]; /* "messages[i]" */
     const char *id, *role_s, *content, *reasoning, *tcid, *thinking;
     int64_t created, updated;
-    int summary, cleared, internal, borrowed;
+    int summary, cleared, internal, pinned, borrowed;
     ac_role role;
     json_t *calls;
 } msg_fields;
@@ -408,10 +410,10 @@ typedef struct msg_fields {
 /* Reads the members of message object o. 0, or -1. */
 static int msg_read(loader *L, json_t *o, msg_fields *f)
 {
-    static const char *const keys[] = {
-        "id",        "role",     "created_at", "updated_at",   "content",
-        "reasoning", "thinking", "tool_calls", "tool_call_id", "summary",
-        "cleared",   "internal", NULL};
+    static const char *const keys[] = {"id",           "role",      "created_at", "updated_at",
+                                       "content",      "reasoning", "thinking",   "tool_calls",
+                                       "tool_call_id", "summary",   "cleared",    "internal",
+                                       "pinned",       NULL};
     const char *where = f->where;
     if (!json_is_object(o))
         return fail_at(L, "%s: expected an object", where);
@@ -425,7 +427,8 @@ static int msg_read(loader *L, json_t *o, msg_fields *f)
         get_str(L, o, "tool_call_id", where, 1, 1, &f->tcid) ||
         get_flag(L, o, "summary", where, &f->summary) ||
         get_flag(L, o, "cleared", where, &f->cleared) ||
-        get_flag(L, o, "internal", where, &f->internal))
+        get_flag(L, o, "internal", where, &f->internal) ||
+        get_flag(L, o, "pinned", where, &f->pinned))
         return -1;
     if (ac_role_parse(f->role_s, &f->role))
         return fail_at(L, "%s.role: unknown role \"%s\"", where, f->role_s);
@@ -475,7 +478,7 @@ static ac_message *msg_make(const msg_fields *f)
         return NULL;
     m->role = f->role;
     m->flags = (f->summary ? AC_MSG_SUMMARY : 0) | (f->cleared ? AC_MSG_CLEARED : 0) |
-               (f->internal ? AC_MSG_INTERNAL : 0);
+               (f->internal ? AC_MSG_INTERNAL : 0) | (f->pinned ? AC_MSG_PINNED : 0);
     m->created_at_ms = f->created;
     m->updated_at_ms = f->updated;
     m->id = ac_conv__strdup(f->id);

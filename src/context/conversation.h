@@ -46,7 +46,8 @@ typedef enum ac_role {
 #define AC_MSG_SUMMARY 0x1u  /* a compaction summary */
 #define AC_MSG_CLEARED 0x2u  /* tool message: content replaced by a marker */
 #define AC_MSG_INTERNAL 0x4u /* part of an internal-tool round */
-#define AC_MSG_FLAGS_ALL 0x7u
+#define AC_MSG_PINNED 0x8u   /* kept by the "importance" compaction (the spec's pin action) */
+#define AC_MSG_FLAGS_ALL 0xFu
 
 typedef enum ac_call_state {
     AC_CALL_NONE = 0, /* issued, no result yet */
@@ -227,6 +228,9 @@ int ac_conv_replace_range(ac_conv *conv, size_t from, size_t to, const ac_messag
 /* Replaces the content of tool message `msg_index` by `marker` and flags it
  * cleared; the record keeps the full result. */
 int ac_conv_clear_tool_result(ac_conv *conv, size_t msg_index, const char *marker, int64_t t_ms);
+/* Flags message msg_index pinned (AC_MSG_PINNED): the "importance" compaction keeps it,
+ * and a tool call's result when its call message or its result is pinned. */
+int ac_conv_pin(ac_conv *conv, size_t msg_index, int64_t t_ms);
 /* Brings a cleared tool message's content back from its record. */
 int ac_conv_restore_tool_result(ac_conv *conv, size_t msg_index, int64_t t_ms);
 

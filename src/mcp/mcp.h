@@ -74,6 +74,8 @@ typedef struct ac_mcp_config {
     int idempotent;           /* -1: not said (the server's idempotentHint decides), 0, 1 */
     size_t max_tools;         /* 0: AC_MCP_MAX_TOOLS */
     size_t max_output;        /* 0: AC_MCP_MAX_OUTPUT */
+    json_t *cache_tools;      /* "cache": {"tools": {"GLOB": {cache}}}'s "tools" (each a
+                                 valid ac_cache_decl), or NULL */
 } ac_mcp_config;
 
 void ac_mcp_config_clear(ac_mcp_config *c);
@@ -93,6 +95,7 @@ typedef struct ac_mcp_tool {
     char *description;
     json_t *input_schema; /* as given (an object) */
     int idempotent_hint;  /* annotations.idempotentHint */
+    int read_only_hint;   /* annotations.readOnlyHint */
 } ac_mcp_tool;
 
 /* A server (not started: the first ac_mcp_server_start or call starts it).

@@ -100,6 +100,7 @@ void ac_mcp_config_clear(ac_mcp_config *c)
     strv_free(c->env_add);
     strv_free(c->headers);
     strv_free(c->secrets);
+    json_decref(c->cache_tools);
     memset(c, 0, sizeof *c);
 }
 
@@ -595,6 +596,7 @@ static void got_tools(ac_mcp_server *s, json_t *result)
         v[i].input_schema =
             json_is_object(schema) ? json_incref(schema) : json_pack("{s:s}", "type", "object");
         v[i].idempotent_hint = json_is_true(json_object_get(ann, "idempotentHint"));
+        v[i].read_only_hint = json_is_true(json_object_get(ann, "readOnlyHint"));
     }
     tools_free(s->tools, s->n_tools);
     s->tools = v;
@@ -870,6 +872,7 @@ ac_mcp_server *ac_mcp_server_new(ac_loop *loop, const ac_mcp_config *cfg)
     s->cfg.idempotent = cfg->idempotent;
     s->cfg.max_tools = cfg->max_tools ? cfg->max_tools : AC_MCP_MAX_TOOLS;
     s->cfg.max_output = cfg->max_output ? cfg->max_output : AC_MCP_MAX_OUTPUT;
+    s->cfg.cache_tools = json_incref(cfg->cache_tools);
     if (!s->cfg.name || (cfg->url && !s->cfg.url) || (cfg->argv && !s->cfg.argv) ||
         (cfg->env && !s->cfg.env) || (cfg->env_add && !s->cfg.env_add) ||
         (cfg->headers && !s->cfg.headers) || (cfg->secrets && !s->cfg.secrets) ||

@@ -11,7 +11,11 @@
  *                                                    for the start (handshake, tools/list)
  *             "idempotent": true,                    default: the server's idempotentHint
  *             "max_tools": 1000,                     a server listing more is a fault
- *             "max_output": "8MiB"}]}                a call's result is cut there
+ *             "max_output": "8MiB",                  a call's result is cut there
+ *             "cache": {"tools": {"GLOB": {...}}}}]}  result caches (tools/toolfile.h's
+ *                                                    "cache") for the tools whose names
+ *                                                    match GLOB (fnmatch) and whose
+ *                                                    annotations say readOnlyHint
  *
  * Values of "env" and "headers" are secrets: messages name keys, never values. */
 #include <stdarg.h>
@@ -20,6 +24,7 @@
 #include <string.h>
 
 #include "mcp/mcp.h"
+#include "tools/toolfile.h"
 #include "util/secrets.h"
 #include "util/units.h"
 
@@ -151,7 +156,7 @@ static int parse_name(const json_t *e, cfg_at *w, ac_mcp_config *c)
 {
     static const char *const keys[] = {"name",      "command",    "url",        "env",
                                        "headers",   "timeout",    "idempotent", "start_timeout",
-                                       "max_tools", "max_output", NULL};
+                                       "max_tools", "max_output", "cache",      NULL};
     const char *nm = NULL;
     if (!json_is_object(e))
         return cfail(w, "must be an object");
@@ -278,6 +283,31 @@ static int parse_limits(const json_t *e, const cfg_at *w, ac_mcp_config *c)
     return 0;
 }
 
+/* "cache": {"tools": {"GLOB": {"ttl", "scope", "max_entries"}}}. */
+static int parse_cache(const json_t *e, cfg_at *w, ac_mcp_config *c)
+{
+    const json_t *cache = json_object_get(e, "cache");
+    if (!cache)
+        return 0;
+    const json_t *tools = json_object_get(cache, "tools");
+    if (!json_is_object(cache) || json_object_size(cache) != 1 || !json_is_object(tools))
+        return cfail(w, "\"cache\" must be {\"tools\": {\"GLOB\": {\"ttl\", \"scope\", "
+                        "\"max_entries\"}}}");
+    const char *glob;
+    json_t *d;
+    json_object_foreach((json_t *)tools, glob, d)
+    {
+        ac_cache_decl decl;
+        char why[300];
+        if (!*glob || strlen(glob) > 128)
+            return cfail(w, "\"cache\": a tool pattern must be 1 to 128 characters");
+        if (ac_toolfile_parse_cache(d, &decl, why, sizeof why) < 0)
+            return cfail(w, "\"cache\": \"%.64s\": %s", glob, why);
+    }
+    c->cache_tools = json_incref((json_t *)tools);
+    return 0;
+}
+
 static int parse_one(const json_t *e, cfg_at *w, ac_mcp_config *c)
 {
     c->idempotent = -1;
@@ -298,7 +328,7 @@ static int parse_one(const json_t *e, cfg_at *w, ac_mcp_config *c)
         return cfail(w, "\"idempotent\" must be true or false");
     if (idem)
         c->idempotent = json_is_true(idem);
-    if (parse_limits(e, w, c) < 0)
+    if (parse_limits(e, w, c) < 0 || parse_cache(e, w, c) < 0)
         return -1;
     if (collect_secrets(c) < 0)
         return cfail(w, "out of memory");

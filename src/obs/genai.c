@@ -252,6 +252,9 @@ static void tool_completed(ac_obs *o, ac_session *s)
     const char *sep = strstr(tool, "::");
     if (sep)
         ac_span_strn(sp, "agentc.toolkit", tool, (size_t)(sep - tool));
+    const char *from = dstr(o->data, "cached_from"); /* answered from the result cache */
+    if (from)
+        ac_span_str(sp, "agentc.tool.cached_from", from);
     int ok = json_is_true(json_object_get(o->data, "ok"));
     const char *lt[] = {tool, ok ? "ok" : "error"};
     ac_metrics_add(o->oe->metrics, AC_M_TOOL_CALLS, lt, 1);

@@ -19,6 +19,9 @@ enum ac_metric {
     AC_M_COMPACTIONS,
     AC_M_SESSIONS,
     AC_M_COST,
+    AC_M_TOOL_CACHE_HITS,
+    AC_M_TOOL_CACHE_MISSES,
+    AC_M_TOOL_CACHE_EVICTIONS,
     AC_M_COUNT
 };
 

@@ -13,6 +13,7 @@
 
 #include "journal.h"
 #include "obs/obs.h"
+#include "session/tool_cache.h"
 #include "session/toolkits.h"
 #include "session/state.h"
 #include "session_int.h"
@@ -589,6 +590,8 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
 static void session_discard(ac_session *s)
 {
     ac_toolkits_session_free(s);
+    ac_tool_cache_free(s->tool_cache);
+    json_decref(s->cache_hits);
     ac_decisions_forget(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);

@@ -85,6 +85,9 @@ struct ac_engine {
     struct ac_obs_engine *obs; /* traces (src/obs/obs.h), NULL when not traced */
     struct ac_price *price;    /* its model's prices (src/obs/cost.h), NULL: none */
     const struct ac_subagent_opener *subagents; /* ac_engine_config.subagents (borrowed) */
+
+    /* engine-scoped tool results (tool_cache.h), or NULL */
+    struct ac_tool_cache *tool_cache;
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -145,6 +148,12 @@ struct ac_session {
     double cost_usd;              /* of the model calls applied (cost.h), with e->price */
     struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
     struct ac_state *state;       /* the State (state.h), from the spawn event */
+
+    /* session-scoped tool results (tool_cache.h), or NULL; call id -> the id of the call
+     * whose cached result answered it, or NULL */
+    struct ac_tool_cache *tool_cache;
+    json_t *cache_hits;
+
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
     void *hooks_ud;
     size_t turn_base; /* model calls completed before a restore (the script position) */
