@@ -12,6 +12,7 @@
 #include "obs/obs.h"
 #include "obs/span.h"
 #include "session/journal.h"
+#include "util/json_text.h"
 
 #define CONTENT_CAP (64 * 1024) /* bytes of a captured content attribute */
 #define MAX_MACHINES 32
@@ -112,6 +113,18 @@ static void content(ac_span *sp, const char *key, const char *text)
     }
     ac_span_strn(sp, key, text, CONTENT_CAP);
     ac_span_int(sp, "agentc.content_cut_bytes", (int64_t)(n - CONTENT_CAP));
+}
+
+/* A content attribute of a JSON value's text. */
+static void content_json(ac_span *sp, const char *key, const json_t *v)
+{
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    if (v)
+        ac_json_put(&b, v, AC_JSON_REALS);
+    if (!b.failed && b.p)
+        content(sp, key, b.p);
+    ac_buf_free(&b);
 }
 
 static ac_span *child(ac_obs *o, const char *name, int kind, int64_t start)
@@ -218,9 +231,7 @@ static void chat_completed(ac_obs *o)
     json_t *msg = json_pack("[{s:s, s:[{s:s, s:O}], s:O*}]", "role", "assistant", "parts", "type",
                             "text", "content", json_object_get(o->data, "content"), "tool_calls",
                             json_object_get(o->data, "tool_calls"));
-    char *txt = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
-    content(o->chat, "gen_ai.output.messages", txt);
-    free(txt);
+    content_json(o->chat, "gen_ai.output.messages", msg);
     json_decref(msg);
 }
 
@@ -274,7 +285,7 @@ static void event_ends(ac_obs *o, ac_session *s)
         const char *l[] = {o->oe->provider, o->oe->model};
         double ttft = (double)(o->now - o->chat_start) / 1000.0;
         ac_metrics_observe(o->oe->metrics, AC_M_TTFT, l, ttft);
-        ac_span_double(o->chat, "gen_ai.response.time_to_first_chunk", ttft);
+        ac_span_ms(o->chat, "gen_ai.response.time_to_first_chunk", o->now - o->chat_start);
     } else if (o->chat && !strcmp(o->ev, "llm.completed"))
         chat_completed(o);
     else if (o->chat && !strcmp(o->ev, "llm.failed"))
@@ -285,7 +296,7 @@ static void event_ends(ac_obs *o, ac_session *s)
         const char *strat = dstr(o->data, "strategy");
         char name[128];
         snprintf(name, sizeof name, "compact %s", strat ? strat : "");
-        json_object_set_new(o->compact->j, "name", json_string(name));
+        ac_span_rename(o->compact, name);
         ac_span_str(o->compact, "agentc.compaction.strategy", strat);
         if (!strcmp(o->ev, "compaction.done"))
             ac_metrics_add(o->oe->metrics, AC_M_COMPACTIONS, &strat, 1);
@@ -335,9 +346,7 @@ static void capture_request(ac_obs *o, ac_session *s)
                               json_pack("{s:s, s:[{s:s, s:s}]}", "role", role ? role : "", "parts",
                                         "type", "text", "content", text ? text : ""));
     }
-    char *txt = json_dumps(msgs, JSON_COMPACT);
-    content(o->chat, "gen_ai.input.messages", txt);
-    free(txt);
+    content_json(o->chat, "gen_ai.input.messages", msgs);
     json_decref(msgs);
     if (system)
         content(o->chat, "gen_ai.system_instructions", system);
@@ -427,20 +436,21 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
     ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
     if (!sp || ac_span_full(sp)) {
         if (sp)
-            ac_span_event(sp, NULL, 0, NULL); /* counted as dropped */
+            ac_span_event(sp, NULL, 0, NULL, 0); /* counted as dropped */
         return;
     }
-    json_t *a = json_array();
-    static const char *const keys[] = {"agentc.machine", "agentc.from", "agentc.event",
-                                       "agentc.to"};
-    for (size_t i = 0; i < 4; i++)
-        json_array_append_new(a, ac_span_kv_str(keys[i], l[i]));
-    json_array_append_new(a, ac_span_kv_str("agentc.guard", guard_text(o, r)));
-    json_array_append_new(a, ac_span_kv_int("agentc.spec.line", r->line));
+    ac_span_attr a[7] = {{"agentc.machine", AC_ATTR_STR, l[0], 0, 0},
+                         {"agentc.from", AC_ATTR_STR, l[1], 0, 0},
+                         {"agentc.event", AC_ATTR_STR, l[2], 0, 0},
+                         {"agentc.to", AC_ATTR_STR, l[3], 0, 0},
+                         {"agentc.spec.line", AC_ATTR_INT, NULL, r->line, 0}};
+    size_t n = 5;
     if (entered > 0 && r->from != AC_FSM_NONE)
-        json_array_append_new(
-            a, ac_span_kv_double("agentc.state.seconds", (double)(o->now - entered) / 1000.0));
-    ac_span_event(sp, "agentc.transition", o->now, a);
+        a[n++] = (ac_span_attr){"agentc.state.seconds", AC_ATTR_MS, NULL, o->now - entered, 0};
+    const char *guard = guard_text(o, r);
+    if (*guard) /* a row without a guard has none */
+        a[n++] = (ac_span_attr){"agentc.guard", AC_ATTR_STR, guard, 0, 0};
+    ac_span_event(sp, "agentc.transition", o->now, a, n);
 }
 
 int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap)

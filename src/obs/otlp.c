@@ -21,7 +21,7 @@ struct ac_tracer {
     struct curl_slist *headers;
     json_t *resource; /* {"attributes": [...]} */
     int capture;
-    char **q; /* ended spans as compact JSON text, a ring of queue_max: oldest at qhead */
+    ac_span **q; /* ended spans, a ring of queue_max: oldest at qhead */
     size_t qhead, qn;
     char *prefix; /* the export document up to its spans */
     size_t queue_max, batch_max;
@@ -94,11 +94,11 @@ static char *take_batch(ac_tracer *t, size_t *n)
     ac_buf_init(&b, AC_BUF_MAX);
     ac_buf_addstr(&b, t->prefix);
     for (size_t i = 0; i < *n; i++) {
-        char **slot = &t->q[(t->qhead + i) % t->queue_max];
+        ac_span **slot = &t->q[(t->qhead + i) % t->queue_max];
         if (i)
-            ac_buf_addstr(&b, ",");
-        ac_buf_addstr(&b, *slot);
-        free(*slot);
+            ac_buf_add(&b, ",", 1);
+        ac_span_put(&b, *slot);
+        ac_span_free(*slot);
         *slot = NULL;
     }
     t->qhead = (t->qhead + *n) % t->queue_max;
@@ -143,25 +143,15 @@ static void export_now(ac_tracer *t)
     }
 }
 
-void ac_tracer_add(ac_tracer *t, json_t *span)
+void ac_tracer_add(ac_tracer *t, ac_span *span)
 {
-    if (!t || !span) {
-        json_decref(span);
+    if (!t || !span || t->qn >= t->queue_max) {
+        if (t && span)
+            t->dropped++;
+        ac_span_free(span);
         return;
     }
-    char *text = NULL;
-    if (t->qn < t->queue_max) {
-        ac_buf b;
-        ac_buf_init(&b, AC_BUF_MAX);
-        ac_json_put(&b, span, AC_JSON_REALS);
-        text = ac_buf_take(&b, NULL);
-    }
-    json_decref(span);
-    if (!text) {
-        t->dropped++;
-        return;
-    }
-    t->q[(t->qhead + t->qn++) % t->queue_max] = text;
+    t->q[(t->qhead + t->qn++) % t->queue_max] = span;
     schedule(t, t->qn >= t->batch_max ? 0 : t->delay_ms);
     if (t->timer && t->qn >= t->batch_max && !t->easy) {
         ac_loop_cancel_timer(t->loop, t->timer);
@@ -185,15 +175,19 @@ uint64_t ac_tracer_exported(const ac_tracer *t)
     return t ? t->exported : 0;
 }
 
+static json_t *kv_str(const char *key, const char *v)
+{
+    return json_pack("{s:s, s:{s:s}}", "key", key, "value", "stringValue", v);
+}
+
 /* service.name and the "k=v,k2=v2" attributes as an OTLP resource. */
 static json_t *resource_of(const char *service, const char *attrs)
 {
     json_t *a = json_array();
-    json_array_append_new(a,
-                          ac_span_kv_str("service.name", service && *service ? service : "agentc"));
-    json_array_append_new(a, ac_span_kv_str("telemetry.sdk.name", "agentc"));
-    json_array_append_new(a, ac_span_kv_str("telemetry.sdk.language", "c"));
-    json_array_append_new(a, ac_span_kv_str("telemetry.sdk.version", AGENTC_VERSION));
+    json_array_append_new(a, kv_str("service.name", service && *service ? service : "agentc"));
+    json_array_append_new(a, kv_str("telemetry.sdk.name", "agentc"));
+    json_array_append_new(a, kv_str("telemetry.sdk.language", "c"));
+    json_array_append_new(a, kv_str("telemetry.sdk.version", AGENTC_VERSION));
     for (const char *p = attrs; p && *p;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -203,7 +197,7 @@ static json_t *resource_of(const char *service, const char *attrs)
             snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
             snprintf(val, sizeof val, "%.*s", (int)(p + len - eq - 1), eq + 1);
             if (strcmp(key, "service.name") != 0)
-                json_array_append_new(a, ac_span_kv_str(key, val));
+                json_array_append_new(a, kv_str(key, val));
         }
         p = end ? end + 1 : NULL;
     }
@@ -213,14 +207,14 @@ static json_t *resource_of(const char *service, const char *attrs)
 /* The export document's text before its spans. */
 static char *prefix_of(const json_t *resource)
 {
-    char *res = json_dumps(resource, JSON_COMPACT);
     ac_buf b;
     ac_buf_init(&b, AC_BUF_MAX);
+    ac_buf_addstr(&b, "{\"resourceSpans\":[{\"resource\":");
+    ac_json_put(&b, resource, 0);
     ac_buf_printf(&b,
-                  "{\"resourceSpans\":[{\"resource\":%s,\"scopeSpans\":[{\"scope\":{\"name\":"
-                  "\"agentc\",\"version\":\"%s\"},\"spans\":[",
-                  res ? res : "{}", AGENTC_VERSION);
-    free(res);
+                  ",\"scopeSpans\":[{\"scope\":{\"name\":\"agentc\",\"version\":\"%s\"},"
+                  "\"spans\":[",
+                  AGENTC_VERSION);
     return ac_buf_take(&b, NULL);
 }
 
@@ -294,7 +288,7 @@ void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms)
     }
     t->dropped += t->qn;
     for (size_t i = 0; t->q && i < t->qn; i++)
-        free(t->q[(t->qhead + i) % t->queue_max]);
+        ac_span_free(t->q[(t->qhead + i) % t->queue_max]);
     free(t->q);
     free(t->prefix);
     free(t->body);

@@ -94,7 +94,7 @@ jq -e --arg l "$line" '.events | any(([.attributes[] | {(.key): (.value | to_ent
 jq -e '.events | any(([.attributes[] | {(.key): (.value | to_entries[0].value)}] | add) as $a |
   $a["agentc.from"] == "OBSERVING" and $a["agentc.to"] == "COMPLETED" and ($a["agentc.guard"] | test("turn_complete")))' \
   <<<"$root" >/dev/null || fail "guard of the transition to COMPLETED"
-jq -e -s 'all(.[].events[]; [.attributes[].value.stringValue] | index("llm.delta") | not)' "$tmp/s1" >/dev/null \
+jq -e -s 'all(.[] | (.events // [])[]; [.attributes[].value.stringValue] | index("llm.delta") | not)' "$tmp/s1" >/dev/null \
   || fail "an internal llm.delta row became an event"
 # the model requests carried the trace context of their chat span
 jq -r '.headers.traceparent // empty' "$tmp/requests" | tail -3 >"$tmp/tp"
