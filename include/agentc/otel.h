@@ -55,4 +55,11 @@ uint64_t ac_tracer_exported(const ac_tracer *t);
  * that name it first. Not from a callback of its loop. NULL is a no-op. */
 void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms);
 
+/* A W3C traceparent header value ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>")
+ * received with what starts or continues a turn of s: the next turn s begins is in that trace,
+ * its invoke_agent span a child of the span named, and its trace id is reported (the turn's
+ * user_message, ac_session_trace_id) even when s is not traced. Checked strictly: 1 taken, 0
+ * ignored (NULL, malformed, an all-zero id, version ff), never an error. Loop thread. */
+int ac_session_set_traceparent(ac_session *s, const char *header);
+
 #endif

@@ -12,6 +12,7 @@
 #include "obs/obs.h"
 #include "obs/span.h"
 #include "session/journal.h"
+#include "session/session_int.h"
 #include "util/json_text.h"
 
 #define CONTENT_CAP (64 * 1024) /* bytes of a captured content attribute */
@@ -135,11 +136,19 @@ static ac_span *child(ac_obs *o, const char *name, int kind, int64_t start)
     return sp;
 }
 
-static void turn_begin(ac_obs *o)
+/* A turn's span: in the trace its user_message names or a received parent's, else a new one;
+ * the received parent's child. */
+static void turn_begin(ac_obs *o, const ac_session *s)
 {
     char name[256];
     snprintf(name, sizeof name, "invoke_agent %s", o->oe->agent);
-    o->turn = ac_span_start(NULL, NULL, name, AC_SPAN_INTERNAL, o->now);
+    const char *trace = dstr(o->data, "trace_id");
+    const char *parent = NULL;
+    if (s->tp_trace[0] && (!trace || !strcmp(trace, s->tp_trace))) {
+        trace = s->tp_trace;
+        parent = s->tp_span;
+    }
+    o->turn = ac_span_start(trace, parent, name, AC_SPAN_INTERNAL, o->now);
     ac_span_str(o->turn, "gen_ai.operation.name", "invoke_agent");
     ac_span_str(o->turn, "gen_ai.provider.name", o->oe->provider);
     ac_span_str(o->turn, "gen_ai.agent.name", o->oe->agent);
@@ -189,7 +198,7 @@ void ac_obs_event(ac_obs *o, ac_session *s, const char *name, int64_t t_ms, cons
     event_ends(o, s);
     if (in_turn || o->turn)
         return;
-    turn_begin(o); /* kept if the event starts a turn */
+    turn_begin(o, s); /* kept if the event starts a turn */
     if (ac_tracer_capture(o->oe->tracer) && !strcmp(name, "user_message"))
         content(o->turn, "gen_ai.input.messages", dstr(data, "text"));
 }

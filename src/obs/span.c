@@ -43,6 +43,37 @@ void ac_span_random_hex(char *out, size_t bytes)
     out[2 * bytes] = 0;
 }
 
+/* n lower-case hex digits at s, not all zero */
+static int hex_id(const char *s, size_t n)
+{
+    int nonzero = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+        nonzero |= s[i] != '0';
+    }
+    return nonzero;
+}
+
+int ac_traceparent_parse(const char *h, char trace_id[33], char span_id[17])
+{
+    /* version "-" trace id "-" parent id "-" flags: 55 bytes; a later version may add more
+     * after a '-' */
+    size_t n = h ? strlen(h) : 0;
+    if (n < 55 || (n > 55 && (h[55] != '-' || !strncmp(h, "00", 2))) || h[2] != '-' ||
+        h[35] != '-' || h[52] != '-')
+        return 0;
+    int version = (hex_id(h, 2) || !strncmp(h, "00", 2)) && strncmp(h, "ff", 2) != 0;
+    int flags = hex_id(h + 53, 2) || !strncmp(h + 53, "00", 2);
+    if (!version || !flags || !hex_id(h + 3, 32) || !hex_id(h + 36, 16))
+        return 0;
+    memcpy(trace_id, h + 3, 32);
+    trace_id[32] = 0;
+    memcpy(span_id, h + 36, 16);
+    span_id[16] = 0;
+    return 1;
+}
+
 /* n bytes of s and a NUL into the arena: its offset (0, the empty string, when out of room) */
 static uint32_t keep(ac_span *sp, const char *s, size_t n)
 {

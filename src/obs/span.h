@@ -68,6 +68,10 @@ typedef struct ac_span {
 /* A 32-digit trace id (16 random bytes) or 16-digit span id (8) in out, lower-case hex. */
 void ac_span_random_hex(char *out, size_t bytes);
 
+/* A W3C traceparent's trace id and parent span id copied out: 1, or 0 (nothing copied) when
+ * header is not one (ac_session_set_traceparent's rules). */
+int ac_traceparent_parse(const char *header, char trace_id[33], char span_id[17]);
+
 /* A new span: in trace_id (NULL: a new trace) under parent_id (NULL: a root). NULL when out
  * of memory. */
 ac_span *ac_span_start(const char *trace_id, const char *parent_id, const char *name, int kind,
