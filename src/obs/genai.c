@@ -214,7 +214,10 @@ static void chat_completed(ac_obs *o)
     int64_t out = json_integer_value(json_object_get(u, "output"));
     ac_span_int(o->chat, "gen_ai.usage.input_tokens", in);
     ac_span_int(o->chat, "gen_ai.usage.output_tokens", out);
-    ac_span_str(o->chat, "gen_ai.response.model", o->oe->model);
+    const char *rid = dstr(o->data, "response_id"), *rmodel = dstr(o->data, "response_model");
+    ac_span_str(o->chat, "gen_ai.response.model", rmodel ? rmodel : o->oe->model);
+    if (rid)
+        ac_span_str(o->chat, "gen_ai.response.id", rid);
     o->in_tok += in;
     o->out_tok += out;
     o->chat_outcome = "ok";

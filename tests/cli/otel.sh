@@ -74,6 +74,7 @@ chat=$(jq -c 'select(.name | startswith("chat "))' "$tmp/s1" | head -1)
 [ "$(attr "$chat" gen_ai.provider.name)" = openai ] || fail "provider name"
 [ "$(attr "$chat" gen_ai.request.model)" = "model-$$" ] || fail "request model"
 [ "$(attr "$chat" gen_ai.usage.input_tokens)" -gt 0 ] || fail "input tokens: $chat"
+[ "$(attr "$chat" gen_ai.response.id)" = chatcmpl-test ] || fail "response id (the provider's): $chat"
 jq -e '.attributes[] | select(.key == "gen_ai.response.finish_reasons") | .value.arrayValue.values[0].stringValue == "tool_calls"' \
   <<<"$chat" >/dev/null || fail "finish reasons: $chat"
 tool=$(jq -c 'select(.name == "execute_tool calculator")' "$tmp/s1" | head -1)
