@@ -1010,6 +1010,8 @@ char *ac_session_to_json(const ac_session *s)
         "compacted", s->compacted_this_plan, "conversation", cj);
     if (o && ac_session_ended(s))
         json_object_set_new(o, "ended", ac_turn_end_json(s));
+    if (o && s->e->price) /* its model is priced: what the session cost */
+        json_object_set_new(o, "usage", json_pack("{s:f}", "cost_usd", s->cost_usd));
     json_t *kits = ac_toolkits_state_json(s);
     if (o && kits)
         json_object_set(o, "toolkits", kits);

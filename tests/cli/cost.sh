@@ -73,6 +73,36 @@ jq -e -s 'map(select(.ev == "llm.completed"))[0].data.usage == {"input": 5100, "
   "$tmp/j-an" >/dev/null || fail "anthropic usage journaled: $(grep llm.completed "$tmp/j-an")"
 "$agentc" replay "$tmp/j-an" --check >/dev/null || fail "the journal does not replay"
 
+# ---- a session's cost: stored with its agent, shown, continued (no --prices the second time) ----
+an=(--provider anthropic --base-url "http://127.0.0.1:$port" --model claude-x --api-key-env AGENTC_TEST_KEY)
+"$agentc" run "${an[@]}" --prices "$tmp/prices.json" --db "$tmp/s.db" --jsonl hi >"$tmp/out" 2>"$tmp/err" \
+  || fail "stored run: $(cat "$tmp/err")"
+sid=$(jq -r 'select(.type == "done") | .session' "$tmp/out")
+"$agentc" run --session "$sid" --db "$tmp/s.db" --jsonl again >"$tmp/out" 2>"$tmp/err" || fail "continued: $(cat "$tmp/err")"
+cost=$(jq -r 'select(.type == "done") | .usage.cost_usd' "$tmp/out")
+near "$cost" 0.0264 || fail "the continued session's cost $cost, expected 0.0264 (two turns)"
+"$agentc" sessions show "$sid" --db "$tmp/s.db" --json >"$tmp/show" || fail "sessions show"
+near "$(jq -r .session.usage.cost_usd "$tmp/show")" 0.0264 || fail "sessions show --json: $(jq -c .session.usage "$tmp/show")"
+"$agentc" sessions show "$sid" --db "$tmp/s.db" | grep -qx 'cost     \$0.026400' || fail "sessions show: no cost line"
+# an agent's own prices (the document inline), and serve's session view
+jq -n --arg b "http://127.0.0.1:$port" --slurpfile p "$tmp/prices.json" '{agents: [{name: "priced",
+  provider: "anthropic", base_url: $b, model: "claude-x", api_key_env: "AGENTC_TEST_KEY", prices: $p[0]}]}' >"$tmp/agents.json"
+"$agentc" run --agents "$tmp/agents.json" --agent priced --no-store --jsonl hi >"$tmp/out" 2>"$tmp/err" || fail "agent run: $(cat "$tmp/err")"
+near "$(jq -r 'select(.type == "done") | .usage.cost_usd' "$tmp/out")" 0.0132 || fail "an agent's prices: $(tail -1 "$tmp/out")"
+"$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/serve.port" "${an[@]}" --prices "$tmp/prices.json" 2>"$tmp/serve.err" &
+serve_pid=$!
+for _ in $(seq 1 200); do [ -s "$tmp/serve.port" ] && break; sleep 0.05; done
+url="http://127.0.0.1:$(cat "$tmp/serve.port")"
+curl -s --max-time 5 -H 'Content-Type: application/json' -d '{"id": "p1"}' "$url/v1/sessions" >/dev/null
+curl -s --max-time 5 -H 'Content-Type: application/json' -d '{"content": "hi"}' "$url/v1/sessions/p1/messages" >/dev/null
+for _ in $(seq 1 200); do
+  curl -s --max-time 5 "$url/v1/sessions/p1" >"$tmp/view"
+  jq -e '.status == "idle"' "$tmp/view" >/dev/null 2>&1 && break
+  sleep 0.05
+done
+kill "$serve_pid"; wait "$serve_pid" 2>/dev/null
+near "$(jq -r .usage.cost_usd "$tmp/view")" 0.0132 || fail "serve's session view: $(cat "$tmp/view")"
+
 # ---- the batch's results, bad prices, the shipped example -------------------------------------
 printf '{"id": "a", "prompt": "hi"}\n{"id": "b", "prompt": "hi"}\n' >"$tmp/in.jsonl"
 "$agentc" batch "$tmp/in.jsonl" --provider anthropic --base-url "http://127.0.0.1:$port" --model claude-x \
