@@ -103,6 +103,25 @@ done
 kill "$serve_pid"; wait "$serve_pid" 2>/dev/null
 near "$(jq -r .usage.cost_usd "$tmp/view")" 0.0132 || fail "serve's session view: $(cat "$tmp/view")"
 
+# ---- cost as spec facts: a budget is a spec edit ---------------------------------------------
+sed -e 's|^param compact_threshold .*|&\nparam max_cost = 0|' \
+  -e 's|^    OBSERVING -> COMPLETED  \[turn_complete \&\& answer_valid\]|    OBSERVING -> FAILED     [session.cost_usd > max_cost] / fail("budget spent")\n    OBSERVING -> FAILED     [turn.cost_usd >= 0.013] / fail("turn budget spent")\n&|' \
+  spec/agent.fsm >"$tmp/budget.fsm"
+[ "$(grep -c cost_usd "$tmp/budget.fsm")" -eq 2 ] || fail "the budget spec was not made"
+budget() { # PARAMS...: the done line of a run on the budget spec
+  "$agentc" run --spec "$tmp/budget.fsm" "${an[@]}" --no-store --jsonl "$@" hi >"$tmp/b.out" 2>"$tmp/err" # a failed turn: exit 1
+  jq -c 'select(.type == "done")' "$tmp/b.out"
+}
+budget --prices "$tmp/prices.json" | jq -e '.status == "failed" and .error == "budget spent"' >/dev/null \
+  || fail "session.cost_usd > max_cost (0) did not fail the turn: $(budget --prices "$tmp/prices.json")"
+budget --prices "$tmp/prices.json" --param max_cost=1 | jq -e '.status == "failed" and .error == "turn budget spent"' >/dev/null \
+  || fail "turn.cost_usd >= 0.013 did not fail the turn"
+sed -i 's/turn.cost_usd >= 0.013/turn.cost_usd >= 0.014/' "$tmp/budget.fsm"
+budget --prices "$tmp/prices.json" --param max_cost=1 | jq -e '.status == "completed"' >/dev/null \
+  || fail "within the budget the turn did not complete"
+budget | jq -e '.status == "completed" and (.usage | has("cost_usd") | not)' >/dev/null \
+  || fail "an unpriced model spent a budget"
+
 # ---- the batch's results, bad prices, the shipped example -------------------------------------
 printf '{"id": "a", "prompt": "hi"}\n{"id": "b", "prompt": "hi"}\n' >"$tmp/in.jsonl"
 "$agentc" batch "$tmp/in.jsonl" --provider anthropic --base-url "http://127.0.0.1:$port" --model claude-x \
