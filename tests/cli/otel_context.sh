@@ -92,6 +92,29 @@ stop
 journal s2 u1 >"$tmp/um2"
 jq -e -s --arg t "$T" '.[0] == {"text": "What is 17 * 23, then 391 + 19?"} and .[1].trace_id == $t' "$tmp/um2" >/dev/null \
   || fail "untraced journal: $(cat "$tmp/um2")"
+# ---- a traced session's MCP calls over HTTP carry its traceparent; untraced, none ----------------
+if command -v node >/dev/null; then
+  node "$(dirname "$0")/otel_mcp_server.cjs" "$tmp/mcp.port" "$tmp/mcp.log" &
+  pids+=($!)
+  wait_for test -s "$tmp/mcp.port" || fail "the MCP server did not start"
+  printf '{"mcp": [{"name": "fake", "url": "http://127.0.0.1:%s/mcp"}]}\n' "$(cat "$tmp/mcp.port")" >"$tmp/tools.json"
+  printf '%s\n' '{"tool_calls": [{"id": "c1", "name": "fake::ping", "arguments": "{}"}]}' '{"content": "done"}' >"$tmp/script"
+  : >"$tmp/c.log"
+  OTEL_EXPORTER_OTLP_ENDPOINT="$endpoint" "$agentc" run --provider script --script "$tmp/script" \
+    --tools "$tmp/tools.json" --no-store --jsonl hi >"$tmp/m.out" 2>"$tmp/m.err" || fail "mcp run: $(cat "$tmp/m.err")"
+  tid=$(jq -r 'select(.type == "done") | .trace_id' "$tmp/m.out")
+  tp=$(jq -r 'select(.method == "tools/call") | .traceparent' "$tmp/mcp.log")
+  [[ "$tp" =~ ^00-$tid-([0-9a-f]{16})-01$ ]] || fail "the MCP call's traceparent '$tp' (trace $tid)"
+  jq -e -s --arg s "${BASH_REMATCH[1]}" '[.[].body.resourceSpans[].scopeSpans[].spans[] | select(.spanId == $s)] | length == 1' \
+    "$tmp/c.log" >/dev/null || fail "the MCP call's traceparent names no exported span"
+  jq -e -s 'map(select(.method != "tools/call")) | all(.traceparent == null)' "$tmp/mcp.log" >/dev/null \
+    || fail "a traceparent on a request of no call: $(cat "$tmp/mcp.log")"
+  : >"$tmp/mcp.log"
+  "$agentc" run --provider script --script "$tmp/script" --tools "$tmp/tools.json" --no-store hi >/dev/null 2>&1 \
+    || fail "untraced mcp run"
+  jq -e -s 'length > 0 and all(.traceparent == null)' "$tmp/mcp.log" >/dev/null || fail "an untraced MCP call sent a traceparent"
+fi
+
 # an untraced run's journal is as it was: no trace id anywhere
 "$agentc" run "${net[@]}" --db "$tmp/r.db" "What is 2 * 3, then 6 + 1?" >/dev/null 2>"$tmp/r.err" || fail "run: $(cat "$tmp/r.err")"
 rid=$(sed -n 's/^agentc: session //p' "$tmp/r.err")
