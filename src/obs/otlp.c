@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agentc/version.h"
 #include "io/http.h"
@@ -26,7 +27,8 @@ struct ac_tracer {
     char *prefix; /* the export document up to its spans */
     size_t queue_max, batch_max;
     int64_t delay_ms, timeout_ms;
-    uint64_t dropped, exported;
+    uint64_t dropped, exported, bytes;
+    int64_t longest_us; /* the longest export step (export_now) */
     uint64_t timer;
     int64_t not_before_ms; /* Retry-After: no POST before this (loop clock) */
     CURL *easy;            /* the POST under way, NULL when none */
@@ -70,9 +72,10 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
     curl_off_t retry = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER, &retry);
-    if (rc == CURLE_OK && status >= 200 && status < 300)
+    if (rc == CURLE_OK && status >= 200 && status < 300) {
         t->exported += t->in_flight;
-    else
+        t->bytes += t->body ? strlen(t->body) : 0;
+    } else
         t->dropped += t->in_flight;
     if ((status == 429 || status == 503) && retry > 0)
         t->not_before_ms = ac_loop_now_ms(t->loop) + (int64_t)(retry > 3600 ? 3600 : retry) * 1000;
@@ -107,12 +110,31 @@ static char *take_batch(ac_tracer *t, size_t *n)
     return ac_buf_take(&b, NULL);
 }
 
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void start_post(ac_tracer *t);
+
+/* A batch's POST, its time on the loop measured */
 static void export_now(ac_tracer *t)
 {
     if (t->easy || !t->qn || ac_loop_now_ms(t->loop) < t->not_before_ms) {
         schedule(t, t->delay_ms);
         return;
     }
+    int64_t t0 = now_us();
+    start_post(t);
+    int64_t took = now_us() - t0;
+    if (took > t->longest_us)
+        t->longest_us = took;
+}
+
+static void start_post(ac_tracer *t)
+{
     size_t n;
     char *body = take_batch(t, &n);
     CURL *h = body ? curl_easy_init() : NULL;
@@ -260,6 +282,13 @@ ac_tracer *ac_tracer_new(ac_loop *loop, const ac_tracer_config *cfg, ac_error *e
 
 void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms)
 {
+    ac_tracer_shutdown_stats(t, bound_ms, NULL);
+}
+
+void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
     if (!t)
         return;
     if (t->timer)
@@ -287,6 +316,8 @@ void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms)
         t->dropped += t->in_flight;
     }
     t->dropped += t->qn;
+    if (out)
+        *out = (ac_tracer_stats){t->exported, t->dropped, t->bytes, t->longest_us};
     for (size_t i = 0; t->q && i < t->qn; i++)
         ac_span_free(t->q[(t->qhead + i) % t->queue_max]);
     free(t->q);
