@@ -78,7 +78,8 @@ int ac_traceparent_parse(const char *h, char trace_id[33], char span_id[17])
 static uint32_t keep(ac_span *sp, const char *s, size_t n)
 {
     size_t at = sp->arena.n;
-    if (!s || !n || at > UINT32_MAX - n - 1 || ac_buf_reserve(&sp->arena, n + 1))
+    if (!s || !n || at > UINT32_MAX - n - 1 ||
+        (at + n + 1 >= sp->arena.cap && ac_buf_reserve(&sp->arena, n + 1)))
         return 0;
     memcpy(sp->arena.p + at, s, n);
     sp->arena.p[at + n] = 0;
@@ -98,7 +99,9 @@ ac_span *ac_span_start(const char *trace_id, const char *parent_id, const char *
     if (!sp)
         return NULL;
     ac_buf_init(&sp->arena, AC_BUF_MAX);
-    ac_buf_add(&sp->arena, "", 1); /* offset 0: "" */
+    ac_buf_reserve(&sp->arena, 480); /* a span's strings, mostly: one allocation */
+    ac_buf_add(&sp->arena, "", 1);   /* offset 0: "" */
+    ac_grow((void **)&sp->kv, &sp->kvcap, 16, sizeof *sp->kv);
     if (trace_id && strlen(trace_id) == 32)
         memcpy(sp->trace_id, trace_id, 33);
     else
@@ -124,7 +127,7 @@ void ac_span_rename(ac_span *sp, const char *name)
 
 static ac_span_kv *add_kv(ac_span *sp, const char *key, int type)
 {
-    if (ac_grow((void **)&sp->kv, &sp->kvcap, sp->nkv + 1, sizeof *sp->kv))
+    if (sp->nkv == sp->kvcap && ac_grow((void **)&sp->kv, &sp->kvcap, sp->nkv + 1, sizeof *sp->kv))
         return NULL;
     ac_span_kv *kv = &sp->kv[sp->nkv++];
     memset(kv, 0, sizeof *kv);
