@@ -53,8 +53,8 @@ uint64_t ac_tracer_dropped(const ac_tracer *t);
 uint64_t ac_tracer_exported(const ac_tracer *t);
 
 /* What the exporter did: spans exported and dropped, the bytes of the batches the collector
- * took, and the longest time one export step held the loop (making a batch's text and
- * starting its POST). */
+ * took, and the longest time (the loop thread's CPU time) one export step held the loop: a
+ * slice of a batch's text (32 spans), or starting its POST. */
 typedef struct ac_tracer_stats {
     uint64_t exported, dropped, bytes;
     int64_t longest_step_us;

@@ -16,6 +16,8 @@
 #include "util/buf.h"
 #include "util/json_text.h"
 
+#define SLICE 32 /* spans a batch's text takes per turn of the loop: no long stall */
+
 struct ac_tracer {
     ac_loop *loop;
     char *url;
@@ -33,7 +35,11 @@ struct ac_tracer {
     int64_t not_before_ms; /* Retry-After: no POST before this (loop clock) */
     CURL *easy;            /* the POST under way, NULL when none */
     char *body;
-    size_t in_flight; /* spans in it */
+    size_t in_flight; /* spans in it, or in the batch being built */
+    ac_buf text;      /* the batch being built, a slice of spans per turn of the loop */
+    int building;
+    size_t want;       /* spans the batch being built takes */
+    size_t span_bytes; /* of a span in the last batch's text, and a margin */
     uint64_t xfer;
 };
 
@@ -57,10 +63,12 @@ static void on_timer(void *ud)
  * Retry-After. */
 static void schedule(ac_tracer *t, int64_t delay)
 {
-    if (t->easy || t->timer || !t->qn)
+    if (t->easy || t->timer || (!t->qn && !t->building))
         return;
     int64_t wait = t->not_before_ms - ac_loop_now_ms(t->loop);
-    if (wait > delay)
+    if (t->building)
+        delay = 0; /* the next slice */
+    else if (wait > delay)
         delay = wait;
     t->timer = ac_loop_timer(t->loop, delay, on_timer, t);
 }
@@ -89,45 +97,61 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
 }
 
 /* {"resourceSpans": [{"resource", "scopeSpans": [{"scope", "spans"}]}]} of the queue's first
- * batch_max spans, which leave the queue (NULL when out of memory: they are dropped). */
-static char *take_batch(ac_tracer *t, size_t *n)
+ * batch_max spans, which leave the queue, built SLICE spans at a time: 1 when the text is whole,
+ * 0 when more is to come (the next turn of the loop). */
+static int build_slice(ac_tracer *t)
 {
-    *n = t->qn < t->batch_max ? t->qn : t->batch_max;
-    ac_buf b;
-    ac_buf_init(&b, AC_BUF_MAX);
-    ac_buf_addstr(&b, t->prefix);
-    for (size_t i = 0; i < *n; i++) {
-        ac_span **slot = &t->q[(t->qhead + i) % t->queue_max];
-        if (i)
-            ac_buf_add(&b, ",", 1);
-        ac_span_put(&b, *slot);
+    if (!t->building) {
+        ac_buf_init(&t->text, AC_BUF_MAX);
+        t->building = 1;
+        t->want = t->qn < t->batch_max ? t->qn : t->batch_max;
+        t->in_flight = 0;
+        /* room for the whole text at once, by the last batch's bytes per span: no copy of a
+         * growing megabyte in one slice */
+        ac_buf_reserve(&t->text, strlen(t->prefix) + 16 + t->want * (t->span_bytes + 64));
+        ac_buf_addstr(&t->text, t->prefix);
+    }
+    for (size_t k = 0; k < SLICE && t->in_flight < t->want && t->qn; k++) {
+        ac_span **slot = &t->q[t->qhead];
+        if (t->in_flight++)
+            ac_buf_add(&t->text, ",", 1);
+        ac_span_put(&t->text, *slot);
         ac_span_free(*slot);
         *slot = NULL;
+        t->qhead = (t->qhead + 1) % t->queue_max;
+        t->qn--;
     }
-    t->qhead = (t->qhead + *n) % t->queue_max;
-    t->qn -= *n;
-    ac_buf_addstr(&b, "]}]}]}");
-    return ac_buf_take(&b, NULL);
+    if (t->in_flight < t->want && t->qn)
+        return 0;
+    ac_buf_addstr(&t->text, "]}]}]}");
+    t->building = 0;
+    if (t->in_flight)
+        t->span_bytes = t->text.n / t->in_flight + t->text.n / t->in_flight / 8;
+    return 1;
 }
 
 static int64_t now_us(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* the loop's own time, not the machine's load */
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static void start_post(ac_tracer *t);
 
-/* A batch's POST, its time on the loop measured */
+/* A slice of the batch's text, and its POST once whole; each step's time on the loop
+ * measured */
 static void export_now(ac_tracer *t)
 {
-    if (t->easy || !t->qn || ac_loop_now_ms(t->loop) < t->not_before_ms) {
+    if (t->easy || (!t->building && (!t->qn || ac_loop_now_ms(t->loop) < t->not_before_ms))) {
         schedule(t, t->delay_ms);
         return;
     }
     int64_t t0 = now_us();
-    start_post(t);
+    if (build_slice(t))
+        start_post(t);
+    else
+        schedule(t, 0);
     int64_t took = now_us() - t0;
     if (took > t->longest_us)
         t->longest_us = took;
@@ -135,12 +159,13 @@ static void export_now(ac_tracer *t)
 
 static void start_post(ac_tracer *t)
 {
-    size_t n;
-    char *body = take_batch(t, &n);
+    size_t n = t->in_flight;
+    char *body = ac_buf_take(&t->text, NULL);
     CURL *h = body ? curl_easy_init() : NULL;
     if (!h) {
         free(body);
         t->dropped += n;
+        t->in_flight = 0;
         return;
     }
     curl_easy_setopt(h, CURLOPT_URL, t->url);
@@ -298,12 +323,14 @@ void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *o
         int64_t end = ac_loop_now_ms(t->loop) + bound_ms;
         t->not_before_ms = 0; /* the last word: sent now or never */
         t->timeout_ms = bound_ms;
-        while (ac_loop_now_ms(t->loop) < end && (t->easy || t->qn)) {
+        while (ac_loop_now_ms(t->loop) < end && (t->easy || t->qn || t->building)) {
             if (!t->easy)
                 export_now(t);
             if (t->timer)
                 ac_loop_cancel_timer(t->loop, t->timer);
             t->timer = 0;
+            if (t->building)
+                continue; /* the rest of the batch's text */
             int64_t left = end - ac_loop_now_ms(t->loop);
             if (!t->easy || left <= 0)
                 break;
@@ -313,6 +340,10 @@ void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *o
     if (t->easy) {
         ac_http_cancel(t->loop, t->xfer);
         curl_easy_cleanup(t->easy);
+        t->dropped += t->in_flight;
+    }
+    if (t->building) {
+        ac_buf_free(&t->text);
         t->dropped += t->in_flight;
     }
     t->dropped += t->qn;
