@@ -3,7 +3,8 @@
 # a second agentc_test_httpd as the collector storing each POST body. Span names, kinds,
 # parentage, hex ids, GenAI attributes, the spec's transitions as events with their spec lines,
 # the resource; contents only when asked; no secret in any exported byte; the exporter's faults
-# (collector down, slow, 500, 429 with Retry-After) leave the run's result as it was.
+# (collector down, slow, 500, 429 with Retry-After, closing mid-request) leave the run's result
+# as it was, its exit at most a second later, and what was dropped counted.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -180,18 +181,41 @@ grep -q "traces are off: OTEL_EXPORTER_OTLP_ENDPOINT" "$tmp/err" || fail "a bad 
 
 # ---- the exporter's faults leave the run's result as it was -------------------------------------
 dead=$(cat "$tmp/c5.port"); kill "${collectors[-1]}"; wait "${collectors[-1]}" 2>/dev/null
-run_faulty() { # WHAT ENDPOINT
-  OTEL_EXPORTER_OTLP_ENDPOINT="$2" "$agentc" run "${net[@]}" --jsonl "$prompt" >"$tmp/out" 2>"$tmp/err"
+run_faulty() { # WHAT ENDPOINT DROPPED(0|1): the result as it was, the exit at most a second later,
+  # what the exporter dropped counted (OTEL_LOG_LEVEL=info prints its account)
+  local t0 t1
+  t0=$(date +%s%N)
+  OTEL_EXPORTER_OTLP_ENDPOINT="$2" OTEL_LOG_LEVEL=info "$agentc" run "${net[@]}" --jsonl "$prompt" >"$tmp/out" 2>"$tmp/err"
   local rc=$?
+  t1=$(date +%s%N)
   [ $rc -eq 0 ] || fail "$1: exit $rc: $(cat "$tmp/err")"
   jq -e -s 'last | .type == "done" and .answer == "The answer is 410."' "$tmp/out" >/dev/null || fail "$1: result $(tail -1 "$tmp/out")"
+  local limit=3000 # a run takes well under a second here, the flush one more at most
+  [ -n "${AGENTC_TEST_UNDER_VALGRIND:-}" ] && limit=120000
+  [ $(( (t1 - t0) / 1000000 )) -lt $limit ] || fail "$1: the run took $(( (t1 - t0) / 1000000 )) ms"
+  local acct
+  acct=$(sed -n 's/^agentc: traces: \([0-9]*\) spans exported ([0-9]* bytes), \([0-9]*\) dropped.*/\1 \2/p' "$tmp/err")
+  [ -n "$acct" ] || fail "$1: no account of the exporter: $(cat "$tmp/err")"
+  if [ "$3" = 1 ]; then [ "$acct" = "0 6" ] || fail "$1: exported, dropped: $acct (expected 0 6)"
+  else [ "$acct" = "6 0" ] || fail "$1: exported, dropped: $acct (expected 6 0)"; fi
 }
-run_faulty "collector down" "http://127.0.0.1:$dead"
+run_faulty "collector down" "http://127.0.0.1:$dead" 1
 start_collector slow --otlp-latency 5000
-run_faulty "collector slow" "http://127.0.0.1:$cport"
+run_faulty "collector slow" "http://127.0.0.1:$cport" 1
 start_collector e500 --otlp-status 500
-run_faulty "collector 500" "http://127.0.0.1:$cport"
+run_faulty "collector 500" "http://127.0.0.1:$cport" 1
 [ -s "$tmp/e500.log" ] || fail "nothing sent to the failing collector"
 start_collector e429 --otlp-status 429 --otlp-retry-after 30
-run_faulty "collector 429" "http://127.0.0.1:$cport"
+run_faulty "collector 429" "http://127.0.0.1:$cport" 1
+start_collector ok
+run_faulty "collector well" "http://127.0.0.1:$cport" 0
+# a collector that closes the connection in the middle of the request
+if command -v node >/dev/null; then
+  node -e 'const s = require("net").createServer((c) => c.once("data", () => c.destroy()));
+    s.listen(0, "127.0.0.1", () => require("fs").writeFileSync(process.argv[1], String(s.address().port)));
+    setTimeout(() => process.exit(0), 60000).unref();' "$tmp/cut.port" &
+  collectors+=($!)
+  for _ in $(seq 1 100); do [ -s "$tmp/cut.port" ] && break; sleep 0.05; done
+  run_faulty "collector closing mid-request" "http://127.0.0.1:$(cat "$tmp/cut.port")" 1
+fi
 echo ok
