@@ -388,6 +388,11 @@ static void chat_begin(ac_obs *o, ac_session *s)
         ac_span_int(o->chat, "gen_ai.request.seed", r->seed);
     if (o->oe->max_tokens > 0)
         ac_span_int(o->chat, "gen_ai.request.max_tokens", o->oe->max_tokens);
+    size_t nstop = 0;
+    while (r && r->stop && r->stop[nstop])
+        nstop++;
+    if (nstop)
+        ac_span_strs(o->chat, "gen_ai.request.stop_sequences", r->stop, nstop);
     if (ac_tracer_capture(o->oe->tracer))
         capture_request(o, s);
 }

@@ -115,12 +115,18 @@ done <"$tmp/tp"
 start_collector c2
 OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://127.0.0.1:$cport/v1/traces" \
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true \
-  "$agentc" run "${net[@]}" "$prompt \"quoted\"	tab \\ é" >"$tmp/out" 2>"$tmp/err" || fail "run with contents: $(cat "$tmp/err")"
+  "$agentc" run "${net[@]}" --temperature 0.5 --seed 7 --stop "END$$" --stop "FIN" \
+  "$prompt \"quoted\"	tab \\ é" >"$tmp/out" 2>"$tmp/err" || fail "run with contents: $(cat "$tmp/err")"
 spans "$tmp/c2.log" >"$tmp/s2"
 chat=$(jq -c 'select(.name | startswith("chat "))' "$tmp/s2" | tail -1)
 attr "$chat" gen_ai.input.messages | jq -e 'any(.[]; .role == "user" and .parts[0].content == "What is 17 * 23, then 391 + 19? \"quoted\"\ttab \\ é")' \
   >/dev/null || fail "input messages: $chat"
 [ "$(attr "$chat" gen_ai.system_instructions)" = "be terse $$" ] || fail "system instructions"
+# the request settings
+[ "$(attr "$chat" gen_ai.request.temperature)" = 0.5 ] && [ "$(attr "$chat" gen_ai.request.seed)" = 7 ] \
+  || fail "request settings: $chat"
+jq -e --arg e "END$$" '.attributes[] | select(.key == "gen_ai.request.stop_sequences") |
+  [.value.arrayValue.values[].stringValue] == [$e, "FIN"]' <<<"$chat" >/dev/null || fail "stop sequences: $chat"
 attr "$chat" gen_ai.output.messages | jq -e '.[0].parts[0].content == "The answer is 410."' >/dev/null || fail "output messages"
 tool=$(jq -c 'select(.name == "execute_tool calculator")' "$tmp/s2" | head -1)
 [ "$(attr "$tool" gen_ai.tool.call.arguments)" = '{"expression":"17 * 23"}' ] || fail "tool arguments: $tool"
