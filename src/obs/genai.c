@@ -38,6 +38,8 @@ struct ac_obs {
     char fail_class[64];      /* the class of the last failed call, for the retry's count */
     const char *status;       /* the agentc_sessions label it is counted under, NULL: none */
     char trace_id[33];        /* of the turn under way or the last one, "" before any */
+    size_t compact_before;    /* estimated tokens before a compaction.done is applied */
+    const char *compact_strategy;
 };
 
 static const char *dstr(const json_t *d, const char *key)
@@ -310,9 +312,11 @@ static void event_ends(ac_obs *o, ac_session *s)
         snprintf(name, sizeof name, "compact %s", strat ? strat : "");
         ac_span_rename(o->compact, name);
         ac_span_str(o->compact, "agentc.compaction.strategy", strat);
-        if (!strcmp(o->ev, "compaction.done"))
+        if (!strcmp(o->ev, "compaction.done")) {
             ac_metrics_add(o->oe->metrics, AC_M_COMPACTIONS, &strat, 1);
-        else
+            o->compact_before = ac_session_estimate_tokens(s); /* and after: event_done */
+            o->compact_strategy = strat;
+        } else
             ac_span_error(o->compact, dstr(o->data, "message"));
     }
 }
@@ -324,6 +328,12 @@ void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn)
     ac_session_stats st;
     ac_session_get_stats(s, &st);
     int ended = st.turns_ended != o->turns_before;
+    if (o->compact_strategy) { /* what the compaction saved, by the conversation's estimate */
+        size_t after = ac_session_estimate_tokens(s);
+        double saved = o->compact_before > after ? (double)(o->compact_before - after) : 0;
+        ac_metrics_add(o->oe->metrics, AC_M_COMPACTION_SAVED, &o->compact_strategy, saved);
+        o->compact_strategy = NULL;
+    }
     if (in_turn && o->turn)
         memcpy(o->trace_id, o->turn->trace_id, sizeof o->trace_id);
     if (in_turn)

@@ -19,6 +19,7 @@ enum ac_metric {
     AC_M_COMPACTIONS,
     AC_M_SESSIONS,
     AC_M_COST,
+    AC_M_COMPACTION_SAVED,
     AC_M_COUNT
 };
 
