@@ -55,6 +55,8 @@ cost=$(jq -r 'select(.type == "done") | .usage.cost_usd' "$tmp/out")
 near "$cost" 0.00375 || fail "openai cost $cost, expected 0.00375"
 jq -e -s 'map(select(.ev == "llm.completed"))[0].data.usage == {"input": 1000, "output": 200, "cached": 600, "reasoning": 50}' \
   "$tmp/j-oa" >/dev/null || fail "openai usage journaled: $(grep llm.completed "$tmp/j-oa")"
+jq -e -s 'map(select(.ev == "llm.completed"))[0].data | .response_id == "c1" and .response_model == "m-oa"' \
+  "$tmp/j-oa" >/dev/null || fail "openai response id: $(grep llm.completed "$tmp/j-oa")"
 # a model the prices do not name: no cost, never a made-up one
 "$agentc" run --provider openai --base-url "$base" --model m-unpriced --api-key-env AGENTC_TEST_KEY \
   --prices "$tmp/prices.json" --jsonl --no-store hi >"$tmp/out" 2>"$tmp/err" || fail "unpriced run"
@@ -71,6 +73,9 @@ cost=$(jq -r 'select(.type == "done") | .usage.cost_usd' "$tmp/out")
 near "$cost" 0.0132 || fail "anthropic cost $cost, expected 0.0132"
 jq -e -s 'map(select(.ev == "llm.completed"))[0].data.usage == {"input": 5100, "output": 300, "cached": 3000, "cache_write": 2000}' \
   "$tmp/j-an" >/dev/null || fail "anthropic usage journaled: $(grep llm.completed "$tmp/j-an")"
+# the provider's response id and model, journaled (gen_ai.response.id on the chat span)
+jq -e -s 'map(select(.ev == "llm.completed"))[0].data | .response_id == "msg_1" and .response_model == "claude-x"' \
+  "$tmp/j-an" >/dev/null || fail "anthropic response id: $(grep llm.completed "$tmp/j-an")"
 "$agentc" replay "$tmp/j-an" --check >/dev/null || fail "the journal does not replay"
 
 # ---- a session's cost: stored with its agent, shown, continued (no --prices the second time) ----
