@@ -460,6 +460,8 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
     if (entered > 0 && r->from != AC_FSM_NONE)
         ac_metrics_observe(o->oe->metrics, AC_M_STATE_SECONDS, l,
                            (double)(o->now - entered) / 1000.0);
+    if (r->from == AC_FSM_NONE)
+        return; /* a machine entering its initial state: no row of the spec, no event */
     ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
     if (!sp || ac_span_full(sp)) {
         if (sp)
