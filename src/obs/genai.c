@@ -12,7 +12,9 @@
 #include "obs/obs.h"
 #include "obs/span.h"
 #include "session/journal.h"
+#include "mcp/mcp.h"
 #include "session/session_int.h"
+#include "session/tools_internal.h"
 #include "util/json_text.h"
 
 #define CONTENT_CAP (64 * 1024) /* bytes of a captured content attribute */
@@ -274,8 +276,11 @@ static void tool_completed(ac_obs *o, ac_session *s)
     ac_span_str(sp, "gen_ai.tool.name", tool);
     ac_span_str(sp, "gen_ai.tool.call.id", id);
     ac_span_str(sp, "gen_ai.tool.type", "function");
+    const ac_tool *t = ac_tools_find(s->e, tool);
     const char *sep = strstr(tool, "::");
-    if (sep)
+    if (t && t->kind == TK_MCP && t->mcp) /* an MCP server's tool: the server's name */
+        ac_span_str(sp, "agentc.mcp.server", ac_mcp_server_name(t->mcp));
+    else if (sep)
         ac_span_strn(sp, "agentc.toolkit", tool, (size_t)(sep - tool));
     int ok = json_is_true(json_object_get(o->data, "ok"));
     const char *lt[] = {tool, ok ? "ok" : "error"};

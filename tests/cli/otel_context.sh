@@ -107,6 +107,9 @@ if command -v node >/dev/null; then
   [[ "$tp" =~ ^00-$tid-([0-9a-f]{16})-01$ ]] || fail "the MCP call's traceparent '$tp' (trace $tid)"
   jq -e -s --arg s "${BASH_REMATCH[1]}" '[.[].body.resourceSpans[].scopeSpans[].spans[] | select(.spanId == $s)] | length == 1' \
     "$tmp/c.log" >/dev/null || fail "the MCP call's traceparent names no exported span"
+  jq -e -s '[.[].body.resourceSpans[].scopeSpans[].spans[] | select(.name == "execute_tool fake::ping")] | length == 1 and
+    (.[0].attributes | any(.key == "agentc.mcp.server" and .value.stringValue == "fake"))' "$tmp/c.log" >/dev/null \
+    || fail "the MCP call's span does not name its server"
   jq -e -s 'map(select(.method != "tools/call")) | all(.traceparent == null)' "$tmp/mcp.log" >/dev/null \
     || fail "a traceparent on a request of no call: $(cat "$tmp/mcp.log")"
   : >"$tmp/mcp.log"
