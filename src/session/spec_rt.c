@@ -719,14 +719,18 @@ static int bind_after(ac_engine *e, ac_spec_rt *rt, uint16_t index, const char *
     return 0;
 }
 
+int ac_spec_rt_defines(int kind, const char *name)
+{
+    return kind == 0   ? (strchr(name, ' ') != NULL)
+           : kind == 1 ? (strchr(name, '(') != NULL ||
+                          strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
+                       : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
+}
+
 int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, char *err,
                     size_t errcap)
 {
-    int synth = kind == 0   ? (strchr(name, ' ') != NULL)
-                : kind == 1 ? (strchr(name, '(') != NULL ||
-                               strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
-                            : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
-    if (!synth)
+    if (!ac_spec_rt_defines(kind, name))
         return 0;
     if (kind == 1 && strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0) {
         e->actions[index] = ac_decisions_apply; /* no argument: no slot */
