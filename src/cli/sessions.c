@@ -266,6 +266,9 @@ static void show_text(const ac_store_session_info *info, json_t *session, const 
            info->status, info->at_rest ? "at rest" : "stopped mid-turn: agentc resume",
            info->spec_hash, c, u, (unsigned long long)info->events,
            (unsigned long long)info->snapshot_seq);
+    const json_t *cost = json_object_get(json_object_get(session, "usage"), "cost_usd");
+    if (json_is_number(cost)) /* its agent prices its model */
+        printf("cost     $%.6f\n", json_number_value(cost));
     if (info->holder[0]) {
         fputs("in use   by ", stdout);
         put_vis(info->holder, VIS_LINE);

@@ -146,6 +146,9 @@ typedef void (*ac_mcp_progress_fn)(void *ud, double progress, double total, cons
 ac_mcp_call *ac_mcp_call_tool(ac_mcp_server *s, const char *tool, const json_t *args,
                               int64_t timeout_ms, ac_mcp_done_fn done, ac_mcp_progress_fn progress,
                               void *ud);
+/* The W3C traceparent (NULL: none) the next ac_mcp_call_tool of s carries, as the
+ * `traceparent` header of an HTTP server's request (a traced session's tool call). */
+void ac_mcp_server_set_traceparent(ac_mcp_server *s, const char *traceparent);
 /* Abandons a call whose done has not run: the server is sent
  * notifications/cancelled with reason, and done never runs. */
 void ac_mcp_call_cancel(ac_mcp_call *c, const char *reason);

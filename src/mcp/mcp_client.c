@@ -33,6 +33,7 @@ struct ac_mcp_call {
     ac_mcp_done_fn done;
     ac_mcp_progress_fn progress;
     void *ud;
+    char traceparent[64]; /* its request's, "" none */
 };
 
 struct ac_mcp_server {
@@ -40,7 +41,8 @@ struct ac_mcp_server {
     ac_mcp_config cfg;
     mcp_transport *tr;
     int state;
-    int stateless; /* the 2026-07-28 revision: _meta in every request */
+    int stateless;             /* the 2026-07-28 revision: _meta in every request */
+    char next_traceparent[64]; /* for the next call (ac_mcp_server_set_traceparent) */
     char version[16];
     json_int_t next_id;
     pending *pend;
@@ -792,7 +794,19 @@ static void send_call(ac_mcp_server *s, ac_mcp_call *c)
     json_t *params = json_pack("{s:s, s:O, s:{s:s}}", "name", c->tool, "arguments", c->args,
                                "_meta", "progressToken", tok);
     c->rpc_id = id;
+    if (s->tr)
+        memcpy(s->tr->traceparent, c->traceparent, sizeof c->traceparent);
     request(s, "tools/call", params, P_CALL, c);
+    if (s->tr)
+        s->tr->traceparent[0] = 0;
+}
+
+void ac_mcp_server_set_traceparent(ac_mcp_server *s, const char *traceparent)
+{
+    if (s)
+        snprintf(s->next_traceparent, sizeof s->next_traceparent, "%s",
+                 traceparent && strlen(traceparent) < sizeof s->next_traceparent ? traceparent
+                                                                                 : "");
 }
 
 ac_mcp_call *ac_mcp_call_tool(ac_mcp_server *s, const char *tool, const json_t *args,
@@ -809,6 +823,8 @@ ac_mcp_call *ac_mcp_call_tool(ac_mcp_server *s, const char *tool, const json_t *
     c->done = done;
     c->progress = progress;
     c->ud = ud;
+    memcpy(c->traceparent, s->next_traceparent, sizeof c->traceparent);
+    s->next_traceparent[0] = 0;
     if (!c->tool || !c->args) {
         call_free(c);
         return NULL;

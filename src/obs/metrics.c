@@ -174,6 +174,14 @@ static const family defs[AC_M_COUNT] = {
                                    NULL,
                                    0,
                                    0},
+    [AC_M_COMPACTION_SAVED] = {"agentc_compaction_tokens_saved_total",
+                               "Estimated conversation tokens compactions removed, by strategy.",
+                               "counter",
+                               {"strategy"},
+                               NULL,
+                               NULL,
+                               0,
+                               0},
 };
 
 ac_metrics *ac_metrics_new(void)

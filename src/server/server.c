@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agentc/otel.h"
 #include "agentc/store.h"
 #include "io/file.h"
 #include "server_int.h"
@@ -628,6 +629,7 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     const char *text = json_string_value(content);
     const char *how = "started";
     int rc;
+    srv_traceparent(c, ss->s);
     if (busy && !strcmp(policy, "rollback") && !accepts(ss->s, "rollback")) {
         json_decref(o);
         return srv_reply_error(c, 409, "rollback_unsupported",
@@ -673,6 +675,11 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     return srv_reply_json(c, 202, reply);
 }
 
+void srv_traceparent(struct MHD_Connection *c, ac_session *s)
+{
+    ac_session_set_traceparent(s, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "traceparent"));
+}
+
 static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                   const char *name)
 {
@@ -716,6 +723,7 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         json_decref(payload); /* refused whole: nothing applied, the session still waits */
         return srv_reply_error(c, 400, "invalid_decisions", "event '%s': %s", name, bad);
     }
+    srv_traceparent(c, ss->s);
     int rc = ac_session_post(ss->s, name, payload, 0);
     if (rc == AC_EUNKNOWN_EVENT)
         return srv_reply_error(c, 404, "unknown_event", "the spec declares no event '%s'", name);

@@ -315,6 +315,8 @@ enum MHD_Result srv_models(srv *sv, struct MHD_Connection *c);
 
 /* reply helpers (server.c) */
 enum MHD_Result srv_reply_json(struct MHD_Connection *c, unsigned status, json_t *o);
+/* The request's W3C traceparent, if any, given to s for its next turn (a bad one ignored). */
+void srv_traceparent(struct MHD_Connection *c, ac_session *s);
 enum MHD_Result srv_reply_error(struct MHD_Connection *c, unsigned status, const char *code,
                                 const char *fmt, ...);
 

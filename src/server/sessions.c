@@ -539,6 +539,8 @@ json_t *srv_sess_json(srv_sess *ss, int full)
                           (json_int_t)st.output_tokens, "tool_calls", (json_int_t)st.tool_calls);
     if (!o)
         return NULL;
+    if (st.has_cost) /* the engine prices its model: what the session cost */
+        json_object_set_new(json_object_get(o, "usage"), "cost_usd", json_real(st.cost_usd));
     json_t *states = json_object();
     const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(ss->s));
     for (uint16_t m = 0; m < t->n_machines; m++) {

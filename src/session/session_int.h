@@ -121,6 +121,10 @@ struct ac_session {
     /* replay (src/session/replay.c): effects do nothing, and each step of
      * the events applied goes to step_fn when it is set */
     int replaying;
+    /* trace context (ac_session_set_traceparent): a received parent, for the next turn, and
+     * the trace id of the turn under way or the last one when it came from a user_message or
+     * a received parent ("" otherwise) */
+    char tp_trace[33], tp_span[17], turn_trace[33];
     ac_trace_fn step_fn;
     void *step_ud;
     /* turn state (part of the serialized session) */
