@@ -5,7 +5,7 @@
  * Both diagrams show every state, event, guard and action, mark initial and
  * terminal states, and show which state invokes which machine (the child
  * machine is drawn inside the invoking state). With coverage counts (from a
- * journal) taken edges carry their counts and unvisited parts are grey.
+ * journal) taken edges carry their counts and unvisited parts are grey (edges dashed).
  */
 #include <string.h>
 
@@ -337,7 +337,7 @@ static void dot_edges(const ac_fsm_tables *t, const ac_fsm_machine *mm, const ac
         if (merge && dst->invoke != AC_FSM_NONE && sole_invoker(t, dst->invoke) == tr->target)
             fprintf(out, ", lhead=\"cluster_%s.%s\"", mm->name, dst->name);
         if (cov && !used)
-            fputs(", color=gray, fontcolor=gray", out);
+            fputs(", color=gray, fontcolor=gray, style=dashed", out);
         else if (cov)
             fputs(", penwidth=2", out);
         fputs("];\n", out);

@@ -53,6 +53,8 @@ int ac_cli_store_open_existing(const char *db, int read_only, ac_store **out, ch
  * one keeps, NULL: none) or, without a store, a plain one. */
 ac_session *ac_cli_session_open(ac_store *st, ac_engine *e, const char *id, unsigned flags,
                                 const char *journal, const char *agent, ac_error *err);
+/* coverage.c: `agentc coverage`, and a journal's counts added to tc and sc (diagram). */
+int ac_cli_coverage(int argc, char **argv);
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
                         char *err, size_t errcap);
 /* The links between the agents the tool file at path declares and those of the tool files they

@@ -25,6 +25,7 @@ static void usage(FILE *out)
         "  resume ID [OPTIONS]        finish the turn of a stored session a crash stopped\n"
         "  sessions list|show|rm|prune|export|fork\n"
         "                             the stored sessions (agentc sessions --help)\n"
+        "  coverage SPEC JOURNAL…     the transitions recorded sessions took (--db: stored)\n"
         "  check SPEC                 check a spec; errors as FILE:LINE:COL: MESSAGE\n"
         "  gen SPEC -o DIR            generate C transition tables from a spec\n"
         "  diagram SPEC [--format dot|mermaid|markdown|svg] [--journal J]\n"
@@ -91,6 +92,8 @@ static int dispatch(int argc, char **argv)
         return ac_cli_sessions(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo"))
         return ac_cli_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "coverage"))
+        return ac_cli_coverage(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay"))
         return ac_cli_replay(argc - 1, argv + 1);
     if (!strcmp(cmd, "batch"))

@@ -1,7 +1,6 @@
 /*
  * replay.c - `agentc replay`: rebuilds a session from its journal with no
  * I/O, and with --check compares every transition with the recorded one.
- * Also loads journals as coverage for `agentc diagram --journal`.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -14,39 +13,6 @@
 #include "engine_opts.h"
 #include "run_agent.h"
 #include "session/journal.h"
-
-int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
-                        char *err, size_t errcap)
-{
-    ac_journal_reader *rd = ac_journal_reader_open(path, err, errcap);
-    if (!rd)
-        return -1;
-    sc[t->machines[t->root].initial]++;
-    ac_journal_line l;
-    int rc;
-    while ((rc = ac_journal_reader_next(rd, &l, err, errcap)) > 0) {
-        if (l.kind != AC_JOURNAL_STEPS)
-            continue;
-        size_t k;
-        json_t *step;
-        json_array_foreach(l.steps, k, step)
-        {
-            const char *m = json_string_value(json_array_get(step, 0));
-            const char *to = json_string_value(json_array_get(step, 3));
-            if (!m || !to)
-                continue;
-            for (uint16_t s = 0; s < t->n_states; s++)
-                if (strcmp(t->states[s].name, to) == 0 &&
-                    strcmp(t->machines[t->states[s].machine].name, m) == 0)
-                    sc[s]++;
-            uint16_t r = ac_journal_step_row(t, step);
-            if (r != AC_FSM_NONE)
-                tc[r]++;
-        }
-    }
-    ac_journal_reader_close(rd);
-    return rc < 0 ? -1 : 0;
-}
 
 /* "machine From --event [guard] / actions--> To  (path:line)" */
 static void print_step(const char *label, const ac_replay_step *st, const char *spec)

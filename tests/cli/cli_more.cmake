@@ -53,3 +53,8 @@ add_test(NAME cli_fork
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/fork.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_fork PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+# agentc coverage: transitions taken by journals and stored sessions, matched by identity.
+add_test(NAME cli_coverage
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/coverage.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_coverage PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
