@@ -441,7 +441,9 @@ int ac_cli_gen(int argc, char **argv, const ac_cli_handlers *handlers)
 }
 
 typedef struct diag_opts {
-    const char *path, *format, *machine, *outpath, *journal, *relpath;
+    const char *path, *format, *machine, *outpath, *relpath;
+    const char **journals; /* each --journal, in order (argc entries) */
+    size_t n_journals;
     ac_cov_loader cov_loader;
     const ac_cli_handlers *handlers; /* NULL: none */
     int svg;
@@ -459,6 +461,7 @@ static void diagram_usage(ac_cov_loader cov_loader)
            cov_loader ? "|svg" : "", cov_loader ? " [--journal JOURNAL]" : "",
            cov_loader ? "  --journal JOURNAL  overlay the path a recorded session took:\n"
                         "                     counts on taken edges, unvisited parts grey\n"
+                        "                     (edges dashed); given again, the sessions' sums\n"
                         "  --format svg       DOT rendered by Graphviz's dot (installed)\n"
                       : "");
 }
@@ -480,7 +483,7 @@ static int diagram_parse(int argc, char **argv, diag_opts *o)
         else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)
             slot = &o->outpath;
         else if (strcmp(a, "--journal") == 0 && o->cov_loader)
-            slot = &o->journal;
+            slot = &o->journals[o->n_journals++];
         else if (strcmp(a, "--spec-path") == 0)
             slot = &o->relpath;
         if (slot) {
@@ -561,15 +564,17 @@ static int diagram_load(const diag_opts *o, diag_input *in)
             return AC_EXIT_USAGE;
         }
     }
-    if (!o->journal)
+    if (!o->n_journals)
         return 0;
     in->tc = calloc((size_t)t->n_transitions + 1, sizeof *in->tc);
     in->sc = calloc((size_t)t->n_states + 1, sizeof *in->sc);
     char err[512];
-    if (!in->tc || !in->sc || o->cov_loader(o->journal, t, in->tc, in->sc, err, sizeof err) != 0) {
-        fprintf(stderr, "agentc diagram: %s\n", in->tc && in->sc ? err : "out of memory");
-        return AC_EXIT_USAGE + 1; /* 3: bad configuration (unreadable journal) */
-    }
+    for (size_t i = 0; i < o->n_journals; i++)
+        if (!in->tc || !in->sc ||
+            o->cov_loader(o->journals[i], t, in->tc, in->sc, err, sizeof err) != 0) {
+            fprintf(stderr, "agentc diagram: %s\n", in->tc && in->sc ? err : "out of memory");
+            return AC_EXIT_USAGE + 1; /* 3: bad configuration (unreadable journal) */
+        }
     in->cov.transition_count = in->tc;
     in->cov.state_count = in->sc;
     return 0;
@@ -639,17 +644,21 @@ static int diagram_close(const diag_opts *o, diag_out *d, int rc)
 int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader, const ac_cli_handlers *handlers)
 {
     diag_opts o = {.format = "mermaid", .cov_loader = cov_loader, .handlers = handlers};
-    int rc = diagram_parse(argc, argv, &o);
-    if (rc)
+    o.journals = calloc((size_t)argc + 1, sizeof *o.journals);
+    int rc = o.journals ? diagram_parse(argc, argv, &o) : AC_EXIT_USAGE;
+    if (rc) {
+        free(o.journals);
         return rc < 0 ? AC_EXIT_OK : rc;
+    }
     diag_input in;
     memset(&in, 0, sizeof in);
     diag_out d;
     if ((rc = diagram_load(&o, &in)) || (rc = diagram_open(&o, &d))) {
         diagram_input_free(&in);
+        free(o.journals);
         return rc;
     }
-    const ac_diagram_cov *covp = o.journal ? &in.cov : NULL;
+    const ac_diagram_cov *covp = o.n_journals ? &in.cov : NULL;
     if (strcmp(o.format, "dot") == 0 || o.svg)
         rc = ac_emit_dot(in.t, in.mi, covp, d.f);
     else if (strcmp(o.format, "mermaid") == 0)
@@ -660,6 +669,7 @@ int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader, const ac_cli
         rc = ac_emit_markdown(in.t, in.mi, d.f);
     rc = diagram_close(&o, &d, rc);
     diagram_input_free(&in);
+    free(o.journals);
     if (rc != 0) {
         fprintf(stderr, "agentc diagram: writing the diagram failed\n");
         return AC_EXIT_USAGE;

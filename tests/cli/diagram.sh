@@ -38,6 +38,15 @@ fi
 "$agentc" diagram "$tmp/moved.fsm" --journal "$tmp/j" --format mermaid >"$tmp/moved.mmd" || fail "moved mermaid"
 cmp -s "$tmp/d.mmd" "$tmp/moved.mmd" || fail "a comment line changed the coverage: $(diff "$tmp/d.mmd" "$tmp/moved.mmd" | head)"
 
+# several journals: the counts are their sums
+"$agentc" demo --journal "$tmp/j2" >/dev/null 2>&1 || fail "demo 2"
+"$agentc" diagram spec/agent.fsm --journal "$tmp/j" --journal "$tmp/j2" --format dot >"$tmp/d2.dot" || fail "two journals"
+grep -Eq '"process\.CALLING" \[label="CALLING \(6x\)' "$tmp/d2.dot" || fail "two journals: CALLING count"
+grep -E '"process\.CALLING" -> "process\.STREAMING"' "$tmp/d2.dot" | grep -q '(6x)' || fail "two journals: edge count"
+grep -E '"process\.CALLING" -> "process\.RETRYING"' "$tmp/d2.dot" | grep -q 'style=dashed' || fail "untaken edge not dashed"
+"$agentc" diagram spec/agent.fsm --journal "$tmp/j" --journal "$tmp/nonexistent" --format dot >/dev/null 2>&1
+[ $? -eq 3 ] || fail "a missing second journal must fail"
+
 "$agentc" diagram spec/agent.fsm --journal "$tmp/nonexistent" --format dot >/dev/null 2>&1
 [ $? -ne 0 ] || fail "a missing journal must fail"
 echo "ok"
