@@ -152,23 +152,25 @@ static const ac_fsm_transition *drawn_edge(const ac_fsm_tables *t, const ac_fsm_
 }
 
 /* The internal transitions of state s, listed inside it rather than drawn as
- * self-loops: "on EVENT [guard] / actions", one per line (joined by sep). */
+ * self-loops: "on EVENT [guard] / actions", one per line (joined by sep); with loops, its
+ * external self-loops too, marked "(re-enters)" (Graphviz would pile their labels up). */
 static void internal_text(const ac_fsm_tables *t, const ac_fsm_state *st, const ac_diagram_cov *cov,
-                          const char *sep, char *buf, size_t cap)
+                          int loops, const char *sep, char *buf, size_t cap)
 {
     size_t o = 0;
     buf[0] = 0;
     for (uint16_t k = 0; k < st->n_transitions && o < cap; k++) {
         uint16_t ti = (uint16_t)(st->first_transition + k);
         const ac_fsm_transition *tr = &t->transitions[ti];
-        if (tr->kind != AC_TR_INTERNAL)
+        int loop = loops && tr->kind == AC_TR_EXTERNAL && tr->source == tr->target;
+        if (tr->kind != AC_TR_INTERNAL && !loop)
             continue;
         char g[300], a[400], e[300];
         ac_guard_to_text(t, tr->guard, g, sizeof g);
         list_text(t, tr->actions, t->action_names, a, sizeof a);
-        int n = snprintf(buf + o, cap - o, "%son %s%s%s%s%s%s", o ? sep : "",
+        int n = snprintf(buf + o, cap - o, "%son %s%s%s%s%s%s%s", o ? sep : "",
                          event_text(t, tr->event, e, sizeof e), g[0] ? " [" : "", g,
-                         g[0] ? "]" : "", a[0] ? " / " : "", a);
+                         g[0] ? "]" : "", a[0] ? " / " : "", a, loop ? " (re-enters)" : "");
         if (n < 0 || (size_t)n >= cap - o)
             break;
         o += (size_t)n;
@@ -227,8 +229,8 @@ static void dot_state(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *
     list_text(t, st->enter, t->action_names, enter, sizeof enter);
     list_text(t, st->exit, t->action_names, exit_, sizeof exit_);
     effects_text(t, st->effects, eff, sizeof eff);
-    char inner[2000];
-    internal_text(t, st, cov, "\n", inner, sizeof inner);
+    char inner[4000];
+    internal_text(t, st, cov, 1, "\n", inner, sizeof inner);
     size_t io = 0;
     ign[0] = 0;
     for (uint16_t i = 0; i < st->n_transitions; i++) {
@@ -301,8 +303,8 @@ static void dot_edges(const ac_fsm_tables *t, const ac_fsm_machine *mm, const ac
         uint16_t ti, tj = 0;
         char label[800];
         const ac_fsm_transition *tr = drawn_edge(t, st, k, &ti, label, sizeof label);
-        if (!tr)
-            continue;
+        if (!tr || tr->source == tr->target)
+            continue; /* self-loops are listed inside the state */
         int merge = cluster_edge(t, tr, single), drawn = 0, used = cov && cov->transition_count[ti];
         for (uint16_t j = 0; merge && j < k && !drawn; j++) {
             const ac_fsm_transition *o = drawn_edge(t, st, j, &tj, label, sizeof label);
@@ -481,7 +483,7 @@ static void mmd_note(const ac_fsm_tables *t, uint16_t s, const ac_diagram_cov *c
 {
     const ac_fsm_state *st = &t->states[s];
     char enter[400], exit_[400], eff[600], inner[2000];
-    internal_text(t, st, cov, "\n", inner, sizeof inner);
+    internal_text(t, st, cov, 0, "\n", inner, sizeof inner);
     list_text(t, st->enter, t->action_names, enter, sizeof enter);
     list_text(t, st->exit, t->action_names, exit_, sizeof exit_);
     effects_text(t, st->effects, eff, sizeof eff);

@@ -47,6 +47,28 @@ grep -E '"process\.CALLING" -> "process\.RETRYING"' "$tmp/d2.dot" | grep -q 'sty
 "$agentc" diagram spec/agent.fsm --journal "$tmp/j" --journal "$tmp/nonexistent" --format dot >/dev/null 2>&1
 [ $? -eq 3 ] || fail "a missing second journal must fail"
 
+# self-loops are listed inside their state (Graphviz piles their labels on one another): no two
+# edge labels' boxes intersect once dot has laid out the shipped spec and the gallery, each
+# machine alone and all together, with and without a session's counts
+"$agentc" diagram spec/agent.fsm --format dot --machine session >"$tmp/s.dot" || fail "session machine"
+grep -zq '"session.Running" \[label="Running[^"]*on rollback \[has_queued_message\] / rollback_turn, take_queued_message (re-enters)' "$tmp/s.dot" \
+  || fail "a self-loop is not listed in its state: $(grep '"session.Running" \[' "$tmp/s.dot")"
+! grep -Eq '"session\.Running" -> "session\.Running"' "$tmp/s.dot" || fail "a self-loop is drawn as an edge"
+if command -v dot >/dev/null && command -v jq >/dev/null; then
+  for f in spec/agent.fsm examples/specs/*.fsm examples/embed/approval.fsm; do
+    for m in "" $(sed -n 's/^machine \([A-Za-z_][A-Za-z_0-9]*\).*/\1/p' "$f"); do
+      for j in "" "$tmp/j"; do
+        [ -n "$j" ] && [ "$f" != spec/agent.fsm ] && continue
+        "$agentc" diagram "$f" --format dot ${m:+--machine "$m"} ${j:+--journal "$j"} >"$tmp/o.dot" || fail "$f $m"
+        dot -Tjson "$tmp/o.dot" >"$tmp/o.json" 2>"$tmp/e" || fail "$f $m does not render: $(cat "$tmp/e")"
+        jq -e '[.edges[]? | select(._ldraw_ != null)] | length > 0' "$tmp/o.json" >/dev/null || fail "$f $m: no labels measured"
+        jq -r -f tests/cli/label_boxes.jq "$tmp/o.json" >"$tmp/overlaps" || fail "label_boxes.jq"
+        [ ! -s "$tmp/overlaps" ] || fail "$f ${m:-(all)} ${j:+(counts)}: edge labels overlap: $(cat "$tmp/overlaps")"
+      done
+    done
+  done
+fi
+
 "$agentc" diagram spec/agent.fsm --journal "$tmp/nonexistent" --format dot >/dev/null 2>&1
 [ $? -ne 0 ] || fail "a missing journal must fail"
 echo "ok"
