@@ -232,6 +232,33 @@ await until(`document.getElementById('messages').innerText.includes('session clo
 await js(`document.getElementById('input').value = 'hello?'; document.getElementById('send').click()`);
 await until(`/session_ended: session .* ended \\(closed\\) at .*; start a new one/.test(document.getElementById('messages').innerText)`,
   'the closed session did not refuse the message clearly');
+// self-loops are listed inside their state: no loop's label meets another label or leaves its
+// state's box (Running's queued-message loops piled on one another when drawn beside it)
+{ const bad = await js(`(() => {
+    const out = [], meet = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    for (const svg of document.querySelectorAll('svg[data-machine]')) {
+      const loops = [...svg.querySelectorAll('.edge.loop text')], all = [...svg.querySelectorAll('.edge text')];
+      const rects = [...svg.querySelectorAll('.state rect')];
+      rects.forEach((r, i) => rects.slice(i + 1).forEach((q) => { if (meet(r.getBBox(), q.getBBox())) out.push('state boxes ' + r.nextSibling.textContent + ' and ' + q.nextSibling.textContent); }));
+      for (const l of loops) {
+        const a = l.getBBox();
+        for (const o of all) if (o !== l && meet(a, o.getBBox())) out.push(l.textContent + ' meets ' + o.textContent);
+      }
+    }
+    return out; })()`);
+  check(bad.length === 0, 'self-loop labels overlap: ' + bad.join('; '));
+  check(await js(`document.querySelectorAll('svg[data-machine=session] .edge.loop').length`) >= 4, 'the session machine lists no self-loops'); }
+// coverage mode: every transition's count over all of the server's sessions, untaken ones dashed
+await js(`document.getElementById('coverage').click()`);
+await until(`/^coverage of [0-9]+ sessions$/.test(document.getElementById('status').textContent)`, 'coverage mode did not finish');
+{ const c = await js(`(() => { const n = (k) => +((document.querySelector('.edge[data-key="' + k + '"] text') || {dataset: {}}).dataset.count);
+    return { user: n('session|Idle|Running|user_message'), started: n('process|CALLING|STREAMING|llm.started'),
+      untaken: document.querySelectorAll('.edge.untaken').length, dashed: getComputedStyle(document.querySelector('.edge.untaken path') || document.body).strokeDasharray,
+      status: document.getElementById('status').textContent }; })()`);
+  check(c.user >= 4 && c.started >= 6, 'coverage counts: ' + JSON.stringify(c));
+  check(c.untaken > 0 && /4/.test(c.dashed || ''), 'untaken transitions are not dashed: ' + JSON.stringify(c)); }
+await js(`document.getElementById('coverage').click()`);
+await until(`document.querySelectorAll('.edge.untaken').length === 0`, 'coverage mode did not end');
 const png = await cdp('Page.captureScreenshot', { format: 'png' });
 writeFileSync(shot, Buffer.from(png.result.data, 'base64'));
 { /* the refused message's 409 is the one error expected */
