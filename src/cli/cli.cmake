@@ -18,6 +18,7 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/batch.c
   ${CMAKE_SOURCE_DIR}/src/cli/replay.c
   ${CMAKE_SOURCE_DIR}/src/cli/coverage.c
+  ${CMAKE_SOURCE_DIR}/src/cli/testgen.c
   ${CMAKE_SOURCE_DIR}/src/cli/tools_cmd.c
   ${CMAKE_SOURCE_DIR}/src/cli/store_cli.c
   ${CMAKE_SOURCE_DIR}/src/cli/sessions.c

@@ -4,6 +4,8 @@
 #ifndef AGENTC_CLI_H
 #define AGENTC_CLI_H
 
+#include <jansson.h>
+
 #include "agentc/agentc.h"
 #include "gen_cli.h"
 
@@ -55,6 +57,24 @@ ac_session *ac_cli_session_open(ac_store *st, ac_engine *e, const char *id, unsi
                                 const char *journal, const char *agent, ac_error *err);
 /* coverage.c: `agentc coverage`, and a journal's counts added to tc and sc (diagram). */
 int ac_cli_coverage(int argc, char **argv);
+/* testgen.c: `agentc testgen`. */
+int ac_cli_testgen(int argc, char **argv);
+/* Counts being gathered over the tables t: per row (tc) and per state (sc); the steps t has
+ * no row for in stale (identity text -> {"transition", "count"}), NULL: not kept. */
+typedef struct ac_cov {
+    const ac_fsm_tables *t;
+    uint32_t *tc, *sc;
+    json_t *stale;
+} ac_cov;
+/* Adds the steps of the journal at path. 0, or -1 with err filled. */
+int ac_cov_journal(ac_cov *c, const char *path, char *err, size_t errcap);
+/* The TRANSITION shape of row r that `coverage --json` and `testgen` share. */
+json_t *ac_cov_transition_json(const ac_fsm_tables *t, uint16_t r);
+/* Whether row r counts as a transition (an `ignore` row makes no step). */
+int ac_cov_counted(const ac_fsm_tables *t, uint16_t r);
+/* Taken and total counted rows of machine mi (-1: all); a percentage (100 of none). */
+void ac_cov_tally(const ac_cov *c, int mi, unsigned *taken, unsigned *total);
+double ac_cov_pct(unsigned n, unsigned m);
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
                         char *err, size_t errcap);
 /* The links between the agents the tool file at path declares and those of the tool files they

@@ -14,18 +14,12 @@
 #include "cli.h"
 #include "session/journal.h"
 
-/* Counts being gathered over the tables t: per row (tc) and per state (sc); the steps t has
- * no row for in stale (identity text -> {"transition", "count"}), NULL: not kept. */
-typedef struct cov_acc {
-    const ac_fsm_tables *t;
-    uint32_t *tc, *sc;
-    json_t *stale;
-} cov_acc;
+typedef ac_cov cov_acc;
 
 static const char *const kind_names[] = {"external", "internal", "ignore"};
 
 /* The TRANSITION shape `coverage --json` shares with `testgen`. */
-static json_t *row_json(const ac_fsm_tables *t, uint16_t r)
+json_t *ac_cov_transition_json(const ac_fsm_tables *t, uint16_t r)
 {
     const ac_fsm_transition *tr = &t->transitions[r];
     char guard[512];
@@ -104,7 +98,7 @@ static void count_steps(cov_acc *c, const json_t *steps)
     json_array_foreach(steps, k, step) count_step(c, step);
 }
 
-static int cov_journal(cov_acc *c, const char *path, char *err, size_t errcap)
+int ac_cov_journal(ac_cov *c, const char *path, char *err, size_t errcap)
 {
     ac_journal_reader *rd = ac_journal_reader_open(path, err, errcap);
     if (!rd)
@@ -123,7 +117,7 @@ int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, 
                         char *err, size_t errcap)
 {
     cov_acc c = {t, tc, sc, NULL};
-    return cov_journal(&c, path, err, errcap);
+    return ac_cov_journal(&c, path, err, errcap);
 }
 
 /* ---- stored sessions ---- */
@@ -203,23 +197,23 @@ typedef struct cov_opts {
     double fail_under; /* < 0: none */
 } cov_opts;
 
-static int counted(const ac_fsm_tables *t, uint16_t r)
+int ac_cov_counted(const ac_fsm_tables *t, uint16_t r)
 {
     return t->transitions[r].kind != AC_TR_IGNORE; /* an ignored event records no step */
 }
 
-static double pct(unsigned n, unsigned m)
+double ac_cov_pct(unsigned n, unsigned m)
 {
     return m ? 100.0 * n / m : 100.0;
 }
 
 /* Taken and total of machine mi (-1: all). */
-static void tally(const cov_acc *c, int mi, unsigned *taken, unsigned *total)
+void ac_cov_tally(const ac_cov *c, int mi, unsigned *taken, unsigned *total)
 {
     const ac_fsm_tables *t = c->t;
     *taken = *total = 0;
     for (uint16_t r = 0; r < t->n_transitions; r++) {
-        if (!counted(t, r) || (mi >= 0 && t->states[t->transitions[r].source].machine != mi))
+        if (!ac_cov_counted(t, r) || (mi >= 0 && t->states[t->transitions[r].source].machine != mi))
             continue;
         (*total)++;
         *taken += c->tc[r] > 0;
@@ -230,11 +224,11 @@ static json_t *report_json(const cov_acc *c)
 {
     const ac_fsm_tables *t = c->t;
     unsigned n, m;
-    tally(c, -1, &n, &m);
+    ac_cov_tally(c, -1, &n, &m);
     json_t *trs = json_array(), *states = json_array(), *machines = json_object();
     for (uint16_t r = 0; r < t->n_transitions; r++)
-        if (counted(t, r)) {
-            json_t *o = row_json(t, r);
+        if (ac_cov_counted(t, r)) {
+            json_t *o = ac_cov_transition_json(t, r);
             json_object_set_new(o, "count", json_integer(c->tc[r]));
             json_array_append_new(trs, o);
         }
@@ -244,7 +238,7 @@ static json_t *report_json(const cov_acc *c)
                                                 t->states[s].name, "count", (int)c->sc[s]));
     for (uint16_t mi = 0; mi < t->n_machines; mi++) {
         unsigned a, b;
-        tally(c, mi, &a, &b);
+        ac_cov_tally(c, mi, &a, &b);
         json_object_set_new(machines, t->machines[mi].name,
                             json_pack("{s:i, s:i}", "total", (int)b, "covered", (int)a));
     }
@@ -258,8 +252,8 @@ static json_t *report_json(const cov_acc *c)
         json_array_append_new(stale, o);
     }
     return json_pack("{s:i, s:i, s:f, s:o, s:o, s:o, s:o}", "total", (int)m, "covered", (int)n,
-                     "percent", pct(n, m), "machines", machines, "transitions", trs, "states",
-                     states, "not_in_spec", stale);
+                     "percent", ac_cov_pct(n, m), "machines", machines, "transitions", trs,
+                     "states", states, "not_in_spec", stale);
 }
 
 static void print_tr(const json_t *o)
@@ -301,12 +295,12 @@ static void report_text(const cov_acc *c, const cov_opts *o, const json_t *j)
     printf("%s", none ? "" : "\n");
     for (uint16_t mi = 0; mi < t->n_machines; mi++) {
         unsigned a, b;
-        tally(c, mi, &a, &b);
-        printf("  %s: %u of %u taken (%.1f%%)\n", t->machines[mi].name, a, b, pct(a, b));
+        ac_cov_tally(c, mi, &a, &b);
+        printf("  %s: %u of %u taken (%.1f%%)\n", t->machines[mi].name, a, b, ac_cov_pct(a, b));
     }
     unsigned n, m;
-    tally(c, -1, &n, &m);
-    printf("transitions: %u of %u taken (%.1f%%)\n", n, m, pct(n, m));
+    ac_cov_tally(c, -1, &n, &m);
+    printf("transitions: %u of %u taken (%.1f%%)\n", n, m, ac_cov_pct(n, m));
 }
 
 static int usage(FILE *f, int rc)
@@ -373,7 +367,7 @@ static int gather(cov_acc *c, const cov_opts *o)
 {
     char err[512];
     for (size_t i = 0; i < o->n_journals; i++)
-        if (cov_journal(c, o->journals[i], err, sizeof err) != 0) {
+        if (ac_cov_journal(c, o->journals[i], err, sizeof err) != 0) {
             fprintf(stderr, "agentc coverage: %s\n", err);
             return AC_EXIT_CONFIG;
         }
@@ -423,10 +417,10 @@ int ac_cli_coverage(int argc, char **argv)
     }
     if (!rc && o.fail_under >= 0) {
         unsigned n, m;
-        tally(&c, -1, &n, &m);
-        if (pct(n, m) < o.fail_under) {
+        ac_cov_tally(&c, -1, &n, &m);
+        if (ac_cov_pct(n, m) < o.fail_under) {
             fprintf(stderr, "agentc coverage: %.1f%% of the transitions taken, under %g%%\n",
-                    pct(n, m), o.fail_under);
+                    ac_cov_pct(n, m), o.fail_under);
             rc = 1;
         }
     }

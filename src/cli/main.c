@@ -26,6 +26,7 @@ static void usage(FILE *out)
         "  sessions list|show|rm|prune|export|fork\n"
         "                             the stored sessions (agentc sessions --help)\n"
         "  coverage SPEC JOURNAL…     the transitions recorded sessions took (--db: stored)\n"
+        "  testgen SPEC --run         generate and run scenarios that take its transitions\n"
         "  check SPEC                 check a spec; errors as FILE:LINE:COL: MESSAGE\n"
         "  gen SPEC -o DIR            generate C transition tables from a spec\n"
         "  diagram SPEC [--format dot|mermaid|markdown|svg] [--journal J]…\n"
@@ -94,6 +95,8 @@ static int dispatch(int argc, char **argv)
         return ac_cli_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "coverage"))
         return ac_cli_coverage(argc - 1, argv + 1);
+    if (!strcmp(cmd, "testgen"))
+        return ac_cli_testgen(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay"))
         return ac_cli_replay(argc - 1, argv + 1);
     if (!strcmp(cmd, "batch"))

@@ -58,3 +58,12 @@ add_test(NAME cli_coverage
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/coverage.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_coverage PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
+# agentc testgen: generated scenarios run through the engine on spec/agent.fsm and the gallery.
+add_test(NAME cli_testgen
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/testgen.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_testgen PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME cli_testgen_mutations
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/testgen_mutations.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_testgen_mutations PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77 TIMEOUT 300)
