@@ -76,6 +76,8 @@ ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error 
  * (docs/postgresql.md). */
 /* The store as messages name it: its path, or its URI without the password. */
 const char *ac_store_name(const ac_store *st);
+/* The name this open store holds leases by (ac_store_options.holder, or the one made). */
+const char *ac_store_holder(const ac_store *st);
 /* Closes; the sessions of this store must be freed first. NULL is a no-op. */
 void ac_store_close(ac_store *st);
 /* The path ac_store_open gets when nothing is given: $AGENTC_DB, else

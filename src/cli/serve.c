@@ -45,6 +45,11 @@ static void usage(FILE *out)
             "                       it sessions live in memory only\n"
             "  --unload-after-ms N  --db: unload a settled session nobody reads after N ms\n"
             "                       (default 600000); the next request loads it again\n"
+            "  --db-listen URL      --db postgresql://: the connection that wakes streams and\n"
+            "                       forwards requests between workers (LISTEN/NOTIFY); a\n"
+            "                       direct one, not through a pooler (default: --db)\n"
+            "  --forward-timeout-ms N  a request for a session another worker runs waits\n"
+            "                       this long for its answer, then 504 (default 5000)\n"
             "  --db-max-bytes N     --db: cap the store's file; a commit past it fails its\n"
             "                       session (its streams end with an error event)\n"
             "  --max-events N       without --db: events a session's journal keeps in memory\n"
@@ -97,7 +102,7 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     const char *const nums[] = {"--ping-ms",        "--max-body",           "--max-connections",
                                 "--client-timeout", "--sessions-per-token", "--messages-per-minute",
                                 "--grace-ms",       "--script-delay-ms",    "--unload-after-ms",
-                                "--db-max-bytes",   "--max-events"};
+                                "--db-max-bytes",   "--max-events",         "--forward-timeout-ms"};
     size_t k = 0;
     while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
         k++;
@@ -137,8 +142,11 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     case 9:
         cfg->db_max_bytes = n;
         break;
-    default:
+    case 10:
         cfg->max_events = n;
+        break;
+    default:
+        cfg->forward_timeout_ms = n;
         break;
     }
     return 1;
@@ -173,10 +181,12 @@ static int serve_parse(int argc, char **argv, ac_cli_engine_opts *eo, ac_srv_con
         const char *v = argv[++i];
         const char *const strs[] = {"--listen",      "--tokens",        "--db",
                                     "--port-file",   "--agents",        "--agent-name",
-                                    "--overridable", "--metrics-token", "--allowed-hosts"};
+                                    "--overridable", "--metrics-token", "--allowed-hosts",
+                                    "--db-listen"};
         const char **slots[] = {&cfg->listen,     &cfg->tokens_file,   &cfg->db,
                                 &cfg->port_file,  &af->file,           &af->name,
-                                &af->overridable, &cfg->metrics_token, &cfg->allowed_hosts};
+                                &af->overridable, &cfg->metrics_token, &cfg->allowed_hosts,
+                                &cfg->db_listen};
         size_t k = 0, n = sizeof strs / sizeof strs[0];
         while (k < n && strcmp(a, strs[k]))
             k++;

@@ -26,12 +26,27 @@
 
 /* ---- replies ---- */
 
+/* Where a reply without a connection goes: a request another worker forwarded here
+ * (srv_answer_forwarded), answered by the same handlers as the requests that come here. */
+typedef struct captured {
+    unsigned status;
+    char *body;
+} captured;
+static captured *capture;
+
 enum MHD_Result srv_reply_json(struct MHD_Connection *c, unsigned status, json_t *o)
 {
     char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(o);
-    if (!s)
+    if (!c && capture && !capture->body) {
+        capture->status = s ? status : 500;
+        capture->body = s;
+        return s ? MHD_YES : MHD_NO;
+    }
+    if (!s || !c) {
+        free(s);
         return MHD_NO;
+    }
     size_t n = strlen(s);
     struct MHD_Response *r = MHD_create_response_from_buffer(n, s, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -274,6 +289,8 @@ typedef struct req {
     int load_failed; /* a stored session could not be loaded: the error below */
     int load_code;
     char load_msg[400];
+    srv_fwd *fwd;   /* forwarded to the worker running its session (remote.c) */
+    int no_forward; /* that worker no longer runs it: this one does */
 } req;
 
 /* A request waiting, suspended, for its stored session to be loaded: loading posts the
@@ -925,6 +942,30 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
     return srv_reply_error(c, 404, "not_found", "no such route");
 }
 
+static srv_owner *owner_named(srv *sv, const char *name);
+
+void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, const char *method,
+                          const char *route, const char *body, unsigned *status, char **reply)
+{
+    *status = 0;
+    *reply = NULL;
+    srv_sess *ss = srv_sess_stored(sv, stored_id);
+    srv_owner *o = owner_named(sv, owner);
+    if (!ss || !ss->s || !o || ss->owner != o || ss->ephemeral)
+        return; /* not run here: the sender runs it */
+    req r = {0};
+    r.owner = o;
+    r.body = (char *)body;
+    r.len = strlen(body);
+    captured cap = {0, NULL};
+    capture = &cap;
+    session_request(sv, NULL, &r, ss, ss->id, route, !strcmp(method, "GET"),
+                    !strcmp(method, "POST"), !strcmp(method, "DELETE"));
+    capture = NULL;
+    *status = cap.body ? cap.status : 500;
+    *reply = cap.body;
+}
+
 /* /v1/sessions/{id}[/...] (p: after "/v1/sessions/"): the caller's session found (a stored
  * one is loaded first, the request suspended meanwhile), then what is asked of it. */
 static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, const char *p,
@@ -938,9 +979,22 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
     memcpy(id, p, idn);
     id[idn] = 0;
     srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
+    if (!ss)
+        ss = srv_remote_known(sv, r->owner, id); /* created by another worker */
     if (!ss || ss->ephemeral)
         return srv_reply_error(c, 404, "not_found", "no such session");
     const char *rest = slash ? slash : "";
+    if (r->fwd) { /* answered by the worker running it (or it runs it no more: on here) */
+        enum MHD_Result ret = srv_remote_reply(c, &r->fwd, &r->no_forward);
+        if (!r->no_forward)
+            return ret;
+    }
+    if (!ss->s && !r->no_forward && srv_remote_held(sv, ss)) {
+        if (get) /* read from the store: the view, the stream */
+            return session_request(sv, c, r, ss, id, rest, get, post, del);
+        return srv_remote_forward(sv, c, &r->fwd, ss, post ? "POST" : "DELETE", rest, r->body,
+                                  r->owner->name ? r->owner->name : "local");
+    }
     if (!*rest && del && !ss->s) {
         srv_sess_drop(ss, 1);
         return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
@@ -1087,6 +1141,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     srv_admit_answered(cls, c, 0); /* the next request on it has its own deadline */
     req *r = *con_cls;
+    if (r && r->fwd)
+        srv_remote_abandon(r->fwd);
     if (r) {
         free(r->body);
         free(r);
@@ -1156,6 +1212,7 @@ static void srv_free(srv *sv)
 {
     while (sv->sessions)
         srv_sess_free(sv->sessions);
+    srv_remote_free(sv);
     ac_store_close(sv->store);
     srv_agents_stop(sv);
     if (sv->loop) {
@@ -1324,6 +1381,8 @@ static void cfg_defaults(ac_srv_config *cfg)
         cfg->unload_after_ms = 600000;
     if (cfg->max_events <= 0)
         cfg->max_events = 10000;
+    if (cfg->forward_timeout_ms <= 0)
+        cfg->forward_timeout_ms = 5000;
 }
 
 /* The tokens, the loop, the engine and the store. 0, or the exit status (said on stderr). */
@@ -1349,7 +1408,7 @@ static int srv_setup(srv *sv, int loopback)
         return rc;
     if (open_store(sv, cfg->db))
         return 3;
-    return 0;
+    return srv_remote_start(sv);
 }
 
 /* Writes the bound port to the port file, atomically (a temporary file renamed). */
@@ -1435,6 +1494,7 @@ static void srv_stop(srv *sv)
         run_loads(sv);
     }
     /* what is still suspended is resumed before the daemon stops */
+    srv_remote_stop(sv);
     while (sv->sessions)
         srv_sess_free(sv->sessions);
     run_mhd(sv);

@@ -20,6 +20,8 @@ typedef struct srv_sess srv_sess;
 typedef struct srv_stream srv_stream;
 typedef struct srv_engine srv_engine; /* one agent's engine (agents.c) */
 typedef struct srv_conn srv_conn;     /* an open connection and its deadline (admit.c) */
+typedef struct srv_fwd srv_fwd;       /* a request forwarded to another worker (remote.c) */
+struct ac_notify;
 
 /* A token's owner: its name, and what it used (sessions, messages this minute). */
 typedef struct srv_owner {
@@ -131,6 +133,11 @@ struct srv {
     int port;              /* the bound port */
     char listen_host[128]; /* --listen's host, as written ("127.0.0.1", "[::1]") */
     srv_conn *conns;       /* every open connection (admit.c) */
+    /* PostgreSQL: the other workers (remote.c) */
+    struct ac_notify *notify; /* wake-ups and the inbox; NULL: one worker (SQLite, memory) */
+    uint64_t remote_timer;    /* the poll that makes a lost wake-up a delay */
+    srv_fwd *fwds;            /* requests waiting for another worker's answer */
+    int draining, drain_again;
 };
 
 /* admit.c */
@@ -177,6 +184,11 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
  * readers. 0; -1 with err filled; -2 when frames after (n, k) are no longer kept. */
 int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err);
 json_t *srv_sess_json(srv_sess *ss, int full);
+/* The session stored as id ("OWNER/ID"), NULL when none is in memory. */
+srv_sess *srv_sess_stored(srv *sv, const char *id);
+/* Its live frames made of the journal's events committed after the last they were made of
+ * (another worker's commits, read from the store). 0, or -1. */
+int srv_sess_tail(srv_sess *ss);
 /* Without --db: drops what sessions' journals keep beyond max_events (at their snapshots). */
 void srv_sess_trim(srv *sv);
 void srv_output_init(srv *sv);
@@ -211,6 +223,7 @@ void srv_frames_discarded(srv_frames *fm);
 void srv_frames_rejected(srv_frames *fm, int attempt, const char *errors);
 void srv_frames_trace(srv_frames *fm, const ac_trace_rec *r);
 void srv_frames_finished(srv_frames *fm);
+uint64_t srv_frames_at(const srv_frames *fm); /* the last event applied (0: none) */
 
 /* streams.c */
 srv_stream *srv_stream_new(srv *sv, srv_sess *ss);
@@ -230,6 +243,33 @@ void srv_streams_ping(srv *sv);
 
 /* server.c */
 void srv_kick(srv *sv); /* runs MHD soon (after a resume) */
+/* A request another worker forwarded (route: what follows the session's id) answered as if
+ * it came here: *status and *body (malloc'd JSON); *status 0 when this worker does not run the
+ * session (the sender goes on without it). */
+void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, const char *method,
+                          const char *route, const char *body, unsigned *status, char **reply);
+
+/* remote.c: the other workers of a PostgreSQL store (see there) */
+int srv_remote_start(srv *sv); /* 0, or an exit status (said) */
+void srv_remote_stop(srv *sv); /* requests waiting for another worker answered 503 */
+void srv_remote_free(srv *sv); /* after every session is freed */
+/* The owner's session id stored by another worker since this one listed the store: an entry
+ * for it (not loaded), or NULL. */
+srv_sess *srv_remote_known(srv *sv, srv_owner *owner, const char *id);
+/* The session's journal has its events up to n committed here: told to the others. */
+void srv_remote_committed(srv *sv, const char *stored_id, uint64_t n);
+/* 1 when another live worker holds the session's lease (and this one can forward to it). */
+int srv_remote_held(srv *sv, const srv_sess *ss);
+/* Forwards the request to the session's holder, the connection suspended until its answer
+ * (*slot: the request's, answered by srv_remote_reply when the handler runs again). */
+enum MHD_Result srv_remote_forward(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                   const srv_sess *ss, const char *method, const char *route,
+                                   const char *body, const char *owner);
+/* The forwarded request's answer replied (*slot freed): MHD's result; or *retry set (the
+ * holder no longer runs the session: this worker goes on as if none did). */
+enum MHD_Result srv_remote_reply(struct MHD_Connection *c, srv_fwd **slot, int *retry);
+/* The request ended (its client went): a forward waiting is answered to no one. */
+void srv_remote_abandon(srv_fwd *fwd);
 
 /* compat.c: the OpenAI-compatible front */
 enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,

@@ -240,21 +240,19 @@ static void send_next(ac_notify *nt)
     flush_out(nt);
 }
 
-/* "kind a b" lines of a payload to the callback. */
+/* "K A" or "e SESSION N" lines of a payload to the callback (A may hold spaces: a holder's
+ * name). */
 static void deliver(ac_notify *nt, char *payload)
 {
     for (char *p = payload; p && *p;) {
         char *end = strchr(p, '\n');
         if (end)
             *end = 0;
-        char *a = strchr(p, ' ');
-        char *b = a ? strchr(a + 1, ' ') : NULL;
-        if (a)
-            *a++ = 0;
+        char *b = p[0] == 'e' && p[1] == ' ' ? strrchr(p + 2, ' ') : NULL;
         if (b)
             *b++ = 0;
-        if (a && strlen(p) == 1 && nt->fn)
-            nt->fn(nt->ud, p[0], a, b ? b : "");
+        if (p[0] && p[1] == ' ' && nt->fn)
+            nt->fn(nt->ud, p[0], p + 2, b ? b : "");
         p = end ? end + 1 : NULL;
     }
 }

@@ -7,7 +7,7 @@
  *
  * Notifications carry ids only: lines "KIND A [B]" on the channel agentc_SCHEMA:
  *   e SESSION N   the session's journal has its events up to N committed
- *   i HOLDER      the inbox holds a request for the worker HOLDER
+ *   i HOLDER      the inbox holds a request for the worker HOLDER (the rest of the line)
  *   r ID          the inbox request ID was answered
  * Lines sent within one interval (10 ms) go in one statement, several to a payload (each under
  * 8000 bytes): at most one notifying commit per interval, never inside a transaction of the
