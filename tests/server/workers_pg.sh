@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# workers_pg.sh AGENTC URI CLUSTER_DIR PORT: three `agentc serve` workers on one PostgreSQL
+# store. A session created on the first, messaged on the second, streamed on the third: the
+# third's frames are the holder's own (ids and bytes, deltas joined as a slow reader's are),
+# strictly increasing and equal to a fresh replay; Last-Event-ID on another worker gives the
+# rest; a forwarded message answers as a local one (202 started, 409 session_busy, enqueue);
+# the holder stopped (SIGSTOP), a forwarded message is answered 504 worker_timeout and is never
+# applied; the holder killed mid-turn, another worker claims the session on the next request
+# and the stream on the third goes on without a gap.
+set -uo pipefail
+agentc=$1 uri=$2 dir=$3 port=$4
+command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL (workers_pg.sh:${BASH_LINENO[0]}): $*" >&2; for f in "$tmp"/*.err; do tail -n 5 "$f" >&2; done; exit 1; }
+wait_for() { for _ in $(seq 1 300); do "$@" && return 0; sleep 0.05; done; return 1; }
+psql=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)/psql
+sql() { PGOPTIONS='-c client_min_messages=warning' "$psql" -X -q -t -A -h "$dir/sock" -p "$port" -U agentc -d agentc -c "$1"; }
+db="$uri?schema=workers"
+sql "DROP SCHEMA IF EXISTS workers CASCADE" || fail "psql"
+long=$(printf 'word%d ' $(seq 1 40))
+for i in 1 2 3 4 5 6 7 8; do jq -cn --arg long "$long $i" '{content: $long}'; done >"$tmp/script"
+start() { # start N: worker N, its URL in u$N
+  rm -f "$tmp/port$1"
+  "$agentc" serve --db "$db" --provider script --script "$tmp/script" --script-delay-ms 25 \
+    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 1500 2>"$tmp/w$1.err" &
+  pids+=($!)
+  eval "pid$1=$!"
+  wait_for test -s "$tmp/port$1" || fail "worker $1 did not start"
+  eval "u$1=http://127.0.0.1:$(cat "$tmp/port$1")"
+}
+start 1
+start 2
+start 3
+j() { curl -s --max-time 10 -H 'Content-Type: application/json' "$@"; }
+events() {
+  awk 'BEGIN{id="";ev=""} /^id: /{id=substr($0,5)} /^event: /{ev=substr($0,8)}
+       /^data: /{d=substr($0,7); printf "{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}\n", id, ev, d; id=""}' "$1"
+}
+# norm: the frames with each run of text deltas joined into one, as a slow reader's are
+norm() { events "$1" | joined; }
+joined() {
+  jq -s -c 'reduce .[] as $e ([]; if length > 0 and .[-1].event == $e.event and ($e.event == "text" or $e.event == "reasoning")
+    then .[-1] |= ($e + {data: ($e.data + {delta: (.data.delta + $e.data.delta)})}) else . + [$e] end) | .[]'
+}
+key='(split(".") | map(tonumber) | if length == 1 then . + [0] else . end)'
+increasing() { events "$1" | jq -s -e "[.[] | select(.id != \"\") | .id | $key] | . as \$k | all(range(1; length); \$k[.] > \$k[. - 1])" >/dev/null; }
+turns_done() { [ "$(grep -c '^event: turn_done' "$1")" -ge "$2" ]; }
+
+# ---- created on 1, streamed on 3 (and on 1, its holder), messaged on 2 ----------------------
+j -X POST -d '{"id": "a"}' "$u1/v1/sessions" | jq -e '.id == "a"' >/dev/null || fail "create on 1"
+j "$u3/v1/sessions/a" | jq -e '.id == "a" and .status == "idle"' >/dev/null || fail "the session seen from 3: $(j "$u3/v1/sessions/a")"
+curl -s -N --max-time 60 "$u3/v1/sessions/a/events" >"$tmp/s3" &
+curl -s -N --max-time 60 "$u1/v1/sessions/a/events" >"$tmp/s1" &
+sleep 0.3
+out=$(j -X POST -d '{"content": "hello"}' "$u2/v1/sessions/a/messages" -w '\n%{http_code}')
+[ "$(tail -1 <<<"$out")" = 202 ] && head -1 <<<"$out" | jq -e '.id == "a" and .accepted == "started"' >/dev/null \
+  || fail "a message on 2 for a session 1 runs: $out"
+wait_for turns_done "$tmp/s3" 1 || fail "no turn_done on 3's stream: $(tail -c 300 "$tmp/s3")"
+wait_for turns_done "$tmp/s1" 1 || fail "no turn_done on 1's stream"
+increasing "$tmp/s3" || fail "3's ids do not strictly increase"
+[ "$(norm "$tmp/s3")" = "$(norm "$tmp/s1")" ] || fail "3's frames differ from the holder's"
+grep -q "$long 1" <<<"$(norm "$tmp/s3")" || fail "the answer's text is not on 3's stream"
+curl -s -N --max-time 2 "$u2/v1/sessions/a/events" >"$tmp/r2"
+[ "$(norm "$tmp/r2")" = "$(norm "$tmp/s3")" ] || fail "3's live frames differ from a fresh replay on 2"
+
+# ---- Last-Event-ID on another worker: the rest ---------------------------------------------
+mid=$(events "$tmp/s1" | jq -r -s '[.[] | select(.id != "")] | .[(length / 2 | floor)].id')
+curl -s -N --max-time 2 -H "Last-Event-ID: $mid" "$u2/v1/sessions/a/events" >"$tmp/rest"
+# (a joined delta carries the id of its last: the deltas' ids are not compared)
+untagged() { jq -c 'if .event == "text" then del(.id, .data.t_us) else . end'; }
+expect=$(events "$tmp/s1" | jq -c -s --arg m "$mid" "(\$m | $key) as \$c | .[] | select(.id != \"\" and (.id | $key) > \$c)" | joined | untagged)
+[ "$(norm "$tmp/rest" | untagged)" = "$expect" ] || fail "Last-Event-ID $mid on 2: $(events "$tmp/rest" | jq -c .id | head -3)"
+
+# ---- if_busy across workers ------------------------------------------------------------------
+out=$(j -X POST -d '{"content": "second"}' "$u2/v1/sessions/a/messages" -w '\n%{http_code}')
+[ "$(tail -1 <<<"$out")" = 202 ] || fail "second message: $out"
+out=$(j -X POST -d '{"content": "rejected"}' "$u3/v1/sessions/a/messages" -w '\n%{http_code}')
+[ "$(tail -1 <<<"$out")" = 409 ] && head -1 <<<"$out" | jq -e '.error.code == "session_busy"' >/dev/null \
+  || fail "if_busy reject from 3 during a turn: $out"
+out=$(j -X POST -d '{"content": "queued", "if_busy": "enqueue"}' "$u3/v1/sessions/a/messages" -w '\n%{http_code}')
+[ "$(tail -1 <<<"$out")" = 202 ] && head -1 <<<"$out" | jq -e '.accepted == "enqueued"' >/dev/null \
+  || fail "if_busy enqueue from 3: $out"
+wait_for turns_done "$tmp/s3" 3 || fail "the second and queued turns did not end on 3's stream"
+msgs() { j "$u1/v1/sessions/a" | jq -c '[.messages[] | select(.role == "user") | .content]'; }
+[ "$(msgs)" = '["hello","second","queued"]' ] || fail "user messages: $(msgs)"
+
+# ---- the holder stopped: 504 worker_timeout, the message withdrawn and never applied -----------
+kill -STOP "$pid1"
+t0=$(date +%s%N)
+out=$(j -X POST -d '{"content": "lost"}' "$u2/v1/sessions/a/messages" -w '\n%{http_code}')
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill -CONT "$pid1"
+[ "$(tail -1 <<<"$out")" = 504 ] && head -1 <<<"$out" | jq -e '.error.code == "worker_timeout"' >/dev/null \
+  || fail "the holder stopped: $out"
+[ "$ms" -ge 1400 ] && [ "$ms" -lt 6000 ] || fail "504 after $ms ms (--forward-timeout-ms 1500)"
+sleep 1.5
+[ "$(msgs)" = '["hello","second","queued"]' ] || fail "a withdrawn message was applied: $(msgs)"
+[ "$(sql "SELECT count(*) FROM workers.inbox")" = 0 ] || fail "the inbox keeps rows"
+
+# ---- the holder killed mid-turn: another worker claims it, 3's stream goes on ------------------
+texts() { [ "$(grep -c '^event: text' "$tmp/s3")" -ge "$1" ]; }
+before=$(grep -c '^event: text' "$tmp/s3")
+j -X POST -d '{"content": "long turn"}' "$u2/v1/sessions/a/messages" >/dev/null
+wait_for texts $((before + 8)) || fail "the fourth turn does not stream on 3"
+kill -9 "$pid1"
+out=$(j -X POST -d '{"content": "after", "if_busy": "enqueue"}' "$u2/v1/sessions/a/messages" -w '\n%{http_code}')
+[ "$(tail -1 <<<"$out")" = 202 ] || fail "a message after the holder died: $out"
+wait_for turns_done "$tmp/s3" 5 || fail "the turns did not end on 3's stream: $(tail -c 300 "$tmp/s3")"
+increasing "$tmp/s3" || fail "3's ids do not strictly increase across the failover"
+curl -s -N --max-time 2 "$u3/v1/sessions/a/events" >"$tmp/r3"
+[ "$(norm "$tmp/r3")" = "$(norm "$tmp/s3")" ] || fail "3's frames across the failover differ from a fresh replay"
+grep -q '^event: discarded' "$tmp/s3" || fail "the interrupted call's partial text was not discarded"
+kill -TERM "$pid2" "$pid3"
+wait "$pid2" || fail "worker 2's exit status"
+wait "$pid3" || fail "worker 3's exit status"
+grep -q agentc-test-pw "$tmp"/*.err && fail "a worker printed the password"
+sql "DROP SCHEMA IF EXISTS workers CASCADE"
+echo "workers_pg: ok"
