@@ -200,9 +200,11 @@ void srv_remote_abandon(srv_fwd *f)
 int srv_remote_held(srv *sv, const srv_sess *ss)
 {
     ac_store_session_info info;
-    if (!sv->notify || !ss->stored_id ||
-        ac_store_info(sv->store, ss->stored_id, &info, NULL) != AC_OK)
+    if (!sv->notify || !ss->stored_id)
         return 0;
+    int rc = ac_store_info(sv->store, ss->stored_id, &info, NULL);
+    if (rc != AC_OK)
+        return rc == AC_STORE_ENOENT ? -1 : 0;
     return info.holder[0] && strcmp(info.holder, ac_store_holder(sv->store)) != 0;
 }
 

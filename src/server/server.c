@@ -501,6 +501,8 @@ static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, s
                                     ss->id, "at_turn", (json_int_t)n, "at_event", (json_int_t)at));
 }
 
+static int on_stored(void *ud, const ac_store_session_info *info);
+
 static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
 {
     const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
@@ -512,6 +514,8 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
         if (*end || limit < 1 || limit > 1000)
             return srv_reply_error(c, 400, "invalid_limit", "limit must be 1..1000");
     }
+    if (sv->notify) /* the sessions other workers stored since */
+        ac_store_list(sv->store, on_stored, sv, NULL);
     /* oldest first: the registry holds the newest first */
     size_t n = 0;
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
@@ -989,7 +993,12 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         if (!r->no_forward)
             return ret;
     }
-    if (!ss->s && !r->no_forward && srv_remote_held(sv, ss)) {
+    int held = !ss->s && !r->no_forward ? srv_remote_held(sv, ss) : 0;
+    if (held < 0) { /* deleted by another worker */
+        srv_sess_drop(ss, 0);
+        return srv_reply_error(c, 404, "not_found", "no such session");
+    }
+    if (held) {
         if (get) /* read from the store: the view, the stream */
             return session_request(sv, c, r, ss, id, rest, get, post, del);
         return srv_remote_forward(sv, c, &r->fwd, ss, post ? "POST" : "DELETE", rest, r->body,
@@ -1285,7 +1294,7 @@ static int on_stored(void *ud, const ac_store_session_info *info)
 {
     srv *sv = ud;
     const char *slash = strchr(info->id, '/');
-    if (!slash) /* not one of the server's */
+    if (!slash || (sv->notify && srv_sess_stored(sv, info->id))) /* not the server's; known */
         return 0;
     char owner[128];
     snprintf(owner, sizeof owner, "%.*s", (int)(slash - info->id), info->id);

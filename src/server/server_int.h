@@ -258,7 +258,8 @@ void srv_remote_free(srv *sv); /* after every session is freed */
 srv_sess *srv_remote_known(srv *sv, srv_owner *owner, const char *id);
 /* The session's journal has its events up to n committed here: told to the others. */
 void srv_remote_committed(srv *sv, const char *stored_id, uint64_t n);
-/* 1 when another live worker holds the session's lease (and this one can forward to it). */
+/* 1 when another live worker holds the session's lease (and this one can forward to it), -1
+ * when the store has it no more (another worker deleted it), else 0. */
 int srv_remote_held(srv *sv, const srv_sess *ss);
 /* Forwards the request to the session's holder, the connection suspended until its answer
  * (*slot: the request's, answered by srv_remote_reply when the handler runs again). */
