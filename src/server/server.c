@@ -961,10 +961,12 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
     r.owner = o;
     r.body = (char *)body;
     r.len = strlen(body);
+    char id[160]; /* a delete frees ss */
+    snprintf(id, sizeof id, "%s", ss->id);
     captured cap = {0, NULL};
     capture = &cap;
-    session_request(sv, NULL, &r, ss, ss->id, route, !strcmp(method, "GET"),
-                    !strcmp(method, "POST"), !strcmp(method, "DELETE"));
+    session_request(sv, NULL, &r, ss, id, route, !strcmp(method, "GET"), !strcmp(method, "POST"),
+                    !strcmp(method, "DELETE"));
     capture = NULL;
     *status = cap.body ? cap.status : 500;
     *reply = cap.body;

@@ -113,6 +113,23 @@ increasing "$tmp/s3" || fail "3's ids do not strictly increase across the failov
 curl -s -N --max-time 2 "$u3/v1/sessions/a/events" >"$tmp/r3"
 [ "$(norm "$tmp/r3")" = "$(norm "$tmp/s3")" ] || fail "3's frames across the failover differ from a fresh replay"
 grep -q '^event: discarded' "$tmp/s3" || fail "the interrupted call's partial text was not discarded"
+
+# ---- listed and deleted across workers ---------------------------------------------------------
+j -X POST -d '{"id": "b"}' "$u2/v1/sessions" | jq -e '.id == "b"' >/dev/null || fail "create b on 2"
+j "$u3/v1/sessions" | jq -e 'any(.data[]; .id == "b")' >/dev/null || fail "b is not listed on 3: $(j "$u3/v1/sessions")"
+out=$(j -X DELETE "$u3/v1/sessions/b" -w '\n%{http_code}')
+[ "$(tail -1 <<<"$out")" = 200 ] || fail "delete b on 3 (2 runs it): $out"
+[ "$(j "$u2/v1/sessions/b" -o /dev/null -w '%{http_code}')" = 404 ] || fail "b is still on 2"
+[ "$(j "$u3/v1/sessions/b" -o /dev/null -w '%{http_code}')" = 404 ] || fail "b is still on 3"
+
+# ---- the database restarted: the wake-up connections are made again ---------------------------
+bash "$(dirname "$0")/../store/pg_cluster.sh" restart "$dir" "$port" || fail "restart"
+j "$u2/v1/sessions/a" >/dev/null # 2's store connection made again (and its holder's lock)
+forwarded() { [ "$(j -X POST -d '{"content": "after restart", "if_busy": "enqueue"}' "$u3/v1/sessions/a/messages" -o /dev/null -w '%{http_code}')" = 202 ]; }
+for _ in $(seq 1 10); do forwarded && break; sleep 0.5; done
+wait_for turns_done "$tmp/s3" 6 || fail "the message after the restart did not run: $(tail -c 300 "$tmp/s3")"
+j "$u2/v1/sessions/a" | jq -e '[.messages[] | select(.content == "after restart")] | length == 1' >/dev/null \
+  || fail "the message after the restart is not there once"
 kill -TERM "$pid2" "$pid3"
 wait "$pid2" || fail "worker 2's exit status"
 wait "$pid3" || fail "worker 3's exit status"
