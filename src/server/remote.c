@@ -332,6 +332,10 @@ void srv_remote_free(srv *sv)
     srv_remote_stop(sv);
     ac_notify *nt = sv->notify;
     sv->notify = NULL; /* the statements told they failed start nothing new */
+    uint64_t lines, batches = ac_notify_batches(nt, &lines);
+    if (nt)
+        fprintf(stderr, "agentc serve: wake-ups: %llu notifying commits for %llu notifications\n",
+                (unsigned long long)batches, (unsigned long long)lines);
     ac_notify_free(nt);
     while (sv->fwds) {
         srv_fwd *f = sv->fwds;

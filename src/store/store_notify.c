@@ -61,7 +61,7 @@ struct ac_notify {
     size_t n_lines, cap_lines;
     int flushing;
     int64_t last_flush_ms;
-    uint64_t batches;
+    uint64_t batches, lines_queued;
 };
 
 static void start_connect(void *ud);
@@ -432,6 +432,7 @@ void ac_notify_send(ac_notify *nt, char kind, const char *a, const char *b)
 {
     if (!nt)
         return;
+    nt->lines_queued++;
     for (size_t i = 0; kind == 'e' && i < nt->n_lines; i++) {
         line *l = &nt->lines[i];
         if (l->kind == 'e' && !strcmp(l->a, a)) { /* one line a session: its last event */
@@ -466,8 +467,10 @@ void ac_notify_send(ac_notify *nt, char kind, const char *a, const char *b)
     arm_flush(nt);
 }
 
-uint64_t ac_notify_batches(const ac_notify *nt)
+uint64_t ac_notify_batches(const ac_notify *nt, uint64_t *lines)
 {
+    if (lines)
+        *lines = nt ? nt->lines_queued : 0;
     return nt ? nt->batches : 0;
 }
 

@@ -41,8 +41,9 @@ void ac_notify_free(ac_notify *nt);
 /* Queues the line "kind a b" (b NULL: none) for the next interval's statement; an 'e' line of
  * a session already queued only raises its N. */
 void ac_notify_send(ac_notify *nt, char kind, const char *a, const char *b);
-/* Notifying statements sent so far (each one commit). */
-uint64_t ac_notify_batches(const ac_notify *nt);
+/* Notifying statements sent so far (each one commit); *lines (may be NULL) the lines queued
+ * (what one notification per journal commit would have been), before coalescing. */
+uint64_t ac_notify_batches(const ac_notify *nt, uint64_t *lines);
 /* The connection is up (LISTEN done). */
 int ac_notify_ready(const ac_notify *nt);
 
