@@ -428,7 +428,7 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return srv_reply_error(c, 400, "invalid_id",
                                "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
     }
-    if (id && srv_sess_find(sv, r->owner, id)) {
+    if (id && (srv_sess_find(sv, r->owner, id) || srv_remote_known(sv, r->owner, id))) {
         json_decref(o);
         return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
     }

@@ -13,6 +13,7 @@
 
 #include "agentc/store.h"
 #include "server_int.h"
+#include "util/random.h"
 
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id)
 {
@@ -111,6 +112,12 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         while (srv_sess_find(sv, owner, auto_id))
             snprintf(auto_id, sizeof auto_id, "%s%llu", ephemeral ? "chatcmpl-" : "s",
                      (unsigned long long)++sv->next_auto_id);
+        if (sv->notify && !ephemeral) { /* other workers make ids too: a random one */
+            unsigned char r[8];
+            ac_random_bytes(r, sizeof r);
+            snprintf(auto_id, sizeof auto_id, "s%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1],
+                     r[2], r[3], r[4], r[5], r[6], r[7]);
+        }
         id = auto_id;
     }
     if (!ss) {

@@ -117,6 +117,10 @@ grep -q '^event: discarded' "$tmp/s3" || fail "the interrupted call's partial te
 # ---- listed and deleted across workers ---------------------------------------------------------
 j -X POST -d '{"id": "b"}' "$u2/v1/sessions" | jq -e '.id == "b"' >/dev/null || fail "create b on 2"
 j "$u3/v1/sessions" | jq -e 'any(.data[]; .id == "b")' >/dev/null || fail "b is not listed on 3: $(j "$u3/v1/sessions")"
+[ "$(j -X POST -d '{"id": "b"}' "$u3/v1/sessions" -o /dev/null -w '%{http_code}')" = 409 ] || fail "b created again on 3"
+n2=$(j -X POST -d '{}' "$u2/v1/sessions" | jq -r .id)
+n3=$(j -X POST -d '{}' "$u3/v1/sessions" | jq -r .id)
+[ -n "$n2" ] && [ "$n2" != null ] && [ "$n2" != "$n3" ] || fail "fresh ids on two workers: $n2 $n3"
 out=$(j -X DELETE "$u3/v1/sessions/b" -w '\n%{http_code}')
 [ "$(tail -1 <<<"$out")" = 200 ] || fail "delete b on 3 (2 runs it): $out"
 [ "$(j "$u2/v1/sessions/b" -o /dev/null -w '%{http_code}')" = 404 ] || fail "b is still on 2"
