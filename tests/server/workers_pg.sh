@@ -5,7 +5,8 @@
 # strictly increasing and equal to a fresh replay; Last-Event-ID on another worker gives the
 # rest; a forwarded message answers as a local one (202 started, 409 session_busy, enqueue);
 # the holder stopped (SIGSTOP), a forwarded message is answered 504 worker_timeout and is never
-# applied; the holder killed mid-turn, another worker claims the session on the next request
+# applied; pause and resume from another worker; errors answered as the holder answers them;
+# the holder killed mid-turn, another worker claims the session on the next request
 # and the stream on the third goes on without a gap.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
@@ -134,6 +135,19 @@ for _ in $(seq 1 10); do forwarded && break; sleep 0.5; done
 wait_for turns_done "$tmp/s3" 6 || fail "the message after the restart did not run: $(tail -c 300 "$tmp/s3")"
 j "$u2/v1/sessions/a" | jq -e '[.messages[] | select(.content == "after restart")] | length == 1' >/dev/null \
   || fail "the message after the restart is not there once"
+
+# ---- pause, resume, an event: a forwarded request answers as the holder answers its own ----------
+wait_for turns_done "$tmp/s3" 6
+state() { [ "$(j "$u2/v1/sessions/a" | jq -r .states.session)" = "$1" ]; }
+[ "$(j -X POST "$u3/v1/sessions/a/pause" -o /dev/null -w '%{http_code}')" = 202 ] || fail "pause from 3"
+wait_for state Paused || fail "not paused by 3's request: $(j "$u2/v1/sessions/a" | jq -c .states)"
+[ "$(j -X POST "$u3/v1/sessions/a/resume" -o /dev/null -w '%{http_code}')" = 202 ] || fail "resume from 3"
+wait_for state Idle || fail "not resumed by 3's request"
+for req in "events/nosuch {}" "messages {\"content\":\"x\",\"if_busy\":\"never\"}" "messages {\"text\":1}"; do
+  here=$(j -X POST -d "${req#* }" "$u2/v1/sessions/a/${req%% *}" -w ' %{http_code}')
+  there=$(j -X POST -d "${req#* }" "$u3/v1/sessions/a/${req%% *}" -w ' %{http_code}')
+  [ "$here" = "$there" ] || fail "${req%% *} on 3 (forwarded): $there; on 2: $here"
+done
 kill -TERM "$pid2" "$pid3"
 wait "$pid2" || fail "worker 2's exit status"
 wait "$pid3" || fail "worker 3's exit status"
