@@ -259,6 +259,15 @@ static void tail_all(srv *sv)
             srv_sess_tail(ss);
 }
 
+/* What a wake-up would have said, looked for: the poll, and a connection made again. */
+static void look_all(srv *sv)
+{
+    tail_all(sv);
+    drain(sv);
+    for (srv_fwd *f = sv->fwds; f; f = f->next)
+        poll_one(f);
+}
+
 static void on_wake(void *ud, char kind, const char *a, const char *b)
 {
     srv *sv = ud;
@@ -275,18 +284,18 @@ static void on_wake(void *ud, char kind, const char *a, const char *b)
         for (srv_fwd *f = sv->fwds; f; f = f->next)
             if (f->id == id)
                 poll_one(f);
+    } else if (kind == '!') {
+        fprintf(stderr, "agentc serve: %s (trying again)\n", a);
     } else if (kind == '*') {
-        tail_all(sv);
-        drain(sv);
-        for (srv_fwd *f = sv->fwds; f; f = f->next)
-            poll_one(f);
+        fprintf(stderr, "agentc serve: the wake-up connection is back\n");
+        look_all(sv);
     }
 }
 
 static void on_poll(void *ud)
 {
     srv *sv = ud;
-    on_wake(sv, '*', "", "");
+    look_all(sv);
     sv->remote_timer = ac_loop_timer(sv->loop, POLL_MS, on_poll, sv);
 }
 

@@ -103,7 +103,7 @@ static void set_watch(ac_notify *nt, int events)
 static void lost(ac_notify *nt)
 {
     char why[300];
-    snprintf(why, sizeof why, "the wake-up connection was lost: %s",
+    snprintf(why, sizeof why, "the wake-up connection failed: %s",
              nt->conn ? PQerrorMessage(nt->conn) : "");
     for (char *p = why; *p; p++)
         if (*p == '\n')
@@ -139,6 +139,8 @@ static void lost(ac_notify *nt)
     while (*nt->tail)
         nt->tail = &(*nt->tail)->next;
     nt->next_at = &nt->head;
+    if (nt->backoff_ms == BACKOFF_MIN_MS && nt->fn) /* the outage's first failure */
+        nt->fn(nt->ud, '!', why, "");
     nt->retry_timer = ac_loop_timer(nt->loop, nt->backoff_ms, start_connect, nt);
     nt->backoff_ms = nt->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : nt->backoff_ms * 2;
 }

@@ -27,7 +27,8 @@ struct pg_result;
 
 /* A line another process sent (kind 'e', 'i' or 'r', a and b its fields, b "" when it has
  * none), or kind '*' (a and b "") when the connection was made again: what was sent meanwhile
- * is lost, every reader looks again. */
+ * is lost, every reader looks again; or kind '!' (a: why, without the URI's password) when the
+ * connection was lost or could not be made, once an outage (it is tried again). */
 typedef void (*ac_notify_fn)(void *ud, char kind, const char *a, const char *b);
 
 #define AC_NOTIFY_INTERVAL_MS 10

@@ -7,7 +7,8 @@
 # the holder stopped (SIGSTOP), a forwarded message is answered 504 worker_timeout and is never
 # applied; pause and resume from another worker; errors answered as the holder answers them;
 # the holder killed mid-turn, another worker claims the session on the next request
-# and the stream on the third goes on without a gap.
+# and the stream on the third goes on without a gap; sessions listed, refused again and deleted
+# across workers; the database restarted, the wake-up connections are made again.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -135,6 +136,8 @@ for _ in $(seq 1 10); do forwarded && break; sleep 0.5; done
 wait_for turns_done "$tmp/s3" 6 || fail "the message after the restart did not run: $(tail -c 300 "$tmp/s3")"
 j "$u2/v1/sessions/a" | jq -e '[.messages[] | select(.content == "after restart")] | length == 1' >/dev/null \
   || fail "the message after the restart is not there once"
+grep -q "the wake-up connection failed: " "$tmp/w3.err" && grep -q "the wake-up connection is back" "$tmp/w3.err" \
+  || fail "3 did not say its wake-up connection was lost and made again: $(cat "$tmp/w3.err")"
 
 # ---- pause, resume, an event: a forwarded request answers as the holder answers its own ----------
 wait_for turns_done "$tmp/s3" 6
