@@ -32,18 +32,19 @@ struct srv_fwd {
     struct MHD_Connection *conn; /* suspended; NULL once its request is over */
     int64_t id;                  /* its inbox row (0: not stored yet) */
     uint64_t timer;
-    int busy;        /* one statement of it is under way */
-    int past;        /* its deadline passed: withdrawn, or taken and answered soon */
-    int withdraw_id; /* answered before it was stored: withdrawn once it is */
-    int finished;    /* answered: status and reply */
-    int gone;        /* its request no longer refers to it */
+    int busy;         /* one statement of it is under way */
+    int past;         /* its deadline passed */
+    int withdraw_due; /* to be withdrawn (past its deadline): sent when nothing else is */
+    int taken;        /* too late to withdraw: its holder has it */
+    int finished;     /* answered: status and reply */
+    int gone;         /* its request no longer refers to it */
     unsigned status;
     char *reply;
 };
 
 static void maybe_free(srv_fwd *f)
 {
-    if (f->busy || !f->finished || !f->gone)
+    if (f->busy || !f->finished || !f->gone || (f->withdraw_due && f->sv->notify))
         return;
     for (srv_fwd **pp = &f->sv->fwds; *pp; pp = &(*pp)->next)
         if (*pp == f) {
@@ -80,51 +81,66 @@ static void finish_error(srv_fwd *f, unsigned status, const char *code, const ch
     free(s);
 }
 
+static void on_answer(void *ud, int state, int status, const char *reply);
+
+/* The withdrawal due, once nothing else of it is under way (one statement at a time). */
+static void step(srv_fwd *f)
+{
+    if (f->busy || !f->withdraw_due || !f->id || !f->sv->notify)
+        return;
+    f->withdraw_due = 0;
+    f->busy = ac_inbox_withdraw(f->sv->notify, f->id, on_answer, f) == 0;
+    f->withdraw_due = !f->busy;
+}
+
 static void on_answer(void *ud, int state, int status, const char *reply)
 {
     srv_fwd *f = ud;
     f->busy = 0;
-    if (state == AC_INBOX_DONE)
+    if (state == AC_INBOX_DONE) {
+        f->withdraw_due = 0;
         finish(f, (unsigned)status, reply);
-    else if (state == AC_INBOX_WITHDRAWN)
+    } else if (state == AC_INBOX_WITHDRAWN) {
+        f->withdraw_due = 0;
         finish_error(f, 504, "worker_timeout",
                      "the worker running the session did not answer in time; the request was "
                      "withdrawn (not applied): send it again");
+    } else if (state == AC_INBOX_TAKEN) {
+        f->taken = 1;
+    } else if (state == AC_INBOX_FAILED && f->past && !f->taken) {
+        f->withdraw_due = 1; /* tried again at the next poll */
+    }
+    step(f);
     maybe_free(f);
 }
 
 static void poll_one(srv_fwd *f)
 {
+    step(f);
     if (f->busy || f->finished || !f->id || !f->sv->notify)
         return;
     f->busy = ac_inbox_poll(f->sv->notify, f->id, on_answer, f) == 0;
 }
 
-static void withdraw(srv_fwd *f)
-{
-    if (f->busy || !f->id || !f->sv->notify)
-        return;
-    f->busy = ac_inbox_withdraw(f->sv->notify, f->id, on_answer, f) == 0;
-}
-
-/* Its deadline: withdrawn unless taken; a taken one's answer gets TAKEN_GRACE_MS more. */
+/* Its deadline: withdrawn unless taken; a taken one's answer gets TAKEN_GRACE_MS more, then
+ * it is answered without it (saying it may have been applied). */
 static void on_deadline(void *ud)
 {
     srv_fwd *f = ud;
     f->timer = 0;
-    if (f->past) { /* taken and still not answered, or never stored */
-        if (!f->id)
-            f->withdraw_id = 1;
-        finish_error(f, 504, "worker_timeout",
-                     f->id ? "the worker running the session took the request and did not "
-                             "answer in time"
-                           : "the request could not be handed to the worker running the session");
-        maybe_free(f);
+    if (!f->past) {
+        f->past = 1;
+        f->withdraw_due = 1;
+        f->timer = ac_loop_timer(f->sv->loop, TAKEN_GRACE_MS, on_deadline, f);
+        step(f);
         return;
     }
-    f->past = 1;
-    f->timer = ac_loop_timer(f->sv->loop, TAKEN_GRACE_MS, on_deadline, f);
-    withdraw(f);
+    finish_error(f, 504, "worker_timeout",
+                 f->taken ? "the worker running the session took the request and did not answer "
+                            "in time: it may have been applied"
+                          : "the request could not be withdrawn from the worker running the "
+                            "session in time: it may still be applied");
+    maybe_free(f);
 }
 
 static void on_put(void *ud, int64_t id, const char *error)
@@ -135,13 +151,12 @@ static void on_put(void *ud, int64_t id, const char *error)
     if (!id) {
         char msg[400];
         snprintf(msg, sizeof msg,
-                 "the request could not be handed to the worker running the "
-                 "session: %s",
+                 "the request could not be handed to the worker running the session: %s",
                  error ? error : "");
+        f->withdraw_due = 0;
         finish_error(f, 503, "forward_failed", msg);
-    } else if (f->withdraw_id || f->past) {
-        withdraw(f);
     }
+    step(f);
     maybe_free(f);
 }
 
