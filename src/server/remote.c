@@ -311,6 +311,8 @@ static void on_poll(void *ud)
 {
     srv *sv = ud;
     look_all(sv);
+    if (++sv->polls % 60 == 0) /* once a minute: what senders left */
+        ac_inbox_sweep(sv->notify);
     sv->remote_timer = ac_loop_timer(sv->loop, POLL_MS, on_poll, sv);
 }
 

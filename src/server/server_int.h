@@ -138,6 +138,7 @@ struct srv {
     uint64_t remote_timer;    /* the poll that makes a lost wake-up a delay */
     srv_fwd *fwds;            /* requests waiting for another worker's answer */
     int draining, drain_again;
+    unsigned polls;
 };
 
 /* admit.c */

@@ -4,7 +4,7 @@
  *   inbox(id, session, holder, owner, method, route, body, state, status, reply, created_ms)
  * state: pending (put), taken (by its holder), done (answered). A row's sender deletes it when
  * it reads the answer or withdraws it; rows older than a minute (their sender gone) are
- * deleted by the next take.
+ * deleted by a sweep.
  */
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -140,17 +140,18 @@ int ac_inbox_take(ac_notify *nt, const char *holder, ac_inbox_take_fn fn, void *
     if (c)
         c->take_fn = fn;
     const char *v[1] = {holder};
-    if (ac_notify_query(nt, "DELETE FROM inbox WHERE created_ms < " NOW " - 60000", 0, NULL, 0,
-                        ignored, NULL) != 0) {
-        free(c);
-        return -1;
-    }
     return query(c,
                  "WITH t AS (UPDATE inbox SET state = 'taken' WHERE id IN (SELECT id FROM inbox "
                  "WHERE holder = $1 AND state = 'pending' ORDER BY id LIMIT 64 "
                  "FOR UPDATE SKIP LOCKED) RETURNING id, session, owner, method, route, body) "
                  "SELECT * FROM t ORDER BY id",
                  1, v, on_take);
+}
+
+int ac_inbox_sweep(ac_notify *nt)
+{
+    return ac_notify_query(nt, "DELETE FROM inbox WHERE created_ms < " NOW " - 60000", 0, NULL, 0,
+                           ignored, NULL);
 }
 
 int ac_inbox_answer(ac_notify *nt, int64_t id, int status, const char *reply)

@@ -100,6 +100,8 @@ int ac_inbox_put(ac_notify *nt, const ac_inbox_msg *m, const char *holder, ac_in
 int ac_inbox_poll(ac_notify *nt, int64_t id, ac_inbox_answer_fn fn, void *ud);
 int ac_inbox_withdraw(ac_notify *nt, int64_t id, ac_inbox_answer_fn fn, void *ud);
 int ac_inbox_take(ac_notify *nt, const char *holder, ac_inbox_take_fn fn, void *ud);
+/* Deletes the requests older than a minute (their senders gave up or went). */
+int ac_inbox_sweep(ac_notify *nt);
 /* The holder's answer to a request it took (the sender notified). */
 int ac_inbox_answer(ac_notify *nt, int64_t id, int status, const char *reply);
 
