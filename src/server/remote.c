@@ -8,8 +8,9 @@
  * second in case a wake-up was lost. The frames are frames.c's of the same journal: the same
  * ids and bytes as the holder's own readers get.
  *
- * Inbox: a request that changes a session another live worker holds (a message, an outside
- * event, pause, resume, cancel, close, delete, fork) is put in the inbox for that worker and
+ * Inbox: a request for a session another live worker holds (its view, a message, an outside
+ * event, pause, resume, cancel, close, delete, fork: all but its stream) is put in the inbox for
+ * that worker and
  * its connection suspended; the holder takes it, answers it as it answers its own requests
  * (srv_answer_forwarded) and the answer is replied here as it is. Past --forward-timeout-ms
  * the request is withdrawn (if the holder has not taken it: then it is never applied) and

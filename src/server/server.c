@@ -1000,11 +1000,14 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         srv_sess_drop(ss, 0);
         return srv_reply_error(c, 404, "not_found", "no such session");
     }
-    if (held) {
-        if (get) /* read from the store: the view, the stream */
+    if (held) { /* its stream is read from the store here; the rest is asked of its holder */
+        if ((get && *rest) || (!get && !post && !del))
             return session_request(sv, c, r, ss, id, rest, get, post, del);
-        return srv_remote_forward(sv, c, &r->fwd, ss, post ? "POST" : "DELETE", rest, r->body,
-                                  r->owner->name ? r->owner->name : "local");
+        return srv_remote_forward(sv, c, &r->fwd, ss,
+                                  get    ? "GET"
+                                  : post ? "POST"
+                                         : "DELETE",
+                                  rest, r->body, r->owner->name ? r->owner->name : "local");
     }
     if (!*rest && del && !ss->s) {
         srv_sess_drop(ss, 1);
