@@ -9,13 +9,12 @@
  * ids and bytes as the holder's own readers get.
  *
  * Inbox: a request for a session another live worker holds (its view, a message, an outside
- * event, pause, resume, cancel, close, delete, fork: all but its stream) is put in the inbox for
- * that worker and
- * its connection suspended; the holder takes it, answers it as it answers its own requests
- * (srv_answer_forwarded) and the answer is replied here as it is. Past --forward-timeout-ms
- * the request is withdrawn (if the holder has not taken it: then it is never applied) and
- * answered 504 worker_timeout. A session nobody runs is loaded here (its lease claimed), as
- * a request for it always did.
+ * event, pause, resume, cancel, close, delete, fork: all but its stream) is put in the inbox
+ * for that worker and its connection suspended; the holder takes it, answers it as it answers
+ * its own requests (srv_answer_forwarded) and the answer is replied here as it is. Past
+ * --forward-timeout-ms the request is withdrawn (if the holder has not taken it: then it is
+ * never applied) and answered 504 worker_timeout. A session nobody runs is loaded here (its
+ * lease claimed), as a request for it always did.
  */
 #include <stdio.h>
 #include <stdlib.h>
