@@ -946,8 +946,6 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
     return srv_reply_error(c, 404, "not_found", "no such route");
 }
 
-
-
 void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, const char *method,
                           const char *route, const char *body, unsigned *status, char **reply)
 {
