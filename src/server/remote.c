@@ -38,8 +38,10 @@ struct srv_fwd {
     int taken;        /* too late to withdraw: its holder has it */
     int finished;     /* answered: status and reply */
     int gone;         /* its request no longer refers to it */
-    unsigned status;
+    unsigned status;  /* 0: it was not handled there (the request goes on here) */
     char *reply;
+    char session[300];
+    char holder[128]; /* the worker it was sent to */
 };
 
 static void maybe_free(srv_fwd *f)
@@ -83,6 +85,14 @@ static void finish_error(srv_fwd *f, unsigned status, const char *code, const ch
 
 static void on_answer(void *ud, int state, int status, const char *reply);
 
+/* The worker it was sent to still holds the session's lease (and is alive). */
+static int still_held(const srv_fwd *f)
+{
+    ac_store_session_info info;
+    return ac_store_info(f->sv->store, f->session, &info, NULL) == AC_OK &&
+           !strcmp(info.holder, f->holder);
+}
+
 /* The withdrawal due, once nothing else of it is under way (one statement at a time). */
 static void step(srv_fwd *f)
 {
@@ -100,6 +110,9 @@ static void on_answer(void *ud, int state, int status, const char *reply)
     if (state == AC_INBOX_DONE) {
         f->withdraw_due = 0;
         finish(f, (unsigned)status, reply);
+    } else if (state == AC_INBOX_WITHDRAWN && !still_held(f)) {
+        f->withdraw_due = 0;
+        finish(f, 0, NULL); /* its worker went meanwhile: it goes on here, as if it had not */
     } else if (state == AC_INBOX_WITHDRAWN) {
         f->withdraw_due = 0;
         finish_error(f, 504, "worker_timeout",
@@ -173,6 +186,8 @@ enum MHD_Result srv_remote_forward(srv *sv, struct MHD_Connection *c, srv_fwd **
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
     f->sv = sv;
     f->conn = c;
+    snprintf(f->session, sizeof f->session, "%s", ss->stored_id);
+    snprintf(f->holder, sizeof f->holder, "%s", info.holder);
     ac_inbox_msg m = {0, ss->stored_id, owner, method, route, body ? body : ""};
     if (ac_inbox_put(sv->notify, &m, info.holder, on_put, f) != 0) {
         free(f);

@@ -289,8 +289,8 @@ typedef struct req {
     int load_failed; /* a stored session could not be loaded: the error below */
     int load_code;
     char load_msg[400];
-    srv_fwd *fwd;   /* forwarded to the worker running its session (remote.c) */
-    int no_forward; /* that worker no longer runs it: this one does */
+    srv_fwd *fwd; /* forwarded to the worker running its session (remote.c) */
+    int forwards; /* how often it was (the worker it went to runs the session no more) */
 } req;
 
 /* A request waiting, suspended, for its stored session to be loaded: loading posts the
@@ -989,11 +989,13 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         return srv_reply_error(c, 404, "not_found", "no such session");
     const char *rest = slash ? slash : "";
     if (r->fwd) { /* answered by the worker running it (or it runs it no more: on here) */
-        enum MHD_Result ret = srv_remote_reply(c, &r->fwd, &r->no_forward);
-        if (!r->no_forward)
+        int again = 0;
+        enum MHD_Result ret = srv_remote_reply(c, &r->fwd, &again);
+        if (!again)
             return ret;
+        r->forwards++;
     }
-    int held = !ss->s && !r->no_forward ? srv_remote_held(sv, ss) : 0;
+    int held = !ss->s && r->forwards < 2 ? srv_remote_held(sv, ss) : 0;
     if (held < 0) { /* deleted by another worker */
         srv_sess_drop(ss, 0);
         return srv_reply_error(c, 404, "not_found", "no such session");

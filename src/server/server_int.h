@@ -274,7 +274,8 @@ enum MHD_Result srv_remote_forward(srv *sv, struct MHD_Connection *c, srv_fwd **
                                    const srv_sess *ss, const char *method, const char *route,
                                    const char *body, const char *owner);
 /* The forwarded request's answer replied (*slot freed): MHD's result; or *retry set (the
- * holder no longer runs the session: this worker goes on as if none did). */
+ * worker it went to did not handle it: it no longer runs the session, or it went before the
+ * request's deadline: the request goes on here as if it had not been sent). */
 enum MHD_Result srv_remote_reply(struct MHD_Connection *c, srv_fwd **slot, int *retry);
 /* The request ended (its client went): a forward waiting is answered to no one. */
 void srv_remote_abandon(srv_fwd *fwd);
