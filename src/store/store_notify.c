@@ -49,6 +49,7 @@ struct ac_notify {
     char search_path[100], listen[100]; /* the statements of a new connection */
     PGconn *conn;
     int state;
+    int listening; /* LISTEN done on this connection */
     int was_up;
     int fd;
     uint64_t watch, retry_timer, connect_timer, flush_timer;
@@ -116,6 +117,7 @@ static void lost(ac_notify *nt)
     PQfinish(nt->conn);
     nt->conn = NULL;
     nt->state = NT_DOWN;
+    nt->listening = 0;
     nt->flushing = 0;
     PQclear(nt->result);
     nt->result = NULL;
@@ -175,6 +177,17 @@ static void start_connect(void *ud)
     set_watch(nt, AC_LOOP_WRITE);
 }
 
+/* LISTEN done: from now on nothing sent on the channel is missed. */
+static void on_listen(void *ud, const PGresult *r, const char *error)
+{
+    ac_notify *nt = ud;
+    (void)error;
+    nt->listening = r != NULL;
+    if (nt->listening && nt->was_up && nt->fn) /* what was sent while it was down is lost */
+        nt->fn(nt->ud, '*', "", "");
+    nt->was_up |= nt->listening;
+}
+
 static void connected(ac_notify *nt)
 {
     ac_loop_cancel_timer(nt->loop, nt->connect_timer);
@@ -188,10 +201,7 @@ static void connected(ac_notify *nt)
     nt->next_at = &nt->head;
     set_watch(nt, AC_LOOP_READ);
     ac_notify_query(nt, nt->search_path, 0, NULL, 1, NULL, NULL);
-    ac_notify_query(nt, nt->listen, 0, NULL, 1, NULL, NULL);
-    if (nt->was_up && nt->fn) /* what was sent while it was down is lost: look again */
-        nt->fn(nt->ud, '*', "", "");
-    nt->was_up = 1;
+    ac_notify_query(nt, nt->listen, 0, NULL, 1, on_listen, nt);
     send_next(nt);
 }
 
@@ -435,10 +445,10 @@ void ac_notify_send(ac_notify *nt, char kind, const char *a, const char *b)
     if (!nt)
         return;
     nt->lines_queued++;
-    for (size_t i = 0; kind == 'e' && i < nt->n_lines; i++) {
+    for (size_t i = 0; i < nt->n_lines; i++) {
         line *l = &nt->lines[i];
-        if (l->kind == 'e' && !strcmp(l->a, a)) { /* one line a session: its last event */
-            if (b && (!l->b || strtoull(b, NULL, 10) > strtoull(l->b, NULL, 10))) {
+        if (l->kind == kind && !strcmp(l->a, a)) { /* once: a session's with its last event */
+            if (kind == 'e' && b && (!l->b || strtoull(b, NULL, 10) > strtoull(l->b, NULL, 10))) {
                 char *v = strdup(b);
                 if (v) {
                     free(l->b);
@@ -478,7 +488,7 @@ uint64_t ac_notify_batches(const ac_notify *nt, uint64_t *lines)
 
 int ac_notify_ready(const ac_notify *nt)
 {
-    return nt && nt->state == NT_UP;
+    return nt && nt->state == NT_UP && nt->listening;
 }
 
 ac_notify *ac_notify_open(ac_loop *loop, const char *uri, ac_notify_fn fn, void *ud, ac_error *err)

@@ -39,13 +39,13 @@ typedef void (*ac_notify_fn)(void *ud, char kind, const char *a, const char *b);
 ac_notify *ac_notify_open(ac_loop *loop, const char *uri, ac_notify_fn fn, void *ud, ac_error *err);
 /* Closes; each statement still queued is told it failed. NULL: nothing. */
 void ac_notify_free(ac_notify *nt);
-/* Queues the line "kind a b" (b NULL: none) for the next interval's statement; an 'e' line of
- * a session already queued only raises its N. */
+/* Queues the line "kind a b" (b NULL: none) for the next interval's statement; a line of the
+ * same kind and a already queued is not queued again (an 'e' line's N raised). */
 void ac_notify_send(ac_notify *nt, char kind, const char *a, const char *b);
 /* Notifying statements sent so far (each one commit); *lines (may be NULL) the lines queued
  * (what one notification per journal commit would have been), before coalescing. */
 uint64_t ac_notify_batches(const ac_notify *nt, uint64_t *lines);
-/* The connection is up (LISTEN done). */
+/* The connection is up and listening: nothing sent from now on is missed. */
 int ac_notify_ready(const ac_notify *nt);
 
 /* A statement's result: r NULL when it failed (the text in error), its connection was lost or
