@@ -237,10 +237,13 @@ typedef struct ac_subagent_opener {
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the
  * spec names handlers this program lacks or does not give the built-in
- * handlers a param, event or effect argument they need (the text lists every
+ * handlers a param, event or effect argument they need, or an effect what it
+ * needs on the way in (run_tools: record_assistant) (the text lists every
  * missing name; line is the spec line of an effect use when the problem is
- * there), AC_EINVAL for a bad param override, AC_ECONFIG for the provider,
- * AC_ENOMEM. */
+ * there), or has a state that can never be left or an event nothing sends
+ * (the built-in effects post what their contracts say, an effect the program
+ * registers may post anything; line is the state's), AC_EINVAL for a bad
+ * param override, AC_ECONFIG for the provider, AC_ENOMEM. */
 ac_engine *ac_engine_new(const ac_engine_config *cfg, ac_error *err);
 void ac_engine_free(ac_engine *e);
 const ac_fsm_tables *ac_engine_tables(const ac_engine *e);
