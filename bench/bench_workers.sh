@@ -23,6 +23,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # the cluster stopped when interrupted too
 bash "$dir/../tests/store/pg_cluster.sh" start "$pgdir" "$port" >/dev/null || exit 1
 db="postgresql://agentc:agentc-test-pw@127.0.0.1:$port/agentc"
 text=$(printf 'token%d ' $(seq 1 40))
