@@ -40,10 +40,11 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
     if (!ss || ss->s)
         return 0; /* running here already */
     ac_error err = {0};
-    if (srv_sess_load(ss, &err)) { /* its lease released: another worker may load it */
+    if (srv_sess_load(ss, &err)) {
         if (!ss->resume_failed)
             fprintf(stderr, "agentc serve: session '%s' cannot resume: %s\n", info->id, err.text);
         ss->resume_failed = 1;
+        ac_store_release(sv->store, info->id, NULL); /* another worker may load it */
         return 0;
     }
     ss->resume_failed = 0;
