@@ -10,7 +10,8 @@
 
 #include "cli.h"
 #include "engine_opts.h"
-#include "io/file.h" /* reading a system prompt or a schema whole, with a cap */
+#include "io/file.h"
+#include "session/contracts.h" /* reading a system prompt or a schema whole, with a cap */
 
 /* Parses and checks a spec's source, printing its diagnostics. */
 static ac_spec *spec_from_text(const char *path, const char *text)
@@ -20,6 +21,8 @@ static ac_spec *spec_from_text(const char *path, const char *text)
         fprintf(stderr, "agentc: out of memory\n");
         return NULL;
     }
+    spec->contracts = ac_builtin_contracts; /* what the built-in effects post */
+    spec->n_contracts = ac_n_builtin_contracts;
     if (spec->n_errors == 0)
         ac_spec_check(spec);
     if (spec->n_errors) {
@@ -36,7 +39,8 @@ ac_fsm_tables *ac_cli_tables_from_spec_text(const char *path, const char *text)
     int rc;
     if (!path)
         path = "<spec>";
-    ac_spec *spec = text ? spec_from_text(path, text) : ac_cli_load_spec(path, &rc, 1);
+    ac_spec *spec = text ? spec_from_text(path, text)
+                         : ac_cli_load_spec(path, &rc, 1, &ac_builtin_cli_handlers);
     if (!spec)
         return NULL;
     char rel[4096];

@@ -433,8 +433,9 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     SLOT8(X, 0)                                                                                    \
     SLOT8(X, 1)                                                                                    \
     SLOT8(X, 2)                                                                                    \
-    SLOT8(X, 3) SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9)            \
-        SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
+    SLOT8(X, 3)                                                                                    \
+    SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10)           \
+        SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
 #define GUARD_FN(k)                                                                                \
     static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
     {                                                                                              \
@@ -671,14 +672,18 @@ static int bind_after(ac_engine *e, ac_spec_rt *rt, uint16_t index, const char *
     return 0;
 }
 
+int ac_spec_rt_defines(int kind, const char *name)
+{
+    return kind == 0   ? (strchr(name, ' ') != NULL)
+           : kind == 1 ? (strchr(name, '(') != NULL ||
+                          strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
+                       : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
+}
+
 int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, char *err,
                     size_t errcap)
 {
-    int synth = kind == 0   ? (strchr(name, ' ') != NULL)
-                : kind == 1 ? (strchr(name, '(') != NULL ||
-                               strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
-                            : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
-    if (!synth)
+    if (!ac_spec_rt_defines(kind, name))
         return 0;
     if (kind == 1 && strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0) {
         e->actions[index] = ac_decisions_apply; /* no argument: no slot */

@@ -96,3 +96,7 @@ if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
   set_tests_properties(server_workers_slow PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "server;pg;slow" TIMEOUT 480 RESOURCE_LOCK pg_cluster)
 endif()
+add_test(NAME server_compose
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/compose.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_compose PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
