@@ -59,6 +59,10 @@ typedef struct ac_store_options {
                                 session's next commit with a clear error */
     uint64_t snapshot_every; /* snapshot a session at rest after this many events since
                                 its last one (0: 1000) */
+    int read_only;           /* SQLite: open an existing store to read it only (listing,
+                                showing, exporting sessions): nothing is created or written,
+                                no lock is taken, so a file others own or a read-only
+                                directory can be read; what would write fails */
 } ac_store_options;
 
 /* Opens (or creates, mode 0600) the store at path; an SQLite database with WAL, and
@@ -267,6 +271,9 @@ int ac_store_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *er
  * ac_store_session, which finishes its turn. AC_OK, AC_EIO. */
 int ac_store_claim(ac_store *st, size_t max, int mine, ac_store_list_fn fn, void *ud,
                    ac_error *err);
+/* Gives up this store's lease of the session id (one claimed and not run: another worker may
+ * claim it); nothing when another holder has it. AC_OK, AC_EIO. */
+int ac_store_release(ac_store *st, const char *id, ac_error *err);
 
 #ifdef __cplusplus
 }

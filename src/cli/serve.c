@@ -69,6 +69,9 @@ static void usage(FILE *out)
             "                       (default 30)\n"
             "  --sessions-per-token N        (default 1000)\n"
             "  --messages-per-minute N       per token (default 600)\n"
+            "  --events-per-minute N         events posted per token (default 600)\n"
+            "  --max-event-bytes N  an event's payload (default 65536)\n"
+            "  --streams-per-token N         SSE streams open at once (default 64)\n"
             "  --grace-ms N         SIGTERM: time running turns get to finish (default 10000);\n"
             "                       /readyz answers 503 from the signal on, and the leases\n"
             "                       of turns left mid-way go to the other workers\n"
@@ -111,6 +114,7 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
         "--client-timeout",    "--sessions-per-token", "--messages-per-minute",
         "--grace-ms",          "--script-delay-ms",    "--unload-after-ms",
         "--db-max-bytes",      "--max-events",         "--lease-ms",
+        "--events-per-minute", "--max-event-bytes",    "--streams-per-token",
         "--forward-timeout-ms"};
     size_t k = 0;
     while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
@@ -160,6 +164,15 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
             return -AC_EXIT_USAGE;
         }
         cfg->lease_ms = n;
+        break;
+    case 12:
+        cfg->events_per_min = (unsigned)n;
+        break;
+    case 13:
+        cfg->max_event_bytes = (size_t)n;
+        break;
+    case 14:
+        cfg->streams_per_token = (unsigned)n;
         break;
     default:
         cfg->forward_timeout_ms = n;

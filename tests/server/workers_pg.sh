@@ -68,6 +68,10 @@ grep -q "$long 1" <<<"$(norm "$tmp/s3")" || fail "the answer's text is not on 3'
 curl -s -N --max-time 2 "$u2/v1/sessions/a/events" >"$tmp/r2"
 [ "$(norm "$tmp/r2")" = "$(norm "$tmp/s3")" ] || fail "3's live frames differ from a fresh replay on 2"
 [ "$(j "$u3/v1/sessions/a")" = "$(j "$u1/v1/sessions/a")" ] || fail "the view on 3 is not the holder's: $(j "$u3/v1/sessions/a" | head -c 300)"
+for q in "messages=0" "from=1&limit=1" "limit=0"; do
+  [ "$(j "$u3/v1/sessions/a?$q" -w ' %{http_code}')" = "$(j "$u1/v1/sessions/a?$q" -w ' %{http_code}')" ] \
+    || fail "the view ?$q on 3 is not the holder's: $(j "$u3/v1/sessions/a?$q" | head -c 300)"
+done
 
 # ---- Last-Event-ID on another worker: the rest ---------------------------------------------
 mid=$(events "$tmp/s1" | jq -r -s '[.[] | select(.id != "")] | .[(length / 2 | floor)].id')
