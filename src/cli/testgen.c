@@ -9,7 +9,7 @@
  * The scenarios construct the inputs the guards of the shipped spec read: a retry class by HTTP
  * status (503, 429 with Retry-After), a failure that is not retryable, retries exhausted, an
  * iteration budget, tool calls ending a turn or not, an output schema refusing an answer, a
- * compaction threshold. A scenario is kept when it takes a transition none before it took.
+ * compaction threshold, the context tools. A scenario is kept when it takes a transition none before it took.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -25,10 +25,15 @@
 #include "session/journal.h"
 #include "util/buf.h"
 
-#define CALC                                                                                       \
-    "{\"id\": \"c%d\", \"name\": \"calculator\", \"arguments\": \"{\\\"expression\\\": \\\"2 * "   \
+#define CALC(n)                                                                                    \
+    "{\"id\": \"c" #n                                                                              \
+    "\", \"name\": \"calculator\", \"arguments\": \"{\\\"expression\\\": \\\"2 * "                 \
     "3\\\"}\"}"
 #define ANSWER "{\"content\": \"6\", \"usage\": {\"input\": 10, \"output\": 2}}"
+#define EXPAND(n) "{\"id\": \"x" #n "\", \"name\": \"expand_context\", \"arguments\": \"{}\"}"
+#define LOAD(n)                                                                                    \
+    "{\"id\": \"l" #n                                                                              \
+    "\", \"name\": \"load_tool_calls\", \"arguments\": \"{\\\"ids\\\": [\\\"x1\\\"]}\"}"
 #define E503 "{\"error\": {\"status\": 503, \"message\": \"unavailable\", \"retryable\": true}}"
 
 typedef struct scenario {
@@ -36,73 +41,93 @@ typedef struct scenario {
     const char *script;        /* the model's turns, JSON Lines */
     const char *params[4];
     const char *schema; /* an output schema, NULL: none */
+    const char *tools;  /* more tools than builtin:calculator, NULL: none */
 } scenario;
 
 static const scenario scenarios[] = {
-    {"answer", "one answer, no tool", ANSWER "\n", {0}, NULL},
+    {"answer", "one answer, no tool", ANSWER "\n", {0}, NULL, NULL},
     {"tool_call",
      "a tool call, then the answer",
-     "{\"tool_calls\": [" CALC "]}\n" ANSWER "\n",
+     "{\"tool_calls\": [" CALC(1) "]}\n" ANSWER "\n",
      {0},
+     NULL,
      NULL},
     {"two_calls",
      "two tool calls in one answer (the first result is not the last)",
-     "{\"tool_calls\": [" CALC ", " CALC "]}\n" ANSWER "\n",
+     "{\"tool_calls\": [" CALC(1) ", " CALC(2) "]}\n" ANSWER "\n",
      {0},
+     NULL,
      NULL},
     {"retry_503",
      "HTTP 503 (retryable), then the answer",
      E503 "\n" ANSWER "\n",
      {"backoff_initial=1ms", "backoff_max=5ms"},
+     NULL,
      NULL},
     {"retry_429",
      "HTTP 429 with Retry-After, then the answer",
      "{\"error\": {\"status\": 429, \"message\": \"slow down\", \"retryable\": true, "
      "\"retry_after_ms\": 5}}\n" ANSWER "\n",
      {"backoff_initial=1ms", "backoff_max=5ms"},
+     NULL,
      NULL},
     {"partial_retry",
      "a streamed part, then HTTP 503 (retryable)",
      "{\"error\": {\"status\": 503, \"message\": \"cut\", \"retryable\": true, \"partial\": "
      "\"half \"}}\n" ANSWER "\n",
      {"backoff_initial=1ms", "backoff_max=5ms"},
+     NULL,
      NULL},
     {"fatal_400",
      "HTTP 400 (not retryable)",
      "{\"error\": {\"status\": 400, \"message\": \"bad request\", \"retryable\": false}}\n",
      {0},
+     NULL,
      NULL},
     {"partial_fatal",
      "a streamed part, then a failure that is not retryable",
      "{\"error\": {\"status\": 400, \"message\": \"cut\", \"retryable\": false, \"partial\": "
      "\"half \"}}\n",
      {0},
+     NULL,
      NULL},
     {"retries_exhausted",
      "HTTP 503 past max_retries",
      E503 "\n" E503 "\n",
      {"max_retries=1", "backoff_initial=1ms", "backoff_max=5ms"},
+     NULL,
      NULL},
     {"iteration_budget",
      "tool calls past max_iterations",
-     "{\"tool_calls\": [" CALC "]}\n{\"tool_calls\": [" CALC "]}\n" ANSWER "\n",
+     "{\"tool_calls\": [" CALC(1) "]}\n{\"tool_calls\": [" CALC(2) "]}\n" ANSWER "\n",
      {"max_iterations=1"},
+     NULL,
      NULL},
     {"compaction",
      "a request over compact_threshold",
-     "{\"tool_calls\": [" CALC "]}\n{\"content\": \"summary\"}\n" ANSWER "\n" ANSWER "\n",
+     "{\"tool_calls\": [" CALC(1) "]}\n{\"content\": \"summary\"}\n" ANSWER "\n" ANSWER "\n",
      {"compact_threshold=1", "compaction_keep=0"},
+     NULL,
      NULL},
     {"schema_reject",
      "an answer the output schema refuses, then one it takes",
      "{\"content\": \"not json\"}\n{\"content\": \"{\\\"n\\\": 6}\"}\n",
      {0},
-     "{\"type\": \"object\", \"required\": [\"n\"]}"},
+     "{\"type\": \"object\", \"required\": [\"n\"]}",
+     NULL},
     {"schema_fail",
      "answers the output schema refuses past output_retries",
      "{\"content\": \"no\"}\n{\"content\": \"no\"}\n",
      {"output_retries=1"},
-     "{\"type\": \"object\", \"required\": [\"n\"]}"},
+     "{\"type\": \"object\", \"required\": [\"n\"]}",
+     NULL},
+    {"context_tools",
+     "the context tools, each as the last call of an answer and not",
+     "{\"tool_calls\": [" EXPAND(1) ", " LOAD(1) "]}\n{\"tool_calls\": [" LOAD(2) ", " EXPAND(
+         2) "]}\n" ANSWER "\n",
+     {0},
+     NULL,
+     "builtin:context"},
 };
 #define N_SCENARIOS (sizeof scenarios / sizeof scenarios[0])
 
@@ -141,6 +166,8 @@ static int write_scenario(const scenario *sc, const char *out, char *dir, size_t
                   "# %s\n--provider\nscript\n--script\nscript.jsonl\n--tools\n"
                   "builtin:calculator\n",
                   sc->builds);
+    if (sc->tools)
+        ac_buf_printf(&b, "--tools\n%s\n", sc->tools);
     for (int i = 0; i < 4 && sc->params[i]; i++)
         ac_buf_printf(&b, "--param\n%s\n", sc->params[i]);
     if (sc->schema)
@@ -235,6 +262,10 @@ static int run_scenario(ac_loop *loop, const tg_opts *o, const scenario *sc, con
                             "--journal",
                             journal};
     int k = 13;
+    if (sc->tools) {
+        argv[k++] = "--tools";
+        argv[k++] = sc->tools;
+    }
     for (int i = 0; i < 4 && sc->params[i]; i++) {
         argv[k++] = "--param";
         argv[k++] = sc->params[i];

@@ -32,6 +32,8 @@ covered agent PLANNING '' FAILED '!iterations_left'
 covered agent PLANNING '' COMPACTING 'needs_compaction'
 covered agent OBSERVING '' PLANNING 'turn_complete && output_retries_left'
 covered agent OBSERVING '' FAILED 'turn_complete'
+covered process TOOL_EXECUTING context.expanded SUCCESS 'last_tool_result'
+covered process TOOL_EXECUTING context.loaded TOOL_EXECUTING ''
 # each scenario's expected path is its first run's steps, which the second run repeated
 for d in "$tmp/run"/*/; do
   [ -s "$d/expected.steps" ] || fail "$d has no expected path"
@@ -40,8 +42,8 @@ done
 # the coverage testgen prints is what `agentc coverage` finds in the journals
 "$agentc" coverage spec/agent.fsm "$tmp/run"/*/run1.journal --json >"$tmp/c.json" || fail "coverage of the scenarios"
 [ "$(jq .covered "$tmp/c.json")" = "$(jq .covered "$tmp/t.json")" ] || fail "testgen and coverage disagree"
-# the project audits itself: its generated suite keeps at least the coverage it has (28 of 66)
-"$agentc" coverage spec/agent.fsm "$tmp/run"/*/run1.journal --fail-under 42 >/dev/null 2>"$tmp/e" \
+# the project audits itself: its generated suite keeps at least the coverage it has (32 of 66)
+"$agentc" coverage spec/agent.fsm "$tmp/run"/*/run1.journal --fail-under 48 >/dev/null 2>"$tmp/e" \
   || fail "the generated suite's coverage of spec/agent.fsm fell: $(cat "$tmp/e")"
 
 # the gallery
