@@ -9,7 +9,7 @@
  * The scenarios construct the inputs the guards of the shipped spec read: a retry class by HTTP
  * status (503, 429 with Retry-After), a failure that is not retryable, retries exhausted, an
  * iteration budget, tool calls ending a turn or not, an output schema refusing an answer, a
- * compaction threshold, the context tools. A scenario is kept when it takes a transition none before it took.
+ * compaction threshold, the context tools. Each says how many transitions it took first.
  */
 #include <errno.h>
 #include <jansson.h>
