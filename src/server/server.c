@@ -438,7 +438,7 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return ret;
     }
     ac_error err = {0};
-    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, 0, agent, &err);
+    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, NULL, 0, agent, &err);
     json_decref(o);
     if (!ss)
         return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
