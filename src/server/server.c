@@ -1174,6 +1174,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     srv_admit_answered(cls, c, 0); /* the next request on it has its own deadline */
     req *r = *con_cls;
+    srv *sv = cls;
+    if (r && r->settle.queued && sv->loop) /* a reply put off, its connection gone first */
+        ac_loop_undefer(sv->loop, &r->settle);
     if (r) {
         free(r->body);
         free(r);
