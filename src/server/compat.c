@@ -416,6 +416,7 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
         MHD_suspend_connection(c);
     }
     free(ign.p);
+    srv_traceparent(c, ss->s);
     ac_session_send(ss->s, prompt);
     free(prompt);
     return ret;
