@@ -141,7 +141,7 @@ if (process.env.DECISIONS) { // a spec that asks before tools run: decide call b
   // a reload shows each call's result beside it, as the live view did
   const sid = await js(`document.getElementById('session-id').textContent`);
   await cdp('Page.navigate', { url: url + '/?session=' + encodeURIComponent(sid) });
-  await until(`document.getElementById('messages').innerText.includes('denied by the user: not that one')`, 'reload: the results are not shown');
+  await until(`(document.getElementById('messages') || { innerText: '' }).innerText.includes('denied by the user: not that one')`, 'reload: the results are not shown');
   const again = await js(`[...document.querySelectorAll('.tool.result')].map((e) => e.textContent)`);
   check(again.length === 3 && again.includes('\u2190 calculator: 2') && again.includes('\u2190 calculator: denied by the user: not that one') &&
     again.some((t) => t.startsWith('\u2190 calculator: arguments edited by the user') && t.endsWith('100')),
