@@ -183,9 +183,10 @@ srv_sess *srv_sess_stored(srv *sv, const char *id);
 /* The owner's session id (each owner has its ids: the store keeps OWNER/ID). */
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id);
 /* A new session running agent (its reference is the session's, even on failure; NULL: the
- * default agent). */
-srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
-                       srv_engine *agent, ac_error *err);
+ * default agent); history: its conversation before its first message (JSON text,
+ * ac_session_options.history), NULL: none. */
+srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
+                       const char *history, int ephemeral, srv_engine *agent, ac_error *err);
 /* The engine the session runs on: its agent's. */
 ac_engine *srv_sess_engine(const srv_sess *ss);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
