@@ -82,7 +82,7 @@ struct srv_sess {
     struct MHD_Connection *waiter; /* a non-streamed OpenAI-compatible request, suspended */
     srv_engine *agent;             /* the agent it runs (a reference held) */
     int lost;                      /* its lease was taken by another worker (workers.c) */
-    int resume_failed;             /* a claim of it could not load it (said once) */
+    int64_t resume_failed_ms;      /* a claim of it could not load it then (said once) */
 };
 
 typedef struct srv_qnode {
