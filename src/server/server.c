@@ -33,6 +33,7 @@
 typedef struct captured {
     unsigned status;
     char *body;
+    srv_settle *later; /* an accepted action's reply put off (accepted_reply) */
 } captured;
 static captured *capture;
 
@@ -627,7 +628,15 @@ static void settle_resume(void *ud)
 static enum MHD_Result accepted_reply(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                       unsigned code, const char *how)
 {
-    if (sv->loop && ac_loop_in_callback(sv->loop) && strlen(ss->id) < sizeof r->settle_id) {
+    int later = sv->loop && ac_loop_in_callback(sv->loop) && strlen(ss->id) < sizeof r->settle_id;
+    if (later && !c && capture) { /* forwarded: the caller answers once it is applied */
+        capture->later->how = how;
+        capture->later->code = code;
+        snprintf(capture->later->id, sizeof capture->later->id, "%s", ss->id);
+        capture->later->owner = r->owner;
+        return MHD_YES;
+    }
+    if (later && c) {
         r->settle_how = how;
         r->settle_code = code;
         snprintf(r->settle_id, sizeof r->settle_id, "%s", ss->id);
@@ -1125,10 +1134,12 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
 }
 
 void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, const char *method,
-                          const char *route, const char *body, unsigned *status, char **reply)
+                          const char *route, const char *body, unsigned *status, char **reply,
+                          srv_settle *later)
 {
     *status = 0;
     *reply = NULL;
+    later->how = NULL;
     srv_sess *ss = srv_sess_stored(sv, stored_id);
     srv_owner *o = srv_owner_named(sv, owner);
     if (!ss || !ss->s || !o || ss->owner != o || ss->ephemeral)
@@ -1142,15 +1153,28 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
     const char *q = strchr(route, '?');
     char path[200];
     snprintf(path, sizeof path, "%.*s", q ? (int)(q - route) : (int)strlen(route), route);
-    captured cap = {0, NULL};
+    captured cap = {0, NULL, later};
     capture = &cap;
     forwarded_query = q ? q + 1 : NULL;
     session_request(sv, NULL, &r, ss, id, path, !strcmp(method, "GET"), !strcmp(method, "POST"),
                     !strcmp(method, "DELETE"));
     capture = NULL;
     forwarded_query = NULL;
-    *status = cap.body ? cap.status : 500;
+    *status = later->how ? 0 : cap.body ? cap.status : 500;
     *reply = cap.body;
+}
+
+void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply)
+{
+    srv_sess *ss = srv_sess_find(sv, later->owner, later->id);
+    json_t *o = ss && ss->s ? srv_sess_json(ss, 0) : NULL;
+    if (o && strcmp(later->how, "created"))
+        json_object_set_new(o, "accepted", json_string(later->how));
+    if (!o)
+        o = json_pack("{s:{s:s, s:s}}", "error", "code", "not_found", "message", "no such session");
+    *status = ss && ss->s ? later->code : 404;
+    *reply = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(o);
 }
 
 /* /v1/sessions/{id}[/...] (p: after "/v1/sessions/"): the caller's session found (a stored

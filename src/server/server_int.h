@@ -269,11 +269,23 @@ void srv_streams_ping(srv *sv);
 
 /* server.c */
 void srv_kick(srv *sv); /* runs MHD soon (after a resume) */
+/* The reply to an accepted action, put off until what it posted is applied (the drain a post
+ * from the loop defers): the session's view then, with "accepted": how. */
+typedef struct srv_settle {
+    const char *how; /* NULL: none put off */
+    unsigned code;
+    char id[160];
+    srv_owner *owner;
+} srv_settle;
 /* A request another worker forwarded (route: what follows the session's id) answered as if
  * it came here: *status and *body (malloc'd JSON); *status 0 when this worker does not run the
- * session (the sender goes on without it). */
+ * session (the sender goes on without it). An accepted action's reply is put off as a local
+ * one's is: later->how set, *reply NULL; the caller defers srv_answer_settled. */
 void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, const char *method,
-                          const char *route, const char *body, unsigned *status, char **reply);
+                          const char *route, const char *body, unsigned *status, char **reply,
+                          srv_settle *later);
+/* The reply srv_answer_forwarded put off, now that the action is applied. */
+void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply);
 
 /* remote.c: the other workers of a PostgreSQL store (see there) */
 int srv_remote_start(srv *sv); /* 0, or an exit status (said) */
