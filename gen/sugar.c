@@ -271,8 +271,8 @@ static void check_text_params(ac_spec *spec, const ac_name *act)
             continue;
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)len, c + 1);
-        if (find_param(spec, name))
-            continue;
+        if (find_param(spec, name) || strcmp(name, "reason") == 0)
+            continue; /* {reason}: what a tripped guardrail said */
         char what[160];
         snprintf(what, sizeof what, "in the text of %.*s(...)", (int)(strchr(act->s, '(') - act->s),
                  act->s);
@@ -457,8 +457,176 @@ static void rewrite_timers(ac_spec *spec, ac_machine_decl *m)
     m->cap_trans = cap;
 }
 
+/* ---- guardrails ---- */
+
+static const char *declare_event(ac_spec *spec, const char *ev, const ac_name *at)
+{
+    const char *nm = ac_spec_strdup(spec, ev, strlen(ev));
+    declare(&spec->events, (ac_name){nm, at->line, at->col});
+    return nm;
+}
+
+/* Appends rule r (sources, actions owned by it) to m. */
+static void add_rule(ac_machine_decl *m, ac_trans_decl r)
+{
+    r.order = (unsigned)m->n_trans;
+    if (ac_grow((void **)&m->trans, &m->cap_trans, m->n_trans + 1, sizeof r) == 0)
+        m->trans[m->n_trans++] = r;
+    else {
+        free(r.sources.v);
+        free(r.actions.v);
+    }
+}
+
+/* The guardrail's state, with its effect `guardrail(input, NAME)` that posts
+ * guardrail.passed or guardrail.tripped; NULL when reported. */
+static ac_state_decl *guardrail_state(ac_spec *spec, ac_machine_decl *m, const ac_guardrail_decl *g)
+{
+    if (state_named(m, g->name.s)) {
+        ac_spec_diag(spec, 1, g->name.line, g->name.col,
+                     "guardrail '%s': machine '%s' already has a state of that name", g->name.s,
+                     m->name.s);
+        return NULL;
+    }
+    char buf[400];
+    snprintf(buf, sizeof buf, "guardrail(%s, %s)", g->output ? "output" : "input", g->name.s);
+    ac_name eff = {ac_spec_strdup(spec, buf, strlen(buf)), g->name.line, g->name.col};
+    declare(&spec->handlers[HK_EFFECT], eff);
+    ac_posts po = {eff, {0}};
+    push_name(&po.events, (ac_name){declare_event(spec, "guardrail.passed", &g->name), g->name.line,
+                                    g->name.col});
+    push_name(&po.events, (ac_name){declare_event(spec, "guardrail.tripped", &g->name),
+                                    g->name.line, g->name.col});
+    if (ac_grow((void **)&spec->posts, &spec->cap_posts, spec->n_posts + 1, sizeof po) == 0)
+        spec->posts[spec->n_posts++] = po;
+    else
+        free(po.events.v);
+    ac_state_decl st;
+    memset(&st, 0, sizeof st);
+    st.name = g->name;
+    st.declared_by_state = 1;
+    if (ac_grow((void **)&m->states, &m->cap_states, m->n_states + 1, sizeof st) < 0)
+        return NULL;
+    m->states[m->n_states] = st;
+    ac_state_decl *sp = &m->states[m->n_states++];
+    ac_effect_decl e = {eff, {0}};
+    if (ac_grow((void **)&sp->effects, &sp->cap_effects, 1, sizeof e) == 0)
+        sp->effects[sp->n_effects++] = e;
+    return sp;
+}
+
+/* The rules a guardrail stands in front of: an input guardrail the eventless rules out of
+ * the initial state, an output guardrail the rules into a terminal state other than FAILED. */
+static int guarded(ac_machine_decl *m, const ac_trans_decl *tr, int output)
+{
+    if (tr->kind != AC_TR_EXTERNAL || !tr->target.s)
+        return 0;
+    if (!output)
+        return !tr->event.s && !tr->after.s && !tr->star && tr->sources.n == 1 && m->initial.s &&
+               strcmp(tr->sources.v[0].s, m->initial.s) == 0;
+    const ac_state_decl *t = state_named(m, tr->target.s);
+    return t && t->terminal && strcmp(t->name.s, "FAILED") != 0;
+}
+
+static int same_names(const ac_names *a, const ac_names *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->v[i].s, b->v[i].s) != 0)
+            return 0;
+    return 1;
+}
+
+/* Routes the guarded rules through the guardrail's state: they enter it instead of their
+ * target, which it enters on guardrail.passed (an output guardrail's rules' actions run
+ * then, once the answer passed); on guardrail.tripped, unless the machine says where,
+ * it fails the turn with the guardrail's reason. */
+static void rewrite_guardrail(ac_spec *spec, ac_machine_decl *m, const ac_guardrail_decl *g)
+{
+    ac_trans_decl *first = NULL;
+    int has_tripped = 0;
+    for (size_t i = 0; i < m->n_trans; i++) {
+        ac_trans_decl *tr = &m->trans[i];
+        has_tripped |= tr->event.s && strcmp(tr->event.s, "guardrail.tripped") == 0 &&
+                       tr->sources.n == 1 && strcmp(tr->sources.v[0].s, g->name.s) == 0;
+        if (!guarded(m, tr, g->output))
+            continue;
+        if (first && (strcmp(first->target.s, tr->target.s) != 0 ||
+                      (g->output && !same_names(&first->actions, &tr->actions)))) {
+            ac_spec_diag(spec, 1, tr->line, tr->col,
+                         "guardrail '%s' stands before one target with the same actions: this "
+                         "rule differs from the one at line %d",
+                         g->name.s, first->line);
+            return;
+        }
+        if (!first)
+            first = tr;
+    }
+    if (!first) {
+        ac_spec_diag(spec, 1, g->name.line, g->name.col,
+                     g->output ? "guardrail output '%s': no rule of machine '%s' enters a "
+                                 "terminal state other than FAILED"
+                               : "guardrail input '%s': machine '%s' has no eventless rule out "
+                                 "of its initial state",
+                     g->name.s, m->name.s);
+        return;
+    }
+    ac_state_decl *fs = state_named(m, "FAILED");
+    if (!has_tripped && !(fs && fs->terminal)) {
+        ac_spec_diag(spec, 1, g->name.line, g->name.col,
+                     "guardrail '%s': machine '%s' has no terminal state FAILED; say where a "
+                     "tripped guardrail goes ('%s -> STATE on guardrail.tripped')",
+                     g->name.s, m->name.s, g->name.s);
+        return;
+    }
+    ac_name target = first->target, failed = fs ? fs->name : target;
+    ac_names actions = {0};
+    for (size_t k = 0; g->output && k < first->actions.n; k++)
+        push_name(&actions, first->actions.v[k]);
+    if (!guardrail_state(spec, m, g)) {
+        free(actions.v);
+        return;
+    }
+    for (size_t i = 0; i < m->n_trans; i++) {
+        ac_trans_decl *tr = &m->trans[i];
+        if (!guarded(m, tr, g->output) || strcmp(tr->target.s, g->name.s) == 0)
+            continue;
+        tr->target = g->name;
+        if (g->output)
+            tr->actions.n = 0; /* they run once the answer passed */
+    }
+    ac_trans_decl r;
+    memset(&r, 0, sizeof r);
+    r.line = g->name.line;
+    r.col = g->name.col;
+    r.kind = AC_TR_EXTERNAL;
+    push_name(&r.sources, g->name);
+    r.target = target;
+    r.event = (ac_name){"guardrail.passed", g->name.line, g->name.col};
+    r.actions = actions;
+    add_rule(m, r);
+    if (has_tripped)
+        return;
+    char buf[400];
+    snprintf(buf, sizeof buf, "fail(\"guardrail %s: {reason}\")", g->name.s);
+    memset(&r, 0, sizeof r);
+    r.line = g->name.line;
+    r.col = g->name.col;
+    r.kind = AC_TR_EXTERNAL;
+    push_name(&r.sources, g->name);
+    r.target = failed;
+    r.event = (ac_name){"guardrail.tripped", g->name.line, g->name.col};
+    push_name(&r.actions,
+              (ac_name){ac_spec_strdup(spec, buf, strlen(buf)), g->name.line, g->name.col});
+    add_rule(m, r);
+}
+
 void ac_spec_desugar(ac_spec *spec)
 {
+    for (size_t mi = 0; mi < spec->n_machines; mi++)
+        for (size_t g = 0; g < spec->machines[mi].n_guardrails; g++)
+            rewrite_guardrail(spec, &spec->machines[mi], &spec->machines[mi].guardrails[g]);
     for (size_t mi = 0; mi < spec->n_machines; mi++) {
         ac_machine_decl *m = &spec->machines[mi];
         for (size_t s = 0; s < m->n_states; s++) {

@@ -20,6 +20,7 @@
 
 #include "facts.h"
 #include "session/decisions.h"
+#include "session/guardrail.h"
 #include "session/spec_rt.h"
 #include "session_int.h"
 #include "util/units.h"
@@ -352,14 +353,22 @@ static void answer_pending(ac_session *s, const char *result, int ok, int64_t t_
     }
 }
 
-/* The text with each {param} replaced by the param's value (durations in ms). */
-static void expand(const ac_session *s, const char *in, char *out, size_t cap)
+/* The text with each {param} replaced by the param's value (durations in ms), and {reason}
+ * by the event's reason (a tripped guardrail's). */
+static void expand(const ac_session *s, const ac_event *ev, const char *in, char *out, size_t cap)
 {
     const ac_engine *e = s->e;
     size_t o = 0;
+    const char *reason = json_string_value(json_object_get(ev->data, "reason"));
     while (*in && o + 1 < cap) {
         const char *close = *in == '{' ? strchr(in, '}') : NULL;
         const ac_param_value *p = NULL;
+        if (close && reason && strncmp(in, "{reason}", 8) == 0) {
+            int w = snprintf(out + o, cap - o, "%s", reason);
+            o = w < 0 || (size_t)w >= cap - o ? cap - 1 : o + (size_t)w;
+            in = close + 1;
+            continue;
+        }
         if (close)
             for (uint16_t i = 0; i < e->t->n_params && !p; i++)
                 if (strlen(e->t->params[i].name) == (size_t)(close - in - 1) &&
@@ -392,7 +401,7 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     switch (a->kind) {
     case 0: /* fail("why") */
     case 1: /* note("text") */
-        expand(s, a->a, text, sizeof text);
+        expand(s, ev, a->a, text, sizeof text);
         ac_session_set_error(s, text);
         break;
     case 2: /* answer_calls("result") */
@@ -434,8 +443,9 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     SLOT8(X, 1)                                                                                    \
     SLOT8(X, 2)                                                                                    \
     SLOT8(X, 3)                                                                                    \
-    SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10)           \
-        SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
+    SLOT8(X, 4)                                                                                    \
+    SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11)          \
+        SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
 #define GUARD_FN(k)                                                                                \
     static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
     {                                                                                              \
@@ -677,7 +687,8 @@ int ac_spec_rt_defines(int kind, const char *name)
     return kind == 0   ? (strchr(name, ' ') != NULL)
            : kind == 1 ? (strchr(name, '(') != NULL ||
                           strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
-                       : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
+                       : ((strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL) ||
+                          ac_guardrail_effect(name));
 }
 
 int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, char *err,
@@ -685,6 +696,10 @@ int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, ch
 {
     if (!ac_spec_rt_defines(kind, name))
         return 0;
+    if (kind == 2 && ac_guardrail_effect(name)) {
+        ac_guardrail_bind(e, index);
+        return 1;
+    }
     if (kind == 1 && strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0) {
         e->actions[index] = ac_decisions_apply; /* no argument: no slot */
         return 1;

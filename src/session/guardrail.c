@@ -1,0 +1,135 @@
+/*
+ * guardrail.c - the effect `guardrail(input, NAME)` / `guardrail(output, NAME)`
+ * that the spec language's guardrail forms put in their state (gen/sugar.c).
+ *
+ * It runs the tool file's command NAME with {"kind": "input"|"output", "text": T} on
+ * stdin, T the turn's user message (input) or the answer (output), and posts
+ * guardrail.passed when the command answers {"pass": true, ...}, else
+ * guardrail.tripped with {"guardrail": NAME, "reason": R}: the command's reason, or why
+ * it could not say (it failed, timed out, answered something else). Nothing after the
+ * state runs before then: a guardrail blocks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/proc.h"
+#include "session/guardrail.h"
+#include "session/tools_internal.h"
+
+typedef struct guard_run {
+    ac_session *s;
+    uint64_t proc;
+    uint16_t origin;
+    char name[200];
+} guard_run;
+
+int ac_guardrail_effect(const char *name)
+{
+    return strncmp(name, "guardrail(input, ", 17) == 0 ||
+           strncmp(name, "guardrail(output, ", 18) == 0;
+}
+
+int ac_guardrail_posts(const char *ev)
+{
+    return strcmp(ev, "guardrail.passed") == 0 || strcmp(ev, "guardrail.tripped") == 0;
+}
+
+static void post(guard_run *g, int pass, const char *reason)
+{
+    ac_session *s = g->s;
+    uint16_t ev = ac_engine_event_index(s->e, pass ? "guardrail.passed" : "guardrail.tripped");
+    ac_session_enqueue(s, ev, json_pack("{s:s, s:s}", "guardrail", g->name, "reason", reason), 0,
+                       g->origin);
+}
+
+static void proc_done(void *ud, const ac_proc_result *res)
+{
+    guard_run *g = ud;
+    g->proc = 0;
+    char why[400];
+    if (res->spawn_failed || res->timed_out || !res->exited || res->exit_code != 0) {
+        snprintf(why, sizeof why, "the guardrail could not run (%s)",
+                 res->spawn_failed ? "its command did not start"
+                 : res->timed_out  ? "it timed out"
+                                   : "its command failed");
+        post(g, 0, why);
+        return;
+    }
+    json_t *v = json_loadb(res->out, res->out_len, 0, NULL);
+    json_t *pass = json_object_get(v, "pass");
+    const char *reason = json_string_value(json_object_get(v, "reason"));
+    if (!json_is_boolean(pass))
+        post(g, 0, "the guardrail did not answer {\"pass\": bool, \"reason\": string}");
+    else
+        post(g, json_is_true(pass), reason ? reason : "");
+    json_decref(v);
+}
+
+/* The text the guardrail checks: the last message of the role. */
+static const char *last_of(const ac_session *s, ac_role role)
+{
+    for (size_t i = ac_conv_message_count(s->conv); i-- > 0;) {
+        const ac_message *m = ac_conv_message(s->conv, i);
+        if (m->role == role)
+            return m->content ? m->content : "";
+    }
+    return "";
+}
+
+static void start(ac_session *s, const ac_param_value *args, size_t n, const ac_event *ev)
+{
+    (void)args, (void)n, (void)ev;
+    uint16_t origin = ac_session_origin(s);
+    guard_run *g = origin ? calloc(1, sizeof *g) : NULL;
+    if (!g)
+        return;
+    g->s = s;
+    g->origin = origin;
+    const char *en = s->e->t->effect_names[origin - 1];
+    int output = en[10] == 'o';
+    snprintf(g->name, sizeof g->name, "%.*s", (int)strcspn(en + (output ? 18 : 17), ")"),
+             en + (output ? 18 : 17));
+    *ac_session_effect_state(s) = g;
+    const ac_tool *t = ac_tools_find(s->e, g->name);
+    if (!t || t->kind != TK_EXTERNAL) {
+        post(g, 0, "no tool file command of that name");
+        return;
+    }
+    json_t *in = json_pack("{s:s, s:s}", "kind", output ? "output" : "input", "text",
+                           last_of(s, output ? AC_ROLE_ASSISTANT : AC_ROLE_USER));
+    char *text = in ? json_dumps(in, JSON_COMPACT) : NULL;
+    json_decref(in);
+    char **env = ac_tool_env(s->e, t); /* never the provider's credentials */
+    char err[300];
+    ac_proc_spec ps;
+    memset(&ps, 0, sizeof ps);
+    ps.argv = (const char *const *)t->argv;
+    ps.env = (const char *const *)env;
+    ps.stdin_data = text ? text : "{}";
+    ps.stdin_len = strlen(ps.stdin_data);
+    ps.timeout_ms = t->timeout_ms;
+    ps.max_stdout = t->max_output;
+    g->proc = env ? ac_proc_spawn(s->e->loop, &ps, proc_done, g, err, sizeof err) : 0;
+    free(env);
+    free(text);
+    if (!g->proc)
+        post(g, 0, "the guardrail could not run (its command did not start)");
+}
+
+static void stop(ac_session *s)
+{
+    guard_run **slot = (guard_run **)ac_session_effect_state(s);
+    guard_run *g = *slot;
+    if (!g)
+        return;
+    if (g->proc)
+        ac_proc_kill(s->e->loop, g->proc);
+    free(g);
+    *slot = NULL;
+}
+
+void ac_guardrail_bind(ac_engine *e, uint16_t index)
+{
+    e->e_start[index] = start;
+    e->e_stop[index] = stop;
+}
