@@ -15,11 +15,13 @@
 #include "io/proc.h"
 #include "session/guardrail.h"
 #include "session/tools_internal.h"
+#include "util/grow.h"
 
 typedef struct guard_run {
     ac_session *s;
     uint64_t proc;
     uint16_t origin;
+    int output;
     char name[200];
 } guard_run;
 
@@ -38,8 +40,10 @@ static void post(guard_run *g, int pass, const char *reason)
 {
     ac_session *s = g->s;
     uint16_t ev = ac_engine_event_index(s->e, pass ? "guardrail.passed" : "guardrail.tripped");
-    ac_session_enqueue(s, ev, json_pack("{s:s, s:s}", "guardrail", g->name, "reason", reason), 0,
-                       g->origin);
+    ac_session_enqueue(s, ev,
+                       json_pack("{s:s, s:s, s:s}", "guardrail", g->name, "kind",
+                                 g->output ? "output" : "input", "reason", reason),
+                       0, g->origin);
 }
 
 static void proc_done(void *ud, const ac_proc_result *res)
@@ -86,7 +90,7 @@ static void start(ac_session *s, const ac_param_value *args, size_t n, const ac_
     g->s = s;
     g->origin = origin;
     const char *en = s->e->t->effect_names[origin - 1];
-    int output = en[10] == 'o';
+    int output = g->output = en[10] == 'o';
     snprintf(g->name, sizeof g->name, "%.*s", (int)strcspn(en + (output ? 18 : 17), ")"),
              en + (output ? 18 : 17));
     *ac_session_effect_state(s) = g;
@@ -132,4 +136,35 @@ void ac_guardrail_bind(ac_engine *e, uint16_t index)
 {
     e->e_start[index] = start;
     e->e_stop[index] = stop;
+    if (strncmp(e->t->effect_names[index], "guardrail(output, ", 18) == 0)
+        e->holds_text = 1;
+}
+
+/* ---- the text an output guardrail holds ---- */
+
+void ac_guardrail_hold(ac_session *s, const char *text, size_t n)
+{
+    if (ac_grow((void **)&s->held, &s->held_cap, s->held_len + n + 1, 1) == 0) {
+        memcpy(s->held + s->held_len, text, n);
+        s->held[s->held_len += n] = 0;
+    }
+}
+
+void ac_guardrail_unhold(ac_session *s, size_t n)
+{
+    s->held_len = n < s->held_len ? s->held_len - n : 0;
+}
+
+void ac_guardrail_before_event(ac_session *s, const ac_event *ev)
+{
+    if (!s->e->holds_text)
+        return;
+    const char *name = s->e->t->event_names[ev->type];
+    const char *kind = json_string_value(json_object_get(ev->data, "kind"));
+    int passed = strcmp(name, "guardrail.passed") == 0;
+    int output = kind && strcmp(kind, "output") == 0;
+    if (passed && output && s->held_len && s->e->has_output && s->e->out.text)
+        s->e->out.text(s->e->out.ud, s, s->held, s->held_len); /* what it held, at once */
+    if ((output && (passed || strcmp(name, "guardrail.tripped") == 0)) || !ac_session_in_turn(s))
+        s->held_len = 0; /* shown, or never: the turn's text goes */
 }

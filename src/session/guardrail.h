@@ -14,4 +14,12 @@ int ac_guardrail_posts(const char *ev);
 /* Binds the guardrail effect at index of e's tables. */
 void ac_guardrail_bind(ac_engine *e, uint16_t index);
 
+/* A turn's text delta, held until the output guardrail passes (handlers.c). */
+void ac_guardrail_hold(ac_session *s, const char *text, size_t n);
+/* The last n bytes held go (a model call's partial text, discarded). */
+void ac_guardrail_unhold(ac_session *s, size_t n);
+/* Before each event is dispatched (session.c): an output guardrail that passed shows what it
+ * held, before the turn's end is reported; one that tripped, or a session at rest, drops it. */
+void ac_guardrail_before_event(ac_session *s, const ac_event *ev);
+
 #endif

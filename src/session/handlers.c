@@ -11,6 +11,7 @@
 #include "obs/cost.h"
 #include "context/tokens.h"
 #include "session/decisions.h"
+#include "session/guardrail.h"
 #include "session/state.h"
 #include "session_int.h"
 #include "session/toolkits.h"
@@ -463,7 +464,9 @@ static void a_append_delta(ac_session *s, const ac_event *ev)
             return;
         memcpy(s->partial + s->partial_len, text, n + 1);
         s->partial_len += n;
-        if (s->e->has_output && s->e->out.text)
+        if (s->e->holds_text)
+            ac_guardrail_hold(s, text, n);
+        else if (s->e->has_output && s->e->out.text)
             s->e->out.text(s->e->out.ud, s, text, n);
     } else if (kind == AC_DELTA_REASONING) {
         if (s->e->has_output && s->e->out.reasoning)
@@ -474,7 +477,9 @@ static void a_append_delta(ac_session *s, const ac_event *ev)
 static void a_discard_partial(ac_session *s, const ac_event *ev)
 {
     (void)ev;
-    if (s->partial_len && s->e->has_output && s->e->out.discarded)
+    if (s->e->holds_text)
+        ac_guardrail_unhold(s, s->partial_len); /* never shown: nothing to retract */
+    else if (s->partial_len && s->e->has_output && s->e->out.discarded)
         s->e->out.discarded(s->e->out.ud, s, s->partial_len);
     partial_reset(s);
 }

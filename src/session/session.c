@@ -17,6 +17,7 @@
 #include "session/state.h"
 #include "session_int.h"
 #include "session/decisions.h"
+#include "session/guardrail.h"
 #include "session/spec_rt.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
@@ -105,6 +106,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     int traced = s->obs && !s->replaying;
     if (traced)
         ac_obs_event(s->obs, s, s->e->t->event_names[type], t_ms, data, ac_session_in_turn(s));
+    ac_guardrail_before_event(s, &ev);
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
     ac_spec_rt_after_event(s, &ev);
     ac_turn_after_event(s, &before, t_ms);
@@ -691,7 +693,8 @@ static int session_start(ac_session *s, const ac_session_options *opts, char *er
     ac_engine *e = s->e;
     /* Tracing costs a call per transition: installed only when someone
      * listens (the journal's recorded steps, the output's trace, a replay). */
-    int traced = s->journal || s->replaying || s->hooks || e->obs || (e->has_output && e->out.trace);
+    int traced =
+        s->journal || s->replaying || s->hooks || e->obs || (e->has_output && e->out.trace);
     ac_fsm_init(&s->fsm, &e->binding, s, traced ? on_trace : NULL, s);
     s->fsm.counted = e->turn_state; /* entries of turn states (turn.c) */
     s->drain_task.fn = drain_task;
@@ -906,6 +909,7 @@ static void session_free_now(ac_session *s)
     ac_spec_facts_free(s);
     ac_state_free(s->state);
     free(s->partial);
+    free(s->held);
     free(s->error);
     session_discard(s);
 }
