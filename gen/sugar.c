@@ -516,11 +516,16 @@ static ac_state_decl *guardrail_state(ac_spec *spec, ac_machine_decl *m, const a
 }
 
 /* The rules a guardrail stands in front of: an input guardrail the eventless rules out of
- * the initial state, an output guardrail the rules into a terminal state other than FAILED. */
+ * the initial state, an output guardrail the rules into a terminal state other than FAILED;
+ * never the rules out of a guardrail's state. */
 static int guarded(ac_machine_decl *m, const ac_trans_decl *tr, int output)
 {
     if (tr->kind != AC_TR_EXTERNAL || !tr->target.s)
         return 0;
+    for (size_t i = 0; i < m->n_guardrails; i++)
+        for (size_t k = 0; k < tr->sources.n; k++)
+            if (strcmp(tr->sources.v[k].s, m->guardrails[i].name.s) == 0)
+                return 0; /* a guardrail's own way out */
     if (!output)
         return !tr->event.s && !tr->after.s && !tr->star && tr->sources.n == 1 && m->initial.s &&
                strcmp(tr->sources.v[0].s, m->initial.s) == 0;
