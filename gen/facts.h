@@ -27,6 +27,7 @@ enum ac_fact_id {
     AC_FACT_LLM_STATUS,       /* HTTP status of the last failed LLM call (0: none) */
     AC_FACT_LLM_ERROR,        /* class of the last LLM failure ("http", "network", ...) */
     AC_FACT_LLM_FINISH,       /* finish reason of the last LLM reply */
+    AC_FACT_TURN_GUARDRAILS,  /* guardrails passed in this turn */
     AC_FACT_COUNT
 };
 
@@ -52,6 +53,7 @@ static const ac_fact_info ac_facts[AC_FACT_COUNT] = {
     {"llm.status", AC_FT_COUNT, "HTTP status of the last failed LLM call (0: none)"},
     {"llm.error", AC_FT_STRING, "class of the last LLM failure (http, network, ...)"},
     {"llm.finish", AC_FT_STRING, "finish reason of the last LLM reply (stop, tool_use, ...)"},
+    {"turn.guardrails_passed", AC_FT_COUNT, "guardrails passed in this turn"},
 };
 
 static inline int ac_fact_find(const char *name)

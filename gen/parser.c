@@ -830,7 +830,7 @@ fail:
 }
 
 /* machine -> 'machine' NAME '{' mitem* '}' */
-/* `guardrail input NAME` or `guardrail output NAME`. 0, or -1 (reported). */
+/* `guardrail input NAME [parallel]` or `guardrail output NAME`. 0, or -1 (reported). */
 static int parse_guardrail(parser *ps, ac_machine_decl *m)
 {
     int output = is_kw(cur(ps) + 1, "output");
@@ -838,10 +838,18 @@ static int parse_guardrail(parser *ps, ac_machine_decl *m)
     ac_name n;
     if (name(ps, "the guardrail's tool name", &n) < 0)
         return -1;
+    int parallel = is_kw(cur(ps), "parallel") && cur(ps)->line == n.line;
+    if (parallel && output) {
+        ac_spec_diag(ps->spec, 1, cur(ps)->line, cur(ps)->col,
+                     "an output guardrail cannot be parallel: it checks the answer before it is "
+                     "accepted");
+        return -1;
+    }
+    ps->i += parallel;
     if (ac_grow((void **)&m->guardrails, &m->cap_guardrails, m->n_guardrails + 1,
                 sizeof *m->guardrails) < 0)
         return -1;
-    m->guardrails[m->n_guardrails++] = (ac_guardrail_decl){n, output};
+    m->guardrails[m->n_guardrails++] = (ac_guardrail_decl){n, output, parallel};
     return 0;
 }
 

@@ -124,7 +124,8 @@ typedef struct ac_posts {
 /* `guardrail input NAME` / `guardrail output NAME` in a machine (rewritten by sugar.c) */
 typedef struct ac_guardrail_decl {
     ac_name name;
-    int output; /* 0 input, 1 output */
+    int output;   /* 0 input, 1 output */
+    int parallel; /* `parallel`: runs beside the machine's states instead of before them */
 } ac_guardrail_decl;
 
 typedef struct ac_machine_decl {

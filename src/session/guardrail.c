@@ -91,7 +91,7 @@ static void start(ac_session *s, const ac_param_value *args, size_t n, const ac_
     g->origin = origin;
     const char *en = s->e->t->effect_names[origin - 1];
     int output = g->output = en[10] == 'o';
-    snprintf(g->name, sizeof g->name, "%.*s", (int)strcspn(en + (output ? 18 : 17), ")"),
+    snprintf(g->name, sizeof g->name, "%.*s", (int)strcspn(en + (output ? 18 : 17), ",)"),
              en + (output ? 18 : 17));
     *ac_session_effect_state(s) = g;
     const ac_tool *t = ac_tools_find(s->e, g->name);

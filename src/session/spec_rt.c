@@ -58,6 +58,7 @@ struct ac_spec_facts {
     size_t seen_msgs;                /* messages scanned */
     int64_t turn_start_ms;           /* when the turn began (its event's time), 0: none yet */
     size_t turn_calls;               /* tool calls recorded since it began */
+    size_t turn_passed;              /* guardrail.passed events since it began */
     int64_t tokens_in0, tokens_out0; /* session usage when the turn began */
     uint32_t turn_entries; /* the fsm's counted entries (turn states) as last seen (not saved:
                               a restored fsm counts from 0 again) */
@@ -89,6 +90,7 @@ static void turn_scan(ac_session *s, struct ac_spec_facts *f, const ac_event *ev
         f->turn_entries = s->fsm.counted_entries;
         f->turn_start_ms = ev->time_ms;
         f->turn_calls = 0;
+        f->turn_passed = 0;
         f->seen_msgs = n;
         f->tokens_in0 = ac_conv_usage_input(s->conv);
         f->tokens_out0 = ac_conv_usage_output(s->conv);
@@ -166,6 +168,9 @@ static int64_t fact_num(ac_session *s, const ac_event *ev, int fact)
         return f->state == AC_FSM_NONE ? 0 : ev->time_ms - f->state_ms;
     case AC_FACT_CONTEXT_MESSAGES:
         return (int64_t)ac_conv_message_count(s->conv);
+    case AC_FACT_TURN_GUARDRAILS:
+        turn_scan(s, f, ev);
+        return (int64_t)f->turn_passed;
     case AC_FACT_CALLS_PENDING:
         return (int64_t)(pending_calls(s) + new_calls(s, ev));
     case AC_FACT_LLM_STATUS: {
@@ -245,6 +250,7 @@ void ac_spec_rt_after_event(ac_session *s, const ac_event *ev)
     if (!f)
         return;
     turn_scan(s, f, ev);
+    f->turn_passed += strcmp(s->e->t->event_names[ev->type], "guardrail.passed") == 0;
     if (s->fsm.depth) {
         uint16_t st = s->fsm.state[s->fsm.depth - 1];
         if (st != f->state || s->fsm.entries != f->entries) { /* left, or entered again */
@@ -283,12 +289,16 @@ json_t *ac_spec_facts_save(const ac_session *s)
     if (f->state != AC_FSM_NONE && f->state < t->n_states)
         state = json_pack("[s s]", t->machines[t->states[f->state].machine].name,
                           t->states[f->state].name);
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:s, s:s}", "seen_msgs",
-                     (json_int_t)f->seen_msgs, "turn_start_ms", (json_int_t)f->turn_start_ms,
-                     "turn_calls", (json_int_t)f->turn_calls, "tokens_in0",
-                     (json_int_t)f->tokens_in0, "tokens_out0", (json_int_t)f->tokens_out0, "state",
-                     state, "entries", (json_int_t)f->entries, "state_ms", (json_int_t)f->state_ms,
-                     "status", (json_int_t)f->status, "class", f->klass, "finish", f->finish);
+    json_t *v =
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:s, s:s}", "seen_msgs",
+                  (json_int_t)f->seen_msgs, "turn_start_ms", (json_int_t)f->turn_start_ms,
+                  "turn_calls", (json_int_t)f->turn_calls, "tokens_in0", (json_int_t)f->tokens_in0,
+                  "tokens_out0", (json_int_t)f->tokens_out0, "state", state, "entries",
+                  (json_int_t)f->entries, "state_ms", (json_int_t)f->state_ms, "status",
+                  (json_int_t)f->status, "class", f->klass, "finish", f->finish);
+    if (v && f->turn_passed) /* only when a guardrail passed: other snapshots stay as they were */
+        json_object_set_new(v, "turn_passed", json_integer((json_int_t)f->turn_passed));
+    return v;
 }
 
 /* The index of state [machine, name] in these tables, AC_FSM_NONE when it has none. */
@@ -324,6 +334,7 @@ int ac_spec_facts_restore(ac_session *s, json_t *v, char *err, size_t errcap)
     f->turn_entries = s->fsm.counted_entries;
     f->turn_start_ms = int_of(v, "turn_start_ms");
     f->turn_calls = (size_t)int_of(v, "turn_calls");
+    f->turn_passed = (size_t)int_of(v, "turn_passed");
     f->tokens_in0 = int_of(v, "tokens_in0");
     f->tokens_out0 = int_of(v, "tokens_out0");
     f->state = state_named(s->e->t, json_object_get(v, "state")); /* another spec: none */
@@ -444,8 +455,9 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     SLOT8(X, 2)                                                                                    \
     SLOT8(X, 3)                                                                                    \
     SLOT8(X, 4)                                                                                    \
-    SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11)          \
-        SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
+    SLOT8(X, 5)                                                                                    \
+    SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12)         \
+        SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
 #define GUARD_FN(k)                                                                                \
     static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
     {                                                                                              \

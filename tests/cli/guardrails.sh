@@ -99,4 +99,25 @@ run own "$tmp/tools.json" "What is 6 * 7?" "$tmp/own.fsm"
 tail -n1 "$tmp/own.out" | jq -e '.status == "completed" and .answer == ""' >/dev/null \
   && ! grep -q '"type":"text"' "$tmp/own.out" || fail "own transition: $(cat "$tmp/own.out")"
 replays own "$tmp/own.fsm"
+# ---- parallel: the model is called at once; the answer waits for the guardrail -------------
+sed -e 's|^    guardrail input  check_input$|    guardrail input  check_input parallel|' -e '/guardrail output/d' \
+  "$spec" >"$tmp/par.fsm"
+"$agentc" check "$tmp/par.fsm" >"$tmp/par.check" 2>&1 || fail "parallel: $(cat "$tmp/par.check")"
+grep -q "warning: guardrail 'check_input' is parallel: tools may run (in state 'TOOL_EXECUTING') before it trips" \
+  "$tmp/par.check" || fail "parallel: no warning: $(cat "$tmp/par.check")"
+printf '{"tools": [{"name": "check_input", "description": "g", "parameters": {"type": "object"},
+  "command": ["sh", "-c", "sleep 1; grep -q secret && echo %s || echo %s"]}]}\n' \
+  "'{\\\"pass\\\": false, \\\"reason\\\": \\\"a secret\\\"}'" "'{\\\"pass\\\": true}'" >"$tmp/par.json"
+jq -e . "$tmp/par.json" >/dev/null || fail "bad tools file: $(cat "$tmp/par.json")"
+n=$(requests)
+run ptrip "$tmp/par.json" "the secret of 6 * 7?" "$tmp/par.fsm"
+[ "$(requests)" -gt "$n" ] || fail "parallel: the model was not called beside the guardrail"
+tail -n1 "$tmp/ptrip.out" | jq -e '.status == "failed" and .error == "guardrail check_input: a secret"' \
+  >/dev/null || fail "parallel, tripped: $(tail -n1 "$tmp/ptrip.out")"
+replays ptrip "$tmp/par.fsm"
+run ppass "$tmp/par.json" "What is 2 + 3?" "$tmp/par.fsm"
+tail -n1 "$tmp/ppass.out" | jq -e '.status == "completed" and .answer == "The answer is 5."' >/dev/null \
+  || fail "parallel, passing: $(tail -n1 "$tmp/ppass.out")"
+grep -q '"ev":"guardrail.passed"' "$tmp/ppass.journal" || fail "parallel, passing: not journaled"
+replays ppass "$tmp/par.fsm"
 echo "guardrails: ok"
