@@ -704,8 +704,8 @@ static void rewrite_guardrail(ac_spec *spec, ac_machine_decl *m, const ac_guardr
         if (first && (strcmp(first->target.s, tr->target.s) != 0 ||
                       (later && !same_names(&first->actions, &tr->actions)))) {
             ac_spec_diag(spec, 1, tr->line, tr->col,
-                         "guardrail '%s' stands before one target with the same actions: this "
-                         "rule differs from the one at line %d",
+                         "guardrail '%s' stands before rules of one target and the same "
+                         "actions: this rule differs from the one at line %d",
                          g->name.s, first->line);
             return;
         }
