@@ -106,6 +106,21 @@ static int param_fact_type(int ptype)
                                         : AC_FT_STRING;
 }
 
+/* An amount in USD: digits, and a decimal part after a '.' */
+static int usd_literal(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    if (!n)
+        return 0;
+    if (s[n] == '.') {
+        size_t d = strspn(s + n + 1, "0123456789");
+        if (!d)
+            return 0;
+        n += 1 + d;
+    }
+    return s[n] == 0;
+}
+
 static int bad_text(const char *s)
 {
     for (const char *c = s; *c; c++)
@@ -205,6 +220,8 @@ static void rewrite_guard(ac_spec *spec, ac_gexpr *g)
                              "marks or control characters");
                 return;
             }
+        } else if (g->rhs_kind == TK_NUMBER && ft == AC_FT_USD && usd_literal(g->rhs.s)) {
+            rt = AC_FT_USD;
         } else if (g->rhs_kind == TK_NUMBER) {
             size_t nd = 0;
             while (g->rhs.s[nd] >= '0' && g->rhs.s[nd] <= '9')
@@ -231,6 +248,8 @@ static void rewrite_guard(ac_spec *spec, ac_gexpr *g)
                 return;
             }
             rt = param_fact_type(p->type);
+            if (ft == AC_FT_USD && rt == AC_FT_COUNT)
+                rt = AC_FT_USD; /* whole dollars */
         }
         if (ft != rt) {
             ac_spec_diag(spec, 1, g->op.line, g->op.col, "cannot compare %s (%s) with %s (%s)",

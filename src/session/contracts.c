@@ -101,7 +101,7 @@ const ac_contract ac_builtin_contracts[] = {
 const size_t ac_n_builtin_contracts = sizeof ac_builtin_contracts / sizeof ac_builtin_contracts[0];
 
 static const char *const compaction_words[] = {"sliding_window", "clear_tool_results", "summarize",
-                                               NULL};
+                                               "importance", NULL};
 
 const ac_param_rule ac_builtin_param_rules[] = {
     {"max_iterations", 1, NULL, "at least one LLM call per turn"},

@@ -33,6 +33,7 @@ enum { RHS_LIT, RHS_PARAM, RHS_STR, RHS_CALLS };
 typedef struct rt_cond {
     uint8_t fact, op, rhs;
     int64_t lit;
+    double usd; /* a literal amount of an AC_FT_USD fact */
     const ac_param_value *param;
     char *str;
 } rt_cond;
@@ -60,6 +61,7 @@ struct ac_spec_facts {
     size_t turn_calls;               /* tool calls recorded since it began */
     size_t turn_passed;              /* guardrail.passed events since it began */
     int64_t tokens_in0, tokens_out0; /* session usage when the turn began */
+    double cost0;                    /* the session's cost then */
     uint32_t turn_entries; /* the fsm's counted entries (turn states) as last seen (not saved:
                               a restored fsm counts from 0 again) */
     uint16_t state;        /* the deepest active state, as of the last event */
@@ -94,6 +96,7 @@ static void turn_scan(ac_session *s, struct ac_spec_facts *f, const ac_event *ev
         f->seen_msgs = n;
         f->tokens_in0 = ac_conv_usage_input(s->conv);
         f->tokens_out0 = ac_conv_usage_output(s->conv);
+        f->cost0 = s->cost_usd;
     }
     for (size_t i = f->seen_msgs; i < n; i++) {
         const ac_message *m = ac_conv_message(s->conv, i);
@@ -183,6 +186,36 @@ static int64_t fact_num(ac_session *s, const ac_event *ev, int fact)
     }
 }
 
+/* turn.cost_usd and session.cost_usd: the model calls applied so far (as the token facts) */
+static double fact_usd(ac_session *s, const ac_event *ev, int fact)
+{
+    struct ac_spec_facts *f = facts_of(s);
+    if (!f)
+        return 0;
+    if (fact == AC_FACT_SESSION_COST)
+        return s->cost_usd;
+    turn_scan(s, f, ev);
+    return s->cost_usd - f->cost0;
+}
+
+static bool cmp_usd(int op, double v, double r)
+{
+    switch (op) {
+    case OP_EQ:
+        return v == r;
+    case OP_NE:
+        return v != r;
+    case OP_LT:
+        return v < r;
+    case OP_LE:
+        return v <= r;
+    case OP_GT:
+        return v > r;
+    default:
+        return v >= r;
+    }
+}
+
 static const char *fact_str(ac_session *s, const ac_event *ev, int fact)
 {
     struct ac_spec_facts *f = facts_of(s);
@@ -225,6 +258,9 @@ static bool cond_eval(ac_session *s, const ac_event *ev, const rt_cond *c)
         bool eq = strcmp(fact_str(s, ev, c->fact), want) == 0;
         return c->op == OP_EQ ? eq : !eq;
     }
+    if (ac_facts[c->fact].type == AC_FT_USD) /* an int param: whole dollars */
+        return cmp_usd(c->op, fact_usd(s, ev, c->fact),
+                       c->rhs == RHS_PARAM ? (double)c->param->ival : c->usd);
     int64_t v = fact_num(s, ev, c->fact), r = c->rhs == RHS_PARAM ? c->param->ival : c->lit;
     switch (c->op) {
     case OP_EQ:
@@ -289,16 +325,18 @@ json_t *ac_spec_facts_save(const ac_session *s)
     if (f->state != AC_FSM_NONE && f->state < t->n_states)
         state = json_pack("[s s]", t->machines[t->states[f->state].machine].name,
                           t->states[f->state].name);
-    json_t *v =
+    json_t *o =
         json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:s, s:s}", "seen_msgs",
                   (json_int_t)f->seen_msgs, "turn_start_ms", (json_int_t)f->turn_start_ms,
                   "turn_calls", (json_int_t)f->turn_calls, "tokens_in0", (json_int_t)f->tokens_in0,
                   "tokens_out0", (json_int_t)f->tokens_out0, "state", state, "entries",
                   (json_int_t)f->entries, "state_ms", (json_int_t)f->state_ms, "status",
                   (json_int_t)f->status, "class", f->klass, "finish", f->finish);
-    if (v && f->turn_passed) /* only when a guardrail passed: other snapshots stay as they were */
-        json_object_set_new(v, "turn_passed", json_integer((json_int_t)f->turn_passed));
-    return v;
+    if (o && f->turn_passed) /* only when a guardrail passed: other snapshots stay as they were */
+        json_object_set_new(o, "turn_passed", json_integer((json_int_t)f->turn_passed));
+    if (o && f->cost0 > 0) /* a priced session's cost when its turn began */
+        json_object_set_new(o, "cost0", json_real(f->cost0));
+    return o;
 }
 
 /* The index of state [machine, name] in these tables, AC_FSM_NONE when it has none. */
@@ -337,6 +375,7 @@ int ac_spec_facts_restore(ac_session *s, json_t *v, char *err, size_t errcap)
     f->turn_passed = (size_t)int_of(v, "turn_passed");
     f->tokens_in0 = int_of(v, "tokens_in0");
     f->tokens_out0 = int_of(v, "tokens_out0");
+    f->cost0 = json_number_value(json_object_get(v, "cost0"));
     f->state = state_named(s->e->t, json_object_get(v, "state")); /* another spec: none */
     f->entries = (uint32_t)int_of(v, "entries");
     f->state_ms = int_of(v, "state_ms");
@@ -601,6 +640,12 @@ static int bind_cond(ac_engine *e, ac_spec_rt *rt, const char *name, char *err, 
         c->rhs = RHS_STR;
         c->str = quoted(rhs, &end);
         if (!c->str)
+            goto bad;
+    } else if (*rhs >= '0' && *rhs <= '9' && ac_facts[f].type == AC_FT_USD) {
+        c->rhs = RHS_LIT;
+        char *stop;
+        c->usd = strtod(rhs, &stop);
+        if (*stop)
             goto bad;
     } else if (*rhs >= '0' && *rhs <= '9') {
         c->rhs = RHS_LIT;

@@ -523,6 +523,95 @@ static void test_string_param(void **state)
     rig_close(&r);
 }
 
+/* The pin action: the spec pins the assistant message of a call to keep_*, and the
+ * "importance" compaction keeps that call's result while it stubs the others. */
+static void big_result(void *ud, const char *args, ac_tool_call_handle *h)
+{
+    (void)ud;
+    (void)args;
+    char out[3000];
+    memset(out, 'w', sizeof out - 1);
+    out[sizeof out - 1] = 0;
+    ac_tool_call_complete(h, 1, out);
+}
+
+static void test_pin_keeps(void **state)
+{
+    (void)state;
+    ac_spec *spec = ac_spec_load("spec/agent.fsm");
+    assert_non_null(spec);
+    char *src = strndup(spec->src, spec->src_len);
+    ac_spec_free(spec);
+    char *a = replace(src, "action apply_compaction", "action pin\naction apply_compaction");
+    char *b = replace(a, "    STREAMING -> TOOL_EXECUTING on llm.completed [has_tool_calls]",
+                      "    STREAMING -> TOOL_EXECUTING on llm.completed [has_tool_calls && calls "
+                      "\"keep_*\"] / record_assistant, pin\n"
+                      "    STREAMING -> TOOL_EXECUTING on llm.completed [has_tool_calls]");
+    free(src);
+    free(a);
+    const char *script =
+        "{\"content\": \"\", \"tool_calls\": [{\"id\": \"k1\", \"name\": \"keep_note\", "
+        "\"arguments\": \"{}\"}]}\n{\"content\": \"one\"}\n"
+        "{\"content\": \"\", \"tool_calls\": [{\"id\": \"s1\", \"name\": \"search\", "
+        "\"arguments\": \"{}\"}]}\n{\"content\": \"two\"}\n"
+        "{\"content\": \"\", \"tool_calls\": [{\"id\": \"s2\", \"name\": \"search\", "
+        "\"arguments\": \"{}\"}]}\n{\"content\": \"three\"}\n{\"content\": \"four\"}\n";
+    ac_fsm_tables *t = compile("pin.fsm", b);
+    free(b);
+    rig r;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    r.loop = ac_loop_new();
+    const char *params[] = {"compaction=importance", "compact_threshold=1500", "compaction_keep=1",
+                            NULL};
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = r.loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = script;
+    cfg.tables = t;
+    cfg.params = params;
+    ac_error err = {0};
+    r.e = ac_engine_new(&cfg, &err);
+    assert_non_null(r.e);
+    assert_int_equal(
+        ac_engine_add_callback_tool(r.e, "keep_note", "d", NULL, big_result, NULL, &err), 0);
+    assert_int_equal(ac_engine_add_callback_tool(r.e, "search", "d", NULL, big_result, NULL, &err),
+                     0);
+    r.s = ac_session_new(r.e, "pin", NULL, &err);
+    assert_non_null(r.s);
+    const char *msgs[] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(ac_session_send(r.s, msgs[i]), 0);
+        for (int k = 0; k < 200 && !ac_session_settled(r.s); k++)
+            ac_loop_run_once(r.loop, 20);
+        assert_true(ac_session_settled(r.s));
+    }
+    assert_string_equal(ac_session_answer(r.s), "four");
+    char *js = ac_session_to_json(r.s);
+    json_t *j = json_loads(js, 0, NULL);
+    free(js);
+    json_t *msgsj = json_object_get(json_object_get(j, "conversation"), "messages");
+    int pinned = 0, kept = 0, stubs = 0;
+    size_t i;
+    json_t *m;
+    json_array_foreach(msgsj, i, m)
+    {
+        const char *tc = json_string_value(json_object_get(m, "tool_call_id"));
+        const char *content = json_string_value(json_object_get(m, "content"));
+        pinned += json_is_true(json_object_get(m, "pinned"));
+        if (tc && !strcmp(tc, "k1"))
+            kept += !json_is_true(json_object_get(m, "cleared"));
+        if (tc && content && !strcmp(content, "[result of search dropped: 3 KB]"))
+            stubs++;
+    }
+    json_decref(j);
+    assert_int_equal(pinned, 1); /* the message that called keep_note */
+    assert_int_equal(kept, 1);
+    assert_true(stubs >= 1);
+    rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -536,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_state_time_self_transition),
         cmocka_unit_test(test_string_param),
         cmocka_unit_test(test_turn_time_from_resume),
+        cmocka_unit_test(test_pin_keeps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
