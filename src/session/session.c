@@ -127,6 +127,8 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     if (s->hooks)
         s->hooks->steps_done(s, s->seq);
     json_decref(data);
+    if (s->pending_records) /* what stopped sub-agent calls record, after the event */
+        ac_session_flush_records(s);
     return journal_failed(s) ? AC_EIO : rc;
 }
 
@@ -621,6 +623,7 @@ static void session_discard(ac_session *s)
     ac_decisions_forget(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
+    json_decref(s->pending_records);
     free(s->turn_start);
     free(s->last_error);
     ac_schema_free(s->output_schema);

@@ -138,7 +138,8 @@ struct ac_session {
     int64_t ended_ms;                  /* when it ended */
     size_t turns_ended;                /* since this ac_session was made (not serialized) */
     json_t *queued;                    /* user messages that arrived while running */
-    char *turn_start; /* id of the message that began the current turn, NULL between turns */
+    json_t *pending_records; /* sub-agent records made during a dispatch, applied after it */
+    char *turn_start;        /* id of the message that began the current turn, NULL between turns */
     int compacted_this_plan;
     int output_rejections; /* final answers refused by the output schema in this turn */
     /* structured output, from the spawn event (so a replay checks answers as the run did):
@@ -194,6 +195,10 @@ int ac_session_agent_post(ac_session *s, json_t *data, int64_t t_ms);
 /* A sub-agent call's record (AC_AGENT_STARTED, AC_AGENT_DONE; data an object, stolen): applied
  * as the agent change's is, outside any dispatch of s (AC_EINVAL from one), mid-turn too. */
 int ac_session_call_record(ac_session *s, const char *name, json_t *data, int64_t t_ms);
+/* The same from inside a dispatch of s (a call its effects stop): queued, and applied right after
+ * the event being applied (ac_session_flush_records, session.c), or dropped if s is freed. */
+void ac_session_queue_record(ac_session *s, const char *name, json_t *data);
+void ac_session_flush_records(ac_session *s);
 json_t *ac_session_agent_snapshot_save(const ac_session *s);
 int ac_session_agent_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap);
 /* A child session's parent (subagent.c): spawn's "parent" taken; the spawn payload's of opts

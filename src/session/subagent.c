@@ -365,6 +365,13 @@ void ac_subagent_stop(struct ac_subcall *c)
 {
     if (!c)
         return;
+    if (c->parent && c->child) { /* its agent.started is answered in the parent's journal */
+        json_t *d =
+            json_pack("{s:s, s:s, s:s, s:b, s:s}", "call", c->call_id, "agent", c->path, "session",
+                      c->child_id, "ok", 0, "outcome", ac_turn_outcome_name(AC_TURN_CANCELLED));
+        if (d)
+            ac_session_queue_record(c->parent, AC_AGENT_DONE, d);
+    }
     c->parent = NULL;
     ac_session *child = c->child;
     if (c->timer)
