@@ -36,6 +36,20 @@ int ac_guardrail_posts(const char *ev)
     return strcmp(ev, "guardrail.passed") == 0 || strcmp(ev, "guardrail.tripped") == 0;
 }
 
+int ac_guardrail_named(const ac_engine *e, const char *tool)
+{
+    size_t n = strlen(tool);
+    for (uint16_t i = 0; i < e->t->n_effects; i++) {
+        const char *en = e->t->effect_names[i];
+        if (!ac_guardrail_effect(en))
+            continue;
+        const char *nm = en + (en[10] == 'o' ? 18 : 17);
+        if (strncmp(nm, tool, n) == 0 && (nm[n] == ')' || nm[n] == ','))
+            return 1;
+    }
+    return 0;
+}
+
 static void post(guard_run *g, int pass, const char *reason)
 {
     ac_session *s = g->s;

@@ -11,6 +11,8 @@
 int ac_guardrail_effect(const char *name);
 /* 1 for the events a guardrail effect posts (guardrail.passed, guardrail.tripped). */
 int ac_guardrail_posts(const char *ev);
+/* 1 when tool is the command of one of the spec's guardrails: it is not offered to the model. */
+int ac_guardrail_named(const ac_engine *e, const char *tool);
 /* Binds the guardrail effect at index of e's tables. */
 void ac_guardrail_bind(ac_engine *e, uint16_t index);
 

@@ -159,7 +159,8 @@ static bool g_output_retries_left(ac_session *s, const ac_event *ev)
 
 /* ---------------- actions ---------------- */
 
-/* The tools offered to the model, as the spawn and tools.changed events give them. */
+/* The tools offered to the model, as the spawn and tools.changed events give them, less the
+ * spec's guardrails' commands. */
 static void add_tool_defs(ac_session *s, json_t *tools)
 {
     size_t i;
@@ -170,7 +171,7 @@ static void add_tool_defs(ac_session *s, json_t *tools)
         const char *desc = json_string_value(json_object_get(t, "description"));
         json_t *params = json_object_get(t, "parameters");
         char *schema = params ? json_dumps(params, JSON_COMPACT) : NULL;
-        if (name)
+        if (name && !ac_guardrail_named(s->e, name))
             ac_conv_add_tool_def(s->conv, name, desc ? desc : "",
                                  schema ? schema : "{\"type\":\"object\"}");
         free(schema);

@@ -41,11 +41,17 @@ tail -n1 "$tmp/in.out" | jq -e '.type == "done" and .status == "failed" and
   .error == "guardrail check_input: asks for a secret"' >/dev/null || fail "input tripwire: $(tail -n1 "$tmp/in.out")"
 grep -q '"ev":"guardrail.tripped"' "$tmp/in.journal" || fail "input tripwire: not journaled"
 replays in
+# the guardrails' commands are not offered to the model
+run offer "$tmp/tools.json" "What is 2 + 3?"
+jq -s -e 'map(.body.tools // [] | map(.function.name)) | flatten | (index("calculator") != null) and
+  (index("check_input") == null) and (index("check_answer") == null)' "$tmp/requests" >/dev/null \
+  || fail "offered tools: $(jq -c '[.body.tools[]?.function.name]' "$tmp/requests" | head -2)"
 
 # ---- output tripwire: the answer (42) never reaches the client -----------------------------
+n=$(requests)
 run out "$tmp/tools.json" "What is 6 * 7?"
 [ "$(cat "$tmp/out.rc")" = 1 ] || fail "output tripwire: exit $(cat "$tmp/out.rc")"
-[ "$(requests)" = 2 ] || fail "output tripwire: $(requests) model requests, expected 2"
+[ "$(requests)" = $((n + 2)) ] || fail "output tripwire: $(( $(requests) - n )) model requests, expected 2"
 grep -q 42 "$tmp/out.out" && grep '"type":"text"' "$tmp/out.out" | grep -q 42 \
   && fail "output tripwire: the answer reached --jsonl: $(cat "$tmp/out.out")"
 jq -s -e 'map(select(.type == "text")) | length == 0' "$tmp/out.out" >/dev/null \
