@@ -33,7 +33,7 @@
 #include "store_int.h"
 #include "util/buf.h"
 
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 #define CACHE 48
 #define NOW "(extract(epoch from clock_timestamp()) * 1000)::bigint"
 #define LOCK_KEY 1634160195 /* "agNC": the advisory lock of migrations */
@@ -947,7 +947,7 @@ static const ac_store_ops PG_OPS = {
     pg_worker_beat, pg_worker_leave,  pg_workers,       pg_claim,
 };
 
-/* The schema of version 1 (in the store's schema, the search path). */
+/* The schema of version 1 (in the store's schema, the search path); MIGRATIONS go on. */
 static const char *SCHEMA =
     "CREATE TABLE meta(key text PRIMARY KEY, value bigint NOT NULL);"
     "CREATE TABLE sessions("
@@ -974,6 +974,12 @@ static const char *const MIGRATIONS[] = {
     "CREATE TABLE workers(id text PRIMARY KEY, listen text NOT NULL DEFAULT '',"
     " lease_ms bigint NOT NULL, started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL);"
     "CREATE INDEX sessions_busy ON sessions(updated_ms, id) WHERE at_rest = 0;",
+    /* 3: the inbox of requests for a session another worker runs (store_inbox.c) */
+    "CREATE TABLE inbox(id bigserial PRIMARY KEY, session text NOT NULL, holder text NOT NULL,"
+    " owner text NOT NULL, method text NOT NULL, route text NOT NULL, body text NOT NULL,"
+    " state text NOT NULL DEFAULT 'pending', status int NOT NULL DEFAULT 0, reply text,"
+    " created_ms bigint NOT NULL);"
+    "CREATE INDEX inbox_holder ON inbox(holder, state);",
 };
 
 /* One statement of the migration, its text built here (the schema's name quoted). */
@@ -1042,7 +1048,7 @@ static int migrate(pg_store *s, ac_error *err)
 
 /* Takes agentc's keys out of the URI's query (kept: libpq's). *schema the value of
  * "schema" (default "agentc"); AC_EINVAL for a name that is not [A-Za-z0-9_]. */
-static int split_uri(const char *uri, char **conninfo, char *schema, size_t cap, ac_error *err)
+int ac_store_pg_split_uri(const char *uri, char **conninfo, char *schema, size_t cap, ac_error *err)
 {
     snprintf(schema, cap, "agentc");
     size_t len = strlen(uri);
@@ -1150,7 +1156,7 @@ int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *h
     }
     s->base.ops = &PG_OPS;
     snprintf(s->base.holder, sizeof s->base.holder, "%s", holder);
-    int rc = split_uri(uri, &s->conninfo, s->schema, sizeof s->schema, err);
+    int rc = ac_store_pg_split_uri(uri, &s->conninfo, s->schema, sizeof s->schema, err);
     if (rc == AC_OK)
         rc = connect_db(s, err);
     s->timeout_ms = opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms : 30000;
