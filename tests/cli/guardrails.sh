@@ -73,6 +73,16 @@ run pass "$tmp/tools.json" "What is 2 + 3?"
 [ "$(grep -c '"ev":"guardrail.passed"' "$tmp/pass.journal")" = 2 ] || fail "passing guardrails: not journaled twice"
 replays pass
 
+# ---- a model call that fails mid-answer and is retried: its held part is dropped, unseen ------
+printf '%s\n' '{"error": {"status": 503, "message": "unavailable", "retryable": true, "partial": "HALF-ANSWER "}}' \
+  '{"content": "FULL ANSWER"}' >"$tmp/retry.jsonl"
+"$agentc" run --no-store --spec "$spec" --provider script --script "$tmp/retry.jsonl" --tools "$tmp/tools.json" \
+  --param backoff_initial=10ms --jsonl hello >"$tmp/retry.out" 2>"$tmp/retry.err" </dev/null \
+  || fail "retry under a guardrail: $(cat "$tmp/retry.err")"
+! grep -q 'HALF-ANSWER\|"type":"discarded"' "$tmp/retry.out" || fail "retry: the failed part was shown: $(cat "$tmp/retry.out")"
+[ "$(jq -s -r 'map(select(.type == "text") | .delta) | join("")' "$tmp/retry.out")" = "FULL ANSWER" ] \
+  || fail "retry: text $(cat "$tmp/retry.out")"
+
 # ---- a guardrail that fails, or times out: the failure path --------------------------------
 printf '{"tools": [{"name": "check_input", "description": "g", "parameters": {"type": "object"},
   "command": ["sh", "-c", "exit 3"]}, %s]}\n' "$(guard check_answer 42 x)" >"$tmp/broken.json"
