@@ -12,6 +12,7 @@
 #include "obs/cost.h"
 #include "obs/obs.h"
 #include "session_int.h"
+#include "session/guardrail.h"
 #include "session/spec_rt.h"
 #include "context/request.h"
 #include "session/contracts.h"
@@ -145,6 +146,8 @@ static int engine_posts(void *ud, uint16_t effect, uint16_t ev)
 {
     contract_ctx *c = ud;
     const char *name = c->t->effect_names[effect];
+    if (ac_guardrail_effect(name))
+        return ac_guardrail_posts(c->t->event_names[ev]);
     if (ac_spec_rt_defines(2, name))
         return 0;
     const ac_reg_entry *r = reg_find(c->reg, 2, name);

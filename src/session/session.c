@@ -19,6 +19,7 @@
 #include "session/state.h"
 #include "session_int.h"
 #include "session/decisions.h"
+#include "session/guardrail.h"
 #include "session/spec_rt.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
@@ -111,6 +112,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     }
     if (traced)
         ac_obs_event(s->obs, s, s->e->t->event_names[type], t_ms, data, was_in_turn);
+    ac_guardrail_before_event(s, &ev);
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
     ac_spec_rt_after_event(s, &ev);
     ac_turn_after_event(s, &before, t_ms);
@@ -125,6 +127,8 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     if (s->hooks)
         s->hooks->steps_done(s, s->seq);
     json_decref(data);
+    if (s->pending_records) /* what stopped sub-agent calls record, after the event */
+        ac_session_flush_records(s);
     return journal_failed(s) ? AC_EIO : rc;
 }
 
@@ -625,6 +629,7 @@ static void session_discard(ac_session *s)
     ac_decisions_forget(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
+    json_decref(s->pending_records);
     free(s->turn_start);
     free(s->last_error);
     ac_schema_free(s->output_schema);
@@ -963,6 +968,7 @@ static void session_free_now(ac_session *s)
     ac_spec_facts_free(s);
     ac_state_free(s->state);
     free(s->partial);
+    free(s->held);
     free(s->error);
     session_discard(s);
 }

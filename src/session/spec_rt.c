@@ -20,6 +20,7 @@
 
 #include "facts.h"
 #include "session/decisions.h"
+#include "session/guardrail.h"
 #include "session/spec_rt.h"
 #include "session_int.h"
 #include "util/units.h"
@@ -58,6 +59,7 @@ struct ac_spec_facts {
     size_t seen_msgs;                /* messages scanned */
     int64_t turn_start_ms;           /* when the turn began (its event's time), 0: none yet */
     size_t turn_calls;               /* tool calls recorded since it began */
+    size_t turn_passed;              /* guardrail.passed events since it began */
     int64_t tokens_in0, tokens_out0; /* session usage when the turn began */
     double cost0;                    /* the session's cost then */
     uint32_t turn_entries; /* the fsm's counted entries (turn states) as last seen (not saved:
@@ -90,6 +92,7 @@ static void turn_scan(ac_session *s, struct ac_spec_facts *f, const ac_event *ev
         f->turn_entries = s->fsm.counted_entries;
         f->turn_start_ms = ev->time_ms;
         f->turn_calls = 0;
+        f->turn_passed = 0;
         f->seen_msgs = n;
         f->tokens_in0 = ac_conv_usage_input(s->conv);
         f->tokens_out0 = ac_conv_usage_output(s->conv);
@@ -168,6 +171,9 @@ static int64_t fact_num(ac_session *s, const ac_event *ev, int fact)
         return f->state == AC_FSM_NONE ? 0 : ev->time_ms - f->state_ms;
     case AC_FACT_CONTEXT_MESSAGES:
         return (int64_t)ac_conv_message_count(s->conv);
+    case AC_FACT_TURN_GUARDRAILS:
+        turn_scan(s, f, ev);
+        return (int64_t)f->turn_passed;
     case AC_FACT_CALLS_PENDING:
         return (int64_t)(pending_calls(s) + new_calls(s, ev));
     case AC_FACT_LLM_STATUS: {
@@ -280,6 +286,7 @@ void ac_spec_rt_after_event(ac_session *s, const ac_event *ev)
     if (!f)
         return;
     turn_scan(s, f, ev);
+    f->turn_passed += strcmp(s->e->t->event_names[ev->type], "guardrail.passed") == 0;
     if (s->fsm.depth) {
         uint16_t st = s->fsm.state[s->fsm.depth - 1];
         if (st != f->state || s->fsm.entries != f->entries) { /* left, or entered again */
@@ -325,6 +332,8 @@ json_t *ac_spec_facts_save(const ac_session *s)
                   "tokens_out0", (json_int_t)f->tokens_out0, "state", state, "entries",
                   (json_int_t)f->entries, "state_ms", (json_int_t)f->state_ms, "status",
                   (json_int_t)f->status, "class", f->klass, "finish", f->finish);
+    if (o && f->turn_passed) /* only when a guardrail passed: other snapshots stay as they were */
+        json_object_set_new(o, "turn_passed", json_integer((json_int_t)f->turn_passed));
     if (o && f->cost0 > 0) /* a priced session's cost when its turn began */
         json_object_set_new(o, "cost0", json_real(f->cost0));
     return o;
@@ -363,6 +372,7 @@ int ac_spec_facts_restore(ac_session *s, json_t *v, char *err, size_t errcap)
     f->turn_entries = s->fsm.counted_entries;
     f->turn_start_ms = int_of(v, "turn_start_ms");
     f->turn_calls = (size_t)int_of(v, "turn_calls");
+    f->turn_passed = (size_t)int_of(v, "turn_passed");
     f->tokens_in0 = int_of(v, "tokens_in0");
     f->tokens_out0 = int_of(v, "tokens_out0");
     f->cost0 = json_number_value(json_object_get(v, "cost0"));
@@ -393,14 +403,22 @@ static void answer_pending(ac_session *s, const char *result, int ok, int64_t t_
     }
 }
 
-/* The text with each {param} replaced by the param's value (durations in ms). */
-static void expand(const ac_session *s, const char *in, char *out, size_t cap)
+/* The text with each {param} replaced by the param's value (durations in ms), and {reason}
+ * by the event's reason (a tripped guardrail's). */
+static void expand(const ac_session *s, const ac_event *ev, const char *in, char *out, size_t cap)
 {
     const ac_engine *e = s->e;
     size_t o = 0;
+    const char *reason = json_string_value(json_object_get(ev->data, "reason"));
     while (*in && o + 1 < cap) {
         const char *close = *in == '{' ? strchr(in, '}') : NULL;
         const ac_param_value *p = NULL;
+        if (close && reason && strncmp(in, "{reason}", 8) == 0) {
+            int w = snprintf(out + o, cap - o, "%s", reason);
+            o = w < 0 || (size_t)w >= cap - o ? cap - 1 : o + (size_t)w;
+            in = close + 1;
+            continue;
+        }
         if (close)
             for (uint16_t i = 0; i < e->t->n_params && !p; i++)
                 if (strlen(e->t->params[i].name) == (size_t)(close - in - 1) &&
@@ -433,7 +451,7 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     switch (a->kind) {
     case 0: /* fail("why") */
     case 1: /* note("text") */
-        expand(s, a->a, text, sizeof text);
+        expand(s, ev, a->a, text, sizeof text);
         ac_session_set_error(s, text);
         break;
     case 2: /* answer_calls("result") */
@@ -475,8 +493,10 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     SLOT8(X, 1)                                                                                    \
     SLOT8(X, 2)                                                                                    \
     SLOT8(X, 3)                                                                                    \
-    SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10)           \
-        SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
+    SLOT8(X, 4)                                                                                    \
+    SLOT8(X, 5)                                                                                    \
+    SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12)         \
+        SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
 #define GUARD_FN(k)                                                                                \
     static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
     {                                                                                              \
@@ -724,7 +744,8 @@ int ac_spec_rt_defines(int kind, const char *name)
     return kind == 0   ? (strchr(name, ' ') != NULL)
            : kind == 1 ? (strchr(name, '(') != NULL ||
                           strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
-                       : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
+                       : ((strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL) ||
+                          ac_guardrail_effect(name));
 }
 
 int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, char *err,
@@ -732,6 +753,10 @@ int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, ch
 {
     if (!ac_spec_rt_defines(kind, name))
         return 0;
+    if (kind == 2 && ac_guardrail_effect(name)) {
+        ac_guardrail_bind(e, index);
+        return 1;
+    }
     if (kind == 1 && strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0) {
         e->actions[index] = ac_decisions_apply; /* no argument: no slot */
         return 1;
