@@ -91,12 +91,12 @@ enum ac_fsm_operand {
 /* One guard compiled by the generator: `fact cmp operand`, or `calls "glob"`.
  * `fact` is a session fact's id (the generator's facts table). */
 typedef struct ac_fsm_guard_op {
-    uint8_t operand; /* enum ac_fsm_operand */
-    uint8_t fact;    /* unused for AC_GOP_CALLS */
-    uint8_t cmp;     /* enum ac_fsm_cmp; unused for AC_GOP_CALLS */
-    uint16_t param;  /* AC_GOP_PARAM */
-    int64_t ival;    /* AC_GOP_INT */
-    double usd;      /* AC_GOP_USD */
+    uint8_t operand;  /* enum ac_fsm_operand */
+    uint8_t fact;     /* unused for AC_GOP_CALLS */
+    uint8_t cmp;      /* enum ac_fsm_cmp; unused for AC_GOP_CALLS */
+    uint16_t param;   /* AC_GOP_PARAM */
+    int64_t ival;     /* AC_GOP_INT */
+    double usd;       /* AC_GOP_USD */
     const char *sval; /* AC_GOP_STRING, AC_GOP_CALLS */
 } ac_fsm_guard_op;
 
