@@ -27,7 +27,14 @@
 
 #define RT_SLOTS 128 /* comparison guards, and actions with arguments, per spec */
 
-enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+enum {
+    OP_EQ = AC_CMP_EQ,
+    OP_NE = AC_CMP_NE,
+    OP_LT = AC_CMP_LT,
+    OP_LE = AC_CMP_LE,
+    OP_GT = AC_CMP_GT,
+    OP_GE = AC_CMP_GE
+};
 enum { RHS_LIT, RHS_PARAM, RHS_STR, RHS_CALLS };
 
 typedef struct rt_cond {
@@ -35,7 +42,7 @@ typedef struct rt_cond {
     int64_t lit;
     double usd; /* a literal amount of an AC_FT_USD fact */
     const ac_param_value *param;
-    char *str;
+    const char *str; /* the tables' string */
 } rt_cond;
 
 typedef struct rt_action {
@@ -594,86 +601,44 @@ static char *quoted(const char *s, const char **end)
     return strndup(s + 1, (size_t)(q - s - 1));
 }
 
-static int bind_cond(ac_engine *e, ac_spec_rt *rt, const char *name, char *err, size_t errcap)
+/* A comparison guard the generator compiled (the tables' guard_ops): its
+ * record, with a param operand bound to the engine's value of the param. */
+static int bind_cond(ac_engine *e, ac_spec_rt *rt, uint16_t index, char *err, size_t errcap)
 {
+    const ac_fsm_guard_op *op = &e->t->guard_ops[index];
     if (rt->n_conds == RT_SLOTS) {
         snprintf(err, errcap, "the spec has more than %d comparison guards", RT_SLOTS);
         return -1;
     }
     rt_cond *c = &rt->conds[rt->n_conds];
     memset(c, 0, sizeof *c);
-    const char *end;
-    if (strncmp(name, "calls ", 6) == 0) {
-        c->rhs = RHS_CALLS;
-        c->str = quoted(name + 6, &end);
-        if (!c->str)
-            goto bad;
-        rt->n_conds++;
-        return 0;
-    }
-    const char *sp = strchr(name, ' ');
-    if (!sp)
-        goto bad;
-    char fact[64];
-    if ((size_t)(sp - name) >= sizeof fact)
-        goto bad;
-    memcpy(fact, name, (size_t)(sp - name));
-    fact[sp - name] = 0;
-    int f = ac_fact_find(fact);
-    if (f < 0)
-        goto bad;
-    c->fact = (uint8_t)f;
-    const char *op = sp + 1, *rhs = strchr(op, ' ');
-    if (!rhs)
-        goto bad;
-    size_t ol = (size_t)(rhs - op);
-    rhs++;
-    static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
-    int found = -1;
-    for (int k = 0; k < 6; k++)
-        if (strlen(ops[k]) == ol && strncmp(op, ops[k], ol) == 0)
-            found = k;
-    if (found < 0)
-        goto bad;
-    c->op = (uint8_t)found;
-    if (*rhs == '"') {
-        c->rhs = RHS_STR;
-        c->str = quoted(rhs, &end);
-        if (!c->str)
-            goto bad;
-    } else if (*rhs >= '0' && *rhs <= '9' && ac_facts[f].type == AC_FT_USD) {
-        c->rhs = RHS_LIT;
-        char *stop;
-        c->usd = strtod(rhs, &stop);
-        if (*stop)
-            goto bad;
-    } else if (*rhs >= '0' && *rhs <= '9') {
-        c->rhs = RHS_LIT;
-        size_t nd = strspn(rhs, "0123456789");
-        if (rhs[nd]) {
-            long long ms;
-            if (ac_parse_duration_ms(rhs, &ms) != AC_UNITS_OK)
-                goto bad;
-            c->lit = ms;
-        } else {
-            char *stop;
-            c->lit = strtoll(rhs, &stop, 10);
-        }
-    } else {
+    c->fact = op->fact;
+    c->op = op->cmp;
+    switch (op->operand) {
+    case AC_GOP_CALLS:
+    case AC_GOP_STRING:
+        c->rhs = op->operand == AC_GOP_CALLS ? RHS_CALLS : RHS_STR;
+        c->str = op->sval;
+        break;
+    case AC_GOP_PARAM:
         c->rhs = RHS_PARAM;
-        for (uint16_t i = 0; i < e->t->n_params; i++)
-            if (strcmp(e->t->params[i].name, rhs) == 0)
-                c->param = &e->params[i];
-        if (!c->param)
-            goto bad;
+        c->param = op->param < e->t->n_params ? &e->params[op->param] : NULL;
+        break;
+    default:
+        c->rhs = RHS_LIT;
+        c->lit = op->ival;
+        c->usd = op->usd;
+        break;
+    }
+    if (c->fact >= AC_FACT_COUNT || c->op > AC_CMP_GE ||
+        (c->rhs != RHS_CALLS && c->rhs != RHS_LIT && !c->str && !c->param) ||
+        op->operand > AC_GOP_CALLS) {
+        snprintf(err, errcap, "the guard '%s' is malformed in the tables (regenerate them)",
+                 e->t->guard_names[index]);
+        return -1;
     }
     rt->n_conds++;
     return 0;
-bad:
-    free(c->str);
-    c->str = NULL;
-    snprintf(err, errcap, "the guard '%s' cannot be compiled (check the spec)", name);
-    return -1;
 }
 
 static int bind_action(ac_spec_rt *rt, const char *name, char *err, size_t errcap)
@@ -751,11 +716,16 @@ int ac_spec_rt_defines(int kind, const char *name)
 int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, char *err,
                     size_t errcap)
 {
-    if (!ac_spec_rt_defines(kind, name))
+    int typed = kind == 0 && e->t->guard_ops && e->t->guard_ops[index].operand != AC_GOP_NONE;
+    if (!typed && !ac_spec_rt_defines(kind, name))
         return 0;
     if (kind == 2 && ac_guardrail_effect(name)) {
         ac_guardrail_bind(e, index);
         return 1;
+    if (kind == 0 && !typed) {
+        snprintf(err, errcap,
+                 "the guard '%s' has no compiled comparison in the tables (regenerate them)", name);
+        return -1;
     }
     if (kind == 1 && strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0) {
         e->actions[index] = ac_decisions_apply; /* no argument: no slot */
@@ -767,7 +737,7 @@ int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, ch
         return -1;
     }
     if (kind == 0) {
-        if (bind_cond(e, rt, name, err, errcap) < 0)
+        if (bind_cond(e, rt, index, err, errcap) < 0)
             return -1;
         e->guards[index] = guard_slots[rt->n_conds - 1];
     } else if (kind == 1) {
@@ -785,8 +755,6 @@ void ac_spec_rt_free(ac_engine *e)
     ac_spec_rt *rt = e->spec_rt;
     if (!rt)
         return;
-    for (size_t i = 0; i < rt->n_conds; i++)
-        free(rt->conds[i].str);
     for (size_t i = 0; i < rt->n_acts; i++) {
         free(rt->acts[i].a);
         free(rt->acts[i].b);
