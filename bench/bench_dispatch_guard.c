@@ -29,11 +29,11 @@ static double now(void)
  * times: with no guard, with the C guard retries_left, and with the
  * comparison `turn.retries < max_retries` that does the same test. */
 static const char *const guard_specs[3] = {
-    "param max_retries = 3\nevent tick, stop\naction touch\n"
+    "param max_retries = 3\noutside event tick, stop\naction touch\n"
     "machine m {\n initial A\n terminal Z\n A on tick / touch\n A -> Z on stop\n}\n",
-    "param max_retries = 3\nevent tick, stop\nguard retries_left\naction touch\n"
+    "param max_retries = 3\noutside event tick, stop\nguard retries_left\naction touch\n"
     "machine m {\n initial A\n terminal Z\n A on tick [retries_left] / touch\n A -> Z on stop\n}\n",
-    "param max_retries = 3\nevent tick, stop\naction touch\n"
+    "param max_retries = 3\noutside event tick, stop\naction touch\n"
     "machine m {\n initial A\n terminal Z\n A on tick [turn.retries < max_retries] / touch\n"
     " A -> Z on stop\n}\n"};
 

@@ -499,10 +499,55 @@ static void emit_event_flags(FILE *out, const ac_fsm_tables *t)
     fputs("};\n\n", out);
 }
 
+static const char *const cmp_names[] = {"AC_CMP_EQ", "AC_CMP_NE", "AC_CMP_LT",
+                                        "AC_CMP_LE", "AC_CMP_GT", "AC_CMP_GE"};
+static const char *const operand_names[] = {"AC_GOP_NONE",  "AC_GOP_INT",    "AC_GOP_USD",
+                                            "AC_GOP_PARAM", "AC_GOP_STRING", "AC_GOP_CALLS"};
+
+/* One compiled comparison guard's row (a guard bound to C by name: {0}). */
+static void emit_compiled_guard(FILE *out, const ac_fsm_guard_op *op)
+{
+    if (op->operand == AC_GOP_NONE || op->operand > AC_GOP_CALLS) {
+        fputs("{0},\n", out);
+        return;
+    }
+    fprintf(out, "{.operand = %s", operand_names[op->operand]);
+    if (op->operand != AC_GOP_CALLS)
+        fprintf(out, ", .fact = %u, .cmp = %s", op->fact, cmp_names[op->cmp % 6]);
+    if (op->operand == AC_GOP_PARAM)
+        fprintf(out, ", .param = %u", op->param);
+    else if (op->operand == AC_GOP_INT)
+        fprintf(out, ", .ival = %lldLL", (long long)op->ival);
+    else if (op->operand == AC_GOP_USD)
+        fprintf(out, ", .usd = %.17g", op->usd);
+    else {
+        fputs(", .sval = ", out);
+        c_string(out, op->sval);
+    }
+    fputs("},\n", out);
+}
+
+/* The guards' compiled comparisons, when the spec has any: the generator
+ * compiled them, the engine evaluates them as they are. */
+static void emit_guard_ops(FILE *out, const ac_fsm_tables *t)
+{
+    if (!t->guard_ops)
+        return;
+    fputs("/* per guard: its compiled comparison (fact, operator, operand), {0} for a guard\n"
+          "   bound to C by name */\nstatic const ac_fsm_guard_op guard_ops[] = {\n",
+          out);
+    for (uint16_t i = 0; i < t->n_guards; i++) {
+        fprintf(out, "    /* %3u %s */ ", i, t->guard_names[i]);
+        emit_compiled_guard(out, &t->guard_ops[i]);
+    }
+    fputs("};\n\n", out);
+}
+
 /* The tables' struct, named NAME_fsm (id: NAME as a C identifier). */
 static void emit_tables_struct(FILE *out, const ac_fsm_tables *t, const char *id)
 {
     fprintf(out, "const ac_fsm_tables %s_fsm = {\n", id);
+    fprintf(out, "    .layout = %u,\n", AC_FSM_LAYOUT);
     fputs("    .spec_path = ", out);
     c_string(out, t->spec_path);
     fprintf(out, ",\n    .hash = \"%s\",\n", t->hash);
@@ -523,6 +568,8 @@ static void emit_tables_struct(FILE *out, const ac_fsm_tables *t, const char *id
           out);
     if (t->event_flags)
         fputs("    .event_flags = event_flags,\n", out);
+    if (t->guard_ops)
+        fputs("    .guard_ops = guard_ops,\n", out);
     fputs("};\n", out);
 }
 
@@ -550,6 +597,7 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
     emit_names(out, "action_names", t->action_names, t->n_actions);
     emit_names(out, "effect_names", t->effect_names, t->n_effects);
     emit_event_flags(out, t);
+    emit_guard_ops(out, t);
     emit_tables_struct(out, t, id);
     return ferror(out) ? -1 : 0;
 }

@@ -30,6 +30,7 @@ enum ac_fact_id {
     AC_FACT_LLM_FINISH,       /* finish reason of the last LLM reply */
     AC_FACT_TURN_COST,        /* what this turn's model calls cost (its model priced) */
     AC_FACT_SESSION_COST,     /* what the session's model calls cost */
+    AC_FACT_TURN_GUARDRAILS,  /* guardrails passed in this turn */
     AC_FACT_COUNT
 };
 
@@ -57,6 +58,7 @@ static const ac_fact_info ac_facts[AC_FACT_COUNT] = {
     {"llm.finish", AC_FT_STRING, "finish reason of the last LLM reply (stop, tool_use, ...)"},
     {"turn.cost_usd", AC_FT_USD, "what this turn's model calls cost, in USD (0 unpriced)"},
     {"session.cost_usd", AC_FT_USD, "what the session's model calls cost, in USD (0 unpriced)"},
+    {"turn.guardrails_passed", AC_FT_COUNT, "guardrails passed in this turn"},
 };
 
 static inline int ac_fact_find(const char *name)

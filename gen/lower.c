@@ -10,13 +10,16 @@
  * in this order: names go to one string buffer as offsets, which become
  * pointers only at the end, once the buffer no longer moves.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "facts.h"
 #include "names.h"
 #include "spec.h"
 #include "util/buf.h"
 #include "util/grow.h"
+#include "util/units.h"
 
 typedef struct lowered {
     ac_fsm_tables t; /* first member: the public view */
@@ -25,6 +28,7 @@ typedef struct lowered {
     size_t n_lists, cap_lists;
     uint16_t *guard_code;
     size_t n_guard, cap_guard;
+    ac_fsm_guard_op *gops; /* per guard, once some guard is a comparison */
     int oom;
     char hash[17];
 } lowered;
@@ -49,10 +53,74 @@ static void u16_push(uint16_t **v, size_t *n, size_t *cap, uint16_t x, int *oom)
     (*v)[(*n)++] = x;
 }
 
+static int param_index(const ac_spec *spec, const char *name)
+{
+    for (size_t p = 0; p < spec->n_params; p++)
+        if (strcmp(spec->params[p].name.s, name) == 0)
+            return (int)p;
+    return -1;
+}
+
+/* The operand of a comparison the checker accepted: a param, a string, an
+ * amount of an AC_FT_USD fact, a count or a duration. */
+static void cmp_operand(const ac_spec *spec, const ac_gexpr *g, int fact, ac_fsm_guard_op *op)
+{
+    if (g->rhs_kind == TK_STRING) {
+        op->operand = AC_GOP_STRING;
+    } else if (g->rhs_kind != TK_NUMBER) {
+        op->operand = AC_GOP_PARAM;
+        op->param = (uint16_t)param_index(spec, g->rhs.s);
+    } else if (ac_facts[fact].type == AC_FT_USD) {
+        op->operand = AC_GOP_USD;
+        op->usd = strtod(g->rhs.s, NULL);
+    } else {
+        long long ms = 0;
+        op->operand = AC_GOP_INT;
+        if (g->rhs.s[strspn(g->rhs.s, "0123456789")])
+            ac_parse_duration_ms(g->rhs.s, &ms); /* checked by the checker */
+        else
+            ms = strtoll(g->rhs.s, NULL, 10);
+        op->ival = ms;
+    }
+}
+
+/* A guard the checker rewrote from a comparison or `calls "glob"` (its name is
+ * now the canonical text, its operator and operand stay in the expression):
+ * its typed operation in lw->gops[index]. */
+static void guard_op(lowered *lw, const ac_spec *spec, const ac_gexpr *g, int index)
+{
+    static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
+    if (!g->rhs.s || index < 0)
+        return; /* a guard bound to C by name */
+    if (!lw->gops && !(lw->gops = calloc(spec->handlers[HK_GUARD].n + 1, sizeof *lw->gops))) {
+        lw->oom = 1;
+        return;
+    }
+    ac_fsm_guard_op *op = &lw->gops[index];
+    if (op->operand != AC_GOP_NONE)
+        return; /* the same guard used again */
+    if (!g->op.s) {
+        op->operand = AC_GOP_CALLS;
+    } else {
+        char fact[64]; /* the canonical text begins with the fact's name */
+        snprintf(fact, sizeof fact, "%.*s", (int)strcspn(g->pred.s, " "), g->pred.s);
+        int f = ac_fact_find(fact);
+        op->fact = (uint8_t)(f < 0 ? 0 : f);
+        for (uint8_t k = 0; k < 6; k++)
+            if (strcmp(g->op.s, ops[k]) == 0)
+                op->cmp = k;
+        cmp_operand(spec, g, op->fact, op);
+    }
+    if (op->operand == AC_GOP_STRING || op->operand == AC_GOP_CALLS)
+        if (!(op->sval = strdup(g->rhs.s)))
+            lw->oom = 1;
+}
+
 static void guard_emit(lowered *lw, const ac_spec *spec, const ac_gexpr *g)
 {
     switch (g->kind) {
     case GX_PRED:
+        guard_op(lw, spec, g, ac_spec_handler_index(spec, HK_GUARD, g->pred.s));
         u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard,
                  (uint16_t)(AC_G_PRED | (unsigned)ac_spec_handler_index(spec, HK_GUARD, g->pred.s)),
                  &lw->oom);
@@ -352,6 +420,8 @@ static int lower_finish(lowering *lo)
         return -1;
     t->lists = lw->lists;
     t->guard_code = lw->guard_code;
+    t->guard_ops = lw->gops;
+    t->layout = AC_FSM_LAYOUT;
     t->n_lists = (uint16_t)lw->n_lists; /* both below AC_FSM_NONE, checked above */
     t->n_guard_code = (uint16_t)lw->n_guard;
     ac_spec_hash(t, lw->hash);
@@ -406,6 +476,9 @@ void ac_spec_tables_free(ac_fsm_tables *t)
     ac_buf_free(&lw->strings);
     free(lw->lists);
     free(lw->guard_code);
+    for (uint16_t i = 0; lw->gops && i < t->n_guards; i++)
+        free((void *)lw->gops[i].sval);
+    free(lw->gops);
     free(lw);
 }
 

@@ -830,6 +830,29 @@ fail:
 }
 
 /* machine -> 'machine' NAME '{' mitem* '}' */
+/* `guardrail input NAME [parallel]` or `guardrail output NAME`. 0, or -1 (reported). */
+static int parse_guardrail(parser *ps, ac_machine_decl *m)
+{
+    int output = is_kw(cur(ps) + 1, "output");
+    ps->i += 2;
+    ac_name n;
+    if (name(ps, "the guardrail's tool name", &n) < 0)
+        return -1;
+    int parallel = is_kw(cur(ps), "parallel") && cur(ps)->line == n.line;
+    if (parallel && output) {
+        ac_spec_diag(ps->spec, 1, cur(ps)->line, cur(ps)->col,
+                     "an output guardrail cannot be parallel: it checks the answer before it is "
+                     "accepted");
+        return -1;
+    }
+    ps->i += parallel;
+    if (ac_grow((void **)&m->guardrails, &m->cap_guardrails, m->n_guardrails + 1,
+                sizeof *m->guardrails) < 0)
+        return -1;
+    m->guardrails[m->n_guardrails++] = (ac_guardrail_decl){n, output, parallel};
+    return 0;
+}
+
 static void parse_machine(parser *ps)
 {
     ac_spec *spec = ps->spec;
@@ -884,6 +907,8 @@ static void parse_machine(parser *ps)
         } else if (is_kw(t, "state")) {
             parse_state(ps, m);
             rc = ps->panic ? -1 : 0;
+        } else if (is_kw(t, "guardrail") && (is_kw(t + 1, "input") || is_kw(t + 1, "output"))) {
+            rc = parse_guardrail(ps, m);
         } else if (t->kind == TK_STAR || (t->kind == TK_IDENT && !is_keyword(t))) {
             rc = parse_rule(ps, m);
         } else {
@@ -1062,6 +1087,7 @@ void ac_spec_free(ac_spec *spec)
         }
         free(m->states);
         free(m->trans);
+        free(m->guardrails);
     }
     free(spec->machines);
     free(spec->params);

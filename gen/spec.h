@@ -121,9 +121,18 @@ typedef struct ac_posts {
     ac_names events;
 } ac_posts;
 
+/* `guardrail input NAME` / `guardrail output NAME` in a machine (rewritten by sugar.c) */
+typedef struct ac_guardrail_decl {
+    ac_name name;
+    int output;   /* 0 input, 1 output */
+    int parallel; /* `parallel`: runs beside the machine's states instead of before them */
+} ac_guardrail_decl;
+
 typedef struct ac_machine_decl {
     ac_name name;
     ac_name initial;
+    ac_guardrail_decl *guardrails;
+    size_t n_guardrails, cap_guardrails;
     ac_state_decl *states;
     size_t n_states, cap_states;
     ac_trans_decl *trans;

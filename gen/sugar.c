@@ -290,8 +290,8 @@ static void check_text_params(ac_spec *spec, const ac_name *act)
             continue;
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)len, c + 1);
-        if (find_param(spec, name))
-            continue;
+        if (find_param(spec, name) || strcmp(name, "reason") == 0)
+            continue; /* {reason}: what a tripped guardrail said */
         char what[160];
         snprintf(what, sizeof what, "in the text of %.*s(...)", (int)(strchr(act->s, '(') - act->s),
                  act->s);
@@ -476,8 +476,306 @@ static void rewrite_timers(ac_spec *spec, ac_machine_decl *m)
     m->cap_trans = cap;
 }
 
+/* ---- guardrails ---- */
+
+static const char *declare_event(ac_spec *spec, const char *ev, const ac_name *at)
+{
+    const char *nm = ac_spec_strdup(spec, ev, strlen(ev));
+    declare(&spec->events, (ac_name){nm, at->line, at->col});
+    return nm;
+}
+
+/* Appends rule r (sources, actions owned by it) to m. */
+static void add_rule(ac_machine_decl *m, ac_trans_decl r)
+{
+    r.order = (unsigned)m->n_trans;
+    if (ac_grow((void **)&m->trans, &m->cap_trans, m->n_trans + 1, sizeof r) == 0)
+        m->trans[m->n_trans++] = r;
+    else {
+        free(r.sources.v);
+        free(r.actions.v);
+    }
+}
+
+/* The guardrail's effect `guardrail(KIND, NAME)` (`guardrail(input, NAME, parallel)`), which
+ * posts guardrail.passed or guardrail.tripped, declared with what it posts. */
+static ac_effect_decl guardrail_effect(ac_spec *spec, const ac_guardrail_decl *g)
+{
+    char buf[400];
+    snprintf(buf, sizeof buf, "guardrail(%s, %s%s)", g->output ? "output" : "input", g->name.s,
+             g->parallel ? ", parallel" : "");
+    ac_name eff = {ac_spec_strdup(spec, buf, strlen(buf)), g->name.line, g->name.col};
+    declare(&spec->handlers[HK_EFFECT], eff);
+    ac_posts po = {eff, {0}};
+    push_name(&po.events, (ac_name){declare_event(spec, "guardrail.passed", &g->name), g->name.line,
+                                    g->name.col});
+    push_name(&po.events, (ac_name){declare_event(spec, "guardrail.tripped", &g->name),
+                                    g->name.line, g->name.col});
+    if (ac_grow((void **)&spec->posts, &spec->cap_posts, spec->n_posts + 1, sizeof po) == 0)
+        spec->posts[spec->n_posts++] = po;
+    else
+        free(po.events.v);
+    return (ac_effect_decl){eff, {0}};
+}
+
+static void add_effect(ac_state_decl *st, ac_effect_decl e)
+{
+    if (ac_grow((void **)&st->effects, &st->cap_effects, st->n_effects + 1, sizeof e) == 0)
+        st->effects[st->n_effects++] = e;
+}
+
+/* The guardrail's state, with its effect; NULL when reported. */
+static ac_state_decl *guardrail_state(ac_spec *spec, ac_machine_decl *m, const ac_guardrail_decl *g)
+{
+    if (state_named(m, g->name.s)) {
+        ac_spec_diag(spec, 1, g->name.line, g->name.col,
+                     "guardrail '%s': machine '%s' already has a state of that name", g->name.s,
+                     m->name.s);
+        return NULL;
+    }
+    ac_effect_decl e = guardrail_effect(spec, g);
+    ac_state_decl st;
+    memset(&st, 0, sizeof st);
+    st.name = g->name;
+    st.declared_by_state = 1;
+    if (ac_grow((void **)&m->states, &m->cap_states, m->n_states + 1, sizeof st) < 0)
+        return NULL;
+    m->states[m->n_states] = st;
+    ac_state_decl *sp = &m->states[m->n_states++];
+    add_effect(sp, e);
+    return sp;
+}
+
+/* The rules a guardrail stands in front of: an input guardrail the eventless rules out of
+ * the initial state, an output guardrail the rules into a terminal state other than FAILED;
+ * never the rules out of a guardrail's state. */
+static int guarded(ac_machine_decl *m, const ac_trans_decl *tr, int output)
+{
+    if (tr->kind != AC_TR_EXTERNAL || !tr->target.s)
+        return 0;
+    for (size_t i = 0; i < m->n_guardrails; i++)
+        for (size_t k = 0; k < tr->sources.n; k++)
+            if (strcmp(tr->sources.v[k].s, m->guardrails[i].name.s) == 0)
+                return 0; /* a guardrail's own way out */
+    if (!output)          /* an input guardrail's; a parallel one stands where an output one does */
+        return !tr->event.s && !tr->after.s && !tr->star && tr->sources.n == 1 && m->initial.s &&
+               strcmp(tr->sources.v[0].s, m->initial.s) == 0;
+    const ac_state_decl *t = state_named(m, tr->target.s);
+    return t && t->terminal && strcmp(t->name.s, "FAILED") != 0;
+}
+
+static int same_names(const ac_names *a, const ac_names *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->v[i].s, b->v[i].s) != 0)
+            return 0;
+    return 1;
+}
+
+/* A state of machine m that runs tools: one with the effect run_tools, or one invoking a machine
+ * that has one (depth-bounded); its name in *where. */
+static int runs_tools(const ac_spec *spec, const ac_machine_decl *m, const char **where, int depth)
+{
+    for (size_t i = 0; i < m->n_states && depth < 8; i++) {
+        const ac_state_decl *st = &m->states[i];
+        for (size_t e = 0; e < st->n_effects; e++)
+            if (strcmp(st->effects[e].name.s, "run_tools") == 0) {
+                *where = st->name.s;
+                return 1;
+            }
+        for (size_t k = 0; st->invoke.s && k < spec->n_machines; k++)
+            if (strcmp(spec->machines[k].name.s, st->invoke.s) == 0 &&
+                runs_tools(spec, &spec->machines[k], where, depth + 1))
+                return 1;
+    }
+    return 0;
+}
+
+static ac_trans_decl guardrail_rule(const ac_guardrail_decl *g, int kind, const char *event)
+{
+    ac_trans_decl r;
+    memset(&r, 0, sizeof r);
+    r.line = g->name.line;
+    r.col = g->name.col;
+    r.kind = kind;
+    r.event = (ac_name){event, g->name.line, g->name.col};
+    return r;
+}
+
+/* `[turn.guardrails_passed > 0]`, rewritten with the other comparisons. */
+static ac_gexpr *passed_guard(ac_spec *spec, const ac_guardrail_decl *g)
+{
+    ac_gexpr *x = ac_spec_alloc(spec, sizeof *x);
+    if (!x)
+        return NULL;
+    memset(x, 0, sizeof *x);
+    x->kind = GX_CMP;
+    x->pred = (ac_name){"turn.guardrails_passed", g->name.line, g->name.col};
+    x->op = (ac_name){">", g->name.line, g->name.col};
+    x->rhs = (ac_name){"0", g->name.line, g->name.col};
+    x->rhs_kind = TK_NUMBER;
+    return x;
+}
+
+/* `guardrail input NAME parallel`: the guardrail's effect also runs in every other state of the
+ * machine but the initial and terminal ones (one run per turn: an effect of both ends of a
+ * transition keeps running), beside the model call, which does not wait for it; its state
+ * NAME, before the answer is accepted, goes on at once when it passed already, else waits for
+ * it. A trip leaves from wherever the machine is. The checker warns when those states run
+ * tools: they may fire before it trips. */
+static void rewrite_parallel(ac_spec *spec, ac_machine_decl *m, const ac_guardrail_decl *g,
+                             const ac_state_decl *gs, ac_name target, const ac_names *actions)
+{
+    ac_effect_decl e = gs->effects[0];
+    ac_machine_decl self = *m;
+    const char *where = NULL;
+    ac_trans_decl ig = guardrail_rule(g, AC_TR_IGNORE, "guardrail.passed");
+    for (size_t i = 0; i < m->n_states; i++) {
+        ac_state_decl *st = &m->states[i];
+        if (st->terminal || (m->initial.s && strcmp(st->name.s, m->initial.s) == 0) ||
+            strcmp(st->name.s, g->name.s) == 0)
+            continue;
+        self.states = st;
+        self.n_states = 1;
+        if (!where)
+            runs_tools(spec, &self, &where, 0);
+        add_effect(st, e);
+        push_name(&ig.sources, st->name);
+    }
+    if (where)
+        ac_spec_diag(spec, 0, g->name.line, g->name.col,
+                     "guardrail '%s' is parallel: tools may run (in state '%s') before it trips; "
+                     "drop 'parallel' to run it before anything else",
+                     g->name.s, where);
+    if (ig.sources.n)
+        add_rule(m, ig);
+    ac_trans_decl r = guardrail_rule(g, AC_TR_EXTERNAL, NULL);
+    push_name(&r.sources, g->name);
+    r.target = target;
+    r.guard = passed_guard(spec, g);
+    for (size_t k = 0; k < actions->n; k++)
+        push_name(&r.actions, actions->v[k]);
+    add_rule(m, r);
+}
+
+/* Routes the guarded rules through the guardrail's state: they enter it instead of their
+ * target, which it enters on guardrail.passed (an output guardrail's rules' actions run
+ * then, once the answer passed); on guardrail.tripped, unless the machine says where,
+ * it fails the turn with the guardrail's reason. */
+/* The guardrail's state and rules, the guarded rules routed through it (see below). */
+static void route(ac_spec *spec, ac_machine_decl *m, const ac_guardrail_decl *g, ac_name target,
+                  ac_names actions, ac_name failed, int has_tripped)
+{
+    int later = g->output || g->parallel; /* the guarded rules' actions wait for it */
+    ac_state_decl *gs = guardrail_state(spec, m, g);
+    if (!gs) {
+        free(actions.v);
+        return;
+    }
+    for (size_t i = 0; i < m->n_trans; i++) {
+        ac_trans_decl *tr = &m->trans[i];
+        if (!guarded(m, tr, later) || strcmp(tr->target.s, g->name.s) == 0)
+            continue;
+        tr->target = g->name;
+        if (later)
+            tr->actions.n = 0;
+    }
+    if (g->parallel)
+        rewrite_parallel(spec, m, g, gs, target, &actions);
+    ac_trans_decl r = guardrail_rule(g, AC_TR_EXTERNAL, "guardrail.passed");
+    push_name(&r.sources, g->name);
+    r.target = target;
+    r.actions = actions;
+    add_rule(m, r);
+    if (has_tripped)
+        return;
+    char buf[400];
+    snprintf(buf, sizeof buf, "fail(\"guardrail %s: {reason}\")", g->name.s);
+    r = guardrail_rule(g, AC_TR_EXTERNAL, "guardrail.tripped");
+    if (g->parallel)
+        r.star = 1; /* wherever the machine is */
+    else
+        push_name(&r.sources, g->name);
+    r.target = failed;
+    push_name(&r.actions,
+              (ac_name){ac_spec_strdup(spec, buf, strlen(buf)), g->name.line, g->name.col});
+    add_rule(m, r);
+}
+
+/* Routes the guarded rules through the guardrail's state: they enter it instead of their
+ * target, which it enters on guardrail.passed (an output or parallel guardrail's rules'
+ * actions run then); on guardrail.tripped, unless the machine says where, it fails the turn
+ * with the guardrail's reason. */
+static void rewrite_guardrail(ac_spec *spec, ac_machine_decl *m, const ac_guardrail_decl *g)
+{
+    ac_trans_decl *first = NULL;
+    int has_tripped = 0, later = g->output || g->parallel;
+    for (size_t i = 0; i < m->n_trans; i++) {
+        ac_trans_decl *tr = &m->trans[i];
+        has_tripped |=
+            tr->event.s && strcmp(tr->event.s, "guardrail.tripped") == 0 &&
+            (g->parallel ? tr->star
+                         : tr->sources.n == 1 && strcmp(tr->sources.v[0].s, g->name.s) == 0);
+        if (!guarded(m, tr, later))
+            continue;
+        if (first && (strcmp(first->target.s, tr->target.s) != 0 ||
+                      (later && !same_names(&first->actions, &tr->actions)))) {
+            ac_spec_diag(spec, 1, tr->line, tr->col,
+                         "guardrail '%s' stands before rules of one target and the same "
+                         "actions: this rule differs from the one at line %d",
+                         g->name.s, first->line);
+            return;
+        }
+        if (!first)
+            first = tr;
+    }
+    if (!first) {
+        ac_spec_diag(spec, 1, g->name.line, g->name.col,
+                     later ? "guardrail '%s': no rule of machine '%s' enters a terminal state "
+                             "other than FAILED"
+                           : "guardrail input '%s': machine '%s' has no eventless rule out of "
+                             "its initial state",
+                     g->name.s, m->name.s);
+        return;
+    }
+    ac_state_decl *fs = state_named(m, "FAILED");
+    if (!has_tripped && !(fs && fs->terminal)) {
+        ac_spec_diag(spec, 1, g->name.line, g->name.col,
+                     "guardrail '%s': machine '%s' has no terminal state FAILED; say where a "
+                     "tripped guardrail goes ('%s -> STATE on guardrail.tripped')",
+                     g->name.s, m->name.s, g->parallel ? "*" : g->name.s);
+        return;
+    }
+    ac_names actions = {0};
+    for (size_t k = 0; later && k < first->actions.n; k++)
+        push_name(&actions, first->actions.v[k]);
+    route(spec, m, g, first->target, actions, fs ? fs->name : g->name, has_tripped);
+}
+
+/* A parallel guardrail is its machine's only one: the others' events are the same. 0, or -1
+ * (reported). */
+static int parallel_alone(ac_spec *spec, const ac_machine_decl *m)
+{
+    for (size_t i = 0; i < m->n_guardrails; i++)
+        if (m->guardrails[i].parallel && m->n_guardrails > 1) {
+            ac_spec_diag(spec, 1, m->guardrails[i].name.line, m->guardrails[i].name.col,
+                         "guardrail '%s' is parallel: it must be the only guardrail of machine "
+                         "'%s' (they all post guardrail.passed and guardrail.tripped)",
+                         m->guardrails[i].name.s, m->name.s);
+            return -1;
+        }
+    return 0;
+}
+
 void ac_spec_desugar(ac_spec *spec)
 {
+    for (size_t mi = 0; mi < spec->n_machines; mi++)
+        for (size_t g = 0;
+             parallel_alone(spec, &spec->machines[mi]) == 0 && g < spec->machines[mi].n_guardrails;
+             g++)
+            rewrite_guardrail(spec, &spec->machines[mi], &spec->machines[mi].guardrails[g]);
     for (size_t mi = 0; mi < spec->n_machines; mi++) {
         ac_machine_decl *m = &spec->machines[mi];
         for (size_t s = 0; s < m->n_states; s++) {

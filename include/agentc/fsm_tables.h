@@ -15,6 +15,13 @@
  *     the first `n_guard_code` entries.
  *   - The transitions of a state are contiguous, in declaration order, so
  *     "guards tried in declared order" is a forward scan.
+ *   - A guard the spec writes as a comparison (`turn.tool_calls > max_tool_calls`,
+ *     `llm.error == "http"`, `calls "shell_*"`) is compiled by the generator into
+ *     `guard_ops[i]` (fact, operator, operand); its name in `guard_names` is its
+ *     canonical text, which journals, replay and coverage use. Other guards are
+ *     bound to C functions by name.
+ *   - `layout` is AC_FSM_LAYOUT of the generator that made the tables; the
+ *     engine refuses any other (regenerate the tables with this version).
  */
 #ifndef AGENTC_FSM_TABLES_H
 #define AGENTC_FSM_TABLES_H
@@ -25,6 +32,10 @@
 #define AC_FSM_EVENTLESS 0u
 #define AC_FSM_MAX_DEPTH 8 /* deepest chain of invoked machines */
 #define AC_FSM_GUARD_STACK 16
+
+/* The version of this layout. 2: `layout` and `guard_ops` (typed comparison
+ * guards); tables without `layout` (0) came from an older generator. */
+#define AC_FSM_LAYOUT 2u
 
 /* Guard program opcodes: high 2 bits of each uint16_t. */
 #define AC_G_PRED 0x0000u /* push guard (low 14 bits = guard index) */
@@ -55,6 +66,39 @@ typedef struct ac_fsm_param {
     int64_t ival;     /* integer, or duration in milliseconds */
     const char *sval; /* string value, NULL for numbers */
 } ac_fsm_param;
+
+/* The operator of a comparison guard. */
+enum ac_fsm_cmp {
+    AC_CMP_EQ = 0,
+    AC_CMP_NE = 1,
+    AC_CMP_LT = 2,
+    AC_CMP_LE = 3,
+    AC_CMP_GT = 4,
+    AC_CMP_GE = 5
+};
+
+/* What a guard compares its fact with. AC_GOP_NONE: not a comparison, a guard
+ * bound to a C function by name. */
+enum ac_fsm_operand {
+    AC_GOP_NONE = 0,
+    AC_GOP_INT = 1,    /* `ival`: a count, or a duration in ms */
+    AC_GOP_USD = 2,    /* `usd`: an amount in US dollars */
+    AC_GOP_PARAM = 3,  /* `param`: a param's index (its value when the engine runs) */
+    AC_GOP_STRING = 4, /* `sval`: a string (== and != only) */
+    AC_GOP_CALLS = 5   /* `sval`: a glob a tool call's name matches (`calls "shell_*"`) */
+};
+
+/* One guard compiled by the generator: `fact cmp operand`, or `calls "glob"`.
+ * `fact` is a session fact's id (the generator's facts table). */
+typedef struct ac_fsm_guard_op {
+    uint8_t operand;  /* enum ac_fsm_operand */
+    uint8_t fact;     /* unused for AC_GOP_CALLS */
+    uint8_t cmp;      /* enum ac_fsm_cmp; unused for AC_GOP_CALLS */
+    uint16_t param;   /* AC_GOP_PARAM */
+    int64_t ival;     /* AC_GOP_INT */
+    double usd;       /* AC_GOP_USD */
+    const char *sval; /* AC_GOP_STRING, AC_GOP_CALLS */
+} ac_fsm_guard_op;
 
 typedef struct ac_fsm_transition {
     uint16_t source;  /* state index */
@@ -93,6 +137,7 @@ typedef struct ac_fsm_machine {
 } ac_fsm_machine;
 
 typedef struct ac_fsm_tables {
+    uint16_t layout;       /* AC_FSM_LAYOUT of the generator that made them */
     const char *spec_path; /* repo-relative path the tables came from */
     const char *hash;      /* hex digest of the spec's meaning */
     uint16_t n_machines, n_states, n_events, n_transitions;
@@ -113,6 +158,9 @@ typedef struct ac_fsm_tables {
     /* per event, AC_EV_* bits (NULL: none set). Tables generated before this
      * field existed leave it NULL. */
     const uint8_t *event_flags;
+    /* per guard, its compiled comparison (n_guards entries); NULL when the
+     * spec has no comparison guard */
+    const ac_fsm_guard_op *guard_ops;
 } ac_fsm_tables;
 
 #endif

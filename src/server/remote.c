@@ -254,6 +254,26 @@ srv_sess *srv_remote_known(srv *sv, srv_owner *owner, const char *id)
 
 static void drain(srv *sv);
 
+/* A forwarded action's answer, put off until the action is applied (srv_settle). */
+typedef struct settle_task {
+    ac_loop_task task;
+    srv *sv;
+    int64_t msg;
+    srv_settle later;
+} settle_task;
+
+static void answer_settled(void *ud)
+{
+    settle_task *t = ud;
+    unsigned status = 0;
+    char *reply = NULL;
+    srv_answer_settled(t->sv, &t->later, &status, &reply);
+    if (t->sv->notify)
+        ac_inbox_answer(t->sv->notify, t->msg, (int)status, reply ? reply : "");
+    free(reply);
+    free(t);
+}
+
 static void on_take(void *ud, const ac_inbox_msg *m)
 {
     srv *sv = ud;
@@ -265,7 +285,22 @@ static void on_take(void *ud, const ac_inbox_msg *m)
     }
     unsigned status = 0;
     char *reply = NULL;
-    srv_answer_forwarded(sv, m->session, m->owner, m->method, m->route, m->body, &status, &reply);
+    srv_settle later;
+    srv_answer_forwarded(sv, m->session, m->owner, m->method, m->route, m->body, &status, &reply,
+                         &later);
+    settle_task *t = later.how ? calloc(1, sizeof *t) : NULL;
+    if (t) { /* answered once what it posted is applied, as a local request is */
+        free(reply);
+        t->sv = sv;
+        t->msg = m->id;
+        t->later = later;
+        t->task.fn = answer_settled;
+        t->task.ud = t;
+        ac_loop_defer(sv->loop, &t->task);
+        return;
+    }
+    if (later.how) /* no memory to put it off: answered now */
+        srv_answer_settled(sv, &later, &status, &reply);
     ac_inbox_answer(sv->notify, m->id, (int)status, reply ? reply : "");
     free(reply);
 }

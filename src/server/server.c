@@ -33,6 +33,7 @@
 typedef struct captured {
     unsigned status;
     char *body;
+    srv_settle *later; /* an accepted action's reply put off (accepted_reply) */
 } captured;
 static captured *capture;
 
@@ -293,7 +294,18 @@ typedef struct req {
     char load_msg[400];
     srv_fwd *fwd; /* forwarded to the worker running its session (remote.c) */
     int forwards; /* how often it was (the worker it went to runs the session no more) */
+    /* an action posted from the loop is applied by a deferred drain: the 202 waits for it
+     * (settle runs after the drain) so its body shows the state after the action */
+    const char *settle_how; /* the "accepted" of the reply; NULL: none pending */
+    unsigned settle_code;
+    char settle_id[160];
+    struct MHD_Connection *settle_conn;
+    srv *settle_sv;
+    ac_loop_task settle;
 } req;
+
+static enum MHD_Result accepted_reply(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
+                                      unsigned code, const char *how);
 
 /* A request waiting, suspended, for its stored session to be loaded: loading posts the
  * journal's events, which must apply at once, so it runs between loop iterations, never
@@ -452,12 +464,12 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return ret;
     }
     ac_error err = {0};
-    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, 0, agent, &err);
+    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, NULL, 0, agent, &err);
     json_decref(o);
     if (!ss)
         return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
                                "cannot create the session: %s", err.text);
-    return srv_reply_json(c, 201, srv_sess_json(ss, 0));
+    return accepted_reply(sv, c, r, ss, 201, "created");
 }
 
 /* The stored session ss up to the end of its turn at_turn, as a new session of the same
@@ -604,6 +616,58 @@ static int posted(int rc)
     return rc == AC_OK || rc == AC_QUEUED;
 }
 
+static void settle_resume(void *ud)
+{
+    req *r = ud;
+    MHD_resume_connection(r->settle_conn);
+    srv_kick(r->settle_sv);
+}
+
+/* The reply to an accepted action: code with the session and "accepted": how, once what was
+ * posted has been applied (the drain a post from the loop defers runs first). */
+static enum MHD_Result accepted_reply(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
+                                      unsigned code, const char *how)
+{
+    int later = sv->loop && ac_loop_in_callback(sv->loop) && strlen(ss->id) < sizeof r->settle_id;
+    if (later && !c && capture) { /* forwarded: the caller answers once it is applied */
+        capture->later->how = how;
+        capture->later->code = code;
+        snprintf(capture->later->id, sizeof capture->later->id, "%s", ss->id);
+        capture->later->owner = r->owner;
+        return MHD_YES;
+    }
+    if (later && c) {
+        r->settle_how = how;
+        r->settle_code = code;
+        snprintf(r->settle_id, sizeof r->settle_id, "%s", ss->id);
+        r->settle_conn = c;
+        r->settle_sv = sv;
+        r->settle.fn = settle_resume;
+        r->settle.ud = r;
+        MHD_suspend_connection(c); /* on_request answers once it is resumed */
+        ac_loop_defer(sv->loop, &r->settle);
+        return MHD_YES;
+    }
+    json_t *reply = srv_sess_json(ss, 0);
+    json_object_set_new(reply, "accepted", json_string(how));
+    return srv_reply_json(c, code, reply);
+}
+
+/* The reply accepted_reply put off, now that the action is applied. */
+static enum MHD_Result settled_reply(srv *sv, struct MHD_Connection *c, req *r)
+{
+    const char *how = r->settle_how;
+    r->settle_how = NULL;
+    srv_sess *ss = srv_sess_find(sv, r->owner, r->settle_id);
+    if (!ss || !ss->s)
+        return srv_reply_error(c, 404, "not_found", "no such session");
+    if (!strcmp(how, "created"))
+        return srv_reply_json(c, r->settle_code, srv_sess_json(ss, 0));
+    json_t *reply = srv_sess_json(ss, 0);
+    json_object_set_new(reply, "accepted", json_string(how));
+    return srv_reply_json(c, r->settle_code, reply);
+}
+
 static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
 {
     static const char *const keys[] = {"content", "if_busy", NULL};
@@ -691,9 +755,30 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     if (rc < 0 && rc != AC_QUEUED)
         return srv_reply_error(c, 500, "post_failed", "the message was not accepted: %s",
                                ac_strerror(rc));
-    json_t *reply = srv_sess_json(ss, 0);
-    json_object_set_new(reply, "accepted", json_string(how));
-    return srv_reply_json(c, 202, reply);
+    return accepted_reply(sv, c, r, ss, 202, how);
+}
+
+/* 409 to an outside event the session's states do not take now, with what it waits for. */
+static enum MHD_Result not_waiting(struct MHD_Connection *c, const srv_sess *ss, const char *name)
+{
+    const char *names[32], *state = NULL;
+    char list[400] = "";
+    size_t n = 0, at = 0;
+    if (ac_session_wait_state(ss->s, &state) == AC_WAIT_OUTSIDE)
+        n = ac_session_waiting_events(ss->s, names, 32);
+    for (size_t i = 0; i < n && i < 32 && at < sizeof list; i++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s'%s'", i ? ", " : "", names[i]);
+    ac_session_wait_state(ss->s, &state);
+    if (n)
+        return srv_reply_error(c, 409, "not_waiting",
+                               "nothing waits for event '%s': the session is in %s and waits for "
+                               "%s",
+                               name, state ? state : "its state", list);
+    return srv_reply_error(c, 409, "not_waiting",
+                           "nothing waits for event '%s': the session is in %s and waits for no "
+                           "outside event (status %s)",
+                           name, state ? state : "its state",
+                           ac_session_status_name(ac_session_status(ss->s)));
 }
 
 void srv_traceparent(struct MHD_Connection *c, ac_session *s)
@@ -738,6 +823,10 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         json_decref(payload);
         return ended_reply(c, ss);
     }
+    if (outside && !accepts(ss->s, name)) { /* nothing waits for it: said, not a no-op */
+        json_decref(payload);
+        return not_waiting(c, ss, name);
+    }
     char bad[600];
     if (ac_session_event_takes_decisions(ss->s, name) &&
         ac_session_check_decisions(ss->s, name, payload, bad, sizeof bad) < 0) {
@@ -751,14 +840,12 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
     if (rc < 0 && rc != AC_QUEUED)
         return srv_reply_error(c, 500, "post_failed", "event '%s' was not applied: %s", name,
                                ac_strerror(rc));
-    json_t *reply = srv_sess_json(ss, 0);
-    json_object_set_new(reply, "accepted", json_string(name));
-    return srv_reply_json(c, 202, reply);
+    return accepted_reply(sv, c, r, ss, 202, name);
 }
 
 /* POST /v1/sessions/{id}/turn/cancel: the spec's turn.cancel stops the turn under way (a
  * paused one too) and keeps the session. */
-static enum MHD_Result post_turn_cancel(struct MHD_Connection *c, srv_sess *ss)
+static enum MHD_Result post_turn_cancel(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
 {
     if (ac_session_ended(ss->s))
         return ended_reply(c, ss);
@@ -773,9 +860,7 @@ static enum MHD_Result post_turn_cancel(struct MHD_Connection *c, srv_sess *ss)
     if (rc < 0 && rc != AC_QUEUED)
         return srv_reply_error(c, 500, "post_failed", "turn.cancel was not applied: %s",
                                ac_strerror(rc));
-    json_t *reply = srv_sess_json(ss, 0);
-    json_object_set_new(reply, "accepted", json_string("turn.cancel"));
-    return srv_reply_json(c, 202, reply);
+    return accepted_reply(sv, c, r, ss, 202, "turn.cancel");
 }
 
 /* A cursor: "N" or "N.k" (a frame id), 0 for none. 0, or -1 when it is not one. */
@@ -1039,7 +1124,7 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
         !strcmp(rest, "/close"))
         return post_event(sv, c, r, ss, rest + 1);
     if (!strcmp(rest, "/turn/cancel"))
-        return post_turn_cancel(c, ss);
+        return post_turn_cancel(sv, c, r, ss);
     if (!strncmp(rest, "/events/", 8) && rest[8] && !strchr(rest + 8, '/')) {
         if (strlen(rest + 8) > 63)
             return srv_reply_error(c, 404, "unknown_event", "no such event");
@@ -1049,10 +1134,12 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
 }
 
 void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, const char *method,
-                          const char *route, const char *body, unsigned *status, char **reply)
+                          const char *route, const char *body, unsigned *status, char **reply,
+                          srv_settle *later)
 {
     *status = 0;
     *reply = NULL;
+    later->how = NULL;
     srv_sess *ss = srv_sess_stored(sv, stored_id);
     srv_owner *o = srv_owner_named(sv, owner);
     if (!ss || !ss->s || !o || ss->owner != o || ss->ephemeral)
@@ -1066,15 +1153,28 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
     const char *q = strchr(route, '?');
     char path[200];
     snprintf(path, sizeof path, "%.*s", q ? (int)(q - route) : (int)strlen(route), route);
-    captured cap = {0, NULL};
+    captured cap = {0, NULL, later};
     capture = &cap;
     forwarded_query = q ? q + 1 : NULL;
     session_request(sv, NULL, &r, ss, id, path, !strcmp(method, "GET"), !strcmp(method, "POST"),
                     !strcmp(method, "DELETE"));
     capture = NULL;
     forwarded_query = NULL;
-    *status = cap.body ? cap.status : 500;
+    *status = later->how ? 0 : cap.body ? cap.status : 500;
     *reply = cap.body;
+}
+
+void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply)
+{
+    srv_sess *ss = srv_sess_find(sv, later->owner, later->id);
+    json_t *o = ss && ss->s ? srv_sess_json(ss, 0) : NULL;
+    if (o && strcmp(later->how, "created"))
+        json_object_set_new(o, "accepted", json_string(later->how));
+    if (!o)
+        o = json_pack("{s:{s:s, s:s}}", "error", "code", "not_found", "message", "no such session");
+    *status = ss && ss->s ? later->code : 404;
+    *reply = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(o);
 }
 
 /* /v1/sessions/{id}[/...] (p: after "/v1/sessions/"): the caller's session found (a stored
@@ -1262,6 +1362,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r->body[r->len] = 0;
         return MHD_YES;
     }
+    if (r->settle_how)
+        return settled_reply(sv, c, r);
     if (r->too_big)
         return srv_reply_error(c, 413, "body_too_large", "the body is over the limit of %zu bytes",
                                sv->cfg->max_body);
@@ -1277,6 +1379,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     req *r = *con_cls;
     if (r && r->fwd)
         srv_remote_abandon(r->fwd);
+    srv *sv = cls;
+    if (r && r->settle.queued && sv->loop) /* a reply put off, its connection gone first */
+        ac_loop_undefer(sv->loop, &r->settle);
     if (r) {
         free(r->body);
         free(r);

@@ -183,9 +183,10 @@ srv_sess *srv_sess_stored(srv *sv, const char *id);
 /* The owner's session id (each owner has its ids: the store keeps OWNER/ID). */
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id);
 /* A new session running agent (its reference is the session's, even on failure; NULL: the
- * default agent). */
-srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
-                       srv_engine *agent, ac_error *err);
+ * default agent); history: its conversation before its first message (JSON text,
+ * ac_session_options.history), NULL: none. */
+srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
+                       const char *history, int ephemeral, srv_engine *agent, ac_error *err);
 /* The engine the session runs on: its agent's. */
 ac_engine *srv_sess_engine(const srv_sess *ss);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
@@ -268,11 +269,23 @@ void srv_streams_ping(srv *sv);
 
 /* server.c */
 void srv_kick(srv *sv); /* runs MHD soon (after a resume) */
+/* The reply to an accepted action, put off until what it posted is applied (the drain a post
+ * from the loop defers): the session's view then, with "accepted": how. */
+typedef struct srv_settle {
+    const char *how; /* NULL: none put off */
+    unsigned code;
+    char id[160];
+    srv_owner *owner;
+} srv_settle;
 /* A request another worker forwarded (route: what follows the session's id) answered as if
  * it came here: *status and *body (malloc'd JSON); *status 0 when this worker does not run the
- * session (the sender goes on without it). */
+ * session (the sender goes on without it). An accepted action's reply is put off as a local
+ * one's is: later->how set, *reply NULL; the caller defers srv_answer_settled. */
 void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, const char *method,
-                          const char *route, const char *body, unsigned *status, char **reply);
+                          const char *route, const char *body, unsigned *status, char **reply,
+                          srv_settle *later);
+/* The reply srv_answer_forwarded put off, now that the action is applied. */
+void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply);
 
 /* remote.c: the other workers of a PostgreSQL store (see there) */
 int srv_remote_start(srv *sv); /* 0, or an exit status (said) */

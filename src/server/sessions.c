@@ -84,11 +84,12 @@ srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t cre
 
 /* The session's ac_session on the server's engine: created (its own system prompt, if any,
  * carried in its spawn event), or continued from the store (the prompt comes back with it). */
-static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
+static int open_session(srv_sess *ss, unsigned flags, const char *history, ac_error *err)
 {
     srv *sv = ss->sv;
     ac_session_options opts = {0};
     opts.system_prompt = ss->system;
+    opts.history = history;
     ac_engine *e = srv_sess_engine(ss);
     opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
     if (ss->stored_id)
@@ -104,8 +105,8 @@ static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
     return 0;
 }
 
-srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
-                       srv_engine *agent, ac_error *err)
+srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
+                       const char *history, int ephemeral, srv_engine *agent, ac_error *err)
 {
     srv_sess *ss = calloc(1, sizeof *ss);
     if (!agent && (agent = sv->default_engine))
@@ -149,7 +150,7 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
-    if (open_session(ss, 0, err)) {
+    if (open_session(ss, 0, history, err)) {
         sess_free_fields(ss);
         return NULL;
     }
@@ -169,7 +170,7 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
     }
     if (!ss->agent && !(ss->agent = srv_agent_of_stored(ss->sv, ss->stored_id, err)))
         return -1;
-    return open_session(ss, AC_STORE_MUST_EXIST, err);
+    return open_session(ss, AC_STORE_MUST_EXIST, NULL, err);
 }
 
 void srv_sess_unload(srv_sess *ss)

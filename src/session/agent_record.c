@@ -151,6 +151,32 @@ int ac_session_call_record(ac_session *s, const char *name, json_t *data, int64_
     return apply_record(s, name, data, t_ms);
 }
 
+void ac_session_queue_record(ac_session *s, const char *name, json_t *data)
+{
+    if (!s->pending_records)
+        s->pending_records = json_array();
+    json_t *r = json_is_object(data) ? json_pack("{s:s, s:O}", "name", name, "data", data) : NULL;
+    json_decref(data);
+    if (r && s->pending_records)
+        json_array_append_new(s->pending_records, r);
+    else
+        json_decref(r);
+}
+
+void ac_session_flush_records(ac_session *s)
+{
+    json_t *all = s->pending_records;
+    s->pending_records = NULL;
+    size_t i;
+    json_t *r;
+    json_array_foreach(all, i, r)
+    {
+        json_t *d = json_object_get(r, "data");
+        apply_record(s, json_string_value(json_object_get(r, "name")), json_incref(d), 0);
+    }
+    json_decref(all);
+}
+
 int ac_session_change_agent(ac_session *s, const char *reason, const char *what, const char *agent)
 {
     return ac_session_change_agent_on(s, reason, what, agent, NULL, NULL);

@@ -11,6 +11,7 @@
 #include "obs/cost.h"
 #include "context/tokens.h"
 #include "session/decisions.h"
+#include "session/guardrail.h"
 #include "session/state.h"
 #include "session_int.h"
 #include "session/toolkits.h"
@@ -158,7 +159,8 @@ static bool g_output_retries_left(ac_session *s, const ac_event *ev)
 
 /* ---------------- actions ---------------- */
 
-/* The tools offered to the model, as the spawn and tools.changed events give them. */
+/* The tools offered to the model, as the spawn and tools.changed events give them, less the
+ * spec's guardrails' commands. */
 static void add_tool_defs(ac_session *s, json_t *tools)
 {
     size_t i;
@@ -169,7 +171,7 @@ static void add_tool_defs(ac_session *s, json_t *tools)
         const char *desc = json_string_value(json_object_get(t, "description"));
         json_t *params = json_object_get(t, "parameters");
         char *schema = params ? json_dumps(params, JSON_COMPACT) : NULL;
-        if (name)
+        if (name && !ac_guardrail_named(s->e, name))
             ac_conv_add_tool_def(s->conv, name, desc ? desc : "",
                                  schema ? schema : "{\"type\":\"object\"}");
         free(schema);
@@ -189,6 +191,17 @@ static void a_init_session(ac_session *s, const ac_event *ev)
     const char *sys = dstr(ev, "system");
     if (sys && *sys)
         ac_conv_add_message(s->conv, AC_ROLE_SYSTEM, sys, ev->time_ms);
+    size_t i;
+    json_t *m; /* the conversation before the first message (ac_session_options.history) */
+    json_array_foreach(ev->data ? json_object_get(data(ev), "history") : NULL, i, m)
+    {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        const char *text = json_string_value(json_object_get(m, "content"));
+        if (role && text)
+            ac_conv_add_message(s->conv,
+                                strcmp(role, "assistant") ? AC_ROLE_USER : AC_ROLE_ASSISTANT, text,
+                                ev->time_ms);
+    }
     add_tool_defs(s, ev->data ? json_object_get(data(ev), "tools") : NULL);
     json_t *schema = ev->data ? json_object_get(data(ev), "output_schema") : NULL;
     if (schema && !s->output_schema) { /* checked at engine start: this compiles */
@@ -472,7 +485,9 @@ static void a_append_delta(ac_session *s, const ac_event *ev)
             return;
         memcpy(s->partial + s->partial_len, text, n + 1);
         s->partial_len += n;
-        if (s->e->has_output && s->e->out.text)
+        if (s->e->holds_text)
+            ac_guardrail_hold(s, text, n);
+        else if (s->e->has_output && s->e->out.text)
             s->e->out.text(s->e->out.ud, s, text, n);
     } else if (kind == AC_DELTA_REASONING) {
         if (s->e->has_output && s->e->out.reasoning)
@@ -483,7 +498,9 @@ static void a_append_delta(ac_session *s, const ac_event *ev)
 static void a_discard_partial(ac_session *s, const ac_event *ev)
 {
     (void)ev;
-    if (s->partial_len && s->e->has_output && s->e->out.discarded)
+    if (s->e->holds_text)
+        ac_guardrail_unhold(s, s->partial_len); /* never shown: nothing to retract */
+    else if (s->partial_len && s->e->has_output && s->e->out.discarded)
         s->e->out.discarded(s->e->out.ud, s, s->partial_len);
     partial_reset(s);
 }

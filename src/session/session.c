@@ -19,6 +19,7 @@
 #include "session/state.h"
 #include "session_int.h"
 #include "session/decisions.h"
+#include "session/guardrail.h"
 #include "session/spec_rt.h"
 #include "tools/schema.h"
 #include "tools_internal.h"
@@ -111,6 +112,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     }
     if (traced)
         ac_obs_event(s->obs, s, s->e->t->event_names[type], t_ms, data, was_in_turn);
+    ac_guardrail_before_event(s, &ev);
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
     ac_spec_rt_after_event(s, &ev);
     ac_turn_after_event(s, &before, t_ms);
@@ -125,6 +127,8 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     if (s->hooks)
         s->hooks->steps_done(s, s->seq);
     json_decref(data);
+    if (s->pending_records) /* what stopped sub-agent calls record, after the event */
+        ac_session_flush_records(s);
     return journal_failed(s) ? AC_EIO : rc;
 }
 
@@ -604,6 +608,10 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
     if (d && agent)
         json_object_set(d, "agent", agent);
     json_decref(agent);
+    json_t *hist = opts && opts->history ? json_loads(opts->history, 0, NULL) : NULL;
+    if (d && json_is_array(hist) && json_array_size(hist))
+        json_object_set(d, "history", hist);
+    json_decref(hist);
     json_t *parent = ac_subagent_spawn_json(opts);
     if (d && parent)
         json_object_set(d, "parent", parent);
@@ -621,6 +629,7 @@ static void session_discard(ac_session *s)
     ac_decisions_forget(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
+    json_decref(s->pending_records);
     free(s->turn_start);
     free(s->last_error);
     ac_schema_free(s->output_schema);
@@ -804,6 +813,27 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
     return ac_session_new_opts(e, id, &opts, err);
 }
 
+/* A history option: an array of {"role": user|assistant, "content": string}. 0, or -1 said. */
+static int history_check(const char *text, char *err, size_t errcap)
+{
+    json_t *h = text ? json_loads(text, 0, NULL) : NULL;
+    int ok = text == NULL || json_is_array(h);
+    size_t i;
+    json_t *m;
+    json_array_foreach(h, i, m)
+    {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        ok = ok && role && (!strcmp(role, "user") || !strcmp(role, "assistant")) &&
+             json_is_string(json_object_get(m, "content"));
+    }
+    json_decref(h);
+    if (!ok)
+        snprintf(err, errcap,
+                 "the session's history is not an array of {\"role\": user or "
+                 "assistant, \"content\": text}");
+    return ok ? 0 : -1;
+}
+
 int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errcap)
 {
     const char *p = opts ? opts->system_prompt : NULL;
@@ -812,6 +842,8 @@ int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errc
         snprintf(err, errcap, "the session's system prompt is not valid UTF-8 (byte %zu)", ok);
         return -1;
     }
+    if (opts && history_check(opts->history, err, errcap))
+        return -1;
     return ac_session_agent_check(opts, err, errcap);
 }
 
@@ -936,6 +968,7 @@ static void session_free_now(ac_session *s)
     ac_spec_facts_free(s);
     ac_state_free(s->state);
     free(s->partial);
+    free(s->held);
     free(s->error);
     session_discard(s);
 }

@@ -45,4 +45,5 @@ target_sources(agentc_runtime PRIVATE ${CMAKE_SOURCE_DIR}/src/session/embed_api.
 # The spec language v2 at run time: comparison guards, actions with arguments, timers,
 # what a session waits for.
 target_sources(agentc_runtime PRIVATE ${CMAKE_SOURCE_DIR}/src/session/spec_rt.c
+  ${CMAKE_SOURCE_DIR}/src/session/guardrail.c
   ${CMAKE_SOURCE_DIR}/src/session/waiting.c)

@@ -54,6 +54,7 @@ struct ac_engine {
     ac_provider *provider;
     ac_output out;
     int has_output;
+    int holds_text; /* an output guardrail: a turn's text waits for it (guardrail.c) */
     char *system_prompt;
     char *journal_dir; /* ac_engine_config.journal_dir, copied */
     /* what tool processes never inherit (tool_env.c): variables by name, and
@@ -137,7 +138,8 @@ struct ac_session {
     int64_t ended_ms;                  /* when it ended */
     size_t turns_ended;                /* since this ac_session was made (not serialized) */
     json_t *queued;                    /* user messages that arrived while running */
-    char *turn_start; /* id of the message that began the current turn, NULL between turns */
+    json_t *pending_records; /* sub-agent records made during a dispatch, applied after it */
+    char *turn_start;        /* id of the message that began the current turn, NULL between turns */
     int compacted_this_plan;
     int output_rejections; /* final answers refused by the output schema in this turn */
     /* structured output, from the spawn event (so a replay checks answers as the run did):
@@ -147,6 +149,8 @@ struct ac_session {
     /* streaming scratch (not serialized: rebuilt from events) */
     char *partial;
     size_t partial_len, partial_cap;
+    char *held; /* the turn's text an output guardrail holds (guardrail.c) */
+    size_t held_len, held_cap;
     void *provider_state;         /* the provider's per-session state (sink.h) */
     struct ac_obs *obs;           /* the session's open spans (src/obs), NULL when not traced */
     double cost_usd;              /* of the model calls applied (cost.h), with e->price */
@@ -191,6 +195,10 @@ int ac_session_agent_post(ac_session *s, json_t *data, int64_t t_ms);
 /* A sub-agent call's record (AC_AGENT_STARTED, AC_AGENT_DONE; data an object, stolen): applied
  * as the agent change's is, outside any dispatch of s (AC_EINVAL from one), mid-turn too. */
 int ac_session_call_record(ac_session *s, const char *name, json_t *data, int64_t t_ms);
+/* The same from inside a dispatch of s (a call its effects stop): queued, and applied right after
+ * the event being applied (ac_session_flush_records, session.c), or dropped if s is freed. */
+void ac_session_queue_record(ac_session *s, const char *name, json_t *data);
+void ac_session_flush_records(ac_session *s);
 json_t *ac_session_agent_snapshot_save(const ac_session *s);
 int ac_session_agent_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap);
 /* A child session's parent (subagent.c): spawn's "parent" taken; the spawn payload's of opts

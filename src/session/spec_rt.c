@@ -20,13 +20,21 @@
 
 #include "facts.h"
 #include "session/decisions.h"
+#include "session/guardrail.h"
 #include "session/spec_rt.h"
 #include "session_int.h"
 #include "util/units.h"
 
 #define RT_SLOTS 128 /* comparison guards, and actions with arguments, per spec */
 
-enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+enum {
+    OP_EQ = AC_CMP_EQ,
+    OP_NE = AC_CMP_NE,
+    OP_LT = AC_CMP_LT,
+    OP_LE = AC_CMP_LE,
+    OP_GT = AC_CMP_GT,
+    OP_GE = AC_CMP_GE
+};
 enum { RHS_LIT, RHS_PARAM, RHS_STR, RHS_CALLS };
 
 typedef struct rt_cond {
@@ -34,7 +42,7 @@ typedef struct rt_cond {
     int64_t lit;
     double usd; /* a literal amount of an AC_FT_USD fact */
     const ac_param_value *param;
-    char *str;
+    const char *str; /* the tables' string */
 } rt_cond;
 
 typedef struct rt_action {
@@ -58,6 +66,7 @@ struct ac_spec_facts {
     size_t seen_msgs;                /* messages scanned */
     int64_t turn_start_ms;           /* when the turn began (its event's time), 0: none yet */
     size_t turn_calls;               /* tool calls recorded since it began */
+    size_t turn_passed;              /* guardrail.passed events since it began */
     int64_t tokens_in0, tokens_out0; /* session usage when the turn began */
     double cost0;                    /* the session's cost then */
     uint32_t turn_entries; /* the fsm's counted entries (turn states) as last seen (not saved:
@@ -90,6 +99,7 @@ static void turn_scan(ac_session *s, struct ac_spec_facts *f, const ac_event *ev
         f->turn_entries = s->fsm.counted_entries;
         f->turn_start_ms = ev->time_ms;
         f->turn_calls = 0;
+        f->turn_passed = 0;
         f->seen_msgs = n;
         f->tokens_in0 = ac_conv_usage_input(s->conv);
         f->tokens_out0 = ac_conv_usage_output(s->conv);
@@ -168,6 +178,9 @@ static int64_t fact_num(ac_session *s, const ac_event *ev, int fact)
         return f->state == AC_FSM_NONE ? 0 : ev->time_ms - f->state_ms;
     case AC_FACT_CONTEXT_MESSAGES:
         return (int64_t)ac_conv_message_count(s->conv);
+    case AC_FACT_TURN_GUARDRAILS:
+        turn_scan(s, f, ev);
+        return (int64_t)f->turn_passed;
     case AC_FACT_CALLS_PENDING:
         return (int64_t)(pending_calls(s) + new_calls(s, ev));
     case AC_FACT_LLM_STATUS: {
@@ -280,6 +293,7 @@ void ac_spec_rt_after_event(ac_session *s, const ac_event *ev)
     if (!f)
         return;
     turn_scan(s, f, ev);
+    f->turn_passed += strcmp(s->e->t->event_names[ev->type], "guardrail.passed") == 0;
     if (s->fsm.depth) {
         uint16_t st = s->fsm.state[s->fsm.depth - 1];
         if (st != f->state || s->fsm.entries != f->entries) { /* left, or entered again */
@@ -325,6 +339,8 @@ json_t *ac_spec_facts_save(const ac_session *s)
                   "tokens_out0", (json_int_t)f->tokens_out0, "state", state, "entries",
                   (json_int_t)f->entries, "state_ms", (json_int_t)f->state_ms, "status",
                   (json_int_t)f->status, "class", f->klass, "finish", f->finish);
+    if (o && f->turn_passed) /* only when a guardrail passed: other snapshots stay as they were */
+        json_object_set_new(o, "turn_passed", json_integer((json_int_t)f->turn_passed));
     if (o && f->cost0 > 0) /* a priced session's cost when its turn began */
         json_object_set_new(o, "cost0", json_real(f->cost0));
     return o;
@@ -363,6 +379,7 @@ int ac_spec_facts_restore(ac_session *s, json_t *v, char *err, size_t errcap)
     f->turn_entries = s->fsm.counted_entries;
     f->turn_start_ms = int_of(v, "turn_start_ms");
     f->turn_calls = (size_t)int_of(v, "turn_calls");
+    f->turn_passed = (size_t)int_of(v, "turn_passed");
     f->tokens_in0 = int_of(v, "tokens_in0");
     f->tokens_out0 = int_of(v, "tokens_out0");
     f->cost0 = json_number_value(json_object_get(v, "cost0"));
@@ -393,14 +410,22 @@ static void answer_pending(ac_session *s, const char *result, int ok, int64_t t_
     }
 }
 
-/* The text with each {param} replaced by the param's value (durations in ms). */
-static void expand(const ac_session *s, const char *in, char *out, size_t cap)
+/* The text with each {param} replaced by the param's value (durations in ms), and {reason}
+ * by the event's reason (a tripped guardrail's). */
+static void expand(const ac_session *s, const ac_event *ev, const char *in, char *out, size_t cap)
 {
     const ac_engine *e = s->e;
     size_t o = 0;
+    const char *reason = json_string_value(json_object_get(ev->data, "reason"));
     while (*in && o + 1 < cap) {
         const char *close = *in == '{' ? strchr(in, '}') : NULL;
         const ac_param_value *p = NULL;
+        if (close && reason && strncmp(in, "{reason}", 8) == 0) {
+            int w = snprintf(out + o, cap - o, "%s", reason);
+            o = w < 0 || (size_t)w >= cap - o ? cap - 1 : o + (size_t)w;
+            in = close + 1;
+            continue;
+        }
         if (close)
             for (uint16_t i = 0; i < e->t->n_params && !p; i++)
                 if (strlen(e->t->params[i].name) == (size_t)(close - in - 1) &&
@@ -433,7 +458,7 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     switch (a->kind) {
     case 0: /* fail("why") */
     case 1: /* note("text") */
-        expand(s, a->a, text, sizeof text);
+        expand(s, ev, a->a, text, sizeof text);
         ac_session_set_error(s, text);
         break;
     case 2: /* answer_calls("result") */
@@ -475,8 +500,10 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     SLOT8(X, 1)                                                                                    \
     SLOT8(X, 2)                                                                                    \
     SLOT8(X, 3)                                                                                    \
-    SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10)           \
-        SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
+    SLOT8(X, 4)                                                                                    \
+    SLOT8(X, 5)                                                                                    \
+    SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12)         \
+        SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
 #define GUARD_FN(k)                                                                                \
     static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
     {                                                                                              \
@@ -574,86 +601,44 @@ static char *quoted(const char *s, const char **end)
     return strndup(s + 1, (size_t)(q - s - 1));
 }
 
-static int bind_cond(ac_engine *e, ac_spec_rt *rt, const char *name, char *err, size_t errcap)
+/* A comparison guard the generator compiled (the tables' guard_ops): its
+ * record, with a param operand bound to the engine's value of the param. */
+static int bind_cond(ac_engine *e, ac_spec_rt *rt, uint16_t index, char *err, size_t errcap)
 {
+    const ac_fsm_guard_op *op = &e->t->guard_ops[index];
     if (rt->n_conds == RT_SLOTS) {
         snprintf(err, errcap, "the spec has more than %d comparison guards", RT_SLOTS);
         return -1;
     }
     rt_cond *c = &rt->conds[rt->n_conds];
     memset(c, 0, sizeof *c);
-    const char *end;
-    if (strncmp(name, "calls ", 6) == 0) {
-        c->rhs = RHS_CALLS;
-        c->str = quoted(name + 6, &end);
-        if (!c->str)
-            goto bad;
-        rt->n_conds++;
-        return 0;
-    }
-    const char *sp = strchr(name, ' ');
-    if (!sp)
-        goto bad;
-    char fact[64];
-    if ((size_t)(sp - name) >= sizeof fact)
-        goto bad;
-    memcpy(fact, name, (size_t)(sp - name));
-    fact[sp - name] = 0;
-    int f = ac_fact_find(fact);
-    if (f < 0)
-        goto bad;
-    c->fact = (uint8_t)f;
-    const char *op = sp + 1, *rhs = strchr(op, ' ');
-    if (!rhs)
-        goto bad;
-    size_t ol = (size_t)(rhs - op);
-    rhs++;
-    static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
-    int found = -1;
-    for (int k = 0; k < 6; k++)
-        if (strlen(ops[k]) == ol && strncmp(op, ops[k], ol) == 0)
-            found = k;
-    if (found < 0)
-        goto bad;
-    c->op = (uint8_t)found;
-    if (*rhs == '"') {
-        c->rhs = RHS_STR;
-        c->str = quoted(rhs, &end);
-        if (!c->str)
-            goto bad;
-    } else if (*rhs >= '0' && *rhs <= '9' && ac_facts[f].type == AC_FT_USD) {
-        c->rhs = RHS_LIT;
-        char *stop;
-        c->usd = strtod(rhs, &stop);
-        if (*stop)
-            goto bad;
-    } else if (*rhs >= '0' && *rhs <= '9') {
-        c->rhs = RHS_LIT;
-        size_t nd = strspn(rhs, "0123456789");
-        if (rhs[nd]) {
-            long long ms;
-            if (ac_parse_duration_ms(rhs, &ms) != AC_UNITS_OK)
-                goto bad;
-            c->lit = ms;
-        } else {
-            char *stop;
-            c->lit = strtoll(rhs, &stop, 10);
-        }
-    } else {
+    c->fact = op->fact;
+    c->op = op->cmp;
+    switch (op->operand) {
+    case AC_GOP_CALLS:
+    case AC_GOP_STRING:
+        c->rhs = op->operand == AC_GOP_CALLS ? RHS_CALLS : RHS_STR;
+        c->str = op->sval;
+        break;
+    case AC_GOP_PARAM:
         c->rhs = RHS_PARAM;
-        for (uint16_t i = 0; i < e->t->n_params; i++)
-            if (strcmp(e->t->params[i].name, rhs) == 0)
-                c->param = &e->params[i];
-        if (!c->param)
-            goto bad;
+        c->param = op->param < e->t->n_params ? &e->params[op->param] : NULL;
+        break;
+    default:
+        c->rhs = RHS_LIT;
+        c->lit = op->ival;
+        c->usd = op->usd;
+        break;
+    }
+    if (c->fact >= AC_FACT_COUNT || c->op > AC_CMP_GE ||
+        (c->rhs != RHS_CALLS && c->rhs != RHS_LIT && !c->str && !c->param) ||
+        op->operand > AC_GOP_CALLS) {
+        snprintf(err, errcap, "the guard '%s' is malformed in the tables (regenerate them)",
+                 e->t->guard_names[index]);
+        return -1;
     }
     rt->n_conds++;
     return 0;
-bad:
-    free(c->str);
-    c->str = NULL;
-    snprintf(err, errcap, "the guard '%s' cannot be compiled (check the spec)", name);
-    return -1;
 }
 
 static int bind_action(ac_spec_rt *rt, const char *name, char *err, size_t errcap)
@@ -724,14 +709,24 @@ int ac_spec_rt_defines(int kind, const char *name)
     return kind == 0   ? (strchr(name, ' ') != NULL)
            : kind == 1 ? (strchr(name, '(') != NULL ||
                           strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
-                       : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
+                       : ((strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL) ||
+                          ac_guardrail_effect(name));
 }
 
 int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, char *err,
                     size_t errcap)
 {
-    if (!ac_spec_rt_defines(kind, name))
+    int typed = kind == 0 && e->t->guard_ops && e->t->guard_ops[index].operand != AC_GOP_NONE;
+    if (!typed && !ac_spec_rt_defines(kind, name))
         return 0;
+    if (kind == 2 && ac_guardrail_effect(name)) {
+        ac_guardrail_bind(e, index);
+        return 1;
+    if (kind == 0 && !typed) {
+        snprintf(err, errcap,
+                 "the guard '%s' has no compiled comparison in the tables (regenerate them)", name);
+        return -1;
+    }
     if (kind == 1 && strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0) {
         e->actions[index] = ac_decisions_apply; /* no argument: no slot */
         return 1;
@@ -742,7 +737,7 @@ int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, ch
         return -1;
     }
     if (kind == 0) {
-        if (bind_cond(e, rt, name, err, errcap) < 0)
+        if (bind_cond(e, rt, index, err, errcap) < 0)
             return -1;
         e->guards[index] = guard_slots[rt->n_conds - 1];
     } else if (kind == 1) {
@@ -760,8 +755,6 @@ void ac_spec_rt_free(ac_engine *e)
     ac_spec_rt *rt = e->spec_rt;
     if (!rt)
         return;
-    for (size_t i = 0; i < rt->n_conds; i++)
-        free(rt->conds[i].str);
     for (size_t i = 0; i < rt->n_acts; i++) {
         free(rt->acts[i].a);
         free(rt->acts[i].b);

@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "io/loop.h"
+#include "agentc/otel.h"
 #include "session/journal.h"
+#include "session/sink.h"
 #include "session/tools_internal.h"
 #include "util/buf.h"
 #include "util/toolname.h"
@@ -259,6 +261,15 @@ static char *child_journal(const struct ac_subcall *c)
     return ac_buf_take(&b, NULL);
 }
 
+/* The child's turn is traced under the parent's span of the moment (its turn's, while its
+ * tools run), in the parent's trace. */
+static void link_trace(struct ac_subcall *c)
+{
+    char tp[64];
+    if (ac_session_traceparent(c->parent, tp, sizeof tp))
+        ac_session_set_traceparent(c->child, tp);
+}
+
 /* Opens the child (from a 0 ms timer: outside the parent's dispatch), records it, gives it the
  * task; a child that already ran it (reopened after a crash) answers as it stands. */
 static void open_fired(void *ud)
@@ -294,7 +305,8 @@ static void open_fired(void *ud)
     enum ac_turn_outcome o = ac_session_last_turn(c->child, NULL);
     if (ac_session_ended(c->child) || (o != AC_TURN_NONE && ac_session_settled(c->child)))
         ac_subagent_child_finished(c->child); /* it ran the task before a crash */
-    else if (!ac_session_in_turn(c->child) && ac_session_send(c->child, c->task) < 0)
+    else if (!ac_session_in_turn(c->child) &&
+             (link_trace(c), ac_session_send(c->child, c->task) < 0))
         ac_subagent_child_finished(c->child);
 }
 
@@ -365,6 +377,13 @@ void ac_subagent_stop(struct ac_subcall *c)
 {
     if (!c)
         return;
+    if (c->parent && c->child) { /* its agent.started is answered in the parent's journal */
+        json_t *d =
+            json_pack("{s:s, s:s, s:s, s:b, s:s}", "call", c->call_id, "agent", c->path, "session",
+                      c->child_id, "ok", 0, "outcome", ac_turn_outcome_name(AC_TURN_CANCELLED));
+        if (d)
+            ac_session_queue_record(c->parent, AC_AGENT_DONE, d);
+    }
     c->parent = NULL;
     ac_session *child = c->child;
     if (c->timer)

@@ -148,6 +148,12 @@ child=$(jq -r '.children[0].session' "$tmp/show")
 [ "$(jq -r .session.last_turn.outcome "$tmp/show")" = cancelled ] || fail "parent's turn not cancelled"
 "$agentc" sessions show "$child" --db "$tmp/c.db" --json | jq -e '.session.last_turn.outcome == "cancelled"' \
   >/dev/null || fail "child's turn not cancelled"
+# the parent's journal answers the call's agent.started with an agent.done
+"$agentc" sessions export c1 --db "$tmp/c.db" >"$tmp/c1.journal" 2>/dev/null || fail "no journal of c1"
+grep '"ev":"agent.done"' "$tmp/c1.journal" | grep -q '"outcome":"cancelled"' \
+  || fail "the stopped call records no agent.done: $(grep agent "$tmp/c1.journal")"
+"$agentc" replay "$tmp/c1.journal" --check >"$tmp/c1.check" 2>&1 \
+  || fail "the journal with the stopped call does not replay: $(tail -3 "$tmp/c1.check")"
 
 # ---- kill -9 mid-child, then resume: the parent's call opens the same child, which goes on ----
 rm -f "$tmp/sleeper.pid"

@@ -91,6 +91,11 @@ tail -n1 "$tmp/failonly.out" | jq -e '.type == "done" and .status == "failed" an
   .error == "the turn ran longer than turn_timeout (300ms)"' >/dev/null \
   || fail "fail() alone: $(tail -n1 "$tmp/failonly.out")"
 # a turn within the limit completes
+# --jsonl: the call the timeout cut short gets its (failed) result, saying why
+run timeoutj turn_timeout.fsm --script "$tmp/slow.jsonl" --tools "$tmp/tools.json" --param turn_timeout=300ms --jsonl hi
+jq -s -e 'map(select(.type == "tool_call" or .type == "tool_result") | [.type, .ok, .content])
+    == [["tool_call", null, null], ["tool_result", false, "no result: the turn ended first (the turn ran longer than turn_timeout (300ms))"]]' \
+  "$tmp/timeoutj.out" >/dev/null || fail "turn_timeout --jsonl: a call without its result: $(cat "$tmp/timeoutj.out")"
 run intime turn_timeout.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" hi
 [ "$(rc intime)" = 0 ] || fail "turn_timeout, quick turn: exit $(rc intime): $(cat "$tmp/intime.err")"
 
@@ -212,6 +217,33 @@ run renamed renamed_states.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.jso
   || fail "renamed_states: $(cat "$tmp/renamed.out" "$tmp/renamed.err")"
 replays renamed renamed_states.fsm
 grep -q "conversation Idle" "$tmp/renamed.r1" || fail "renamed_states: the replay: $(tail -3 "$tmp/renamed.r1")"
+# ---- guardrails: check_input before the first model call, check_answer before the answer -----
+cat >"$tmp/guards.json" <<'JSON'
+{"tools": [{"name": "check_input", "description": "guardrail", "parameters": {"type": "object"},
+            "command": ["sh", "-c", "grep -q secret && echo '{\"pass\": false, \"reason\": \"a secret\"}' || echo '{\"pass\": true}'"]},
+           {"name": "check_answer", "description": "guardrail", "parameters": {"type": "object"},
+            "command": ["sh", "-c", "grep -q 1234 && echo '{\"pass\": false, \"reason\": \"a pin\"}' || echo '{\"pass\": true}'"]}]}
+JSON
+echo '{"content": "the pin is 1234"}' >"$tmp/pin.jsonl"
+echo '{"content": "no pin here"}' >"$tmp/nopin.jsonl"
+run gin guardrails.fsm --script "$tmp/nopin.jsonl" --tools "$tmp/guards.json" "the secret?"
+[ "$(rc gin)" = 1 ] && grep -q "guardrail check_input: a secret" "$tmp/gin.err" || fail "guardrails, input: $(cat "$tmp/gin.err")"
+! grep -q '"ev":"llm.started"' "$tmp/gin.journal" || fail "guardrails: the model was called after the input tripped"
+replays gin guardrails.fsm
+run gout guardrails.fsm --script "$tmp/pin.jsonl" --tools "$tmp/guards.json" "the pin?"
+[ "$(rc gout)" = 1 ] && grep -q "guardrail check_answer: a pin" "$tmp/gout.err" || fail "guardrails, output: $(cat "$tmp/gout.err")"
+! grep -q 1234 "$tmp/gout.out" || fail "guardrails: the tripped answer was printed: $(cat "$tmp/gout.out")"
+replays gout guardrails.fsm
+run gok guardrails.fsm --script "$tmp/nopin.jsonl" --tools "$tmp/guards.json" "hello"
+[ "$(rc gok)" = 0 ] && [ "$(cat "$tmp/gok.out")" = "no pin here" ] || fail "guardrails, passing: $(cat "$tmp/gok.out" "$tmp/gok.err")"
+replays gok guardrails.fsm
+# its diagram draws the guardrails' states and ways out
+"$agentc" diagram "$g/guardrails.fsm" --format mermaid >"$tmp/guards.mmd" || fail "guardrails: no diagram"
+for want in 'agent_INIT --> agent_check_input' 'agent_check_input --> agent_PLANNING : guardrail.passed' \
+  'agent_check_answer --> agent_COMPLETED : guardrail.passed / finish_answer' \
+  'agent_check_answer --> agent_FAILED : guardrail.tripped'; do
+  grep -qF "$want" "$tmp/guards.mmd" || fail "guardrails diagram lacks '$want': $(grep check_ "$tmp/guards.mmd")"
+done
 # ---- the README table gives each spec's diff size ---------------------------------------------
 for f in "$g"/*.fsm; do
   n=$(diff spec/agent.fsm "$f" | grep -c '^[<>]')

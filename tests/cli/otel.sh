@@ -205,6 +205,21 @@ run_faulty() { # WHAT ENDPOINT DROPPED(0|1): the result as it was, the exit at m
   if [ "$3" = 1 ]; then [ "$acct" = "0 6" ] || fail "$1: exported, dropped: $acct (expected 0 6)"
   else [ "$acct" = "6 0" ] || fail "$1: exported, dropped: $acct (expected 6 0)"; fi
 }
+# a sub-agent's turn is traced in its parent's trace, under the parent's turn span
+start_collector sub
+echo '{"agents": [{"name": "math", "description": "Does arithmetic", "tools": ["builtin:calculator"]}]}' \
+  >"$tmp/sup.json"
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$cport" "$agentc" run --no-store "${net[@]}" \
+  --tools "$tmp/sup.json" "DELEGATE[math:What is 6 * 7?]" >"$tmp/sub.out" 2>"$tmp/sub.err" \
+  || fail "sub-agent run: $(cat "$tmp/sub.err")"
+sleep 0.3
+jq -c '.body.resourceSpans[].scopeSpans[].spans[]' "$tmp/sub.log" >"$tmp/sub.spans" 2>/dev/null
+top=$(jq -c 'select(.name == "invoke_agent agent")' "$tmp/sub.spans" | head -n1)
+kid=$(jq -c 'select(.name == "invoke_agent math")' "$tmp/sub.spans" | head -n1)
+[ -n "$top" ] && [ -n "$kid" ] || fail "sub-agent spans: $(jq -r .name "$tmp/sub.spans" | tr '\n' ' ')"
+[ "$(jq -r .traceId <<<"$kid")" = "$(jq -r .traceId <<<"$top")" ] \
+  && [ "$(jq -r .parentSpanId <<<"$kid")" = "$(jq -r .spanId <<<"$top")" ] \
+  || fail "the child's turn is not in its parent's trace: $kid / $top"
 run_faulty "collector down" "http://127.0.0.1:$dead" 1
 start_collector slow --otlp-latency 5000
 run_faulty "collector slow" "http://127.0.0.1:$cport" 1

@@ -3,7 +3,8 @@
 # in one turn run as child sessions at once; the session's stream carries agent_started and
 # agent_done frames from its own journal around each call's tool_result, and the answer joins
 # the children's. A rollback in the middle of a child stops the child's turn and its tool
-# process, removes the turn, and the session answers the next message.
+# process, removes the turn, records the call's agent.done, and the session answers the next
+# message.
 set -uo pipefail
 agentc=$1 httpd=$2
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -68,6 +69,8 @@ expect 202 POST /v1/sessions/p2/messages '{"content": "DELEGATE[math:TOOLSLEEP]"
 wait_for test -s "$tmp/sleeper.pid" || fail "the child's tool did not start"
 expect 202 POST /v1/sessions/p2/events/rollback
 wait_for has_event "$tmp/ev2" '.event == "stopped"' || fail "no stopped: $(cat "$tmp/ev2")"
+wait_for has_event "$tmp/ev2" '.event == "agent_done" and .data.ok == false and .data.outcome == "cancelled"' \
+  || fail "the stopped call records no agent.done: $(cat "$tmp/ev2")"
 sleep 0.2
 ! kill -0 "$(cat "$tmp/sleeper.pid")" 2>/dev/null || fail "the child's tool process outlived the rollback"
 expect 200 GET /v1/sessions/p2

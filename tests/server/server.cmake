@@ -120,3 +120,7 @@ add_test(NAME server_compose
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/compose.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_compose PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME server_guardrails
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/guardrails.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_guardrails PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -58,8 +58,8 @@ curl -s -N --max-time 60 "$u3/v1/sessions/a/events" >"$tmp/s3" &
 curl -s -N --max-time 60 "$u1/v1/sessions/a/events" >"$tmp/s1" &
 sleep 0.3
 out=$(j -X POST -d '{"content": "hello"}' "$u2/v1/sessions/a/messages" -w '\n%{http_code}')
-[ "$(tail -1 <<<"$out")" = 202 ] && head -1 <<<"$out" | jq -e '.id == "a" and .accepted == "started"' >/dev/null \
-  || fail "a message on 2 for a session 1 runs: $out"
+[ "$(tail -1 <<<"$out")" = 202 ] && head -1 <<<"$out" | jq -e '.id == "a" and .accepted == "started" and .status == "running"' >/dev/null \
+  || fail "a message on 2 for a session 1 runs (its 202 shows the state after it, as on 1): $out"
 wait_for turns_done "$tmp/s3" 1 || fail "no turn_done on 3's stream: $(tail -c 300 "$tmp/s3")"
 wait_for turns_done "$tmp/s1" 1 || fail "no turn_done on 1's stream"
 increasing "$tmp/s3" || fail "3's ids do not strictly increase"

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "agentc/agentc.h"
+#include "facts.h"
 #include "io/loop.h"
 #include "spec.h"
 
@@ -612,6 +613,134 @@ static void test_pin_keeps(void **state)
     rig_close(&r);
 }
 
+/* ---- comparison guards compiled by the generator ---- */
+static const char *typed_spec =
+    "param limit = 2\nparam patience = 50ms\nparam context_window = 0\n"
+    "event spawn, user_message\n"
+    "outside event tick\n"
+    "action init_session, append_user_message, finish_interaction\n"
+    "machine s {\n"
+    "    initial Created\n"
+    "    terminal Done\n"
+    "    state Idle, Counting\n"
+    "    Created -> Idle on spawn / init_session\n"
+    "    Idle -> Counting on user_message / append_user_message\n"
+    "    Counting -> Done on tick [turn.tool_calls > limit || llm.status == 429] / "
+    "finish_interaction\n"
+    "    Counting -> Done on tick [calls \"shell_*\" && llm.error == \"http\"] / "
+    "finish_interaction\n"
+    "    Counting -> Done on tick [turn.time >= 30s || turn.cost_usd > 0.25] / "
+    "finish_interaction\n"
+    "    Counting -> Done on tick [state.time > patience] / finish_interaction\n"
+    "    Counting on tick\n"
+    "}\n";
+
+static const ac_fsm_guard_op *op_named(const ac_fsm_tables *t, const char *name)
+{
+    for (uint16_t i = 0; i < t->n_guards; i++)
+        if (strcmp(t->guard_names[i], name) == 0)
+            return &t->guard_ops[i];
+    fail_msg("no guard '%s'", name);
+    return NULL;
+}
+
+static uint16_t param_of(const ac_fsm_tables *t, const char *name)
+{
+    for (uint16_t i = 0; i < t->n_params; i++)
+        if (strcmp(t->params[i].name, name) == 0)
+            return i;
+    fail_msg("no param '%s'", name);
+    return AC_FSM_NONE;
+}
+
+/* Every comparison is in the tables as (fact, operator, operand), its canonical text as its
+ * name; the engine evaluates them without reading the text. */
+static void test_typed_guards(void **state)
+{
+    (void)state;
+    ac_fsm_tables *t = compile("typed.fsm", typed_spec);
+    assert_int_equal(t->layout, AC_FSM_LAYOUT);
+    assert_non_null(t->guard_ops);
+    const ac_fsm_guard_op *op = op_named(t, "turn.tool_calls > limit");
+    assert_int_equal(op->operand, AC_GOP_PARAM);
+    assert_string_equal(ac_facts[op->fact].name, "turn.tool_calls");
+    assert_int_equal(op->cmp, AC_CMP_GT);
+    assert_int_equal(op->param, param_of(t, "limit"));
+    op = op_named(t, "llm.status == 429");
+    assert_int_equal(op->operand, AC_GOP_INT);
+    assert_int_equal(op->cmp, AC_CMP_EQ);
+    assert_int_equal(op->ival, 429);
+    op = op_named(t, "calls \"shell_*\"");
+    assert_int_equal(op->operand, AC_GOP_CALLS);
+    assert_string_equal(op->sval, "shell_*");
+    op = op_named(t, "llm.error == \"http\"");
+    assert_int_equal(op->operand, AC_GOP_STRING);
+    assert_string_equal(ac_facts[op->fact].name, "llm.error");
+    assert_string_equal(op->sval, "http");
+    op = op_named(t, "turn.time >= 30s");
+    assert_int_equal(op->operand, AC_GOP_INT);
+    assert_int_equal(op->cmp, AC_CMP_GE);
+    assert_int_equal(op->ival, 30000);
+    op = op_named(t, "turn.cost_usd > 0.25");
+    assert_int_equal(op->operand, AC_GOP_USD);
+    assert_true(op->usd == 0.25);
+    op = op_named(t, "state.time > patience");
+    assert_int_equal(op->param, param_of(t, "patience"));
+
+    /* the compiled guards decide: patience (50ms) passes, the others do not hold */
+    rig r;
+    rig_open(&r, t, "");
+    assert_int_equal(ac_session_send(r.s, "one"), 0);
+    assert_int_equal(ac_session_post(r.s, "tick", NULL, 0), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Counting");
+    struct timespec nap = {0, 80 * 1000000L};
+    nanosleep(&nap, NULL);
+    assert_int_equal(ac_session_post(r.s, "tick", NULL, 0), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Done");
+    rig_close(&r);
+}
+
+/* Tables an older generator made (no layout), or whose compiled guards are missing or out
+ * of range, are refused with a message that says what to do. */
+static void test_tables_refused(void **state)
+{
+    (void)state;
+    ac_fsm_tables *t = compile("typed.fsm", typed_spec);
+    ac_fsm_tables old = *t;
+    ac_fsm_guard_op *ops = calloc(t->n_guards, sizeof *ops);
+    assert_non_null(ops);
+    memcpy(ops, t->guard_ops, t->n_guards * sizeof *ops);
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = "";
+    cfg.tables = &old;
+    ac_error err = {0};
+
+    old.layout = 0; /* before the layout had a version */
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_int_equal(err.code, AC_ESPEC);
+    assert_non_null(strstr(err.text, "layout 0, this engine reads layout 2"));
+    assert_non_null(strstr(err.text, "regenerate"));
+
+    old.layout = AC_FSM_LAYOUT;
+    old.guard_ops = NULL; /* comparisons named, none compiled */
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_non_null(strstr(err.text, "has no compiled comparison"));
+
+    old.guard_ops = ops;
+    ops[0].fact = 200; /* no such fact */
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_non_null(strstr(err.text, "is malformed in the tables"));
+
+    memcpy(ops, t->guard_ops, t->n_guards * sizeof *ops); /* as generated: accepted */
+    ac_engine *e = ac_engine_new(&cfg, &err);
+    assert_non_null(e);
+    ac_engine_free(e);
+    free(ops);
+    ac_spec_tables_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -626,6 +755,8 @@ int main(void)
         cmocka_unit_test(test_string_param),
         cmocka_unit_test(test_turn_time_from_resume),
         cmocka_unit_test(test_pin_keeps),
+        cmocka_unit_test(test_typed_guards),
+        cmocka_unit_test(test_tables_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

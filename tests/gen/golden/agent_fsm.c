@@ -425,6 +425,7 @@ static const char *const effect_names[] = {
 };
 
 const ac_fsm_tables agent_fsm = {
+    .layout = 2,
     .spec_path = "spec/agent.fsm",
     .hash = "68ab8ef2cfcd6255",
     .n_machines = 3,

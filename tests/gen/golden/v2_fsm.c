@@ -151,7 +151,21 @@ static const char *const effect_names[] = {
 /* per event: AC_EV_OUTSIDE (only the outside sends it), AC_EV_TIMER */
 static const uint8_t event_flags[] = {0, 1, 0, 0, 1, 1, 1, 2, 2};
 
+/* per guard: its compiled comparison (fact, operator, operand), {0} for a guard
+   bound to C by name */
+static const ac_fsm_guard_op guard_ops[] = {
+    /*   0 has_calls */ {0},
+    /*   1 turn.tool_calls > max_tool_calls */ {.operand = AC_GOP_PARAM, .fact = 2, .cmp = AC_CMP_GT, .param = 0},
+    /*   2 calls "shell_*" */ {.operand = AC_GOP_CALLS, .sval = "shell_*"},
+    /*   3 llm.finish == "tool_use" */ {.operand = AC_GOP_STRING, .fact = 14, .cmp = AC_CMP_EQ, .sval = "tool_use"},
+    /*   4 turn.time >= 10s */ {.operand = AC_GOP_INT, .fact = 8, .cmp = AC_CMP_GE, .ival = 10000LL},
+    /*   5 state.time < 500ms */ {.operand = AC_GOP_INT, .fact = 9, .cmp = AC_CMP_LT, .ival = 500LL},
+    /*   6 calls.pending == 0 */ {.operand = AC_GOP_INT, .fact = 11, .cmp = AC_CMP_EQ, .ival = 0LL},
+    /*   7 llm.status != 429 */ {.operand = AC_GOP_INT, .fact = 12, .cmp = AC_CMP_NE, .ival = 429LL},
+};
+
 const ac_fsm_tables v2_fsm = {
+    .layout = 2,
     .spec_path = "tests/gen/golden/v2.fsm",
     .hash = "0a25b8190ad96760",
     .n_machines = 1,
@@ -178,4 +192,5 @@ const ac_fsm_tables v2_fsm = {
     .action_names = action_names,
     .effect_names = effect_names,
     .event_flags = event_flags,
+    .guard_ops = guard_ops,
 };
