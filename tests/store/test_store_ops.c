@@ -74,7 +74,7 @@ static uint64_t events_of(ac_store *st, const char *id)
 
 typedef struct seen {
     int n;
-    char text[512];
+    char text[4096];
 } seen;
 
 static int see_event(void *ud, const ac_store_event *e)
@@ -590,6 +590,38 @@ static int see_worker(void *ud, const ac_store_worker *w)
     return 0;
 }
 
+/* A worker's lease ends (it stalls); another claims its session and stalls in turn, its lease
+ * ending too. The first, going on, writes nothing: its attempt is an older one, though no
+ * lease runs. So the next claim takes the session from the second, never again from the
+ * first, and only one worker resumes it from each. */
+static void test_lapsed_twice(void **state)
+{
+    (void)state;
+    ac_store *a = open_as("worker-A", 300), *b = open_as("worker-B", 300);
+    ac_store *c = open_as("worker-C", 60000);
+    ac_error err;
+    held(a, "lx", "worker-A", 300, 0);
+    sleep_ms(400);
+    seen s = {0};
+    assert_int_equal(ac_store_claim(b, 100, 0, see_from, &s, &err), AC_OK);
+    assert_non_null(strstr(s.text, "lx:worker-A;")); /* and what others left */
+    sleep_ms(400);                                   /* worker-B's lease of it ends as well */
+    ac_store_event ev = {2, 2, "assistant_message", "{}", "[]"};
+    ac_store_commit late = commit_of("lx", "worker-A", &ev, 1);
+    late.lease_ms = 300;
+    late.status = "running";
+    late.at_rest = 0;
+    assert_int_equal(a->ops->commit(a, &late, &err), AC_STORE_EBUSY);
+    assert_non_null(strstr(err.text, "taken over"));
+    memset(&s, 0, sizeof s);
+    assert_int_equal(ac_store_claim(c, 100, 0, see_from, &s, &err), AC_OK);
+    assert_non_null(strstr(s.text, "lx:worker-B;")); /* and what others left */
+    assert_int_equal(events_of(c, "lx"), 1);
+    ac_store_close(a);
+    ac_store_close(b);
+    ac_store_close(c);
+}
+
 /* Workers join (one per SQLite file, any number on PostgreSQL, never two live under one id),
  * are listed with the leases they hold, and leave; the sessions a worker left mid-turn are
  * claimed by another once its lease ends (not those at rest, not while it runs). */
@@ -724,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_gone_holder),
         cmocka_unit_test(test_workers_claim),
         cmocka_unit_test(test_claims_at_once),
+        cmocka_unit_test(test_lapsed_twice),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
