@@ -28,12 +28,27 @@
 
 /* ---- replies ---- */
 
+/* Where a reply without a connection goes: a request another worker forwarded here
+ * (srv_answer_forwarded), answered by the same handlers as the requests that come here. */
+typedef struct captured {
+    unsigned status;
+    char *body;
+} captured;
+static captured *capture;
+
 enum MHD_Result srv_reply_json(struct MHD_Connection *c, unsigned status, json_t *o)
 {
     char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(o);
-    if (!s)
+    if (!c && capture && !capture->body) {
+        capture->status = s ? status : 500;
+        capture->body = s;
+        return s ? MHD_YES : MHD_NO;
+    }
+    if (!s || !c) {
+        free(s);
         return MHD_NO;
+    }
     size_t n = strlen(s);
     struct MHD_Response *r = MHD_create_response_from_buffer(n, s, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -276,6 +291,8 @@ typedef struct req {
     int load_failed; /* a stored session could not be loaded: the error below */
     int load_code;
     char load_msg[400];
+    srv_fwd *fwd; /* forwarded to the worker running its session (remote.c) */
+    int forwards; /* how often it was (the worker it went to runs the session no more) */
 } req;
 
 /* A request waiting, suspended, for its stored session to be loaded: loading posts the
@@ -419,7 +436,7 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return srv_reply_error(c, 400, "invalid_id",
                                "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
     }
-    if (id && srv_sess_find(sv, r->owner, id)) {
+    if (id && (srv_sess_find(sv, r->owner, id) || srv_remote_known(sv, r->owner, id))) {
         json_decref(o);
         return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
     }
@@ -492,6 +509,8 @@ static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, s
                                     ss->id, "at_turn", (json_int_t)n, "at_event", (json_int_t)at));
 }
 
+static int on_stored(void *ud, const ac_store_session_info *info);
+
 static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
 {
     const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
@@ -503,6 +522,8 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
         if (*end || limit < 1 || limit > 1000)
             return srv_reply_error(c, 400, "invalid_limit", "limit must be 1..1000");
     }
+    if (sv->notify) /* the sessions other workers stored since */
+        ac_store_list(sv->store, on_stored, sv, NULL);
     /* oldest first: the registry holds the newest first */
     size_t n = 0;
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
@@ -919,11 +940,42 @@ static enum MHD_Result metrics_page(srv *sv, struct MHD_Connection *c, int get)
     return ret;
 }
 
+/* The query of a request another worker forwarded ("k=v&k=v"; srv_answer_forwarded). */
+static const char *forwarded_query;
+
+/* A query argument of the view: the connection's, or (c NULL) the forwarded query's. */
+static const char *view_arg(struct MHD_Connection *c, const char *key)
+{
+    static char v[64];
+    if (c || !forwarded_query)
+        return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+    size_t n = strlen(key);
+    for (const char *p = forwarded_query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL)
+        if (!strncmp(p, key, n) && p[n] == '=') {
+            snprintf(v, sizeof v, "%.*s", (int)strcspn(p + n + 1, "&"), p + n + 1);
+            return v;
+        }
+    return NULL;
+}
+
+/* The view's query arguments of c as "k=v&k=v" (digits and '.' only), into buf. */
+static void view_query(struct MHD_Connection *c, char *buf, size_t cap)
+{
+    static const char *const keys[] = {"messages", "from", "limit"};
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < 3; i++) {
+        const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, keys[i]);
+        if (v && n < cap && strspn(v, "0123456789.") == strlen(v) && strlen(v) < 32)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s=%s", n ? "&" : "", keys[i], v);
+    }
+}
+
 /* A query argument that is a count: absent (dflt), or 0..max. 0, or -1 when it is not one. */
 static int count_arg(struct MHD_Connection *c, const char *key, size_t dflt, size_t max,
                      size_t *out)
 {
-    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+    const char *v = view_arg(c, key);
     *out = dflt;
     if (!v)
         return 0;
@@ -945,9 +997,7 @@ static enum MHD_Result get_session(struct MHD_Connection *c, srv_sess *ss)
     uint64_t from;
     unsigned call;
     if (count_arg(c, "messages", 1, 1, &messages) ||
-        parse_cursor(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "from"), &from,
-                     &call) ||
-        from > SIZE_MAX ||
+        parse_cursor(view_arg(c, "from"), &from, &call) || from > SIZE_MAX ||
         count_arg(c, "limit", SRV_PAGE_MESSAGES, SRV_PAGE_MESSAGES, &v.limit) || !v.limit)
         return srv_reply_error(c, 400, "invalid_query",
                                "messages is 0 or 1, from a page's next_from (N or N.K), limit 1 "
@@ -998,6 +1048,35 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
     return srv_reply_error(c, 404, "not_found", "no such route");
 }
 
+void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, const char *method,
+                          const char *route, const char *body, unsigned *status, char **reply)
+{
+    *status = 0;
+    *reply = NULL;
+    srv_sess *ss = srv_sess_stored(sv, stored_id);
+    srv_owner *o = srv_owner_named(sv, owner);
+    if (!ss || !ss->s || !o || ss->owner != o || ss->ephemeral)
+        return; /* not run here: the sender runs it */
+    req r = {0};
+    r.owner = o;
+    r.body = (char *)body;
+    r.len = strlen(body);
+    char id[160]; /* a delete frees ss */
+    snprintf(id, sizeof id, "%s", ss->id);
+    const char *q = strchr(route, '?');
+    char path[200];
+    snprintf(path, sizeof path, "%.*s", q ? (int)(q - route) : (int)strlen(route), route);
+    captured cap = {0, NULL};
+    capture = &cap;
+    forwarded_query = q ? q + 1 : NULL;
+    session_request(sv, NULL, &r, ss, id, path, !strcmp(method, "GET"), !strcmp(method, "POST"),
+                    !strcmp(method, "DELETE"));
+    capture = NULL;
+    forwarded_query = NULL;
+    *status = cap.body ? cap.status : 500;
+    *reply = cap.body;
+}
+
 /* /v1/sessions/{id}[/...] (p: after "/v1/sessions/"): the caller's session found (a stored
  * one is loaded first, the request suspended meanwhile), then what is asked of it. */
 static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, const char *p,
@@ -1011,9 +1090,36 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
     memcpy(id, p, idn);
     id[idn] = 0;
     srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
+    if (!ss)
+        ss = srv_remote_known(sv, r->owner, id); /* created by another worker */
     if (!ss || ss->ephemeral)
         return srv_reply_error(c, 404, "not_found", "no such session");
     const char *rest = slash ? slash : "";
+    if (r->fwd) { /* answered by the worker running it (or it runs it no more: on here) */
+        int again = 0;
+        enum MHD_Result ret = srv_remote_reply(c, &r->fwd, &again);
+        if (!again)
+            return ret;
+        r->forwards++;
+    }
+    int held = !ss->s && r->forwards < 2 ? srv_remote_held(sv, ss) : 0;
+    if (held < 0) { /* deleted by another worker */
+        srv_sess_drop(ss, 0);
+        return srv_reply_error(c, 404, "not_found", "no such session");
+    }
+    if (held) { /* its stream is read from the store here; the rest is asked of its holder */
+        if ((get && *rest) || (!get && !post && !del))
+            return session_request(sv, c, r, ss, id, rest, get, post, del);
+        char route[200] = "?"; /* a view's query goes with it */
+        if (get)
+            view_query(c, route + 1, sizeof route - 1);
+        return srv_remote_forward(sv, c, &r->fwd, ss,
+                                  get    ? "GET"
+                                  : post ? "POST"
+                                         : "DELETE",
+                                  get ? route : rest, r->body,
+                                  r->owner->name ? r->owner->name : "local");
+    }
     if (!*rest && del && !ss->s) {
         srv_sess_drop(ss, 1);
         return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
@@ -1169,6 +1275,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     srv_admit_answered(cls, c, 0); /* the next request on it has its own deadline */
     req *r = *con_cls;
+    if (r && r->fwd)
+        srv_remote_abandon(r->fwd);
     if (r) {
         free(r->body);
         free(r);
@@ -1240,6 +1348,7 @@ static void srv_free(srv *sv)
         srv_sess_free(sv->sessions);
     if (sv->loop)
         srv_workers_stop(sv);
+    srv_remote_free(sv);
     ac_store_close(sv->store);
     srv_agents_stop(sv);
     if (sv->loop) {
@@ -1312,7 +1421,7 @@ static int on_stored(void *ud, const ac_store_session_info *info)
 {
     srv *sv = ud;
     const char *slash = strchr(info->id, '/');
-    if (!slash) /* not one of the server's */
+    if (!slash || (sv->notify && srv_sess_stored(sv, info->id))) /* not the server's; known */
         return 0;
     char owner[128];
     snprintf(owner, sizeof owner, "%.*s", (int)(slash - info->id), info->id);
@@ -1413,6 +1522,8 @@ static void cfg_defaults(ac_srv_config *cfg)
         cfg->streams_per_token = 64;
     if (cfg->lease_ms <= 0)
         cfg->lease_ms = 10000;
+    if (cfg->forward_timeout_ms <= 0)
+        cfg->forward_timeout_ms = 5000;
 }
 
 /* The tokens, the loop, the engine and the store. 0, or the exit status (said on stderr). */
@@ -1438,7 +1549,7 @@ static int srv_setup(srv *sv, int loopback)
         return rc;
     if (open_store(sv, cfg->db))
         return 3;
-    return 0;
+    return srv_remote_start(sv);
 }
 
 /* Writes the bound port to the port file, atomically (a temporary file renamed). */
@@ -1525,6 +1636,7 @@ static void srv_stop(srv *sv)
     }
     /* what is still suspended is resumed before the daemon stops; the leases are released
      * (a turn left mid-way is claimed by another worker at its next heartbeat) */
+    srv_remote_stop(sv);
     while (sv->sessions)
         srv_sess_free(sv->sessions);
     srv_workers_stop(sv);

@@ -203,6 +203,7 @@ static void remote_forget(ac_session *s);
  * of entry `want`. */
 static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
 {
+    int64_t last_ms = ac_wall_now_ms();
     s->draining = 1;
     for (;;) {
         ac_queued_event *q = q_pop(&s->raised);
@@ -216,11 +217,12 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
             return 1;
         }
         int rc = apply(s, q->type, q->data, q->t_ms);
+        last_ms = q->t_ms;
         if (q == want)
             *want_rc = rc;
         free(q);
     }
-    ac_session_check_stuck(s);
+    ac_session_check_stuck(s, last_ms);
     s->draining = 0;
     if (s->journal && ac_session_settled(s)) {
         ac_journal_flush(s->journal); /* waiting for input: the loop may not turn soon */

@@ -961,7 +961,7 @@ static const ac_store_ops PG_OPS = {
     pg_worker_beat, pg_worker_leave,  pg_workers,       pg_claim,
 };
 
-/* The schema of version 1 (in the store's schema, the search path). */
+/* The schema of version 1 (in the store's schema, the search path); MIGRATIONS go on. */
 static const char *SCHEMA =
     "CREATE TABLE meta(key text PRIMARY KEY, value bigint NOT NULL);"
     "CREATE TABLE sessions("
@@ -988,7 +988,13 @@ static const char *const MIGRATIONS[] = {
     "CREATE TABLE workers(id text PRIMARY KEY, listen text NOT NULL DEFAULT '',"
     " lease_ms bigint NOT NULL, started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL);"
     "CREATE INDEX sessions_busy ON sessions(updated_ms, id) WHERE at_rest = 0;",
-    /* the takings of each session's lease, its fencing token (store_int.h) */
+    /* 3: the inbox of requests for a session another worker runs (store_inbox.c) */
+    "CREATE TABLE inbox(id bigserial PRIMARY KEY, session text NOT NULL, holder text NOT NULL,"
+    " owner text NOT NULL, method text NOT NULL, route text NOT NULL, body text NOT NULL,"
+    " state text NOT NULL DEFAULT 'pending', status int NOT NULL DEFAULT 0, reply text,"
+    " created_ms bigint NOT NULL);"
+    "CREATE INDEX inbox_holder ON inbox(holder, state);",
+    /* 4: the takings of each session's lease, its fencing token (store_int.h) */
     "ALTER TABLE sessions ADD COLUMN attempt bigint NOT NULL DEFAULT 1;",
 };
 #define SCHEMA_VERSION (1 + (int)(sizeof MIGRATIONS / sizeof *MIGRATIONS))
@@ -1059,7 +1065,7 @@ static int migrate(pg_store *s, ac_error *err)
 
 /* Takes agentc's keys out of the URI's query (kept: libpq's). *schema the value of
  * "schema" (default "agentc"); AC_EINVAL for a name that is not [A-Za-z0-9_]. */
-static int split_uri(const char *uri, char **conninfo, char *schema, size_t cap, ac_error *err)
+int ac_store_pg_split_uri(const char *uri, char **conninfo, char *schema, size_t cap, ac_error *err)
 {
     snprintf(schema, cap, "agentc");
     size_t len = strlen(uri);
@@ -1167,7 +1173,7 @@ int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *h
     }
     s->base.ops = &PG_OPS;
     snprintf(s->base.holder, sizeof s->base.holder, "%s", holder);
-    int rc = split_uri(uri, &s->conninfo, s->schema, sizeof s->schema, err);
+    int rc = ac_store_pg_split_uri(uri, &s->conninfo, s->schema, sizeof s->schema, err);
     if (rc == AC_OK)
         rc = connect_db(s, err);
     s->timeout_ms = opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms : 30000;
