@@ -722,6 +722,7 @@ int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, ch
     if (kind == 2 && ac_guardrail_effect(name)) {
         ac_guardrail_bind(e, index);
         return 1;
+    }
     if (kind == 0 && !typed) {
         snprintf(err, errcap,
                  "the guard '%s' has no compiled comparison in the tables (regenerate them)", name);

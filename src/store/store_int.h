@@ -40,6 +40,13 @@
  * holder's process ends (SQLite: a lock on the file DB-holders, see
  * store_sqlite.c; PostgreSQL: a session-level advisory lock), never by asking
  * whether a process id exists. A gone holder's lease is free.
+ *
+ * Fencing. Each taking of a session's lease (lease_acquire, claim) counts the row's
+ * attempt one more (a session's creator holds attempt 1); the writer keeps the attempt it
+ * got, and a commit, or a release, is written only while the row has both its holder and
+ * its attempt: a process stopped past its lease whose holder name another took since (a
+ * worker id reused by its successor) writes nothing, as does one whose lease was taken and
+ * given up since.
  */
 #ifndef AGENTC_STORE_INT_H
 #define AGENTC_STORE_INT_H
@@ -61,6 +68,9 @@
 typedef struct ac_store_commit {
     const char *id;
     const char *holder;
+    /* the attempt (fencing token) holder got when it took the lease (1: the session's
+     * creator's): written only while the row's attempt is still this one */
+    int64_t attempt;
     int64_t lease_ms;
     const ac_store_event *evs;
     size_t n_evs;
@@ -138,12 +148,15 @@ typedef struct ac_store_ops {
     /* The tool calls recorded, with their times (the database's clock). */
     int (*tool_calls)(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err);
     /* Writes: takes the lease until the database's now + lease_ms when it is free, ended,
-     * ours, or its holder is known to be gone (see the top of this file); else
-     * AC_STORE_EBUSY naming the holder and how long its lease runs. */
+     * ours, or its holder is known to be gone (see the top of this file), the row's attempt
+     * counted one more and given in *attempt (may be NULL); else AC_STORE_EBUSY naming the
+     * holder and how long its lease runs. */
     int (*lease_acquire)(ac_store *st, const char *id, const char *holder, int64_t lease_ms,
+                         int64_t *attempt, ac_error *err);
+    /* Writes: gives holder's lease up when the row's attempt is still attempt (0: any of
+     * holder's); nothing when another holder or a later attempt has it. */
+    int (*lease_release)(ac_store *st, const char *id, const char *holder, int64_t attempt,
                          ac_error *err);
-    /* Writes: gives holder's lease up (nothing when another holder has it). */
-    int (*lease_release)(ac_store *st, const char *id, const char *holder, ac_error *err);
     /* Writes: a note in the session's journal after event n (kind "spec_changed", body JSON):
      * not an event, so replay skips it; export writes it as {"note": KIND, "after": N, ...}. */
     int (*note)(ac_store *st, const char *id, uint64_t n, int64_t t_ms, const char *kind,
@@ -174,7 +187,10 @@ typedef struct ac_store_ops {
     /* The worker rows, st->holder's first, then by id. */
     int (*workers)(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *err);
     /* Writes: up to max sessions not at rest whose lease is free (ended, no holder, its
-     * holder gone; mine: or held by st->holder) leased to st->holder for lease_ms, locked
+     * holder gone; mine: or held by st->holder) leased to st->holder for lease_ms (the
+     * attempt of each taken from another holder counted one more, as lease_acquire does:
+     * the sessions held by st->holder keep theirs, a writer of this store may run them; the
+     * load of one counts it), locked
      * FOR UPDATE SKIP LOCKED where the database has it; fn with each (id, created_ms, and
      * in holder the holder it was taken from, "" for none). */
     int (*claim)(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_store_list_fn fn,
@@ -193,6 +209,10 @@ struct ac_store {
     ac_store_observer_fn observer; /* ac_store_set_observer */
     void *observer_ud;
 };
+
+/* A commit refused by its fence (its holder's name matches the row, its attempt does not):
+ * err says so, AC_STORE_EBUSY (store_workers.c). */
+int ac_store_fenced(ac_store *st, const ac_store_commit *c, ac_error *err);
 
 /* Commits the group now when it holds the last commit of a freed session with that id (id
  * NULL: of any freed session), so what is read next sees it. */

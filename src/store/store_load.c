@@ -223,12 +223,13 @@ static ac_session *open_stored(ac_store *st, ac_engine *e, const ac_store_sessio
                                unsigned flags, ac_error *err)
 {
     const char *id = info->id;
-    if (st->ops->lease_acquire(st, id, st->holder, st->lease_ms, err) != AC_OK)
+    int64_t attempt = 0;
+    if (st->ops->lease_acquire(st, id, st->holder, st->lease_ms, &attempt, err) != AC_OK)
         return NULL;
     const char *hash = ac_engine_tables(e)->hash;
     int other_spec = strcmp(info->spec_hash, hash) != 0;
     if (other_spec && !info->at_rest) {
-        st->ops->lease_release(st, id, st->holder, NULL);
+        st->ops->lease_release(st, id, st->holder, attempt, NULL);
         ac_store_err(err, AC_STORE_ESPEC,
                      "session '%s' stopped mid-turn under spec %.12s; this spec is %.12s: "
                      "resume it with its own spec first (a spec may change only at rest)",
@@ -237,15 +238,16 @@ static ac_session *open_stored(ac_store *st, ac_engine *e, const ac_store_sessio
     }
     store_writer *w = ac_sw_new(st);
     if (!w) {
-        st->ops->lease_release(st, id, st->holder, NULL);
+        st->ops->lease_release(st, id, st->holder, attempt, NULL);
         ac_store_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
+    w->attempt = attempt;
     w->have_title = info->title[0] ? 2 : 0;
     w->grouped = (flags & AC_STORE_GROUPED) != 0;
     ac_session *s = rebuild(st, e, id, w, err);
     if (!s) {
-        st->ops->lease_release(st, id, st->holder, NULL);
+        st->ops->lease_release(st, id, st->holder, attempt, NULL);
         return NULL;
     }
     ac_session_go_live(s, (size_t)w->model_calls);
@@ -303,7 +305,7 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
     int rc = st->ops->info(st, id, &info, err);
     if (rc == AC_OK && info.events == 0 && info.snapshot_seq == 0 &&
         !(flags & AC_STORE_MUST_EXIST) &&
-        st->ops->lease_acquire(st, id, st->holder, st->lease_ms, err) == AC_OK) {
+        st->ops->lease_acquire(st, id, st->holder, st->lease_ms, NULL, err) == AC_OK) {
         /* created by a process that stopped before its first commit (not even spawn): made
          * anew */
         st->ops->rm(st, id, st->holder, NULL);

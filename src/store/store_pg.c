@@ -33,7 +33,7 @@
 #include "store_int.h"
 #include "util/buf.h"
 
-#define SCHEMA_VERSION 3
+/* SCHEMA_VERSION: 1 + the migrations (MIGRATIONS, below) */
 #define CACHE 48
 #define NOW "(extract(epoch from clock_timestamp()) * 1000)::bigint"
 #define LOCK_KEY 1634160195 /* "agNC": the advisory lock of migrations */
@@ -396,6 +396,7 @@ static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
     p_s(&a, c->agent);
     p_s(&a, c->id);
     p_s(&a, c->holder);
+    p_i(&a, c->attempt);
     int changed = 0;
     int rc = run(st,
                  "UPDATE sessions SET status = $1, at_rest = $2, updated_ms = " NOW ", "
@@ -404,14 +405,13 @@ static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
                  "title = coalesce($6, title), spec_hash = coalesce($7, spec_hash), "
                  "snapshot_seq = CASE WHEN $8::bigint > 0 THEN $8 ELSE snapshot_seq END, "
                  "agent = coalesce($9, agent) "
-                 "WHERE id = $10 AND (lease_until <= " NOW " OR holder = '' OR holder = $11)",
+                 "WHERE id = $10 AND (lease_until <= " NOW " OR holder = '' OR holder = $11) "
+                 "AND attempt = $12",
                  &a, &changed, err, "committing");
     if (rc != AC_OK || changed)
         return rc;
     rc = lease_check(st, c->id, c->holder, err);
-    if (rc == AC_OK)
-        ac_store_err(err, rc = AC_EIO, "store '%s': session '%s' was not updated", st->path, c->id);
-    return rc;
+    return rc == AC_OK ? ac_store_fenced(st, c, err) : rc;
 }
 
 /* Appends v to an array literal being built in b: "v" with " and \\ escaped, or NULL. */
@@ -713,7 +713,7 @@ static int pg_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void
 }
 
 static int pg_lease_acquire(ac_store *st, const char *id, const char *holder, int64_t lease_ms,
-                            ac_error *err)
+                            int64_t *attempt, ac_error *err)
 {
     int rc = run(st, "BEGIN", NULL, NULL, err, "taking a lease");
     if (rc != AC_OK)
@@ -726,18 +726,30 @@ static int pg_lease_acquire(ac_store *st, const char *id, const char *holder, in
     p_s(&a, holder);
     p_i(&a, lease_ms);
     p_s(&a, id);
-    if ((rc = tx(st, "UPDATE sessions SET holder = $1, lease_until = " NOW " + $2 WHERE id = $3",
-                 &a, err, "taking a lease")) != AC_OK)
-        return rc;
+    PGresult *r = pq(st,
+                     "UPDATE sessions SET holder = $1, lease_until = " NOW " + $2, "
+                     "attempt = attempt + 1 WHERE id = $3 RETURNING attempt",
+                     &a, err, "taking a lease");
+    if (!r) {
+        rollback(st);
+        return AC_EIO;
+    }
+    if (attempt && PQntuples(r) == 1)
+        *attempt = ival(r, 0, 0);
+    PQclear(r);
     return tx(st, "COMMIT", NULL, err, "taking a lease");
 }
 
-static int pg_lease_release(ac_store *st, const char *id, const char *holder, ac_error *err)
+static int pg_lease_release(ac_store *st, const char *id, const char *holder, int64_t attempt,
+                            ac_error *err)
 {
     pargs a = {0};
     p_s(&a, id);
     p_s(&a, holder);
-    return run(st, "UPDATE sessions SET holder = '', lease_until = 0 WHERE id = $1 AND holder = $2",
+    p_i(&a, attempt);
+    return run(st,
+               "UPDATE sessions SET holder = '', lease_until = 0 WHERE id = $1 AND holder = $2 "
+               "AND ($3::bigint = 0 OR attempt = $3)",
                &a, NULL, err, "releasing a lease");
 }
 
@@ -916,14 +928,16 @@ static int pg_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_sto
     p_i(&a, mine);
     p_i(&a, max > 1000000 ? 1000000 : (long long)max);
     p_i(&a, lease_ms);
-    PGresult *r = pq(st,
-                     "WITH c AS (SELECT id, holder AS was FROM sessions WHERE at_rest = 0 AND "
-                     "(holder = '' OR "
-                     "lease_until <= " NOW " OR NOT " ALIVE " OR ($2::int = 1 AND holder = $1)) "
-                     "AND ($2::int = 1 OR holder <> $1) ORDER BY updated_ms, id LIMIT $3 "
-                     "FOR UPDATE SKIP LOCKED) UPDATE sessions s SET holder = $1, lease_until = " NOW
-                     " + $4 FROM c WHERE s.id = c.id RETURNING s.id, s.created_ms, c.was",
-                     &a, err, "claiming sessions");
+    PGresult *r =
+        pq(st,
+           "WITH c AS (SELECT id, holder AS was FROM sessions WHERE at_rest = 0 AND "
+           "(holder = '' OR "
+           "lease_until <= " NOW " OR NOT " ALIVE " OR ($2::int = 1 AND holder = $1)) "
+           "AND ($2::int = 1 OR holder <> $1) ORDER BY updated_ms, id LIMIT $3 "
+           "FOR UPDATE SKIP LOCKED) UPDATE sessions s SET holder = $1, lease_until = " NOW
+           " + $4, attempt = s.attempt + "
+           "(c.was <> $1)::int FROM c WHERE s.id = c.id RETURNING s.id, s.created_ms, c.was",
+           &a, err, "claiming sessions");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {
@@ -980,7 +994,10 @@ static const char *const MIGRATIONS[] = {
     " state text NOT NULL DEFAULT 'pending', status int NOT NULL DEFAULT 0, reply text,"
     " created_ms bigint NOT NULL);"
     "CREATE INDEX inbox_holder ON inbox(holder, state);",
+    /* 4: the takings of each session's lease, its fencing token (store_int.h) */
+    "ALTER TABLE sessions ADD COLUMN attempt bigint NOT NULL DEFAULT 1;",
 };
+#define SCHEMA_VERSION (1 + (int)(sizeof MIGRATIONS / sizeof *MIGRATIONS))
 
 /* One statement of the migration, its text built here (the schema's name quoted). */
 static int exec_text(pg_store *s, const char *sql, ac_error *err, const char *what)

@@ -33,7 +33,7 @@
 #include "store_int.h"
 
 #define APP_ID 0x61674e43 /* "agNC" */
-#define SCHEMA_VERSION 4
+#define SCHEMA_VERSION 5
 
 /* The database's clock in ms since the epoch (SQL). */
 #define NOW "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
@@ -59,7 +59,7 @@ static const char *SCHEMA =
     " created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,"
     " events INTEGER NOT NULL DEFAULT 0, snapshot_seq INTEGER NOT NULL DEFAULT 0,"
     " holder TEXT NOT NULL DEFAULT '', lease_until INTEGER NOT NULL DEFAULT 0,"
-    " title TEXT NOT NULL DEFAULT '', agent TEXT);"
+    " title TEXT NOT NULL DEFAULT '', agent TEXT, attempt INTEGER NOT NULL DEFAULT 1);"
     "CREATE TABLE events(id INTEGER PRIMARY KEY, session TEXT NOT NULL, n INTEGER NOT NULL,"
     " t_ms INTEGER NOT NULL, ev TEXT NOT NULL, data TEXT, steps TEXT);"
     "CREATE UNIQUE INDEX events_session ON events(session, n);"
@@ -101,6 +101,10 @@ static const char *MIGRATE_3_4 =
     "DROP TABLE snapshots;"
     "ALTER TABLE snapshots2 RENAME TO snapshots;";
 
+/* Version 5 counts the takings of each session's lease (its fencing token, store_int.h). */
+static const char *MIGRATE_4_5 = "ALTER TABLE sessions ADD COLUMN attempt INTEGER NOT NULL "
+                                 "DEFAULT 1;";
+
 /* What brings a file of version k to version k + 1 (MIGRATE[0]: an empty file to the
  * current version). */
 static const char *const *migrations(void)
@@ -110,6 +114,7 @@ static const char *const *migrations(void)
     m[1] = MIGRATE_1_2;
     m[2] = MIGRATE_2_3;
     m[3] = MIGRATE_3_4;
+    m[4] = MIGRATE_4_5;
     return m;
 }
 
@@ -522,7 +527,8 @@ static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
                  "spec_hash = CASE WHEN ? IS NULL THEN spec_hash ELSE ? END, "
                  "snapshot_seq = CASE WHEN ? > 0 THEN ? ELSE snapshot_seq END, "
                  "agent = CASE WHEN ? IS NULL THEN agent ELSE ? END "
-                 "WHERE id = ? AND (lease_until <= " NOW " OR holder = '' OR holder = ?)");
+                 "WHERE id = ? AND (lease_until <= " NOW " OR holder = '' OR holder = ?) "
+                 "AND attempt = ?");
     if (!q)
         return sq_fail(st, err, "committing");
     int64_t lease = c->release ? -1 : c->lease_ms;
@@ -543,6 +549,7 @@ static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
     bind_static(q, 14, c->agent);
     bind_static(q, 15, c->id);
     bind_static(q, 16, c->holder);
+    sqlite3_bind_int64(q, 17, c->attempt);
     int rc = sqlite3_step(q);
     int changed = sqlite3_changes(DB(st));
     if (rc != SQLITE_DONE)
@@ -552,11 +559,10 @@ static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
         return AC_EIO;
     if (changed)
         return AC_OK;
-    /* another holder's lease runs, or no such session: nothing written */
+    /* another holder's lease runs, a later attempt took it, or no such session: nothing
+     * written */
     rc = lease_check(st, c->id, c->holder, err);
-    if (rc == AC_OK)
-        ac_store_err(err, rc = AC_EIO, "store '%s': session '%s' was not updated", st->path, c->id);
-    return rc;
+    return rc == AC_OK ? ac_store_fenced(st, c, err) : rc;
 }
 
 /* One session's part of a commit, inside the transaction (or its savepoint): AC_OK; the lease
@@ -781,7 +787,7 @@ static int sq_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void
 }
 
 static int sq_lease_acquire(ac_store *st, const char *id, const char *holder, int64_t lease_ms,
-                            ac_error *err)
+                            int64_t *attempt, ac_error *err)
 {
     int rc = exec(st, "BEGIN IMMEDIATE", err, "taking a lease");
     if (rc != AC_OK)
@@ -791,14 +797,17 @@ static int sq_lease_acquire(ac_store *st, const char *id, const char *holder, in
         rollback(st);
         return rc;
     }
-    sqlite3_stmt *q =
-        prep(st, "UPDATE sessions SET holder = ?, lease_until = " NOW " + ? WHERE id = ?");
+    sqlite3_stmt *q = prep(st, "UPDATE sessions SET holder = ?, lease_until = " NOW " + ?, "
+                               "attempt = attempt + 1 WHERE id = ? RETURNING attempt");
     int ok = q != NULL;
     if (ok) {
         bind_text(q, 1, holder);
         sqlite3_bind_int64(q, 2, lease_ms);
         bind_text(q, 3, id);
-        ok = sqlite3_step(q) == SQLITE_DONE;
+        ok = sqlite3_step(q) == SQLITE_ROW;
+        if (ok && attempt)
+            *attempt = sqlite3_column_int64(q, 0);
+        ok = ok && sqlite3_step(q) == SQLITE_DONE;
     }
     if (!ok)
         sq_fail(st, err, "taking a lease");
@@ -810,14 +819,17 @@ static int sq_lease_acquire(ac_store *st, const char *id, const char *holder, in
     return exec(st, "COMMIT", err, "taking a lease");
 }
 
-static int sq_lease_release(ac_store *st, const char *id, const char *holder, ac_error *err)
+static int sq_lease_release(ac_store *st, const char *id, const char *holder, int64_t attempt,
+                            ac_error *err)
 {
     sqlite3_stmt *q = prep(st, "UPDATE sessions SET holder = '', lease_until = 0 "
-                               "WHERE id = ? AND holder = ?");
+                               "WHERE id = ? AND holder = ? AND (? = 0 OR attempt = ?)");
     if (!q)
         return sq_fail(st, err, "releasing a lease");
     bind_text(q, 1, id);
     bind_text(q, 2, holder);
+    sqlite3_bind_int64(q, 3, attempt);
+    sqlite3_bind_int64(q, 4, attempt);
     int rc = sqlite3_step(q);
     done(q);
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "releasing a lease");
@@ -1067,8 +1079,8 @@ static int sq_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_sto
     size_t n = 0;
     int ok = claimable(st, max, mine, &c, &n) == 0;
     for (size_t i = 0; ok && i < n; i++) {
-        sqlite3_stmt *q =
-            prep(st, "UPDATE sessions SET holder = ?, lease_until = " NOW " + ? WHERE id = ?");
+        sqlite3_stmt *q = prep(st, "UPDATE sessions SET holder = ?, lease_until = " NOW " + ?, "
+                                   "attempt = attempt + (holder <> ?1) WHERE id = ?");
         if (q) {
             bind_text(q, 1, st->holder);
             sqlite3_bind_int64(q, 2, lease_ms);

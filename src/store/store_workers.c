@@ -54,5 +54,14 @@ int ac_store_release(ac_store *st, const char *id, ac_error *err)
 {
     if (!st || !id)
         return no_store(err, "ac_store_release (and an id)");
-    return st->ops->lease_release(st, id, st->holder, err);
+    return st->ops->lease_release(st, id, st->holder, 0, err);
+}
+
+int ac_store_fenced(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    ac_store_err(err, AC_STORE_EBUSY,
+                 "store '%s': session '%s' was taken over: a later taking of its lease (under "
+                 "holder %s or another) holds it, so this writer's (attempt %lld) writes nothing",
+                 st->path, c->id, c->holder, (long long)c->attempt);
+    return AC_STORE_EBUSY;
 }

@@ -101,6 +101,7 @@ int ac_sw_prepare(store_writer *w, ac_store_commit *c, ac_store_event **evs)
     memset(c, 0, sizeof *c);
     c->id = w->closing ? w->id : s->id;
     c->holder = w->st->holder;
+    c->attempt = w->attempt;
     c->lease_ms = w->st->lease_ms;
     c->evs = *evs;
     c->n_evs = w->n_rows;
@@ -565,6 +566,7 @@ store_writer *ac_sw_new(ac_store *st)
     if (w) {
         w->st = st;
         w->muted = 1;
+        w->attempt = 1; /* a session's creator's; a stored one's is its lease's (store_load.c) */
     }
     return w;
 }

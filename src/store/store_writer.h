@@ -49,6 +49,7 @@ typedef struct store_writer {
     int muted; /* loading: events are counted, not written */
     char *error;
     int64_t renewed_ms; /* when a commit last renewed the lease (the loop's monotonic clock) */
+    int64_t attempt;    /* the lease's attempt this writer got (its fencing token, store_int.h) */
     uint64_t snapshot_seq;
     int force_snapshot;
     uint64_t model_calls;

@@ -180,7 +180,7 @@ static void test_schema_1_opens(void **state)
         "INSERT INTO v1 SELECT session, n, t_ms, ev, data, steps FROM events;"
         "DROP TABLE events; ALTER TABLE v1 RENAME TO events;"
         /* and the tables as version 3 kept them (no agents, one snapshot a session) */
-        "ALTER TABLE sessions DROP COLUMN agent;"
+        "ALTER TABLE sessions DROP COLUMN agent; ALTER TABLE sessions DROP COLUMN attempt;"
         "CREATE TABLE s3(session TEXT PRIMARY KEY, n INTEGER NOT NULL, body TEXT NOT NULL);"
         "INSERT INTO s3 SELECT session, n, body FROM snapshots; DROP TABLE snapshots;"
         "ALTER TABLE s3 RENAME TO snapshots; PRAGMA user_version = 1; COMMIT;",
@@ -198,7 +198,7 @@ static void test_schema_1_opens(void **state)
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 4);
+    assert_int_equal(sqlite3_column_int(q, 0), 5);
     sqlite3_finalize(q);
     sqlite3_close(db);
     free(before);
@@ -246,7 +246,7 @@ static void test_schema_2_serve_migrates(void **state)
     assert_int_equal(query_int(r.path, "PRAGMA user_version"), 2);
     assert_int_equal(query_int(r.path, "SELECT count(*) FROM serve_events"), 15);
     ac_store *st = open_store(r.path);
-    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 4);
+    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 5);
     assert_int_equal(query_int(r.path, "SELECT count(*) FROM sqlite_master WHERE name LIKE "
                                        "'serve_%'"),
                      0);
@@ -255,6 +255,8 @@ static void test_schema_2_serve_migrates(void **state)
     assert_int_equal(query_int(r.path, "SELECT count(*) FROM pragma_table_info('snapshots') "
                                        "WHERE name = 'kept'"),
                      1);
+    /* version 5: each session's lease counts its takings (its fencing token), from 1 */
+    assert_int_equal(query_int(r.path, "SELECT attempt FROM sessions WHERE id = 'local/s1'"), 1);
     /* the session: its owner and public id in its id, its system prompt in its spawn event */
     ac_error err;
     ac_store_session_info info;
@@ -287,12 +289,12 @@ static void test_schema_2_serve_migrates(void **state)
     char *msg = NULL;
     sqlite3 *db;
     assert_int_equal(sqlite3_open(r.path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 5", NULL, NULL, &msg), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 6", NULL, NULL, &msg), SQLITE_OK);
     sqlite3_close(db);
     assert_null(ac_store_open(r.path, NULL, &err));
     assert_int_equal(err.code, AC_EIO);
-    assert_non_null(strstr(err.text, "schema version 5, newer than this agentc reads (4)"));
-    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 5);
+    assert_non_null(strstr(err.text, "schema version 6, newer than this agentc reads (5)"));
+    assert_int_equal(query_int(r.path, "PRAGMA user_version"), 6);
     rig_close(&r);
 }
 

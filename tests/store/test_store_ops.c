@@ -55,6 +55,7 @@ static ac_store_commit commit_of(const char *id, const char *holder, const ac_st
     ac_store_commit c = {0};
     c.id = id;
     c.holder = holder;
+    c.attempt = 1; /* the creator's */
     c.lease_ms = 60000;
     c.evs = evs;
     c.n_evs = n;
@@ -73,7 +74,7 @@ static uint64_t events_of(ac_store *st, const char *id)
 
 typedef struct seen {
     int n;
-    char text[512];
+    char text[4096];
 } seen;
 
 static int see_event(void *ud, const ac_store_event *e)
@@ -325,17 +326,17 @@ static void test_lease_expiry(void **state)
     assert_string_equal(info.holder, "holder-A");
     int64_t len = info.lease_expires_ms - info.updated_ms;
     assert_true(len >= 1490 && len <= 1600);
-    assert_int_equal(b->ops->lease_acquire(b, "l", "holder-B", 60000, &err), AC_STORE_EBUSY);
+    assert_int_equal(b->ops->lease_acquire(b, "l", "holder-B", 60000, NULL, &err), AC_STORE_EBUSY);
     assert_non_null(strstr(err.text, "holder-A"));
     for (int i = 0; i < 250 && info.holder[0]; i++) { /* 5 s at most */
         sleep_ms(20);
         assert_int_equal(b->ops->info(b, "l", &info, &err), AC_OK);
     }
     assert_string_equal(info.holder, "");
-    assert_int_equal(b->ops->lease_acquire(b, "l", "holder-B", 60000, &err), AC_OK);
-    assert_int_equal(a->ops->lease_acquire(a, "l", "holder-A", 1500, &err), AC_STORE_EBUSY);
-    assert_int_equal(b->ops->lease_release(b, "l", "holder-B", &err), AC_OK);
-    assert_int_equal(a->ops->lease_acquire(a, "l", "holder-A", 1500, &err), AC_OK);
+    assert_int_equal(b->ops->lease_acquire(b, "l", "holder-B", 60000, NULL, &err), AC_OK);
+    assert_int_equal(a->ops->lease_acquire(a, "l", "holder-A", 1500, NULL, &err), AC_STORE_EBUSY);
+    assert_int_equal(b->ops->lease_release(b, "l", "holder-B", 0, &err), AC_OK);
+    assert_int_equal(a->ops->lease_acquire(a, "l", "holder-A", 1500, NULL, &err), AC_OK);
     ac_store_close(a);
     ac_store_close(b);
 }
@@ -353,7 +354,9 @@ static void test_zombie_writer(void **state)
     c.lease_ms = 200;
     assert_int_equal(a->ops->commit(a, &c, &err), AC_OK);
     sleep_ms(400);
-    assert_int_equal(b->ops->lease_acquire(b, "z", "holder-B", 60000, &err), AC_OK);
+    int64_t taken = 0;
+    assert_int_equal(b->ops->lease_acquire(b, "z", "holder-B", 60000, &taken, &err), AC_OK);
+    assert_int_equal(taken, 2);
     ac_store_event e2 = {2, 2, "zombie", "{}", NULL};
     ac_store_commit late = commit_of("z", "holder-A", &e2, 1);
     late.status = "failed";
@@ -372,6 +375,7 @@ static void test_zombie_writer(void **state)
     assert_string_equal(info.status, "idle");
     ac_store_event e2b = {2, 3, "user_message", "{}", NULL};
     ac_store_commit ok = commit_of("z", "holder-B", &e2b, 1);
+    ok.attempt = taken;
     assert_int_equal(b->ops->commit(b, &ok, &err), AC_OK);
     seen s = {0};
     assert_int_equal(b->ops->events(b, "z", 0, see_event, &s, &err), AC_OK);
@@ -418,7 +422,7 @@ static void test_stopped_process(void **state)
     sleep_ms(500);
     ac_store *b = open_as("holder-B", 60000);
     ac_error err;
-    assert_int_equal(b->ops->lease_acquire(b, "p", "holder-B", 60000, &err), AC_OK);
+    assert_int_equal(b->ops->lease_acquire(b, "p", "holder-B", 60000, NULL, &err), AC_OK);
     kill(pid, SIGCONT);
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
@@ -427,6 +431,80 @@ static void test_stopped_process(void **state)
     ac_store_session_info info;
     assert_int_equal(b->ops->info(b, "p", &info, &err), AC_OK);
     assert_string_equal(info.holder, "holder-B");
+    close(ready[0]), close(ready[1]);
+    ac_store_close(b);
+}
+
+/* The child: holds "f" as holder-P (attempt 1), then (stopped, its holder name taken by
+ * another process meanwhile, and continued) commits an event, one in a group commit, and
+ * releases the lease: exits 0 when all three were refused, 1 when any went through. */
+static void fenced_child(int ready_fd)
+{
+    ac_store *st = open_as("holder-P", 60000);
+    ac_error err;
+    if (st->ops->create(st, "f", "h", NULL, "holder-P", 60000, &err) != AC_OK)
+        _exit(2);
+    char k = 'r';
+    if (write(ready_fd, &k, 1) != 1)
+        _exit(3);
+    raise(SIGSTOP); /* the parent takes "f" under the same holder name, continues us */
+    ac_store_event e = {2, 9, "zombie", "{}", NULL};
+    ac_store_commit c = commit_of("f", "holder-P", &e, 1);
+    c.release = 1;
+    int rc = st->ops->commit(st, &c, &err), one = -1;
+    int fenced = rc == AC_STORE_EBUSY && strstr(err.text, "taken over");
+    ac_error errs[1];
+    fenced =
+        fenced && st->ops->commit_many(st, &c, 1, &one, errs) == AC_OK && one == AC_STORE_EBUSY;
+    fenced = fenced && st->ops->lease_release(st, "f", "holder-P", 1, &err) == AC_OK;
+    ac_store_close(st);
+    _exit(fenced ? 0 : 1);
+}
+
+/* A worker id reused: a process stopped while its successor, under the same holder name,
+ * took its session (a later attempt). Resumed, the first writes nothing (its commit, its part
+ * of a group commit, its release); the session is as the successor left it, its lease held. */
+static void test_fenced_attempt(void **state)
+{
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        fenced_child(ready[1]);
+    char k;
+    assert_int_equal(read(ready[0], &k, 1), 1);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+    assert_true(WIFSTOPPED(status));
+    ac_store *b = open_as("holder-P", 60000);
+    ac_error err;
+    int64_t taken = 0;
+    assert_int_equal(b->ops->lease_acquire(b, "f", "holder-P", 60000, &taken, &err), AC_OK);
+    assert_int_equal(taken, 2);
+    ac_store_event e1 = {1, 1, "spawn", "{}", NULL};
+    ac_store_commit c = commit_of("f", "holder-P", &e1, 1);
+    c.attempt = taken;
+    c.status = "running";
+    c.at_rest = 0;
+    assert_int_equal(b->ops->commit(b, &c, &err), AC_OK);
+    kill(pid, SIGCONT);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    seen s = {0};
+    assert_int_equal(b->ops->events(b, "f", 0, see_event, &s, &err), AC_OK);
+    assert_string_equal(s.text, "1:spawn:{}:NULL;");
+    ac_store_session_info info;
+    assert_int_equal(b->ops->info(b, "f", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "holder-P");
+    assert_string_equal(info.status, "running");
+    assert_int_equal(info.events, 1);
+    ac_store_event e2 = {2, 2, "user_message", "{}", NULL};
+    ac_store_commit next = commit_of("f", "holder-P", &e2, 1);
+    next.attempt = taken;
+    assert_int_equal(b->ops->commit(b, &next, &err), AC_OK);
     close(ready[0]), close(ready[1]);
     ac_store_close(b);
 }
@@ -463,7 +541,7 @@ static void test_gone_holder(void **state)
     ac_store_session_info info;
     assert_int_equal(b->ops->info(b, "g", &info, &err), AC_OK);
     assert_string_equal(info.holder, "holder-G");
-    assert_int_equal(b->ops->lease_acquire(b, "g", "holder-B", 60000, &err), AC_STORE_EBUSY);
+    assert_int_equal(b->ops->lease_acquire(b, "g", "holder-B", 60000, NULL, &err), AC_STORE_EBUSY);
     kill(pid, SIGKILL);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -472,7 +550,7 @@ static void test_gone_holder(void **state)
         assert_int_equal(b->ops->info(b, "g", &info, &err), AC_OK);
     }
     assert_string_equal(info.holder, "");
-    assert_int_equal(b->ops->lease_acquire(b, "g", "holder-B", 60000, &err), AC_OK);
+    assert_int_equal(b->ops->lease_acquire(b, "g", "holder-B", 60000, NULL, &err), AC_OK);
     close(ready[0]), close(ready[1]);
     ac_store_close(b);
 }
@@ -510,6 +588,38 @@ static int see_worker(void *ud, const ac_store_worker *w)
              (unsigned long long)w->sessions, w->alive);
     s->n++;
     return 0;
+}
+
+/* A worker's lease ends (it stalls); another claims its session and stalls in turn, its lease
+ * ending too. The first, going on, writes nothing: its attempt is an older one, though no
+ * lease runs. So the next claim takes the session from the second, never again from the
+ * first, and only one worker resumes it from each. */
+static void test_lapsed_twice(void **state)
+{
+    (void)state;
+    ac_store *a = open_as("worker-A", 300), *b = open_as("worker-B", 300);
+    ac_store *c = open_as("worker-C", 60000);
+    ac_error err;
+    held(a, "lx", "worker-A", 300, 0);
+    sleep_ms(400);
+    seen s = {0};
+    assert_int_equal(ac_store_claim(b, 100, 0, see_from, &s, &err), AC_OK);
+    assert_non_null(strstr(s.text, "lx:worker-A;")); /* and what others left */
+    sleep_ms(400);                                   /* worker-B's lease of it ends as well */
+    ac_store_event ev = {2, 2, "assistant_message", "{}", "[]"};
+    ac_store_commit late = commit_of("lx", "worker-A", &ev, 1);
+    late.lease_ms = 300;
+    late.status = "running";
+    late.at_rest = 0;
+    assert_int_equal(a->ops->commit(a, &late, &err), AC_STORE_EBUSY);
+    assert_non_null(strstr(err.text, "taken over"));
+    memset(&s, 0, sizeof s);
+    assert_int_equal(ac_store_claim(c, 100, 0, see_from, &s, &err), AC_OK);
+    assert_non_null(strstr(s.text, "lx:worker-B;")); /* and what others left */
+    assert_int_equal(events_of(c, "lx"), 1);
+    ac_store_close(a);
+    ac_store_close(b);
+    ac_store_close(c);
 }
 
 /* Workers join (one per SQLite file, any number on PostgreSQL, never two live under one id),
@@ -642,9 +752,11 @@ int main(void)
         cmocka_unit_test(test_lease_expiry),
         cmocka_unit_test(test_zombie_writer),
         cmocka_unit_test(test_stopped_process),
+        cmocka_unit_test(test_fenced_attempt),
         cmocka_unit_test(test_gone_holder),
         cmocka_unit_test(test_workers_claim),
         cmocka_unit_test(test_claims_at_once),
+        cmocka_unit_test(test_lapsed_twice),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
