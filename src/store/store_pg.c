@@ -21,66 +21,26 @@
  * The password of the URI is never shown: the store's path (in every error) is
  * the URI without it, and libpq's own messages do not carry it.
  *
- * Every call waits for the server (synchronous libpq, bounded by the connect
- * timeout and statement_timeout set on open).
+ * Commits are sent without waiting, on the loop (store_pg_commit.c). The other
+ * calls wait for the server (synchronous libpq, bounded by the connect timeout and
+ * statement_timeout set on open), after a commit in flight has its results.
  */
-#include <libpq-fe.h>
-#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_int.h"
-#include "util/buf.h"
+#include "store_pg.h"
 
 #define SCHEMA_VERSION 1
-#define CACHE 48
-#define NOW "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+#define CACHE PG_CACHE
 #define LOCK_KEY 1634160195 /* "agNC": the advisory lock of migrations */
-/* SQL: true while a connection holds the lock of the holder named by the column holder (each
- * open store holds (1634160196, hashtext(its holder)) shared, on its connection) */
-#define ALIVE                                                                                      \
-    "EXISTS(SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "      \
-    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "             \
-    "AND classid::bigint = 1634160196 "                                                            \
-    "AND objid::bigint = (hashtext(holder)::bigint & 4294967295))"
-
-typedef struct pg_store {
-    struct ac_store base;
-    PGconn *conn;
-    char *conninfo; /* the URI as libpq takes it (with its password: never shown) */
-    char schema[64];
-    long long timeout_ms;   /* statement_timeout */
-    int in_tx;              /* between BEGIN and COMMIT or ROLLBACK */
-    const char *sql[CACHE]; /* prepared statements, by the address of their text */
-} pg_store;
-
-/* Up to 16 parameters of one statement, as text (integers formatted in num). */
-typedef struct pargs {
-    const char *v[16];
-    char num[16][24];
-    int n;
-} pargs;
-
-static void p_s(pargs *a, const char *v)
-{
-    a->v[a->n++] = v;
-}
-
-static void p_i(pargs *a, long long v)
-{
-    snprintf(a->num[a->n], sizeof a->num[a->n], "%lld", v);
-    a->v[a->n] = a->num[a->n];
-    a->n++;
-}
 
 static PGconn *CONN(ac_store *st)
 {
     return ((pg_store *)st)->conn;
 }
 
-/* libpq's last message, on one line. */
-static const char *pg_msg(PGconn *c, char *buf, size_t cap)
+const char *ac_pg_msg(PGconn *c, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s", c ? PQerrorMessage(c) : "out of memory");
     for (char *p = buf; *p; p++)
@@ -92,7 +52,8 @@ static const char *pg_msg(PGconn *c, char *buf, size_t cap)
 static int pg_fail(ac_store *st, ac_error *err, const char *what)
 {
     char m[600];
-    ac_store_err(err, AC_EIO, "store '%s': %s: %s", st->path, what, pg_msg(CONN(st), m, sizeof m));
+    ac_store_err(err, AC_EIO, "store '%s': %s: %s", st->path, what,
+                 ac_pg_msg(CONN(st), m, sizeof m));
     return AC_EIO;
 }
 
@@ -103,10 +64,17 @@ static int setup_conn(pg_store *s, ac_error *err);
 static int reconnect(pg_store *s, ac_error *err)
 {
     memset(s->sql, 0, sizeof s->sql);
+    s->in_tx = 0;
     PQreset(s->conn);
     if (PQstatus(s->conn) != CONNECTION_OK)
         return pg_fail(&s->base, err, "connecting again");
+    s->stale = 0;
     return setup_conn(s, err);
+}
+
+int ac_pg_ready(pg_store *s, ac_error *err)
+{
+    return s->stale || PQstatus(s->conn) != CONNECTION_OK ? reconnect(s, err) : AC_OK;
 }
 
 /* sql prepared on its first use (by the address of its text), run with a's parameters: the
@@ -145,10 +113,12 @@ static int res_ok(const PGresult *r)
 static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
 {
     pg_store *s = (pg_store *)st;
+    ac_pg_job_drain(s); /* a commit in flight has the connection until its results are in */
     if (!strcmp(sql, "BEGIN"))
         s->in_tx = 0;      /* a BEGIN that failed left none */
     int fresh = !s->in_tx; /* may connect again */
-    if (PQstatus(s->conn) != CONNECTION_OK && (!fresh || reconnect(s, err) != AC_OK)) {
+    if ((s->stale || PQstatus(s->conn) != CONNECTION_OK) &&
+        (!fresh || reconnect(s, err) != AC_OK)) {
         if (!fresh)
             pg_fail(st, err, what);
         return NULL;
@@ -214,6 +184,8 @@ static const char *nval(const PGresult *r, int row, int c)
 static void pg_close(ac_store *st)
 {
     pg_store *s = (pg_store *)st;
+    if (s->conn)
+        ac_pg_job_cancel(s);
     PQfinish(s->conn);
     free(s->conninfo);
     free(st->path);
@@ -371,232 +343,6 @@ static int pg_rm(ac_store *st, const char *id, const char *holder, ac_error *err
         if ((rc = tx(st, del[i], &a, err, "removing a session")) != AC_OK)
             return rc;
     return tx(st, "COMMIT", NULL, err, "removing a session");
-}
-
-/* The session row of a commit, fenced by its holder: AC_OK; the lease check's error
- * (nothing written); or AC_EIO. */
-static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    pargs a = {0};
-    int64_t lease = c->release ? -1 : c->lease_ms;
-    p_s(&a, c->status ? c->status : "running");
-    p_i(&a, c->at_rest);
-    p_i(&a, c->n_evs ? (long long)c->evs[c->n_evs - 1].n : 0);
-    p_s(&a, c->release ? "" : c->holder);
-    p_i(&a, lease);
-    p_s(&a, c->title);
-    p_s(&a, c->spec_hash);
-    p_i(&a, c->snapshot ? (long long)c->snapshot_n : 0);
-    p_s(&a, c->agent);
-    p_s(&a, c->id);
-    p_s(&a, c->holder);
-    int changed = 0;
-    int rc = run(st,
-                 "UPDATE sessions SET status = $1, at_rest = $2, updated_ms = " NOW ", "
-                 "events = greatest(events, $3), holder = $4, "
-                 "lease_until = CASE WHEN $5::bigint < 0 THEN 0 ELSE " NOW " + $5 END, "
-                 "title = coalesce($6, title), spec_hash = coalesce($7, spec_hash), "
-                 "snapshot_seq = CASE WHEN $8::bigint > 0 THEN $8 ELSE snapshot_seq END, "
-                 "agent = coalesce($9, agent) "
-                 "WHERE id = $10 AND (lease_until <= " NOW " OR holder = '' OR holder = $11)",
-                 &a, &changed, err, "committing");
-    if (rc != AC_OK || changed)
-        return rc;
-    rc = lease_check(st, c->id, c->holder, err);
-    if (rc == AC_OK)
-        ac_store_err(err, rc = AC_EIO, "store '%s': session '%s' was not updated", st->path, c->id);
-    return rc;
-}
-
-/* Appends v to an array literal being built in b: "v" with " and \\ escaped, or NULL. */
-static void arr_text(ac_buf *b, const char *v)
-{
-    if (b->n > 1)
-        ac_buf_add(b, ",", 1);
-    if (!v) {
-        ac_buf_addstr(b, "NULL");
-        return;
-    }
-    ac_buf_add(b, "\"", 1);
-    for (const char *p = v; *p; p++) {
-        size_t run = strcspn(p, "\"\\");
-        ac_buf_add(b, p, run);
-        p += run;
-        if (!*p)
-            break;
-        ac_buf_add(b, "\\", 1);
-        ac_buf_add(b, p, 1);
-    }
-    ac_buf_add(b, "\"", 1);
-}
-
-/* The events of a commit in one statement (arrays of their columns, unnested). */
-static int put_events(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    if (!c->n_evs)
-        return AC_OK;
-    ac_buf col[5];
-    for (int k = 0; k < 5; k++) {
-        ac_buf_init(&col[k], AC_BUF_MAX);
-        ac_buf_add(&col[k], "{", 1);
-    }
-    for (size_t i = 0; i < c->n_evs; i++) {
-        const ac_store_event *e = &c->evs[i];
-        ac_buf_printf(&col[0], "%s%llu", i ? "," : "", (unsigned long long)e->n);
-        ac_buf_printf(&col[1], "%s%lld", i ? "," : "", (long long)e->t_ms);
-        arr_text(&col[2], e->ev);
-        arr_text(&col[3], e->data);
-        arr_text(&col[4], e->steps);
-    }
-    pargs a = {0};
-    p_s(&a, c->id);
-    int bad = 0;
-    for (int k = 0; k < 5; k++) {
-        bad |= ac_buf_add(&col[k], "}", 1) != 0;
-        p_s(&a, col[k].p);
-    }
-    int rc = bad ? oom(err)
-                 : run(st,
-                       "INSERT INTO events(session, n, t_ms, ev, data, steps) SELECT $1::text, * "
-                       "FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], "
-                       "$6::text[])",
-                       &a, NULL, err, "committing");
-    for (int k = 0; k < 5; k++)
-        ac_buf_free(&col[k]);
-    return rc;
-}
-
-static int each_event(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    int rc = put_events(st, c, err);
-    for (size_t i = 0; rc == AC_OK && i < c->n_late; i++) {
-        pargs a = {0};
-        p_s(&a, c->late[i].steps);
-        p_s(&a, c->id);
-        p_i(&a, (long long)c->late[i].n);
-        rc = run(st, "UPDATE events SET steps = $1 WHERE session = $2 AND n = $3", &a, NULL, err,
-                 "committing");
-    }
-    return rc;
-}
-
-static int each_call(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    int rc = AC_OK;
-    for (size_t i = 0; rc == AC_OK && i < c->n_finished; i++) {
-        pargs a = {0};
-        p_i(&a, c->finished_ok[i]);
-        p_s(&a, c->id);
-        p_s(&a, c->finished[i]);
-        rc = run(st,
-                 "UPDATE tool_calls SET finished_ms = " NOW ", ok = $1 "
-                 "WHERE session = $2 AND call_id = $3",
-                 &a, NULL, err, "committing");
-    }
-    for (size_t i = 0; rc == AC_OK && i < c->n_started; i++) {
-        pargs a = {0};
-        p_s(&a, c->id);
-        p_s(&a, c->started[i]);
-        p_s(&a, c->started_names[i]);
-        rc = run(st,
-                 "INSERT INTO tool_calls(session, call_id, name, started_ms) "
-                 "VALUES($1, $2, $3, " NOW ") ON CONFLICT DO NOTHING",
-                 &a, NULL, err, "committing");
-    }
-    return rc;
-}
-
-/* A new snapshot replaces the latest unless that one is kept; one taken again at a kept
- * one's event stays kept. */
-static int put_snapshot(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    if (!c->snapshot)
-        return AC_OK;
-    pargs a = {0};
-    p_s(&a, c->id);
-    int rc = run(st, "DELETE FROM snapshots WHERE session = $1 AND kept = 0", &a, NULL, err,
-                 "committing");
-    p_i(&a, (long long)c->snapshot_n);
-    p_s(&a, c->snapshot);
-    p_i(&a, c->snapshot_keep);
-    if (rc == AC_OK)
-        rc = run(st,
-                 "INSERT INTO snapshots(session, n, body, kept) VALUES($1, $2, $3, $4) "
-                 "ON CONFLICT(session, n) DO UPDATE SET body = excluded.body, "
-                 "kept = greatest(snapshots.kept, excluded.kept)",
-                 &a, NULL, err, "committing");
-    return rc;
-}
-
-/* One session's part of a commit, inside the transaction or its savepoint. */
-static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    int rc = AC_OK;
-    if (c->create)
-        rc = insert_row(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms, err);
-    if (rc == AC_OK)
-        rc = write_row(st, c, err);
-    if (rc == AC_OK)
-        rc = each_event(st, c, err);
-    if (rc == AC_OK)
-        rc = each_call(st, c, err);
-    if (rc == AC_OK)
-        rc = put_snapshot(st, c, err);
-    return rc;
-}
-
-static int pg_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    int rc = run(st, "BEGIN", NULL, NULL, err, "committing");
-    if (rc != AC_OK)
-        return rc;
-    if ((rc = commit_body(st, c, err)) != AC_OK) {
-        rollback(st);
-        return rc;
-    }
-    return tx(st, "COMMIT", NULL, err, "committing");
-}
-
-/* A commit of many's failure: rolled back to its savepoint (AC_OK), or the transaction is
- * gone (its error). */
-static int scope_failure(ac_store *st, int rc, ac_error *err)
-{
-    PGTransactionStatusType t = PQtransactionStatus(CONN(st));
-    if (t != PQTRANS_INTRANS && t != PQTRANS_INERROR)
-        return rc;
-    return run(st, "ROLLBACK TO SAVEPOINT one", NULL, NULL, err, "committing");
-}
-
-static int pg_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int *rcs,
-                          ac_error *errs)
-{
-    ac_error *first = &errs[0];
-    int rc = run(st, "BEGIN", NULL, NULL, first, "committing");
-    for (size_t i = 0; rc == AC_OK && i < n; i++) {
-        rc = run(st, "SAVEPOINT one", NULL, NULL, &errs[i], "committing");
-        if (rc != AC_OK)
-            break;
-        rcs[i] = commit_body(st, &c[i], &errs[i]);
-        if (rcs[i] != AC_OK)
-            rc = scope_failure(st, rcs[i], &errs[i]);
-        if (rc == AC_OK)
-            rc = run(st, "RELEASE SAVEPOINT one", NULL, NULL, &errs[i], "committing");
-    }
-    if (rc == AC_OK)
-        rc = run(st, "COMMIT", NULL, NULL, first, "committing");
-    if (rc != AC_OK) {
-        for (size_t i = 0; i < n; i++)
-            if (errs[i].code == rc) {
-                *first = errs[i];
-                break;
-            }
-        rollback(st);
-        for (size_t i = 0; i < n; i++) {
-            rcs[i] = rc;
-            errs[i] = *first;
-        }
-    }
-    return rc;
 }
 
 /* Calls fn for rows of r as events (columns n, t_ms, ev, data, steps). */
@@ -830,10 +576,12 @@ static int pg_fork(ac_store *st, const ac_store_fork_row *f, ac_error *err)
 }
 
 static const ac_store_ops PG_OPS = {
-    "postgresql",   pg_close,         pg_create,        pg_info,   pg_list,
-    pg_rm,          pg_commit,        pg_events,        pg_params, pg_snapshot_get,
-    pg_tool_calls,  pg_lease_acquire, pg_lease_release, pg_note,   pg_notes,
-    pg_commit_many, pg_forget,        pg_agent,         pg_fork,
+    "postgresql",      pg_close,        pg_create,     pg_info,
+    pg_list,           pg_rm,           ac_pg_commit,  pg_events,
+    pg_params,         pg_snapshot_get, pg_tool_calls, pg_lease_acquire,
+    pg_lease_release,  pg_note,         pg_notes,      ac_pg_commit_many,
+    pg_forget,         pg_agent,        pg_fork,       ac_pg_commit_start,
+    ac_pg_commit_wait,
 };
 
 /* The schema of version 1 (in the store's schema, the search path). */
@@ -997,7 +745,7 @@ static int connect_db(pg_store *s, ac_error *err)
     }
     char m[600];
     ac_store_err(err, AC_EIO, "cannot open store '%s': %s", s->base.path,
-                 pg_msg(s->conn, m, sizeof m));
+                 ac_pg_msg(s->conn, m, sizeof m));
     return AC_EIO;
 }
 

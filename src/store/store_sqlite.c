@@ -943,6 +943,7 @@ static const ac_store_ops SQ_OPS = {
     sq_rm,          sq_commit,        sq_events,        sq_params, sq_snapshot_get,
     sq_tool_calls,  sq_lease_acquire, sq_lease_release, sq_note,   sq_notes,
     sq_commit_many, sq_forget,        sq_agent,         sq_fork,
+    ac_store_commit_at_once, NULL,
 };
 
 /* Reads one integer pragma; -1 on failure. */

@@ -22,6 +22,7 @@
 #include "agentc/agentc.h"
 #include "agentc/store.h"
 #include "io/loop.h"
+#include "store/store_writer.h"
 #include "../support/test_tmpdir.h"
 #include "../support/test_store_where.h"
 
@@ -71,6 +72,11 @@ static void settle(rig *r, ac_session *s)
     assert_true(ac_session_settled(s));
     for (int i = 0; i < 5; i++) /* the end-of-turn commit timer */
         ac_loop_run_once(r->loop, 1);
+    /* a commit on the loop (PostgreSQL) is done when its results came */
+    struct ac_store_group *g = ac_session_store(s) ? ac_session_store(s)->group : NULL;
+    for (int i = 0; i < 500 && g && (g->busy || g->n); i++)
+        ac_loop_run_once(r->loop, 10);
+    ac_loop_run_once(r->loop, 0); /* and its tasks ran */
 }
 
 static void path_of(char *buf, size_t cap, const char *name)
