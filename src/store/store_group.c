@@ -101,6 +101,8 @@ static void group_done(void *ud)
     store_writer **ws = g->fl_ws;
     for (size_t i = 0; i < g->k_fl; i++) {
         ac_sw_finish(ws[i], &g->fl_c[i], g->fl_rcs[i], &g->fl_errs[i]);
+        if (g->fl_rcs[i] != AC_OK)
+            ac_sw_tell_failed(ws[i]);
         free(g->fl_evs[i]);
     }
     for (size_t i = 0; i < g->n_fl; i++) {

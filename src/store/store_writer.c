@@ -208,6 +208,16 @@ static void failed_task(void *ud)
         ac_session_journal_failed(w->s);
 }
 
+void ac_sw_tell_failed(store_writer *w)
+{
+    ac_loop *loop = w->s && !w->closing && w->error ? w->s->e->loop : NULL;
+    if (loop) {
+        w->failed.fn = failed_task;
+        w->failed.ud = w;
+        ac_loop_defer(loop, &w->failed);
+    }
+}
+
 void ac_sw_finish(store_writer *w, const ac_store_commit *c, int rc, const ac_error *err)
 {
     ac_store *st = w->st;
@@ -215,12 +225,6 @@ void ac_sw_finish(store_writer *w, const ac_store_commit *c, int rc, const ac_er
     b->on = 0;
     if (rc != AC_OK) {
         ac_sw_error(w, err->text);
-        ac_loop *loop = w->s && !w->closing ? w->s->e->loop : NULL;
-        if (loop) {
-            w->failed.fn = failed_task;
-            w->failed.ud = w;
-            ac_loop_defer(loop, &w->failed);
-        }
         if (st->observer)
             st->observer(st->observer_ud, w->closing ? NULL : w->s, c->id, NULL, 0, err);
         batch_free_data(b);

@@ -146,6 +146,9 @@ void ac_sw_error(store_writer *w, const char *text);
 int ac_sw_prepare(store_writer *w, ac_store_commit *c, ac_store_event **evs);
 /* After the commit of c: the observer is told, the batch goes; or the error stays. */
 void ac_sw_finish(store_writer *w, const ac_store_commit *c, int rc, const ac_error *err);
+/* After a group's commit failed w: its session fails from a task of the loop (its writer
+ * may be freed before: h_close takes the task back). */
+void ac_sw_tell_failed(store_writer *w);
 /* Commits w alone, now (release: the lease given up); a closing writer is freed. */
 void ac_sw_commit_with(store_writer *w, int release);
 void ac_sw_commit(store_writer *w);
