@@ -41,7 +41,7 @@ endif()
 # (127.0.0.1 and a unix socket in a temporary folder, stopped at the end).
 if(TARGET agentc_store)
   agentc_add_test(store_ops SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_ops.c
-    LIBS agentc_store agentc_runtime PkgConfig::JANSSON LABELS store)
+    LIBS agentc_store agentc_runtime agentc_io PkgConfig::JANSSON LABELS store)
   string(MD5 _pg_h "${CMAKE_BINARY_DIR}")
   string(SUBSTRING "${_pg_h}" 0 4 _pg_h4)
   math(EXPR AGENTC_PG_TEST_PORT "0x${_pg_h4} % 20000 + 30000")
@@ -58,7 +58,8 @@ if(TARGET agentc_store)
     TIMEOUT 60)
   add_test(NAME store_ops_pg COMMAND store_ops WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(store_ops_pg PROPERTIES FIXTURES_REQUIRED pg_cluster LABELS "store;pg"
-    ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120 RESOURCE_LOCK pg_cluster)
+    ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI};AGENTC_TEST_PG_DIR=${AGENTC_PG_TEST_DIR};AGENTC_TEST_PG_PORT=${AGENTC_PG_TEST_PORT}"
+    TIMEOUT 120 RESOURCE_LOCK pg_cluster)
 endif()
 # agentc's commands on a PostgreSQL store end to end: run --session, sessions list, serve --db;
 # the URI's password in no output or error; a newer schema refused.

@@ -7,7 +7,10 @@
  * transaction); leases ended by the database's clock; a zombie writer (its lease expired
  * and taken by another holder) writes nothing; a holder whose process is stopped past its
  * lease (SIGSTOP) finds its writes refused when it resumes, the session intact; a holder
- * killed (kill -9) loses its lease at once.
+ * killed (kill -9) loses its lease at once. The asynchronous commit (commit_start): its
+ * completion a task of the loop (PostgreSQL) or at once (SQLite), commits done in the order
+ * started, a failed member alone, and (PostgreSQL) the database restarted mid-commit: a
+ * clear error for every member, nothing half-written, the next commit connected again.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -21,10 +24,12 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <libpq-fe.h>
 
 #include "agentc/agentc.h"
 #include "agentc/store.h"
 #include "store/store_int.h"
+#include "io/loop.h"
 #include "../support/test_tmpdir.h"
 #include "../support/test_store_where.h"
 
@@ -476,6 +481,142 @@ static void test_gone_holder(void **state)
     ac_store_close(b);
 }
 
+/* ---- the asynchronous commit ---- */
+
+typedef struct dones {
+    int order[8];
+    int n;
+} dones;
+
+typedef struct done_of {
+    dones *d;
+    int k;
+} done_of;
+
+static void note_done(void *ud)
+{
+    done_of *o = ud;
+    o->d->order[o->d->n++] = o->k;
+}
+
+static void run_until(ac_loop *loop, const dones *d, int n)
+{
+    for (int i = 0; i < 1000 && d->n < n; i++)
+        ac_loop_run_once(loop, 10);
+    assert_int_equal(d->n, n);
+}
+
+/* Started on a loop: done comes from a task of the loop (at once for a backend that commits
+ * at once), rcs as commit_many gives them; a second commit started meanwhile is done after the
+ * first; a member whose lease another holds fails alone. */
+static void test_async_commit(void **state)
+{
+    (void)state;
+    ac_store *st = open_as("holder-A", 60000);
+    ac_store *other = open_as("holder-B", 60000);
+    const ac_store_ops *o = st->ops;
+    ac_error err;
+    assert_int_equal(o->create(st, "aa", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    assert_int_equal(o->create(st, "ab", "h", NULL, "holder-B", 60000, &err), AC_OK);
+    ac_loop *loop = ac_loop_new();
+    ac_store_event ev[2] = {{1, 1, "spawn", "{}", NULL}, {2, 2, "user_message", "{\"t\":1}", NULL}};
+    ac_store_commit c[2] = {commit_of("aa", "holder-A", ev, 1), commit_of("ab", "holder-A", ev, 1)};
+    int rcs[2] = {-1, -1}, rc = -1;
+    ac_error errs[2];
+    dones d = {{0}, 0};
+    done_of d1 = {&d, 1}, d2 = {&d, 2};
+    o->commit_start(st, loop, c, 2, rcs, errs, &rc, note_done, &d1);
+    if (o->commit_wait) /* on the loop: nothing is done before the loop turns */
+        assert_int_equal(d.n, 0);
+    ac_store_commit c2 = commit_of("aa", "holder-A", ev + 1, 1);
+    int rcs2 = -1, rc2 = -1;
+    ac_error errs2;
+    o->commit_start(st, loop, &c2, 1, &rcs2, &errs2, &rc2, note_done, &d2);
+    run_until(loop, &d, 2);
+    assert_int_equal(d.order[0], 1);
+    assert_int_equal(d.order[1], 2);
+    assert_int_equal(rc, AC_OK);
+    assert_int_equal(rcs[0], AC_OK);
+    assert_int_equal(rcs[1], AC_STORE_EBUSY); /* alone */
+    assert_non_null(strstr(errs[1].text, "holder-B"));
+    assert_int_equal(rc2, AC_OK);
+    assert_int_equal(rcs2, AC_OK);
+    assert_int_equal(events_of(st, "aa"), 2);
+    assert_int_equal(events_of(st, "ab"), 0);
+    seen s = {0};
+    assert_int_equal(o->events(st, "aa", 0, see_event, &s, &err), AC_OK);
+    assert_string_equal(s.text, "1:spawn:{}:NULL;2:user_message:{\"t\":1}:NULL;");
+    /* a read while a commit is in flight waits for it, and sees it */
+    ac_store_event ev3 = {3, 3, "x", NULL, NULL};
+    ac_store_commit c3 = commit_of("aa", "holder-A", &ev3, 1);
+    done_of d3 = {&d, 3};
+    o->commit_start(st, loop, &c3, 1, &rcs2, &errs2, &rc2, note_done, &d3);
+    assert_int_equal(events_of(st, "aa"), 3);
+    run_until(loop, &d, 3);
+    assert_int_equal(rcs2, AC_OK);
+    assert_int_equal(ac_loop_pending(loop), 0); /* no watch or timer left */
+    ac_loop_free(loop);
+    ac_store_close(other);
+    ac_store_close(st);
+}
+
+/* PostgreSQL: the server restarts while a group's commit waits on a row another connection
+ * locked. Every member fails with a clear error, nothing of it is written, and the next
+ * commit connects again and works. */
+static void test_restart_mid_commit(void **state)
+{
+    (void)state;
+    const char *dir = getenv("AGENTC_TEST_PG_DIR"), *port = getenv("AGENTC_TEST_PG_PORT");
+    if (!test_store_pg() || !dir || !port)
+        return; /* SQLite: no server to restart */
+    ac_store *st = open_as("holder-A", 60000);
+    const ac_store_ops *o = st->ops;
+    ac_error err;
+    assert_int_equal(o->create(st, "ra", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    assert_int_equal(o->create(st, "rb", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    const char *schema = strstr(where, "schema=") + 7;
+    char conninfo[512], sql[256];
+    snprintf(conninfo, sizeof conninfo, "%.*s", (int)(strchr(where, '?') - where), where);
+    PGconn *lock = PQconnectdb(conninfo);
+    assert_int_equal(PQstatus(lock), CONNECTION_OK);
+    snprintf(sql, sizeof sql, "BEGIN; SELECT 1 FROM \"%s\".sessions WHERE id = 'rb' FOR UPDATE",
+             schema);
+    PQclear(PQexec(lock, sql));
+    ac_loop *loop = ac_loop_new();
+    ac_store_event ev[1] = {{1, 1, "spawn", "{}", NULL}};
+    ac_store_commit c[2] = {commit_of("ra", "holder-A", ev, 1), commit_of("rb", "holder-A", ev, 1)};
+    int rcs[2] = {-1, -1}, rc = -1;
+    ac_error errs[2];
+    dones d = {{0}, 0};
+    done_of d1 = {&d, 1};
+    o->commit_start(st, loop, c, 2, rcs, errs, &rc, note_done, &d1);
+    for (int i = 0; i < 30; i++) /* "ra" written, "rb" waits for the row */
+        ac_loop_run_once(loop, 10);
+    assert_int_equal(d.n, 0);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "bash tests/store/pg_cluster.sh restart %s %s", dir, port);
+    assert_int_equal(system(cmd), 0);
+    run_until(loop, &d, 1);
+    assert_int_equal(rc, AC_EIO);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rcs[i], AC_EIO);
+        assert_non_null(strstr(errs[i].text, "connection was lost"));
+        assert_non_null(strstr(errs[i].text, "nothing of this commit was written"));
+        assert_null(strstr(errs[i].text, "agentc-test-pw"));
+    }
+    PQfinish(lock);
+    assert_int_equal(events_of(st, "ra"), 0); /* nothing half-written */
+    assert_int_equal(events_of(st, "rb"), 0);
+    o->commit_start(st, loop, c, 2, rcs, errs, &rc, note_done, &d1);
+    run_until(loop, &d, 2);
+    assert_int_equal(rc, AC_OK);
+    assert_int_equal(rcs[0], AC_OK);
+    assert_int_equal(rcs[1], AC_OK);
+    assert_int_equal(events_of(st, "rb"), 1);
+    ac_loop_free(loop);
+    ac_store_close(st);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -494,6 +635,8 @@ int main(void)
         cmocka_unit_test(test_zombie_writer),
         cmocka_unit_test(test_stopped_process),
         cmocka_unit_test(test_gone_holder),
+        cmocka_unit_test(test_async_commit),
+        cmocka_unit_test(test_restart_mid_commit),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
