@@ -25,6 +25,7 @@ static void usage(FILE *out)
         "  resume ID [OPTIONS]        finish the turn of a stored session a crash stopped\n"
         "  sessions list|show|rm|prune|export|fork\n"
         "                             the stored sessions (agentc sessions --help)\n"
+        "  store copy FROM TO         copy stored sessions between SQLite and PostgreSQL\n"
         "  check SPEC                 check a spec; errors as FILE:LINE:COL: MESSAGE\n"
         "  gen SPEC -o DIR            generate C transition tables from a spec\n"
         "  diagram SPEC [--format dot|mermaid|markdown|svg] [--journal J]\n"
@@ -89,6 +90,8 @@ static int dispatch(int argc, char **argv)
         return ac_cli_resume(argc - 1, argv + 1);
     if (!strcmp(cmd, "sessions"))
         return ac_cli_sessions(argc - 1, argv + 1);
+    if (!strcmp(cmd, "store"))
+        return ac_cli_store(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo"))
         return ac_cli_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay"))

@@ -11,6 +11,7 @@ add_library(agentc_store STATIC
   ${CMAKE_SOURCE_DIR}/src/store/store_group.c
   ${CMAKE_SOURCE_DIR}/src/store/store_load.c
   ${CMAKE_SOURCE_DIR}/src/store/store_fork.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_copy.c
   ${CMAKE_SOURCE_DIR}/src/store/store_recover.c
   ${CMAKE_SOURCE_DIR}/src/store/store_json.c)
 target_include_directories(agentc_store PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)

@@ -104,6 +104,7 @@ typedef struct ac_store_fork_row {
     const char *note;     /* the note's body */
 } ac_store_fork_row;
 
+typedef int (*ac_store_snap_fn)(void *ud, uint64_t n, const char *body, int kept);
 typedef int (*ac_store_call_fn)(void *ud, const char *call_id, const char *name, int64_t started_ms,
                                 int64_t finished_ms, int ok);
 
@@ -176,6 +177,9 @@ typedef struct ac_store_ops {
     /* Waits (blocking, bounded) until the commit started is done, and runs its done now
      * when it has not run yet. NULL: the backend commits at once. */
     void (*commit_wait)(ac_store *st);
+    /* Every snapshot of the session in order of its event number, kept or not (the latest
+     * that is not kept is the only one not kept); fn returning non-zero stops. */
+    int (*snapshots)(ac_store *st, const char *id, ac_store_snap_fn fn, void *ud, ac_error *err);
 } ac_store_ops;
 
 /* commit_start of a backend whose commits complete at once: commit_many, then done. */

@@ -452,6 +452,21 @@ static int pg_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void
     return AC_OK;
 }
 
+static int pg_snapshots(ac_store *st, const char *id, ac_store_snap_fn fn, void *ud, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    PGresult *r = pq(st, "SELECT n, body, kept FROM snapshots WHERE session = $1 ORDER BY n", &a,
+                     err, "reading snapshots");
+    if (!r)
+        return AC_EIO;
+    for (int i = 0; i < PQntuples(r); i++)
+        if (fn(ud, (uint64_t)ival(r, i, 0), PQgetvalue(r, i, 1), (int)ival(r, i, 2)))
+            break;
+    PQclear(r);
+    return AC_OK;
+}
+
 static int pg_lease_acquire(ac_store *st, const char *id, const char *holder, int64_t lease_ms,
                             ac_error *err)
 {
@@ -581,7 +596,7 @@ static const ac_store_ops PG_OPS = {
     pg_params,         pg_snapshot_get, pg_tool_calls, pg_lease_acquire,
     pg_lease_release,  pg_note,         pg_notes,      ac_pg_commit_many,
     pg_forget,         pg_agent,        pg_fork,       ac_pg_commit_start,
-    ac_pg_commit_wait,
+    ac_pg_commit_wait, pg_snapshots,
 };
 
 /* The schema of version 1 (in the store's schema, the search path). */

@@ -82,3 +82,12 @@ if(TARGET agentc_store)
       RESOURCE_LOCK pg_cluster)
   endforeach()
 endif()
+# agentc store copy both ways between SQLite and PostgreSQL (journals byte-identical, replay
+# --check on the copies), on sessions with tool calls, State, toolkits, compaction and a fork.
+if(TARGET agentc_store)
+  add_test(NAME store_pg_copy COMMAND bash ${CMAKE_SOURCE_DIR}/tests/store/pg_copy.sh
+    $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(store_pg_copy PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "store;pg;cli" TIMEOUT 120 RESOURCE_LOCK pg_cluster SKIP_RETURN_CODE 77)
+endif()
