@@ -11,6 +11,7 @@
  * completion a task of the loop (PostgreSQL) or at once (SQLite), commits done in the order
  * started, a failed member alone, and (PostgreSQL) the database restarted mid-commit: a
  * clear error for every member, nothing half-written, the next commit connected again.
+ * A store copied into another of the other backend and back reads as the original.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -617,6 +618,109 @@ static void test_restart_mid_commit(void **state)
     ac_store_close(st);
 }
 
+/* ---- a store copied into another ---- */
+
+/* Everything ops read of the session, as one text. */
+static int snap_text(void *ud, uint64_t n, const char *body, int keep)
+{
+    seen *s = ud;
+    size_t len = strlen(s->text);
+    snprintf(s->text + len, sizeof s->text - len, "S%llu:%s:%d;", (unsigned long long)n, body,
+             keep);
+    return 0;
+}
+
+static int call_text(void *ud, const char *id, const char *name, int64_t started, int64_t finished,
+                     int ok)
+{
+    seen *s = ud;
+    size_t len = strlen(s->text);
+    snprintf(s->text + len, sizeof s->text - len, "C%s:%s:%d:%d;", id, name, finished >= started,
+             ok);
+    return 0;
+}
+
+static void session_text(ac_store *st, const char *id, seen *out)
+{
+    ac_error err;
+    memset(out, 0, sizeof *out);
+    ac_store_session_info i;
+    assert_int_equal(st->ops->info(st, id, &i, &err), AC_OK);
+    char *params = NULL, *agent = NULL;
+    assert_int_equal(st->ops->params(st, id, &params, &err), AC_OK);
+    assert_int_equal(st->ops->agent(st, id, &agent, &err), AC_OK);
+    snprintf(out->text, sizeof out->text, "%s|%s|%d|%llu|%llu|%s|%s|%s|%s|", i.spec_hash, i.status,
+             i.at_rest, (unsigned long long)i.events, (unsigned long long)i.snapshot_seq, i.title,
+             i.holder, params, agent ? agent : "-");
+    free(params), free(agent);
+    assert_int_equal(st->ops->events(st, id, 0, see_event, out, &err), AC_OK);
+    assert_int_equal(st->ops->notes(st, id, see_event, out, &err), AC_OK);
+    assert_int_equal(st->ops->snapshots(st, id, snap_text, out, &err), AC_OK);
+    assert_int_equal(st->ops->tool_calls(st, id, call_text, out, &err), AC_OK);
+}
+
+/* A session with all a store keeps copied to an SQLite file and from it to a store of this
+ * backend: both copies read as the original; an existing id refused without force. */
+static void test_copy(void **state)
+{
+    (void)state;
+    ac_store *st = open_as("holder-A", 60000);
+    const ac_store_ops *o = st->ops;
+    ac_error err;
+    assert_int_equal(o->create(st, "cp", "h1", "{\"spec\":\"x\"}", "holder-A", 60000, &err), AC_OK);
+    ac_store_event ev[3] = {{1, 10, "spawn", "{\"a\":\"\\\"q\\\\\"}", "[1]"},
+                            {2, 11, "user_message", NULL, NULL},
+                            {3, 12, "x", "{}", "[\"s\"]"}};
+    ac_store_commit c = commit_of("cp", "holder-A", ev, 2);
+    const char *started[] = {"k1", "k2"}, *names[] = {"t::one", "two"};
+    c.started = started, c.started_names = names, c.n_started = 2;
+    c.snapshot = "{\"kept\":1}", c.snapshot_n = 1, c.snapshot_keep = 1;
+    c.agent = "{\"name\":\"a\"}";
+    assert_int_equal(o->commit(st, &c, &err), AC_OK);
+    ac_store_commit c2 = commit_of("cp", "holder-A", ev + 2, 1);
+    const char *fin[] = {"k1"};
+    int fin_ok[] = {1};
+    c2.finished = fin, c2.finished_ok = fin_ok, c2.n_finished = 1;
+    c2.snapshot = "{\"latest\":3}", c2.snapshot_n = 3;
+    c2.title = "a title", c2.spec_hash = "h2", c2.status = "paused", c2.at_rest = 0;
+    c2.release = 1;
+    assert_int_equal(o->commit(st, &c2, &err), AC_OK);
+    assert_int_equal(o->note(st, "cp", 2, 99, "spec_changed", "{\"n\":1}", &err), AC_OK);
+    seen want, got;
+    session_text(st, "cp", &want);
+    assert_non_null(strstr(want.text, "S1:{\"kept\":1}:1;S3:{\"latest\":3}:0;"));
+
+    char file[1024], back[1024];
+    snprintf(file, sizeof file, "%s/copy.db", tmpdir);
+    test_store_where(back, sizeof back, "copyback.db");
+    ac_store *mid = ac_store_open(file, NULL, &err);
+    assert_non_null(mid);
+    ac_store_copy_stats n;
+    assert_int_equal(ac_store_copy(st, mid, "cp", 0, NULL, NULL, &n, &err), AC_OK);
+    assert_int_equal(n.sessions, 1);
+    assert_int_equal(n.events, 3);
+    assert_int_equal(n.snapshots, 2);
+    assert_int_equal(n.notes, 1);
+    assert_int_equal(n.tool_calls, 2);
+    session_text(mid, "cp", &got);
+    assert_string_equal(got.text, want.text);
+    assert_int_equal(ac_store_copy(st, mid, "cp", 0, NULL, NULL, &n, &err), AC_EINVAL);
+    assert_non_null(strstr(err.text, "already has a session 'cp'"));
+    assert_int_equal(ac_store_copy(st, mid, "cp", 1, NULL, NULL, &n, &err), AC_OK);
+    session_text(mid, "cp", &got);
+    assert_string_equal(got.text, want.text);
+    ac_store *out = ac_store_open(back, NULL, &err);
+    assert_non_null(out);
+    assert_int_equal(ac_store_copy(mid, out, NULL, 0, NULL, NULL, &n, &err), AC_OK);
+    session_text(out, "cp", &got);
+    assert_string_equal(got.text, want.text);
+    assert_int_equal(ac_store_copy(mid, out, "nope", 0, NULL, NULL, &n, &err), AC_STORE_ENOENT);
+    assert_int_equal(ac_store_copy(out, out, NULL, 1, NULL, NULL, &n, &err), AC_EINVAL);
+    ac_store_close(out);
+    ac_store_close(mid);
+    ac_store_close(st);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -637,6 +741,7 @@ int main(void)
         cmocka_unit_test(test_gone_holder),
         cmocka_unit_test(test_async_commit),
         cmocka_unit_test(test_restart_mid_commit),
+        cmocka_unit_test(test_copy),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
