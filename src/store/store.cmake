@@ -7,6 +7,7 @@ add_library(agentc_store STATIC
   ${CMAKE_SOURCE_DIR}/src/store/store_sqlite.c
   ${CMAKE_SOURCE_DIR}/src/store/store_pg.c
   ${CMAKE_SOURCE_DIR}/src/store/store_pg_commit.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_pg_schema.c
   ${CMAKE_SOURCE_DIR}/src/store/store_writer.c
   ${CMAKE_SOURCE_DIR}/src/store/store_group.c
   ${CMAKE_SOURCE_DIR}/src/store/store_load.c

@@ -31,9 +31,7 @@
 
 #include "store_pg.h"
 
-#define SCHEMA_VERSION 1
 #define CACHE PG_CACHE
-#define LOCK_KEY 1634160195 /* "agNC": the advisory lock of migrations */
 
 static PGconn *CONN(ac_store *st)
 {
@@ -49,7 +47,7 @@ const char *ac_pg_msg(PGconn *c, char *buf, size_t cap)
     return buf;
 }
 
-static int pg_fail(ac_store *st, ac_error *err, const char *what)
+int ac_pg_fail(ac_store *st, ac_error *err, const char *what)
 {
     char m[600];
     ac_store_err(err, AC_EIO, "store '%s': %s: %s", st->path, what,
@@ -67,7 +65,7 @@ static int reconnect(pg_store *s, ac_error *err)
     s->in_tx = 0;
     PQreset(s->conn);
     if (PQstatus(s->conn) != CONNECTION_OK)
-        return pg_fail(&s->base, err, "connecting again");
+        return ac_pg_fail(&s->base, err, "connecting again");
     s->stale = 0;
     return setup_conn(s, err);
 }
@@ -110,7 +108,7 @@ static int res_ok(const PGresult *r)
 /* Runs sql (a string literal) with a's parameters: the result, or NULL with err filled. A
  * connection lost (the server restarted) is made again before a transaction, never inside
  * one (what it wrote is gone: the operation fails). */
-static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
+PGresult *ac_pg_q(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
 {
     pg_store *s = (pg_store *)st;
     ac_pg_job_drain(s); /* a commit in flight has the connection until its results are in */
@@ -120,7 +118,7 @@ static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err
     if ((s->stale || PQstatus(s->conn) != CONNECTION_OK) &&
         (!fresh || reconnect(s, err) != AC_OK)) {
         if (!fresh)
-            pg_fail(st, err, what);
+            ac_pg_fail(st, err, what);
         return NULL;
     }
     if (!strcmp(sql, "BEGIN") || !strcmp(sql, "COMMIT"))
@@ -133,7 +131,7 @@ static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err
     if (res_ok(r))
         return r;
     PQclear(r);
-    pg_fail(st, err, what);
+    ac_pg_fail(st, err, what);
     return NULL;
 }
 
@@ -141,7 +139,7 @@ static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err
 static int run(ac_store *st, const char *sql, const pargs *a, int *changed, ac_error *err,
                const char *what)
 {
-    PGresult *r = pq(st, sql, a, err, what);
+    PGresult *r = ac_pg_q(st, sql, a, err, what);
     if (!r)
         return AC_EIO;
     if (changed) { /* "" for a statement that reports no count */
@@ -153,7 +151,7 @@ static int run(ac_store *st, const char *sql, const pargs *a, int *changed, ac_e
     return AC_OK;
 }
 
-static void rollback(ac_store *st)
+void ac_pg_rollback(ac_store *st)
 {
     ((pg_store *)st)->in_tx = 0;
     PQclear(PQexec(CONN(st), "ROLLBACK"));
@@ -219,8 +217,8 @@ static int pg_info(ac_store *st, const char *id, ac_store_session_info *out, ac_
 {
     pargs a = {0};
     p_s(&a, id);
-    PGresult *r =
-        pq(st, "SELECT " INFO_COLS " FROM sessions WHERE id = $1", &a, err, "reading a session");
+    PGresult *r = ac_pg_q(st, "SELECT " INFO_COLS " FROM sessions WHERE id = $1", &a, err,
+                          "reading a session");
     if (!r)
         return AC_EIO;
     int found = PQntuples(r) > 0;
@@ -232,8 +230,8 @@ static int pg_info(ac_store *st, const char *id, ac_store_session_info *out, ac_
 
 static int pg_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
 {
-    PGresult *r = pq(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id", NULL,
-                     err, "listing sessions");
+    PGresult *r = ac_pg_q(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id",
+                          NULL, err, "listing sessions");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {
@@ -253,15 +251,16 @@ static int lease_check(ac_store *st, const char *id, const char *holder, ac_erro
 {
     pargs a = {0};
     p_s(&a, id);
-    PGresult *r = pq(st,
-                     "SELECT holder, lease_until, " NOW ", " ALIVE " FROM sessions WHERE id = $1 "
-                     "FOR UPDATE SKIP LOCKED",
-                     &a, err, "reading a lease");
+    PGresult *r =
+        ac_pg_q(st,
+                "SELECT holder, lease_until, " NOW ", " ALIVE " FROM sessions WHERE id = $1 "
+                "FOR UPDATE SKIP LOCKED",
+                &a, err, "reading a lease");
     if (!r)
         return AC_EIO;
     if (PQntuples(r) == 0) {
         PQclear(r);
-        r = pq(st, "SELECT holder FROM sessions WHERE id = $1", &a, err, "reading a lease");
+        r = ac_pg_q(st, "SELECT holder FROM sessions WHERE id = $1", &a, err, "reading a lease");
         if (!r)
             return AC_EIO;
         int exists = PQntuples(r) > 0;
@@ -320,7 +319,7 @@ static int tx(ac_store *st, const char *sql, const pargs *a, ac_error *err, cons
 {
     int rc = run(st, sql, a, NULL, err, what);
     if (rc != AC_OK)
-        rollback(st);
+        ac_pg_rollback(st);
     return rc;
 }
 
@@ -330,7 +329,7 @@ static int pg_rm(ac_store *st, const char *id, const char *holder, ac_error *err
     if (rc != AC_OK)
         return rc;
     if ((rc = lease_check(st, id, holder, err)) != AC_OK) {
-        rollback(st);
+        ac_pg_rollback(st);
         return rc;
     }
     static const char *const del[] = {
@@ -364,10 +363,11 @@ static int pg_events(ac_store *st, const char *id, uint64_t after, ac_store_even
     pargs a = {0};
     p_s(&a, id);
     p_i(&a, after > INT64_MAX ? INT64_MAX : (long long)after);
-    PGresult *r = pq(st,
-                     "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 "
-                     "ORDER BY n",
-                     &a, err, "reading the journal");
+    PGresult *r =
+        ac_pg_q(st,
+                "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 "
+                "ORDER BY n",
+                &a, err, "reading the journal");
     return r ? rows_as_events(r, fn, ud) : AC_EIO;
 }
 
@@ -375,10 +375,10 @@ static int pg_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud
 {
     pargs a = {0};
     p_s(&a, id);
-    PGresult *r = pq(st,
-                     "SELECT after, t_ms, kind, body FROM notes WHERE session = $1 "
-                     "ORDER BY after, id",
-                     &a, err, "reading notes");
+    PGresult *r = ac_pg_q(st,
+                          "SELECT after, t_ms, kind, body FROM notes WHERE session = $1 "
+                          "ORDER BY after, id",
+                          &a, err, "reading notes");
     return r ? rows_as_events(r, fn, ud) : AC_EIO;
 }
 
@@ -388,7 +388,7 @@ static int get_text(ac_store *st, const char *sql, const pargs *a, char **out, i
                     uint64_t *n, ac_error *err, const char *what)
 {
     *out = NULL;
-    PGresult *r = pq(st, sql, a, err, what);
+    PGresult *r = ac_pg_q(st, sql, a, err, what);
     if (!r)
         return AC_EIO;
     *found = PQntuples(r) > 0;
@@ -438,10 +438,10 @@ static int pg_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void
 {
     pargs a = {0};
     p_s(&a, id);
-    PGresult *r = pq(st,
-                     "SELECT call_id, name, started_ms, finished_ms, ok FROM tool_calls "
-                     "WHERE session = $1 ORDER BY started_ms, call_id",
-                     &a, err, "reading tool calls");
+    PGresult *r = ac_pg_q(st,
+                          "SELECT call_id, name, started_ms, finished_ms, ok FROM tool_calls "
+                          "WHERE session = $1 ORDER BY started_ms, call_id",
+                          &a, err, "reading tool calls");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++)
@@ -456,8 +456,8 @@ static int pg_snapshots(ac_store *st, const char *id, ac_store_snap_fn fn, void 
 {
     pargs a = {0};
     p_s(&a, id);
-    PGresult *r = pq(st, "SELECT n, body, kept FROM snapshots WHERE session = $1 ORDER BY n", &a,
-                     err, "reading snapshots");
+    PGresult *r = ac_pg_q(st, "SELECT n, body, kept FROM snapshots WHERE session = $1 ORDER BY n",
+                          &a, err, "reading snapshots");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++)
@@ -474,7 +474,7 @@ static int pg_lease_acquire(ac_store *st, const char *id, const char *holder, in
     if (rc != AC_OK)
         return rc;
     if ((rc = lease_check(st, id, holder, err)) != AC_OK) {
-        rollback(st);
+        ac_pg_rollback(st);
         return rc;
     }
     pargs a = {0};
@@ -584,7 +584,7 @@ static int pg_fork(ac_store *st, const ac_store_fork_row *f, ac_error *err)
             rc = no_session(st, f->from, err);
     }
     if (rc != AC_OK) {
-        rollback(st);
+        ac_pg_rollback(st);
         return rc;
     }
     return tx(st, "COMMIT", NULL, err, "forking a session");
@@ -598,88 +598,6 @@ static const ac_store_ops PG_OPS = {
     pg_forget,         pg_agent,        pg_fork,       ac_pg_commit_start,
     ac_pg_commit_wait, pg_snapshots,
 };
-
-/* The schema of version 1 (in the store's schema, the search path). */
-static const char *SCHEMA =
-    "CREATE TABLE meta(key text PRIMARY KEY, value bigint NOT NULL);"
-    "CREATE TABLE sessions("
-    " id text PRIMARY KEY, spec_hash text NOT NULL, params text NOT NULL DEFAULT '{}',"
-    " status text NOT NULL DEFAULT 'idle', at_rest int NOT NULL DEFAULT 1,"
-    " created_ms bigint NOT NULL, updated_ms bigint NOT NULL,"
-    " events bigint NOT NULL DEFAULT 0, snapshot_seq bigint NOT NULL DEFAULT 0,"
-    " holder text NOT NULL DEFAULT '', lease_until bigint NOT NULL DEFAULT 0,"
-    " title text NOT NULL DEFAULT '', agent text);"
-    "CREATE TABLE events(id bigserial PRIMARY KEY, session text NOT NULL, n bigint NOT NULL,"
-    " t_ms bigint NOT NULL, ev text NOT NULL, data text, steps text, UNIQUE(session, n));"
-    "CREATE TABLE snapshots(session text NOT NULL, n bigint NOT NULL, body text NOT NULL,"
-    " kept int NOT NULL DEFAULT 0, PRIMARY KEY(session, n));"
-    "CREATE TABLE tool_calls(session text NOT NULL, call_id text NOT NULL, name text NOT NULL,"
-    " started_ms bigint NOT NULL, finished_ms bigint NOT NULL DEFAULT 0,"
-    " ok int NOT NULL DEFAULT 0, PRIMARY KEY(session, call_id));"
-    "CREATE TABLE notes(id bigserial PRIMARY KEY, session text NOT NULL, after bigint NOT NULL,"
-    " t_ms bigint NOT NULL, kind text NOT NULL, body text NOT NULL);"
-    "CREATE INDEX notes_session ON notes(session, after);";
-
-/* One statement of the migration, its text built here (the schema's name quoted). */
-static int exec_text(pg_store *s, const char *sql, ac_error *err, const char *what)
-{
-    PGresult *r = PQexec(s->conn, sql);
-    ExecStatusType t = PQresultStatus(r);
-    PQclear(r);
-    if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK)
-        return AC_OK;
-    pg_fail(&s->base, err, what);
-    rollback(&s->base);
-    return AC_EIO;
-}
-
-/* The version of the store's schema: 0 when it has no tables yet, -1 on failure. */
-static long long schema_version(pg_store *s, ac_error *err)
-{
-    pargs a = {0};
-    PGresult *r = pq(&s->base, "SELECT to_regclass('meta') IS NOT NULL", &a, err, "opening it");
-    if (!r)
-        return -1;
-    int has = !strcmp(PQgetvalue(r, 0, 0), "t");
-    PQclear(r);
-    if (!has)
-        return 0;
-    r = pq(&s->base, "SELECT value FROM meta WHERE key = 'version'", &a, err, "opening it");
-    if (!r)
-        return -1;
-    long long v = PQntuples(r) ? ival(r, 0, 0) : 0;
-    PQclear(r);
-    return v;
-}
-
-/* Creates or migrates the schema in one transaction under the migration lock (others that
- * open at once wait for it, then find it done). */
-static int migrate(pg_store *s, ac_error *err)
-{
-    char sql[256];
-    snprintf(sql, sizeof sql,
-             "BEGIN; SELECT pg_advisory_xact_lock(%d); CREATE SCHEMA IF NOT EXISTS \"%s\"",
-             LOCK_KEY, s->schema);
-    if (exec_text(s, sql, err, "creating its schema") != AC_OK)
-        return AC_EIO;
-    long long v = schema_version(s, err);
-    if (v < 0 || v > SCHEMA_VERSION) {
-        if (v > SCHEMA_VERSION)
-            ac_store_err(err, AC_EIO,
-                         "store '%s' has schema version %lld, newer than this agentc reads (%d)",
-                         s->base.path, v, SCHEMA_VERSION);
-        rollback(&s->base);
-        return AC_EIO;
-    }
-    if (v == 0 && exec_text(s, SCHEMA, err, "creating its tables") != AC_OK)
-        return AC_EIO;
-    snprintf(sql, sizeof sql,
-             "INSERT INTO meta VALUES('version', %d) ON CONFLICT(key) DO UPDATE SET value = %d",
-             SCHEMA_VERSION, SCHEMA_VERSION);
-    if (v < SCHEMA_VERSION && exec_text(s, sql, err, "migrating it") != AC_OK)
-        return AC_EIO;
-    return exec_text(s, "COMMIT", err, "migrating it");
-}
 
 /* Takes agentc's keys out of the URI's query (kept: libpq's). *schema the value of
  * "schema" (default "agentc"); AC_EINVAL for a name that is not [A-Za-z0-9_]. */
@@ -770,14 +688,18 @@ static int setup_conn(pg_store *s, ac_error *err)
     char sql[160];
     snprintf(sql, sizeof sql, "SET statement_timeout = %lld; SET search_path TO \"%s\"",
              s->timeout_ms, s->schema);
-    if (exec_text(s, sql, err, "setting it up") != AC_OK)
+    if (ac_pg_exec_text(s, sql, err, "setting it up") != AC_OK)
         return AC_EIO;
     const char *v[1] = {s->base.holder};
-    PGresult *r = PQexecParams(s->conn, "SELECT pg_advisory_lock_shared(1634160196, hashtext($1))",
-                               1, NULL, v, NULL, NULL, 0);
+    /* its holder's lock, and the lock of the schema version it runs (store_pg_schema.c) */
+    PGresult *r =
+        PQexecParams(s->conn,
+                     "SELECT pg_advisory_lock_shared(1634160196, hashtext($1)), "
+                     "pg_advisory_lock_shared(" PG_VERSION_LOCK ", " PG_SCHEMA_VERSION_S ")",
+                     1, NULL, v, NULL, NULL, 0);
     int ok = res_ok(r);
     PQclear(r);
-    return ok ? AC_OK : pg_fail(&s->base, err, "taking its holder's lock");
+    return ok ? AC_OK : ac_pg_fail(&s->base, err, "taking its holder's lock");
 }
 
 int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *holder,
@@ -798,7 +720,7 @@ int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *h
     if (rc == AC_OK)
         rc = setup_conn(s, err);
     if (rc == AC_OK)
-        rc = migrate(s, err);
+        rc = ac_pg_migrate(s, err);
     if (rc != AC_OK) {
         pg_close(&s->base);
         return rc;

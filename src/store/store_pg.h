@@ -77,6 +77,26 @@ static inline void p_i(pargs *a, long long v)
     a->n++;
 }
 
+/* The version of the schema this agentc writes (store_pg_schema.c), as a number and as SQL
+ * text; each open store's connection holds the advisory lock (PG_VERSION_LOCK, version)
+ * shared, so a migration knows which version each live holder runs. */
+#define PG_SCHEMA_VERSION 2
+#define PG_SCHEMA_VERSION_S "2"
+#define PG_VERSION_LOCK "1634160197"
+
+/* Runs sql (a string literal, prepared once) with a's parameters, after the commit in flight
+ * has its results, connecting again first when the connection was lost (never inside a
+ * transaction): the result, or NULL with err filled. */
+PGresult *ac_pg_q(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what);
+/* err: "store 'PATH': WHAT: libpq's message"; AC_EIO. */
+int ac_pg_fail(ac_store *st, ac_error *err, const char *what);
+void ac_pg_rollback(ac_store *st);
+/* sql (text built by the caller, several statements allowed) run as is: AC_OK, or AC_EIO with
+ * err and the transaction rolled back. */
+int ac_pg_exec_text(pg_store *s, const char *sql, ac_error *err, const char *what);
+/* Creates the store's schema, or migrates it to PG_SCHEMA_VERSION (store_pg_schema.c). */
+int ac_pg_migrate(pg_store *s, ac_error *err);
+
 /* libpq's last message, on one line. */
 const char *ac_pg_msg(PGconn *c, char *buf, size_t cap);
 /* The connection made again when it was lost or given up: AC_OK, or AC_EIO with err. */

@@ -12,6 +12,7 @@
  * started, a failed member alone, and (PostgreSQL) the database restarted mid-commit: a
  * clear error for every member, nothing half-written, the next commit connected again.
  * A store copied into another of the other backend and back reads as the original.
+ * (PostgreSQL) A migration waits for the leases of older holders, bounded.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -721,6 +722,95 @@ static void test_copy(void **state)
     ac_store_close(st);
 }
 
+/* ---- schema versions (PostgreSQL) ---- */
+
+static void raw(PGconn *c, const char *fmt, const char *schema)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, fmt, schema, schema);
+    PGresult *r = PQexec(c, sql);
+    ExecStatusType t = PQresultStatus(r);
+    if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK)
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+}
+
+static ac_store *open_bounded(const char *at, const char *holder, int64_t wait_ms, ac_error *err)
+{
+    ac_store_options o = {0};
+    o.holder = holder;
+    o.busy_timeout_ms = wait_ms;
+    return ac_store_open(at, &o, err);
+}
+
+/* A rolling upgrade: a database of version 1 whose session an older agentc holds (its
+ * connection says no version) is not migrated until that lease ends: refused past the bound
+ * naming the session and holder, nothing changed; migrated once the lease ends meanwhile;
+ * a lease of a holder of this version does not hold a migration back. */
+static void test_schema_upgrade(void **state)
+{
+    (void)state;
+    if (!test_store_pg())
+        return; /* SQLite: one process per file, no rolling upgrade */
+    char at[1024];
+    test_store_where(at, sizeof at, "upgrade.db");
+    const char *schema = strstr(at, "schema=") + 7;
+    ac_error err;
+    ac_store *st = open_bounded(at, "holder-new", 5000, &err);
+    assert_non_null(st);
+    assert_int_equal(st->ops->create(st, "u1", "h", NULL, "holder-new", 60000, &err), AC_OK);
+    assert_int_equal(st->ops->create(st, "u2", "h", NULL, "holder-new", 60000, &err), AC_OK);
+    char conninfo[512];
+    snprintf(conninfo, sizeof conninfo, "%.*s", (int)(strchr(at, '?') - at), at);
+    PGconn *old = PQconnectdb(conninfo);
+    assert_int_equal(PQstatus(old), CONNECTION_OK);
+    raw(old, "SELECT pg_advisory_lock_shared(1634160196, hashtext('old-holder'))%.0s%.0s", "");
+    raw(old,
+        "UPDATE \"%s\".sessions SET holder = 'old-holder', lease_until = "
+        "(extract(epoch from clock_timestamp()) * 1000)::bigint + 60000 WHERE id = 'u1'",
+        schema);
+    raw(old,
+        "UPDATE \"%s\".meta SET value = 1 WHERE key = 'version'; DROP INDEX "
+        "\"%s\".sessions_updated",
+        schema);
+    ac_store *late = open_bounded(at, "holder-late", 300, &err);
+    assert_null(late);
+    assert_int_equal(err.code, AC_STORE_EBUSY);
+    assert_non_null(strstr(err.text, "from version 1 to 2"));
+    assert_non_null(strstr(err.text, "session 'u1' is held by old-holder"));
+    assert_null(strstr(err.text, "agentc-test-pw"));
+    PGresult *r = PQexec(old, "SELECT 1"); /* nothing changed */
+    PQclear(r);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT value FROM \"%s\".meta WHERE key = 'version'", schema);
+    r = PQexec(old, sql);
+    assert_string_equal(PQgetvalue(r, 0, 0), "1");
+    PQclear(r);
+    /* the old lease ends in 1 s: a migration waiting up to 5 s goes through */
+    raw(old,
+        "UPDATE \"%s\".sessions SET lease_until = "
+        "(extract(epoch from clock_timestamp()) * 1000)::bigint + 1000 WHERE id = 'u1'%.0s",
+        schema);
+    late = open_bounded(at, "holder-late", 5000, &err);
+    if (!late)
+        fail_msg("%s", err.text);
+    r = PQexec(old, sql);
+    assert_string_equal(PQgetvalue(r, 0, 0), "2");
+    PQclear(r);
+    /* a holder of this version (st, still holding u2) does not hold a migration back */
+    raw(old,
+        "UPDATE \"%s\".meta SET value = 1 WHERE key = 'version'; DROP INDEX "
+        "\"%s\".sessions_updated",
+        schema);
+    ac_store *again = open_bounded(at, "holder-again", 300, &err);
+    if (!again)
+        fail_msg("%s", err.text);
+    ac_store_close(again);
+    ac_store_close(late);
+    ac_store_close(st);
+    PQfinish(old);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -742,6 +832,7 @@ int main(void)
         cmocka_unit_test(test_async_commit),
         cmocka_unit_test(test_restart_mid_commit),
         cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_schema_upgrade),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }
