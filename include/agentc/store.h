@@ -227,6 +227,18 @@ int ac_store_copy(ac_store *from, ac_store *to, const char *id, int force,
                   ac_store_copy_progress_fn fn, void *ud, ac_store_copy_stats *stats,
                   ac_error *err);
 
+/* What a stored session buffered until now (the events of a turn that just ended) is
+ * committed on its loop later, at the end of the loop turn, and on PostgreSQL without
+ * waiting: a reply that must not be sent before that (an end-of-turn answer) hands task
+ * (struct ac_loop_task of io/loop.h, owned by the caller) to the store, which defers it on
+ * the session's loop once that commit is done, durable or failed (ac_session_error says
+ * so). 1 when the task was taken; 0 when nothing waits to be committed (the caller goes on
+ * at once): a session that is not stored, without a loop, failed or with nothing buffered.
+ * Cancel takes the task back (queued or not) before the caller frees it or the session. */
+struct ac_loop_task;
+int ac_store_when_durable(ac_session *s, struct ac_loop_task *task);
+void ac_store_when_durable_cancel(ac_session *s, struct ac_loop_task *task);
+
 /* Calls fn for each stored session, most recently updated first; a non-zero
  * return from fn stops the walk. */
 typedef int (*ac_store_list_fn)(void *ud, const ac_store_session_info *info);

@@ -86,14 +86,68 @@ static void pends_run(char **id, char **name, void (**pgo)(void *, int), void **
     free(go), free(ud);
 }
 
+/* The tasks waiting for a commit: deferred on the loop (it is done, or cannot be). */
+static void dur_run(ac_loop *loop, ac_loop_task **t, size_t *n)
+{
+    for (size_t i = 0; loop && i < *n; i++)
+        ac_loop_defer(loop, t[i]);
+    *n = 0;
+}
+
 /* After a commit: the tool calls it recorded run (ok), or fail without running; when the
  * session failed, the calls waiting for a next commit fail too (there is none). */
 void ac_sw_pend_run(store_writer *w, int ok)
 {
     store_batch *b = &w->fl;
+    dur_run(w->loop, b->dur, &b->n_dur);
     pends_run(b->pend_id, b->pend_name, b->pend_go, b->pend_ud, &b->n_pend, ok);
-    if (w->error)
+    if (w->error) {
+        dur_run(w->loop, w->dur, &w->n_dur);
         pends_run(w->pend_id, w->pend_name, w->pend_go, w->pend_ud, &w->n_pend, 0);
+    }
+}
+
+/* What the session buffered is committed by the group's next commit, or is in flight. */
+static int dur_add(ac_loop_task ***v, size_t *n, size_t *cap, ac_loop_task *task)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 4;
+        ac_loop_task **p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return 0;
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = task;
+    return 1;
+}
+
+int ac_store_when_durable(ac_session *s, ac_loop_task *task)
+{
+    store_writer *w = s && s->hooks == &AC_SW_HOOKS ? s->hooks_ud : NULL;
+    ac_loop *loop = s ? s->e->loop : NULL;
+    if (!w || !loop || w->error || w->muted)
+        return 0;
+    w->loop = loop;
+    if (w->queued || w->timer)
+        return dur_add(&w->dur, &w->n_dur, &w->cap_dur, task);
+    size_t cap = w->fl.n_dur; /* grown one at a time: rare */
+    return w->fl.on ? dur_add(&w->fl.dur, &w->fl.n_dur, &cap, task) : 0;
+}
+
+void ac_store_when_durable_cancel(ac_session *s, ac_loop_task *task)
+{
+    store_writer *w = s && s->hooks == &AC_SW_HOOKS ? s->hooks_ud : NULL;
+    ac_loop_task **lists[2] = {w ? w->dur : NULL, w ? w->fl.dur : NULL};
+    size_t *ns[2] = {w ? &w->n_dur : NULL, w ? &w->fl.n_dur : NULL};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; lists[k] && i < *ns[k]; i++)
+            if (lists[k][i] == task) {
+                lists[k][i] = lists[k][--*ns[k]];
+                break;
+            }
+    if (task->queued && s && s->e->loop)
+        ac_loop_undefer(s->e->loop, task);
 }
 
 /* What a batch holds but its calls (ac_sw_pend_run takes those). */
@@ -124,6 +178,7 @@ static void batch_free_data(store_batch *b)
 static void batch_free(store_batch *b)
 {
     batch_free_data(b);
+    free(b->dur);
     for (size_t i = 0; i < b->n_pend; i++)
         free(b->pend_id[i]), free(b->pend_name[i]);
     free(b->pend_id), free(b->pend_name), free(b->pend_go), free(b->pend_ud);
@@ -149,6 +204,8 @@ static void batch_take(store_writer *w)
     b->spec_hash = w->spec_hash, b->agent = w->agent, b->create_params = w->create_params;
     b->snap = w->snap, b->snap_n = w->snap_n;
     w->spec_hash = w->agent = w->create_params = w->snap = NULL;
+    b->dur = w->dur, b->n_dur = w->n_dur;
+    w->dur = NULL, w->n_dur = w->cap_dur = 0;
 }
 
 /* Fills c (and *evs, to free) with what w buffered: 0, or -1 when there is nothing it may
@@ -588,6 +645,7 @@ void ac_sw_free(store_writer *w)
     rows_free(w);
     pend_drop(w);
     batch_free(&w->fl);
+    free(w->dur);
     free(w->pend_id);
     free(w->pend_name);
     free(w->pend_go);

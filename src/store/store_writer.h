@@ -40,6 +40,8 @@ typedef struct store_batch {
     size_t n_pend;
     char *spec_hash, *agent, *create_params, *snap;
     uint64_t snap_n;
+    ac_loop_task **dur; /* deferred when it is done (ac_store_when_durable) */
+    size_t n_dur;
 } store_batch;
 
 /* The writer of one stored session (its hooks_ud): what it buffered since its last commit,
@@ -95,6 +97,10 @@ typedef struct store_writer {
     const char *status;
     int at_rest;
     store_batch fl; /* the commit in flight */
+    /* tasks deferred once what is buffered now is durable (ac_store_when_durable) */
+    ac_loop_task **dur;
+    size_t n_dur, cap_dur;
+    ac_loop *loop;
 } store_writer;
 
 /* ---- group commit ----
