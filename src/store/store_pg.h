@@ -41,6 +41,7 @@ typedef struct pg_job {
     int keep;  /* what comes before the next part */
     /* the pipeline sent: its statements, the results read and what they said */
     int m, got, got_one, body, ins, row, why, fail_at;
+    int prep[16][2], n_prep; /* statements prepared in it: result number, place in the cache */
     long changed_ins, changed_row;
     char msg[512];
     PGresult *lease;

@@ -44,14 +44,40 @@ static int64_t mono_ms(void)
 static void job_io(pg_store *s);
 static void job_timeout(void *ud);
 
-/* One statement into the pipeline (sent when the pipeline is flushed). */
-static void put(pg_store *s, const char *sql, const pargs *a)
+static void send_failed(pg_store *s)
+{
+    if (!s->job.msg[0])
+        ac_pg_msg(s->conn, s->job.msg, sizeof s->job.msg);
+}
+
+/* One statement into the pipeline (sent when the pipeline is flushed): the number of its
+ * result. One with parameters is prepared on its first use, in the same pipeline, in the
+ * connection's cache of statements (by the address of its text, as the other operations'
+ * are); a prepare that fails or is skipped leaves its place empty again (take). */
+static int put(pg_store *s, const char *sql, const pargs *a)
 {
     pg_job *j = &s->job;
-    if (!PQsendQueryParams(s->conn, sql, a ? a->n : 0, NULL, a ? a->v : NULL, NULL, NULL, 0) &&
-        !j->msg[0])
-        ac_pg_msg(s->conn, j->msg, sizeof j->msg);
-    j->m++;
+    int k = 0;
+    while (a && k < PG_CACHE && s->sql[k] && s->sql[k] != sql)
+        k++;
+    if (!a || k == PG_CACHE ||
+        (!s->sql[k] && j->n_prep == (int)(sizeof j->prep / sizeof j->prep[0]))) {
+        if (!PQsendQueryParams(s->conn, sql, a ? a->n : 0, NULL, a ? a->v : NULL, NULL, NULL, 0))
+            send_failed(s);
+        return j->m++;
+    }
+    char name[16];
+    snprintf(name, sizeof name, "q%d", k);
+    if (!s->sql[k]) {
+        if (!PQsendPrepare(s->conn, name, sql, a->n, NULL))
+            send_failed(s);
+        s->sql[k] = sql;
+        j->prep[j->n_prep][0] = j->m++;
+        j->prep[j->n_prep++][1] = k;
+    }
+    if (!PQsendQueryPrepared(s->conn, name, a->n, a->v, NULL, NULL, 0))
+        send_failed(s);
+    return j->m++;
 }
 
 /* The pipeline begins: nothing read of it yet. */
@@ -59,7 +85,7 @@ static void open_pipe(pg_store *s, int phase)
 {
     pg_job *j = &s->job;
     j->phase = phase;
-    j->m = j->got = j->got_one = 0;
+    j->m = j->got = j->got_one = j->n_prep = 0;
     j->ins = j->row = j->why = j->fail_at = -1;
     j->changed_ins = j->changed_row = -1;
     j->msg[0] = 0;
@@ -108,16 +134,15 @@ static void put_row(pg_store *s, const ac_store_commit *c)
     p_s(&a, c->agent);
     p_s(&a, c->id);
     p_s(&a, c->holder);
-    s->job.row = s->job.m;
-    put(s,
-        "UPDATE sessions SET status = $1, at_rest = $2, updated_ms = " NOW ", "
-        "events = greatest(events, $3), holder = $4, "
-        "lease_until = CASE WHEN $5::bigint < 0 THEN 0 ELSE " NOW " + $5 END, "
-        "title = coalesce($6, title), spec_hash = coalesce($7, spec_hash), "
-        "snapshot_seq = CASE WHEN $8::bigint > 0 THEN $8 ELSE snapshot_seq END, "
-        "agent = coalesce($9, agent) "
-        "WHERE id = $10 AND (lease_until <= " NOW " OR holder = '' OR holder = $11)",
-        &a);
+    s->job.row = put(s,
+                     "UPDATE sessions SET status = $1, at_rest = $2, updated_ms = " NOW ", "
+                     "events = greatest(events, $3), holder = $4, "
+                     "lease_until = CASE WHEN $5::bigint < 0 THEN 0 ELSE " NOW " + $5 END, "
+                     "title = coalesce($6, title), spec_hash = coalesce($7, spec_hash), "
+                     "snapshot_seq = CASE WHEN $8::bigint > 0 THEN $8 ELSE snapshot_seq END, "
+                     "agent = coalesce($9, agent) "
+                     "WHERE id = $10 AND (lease_until <= " NOW " OR holder = '' OR holder = $11)",
+                     &a);
 }
 
 static void put_create(pg_store *s, const ac_store_commit *c)
@@ -128,12 +153,12 @@ static void put_create(pg_store *s, const ac_store_commit *c)
     p_s(&a, c->create_params ? c->create_params : "{}");
     p_s(&a, c->holder);
     p_i(&a, c->lease_ms);
-    s->job.ins = s->job.m;
-    put(s,
-        "INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, updated_ms, "
-        "holder, lease_until) VALUES($1, $2, $3, 'idle', 1, " NOW ", " NOW ", $4, " NOW
-        " + $5) ON CONFLICT(id) DO NOTHING",
-        &a);
+    s->job.ins =
+        put(s,
+            "INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, updated_ms, "
+            "holder, lease_until) VALUES($1, $2, $3, 'idle', 1, " NOW ", " NOW ", $4, " NOW
+            " + $5) ON CONFLICT(id) DO NOTHING",
+            &a);
 }
 
 /* Appends v to an array literal being built in b: "v" with " and \\ escaped, or NULL. */
@@ -272,8 +297,8 @@ static void send_why(pg_store *s)
     prefix(s);
     pargs a = {0};
     p_s(&a, j->c[j->i].id);
-    j->why = j->m;
-    put(s, "SELECT holder, lease_until, " NOW ", " ALIVE " FROM sessions WHERE id = $1", &a);
+    j->why =
+        put(s, "SELECT holder, lease_until, " NOW ", " ALIVE " FROM sessions WHERE id = $1", &a);
     close_pipe(s);
 }
 
@@ -427,7 +452,12 @@ static void take(pg_store *s, PGresult *r)
             j->lease = r;
             return;
         }
-    } else if (j->fail_at < 0) {
+    } else {
+        for (int i = 0; i < j->n_prep; i++) /* not prepared: prepared again next time */
+            if (j->prep[i][0] == j->got)
+                s->sql[j->prep[i][1]] = NULL;
+    }
+    if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK && j->fail_at < 0) {
         j->fail_at = j->got;
         if (t != PGRES_PIPELINE_ABORTED) {
             snprintf(j->msg, sizeof j->msg, "%s", PQresultErrorMessage(r));
