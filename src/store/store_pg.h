@@ -36,9 +36,12 @@ typedef struct pg_job {
     ac_error *errs;
     void (*done)(void *ud);
     void *ud;
-    size_t i;  /* the session's part sent */
-    int phase; /* what the pipeline sent is (store_pg_commit.c) */
-    int keep;  /* what comes before the next part */
+    size_t i;        /* the session's part sent */
+    int phase;       /* what the pipeline sent is (store_pg_commit.c) */
+    int keep;        /* what comes before the next part */
+    int retried;     /* sent again once: the connection was found lost before any answer */
+    int answered;    /* a result of it was read */
+    int commit_sent; /* its COMMIT went out: lost then, the outcome is unknown */
     /* the pipeline sent: its statements, the results read and what they said */
     int m, got, got_one, body, ins, row, why, fail_at;
     int prep[16][2], n_prep; /* statements prepared in it: result number, place in the cache */

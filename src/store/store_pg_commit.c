@@ -43,6 +43,7 @@ static int64_t mono_ms(void)
 
 static void job_io(pg_store *s);
 static void job_timeout(void *ud);
+static int job_begin(pg_store *s);
 
 static void send_failed(pg_store *s)
 {
@@ -309,6 +310,7 @@ static void send_end(pg_store *s, int phase)
         prefix(s);
     put(s, phase == PH_END ? "COMMIT" : "ROLLBACK", NULL);
     close_pipe(s);
+    s->job.commit_sent = phase == PH_END && !s->job.msg[0];
 }
 
 /* The job has its results: the connection back to blocking, done to run. */
@@ -441,6 +443,7 @@ static void take(pg_store *s, PGresult *r)
     pg_job *j = &s->job;
     ExecStatusType t = PQresultStatus(r);
     if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK) {
+        j->answered = 1; /* the server's (libpq makes an error of a lost connection) */
         char *end;
         long k = strtol(PQcmdTuples(r), &end, 10);
         k = end != PQcmdTuples(r) ? k : 0;
@@ -469,15 +472,30 @@ static void take(pg_store *s, PGresult *r)
     PQclear(r);
 }
 
+/* The connection was lost. Found lost before any answer came (the server restarted between two
+ * commits, say), the group is sent again, once, on a connection made again: nothing of it can
+ * have been written. Else the group fails (before COMMIT was sent, nothing of it was
+ * written). */
 static void lost(pg_store *s)
 {
     pg_job *j = &s->job;
     char m[600];
     s->stale = 1;
+    int before_commit = j->phase == PH_PART || j->phase == PH_WHY || !j->commit_sent;
+    if (before_commit && !j->retried && !j->answered) {
+        j->retried = 1;
+        if (j->loop)
+            ac_loop_unwatch(j->loop, j->watch);
+        j->watch = 0;
+        PQclear(j->lease);
+        j->lease = NULL;
+        if (job_begin(s) == 0 && !j->msg[0])
+            return;
+    }
     snprintf(m, sizeof m, "the connection was lost (%s); %s", ac_pg_msg(s->conn, j->msg, 300),
-             j->phase == PH_END ? "the commit may or may not have been written: read the session "
-                                  "again"
-                                : "nothing of this commit was written");
+             before_commit ? "nothing of this commit was written"
+                           : "the commit may or may not have been written: read the session "
+                             "again");
     fail_all(s, m, 0);
 }
 
@@ -505,6 +523,10 @@ static void job_io(pg_store *s)
             PQclear(r);
             j->got_one = 0;
             step(s);
+            if (j->state == 1 && j->msg[0] && PQstatus(s->conn) != CONNECTION_OK) {
+                lost(s); /* the next pipeline could not be sent */
+                return;
+            }
             continue;
         }
         j->got_one = 1;
@@ -537,6 +559,35 @@ static void run_done(void *ud)
     s->job.done(s->job.ud);
 }
 
+/* The job (re)starts on the connection: made again when it was lost, non-blocking and in
+ * pipeline mode, its socket watched, the first part sent. 0, or -1 with j->msg. */
+static int job_begin(pg_store *s)
+{
+    pg_job *j = &s->job;
+    j->i = 0;
+    j->keep = K_BEGIN;
+    for (size_t i = 0; i < j->n; i++) {
+        j->rcs[i] = AC_OK;
+        memset(&j->errs[i], 0, sizeof j->errs[i]);
+    }
+    ac_error e;
+    if (ac_pg_ready(s, &e) != AC_OK) {
+        snprintf(j->msg, sizeof j->msg, "%s", e.text);
+        return -1;
+    }
+    if (PQsetnonblocking(s->conn, 1) != 0 || !PQenterPipelineMode(s->conn)) {
+        ac_pg_msg(s->conn, j->msg, sizeof j->msg);
+        return -1;
+    }
+    if (j->loop &&
+        !(j->watch = ac_loop_watch_fd(j->loop, PQsocket(s->conn), AC_LOOP_READ, job_ready, s))) {
+        snprintf(j->msg, sizeof j->msg, "out of memory");
+        return -1;
+    }
+    send_part(s);
+    return 0;
+}
+
 void ac_pg_commit_start(ac_store *st, ac_loop *loop, const ac_store_commit *c, size_t n, int *rcs,
                         ac_error *errs, int *rc, void (*done)(void *ud), void *ud)
 {
@@ -551,31 +602,16 @@ void ac_pg_commit_start(ac_store *st, ac_loop *loop, const ac_store_commit *c, s
                   .rc = rc,
                   .errs = errs,
                   .done = done,
-                  .ud = ud,
-                  .keep = K_BEGIN};
+                  .ud = ud};
     j->task.fn = run_done;
     j->task.ud = s;
-    for (size_t i = 0; i < n; i++) {
-        rcs[i] = AC_OK;
-        memset(&errs[i], 0, sizeof errs[i]);
-    }
-    ac_error e;
-    if (ac_pg_ready(s, &e) != AC_OK) {
-        fail_all(s, e.text, 0);
-        return;
-    }
-    if (PQsetnonblocking(s->conn, 1) != 0 || !PQenterPipelineMode(s->conn)) {
-        fail_all(s, ac_pg_msg(s->conn, j->msg, sizeof j->msg), 0);
-        return;
-    }
-    if (loop &&
-        !(j->watch = ac_loop_watch_fd(loop, PQsocket(s->conn), AC_LOOP_READ, job_ready, s))) {
-        fail_all(s, "out of memory", 1);
-        return;
-    }
-    send_part(s);
-    if (j->msg[0]) /* a statement could not be queued: the connection is gone */
+    if (job_begin(s) != 0) {
+        char m[sizeof j->msg];
+        snprintf(m, sizeof m, "%s", j->msg);
+        fail_all(s, m, 0);
+    } else if (j->msg[0]) { /* a statement could not be queued: the connection is gone */
         lost(s);
+    }
 }
 
 /* Until the job has its results: the socket polled, each wait bounded. */
