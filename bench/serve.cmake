@@ -7,3 +7,12 @@ if(TARGET agentc)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     USES_TERMINAL)
 endif()
+# agentc serve as workers of one PostgreSQL database (not a test): cmake --build BUILD --target
+# bench_failover. CPU per turn with 1, 2, 3 workers vs SQLite; failover time over 10 kill -9 trials.
+if(TARGET agentc)
+  add_custom_target(bench_failover
+    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_failover.sh $<TARGET_FILE:agentc> 200 3
+    DEPENDS agentc
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    USES_TERMINAL)
+endif()

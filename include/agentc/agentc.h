@@ -208,7 +208,32 @@ typedef struct ac_engine_config {
      * The sessions of a model it prices count their cost (ac_session_stats.cost_usd); a model it
      * does not price has none. A malformed document: AC_ECONFIG. docs/observability.md */
     const char *prices;
+    /* Sub-agents (docs/composition.md): opens the child session a call of a tool file's
+     * agent::NAME runs (NULL: a new session on the calling session's engine, no journal
+     * unless the engine's journal_dir names one). Borrowed; set it on the engines it
+     * builds too, for deeper levels. */
+    const struct ac_subagent_opener *subagents;
 } ac_engine_config;
+
+/* ---- sub-agents (docs/composition.md) ---------------------------------------------------- */
+/* What opens a sub-agent's child session. open(ud, parent, entry, dir, id, opts, err): entry is
+ * the tool file's agent entry (JSON text: the agent format plus "name", "description",
+ * "input_schema", "max_depth", "handoff"), dir the tool file's directory (relative paths),
+ * id the child's id and opts its options (opts->parent set). It returns the session, made
+ * on an engine of the entry's agent (the engine stays the opener's: free it after every
+ * engine whose sessions call it) on the parent's loop: a new one, or the session stored
+ * under id, as it stands (a crash's resume goes on with it); NULL with err. Called on the
+ * loop, from no dispatch of the parent. */
+struct ac_session_options;
+typedef struct ac_subagent_opener {
+    void *ud;
+    ac_session *(*open)(void *ud, ac_session *parent, const char *entry, const char *dir,
+                        const char *id, const struct ac_session_options *opts, ac_error *err);
+    /* true when the program moves a session a handoff paused to the agent it names
+     * (ac_session_handoff); false (and without an opener): a call of transfer_to_NAME fails
+     * without pausing the session */
+    bool handoffs;
+} ac_subagent_opener;
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the
  * spec names handlers this program lacks or does not give the built-in
@@ -277,10 +302,29 @@ typedef struct ac_session_options {
      * to the library (stored and journaled as it is, never read; the command line keeps its
      * agent record there, docs/agents.md). NULL: none recorded. It must hold no secret. */
     const char *agent;
+    /* A child session (docs/composition.md): the call that runs it, as JSON text
+     * {"session": PARENT_ID, "call": CALL_ID, "path": "researcher/checker"} (path: the
+     * agents' names from the top session down, '/'-separated). NULL: a session of its own. */
+    const char *parent;
 } ac_session_options;
 /* ac_session_new with options (opts may be NULL: all defaults). */
 ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_options *opts,
                                 ac_error *err);
+/* A child session's parent call as its options gave it (JSON text, borrowed), and its agent
+ * path ("researcher/checker"); NULL for a session of its own. */
+const char *ac_session_parent(const ac_session *s);
+const char *ac_session_agent_path(const ac_session *s);
+/* Handoffs (docs/composition.md): a session a call of a tool file's transfer_to_NAME paused
+ * waits to go on under NAME's agent: that entry (JSON text, as ac_subagent_opener's; borrowed
+ * until the next call), and the tool file's directory in *dir (may be NULL); NULL when it
+ * waits for none. The embedder records the change (ac_session_change_agent_on with reason
+ * "handoff"), opens the session on an engine of that agent and posts `resume`: a new turn
+ * of the same conversation answers the same user message. */
+const char *ac_session_handoff(ac_session *s, const char **dir);
+/* The journal records of a sub-agent call in its parent's journal (docs/events.md): numbered
+ * and journaled like events, never seen by the dispatcher. */
+#define AC_AGENT_STARTED "agent.started"
+#define AC_AGENT_DONE "agent.done"
 /* The agent the session runs with now (ac_session_options.agent, then the last
  * ac_session_change_agent), as JSON text borrowed until the next change; NULL: none. */
 const char *ac_session_agent(const ac_session *s);

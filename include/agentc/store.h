@@ -76,6 +76,8 @@ ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error 
  * (docs/postgresql.md). */
 /* The store as messages name it: its path, or its URI without the password. */
 const char *ac_store_name(const ac_store *st);
+/* The name this open store holds leases by (ac_store_options.holder, or the one made). */
+const char *ac_store_holder(const ac_store *st);
 /* Closes; the sessions of this store must be freed first. NULL is a no-op. */
 void ac_store_close(ac_store *st);
 /* The path ac_store_open gets when nothing is given: $AGENTC_DB, else
@@ -254,6 +256,48 @@ int ac_store_export(ac_store *st, const char *id, const char *path, ac_error *er
 /* The session's JSON form (ac_session_to_json) rebuilt from the store without
  * running anything; free() it. NULL with err filled. */
 char *ac_store_session_json(ac_store *st, ac_engine *e, const char *id, ac_error *err);
+
+/* ---- workers: the processes that run a store's sessions (agentc serve) ----
+ *
+ * A worker is an open store joined under its holder name (ac_store_options.holder, the
+ * worker's id) with the address it serves. Several workers share a PostgreSQL store; an
+ * SQLite file takes one (a second is refused). A worker renews its row every third of
+ * its lease (ac_store_worker_beat) from its loop's timer; the leases of the sessions it runs
+ * are renewed by their own commits (a session quiet for a third of its lease commits to
+ * renew it). A worker whose process ended (its connection or its lock gone) or whose
+ * row was not renewed within its lease is no longer alive; the sessions it ran mid-turn
+ * are claimed by another (ac_store_claim) and finish there. */
+typedef struct ac_store_worker {
+    char id[128];     /* its holder name */
+    char listen[128]; /* the address it serves ("" when it gave none) */
+    int64_t started_ms, heartbeat_ms; /* the database's clock */
+    uint64_t sessions;                /* sessions whose lease it holds now */
+    int alive;                        /* renewed within its lease, its process there */
+} ac_store_worker;
+typedef int (*ac_store_worker_fn)(void *ud, const ac_store_worker *w);
+
+/* The lease of the store's sessions, in ms (ac_store_options.lease_ms, or its default). */
+int64_t ac_store_lease_ms(const ac_store *st);
+/* Joins the store as a worker serving listen (may be NULL): its row written. AC_STORE_EBUSY
+ * when an SQLite file has a worker already (one server per file) or a live process joined
+ * under the same holder name; AC_EIO. */
+int ac_store_worker_join(ac_store *st, const char *listen, ac_error *err);
+/* Renews the worker's row (its heartbeat, by the database's clock). AC_OK, AC_EIO. */
+int ac_store_worker_beat(ac_store *st, ac_error *err);
+/* Leaves: the worker's row removed (the leases are released by freeing the sessions). */
+int ac_store_worker_leave(ac_store *st, ac_error *err);
+/* Calls fn for each worker row, this worker's first, then by id (rows of workers gone for
+ * more than an hour are dropped). */
+int ac_store_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *err);
+/* Claims up to max sessions stopped mid-turn (not at rest) whose holder is gone: the lease
+ * ended by the database's clock, or the holder's process or connection ended (mine: the
+ * sessions this holder name holds too, a previous run's of the same worker id). Each is
+ * leased to this store's holder in one transaction, rows locked FOR UPDATE SKIP LOCKED so
+ * two workers claiming at once never take the same; fn is called with each claimed session
+ * (id, created_ms, and in holder the holder it was taken from, "" for none); load it with
+ * ac_store_session, which finishes its turn. AC_OK, AC_EIO. */
+int ac_store_claim(ac_store *st, size_t max, int mine, ac_store_list_fn fn, void *ud,
+                   ac_error *err);
 
 #ifdef __cplusplus
 }

@@ -61,6 +61,8 @@ static void batch_finished(void *ud, ac_session *s)
 {
     batch *bt = ud;
     size_t i = (size_t)(uintptr_t)ac_session_userdata(s);
+    if (ac_session_agent_path(s))
+        return; /* a sub-agent's child session (docs/composition.md): not an item */
     if (i < bt->n && bt->n_ready < bt->n)
         bt->ready[bt->n_ready++] = i;
 }

@@ -11,6 +11,8 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/run_ui.c
   ${CMAKE_SOURCE_DIR}/src/cli/run.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_agent.c
+  ${CMAKE_SOURCE_DIR}/src/cli/subagents.c
+  ${CMAKE_SOURCE_DIR}/src/cli/agents_diagram.c
   ${CMAKE_SOURCE_DIR}/src/cli/resume.c
   ${CMAKE_SOURCE_DIR}/src/cli/demo.c
   ${CMAKE_SOURCE_DIR}/src/cli/batch.c

@@ -55,6 +55,9 @@ ac_session *ac_cli_session_open(ac_store *st, ac_engine *e, const char *id, unsi
                                 const char *journal, const char *agent, ac_error *err);
 int ac_journal_coverage(const char *path, const ac_fsm_tables *t, uint32_t *tc, uint32_t *sc,
                         char *err, size_t errcap);
+/* The links between the agents the tool file at path declares and those of the tool files they
+ * are given (agents_diagram.c): a DOT subgraph, malloc'd; NULL when it declares none. */
+char *ac_cli_agents_diagram(const char *path);
 /* Loads and checks a spec file into heap tables, printing diagnostics. */
 ac_fsm_tables *ac_cli_tables_from_spec(const char *path);
 /* The same from the spec's source text (path names it; NULL text: read path). */

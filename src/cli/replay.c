@@ -279,13 +279,10 @@ static ac_fsm_tables *recorded_tables(const char *journal)
     return t;
 }
 
-int ac_cli_replay(int argc, char **argv)
+/* One journal replayed (under --spec, else under the agents it records): the exit status. */
+static int replay_one(const char *path, const char *spec_path, int check)
 {
-    const char *path = NULL, *spec_path = NULL;
-    int check = 0;
-    int rc = replay_parse(argc, argv, &path, &spec_path, &check);
-    if (rc)
-        return rc < 0 ? 0 : rc;
+    int rc;
     ac_fsm_tables *owned = NULL;
     if (spec_path && !(owned = ac_cli_tables_from_spec(spec_path)))
         return 3;
@@ -318,5 +315,58 @@ int ac_cli_replay(int argc, char **argv)
     free(ra);
     ac_engine_free(e);
     ac_spec_tables_free(owned);
+    return rc;
+}
+
+/* The child sessions the journal at path records (agent.started, docs/composition.md), each
+ * replayed from its own journal beside it, and theirs: the worst exit status. */
+static int replay_children(const char *path, int check, int depth)
+{
+    char err[512];
+    ac_journal_reader *rd = ac_journal_reader_open(path, err, sizeof err);
+    ac_journal_line l;
+    int worst = 0, n = 0;
+    const char *slash = strrchr(path, '/');
+    while (rd && ac_journal_reader_next(rd, &l, err, sizeof err) > 0) {
+        const char *j = json_string_value(json_object_get(l.data, "journal"));
+        if (l.kind != AC_JOURNAL_EVENT || strcmp(l.event, AC_AGENT_STARTED) || !j)
+            continue;
+        if (strchr(j, '/')) { /* a child's journal is beside its parent's */
+            fprintf(stderr, "agentc replay: %s: a child journal '%s' not beside it: skipped\n",
+                    path, j);
+            worst = worst > 1 ? worst : 1;
+            continue;
+        }
+        char child[4096];
+        snprintf(child, sizeof child, "%.*s%s%s", slash ? (int)(slash - path) : 0, path,
+                 slash ? "/" : "", j);
+        printf("\n%*schild %s (agent %s, call %s):\n", depth * 2, "",
+               json_string_value(json_object_get(l.data, "session")),
+               json_string_value(json_object_get(l.data, "agent")),
+               json_string_value(json_object_get(l.data, "call")));
+        fflush(stdout);
+        int rc = replay_one(child, NULL, check);
+        if (rc == 0 && depth < 32)
+            rc = replay_children(child, check, depth + 1);
+        worst = rc > worst ? rc : worst;
+        n++;
+    }
+    ac_journal_reader_close(rd);
+    if (n && check && worst == 0)
+        printf("check: %d child session%s of %s match%s the recording\n", n, n == 1 ? "" : "s",
+               path, n == 1 ? "es" : "");
+    return worst;
+}
+
+int ac_cli_replay(int argc, char **argv)
+{
+    const char *path = NULL, *spec_path = NULL;
+    int check = 0;
+    int rc = replay_parse(argc, argv, &path, &spec_path, &check);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    rc = replay_one(path, spec_path, check);
+    if (rc == 0 && !spec_path) /* a sub-agent's journal under its own agent, not --spec */
+        rc = replay_children(path, check, 0);
     return rc;
 }

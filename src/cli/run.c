@@ -21,6 +21,7 @@
 #include "run_opts.h"
 #include "run_ui.h"
 #include "run_wait.h" /* --on, and asking which outside event to send */
+#include "subagents.h"
 
 /* What one run holds while its session lives. */
 typedef struct run_ctx {
@@ -32,17 +33,19 @@ typedef struct run_ctx {
     run_agent agent; /* a stored session's agent (run_agent.h) */
     ac_store *store;
     ac_session *s;
-    char *prompt;    /* read from stdin (PROMPT -) */
-    char *partial;   /* the partial answer of an interrupted turn */
-    int interrupted; /* the stop signal, or 0 */
-    int kept;        /* interrupted: the turn was cancelled, the session kept */
+    ac_cli_subagents *subs; /* the children its tool files' agents run (subagents.h) */
+    char *prompt;           /* read from stdin (PROMPT -) */
+    char *partial;          /* the partial answer of an interrupted turn */
+    int interrupted;        /* the stop signal, or 0 */
+    int kept;               /* interrupted: the turn was cancelled, the session kept */
 } run_ctx;
 
 static void run_free(run_ctx *r)
 {
     ac_session_free(r->s);
-    ac_store_close(r->store);
     ac_engine_free(r->engine);
+    ac_cli_subagents_free(r->subs); /* after the sessions that call them */
+    ac_store_close(r->store);
     ac_cli_tracer_finish(r->loop);
     ac_loop_free(r->loop);
     ac_cli_engine_base_free(&r->base);
@@ -83,6 +86,12 @@ static int run_open(run_ctx *r, const ac_output *out)
     if ((rc = ac_cli_engine_resolve(r->store ? &r->agent.eff : &o->eng, "agentc", &r->base)))
         return rc;
     r->base.cfg.agent_name = o->agent_name ? o->agent_name : o->agent; /* the traces' */
+    if (!(r->subs = ac_cli_subagents_new(r->store ? &r->agent.eff : &o->eng, r->loop, out, r->store,
+                                         o->agents))) {
+        fprintf(stderr, "agentc: out of memory\n");
+        return AC_EXIT_CONFIG;
+    }
+    r->base.cfg.subagents = ac_cli_subagents_opener(r->subs);
     ac_error err = {0};
     if ((rc = ac_cli_engine_build(&r->base, r->loop, out, "agentc", &r->engine, &err)))
         return rc;
@@ -114,6 +123,25 @@ static int run_turn(run_ctx *r, ac_run_wait *wait)
     return 0;
 }
 
+/* A turn a handoff ended goes on under the agent it names, as often as agents hand it on
+ * (docs/composition.md). 0, or -1 when the session could not be moved (said). */
+static int run_handoffs(run_ctx *r, ac_run_wait *wait)
+{
+    ac_error err = {0};
+    for (int n = 0; n < 32; n++) {
+        int rc = ac_cli_subagents_handoff(r->subs, &r->s, &err);
+        if (rc < 0)
+            fprintf(stderr, "agentc: the handoff failed: %s\n", err.text);
+        if (rc <= 0)
+            return rc;
+        r->u.settled = 0;
+        if (run_turn(r, wait) < 0 || ac_cli_interrupted || ac_cli_out_errno)
+            return -1;
+    }
+    fprintf(stderr, "agentc: 32 handoffs in one turn: stopped (the agents hand it on in a loop)\n");
+    return -1;
+}
+
 /* The turn a crash interrupted (resumed), then the prompt's (unless resuming). */
 static void run_passes(run_ctx *r, int resumed)
 {
@@ -134,6 +162,8 @@ static void run_passes(run_ctx *r, int resumed)
         if (pass == 1)
             ac_session_send(r->s, r->prompt ? r->prompt : o->prompt);
         if (run_turn(r, &wait) < 0 || ac_cli_interrupted || ac_cli_out_errno)
+            break;
+        if (run_handoffs(r, &wait) < 0)
             break;
     }
     ac_cli_spinner_disarm(&r->u);

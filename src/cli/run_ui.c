@@ -215,14 +215,38 @@ static int utf8_locale(void)
     return 0;
 }
 
+/* On a terminal, a sub-agent's tool lines begin with its path: "[researcher] " ("" for the
+ * run's own session). */
+static const char *whose(ac_session *s, char *buf, size_t cap)
+{
+    const char *path = ac_session_agent_path(s);
+    char p[64];
+    if (!path)
+        return "";
+    ac_cli_vis_line(path, p, sizeof p);
+    snprintf(buf, cap, "[%s] ", p);
+    return buf;
+}
+
+/* A --jsonl line of session s: a child session's (a sub-agent's) says whose, "agent": its
+ * path. */
+static void emit(ac_session *s, json_t *o)
+{
+    const char *path = ac_session_agent_path(s);
+    if (o && path)
+        json_object_set_new(o, "agent", json_string(path));
+    ac_cli_emit_json(o);
+}
+
 static void ui_text(void *ud, ac_session *s, const char *d, size_t n)
 {
     ui *u = ud;
-    (void)s;
     if (u->jsonl) {
-        ac_cli_emit_json(json_pack("{s:s, s:s%}", "type", "text", "delta", d, n));
+        emit(s, json_pack("{s:s, s:s%}", "type", "text", "delta", d, n));
         return;
     }
+    if (ac_session_agent_path(s))
+        return; /* a sub-agent's answer is its call's result */
     ac_cli_spinner_disarm(u);
     if (u->hold_text)
         return;
@@ -241,11 +265,12 @@ static void ui_text(void *ud, ac_session *s, const char *d, size_t n)
 static void ui_reasoning(void *ud, ac_session *s, const char *d, size_t n)
 {
     ui *u = ud;
-    (void)s;
     if (u->jsonl) {
-        ac_cli_emit_json(json_pack("{s:s, s:s%}", "type", "reasoning", "delta", d, n));
+        emit(s, json_pack("{s:s, s:s%}", "type", "reasoning", "delta", d, n));
         return;
     }
+    if (ac_session_agent_path(s))
+        return;
     ac_cli_spinner_disarm(u);
     if (u->color)
         fputs("\033[2m", stderr);
@@ -281,21 +306,21 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
                           const char *args)
 {
     ui *u = ud;
-    (void)s;
     u->started[u->n_started++ % 1024] = id_hash(id);
     if (u->jsonl) {
-        ac_cli_emit_json(json_pack("{s:s, s:s, s:s, s:s}", "type", "tool_call", "id", id, "name",
-                                   name, "arguments", args));
+        emit(s, json_pack("{s:s, s:s, s:s, s:s}", "type", "tool_call", "id", id, "name", name,
+                          "arguments", args));
         return;
     }
     ac_cli_spinner_disarm(u);
-    char a[80], nm[80];
+    char a[80], nm[80], w[80];
     ac_cli_vis_line(args, a, sizeof a);
     ac_cli_vis_line(name, nm, sizeof nm);
     if (u->wrote_text)
         fputc('\n', stdout);
     u->wrote_text = u->streamed = 0;
-    fprintf(stdout, "%s-> %s %s%s\n", u->color ? "\033[36m" : "", nm, a, u->color ? "\033[0m" : "");
+    fprintf(stdout, "%s-> %s%s %s%s\n", u->color ? "\033[36m" : "", whose(s, w, sizeof w), nm, a,
+            u->color ? "\033[0m" : "");
     ac_cli_out_flush();
 }
 
@@ -309,16 +334,17 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
         ui_tool_start(u, s, id, name, args ? args : "{}");
     }
     if (u->jsonl) {
-        ac_cli_emit_json(json_pack("{s:s, s:s, s:b, s:s}", "type", "tool_result", "id", id, "ok",
-                                   ok, "content", content));
+        emit(s, json_pack("{s:s, s:s, s:b, s:s}", "type", "tool_result", "id", id, "ok", ok,
+                          "content", content));
         return;
     }
     spinner_clear(u);
-    char c[80], nm[80];
+    char c[80], nm[80], w[80];
     ac_cli_vis_line(content, c, sizeof c);
     ac_cli_vis_line(name, nm, sizeof nm);
-    fprintf(stdout, "%s<- %s %s (%lld ms): %s%s\n", u->color ? (ok ? "\033[32m" : "\033[31m") : "",
-            nm, ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
+    fprintf(stdout, "%s<- %s%s %s (%lld ms): %s%s\n",
+            u->color ? (ok ? "\033[32m" : "\033[31m") : "", whose(s, w, sizeof w), nm,
+            ok ? "ok" : "failed", (long long)ms, c, u->color ? "\033[0m" : "");
     ac_cli_out_flush();
 }
 
@@ -326,7 +352,6 @@ static void ui_tool_progress(void *ud, ac_session *s, const char *id, double pro
                              const char *message)
 {
     ui *u = ud;
-    (void)s;
     if (!u->jsonl)
         return; /* the terminal shows the call and its result only */
     json_t *j =
@@ -335,16 +360,15 @@ static void ui_tool_progress(void *ud, ac_session *s, const char *id, double pro
         json_object_set_new(j, "total", json_real(total));
     if (j && message)
         json_object_set_new(j, "message", json_string(message));
-    ac_cli_emit_json(j);
+    emit(s, j);
 }
 
 static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const char *reason)
 {
     ui *u = ud;
-    (void)s;
     if (u->jsonl) {
-        ac_cli_emit_json(json_pack("{s:s, s:i, s:I, s:s}", "type", "retry", "attempt", attempt,
-                                   "delay_ms", (json_int_t)delay, "reason", reason));
+        emit(s, json_pack("{s:s, s:i, s:I, s:s}", "type", "retry", "attempt", attempt, "delay_ms",
+                          (json_int_t)delay, "reason", reason));
         return;
     }
     spinner_clear(u);
@@ -357,10 +381,9 @@ static void ui_retry(void *ud, ac_session *s, int attempt, int64_t delay, const 
 static void ui_discarded(void *ud, ac_session *s, size_t n)
 {
     ui *u = ud;
-    (void)s;
     if (u->jsonl) {
         /* the text deltas streamed so far in this call are void (a retry or a failure follows) */
-        ac_cli_emit_json(json_pack("{s:s, s:I}", "type", "discarded", "bytes", (json_int_t)n));
+        emit(s, json_pack("{s:s, s:I}", "type", "discarded", "bytes", (json_int_t)n));
         return;
     }
     if (u->wrote_text) {
@@ -374,11 +397,9 @@ static void ui_discarded(void *ud, ac_session *s, size_t n)
 static void ui_compacted(void *ud, ac_session *s, const char *strategy, size_t before, size_t after)
 {
     ui *u = ud;
-    (void)s;
     if (u->jsonl)
-        ac_cli_emit_json(json_pack("{s:s, s:s?, s:I, s:I}", "type", "compacted", "strategy",
-                                   strategy, "before", (json_int_t)before, "after",
-                                   (json_int_t)after));
+        emit(s, json_pack("{s:s, s:s?, s:I, s:I}", "type", "compacted", "strategy", strategy,
+                          "before", (json_int_t)before, "after", (json_int_t)after));
     else {
         spinner_clear(u);
         fprintf(stderr, "[context compacted (%s): %zu -> %zu messages]\n",
@@ -389,8 +410,7 @@ static void ui_compacted(void *ud, ac_session *s, const char *strategy, size_t b
 static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 {
     ui *u = ud;
-    (void)s;
-    const ac_fsm_tables *t = u->t;
+    const ac_fsm_tables *t = s ? ac_engine_tables(ac_session_engine(s)) : u->t; /* its spec's */
     if (u->spinner && r->kind == AC_TRACE_TRANSITION && r->to < t->n_states &&
         (!strcmp(t->states[r->to].name, "CALLING") || !strcmp(t->states[r->to].name, "RETRYING")))
         spinner_arm(u);
@@ -404,9 +424,8 @@ static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
         const char *kind = r->kind == AC_TRACE_UNHANDLED ? "unhandled"
                            : r->kind == AC_TRACE_ERROR   ? "error"
                                                          : "transition";
-        ac_cli_emit_json(json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "type", "state", "kind",
-                                   kind, "machine", m, "from", from, "event", ev, "to", to, "line",
-                                   (int)r->line));
+        emit(s, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i}", "type", "state", "kind", kind,
+                          "machine", m, "from", from, "event", ev, "to", to, "line", (int)r->line));
         return;
     }
     if (r->kind == AC_TRACE_INTERNAL || r->kind == AC_TRACE_IGNORED)
@@ -436,10 +455,9 @@ static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 static void ui_rejected(void *ud, ac_session *s, int attempt, const char *errors)
 {
     ui *u = ud;
-    (void)s;
     if (u->jsonl) {
-        ac_cli_emit_json(
-            json_pack("{s:s, s:i, s:s}", "type", "rejected", "attempt", attempt, "errors", errors));
+        emit(s, json_pack("{s:s, s:i, s:s}", "type", "rejected", "attempt", attempt, "errors",
+                          errors));
         return;
     }
     ac_cli_spinner_disarm(u);
@@ -451,7 +469,8 @@ static void ui_rejected(void *ud, ac_session *s, int attempt, const char *errors
 static void ui_finished(void *ud, ac_session *s)
 {
     ui *u = ud;
-    (void)s;
+    if (ac_session_agent_path(s))
+        return; /* a sub-agent's turn, not the run's */
     ac_cli_spinner_disarm(u);
     u->settled = 1;
 }

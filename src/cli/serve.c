@@ -40,9 +40,14 @@ static void usage(FILE *out)
             "  --allowed-hosts LIST more Host names to answer to (comma-separated, NAME or\n"
             "                       NAME:PORT), e.g. a load balancer's; IP addresses,\n"
             "                       localhost and --listen's host always are\n"
-            "  --db PATH            keep sessions in this store (SQLite): they survive a\n"
-            "                       restart or a crash, and idle ones leave memory; without\n"
-            "                       it sessions live in memory only\n"
+            "  --db PATH|URI        keep sessions in this store (an SQLite file, one server\n"
+            "                       each, or postgresql://..., shared by any number of\n"
+            "                       workers): they survive a restart or a crash, and idle\n"
+            "                       ones leave memory; without it sessions live in memory\n"
+            "  --worker-id NAME     this worker's id, the holder of its sessions' leases\n"
+            "                       (default: agentc RANDOM:PID@HOST)\n"
+            "  --lease-ms N         a session's lease (default 10000), renewed every third;\n"
+            "                       a worker gone this long has its turns finished by another\n"
             "  --unload-after-ms N  --db: unload a settled session nobody reads after N ms\n"
             "                       (default 600000); the next request loads it again\n"
             "  --db-max-bytes N     --db: cap the store's file; a commit past it fails its\n"
@@ -59,7 +64,9 @@ static void usage(FILE *out)
             "                       (default 30)\n"
             "  --sessions-per-token N        (default 1000)\n"
             "  --messages-per-minute N       per token (default 600)\n"
-            "  --grace-ms N         SIGTERM: time running turns get to finish (default 10000)\n"
+            "  --grace-ms N         SIGTERM: time running turns get to finish (default 10000);\n"
+            "                       /readyz answers 503 from the signal on, and the leases\n"
+            "                       of turns left mid-way go to the other workers\n"
             "  --script-delay-ms N  --provider script: delay between streamed deltas\n"
             "  --agents FILE        host the agents of FILE (docs/agents.md): a session\n"
             "                       picks one ({\"agent\": NAME}), the OpenAI-compatible\n"
@@ -97,7 +104,7 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     const char *const nums[] = {"--ping-ms",        "--max-body",           "--max-connections",
                                 "--client-timeout", "--sessions-per-token", "--messages-per-minute",
                                 "--grace-ms",       "--script-delay-ms",    "--unload-after-ms",
-                                "--db-max-bytes",   "--max-events"};
+                                "--db-max-bytes",   "--max-events",         "--lease-ms"};
     size_t k = 0;
     while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
         k++;
@@ -137,8 +144,15 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     case 9:
         cfg->db_max_bytes = n;
         break;
-    default:
+    case 10:
         cfg->max_events = n;
+        break;
+    default:
+        if (n < 30) {
+            fprintf(stderr, "agentc serve: --lease-ms takes at least 30, not '%s'\n", v);
+            return -AC_EXIT_USAGE;
+        }
+        cfg->lease_ms = n;
         break;
     }
     return 1;
@@ -173,10 +187,12 @@ static int serve_parse(int argc, char **argv, ac_cli_engine_opts *eo, ac_srv_con
         const char *v = argv[++i];
         const char *const strs[] = {"--listen",      "--tokens",        "--db",
                                     "--port-file",   "--agents",        "--agent-name",
-                                    "--overridable", "--metrics-token", "--allowed-hosts"};
+                                    "--overridable", "--metrics-token", "--allowed-hosts",
+                                    "--worker-id"};
         const char **slots[] = {&cfg->listen,     &cfg->tokens_file,   &cfg->db,
                                 &cfg->port_file,  &af->file,           &af->name,
-                                &af->overridable, &cfg->metrics_token, &cfg->allowed_hosts};
+                                &af->overridable, &cfg->metrics_token, &cfg->allowed_hosts,
+                                &cfg->worker_id};
         size_t k = 0, n = sizeof strs / sizeof strs[0];
         while (k < n && strcmp(a, strs[k]))
             k++;
@@ -225,6 +241,16 @@ static int hosts_cli_agent(const ac_cli_engine_opts *eo, const agent_flags *af)
     return !af->file || af->name || any;
 }
 
+/* A worker id: what a lease's holder column and a log line can show (1..100 printable). */
+static int valid_worker_id(const char *id)
+{
+    size_t n = strlen(id);
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return 0;
+    return n >= 1 && n <= 100;
+}
+
 int ac_cli_serve(int argc, char **argv)
 {
     ac_cli_engine_opts eo;
@@ -235,6 +261,10 @@ int ac_cli_serve(int argc, char **argv)
     int rc = serve_parse(argc, argv, &eo, &cfg, &af);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (cfg.worker_id && !valid_worker_id(cfg.worker_id)) {
+        fprintf(stderr, "agentc serve: --worker-id takes 1 to 100 printable characters\n");
+        return AC_EXIT_USAGE;
+    }
     serve_agents sa;
     memset(&sa, 0, sizeof sa);
     char err[1024];

@@ -251,7 +251,10 @@ static void show_messages(json_t *conversation)
     }
 }
 
-static void show_text(const ac_store_session_info *info, json_t *session)
+typedef struct family family;
+static void show_family(const family *f);
+
+static void show_text(const ac_store_session_info *info, json_t *session, const family *fam)
 {
     char c[32], u[32];
     ac_cli_fmt_time(info->created_ms, c, sizeof c);
@@ -281,6 +284,7 @@ static void show_text(const ac_store_session_info *info, json_t *session)
         free(states);
         free(cx);
     }
+    show_family(fam);
     show_messages(json_object_get(session, "conversation"));
 }
 
@@ -329,6 +333,65 @@ static char *session_json(ac_store *st, const char *id, const char *spec, ac_err
     return sj;
 }
 
+/* The sub-agent calls of a session's journal (docs/composition.md): its parent call (spawn's
+ * "parent") and its children, one per agent.started, with agent.done's outcome. */
+struct family {
+    json_t *parent;   /* {"session", "call", "path"} or NULL */
+    json_t *children; /* [{"session", "agent", "call", "outcome"?}] */
+};
+
+static int family_event(void *ud, const ac_store_event *ev)
+{
+    family *f = ud;
+    int started = !strcmp(ev->ev, AC_AGENT_STARTED), done = !strcmp(ev->ev, AC_AGENT_DONE);
+    if (strcmp(ev->ev, "spawn") && !started && !done)
+        return 0;
+    json_t *d = ev->data ? json_loads(ev->data, 0, NULL) : NULL;
+    const char *sid = json_string_value(json_object_get(d, "session"));
+    if (!strcmp(ev->ev, "spawn") && json_is_object(json_object_get(d, "parent")))
+        f->parent = json_incref(json_object_get(d, "parent"));
+    if (started && sid)
+        json_array_append_new(f->children, json_pack("{s:s, s:O, s:O}", "session", sid, "agent",
+                                                     json_object_get(d, "agent"), "call",
+                                                     json_object_get(d, "call")));
+    size_t i;
+    json_t *c;
+    json_array_foreach(f->children, i, c)
+    {
+        if (done && sid && !strcmp(sid, json_string_value(json_object_get(c, "session"))))
+            json_object_set(c, "outcome", json_object_get(d, "outcome"));
+    }
+    json_decref(d);
+    return 0;
+}
+
+static void show_family(const family *f)
+{
+    if (f->parent) {
+        fputs("parent   ", stdout);
+        put_vis(json_string_value(json_object_get(f->parent, "session")), VIS_LINE);
+        fputs(" (call ", stdout);
+        put_vis(json_string_value(json_object_get(f->parent, "call")), VIS_LINE);
+        fputs(", agent ", stdout);
+        put_vis(json_string_value(json_object_get(f->parent, "path")), VIS_LINE);
+        puts(")");
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(f->children, i, c)
+    {
+        const char *o = json_string_value(json_object_get(c, "outcome"));
+        fputs("child    ", stdout);
+        put_vis(json_string_value(json_object_get(c, "session")), VIS_LINE);
+        fputs(" (agent ", stdout);
+        put_vis(json_string_value(json_object_get(c, "agent")), VIS_LINE);
+        fputs(", call ", stdout);
+        put_vis(json_string_value(json_object_get(c, "call")), VIS_LINE);
+        printf("): %s\n",
+               o ? o : "no agent.done recorded (running, or stopped with its parent's turn)");
+    }
+}
+
 static int show(ac_store *st, const char *id, int json, const char *spec)
 {
     ac_store_session_info info;
@@ -345,15 +408,21 @@ static int show(ac_store *st, const char *id, int json, const char *spec)
     }
     json_t *session = json_loads(sj, 0, NULL);
     free(sj);
+    family f = {NULL, json_array()};
+    ac_store_events(st, id, 0, family_event, &f, &err);
     if (json) {
         json_t *o = info_json(&info);
         json_object_set_new(o, "session", session);
+        json_object_set(o, "parent", f.parent ? f.parent : json_null());
+        json_object_set(o, "children", f.children);
         print_json(o);
         json_decref(o);
     } else {
-        show_text(&info, session);
+        show_text(&info, session, &f);
         json_decref(session);
     }
+    json_decref(f.parent);
+    json_decref(f.children);
     return 0;
 }
 

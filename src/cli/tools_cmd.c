@@ -1,5 +1,6 @@
 /*
- * tools_cmd.c - `agentc check --tools FILE [--start]` and `agentc diagram --tools FILE`:
+ * tools_cmd.c - `agentc check --tools FILE [--start]` and `agentc diagram --tools FILE` (with the
+ * links of its agents, agents_diagram.c):
  * a tool file's toolkits checked (references, then the proof that every
  * tool can become available), its MCP servers' declarations checked as run
  * parses them and counted (--start also starts each server and reports
@@ -176,9 +177,12 @@ int ac_cli_tools_check(int argc, char **argv)
     if (servers)
         snprintf(mcp, sizeof mcp, ", %zu MCP servers (%s)", servers,
                  start ? "each started" : "not started: --start starts them");
+    char agents[64] = "";
+    if (json_array_size(tf->agents))
+        snprintf(agents, sizeof agents, ", %zu agents", json_array_size(tf->agents));
     if (!refs && !never && mcp_bad == 0)
-        printf("%s: ok: %zu tools, %zu toolkits%s; every toolkit tool can become available\n", path,
-               tf->n, tf->n_toolkits, mcp);
+        printf("%s: ok: %zu tools, %zu toolkits%s%s; every toolkit tool can become available\n",
+               path, tf->n, tf->n_toolkits, agents, mcp);
     else if (!refs && never)
         fprintf(stderr, "%s: %zu of %zu toolkit tools can never become available\n", path, never,
                 kit_tools);
@@ -200,7 +204,14 @@ int ac_cli_tools_diagram(int argc, char **argv)
         fprintf(stderr, "agentc diagram: out of memory\n");
         return 1;
     }
-    fputs(dot, stdout);
+    char *agents = ac_cli_agents_diagram(path); /* the links of its agents, if it has any */
+    size_t n = strlen(dot);
+    if (agents && n >= 2 && !strcmp(dot + n - 2, "}\n"))
+        n -= 2; /* into the same graph */
+    fwrite(dot, 1, n, stdout);
+    if (agents && n != strlen(dot))
+        printf("%s}\n", agents);
+    free(agents);
     free(dot);
     return 0;
 }

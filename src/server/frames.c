@@ -413,6 +413,8 @@ static void after(srv_frames *fm, const char *ev, json_t *data)
         emit(fm, "agent_changed",
              json_pack("{s:O?, s:O?, s:O?}", "reason", json_object_get(data, "reason"), "what",
                        json_object_get(data, "what"), "agent", name));
+    } else if (!strcmp(ev, AC_AGENT_STARTED) || !strcmp(ev, AC_AGENT_DONE)) { /* sub-agents */
+        emit(fm, !strcmp(ev, AC_AGENT_DONE) ? "agent_done" : "agent_started", json_deep_copy(data));
     }
 }
 

@@ -976,6 +976,11 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         return get ? page(c) : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!strcmp(url, "/metrics") && sv->cfg->metrics)
         return metrics_page(sv, c, get);
+    if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz")) {
+        if (!get)
+            return srv_reply_error(c, 405, "method_not_allowed", "GET only");
+        return url[1] == 'h' ? srv_healthz(sv, c) : srv_readyz(sv, c);
+    }
     if (!r->owner)
         return srv_reply_error(c, 401, "unauthorized", "a valid bearer token is required");
     if (!strcmp(url, "/v1/models"))
@@ -993,6 +998,9 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
     }
     if (!strcmp(url, "/v1/agents"))
         return get ? srv_agents_list(sv, c)
+                   : srv_reply_error(c, 405, "method_not_allowed", "GET only");
+    if (!strcmp(url, "/v1/workers"))
+        return get ? srv_workers_list(sv, c)
                    : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!strcmp(url, "/v1/spec"))
         return get ? spec_json(sv, c) : srv_reply_error(c, 405, "method_not_allowed", "GET only");
@@ -1042,6 +1050,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             }
         }
         if (!r->owner && strcmp(url, "/") && strcmp(url, "/index.html") &&
+            strcmp(url, "/healthz") && strcmp(url, "/readyz") &&
             (strcmp(url, "/metrics") || !sv->cfg->metrics)) {
             srv_admit_answered(sv, c, 1);
             return srv_reply_error(c, 401, "unauthorized", "a valid bearer token is required");
@@ -1156,6 +1165,8 @@ static void srv_free(srv *sv)
 {
     while (sv->sessions)
         srv_sess_free(sv->sessions);
+    if (sv->loop)
+        srv_workers_stop(sv);
     ac_store_close(sv->store);
     srv_agents_stop(sv);
     if (sv->loop) {
@@ -1214,7 +1225,7 @@ static unsigned open_connections(srv *sv)
 
 /* ---- the store: recovery at start, idle sessions unloaded ---- */
 
-static srv_owner *owner_named(srv *sv, const char *name)
+srv_owner *srv_owner_named(srv *sv, const char *name)
 {
     if (!sv->n_owners)
         return !strcmp(name, "local") ? &sv->anon : NULL;
@@ -1232,7 +1243,7 @@ static int on_stored(void *ud, const ac_store_session_info *info)
         return 0;
     char owner[128];
     snprintf(owner, sizeof owner, "%.*s", (int)(slash - info->id), info->id);
-    srv_sess_known(sv, owner_named(sv, owner), info->id, info->created_ms);
+    srv_sess_known(sv, srv_owner_named(sv, owner), info->id, info->created_ms);
     return 0;
 }
 
@@ -1243,6 +1254,8 @@ static int open_store(srv *sv, const char *path)
     ac_error err = {0};
     ac_store_options opt = {0};
     opt.max_bytes = sv->cfg->db_max_bytes;
+    opt.lease_ms = sv->cfg->lease_ms;
+    opt.holder = sv->cfg->worker_id;
     if (!path) /* snapshots often enough that a journal can keep max_events */
         opt.snapshot_every = (uint64_t)(sv->cfg->max_events / 2 > 0 ? sv->cfg->max_events / 2 : 1);
     sv->store = ac_store_open(path ? path : ":memory:", &opt, &err);
@@ -1251,6 +1264,8 @@ static int open_store(srv *sv, const char *path)
         return -1;
     }
     ac_store_set_observer(sv->store, srv_on_commit, sv);
+    if (srv_workers_join(sv, sv->cfg->listen))
+        return -1;
     if (!path)
         return 0;
     if (ac_store_list(sv->store, on_stored, sv, &err) != AC_OK) {
@@ -1258,7 +1273,7 @@ static int open_store(srv *sv, const char *path)
                 ac_store_name(sv->store), err.text);
         return -1;
     }
-    size_t resumed = 0, unowned = 0;
+    size_t unowned = 0;
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
         unowned += !ss->owner;
     if (unowned)
@@ -1266,15 +1281,8 @@ static int open_store(srv *sv, const char *path)
                 "agentc serve: %zu stored sessions belong to no token of the tokens file (a "
                 "token removed or renamed); they stay stored, unseen\n",
                 unowned);
-    for (srv_sess *ss = sv->sessions; ss; ss = ss->next) {
-        ac_store_session_info info;
-        if (ac_store_info(sv->store, ss->stored_id, &info, NULL) != AC_OK || info.at_rest)
-            continue;
-        if (srv_sess_load(ss, &err))
-            fprintf(stderr, "agentc serve: session '%s' cannot resume: %s\n", ss->id, err.text);
-        else
-            resumed++;
-    }
+    /* the turns a stop or a crash interrupted, of this worker id or of a gone worker */
+    size_t resumed = srv_workers_claim(sv);
     fprintf(stderr, "agentc serve: store %s: %zu sessions, %zu resumed\n", ac_store_name(sv->store),
             sv->n_sessions, resumed);
     return 0;
@@ -1324,6 +1332,8 @@ static void cfg_defaults(ac_srv_config *cfg)
         cfg->unload_after_ms = 600000;
     if (cfg->max_events <= 0)
         cfg->max_events = 10000;
+    if (cfg->lease_ms <= 0)
+        cfg->lease_ms = 10000;
 }
 
 /* The tokens, the loop, the engine and the store. 0, or the exit status (said on stderr). */
@@ -1434,9 +1444,11 @@ static void srv_stop(srv *sv)
         ac_loop_run_once(sv->loop, 50);
         run_loads(sv);
     }
-    /* what is still suspended is resumed before the daemon stops */
+    /* what is still suspended is resumed before the daemon stops; the leases are released
+     * (a turn left mid-way is claimed by another worker at its next heartbeat) */
     while (sv->sessions)
         srv_sess_free(sv->sessions);
+    srv_workers_stop(sv);
     run_mhd(sv);
     ac_loop_unwatch(sv->loop, sv->epoll_watch);
     sv->epoll_watch = 0;
@@ -1470,6 +1482,14 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
         srv_free(sv);
         return rc;
     }
+    char addr_s[200];
+    snprintf(addr_s, sizeof addr_s, "%s:%d", sv->listen_host, sv->port);
+    if (srv_workers_join(sv, addr_s)) { /* its row names the bound port */
+        srv_stop(sv);
+        srv_free(sv);
+        return 1;
+    }
+    srv_workers_start(sv);
     sv->ping_timer = ac_loop_timer(sv->loop, cfg.ping_ms, on_ping, sv);
     sv->sweep_timer = ac_loop_timer(sv->loop, sweep_every(sv), on_sweep, sv);
     run_mhd(sv);

@@ -77,6 +77,8 @@ struct srv_sess {
     srv_stream *chat;              /* an OpenAI-compatible stream of this session */
     struct MHD_Connection *waiter; /* a non-streamed OpenAI-compatible request, suspended */
     srv_engine *agent;             /* the agent it runs (a reference held) */
+    int lost;                      /* its lease was taken by another worker (workers.c) */
+    int resume_failed;             /* a claim of it could not load it (said once) */
 };
 
 typedef struct srv_qnode {
@@ -128,9 +130,13 @@ struct srv {
     srv_owner anon; /* no --tokens */
     int stopping;
     uint64_t next_auto_id;
-    int port;              /* the bound port */
-    char listen_host[128]; /* --listen's host, as written ("127.0.0.1", "[::1]") */
-    srv_conn *conns;       /* every open connection (admit.c) */
+    int port;                        /* the bound port */
+    char listen_host[128];           /* --listen's host, as written ("127.0.0.1", "[::1]") */
+    srv_conn *conns;                 /* every open connection (admit.c) */
+    uint64_t beat_timer, lost_timer; /* workers.c */
+    int db_ok;                       /* the store answered the last heartbeat (/readyz) */
+    int workers_started;
+    size_t claimed;
 };
 
 /* admit.c */
@@ -159,6 +165,8 @@ void srv_sess_unload(srv_sess *ss);
 srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t created_ms);
 /* Removes the session from memory and, with delete, from the store. */
 void srv_sess_drop(srv_sess *ss, int delete);
+/* The session of that stored id ("OWNER/ID"), NULL when none is known. */
+srv_sess *srv_sess_stored(srv *sv, const char *id);
 /* The owner's session id (each owner has its ids: the store keeps OWNER/ID). */
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id);
 /* A new session running agent (its reference is the session's, even on failure; NULL: the
@@ -230,6 +238,32 @@ void srv_streams_ping(srv *sv);
 
 /* server.c */
 void srv_kick(srv *sv); /* runs MHD soon (after a resume) */
+/* The owner of that name (the tokens file's), NULL when no token has it. */
+srv_owner *srv_owner_named(srv *sv, const char *name);
+
+/* workers.c: this server as one worker of its store (see there) */
+/* Joins the store as a worker serving listen: 0, or -1 (said on stderr: another server on
+ * the SQLite file, a live worker of the same id). */
+int srv_workers_join(srv *sv, const char *listen);
+/* Claims and loads the sessions left mid-turn by gone workers (this worker id's included):
+ * how many resumed. */
+size_t srv_workers_claim(srv *sv);
+/* The heartbeat: every third of the lease, the worker's row renewed, sessions claimed. */
+void srv_workers_start(srv *sv);
+/* The heartbeat stopped and the worker's row removed (the sessions freed first). */
+void srv_workers_stop(srv *sv);
+/* A commit of ss failed: when another worker holds its lease, or the store is a shared
+ * database that went (a restart, the network), ss is no longer run here (dropped from memory
+ * on the loop's next turn, said on stderr); what it committed is claimed again (here or by
+ * another worker) once the database answers. Other failures (a full SQLite file) leave it. */
+void srv_sess_lost(srv_sess *ss, const ac_error *err);
+void srv_workers_drop_lost(void *ud);
+/* GET /healthz (no token): the loop runs. */
+enum MHD_Result srv_healthz(srv *sv, struct MHD_Connection *c);
+/* GET /readyz (no token): 200 while the store answers and the server is not stopping. */
+enum MHD_Result srv_readyz(srv *sv, struct MHD_Connection *c);
+/* GET /v1/workers: the store's workers. */
+enum MHD_Result srv_workers_list(srv *sv, struct MHD_Connection *c);
 
 /* compat.c: the OpenAI-compatible front */
 enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,

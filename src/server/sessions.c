@@ -317,7 +317,7 @@ void srv_sess_trim(srv *sv)
     }
 }
 
-static srv_sess *by_stored_id(srv *sv, const char *id)
+srv_sess *srv_sess_stored(srv *sv, const char *id)
 {
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
         if (ss->stored_id && !strcmp(ss->stored_id, id))
@@ -330,12 +330,14 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
 {
     srv *sv = ud;
     int *tag = s ? ac_session_userdata(s) : NULL;
-    srv_sess *ss = tag && *tag == SRV_TAG_SESS ? (srv_sess *)tag : by_stored_id(sv, id);
+    srv_sess *ss = tag && *tag == SRV_TAG_SESS ? (srv_sess *)tag : srv_sess_stored(sv, id);
     if (!ss || ss->freeing)
         return;
     if (ss->s)
         ss->last_active_ms = ac_loop_now_ms(sv->loop);
-    if (err) { /* not stored: never streamed; the readers are told why and end */
+    if (err && ss->s)
+        srv_sess_lost(ss, err); /* another worker runs it now, or the database went */
+    if (err) {                  /* not stored: never streamed; the readers are told why and end */
         srv_sess_say(ss, "error",
                      json_pack("{s:s, s:s}", "code", "store_error", "message", err->text));
         for (srv_stream *st = ss->streams; st; st = st->next)
@@ -500,6 +502,12 @@ static json_t *pending_calls(ac_session *s)
     return a;
 }
 
+/* The worker running a stored session: its lease's holder, null when none holds it. */
+static json_t *worker_of(const ac_store_session_info *info)
+{
+    return *info->holder ? json_string(info->holder) : json_null();
+}
+
 json_t *srv_sess_json(srv_sess *ss, int full)
 {
     if (!ss->s) { /* in the store only */
@@ -507,9 +515,9 @@ json_t *srv_sess_json(srv_sess *ss, int full)
         memset(&info, 0, sizeof info);
         if (ac_store_info(ss->sv->store, ss->stored_id, &info, NULL) != AC_OK)
             snprintf(info.status, sizeof info.status, "unknown");
-        return json_pack("{s:s, s:s, s:I, s:I, s:b}", "id", ss->id, "status", info.status,
+        return json_pack("{s:s, s:s, s:I, s:I, s:b, s:o}", "id", ss->id, "status", info.status,
                          "created_ms", (json_int_t)ss->created_ms, "last_event_id",
-                         (json_int_t)info.events, "loaded", 0);
+                         (json_int_t)info.events, "loaded", 0, "worker", worker_of(&info));
     }
     ac_store_session_info info;
     memset(&info, 0, sizeof info);
@@ -532,6 +540,7 @@ json_t *srv_sess_json(srv_sess *ss, int full)
     }
     json_object_set_new(o, "states", states);
     json_object_set_new(o, "loaded", json_true());
+    json_object_set_new(o, "worker", worker_of(&info));
     if (ss->agent)
         json_object_set_new(o, "agent", json_string(srv_engine_name(ss->agent)));
     turn_json(ss->s, o);

@@ -95,11 +95,12 @@ static void apply_to_session(ac_session *s, const json_t *data, int64_t t_ms)
         set_output_schema(s, schema);
 }
 
-/* The record applied: numbered and journaled like an event, no transition runs (its steps
- * are []), the agent replaced. A live stored session then settles again: its writer takes
- * the snapshot the record asks for. Steals data. */
-static int apply_record(ac_session *s, json_t *data, int64_t t_ms)
+/* The record `name` applied: numbered and journaled like an event, no transition runs (its
+ * steps are []); an agent change replaces the agent, and a live stored session then settles
+ * again: its writer takes the snapshot the record asks for. Steals data. */
+static int apply_record(ac_session *s, const char *name, json_t *data, int64_t t_ms)
 {
+    int change = !strcmp(name, AC_AGENT_CHANGED);
     if (ac_session_journal_failed(s)) {
         json_decref(data);
         return AC_EIO;
@@ -108,14 +109,15 @@ static int apply_record(ac_session *s, json_t *data, int64_t t_ms)
         t_ms = ac_wall_now_ms();
     s->seq++;
     if (s->journal)
-        ac_journal_write_event(s->journal, s->seq, t_ms, AC_AGENT_CHANGED, data);
+        ac_journal_write_event(s->journal, s->seq, t_ms, name, data);
     if (s->hooks)
-        s->hooks->event(s, s->seq, t_ms, AC_AGENT_CHANGED, data);
+        s->hooks->event(s, s->seq, t_ms, name, data);
     if (ac_session_journal_failed(s)) {
         json_decref(data);
         return AC_EIO;
     }
-    apply_to_session(s, data, t_ms);
+    if (change)
+        apply_to_session(s, data, t_ms);
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
@@ -123,7 +125,7 @@ static int apply_record(ac_session *s, json_t *data, int64_t t_ms)
     json_decref(data);
     if (s->journal && !s->replaying)
         ac_journal_flush(s->journal);
-    if (s->hooks && !s->replaying)
+    if (change && s->hooks && !s->replaying)
         s->hooks->settled(s); /* the snapshot at the change, committed */
     return ac_session_journal_failed(s) ? AC_EIO : AC_OK;
 }
@@ -137,7 +139,16 @@ int ac_session_agent_post(ac_session *s, json_t *data, int64_t t_ms)
         json_decref(data);
         return AC_EINVAL;
     }
-    return apply_record(s, data, t_ms);
+    return apply_record(s, AC_AGENT_CHANGED, data, t_ms);
+}
+
+int ac_session_call_record(ac_session *s, const char *name, json_t *data, int64_t t_ms)
+{
+    if (!json_is_object(data) || (!s->replaying && s->draining)) {
+        json_decref(data);
+        return AC_EINVAL;
+    }
+    return apply_record(s, name, data, t_ms);
 }
 
 int ac_session_change_agent(ac_session *s, const char *reason, const char *what, const char *agent)

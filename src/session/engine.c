@@ -525,6 +525,7 @@ static int engine_copy_config(ac_engine *e, const ac_engine_config *cfg, char *e
         *code = AC_ECONFIG;
         return -1;
     }
+    e->subagents = cfg->subagents;
     if ((cfg->system_prompt && !(e->system_prompt = strdup(cfg->system_prompt))) ||
         (cfg->journal_dir && !(e->journal_dir = strdup(cfg->journal_dir))) ||
         (cfg->api_key_env && !(e->api_key_env = strdup(cfg->api_key_env))) ||

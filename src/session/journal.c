@@ -526,3 +526,27 @@ void ac_journal_reader_close(ac_journal_reader *r)
     free(r->path);
     free(r);
 }
+
+const char *ac_journal_path(const ac_journal *j)
+{
+    return j ? j->path : NULL;
+}
+
+size_t ac_journal_name_encode(const char *name, char *buf, size_t cap)
+{
+    size_t k = 0;
+    const char *c = name;
+    for (; *c && k + 4 <= cap; c++) {
+        unsigned char b = (unsigned char)*c;
+        if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') ||
+            b == '.' || b == '_' || b == '-')
+            buf[k++] = (char)b;
+        else
+            k += (size_t)snprintf(buf + k, 4, "%%%02X", b);
+    }
+    if (*c) /* cut: said by a length that fills buf */
+        return cap;
+    if (k < cap)
+        buf[k] = 0;
+    return k;
+}

@@ -64,6 +64,12 @@ typedef struct ac_journal ac_journal;
  * event is flushed once its steps line is written. NULL with a message in err. */
 ac_journal *ac_journal_open(const char *path, int exclusive, ac_loop *loop, char *err,
                             size_t errcap);
+/* The path the journal writes (borrowed). */
+const char *ac_journal_path(const ac_journal *j);
+/* name as a file name: every byte other than ASCII letters, digits, '.', '_' and '-' as %XX
+ * (so distinct names give distinct files, and none holds a '/'), into buf (NUL-terminated when
+ * it fits). The length written; cap when it did not fit. */
+size_t ac_journal_name_encode(const char *name, char *buf, size_t cap);
 /* NULL while every line written reached the file (as far as fflush knows), else
  * why not ("cannot write journal 'PATH': ..."). After the first failure the
  * journal writes nothing more; the session checks this after each event and

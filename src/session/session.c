@@ -95,8 +95,10 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
         json_decref(data);
         return AC_EIO;
     }
-    if (type == s->e->ev_spawn)
+    if (type == s->e->ev_spawn) {
         ac_session_agent_from_spawn(s, data);
+        ac_subagent_from_spawn(s, data);
+    }
     ac_event ev = {type, t_ms, data};
     ac_turn_probe before;
     ac_turn_before_event(s, &before);
@@ -356,6 +358,8 @@ int ac_session_post(ac_session *s, const char *event, void *data, int64_t t_ms)
     }
     if (!strcmp(event, AC_AGENT_CHANGED)) /* a record of the engine's, not of the spec */
         return ac_session_agent_post(s, data, t_ms);
+    if (!strcmp(event, AC_AGENT_STARTED) || !strcmp(event, AC_AGENT_DONE)) /* likewise */
+        return ac_session_call_record(s, event, data, t_ms);
     return post_index(s, ac_engine_event_index(s->e, event), data, t_ms);
 }
 
@@ -573,6 +577,10 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
     if (d && agent)
         json_object_set(d, "agent", agent);
     json_decref(agent);
+    json_t *parent = ac_subagent_spawn_json(opts);
+    if (d && parent)
+        json_object_set(d, "parent", parent);
+    json_decref(parent);
     return d;
 }
 
@@ -591,6 +599,8 @@ static void session_discard(ac_session *s)
     ac_journal_close(s->journal);
     free(s->answer);
     free(s->agent);
+    ac_subagent_session_free(s);
+    free(s->handoff_text);
     free(s->id);
     ac_obs_free(s->obs, ac_wall_now_ms());
     free(s);
@@ -635,14 +645,8 @@ static int journal_dir_path(const ac_engine *e, const char *id, char *buf, size_
         return -1;
     }
     int k = snprintf(buf, cap, "%s/", e->journal_dir);
-    for (const char *c = id; k > 0 && *c && (size_t)k < cap - 10; c++) {
-        unsigned char b = (unsigned char)*c;
-        if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') ||
-            b == '.' || b == '_' || b == '-')
-            buf[k++] = (char)b;
-        else
-            k += snprintf(buf + k, 4, "%%%02X", b);
-    }
+    if (k > 0 && (size_t)k < cap - 10)
+        k += (int)ac_journal_name_encode(id, buf + k, cap - 10 - (size_t)k);
     if (k <= 0 || (size_t)k >= cap - 10) {
         snprintf(err, errcap, "journal directory path too long");
         return -1;

@@ -24,6 +24,8 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/state_turn.c
   ${CMAKE_SOURCE_DIR}/src/session/snapshot.c
   ${CMAKE_SOURCE_DIR}/src/session/agent_record.c
+  ${CMAKE_SOURCE_DIR}/src/session/subagent.c
+  ${CMAKE_SOURCE_DIR}/src/session/handoff.c
   ${CMAKE_SOURCE_DIR}/src/session/store_hooks.c
   ${CMAKE_SOURCE_DIR}/src/session/callplan.c
   ${CMAKE_SOURCE_DIR}/src/session/decisions.c

@@ -84,6 +84,7 @@ struct ac_engine {
     json_t *state_decl; /* a tool file's "state" ({"initial", "schema"}), NULL: none (state.h) */
     struct ac_obs_engine *obs; /* traces (src/obs/obs.h), NULL when not traced */
     struct ac_price *price;    /* its model's prices (src/obs/cost.h), NULL: none */
+    const struct ac_subagent_opener *subagents; /* ac_engine_config.subagents (borrowed) */
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -153,6 +154,14 @@ struct ac_session {
     struct ac_spec_facts *spec_facts; /* what the spec's session facts need (spec_rt.c) */
     char *agent;        /* what it runs with (agentc.h: ac_session_agent), NULL: none recorded */
     json_t *call_edits; /* call id -> the arguments the user edited (decisions.c), or NULL */
+    /* a child session (subagent.c): its parent call as spawn gave it ({"session", "call",
+     * "path"} text), its agent path and level (1 under a session of its own); the call that
+     * waits for it (NULL: none, or detached) */
+    char *parent;
+    char *agent_path;
+    int depth;
+    struct ac_subcall *sub;
+    char *handoff_text; /* what ac_session_handoff last gave (handoff.c) */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
      * effect the spec declares (at least one), allocated with the session */
@@ -166,8 +175,20 @@ void ac_session_agent_from_spawn(ac_session *s, const json_t *spawn_data);
 json_t *ac_session_agent_spawn_json(const ac_session_options *opts);
 int ac_session_agent_check(const ac_session_options *opts, char *err, size_t errcap);
 int ac_session_agent_post(ac_session *s, json_t *data, int64_t t_ms);
+/* A sub-agent call's record (AC_AGENT_STARTED, AC_AGENT_DONE; data an object, stolen): applied
+ * as the agent change's is, outside any dispatch of s (AC_EINVAL from one), mid-turn too. */
+int ac_session_call_record(ac_session *s, const char *name, json_t *data, int64_t t_ms);
 json_t *ac_session_agent_snapshot_save(const ac_session *s);
 int ac_session_agent_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap);
+/* A child session's parent (subagent.c): spawn's "parent" taken; the spawn payload's of opts
+ * (a new reference, NULL: none); the snapshot part; the child's turn ended or it ended (the
+ * call waiting for it completes); its fields freed. */
+void ac_subagent_from_spawn(ac_session *s, const json_t *spawn_data);
+json_t *ac_subagent_spawn_json(const ac_session_options *opts);
+json_t *ac_subagent_snapshot_save(const ac_session *s);
+int ac_subagent_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap);
+void ac_subagent_child_finished(ac_session *s);
+void ac_subagent_session_free(ac_session *s);
 /* 1 when the session's journal or store could not be written (the session failed), else 0
  * (session.c). */
 int ac_session_journal_failed(ac_session *s);

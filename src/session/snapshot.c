@@ -200,6 +200,7 @@ static const snapshot_part PARTS[] = {
     {"state", ac_state_snapshot_save, ac_state_snapshot_restore}, /* the State (state.h) */
     {"facts", ac_spec_facts_save, ac_spec_facts_restore},         /* what guards on facts read */
     {"agent", ac_session_agent_snapshot_save, ac_session_agent_snapshot_restore}, /* agentc.h */
+    {"parent", ac_subagent_snapshot_save, ac_subagent_snapshot_restore},          /* subagent.c */
 };
 
 char *ac_session_snapshot_save(const ac_session *s, uint64_t model_calls)

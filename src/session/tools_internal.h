@@ -13,7 +13,18 @@
 #include "session/session_int.h"
 #include "tools/schema.h"
 
-enum tool_kind { TK_CALC, TK_CLOCK, TK_EXTERNAL, TK_CALLBACK, TK_EXPAND, TK_SEARCH, TK_LOAD, TK_MCP };
+enum tool_kind {
+    TK_CALC,
+    TK_CLOCK,
+    TK_EXTERNAL,
+    TK_CALLBACK,
+    TK_EXPAND,
+    TK_SEARCH,
+    TK_LOAD,
+    TK_MCP,
+    TK_AGENT,  /* a tool file's sub-agent, agent::NAME (subagent.c) */
+    TK_HANDOFF /* a tool file's handoff, transfer_to_NAME (handoff.c) */
+};
 
 /* ---- registry (tools_registry.c) ---- */
 
@@ -44,6 +55,8 @@ struct ac_tool {
     struct ac_mcp_server *mcp; /* TK_MCP: its server (owned by e->mcp) */
     char *mcp_tool;            /* TK_MCP: the server's name for the tool */
     int mcp_gone;              /* TK_MCP: no longer listed by the server */
+    json_t *agent;             /* TK_AGENT, TK_HANDOFF: the tool file's entry as written */
+    char *agent_dir;           /* TK_AGENT, TK_HANDOFF: the tool file's directory */
 };
 
 /* A new tool of the given kind with its schema compiled (schema NULL: any
@@ -171,6 +184,29 @@ void ac_tool_run_complete_later(ac_tool_run *r, struct slot *sl, int ok, const c
  * tool.completed), with the fields of extra (stolen, may be NULL) added to
  * the payload. */
 void ac_tool_run_set_event(struct slot *sl, uint16_t ev, json_t *extra);
+
+/* ---- sub-agents (subagent.c) ---- */
+
+struct ac_subcall; /* one sub-agent call: its child session */
+/* The tools of a tool file's "agents" array (checked by the parser): agent::NAME each; path
+ * names the tool file. 0, or -1 with err. */
+int ac_subagent_tools_add(ac_engine *e, const json_t *agents, const char *path, char *err,
+                          size_t errcap);
+/* Starts call sl of run r (tool t, its arguments args) as a child session; it completes
+ * through ac_tool_run_complete_later. The call's handle, NULL when it completed already. */
+struct ac_subcall *ac_subagent_run(ac_tool_run *r, struct slot *sl, const char *call_id,
+                                   const ac_tool *t, const json_t *args);
+/* The parent stopped the call: its child's turn is cancelled and the child freed. */
+void ac_subagent_stop(struct ac_subcall *c);
+/* A handoff call (handoff.c): answered at once, then the session pauses (the event its
+ * completion is followed by, set with ac_tool_run_set_then) so that the embedder moves it to
+ * the named agent at rest and resumes it there. */
+void ac_handoff_run(ac_tool_run *r, struct slot *sl, const ac_tool *t);
+/* After the call's completion event, ev is queued too (outside the run: a stopped run does
+ * not drop it); 0: nothing. */
+void ac_tool_run_set_then(struct slot *sl, uint16_t ev);
+/* Where the run keeps a call's handle (tools_run.c): the sub-agent call clears it when done. */
+struct ac_subcall **ac_tool_run_slot_sub(struct slot *sl);
 
 /* ---- context tools (context_tools.c) ---- */
 

@@ -36,6 +36,8 @@ void ac_tools_free(ac_tool *t)
         free(*v);
     free(t->inherit_env);
     free(t->mcp_tool);
+    json_decref(t->agent);
+    free(t->agent_dir);
     free(t);
 }
 
@@ -247,7 +249,9 @@ static int add_tools(ac_engine *e, const char *spec, const char *text, char *err
             return -1;
         }
     }
-    int rc = tf->mcp ? ac_mcp_add_servers(e, tf->mcp, spec, err, errcap) : 0;
+    int rc = tf->agents ? ac_subagent_tools_add(e, tf->agents, spec, err, errcap) : 0;
+    if (rc == 0 && tf->mcp)
+        rc = ac_mcp_add_servers(e, tf->mcp, spec, err, errcap);
     if (!tf->n_toolkits) /* else the toolkit registry keeps it */
         ac_toolfile_free(tf);
     return rc;

@@ -47,7 +47,9 @@ typedef struct slot {
     uint16_t ev;   /* event to post (internal tools); 0: tool.completed */
     json_t *extra; /* more payload fields for that event, or NULL */
     struct ac_tool_run *run;
-    size_t index; /* in the model's order */
+    size_t index;           /* in the model's order */
+    struct ac_subcall *sub; /* TK_AGENT: the child session's call (subagent.c) */
+    uint16_t then;          /* queued after its completion (ac_tool_run_set_then), 0: none */
 } slot;
 
 struct ac_tool_run {
@@ -132,6 +134,8 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     json_decref(sl->extra);
     sl->extra = NULL;
     ac_session_enqueue(s, ev, d, 0, r->origin);
+    if (sl->then)
+        ac_session_enqueue(s, sl->then, NULL, 0, 0);
     launch_next(r);
 }
 
@@ -488,6 +492,33 @@ static void stop_callback(ac_tool_run *r, slot *sl)
     sl->cb = NULL;
 }
 
+static void run_agent(call_in *c)
+{
+    c->sl->sub = ac_subagent_run(c->r, c->sl, c->sl->id, c->t, c->args);
+}
+
+static void stop_agent(ac_tool_run *r, slot *sl)
+{
+    (void)r;
+    ac_subagent_stop(sl->sub);
+    sl->sub = NULL;
+}
+
+static void run_handoff(call_in *c)
+{
+    ac_handoff_run(c->r, c->sl, c->t);
+}
+
+void ac_tool_run_set_then(slot *sl, uint16_t ev)
+{
+    sl->then = ev;
+}
+
+struct ac_subcall **ac_tool_run_slot_sub(slot *sl)
+{
+    return &sl->sub;
+}
+
 static const tool_kind_ops kind_ops[] = {
     [TK_CALC] = {run_calc, NULL},
     [TK_CLOCK] = {run_clock, NULL},
@@ -497,6 +528,8 @@ static const tool_kind_ops kind_ops[] = {
     [TK_SEARCH] = {run_search, NULL},
     [TK_LOAD] = {run_load, NULL},
     [TK_MCP] = {run_mcp, stop_mcp},
+    [TK_AGENT] = {run_agent, stop_agent},
+    [TK_HANDOFF] = {run_handoff, NULL},
 };
 
 /* ---- one call: checks, then its kind's run ---- */

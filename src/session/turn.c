@@ -216,6 +216,8 @@ void ac_turn_after_event(ac_session *s, const ac_turn_probe *p, int64_t t_ms)
     }
     if (finished && s->e->has_output && s->e->out.finished)
         s->e->out.finished(s->e->out.ud, s);
+    if (finished && s->sub)
+        ac_subagent_child_finished(s);
 }
 
 void ac_turn_fail_session(ac_session *s, const char *why, int64_t t_ms)

@@ -145,5 +145,7 @@ int ac_session_fail(ac_session *s, const char *reason)
     s->fsm.error = 1; /* ended: nothing more is applied */
     if (s->e->has_output && s->e->out.finished)
         s->e->out.finished(s->e->out.ud, s);
+    if (s->sub)
+        ac_subagent_child_finished(s);
     return 0;
 }

@@ -106,6 +106,11 @@ const char *ac_store_name(const ac_store *st)
     return st ? st->path : "";
 }
 
+const char *ac_store_holder(const ac_store *st)
+{
+    return st ? st->holder : "";
+}
+
 void ac_store_close(ac_store *st)
 {
     if (st) {

@@ -14,6 +14,7 @@ add_library(agentc_store STATIC
   ${CMAKE_SOURCE_DIR}/src/store/store_fork.c
   ${CMAKE_SOURCE_DIR}/src/store/store_copy.c
   ${CMAKE_SOURCE_DIR}/src/store/store_recover.c
-  ${CMAKE_SOURCE_DIR}/src/store/store_json.c)
+  ${CMAKE_SOURCE_DIR}/src/store/store_json.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_workers.c)
 target_include_directories(agentc_store PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(agentc_store PUBLIC agentc_runtime PkgConfig::SQLITE3 PkgConfig::LIBPQ PkgConfig::JANSSON)

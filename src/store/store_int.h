@@ -165,6 +165,22 @@ typedef struct ac_store_ops {
      * f->upto, its row as f says (the lease free), and the note "forked_from". AC_EINVAL when
      * f->to exists, AC_STORE_ENOENT when f->from does not; nothing written then. */
     int (*fork)(ac_store *st, const struct ac_store_fork_row *f, ac_error *err);
+    /* Writes: the worker row of st->holder (listen: "" for none), its started and heartbeat
+     * times the database's now; AC_STORE_EBUSY when the store takes one worker and has
+     * another, or a live process joined under the same holder (store.h). */
+    int (*worker_join)(ac_store *st, const char *listen, ac_error *err);
+    /* Writes: the heartbeat of st->holder's row (the database's now). */
+    int (*worker_beat)(ac_store *st, ac_error *err);
+    /* Writes: st->holder's row removed. */
+    int (*worker_leave)(ac_store *st, ac_error *err);
+    /* The worker rows, st->holder's first, then by id. */
+    int (*workers)(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *err);
+    /* Writes: up to max sessions not at rest whose lease is free (ended, no holder, its
+     * holder gone; mine: or held by st->holder) leased to st->holder for lease_ms, locked
+     * FOR UPDATE SKIP LOCKED where the database has it; fn with each (id, created_ms, and
+     * in holder the holder it was taken from, "" for none). */
+    int (*claim)(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_store_list_fn fn,
+                 void *ud, ac_error *err);
     /* Writes, without waiting: starts commit_many of c[0..n) (c, what it points to, rcs, errs
      * and rc stay the caller's until done runs). done(ud) runs once they are filled as
      * commit_many fills them (*rc its return): on loop, as a task of its own (never from

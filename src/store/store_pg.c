@@ -32,6 +32,12 @@
 #include "store_pg.h"
 
 #define CACHE PG_CACHE
+/* The connections other than this one that hold the lock of the holder named $1. */
+#define OTHERS_OF_1                                                                                \
+    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "      \
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "             \
+    "AND classid::bigint = 1634160196 AND pid <> pg_backend_pid() "                                \
+    "AND objid::bigint = (hashtext($1)::bigint & 4294967295)"
 
 static PGconn *CONN(ac_store *st)
 {
@@ -590,13 +596,118 @@ static int pg_fork(ac_store *st, const ac_store_fork_row *f, ac_error *err)
     return tx(st, "COMMIT", NULL, err, "forking a session");
 }
 
+/* ---- workers (store.h): a row each, the claim of what a gone worker left ---- */
+
+static int pg_worker_join(ac_store *st, const char *listen, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, st->holder);
+    PGresult *r = ac_pg_q(st, OTHERS_OF_1, &a, err, "joining as a worker");
+    if (!r)
+        return AC_EIO;
+    long long others = ival(r, 0, 0);
+    PQclear(r);
+    if (others > 0) {
+        ac_store_err(err, AC_STORE_EBUSY,
+                     "store '%s': a live worker runs as '%s' already (worker ids are unique)",
+                     st->path, st->holder);
+        return AC_STORE_EBUSY;
+    }
+    p_s(&a, listen);
+    p_i(&a, st->lease_ms);
+    int rc = run(st, "DELETE FROM workers WHERE heartbeat_ms < " NOW " - 3600000", NULL, NULL, err,
+                 "joining as a worker");
+    if (rc == AC_OK)
+        rc = run(st,
+                 "INSERT INTO workers(id, listen, lease_ms, started_ms, heartbeat_ms) "
+                 "VALUES($1, $2, $3, " NOW ", " NOW ") ON CONFLICT(id) DO UPDATE SET "
+                 "listen = $2, lease_ms = $3, started_ms = " NOW ", heartbeat_ms = " NOW,
+                 &a, NULL, err, "joining as a worker");
+    return rc;
+}
+
+static int pg_worker_beat(ac_store *st, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, st->holder);
+    return run(st, "UPDATE workers SET heartbeat_ms = " NOW " WHERE id = $1", &a, NULL, err,
+               "renewing its worker");
+}
+
+static int pg_worker_leave(ac_store *st, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, st->holder);
+    return run(st, "DELETE FROM workers WHERE id = $1", &a, NULL, err, "leaving as a worker");
+}
+
+static int pg_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, st->holder);
+    PGresult *r = ac_pg_q(st,
+                     "SELECT id, listen, started_ms, heartbeat_ms, (SELECT count(*) FROM "
+                     "sessions WHERE sessions.holder = w.id AND lease_until > " NOW "), "
+                     "heartbeat_ms + lease_ms > " NOW " AND (SELECT " ALIVE " FROM (SELECT w.id "
+                     "AS holder) h) FROM workers w ORDER BY id <> $1, id",
+                     &a, err, "listing workers");
+    if (!r)
+        return AC_EIO;
+    for (int i = 0; i < PQntuples(r); i++) {
+        ac_store_worker w;
+        memset(&w, 0, sizeof w);
+        snprintf(w.id, sizeof w.id, "%s", PQgetvalue(r, i, 0));
+        snprintf(w.listen, sizeof w.listen, "%s", PQgetvalue(r, i, 1));
+        w.started_ms = ival(r, i, 2);
+        w.heartbeat_ms = ival(r, i, 3);
+        w.sessions = (uint64_t)ival(r, i, 4);
+        w.alive = !strcmp(PQgetvalue(r, i, 5), "t");
+        if (fn(ud, &w))
+            break;
+    }
+    PQclear(r);
+    return AC_OK;
+}
+
+static int pg_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_store_list_fn fn,
+                    void *ud, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, st->holder);
+    p_i(&a, mine);
+    p_i(&a, max > 1000000 ? 1000000 : (long long)max);
+    p_i(&a, lease_ms);
+    PGresult *r = ac_pg_q(st,
+                     "WITH c AS (SELECT id, holder AS was FROM sessions WHERE at_rest = 0 AND "
+                     "(holder = '' OR "
+                     "lease_until <= " NOW " OR NOT " ALIVE " OR ($2::int = 1 AND holder = $1)) "
+                     "AND ($2::int = 1 OR holder <> $1) ORDER BY updated_ms, id LIMIT $3 "
+                     "FOR UPDATE SKIP LOCKED) UPDATE sessions s SET holder = $1, lease_until = " NOW
+                     " + $4 FROM c WHERE s.id = c.id RETURNING s.id, s.created_ms, c.was",
+                     &a, err, "claiming sessions");
+    if (!r)
+        return AC_EIO;
+    for (int i = 0; i < PQntuples(r); i++) {
+        ac_store_session_info info;
+        memset(&info, 0, sizeof info);
+        snprintf(info.id, sizeof info.id, "%s", PQgetvalue(r, i, 0));
+        info.created_ms = ival(r, i, 1);
+        snprintf(info.holder, sizeof info.holder, "%s", PQgetvalue(r, i, 2));
+        if (fn(ud, &info))
+            break;
+    }
+    PQclear(r);
+    return AC_OK;
+}
+
 static const ac_store_ops PG_OPS = {
-    "postgresql",      pg_close,        pg_create,     pg_info,
-    pg_list,           pg_rm,           ac_pg_commit,  pg_events,
-    pg_params,         pg_snapshot_get, pg_tool_calls, pg_lease_acquire,
-    pg_lease_release,  pg_note,         pg_notes,      ac_pg_commit_many,
-    pg_forget,         pg_agent,        pg_fork,       ac_pg_commit_start,
-    ac_pg_commit_wait, pg_snapshots,
+    "postgresql",      pg_close,          pg_create,       pg_info,
+    pg_list,           pg_rm,             ac_pg_commit,    pg_events,
+    pg_params,         pg_snapshot_get,   pg_tool_calls,   pg_lease_acquire,
+    pg_lease_release,  pg_note,           pg_notes,        ac_pg_commit_many,
+    pg_forget,         pg_agent,          pg_fork,         pg_worker_join,
+    pg_worker_beat,    pg_worker_leave,   pg_workers,      pg_claim,
+    ac_pg_commit_start, ac_pg_commit_wait, pg_snapshots,
 };
 
 /* Takes agentc's keys out of the URI's query (kept: libpq's). *schema the value of

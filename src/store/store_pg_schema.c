@@ -41,7 +41,11 @@ static const char *const STEPS[PG_SCHEMA_VERSION] = {
     "CREATE TABLE notes(id bigserial PRIMARY KEY, session text NOT NULL, after bigint NOT NULL,"
     " t_ms bigint NOT NULL, kind text NOT NULL, body text NOT NULL);"
     "CREATE INDEX notes_session ON notes(session, after);",
-    /* 2: sessions listed most recently updated first without sorting the table */
+    /* 2: the workers (store.h), a row each; the sessions mid-turn, what a claim reads */
+    "CREATE TABLE workers(id text PRIMARY KEY, listen text NOT NULL DEFAULT '',"
+    " lease_ms bigint NOT NULL, started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL);"
+    "CREATE INDEX sessions_busy ON sessions(updated_ms, id) WHERE at_rest = 0;",
+    /* 3: sessions listed most recently updated first without sorting the table */
     "CREATE INDEX sessions_updated ON sessions(updated_ms DESC, id);",
 };
 

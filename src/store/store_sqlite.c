@@ -44,6 +44,9 @@ typedef struct sq_store {
     struct ac_store base;
     sqlite3 *db;
     int lockfd; /* DB-holders, where this store's holder byte is locked (-1: none) */
+    int joined; /* a worker (ac_store_worker_join): the server byte of DB-holders is ours */
+    char listen[128];
+    int64_t started_ms, beat_ms;
     /* prepared statements by their SQL text (static strings, compared by address) */
     const char *sql[CACHE];
     sqlite3_stmt *stmt[CACHE];
@@ -954,11 +957,162 @@ static int sq_fork(ac_store *st, const ac_store_fork_row *f, ac_error *err)
     return exec(st, "COMMIT", err, "forking a session");
 }
 
+/* ---- the one worker of a file ---- */
+
+/* The byte of DB-holders a worker (agentc serve) locks exclusively: past the holders' bytes
+ * (holder_byte), so one server per file, whatever its holder name. */
+#define SERVER_BYTE ((off_t)1 << 41)
+
+/* The database's now, in ms (0 on failure). */
+static int64_t db_now(ac_store *st)
+{
+    sqlite3_stmt *q = prep(st, "SELECT " NOW);
+    int64_t now = q && sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+    done(q);
+    return now;
+}
+
+static int sq_worker_join(ac_store *st, const char *listen, ac_error *err)
+{
+    sq_store *s = (sq_store *)st;
+#ifdef F_OFD_SETLK
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    fl.l_start = SERVER_BYTE;
+    fl.l_len = 1;
+    if (s->lockfd >= 0 && fcntl(s->lockfd, F_OFD_SETLK, &fl) != 0) {
+        ac_store_err(err, AC_STORE_EBUSY,
+                     "store '%s' is served by another agentc serve already (one server per "
+                     "SQLite file; several workers share a PostgreSQL database)",
+                     st->path);
+        return AC_STORE_EBUSY;
+    }
+#else
+    (void)err;
+#endif
+    s->joined = 1;
+    snprintf(s->listen, sizeof s->listen, "%s", listen);
+    s->started_ms = s->beat_ms = db_now(st);
+    return AC_OK;
+}
+
+static int sq_worker_beat(ac_store *st, ac_error *err)
+{
+    (void)err;
+    sq_store *s = (sq_store *)st;
+    int64_t now = db_now(st);
+    if (now)
+        s->beat_ms = now;
+    return now ? AC_OK : sq_fail(st, err, "renewing its worker");
+}
+
+static int sq_worker_leave(ac_store *st, ac_error *err)
+{
+    (void)err;
+    sq_store *s = (sq_store *)st;
+#ifdef F_OFD_SETLK
+    struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET};
+    fl.l_start = SERVER_BYTE;
+    fl.l_len = 1;
+    if (s->joined && s->lockfd >= 0)
+        fcntl(s->lockfd, F_OFD_SETLK, &fl);
+#endif
+    s->joined = 0;
+    return AC_OK;
+}
+
+static int sq_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *err)
+{
+    sq_store *s = (sq_store *)st;
+    if (!s->joined)
+        return AC_OK;
+    sqlite3_stmt *q = prep(st, "SELECT count(*) FROM sessions WHERE holder = ? AND "
+                               "lease_until > " NOW);
+    if (!q)
+        return sq_fail(st, err, "listing workers");
+    bind_text(q, 1, st->holder);
+    ac_store_worker w;
+    memset(&w, 0, sizeof w);
+    w.sessions = sqlite3_step(q) == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(q, 0) : 0;
+    done(q);
+    snprintf(w.id, sizeof w.id, "%s", st->holder);
+    snprintf(w.listen, sizeof w.listen, "%s", s->listen);
+    w.started_ms = s->started_ms;
+    w.heartbeat_ms = s->beat_ms;
+    w.alive = 1;
+    fn(ud, &w);
+    return AC_OK;
+}
+
+/* Inside the claim's transaction: the ids (with their creation times) of up to max sessions
+ * not at rest whose lease is free; *out malloc'd. */
+static int claimable(ac_store *st, size_t max, int mine, ac_store_session_info **out, size_t *n)
+{
+    sqlite3_stmt *q = prep(st, "SELECT id, created_ms, holder, lease_until, " NOW
+                               " FROM sessions WHERE at_rest = 0 ORDER BY updated_ms, id");
+    if (!q)
+        return -1;
+    int rc;
+    while (*n < max && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *h = col(q, 2);
+        int own = !strcmp(h, st->holder);
+        if (own ? !mine
+                : (*h && sqlite3_column_int64(q, 3) > sqlite3_column_int64(q, 4) &&
+                   !holder_gone(st, h)))
+            continue;
+        ac_store_session_info *o = realloc(*out, (*n + 1) * sizeof *o);
+        if (!o)
+            break;
+        *out = o;
+        memset(&o[*n], 0, sizeof *o);
+        snprintf(o[*n].id, sizeof o[*n].id, "%s", col(q, 0));
+        o[*n].created_ms = sqlite3_column_int64(q, 1);
+        snprintf(o[*n].holder, sizeof o[*n].holder, "%s", h);
+        (*n)++;
+    }
+    done(q);
+    return 0;
+}
+
+static int sq_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_store_list_fn fn,
+                    void *ud, ac_error *err)
+{
+    int rc = exec(st, "BEGIN IMMEDIATE", err, "claiming sessions");
+    if (rc != AC_OK)
+        return rc;
+    ac_store_session_info *c = NULL;
+    size_t n = 0;
+    int ok = claimable(st, max, mine, &c, &n) == 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        sqlite3_stmt *q =
+            prep(st, "UPDATE sessions SET holder = ?, lease_until = " NOW " + ? WHERE id = ?");
+        if (q) {
+            bind_text(q, 1, st->holder);
+            sqlite3_bind_int64(q, 2, lease_ms);
+            bind_text(q, 3, c[i].id);
+        }
+        ok = q && sqlite3_step(q) == SQLITE_DONE;
+        done(q);
+    }
+    if (!ok || exec(st, "COMMIT", err, "claiming sessions") != AC_OK) {
+        if (!ok)
+            sq_fail(st, err, "claiming sessions");
+        rollback(st);
+        free(c);
+        return AC_EIO;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (fn(ud, &c[i]))
+            break;
+    free(c);
+    return AC_OK;
+}
+
 static const ac_store_ops SQ_OPS = {
     "sqlite",       sq_close,         sq_create,        sq_info,   sq_list,
     sq_rm,          sq_commit,        sq_events,        sq_params, sq_snapshot_get,
     sq_tool_calls,  sq_lease_acquire, sq_lease_release, sq_note,   sq_notes,
-    sq_commit_many, sq_forget,        sq_agent,         sq_fork,   ac_store_commit_at_once,
+    sq_commit_many, sq_forget,        sq_agent,         sq_fork,   sq_worker_join,
+    sq_worker_beat, sq_worker_leave,  sq_workers,       sq_claim,  ac_store_commit_at_once,
     NULL,           sq_snapshots,
 };
 

@@ -119,6 +119,7 @@ void ac_toolfile_free(ac_toolfile *tf)
     free(tf->toolkits);
     json_decref(tf->state);
     json_decref(tf->mcp);
+    json_decref(tf->agents);
     free(tf);
 }
 
@@ -417,10 +418,10 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
     json_object_foreach((json_t *)root, k, v)
     {
         if (strcmp(k, "tools") != 0 && strcmp(k, "toolkits") != 0 && strcmp(k, "state") != 0 &&
-            strcmp(k, "mcp") != 0) {
+            strcmp(k, "mcp") != 0 && strcmp(k, "agents") != 0) {
             tf_fail(c,
-                    "unknown key \"%s\" (only \"tools\", \"toolkits\", \"state\" and \"mcp\" are "
-                    "allowed)",
+                    "unknown key \"%s\" (only \"tools\", \"toolkits\", \"state\", \"mcp\" and "
+                    "\"agents\" are allowed)",
                     k);
             return NULL;
         }
@@ -428,6 +429,7 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
     const json_t *tools = json_object_get(root, "tools");
     const json_t *kits = json_object_get(root, "toolkits");
     const json_t *mcp = json_object_get(root, "mcp");
+    const json_t *agents = json_object_get(root, "agents");
     if (kits && !json_is_array(kits)) {
         tf_fail(c, "\"toolkits\" must be an array");
         return NULL;
@@ -436,7 +438,7 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
         tf_fail(c, "\"mcp\" must be an array of servers");
         return NULL;
     }
-    if (!json_is_array(tools) && (tools || (!kits && !mcp))) {
+    if (!json_is_array(tools) && (tools || (!kits && !mcp && !agents))) {
         tf_fail(c, tools ? "\"tools\" must be an array" : "missing \"tools\"");
         return NULL;
     }
@@ -445,6 +447,8 @@ static ac_toolfile *tf_from_json(const json_t *root, tf_ctx *c)
         goto oom;
     tf->mcp = mcp ? json_incref((json_t *)mcp) : NULL; /* checked by the MCP client */
     if (kits && ac_toolfile__parse_toolkits(kits, tf, c->path, c->err, c->errcap) < 0)
+        goto fail;
+    if (agents && ac_toolfile__parse_agents(agents, tf, c->path, c->err, c->errcap) < 0)
         goto fail;
     size_t n = json_array_size(tools), base = tf->n;
     ac_toolfile_tool *grown = realloc(tf->tools, (base + n + 1) * sizeof *tf->tools);

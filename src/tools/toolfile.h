@@ -23,6 +23,11 @@
  * "mcp": [...] declares MCP servers whose tools are added too (src/mcp/mcp_config.c
  * checks it); "tools" may then be left out.
  *
+ * "agents": [{"name", "description", "input_schema"?, "max_depth"?, "handoff"?, ...}] declares
+ * sub-agents, each offered as the tool agent::NAME (or, with "handoff": true, transfer_to_NAME);
+ * the rest of an entry is the agent format (docs/agents.md, docs/composition.md); "tools" may
+ * then be left out too.
+ *
  * Everything else is refused: unknown keys, wrong types, a schema that does not
  * compile, duplicate tool names, duplicate JSON keys. Messages name the file
  * and the entry, e.g. `tools.json: tools[2] ("grep"): unknown key "cmd"`, and
@@ -81,6 +86,9 @@ typedef struct ac_toolfile {
     /* "state": {"initial": {...}, "schema": {...}} (both optional; the initial State
      * must be an object that the schema, when given, accepts), or NULL */
     json_t *state;
+    /* "agents": the sub-agents and handoffs (toolfile_agents.c), the array as written with its
+     * composition keys checked, or NULL */
+    json_t *agents;
 } ac_toolfile;
 
 /* Loads and checks a tool file. Returns a new ac_toolfile (free with
@@ -126,6 +134,11 @@ int ac_toolfile__take_enum_from(json_t *params, json_t **out, char *why, size_t 
 int ac_toolfile__parse_toolkits(const json_t *arr, ac_toolfile *tf, const char *path, char *err,
                                 size_t errcap);
 void ac_toolfile__free_toolkit(ac_toolfile_toolkit *k);
+/* Checks the "agents" array (names usable as agent::NAME and transfer_to_NAME, distinct; a
+ * "description"; "input_schema" a schema that compiles; "max_depth" 1..32; "handoff" a
+ * boolean) and keeps it in tf->agents. 0, or -1 with err naming the file and the entry. */
+int ac_toolfile__parse_agents(const json_t *arr, ac_toolfile *tf, const char *path, char *err,
+                              size_t errcap);
 /* The value at a dot-separated context path ("a.b") in obj, or NULL
  * (toolkit_check.c; availability at run time uses it too). */
 const json_t *ac_toolfile_context_at(const json_t *obj, const char *path);

@@ -4,6 +4,7 @@ add_library(agentc_tools_base STATIC
   ${CMAKE_SOURCE_DIR}/src/tools/schema.c
   ${CMAKE_SOURCE_DIR}/src/tools/schema_regex.c
   ${CMAKE_SOURCE_DIR}/src/tools/toolfile.c
+  ${CMAKE_SOURCE_DIR}/src/tools/toolfile_agents.c
   ${CMAKE_SOURCE_DIR}/src/tools/toolkit_file.c
   ${CMAKE_SOURCE_DIR}/src/tools/toolkit_check.c
   ${CMAKE_SOURCE_DIR}/src/tools/stateref.c

@@ -18,7 +18,7 @@ check '{"mcp": [{"name": "a", "url": "http://h/", "headers": {"Authorization": "
   '"headers": bad header "Authorization"'
 check '{"mcp": [{"name": "a", "command": ["x"], "env": {"1BAD": "sekrit-1234"}}]}' '"env": bad variable "1BAD"'
 check '{"mcp": [{"name": "a", "command": ["x"], "timeout": "0s"}]}' '"timeout" must be a duration'
-check '{"oops": []}' 'unknown key "oops" (only "tools", "toolkits", "state" and "mcp" are allowed)'
+check '{"oops": []}' 'unknown key "oops" (only "tools", "toolkits", "state", "mcp" and "agents" are allowed)'
 # "tools" and "mcp" in one file; the server's tools next to the file's
 cat >"$tmp/both.json" <<JSON
 {"tools": [{"name": "hello", "description": "says hello", "command": ["echo", "hello"]}],

@@ -54,9 +54,17 @@ kill -TERM "$pid"; wait "$pid" || fail "graceful stop exit status"
 [ -s "$db" ] || fail "no database"
 start
 grep -q "1 sessions, 0 resumed" "$tmp/run$run.err" || fail "restart: $(cat "$tmp/run$run.err")"
-j "$url/v1/sessions" | jq -e '.data[0].id == "a" and .data[0].loaded == false' >/dev/null || fail "list after restart: $(j "$url/v1/sessions")"
+# one server per SQLite file: a second is refused at start; the first answers as a worker
+out=$("$agentc" serve --db "$db" --provider script --script "$tmp/script" --listen 127.0.0.1:0 2>&1)
+[ $? -eq 3 ] && grep -q "served by another agentc serve already" <<<"$out" || fail "a second server on the file: $out"
+[ "$(curl -s "$url/healthz")" = '{"status":"ok"}' ] && [ "$(curl -s "$url/readyz")" = '{"status":"ready"}' ] \
+  || fail "healthz/readyz: $(curl -s "$url/readyz")"
+j "$url/v1/workers" | jq -e '(.data | length) == 1 and .data[0].id == .worker and .data[0].alive
+  and .data[0].listen == "127.0.0.1:'"${url##*:}"'"' >/dev/null || fail "/v1/workers: $(j "$url/v1/workers")"
+j "$url/v1/sessions" | jq -e '.data[0].id == "a" and .data[0].loaded == false and .data[0].worker == null' >/dev/null || fail "list after restart: $(j "$url/v1/sessions")"
 j "$url/v1/sessions/a" >"$tmp/a.json"
-jq -e --arg long "$long" '.answer == $long and (.messages | length) == 2 and .states.session == "Idle"' "$tmp/a.json" >/dev/null \
+jq -e --arg long "$long" '.answer == $long and (.messages | length) == 2 and .states.session == "Idle"
+  and (.worker | startswith("agentc "))' "$tmp/a.json" >/dev/null \
   || fail "session after restart: $(head -c 300 "$tmp/a.json")"
 curl -s -N --max-time 2 "$url/v1/sessions/a/events" >"$tmp/a2"
 cmp <(events "$tmp/a1" | norm) <(events "$tmp/a2" | norm) || fail "the event log differs after the restart"

@@ -3,7 +3,7 @@
 # sent, the answer streams in, the highlighted states change; a retried call's partial answer
 # and one an interrupting message stopped leave the view (only the answers are shown); a
 # screenshot is kept in ARTIFACTS/audit-page.png; a session waiting for approval takes
-# per-call decisions on the page.
+# per-call decisions on the page; sub-agents' child sessions are shown under their calls.
 set -uo pipefail
 agentc=$1 artifacts=$2
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -56,6 +56,22 @@ curl -s --max-time 10 -H "Authorization: Bearer tok-page-test-0123456789abcdef" 
 AGENT_SESSION=r1 timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" \
   "http://127.0.0.1:$(cat "$tmp/port")" tok-page-test-0123456789abcdef "" "" || fail "the page test (agents) failed"
 kill -TERM $pid; wait $pid || fail "exit status (agents)"
+pid=
+# sub-agents (docs/composition.md): two calls of agent::math, each child session shown under
+# its call with how its turn ended
+printf '{"tool_calls": [%s, %s]}\n{"content": "done"}\n' \
+  '{"id": "s1", "name": "agent__math", "arguments": "{\"task\": \"one\"}"}' \
+  '{"id": "s2", "name": "agent__math", "arguments": "{\"task\": \"two\"}"}' >"$tmp/subs"
+echo '{"agents": [{"name": "math", "description": "Does arithmetic", "max_depth": 1}]}' >"$tmp/subs.json"
+rm -f "$tmp/port"
+"$agentc" serve --provider script --script "$tmp/subs" --tools "$tmp/subs.json" --tokens "$tmp/tokens" \
+  --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+[ -s "$tmp/port" ] || fail "the sub-agents server did not start"
+SUBAGENTS=1 timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" \
+  "http://127.0.0.1:$(cat "$tmp/port")" tok-page-test-0123456789abcdef "" "" || fail "the page test (sub-agents) failed"
+kill -TERM $pid; wait $pid || fail "exit status (sub-agents)"
 pid=
 # a spec that asks before tools run (examples/specs/approve_tools.fsm): three pending calls
 # decided one by one on the page (approve, deny with a reason, edit; an edit the schema

@@ -90,6 +90,18 @@ if (process.env.AGENT_SESSION) { // a session of another agent: the page draws t
 }
 await js(`document.getElementById('new-session').click()`);
 await until(`document.getElementById('session-id').textContent.length > 0`, 'no session was created');
+if (process.env.SUBAGENTS) { // two calls of agent::math: each child session under its call
+  await js(`document.getElementById('input').value = 'delegate'; document.getElementById('send').click()`);
+  await until(`[...document.querySelectorAll('.tool.call .child')].filter((c) => c.textContent.endsWith(': completed')).length === 2`,
+    'the child sessions are not shown under their calls');
+  const lines = await js(`[...document.querySelectorAll('.tool.call')].map((c) => c.dataset.call + '|' + c.querySelector('.child').textContent).join('\\n')`);
+  check(/^s1\|.*child session \S+\.math\.s1 \(agent math\): completed\ns2\|.*\.math\.s2 \(agent math\): completed$/.test(lines),
+    'the child lines: ' + lines);
+  check(consoleErrors.length === 0, 'page errors: ' + consoleErrors.join('; '));
+  console.log('audit page: ok, sub-agents');
+  finish(0);
+  await new Promise(() => {});
+}
 if (process.env.DECISIONS) { // a spec that asks before tools run: decide call by call
   const sess = () => js(`fetch('/v1/sessions/' + encodeURIComponent(document.getElementById('session-id').textContent), { headers: { Authorization: 'Bearer ${token}' } }).then((r) => r.json())`);
   await js(`document.getElementById('input').value = 'three sums'; document.getElementById('send').click()`);

@@ -80,3 +80,23 @@ add_test(NAME server_admission
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/admission.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_admission PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+# Three workers on one PostgreSQL database (the pg_cluster fixture of tests/store): kill -9 of
+# the worker running turns (3 trials; 10 in server_workers_slow), a worker paused past its lease,
+# SIGTERM drain, the database stopped and started again; /healthz, /readyz, /v1/workers.
+if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
+  add_test(NAME server_workers COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers.sh
+    $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT} 3
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  # it stops and starts the cluster: no other test of the cluster runs meanwhile
+  set_tests_properties(server_workers PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "server;pg" TIMEOUT 240 RESOURCE_LOCK pg_cluster)
+  add_test(NAME server_workers_slow COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers.sh
+    $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT} 10
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(server_workers_slow PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "server;pg;slow" TIMEOUT 480 RESOURCE_LOCK pg_cluster)
+endif()
+add_test(NAME server_compose
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/compose.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_compose PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -7,12 +7,13 @@
  * transaction); leases ended by the database's clock; a zombie writer (its lease expired
  * and taken by another holder) writes nothing; a holder whose process is stopped past its
  * lease (SIGSTOP) finds its writes refused when it resumes, the session intact; a holder
- * killed (kill -9) loses its lease at once. The asynchronous commit (commit_start): its
- * completion a task of the loop (PostgreSQL) or at once (SQLite), commits done in the order
- * started, a failed member alone, and (PostgreSQL) the database restarted mid-commit: a
- * clear error for every member, nothing half-written, the next commit connected again.
- * A store copied into another of the other backend and back reads as the original.
- * (PostgreSQL) A migration waits for the leases of older holders, bounded.
+ * killed (kill -9) loses its lease at once; workers join, are listed and leave; the sessions
+ * a gone worker left mid-turn are claimed, never by two claimers at once. The asynchronous
+ * commit (commit_start): its completion a task of the loop (PostgreSQL) or at once (SQLite),
+ * commits done in the order started, a failed member alone, and (PostgreSQL) the database
+ * restarted mid-commit: a clear error for every member, nothing half-written, the next commit
+ * connected again. A store copied into another of the other backend and back reads as the
+ * original. (PostgreSQL) A migration waits for the leases of older holders, bounded.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -483,6 +484,154 @@ static void test_gone_holder(void **state)
     ac_store_close(b);
 }
 
+/* ---- workers and claims ---- */
+
+/* A session of holder's, stopped mid-turn (at_rest 0) or at rest. */
+static void held(ac_store *st, const char *id, const char *holder, int64_t lease_ms, int at_rest)
+{
+    ac_error err;
+    assert_int_equal(st->ops->create(st, id, "h", NULL, holder, lease_ms, &err), AC_OK);
+    ac_store_event ev = {1, 1, "user_message", "{}", "[]"};
+    ac_store_commit c = commit_of(id, holder, &ev, 1);
+    c.lease_ms = lease_ms;
+    c.at_rest = at_rest;
+    c.status = at_rest ? "idle" : "running";
+    assert_int_equal(st->ops->commit(st, &c, &err), AC_OK);
+}
+
+/* A claimed session: its id and the holder it was taken from. */
+static int see_from(void *ud, const ac_store_session_info *info)
+{
+    seen *s = ud;
+    size_t k = strlen(s->text);
+    snprintf(s->text + k, sizeof s->text - k, "%s:%s;", info->id, info->holder);
+    s->n++;
+    return 0;
+}
+
+static int see_worker(void *ud, const ac_store_worker *w)
+{
+    seen *s = ud;
+    size_t k = strlen(s->text);
+    snprintf(s->text + k, sizeof s->text - k, "%s:%s:%llu:%d;", w->id, w->listen,
+             (unsigned long long)w->sessions, w->alive);
+    s->n++;
+    return 0;
+}
+
+/* Workers join (one per SQLite file, any number on PostgreSQL, never two live under one id),
+ * are listed with the leases they hold, and leave; the sessions a worker left mid-turn are
+ * claimed by another once its lease ends (not those at rest, not while it runs). */
+static void test_workers_claim(void **state)
+{
+    (void)state;
+    int pg = ac_store_is_pg_uri(where);
+    ac_store *a = open_as("worker-A", 1000), *b = open_as("worker-B", 60000);
+    ac_error err;
+    assert_int_equal(ac_store_worker_join(a, "127.0.0.1:1", &err), AC_OK);
+    int rc = ac_store_worker_join(b, "127.0.0.1:2", &err);
+    assert_int_equal(rc, pg ? AC_OK : AC_STORE_EBUSY);
+    if (!pg)
+        assert_non_null(strstr(err.text, "another agentc serve"));
+    ac_store *a2 = open_as("worker-A", 1000);
+    if (pg) { /* a second live process under worker-A's id */
+        assert_int_equal(ac_store_worker_join(a2, "127.0.0.1:3", &err), AC_STORE_EBUSY);
+        assert_non_null(strstr(err.text, "'worker-A'"));
+    }
+    ac_store_close(a2);
+    held(a, "w1", "worker-A", 1000, 0);
+    held(a, "w2", "worker-A", 1000, 0);
+    held(a, "w3", "worker-A", 1000, 1);
+    seen s = {0};
+    assert_int_equal(ac_store_workers(a, see_worker, &s, &err), AC_OK);
+    assert_string_equal(s.text, pg ? "worker-A:127.0.0.1:1:3:1;worker-B:127.0.0.1:2:0:1;"
+                                   : "worker-A:127.0.0.1:1:3:1;");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(ac_store_claim(b, 100, 0, see_row, &s, &err), AC_OK);
+    assert_int_equal(s.n, 0); /* worker-A runs them */
+    sleep_ms(1100);           /* its leases end */
+    assert_int_equal(ac_store_claim(b, 1, 0, see_row, &s, &err), AC_OK);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(ac_store_claim(b, 100, 0, see_from, &s, &err), AC_OK);
+    assert_int_equal(s.n, 2); /* w3 at rest stays */
+    assert_true(!strcmp(s.text, "w1;w2:worker-A;") || !strcmp(s.text, "w2;w1:worker-A;"));
+    ac_store_session_info info;
+    assert_int_equal(b->ops->info(b, "w1", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "worker-B");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(ac_store_claim(a, 100, 1, see_row, &s, &err), AC_OK);
+    assert_int_equal(s.n, 0); /* worker-B's now, running */
+    assert_int_equal(ac_store_worker_beat(a, &err), AC_OK);
+    assert_int_equal(ac_store_worker_leave(a, &err), AC_OK);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(ac_store_workers(a, see_worker, &s, &err), AC_OK);
+    assert_string_equal(s.text, pg ? "worker-B:127.0.0.1:2:2:1;" : "");
+    ac_store_close(a);
+    ac_store_close(b);
+}
+
+/* Claims of processes at once never take the same session (FOR UPDATE SKIP LOCKED on
+ * PostgreSQL, one writer on SQLite): each child claims what it can of 20 orphaned sessions
+ * and writes their ids; each of the 20 is claimed by one of them. */
+static void claim_child(int go_fd, int end_fd, int out_fd, const char *holder)
+{
+    ac_store *st = open_as(holder, 60000);
+    char k;
+    if (read(go_fd, &k, 1) != 1)
+        _exit(2);
+    seen s = {0};
+    ac_error err;
+    if (ac_store_claim(st, 100, 0, see_row, &s, &err) != AC_OK)
+        _exit(3);
+    if (write(out_fd, s.text, strlen(s.text) + 1) < 0)
+        _exit(4);
+    if (read(end_fd, &k, 1) != 1) /* alive (its leases held) until both claimed */
+        _exit(5);
+    ac_store_close(st);
+    _exit(0);
+}
+
+static void test_claims_at_once(void **state)
+{
+    (void)state;
+    ac_store *a = open_as("worker-O", 60000);
+    for (int i = 0; i < 20; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "o%02d", i);
+        held(a, id, "worker-O", 60000, 0);
+    }
+    ac_store_close(a); /* gone: its lock with it */
+    int go[2], end[2], out[2][2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(end), 0);
+    pid_t pids[2];
+    for (int c = 0; c < 2; c++) {
+        assert_int_equal(pipe(out[c]), 0);
+        pids[c] = fork();
+        assert_true(pids[c] >= 0);
+        if (pids[c] == 0)
+            claim_child(go[0], end[0], out[c][1], c ? "worker-Q" : "worker-P");
+    }
+    sleep_ms(300); /* both opened */
+    assert_int_equal(write(go[1], "gg", 2), 2);
+    char got[2][600] = {{0}};
+    for (int c = 0; c < 2; c++)
+        assert_true(read(out[c][0], got[c], sizeof got[c] - 1) > 0);
+    assert_int_equal(write(end[1], "ee", 2), 2);
+    for (int c = 0; c < 2; c++) {
+        int status;
+        assert_int_equal(waitpid(pids[c], &status, 0), pids[c]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        close(out[c][0]), close(out[c][1]);
+    }
+    for (int i = 0; i < 20; i++) { /* each by one of them (others left earlier may be there) */
+        char id[16];
+        snprintf(id, sizeof id, "o%02d;", i);
+        assert_true((strstr(got[0], id) != NULL) != (strstr(got[1], id) != NULL));
+    }
+    close(go[0]), close(go[1]), close(end[0]), close(end[1]);
+}
+
 /* ---- the asynchronous commit ---- */
 
 typedef struct dones {
@@ -783,13 +932,13 @@ static void test_schema_upgrade(void **state)
         "(extract(epoch from clock_timestamp()) * 1000)::bigint + 60000 WHERE id = 'u1'",
         schema);
     raw(old,
-        "UPDATE \"%s\".meta SET value = 1 WHERE key = 'version'; DROP INDEX "
+        "UPDATE \"%s\".meta SET value = 2 WHERE key = 'version'; DROP INDEX "
         "\"%s\".sessions_updated",
         schema);
     ac_store *late = open_bounded(at, "holder-late", 300, &err);
     assert_null(late);
     assert_int_equal(err.code, AC_STORE_EBUSY);
-    assert_non_null(strstr(err.text, "from version 1 to 2"));
+    assert_non_null(strstr(err.text, "from version 2 to 3"));
     assert_non_null(strstr(err.text, "session 'u1' is held by old-holder"));
     assert_null(strstr(err.text, "agentc-test-pw"));
     PGresult *r = PQexec(old, "SELECT 1"); /* nothing changed */
@@ -797,7 +946,7 @@ static void test_schema_upgrade(void **state)
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT value FROM \"%s\".meta WHERE key = 'version'", schema);
     r = PQexec(old, sql);
-    assert_string_equal(PQgetvalue(r, 0, 0), "1");
+    assert_string_equal(PQgetvalue(r, 0, 0), "2");
     PQclear(r);
     /* the old lease ends in 1 s: a migration waiting up to 5 s goes through */
     raw(old,
@@ -808,11 +957,11 @@ static void test_schema_upgrade(void **state)
     if (!late)
         fail_msg("%s", err.text);
     r = PQexec(old, sql);
-    assert_string_equal(PQgetvalue(r, 0, 0), "2");
+    assert_string_equal(PQgetvalue(r, 0, 0), "3");
     PQclear(r);
     /* a holder of this version (st, still holding u2) does not hold a migration back */
     raw(old,
-        "UPDATE \"%s\".meta SET value = 1 WHERE key = 'version'; DROP INDEX "
+        "UPDATE \"%s\".meta SET value = 2 WHERE key = 'version'; DROP INDEX "
         "\"%s\".sessions_updated",
         schema);
     ac_store *again = open_bounded(at, "holder-again", 300, &err);
@@ -842,6 +991,8 @@ int main(void)
         cmocka_unit_test(test_zombie_writer),
         cmocka_unit_test(test_stopped_process),
         cmocka_unit_test(test_gone_holder),
+        cmocka_unit_test(test_workers_claim),
+        cmocka_unit_test(test_claims_at_once),
         cmocka_unit_test(test_async_commit),
         cmocka_unit_test(test_restart_mid_commit),
         cmocka_unit_test(test_copy),

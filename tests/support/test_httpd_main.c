@@ -28,9 +28,14 @@
  *   - TOOLSLEEP: a call to the tool `sleeper` first;
  *   - THINK: reasoning deltas (reasoning_content) before the content;
  *   - ECHOHDR: a 401 JSON error whose message quotes every request header
- *     (servers that echo credentials back).
+ *     (servers that echo credentials back);
+ *   - DELEGATE[a:TASK|b:TASK]: calls of the sub-agent tools agent__a and agent__b at once
+ *     ({"task": TASK}; "*": the prompt itself), then "The answer is RA; RB.";
+ *   - TRANSFER[x] in the last user message: a call of transfer_to_x, unless the system prompt
+ *     is "You are x.": then "x answers: MESSAGE".
  * --script DIR serves the files of DIR (sorted by name) in turn, one per
- * request (chat completions, or Anthropic's /v1/messages), cycling: a name like `02-503.json` sets the status (default 200);
+ * request (chat completions, or Anthropic's /v1/messages), cycling: a name like `02-503.json` sets
+ * the status (default 200);
  * `.sse` files go out as text/event-stream, others as application/json.
  * --log FILE appends one JSON line per request: method, path, headers, body.
  *
@@ -315,10 +320,9 @@ static int send_plain(int fd, int status, const char *ctype, const char *extra, 
                          : status == 404 ? "Not Found"
                          : status == 503 ? "Service Unavailable"
                                          : "Status";
-    int n = snprintf(head, sizeof head,
-                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n",
-                     status, reason, ctype, len, g.close ? "Connection: close\r\n" : "",
-                     extra ? extra : "");
+    int n = snprintf(
+        head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n",
+        status, reason, ctype, len, g.close ? "Connection: close\r\n" : "", extra ? extra : "");
     return send_all(fd, head, (size_t)n) || send_all(fd, body, len) ? -1 : 0;
 }
 
@@ -334,8 +338,7 @@ static int send_sse_head(int fd)
     static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                                "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
     return send_all(fd, head, sizeof head - 1) ||
-                   send_all(fd, g.close ? "Connection: close\r\n\r\n" : "\r\n",
-                            g.close ? 21 : 2)
+                   send_all(fd, g.close ? "Connection: close\r\n\r\n" : "\r\n", g.close ? 21 : 2)
                ? -1
                : 0;
 }
@@ -405,6 +408,93 @@ static int approx_tokens(const request *r)
     return (int)(r->body.len / 4) + 1;
 }
 
+/* DELEGATE[name:task|name:task] in the prompt: the first call asks each agent at once (tool
+ * agent__NAME with {"task": TASK}; "*" as the task: the prompt itself, for recursion). */
+static void delegate_calls(buf *b, const char *prompt)
+{
+    const char *p = strstr(prompt, "DELEGATE[") + 9, *end = strchr(p, ']');
+    pthread_mutex_lock(&g.mu);
+    unsigned long long seq = ++g.call_seq;
+    pthread_mutex_unlock(&g.mu);
+    for (int k = 0; end && p < end; k++) {
+        const char *bar = memchr(p, '|', (size_t)(end - p));
+        bar = bar ? bar : end;
+        const char *colon = memchr(p, ':', (size_t)(bar - p));
+        if (!colon)
+            break;
+        char name[80], id[64];
+        snprintf(name, sizeof name, "agent__%.*s", (int)(colon - p), p);
+        snprintf(id, sizeof id, "dlg_%llu_%d", seq, k);
+        char *task = bar - colon == 2 && colon[1] == '*'
+                         ? strdup(prompt)
+                         : strndup(colon + 1, (size_t)(bar - colon - 1));
+        json_t *args = json_pack("{s:s}", "task", task ? task : "");
+        char *a = json_dumps(args, JSON_COMPACT);
+        sse_delta(b,
+                  json_pack("{s:[{s:i, s:s, s:s, s:{s:s, s:s}}]}", "tool_calls", "index", k, "id",
+                            id, "type", "function", "function", "name", name, "arguments",
+                            a ? a : "{}"),
+                  NULL);
+        free(a);
+        free(task);
+        json_decref(args);
+        p = bar + 1;
+    }
+    sse_delta(b, json_object(), "tool_calls");
+}
+
+/* The results of the last round of tool calls, "; "-joined: "The answer is R1; R2." */
+static void delegate_answer(buf *b, const json_t *msgs)
+{
+    size_t n = json_array_size(msgs), from = n;
+    while (from > 0 && !json_object_get(json_array_get(msgs, from - 1), "tool_calls"))
+        from--;
+    buf t = {0};
+    buf_str(&t, "The answer is ");
+    for (size_t i = from; i < n; i++) {
+        const json_t *m = json_array_get(msgs, i);
+        const char *c = json_string_value(json_object_get(m, "content"));
+        if (i > from)
+            buf_str(&t, "; ");
+        buf_str(&t, c ? c : "");
+    }
+    buf_str(&t, ".");
+    sse_delta(b, json_pack("{s:s}", "content", t.p ? t.p : ""), NULL);
+    sse_delta(b, json_object(), "stop");
+    free(t.p);
+}
+
+/* TRANSFER[x] in the last user message: an agent whose system prompt is not "You are x."
+ * calls transfer_to_x; agent x answers "x answers: MESSAGE" (anyone else after a transfer
+ * result: "NOT TRANSFERRED"). */
+static void transfer_answer(buf *b, const char *last_user, const char *system,
+                            const char *last_role)
+{
+    const char *p = strstr(last_user, "TRANSFER[") + 9, *end = strchr(p, ']');
+    char name[64], want[96];
+    snprintf(name, sizeof name, "%.*s", end ? (int)(end - p) : 0, p);
+    snprintf(want, sizeof want, "You are %s.", name);
+    int is_x = system && !strcmp(system, want);
+    if (!is_x && last_role && !strcmp(last_role, "user")) {
+        char fn[96], id[64];
+        snprintf(fn, sizeof fn, "transfer_to_%s", name);
+        pthread_mutex_lock(&g.mu);
+        snprintf(id, sizeof id, "xfer_%llu", ++g.call_seq);
+        pthread_mutex_unlock(&g.mu);
+        sse_delta(b,
+                  json_pack("{s:[{s:i, s:s, s:s, s:{s:s, s:s}}]}", "tool_calls", "index", 0, "id",
+                            id, "type", "function", "function", "name", fn, "arguments", "{}"),
+                  NULL);
+        sse_delta(b, json_object(), "tool_calls");
+        return;
+    }
+    char text[1200];
+    snprintf(text, sizeof text, is_x ? "%s answers: %s" : "NOT TRANSFERRED%.0s%.0s", name,
+             last_user);
+    sse_delta(b, json_pack("{s:s}", "content", text), NULL);
+    sse_delta(b, json_object(), "stop");
+}
+
 /* Answers one chat completion request in calc mode. 0 keep the connection, -1 close. */
 static int calc_answer(int fd, const request *r)
 {
@@ -416,7 +506,7 @@ static int calc_answer(int fd, const request *r)
         json_decref(root);
         return send_plain(fd, 400, "application/json", NULL, e, sizeof e - 1);
     }
-    const char *prompt = "";
+    const char *prompt = "", *last_user = NULL, *system = NULL;
     size_t n_tool_results = 0, next_expr = 0;
     size_t i;
     json_t *m;
@@ -429,6 +519,10 @@ static int calc_answer(int fd, const request *r)
                          : "";
         if (role && !strcmp(role, "tool"))
             n_tool_results++;
+        if (role && !strcmp(role, "user"))
+            last_user = json_string_value(json_object_get(m, "content"));
+        if (role && !strcmp(role, "system") && !system)
+            system = json_string_value(json_object_get(m, "content"));
         /* calculator call ids carry the expression index, so the count survives compaction */
         const char *cid = json_string_value(
             json_object_get(json_array_get(json_object_get(m, "tool_calls"), 0), "id"));
@@ -503,6 +597,12 @@ static int calc_answer(int fd, const request *r)
             sleep_ms(100);
         }
         sse_delta(&b, json_object(), "stop");
+    } else if (last_user && strstr(last_user, "TRANSFER[")) {
+        transfer_answer(&b, last_user, system, last_role);
+    } else if (strstr(prompt, "DELEGATE[") && last_role && !strcmp(last_role, "user")) {
+        delegate_calls(&b, prompt);
+    } else if (strstr(prompt, "DELEGATE[")) {
+        delegate_answer(&b, msgs);
     } else if (strstr(prompt, "TOOLSLEEP") && n_tool_results == 0) {
         sse_delta(&b,
                   json_pack("{s:[{s:i, s:s, s:s, s:{s:s, s:s}}]}", "tool_calls", "index", 0, "id",
@@ -606,9 +706,8 @@ static void *conn_main(void *arg)
         int sent;
         if (!strcmp(r.method, "POST") && strstr(r.path, "/v1/traces")) {
             sent = otlp_answer(fd);
-        } else if (strcmp(r.method, "POST") != 0 ||
-                   (!strstr(r.path, "/chat/completions") &&
-                    (g.calc || !strstr(r.path, "/v1/messages")))) {
+        } else if (strcmp(r.method, "POST") != 0 || (!strstr(r.path, "/chat/completions") &&
+                                                     (g.calc || !strstr(r.path, "/v1/messages")))) {
             static const char nf[] = "{\"error\":{\"message\":\"not found\"}}";
             sent = send_plain(fd, 404, "application/json", NULL, nf, sizeof nf - 1);
         } else {

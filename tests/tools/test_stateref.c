@@ -279,7 +279,7 @@ static void test_toolfile_state(void **st)
         "{\"type\": \"integer\"}}}}, \"tools\": []}",
         "the schema refuses the initial State");
     toolfile_refuses("{\"stat\": {}, \"tools\": []}",
-                     "only \"tools\", \"toolkits\", \"state\" and \"mcp\"");
+                     "only \"tools\", \"toolkits\", \"state\", \"mcp\" and \"agents\"");
 }
 
 int main(void)

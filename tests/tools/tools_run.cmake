@@ -1,7 +1,7 @@
 # Tools run through a real engine on a real loop with the scripted provider:
 # parallel calls, argument validation, child process outcomes, callback tools,
 # the internal context tools and the State (references, output paths, plans).
-foreach(t parallel args proc callback internal state)
+foreach(t parallel args proc callback internal state subagent)
   agentc_add_test(tools_run_${t}
     SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_tools_${t}.c
     LIBS agentc_runtime agentc_io Threads::Threads

@@ -1,0 +1,209 @@
+/*
+ * workers.c - `agentc serve` as one worker of its store: its row joined and renewed on the
+ * loop's own timer every third of the lease, the sessions a gone worker left mid-turn
+ * claimed and finished here (loaded as any stored session: the store's resume rules), a
+ * session whose lease another worker took dropped, and the routes that tell a load balancer
+ * and an operator how it stands (/healthz, /readyz, /v1/workers).
+ *
+ * The leases of the sessions this worker runs are renewed by their own commits (store.h);
+ * the heartbeat renews the worker's row and claims. Nothing here runs on a tool's or a model
+ * call's path.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_int.h"
+
+#define CLAIM_MAX 64 /* sessions claimed per heartbeat: the rest at the next */
+
+static int64_t beat_every(const srv *sv)
+{
+    int64_t ms = ac_store_lease_ms(sv->store) / 3;
+    return ms < 10 ? 10 : ms;
+}
+
+/* A claimed session: known here (made known when another worker created it), loaded, its
+ * turn resumed by the store's rules. */
+static int on_claimed(void *ud, const ac_store_session_info *info)
+{
+    srv *sv = ud;
+    const char *slash = strchr(info->id, '/');
+    if (!slash) /* not one of a server's: its lease stays until it ends */
+        return 0;
+    srv_sess *ss = srv_sess_stored(sv, info->id);
+    if (!ss) {
+        char owner[128];
+        snprintf(owner, sizeof owner, "%.*s", (int)(slash - info->id), info->id);
+        ss = srv_sess_known(sv, srv_owner_named(sv, owner), info->id, info->created_ms);
+    }
+    if (!ss || ss->s)
+        return 0; /* running here already */
+    ac_error err = {0};
+    if (srv_sess_load(ss, &err)) { /* its lease released: another worker may load it */
+        if (!ss->resume_failed)
+            fprintf(stderr, "agentc serve: session '%s' cannot resume: %s\n", info->id, err.text);
+        ss->resume_failed = 1;
+        return 0;
+    }
+    ss->resume_failed = 0;
+    sv->claimed++;
+    if (!sv->workers_started)
+        return 0; /* the start's count says it */
+    if (!*info->holder)
+        fprintf(stderr, "agentc serve: session '%s' had no worker mid-turn; resumed here\n",
+                info->id);
+    else if (!strcmp(info->holder, ac_store_holder(sv->store)))
+        fprintf(stderr, "agentc serve: session '%s' claimed again; resumed here\n", info->id);
+    else
+        fprintf(stderr, "agentc serve: session '%s': its worker '%s' is gone; resumed here\n",
+                info->id, info->holder);
+    return 0;
+}
+
+/* The sessions whose lease another worker took: no longer run here (their commits are
+ * refused already, fenced in the store; their readers were told). */
+static void drop_lost(srv *sv)
+{
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next) {
+        if (!ss->lost || !ss->s)
+            continue;
+        ss->lost = 0;
+        while (ss->streams)
+            srv_stream_detach(ss->streams);
+        srv_frames_free(ss->live);
+        ss->live = NULL;
+        ac_session_set_userdata(ss->s, NULL);
+        ac_session_free(ss->s); /* its commit is refused: nothing written */
+        ss->s = NULL;
+        fprintf(stderr, "agentc serve: session '%s' is no longer run here\n", ss->stored_id);
+    }
+}
+
+void srv_sess_lost(srv_sess *ss, const ac_error *err)
+{
+    srv *sv = ss->sv;
+    const char *db = sv->cfg->db ? sv->cfg->db : "";
+    int shared = !strncmp(db, "postgresql://", 13) || !strncmp(db, "postgres://", 11);
+    if (ss->lost || !ss->stored_id || (err->code != AC_STORE_EBUSY && !shared))
+        return;
+    ss->lost = 1;
+    if (err->code == AC_STORE_EBUSY)
+        fprintf(stderr, "agentc serve: session '%s' lost its lease: %s\n", ss->stored_id,
+                err->text);
+    else
+        fprintf(stderr,
+                "agentc serve: session '%s' cannot be written (%s); it continues from what "
+                "was committed once the store answers\n",
+                ss->stored_id, err->text);
+    if (!sv->lost_timer)
+        sv->lost_timer = ac_loop_timer(sv->loop, 0, srv_workers_drop_lost, sv);
+}
+
+void srv_workers_drop_lost(void *ud)
+{
+    srv *sv = ud;
+    sv->lost_timer = 0;
+    drop_lost(sv);
+}
+
+/* Renews the worker's row, then claims what gone workers left (not while stopping). The
+ * database's reachability is what /readyz reports. */
+static void on_beat(void *ud)
+{
+    srv *sv = ud;
+    sv->beat_timer = 0;
+    ac_error err = {0};
+    int ok = ac_store_worker_beat(sv->store, &err) == AC_OK;
+    if (ok != sv->db_ok)
+        fprintf(stderr, "agentc serve: the store is %s%s%s\n",
+                ok ? "reachable again" : "unreachable", ok ? "" : ": ", ok ? "" : err.text);
+    sv->db_ok = ok;
+    drop_lost(sv);
+    if (ok && !sv->stopping &&
+        ac_store_claim(sv->store, CLAIM_MAX, 1, on_claimed, sv, &err) != AC_OK)
+        fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", err.text);
+    sv->beat_timer = ac_loop_timer(sv->loop, beat_every(sv), on_beat, sv);
+}
+
+int srv_workers_join(srv *sv, const char *listen)
+{
+    ac_error err = {0};
+    if (ac_store_worker_join(sv->store, listen, &err) != AC_OK) {
+        fprintf(stderr, "agentc serve: %s\n", err.text);
+        return -1;
+    }
+    sv->db_ok = 1;
+    return 0;
+}
+
+size_t srv_workers_claim(srv *sv)
+{
+    ac_error err = {0};
+    sv->claimed = 0;
+    if (ac_store_claim(sv->store, (size_t)-1, 1, on_claimed, sv, &err) != AC_OK)
+        fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", err.text);
+    return sv->claimed;
+}
+
+void srv_workers_start(srv *sv)
+{
+    sv->workers_started = 1;
+    fprintf(stderr, "agentc serve: worker '%s', lease %lld ms\n", ac_store_holder(sv->store),
+            (long long)ac_store_lease_ms(sv->store));
+    sv->beat_timer = ac_loop_timer(sv->loop, beat_every(sv), on_beat, sv);
+}
+
+void srv_workers_stop(srv *sv)
+{
+    if (sv->beat_timer)
+        ac_loop_cancel_timer(sv->loop, sv->beat_timer);
+    if (sv->lost_timer)
+        ac_loop_cancel_timer(sv->loop, sv->lost_timer);
+    sv->beat_timer = sv->lost_timer = 0;
+    if (sv->workers_started)
+        ac_store_worker_leave(sv->store, NULL);
+    sv->workers_started = 0;
+}
+
+/* ---- the routes ---- */
+
+static enum MHD_Result plain(struct MHD_Connection *c, unsigned status, const char *text)
+{
+    return srv_reply_json(c, status, json_pack("{s:s}", "status", text));
+}
+
+enum MHD_Result srv_healthz(srv *sv, struct MHD_Connection *c)
+{
+    (void)sv; /* answered from the loop: it runs */
+    return plain(c, 200, "ok");
+}
+
+enum MHD_Result srv_readyz(srv *sv, struct MHD_Connection *c)
+{
+    if (sv->stopping)
+        return plain(c, 503, "stopping");
+    return sv->db_ok ? plain(c, 200, "ready") : plain(c, 503, "store_unreachable");
+}
+
+static int add_worker(void *ud, const ac_store_worker *w)
+{
+    json_t *a = ud;
+    json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:I, s:I, s:b}", "id", w->id, "listen",
+                                       w->listen, "started_ms", (json_int_t)w->started_ms,
+                                       "last_heartbeat_ms", (json_int_t)w->heartbeat_ms, "sessions",
+                                       (json_int_t)w->sessions, "alive", w->alive));
+    return 0;
+}
+
+enum MHD_Result srv_workers_list(srv *sv, struct MHD_Connection *c)
+{
+    json_t *a = json_array();
+    ac_error err = {0};
+    if (!a || ac_store_workers(sv->store, add_worker, a, &err) != AC_OK) {
+        json_decref(a);
+        return srv_reply_error(c, 503, "store_error", "%s", err.text);
+    }
+    return srv_reply_json(c, 200,
+                          json_pack("{s:s, s:o}", "worker", ac_store_holder(sv->store), "data", a));
+}
