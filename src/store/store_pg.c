@@ -645,12 +645,13 @@ static int pg_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *e
 {
     pargs a = {0};
     p_s(&a, st->holder);
-    PGresult *r = ac_pg_q(st,
-                     "SELECT id, listen, started_ms, heartbeat_ms, (SELECT count(*) FROM "
-                     "sessions WHERE sessions.holder = w.id AND lease_until > " NOW "), "
-                     "heartbeat_ms + lease_ms > " NOW " AND (SELECT " ALIVE " FROM (SELECT w.id "
-                     "AS holder) h) FROM workers w ORDER BY id <> $1, id",
-                     &a, err, "listing workers");
+    PGresult *r =
+        ac_pg_q(st,
+                "SELECT id, listen, started_ms, heartbeat_ms, (SELECT count(*) FROM "
+                "sessions WHERE sessions.holder = w.id AND lease_until > " NOW "), "
+                "heartbeat_ms + lease_ms > " NOW " AND (SELECT " ALIVE " FROM (SELECT w.id "
+                "AS holder) h) FROM workers w ORDER BY id <> $1, id",
+                &a, err, "listing workers");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {
@@ -677,14 +678,15 @@ static int pg_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_sto
     p_i(&a, mine);
     p_i(&a, max > 1000000 ? 1000000 : (long long)max);
     p_i(&a, lease_ms);
-    PGresult *r = ac_pg_q(st,
-                     "WITH c AS (SELECT id, holder AS was FROM sessions WHERE at_rest = 0 AND "
-                     "(holder = '' OR "
-                     "lease_until <= " NOW " OR NOT " ALIVE " OR ($2::int = 1 AND holder = $1)) "
-                     "AND ($2::int = 1 OR holder <> $1) ORDER BY updated_ms, id LIMIT $3 "
-                     "FOR UPDATE SKIP LOCKED) UPDATE sessions s SET holder = $1, lease_until = " NOW
-                     " + $4 FROM c WHERE s.id = c.id RETURNING s.id, s.created_ms, c.was",
-                     &a, err, "claiming sessions");
+    PGresult *r =
+        ac_pg_q(st,
+                "WITH c AS (SELECT id, holder AS was FROM sessions WHERE at_rest = 0 AND "
+                "(holder = '' OR "
+                "lease_until <= " NOW " OR NOT " ALIVE " OR ($2::int = 1 AND holder = $1)) "
+                "AND ($2::int = 1 OR holder <> $1) ORDER BY updated_ms, id LIMIT $3 "
+                "FOR UPDATE SKIP LOCKED) UPDATE sessions s SET holder = $1, lease_until = " NOW
+                " + $4 FROM c WHERE s.id = c.id RETURNING s.id, s.created_ms, c.was",
+                &a, err, "claiming sessions");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {
@@ -701,13 +703,33 @@ static int pg_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_sto
 }
 
 static const ac_store_ops PG_OPS = {
-    "postgresql",      pg_close,          pg_create,       pg_info,
-    pg_list,           pg_rm,             ac_pg_commit,    pg_events,
-    pg_params,         pg_snapshot_get,   pg_tool_calls,   pg_lease_acquire,
-    pg_lease_release,  pg_note,           pg_notes,        ac_pg_commit_many,
-    pg_forget,         pg_agent,          pg_fork,         pg_worker_join,
-    pg_worker_beat,    pg_worker_leave,   pg_workers,      pg_claim,
-    ac_pg_commit_start, ac_pg_commit_wait, pg_snapshots,
+    "postgresql",
+    pg_close,
+    pg_create,
+    pg_info,
+    pg_list,
+    pg_rm,
+    ac_pg_commit,
+    pg_events,
+    pg_params,
+    pg_snapshot_get,
+    pg_tool_calls,
+    pg_lease_acquire,
+    pg_lease_release,
+    pg_note,
+    pg_notes,
+    ac_pg_commit_many,
+    pg_forget,
+    pg_agent,
+    pg_fork,
+    pg_worker_join,
+    pg_worker_beat,
+    pg_worker_leave,
+    pg_workers,
+    pg_claim,
+    ac_pg_commit_start,
+    ac_pg_commit_wait,
+    pg_snapshots,
 };
 
 /* Takes agentc's keys out of the URI's query (kept: libpq's). *schema the value of
