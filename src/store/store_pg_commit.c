@@ -386,7 +386,9 @@ static void part_read(pg_store *s)
         return;
     }
     j->keep = K_ROLLBACK;
-    if (j->fail_at >= 0) {
+    /* the row first: a statement after a row not written may fail for that reason (events a
+     * lease's new holder wrote), and then the lease says why */
+    if (j->fail_at >= 0 && j->fail_at <= j->row) {
         ac_store_err(&j->errs[j->i], j->rcs[j->i] = AC_EIO, "store '%s': committing: %s",
                      s->base.path, j->msg);
     } else if (j->ins >= 0 && j->changed_ins == 0) {
@@ -395,6 +397,9 @@ static void part_read(pg_store *s)
     } else if (j->changed_row == 0) {
         send_why(s);
         return;
+    } else if (j->fail_at >= 0) {
+        ac_store_err(&j->errs[j->i], j->rcs[j->i] = AC_EIO, "store '%s': committing: %s",
+                     s->base.path, j->msg);
     } else {
         j->keep = K_RELEASE;
     }
