@@ -325,8 +325,10 @@ static int resolve_state(checker *ck, size_t m, const ac_name *n)
                          "unknown state '%s' in machine '%s' (did you mean '%s'?)", n->s,
                          md->name.s, near);
         else
-            ac_spec_diag(ck->spec, 1, n->line, n->col, "unknown state '%s' in machine '%s'", n->s,
-                         md->name.s);
+            ac_spec_diag(ck->spec, 1, n->line, n->col,
+                         "unknown state '%s' in machine '%s' (declare it with 'state %s' in the "
+                         "machine)",
+                         n->s, md->name.s, n->s);
     }
     return s;
 }
@@ -1127,11 +1129,12 @@ size_t ac_spec_check(ac_spec *spec)
         if (resolve_rows(&ck) == 0 && group_rows(&ck) == 0) {
             check_row_conflicts(&ck);
             check_graph(&ck);
-            ac_spec_check_leave(spec, ck.res);
             ac_spec_check_decisions(spec, ck.res);
-            warn_unused(&ck);
             check_c_names(&ck);
             check_limits(&ck);
+            if (spec->n_errors == 0) /* not a follow-up of another error */
+                ac_spec_check_leave(spec, ck.res);
+            warn_unused(&ck);
         }
     }
 

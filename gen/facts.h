@@ -9,7 +9,8 @@
 
 #include <string.h>
 
-enum ac_fact_type { AC_FT_COUNT = 0, AC_FT_DURATION = 1, AC_FT_STRING = 2 };
+/* AC_FT_USD: US dollars, compared with a decimal literal (0.25) or an int param (whole dollars) */
+enum ac_fact_type { AC_FT_COUNT = 0, AC_FT_DURATION = 1, AC_FT_STRING = 2, AC_FT_USD = 3 };
 
 enum ac_fact_id {
     AC_FACT_TURN_ITERATIONS = 0, /* LLM calls begun in this turn */
@@ -27,6 +28,8 @@ enum ac_fact_id {
     AC_FACT_LLM_STATUS,       /* HTTP status of the last failed LLM call (0: none) */
     AC_FACT_LLM_ERROR,        /* class of the last LLM failure ("http", "network", ...) */
     AC_FACT_LLM_FINISH,       /* finish reason of the last LLM reply */
+    AC_FACT_TURN_COST,        /* what this turn's model calls cost (its model priced) */
+    AC_FACT_SESSION_COST,     /* what the session's model calls cost */
     AC_FACT_COUNT
 };
 
@@ -52,6 +55,8 @@ static const ac_fact_info ac_facts[AC_FACT_COUNT] = {
     {"llm.status", AC_FT_COUNT, "HTTP status of the last failed LLM call (0: none)"},
     {"llm.error", AC_FT_STRING, "class of the last LLM failure (http, network, ...)"},
     {"llm.finish", AC_FT_STRING, "finish reason of the last LLM reply (stop, tool_use, ...)"},
+    {"turn.cost_usd", AC_FT_USD, "what this turn's model calls cost, in USD (0 unpriced)"},
+    {"session.cost_usd", AC_FT_USD, "what the session's model calls cost, in USD (0 unpriced)"},
 };
 
 static inline int ac_fact_find(const char *name)
@@ -64,7 +69,10 @@ static inline int ac_fact_find(const char *name)
 
 static inline const char *ac_fact_type_name(int type)
 {
-    return type == AC_FT_COUNT ? "a count" : type == AC_FT_DURATION ? "a duration" : "a string";
+    return type == AC_FT_COUNT      ? "a count"
+           : type == AC_FT_DURATION ? "a duration"
+           : type == AC_FT_USD      ? "an amount in USD"
+                                    : "a string";
 }
 
 /* Built-in actions with string arguments: fail("why") and the others; and

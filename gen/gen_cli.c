@@ -16,13 +16,18 @@ static int is_help(const char *a)
     return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0;
 }
 
-ac_spec *ac_cli_load_spec(const char *path, int *exit_code, int quiet_warnings)
+ac_spec *ac_cli_load_spec(const char *path, int *exit_code, int quiet_warnings,
+                          const ac_cli_handlers *h)
 {
     ac_spec *spec = ac_spec_load(path);
     if (!spec) {
         fprintf(stderr, "agentc: cannot read spec '%s': %s\n", path, strerror(errno));
         *exit_code = AC_EXIT_USAGE;
         return NULL;
+    }
+    if (h) {
+        spec->contracts = h->contracts;
+        spec->n_contracts = h->n_contracts;
     }
     if (spec->n_errors == 0)
         ac_spec_check(spec);
@@ -122,7 +127,32 @@ static void contract_located(void *ud, const ac_contract_problem *p)
     ac_spec_diag(c->spec, 1, line, col, "%s (the built-in handlers could not run it)", p->msg);
 }
 
-static size_t check_contracts(ac_spec *spec, const char *path, const ac_contract *c, size_t n)
+/* Every handler the spec declares is one the program has, or one the spec defines itself (a
+ * comparison, a built-in action with arguments, apply_decisions, a timer): what ac_engine_new
+ * binds. Reported at the declaration. */
+static void check_bound(ac_spec *spec, const ac_fsm_tables *t, const ac_cli_handlers *h)
+{
+    for (int k = 0; k < AC_HK_COUNT && h->has; k++) {
+        uint16_t n = k == HK_GUARD ? t->n_guards : k == HK_ACTION ? t->n_actions : t->n_effects;
+        const char *const *names = k == HK_GUARD    ? t->guard_names
+                                   : k == HK_ACTION ? t->action_names
+                                                    : t->effect_names;
+        for (uint16_t i = 0; i < n; i++) {
+            if (h->has(k, names[i]))
+                continue;
+            const ac_names *decls = &spec->handlers[k];
+            for (size_t d = 0; d < decls->n; d++)
+                if (strcmp(decls->v[d].s, names[i]) == 0)
+                    ac_spec_diag(spec, 1, decls->v[d].line, decls->v[d].col,
+                                 "%s %s: this program has no handler of that name, so it "
+                                 "cannot run the spec (a spec meant for a program with its own "
+                                 "handlers is checked with --handlers none)",
+                                 ac_handler_kind_name(k), names[i]);
+        }
+    }
+}
+
+static size_t check_contracts(ac_spec *spec, const char *path, const ac_cli_handlers *h)
 {
     char rel[1024];
     ac_spec_rel_path(path, rel, sizeof rel);
@@ -132,37 +162,61 @@ static size_t check_contracts(ac_spec *spec, const char *path, const ac_contract
         return 1;
     }
     contract_loc loc = {spec, t};
-    size_t bad = ac_contract_check(t, c, n, NULL, contract_located, &loc);
+    size_t bad = ac_contract_check(t, h->contracts, h->n_contracts, NULL, contract_located, &loc);
+    check_bound(spec, t, h);
     ac_spec_tables_free(t);
     return bad;
 }
 
-int ac_cli_check(int argc, char **argv, const ac_contract *builtin, size_t n_builtin)
+static void check_usage(const ac_cli_handlers *builtin)
+{
+    printf("usage: agentc check [--handlers builtin|none] SPEC\n\n"
+           "Checks a spec and prints every problem as FILE:LINE:COL: error|warning: MSG.\n");
+    if (builtin)
+        printf("By default (--handlers builtin) it also checks that this program's built-in\n"
+               "handlers can run it: every handler it names exists, every param, event and\n"
+               "effect argument they need is there with its type, what an effect needs has run\n"
+               "on every way in, and the events their effects post count in the proof that\n"
+               "every state can be left. A spec it passes is one `agentc run --spec` runs.\n"
+               "--handlers none checks a spec meant for a program with its own handlers: its\n"
+               "effects post what their `posts` declare.\n");
+    else
+        printf("This program has no handlers (--handlers none): effects post what their\n"
+               "`posts` declare.\n");
+    printf("Exit status: 0 no errors (warnings allowed), 1 errors, 2 usage or I/O.\n");
+}
+
+/* --handlers WHICH: 1 builtin, 0 none, -1 after printing why not. */
+static int handlers_arg(const char *which, const ac_cli_handlers *builtin)
+{
+    if (which && strcmp(which, "none") == 0)
+        return 0;
+    if (!which || strcmp(which, "builtin") != 0) {
+        fprintf(stderr, "agentc check: --handlers takes 'builtin' (the handlers this program "
+                        "has) or 'none'\n");
+        return -1;
+    }
+    if (!builtin) {
+        fprintf(stderr, "agentc check: this program has no built-in handlers (the agentc "
+                        "program has them)\n");
+        return -1;
+    }
+    return 1;
+}
+
+int ac_cli_check(int argc, char **argv, const ac_cli_handlers *builtin)
 {
     const char *path = NULL;
-    int handlers = 0;
+    int handlers = builtin != NULL;
     for (int i = 1; i < argc; i++) {
         if (is_help(argv[i])) {
-            printf("usage: agentc check [--handlers builtin] SPEC\n\n"
-                   "Checks a spec and prints every problem as FILE:LINE:COL: error|warning: MSG.\n"
-                   "--handlers builtin also checks that this program's built-in handlers can run\n"
-                   "it: every param, event and effect argument they need, with its type.\n"
-                   "Exit status: 0 no errors (warnings allowed), 1 errors, 2 usage or I/O.\n");
+            check_usage(builtin);
             return AC_EXIT_OK;
         }
         if (strcmp(argv[i], "--handlers") == 0) {
-            if (i + 1 >= argc || strcmp(argv[i + 1], "builtin") != 0) {
-                fprintf(stderr, "agentc check: --handlers takes 'builtin' (the handlers this "
-                                "program has)\n");
+            handlers = handlers_arg(i + 1 < argc ? argv[++i] : NULL, builtin);
+            if (handlers < 0)
                 return AC_EXIT_USAGE;
-            }
-            if (!builtin) {
-                fprintf(stderr, "agentc check: this program has no built-in handlers; use "
-                                "agentc check --handlers builtin\n");
-                return AC_EXIT_USAGE;
-            }
-            handlers = 1;
-            i++;
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1]) {
@@ -181,13 +235,14 @@ int ac_cli_check(int argc, char **argv, const ac_contract *builtin, size_t n_bui
         return AC_EXIT_USAGE;
     }
     int rc;
-    ac_spec *spec = ac_cli_load_spec(path, &rc, handlers); /* warnings printed below */
+    /* warnings printed below */
+    ac_spec *spec = ac_cli_load_spec(path, &rc, handlers, handlers ? builtin : NULL);
     if (!spec)
         return rc;
-    if (handlers)
-        check_contracts(spec, path, builtin, n_builtin);
-    if (handlers)
+    if (handlers) {
+        check_contracts(spec, path, builtin);
         ac_spec_print_diags(spec, stderr);
+    }
     if (spec->n_errors) {
         fprintf(stderr, "%s: %zu error%s (for the built-in handlers)\n", path, spec->n_errors,
                 spec->n_errors == 1 ? "" : "s");
@@ -309,7 +364,7 @@ static int write_pair(const char *hpath, const char *cpath, const ac_fsm_tables 
     return 0;
 }
 
-int ac_cli_gen(int argc, char **argv)
+int ac_cli_gen(int argc, char **argv, const ac_cli_handlers *handlers)
 {
     const char *path = NULL, *outdir = NULL, *relpath = NULL;
     for (int i = 1; i < argc; i++) {
@@ -362,7 +417,7 @@ int ac_cli_gen(int argc, char **argv)
         return AC_EXIT_USAGE;
     }
     int rc;
-    ac_spec *spec = ac_cli_load_spec(path, &rc, 1);
+    ac_spec *spec = ac_cli_load_spec(path, &rc, 1, handlers);
     if (!spec)
         return rc;
     if (relpath)
@@ -388,6 +443,7 @@ int ac_cli_gen(int argc, char **argv)
 typedef struct diag_opts {
     const char *path, *format, *machine, *outpath, *journal, *relpath;
     ac_cov_loader cov_loader;
+    const ac_cli_handlers *handlers; /* NULL: none */
     int svg;
 } diag_opts;
 
@@ -480,7 +536,7 @@ static void diagram_input_free(diag_input *in)
 static int diagram_load(const diag_opts *o, diag_input *in)
 {
     int rc;
-    ac_spec *spec = ac_cli_load_spec(o->path, &rc, 1);
+    ac_spec *spec = ac_cli_load_spec(o->path, &rc, 1, o->handlers);
     if (!spec)
         return rc;
     char rel[PATH_MAX];
@@ -580,9 +636,9 @@ static int diagram_close(const diag_opts *o, diag_out *d, int rc)
     return rc;
 }
 
-int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader)
+int ac_cli_diagram(int argc, char **argv, ac_cov_loader cov_loader, const ac_cli_handlers *handlers)
 {
-    diag_opts o = {.format = "mermaid", .cov_loader = cov_loader};
+    diag_opts o = {.format = "mermaid", .cov_loader = cov_loader, .handlers = handlers};
     int rc = diagram_parse(argc, argv, &o);
     if (rc)
         return rc < 0 ? AC_EXIT_OK : rc;

@@ -19,11 +19,11 @@ int main(int argc, char **argv)
         return AC_EXIT_OK;
     }
     if (strcmp(argv[1], "check") == 0)
-        return ac_cli_check(argc - 1, argv + 1, NULL, 0);
+        return ac_cli_check(argc - 1, argv + 1, NULL);
     if (strcmp(argv[1], "gen") == 0)
-        return ac_cli_gen(argc - 1, argv + 1);
+        return ac_cli_gen(argc - 1, argv + 1, NULL);
     if (strcmp(argv[1], "diagram") == 0)
-        return ac_cli_diagram(argc - 1, argv + 1, NULL);
+        return ac_cli_diagram(argc - 1, argv + 1, NULL, NULL);
     fprintf(stderr, "agentc-gen: unknown command '%s'\n", argv[1]);
     return AC_EXIT_USAGE;
 }

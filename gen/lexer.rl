@@ -19,7 +19,7 @@
     action nl { line++; line_start = p + 1; }
 
     ident = [A-Za-z_] [A-Za-z0-9_]* ( '.' [A-Za-z_] [A-Za-z0-9_]* )*;
-    number = [0-9]+ [A-Za-z]*;
+    number = [0-9]+ ('.' [0-9]+)? [A-Za-z]*;
     strchar = [^"\\\n] | '\\' [^\n];
     string = '"' strchar* '"';
 

@@ -240,6 +240,44 @@ static void describe_tok(const ac_token *t, char *buf, size_t cap)
         snprintf(buf, cap, "%s", ac_tok_describe(t->kind));
 }
 
+/* `calls shell*`: the pattern after `calls` is not a string. Reports it with the quoted form
+ * and returns 1; 0 when `calls` is followed by something else (a guard named calls). */
+static int unquoted_pattern(parser *ps)
+{
+    char pat[128] = "";
+    size_t o = 0;
+    const ac_token *c = cur(ps);
+    for (const ac_token *t = c + 1;
+         (t->kind == TK_IDENT || t->kind == TK_STAR || t->kind == TK_NUMBER) &&
+         t->line == c->line && o < sizeof pat;
+         t++) {
+        int w = snprintf(pat + o, sizeof pat - o, "%s", t->kind == TK_STAR ? "*" : t->text);
+        o += w > 0 ? (size_t)w : 0;
+    }
+    if (!o)
+        return 0;
+    if (!ps->panic)
+        ac_spec_diag(ps->spec, 1, c[1].line, c[1].col,
+                     "the tool name pattern after 'calls' is a string: write calls \"%s\"", pat);
+    ps->panic = 1;
+    return 1;
+}
+
+/* `effect E posts ...` for an effect declared before: the names from `first` on that were
+ * declared before it say what they post; they are not declared twice. */
+static void drop_redeclared(ac_names *ns, size_t first)
+{
+    size_t w = first;
+    for (size_t i = first; i < ns->n; i++) {
+        int before = 0;
+        for (size_t j = 0; j < first && !before; j++)
+            before = strcmp(ns->v[j].s, ns->v[i].s) == 0;
+        if (!before)
+            ns->v[w++] = ns->v[i];
+    }
+    ns->n = w;
+}
+
 static void expected(parser *ps, const char *what)
 {
     ac_token *t = cur(ps);
@@ -440,6 +478,8 @@ static ac_gexpr *parse_unary(parser *ps, int depth)
         }
         return g;
     }
+    if (is_kw(cur(ps), "calls") && unquoted_pattern(ps))
+        return NULL;
     if (is_kw(cur(ps), "calls") && ps->t[ps->i + 1].kind == TK_STRING) {
         /* calls "glob": a pending tool call whose name matches */
         ac_gexpr *g = gx_new(ps, GX_CALLS);
@@ -932,6 +972,7 @@ static void parse_spec(parser *ps)
                             names_push(&p->events, evs.v[e]);
                     }
                 free(evs.v);
+                drop_redeclared(&spec->handlers[k], first);
             }
         } else if (is_kw(t, "machine")) {
             parse_machine(ps);

@@ -179,6 +179,11 @@ typedef struct ac_spec {
     size_t n_errors, n_warnings;
     int too_many;
     unsigned diag_seq;
+    /* the contracts of the handlers the spec will run with (NULL: none): the events their
+     * effects post count in the proof that every state can be left (leave.c); set before
+     * ac_spec_check */
+    const struct ac_contract *contracts;
+    size_t n_contracts;
     /* filled by ac_spec_check when there are no errors */
     struct ac_resolved *res;
 } ac_spec;

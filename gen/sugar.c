@@ -106,6 +106,21 @@ static int param_fact_type(int ptype)
                                         : AC_FT_STRING;
 }
 
+/* An amount in USD: digits, and a decimal part after a '.' */
+static int usd_literal(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    if (!n)
+        return 0;
+    if (s[n] == '.') {
+        size_t d = strspn(s + n + 1, "0123456789");
+        if (!d)
+            return 0;
+        n += 1 + d;
+    }
+    return s[n] == 0;
+}
+
 static int bad_text(const char *s)
 {
     for (const char *c = s; *c; c++)
@@ -115,11 +130,31 @@ static int bad_text(const char *s)
     return 0;
 }
 
+/* The param whose name shares the longest start with name, of more than 5 characters
+ * ({max_tools} for max_tool_calls), NULL if none. */
+static const char *same_start(const ac_spec *spec, const char *name)
+{
+    const char *pick = NULL;
+    size_t best = 5;
+    for (size_t i = 0; i < spec->n_params; i++) {
+        size_t k = 0;
+        while (name[k] && name[k] == spec->params[i].name.s[k])
+            k++;
+        if (k > best) {
+            best = k;
+            pick = spec->params[i].name.s;
+        }
+    }
+    return pick;
+}
+
 static void unknown_param(ac_spec *spec, const ac_name *n, const char *what)
 {
     const char *near = spec->n_params ? ac_spec_closest(n->s, &spec->params[0].name.s,
                                                         spec->n_params, sizeof spec->params[0])
                                       : NULL;
+    if (!near)
+        near = same_start(spec, n->s);
     if (near)
         ac_spec_diag(spec, 1, n->line, n->col, "unknown param '%s' %s (did you mean '%s'?)", n->s,
                      what, near);
@@ -185,6 +220,8 @@ static void rewrite_guard(ac_spec *spec, ac_gexpr *g)
                              "marks or control characters");
                 return;
             }
+        } else if (g->rhs_kind == TK_NUMBER && ft == AC_FT_USD && usd_literal(g->rhs.s)) {
+            rt = AC_FT_USD;
         } else if (g->rhs_kind == TK_NUMBER) {
             size_t nd = 0;
             while (g->rhs.s[nd] >= '0' && g->rhs.s[nd] <= '9')
@@ -211,6 +248,8 @@ static void rewrite_guard(ac_spec *spec, ac_gexpr *g)
                 return;
             }
             rt = param_fact_type(p->type);
+            if (ft == AC_FT_USD && rt == AC_FT_COUNT)
+                rt = AC_FT_USD; /* whole dollars */
         }
         if (ft != rt) {
             ac_spec_diag(spec, 1, g->op.line, g->op.col, "cannot compare %s (%s) with %s (%s)",
@@ -239,6 +278,28 @@ static void rewrite_guard(ac_spec *spec, ac_gexpr *g)
 }
 
 /* ---- actions with arguments ---- */
+
+/* Each {name} in the text of fail("...") or note("...") names a declared param (its value
+ * replaces it when the action runs; anything else would be shown as written). */
+static void check_text_params(ac_spec *spec, const ac_name *act)
+{
+    for (const char *c = strchr(act->s, '{'); c; c = strchr(c + 1, '{')) {
+        size_t len =
+            strspn(c + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        if (!len || c[1 + len] != '}')
+            continue;
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)len, c + 1);
+        if (find_param(spec, name))
+            continue;
+        char what[160];
+        snprintf(what, sizeof what, "in the text of %.*s(...)", (int)(strchr(act->s, '(') - act->s),
+                 act->s);
+        ac_name at = {ac_spec_strdup(spec, name, len), act->line, act->col + (int)(c + 1 - act->s)};
+        unknown_param(spec, &at, what);
+    }
+}
+
 static void declare_actions(ac_spec *spec, ac_names *ns)
 {
     for (size_t i = 0; i < ns->n; i++) {
@@ -275,6 +336,8 @@ static void declare_actions(ac_spec *spec, ac_names *ns)
                          ac_arg_actions[a].n_args, ac_arg_actions[a].n_args == 1 ? "" : "s", nargs,
                          ac_arg_actions[a].usage);
         }
+        if (a == 0 || a == 1) /* fail, note */
+            check_text_params(spec, &ns->v[i]);
         declare(&spec->handlers[HK_ACTION], ns->v[i]);
     }
 }
@@ -446,6 +509,15 @@ void ac_spec_desugar(ac_spec *spec)
                              "%s')",
                              spec->posts[p].effect.s, ev->s, ev->s);
         }
+    for (size_t p = 0; p < spec->n_posts; p++)
+        for (size_t q = 0; q < p; q++)
+            if (strcmp(spec->posts[q].effect.s, spec->posts[p].effect.s) == 0) {
+                ac_spec_diag(spec, 1, spec->posts[p].effect.line, spec->posts[p].effect.col,
+                             "effect '%s' already says what it posts (line %d): one 'posts' "
+                             "clause per effect",
+                             spec->posts[p].effect.s, spec->posts[q].effect.line);
+                break;
+            }
     for (size_t i = 0; i < spec->outside.n; i++)
         for (size_t p = 0; p < spec->n_posts; p++)
             if (has_name(&spec->posts[p].events, spec->outside.v[i].s))

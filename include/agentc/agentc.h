@@ -237,10 +237,13 @@ typedef struct ac_subagent_opener {
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the
  * spec names handlers this program lacks or does not give the built-in
- * handlers a param, event or effect argument they need (the text lists every
+ * handlers a param, event or effect argument they need, or an effect what it
+ * needs on the way in (run_tools: record_assistant) (the text lists every
  * missing name; line is the spec line of an effect use when the problem is
- * there), AC_EINVAL for a bad param override, AC_ECONFIG for the provider,
- * AC_ENOMEM. */
+ * there), or has a state that can never be left or an event nothing sends
+ * (the built-in effects post what their contracts say, an effect the program
+ * registers may post anything; line is the state's), AC_EINVAL for a bad
+ * param override, AC_ECONFIG for the provider, AC_ENOMEM. */
 ac_engine *ac_engine_new(const ac_engine_config *cfg, ac_error *err);
 void ac_engine_free(ac_engine *e);
 const ac_fsm_tables *ac_engine_tables(const ac_engine *e);
@@ -278,6 +281,22 @@ void ac_tool_call_complete(ac_tool_call_handle *call, int ok, const char *conten
  * for a tool outside toolkits). A tool with "updates_context" completes with
  * {"result": ..., "context": {...}}, as a tool process prints it. */
 const char *ac_tool_call_context(const ac_tool_call_handle *call);
+/* The result cache of a tool (docs/toolkits.md, "Result cache"): a successful result
+ * answers later calls with the same name, canonical arguments and toolkit context, without
+ * running the tool, for ttl_ms. scope AC_CACHE_SESSION keeps one cache per session,
+ * AC_CACHE_ENGINE one for all the engine's sessions. A tool file declares it with "cache";
+ * this sets it for a tool already added (a callback tool, or a tool file's), and declares the
+ * tool idempotent (a cached result stands for a call that does not run, which is only right
+ * for a tool whose calls may be repeated). max_entries 0: 100. ttl_ms 0 turns the cache off. */
+typedef enum ac_cache_scope { AC_CACHE_SESSION = 0, AC_CACHE_ENGINE = 1 } ac_cache_scope;
+typedef struct ac_tool_cache_options {
+    int64_t ttl_ms;
+    ac_cache_scope scope;
+    size_t max_entries;
+} ac_tool_cache_options;
+/* 0, or -1 with err (AC_EINVAL: no such tool, a negative ttl, an unknown scope). */
+int ac_engine_set_tool_cache(ac_engine *e, const char *name, const ac_tool_cache_options *opts,
+                             ac_error *err);
 
 /* ---- sessions --------------------------------------------------------------- */
 /* Creates a session and starts it (posts `spawn`, applied before the call
@@ -627,6 +646,9 @@ const char *ac_session_tool_call_name(ac_session *s, const char *id, const char 
  * journal then replays it. 0 on success; -1 for NULL arguments, an unknown
  * id, or a call that already has a result. */
 int ac_session_fail_tool_call(ac_session *s, const char *id, const char *error, int64_t t_ms);
+/* The id of the call whose cached result answered call `id` (ac_engine_set_tool_cache), or
+ * NULL when the call ran (or is unknown). Borrowed, valid while the session lives. */
+const char *ac_session_tool_call_cached(ac_session *s, const char *id);
 
 /* ---- embedding: per-call decisions ---------------------------------------- */
 /* An outside event declared `outside event approve(decisions)` carries per-call decisions

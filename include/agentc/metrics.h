@@ -6,7 +6,8 @@
  * agentc_state_seconds{machine,state}, agentc_turns_total{outcome}, agentc_turn_iterations,
  * agentc_llm_calls_total{provider,model,outcome}, agentc_llm_call_seconds,
  * agentc_time_to_first_token_seconds, agentc_llm_tokens_total{model,type},
- * agentc_tool_calls_total{tool,outcome}, agentc_tool_call_seconds, agentc_retries_total{class},
+ * agentc_tool_calls_total{tool,outcome}, agentc_tool_call_seconds,
+ * agentc_tool_cache_{hits,misses,evictions}_total{tool}, agentc_retries_total{class},
  * agentc_compactions_total{strategy}, agentc_sessions{status}, agentc_cost_usd_total{model},
  * agentc_spans_dropped_total and agentc_build_info{version}. No label carries a session id or
  * anything a tenant sent. Loop thread only.

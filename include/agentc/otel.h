@@ -40,7 +40,9 @@ ac_tracer *ac_tracer_new(ac_loop *loop, const ac_tracer_config *cfg, ac_error *e
 /* A tracer configured by the standard variables: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (as is) or
  * OTEL_EXPORTER_OTLP_ENDPOINT (with /v1/traces appended), OTEL_EXPORTER_OTLP_HEADERS
  * ("k=v,k2=v2", values percent-decoded), OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and
- * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true. NULL with err->code AC_OK when
+ * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, and the batch span processor's
+ * OTEL_BSP_MAX_QUEUE_SIZE, OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BSP_SCHEDULE_DELAY and
+ * OTEL_BSP_EXPORT_TIMEOUT (milliseconds). NULL with err->code AC_OK when
  * tracing is off: no endpoint, OTEL_TRACES_EXPORTER=none or OTEL_SDK_DISABLED=true; NULL with
  * an error code when a variable is malformed (the text names it, never a header's value). */
 ac_tracer *ac_tracer_from_env(ac_loop *loop, ac_error *err);
@@ -50,9 +52,27 @@ uint64_t ac_tracer_dropped(const ac_tracer *t);
 /* Spans the collector took (a 2xx answer). */
 uint64_t ac_tracer_exported(const ac_tracer *t);
 
+/* What the exporter did: spans exported and dropped, the bytes of the batches the collector
+ * took, and the longest time (the loop thread's CPU time) one export step held the loop: a
+ * slice of a batch's text (32 spans), or starting its POST. */
+typedef struct ac_tracer_stats {
+    uint64_t exported, dropped, bytes;
+    int64_t longest_step_us;
+} ac_tracer_stats;
+
+/* ac_tracer_shutdown, the stats as they were at the end given in *out (may be NULL). */
+void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *out);
+
 /* Sends what is queued and frees the tracer, running the loop for at most bound_ms (0: not at
  * all) while the last POST is under way; what is not sent by then is dropped. Free the engines
  * that name it first. Not from a callback of its loop. NULL is a no-op. */
 void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms);
+
+/* A W3C traceparent header value ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>")
+ * received with what starts or continues a turn of s: the next turn s begins is in that trace,
+ * its invoke_agent span a child of the span named, and its trace id is reported (the turn's
+ * user_message, ac_session_trace_id) even when s is not traced. Checked strictly: 1 taken, 0
+ * ignored (NULL, malformed, an all-zero id, version ff), never an error. Loop thread. */
+int ac_session_set_traceparent(ac_session *s, const char *header);
 
 #endif

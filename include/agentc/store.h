@@ -59,6 +59,10 @@ typedef struct ac_store_options {
                                 session's next commit with a clear error */
     uint64_t snapshot_every; /* snapshot a session at rest after this many events since
                                 its last one (0: 1000) */
+    int read_only;           /* SQLite: open an existing store to read it only (listing,
+                                showing, exporting sessions): nothing is created or written,
+                                no lock is taken, so a file others own or a read-only
+                                directory can be read; what would write fails */
 } ac_store_options;
 
 /* Opens (or creates, mode 0600) the store at path; an SQLite database with WAL, and

@@ -12,9 +12,10 @@
 #include "agent.h"
 #include "util/grow.h"
 
-const char *const ac_cli_agent_keys[] = {
-    "name",  "spec",   "provider", "script",        "base_url",    "api_key_env", "model", "system",
-    "tools", "params", "request",  "output_schema", "overridable", "headers",     NULL};
+const char *const ac_cli_agent_keys[] = {"name",        "spec",        "provider", "script",
+                                         "base_url",    "api_key_env", "model",    "system",
+                                         "tools",       "params",      "request",  "output_schema",
+                                         "overridable", "headers",     "prices",   NULL};
 
 /* The request settings' names (README: model request settings). */
 static const char *const request_keys[] = {
@@ -222,6 +223,18 @@ static int read_output_schema(rd *r, const json_t *v)
                                                                                               : -1;
 }
 
+/* "prices": a prices file's path, or the prices document itself (docs/observability.md) */
+static int read_prices(rd *r, const json_t *v)
+{
+    if (json_is_string(v)) {
+        const char *s = str_of(r, "prices", v);
+        return s && (r->o->prices = path_of(r, s)) ? 0 : -1;
+    }
+    if (!json_is_object(v))
+        return fail(r, "\"prices\" must be a path or a prices document {\"models\": {...}}");
+    return (r->o->prices_text = own(r, json_dumps(v, JSON_COMPACT))) ? 0 : -1;
+}
+
 static int read_tools(rd *r, const json_t *v);
 static int read_params(rd *r, const json_t *v);
 static int read_request(rd *r, const json_t *v);
@@ -289,6 +302,8 @@ static int read_key(rd *r, const char *k, const json_t *v)
         return read_list_of_keys(r, v);
     if (!strcmp(k, "headers"))
         return read_headers(r, v);
+    if (!strcmp(k, "prices"))
+        return read_prices(r, v);
     return read_scalar(r, k, v);
 }
 
@@ -299,10 +314,11 @@ static int unknown_key(rd *r, const char *k)
                     "unknown key \"%.64s\": an agent never holds an API key; name the "
                     "variable that has it with \"api_key_env\"",
                     k);
-    return fail(r,
-                "unknown key \"%.64s\" (name, spec, provider, script, base_url, api_key_env, "
-                "model, system, tools, params, request, output_schema, overridable, headers)",
-                k);
+    return fail(
+        r,
+        "unknown key \"%.64s\" (name, spec, provider, script, base_url, api_key_env, "
+        "model, system, tools, params, request, output_schema, overridable, headers, prices)",
+        k);
 }
 
 int ac_cli_agent_opts(const char *agent_json, const char *base_dir, ac_cli_agent_hold *hold,

@@ -187,7 +187,26 @@ static json_t *record_request(const ac_cli_engine_opts *o)
     return r;
 }
 
-/* "system" and "output_schema": their texts, read now. */
+/* "prices": the document, read now. */
+static int record_prices(const ac_cli_engine_opts *o, json_t *rec, char *err, size_t errcap)
+{
+    char *read = NULL;
+    const char *text = o->prices_text;
+    if (!text && o->prices && !(text = read = read_text(o->prices, "prices", err, errcap)))
+        return -1;
+    if (!text)
+        return 0;
+    json_t *p = json_loads(text, 0, NULL);
+    free(read);
+    if (!json_is_object(p)) {
+        json_decref(p);
+        snprintf(err, errcap, "the prices are not a JSON object");
+        return -1;
+    }
+    return json_object_set_new(rec, "prices", p);
+}
+
+/* "system", "output_schema" and "prices": their texts, read now. */
 static int record_texts(const ac_cli_engine_opts *o, json_t *rec, char *err, size_t errcap)
 {
     char *read = NULL;
@@ -208,9 +227,10 @@ static int record_texts(const ac_cli_engine_opts *o, json_t *rec, char *err, siz
         if (!s)
             snprintf(err, errcap, "the output schema is not JSON");
         free(read);
-        return s ? json_object_set_new(rec, "output_schema", s) : -1;
+        if (!s || json_object_set_new(rec, "output_schema", s))
+            return -1;
     }
-    return 0;
+    return record_prices(o, rec, err, errcap);
 }
 
 /* provider, script, base_url, api_key_env, model, params, headers (names). */
@@ -372,6 +392,8 @@ void ac_cli_engine_opts_overlay(ac_cli_engine_opts *base, const ac_cli_engine_op
     if (given->output_schema || given->output_schema_text)
         base->output_schema = given->output_schema,
         base->output_schema_text = given->output_schema_text;
+    if (given->prices || given->prices_text)
+        base->prices = given->prices, base->prices_text = given->prices_text;
     if (given->n_tools) {
         memcpy(base->tools, given->tools, sizeof base->tools);
         memcpy(base->tool_texts, given->tool_texts, sizeof base->tool_texts);
@@ -424,6 +446,7 @@ json_t *ac_cli_engine_opts_given(const ac_cli_engine_opts *o)
                         q->request_json},
         {"output_schema", o->output_schema || o->output_schema_text},
         {"headers", o->n_headers > 0},
+        {"prices", o->prices || o->prices_text},
     };
     json_t *out = json_array();
     for (size_t i = 0; out && i < sizeof keys / sizeof keys[0]; i++)

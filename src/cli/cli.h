@@ -47,8 +47,10 @@ int ac_cli_sessions_prune(ac_store *st, long long older_ms, const char *const *s
 int ac_cli_store_open(const char *db, int no_store, ac_store **out);
 /* The store of db (NULL: AGENTC_DB, else the default path) for reading it: 0 with *out
  * open, 0 with *out NULL when nothing is at its path (in path: never created by reading), or
- * an exit status after saying why (AGENTC_DB=off, a file that is not a store). */
-int ac_cli_store_open_existing(const char *db, ac_store **out, char *path, size_t cap);
+ * an exit status after saying why (AGENTC_DB=off, a file that is not a store). read_only:
+ * opened to read only (ac_store_options.read_only: list, show, export). */
+int ac_cli_store_open_existing(const char *db, int read_only, ac_store **out, char *path,
+                               size_t cap);
 /* A stored session (create or continue, ac_store_session_opts; agent: the agent record a new
  * one keeps, NULL: none) or, without a store, a plain one. */
 ac_session *ac_cli_session_open(ac_store *st, ac_engine *e, const char *id, unsigned flags,

@@ -10,7 +10,8 @@
 
 #include "cli.h"
 #include "engine_opts.h"
-#include "io/file.h" /* reading a system prompt or a schema whole, with a cap */
+#include "io/file.h"
+#include "session/contracts.h" /* reading a system prompt or a schema whole, with a cap */
 
 /* Parses and checks a spec's source, printing its diagnostics. */
 static ac_spec *spec_from_text(const char *path, const char *text)
@@ -20,6 +21,8 @@ static ac_spec *spec_from_text(const char *path, const char *text)
         fprintf(stderr, "agentc: out of memory\n");
         return NULL;
     }
+    spec->contracts = ac_builtin_contracts; /* what the built-in effects post */
+    spec->n_contracts = ac_n_builtin_contracts;
     if (spec->n_errors == 0)
         ac_spec_check(spec);
     if (spec->n_errors) {
@@ -36,7 +39,8 @@ ac_fsm_tables *ac_cli_tables_from_spec_text(const char *path, const char *text)
     int rc;
     if (!path)
         path = "<spec>";
-    ac_spec *spec = text ? spec_from_text(path, text) : ac_cli_load_spec(path, &rc, 1);
+    ac_spec *spec = text ? spec_from_text(path, text)
+                         : ac_cli_load_spec(path, &rc, 1, &ac_builtin_cli_handlers);
     if (!spec)
         return NULL;
     char rel[4096];
@@ -285,7 +289,9 @@ int ac_cli_engine_resolve(const ac_cli_engine_opts *o, const char *cmd, ac_cli_e
             return rc;
         cfg->output_schema = b->output_schema;
     }
-    if (o->prices) { /* --prices FILE */
+    if (o->prices_text) {
+        cfg->prices = o->prices_text;
+    } else if (o->prices) { /* --prices FILE */
         if ((rc = read_whole(o->prices, "prices", cmd, &b->prices)))
             return rc;
         cfg->prices = b->prices;
@@ -324,17 +330,22 @@ int ac_cli_engine_build(const ac_cli_engine_base *b, ac_loop *loop, const ac_out
 }
 
 /* An engine with no loop: no provider, nothing runs. */
+/* An engine that runs nothing; with an agent's options o (may be NULL): its params, system
+ * prompt, output schema, and its model's prices (what its sessions cost, replayed). */
 static ac_engine *offline(const ac_fsm_tables *tables, const char *const *params,
-                          const char *system, const char *output_schema, const ac_output *out,
-                          ac_error *err)
+                          const ac_cli_engine_opts *o, const ac_output *out, ac_error *err)
 {
     ac_engine_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.tables = tables;
     cfg.params = params;
     cfg.provider = AC_PROVIDER_SCRIPT; /* no loop, so no provider: nothing runs */
-    cfg.system_prompt = system;
-    cfg.output_schema = output_schema;
+    if (o) {
+        cfg.system_prompt = o->system_text;
+        cfg.output_schema = o->output_schema_text;
+        cfg.model = o->model;
+        cfg.prices = o->prices_text;
+    }
     cfg.output = out;
     return ac_engine_new(&cfg, err);
 }
@@ -342,14 +353,13 @@ static ac_engine *offline(const ac_fsm_tables *tables, const char *const *params
 ac_engine *ac_cli_engine_offline(const ac_fsm_tables *tables, const char *const *params,
                                  ac_error *err)
 {
-    return offline(tables, params, NULL, NULL, NULL, err);
+    return offline(tables, params, NULL, NULL, err);
 }
 
 ac_engine *ac_cli_engine_offline_agent(const ac_fsm_tables *tables, const ac_cli_engine_opts *o,
                                        const ac_output *out, ac_error *err)
 {
-    return offline(tables, o->n_params ? o->params : NULL, o->system_text, o->output_schema_text,
-                   out, err);
+    return offline(tables, o->n_params ? o->params : NULL, o, out, err);
 }
 
 void ac_cli_engine_base_free(ac_cli_engine_base *b)

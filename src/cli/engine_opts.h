@@ -29,6 +29,7 @@ typedef struct ac_cli_engine_opts {
     size_t n_headers;
     const char *output_schema; /* --output-schema FILE (run, batch) */
     const char *prices;        /* --prices FILE: the models' prices (docs/observability.md) */
+    const char *prices_text;   /* an agent's "prices" document (wins over prices) */
     /* model request settings: --temperature ... --request-json (run, batch) */
     ac_request_settings req;
     const char *stop[AC_CLI_MAX_STOP + 1]; /* NULL-terminated */

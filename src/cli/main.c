@@ -79,11 +79,11 @@ static int dispatch(int argc, char **argv)
         return !strcmp(cmd, "check") ? ac_cli_tools_check(argc - 1, argv + 1)
                                      : ac_cli_tools_diagram(argc - 1, argv + 1); /* tools_cmd.c */
     if (!strcmp(cmd, "check"))
-        return ac_cli_check(argc - 1, argv + 1, ac_builtin_contracts, ac_n_builtin_contracts);
+        return ac_cli_check(argc - 1, argv + 1, &ac_builtin_cli_handlers);
     if (!strcmp(cmd, "gen"))
-        return ac_cli_gen(argc - 1, argv + 1);
+        return ac_cli_gen(argc - 1, argv + 1, &ac_builtin_cli_handlers);
     if (!strcmp(cmd, "diagram"))
-        return ac_cli_diagram(argc - 1, argv + 1, ac_journal_coverage);
+        return ac_cli_diagram(argc - 1, argv + 1, ac_journal_coverage, &ac_builtin_cli_handlers);
     if (!strcmp(cmd, "run"))
         return ac_cli_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "resume"))

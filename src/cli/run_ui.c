@@ -334,8 +334,14 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
         ui_tool_start(u, s, id, name, args ? args : "{}");
     }
     if (u->jsonl) {
-        emit(s, json_pack("{s:s, s:s, s:b, s:s}", "type", "tool_result", "id", id, "ok", ok,
-                          "content", content));
+        json_t *line = json_pack("{s:s, s:s, s:b, s:s}", "type", "tool_result", "id", id, "ok", ok,
+                                 "content", content);
+        const char *from = ac_session_tool_call_cached(s, id);
+        if (line && from) { /* answered from the result cache */
+            json_object_set_new(line, "cached", json_true());
+            json_object_set_new(line, "cached_from", json_string(from));
+        }
+        emit(s, line);
         return;
     }
     spinner_clear(u);

@@ -64,6 +64,9 @@ static void usage(FILE *out)
             "                       (default 30)\n"
             "  --sessions-per-token N        (default 1000)\n"
             "  --messages-per-minute N       per token (default 600)\n"
+            "  --events-per-minute N         events posted per token (default 600)\n"
+            "  --max-event-bytes N  an event's payload (default 65536)\n"
+            "  --streams-per-token N         SSE streams open at once (default 64)\n"
             "  --grace-ms N         SIGTERM: time running turns get to finish (default 10000);\n"
             "                       /readyz answers 503 from the signal on, and the leases\n"
             "                       of turns left mid-way go to the other workers\n"
@@ -101,10 +104,12 @@ static int parse_uint(const char *flag, const char *v, long long max, long long 
  * when it is not, or -(exit status). */
 static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli_engine_opts *eo)
 {
-    const char *const nums[] = {"--ping-ms",        "--max-body",           "--max-connections",
-                                "--client-timeout", "--sessions-per-token", "--messages-per-minute",
-                                "--grace-ms",       "--script-delay-ms",    "--unload-after-ms",
-                                "--db-max-bytes",   "--max-events",         "--lease-ms"};
+    const char *const nums[] = {
+        "--ping-ms",         "--max-body",           "--max-connections",
+        "--client-timeout",  "--sessions-per-token", "--messages-per-minute",
+        "--grace-ms",        "--script-delay-ms",    "--unload-after-ms",
+        "--db-max-bytes",    "--max-events",         "--lease-ms",
+        "--events-per-minute", "--max-event-bytes", "--streams-per-token"};
     size_t k = 0;
     while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
         k++;
@@ -147,12 +152,21 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     case 10:
         cfg->max_events = n;
         break;
-    default:
+    case 11:
         if (n < 30) {
             fprintf(stderr, "agentc serve: --lease-ms takes at least 30, not '%s'\n", v);
             return -AC_EXIT_USAGE;
         }
         cfg->lease_ms = n;
+        break;
+    case 12:
+        cfg->events_per_min = (unsigned)n;
+        break;
+    case 13:
+        cfg->max_event_bytes = (size_t)n;
+        break;
+    default:
+        cfg->streams_per_token = (unsigned)n;
         break;
     }
     return 1;

@@ -266,6 +266,9 @@ static void show_text(const ac_store_session_info *info, json_t *session, const 
            info->status, info->at_rest ? "at rest" : "stopped mid-turn: agentc resume",
            info->spec_hash, c, u, (unsigned long long)info->events,
            (unsigned long long)info->snapshot_seq);
+    const json_t *cost = json_object_get(json_object_get(session, "usage"), "cost_usd");
+    if (json_is_number(cost)) /* its agent prices its model */
+        printf("cost     $%.6f\n", json_number_value(cost));
     if (info->holder[0]) {
         fputs("in use   by ", stdout);
         put_vis(info->holder, VIS_LINE);
@@ -672,7 +675,10 @@ int ac_cli_sessions(int argc, char **argv)
     ac_error err;
     ac_store *st;
     char path[4096];
-    if ((rc = ac_cli_store_open_existing(a.db, &st, path, sizeof path)))
+    /* what only reads opens it read-only: a store of another user's, or in a read-only
+     * directory, can be listed, shown and exported */
+    int reads = !strcmp(a.cmd, "list") || !strcmp(a.cmd, "show") || !strcmp(a.cmd, "export");
+    if ((rc = ac_cli_store_open_existing(a.db, reads, &st, path, sizeof path)))
         return rc;
     if (!st) { /* no store: nothing stored */
         int reads_all = !strcmp(a.cmd, "list") || !strcmp(a.cmd, "prune");

@@ -27,7 +27,8 @@ int ac_cli_store_open(const char *db, int no_store, ac_store **out)
     return 0;
 }
 
-int ac_cli_store_open_existing(const char *db, ac_store **out, char *path, size_t cap)
+int ac_cli_store_open_existing(const char *db, int read_only, ac_store **out, char *path,
+                               size_t cap)
 {
     *out = NULL;
     const char *env = getenv("AGENTC_DB");
@@ -49,7 +50,9 @@ int ac_cli_store_open_existing(const char *db, ac_store **out, char *path, size_
     if (file && stat(path, &sb) != 0 && errno == ENOENT)
         return 0;
     ac_error err;
-    if (!(*out = ac_store_open(path, NULL, &err))) {
+    ac_store_options opt = {0};
+    opt.read_only = read_only;
+    if (!(*out = ac_store_open(path, &opt, &err))) {
         fprintf(stderr, "agentc: %s\n", err.text);
         return AC_EXIT_CONFIG;
     }

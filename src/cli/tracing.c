@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include <stdlib.h>
+#include <strings.h>
 
 #include "agentc/metrics.h"
 #include "agentc/otel.h"
@@ -40,7 +41,17 @@ void ac_cli_tracer_finish(ac_loop *loop)
 {
     if (!loop || loop != tracer_loop)
         return;
-    ac_tracer_shutdown(tracer, FLUSH_BOUND_MS);
+    ac_tracer_stats st;
+    int say = tracer && getenv("OTEL_LOG_LEVEL") &&
+              (!strcasecmp(getenv("OTEL_LOG_LEVEL"), "info") ||
+               !strcasecmp(getenv("OTEL_LOG_LEVEL"), "debug"));
+    ac_tracer_shutdown_stats(tracer, FLUSH_BOUND_MS, &st);
+    if (say) /* OTEL_LOG_LEVEL=info: what the exporter did */
+        fprintf(stderr,
+                "agentc: traces: %llu spans exported (%llu bytes), %llu dropped, longest export "
+                "step %.3f ms\n",
+                (unsigned long long)st.exported, (unsigned long long)st.bytes,
+                (unsigned long long)st.dropped, (double)st.longest_step_us / 1000.0);
     tracer = NULL;
     tracer_loop = NULL;
     tried = 0;

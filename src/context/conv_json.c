@@ -13,7 +13,7 @@
  *    "messages":[{"id":S,"role":S,"created_at":N,"updated_at":N,
  *                 "content":S?,"reasoning":S?,"thinking":S?,"tool_calls":[S]?,
  *                 "tool_call_id":S?,"summary":true?,"cleared":true?,
- *                 "internal":true?}],
+ *                 "internal":true?,"pinned":true?}],
  *    "iteration_calls":[S]}
  *
  * A tool message that is not cleared has no "content": it is its record's
@@ -92,29 +92,35 @@ static json_t *tools_json(const ac_conv *c)
     return a;
 }
 
+json_t *ac_conv_call_json(const ac_tool_call *r)
+{
+    json_t *o = json_object();
+    int bad = !o || put_str(o, "id", r->id) || put_str(o, "name", r->name) ||
+              put_str(o, "arguments", r->arguments) || put_int(o, "called_at", r->called_at_ms) ||
+              put_str(o, "state", state_names[r->state]);
+    if (!bad && r->state != AC_CALL_NONE)
+        bad = put_str(o, "result", r->result) || put_int(o, "received_at", r->received_at_ms);
+    if (!bad && r->internal)
+        bad = put(o, "internal", json_true());
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 static json_t *calls_json(const ac_conv *c)
 {
     json_t *a = json_array();
-    for (size_t i = 0; a && i < c->n_calls; i++) {
-        const ac_tool_call *r = c->calls[i];
-        json_t *o = json_object();
-        int bad = json_array_append_new(a, o) || put_str(o, "id", r->id) ||
-                  put_str(o, "name", r->name) || put_str(o, "arguments", r->arguments) ||
-                  put_int(o, "called_at", r->called_at_ms) ||
-                  put_str(o, "state", state_names[r->state]);
-        if (!bad && r->state != AC_CALL_NONE)
-            bad = put_str(o, "result", r->result) || put_int(o, "received_at", r->received_at_ms);
-        if (!bad && r->internal)
-            bad = put(o, "internal", json_true());
-        if (bad) {
+    for (size_t i = 0; a && i < c->n_calls; i++)
+        if (json_array_append_new(a, ac_conv_call_json(c->calls[i]))) {
             json_decref(a);
             return NULL;
         }
-    }
     return a;
 }
 
-static json_t *message_json(const ac_message *m)
+json_t *ac_conv_message_json(const ac_message *m)
 {
     json_t *o = json_object();
     int bad = !o || put_str(o, "id", m->id) || put_str(o, "role", ac_role_name(m->role)) ||
@@ -140,6 +146,8 @@ static json_t *message_json(const ac_message *m)
         bad = put(o, "cleared", json_true());
     if (!bad && (m->flags & AC_MSG_INTERNAL))
         bad = put(o, "internal", json_true());
+    if (!bad && (m->flags & AC_MSG_PINNED))
+        bad = put(o, "pinned", json_true());
     if (bad) {
         json_decref(o);
         return NULL;
@@ -164,7 +172,7 @@ char *ac_conv_to_json(const ac_conv *c)
     if (put(root, "messages", msgs))
         goto fail;
     for (size_t i = 0; i < c->n_msgs; i++)
-        if (json_array_append_new(msgs, message_json(c->msgs[i])))
+        if (json_array_append_new(msgs, ac_conv_message_json(c->msgs[i])))
             goto fail;
     json_t *iter = json_array();
     if (put(root, "iteration_calls", iter))
@@ -394,7 +402,7 @@ typedef struct msg_fields {
     char where[64]; /* "messages[i]" */
     const char *id, *role_s, *content, *reasoning, *tcid, *thinking;
     int64_t created, updated;
-    int summary, cleared, internal, borrowed;
+    int summary, cleared, internal, pinned, borrowed;
     ac_role role;
     json_t *calls;
 } msg_fields;
@@ -402,10 +410,10 @@ typedef struct msg_fields {
 /* Reads the members of message object o. 0, or -1. */
 static int msg_read(loader *L, json_t *o, msg_fields *f)
 {
-    static const char *const keys[] = {
-        "id",        "role",     "created_at", "updated_at",   "content",
-        "reasoning", "thinking", "tool_calls", "tool_call_id", "summary",
-        "cleared",   "internal", NULL};
+    static const char *const keys[] = {"id",           "role",      "created_at", "updated_at",
+                                       "content",      "reasoning", "thinking",   "tool_calls",
+                                       "tool_call_id", "summary",   "cleared",    "internal",
+                                       "pinned",       NULL};
     const char *where = f->where;
     if (!json_is_object(o))
         return fail_at(L, "%s: expected an object", where);
@@ -419,7 +427,8 @@ static int msg_read(loader *L, json_t *o, msg_fields *f)
         get_str(L, o, "tool_call_id", where, 1, 1, &f->tcid) ||
         get_flag(L, o, "summary", where, &f->summary) ||
         get_flag(L, o, "cleared", where, &f->cleared) ||
-        get_flag(L, o, "internal", where, &f->internal))
+        get_flag(L, o, "internal", where, &f->internal) ||
+        get_flag(L, o, "pinned", where, &f->pinned))
         return -1;
     if (ac_role_parse(f->role_s, &f->role))
         return fail_at(L, "%s.role: unknown role \"%s\"", where, f->role_s);
@@ -469,7 +478,7 @@ static ac_message *msg_make(const msg_fields *f)
         return NULL;
     m->role = f->role;
     m->flags = (f->summary ? AC_MSG_SUMMARY : 0) | (f->cleared ? AC_MSG_CLEARED : 0) |
-               (f->internal ? AC_MSG_INTERNAL : 0);
+               (f->internal ? AC_MSG_INTERNAL : 0) | (f->pinned ? AC_MSG_PINNED : 0);
     m->created_at_ms = f->created;
     m->updated_at_ms = f->updated;
     m->id = ac_conv__strdup(f->id);

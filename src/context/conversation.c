@@ -784,6 +784,18 @@ int ac_conv_clear_tool_result(ac_conv *conv, size_t msg_index, const char *marke
     return AC_CONV_OK;
 }
 
+int ac_conv_pin(ac_conv *conv, size_t msg_index, int64_t t_ms)
+{
+    if (!conv || msg_index >= conv->n_msgs)
+        return AC_CONV_ENOTFOUND;
+    ac_message *m = conv->msgs[msg_index];
+    if (!(m->flags & AC_MSG_PINNED)) {
+        m->flags |= AC_MSG_PINNED;
+        m->updated_at_ms = t_ms;
+    }
+    return AC_CONV_OK;
+}
+
 int ac_conv_restore_tool_result(ac_conv *conv, size_t msg_index, int64_t t_ms)
 {
     ac_tool_call *rec = NULL;

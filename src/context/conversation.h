@@ -46,7 +46,8 @@ typedef enum ac_role {
 #define AC_MSG_SUMMARY 0x1u  /* a compaction summary */
 #define AC_MSG_CLEARED 0x2u  /* tool message: content replaced by a marker */
 #define AC_MSG_INTERNAL 0x4u /* part of an internal-tool round */
-#define AC_MSG_FLAGS_ALL 0x7u
+#define AC_MSG_PINNED 0x8u   /* kept by the "importance" compaction (the spec's pin action) */
+#define AC_MSG_FLAGS_ALL 0xFu
 
 typedef enum ac_call_state {
     AC_CALL_NONE = 0, /* issued, no result yet */
@@ -227,6 +228,9 @@ int ac_conv_replace_range(ac_conv *conv, size_t from, size_t to, const ac_messag
 /* Replaces the content of tool message `msg_index` by `marker` and flags it
  * cleared; the record keeps the full result. */
 int ac_conv_clear_tool_result(ac_conv *conv, size_t msg_index, const char *marker, int64_t t_ms);
+/* Flags message msg_index pinned (AC_MSG_PINNED): the "importance" compaction keeps it,
+ * and a tool call's result when its call message or its result is pinned. */
+int ac_conv_pin(ac_conv *conv, size_t msg_index, int64_t t_ms);
 /* Brings a cleared tool message's content back from its record. */
 int ac_conv_restore_tool_result(ac_conv *conv, size_t msg_index, int64_t t_ms);
 
@@ -280,6 +284,10 @@ int64_t ac_conv_last_input_tokens(const ac_conv *conv);
  * conversation always gives the same bytes. Returns a malloc'd string (free
  * it), NULL when memory runs out. */
 char *ac_conv_to_json(const ac_conv *conv);
+/* One message and one tool call record as they appear in that form (new references, NULL
+ * when out of memory): what reads a conversation a part at a time serializes. */
+struct json_t *ac_conv_message_json(const ac_message *m);
+struct json_t *ac_conv_call_json(const ac_tool_call *r);
 /* Rebuilds a conversation from ac_conv_to_json output, validating every
  * field and every cross reference. Returns a new conversation, or NULL with a
  * message naming the offending location in err. */

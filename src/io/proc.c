@@ -801,6 +801,12 @@ int ac_proc_write(ac_loop *loop, uint64_t id, const char *data, size_t len)
     return 0;
 }
 
+size_t ac_proc_queued(ac_loop *loop, uint64_t id)
+{
+    ac_proc *p = live(loop, id);
+    return p && p->in.n > p->in_off ? p->in.n - p->in_off : 0;
+}
+
 void ac_proc_close_stdin(ac_loop *loop, uint64_t id)
 {
     ac_proc *p = live(loop, id);

@@ -90,6 +90,9 @@ void ac_proc_kill(ac_loop *loop, uint64_t id);
 /* A streaming child: queues len bytes for its stdin (written as the pipe takes them). 0, or -1
  * when the id is not live, its stdin is closed, or out of memory. */
 int ac_proc_write(ac_loop *loop, uint64_t id, const char *data, size_t len);
+/* A streaming child: the bytes queued for its stdin and not written yet (0 for an id that is
+ * not live), so a writer can bound what a child that stops reading makes it hold. */
+size_t ac_proc_queued(ac_loop *loop, uint64_t id);
 /* A streaming child: closes its stdin once the queued bytes are written (EOF). */
 void ac_proc_close_stdin(ac_loop *loop, uint64_t id);
 /* Stops a child without waiting: done and on_stdout are never called again, queued stdin bytes

@@ -841,6 +841,11 @@ static json_t *hp_completed(hp_call *c)
     for (size_t i = 0; u && i < 3; i++)
         if (vals[i] > 0)
             json_object_set_new(u, keys[i], json_integer(vals[i]));
+    if (j && t->response_id)
+        json_object_set_new(j, "response_id", hp_jstr(t->response_id, strlen(t->response_id)));
+    if (j && t->response_model)
+        json_object_set_new(j, "response_model",
+                            hp_jstr(t->response_model, strlen(t->response_model)));
     /* Anthropic thinking blocks, in the shape they are sent back in */
     if (j && t->n_thinking_blocks) {
         json_t *blocks = json_array();

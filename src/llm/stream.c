@@ -322,6 +322,18 @@ int ac_stream__set_finish(ac_stream *st, const char *reason)
     return st_strdup_into(st, &st->turn.finish_reason, reason);
 }
 
+int ac_stream__set_response(ac_stream *st, const char *id, const char *model)
+{
+    ac_stream_turn *t = &st->turn;
+    int rc = 0;
+    t->response_read = 1;
+    if (id && !t->response_id && strlen(id) <= 256)
+        rc = st_strdup_into(st, &t->response_id, id);
+    if (!rc && model && !t->response_model && strlen(model) <= 256)
+        rc = st_strdup_into(st, &t->response_model, model);
+    return rc;
+}
+
 int ac_stream__provider_error(ac_stream *st, const char *type, const char *message, int retryable)
 {
     ac_stream_turn *t = &st->turn;
@@ -584,6 +596,8 @@ void ac_stream_free(ac_stream *st)
     free(st->blocks);
     ac_buf_free(&st->scratch);
     free(st->turn.finish_reason);
+    free(st->turn.response_id);
+    free(st->turn.response_model);
     free(st->turn.error_type);
     free(st->turn.error_message);
     free(st);

@@ -93,6 +93,10 @@ typedef struct ac_stream_turn {
      * cache_read_input_tokens) and written to it (Anthropic cache_creation_input_tokens); of
      * output_tokens: reasoning (OpenAI reasoning_tokens). 0 when not reported */
     long long cached_tokens, cache_write_tokens, reasoning_tokens;
+    /* the provider's id of the response (OpenAI "id", Anthropic message.id) and the model
+     * that answered; NULL when not reported */
+    char *response_id, *response_model;
+    int response_read; /* an event was read for them */
     int have_usage;
     int terminated; /* saw [DONE] (OpenAI) or message_stop (Anthropic) */
     /* error reported inside the stream, if any */

@@ -196,6 +196,8 @@ int ac_stream__anthropic_event(ac_stream *st, const ac_sse_event *ev)
     if (strcmp(type, "message_start") == 0) {
         const json_t *msg = json_object_get(root, "message");
         an_usage(st, json_object_get(msg, "usage"));
+        rc = ac_stream__set_response(st, ac_stream__str(msg, "id", NULL),
+                                     ac_stream__str(msg, "model", NULL));
     } else if (strcmp(type, "content_block_start") == 0) {
         rc = an_block_start(st, root);
     } else if (strcmp(type, "content_block_delta") == 0) {

@@ -57,6 +57,9 @@ int ac_stream__openai_fast(ac_stream *st, const ac_sse_event *ev, int *rc)
     if (d.s[AC_DS_OBJECT].set &&
         (d.s[AC_DS_OBJECT].esc || ac_delta_is(&d.s[AC_DS_OBJECT], "error")))
         return 0;
+    /* the first event: the decoder reads the response's id and model */
+    if (!ac_stream__turn(st)->response_read)
+        return 0;
     /* usage with cache or reasoning details: the decoder reads them (a price needs them) */
     if (d.has_usage && memmem(ev->data, ev->data_len, "_tokens_details", 15))
         return 0;

@@ -47,6 +47,8 @@ int ac_stream__tool_fragment(ac_stream *st, int pos, const char *id, const char 
                              const char *args, size_t n);
 
 int ac_stream__set_finish(ac_stream *st, const char *reason);
+/* The response's id and model, from the first event that names them (NULL: not named). */
+int ac_stream__set_response(ac_stream *st, const char *id, const char *model);
 /* Records an in-stream error reported by the server. */
 int ac_stream__provider_error(ac_stream *st, const char *type, const char *message, int retryable);
 void ac_stream__terminate(ac_stream *st);

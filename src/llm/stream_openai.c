@@ -224,6 +224,10 @@ int ac_stream__openai_event(ac_stream *st, const ac_sse_event *ev)
         if ((rc = oa_error(st, root)))
             goto out;
     }
+    if (!ac_stream__turn(st)->response_read &&
+        (rc = ac_stream__set_response(st, ac_stream__str(root, "id", NULL),
+                                      ac_stream__str(root, "model", NULL))))
+        goto out;
     const json_t *choices = json_object_get(root, "choices");
     if (json_is_array(choices)) {
         size_t i;

@@ -45,6 +45,15 @@
 #define AC_MCP_BACKOFF_MAX_MS 30000
 #define AC_MCP_MAX_PAGES 100         /* tools/list pages followed */
 #define AC_MCP_START_TIMEOUT_MS 5000 /* start_timeout when the tool file does not say */
+/* "max_tools" when the tool file does not say: a server listing more is a fault (its list
+ * is never registered, its pages stop being fetched past it) */
+#define AC_MCP_MAX_TOOLS 1000
+/* "max_output" when the tool file does not say, as a command tool's: a call's result text is
+ * cut there ("[output cut at N bytes]") before the journal or the model sees it */
+#define AC_MCP_MAX_OUTPUT ((size_t)8 << 20)
+/* notifications/tools/list_changed start at most one tools/list per this many ms (the
+ * notifications in between make one refresh at its end) */
+#define AC_MCP_LIST_CHANGED_MS 1000
 
 /* One server's configuration (tool file "mcp" entry). */
 typedef struct ac_mcp_config {
@@ -63,6 +72,10 @@ typedef struct ac_mcp_config {
     char **secrets;           /* values shown as [redacted] in whatever the client reports (the
                                  "env" and "headers" values), longest first, NULL-terminated */
     int idempotent;           /* -1: not said (the server's idempotentHint decides), 0, 1 */
+    size_t max_tools;         /* 0: AC_MCP_MAX_TOOLS */
+    size_t max_output;        /* 0: AC_MCP_MAX_OUTPUT */
+    json_t *cache_tools;      /* "cache": {"tools": {"GLOB": {cache}}}'s "tools" (each a
+                                 valid ac_cache_decl), or NULL */
 } ac_mcp_config;
 
 void ac_mcp_config_clear(ac_mcp_config *c);
@@ -82,6 +95,7 @@ typedef struct ac_mcp_tool {
     char *description;
     json_t *input_schema; /* as given (an object) */
     int idempotent_hint;  /* annotations.idempotentHint */
+    int read_only_hint;   /* annotations.readOnlyHint */
 } ac_mcp_tool;
 
 /* A server (not started: the first ac_mcp_server_start or call starts it).
@@ -132,6 +146,9 @@ typedef void (*ac_mcp_progress_fn)(void *ud, double progress, double total, cons
 ac_mcp_call *ac_mcp_call_tool(ac_mcp_server *s, const char *tool, const json_t *args,
                               int64_t timeout_ms, ac_mcp_done_fn done, ac_mcp_progress_fn progress,
                               void *ud);
+/* The W3C traceparent (NULL: none) the next ac_mcp_call_tool of s carries, as the
+ * `traceparent` header of an HTTP server's request (a traced session's tool call). */
+void ac_mcp_server_set_traceparent(ac_mcp_server *s, const char *traceparent);
 /* Abandons a call whose done has not run: the server is sent
  * notifications/cancelled with reason, and done never runs. */
 void ac_mcp_call_cancel(ac_mcp_call *c, const char *reason);

@@ -33,6 +33,7 @@ struct ac_mcp_call {
     ac_mcp_done_fn done;
     ac_mcp_progress_fn progress;
     void *ud;
+    char traceparent[64]; /* its request's, "" none */
 };
 
 struct ac_mcp_server {
@@ -40,7 +41,8 @@ struct ac_mcp_server {
     ac_mcp_config cfg;
     mcp_transport *tr;
     int state;
-    int stateless; /* the 2026-07-28 revision: _meta in every request */
+    int stateless;             /* the 2026-07-28 revision: _meta in every request */
+    char next_traceparent[64]; /* for the next call (ac_mcp_server_set_traceparent) */
     char version[16];
     json_int_t next_id;
     pending *pend;
@@ -50,6 +52,8 @@ struct ac_mcp_server {
     json_t *listing; /* tools gathered over the pages of a tools/list */
     int pages;
     int listing_active, refresh_wanted;
+    int64_t listed_ms;   /* when the last tools/list started (list_changed is throttled) */
+    uint64_t list_timer; /* a throttled refresh waits for it */
     uint64_t hs_timer, probe_timer, restart_timer;
     ac_loop_task fault_task; /* a fault noticed where callbacks must not run (fault_later) */
     char fault_why[400];
@@ -98,6 +102,7 @@ void ac_mcp_config_clear(ac_mcp_config *c)
     strv_free(c->env_add);
     strv_free(c->headers);
     strv_free(c->secrets);
+    json_decref(c->cache_tools);
     memset(c, 0, sizeof *c);
 }
 
@@ -302,7 +307,9 @@ static void fault(ac_mcp_server *s, const char *why)
     if (s->probe_timer)
         ac_loop_cancel_timer(s->loop, s->probe_timer);
     ac_loop_undefer(s->loop, &s->fault_task);
-    s->hs_timer = s->probe_timer = 0;
+    if (s->list_timer)
+        ac_loop_cancel_timer(s->loop, s->list_timer);
+    s->hs_timer = s->probe_timer = s->list_timer = 0;
     s->listing_active = s->refresh_wanted = 0;
     json_decref(s->listing);
     s->listing = NULL;
@@ -398,7 +405,30 @@ static void start_listing(ac_mcp_server *s)
     s->pages = 0;
     s->listing_active = 1;
     s->refresh_wanted = 0;
+    s->listed_ms = ac_loop_now_ms(s->loop);
     list_page(s, NULL);
+}
+
+static void refresh_fire(void *ud)
+{
+    ac_mcp_server *s = ud;
+    s->list_timer = 0;
+    if (s->state == ST_READY && !s->listing_active && s->refresh_wanted)
+        start_listing(s);
+}
+
+/* The list changed: listed again now, or once AC_MCP_LIST_CHANGED_MS have passed since the
+ * last listing started (a server saying so after every tools/list costs one a second). */
+static void want_refresh(ac_mcp_server *s)
+{
+    s->refresh_wanted = 1;
+    if (s->listing_active || s->list_timer)
+        return;
+    int64_t wait = s->listed_ms + AC_MCP_LIST_CHANGED_MS - ac_loop_now_ms(s->loop);
+    if (wait <= 0)
+        start_listing(s);
+    else
+        s->list_timer = ac_loop_timer(s->loop, wait, refresh_fire, s);
 }
 
 static void send_initialize(ac_mcp_server *s)
@@ -533,9 +563,20 @@ static void got_tools(ac_mcp_server *s, json_t *result)
     json_t *tools = json_object_get(result, "tools");
     size_t i;
     json_t *t;
-    json_array_foreach(tools, i,
-                       t) if (json_is_object(t) && json_is_string(json_object_get(t, "name")))
-        json_array_append(s->listing, t);
+    json_array_foreach(tools, i, t)
+    {
+        json_t *name = json_object_get(t, "name"); /* a name with a NUL: that tool is left out */
+        if (json_is_object(t) && json_is_string(name) &&
+            strlen(json_string_value(name)) == json_string_length(name))
+            json_array_append(s->listing, t);
+    }
+    if (json_array_size(s->listing) > s->cfg.max_tools) {
+        char why[160];
+        snprintf(why, sizeof why, "lists more than %zu tools (its \"max_tools\")",
+                 s->cfg.max_tools);
+        fault(s, why);
+        return;
+    }
     const char *cursor = json_string_value(json_object_get(result, "nextCursor"));
     if (cursor && *cursor && ++s->pages < AC_MCP_MAX_PAGES) {
         list_page(s, cursor);
@@ -557,6 +598,7 @@ static void got_tools(ac_mcp_server *s, json_t *result)
         v[i].input_schema =
             json_is_object(schema) ? json_incref(schema) : json_pack("{s:s}", "type", "object");
         v[i].idempotent_hint = json_is_true(json_object_get(ann, "idempotentHint"));
+        v[i].read_only_hint = json_is_true(json_object_get(ann, "readOnlyHint"));
     }
     tools_free(s->tools, s->n_tools);
     s->tools = v;
@@ -576,7 +618,25 @@ static void got_tools(ac_mcp_server *s, json_t *result)
     if (s->on_tools)
         s->on_tools(s->on_tools_ud, s);
     if (s->refresh_wanted && s->state == ST_READY)
-        start_listing(s);
+        want_refresh(s);
+}
+
+/* A result text over max bytes cut there (at a character's start), as a command tool's
+ * output is: "[output cut at N bytes]" after it. text is taken; NULL when out of memory. */
+static char *cut_output(char *text, size_t max)
+{
+    size_t n = strlen(text);
+    if (n <= max)
+        return text;
+    while (max && ((unsigned char)text[max] & 0xc0) == 0x80)
+        max--;
+    char *o = realloc(text, max + 64);
+    if (!o) {
+        free(text);
+        return NULL;
+    }
+    snprintf(o + max, 64, "\n[output cut at %zu bytes]", max);
+    return o;
 }
 
 static void got_response(ac_mcp_server *s, json_t *msg)
@@ -642,6 +702,8 @@ static void got_response(ac_mcp_server *s, json_t *msg)
         char *text = ac_mcp_result_text(result, &ok);
         s->fails = 0;
         s->reconnects = 0;
+        if (text)
+            text = cut_output(text, s->cfg.max_output);
         call_end(call, ok, text ? text : "out of memory");
         free(text);
     }
@@ -680,10 +742,7 @@ static void got_notification(ac_mcp_server *s, json_t *msg, const char *method)
     } else if (!strcmp(method, "notifications/tools/list_changed")) {
         if (s->state != ST_READY)
             return; /* the listing of the handshake comes next anyway */
-        if (s->listing_active)
-            s->refresh_wanted = 1;
-        else
-            start_listing(s);
+        want_refresh(s);
     }
     /* others (logging, resources, cancelled) are not used */
 }
@@ -735,7 +794,19 @@ static void send_call(ac_mcp_server *s, ac_mcp_call *c)
     json_t *params = json_pack("{s:s, s:O, s:{s:s}}", "name", c->tool, "arguments", c->args,
                                "_meta", "progressToken", tok);
     c->rpc_id = id;
+    if (s->tr)
+        memcpy(s->tr->traceparent, c->traceparent, sizeof c->traceparent);
     request(s, "tools/call", params, P_CALL, c);
+    if (s->tr)
+        s->tr->traceparent[0] = 0;
+}
+
+void ac_mcp_server_set_traceparent(ac_mcp_server *s, const char *traceparent)
+{
+    if (s)
+        snprintf(s->next_traceparent, sizeof s->next_traceparent, "%s",
+                 traceparent && strlen(traceparent) < sizeof s->next_traceparent ? traceparent
+                                                                                 : "");
 }
 
 ac_mcp_call *ac_mcp_call_tool(ac_mcp_server *s, const char *tool, const json_t *args,
@@ -752,6 +823,8 @@ ac_mcp_call *ac_mcp_call_tool(ac_mcp_server *s, const char *tool, const json_t *
     c->done = done;
     c->progress = progress;
     c->ud = ud;
+    memcpy(c->traceparent, s->next_traceparent, sizeof c->traceparent);
+    s->next_traceparent[0] = 0;
     if (!c->tool || !c->args) {
         call_free(c);
         return NULL;
@@ -813,6 +886,9 @@ ac_mcp_server *ac_mcp_server_new(ac_loop *loop, const ac_mcp_config *cfg)
     s->cfg.start_timeout_ms =
         cfg->start_timeout_ms > 0 ? cfg->start_timeout_ms : AC_MCP_START_TIMEOUT_MS;
     s->cfg.idempotent = cfg->idempotent;
+    s->cfg.max_tools = cfg->max_tools ? cfg->max_tools : AC_MCP_MAX_TOOLS;
+    s->cfg.max_output = cfg->max_output ? cfg->max_output : AC_MCP_MAX_OUTPUT;
+    s->cfg.cache_tools = json_incref(cfg->cache_tools);
     if (!s->cfg.name || (cfg->url && !s->cfg.url) || (cfg->argv && !s->cfg.argv) ||
         (cfg->env && !s->cfg.env) || (cfg->env_add && !s->cfg.env_add) ||
         (cfg->headers && !s->cfg.headers) || (cfg->secrets && !s->cfg.secrets) ||
@@ -844,6 +920,8 @@ void ac_mcp_server_free(ac_mcp_server *s)
         ac_loop_cancel_timer(s->loop, s->probe_timer);
     if (s->restart_timer)
         ac_loop_cancel_timer(s->loop, s->restart_timer);
+    if (s->list_timer)
+        ac_loop_cancel_timer(s->loop, s->list_timer);
     ac_loop_undefer(s->loop, &s->fault_task);
     if (s->tr)
         s->tr->free(s->tr);

@@ -9,7 +9,13 @@
  *             "timeout": "30s",                      each call
  *             "start_timeout": "5s",                 how long the first model call waits
  *                                                    for the start (handshake, tools/list)
- *             "idempotent": true}]}                  default: the server's idempotentHint
+ *             "idempotent": true,                    default: the server's idempotentHint
+ *             "max_tools": 1000,                     a server listing more is a fault
+ *             "max_output": "8MiB",                  a call's result is cut there
+ *             "cache": {"tools": {"GLOB": {...}}}}]}  result caches (tools/toolfile.h's
+ *                                                    "cache") for the tools whose names
+ *                                                    match GLOB (fnmatch) and whose
+ *                                                    annotations say readOnlyHint
  *
  * Values of "env" and "headers" are secrets: messages name keys, never values. */
 #include <stdarg.h>
@@ -18,6 +24,7 @@
 #include <string.h>
 
 #include "mcp/mcp.h"
+#include "tools/toolfile.h"
 #include "util/secrets.h"
 #include "util/units.h"
 
@@ -147,8 +154,9 @@ static int collect_secrets(ac_mcp_config *c)
 /* The entry is an object of known keys with a valid "name": sets w->nm and c->name. */
 static int parse_name(const json_t *e, cfg_at *w, ac_mcp_config *c)
 {
-    static const char *const keys[] = {"name",    "command",    "url",           "env", "headers",
-                                       "timeout", "idempotent", "start_timeout", NULL};
+    static const char *const keys[] = {"name",      "command",    "url",        "env",
+                                       "headers",   "timeout",    "idempotent", "start_timeout",
+                                       "max_tools", "max_output", "cache",      NULL};
     const char *nm = NULL;
     if (!json_is_object(e))
         return cfail(w, "must be an object");
@@ -258,6 +266,48 @@ static int parse_ms(const json_t *e, const char *key, long long def, const cfg_a
     return 0;
 }
 
+/* "max_tools" (a positive integer) and "max_output" (a size such as "1MB"). */
+static int parse_limits(const json_t *e, const cfg_at *w, ac_mcp_config *c)
+{
+    const json_t *mt = json_object_get(e, "max_tools"), *mo = json_object_get(e, "max_output");
+    c->max_tools = AC_MCP_MAX_TOOLS;
+    c->max_output = AC_MCP_MAX_OUTPUT;
+    if (mt &&
+        (!json_is_integer(mt) || json_integer_value(mt) < 1 || json_integer_value(mt) > 1000000))
+        return cfail(w, "\"max_tools\" must be an integer from 1 to 1000000");
+    if (mt)
+        c->max_tools = (size_t)json_integer_value(mt);
+    if (mo && (!json_is_string(mo) || ac_parse_size(json_string_value(mo), &c->max_output) < 0 ||
+               c->max_output == 0))
+        return cfail(w, "\"max_output\" must be a size such as \"1MB\"");
+    return 0;
+}
+
+/* "cache": {"tools": {"GLOB": {"ttl", "scope", "max_entries"}}}. */
+static int parse_cache(const json_t *e, cfg_at *w, ac_mcp_config *c)
+{
+    const json_t *cache = json_object_get(e, "cache");
+    if (!cache)
+        return 0;
+    const json_t *tools = json_object_get(cache, "tools");
+    if (!json_is_object(cache) || json_object_size(cache) != 1 || !json_is_object(tools))
+        return cfail(w, "\"cache\" must be {\"tools\": {\"GLOB\": {\"ttl\", \"scope\", "
+                        "\"max_entries\"}}}");
+    const char *glob;
+    json_t *d;
+    json_object_foreach((json_t *)tools, glob, d)
+    {
+        ac_cache_decl decl;
+        char why[300];
+        if (!*glob || strlen(glob) > 128)
+            return cfail(w, "\"cache\": a tool pattern must be 1 to 128 characters");
+        if (ac_toolfile_parse_cache(d, &decl, why, sizeof why) < 0)
+            return cfail(w, "\"cache\": \"%.64s\": %s", glob, why);
+    }
+    c->cache_tools = json_incref((json_t *)tools);
+    return 0;
+}
+
 static int parse_one(const json_t *e, cfg_at *w, ac_mcp_config *c)
 {
     c->idempotent = -1;
@@ -278,6 +328,8 @@ static int parse_one(const json_t *e, cfg_at *w, ac_mcp_config *c)
         return cfail(w, "\"idempotent\" must be true or false");
     if (idem)
         c->idempotent = json_is_true(idem);
+    if (parse_limits(e, w, c) < 0 || parse_cache(e, w, c) < 0)
+        return -1;
     if (collect_secrets(c) < 0)
         return cfail(w, "out of memory");
     return 0;

@@ -36,16 +36,18 @@ typedef struct hreq {
     ac_sse *sse;
     int sse_mode, decided;
     int had_session;
-    int answered;      /* a message with our id came back */
-    int is_get;        /* a GET of the event stream (standalone, or resuming a POST's) */
-    int resumes;       /* resumptions so far of the stream of this request */
-    char last_id[128]; /* the last SSE event id seen (for Last-Event-ID) */
-    uint64_t timer;    /* a resumption waiting for its retry time */
+    int answered;         /* a message with our id came back */
+    int is_get;           /* a GET of the event stream (standalone, or resuming a POST's) */
+    int resumes;          /* resumptions so far of the stream of this request */
+    char last_id[128];    /* the last SSE event id seen (for Last-Event-ID) */
+    uint64_t timer;       /* a resumption waiting for its retry time */
+    char traceparent[64]; /* sent as a header, "" none */
 } hreq;
 
 typedef struct qmsg {
     struct qmsg *next;
     char *data;
+    char traceparent[64];
 } qmsg;
 
 struct http_tr {
@@ -73,11 +75,16 @@ static void deliver_text(hreq *r, const char *data, size_t len)
     http_tr *t = r->t;
     if (ended(t))
         return;
-    json_t *m = json_loadb(data, len, 0, NULL);
+    json_error_t je; /* a NUL in a string is taken: a tool name with one is left out */
+    json_t *m = json_loadb(data, len, JSON_ALLOW_NUL, &je);
     if (!m) {
         char shown[90], why[160];
         ac_mcp_printable(data, len < 80 ? len : 80, shown, sizeof shown);
-        snprintf(why, sizeof why, "answered with something that is not JSON-RPC (\"%s\")", shown);
+        snprintf(why, sizeof why, "answered with %s (\"%s\")",
+                 json_error_code(&je) == json_error_stack_overflow
+                     ? "a message nested too deeply"
+                     : "something that is not JSON-RPC",
+                 shown);
         mcp_inbox_end(&t->in, MCP_INBOX_CLOSED, why);
         return;
     }
@@ -284,6 +291,10 @@ static int launch(http_tr *t, hreq *r)
         snprintf(h, sizeof h, "Last-Event-ID: %s", r->last_id);
         r->hdrs = curl_slist_append(r->hdrs, h);
     }
+    if (r->traceparent[0]) { /* a traced session's call */
+        snprintf(h, sizeof h, "traceparent: %s", r->traceparent);
+        r->hdrs = curl_slist_append(r->hdrs, h);
+    }
     for (char **p = t->headers; p && *p; p++)
         r->hdrs = curl_slist_append(r->hdrs, *p);
     r->easy = curl_easy_init();
@@ -315,7 +326,7 @@ static int launch(http_tr *t, hreq *r)
     return 0;
 }
 
-static int start_req(http_tr *t, char *data)
+static int start_req(http_tr *t, char *data, const char *traceparent)
 {
     hreq *r = req_new(t);
     if (!r) {
@@ -323,6 +334,7 @@ static int start_req(http_tr *t, char *data)
         return -1;
     }
     r->body = data;
+    memcpy(r->traceparent, traceparent, sizeof r->traceparent);
     json_t *m = json_loads(data, 0, NULL);
     json_t *id = json_object_get(m, "id");
     if (id && json_object_get(m, "method"))
@@ -344,9 +356,10 @@ static void flush(void *ud)
         t->q = m->next;
         if (!t->q)
             t->qtail = NULL;
-        char *data = m->data;
+        char *data = m->data, tp[sizeof m->traceparent];
+        memcpy(tp, m->traceparent, sizeof tp);
         free(m);
-        if (start_req(t, data) < 0)
+        if (start_req(t, data, tp) < 0)
             mcp_inbox_end(&t->in, MCP_INBOX_CLOSED,
                           "could not start an HTTP request (out of memory)");
     }
@@ -370,6 +383,7 @@ static int ht_send(mcp_transport *base, const char *data, size_t len, char *err,
     memcpy(d, data, len);
     d[len] = 0;
     m->data = d;
+    memcpy(m->traceparent, base->traceparent, sizeof m->traceparent);
     if (t->qtail)
         t->qtail->next = m;
     else

@@ -2,7 +2,8 @@
  * spawned through io/proc (its own process group, pipes watched by the loop,
  * reached by ac_proc_kill_all_now) in streaming mode. Messages are lines of
  * JSON both ways. Every line is capped (AC_MCP_MAX_MESSAGE): an endless line
- * is a fault, not growth. The last bytes of stderr are kept for messages.
+ * is a fault, not growth, and so are AC_MCP_MAX_MESSAGE bytes queued for a server that
+ * does not read them. The last bytes of stderr are kept for messages.
  * Stopping never waits: stdin is closed (the way the MCP spec asks a stdio
  * server to stop), then io/proc's timers send SIGTERM and SIGKILL. */
 #include <stdio.h>
@@ -56,12 +57,16 @@ static void on_line(stdio_tr *t, const char *l, size_t n)
     if (n == 0)
         return;
     json_error_t je;
-    json_t *m = json_loadb(l, n, 0, &je);
+    /* a NUL in a string is taken (a tool name with one is left out, mcp_client.c) */
+    json_t *m = json_loadb(l, n, JSON_ALLOW_NUL, &je);
     if (!m || (!json_is_object(m) && !json_is_array(m))) {
         char shown[90], why[200];
         ac_mcp_printable(l, n < 80 ? n : 80, shown, sizeof shown);
-        snprintf(why, sizeof why, "wrote a line that is not JSON-RPC (\"%s%s\")", shown,
-                 n > 80 ? "..." : "");
+        if (!m && json_error_code(&je) == json_error_stack_overflow)
+            snprintf(why, sizeof why, "wrote a message nested too deeply (\"%s...\")", shown);
+        else
+            snprintf(why, sizeof why, "wrote a line that is not JSON-RPC (\"%s%s\")", shown,
+                     n > 80 ? "..." : "");
         mcp_inbox_end(&t->in, MCP_INBOX_CLOSED, why);
     } else {
         mcp_inbox_push(&t->in, m);
@@ -128,6 +133,14 @@ static int st_send(mcp_transport *base, const char *data, size_t len, char *err,
     stdio_tr *t = (stdio_tr *)base;
     if (!t->proc || mcp_inbox_ended(&t->in)) {
         snprintf(err, errcap, "the server process is not running");
+        return -1;
+    }
+    /* a server that stops reading its stdin (while it sends requests agentc answers, say)
+     * would make the queue grow without end: past the cap it is a fault, like a line over it */
+    if (ac_proc_queued(t->loop, t->proc) + len + 1 > AC_MCP_MAX_MESSAGE) {
+        snprintf(err, errcap, "stopped reading its input (%zu bytes unsent, the limit is %zu)",
+                 ac_proc_queued(t->loop, t->proc) + len + 1, AC_MCP_MAX_MESSAGE);
+        mcp_inbox_end(&t->in, MCP_INBOX_CLOSED, err);
         return -1;
     }
     /* refused when its stdin is closed: the child is gone or going, and its exit (the reason)

@@ -34,6 +34,9 @@ struct mcp_transport {
     void (*set_version)(mcp_transport *t, const char *version);
     /* Stops whatever runs and frees the transport. */
     void (*free)(mcp_transport *t);
+    /* A W3C traceparent for the next message sent ("": none), set by the client around one
+     * send: HTTP sends it as a header, stdio has none to send. */
+    char traceparent[64];
 };
 
 /* What a transport received and has not handed to the client yet. */

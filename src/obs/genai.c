@@ -12,6 +12,10 @@
 #include "obs/obs.h"
 #include "obs/span.h"
 #include "session/journal.h"
+#include "mcp/mcp.h"
+#include "session/session_int.h"
+#include "session/tools_internal.h"
+#include "util/json_text.h"
 
 #define CONTENT_CAP (64 * 1024) /* bytes of a captured content attribute */
 #define MAX_MACHINES 32
@@ -36,6 +40,8 @@ struct ac_obs {
     char fail_class[64];      /* the class of the last failed call, for the retry's count */
     const char *status;       /* the agentc_sessions label it is counted under, NULL: none */
     char trace_id[33];        /* of the turn under way or the last one, "" before any */
+    size_t compact_before;    /* estimated tokens before a compaction.done is applied */
+    const char *compact_strategy;
 };
 
 static const char *dstr(const json_t *d, const char *key)
@@ -114,6 +120,18 @@ static void content(ac_span *sp, const char *key, const char *text)
     ac_span_int(sp, "agentc.content_cut_bytes", (int64_t)(n - CONTENT_CAP));
 }
 
+/* A content attribute of a JSON value's text. */
+static void content_json(ac_span *sp, const char *key, const json_t *v)
+{
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    if (v)
+        ac_json_put(&b, v, AC_JSON_REALS);
+    if (!b.failed && b.p)
+        content(sp, key, b.p);
+    ac_buf_free(&b);
+}
+
 static ac_span *child(ac_obs *o, const char *name, int kind, int64_t start)
 {
     ac_span *sp = ac_span_start(o->turn ? o->turn->trace_id : NULL,
@@ -122,11 +140,19 @@ static ac_span *child(ac_obs *o, const char *name, int kind, int64_t start)
     return sp;
 }
 
-static void turn_begin(ac_obs *o)
+/* A turn's span: in the trace its user_message names or a received parent's, else a new one;
+ * the received parent's child. */
+static void turn_begin(ac_obs *o, const ac_session *s)
 {
     char name[256];
     snprintf(name, sizeof name, "invoke_agent %s", o->oe->agent);
-    o->turn = ac_span_start(NULL, NULL, name, AC_SPAN_INTERNAL, o->now);
+    const char *trace = dstr(o->data, "trace_id");
+    const char *parent = NULL;
+    if (s->tp_trace[0] && (!trace || !strcmp(trace, s->tp_trace))) {
+        trace = s->tp_trace;
+        parent = s->tp_span;
+    }
+    o->turn = ac_span_start(trace, parent, name, AC_SPAN_INTERNAL, o->now);
     ac_span_str(o->turn, "gen_ai.operation.name", "invoke_agent");
     ac_span_str(o->turn, "gen_ai.provider.name", o->oe->provider);
     ac_span_str(o->turn, "gen_ai.agent.name", o->oe->agent);
@@ -176,7 +202,7 @@ void ac_obs_event(ac_obs *o, ac_session *s, const char *name, int64_t t_ms, cons
     event_ends(o, s);
     if (in_turn || o->turn)
         return;
-    turn_begin(o); /* kept if the event starts a turn */
+    turn_begin(o, s); /* kept if the event starts a turn */
     if (ac_tracer_capture(o->oe->tracer) && !strcmp(name, "user_message"))
         content(o->turn, "gen_ai.input.messages", dstr(data, "text"));
 }
@@ -192,7 +218,10 @@ static void chat_completed(ac_obs *o)
     int64_t out = json_integer_value(json_object_get(u, "output"));
     ac_span_int(o->chat, "gen_ai.usage.input_tokens", in);
     ac_span_int(o->chat, "gen_ai.usage.output_tokens", out);
-    ac_span_str(o->chat, "gen_ai.response.model", o->oe->model);
+    const char *rid = dstr(o->data, "response_id"), *rmodel = dstr(o->data, "response_model");
+    ac_span_str(o->chat, "gen_ai.response.model", rmodel ? rmodel : o->oe->model);
+    if (rid)
+        ac_span_str(o->chat, "gen_ai.response.id", rid);
     o->in_tok += in;
     o->out_tok += out;
     o->chat_outcome = "ok";
@@ -218,9 +247,7 @@ static void chat_completed(ac_obs *o)
     json_t *msg = json_pack("[{s:s, s:[{s:s, s:O}], s:O*}]", "role", "assistant", "parts", "type",
                             "text", "content", json_object_get(o->data, "content"), "tool_calls",
                             json_object_get(o->data, "tool_calls"));
-    char *txt = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
-    content(o->chat, "gen_ai.output.messages", txt);
-    free(txt);
+    content_json(o->chat, "gen_ai.output.messages", msg);
     json_decref(msg);
 }
 
@@ -249,9 +276,15 @@ static void tool_completed(ac_obs *o, ac_session *s)
     ac_span_str(sp, "gen_ai.tool.name", tool);
     ac_span_str(sp, "gen_ai.tool.call.id", id);
     ac_span_str(sp, "gen_ai.tool.type", "function");
+    const ac_tool *t = ac_tools_find(s->e, tool);
     const char *sep = strstr(tool, "::");
-    if (sep)
+    if (t && t->kind == TK_MCP && t->mcp) /* an MCP server's tool: the server's name */
+        ac_span_str(sp, "agentc.mcp.server", ac_mcp_server_name(t->mcp));
+    else if (sep)
         ac_span_strn(sp, "agentc.toolkit", tool, (size_t)(sep - tool));
+    const char *from = dstr(o->data, "cached_from"); /* answered from the result cache */
+    if (from)
+        ac_span_str(sp, "agentc.tool.cached_from", from);
     int ok = json_is_true(json_object_get(o->data, "ok"));
     const char *lt[] = {tool, ok ? "ok" : "error"};
     ac_metrics_add(o->oe->metrics, AC_M_TOOL_CALLS, lt, 1);
@@ -274,7 +307,7 @@ static void event_ends(ac_obs *o, ac_session *s)
         const char *l[] = {o->oe->provider, o->oe->model};
         double ttft = (double)(o->now - o->chat_start) / 1000.0;
         ac_metrics_observe(o->oe->metrics, AC_M_TTFT, l, ttft);
-        ac_span_double(o->chat, "gen_ai.response.time_to_first_chunk", ttft);
+        ac_span_ms(o->chat, "gen_ai.response.time_to_first_chunk", o->now - o->chat_start);
     } else if (o->chat && !strcmp(o->ev, "llm.completed"))
         chat_completed(o);
     else if (o->chat && !strcmp(o->ev, "llm.failed"))
@@ -285,11 +318,13 @@ static void event_ends(ac_obs *o, ac_session *s)
         const char *strat = dstr(o->data, "strategy");
         char name[128];
         snprintf(name, sizeof name, "compact %s", strat ? strat : "");
-        json_object_set_new(o->compact->j, "name", json_string(name));
+        ac_span_rename(o->compact, name);
         ac_span_str(o->compact, "agentc.compaction.strategy", strat);
-        if (!strcmp(o->ev, "compaction.done"))
+        if (!strcmp(o->ev, "compaction.done")) {
             ac_metrics_add(o->oe->metrics, AC_M_COMPACTIONS, &strat, 1);
-        else
+            o->compact_before = ac_session_estimate_tokens(s); /* and after: event_done */
+            o->compact_strategy = strat;
+        } else
             ac_span_error(o->compact, dstr(o->data, "message"));
     }
 }
@@ -301,6 +336,12 @@ void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn)
     ac_session_stats st;
     ac_session_get_stats(s, &st);
     int ended = st.turns_ended != o->turns_before;
+    if (o->compact_strategy) { /* what the compaction saved, by the conversation's estimate */
+        size_t after = ac_session_estimate_tokens(s);
+        double saved = o->compact_before > after ? (double)(o->compact_before - after) : 0;
+        ac_metrics_add(o->oe->metrics, AC_M_COMPACTION_SAVED, &o->compact_strategy, saved);
+        o->compact_strategy = NULL;
+    }
     if (in_turn && o->turn)
         memcpy(o->trace_id, o->turn->trace_id, sizeof o->trace_id);
     if (in_turn)
@@ -335,9 +376,7 @@ static void capture_request(ac_obs *o, ac_session *s)
                               json_pack("{s:s, s:[{s:s, s:s}]}", "role", role ? role : "", "parts",
                                         "type", "text", "content", text ? text : ""));
     }
-    char *txt = json_dumps(msgs, JSON_COMPACT);
-    content(o->chat, "gen_ai.input.messages", txt);
-    free(txt);
+    content_json(o->chat, "gen_ai.input.messages", msgs);
     json_decref(msgs);
     if (system)
         content(o->chat, "gen_ai.system_instructions", system);
@@ -367,6 +406,11 @@ static void chat_begin(ac_obs *o, ac_session *s)
         ac_span_int(o->chat, "gen_ai.request.seed", r->seed);
     if (o->oe->max_tokens > 0)
         ac_span_int(o->chat, "gen_ai.request.max_tokens", o->oe->max_tokens);
+    size_t nstop = 0;
+    while (r && r->stop && r->stop[nstop])
+        nstop++;
+    if (nstop)
+        ac_span_strs(o->chat, "gen_ai.request.stop_sequences", r->stop, nstop);
     if (ac_tracer_capture(o->oe->tracer))
         capture_request(o, s);
 }
@@ -424,23 +468,26 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
     if (entered > 0 && r->from != AC_FSM_NONE)
         ac_metrics_observe(o->oe->metrics, AC_M_STATE_SECONDS, l,
                            (double)(o->now - entered) / 1000.0);
+    if (r->from == AC_FSM_NONE)
+        return; /* a machine entering its initial state: no row of the spec, no event */
     ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
     if (!sp || ac_span_full(sp)) {
         if (sp)
-            ac_span_event(sp, NULL, 0, NULL); /* counted as dropped */
+            ac_span_event(sp, NULL, 0, NULL, 0); /* counted as dropped */
         return;
     }
-    json_t *a = json_array();
-    static const char *const keys[] = {"agentc.machine", "agentc.from", "agentc.event",
-                                       "agentc.to"};
-    for (size_t i = 0; i < 4; i++)
-        json_array_append_new(a, ac_span_kv_str(keys[i], l[i]));
-    json_array_append_new(a, ac_span_kv_str("agentc.guard", guard_text(o, r)));
-    json_array_append_new(a, ac_span_kv_int("agentc.spec.line", r->line));
+    ac_span_attr a[7] = {{"agentc.machine", AC_ATTR_STR, l[0], 0, 0},
+                         {"agentc.from", AC_ATTR_STR, l[1], 0, 0},
+                         {"agentc.event", AC_ATTR_STR, l[2], 0, 0},
+                         {"agentc.to", AC_ATTR_STR, l[3], 0, 0},
+                         {"agentc.spec.line", AC_ATTR_INT, NULL, r->line, 0}};
+    size_t n = 5;
     if (entered > 0 && r->from != AC_FSM_NONE)
-        json_array_append_new(
-            a, ac_span_kv_double("agentc.state.seconds", (double)(o->now - entered) / 1000.0));
-    ac_span_event(sp, "agentc.transition", o->now, a);
+        a[n++] = (ac_span_attr){"agentc.state.seconds", AC_ATTR_MS, NULL, o->now - entered, 0};
+    const char *guard = guard_text(o, r);
+    if (*guard) /* a row without a guard has none */
+        a[n++] = (ac_span_attr){"agentc.guard", AC_ATTR_STR, guard, 0, 0};
+    ac_span_event(sp, "agentc.transition", o->now, a, n);
 }
 
 int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap)

@@ -10,8 +10,9 @@
 #include "agentc/metrics.h"
 #include "agentc/otel.h"
 
+struct ac_span;
 /* Queues an ended span (stolen); dropped and counted when the queue is full. */
-void ac_tracer_add(ac_tracer *t, json_t *span);
+void ac_tracer_add(ac_tracer *t, struct ac_span *span);
 /* Whether message contents are recorded. */
 int ac_tracer_capture(const ac_tracer *t);
 

@@ -12,7 +12,25 @@ typedef struct obs_engine {
     char agent[128];
     char *model;
     ac_request_settings request;
+    char **stop; /* the request's stop sequences, copied (NULL-terminated) */
 } obs_engine;
+
+/* A copy of a NULL-terminated array of strings (NULL: none or out of memory). */
+static char **strings_copy(const char *const *v)
+{
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    char **c = n ? calloc(n + 1, sizeof *c) : NULL;
+    for (size_t i = 0; c && i < n; i++)
+        if (!(c[i] = strdup(v[i]))) {
+            while (i)
+                free(c[--i]);
+            free(c);
+            return NULL;
+        }
+    return c;
+}
 
 /* The spec file's base name without its extension; "agent" for the built-in spec. */
 static void agent_of(const ac_fsm_tables *t, const char *given, char *out, size_t cap)
@@ -41,7 +59,8 @@ int ac_obs_engine_setup(ac_engine *e, const ac_engine_config *cfg)
     agent_of(e->t, cfg->agent_name, oe->agent, sizeof oe->agent);
     if (cfg->request) {
         oe->request = *cfg->request;
-        oe->request.stop = NULL; /* borrowed strings are not kept */
+        oe->stop = strings_copy(cfg->request->stop); /* borrowed strings are copied or dropped */
+        oe->request.stop = (const char *const *)oe->stop;
         oe->request.tool_choice = oe->request.reasoning_effort = oe->request.request_json = NULL;
     }
     oe->pub.tracer = cfg->tracer;
@@ -66,6 +85,9 @@ void ac_obs_engine_free(ac_engine *e)
     for (size_t i = 0; oe->pub.guard_text && i < oe->pub.t->n_transitions; i++)
         free(oe->pub.guard_text[i]);
     free(oe->pub.guard_text);
+    for (size_t i = 0; oe->stop && oe->stop[i]; i++)
+        free(oe->stop[i]);
+    free(oe->stop);
     free(oe->model);
     free(oe);
     e->obs = NULL;

@@ -83,6 +83,32 @@ static void free_headers(char **h)
         free(h[i]);
 }
 
+/* The batch span processor's OTEL_BSP_* variables (positive integers; unset: the default). 0, or
+ * -1 with err naming the malformed one. */
+static int bsp_of(ac_tracer_config *cfg, ac_error *err)
+{
+    static const char *const names[] = {"OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+                                        "OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT"};
+    long long v[4] = {0};
+    for (size_t i = 0; i < 4; i++) {
+        const char *s = env(names[i]);
+        char *end;
+        if (!s)
+            continue;
+        v[i] = strtoll(s, &end, 10);
+        if (*end || v[i] <= 0 || v[i] > 100000000) {
+            err->code = AC_EINVAL;
+            snprintf(err->text, sizeof err->text, "%s is not a positive integer", names[i]);
+            return -1;
+        }
+    }
+    cfg->queue_max = (int)v[0];
+    cfg->batch_max = (int)v[1];
+    cfg->delay_ms = v[2];
+    cfg->timeout_ms = v[3];
+    return 0;
+}
+
 ac_tracer *ac_tracer_from_env(ac_loop *loop, ac_error *err)
 {
     ac_error local;
@@ -112,6 +138,10 @@ ac_tracer *ac_tracer_from_env(ac_loop *loop, ac_error *err)
                             .resource_attributes = env("OTEL_RESOURCE_ATTRIBUTES"),
                             .capture_content =
                                 env_true("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")};
+    if (bsp_of(&cfg, err) != 0) {
+        free_headers(headers);
+        return NULL;
+    }
     ac_tracer *t = ac_tracer_new(loop, &cfg, err);
     if (!t && err->code == AC_EINVAL)
         snprintf(err->text, sizeof err->text, "OTEL_EXPORTER_OTLP_%sENDPOINT is not an http(s) URL",

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agentc/version.h"
 #include "io/http.h"
@@ -15,23 +16,30 @@
 #include "util/buf.h"
 #include "util/json_text.h"
 
+#define SLICE 32 /* spans a batch's text takes per turn of the loop: no long stall */
+
 struct ac_tracer {
     ac_loop *loop;
     char *url;
     struct curl_slist *headers;
     json_t *resource; /* {"attributes": [...]} */
     int capture;
-    char **q; /* ended spans as compact JSON text, a ring of queue_max: oldest at qhead */
+    ac_span **q; /* ended spans, a ring of queue_max: oldest at qhead */
     size_t qhead, qn;
     char *prefix; /* the export document up to its spans */
     size_t queue_max, batch_max;
     int64_t delay_ms, timeout_ms;
-    uint64_t dropped, exported;
+    uint64_t dropped, exported, bytes;
+    int64_t longest_us; /* the longest export step (export_now) */
     uint64_t timer;
     int64_t not_before_ms; /* Retry-After: no POST before this (loop clock) */
     CURL *easy;            /* the POST under way, NULL when none */
     char *body;
-    size_t in_flight; /* spans in it */
+    size_t in_flight; /* spans in it, or in the batch being built */
+    ac_buf text;      /* the batch being built, a slice of spans per turn of the loop */
+    int building;
+    size_t want;       /* spans the batch being built takes */
+    size_t span_bytes; /* of a span in the last batch's text, and a margin */
     uint64_t xfer;
 };
 
@@ -55,10 +63,12 @@ static void on_timer(void *ud)
  * Retry-After. */
 static void schedule(ac_tracer *t, int64_t delay)
 {
-    if (t->easy || t->timer || !t->qn)
+    if (t->easy || t->timer || (!t->qn && !t->building))
         return;
     int64_t wait = t->not_before_ms - ac_loop_now_ms(t->loop);
-    if (wait > delay)
+    if (t->building)
+        delay = 0; /* the next slice */
+    else if (wait > delay)
         delay = wait;
     t->timer = ac_loop_timer(t->loop, delay, on_timer, t);
 }
@@ -70,9 +80,10 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
     curl_off_t retry = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER, &retry);
-    if (rc == CURLE_OK && status >= 200 && status < 300)
+    if (rc == CURLE_OK && status >= 200 && status < 300) {
         t->exported += t->in_flight;
-    else
+        t->bytes += t->body ? strlen(t->body) : 0;
+    } else
         t->dropped += t->in_flight;
     if ((status == 429 || status == 503) && retry > 0)
         t->not_before_ms = ac_loop_now_ms(t->loop) + (int64_t)(retry > 3600 ? 3600 : retry) * 1000;
@@ -86,39 +97,75 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
 }
 
 /* {"resourceSpans": [{"resource", "scopeSpans": [{"scope", "spans"}]}]} of the queue's first
- * batch_max spans, which leave the queue (NULL when out of memory: they are dropped). */
-static char *take_batch(ac_tracer *t, size_t *n)
+ * batch_max spans, which leave the queue, built SLICE spans at a time: 1 when the text is whole,
+ * 0 when more is to come (the next turn of the loop). */
+static int build_slice(ac_tracer *t)
 {
-    *n = t->qn < t->batch_max ? t->qn : t->batch_max;
-    ac_buf b;
-    ac_buf_init(&b, AC_BUF_MAX);
-    ac_buf_addstr(&b, t->prefix);
-    for (size_t i = 0; i < *n; i++) {
-        char **slot = &t->q[(t->qhead + i) % t->queue_max];
-        if (i)
-            ac_buf_addstr(&b, ",");
-        ac_buf_addstr(&b, *slot);
-        free(*slot);
-        *slot = NULL;
+    if (!t->building) {
+        ac_buf_init(&t->text, AC_BUF_MAX);
+        t->building = 1;
+        t->want = t->qn < t->batch_max ? t->qn : t->batch_max;
+        t->in_flight = 0;
+        /* room for the whole text at once, by the last batch's bytes per span: no copy of a
+         * growing megabyte in one slice */
+        ac_buf_reserve(&t->text, strlen(t->prefix) + 16 + t->want * (t->span_bytes + 64));
+        ac_buf_addstr(&t->text, t->prefix);
     }
-    t->qhead = (t->qhead + *n) % t->queue_max;
-    t->qn -= *n;
-    ac_buf_addstr(&b, "]}]}]}");
-    return ac_buf_take(&b, NULL);
+    for (size_t k = 0; k < SLICE && t->in_flight < t->want && t->qn; k++) {
+        ac_span **slot = &t->q[t->qhead];
+        if (t->in_flight++)
+            ac_buf_add(&t->text, ",", 1);
+        ac_span_put(&t->text, *slot);
+        ac_span_free(*slot);
+        *slot = NULL;
+        t->qhead = (t->qhead + 1) % t->queue_max;
+        t->qn--;
+    }
+    if (t->in_flight < t->want && t->qn)
+        return 0;
+    ac_buf_addstr(&t->text, "]}]}]}");
+    t->building = 0;
+    if (t->in_flight)
+        t->span_bytes = t->text.n / t->in_flight + t->text.n / t->in_flight / 8;
+    return 1;
 }
 
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* the loop's own time, not the machine's load */
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void start_post(ac_tracer *t);
+
+/* A slice of the batch's text, and its POST once whole; each step's time on the loop
+ * measured */
 static void export_now(ac_tracer *t)
 {
-    if (t->easy || !t->qn || ac_loop_now_ms(t->loop) < t->not_before_ms) {
+    if (t->easy || (!t->building && (!t->qn || ac_loop_now_ms(t->loop) < t->not_before_ms))) {
         schedule(t, t->delay_ms);
         return;
     }
-    size_t n;
-    char *body = take_batch(t, &n);
+    int64_t t0 = now_us();
+    if (build_slice(t))
+        start_post(t);
+    else
+        schedule(t, 0);
+    int64_t took = now_us() - t0;
+    if (took > t->longest_us)
+        t->longest_us = took;
+}
+
+static void start_post(ac_tracer *t)
+{
+    size_t n = t->in_flight;
+    char *body = ac_buf_take(&t->text, NULL);
     CURL *h = body ? curl_easy_init() : NULL;
     if (!h) {
         free(body);
         t->dropped += n;
+        t->in_flight = 0;
         return;
     }
     curl_easy_setopt(h, CURLOPT_URL, t->url);
@@ -143,25 +190,15 @@ static void export_now(ac_tracer *t)
     }
 }
 
-void ac_tracer_add(ac_tracer *t, json_t *span)
+void ac_tracer_add(ac_tracer *t, ac_span *span)
 {
-    if (!t || !span) {
-        json_decref(span);
+    if (!t || !span || t->qn >= t->queue_max) {
+        if (t && span)
+            t->dropped++;
+        ac_span_free(span);
         return;
     }
-    char *text = NULL;
-    if (t->qn < t->queue_max) {
-        ac_buf b;
-        ac_buf_init(&b, AC_BUF_MAX);
-        ac_json_put(&b, span, AC_JSON_REALS);
-        text = ac_buf_take(&b, NULL);
-    }
-    json_decref(span);
-    if (!text) {
-        t->dropped++;
-        return;
-    }
-    t->q[(t->qhead + t->qn++) % t->queue_max] = text;
+    t->q[(t->qhead + t->qn++) % t->queue_max] = span;
     schedule(t, t->qn >= t->batch_max ? 0 : t->delay_ms);
     if (t->timer && t->qn >= t->batch_max && !t->easy) {
         ac_loop_cancel_timer(t->loop, t->timer);
@@ -185,15 +222,19 @@ uint64_t ac_tracer_exported(const ac_tracer *t)
     return t ? t->exported : 0;
 }
 
+static json_t *kv_str(const char *key, const char *v)
+{
+    return json_pack("{s:s, s:{s:s}}", "key", key, "value", "stringValue", v);
+}
+
 /* service.name and the "k=v,k2=v2" attributes as an OTLP resource. */
 static json_t *resource_of(const char *service, const char *attrs)
 {
     json_t *a = json_array();
-    json_array_append_new(a,
-                          ac_span_kv_str("service.name", service && *service ? service : "agentc"));
-    json_array_append_new(a, ac_span_kv_str("telemetry.sdk.name", "agentc"));
-    json_array_append_new(a, ac_span_kv_str("telemetry.sdk.language", "c"));
-    json_array_append_new(a, ac_span_kv_str("telemetry.sdk.version", AGENTC_VERSION));
+    json_array_append_new(a, kv_str("service.name", service && *service ? service : "agentc"));
+    json_array_append_new(a, kv_str("telemetry.sdk.name", "agentc"));
+    json_array_append_new(a, kv_str("telemetry.sdk.language", "c"));
+    json_array_append_new(a, kv_str("telemetry.sdk.version", AGENTC_VERSION));
     for (const char *p = attrs; p && *p;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -203,7 +244,7 @@ static json_t *resource_of(const char *service, const char *attrs)
             snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
             snprintf(val, sizeof val, "%.*s", (int)(p + len - eq - 1), eq + 1);
             if (strcmp(key, "service.name") != 0)
-                json_array_append_new(a, ac_span_kv_str(key, val));
+                json_array_append_new(a, kv_str(key, val));
         }
         p = end ? end + 1 : NULL;
     }
@@ -213,14 +254,14 @@ static json_t *resource_of(const char *service, const char *attrs)
 /* The export document's text before its spans. */
 static char *prefix_of(const json_t *resource)
 {
-    char *res = json_dumps(resource, JSON_COMPACT);
     ac_buf b;
     ac_buf_init(&b, AC_BUF_MAX);
+    ac_buf_addstr(&b, "{\"resourceSpans\":[{\"resource\":");
+    ac_json_put(&b, resource, 0);
     ac_buf_printf(&b,
-                  "{\"resourceSpans\":[{\"resource\":%s,\"scopeSpans\":[{\"scope\":{\"name\":"
-                  "\"agentc\",\"version\":\"%s\"},\"spans\":[",
-                  res ? res : "{}", AGENTC_VERSION);
-    free(res);
+                  ",\"scopeSpans\":[{\"scope\":{\"name\":\"agentc\",\"version\":\"%s\"},"
+                  "\"spans\":[",
+                  AGENTC_VERSION);
     return ac_buf_take(&b, NULL);
 }
 
@@ -266,6 +307,13 @@ ac_tracer *ac_tracer_new(ac_loop *loop, const ac_tracer_config *cfg, ac_error *e
 
 void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms)
 {
+    ac_tracer_shutdown_stats(t, bound_ms, NULL);
+}
+
+void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
     if (!t)
         return;
     if (t->timer)
@@ -275,12 +323,14 @@ void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms)
         int64_t end = ac_loop_now_ms(t->loop) + bound_ms;
         t->not_before_ms = 0; /* the last word: sent now or never */
         t->timeout_ms = bound_ms;
-        while (ac_loop_now_ms(t->loop) < end && (t->easy || t->qn)) {
+        while (ac_loop_now_ms(t->loop) < end && (t->easy || t->qn || t->building)) {
             if (!t->easy)
                 export_now(t);
             if (t->timer)
                 ac_loop_cancel_timer(t->loop, t->timer);
             t->timer = 0;
+            if (t->building)
+                continue; /* the rest of the batch's text */
             int64_t left = end - ac_loop_now_ms(t->loop);
             if (!t->easy || left <= 0)
                 break;
@@ -292,9 +342,15 @@ void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms)
         curl_easy_cleanup(t->easy);
         t->dropped += t->in_flight;
     }
+    if (t->building) {
+        ac_buf_free(&t->text);
+        t->dropped += t->in_flight;
+    }
     t->dropped += t->qn;
+    if (out)
+        *out = (ac_tracer_stats){t->exported, t->dropped, t->bytes, t->longest_us};
     for (size_t i = 0; t->q && i < t->qn; i++)
-        free(t->q[(t->qhead + i) % t->queue_max]);
+        ac_span_free(t->q[(t->qhead + i) % t->queue_max]);
     free(t->q);
     free(t->prefix);
     free(t->body);

@@ -1,34 +1,95 @@
-/* span.c - the span model (span.h). */
+/* span.c - the span model (span.h): typed attributes in arrays, strings in an arena, the
+ * OTLP/JSON text written once, at export. */
 #include "obs/span.h"
-
-#include "util/buf.h"
-#include "util/random.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/grow.h"
+#include "util/json_text.h"
+#include "util/random.h"
+
+/* Random bytes read ahead in blocks: ids are many and small. Loop thread only. */
+static void id_bytes(unsigned char *out, size_t n)
+{
+    static unsigned char pool[512];
+    static size_t left;
+    if (left < n) {
+        ac_random_bytes(pool, sizeof pool);
+        left = sizeof pool;
+    }
+    memcpy(out, pool + sizeof pool - left, n);
+    left -= n;
+}
+
 void ac_span_random_hex(char *out, size_t bytes)
 {
+    static const char hex[] = "0123456789abcdef";
     unsigned char b[16] = {0};
     if (bytes > sizeof b)
         bytes = sizeof b;
-    ac_random_bytes(b, bytes);
+    id_bytes(b, bytes);
     int zero = 1;
     for (size_t i = 0; i < bytes; i++)
         zero &= b[i] == 0;
     if (zero)
         b[0] = 1; /* an all-zero id is invalid */
-    for (size_t i = 0; i < bytes; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    for (size_t i = 0; i < bytes; i++) {
+        out[2 * i] = hex[b[i] >> 4];
+        out[2 * i + 1] = hex[b[i] & 15];
+    }
+    out[2 * bytes] = 0;
 }
 
-static json_t *ns_string(int64_t ms)
+/* n lower-case hex digits at s, not all zero */
+static int hex_id(const char *s, size_t n)
 {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%" PRId64 "000000", ms > 0 ? ms : 0);
-    return json_string(buf);
+    int nonzero = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+        nonzero |= s[i] != '0';
+    }
+    return nonzero;
+}
+
+int ac_traceparent_parse(const char *h, char trace_id[33], char span_id[17])
+{
+    /* version "-" trace id "-" parent id "-" flags: 55 bytes; a later version may add more
+     * after a '-' */
+    size_t n = h ? strlen(h) : 0;
+    if (n < 55 || (n > 55 && (h[55] != '-' || !strncmp(h, "00", 2))) || h[2] != '-' ||
+        h[35] != '-' || h[52] != '-')
+        return 0;
+    int version = (hex_id(h, 2) || !strncmp(h, "00", 2)) && strncmp(h, "ff", 2) != 0;
+    int flags = hex_id(h + 53, 2) || !strncmp(h + 53, "00", 2);
+    if (!version || !flags || !hex_id(h + 3, 32) || !hex_id(h + 36, 16))
+        return 0;
+    memcpy(trace_id, h + 3, 32);
+    trace_id[32] = 0;
+    memcpy(span_id, h + 36, 16);
+    span_id[16] = 0;
+    return 1;
+}
+
+/* n bytes of s and a NUL into the arena: its offset (0, the empty string, when out of room) */
+static uint32_t keep(ac_span *sp, const char *s, size_t n)
+{
+    size_t at = sp->arena.n;
+    if (!s || !n || at > UINT32_MAX - n - 1 ||
+        (at + n + 1 >= sp->arena.cap && ac_buf_reserve(&sp->arena, n + 1)))
+        return 0;
+    memcpy(sp->arena.p + at, s, n);
+    sp->arena.p[at + n] = 0;
+    ac_buf_commit(&sp->arena, n + 1);
+    return (uint32_t)at;
+}
+
+static uint32_t keeps(ac_span *sp, const char *s)
+{
+    return s ? keep(sp, s, strlen(s)) : 0;
 }
 
 ac_span *ac_span_start(const char *trace_id, const char *parent_id, const char *name, int kind,
@@ -37,146 +98,350 @@ ac_span *ac_span_start(const char *trace_id, const char *parent_id, const char *
     ac_span *sp = calloc(1, sizeof *sp);
     if (!sp)
         return NULL;
+    ac_buf_init(&sp->arena, AC_BUF_MAX);
+    ac_buf_reserve(&sp->arena, 480); /* a span's strings, mostly: one allocation */
+    ac_buf_add(&sp->arena, "", 1);   /* offset 0: "" */
+    ac_grow((void **)&sp->kv, &sp->kvcap, 16, sizeof *sp->kv);
     if (trace_id && strlen(trace_id) == 32)
         memcpy(sp->trace_id, trace_id, 33);
     else
         ac_span_random_hex(sp->trace_id, 16);
     ac_span_random_hex(sp->span_id, 8);
-    sp->attrs = json_array();
-    sp->events = json_array();
-    sp->j = json_pack("{s:s, s:s, s:s, s:i, s:o, s:O, s:O}", "traceId", sp->trace_id, "spanId",
-                      sp->span_id, "name", name, "kind", kind, "startTimeUnixNano",
-                      ns_string(start_ms), "attributes", sp->attrs, "events", sp->events);
-    json_decref(sp->attrs);
-    json_decref(sp->events);
-    if (!sp->j) {
-        free(sp);
+    if (parent_id && strlen(parent_id) == 16)
+        memcpy(sp->parent_id, parent_id, 17);
+    sp->kind = kind;
+    sp->start_ms = start_ms;
+    sp->name = keeps(sp, name);
+    if (sp->arena.failed) {
+        ac_span_free(sp);
         return NULL;
     }
-    if (parent_id && *parent_id)
-        json_object_set_new(sp->j, "parentSpanId", json_string(parent_id));
     return sp;
 }
 
-/* {"key": key, "value": {type: v}} (v stolen) */
-static json_t *kv(const char *key, const char *type, json_t *v)
-{
-    json_t *val = json_object(), *o = json_object();
-    if (!val || !o || !v || json_object_set_new_nocheck(val, type, v) ||
-        json_object_set_new_nocheck(o, "key", json_string(key)) ||
-        json_object_set_new_nocheck(o, "value", val)) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
-json_t *ac_span_kv_str(const char *key, const char *v)
-{
-    return kv(key, "stringValue", json_string(v ? v : ""));
-}
-
-json_t *ac_span_kv_int(const char *key, int64_t v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%" PRId64, v); /* int64 is a string in OTLP/JSON */
-    return kv(key, "intValue", json_string(buf));
-}
-
-json_t *ac_span_kv_double(const char *key, double v)
-{
-    return kv(key, "doubleValue", json_real(v));
-}
-
-int ac_span_full(const ac_span *sp)
-{
-    return json_array_size(sp->events) >= AC_SPAN_MAX_EVENTS;
-}
-
-void ac_span_str(ac_span *sp, const char *key, const char *v)
+void ac_span_rename(ac_span *sp, const char *name)
 {
     if (sp)
-        json_array_append_new(sp->attrs, ac_span_kv_str(key, v));
+        sp->name = keeps(sp, name);
+}
+
+static ac_span_kv *add_kv(ac_span *sp, const char *key, int type)
+{
+    if (sp->nkv == sp->kvcap && ac_grow((void **)&sp->kv, &sp->kvcap, sp->nkv + 1, sizeof *sp->kv))
+        return NULL;
+    ac_span_kv *kv = &sp->kv[sp->nkv++];
+    memset(kv, 0, sizeof *kv);
+    kv->key = key ? key : "";
+    kv->type = (uint8_t)type;
+    return kv;
 }
 
 void ac_span_strn(ac_span *sp, const char *key, const char *v, size_t n)
 {
-    if (sp)
-        json_array_append_new(sp->attrs, json_pack("{s:s, s:{s:s%}}", "key", key, "value",
-                                                   "stringValue", v ? v : "", v ? n : 0));
+    ac_span_kv *kv = sp ? add_kv(sp, key, AC_ATTR_STR) : NULL;
+    if (kv) {
+        kv->val = keep(sp, v, v ? n : 0);
+        kv->len = kv->val ? (uint32_t)(v ? n : 0) : 0;
+    }
+}
+
+void ac_span_str(ac_span *sp, const char *key, const char *v)
+{
+    ac_span_strn(sp, key, v, v ? strlen(v) : 0);
 }
 
 void ac_span_int(ac_span *sp, const char *key, int64_t v)
 {
-    if (sp)
-        json_array_append_new(sp->attrs, ac_span_kv_int(key, v));
+    ac_span_kv *kv = sp ? add_kv(sp, key, AC_ATTR_INT) : NULL;
+    if (kv)
+        kv->num.i = v;
 }
 
 void ac_span_double(ac_span *sp, const char *key, double v)
 {
-    if (sp)
-        json_array_append_new(sp->attrs, ac_span_kv_double(key, v));
+    ac_span_kv *kv = sp ? add_kv(sp, key, AC_ATTR_DOUBLE) : NULL;
+    if (kv)
+        kv->num.d = v;
+}
+
+void ac_span_ms(ac_span *sp, const char *key, int64_t ms)
+{
+    ac_span_kv *kv = sp ? add_kv(sp, key, AC_ATTR_MS) : NULL;
+    if (kv)
+        kv->num.i = ms;
 }
 
 void ac_span_bool(ac_span *sp, const char *key, int v)
 {
-    if (sp)
-        json_array_append_new(sp->attrs,
-                              json_pack("{s:s, s:{s:b}}", "key", key, "value", "boolValue", v));
+    ac_span_kv *kv = sp ? add_kv(sp, key, AC_ATTR_BOOL) : NULL;
+    if (kv)
+        kv->num.i = v != 0;
 }
 
 void ac_span_strs(ac_span *sp, const char *key, const char *const *v, size_t n)
 {
-    if (!sp)
+    ac_span_kv *kv = sp ? add_kv(sp, key, AC_ATTR_STRS) : NULL;
+    if (!kv)
         return;
-    json_t *vals = json_array();
+    size_t at = sp->arena.n;
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(vals, json_pack("{s:s}", "stringValue", v[i] ? v[i] : ""));
-    json_array_append_new(sp->attrs, json_pack("{s:s, s:{s:{s:o}}}", "key", key, "value",
-                                               "arrayValue", "values", vals));
+        if (ac_buf_add(&sp->arena, v[i] ? v[i] : "", (v[i] ? strlen(v[i]) : 0) + 1))
+            return;
+    kv->val = (uint32_t)at;
+    kv->len = (uint32_t)n;
 }
 
-void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, json_t *attrs)
+int ac_span_full(const ac_span *sp)
 {
-    if (!sp || json_array_size(sp->events) >= AC_SPAN_MAX_EVENTS) {
-        if (sp)
-            sp->dropped_events++;
-        json_decref(attrs);
+    return sp->nev >= AC_SPAN_MAX_EVENTS;
+}
+
+void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, const ac_span_attr *a, size_t n)
+{
+    if (!sp)
+        return;
+    if (sp->nev >= AC_SPAN_MAX_EVENTS ||
+        ac_grow((void **)&sp->ev, &sp->evcap, sp->nev + 1, sizeof *sp->ev)) {
+        sp->dropped_events++;
         return;
     }
-    json_t *e = json_object();
-    if (!e || json_object_set_new_nocheck(e, "name", json_string(name ? name : "")) ||
-        json_object_set_new_nocheck(e, "timeUnixNano", ns_string(t_ms)) ||
-        json_object_set_new_nocheck(e, "attributes", attrs ? attrs : json_array())) {
-        json_decref(e);
-        return;
+    ac_span_ev *e = &sp->ev[sp->nev++];
+    e->t_ms = t_ms;
+    e->name = name ? name : "";
+    e->first = (uint32_t)sp->nkv;
+    if (ac_grow((void **)&sp->kv, &sp->kvcap, sp->nkv + n, sizeof *sp->kv))
+        n = 0;
+    for (size_t i = 0; i < n; i++) {
+        ac_span_kv *kv = add_kv(sp, a[i].key, a[i].type);
+        if (!kv)
+            break;
+        kv->in_event = 1;
+        if (a[i].type == AC_ATTR_STR) {
+            size_t len = a[i].s ? strlen(a[i].s) : 0;
+            kv->val = keep(sp, a[i].s, len);
+            kv->len = kv->val ? (uint32_t)len : 0;
+        } else if (a[i].type == AC_ATTR_DOUBLE) {
+            kv->num.d = a[i].d;
+        } else
+            kv->num.i = a[i].i;
     }
-    json_array_append_new(sp->events, e);
+    e->n = (uint32_t)sp->nkv - e->first;
 }
 
 void ac_span_error(ac_span *sp, const char *message)
 {
-    if (sp)
-        json_object_set_new(sp->j, "status",
-                            json_pack("{s:i, s:s}", "code", 2, "message", message ? message : ""));
+    if (!sp)
+        return;
+    sp->error = 1;
+    sp->status = keeps(sp, message);
 }
 
-json_t *ac_span_end(ac_span *sp, int64_t end_ms)
+ac_span *ac_span_end(ac_span *sp, int64_t end_ms)
 {
-    if (!sp)
-        return NULL;
-    json_t *j = sp->j;
-    json_object_set_new(j, "endTimeUnixNano", ns_string(end_ms));
-    if (sp->dropped_events)
-        json_object_set_new(j, "droppedEventsCount", json_integer(sp->dropped_events));
-    free(sp);
-    return j;
+    if (sp)
+        sp->end_ms = end_ms;
+    return sp;
 }
 
 void ac_span_free(ac_span *sp)
 {
     if (!sp)
         return;
-    json_decref(sp->j);
+    free(sp->kv);
+    free(sp->ev);
+    ac_buf_free(&sp->arena);
     free(sp);
+}
+
+/* ---- the OTLP/JSON text ---- */
+
+static const char *at(const ac_span *sp, uint32_t off)
+{
+    return sp->arena.p + off;
+}
+
+/* Bytes written at b's end, room reserved before (ac_buf_reserve); ac_buf_commit(b, 0) ends
+ * the text. */
+static void raw(ac_buf *b, const char *s, size_t n)
+{
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+#define RAW(b, s) raw((b), s, sizeof s - 1)
+
+/* v in decimal, then ns zeros ("000000": milliseconds as nanoseconds) */
+static void raw_i64(ac_buf *b, int64_t v, int zeros)
+{
+    char d[24];
+    int k = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        d[k++] = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        b->p[b->n++] = '-';
+    while (k)
+        b->p[b->n++] = d[--k];
+    for (; zeros > 0; zeros--)
+        b->p[b->n++] = '0';
+}
+
+/* ms milliseconds as seconds: "1.25", "0.005", "3.0" (reads back as ms / 1000.0) */
+static void raw_secs(ac_buf *b, int64_t ms)
+{
+    if (ms < 0) {
+        b->p[b->n++] = '-';
+        ms = -ms;
+    }
+    raw_i64(b, ms / 1000, 0);
+    int f = (int)(ms % 1000);
+    b->p[b->n++] = '.';
+    b->p[b->n++] = (char)('0' + f / 100);
+    if (f % 100) {
+        b->p[b->n++] = (char)('0' + f / 10 % 10);
+        if (f % 10)
+            b->p[b->n++] = (char)('0' + f % 10);
+    }
+}
+
+/* a key or an event name, quoted: literals that need no escaping (span.h) */
+static void raw_str(ac_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (ac_buf_reserve(b, n + 2))
+        return;
+    b->p[b->n++] = '"';
+    raw(b, s, n);
+    b->p[b->n++] = '"';
+}
+
+static void put_kv(ac_buf *b, const ac_span *sp, const ac_span_kv *kv)
+{
+    if (ac_buf_reserve(b, 96 + strlen(kv->key)))
+        return;
+    RAW(b, "{\"key\":");
+    raw_str(b, kv->key);
+    if (b->failed || ac_buf_reserve(b, 96))
+        return;
+    switch (kv->type) {
+    case AC_ATTR_STR:
+        RAW(b, ",\"value\":{\"stringValue\":");
+        ac_buf_commit(b, 0);
+        ac_json_put_str(b, at(sp, kv->val), kv->len);
+        break;
+    case AC_ATTR_INT: /* int64 is a string in OTLP/JSON */
+        RAW(b, ",\"value\":{\"intValue\":\"");
+        raw_i64(b, kv->num.i, 0);
+        RAW(b, "\"");
+        break;
+    case AC_ATTR_MS:
+        RAW(b, ",\"value\":{\"doubleValue\":");
+        raw_secs(b, kv->num.i);
+        break;
+    case AC_ATTR_DOUBLE:
+        RAW(b, ",\"value\":{\"doubleValue\":");
+        ac_buf_commit(b, 0);
+        ac_json_put_real(b, kv->num.d);
+        break;
+    case AC_ATTR_BOOL:
+        if (kv->num.i)
+            RAW(b, ",\"value\":{\"boolValue\":true");
+        else
+            RAW(b, ",\"value\":{\"boolValue\":false");
+        break;
+    default: {
+        RAW(b, ",\"value\":{\"arrayValue\":{\"values\":[");
+        ac_buf_commit(b, 0);
+        const char *s = at(sp, kv->val);
+        for (uint32_t i = 0; i < kv->len; i++) {
+            ac_buf_add(b, "{\"stringValue\":", 15);
+            ac_json_put_str(b, s, strlen(s));
+            ac_buf_add(b, i + 1 < kv->len ? "}," : "}", i + 1 < kv->len ? 2 : 1);
+            s += strlen(s) + 1;
+        }
+        ac_buf_add(b, "]}", 2);
+    }
+    }
+    if (!ac_buf_reserve(b, 2))
+        RAW(b, "}}");
+    ac_buf_commit(b, 0);
+}
+
+static void put_events(ac_buf *b, const ac_span *sp)
+{
+    ac_buf_add(b, ",\"events\":[", 11);
+    for (size_t i = 0; i < sp->nev; i++) {
+        const ac_span_ev *e = &sp->ev[i];
+        if (ac_buf_reserve(b, 64))
+            return;
+        RAW(b, "{\"name\":");
+        raw_str(b, e->name);
+        if (ac_buf_reserve(b, 96))
+            return;
+        RAW(b, ",\"timeUnixNano\":\"");
+        raw_i64(b, e->t_ms > 0 ? e->t_ms : 0, 6);
+        RAW(b, "\",\"attributes\":[");
+        ac_buf_commit(b, 0);
+        for (uint32_t k = 0; k < e->n; k++) {
+            if (k)
+                ac_buf_add(b, ",", 1);
+            put_kv(b, sp, &sp->kv[e->first + k]);
+        }
+        ac_buf_add(b, i + 1 < sp->nev ? "]}," : "]}", i + 1 < sp->nev ? 3 : 2);
+    }
+    ac_buf_add(b, "]", 1);
+}
+
+/* ids, name, kind and times */
+static void put_head(ac_buf *b, const ac_span *sp)
+{
+    if (ac_buf_reserve(b, 160))
+        return;
+    RAW(b, "{\"traceId\":\"");
+    raw(b, sp->trace_id, 32);
+    RAW(b, "\",\"spanId\":\"");
+    raw(b, sp->span_id, 16);
+    if (sp->parent_id[0]) {
+        RAW(b, "\",\"parentSpanId\":\"");
+        raw(b, sp->parent_id, 16);
+    }
+    RAW(b, "\",\"name\":");
+    ac_buf_commit(b, 0);
+    ac_json_put_str(b, at(sp, sp->name), strlen(at(sp, sp->name)));
+    if (ac_buf_reserve(b, 192))
+        return;
+    RAW(b, ",\"kind\":");
+    raw_i64(b, sp->kind, 0);
+    RAW(b, ",\"startTimeUnixNano\":\"");
+    raw_i64(b, sp->start_ms > 0 ? sp->start_ms : 0, 6);
+    RAW(b, "\",\"endTimeUnixNano\":\"");
+    raw_i64(b, sp->end_ms > 0 ? sp->end_ms : 0, 6);
+    RAW(b, "\",\"attributes\":[");
+    ac_buf_commit(b, 0);
+}
+
+void ac_span_put(ac_buf *b, const ac_span *sp)
+{
+    put_head(b, sp);
+    int first = 1;
+    for (size_t i = 0; i < sp->nkv; i++) {
+        if (sp->kv[i].in_event)
+            continue;
+        if (!first)
+            ac_buf_add(b, ",", 1);
+        first = 0;
+        put_kv(b, sp, &sp->kv[i]);
+    }
+    ac_buf_add(b, "]", 1);
+    if (sp->nev)
+        put_events(b, sp);
+    if (sp->dropped_events)
+        ac_buf_printf(b, ",\"droppedEventsCount\":%" PRIu32, sp->dropped_events);
+    if (sp->error) {
+        ac_buf_addstr(b, ",\"status\":{\"code\":2,\"message\":");
+        ac_json_put_str(b, at(sp, sp->status), strlen(at(sp, sp->status)));
+        ac_buf_add(b, "}", 1);
+    }
+    ac_buf_add(b, "}", 1);
 }

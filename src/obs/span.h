@@ -1,13 +1,17 @@
 /*
- * span.h - one span as OTLP/JSON builds it: hex trace and span ids, a name, a kind, times in
- * wall-clock milliseconds (nanosecond strings on the wire), attributes, at most
- * AC_SPAN_MAX_EVENTS events (the rest counted as dropped) and a status.
+ * span.h - one span, kept cheaply until it is exported: hex trace and span ids, a name, a kind,
+ * times in wall-clock milliseconds, typed attributes and at most AC_SPAN_MAX_EVENTS events (the
+ * rest counted as dropped) whose strings live in one text arena of the span, and a status. Its
+ * OTLP/JSON text (nanosecond strings, int64 as strings) is written only when it is exported
+ * (ac_span_put).
  */
 #ifndef AGENTC_OBS_SPAN_H
 #define AGENTC_OBS_SPAN_H
 
-#include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "util/buf.h"
 
 #define AC_SPAN_MAX_EVENTS 128
 
@@ -16,43 +20,82 @@
 #define AC_SPAN_SERVER 2
 #define AC_SPAN_CLIENT 3
 
+/* attribute types */
+/* attribute types (AC_ATTR_MS: milliseconds, written as a double of seconds) */
+enum { AC_ATTR_STR, AC_ATTR_INT, AC_ATTR_DOUBLE, AC_ATTR_BOOL, AC_ATTR_STRS, AC_ATTR_MS };
+
+/* An attribute as a caller gives one (ac_span_event): s borrowed for the call. Keys and event
+ * names, here and in every call below, are literals (strings that outlive the span and need no
+ * JSON escaping): they are neither copied nor escaped. */
+typedef struct ac_span_attr {
+    const char *key;
+    int type; /* AC_ATTR_STR, AC_ATTR_INT, AC_ATTR_DOUBLE or AC_ATTR_MS */
+    const char *s;
+    int64_t i;
+    double d;
+} ac_span_attr;
+
+/* An attribute as a span keeps one: string values are offsets in its arena. */
+typedef struct ac_span_kv {
+    const char *key;
+    uint32_t val, len; /* len: a string's bytes; an array's strings (NUL-separated) */
+    uint8_t type, in_event;
+    union {
+        int64_t i;
+        double d;
+    } num;
+} ac_span_kv;
+
+typedef struct ac_span_ev {
+    int64_t t_ms;
+    const char *name;
+    uint32_t first, n; /* its attributes in kv */
+} ac_span_ev;
+
 typedef struct ac_span {
-    json_t *j;      /* the OTLP span object, without its end time */
-    json_t *attrs;  /* its "attributes" array (borrowed from j) */
-    json_t *events; /* its "events" array (borrowed from j) */
+    char trace_id[33], span_id[17], parent_id[17]; /* parent_id "" for a root */
+    int kind, error;
+    int64_t start_ms, end_ms;
+    uint32_t name, status; /* arena offsets (status: an error's message) */
     uint32_t dropped_events;
-    char trace_id[33], span_id[17];
+    ac_span_kv *kv;
+    size_t nkv, kvcap;
+    ac_span_ev *ev;
+    size_t nev, evcap;
+    ac_buf arena; /* the strings, each NUL-terminated */
 } ac_span;
 
 /* A 32-digit trace id (16 random bytes) or 16-digit span id (8) in out, lower-case hex. */
 void ac_span_random_hex(char *out, size_t bytes);
 
+/* A W3C traceparent's trace id and parent span id copied out: 1, or 0 (nothing copied) when
+ * header is not one (ac_session_set_traceparent's rules). */
+int ac_traceparent_parse(const char *header, char trace_id[33], char span_id[17]);
+
 /* A new span: in trace_id (NULL: a new trace) under parent_id (NULL: a root). NULL when out
  * of memory. */
 ac_span *ac_span_start(const char *trace_id, const char *parent_id, const char *name, int kind,
                        int64_t start_ms);
+void ac_span_rename(ac_span *sp, const char *name);
 void ac_span_str(ac_span *sp, const char *key, const char *v);
 void ac_span_strn(ac_span *sp, const char *key, const char *v, size_t n);
 void ac_span_int(ac_span *sp, const char *key, int64_t v);
 void ac_span_double(ac_span *sp, const char *key, double v);
+/* A duration of ms milliseconds as a double of seconds. */
+void ac_span_ms(ac_span *sp, const char *key, int64_t ms);
 void ac_span_bool(ac_span *sp, const char *key, int v);
-/* An array of strings attribute (the values borrowed). */
+/* An array of strings attribute. */
 void ac_span_strs(ac_span *sp, const char *key, const char *const *v, size_t n);
-/* An event at t_ms with attrs (an OTLP attribute array, stolen; NULL: none); past
- * AC_SPAN_MAX_EVENTS it is only counted. */
-void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, json_t *attrs);
-/* An OTLP attribute {"key", "value": {"stringValue"|"intValue"...}} (new reference). */
-json_t *ac_span_kv_str(const char *key, const char *v);
-json_t *ac_span_kv_int(const char *key, int64_t v);
-json_t *ac_span_kv_double(const char *key, double v);
+/* An event at t_ms with n attributes (copied); past AC_SPAN_MAX_EVENTS it is only counted. */
+void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, const ac_span_attr *a, size_t n);
 /* Whether the span holds AC_SPAN_MAX_EVENTS events (another is only counted). */
 int ac_span_full(const ac_span *sp);
 /* Status ERROR with message. */
 void ac_span_error(ac_span *sp, const char *message);
-/* Ends the span at end_ms: its OTLP object (new reference; NULL when out of memory), the
- * span freed. */
-json_t *ac_span_end(ac_span *sp, int64_t end_ms);
-/* Drops a span without ending it. */
+/* Ends the span at end_ms: it is the caller's to export (ac_span_put) and free. */
+ac_span *ac_span_end(ac_span *sp, int64_t end_ms);
+/* The ended span's OTLP/JSON object appended to b. */
+void ac_span_put(ac_buf *b, const ac_span *sp);
 void ac_span_free(ac_span *sp);
 
 #endif

@@ -112,8 +112,44 @@ static int json_body(struct MHD_Connection *c)
     return n == 16 && !strncasecmp(t, "application/json", 16);
 }
 
+/* Counts the Content-Length headers and whether they differ. */
+struct lengths {
+    unsigned n;
+    int differ;
+    const char *first;
+};
+static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    struct lengths *l = cls;
+    (void)kind;
+    if (strcasecmp(key, "Content-Length"))
+        return MHD_YES;
+    if (l->n++ == 0)
+        l->first = value;
+    else if (strcmp(l->first, value ? value : ""))
+        l->differ = 1;
+    return MHD_YES;
+}
+
+/* A body framed two ways (two Content-Lengths that differ, or a Content-Length with a
+ * Transfer-Encoding) is read one way here and maybe the other by a proxy in front: refused. */
+static int framing_ambiguous(struct MHD_Connection *c)
+{
+    struct lengths l = {0, 0, ""};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_length, &l);
+    return l.differ ||
+           (l.n && MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding"));
+}
+
 int srv_admit(srv *sv, struct MHD_Connection *c, const char *method, enum MHD_Result *ret)
 {
+    if (framing_ambiguous(c)) {
+        *ret = srv_reply_error(c, 400, "ambiguous_framing",
+                               "a request has one Content-Length, or a Transfer-Encoding, "
+                               "not both nor two that differ");
+        return -1;
+    }
     const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
     if (host && !host_allowed(sv, host, strlen(host))) {
         char shown[80];

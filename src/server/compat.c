@@ -330,6 +330,7 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
         ss->on_done = done_plain;
         MHD_suspend_connection(c);
     }
+    srv_traceparent(c, ss->s);
     ac_session_send(ss->s, prompt.p);
     free(prompt.p);
     return ret;

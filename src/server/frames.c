@@ -589,11 +589,12 @@ void srv_frames_finished(srv_frames *fm)
              json_pack("{s:s, s:s}", "reason", end.ended ? end.how : "cancelled",
                        "partial_response", fm->stop_partial ? fm->stop_partial : ""));
     } else if (turn && o == AC_TURN_COMPLETED) {
+        const char *trace = ac_session_trace_id(s); /* joins the stream and the trace */
         emit(fm, "turn_done",
-             json_pack("{s:s, s:s, s:s, s:I, s:{s:I, s:I}}", "status",
+             json_pack("{s:s, s:s, s:s, s:I, s:{s:I, s:I}, s:s*}", "status",
                        ac_session_status_name(ac_session_status(s)), "outcome", "completed",
                        "answer", ac_session_answer(s), "iterations", (json_int_t)stats.iterations,
                        "usage", "input", (json_int_t)stats.input_tokens, "output",
-                       (json_int_t)stats.output_tokens));
+                       (json_int_t)stats.output_tokens, "trace_id", trace));
     }
 }

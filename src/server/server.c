@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agentc/otel.h"
 #include "agentc/store.h"
 #include "io/file.h"
 #include "server_int.h"
@@ -252,7 +254,7 @@ static srv_owner *authenticate(srv *sv, struct MHD_Connection *c)
     if (!sv->n_owners)
         return &sv->anon;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncmp(h, "Bearer ", 7))
+    if (!h || strncasecmp(h, "Bearer ", 7)) /* the scheme is case-insensitive (RFC 9110) */
         return NULL;
     const char *tok = h + 7;
     size_t tn = strlen(tok);
@@ -351,18 +353,24 @@ static int optional_string(struct MHD_Connection *c, json_t *o, const char *key,
     return 0;
 }
 
+/* Counts one against a per-minute budget of `limit` (a window from *start); 0 if allowed. */
+static int over_budget(srv *sv, int64_t *start, unsigned *count, unsigned limit)
+{
+    int64_t now = ac_loop_now_ms(sv->loop);
+    if (now - *start >= 60000) {
+        *start = now;
+        *count = 0;
+    }
+    if (*count >= limit)
+        return 1;
+    (*count)++;
+    return 0;
+}
+
 /* Counts one message against the owner's per-minute budget; 0 if allowed. */
 static int rate_limited(srv *sv, srv_owner *o)
 {
-    int64_t now = ac_loop_now_ms(sv->loop);
-    if (now - o->window_start_ms >= 60000) {
-        o->window_start_ms = now;
-        o->window_count = 0;
-    }
-    if (o->window_count >= sv->cfg->messages_per_min)
-        return 1;
-    o->window_count++;
-    return 0;
+    return over_budget(sv, &o->window_start_ms, &o->window_count, sv->cfg->messages_per_min);
 }
 
 /* The keys of POST /v1/sessions: its own, then the agent's a session may override. */
@@ -621,6 +629,7 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     const char *text = json_string_value(content);
     const char *how = "started";
     int rc;
+    srv_traceparent(c, ss->s);
     if (busy && !strcmp(policy, "rollback") && !accepts(ss->s, "rollback")) {
         json_decref(o);
         return srv_reply_error(c, 409, "rollback_unsupported",
@@ -666,10 +675,14 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     return srv_reply_json(c, 202, reply);
 }
 
+void srv_traceparent(struct MHD_Connection *c, ac_session *s)
+{
+    ac_session_set_traceparent(s, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "traceparent"));
+}
+
 static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                   const char *name)
 {
-    (void)sv;
     const char *why = NULL;
     const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(ss->s));
     int outside = 0; /* the spec declares it `outside event`: always the outside's to send */
@@ -684,6 +697,15 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         why = "engine events cannot be sent from outside";
     if (why)
         return srv_reply_error(c, 403, "event_not_allowed", "event '%s': %s", name, why);
+    if (r->len > sv->cfg->max_event_bytes) /* journaled, and replayed at each load */
+        return srv_reply_error(c, 413, "payload_too_large",
+                               "an event's payload is at most %zu bytes (--max-event-bytes)",
+                               sv->cfg->max_event_bytes);
+    if (over_budget(sv, &r->owner->events_start_ms, &r->owner->events_count,
+                    sv->cfg->events_per_min))
+        return srv_reply_error(c, 429, "rate_limited",
+                               "more than %u events this minute for this token",
+                               sv->cfg->events_per_min);
     json_t *payload = NULL;
     if (r->len) {
         json_error_t je;
@@ -701,6 +723,7 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         json_decref(payload); /* refused whole: nothing applied, the session still waits */
         return srv_reply_error(c, 400, "invalid_decisions", "event '%s': %s", name, bad);
     }
+    srv_traceparent(c, ss->s);
     int rc = ac_session_post(ss->s, name, payload, 0);
     if (rc == AC_EUNKNOWN_EVENT)
         return srv_reply_error(c, 404, "unknown_event", "the spec declares no event '%s'", name);
@@ -764,7 +787,8 @@ static int parse_cursor(const char *v, uint64_t *n, unsigned *k)
     return 0;
 }
 
-static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *ss)
+static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_owner *owner,
+                                   srv_sess *ss)
 {
     const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
     const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "starting_after");
@@ -780,6 +804,10 @@ static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *
     if (n > info.events)
         return srv_reply_error(c, 409, "cursor_ahead", "event %llu does not exist yet (last: %llu)",
                                (unsigned long long)n, (unsigned long long)info.events);
+    if (owner->streams >= sv->cfg->streams_per_token) /* each holds a connection for good */
+        return srv_reply_error(c, 429, "too_many_streams",
+                               "this token has %zu streams open, the limit (--streams-per-token)",
+                               owner->streams);
     srv_stream *st = srv_stream_new(sv, NULL);
     struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
     if (!resp) {
@@ -797,6 +825,8 @@ static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_sess *
                                "cannot read the session's journal: %s", err.text);
     }
     st->conn = c;
+    st->owner = owner;
+    owner->streams++;
     MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u); /* pings keep it alive */
     enum MHD_Result ret = MHD_queue_response(c, 200, resp);
     MHD_destroy_response(resp);
@@ -849,9 +879,12 @@ static enum MHD_Result page(struct MHD_Connection *c)
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
+    /* no page of another site may frame it (clickjacking its buttons) */
     MHD_add_response_header(r, "Content-Security-Policy",
                             "default-src 'none'; script-src 'unsafe-inline'; style-src "
-                            "'unsafe-inline'; connect-src 'self'; img-src data:");
+                            "'unsafe-inline'; connect-src 'self'; img-src data:; "
+                            "frame-ancestors 'none'");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
     enum MHD_Result ret = MHD_queue_response(c, 200, r);
     MHD_destroy_response(r);
     return ret;
@@ -864,7 +897,7 @@ static int metrics_allowed(srv *sv, struct MHD_Connection *c)
     if (!want)
         return authenticate(sv, c) != NULL;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    return h && !strncmp(h, "Bearer ", 7) && ct_equal(h + 7, strlen(h + 7), want, strlen(want));
+    return h && !strncasecmp(h, "Bearer ", 7) && ct_equal(h + 7, strlen(h + 7), want, strlen(want));
 }
 
 static enum MHD_Result metrics_page(srv *sv, struct MHD_Connection *c, int get)
@@ -886,6 +919,46 @@ static enum MHD_Result metrics_page(srv *sv, struct MHD_Connection *c, int get)
     return ret;
 }
 
+/* A query argument that is a count: absent (dflt), or 0..max. 0, or -1 when it is not one. */
+static int count_arg(struct MHD_Connection *c, const char *key, size_t dflt, size_t max,
+                     size_t *out)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+    *out = dflt;
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long n = isdigit((unsigned char)v[0]) ? strtoull(v, &end, 10) : 0;
+    if (!isdigit((unsigned char)v[0]) || errno || *end || n > max)
+        return -1;
+    *out = (size_t)n;
+    return 0;
+}
+
+/* GET /v1/sessions/{id}[?messages=0][?from=N&limit=M]: the session, a page of its
+ * conversation at a time (a long session costs the loop no more than a page). */
+static enum MHD_Result get_session(struct MHD_Connection *c, srv_sess *ss)
+{
+    srv_view v = {1, 0, 0, SRV_PAGE_MESSAGES};
+    size_t messages;
+    uint64_t from;
+    unsigned call;
+    if (count_arg(c, "messages", 1, 1, &messages) ||
+        parse_cursor(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "from"), &from,
+                     &call) ||
+        from > SIZE_MAX ||
+        count_arg(c, "limit", SRV_PAGE_MESSAGES, SRV_PAGE_MESSAGES, &v.limit) || !v.limit)
+        return srv_reply_error(c, 400, "invalid_query",
+                               "messages is 0 or 1, from a page's next_from (N or N.K), limit 1 "
+                               "to %d",
+                               SRV_PAGE_MESSAGES);
+    v.from = (size_t)from;
+    v.from_call = call;
+    v.messages = (int)messages;
+    return srv_reply_json(c, 200, srv_sess_view(ss, &v));
+}
+
 /* What is asked of a loaded session ss (rest: the route after its id). */
 static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                        const char *id, const char *rest, int get, int post, int del)
@@ -893,7 +966,7 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
     ss->last_active_ms = ac_loop_now_ms(sv->loop);
     if (!*rest) {
         if (get)
-            return srv_reply_json(c, 200, srv_sess_json(ss, 1));
+            return get_session(c, ss);
         if (del) {
             srv_sess_say(ss, "stopped",
                          json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
@@ -904,7 +977,7 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
         return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
     }
     if (!strcmp(rest, "/events"))
-        return get ? open_stream(sv, c, ss)
+        return get ? open_stream(sv, c, r->owner, ss)
                    : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!post)
         return srv_reply_error(c, 405, "method_not_allowed", "POST only");
@@ -1332,6 +1405,12 @@ static void cfg_defaults(ac_srv_config *cfg)
         cfg->unload_after_ms = 600000;
     if (cfg->max_events <= 0)
         cfg->max_events = 10000;
+    if (!cfg->max_event_bytes)
+        cfg->max_event_bytes = 65536;
+    if (!cfg->events_per_min)
+        cfg->events_per_min = 600;
+    if (!cfg->streams_per_token)
+        cfg->streams_per_token = 64;
     if (cfg->lease_ms <= 0)
         cfg->lease_ms = 10000;
 }

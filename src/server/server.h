@@ -84,12 +84,16 @@ typedef struct ac_srv_config {
      * takes metrics_token as its bearer token when set, else any token the server takes. */
     char *(*metrics)(void);
     const char *metrics_token;
-    const char *worker_id;     /* the worker's id, its sessions' lease holder (NULL: the store's
-                                  "agentc RANDOM:PID@HOST") */
-    int64_t lease_ms;          /* a session's lease (default 10000); renewed every third */
-    const char *allowed_hosts; /* more Host names the server answers to, comma-separated
-                                  ("NAME" on any port, "NAME:PORT"); besides IP addresses,
-                                  localhost and --listen's host on the bound port */
+    const char *worker_id;      /* the worker's id, its sessions' lease holder (NULL: the store's
+                                   "agentc RANDOM:PID@HOST") */
+    int64_t lease_ms;           /* a session's lease (default 10000); renewed every third */
+    const char *allowed_hosts;  /* more Host names the server answers to, comma-separated
+                                   ("NAME" on any port, "NAME:PORT"); besides IP addresses,
+                                   localhost and --listen's host on the bound port */
+    size_t max_event_bytes;     /* an outside event's payload (default 65536: decisions with
+                                   edited arguments fit; more is 413) */
+    unsigned events_per_min;    /* events posted per minute per token (default 600) */
+    unsigned streams_per_token; /* SSE streams open at once per token (default 64) */
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

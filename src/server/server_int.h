@@ -28,6 +28,9 @@ typedef struct srv_owner {
     size_t sessions;
     int64_t window_start_ms;
     unsigned window_count;
+    int64_t events_start_ms; /* events posted this minute */
+    unsigned events_count;
+    size_t streams; /* SSE streams open */
 } srv_owner;
 
 /* What a session's userdata (and a replayer's) points to starts with one of these. */
@@ -71,7 +74,8 @@ struct srv_sess {
     void *done_ud;
     int freeing;
     char *stored_id; /* "OWNER/ID" in the store; NULL: not stored (ephemeral) */
-    char *system;    /* its own system prompt when created, NULL: the server's */
+    char *system;    /* its own system prompt while it is created (NULL: the server's); its
+                        spawn event carries it after */
     char *owner_name;
     int64_t last_active_ms;
     srv_stream *chat;              /* an OpenAI-compatible stream of this session */
@@ -91,7 +95,8 @@ typedef struct srv_qnode {
 struct srv_stream {
     srv_stream *next; /* in the session's list */
     srv *sv;
-    srv_sess *ss; /* NULL once the session is gone: the stream ends */
+    srv_sess *ss;     /* NULL once the session is gone: the stream ends */
+    srv_owner *owner; /* a session's reader: the token it counts against (streams) */
     struct MHD_Connection *conn;
     int log;
     srv_qnode *head, *tail; /* frames to send, the head's first `off` bytes sent */
@@ -184,7 +189,20 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
 /* The frames after (n, k) of the session's committed journal to st, and st one of its live
  * readers. 0; -1 with err filled; -2 when frames after (n, k) are no longer kept. */
 int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err);
+/* A session's summary (full 0), or with full its first page of messages (srv_sess_view). */
 json_t *srv_sess_json(srv_sess *ss, int full);
+/* What GET /v1/sessions/{id} asks for: a page of the conversation, from message `from`
+ * (from_call > 0: that message's calls from that one on), at most `limit` messages and about
+ * SRV_PAGE_BYTES of messages and call records (one at least: a page costs the loop a bounded
+ * time however long the session); messages 0: the summary, the answer and what it waits for
+ * only. */
+typedef struct srv_view {
+    int messages;
+    size_t from, from_call, limit;
+} srv_view;
+#define SRV_PAGE_MESSAGES 1000
+#define SRV_PAGE_BYTES ((size_t)1 << 20)
+json_t *srv_sess_view(srv_sess *ss, const srv_view *v);
 /* Without --db: drops what sessions' journals keep beyond max_events (at their snapshots). */
 void srv_sess_trim(srv *sv);
 void srv_output_init(srv *sv);
@@ -297,6 +315,8 @@ enum MHD_Result srv_models(srv *sv, struct MHD_Connection *c);
 
 /* reply helpers (server.c) */
 enum MHD_Result srv_reply_json(struct MHD_Connection *c, unsigned status, json_t *o);
+/* The request's W3C traceparent, if any, given to s for its next turn (a bad one ignored). */
+void srv_traceparent(struct MHD_Connection *c, ac_session *s);
 enum MHD_Result srv_reply_error(struct MHD_Connection *c, unsigned status, const char *code,
                                 const char *fmt, ...);
 

@@ -12,7 +12,12 @@
 #include <string.h>
 
 #include "agentc/store.h"
+#include "context/conversation.h"
 #include "server_int.h"
+#include "session/state.h"
+#include "session/toolkits.h"
+
+static void add_view(srv_sess *ss, json_t *o, const srv_view *v);
 
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id)
 {
@@ -141,6 +146,8 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         sess_free_fields(ss);
         return NULL;
     }
+    free(ss->system); /* its spawn event carries it from now on: not a third copy */
+    ss->system = NULL;
     link_sess(sv, ss);
     return ss;
 }
@@ -532,6 +539,8 @@ json_t *srv_sess_json(srv_sess *ss, int full)
                           (json_int_t)st.output_tokens, "tool_calls", (json_int_t)st.tool_calls);
     if (!o)
         return NULL;
+    if (st.has_cost) /* the engine prices its model: what the session cost */
+        json_object_set_new(json_object_get(o, "usage"), "cost_usd", json_real(st.cost_usd));
     json_t *states = json_object();
     const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(ss->s));
     for (uint16_t m = 0; m < t->n_machines; m++) {
@@ -560,27 +569,103 @@ json_t *srv_sess_json(srv_sess *ss, int full)
                                       "events", evs, "decisions", dec, "calls",
                                       pending_calls(ss->s)));
     }
-    if (!full)
-        return o;
+    if (full) {
+        srv_view v = {1, 0, 0, SRV_PAGE_MESSAGES};
+        add_view(ss, o, &v);
+    }
+    return o;
+}
+
+/* About what a message serializes to (its text), and a call record (arguments, result). */
+static size_t message_bytes(const ac_message *m)
+{
+    return 96 + strlen(m->content) + (m->reasoning ? strlen(m->reasoning) : 0) +
+           (m->thinking ? strlen(m->thinking) : 0);
+}
+static size_t call_bytes(const ac_tool_call *r)
+{
+    return 128 + strlen(r->arguments) + (r->result ? strlen(r->result) : 0);
+}
+
+/* A page being made: what it holds, and whether one more item of b bytes still fits (the
+ * first always does: a page moves on by one item at least). */
+typedef struct page {
+    json_t *msgs, *calls;
+    size_t bytes, items;
+} page;
+static int page_takes(page *pg, size_t b)
+{
+    if (pg->items && pg->bytes + b > SRV_PAGE_BYTES)
+        return 0;
+    pg->bytes += b;
+    pg->items++;
+    return 1;
+}
+
+/* The page of the conversation from v's cursor: messages, each followed by the records of the
+ * calls it made, one item at a time until v->limit messages or SRV_PAGE_BYTES, so a message
+ * with many big calls spans pages ("N.K": message N's calls from its K-th on, the message
+ * itself on the page before). */
+static void add_page(srv_sess *ss, json_t *o, const srv_view *v)
+{
+    const ac_conv *cv = ac_session_conv(ss->s);
+    size_t total = ac_conv_message_count(cv), i = v->from, k = v->from_call, n = 0;
+    page pg = {json_array(), json_array(), 0, 0};
+    for (; i < total; i++, k = 0) {
+        const ac_message *m = ac_conv_message(cv, i);
+        if (k == 0 && (n == v->limit || !page_takes(&pg, message_bytes(m))))
+            break;
+        if (k == 0) {
+            json_array_append_new(pg.msgs, ac_conv_message_json(m));
+            n++;
+        }
+        for (; k < m->n_tool_calls; k++) {
+            const ac_tool_call *r = ac_conv_tool_call(cv, m->tool_call_ids[k]);
+            if (r && !page_takes(&pg, call_bytes(r)))
+                break;
+            if (r)
+                json_array_append_new(pg.calls, ac_conv_call_json(r));
+        }
+        if (k < m->n_tool_calls)
+            break;
+    }
+    char next[48];
+    if (k)
+        snprintf(next, sizeof next, "%zu.%zu", i, k);
+    else
+        snprintf(next, sizeof next, "%zu", i);
+    json_object_set_new(o, "messages", pg.msgs);
+    json_object_set_new(o, "tool_calls", pg.calls);
+    json_object_set_new(o, "messages_total", json_integer((json_int_t)total));
+    json_object_set_new(o, "next_from", i < total ? json_string(next) : json_null());
+}
+
+/* What GET /v1/sessions/{id} adds to the summary: the answer, the error, and unless
+ * v->messages is 0 a page of the conversation and, with the first page, the session's shared
+ * memory (the State and the toolkits' states and contexts, if any). */
+static void add_view(srv_sess *ss, json_t *o, const srv_view *v)
+{
     const char *err = ac_session_error(ss->s);
     json_object_set_new(o, "answer", json_string(ac_session_answer(ss->s)));
     if (err)
         json_object_set_new(o, "error", json_string(err));
-    char *whole = ac_session_to_json(ss->s);
-    json_t *w = whole ? json_loads(whole, 0, NULL) : NULL;
-    free(whole);
-    json_t *conv = w ? json_object_get(w, "conversation") : NULL;
-    json_t *msgs = conv ? json_object_get(conv, "messages") : NULL;
-    json_t *calls = conv ? json_object_get(conv, "tool_calls") : NULL;
-    json_object_set_new(o, "messages", msgs ? json_incref(msgs) : json_array());
-    json_object_set_new(o, "tool_calls", calls ? json_incref(calls) : json_array());
-    /* the session's shared memory: the State and the toolkits' states and contexts, if any */
-    json_t *state = w ? json_object_get(w, "state") : NULL;
-    json_t *kits = w ? json_object_get(w, "toolkits") : NULL;
+    if (!v->messages)
+        return;
+    add_page(ss, o, v);
+    if (v->from || v->from_call) /* the shared memory comes with the first page only */
+        return;
+    json_t *state = ac_session_state_json(ss->s);
+    json_t *kits = ac_toolkits_state_json(ss->s);
     if (state)
-        json_object_set(o, "state", state);
+        json_object_set_new(o, "state", state);
     if (kits)
-        json_object_set(o, "toolkits", kits);
-    json_decref(w);
+        json_object_set_new(o, "toolkits", kits);
+}
+
+json_t *srv_sess_view(srv_sess *ss, const srv_view *v)
+{
+    json_t *o = srv_sess_json(ss, 0);
+    if (o && ss->s)
+        add_view(ss, o, v);
     return o;
 }

@@ -245,6 +245,8 @@ static void reader_free(void *cls)
     srv_stream *st = cls;
     unlink_stream(st);
     queue_clear(st);
+    if (st->owner)
+        st->owner->streams--;
     if (st->log && st->ss && !st->ss->streams) { /* its last reader: no frames made */
         srv_frames_free(st->ss->live);
         st->ss->live = NULL;

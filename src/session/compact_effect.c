@@ -14,6 +14,9 @@
  *   summarize           the same range as sliding_window, replaced by one
  *                       message flagged AC_MSG_SUMMARY holding a summary the
  *                       engine's provider wrote (a one-off completion)
+ *   importance          keep what matters within the budget
+ *                       (compact_threshold), a one-line stub for each other
+ *                       tool result (compact_importance.c)
  * Ranges are cut at turn boundaries only (a user or assistant message with
  * no call of the range still waiting for its result), so no compaction
  * separates an assistant tool call from its results; ac_conv_replace_range
@@ -23,6 +26,7 @@
 #include <string.h>
 
 #include "context/tokens.h"
+#include "session/compact_importance.h"
 #include "session_int.h"
 
 #define SUMMARY_MSG_CAP 2000                       /* bytes of one message in the transcript */
@@ -143,8 +147,9 @@ typedef struct compact_effect {
     ac_session *s;
     uint64_t timer;
     uint16_t origin;
-    const char *strategy; /* the arguments: compaction, compaction_keep */
+    const char *strategy; /* the arguments: compaction, compaction_keep, compact_threshold */
     size_t keep;
+    int64_t budget;
     compact_run *run;
 } compact_effect;
 
@@ -321,14 +326,17 @@ static void compact_fire(void *ud)
         plan = plan_sliding(s, keep ? keep : 1);
     else if (strcmp(strategy, "clear_tool_results") == 0)
         plan = plan_clear(s, keep);
+    else if (strcmp(strategy, "importance") == 0)
+        plan = ac_compact_plan_importance(s, keep ? keep : 1, fx->budget);
     if (plan) {
         ac_session_enqueue(s, s->e->ev_compaction_done, plan, 0, fx->origin);
         return;
     }
-    if (strcmp(strategy, "sliding_window") && strcmp(strategy, "clear_tool_results"))
+    if (strcmp(strategy, "sliding_window") && strcmp(strategy, "clear_tool_results") &&
+        strcmp(strategy, "importance"))
         snprintf(msg, sizeof msg,
                  "compaction strategy '%.100s' is not available (sliding_window, "
-                 "clear_tool_results, summarize)",
+                 "clear_tool_results, summarize, importance)",
                  strategy);
     else
         snprintf(msg, sizeof msg, "nothing to compact with '%s'", strategy);
@@ -339,7 +347,6 @@ static void compact_fire(void *ud)
 
 void ac_compact_start(ac_session *s, const ac_param_value *args, size_t nargs, const ac_event *ev)
 {
-    (void)nargs;
     (void)ev;
     compact_effect *fx = calloc(1, sizeof *fx);
     if (!fx) {
@@ -351,6 +358,7 @@ void ac_compact_start(ac_session *s, const ac_param_value *args, size_t nargs, c
     fx->origin = ac_session_origin(s);
     fx->strategy = args[0].sval; /* the engine's param string: lives as long as it */
     fx->keep = args[1].ival > 0 ? (size_t)args[1].ival : 0;
+    fx->budget = nargs > 2 && args[2].type == AC_PARAM_INT ? args[2].ival : 0;
     fx->timer = ac_loop_timer(s->e->loop, 0, compact_fire, fx);
     *ac_session_effect_state(s) = fx;
 }
@@ -431,6 +439,16 @@ int ac_compact_apply(ac_session *s, json_t *plan, int64_t t_ms, size_t *before, 
             ac_conv_clear_tool_result(s->conv, mi, marker, t_ms);
         }
         json_decref(want);
+    } else if (strcmp(strategy, "importance") == 0) {
+        size_t i;
+        json_t *st;
+        json_array_foreach(json_object_get(plan, "stub"), i, st)
+        {
+            size_t mi = ac_conv_find_message(s->conv, json_string_value(json_object_get(st, "id")));
+            const char *text = json_string_value(json_object_get(st, "text"));
+            if (mi != (size_t)-1 && text)
+                ac_conv_clear_tool_result(s->conv, mi, text, t_ms);
+        }
     } else {
         return -1;
     }

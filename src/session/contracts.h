@@ -7,17 +7,27 @@
 
 #include "contract.h"
 
+#include "gen_cli.h"
+
 extern const ac_contract ac_builtin_contracts[];
 extern const size_t ac_n_builtin_contracts;
+
+/* Whether a spec's handler of that kind (enum ac_handler_kind) and name is one ac_engine_new
+ * binds without the program registering it: a built-in handler, or one the spec defines
+ * itself (a comparison, a built-in action with arguments, a timer). */
+int ac_builtin_has_handler(int kind, const char *name);
+
+/* The built-in handlers, for `agentc check` and the specs the CLI runs. */
+extern const ac_cli_handlers ac_builtin_cli_handlers;
 
 /* The values the built-in handlers accept for the params they read: a minimum for numbers, the
  * allowed words for strings. Checked after the overrides, so a bad value is refused at start
  * instead of misbehaving when first used. */
 typedef struct ac_param_rule {
     const char *name;
-    int64_t min;               /* numbers: smallest value accepted */
-    const char *const *words;  /* strings: the accepted values, NULL-terminated; NULL: any */
-    const char *meaning;       /* what the minimum means, for the message */
+    int64_t min;              /* numbers: smallest value accepted */
+    const char *const *words; /* strings: the accepted values, NULL-terminated; NULL: any */
+    const char *meaning;      /* what the minimum means, for the message */
 } ac_param_rule;
 
 extern const ac_param_rule ac_builtin_param_rules[];

@@ -15,6 +15,7 @@
 #include "session/spec_rt.h"
 #include "context/request.h"
 #include "session/contracts.h"
+#include "leave.h"
 #include "tools/schema.h"
 #include "util/grow.h"
 #include "util/secrets.h"
@@ -135,6 +136,36 @@ static void contract_report(void *ud, const ac_contract_problem *p)
         if (w > 0)
             c->len += (size_t)w;
     }
+}
+
+/* What effect `effect` posts, for the proof that every state can be left: a bound built-in
+ * handler what its contract says, a timer only its own event (known by name), an effect the
+ * program binds itself anything. */
+static int engine_posts(void *ud, uint16_t effect, uint16_t ev)
+{
+    contract_ctx *c = ud;
+    const char *name = c->t->effect_names[effect];
+    if (ac_spec_rt_defines(2, name))
+        return 0;
+    const ac_reg_entry *r = reg_find(c->reg, 2, name);
+    for (size_t i = 0; r && r->builtin && i < ac_n_builtin_contracts; i++)
+        if (ac_builtin_contracts[i].kind == 2 && strcmp(ac_builtin_contracts[i].handler, name) == 0)
+            return ac_contract_posts(&ac_builtin_contracts[i], c->t->event_names[ev]);
+    return -1;
+}
+
+/* A state that can never be left, or an event nothing sends, refuses the spec; a transition
+ * waiting where its event cannot happen is the checker's to report (it knows `*` sources). */
+static void leave_report(void *ud, const ac_leave_problem *p)
+{
+    if (p->kind == AC_LEAVE_ELSEWHERE)
+        return;
+    contract_ctx *c = ud;
+    ac_contract_problem cp = {2, "", p->state, -1, ""};
+    snprintf(cp.msg, sizeof cp.msg, "%s (line %u)", p->msg,
+             p->transition != AC_FSM_NONE ? c->t->transitions[p->transition].line
+                                          : c->t->states[p->state].line);
+    contract_report(ud, &cp);
 }
 
 /* The params' values, after the overrides, against what the built-in handlers accept. */
@@ -445,6 +476,16 @@ static int engine_check_and_plan(ac_engine *e, const ac_registry *reg, char *err
     contract_ctx cc = {reg, t, "", 0, 0, 0};
     ac_contract_check(t, ac_builtin_contracts, ac_n_builtin_contracts, contract_applies,
                       contract_report, &cc);
+    contract_ctx lc = {reg, t, "", 0, 0, 0};
+    if (!cc.n)
+        ac_leave_check(t, engine_posts, leave_report, &lc);
+    if (lc.n) {
+        *code = AC_ESPEC;
+        *line = lc.line;
+        snprintf(err, errcap, "the spec %s cannot run (%zu problem%s): %s", t->spec_path, lc.n,
+                 lc.n == 1 ? "" : "s", lc.msg);
+        return -1;
+    }
     if (cc.n) {
         *code = AC_ESPEC;
         *line = cc.line;

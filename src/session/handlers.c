@@ -410,6 +410,15 @@ static void a_fail_output(ac_session *s, const ac_event *ev)
     ac_session_set_error(s, msg);
 }
 
+/* pin: the conversation's latest message is kept by the "importance" compaction (a tool
+ * result, or the assistant message of a round: its calls' results). */
+static void a_pin(ac_session *s, const ac_event *ev)
+{
+    size_t n = ac_conv_message_count(s->conv);
+    if (n)
+        ac_conv_pin(s->conv, n - 1, ev->time_ms);
+}
+
 static void a_apply_compaction(ac_session *s, const ac_event *ev)
 {
     size_t before = 0, after = 0;
@@ -558,6 +567,10 @@ static void a_record_tool_result(ac_session *s, const ac_event *ev)
     ac_state_apply(s->state, json_object_get(data(ev), "state_writes")); /* state.h */
     ac_conv_set_tool_result(s->conv, id, ok, content ? content : "", ev->time_ms);
     ac_toolkits_apply_event(s, data(ev)); /* a toolkit call's states and context */
+    /* answered from the result cache (tool_cache.h): the call its result came from */
+    const char *from = dstr(ev, "cached_from");
+    if (from && (s->cache_hits || (s->cache_hits = json_object())))
+        json_object_set_new(s->cache_hits, id, json_string(from));
     if (c && s->e->has_output && s->e->out.tool_end)
         s->e->out.tool_end(s->e->out.ud, s, id, c->name, ok, content ? content : "",
                            json_integer_value(json_object_get(data(ev), "duration_ms")));
@@ -646,6 +659,7 @@ void ac_builtin_handlers(ac_registry *r)
     ac_registry_action(r, "reject_answer", a_reject_answer);
     ac_registry_action(r, "fail_output", a_fail_output);
     ac_registry_action(r, "apply_compaction", a_apply_compaction);
+    ac_registry_action(r, "pin", a_pin);
     ac_registry_action(r, "skip_compaction", a_skip_compaction);
     ac_registry_action(r, "begin_call", a_begin_call);
     ac_registry_action(r, "mark_streaming", a_mark_streaming);

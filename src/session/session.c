@@ -13,6 +13,8 @@
 
 #include "journal.h"
 #include "obs/obs.h"
+#include "session/tool_cache.h"
+#include "obs/span.h"
 #include "session/toolkits.h"
 #include "session/state.h"
 #include "session_int.h"
@@ -102,14 +104,22 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     ac_event ev = {type, t_ms, data};
     ac_turn_probe before;
     ac_turn_before_event(s, &before);
-    int traced = s->obs && !s->replaying;
+    int traced = s->obs && !s->replaying, was_in_turn = ac_session_in_turn(s);
+    if (type == s->e->ev_user_message) {
+        const char *tid = json_string_value(json_object_get(data, "trace_id"));
+        snprintf(s->turn_trace, sizeof s->turn_trace, "%s", tid && strlen(tid) == 32 ? tid : "");
+    }
     if (traced)
-        ac_obs_event(s->obs, s, s->e->t->event_names[type], t_ms, data, ac_session_in_turn(s));
+        ac_obs_event(s->obs, s, s->e->t->event_names[type], t_ms, data, was_in_turn);
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
     ac_spec_rt_after_event(s, &ev);
     ac_turn_after_event(s, &before, t_ms);
     if (traced)
         ac_obs_event_done(s->obs, s, ac_session_in_turn(s));
+    if (!was_in_turn && ac_session_in_turn(s) && s->tp_trace[0]) { /* the parent is used */
+        memcpy(s->turn_trace, s->tp_trace, sizeof s->turn_trace);
+        s->tp_trace[0] = s->tp_span[0] = 0;
+    }
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
@@ -537,7 +547,22 @@ int ac_session_send(ac_session *s, const char *text)
 {
     if (!s || !text)
         return AC_EINVAL;
-    return post_index(s, s->e->ev_user_message, json_pack("{s:s}", "text", text), 0);
+    json_t *d = json_pack("{s:s}", "text", text);
+    /* the turn's trace id, when traced or given a parent (journals of others stay as they were) */
+    if (d && (s->tp_trace[0] || (s->obs && s->e->obs->tracer))) {
+        char tid[33];
+        if (s->tp_trace[0])
+            memcpy(tid, s->tp_trace, sizeof tid);
+        else
+            ac_span_random_hex(tid, 16);
+        json_object_set_new(d, "trace_id", json_string(tid));
+    }
+    return post_index(s, s->e->ev_user_message, d, 0);
+}
+
+int ac_session_set_traceparent(ac_session *s, const char *header)
+{
+    return s && ac_traceparent_parse(header, s->tp_trace, s->tp_span);
 }
 
 int ac_session_cancel(ac_session *s)
@@ -589,6 +614,8 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
 static void session_discard(ac_session *s)
 {
     ac_toolkits_session_free(s);
+    ac_tool_cache_free(s->tool_cache);
+    json_decref(s->cache_hits);
     ac_decisions_forget(s);
     ac_conv_free(s->conv);
     json_decref(s->queued);
@@ -691,7 +718,8 @@ static int session_start(ac_session *s, const ac_session_options *opts, char *er
     ac_engine *e = s->e;
     /* Tracing costs a call per transition: installed only when someone
      * listens (the journal's recorded steps, the output's trace, a replay). */
-    int traced = s->journal || s->replaying || s->hooks || e->obs || (e->has_output && e->out.trace);
+    int traced =
+        s->journal || s->replaying || s->hooks || e->obs || (e->has_output && e->out.trace);
     ac_fsm_init(&s->fsm, &e->binding, s, traced ? on_trace : NULL, s);
     s->fsm.counted = e->turn_state; /* entries of turn states (turn.c) */
     s->drain_task.fn = drain_task;
@@ -989,6 +1017,8 @@ char *ac_session_to_json(const ac_session *s)
         "compacted", s->compacted_this_plan, "conversation", cj);
     if (o && ac_session_ended(s))
         json_object_set_new(o, "ended", ac_turn_end_json(s));
+    if (o && s->e->price) /* its model is priced: what the session cost */
+        json_object_set_new(o, "usage", json_pack("{s:f}", "cost_usd", s->cost_usd));
     json_t *kits = ac_toolkits_state_json(s);
     if (o && kits)
         json_object_set(o, "toolkits", kits);
@@ -1009,5 +1039,6 @@ int ac_session_traceparent(const ac_session *s, char *buf, size_t cap)
 
 const char *ac_session_trace_id(const ac_session *s)
 {
-    return s ? ac_obs_trace_id(s->obs) : NULL;
+    const char *t = s ? ac_obs_trace_id(s->obs) : NULL;
+    return t ? t : s && s->turn_trace[0] ? s->turn_trace : NULL;
 }

@@ -17,6 +17,8 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/tool_callback.c
   ${CMAKE_SOURCE_DIR}/src/session/context_tools.c
   ${CMAKE_SOURCE_DIR}/src/session/tools_run.c
+  ${CMAKE_SOURCE_DIR}/src/session/tool_cache.c
+  ${CMAKE_SOURCE_DIR}/src/session/compact_importance.c
   ${CMAKE_SOURCE_DIR}/src/session/tool_env.c
   ${CMAKE_SOURCE_DIR}/src/session/toolkits.c
   ${CMAKE_SOURCE_DIR}/src/session/compact_effect.c

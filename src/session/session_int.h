@@ -85,6 +85,9 @@ struct ac_engine {
     struct ac_obs_engine *obs; /* traces (src/obs/obs.h), NULL when not traced */
     struct ac_price *price;    /* its model's prices (src/obs/cost.h), NULL: none */
     const struct ac_subagent_opener *subagents; /* ac_engine_config.subagents (borrowed) */
+
+    /* engine-scoped tool results (tool_cache.h), or NULL */
+    struct ac_tool_cache *tool_cache;
 };
 
 /* An event waiting in a session's queue (session.c). */
@@ -118,6 +121,10 @@ struct ac_session {
     /* replay (src/session/replay.c): effects do nothing, and each step of
      * the events applied goes to step_fn when it is set */
     int replaying;
+    /* trace context (ac_session_set_traceparent): a received parent, for the next turn, and
+     * the trace id of the turn under way or the last one when it came from a user_message or
+     * a received parent ("" otherwise) */
+    char tp_trace[33], tp_span[17], turn_trace[33];
     ac_trace_fn step_fn;
     void *step_ud;
     /* turn state (part of the serialized session) */
@@ -145,6 +152,12 @@ struct ac_session {
     double cost_usd;              /* of the model calls applied (cost.h), with e->price */
     struct ac_tk_state *toolkits; /* toolkit states and contexts (toolkits.c), NULL when none */
     struct ac_state *state;       /* the State (state.h), from the spawn event */
+
+    /* session-scoped tool results (tool_cache.h), or NULL; call id -> the id of the call
+     * whose cached result answered it, or NULL */
+    struct ac_tool_cache *tool_cache;
+    json_t *cache_hits;
+
     const struct ac_session_hooks *hooks; /* durable sessions (src/store), NULL: none */
     void *hooks_ud;
     size_t turn_base; /* model calls completed before a restore (the script position) */

@@ -94,6 +94,8 @@ static json_t *save_turn(const ac_session *s)
                   s->compacted_this_plan, "output_rejections", s->output_rejections,
                   "output_schema", s->output_schema_text, "turn_start", s->turn_start,
                   "last_outcome", (int)s->last_outcome, "last_error", s->last_error);
+    if (v && s->cost_usd > 0) /* what its priced model calls cost (kept across a resume) */
+        json_object_set_new(v, "cost_usd", json_real(s->cost_usd));
     if (v && s->end_how) /* how and when it ended (turn.c) */
         json_object_set_new(
             v, "end", json_pack("{s:i, s:I}", "how", s->end_how, "at_ms", (json_int_t)s->ended_ms));
@@ -139,6 +141,7 @@ static int restore_turn(ac_session *s, json_t *v, char *err, size_t errcap)
     s->queued = json_deep_copy(q);
     s->compacted_this_plan = (int)json_integer_value(json_object_get(v, "compacted"));
     s->output_rejections = (int)json_integer_value(json_object_get(v, "output_rejections"));
+    s->cost_usd = json_number_value(json_object_get(v, "cost_usd"));
     const char *ts = json_string_value(json_object_get(v, "turn_start"));
     free(s->turn_start);
     s->turn_start = ts ? strdup(ts) : NULL;

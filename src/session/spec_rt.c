@@ -32,6 +32,7 @@ enum { RHS_LIT, RHS_PARAM, RHS_STR, RHS_CALLS };
 typedef struct rt_cond {
     uint8_t fact, op, rhs;
     int64_t lit;
+    double usd; /* a literal amount of an AC_FT_USD fact */
     const ac_param_value *param;
     char *str;
 } rt_cond;
@@ -58,6 +59,7 @@ struct ac_spec_facts {
     int64_t turn_start_ms;           /* when the turn began (its event's time), 0: none yet */
     size_t turn_calls;               /* tool calls recorded since it began */
     int64_t tokens_in0, tokens_out0; /* session usage when the turn began */
+    double cost0;                    /* the session's cost then */
     uint32_t turn_entries; /* the fsm's counted entries (turn states) as last seen (not saved:
                               a restored fsm counts from 0 again) */
     uint16_t state;        /* the deepest active state, as of the last event */
@@ -91,6 +93,7 @@ static void turn_scan(ac_session *s, struct ac_spec_facts *f, const ac_event *ev
         f->seen_msgs = n;
         f->tokens_in0 = ac_conv_usage_input(s->conv);
         f->tokens_out0 = ac_conv_usage_output(s->conv);
+        f->cost0 = s->cost_usd;
     }
     for (size_t i = f->seen_msgs; i < n; i++) {
         const ac_message *m = ac_conv_message(s->conv, i);
@@ -177,6 +180,36 @@ static int64_t fact_num(ac_session *s, const ac_event *ev, int fact)
     }
 }
 
+/* turn.cost_usd and session.cost_usd: the model calls applied so far (as the token facts) */
+static double fact_usd(ac_session *s, const ac_event *ev, int fact)
+{
+    struct ac_spec_facts *f = facts_of(s);
+    if (!f)
+        return 0;
+    if (fact == AC_FACT_SESSION_COST)
+        return s->cost_usd;
+    turn_scan(s, f, ev);
+    return s->cost_usd - f->cost0;
+}
+
+static bool cmp_usd(int op, double v, double r)
+{
+    switch (op) {
+    case OP_EQ:
+        return v == r;
+    case OP_NE:
+        return v != r;
+    case OP_LT:
+        return v < r;
+    case OP_LE:
+        return v <= r;
+    case OP_GT:
+        return v > r;
+    default:
+        return v >= r;
+    }
+}
+
 static const char *fact_str(ac_session *s, const ac_event *ev, int fact)
 {
     struct ac_spec_facts *f = facts_of(s);
@@ -219,6 +252,9 @@ static bool cond_eval(ac_session *s, const ac_event *ev, const rt_cond *c)
         bool eq = strcmp(fact_str(s, ev, c->fact), want) == 0;
         return c->op == OP_EQ ? eq : !eq;
     }
+    if (ac_facts[c->fact].type == AC_FT_USD) /* an int param: whole dollars */
+        return cmp_usd(c->op, fact_usd(s, ev, c->fact),
+                       c->rhs == RHS_PARAM ? (double)c->param->ival : c->usd);
     int64_t v = fact_num(s, ev, c->fact), r = c->rhs == RHS_PARAM ? c->param->ival : c->lit;
     switch (c->op) {
     case OP_EQ:
@@ -282,12 +318,16 @@ json_t *ac_spec_facts_save(const ac_session *s)
     if (f->state != AC_FSM_NONE && f->state < t->n_states)
         state = json_pack("[s s]", t->machines[t->states[f->state].machine].name,
                           t->states[f->state].name);
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:s, s:s}", "seen_msgs",
-                     (json_int_t)f->seen_msgs, "turn_start_ms", (json_int_t)f->turn_start_ms,
-                     "turn_calls", (json_int_t)f->turn_calls, "tokens_in0",
-                     (json_int_t)f->tokens_in0, "tokens_out0", (json_int_t)f->tokens_out0, "state",
-                     state, "entries", (json_int_t)f->entries, "state_ms", (json_int_t)f->state_ms,
-                     "status", (json_int_t)f->status, "class", f->klass, "finish", f->finish);
+    json_t *o =
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:s, s:s}", "seen_msgs",
+                  (json_int_t)f->seen_msgs, "turn_start_ms", (json_int_t)f->turn_start_ms,
+                  "turn_calls", (json_int_t)f->turn_calls, "tokens_in0", (json_int_t)f->tokens_in0,
+                  "tokens_out0", (json_int_t)f->tokens_out0, "state", state, "entries",
+                  (json_int_t)f->entries, "state_ms", (json_int_t)f->state_ms, "status",
+                  (json_int_t)f->status, "class", f->klass, "finish", f->finish);
+    if (o && f->cost0 > 0) /* a priced session's cost when its turn began */
+        json_object_set_new(o, "cost0", json_real(f->cost0));
+    return o;
 }
 
 /* The index of state [machine, name] in these tables, AC_FSM_NONE when it has none. */
@@ -325,6 +365,7 @@ int ac_spec_facts_restore(ac_session *s, json_t *v, char *err, size_t errcap)
     f->turn_calls = (size_t)int_of(v, "turn_calls");
     f->tokens_in0 = int_of(v, "tokens_in0");
     f->tokens_out0 = int_of(v, "tokens_out0");
+    f->cost0 = json_number_value(json_object_get(v, "cost0"));
     f->state = state_named(s->e->t, json_object_get(v, "state")); /* another spec: none */
     f->entries = (uint32_t)int_of(v, "entries");
     f->state_ms = int_of(v, "state_ms");
@@ -433,8 +474,9 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     SLOT8(X, 0)                                                                                    \
     SLOT8(X, 1)                                                                                    \
     SLOT8(X, 2)                                                                                    \
-    SLOT8(X, 3) SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9)            \
-        SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
+    SLOT8(X, 3)                                                                                    \
+    SLOT8(X, 4) SLOT8(X, 5) SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10)           \
+        SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
 #define GUARD_FN(k)                                                                                \
     static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
     {                                                                                              \
@@ -579,6 +621,12 @@ static int bind_cond(ac_engine *e, ac_spec_rt *rt, const char *name, char *err, 
         c->str = quoted(rhs, &end);
         if (!c->str)
             goto bad;
+    } else if (*rhs >= '0' && *rhs <= '9' && ac_facts[f].type == AC_FT_USD) {
+        c->rhs = RHS_LIT;
+        char *stop;
+        c->usd = strtod(rhs, &stop);
+        if (*stop)
+            goto bad;
     } else if (*rhs >= '0' && *rhs <= '9') {
         c->rhs = RHS_LIT;
         size_t nd = strspn(rhs, "0123456789");
@@ -671,14 +719,18 @@ static int bind_after(ac_engine *e, ac_spec_rt *rt, uint16_t index, const char *
     return 0;
 }
 
+int ac_spec_rt_defines(int kind, const char *name)
+{
+    return kind == 0   ? (strchr(name, ' ') != NULL)
+           : kind == 1 ? (strchr(name, '(') != NULL ||
+                          strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
+                       : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
+}
+
 int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, char *err,
                     size_t errcap)
 {
-    int synth = kind == 0   ? (strchr(name, ' ') != NULL)
-                : kind == 1 ? (strchr(name, '(') != NULL ||
-                               strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0)
-                            : (strncmp(name, "after(", 6) == 0 && strchr(name, '@') != NULL);
-    if (!synth)
+    if (!ac_spec_rt_defines(kind, name))
         return 0;
     if (kind == 1 && strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0) {
         e->actions[index] = ac_decisions_apply; /* no argument: no slot */

@@ -16,6 +16,10 @@
 
 typedef struct ac_spec_rt ac_spec_rt;
 
+/* Whether the handler of `kind` (0 guard, 1 action, 2 effect) and name is one the spec
+ * compiler made, which ac_spec_rt_bind binds. */
+int ac_spec_rt_defines(int kind, const char *name);
+
 /* Binds handler `index` of `kind` (0 guard, 1 action, 2 effect) when its name
  * is one the spec compiler made (a comparison, an action with arguments, an
  * `after` timer): 1 bound, 0 not such a name, -1 error (err says why). */

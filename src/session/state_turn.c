@@ -166,9 +166,16 @@ static void prep_output(call_prep *c, const ac_tool *t, json_t *opath)
     int bad_root = 0;
     for (size_t i = 0; i < c->out.n; i++)
         bad_root |= c->out.paths[i].root != AC_REF_STATE;
+    int whole = 0; /* the whole State: only where the tool's own declaration allows it */
+    for (size_t i = 0; i < c->out.n; i++)
+        whole |= c->out.paths[i].n == 0;
     if (bad_root)
         set_bad(c, "invalid " OUTPUT_PATH " \"%.300s\": %s", s,
                 "only " AC_REF_DAGGER "state paths can be written");
+    else if (whole && !(t && t->out_decl))
+        set_bad(c, "invalid " OUTPUT_PATH " \"%.300s\": %s", s,
+                "the whole State (" AC_REF_DAGGER "state) is written only by a tool whose "
+                "parameters declare " OUTPUT_PATH);
     else if (c->out.op == AC_REF_OR && c->out.n != 2)
         set_bad(c, "invalid " OUTPUT_PATH " \"%.300s\": %s", s,
                 "\"A || B\" takes exactly two paths (success to A, failure to B)");
@@ -196,6 +203,23 @@ static void on_read(void *ud, const ac_ref_path *path)
                 break;
             }
     }
+}
+
+/* Calls that write overlapping paths run in their call order (each waits for the earlier
+ * ones), so the last call's write is the one that stays, whichever ends first. */
+static int order_writes(ac_turn_plan *p, size_t j)
+{
+    const call_prep *cj = &p->c[j];
+    for (size_t i = 0; i < j; i++) {
+        const call_prep *ci = &p->c[i];
+        int overlap = 0;
+        for (size_t a = 0; a < cj->out.n && !overlap; a++)
+            for (size_t b = 0; b < ci->out.n && !overlap; b++)
+                overlap = ac_ref_overlap(&cj->out.paths[a], &ci->out.paths[b]);
+        if (overlap && ac_callplan_wait(p->cp, j, i, 0) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* True when a string of v (any depth) begins with a dagger (a reference or an escape). */
@@ -300,6 +324,8 @@ ac_turn_plan *ac_turn_plan_new(ac_session *s, char *const *ids, size_t n)
         char why[64];
         if (p->c[j].args && !p->c[j].bad)
             (void)ac_ref_reads(p->c[j].args, on_read, &x, why, sizeof why);
+        if (!p->c[j].bad && order_writes(p, j) < 0)
+            x.oom = 1;
         if (x.oom) {
             ac_turn_plan_free(p);
             return NULL;

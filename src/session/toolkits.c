@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "session/tools_internal.h"
+#include "tools/ctxfilter.h"
 #include "util/toolname.h"
 
 struct ac_tk_engine {
@@ -349,58 +350,67 @@ void ac_toolkits_unknown(const ac_engine *e, const char *name, char *buf, size_t
 
 /* ---- enums from the context ---- */
 
-/* Appends the values at each path of paths in ctx to out, without duplicates
- * (seen: a set keyed by a type letter and the value). Returns how many paths
- * exist. */
-static size_t enum_values(const json_t *ctx, const json_t *paths, json_t *out)
+/* The values at each path of paths in ctx, concatenated (an array's
+ * elements, an object's keys, a scalar itself) into items. Returns how many
+ * paths exist. */
+static size_t enum_items(const json_t *ctx, const json_t *paths, json_t *items)
 {
-    json_t *seen = json_object();
     size_t found = 0, i;
     json_t *p;
-    if (!seen)
-        return 0;
     json_array_foreach(paths, i, p)
     {
         const json_t *v = ac_toolfile_context_at(ctx, json_string_value(p));
         if (!v)
             continue;
         found++;
-        json_t *one = NULL;
-        if (!json_is_array(v)) {
-            one = json_array();
-            if (json_is_object(v)) {
-                const char *k;
-                json_t *x;
-                json_object_foreach((json_t *)v, k, x) json_array_append_new(one, json_string(k));
-            } else {
-                json_array_append(one, (json_t *)v);
-            }
-            v = one;
+        if (json_is_array(v)) {
+            json_array_extend(items, (json_t *)v);
+        } else if (json_is_object(v)) {
+            const char *k;
+            json_t *x;
+            json_object_foreach((json_t *)v, k, x) json_array_append_new(items, json_string(k));
+        } else {
+            json_array_append(items, (json_t *)v);
         }
-        size_t j;
-        json_t *x;
-        json_array_foreach(v, j, x)
-        {
-            char key[512];
-            if (json_is_string(x)) {
-                if (json_string_length(x) > sizeof key - 3)
-                    continue;
-                snprintf(key, sizeof key, "s:%s", json_string_value(x));
-            } else if (json_is_number(x) || json_is_boolean(x)) {
-                char *txt = json_dumps(x, JSON_ENCODE_ANY);
-                snprintf(key, sizeof key, "n:%s", txt ? txt : "");
-                free(txt);
-            } else {
-                continue; /* objects, arrays and null are not enum values */
-            }
-            if (json_object_get(seen, key))
+    }
+    return found;
+}
+
+/* Appends the enum of parameter param of t in ctx to out: the values of its
+ * paths through its filters (tools/ctxfilter.h), scalars only, without
+ * duplicates (seen: a set keyed by a type letter and the value). Returns how
+ * many paths exist. */
+static size_t enum_values(const json_t *ctx, const ac_tool *t, const char *param, json_t *out)
+{
+    const json_t *paths = json_object_get(t->def->enum_from, param);
+    const json_t *chain = json_object_get(t->def->enum_filters, param);
+    json_t *seen = json_object(), *items = json_array(), *filtered = NULL;
+    size_t found = seen && items ? enum_items(ctx, paths, items) : 0, j;
+    if (chain && found)
+        filtered = ac_ctxfilter_apply(t->kit->filters, chain, items);
+    json_t *x;
+    json_array_foreach(filtered ? filtered : items, j, x)
+    {
+        char key[512];
+        if (json_is_string(x)) {
+            if (json_string_length(x) > sizeof key - 3)
                 continue;
-            json_object_set_new(seen, key, json_true());
-            json_array_append(out, x);
+            snprintf(key, sizeof key, "s:%s", json_string_value(x));
+        } else if (json_is_number(x) || json_is_boolean(x)) {
+            char *txt = json_dumps(x, JSON_ENCODE_ANY);
+            snprintf(key, sizeof key, "n:%s", txt ? txt : "");
+            free(txt);
+        } else {
+            continue; /* objects, arrays and null are not enum values */
         }
-        json_decref(one);
+        if (json_object_get(seen, key))
+            continue;
+        json_object_set_new(seen, key, json_true());
+        json_array_append(out, x);
     }
     json_decref(seen);
+    json_decref(items);
+    json_decref(filtered);
     return found;
 }
 
@@ -420,7 +430,7 @@ const char *ac_toolkits_check_args(const ac_tk_state *st, const ac_tool *t, cons
         json_t *vals = json_array();
         if (!vals)
             return NULL;
-        int found = enum_values(ctx, paths, vals) > 0, ok = !found;
+        int found = enum_values(ctx, t, param, vals) > 0, ok = !found;
         size_t i;
         json_t *v;
         json_array_foreach(vals, i, v) ok = ok || json_equal((json_t *)a, v);
@@ -547,7 +557,7 @@ int ac_toolkits_offer(void *session, const char *name, json_t **schema)
         json_t *vals = json_array();
         if (!vals)
             continue;
-        if (enum_values(kit_context(s->toolkits, t->kit->prefix), paths, vals) > 0) {
+        if (enum_values(kit_context(s->toolkits, t->kit->prefix), t, param, vals) > 0) {
             /* an array parameter takes the enum on its items */
             json_t *items = json_object_get(p, "items");
             if (json_is_object(items) && json_is_object(p) &&

@@ -12,6 +12,7 @@
 
 #include "session/session_int.h"
 #include "tools/schema.h"
+#include "tools/toolfile.h"
 
 enum tool_kind {
     TK_CALC,
@@ -45,6 +46,10 @@ struct ac_tool {
     char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
     int idempotent; /* may run again after a crash (src/store): the tool file says so, or (MCP)
                        the server's idempotentHint */
+
+    /* its result cache (tool_cache.h); ttl_ms 0: not cached */
+    ac_cache_decl cache;
+
     ac_tool_fn fn;
     void *ud;
     /* toolkits (toolkits.c): the engine index of the tool's toolkit + 1 (0: an independent

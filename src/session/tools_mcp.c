@@ -14,6 +14,7 @@
  * When the server says its list changed, the engine's tools are updated:
  * new tools are added, changed ones replaced, dropped ones fail when called.
  */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,31 @@ static void set_schema(ac_tool *t, const ac_mcp_tool *mt)
     t->parameters = json_incref(mt->input_schema);
 }
 
+/* The server's "cache" patterns: the first that matches the tool's name applies when the
+ * server marks the tool read-only (readOnlyHint), which also makes it idempotent; a match on
+ * a tool that is not read-only is refused, said on stderr, and the tool runs uncached. */
+static void apply_cache(ac_tool *t, const ac_mcp_config *cfg, const ac_mcp_tool *mt)
+{
+    const char *glob;
+    json_t *d;
+    char why[300];
+    memset(&t->cache, 0, sizeof t->cache);
+    json_object_foreach(cfg->cache_tools, glob, d)
+    {
+        if (fnmatch(glob, mt->name, 0) != 0)
+            continue;
+        if (!mt->read_only_hint)
+            fprintf(stderr,
+                    "agentc: MCP server '%s': tool '%.100s' matches \"cache\" pattern "
+                    "\"%.100s\" but the server does not mark it read-only (readOnlyHint): it "
+                    "is not cached\n",
+                    cfg->name, mt->name, glob);
+        else if (ac_toolfile_parse_cache(d, &t->cache, why, sizeof why) == 0)
+            t->idempotent = 1;
+        return;
+    }
+}
+
 static int add_or_update(ac_engine *e, ac_mcp_server *srv, const ac_mcp_tool *mt, char *err,
                          size_t errcap)
 {
@@ -109,6 +135,7 @@ static int add_or_update(ac_engine *e, ac_mcp_server *srv, const ac_mcp_tool *mt
     t->mcp_gone = 0;
     t->timeout_ms = cfg->timeout_ms;
     t->idempotent = cfg->idempotent >= 0 ? cfg->idempotent : mt->idempotent_hint;
+    apply_cache(t, cfg, mt);
     return 0;
 }
 

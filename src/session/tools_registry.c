@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/tool_cache.h"
 #include "session/toolkits.h"
 #include "session/tools_internal.h"
 #include "util/grow.h"
@@ -49,6 +50,8 @@ void ac_tools_free_all(ac_engine *e)
     e->tools = NULL;
     e->n_tools = e->cap_tools = 0;
     ac_toolkits_engine_free(e);
+    ac_tool_cache_free(e->tool_cache);
+    e->tool_cache = NULL;
 }
 
 const ac_tool *ac_tools_find(const ac_engine *e, const char *name)
@@ -232,6 +235,7 @@ static int add_tools(ac_engine *e, const char *spec, const char *text, char *err
         t->timeout_ms = d->timeout_ms;
         t->max_output = d->max_output;
         t->idempotent = d->idempotent;
+        t->cache = d->cache;
         int oom =
             !t->argv || strv_copy(d->env, &t->env) || strv_copy(d->inherit_env, &t->inherit_env);
         for (size_t k = 0; !oom && k < d->argc; k++)

@@ -20,7 +20,10 @@
 
 #include "io/proc.h"
 #include "mcp/mcp.h"
+#include "obs/metrics_int.h"
+#include "obs/obs.h"
 #include "session/decisions.h"
+#include "session/tool_cache.h"
 #include "session/toolkits.h"
 #include "session/tools_internal.h"
 #include "tools/calculator.h"
@@ -41,11 +44,13 @@ typedef struct slot {
     int64_t started_ms;
     int ok;
     char *content;
-    int state;     /* 0 waiting, 1 running, 2 done */
-    int recording; /* its record waits for the store's commit (hook tool_started) */
-    char *prefail; /* meanwhile: the plan's reason not to run it */
-    uint16_t ev;   /* event to post (internal tools); 0: tool.completed */
-    json_t *extra; /* more payload fields for that event, or NULL */
+    int state;         /* 0 waiting, 1 running, 2 done */
+    int recording;     /* its record waits for the store's commit (hook tool_started) */
+    char *prefail;     /* meanwhile: the plan's reason not to run it */
+    uint16_t ev;       /* event to post (internal tools); 0: tool.completed */
+    json_t *extra;     /* more payload fields for that event, or NULL */
+    char *cache_key;   /* a cached tool's call: its key (tool_cache.h), or NULL */
+    char *cached_from; /* answered from the cache: the id of the call the result came from */
     struct ac_tool_run *run;
     size_t index;           /* in the model's order */
     struct ac_subcall *sub; /* TK_AGENT: the child session's call (subagent.c) */
@@ -79,6 +84,40 @@ static char *edit_noted(const ac_session *s, const char *id, const char *content
     return ac_buf_take(&b, NULL);
 }
 
+/* ---- the result cache (tool_cache.h) ---- */
+
+/* The cache of t's scope for s, made when first needed (NULL: out of memory). */
+static ac_tool_cache *cache_of(ac_session *s, const ac_tool *t)
+{
+    ac_tool_cache **c = t->cache.scope == AC_CACHE_DECL_ENGINE ? &s->e->tool_cache : &s->tool_cache;
+    if (!*c)
+        *c = ac_tool_cache_new();
+    return *c;
+}
+
+static void cache_count(const ac_session *s, int metric, const ac_tool *t, size_t n)
+{
+    const char *l[] = {t->name};
+    if (s->e->obs && n)
+        ac_metrics_add(s->e->obs->metrics, metric, l, (double)n);
+}
+
+/* The result of a successful call of a cached tool is kept (raw: as the tool gave it, before
+ * a toolkit's reading), and a hit's payload names the call it came from. */
+static void cache_finish(ac_tool_run *r, slot *sl, int ok, const char *raw, json_t *d)
+{
+    ac_session *s = r->s;
+    if (sl->cached_from) {
+        json_object_set_new(d, "cached", json_true());
+        json_object_set_new(d, "cached_from", json_string(sl->cached_from));
+    } else if (ok && raw && sl->cache_key) {
+        size_t evicted =
+            ac_tool_cache_put(cache_of(s, sl->tool), sl->tool->name, sl->cache_key, raw, sl->id,
+                              &sl->tool->cache, ac_loop_now_ms(s->e->loop));
+        cache_count(s, AC_M_TOOL_CACHE_EVICTIONS, sl->tool, evicted);
+    }
+}
+
 /* A call finished: queue its result, then start the next waiting one. The
  * session applies the result after this callback returns, so the runner is
  * never stopped under our feet. */
@@ -90,7 +129,9 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     sl->timer = 0;
     r->running--;
     json_t *delta = NULL;
-    char *own = NULL;
+    char *own = NULL, *raw = NULL;
+    if (sl->cache_key && !sl->cached_from && ok)
+        raw = ac_utf8_repair(content, len, AC_UTF8_REPLACE_NUL, NULL);
     if (sl->tool && sl->tool->kit1 && ok) {
         /* a toolkit's call: its changes apply at once, for the next call of the toolkit */
         if ((own = malloc(len + 1))) {
@@ -130,6 +171,9 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
         json_object_update(d, sl->extra);
     if (d && delta)
         json_object_set(d, "toolkit", delta);
+    if (d)
+        cache_finish(r, sl, ok, raw, d);
+    free(raw);
     json_decref(delta);
     json_decref(sl->extra);
     sl->extra = NULL;
@@ -356,6 +400,8 @@ static void run_load(call_in *c)
 /* An MCP call: to srv, the server's name tool (mcp_done ends it). */
 static void mcp_start(call_in *c, struct ac_mcp_server *srv, const char *tool, int64_t timeout)
 {
+    char tp[64]; /* a traced session's trace context, sent by an HTTP server's transport */
+    ac_mcp_server_set_traceparent(srv, ac_session_traceparent(c->r->s, tp, sizeof tp) ? tp : NULL);
     c->sl->mcp = ac_mcp_call_tool(srv, tool, c->args, timeout, mcp_done, mcp_progress, c->sl);
     if (!c->sl->mcp)
         complete_later(c->r, c->sl, 0, "out of memory");
@@ -581,6 +627,27 @@ static void run_unknown(ac_tool_run *r, slot *sl, const char *name, const char *
     json_decref(args);
 }
 
+/* A cached tool's call: answered from the cache when its key has a fresh result (1); else
+ * its key stays with the call, for finish() to keep a success under (0). */
+static int cache_answer(ac_tool_run *r, slot *sl, const ac_tool *t, const json_t *args,
+                        const char *context)
+{
+    if (t->cache.ttl_ms <= 0)
+        return 0;
+    ac_session *s = r->s;
+    const char *content, *src;
+    sl->cache_key = ac_tool_cache_key(t->name, args, context);
+    if (ac_tool_cache_get(cache_of(s, t), sl->cache_key, ac_loop_now_ms(s->e->loop), &content,
+                          &src) &&
+        (sl->cached_from = strdup(src))) {
+        cache_count(s, AC_M_TOOL_CACHE_HITS, t, 1);
+        complete_later(r, sl, 1, content);
+        return 1;
+    }
+    cache_count(s, AC_M_TOOL_CACHE_MISSES, t, 1);
+    return 0;
+}
+
 static void run_call(ac_tool_run *r, slot *sl, const char *prefail)
 {
     ac_session *s = r->s;
@@ -617,8 +684,10 @@ static void run_call(ac_tool_run *r, slot *sl, const char *prefail)
         complete_later(r, sl, 0, msg);
     } else {
         call_in in = {r, sl, t, args, argstr, ac_toolkits_context_text(r->work, t)};
-        sl->ops = &kind_ops[t->kind];
-        sl->ops->run(&in);
+        if (!cache_answer(r, sl, t, args, in.context)) {
+            sl->ops = &kind_ops[t->kind];
+            sl->ops->run(&in);
+        }
         free(in.context);
     }
     json_decref(args);
@@ -631,6 +700,8 @@ static void run_free(ac_tool_run *r)
         free(r->slots[i].id);
         free(r->slots[i].content);
         free(r->slots[i].prefail);
+        free(r->slots[i].cache_key);
+        free(r->slots[i].cached_from);
         json_decref(r->slots[i].extra);
     }
     free(r->slots);

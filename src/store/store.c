@@ -80,7 +80,7 @@ ac_store *ac_store_open(const char *path, const ac_store_options *opt, ac_error 
         path = def;
     }
     int pg = ac_store_is_pg_uri(path);
-    if (!pg && make_parent(path) != 0) {
+    if (!pg && !(opt && opt->read_only) && make_parent(path) != 0) {
         ac_store_err(err, AC_EIO, "cannot create the directory of store '%s': %s", path,
                      strerror(errno));
         return NULL;

@@ -1213,6 +1213,13 @@ static int check_kind(sq_store *s, const char *path, ac_error *err)
     long long app = pragma_int(s->db, "PRAGMA application_id");
     long long ver = pragma_int(s->db, "PRAGMA user_version");
     long long tables = pragma_int(s->db, "SELECT count(*) FROM sqlite_master");
+    if ((app < 0 || ver < 0 || tables < 0) && (sqlite3_errcode(s->db) & 0xff) == SQLITE_READONLY) {
+        ac_store_err(err, AC_EIO,
+                     "store '%s' cannot be written by this user (%s): it is read-only here; "
+                     "`agentc sessions list`, `show` and `export` read it as it is",
+                     path, sqlite3_errmsg(s->db));
+        return AC_EIO;
+    }
     if (app < 0 || ver < 0 || tables < 0) {
         ac_store_err(err, AC_EIO,
                      "store '%s' is not an agentc store: the file is corrupt or not an SQLite "
@@ -1236,12 +1243,76 @@ static int check_kind(sq_store *s, const char *path, ac_error *err)
     return AC_OK;
 }
 
+/* The file at path opened as immutable ("file:PATH?immutable=1", the path %-escaped): how
+ * SQLite reads a WAL database it may not write beside (no -shm can be made there). */
+static int open_immutable(sq_store *s, const char *path)
+{
+    size_t n = strlen(path);
+    char *uri = malloc(3 * n + 32), *p = uri;
+    if (!uri)
+        return SQLITE_NOMEM;
+    p += sprintf(p, "file:");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)path[i];
+        if (ch == '%' || ch == '?' || ch == '#' || ch < 0x20 || ch > 0x7e)
+            p += sprintf(p, "%%%02X", ch);
+        else
+            *p++ = (char)ch;
+    }
+    sprintf(p, "?immutable=1");
+    int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    return rc;
+}
+
+/* A store opened to be read only: nothing written (no WAL switch, migration or lock), the
+ * schema this agentc reads. Where SQLite cannot read it so (a WAL database in a directory this
+ * user may not write: no -shm), it is read as immutable: what its file holds, without what
+ * a writer running now has not checkpointed yet. AC_OK, or the error with s closed. */
+static int open_read_only(sq_store *s, const char *path, ac_error *err)
+{
+    int rc = open_db(s, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW);
+    if (rc == SQLITE_OK && pragma_int(s->db, "PRAGMA application_id") < 0 &&
+        (sqlite3_errcode(s->db) & 0xff) == SQLITE_READONLY) {
+        sqlite3_close(s->db);
+        s->db = NULL;
+        rc = open_immutable(s, path);
+    }
+    if (rc != SQLITE_OK) {
+        ac_store_err(err, AC_EIO, "cannot open store '%s' to read it: %s", path,
+                     s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        sq_close(&s->base);
+        return AC_EIO;
+    }
+    sqlite3_busy_timeout(s->db, 5000);
+    sqlite3_extended_result_codes(s->db, 1);
+    rc = check_kind(s, path, err);
+    if (rc == AC_OK && pragma_int(s->db, "PRAGMA user_version") != SCHEMA_VERSION) {
+        ac_store_err(err, AC_EIO,
+                     "store '%s' has an older schema: open it once with write access (any "
+                     "command but sessions list, show and export) to bring it up to date",
+                     path);
+        rc = AC_EIO;
+    }
+    if (rc != AC_OK) {
+        sq_close(&s->base);
+        return rc;
+    }
+    /* no lock taken, but the holders' locks are read: a lease whose holder is gone is shown
+     * as such (a crashed run's session is stopped, not in use) */
+    char lp[4200];
+    snprintf(lp, sizeof lp, "%s-holders", path);
+    s->lockfd = open(lp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    return AC_OK;
+}
+
 int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const char *holder,
                          ac_store **out, ac_error *err)
 {
     *out = NULL;
     int mem = !strcmp(path, ":memory:"); /* no file: this process's memory */
-    if (create_file(path, mem, err) != AC_OK)
+    int ro = opt && opt->read_only && !mem;
+    if (!ro && create_file(path, mem, err) != AC_OK)
         return AC_EIO;
     sq_store *s = calloc(1, sizeof *s);
     if (!s || !(s->base.path = strdup(path))) {
@@ -1253,6 +1324,12 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
     s->lockfd = -1;
     snprintf(s->base.holder, sizeof s->base.holder, "%s", holder);
     ac_store *st = &s->base;
+    if (ro) {
+        if (open_read_only(s, path, err) != AC_OK)
+            return AC_EIO;
+        *out = st;
+        return AC_OK;
+    }
     /* in memory: this connection is the only one and one thread uses it, no locks needed */
     int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | (mem ? SQLITE_OPEN_NOMUTEX : 0);
     if (open_db(s, path, oflags) != SQLITE_OK) {

@@ -427,7 +427,9 @@ int ac_ref_overlap(const ac_ref_path *a, const ac_ref_path *b)
     return 1;
 }
 
-int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *err, size_t errcap)
+/* ac_ref_resolve with *left: the bytes the values of its references may still take. */
+static int resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *err, size_t errcap,
+                   size_t *left)
 {
     *out = NULL;
     if (json_is_string(v)) {
@@ -452,6 +454,13 @@ int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *
             ac_ref_expr_free(&e);
             if (!got)
                 return -1;
+            /* a value is shared here but written out once per use (the tool's input): a
+             * few bytes of arguments must not expand without bound */
+            size_t bytes = json_dumpb(got, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+            if (bytes > *left)
+                return perr(err, errcap, "the references expand to more than %zu bytes (the limit)",
+                            (size_t)AC_REF_MAX_RESOLVED);
+            *left -= bytes;
             *out = json_incref(got);
         }
         return 0;
@@ -465,7 +474,7 @@ int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *
         json_object_foreach(v, k, x)
         {
             json_t *r;
-            if (ac_ref_resolve(x, state, input, &r, err, errcap) < 0 ||
+            if (resolve(x, state, input, &r, err, errcap, left) < 0 ||
                 json_object_set_new(o, k, r) < 0) {
                 json_decref(o);
                 return -1;
@@ -483,7 +492,7 @@ int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *
         json_array_foreach(v, i, x)
         {
             json_t *r;
-            if (ac_ref_resolve(x, state, input, &r, err, errcap) < 0 ||
+            if (resolve(x, state, input, &r, err, errcap, left) < 0 ||
                 json_array_append_new(a, r) < 0) {
                 json_decref(a);
                 return -1;
@@ -494,6 +503,12 @@ int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *
     }
     *out = json_incref(v);
     return 0;
+}
+
+int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *err, size_t errcap)
+{
+    size_t left = AC_REF_MAX_RESOLVED;
+    return resolve(v, state, input, out, err, errcap, &left);
 }
 
 int ac_ref_reads(json_t *v, void (*fn)(void *ud, const ac_ref_path *p), void *ud, char *err,

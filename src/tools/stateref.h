@@ -29,6 +29,9 @@
 #define AC_REF_MAX_OPERANDS 16
 #define AC_REF_MAX_STEPS 64
 #define AC_REF_MAX_TEXT 4096
+/* The most bytes the values of one call's references may take, written out (each use
+ * counted): past it the call fails. */
+#define AC_REF_MAX_RESOLVED ((size_t)16 << 20)
 
 enum ac_ref_root { AC_REF_STATE = 0, AC_REF_INPUT = 1 };
 enum ac_ref_op { AC_REF_ONE = 0, AC_REF_OR = 1, AC_REF_AND = 2 };
@@ -84,7 +87,9 @@ int ac_ref_overlap(const ac_ref_path *a, const ac_ref_path *b);
  * depth) by its value, and every escaped one by its literal. *out is a new
  * reference (values taken from state and input are shared, not copied).
  * 0, or -1 with the first failure in err ("unresolved reference †state.x",
- * "invalid reference ..."). */
+ * "invalid reference ...", "the references expand to more than 16777216 bytes
+ * (the limit)": their values written out, each use counted, over
+ * AC_REF_MAX_RESOLVED). */
 int ac_ref_resolve(json_t *v, json_t *state, json_t *input, json_t **out, char *err, size_t errcap);
 
 /* Calls fn for every State path that v reads (expression strings, any depth).

@@ -136,9 +136,9 @@ const ac_toolfile_tool *ac_toolfile_find(const ac_toolfile *tf, const char *name
 /* Every key of the entry is one a tool (in_toolkit: a toolkit's tool) may have. */
 static int tf_check_keys(tf_ctx *c, const json_t *e, int in_toolkit)
 {
-    static const char *const keys[] = {"name",       "description", "parameters",
-                                       "command",    "timeout",     "max_output",
-                                       "idempotent", "env",         "inherit_env"};
+    static const char *const keys[] = {"name",        "description", "parameters", "command",
+                                       "timeout",     "max_output",  "idempotent", "env",
+                                       "inherit_env", "cache"};
     static const char *const tk_keys[] = {"required_states", "forbidden_states", "enables_states",
                                           "disables_states", "required_context", "updates_context",
                                           "callback"};
@@ -243,7 +243,8 @@ static int tf_parse_parameters(tf_ctx *c, const json_t *e, ac_toolfile_tool *d, 
     if (!d->parameters)
         return tf_fail(c, "out of memory");
     char why[320];
-    if (in_toolkit && ac_toolfile__take_enum_from(d->parameters, &d->enum_from, why, sizeof why))
+    if (in_toolkit && ac_toolfile__take_enum_from(d->parameters, &d->enum_from, &d->enum_filters,
+                                                  why, sizeof why))
         return tf_fail(c, "%s", why);
     d->schema = ac_schema_compile(d->parameters, why, sizeof why);
     if (!d->schema)
@@ -276,6 +277,50 @@ static int tf_parse_limits(tf_ctx *c, const json_t *e, ac_toolfile_tool *d)
     if (idem && !json_is_boolean(idem))
         return tf_fail(c, "\"idempotent\" must be true or false");
     d->idempotent = idem ? json_is_true(idem) : 0;
+    const json_t *cache = json_object_get(e, "cache");
+    char why[300];
+    if (cache && ac_toolfile_parse_cache(cache, &d->cache, why, sizeof why) < 0)
+        return tf_fail(c, "\"cache\": %s", why);
+    if (cache && !d->idempotent)
+        return tf_fail(c, "\"cache\" needs \"idempotent\": true (a cached result stands for a "
+                          "call that does not run)");
+    return 0;
+}
+
+int ac_toolfile_parse_cache(const json_t *j, ac_cache_decl *out, char *why, size_t whycap)
+{
+    memset(out, 0, sizeof *out);
+    if (!json_is_object(j)) {
+        snprintf(why, whycap, "must be an object {\"ttl\", \"scope\", \"max_entries\"}");
+        return -1;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)j, k,
+                        v) if (strcmp(k, "ttl") && strcmp(k, "scope") && strcmp(k, "max_entries"))
+    {
+        snprintf(why, whycap, "unknown key \"%.64s\" (ttl, scope, max_entries)", k);
+        return -1;
+    }
+    const json_t *ttl = json_object_get(j, "ttl"), *scope = json_object_get(j, "scope"),
+                 *max = json_object_get(j, "max_entries");
+    const char *ts = ttl ? json_string_value(ttl) : AC_CACHE_DEFAULT_TTL;
+    if (!ts || ac_parse_duration_ms(ts, &out->ttl_ms) < 0 || out->ttl_ms <= 0) {
+        snprintf(why, whycap, "\"ttl\" must be a positive duration such as \"10m\"");
+        return -1;
+    }
+    const char *sc = scope ? json_string_value(scope) : "session";
+    if (!sc || (strcmp(sc, "session") && strcmp(sc, "engine"))) {
+        snprintf(why, whycap, "\"scope\" must be \"session\" or \"engine\"");
+        return -1;
+    }
+    out->scope = strcmp(sc, "engine") ? AC_CACHE_DECL_SESSION : AC_CACHE_DECL_ENGINE;
+    if (max && (!json_is_integer(max) || json_integer_value(max) < 1 ||
+                json_integer_value(max) > 1000000)) {
+        snprintf(why, whycap, "\"max_entries\" must be an integer from 1 to 1000000");
+        return -1;
+    }
+    out->max_entries = max ? (size_t)json_integer_value(max) : AC_CACHE_DEFAULT_MAX;
     return 0;
 }
 

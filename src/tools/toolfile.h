@@ -9,6 +9,9 @@
  *               "max_output": "1MB",                 default "1MB" (B/KB/MB/GB = 1000-based,
  *                                                               KiB/MiB/GiB = 1024-based)
  *               "idempotent": true,                  default false
+ *               "cache": {"ttl": "10m",              optional, needs "idempotent": true:
+ *                         "scope": "session",        a result cache (ac_cache_decl below)
+ *                         "max_entries": 100},
  *               "env": {"NAME": "value"},            default {}: variables set for the tool
  *               "inherit_env": ["PATH", "LC_*"]}]}   default PATH HOME USER LOGNAME LANG
  *                                                    LC_* TZ TMPDIR: the variables of the
@@ -41,6 +44,22 @@
 
 #include "tools/schema.h"
 
+/* A tool's result cache: a successful result stands for later calls with the same key
+ * (name, canonical arguments, toolkit context) for ttl_ms. */
+enum { AC_CACHE_DECL_SESSION, AC_CACHE_DECL_ENGINE };
+typedef struct ac_cache_decl {
+    long long ttl_ms;   /* 0: no cache */
+    int scope;          /* AC_CACHE_DECL_SESSION or AC_CACHE_DECL_ENGINE */
+    size_t max_entries; /* per tool and scope; the oldest used goes first */
+} ac_cache_decl;
+
+#define AC_CACHE_DEFAULT_TTL "5m"
+#define AC_CACHE_DEFAULT_MAX 100
+
+/* Parses {"ttl": "10m", "scope": "session" | "engine", "max_entries": N} (each
+ * optional: "5m", "session", 100) into *out. 0, or -1 with the reason. */
+int ac_toolfile_parse_cache(const json_t *j, ac_cache_decl *out, char *why, size_t whycap);
+
 /* One tool. Every pointer is owned by the ac_toolfile that holds it. */
 typedef struct ac_toolfile_tool {
     char *name, *description;
@@ -51,8 +70,9 @@ typedef struct ac_toolfile_tool {
     long long timeout_ms;
     size_t max_output; /* bytes */
     int idempotent;
-    char **env;         /* "NAME=value" strings, NULL-terminated; NULL: no "env" key */
-    char **inherit_env; /* names and PREFIX* patterns, NULL-terminated; NULL: the default */
+    ac_cache_decl cache; /* "cache" (ttl_ms 0: none) */
+    char **env;          /* "NAME=value" strings, NULL-terminated; NULL: no "env" key */
+    char **inherit_env;  /* names and PREFIX* patterns, NULL-terminated; NULL: the default */
     /* toolkits (toolkit_file.c): the index of the tool's toolkit in the file, -1 for an
      * independent tool; name is then "prefix::tool" and local its own part */
     int toolkit;
@@ -60,18 +80,21 @@ typedef struct ac_toolfile_tool {
     char **required_states, **forbidden_states, **enables_states, **disables_states,
         **required_context; /* NULL-terminated; NULL outside toolkits */
     int updates_context;
-    int callback;       /* no "command": bound to a C callback of the same name */
-    json_t *enum_from;  /* {"param": ["path", ...]} from "x-enum-from", or NULL */
+    int callback;         /* no "command": bound to a C callback of the same name */
+    json_t *enum_from;    /* {"param": ["path", ...]} from "x-enum-from", or NULL */
+    json_t *enum_filters; /* {"param": ["filter", ...]} for the params that chain filters,
+                           * or NULL (tools/ctxfilter.h) */
 } ac_toolfile_tool;
 
 /* One toolkit: tools sharing a prefix, state flags and a context. */
 typedef struct ac_toolfile_toolkit {
     char *prefix;
-    char **initial_states; /* NULL-terminated */
-    char **states;         /* "states" if declared, else NULL (see toolkit_file.c) */
-    json_t *context;       /* the initial context, an object */
+    char **initial_states;  /* NULL-terminated */
+    char **states;          /* "states" if declared, else NULL (see toolkit_file.c) */
+    json_t *context;        /* the initial context, an object */
     json_t *context_schema; /* or NULL */
     ac_schema *ctx_schema;  /* compiled context_schema, or NULL */
+    json_t *filters;        /* "filters": {"name": {steps}} (tools/ctxfilter.h), never NULL */
 } ac_toolfile_toolkit;
 
 /* The variables a tool inherits when its entry has no "inherit_env". */
@@ -113,6 +136,7 @@ void ac_toolfile_free(ac_toolfile *tf);
  *                  "states": ["a", "b"],              optional: every state the toolkit has
  *                  "context": {...},                  default {}: the initial context
  *                  "context_schema": {JSON Schema},   optional: checks every context update
+ *                  "filters": {"name": {...}},        optional: context filters (ctxfilter.h)
  *                  "tools": [{...a tool as above, named without the prefix, and:
  *                     "required_states": [], "forbidden_states": [],
  *                     "enables_states": [], "disables_states": [],
@@ -121,15 +145,18 @@ void ac_toolfile_free(ac_toolfile *tf);
  *                     "callback": true               instead of "command": a C callback
  *                  }]}]}                              registered under "prefix::tool"
  * A parameter's "x-enum-from": "key" or ["key", "a.b"] takes its enum from the
- * live context (see session/toolkits.c). */
+ * live context (see session/toolkits.c); {"path": "key" or [...], "filters":
+ * ["name", ...]} passes the values through the toolkit's filters first. */
 
 /* Parses one tool entry (toolfile.c). in_toolkit: the toolkit keys are allowed
  * (the caller reads them) and "callback": true may replace "command". */
 int ac_toolfile__parse_tool(const char *path, const char *label, const json_t *e, int in_toolkit,
                             ac_toolfile_tool *d, char *err, size_t errcap);
 /* Takes every "x-enum-from" out of params' properties into *out ({"param":
- * ["path", ...]}, NULL when none). 0, or -1 with a reason. */
-int ac_toolfile__take_enum_from(json_t *params, json_t **out, char *why, size_t whycap);
+ * ["path", ...]}, NULL when none) and the filter chains into *filters
+ * ({"param": ["name", ...]}, NULL when none). 0, or -1 with a reason. */
+int ac_toolfile__take_enum_from(json_t *params, json_t **out, json_t **filters, char *why,
+                                size_t whycap);
 /* Parses the "toolkits" array into tf (tools appended to tf->tools). 0 or -1. */
 int ac_toolfile__parse_toolkits(const json_t *arr, ac_toolfile *tf, const char *path, char *err,
                                 size_t errcap);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/ctxfilter.h"
 #include "tools/toolfile.h"
 #include "util/buf.h"
 
@@ -89,6 +90,66 @@ static int key_known(const ac_toolfile *tf, size_t ki, const char *path)
         if (tf->tools[i].toolkit == (int)ki && tf->tools[i].updates_context)
             return 1;
     return 0;
+}
+
+/* The schema of the values the enum path ps lists (an array's items, an
+ * object's keys, a scalar itself), from the context schema or else from the
+ * initial context; a new reference, NULL when unknown. */
+static json_t *enum_items(const ac_toolfile_toolkit *k, const char *ps)
+{
+    json_t *c = k->context_schema ? json_incref((json_t *)schema_at(k->context_schema, ps))
+                                  : ac_ctxfilter_shape(ac_toolfile_context_at(k->context, ps));
+    if (k->context_schema ? !c : !ac_toolfile_context_at(k->context, ps)) {
+        json_decref(c);
+        return NULL;
+    }
+    const char *type = json_string_value(json_object_get(c, "type"));
+    json_t *out = NULL;
+    if (type && !strcmp(type, "array"))
+        out = json_incref(json_object_get(c, "items"));
+    else if (type && !strcmp(type, "object"))
+        out = json_pack("{s:s}", "type", "string");
+    else
+        out = json_incref(c);
+    json_decref(c);
+    return out;
+}
+
+/* The kind of value parameter param of t takes in an enum (its type, its items' for an
+ * array): "number" for integer and number, "boolean", else "string". */
+static const char *enum_kind(const ac_toolfile_tool *t, const char *param)
+{
+    const json_t *p = json_object_get(json_object_get(t->parameters, "properties"), param);
+    const char *type = json_string_value(json_object_get(p, "type"));
+    if (type && !strcmp(type, "array"))
+        type = json_string_value(json_object_get(json_object_get(p, "items"), "type"));
+    if (type && (!strcmp(type, "integer") || !strcmp(type, "number")))
+        return "number";
+    return type && !strcmp(type, "boolean") ? "boolean" : "string";
+}
+
+/* The filters a parameter chains, typed over each of its paths. */
+static size_t check_filters(const ac_toolfile_toolkit *k, const ac_toolfile_tool *t,
+                            const char *param, const json_t *paths, ac_toolfile_report_fn fn,
+                            void *ud)
+{
+    const json_t *chain = json_object_get(t->enum_filters, param);
+    size_t problems = 0, j;
+    json_t *p;
+    if (!chain)
+        return 0;
+    json_array_foreach(paths, j, p)
+    {
+        char who[400];
+        snprintf(who, sizeof who, "%s: parameter \"%s\" (from \"%s\")", t->name, param,
+                 json_string_value(p));
+        json_t *items = enum_items(k, json_string_value(p));
+        if (items)
+            problems += ac_ctxfilter_check_chain(k->filters, chain, items, enum_kind(t, param), who,
+                                                 fn, ud);
+        json_decref(items);
+    }
+    return problems;
 }
 
 /* Is state s declared or set by someone (initial, enables, disables)? */
@@ -177,6 +238,7 @@ size_t ac_toolfile_check_refs(const ac_toolfile *tf, ac_toolfile_report_fn fn, v
                         problems++;
                     }
                 }
+                problems += check_filters(k, t, param, paths, fn, ud);
             }
         }
     }

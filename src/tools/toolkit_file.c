@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/ctxfilter.h"
 #include "tools/toolfile.h"
 #include "util/toolname.h"
 
@@ -27,6 +28,7 @@ void ac_toolfile__free_tool_parts(ac_toolfile_tool *d)
     strv_free(d->disables_states);
     strv_free(d->required_context);
     json_decref(d->enum_from);
+    json_decref(d->enum_filters);
 }
 
 void ac_toolfile__free_toolkit(ac_toolfile_toolkit *k)
@@ -37,6 +39,7 @@ void ac_toolfile__free_toolkit(ac_toolfile_toolkit *k)
     json_decref(k->context);
     json_decref(k->context_schema);
     ac_schema_free(k->ctx_schema);
+    json_decref(k->filters);
 }
 
 static int fail(char *err, size_t errcap, const char *path, const char *label, const char *fmt, ...)
@@ -91,20 +94,73 @@ static int names(const json_t *o, const char *key, char ***out, const char *path
     return 0;
 }
 
-/* A dotted context path: words separated by single dots. */
-static int path_ok(const char *s)
+/* One "x-enum-from": a path, a list of paths, or {"path": either, "filters": [names]};
+ * the paths into *paths and the names into *chain (NULL when none). */
+static int enum_source(const char *pname, const json_t *ef, json_t **paths, json_t **chain,
+                       char *why, size_t whycap)
 {
-    if (!*s || strlen(s) > 256 || s[0] == '.' || s[strlen(s) - 1] == '.' || strstr(s, ".."))
-        return 0;
-    for (const char *p = s; *p; p++)
-        if (*p <= ' ' || *p > '~' || *p == '"' || *p == '\\')
-            return 0;
-    return 1;
+    *chain = NULL;
+    const json_t *src = ef;
+    if (json_is_object(ef)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)ef, k, v) if (strcmp(k, "path") && strcmp(k, "filters"))
+        {
+            snprintf(why, whycap,
+                     "parameter \"%.64s\": \"x-enum-from\": unknown key \"%.64s\" "
+                     "(path, filters)",
+                     pname, k);
+            return -1;
+        }
+        src = json_object_get(ef, "path");
+        const json_t *f = json_object_get(ef, "filters");
+        size_t i;
+        json_t *v2;
+        int names_ok = json_is_array(f) && json_array_size(f) > 0;
+        json_array_foreach(f, i, v2) names_ok = names_ok && json_is_string(v2);
+        if (f && !names_ok) {
+            snprintf(why, whycap,
+                     "parameter \"%.64s\": \"x-enum-from\": \"filters\" must be a non-empty "
+                     "list of filter names",
+                     pname);
+            return -1;
+        }
+        *chain = f ? json_deep_copy(f) : NULL;
+    }
+    if (!(*paths = json_array())) {
+        snprintf(why, whycap, "out of memory");
+        return -1;
+    }
+    if (json_is_string(src)) {
+        json_array_append(*paths, (json_t *)src);
+    } else if (json_is_array(src) && json_array_size(src) > 0) {
+        json_array_extend(*paths, (json_t *)src);
+    } else {
+        snprintf(why, whycap,
+                 "parameter \"%.64s\": \"x-enum-from\" must be a context path, a non-empty list "
+                 "of them, or {\"path\": ..., \"filters\": [...]}",
+                 pname);
+        return -1;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(*paths, i, v)
+    {
+        if (json_is_string(v) && ac_ctxfilter_path_ok(json_string_value(v), 0))
+            continue;
+        snprintf(why, whycap,
+                 "parameter \"%.64s\": \"x-enum-from\" paths are context keys, dotted for "
+                 "nested objects (\"a.b\")",
+                 pname);
+        return -1;
+    }
+    return 0;
 }
 
-int ac_toolfile__take_enum_from(json_t *params, json_t **out, char *why, size_t whycap)
+int ac_toolfile__take_enum_from(json_t *params, json_t **out, json_t **filters, char *why,
+                                size_t whycap)
 {
-    *out = NULL;
+    *out = *filters = NULL;
     json_t *props = json_object_get(params, "properties");
     if (!json_is_object(props))
         return 0;
@@ -112,55 +168,55 @@ int ac_toolfile__take_enum_from(json_t *params, json_t **out, char *why, size_t 
     json_t *p;
     json_object_foreach(props, pname, p)
     {
-        json_t *ef = json_object_get(p, "x-enum-from");
+        json_t *ef = json_object_get(p, "x-enum-from"), *list = NULL, *chain = NULL;
         if (!ef)
             continue;
-        json_t *list = json_array();
-        if (!list) {
-            snprintf(why, whycap, "out of memory");
-            return -1;
-        }
-        if (json_is_string(ef)) {
-            json_array_append(list, ef);
-        } else if (json_is_array(ef) && json_array_size(ef) > 0) {
-            json_array_extend(list, ef);
-        } else {
-            json_decref(list);
-            snprintf(why, whycap,
-                     "parameter \"%.64s\": \"x-enum-from\" must be a context path or a non-empty "
-                     "list of them",
-                     pname);
-            return -1;
-        }
-        size_t i;
-        json_t *v;
-        json_array_foreach(list, i, v)
-        {
-            if (!json_is_string(v) || !path_ok(json_string_value(v))) {
-                json_decref(list);
-                snprintf(why, whycap,
-                         "parameter \"%.64s\": \"x-enum-from\" paths are context keys, dotted for "
-                         "nested objects (\"a.b\")",
-                         pname);
-                return -1;
-            }
-        }
-        if (json_object_get(p, "enum")) {
-            json_decref(list);
+        int rc = enum_source(pname, ef, &list, &chain, why, whycap);
+        if (rc == 0 && json_object_get(p, "enum")) {
             snprintf(why, whycap,
                      "parameter \"%.64s\" has both \"enum\" and \"x-enum-from\" (choose one)",
                      pname);
-            return -1;
+            rc = -1;
         }
-        if (!*out && !(*out = json_object())) {
-            json_decref(list);
+        if (rc == 0 && ((!*out && !(*out = json_object())) ||
+                        (chain && !*filters && !(*filters = json_object())))) {
             snprintf(why, whycap, "out of memory");
+            rc = -1;
+        }
+        if (rc < 0) {
+            json_decref(list);
+            json_decref(chain);
             return -1;
         }
         json_object_set_new(*out, pname, list);
+        if (chain)
+            json_object_set_new(*filters, pname, chain);
     }
     /* out of the schema that is compiled and sent: the enum replaces it per call */
     json_object_foreach(props, pname, p) json_object_del(p, "x-enum-from");
+    return 0;
+}
+
+/* Every filter a tool's parameters chain is one of its toolkit's. */
+static int chains_known(const ac_toolfile_tool *d, const json_t *filters, const char *path,
+                        const char *label, char *err, size_t errcap)
+{
+    const char *param;
+    json_t *chain;
+    json_object_foreach(d->enum_filters, param, chain)
+    {
+        size_t i;
+        json_t *n;
+        json_array_foreach(
+            chain, i,
+            n) if (!json_object_get(filters,
+                                    json_string_value(
+                                        n))) return fail(err, errcap, path, label,
+                                                         "parameter \"%s\": unknown filter "
+                                                         "\"%.64s\" (not in the toolkit's "
+                                                         "\"filters\")",
+                                                         param, json_string_value(n));
+    }
     return 0;
 }
 
@@ -192,8 +248,8 @@ static int parse_kit_tool(const json_t *e, ac_toolfile_tool *d, int kit, const c
 static int parse_kit(const json_t *k, size_t ki, ac_toolfile *tf, const char *path, char *err,
                      size_t errcap)
 {
-    static const char *const keys[] = {"prefix",  "initial_states", "states",
-                                       "context", "context_schema", "tools"};
+    static const char *const keys[] = {"prefix",         "initial_states", "states", "context",
+                                       "context_schema", "filters",        "tools"};
     ac_toolfile_toolkit *kit = &tf->toolkits[ki];
     char label[160];
     snprintf(label, sizeof label, "toolkits[%zu]", ki);
@@ -245,6 +301,12 @@ static int parse_kit(const json_t *k, size_t ki, ac_toolfile *tf, const char *pa
             return fail(err, errcap, path, label,
                         "the initial \"context\" does not match \"context_schema\": %s", why);
     }
+    const json_t *filters = json_object_get(k, "filters");
+    char fwhy[400];
+    if (filters && ac_ctxfilter_check_decl(filters, fwhy, sizeof fwhy) < 0)
+        return fail(err, errcap, path, label, "%s", fwhy);
+    if (!(kit->filters = filters ? json_deep_copy(filters) : json_object()))
+        return fail(err, errcap, path, label, "out of memory");
     const json_t *tools = json_object_get(k, "tools");
     if (!json_is_array(tools))
         return fail(err, errcap, path, label,
@@ -264,7 +326,8 @@ static int parse_kit(const json_t *k, size_t ki, ac_toolfile *tf, const char *pa
         else
             snprintf(tl, sizeof tl, "%s: tools[%zu]", label, i);
         tf->n = base + i + 1;
-        if (parse_kit_tool(e, &tf->tools[base + i], (int)ki, kit->prefix, path, tl, err, errcap))
+        if (parse_kit_tool(e, &tf->tools[base + i], (int)ki, kit->prefix, path, tl, err, errcap) ||
+            chains_known(&tf->tools[base + i], kit->filters, path, tl, err, errcap))
             return -1;
         for (size_t o = base; o < base + i; o++)
             if (!strcmp(tf->tools[o].name, tf->tools[base + i].name))

@@ -7,6 +7,8 @@ add_library(agentc_tools_base STATIC
   ${CMAKE_SOURCE_DIR}/src/tools/toolfile_agents.c
   ${CMAKE_SOURCE_DIR}/src/tools/toolkit_file.c
   ${CMAKE_SOURCE_DIR}/src/tools/toolkit_check.c
+  ${CMAKE_SOURCE_DIR}/src/tools/ctxfilter.c
+  ${CMAKE_SOURCE_DIR}/src/tools/ctxfilter_check.c
   ${CMAKE_SOURCE_DIR}/src/tools/stateref.c
   ${CMAKE_SOURCE_DIR}/src/tools/calculator.c)
 target_include_directories(agentc_tools_base PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)

@@ -142,3 +142,13 @@ void ac_json_put(ac_buf *b, const json_t *v, unsigned flags)
 {
     put_value(b, v, flags, 0);
 }
+
+void ac_json_put_str(ac_buf *b, const char *s, size_t n)
+{
+    put_string(b, s ? s : "", s ? n : 0);
+}
+
+void ac_json_put_real(ac_buf *b, double d)
+{
+    put_real(b, d, AC_JSON_REALS);
+}

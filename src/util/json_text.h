@@ -17,4 +17,9 @@
 /* v appended to b; a value nested deeper than 64 levels fails b (ac_buf's failed). */
 void ac_json_put(ac_buf *b, const json_t *v, unsigned flags);
 
+/* A string of n bytes as a JSON string, and a real as AC_JSON_REALS writes it, appended to b:
+ * for a writer of JSON text that keeps its values in structures of its own. */
+void ac_json_put_str(ac_buf *b, const char *s, size_t n);
+void ac_json_put_real(ac_buf *b, double d);
+
 #endif

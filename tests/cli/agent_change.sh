@@ -34,7 +34,7 @@ grep -q "The answer is" "$tmp/out" || fail "r turn 3 answer: $(cat "$tmp/out")"
 grep -q "conversation *Idle" "$tmp/rp" || fail "replay: $(cat "$tmp/rp")"
 
 # ---- a spec whose rest state cannot be told: refused, nothing recorded -----------------------
-sed -e 's/^event turn.cancel, close$/event turn.cancel, close, park/' \
+sed -e 's/^event turn.cancel, close$/event turn.cancel, close\noutside event park/' \
     -e 's/^    state OnHold$/    state OnHold\n    state Parked/' \
     -e 's/^    Idle    -> Completed on inactivity_timeout$/&\n    Working -> Parked on park\n    Parked -> Working on user_message \/ append_user_message/' \
     examples/specs/renamed_states.fsm >"$tmp/two_rests.fsm"

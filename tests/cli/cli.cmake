@@ -21,6 +21,10 @@ add_test(NAME cli_contracts
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/contracts.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_contracts PROPERTIES LABELS cli TIMEOUT 60)
+add_test(NAME cli_check_handlers
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/check_handlers.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_check_handlers PROPERTIES LABELS cli TIMEOUT 120)
 add_test(NAME cli_tool_paths
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/tool_paths.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

@@ -2,7 +2,7 @@
 # loopback agentc_test_httpd server and the script provider. Exit 77 = skipped
 # (a tool such as jq is missing).
 foreach(t run_openai interrupt batch concurrency secrets output request_settings store state
-    agent_memory agent_change agents turns thread_repro otel metrics cost compose)
+    agent_memory agent_change agents turns thread_repro otel otel_context metrics cost compose)
   add_test(NAME cli_${t}
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/${t}.sh $<TARGET_FILE:agentc>
             $<TARGET_FILE:agentc_test_httpd_main>
@@ -13,7 +13,7 @@ add_test(NAME cli_diagram
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_run_openai cli_interrupt cli_batch cli_concurrency cli_secrets cli_output cli_diagram
   cli_request_settings cli_store cli_agent_memory cli_agent_change cli_agents cli_turns cli_thread_repro
-  cli_otel cli_metrics cli_cost cli_compose PROPERTIES
+  cli_otel cli_otel_context cli_metrics cli_cost cli_compose PROPERTIES
   LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
 add_test(NAME cli_terminal
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/terminal.sh $<TARGET_FILE:agentc>

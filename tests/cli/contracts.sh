@@ -6,13 +6,16 @@ agentc="$1"
 . "$(dirname "$0")/lib.sh"
 
 "$agentc" check --handlers builtin spec/agent.fsm 2>"$tmp/ok" || fail "shipped spec refused: $(cat "$tmp/ok")"
-"$agentc" check spec/agent.fsm 2>/dev/null || fail "plain check"
+"$agentc" check spec/agent.fsm 2>/dev/null || fail "check (the built-in handlers by default)"
+"$agentc" check --handlers none spec/agent.fsm 2>/dev/null || fail "check --handlers none"
 
 # rename the param the llm_request effect reads by name (max_tokens) and the one compact reads
 sed 's/max_tokens/reply_cap/g' spec/agent.fsm >"$tmp/renamed.fsm"
-"$agentc" check "$tmp/renamed.fsm" 2>/dev/null || fail "the renamed spec is well-formed on its own"
+"$agentc" check --handlers none "$tmp/renamed.fsm" 2>/dev/null \
+  || fail "the renamed spec is well-formed on its own"
+"$agentc" check "$tmp/renamed.fsm" 2>/dev/null && fail "check accepted the renamed spec: the default is the built-in handlers"
 "$agentc" check --handlers builtin "$tmp/renamed.fsm" 2>"$tmp/err" && fail "renamed param accepted"
-line=$(grep -n '^effect ' "$tmp/renamed.fsm" | head -1 | cut -d: -f1)
+line=$(grep -n '^effect .*llm_request' "$tmp/renamed.fsm" | head -1 | cut -d: -f1)
 grep -q "renamed.fsm:$line:[0-9]*: error: effect llm_request needs param max_tokens (int)" "$tmp/err" \
   || fail "no located error naming llm_request and max_tokens: $(cat "$tmp/err")"
 grep -q "effect compact needs param max_tokens" "$tmp/err" || fail "compact not named: $(cat "$tmp/err")"

@@ -55,6 +55,8 @@ cost=$(jq -r 'select(.type == "done") | .usage.cost_usd' "$tmp/out")
 near "$cost" 0.00375 || fail "openai cost $cost, expected 0.00375"
 jq -e -s 'map(select(.ev == "llm.completed"))[0].data.usage == {"input": 1000, "output": 200, "cached": 600, "reasoning": 50}' \
   "$tmp/j-oa" >/dev/null || fail "openai usage journaled: $(grep llm.completed "$tmp/j-oa")"
+jq -e -s 'map(select(.ev == "llm.completed"))[0].data | .response_id == "c1" and .response_model == "m-oa"' \
+  "$tmp/j-oa" >/dev/null || fail "openai response id: $(grep llm.completed "$tmp/j-oa")"
 # a model the prices do not name: no cost, never a made-up one
 "$agentc" run --provider openai --base-url "$base" --model m-unpriced --api-key-env AGENTC_TEST_KEY \
   --prices "$tmp/prices.json" --jsonl --no-store hi >"$tmp/out" 2>"$tmp/err" || fail "unpriced run"
@@ -71,7 +73,59 @@ cost=$(jq -r 'select(.type == "done") | .usage.cost_usd' "$tmp/out")
 near "$cost" 0.0132 || fail "anthropic cost $cost, expected 0.0132"
 jq -e -s 'map(select(.ev == "llm.completed"))[0].data.usage == {"input": 5100, "output": 300, "cached": 3000, "cache_write": 2000}' \
   "$tmp/j-an" >/dev/null || fail "anthropic usage journaled: $(grep llm.completed "$tmp/j-an")"
+# the provider's response id and model, journaled (gen_ai.response.id on the chat span)
+jq -e -s 'map(select(.ev == "llm.completed"))[0].data | .response_id == "msg_1" and .response_model == "claude-x"' \
+  "$tmp/j-an" >/dev/null || fail "anthropic response id: $(grep llm.completed "$tmp/j-an")"
 "$agentc" replay "$tmp/j-an" --check >/dev/null || fail "the journal does not replay"
+
+# ---- a session's cost: stored with its agent, shown, continued (no --prices the second time) ----
+an=(--provider anthropic --base-url "http://127.0.0.1:$port" --model claude-x --api-key-env AGENTC_TEST_KEY)
+"$agentc" run "${an[@]}" --prices "$tmp/prices.json" --db "$tmp/s.db" --jsonl hi >"$tmp/out" 2>"$tmp/err" \
+  || fail "stored run: $(cat "$tmp/err")"
+sid=$(jq -r 'select(.type == "done") | .session' "$tmp/out")
+"$agentc" run --session "$sid" --db "$tmp/s.db" --jsonl again >"$tmp/out" 2>"$tmp/err" || fail "continued: $(cat "$tmp/err")"
+cost=$(jq -r 'select(.type == "done") | .usage.cost_usd' "$tmp/out")
+near "$cost" 0.0264 || fail "the continued session's cost $cost, expected 0.0264 (two turns)"
+"$agentc" sessions show "$sid" --db "$tmp/s.db" --json >"$tmp/show" || fail "sessions show"
+near "$(jq -r .session.usage.cost_usd "$tmp/show")" 0.0264 || fail "sessions show --json: $(jq -c .session.usage "$tmp/show")"
+"$agentc" sessions show "$sid" --db "$tmp/s.db" | grep -qx 'cost     \$0.026400' || fail "sessions show: no cost line"
+# an agent's own prices (the document inline), and serve's session view
+jq -n --arg b "http://127.0.0.1:$port" --slurpfile p "$tmp/prices.json" '{agents: [{name: "priced",
+  provider: "anthropic", base_url: $b, model: "claude-x", api_key_env: "AGENTC_TEST_KEY", prices: $p[0]}]}' >"$tmp/agents.json"
+"$agentc" run --agents "$tmp/agents.json" --agent priced --no-store --jsonl hi >"$tmp/out" 2>"$tmp/err" || fail "agent run: $(cat "$tmp/err")"
+near "$(jq -r 'select(.type == "done") | .usage.cost_usd' "$tmp/out")" 0.0132 || fail "an agent's prices: $(tail -1 "$tmp/out")"
+"$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/serve.port" "${an[@]}" --prices "$tmp/prices.json" 2>"$tmp/serve.err" &
+serve_pid=$!
+for _ in $(seq 1 200); do [ -s "$tmp/serve.port" ] && break; sleep 0.05; done
+url="http://127.0.0.1:$(cat "$tmp/serve.port")"
+curl -s --max-time 5 -H 'Content-Type: application/json' -d '{"id": "p1"}' "$url/v1/sessions" >/dev/null
+curl -s --max-time 5 -H 'Content-Type: application/json' -d '{"content": "hi"}' "$url/v1/sessions/p1/messages" >/dev/null
+for _ in $(seq 1 200); do
+  curl -s --max-time 5 "$url/v1/sessions/p1" >"$tmp/view"
+  jq -e '.status == "idle"' "$tmp/view" >/dev/null 2>&1 && break
+  sleep 0.05
+done
+kill "$serve_pid"; wait "$serve_pid" 2>/dev/null
+near "$(jq -r .usage.cost_usd "$tmp/view")" 0.0132 || fail "serve's session view: $(cat "$tmp/view")"
+
+# ---- cost as spec facts: a budget is a spec edit ---------------------------------------------
+sed -e 's|^param compact_threshold .*|&\nparam max_cost = 0|' \
+  -e 's|^    OBSERVING -> COMPLETED  \[turn_complete \&\& answer_valid\]|    OBSERVING -> FAILED     [session.cost_usd > max_cost] / fail("budget spent")\n    OBSERVING -> FAILED     [turn.cost_usd >= 0.013] / fail("turn budget spent")\n&|' \
+  spec/agent.fsm >"$tmp/budget.fsm"
+[ "$(grep -c cost_usd "$tmp/budget.fsm")" -eq 2 ] || fail "the budget spec was not made"
+budget() { # PARAMS...: the done line of a run on the budget spec
+  "$agentc" run --spec "$tmp/budget.fsm" "${an[@]}" --no-store --jsonl "$@" hi >"$tmp/b.out" 2>"$tmp/err" # a failed turn: exit 1
+  jq -c 'select(.type == "done")' "$tmp/b.out"
+}
+budget --prices "$tmp/prices.json" | jq -e '.status == "failed" and .error == "budget spent"' >/dev/null \
+  || fail "session.cost_usd > max_cost (0) did not fail the turn: $(budget --prices "$tmp/prices.json")"
+budget --prices "$tmp/prices.json" --param max_cost=1 | jq -e '.status == "failed" and .error == "turn budget spent"' >/dev/null \
+  || fail "turn.cost_usd >= 0.013 did not fail the turn"
+sed -i 's/turn.cost_usd >= 0.013/turn.cost_usd >= 0.014/' "$tmp/budget.fsm"
+budget --prices "$tmp/prices.json" --param max_cost=1 | jq -e '.status == "completed"' >/dev/null \
+  || fail "within the budget the turn did not complete"
+budget | jq -e '.status == "completed" and (.usage | has("cost_usd") | not)' >/dev/null \
+  || fail "an unpriced model spent a budget"
 
 # ---- the batch's results, bad prices, the shipped example -------------------------------------
 printf '{"id": "a", "prompt": "hi"}\n{"id": "b", "prompt": "hi"}\n' >"$tmp/in.jsonl"

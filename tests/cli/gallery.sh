@@ -75,6 +75,21 @@ grep -q '"ev":"after(turn_timeout)@session.Running"' "$tmp/timeout.journal" || f
 replays timeout turn_timeout.fsm
 grep -q "session  Idle" "$tmp/timeout.r1" && grep -q "turn     failed" "$tmp/timeout.r1" \
   || fail "turn_timeout: the session is not at rest after the timeout: $(cat "$tmp/timeout.r1")"
+# the same rule with fail() alone (no record_failure): the turn ends when the session leaves
+# Running, with fail()'s text as its reason; nothing waits for the inactivity timeout
+sed 's|^\(    Running -> Idle *after turn_timeout / fail(.*)\), record_failure$|\1|' \
+  "$g/turn_timeout.fsm" >"$tmp/failonly.fsm"
+grep -q 'after turn_timeout / fail(".*")$' "$tmp/failonly.fsm" || fail "the fail-only edit did not take"
+start=$(date +%s)
+"$agentc" run --no-store --spec "$tmp/failonly.fsm" --provider script --script "$tmp/slow.jsonl" \
+  --tools "$tmp/tools.json" --param turn_timeout=300ms --jsonl hi >"$tmp/failonly.out" \
+  2>"$tmp/failonly.err" </dev/null
+echo $? >"$tmp/failonly.rc"
+[ $(( $(date +%s) - start )) -lt 10 ] || fail "fail() alone: the turn did not end at its timeout"
+[ "$(rc failonly)" = 1 ] || fail "fail() alone: exit $(rc failonly): $(cat "$tmp/failonly.err")"
+tail -n1 "$tmp/failonly.out" | jq -e '.type == "done" and .status == "failed" and
+  .error == "the turn ran longer than turn_timeout (300ms)"' >/dev/null \
+  || fail "fail() alone: $(tail -n1 "$tmp/failonly.out")"
 # a turn within the limit completes
 run intime turn_timeout.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" hi
 [ "$(rc intime)" = 0 ] || fail "turn_timeout, quick turn: exit $(rc intime): $(cat "$tmp/intime.err")"

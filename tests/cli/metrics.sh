@@ -85,4 +85,23 @@ code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$url/metrics")
 code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer mt-$$" "$url/metrics")
 [ "$code" = 200 ] || fail "/metrics with the metrics token: $code"
 kill "$serve_pid"; wait "$serve_pid" 2>/dev/null
+
+# ---- compactions: counted as the journal says, with the tokens they saved ----------------------
+serve s3 --db "$tmp/s3.db" --param compact_threshold=300
+curl -s --max-time 5 -H 'Content-Type: application/json' -d '{"id": "c"}' "$url/v1/sessions" >/dev/null
+for i in 1 2 3 4; do
+  curl -s --max-time 5 -H 'Content-Type: application/json' -d "{\"content\": \"What is $i * 3, then 5 + $i?\"}" \
+    "$url/v1/sessions/c/messages" >/dev/null
+  for _ in $(seq 1 200); do
+    curl -s --max-time 5 "$url/v1/sessions/c" | jq -e '.status == "idle"' >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+done
+curl -s --max-time 5 "$url/metrics" | awk -f "$check" >"$tmp/sc" || fail "serve's metrics (compactions)"
+kill "$serve_pid"; wait "$serve_pid" 2>/dev/null
+done=$("$agentc" sessions export local/c --db "$tmp/s3.db" | jq -r 'select(.ev == "compaction.done") | .ev' | wc -l)
+[ "$done" -ge 1 ] || fail "no compaction happened (compact_threshold=300)"
+[ "$(sum "$tmp/sc" '^agentc_compactions_total')" -eq "$done" ] || fail "compactions: $(grep compactions "$tmp/sc"), journal $done"
+[ "$(sum "$tmp/sc" '^agentc_compaction_tokens_saved_total\{strategy="sliding_window"\}')" -gt 0 ] \
+  || fail "tokens saved: $(grep saved "$tmp/sc")"
 echo ok

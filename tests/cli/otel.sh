@@ -3,7 +3,8 @@
 # a second agentc_test_httpd as the collector storing each POST body. Span names, kinds,
 # parentage, hex ids, GenAI attributes, the spec's transitions as events with their spec lines,
 # the resource; contents only when asked; no secret in any exported byte; the exporter's faults
-# (collector down, slow, 500, 429 with Retry-After) leave the run's result as it was.
+# (collector down, slow, 500, 429 with Retry-After, closing mid-request) leave the run's result
+# as it was, its exit at most a second later, and what was dropped counted.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -74,6 +75,7 @@ chat=$(jq -c 'select(.name | startswith("chat "))' "$tmp/s1" | head -1)
 [ "$(attr "$chat" gen_ai.provider.name)" = openai ] || fail "provider name"
 [ "$(attr "$chat" gen_ai.request.model)" = "model-$$" ] || fail "request model"
 [ "$(attr "$chat" gen_ai.usage.input_tokens)" -gt 0 ] || fail "input tokens: $chat"
+[ "$(attr "$chat" gen_ai.response.id)" = chatcmpl-test ] || fail "response id (the provider's): $chat"
 jq -e '.attributes[] | select(.key == "gen_ai.response.finish_reasons") | .value.arrayValue.values[0].stringValue == "tool_calls"' \
   <<<"$chat" >/dev/null || fail "finish reasons: $chat"
 tool=$(jq -c 'select(.name == "execute_tool calculator")' "$tmp/s1" | head -1)
@@ -94,7 +96,7 @@ jq -e --arg l "$line" '.events | any(([.attributes[] | {(.key): (.value | to_ent
 jq -e '.events | any(([.attributes[] | {(.key): (.value | to_entries[0].value)}] | add) as $a |
   $a["agentc.from"] == "OBSERVING" and $a["agentc.to"] == "COMPLETED" and ($a["agentc.guard"] | test("turn_complete")))' \
   <<<"$root" >/dev/null || fail "guard of the transition to COMPLETED"
-jq -e -s 'all(.[].events[]; [.attributes[].value.stringValue] | index("llm.delta") | not)' "$tmp/s1" >/dev/null \
+jq -e -s 'all(.[] | (.events // [])[]; [.attributes[].value.stringValue] | index("llm.delta") | not)' "$tmp/s1" >/dev/null \
   || fail "an internal llm.delta row became an event"
 # the model requests carried the trace context of their chat span
 jq -r '.headers.traceparent // empty' "$tmp/requests" | tail -3 >"$tmp/tp"
@@ -113,12 +115,18 @@ done <"$tmp/tp"
 start_collector c2
 OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://127.0.0.1:$cport/v1/traces" \
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true \
-  "$agentc" run "${net[@]}" "$prompt \"quoted\"	tab \\ é" >"$tmp/out" 2>"$tmp/err" || fail "run with contents: $(cat "$tmp/err")"
+  "$agentc" run "${net[@]}" --temperature 0.5 --seed 7 --stop "END$$" --stop "FIN" \
+  "$prompt \"quoted\"	tab \\ é" >"$tmp/out" 2>"$tmp/err" || fail "run with contents: $(cat "$tmp/err")"
 spans "$tmp/c2.log" >"$tmp/s2"
 chat=$(jq -c 'select(.name | startswith("chat "))' "$tmp/s2" | tail -1)
 attr "$chat" gen_ai.input.messages | jq -e 'any(.[]; .role == "user" and .parts[0].content == "What is 17 * 23, then 391 + 19? \"quoted\"\ttab \\ é")' \
   >/dev/null || fail "input messages: $chat"
 [ "$(attr "$chat" gen_ai.system_instructions)" = "be terse $$" ] || fail "system instructions"
+# the request settings
+[ "$(attr "$chat" gen_ai.request.temperature)" = 0.5 ] && [ "$(attr "$chat" gen_ai.request.seed)" = 7 ] \
+  || fail "request settings: $chat"
+jq -e --arg e "END$$" '.attributes[] | select(.key == "gen_ai.request.stop_sequences") |
+  [.value.arrayValue.values[].stringValue] == [$e, "FIN"]' <<<"$chat" >/dev/null || fail "stop sequences: $chat"
 attr "$chat" gen_ai.output.messages | jq -e '.[0].parts[0].content == "The answer is 410."' >/dev/null || fail "output messages"
 tool=$(jq -c 'select(.name == "execute_tool calculator")' "$tmp/s2" | head -1)
 [ "$(attr "$tool" gen_ai.tool.call.arguments)" = '{"expression":"17 * 23"}' ] || fail "tool arguments: $tool"
@@ -179,18 +187,41 @@ grep -q "traces are off: OTEL_EXPORTER_OTLP_ENDPOINT" "$tmp/err" || fail "a bad 
 
 # ---- the exporter's faults leave the run's result as it was -------------------------------------
 dead=$(cat "$tmp/c5.port"); kill "${collectors[-1]}"; wait "${collectors[-1]}" 2>/dev/null
-run_faulty() { # WHAT ENDPOINT
-  OTEL_EXPORTER_OTLP_ENDPOINT="$2" "$agentc" run "${net[@]}" --jsonl "$prompt" >"$tmp/out" 2>"$tmp/err"
+run_faulty() { # WHAT ENDPOINT DROPPED(0|1): the result as it was, the exit at most a second later,
+  # what the exporter dropped counted (OTEL_LOG_LEVEL=info prints its account)
+  local t0 t1
+  t0=$(date +%s%N)
+  OTEL_EXPORTER_OTLP_ENDPOINT="$2" OTEL_LOG_LEVEL=info "$agentc" run "${net[@]}" --jsonl "$prompt" >"$tmp/out" 2>"$tmp/err"
   local rc=$?
+  t1=$(date +%s%N)
   [ $rc -eq 0 ] || fail "$1: exit $rc: $(cat "$tmp/err")"
   jq -e -s 'last | .type == "done" and .answer == "The answer is 410."' "$tmp/out" >/dev/null || fail "$1: result $(tail -1 "$tmp/out")"
+  local limit=3000 # a run takes well under a second here, the flush one more at most
+  [ -n "${AGENTC_TEST_UNDER_VALGRIND:-}" ] && limit=120000
+  [ $(( (t1 - t0) / 1000000 )) -lt $limit ] || fail "$1: the run took $(( (t1 - t0) / 1000000 )) ms"
+  local acct
+  acct=$(sed -n 's/^agentc: traces: \([0-9]*\) spans exported ([0-9]* bytes), \([0-9]*\) dropped.*/\1 \2/p' "$tmp/err")
+  [ -n "$acct" ] || fail "$1: no account of the exporter: $(cat "$tmp/err")"
+  if [ "$3" = 1 ]; then [ "$acct" = "0 6" ] || fail "$1: exported, dropped: $acct (expected 0 6)"
+  else [ "$acct" = "6 0" ] || fail "$1: exported, dropped: $acct (expected 6 0)"; fi
 }
-run_faulty "collector down" "http://127.0.0.1:$dead"
+run_faulty "collector down" "http://127.0.0.1:$dead" 1
 start_collector slow --otlp-latency 5000
-run_faulty "collector slow" "http://127.0.0.1:$cport"
+run_faulty "collector slow" "http://127.0.0.1:$cport" 1
 start_collector e500 --otlp-status 500
-run_faulty "collector 500" "http://127.0.0.1:$cport"
+run_faulty "collector 500" "http://127.0.0.1:$cport" 1
 [ -s "$tmp/e500.log" ] || fail "nothing sent to the failing collector"
 start_collector e429 --otlp-status 429 --otlp-retry-after 30
-run_faulty "collector 429" "http://127.0.0.1:$cport"
+run_faulty "collector 429" "http://127.0.0.1:$cport" 1
+start_collector ok
+run_faulty "collector well" "http://127.0.0.1:$cport" 0
+# a collector that closes the connection in the middle of the request
+if command -v node >/dev/null; then
+  node -e 'const s = require("net").createServer((c) => c.once("data", () => c.destroy()));
+    s.listen(0, "127.0.0.1", () => require("fs").writeFileSync(process.argv[1], String(s.address().port)));
+    setTimeout(() => process.exit(0), 60000).unref();' "$tmp/cut.port" &
+  collectors+=($!)
+  for _ in $(seq 1 100); do [ -s "$tmp/cut.port" ] && break; sleep 0.05; done
+  run_faulty "collector closing mid-request" "http://127.0.0.1:$(cat "$tmp/cut.port")" 1
+fi
 echo ok

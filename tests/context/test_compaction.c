@@ -198,13 +198,203 @@ static void test_summarize_failure(void **state)
     rig_close(&r);
 }
 
+static void test_importance(void **state)
+{
+    (void)state;
+    capture cap;
+    rig r;
+    run_strategy("importance", tool_then_answer, &cap, &r);
+    assert_int_equal(cap.msgs_after, cap.msgs_before); /* stubs in place: nothing moves */
+    ac_conv *conv = ac_session_conv(r.s);
+    const ac_message *m = ac_conv_message(conv, 3); /* old0's result */
+    assert_string_equal(m->tool_call_id, "old0");
+    assert_string_equal(m->content, "[result of read dropped: 2 KB]");
+    assert_int_equal(strlen(ac_conv_tool_call(conv, "old0")->result), 2000); /* the record */
+    assert_string_equal(ac_session_answer(r.s), "42, as before.");
+    rig_close(&r);
+}
+
+/* 14 rounds with a 2 KB result each: k3 fails, k1's value is repeated by its answer, k5
+ * writes the State (an _outputPath argument) and k10 too (note prescribes it), k7 is pinned
+ * on its call and k9 on its result; then importance compacts at threshold. Fails unless each
+ * of kept is whole and each of stubbed a stub. */
+static void importance_case(const char *threshold, const char *const *kept,
+                            const char *const *stubbed)
+{
+    char p2[64];
+    snprintf(p2, sizeof p2, "compact_threshold=%s", threshold);
+    const char *params[] = {"compaction=importance", p2, "compaction_keep=2", NULL};
+    char path[512];
+    rig_write("note.json",
+              "{\"tools\": [{\"name\": \"note\", \"description\": \"d\", \"command\": "
+              "[\"true\"], \"parameters\": {\"type\": \"object\", \"properties\": "
+              "{\"_outputPath\": {\"const\": \"\xe2\x80\xa0state.notes\"}}}}]}",
+              path, sizeof path);
+    const char *tools[] = {path, NULL};
+    rig r;
+    rig_open(&r, tool_then_answer, params, tools, NULL);
+    ac_conv *conv = ac_session_conv(r.s);
+    int64_t t = 1700000000000;
+    char big[2100], id[16], q[64];
+    for (int i = 0; i < 14; i++) {
+        snprintf(q, sizeof q, "question %d", i);
+        assert_non_null(ac_conv_add_message(conv, AC_ROLE_USER, q, t++));
+        snprintf(id, sizeof id, "k%d", i);
+        const char *args = i == 5 ? "{\"path\":\"f\",\"_outputPath\":\"/notes\"}" : "{}";
+        ac_tool_call_in calls[1] = {{id, i == 10 ? "note" : "read", args, 0}};
+        assert_int_equal(ac_conv_add_assistant(conv, "", NULL, calls, 1, t++), AC_CONV_OK);
+        if (i == 7) /* pinned on the call */
+            assert_int_equal(ac_conv_pin(conv, ac_conv_message_count(conv) - 1, t), AC_CONV_OK);
+        memset(big, 'x', 2000);
+        big[2000] = 0;
+        snprintf(big, sizeof big, "vault %d opens with code-%d%d ", i, i, i * 7);
+        big[strlen(big)] = 'x';
+        assert_int_equal(ac_conv_set_tool_result(conv, id, i != 3, big, t++), AC_CONV_OK);
+        if (i == 9) /* pinned on the result */
+            assert_int_equal(ac_conv_pin(conv, ac_conv_message_count(conv) - 1, t), AC_CONV_OK);
+        char ans[64];
+        snprintf(ans, sizeof ans, i == 1 ? "noted code-%d%d" : "answer %d", i, i * 7);
+        assert_non_null(ac_conv_add_message(conv, AC_ROLE_ASSISTANT, ans, t++));
+    }
+    ac_session_send(r.s, "and now?");
+    rig_settle(&r);
+    for (size_t i = 0; i < ac_conv_message_count(conv); i++) {
+        const ac_message *m = ac_conv_message(conv, i);
+        for (int k = 0; m->tool_call_id && kept[k]; k++)
+            if (!strcmp(m->tool_call_id, kept[k]) && (m->flags & AC_MSG_CLEARED))
+                fail_msg("%s was stubbed: %s", kept[k], m->content);
+        for (int k = 0; m->tool_call_id && stubbed[k]; k++)
+            if (!strcmp(m->tool_call_id, stubbed[k]) &&
+                strcmp(m->content, !strcmp(stubbed[k], "k10") ? "[result of note dropped: 2 KB]"
+                                                              : "[result of read dropped: 2 KB]"))
+                fail_msg("%s was kept: %.60s", stubbed[k], m->content);
+    }
+    /* every user message is there */
+    json_t *req = rig_request(conv);
+    assert_int_equal(rig_count_role(req, "user"), 15);
+    assert_null(rig_openai_valid(req));
+    json_decref(req);
+    rig_close(&r);
+}
+
+/* What importance keeps: user messages, tool errors, results a later assistant message
+ * repeats a value of, the results of calls writing the State, pinned results (on the result
+ * or the call), and the latest turns; the rest becomes stubs. */
+static void test_importance_keeps(void **state)
+{
+    (void)state;
+    const char *kept[] = {"k1", "k3", "k5", "k7", "k9", "k10", NULL};
+    const char *stubbed[] = {"k0", "k2", "k4", "k6", "k8", "k11", "k12", "k13", NULL};
+    importance_case("6000", kept, stubbed);
+}
+
+/* With a smaller budget the results kept softly (referred to, writing the State) go too,
+ * oldest first, until the estimate is under 3/4 of it; errors and pins stay. */
+static void test_importance_budget(void **state)
+{
+    (void)state;
+    const char *kept[] = {"k3", "k7", "k9", "k10", NULL};
+    const char *stubbed[] = {"k0", "k1", "k2", "k4", "k5", "k6", "k8", "k11", NULL};
+    importance_case("4000", kept, stubbed);
+}
+
+/* ---- the property: no strategy ever separates a call from its result ---- */
+
+static unsigned rnd(unsigned *st)
+{
+    *st = *st * 1103515245u + 12345u;
+    return (*st >> 16) & 0x7fff;
+}
+
+/* A random conversation: rounds of a user message, an assistant message with 0 to 3 calls
+ * whose results arrive in a random order (random sizes, some failures, some values the
+ * answer repeats, some pins), and an answer. */
+static void random_fill(ac_conv *conv, unsigned seed)
+{
+    unsigned st = seed;
+    int64_t t = 1700000000000;
+    int rounds = 8 + (int)(rnd(&st) % 30);
+    char *body = malloc(4000);
+    assert_non_null(body);
+    for (int i = 0; i < rounds; i++) {
+        char q[64], ids[3][24];
+        snprintf(q, sizeof q, "question %d", i);
+        assert_non_null(ac_conv_add_message(conv, AC_ROLE_USER, q, t++));
+        int nc = (int)(rnd(&st) % 4);
+        ac_tool_call_in calls[3];
+        for (int k = 0; k < nc; k++) {
+            snprintf(ids[k], sizeof ids[k], "r%d_%d", i, k);
+            calls[k] = (ac_tool_call_in){ids[k], k ? "search" : "read",
+                                         rnd(&st) % 5 ? "{}" : "{\"_outputPath\":\"/x\"}", 0};
+        }
+        if (nc) {
+            assert_int_equal(ac_conv_add_assistant(conv, "", NULL, calls, (size_t)nc, t++),
+                             AC_CONV_OK);
+            if (rnd(&st) % 7 == 0)
+                ac_conv_pin(conv, ac_conv_message_count(conv) - 1, t);
+        }
+        for (int done = 0, order = (int)rnd(&st); done < nc; done++) {
+            int k = (order + done) % nc;
+            size_t len = 10 + rnd(&st) % 3000;
+            memset(body, 'a' + (char)(rnd(&st) % 26), len);
+            body[len] = 0;
+            snprintf(body, 40, "id-%d%d ", i, k);
+            body[strlen(body)] = 'z';
+            assert_int_equal(ac_conv_set_tool_result(conv, ids[k], rnd(&st) % 6 != 0, body, t++),
+                             AC_CONV_OK);
+            if (rnd(&st) % 9 == 0)
+                ac_conv_pin(conv, ac_conv_message_count(conv) - 1, t);
+        }
+        snprintf(q, sizeof q, rnd(&st) % 4 ? "answer %d" : "answer id-%d0", i);
+        assert_non_null(ac_conv_add_message(conv, AC_ROLE_ASSISTANT, q, t++));
+    }
+    free(body);
+}
+
+static void test_pairs_never_separated(void **state)
+{
+    (void)state;
+    const char *strategies[] = {"sliding_window", "clear_tool_results", "importance"};
+    for (unsigned seed = 1; seed <= 40; seed++)
+        for (size_t k = 0; k < 3; k++) {
+            char p1[64], p2[64];
+            snprintf(p1, sizeof p1, "compaction=%s", strategies[k]);
+            snprintf(p2, sizeof p2, "compaction_keep=%u", seed % 4);
+            const char *params[] = {p1, "compact_threshold=2000", p2, NULL};
+            const char *tools[] = {"builtin:calculator", NULL};
+            rig r;
+            rig_open(&r, tool_then_answer, params, tools, NULL);
+            ac_conv *conv = ac_session_conv(r.s);
+            random_fill(conv, seed);
+            size_t users = 0;
+            for (size_t i = 0; i < ac_conv_message_count(conv); i++)
+                users += ac_conv_message(conv, i)->role == AC_ROLE_USER;
+            ac_session_send(r.s, "and now?");
+            rig_settle(&r);
+            json_t *req = rig_request(conv);
+            const char *bad = rig_openai_valid(req);
+            if (bad)
+                fail_msg("seed %u, %s: %s", seed, strategies[k], bad);
+            if (k == 2) { /* importance: no user message and no pinned result lost */
+                assert_int_equal(rig_count_role(req, "user"), users + 1);
+                for (size_t i = 0; i < ac_conv_message_count(conv); i++) {
+                    const ac_message *m = ac_conv_message(conv, i);
+                    if ((m->flags & AC_MSG_PINNED) && (m->flags & AC_MSG_CLEARED))
+                        fail_msg("seed %u: pinned %s stubbed", seed, m->id);
+                }
+            }
+            json_decref(req);
+            rig_close(&r);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sliding_window),
-        cmocka_unit_test(test_clear_tool_results),
-        cmocka_unit_test(test_summarize),
-        cmocka_unit_test(test_summarize_failure),
+        cmocka_unit_test(test_sliding_window),    cmocka_unit_test(test_clear_tool_results),
+        cmocka_unit_test(test_summarize),         cmocka_unit_test(test_summarize_failure),
+        cmocka_unit_test(test_importance),        cmocka_unit_test(test_importance_keeps),
+        cmocka_unit_test(test_importance_budget), cmocka_unit_test(test_pairs_never_separated),
     };
     return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
 }

@@ -187,7 +187,7 @@ static const char *state_of(rig *r, const char *machine)
 static void test_guard_order(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent go\nguard a, b, c\naction ta, tb, tc\n"
+    rig *r = rig_new("outside event quit\noutside event go\nguard a, b, c\naction ta, tb, tc\n"
                      "machine m {\n initial S\n terminal Q\n * -> Q on quit\n state S, X, Y, Z\n"
                      " S -> X on go [a] / ta\n S -> Y on go [b] / tb\n S -> Z on go [c] / tc\n}\n");
     assert_int_equal(start(r), AC_FSM_HANDLED);
@@ -205,7 +205,7 @@ static void test_action_order(void **state)
 {
     (void)state;
     rig *r =
-        rig_new("event quit\nevent go\naction x1, x2, t1, t2, e1, e2\n"
+        rig_new("outside event quit\noutside event go\naction x1, x2, t1, t2, e1, e2\n"
                 "machine m {\n initial S\n terminal Q\n * -> Q on quit\n state S { exit x1, x2 }\n"
                 " state T { enter e1, e2 }\n S -> T on go / t1, t2\n}\n");
     assert_int_equal(start(r), AC_FSM_HANDLED);
@@ -220,7 +220,7 @@ static void test_action_order(void **state)
 static void test_internal(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent go\naction x, t, e\neffect fx\n"
+    rig *r = rig_new("outside event quit\noutside event go\naction x, t, e\neffect fx\n"
                      "machine m {\n initial S\n terminal Q\n * -> Q on quit\n state S { enter e "
                      "exit x effect fx }\n"
                      " S on go / t\n}\n");
@@ -237,7 +237,7 @@ static void test_internal(void **state)
 static void test_eventless(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent go\naction e1, t1, e2\neffect f1, f2\n"
+    rig *r = rig_new("outside event quit\noutside event go\naction e1, t1, e2\neffect f1, f2\n"
                      "machine m {\n initial S\n terminal Q\n * -> Q on quit\n state S\n"
                      " state A { enter e1 }\n state B { enter e2 effect f2 }\n"
                      " S -> A on go\n A -> B / t1\n}\n");
@@ -253,7 +253,7 @@ static void test_eventless(void **state)
 static void test_eventless_bound(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent go\nguard g\n"
+    rig *r = rig_new("outside event quit\noutside event go\nguard g\n"
                      "machine m {\n initial S\n terminal Q\n * -> Q on quit\n state S, A, B\n"
                      " S -> A on go\n A -> B [g]\n B -> A [g]\n}\n");
     assert_int_equal(start(r), AC_FSM_HANDLED);
@@ -270,7 +270,7 @@ static void test_eventless_bound(void **state)
 }
 
 static const char *invoke_spec =
-    "event quit, go, leave, inner, extra\n"
+    "outside event quit, go, leave, inner, extra\n"
     "action pe, px, ce, cx, dx, toC, toP, onDone, onExtra\n"
     "effect pf, cf, df\n"
     "machine p {\n initial Idle\n terminal Q\n * -> Q on quit\n state Idle, Out\n"
@@ -327,7 +327,7 @@ static void test_invoke_arrival_bubble(void **state)
 static void test_terminal_takes_nothing(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent go, again\naction t\n"
+    rig *r = rig_new("outside event quit\noutside event go, again\naction t\n"
                      "machine m {\n initial S\n terminal E\n state S\n"
                      " S -> E on go\n * -> S on again / t\n}\n");
     assert_int_equal(start(r), AC_FSM_HANDLED);
@@ -345,7 +345,7 @@ static void test_terminal_takes_nothing(void **state)
 static void test_unhandled_and_ignore(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent go, stray, quiet\naction x, e\n"
+    rig *r = rig_new("outside event quit\noutside event go, stray, quiet\naction x, e\n"
                      "machine m {\n initial S\n terminal Q\n * -> Q on quit\n state S { enter e "
                      "exit x }\n state T\n"
                      " S -> T on go\n S ignore quiet\n}\n");
@@ -369,7 +369,7 @@ static void test_effect_continuity(void **state)
 {
     (void)state;
     rig *r =
-        rig_new("event quit\nparam p1 = 1\nparam p2 = 2\nevent go, self, other\neffect req, aux\n"
+        rig_new("outside event quit\nparam p1 = 1\nparam p2 = 2\noutside event go, self, other\neffect req, aux\n"
                 "machine m {\n initial A\n terminal Q\n * -> Q on quit\n"
                 " state A { effect req(p1) }\n state B { effect req(p1) effect aux }\n"
                 " state C { effect req(p2) }\n"
@@ -396,7 +396,7 @@ static void test_effect_continuity(void **state)
 static void test_fast_path(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent tick, tock, go, back, fin, hop\nguard g\n"
+    rig *r = rig_new("outside event quit\noutside event tick, tock, go, back, fin, hop\nguard g\n"
                      "action t1, t2, t3, px, ph\n"
                      "machine p {\n initial P\n terminal Q\n * -> Q on quit\n"
                      " state P { invoke c }\n P on tock / px\n P on tick / px\n P on hop / ph\n}\n"
@@ -457,7 +457,7 @@ static void test_fast_path(void **state)
 static void test_effect_handover_eventless(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nparam p1 = 1\nevent go\nguard g\neffect req, aux\n"
+    rig *r = rig_new("outside event quit\nparam p1 = 1\noutside event go\nguard g\neffect req, aux\n"
                      "machine m {\n initial A\n terminal Q\n * -> Q on quit\n"
                      " state A { effect req(p1) }\n state B { effect req(p1) effect aux }\n"
                      " state C { effect aux }\n"
@@ -485,7 +485,7 @@ static void test_effect_handover_eventless(void **state)
 static void test_eventless_exit_order(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent go\nguard g\naction xb\neffect req\n"
+    rig *r = rig_new("outside event quit\noutside event go\nguard g\naction xb\neffect req\n"
                      "machine m {\n initial A\n terminal Q, Z\n * -> Q on quit\n"
                      " state A { effect req }\n state B { exit xb effect req }\n"
                      " A -> B on go\n B -> Z [g]\n}\n");
@@ -502,7 +502,7 @@ static void test_eventless_exit_order(void **state)
 static void test_eventless_bound_then_stop(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent go\nguard g\neffect ea, eb\n"
+    rig *r = rig_new("outside event quit\noutside event go\nguard g\neffect ea, eb\n"
                      "machine m {\n initial S\n terminal Q\n * -> Q on quit\n state S\n"
                      " state A { effect ea }\n state B { effect eb }\n"
                      " S -> A on go\n A -> B [g]\n B -> A [g]\n}\n");
@@ -537,7 +537,7 @@ static void test_reentry_refused(void **state)
     (void)state;
     for (reentry_what = 0; reentry_what < 3; reentry_what++) {
         for (int traced = 0; traced < 2; traced++) {
-            rig *r = rig_new("event quit\nevent go, tick\naction a\n"
+            rig *r = rig_new("outside event quit\noutside event go, tick\naction a\n"
                              "machine m {\n initial A\n terminal Q\n * -> Q on quit\n state A, B\n"
                              " A -> B on go / a\n B on tick / a\n B -> A on go\n}\n");
             action_fns_mut[0] = reenter; /* the action "a" */
@@ -569,7 +569,7 @@ static void test_arrival_long_names(void **state)
     memset(t, 'T', 300);
     m[300] = t[300] = 0;
     snprintf(spec, sizeof spec,
-             "event quit\nevent go, finish\naction done\n"
+             "outside event quit\noutside event go, finish\naction done\n"
              "machine p {\n initial P\n terminal Q, END\n * -> Q on quit\n"
              " state RUN { invoke %s }\n P -> RUN on go\n RUN -> END on %s.%s / done\n}\n"
              "machine %s {\n initial W\n terminal %s\n W -> %s on finish\n}\n",
@@ -588,7 +588,7 @@ static void test_arrival_long_names(void **state)
 static void test_no_plan(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\naction e\n"
+    rig *r = rig_new("outside event quit\naction e\n"
                      "machine m {\n initial S\n terminal Q\n state S { enter e }\n"
                      " S -> Q on quit\n}\n");
     r->b.plan = NULL;
@@ -604,7 +604,7 @@ static void test_no_plan(void **state)
 static void test_many_dispatches(void **state)
 {
     (void)state;
-    rig *r = rig_new("event quit\nevent go\nguard g\naction t\n"
+    rig *r = rig_new("outside event quit\noutside event go\nguard g\naction t\n"
                      "machine m {\n initial A\n terminal Q\n * -> Q on quit\n state A, B\n"
                      " A -> B on go [g] / t\n B -> A on go\n}\n");
     assert_int_equal(start(r), AC_FSM_HANDLED);

@@ -92,7 +92,7 @@ static void test_edge_specs(void **state)
     static char text[1 << 16];
     size_t n = 0;
     n += (size_t)snprintf(text + n, sizeof text - n,
-                          "event quit\nevent go, back, again\naction x\neffect e, f\n"
+                          "outside event quit\noutside event go, back, again\naction x\neffect e, f\n"
                           "machine m {\n initial S\n terminal Q\n * -> Q on quit\n state S {");
     for (int i = 0; i < 70; i++)
         n += (size_t)snprintf(text + n, sizeof text - n, " effect e");

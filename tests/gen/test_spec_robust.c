@@ -224,7 +224,7 @@ static void test_too_many_guards(void **state)
 {
     (void)state;
     buf b = {0};
-    buf_add(&b, "event e\nmachine m {\n initial A\n terminal Z\n");
+    buf_add(&b, "outside event e\nmachine m {\n initial A\n terminal Z\n");
     size_t n = (size_t)AC_G_ARGMASK + 2;
     for (size_t i = 0; i < n; i++)
         buf_add(&b, " A -> Z on e [g%zu]\n", i);
@@ -239,7 +239,7 @@ static void test_too_many_guards(void **state)
 
     /* one fewer fits */
     b.n = 0;
-    buf_add(&b, "event e\nmachine m {\n initial A\n terminal Z\n");
+    buf_add(&b, "outside event e\nmachine m {\n initial A\n terminal Z\n");
     for (size_t i = 0; i < n - 1; i++)
         buf_add(&b, " A -> Z on e [g%zu]\n", i);
     buf_add(&b, " A -> Z on e\n}\n");

@@ -7,7 +7,7 @@ add_test(NAME mcp_npm_setup
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/mcp/npm_setup.sh ${AGENTC_MCP_NPM_DIR})
 set_tests_properties(mcp_npm_setup PROPERTIES FIXTURES_SETUP mcp_npm LABELS "mcp;cli"
   SKIP_RETURN_CODE 77 TIMEOUT 300)
-foreach(t stdio http faults toolfile durable agent)
+foreach(t stdio http faults toolfile durable agent bounds cache)
   add_test(NAME mcp_${t}
     COMMAND bash ${CMAKE_SOURCE_DIR}/tests/mcp/${t}.sh $<TARGET_FILE:agentc> ${AGENTC_MCP_NPM_DIR}
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

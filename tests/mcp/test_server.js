@@ -9,11 +9,17 @@
 //   --discover        speaks the 2026-07-28 revision: answers server/discover
 //   --no-discover-answer  ignores server/discover (the client must time the probe out)
 //   --start-delay MS  reads nothing for MS ms after it starts (a server slow to start)
+//   --extra-tools N   also lists N tools gen0..gen<N-1> (they echo)
+//   --nul-tool        also lists a tool whose name holds a NUL
+//   --list-changed-loop  says its list changed after every tools/list it answers
+//   --bounds          also lists big, deep and stop_reading (below)
 // Tools: echo, add, slow {ms, steps} (progress), fail (isError), rpcerror (a JSON-RPC
 // error), crash (exits mid-call), garbage (writes non-JSON mid-call), flood (an endless
 // line), noise {n} (n notifications, then the answer), ping_me (asks the client for a
 // ping), add_tool (adds the tool "extra" and says the list changed; extra with
-// {"drop": true} removes itself and says so again), image, structured.
+// {"drop": true} removes itself and says so again), image, structured, big {n} (a text of n
+// bytes), deep (a line nested 3000 deep), stop_reading (stops reading its input and sends
+// requests whose answers pile up).
 'use strict';
 const fs = require('fs');
 
@@ -54,6 +60,14 @@ const tools = [
   // a keyword the validator of agentc does not know: the tool must still be offered
   { name: 'odd_schema', description: 'Unknown keyword', inputSchema: { type: 'object', properties: { s: { type: 'string', contentMediaType: 'text/plain', unknownKeyword: 1 } } } },
 ];
+
+if (opt('--bounds')) {
+  tools.push({ name: 'big', description: 'A big text', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } } });
+  tools.push({ name: 'deep', description: 'Nested too deeply', inputSchema: obj });
+  tools.push({ name: 'stop_reading', description: 'Stops reading', inputSchema: obj });
+}
+for (let i = 0; i < parseInt(val('--extra-tools', '0'), 10); i++) tools.push({ name: `gen${i}`, description: 'generated', inputSchema: obj });
+if (opt('--nul-tool')) tools.push({ name: 'bad\u0000name', description: 'a NUL in its name', inputSchema: obj });
 
 const running = new Map(); // request id -> timer
 let pingWaiter = null;
@@ -114,7 +128,18 @@ function call(id, p) {
     case 'image': return result(id, { content: [{ type: 'image', data: Buffer.alloc(300).toString('base64'), mimeType: 'image/png' }, { type: 'resource_link', uri: 'file:///x.txt', name: 'x' }] });
     case 'structured': return result(id, { content: [{ type: 'text', text: 'see structured' }], structuredContent: { n: 42 } });
     case 'odd_schema': return result(id, text(`got ${JSON.stringify(a)}`));
-    default: return send({ jsonrpc: '2.0', id, error: { code: -32602, message: `unknown tool ${p.name}` } });
+    case 'big': return result(id, text('b'.repeat(a.n || 1000)));
+    case 'deep': return process.stdout.write('['.repeat(3000) + ']'.repeat(3000) + '\n');
+    case 'stop_reading': {
+      process.stdin.pause(); // what agentc answers now piles up on its side
+      const pad = 'p'.repeat(100000);
+      let k = 0;
+      const more = () => { for (;;) { k++; if (!process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: `${pad}${k}`, method: 'sampling/createMessage', params: {} }) + '\n')) return process.stdout.once('drain', more); } };
+      return more();
+    }
+    default:
+      if (/^gen\d+$/.test(p.name)) return result(id, text(p.name));
+      return send({ jsonrpc: '2.0', id, error: { code: -32602, message: `unknown tool ${p.name}` } });
   }
 }
 
@@ -130,6 +155,7 @@ function handle(m) {
     case 'initialize':
       return result(m.id, { protocolVersion: '2025-11-25', capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'test', version: '1' } });
     case 'tools/list': {
+      if (opt('--list-changed-loop')) setImmediate(() => send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
       if (!pageSize) return result(m.id, { tools });
       const from = parseInt((m.params && m.params.cursor) || '0', 10);
       const page = tools.slice(from, from + pageSize);

@@ -60,7 +60,7 @@ turn o "What is 2+2?"
 stop
 
 # ---- a spec whose rest state cannot be told: refused, nothing recorded -----------------------
-sed -e 's/^event turn.cancel, close$/event turn.cancel, close, park/' \
+sed -e 's/^event turn.cancel, close$/event turn.cancel, close\noutside event park/' \
     -e 's/^    state OnHold$/    state OnHold\n    state Parked/' \
     -e 's/^    Idle    -> Completed on inactivity_timeout$/&\n    Working -> Parked on park\n    Parked -> Working on user_message \/ append_user_message/' \
     "$renamed" >"$tmp/two_rests.fsm"

@@ -39,7 +39,7 @@ await new Promise((r, j) => { ws.onopen = r; ws.onerror = j; });
 let nextId = 1;
 const waiting = new Map();
 const consoleErrors = [];
-let dialogs = [], acceptDialog = false; /* confirm() boxes seen, and the answer to give */
+let dialogs = [], acceptDialog = true; /* confirm() boxes seen, and the answer to give */
 ws.onmessage = (m) => {
   const msg = JSON.parse(m.data);
   if (msg.method === 'Page.javascriptDialogOpening') {
@@ -77,6 +77,10 @@ await cdp('Page.enable');
 await cdp('Page.navigate', { url: url + '/?token=' + encodeURIComponent(token) });
 await until(`document.querySelectorAll('svg[data-machine]').length === 3`, 'the spec diagram was not drawn');
 await until(`document.getElementById('status').textContent === 'ready'`, 'the page is not ready');
+// the token of a link is adopted once the user says so, and leaves the address bar
+check(dialogs.length === 1 && dialogs[0].includes('bearer token'), 'the link\'s token adopted unasked: ' + JSON.stringify(dialogs));
+check(!(await js('location.href')).includes('token='), 'the token stays in the address bar: ' + (await js('location.href')));
+dialogs = [];
 if (process.env.AGENT_SESSION) { // a session of another agent: the page draws that agent's spec
   check(await js(`!document.querySelector('svg[data-machine=conversation]')`), 'the default spec drawn first');
   await cdp('Page.navigate', { url: url + '/?token=' + encodeURIComponent(token) + '&session=' + process.env.AGENT_SESSION });

@@ -80,6 +80,11 @@ add_test(NAME server_admission
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/admission.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_admission PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+# What one request may cost the loop, what a token may send and hold, how a request is framed.
+add_test(NAME server_bounds
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/bounds.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_bounds PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)
 # Three workers on one PostgreSQL database (the pg_cluster fixture of tests/store): kill -9 of
 # the worker running turns (3 trials; 10 in server_workers_slow), a worker paused past its lease,
 # SIGTERM drain, the database stopped and started again; /healthz, /readyz, /v1/workers.
@@ -96,6 +101,11 @@ if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
   set_tests_properties(server_workers_slow PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "server;pg;slow" TIMEOUT 480 RESOURCE_LOCK pg_cluster)
 endif()
+# Sessions of one agent share an engine-scoped tool-result cache.
+add_test(NAME server_cache
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/cache.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_cache PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
 add_test(NAME server_compose
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/compose.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

@@ -246,7 +246,19 @@ static char *replace(const char *src, const char *old, const char *repl)
     return out;
 }
 
-/* approve_tools with the approval state's ways out on events nothing sends there */
+/* The event index of name in t. */
+static uint16_t event_of(const ac_fsm_tables *t, const char *name)
+{
+    for (uint16_t i = 1; i < t->n_events; i++)
+        if (strcmp(t->event_names[i], name) == 0)
+            return i;
+    fail_msg("no event %s", name);
+    return 0;
+}
+
+/* approve_tools with the approval state's ways out on events nothing sends there: the checker
+ * refuses the spec at the state's line; tables made another way (here: edited in memory) run
+ * and the session fails at once */
 static void test_stuck_fails_at_once(void **state)
 {
     (void)state;
@@ -258,6 +270,59 @@ static void test_stuck_fails_at_once(void **state)
                       "AWAITING_APPROVAL -> TOOL_EXECUTING on timer.fired");
     char *b = replace(a, "AWAITING_APPROVAL -> SUCCESS on deny",
                       "AWAITING_APPROVAL -> SUCCESS on compaction.done");
+    free(src);
+    free(a);
+    spec = ac_spec_parse("stuck.fsm", b, strlen(b));
+    assert_non_null(spec);
+    assert_int_equal(ac_spec_check(spec), 1);
+    assert_non_null(spec->diags);
+    assert_non_null(strstr(spec->diags[0].msg,
+                           "state 'AWAITING_APPROVAL' can never be left: it waits for timer.fired "
+                           "(posted by backoff_timer), compaction.done (posted by compact)"));
+    int line = 1; /* at the state's declaration */
+    for (const char *c = b; c < strstr(b, "state AWAITING_APPROVAL"); c++)
+        line += *c == '\n';
+    assert_int_equal(spec->diags[0].line, line);
+    ac_spec_free(spec);
+    free(b);
+    ac_fsm_tables *t = compile("examples/specs/approve_tools.fsm", NULL);
+    uint16_t approve = event_of(t, "approve"), deny = event_of(t, "deny");
+    for (uint16_t i = 0; i < t->n_transitions; i++) {
+        ac_fsm_transition *tr = (ac_fsm_transition *)&t->transitions[i];
+        if (tr->event == approve)
+            tr->event = event_of(t, "timer.fired");
+        else if (tr->event == deny)
+            tr->event = event_of(t, "compaction.done");
+    }
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = two_calls;
+    cfg.tables = t;
+    ac_error err = {0};
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_int_equal(err.code, AC_ESPEC);
+    assert_non_null(strstr(err.text, "state 'AWAITING_APPROVAL' can never be left: it waits for "
+                                     "timer.fired (posted by backoff_timer), compaction.done "
+                                     "(posted by compact)"));
+    assert_int_equal(err.line, line);
+    ac_spec_tables_free(t);
+}
+
+/* A state left only by guarded eventless transitions whose guards are all false, once the
+ * session is there: no check can see it; the session fails at once, saying where it is. */
+static void test_stuck_at_run_time(void **state)
+{
+    (void)state;
+    ac_spec *spec = ac_spec_load("examples/specs/approve_tools.fsm");
+    assert_non_null(spec);
+    char *src = strndup(spec->src, spec->src_len);
+    ac_spec_free(spec);
+    char *a = replace(src, "AWAITING_APPROVAL -> TOOL_EXECUTING on approve / apply_decisions",
+                      "AWAITING_APPROVAL -> TOOL_EXECUTING [turn.iterations > 100]");
+    char *b =
+        replace(a, "AWAITING_APPROVAL -> SUCCESS on deny / answer_calls(\"denied by the user\")",
+                "AWAITING_APPROVAL -> SUCCESS [turn.iterations > 200]");
     free(src);
     free(a);
     rig r;
@@ -277,8 +342,8 @@ static void test_stuck_fails_at_once(void **state)
  * ac_session_fail on a small spec of its own. */
 static const char *small_spec =
     "param limit = 2\nparam patience = 50ms\nparam context_window = 0\n"
-    "event spawn, user_message, tick\n"
-    "outside event poke\n"
+    "event spawn, user_message\n"
+    "outside event tick, poke\n"
     "action init_session, append_user_message, finish_interaction, record_failure\n"
     "machine s {\n"
     "    initial Created\n"
@@ -348,7 +413,7 @@ static void test_fail_reason(void **state)
 /* state.time counts from the last entry of the state: a self-transition enters it again. */
 static const char *again_spec =
     "param patience = 100ms\nparam context_window = 0\n"
-    "event spawn, user_message, again, check\n"
+    "event spawn, user_message\noutside event again, check\n"
     "action init_session, append_user_message, finish_interaction\n"
     "machine s {\n"
     "    initial Created\n"
@@ -382,7 +447,7 @@ static void test_state_time_self_transition(void **state)
  * from its message. */
 static const char *turn_spec =
     "param patience = 100ms\nparam context_window = 0\n"
-    "event spawn, user_message, pause, resume, check\n"
+    "event spawn, user_message, pause, resume\noutside event check\n"
     "action init_session, append_user_message, finish_interaction\n"
     "machine s {\n"
     "    initial Created\n"
@@ -424,7 +489,7 @@ static void test_turn_time_from_resume(void **state)
 /* A string fact against a string param (overridden) and a literal, read from the event. */
 static const char *string_spec =
     "param want = \"stop\"\nparam context_window = 0\n"
-    "event spawn, user_message, tick\n"
+    "event spawn, user_message\noutside event tick\n"
     "action init_session, append_user_message, finish_interaction\n"
     "machine s {\n"
     "    initial Created\n"
@@ -458,6 +523,95 @@ static void test_string_param(void **state)
     rig_close(&r);
 }
 
+/* The pin action: the spec pins the assistant message of a call to keep_*, and the
+ * "importance" compaction keeps that call's result while it stubs the others. */
+static void big_result(void *ud, const char *args, ac_tool_call_handle *h)
+{
+    (void)ud;
+    (void)args;
+    char out[3000];
+    memset(out, 'w', sizeof out - 1);
+    out[sizeof out - 1] = 0;
+    ac_tool_call_complete(h, 1, out);
+}
+
+static void test_pin_keeps(void **state)
+{
+    (void)state;
+    ac_spec *spec = ac_spec_load("spec/agent.fsm");
+    assert_non_null(spec);
+    char *src = strndup(spec->src, spec->src_len);
+    ac_spec_free(spec);
+    char *a = replace(src, "action apply_compaction", "action pin\naction apply_compaction");
+    char *b = replace(a, "    STREAMING -> TOOL_EXECUTING on llm.completed [has_tool_calls]",
+                      "    STREAMING -> TOOL_EXECUTING on llm.completed [has_tool_calls && calls "
+                      "\"keep_*\"] / record_assistant, pin\n"
+                      "    STREAMING -> TOOL_EXECUTING on llm.completed [has_tool_calls]");
+    free(src);
+    free(a);
+    const char *script =
+        "{\"content\": \"\", \"tool_calls\": [{\"id\": \"k1\", \"name\": \"keep_note\", "
+        "\"arguments\": \"{}\"}]}\n{\"content\": \"one\"}\n"
+        "{\"content\": \"\", \"tool_calls\": [{\"id\": \"s1\", \"name\": \"search\", "
+        "\"arguments\": \"{}\"}]}\n{\"content\": \"two\"}\n"
+        "{\"content\": \"\", \"tool_calls\": [{\"id\": \"s2\", \"name\": \"search\", "
+        "\"arguments\": \"{}\"}]}\n{\"content\": \"three\"}\n{\"content\": \"four\"}\n";
+    ac_fsm_tables *t = compile("pin.fsm", b);
+    free(b);
+    rig r;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    r.loop = ac_loop_new();
+    const char *params[] = {"compaction=importance", "compact_threshold=1500", "compaction_keep=1",
+                            NULL};
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = r.loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = script;
+    cfg.tables = t;
+    cfg.params = params;
+    ac_error err = {0};
+    r.e = ac_engine_new(&cfg, &err);
+    assert_non_null(r.e);
+    assert_int_equal(
+        ac_engine_add_callback_tool(r.e, "keep_note", "d", NULL, big_result, NULL, &err), 0);
+    assert_int_equal(ac_engine_add_callback_tool(r.e, "search", "d", NULL, big_result, NULL, &err),
+                     0);
+    r.s = ac_session_new(r.e, "pin", NULL, &err);
+    assert_non_null(r.s);
+    const char *msgs[] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(ac_session_send(r.s, msgs[i]), 0);
+        for (int k = 0; k < 200 && !ac_session_settled(r.s); k++)
+            ac_loop_run_once(r.loop, 20);
+        assert_true(ac_session_settled(r.s));
+    }
+    assert_string_equal(ac_session_answer(r.s), "four");
+    char *js = ac_session_to_json(r.s);
+    json_t *j = json_loads(js, 0, NULL);
+    free(js);
+    json_t *msgsj = json_object_get(json_object_get(j, "conversation"), "messages");
+    int pinned = 0, kept = 0, stubs = 0;
+    size_t i;
+    json_t *m;
+    json_array_foreach(msgsj, i, m)
+    {
+        const char *tc = json_string_value(json_object_get(m, "tool_call_id"));
+        const char *content = json_string_value(json_object_get(m, "content"));
+        pinned += json_is_true(json_object_get(m, "pinned"));
+        if (tc && !strcmp(tc, "k1"))
+            kept += !json_is_true(json_object_get(m, "cleared"));
+        if (tc && content && !strcmp(content, "[result of search dropped: 3 KB]"))
+            stubs++;
+    }
+    json_decref(j);
+    assert_int_equal(pinned, 1); /* the message that called keep_note */
+    assert_int_equal(kept, 1);
+    assert_true(stubs >= 1);
+    rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,11 +619,13 @@ int main(void)
         cmocka_unit_test(test_per_call_decisions),
         cmocka_unit_test(test_decisions_threadsafe),
         cmocka_unit_test(test_stuck_fails_at_once),
+        cmocka_unit_test(test_stuck_at_run_time),
         cmocka_unit_test(test_compare_fail_after),
         cmocka_unit_test(test_fail_reason),
         cmocka_unit_test(test_state_time_self_transition),
         cmocka_unit_test(test_string_param),
         cmocka_unit_test(test_turn_time_from_resume),
+        cmocka_unit_test(test_pin_keeps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

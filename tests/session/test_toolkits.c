@@ -33,6 +33,9 @@ static const char *plane_sh =
     "explode) echo 'boom' >&2; exit 3 ;;\n"
     "badupdate) echo '{\"result\": \"x\", \"context\": {\"selected_project\": 5}}' ;;\n"
     "approve) echo '{\"result\": \"approved\", \"context\": {\"approved\": true}}' ;;\n"
+    "activate) echo '{\"result\": \"ok\", \"context\": {\"users\": [{\"name\": \"al\", "
+    "\"active\": true, \"updated\": 1}, {\"name\": \"bo\", \"active\": true, \"updated\": 2}, "
+    "{\"name\": \"cy\", \"active\": true, \"updated\": 3}]}}' ;;\n"
     "stamp) echo \"$2 start $(date +%s%N)\" >> \"$STAMPS\"; sleep 0.3;"
     " echo \"$2 end $(date +%s%N)\" >> \"$STAMPS\"; echo \"$2\" ;;\n"
     "esac\n";
@@ -587,6 +590,54 @@ static void test_hundred_tools(void **st)
     snprintf(tools_path, sizeof tools_path, "%s", saved);
 }
 
+/* A parameter's enum through the toolkit's filters, recomputed when a call
+ * changes the context: two model calls see two enums. */
+static void test_filtered_enum(void **st)
+{
+    (void)st;
+    const char *t = "{\"toolkits\": [{\"prefix\": \"crm\","
+                    " \"context\": {\"users\": [{\"name\": \"al\", \"active\": true, "
+                    "\"updated\": 1}, {\"name\": \"bo\", \"active\": false, \"updated\": 2}]},"
+                    " \"filters\": {\"active_only\": {\"where\": {\"active\": true}},"
+                    "  \"recent\": {\"sort\": \"-updated\", \"limit\": 20},"
+                    "  \"names\": {\"map\": \"name\", \"unique\": true}},"
+                    " \"tools\": [{\"name\": \"activate\", \"description\": \"d\","
+                    "   \"command\": [\"./plane.sh\", \"activate\"], \"updates_context\": true},"
+                    "  {\"name\": \"pick\", \"description\": \"d\", \"command\": [\"cat\"],"
+                    "   \"parameters\": {\"type\": \"object\", \"properties\": {\"user\": "
+                    "{\"type\": \"string\", \"x-enum-from\": {\"path\": \"users\", \"filters\": "
+                    "[\"active_only\", \"recent\", \"names\"]}}}}}]}]}";
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", tools_path);
+    write_file("crm.json", t, tools_path, sizeof tools_path);
+    fx f;
+    setup_engine(&f, 0, NULL);
+    snprintf(tools_path, sizeof tools_path, "%s", saved); /* loaded: the next tests' file */
+    const char *t1[] = {"c1", "crm__pick", "{\"user\": \"bo\"}", NULL};
+    const char *t2[] = {"c2", "crm__activate", "{}", NULL};
+    const char *t3[] = {"c3", "crm__pick", "{\"user\": \"bo\"}", NULL};
+    push_calls(&f, t1);
+    push_calls(&f, t2);
+    push_calls(&f, t3);
+    push_text(&f, "done");
+    fx_run(&f, "pick");
+    const char *want[] = {"[\"al\"]", "[\"al\"]", "[\"cy\",\"bo\",\"al\"]"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *sch = offered_schema(&f, i, "crm__pick");
+        char *en = json_dumps(
+            json_object_get(json_object_get(json_object_get(sch, "properties"), "user"), "enum"),
+            JSON_COMPACT);
+        if (!en || strcmp(en, want[i]))
+            fail_msg("request %zu offered %s, wanted %s", i, en ? en : "no enum", want[i]);
+        free(en);
+        json_decref(sch);
+    }
+    /* the live values check the arguments too: bo is inactive, then active */
+    assert_result(&f, "c1", 0, "is not one of the values of context");
+    assert_result(&f, "c3", 1, "bo");
+    fx_free(&f);
+}
+
 static void test_sessions_apart(void **st)
 {
     (void)st;
@@ -806,7 +857,8 @@ static int setup(void **st)
 static int teardown(void **st)
 {
     (void)st;
-    const char *files[] = {"plane.sh", "tools.json", "stamps", "big.json", "cb.json", "huge.json"};
+    const char *files[] = {"plane.sh", "tools.json", "stamps",  "big.json",
+                           "cb.json",  "huge.json",  "crm.json"};
     char p[256];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, files[i]);
@@ -827,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_enums),
         cmocka_unit_test(test_parallel_and_sequence),
         cmocka_unit_test(test_hundred_tools),
+        cmocka_unit_test(test_filtered_enum),
         cmocka_unit_test(test_sessions_apart),
         cmocka_unit_test(test_journal_replay),
         cmocka_unit_test(test_context_schema_violation),

@@ -36,6 +36,12 @@ if(TARGET agentc_store)
     LIBS agentc_store agentc_runtime agentc_io agentc_gen PkgConfig::SQLITE3 PkgConfig::JANSSON
     LABELS store session)
 endif()
+# A store this user may not write: sessions list, show and export read it; what writes says
+# it is read-only.
+add_test(NAME store_readonly
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/store/readonly.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(store_readonly PROPERTIES LABELS "store;cli" SKIP_RETURN_CODE 77 TIMEOUT 60)
 # The store interface's conformance suite, one file for both backends: SQLite here, and
 # PostgreSQL (store_ops_pg) on a throwaway cluster the pg_cluster fixture starts for the run
 # (127.0.0.1 and a unix socket in a temporary folder, stopped at the end).

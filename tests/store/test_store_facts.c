@@ -28,7 +28,7 @@ char *ac_store_session_json_full(ac_store *st, ac_engine *e, const char *id, ac_
 
 static const char *facts_spec =
     "param patience = 1s\nparam context_window = 0\n"
-    "event spawn, user_message, probe, late, hot\n"
+    "event spawn, user_message\noutside event probe, late, hot\n"
     "action init_session, append_user_message, finish_interaction\n"
     "machine s {\n"
     "    initial Created\n"

@@ -282,6 +282,39 @@ static void test_toolfile_state(void **st)
                      "only \"tools\", \"toolkits\", \"state\", \"mcp\" and \"agents\"");
 }
 
+/* A value shared by many references is written out once per use: the uses are counted
+ * against AC_REF_MAX_RESOLVED, so a few bytes of arguments cannot expand to gigabytes. */
+static void test_expansion_cap(void **st)
+{
+    (void)st;
+    size_t big = (size_t)1 << 20;
+    char *s = malloc(big + 1);
+    assert_non_null(s);
+    memset(s, 'x', big);
+    s[big] = 0;
+    json_t *state = json_pack("{s:s}", "big", s);
+    free(s);
+    json_t *refs = json_array(), *out = NULL;
+    char err[300];
+    for (int i = 0; i < 15; i++)
+        json_array_append_new(refs, json_string(D "state.big"));
+    json_t *args = json_pack("{s:O}", "l", refs);
+    assert_int_equal(ac_ref_resolve(args, state, NULL, &out, err, sizeof err), 0);
+    assert_int_equal(json_array_size(json_object_get(out, "l")), 15);
+    json_decref(out);
+    json_decref(args);
+    for (int i = 0; i < 185; i++) /* 200 uses: 200 MiB written out */
+        json_array_append_new(refs, json_string(D "state.big"));
+    args = json_pack("{s:O}", "l", refs);
+    out = NULL;
+    assert_int_equal(ac_ref_resolve(args, state, NULL, &out, err, sizeof err), -1);
+    assert_null(out);
+    assert_string_equal(err, "the references expand to more than 16777216 bytes (the limit)");
+    json_decref(args);
+    json_decref(refs);
+    json_decref(state);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_escape_and_input),  cmocka_unit_test(test_unresolved),
         cmocka_unit_test(test_grammar),           cmocka_unit_test(test_writes),
         cmocka_unit_test(test_overlap),           cmocka_unit_test(test_toolfile_state),
+        cmocka_unit_test(test_expansion_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -530,6 +530,52 @@ static void test_store_keeps_state(void **st)
     }
 }
 
+/* Calls writing one path run in call order: the slowest, first, does not win by ending last.
+ * The whole State is written only by a tool that declares _outputPath. */
+static void test_write_order_and_root(void **st)
+{
+    (void)st;
+    char sh[512], tools[4096], tf[512];
+    script("slow.sh",
+           "touch \"$T/ran-$AGENTC_TOOL_CALL_ID\"\n"
+           "args=$(cat)\n"
+           "case \"$args\" in *slow*) sleep 0.4;; esac\n"
+           "echo \"$args\"",
+           sh, sizeof sh);
+    snprintf(tools, sizeof tools,
+             "{\"name\":\"echo\",\"description\":\"e\",\"parameters\":{\"type\":\"object\"},"
+             "\"command\":[\"sh\",\"%s\"]},"
+             "{\"name\":\"reset\",\"description\":\"r\",\"parameters\":{\"type\":\"object\","
+             "\"properties\":{\"_outputPath\":{\"type\":\"string\"}}},\"command\":[\"sh\",\"%s\"]}",
+             sh, sh);
+    toolfile(tf, sizeof tf, "{\"initial\":{\"keep\":1}}", tools);
+    const char *tfs[] = {tf, NULL};
+    const char *turns = "{\"tool_calls\":["
+                        "{\"id\":\"w0\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":\\\"slow\\\","
+                        "\\\"_outputPath\\\":\\\"" D "state.w\\\"}\"},"
+                        "{\"id\":\"w1\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":1,"
+                        "\\\"_outputPath\\\":\\\"" D "state.w.v\\\"}\"},"
+                        "{\"id\":\"w2\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":2,"
+                        "\\\"_outputPath\\\":\\\"" D "state.w\\\"}\"},"
+                        "{\"id\":\"root\",\"name\":\"echo\",\"arguments\":\"{\\\"v\\\":3,"
+                        "\\\"_outputPath\\\":\\\"" D "state\\\"}\"}]}\n"
+                        "{\"tool_calls\":["
+                        "{\"id\":\"declared\",\"name\":\"reset\",\"arguments\":\"{\\\"w\\\":\\\"" D
+                        "state.w\\\",\\\"_outputPath\\\":\\\"" D "state\\\"}\"}]}\n"
+                        "{\"content\":\"ok\"}\n";
+    rig r;
+    rig_open(&r, turns, NULL, tfs, NULL);
+    ac_session_send(r.s, "go");
+    rig_settle(&r);
+    assert_non_null(strstr(rig_result(&r, "root", 0), "the whole State"));
+    assert_false(exists("ran-root"));
+    assert_string_equal(rig_result(&r, "w0", 1), "{\"v\":\"slow\"}\n");
+    /* w0, then w1 into it, then w2: the last call's write stays, not w0's (which ends last
+     * when nothing orders them); the declared tool then replaced the whole State with it */
+    assert_string_equal(state_of(r.s), "{\"w\":{\"v\":2}}");
+    rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +588,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_replay_same_state, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_store_keeps_state, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_one_declaration, rig_setup, rig_teardown),
+        cmocka_unit_test_setup_teardown(test_write_order_and_root, rig_setup, rig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

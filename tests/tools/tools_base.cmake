@@ -16,6 +16,11 @@ agentc_add_test(tools_toolfile
   SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_toolfile.c
   LIBS agentc_tools_base
   LABELS tools)
+# Context filters: each step, chains, declarations, typing (tools/ctxfilter.h).
+agentc_add_test(tools_ctxfilter
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_ctxfilter.c
+  LIBS agentc_tools_base
+  LABELS tools)
 # State references: grammar, lookups, ||, &&, escapes, writes (docs/state.md).
 agentc_add_test(tools_stateref
   SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_stateref.c
@@ -35,6 +40,8 @@ if(AGENTC_FUZZ)
     ${CMAKE_SOURCE_DIR}/src/tools/toolfile.c
     ${CMAKE_SOURCE_DIR}/src/tools/toolkit_file.c
     ${CMAKE_SOURCE_DIR}/src/tools/toolkit_check.c
+  ${CMAKE_SOURCE_DIR}/src/tools/ctxfilter.c
+  ${CMAKE_SOURCE_DIR}/src/tools/ctxfilter_check.c
     ${CMAKE_SOURCE_DIR}/src/tools/stateref.c
     ${CMAKE_SOURCE_DIR}/src/util/buf.c
     ${CMAKE_SOURCE_DIR}/src/util/grow.c

@@ -29,81 +29,81 @@ static const ac_fsm_machine machines[] = {
 };
 
 static const ac_fsm_state states[] = {
-    /*   0 job.NEW  features.fsm:18 */
-    {.name = "NEW", .machine = 0, .first_transition = 0, .n_transitions = 4, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 18, .terminal = 0},
-    /*   1 job.FINISHED  features.fsm:16 */
-    {.name = "FINISHED", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 16, .terminal = 1},
-    /*   2 job.ABORTED  features.fsm:16 */
-    {.name = "ABORTED", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 16, .terminal = 1},
-    /*   3 job.BROKEN  features.fsm:16 */
-    {.name = "BROKEN", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 16, .terminal = 1},
-    /*   4 job.RUNNING  features.fsm:19 */
-    {.name = "RUNNING", .machine = 0, .first_transition = 4, .n_transitions = 6, .enter = 1, .exit = 3, .effects = 8, .invoke = 1, .line = 19, .terminal = 0},
-    /*   5 job.BACKOFF  features.fsm:20 */
-    {.name = "BACKOFF", .machine = 0, .first_transition = 10, .n_transitions = 4, .enter = 0, .exit = 0, .effects = 15, .invoke = 2, .line = 20, .terminal = 0},
-    /*   6 job.CHECKING  features.fsm:21 */
-    {.name = "CHECKING", .machine = 0, .first_transition = 14, .n_transitions = 4, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 21, .terminal = 0},
-    /*   7 step.START  features.fsm:41 */
-    {.name = "START", .machine = 1, .first_transition = 18, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 41, .terminal = 0},
-    /*   8 step.DONE  features.fsm:42 */
-    {.name = "DONE", .machine = 1, .first_transition = 21, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 42, .terminal = 1},
-    /*   9 step.FAILED  features.fsm:42 */
-    {.name = "FAILED", .machine = 1, .first_transition = 21, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 42, .terminal = 1},
-    /*  10 helper.H  features.fsm:49 */
-    {.name = "H", .machine = 2, .first_transition = 21, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 49, .terminal = 0},
-    /*  11 helper.READY  features.fsm:50 */
-    {.name = "READY", .machine = 2, .first_transition = 23, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 50, .terminal = 1},
-    /*  12 helper.GONE  features.fsm:50 */
-    {.name = "GONE", .machine = 2, .first_transition = 23, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 50, .terminal = 1},
+    /*   0 job.NEW  features.fsm:22 */
+    {.name = "NEW", .machine = 0, .first_transition = 0, .n_transitions = 4, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 22, .terminal = 0},
+    /*   1 job.FINISHED  features.fsm:20 */
+    {.name = "FINISHED", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 20, .terminal = 1},
+    /*   2 job.ABORTED  features.fsm:20 */
+    {.name = "ABORTED", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 20, .terminal = 1},
+    /*   3 job.BROKEN  features.fsm:20 */
+    {.name = "BROKEN", .machine = 0, .first_transition = 4, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 20, .terminal = 1},
+    /*   4 job.RUNNING  features.fsm:23 */
+    {.name = "RUNNING", .machine = 0, .first_transition = 4, .n_transitions = 6, .enter = 1, .exit = 3, .effects = 8, .invoke = 1, .line = 23, .terminal = 0},
+    /*   5 job.BACKOFF  features.fsm:24 */
+    {.name = "BACKOFF", .machine = 0, .first_transition = 10, .n_transitions = 4, .enter = 0, .exit = 0, .effects = 15, .invoke = 2, .line = 24, .terminal = 0},
+    /*   6 job.CHECKING  features.fsm:25 */
+    {.name = "CHECKING", .machine = 0, .first_transition = 14, .n_transitions = 4, .enter = 0, .exit = 0, .effects = 0, .invoke = 2, .line = 25, .terminal = 0},
+    /*   7 step.START  features.fsm:45 */
+    {.name = "START", .machine = 1, .first_transition = 18, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 45, .terminal = 0},
+    /*   8 step.DONE  features.fsm:46 */
+    {.name = "DONE", .machine = 1, .first_transition = 21, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 46, .terminal = 1},
+    /*   9 step.FAILED  features.fsm:46 */
+    {.name = "FAILED", .machine = 1, .first_transition = 21, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 46, .terminal = 1},
+    /*  10 helper.H  features.fsm:53 */
+    {.name = "H", .machine = 2, .first_transition = 21, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 53, .terminal = 0},
+    /*  11 helper.READY  features.fsm:54 */
+    {.name = "READY", .machine = 2, .first_transition = 23, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 54, .terminal = 1},
+    /*  12 helper.GONE  features.fsm:54 */
+    {.name = "GONE", .machine = 2, .first_transition = 23, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 54, .terminal = 1},
 };
 
 static const ac_fsm_transition transitions[] = {
-    /*    0 NEW --begin--> RUNNING  features.fsm:23 */
-    {.source = 0, .event = 1, .target = 4, .guard = 0, .actions = 18, .line = 23, .kind = AC_TR_EXTERNAL},
-    /*    1 NEW ignore tick  features.fsm:24 */
-    {.source = 0, .event = 4, .target = 0, .guard = AC_FSM_NONE, .actions = 0, .line = 24, .kind = AC_TR_IGNORE},
-    /*    2 NEW --abort--> ABORTED  features.fsm:36 */
-    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 20, .line = 36, .kind = AC_TR_EXTERNAL},
-    /*    3 NEW ignore noise  features.fsm:37 */
-    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 0, .line = 37, .kind = AC_TR_IGNORE},
-    /*    4 RUNNING --step.DONE--> FINISHED  features.fsm:26 */
-    {.source = 4, .event = 8, .target = 1, .guard = AC_FSM_NONE, .actions = 22, .line = 26, .kind = AC_TR_EXTERNAL},
-    /*    5 RUNNING --step.FAILED--> BACKOFF  features.fsm:27 */
-    {.source = 4, .event = 9, .target = 5, .guard = 9, .actions = 25, .line = 27, .kind = AC_TR_EXTERNAL},
-    /*    6 RUNNING --step.FAILED--> BROKEN  features.fsm:28 */
-    {.source = 4, .event = 9, .target = 3, .guard = AC_FSM_NONE, .actions = 27, .line = 28, .kind = AC_TR_EXTERNAL},
-    /*    7 RUNNING on tick  features.fsm:29 */
-    {.source = 4, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 29, .line = 29, .kind = AC_TR_INTERNAL},
-    /*    8 RUNNING --abort--> ABORTED  features.fsm:36 */
-    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 31, .line = 36, .kind = AC_TR_EXTERNAL},
-    /*    9 RUNNING ignore noise  features.fsm:37 */
-    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 37, .kind = AC_TR_IGNORE},
-    /*   10 BACKOFF --helper.READY--> CHECKING  features.fsm:31 */
-    {.source = 5, .event = 10, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 31, .kind = AC_TR_EXTERNAL},
-    /*   11 BACKOFF --helper.GONE--> BROKEN  features.fsm:32 */
-    {.source = 5, .event = 11, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 32, .kind = AC_TR_EXTERNAL},
-    /*   12 BACKOFF --abort--> ABORTED  features.fsm:36 */
-    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 33, .line = 36, .kind = AC_TR_EXTERNAL},
-    /*   13 BACKOFF ignore noise  features.fsm:37 */
-    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 0, .line = 37, .kind = AC_TR_IGNORE},
-    /*   14 CHECKING --helper.READY--> RUNNING  features.fsm:33 */
-    {.source = 6, .event = 10, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 33, .kind = AC_TR_EXTERNAL},
-    /*   15 CHECKING --helper.GONE--> BROKEN  features.fsm:34 */
-    {.source = 6, .event = 11, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 34, .kind = AC_TR_EXTERNAL},
-    /*   16 CHECKING --abort--> ABORTED  features.fsm:36 */
-    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 35, .line = 36, .kind = AC_TR_EXTERNAL},
-    /*   17 CHECKING ignore noise  features.fsm:37 */
-    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 37, .kind = AC_TR_IGNORE},
-    /*   18 START --work.done--> DONE  features.fsm:43 */
-    {.source = 7, .event = 2, .target = 8, .guard = AC_FSM_NONE, .actions = 0, .line = 43, .kind = AC_TR_EXTERNAL},
-    /*   19 START --work.fail--> FAILED  features.fsm:44 */
-    {.source = 7, .event = 3, .target = 9, .guard = AC_FSM_NONE, .actions = 0, .line = 44, .kind = AC_TR_EXTERNAL},
-    /*   20 START on poke  features.fsm:45 */
-    {.source = 7, .event = 7, .target = 7, .guard = AC_FSM_NONE, .actions = 0, .line = 45, .kind = AC_TR_INTERNAL},
-    /*   21 H --(eventless)--> READY  features.fsm:51 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 11, .guard = 14, .actions = 0, .line = 51, .kind = AC_TR_EXTERNAL},
-    /*   22 H --(eventless)--> GONE  features.fsm:52 */
-    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 0, .line = 52, .kind = AC_TR_EXTERNAL},
+    /*    0 NEW --begin--> RUNNING  features.fsm:27 */
+    {.source = 0, .event = 1, .target = 4, .guard = 0, .actions = 18, .line = 27, .kind = AC_TR_EXTERNAL},
+    /*    1 NEW ignore tick  features.fsm:28 */
+    {.source = 0, .event = 4, .target = 0, .guard = AC_FSM_NONE, .actions = 0, .line = 28, .kind = AC_TR_IGNORE},
+    /*    2 NEW --abort--> ABORTED  features.fsm:40 */
+    {.source = 0, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 20, .line = 40, .kind = AC_TR_EXTERNAL},
+    /*    3 NEW ignore noise  features.fsm:41 */
+    {.source = 0, .event = 6, .target = 0, .guard = AC_FSM_NONE, .actions = 0, .line = 41, .kind = AC_TR_IGNORE},
+    /*    4 RUNNING --step.DONE--> FINISHED  features.fsm:30 */
+    {.source = 4, .event = 8, .target = 1, .guard = AC_FSM_NONE, .actions = 22, .line = 30, .kind = AC_TR_EXTERNAL},
+    /*    5 RUNNING --step.FAILED--> BACKOFF  features.fsm:31 */
+    {.source = 4, .event = 9, .target = 5, .guard = 9, .actions = 25, .line = 31, .kind = AC_TR_EXTERNAL},
+    /*    6 RUNNING --step.FAILED--> BROKEN  features.fsm:32 */
+    {.source = 4, .event = 9, .target = 3, .guard = AC_FSM_NONE, .actions = 27, .line = 32, .kind = AC_TR_EXTERNAL},
+    /*    7 RUNNING on tick  features.fsm:33 */
+    {.source = 4, .event = 4, .target = 4, .guard = AC_FSM_NONE, .actions = 29, .line = 33, .kind = AC_TR_INTERNAL},
+    /*    8 RUNNING --abort--> ABORTED  features.fsm:40 */
+    {.source = 4, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 31, .line = 40, .kind = AC_TR_EXTERNAL},
+    /*    9 RUNNING ignore noise  features.fsm:41 */
+    {.source = 4, .event = 6, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 41, .kind = AC_TR_IGNORE},
+    /*   10 BACKOFF --helper.READY--> CHECKING  features.fsm:35 */
+    {.source = 5, .event = 10, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 35, .kind = AC_TR_EXTERNAL},
+    /*   11 BACKOFF --helper.GONE--> BROKEN  features.fsm:36 */
+    {.source = 5, .event = 11, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 36, .kind = AC_TR_EXTERNAL},
+    /*   12 BACKOFF --abort--> ABORTED  features.fsm:40 */
+    {.source = 5, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 33, .line = 40, .kind = AC_TR_EXTERNAL},
+    /*   13 BACKOFF ignore noise  features.fsm:41 */
+    {.source = 5, .event = 6, .target = 5, .guard = AC_FSM_NONE, .actions = 0, .line = 41, .kind = AC_TR_IGNORE},
+    /*   14 CHECKING --helper.READY--> RUNNING  features.fsm:37 */
+    {.source = 6, .event = 10, .target = 4, .guard = AC_FSM_NONE, .actions = 0, .line = 37, .kind = AC_TR_EXTERNAL},
+    /*   15 CHECKING --helper.GONE--> BROKEN  features.fsm:38 */
+    {.source = 6, .event = 11, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 38, .kind = AC_TR_EXTERNAL},
+    /*   16 CHECKING --abort--> ABORTED  features.fsm:40 */
+    {.source = 6, .event = 5, .target = 2, .guard = AC_FSM_NONE, .actions = 35, .line = 40, .kind = AC_TR_EXTERNAL},
+    /*   17 CHECKING ignore noise  features.fsm:41 */
+    {.source = 6, .event = 6, .target = 6, .guard = AC_FSM_NONE, .actions = 0, .line = 41, .kind = AC_TR_IGNORE},
+    /*   18 START --work.done--> DONE  features.fsm:47 */
+    {.source = 7, .event = 2, .target = 8, .guard = AC_FSM_NONE, .actions = 0, .line = 47, .kind = AC_TR_EXTERNAL},
+    /*   19 START --work.fail--> FAILED  features.fsm:48 */
+    {.source = 7, .event = 3, .target = 9, .guard = AC_FSM_NONE, .actions = 0, .line = 48, .kind = AC_TR_EXTERNAL},
+    /*   20 START on poke  features.fsm:49 */
+    {.source = 7, .event = 7, .target = 7, .guard = AC_FSM_NONE, .actions = 0, .line = 49, .kind = AC_TR_INTERNAL},
+    /*   21 H --(eventless)--> READY  features.fsm:55 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 11, .guard = 14, .actions = 0, .line = 55, .kind = AC_TR_EXTERNAL},
+    /*   22 H --(eventless)--> GONE  features.fsm:56 */
+    {.source = 10, .event = AC_FSM_EVENTLESS, .target = 12, .guard = AC_FSM_NONE, .actions = 0, .line = 56, .kind = AC_TR_EXTERNAL},
 };
 
 static const ac_fsm_effect_use effect_uses[] = {
@@ -181,9 +181,12 @@ static const char *const effect_names[] = {
     /*   1 */ "sleep",
 };
 
+/* per event: AC_EV_OUTSIDE (only the outside sends it), AC_EV_TIMER */
+static const uint8_t event_flags[] = {0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+
 const ac_fsm_tables features_fsm = {
     .spec_path = "tests/gen/golden/features.fsm",
-    .hash = "2664dc207a4028de",
+    .hash = "760be713ce48f2ee",
     .n_machines = 3,
     .n_states = 13,
     .n_events = 12,
@@ -207,4 +210,5 @@ const ac_fsm_tables features_fsm = {
     .guard_names = guard_names,
     .action_names = action_names,
     .effect_names = effect_names,
+    .event_flags = event_flags,
 };

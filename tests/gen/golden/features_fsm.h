@@ -4,7 +4,7 @@
 
 #include "agentc/fsm_tables.h"
 
-#define FEATURES_SPEC_HASH "2664dc207a4028de"
+#define FEATURES_SPEC_HASH "760be713ce48f2ee"
 
 enum features_machine {
     FEATURES_M_JOB = 0,

@@ -74,9 +74,12 @@ static const char *const effect_names[] = {
     0,
 };
 
+/* per event: AC_EV_OUTSIDE (only the outside sends it), AC_EV_TIMER */
+static const uint8_t event_flags[] = {0, 1};
+
 const ac_fsm_tables tiny_fsm = {
     .spec_path = "tests/gen/golden/tiny.fsm",
-    .hash = "3392cc9c92a5c40d",
+    .hash = "9d1aa12aa67e8cdc",
     .n_machines = 1,
     .n_states = 2,
     .n_events = 2,
@@ -100,4 +103,5 @@ const ac_fsm_tables tiny_fsm = {
     .guard_names = guard_names,
     .action_names = action_names,
     .effect_names = effect_names,
+    .event_flags = event_flags,
 };

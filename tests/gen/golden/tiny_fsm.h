@@ -4,7 +4,7 @@
 
 #include "agentc/fsm_tables.h"
 
-#define TINY_SPEC_HASH "3392cc9c92a5c40d"
+#define TINY_SPEC_HASH "9d1aa12aa67e8cdc"
 
 enum tiny_machine {
     TINY_M_TINY = 0,

@@ -27,45 +27,45 @@ static const ac_fsm_machine machines[] = {
 };
 
 static const ac_fsm_state states[] = {
-    /*   0 turn.IDLE  v2.fsm:16 */
-    {.name = "IDLE", .machine = 0, .first_transition = 0, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 16, .terminal = 0},
-    /*   1 turn.DONE  v2.fsm:17 */
-    {.name = "DONE", .machine = 0, .first_transition = 1, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 17, .terminal = 1},
-    /*   2 turn.FAILED  v2.fsm:17 */
-    {.name = "FAILED", .machine = 0, .first_transition = 1, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 17, .terminal = 1},
-    /*   3 turn.CALLING  v2.fsm:19 */
-    {.name = "CALLING", .machine = 0, .first_transition = 1, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 19, .terminal = 0},
-    /*   4 turn.APPROVAL  v2.fsm:20 */
-    {.name = "APPROVAL", .machine = 0, .first_transition = 7, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 6, .invoke = AC_FSM_NONE, .line = 20, .terminal = 0},
-    /*   5 turn.RUNNING  v2.fsm:21 */
-    {.name = "RUNNING", .machine = 0, .first_transition = 10, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 8, .invoke = AC_FSM_NONE, .line = 21, .terminal = 0},
+    /*   0 turn.IDLE  v2.fsm:18 */
+    {.name = "IDLE", .machine = 0, .first_transition = 0, .n_transitions = 1, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 18, .terminal = 0},
+    /*   1 turn.DONE  v2.fsm:19 */
+    {.name = "DONE", .machine = 0, .first_transition = 1, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 19, .terminal = 1},
+    /*   2 turn.FAILED  v2.fsm:19 */
+    {.name = "FAILED", .machine = 0, .first_transition = 1, .n_transitions = 0, .enter = 0, .exit = 0, .effects = 0, .invoke = AC_FSM_NONE, .line = 19, .terminal = 1},
+    /*   3 turn.CALLING  v2.fsm:21 */
+    {.name = "CALLING", .machine = 0, .first_transition = 1, .n_transitions = 6, .enter = 0, .exit = 0, .effects = 3, .invoke = AC_FSM_NONE, .line = 21, .terminal = 0},
+    /*   4 turn.APPROVAL  v2.fsm:22 */
+    {.name = "APPROVAL", .machine = 0, .first_transition = 7, .n_transitions = 3, .enter = 0, .exit = 0, .effects = 6, .invoke = AC_FSM_NONE, .line = 22, .terminal = 0},
+    /*   5 turn.RUNNING  v2.fsm:23 */
+    {.name = "RUNNING", .machine = 0, .first_transition = 10, .n_transitions = 2, .enter = 0, .exit = 0, .effects = 8, .invoke = AC_FSM_NONE, .line = 23, .terminal = 0},
 };
 
 static const ac_fsm_transition transitions[] = {
-    /*    0 IDLE --start--> CALLING  v2.fsm:23 */
-    {.source = 0, .event = 1, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 23, .kind = AC_TR_EXTERNAL},
-    /*    1 CALLING --llm.completed--> FAILED  v2.fsm:24 */
-    {.source = 3, .event = 2, .target = 2, .guard = 0, .actions = 10, .line = 24, .kind = AC_TR_EXTERNAL},
-    /*    2 CALLING --llm.completed--> APPROVAL  v2.fsm:25 */
-    {.source = 3, .event = 2, .target = 4, .guard = 2, .actions = 12, .line = 25, .kind = AC_TR_EXTERNAL},
-    /*    3 CALLING --llm.completed--> RUNNING  v2.fsm:26 */
-    {.source = 3, .event = 2, .target = 5, .guard = 6, .actions = 14, .line = 26, .kind = AC_TR_EXTERNAL},
-    /*    4 CALLING --llm.completed--> DONE  v2.fsm:27 */
-    {.source = 3, .event = 2, .target = 1, .guard = AC_FSM_NONE, .actions = 16, .line = 27, .kind = AC_TR_EXTERNAL},
-    /*    5 CALLING --after(turn_timeout)@turn.CALLING--> FAILED  v2.fsm:28 */
-    {.source = 3, .event = 7, .target = 2, .guard = AC_FSM_NONE, .actions = 18, .line = 28, .kind = AC_TR_EXTERNAL},
-    /*    6 CALLING on note  v2.fsm:29 */
-    {.source = 3, .event = 4, .target = 3, .guard = 8, .actions = 20, .line = 29, .kind = AC_TR_INTERNAL},
-    /*    7 APPROVAL --approve--> RUNNING  v2.fsm:30 */
-    {.source = 4, .event = 5, .target = 5, .guard = AC_FSM_NONE, .actions = 0, .line = 30, .kind = AC_TR_EXTERNAL},
-    /*    8 APPROVAL --deny--> CALLING  v2.fsm:31 */
-    {.source = 4, .event = 6, .target = 3, .guard = AC_FSM_NONE, .actions = 22, .line = 31, .kind = AC_TR_EXTERNAL},
-    /*    9 APPROVAL --after(5m)@turn.APPROVAL--> FAILED  v2.fsm:32 */
-    {.source = 4, .event = 8, .target = 2, .guard = AC_FSM_NONE, .actions = 24, .line = 32, .kind = AC_TR_EXTERNAL},
-    /*   10 RUNNING --tool.completed--> CALLING  v2.fsm:33 */
-    {.source = 5, .event = 3, .target = 3, .guard = 12, .actions = 26, .line = 33, .kind = AC_TR_EXTERNAL},
-    /*   11 RUNNING on tool.completed  v2.fsm:34 */
-    {.source = 5, .event = 3, .target = 5, .guard = AC_FSM_NONE, .actions = 28, .line = 34, .kind = AC_TR_INTERNAL},
+    /*    0 IDLE --start--> CALLING  v2.fsm:25 */
+    {.source = 0, .event = 1, .target = 3, .guard = AC_FSM_NONE, .actions = 0, .line = 25, .kind = AC_TR_EXTERNAL},
+    /*    1 CALLING --llm.completed--> FAILED  v2.fsm:26 */
+    {.source = 3, .event = 2, .target = 2, .guard = 0, .actions = 10, .line = 26, .kind = AC_TR_EXTERNAL},
+    /*    2 CALLING --llm.completed--> APPROVAL  v2.fsm:27 */
+    {.source = 3, .event = 2, .target = 4, .guard = 2, .actions = 12, .line = 27, .kind = AC_TR_EXTERNAL},
+    /*    3 CALLING --llm.completed--> RUNNING  v2.fsm:28 */
+    {.source = 3, .event = 2, .target = 5, .guard = 6, .actions = 14, .line = 28, .kind = AC_TR_EXTERNAL},
+    /*    4 CALLING --llm.completed--> DONE  v2.fsm:29 */
+    {.source = 3, .event = 2, .target = 1, .guard = AC_FSM_NONE, .actions = 16, .line = 29, .kind = AC_TR_EXTERNAL},
+    /*    5 CALLING --after(turn_timeout)@turn.CALLING--> FAILED  v2.fsm:30 */
+    {.source = 3, .event = 7, .target = 2, .guard = AC_FSM_NONE, .actions = 18, .line = 30, .kind = AC_TR_EXTERNAL},
+    /*    6 CALLING on note  v2.fsm:31 */
+    {.source = 3, .event = 4, .target = 3, .guard = 8, .actions = 20, .line = 31, .kind = AC_TR_INTERNAL},
+    /*    7 APPROVAL --approve--> RUNNING  v2.fsm:32 */
+    {.source = 4, .event = 5, .target = 5, .guard = AC_FSM_NONE, .actions = 0, .line = 32, .kind = AC_TR_EXTERNAL},
+    /*    8 APPROVAL --deny--> CALLING  v2.fsm:33 */
+    {.source = 4, .event = 6, .target = 3, .guard = AC_FSM_NONE, .actions = 22, .line = 33, .kind = AC_TR_EXTERNAL},
+    /*    9 APPROVAL --after(5m)@turn.APPROVAL--> FAILED  v2.fsm:34 */
+    {.source = 4, .event = 8, .target = 2, .guard = AC_FSM_NONE, .actions = 24, .line = 34, .kind = AC_TR_EXTERNAL},
+    /*   10 RUNNING --tool.completed--> CALLING  v2.fsm:35 */
+    {.source = 5, .event = 3, .target = 3, .guard = 12, .actions = 26, .line = 35, .kind = AC_TR_EXTERNAL},
+    /*   11 RUNNING on tool.completed  v2.fsm:36 */
+    {.source = 5, .event = 3, .target = 5, .guard = AC_FSM_NONE, .actions = 28, .line = 36, .kind = AC_TR_INTERNAL},
 };
 
 static const ac_fsm_effect_use effect_uses[] = {
@@ -149,11 +149,11 @@ static const char *const effect_names[] = {
 };
 
 /* per event: AC_EV_OUTSIDE (only the outside sends it), AC_EV_TIMER */
-static const uint8_t event_flags[] = {0, 0, 0, 0, 0, 1, 1, 2, 2};
+static const uint8_t event_flags[] = {0, 1, 0, 0, 1, 1, 1, 2, 2};
 
 const ac_fsm_tables v2_fsm = {
     .spec_path = "tests/gen/golden/v2.fsm",
-    .hash = "118c044d53181a98",
+    .hash = "0a25b8190ad96760",
     .n_machines = 1,
     .n_states = 6,
     .n_events = 9,

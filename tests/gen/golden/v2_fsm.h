@@ -4,7 +4,7 @@
 
 #include "agentc/fsm_tables.h"
 
-#define V2_SPEC_HASH "118c044d53181a98"
+#define V2_SPEC_HASH "0a25b8190ad96760"
 
 enum v2_machine {
     V2_M_TURN = 0,
