@@ -31,7 +31,9 @@ static void progress(void *ud, const char *id, uint64_t events)
 static int copy(const char *from_path, const char *to_path, const char *id, int force)
 {
     ac_error err;
-    ac_store *from = ac_store_open(from_path, NULL, &err);
+    ac_store_options ro = {0};
+    ro.read_only = 1; /* FROM is only read: a file others own, or a read-only one, will do */
+    ac_store *from = ac_store_open(from_path, &ro, &err);
     if (!from) {
         fprintf(stderr, "agentc: %s\n", err.text);
         return AC_EXIT_CONFIG;

@@ -105,6 +105,11 @@ same "$sq" "$sq2"
 "$agentc" sessions rm cmp --db "$sq2" >/dev/null || fail "rm cmp"
 "$agentc" store copy "$pg" "$sq2" --session cmp >>"$tmp/out" 2>>"$tmp/err" || fail "copy --session: $(cat "$tmp/err")"
 same "$sq" "$sq2"
+# FROM is only read (opened read-only: nothing created beside it; a user other than root
+# could not write these)
+chmod a-w "$sq" "$tmp"
+"$agentc" store copy "$sq" "$pg" --session cmp --force >>"$tmp/out" 2>>"$tmp/err" || { chmod u+w "$tmp" "$sq"; fail "copy from a read-only file: $(cat "$tmp/err")"; }
+chmod u+w "$tmp" "$sq"
 "$agentc" store copy "$pg" "$pg" >/dev/null 2>"$tmp/err2" && fail "a copy onto itself was accepted"
 "$agentc" store copy "$sq" >/dev/null 2>&1; [ $? = 2 ] || fail "a missing TO is bad usage"
 grep -q "$pw" "$tmp/out" "$tmp/err" "$tmp/err2" && fail "the password was shown"
