@@ -89,6 +89,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
         return AC_EIO;
     }
     s->seq++;
+    s->last_t_ms = t_ms;
     if (s->journal)
         ac_journal_write_event(s->journal, s->seq, t_ms, s->e->t->event_names[type], data);
     if (s->hooks)

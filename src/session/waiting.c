@@ -122,6 +122,8 @@ int ac_session_wait_state(const ac_session *s, const char **state)
     return ac_session_waiting_events(s, NULL, 0) ? AC_WAIT_OUTSIDE : AC_WAIT_STUCK;
 }
 
+static int fail_at(ac_session *s, const char *reason, int64_t t_ms);
+
 void ac_session_check_stuck(ac_session *s)
 {
     const char *state;
@@ -134,14 +136,21 @@ void ac_session_check_stuck(ac_session *s)
              "stuck in state %s.%s (spec line %u): no effect or timer runs there, nothing is "
              "queued, and it waits for no event the outside sends",
              t->machines[st->machine].name, st->name, st->line);
-    ac_session_fail(s, msg);
+    /* at the time of the event that left it there: a session rebuilt from its journal ends
+     * at the same time as when it ran */
+    fail_at(s, msg, s->last_t_ms ? s->last_t_ms : ac_wall_now_ms());
 }
 
 int ac_session_fail(ac_session *s, const char *reason)
 {
+    return fail_at(s, reason, ac_wall_now_ms());
+}
+
+static int fail_at(ac_session *s, const char *reason, int64_t t_ms)
+{
     if (!s || !reason || ac_session_ended(s))
         return -1;
-    ac_turn_fail_session(s, reason, ac_wall_now_ms());
+    ac_turn_fail_session(s, reason, t_ms);
     s->fsm.error = 1; /* ended: nothing more is applied */
     if (s->e->has_output && s->e->out.finished)
         s->e->out.finished(s->e->out.ud, s);
