@@ -325,6 +325,10 @@ typedef struct ac_session_options {
      * {"session": PARENT_ID, "call": CALL_ID, "path": "researcher/checker"} (path: the
      * agents' names from the top session down, '/'-separated). NULL: a session of its own. */
     const char *parent;
+    /* The conversation before the session's first message: a JSON array as text of
+     * {"role": "user" | "assistant", "content": TEXT}, added in order after the system prompt
+     * (carried in the spawn event as "history"). NULL: none. */
+    const char *history;
 } ac_session_options;
 /* ac_session_new with options (opts may be NULL: all defaults). */
 ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_options *opts,

@@ -302,6 +302,9 @@ int ac_store_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *er
  * ac_store_session, which finishes its turn. AC_OK, AC_EIO. */
 int ac_store_claim(ac_store *st, size_t max, int mine, ac_store_list_fn fn, void *ud,
                    ac_error *err);
+/* Gives up this store's lease of the session id (one claimed and not run: another worker may
+ * claim it); nothing when another holder has it. AC_OK, AC_EIO. */
+int ac_store_release(ac_store *st, const char *id, ac_error *err);
 
 #ifdef __cplusplus
 }

@@ -307,6 +307,8 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
 {
     ui *u = ud;
     u->started[u->n_started++ % 1024] = id_hash(id);
+    if (u->n_open < 32 && strlen(id) < sizeof u->open[0])
+        strcpy(u->open[u->n_open++], id);
     if (u->jsonl) {
         emit(s, json_pack("{s:s, s:s, s:s, s:s}", "type", "tool_call", "id", id, "name", name,
                           "arguments", args));
@@ -333,6 +335,12 @@ static void ui_tool_end(void *ud, ac_session *s, const char *id, const char *nam
         ac_session_tool_call_name(s, id, &args);
         ui_tool_start(u, s, id, name, args ? args : "{}");
     }
+    for (size_t k = 0; k < u->n_open; k++)
+        if (!strcmp(u->open[k], id)) {
+            memmove(u->open[k], u->open[k + 1], (u->n_open - k - 1) * sizeof u->open[0]);
+            u->n_open--;
+            break;
+        }
     if (u->jsonl) {
         json_t *line = json_pack("{s:s, s:s, s:b, s:s}", "type", "tool_result", "id", id, "ok", ok,
                                  "content", content);
@@ -472,11 +480,36 @@ static void ui_rejected(void *ud, ac_session *s, int attempt, const char *errors
     free(e);
 }
 
+/* The calls of a turn that ended before their results (it failed, was cancelled or rolled
+ * back): each gets its failed result, so every call shown has one. */
+static void close_open_calls(ui *u, ac_session *s)
+{
+    const char *why = NULL;
+    enum ac_turn_outcome o = ac_session_last_turn(s, &why);
+    ac_session_end end;
+    ac_session_get_end(s, &end);
+    if (o != AC_TURN_FAILED && o != AC_TURN_CANCELLED && o != AC_TURN_ROLLED_BACK && !end.ended)
+        return;
+    char msg[400], id[128];
+    snprintf(msg, sizeof msg, "no result: the turn ended first (%s)",
+             why                        ? why
+             : o == AC_TURN_CANCELLED   ? "cancelled"
+             : o == AC_TURN_ROLLED_BACK ? "rolled back"
+             : end.ended && end.how     ? end.how
+                                        : "ended");
+    while (u->n_open) {
+        snprintf(id, sizeof id, "%s", u->open[0]);
+        const char *name = ac_session_tool_call_name(s, id, NULL);
+        ui_tool_end(u, s, id, name ? name : "?", 0, msg, 0); /* takes it off the list */
+    }
+}
+
 static void ui_finished(void *ud, ac_session *s)
 {
     ui *u = ud;
     if (ac_session_agent_path(s))
         return; /* a sub-agent's turn, not the run's */
+    close_open_calls(u, s);
     ac_cli_spinner_disarm(u);
     u->settled = 1;
 }

@@ -40,6 +40,10 @@ typedef struct ui {
      * spec's deny answers it without running it) is shown after its call */
     uint64_t started[1024];
     size_t n_started;
+    /* the calls shown starting and not yet ended (the first 32): a turn that ends before
+     * their results (failed, cancelled) shows each with a failed result */
+    char open[32][128];
+    size_t n_open;
 } ui;
 
 /* u set up for a run: terminals and locale looked at; hold_text: only the

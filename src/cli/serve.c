@@ -50,6 +50,11 @@ static void usage(FILE *out)
             "                       a worker gone this long has its turns finished by another\n"
             "  --unload-after-ms N  --db: unload a settled session nobody reads after N ms\n"
             "                       (default 600000); the next request loads it again\n"
+            "  --db-listen URL      --db postgresql://: the connection that wakes streams and\n"
+            "                       forwards requests between workers (LISTEN/NOTIFY); a\n"
+            "                       direct one, not through a pooler (default: --db)\n"
+            "  --forward-timeout-ms N  a request for a session another worker runs waits\n"
+            "                       this long for its answer, then 504 (default 5000)\n"
             "  --db-max-bytes N     --db: cap the store's file; a commit past it fails its\n"
             "                       session (its streams end with an error event)\n"
             "  --max-events N       without --db: events a session's journal keeps in memory\n"
@@ -105,11 +110,12 @@ static int parse_uint(const char *flag, const char *v, long long max, long long 
 static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli_engine_opts *eo)
 {
     const char *const nums[] = {
-        "--ping-ms",         "--max-body",           "--max-connections",
-        "--client-timeout",  "--sessions-per-token", "--messages-per-minute",
-        "--grace-ms",        "--script-delay-ms",    "--unload-after-ms",
-        "--db-max-bytes",    "--max-events",         "--lease-ms",
-        "--events-per-minute", "--max-event-bytes", "--streams-per-token"};
+        "--ping-ms",           "--max-body",           "--max-connections",
+        "--client-timeout",    "--sessions-per-token", "--messages-per-minute",
+        "--grace-ms",          "--script-delay-ms",    "--unload-after-ms",
+        "--db-max-bytes",      "--max-events",         "--lease-ms",
+        "--events-per-minute", "--max-event-bytes",    "--streams-per-token",
+        "--forward-timeout-ms"};
     size_t k = 0;
     while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
         k++;
@@ -165,8 +171,11 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     case 13:
         cfg->max_event_bytes = (size_t)n;
         break;
-    default:
+    case 14:
         cfg->streams_per_token = (unsigned)n;
+        break;
+    default:
+        cfg->forward_timeout_ms = n;
         break;
     }
     return 1;
@@ -202,11 +211,11 @@ static int serve_parse(int argc, char **argv, ac_cli_engine_opts *eo, ac_srv_con
         const char *const strs[] = {"--listen",      "--tokens",        "--db",
                                     "--port-file",   "--agents",        "--agent-name",
                                     "--overridable", "--metrics-token", "--allowed-hosts",
-                                    "--worker-id"};
+                                    "--worker-id",   "--db-listen"};
         const char **slots[] = {&cfg->listen,     &cfg->tokens_file,   &cfg->db,
                                 &cfg->port_file,  &af->file,           &af->name,
                                 &af->overridable, &cfg->metrics_token, &cfg->allowed_hosts,
-                                &cfg->worker_id};
+                                &cfg->worker_id,  &cfg->db_listen};
         size_t k = 0, n = sizeof strs / sizeof strs[0];
         while (k < n && strcmp(a, strs[k]))
             k++;

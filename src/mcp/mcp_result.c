@@ -1,7 +1,8 @@
 /* What the model sees of a tools/call result: text blocks joined by newlines,
  * structuredContent as compact JSON (unless a text block already carries the
- * same JSON), other blocks (image, audio, resources, anything newer)
- * described by type and size instead of dropped; isError makes it a failure. */
+ * same JSON, or the same text as a structuredContent of one string member, as
+ * the filesystem server's {"content": TEXT} beside TEXT), other blocks (image, audio, resources,
+ * anything newer) described by type and size instead of dropped; isError makes it a failure. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,20 @@ static void describe(ac_buf *b, const json_t *blk)
     ac_buf_addstr(b, line);
 }
 
+/* Whether the text block t already carries structuredContent sc. */
+static int carries(const char *t, const json_t *sc)
+{
+    if (json_is_object(sc) && json_object_size(sc) == 1) {
+        const char *v = json_string_value(json_object_iter_value(json_object_iter((json_t *)sc)));
+        if (v && !strcmp(v, t))
+            return 1;
+    }
+    json_t *parsed = json_loads(t, JSON_DECODE_ANY, NULL);
+    int same = parsed && json_equal(parsed, sc);
+    json_decref(parsed);
+    return same;
+}
+
 char *ac_mcp_result_text(const json_t *result, int *ok)
 {
     ac_buf b;
@@ -78,11 +93,8 @@ char *ac_mcp_result_text(const json_t *result, int *ok)
         if (!strcmp(str(blk, "type", ""), "text")) {
             const char *t = str(blk, "text", "");
             ac_buf_addstr(&b, t);
-            if (sc && !sc_shown) {
-                json_t *parsed = json_loads(t, JSON_DECODE_ANY, NULL);
-                sc_shown = parsed && json_equal(parsed, sc);
-                json_decref(parsed);
-            }
+            if (sc && !sc_shown)
+                sc_shown = carries(t, sc);
         } else {
             describe(&b, blk);
         }

@@ -5,9 +5,11 @@
  * answers with the final text. The request's "model" names the agent
  * (agents.c), which GET /v1/models lists.
  *
- * The system messages become the session's system prompt; the other
- * messages, when there are more than one user message, are given to the
- * agent as a transcript followed by the last user message.
+ * The system messages become the session's system prompt; the messages
+ * before the last are the session's history (its conversation before its
+ * first message), the last, a user's, its first message. The request's
+ * settings go to the agent where it lets a session override them; what is
+ * not used is named in the reply's X-Agentc-Ignored header.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,9 +138,29 @@ static void done_stream(srv_sess *ss, void *ud)
     srv_sess_free(ss);
 }
 
+/* The reply of a request not streamed, with the header naming what it ignored. */
+static enum MHD_Result reply_plain(struct MHD_Connection *c, json_t *o, const char *ignored)
+{
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    json_decref(o);
+    struct MHD_Response *r =
+        s ? MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE) : NULL;
+    if (!r) {
+        free(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    if (ignored && *ignored)
+        MHD_add_response_header(r, "X-Agentc-Ignored", ignored);
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static void done_plain(srv_sess *ss, void *ud)
 {
-    (void)ud;
+    char *ignored = ud;
     struct MHD_Connection *c = ss->waiter;
     ss->waiter = NULL;
     enum chat_end s = chat_end(ss->s);
@@ -148,91 +170,96 @@ static void done_plain(srv_sess *ss, void *ud)
                         s == CHAT_FAILED ? "agent_failed" : "cancelled", "%s",
                         e ? e : "the agent did not finish");
     } else {
-        srv_reply_json(c, 200,
-                       json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s}, s:s}], s:o}", "id",
-                                 ss->id, "object", "chat.completion", "created",
-                                 (json_int_t)(ss->created_ms / 1000), "model",
-                                 srv_engine_name(ss->agent), "choices", "index", 0, "message",
-                                 "role", "assistant", "content", ac_session_answer(ss->s),
-                                 "finish_reason", "stop", "usage", usage(ss)));
+        reply_plain(c,
+                    json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s}, s:s}], s:o}", "id",
+                              ss->id, "object", "chat.completion", "created",
+                              (json_int_t)(ss->created_ms / 1000), "model",
+                              srv_engine_name(ss->agent), "choices", "index", 0, "message", "role",
+                              "assistant", "content", ac_session_answer(ss->s), "finish_reason",
+                              "stop", "usage", usage(ss)),
+                    ignored);
     }
+    free(ignored);
     MHD_resume_connection(c);
     srv_kick(ss->sv);
     srv_sess_free(ss);
 }
 
-/* The messages read into the system text (system and developer messages, joined) and the
- * prompt: the conversation so far, then the last user message. NULL, or what is wrong. */
-static const char *chat_read(json_t *msgs, ac_buf *sys, ac_buf *prompt)
+static const char *or_(const json_t *v, const char *def)
 {
-    ac_buf conv;
-    ac_buf_init(&conv, AC_BUF_MAX);
-    char *last_user = NULL;
+    return json_is_string(v) ? json_string_value(v) : def;
+}
+
+/* A message of the request as the history has it: user and assistant text; an assistant's
+ * tool calls and a tool's result as text ("[called NAME(ARGS)]", "[result of CALL] TEXT"). */
+static json_t *history_entry(json_t *m, const char *role, const char *text)
+{
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    if (!strcmp(role, "tool")) {
+        ac_buf_addstr(&b, "[result of ");
+        ac_buf_addstr(&b, or_(json_object_get(m, "tool_call_id"), "a tool call"));
+        ac_buf_addstr(&b, "] ");
+    }
+    ac_buf_addstr(&b, text);
     size_t i;
+    json_t *call;
+    json_array_foreach(json_object_get(m, "tool_calls"), i, call)
+    {
+        json_t *f = json_object_get(call, "function");
+        ac_buf_addstr(&b, b.n ? "\n[called " : "[called ");
+        ac_buf_addstr(&b, or_(json_object_get(f, "name"), "?"));
+        ac_buf_addstr(&b, "(");
+        ac_buf_addstr(&b, or_(json_object_get(f, "arguments"), ""));
+        ac_buf_addstr(&b, ")]");
+    }
+    json_t *e = json_pack("{s:s, s:s%}", "role", strcmp(role, "assistant") ? "user" : "assistant",
+                          "content", b.p ? b.p : "", b.n);
+    free(b.p);
+    return e;
+}
+
+/* The messages read into the system text (system and developer messages, joined), the
+ * history (the messages before the last, as ac_session_options.history has them) and the
+ * prompt (the last message, a user's). NULL, or what is wrong. */
+static const char *chat_read(json_t *msgs, ac_buf *sys, json_t *history, char **prompt)
+{
+    size_t i, last = json_array_size(msgs) - 1;
     json_t *m;
-    const char *bad = NULL;
     json_array_foreach(msgs, i, m)
     {
         const char *role = json_string_value(json_object_get(m, "role"));
         char *text = NULL;
-        if (!role) {
-            bad = "each message needs a 'role'";
-            break;
-        }
+        if (!role)
+            return "each message needs a 'role'";
         json_t *content = json_object_get(m, "content");
         if (json_is_null(content) || !content)
             text = strdup("");
-        else if (content_text(content, &text)) {
-            bad = "a message's 'content' must be a string or an array of text parts";
-            break;
-        }
-        if (!text) {
-            bad = "out of memory";
-            break;
-        }
+        else if (content_text(content, &text))
+            return "a message's 'content' must be a string or an array of text parts";
+        if (!text)
+            return "out of memory";
         if (!strcmp(role, "system") || !strcmp(role, "developer")) {
             if (sys->n)
                 ac_buf_addstr(sys, "\n\n");
             ac_buf_addstr(sys, text);
             free(text);
-            continue;
+        } else if (i == last && !strcmp(role, "user")) {
+            *prompt = text;
+        } else {
+            json_array_append_new(history, history_entry(m, role, text));
+            free(text);
         }
-        if (last_user) {
-            ac_buf_addstr(&conv, "user: ");
-            ac_buf_addstr(&conv, last_user);
-            ac_buf_addstr(&conv, "\n\n");
-            free(last_user);
-            last_user = NULL;
-        }
-        if (!strcmp(role, "user")) {
-            last_user = text;
-            continue;
-        }
-        ac_buf_addstr(&conv, role);
-        ac_buf_addstr(&conv, ": ");
-        ac_buf_addstr(&conv, text);
-        ac_buf_addstr(&conv, "\n\n");
-        free(text);
     }
-    if (!bad && !last_user)
-        bad = "the last message must be a user message";
-    if (!bad && conv.n) {
-        ac_buf_addstr(prompt, "The conversation so far:\n\n");
-        ac_buf_add(prompt, conv.p, conv.n);
-        ac_buf_addstr(prompt, "The user's new message:\n\n");
-    }
-    if (!bad)
-        ac_buf_addstr(prompt, last_user);
-    free(last_user);
-    if (!bad && (sys->failed || conv.failed || prompt->failed))
-        bad = "out of memory";
-    free(conv.p);
-    return bad;
+    if (!*prompt)
+        return "the last message must be a user message";
+    return sys->failed ? "out of memory" : NULL;
 }
 
 /* Answers a streamed request: the session's chunks go to the connection as they come.
  * 0 with *ret set, or -1 when out of memory (nothing queued). */
-static int chat_stream(srv *sv, struct MHD_Connection *c, srv_sess *ss, enum MHD_Result *ret)
+static int chat_stream(srv *sv, struct MHD_Connection *c, srv_sess *ss, const char *ignored,
+                       enum MHD_Result *ret)
 {
     srv_stream *st = srv_stream_new(sv, NULL);
     struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
@@ -247,23 +274,72 @@ static int chat_stream(srv *sv, struct MHD_Connection *c, srv_sess *ss, enum MHD
     ss->on_done = done_stream;
     ss->done_ud = st;
     push_json(st, chunk(ss, json_pack("{s:s, s:s}", "role", "assistant", "content", ""), NULL));
+    if (ignored)
+        MHD_add_response_header(resp, "X-Agentc-Ignored", ignored);
     *ret = MHD_queue_response(c, 200, resp);
     MHD_destroy_response(resp);
     return 0;
 }
 
-/* The agent the request's "model" names, a reference taken; NULL after replying why (an
- * unknown model: 404 model_not_found, as OpenAI answers it). */
-static srv_engine *chat_agent(srv *sv, struct MHD_Connection *c, json_t *model,
+/* The request's settings an agent takes as a session's override of its "request" (when
+ * its overridable lets it); any other key but these is ignored. */
+static const char *const settings[] = {
+    "temperature",       "top_p", "max_tokens", "max_completion_tokens", "presence_penalty",
+    "frequency_penalty", "seed",  "stop",       "reasoning_effort",      NULL};
+static const char *const used[] = {"model", "messages", "stream", NULL};
+
+static int listed(const char *const *l, const char *k)
+{
+    while (*l && strcmp(*l, k))
+        l++;
+    return *l != NULL;
+}
+
+/* The request's keys that are neither used nor settings, comma-separated, into ign. */
+static void add_ignored(ac_buf *ign, json_t *rq, int settings_too)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(rq, k, v)
+    {
+        if (listed(used, k) || json_is_null(v) || (!settings_too && listed(settings, k)))
+            continue;
+        if (ign->n)
+            ac_buf_addstr(ign, ", ");
+        ac_buf_addstr(ign, k);
+    }
+}
+
+/* The agent the request's "model" names, with the request's settings as its "request" where
+ * the agent lets a session override it (else they join ign), a reference taken; NULL after
+ * replying why (an unknown model: 404 model_not_found, as OpenAI answers it). */
+static srv_engine *chat_agent(srv *sv, struct MHD_Connection *c, json_t *rq, ac_buf *ign,
                               enum MHD_Result *ret)
 {
+    json_t *model = json_object_get(rq, "model");
     if (model && !json_is_string(model) && !json_is_null(model)) {
         *ret = srv_reply_error(c, 400, "invalid_type", "'model' must be a string");
         return NULL;
     }
     const char *m = json_string_value(model), *name = srv_agent_named(sv, m);
+    json_t *set = json_object();
+    for (size_t i = 0; settings[i]; i++) {
+        json_t *v = json_object_get(rq, settings[i]);
+        if (v && !json_is_null(v))
+            json_object_set(set, settings[i], v);
+    }
+    json_t *wrap = json_pack("{s:o}", "request", set);
+    char *over = wrap && json_object_size(set) ? json_dumps(wrap, JSON_COMPACT) : NULL;
+    json_decref(wrap);
     ac_error err = {0};
-    srv_engine *e = name ? srv_agent_engine(sv, name, NULL, &err) : NULL;
+    srv_engine *e = name ? srv_agent_engine(sv, name, over, &err) : NULL;
+    int refused = !e && name && over && err.code == AC_EINVAL; /* not the session's to change */
+    if (refused) {
+        memset(&err, 0, sizeof err);
+        e = srv_agent_engine(sv, name, NULL, &err);
+    }
+    add_ignored(ign, rq, refused);
+    free(over);
     if (!name) {
         char msg[300];
         snprintf(msg, sizeof msg,
@@ -275,7 +351,9 @@ static srv_engine *chat_agent(srv *sv, struct MHD_Connection *c, json_t *model,
                                         "invalid_request_error", "param", "model", "code",
                                         "model_not_found"));
     } else if (!e) {
-        *ret = srv_reply_error(c, 500, "agent_failed", "cannot run the agent: %s", err.text);
+        *ret = srv_reply_error(c, err.code == AC_EBUSY ? 429 : 400,
+                               err.code == AC_EBUSY ? "too_many_agents" : "agent_failed",
+                               "the agent cannot run with the request's settings: %s", err.text);
     }
     return e;
 }
@@ -299,39 +377,47 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
         json_decref(rq);
         return srv_reply_error(c, 400, "invalid_type", "'stream' must be a boolean");
     }
-    ac_buf sys, prompt;
+    ac_buf sys, ign;
     ac_buf_init(&sys, AC_BUF_MAX);
-    ac_buf_init(&prompt, AC_BUF_MAX);
-    const char *bad = chat_read(msgs, &sys, &prompt);
+    ac_buf_init(&ign, 4096);
+    json_t *history = json_array();
+    char *prompt = NULL;
+    const char *bad = history ? chat_read(msgs, &sys, history, &prompt) : "out of memory";
     int streamed = json_is_true(stream);
     enum MHD_Result ret = MHD_YES;
-    srv_engine *agent = bad ? NULL : chat_agent(sv, c, json_object_get(rq, "model"), &ret);
+    srv_engine *agent = bad ? NULL : chat_agent(sv, c, rq, &ign, &ret);
     json_decref(rq);
-    if (bad || !agent) {
-        free(sys.p);
-        free(prompt.p);
-        return bad ? srv_reply_error(c, 400, "invalid_request", "%s", bad) : ret;
-    }
+    char *hist = json_array_size(history) ? json_dumps(history, JSON_COMPACT) : NULL;
+    json_decref(history);
     ac_error err = {0};
-    srv_sess *ss = srv_sess_new(sv, o, NULL, sys.n ? sys.p : NULL, 1, agent, &err);
+    srv_sess *ss =
+        agent ? srv_sess_new(sv, o, NULL, sys.n ? sys.p : NULL, hist, 1, agent, &err) : NULL;
     free(sys.p);
+    free(hist);
     if (!ss) {
-        free(prompt.p);
-        return srv_reply_error(c, 500, "session_failed", "cannot run the agent: %s", err.text);
+        free(prompt);
+        free(ign.p);
+        return bad ? srv_reply_error(c, 400, "invalid_request", "%s", bad)
+               : agent
+                   ? srv_reply_error(c, 500, "session_failed", "cannot run the agent: %s", err.text)
+                   : ret;
     }
-    if (streamed) {
-        if (chat_stream(sv, c, ss, &ret) < 0) {
-            free(prompt.p);
-            srv_sess_free(ss);
-            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-        }
-    } else {
+    if (streamed && chat_stream(sv, c, ss, ign.n ? ign.p : NULL, &ret) < 0) {
+        free(prompt);
+        free(ign.p);
+        srv_sess_free(ss);
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    }
+    if (!streamed) {
         ss->waiter = c;
         ss->on_done = done_plain;
+        ss->done_ud = ign.p; /* the reply's header; done_plain frees it */
+        ign.p = NULL;
         MHD_suspend_connection(c);
     }
+    free(ign.p);
     srv_traceparent(c, ss->s);
-    ac_session_send(ss->s, prompt.p);
-    free(prompt.p);
+    ac_session_send(ss->s, prompt);
+    free(prompt);
     return ret;
 }

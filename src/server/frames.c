@@ -357,6 +357,11 @@ void srv_frames_free(srv_frames *fm)
     free(fm);
 }
 
+uint64_t srv_frames_at(const srv_frames *fm)
+{
+    return fm->n;
+}
+
 void srv_frames_set_sink(srv_frames *fm, srv_frame_fn fn, void *ud)
 {
     fm->fn = fn;

@@ -28,12 +28,27 @@
 
 /* ---- replies ---- */
 
+/* Where a reply without a connection goes: a request another worker forwarded here
+ * (srv_answer_forwarded), answered by the same handlers as the requests that come here. */
+typedef struct captured {
+    unsigned status;
+    char *body;
+} captured;
+static captured *capture;
+
 enum MHD_Result srv_reply_json(struct MHD_Connection *c, unsigned status, json_t *o)
 {
     char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(o);
-    if (!s)
+    if (!c && capture && !capture->body) {
+        capture->status = s ? status : 500;
+        capture->body = s;
+        return s ? MHD_YES : MHD_NO;
+    }
+    if (!s || !c) {
+        free(s);
         return MHD_NO;
+    }
     size_t n = strlen(s);
     struct MHD_Response *r = MHD_create_response_from_buffer(n, s, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -276,7 +291,20 @@ typedef struct req {
     int load_failed; /* a stored session could not be loaded: the error below */
     int load_code;
     char load_msg[400];
+    srv_fwd *fwd; /* forwarded to the worker running its session (remote.c) */
+    int forwards; /* how often it was (the worker it went to runs the session no more) */
+    /* an action posted from the loop is applied by a deferred drain: the 202 waits for it
+     * (settle runs after the drain) so its body shows the state after the action */
+    const char *settle_how; /* the "accepted" of the reply; NULL: none pending */
+    unsigned settle_code;
+    char settle_id[160];
+    struct MHD_Connection *settle_conn;
+    srv *settle_sv;
+    ac_loop_task settle;
 } req;
+
+static enum MHD_Result accepted_reply(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
+                                      unsigned code, const char *how);
 
 /* A request waiting, suspended, for its stored session to be loaded: loading posts the
  * journal's events, which must apply at once, so it runs between loop iterations, never
@@ -419,7 +447,7 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return srv_reply_error(c, 400, "invalid_id",
                                "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
     }
-    if (id && srv_sess_find(sv, r->owner, id)) {
+    if (id && (srv_sess_find(sv, r->owner, id) || srv_remote_known(sv, r->owner, id))) {
         json_decref(o);
         return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
     }
@@ -435,12 +463,12 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return ret;
     }
     ac_error err = {0};
-    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, 0, agent, &err);
+    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, NULL, 0, agent, &err);
     json_decref(o);
     if (!ss)
         return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
                                "cannot create the session: %s", err.text);
-    return srv_reply_json(c, 201, srv_sess_json(ss, 0));
+    return accepted_reply(sv, c, r, ss, 201, "created");
 }
 
 /* The stored session ss up to the end of its turn at_turn, as a new session of the same
@@ -492,6 +520,8 @@ static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, s
                                     ss->id, "at_turn", (json_int_t)n, "at_event", (json_int_t)at));
 }
 
+static int on_stored(void *ud, const ac_store_session_info *info);
+
 static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
 {
     const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
@@ -503,6 +533,8 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
         if (*end || limit < 1 || limit > 1000)
             return srv_reply_error(c, 400, "invalid_limit", "limit must be 1..1000");
     }
+    if (sv->notify) /* the sessions other workers stored since */
+        ac_store_list(sv->store, on_stored, sv, NULL);
     /* oldest first: the registry holds the newest first */
     size_t n = 0;
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
@@ -581,6 +613,50 @@ static enum MHD_Result ended_reply(struct MHD_Connection *c, const srv_sess *ss)
 static int posted(int rc)
 {
     return rc == AC_OK || rc == AC_QUEUED;
+}
+
+static void settle_resume(void *ud)
+{
+    req *r = ud;
+    MHD_resume_connection(r->settle_conn);
+    srv_kick(r->settle_sv);
+}
+
+/* The reply to an accepted action: code with the session and "accepted": how, once what was
+ * posted has been applied (the drain a post from the loop defers runs first). */
+static enum MHD_Result accepted_reply(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
+                                      unsigned code, const char *how)
+{
+    if (sv->loop && ac_loop_in_callback(sv->loop) && strlen(ss->id) < sizeof r->settle_id) {
+        r->settle_how = how;
+        r->settle_code = code;
+        snprintf(r->settle_id, sizeof r->settle_id, "%s", ss->id);
+        r->settle_conn = c;
+        r->settle_sv = sv;
+        r->settle.fn = settle_resume;
+        r->settle.ud = r;
+        MHD_suspend_connection(c); /* on_request answers once it is resumed */
+        ac_loop_defer(sv->loop, &r->settle);
+        return MHD_YES;
+    }
+    json_t *reply = srv_sess_json(ss, 0);
+    json_object_set_new(reply, "accepted", json_string(how));
+    return srv_reply_json(c, code, reply);
+}
+
+/* The reply accepted_reply put off, now that the action is applied. */
+static enum MHD_Result settled_reply(srv *sv, struct MHD_Connection *c, req *r)
+{
+    const char *how = r->settle_how;
+    r->settle_how = NULL;
+    srv_sess *ss = srv_sess_find(sv, r->owner, r->settle_id);
+    if (!ss || !ss->s)
+        return srv_reply_error(c, 404, "not_found", "no such session");
+    if (!strcmp(how, "created"))
+        return srv_reply_json(c, r->settle_code, srv_sess_json(ss, 0));
+    json_t *reply = srv_sess_json(ss, 0);
+    json_object_set_new(reply, "accepted", json_string(how));
+    return srv_reply_json(c, r->settle_code, reply);
 }
 
 static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
@@ -670,9 +746,30 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
     if (rc < 0 && rc != AC_QUEUED)
         return srv_reply_error(c, 500, "post_failed", "the message was not accepted: %s",
                                ac_strerror(rc));
-    json_t *reply = srv_sess_json(ss, 0);
-    json_object_set_new(reply, "accepted", json_string(how));
-    return srv_reply_json(c, 202, reply);
+    return accepted_reply(sv, c, r, ss, 202, how);
+}
+
+/* 409 to an outside event the session's states do not take now, with what it waits for. */
+static enum MHD_Result not_waiting(struct MHD_Connection *c, const srv_sess *ss, const char *name)
+{
+    const char *names[32], *state = NULL;
+    char list[400] = "";
+    size_t n = 0, at = 0;
+    if (ac_session_wait_state(ss->s, &state) == AC_WAIT_OUTSIDE)
+        n = ac_session_waiting_events(ss->s, names, 32);
+    for (size_t i = 0; i < n && i < 32 && at < sizeof list; i++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s'%s'", i ? ", " : "", names[i]);
+    ac_session_wait_state(ss->s, &state);
+    if (n)
+        return srv_reply_error(c, 409, "not_waiting",
+                               "nothing waits for event '%s': the session is in %s and waits for "
+                               "%s",
+                               name, state ? state : "its state", list);
+    return srv_reply_error(c, 409, "not_waiting",
+                           "nothing waits for event '%s': the session is in %s and waits for no "
+                           "outside event (status %s)",
+                           name, state ? state : "its state",
+                           ac_session_status_name(ac_session_status(ss->s)));
 }
 
 void srv_traceparent(struct MHD_Connection *c, ac_session *s)
@@ -717,6 +814,10 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
         json_decref(payload);
         return ended_reply(c, ss);
     }
+    if (outside && !accepts(ss->s, name)) { /* nothing waits for it: said, not a no-op */
+        json_decref(payload);
+        return not_waiting(c, ss, name);
+    }
     char bad[600];
     if (ac_session_event_takes_decisions(ss->s, name) &&
         ac_session_check_decisions(ss->s, name, payload, bad, sizeof bad) < 0) {
@@ -730,14 +831,12 @@ static enum MHD_Result post_event(srv *sv, struct MHD_Connection *c, req *r, srv
     if (rc < 0 && rc != AC_QUEUED)
         return srv_reply_error(c, 500, "post_failed", "event '%s' was not applied: %s", name,
                                ac_strerror(rc));
-    json_t *reply = srv_sess_json(ss, 0);
-    json_object_set_new(reply, "accepted", json_string(name));
-    return srv_reply_json(c, 202, reply);
+    return accepted_reply(sv, c, r, ss, 202, name);
 }
 
 /* POST /v1/sessions/{id}/turn/cancel: the spec's turn.cancel stops the turn under way (a
  * paused one too) and keeps the session. */
-static enum MHD_Result post_turn_cancel(struct MHD_Connection *c, srv_sess *ss)
+static enum MHD_Result post_turn_cancel(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
 {
     if (ac_session_ended(ss->s))
         return ended_reply(c, ss);
@@ -752,9 +851,7 @@ static enum MHD_Result post_turn_cancel(struct MHD_Connection *c, srv_sess *ss)
     if (rc < 0 && rc != AC_QUEUED)
         return srv_reply_error(c, 500, "post_failed", "turn.cancel was not applied: %s",
                                ac_strerror(rc));
-    json_t *reply = srv_sess_json(ss, 0);
-    json_object_set_new(reply, "accepted", json_string("turn.cancel"));
-    return srv_reply_json(c, 202, reply);
+    return accepted_reply(sv, c, r, ss, 202, "turn.cancel");
 }
 
 /* A cursor: "N" or "N.k" (a frame id), 0 for none. 0, or -1 when it is not one. */
@@ -919,11 +1016,42 @@ static enum MHD_Result metrics_page(srv *sv, struct MHD_Connection *c, int get)
     return ret;
 }
 
+/* The query of a request another worker forwarded ("k=v&k=v"; srv_answer_forwarded). */
+static const char *forwarded_query;
+
+/* A query argument of the view: the connection's, or (c NULL) the forwarded query's. */
+static const char *view_arg(struct MHD_Connection *c, const char *key)
+{
+    static char v[64];
+    if (c || !forwarded_query)
+        return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+    size_t n = strlen(key);
+    for (const char *p = forwarded_query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL)
+        if (!strncmp(p, key, n) && p[n] == '=') {
+            snprintf(v, sizeof v, "%.*s", (int)strcspn(p + n + 1, "&"), p + n + 1);
+            return v;
+        }
+    return NULL;
+}
+
+/* The view's query arguments of c as "k=v&k=v" (digits and '.' only), into buf. */
+static void view_query(struct MHD_Connection *c, char *buf, size_t cap)
+{
+    static const char *const keys[] = {"messages", "from", "limit"};
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < 3; i++) {
+        const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, keys[i]);
+        if (v && n < cap && strspn(v, "0123456789.") == strlen(v) && strlen(v) < 32)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s=%s", n ? "&" : "", keys[i], v);
+    }
+}
+
 /* A query argument that is a count: absent (dflt), or 0..max. 0, or -1 when it is not one. */
 static int count_arg(struct MHD_Connection *c, const char *key, size_t dflt, size_t max,
                      size_t *out)
 {
-    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+    const char *v = view_arg(c, key);
     *out = dflt;
     if (!v)
         return 0;
@@ -945,9 +1073,7 @@ static enum MHD_Result get_session(struct MHD_Connection *c, srv_sess *ss)
     uint64_t from;
     unsigned call;
     if (count_arg(c, "messages", 1, 1, &messages) ||
-        parse_cursor(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "from"), &from,
-                     &call) ||
-        from > SIZE_MAX ||
+        parse_cursor(view_arg(c, "from"), &from, &call) || from > SIZE_MAX ||
         count_arg(c, "limit", SRV_PAGE_MESSAGES, SRV_PAGE_MESSAGES, &v.limit) || !v.limit)
         return srv_reply_error(c, 400, "invalid_query",
                                "messages is 0 or 1, from a page's next_from (N or N.K), limit 1 "
@@ -989,13 +1115,42 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
         !strcmp(rest, "/close"))
         return post_event(sv, c, r, ss, rest + 1);
     if (!strcmp(rest, "/turn/cancel"))
-        return post_turn_cancel(c, ss);
+        return post_turn_cancel(sv, c, r, ss);
     if (!strncmp(rest, "/events/", 8) && rest[8] && !strchr(rest + 8, '/')) {
         if (strlen(rest + 8) > 63)
             return srv_reply_error(c, 404, "unknown_event", "no such event");
         return post_event(sv, c, r, ss, rest + 8);
     }
     return srv_reply_error(c, 404, "not_found", "no such route");
+}
+
+void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, const char *method,
+                          const char *route, const char *body, unsigned *status, char **reply)
+{
+    *status = 0;
+    *reply = NULL;
+    srv_sess *ss = srv_sess_stored(sv, stored_id);
+    srv_owner *o = srv_owner_named(sv, owner);
+    if (!ss || !ss->s || !o || ss->owner != o || ss->ephemeral)
+        return; /* not run here: the sender runs it */
+    req r = {0};
+    r.owner = o;
+    r.body = (char *)body;
+    r.len = strlen(body);
+    char id[160]; /* a delete frees ss */
+    snprintf(id, sizeof id, "%s", ss->id);
+    const char *q = strchr(route, '?');
+    char path[200];
+    snprintf(path, sizeof path, "%.*s", q ? (int)(q - route) : (int)strlen(route), route);
+    captured cap = {0, NULL};
+    capture = &cap;
+    forwarded_query = q ? q + 1 : NULL;
+    session_request(sv, NULL, &r, ss, id, path, !strcmp(method, "GET"), !strcmp(method, "POST"),
+                    !strcmp(method, "DELETE"));
+    capture = NULL;
+    forwarded_query = NULL;
+    *status = cap.body ? cap.status : 500;
+    *reply = cap.body;
 }
 
 /* /v1/sessions/{id}[/...] (p: after "/v1/sessions/"): the caller's session found (a stored
@@ -1011,9 +1166,36 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
     memcpy(id, p, idn);
     id[idn] = 0;
     srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
+    if (!ss)
+        ss = srv_remote_known(sv, r->owner, id); /* created by another worker */
     if (!ss || ss->ephemeral)
         return srv_reply_error(c, 404, "not_found", "no such session");
     const char *rest = slash ? slash : "";
+    if (r->fwd) { /* answered by the worker running it (or it runs it no more: on here) */
+        int again = 0;
+        enum MHD_Result ret = srv_remote_reply(c, &r->fwd, &again);
+        if (!again)
+            return ret;
+        r->forwards++;
+    }
+    int held = !ss->s && r->forwards < 2 ? srv_remote_held(sv, ss) : 0;
+    if (held < 0) { /* deleted by another worker */
+        srv_sess_drop(ss, 0);
+        return srv_reply_error(c, 404, "not_found", "no such session");
+    }
+    if (held) { /* its stream is read from the store here; the rest is asked of its holder */
+        if ((get && *rest) || (!get && !post && !del))
+            return session_request(sv, c, r, ss, id, rest, get, post, del);
+        char route[200] = "?"; /* a view's query goes with it */
+        if (get)
+            view_query(c, route + 1, sizeof route - 1);
+        return srv_remote_forward(sv, c, &r->fwd, ss,
+                                  get    ? "GET"
+                                  : post ? "POST"
+                                         : "DELETE",
+                                  get ? route : rest, r->body,
+                                  r->owner->name ? r->owner->name : "local");
+    }
     if (!*rest && del && !ss->s) {
         srv_sess_drop(ss, 1);
         return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
@@ -1156,6 +1338,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r->body[r->len] = 0;
         return MHD_YES;
     }
+    if (r->settle_how)
+        return settled_reply(sv, c, r);
     if (r->too_big)
         return srv_reply_error(c, 413, "body_too_large", "the body is over the limit of %zu bytes",
                                sv->cfg->max_body);
@@ -1169,6 +1353,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     srv_admit_answered(cls, c, 0); /* the next request on it has its own deadline */
     req *r = *con_cls;
+    if (r && r->fwd)
+        srv_remote_abandon(r->fwd);
+    srv *sv = cls;
+    if (r && r->settle.queued && sv->loop) /* a reply put off, its connection gone first */
+        ac_loop_undefer(sv->loop, &r->settle);
     if (r) {
         free(r->body);
         free(r);
@@ -1240,6 +1429,7 @@ static void srv_free(srv *sv)
         srv_sess_free(sv->sessions);
     if (sv->loop)
         srv_workers_stop(sv);
+    srv_remote_free(sv);
     ac_store_close(sv->store);
     srv_agents_stop(sv);
     if (sv->loop) {
@@ -1312,7 +1502,7 @@ static int on_stored(void *ud, const ac_store_session_info *info)
 {
     srv *sv = ud;
     const char *slash = strchr(info->id, '/');
-    if (!slash) /* not one of the server's */
+    if (!slash || (sv->notify && srv_sess_stored(sv, info->id))) /* not the server's; known */
         return 0;
     char owner[128];
     snprintf(owner, sizeof owner, "%.*s", (int)(slash - info->id), info->id);
@@ -1413,6 +1603,8 @@ static void cfg_defaults(ac_srv_config *cfg)
         cfg->streams_per_token = 64;
     if (cfg->lease_ms <= 0)
         cfg->lease_ms = 10000;
+    if (cfg->forward_timeout_ms <= 0)
+        cfg->forward_timeout_ms = 5000;
 }
 
 /* The tokens, the loop, the engine and the store. 0, or the exit status (said on stderr). */
@@ -1438,7 +1630,7 @@ static int srv_setup(srv *sv, int loopback)
         return rc;
     if (open_store(sv, cfg->db))
         return 3;
-    return 0;
+    return srv_remote_start(sv);
 }
 
 /* Writes the bound port to the port file, atomically (a temporary file renamed). */
@@ -1525,6 +1717,7 @@ static void srv_stop(srv *sv)
     }
     /* what is still suspended is resumed before the daemon stops; the leases are released
      * (a turn left mid-way is claimed by another worker at its next heartbeat) */
+    srv_remote_stop(sv);
     while (sv->sessions)
         srv_sess_free(sv->sessions);
     srv_workers_stop(sv);

@@ -16,6 +16,7 @@ add_library(agentc_server STATIC
   ${CMAKE_SOURCE_DIR}/src/server/compat.c
   ${CMAKE_SOURCE_DIR}/src/server/frames.c
   ${CMAKE_SOURCE_DIR}/src/server/agents.c
+  ${CMAKE_SOURCE_DIR}/src/server/remote.c
   ${CMAKE_SOURCE_DIR}/src/server/workers.c
   ${AGENTC_PAGE_C})
 target_include_directories(agentc_server PUBLIC ${CMAKE_SOURCE_DIR}/src/server PRIVATE ${CMAKE_SOURCE_DIR}/src)

@@ -84,9 +84,14 @@ typedef struct ac_srv_config {
      * takes metrics_token as its bearer token when set, else any token the server takes. */
     char *(*metrics)(void);
     const char *metrics_token;
-    const char *worker_id;      /* the worker's id, its sessions' lease holder (NULL: the store's
-                                   "agentc RANDOM:PID@HOST") */
-    int64_t lease_ms;           /* a session's lease (default 10000); renewed every third */
+    const char *worker_id; /* the worker's id, its sessions' lease holder (NULL: the store's
+                              "agentc RANDOM:PID@HOST") */
+    int64_t lease_ms;      /* a session's lease (default 10000); renewed every third */
+    /* PostgreSQL --db: the connection of wake-ups (LISTEN/NOTIFY and the inbox), a direct one
+       (a pooler in transaction mode drops LISTEN); NULL: db */
+    const char *db_listen;
+    int64_t forward_timeout_ms; /* a request for a session another worker runs waits this long
+                                   for that worker's answer (default 5000), then 504 */
     const char *allowed_hosts;  /* more Host names the server answers to, comma-separated
                                    ("NAME" on any port, "NAME:PORT"); besides IP addresses,
                                    localhost and --listen's host on the bound port */

@@ -20,6 +20,8 @@ typedef struct srv_sess srv_sess;
 typedef struct srv_stream srv_stream;
 typedef struct srv_engine srv_engine; /* one agent's engine (agents.c) */
 typedef struct srv_conn srv_conn;     /* an open connection and its deadline (admit.c) */
+typedef struct srv_fwd srv_fwd;       /* a request forwarded to another worker (remote.c) */
+struct ac_notify;
 
 /* A token's owner: its name, and what it used (sessions, messages this minute). */
 typedef struct srv_owner {
@@ -82,7 +84,7 @@ struct srv_sess {
     struct MHD_Connection *waiter; /* a non-streamed OpenAI-compatible request, suspended */
     srv_engine *agent;             /* the agent it runs (a reference held) */
     int lost;                      /* its lease was taken by another worker (workers.c) */
-    int resume_failed;             /* a claim of it could not load it (said once) */
+    int64_t resume_failed_ms;      /* a claim of it could not load it then (said once) */
 };
 
 typedef struct srv_qnode {
@@ -135,6 +137,12 @@ struct srv {
     srv_owner anon; /* no --tokens */
     int stopping;
     uint64_t next_auto_id;
+    /* PostgreSQL: the other workers (remote.c) */
+    struct ac_notify *notify; /* wake-ups and the inbox; NULL: one worker (SQLite, memory) */
+    uint64_t remote_timer;    /* the poll that makes a lost wake-up a delay */
+    srv_fwd *fwds;            /* requests waiting for another worker's answer */
+    int draining, drain_again;
+    unsigned polls;
     int port;                        /* the bound port */
     char listen_host[128];           /* --listen's host, as written ("127.0.0.1", "[::1]") */
     srv_conn *conns;                 /* every open connection (admit.c) */
@@ -175,9 +183,10 @@ srv_sess *srv_sess_stored(srv *sv, const char *id);
 /* The owner's session id (each owner has its ids: the store keeps OWNER/ID). */
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id);
 /* A new session running agent (its reference is the session's, even on failure; NULL: the
- * default agent). */
-srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
-                       srv_engine *agent, ac_error *err);
+ * default agent); history: its conversation before its first message (JSON text,
+ * ac_session_options.history), NULL: none. */
+srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
+                       const char *history, int ephemeral, srv_engine *agent, ac_error *err);
 /* The engine the session runs on: its agent's. */
 ac_engine *srv_sess_engine(const srv_sess *ss);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
@@ -191,6 +200,9 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
 int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err);
 /* A session's summary (full 0), or with full its first page of messages (srv_sess_view). */
 json_t *srv_sess_json(srv_sess *ss, int full);
+/* Its live frames made of the journal's events committed after the last they were made of
+ * (another worker's commits, read from the store). 0, or -1. */
+int srv_sess_tail(srv_sess *ss);
 /* What GET /v1/sessions/{id} asks for: a page of the conversation, from message `from`
  * (from_call > 0: that message's calls from that one on), at most `limit` messages and about
  * SRV_PAGE_BYTES of messages and call records (one at least: a page costs the loop a bounded
@@ -237,6 +249,7 @@ void srv_frames_discarded(srv_frames *fm);
 void srv_frames_rejected(srv_frames *fm, int attempt, const char *errors);
 void srv_frames_trace(srv_frames *fm, const ac_trace_rec *r);
 void srv_frames_finished(srv_frames *fm);
+uint64_t srv_frames_at(const srv_frames *fm); /* the last event applied (0: none) */
 
 /* streams.c */
 srv_stream *srv_stream_new(srv *sv, srv_sess *ss);
@@ -256,6 +269,35 @@ void srv_streams_ping(srv *sv);
 
 /* server.c */
 void srv_kick(srv *sv); /* runs MHD soon (after a resume) */
+/* A request another worker forwarded (route: what follows the session's id) answered as if
+ * it came here: *status and *body (malloc'd JSON); *status 0 when this worker does not run the
+ * session (the sender goes on without it). */
+void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, const char *method,
+                          const char *route, const char *body, unsigned *status, char **reply);
+
+/* remote.c: the other workers of a PostgreSQL store (see there) */
+int srv_remote_start(srv *sv); /* 0, or an exit status (said) */
+void srv_remote_stop(srv *sv); /* requests waiting for another worker answered 503 */
+void srv_remote_free(srv *sv); /* after every session is freed */
+/* The owner's session id stored by another worker since this one listed the store: an entry
+ * for it (not loaded), or NULL. */
+srv_sess *srv_remote_known(srv *sv, srv_owner *owner, const char *id);
+/* The session's journal has its events up to n committed here: told to the others. */
+void srv_remote_committed(srv *sv, const char *stored_id, uint64_t n);
+/* 1 when another live worker holds the session's lease (and this one can forward to it), -1
+ * when the store has it no more (another worker deleted it), else 0. */
+int srv_remote_held(srv *sv, const srv_sess *ss);
+/* Forwards the request to the session's holder, the connection suspended until its answer
+ * (*slot: the request's, answered by srv_remote_reply when the handler runs again). */
+enum MHD_Result srv_remote_forward(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                   const srv_sess *ss, const char *method, const char *route,
+                                   const char *body, const char *owner);
+/* The forwarded request's answer replied (*slot freed): MHD's result; or *retry set (the
+ * worker it went to did not handle it: it no longer runs the session, or it went before the
+ * request's deadline: the request goes on here as if it had not been sent). */
+enum MHD_Result srv_remote_reply(struct MHD_Connection *c, srv_fwd **slot, int *retry);
+/* The request ended (its client went): a forward waiting is answered to no one. */
+void srv_remote_abandon(srv_fwd *fwd);
 /* The owner of that name (the tokens file's), NULL when no token has it. */
 srv_owner *srv_owner_named(srv *sv, const char *name);
 

@@ -14,6 +14,7 @@
 #include "agentc/store.h"
 #include "context/conversation.h"
 #include "server_int.h"
+#include "util/random.h"
 #include "session/state.h"
 #include "session/toolkits.h"
 
@@ -83,11 +84,12 @@ srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t cre
 
 /* The session's ac_session on the server's engine: created (its own system prompt, if any,
  * carried in its spawn event), or continued from the store (the prompt comes back with it). */
-static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
+static int open_session(srv_sess *ss, unsigned flags, const char *history, ac_error *err)
 {
     srv *sv = ss->sv;
     ac_session_options opts = {0};
     opts.system_prompt = ss->system;
+    opts.history = history;
     ac_engine *e = srv_sess_engine(ss);
     opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
     if (ss->stored_id)
@@ -103,8 +105,8 @@ static int open_session(srv_sess *ss, unsigned flags, ac_error *err)
     return 0;
 }
 
-srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system, int ephemeral,
-                       srv_engine *agent, ac_error *err)
+srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
+                       const char *history, int ephemeral, srv_engine *agent, ac_error *err)
 {
     srv_sess *ss = calloc(1, sizeof *ss);
     if (!agent && (agent = sv->default_engine))
@@ -116,6 +118,12 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         while (srv_sess_find(sv, owner, auto_id))
             snprintf(auto_id, sizeof auto_id, "%s%llu", ephemeral ? "chatcmpl-" : "s",
                      (unsigned long long)++sv->next_auto_id);
+        if (sv->notify && !ephemeral) { /* other workers make ids too: a random one */
+            unsigned char r[8];
+            ac_random_bytes(r, sizeof r);
+            snprintf(auto_id, sizeof auto_id, "s%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2],
+                     r[3], r[4], r[5], r[6], r[7]);
+        }
         id = auto_id;
     }
     if (!ss) {
@@ -142,7 +150,7 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
-    if (open_session(ss, 0, err)) {
+    if (open_session(ss, 0, history, err)) {
         sess_free_fields(ss);
         return NULL;
     }
@@ -162,7 +170,7 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
     }
     if (!ss->agent && !(ss->agent = srv_agent_of_stored(ss->sv, ss->stored_id, err)))
         return -1;
-    return open_session(ss, AC_STORE_MUST_EXIST, err);
+    return open_session(ss, AC_STORE_MUST_EXIST, NULL, err);
 }
 
 void srv_sess_unload(srv_sess *ss)
@@ -332,11 +340,29 @@ srv_sess *srv_sess_stored(srv *sv, const char *id)
     return NULL;
 }
 
+static int apply_live(void *ud, const ac_store_event *ev)
+{
+    srv_sess *ss = ud;
+    return ss->live ? srv_frames_apply(ss->live, ev) : 1;
+}
+
+int srv_sess_tail(srv_sess *ss)
+{
+    if (!ss->live || !ss->stored_id)
+        return 0;
+    ac_error err = {0};
+    int rc = ac_store_events(ss->sv->store, ss->stored_id, srv_frames_at(ss->live), apply_live, ss,
+                             &err);
+    return rc == AC_OK ? 0 : -1;
+}
+
 void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event *evs, size_t n,
                    const ac_error *err)
 {
     srv *sv = ud;
     int *tag = s ? ac_session_userdata(s) : NULL;
+    if (!err && n)
+        srv_remote_committed(sv, id, evs[n - 1].n); /* the other workers' readers woken */
     srv_sess *ss = tag && *tag == SRV_TAG_SESS ? (srv_sess *)tag : srv_sess_stored(sv, id);
     if (!ss || ss->freeing)
         return;
@@ -351,8 +377,11 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
             srv_stream_finish(st);
         return;
     }
+    if (ss->live && n && evs[0].n > srv_frames_at(ss->live) + 1)
+        srv_sess_tail(ss); /* committed by another worker before this one ran the session */
     for (size_t i = 0; ss->live && i < n; i++)
-        srv_frames_apply(ss->live, &evs[i]);
+        if (evs[i].n > srv_frames_at(ss->live)) /* what a tail read already is not again */
+            srv_frames_apply(ss->live, &evs[i]);
 }
 
 /* ---- the engine's output: a replayer's makes frames; a live session's feeds the

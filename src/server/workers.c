@@ -15,7 +15,8 @@
 
 #include "server_int.h"
 
-#define CLAIM_MAX 64 /* sessions claimed per heartbeat: the rest at the next */
+#define CLAIM_MAX 64   /* sessions claimed per heartbeat: the rest at the next */
+#define RETRY_MS 60000 /* a claimed session that could not be loaded is tried again after */
 
 static int64_t beat_every(const srv *sv)
 {
@@ -40,13 +41,19 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
     if (!ss || ss->s)
         return 0; /* running here already */
     ac_error err = {0};
-    if (srv_sess_load(ss, &err)) { /* its lease released: another worker may load it */
-        if (!ss->resume_failed)
-            fprintf(stderr, "agentc serve: session '%s' cannot resume: %s\n", info->id, err.text);
-        ss->resume_failed = 1;
+    int64_t now = ac_loop_now_ms(sv->loop);
+    int waiting = ss->resume_failed_ms && now - ss->resume_failed_ms < RETRY_MS;
+    if (waiting || srv_sess_load(ss, &err)) {
+        if (!waiting) {
+            if (!ss->resume_failed_ms)
+                fprintf(stderr, "agentc serve: session '%s' cannot resume: %s\n", info->id,
+                        err.text);
+            ss->resume_failed_ms = now > 0 ? now : 1;
+        }
+        ac_store_release(sv->store, info->id, NULL); /* another worker may load it */
         return 0;
     }
-    ss->resume_failed = 0;
+    ss->resume_failed_ms = 0;
     sv->claimed++;
     if (!sv->workers_started)
         return 0; /* the start's count says it */

@@ -189,6 +189,17 @@ static void a_init_session(ac_session *s, const ac_event *ev)
     const char *sys = dstr(ev, "system");
     if (sys && *sys)
         ac_conv_add_message(s->conv, AC_ROLE_SYSTEM, sys, ev->time_ms);
+    size_t i;
+    json_t *m; /* the conversation before the first message (ac_session_options.history) */
+    json_array_foreach(ev->data ? json_object_get(data(ev), "history") : NULL, i, m)
+    {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        const char *text = json_string_value(json_object_get(m, "content"));
+        if (role && text)
+            ac_conv_add_message(s->conv,
+                                strcmp(role, "assistant") ? AC_ROLE_USER : AC_ROLE_ASSISTANT, text,
+                                ev->time_ms);
+    }
     add_tool_defs(s, ev->data ? json_object_get(data(ev), "tools") : NULL);
     json_t *schema = ev->data ? json_object_get(data(ev), "output_schema") : NULL;
     if (schema && !s->output_schema) { /* checked at engine start: this compiles */

@@ -89,7 +89,6 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
         return AC_EIO;
     }
     s->seq++;
-    s->last_t_ms = t_ms;
     if (s->journal)
         ac_journal_write_event(s->journal, s->seq, t_ms, s->e->t->event_names[type], data);
     if (s->hooks)
@@ -204,6 +203,7 @@ static void remote_forget(ac_session *s);
  * of entry `want`. */
 static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
 {
+    int64_t last_ms = ac_wall_now_ms();
     s->draining = 1;
     for (;;) {
         ac_queued_event *q = q_pop(&s->raised);
@@ -217,11 +217,12 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
             return 1;
         }
         int rc = apply(s, q->type, q->data, q->t_ms);
+        last_ms = q->t_ms;
         if (q == want)
             *want_rc = rc;
         free(q);
     }
-    ac_session_check_stuck(s);
+    ac_session_check_stuck(s, last_ms);
     s->draining = 0;
     if (s->journal && ac_session_settled(s)) {
         ac_journal_flush(s->journal); /* waiting for input: the loop may not turn soon */
@@ -603,6 +604,10 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
     if (d && agent)
         json_object_set(d, "agent", agent);
     json_decref(agent);
+    json_t *hist = opts && opts->history ? json_loads(opts->history, 0, NULL) : NULL;
+    if (d && json_is_array(hist) && json_array_size(hist))
+        json_object_set(d, "history", hist);
+    json_decref(hist);
     json_t *parent = ac_subagent_spawn_json(opts);
     if (d && parent)
         json_object_set(d, "parent", parent);
@@ -803,6 +808,27 @@ ac_session *ac_session_new(ac_engine *e, const char *id, const char *journal_pat
     return ac_session_new_opts(e, id, &opts, err);
 }
 
+/* A history option: an array of {"role": user|assistant, "content": string}. 0, or -1 said. */
+static int history_check(const char *text, char *err, size_t errcap)
+{
+    json_t *h = text ? json_loads(text, 0, NULL) : NULL;
+    int ok = text == NULL || json_is_array(h);
+    size_t i;
+    json_t *m;
+    json_array_foreach(h, i, m)
+    {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        ok = ok && role && (!strcmp(role, "user") || !strcmp(role, "assistant")) &&
+             json_is_string(json_object_get(m, "content"));
+    }
+    json_decref(h);
+    if (!ok)
+        snprintf(err, errcap,
+                 "the session's history is not an array of {\"role\": user or "
+                 "assistant, \"content\": text}");
+    return ok ? 0 : -1;
+}
+
 int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errcap)
 {
     const char *p = opts ? opts->system_prompt : NULL;
@@ -811,6 +837,8 @@ int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errc
         snprintf(err, errcap, "the session's system prompt is not valid UTF-8 (byte %zu)", ok);
         return -1;
     }
+    if (opts && history_check(opts->history, err, errcap))
+        return -1;
     return ac_session_agent_check(opts, err, errcap);
 }
 

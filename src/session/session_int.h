@@ -113,7 +113,6 @@ struct ac_session {
     struct ac_journal *journal; /* NULL when not journaled (src/session/journal.h) */
     int journal_failed;         /* it could not be written: the session failed (session.c) */
     uint64_t seq;               /* events applied (numbered in the journal) */
-    int64_t last_t_ms;          /* the time of the last event applied (0: none since made) */
     int draining;               /* drain() runs: what is posted now is raised */
     ac_event_queue raised;      /* posted while dispatching: applied next */
     ac_event_queue inbox;       /* from I/O callbacks, other threads and callers, in order */

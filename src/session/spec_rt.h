@@ -37,7 +37,7 @@ json_t *ac_spec_facts_save(const ac_session *s);
 /* Puts back what ac_spec_facts_save gave; AC_OK or AC_EINVAL/AC_ENOMEM with err filled. */
 int ac_spec_facts_restore(ac_session *s, json_t *v, char *err, size_t errcap);
 /* After the queues drained: a running session that nothing can move any more fails, its
- * error naming the state (waiting.c). */
-void ac_session_check_stuck(ac_session *s);
+ * error naming the state (waiting.c), dated t_ms (the last event applied). */
+void ac_session_check_stuck(ac_session *s, int64_t t_ms);
 
 #endif

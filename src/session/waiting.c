@@ -124,7 +124,7 @@ int ac_session_wait_state(const ac_session *s, const char **state)
 
 static int fail_at(ac_session *s, const char *reason, int64_t t_ms);
 
-void ac_session_check_stuck(ac_session *s)
+void ac_session_check_stuck(ac_session *s, int64_t t_ms)
 {
     const char *state;
     if (!ac_session_in_turn(s) || ac_session_wait_state(s, &state) != AC_WAIT_STUCK)
@@ -136,9 +136,7 @@ void ac_session_check_stuck(ac_session *s)
              "stuck in state %s.%s (spec line %u): no effect or timer runs there, nothing is "
              "queued, and it waits for no event the outside sends",
              t->machines[st->machine].name, st->name, st->line);
-    /* at the time of the event that left it there: a session rebuilt from its journal ends
-     * at the same time as when it ran */
-    fail_at(s, msg, s->last_t_ms ? s->last_t_ms : ac_wall_now_ms());
+    fail_at(s, msg, t_ms); /* dated by the event that left it there: replays agree */
 }
 
 int ac_session_fail(ac_session *s, const char *reason)

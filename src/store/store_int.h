@@ -230,6 +230,10 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
  * of agentc's own (schema=NAME) are taken out before libpq sees it. */
 int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *holder,
                      ac_store **out, ac_error *err);
+/* The URI as libpq takes it (*conninfo malloc'd, agentc's keys taken out) and the value of its
+ * key schema (default "agentc"): AC_OK, AC_EINVAL for a schema name not [a-z0-9_], AC_ENOMEM. */
+int ac_store_pg_split_uri(const char *uri, char **conninfo, char *schema, size_t cap,
+                          ac_error *err);
 /* True when path names a PostgreSQL database (postgresql:// or postgres://). */
 int ac_store_is_pg_uri(const char *path);
 /* ac_error_set without the location parsing, for the store's messages. */

@@ -734,7 +734,7 @@ static const ac_store_ops PG_OPS = {
 
 /* Takes agentc's keys out of the URI's query (kept: libpq's). *schema the value of
  * "schema" (default "agentc"); AC_EINVAL for a name that is not [A-Za-z0-9_]. */
-static int split_uri(const char *uri, char **conninfo, char *schema, size_t cap, ac_error *err)
+int ac_store_pg_split_uri(const char *uri, char **conninfo, char *schema, size_t cap, ac_error *err)
 {
     snprintf(schema, cap, "agentc");
     size_t len = strlen(uri);
@@ -846,7 +846,7 @@ int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *h
     }
     s->base.ops = &PG_OPS;
     snprintf(s->base.holder, sizeof s->base.holder, "%s", holder);
-    int rc = split_uri(uri, &s->conninfo, s->schema, sizeof s->schema, err);
+    int rc = ac_store_pg_split_uri(uri, &s->conninfo, s->schema, sizeof s->schema, err);
     if (rc == AC_OK)
         rc = connect_db(s, err);
     s->timeout_ms = opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms : 30000;

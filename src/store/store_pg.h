@@ -84,8 +84,8 @@ static inline void p_i(pargs *a, long long v)
 /* The version of the schema this agentc writes (store_pg_schema.c), as a number and as SQL
  * text; each open store's connection holds the advisory lock (PG_VERSION_LOCK, version)
  * shared, so a migration knows which version each live holder runs. */
-#define PG_SCHEMA_VERSION 3
-#define PG_SCHEMA_VERSION_S "3"
+#define PG_SCHEMA_VERSION 4
+#define PG_SCHEMA_VERSION_S "4"
 #define PG_VERSION_LOCK "1634160197"
 
 /* Runs sql (a string literal, prepared once) with a's parameters, after the commit in flight

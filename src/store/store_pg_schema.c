@@ -45,7 +45,13 @@ static const char *const STEPS[PG_SCHEMA_VERSION] = {
     "CREATE TABLE workers(id text PRIMARY KEY, listen text NOT NULL DEFAULT '',"
     " lease_ms bigint NOT NULL, started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL);"
     "CREATE INDEX sessions_busy ON sessions(updated_ms, id) WHERE at_rest = 0;",
-    /* 3: sessions listed most recently updated first without sorting the table */
+    /* 3: the inbox of requests for a session another worker runs (store_inbox.c) */
+    "CREATE TABLE inbox(id bigserial PRIMARY KEY, session text NOT NULL, holder text NOT NULL,"
+    " owner text NOT NULL, method text NOT NULL, route text NOT NULL, body text NOT NULL,"
+    " state text NOT NULL DEFAULT 'pending', status int NOT NULL DEFAULT 0, reply text,"
+    " created_ms bigint NOT NULL);"
+    "CREATE INDEX inbox_holder ON inbox(holder, state);",
+    /* 4: sessions listed most recently updated first without sorting the table */
     "CREATE INDEX sessions_updated ON sessions(updated_ms DESC, id);",
 };
 

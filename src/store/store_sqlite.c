@@ -1268,7 +1268,9 @@ static int open_immutable(sq_store *s, const char *path)
 /* A store opened to be read only: nothing written (no WAL switch, migration or lock), the
  * schema this agentc reads. Where SQLite cannot read it so (a WAL database in a directory this
  * user may not write: no -shm), it is read as immutable: what its file holds, without what
- * a writer running now has not checkpointed yet. AC_OK, or the error with s closed. */
+ * a writer running now has not checkpointed yet. AC_OK, RO_WRITE_FIRST (an empty database or
+ * one of an older schema: s kept, for the usual open), or the error with s closed. */
+#define RO_WRITE_FIRST 1 /* not readable as it is: opened as usual (which says if it cannot) */
 static int open_read_only(sq_store *s, const char *path, ac_error *err)
 {
     int rc = open_db(s, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW);
@@ -1288,11 +1290,9 @@ static int open_read_only(sq_store *s, const char *path, ac_error *err)
     sqlite3_extended_result_codes(s->db, 1);
     rc = check_kind(s, path, err);
     if (rc == AC_OK && pragma_int(s->db, "PRAGMA user_version") != SCHEMA_VERSION) {
-        ac_store_err(err, AC_EIO,
-                     "store '%s' has an older schema: open it once with write access (any "
-                     "command but sessions list, show and export) to bring it up to date",
-                     path);
-        rc = AC_EIO;
+        sqlite3_close(s->db); /* new (made by a process stopped early) or older: written first */
+        s->db = NULL;
+        return RO_WRITE_FIRST;
     }
     if (rc != AC_OK) {
         sq_close(&s->base);
@@ -1312,8 +1312,6 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
     *out = NULL;
     int mem = !strcmp(path, ":memory:"); /* no file: this process's memory */
     int ro = opt && opt->read_only && !mem;
-    if (!ro && create_file(path, mem, err) != AC_OK)
-        return AC_EIO;
     sq_store *s = calloc(1, sizeof *s);
     if (!s || !(s->base.path = strdup(path))) {
         free(s);
@@ -1324,11 +1322,16 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
     s->lockfd = -1;
     snprintf(s->base.holder, sizeof s->base.holder, "%s", holder);
     ac_store *st = &s->base;
-    if (ro) {
-        if (open_read_only(s, path, err) != AC_OK)
-            return AC_EIO;
+    int rc = ro ? open_read_only(s, path, err) : RO_WRITE_FIRST;
+    if (rc == AC_OK) {
         *out = st;
         return AC_OK;
+    }
+    if (rc != RO_WRITE_FIRST)
+        return AC_EIO;
+    if (create_file(path, mem, err) != AC_OK) {
+        sq_close(st);
+        return AC_EIO;
     }
     /* in memory: this connection is the only one and one thread uses it, no locks needed */
     int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | (mem ? SQLITE_OPEN_NOMUTEX : 0);
@@ -1352,7 +1355,6 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
                  page > 0 ? (long long)(opt->max_bytes / page) + 1 : 1000);
         pragma_int(s->db, sql);
     }
-    int rc = AC_OK;
     pragma_int(s->db, "PRAGMA journal_mode = WAL");
     if ((rc = exec(st, "PRAGMA synchronous = NORMAL", err, "setting it up")) != AC_OK) {
         sq_close(st);

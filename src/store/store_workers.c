@@ -49,3 +49,10 @@ int ac_store_claim(ac_store *st, size_t max, int mine, ac_store_list_fn fn, void
     ac_store_group_sync(st, NULL); /* what a freed session left is written before */
     return st->ops->claim(st, max, mine, st->lease_ms, fn, ud, err);
 }
+
+int ac_store_release(ac_store *st, const char *id, ac_error *err)
+{
+    if (!st || !id)
+        return no_store(err, "ac_store_release (and an id)");
+    return st->ops->lease_release(st, id, st->holder, err);
+}

@@ -91,6 +91,11 @@ tail -n1 "$tmp/failonly.out" | jq -e '.type == "done" and .status == "failed" an
   .error == "the turn ran longer than turn_timeout (300ms)"' >/dev/null \
   || fail "fail() alone: $(tail -n1 "$tmp/failonly.out")"
 # a turn within the limit completes
+# --jsonl: the call the timeout cut short gets its (failed) result, saying why
+run timeoutj turn_timeout.fsm --script "$tmp/slow.jsonl" --tools "$tmp/tools.json" --param turn_timeout=300ms --jsonl hi
+jq -s -e 'map(select(.type == "tool_call" or .type == "tool_result") | [.type, .ok, .content])
+    == [["tool_call", null, null], ["tool_result", false, "no result: the turn ended first (the turn ran longer than turn_timeout (300ms))"]]' \
+  "$tmp/timeoutj.out" >/dev/null || fail "turn_timeout --jsonl: a call without its result: $(cat "$tmp/timeoutj.out")"
 run intime turn_timeout.fsm --script "$tmp/two.jsonl" --tools "$tmp/tools.json" hi
 [ "$(rc intime)" = 0 ] || fail "turn_timeout, quick turn: exit $(rc intime): $(cat "$tmp/intime.err")"
 

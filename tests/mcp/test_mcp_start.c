@@ -7,8 +7,9 @@
  * it is started again with a backoff), one killed mid-call (the call fails, the server is
  * started again and the next call works), one that never answers and ignores SIGTERM (stopped
  * by timers, never waited for). In each, a 1 ms timer measures the loop's longest
- * stall, which must stay under STALL_MAX_MS (a functional "never blocks" bound that holds under
- * ASan and on a loaded machine; under valgrind, where everything runs tens of times slower, the
+ * stall, which must stay under STALL_MAX_MS (a functional "never blocks" bound, below the
+ * shortest start it must not wait for (300 ms), that holds under ASan and on a machine whose
+ * load is many times its cores; under valgrind, where everything runs tens of times slower, the
  * bound is 1 s, which still tells a loop that waited for a 2 s start; the figures are printed).
  */
 #include <signal.h>
@@ -16,7 +17,7 @@
 
 #include "../tools/session_rig.h"
 
-#define STALL_MAX_MS (getenv("AGENTC_TEST_UNDER_VALGRIND") ? 1000.0 : 100.0)
+#define STALL_MAX_MS (getenv("AGENTC_TEST_UNDER_VALGRIND") ? 1000.0 : 250.0)
 
 /* ---- the stall meter: a 1 ms timer re-armed from itself ---- */
 

@@ -69,6 +69,19 @@ static void test_result_text(void **st)
                 &ok);
     assert_string_equal(t, "{\"n\": 1}");
     free(t);
+    /* the filesystem server's read_text_file: the text, and the same text as
+     * {"content": TEXT}: sent once */
+    t = text_of("{\"content\":[{\"type\":\"text\",\"text\":\"hello from a file\\n\"}],"
+                "\"structuredContent\":{\"content\":\"hello from a file\\n\"}}",
+                &ok);
+    assert_string_equal(t, "hello from a file\n");
+    free(t);
+    /* one member, another text: both sent */
+    t = text_of("{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],"
+                "\"structuredContent\":{\"content\":\"b\"}}",
+                &ok);
+    assert_string_equal(t, "a\n{\"content\":\"b\"}");
+    free(t);
     t = text_of("{\"structuredContent\":[1,2]}", &ok);
     assert_string_equal(t, "[1,2]");
     free(t);

@@ -138,6 +138,13 @@ n=$(wc -l <"$tmp/requests")
 OPENAI_MODULE="$mod" timeout 60 node "$here/agents_client.mjs" "$url/v1" || fail "the openai client failed"
 jq -s -e --argjson n "$n" '.[$n:] | map(.body.model) | index("m-math") != null' "$tmp/requests" >/dev/null \
   || fail "the front's model math did not reach the math agent"
+# the front's history as messages (not one flattened user message), the client's temperature
+# where the agent lets it (support), the agent's own where not (math)
+jq -s -e '[.[] | select(.body.messages[-1].content == "hello with history")][0].body
+  | [.temperature, [.messages[] | [.role, .content]]] == [0.3, [["system", "be brief"], ["user", "first question"], ["assistant", "first answer"], ["user", "hello with history"]]]' \
+  "$tmp/requests" >/dev/null || fail "the front's history: $(grep 'hello with history' "$tmp/requests" | head -n1)"
+jq -s -e '[.[] | select(.body.messages[-1].content == "What is 1 + 2?")][0].body.temperature == 0.1' \
+  "$tmp/requests" >/dev/null || fail "math took the client's temperature"
 expect 404 - POST /v1/chat/completions '{"model": "nope", "messages": [{"role": "user", "content": "hi"}]}'
 jq -e '.error.code == "model_not_found" and .error.type == "invalid_request_error" and .error.param == "model"' "$tmp/body" >/dev/null \
   || fail "model_not_found shape: $(cat "$tmp/body")"

@@ -38,4 +38,35 @@ try {
   check(e.status === 404, 'unknown model status: ' + e.status);
   check(e.code === 'model_not_found', 'unknown model code: ' + e.code);
 }
+// a history is passed as messages; the request's settings reach an agent that lets a session
+// override its request settings; what the front does not use is named in X-Agentc-Ignored
+const hist = await client.chat.completions
+  .create({
+    model: 'support',
+    temperature: 0.3,
+    tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+    messages: [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: 'first answer' },
+      { role: 'user', content: 'hello with history' },
+    ],
+  })
+  .withResponse();
+check(hist.response.headers.get('x-agentc-ignored') === 'tools',
+  'support: ignored ' + hist.response.headers.get('x-agentc-ignored'));
+const fixed = await client.chat.completions
+  .create({ model: 'math', temperature: 0.9, messages: [{ role: 'user', content: 'What is 1 + 2?' }] })
+  .withResponse();
+check(fixed.data.choices[0].message.content === 'The answer is 3.', 'math: ' + fixed.data.choices[0].message.content);
+check(fixed.response.headers.get('x-agentc-ignored') === 'temperature',
+  'math: ignored ' + fixed.response.headers.get('x-agentc-ignored'));
+const streamed = await client.chat.completions
+  .create({ model: 'math', stream: true, top_p: 0.5, messages: [{ role: 'user', content: 'What is 2 + 2?' }] })
+  .withResponse();
+text = '';
+for await (const chunk of streamed.data) text += chunk.choices[0]?.delta?.content ?? '';
+check(text === 'The answer is 4.', 'streamed math: ' + text);
+check(streamed.response.headers.get('x-agentc-ignored') === 'top_p',
+  'streamed: ignored ' + streamed.response.headers.get('x-agentc-ignored'));
 console.log('agents client: ok');

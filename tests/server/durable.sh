@@ -108,6 +108,7 @@ text=$( (events "$tmp/b1"; events "$tmp/b2") | jq -s -r 'reduce .[] as $e (""; i
     elif $e.event == "discarded" then (if endswith($e.data.text) then .[0:length - ($e.data.text | length)] else "NOT-A-SUFFIX" end) else . end)')
 [ "$text" = "$long" ] || fail "assembled across the crash: $text"
 has_event "$tmp/b2" '.event == "discarded" and .data.reason == "call_failed"' || fail "no discarded frame for the reissued call"
+has_event "$tmp/b2" '.event == "retry" and .data.attempt == 1' || fail "no retry frame for the reissued call"
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 
 # ---- SIGTERM past the grace period: the turn is left in the store and resumes --------------

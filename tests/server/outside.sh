@@ -38,10 +38,22 @@ for verdict in approve deny; do
   if [ "$verdict" = approve ]; then [ "$tool" = 42 ] || fail "approved tool result: $tool"
   else [ "$tool" = "denied by the user" ] || fail "denied tool result: $tool"; fi
 done
-# an outside event the state does not take is applied (journaled) and changes nothing
+# an outside event nothing waits for is refused, saying what the session waits for
 code=$(j -o "$tmp/body" -w '%{http_code}' -X POST "$url/v1/sessions/approve/events/approve")
-[ "$code" = 202 ] || fail "stray approve: $code"
+[ "$code" = 409 ] || fail "stray approve: $code $(cat "$tmp/body")"
+jq -e '.error.code == "not_waiting" and (.error.message | test("nothing waits for event .approve.: the session is in Idle and waits for no outside event"))' \
+  "$tmp/body" >/dev/null || fail "stray approve: $(cat "$tmp/body")"
 idle approve || fail "a stray approve moved the session"
+# a 202 shows the state after the action: a new session is Idle, a message's turn runs
+j -X POST -d '{"id": "after"}' "$url/v1/sessions" | jq -e '.states.session == "Idle"' >/dev/null \
+  || fail "created: not Idle"
+j -X POST -d '{"content": "what is 6*7?"}' "$url/v1/sessions/after/messages" >"$tmp/body"
+jq -e '.accepted == "started" and .status == "running" and .states.session == "Running"' "$tmp/body" >/dev/null \
+  || fail "message: not the state after it: $(cat "$tmp/body")"
+wait_for waiting after || fail "after: not waiting for approval"
+j -X POST "$url/v1/sessions/after/events/approve" >"$tmp/body"
+jq -e '.accepted == "approve" and (.waiting | not)' "$tmp/body" >/dev/null \
+  || fail "approve: not the state after it: $(cat "$tmp/body")"
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 pid=
 echo "outside: all checks passed"

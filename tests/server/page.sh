@@ -3,7 +3,10 @@
 # sent, the answer streams in, the highlighted states change; a retried call's partial answer
 # and one an interrupting message stopped leave the view (only the answers are shown); a
 # screenshot is kept in ARTIFACTS/audit-page.png; a session waiting for approval takes
-# per-call decisions on the page; sub-agents' child sessions are shown under their calls.
+# per-call decisions on the page (each call shown once, its result after a reload);
+# sub-agents' child sessions are shown under their calls. At 1400x900: the if_busy default is
+# the API's, a picked machine is drawn whole, self-loops are listed inside their states, the
+# session list follows the session's status.
 set -uo pipefail
 agentc=$1 artifacts=$2
 dir=$(cd "$(dirname "$0")" && pwd)

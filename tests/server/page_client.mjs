@@ -12,7 +12,7 @@ const profile = mkdtempSync(join(tmpdir(), 'agentc-chromium-'));
 const bin = process.env.CHROMIUM || 'chromium';
 const browser = spawn(bin, ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
   '--disable-extensions', '--remote-debugging-port=0', '--user-data-dir=' + profile,
-  '--window-size=1280,900', 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  '--window-size=1400,900', 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
 let done = false;
 function finish(code, msg) {
   if (done) return;
@@ -132,6 +132,21 @@ if (process.env.DECISIONS) { // a spec that asks before tools run: decide call b
   check(result('c3').includes('100') && result('c3').includes('arguments edited by the user'), 'c3 (edited): ' + result('c3'));
   const all = await js(`document.getElementById('messages').innerText`);
   check(all.includes('denied by the user: not that one') && all.includes('arguments edited by the user'), 'the results are not shown: ' + all.slice(-800));
+  // one bubble per call, approved or not
+  const shown = await js(`[...document.querySelectorAll('.tool.call')].map((c) => c.dataset.call).join()`);
+  check(shown === 'c1,c2,c3', 'the calls shown: ' + shown);
+  // the session list says how the session stands now
+  await until(`(document.getElementById('session-select').selectedOptions[0] || {textContent: ''}).textContent.endsWith('(idle)')`,
+    'the session list: not idle after the turn: ' + await js(`document.getElementById('session-select').innerHTML`));
+  // a reload shows each call's result beside it, as the live view did
+  const sid = await js(`document.getElementById('session-id').textContent`);
+  await cdp('Page.navigate', { url: url + '/?session=' + encodeURIComponent(sid) });
+  await until(`(document.getElementById('messages') || { innerText: '' }).innerText.includes('denied by the user: not that one')`, 'reload: the results are not shown');
+  const again = await js(`[...document.querySelectorAll('.tool.result')].map((e) => e.textContent)`);
+  check(again.length === 3 && again.includes('\u2190 calculator: 2') && again.includes('\u2190 calculator: denied by the user: not that one') &&
+    again.some((t) => t.startsWith('\u2190 calculator: arguments edited by the user') && t.endsWith('100')),
+    'reload: the results: ' + JSON.stringify(again));
+  check(await js(`[...document.querySelectorAll('.tool.call')].map((c) => c.dataset.call).join()`) === 'c1,c2,c3', 'reload: the calls');
   const unexpected = consoleErrors.filter((e) => !(e.includes('400 (Bad Request)') && e.includes('/events/approve')));
   check(unexpected.length === 0, 'page errors: ' + consoleErrors.join('; '));
   console.log('audit page: ok, per-call decisions');
@@ -139,6 +154,27 @@ if (process.env.DECISIONS) { // a spec that asks before tools run: decide call b
   await new Promise(() => {});
 }
 await until(`!!document.querySelector('.state.current[data-machine=session][data-state=Idle]')`, 'Idle is not highlighted');
+// the page sends as the API does by default (if_busy reject)
+check(await js(`document.getElementById('if-busy').value`) === 'reject', 'if_busy default: ' + await js(`document.getElementById('if-busy').value`));
+// every machine can be seen whole at 1400x900: picked, it is the only one drawn
+await js(`(() => { const p = document.getElementById('machine-pick'); p.value = 'process'; p.dispatchEvent(new Event('change')); })()`);
+{ const r = await js(`(() => { const b = document.querySelector('svg[data-machine=process]').getBoundingClientRect();
+    return { top: b.top, bottom: b.bottom, h: innerHeight, others: [...document.querySelectorAll('#diagram .machine')].filter((m) => !m.hidden).length }; })()`);
+  check(r.others === 1 && r.top >= 0 && r.bottom <= r.h, 'the process machine picked: ' + JSON.stringify(r)); }
+await js(`(() => { const p = document.getElementById('machine-pick'); p.value = ''; p.dispatchEvent(new Event('change')); })()`);
+// no label stacked on another: a state's self-loops are listed inside its box, apart
+{ const bad = await js(`(() => { const out = [];
+    for (const t of document.querySelectorAll('.edge.loop text')) {
+      const g = t.closest('svg'), key = t.parentNode.dataset.key.split('|');
+      const box = g.querySelector('.state[data-state="' + key[1] + '"] rect').getBoundingClientRect(), b = t.getBoundingClientRect();
+      if (b.top < box.top || b.bottom > box.bottom + 1) out.push(key.join('|') + ' outside its state');
+      for (const u of t.closest('svg').querySelectorAll('.edge.loop text')) if (u !== t) {
+        const c = u.getBoundingClientRect();
+        if (b.left < c.right && c.left < b.right && b.top < c.bottom - 2 && c.top < b.bottom - 2) out.push(key.join('|') + ' over another');
+      }
+    } return out; })()`);
+  check(bad.length === 0, 'stacked labels: ' + bad.join('; '));
+  check(await js(`document.querySelectorAll('.edge.loop').length`) > 0, 'no self-loop listed'); }
 // send a message the way a person does
 await js(`document.getElementById('input').value = 'tell me a story'; document.getElementById('send').click()`);
 // the answer streams in: seen partial, then whole; Running is highlighted on the way
@@ -148,7 +184,9 @@ for (;;) {
   const s = await js(`({
     text: (document.querySelector('.msg.assistant .text') || {}).textContent || '',
     session: (document.querySelector('.state.current[data-machine=session]') || {dataset:{}}).dataset.state,
-    process: (document.querySelector('.state.current[data-machine=process]') || {dataset:{}}).dataset.state })`);
+    process: (document.querySelector('.state.current[data-machine=process]') || {dataset:{}}).dataset.state,
+    listed: document.getElementById('session-select').selectedOptions[0].textContent })`);
+  if (s.listed.endsWith('(running)')) seen.listed = true;
   if (s.text.length > 0 && s.text.length < expected.length) seen.partial = true;
   if (s.session === 'Running') seen.running = true;
   if (s.process === 'STREAMING') seen.streaming = true;
@@ -159,6 +197,8 @@ for (;;) {
 check(seen.partial, 'the answer did not stream (never seen partial)');
 check(seen.running, 'session Running was never highlighted');
 check(seen.streaming, 'process STREAMING was never highlighted');
+check(seen.listed, 'the session list never said the session was running');
+await until(`document.getElementById('session-select').selectedOptions[0].textContent.endsWith('(idle)')`, 'the session list: not idle after the turn');
 const user = await js(`document.querySelector('.msg.user').textContent`);
 check(user === 'tell me a story', 'user message: ' + user);
 const counts = await js(`Object.fromEntries([...document.querySelectorAll('.edge')].map((g) => [g.dataset.key, +g.querySelector('text').dataset.count]).filter((e) => e[1] > 0))`);

@@ -80,6 +80,16 @@ add_test(NAME server_admission
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/admission.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_admission PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+# Three workers on one PostgreSQL store (the pg_cluster fixture of tests/store): a session
+# created, messaged and streamed on different workers, forwarded requests, a stopped and a
+# killed holder.
+if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
+  add_test(NAME server_workers_pg COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_pg.sh
+    $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(server_workers_pg PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
+endif()
 # What one request may cost the loop, what a token may send and hold, how a request is framed.
 add_test(NAME server_bounds
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/bounds.sh $<TARGET_FILE:agentc>

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A store this user may not write (another user's file in a directory they may not write, as a
 # backup or a shared log is): `agentc sessions list`, `show` and `export` read it as it is,
-# and what must write says it is read-only (not that the file is corrupt).
+# and what must write says it is read-only (not that the file is corrupt); a store still empty
+# (or of an older schema) is opened as usual to be read.
 set -uo pipefail
 agentc=$(realpath "$1")
 tmp=$(mktemp -d)
@@ -31,4 +32,9 @@ head -n1 "$tmp/out" | grep -q '"session":"a"' || fail "export: $(head -c 300 "$t
   >/dev/null 2>"$tmp/err" && fail "a run wrote into a read-only store"
 grep -q "read-only here" "$tmp/err" && ! grep -q corrupt "$tmp/err" || fail "the run says: $(cat "$tmp/err")"
 [ ! -e "$tmp/ro/s.db-shm" ] && [ ! -e "$tmp/ro/s.db-wal" ] || fail "reading made files"
+# a store a process stopped before its first write left empty: reading it is not refused
+: >"$tmp/empty.db"
+"$agentc" sessions show k1 --db "$tmp/empty.db" 2>"$tmp/err"
+grep -q "has no session 'k1'" "$tmp/err" || fail "an empty store: $(cat "$tmp/err")"
+"$agentc" sessions list --db "$tmp/empty.db" 2>&1 | grep -q "no sessions stored" || fail "an empty store's list"
 echo ok

@@ -97,3 +97,12 @@ if(TARGET agentc_store)
   set_tests_properties(store_pg_copy PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "store;pg;cli" TIMEOUT 120 RESOURCE_LOCK pg_cluster SKIP_RETURN_CODE 77)
 endif()
+# The wake-up connections (LISTEN/NOTIFY, coalesced) and the inbox, on PostgreSQL only.
+if(TARGET agentc_store)
+  add_executable(store_notify ${CMAKE_SOURCE_DIR}/tests/store/test_store_notify.c)
+  target_link_libraries(store_notify PRIVATE agentc_store agentc_runtime PkgConfig::CMOCKA)
+  target_include_directories(store_notify PRIVATE ${CMAKE_SOURCE_DIR}/tests/support)
+  add_test(NAME store_notify_pg COMMAND store_notify WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(store_notify_pg PROPERTIES FIXTURES_REQUIRED pg_cluster LABELS "store;pg"
+    ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120 RESOURCE_LOCK pg_cluster)
+endif()

@@ -3,7 +3,8 @@
  * NULL options struct or field takes the engine's system prompt; a prompt of odd bytes (quotes,
  * control characters, non-ASCII, 300 KB) is the session's first message exactly, and comes back
  * from the store; a prompt that is not UTF-8 (the engine's or a session's) is refused with an
- * error naming it, and no session is stored for it.
+ * error naming it, and no session is stored for it. A history is the session's messages after its
+ * system prompt, and comes back from the store; a malformed one is refused.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,12 +148,65 @@ static void test_store(void **state)
     ac_engine_free(e);
 }
 
+/* The session's messages as "role:content" lines. */
+static char *messages_of(const ac_session *s)
+{
+    char *js = ac_session_to_json(s), out[512] = "";
+    json_t *o = json_loads(js, 0, NULL);
+    free(js);
+    size_t i, at = 0;
+    json_t *m;
+    json_array_foreach(json_object_get(json_object_get(o, "conversation"), "messages"), i, m) at +=
+        (size_t)snprintf(out + at, sizeof out - at, "%s:%s\n",
+                         json_string_value(json_object_get(m, "role")),
+                         json_string_value(json_object_get(m, "content")));
+    json_decref(o);
+    return strdup(out);
+}
+
+static void test_history(void **state)
+{
+    (void)state;
+    ac_error err;
+    ac_engine *e = engine("SYS", &err);
+    assert_non_null(e);
+    ac_store *st = ac_store_open(":memory:", NULL, &err);
+    assert_non_null(st);
+    ac_session_options o = {0};
+    o.history = "[{\"role\": \"user\", \"content\": \"first\"}, "
+                "{\"role\": \"assistant\", \"content\": \"ok \\\"1\\\"\"}]";
+    ac_session *s = ac_store_session_opts(st, e, "h", 0, &o, &err);
+    assert_non_null(s);
+    char *got = messages_of(s);
+    assert_string_equal(got, "system:SYS\nuser:first\nassistant:ok \"1\"\n");
+    free(got);
+    ac_session_free(s);
+    s = ac_store_session(st, e, "h", AC_STORE_MUST_EXIST, &err); /* it comes back */
+    assert_non_null(s);
+    got = messages_of(s);
+    assert_string_equal(got, "system:SYS\nuser:first\nassistant:ok \"1\"\n");
+    free(got);
+    ac_session_free(s);
+    const char *bad[] = {"{}", "[{\"role\": \"tool\", \"content\": \"x\"}]",
+                         "[{\"role\": \"user\"}]", "not json"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        o.history = bad[k];
+        memset(&err, 0, sizeof err);
+        assert_null(ac_session_new_opts(e, "bad", &o, &err));
+        assert_int_equal(err.code, AC_EINVAL);
+        assert_non_null(strstr(err.text, "history"));
+    }
+    ac_store_close(st);
+    ac_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_odd_bytes),
         cmocka_unit_test(test_not_utf8_refused),
         cmocka_unit_test(test_store),
+        cmocka_unit_test(test_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -934,13 +934,13 @@ static void test_schema_upgrade(void **state)
         "(extract(epoch from clock_timestamp()) * 1000)::bigint + 60000 WHERE id = 'u1'",
         schema);
     raw(old,
-        "UPDATE \"%s\".meta SET value = 2 WHERE key = 'version'; DROP INDEX "
+        "UPDATE \"%s\".meta SET value = 3 WHERE key = 'version'; DROP INDEX "
         "\"%s\".sessions_updated",
         schema);
     ac_store *late = open_bounded(at, "holder-late", 300, &err);
     assert_null(late);
     assert_int_equal(err.code, AC_STORE_EBUSY);
-    assert_non_null(strstr(err.text, "from version 2 to 3"));
+    assert_non_null(strstr(err.text, "from version 3 to 4"));
     assert_non_null(strstr(err.text, "session 'u1' is held by old-holder"));
     assert_null(strstr(err.text, "agentc-test-pw"));
     PGresult *r = PQexec(old, "SELECT 1"); /* nothing changed */
@@ -948,7 +948,7 @@ static void test_schema_upgrade(void **state)
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT value FROM \"%s\".meta WHERE key = 'version'", schema);
     r = PQexec(old, sql);
-    assert_string_equal(PQgetvalue(r, 0, 0), "2");
+    assert_string_equal(PQgetvalue(r, 0, 0), "3");
     PQclear(r);
     /* the old lease ends in 1 s: a migration waiting up to 5 s goes through */
     raw(old,
@@ -959,11 +959,11 @@ static void test_schema_upgrade(void **state)
     if (!late)
         fail_msg("%s", err.text);
     r = PQexec(old, sql);
-    assert_string_equal(PQgetvalue(r, 0, 0), "3");
+    assert_string_equal(PQgetvalue(r, 0, 0), "4");
     PQclear(r);
     /* a holder of this version (st, still holding u2) does not hold a migration back */
     raw(old,
-        "UPDATE \"%s\".meta SET value = 2 WHERE key = 'version'; DROP INDEX "
+        "UPDATE \"%s\".meta SET value = 3 WHERE key = 'version'; DROP INDEX "
         "\"%s\".sessions_updated",
         schema);
     ac_store *again = open_bounded(at, "holder-again", 300, &err);

@@ -1,0 +1,387 @@
+/*
+ * remote.c - `agentc serve` as one of several workers on a PostgreSQL store: the sessions
+ * another worker runs, seen from this one.
+ *
+ * Wake-ups: every journal commit here is told to the others ("e SESSION N", after it is
+ * durable, coalesced by store_notify.c); a stream here of a session another worker runs makes
+ * its frames of the journal's events read from the store when told (srv_sess_tail), and every
+ * second in case a wake-up was lost. The frames are frames.c's of the same journal: the same
+ * ids and bytes as the holder's own readers get.
+ *
+ * Inbox: a request for a session another live worker holds (its view, a message, an outside
+ * event, pause, resume, cancel, close, delete, fork: all but its stream) is put in the inbox
+ * for that worker and its connection suspended; the holder takes it, answers it as it answers
+ * its own requests (srv_answer_forwarded) and the answer is replied here as it is. Past
+ * --forward-timeout-ms the request is withdrawn (if the holder has not taken it: then it is
+ * never applied) and answered 504 worker_timeout. A session nobody runs is loaded here (its
+ * lease claimed), as a request for it always did.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_int.h"
+#include "store/store_notify.h"
+
+#define POLL_MS 1000
+#define TAKEN_GRACE_MS 2000 /* taken by the holder at the deadline: its answer is that near */
+
+struct srv_fwd {
+    srv_fwd *next; /* in sv->fwds */
+    srv *sv;
+    struct MHD_Connection *conn; /* suspended; NULL once its request is over */
+    int64_t id;                  /* its inbox row (0: not stored yet) */
+    uint64_t timer;
+    int busy;         /* one statement of it is under way */
+    int past;         /* its deadline passed */
+    int withdraw_due; /* to be withdrawn (past its deadline): sent when nothing else is */
+    int taken;        /* too late to withdraw: its holder has it */
+    int finished;     /* answered: status and reply */
+    int gone;         /* its request no longer refers to it */
+    unsigned status;  /* 0: it was not handled there (the request goes on here) */
+    char *reply;
+    char session[300];
+    char holder[128]; /* the worker it was sent to */
+};
+
+static void maybe_free(srv_fwd *f)
+{
+    if (f->busy || !f->finished || !f->gone || (f->withdraw_due && f->sv->notify))
+        return;
+    for (srv_fwd **pp = &f->sv->fwds; *pp; pp = &(*pp)->next)
+        if (*pp == f) {
+            *pp = f->next;
+            break;
+        }
+    ac_loop_cancel_timer(f->sv->loop, f->timer);
+    free(f->reply);
+    free(f);
+}
+
+/* The request is answered: status and reply (JSON text), its connection resumed. */
+static void finish(srv_fwd *f, unsigned status, const char *reply)
+{
+    if (f->finished)
+        return;
+    f->finished = 1;
+    f->status = status;
+    f->reply = reply ? strdup(reply) : NULL;
+    ac_loop_cancel_timer(f->sv->loop, f->timer);
+    f->timer = 0;
+    if (f->conn) {
+        MHD_resume_connection(f->conn);
+        srv_kick(f->sv);
+    }
+}
+
+static void finish_error(srv_fwd *f, unsigned status, const char *code, const char *msg)
+{
+    json_t *o = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    json_decref(o);
+    finish(f, status, s);
+    free(s);
+}
+
+static void on_answer(void *ud, int state, int status, const char *reply);
+
+/* The worker it was sent to still holds the session's lease (and is alive). */
+static int still_held(const srv_fwd *f)
+{
+    ac_store_session_info info;
+    return ac_store_info(f->sv->store, f->session, &info, NULL) == AC_OK &&
+           !strcmp(info.holder, f->holder);
+}
+
+/* The withdrawal due, once nothing else of it is under way (one statement at a time). */
+static void step(srv_fwd *f)
+{
+    if (f->busy || !f->withdraw_due || !f->id || !f->sv->notify)
+        return;
+    f->withdraw_due = 0;
+    f->busy = ac_inbox_withdraw(f->sv->notify, f->id, on_answer, f) == 0;
+    f->withdraw_due = !f->busy;
+}
+
+static void on_answer(void *ud, int state, int status, const char *reply)
+{
+    srv_fwd *f = ud;
+    f->busy = 0;
+    if (state == AC_INBOX_DONE) {
+        f->withdraw_due = 0;
+        finish(f, (unsigned)status, reply);
+    } else if (state == AC_INBOX_WITHDRAWN && !still_held(f)) {
+        f->withdraw_due = 0;
+        finish(f, 0, NULL); /* its worker went meanwhile: it goes on here, as if it had not */
+    } else if (state == AC_INBOX_WITHDRAWN) {
+        f->withdraw_due = 0;
+        finish_error(f, 504, "worker_timeout",
+                     "the worker running the session did not answer in time; the request was "
+                     "withdrawn (not applied): send it again");
+    } else if (state == AC_INBOX_TAKEN) {
+        f->taken = 1;
+    } else if (state == AC_INBOX_FAILED && f->past && !f->taken) {
+        f->withdraw_due = 1; /* tried again at the next poll */
+    }
+    step(f);
+    maybe_free(f);
+}
+
+static void poll_one(srv_fwd *f)
+{
+    step(f);
+    if (f->busy || f->finished || !f->id || !f->sv->notify)
+        return;
+    f->busy = ac_inbox_poll(f->sv->notify, f->id, on_answer, f) == 0;
+}
+
+/* Its deadline: withdrawn unless taken; a taken one's answer gets TAKEN_GRACE_MS more, then
+ * it is answered without it (saying it may have been applied). */
+static void on_deadline(void *ud)
+{
+    srv_fwd *f = ud;
+    f->timer = 0;
+    if (!f->past) {
+        f->past = 1;
+        f->withdraw_due = 1;
+        f->timer = ac_loop_timer(f->sv->loop, TAKEN_GRACE_MS, on_deadline, f);
+        step(f);
+        return;
+    }
+    finish_error(f, 504, "worker_timeout",
+                 f->taken ? "the worker running the session took the request and did not answer "
+                            "in time: it may have been applied"
+                          : "the request could not be withdrawn from the worker running the "
+                            "session in time: it may still be applied");
+    maybe_free(f);
+}
+
+static void on_put(void *ud, int64_t id, const char *error)
+{
+    srv_fwd *f = ud;
+    f->busy = 0;
+    f->id = id;
+    if (!id) {
+        char msg[400];
+        snprintf(msg, sizeof msg,
+                 "the request could not be handed to the worker running the session: %s",
+                 error ? error : "");
+        f->withdraw_due = 0;
+        finish_error(f, 503, "forward_failed", msg);
+    }
+    step(f);
+    maybe_free(f);
+}
+
+enum MHD_Result srv_remote_forward(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                   const srv_sess *ss, const char *method, const char *route,
+                                   const char *body, const char *owner)
+{
+    ac_store_session_info info;
+    ac_error err = {0};
+    if (ac_store_info(sv->store, ss->stored_id, &info, &err) != AC_OK)
+        return srv_reply_error(c, 500, "store_error", "%s", err.text);
+    srv_fwd *f = calloc(1, sizeof *f);
+    if (!f)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    f->sv = sv;
+    f->conn = c;
+    snprintf(f->session, sizeof f->session, "%s", ss->stored_id);
+    snprintf(f->holder, sizeof f->holder, "%s", info.holder);
+    ac_inbox_msg m = {0, ss->stored_id, owner, method, route, body ? body : ""};
+    if (ac_inbox_put(sv->notify, &m, info.holder, on_put, f) != 0) {
+        free(f);
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    }
+    f->busy = 1;
+    f->timer = ac_loop_timer(sv->loop, sv->cfg->forward_timeout_ms, on_deadline, f);
+    f->next = sv->fwds;
+    sv->fwds = f;
+    *slot = f;
+    MHD_suspend_connection(c); /* the handler runs again once it is answered */
+    return MHD_YES;
+}
+
+enum MHD_Result srv_remote_reply(struct MHD_Connection *c, srv_fwd **slot, int *retry)
+{
+    srv_fwd *f = *slot;
+    *slot = NULL;
+    *retry = f->status == 0;
+    enum MHD_Result ret = MHD_YES;
+    if (!*retry) {
+        json_t *o = f->reply ? json_loads(f->reply, 0, NULL) : NULL;
+        ret = o ? srv_reply_json(c, f->status, o)
+                : srv_reply_error(c, 502, "bad_forward",
+                                  "the worker running the session gave no answer");
+    }
+    f->conn = NULL;
+    f->gone = 1;
+    maybe_free(f);
+    return ret;
+}
+
+void srv_remote_abandon(srv_fwd *f)
+{
+    f->conn = NULL;
+    f->gone = 1;
+    maybe_free(f);
+}
+
+int srv_remote_held(srv *sv, const srv_sess *ss)
+{
+    ac_store_session_info info;
+    if (!sv->notify || !ss->stored_id)
+        return 0;
+    int rc = ac_store_info(sv->store, ss->stored_id, &info, NULL);
+    if (rc != AC_OK)
+        return rc == AC_STORE_ENOENT ? -1 : 0;
+    return info.holder[0] && strcmp(info.holder, ac_store_holder(sv->store)) != 0;
+}
+
+srv_sess *srv_remote_known(srv *sv, srv_owner *owner, const char *id)
+{
+    char sid[300];
+    ac_store_session_info info;
+    if (!sv->notify || !owner)
+        return NULL;
+    snprintf(sid, sizeof sid, "%s/%s", owner->name ? owner->name : "local", id);
+    if (srv_sess_stored(sv, sid) || ac_store_info(sv->store, sid, &info, NULL) != AC_OK)
+        return NULL;
+    return srv_sess_known(sv, owner, sid, info.created_ms);
+}
+
+/* ---- the holder's side: the inbox drained ---- */
+
+static void drain(srv *sv);
+
+static void on_take(void *ud, const ac_inbox_msg *m)
+{
+    srv *sv = ud;
+    if (!m) {
+        sv->draining = 0;
+        if (sv->drain_again && sv->notify)
+            drain(sv);
+        return;
+    }
+    unsigned status = 0;
+    char *reply = NULL;
+    srv_answer_forwarded(sv, m->session, m->owner, m->method, m->route, m->body, &status, &reply);
+    ac_inbox_answer(sv->notify, m->id, (int)status, reply ? reply : "");
+    free(reply);
+}
+
+static void drain(srv *sv)
+{
+    if (sv->draining) {
+        sv->drain_again = 1;
+        return;
+    }
+    sv->drain_again = 0;
+    sv->draining = ac_inbox_take(sv->notify, ac_store_holder(sv->store), on_take, sv) == 0;
+}
+
+/* ---- wake-ups ---- */
+
+static void tail_all(srv *sv)
+{
+    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+        if (!ss->s && ss->live)
+            srv_sess_tail(ss);
+}
+
+/* What a wake-up would have said, looked for: the poll, and a connection made again. */
+static void look_all(srv *sv)
+{
+    tail_all(sv);
+    drain(sv);
+    for (srv_fwd *f = sv->fwds; f; f = f->next)
+        poll_one(f);
+}
+
+static void on_wake(void *ud, char kind, const char *a, const char *b)
+{
+    srv *sv = ud;
+    (void)b;
+    if (kind == 'e') {
+        srv_sess *ss = srv_sess_stored(sv, a);
+        if (ss && !ss->s && ss->live)
+            srv_sess_tail(ss);
+    } else if (kind == 'i') {
+        if (!strcmp(a, ac_store_holder(sv->store)))
+            drain(sv);
+    } else if (kind == 'r') {
+        int64_t id = strtoll(a, NULL, 10);
+        for (srv_fwd *f = sv->fwds; f; f = f->next)
+            if (f->id == id)
+                poll_one(f);
+    } else if (kind == '!') {
+        fprintf(stderr, "agentc serve: %s (trying again)\n", a);
+    } else if (kind == '*') {
+        fprintf(stderr, "agentc serve: the wake-up connection is back\n");
+        look_all(sv);
+    }
+}
+
+static void on_poll(void *ud)
+{
+    srv *sv = ud;
+    look_all(sv);
+    if (++sv->polls % 60 == 0) /* once a minute: what senders left */
+        ac_inbox_sweep(sv->notify);
+    sv->remote_timer = ac_loop_timer(sv->loop, POLL_MS, on_poll, sv);
+}
+
+void srv_remote_committed(srv *sv, const char *stored_id, uint64_t n)
+{
+    char num[24];
+    if (!sv->notify || !n)
+        return;
+    snprintf(num, sizeof num, "%llu", (unsigned long long)n);
+    ac_notify_send(sv->notify, 'e', stored_id, num);
+}
+
+int srv_remote_start(srv *sv)
+{
+    const char *db = sv->cfg->db;
+    if (!db || (strncmp(db, "postgresql://", 13) && strncmp(db, "postgres://", 11)))
+        return 0; /* one worker: everything happens here */
+    ac_error err = {0};
+    sv->notify =
+        ac_notify_open(sv->loop, sv->cfg->db_listen ? sv->cfg->db_listen : db, on_wake, sv, &err);
+    if (!sv->notify) {
+        fprintf(stderr, "agentc serve: --db-listen: %s\n", err.text);
+        return 3;
+    }
+    sv->remote_timer = ac_loop_timer(sv->loop, POLL_MS, on_poll, sv);
+    return 0;
+}
+
+void srv_remote_stop(srv *sv)
+{
+    for (srv_fwd *f = sv->fwds, *next; f; f = next) {
+        next = f->next;
+        finish_error(f, 503, "stopping", "the server is stopping");
+        maybe_free(f);
+    }
+}
+
+void srv_remote_free(srv *sv)
+{
+    if (sv->remote_timer)
+        ac_loop_cancel_timer(sv->loop, sv->remote_timer);
+    sv->remote_timer = 0;
+    srv_remote_stop(sv);
+    ac_notify *nt = sv->notify;
+    sv->notify = NULL; /* the statements told they failed start nothing new */
+    uint64_t lines, batches = ac_notify_batches(nt, &lines);
+    if (nt)
+        fprintf(stderr, "agentc serve: wake-ups: %llu notifying commits for %llu notifications\n",
+                (unsigned long long)batches, (unsigned long long)lines);
+    ac_notify_free(nt);
+    while (sv->fwds) {
+        srv_fwd *f = sv->fwds;
+        f->busy = 0;
+        f->gone = 1;
+        maybe_free(f);
+    }
+}

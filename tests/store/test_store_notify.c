@@ -1,0 +1,264 @@
+/*
+ * test_store_notify.c - the wake-up connections of two processes' worth (two ac_notify on one
+ * loop) on a PostgreSQL store (AGENTC_TEST_PG; a schema of its own each run): lines sent in a
+ * burst arrive at the other, each session's last event number, in at most one notifying commit
+ * per 10 ms interval; lines more than a payload holds are split, none lost; one's own lines do
+ * not come back; the inbox: a request put for a holder is taken by it once, answered and read
+ * back, a withdrawn one is never taken, a taken one cannot be withdrawn.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agentc/agentc.h"
+#include "agentc/store.h"
+#include "io/loop.h"
+#include "store/store_notify.h"
+#include "../support/test_tmpdir.h"
+#include "../support/test_store_where.h"
+
+#define SESSIONS 50
+
+typedef struct seen {
+    uint64_t last[SESSIONS]; /* per session, the last event number told */
+    int holders;             /* 'i' lines */
+    int others;              /* lines of another kind */
+} seen;
+
+static void on_line(void *ud, char kind, const char *a, const char *b)
+{
+    seen *s = ud;
+    if (kind == 'e' && a[0] == 's') {
+        int k = atoi(a + 1);
+        uint64_t n = strtoull(b, NULL, 10);
+        if (k >= 0 && k < SESSIONS && n > s->last[k])
+            s->last[k] = n;
+    } else if (kind == 'i') {
+        s->holders++;
+    } else if (kind != '*' && kind != '!') {
+        s->others++;
+    }
+}
+
+static ac_loop *loop;
+static ac_notify *na, *nb;
+static seen sa, sb;
+static char where[1024];
+
+static void run_until(int (*done)(void), int max_ms)
+{
+    int64_t end = ac_loop_now_ms(loop) + max_ms;
+    while (!done() && ac_loop_now_ms(loop) < end)
+        ac_loop_run_once(loop, 5);
+}
+
+static int both_ready(void)
+{
+    return ac_notify_ready(na) && ac_notify_ready(nb);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    test_store_where(where, sizeof where, "notify");
+    ac_error err = {0};
+    ac_store *st = ac_store_open(where, NULL, &err); /* the schema, with its inbox */
+    if (!st)
+        fail_msg("store %s: %s", where, err.text);
+    ac_store_close(st);
+    loop = ac_loop_new();
+    memset(&sa, 0, sizeof sa);
+    memset(&sb, 0, sizeof sb);
+    na = ac_notify_open(loop, where, on_line, &sa, &err);
+    nb = ac_notify_open(loop, where, on_line, &sb, &err);
+    assert_non_null(na);
+    assert_non_null(nb);
+    run_until(both_ready, 10000);
+    assert_true(both_ready());
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ac_notify_free(na);
+    ac_notify_free(nb);
+    ac_loop_free(loop);
+    return 0;
+}
+
+/* ---- a burst of commits told ---- */
+
+static int ticks;
+static uint64_t burst_timer;
+
+static void on_tick(void *ud)
+{
+    (void)ud;
+    char id[16], n[24];
+    ticks++;
+    for (int k = 0; k < SESSIONS; k += 5) { /* ten sessions a tick commit an event each */
+        snprintf(id, sizeof id, "s%d", (k + ticks) % SESSIONS);
+        snprintf(n, sizeof n, "%d", ticks);
+        ac_notify_send(na, 'e', id, n);
+    }
+    burst_timer = ticks < 200 ? ac_loop_timer(loop, 1, on_tick, NULL) : 0;
+}
+
+static int all_told(void)
+{
+    for (int k = 0; k < SESSIONS; k++)
+        if (sb.last[k] < 196)
+            return 0;
+    return !burst_timer;
+}
+
+static void test_burst_coalesced(void **state)
+{
+    (void)state;
+    int64_t t0 = ac_loop_now_ms(loop);
+    uint64_t before = ac_notify_batches(na, NULL);
+    burst_timer = ac_loop_timer(loop, 1, on_tick, NULL);
+    run_until(all_told, 15000);
+    int64_t ms = ac_loop_now_ms(loop) - t0;
+    uint64_t lines, batches = ac_notify_batches(na, &lines) - before;
+    assert_int_equal(ticks, 200);
+    assert_true(all_told()); /* every session's last event reached the other */
+    /* at most one notifying commit per interval (the first at once) */
+    if (batches > (uint64_t)(ms / AC_NOTIFY_INTERVAL_MS + 2))
+        fail_msg("%llu notifying commits in %lld ms", (unsigned long long)batches, (long long)ms);
+    assert_true(batches < lines / 5); /* 2000 lines told in far fewer commits */
+    for (int k = 0; k < SESSIONS; k++)
+        assert_int_equal(sa.last[k], 0); /* one's own lines do not come back */
+    assert_int_equal(sb.others, 0);
+}
+
+static int thousand(void)
+{
+    return sb.holders >= 1000;
+}
+
+static void test_payloads_split(void **state)
+{
+    (void)state;
+    char name[128];
+    for (int i = 0; i < 1000; i++) { /* about 100 KB of lines: a dozen payloads */
+        snprintf(name, sizeof name, "%0100d", i);
+        ac_notify_send(na, 'i', name, NULL);
+    }
+    run_until(thousand, 10000);
+    assert_int_equal(sb.holders, 1000);
+}
+
+/* ---- the inbox ---- */
+
+typedef struct fwd {
+    int64_t id;
+    int state, status, told;
+    char reply[64];
+} fwd;
+
+static void on_id(void *ud, int64_t id, const char *error)
+{
+    fwd *f = ud;
+    (void)error;
+    f->id = id;
+    f->told++;
+}
+
+static void on_answer(void *ud, int state, int status, const char *reply)
+{
+    fwd *f = ud;
+    f->state = state;
+    f->status = status;
+    snprintf(f->reply, sizeof f->reply, "%s", reply ? reply : "");
+    f->told++;
+}
+
+static int taken, take_ended;
+
+static void on_take(void *ud, const ac_inbox_msg *m)
+{
+    (void)ud;
+    if (!m) {
+        take_ended++;
+        return;
+    }
+    taken++;
+    assert_string_equal(m->session, "o/s1");
+    assert_string_equal(m->route, "/messages");
+    assert_string_equal(m->body, "{\"content\": \"hi\"}");
+    ac_inbox_answer(na, m->id, 202, "{\"accepted\": \"started\"}");
+}
+
+static fwd *waiting;
+static int told_twice(void)
+{
+    return waiting->told >= 2;
+}
+static int told_once(void)
+{
+    return waiting->told >= 1;
+}
+static int take_done(void)
+{
+    return take_ended > 0;
+}
+
+static void test_inbox(void **state)
+{
+    (void)state;
+    ac_inbox_msg m = {0, "o/s1", "o", "POST", "/messages", "{\"content\": \"hi\"}"};
+    fwd f = {0};
+    waiting = &f;
+    assert_int_equal(ac_inbox_put(nb, &m, "holder A", on_id, &f), 0);
+    run_until(told_once, 5000);
+    assert_true(f.id > 0);
+    assert_int_equal(ac_inbox_take(na, "holder A", on_take, NULL), 0);
+    run_until(take_done, 5000);
+    assert_int_equal(taken, 1);
+    assert_int_equal(ac_inbox_withdraw(nb, f.id, on_answer, &f), 0); /* too late: taken */
+    run_until(told_twice, 5000);
+    assert_int_equal(f.state, AC_INBOX_TAKEN);
+    for (int i = 0; i < 100 && f.state != AC_INBOX_DONE; i++) { /* the answer's UPDATE is on
+                                                                    the other connection */
+        f.told = 1;
+        assert_int_equal(ac_inbox_poll(nb, f.id, on_answer, &f), 0);
+        run_until(told_twice, 5000);
+        ac_loop_run_once(loop, 10);
+    }
+    assert_int_equal(f.state, AC_INBOX_DONE);
+    assert_int_equal(f.status, 202);
+    assert_string_equal(f.reply, "{\"accepted\": \"started\"}");
+    /* withdrawn before the holder looks: never taken */
+    fwd g = {0};
+    waiting = &g;
+    assert_int_equal(ac_inbox_put(nb, &m, "holder A", on_id, &g), 0);
+    run_until(told_once, 5000);
+    assert_int_equal(ac_inbox_withdraw(nb, g.id, on_answer, &g), 0);
+    run_until(told_twice, 5000);
+    assert_int_equal(g.state, AC_INBOX_WITHDRAWN);
+    take_ended = 0;
+    assert_int_equal(ac_inbox_take(na, "holder A", on_take, NULL), 0);
+    run_until(take_done, 5000);
+    assert_int_equal(taken, 1);
+}
+
+int main(void)
+{
+    if (!test_store_pg()) {
+        fprintf(stderr, "store_notify: AGENTC_TEST_PG names no database\n");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_burst_coalesced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_payloads_split, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inbox, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
