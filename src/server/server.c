@@ -627,7 +627,8 @@ static void settle_resume(void *ud)
 static enum MHD_Result accepted_reply(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                       unsigned code, const char *how)
 {
-    if (sv->loop && ac_loop_in_callback(sv->loop) && strlen(ss->id) < sizeof r->settle_id) {
+    /* c NULL: a request another worker forwarded (its answer is taken at once) */
+    if (c && sv->loop && ac_loop_in_callback(sv->loop) && strlen(ss->id) < sizeof r->settle_id) {
         r->settle_how = how;
         r->settle_code = code;
         snprintf(r->settle_id, sizeof r->settle_id, "%s", ss->id);
