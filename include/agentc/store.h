@@ -214,6 +214,37 @@ typedef void (*ac_store_observer_fn)(void *ud, ac_session *s, const char *id,
                                      const ac_store_event *evs, size_t n, const ac_error *err);
 void ac_store_set_observer(ac_store *st, ac_store_observer_fn fn, void *ud);
 
+/* What ac_store_copy copied. */
+typedef struct ac_store_copy_stats {
+    uint64_t sessions, events, notes, snapshots, tool_calls;
+} ac_store_copy_stats;
+/* Told after each session copied: its id and the events it has. */
+typedef void (*ac_store_copy_progress_fn)(void *ud, const char *id, uint64_t events);
+/* Copies the session `id` of `from` (NULL: every session) into `to`, of either backend: its
+ * row, events with their steps, notes, snapshots (kept and latest), tool calls, params and
+ * agent; its journal exports (ac_store_export) byte for byte as the original's. The times
+ * `to` records itself (the row's creation and update, a tool call's start and end) are its
+ * clock's at the copy. An id `to` has is refused before anything is written (AC_EINVAL)
+ * unless force, which removes it first (refused, AC_STORE_EBUSY, while another holder's
+ * lease runs). A session whose copy fails is removed from `to` again. fn (may be NULL) is
+ * told after each session; stats (may be NULL) counts what was copied. Copy a session
+ * nobody runs: one being written meanwhile is copied as committed when each part is read. */
+int ac_store_copy(ac_store *from, ac_store *to, const char *id, int force,
+                  ac_store_copy_progress_fn fn, void *ud, ac_store_copy_stats *stats,
+                  ac_error *err);
+
+/* What a stored session buffered until now (the events of a turn that just ended) is
+ * committed on its loop later, at the end of the loop turn, and on PostgreSQL without
+ * waiting: a reply that must not be sent before that (an end-of-turn answer) hands task
+ * (struct ac_loop_task of io/loop.h, owned by the caller) to the store, which defers it on
+ * the session's loop once that commit is done, durable or failed (ac_session_error says
+ * so). 1 when the task was taken; 0 when nothing waits to be committed (the caller goes on
+ * at once): a session that is not stored, without a loop, failed or with nothing buffered.
+ * Cancel takes the task back (queued or not) before the caller frees it or the session. */
+struct ac_loop_task;
+int ac_store_when_durable(ac_session *s, struct ac_loop_task *task);
+void ac_store_when_durable_cancel(ac_session *s, struct ac_loop_task *task);
+
 /* Calls fn for each stored session, most recently updated first; a non-zero
  * return from fn stops the walk. */
 typedef int (*ac_store_list_fn)(void *ud, const ac_store_session_info *info);

@@ -21,6 +21,7 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/testgen.c
   ${CMAKE_SOURCE_DIR}/src/cli/tools_cmd.c
   ${CMAKE_SOURCE_DIR}/src/cli/store_cli.c
+  ${CMAKE_SOURCE_DIR}/src/cli/store_copy.c
   ${CMAKE_SOURCE_DIR}/src/cli/sessions.c
   ${CMAKE_SOURCE_DIR}/src/cli/sessions_prune.c
   ${CMAKE_SOURCE_DIR}/src/cli/sessions_fork.c

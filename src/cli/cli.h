@@ -28,6 +28,8 @@ int ac_cli_tools_diagram(int argc, char **argv);
 typedef struct ac_store ac_store;
 int ac_cli_resume(int argc, char **argv);
 int ac_cli_sessions(int argc, char **argv);
+/* agentc store copy FROM TO [--session ID] [--force] (store_copy.c) */
+int ac_cli_store(int argc, char **argv);
 /* agentc sessions fork ID --at TURN [--as NEW] (sessions_fork.c): the exit status. */
 int ac_cli_sessions_fork(ac_store *st, const char *id, const char *at_turn, const char *as);
 /* The sessions of st, most recently updated first, in a malloc'd array (*n of them; free()

@@ -27,6 +27,7 @@ static void usage(FILE *out)
         "                             the stored sessions (agentc sessions --help)\n"
         "  coverage SPEC JOURNAL…     the transitions recorded sessions took (--db: stored)\n"
         "  testgen SPEC --run         generate and run scenarios that take its transitions\n"
+        "  store copy FROM TO         copy stored sessions between SQLite and PostgreSQL\n"
         "  check SPEC                 check a spec; errors as FILE:LINE:COL: MESSAGE\n"
         "  gen SPEC -o DIR            generate C transition tables from a spec\n"
         "  diagram SPEC [--format dot|mermaid|markdown|svg] [--journal J]…\n"
@@ -91,6 +92,8 @@ static int dispatch(int argc, char **argv)
         return ac_cli_resume(argc - 1, argv + 1);
     if (!strcmp(cmd, "sessions"))
         return ac_cli_sessions(argc - 1, argv + 1);
+    if (!strcmp(cmd, "store"))
+        return ac_cli_store(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo"))
         return ac_cli_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "coverage"))

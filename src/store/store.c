@@ -119,6 +119,14 @@ void ac_store_close(ac_store *st)
     }
 }
 
+void ac_store_commit_at_once(ac_store *st, ac_loop *loop, const ac_store_commit *c, size_t n,
+                             int *rcs, ac_error *errs, int *rc, void (*done)(void *ud), void *ud)
+{
+    (void)loop;
+    *rc = st->ops->commit_many(st, c, n, rcs, errs);
+    done(ud);
+}
+
 int ac_store_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
 {
     if (!st || !fn) {

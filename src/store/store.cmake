@@ -6,10 +6,13 @@ add_library(agentc_store STATIC
   ${CMAKE_SOURCE_DIR}/src/store/store.c
   ${CMAKE_SOURCE_DIR}/src/store/store_sqlite.c
   ${CMAKE_SOURCE_DIR}/src/store/store_pg.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_pg_commit.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_pg_schema.c
   ${CMAKE_SOURCE_DIR}/src/store/store_writer.c
   ${CMAKE_SOURCE_DIR}/src/store/store_group.c
   ${CMAKE_SOURCE_DIR}/src/store/store_load.c
   ${CMAKE_SOURCE_DIR}/src/store/store_fork.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_copy.c
   ${CMAKE_SOURCE_DIR}/src/store/store_recover.c
   ${CMAKE_SOURCE_DIR}/src/store/store_json.c
   ${CMAKE_SOURCE_DIR}/src/store/store_workers.c

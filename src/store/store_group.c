@@ -7,6 +7,13 @@
  * row and the last commit of a session freed while the group was pending. A
  * session commits alone, at once, only without a loop, when it is freed with no
  * group pending, and when loaded at rest.
+ *
+ * The group's commit is started (ops->commit_start) and done later, on the loop:
+ * what it carries was taken out of its writers (their batches), which buffer what
+ * follows for the next group, started when this one is done. Only then are the
+ * observer told and the tool calls it recorded run. One group is in flight at a
+ * time per store; what must come after it (a commit made alone, a read, closing)
+ * waits for it (ac_store_group_wait).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +37,19 @@ void ac_store_group_remove(store_writer *w)
     }
 }
 
+void ac_store_group_wait(ac_store *st)
+{
+    struct ac_store_group *g = st ? st->group : NULL;
+    if (g && g->busy && st->ops->commit_wait)
+        st->ops->commit_wait(st);
+}
+
 /* Commits every waiting session now (the store closes, or a session freed in the group is
  * opened again). */
 static void group_fired(void *ud);
 static void group_flush(ac_store *st)
 {
+    ac_store_group_wait(st);
     struct ac_store_group *g = st->group;
     if (!g || !g->n)
         return;
@@ -42,11 +57,13 @@ static void group_flush(ac_store *st)
         ac_loop_cancel_timer(g->loop, g->timer);
     g->timer = 0;
     group_fired(st);
+    ac_store_group_wait(st);
 }
 
 /* id NULL: any session freed with its last commit in the group. */
 void ac_store_group_sync(ac_store *st, const char *id)
 {
+    ac_store_group_wait(st); /* what is read next sees what is in flight */
     struct ac_store_group *g = st ? st->group : NULL;
     for (size_t i = 0; g && i < g->n; i++)
         if (g->v[i]->closing && (!id || !strcmp(g->v[i]->id, id))) {
@@ -75,11 +92,40 @@ static void timer_fired(void *ud)
     ac_sw_commit(w);
 }
 
+/* The group's commit is done: each writer hears its result, then the tool calls it recorded
+ * run and the writers of freed sessions go; what was buffered meanwhile is the next group. */
+static void group_done(void *ud)
+{
+    ac_store *st = ud;
+    struct ac_store_group *g = st->group;
+    store_writer **ws = g->fl_ws;
+    for (size_t i = 0; i < g->k_fl; i++) {
+        ac_sw_finish(ws[i], &g->fl_c[i], g->fl_rcs[i], &g->fl_errs[i]);
+        if (g->fl_rcs[i] != AC_OK)
+            ac_sw_tell_failed(ws[i]);
+        free(g->fl_evs[i]);
+    }
+    for (size_t i = 0; i < g->n_fl; i++) {
+        if (ws[i]->closing)
+            ac_sw_free(ws[i]);
+        else
+            ac_sw_pend_run(ws[i], !ws[i]->error);
+    }
+    free(g->fl_ws), free(g->fl_c), free(g->fl_evs), free(g->fl_rcs), free(g->fl_errs);
+    g->fl_ws = NULL, g->fl_c = NULL, g->fl_evs = NULL, g->fl_rcs = NULL, g->fl_errs = NULL;
+    g->n_fl = g->k_fl = 0;
+    g->busy = 0;
+    if (g->n && !g->timer)
+        g->timer = ac_loop_timer(g->loop, 0, group_fired, st);
+}
+
 static void group_fired(void *ud)
 {
     ac_store *st = ud;
     struct ac_store_group *g = st->group;
     g->timer = 0;
+    if (g->busy)
+        return; /* started again when the one in flight is done */
     size_t n = g->n;
     store_writer **ws = malloc(n * sizeof *ws);
     ac_store_commit *c = calloc(n, sizeof *c);
@@ -103,20 +149,13 @@ static void group_fired(void *ud)
         }
     }
     g->n = 0;
+    g->busy = 1;
+    g->fl_ws = ws, g->fl_c = c, g->fl_evs = evs, g->fl_rcs = rcs, g->fl_errs = errs;
+    g->n_fl = n, g->k_fl = k;
     if (k)
-        st->ops->commit_many(st, c, k, rcs, errs);
-    for (size_t i = 0; i < k; i++) {
-        ac_sw_finish(ws[i], &c[i], rcs[i], &errs[i]);
-        free(evs[i]);
-    }
-    /* then the tool calls recorded run, and the writers of freed sessions go */
-    for (size_t i = 0; i < n; i++) {
-        if (ws[i]->closing)
-            ac_sw_free(ws[i]);
-        else
-            ac_sw_pend_run(ws[i], !ws[i]->error);
-    }
-    free(ws), free(c), free(evs), free(rcs), free(errs);
+        st->ops->commit_start(st, g->loop, c, k, rcs, errs, &g->fl_rc, group_done, st);
+    else
+        group_done(st);
 }
 
 /* w has something to commit at the end of this loop turn. */

@@ -55,6 +55,7 @@
 #include <stdint.h>
 
 #include "agentc/store.h"
+#include "io/loop.h"
 
 /* ac_store_event (one journal record) is in store.h. */
 
@@ -113,6 +114,7 @@ typedef struct ac_store_fork_row {
     const char *note;     /* the note's body */
 } ac_store_fork_row;
 
+typedef int (*ac_store_snap_fn)(void *ud, uint64_t n, const char *body, int kept);
 typedef int (*ac_store_call_fn)(void *ud, const char *call_id, const char *name, int64_t started_ms,
                                 int64_t finished_ms, int ok);
 
@@ -195,7 +197,26 @@ typedef struct ac_store_ops {
      * in holder the holder it was taken from, "" for none). */
     int (*claim)(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_store_list_fn fn,
                  void *ud, ac_error *err);
+    /* Writes, without waiting: starts commit_many of c[0..n) (c, what it points to, rcs, errs
+     * and rc stay the caller's until done runs). done(ud) runs once they are filled as
+     * commit_many fills them (*rc its return): on loop, as a task of its own (never from
+     * inside the backend's reading of the database), or, for a backend that commits at once
+     * (SQLite: ac_store_commit_at_once), before commit_start returns. One commit is started
+     * at a time per store; the operations above called meanwhile wait for it. loop NULL:
+     * the caller waits with commit_wait. */
+    void (*commit_start)(ac_store *st, ac_loop *loop, const ac_store_commit *c, size_t n, int *rcs,
+                         ac_error *errs, int *rc, void (*done)(void *ud), void *ud);
+    /* Waits (blocking, bounded) until the commit started is done, and runs its done now
+     * when it has not run yet. NULL: the backend commits at once. */
+    void (*commit_wait)(ac_store *st);
+    /* Every snapshot of the session in order of its event number, kept or not (the latest
+     * that is not kept is the only one not kept); fn returning non-zero stops. */
+    int (*snapshots)(ac_store *st, const char *id, ac_store_snap_fn fn, void *ud, ac_error *err);
 } ac_store_ops;
+
+/* commit_start of a backend whose commits complete at once: commit_many, then done. */
+void ac_store_commit_at_once(ac_store *st, ac_loop *loop, const ac_store_commit *c, size_t n,
+                             int *rcs, ac_error *errs, int *rc, void (*done)(void *ud), void *ud);
 
 struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_group.c) */
 

@@ -21,29 +21,17 @@
  * The password of the URI is never shown: the store's path (in every error) is
  * the URI without it, and libpq's own messages do not carry it.
  *
- * Every call waits for the server (synchronous libpq, bounded by the connect
- * timeout and statement_timeout set on open).
+ * Commits are sent without waiting, on the loop (store_pg_commit.c). The other
+ * calls wait for the server (synchronous libpq, bounded by the connect timeout and
+ * statement_timeout set on open), after a commit in flight has its results.
  */
-#include <libpq-fe.h>
-#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_int.h"
-#include "util/buf.h"
+#include "store_pg.h"
 
-/* SCHEMA_VERSION: 1 + the migrations (MIGRATIONS, below) */
-#define CACHE 48
-#define NOW "(extract(epoch from clock_timestamp()) * 1000)::bigint"
-#define LOCK_KEY 1634160195 /* "agNC": the advisory lock of migrations */
-/* SQL: true while a connection holds the lock of the holder named by the column holder (each
- * open store holds (1634160196, hashtext(its holder)) shared, on its connection) */
-#define ALIVE                                                                                      \
-    "EXISTS(SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "      \
-    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "             \
-    "AND classid::bigint = 1634160196 "                                                            \
-    "AND objid::bigint = (hashtext(holder)::bigint & 4294967295))"
+#define CACHE PG_CACHE
 /* The connections other than this one that hold the lock of the holder named $1. */
 #define OTHERS_OF_1                                                                                \
     "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "      \
@@ -51,42 +39,12 @@
     "AND classid::bigint = 1634160196 AND pid <> pg_backend_pid() "                                \
     "AND objid::bigint = (hashtext($1)::bigint & 4294967295)"
 
-typedef struct pg_store {
-    struct ac_store base;
-    PGconn *conn;
-    char *conninfo; /* the URI as libpq takes it (with its password: never shown) */
-    char schema[64];
-    long long timeout_ms;   /* statement_timeout */
-    int in_tx;              /* between BEGIN and COMMIT or ROLLBACK */
-    const char *sql[CACHE]; /* prepared statements, by the address of their text */
-} pg_store;
-
-/* Up to 16 parameters of one statement, as text (integers formatted in num). */
-typedef struct pargs {
-    const char *v[16];
-    char num[16][24];
-    int n;
-} pargs;
-
-static void p_s(pargs *a, const char *v)
-{
-    a->v[a->n++] = v;
-}
-
-static void p_i(pargs *a, long long v)
-{
-    snprintf(a->num[a->n], sizeof a->num[a->n], "%lld", v);
-    a->v[a->n] = a->num[a->n];
-    a->n++;
-}
-
 static PGconn *CONN(ac_store *st)
 {
     return ((pg_store *)st)->conn;
 }
 
-/* libpq's last message, on one line. */
-static const char *pg_msg(PGconn *c, char *buf, size_t cap)
+const char *ac_pg_msg(PGconn *c, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s", c ? PQerrorMessage(c) : "out of memory");
     for (char *p = buf; *p; p++)
@@ -95,10 +53,11 @@ static const char *pg_msg(PGconn *c, char *buf, size_t cap)
     return buf;
 }
 
-static int pg_fail(ac_store *st, ac_error *err, const char *what)
+int ac_pg_fail(ac_store *st, ac_error *err, const char *what)
 {
     char m[600];
-    ac_store_err(err, AC_EIO, "store '%s': %s: %s", st->path, what, pg_msg(CONN(st), m, sizeof m));
+    ac_store_err(err, AC_EIO, "store '%s': %s: %s", st->path, what,
+                 ac_pg_msg(CONN(st), m, sizeof m));
     return AC_EIO;
 }
 
@@ -109,10 +68,17 @@ static int setup_conn(pg_store *s, ac_error *err);
 static int reconnect(pg_store *s, ac_error *err)
 {
     memset(s->sql, 0, sizeof s->sql);
+    s->in_tx = 0;
     PQreset(s->conn);
     if (PQstatus(s->conn) != CONNECTION_OK)
-        return pg_fail(&s->base, err, "connecting again");
+        return ac_pg_fail(&s->base, err, "connecting again");
+    s->stale = 0;
     return setup_conn(s, err);
+}
+
+int ac_pg_ready(pg_store *s, ac_error *err)
+{
+    return s->stale || PQstatus(s->conn) != CONNECTION_OK ? reconnect(s, err) : AC_OK;
 }
 
 /* sql prepared on its first use (by the address of its text), run with a's parameters: the
@@ -148,15 +114,17 @@ static int res_ok(const PGresult *r)
 /* Runs sql (a string literal) with a's parameters: the result, or NULL with err filled. A
  * connection lost (the server restarted) is made again before a transaction, never inside
  * one (what it wrote is gone: the operation fails). */
-static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
+PGresult *ac_pg_q(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
 {
     pg_store *s = (pg_store *)st;
+    ac_pg_job_drain(s); /* a commit in flight has the connection until its results are in */
     if (!strcmp(sql, "BEGIN"))
         s->in_tx = 0;      /* a BEGIN that failed left none */
     int fresh = !s->in_tx; /* may connect again */
-    if (PQstatus(s->conn) != CONNECTION_OK && (!fresh || reconnect(s, err) != AC_OK)) {
+    if ((s->stale || PQstatus(s->conn) != CONNECTION_OK) &&
+        (!fresh || reconnect(s, err) != AC_OK)) {
         if (!fresh)
-            pg_fail(st, err, what);
+            ac_pg_fail(st, err, what);
         return NULL;
     }
     if (!strcmp(sql, "BEGIN") || !strcmp(sql, "COMMIT"))
@@ -169,7 +137,7 @@ static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err
     if (res_ok(r))
         return r;
     PQclear(r);
-    pg_fail(st, err, what);
+    ac_pg_fail(st, err, what);
     return NULL;
 }
 
@@ -177,7 +145,7 @@ static PGresult *pq(ac_store *st, const char *sql, const pargs *a, ac_error *err
 static int run(ac_store *st, const char *sql, const pargs *a, int *changed, ac_error *err,
                const char *what)
 {
-    PGresult *r = pq(st, sql, a, err, what);
+    PGresult *r = ac_pg_q(st, sql, a, err, what);
     if (!r)
         return AC_EIO;
     if (changed) { /* "" for a statement that reports no count */
@@ -189,7 +157,7 @@ static int run(ac_store *st, const char *sql, const pargs *a, int *changed, ac_e
     return AC_OK;
 }
 
-static void rollback(ac_store *st)
+void ac_pg_rollback(ac_store *st)
 {
     ((pg_store *)st)->in_tx = 0;
     PQclear(PQexec(CONN(st), "ROLLBACK"));
@@ -220,6 +188,8 @@ static const char *nval(const PGresult *r, int row, int c)
 static void pg_close(ac_store *st)
 {
     pg_store *s = (pg_store *)st;
+    if (s->conn)
+        ac_pg_job_cancel(s);
     PQfinish(s->conn);
     free(s->conninfo);
     free(st->path);
@@ -253,8 +223,8 @@ static int pg_info(ac_store *st, const char *id, ac_store_session_info *out, ac_
 {
     pargs a = {0};
     p_s(&a, id);
-    PGresult *r =
-        pq(st, "SELECT " INFO_COLS " FROM sessions WHERE id = $1", &a, err, "reading a session");
+    PGresult *r = ac_pg_q(st, "SELECT " INFO_COLS " FROM sessions WHERE id = $1", &a, err,
+                          "reading a session");
     if (!r)
         return AC_EIO;
     int found = PQntuples(r) > 0;
@@ -266,8 +236,8 @@ static int pg_info(ac_store *st, const char *id, ac_store_session_info *out, ac_
 
 static int pg_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
 {
-    PGresult *r = pq(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id", NULL,
-                     err, "listing sessions");
+    PGresult *r = ac_pg_q(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id",
+                          NULL, err, "listing sessions");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {
@@ -287,15 +257,16 @@ static int lease_check(ac_store *st, const char *id, const char *holder, ac_erro
 {
     pargs a = {0};
     p_s(&a, id);
-    PGresult *r = pq(st,
-                     "SELECT holder, lease_until, " NOW ", " ALIVE " FROM sessions WHERE id = $1 "
-                     "FOR UPDATE SKIP LOCKED",
-                     &a, err, "reading a lease");
+    PGresult *r =
+        ac_pg_q(st,
+                "SELECT holder, lease_until, " NOW ", " ALIVE " FROM sessions WHERE id = $1 "
+                "FOR UPDATE SKIP LOCKED",
+                &a, err, "reading a lease");
     if (!r)
         return AC_EIO;
     if (PQntuples(r) == 0) {
         PQclear(r);
-        r = pq(st, "SELECT holder FROM sessions WHERE id = $1", &a, err, "reading a lease");
+        r = ac_pg_q(st, "SELECT holder FROM sessions WHERE id = $1", &a, err, "reading a lease");
         if (!r)
             return AC_EIO;
         int exists = PQntuples(r) > 0;
@@ -354,7 +325,7 @@ static int tx(ac_store *st, const char *sql, const pargs *a, ac_error *err, cons
 {
     int rc = run(st, sql, a, NULL, err, what);
     if (rc != AC_OK)
-        rollback(st);
+        ac_pg_rollback(st);
     return rc;
 }
 
@@ -364,7 +335,7 @@ static int pg_rm(ac_store *st, const char *id, const char *holder, ac_error *err
     if (rc != AC_OK)
         return rc;
     if ((rc = lease_check(st, id, holder, err)) != AC_OK) {
-        rollback(st);
+        ac_pg_rollback(st);
         return rc;
     }
     static const char *const del[] = {
@@ -377,232 +348,6 @@ static int pg_rm(ac_store *st, const char *id, const char *holder, ac_error *err
         if ((rc = tx(st, del[i], &a, err, "removing a session")) != AC_OK)
             return rc;
     return tx(st, "COMMIT", NULL, err, "removing a session");
-}
-
-/* The session row of a commit, fenced by its holder: AC_OK; the lease check's error
- * (nothing written); or AC_EIO. */
-static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    pargs a = {0};
-    int64_t lease = c->release ? -1 : c->lease_ms;
-    p_s(&a, c->status ? c->status : "running");
-    p_i(&a, c->at_rest);
-    p_i(&a, c->n_evs ? (long long)c->evs[c->n_evs - 1].n : 0);
-    p_s(&a, c->release ? "" : c->holder);
-    p_i(&a, lease);
-    p_s(&a, c->title);
-    p_s(&a, c->spec_hash);
-    p_i(&a, c->snapshot ? (long long)c->snapshot_n : 0);
-    p_s(&a, c->agent);
-    p_s(&a, c->id);
-    p_s(&a, c->holder);
-    p_i(&a, c->attempt);
-    int changed = 0;
-    int rc = run(st,
-                 "UPDATE sessions SET status = $1, at_rest = $2, updated_ms = " NOW ", "
-                 "events = greatest(events, $3), holder = $4, "
-                 "lease_until = CASE WHEN $5::bigint < 0 THEN 0 ELSE " NOW " + $5 END, "
-                 "title = coalesce($6, title), spec_hash = coalesce($7, spec_hash), "
-                 "snapshot_seq = CASE WHEN $8::bigint > 0 THEN $8 ELSE snapshot_seq END, "
-                 "agent = coalesce($9, agent) "
-                 "WHERE id = $10 AND (lease_until <= " NOW " OR holder = '' OR holder = $11) "
-                 "AND attempt = $12",
-                 &a, &changed, err, "committing");
-    if (rc != AC_OK || changed)
-        return rc;
-    rc = lease_check(st, c->id, c->holder, err);
-    return rc == AC_OK ? ac_store_fenced(st, c, err) : rc;
-}
-
-/* Appends v to an array literal being built in b: "v" with " and \\ escaped, or NULL. */
-static void arr_text(ac_buf *b, const char *v)
-{
-    if (b->n > 1)
-        ac_buf_add(b, ",", 1);
-    if (!v) {
-        ac_buf_addstr(b, "NULL");
-        return;
-    }
-    ac_buf_add(b, "\"", 1);
-    for (const char *p = v; *p; p++) {
-        size_t run = strcspn(p, "\"\\");
-        ac_buf_add(b, p, run);
-        p += run;
-        if (!*p)
-            break;
-        ac_buf_add(b, "\\", 1);
-        ac_buf_add(b, p, 1);
-    }
-    ac_buf_add(b, "\"", 1);
-}
-
-/* The events of a commit in one statement (arrays of their columns, unnested). */
-static int put_events(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    if (!c->n_evs)
-        return AC_OK;
-    ac_buf col[5];
-    for (int k = 0; k < 5; k++) {
-        ac_buf_init(&col[k], AC_BUF_MAX);
-        ac_buf_add(&col[k], "{", 1);
-    }
-    for (size_t i = 0; i < c->n_evs; i++) {
-        const ac_store_event *e = &c->evs[i];
-        ac_buf_printf(&col[0], "%s%llu", i ? "," : "", (unsigned long long)e->n);
-        ac_buf_printf(&col[1], "%s%lld", i ? "," : "", (long long)e->t_ms);
-        arr_text(&col[2], e->ev);
-        arr_text(&col[3], e->data);
-        arr_text(&col[4], e->steps);
-    }
-    pargs a = {0};
-    p_s(&a, c->id);
-    int bad = 0;
-    for (int k = 0; k < 5; k++) {
-        bad |= ac_buf_add(&col[k], "}", 1) != 0;
-        p_s(&a, col[k].p);
-    }
-    int rc = bad ? oom(err)
-                 : run(st,
-                       "INSERT INTO events(session, n, t_ms, ev, data, steps) SELECT $1::text, * "
-                       "FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], "
-                       "$6::text[])",
-                       &a, NULL, err, "committing");
-    for (int k = 0; k < 5; k++)
-        ac_buf_free(&col[k]);
-    return rc;
-}
-
-static int each_event(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    int rc = put_events(st, c, err);
-    for (size_t i = 0; rc == AC_OK && i < c->n_late; i++) {
-        pargs a = {0};
-        p_s(&a, c->late[i].steps);
-        p_s(&a, c->id);
-        p_i(&a, (long long)c->late[i].n);
-        rc = run(st, "UPDATE events SET steps = $1 WHERE session = $2 AND n = $3", &a, NULL, err,
-                 "committing");
-    }
-    return rc;
-}
-
-static int each_call(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    int rc = AC_OK;
-    for (size_t i = 0; rc == AC_OK && i < c->n_finished; i++) {
-        pargs a = {0};
-        p_i(&a, c->finished_ok[i]);
-        p_s(&a, c->id);
-        p_s(&a, c->finished[i]);
-        rc = run(st,
-                 "UPDATE tool_calls SET finished_ms = " NOW ", ok = $1 "
-                 "WHERE session = $2 AND call_id = $3",
-                 &a, NULL, err, "committing");
-    }
-    for (size_t i = 0; rc == AC_OK && i < c->n_started; i++) {
-        pargs a = {0};
-        p_s(&a, c->id);
-        p_s(&a, c->started[i]);
-        p_s(&a, c->started_names[i]);
-        rc = run(st,
-                 "INSERT INTO tool_calls(session, call_id, name, started_ms) "
-                 "VALUES($1, $2, $3, " NOW ") ON CONFLICT DO NOTHING",
-                 &a, NULL, err, "committing");
-    }
-    return rc;
-}
-
-/* A new snapshot replaces the latest unless that one is kept; one taken again at a kept
- * one's event stays kept. */
-static int put_snapshot(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    if (!c->snapshot)
-        return AC_OK;
-    pargs a = {0};
-    p_s(&a, c->id);
-    int rc = run(st, "DELETE FROM snapshots WHERE session = $1 AND kept = 0", &a, NULL, err,
-                 "committing");
-    p_i(&a, (long long)c->snapshot_n);
-    p_s(&a, c->snapshot);
-    p_i(&a, c->snapshot_keep);
-    if (rc == AC_OK)
-        rc = run(st,
-                 "INSERT INTO snapshots(session, n, body, kept) VALUES($1, $2, $3, $4) "
-                 "ON CONFLICT(session, n) DO UPDATE SET body = excluded.body, "
-                 "kept = greatest(snapshots.kept, excluded.kept)",
-                 &a, NULL, err, "committing");
-    return rc;
-}
-
-/* One session's part of a commit, inside the transaction or its savepoint. */
-static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    int rc = AC_OK;
-    if (c->create)
-        rc = insert_row(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms, err);
-    if (rc == AC_OK)
-        rc = write_row(st, c, err);
-    if (rc == AC_OK)
-        rc = each_event(st, c, err);
-    if (rc == AC_OK)
-        rc = each_call(st, c, err);
-    if (rc == AC_OK)
-        rc = put_snapshot(st, c, err);
-    return rc;
-}
-
-static int pg_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
-{
-    int rc = run(st, "BEGIN", NULL, NULL, err, "committing");
-    if (rc != AC_OK)
-        return rc;
-    if ((rc = commit_body(st, c, err)) != AC_OK) {
-        rollback(st);
-        return rc;
-    }
-    return tx(st, "COMMIT", NULL, err, "committing");
-}
-
-/* A commit of many's failure: rolled back to its savepoint (AC_OK), or the transaction is
- * gone (its error). */
-static int scope_failure(ac_store *st, int rc, ac_error *err)
-{
-    PGTransactionStatusType t = PQtransactionStatus(CONN(st));
-    if (t != PQTRANS_INTRANS && t != PQTRANS_INERROR)
-        return rc;
-    return run(st, "ROLLBACK TO SAVEPOINT one", NULL, NULL, err, "committing");
-}
-
-static int pg_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int *rcs,
-                          ac_error *errs)
-{
-    ac_error *first = &errs[0];
-    int rc = run(st, "BEGIN", NULL, NULL, first, "committing");
-    for (size_t i = 0; rc == AC_OK && i < n; i++) {
-        rc = run(st, "SAVEPOINT one", NULL, NULL, &errs[i], "committing");
-        if (rc != AC_OK)
-            break;
-        rcs[i] = commit_body(st, &c[i], &errs[i]);
-        if (rcs[i] != AC_OK)
-            rc = scope_failure(st, rcs[i], &errs[i]);
-        if (rc == AC_OK)
-            rc = run(st, "RELEASE SAVEPOINT one", NULL, NULL, &errs[i], "committing");
-    }
-    if (rc == AC_OK)
-        rc = run(st, "COMMIT", NULL, NULL, first, "committing");
-    if (rc != AC_OK) {
-        for (size_t i = 0; i < n; i++)
-            if (errs[i].code == rc) {
-                *first = errs[i];
-                break;
-            }
-        rollback(st);
-        for (size_t i = 0; i < n; i++) {
-            rcs[i] = rc;
-            errs[i] = *first;
-        }
-    }
-    return rc;
 }
 
 /* Calls fn for rows of r as events (columns n, t_ms, ev, data, steps). */
@@ -624,10 +369,11 @@ static int pg_events(ac_store *st, const char *id, uint64_t after, ac_store_even
     pargs a = {0};
     p_s(&a, id);
     p_i(&a, after > INT64_MAX ? INT64_MAX : (long long)after);
-    PGresult *r = pq(st,
-                     "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 "
-                     "ORDER BY n",
-                     &a, err, "reading the journal");
+    PGresult *r =
+        ac_pg_q(st,
+                "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 "
+                "ORDER BY n",
+                &a, err, "reading the journal");
     return r ? rows_as_events(r, fn, ud) : AC_EIO;
 }
 
@@ -635,10 +381,10 @@ static int pg_notes(ac_store *st, const char *id, ac_store_event_fn fn, void *ud
 {
     pargs a = {0};
     p_s(&a, id);
-    PGresult *r = pq(st,
-                     "SELECT after, t_ms, kind, body FROM notes WHERE session = $1 "
-                     "ORDER BY after, id",
-                     &a, err, "reading notes");
+    PGresult *r = ac_pg_q(st,
+                          "SELECT after, t_ms, kind, body FROM notes WHERE session = $1 "
+                          "ORDER BY after, id",
+                          &a, err, "reading notes");
     return r ? rows_as_events(r, fn, ud) : AC_EIO;
 }
 
@@ -648,7 +394,7 @@ static int get_text(ac_store *st, const char *sql, const pargs *a, char **out, i
                     uint64_t *n, ac_error *err, const char *what)
 {
     *out = NULL;
-    PGresult *r = pq(st, sql, a, err, what);
+    PGresult *r = ac_pg_q(st, sql, a, err, what);
     if (!r)
         return AC_EIO;
     *found = PQntuples(r) > 0;
@@ -698,15 +444,30 @@ static int pg_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void
 {
     pargs a = {0};
     p_s(&a, id);
-    PGresult *r = pq(st,
-                     "SELECT call_id, name, started_ms, finished_ms, ok FROM tool_calls "
-                     "WHERE session = $1 ORDER BY started_ms, call_id",
-                     &a, err, "reading tool calls");
+    PGresult *r = ac_pg_q(st,
+                          "SELECT call_id, name, started_ms, finished_ms, ok FROM tool_calls "
+                          "WHERE session = $1 ORDER BY started_ms, call_id",
+                          &a, err, "reading tool calls");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++)
         if (fn(ud, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), ival(r, i, 2), ival(r, i, 3),
                (int)ival(r, i, 4)))
+            break;
+    PQclear(r);
+    return AC_OK;
+}
+
+static int pg_snapshots(ac_store *st, const char *id, ac_store_snap_fn fn, void *ud, ac_error *err)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    PGresult *r = ac_pg_q(st, "SELECT n, body, kept FROM snapshots WHERE session = $1 ORDER BY n",
+                          &a, err, "reading snapshots");
+    if (!r)
+        return AC_EIO;
+    for (int i = 0; i < PQntuples(r); i++)
+        if (fn(ud, (uint64_t)ival(r, i, 0), PQgetvalue(r, i, 1), (int)ival(r, i, 2)))
             break;
     PQclear(r);
     return AC_OK;
@@ -719,19 +480,19 @@ static int pg_lease_acquire(ac_store *st, const char *id, const char *holder, in
     if (rc != AC_OK)
         return rc;
     if ((rc = lease_check(st, id, holder, err)) != AC_OK) {
-        rollback(st);
+        ac_pg_rollback(st);
         return rc;
     }
     pargs a = {0};
     p_s(&a, holder);
     p_i(&a, lease_ms);
     p_s(&a, id);
-    PGresult *r = pq(st,
-                     "UPDATE sessions SET holder = $1, lease_until = " NOW " + $2, "
-                     "attempt = attempt + 1 WHERE id = $3 RETURNING attempt",
-                     &a, err, "taking a lease");
+    PGresult *r = ac_pg_q(st,
+                          "UPDATE sessions SET holder = $1, lease_until = " NOW " + $2, "
+                          "attempt = attempt + 1 WHERE id = $3 RETURNING attempt",
+                          &a, err, "taking a lease");
     if (!r) {
-        rollback(st);
+        ac_pg_rollback(st);
         return AC_EIO;
     }
     if (attempt && PQntuples(r) == 1)
@@ -841,7 +602,7 @@ static int pg_fork(ac_store *st, const ac_store_fork_row *f, ac_error *err)
             rc = no_session(st, f->from, err);
     }
     if (rc != AC_OK) {
-        rollback(st);
+        ac_pg_rollback(st);
         return rc;
     }
     return tx(st, "COMMIT", NULL, err, "forking a session");
@@ -853,7 +614,7 @@ static int pg_worker_join(ac_store *st, const char *listen, ac_error *err)
 {
     pargs a = {0};
     p_s(&a, st->holder);
-    PGresult *r = pq(st, OTHERS_OF_1, &a, err, "joining as a worker");
+    PGresult *r = ac_pg_q(st, OTHERS_OF_1, &a, err, "joining as a worker");
     if (!r)
         return AC_EIO;
     long long others = ival(r, 0, 0);
@@ -896,12 +657,13 @@ static int pg_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *e
 {
     pargs a = {0};
     p_s(&a, st->holder);
-    PGresult *r = pq(st,
-                     "SELECT id, listen, started_ms, heartbeat_ms, (SELECT count(*) FROM "
-                     "sessions WHERE sessions.holder = w.id AND lease_until > " NOW "), "
-                     "heartbeat_ms + lease_ms > " NOW " AND (SELECT " ALIVE " FROM (SELECT w.id "
-                     "AS holder) h) FROM workers w ORDER BY id <> $1, id",
-                     &a, err, "listing workers");
+    PGresult *r =
+        ac_pg_q(st,
+                "SELECT id, listen, started_ms, heartbeat_ms, (SELECT count(*) FROM "
+                "sessions WHERE sessions.holder = w.id AND lease_until > " NOW "), "
+                "heartbeat_ms + lease_ms > " NOW " AND (SELECT " ALIVE " FROM (SELECT w.id "
+                "AS holder) h) FROM workers w ORDER BY id <> $1, id",
+                &a, err, "listing workers");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {
@@ -929,15 +691,15 @@ static int pg_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_sto
     p_i(&a, max > 1000000 ? 1000000 : (long long)max);
     p_i(&a, lease_ms);
     PGresult *r =
-        pq(st,
-           "WITH c AS (SELECT id, holder AS was FROM sessions WHERE at_rest = 0 AND "
-           "(holder = '' OR "
-           "lease_until <= " NOW " OR NOT " ALIVE " OR ($2::int = 1 AND holder = $1)) "
-           "AND ($2::int = 1 OR holder <> $1) ORDER BY updated_ms, id LIMIT $3 "
-           "FOR UPDATE SKIP LOCKED) UPDATE sessions s SET holder = $1, lease_until = " NOW
-           " + $4, attempt = s.attempt + "
-           "(c.was <> $1)::int FROM c WHERE s.id = c.id RETURNING s.id, s.created_ms, c.was",
-           &a, err, "claiming sessions");
+        ac_pg_q(st,
+                "WITH c AS (SELECT id, holder AS was FROM sessions WHERE at_rest = 0 AND "
+                "(holder = '' OR "
+                "lease_until <= " NOW " OR NOT " ALIVE " OR ($2::int = 1 AND holder = $1)) "
+                "AND ($2::int = 1 OR holder <> $1) ORDER BY updated_ms, id LIMIT $3 "
+                "FOR UPDATE SKIP LOCKED) UPDATE sessions s SET holder = $1, lease_until = " NOW
+                " + $4, attempt = s.attempt + (c.was <> $1)::int FROM c WHERE s.id = c.id "
+                "RETURNING s.id, s.created_ms, c.was",
+                &a, err, "claiming sessions");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {
@@ -954,114 +716,34 @@ static int pg_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_sto
 }
 
 static const ac_store_ops PG_OPS = {
-    "postgresql",   pg_close,         pg_create,        pg_info,   pg_list,
-    pg_rm,          pg_commit,        pg_events,        pg_params, pg_snapshot_get,
-    pg_tool_calls,  pg_lease_acquire, pg_lease_release, pg_note,   pg_notes,
-    pg_commit_many, pg_forget,        pg_agent,         pg_fork,   pg_worker_join,
-    pg_worker_beat, pg_worker_leave,  pg_workers,       pg_claim,
+    "postgresql",
+    pg_close,
+    pg_create,
+    pg_info,
+    pg_list,
+    pg_rm,
+    ac_pg_commit,
+    pg_events,
+    pg_params,
+    pg_snapshot_get,
+    pg_tool_calls,
+    pg_lease_acquire,
+    pg_lease_release,
+    pg_note,
+    pg_notes,
+    ac_pg_commit_many,
+    pg_forget,
+    pg_agent,
+    pg_fork,
+    pg_worker_join,
+    pg_worker_beat,
+    pg_worker_leave,
+    pg_workers,
+    pg_claim,
+    ac_pg_commit_start,
+    ac_pg_commit_wait,
+    pg_snapshots,
 };
-
-/* The schema of version 1 (in the store's schema, the search path); MIGRATIONS go on. */
-static const char *SCHEMA =
-    "CREATE TABLE meta(key text PRIMARY KEY, value bigint NOT NULL);"
-    "CREATE TABLE sessions("
-    " id text PRIMARY KEY, spec_hash text NOT NULL, params text NOT NULL DEFAULT '{}',"
-    " status text NOT NULL DEFAULT 'idle', at_rest int NOT NULL DEFAULT 1,"
-    " created_ms bigint NOT NULL, updated_ms bigint NOT NULL,"
-    " events bigint NOT NULL DEFAULT 0, snapshot_seq bigint NOT NULL DEFAULT 0,"
-    " holder text NOT NULL DEFAULT '', lease_until bigint NOT NULL DEFAULT 0,"
-    " title text NOT NULL DEFAULT '', agent text);"
-    "CREATE TABLE events(id bigserial PRIMARY KEY, session text NOT NULL, n bigint NOT NULL,"
-    " t_ms bigint NOT NULL, ev text NOT NULL, data text, steps text, UNIQUE(session, n));"
-    "CREATE TABLE snapshots(session text NOT NULL, n bigint NOT NULL, body text NOT NULL,"
-    " kept int NOT NULL DEFAULT 0, PRIMARY KEY(session, n));"
-    "CREATE TABLE tool_calls(session text NOT NULL, call_id text NOT NULL, name text NOT NULL,"
-    " started_ms bigint NOT NULL, finished_ms bigint NOT NULL DEFAULT 0,"
-    " ok int NOT NULL DEFAULT 0, PRIMARY KEY(session, call_id));"
-    "CREATE TABLE notes(id bigserial PRIMARY KEY, session text NOT NULL, after bigint NOT NULL,"
-    " t_ms bigint NOT NULL, kind text NOT NULL, body text NOT NULL);"
-    "CREATE INDEX notes_session ON notes(session, after);";
-
-/* What each version adds to the one before (MIGRATIONS[v - 2]: from v - 1 to v). */
-static const char *const MIGRATIONS[] = {
-    /* 2: the workers (store.h), a row each; the sessions mid-turn, what a claim reads */
-    "CREATE TABLE workers(id text PRIMARY KEY, listen text NOT NULL DEFAULT '',"
-    " lease_ms bigint NOT NULL, started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL);"
-    "CREATE INDEX sessions_busy ON sessions(updated_ms, id) WHERE at_rest = 0;",
-    /* 3: the inbox of requests for a session another worker runs (store_inbox.c) */
-    "CREATE TABLE inbox(id bigserial PRIMARY KEY, session text NOT NULL, holder text NOT NULL,"
-    " owner text NOT NULL, method text NOT NULL, route text NOT NULL, body text NOT NULL,"
-    " state text NOT NULL DEFAULT 'pending', status int NOT NULL DEFAULT 0, reply text,"
-    " created_ms bigint NOT NULL);"
-    "CREATE INDEX inbox_holder ON inbox(holder, state);",
-    /* 4: the takings of each session's lease, its fencing token (store_int.h) */
-    "ALTER TABLE sessions ADD COLUMN attempt bigint NOT NULL DEFAULT 1;",
-};
-#define SCHEMA_VERSION (1 + (int)(sizeof MIGRATIONS / sizeof *MIGRATIONS))
-
-/* One statement of the migration, its text built here (the schema's name quoted). */
-static int exec_text(pg_store *s, const char *sql, ac_error *err, const char *what)
-{
-    PGresult *r = PQexec(s->conn, sql);
-    ExecStatusType t = PQresultStatus(r);
-    PQclear(r);
-    if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK)
-        return AC_OK;
-    pg_fail(&s->base, err, what);
-    rollback(&s->base);
-    return AC_EIO;
-}
-
-/* The version of the store's schema: 0 when it has no tables yet, -1 on failure. */
-static long long schema_version(pg_store *s, ac_error *err)
-{
-    pargs a = {0};
-    PGresult *r = pq(&s->base, "SELECT to_regclass('meta') IS NOT NULL", &a, err, "opening it");
-    if (!r)
-        return -1;
-    int has = !strcmp(PQgetvalue(r, 0, 0), "t");
-    PQclear(r);
-    if (!has)
-        return 0;
-    r = pq(&s->base, "SELECT value FROM meta WHERE key = 'version'", &a, err, "opening it");
-    if (!r)
-        return -1;
-    long long v = PQntuples(r) ? ival(r, 0, 0) : 0;
-    PQclear(r);
-    return v;
-}
-
-/* Creates or migrates the schema in one transaction under the migration lock (others that
- * open at once wait for it, then find it done). */
-static int migrate(pg_store *s, ac_error *err)
-{
-    char sql[256];
-    snprintf(sql, sizeof sql,
-             "BEGIN; SELECT pg_advisory_xact_lock(%d); CREATE SCHEMA IF NOT EXISTS \"%s\"",
-             LOCK_KEY, s->schema);
-    if (exec_text(s, sql, err, "creating its schema") != AC_OK)
-        return AC_EIO;
-    long long v = schema_version(s, err);
-    if (v < 0 || v > SCHEMA_VERSION) {
-        if (v > SCHEMA_VERSION)
-            ac_store_err(err, AC_EIO,
-                         "store '%s' has schema version %lld, newer than this agentc reads (%d)",
-                         s->base.path, v, SCHEMA_VERSION);
-        rollback(&s->base);
-        return AC_EIO;
-    }
-    if (v == 0 && exec_text(s, SCHEMA, err, "creating its tables") != AC_OK)
-        return AC_EIO;
-    for (long long k = v < 1 ? 1 : v; k < SCHEMA_VERSION; k++)
-        if (exec_text(s, MIGRATIONS[k - 1], err, "migrating it") != AC_OK)
-            return AC_EIO;
-    snprintf(sql, sizeof sql,
-             "INSERT INTO meta VALUES('version', %d) ON CONFLICT(key) DO UPDATE SET value = %d",
-             SCHEMA_VERSION, SCHEMA_VERSION);
-    if (v < SCHEMA_VERSION && exec_text(s, sql, err, "migrating it") != AC_OK)
-        return AC_EIO;
-    return exec_text(s, "COMMIT", err, "migrating it");
-}
 
 /* Takes agentc's keys out of the URI's query (kept: libpq's). *schema the value of
  * "schema" (default "agentc"); AC_EINVAL for a name that is not [A-Za-z0-9_]. */
@@ -1142,7 +824,7 @@ static int connect_db(pg_store *s, ac_error *err)
     }
     char m[600];
     ac_store_err(err, AC_EIO, "cannot open store '%s': %s", s->base.path,
-                 pg_msg(s->conn, m, sizeof m));
+                 ac_pg_msg(s->conn, m, sizeof m));
     return AC_EIO;
 }
 
@@ -1152,14 +834,18 @@ static int setup_conn(pg_store *s, ac_error *err)
     char sql[160];
     snprintf(sql, sizeof sql, "SET statement_timeout = %lld; SET search_path TO \"%s\"",
              s->timeout_ms, s->schema);
-    if (exec_text(s, sql, err, "setting it up") != AC_OK)
+    if (ac_pg_exec_text(s, sql, err, "setting it up") != AC_OK)
         return AC_EIO;
     const char *v[1] = {s->base.holder};
-    PGresult *r = PQexecParams(s->conn, "SELECT pg_advisory_lock_shared(1634160196, hashtext($1))",
-                               1, NULL, v, NULL, NULL, 0);
+    /* its holder's lock, and the lock of the schema version it runs (store_pg_schema.c) */
+    PGresult *r =
+        PQexecParams(s->conn,
+                     "SELECT pg_advisory_lock_shared(1634160196, hashtext($1)), "
+                     "pg_advisory_lock_shared(" PG_VERSION_LOCK ", " PG_SCHEMA_VERSION_S ")",
+                     1, NULL, v, NULL, NULL, 0);
     int ok = res_ok(r);
     PQclear(r);
-    return ok ? AC_OK : pg_fail(&s->base, err, "taking its holder's lock");
+    return ok ? AC_OK : ac_pg_fail(&s->base, err, "taking its holder's lock");
 }
 
 int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *holder,
@@ -1180,7 +866,7 @@ int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *h
     if (rc == AC_OK)
         rc = setup_conn(s, err);
     if (rc == AC_OK)
-        rc = migrate(s, err);
+        rc = ac_pg_migrate(s, err);
     if (rc != AC_OK) {
         pg_close(&s->base);
         return rc;

@@ -744,6 +744,22 @@ static int sq_snapshot_get(ac_store *st, const char *id, uint64_t upto, uint64_t
     return AC_OK;
 }
 
+static int sq_snapshots(ac_store *st, const char *id, ac_store_snap_fn fn, void *ud, ac_error *err)
+{
+    sqlite3_stmt *q = prep(st, "SELECT n, body, kept FROM snapshots WHERE session = ? ORDER BY n");
+    if (!q)
+        return sq_fail(st, err, "reading snapshots");
+    bind_text(q, 1, id);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        if (fn(ud, (uint64_t)sqlite3_column_int64(q, 0), col(q, 1), sqlite3_column_int(q, 2))) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    done(q);
+    return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "reading snapshots");
+}
+
 static int sq_agent(ac_store *st, const char *id, char **out, ac_error *err)
 {
     *out = NULL;
@@ -1108,7 +1124,8 @@ static const ac_store_ops SQ_OPS = {
     sq_rm,          sq_commit,        sq_events,        sq_params, sq_snapshot_get,
     sq_tool_calls,  sq_lease_acquire, sq_lease_release, sq_note,   sq_notes,
     sq_commit_many, sq_forget,        sq_agent,         sq_fork,   sq_worker_join,
-    sq_worker_beat, sq_worker_leave,  sq_workers,       sq_claim,
+    sq_worker_beat, sq_worker_leave,  sq_workers,       sq_claim,  ac_store_commit_at_once,
+    NULL,           sq_snapshots,
 };
 
 /* Reads one integer pragma; -1 on failure. */

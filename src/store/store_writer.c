@@ -55,32 +55,157 @@ static void pend_drop(store_writer *w)
     w->n_pend = 0;
 }
 
-/* After a commit: the tool calls it recorded run (ok), or fail without running. Their
- * callbacks may record more calls: those wait for the next commit. */
-void ac_sw_pend_run(store_writer *w, int ok)
+/* The calls of one list (a writer's, or its batch's) run (ok) or fail, the list emptied
+ * first: their callbacks may record more calls, which wait for the next commit. */
+static void pends_run(char **id, char **name, void (**pgo)(void *, int), void **pud, size_t *np,
+                      int ok)
 {
-    size_t n = w->n_pend;
+    size_t n = *np;
     if (!n)
         return;
     void (**go)(void *, int) = malloc(n * sizeof *go);
     void **ud = malloc(n * sizeof *ud);
     if (!go || !ud) { /* out of memory: each call fails without running, taken one by one */
         free(go), free(ud);
-        while (w->n_pend) {
-            size_t i = --w->n_pend;
-            free(w->pend_id[i]), free(w->pend_name[i]);
-            if (w->pend_go[i])
-                w->pend_go[i](w->pend_ud[i], 0);
+        while (*np) {
+            size_t i = --*np;
+            free(id[i]), free(name[i]);
+            if (pgo[i])
+                pgo[i](pud[i], 0);
         }
         return;
     }
-    memcpy(go, w->pend_go, n * sizeof *go);
-    memcpy(ud, w->pend_ud, n * sizeof *ud);
-    pend_drop(w);
+    memcpy(go, pgo, n * sizeof *go);
+    memcpy(ud, pud, n * sizeof *ud);
+    for (size_t i = 0; i < n; i++)
+        free(id[i]), free(name[i]);
+    *np = 0;
     for (size_t i = 0; i < n; i++)
         if (go[i])
             go[i](ud[i], ok);
     free(go), free(ud);
+}
+
+/* The tasks waiting for a commit: deferred on the loop (it is done, or cannot be). */
+static void dur_run(ac_loop *loop, ac_loop_task **t, size_t *n)
+{
+    for (size_t i = 0; loop && i < *n; i++)
+        ac_loop_defer(loop, t[i]);
+    *n = 0;
+}
+
+/* After a commit: the tool calls it recorded run (ok), or fail without running; when the
+ * session failed, the calls waiting for a next commit fail too (there is none). */
+void ac_sw_pend_run(store_writer *w, int ok)
+{
+    store_batch *b = &w->fl;
+    dur_run(w->loop, b->dur, &b->n_dur);
+    pends_run(b->pend_id, b->pend_name, b->pend_go, b->pend_ud, &b->n_pend, ok);
+    if (w->error) {
+        dur_run(w->loop, w->dur, &w->n_dur);
+        pends_run(w->pend_id, w->pend_name, w->pend_go, w->pend_ud, &w->n_pend, 0);
+    }
+}
+
+/* What the session buffered is committed by the group's next commit, or is in flight. */
+static int dur_add(ac_loop_task ***v, size_t *n, size_t *cap, ac_loop_task *task)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 4;
+        ac_loop_task **p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return 0;
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = task;
+    return 1;
+}
+
+int ac_store_when_durable(ac_session *s, ac_loop_task *task)
+{
+    store_writer *w = s && s->hooks == &AC_SW_HOOKS ? s->hooks_ud : NULL;
+    ac_loop *loop = s ? s->e->loop : NULL;
+    if (!w || !loop || w->error || w->muted)
+        return 0;
+    w->loop = loop;
+    if (w->queued || w->timer)
+        return dur_add(&w->dur, &w->n_dur, &w->cap_dur, task);
+    size_t cap = w->fl.n_dur; /* grown one at a time: rare */
+    return w->fl.on ? dur_add(&w->fl.dur, &w->fl.n_dur, &cap, task) : 0;
+}
+
+void ac_store_when_durable_cancel(ac_session *s, ac_loop_task *task)
+{
+    store_writer *w = s && s->hooks == &AC_SW_HOOKS ? s->hooks_ud : NULL;
+    ac_loop_task **lists[2] = {w ? w->dur : NULL, w ? w->fl.dur : NULL};
+    size_t *ns[2] = {w ? &w->n_dur : NULL, w ? &w->fl.n_dur : NULL};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; lists[k] && i < *ns[k]; i++)
+            if (lists[k][i] == task) {
+                lists[k][i] = lists[k][--*ns[k]];
+                break;
+            }
+    if (task->queued && s && s->e->loop)
+        ac_loop_undefer(s->e->loop, task);
+}
+
+/* What a batch holds but its calls (ac_sw_pend_run takes those). */
+static void batch_free_data(store_batch *b)
+{
+    for (size_t i = 0; i < b->n_rows; i++) {
+        free(b->rows[i].ev);
+        free(b->rows[i].data);
+        free(b->rows[i].steps);
+    }
+    free(b->rows);
+    b->rows = NULL;
+    b->n_rows = 0;
+    for (size_t i = 0; i < b->n_late; i++)
+        free((char *)b->late[i].steps);
+    b->n_late = 0;
+    for (size_t i = 0; i < b->n_fin; i++)
+        free(b->fin[i]);
+    free(b->fin);
+    free(b->fin_ok);
+    b->fin = NULL;
+    b->fin_ok = NULL;
+    b->n_fin = 0;
+    free(b->spec_hash), free(b->agent), free(b->create_params), free(b->snap);
+    b->spec_hash = b->agent = b->create_params = b->snap = NULL;
+}
+
+static void batch_free(store_batch *b)
+{
+    batch_free_data(b);
+    free(b->dur);
+    for (size_t i = 0; i < b->n_pend; i++)
+        free(b->pend_id[i]), free(b->pend_name[i]);
+    free(b->pend_id), free(b->pend_name), free(b->pend_go), free(b->pend_ud);
+    memset(b, 0, sizeof *b);
+}
+
+/* What w buffered goes into its batch (w buffers anew). */
+static void batch_take(store_writer *w)
+{
+    store_batch *b = &w->fl;
+    batch_free(b);
+    b->on = 1;
+    b->rows = w->rows, b->n_rows = w->n_rows;
+    w->rows = NULL, w->n_rows = w->cap_rows = 0;
+    memcpy(b->late, w->late, sizeof b->late);
+    b->n_late = w->n_late, w->n_late = 0;
+    b->fin = w->fin, b->fin_ok = w->fin_ok, b->n_fin = w->n_fin;
+    w->fin = NULL, w->fin_ok = NULL, w->n_fin = w->cap_fin = 0;
+    b->pend_id = w->pend_id, b->pend_name = w->pend_name;
+    b->pend_go = w->pend_go, b->pend_ud = w->pend_ud, b->n_pend = w->n_pend;
+    w->pend_id = w->pend_name = NULL, w->pend_go = NULL, w->pend_ud = NULL;
+    w->n_pend = w->cap_pend = 0;
+    b->spec_hash = w->spec_hash, b->agent = w->agent, b->create_params = w->create_params;
+    b->snap = w->snap, b->snap_n = w->snap_n;
+    w->spec_hash = w->agent = w->create_params = w->snap = NULL;
+    b->dur = w->dur, b->n_dur = w->n_dur;
+    w->dur = NULL, w->n_dur = w->cap_dur = 0;
 }
 
 /* Fills c (and *evs, to free) with what w buffered: 0, or -1 when there is nothing it may
@@ -95,67 +220,84 @@ int ac_sw_prepare(store_writer *w, ac_store_commit *c, ac_store_event **evs)
         ac_sw_error(w, "cannot write the store: out of memory");
         return -1;
     }
-    for (size_t i = 0; i < w->n_rows; i++)
-        (*evs)[i] = (ac_store_event){w->rows[i].n, w->rows[i].t_ms, w->rows[i].ev, w->rows[i].data,
-                                     w->rows[i].steps};
+    int keep = w->snap && w->keep_n && w->snap_n == w->keep_n;
+    batch_take(w);
+    store_batch *b = &w->fl;
+    for (size_t i = 0; i < b->n_rows; i++)
+        (*evs)[i] = (ac_store_event){b->rows[i].n, b->rows[i].t_ms, b->rows[i].ev, b->rows[i].data,
+                                     b->rows[i].steps};
     memset(c, 0, sizeof *c);
     c->id = w->closing ? w->id : s->id;
     c->holder = w->st->holder;
     c->attempt = w->attempt;
     c->lease_ms = w->st->lease_ms;
     c->evs = *evs;
-    c->n_evs = w->n_rows;
-    c->late = w->late;
-    c->n_late = w->n_late;
-    c->finished = (const char *const *)w->fin;
-    c->finished_ok = w->fin_ok;
-    c->n_finished = w->n_fin;
+    c->n_evs = b->n_rows;
+    c->late = b->late;
+    c->n_late = b->n_late;
+    c->finished = (const char *const *)b->fin;
+    c->finished_ok = b->fin_ok;
+    c->n_finished = b->n_fin;
     c->status = w->closing ? w->status : ac_session_status_name(ac_session_status(s));
     c->at_rest = w->closing ? w->at_rest : ac_session_settled(s);
     c->title = w->have_title == 1 ? w->title : NULL;
-    c->spec_hash = w->spec_hash;
-    c->started = (const char *const *)w->pend_id;
-    c->started_names = (const char *const *)w->pend_name;
-    c->n_started = w->n_pend;
+    if (w->have_title == 1)
+        w->have_title = 2; /* once (a failed commit fails the session) */
+    c->spec_hash = b->spec_hash;
+    c->started = (const char *const *)b->pend_id;
+    c->started_names = (const char *const *)b->pend_name;
+    c->n_started = b->n_pend;
     c->release = w->closing;
-    c->create = w->create_params != NULL;
-    c->create_params = w->create_params;
-    c->create_hash = w->create_params ? w->spec_hash : NULL; /* set with create_params */
-    c->snapshot = w->snap;
-    c->snapshot_n = w->snap_n;
-    c->snapshot_keep = w->snap && w->keep_n && w->snap_n == w->keep_n;
-    c->agent = w->agent;
+    c->create = b->create_params != NULL;
+    c->create_params = b->create_params;
+    c->create_hash = b->create_params ? b->spec_hash : NULL; /* set with create_params */
+    c->snapshot = b->snap;
+    c->snapshot_n = b->snap_n;
+    c->snapshot_keep = keep;
+    c->agent = b->agent;
     return 0;
+}
+
+/* The session hears that its journal failed, from a task of the loop's own. */
+static void failed_task(void *ud)
+{
+    store_writer *w = ud;
+    if (w->s && !w->closing)
+        ac_session_journal_failed(w->s);
+}
+
+void ac_sw_tell_failed(store_writer *w)
+{
+    ac_loop *loop = w->s && !w->closing && w->error ? w->s->e->loop : NULL;
+    if (loop) {
+        w->failed.fn = failed_task;
+        w->failed.ud = w;
+        ac_loop_defer(loop, &w->failed);
+    }
 }
 
 void ac_sw_finish(store_writer *w, const ac_store_commit *c, int rc, const ac_error *err)
 {
     ac_store *st = w->st;
+    store_batch *b = &w->fl;
+    b->on = 0;
     if (rc != AC_OK) {
         ac_sw_error(w, err->text);
         if (st->observer)
             st->observer(st->observer_ud, w->closing ? NULL : w->s, c->id, NULL, 0, err);
+        batch_free_data(b);
         return;
     }
     if (st->observer) /* durable now: who follows the journal is told */
         st->observer(st->observer_ud, w->closing ? NULL : w->s, c->id, c->evs, c->n_evs, NULL);
     if (w->s && w->s->e->loop)
         w->renewed_ms = ac_loop_now_ms(w->s->e->loop);
-    if (w->have_title == 1)
-        w->have_title = 2;
-    free(w->spec_hash);
-    w->spec_hash = NULL;
-    free(w->agent);
-    w->agent = NULL;
-    free(w->create_params);
-    w->create_params = NULL;
-    if (w->snap) {
-        w->snapshot_seq = w->snap_n;
-        w->force_snapshot = 0;
-        free(w->snap);
-        w->snap = NULL;
+    if (b->snap) {
+        w->snapshot_seq = b->snap_n;
+        if (w->keep_n <= b->snap_n)
+            w->force_snapshot = 0;
     }
-    rows_free(w);
+    batch_free_data(b);
 }
 
 /* Commits w alone, now, or, release, giving the lease up. A store_writer whose session was freed
@@ -163,6 +305,7 @@ void ac_sw_finish(store_writer *w, const ac_store_commit *c, int rc, const ac_er
 void ac_sw_commit_with(store_writer *w, int release)
 {
     ac_loop *loop = w->s ? w->s->e->loop : NULL;
+    ac_store_group_wait(w->st); /* a commit in flight is first */
     ac_store_group_remove(w);
     if (w->timer && loop)
         ac_loop_cancel_timer(loop, w->timer);
@@ -490,6 +633,10 @@ static void h_tool_forget(ac_session *s, void *ud)
             w->n_pend--;
             return;
         }
+    store_batch *b = &w->fl; /* its record is being written: it is not run */
+    for (size_t i = 0; i < b->n_pend; i++)
+        if (b->pend_ud[i] == ud)
+            b->pend_go[i] = NULL;
 }
 
 void ac_sw_free(store_writer *w)
@@ -498,6 +645,8 @@ void ac_sw_free(store_writer *w)
         return;
     rows_free(w);
     pend_drop(w);
+    batch_free(&w->fl);
+    free(w->dur);
     free(w->pend_id);
     free(w->pend_name);
     free(w->pend_go);
@@ -524,12 +673,19 @@ static void h_close(ac_session *s)
 {
     store_writer *w = W(s);
     ac_loop *loop = s->e->loop;
-    pend_drop(w); /* calls that never ran: not started */
+    pend_drop(w);   /* calls that never ran: not started */
+    if (w->fl.on) { /* its commit in flight is done first (it names the session) */
+        for (size_t i = 0; i < w->fl.n_pend; i++)
+            w->fl.pend_go[i] = NULL;
+        ac_store_group_wait(w->st);
+    }
     if (w->renew && loop)
         ac_loop_cancel_timer(loop, w->renew);
     w->renew = 0;
     if (w->restart.queued && loop)
         ac_loop_undefer(loop, &w->restart);
+    if (w->failed.queued && loop)
+        ac_loop_undefer(loop, &w->failed);
     s->hooks_ud = NULL;
     if (w->muted) {
         ac_store_group_remove(w);

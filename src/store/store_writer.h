@@ -21,6 +21,29 @@ typedef struct store_row {
     char *ev, *data, *steps;
 } store_row;
 
+/* What one commit of a writer carries, taken out of the writer when the commit is made (the
+ * writer buffers what follows meanwhile) and freed when the commit is done: the events, the
+ * steps of events committed before, the tool calls finished and about to run (those run, or
+ * fail, when it is done), and what the session row gets. */
+typedef struct store_batch {
+    int on; /* a commit of it is made and not done */
+    store_row *rows;
+    size_t n_rows;
+    ac_store_event late[4];
+    size_t n_late;
+    char **fin;
+    int *fin_ok;
+    size_t n_fin;
+    char **pend_id, **pend_name;
+    void (**pend_go)(void *, int);
+    void **pend_ud;
+    size_t n_pend;
+    char *spec_hash, *agent, *create_params, *snap;
+    uint64_t snap_n;
+    ac_loop_task **dur; /* deferred when it is done (ac_store_when_durable) */
+    size_t n_dur;
+} store_batch;
+
 /* The writer of one stored session (its hooks_ud): what it buffered since its last commit,
  * and what it needs to commit after the session is freed (closing). */
 typedef struct store_writer {
@@ -34,6 +57,8 @@ typedef struct store_writer {
     uint64_t renew; /* the lease's renewal timer */
     /* recovery from inside a loop callback: the effects restart after the posted events */
     ac_loop_task restart;
+    /* a commit done on the loop failed: the session fails now (not at its next event) */
+    ac_loop_task failed;
     uint16_t cfg[AC_FSM_MAX_DEPTH];
     uint8_t depth;
     /* the steps of the open event as JSON text, "[STEP,STEP" (NULL: no event open) */
@@ -72,6 +97,11 @@ typedef struct store_writer {
     char *id;
     const char *status;
     int at_rest;
+    store_batch fl; /* the commit in flight */
+    /* tasks deferred once what is buffered now is durable (ac_store_when_durable) */
+    ac_loop_task **dur;
+    size_t n_dur, cap_dur;
+    ac_loop *loop;
 } store_writer;
 
 /* ---- group commit ----
@@ -88,6 +118,15 @@ struct ac_store_group {
     uint64_t timer;
     store_writer **v;
     size_t n, cap;
+    /* the group commit in flight (busy): its writers (n_fl, those with a commit first: k_fl),
+     * their commits and results, kept until it is done */
+    int busy;
+    store_writer **fl_ws;
+    ac_store_commit *fl_c;
+    ac_store_event **fl_evs;
+    int *fl_rcs, fl_rc;
+    ac_error *fl_errs;
+    size_t n_fl, k_fl;
     /* each transition row's STEP text, made once for all the sessions of one spec */
     const ac_fsm_tables *t;
     char hash[80];
@@ -109,15 +148,18 @@ void ac_sw_free(store_writer *w); /* NULL: nothing */
 void ac_sw_go_live(store_writer *w);
 /* The first error stays: the session fails with it (the hook `error`). */
 void ac_sw_error(store_writer *w, const char *text);
-/* Fills c (and *evs, to free) with what w buffered: 0, or -1 when there is nothing it may
- * commit (failed, loading). */
+/* Takes what w buffered into its batch in flight (w->fl) and fills c (and *evs, to free) with
+ * it: 0, or -1 when there is nothing it may commit (failed, loading). */
 int ac_sw_prepare(store_writer *w, ac_store_commit *c, ac_store_event **evs);
-/* After the commit of c: its buffers go (rc AC_OK), or the error stays. */
+/* After the commit of c: the observer is told, the batch goes; or the error stays. */
 void ac_sw_finish(store_writer *w, const ac_store_commit *c, int rc, const ac_error *err);
+/* After a group's commit failed w: its session fails from a task of the loop (its writer
+ * may be freed before: h_close takes the task back). */
+void ac_sw_tell_failed(store_writer *w);
 /* Commits w alone, now (release: the lease given up); a closing writer is freed. */
 void ac_sw_commit_with(store_writer *w, int release);
 void ac_sw_commit(store_writer *w);
-/* The tool calls recorded by the last commit run (ok), or fail without running. */
+/* The tool calls recorded by the commit just done run (ok), or fail without running. */
 void ac_sw_pend_run(store_writer *w, int ok);
 /* A snapshot of the settled session, written with the next commit. */
 void ac_sw_snapshot_take(store_writer *w);
@@ -128,6 +170,9 @@ void ac_sw_snapshot_take(store_writer *w);
 void ac_store_group_add(store_writer *w);
 /* w leaves the group (it commits alone, or goes). */
 void ac_store_group_remove(store_writer *w);
+/* The group commit in flight, if any, is waited for (blocking, bounded by the backend) and
+ * done: what a commit made alone, now, or a read must come after. */
+void ac_store_group_wait(ac_store *st);
 
 /* ---- loading (store_load.c) ---- */
 

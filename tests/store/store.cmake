@@ -47,7 +47,7 @@ set_tests_properties(store_readonly PROPERTIES LABELS "store;cli" SKIP_RETURN_CO
 # (127.0.0.1 and a unix socket in a temporary folder, stopped at the end).
 if(TARGET agentc_store)
   agentc_add_test(store_ops SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_ops.c
-    LIBS agentc_store agentc_runtime PkgConfig::JANSSON LABELS store)
+    LIBS agentc_store agentc_runtime agentc_io PkgConfig::JANSSON LABELS store)
   string(MD5 _pg_h "${CMAKE_BINARY_DIR}")
   string(SUBSTRING "${_pg_h}" 0 4 _pg_h4)
   math(EXPR AGENTC_PG_TEST_PORT "0x${_pg_h4} % 20000 + 30000")
@@ -64,7 +64,8 @@ if(TARGET agentc_store)
     TIMEOUT 60)
   add_test(NAME store_ops_pg COMMAND store_ops WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(store_ops_pg PROPERTIES FIXTURES_REQUIRED pg_cluster LABELS "store;pg"
-    ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120 RESOURCE_LOCK pg_cluster)
+    ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI};AGENTC_TEST_PG_DIR=${AGENTC_PG_TEST_DIR};AGENTC_TEST_PG_PORT=${AGENTC_PG_TEST_PORT}"
+    TIMEOUT 120 RESOURCE_LOCK pg_cluster)
 endif()
 # agentc's commands on a PostgreSQL store end to end: run --session, sessions list, serve --db;
 # the URI's password in no output or error; a newer schema refused.
@@ -86,6 +87,15 @@ if(TARGET agentc_store)
       LABELS "store;pg" ENVIRONMENT "AGENTC_TEST_PG=${AGENTC_PG_TEST_URI}" TIMEOUT 120
       RESOURCE_LOCK pg_cluster)
   endforeach()
+endif()
+# agentc store copy both ways between SQLite and PostgreSQL (journals byte-identical, replay
+# --check on the copies), on sessions with tool calls, State, toolkits, compaction and a fork.
+if(TARGET agentc_store)
+  add_test(NAME store_pg_copy COMMAND bash ${CMAKE_SOURCE_DIR}/tests/store/pg_copy.sh
+    $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(store_pg_copy PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "store;pg;cli" TIMEOUT 120 RESOURCE_LOCK pg_cluster SKIP_RETURN_CODE 77)
 endif()
 # The wake-up connections (LISTEN/NOTIFY, coalesced) and the inbox, on PostgreSQL only.
 if(TARGET agentc_store)

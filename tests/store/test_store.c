@@ -22,6 +22,7 @@
 #include "agentc/agentc.h"
 #include "agentc/store.h"
 #include "io/loop.h"
+#include "store/store_writer.h"
 #include "../support/test_tmpdir.h"
 #include "../support/test_store_where.h"
 
@@ -71,6 +72,11 @@ static void settle(rig *r, ac_session *s)
     assert_true(ac_session_settled(s));
     for (int i = 0; i < 5; i++) /* the end-of-turn commit timer */
         ac_loop_run_once(r->loop, 1);
+    /* a commit on the loop (PostgreSQL) is done when its results came */
+    struct ac_store_group *g = ac_session_store(s) ? ac_session_store(s)->group : NULL;
+    for (int i = 0; i < 500 && g && (g->busy || g->n); i++)
+        ac_loop_run_once(r->loop, 10);
+    ac_loop_run_once(r->loop, 0); /* and its tasks ran */
 }
 
 static void path_of(char *buf, size_t cap, const char *name)
@@ -268,6 +274,84 @@ static void test_continue_and_snapshot_equals_replay(void **state)
     assert_int_equal(ac_store_export(st, "chat", out, &err), AC_EIO); /* never overwritten */
     assert_int_equal(ac_store_rm(st, "chat", &err), AC_OK);
     assert_int_equal(ac_store_info(st, "chat", &info, &err), AC_STORE_ENOENT);
+    ac_store_close(st);
+    rig_close(&r);
+}
+
+/* An end-of-turn reply waits for the turn's commit: at the turn's end (the output's
+ * finished) its events are not durable yet; the task handed to ac_store_when_durable runs
+ * once they are, on the loop; one cancelled never runs. */
+typedef struct durable_probe {
+    ac_store *st;
+    int taken, ran;
+    uint64_t seq_at_end, stored_at_task;
+    ac_loop_task task, other;
+} durable_probe;
+
+static durable_probe *probe_now;
+
+static void probe_task(void *ud)
+{
+    durable_probe *p = ud;
+    ac_store_session_info info;
+    ac_error err;
+    assert_int_equal(p->st->ops->info(p->st, "dur", &info, &err), AC_OK);
+    p->stored_at_task = info.events;
+    p->ran++;
+}
+
+static void never_task(void *ud)
+{
+    (void)ud;
+    fail_msg("a cancelled task ran");
+}
+
+static void probe_finished(void *ud, ac_session *s)
+{
+    (void)ud;
+    durable_probe *p = probe_now;
+    ac_store_session_info info;
+    ac_error err;
+    assert_int_equal(p->st->ops->info(p->st, "dur", &info, &err), AC_OK);
+    p->seq_at_end = info.events;
+    p->task = (ac_loop_task){probe_task, p, NULL, 0};
+    p->other = (ac_loop_task){never_task, p, NULL, 0};
+    p->taken = ac_store_when_durable(s, &p->task);
+    if (ac_store_when_durable(s, &p->other))
+        ac_store_when_durable_cancel(s, &p->other);
+}
+
+static void test_when_durable(void **state)
+{
+    (void)state;
+    rig r;
+    r.loop = ac_loop_new();
+    static ac_output out = {0};
+    out.finished = probe_finished;
+    ac_engine_config cfg = {0};
+    cfg.loop = r.loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = turns;
+    cfg.output = &out;
+    ac_error err;
+    r.e = ac_engine_new(&cfg, &err);
+    assert_non_null(r.e);
+    char path[1024];
+    test_store_where(path, sizeof path, "durable.db");
+    ac_store *st = open_store(path, "holder-D", 60000, 0, 0);
+    durable_probe p = {st, 0, 0, 0, 0, {0}, {0}};
+    probe_now = &p;
+    ac_session *s = ac_store_session(st, r.e, "dur", 0, &err);
+    assert_non_null(s);
+    ac_session_send(s, "hello");
+    settle(&r, s);
+    assert_int_equal(p.taken, 1); /* the turn's last events were still buffered */
+    assert_int_equal(p.ran, 1);
+    ac_store_session_info info;
+    assert_int_equal(st->ops->info(st, "dur", &info, &err), AC_OK);
+    assert_true(p.seq_at_end < info.events);
+    assert_int_equal(p.stored_at_task, info.events); /* all durable when the task ran */
+    ac_session_free(s);
     ac_store_close(st);
     rig_close(&r);
 }
@@ -544,6 +628,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_continue_and_snapshot_equals_replay),
         cmocka_unit_test(test_leases),
+        cmocka_unit_test(test_when_durable),
         cmocka_unit_test(test_threadsafe_post),
         cmocka_unit_test(test_takeover_mid_tool_in_callback),
         /* SQLite's files only */

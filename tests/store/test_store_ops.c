@@ -8,7 +8,12 @@
  * and taken by another holder) writes nothing; a holder whose process is stopped past its
  * lease (SIGSTOP) finds its writes refused when it resumes, the session intact; a holder
  * killed (kill -9) loses its lease at once; workers join, are listed and leave; the sessions
- * a gone worker left mid-turn are claimed, never by two claimers at once.
+ * a gone worker left mid-turn are claimed, never by two claimers at once. The asynchronous
+ * commit (commit_start): its completion a task of the loop (PostgreSQL) or at once (SQLite),
+ * commits done in the order started, a failed member alone, and (PostgreSQL) the database
+ * restarted mid-commit: a clear error for every member, nothing half-written, the next commit
+ * connected again. A store copied into another of the other backend and back reads as the
+ * original. (PostgreSQL) A migration waits for the leases of older holders, bounded.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -22,10 +27,12 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <libpq-fe.h>
 
 #include "agentc/agentc.h"
 #include "agentc/store.h"
 #include "store/store_int.h"
+#include "io/loop.h"
 #include "../support/test_tmpdir.h"
 #include "../support/test_store_where.h"
 
@@ -357,6 +364,12 @@ static void test_zombie_writer(void **state)
     int64_t taken = 0;
     assert_int_equal(b->ops->lease_acquire(b, "z", "holder-B", 60000, &taken, &err), AC_OK);
     assert_int_equal(taken, 2);
+    /* the new holder wrote event 2 already: the zombie's event 2 would conflict, and its
+     * commit still says whose lease it is */
+    ac_store_event e2b = {2, 3, "user_message", "{}", NULL};
+    ac_store_commit ok = commit_of("z", "holder-B", &e2b, 1);
+    ok.attempt = taken;
+    assert_int_equal(b->ops->commit(b, &ok, &err), AC_OK);
     ac_store_event e2 = {2, 2, "zombie", "{}", NULL};
     ac_store_commit late = commit_of("z", "holder-A", &e2, 1);
     late.status = "failed";
@@ -370,13 +383,9 @@ static void test_zombie_writer(void **state)
     assert_int_equal(a->ops->rm(a, "z", "holder-A", &err), AC_STORE_EBUSY);
     ac_store_session_info info;
     assert_int_equal(b->ops->info(b, "z", &info, &err), AC_OK);
-    assert_int_equal(info.events, 1);
+    assert_int_equal(info.events, 2);
     assert_string_equal(info.holder, "holder-B");
     assert_string_equal(info.status, "idle");
-    ac_store_event e2b = {2, 3, "user_message", "{}", NULL};
-    ac_store_commit ok = commit_of("z", "holder-B", &e2b, 1);
-    ok.attempt = taken;
-    assert_int_equal(b->ops->commit(b, &ok, &err), AC_OK);
     seen s = {0};
     assert_int_equal(b->ops->events(b, "z", 0, see_event, &s, &err), AC_OK);
     assert_string_equal(s.text, "1:spawn:{}:NULL;2:user_message:{}:NULL;");
@@ -735,6 +744,347 @@ static void test_claims_at_once(void **state)
     close(go[0]), close(go[1]), close(end[0]), close(end[1]);
 }
 
+/* ---- the asynchronous commit ---- */
+
+typedef struct dones {
+    int order[8];
+    int n;
+} dones;
+
+typedef struct done_of {
+    dones *d;
+    int k;
+} done_of;
+
+static void note_done(void *ud)
+{
+    done_of *o = ud;
+    o->d->order[o->d->n++] = o->k;
+}
+
+static void run_until(ac_loop *loop, const dones *d, int n)
+{
+    for (int i = 0; i < 1000 && d->n < n; i++)
+        ac_loop_run_once(loop, 10);
+    assert_int_equal(d->n, n);
+}
+
+/* Started on a loop: done comes from a task of the loop (at once for a backend that commits
+ * at once), rcs as commit_many gives them; a second commit started meanwhile is done after the
+ * first; a member whose lease another holds fails alone. */
+static void test_async_commit(void **state)
+{
+    (void)state;
+    ac_store *st = open_as("holder-A", 60000);
+    ac_store *other = open_as("holder-B", 60000);
+    const ac_store_ops *o = st->ops;
+    ac_error err;
+    assert_int_equal(o->create(st, "aa", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    assert_int_equal(o->create(st, "ab", "h", NULL, "holder-B", 60000, &err), AC_OK);
+    ac_loop *loop = ac_loop_new();
+    ac_store_event ev[2] = {{1, 1, "spawn", "{}", NULL}, {2, 2, "user_message", "{\"t\":1}", NULL}};
+    ac_store_commit c[2] = {commit_of("aa", "holder-A", ev, 1), commit_of("ab", "holder-A", ev, 1)};
+    int rcs[2] = {-1, -1}, rc = -1;
+    ac_error errs[2];
+    dones d = {{0}, 0};
+    done_of d1 = {&d, 1}, d2 = {&d, 2};
+    o->commit_start(st, loop, c, 2, rcs, errs, &rc, note_done, &d1);
+    if (o->commit_wait) /* on the loop: nothing is done before the loop turns */
+        assert_int_equal(d.n, 0);
+    ac_store_commit c2 = commit_of("aa", "holder-A", ev + 1, 1);
+    int rcs2 = -1, rc2 = -1;
+    ac_error errs2;
+    o->commit_start(st, loop, &c2, 1, &rcs2, &errs2, &rc2, note_done, &d2);
+    run_until(loop, &d, 2);
+    assert_int_equal(d.order[0], 1);
+    assert_int_equal(d.order[1], 2);
+    assert_int_equal(rc, AC_OK);
+    assert_int_equal(rcs[0], AC_OK);
+    assert_int_equal(rcs[1], AC_STORE_EBUSY); /* alone */
+    assert_non_null(strstr(errs[1].text, "holder-B"));
+    assert_int_equal(rc2, AC_OK);
+    assert_int_equal(rcs2, AC_OK);
+    assert_int_equal(events_of(st, "aa"), 2);
+    assert_int_equal(events_of(st, "ab"), 0);
+    seen s = {0};
+    assert_int_equal(o->events(st, "aa", 0, see_event, &s, &err), AC_OK);
+    assert_string_equal(s.text, "1:spawn:{}:NULL;2:user_message:{\"t\":1}:NULL;");
+    /* a read while a commit is in flight waits for it, and sees it */
+    ac_store_event ev3 = {3, 3, "x", NULL, NULL};
+    ac_store_commit c3 = commit_of("aa", "holder-A", &ev3, 1);
+    done_of d3 = {&d, 3};
+    o->commit_start(st, loop, &c3, 1, &rcs2, &errs2, &rc2, note_done, &d3);
+    assert_int_equal(events_of(st, "aa"), 3);
+    run_until(loop, &d, 3);
+    assert_int_equal(rcs2, AC_OK);
+    assert_int_equal(ac_loop_pending(loop), 0); /* no watch or timer left */
+    ac_loop_free(loop);
+    ac_store_close(other);
+    ac_store_close(st);
+}
+
+/* PostgreSQL: the server restarts while a group's commit waits on a row another connection
+ * locked. Every member fails with a clear error, nothing of it is written, and the next
+ * commit connects again and works; restarted between two commits, the next one goes
+ * through (sent again on a new connection). */
+static void test_restart_mid_commit(void **state)
+{
+    (void)state;
+    const char *dir = getenv("AGENTC_TEST_PG_DIR"), *port = getenv("AGENTC_TEST_PG_PORT");
+    if (!test_store_pg() || !dir || !port)
+        return; /* SQLite: no server to restart */
+    ac_store *st = open_as("holder-A", 60000);
+    const ac_store_ops *o = st->ops;
+    ac_error err;
+    assert_int_equal(o->create(st, "ra", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    assert_int_equal(o->create(st, "rb", "h", NULL, "holder-A", 60000, &err), AC_OK);
+    const char *schema = strstr(where, "schema=") + 7;
+    char conninfo[512], sql[256];
+    snprintf(conninfo, sizeof conninfo, "%.*s", (int)(strchr(where, '?') - where), where);
+    PGconn *lock = PQconnectdb(conninfo);
+    assert_int_equal(PQstatus(lock), CONNECTION_OK);
+    snprintf(sql, sizeof sql, "BEGIN; SELECT 1 FROM \"%s\".sessions WHERE id = 'rb' FOR UPDATE",
+             schema);
+    PQclear(PQexec(lock, sql));
+    ac_loop *loop = ac_loop_new();
+    ac_store_event ev[1] = {{1, 1, "spawn", "{}", NULL}};
+    ac_store_commit c[2] = {commit_of("ra", "holder-A", ev, 1), commit_of("rb", "holder-A", ev, 1)};
+    int rcs[2] = {-1, -1}, rc = -1;
+    ac_error errs[2];
+    dones d = {{0}, 0};
+    done_of d1 = {&d, 1};
+    o->commit_start(st, loop, c, 2, rcs, errs, &rc, note_done, &d1);
+    for (int i = 0; i < 30; i++) /* "ra" written, "rb" waits for the row */
+        ac_loop_run_once(loop, 10);
+    assert_int_equal(d.n, 0);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "bash tests/store/pg_cluster.sh restart %s %s", dir, port);
+    assert_int_equal(system(cmd), 0);
+    run_until(loop, &d, 1);
+    assert_int_equal(rc, AC_EIO);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rcs[i], AC_EIO);
+        if (!strstr(errs[i].text, "connection was lost") ||
+            !strstr(errs[i].text, "nothing of this commit was written"))
+            fail_msg("not said clearly: %s", errs[i].text);
+        assert_null(strstr(errs[i].text, "agentc-test-pw"));
+    }
+    PQfinish(lock);
+    assert_int_equal(events_of(st, "ra"), 0); /* nothing half-written */
+    assert_int_equal(events_of(st, "rb"), 0);
+    o->commit_start(st, loop, c, 2, rcs, errs, &rc, note_done, &d1);
+    run_until(loop, &d, 2);
+    assert_int_equal(rc, AC_OK);
+    assert_int_equal(rcs[0], AC_OK);
+    assert_int_equal(rcs[1], AC_OK);
+    assert_int_equal(events_of(st, "rb"), 1);
+    /* restarted between two commits: the next one connects again and goes through */
+    assert_int_equal(system(cmd), 0);
+    ac_store_event ev2[1] = {{2, 2, "user_message", "{}", NULL}};
+    c[0] = commit_of("ra", "holder-A", ev2, 1);
+    c[1] = commit_of("rb", "holder-A", ev2, 1);
+    o->commit_start(st, loop, c, 2, rcs, errs, &rc, note_done, &d1);
+    run_until(loop, &d, 3);
+    if (rc != AC_OK)
+        fail_msg("%s", errs[0].text);
+    assert_int_equal(rcs[0], AC_OK);
+    assert_int_equal(events_of(st, "rb"), 2);
+    ac_loop_free(loop);
+    ac_store_close(st);
+}
+
+/* ---- a store copied into another ---- */
+
+/* Everything ops read of the session, as one text. */
+static int snap_text(void *ud, uint64_t n, const char *body, int keep)
+{
+    seen *s = ud;
+    size_t len = strlen(s->text);
+    snprintf(s->text + len, sizeof s->text - len, "S%llu:%s:%d;", (unsigned long long)n, body,
+             keep);
+    return 0;
+}
+
+static int call_text(void *ud, const char *id, const char *name, int64_t started, int64_t finished,
+                     int ok)
+{
+    seen *s = ud;
+    size_t len = strlen(s->text);
+    snprintf(s->text + len, sizeof s->text - len, "C%s:%s:%d:%d;", id, name, finished >= started,
+             ok);
+    return 0;
+}
+
+static void session_text(ac_store *st, const char *id, seen *out)
+{
+    ac_error err;
+    memset(out, 0, sizeof *out);
+    ac_store_session_info i;
+    assert_int_equal(st->ops->info(st, id, &i, &err), AC_OK);
+    char *params = NULL, *agent = NULL;
+    assert_int_equal(st->ops->params(st, id, &params, &err), AC_OK);
+    assert_int_equal(st->ops->agent(st, id, &agent, &err), AC_OK);
+    snprintf(out->text, sizeof out->text, "%s|%s|%d|%llu|%llu|%s|%s|%s|%s|", i.spec_hash, i.status,
+             i.at_rest, (unsigned long long)i.events, (unsigned long long)i.snapshot_seq, i.title,
+             i.holder, params, agent ? agent : "-");
+    free(params), free(agent);
+    assert_int_equal(st->ops->events(st, id, 0, see_event, out, &err), AC_OK);
+    assert_int_equal(st->ops->notes(st, id, see_event, out, &err), AC_OK);
+    assert_int_equal(st->ops->snapshots(st, id, snap_text, out, &err), AC_OK);
+    assert_int_equal(st->ops->tool_calls(st, id, call_text, out, &err), AC_OK);
+}
+
+/* A session with all a store keeps copied to an SQLite file and from it to a store of this
+ * backend: both copies read as the original; an existing id refused without force. */
+static void test_copy(void **state)
+{
+    (void)state;
+    ac_store *st = open_as("holder-A", 60000);
+    const ac_store_ops *o = st->ops;
+    ac_error err;
+    assert_int_equal(o->create(st, "cp", "h1", "{\"spec\":\"x\"}", "holder-A", 60000, &err), AC_OK);
+    ac_store_event ev[3] = {{1, 10, "spawn", "{\"a\":\"\\\"q\\\\\"}", "[1]"},
+                            {2, 11, "user_message", NULL, NULL},
+                            {3, 12, "x", "{}", "[\"s\"]"}};
+    ac_store_commit c = commit_of("cp", "holder-A", ev, 2);
+    const char *started[] = {"k1", "k2"}, *names[] = {"t::one", "two"};
+    c.started = started, c.started_names = names, c.n_started = 2;
+    c.snapshot = "{\"kept\":1}", c.snapshot_n = 1, c.snapshot_keep = 1;
+    c.agent = "{\"name\":\"a\"}";
+    assert_int_equal(o->commit(st, &c, &err), AC_OK);
+    ac_store_commit c2 = commit_of("cp", "holder-A", ev + 2, 1);
+    const char *fin[] = {"k1"};
+    int fin_ok[] = {1};
+    c2.finished = fin, c2.finished_ok = fin_ok, c2.n_finished = 1;
+    c2.snapshot = "{\"latest\":3}", c2.snapshot_n = 3;
+    c2.title = "a title", c2.spec_hash = "h2", c2.status = "paused", c2.at_rest = 0;
+    c2.release = 1;
+    assert_int_equal(o->commit(st, &c2, &err), AC_OK);
+    assert_int_equal(o->note(st, "cp", 2, 99, "spec_changed", "{\"n\":1}", &err), AC_OK);
+    seen want, got;
+    session_text(st, "cp", &want);
+    assert_non_null(strstr(want.text, "S1:{\"kept\":1}:1;S3:{\"latest\":3}:0;"));
+
+    char file[1024], back[1024];
+    snprintf(file, sizeof file, "%s/copy.db", tmpdir);
+    test_store_where(back, sizeof back, "copyback.db");
+    ac_store *mid = ac_store_open(file, NULL, &err);
+    assert_non_null(mid);
+    ac_store_copy_stats n;
+    assert_int_equal(ac_store_copy(st, mid, "cp", 0, NULL, NULL, &n, &err), AC_OK);
+    assert_int_equal(n.sessions, 1);
+    assert_int_equal(n.events, 3);
+    assert_int_equal(n.snapshots, 2);
+    assert_int_equal(n.notes, 1);
+    assert_int_equal(n.tool_calls, 2);
+    session_text(mid, "cp", &got);
+    assert_string_equal(got.text, want.text);
+    assert_int_equal(ac_store_copy(st, mid, "cp", 0, NULL, NULL, &n, &err), AC_EINVAL);
+    assert_non_null(strstr(err.text, "already has a session 'cp'"));
+    assert_int_equal(ac_store_copy(st, mid, "cp", 1, NULL, NULL, &n, &err), AC_OK);
+    session_text(mid, "cp", &got);
+    assert_string_equal(got.text, want.text);
+    ac_store *out = ac_store_open(back, NULL, &err);
+    assert_non_null(out);
+    assert_int_equal(ac_store_copy(mid, out, NULL, 0, NULL, NULL, &n, &err), AC_OK);
+    session_text(out, "cp", &got);
+    assert_string_equal(got.text, want.text);
+    assert_int_equal(ac_store_copy(mid, out, "nope", 0, NULL, NULL, &n, &err), AC_STORE_ENOENT);
+    assert_int_equal(ac_store_copy(out, out, NULL, 1, NULL, NULL, &n, &err), AC_EINVAL);
+    ac_store_close(out);
+    ac_store_close(mid);
+    ac_store_close(st);
+}
+
+/* ---- schema versions (PostgreSQL) ---- */
+
+static void raw(PGconn *c, const char *fmt, const char *schema)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, fmt, schema, schema);
+    PGresult *r = PQexec(c, sql);
+    ExecStatusType t = PQresultStatus(r);
+    if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK)
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+}
+
+static ac_store *open_bounded(const char *at, const char *holder, int64_t wait_ms, ac_error *err)
+{
+    ac_store_options o = {0};
+    o.holder = holder;
+    o.busy_timeout_ms = wait_ms;
+    return ac_store_open(at, &o, err);
+}
+
+/* A rolling upgrade: a database of version 1 whose session an older agentc holds (its
+ * connection says no version) is not migrated until that lease ends: refused past the bound
+ * naming the session and holder, nothing changed; migrated once the lease ends meanwhile;
+ * a lease of a holder of this version does not hold a migration back. */
+static void test_schema_upgrade(void **state)
+{
+    (void)state;
+    if (!test_store_pg())
+        return; /* SQLite: one process per file, no rolling upgrade */
+    char at[1024];
+    test_store_where(at, sizeof at, "upgrade.db");
+    const char *schema = strstr(at, "schema=") + 7;
+    ac_error err;
+    ac_store *st = open_bounded(at, "holder-new", 5000, &err);
+    assert_non_null(st);
+    assert_int_equal(st->ops->create(st, "u1", "h", NULL, "holder-new", 60000, &err), AC_OK);
+    assert_int_equal(st->ops->create(st, "u2", "h", NULL, "holder-new", 60000, &err), AC_OK);
+    char conninfo[512];
+    snprintf(conninfo, sizeof conninfo, "%.*s", (int)(strchr(at, '?') - at), at);
+    PGconn *old = PQconnectdb(conninfo);
+    assert_int_equal(PQstatus(old), CONNECTION_OK);
+    raw(old, "SELECT pg_advisory_lock_shared(1634160196, hashtext('old-holder'))%.0s%.0s", "");
+    raw(old,
+        "UPDATE \"%s\".sessions SET holder = 'old-holder', lease_until = "
+        "(extract(epoch from clock_timestamp()) * 1000)::bigint + 60000 WHERE id = 'u1'",
+        schema);
+    raw(old,
+        "UPDATE \"%s\".meta SET value = 4 WHERE key = 'version'; ALTER TABLE "
+        "\"%s\".sessions DROP COLUMN attempt",
+        schema);
+    ac_store *late = open_bounded(at, "holder-late", 300, &err);
+    assert_null(late);
+    assert_int_equal(err.code, AC_STORE_EBUSY);
+    assert_non_null(strstr(err.text, "from version 4 to 5"));
+    assert_non_null(strstr(err.text, "session 'u1' is held by old-holder"));
+    assert_null(strstr(err.text, "agentc-test-pw"));
+    PGresult *r = PQexec(old, "SELECT 1"); /* nothing changed */
+    PQclear(r);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT value FROM \"%s\".meta WHERE key = 'version'", schema);
+    r = PQexec(old, sql);
+    assert_string_equal(PQgetvalue(r, 0, 0), "4");
+    PQclear(r);
+    /* the old lease ends in 1 s: a migration waiting up to 5 s goes through */
+    raw(old,
+        "UPDATE \"%s\".sessions SET lease_until = "
+        "(extract(epoch from clock_timestamp()) * 1000)::bigint + 1000 WHERE id = 'u1'%.0s",
+        schema);
+    late = open_bounded(at, "holder-late", 5000, &err);
+    if (!late)
+        fail_msg("%s", err.text);
+    r = PQexec(old, sql);
+    assert_string_equal(PQgetvalue(r, 0, 0), "5");
+    PQclear(r);
+    /* a holder of this version (st, still holding u2) does not hold a migration back */
+    raw(old,
+        "UPDATE \"%s\".meta SET value = 4 WHERE key = 'version'; ALTER TABLE "
+        "\"%s\".sessions DROP COLUMN attempt",
+        schema);
+    ac_store *again = open_bounded(at, "holder-again", 300, &err);
+    if (!again)
+        fail_msg("%s", err.text);
+    ac_store_close(again);
+    ac_store_close(late);
+    ac_store_close(st);
+    PQfinish(old);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -757,6 +1107,10 @@ int main(void)
         cmocka_unit_test(test_workers_claim),
         cmocka_unit_test(test_claims_at_once),
         cmocka_unit_test(test_lapsed_twice),
+        cmocka_unit_test(test_async_commit),
+        cmocka_unit_test(test_restart_mid_commit),
+        cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_schema_upgrade),
     };
     return cmocka_run_group_tests(tests, setup, test_tmpdir_teardown);
 }

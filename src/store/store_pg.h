@@ -1,0 +1,121 @@
+/*
+ * store_pg.h - what the files of the PostgreSQL backend share: the open store (its
+ * connection and the commit in flight on it), statements' parameters, and the SQL
+ * pieces every statement of a session's lease uses.
+ */
+#ifndef AGENTC_STORE_PG_H
+#define AGENTC_STORE_PG_H
+
+#include <libpq-fe.h>
+#include <stdio.h>
+
+#include "io/loop.h"
+#include "store_int.h"
+
+#define PG_CACHE 48
+#define NOW "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+/* SQL: true while a connection holds the lock of the holder named by the column holder (each
+ * open store holds (1634160196, hashtext(its holder)) shared, on its connection) */
+#define ALIVE                                                                                      \
+    "EXISTS(SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "      \
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "             \
+    "AND classid::bigint = 1634160196 "                                                            \
+    "AND objid::bigint = (hashtext(holder)::bigint & 4294967295))"
+
+/* The group commit on the connection (store_pg_commit.c): sent without waiting, its results
+ * read as they come, one pipeline at a time. */
+typedef struct pg_job {
+    int state; /* 0 none, 1 running (its results to read), 2 complete (done not run yet) */
+    ac_loop *loop;
+    uint64_t watch, timer;
+    ac_loop_task task; /* runs done on the loop */
+    int64_t deadline;  /* of the pipeline sent (monotonic ms) */
+    const ac_store_commit *c;
+    size_t n;
+    int *rcs, *rc;
+    ac_error *errs;
+    void (*done)(void *ud);
+    void *ud;
+    size_t i;        /* the session's part sent */
+    int phase;       /* what the pipeline sent is (store_pg_commit.c) */
+    int keep;        /* what comes before the next part */
+    int retried;     /* sent again once: the connection was found lost before any answer */
+    int answered;    /* a result of it was read */
+    int commit_sent; /* its COMMIT went out: lost then, the outcome is unknown */
+    /* the pipeline sent: its statements, the results read and what they said */
+    int m, got, got_one, body, ins, row, why, fail_at;
+    int prep[16][2], n_prep; /* statements prepared in it: result number, place in the cache */
+    long changed_ins, changed_row;
+    char msg[512];
+    PGresult *lease;
+} pg_job;
+
+typedef struct pg_store {
+    struct ac_store base;
+    PGconn *conn;
+    char *conninfo; /* the URI as libpq takes it (with its password: never shown) */
+    char schema[64];
+    long long timeout_ms;      /* statement_timeout */
+    int in_tx;                 /* between BEGIN and COMMIT or ROLLBACK */
+    int stale;                 /* a commit gave the connection up: made again before use */
+    const char *sql[PG_CACHE]; /* prepared statements, by the address of their text */
+    pg_job job;
+} pg_store;
+
+/* Up to 16 parameters of one statement, as text (integers formatted in num). */
+typedef struct pargs {
+    const char *v[16];
+    char num[16][24];
+    int n;
+} pargs;
+
+static inline void p_s(pargs *a, const char *v)
+{
+    a->v[a->n++] = v;
+}
+
+static inline void p_i(pargs *a, long long v)
+{
+    snprintf(a->num[a->n], sizeof a->num[a->n], "%lld", v);
+    a->v[a->n] = a->num[a->n];
+    a->n++;
+}
+
+/* The version of the schema this agentc writes (store_pg_schema.c), as a number and as SQL
+ * text; each open store's connection holds the advisory lock (PG_VERSION_LOCK, version)
+ * shared, so a migration knows which version each live holder runs. */
+#define PG_SCHEMA_VERSION 5
+#define PG_SCHEMA_VERSION_S "5"
+#define PG_VERSION_LOCK "1634160197"
+
+/* Runs sql (a string literal, prepared once) with a's parameters, after the commit in flight
+ * has its results, connecting again first when the connection was lost (never inside a
+ * transaction): the result, or NULL with err filled. */
+PGresult *ac_pg_q(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what);
+/* err: "store 'PATH': WHAT: libpq's message"; AC_EIO. */
+int ac_pg_fail(ac_store *st, ac_error *err, const char *what);
+void ac_pg_rollback(ac_store *st);
+/* sql (text built by the caller, several statements allowed) run as is: AC_OK, or AC_EIO with
+ * err and the transaction rolled back. */
+int ac_pg_exec_text(pg_store *s, const char *sql, ac_error *err, const char *what);
+/* Creates the store's schema, or migrates it to PG_SCHEMA_VERSION (store_pg_schema.c). */
+int ac_pg_migrate(pg_store *s, ac_error *err);
+
+/* libpq's last message, on one line. */
+const char *ac_pg_msg(PGconn *c, char *buf, size_t cap);
+/* The connection made again when it was lost or given up: AC_OK, or AC_EIO with err. */
+int ac_pg_ready(pg_store *s, ac_error *err);
+
+/* ---- commits (store_pg_commit.c) ---- */
+
+int ac_pg_commit(ac_store *st, const ac_store_commit *c, ac_error *err);
+int ac_pg_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int *rcs, ac_error *errs);
+void ac_pg_commit_start(ac_store *st, ac_loop *loop, const ac_store_commit *c, size_t n, int *rcs,
+                        ac_error *errs, int *rc, void (*done)(void *ud), void *ud);
+void ac_pg_commit_wait(ac_store *st);
+/* The commit in flight has its results (blocking, bounded): the connection is free. */
+void ac_pg_job_drain(pg_store *s);
+/* The commit in flight is given up (the store closes). */
+void ac_pg_job_cancel(pg_store *s);
+
+#endif
