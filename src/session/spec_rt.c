@@ -205,22 +205,28 @@ static double fact_usd(ac_session *s, const ac_event *ev, int fact)
     return s->cost_usd - f->cost0;
 }
 
-static bool cmp_usd(int op, double v, double r)
+/* Whether op holds of a comparison's sign (cmp: -1 less, 0 equal, 1 greater). */
+static bool op_holds(int op, int cmp)
 {
     switch (op) {
     case OP_EQ:
-        return v == r;
+        return cmp == 0;
     case OP_NE:
-        return v != r;
+        return cmp != 0;
     case OP_LT:
-        return v < r;
+        return cmp < 0;
     case OP_LE:
-        return v <= r;
+        return cmp <= 0;
     case OP_GT:
-        return v > r;
+        return cmp > 0;
     default:
-        return v >= r;
+        return cmp >= 0;
     }
+}
+
+static bool cmp_usd(int op, double v, double r)
+{
+    return op_holds(op, (v > r) - (v < r));
 }
 
 static const char *fact_str(ac_session *s, const ac_event *ev, int fact)
@@ -269,20 +275,7 @@ static bool cond_eval(ac_session *s, const ac_event *ev, const rt_cond *c)
         return cmp_usd(c->op, fact_usd(s, ev, c->fact),
                        c->rhs == RHS_PARAM ? (double)c->param->ival : c->usd);
     int64_t v = fact_num(s, ev, c->fact), r = c->rhs == RHS_PARAM ? c->param->ival : c->lit;
-    switch (c->op) {
-    case OP_EQ:
-        return v == r;
-    case OP_NE:
-        return v != r;
-    case OP_LT:
-        return v < r;
-    case OP_LE:
-        return v <= r;
-    case OP_GT:
-        return v > r;
-    default:
-        return v >= r;
-    }
+    return op_holds(c->op, (v > r) - (v < r));
 }
 
 void ac_spec_rt_after_event(ac_session *s, const ac_event *ev)
