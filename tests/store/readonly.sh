@@ -17,6 +17,9 @@ if [ "$(id -u)" = 0 ]; then
   command -v setpriv >/dev/null || { echo "SKIP: setpriv needed as root"; exit 77; }
   as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
   chmod 755 "$tmp" "$tmp/ro"; chmod 644 "$tmp/ro/s.db"
+  # the build may sit where the other user cannot reach (root's home): run a copy from $tmp
+  mkdir "$tmp/bin" && cp "$agentc" "$tmp/bin/agentc" && chmod 755 "$tmp/bin" "$tmp/bin/agentc" \
+    && agentc="$tmp/bin/agentc" || fail "copying $agentc"
   "${as[@]}" test -x "$agentc" || fail "the other user cannot run $agentc"
 else
   chmod 444 "$tmp/ro/s.db"; chmod 555 "$tmp/ro"

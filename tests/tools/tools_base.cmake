@@ -38,10 +38,11 @@ if(AGENTC_FUZZ)
     ${CMAKE_SOURCE_DIR}/src/tools/schema.c
     ${CMAKE_SOURCE_DIR}/src/tools/schema_regex.c
     ${CMAKE_SOURCE_DIR}/src/tools/toolfile.c
+    ${CMAKE_SOURCE_DIR}/src/tools/toolfile_agents.c
     ${CMAKE_SOURCE_DIR}/src/tools/toolkit_file.c
     ${CMAKE_SOURCE_DIR}/src/tools/toolkit_check.c
-  ${CMAKE_SOURCE_DIR}/src/tools/ctxfilter.c
-  ${CMAKE_SOURCE_DIR}/src/tools/ctxfilter_check.c
+    ${CMAKE_SOURCE_DIR}/src/tools/ctxfilter.c
+    ${CMAKE_SOURCE_DIR}/src/tools/ctxfilter_check.c
     ${CMAKE_SOURCE_DIR}/src/tools/stateref.c
     ${CMAKE_SOURCE_DIR}/src/util/buf.c
     ${CMAKE_SOURCE_DIR}/src/util/grow.c
