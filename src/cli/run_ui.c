@@ -308,7 +308,7 @@ static void ui_tool_start(void *ud, ac_session *s, const char *id, const char *n
     ui *u = ud;
     u->started[u->n_started++ % 1024] = id_hash(id);
     if (u->n_open < 32 && strlen(id) < sizeof u->open[0])
-        strcpy(u->open[u->n_open++], id);
+        snprintf(u->open[u->n_open++], sizeof u->open[0], "%s", id);
     if (u->jsonl) {
         emit(s, json_pack("{s:s, s:s, s:s, s:s}", "type", "tool_call", "id", id, "name", name,
                           "arguments", args));

@@ -70,6 +70,15 @@ int ac_inbox_put(ac_notify *nt, const ac_inbox_msg *m, const char *holder, ac_in
                  6, v, on_put);
 }
 
+/* The holder's HTTP status as the row stores it (0: it does not run the session; 500 when the
+ * row holds neither). */
+static int http_status(const char *v)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    return end != v && !*end && (n == 0 || (n >= 100 && n <= 599)) ? (int)n : 500;
+}
+
 /* A poll's or a withdrawal's rows: (status, reply) of an answer read, or (withdrawn). */
 static void on_answer(void *ud, const PGresult *r, const char *error)
 {
@@ -78,7 +87,7 @@ static void on_answer(void *ud, const PGresult *r, const char *error)
     if (!r)
         c->answer_fn(c->ud, AC_INBOX_FAILED, 0, NULL);
     else if (PQntuples(r) && PQnfields(r) == 2)
-        c->answer_fn(c->ud, AC_INBOX_DONE, atoi(PQgetvalue(r, 0, 0)), PQgetvalue(r, 0, 1));
+        c->answer_fn(c->ud, AC_INBOX_DONE, http_status(PQgetvalue(r, 0, 0)), PQgetvalue(r, 0, 1));
     else if (PQntuples(r))
         c->answer_fn(c->ud, AC_INBOX_WITHDRAWN, 0, NULL);
     else

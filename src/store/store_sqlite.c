@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "store_int.h"
+#include "util/buf.h"
 
 #define APP_ID 0x61674e43 /* "agNC" */
 #define SCHEMA_VERSION 5
@@ -1259,21 +1260,19 @@ static int check_kind(sq_store *s, const char *path, ac_error *err)
  * SQLite reads a WAL database it may not write beside (no -shm can be made there). */
 static int open_immutable(sq_store *s, const char *path)
 {
-    size_t n = strlen(path);
-    char *uri = malloc(3 * n + 32), *p = uri;
-    if (!uri)
-        return SQLITE_NOMEM;
-    p += sprintf(p, "file:");
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)path[i];
-        if (ch == '%' || ch == '?' || ch == '#' || ch < 0x20 || ch > 0x7e)
-            p += sprintf(p, "%%%02X", ch);
+    ac_buf uri;
+    ac_buf_init(&uri, AC_BUF_MAX);
+    ac_buf_addstr(&uri, "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+        if (*c == '%' || *c == '?' || *c == '#' || *c < 0x20 || *c > 0x7e)
+            ac_buf_printf(&uri, "%%%02X", *c);
         else
-            *p++ = (char)ch;
+            ac_buf_add(&uri, c, 1);
     }
-    sprintf(p, "?immutable=1");
-    int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
-    free(uri);
+    int rc = ac_buf_addstr(&uri, "?immutable=1") == 0
+                 ? sqlite3_open_v2(uri.p, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL)
+                 : SQLITE_NOMEM;
+    ac_buf_free(&uri);
     return rc;
 }
 
