@@ -147,7 +147,8 @@ grep -q "the wake-up connection failed: " "$tmp/w3.err" && grep -q "the wake-up 
 # ---- pause, resume, an event: a forwarded request answers as the holder answers its own ----------
 wait_for turns_done "$tmp/s3" 6
 state() { [ "$(j "$u2/v1/sessions/a" | jq -r .states.session)" = "$1" ]; }
-[ "$(j -X POST "$u3/v1/sessions/a/pause" -o /dev/null -w '%{http_code}')" = 202 ] || fail "pause from 3"
+out=$(j -X POST "$u3/v1/sessions/a/pause" -w "\n%{http_code}")
+[ "$(tail -1 <<<"$out")" = 202 ] || fail "pause from 3: $out"
 wait_for state Paused || fail "not paused by 3's request: $(j "$u2/v1/sessions/a" | jq -c .states)"
 [ "$(j -X POST "$u3/v1/sessions/a/resume" -o /dev/null -w '%{http_code}')" = 202 ] || fail "resume from 3"
 wait_for state Idle || fail "not resumed by 3's request"
