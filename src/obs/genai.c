@@ -437,19 +437,41 @@ void ac_obs_effect(ac_obs *o, ac_session *s, const char *effect, int start)
     }
 }
 
-/* The guard of the record's row as the journal writes it, made once per row. */
-static const char *guard_text(ac_obs *o, const ac_trace_rec *r)
+/* A string attribute's OTLP/JSON text, and a comma after it */
+static void attr_text(ac_buf *b, const char *key, const char *v)
 {
-    char **cache = o->oe->guard_text;
-    if (!cache || r->row >= o->oe->t->n_transitions)
-        return "";
-    if (!cache[r->row]) {
-        json_t *step = ac_journal_step_json(o->oe->t, r);
-        const char *g = json_string_value(json_array_get(step, 5));
-        cache[r->row] = strdup(g ? g : "");
-        json_decref(step);
-    }
-    return cache[r->row] ? cache[r->row] : "";
+    ac_buf_printf(b, "{\"key\":\"%s\",\"value\":{\"stringValue\":", key);
+    ac_json_put_str(b, v, strlen(v));
+    ac_buf_add(b, "}},", 3);
+}
+
+/* The record's agentc.transition attributes but the time in state (l: machine, from, event,
+ * to), made once per row and states, interned by the tracer: NULL when they cannot be kept. */
+static const char *row_attrs(ac_obs *o, const ac_trace_rec *r, const char *const l[4])
+{
+    const ac_fsm_tables *t = o->oe->t;
+    ac_obs_row *row = o->oe->rows && r->row < t->n_transitions ? &o->oe->rows[r->row] : NULL;
+    if (!row)
+        return NULL;
+    if (row->attrs && row->from == r->from && row->event == r->event && row->to == r->to)
+        return row->attrs;
+    static const char *const keys[] = {"agentc.machine", "agentc.from", "agentc.event",
+                                       "agentc.to"};
+    char guard[512];
+    ac_journal_guard_text(t, t->transitions[r->row].guard, guard, sizeof guard);
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    for (size_t i = 0; i < 4; i++)
+        attr_text(&b, keys[i], l[i]);
+    if (*guard) /* a row without a guard has none */
+        attr_text(&b, "agentc.guard", guard);
+    ac_buf_printf(&b, "{\"key\":\"agentc.spec.line\",\"value\":{\"intValue\":\"%d\"}}",
+                  (int)r->line);
+    const char *kept = b.failed ? NULL : ac_tracer_intern(o->oe->tracer, b.p, b.n);
+    ac_buf_free(&b);
+    if (kept)
+        *row = (ac_obs_row){kept, r->from, r->event, r->to};
+    return kept;
 }
 
 void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
@@ -471,23 +493,11 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
     if (r->from == AC_FSM_NONE)
         return; /* a machine entering its initial state: no row of the spec, no event */
     ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
-    if (!sp || ac_span_full(sp)) {
-        if (sp)
-            ac_span_event(sp, NULL, 0, NULL, 0); /* counted as dropped */
+    if (!sp)
         return;
-    }
-    ac_span_attr a[7] = {{"agentc.machine", AC_ATTR_STR, l[0], 0, 0},
-                         {"agentc.from", AC_ATTR_STR, l[1], 0, 0},
-                         {"agentc.event", AC_ATTR_STR, l[2], 0, 0},
-                         {"agentc.to", AC_ATTR_STR, l[3], 0, 0},
-                         {"agentc.spec.line", AC_ATTR_INT, NULL, r->line, 0}};
-    size_t n = 5;
-    if (entered > 0 && r->from != AC_FSM_NONE)
-        a[n++] = (ac_span_attr){"agentc.state.seconds", AC_ATTR_MS, NULL, o->now - entered, 0};
-    const char *guard = guard_text(o, r);
-    if (*guard) /* a row without a guard has none */
-        a[n++] = (ac_span_attr){"agentc.guard", AC_ATTR_STR, guard, 0, 0};
-    ac_span_event(sp, "agentc.transition", o->now, a, n);
+    const char *attrs = sp->nev < AC_SPAN_MAX_EVENTS ? row_attrs(o, r, l) : NULL;
+    ac_span_event(sp, "agentc.transition", o->now, attrs, "agentc.state.seconds",
+                  entered > 0 ? o->now - entered : -1); /* no attrs: counted as dropped */
 }
 
 int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap)

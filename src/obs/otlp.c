@@ -16,7 +16,8 @@
 #include "util/buf.h"
 #include "util/json_text.h"
 
-#define SLICE 32 /* spans a batch's text takes per turn of the loop: no long stall */
+#define SLICE 32        /* spans a batch's text takes per turn of the loop: no long stall */
+#define INTERN_CAP 8192 /* texts interned (ac_tracer_intern), half of them at most */
 
 struct ac_tracer {
     ac_loop *loop;
@@ -41,6 +42,8 @@ struct ac_tracer {
     size_t want;       /* spans the batch being built takes */
     size_t span_bytes; /* of a span in the last batch's text, and a margin */
     uint64_t xfer;
+    char **interned; /* ac_tracer_intern's texts, an open-addressing set of INTERN_CAP */
+    size_t ninterned;
 };
 
 static void export_now(ac_tracer *t);
@@ -207,6 +210,30 @@ void ac_tracer_add(ac_tracer *t, ac_span *span)
     }
 }
 
+const char *ac_tracer_intern(ac_tracer *t, const char *s, size_t n)
+{
+    if (!t || !s)
+        return NULL;
+    if (!t->interned && !(t->interned = calloc(INTERN_CAP, sizeof *t->interned)))
+        return NULL;
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    size_t at = (size_t)(h & (INTERN_CAP - 1));
+    for (char *k; (k = t->interned[at]); at = (at + 1) & (INTERN_CAP - 1))
+        if (!strncmp(k, s, n) && !k[n])
+            return k;
+    if (t->ninterned >= INTERN_CAP / 2)
+        return NULL;
+    char *k = malloc(n + 1);
+    if (!k)
+        return NULL;
+    memcpy(k, s, n);
+    k[n] = 0;
+    t->ninterned++;
+    return t->interned[at] = k;
+}
+
 int ac_tracer_capture(const ac_tracer *t)
 {
     return t && t->capture;
@@ -352,6 +379,9 @@ void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *o
     for (size_t i = 0; t->q && i < t->qn; i++)
         ac_span_free(t->q[(t->qhead + i) % t->queue_max]);
     free(t->q);
+    for (size_t i = 0; t->interned && i < INTERN_CAP; i++)
+        free(t->interned[i]);
+    free(t->interned);
     free(t->prefix);
     free(t->body);
     curl_slist_free_all(t->headers);

@@ -191,41 +191,18 @@ void ac_span_strs(ac_span *sp, const char *key, const char *const *v, size_t n)
     kv->len = (uint32_t)n;
 }
 
-int ac_span_full(const ac_span *sp)
-{
-    return sp->nev >= AC_SPAN_MAX_EVENTS;
-}
-
-void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, const ac_span_attr *a, size_t n)
+void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, const char *attrs,
+                   const char *ms_key, int64_t ms)
 {
     if (!sp)
         return;
-    if (sp->nev >= AC_SPAN_MAX_EVENTS ||
-        ac_grow((void **)&sp->ev, &sp->evcap, sp->nev + 1, sizeof *sp->ev)) {
+    if (sp->nev >= AC_SPAN_MAX_EVENTS || !attrs ||
+        (sp->nev == sp->evcap &&
+         ac_grow((void **)&sp->ev, &sp->evcap, sp->nev < 16 ? 16 : sp->nev + 1, sizeof *sp->ev))) {
         sp->dropped_events++;
         return;
     }
-    ac_span_ev *e = &sp->ev[sp->nev++];
-    e->t_ms = t_ms;
-    e->name = name ? name : "";
-    e->first = (uint32_t)sp->nkv;
-    if (ac_grow((void **)&sp->kv, &sp->kvcap, sp->nkv + n, sizeof *sp->kv))
-        n = 0;
-    for (size_t i = 0; i < n; i++) {
-        ac_span_kv *kv = add_kv(sp, a[i].key, a[i].type);
-        if (!kv)
-            break;
-        kv->in_event = 1;
-        if (a[i].type == AC_ATTR_STR) {
-            size_t len = a[i].s ? strlen(a[i].s) : 0;
-            kv->val = keep(sp, a[i].s, len);
-            kv->len = kv->val ? (uint32_t)len : 0;
-        } else if (a[i].type == AC_ATTR_DOUBLE) {
-            kv->num.d = a[i].d;
-        } else
-            kv->num.i = a[i].i;
-    }
-    e->n = (uint32_t)sp->nkv - e->first;
+    sp->ev[sp->nev++] = (ac_span_ev){t_ms, name ? name : "", attrs, ms_key ? ms_key : "", ms};
 }
 
 void ac_span_error(ac_span *sp, const char *message)
@@ -373,22 +350,26 @@ static void put_events(ac_buf *b, const ac_span *sp)
     ac_buf_add(b, ",\"events\":[", 11);
     for (size_t i = 0; i < sp->nev; i++) {
         const ac_span_ev *e = &sp->ev[i];
-        if (ac_buf_reserve(b, 64))
+        size_t na = strlen(e->attrs);
+        if (ac_buf_reserve(b, 192 + strlen(e->name) + na + strlen(e->ms_key)))
             return;
         RAW(b, "{\"name\":");
         raw_str(b, e->name);
-        if (ac_buf_reserve(b, 96))
-            return;
         RAW(b, ",\"timeUnixNano\":\"");
         raw_i64(b, e->t_ms > 0 ? e->t_ms : 0, 6);
         RAW(b, "\",\"attributes\":[");
-        ac_buf_commit(b, 0);
-        for (uint32_t k = 0; k < e->n; k++) {
-            if (k)
-                ac_buf_add(b, ",", 1);
-            put_kv(b, sp, &sp->kv[e->first + k]);
+        raw(b, e->attrs, na);
+        if (e->ms >= 0) {
+            RAW(b, ",{\"key\":");
+            raw_str(b, e->ms_key);
+            RAW(b, ",\"value\":{\"doubleValue\":");
+            raw_secs(b, e->ms);
+            RAW(b, "}}");
         }
-        ac_buf_add(b, i + 1 < sp->nev ? "]}," : "]}", i + 1 < sp->nev ? 3 : 2);
+        RAW(b, "]}");
+        if (i + 1 < sp->nev)
+            RAW(b, ",");
+        ac_buf_commit(b, 0);
     }
     ac_buf_add(b, "]", 1);
 }
@@ -426,8 +407,6 @@ void ac_span_put(ac_buf *b, const ac_span *sp)
     put_head(b, sp);
     int first = 1;
     for (size_t i = 0; i < sp->nkv; i++) {
-        if (sp->kv[i].in_event)
-            continue;
         if (!first)
             ac_buf_add(b, ",", 1);
         first = 0;
