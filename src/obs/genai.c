@@ -447,14 +447,14 @@ static void attr_text(ac_buf *b, const char *key, const char *v)
 
 /* The record's agentc.transition attributes but the time in state (l: machine, from, event,
  * to), made once per row and states, interned by the tracer: NULL when they cannot be kept. */
-static const char *row_attrs(ac_obs *o, const ac_trace_rec *r, const char *const l[4])
+static const ac_obs_row *row_attrs(ac_obs *o, const ac_trace_rec *r, const char *const l[4])
 {
     const ac_fsm_tables *t = o->oe->t;
     ac_obs_row *row = o->oe->rows && r->row < t->n_transitions ? &o->oe->rows[r->row] : NULL;
     if (!row)
         return NULL;
     if (row->attrs && row->from == r->from && row->event == r->event && row->to == r->to)
-        return row->attrs;
+        return row;
     static const char *const keys[] = {"agentc.machine", "agentc.from", "agentc.event",
                                        "agentc.to"};
     char guard[512];
@@ -468,10 +468,10 @@ static const char *row_attrs(ac_obs *o, const ac_trace_rec *r, const char *const
     ac_buf_printf(&b, "{\"key\":\"agentc.spec.line\",\"value\":{\"intValue\":\"%d\"}}",
                   (int)r->line);
     const char *kept = b.failed ? NULL : ac_tracer_intern(o->oe->tracer, b.p, b.n);
-    ac_buf_free(&b);
     if (kept)
-        *row = (ac_obs_row){kept, r->from, r->event, r->to};
-    return kept;
+        *row = (ac_obs_row){kept, b.n, r->from, r->event, r->to};
+    ac_buf_free(&b);
+    return kept ? row : NULL;
 }
 
 void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
@@ -495,8 +495,9 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
     ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
     if (!sp)
         return;
-    const char *attrs = sp->nev < AC_SPAN_MAX_EVENTS ? row_attrs(o, r, l) : NULL;
-    ac_span_event(sp, "agentc.transition", o->now, attrs, "agentc.state.seconds",
+    const ac_obs_row *row = sp->nev < AC_SPAN_MAX_EVENTS ? row_attrs(o, r, l) : NULL;
+    ac_span_event(sp, "agentc.transition", o->now, row ? row->attrs : NULL, row ? row->n : 0,
+                  "agentc.state.seconds",
                   entered > 0 ? o->now - entered : -1); /* no attrs: counted as dropped */
 }
 

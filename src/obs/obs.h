@@ -28,6 +28,7 @@ typedef struct ac_obs ac_obs; /* one session's open spans */
  * for the states and event it was made for. */
 typedef struct ac_obs_row {
     const char *attrs;
+    size_t n; /* its bytes */
     uint32_t from, event, to;
 } ac_obs_row;
 

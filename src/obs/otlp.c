@@ -21,8 +21,8 @@
 
 /* A batch's export document: the text, and the spans in it */
 typedef struct batch {
-    char *body;
-    size_t len, spans;
+    ac_buf text;
+    size_t spans;
 } batch;
 
 struct ac_tracer {
@@ -38,6 +38,7 @@ struct ac_tracer {
     uint64_t dropped, exported, bytes;
     int64_t longest_us; /* the longest export step (a span's text, or starting a POST) */
     uint64_t timer;
+    int timer_now; /* it is a 0 ms timer (for a POST), not a delay's */
     int64_t not_before_ms; /* Retry-After: no POST before this (loop clock) */
     ac_buf open;           /* the batch being filled: each span's text as it ends */
     size_t open_n;         /* spans in it */
@@ -45,7 +46,8 @@ struct ac_tracer {
     batch *ready;          /* whole batches waiting for their POST, oldest first */
     size_t nready, readycap, ready_spans;
     CURL *easy;   /* the one handle of every POST (its connection kept alive) */
-    batch flight; /* the POST under way (flight.body NULL: none) */
+    batch flight; /* the POST under way (flight.text.p NULL: none) */
+    ac_buf spare; /* the last POST's text, emptied: the next batch's room */
     uint64_t xfer;
     size_t span_bytes; /* of a span in the last batch, and a margin */
     char **interned;   /* ac_tracer_intern's texts, an open-addressing set of INTERN_CAP */
@@ -78,16 +80,15 @@ static void seal(ac_tracer *t)
 {
     if (!t->open_n)
         return;
-    batch b = {NULL, 0, t->open_n};
-    ac_buf_addstr(&t->open, "]}]}]}");
-    t->span_bytes = t->open.n / t->open_n + t->open.n / t->open_n / 8;
-    if (!t->open.failed && (t->nready < t->readycap ||
-                            !ac_grow((void **)&t->ready, &t->readycap, t->nready + 1,
-                                     sizeof *t->ready)))
-        b.body = ac_buf_take(&t->open, &b.len);
-    ac_buf_free(&t->open);
+    batch b = {t->open, t->open_n};
+    memset(&t->open, 0, sizeof t->open);
     t->open_n = 0;
-    if (!b.body) {
+    ac_buf_addstr(&b.text, "]}]}]}");
+    t->span_bytes = b.text.n / b.spans + b.text.n / b.spans / 8;
+    if (b.text.failed || (t->nready == t->readycap &&
+                          ac_grow((void **)&t->ready, &t->readycap, t->nready + 1,
+                                  sizeof *t->ready))) {
+        ac_buf_free(&b.text);
         t->dropped += b.spans;
         return;
     }
@@ -103,39 +104,41 @@ static void on_done(void *ud, CURL *easy, CURLcode rc);
 static void schedule(ac_tracer *t)
 {
     int64_t delay = -1;
-    if (t->nready && !t->flight.body) {
+    if (t->nready && !t->flight.text.p) {
         int64_t wait = t->not_before_ms - ac_loop_now_ms(t->loop);
         delay = wait > 0 ? wait : 0;
     } else if (t->open_n) {
         delay = t->open_ms + t->delay_ms - ac_loop_now_ms(t->loop);
         delay = delay > 0 ? delay : 0;
     }
-    if (delay == 0 && t->timer) { /* a delay's timer: now instead */
+    if (delay == 0 && t->timer && !t->timer_now) { /* a delay's timer: now instead */
         ac_loop_cancel_timer(t->loop, t->timer);
         t->timer = 0;
     }
-    if (delay >= 0 && !t->timer)
+    if (delay >= 0 && !t->timer) {
         t->timer = ac_loop_timer(t->loop, delay, on_timer, t);
+        t->timer_now = delay == 0;
+    }
 }
 
 /* The oldest waiting batch's POST on the loop's multi (outside curl's callbacks). */
 static void start_post(ac_tracer *t)
 {
-    if (t->flight.body || !t->nready || ac_loop_now_ms(t->loop) < t->not_before_ms)
+    if (t->flight.text.p || !t->nready || ac_loop_now_ms(t->loop) < t->not_before_ms)
         return;
     int64_t t0 = now_us();
     t->flight = t->ready[0];
     memmove(t->ready, t->ready + 1, --t->nready * sizeof *t->ready);
     t->ready_spans -= t->flight.spans;
-    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->flight.body);
-    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->flight.len);
+    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->flight.text.p);
+    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->flight.text.n);
     curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, (long)t->timeout_ms);
     curl_easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)(t->timeout_ms < 10000 ? t->timeout_ms : 10000));
     if (!(t->xfer = ac_http_start(t->loop, t->easy, on_done, t))) {
         t->dropped += t->flight.spans;
-        free(t->flight.body);
-        t->flight = (batch){0};
+        ac_buf_free(&t->flight.text);
+        t->flight.spans = 0;
     }
     step_took(t, t0);
 }
@@ -159,14 +162,19 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
     curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER, &retry);
     if (rc == CURLE_OK && status >= 200 && status < 300) {
         t->exported += t->flight.spans;
-        t->bytes += t->flight.len;
+        t->bytes += t->flight.text.n;
     } else
         t->dropped += t->flight.spans;
     if ((status == 429 || status == 503) && retry > 0)
         t->not_before_ms = ac_loop_now_ms(t->loop) + (int64_t)(retry > 3600 ? 3600 : retry) * 1000;
     t->xfer = 0;
-    free(t->flight.body);
-    t->flight = (batch){0};
+    if (t->spare.p)
+        ac_buf_free(&t->flight.text);
+    else { /* kept for the next batch: no new pages to fault in */
+        t->spare = t->flight.text;
+        ac_buf_clear(&t->spare);
+    }
+    memset(&t->flight, 0, sizeof t->flight);
     schedule(t);
 }
 
@@ -181,7 +189,10 @@ void ac_tracer_add(ac_tracer *t, ac_span *span)
     int64_t t0 = now_us();
     if (!t->open_n) { /* room for the whole batch at once, by the last one's bytes per span */
         t->open_ms = ac_loop_now_ms(t->loop);
-        ac_buf_init(&t->open, AC_BUF_MAX);
+        t->open = t->spare;
+        memset(&t->spare, 0, sizeof t->spare);
+        if (!t->open.p)
+            ac_buf_init(&t->open, AC_BUF_MAX);
         ac_buf_reserve(&t->open, t->prefix_n + 16 + t->batch_max * (t->span_bytes + 64));
         ac_buf_add(&t->open, t->prefix, t->prefix_n);
     } else
@@ -342,18 +353,18 @@ void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *o
         int64_t end = ac_loop_now_ms(t->loop) + bound_ms;
         t->not_before_ms = 0; /* the last word: sent now or never */
         t->timeout_ms = bound_ms;
-        while (ac_loop_now_ms(t->loop) < end && (t->flight.body || t->nready)) {
+        while (ac_loop_now_ms(t->loop) < end && (t->flight.text.p || t->nready)) {
             start_post(t);
             if (t->timer)
                 ac_loop_cancel_timer(t->loop, t->timer);
             t->timer = 0;
             int64_t left = end - ac_loop_now_ms(t->loop);
-            if (!t->flight.body || left <= 0)
+            if (!t->flight.text.p || left <= 0)
                 break;
             ac_loop_run_once(t->loop, (int)(left < 50 ? left : 50));
         }
     }
-    if (t->flight.body) {
+    if (t->flight.text.p) {
         ac_http_cancel(t->loop, t->xfer);
         t->dropped += t->flight.spans;
     }
@@ -361,9 +372,11 @@ void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *o
     if (out)
         *out = (ac_tracer_stats){t->exported, t->dropped, t->bytes, t->longest_us};
     for (size_t i = 0; i < t->nready; i++)
-        free(t->ready[i].body);
+        ac_buf_free(&t->ready[i].text);
     free(t->ready);
-    free(t->flight.body);
+    ac_buf_free(&t->flight.text);
+    ac_buf_free(&t->spare);
+    ac_buf_free(&t->open);
     if (t->easy)
         curl_easy_cleanup(t->easy);
     for (size_t i = 0; t->interned && i < INTERN_CAP; i++)

@@ -191,18 +191,19 @@ void ac_span_strs(ac_span *sp, const char *key, const char *const *v, size_t n)
     kv->len = (uint32_t)n;
 }
 
-void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, const char *attrs,
+void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, const char *attrs, size_t n,
                    const char *ms_key, int64_t ms)
 {
     if (!sp)
         return;
-    if (sp->nev >= AC_SPAN_MAX_EVENTS || !attrs ||
+    if (sp->nev >= AC_SPAN_MAX_EVENTS || !attrs || n > UINT32_MAX ||
         (sp->nev == sp->evcap &&
          ac_grow((void **)&sp->ev, &sp->evcap, sp->nev < 16 ? 16 : sp->nev + 1, sizeof *sp->ev))) {
         sp->dropped_events++;
         return;
     }
-    sp->ev[sp->nev++] = (ac_span_ev){t_ms, name ? name : "", attrs, ms_key ? ms_key : "", ms};
+    sp->ev[sp->nev++] =
+        (ac_span_ev){t_ms, name ? name : "", attrs, ms_key ? ms_key : "", (uint32_t)n, ms};
 }
 
 void ac_span_error(ac_span *sp, const char *message)
@@ -350,7 +351,7 @@ static void put_events(ac_buf *b, const ac_span *sp)
     ac_buf_add(b, ",\"events\":[", 11);
     for (size_t i = 0; i < sp->nev; i++) {
         const ac_span_ev *e = &sp->ev[i];
-        size_t na = strlen(e->attrs);
+        size_t na = e->attrs_n;
         if (ac_buf_reserve(b, 192 + strlen(e->name) + na + strlen(e->ms_key)))
             return;
         RAW(b, "{\"name\":");

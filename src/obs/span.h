@@ -42,6 +42,7 @@ typedef struct ac_span_kv {
 typedef struct ac_span_ev {
     int64_t t_ms;
     const char *name, *attrs, *ms_key;
+    uint32_t attrs_n;
     int64_t ms; /* < 0: no duration */
 } ac_span_ev;
 
@@ -79,11 +80,11 @@ void ac_span_ms(ac_span *sp, const char *key, int64_t ms);
 void ac_span_bool(ac_span *sp, const char *key, int v);
 /* An array of strings attribute. */
 void ac_span_strs(ac_span *sp, const char *key, const char *const *v, size_t n);
-/* An event at t_ms: attrs, the OTLP/JSON text of its attribute objects ("{\"key\":…},{…}"),
- * is borrowed and must outlive the span (text the tracer interned: ac_tracer_intern), and when
+/* An event at t_ms: attrs (n bytes), the OTLP/JSON text of its attribute objects
+ * ("{\"key\":…},{…}"), is borrowed and must outlive the span (text the tracer interned: ac_tracer_intern), and when
  * ms >= 0 a duration attribute ms_key of ms milliseconds (as seconds) follows. Past
  * AC_SPAN_MAX_EVENTS (or out of memory) it is only counted as dropped. */
-void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, const char *attrs,
+void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, const char *attrs, size_t n,
                    const char *ms_key, int64_t ms);
 /* Status ERROR with message. */
 void ac_span_error(ac_span *sp, const char *message);
