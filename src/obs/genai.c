@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "obs/cost.h"
+#include "util/grow.h"
 #include "obs/metrics_int.h"
 #include "obs/obs.h"
 #include "obs/span.h"
@@ -42,6 +43,11 @@ struct ac_obs {
     char trace_id[33];        /* of the turn under way or the last one, "" before any */
     size_t compact_before;    /* estimated tokens before a compaction.done is applied */
     const char *compact_strategy;
+    struct tool_span { /* span ids given out for tool calls not completed yet */
+        char *call_id;
+        char span_id[17];
+    } * tools;
+    size_t ntools, toolcap;
 };
 
 static const char *dstr(const json_t *d, const char *key)
@@ -94,6 +100,48 @@ static void chat_end(ac_obs *o)
     end_span(o, &o->chat);
 }
 
+/* The span ids given out for tool calls, forgotten (the turn is over). */
+static void tools_forget(ac_obs *o)
+{
+    for (size_t i = 0; i < o->ntools; i++)
+        free(o->tools[i].call_id);
+    o->ntools = 0;
+}
+
+/* The span id given out for call_id, taken into out (17 bytes): 1, or 0 when none was. */
+static int tool_span_id(ac_obs *o, const char *call_id, char *out)
+{
+    for (size_t i = 0; i < o->ntools; i++)
+        if (!strcmp(o->tools[i].call_id, call_id)) {
+            memcpy(out, o->tools[i].span_id, 17);
+            free(o->tools[i].call_id);
+            o->tools[i] = o->tools[--o->ntools];
+            return 1;
+        }
+    return 0;
+}
+
+int ac_obs_tool_traceparent(ac_obs *o, const char *call_id, char *buf, size_t cap)
+{
+    if (!o || !o->turn || !o->oe->tracer || !call_id || cap < 56)
+        return 0;
+    size_t i = 0;
+    while (i < o->ntools && strcmp(o->tools[i].call_id, call_id) != 0)
+        i++;
+    if (i == o->ntools) {
+        char *id = strdup(call_id);
+        if (!id || ac_grow((void **)&o->tools, &o->toolcap, o->ntools + 1, sizeof *o->tools)) {
+            free(id);
+            return 0;
+        }
+        o->tools[i].call_id = id;
+        ac_span_random_hex(o->tools[i].span_id, 8);
+        o->ntools++;
+    }
+    snprintf(buf, cap, "00-%s-%s-01", o->turn->trace_id, o->tools[i].span_id);
+    return 1;
+}
+
 void ac_obs_free(ac_obs *o, int64_t t_ms)
 {
     if (!o)
@@ -104,6 +152,8 @@ void ac_obs_free(ac_obs *o, int64_t t_ms)
     chat_end(o);
     end_span(o, &o->compact);
     end_span(o, &o->turn);
+    tools_forget(o);
+    free(o->tools);
     free(o->sid);
     free(o);
 }
@@ -186,6 +236,7 @@ static void turn_end(ac_obs *o, ac_session *s)
     chat_end(o);
     end_span(o, &o->compact);
     end_span(o, &o->turn);
+    tools_forget(o);
 }
 
 void ac_obs_event(ac_obs *o, ac_session *s, const char *name, int64_t t_ms, const json_t *data,
@@ -272,6 +323,8 @@ static void tool_completed(ac_obs *o, ac_session *s)
     char name[256];
     snprintf(name, sizeof name, "execute_tool %s", tool);
     ac_span *sp = child(o, name, AC_SPAN_INTERNAL, o->now - (dur > 0 ? dur : 0));
+    if (sp) /* the id its requests and sub-agent were given */
+        tool_span_id(o, id, sp->span_id);
     ac_span_str(sp, "gen_ai.operation.name", "execute_tool");
     ac_span_str(sp, "gen_ai.tool.name", tool);
     ac_span_str(sp, "gen_ai.tool.call.id", id);

@@ -60,6 +60,9 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r);
 /* The W3C traceparent of the span current in o (the model call's, the compaction's, else the
  * turn's) into buf (56 bytes and a NUL): 1, or 0 when none is open. */
 int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap);
+/* The traceparent of tool call call_id's execute_tool span (its span id chosen now, the span
+ * made when the call completes) into buf (56 bytes and a NUL): 1, or 0 when no turn is traced. */
+int ac_obs_tool_traceparent(ac_obs *o, const char *call_id, char *buf, size_t cap);
 /* The trace id of the turn under way or the last one (32 hex digits); NULL when untraced or
  * before any turn. */
 const char *ac_obs_trace_id(const ac_obs *o);

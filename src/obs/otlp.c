@@ -38,7 +38,7 @@ struct ac_tracer {
     uint64_t dropped, exported, bytes;
     int64_t longest_us; /* the longest export step (a span's text, or starting a POST) */
     uint64_t timer;
-    int timer_now; /* it is a 0 ms timer (for a POST), not a delay's */
+    int timer_now;         /* it is a 0 ms timer (for a POST), not a delay's */
     int64_t not_before_ms; /* Retry-After: no POST before this (loop clock) */
     ac_buf open;           /* the batch being filled: each span's text as it ends */
     size_t open_n;         /* spans in it */
@@ -85,9 +85,8 @@ static void seal(ac_tracer *t)
     t->open_n = 0;
     ac_buf_addstr(&b.text, "]}]}]}");
     t->span_bytes = b.text.n / b.spans + b.text.n / b.spans / 8;
-    if (b.text.failed || (t->nready == t->readycap &&
-                          ac_grow((void **)&t->ready, &t->readycap, t->nready + 1,
-                                  sizeof *t->ready))) {
+    if (b.text.failed || (t->nready == t->readycap && ac_grow((void **)&t->ready, &t->readycap,
+                                                              t->nready + 1, sizeof *t->ready))) {
         ac_buf_free(&b.text);
         t->dropped += b.spans;
         return;

@@ -55,7 +55,7 @@ static int hex_id(const char *s, size_t n)
     return nonzero;
 }
 
-int ac_traceparent_parse(const char *h, char trace_id[33], char span_id[17])
+int ac_traceparent_parse(const char *h, char trace_id[33], char span_id[17], char flags[3])
 {
     /* version "-" trace id "-" parent id "-" flags: 55 bytes; a later version may add more
      * after a '-' */
@@ -64,13 +64,15 @@ int ac_traceparent_parse(const char *h, char trace_id[33], char span_id[17])
         h[35] != '-' || h[52] != '-')
         return 0;
     int version = (hex_id(h, 2) || !strncmp(h, "00", 2)) && strncmp(h, "ff", 2) != 0;
-    int flags = hex_id(h + 53, 2) || !strncmp(h + 53, "00", 2);
-    if (!version || !flags || !hex_id(h + 3, 32) || !hex_id(h + 36, 16))
+    int flags_ok = hex_id(h + 53, 2) || !strncmp(h + 53, "00", 2);
+    if (!version || !flags_ok || !hex_id(h + 3, 32) || !hex_id(h + 36, 16))
         return 0;
     memcpy(trace_id, h + 3, 32);
     trace_id[32] = 0;
     memcpy(span_id, h + 36, 16);
     span_id[16] = 0;
+    memcpy(flags, h + 53, 2);
+    flags[2] = 0;
     return 1;
 }
 

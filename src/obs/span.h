@@ -62,9 +62,9 @@ typedef struct ac_span {
 /* A 32-digit trace id (16 random bytes) or 16-digit span id (8) in out, lower-case hex. */
 void ac_span_random_hex(char *out, size_t bytes);
 
-/* A W3C traceparent's trace id and parent span id copied out: 1, or 0 (nothing copied) when
- * header is not one (ac_session_set_traceparent's rules). */
-int ac_traceparent_parse(const char *header, char trace_id[33], char span_id[17]);
+/* A W3C traceparent's trace id, parent span id and flags copied out: 1, or 0 (nothing
+ * copied) when header is not one (ac_session_set_traceparent's rules). */
+int ac_traceparent_parse(const char *header, char trace_id[33], char span_id[17], char flags[3]);
 
 /* A new span: in trace_id (NULL: a new trace) under parent_id (NULL: a root). NULL when out
  * of memory. */
@@ -81,9 +81,9 @@ void ac_span_bool(ac_span *sp, const char *key, int v);
 /* An array of strings attribute. */
 void ac_span_strs(ac_span *sp, const char *key, const char *const *v, size_t n);
 /* An event at t_ms: attrs (n bytes), the OTLP/JSON text of its attribute objects
- * ("{\"key\":…},{…}"), is borrowed and must outlive the span (text the tracer interned: ac_tracer_intern), and when
- * ms >= 0 a duration attribute ms_key of ms milliseconds (as seconds) follows. Past
- * AC_SPAN_MAX_EVENTS (or out of memory) it is only counted as dropped. */
+ * ("{\"key\":…},{…}"), is borrowed and must outlive the span (text the tracer interned:
+ * ac_tracer_intern), and when ms >= 0 a duration attribute ms_key of ms milliseconds (as seconds)
+ * follows. Past AC_SPAN_MAX_EVENTS (or out of memory) it is only counted as dropped. */
 void ac_span_event(ac_span *sp, const char *name, int64_t t_ms, const char *attrs, size_t n,
                    const char *ms_key, int64_t ms);
 /* Status ERROR with message. */

@@ -3,7 +3,8 @@
 # chat completion) makes the turn's invoke_agent span its child, in its trace; the turn's trace
 # id is in its user_message payload, the turn_done SSE event and the model requests'
 # traceparent; a malformed header is ignored, never an error. Untraced and without a
-# traceparent the journal carries no trace id; untraced with one it does.
+# traceparent the journal carries no trace id; untraced with one it does, and the turn's model
+# requests forward it as it came; one arriving mid-turn is the next turn's.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -86,9 +87,50 @@ j -X POST -d '{"id": "u1"}' "$url/v1/sessions" >/dev/null
 turn u1 "What is 17 * 23, then 391 + 19?"
 jq -e 'has("trace_id") | not' "$tmp/done" >/dev/null || fail "untraced turn_done has a trace id: $(cat "$tmp/done")"
 [ -z "$(tail -3 "$tmp/requests" | jq -r '.headers.traceparent // empty')" ] || fail "traceparent sent untraced: $(tail -3 "$tmp/requests" | jq -c .headers)"
+n0=$(wc -l <"$tmp/requests")
 turn u1 "What is 1 * 2, then 3 + 4?" "00-$T-$P-01"
 jq -e --arg t "$T" '.trace_id == $t' "$tmp/done" >/dev/null || fail "untraced turn_done with a traceparent: $(cat "$tmp/done")"
+# untraced, the received traceparent is forwarded as it came on the turn's model requests
+tail -n +$((n0 + 1)) "$tmp/requests" | jq -r '.headers.traceparent // "none"' | sort -u >"$tmp/fwd"
+[ "$(cat "$tmp/fwd")" = "00-$T-$P-01" ] || fail "untraced, the model requests forwarded: $(tr "\n" " " <"$tmp/fwd")"
+n0=$(wc -l <"$tmp/requests")
+turn u1 "What is 2 * 2, then 3 + 4?"
+[ "$(wc -l <"$tmp/requests")" -gt "$n0" ] && [ -z "$(tail -n +$((n0 + 1)) "$tmp/requests" | jq -r '.headers.traceparent // empty')" ] \
+  || fail "the traceparent of the turn before was forwarded again: $(tail -n +$((n0 + 1)) "$tmp/requests" | jq -c .headers)"
 stop
+# a traceparent arriving while a turn runs applies to the next turn (a slow model: the second
+# message is enqueued behind the first turn); sampled flag as it came
+"$httpd" --port-file "$tmp/slow.port" --log "$tmp/slow.log" --mode calc --latency 300 &
+pids+=($!)
+wait_for test -s "$tmp/slow.port" || fail "the slow model did not start"
+net_slow=(--provider openai --base-url "http://127.0.0.1:$(cat "$tmp/slow.port")/v1" --model "model-$$"
+  --api-key-env AGENTC_TEST_KEY --tools builtin:calculator)
+"$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/s3.port" --db "$tmp/s3.db" "${net_slow[@]}" 2>"$tmp/s3.err" &
+serve_pid=$!
+pids+=($serve_pid)
+wait_for test -s "$tmp/s3.port" || fail "serve did not start: $(cat "$tmp/s3.err")"
+url="http://127.0.0.1:$(cat "$tmp/s3.port")"
+T2=0af7651916cd43dd8448eb211c80319c P2=b7ad6b7169203331
+j -X POST -d '{"id": "m1"}' "$url/v1/sessions" >/dev/null
+curl -s -N --max-time 20 "$url/v1/sessions/m1/events" >"$tmp/sse3" &
+sse=$!
+sleep 0.2
+code=$(j -o /dev/null -w '%{http_code}' -X POST -d '{"content": "What is 5 * 6, then 30 + 1?"}' "$url/v1/sessions/m1/messages")
+[ "$code" = 202 ] || fail "first message: $code"
+sleep 0.1
+code=$(j -o "$tmp/post" -w '%{http_code}' -H "traceparent: 00-$T2-$P2-00" -X POST \
+  -d '{"content": "What is 7 * 8, then 56 + 1?", "if_busy": "enqueue"}' "$url/v1/sessions/m1/messages")
+[ "$code" = 202 ] || fail "message mid-turn: $code $(cat "$tmp/post")"
+two_done() { [ "$(grep -c '^event: turn_done' "$tmp/sse3")" -ge 2 ]; }
+wait_for two_done || fail "no second turn_done: $(cat "$tmp/sse3")"
+kill "$sse" 2>/dev/null; wait "$sse" 2>/dev/null
+stop
+# the first turn's three requests (two tool calls), then the next turn's
+[ "$(wc -l <"$tmp/slow.log")" -ge 4 ] || fail "model requests: $(wc -l <"$tmp/slow.log")"
+[ -z "$(head -3 "$tmp/slow.log" | jq -r '.headers.traceparent // empty')" ] \
+  || fail "the turn under way took a traceparent sent during it: $(head -3 "$tmp/slow.log" | jq -c .headers)"
+tail -n +4 "$tmp/slow.log" | jq -r '.headers.traceparent // "none"' | sort -u >"$tmp/fwd"
+[ "$(cat "$tmp/fwd")" = "00-$T2-$P2-00" ] || fail "the next turn forwarded: $(cat "$tmp/fwd")"
 journal s2 u1 >"$tmp/um2"
 jq -e -s --arg t "$T" '.[0] == {"text": "What is 17 * 23, then 391 + 19?"} and .[1].trace_id == $t' "$tmp/um2" >/dev/null \
   || fail "untraced journal: $(cat "$tmp/um2")"
