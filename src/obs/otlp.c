@@ -49,7 +49,7 @@ struct ac_tracer {
     batch flight; /* the POST under way (flight.text.p NULL: none) */
     ac_buf spare; /* the last POST's text, emptied: the next batch's room */
     uint64_t xfer;
-    size_t span_bytes; /* of a span in the last batch, and a margin */
+    size_t span_bytes; /* of a span in the last batch, and a margin (a guess before one) */
     char **interned;   /* ac_tracer_intern's texts, an open-addressing set of INTERN_CAP */
     size_t ninterned;
 };
@@ -323,6 +323,7 @@ ac_tracer *ac_tracer_new(ac_loop *loop, const ac_tracer_config *cfg, ac_error *e
         t->headers = curl_slist_append(t->headers, *h);
     t->headers = curl_slist_append(t->headers, "Expect:");
     t->prefix_n = strlen(t->prefix);
+    t->span_bytes = 2048;
     curl_easy_setopt(t->easy, CURLOPT_URL, t->url);
     curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
     curl_easy_setopt(t->easy, CURLOPT_WRITEFUNCTION, discard);
