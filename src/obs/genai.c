@@ -15,6 +15,7 @@
 #include "session/journal.h"
 #include "mcp/mcp.h"
 #include "session/session_int.h"
+#include "session/store_hooks.h"
 #include "session/tools_internal.h"
 #include "util/json_text.h"
 
@@ -43,7 +44,12 @@ struct ac_obs {
     char trace_id[33];        /* of the turn under way or the last one, "" before any */
     size_t compact_before;    /* estimated tokens before a compaction.done is applied */
     const char *compact_strategy;
-    struct tool_span { /* span ids given out for tool calls not completed yet */
+    ac_session *s;       /* the session of the event being applied */
+    ac_span *ended;      /* a turn that ended in it as the next one began */
+    int turn_left;       /* the root machine left a turn state in it */
+    int turn_before;     /* a turn ran before it */
+    char next_trace[33]; /* the trace id of a user_message applied during a turn: the next's */
+    struct tool_span {   /* span ids given out for tool calls not completed yet */
         char *call_id;
         char span_id[17];
     } * tools;
@@ -152,6 +158,7 @@ void ac_obs_free(ac_obs *o, int64_t t_ms)
     chat_end(o);
     end_span(o, &o->compact);
     end_span(o, &o->turn);
+    end_span(o, &o->ended);
     tools_forget(o);
     free(o->tools);
     free(o->sid);
@@ -197,6 +204,8 @@ static void turn_begin(ac_obs *o, const ac_session *s)
     char name[256];
     snprintf(name, sizeof name, "invoke_agent %s", o->oe->agent);
     const char *trace = dstr(o->data, "trace_id");
+    if (!trace && o->next_trace[0])
+        trace = o->next_trace;
     const char *parent = NULL;
     if (s->tp_trace[0] && (!trace || !strcmp(trace, s->tp_trace))) {
         trace = s->tp_trace;
@@ -212,9 +221,20 @@ static void turn_begin(ac_obs *o, const ac_session *s)
     o->cost = 0;
     o->chat_uses = 0;
     o->attempt = 0;
+    o->next_trace[0] = 0;
 }
 
-static void turn_end(ac_obs *o, ac_session *s)
+/* The turn's usage and cost on its span sp. */
+static void turn_usage(ac_obs *o, ac_span *sp)
+{
+    ac_span_int(sp, "gen_ai.usage.input_tokens", o->in_tok);
+    ac_span_int(sp, "gen_ai.usage.output_tokens", o->out_tok);
+    if (o->oe->price)
+        ac_span_double(sp, "agentc.cost_usd", o->cost);
+}
+
+/* How the last turn ended, on its span sp and in the metrics. */
+static void turn_outcome(ac_obs *o, ac_session *s, ac_span *sp)
 {
     const char *why = NULL;
     enum ac_turn_outcome out = ac_session_last_turn(s, &why);
@@ -223,20 +243,35 @@ static void turn_end(ac_obs *o, ac_session *s)
     ac_session_get_stats(s, &st);
     ac_metrics_add(o->oe->metrics, AC_M_TURNS, &oname, 1);
     ac_metrics_observe(o->oe->metrics, AC_M_TURN_ITERATIONS, NULL, (double)st.iterations);
-    ac_span_str(o->turn, "agentc.turn.outcome", ac_turn_outcome_name(out));
-    ac_span_int(o->turn, "gen_ai.usage.input_tokens", o->in_tok);
-    ac_span_int(o->turn, "gen_ai.usage.output_tokens", o->out_tok);
-    if (o->oe->price)
-        ac_span_double(o->turn, "agentc.cost_usd", o->cost);
+    ac_span_str(sp, "agentc.turn.outcome", oname);
     if (out == AC_TURN_FAILED) {
-        ac_span_str(o->turn, "agentc.fail.reason", why);
-        ac_span_str(o->turn, "error.type", "failed");
-        ac_span_error(o->turn, why);
+        ac_span_str(sp, "agentc.fail.reason", why);
+        ac_span_str(sp, "error.type", "failed");
+        ac_span_error(sp, why);
     }
+}
+
+static void turn_end(ac_obs *o, ac_session *s)
+{
+    turn_usage(o, o->turn);
+    turn_outcome(o, s, o->turn);
     chat_end(o);
     end_span(o, &o->compact);
     end_span(o, &o->turn);
     tools_forget(o);
+}
+
+/* The root machine entered a turn state (again, a self-transition included) in a turn: that
+ * turn ended and its span waits for its outcome (ac_obs_event_done); the new turn has its own. */
+static void turn_split(ac_obs *o)
+{
+    turn_usage(o, o->turn);
+    chat_end(o);
+    end_span(o, &o->compact);
+    o->ended = o->turn;
+    o->turn = NULL;
+    tools_forget(o);
+    turn_begin(o, o->s);
 }
 
 void ac_obs_event(ac_obs *o, ac_session *s, const char *name, int64_t t_ms, const json_t *data,
@@ -247,6 +282,13 @@ void ac_obs_event(ac_obs *o, ac_session *s, const char *name, int64_t t_ms, cons
     o->now = t_ms;
     o->ev = name;
     o->data = data;
+    o->s = s;
+    o->turn_left = 0;
+    o->turn_before = in_turn;
+    if (in_turn && !strcmp(name, "user_message")) { /* for the next turn */
+        const char *tid = dstr(data, "trace_id");
+        snprintf(o->next_trace, sizeof o->next_trace, "%s", tid && strlen(tid) == 32 ? tid : "");
+    }
     ac_session_stats st;
     ac_session_get_stats(s, &st);
     o->turns_before = st.turns_ended;
@@ -389,6 +431,10 @@ void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn)
     ac_session_stats st;
     ac_session_get_stats(s, &st);
     int ended = st.turns_ended != o->turns_before;
+    if (o->ended) { /* the turn that ended as this one began */
+        turn_outcome(o, s, o->ended);
+        end_span(o, &o->ended);
+    }
     if (o->compact_strategy) { /* what the compaction saved, by the conversation's estimate */
         size_t after = ac_session_estimate_tokens(s);
         double saved = o->compact_before > after ? (double)(o->compact_before - after) : 0;
@@ -410,6 +456,7 @@ void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn)
     }
     o->ev = NULL;
     o->data = NULL;
+    o->s = NULL;
 }
 
 /* The conversation as the model is sent it, for gen_ai.input.messages and
@@ -545,6 +592,13 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
                            (double)(o->now - entered) / 1000.0);
     if (r->from == AC_FSM_NONE)
         return; /* a machine entering its initial state: no row of the spec, no event */
+    if (r->machine == 0 && o->s) { /* the root machine: a turn ends, another may begin */
+        int was = ac_turn_state(o->s->e, r->from), is = ac_turn_state(o->s->e, r->to);
+        if (was && !is)
+            o->turn_left = 1;
+        if (is && (was || o->turn_left) && o->turn_before && o->turn && !o->ended)
+            turn_split(o); /* entering a turn state ends the turn under way (turn.c) */
+    }
     ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
     if (!sp)
         return;

@@ -123,7 +123,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     ac_turn_probe before;
     ac_turn_before_event(s, &before);
     int traced = s->obs && !s->replaying, was_in_turn = ac_session_in_turn(s);
-    if (type == s->e->ev_user_message) {
+    if (type == s->e->ev_user_message && !was_in_turn) { /* one in a turn is the next's */
         const char *tid = json_string_value(json_object_get(data, "trace_id"));
         snprintf(s->turn_trace, sizeof s->turn_trace, "%s", tid && strlen(tid) == 32 ? tid : "");
     }

@@ -105,32 +105,54 @@ pids+=($!)
 wait_for test -s "$tmp/slow.port" || fail "the slow model did not start"
 net_slow=(--provider openai --base-url "http://127.0.0.1:$(cat "$tmp/slow.port")/v1" --model "model-$$"
   --api-key-env AGENTC_TEST_KEY --tools builtin:calculator)
-"$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/s3.port" --db "$tmp/s3.db" "${net_slow[@]}" 2>"$tmp/s3.err" &
-serve_pid=$!
-pids+=($serve_pid)
-wait_for test -s "$tmp/s3.port" || fail "serve did not start: $(cat "$tmp/s3.err")"
-url="http://127.0.0.1:$(cat "$tmp/s3.port")"
 T2=0af7651916cd43dd8448eb211c80319c P2=b7ad6b7169203331
-j -X POST -d '{"id": "m1"}' "$url/v1/sessions" >/dev/null
-curl -s -N --max-time 20 "$url/v1/sessions/m1/events" >"$tmp/sse3" &
-sse=$!
-sleep 0.2
-code=$(j -o /dev/null -w '%{http_code}' -X POST -d '{"content": "What is 5 * 6, then 30 + 1?"}' "$url/v1/sessions/m1/messages")
-[ "$code" = 202 ] || fail "first message: $code"
-sleep 0.1
-code=$(j -o "$tmp/post" -w '%{http_code}' -H "traceparent: 00-$T2-$P2-00" -X POST \
-  -d '{"content": "What is 7 * 8, then 56 + 1?", "if_busy": "enqueue"}' "$url/v1/sessions/m1/messages")
-[ "$code" = 202 ] || fail "message mid-turn: $code $(cat "$tmp/post")"
-two_done() { [ "$(grep -c '^event: turn_done' "$tmp/sse3")" -ge 2 ]; }
-wait_for two_done || fail "no second turn_done: $(cat "$tmp/sse3")"
-kill "$sse" 2>/dev/null; wait "$sse" 2>/dev/null
-stop
-# the first turn's three requests (two tool calls), then the next turn's
-[ "$(wc -l <"$tmp/slow.log")" -ge 4 ] || fail "model requests: $(wc -l <"$tmp/slow.log")"
-[ -z "$(head -3 "$tmp/slow.log" | jq -r '.headers.traceparent // empty')" ] \
-  || fail "the turn under way took a traceparent sent during it: $(head -3 "$tmp/slow.log" | jq -c .headers)"
-tail -n +4 "$tmp/slow.log" | jq -r '.headers.traceparent // "none"' | sort -u >"$tmp/fwd"
+# mid_turn NAME [ENV...]: on a serve of its own (ENV: its environment), a first message and,
+# while its turn runs, a second one enqueued with a traceparent; the model's requests of each
+# turn in $tmp/NAME.first and $tmp/NAME.next (the first turn: three requests, two tool calls)
+mid_turn() {
+  local name="$1"; shift
+  : >"$tmp/slow.log"
+  env "$@" "$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/$name.port" --db "$tmp/$name.db" \
+    "${net_slow[@]}" 2>"$tmp/$name.err" &
+  serve_pid=$!
+  pids+=($serve_pid)
+  wait_for test -s "$tmp/$name.port" || fail "serve did not start: $(cat "$tmp/$name.err")"
+  url="http://127.0.0.1:$(cat "$tmp/$name.port")"
+  j -X POST -d '{"id": "m1"}' "$url/v1/sessions" >/dev/null
+  curl -s -N --max-time 20 "$url/v1/sessions/m1/events" >"$tmp/sse3" &
+  local sse=$!
+  sleep 0.2
+  code=$(j -o /dev/null -w '%{http_code}' -X POST -d '{"content": "What is 5 * 6, then 30 + 1?"}' "$url/v1/sessions/m1/messages")
+  [ "$code" = 202 ] || fail "first message: $code"
+  sleep 0.1
+  code=$(j -o "$tmp/post" -w '%{http_code}' -H "traceparent: 00-$T2-$P2-00" -X POST \
+    -d '{"content": "What is 7 * 8, then 56 + 1?", "if_busy": "enqueue"}' "$url/v1/sessions/m1/messages")
+  [ "$code" = 202 ] || fail "message mid-turn: $code $(cat "$tmp/post")"
+  two_done() { [ "$(grep -c '^event: turn_done' "$tmp/sse3")" -ge 2 ]; }
+  wait_for two_done || fail "no second turn_done: $(cat "$tmp/sse3")"
+  kill "$sse" 2>/dev/null; wait "$sse" 2>/dev/null
+  stop
+  [ "$(wc -l <"$tmp/slow.log")" -ge 4 ] || fail "model requests: $(wc -l <"$tmp/slow.log")"
+  head -3 "$tmp/slow.log" >"$tmp/$name.first"
+  tail -n +4 "$tmp/slow.log" >"$tmp/$name.next"
+}
+mid_turn s3
+[ -z "$(jq -r '.headers.traceparent // empty' "$tmp/s3.first")" ] \
+  || fail "the turn under way took a traceparent sent during it: $(jq -c .headers "$tmp/s3.first")"
+jq -r '.headers.traceparent // "none"' "$tmp/s3.next" | sort -u >"$tmp/fwd"
 [ "$(cat "$tmp/fwd")" = "00-$T2-$P2-00" ] || fail "the next turn forwarded: $(cat "$tmp/fwd")"
+# traced: the next turn (begun as the first ended, in one event) is a span of its own, the
+# received parent's child
+: >"$tmp/c.log"
+mid_turn s4 OTEL_EXPORTER_OTLP_ENDPOINT="$endpoint" OTEL_BSP_SCHEDULE_DELAY=100
+jq -c '.body.resourceSpans[].scopeSpans[].spans[] | select(.name | startswith("invoke_agent"))' "$tmp/c.log" >"$tmp/turns4"
+jq -e -s --arg t "$T2" --arg p "$P2" 'length == 2 and (map(select(.traceId == $t)) | length == 1 and .[0].parentSpanId == $p)
+  and (map(select(.traceId != $t)) | length == 1 and (.[0] | has("parentSpanId") | not))' "$tmp/turns4" >/dev/null \
+  || fail "traced, the turns of a message sent mid-turn: $(jq -c '{traceId, parentSpanId}' "$tmp/turns4")"
+jq -e -s --arg t "$T2" 'length > 0 and all(.headers.traceparent // "" | test("^00-" + $t + "-[0-9a-f]{16}-01$"))' \
+  "$tmp/s4.next" >/dev/null || fail "traced, the next turn's requests: $(jq -r '.headers.traceparent // "none"' "$tmp/s4.next")"
+jq -e -s --arg t "$T2" 'all(.headers.traceparent // "" | contains($t) | not)' "$tmp/s4.first" >/dev/null \
+  || fail "traced, the turn under way took the trace sent during it"
 journal s2 u1 >"$tmp/um2"
 jq -e -s --arg t "$T" '.[0] == {"text": "What is 17 * 23, then 391 + 19?"} and .[1].trace_id == $t' "$tmp/um2" >/dev/null \
   || fail "untraced journal: $(cat "$tmp/um2")"
