@@ -56,6 +56,30 @@ struct ac_obs {
     size_t ntools, toolcap;
 };
 
+/* a and b in buf (cap > 0), cut to fit: a span's name without a printf */
+static const char *name_of(char *buf, size_t cap, const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = b ? strlen(b) : 0;
+    if (na > cap - 1)
+        na = cap - 1;
+    if (nb > cap - 1 - na)
+        nb = cap - 1 - na;
+    memcpy(buf, a, na);
+    memcpy(buf + na, b, nb);
+    buf[na + nb] = 0;
+    return buf;
+}
+
+/* "00-<trace>-<span>-01" in buf (cap >= 56) */
+static void traceparent_of(char *buf, const char *trace_id, const char *span_id)
+{
+    memcpy(buf, "00-", 3);
+    memcpy(buf + 3, trace_id, 32);
+    buf[35] = '-';
+    memcpy(buf + 36, span_id, 16);
+    memcpy(buf + 52, "-01", 4);
+}
+
 static const char *dstr(const json_t *d, const char *key)
 {
     return json_string_value(json_object_get(d, key));
@@ -144,7 +168,7 @@ int ac_obs_tool_traceparent(ac_obs *o, const char *call_id, char *buf, size_t ca
         ac_span_random_hex(o->tools[i].span_id, 8);
         o->ntools++;
     }
-    snprintf(buf, cap, "00-%s-%s-01", o->turn->trace_id, o->tools[i].span_id);
+    traceparent_of(buf, o->turn->trace_id, o->tools[i].span_id);
     return 1;
 }
 
@@ -191,7 +215,7 @@ static void content_json(ac_span *sp, const char *key, const json_t *v)
 
 static ac_span *child(ac_obs *o, const char *name, int kind, int64_t start)
 {
-    ac_span *sp = ac_span_start(o->turn ? o->turn->trace_id : NULL,
+    ac_span *sp = ac_span_start(ac_tracer_blank(o->oe->tracer), o->turn ? o->turn->trace_id : NULL,
                                 o->turn ? o->turn->span_id : NULL, name, kind, start);
     ac_span_str(sp, "gen_ai.conversation.id", o->sid);
     return sp;
@@ -202,7 +226,7 @@ static ac_span *child(ac_obs *o, const char *name, int kind, int64_t start)
 static void turn_begin(ac_obs *o, const ac_session *s)
 {
     char name[256];
-    snprintf(name, sizeof name, "invoke_agent %s", o->oe->agent);
+    name_of(name, sizeof name, "invoke_agent ", o->oe->agent);
     const char *trace = dstr(o->data, "trace_id");
     if (!trace && o->next_trace[0])
         trace = o->next_trace;
@@ -211,7 +235,8 @@ static void turn_begin(ac_obs *o, const ac_session *s)
         trace = s->tp_trace;
         parent = s->tp_span;
     }
-    o->turn = ac_span_start(trace, parent, name, AC_SPAN_INTERNAL, o->now);
+    o->turn = ac_span_start(ac_tracer_blank(o->oe->tracer), trace, parent, name, AC_SPAN_INTERNAL,
+                            o->now);
     ac_span_str(o->turn, "gen_ai.operation.name", "invoke_agent");
     ac_span_str(o->turn, "gen_ai.provider.name", o->oe->provider);
     ac_span_str(o->turn, "gen_ai.agent.name", o->oe->agent);
@@ -363,7 +388,7 @@ static void tool_completed(ac_obs *o, ac_session *s)
         return;
     int64_t dur = json_integer_value(json_object_get(o->data, "duration_ms"));
     char name[256];
-    snprintf(name, sizeof name, "execute_tool %s", tool);
+    name_of(name, sizeof name, "execute_tool ", tool);
     ac_span *sp = child(o, name, AC_SPAN_INTERNAL, o->now - (dur > 0 ? dur : 0));
     if (sp) /* the id its requests and sub-agent were given */
         tool_span_id(o, id, sp->span_id);
@@ -412,7 +437,7 @@ static void event_ends(ac_obs *o, ac_session *s)
     else if (o->compact && !strncmp(o->ev, "compaction.", 11)) {
         const char *strat = dstr(o->data, "strategy");
         char name[128];
-        snprintf(name, sizeof name, "compact %s", strat ? strat : "");
+        name_of(name, sizeof name, "compact ", strat);
         ac_span_rename(o->compact, name);
         ac_span_str(o->compact, "agentc.compaction.strategy", strat);
         if (!strcmp(o->ev, "compaction.done")) {
@@ -451,7 +476,7 @@ void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn)
         memcpy(o->trace_id, o->turn->trace_id, sizeof o->trace_id);
         turn_end(o, s);
     } else if (o->turn && !in_turn && !ended) {
-        ac_span_free(o->turn); /* the event began no turn */
+        ac_tracer_recycle(o->oe->tracer, o->turn); /* the event began no turn */
         o->turn = NULL;
     }
     o->ev = NULL;
@@ -485,7 +510,7 @@ static void capture_request(ac_obs *o, ac_session *s)
 static void chat_begin(ac_obs *o, ac_session *s)
 {
     char name[256];
-    snprintf(name, sizeof name, "chat %s", o->oe->model);
+    name_of(name, sizeof name, "chat ", o->oe->model);
     o->chat = child(o, name, AC_SPAN_CLIENT, o->now);
     o->chat_start = o->now;
     o->chat_outcome = NULL;
@@ -613,7 +638,7 @@ int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap)
     const ac_span *sp = !o ? NULL : o->chat ? o->chat : o->compact ? o->compact : o->turn;
     if (!sp || !o->oe->tracer || cap < 56)
         return 0;
-    snprintf(buf, cap, "00-%s-%s-01", sp->trace_id, sp->span_id);
+    traceparent_of(buf, sp->trace_id, sp->span_id);
     return 1;
 }
 

@@ -18,6 +18,10 @@ void ac_tracer_add(ac_tracer *t, struct ac_span *span);
  * them), one copy whatever the times it is asked: the copy, or NULL (out of memory, or past the
  * bound of texts it keeps). */
 const char *ac_tracer_intern(ac_tracer *t, const char *s, size_t n);
+/* A blank span the tracer kept (for ac_span_start), NULL when it has none. */
+struct ac_span *ac_tracer_blank(ac_tracer *t);
+/* The span (ended or not, never queued) made blank and kept for another, or freed. */
+void ac_tracer_recycle(ac_tracer *t, struct ac_span *span);
 /* Whether message contents are recorded. */
 int ac_tracer_capture(const ac_tracer *t);
 

@@ -17,6 +17,7 @@
 #include "util/grow.h"
 #include "util/json_text.h"
 
+#define POOL 256        /* blank spans kept for new ones */
 #define INTERN_CAP 8192 /* texts interned (ac_tracer_intern), half of them at most */
 
 /* A batch's export document: the text, and the spans in it */
@@ -50,6 +51,8 @@ struct ac_tracer {
     ac_buf spare; /* the last POST's text, emptied: the next batch's room */
     uint64_t xfer;
     size_t span_bytes; /* of a span in the last batch, and a margin (a guess before one) */
+    ac_span *pool[POOL]; /* blank spans: their memory kept */
+    size_t npool;
     char **interned;   /* ac_tracer_intern's texts, an open-addressing set of INTERN_CAP */
     size_t ninterned;
 };
@@ -177,12 +180,25 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
     schedule(t);
 }
 
+ac_span *ac_tracer_blank(ac_tracer *t)
+{
+    return t && t->npool ? t->pool[--t->npool] : NULL;
+}
+
+void ac_tracer_recycle(ac_tracer *t, ac_span *span)
+{
+    if (t && t->npool < POOL && ac_span_clear(span))
+        t->pool[t->npool++] = span;
+    else
+        ac_span_free(span);
+}
+
 void ac_tracer_add(ac_tracer *t, ac_span *span)
 {
     if (!t || !span || t->open_n + t->ready_spans >= t->queue_max) {
         if (t && span)
             t->dropped++;
-        ac_span_free(span);
+        ac_tracer_recycle(t, span);
         return;
     }
     int64_t t0 = now_us();
@@ -197,7 +213,7 @@ void ac_tracer_add(ac_tracer *t, ac_span *span)
     } else
         ac_buf_add(&t->open, ",", 1);
     ac_span_put(&t->open, span);
-    ac_span_free(span);
+    ac_tracer_recycle(t, span);
     t->open_n++;
     if (t->open_n >= t->batch_max)
         seal(t);
@@ -379,6 +395,8 @@ void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *o
     ac_buf_free(&t->open);
     if (t->easy)
         curl_easy_cleanup(t->easy);
+    while (t->npool)
+        ac_span_free(t->pool[--t->npool]);
     for (size_t i = 0; t->interned && i < INTERN_CAP; i++)
         free(t->interned[i]);
     free(t->interned);

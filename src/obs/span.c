@@ -101,16 +101,18 @@ static uint32_t keeps(ac_span *sp, const char *s)
     return s ? keep(sp, s, strlen(s)) : 0;
 }
 
-ac_span *ac_span_start(const char *trace_id, const char *parent_id, const char *name, int kind,
-                       int64_t start_ms)
+ac_span *ac_span_start(ac_span *blank, const char *trace_id, const char *parent_id,
+                       const char *name, int kind, int64_t start_ms)
 {
-    ac_span *sp = calloc(1, sizeof *sp);
+    ac_span *sp = blank ? blank : calloc(1, sizeof *sp);
     if (!sp)
         return NULL;
-    ac_buf_init(&sp->arena, AC_BUF_MAX);
-    ac_buf_reserve(&sp->arena, 480); /* a span's strings, mostly: one allocation */
-    ac_buf_add(&sp->arena, "", 1);   /* offset 0: "" */
-    ac_grow((void **)&sp->kv, &sp->kvcap, 16, sizeof *sp->kv);
+    if (!blank) {
+        ac_buf_init(&sp->arena, AC_BUF_MAX);
+        ac_buf_reserve(&sp->arena, 480); /* a span's strings, mostly: one allocation */
+        ac_grow((void **)&sp->kv, &sp->kvcap, 16, sizeof *sp->kv);
+    }
+    ac_buf_add(&sp->arena, "", 1); /* offset 0: "" */
     if (trace_id && strlen(trace_id) == 32)
         memcpy(sp->trace_id, trace_id, 33);
     else
@@ -230,6 +232,24 @@ ac_span *ac_span_end(ac_span *sp, int64_t end_ms)
     return sp;
 }
 
+int ac_span_clear(ac_span *sp)
+{
+    if (!sp || sp->arena.cap > 4096 || sp->kvcap > 64 || sp->evcap > AC_SPAN_MAX_EVENTS)
+        return 0; /* grown past the common: not kept */
+    ac_buf arena = sp->arena;
+    ac_span_kv *kv = sp->kv;
+    ac_span_ev *ev = sp->ev;
+    size_t kvcap = sp->kvcap, evcap = sp->evcap;
+    memset(sp, 0, sizeof *sp);
+    ac_buf_clear(&arena);
+    sp->arena = arena;
+    sp->kv = kv;
+    sp->kvcap = kvcap;
+    sp->ev = ev;
+    sp->evcap = evcap;
+    return 1;
+}
+
 void ac_span_free(ac_span *sp)
 {
     if (!sp)
@@ -258,20 +278,54 @@ static void raw(ac_buf *b, const char *s, size_t n)
 #define RAW(b, s) raw((b), s, sizeof s - 1)
 
 /* v in decimal, then ns zeros ("000000": milliseconds as nanoseconds) */
+/* "00".."99": two decimal digits at 2 * n */
+static const char dec_pairs[] =
+    "00010203040506070809101112131415161718192021222324"
+    "25262728293031323334353637383940414243444546474849"
+    "50515253545556575859606162636465666768697071727374"
+    "75767778798081828384858687888990919293949596979899";
+
 static void raw_i64(ac_buf *b, int64_t v, int zeros)
 {
     char d[24];
-    int k = 0;
+    int k = (int)sizeof d;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do
-        d[k++] = (char)('0' + u % 10);
-    while (u /= 10);
+    while (u >= 100) {
+        k -= 2;
+        memcpy(d + k, dec_pairs + 2 * (u % 100), 2);
+        u /= 100;
+    }
+    if (u >= 10) {
+        k -= 2;
+        memcpy(d + k, dec_pairs + 2 * u, 2);
+    } else
+        d[--k] = (char)('0' + u);
     if (v < 0)
         b->p[b->n++] = '-';
-    while (k)
-        b->p[b->n++] = d[--k];
+    memcpy(b->p + b->n, d + k, sizeof d - (size_t)k);
+    b->n += sizeof d - (size_t)k;
     for (; zeros > 0; zeros--)
         b->p[b->n++] = '0';
+}
+
+/* The last time written as nanoseconds, its text kept: a span's events are mostly in a few
+ * milliseconds. */
+typedef struct time_text {
+    int64_t ms;
+    char text[32];
+    size_t n;
+} time_text;
+
+/* ms (>= 0) milliseconds as a nanosecond string's digits (room reserved) */
+static void raw_ns(ac_buf *b, int64_t ms, time_text *c)
+{
+    if (ms != c->ms || !c->n) {
+        ac_buf t = {c->text, 0, sizeof c->text, sizeof c->text - 1, 0};
+        raw_i64(&t, ms > 0 ? ms : 0, 6);
+        c->ms = ms;
+        c->n = t.n;
+    }
+    raw(b, c->text, c->n);
 }
 
 /* ms milliseconds as seconds: "1.25", "0.005", "3.0" (reads back as ms / 1000.0) */
@@ -355,7 +409,7 @@ static void put_kv(ac_buf *b, const ac_span *sp, const ac_span_kv *kv)
     ac_buf_commit(b, 0);
 }
 
-static void put_events(ac_buf *b, const ac_span *sp)
+static void put_events(ac_buf *b, const ac_span *sp, time_text *tc)
 {
     ac_buf_add(b, ",\"events\":[", 11);
     for (size_t i = 0; i < sp->nev; i++) {
@@ -366,7 +420,7 @@ static void put_events(ac_buf *b, const ac_span *sp)
         RAW(b, "{\"name\":");
         raw_str(b, e->name);
         RAW(b, ",\"timeUnixNano\":\"");
-        raw_i64(b, e->t_ms > 0 ? e->t_ms : 0, 6);
+        raw_ns(b, e->t_ms, tc);
         RAW(b, "\",\"attributes\":[");
         raw(b, e->attrs, na);
         if (e->ms >= 0) {
@@ -385,7 +439,7 @@ static void put_events(ac_buf *b, const ac_span *sp)
 }
 
 /* ids, name, kind and times */
-static void put_head(ac_buf *b, const ac_span *sp)
+static void put_head(ac_buf *b, const ac_span *sp, time_text *tc)
 {
     if (ac_buf_reserve(b, 160))
         return;
@@ -405,16 +459,17 @@ static void put_head(ac_buf *b, const ac_span *sp)
     RAW(b, ",\"kind\":");
     raw_i64(b, sp->kind, 0);
     RAW(b, ",\"startTimeUnixNano\":\"");
-    raw_i64(b, sp->start_ms > 0 ? sp->start_ms : 0, 6);
+    raw_ns(b, sp->start_ms, tc);
     RAW(b, "\",\"endTimeUnixNano\":\"");
-    raw_i64(b, sp->end_ms > 0 ? sp->end_ms : 0, 6);
+    raw_ns(b, sp->end_ms, tc);
     RAW(b, "\",\"attributes\":[");
     ac_buf_commit(b, 0);
 }
 
 void ac_span_put(ac_buf *b, const ac_span *sp)
 {
-    put_head(b, sp);
+    time_text tc = {0};
+    put_head(b, sp, &tc);
     int first = 1;
     for (size_t i = 0; i < sp->nkv; i++) {
         if (!first)
@@ -424,7 +479,7 @@ void ac_span_put(ac_buf *b, const ac_span *sp)
     }
     ac_buf_add(b, "]", 1);
     if (sp->nev)
-        put_events(b, sp);
+        put_events(b, sp, &tc);
     if (sp->dropped_events)
         ac_buf_printf(b, ",\"droppedEventsCount\":%" PRIu32, sp->dropped_events);
     if (sp->error) {

@@ -66,10 +66,13 @@ void ac_span_random_hex(char *out, size_t bytes);
  * copied) when header is not one (ac_session_set_traceparent's rules). */
 int ac_traceparent_parse(const char *header, char trace_id[33], char span_id[17], char flags[3]);
 
-/* A new span: in trace_id (NULL: a new trace) under parent_id (NULL: a root). NULL when out
- * of memory. */
-ac_span *ac_span_start(const char *trace_id, const char *parent_id, const char *name, int kind,
-                       int64_t start_ms);
+/* A new span: in trace_id (NULL: a new trace) under parent_id (NULL: a root); made in blank
+ * (a span ac_span_clear kept) when not NULL, else allocated. NULL when out of memory. */
+ac_span *ac_span_start(ac_span *blank, const char *trace_id, const char *parent_id,
+                       const char *name, int kind, int64_t start_ms);
+/* The span made blank for another ac_span_start, its memory kept: 1, or 0 when it grew past
+ * what most spans take (then free it). */
+int ac_span_clear(ac_span *sp);
 void ac_span_rename(ac_span *sp, const char *name);
 void ac_span_str(ac_span *sp, const char *key, const char *v);
 void ac_span_strn(ac_span *sp, const char *key, const char *v, size_t n);
