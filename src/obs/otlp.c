@@ -50,10 +50,10 @@ struct ac_tracer {
     batch flight; /* the POST under way (flight.text.p NULL: none) */
     ac_buf spare; /* the last POST's text, emptied: the next batch's room */
     uint64_t xfer;
-    size_t span_bytes; /* of a span in the last batch, and a margin (a guess before one) */
+    size_t span_bytes;   /* of a span in the last batch, and a margin (a guess before one) */
     ac_span *pool[POOL]; /* blank spans: their memory kept */
     size_t npool;
-    char **interned;   /* ac_tracer_intern's texts, an open-addressing set of INTERN_CAP */
+    char **interned; /* ac_tracer_intern's texts, an open-addressing set of INTERN_CAP */
     size_t ninterned;
 };
 

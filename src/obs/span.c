@@ -279,11 +279,10 @@ static void raw(ac_buf *b, const char *s, size_t n)
 
 /* v in decimal, then ns zeros ("000000": milliseconds as nanoseconds) */
 /* "00".."99": two decimal digits at 2 * n */
-static const char dec_pairs[] =
-    "00010203040506070809101112131415161718192021222324"
-    "25262728293031323334353637383940414243444546474849"
-    "50515253545556575859606162636465666768697071727374"
-    "75767778798081828384858687888990919293949596979899";
+static const char dec_pairs[] = "00010203040506070809101112131415161718192021222324"
+                                "25262728293031323334353637383940414243444546474849"
+                                "50515253545556575859606162636465666768697071727374"
+                                "75767778798081828384858687888990919293949596979899";
 
 static void raw_i64(ac_buf *b, int64_t v, int zeros)
 {
@@ -357,42 +356,46 @@ static void raw_str(ac_buf *b, const char *s)
     b->p[b->n++] = '"';
 }
 
-static void put_kv(ac_buf *b, const ac_span *sp, const ac_span_kv *kv)
+/* An attribute's object, a comma before it unless first */
+static void put_kv(ac_buf *b, const ac_span *sp, const ac_span_kv *kv, int first)
 {
-    if (ac_buf_reserve(b, 96 + strlen(kv->key)))
+    size_t klen = strlen(kv->key);
+    if (ac_buf_reserve(b, 160 + klen))
         return;
-    RAW(b, "{\"key\":");
-    raw_str(b, kv->key);
-    if (b->failed || ac_buf_reserve(b, 96))
-        return;
+    if (!first)
+        RAW(b, ",");
+    RAW(b, "{\"key\":\"");
+    raw(b, kv->key, klen);
     switch (kv->type) {
     case AC_ATTR_STR:
-        RAW(b, ",\"value\":{\"stringValue\":");
+        RAW(b, "\",\"value\":{\"stringValue\":");
         ac_buf_commit(b, 0);
         ac_json_put_str(b, at(sp, kv->val), kv->len);
-        break;
+        ac_buf_add(b, "}}", 2);
+        return;
     case AC_ATTR_INT: /* int64 is a string in OTLP/JSON */
-        RAW(b, ",\"value\":{\"intValue\":\"");
+        RAW(b, "\",\"value\":{\"intValue\":\"");
         raw_i64(b, kv->num.i, 0);
         RAW(b, "\"");
         break;
     case AC_ATTR_MS:
-        RAW(b, ",\"value\":{\"doubleValue\":");
+        RAW(b, "\",\"value\":{\"doubleValue\":");
         raw_secs(b, kv->num.i);
         break;
     case AC_ATTR_DOUBLE:
-        RAW(b, ",\"value\":{\"doubleValue\":");
+        RAW(b, "\",\"value\":{\"doubleValue\":");
         ac_buf_commit(b, 0);
         ac_json_put_real(b, kv->num.d);
-        break;
+        ac_buf_add(b, "}}", 2);
+        return;
     case AC_ATTR_BOOL:
         if (kv->num.i)
-            RAW(b, ",\"value\":{\"boolValue\":true");
+            RAW(b, "\",\"value\":{\"boolValue\":true");
         else
-            RAW(b, ",\"value\":{\"boolValue\":false");
+            RAW(b, "\",\"value\":{\"boolValue\":false");
         break;
     default: {
-        RAW(b, ",\"value\":{\"arrayValue\":{\"values\":[");
+        RAW(b, "\",\"value\":{\"arrayValue\":{\"values\":[");
         ac_buf_commit(b, 0);
         const char *s = at(sp, kv->val);
         for (uint32_t i = 0; i < kv->len; i++) {
@@ -401,11 +404,11 @@ static void put_kv(ac_buf *b, const ac_span *sp, const ac_span_kv *kv)
             ac_buf_add(b, i + 1 < kv->len ? "}," : "}", i + 1 < kv->len ? 2 : 1);
             s += strlen(s) + 1;
         }
-        ac_buf_add(b, "]}", 2);
+        ac_buf_add(b, "]}}}", 4);
+        return;
     }
     }
-    if (!ac_buf_reserve(b, 2))
-        RAW(b, "}}");
+    RAW(b, "}}");
     ac_buf_commit(b, 0);
 }
 
@@ -470,13 +473,8 @@ void ac_span_put(ac_buf *b, const ac_span *sp)
 {
     time_text tc = {0};
     put_head(b, sp, &tc);
-    int first = 1;
-    for (size_t i = 0; i < sp->nkv; i++) {
-        if (!first)
-            ac_buf_add(b, ",", 1);
-        first = 0;
-        put_kv(b, sp, &sp->kv[i]);
-    }
+    for (size_t i = 0; i < sp->nkv; i++)
+        put_kv(b, sp, &sp->kv[i], i == 0);
     ac_buf_add(b, "]", 1);
     if (sp->nev)
         put_events(b, sp, &tc);
