@@ -307,24 +307,34 @@ static void raw_i64(ac_buf *b, int64_t v, int zeros)
         b->p[b->n++] = '0';
 }
 
-/* The last time written as nanoseconds, its text kept: a span's events are mostly in a few
- * milliseconds. */
+/* The seconds of the last time written as nanoseconds, their digits kept: a span's times are
+ * mostly in the same second. */
 typedef struct time_text {
-    int64_t ms;
+    int64_t sec;
     char text[32];
     size_t n;
 } time_text;
 
-/* ms (>= 0) milliseconds as a nanosecond string's digits (room reserved) */
+/* ms milliseconds as a nanosecond string's digits (room reserved; < 0 as 0) */
 static void raw_ns(ac_buf *b, int64_t ms, time_text *c)
 {
-    if (ms != c->ms || !c->n) {
+    if (ms < 1000) { /* no seconds to keep */
+        raw_i64(b, ms > 0 ? ms : 0, 6);
+        return;
+    }
+    int64_t sec = ms / 1000;
+    int f = (int)(ms % 1000);
+    if (sec != c->sec || !c->n) {
         ac_buf t = {c->text, 0, sizeof c->text, sizeof c->text - 1, 0};
-        raw_i64(&t, ms > 0 ? ms : 0, 6);
-        c->ms = ms;
+        raw_i64(&t, sec, 0);
+        c->sec = sec;
         c->n = t.n;
     }
     raw(b, c->text, c->n);
+    b->p[b->n++] = (char)('0' + f / 100);
+    memcpy(b->p + b->n, dec_pairs + 2 * (f % 100), 2);
+    memcpy(b->p + b->n + 2, "000000", 6);
+    b->n += 8;
 }
 
 /* ms milliseconds as seconds: "1.25", "0.005", "3.0" (reads back as ms / 1000.0) */
