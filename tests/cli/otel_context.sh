@@ -169,8 +169,9 @@ if command -v node >/dev/null; then
   tid=$(jq -r 'select(.type == "done") | .trace_id' "$tmp/m.out")
   tp=$(jq -r 'select(.method == "tools/call") | .traceparent' "$tmp/mcp.log")
   [[ "$tp" =~ ^00-$tid-([0-9a-f]{16})-01$ ]] || fail "the MCP call's traceparent '$tp' (trace $tid)"
-  jq -e -s --arg s "${BASH_REMATCH[1]}" '[.[].body.resourceSpans[].scopeSpans[].spans[] | select(.spanId == $s)] | length == 1' \
-    "$tmp/c.log" >/dev/null || fail "the MCP call's traceparent names no exported span"
+  jq -e -s --arg s "${BASH_REMATCH[1]}" '[.[].body.resourceSpans[].scopeSpans[].spans[] | select(.spanId == $s)] | length == 1
+    and .[0].name == "execute_tool fake::ping"' "$tmp/c.log" >/dev/null \
+    || fail "the MCP call's traceparent names no execute_tool span of the call"
   jq -e -s '[.[].body.resourceSpans[].scopeSpans[].spans[] | select(.name == "execute_tool fake::ping")] | length == 1 and
     (.[0].attributes | any(.key == "agentc.mcp.server" and .value.stringValue == "fake"))' "$tmp/c.log" >/dev/null \
     || fail "the MCP call's span does not name its server"
@@ -180,6 +181,19 @@ if command -v node >/dev/null; then
   "$agentc" run --provider script --script "$tmp/script" --tools "$tmp/tools.json" --no-store hi >/dev/null 2>&1 \
     || fail "untraced mcp run"
   jq -e -s 'length > 0 and all(.traceparent == null)' "$tmp/mcp.log" >/dev/null || fail "an untraced MCP call sent a traceparent"
+  # untraced on serve, a received traceparent is forwarded on the turn's MCP call as it came
+  : >"$tmp/mcp.log"
+  "$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/s5.port" --db "$tmp/s5.db" --provider script \
+    --script "$tmp/script" --tools "$tmp/tools.json" 2>"$tmp/s5.err" &
+  serve_pid=$!
+  pids+=($serve_pid)
+  wait_for test -s "$tmp/s5.port" || fail "serve did not start: $(cat "$tmp/s5.err")"
+  url="http://127.0.0.1:$(cat "$tmp/s5.port")"
+  j -X POST -d '{"id": "p1"}' "$url/v1/sessions" >/dev/null
+  turn p1 "ping it" "00-$T-$P-01"
+  stop
+  jq -e -s --arg tp "00-$T-$P-01" 'map(select(.method == "tools/call")) | length == 1 and .[0].traceparent == $tp' \
+    "$tmp/mcp.log" >/dev/null || fail "untraced, the MCP call forwarded: $(cat "$tmp/mcp.log")"
 fi
 
 # an untraced run's journal is as it was: no trace id anywhere
