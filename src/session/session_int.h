@@ -128,7 +128,12 @@ struct ac_session {
     /* trace context (ac_session_set_traceparent): a received parent, for the next turn, and
      * the trace id of the turn under way or the last one when it came from a user_message or
      * a received parent ("" otherwise) */
-    char tp_trace[33], tp_span[17], turn_trace[33];
+    char tp_trace[33], tp_span[17], tp_flags[3], turn_trace[33];
+    /* the received parent of the turn under way and its flags, forwarded as they came on its
+     * model and MCP requests when the session is not traced ("": none); the turn states'
+     * entries (ac_fsm.counted_entries) when the parent came, and when its turn began */
+    char turn_parent[17], turn_flags[3];
+    uint32_t tp_entries, turn_entries;
     ac_trace_fn step_fn;
     void *step_ud;
     /* turn state (part of the serialized session) */
