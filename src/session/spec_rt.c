@@ -420,9 +420,9 @@ static void expand(const ac_session *s, const ac_event *ev, const char *in, char
             continue;
         }
         if (close)
-            for (uint16_t i = 0; i < e->t->n_params && !p; i++)
-                if (strlen(e->t->params[i].name) == (size_t)(close - in - 1) &&
-                    strncmp(e->t->params[i].name, in + 1, (size_t)(close - in - 1)) == 0)
+            for (uint16_t i = 0; i < e->n_params && !p; i++)
+                if (strlen(e->params[i].name) == (size_t)(close - in - 1) &&
+                    strncmp(e->params[i].name, in + 1, (size_t)(close - in - 1)) == 0)
                     p = &e->params[i];
         if (!p) {
             out[o++] = *in++;
@@ -495,8 +495,9 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     SLOT8(X, 3)                                                                                    \
     SLOT8(X, 4)                                                                                    \
     SLOT8(X, 5)                                                                                    \
-    SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12)         \
-        SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
+    SLOT8(X, 6)                                                                                    \
+    SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13)        \
+        SLOT8(X, 14) SLOT8(X, 15)
 #define GUARD_FN(k)                                                                                \
     static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
     {                                                                                              \
