@@ -22,7 +22,8 @@ jq -cn --arg t "$text" '{content: $t, usage: {input: 10, output: 60}}' >"$tmp/sc
 start() {
   rm -f "$tmp/port"
   "$agentc" serve --provider script --script "$tmp/script" --listen 127.0.0.1:0 --port-file "$tmp/port" \
-    --max-connections $((N * 2 + 100)) --sessions-per-token $((STORED + N)) --messages-per-minute 1000000 "$@" 2>"$tmp/err" &
+    --max-connections $((N * 2 + 100)) --sessions-per-token $((STORED + N)) --messages-per-minute 1000000 \
+    --streams-per-token $((N + 100)) "$@" 2>"$tmp/err" &
   pid=$!
   for _ in $(seq 1 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
   [ -s "$tmp/port" ] || { echo "server did not start: $(cat "$tmp/err")"; exit 1; }

@@ -235,6 +235,9 @@ void srv_admit_sweep(srv *sv)
 {
     int64_t now = ac_loop_now_ms(sv->loop);
     int64_t limit = (int64_t)sv->cfg->header_timeout_s * 1000;
+    if (now - sv->swept_ms < SRV_SWEEP_MS && now >= sv->swept_ms)
+        return;
+    sv->swept_ms = now;
     for (srv_conn *k = sv->conns; k; k = k->next) {
         if (k->answered || now - k->since_ms < limit)
             continue;
