@@ -84,6 +84,7 @@ struct srv_sess {
     struct MHD_Connection *waiter; /* a non-streamed OpenAI-compatible request, suspended */
     srv_engine *agent;             /* the agent it runs (a reference held) */
     int lost;                      /* its lease was taken by another worker (workers.c) */
+    int tailing, tail_again;       /* a read of its journal under way, another due (remote.c) */
     int64_t resume_failed_ms;      /* a claim of it could not load it then (said once) */
 };
 
@@ -148,6 +149,7 @@ struct srv {
     srv_conn *conns;                 /* every open connection (admit.c) */
     uint64_t beat_timer, lost_timer; /* workers.c */
     int db_ok;                       /* the store answered the last heartbeat (/readyz) */
+    int beating;                     /* a heartbeat or a claim is under way (workers.c) */
     int workers_started;
     size_t claimed;
 };

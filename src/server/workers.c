@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "server_int.h"
+#include "store/store_notify.h"
 
 #define CLAIM_MAX 64   /* sessions claimed per heartbeat: the rest at the next */
 #define RETRY_MS 60000 /* a claimed session that could not be loaded is tried again after */
@@ -50,7 +51,7 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
                         err.text);
             ss->resume_failed_ms = now > 0 ? now : 1;
         }
-        ac_store_release(sv->store, info->id, NULL); /* another worker may load it */
+        ac_store_release(sv->store, info->id, info->attempt, NULL); /* another may load it */
         return 0;
     }
     ss->resume_failed_ms = 0;
@@ -114,22 +115,67 @@ void srv_workers_drop_lost(void *ud)
     drop_lost(sv);
 }
 
+static void db_is(srv *sv, int ok, const char *why)
+{
+    if (ok != sv->db_ok)
+        fprintf(stderr, "agentc serve: the store is %s%s%s\n",
+                ok ? "reachable again" : "unreachable", ok ? "" : ": ", ok ? "" : why);
+    sv->db_ok = ok;
+}
+
+static void claim_done(void *ud, int rc, const char *error)
+{
+    srv *sv = ud;
+    sv->beating = 0;
+    if (rc != AC_OK && sv->workers_started && sv->notify)
+        fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", error ? error : "");
+}
+
+static int claimed_async(void *ud, const ac_store_session_info *info)
+{
+    srv *sv = ud;
+    return sv->workers_started && sv->notify && !sv->stopping ? on_claimed(sv, info) : 1;
+}
+
+static void beat_done(void *ud, int rc, const char *error)
+{
+    srv *sv = ud;
+    sv->beating = 0;
+    if (!sv->workers_started || !sv->notify)
+        return; /* stopping: the connection closes */
+    db_is(sv, rc == AC_OK, error ? error : "");
+    drop_lost(sv);
+    if (rc == AC_OK && !sv->stopping)
+        sv->beating =
+            ac_notify_claim(sv->notify, ac_store_holder(sv->store), CLAIM_MAX, 1,
+                            ac_store_lease_ms(sv->store), claimed_async, claim_done, sv) == 0;
+}
+
 /* Renews the worker's row, then claims what gone workers left (not while stopping). The
- * database's reachability is what /readyz reports. */
+ * database's reachability is what /readyz reports. On PostgreSQL both are statements of the
+ * wake-up connection, never waited for (one at a time: a database slower than the heartbeat
+ * gets the next when it answered), and the store's own connection, found lost while idle, is
+ * made again in the background (ac_store_tend: its holder's lock taken again); an SQLite
+ * store is a local file, its calls made here. */
 static void on_beat(void *ud)
 {
     srv *sv = ud;
     sv->beat_timer = 0;
     ac_error err = {0};
-    int ok = ac_store_worker_beat(sv->store, &err) == AC_OK;
-    if (ok != sv->db_ok)
-        fprintf(stderr, "agentc serve: the store is %s%s%s\n",
-                ok ? "reachable again" : "unreachable", ok ? "" : ": ", ok ? "" : err.text);
-    sv->db_ok = ok;
-    drop_lost(sv);
-    if (ok && !sv->stopping &&
-        ac_store_claim(sv->store, CLAIM_MAX, 1, on_claimed, sv, &err) != AC_OK)
-        fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", err.text);
+    if (sv->notify && !ac_notify_ready(sv->notify)) {
+        db_is(sv, 0, "the wake-up connection is down (it is made again)");
+        drop_lost(sv);
+    } else if (sv->notify && !sv->beating) {
+        ac_store_tend(sv->store, sv->loop);
+        sv->beating = ac_notify_beat(sv->notify, ac_store_holder(sv->store), beat_done, sv) == 0;
+    } else if (!sv->notify) {
+        int ok = ac_store_worker_beat(sv->store, &err) == AC_OK;
+        db_is(sv, ok, err.text);
+        drop_lost(sv);
+        if (ok && !sv->stopping &&
+            ac_store_claim(sv->store, CLAIM_MAX, 1, on_claimed, sv, &err) != AC_OK)
+            fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", err.text);
+    }
     sv->beat_timer = ac_loop_timer(sv->loop, beat_every(sv), on_beat, sv);
 }
 

@@ -28,7 +28,8 @@ typedef struct query {
     char *sql;
     char **vals;
     int n;
-    int tx; /* part of a transaction: failed, not sent again, when the connection is lost */
+    int tx;    /* part of a transaction: failed, not sent again, when the connection is lost */
+    int again; /* a read: sent again on the next connection when its connection is lost */
     ac_notify_query_fn fn;
     void *ud;
 } query;
@@ -123,7 +124,11 @@ static void lost(ac_notify *nt)
     nt->result = NULL;
     query *q = nt->inflight;
     nt->inflight = NULL;
-    if (q) {
+    if (q && q->again && !q->tx) { /* first again on the next connection */
+        q->again = 0;
+        q->next = nt->head;
+        nt->head = q;
+    } else if (q) {
         tell(q, NULL, why);
         query_free(q);
     }
@@ -201,6 +206,7 @@ static void connected(ac_notify *nt)
     nt->next_at = &nt->head;
     set_watch(nt, AC_LOOP_READ);
     ac_notify_query(nt, nt->search_path, 0, NULL, 1, NULL, NULL);
+    ac_notify_query(nt, "SET statement_timeout = 30000", 0, NULL, 1, NULL, NULL); /* bounded */
     ac_notify_query(nt, nt->listen, 0, NULL, 1, on_listen, nt);
     send_next(nt);
 }
@@ -344,7 +350,9 @@ int ac_notify_query(ac_notify *nt, const char *sql, int n, const char *const *va
             query_free(q);
         return -1;
     }
-    q->tx = next;
+    q->tx = (next & AC_NOTIFY_NEXT) != 0;
+    q->again = (next & AC_NOTIFY_AGAIN) != 0;
+    next = q->tx;
     q->fn = fn;
     q->ud = ud;
     if (next) {
