@@ -537,6 +537,7 @@ int srv_remote_start(srv *sv)
         fprintf(stderr, "agentc serve: --db-listen: %s\n", err.text);
         return 3;
     }
+    ac_notify_set_metrics(sv->notify, sv->cfg->metrics_registry);
     sv->remote_timer = ac_loop_timer(sv->loop, POLL_MS, on_poll, sv);
     return 0;
 }

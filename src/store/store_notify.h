@@ -46,6 +46,11 @@ void ac_notify_send(ac_notify *nt, char kind, const char *a, const char *b);
 /* Notifying statements sent so far (each one commit); *lines (may be NULL) the lines queued
  * (what one notification per journal commit would have been), before coalescing. */
 uint64_t ac_notify_batches(const ac_notify *nt, uint64_t *lines);
+/* Counts in m (may be NULL: none) agentc_store_notifications_total{direction="sent"} (each
+ * notifying statement: one commit), {direction="received"} (each notification from another
+ * process) and agentc_store_notify_lines_total{outcome="sent|coalesced"} (lines queued that
+ * went out, or that were merged into one already queued). */
+void ac_notify_set_metrics(ac_notify *nt, struct ac_metrics *m);
 /* The connection is up and listening: nothing sent from now on is missed. */
 int ac_notify_ready(const ac_notify *nt);
 

@@ -157,6 +157,14 @@ for req in "events/nosuch {}" "messages {\"content\":\"x\",\"if_busy\":\"never\"
   there=$(j -X POST -d "${req#* }" "$u3/v1/sessions/a/${req%% *}" -w ' %{http_code}')
   [ "$here" = "$there" ] || fail "${req%% *} on 3 (forwarded): $there; on 2: $here"
 done
+# ---- /metrics: the wake-ups counted (each notifying commit carries one line or more) -------------
+metric() { curl -s --max-time 10 "$1/metrics" | awk -v k="$2" '$1 == k {print $2}'; }
+sent=$(metric "$u2" 'agentc_store_notifications_total{direction="sent"}')
+got=$(metric "$u3" 'agentc_store_notifications_total{direction="received"}')
+lines=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="sent"}')
+merged=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="coalesced"}')
+[ "${sent:-0}" -gt 0 ] && [ "${got:-0}" -gt 0 ] || fail "wake-ups not counted: sent ${sent:-none} by 2, received ${got:-none} by 3"
+[ "${lines:-0}" -ge "$sent" ] || fail "$sent notifying commits for ${lines:-none} lines sent, ${merged:-none} coalesced"
 kill -TERM "$pid2" "$pid3"
 wait "$pid2" || fail "worker 2's exit status"
 wait "$pid3" || fail "worker 3's exit status"

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "agentc/agentc.h"
+#include "agentc/metrics.h"
 #include "agentc/store.h"
 #include "io/loop.h"
 #include "store/store_notify.h"
@@ -118,11 +119,25 @@ static int all_told(void)
     return !burst_timer;
 }
 
+/* The value of the series named (with its labels) in Prometheus text, 0 when absent. */
+static double metric(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, series, n) && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+    return 0;
+}
+
 static void test_burst_coalesced(void **state)
 {
     (void)state;
+    ac_metrics *ma = ac_metrics_new(), *mb = ac_metrics_new();
+    ac_notify_set_metrics(na, ma);
+    ac_notify_set_metrics(nb, mb);
     int64_t t0 = ac_loop_now_ms(loop);
-    uint64_t before = ac_notify_batches(na, NULL);
+    uint64_t before = ac_notify_batches(na, NULL), queued;
+    ac_notify_batches(na, &queued);
     burst_timer = ac_loop_timer(loop, 1, on_tick, NULL);
     run_until(all_told, 15000);
     int64_t ms = ac_loop_now_ms(loop) - t0;
@@ -136,6 +151,26 @@ static void test_burst_coalesced(void **state)
     for (int k = 0; k < SESSIONS; k++)
         assert_int_equal(sa.last[k], 0); /* one's own lines do not come back */
     assert_int_equal(sb.others, 0);
+    /* GET /metrics's counts: the notifying commits, the lines sent or coalesced, and the
+     * notifications the other received (one per commit here: each under a payload) */
+    char *ta = ac_metrics_render(ma, 0), *tb = ac_metrics_render(mb, 0);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    double sent = metric(ta, "agentc_store_notifications_total{direction=\"sent\"}");
+    assert_true(sent == (double)batches);
+    assert_true(metric(ta, "agentc_store_notify_lines_total{outcome=\"sent\"}") +
+                    metric(ta, "agentc_store_notify_lines_total{outcome=\"coalesced\"}") ==
+                (double)(lines - queued));
+    assert_true(metric(ta, "agentc_store_notify_lines_total{outcome=\"coalesced\"}") > 0);
+    double got = metric(tb, "agentc_store_notifications_total{direction=\"received\"}");
+    assert_true(got > 0 && got <= sent); /* the last may be on its way still */
+    assert_true(metric(ta, "agentc_store_notifications_total{direction=\"received\"}") == 0);
+    free(ta);
+    free(tb);
+    ac_notify_set_metrics(na, NULL);
+    ac_notify_set_metrics(nb, NULL);
+    ac_metrics_free(ma);
+    ac_metrics_free(mb);
 }
 
 static int thousand(void)
