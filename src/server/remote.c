@@ -40,6 +40,7 @@ struct srv_fwd {
     int finished;     /* answered: status and reply */
     int gone;         /* its request no longer refers to it */
     int put_sent;     /* its inbox row is on its way (or stored: id) */
+    int no_session;   /* its lease read found no session (deleted by another worker) */
     unsigned status;  /* 0: it was not handled there (the request goes on here) */
     char *reply;
     char *method, *route, *body, *owner; /* the request, until it is put in the inbox */
@@ -218,6 +219,7 @@ static void on_where(void *ud, int rc, const ac_store_session_info *info, const 
         return;
     }
     if (rc != AC_OK || !*info->holder || !strcmp(info->holder, ac_store_holder(sv->store))) {
+        f->no_session = rc == AC_STORE_ENOENT;
         finish(f, 0, NULL);
         maybe_free(f);
         return;
@@ -282,7 +284,7 @@ enum MHD_Result srv_remote_reply(struct MHD_Connection *c, srv_fwd **slot, int *
 {
     srv_fwd *f = *slot;
     *slot = NULL;
-    *retry = f->status == 0;
+    *retry = f->status != 0 ? 0 : f->no_session ? 2 : 1;
     enum MHD_Result ret = MHD_YES;
     if (!*retry) {
         json_t *o = f->reply ? json_loads(f->reply, 0, NULL) : NULL;

@@ -306,9 +306,10 @@ int srv_remote_held(srv *sv, const srv_sess *ss);
 enum MHD_Result srv_remote_forward(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                    const srv_sess *ss, const char *method, const char *route,
                                    const char *body, const char *owner);
-/* The forwarded request's answer replied (*slot freed): MHD's result; or *retry set (the
- * worker it went to did not handle it: it no longer runs the session, or it went before the
- * request's deadline: the request goes on here as if it had not been sent). */
+/* The forwarded request's answer replied (*slot freed): MHD's result; or *retry set: 1, no
+ * other live worker runs the session (none did when its lease was read, or the worker it went
+ * to went before the request's deadline): the request goes on here as if it had not been
+ * sent; 2, the session is gone (another worker deleted it). */
 enum MHD_Result srv_remote_reply(struct MHD_Connection *c, srv_fwd **slot, int *retry);
 /* The request ended (its client went): a forward waiting is answered to no one. */
 void srv_remote_abandon(srv_fwd *fwd);
