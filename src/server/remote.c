@@ -465,6 +465,8 @@ static void remote_tail(srv *sv, srv_sess *ss)
     ss->tail_again = 0;
     ss->tailing = ac_notify_events(sv->notify, ss->stored_id, srv_frames_at(ss->live), tail_event,
                                    tail_done, t) == 0;
+    if (!ss->tailing)
+        free(t); /* not queued (out of memory): the next poll reads it */
 }
 
 /* ---- wake-ups ---- */

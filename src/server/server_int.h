@@ -150,6 +150,7 @@ struct srv {
     uint64_t beat_timer, lost_timer; /* workers.c */
     int db_ok;                       /* the store answered the last heartbeat (/readyz) */
     int beating;                     /* a heartbeat or a claim is under way (workers.c) */
+    int64_t beat_sent_ms;            /* when the last heartbeat was sent (the loop's clock) */
     int workers_started;
     size_t claimed;
 };

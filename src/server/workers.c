@@ -168,7 +168,12 @@ static void on_beat(void *ud)
     } else if (sv->notify && !sv->beating) {
         ac_store_tend(sv->store, sv->loop);
         sv->beating = ac_notify_beat(sv->notify, ac_store_holder(sv->store), beat_done, sv) == 0;
-    } else if (!sv->notify) {
+        sv->beat_sent_ms = ac_loop_now_ms(sv->loop);
+    } else if (sv->notify) { /* the last one is not answered yet: past a lease, not ready */
+        int64_t late = ac_loop_now_ms(sv->loop) - sv->beat_sent_ms;
+        if (late > ac_store_lease_ms(sv->store))
+            db_is(sv, 0, "it did not answer the last heartbeat within the lease");
+    } else {
         int ok = ac_store_worker_beat(sv->store, &err) == AC_OK;
         db_is(sv, ok, err.text);
         drop_lost(sv);
