@@ -195,6 +195,8 @@ int srv_workers_join(srv *sv, const char *listen)
     return 0;
 }
 
+/* At start, before the loop serves: the store's own claim, waited for (nothing waits behind
+ * it, and the start's count says what it resumed). */
 size_t srv_workers_claim(srv *sv)
 {
     ac_error err = {0};

@@ -867,6 +867,10 @@ static int setup_conn(pg_store *s, ac_error *err)
     return ok ? AC_OK : ac_pg_fail(&s->base, err, "taking its holder's lock");
 }
 
+/* Connects, sets up and migrates waiting for the server (bounded by connect_timeout and
+ * statement_timeout): a store is opened before any loop serves with it (serve's start, the
+ * CLI's commands), so nothing waits behind it; a migration that waits for older workers must
+ * finish before this worker serves anyway. */
 int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *holder,
                      ac_store **out, ac_error *err)
 {
