@@ -122,8 +122,8 @@ static int res_ok(const PGresult *r)
 PGresult *ac_pg_q(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
 {
     pg_store *s = (pg_store *)st;
-    ac_pg_tend_stop(s); /* made again here, waiting, if it was being made in the background */
     ac_pg_job_drain(s); /* a commit in flight has the connection until its results are in */
+    ac_pg_tend_stop(s); /* made again here, waiting, if it was being made in the background */
     if (!strcmp(sql, "BEGIN"))
         s->in_tx = 0;      /* a BEGIN that failed left none */
     int fresh = !s->in_tx; /* may connect again */
@@ -194,9 +194,9 @@ static const char *nval(const PGresult *r, int row, int c)
 static void pg_close(ac_store *st)
 {
     pg_store *s = (pg_store *)st;
-    ac_pg_tend_stop(s);
     if (s->conn)
         ac_pg_job_cancel(s);
+    ac_pg_tend_stop(s);
     PQfinish(s->conn);
     free(s->conninfo);
     free(st->path);

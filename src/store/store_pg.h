@@ -66,6 +66,7 @@ typedef struct pg_job {
     int retried;     /* sent again once: the connection was found lost before any answer */
     int answered;    /* a result of it was read */
     int commit_sent; /* its COMMIT went out: lost then, the outcome is unknown */
+    int waiting;     /* for its connection, made again in the background (store_pg_tend.c) */
     /* the pipeline sent: its statements, the results read and what they said */
     int m, got, got_one, body, ins, row, why, fail_at;
     int prep[16][2], n_prep; /* statements prepared in it: result number, place in the cache */
@@ -89,6 +90,7 @@ typedef struct pg_store {
         int failed, fd; /* a setup statement failed; the socket watched */
         ac_loop *loop;
         uint64_t watch, timer;
+        void (*then)(struct pg_store *s, int ok); /* told once it is made (or not) */
     } tend;
 } pg_store;
 
@@ -144,6 +146,10 @@ void ac_pg_tend(ac_store *st, ac_loop *loop);
 /* What ac_pg_tend does under way is given up (the connection stale: the caller makes it
  * again, waiting). */
 void ac_pg_tend_stop(pg_store *s);
+/* The connection, known lost, made again on loop as ac_pg_tend does (or the making under way
+ * joined), then(s, ok) told once it is, or is given up (then the caller connects, waiting):
+ * 1; 0 when it could not be started (nothing told). */
+int ac_pg_tend_start(pg_store *s, ac_loop *loop, void (*then)(pg_store *s, int ok));
 
 /* ---- commits (store_pg_commit.c) ---- */
 

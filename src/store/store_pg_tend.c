@@ -6,8 +6,9 @@
  * schema version's locks) in one statement sent and read as the socket allows. The holder's
  * lock is back within a heartbeat of the server's return, so the sessions this worker runs
  * mid-turn (a long model call, no commit) are not taken for a gone worker's. Bounded: given up
- * after CONNECT_MS (the next call connects, waiting). A call that needs the connection
- * meanwhile gives it up and connects itself (ac_pg_tend_stop).
+ * after CONNECT_MS (the next call connects, waiting). A commit on the loop that finds the
+ * connection lost waits for it the same way (ac_pg_tend_start); a call that needs the
+ * connection meanwhile, waiting, gives it up and connects itself (ac_pg_tend_stop).
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +30,10 @@ static void tend_end(pg_store *s, int ok)
     if (s->conn && PQstatus(s->conn) == CONNECTION_OK)
         PQsetnonblocking(s->conn, 0);
     s->stale = !ok;
+    void (*then)(pg_store *, int) = s->tend.then;
+    s->tend.then = NULL;
+    if (then)
+        then(s, ok);
 }
 
 void ac_pg_tend_stop(pg_store *s)
@@ -127,6 +132,27 @@ static void tend_timeout(void *ud)
     tend_end(s, 0);
 }
 
+int ac_pg_tend_start(pg_store *s, ac_loop *loop, void (*then)(pg_store *s, int ok))
+{
+    if (s->tend.state) { /* under way: told too */
+        s->tend.then = then;
+        return 1;
+    }
+    if (!s->conn || !loop || s->in_tx)
+        return 0;
+    memset(s->sql, 0, sizeof s->sql); /* the statements prepared went with it */
+    s->stale = 1;
+    if (!PQresetStart(s->conn))
+        return 0; /* the next call connects, waiting */
+    s->tend.loop = loop;
+    s->tend.state = 1;
+    s->tend.fd = -1;
+    s->tend.then = then;
+    s->tend.timer = ac_loop_timer(loop, CONNECT_MS, tend_timeout, s);
+    tend_watch(s, AC_LOOP_WRITE); /* a watch refused: given up, then told already */
+    return 1;
+}
+
 void ac_pg_tend(ac_store *st, ac_loop *loop)
 {
     pg_store *s = (pg_store *)st;
@@ -134,14 +160,6 @@ void ac_pg_tend(ac_store *st, ac_loop *loop)
         return; /* under way, or the connection in use: it finds out itself */
     if (!s->stale && PQstatus(s->conn) == CONNECTION_OK && PQconsumeInput(s->conn) &&
         PQstatus(s->conn) == CONNECTION_OK)
-        return;                       /* alive (or its end not arrived yet: the next heartbeat's) */
-    memset(s->sql, 0, sizeof s->sql); /* the statements prepared went with it */
-    s->stale = 1;
-    if (!PQresetStart(s->conn))
-        return; /* the next call connects, waiting */
-    s->tend.loop = loop;
-    s->tend.state = 1;
-    s->tend.fd = -1;
-    s->tend.timer = ac_loop_timer(loop, CONNECT_MS, tend_timeout, s);
-    tend_watch(s, AC_LOOP_WRITE);
+        return; /* alive (or its end not arrived yet: the next heartbeat's) */
+    ac_pg_tend_start(s, loop, NULL);
 }

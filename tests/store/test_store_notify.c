@@ -22,6 +22,7 @@
 #include "io/loop.h"
 #include "store/store_int.h"
 #include "store/store_notify.h"
+#include "store/store_pg.h"
 #include "../support/test_tmpdir.h"
 #include "../support/test_store_where.h"
 
@@ -512,6 +513,76 @@ static void test_tend(void **state)
     ac_store_close(st);
 }
 
+static int commit_done;
+static void on_committed(void *ud)
+{
+    (void)ud;
+    commit_done = 1;
+}
+static int committed(void)
+{
+    return commit_done;
+}
+
+/* A group commit on the loop that finds the store's connection lost makes it again in the
+ * background and is sent once it is: commit_start returns before the server has the new
+ * connection, and the commit is written. */
+static void test_commit_reconnects(void **state)
+{
+    (void)state;
+    ac_store_options o = {.holder = "holder-C", .lease_ms = 60000};
+    ac_error err;
+    ac_store *st = ac_store_open(where, &o, &err);
+    assert_non_null(st);
+    assert_int_equal(st->ops->create(st, "c1", "h", NULL, "holder-C", 60000, &err), AC_OK);
+    static const char *const OURS = "SELECT count(*) FROM pg_stat_activity WHERE "
+                                    "application_name = 'agentc' AND pid <> pg_backend_pid()";
+    reads k = {0};
+    killed = &k;
+    assert_int_equal(ac_notify_query(na,
+                                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                     "WHERE application_name = 'agentc'",
+                                     0, NULL, 0, on_kill, &k),
+                     0);
+    run_until(other_told, 5000);
+    int n = 1;
+    for (int i = 0; i < 100 && n != 0; i++)
+        n = locks_of(OURS);
+    assert_int_equal(n, 0);
+    ac_store_event e = {1, 1, "spawn", "{}", NULL};
+    ac_store_commit c = {.id = "c1",
+                         .holder = "holder-C",
+                         .attempt = 1,
+                         .lease_ms = 60000,
+                         .evs = &e,
+                         .n_evs = 1,
+                         .status = "idle",
+                         .at_rest = 1};
+    int rcs[1], rc = -1;
+    ac_error errs[1];
+    commit_done = 0;
+    st->ops->commit_start(st, loop, &c, 1, rcs, errs, &rc, on_committed, NULL);
+    assert_false(commit_done);
+    /* its first statements find the connection lost (or commit_start did, the server's end
+     * read already): the commit waits for it, made again on the loop, never by waiting */
+    pg_store *s = (pg_store *)st;
+    int waited = 0;
+    for (int i = 0; i < 1000 && !commit_done && !waited; i++) {
+        waited = s->job.waiting && s->tend.state;
+        if (!waited)
+            ac_loop_run_once(loop, 5);
+    }
+    assert_true(waited);
+    run_until(committed, 10000);
+    assert_true(commit_done);
+    assert_int_equal(rc, AC_OK);
+    assert_int_equal(rcs[0], AC_OK);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "c1", &info, &err), AC_OK);
+    assert_int_equal(info.events, 1);
+    ac_store_close(st);
+}
+
 int main(void)
 {
     if (!test_store_pg()) {
@@ -525,6 +596,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_loop_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tend, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_reconnects, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
