@@ -131,10 +131,19 @@ static void claim_done(void *ud, int rc, const char *error)
         fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", error ? error : "");
 }
 
+/* A claimed session, the claim's answer come: loaded, or (stopping meanwhile) given up at once
+ * for a survivor. */
 static int claimed_async(void *ud, const ac_store_session_info *info)
 {
     srv *sv = ud;
-    return sv->workers_started && sv->notify && !sv->stopping ? on_claimed(sv, info) : 1;
+    if (!sv->workers_started || !sv->notify)
+        return 1; /* closing: released with the connection */
+    if (!sv->stopping)
+        return on_claimed(sv, info);
+    srv_sess *ss = srv_sess_stored(sv, info->id);
+    if (!ss || !ss->s) /* not one it runs */
+        ac_store_release(sv->store, info->id, info->attempt, NULL);
+    return 0;
 }
 
 static void beat_done(void *ud, int rc, const char *error)
