@@ -144,13 +144,14 @@ struct srv {
     srv_fwd *fwds;            /* requests waiting for another worker's answer */
     int draining, drain_again;
     unsigned polls;
-    int port;                        /* the bound port */
-    char listen_host[128];           /* --listen's host, as written ("127.0.0.1", "[::1]") */
-    srv_conn *conns;                 /* every open connection (admit.c) */
-    uint64_t beat_timer, lost_timer; /* workers.c */
-    int db_ok;                       /* the store answered the last heartbeat (/readyz) */
-    int beating;                     /* a heartbeat or a claim is under way (workers.c) */
-    int64_t beat_sent_ms;            /* when the last heartbeat was sent (the loop's clock) */
+    int port;                           /* the bound port */
+    char listen_host[128];              /* --listen's host, as written ("127.0.0.1", "[::1]") */
+    srv_conn *conns;                    /* every open connection (admit.c) */
+    uint64_t beat_timer, lost_timer;    /* workers.c */
+    int db_ok;                          /* the store answered the last heartbeat (/readyz) */
+    int beating;                        /* a heartbeat or a claim is under way (workers.c) */
+    int beat_waiting;                   /* its statement is not answered yet */
+    int64_t beat_sent_ms, beat_tick_ms; /* when it was sent; the heartbeat timer's last run */
     int workers_started;
     size_t claimed;
 };

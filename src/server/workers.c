@@ -149,7 +149,7 @@ static int claimed_async(void *ud, const ac_store_session_info *info)
 static void beat_done(void *ud, int rc, const char *error)
 {
     srv *sv = ud;
-    sv->beating = 0;
+    sv->beating = sv->beat_waiting = 0;
     if (!sv->workers_started || !sv->notify)
         return; /* stopping: the connection closes */
     db_is(sv, rc == AC_OK, error ? error : "");
@@ -171,16 +171,22 @@ static void on_beat(void *ud)
     srv *sv = ud;
     sv->beat_timer = 0;
     ac_error err = {0};
+    int64_t now = ac_loop_now_ms(sv->loop);
+    /* the loop itself did not run meanwhile (the process stopped, the machine busy): what the
+     * database answered is read before the heartbeat is called late */
+    int stalled = sv->beat_tick_ms && now - sv->beat_tick_ms > 2 * beat_every(sv);
+    sv->beat_tick_ms = now;
     if (sv->notify && !ac_notify_ready(sv->notify)) {
         db_is(sv, 0, "the wake-up connection is down (it is made again)");
         drop_lost(sv);
     } else if (sv->notify && !sv->beating) {
         ac_store_tend(sv->store, sv->loop);
-        sv->beating = ac_notify_beat(sv->notify, ac_store_holder(sv->store), beat_done, sv) == 0;
-        sv->beat_sent_ms = ac_loop_now_ms(sv->loop);
-    } else if (sv->notify) { /* the last one is not answered yet: past a lease, not ready */
-        int64_t late = ac_loop_now_ms(sv->loop) - sv->beat_sent_ms;
-        if (late > ac_store_lease_ms(sv->store))
+        sv->beating = sv->beat_waiting =
+            ac_notify_beat(sv->notify, ac_store_holder(sv->store), beat_done, sv) == 0;
+        sv->beat_sent_ms = now;
+    } else if (sv->notify) { /* the heartbeat not answered for a lease: not ready (a claim
+                              * under way, loading what it claimed, is not the database's) */
+        if (sv->beat_waiting && !stalled && now - sv->beat_sent_ms > ac_store_lease_ms(sv->store))
             db_is(sv, 0, "it did not answer the last heartbeat within the lease");
     } else {
         int ok = ac_store_worker_beat(sv->store, &err) == AC_OK;
