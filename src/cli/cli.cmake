@@ -9,6 +9,7 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/run_common.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_opts.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_ui.c
+  ${CMAKE_SOURCE_DIR}/src/cli/post_at.c
   ${CMAKE_SOURCE_DIR}/src/cli/run.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_agent.c
   ${CMAKE_SOURCE_DIR}/src/cli/subagents.c
