@@ -22,6 +22,7 @@ typedef struct tg_scenario {
     char *builds; /* what inputs it constructs (its stimuli, said) */
     char *script; /* the scripted model's turns, JSON Lines */
     char *schema; /* an output schema (JSON), NULL: none */
+    char *guards; /* the guardrails' tool file (guards.json), NULL: none */
     char *args;   /* the run's options, one a line: "--param\nx=1\n--post-at\n..." */
     char *path;   /* the expected path: one transition identity a line (tg_ident_*) */
     int new_transitions;

@@ -189,6 +189,9 @@ static void comparison(tg_alpha *a, const ac_fsm_tables *t, const ac_fsm_guard_o
         snprintf(label, sizeof label, "HTTP %lld (%s %lld)", (long long)v, ac_facts[f].name,
                  (long long)op->ival);
         add(a, TG_TURN, label, error_turn((int)v, 1, 5, NULL), NULL);
+        snprintf(label, sizeof label, "a streamed part, then HTTP %lld (%s %lld)", (long long)v,
+                 ac_facts[f].name, (long long)op->ival);
+        add(a, TG_TURN, label, error_turn((int)v, 1, 5, "half "), NULL);
     } else if (f == AC_FACT_LLM_FINISH && op->operand == AC_GOP_STRING) {
         snprintf(label, sizeof label, "an answer with finish reason %s", op->sval);
         add(a, TG_TURN, label,
@@ -239,8 +242,49 @@ static void after_timer(tg_alpha *a, const ac_fsm_tables *t, const char *ev)
         }
 }
 
+/* The guardrail a `guardrail(input|output, NAME)` effect runs: NAME into name, else 0. */
+static int guardrail_name(const char *effect, char *name, size_t cap)
+{
+    const char *c = strchr(effect, ',');
+    if (strncmp(effect, "guardrail(", 10) || !c)
+        return 0;
+    c += strspn(c + 1, " ") + 1;
+    snprintf(name, cap, "%.*s", (int)strcspn(c, ")"), c);
+    return 1;
+}
+
+char *tg_guard_tools(const ac_fsm_tables *t, const char *const *trip, size_t n)
+{
+    json_t *tools = json_array();
+    char name[128];
+    for (uint16_t e = 0; e < t->n_effects; e++) {
+        if (!guardrail_name(t->effect_names[e], name, sizeof name))
+            continue;
+        int trips = 0;
+        for (size_t i = 0; i < n; i++)
+            trips |= !strcmp(trip[i], name);
+        json_array_append_new(
+            tools, json_pack("{s:s, s:s, s:{s:s}, s:[s, s, s]}", "name", name, "description",
+                             "guardrail", "parameters", "type", "object", "command", "sh", "-c",
+                             trips ? "cat >/dev/null; echo '{\"pass\": false, \"reason\": "
+                                     "\"tripped by the test\"}'"
+                                   : "cat >/dev/null; echo '{\"pass\": true}'"));
+    }
+    if (!json_array_size(tools)) {
+        json_decref(tools);
+        return NULL;
+    }
+    return dump(json_pack("{s:o}", "tools", tools));
+}
+
 void tg_alpha_derive(tg_alpha *a, const ac_fsm_tables *t)
 {
+    char name[128], label[200];
+    for (uint16_t e = 0; e < t->n_effects; e++)
+        if (guardrail_name(t->effect_names[e], name, sizeof name)) {
+            snprintf(label, sizeof label, "guardrail %s trips", name);
+            add(a, TG_TRIP, label, strdup(name), NULL);
+        }
     base_turns(a, t);
     named_guards(a, t);
     for (uint16_t g = 0; t->guard_ops && g < t->n_guards; g++)

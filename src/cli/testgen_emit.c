@@ -25,6 +25,7 @@ void tg_suite_free(tg_suite *s)
         free(s->sc[i].builds);
         free(s->sc[i].script);
         free(s->sc[i].schema);
+        free(s->sc[i].guards);
         free(s->sc[i].args);
         free(s->sc[i].path);
     }
@@ -110,7 +111,8 @@ int tg_emit(const tg_suite *s, const char *out, char *err, size_t errcap)
         int bad = a.failed || (mkdir(dir, 0700) != 0 && errno != EEXIST) ||
                   put(dir, "script.jsonl", sc->script) || put(dir, "args", a.p) ||
                   put(dir, "expected.path", sc->path) ||
-                  (sc->schema && put(dir, "schema.json", sc->schema));
+                  (sc->schema && put(dir, "schema.json", sc->schema)) ||
+                  (sc->guards && put(dir, "guards.json", sc->guards));
         ac_buf_free(&a);
         if (bad) {
             snprintf(err, errcap, "cannot write %s: %s", dir, strerror(errno));
@@ -137,6 +139,7 @@ static int load_one(const char *dir, const char *name, tg_scenario *sc)
     sc->script = slurp(d, "script.jsonl");
     sc->path = slurp(d, "expected.path");
     sc->schema = slurp(d, "schema.json");
+    sc->guards = slurp(d, "guards.json");
     if (!args || !sc->script || !sc->path) {
         free(args);
         return -1;

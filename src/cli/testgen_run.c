@@ -64,18 +64,22 @@ static int run_once(ac_loop *loop, const char *spec, const tg_scenario *sc, cons
     const char *argv[MAX_ARGS + 12] = {self_exe(), "run",       "--no-store", "--spec",
                                        spec,       "--journal", journal};
     int k = 7;
-    char *args = strdup(sc->args), *save = NULL, files[4][PATH_MAX];
-    int nf = 0, file_next = 0;
+    char *args = strdup(sc->args), *save = NULL, files[6][PATH_MAX];
+    int nf = 0, want = 0; /* 1: the value is a file of the folder; 2: unless builtin: */
     for (char *l = args ? strtok_r(args, "\n", &save) : NULL; l && k < MAX_ARGS;
          l = strtok_r(NULL, "\n", &save)) {
         if (l[0] == '#')
             continue;
-        if (file_next && nf < 4) {
+        const char *v = l;
+        if ((want == 1 || (want == 2 && strncmp(l, "builtin:", 8))) && nf < 6) {
             snprintf(files[nf], PATH_MAX, "%s/%s", dir, l);
-            l = files[nf++];
+            v = files[nf++];
         }
-        file_next = !strcmp(l, "--script") || !strcmp(l, "--output-schema");
-        argv[k++] = l;
+        want = want                                                      ? 0
+               : !strcmp(l, "--script") || !strcmp(l, "--output-schema") ? 1
+               : !strcmp(l, "--tools")                                   ? 2
+                                                                         : 0;
+        argv[k++] = v;
     }
     argv[k++] = PROMPT;
     argv[k] = NULL;

@@ -46,7 +46,8 @@ typedef struct search {
     uint16_t *path; /* the running candidate's rows */
     size_t n_path, cap_path;
     ac_post_at pa;
-    int pad_json; /* the pad answers are JSON (an output schema) */
+    uint64_t *seen; /* candidates generated: their canonical hashes (open addressing) */
+    size_t n_seen, cap_seen;
 } search;
 
 static void on_trace(void *ud, ac_session *s, const ac_trace_rec *r)
@@ -70,15 +71,23 @@ static void on_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 /* The scenario's pieces for candidate c: the script (turns, then the pad), the schema and the
  * args lines (fast timers, tools, params, posts, delay). */
 static void candidate_text(const search *S, const cand *c, ac_buf *script, const char **schema,
-                           ac_buf *args, ac_buf *builds)
+                           ac_buf *args, ac_buf *builds, char **guards)
 {
     *schema = NULL;
     int slow = 0;
+    const char *trip[TG_MAX_DEPTH];
+    size_t n_trip = 0;
+    for (uint8_t i = 0; i < c->n; i++)
+        if (S->al.s[c->s[i]].kind == TG_TRIP)
+            trip[n_trip++] = S->al.s[c->s[i]].value;
+    *guards = tg_guard_tools(S->t, trip, n_trip);
     for (uint8_t i = 0; i < c->n; i++)
         if (S->al.s[c->s[i]].kind == TG_SCHEMA)
             *schema = S->al.s[c->s[i]].value;
     ac_buf_printf(args,
                   "--provider\nscript\n--script\nscript.jsonl\n--tools\nbuiltin:calculator\n");
+    if (*guards)
+        ac_buf_printf(args, "--tools\nguards.json\n");
     const char *tools[TG_MAX_DEPTH] = {0};
     for (uint8_t i = 0; i < c->n; i++) {
         const tg_stim *st = &S->al.s[c->s[i]];
@@ -162,9 +171,9 @@ static void run_session(search *S, ac_engine *e)
 /* Runs candidate c in process: S->path gets the rows it took. 0, or -1 (the engine refused
  * its options: a param out of range). */
 static int run_candidate(search *S, const cand *c, ac_buf *script, const char **schema,
-                         ac_buf *args, ac_buf *builds)
+                         ac_buf *args, ac_buf *builds, char **guards)
 {
-    candidate_text(S, c, script, schema, args, builds);
+    candidate_text(S, c, script, schema, args, builds, guards);
     if (script->failed || args->failed)
         return -1;
     char *a = strdup(args->p);
@@ -178,8 +187,11 @@ static int run_candidate(search *S, const cand *c, ac_buf *script, const char **
     b.cfg.params = params;
     b.cfg.script_text = script->p;
     b.cfg.output_schema = *schema;
+    const char *texts[AC_CLI_MAX_TOOLS + 1];
+    for (size_t i = 0; i < nt; i++)
+        texts[i] = !strcmp(tools[i], "guards.json") ? *guards : NULL;
     b.tools = tools;
-    b.tool_texts = NULL;
+    b.tool_texts = texts;
     b.n_tools = nt;
     char perr[512];
     ac_output out = {.ud = S, .trace = on_trace};
@@ -217,10 +229,9 @@ static int novelty(search *S, int *new_pairs)
 }
 
 /* The candidate just run as scenario number i of out. -1 when out of memory. */
-static int keep(const search *S, const cand *c, tg_suite *out, int rows, ac_buf *script,
-                const char *schema, ac_buf *args, ac_buf *builds)
+static int keep(const search *S, tg_suite *out, int rows, ac_buf *script, const char *schema,
+                ac_buf *args, ac_buf *builds, char *guards)
 {
-    (void)c;
     tg_scenario *sc = tg_suite_add(out);
     if (!sc)
         return -1;
@@ -232,6 +243,7 @@ static int keep(const search *S, const cand *c, tg_suite *out, int rows, ac_buf 
     sc->path = p.p ? p.p : strdup("");
     sc->script = strdup(script->p);
     sc->schema = schema ? strdup(schema) : NULL;
+    sc->guards = guards ? strdup(guards) : NULL;
     sc->args = strdup(args->p);
     sc->builds = strdup(builds->p ? builds->p : "");
     sc->new_transitions = rows;
@@ -252,24 +264,74 @@ static int push(cand_list *l, const cand *c)
     return 0;
 }
 
-/* The children of c: one more turn (while c has turns only), or one more of the others, of a
- * higher index than c's last (each set once). */
-static int extend(const search *S, const cand *c, cand_list *next)
+/* A candidate's canonical hash: its turns in order, then its other stimuli sorted (a set). */
+static uint64_t cand_hash(const search *S, const cand *c)
 {
-    uint16_t last = 0;
+    uint16_t others[TG_MAX_DEPTH];
+    size_t n = 0;
+    uint64_t h = 1469598103934665603ull;
+    for (uint8_t i = 0; i < c->n; i++) {
+        if (S->al.s[c->s[i]].kind != TG_TURN) {
+            size_t k = n++;
+            for (; k > 0 && others[k - 1] > c->s[i]; k--)
+                others[k] = others[k - 1];
+            others[k] = c->s[i];
+            continue;
+        }
+        h = (h ^ c->s[i]) * 1099511628211ull;
+    }
+    h = (h ^ 0xFFFFu) * 1099511628211ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ others[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* Marks h seen: 1 when it was new, 0 when seen before, -1 when out of memory. */
+static int seen_add(search *S, uint64_t h)
+{
+    if ((S->n_seen + 1) * 4 >= S->cap_seen * 3) {
+        size_t cap = S->cap_seen ? S->cap_seen * 2 : 1024;
+        uint64_t *t = calloc(cap, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < S->cap_seen; i++)
+            for (size_t k = S->seen[i] % cap; S->seen[i]; k = (k + 1) % cap)
+                if (!t[k]) {
+                    t[k] = S->seen[i];
+                    break;
+                }
+        free(S->seen);
+        S->seen = t;
+        S->cap_seen = cap;
+    }
+    for (size_t k = h % S->cap_seen;; k = (k + 1) % S->cap_seen) {
+        if (S->seen[k] == h)
+            return 0;
+        if (!S->seen[k]) {
+            S->seen[k] = h;
+            S->n_seen++;
+            return 1;
+        }
+    }
+}
+
+/* The children of c not seen yet: one more turn (while c has turns only), or one more of the
+ * others (a set: each once). */
+static int extend(search *S, const cand *c, cand_list *next)
+{
     int others = 0;
     for (uint8_t i = 0; i < c->n; i++)
-        if (S->al.s[c->s[i]].kind != TG_TURN) {
-            others = 1;
-            last = c->s[i];
-        }
+        others |= S->al.s[c->s[i]].kind != TG_TURN;
     for (uint16_t k = 0; k < S->al.n; k++) {
-        int turn = S->al.s[k].kind == TG_TURN;
-        if ((turn && others) || (!turn && others && k <= last))
+        int turn = S->al.s[k].kind == TG_TURN, dup = 0;
+        for (uint8_t i = 0; i < c->n && !turn; i++)
+            dup |= c->s[i] == k;
+        if ((turn && others) || dup)
             continue;
         cand d = *c;
         d.s[d.n++] = k;
-        if (push(next, &d) < 0)
+        int fresh = seen_add(S, cand_hash(S, &d));
+        if (fresh < 0 || (fresh && push(next, &d) < 0))
             return -1;
     }
     return 0;
@@ -284,17 +346,19 @@ static int visit(search *S, const cand *c, int depth, const tg_bounds *bd, tg_su
     ac_buf_init(&args, AC_BUF_MAX);
     ac_buf_init(&builds, AC_BUF_MAX);
     const char *schema = NULL;
+    char *guards = NULL;
     int rc = 0;
-    if (run_candidate(S, c, &script, &schema, &args, &builds) == 0) {
+    if (run_candidate(S, c, &script, &schema, &args, &builds, &guards) == 0) {
         int pairs, rows = novelty(S, &pairs);
         if (rows)
-            rc = keep(S, c, out, rows, &script, schema, &args, &builds);
+            rc = keep(S, out, rows, &script, schema, &args, &builds, guards);
         if (!rc && (rows || pairs || depth <= 1) && depth < bd->depth && c->n < TG_MAX_DEPTH)
             rc = extend(S, c, next);
     }
     ac_buf_free(&script);
     ac_buf_free(&args);
     ac_buf_free(&builds);
+    free(guards);
     return rc;
 }
 
@@ -358,5 +422,6 @@ int tg_search(const char *spec_path, const ac_fsm_tables *t, const tg_bounds *b,
     ac_buf_free(&S.fast);
     free(S.pairs);
     free(S.path);
+    free(S.seen);
     return rc;
 }

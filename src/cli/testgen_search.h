@@ -14,7 +14,8 @@ enum tg_stim_kind {
     TG_PARAM = 1,  /* value: "name=value" lines */
     TG_POST = 2,   /* value: "MACHINE.STATE=EVENT[:PAYLOAD]" (--post-at) */
     TG_SCHEMA = 3, /* value: an output schema (JSON) */
-    TG_SLOW = 4    /* value: "name=1ms" of an `after` timer; the model answers slowly */
+    TG_SLOW = 4,   /* value: "name=1ms" of an `after` timer; the model answers slowly */
+    TG_TRIP = 5    /* value: a guardrail's name: its command trips (the others pass) */
 };
 
 typedef struct tg_stim {
@@ -33,6 +34,9 @@ typedef struct tg_alpha {
 void tg_alpha_derive(tg_alpha *a, const ac_fsm_tables *t);
 void tg_alpha_add(tg_alpha *a, int kind, const char *label, char *value);
 void tg_alpha_free(tg_alpha *a);
+/* The tool file the spec's guardrails need (guards.json): a command per guardrail that passes,
+ * or trips when named in trip (n of them). NULL when the spec has no guardrail. */
+char *tg_guard_tools(const ac_fsm_tables *t, const char *const *trip, size_t n);
 /* The events posted as states are entered (testgen_posts.c). */
 void tg_alpha_posts(tg_alpha *a, const ac_fsm_tables *t);
 /* The params every candidate runs with: the durations of the timers inside a turn (a retry's
