@@ -48,6 +48,7 @@ typedef struct search {
     ac_post_at pa;
     uint64_t *seen; /* candidates generated: their canonical hashes (open addressing) */
     size_t n_seen, cap_seen;
+    int hit_bound; /* a candidate was not extended for the depth bound */
 } search;
 
 static void on_trace(void *ud, ac_session *s, const ac_trace_rec *r)
@@ -352,8 +353,11 @@ static int visit(search *S, const cand *c, int depth, const tg_bounds *bd, tg_su
         int pairs, rows = novelty(S, &pairs);
         if (rows)
             rc = keep(S, out, rows, &script, schema, &args, &builds, guards);
-        if (!rc && (rows || pairs || depth <= 1) && depth < bd->depth && c->n < TG_MAX_DEPTH)
+        int more = !rc && (rows || pairs || depth <= 1);
+        if (more && depth < bd->depth && c->n < TG_MAX_DEPTH)
             rc = extend(S, c, next);
+        else if (more)
+            S->hit_bound = 1; /* it would have been extended */
     }
     ac_buf_free(&script);
     ac_buf_free(&args);
@@ -383,9 +387,8 @@ static int bfs(search *S, const tg_bounds *bd, tg_suite *out, tg_search_stats *s
         cur = next;
         next = t;
         next.n = 0;
-        if (depth == bd->depth && cur.n)
-            st->bounded = 1;
     }
+    st->bounded |= S->hit_bound;
     st->ms = ac_wall_now_ms() - start;
     free(cur.c);
     free(next.c);

@@ -58,11 +58,17 @@ add_test(NAME cli_coverage
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/coverage.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_coverage PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
-# agentc testgen: generated scenarios run through the engine on spec/agent.fsm and the gallery.
+# agentc testgen: generated scenarios run through the engine on spec/agent.fsm, the gallery and a
+# spec written for the test (about a minute: slow).
 add_test(NAME cli_testgen
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/testgen.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(cli_testgen PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+set_tests_properties(cli_testgen PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77 TIMEOUT 300)
+# agentc run --post-at: events posted as states are entered (a pause, a queued message, a deny).
+add_test(NAME cli_post_at
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/post_at.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_post_at PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
 add_test(NAME cli_testgen_mutations
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/testgen_mutations.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
