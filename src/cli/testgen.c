@@ -20,7 +20,7 @@
 
 typedef struct tg_opts {
     const char *spec, *out, *from;
-    int run, json;
+    int run, json, fail_fast;
     tg_bounds b;
 } tg_opts;
 
@@ -28,7 +28,7 @@ static int usage(FILE *f, int rc)
 {
     fprintf(f,
             "usage: agentc testgen SPEC [--out DIR] [--run] [--json] [--depth N]\n"
-            "                      [--time-limit MS] [--from DIR]\n\n"
+            "                      [--time-limit MS] [--from DIR] [--fail-fast]\n\n"
             "Searches, shortest first, for runs that take every transition of SPEC the engine's\n"
             "posting rules let happen: model answers (text, tool calls, errors with their HTTP\n"
             "status and Retry-After, finish reasons, usage), params that make a guard's bound\n"
@@ -44,7 +44,8 @@ static int usage(FILE *f, int rc)
             "  --depth N        stimuli combined in one run, at most (default 4)\n"
             "  --time-limit MS  the search's time, at most (default 20000)\n"
             "  --from DIR       run the scenarios written in DIR (by --out) on SPEC instead of\n"
-            "                   searching: a path that differs shows an edit of the spec\n\n"
+            "                   searching: a path that differs shows an edit of the spec\n"
+            "  --fail-fast      stop running scenarios at the first that misbehaves\n\n"
             "exit status: 0 every reachable transition taken and every scenario as expected,\n"
             "1 otherwise, 2 bad usage, 3 the scenarios could not be written\n");
     return rc;
@@ -69,8 +70,8 @@ static int tg_parse(int argc, char **argv, tg_opts *o)
         long n;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return usage(stdout, -1);
-        if (!strcmp(a, "--run") || !strcmp(a, "--json"))
-            *(a[2] == 'r' ? &o->run : &o->json) = 1;
+        if (!strcmp(a, "--run") || !strcmp(a, "--json") || !strcmp(a, "--fail-fast"))
+            *(a[2] == 'r' ? &o->run : a[2] == 'j' ? &o->json : &o->fail_fast) = 1;
         else if ((!strcmp(a, "--out") || !strcmp(a, "--from")) && i + 1 < argc)
             *(a[2] == 'o' ? &o->out : &o->from) = argv[++i];
         else if (!strcmp(a, "--depth") && i + 1 < argc && !num(argv[i + 1], 0, 8, &n)) {
@@ -220,7 +221,10 @@ static int run_all(const tg_opts *o, const ac_fsm_tables *t, const tg_suite *s, 
     int rc = !loop || !c.tc || !c.sc ? -1 : 0;
     for (size_t i = 0; !rc && i < s->n; i++) {
         json_t *r = tg_run_scenario(loop, o->spec, &s->sc[i], out, &c);
+        int bad = !r || json_object_get(r, "problem");
         json_array_append_new(results, r);
+        if (bad && o->fail_fast)
+            break;
     }
     memset(taken, 0, t->n_transitions);
     for (uint16_t r = 0; !rc && r < t->n_transitions; r++)
