@@ -46,7 +46,7 @@ static void add(tg_alpha *a, int kind, const char *label, char *value, const cha
         a->s = p;
         a->cap = cap;
     }
-    a->s[a->n++] = (tg_stim){kind, strdup(label), value, tool};
+    a->s[a->n++] = (tg_stim){kind, strdup(label), value, tool, AC_FSM_NONE};
 }
 
 static char *dump(json_t *j)
@@ -299,7 +299,10 @@ void tg_alpha_derive(tg_alpha *a, const ac_fsm_tables *t)
 }
 
 /* For testgen_posts.c. */
-void tg_alpha_add(tg_alpha *a, int kind, const char *label, char *value)
+void tg_alpha_add_post(tg_alpha *a, uint16_t state, const char *label, char *value)
 {
-    add(a, kind, label, value, NULL);
+    size_t n = a->n;
+    add(a, TG_POST, label, value, NULL);
+    if (a->n > n)
+        a->s[n].state = state;
 }

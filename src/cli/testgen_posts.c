@@ -67,7 +67,7 @@ void tg_alpha_posts(tg_alpha *a, const ac_fsm_tables *t)
             snprintf(v, sizeof v, "%s.%s=%s%s", t->machines[st->machine].name, st->name, en,
                      !strcmp(en, "user_message") ? ":and then 4 * 5?" : "");
             snprintf(label, sizeof label, "%s at %s", en, st->name);
-            tg_alpha_add(a, TG_POST, label, strdup(v));
+            tg_alpha_add_post(a, s, label, strdup(v));
         }
     }
     free(why);

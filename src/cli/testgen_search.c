@@ -43,7 +43,8 @@ typedef struct search {
     ac_loop *loop;
     ac_buf fast; /* the params every candidate runs with, as args lines */
     uint8_t *taken, *pairs;
-    uint16_t *path; /* the running candidate's rows */
+    uint8_t *entered; /* the states the running candidate entered */
+    uint16_t *path;   /* the running candidate's rows */
     size_t n_path, cap_path;
     ac_post_at pa;
     uint64_t *seen; /* candidates generated: their canonical hashes (open addressing) */
@@ -55,6 +56,8 @@ static void on_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 {
     search *S = ud;
     ac_post_at_seen(&S->pa, s, r);
+    if (r->kind == AC_TRACE_TRANSITION && r->to < S->t->n_states)
+        S->entered[r->to] = 1;
     if ((r->kind != AC_TRACE_TRANSITION && r->kind != AC_TRACE_INTERNAL) || r->row == AC_FSM_NONE ||
         r->from == AC_FSM_NONE || S->t->transitions[r->row].kind == AC_TR_IGNORE)
         return;
@@ -199,6 +202,7 @@ static int run_candidate(search *S, const cand *c, ac_buf *script, const char **
     ac_engine *e = NULL;
     ac_error err = {0};
     S->n_path = 0;
+    memset(S->entered, 0, S->t->n_states);
     int rc = ac_post_at_parse(&S->pa, S->t, posts, npost, perr, sizeof perr) < 0 ||
                      ac_cli_engine_build(&b, S->loop, &out, NULL, &e, &err)
                  ? -1
@@ -317,7 +321,8 @@ static int seen_add(search *S, uint64_t h)
 }
 
 /* The children of c not seen yet: one more turn (while c has turns only), or one more of the
- * others (a set: each once). */
+ * others (a set: each once); an event posted at a state c's run never entered is left out, as
+ * it would never be posted (the run is c's up to the first post). */
 static int extend(search *S, const cand *c, cand_list *next)
 {
     int others = 0;
@@ -327,7 +332,8 @@ static int extend(search *S, const cand *c, cand_list *next)
         int turn = S->al.s[k].kind == TG_TURN, dup = 0;
         for (uint8_t i = 0; i < c->n && !turn; i++)
             dup |= c->s[i] == k;
-        if ((turn && others) || dup)
+        if ((turn && others) || dup ||
+            (S->al.s[k].kind == TG_POST && !S->entered[S->al.s[k].state]))
             continue;
         cand d = *c;
         d.s[d.n++] = k;
@@ -410,10 +416,11 @@ int tg_search(const char *spec_path, const ac_fsm_tables *t, const tg_bounds *b,
     tg_fast_timers(t, &S.fast);
     tg_alpha_derive(&S.al, t);
     st->alphabet = S.al.n;
+    S.entered = calloc((size_t)t->n_states + 1, 1);
     if (t->n_transitions <= MAX_PAIR_ROWS)
         S.pairs = calloc((size_t)t->n_transitions * t->n_transitions / 8 + 1, 1);
     int rc = -1;
-    if (!(S.loop = ac_loop_new()))
+    if (!S.entered || !(S.loop = ac_loop_new()))
         snprintf(err, errcap, "cannot create the event loop");
     else if (ac_cli_engine_resolve(&S.eo, "agentc testgen", &S.base))
         snprintf(err, errcap, "cannot read %s", spec_path);
@@ -426,5 +433,6 @@ int tg_search(const char *spec_path, const ac_fsm_tables *t, const tg_bounds *b,
     free(S.pairs);
     free(S.path);
     free(S.seen);
+    free(S.entered);
     return rc;
 }

@@ -7,7 +7,7 @@
 
 #include "testgen.h"
 
-#define TG_MAX_ALPHA 512
+#define TG_MAX_ALPHA 8192
 
 enum tg_stim_kind {
     TG_TURN = 0,   /* value: one scripted model turn (JSON) */
@@ -23,6 +23,7 @@ typedef struct tg_stim {
     char *label;      /* what it constructs, said */
     char *value;      /* as the kind says */
     const char *tool; /* TG_TURN: the --tools it needs besides builtin:calculator, NULL */
+    uint16_t state;   /* TG_POST: the state it posts at (AC_FSM_NONE for the others) */
 } tg_stim;
 
 typedef struct tg_alpha {
@@ -32,7 +33,7 @@ typedef struct tg_alpha {
 
 /* Every stimulus the spec's tables suggest, into a. */
 void tg_alpha_derive(tg_alpha *a, const ac_fsm_tables *t);
-void tg_alpha_add(tg_alpha *a, int kind, const char *label, char *value);
+void tg_alpha_add_post(tg_alpha *a, uint16_t state, const char *label, char *value);
 void tg_alpha_free(tg_alpha *a);
 /* The tool file the spec's guardrails need (guards.json): a command per guardrail that passes,
  * or trips when named in trip (n of them). NULL when the spec has no guardrail. */
