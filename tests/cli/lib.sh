@@ -11,11 +11,12 @@ cleanup() {
 }
 # The journals a test recorded are kept for the suite's coverage (tests/cli/suite_coverage.sh):
 # with AGENTC_TEST_JOURNALS set (CMakeLists.txt: BUILD/test-journals), every file under $tmp
-# that starts as a journal does is copied to AGENTC_TEST_JOURNALS/SCRIPT/, the script's last run.
+# that starts as a journal does is copied to AGENTC_TEST_JOURNALS/SCRIPT-SUM/ (SUM: of the
+# script's arguments, for a script several tests run), the last run's.
 keep_journals() {
   [ -n "${AGENTC_TEST_JOURNALS:-}" ] && [ -d "$tmp" ] || return 0
   local dest n=0
-  dest="$AGENTC_TEST_JOURNALS/$(basename "$0" .sh)"
+  dest="$AGENTC_TEST_JOURNALS/$(basename "$0" .sh)-$(cksum <<<"$*" | cut -d' ' -f1)"
   rm -rf "$dest"
   while IFS= read -r -d '' f; do
     [ "$(head -c 17 "$f" 2>/dev/null)" = '{"agentc_journal"' ] || continue

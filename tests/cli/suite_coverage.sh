@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project audits itself: `agentc coverage --fail-under` over the journals the test suite
-# records. Every CLI test keeps the journals it recorded in AGENTC_TEST_JOURNALS/SCRIPT/ (lib.sh;
+# records. Every CLI test keeps the journals it recorded in AGENTC_TEST_JOURNALS/SCRIPT-SUM/ (lib.sh;
 # the build's test-journals folder, set for every test in CMakeLists.txt); this test runs after
 # all the others (DEPENDS) and adds spec/agent.fsm's generated suite (testgen --run), so it
 # measures the same when run alone. Journals of other specs (the gallery's, tests' own) and
