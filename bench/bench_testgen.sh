@@ -53,7 +53,9 @@ t0=$(now)
 "$agentc" batch "$tmp/in.jsonl" --provider script --script "$tmp/s.jsonl" --tools builtin:calculator \
   --concurrency 200 --db "$tmp/store.db" >/dev/null 2>"$tmp/err" || { echo "bench_testgen: batch: $(head -3 "$tmp/err")" >&2; exit 1; }
 t1=$(now)
-"$agentc" coverage spec/agent.fsm --db "$tmp/store.db" --json >"$tmp/c.json" 2>"$tmp/err" || { echo "bench_testgen: coverage: $(head -3 "$tmp/err")" >&2; exit 1; }
+/usr/bin/time -f '%U %S' -o "$tmp/cpu" "$agentc" coverage spec/agent.fsm --db "$tmp/store.db" --json >"$tmp/c.json" 2>"$tmp/err" \
+  || { echo "bench_testgen: coverage: $(head -3 "$tmp/err")" >&2; exit 1; }
 t2=$(now)
-jq -r --arg n "$n" --arg b "$(ms "$t0" "$t1")" --arg c "$(ms "$t1" "$t2")" \
-  '"coverage over \($n) stored sessions: \($c) ms (\(.covered) of \(.total) transitions; storing them: \($b) ms)"' "$tmp/c.json"
+cpu=$(awk '{printf "%.2f", $1 + $2}' "$tmp/cpu")
+jq -r --arg n "$n" --arg b "$(ms "$t0" "$t1")" --arg c "$(ms "$t1" "$t2")" --arg cpu "$cpu" \
+  '"coverage over \($n) stored sessions: \($c) ms wall, \($cpu) s CPU (\(.covered) of \(.total) transitions; storing them: \($b) ms)"' "$tmp/c.json"
