@@ -155,25 +155,29 @@ static void args_options(char *args, ac_engine_config *cfg, const char **params,
     params[*np] = NULL;
 }
 
-/* Runs the session of an engine built for the candidate until it is at rest. */
-static void run_session(search *S, ac_engine *e)
+/* Runs the session of an engine built for the candidate until it is at rest or waits for the
+ * outside (as `agentc run` stops there). 0, or -1 when it did not within CAND_LIMIT_MS (its path
+ * is cut: not a scenario). */
+static int run_session(search *S, ac_engine *e)
 {
     ac_error err = {0};
     ac_session *s = ac_session_new(e, "s1", NULL, &err);
     if (!s)
-        return;
+        return -1;
     if (!ac_session_ended(s))
         ac_session_send(s, PROMPT);
     int64_t end = ac_wall_now_ms() + CAND_LIMIT_MS;
     const char *ws;
-    while (!ac_session_settled(s) && ac_wall_now_ms() < end &&
-           ac_session_wait_state(s, &ws) != AC_WAIT_OUTSIDE)
+    int rest;
+    while (!(rest = ac_session_settled(s) || ac_session_wait_state(s, &ws) == AC_WAIT_OUTSIDE) &&
+           ac_wall_now_ms() < end)
         ac_loop_run_once(S->loop, 10);
     ac_session_free(s);
+    return rest ? 0 : -1;
 }
 
 /* Runs candidate c in process: S->path gets the rows it took. 0, or -1 (the engine refused
- * its options: a param out of range). */
+ * its options, a param out of range; or the run did not come to rest in time). */
 static int run_candidate(search *S, const cand *c, ac_buf *script, const char **schema,
                          ac_buf *args, ac_buf *builds, char **guards)
 {
@@ -208,7 +212,7 @@ static int run_candidate(search *S, const cand *c, ac_buf *script, const char **
                  ? -1
                  : 0;
     if (!rc)
-        run_session(S, e);
+        rc = run_session(S, e);
     ac_engine_free(e);
     free(a);
     return rc;
