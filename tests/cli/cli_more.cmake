@@ -63,7 +63,7 @@ set_tests_properties(cli_coverage PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIME
 add_test(NAME cli_testgen
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/testgen.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(cli_testgen PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77 TIMEOUT 300)
+set_tests_properties(cli_testgen PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77 TIMEOUT 600)
 # agentc run --post-at: events posted as states are entered (a pause, a queued message, a deny).
 add_test(NAME cli_post_at
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/post_at.sh $<TARGET_FILE:agentc>
