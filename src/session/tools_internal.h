@@ -23,8 +23,9 @@ enum tool_kind {
     TK_SEARCH,
     TK_LOAD,
     TK_MCP,
-    TK_AGENT,  /* a tool file's sub-agent, agent::NAME (subagent.c) */
-    TK_HANDOFF /* a tool file's handoff, transfer_to_NAME (handoff.c) */
+    TK_AGENT,   /* a tool file's sub-agent, agent::NAME (subagent.c) */
+    TK_HANDOFF, /* a tool file's handoff, transfer_to_NAME (handoff.c) */
+    TK_CLIENT   /* a session's client tool: its caller runs it (client_tools.c) */
 };
 
 /* ---- registry (tools_registry.c) ---- */
@@ -44,8 +45,8 @@ struct ac_tool {
     size_t max_output;
     char **env;         /* tool file "env": "NAME=value", NULL-terminated, may be NULL */
     char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
-    int idempotent; /* may run again after a crash (src/store): the tool file says so, or (MCP)
-                       the server's idempotentHint */
+    int idempotent;     /* may run again after a crash (src/store): the tool file says so, or (MCP)
+                           the server's idempotentHint */
 
     /* its result cache (tool_cache.h); ttl_ms 0: not cached */
     ac_cache_decl cache;
@@ -74,6 +75,13 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap);
 void ac_tools_free(ac_tool *t);
 /* The engine's tool called name, NULL if none. */
 const ac_tool *ac_tools_find(const ac_engine *e, const char *name);
+
+/* The tool a call of the session names: the engine's, else one of the session's client
+ * tools (client_tools.c); NULL when neither has it. */
+const ac_tool *ac_session_tool(const ac_session *s, const char *name);
+/* Hands a call of a client tool to the session's caller: 0, or -1 when it has none. */
+int ac_client_call_hand(ac_session *s, const char *call_id, const char *name,
+                        const char *arguments);
 
 /* The arguments call c runs with: the user's edit (decisions.c), else the model's ("{}" when
  * it sent none). */
@@ -116,8 +124,7 @@ json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *cont
 /* Starts the servers of a tool file's "mcp" array (borrowed), without waiting; their tools
  * are added as server__tool once listed (tools_mcp.c); path names the file in messages. -1
  * with err (a bad declaration, out of memory): a server that cannot start is no error. */
-int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err,
-                       size_t errcap);
+int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err, size_t errcap);
 /* The revision of the engine's tool list: 0 until an MCP server's list changes, then
  * bumped by each refresh. A session compares it with the revision it last checked
  * (effects.c) before a model call. */
