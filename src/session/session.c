@@ -840,7 +840,8 @@ static int history_check(const char *text, char *err, size_t errcap)
     return ok ? 0 : -1;
 }
 
-int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errcap)
+int ac_session_opts_check(const ac_engine *e, const ac_session_options *opts, char *err,
+                          size_t errcap)
 {
     const char *p = opts ? opts->system_prompt : NULL;
     size_t n = p ? strlen(p) : 0, ok = p ? ac_utf8_valid_len(p, n) : 0;
@@ -849,6 +850,8 @@ int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errc
         return -1;
     }
     if (opts && history_check(opts->history, err, errcap))
+        return -1;
+    if (ac_client_tools_check(e, opts, err, errcap)) /* client_tools.c */
         return -1;
     return ac_session_agent_check(opts, err, errcap);
 }
@@ -861,8 +864,7 @@ ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_o
         ac_error_set(err, AC_EINVAL, "ac_session_new needs an engine");
         return NULL;
     }
-    if (ac_session_opts_check(opts, text, sizeof text) ||
-        ac_client_tools_check(e, opts, text, sizeof text)) {
+    if (ac_session_opts_check(e, opts, text, sizeof text)) {
         ac_error_set(err, AC_EINVAL, text);
         return NULL;
     }
@@ -922,7 +924,7 @@ ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_se
         snprintf(err, errcap, "tool_choice '%.128s' names no configured tool", e->tool_choice);
         return NULL;
     }
-    if (ac_session_opts_check(opts, err, errcap) || ac_client_tools_check(e, opts, err, errcap))
+    if (ac_session_opts_check(e, opts, err, errcap))
         return NULL;
     ac_session_options o = opts ? *opts : (ac_session_options){0};
     o.journal_path = NULL; /* the hooks keep the journal */
