@@ -28,6 +28,17 @@ static struct ac_client_tools *client_of(ac_session *s)
     return s->client;
 }
 
+/* 1 when name is one of the engine's tools, as the model sees it ("kit::tool" is kit__tool). */
+static int engine_has(const ac_engine *e, const char *name)
+{
+    char wire[2 * AC_TOOLNAME_MAX + 8];
+    for (size_t i = 0; e && i < e->n_tools; i++)
+        if (!strcmp(e->tools[i]->name, name) ||
+            (!ac_toolname_to_wire(e->tools[i]->name, wire, sizeof wire) && !strcmp(wire, name)))
+            return 1;
+    return 0;
+}
+
 /* One entry of the options' list, normalized: NULL with why. */
 static json_t *entry(const ac_engine *e, json_t *t, char *err, size_t errcap)
 {
@@ -37,7 +48,7 @@ static json_t *entry(const ac_engine *e, json_t *t, char *err, size_t errcap)
         snprintf(err, errcap, "a client tool needs a \"name\" of 1-64 of A-Z a-z 0-9 _ -");
         return NULL;
     }
-    if ((e && ac_tools_find(e, name)) || ac_tool_is_internal_name(name)) {
+    if (engine_has(e, name) || ac_tool_is_internal_name(name)) {
         snprintf(err, errcap, "the client tool '%s' has the name of one of the agent's own tools",
                  name);
         return NULL;
