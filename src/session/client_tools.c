@@ -66,9 +66,10 @@ static json_t *entry(const ac_engine *e, json_t *t, char *err, size_t errcap)
     if (!tool)
         return NULL;
     ac_tools_free(tool);
-    return json_pack("{s:s, s:s, s:O}", "name", name, "description",
+    return json_pack("{s:s, s:s, s:o}", "name", name, "description",
                      json_is_string(desc) ? json_string_value(desc) : "", "parameters",
-                     json_is_object(params) ? params : json_pack("{s:s}", "type", "object"));
+                     json_is_object(params) ? json_incref(params)
+                                            : json_pack("{s:s}", "type", "object"));
 }
 
 /* The options' list normalized (NULL: none; *bad set with err when it is wrong). */
