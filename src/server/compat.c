@@ -9,7 +9,9 @@
  * before the last are the session's history (its conversation before its
  * first message), the last, a user's, its first message. The request's
  * settings go to the agent where it lets a session override them; what is
- * not used is named in the reply's X-Agentc-Ignored header.
+ * not used is named in the reply's X-Agentc-Ignored header. Its "tools" are
+ * client tools: such a session is stored and kept, its calls of them are
+ * answered as tool_calls and a follow-up continues it (compat_tools.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

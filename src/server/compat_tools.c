@@ -35,6 +35,8 @@ struct srv_client {
     size_t n, cap;
     uint64_t timer;     /* --client-tool-timeout */
     ac_loop_task check; /* a look once the events being applied are */
+    json_t *answered;   /* the client ids the last follow-up answered (their results may not
+                           be applied yet: a second follow-up is told so all the same) */
 };
 
 static void forget(struct srv_client *cl, size_t i)
@@ -62,6 +64,7 @@ void srv_client_free(srv_sess *ss)
         return;
     forget_all(cl);
     ac_loop_undefer(ss->sv->loop, &cl->check);
+    json_decref(cl->answered);
     free(cl->calls);
     free(cl);
     ss->client = NULL;
@@ -232,6 +235,18 @@ static srv_sess *results_session(srv *sv, const srv_owner *o, json_t *msgs, size
     return ss;
 }
 
+static int answered_last(const struct srv_client *cl, const char *cid)
+{
+    size_t j;
+    json_t *a;
+    json_array_foreach(cl ? cl->answered : NULL, j, a)
+    {
+        if (!strcmp(json_string_value(a), cid))
+            return 1;
+    }
+    return 0;
+}
+
 /* Nothing waits: 1 when a call the results name was answered by a client already (a second
  * follow-up), 0 when they were answered as failed (timeout, restart) or are unknown. */
 static int answered_before(srv_sess *ss, json_t *msgs, size_t from, ac_buf *which)
@@ -244,7 +259,7 @@ static int answered_before(srv_sess *ss, json_t *msgs, size_t from, ac_buf *whic
         if (named_session(ss->sv, ss->owner, cid, &k) != ss || !k)
             continue;
         const ac_tool_call *call = ac_conv_tool_call_at(conv, k - 1);
-        if (call && call->state == AC_CALL_SUCCESS) {
+        if (answered_last(ss->client, cid) || (call && call->state == AC_CALL_SUCCESS)) {
             ac_buf_addstr(which, which->n ? ", " : "");
             ac_buf_addstr(which, cid);
         }
@@ -283,6 +298,8 @@ static int results_fit(struct srv_client *cl, json_t *msgs, size_t from, ac_buf 
 static void answer_all(srv_sess *ss, json_t *msgs, size_t from)
 {
     struct srv_client *cl = ss->client;
+    json_decref(cl->answered);
+    cl->answered = json_array();
     for (size_t i = from; i < json_array_size(msgs); i++) {
         json_t *m = json_array_get(msgs, i);
         wait_call *w = waiting(cl, json_string_value(json_object_get(m, "tool_call_id")));
@@ -292,6 +309,7 @@ static void answer_all(srv_sess *ss, json_t *msgs, size_t from)
             continue;
         char *id = w->id;
         w->id = NULL;
+        json_array_append_new(cl->answered, json_string(w->client_id));
         forget(cl, (size_t)(w - cl->calls));
         ac_session_answer_call(ss->s, id, 1, text ? text : "");
         free(id);

@@ -97,6 +97,20 @@ fresh=$(jq -r .id "$tmp/body")
 sess "$A" "$fresh" | jq -e '[.messages[] | select(.role == "user") | .content] == ["weather?", "[result of call_x] result for call_x"]' >/dev/null \
   || fail "the fresh session's history: $(sess "$A" "$fresh" | jq -c .messages)"
 
+# two follow-ups at once: one continues the session, the other is 409
+code=$(chat "$A" "$ASK")
+dcalls=$(jq -c '.choices[0].message.tool_calls' "$tmp/body")
+dup=$(follow "$dcalls" $(jq -r '.[].id' <<<"$dcalls"))
+dups=()
+for k in 1 2; do
+  curl -s --max-time 20 -o "$tmp/dup$k" -w '%{http_code}' -H "Authorization: Bearer $A" \
+    -H 'Content-Type: application/json' --data-binary "$dup" "$url/v1/chat/completions" >"$tmp/dup$k.code" &
+  dups+=("$!")
+done
+wait "${dups[@]}"
+[ "$(printf '%s\n' "$(cat "$tmp/dup1.code")" "$(cat "$tmp/dup2.code")" | sort | tr '\n' ' ')" = "200 409 " ] \
+  || fail "two follow-ups at once: $(cat "$tmp/dup1.code" "$tmp/dup1") / $(cat "$tmp/dup2.code" "$tmp/dup2")"
+
 # ---- streamed: the calls' chunks as OpenAI sends them ----
 curl -sN --max-time 20 -H "Authorization: Bearer $A" -H 'Content-Type: application/json' \
   --data-binary "$(jq -c '. + {stream: true}' <<<"$ASK")" "$url/v1/chat/completions" >"$tmp/sse"
