@@ -202,10 +202,15 @@ static srv_sess *named_session(srv *sv, const srv_owner *o, const char *cid, siz
 
 static wait_call *waiting(struct srv_client *cl, const char *cid)
 {
-    for (size_t i = 0; cl && i < cl->n; i++)
+    for (size_t i = 0; cl && cid && i < cl->n; i++)
         if (cl->calls[i].told && !strcmp(cl->calls[i].client_id, cid))
             return &cl->calls[i];
     return NULL;
+}
+
+static const char *result_id(json_t *msgs, size_t i)
+{
+    return json_string_value(json_object_get(json_array_get(msgs, i), "tool_call_id"));
 }
 
 /* The follow-up's trailing tool results: from, their count and the session they name (NULL:
@@ -254,8 +259,7 @@ static int answered_before(srv_sess *ss, json_t *msgs, size_t from, ac_buf *whic
     ac_conv *conv = ac_session_conv(ss->s);
     for (size_t i = from; i < json_array_size(msgs); i++) {
         size_t k = 0;
-        const char *cid =
-            json_string_value(json_object_get(json_array_get(msgs, i), "tool_call_id"));
+        const char *cid = result_id(msgs, i);
         if (named_session(ss->sv, ss->owner, cid, &k) != ss || !k)
             continue;
         const ac_tool_call *call = ac_conv_tool_call_at(conv, k - 1);
@@ -267,31 +271,38 @@ static int answered_before(srv_sess *ss, json_t *msgs, size_t from, ac_buf *whic
     return which->n > 0;
 }
 
-/* The results fit the calls the session waits for: 0, or the refusal's status (why said). */
-static int results_fit(struct srv_client *cl, json_t *msgs, size_t from, ac_buf *why)
+/* The results fit the calls the session waits for: NULL, or the refusal's code (why said;
+ * status 400). */
+static const char *results_fit(struct srv_client *cl, json_t *msgs, size_t from, ac_buf *why)
 {
     for (size_t i = from; i < json_array_size(msgs); i++) {
-        const char *cid =
-            json_string_value(json_object_get(json_array_get(msgs, i), "tool_call_id"));
+        const char *cid = result_id(msgs, i);
+        json_t *content = json_object_get(json_array_get(msgs, i), "content");
+        char *text = NULL;
         if (!waiting(cl, cid)) {
             ac_buf_printf(why, "'%s' is not a call the session waits for", cid ? cid : "");
-            return 400;
+            return "unknown_tool_call";
         }
+        if (content && !json_is_null(content) && srv_chat_content(content, &text)) {
+            ac_buf_printf(why, "the result of '%s' is not a string or text parts", cid);
+            return "invalid_tool_results";
+        }
+        free(text);
     }
     for (size_t k = 0; k < cl->n; k++) {
         int given = 0;
         for (size_t i = from; !given && i < json_array_size(msgs); i++)
-            given = !strcmp(cl->calls[k].client_id, json_string_value(json_object_get(
-                                                        json_array_get(msgs, i), "tool_call_id")));
+            given = result_id(msgs, i) && !strcmp(cl->calls[k].client_id, result_id(msgs, i));
         if (!given && cl->calls[k].told) {
             ac_buf_addstr(why, why->n ? ", " : "the results of ");
             ac_buf_addstr(why, cl->calls[k].client_id);
         }
     }
-    if (why->n)
-        ac_buf_addstr(why, " are missing: the session still waits for them (a follow-up "
-                           "answers every call of the reply)");
-    return why->n ? 400 : 0;
+    if (!why->n)
+        return NULL;
+    ac_buf_addstr(why, " are missing: the session still waits for them (a follow-up answers "
+                       "every call of the reply)");
+    return "missing_tool_results";
 }
 
 /* The results answer the calls; the request gets the rest of the turn. */
@@ -345,8 +356,8 @@ int srv_client_followup(srv *sv, struct MHD_Connection *c, srv_owner *o, json_t 
     if (!ss->client || !ss->client->n) {
         if (answered_before(ss, msgs, from, &why))
             status = 409, code = "already_answered";
-    } else if ((status = results_fit(ss->client, msgs, from, &why))) {
-        code = strstr(why.p ? why.p : "", "missing") ? "missing_tool_results" : "unknown_tool_call";
+    } else if ((code = results_fit(ss->client, msgs, from, &why))) {
+        status = 400;
     } else if (ss->chat || ss->waiter) {
         status = 409, code = "session_busy";
         ac_buf_addstr(&why, "another request is answered by this session now");

@@ -76,6 +76,11 @@ code=$(chat "$A" "$(follow "$calls" "$id1")")
   || fail "partial results: $code $(cat "$tmp/body")"
 code=$(chat "$A" "$(follow "$calls" "$id1" "$id3" "agentc_${sid}_9")")
 [ "$code" = 400 ] && jq -e '.error.code == "unknown_tool_call"' "$tmp/body" >/dev/null || fail "an unknown id: $code $(cat "$tmp/body")"
+# a result without its id, a result that is not text: 400, the session still waits
+code=$(chat "$A" "$(follow "$calls" "$id1" "$id3" | jq -c '.messages += [{role: "tool", content: "no id"}]')")
+[ "$code" = 400 ] && jq -e '.error.code == "unknown_tool_call"' "$tmp/body" >/dev/null || fail "a result without an id: $code $(cat "$tmp/body")"
+code=$(chat "$A" "$(follow "$calls" "$id1" "$id3" | jq -c '.messages[-1].content = 42')")
+[ "$code" = 400 ] && jq -e '.error.code == "invalid_tool_results"' "$tmp/body" >/dev/null || fail "a result not text: $code $(cat "$tmp/body")"
 # another token's follow-up with these ids never reaches the session: a fresh one of its own
 code=$(chat "$B" "$(follow "$calls" "$id1" "$id3")")
 [ "$code" = 200 ] || fail "bob's follow-up: $code $(cat "$tmp/body")"
