@@ -331,7 +331,8 @@ typedef struct ac_session_options {
     const char *history;
     /* Client tools: tools the session's caller runs itself (the OpenAI-compatible front's
      * request "tools"), a JSON array as text of {"name", "description"?, "parameters"?} (name:
-     * 1-64 of A-Z a-z 0-9 _ -, none of the engine's tools' names; parameters: a JSON Schema).
+     * 1-64 of A-Z a-z 0-9 _ -, none of the engine's tools' names; parameters: a JSON Schema;
+     * at most 128 tools).
      * Offered to the model with the engine's tools and carried in the spawn event (a replay
      * offers the same); a call of one is not run here but handed to the session's client-call
      * function (ac_session_set_client_calls) and waits for ac_session_answer_call. NULL: none. */

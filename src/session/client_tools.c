@@ -13,6 +13,8 @@
 #include "session/tools_internal.h"
 #include "util/toolname.h"
 
+#define AC_CLIENT_TOOLS_MAX 128
+
 struct ac_client_tools {
     json_t *defs; /* [{name, description, parameters}], as the spawn event carries them */
     ac_tool **tools;
@@ -82,6 +84,10 @@ static json_t *normalized(const ac_engine *e, const ac_session_options *opts, in
     json_t *in = json_loads(opts->client_tools, 0, NULL), *out = json_array();
     if (!json_is_array(in) || !out) {
         snprintf(err, errcap, "the client tools are not a JSON array");
+        *bad = 1;
+    } else if (json_array_size(in) > AC_CLIENT_TOOLS_MAX) { /* as OpenAI's API takes */
+        snprintf(err, errcap, "%zu client tools: at most %d", json_array_size(in),
+                 AC_CLIENT_TOOLS_MAX);
         *bad = 1;
     }
     size_t i;

@@ -138,6 +138,13 @@ static void test_refused(void **state)
     assert_null(client_session(&r, "[{\"name\": \"x\"}, {\"name\": \"x\"}]", &err));
     assert_non_null(strstr(err.text, "twice"));
     assert_null(client_session(&r, "[{\"name\": \"x\", \"parameters\": 3}]", &err));
+    char many[8192] = "[";
+    for (int i = 0; i < 129; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%s{\"name\": \"t%d\"}",
+                 i ? "," : "", i);
+    strcat(many, "]");
+    assert_null(client_session(&r, many, &err));
+    assert_non_null(strstr(err.text, "at most 128"));
     rig_close(&r);
 }
 
