@@ -143,6 +143,20 @@ static void look(void *ud)
         srv_chat_tool_calls(ss, calls, answer_text(ss));
 }
 
+void srv_client_view(srv_sess *ss, json_t *o)
+{
+    struct srv_client *cl = ss->client;
+    json_t *calls = cl && cl->n ? json_array() : NULL;
+    for (size_t i = 0; calls && i < cl->n; i++)
+        if (cl->calls[i].told)
+            json_array_append_new(calls,
+                                  json_pack("{s:s, s:s, s:s}", "id", cl->calls[i].client_id, "call",
+                                            cl->calls[i].id, "name", cl->calls[i].name));
+    if (json_array_size(calls))
+        json_object_set(o, "client_calls", calls);
+    json_decref(calls);
+}
+
 void srv_client_kick(srv_sess *ss)
 {
     if (ss->client && ss->client->n)

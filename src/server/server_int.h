@@ -360,6 +360,9 @@ void srv_client_call(void *ud, ac_session *s, const char *call_id, const char *n
 void srv_client_kick(srv_sess *ss);
 /* Its waiting calls forgotten (the session goes). */
 void srv_client_free(srv_sess *ss);
+/* "client_calls" [{"id", "call", "name"}] into a session's view while it waits for its
+ * client: the ids the client was given, the session's own call ids. */
+void srv_client_view(srv_sess *ss, json_t *o);
 /* A follow-up request (its last messages are tool results): 1 when it continues a session of
  * the owner that waits for those calls (or is refused: *ret replied), 0 when it matches none
  * (a fresh session takes it). */

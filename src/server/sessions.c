@@ -608,6 +608,7 @@ json_t *srv_sess_json(srv_sess *ss, int full)
                                       "events", evs, "decisions", dec, "calls",
                                       pending_calls(ss->s)));
     }
+    srv_client_view(ss, o); /* the calls it waits for its client to answer (compat_tools.c) */
     if (full) {
         srv_view v = {1, 0, 0, SRV_PAGE_MESSAGES};
         add_view(ss, o, &v);

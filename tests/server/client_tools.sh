@@ -85,12 +85,13 @@ code=$(chat "$A" "$(follow "$calls" "$id1" "$id3" | jq -c '.messages[-1].content
 code=$(chat "$B" "$(follow "$calls" "$id1" "$id3")")
 [ "$code" = 200 ] || fail "bob's follow-up: $code $(cat "$tmp/body")"
 jq -e --arg s "$sid" '.id != $s' "$tmp/body" >/dev/null || fail "bob reached alice's session: $(cat "$tmp/body")"
-sess "$A" "$sid" | jq -e '.status == "running" and ([.tool_calls[] | select(has("result") | not)] | length) == 2' >/dev/null \
+sess "$A" "$sid" | jq -e --arg a "$id1" --arg b "$id3" '.status == "running" and ([.tool_calls[] | select(has("result") | not)] | length) == 2
+  and .client_calls == [{id: $a, call: "c1", name: "lookup"}, {id: $b, call: "c3", name: "lookup"}]' >/dev/null \
   || fail "alice's session no longer waits: $(sess "$A" "$sid")"
 code=$(chat "$A" "$(follow "$calls" "$id1" "$id3")")
 [ "$code" = 200 ] && jq -e '.choices[0].message.content == "The lookup said sunny." and .choices[0].finish_reason == "stop"' "$tmp/body" >/dev/null \
   || fail "the follow-up: $code $(cat "$tmp/body")"
-sess "$A" "$sid" | jq -e --arg r "result for $id1" '.status == "idle" and ([.tool_calls[] | select(.id == "c1") | .result] == [$r])' >/dev/null \
+sess "$A" "$sid" | jq -e --arg r "result for $id1" '.status == "idle" and ([.tool_calls[] | select(.id == "c1") | .result] == [$r]) and (has("client_calls") | not)' >/dev/null \
   || fail "the result did not reach the session: $(sess "$A" "$sid")"
 # a second follow-up: 409
 code=$(chat "$A" "$(follow "$calls" "$id1" "$id3")")
