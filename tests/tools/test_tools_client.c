@@ -123,6 +123,30 @@ static void test_no_function(void **state)
     rig_close(&r);
 }
 
+/* arguments that do not fit the client tool's parameters never reach the client */
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    rig r;
+    ac_error err = {0};
+    seen w = {0};
+    rig_open(&r,
+             "{\"tool_calls\":[{\"id\":\"b1\",\"name\":\"lookup\",\"arguments\":\"{}\"}]}\n"
+             "{\"content\":\"ok\"}\n",
+             NULL, NULL, NULL);
+    ac_session_free(r.s);
+    r.s = client_session(&r, lookup, &err);
+    assert_non_null(r.s);
+    ac_session_set_client_calls(r.s, on_call, &w);
+    ac_session_send(r.s, "go");
+    rig_settle(&r);
+    assert_int_equal(w.n, 0);
+    const ac_tool_call *b1 = ac_conv_tool_call(ac_session_conv(r.s), "b1");
+    assert_int_equal(b1->state, AC_CALL_FAILURE);
+    assert_non_null(strstr(b1->result, "invalid arguments"));
+    rig_close(&r);
+}
+
 static void test_refused(void **state)
 {
     (void)state;
@@ -153,6 +177,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_answered_later),
         cmocka_unit_test(test_no_function),
+        cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
