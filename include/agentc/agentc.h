@@ -233,6 +233,10 @@ typedef struct ac_subagent_opener {
      * (ac_session_handoff); false (and without an opener): a call of transfer_to_NAME fails
      * without pausing the session */
     bool handoffs;
+    /* The call is done with a child open returned (its answer read, or its turn cancelled
+     * when the parent stopped the call): the opener keeps it (a stored session of its own
+     * that goes on being read) or frees it. NULL: ac_session_free. */
+    void (*close)(void *ud, ac_session *child);
 } ac_subagent_opener;
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the

@@ -36,11 +36,21 @@ struct ac_subcall {
     ac_loop *loop;
     ac_session *child;
     const ac_tool *t;
+    const ac_subagent_opener *opener; /* what opened the child (NULL: none) */
     char *call_id, *child_id, *path, *task;
     uint64_t timer;
 };
 
 static void done_fired(void *ud);
+
+/* The call lets go of its child: given back to the opener that opened it, else freed. */
+static void child_release(struct ac_subcall *c, ac_session *child)
+{
+    if (child && c->opener && c->opener->close)
+        c->opener->close(c->opener->ud, child);
+    else
+        ac_session_free(child);
+}
 
 /* ---- the child's side: its parent call ---- */
 
@@ -216,7 +226,7 @@ static void done_fired(void *ud)
     call_record(c, AC_AGENT_DONE,
                 json_pack("{s:b, s:s}", "ok", ok, "outcome",
                           ac_turn_outcome_name(child ? o : AC_TURN_FAILED)));
-    ac_session_free(child);
+    child_release(c, child);
     c->child = NULL;
     char *text = ac_buf_take(&b, NULL);
     call_complete(c, ok, text ? text : "out of memory");
@@ -283,6 +293,7 @@ static void open_fired(void *ud)
     ac_error err = {0};
     ac_engine *e = ac_session_engine(c->parent);
     char *entry = json_dumps(c->t->agent, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    c->opener = e->subagents;
     if (parent && entry)
         c->child = e->subagents ? e->subagents->open(e->subagents->ud, c->parent, entry,
                                                      c->t->agent_dir, c->child_id, &opts, &err)
@@ -369,7 +380,7 @@ static void detached_fired(void *ud)
 {
     struct ac_subcall *c = ud;
     c->timer = 0;
-    ac_session_free(c->child);
+    child_release(c, c->child);
     call_free(c);
 }
 
@@ -399,6 +410,6 @@ void ac_subagent_stop(struct ac_subcall *c)
     if (c->loop && ac_loop_in_callback(c->loop) &&
         (c->timer = ac_loop_timer(c->loop, 0, detached_fired, c)))
         return; /* the cancel is queued: the child goes after it is applied */
-    ac_session_free(child);
+    child_release(c, child);
     call_free(c);
 }

@@ -150,7 +150,7 @@ static void test_opener_and_cancel(void **state)
     opener_ud o = {0};
     assert_non_null(o.e = ac_engine_new(&cfg, &err));
     assert_int_equal(ac_engine_add_tools(o.e, sleeper, &err), 0);
-    ac_subagent_opener op = {&o, open_child, false};
+    ac_subagent_opener op = {&o, open_child, false, NULL};
     /* the opener is the engine's: a second engine for the parent, with it */
     cfg.script_text = SUB_CALL "{\"content\": \"done\"}\n";
     cfg.subagents = &op;
@@ -233,7 +233,7 @@ static void test_handoff(void **state)
     cfg.loop = r.loop;
     cfg.provider = AC_PROVIDER_SCRIPT;
     cfg.script_text = XFER_CALL "{\"content\": \"never\"}\n";
-    ac_subagent_opener op = {NULL, no_child, true};
+    ac_subagent_opener op = {NULL, no_child, true, NULL};
     cfg.subagents = &op;
     ac_error err;
     ac_engine *e = ac_engine_new(&cfg, &err);
@@ -277,7 +277,7 @@ static void test_child_cannot_hand_off(void **state)
     opener_ud o = {0};
     assert_non_null(o.e = ac_engine_new(&cfg, &err));
     assert_int_equal(ac_engine_add_tools(o.e, handoff, &err), 0);
-    ac_subagent_opener op = {&o, open_child, true};
+    ac_subagent_opener op = {&o, open_child, true, NULL};
     cfg.script_text = SUB_CALL "{\"content\": \"done\"}\n";
     cfg.subagents = &op;
     ac_engine *pe = ac_engine_new(&cfg, &err);
