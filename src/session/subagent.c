@@ -39,6 +39,8 @@ struct ac_subcall {
     const ac_subagent_opener *opener; /* what opened the child (NULL: none) */
     char *call_id, *child_id, *path, *task;
     uint64_t timer;
+    ac_subagent_done_fn done; /* a guardrail's call: its answer goes there, not to a run */
+    void *done_ud;
 };
 
 static void done_fired(void *ud);
@@ -177,7 +179,9 @@ static void call_free(struct ac_subcall *c)
 /* The call answered (ok, content) and let go: the run completes it from its own timer. */
 static void call_complete(struct ac_subcall *c, int ok, const char *content)
 {
-    if (c->parent) {
+    if (c->parent && c->done) {
+        c->done(c->done_ud, ok, content);
+    } else if (c->parent) {
         *ac_tool_run_slot_sub(c->sl) = NULL;
         ac_tool_run_complete_later(c->r, c->sl, ok, content);
     }
@@ -336,41 +340,71 @@ static int call_names(struct ac_subcall *c, ac_session *parent, const char *name
     return c->path && c->child_id ? 0 : -1;
 }
 
-struct ac_subcall *ac_subagent_run(ac_tool_run *r, struct slot *sl, const char *call_id,
-                                   const ac_tool *t, const json_t *args)
+/* A call of t by s (its child opened from a timer), or NULL with msg: too deep, or out of
+ * memory. task: the child's user message (owned by the call, even on failure). */
+static struct ac_subcall *call_new(ac_session *s, const ac_tool *t, const char *call_id, char *task,
+                                   char *msg, size_t cap)
 {
-    ac_session *s = ac_tool_run_session(r);
     const char *name = json_string_value(json_object_get(t->agent, "name"));
     const json_t *md = json_object_get(t->agent, "max_depth");
     int max_depth = md ? (int)json_integer_value(md) : SUBAGENT_DEFAULT_DEPTH;
     if (s->depth + 1 > max_depth) {
-        char msg[600];
-        snprintf(msg, sizeof msg,
+        snprintf(msg, cap,
                  "not run: %s would run at level %d of sub-agents (%s%s%s), past its max_depth %d",
                  t->name, s->depth + 1, s->agent_path ? s->agent_path : "",
                  s->agent_path ? "/" : "", name, max_depth);
-        ac_tool_run_complete_later(r, sl, 0, msg);
+        free(task);
         return NULL;
     }
     struct ac_subcall *c = calloc(1, sizeof *c);
-    const json_t *task = json_object_get(args, "task");
     if (c) {
         c->parent = s;
-        c->r = r;
-        c->sl = sl;
         c->loop = s->e->loop;
         c->t = t;
         c->call_id = strdup(call_id);
-        c->task = json_is_string(task) && !json_object_get(t->agent, "input_schema")
-                      ? strdup(json_string_value(task))
-                      : json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        c->task = task;
     }
-    if (!c || !c->call_id || !c->task || call_names(c, s, name) < 0 ||
+    if (!c || !c->call_id || !task || call_names(c, s, name) < 0 ||
         !(c->timer = ac_loop_timer(c->loop, 0, open_fired, c))) {
         if (c)
             call_free(c);
-        ac_tool_run_complete_later(r, sl, 0, "out of memory");
+        else
+            free(task);
+        snprintf(msg, cap, "out of memory");
         return NULL;
+    }
+    return c;
+}
+
+struct ac_subcall *ac_subagent_run(ac_tool_run *r, struct slot *sl, const char *call_id,
+                                   const ac_tool *t, const json_t *args)
+{
+    ac_session *s = ac_tool_run_session(r);
+    const json_t *task = json_object_get(args, "task");
+    char msg[600];
+    struct ac_subcall *c =
+        call_new(s, t, call_id,
+                 json_is_string(task) && !json_object_get(t->agent, "input_schema")
+                     ? strdup(json_string_value(task))
+                     : json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER),
+                 msg, sizeof msg);
+    if (!c) {
+        ac_tool_run_complete_later(r, sl, 0, msg);
+        return NULL;
+    }
+    c->r = r;
+    c->sl = sl;
+    return c;
+}
+
+struct ac_subcall *ac_subagent_ask(ac_session *s, const ac_tool *t, const char *call_id,
+                                   const char *task, ac_subagent_done_fn done, void *ud, char *msg,
+                                   size_t cap)
+{
+    struct ac_subcall *c = call_new(s, t, call_id, strdup(task), msg, cap);
+    if (c) {
+        c->done = done;
+        c->done_ud = ud;
     }
     return c;
 }

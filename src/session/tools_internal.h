@@ -44,8 +44,8 @@ struct ac_tool {
     size_t max_output;
     char **env;         /* tool file "env": "NAME=value", NULL-terminated, may be NULL */
     char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
-    int idempotent; /* may run again after a crash (src/store): the tool file says so, or (MCP)
-                       the server's idempotentHint */
+    int idempotent;     /* may run again after a crash (src/store): the tool file says so, or (MCP)
+                           the server's idempotentHint */
 
     /* its result cache (tool_cache.h); ttl_ms 0: not cached */
     ac_cache_decl cache;
@@ -116,8 +116,7 @@ json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *cont
 /* Starts the servers of a tool file's "mcp" array (borrowed), without waiting; their tools
  * are added as server__tool once listed (tools_mcp.c); path names the file in messages. -1
  * with err (a bad declaration, out of memory): a server that cannot start is no error. */
-int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err,
-                       size_t errcap);
+int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err, size_t errcap);
 /* The revision of the engine's tool list: 0 until an MCP server's list changes, then
  * bumped by each refresh. A session compares it with the revision it last checked
  * (effects.c) before a model call. */
@@ -201,6 +200,14 @@ int ac_subagent_tools_add(ac_engine *e, const json_t *agents, const char *path, 
  * through ac_tool_run_complete_later. The call's handle, NULL when it completed already. */
 struct ac_subcall *ac_subagent_run(ac_tool_run *r, struct slot *sl, const char *call_id,
                                    const ac_tool *t, const json_t *args);
+/* A call of the sub-agent t (a TK_AGENT tool) that no run of tools made (a guardrail's): its
+ * child, PARENT.NAME.CALL_ID, gets task as its user message, and done gets its answer (ok)
+ * or why it failed, from a timer, unless the call is stopped first. NULL with msg when it
+ * cannot run (too deep, out of memory). */
+typedef void (*ac_subagent_done_fn)(void *ud, int ok, const char *content);
+struct ac_subcall *ac_subagent_ask(ac_session *s, const ac_tool *t, const char *call_id,
+                                   const char *task, ac_subagent_done_fn done, void *ud, char *msg,
+                                   size_t cap);
 /* The parent stopped the call: its child's turn is cancelled and the child freed. */
 void ac_subagent_stop(struct ac_subcall *c);
 /* A handoff call (handoff.c): answered at once, then the session pauses (the event its

@@ -32,7 +32,10 @@
  *   - DELEGATE[a:TASK|b:TASK]: calls of the sub-agent tools agent__a and agent__b at once
  *     ({"task": TASK}; "*": the prompt itself), then "The answer is RA; RB.";
  *   - TRANSFER[x] in the last user message: a call of transfer_to_x, unless the system prompt
- *     is "You are x.": then "x answers: MESSAGE".
+ *     is "You are x.": then "x answers: MESSAGE";
+ *   - a system prompt beginning "You are a guardrail" (a guardrail that is a sub-agent):
+ *     {"pass": false, "reason": "a secret"} when the last user message holds "secret", else
+ *     {"pass": true, "reason": "clean"}.
  * --script DIR serves the files of DIR (sorted by name) in turn, one per
  * request (chat completions, or Anthropic's /v1/messages), cycling: a name like `02-503.json` sets
  * the status (default 200);
@@ -596,6 +599,12 @@ static int calc_answer(int fd, const request *r)
             b.len = 0;
             sleep_ms(100);
         }
+        sse_delta(&b, json_object(), "stop");
+    } else if (system && !strncmp(system, "You are a guardrail", 19)) {
+        const char *v = last_user && strstr(last_user, "secret")
+                            ? "{\"pass\": false, \"reason\": \"a secret\"}"
+                            : "{\"pass\": true, \"reason\": \"clean\"}";
+        sse_delta(&b, json_pack("{s:s}", "content", v), NULL);
         sse_delta(&b, json_object(), "stop");
     } else if (last_user && strstr(last_user, "TRANSFER[")) {
         transfer_answer(&b, last_user, system, last_role);
