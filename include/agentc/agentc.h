@@ -509,6 +509,11 @@ const char *ac_session_answer(const ac_session *s); /* last final answer, "" if 
 /* Why the last turn failed, or why the session failed for good; NULL if neither. */
 const char *ac_session_error(const ac_session *s);
 const char *ac_session_partial(const ac_session *s); /* text streamed in the current call */
+/* In the output's discarded callback: the text it takes back when that is not the call's
+ * partial text (ac_session_partial), and why in *reason (may be NULL): "guardrail_tripped",
+ * the text a turn showed before its parallel input guardrail tripped. NULL (and *reason
+ * NULL) otherwise: the call's partial text goes (a failed call, docs/serve.md). */
+const char *ac_session_discarding(const ac_session *s, const char **reason);
 /* Counters of a session, for reports: LLM calls of the current turn (iterations),
  * tool calls recorded in the session, the tokens the provider reported, and the turns that
  * ended since this ac_session was made (a count to tell a turn's end from the session's). */

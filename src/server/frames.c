@@ -490,11 +490,13 @@ void srv_frames_compacted(srv_frames *fm, const char *strategy, size_t before, s
 
 void srv_frames_discarded(srv_frames *fm)
 {
-    const char *p = ac_session_partial(fm->rs);
+    const char *why, *p = ac_session_discarding(fm->rs, &why);
+    if (!p)
+        p = ac_session_partial(fm->rs), why = "call_failed";
     if (*p)
         emit(fm, "discarded",
              json_pack("{s:s, s:I, s:s}", "text", p, "partial_len", (json_int_t)strlen(p), "reason",
-                       "call_failed"));
+                       why));
 }
 
 void srv_frames_rejected(srv_frames *fm, int attempt, const char *errors)

@@ -201,6 +201,8 @@ void ac_guardrail_bind(ac_engine *e, uint16_t index)
     e->e_stop[index] = stop;
     if (strncmp(e->t->effect_names[index], "guardrail(output, ", 18) == 0)
         e->holds_text = 1;
+    else
+        e->retracts_text = 1;
 }
 
 /* ---- the text an output guardrail holds ---- */
@@ -218,8 +220,42 @@ void ac_guardrail_unhold(ac_session *s, size_t n)
     s->held_len = n < s->held_len ? s->held_len - n : 0;
 }
 
+void ac_guardrail_shown(ac_session *s, const char *text, size_t n)
+{
+    if (ac_grow((void **)&s->shown, &s->shown_cap, s->shown_len + n + 1, 1) == 0) {
+        memcpy(s->shown + s->shown_len, text, n);
+        s->shown[s->shown_len += n] = 0;
+    }
+}
+
+const char *ac_session_discarding(const ac_session *s, const char **reason)
+{
+    if (reason)
+        *reason = s && s->retracting ? "guardrail_tripped" : NULL;
+    return s && s->retracting ? s->shown : NULL;
+}
+
+/* An input guardrail's event: at a trip, the text the turn showed is taken back. */
+static void retract(ac_session *s, const ac_event *ev)
+{
+    if (!ac_session_in_turn(s))
+        s->shown_len = 0; /* an earlier turn's */
+    const char *name = s->e->t->event_names[ev->type];
+    const char *kind = json_string_value(json_object_get(ev->data, "kind"));
+    if (!s->shown_len || strcmp(name, "guardrail.tripped") || !kind || strcmp(kind, "input"))
+        return;
+    if (s->e->has_output && s->e->out.discarded) {
+        s->retracting = 1;
+        s->e->out.discarded(s->e->out.ud, s, s->shown_len);
+        s->retracting = 0;
+    }
+    s->shown_len = 0;
+}
+
 void ac_guardrail_before_event(ac_session *s, const ac_event *ev)
 {
+    if (s->e->retracts_text && !s->e->holds_text)
+        retract(s, ev);
     if (!s->e->holds_text)
         return;
     const char *name = s->e->t->event_names[ev->type];

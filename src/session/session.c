@@ -969,6 +969,7 @@ static void session_free_now(ac_session *s)
     ac_state_free(s->state);
     free(s->partial);
     free(s->held);
+    free(s->shown);
     free(s->error);
     session_discard(s);
 }

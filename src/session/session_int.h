@@ -54,7 +54,8 @@ struct ac_engine {
     ac_provider *provider;
     ac_output out;
     int has_output;
-    int holds_text; /* an output guardrail: a turn's text waits for it (guardrail.c) */
+    int holds_text;    /* an output guardrail: a turn's text waits for it (guardrail.c) */
+    int retracts_text; /* an input guardrail: a turn's text shown is kept to retract it */
     char *system_prompt;
     char *journal_dir; /* ac_engine_config.journal_dir, copied */
     /* what tool processes never inherit (tool_env.c): variables by name, and
@@ -151,6 +152,9 @@ struct ac_session {
     size_t partial_len, partial_cap;
     char *held; /* the turn's text an output guardrail holds (guardrail.c) */
     size_t held_len, held_cap;
+    char *shown; /* the turn's text shown, that an input guardrail's trip retracts */
+    size_t shown_len, shown_cap;
+    int retracting;               /* in the discarded output of that retraction */
     void *provider_state;         /* the provider's per-session state (sink.h) */
     struct ac_obs *obs;           /* the session's open spans (src/obs), NULL when not traced */
     double cost_usd;              /* of the model calls applied (cost.h), with e->price */

@@ -130,4 +130,31 @@ jq -e '.answer == "The answer is 5." and .children[0].agent == "check_input" and
 tail -n +$((n + 1)) "$tmp/requests" | jq -e -s 'map(select(.body.messages[0].content | startswith("You are a guardrail") | not))
   | length > 0 and all(.[]; [.body.tools[]?.function.name] | index("agent__check_input") | not)' >/dev/null \
   || fail "the guardrail agent was offered to the model"
+
+# ---- a parallel input guardrail that trips after the answer streamed: the text is retracted ---
+sed -e 's|^    guardrail input  check_input$|    guardrail input  check_input parallel|' -e '/guardrail output/d' \
+  examples/specs/guardrails.fsm >"$tmp/par.fsm"
+cat >"$tmp/par.json" <<'JSON'
+{"tools": [{"name": "check_input", "description": "guardrail", "parameters": {"type": "object"},
+            "command": ["sh", "-c", "sleep 1; grep -q secret && echo '{\"pass\": false, \"reason\": \"a secret\"}' || echo '{\"pass\": true}'"]}]}
+JSON
+AGENTC_TEST_KEY=sk-test "$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/c.port" \
+  --base-url "http://127.0.0.1:$(cat "$tmp/model.port")/v1" --model m --api-key-env AGENTC_TEST_KEY \
+  --spec "$tmp/par.fsm" --tools builtin:calculator --tools "$tmp/par.json" 2>"$tmp/c.err" &
+pids+=("$!")
+wait_for test -s "$tmp/c.port" || fail "server c did not start"
+url="http://127.0.0.1:$(cat "$tmp/c.port")"
+expect 201 POST /v1/sessions '{"id": "p1"}'
+sse evp1 p1
+expect 202 POST /v1/sessions/p1/messages '{"content": "the secret of 6 * 7?"}'
+wait_for has_event "$tmp/evp1" '.event == "error" and (.data.message | test("guardrail check_input: a secret"))' \
+  || fail "the parallel guardrail did not trip: $(cat "$tmp/evp1")"
+retracted() { # the text frames, then one discarded frame of all of them
+  frames "$1" | jq -s -e '(map(select(.event == "text") | .data.delta) | join("")) as $t |
+    ($t | length) > 0 and (map(select(.event == "discarded")) | length == 1 and .[0].data.text == $t and
+    .[0].data.reason == "guardrail_tripped") and (map(.event) | index("discarded") > rindex("text"))' >/dev/null
+}
+retracted "$tmp/evp1" || fail "the streamed text is not retracted: $(frames "$tmp/evp1" | grep -v state_changed)"
+curl -s -N --max-time 3 "$url/v1/sessions/p1/events" >"$tmp/evp1b"
+retracted "$tmp/evp1b" || fail "a replayed stream does not retract it: $(frames "$tmp/evp1b" | grep -v state_changed)"
 echo "serve guardrails: ok"
