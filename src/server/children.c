@@ -182,7 +182,8 @@ static void keep_call(srv_sess *ss, const char *ev, const char *data)
     if (c && !started) {
         json_object_set(c, "ok", json_object_get(d, "ok"));
         json_object_set(c, "outcome", json_object_get(d, "outcome"));
-    } else if (c) { /* a call run again after a restart: running again */
+    } else if (c) { /* called again (a restart, a resume after a pause): running again */
+        json_object_set(c, "call", json_object_get(d, "call"));
         json_object_del(c, "ok");
         json_object_del(c, "outcome");
     }

@@ -113,7 +113,10 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     if (traced)
         ac_obs_event(s->obs, s, s->e->t->event_names[type], t_ms, data, was_in_turn);
     ac_guardrail_before_event(s, &ev);
+    uint16_t outer = s->dispatching;
+    s->dispatching = (uint16_t)(type + 1);
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
+    s->dispatching = outer;
     ac_spec_rt_after_event(s, &ev);
     ac_turn_after_event(s, &before, t_ms);
     if (traced)

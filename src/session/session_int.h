@@ -182,7 +182,9 @@ struct ac_session {
     char *agent_path;
     int depth;
     struct ac_subcall *sub;
-    char *handoff_text; /* what ac_session_handoff last gave (handoff.c) */
+    struct ac_subcall *parked; /* its sub-agent calls a pause stopped, their children paused */
+    uint16_t dispatching;      /* the event being dispatched, + 1 (0: none) */
+    char *handoff_text;        /* what ac_session_handoff last gave (handoff.c) */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
      * effect the spec declares (at least one), allocated with the session */
@@ -213,6 +215,8 @@ json_t *ac_subagent_spawn_json(const ac_session_options *opts);
 json_t *ac_subagent_snapshot_save(const ac_session *s);
 int ac_subagent_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap);
 void ac_subagent_child_finished(ac_session *s);
+/* The turn of s ended other than by a pause: the children its pause kept are let go. */
+void ac_subagent_unpark(ac_session *s);
 void ac_subagent_session_free(ac_session *s);
 /* 1 when the session's journal or store could not be written (the session failed), else 0
  * (session.c). */

@@ -41,9 +41,13 @@ struct ac_subcall {
     uint64_t timer;
     ac_subagent_done_fn done; /* a guardrail's call: its answer goes there, not to a run */
     void *done_ud;
+    struct ac_subcall *next_parked; /* in its parent's parked calls */
+    int parked; /* stopped by its parent's pause: the child paused, kept for a call again */
 };
 
 static void done_fired(void *ud);
+static struct ac_subcall *unpark_for(ac_session *s, const ac_tool *t, const char *task,
+                                     const char *call_id);
 
 /* The call lets go of its child: given back to the opener that opened it, else freed. */
 static void child_release(struct ac_subcall *c, ac_session *child)
@@ -109,6 +113,7 @@ int ac_subagent_snapshot_restore(ac_session *s, json_t *v, char *err, size_t err
 
 void ac_subagent_session_free(ac_session *s)
 {
+    ac_subagent_unpark(s);
     struct ac_subcall *c = s->sub;
     if (c) { /* freed under a call that waits for it: the call fails (from a timer) */
         c->child = NULL;
@@ -240,7 +245,7 @@ static void done_fired(void *ud)
 void ac_subagent_child_finished(ac_session *s)
 {
     struct ac_subcall *c = s->sub;
-    if (!c || c->timer)
+    if (!c || c->timer || c->parked)
         return; /* a paused child (its own spec paused it) fails the call too: nothing resumes it */
     c->timer = ac_loop_timer(c->loop, 0, done_fired, c);
 }
@@ -382,12 +387,17 @@ struct ac_subcall *ac_subagent_run(ac_tool_run *r, struct slot *sl, const char *
     ac_session *s = ac_tool_run_session(r);
     const json_t *task = json_object_get(args, "task");
     char msg[600];
-    struct ac_subcall *c =
-        call_new(s, t, call_id,
-                 json_is_string(task) && !json_object_get(t->agent, "input_schema")
+    char *text = json_is_string(task) && !json_object_get(t->agent, "input_schema")
                      ? strdup(json_string_value(task))
-                     : json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER),
-                 msg, sizeof msg);
+                     : json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    struct ac_subcall *c = text ? unpark_for(s, t, text, call_id) : NULL;
+    if (c) {
+        free(text);
+        c->r = r;
+        c->sl = sl;
+        return c;
+    }
+    c = call_new(s, t, call_id, text, msg, sizeof msg);
     if (!c) {
         ac_tool_run_complete_later(r, sl, 0, msg);
         return NULL;
@@ -409,6 +419,74 @@ struct ac_subcall *ac_subagent_ask(ac_session *s, const ac_tool *t, const char *
     return c;
 }
 
+/* ---- a pause of the parent: its calls' children pause, and a call again resumes them ---- */
+
+/* The parked call's child paused (from a timer: outside its parent's dispatch); a child whose
+ * spec has no pause goes on, its answer kept for the call again. */
+static void pause_fired(void *ud)
+{
+    struct ac_subcall *c = ud;
+    c->timer = 0;
+    uint16_t pause = c->child ? ac_engine_event_index(c->child->e, "pause") : AC_FSM_NONE;
+    if (pause != AC_FSM_NONE && ac_session_in_turn(c->child))
+        ac_session_post(c->child, "pause", NULL, 0);
+}
+
+/* The parent's pause stopped the call: its agent.done says so (outcome paused), its child is
+ * paused and kept; the parent's next call of the same agent with the same task resumes it. */
+static void park(struct ac_subcall *c)
+{
+    json_t *d = json_pack("{s:s, s:s, s:s, s:b, s:s}", "call", c->call_id, "agent", c->path,
+                          "session", c->child_id, "ok", 0, "outcome", "paused");
+    if (d)
+        ac_session_queue_record(c->parent, AC_AGENT_DONE, d);
+    c->r = NULL;
+    c->sl = NULL;
+    c->parked = 1;
+    c->next_parked = c->parent->parked;
+    c->parent->parked = c;
+    if (c->timer)
+        ac_loop_cancel_timer(c->loop, c->timer);
+    c->timer = ac_loop_timer(c->loop, 0, pause_fired, c);
+}
+
+/* The parked call is called again (call id new): recorded, and its child resumed. */
+static void resume_fired(void *ud)
+{
+    struct ac_subcall *c = ud;
+    c->timer = 0;
+    call_record(c, AC_AGENT_STARTED, NULL);
+    enum ac_turn_outcome o = ac_session_last_turn(c->child, NULL);
+    if (ac_session_status(c->child) == AC_SESSION_PAUSED && !ac_session_ended(c->child)) {
+        if (ac_session_post(c->child, "resume", NULL, 0) < 0) /* applied after this */
+            ac_subagent_child_finished(c->child);             /* it cannot resume: the call fails */
+    } else if (ac_session_ended(c->child) || (o != AC_TURN_NONE && ac_session_settled(c->child))) {
+        ac_subagent_child_finished(c->child);
+    }
+}
+
+static struct ac_subcall *unpark_for(ac_session *s, const ac_tool *t, const char *task,
+                                     const char *call_id)
+{
+    for (struct ac_subcall **pp = &s->parked; *pp; pp = &(*pp)->next_parked) {
+        struct ac_subcall *c = *pp;
+        if (strcmp(c->t->name, t->name) || strcmp(c->task, task) || !c->child)
+            continue;
+        char *id = strdup(call_id);
+        if (!id)
+            return NULL;
+        *pp = c->next_parked;
+        c->parked = 0;
+        free(c->call_id);
+        c->call_id = id;
+        if (c->timer)
+            ac_loop_cancel_timer(c->loop, c->timer);
+        c->timer = ac_loop_timer(c->loop, 0, resume_fired, c);
+        return c;
+    }
+    return NULL;
+}
+
 /* A detached call's child, freed once its cancel has been applied. */
 static void detached_fired(void *ud)
 {
@@ -418,10 +496,19 @@ static void detached_fired(void *ud)
     call_free(c);
 }
 
+static void let_go(struct ac_subcall *c);
+
 void ac_subagent_stop(struct ac_subcall *c)
 {
     if (!c)
         return;
+    ac_session *p = c->parent;
+    if (p && c->child && !c->done && p->dispatching &&
+        p->dispatching - 1 == ac_engine_event_index(p->e, "pause") &&
+        ac_session_in_turn(c->child)) {
+        park(c); /* a pause: the child pauses with its parent */
+        return;
+    }
     if (c->parent && c->child) { /* its agent.started is answered in the parent's journal */
         json_t *d =
             json_pack("{s:s, s:s, s:s, s:b, s:s}", "call", c->call_id, "agent", c->path, "session",
@@ -429,7 +516,15 @@ void ac_subagent_stop(struct ac_subcall *c)
         if (d)
             ac_session_queue_record(c->parent, AC_AGENT_DONE, d);
     }
+    let_go(c);
+}
+
+/* The call lets go of its child: its turn cancelled (journaled in the child), the child
+ * released once that is applied. */
+static void let_go(struct ac_subcall *c)
+{
     c->parent = NULL;
+    c->parked = 0;
     ac_session *child = c->child;
     if (c->timer)
         ac_loop_cancel_timer(c->loop, c->timer);
@@ -439,11 +534,20 @@ void ac_subagent_stop(struct ac_subcall *c)
         return;
     }
     child->sub = NULL;
-    if (ac_session_in_turn(child))
+    if (ac_session_in_turn(child) || ac_session_status(child) == AC_SESSION_PAUSED)
         ac_session_cancel_turn(child); /* recorded in its journal: no call left unanswered */
     if (c->loop && ac_loop_in_callback(c->loop) &&
         (c->timer = ac_loop_timer(c->loop, 0, detached_fired, c)))
         return; /* the cancel is queued: the child goes after it is applied */
     child_release(c, child);
     call_free(c);
+}
+
+void ac_subagent_unpark(ac_session *s)
+{
+    while (s->parked) {
+        struct ac_subcall *c = s->parked;
+        s->parked = c->next_parked;
+        let_go(c);
+    }
 }

@@ -94,6 +94,51 @@ wait_for has_event "$tmp/ev2" '.event == "turn_done"' || fail "no answer after t
 jq -c 'select(.body.messages[-1].content == "What is 1 + 1?") | [.body.messages[].role]' "$tmp/requests" \
   | head -n1 | grep -qx '\["user"\]' || fail "the rolled back turn was not removed: $(tail -n1 "$tmp/requests" | head -c 600)"
 
+# ---- a pause mid-child pauses the child; after the resume the call again resumes that child ---
+rm -f "$tmp/sleeper.pid"
+expect 201 POST /v1/sessions '{"id": "p3"}'
+sse ev3 p3
+expect 202 POST /v1/sessions/p3/messages '{"content": "DELEGATE[math:TOOLSLEEP]"}'
+wait_for test -s "$tmp/sleeper.pid" || fail "the child's tool did not start (pause)"
+expect 202 POST /v1/sessions/p3/events/pause
+wait_for has_event "$tmp/ev3" '.event == "agent_done" and .data.ok == false and .data.outcome == "paused"' \
+  || fail "the paused call's agent.done: $(grep -A1 agent_ "$tmp/ev3")"
+pkid=$(curl -s "$url/v1/sessions/p3" | jq -r '.children[0].session')
+child_paused() { curl -s "$url/v1/sessions/$pkid" | jq -e '.status == "paused"' >/dev/null; }
+wait_for child_paused || fail "the child is not paused: $(curl -s "$url/v1/sessions/$pkid" | head -c 300)"
+wait_for eval '! kill -0 "$(cat "$tmp/sleeper.pid")" 2>/dev/null' || fail "the paused child's tool process runs on"
+expect 200 GET /v1/sessions/p3
+jq -e '.status == "paused"' "$tmp/body" >/dev/null || fail "the parent is not paused: $(head -c 300 "$tmp/body")"
+expect 202 POST /v1/sessions/p3/events/resume
+wait_for has_event "$tmp/ev3" '.event == "turn_done"' || fail "no answer after the resume: $(grep -A1 'agent_\|error' "$tmp/ev3")"
+[ "$(frames "$tmp/ev3" | jq -s -r '[.[] | select(.event | startswith("agent_")) | .event + ":" + .data.session + ":" + (.data.outcome // "")] | join(" ")')" \
+  = "agent_started:$pkid: agent_done:$pkid:paused agent_started:$pkid: agent_done:$pkid:completed" ] \
+  || fail "one child, paused then resumed: $(grep -A1 agent_ "$tmp/ev3")"
+expect 200 GET /v1/sessions/p3
+jq -e '.status == "idle" and (.answer | startswith("The answer is The answer is Error: interrupted: the session was paused")) and (.children | length) == 1
+  and .children[0].outcome == "completed" and ([.tool_calls[] | select(.state == "none")] | length) == 0' "$tmp/body" >/dev/null \
+  || fail "the parent after the resume: $(head -c 600 "$tmp/body")"
+expect 200 GET "/v1/sessions/$pkid"
+jq -e '.status == "idle" and ([.messages[] | select(.role == "user")] | length) == 1 and
+  ([.tool_calls[] | select(.state == "none")] | length) == 0' "$tmp/body" >/dev/null \
+  || fail "the child was not resumed (one task, every call answered): $(head -c 600 "$tmp/body")"
+# a rollback of the paused parent stops its paused child: its turn cancelled (its stopped call
+# is answered as interrupted when its next turn starts, as for any tool)
+rm -f "$tmp/sleeper.pid"
+expect 201 POST /v1/sessions '{"id": "p4"}'
+sse ev4 p4
+expect 202 POST /v1/sessions/p4/messages '{"content": "DELEGATE[math:TOOLSLEEP]"}'
+wait_for test -s "$tmp/sleeper.pid" || fail "the child's tool did not start (pause, rollback)"
+expect 202 POST /v1/sessions/p4/events/pause
+wait_for has_event "$tmp/ev4" '.event == "agent_done" and .data.outcome == "paused"' || fail "p4 not paused"
+pkid=$(curl -s "$url/v1/sessions/p4" | jq -r '.children[0].session')
+wait_for child_paused || fail "p4's child is not paused"
+expect 202 POST /v1/sessions/p4/events/rollback
+child_cancelled() { curl -s "$url/v1/sessions/$pkid" | jq -e '.status == "idle" and .last_turn.outcome == "cancelled"' >/dev/null; }
+wait_for child_cancelled || fail "the paused child after its parent's rollback: $(curl -s "$url/v1/sessions/$pkid" | head -c 500)"
+expect 200 GET /v1/sessions/p4
+jq -e '.status == "idle" and .last_turn.outcome == "rolled_back"' "$tmp/body" >/dev/null || fail "p4: $(head -c 300 "$tmp/body")"
+
 # ---- with --db: a handoff moves the session to the named agent; a restart keeps it there -------
 cat >"$tmp/ha.json" <<'JSON'
 {"agents": [{"name": "b", "description": "Hands the conversation to b", "handoff": true,
