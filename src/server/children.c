@@ -23,6 +23,8 @@
 
 #include "server_int.h"
 
+#define SRV_MAX_HANDOFFS 32 /* in one turn: agents that hand it back and forth are stopped */
+
 /* ---- sub-agents ---- */
 
 static void set_err(ac_error *err, int code, const char *text)
@@ -98,7 +100,6 @@ static void reopen_fired(void *ud)
     srv_sess *ss = ud;
     ac_error err = {0};
     ss->handoff_timer = 0;
-    ss->moving = 0;
     if (ss->freeing || (!ss->s && srv_sess_open(ss, AC_STORE_MUST_EXIST, NULL, &err) < 0)) {
         handoff_failed(ss, err.text[0] ? err.text : "the session is being removed");
         return;
@@ -117,6 +118,11 @@ static void handoff_fired(void *ud)
     const char *dir, *entry = ss->s && !ss->freeing ? ac_session_handoff(ss->s, &dir) : NULL;
     if (!entry)
         return;
+    if (++ss->handoffs > SRV_MAX_HANDOFFS) {
+        handoff_failed(ss, "too many handoffs in one turn: stopped (the agents hand the "
+                           "conversation on in a loop)");
+        return;
+    }
     if (!ss->stored_id || !ss->agent) {
         handoff_failed(ss, "a handoff moves a stored session to another agent: this one is not "
                            "stored");
@@ -139,14 +145,17 @@ static void handoff_fired(void *ud)
     ss->s = NULL;
     srv_engine_release(sv, ss->agent);
     ss->agent = to;
-    ss->moving = 1;
     ss->handoff_timer = ac_loop_timer(sv->loop, 0, reopen_fired, ss);
 }
 
 void srv_children_turn_ended(srv_sess *ss)
 {
-    if (ss->s && !ss->handoff_timer && ac_session_handoff(ss->s, NULL))
+    if (!ss->s || ss->handoff_timer)
+        return;
+    if (ac_session_handoff(ss->s, NULL))
         ss->handoff_timer = ac_loop_timer(ss->sv->loop, 0, handoff_fired, ss);
+    else
+        ss->handoffs = 0; /* a turn answered: the next may hand on again */
 }
 
 /* ---- what a session's view says of its calls ---- */

@@ -88,7 +88,7 @@ struct srv_sess {
     int in_call;                   /* a sub-agent's session its parent's call runs: kept */
     json_t *children;              /* its sub-agent calls (children.c), once read */
     uint64_t handoff_timer;        /* moves it to the agent a handoff names (children.c) */
-    int moving;                    /* freed by a handoff, opened again by that timer */
+    int handoffs;                  /* made since its last answered turn (children.c) */
 };
 
 typedef struct srv_qnode {
