@@ -104,6 +104,9 @@ static void reopen_fired(void *ud)
         handoff_failed(ss, err.text[0] ? err.text : "the session is being removed");
         return;
     }
+    if (ss->handoff_timer) /* the open saw the transfer it is moved for: done */
+        ac_loop_cancel_timer(ss->sv->loop, ss->handoff_timer);
+    ss->handoff_timer = 0;
     if (ac_session_post(ss->s, "resume", NULL, 0) < 0)
         handoff_failed(ss, "the session cannot resume under the new agent");
 }
@@ -131,6 +134,13 @@ static void handoff_fired(void *ud)
     char *what = NULL;
     ac_error err = {0};
     srv_engine *to = srv_agent_of_entry(sv, ss->agent, entry, dir ? dir : ".", &what, &err);
+    if (to == ss->agent) { /* moved already (stopped before its resume): it goes on */
+        free(what);
+        srv_engine_release(sv, to);
+        if (ac_session_post(ss->s, "resume", NULL, 0) < 0)
+            handoff_failed(ss, "the session cannot resume under the new agent");
+        return;
+    }
     int rc = to ? ac_session_change_agent_on(ss->s, "handoff", what ? what : "[\"agent\"]",
                                              srv_engine_record(to), srv_engine_get(to), &err)
                 : AC_ECONFIG;
