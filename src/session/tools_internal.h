@@ -62,6 +62,8 @@ struct ac_tool {
     int mcp_gone;              /* TK_MCP: no longer listed by the server */
     json_t *agent;             /* TK_AGENT, TK_HANDOFF: the tool file's entry as written */
     char *agent_dir;           /* TK_AGENT, TK_HANDOFF: the tool file's directory */
+    /* the registry's index: the next tool whose name (wire name) has the same key */
+    struct ac_tool *next_name, *next_wire;
 };
 
 /* A new tool of the given kind with its schema compiled (schema NULL: any
