@@ -8,9 +8,12 @@
  * ends, its answer is the call's result, its failure (with the reason) the call's failure.
  * The parent's journal records agent.started (the child's id) and agent.done around it,
  * outside any dispatch of the parent (from 0 ms timers). When the parent stops the call
- * (cancel, rollback, pause, free), the child's turn is cancelled and the child freed, so no
- * call is left unanswered in either conversation. A child's level is its parent's + 1; a call
- * whose child would be deeper than the entry's max_depth (default 3) fails without running.
+ * (cancel, rollback, free), the child's turn is cancelled and the child let go (given back
+ * to the opener, or freed), so no call is left unanswered in either conversation. A pause of
+ * the parent pauses the child instead and keeps the call parked: the parent's next call of
+ * the same agent and task resumes that child; the parent's turn ending lets it go. A child's level
+ * is its parent's + 1; a call whose child would be deeper than the entry's max_depth (default 3)
+ * fails without running.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +120,7 @@ void ac_subagent_session_free(ac_session *s)
     struct ac_subcall *c = s->sub;
     if (c) { /* freed under a call that waits for it: the call fails (from a timer) */
         c->child = NULL;
-        if (!c->timer)
+        if (!c->timer && !c->parked) /* a parked call has no run to answer: it just goes */
             c->timer = ac_loop_timer(c->loop, 0, done_fired, c);
     }
     free(s->parent);
@@ -456,6 +459,10 @@ static void resume_fired(void *ud)
     struct ac_subcall *c = ud;
     c->timer = 0;
     call_record(c, AC_AGENT_STARTED, NULL);
+    if (!c->child) { /* freed since (its session deleted): the call fails */
+        done_fired(c);
+        return;
+    }
     enum ac_turn_outcome o = ac_session_last_turn(c->child, NULL);
     if (ac_session_status(c->child) == AC_SESSION_PAUSED && !ac_session_ended(c->child)) {
         if (ac_session_post(c->child, "resume", NULL, 0) < 0) /* applied after this */

@@ -210,7 +210,8 @@ typedef void (*ac_subagent_done_fn)(void *ud, int ok, const char *content);
 struct ac_subcall *ac_subagent_ask(ac_session *s, const ac_tool *t, const char *call_id,
                                    const char *task, ac_subagent_done_fn done, void *ud, char *msg,
                                    size_t cap);
-/* The parent stopped the call: its child's turn is cancelled and the child freed. */
+/* The parent stopped the call: its child's turn is cancelled and the child let go; when the
+ * parent is being paused, the child is paused and the call kept (ac_subagent_unpark). */
 void ac_subagent_stop(struct ac_subcall *c);
 /* A handoff call (handoff.c): answered at once, then the session pauses (the event its
  * completion is followed by, set with ac_tool_run_set_then) so that the embedder moves it to
