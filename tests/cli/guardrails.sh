@@ -133,7 +133,8 @@ tail -n1 "$tmp/ptrip.out" | jq -e '.status == "failed" and .error == "guardrail 
 # the answer's text streamed before the trip is retracted: a discarded line of all its bytes
 shown=$(jq -s -r 'map(select(.type == "text") | .text // .delta) | join("")' "$tmp/ptrip.out")
 [ -n "$shown" ] || fail "parallel, tripped: no text streamed before the trip: $(cat "$tmp/ptrip.out")"
-jq -s -e --argjson n "${#shown}" '(map(select(.type == "discarded")) | length == 1 and .[0].bytes == $n) and
+jq -s -e --argjson n "${#shown}" '(map(select(.type == "discarded")) | length == 1 and .[0].bytes == $n and
+  .[0].reason == "guardrail_tripped") and
   (map(.type) | (index("discarded") > rindex("text")))' "$tmp/ptrip.out" >/dev/null \
   || fail "parallel, tripped: the streamed text is not retracted: $(grep -v '"tool' "$tmp/ptrip.out")"
 replays ptrip "$tmp/par.fsm"
