@@ -309,6 +309,7 @@ int ac_cli_serve(int argc, char **argv)
         cfg.agents = &agents;
         cfg.loop_done = ac_cli_tracer_finish;
         cfg.metrics = ac_cli_metrics(1) ? ac_cli_metrics_text : NULL;
+        cfg.metrics_registry = ac_cli_metrics(0);
         /* the command line's agent also answers to its --model name on the front */
         const char *prov = eo.provider ? eo.provider : "openai";
         cfg.model_name = !sa.cli ? NULL : !strcmp(prov, "script") ? "agentc" : eo.model;

@@ -92,6 +92,9 @@ typedef struct ac_srv_config {
      * takes metrics_token as its bearer token when set, else any token the server takes. */
     char *(*metrics)(void);
     const char *metrics_token;
+    /* The registry GET /metrics renders (borrowed; NULL: none): the server's own counts go in
+     * it (wake-ups between workers). */
+    struct ac_metrics *metrics_registry;
     const char *worker_id; /* the worker's id, its sessions' lease holder (NULL: the store's
                               "agentc RANDOM:PID@HOST") */
     int64_t lease_ms;      /* a session's lease (default 10000); renewed every third */

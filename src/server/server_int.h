@@ -84,6 +84,7 @@ struct srv_sess {
     struct MHD_Connection *waiter; /* a non-streamed OpenAI-compatible request, suspended */
     srv_engine *agent;             /* the agent it runs (a reference held) */
     int lost;                      /* its lease was taken by another worker (workers.c) */
+    int tailing, tail_again;       /* a read of its journal under way, another due (remote.c) */
     int64_t resume_failed_ms;      /* a claim of it could not load it then (said once) */
     int in_call;                   /* a sub-agent's session its parent's call runs: kept */
     json_t *children;              /* its sub-agent calls (children.c), once read */
@@ -148,12 +149,16 @@ struct srv {
     srv_fwd *fwds;            /* requests waiting for another worker's answer */
     int draining, drain_again;
     unsigned polls;
-    int port;                        /* the bound port */
-    char listen_host[128];           /* --listen's host, as written ("127.0.0.1", "[::1]") */
-    srv_conn *conns;                 /* every open connection (admit.c) */
-    size_t n_conns;                  /* how many */
-    uint64_t beat_timer, lost_timer; /* workers.c */
-    int db_ok;                       /* the store answered the last heartbeat (/readyz) */
+    int port;                           /* the bound port */
+    char listen_host[128];              /* --listen's host, as written ("127.0.0.1", "[::1]") */
+    srv_conn *conns;                    /* every open connection (admit.c) */
+    size_t n_conns;                     /* how many */
+    int64_t swept_ms;                   /* the last sweep of their deadlines (admit.c) */
+    uint64_t beat_timer, lost_timer;    /* workers.c */
+    int db_ok;                          /* the store answered the last heartbeat (/readyz) */
+    int beating;                        /* a heartbeat or a claim is under way (workers.c) */
+    int beat_waiting;                   /* its statement is not answered yet */
+    int64_t beat_sent_ms, beat_tick_ms; /* when it was sent; the heartbeat timer's last run */
     int workers_started;
     size_t claimed;
 };
@@ -171,8 +176,10 @@ void srv_admit_notify(void *cls, struct MHD_Connection *c, void **ctx,
 void srv_admit_answered(srv *sv, struct MHD_Connection *c, int answered);
 /* Drops the connections whose request was not read within --client-timeout of their accept
  * (or of their previous request's end): however slowly it trickles in, a request has that
- * long; at --max-connections, 1 s (the clients waiting to be accepted get the room). Run
- * every loop turn. */
+ * long; at --max-connections, 1 s (the clients waiting to be accepted get the room). Called
+ * every loop turn; walks the connections at most every SRV_SWEEP_MS (a deadline is kept to
+ * that, and a busy loop with many streams does not walk them all at each event). */
+#define SRV_SWEEP_MS 100
 void srv_admit_sweep(srv *sv);
 
 /* sessions.c */
@@ -318,9 +325,10 @@ int srv_remote_held(srv *sv, const srv_sess *ss);
 enum MHD_Result srv_remote_forward(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                    const srv_sess *ss, const char *method, const char *route,
                                    const char *body, const char *owner);
-/* The forwarded request's answer replied (*slot freed): MHD's result; or *retry set (the
- * worker it went to did not handle it: it no longer runs the session, or it went before the
- * request's deadline: the request goes on here as if it had not been sent). */
+/* The forwarded request's answer replied (*slot freed): MHD's result; or *retry set: 1, no
+ * other live worker runs the session (none did when its lease was read, or the worker it went
+ * to went before the request's deadline): the request goes on here as if it had not been
+ * sent; 2, the session is gone (another worker deleted it). */
 enum MHD_Result srv_remote_reply(struct MHD_Connection *c, srv_fwd **slot, int *retry);
 /* The request ended (its client went): a forward waiting is answered to no one. */
 void srv_remote_abandon(srv_fwd *fwd);

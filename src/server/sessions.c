@@ -235,13 +235,14 @@ void srv_sess_drop(srv_sess *ss, int delete)
     }
     if (ss->owner && ss->owner->sessions)
         ss->owner->sessions--;
+    int64_t attempt = ss->s ? ac_store_session_attempt(ss->s) : 0; /* its removal's fence */
     if (ss->s) {
         ac_session_set_userdata(ss->s, NULL); /* no more output reaches it */
         ac_session_free(ss->s);
     }
     if (delete &&ss->stored_id) {
         ac_error err = {0};
-        int rc = ac_store_rm(sv->store, ss->stored_id, &err);
+        int rc = ac_store_rm_fenced(sv->store, ss->stored_id, attempt, &err);
         if (rc != AC_OK && rc != AC_STORE_ENOENT)
             fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n", ss->id,
                     err.text);
