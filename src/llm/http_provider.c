@@ -105,8 +105,7 @@ struct hp_provider {
     char *url;   /* what curl is given */
     char *shown; /* url for messages: userinfo redacted */
     char *model;
-    ac_request_settings *settings;      /* the engine's request settings (a copy), or NULL */
-    json_t *kind_str[AC_DELTA_UNKNOWN]; /* "kind" of the delta events, shared (made once) */
+    ac_request_settings *settings; /* the engine's request settings (a copy), or NULL */
     char *key;
     char **secrets; /* key, header values, URL userinfo (util/secrets.h) */
     struct curl_slist *headers;
@@ -373,21 +372,12 @@ static json_t *hp_failure(const char *cls, long status, int retryable, int64_t r
 
 /* ---- stream sink: one llm.delta per delta ---- */
 
-/* A delta event {"kind": ..., "text": ...}, built directly (no format string to
- * parse) with the provider's shared, never modified kind string: it is the event
- * queued most often. */
+/* A delta of text, reasoning or refusal: queued typed, its bytes copied once (the event
+ * queued most often: no JSON is made for it, session/payload.h). */
 static void hp_delta(hp_call *c, enum ac_delta_kind kind, const char *s, size_t n)
 {
-    json_t **k = &c->p->kind_str[kind];
-    if (!*k && !(*k = json_string(ac_delta_kind_name(kind))))
-        return;
-    json_t *d = json_object();
-    if (!d || json_object_set_nocheck(d, "kind", *k) ||
-        json_object_set_new_nocheck(d, "text", hp_jstr(s, n))) { /* _new: takes the string */
-        json_decref(d);
-        return;
-    }
-    hp_post(c, c->p->ev_delta, d);
+    if (!c->done)
+        ac_session_enqueue_delta(c->s, c->p->ev_delta, (int)kind, s, n, c->origin);
 }
 
 static void hp_on_text(void *ud, const char *s, size_t n)
@@ -1126,8 +1116,6 @@ static void hp_free(ac_provider *base)
     free(p->shown);
     free(p->model);
     ac_request_settings_free(p->settings);
-    for (int k = 0; k < AC_DELTA_UNKNOWN; k++)
-        json_decref(p->kind_str[k]);
     free(p);
 }
 

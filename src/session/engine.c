@@ -452,6 +452,8 @@ static int engine_bind(ac_engine *e, const ac_registry *reg, char *err, size_t e
                 }
                 continue;
             }
+            if (!r->builtin)
+                e->custom_handlers = 1;
             if (k == 0)
                 e->guards[i] = r->guard;
             else if (k == 1)

@@ -83,21 +83,29 @@ int ac_session_journal_failed(ac_session *s)
     return journal_failed(s);
 }
 
-static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
+/* Records the event (journal, hooks): 0, or -1 when it could not be (never applied then). */
+static int record(ac_session *s, uint16_t type, json_t *data, const ac_payload *p, int64_t t_ms)
 {
-    if (s->journal_failed) {
-        json_decref(data);
-        return AC_EIO;
-    }
     s->seq++;
+    const char *name = s->e->t->event_names[type];
     if (s->journal)
-        ac_journal_write_event(s->journal, s->seq, t_ms, s->e->t->event_names[type], data);
+        ac_journal_write_event(s->journal, s->seq, t_ms, name, data, p);
     if (s->hooks)
-        s->hooks->event(s, s->seq, t_ms, s->e->t->event_names[type], data);
-    if (journal_failed(s)) { /* never applied unrecorded */
-        json_decref(data);
+        s->hooks->event(s, s->seq, t_ms, name, data, p);
+    return journal_failed(s) ? -1 : 0;
+}
+
+/* p: the event's typed payload (data is then NULL), NULL: none. */
+static int apply(ac_session *s, uint16_t type, json_t *data, const ac_payload *p, int64_t t_ms)
+{
+    if (s->journal_failed || record(s, type, data, p, t_ms) < 0) {
+        json_decref(data); /* never applied unrecorded */
         return AC_EIO;
     }
+    if (p && s->e->custom_handlers) /* a handler of the program's may read ev->data */
+        data = ac_payload_json(p);
+    s->payload = p;
+    s->payload_type = type;
     if (type == s->e->ev_spawn) {
         ac_session_agent_from_spawn(s, data);
         ac_subagent_from_spawn(s, data);
@@ -126,6 +134,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
         s->hooks->steps_done(s, s->seq);
+    s->payload = NULL;
     json_decref(data);
     if (s->pending_records) /* what stopped sub-agent calls record, after the event */
         ac_session_flush_records(s);
@@ -158,6 +167,7 @@ static ac_queued_event *q_new(uint16_t type, json_t *data, int64_t t_ms, uint16_
     q->origin = origin;
     q->t_ms = t_ms ? t_ms : ac_wall_now_ms();
     q->data = data;
+    q->pl.kind = AC_PAYLOAD_NONE;
     return q;
 }
 
@@ -220,7 +230,7 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
             session_free_now(s);
             return 1;
         }
-        int rc = apply(s, q->type, q->data, q->t_ms);
+        int rc = apply(s, q->type, q->data, q->pl.kind ? &q->pl : NULL, q->t_ms);
         last_ms = q->t_ms;
         if (q == want)
             *want_rc = rc;
@@ -256,6 +266,17 @@ static void schedule(ac_session *s)
         drain(s, NULL, NULL);
 }
 
+/* Queues q (an event for the session, checked) from an I/O callback. */
+static void enqueue(ac_session *s, ac_queued_event *q)
+{
+    if (s->draining) {
+        q_push(&s->raised, q);
+        return;
+    }
+    q_push(&s->inbox, q);
+    schedule(s);
+}
+
 void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms, uint16_t origin)
 {
     if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
@@ -263,14 +284,32 @@ void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms
         return;
     }
     ac_queued_event *q = q_new(type, data, t_ms, origin);
-    if (!q)
+    if (q)
+        enqueue(s, q);
+}
+
+void ac_session_enqueue_delta(ac_session *s, uint16_t type, int kind, const char *text, size_t n,
+                              uint16_t origin)
+{
+    if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events || kind < 0 ||
+        kind >= AC_DELTA_TOOL_CALL || n >= AC_JOURNAL_MAX_LINE)
         return;
-    if (s->draining) {
-        q_push(&s->raised, q);
+    char *fixed = NULL; /* a JSON string holds UTF-8 only: repaired as the JSON event was */
+    if (ac_utf8_valid_len(text, n) != n && !(text = fixed = ac_utf8_repair(text, n, 0, &n)))
         return;
+    ac_queued_event *q = malloc(sizeof *q + n + 1); /* the one allocation of a delta */
+    if (q) {
+        q->next = NULL;
+        q->type = type;
+        q->origin = origin;
+        q->t_ms = ac_wall_now_ms();
+        q->data = NULL;
+        memcpy(q->text, text, n);
+        q->text[n] = 0;
+        q->pl = (ac_payload){AC_PAYLOAD_DELTA, (uint8_t)kind, n, q->text};
+        enqueue(s, q);
     }
-    q_push(&s->inbox, q);
-    schedule(s);
+    free(fixed);
 }
 
 void ac_session_forget(ac_session *s, uint16_t origin)

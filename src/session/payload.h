@@ -1,0 +1,45 @@
+/*
+ * payload.h - typed event payloads (payload.c): what the engine queues for the events posted
+ * most often instead of a JSON value, and the one place their JSON is made, by the compact
+ * writer, where bytes leave the process (a journal line, a store row) or where a handler the
+ * program registered may read ev->data (docs/design.md, "Typed payloads").
+ *
+ * An llm.delta of text, reasoning or refusal: {"kind": KIND, "text": TEXT}, in that order, as
+ * the providers built it. The text is UTF-8 (the sink repairs what is not), NUL-terminated,
+ * held by the queue entry the payload is part of.
+ */
+#ifndef AGENTC_SESSION_PAYLOAD_H
+#define AGENTC_SESSION_PAYLOAD_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agentc/fsm.h"
+#include "util/buf.h"
+
+enum ac_payload_kind {
+    AC_PAYLOAD_NONE = 0, /* no typed payload: the event's data is JSON (or nothing) */
+    AC_PAYLOAD_DELTA = 1 /* a streamed delta: delta, text, n */
+};
+
+typedef struct ac_payload {
+    uint8_t kind;     /* enum ac_payload_kind */
+    uint8_t delta;    /* AC_PAYLOAD_DELTA: enum ac_delta_kind (text, reasoning, refusal) */
+    size_t n;         /* bytes of text */
+    const char *text; /* UTF-8, NUL-terminated */
+} ac_payload;
+
+/* The payload's JSON text appended to b (flags: util/json_text.h, AC_JSON_ASCII for a journal
+ * line), the bytes jansson writes for the JSON value the event had before it was typed. */
+void ac_payload_put(ac_buf *b, const ac_payload *p, unsigned flags);
+/* Its compact JSON text (a store row), malloc'ed; NULL when out of memory. */
+char *ac_payload_text(const ac_payload *p);
+/* Its JSON value, for a handler the program registered; NULL when out of memory. */
+json_t *ac_payload_json(const ac_payload *p);
+
+/* The typed payload of the event being applied to s, when ev is that event and it has one;
+ * else NULL (the event's payload is ev->data, JSON: a replayed or posted event). */
+const ac_payload *ac_event_payload(const ac_session *s, const ac_event *ev);
+
+#endif
