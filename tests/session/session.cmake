@@ -36,3 +36,8 @@ agentc_add_test(session_replay_output SOURCES ${CMAKE_SOURCE_DIR}/tests/session/
 # The error space: ac_strerror names every code of enum ac_status (read from agentc.h).
 agentc_add_test(session_status_names SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_status_names.c
   LIBS agentc_runtime LABELS session)
+# Typed event payloads: a delta's JSON text is jansson's, byte for byte (compact and ASCII);
+# a typed delta is journaled, repaired, read by append_delta, and made JSON for a handler the
+# program registered only.
+agentc_add_test(session_payload SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_payload.c
+  LIBS agentc_runtime agentc_io agentc_gen PkgConfig::JANSSON LABELS session)
