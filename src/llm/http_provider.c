@@ -525,7 +525,8 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
     }
     if (!c->started) {
         c->started = 1;
-        hp_post(c, c->p->ev_started, json_object());
+        if (!c->done) /* {}: queued typed, no JSON made */
+            ac_session_enqueue_empty(c->s, c->p->ev_started, c->origin);
     }
     size_t events = ac_stream_events(c->st);
     int rc = ac_stream_feed(c->st, ptr, n);

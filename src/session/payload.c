@@ -11,6 +11,10 @@
 
 void ac_payload_put(ac_buf *b, const ac_payload *p, unsigned flags)
 {
+    if (p->kind == AC_PAYLOAD_EMPTY) {
+        ac_buf_add(b, "{}", 2);
+        return;
+    }
     if (p->kind != AC_PAYLOAD_DELTA) {
         ac_buf_fail(b);
         return;
@@ -33,6 +37,8 @@ char *ac_payload_text(const ac_payload *p)
 
 json_t *ac_payload_json(const ac_payload *p)
 {
+    if (p->kind == AC_PAYLOAD_EMPTY)
+        return json_object();
     if (p->kind != AC_PAYLOAD_DELTA)
         return NULL;
     json_t *d = json_object();

@@ -6,7 +6,8 @@
  *
  * An llm.delta of text, reasoning or refusal: {"kind": KIND, "text": TEXT}, in that order, as
  * the providers built it. The text is UTF-8 (the sink repairs what is not), NUL-terminated,
- * held by the queue entry the payload is part of.
+ * held by the queue entry the payload is part of. An event whose payload is {} (llm.started):
+ * nothing more.
  */
 #ifndef AGENTC_SESSION_PAYLOAD_H
 #define AGENTC_SESSION_PAYLOAD_H
@@ -19,8 +20,9 @@
 #include "util/buf.h"
 
 enum ac_payload_kind {
-    AC_PAYLOAD_NONE = 0, /* no typed payload: the event's data is JSON (or nothing) */
-    AC_PAYLOAD_DELTA = 1 /* a streamed delta: delta, text, n */
+    AC_PAYLOAD_NONE = 0,  /* no typed payload: the event's data is JSON (or nothing) */
+    AC_PAYLOAD_DELTA = 1, /* a streamed delta: delta, text, n */
+    AC_PAYLOAD_EMPTY = 2  /* {} (llm.started) */
 };
 
 typedef struct ac_payload {

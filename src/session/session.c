@@ -288,28 +288,49 @@ void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms
         enqueue(s, q);
 }
 
+/* An entry holding p, its text copied after it: the one allocation of a typed event. */
+static void enqueue_typed(ac_session *s, uint16_t type, const ac_payload *p, uint16_t origin)
+{
+    ac_queued_event *q = malloc(sizeof *q + p->n + 1);
+    if (!q)
+        return;
+    q->next = NULL;
+    q->type = type;
+    q->origin = origin;
+    q->t_ms = ac_wall_now_ms();
+    q->data = NULL;
+    if (p->n)
+        memcpy(q->text, p->text, p->n);
+    q->text[p->n] = 0;
+    q->pl = *p;
+    q->pl.text = q->text;
+    enqueue(s, q);
+}
+
+static int event_ok(const ac_session *s, uint16_t type)
+{
+    return type != AC_FSM_NONE && type != 0 && type < s->e->t->n_events;
+}
+
 void ac_session_enqueue_delta(ac_session *s, uint16_t type, int kind, const char *text, size_t n,
                               uint16_t origin)
 {
-    if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events || kind < 0 ||
-        kind >= AC_DELTA_TOOL_CALL || n >= AC_JOURNAL_MAX_LINE)
+    if (!event_ok(s, type) || kind < 0 || kind >= AC_DELTA_TOOL_CALL || n >= AC_JOURNAL_MAX_LINE)
         return;
     char *fixed = NULL; /* a JSON string holds UTF-8 only: repaired as the JSON event was */
     if (ac_utf8_valid_len(text, n) != n && !(text = fixed = ac_utf8_repair(text, n, 0, &n)))
         return;
-    ac_queued_event *q = malloc(sizeof *q + n + 1); /* the one allocation of a delta */
-    if (q) {
-        q->next = NULL;
-        q->type = type;
-        q->origin = origin;
-        q->t_ms = ac_wall_now_ms();
-        q->data = NULL;
-        memcpy(q->text, text, n);
-        q->text[n] = 0;
-        q->pl = (ac_payload){AC_PAYLOAD_DELTA, (uint8_t)kind, n, q->text};
-        enqueue(s, q);
-    }
+    ac_payload p = {AC_PAYLOAD_DELTA, (uint8_t)kind, n, text};
+    enqueue_typed(s, type, &p, origin);
     free(fixed);
+}
+
+void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin)
+{
+    if (!event_ok(s, type))
+        return;
+    ac_payload p = {AC_PAYLOAD_EMPTY, 0, 0, ""};
+    enqueue_typed(s, type, &p, origin);
 }
 
 void ac_session_forget(ac_session *s, uint16_t origin)

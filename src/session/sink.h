@@ -21,6 +21,8 @@ void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms
  * otherwise. */
 void ac_session_enqueue_delta(ac_session *s, uint16_t type, int kind, const char *text, size_t n,
                               uint16_t origin);
+/* Queues an event whose payload is {} (llm.started) typed: no JSON made. */
+void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin);
 /* The W3C traceparent of the span the session's traces are at (its model call's while it
  * runs) into buf (cap >= 56): 1, or 0 when the session is not traced (nothing to send). */
 int ac_session_traceparent(const ac_session *s, char *buf, size_t cap);

@@ -111,6 +111,8 @@ static void test_text_as_jansson(void **state)
         }
     ac_payload nul = {AC_PAYLOAD_DELTA, AC_DELTA_TEXT, 3, "a\0b"}; /* NUL kept, as \u0000 */
     same_as_jansson(&nul);
+    ac_payload empty = {AC_PAYLOAD_EMPTY, 0, 0, ""}; /* llm.started: {} */
+    same_as_jansson(&empty);
     srand(7);
     char buf[512];
     for (int i = 0; i < 2000; i++) {
