@@ -1,0 +1,66 @@
+/* libFuzzer target: typed event payloads (src/session/payload.c) against jansson. The first
+ * byte picks the payload (a delta of text, reasoning or refusal, or {}), the rest is the
+ * delta's text. As the session's sink does, text that is not UTF-8 is repaired first; then
+ * the payload's JSON text, compact and ASCII, must be byte for byte what json_dumps writes for
+ * the JSON event it stands for, and its JSON value that event. The unrepaired bytes, when
+ * they are not UTF-8, must fail the ASCII writer rather than be written. */
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/provider.h"
+#include "session/payload.h"
+#include "util/json_text.h"
+#include "util/utf8.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void same(const ac_payload *p, const json_t *want, unsigned aflags, size_t jflags)
+{
+    char *w = json_dumps(want, jflags);
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    ac_payload_put(&b, p, aflags);
+    char *got = ac_buf_take(&b, NULL);
+    if (!w || !got || strcmp(w, got) != 0)
+        abort();
+    free(w);
+    free(got);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    const char *in = (const char *)data + 1;
+    size_t n = size - 1;
+    int kind = data[0] % 4; /* 3: {} */
+    if (ac_utf8_valid_len(in, n) != n) {
+        ac_buf b;
+        ac_buf_init(&b, AC_BUF_MAX);
+        ac_json_put_string(&b, in, n, AC_JSON_ASCII);
+        if (!b.failed)
+            abort();
+        ac_buf_free(&b);
+    }
+    size_t len;
+    char *text = ac_utf8_repair(in, n, AC_UTF8_KEEP_NUL, &len);
+    if (!text)
+        return 0;
+    ac_payload p = {kind == 3 ? AC_PAYLOAD_EMPTY : AC_PAYLOAD_DELTA, (uint8_t)(kind % 3),
+                    kind == 3 ? 0 : len, kind == 3 ? "" : text};
+    json_t *want = kind == 3 ? json_object()
+                             : json_pack("{s:s, s:s%}", "kind", ac_delta_kind_name(kind % 3),
+                                         "text", text, len);
+    json_t *got = ac_payload_json(&p);
+    if (!want || !got || !json_equal(want, got))
+        abort();
+    same(&p, want, 0, JSON_COMPACT);
+    same(&p, want, AC_JSON_ASCII, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(want);
+    json_decref(got);
+    free(text);
+    return 0;
+}
