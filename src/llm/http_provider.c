@@ -351,15 +351,6 @@ static void hp_call_free(hp_call *c)
 
 /* ---- posting ---- */
 
-static void hp_post(hp_call *c, uint16_t idx, json_t *data)
-{
-    if (c->done) {
-        json_decref(data);
-        return;
-    }
-    ac_session_enqueue(c->s, idx, data, 0, c->origin);
-}
-
 static json_t *hp_failure(const char *cls, long status, int retryable, int64_t retry_after_ms,
                           const char *message)
 {
@@ -415,15 +406,8 @@ static void hp_on_tool(void *ud, int index, const char *id, const char *name, co
     hp_call *c = ud;
     char display[160];
     name = hp_tool_name(c, name, display, sizeof display);
-    json_t *d = json_pack("{s:s, s:o, s:i}", "kind", ac_delta_kind_name(AC_DELTA_TOOL_CALL), "text",
-                          hp_jstr(args, n), "index", index);
-    if (!d)
-        return;
-    if (id)
-        json_object_set_new(d, "id", hp_jstr(id, strlen(id)));
-    if (name)
-        json_object_set_new(d, "name", hp_jstr(name, strlen(name)));
-    hp_post(c, c->p->ev_delta, d);
+    if (!c->done) /* typed, as the other deltas */
+        ac_session_enqueue_tool_delta(c->s, c->p->ev_delta, index, id, name, args, n, c->origin);
 }
 
 /* ---- curl callbacks ---- */

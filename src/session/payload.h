@@ -5,9 +5,10 @@
  * program registered may read ev->data (docs/design.md, "Typed payloads").
  *
  * An llm.delta of text, reasoning or refusal: {"kind": KIND, "text": TEXT}, in that order, as
- * the providers built it. The text is UTF-8 (the sink repairs what is not), NUL-terminated,
- * held by the queue entry the payload is part of. An event whose payload is {} (llm.started):
- * nothing more.
+ * the HTTP providers built it; of a tool call's arguments: {"kind": "tool_call", "text": TEXT,
+ * "index": I, "id": ID, "name": NAME}, id and name only when the delta has them. The text is UTF-8
+ * (the sink repairs what is not), NUL-terminated, held by the queue entry the payload is part of.
+ * An event whose payload is {} (llm.started): nothing more.
  */
 #ifndef AGENTC_SESSION_PAYLOAD_H
 #define AGENTC_SESSION_PAYLOAD_H
@@ -27,9 +28,14 @@ enum ac_payload_kind {
 
 typedef struct ac_payload {
     uint8_t kind;     /* enum ac_payload_kind */
-    uint8_t delta;    /* AC_PAYLOAD_DELTA: enum ac_delta_kind (text, reasoning, refusal) */
+    uint8_t delta;    /* AC_PAYLOAD_DELTA: enum ac_delta_kind (below AC_DELTA_UNKNOWN) */
     size_t n;         /* bytes of text */
     const char *text; /* UTF-8, NUL-terminated */
+    /* AC_DELTA_TOOL_CALL: the call's index, and its id and name (UTF-8, NUL-terminated; NULL
+     * when the delta has none) */
+    int index;
+    const char *id, *name;
+    size_t id_n, name_n;
 } ac_payload;
 
 /* The payload's JSON text appended to b (flags: util/json_text.h, AC_JSON_ASCII for a journal

@@ -288,10 +288,11 @@ void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms
         enqueue(s, q);
 }
 
-/* An entry holding p, its text copied after it: the one allocation of a typed event. */
+/* An entry holding p, its strings copied after it: the one allocation of a typed event. */
 static void enqueue_typed(ac_session *s, uint16_t type, const ac_payload *p, uint16_t origin)
 {
-    ac_queued_event *q = malloc(sizeof *q + p->n + 1);
+    size_t id_at = p->n + 1, name_at = id_at + (p->id ? p->id_n + 1 : 0);
+    ac_queued_event *q = malloc(sizeof *q + name_at + (p->name ? p->name_n + 1 : 0));
     if (!q)
         return;
     q->next = NULL;
@@ -299,11 +300,17 @@ static void enqueue_typed(ac_session *s, uint16_t type, const ac_payload *p, uin
     q->origin = origin;
     q->t_ms = ac_wall_now_ms();
     q->data = NULL;
-    if (p->n)
-        memcpy(q->text, p->text, p->n);
-    q->text[p->n] = 0;
     q->pl = *p;
-    q->pl.text = q->text;
+    q->pl.text = memcpy(q->text, p->text, p->n);
+    q->text[p->n] = 0;
+    if (p->id) {
+        q->pl.id = memcpy(q->text + id_at, p->id, p->id_n);
+        q->text[id_at + p->id_n] = 0;
+    }
+    if (p->name) {
+        q->pl.name = memcpy(q->text + name_at, p->name, p->name_n);
+        q->text[name_at + p->name_n] = 0;
+    }
     enqueue(s, q);
 }
 
@@ -312,24 +319,55 @@ static int event_ok(const ac_session *s, uint16_t type)
     return type != AC_FSM_NONE && type != 0 && type < s->e->t->n_events;
 }
 
+/* *s, *n as UTF-8: unchanged, or repaired into *fixed (as the JSON string was). 0, or -1 when
+ * out of memory or too long for a journal line. */
+static int utf8_or_repaired(const char **s, size_t *n, char **fixed)
+{
+    *fixed = NULL;
+    if (*n >= AC_JOURNAL_MAX_LINE)
+        return -1;
+    if (!*s || ac_utf8_valid_len(*s, *n) == *n)
+        return 0;
+    *s = *fixed = ac_utf8_repair(*s, *n, 0, n);
+    return *fixed ? 0 : -1;
+}
+
 void ac_session_enqueue_delta(ac_session *s, uint16_t type, int kind, const char *text, size_t n,
                               uint16_t origin)
 {
-    if (!event_ok(s, type) || kind < 0 || kind >= AC_DELTA_TOOL_CALL || n >= AC_JOURNAL_MAX_LINE)
+    if (!event_ok(s, type) || kind < 0 || kind >= AC_DELTA_TOOL_CALL)
         return;
-    char *fixed = NULL; /* a JSON string holds UTF-8 only: repaired as the JSON event was */
-    if (ac_utf8_valid_len(text, n) != n && !(text = fixed = ac_utf8_repair(text, n, 0, &n)))
+    char *fixed;
+    if (utf8_or_repaired(&text, &n, &fixed) < 0)
         return;
-    ac_payload p = {AC_PAYLOAD_DELTA, (uint8_t)kind, n, text};
+    ac_payload p = {AC_PAYLOAD_DELTA, (uint8_t)kind, n, text, 0, NULL, NULL, 0, 0};
     enqueue_typed(s, type, &p, origin);
     free(fixed);
+}
+
+void ac_session_enqueue_tool_delta(ac_session *s, uint16_t type, int index, const char *id,
+                                   const char *name, const char *args, size_t n, uint16_t origin)
+{
+    if (!event_ok(s, type))
+        return;
+    size_t id_n = id ? strlen(id) : 0, name_n = name ? strlen(name) : 0;
+    char *f1, *f2 = NULL, *f3 = NULL;
+    if (utf8_or_repaired(&args, &n, &f1) == 0 && utf8_or_repaired(&id, &id_n, &f2) == 0 &&
+        utf8_or_repaired(&name, &name_n, &f3) == 0) {
+        ac_payload p = {
+            AC_PAYLOAD_DELTA, AC_DELTA_TOOL_CALL, n, args, index, id, name, id_n, name_n};
+        enqueue_typed(s, type, &p, origin);
+    }
+    free(f1);
+    free(f2);
+    free(f3);
 }
 
 void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin)
 {
     if (!event_ok(s, type))
         return;
-    ac_payload p = {AC_PAYLOAD_EMPTY, 0, 0, ""};
+    ac_payload p = {AC_PAYLOAD_EMPTY, 0, 0, "", 0, NULL, NULL, 0, 0};
     enqueue_typed(s, type, &p, origin);
 }
 

@@ -21,6 +21,10 @@ void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms
  * otherwise. */
 void ac_session_enqueue_delta(ac_session *s, uint16_t type, int kind, const char *text, size_t n,
                               uint16_t origin);
+/* The same for a tool call's streamed arguments (AC_DELTA_TOOL_CALL): n bytes of args, the
+ * call's index, its id and name (NUL-terminated; NULL: the delta has none). */
+void ac_session_enqueue_tool_delta(ac_session *s, uint16_t type, int index, const char *id,
+                                   const char *name, const char *args, size_t n, uint16_t origin);
 /* Queues an event whose payload is {} (llm.started) typed: no JSON made. */
 void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin);
 /* The W3C traceparent of the span the session's traces are at (its model call's while it

@@ -1,9 +1,10 @@
 /* libFuzzer target: typed event payloads (src/session/payload.c) against jansson. The first
- * byte picks the payload (a delta of text, reasoning or refusal, or {}), the rest is the
- * delta's text. As the session's sink does, text that is not UTF-8 is repaired first; then
- * the payload's JSON text, compact and ASCII, must be byte for byte what json_dumps writes for
- * the JSON event it stands for, and its JSON value that event. The unrepaired bytes, when
- * they are not UTF-8, must fail the ASCII writer rather than be written. */
+ * byte picks the payload (a delta of text, reasoning, refusal or a tool call's arguments,
+ * with or without id and name, or {}), the rest is the delta's text. As the session's sink does,
+ * text that is not UTF-8 is repaired first; then the payload's JSON text, compact and ASCII, must
+ * be byte for byte what json_dumps writes for the JSON event it stands for, and its JSON value that
+ * event. The unrepaired bytes, when they are not UTF-8, must fail the ASCII writer rather than be
+ * written. */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const char *in = (const char *)data + 1;
     size_t n = size - 1;
-    int kind = data[0] % 4; /* 3: {} */
+    int kind = data[0] % 5; /* 0-3: enum ac_delta_kind (3: a tool call's arguments), 4: {} */
     if (ac_utf8_valid_len(in, n) != n) {
         ac_buf b;
         ac_buf_init(&b, AC_BUF_MAX);
@@ -49,11 +50,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = ac_utf8_repair(in, n, AC_UTF8_KEEP_NUL, &len);
     if (!text)
         return 0;
-    ac_payload p = {kind == 3 ? AC_PAYLOAD_EMPTY : AC_PAYLOAD_DELTA, (uint8_t)(kind % 3),
-                    kind == 3 ? 0 : len, kind == 3 ? "" : text};
-    json_t *want = kind == 3 ? json_object()
-                             : json_pack("{s:s, s:s%}", "kind", ac_delta_kind_name(kind % 3),
-                                         "text", text, len);
+    ac_payload p = {.kind = AC_PAYLOAD_EMPTY, .text = ""};
+    json_t *want = json_object();
+    if (kind < 4) {
+        p = (ac_payload){.kind = AC_PAYLOAD_DELTA, .delta = (uint8_t)kind, .n = len, .text = text};
+        json_object_set_new(want, "kind", json_string(ac_delta_kind_name(kind)));
+        json_object_set_new(want, "text", json_stringn(text, len));
+    }
+    if (kind == AC_DELTA_TOOL_CALL) { /* the text serves as id and name too */
+        p.index = data[0];
+        json_object_set_new(want, "index", json_integer(p.index));
+        if (data[0] & 8) {
+            p.id = text;
+            p.id_n = len;
+            json_object_set_new(want, "id", json_stringn(text, len));
+        }
+        if (data[0] & 16) {
+            p.name = text;
+            p.name_n = len;
+            json_object_set_new(want, "name", json_stringn(text, len));
+        }
+    }
     json_t *got = ac_payload_json(&p);
     if (!want || !got || !json_equal(want, got))
         abort();

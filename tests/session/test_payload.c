@@ -106,19 +106,39 @@ static void test_text_as_jansson(void **state)
                                         "\xef\xbf\xbd"};
     for (int kind = AC_DELTA_TEXT; kind < AC_DELTA_TOOL_CALL; kind++)
         for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
-            ac_payload p = {AC_PAYLOAD_DELTA, (uint8_t)kind, strlen(texts[i]), texts[i]};
+            ac_payload p = {.kind = AC_PAYLOAD_DELTA,
+                            .delta = (uint8_t)kind,
+                            .n = strlen(texts[i]),
+                            .text = texts[i]};
             same_as_jansson(&p);
         }
-    ac_payload nul = {AC_PAYLOAD_DELTA, AC_DELTA_TEXT, 3, "a\0b"}; /* NUL kept, as \u0000 */
+    /* a tool call's arguments: index, then id and name when it has them */
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        ac_payload p = {.kind = AC_PAYLOAD_DELTA,
+                        .delta = AC_DELTA_TOOL_CALL,
+                        .n = strlen(texts[i]),
+                        .text = texts[i],
+                        .index = (int)i};
+        same_as_jansson(&p);
+        p.id = texts[i];
+        p.id_n = strlen(texts[i]);
+        same_as_jansson(&p);
+        p.name = "calc\xc3\xa9";
+        p.name_n = 6;
+        same_as_jansson(&p);
+        p.id = NULL;
+        same_as_jansson(&p);
+    }
+    ac_payload nul = {.kind = AC_PAYLOAD_DELTA, .n = 3, .text = "a\0b"}; /* NUL: \u0000 */
     same_as_jansson(&nul);
-    ac_payload empty = {AC_PAYLOAD_EMPTY, 0, 0, ""}; /* llm.started: {} */
+    ac_payload empty = {.kind = AC_PAYLOAD_EMPTY, .text = ""}; /* llm.started: {} */
     same_as_jansson(&empty);
     srand(7);
     char buf[512];
     for (int i = 0; i < 2000; i++) {
         size_t n = random_utf8(buf, 1 + (size_t)rand() % sizeof buf);
         assert_int_equal(ac_utf8_valid_len(buf, n), n);
-        ac_payload p = {AC_PAYLOAD_DELTA, AC_DELTA_TEXT, n, buf};
+        ac_payload p = {.kind = AC_PAYLOAD_DELTA, .n = n, .text = buf};
         same_as_jansson(&p);
     }
     /* not UTF-8: the ASCII writer fails rather than write what jansson never would */
