@@ -46,6 +46,17 @@ char *ac_payload_text(const ac_payload *p);
 /* Its JSON value, for a handler the program registered; NULL when out of memory. */
 json_t *ac_payload_json(const ac_payload *p);
 
+/* The payload of a stored delta row, `{"kind":KIND,"text":TEXT}` as ac_payload_text writes
+ * one for text, reasoning and refusal (len bytes at s), read without a JSON value: its text
+ * unescaped into scratch (p->text points there). 0; -1 for anything else (another shape or
+ * kind, an escape of a character above U+007F or of NUL, text that is not UTF-8): the caller
+ * reads that row as JSON. */
+int ac_payload_read_delta(const char *s, size_t len, ac_payload *p, ac_buf *scratch);
+
+/* Posts the event `type` with the typed payload p (copied) as ac_session_post posts a JSON one
+ * (a replayer applies it at once): for a reader of stored rows. */
+int ac_session_post_typed(ac_session *s, uint16_t type, const ac_payload *p, int64_t t_ms);
+
 /* The typed payload of the event being applied to s, when ev is that event and it has one;
  * else NULL (the event's payload is ev->data, JSON: a replayed or posted event). */
 const ac_payload *ac_event_payload(const ac_session *s, const ac_event *ev);

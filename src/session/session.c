@@ -288,13 +288,14 @@ void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms
         enqueue(s, q);
 }
 
-/* An entry holding p, its strings copied after it: the one allocation of a typed event. */
-static void enqueue_typed(ac_session *s, uint16_t type, const ac_payload *p, uint16_t origin)
+/* An entry holding p, its strings copied after it: the one allocation of a typed event
+ * (stamped now; origin as ac_session_enqueue's). NULL when out of memory. */
+static ac_queued_event *typed_new(uint16_t type, const ac_payload *p, uint16_t origin)
 {
     size_t id_at = p->n + 1, name_at = id_at + (p->id ? p->id_n + 1 : 0);
     ac_queued_event *q = malloc(sizeof *q + name_at + (p->name ? p->name_n + 1 : 0));
     if (!q)
-        return;
+        return NULL;
     q->next = NULL;
     q->type = type;
     q->origin = origin;
@@ -311,7 +312,14 @@ static void enqueue_typed(ac_session *s, uint16_t type, const ac_payload *p, uin
         q->pl.name = memcpy(q->text + name_at, p->name, p->name_n);
         q->text[name_at + p->name_n] = 0;
     }
-    enqueue(s, q);
+    return q;
+}
+
+static void enqueue_typed(ac_session *s, uint16_t type, const ac_payload *p, uint16_t origin)
+{
+    ac_queued_event *q = typed_new(type, p, origin);
+    if (q)
+        enqueue(s, q);
 }
 
 static int event_ok(const ac_session *s, uint16_t type)
@@ -399,20 +407,9 @@ void **ac_session_effect_state(ac_session *s)
     return &s->effect_state[s->current_effect ? s->current_effect - 1 : 0];
 }
 
-static int post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
+/* Applies q (NULL: out of memory) as ac_session_post says: raised, queued, or at once. */
+static int post_queued(ac_session *s, ac_queued_event *q)
 {
-    if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
-        json_decref(data);
-        return AC_EUNKNOWN_EVENT;
-    }
-    /* decisions that do not fit the pending calls are refused, unapplied: the session still
-     * waits (a replay applies what was checked when it was recorded) */
-    if (!s->replaying && s->e->t->event_flags && (s->e->t->event_flags[type] & AC_EV_DECISIONS) &&
-        ac_session_check_decisions(s, s->e->t->event_names[type], data, NULL, 0) < 0) {
-        json_decref(data);
-        return AC_EINVAL;
-    }
-    ac_queued_event *q = q_new(type, data, t_ms, 0);
     if (!q)
         return AC_ENOMEM;
     if (s->draining) {
@@ -428,6 +425,32 @@ static int post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     int rc = AC_QUEUED;
     drain(s, q, &rc);
     return rc;
+}
+
+static int post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
+{
+    if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
+        json_decref(data);
+        return AC_EUNKNOWN_EVENT;
+    }
+    /* decisions that do not fit the pending calls are refused, unapplied: the session still
+     * waits (a replay applies what was checked when it was recorded) */
+    if (!s->replaying && s->e->t->event_flags && (s->e->t->event_flags[type] & AC_EV_DECISIONS) &&
+        ac_session_check_decisions(s, s->e->t->event_names[type], data, NULL, 0) < 0) {
+        json_decref(data);
+        return AC_EINVAL;
+    }
+    return post_queued(s, q_new(type, data, t_ms, 0));
+}
+
+int ac_session_post_typed(ac_session *s, uint16_t type, const ac_payload *p, int64_t t_ms)
+{
+    if (!s || !p || !event_ok(s, type))
+        return AC_EUNKNOWN_EVENT;
+    ac_queued_event *q = typed_new(type, p, 0);
+    if (q && t_ms)
+        q->t_ms = t_ms;
+    return post_queued(s, q);
 }
 
 const char *ac_strerror(int status)

@@ -55,7 +55,8 @@ if(AGENTC_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz_payload_corpus)
   add_test(NAME fuzz_session_payload
     COMMAND fuzz_payload -max_total_time=30 -rss_limit_mb=1024 -timeout=10
-            ${CMAKE_BINARY_DIR}/fuzz_payload_corpus ${CMAKE_SOURCE_DIR}/tests/fuzz/delta_seeds
+            ${CMAKE_BINARY_DIR}/fuzz_payload_corpus ${CMAKE_SOURCE_DIR}/tests/fuzz/payload_seeds
+            ${CMAKE_SOURCE_DIR}/tests/fuzz/delta_seeds
     WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
   set_tests_properties(fuzz_session_payload PROPERTIES LABELS "session;fuzz" TIMEOUT 120)
 endif()

@@ -149,6 +149,66 @@ static void test_text_as_jansson(void **state)
     ac_buf_free(&b);
 }
 
+/* A stored delta row read back without jansson: what ac_payload_text wrote, and jansson's
+ * reading of anything it accepts; any other row is left to jansson. */
+static void test_read_delta(void **state)
+{
+    (void)state;
+    ac_buf scratch;
+    ac_buf_init(&scratch, AC_BUF_MAX);
+    srand(11);
+    char buf[300];
+    for (int i = 0; i < 2000; i++) {
+        size_t n = random_utf8(buf, 1 + (size_t)rand() % sizeof buf);
+        ac_payload p = {.kind = AC_PAYLOAD_DELTA, .delta = (uint8_t)(i % 3), .n = n, .text = buf};
+        char *row = ac_payload_text(&p);
+        ac_payload q;
+        int rc = ac_payload_read_delta(row, strlen(row), &q, &scratch);
+        if (memchr(buf, 0, n)) { /* \u0000: jansson refuses it without JSON_ALLOW_NUL */
+            assert_int_equal(rc, -1);
+        } else {
+            assert_int_equal(rc, 0);
+            assert_int_equal(q.delta, p.delta);
+            assert_int_equal(q.n, n);
+            assert_memory_equal(q.text, buf, n);
+        }
+        free(row);
+    }
+    static const char *const others[] = {
+        "{\"kind\":\"tool_call\",\"text\":\"a\",\"index\":0}", /* not read: JSON */
+        "{\"kind\":\"text\",\"text\":\"a\",\"x\":1}",
+        "{\"text\":\"a\",\"kind\":\"text\"}",
+        "{\"kind\":\"text\",\"text\":\"caf\\u00e9\"}", /* an escape above U+007F */
+        "{\"kind\":\"text\",\"text\":\"a\\q\"}",
+        "{\"kind\":\"text\",\"text\":\"a\\u00G1\"}",
+        "{\"kind\":\"text\",\"text\":\"a\x01\"}", /* a raw control character */
+        "{\"kind\":\"text\",\"text\":\"a\xff\"}", /* not UTF-8 */
+        "{\"kind\":\"text\",\"text\":\"a\"} ",
+        "{\"kind\":\"text\",\"text\":\"a",
+        "{\"kind\":\"text\",\"text\":\"a\\",
+        "{\"kind\":\"text\"}",
+        ""};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        ac_payload q;
+        assert_int_equal(ac_payload_read_delta(others[i], strlen(others[i]), &q, &scratch), -1);
+    }
+    ac_payload q;
+    const char *esc =
+        "{\"kind\":\"reasoning\",\"text\":\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u001F\\u0041\"}";
+    assert_int_equal(ac_payload_read_delta(esc, strlen(esc), &q, &scratch), 0);
+    assert_int_equal(q.delta, AC_DELTA_REASONING);
+    assert_int_equal(q.n, 10);
+    assert_memory_equal(q.text,
+                        "\"\\/\b\f\n\r\t\x1f"
+                        "A",
+                        10);
+    const char *empty = "{\"kind\":\"text\",\"text\":\"\"}";
+    assert_int_equal(ac_payload_read_delta(empty, strlen(empty), &q, &scratch), 0);
+    assert_int_equal(q.n, 0);
+    assert_string_equal(q.text, "");
+    ac_buf_free(&scratch);
+}
+
 /* ---- a session given typed deltas ---- */
 
 static char seen[256];
@@ -278,8 +338,8 @@ static void test_builtin_only(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_text_as_jansson),
-                                       cmocka_unit_test(test_session_deltas),
-                                       cmocka_unit_test(test_builtin_only)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_as_jansson), cmocka_unit_test(test_read_delta),
+        cmocka_unit_test(test_session_deltas), cmocka_unit_test(test_builtin_only)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
