@@ -1,5 +1,6 @@
 /* A trivial MCP server over stdio for bench_mcp: answers initialize, tools/list (one tool,
- * "echo") and tools/call (the arguments back as text); everything else is ignored. */
+ * "echo"; with an argument N, N tools "t0" .. "tN-1" besides, for bench_mcp_tools) and
+ * tools/call (the arguments back as text); everything else is ignored. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +17,25 @@ static void answer(json_t *id, json_t *result)
     json_decref(m);
 }
 
-int main(void)
+/* The tools/list result: "echo" and n more. */
+static json_t *tool_list(long n)
 {
+    json_t *tools = json_pack("[{s:s, s:s, s:{s:s}}]", "name", "echo", "description", "echo",
+                              "inputSchema", "type", "object");
+    for (long i = 0; tools && i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%ld", i);
+        json_array_append_new(tools,
+                              json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s}}}}", "name", name,
+                                        "description", "a listed tool", "inputSchema", "type",
+                                        "object", "properties", "x", "type", "string"));
+    }
+    return json_pack("{s:o}", "tools", tools);
+}
+
+int main(int argc, char **argv)
+{
+    long extra = argc > 1 ? strtol(argv[1], NULL, 10) : 0;
     char *line = NULL;
     size_t cap = 0;
     while (getline(&line, &cap, stdin) > 0) {
@@ -33,8 +51,7 @@ int main(void)
                                  "capabilities", "tools", "serverInfo", "name", "trivial",
                                  "version", "1"));
         else if (!strcmp(method, "tools/list"))
-            answer(id, json_pack("{s:[{s:s, s:s, s:{s:s}}]}", "tools", "name", "echo",
-                                 "description", "echo", "inputSchema", "type", "object"));
+            answer(id, tool_list(extra));
         else if (!strcmp(method, "tools/call")) {
             char *a = json_dumps(json_object_get(json_object_get(m, "params"), "arguments"),
                                  JSON_COMPACT);

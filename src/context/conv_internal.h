@@ -8,6 +8,13 @@
 /* Token-estimate scale is fixed point, in thousandths. */
 #define AC_TOKENS_SCALE_ONE 1000
 
+/* An open-addressing index of strings by their position in an array (call ids, tool names):
+ * slot value = position + 1, 0 = empty; n a power of two, or 0. */
+typedef struct ac_conv_index {
+    uint32_t *slots;
+    size_t n;
+} ac_conv_index;
+
 struct ac_conv {
     /* Messages in time order. A tool message that is not cleared borrows its
      * content from its record; every other string is owned by its message. */
@@ -18,11 +25,12 @@ struct ac_conv {
      * of them by id: slot value = record index + 1, 0 = empty. */
     ac_tool_call **calls;
     size_t n_calls, cap_calls;
-    uint32_t *call_slots;
-    size_t n_slots; /* power of two, or 0 */
+    ac_conv_index call_idx;
 
+    /* Tool definitions in the order added, and their index by name. */
     ac_tool_def *tools;
     size_t n_tools, cap_tools;
+    ac_conv_index tool_idx;
 
     char **iter_calls; /* owned copies of ids */
     size_t n_iter, cap_iter;

@@ -108,7 +108,8 @@ void ac_conv_free(ac_conv *conv)
     for (size_t i = 0; i < conv->n_calls; i++)
         ac_conv__call_free(conv->calls[i]);
     free(conv->calls);
-    free(conv->call_slots);
+    free(conv->call_idx.slots);
+    free(conv->tool_idx.slots);
     for (size_t i = 0; i < conv->n_tools; i++) {
         free((void *)conv->tools[i].name);
         free((void *)conv->tools[i].description);
@@ -134,18 +135,37 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-size_t ac_conv__call_index(const ac_conv *conv, const char *id)
+typedef const char *(*key_at_fn)(const ac_conv *conv, size_t i);
+
+static const char *call_key(const ac_conv *conv, size_t i)
 {
-    if (!conv->n_slots || !id)
+    return conv->calls[i]->id;
+}
+
+static const char *tool_key(const ac_conv *conv, size_t i)
+{
+    return conv->tools[i].name;
+}
+
+/* The position of key in index x (key_at gives the string at a position), or NPOS. */
+static size_t index_find(const ac_conv *conv, const ac_conv_index *x, key_at_fn key_at,
+                         const char *key)
+{
+    if (!x->n || !key)
         return NPOS;
-    size_t mask = conv->n_slots - 1;
-    for (size_t i = (size_t)hash_str(id) & mask;; i = (i + 1) & mask) {
-        uint32_t v = conv->call_slots[i];
+    size_t mask = x->n - 1;
+    for (size_t i = (size_t)hash_str(key) & mask;; i = (i + 1) & mask) {
+        uint32_t v = x->slots[i];
         if (v == 0)
             return NPOS;
-        if (strcmp(conv->calls[v - 1]->id, id) == 0)
+        if (strcmp(key_at(conv, v - 1), key) == 0)
             return v - 1;
     }
+}
+
+size_t ac_conv__call_index(const ac_conv *conv, const char *id)
+{
+    return index_find(conv, &conv->call_idx, call_key, id);
 }
 
 static void slots_insert(uint32_t *slots, size_t n_slots, const char *id, uint32_t value)
@@ -157,24 +177,26 @@ static void slots_insert(uint32_t *slots, size_t n_slots, const char *id, uint32
     slots[i] = value;
 }
 
-/* Makes room in the index for `need` records (load factor <= 1/2). */
-static int slots_reserve(ac_conv *conv, size_t need)
+/* Makes room in index x for `need` entries (load factor <= 1/2), rebuilt from the `count`
+ * there are. */
+static int index_reserve(const ac_conv *conv, ac_conv_index *x, key_at_fn key_at, size_t count,
+                         size_t need)
 {
-    if (need * 2 <= conv->n_slots)
+    if (need * 2 <= x->n)
         return 0;
     if (need >= UINT32_MAX / 4)
         return -1;
-    size_t n = conv->n_slots ? conv->n_slots : 8;
+    size_t n = x->n ? x->n : 8;
     while (need * 2 > n)
         n *= 2;
     uint32_t *slots = calloc(n, sizeof *slots);
     if (!slots)
         return -1;
-    for (size_t i = 0; i < conv->n_calls; i++)
-        slots_insert(slots, n, conv->calls[i]->id, (uint32_t)(i + 1));
-    free(conv->call_slots);
-    conv->call_slots = slots;
-    conv->n_slots = n;
+    for (size_t i = 0; i < count; i++)
+        slots_insert(slots, n, key_at(conv, i), (uint32_t)(i + 1));
+    free(x->slots);
+    x->slots = slots;
+    x->n = n;
     return 0;
 }
 
@@ -182,14 +204,14 @@ static int slots_reserve(ac_conv *conv, size_t need)
 static void calls_append(ac_conv *conv, ac_tool_call *c)
 {
     conv->calls[conv->n_calls] = c;
-    slots_insert(conv->call_slots, conv->n_slots, c->id, (uint32_t)(conv->n_calls + 1));
+    slots_insert(conv->call_idx.slots, conv->call_idx.n, c->id, (uint32_t)(conv->n_calls + 1));
     conv->n_calls++;
 }
 
 int ac_conv__push_call(ac_conv *conv, ac_tool_call *c)
 {
     if (ac_grow((void **)&conv->calls, &conv->cap_calls, conv->n_calls + 1, sizeof *conv->calls) ||
-        slots_reserve(conv, conv->n_calls + 1)) {
+        index_reserve(conv, &conv->call_idx, call_key, conv->n_calls, conv->n_calls + 1)) {
         ac_conv__call_free(c);
         return AC_CONV_ENOMEM;
     }
@@ -435,7 +457,7 @@ int ac_conv_add_assistant_thinking(ac_conv *conv, const char *content, const cha
     /* Reserve everything, then commit without further failure points. */
     if (msgs_reserve(conv, 1) ||
         ac_grow((void **)&conv->calls, &conv->cap_calls, conv->n_calls + n, sizeof *conv->calls) ||
-        slots_reserve(conv, conv->n_calls + n) ||
+        index_reserve(conv, &conv->call_idx, call_key, conv->n_calls, conv->n_calls + n) ||
         ac_grow((void **)&conv->iter_calls, &conv->cap_iter, conv->n_iter + n,
                 sizeof *conv->iter_calls))
         goto fail;
@@ -595,21 +617,23 @@ int ac_conv_add_tool_def(ac_conv *conv, const char *name, const char *descriptio
     char *d = ac_conv__strdup(description ? description : "");
     if (!n || !d)
         goto fail;
-    for (size_t i = 0; i < conv->n_tools; i++) {
-        ac_tool_def *t = &conv->tools[i];
-        if (strcmp(t->name, name) == 0) {
-            free((void *)t->name);
-            free((void *)t->description);
-            free((void *)t->schema_json);
-            t->name = n;
-            t->description = d;
-            t->schema_json = schema;
-            return AC_CONV_OK;
-        }
+    size_t at = index_find(conv, &conv->tool_idx, tool_key, name);
+    if (at != NPOS) {
+        ac_tool_def *t = &conv->tools[at];
+        free((void *)t->name);
+        free((void *)t->description);
+        free((void *)t->schema_json);
+        t->name = n;
+        t->description = d;
+        t->schema_json = schema;
+        return AC_CONV_OK;
     }
-    if (ac_grow((void **)&conv->tools, &conv->cap_tools, conv->n_tools + 1, sizeof *conv->tools))
+    if (ac_grow((void **)&conv->tools, &conv->cap_tools, conv->n_tools + 1, sizeof *conv->tools) ||
+        index_reserve(conv, &conv->tool_idx, tool_key, conv->n_tools, conv->n_tools + 1))
         goto fail;
-    conv->tools[conv->n_tools++] = (ac_tool_def){n, d, schema};
+    conv->tools[conv->n_tools] = (ac_tool_def){n, d, schema};
+    slots_insert(conv->tool_idx.slots, conv->tool_idx.n, n, (uint32_t)(conv->n_tools + 1));
+    conv->n_tools++;
     return AC_CONV_OK;
 
 fail:
@@ -626,8 +650,11 @@ void ac_conv_clear_tool_defs(ac_conv *conv)
         free((void *)conv->tools[i].description);
         free((void *)conv->tools[i].schema_json);
     }
-    if (conv)
+    if (conv) {
         conv->n_tools = 0;
+        if (conv->tool_idx.n)
+            memset(conv->tool_idx.slots, 0, conv->tool_idx.n * sizeof *conv->tool_idx.slots);
+    }
 }
 
 int ac_conv_tool_defs_equal(const ac_conv *conv, const json_t *defs)
@@ -664,10 +691,8 @@ const ac_tool_def *ac_conv_tool_def(const ac_conv *conv, size_t i)
 
 const ac_tool_def *ac_conv_find_tool_def(const ac_conv *conv, const char *name)
 {
-    for (size_t i = 0; name && i < conv->n_tools; i++)
-        if (strcmp(conv->tools[i].name, name) == 0)
-            return &conv->tools[i];
-    return NULL;
+    size_t at = index_find(conv, &conv->tool_idx, tool_key, name);
+    return at == NPOS ? NULL : &conv->tools[at];
 }
 
 /* ----------------------------------------------------------- compaction */

@@ -486,16 +486,19 @@ static int openai_messages_text(const ac_conv *c, const view *v, ac_buf *out)
         const ac_message *m = c->msgs[v->idx[i]];
         if (m->role == AC_ROLE_TOOL)
             continue; /* sent right after the call that asked for it */
+        /* a system message is serialized again each time: the conversation holds its text,
+         * and a session's own prompt may be the largest text it has (one copy, not two) */
+        ac_reqcache *mrc = m->role == AC_ROLE_SYSTEM ? NULL : rc;
         ac_reqcache_key key;
         openai_key(c, v, m, &key);
         size_t flen = 0;
-        const char *frag = rc ? ac_reqcache_get(rc, &key, &flen) : NULL;
+        const char *frag = mrc ? ac_reqcache_get(mrc, &key, &flen) : NULL;
         char *made = NULL;
         if (!frag) {
             if (openai_fragment(c, v, m, &made, &flen))
                 return -1;
-            if (rc)
-                ac_reqcache_put(rc, &key, made, flen); /* a miss next time if it fails */
+            if (mrc)
+                ac_reqcache_put(mrc, &key, made, flen); /* a miss next time if it fails */
             frag = made;
         }
         if (flen && out->n)

@@ -8,7 +8,9 @@
  * tool calls: each call's record, state and result as sent). Every change
  * the conversation makes to a message gives it a new content pointer or a new
  * updated time, so a changed message misses and is serialized again.
- * Entries not used by a build are dropped by the next sweep. */
+ * Entries not used by a build are dropped by the next sweep. A system message has no
+ * entry (request.c): its text is the conversation's, and a session's own prompt may be the
+ * largest text the session holds, so it is serialized again instead of kept twice. */
 #ifndef AGENTC_CONTEXT_REQUEST_CACHE_H
 #define AGENTC_CONTEXT_REQUEST_CACHE_H
 

@@ -55,11 +55,29 @@ static int idmap_grow(ac_idmap *m)
     return 0;
 }
 
+int ac_idmap_reserve(ac_idmap *m, size_t more)
+{
+    while ((m->len + more) * 4 > m->cap * 3) /* load <= 3/4 */
+        if (idmap_grow(m) != 0)
+            return -1;
+    return 0;
+}
+
+uint64_t ac_idmap_str_key(const char *s)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h ? h : 1;
+}
+
 int ac_idmap_put(ac_idmap *m, uint64_t key, void *val)
 {
     if (key == 0)
         return -1;
-    if ((m->len + 1) * 4 > m->cap * 3 && idmap_grow(m) != 0) /* load <= 3/4 */
+    if (ac_idmap_reserve(m, 1) != 0)
         return -1;
     size_t i = idmap_slot(key, m->cap);
     while (m->keys[i] != 0 && m->keys[i] != key)

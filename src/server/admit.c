@@ -179,6 +179,11 @@ int srv_admit(srv *sv, struct MHD_Connection *c, const char *method, enum MHD_Re
 
 /* ---- the request deadline: headers and body within --client-timeout ---- */
 
+/* At the connection limit a request has this long (ms), not --client-timeout: clients that
+ * trickle their requests would otherwise keep every other client out for the whole
+ * --client-timeout, and again as soon as they reconnect. */
+#define SRV_SHED_MS 1000
+
 struct srv_conn {
     struct srv_conn *prev, *next;
     struct MHD_Connection *c;
@@ -201,6 +206,7 @@ void srv_admit_notify(void *cls, struct MHD_Connection *c, void **ctx,
         if (k->next)
             k->next->prev = k;
         sv->conns = k;
+        sv->n_conns++;
         *ctx = k;
     } else if (k) {
         if (k->prev)
@@ -209,6 +215,7 @@ void srv_admit_notify(void *cls, struct MHD_Connection *c, void **ctx,
             sv->conns = k->next;
         if (k->next)
             k->next->prev = k->prev;
+        sv->n_conns--;
         free(k);
         *ctx = NULL;
     }
@@ -235,6 +242,8 @@ void srv_admit_sweep(srv *sv)
 {
     int64_t now = ac_loop_now_ms(sv->loop);
     int64_t limit = (int64_t)sv->cfg->header_timeout_s * 1000;
+    if (sv->n_conns >= sv->cfg->max_connections && limit > SRV_SHED_MS)
+        limit = SRV_SHED_MS;
     for (srv_conn *k = sv->conns; k; k = k->next) {
         if (k->answered || now - k->since_ms < limit)
             continue;

@@ -146,6 +146,7 @@ struct srv {
     int port;                        /* the bound port */
     char listen_host[128];           /* --listen's host, as written ("127.0.0.1", "[::1]") */
     srv_conn *conns;                 /* every open connection (admit.c) */
+    size_t n_conns;                  /* how many */
     uint64_t beat_timer, lost_timer; /* workers.c */
     int db_ok;                       /* the store answered the last heartbeat (/readyz) */
     int workers_started;
@@ -165,7 +166,8 @@ void srv_admit_notify(void *cls, struct MHD_Connection *c, void **ctx,
 void srv_admit_answered(srv *sv, struct MHD_Connection *c, int answered);
 /* Drops the connections whose request was not read within --client-timeout of their accept
  * (or of their previous request's end): however slowly it trickles in, a request has that
- * long. Run every loop turn. */
+ * long; at --max-connections, 1 s (the clients waiting to be accepted get the room). Run
+ * every loop turn. */
 void srv_admit_sweep(srv *sv);
 
 /* sessions.c */

@@ -10,6 +10,7 @@
 
 #include "agentc/agentc.h"
 #include "context/conversation.h"
+#include "io/idmap.h"
 #include "io/loop.h"
 #include "llm/provider.h"
 #include "session/payload.h"
@@ -67,6 +68,8 @@ struct ac_engine {
     ac_remote_inbox *remote; /* posts from other threads; NULL without a loop */
     ac_tool **tools;
     size_t n_tools, cap_tools;
+    /* the tools by name and by the name the model sees (tools_registry.c) */
+    ac_idmap tools_by_name, tools_by_wire;
     struct ac_tk_engine *toolkits; /* toolkit definitions (toolkits.c), NULL when none */
     uint64_t rng;
     /* params the built-in handlers read, bound once (contracts.c guarantees each one a

@@ -82,19 +82,14 @@ const ac_toolfile_toolkit *ac_toolkits_def(const ac_engine *e, size_t kit)
 
 int ac_toolkits_bind_callback(ac_engine *e, const char *name, ac_tool_fn fn, void *ud)
 {
-    for (size_t i = 0; i < e->n_tools; i++) {
-        ac_tool *t = e->tools[i];
-        if (strcmp(t->name, name) != 0)
-            continue;
-        if (!t->kit1 || !t->def || !t->def->callback)
-            return 0;
-        if (t->fn)
-            return -1;
-        t->fn = fn;
-        t->ud = ud;
-        return 1;
-    }
-    return 0;
+    ac_tool *t = (ac_tool *)ac_tools_find(e, name);
+    if (!t || !t->kit1 || !t->def || !t->def->callback)
+        return 0;
+    if (t->fn)
+        return -1;
+    t->fn = fn;
+    t->ud = ud;
+    return 1;
 }
 
 static json_t *strv_json(char *const *v)

@@ -44,8 +44,8 @@ struct ac_tool {
     size_t max_output;
     char **env;         /* tool file "env": "NAME=value", NULL-terminated, may be NULL */
     char **inherit_env; /* tool file "inherit_env", NULL-terminated; NULL: the default */
-    int idempotent; /* may run again after a crash (src/store): the tool file says so, or (MCP)
-                       the server's idempotentHint */
+    int idempotent;     /* may run again after a crash (src/store): the tool file says so, or (MCP)
+                           the server's idempotentHint */
 
     /* its result cache (tool_cache.h); ttl_ms 0: not cached */
     ac_cache_decl cache;
@@ -62,6 +62,8 @@ struct ac_tool {
     int mcp_gone;              /* TK_MCP: no longer listed by the server */
     json_t *agent;             /* TK_AGENT, TK_HANDOFF: the tool file's entry as written */
     char *agent_dir;           /* TK_AGENT, TK_HANDOFF: the tool file's directory */
+    /* the registry's index: the next tool whose name (wire name) has the same key */
+    struct ac_tool *next_name, *next_wire;
 };
 
 /* A new tool of the given kind with its schema compiled (schema NULL: any
@@ -116,8 +118,7 @@ json_t *ac_turn_plan_finish(ac_turn_plan *p, size_t i, int *ok, const char *cont
 /* Starts the servers of a tool file's "mcp" array (borrowed), without waiting; their tools
  * are added as server__tool once listed (tools_mcp.c); path names the file in messages. -1
  * with err (a bad declaration, out of memory): a server that cannot start is no error. */
-int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err,
-                       size_t errcap);
+int ac_mcp_add_servers(ac_engine *e, const json_t *mcp, const char *path, char *err, size_t errcap);
 /* The revision of the engine's tool list: 0 until an MCP server's list changes, then
  * bumped by each refresh. A session compares it with the revision it last checked
  * (effects.c) before a model call. */

@@ -49,6 +49,8 @@ void ac_tools_free_all(ac_engine *e)
     free(e->tools);
     e->tools = NULL;
     e->n_tools = e->cap_tools = 0;
+    ac_idmap_clear(&e->tools_by_name);
+    ac_idmap_clear(&e->tools_by_wire);
     ac_toolkits_engine_free(e);
     ac_tool_cache_free(e->tool_cache);
     e->tool_cache = NULL;
@@ -56,10 +58,42 @@ void ac_tools_free_all(ac_engine *e)
 
 const ac_tool *ac_tools_find(const ac_engine *e, const char *name)
 {
-    for (size_t i = 0; i < e->n_tools; i++)
-        if (strcmp(e->tools[i]->name, name) == 0)
-            return e->tools[i];
+    for (const ac_tool *t = ac_idmap_get(&e->tools_by_name, ac_idmap_str_key(name)); t;
+         t = t->next_name)
+        if (strcmp(t->name, name) == 0)
+            return t;
     return NULL;
+}
+
+/* The tool the model would see under wire (its name on the wire, util/toolname.h), NULL if
+ * none. */
+static const ac_tool *find_wire(const ac_engine *e, const char *wire)
+{
+    char other[2 * AC_TOOLNAME_MAX + 8];
+    for (const ac_tool *t = ac_idmap_get(&e->tools_by_wire, ac_idmap_str_key(wire)); t;
+         t = t->next_wire)
+        if (ac_toolname_to_wire(t->name, other, sizeof other) == 0 && strcmp(wire, other) == 0)
+            return t;
+    return NULL;
+}
+
+/* Appends t to the engine's tools and to its index (by name, and by wire name unless wire is
+ * NULL). -1 when out of memory (nothing changed). */
+static int tools_append(ac_engine *e, ac_tool *t, const char *wire)
+{
+    if (ac_grow((void **)&e->tools, &e->cap_tools, e->n_tools + 1, sizeof *e->tools) ||
+        ac_idmap_reserve(&e->tools_by_name, 1) || (wire && ac_idmap_reserve(&e->tools_by_wire, 1)))
+        return -1;
+    uint64_t k = ac_idmap_str_key(t->name);
+    t->next_name = ac_idmap_get(&e->tools_by_name, k);
+    ac_idmap_put(&e->tools_by_name, k, t); /* cannot fail: reserved */
+    if (wire) {
+        k = ac_idmap_str_key(wire);
+        t->next_wire = ac_idmap_get(&e->tools_by_wire, k);
+        ac_idmap_put(&e->tools_by_wire, k, t);
+    }
+    e->tools[e->n_tools++] = t;
+    return 0;
 }
 
 bool ac_tool_idempotent(const ac_engine *e, const char *name)
@@ -83,24 +117,21 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap)
         return -1;
     }
     /* "prefix::tool" and a plain "prefix__tool" would be one name on the wire */
-    char wire[2 * AC_TOOLNAME_MAX + 8], other[2 * AC_TOOLNAME_MAX + 8];
-    if (ac_toolname_to_wire(t->name, wire, sizeof wire) == 0)
-        for (size_t i = 0; i < e->n_tools; i++)
-            if (ac_toolname_to_wire(e->tools[i]->name, other, sizeof other) == 0 &&
-                strcmp(wire, other) == 0) {
-                snprintf(
-                    err, errcap,
-                    "tool '%s' is defined twice (the model would see '%s' under the same name)",
-                    t->name, e->tools[i]->name);
-                ac_tools_free(t);
-                return -1;
-            }
-    if (ac_grow((void **)&e->tools, &e->cap_tools, e->n_tools + 1, sizeof *e->tools)) {
+    char wire[2 * AC_TOOLNAME_MAX + 8];
+    int has_wire = ac_toolname_to_wire(t->name, wire, sizeof wire) == 0;
+    const ac_tool *same = has_wire ? find_wire(e, wire) : NULL;
+    if (same) {
+        snprintf(err, errcap,
+                 "tool '%s' is defined twice (the model would see '%s' under the same name)",
+                 t->name, same->name);
+        ac_tools_free(t);
+        return -1;
+    }
+    if (tools_append(e, t, has_wire ? wire : NULL)) {
         ac_tools_free(t);
         snprintf(err, errcap, "out of memory");
         return -1;
     }
-    e->tools[e->n_tools++] = t;
     return 0;
 }
 

@@ -2,7 +2,8 @@
  * whose OpenAI or Anthropic requests are built again after every kind of
  * change gives,
  * byte for byte, the request a fresh copy of it (no cache) gives; and the
- * cache holds entries, dropping those of messages that are gone. */
+ * cache holds entries, dropping those of messages that are gone, and none for a system
+ * message (its text is the conversation's: one copy of a prompt, not two). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -316,6 +317,31 @@ static void anthropic_grown(void)
     assert_int_equal(n_anth, 40);
 }
 
+static void test_system_not_cached(void **state)
+{
+    (void)state;
+    ac_conv *c = ac_conv_new();
+    assert_non_null(c);
+    size_t big = 1 << 20;
+    char *prompt = malloc(big + 1);
+    assert_non_null(prompt);
+    memset(prompt, 'p', big);
+    prompt[big] = 0;
+    int64_t t = 1000;
+    ac_conv_add_message(c, AC_ROLE_SYSTEM, prompt, t++);
+    size_t n = AC_REQCACHE_MIN_MESSAGES + 1;
+    for (size_t i = 0; i < n; i++)
+        ac_conv_add_message(c, i % 2 ? AC_ROLE_ASSISTANT : AC_ROLE_USER, i % 2 ? "ok" : "go on",
+                            t++);
+    check(c, "a long conversation with a 1 MB system prompt");
+    assert_int_equal(ac_reqcache_count(c->reqcache), n);
+    ac_conv_add_message(c, AC_ROLE_USER, "one more", t++);
+    check(c, "a message more");
+    assert_int_equal(ac_reqcache_count(c->reqcache), n + 1);
+    free(prompt);
+    ac_conv_free(c);
+}
+
 static void test_anthropic_grown_plain(void **state)
 {
     (void)state;
@@ -370,6 +396,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_change),
+        cmocka_unit_test(test_system_not_cached),
         cmocka_unit_test(test_anthropic_grown_plain),
         cmocka_unit_test(test_anthropic_grown_thinking),
         cmocka_unit_test(test_openai_context_note),

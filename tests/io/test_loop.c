@@ -1,5 +1,5 @@
 /* Event loop: timer order and cancellation, fd watches, cross-thread posts, "nothing left
- * behind" accounting. */
+ * behind" accounting; its id map keyed by names. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,10 +7,12 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "io/idmap.h"
 #include "io/loop.h"
 
 typedef struct order_log {
@@ -398,6 +400,35 @@ static void many_timers_with_random_cancels_fire_once_never_early(void **state)
     ac_loop_free(loop);
 }
 
+/* The id map keyed by names: a name's key is never 0 and the same for the same text; room
+ * reserved ahead is not grown into by the puts it was reserved for; a replaced value keeps
+ * the count. */
+static void idmap_names_and_reserve(void **state)
+{
+    (void)state;
+    ac_idmap m = {0};
+    assert_int_not_equal(ac_idmap_str_key(""), 0);
+    assert_true(ac_idmap_str_key("tool::a") == ac_idmap_str_key("tool::a"));
+    assert_true(ac_idmap_str_key("tool::a") != ac_idmap_str_key("tool::b"));
+    assert_int_equal(ac_idmap_reserve(&m, 1000), 0);
+    size_t cap = m.cap;
+    assert_true(cap * 3 >= 1000 * 4);
+    static int vals[1000];
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "t%d", i);
+        assert_int_equal(ac_idmap_put(&m, ac_idmap_str_key(name), &vals[i]), 0);
+    }
+    assert_int_equal(m.cap, cap);
+    assert_int_equal(m.len, 1000);
+    assert_ptr_equal(ac_idmap_get(&m, ac_idmap_str_key("t737")), &vals[737]);
+    assert_int_equal(ac_idmap_put(&m, ac_idmap_str_key("t737"), &vals[0]), 0);
+    assert_int_equal(m.len, 1000);
+    assert_ptr_equal(ac_idmap_get(&m, ac_idmap_str_key("t737")), &vals[0]);
+    assert_null(ac_idmap_get(&m, ac_idmap_str_key("t1000")));
+    ac_idmap_clear(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +442,7 @@ int main(void)
         cmocka_unit_test(clocks_cached_per_iteration_and_wall_is_epoch),
         cmocka_unit_test(stop_ends_run_and_free_releases_everything),
         cmocka_unit_test(many_timers_with_random_cancels_fire_once_never_early),
+        cmocka_unit_test(idmap_names_and_reserve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

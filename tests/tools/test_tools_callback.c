@@ -1,7 +1,9 @@
 /*
  * test_tools_callback.c - C callback tools completed from another thread:
  * a completion after a delay reaches the model; a call abandoned by a
- * cancel and completed afterwards is ignored safely.
+ * cancel and completed afterwards is ignored safely. Many tools: each is found by
+ * name once the registry's index has grown, a name given twice is refused, and so is
+ * a name the model would see as another's.
  */
 #include <pthread.h>
 
@@ -174,6 +176,50 @@ static void test_loop_freed_then_late_completion(void **state)
     pthread_cond_destroy(&l.cv);
 }
 
+static void answer_now(void *ud, const char *arguments, ac_tool_call_handle *call)
+{
+    (void)arguments;
+    ++*(int *)ud;
+    ac_tool_call_complete(call, 1, "answered");
+}
+
+static void test_many_tools(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    int ran = 0;
+    ac_error err = {0};
+    rig r;
+    rig_open(&r,
+             "{\"tool_calls\":[{\"id\":\"m1\",\"name\":\"many2999\",\"arguments\":\"{}\"},"
+             "{\"id\":\"m2\",\"name\":\"many0\",\"arguments\":\"{}\"}]}\n"
+             "{\"content\":\"done\"}\n",
+             NULL, NULL, NULL);
+    char name[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "many%d", i);
+        assert_int_equal(ac_engine_add_callback_tool(r.e, name, "d", NULL, answer_now, &ran, &err),
+                         0);
+    }
+    assert_int_equal(
+        ac_engine_add_callback_tool(r.e, "many1234", "d", NULL, answer_now, &ran, &err), -1);
+    assert_non_null(strstr(err.text, "tool 'many1234' is defined twice"));
+    assert_int_equal(ac_engine_add_callback_tool(r.e, "kit::t", "d", NULL, answer_now, &ran, &err),
+                     0);
+    assert_int_equal(ac_engine_add_callback_tool(r.e, "kit__t", "d", NULL, answer_now, &ran, &err),
+                     -1);
+    assert_non_null(strstr(err.text, "the model would see 'kit::t' under the same name"));
+    ac_session_free(r.s);
+    r.s = ac_session_new(r.e, "many", NULL, &err);
+    assert_non_null(r.s);
+    ac_session_send(r.s, "call two");
+    rig_settle(&r);
+    assert_int_equal(ran, 2);
+    assert_string_equal(rig_result(&r, "m1", 1), "answered");
+    assert_string_equal(ac_session_answer(r.s), "done");
+    rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_cancel_then_late_completion),
         cmocka_unit_test(test_free_then_late_completion),
         cmocka_unit_test(test_loop_freed_then_late_completion),
+        cmocka_unit_test(test_many_tools),
     };
     return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
 }
