@@ -27,6 +27,13 @@ typedef struct ac_payload_check {
     void *ud;
 } ac_payload_check;
 void ac_payload_contract_check(const ac_fsm_tables *t, const ac_payload_check *c);
+/* The params the built-in handlers of the spec read that neither the spec (t) nor `have` (n_have
+ * values) declares, with the default their contract declares (param_defaults): copied to out (at
+ * most cap; names and strings are the contracts'), in contract order. Returns how many. */
+size_t ac_builtin_param_defaults(const ac_fsm_tables *t, const ac_param_value *have, size_t n_have,
+                                 ac_param_value *out, size_t cap);
+/* How many params the contracts give defaults for: the most ac_builtin_param_defaults adds. */
+size_t ac_builtin_param_defaults_max(void);
 
 /* The built-in handlers, for `agentc check` and the specs the CLI runs. */
 extern const ac_cli_handlers ac_builtin_cli_handlers;
