@@ -12,14 +12,15 @@ need jq
 need sqlite3
 need curl
 cd "$(dirname "$0")/../.." || exit 1
+src=$(pwd)
 fx=tests/cli/baseline
 out="$tmp/out"
 mkdir -p "$out"
 
 # masks what varies: times and durations (keys ending in ms/_us, "t"), ids made of the clock,
-# the loopback port and the temporary directory
+# the loopback port, the temporary directory and the source tree's place
 mask() {
-  sed -E -e "s#$tmp#TMP#g" -e 's#127\.0\.0\.1:[0-9]+#127.0.0.1:PORT#g' \
+  sed -E -e "s#$tmp#TMP#g" -e "s#$src/#SRC/#g" -e 's#127\.0\.0\.1:[0-9]+#127.0.0.1:PORT#g' \
     -e 's#"(t|[a-z_]*ms|[a-z_]*_us|elapsed[a-z_]*|duration[a-z_]*)":[0-9.]+#"\1":0#g' \
     -e 's#^([0-9]+)\|[0-9]+\|#\1|0|#' -e 's#\([0-9]+ ms\)#(N ms)#g'
 }
