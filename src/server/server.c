@@ -448,7 +448,16 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return srv_reply_error(c, 400, "invalid_id",
                                "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
     }
-    if (id && (srv_sess_find(sv, r->owner, id) || srv_remote_known(sv, r->owner, id))) {
+    ac_store_session_info seen; /* created by another worker: its row, read suspended */
+    int seen_rc = srv_remote_looked(&r->fwd, &seen);
+    if (id && !srv_sess_find(sv, r->owner, id) && sv->notify && seen_rc == SRV_NO_LOOK) {
+        char sid[300];
+        json_decref(o);
+        srv_remote_sid(r->owner, id, sid, sizeof sid);
+        return srv_remote_look(sv, c, &r->fwd, sid);
+    }
+    if (id && (srv_sess_find(sv, r->owner, id) ||
+               (seen_rc == AC_OK && srv_remote_known(sv, r->owner, id, &seen)))) {
         json_decref(o);
         return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
     }
@@ -1189,9 +1198,18 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         return srv_reply_error(c, 404, "not_found", "no such session");
     memcpy(id, p, idn);
     id[idn] = 0;
+    ac_store_session_info seen; /* its row, read while the request was suspended */
+    int seen_rc = srv_remote_looked(&r->fwd, &seen);
     srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
-    if (!ss)
-        ss = srv_remote_known(sv, r->owner, id); /* created by another worker */
+    char sid[300];
+    if (!ss && sv->notify && seen_rc == SRV_NO_LOOK) { /* perhaps created by another worker: read */
+        srv_remote_sid(r->owner, id, sid, sizeof sid);
+        return srv_remote_look(sv, c, &r->fwd, sid);
+    }
+    if (!ss && seen_rc == AC_OK)
+        ss = srv_remote_known(sv, r->owner, id, &seen);
+    if (!ss && seen_rc == AC_EIO)
+        return srv_reply_error(c, 503, "store_error", "the store did not answer in time");
     if (!ss || ss->ephemeral)
         return srv_reply_error(c, 404, "not_found", "no such session");
     const char *rest = slash ? slash : "";
@@ -1204,11 +1222,14 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
     }
     int local = (get && *rest) || (!get && !post && !del); /* its stream: read here */
     /* a request to forward reads the lease without waiting (srv_remote_forward); a stream's
-     * reader reads it here, waiting */
-    int held = ss->s || r->forwards >= 2 ? 0
-               : again                   ? (again == 2 ? -1 : 0)
-               : !local && sv->notify    ? 1
-                                         : srv_remote_held(sv, ss);
+     * reader reads it first, suspended (srv_remote_look) */
+    int held = ss->s || r->forwards >= 2 || !sv->notify || !ss->stored_id ? 0
+               : again                                                    ? (again == 2 ? -1 : 0)
+               : !local                                                   ? 1
+               : seen_rc != SRV_NO_LOOK ? srv_remote_seen_held(sv, seen_rc, &seen)
+                                        : 2;
+    if (held == 2)
+        return srv_remote_look(sv, c, &r->fwd, ss->stored_id);
     if (held < 0) { /* deleted by another worker */
         srv_sess_drop(ss, 0);
         return srv_reply_error(c, 404, "not_found", "no such session");
