@@ -41,9 +41,12 @@ struct srv_fwd {
     int gone;         /* its request no longer refers to it */
     int put_sent;     /* its inbox row is on its way (or stored: id) */
     int no_session;   /* its lease read found no session (deleted by another worker) */
-    int looking;      /* only the session's row read for the request (srv_remote_look) */
+    int looking;      /* only the session's row read for the request (srv_remote_look), or
+                         the list (srv_remote_list) */
     int look_rc;      /* its answer: AC_OK (look), AC_STORE_ENOENT or AC_EIO */
     ac_store_session_info look;
+    ac_store_list_fn each; /* a list's rows told to it (srv_remote_list) */
+    void *each_ud;
     unsigned status; /* 0: it was not handled there (the request goes on here) */
     char *reply;
     char *method, *route, *body, *owner; /* the request, until it is put in the inbox */
@@ -322,7 +325,7 @@ static void on_looked(void *ud, int rc, const ac_store_session_info *info, const
     f->busy = 0;
     if (!f->finished) {
         f->look_rc = rc;
-        if (rc == AC_OK)
+        if (rc == AC_OK && info)
             f->look = *info;
         finish(f, 0, NULL);
     }
@@ -334,30 +337,69 @@ void srv_remote_sid(const srv_owner *owner, const char *id, char *buf, size_t ca
     snprintf(buf, cap, "%s/%s", owner->name ? owner->name : "local", id);
 }
 
+/* A read for the request, queued (sent: f is waited for) or not (out of memory). */
+static enum MHD_Result look_wait(srv_fwd *f, srv_fwd **slot, int sent)
+{
+    struct MHD_Connection *c = f->conn;
+    if (!sent) {
+        free(f);
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    }
+    f->busy = 1;
+    f->timer = ac_loop_timer(f->sv->loop, f->sv->cfg->forward_timeout_ms, on_deadline, f);
+    f->next = f->sv->fwds;
+    f->sv->fwds = f;
+    *slot = f;
+    MHD_suspend_connection(c); /* the handler runs again once it is read */
+    return MHD_YES;
+}
+
+static srv_fwd *look_new(srv *sv, struct MHD_Connection *c)
+{
+    srv_fwd *f = calloc(1, sizeof *f);
+    if (f) {
+        f->sv = sv;
+        f->conn = c;
+        f->looking = 1;
+        f->look_rc = AC_EIO;
+    }
+    return f;
+}
+
 /* The row read on the wake-up connection (never waited for), the request suspended until it
  * comes or --forward-timeout-ms passes (then AC_EIO). */
 enum MHD_Result srv_remote_look(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                 const char *stored_id)
 {
-    srv_fwd *f = calloc(1, sizeof *f);
+    srv_fwd *f = look_new(sv, c);
     if (!f)
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-    f->sv = sv;
-    f->conn = c;
-    f->looking = 1;
-    f->look_rc = AC_EIO;
     snprintf(f->session, sizeof f->session, "%s", stored_id);
-    if (ac_notify_info(sv->notify, f->session, on_looked, f) != 0) {
-        free(f);
+    return look_wait(f, slot, ac_notify_info(sv->notify, f->session, on_looked, f) == 0);
+}
+
+static int list_row(void *ud, const ac_store_session_info *info)
+{
+    srv_fwd *f = ud;
+    return f->each(f->each_ud, info);
+}
+
+static void on_listed(void *ud, int rc, const char *error)
+{
+    on_looked(ud, rc, NULL, error);
+}
+
+/* Every session's row told to each on the wake-up connection (never waited for), the request
+ * suspended until the last one or --forward-timeout-ms (then AC_EIO). */
+enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                ac_store_list_fn each, void *ud)
+{
+    srv_fwd *f = look_new(sv, c);
+    if (!f)
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-    }
-    f->busy = 1;
-    f->timer = ac_loop_timer(sv->loop, sv->cfg->forward_timeout_ms, on_deadline, f);
-    f->next = sv->fwds;
-    sv->fwds = f;
-    *slot = f;
-    MHD_suspend_connection(c); /* the handler runs again once it is read */
-    return MHD_YES;
+    f->each = each;
+    f->each_ud = ud;
+    return look_wait(f, slot, ac_notify_list(sv->notify, list_row, on_listed, f) == 0);
 }
 
 int srv_remote_looked(srv_fwd **slot, ac_store_session_info *info)

@@ -543,8 +543,9 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
         if (*end || limit < 1 || limit > 1000)
             return srv_reply_error(c, 400, "invalid_limit", "limit must be 1..1000");
     }
-    if (sv->notify) /* the sessions other workers stored since */
-        ac_store_list(sv->store, on_stored, sv, NULL);
+    ac_store_session_info seen;
+    if (sv->notify && srv_remote_looked(&r->fwd, &seen) == SRV_NO_LOOK) /* others' since: read */
+        return srv_remote_list(sv, c, &r->fwd, on_stored, sv);
     /* oldest first: the registry holds the newest first */
     size_t n = 0;
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)

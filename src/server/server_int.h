@@ -310,6 +310,10 @@ void srv_remote_sid(const srv_owner *owner, const char *id, char *buf, size_t ca
  * request's, read by srv_remote_looked when the handler runs again). */
 enum MHD_Result srv_remote_look(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                 const char *stored_id);
+/* Every session's row told to each (ud) without waiting, the request suspended meanwhile
+ * (srv_remote_looked says when it is over: AC_OK or AC_EIO). */
+enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                ac_store_list_fn each, void *ud);
 /* The row read (*slot a look): AC_OK (info filled), AC_STORE_ENOENT or AC_EIO (the store did
  * not answer in time); SRV_NO_LOOK when *slot is no look (left as it is). */
 #define SRV_NO_LOOK 1
