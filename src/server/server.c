@@ -452,8 +452,8 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
     int seen_rc = srv_remote_looked(&r->fwd, &seen);
     if (id && !srv_sess_find(sv, r->owner, id) && sv->notify && seen_rc == SRV_NO_LOOK) {
         char sid[300];
-        json_decref(o);
         srv_remote_sid(r->owner, id, sid, sizeof sid);
+        json_decref(o);
         return srv_remote_look(sv, c, &r->fwd, sid);
     }
     if (id && (srv_sess_find(sv, r->owner, id) ||
