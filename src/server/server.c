@@ -473,7 +473,7 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return ret;
     }
     ac_error err = {0};
-    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, NULL, 0, agent, &err);
+    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, NULL, NULL, SRV_SESS_API, agent, &err);
     json_decref(o);
     if (!ss)
         return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
@@ -1651,6 +1651,8 @@ static void cfg_defaults(ac_srv_config *cfg)
         cfg->max_event_bytes = 65536;
     if (!cfg->events_per_min)
         cfg->events_per_min = 600;
+    if (cfg->client_tool_timeout_ms <= 0)
+        cfg->client_tool_timeout_ms = 600000;
     if (!cfg->streams_per_token)
         cfg->streams_per_token = 64;
     if (cfg->lease_ms <= 0)

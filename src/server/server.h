@@ -102,6 +102,9 @@ typedef struct ac_srv_config {
                                    edited arguments fit; more is 413) */
     unsigned events_per_min;    /* events posted per minute per token (default 600) */
     unsigned streams_per_token; /* SSE streams open at once per token (default 64) */
+    /* the OpenAI-compatible front: how long a turn waits for the client's results of its
+     * client tools' calls before they are answered as failed (default 600000) */
+    int64_t client_tool_timeout_ms;
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

@@ -296,7 +296,7 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
         return NULL;
     }
     char why[128];
-    if (ac_session_opts_check(opts, why, sizeof why)) {
+    if (ac_session_opts_check(e, opts, why, sizeof why)) {
         ac_store_err(err, AC_EINVAL, "%s", why);
         return NULL;
     }
