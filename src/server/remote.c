@@ -381,7 +381,7 @@ enum MHD_Result srv_remote_look(srv *sv, struct MHD_Connection *c, srv_fwd **slo
 static int list_row(void *ud, const ac_store_session_info *info)
 {
     srv_fwd *f = ud;
-    return f->each(f->each_ud, info);
+    return f->gone || f->finished ? 1 : f->each(f->each_ud, info);
 }
 
 static void on_listed(void *ud, int rc, const char *error)

@@ -293,6 +293,9 @@ typedef struct req {
     int load_code;
     char load_msg[400];
     srv_fwd *fwd; /* forwarded to the worker running its session (remote.c) */
+    srv *sv;
+    ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
+    size_t n_rows, cap_rows;
     int forwards; /* how often it was (the worker it went to runs the session no more) */
     /* an action posted from the loop is applied by a deferred drain: the 202 waits for it
      * (settle runs after the drain) so its body shows the state after the action */
@@ -532,6 +535,48 @@ static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, s
 
 static int on_stored(void *ud, const ac_store_session_info *info);
 
+/* A row of the list read for the request: kept (its sessions' views are made of them) and the
+ * session learnt of if it was stored by another worker. */
+static int on_listed(void *ud, const ac_store_session_info *info)
+{
+    req *r = ud;
+    if (r->n_rows == r->cap_rows) {
+        size_t cap = r->cap_rows ? r->cap_rows * 2 : 16;
+        ac_store_session_info *rows = realloc(r->rows, cap * sizeof *rows);
+        if (!rows)
+            return on_stored(r->sv, info);
+        r->rows = rows;
+        r->cap_rows = cap;
+    }
+    r->rows[r->n_rows++] = *info;
+    return on_stored(r->sv, info);
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ac_store_session_info *)a)->id, ((const ac_store_session_info *)b)->id);
+}
+
+/* The session's view in a list: of its row read for the request (none: not in the store when
+ * it was read), else read now (one worker: a local file). */
+static json_t *listed_json(srv *sv, req *r, srv_sess *ss)
+{
+    if (!sv->notify || !ss->stored_id)
+        return srv_sess_json(ss, 0);
+    ac_store_session_info key, *row = NULL;
+    snprintf(key.id, sizeof key.id, "%s", ss->stored_id);
+    if (r->n_rows)
+        row = bsearch(&key, r->rows, r->n_rows, sizeof *r->rows, row_cmp);
+    if (!row) { /* stored since: a session loaded here is this worker's */
+        memset(&key, 0, sizeof key);
+        snprintf(key.status, sizeof key.status, "unknown");
+        if (ss->s)
+            snprintf(key.holder, sizeof key.holder, "%s", ac_store_holder(sv->store));
+        row = &key;
+    }
+    return srv_sess_json_as(ss, 0, row);
+}
+
 static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
 {
     const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
@@ -545,7 +590,9 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
     }
     ac_store_session_info seen;
     if (sv->notify && srv_remote_looked(&r->fwd, &seen) == SRV_NO_LOOK) /* others' since: read */
-        return srv_remote_list(sv, c, &r->fwd, on_stored, sv);
+        return srv_remote_list(sv, c, &r->fwd, on_listed, r);
+    if (r->n_rows)
+        qsort(r->rows, r->n_rows, sizeof *r->rows, row_cmp);
     /* oldest first: the registry holds the newest first */
     size_t n = 0;
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
@@ -573,7 +620,7 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
             more = 1;
             break;
         }
-        json_array_append_new(data, srv_sess_json(ss, 0));
+        json_array_append_new(data, listed_json(sv, r, ss));
         last = ss->id;
         count++;
     }
@@ -1336,6 +1383,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r = calloc(1, sizeof *r);
         if (!r)
             return MHD_NO;
+        r->sv = sv;
         *con_cls = r;
         enum MHD_Result refused;
         if (srv_admit(sv, c, method, &refused)) {
@@ -1412,6 +1460,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         ac_loop_undefer(sv->loop, &r->settle);
     if (r) {
         free(r->body);
+        free(r->rows);
         free(r);
         *con_cls = NULL;
     }

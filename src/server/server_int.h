@@ -216,6 +216,8 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
 int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err);
 /* A session's summary (full 0), or with full its first page of messages (srv_sess_view). */
 json_t *srv_sess_json(srv_sess *ss, int full);
+/* The same with its store row given (row: read already, NULL: read now, waiting). */
+json_t *srv_sess_json_as(srv_sess *ss, int full, const ac_store_session_info *row);
 /* Its live frames made of the journal's events committed after the last they were made of
  * (another worker's commits, read from the store). 0, or -1. */
 int srv_sess_tail(srv_sess *ss);
