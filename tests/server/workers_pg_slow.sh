@@ -4,7 +4,8 @@
 # bench/loop_stall.mjs's proxy once both run). The second one's requests that read the store
 # for what the first one did (the view of a session the first created, the list, a create of an
 # id the first has) wait for it suspended: a /healthz sent after each of them is answered before
-# it (its loop runs meanwhile), and each is then answered as it would be at once.
+# it (its loop runs meanwhile), and each is then answered as it would be at once (the list's
+# views, of the rows it read, name the worker running each session).
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
 command -v curl >/dev/null && command -v jq >/dev/null && command -v node >/dev/null ||
@@ -53,7 +54,7 @@ first "$u2/v1/sessions/a"
   fail "the view of a from 2: $(cat "$tmp/out")"
 j -X POST -d '{"id": "b"}' "$u1/v1/sessions" | jq -e '.id == "b"' >/dev/null || fail "create b on 1"
 first "$u2/v1/sessions"
-[ "$(tail -1 "$tmp/out")" = 200 ] && head -1 "$tmp/out" | jq -e '[.data[].id] | index("b") != null' >/dev/null ||
+[ "$(tail -1 "$tmp/out")" = 200 ] && head -1 "$tmp/out" | jq -e '[.data[] | select(.id == "b" and .worker != null and .loaded == false)] | length == 1' >/dev/null ||
   fail "the list on 2 without b: $(cat "$tmp/out")"
 j -X POST -d '{"id": "c"}' "$u1/v1/sessions" | jq -e '.id == "c"' >/dev/null || fail "create c on 1"
 first -X POST -d '{"id": "c"}' "$u2/v1/sessions"
