@@ -74,6 +74,7 @@ for r in $(seq 1 "$RUNS"); do
   j -X POST -d '{"id": "s"}' "$u1/v1/sessions" >/dev/null
   curl -s -N --max-time $((2 * S + 30)) "$u2/v1/sessions/s/events" >"$tmp/stream" &
   pids+=($!)
+  for _ in $(seq 1 200); do [ -s "$tmp/stream" ] && break; sleep 0.05; done # open: caught up
   sleep 1
   turns "$u1" "$S" &
   node "$dir/loop_stall.mjs" probe "$u2/healthz" $((S * 1000)) | jq -c '{phase: "stream"} + .' >>"$tmp/all.jsonl"
