@@ -234,6 +234,26 @@ start_collector e429 --otlp-status 429 --otlp-retry-after 30
 run_faulty "collector 429" "http://127.0.0.1:$cport" 1
 start_collector ok
 run_faulty "collector well" "http://127.0.0.1:$cport" 0
+# a 429 with Retry-After during a run holds the next POSTs back until it is past: the batches
+# that were ready meanwhile go after it, none before (each export's arrival is in the log)
+for i in 1 2 3 4 5 6 7 8; do
+  printf '{"tool_calls": [{"id": "r%d", "name": "calculator", "arguments": "{\\"expression\\": \\"%d * 2\\"}"}]}\n' "$i" "$i"
+done >"$tmp/ra.jsonl"
+echo '{"content": "done"}' >>"$tmp/ra.jsonl"
+start_collector ra --otlp-status 429 --otlp-retry-after 1 --otlp-fail-first 1
+OTEL_BSP_SCHEDULE_DELAY=50 OTEL_LOG_LEVEL=info OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$cport" \
+  "$agentc" run --no-store --provider script --script "$tmp/ra.jsonl" --script-delay-ms 100 \
+  --tools builtin:calculator "go" >"$tmp/ra.out" 2>"$tmp/ra.err" || fail "run against a 429 collector: $(cat "$tmp/ra.err")"
+jq -c '[.t_ms, ([.body.resourceSpans[].scopeSpans[].spans[] | .endTimeUnixNano | tonumber / 1000000 | floor] | min)]' \
+  "$tmp/ra.log" >"$tmp/ra.posts"
+[ "$(wc -l <"$tmp/ra.posts")" -ge 3 ] || fail "429: too few exports: $(cat "$tmp/ra.posts")"
+first=$(head -1 "$tmp/ra.posts" | jq '.[0]')
+second=$(sed -n 2p "$tmp/ra.posts" | jq '.[0]')
+ready=$(sed -n 2p "$tmp/ra.posts" | jq '.[1]')
+[ $((second - first)) -ge 950 ] || fail "a POST $((second - first)) ms after a 429 with Retry-After: 1: $(cat "$tmp/ra.posts")"
+[ $((ready - first)) -lt 700 ] || fail "no span was ready during the Retry-After (the test proves nothing): $(cat "$tmp/ra.posts")"
+grep -Eq '^agentc: traces: [1-9][0-9]* spans exported \([0-9]+ bytes\), [1-9][0-9]* dropped' "$tmp/ra.err" \
+  || fail "429: the account: $(grep traces: "$tmp/ra.err")"
 # a collector that closes the connection in the middle of the request
 if command -v node >/dev/null; then
   node -e 'const s = require("net").createServer((c) => c.once("data", () => c.destroy()));

@@ -47,7 +47,8 @@
  *
  * It is also the HTTP side of an OTLP collector: a POST to a path holding /v1/traces is logged
  * and answered 200 {} (--otlp-status N another status, --otlp-retry-after S with a Retry-After,
- * --otlp-latency MS after a wait).
+ * --otlp-latency MS after a wait, --otlp-fail-first N: only the first N exports answered so; an
+ * export's log line carries "t_ms", when it came, wall clock).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -96,6 +97,8 @@ static struct {
     int otlp_status;      /* --otlp-status (default 200) */
     int otlp_retry_after; /* --otlp-retry-after S: a Retry-After header */
     int otlp_latency_ms;  /* --otlp-latency MS before answering */
+    int otlp_fail_first;  /* --otlp-fail-first N: only the first N exports get --otlp-status */
+    int otlp_seen;        /* exports answered so far */
     pthread_mutex_t mu;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -305,6 +308,12 @@ static void log_request(const request *r)
         body = json_stringn(r->body.p ? r->body.p : "", r->body.len);
     json_t *o = json_pack("{s:s, s:s, s:o, s:o}", "method", r->method, "path", r->path, "headers",
                           h, "body", body ? body : json_null());
+    if (o && strstr(r->path, "/v1/traces")) { /* when an export came (wall clock, ms) */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        json_object_set_new(o, "t_ms",
+                            json_integer((json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
+    }
     char *s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (s) {
@@ -707,9 +716,13 @@ static int otlp_answer(int fd)
 {
     if (g.otlp_latency_ms > 0)
         sleep_ms(g.otlp_latency_ms);
-    int status = g.otlp_status ? g.otlp_status : 200;
+    pthread_mutex_lock(&g.mu);
+    int nth = ++g.otlp_seen;
+    pthread_mutex_unlock(&g.mu);
+    int failing = !g.otlp_fail_first || nth <= g.otlp_fail_first;
+    int status = g.otlp_status && failing ? g.otlp_status : 200;
     char extra[64] = "";
-    if (g.otlp_retry_after > 0)
+    if (g.otlp_retry_after > 0 && failing)
         snprintf(extra, sizeof extra, "Retry-After: %d\r\n", g.otlp_retry_after);
     return send_plain(fd, status, "application/json", extra[0] ? extra : NULL, "{}", 2);
 }
@@ -810,7 +823,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: agentc_test_httpd --port-file F [--mode calc | --script DIR] "
                     "[--log FILE] [--latency MS] [--close] [--unique-ids] [--otlp-status N] "
-                    "[--otlp-retry-after S] [--otlp-latency MS]\n");
+                    "[--otlp-retry-after S] [--otlp-latency MS] [--otlp-fail-first N]\n");
 }
 
 int main(int argc, char **argv)
@@ -831,6 +844,8 @@ int main(int argc, char **argv)
             g.otlp_retry_after = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--otlp-latency"))
             g.otlp_latency_ms = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--otlp-fail-first"))
+            g.otlp_fail_first = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--close"))
             g.close = 1;
         else if (!strcmp(argv[i], "--unique-ids"))
