@@ -62,6 +62,12 @@ static void run_usage(FILE *out)
         "                       EVENT (repeatable; without it a terminal is asked, call by\n"
         "                       call for an event that carries decisions: approve, deny,\n"
         "                       edit or all)\n"
+        "  --post-at STATE=EVENT[:PAYLOAD]   post EVENT once, when the session first enters\n"
+        "                       STATE (MACHINE.STATE when several machines have one), right\n"
+        "                       after the event that entered it (repeatable; for tests and\n"
+        "                       audits: a pause, a queued message, an outside event at a given\n"
+        "                       point; PAYLOAD: JSON, or a text sent as {\"text\": PAYLOAD});\n"
+        "                       the run then goes on until the session is at rest\n"
         "  --journal FILE       record every event (replay with agentc replay)\n"
         "  --session ID         create or continue the stored session ID\n"
         "  --db PATH            the store (default: $AGENTC_DB, else\n"
@@ -111,8 +117,12 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
             return 1;
         }
     const char **slot = NULL;
-    const char *const names[] = {"--journal", "--db",    batch ? "--journal-dir" : "--session",
-                                 "--agents",  "--agent", "--agent-name",
+    const char *const names[] = {"--journal",
+                                 "--db",
+                                 batch ? "--journal-dir" : "--session",
+                                 "--agents",
+                                 "--agent",
+                                 "--agent-name",
                                  batch ? "--metrics" : NULL};
     const char **slots[] = {&o->journal,     &o->db,    batch ? &o->journal_dir : &o->session,
                             &o->agents_file, &o->agent, &o->agent_name,
@@ -120,9 +130,10 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (names[k] && !strcmp(a, names[k]))
             slot = slots[k];
-    int on = !strcmp(a, "--on"), conc = batch && !strcmp(a, "--concurrency");
+    int on = !strcmp(a, "--on"), post_at = !batch && !strcmp(a, "--post-at");
+    int conc = batch && !strcmp(a, "--concurrency");
     int delay = !strcmp(a, "--script-delay-ms");
-    if (!slot && !on && !conc && !delay)
+    if (!slot && !on && !post_at && !conc && !delay)
         return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "agentc: %s needs a value\n", a);
@@ -134,6 +145,12 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
     } else if (on) {
         if (o->n_on < AC_CLI_MAX_ON)
             o->on[o->n_on++] = v;
+    } else if (post_at) {
+        if (o->n_post_at >= AC_CLI_MAX_ON) {
+            fprintf(stderr, "agentc: --post-at: at most %d\n", AC_CLI_MAX_ON);
+            return -AC_EXIT_USAGE;
+        }
+        o->post_at[o->n_post_at++] = v;
     } else {
         char *end;
         long lo = conc ? 1 : 0, hi = conc ? 10000 : 100000000;
