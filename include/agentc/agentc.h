@@ -68,7 +68,10 @@ typedef struct ac_tool_call_handle ac_tool_call_handle;
 
 /* Guards and actions read and change session data only: no I/O, no clock
  * (time is ev->time_ms), so a journal always replays to the same session.
- * ev->data is the event's JSON payload (a json_t *, may be NULL). */
+ * ev->data is the event's JSON payload (a json_t *, may be NULL) for every event a handler
+ * the program registers receives: an engine that binds one builds it for the events the
+ * engine carries typed inside (a streamed delta), which its built-in handlers read without
+ * it (docs/design.md, "Typed payloads"). */
 typedef ac_guard_fn ac_guard_handler;
 typedef ac_action_fn ac_action_handler;
 /* Effects do the I/O; they report only by posting events. `args` are the
@@ -233,6 +236,10 @@ typedef struct ac_subagent_opener {
      * (ac_session_handoff); false (and without an opener): a call of transfer_to_NAME fails
      * without pausing the session */
     bool handoffs;
+    /* The call is done with a child open returned (its answer read, or its turn cancelled
+     * when the parent stopped the call): the opener keeps it (a stored session of its own
+     * that goes on being read) or frees it. NULL: ac_session_free. */
+    void (*close)(void *ud, ac_session *child);
 } ac_subagent_opener;
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the
@@ -526,6 +533,11 @@ const char *ac_session_answer(const ac_session *s); /* last final answer, "" if 
 /* Why the last turn failed, or why the session failed for good; NULL if neither. */
 const char *ac_session_error(const ac_session *s);
 const char *ac_session_partial(const ac_session *s); /* text streamed in the current call */
+/* In the output's discarded callback: the text it takes back when that is not the call's
+ * partial text (ac_session_partial), and why in *reason (may be NULL): "guardrail_tripped",
+ * the text a turn showed before its parallel input guardrail tripped. NULL (and *reason
+ * NULL) otherwise: the call's partial text goes (a failed call, docs/serve.md). */
+const char *ac_session_discarding(const ac_session *s, const char **reason);
 /* Counters of a session, for reports: LLM calls of the current turn (iterations),
  * tool calls recorded in the session, the tokens the provider reported, and the turns that
  * ended since this ac_session was made (a count to tell a turn's end from the session's). */

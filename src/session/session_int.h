@@ -13,6 +13,7 @@
 #include "io/idmap.h"
 #include "io/loop.h"
 #include "llm/provider.h"
+#include "session/payload.h"
 #include "session/sink.h"
 #include "session/store_hooks.h"
 
@@ -58,7 +59,10 @@ struct ac_engine {
     ac_provider *provider;
     ac_output out;
     int has_output;
-    int holds_text; /* an output guardrail: a turn's text waits for it (guardrail.c) */
+    int holds_text;      /* an output guardrail: a turn's text waits for it (guardrail.c) */
+    int retracts_text;   /* an input guardrail: a turn's text shown is kept to retract it */
+    int custom_handlers; /* a guard, action or effect the program registered is bound: it may
+                            read ev->data, so a typed payload is made JSON for it */
     char *system_prompt;
     char *journal_dir; /* ac_engine_config.journal_dir, copied */
     /* what tool processes never inherit (tool_env.c): variables by name, and
@@ -105,6 +109,8 @@ typedef struct ac_queued_event {
     uint16_t origin; /* effect index + 1 of the effect that queued it, 0: none */
     int64_t t_ms;
     json_t *data;
+    ac_payload pl; /* typed (pl.kind != AC_PAYLOAD_NONE): data is NULL, pl.text is text[] */
+    char text[];
 } ac_queued_event;
 
 typedef struct ac_event_queue {
@@ -122,6 +128,8 @@ struct ac_session {
     int journal_failed;         /* it could not be written: the session failed (session.c) */
     uint64_t seq;               /* events applied (numbered in the journal) */
     int draining;               /* drain() runs: what is posted now is raised */
+    const ac_payload *payload;  /* the typed payload of the event being applied, NULL: none */
+    uint16_t payload_type;      /* and that event's type (ac_event_payload) */
     ac_event_queue raised;      /* posted while dispatching: applied next */
     ac_event_queue inbox;       /* from I/O callbacks, other threads and callers, in order */
     ac_loop_task drain_task;
@@ -163,6 +171,9 @@ struct ac_session {
     size_t partial_len, partial_cap;
     char *held; /* the turn's text an output guardrail holds (guardrail.c) */
     size_t held_len, held_cap;
+    char *shown; /* the turn's text shown, that an input guardrail's trip retracts */
+    size_t shown_len, shown_cap;
+    int retracting;               /* in the discarded output of that retraction */
     void *provider_state;         /* the provider's per-session state (sink.h) */
     struct ac_obs *obs;           /* the session's open spans (src/obs), NULL when not traced */
     double cost_usd;              /* of the model calls applied (cost.h), with e->price */
@@ -193,6 +204,8 @@ struct ac_session {
     char *handoff_text;             /* what ac_session_handoff last gave (handoff.c) */
     struct ac_client_tools *client; /* its client tools and their caller (client_tools.c) */
     struct ac_tool_run *tool_run;   /* the run_tools effect running now (tools_run.c), or NULL */
+    struct ac_subcall *parked;      /* its sub-agent calls a pause stopped, their children paused */
+    uint16_t dispatching;           /* the event being dispatched, + 1 (0: none) */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
      * effect the spec declares (at least one), allocated with the session */
@@ -223,6 +236,8 @@ json_t *ac_subagent_spawn_json(const ac_session_options *opts);
 json_t *ac_subagent_snapshot_save(const ac_session *s);
 int ac_subagent_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap);
 void ac_subagent_child_finished(ac_session *s);
+/* The turn of s ended other than by a pause: the children its pause kept are let go. */
+void ac_subagent_unpark(ac_session *s);
 void ac_subagent_session_free(ac_session *s);
 /* 1 when the session's journal or store could not be written (the session failed), else 0
  * (session.c). */

@@ -79,3 +79,11 @@ add_test(NAME cli_testgen_mutations
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/testgen_mutations.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_testgen_mutations PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77 TIMEOUT 900)
+# Byte-identity of journals, store rows and SSE frames on the scripted answers, the gallery
+# and the recorded provider streams against tests/cli/baseline/ (byte_baseline.sh --update
+# rewrites them).
+add_test(NAME cli_byte_baseline
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/byte_baseline.sh $<TARGET_FILE:agentc>
+          $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_byte_baseline PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
