@@ -39,6 +39,14 @@ if(TARGET agentc AND TARGET agentc_test_httpd_main)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     USES_TERMINAL)
 endif()
+# What `agentc run` costs to start and answer one scripted turn, unstored and stored (not a test)
+if(TARGET agentc)
+  add_custom_target(bench_run_start
+    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_run_start.sh $<TARGET_FILE:agentc> 30
+    DEPENDS agentc
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    USES_TERMINAL)
+endif()
 # Auditing a spec (not a test): bench_testgen: testgen on spec/agent.fsm and a 200-state spec,
 # coverage over 10,000 stored sessions.
 if(TARGET agentc)

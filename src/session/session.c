@@ -1066,8 +1066,8 @@ ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_se
         snprintf(err, errcap, "tool_choice '%.128s' names no configured tool", e->tool_choice);
         return NULL;
     }
-    if (ac_session_opts_check(e, opts, err, errcap))
-        return NULL;
+    /* opts were checked by the caller (ac_session_opts_check, before it touched its store):
+     * the agent's JSON is not parsed once more here */
     ac_session_options o = opts ? *opts : (ac_session_options){0};
     o.journal_path = NULL; /* the hooks keep the journal */
     return session_new(e, id, &o, 0, hooks, hooks_ud, err, errcap);

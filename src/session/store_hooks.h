@@ -45,7 +45,8 @@ ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session
  * malformed or named like one of e's tools). */
 int ac_session_opts_check(const ac_engine *e, const ac_session_options *opts, char *err,
                           size_t errcap);
-/* The same, a new session taking opts (may be NULL) into its spawn event. */
+/* The same, a new session taking opts (may be NULL) into its spawn event; the caller checked
+ * them with ac_session_opts_check first. */
 ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_session_hooks *hooks,
                                        void *hooks_ud, const ac_session_options *opts, char *err,
                                        size_t errcap);
