@@ -83,17 +83,24 @@ static srv_engine *engine_of(srv *sv, const char *name, char *record, ac_error *
     return e;
 }
 
+/* The engine of an agent record (JSON text, its "name" naming it; none: fallback, NULL:
+ * "default"); record is the engine's (as engine_of takes it). */
+static srv_engine *engine_of_record(srv *sv, char *record, const char *fallback, ac_error *err)
+{
+    json_t *r = json_loads(record, 0, NULL);
+    const char *nm = json_string_value(json_object_get(r, "name"));
+    srv_engine *e = engine_of(sv, nm ? nm : (fallback ? fallback : "default"), record, err);
+    json_decref(r);
+    return e;
+}
+
 srv_engine *srv_agent_engine(srv *sv, const char *name, const char *overrides, ac_error *err)
 {
     const ac_srv_agents *a = sv->cfg->agents;
     char *record = a->record(a->ud, name, overrides, err);
     if (!record)
         return NULL;
-    json_t *r = json_loads(record, 0, NULL);
-    const char *nm = json_string_value(json_object_get(r, "name"));
-    srv_engine *e = engine_of(sv, nm ? nm : (name ? name : "default"), record, err);
-    json_decref(r);
-    return e;
+    return engine_of_record(sv, record, name, err);
 }
 
 srv_engine *srv_agent_of_stored(srv *sv, const char *stored_id, ac_error *err)
@@ -102,11 +109,7 @@ srv_engine *srv_agent_of_stored(srv *sv, const char *stored_id, ac_error *err)
     char *record = a->load(a->ud, sv->store, stored_id, sv->loop, err);
     if (!record)
         return NULL;
-    json_t *r = json_loads(record, 0, NULL);
-    const char *nm = json_string_value(json_object_get(r, "name"));
-    srv_engine *e = engine_of(sv, nm ? nm : "default", record, err);
-    json_decref(r);
-    return e;
+    return engine_of_record(sv, record, NULL, err);
 }
 
 srv_engine *srv_agent_of_entry(srv *sv, const srv_engine *caller, const char *entry,
@@ -120,11 +123,7 @@ srv_engine *srv_agent_of_entry(srv *sv, const srv_engine *caller, const char *en
     char *record = a->entry(a->ud, caller->record, entry, dir, what, err);
     if (!record)
         return NULL;
-    json_t *r = json_loads(record, 0, NULL);
-    const char *nm = json_string_value(json_object_get(r, "name"));
-    srv_engine *e = engine_of(sv, nm ? nm : "default", record, err);
-    json_decref(r);
-    return e;
+    return engine_of_record(sv, record, NULL, err);
 }
 
 void srv_engine_hold(srv_engine *e)
