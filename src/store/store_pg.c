@@ -849,9 +849,11 @@ static int connect_db(pg_store *s, ac_error *err)
 /* What each connection is set up with: statements bounded, the store's schema first. */
 static int setup_conn(pg_store *s, ac_error *err)
 {
-    char sql[160];
-    snprintf(sql, sizeof sql, "SET statement_timeout = %lld; SET search_path TO \"%s\"",
-             s->timeout_ms, s->schema);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SET statement_timeout = %lld; SET idle_in_transaction_session_timeout = %lld; "
+             "SET search_path TO \"%s\"",
+             s->timeout_ms, s->idle_tx_ms, s->schema);
     if (ac_pg_exec_text(s, sql, err, "setting it up") != AC_OK)
         return AC_EIO;
     const char *v[1] = {s->base.holder};
@@ -885,6 +887,14 @@ int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *h
     if (rc == AC_OK)
         rc = connect_db(s, err);
     s->timeout_ms = opt && opt->busy_timeout_ms > 0 ? opt->busy_timeout_ms : 30000;
+    /* A commit spans round trips (store_pg_commit.c): a worker stopped between two (SIGSTOP, a
+     * frozen machine) would keep its transaction open and the session's row locked, and the
+     * survivors' claims (FOR UPDATE SKIP LOCKED) would skip it for as long as it stays
+     * stopped. The server ends a transaction idle that long (a lease, at least 3 s): its
+     * locks go, the session is claimed once its lease lapsed, and the stopped worker finds
+     * its connection gone and its commit failed (nothing of it written). */
+    long long lease = opt && opt->lease_ms > 0 ? opt->lease_ms : 30000;
+    s->idle_tx_ms = lease > 3000 ? lease : 3000;
     if (rc == AC_OK)
         rc = setup_conn(s, err);
     if (rc == AC_OK)

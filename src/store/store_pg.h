@@ -83,6 +83,7 @@ typedef struct pg_store {
     char *conninfo; /* the URI as libpq takes it (with its password: never shown) */
     char schema[64];
     long long timeout_ms;      /* statement_timeout */
+    long long idle_tx_ms;      /* idle_in_transaction_session_timeout: see ac_store_pg_open */
     int in_tx;                 /* between BEGIN and COMMIT or ROLLBACK */
     int stale;                 /* a commit gave the connection up: made again before use */
     const char *sql[PG_CACHE]; /* prepared statements, by the address of their text */
