@@ -26,10 +26,12 @@ static void batch_usage(FILE *out)
         "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
         "  --db PATH            store every session under its input id (agentc sessions)\n"
         "  --metrics FILE       write the metrics (Prometheus text) to FILE at the end\n"
+        "  --no-store           store nothing (the default without --db)\n"
         "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
-        "  --header, --script, --script-delay-ms, --tools, --system, --spec, --param, --on,\n"
-        "  --output-schema, --agents FILE --agent NAME, --agent-name, and the model request\n"
-        "  settings --temperature ... --request-json)\n\n"
+        "  --header, --script, --script-delay-ms, --tools, --system, --spec, --prices,\n"
+        "  --param, --on, --output-schema, --agents FILE --agent NAME, --agent-name, and the\n"
+        "  model request settings --temperature, --top-p, --stop, --seed, --tool-choice,\n"
+        "  --parallel-tool-calls, --reasoning-effort, --request-json)\n\n"
         "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
         "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
         "and reported), 4 the output could not be written (141: a closed pipe)\n");
@@ -103,7 +105,10 @@ static void resume_usage(FILE *out)
 static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
 {
     const char *a = argv[*i];
-    int *flags[] = {&o->trace, &o->no_store, &o->jsonl, batch ? &o->ordered : NULL};
+    /* batch: no --trace, --jsonl or --journal (its output is JSON lines, its journals
+     * --journal-dir's); --no-store is its default without --db */
+    int *flags[] = {batch ? NULL : &o->trace, &o->no_store, batch ? NULL : &o->jsonl,
+                    batch ? &o->ordered : NULL};
     const char *const flag_names[] = {"--trace", "--no-store", "--jsonl", "--ordered"};
     for (size_t k = 0; k < 4; k++)
         if (flags[k] && !strcmp(a, flag_names[k])) {
@@ -111,8 +116,12 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
             return 1;
         }
     const char **slot = NULL;
-    const char *const names[] = {"--journal", "--db",    batch ? "--journal-dir" : "--session",
-                                 "--agents",  "--agent", "--agent-name",
+    const char *const names[] = {batch ? NULL : "--journal",
+                                 "--db",
+                                 batch ? "--journal-dir" : "--session",
+                                 "--agents",
+                                 "--agent",
+                                 "--agent-name",
                                  batch ? "--metrics" : NULL};
     const char **slots[] = {&o->journal,     &o->db,    batch ? &o->journal_dir : &o->session,
                             &o->agents_file, &o->agent, &o->agent_name,

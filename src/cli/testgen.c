@@ -354,9 +354,10 @@ static int usage(FILE *f, int rc)
                "Writes scenarios that drive SPEC through the built-in handlers into DIR, one\n"
                "folder each: the scripted model's turns (script.jsonl), an output schema when it\n"
                "needs one, and the options of its run (args). --run (into a temporary folder\n"
-               "without --out) runs each twice with `agentc run`, replays the first journal with\n"
-               "--check, requires the two runs' steps to be byte-identical (expected.steps), and\n"
-               "prints the coverage and every transition no scenario took, with the reason.\n"
+               "without --out) runs each twice with `agentc run`, replays the first journal\n"
+               "(`agentc replay --check`), requires the two runs' steps to be byte-identical\n"
+               "(expected.steps), and prints the coverage and every transition no scenario took, "
+               "with the reason.\n"
                "--json: {total, covered, scenarios, uncovered: [TRANSITION + reason]}. Exit 1\n"
                "when a scenario did not behave.\n");
     return rc;
