@@ -23,6 +23,12 @@ accepts() {
 cmds=(run batch resume serve demo replay coverage testgen "store copy" sessions check gen diagram)
 failures=0
 bad() { echo "MISMATCH: $*" >&2; failures=$((failures + 1)); }
+# agentc --help names every command, and every sessions command (those sessions --help names)
+"$agentc" --help >mainhelp || fail "agentc --help exits $?"
+for c in "${cmds[@]}"; do grep -qE "^  $c( |$)" mainhelp || bad "agentc --help does not name $c"; done
+"$agentc" sessions --help | grep -oE '^  [a-z]+ ' | tr -d ' ' | sort >subs
+grep -oE '^  sessions [a-z|]+' mainhelp | sed 's/.* //' | tr '|' '\n' | sort >subs_main
+cmp -s subs subs_main || bad "sessions commands: agentc --help names $(tr '\n' ' ' <subs_main), sessions --help $(tr '\n' ' ' <subs)"
 : >all_accepted
 for c in "${cmds[@]}"; do
   read -ra words <<<"$c"
