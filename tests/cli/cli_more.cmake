@@ -67,7 +67,8 @@ add_test(NAME cli_testgen_mutations
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/testgen_mutations.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_testgen_mutations PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77 TIMEOUT 300)
-# The README's offline examples as written: the serve example, the durable sessions' lines.
+# The README's offline examples as written (the serve example, the durable sessions' lines), and
+# every route of docs/serve.md's API table answered by the server.
 add_test(NAME cli_doc_examples
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/doc_examples.sh $<TARGET_FILE:agentc>
           $<TARGET_FILE:agentc_test_httpd_main>

@@ -2,7 +2,8 @@
 # The README's offline examples run as written: the serve example (its script, the server, the
 # stream and the message; only ./build/agentc and the port replaced, and a wait for the port
 # before the first request), and the durable sessions' lines (against a loopback model server
-# named by the environment, OPENAI_BASE_URL, AGENTC_MODEL and OPENAI_API_KEY, no option added).
+# named by the environment, OPENAI_BASE_URL, AGENTC_MODEL and OPENAI_API_KEY, no option added);
+# and every route docs/serve.md's API table shows is one the server has.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -22,10 +23,42 @@ for _ in $(seq 1 100); do grep -q 'Ask me what 17' out.sse 2>/dev/null && break;
 kill $(jobs -p); wait
 EOF
 sed -i 's|^curl -N \(.*\) &$|curl -sN \1 >out.sse \&|' serve.sh
+sed -i "1i trap 'kill \$(jobs -p) 2>/dev/null' EXIT" serve.sh # the server and the stream, however it ends
 timeout 60 bash serve.sh >out 2>err || fail "the serve example: exit $?: $(cat err out)"
 jq -e '.id == "s1"' <(head -n1 out) >/dev/null || fail "POST /v1/sessions: $(cat out)"
 grep -q 'Hello from a scripted agent' out.sse || fail "the stream: $(cat out.sse)"
 [ -s sessions.db ] || fail "no store made"
+
+# ---- every route of docs/serve.md's API table is one the server has --------------------------------
+# (any answer but "no such route" and 405; the session's own routes on one session, DELETE last)
+# a row's routes, one a line: `POST /a/pause`, `/resume` is POST /a/pause and POST /a/resume
+grep -oE '^\| `(GET|POST|DELETE) /[^`]*`(, `(GET |POST |DELETE )?/[^`]*`)*' "${readme%/README.md}/docs/serve.md" \
+  | sed -E 's/^\| `//; s/`$//; s/`, `/\n/g' | awk '
+    $1 ~ /^(GET|POST|DELETE)$/ { m = $1; p = $2; print m, p; next }
+    { q = p; sub(/\/[^\/]*$/, "", q); print m, q $1 }' >routes.txt
+[ "$(wc -l <routes.txt)" -ge 15 ] || fail "docs/serve.md's API table: $(cat routes.txt)"
+"$agentc" serve --provider script --script turns.jsonl --listen 127.0.0.1:0 --port-file port.txt \
+  2>serve.err &
+serve_pid=$!
+trap 'kill "$serve_pid" 2>/dev/null; cleanup' EXIT
+for _ in $(seq 1 100); do [ -s port.txt ] && break; sleep 0.05; done
+[ -s port.txt ] || fail "serve did not start: $(cat serve.err)"
+api="http://127.0.0.1:$(cat port.txt)"
+curl -s -o /dev/null -X POST "$api/v1/sessions" -H 'Content-Type: application/json' -d '{"id": "r1"}'
+n=0
+while read -r method p; do
+  p=$(sed -E 's/\{id\}|\bID\b/r1/; s/\{name\}/approve/; s/=N\b/=1/; s/=NAME/=default/; s/after=ID/after=r1/' <<<"$p")
+  [ "$method" = DELETE ] && continue
+  code=$(curl -s -m 2 -o body -w '%{http_code}' -X "$method" "$api$p" -H 'Content-Type: application/json' \
+    $([ "$method" = POST ] && echo -d '{}'))
+  [[ $p == */events && $method == GET ]] && [ "$code" = 000 ] && code=200 # a stream: cut at 2 s
+  { [ "$code" != 405 ] && ! grep -q 'no such route' body; } || fail "docs/serve.md: $method $p: $code $(cat body)"
+  n=$((n + 1))
+done <routes.txt
+code=$(curl -s -o body -w '%{http_code}' -X DELETE "$api/v1/sessions/r1")
+[ "$code" = 200 ] || fail "DELETE /v1/sessions/r1: $code $(cat body)"
+kill "$serve_pid"; wait "$serve_pid" 2>/dev/null
+[ "$n" -ge 20 ] || fail "only $n routes tried"
 
 # ---- the durable sessions' lines ----------------------------------------------------------------
 start_server --mode calc
