@@ -3,7 +3,9 @@
 # stream and the message; only ./build/agentc and the port replaced, and a wait for the port
 # before the first request), and the durable sessions' lines (against a loopback model server
 # named by the environment, OPENAI_BASE_URL, AGENTC_MODEL and OPENAI_API_KEY, no option added);
-# and every route docs/serve.md's API table shows is one the server has.
+# every route docs/serve.md's API table shows is one the server has; the first spec of
+# docs/spec-language.md checks, generates and draws; the inline commands on it, the demo's
+# journal and the shipped spec run.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -77,4 +79,24 @@ jq -e '.status == "ended" and .session.states == [["session", "Closed"]]' show >
   || fail "chat not closed: $(head -c 400 show)"
 [ -s chat.jsonl ] || fail "no export"
 "$agentc" sessions show retry >/dev/null || fail "no fork named retry"
+
+# ---- the spec language's first spec, and the inline commands on the demo's journal and specs ------
+mkdir inline && cd inline || fail "cd"
+ln -s "${readme%/README.md}/spec" spec
+sed -n '/^## A first spec$/,/^`agentc diagram/p' "${readme%/README.md}/docs/spec-language.md" \
+  | sed -n '/^```$/,/^```$/p' | sed '1d;$d' >door.fsm
+grep -q '^machine door' door.fsm || fail "no first spec in docs/spec-language.md"
+"$agentc" demo >/dev/null 2>&1 || fail "agentc demo"
+grep -ohE '`(\./build/)?agentc (check|gen|diagram|replay|coverage|demo) [^`]*(door\.fsm|spec/agent\.fsm|agentc-demo\.journal)[^`]*`' \
+  "$readme" "${readme%/README.md}"/docs/*.md | tr -d '`' | sed 's|^\./build/||' | sort -u >inline.sh
+[ "$(wc -l <inline.sh)" -ge 5 ] || fail "the inline commands: $(cat inline.sh)"
+grep -q 'door.fsm' inline.sh || fail "no command on door.fsm: $(cat inline.sh)"
+while IFS= read -r line; do
+  line=${line//DIR/gen_out}
+  mkdir -p gen_out
+  eval "$line" >out 2>err || fail "'$line': exit $?: $(cat err)"
+done <inline.sh
+"$agentc" check door.fsm >out 2>err && fail "agentc check door.fsm passed without the door's handlers"
+[ "$(grep -c 'has no handler of that name' err)" = 3 ] || fail "check door.fsm: $(cat err)"
+[ -s gen_out/door_fsm.c ] || [ -z "$(grep ' gen ' inline.sh)" ] || fail "gen wrote no door_fsm.c"
 echo ok
