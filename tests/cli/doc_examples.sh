@@ -5,7 +5,8 @@
 # named by the environment, OPENAI_BASE_URL, AGENTC_MODEL and OPENAI_API_KEY, no option added);
 # every route docs/serve.md's API table shows is one the server has; the first spec of
 # docs/spec-language.md checks, generates and draws; the inline commands on it, the demo's
-# journal and the shipped spec run.
+# journal and the shipped spec run; the tool, MCP, toolkit and agents files the docs show pass
+# agentc check --tools.
 agentc="$1" httpd="$2"
 . "$(dirname "$0")/lib.sh"
 need jq
@@ -99,4 +100,20 @@ done <inline.sh
 "$agentc" check door.fsm >out 2>err && fail "agentc check door.fsm passed without the door's handlers"
 [ "$(grep -c 'has no handler of that name' err)" = 3 ] || fail "check door.fsm: $(cat err)"
 [ -s gen_out/door_fsm.c ] || [ -z "$(grep ' gen ' inline.sh)" ] || fail "gen wrote no door_fsm.c"
+
+# ---- every tool file, MCP list, toolkit file and agents file the docs show passes check --tools ----
+n=0
+for doc in "$readme" "${readme%/README.md}"/docs/*.md; do
+  awk '/^```json$/ { inb = 1; n++; next } /^```/ { inb = 0 } inb { print > ("block" n ".json") }' "$doc"
+  for b in block*.json; do
+    [ -e "$b" ] || continue
+    if head -c 20 "$b" | grep -qE '^\{"(tools|mcp|toolkits|agents)": \[' &&
+      ! grep -q '\.\.\.' "$b"; then # a whole file, not a sketch
+      "$agentc" check --tools "$b" >out 2>err || fail "${doc##*/}: check --tools of $(head -c 80 "$b"): $(cat out err)"
+      n=$((n + 1))
+    fi
+    rm -f "$b"
+  done
+done
+[ "$n" -ge 8 ] || fail "only $n files shown in the docs"
 echo ok
