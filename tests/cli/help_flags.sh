@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The options of every command, three ways: the ones it accepts, the ones its --help names, the
 # ones the docs (README.md, docs/*.md) name. Each option a command accepts is in its --help and in
-# the docs; each option its --help names is accepted; each option the docs name is accepted by some
+# the docs (in its own doc: serve's docs/serve.md, coverage's and testgen's docs/audit.md, store
+# copy's docs/postgresql.md, run's, batch's and sessions' the README); each option its --help names is accepted; each option the docs name is accepted by some
 # command (tools other than agentc, and transition labels, aside).
 # The candidates are the option literals of the parsers ("--name", "-x" in src/cli, gen/gen_cli.c);
 # a command accepts one when, given it before an unknown option, it does not call it unknown.
@@ -44,10 +45,17 @@ for c in "${cmds[@]}"; do
   done <cands
   [ -s acc ] || [ "$c" = demo ] || fail "agentc $c accepts no option at all (the probe is broken?)"
   cat acc >>all_accepted
+  # the doc of the command, where it has one of its own
+  case "$c" in
+  serve) doc=docs/serve.md ;; coverage | testgen) doc=docs/audit.md ;;
+  "store copy") doc=docs/postgresql.md ;; *) doc=README.md ;;
+  esac
   while IFS= read -r f; do
     grep -qxF -- "$f" helpflags || bad "agentc $c accepts $f, which its --help does not name"
     grep -qE -- "(^|[^a-z0-9-])$f([^a-z0-9-]|$)" "$src"/README.md "$src"/docs/*.md \
       || bad "agentc $c accepts $f, which no doc names"
+    [[ $c =~ ^(check|gen|diagram|demo|replay)$ ]] || [[ $f =~ ^-[a-z]$ ]] \
+      || grep -qE -- "(^|[^a-z0-9-])$f([^a-z0-9-]|$)" "$src/$doc" || bad "agentc $c accepts $f, which $doc does not name"
   done <acc
   while IFS= read -r f; do
     grep -qxF -- "$f" acc && continue
