@@ -20,6 +20,8 @@ accepts() {
   out=$(timeout 10 env AGENTC_DB=off "$agentc" "$@" 1 --zz 2>&1 </dev/null)
   ! grep -qE "(unknown option|unexpected|unexpected argument|unknown option or missing value) '$flag'" <<<"$out"
 }
+export -f accepts
+export agentc
 # The commands; check and diagram also as their --tools forms.
 cmds=(run batch resume serve demo replay coverage testgen "store copy" sessions check gen diagram)
 failures=0
@@ -37,12 +39,10 @@ for c in "${cmds[@]}"; do
   # resume's options are run's (its help says so)
   [ "$c" = resume ] && "$agentc" run --help >>help
   grep -oE -- '(^|[^A-Za-z0-9-])--?[a-z][a-z0-9-]*' help | sed 's/^[^-]*//' | sort -u >helpflags
-  : >acc
-  while IFS= read -r f; do
-    if accepts "${words[@]}" "$f" || { [[ $c =~ ^(check|diagram)$ ]] && accepts "$c" --tools x "$f"; }; then
-      echo "$f" >>acc
-    fi
-  done <cands
+  # four probes at a time: one line each, written whole
+  xargs -P 4 -I{} bash -c 'f=$1; shift
+    accepts "$@" "$f" || { [[ $1 =~ ^(check|diagram)$ ]] && accepts "$1" --tools x "$f"; } && echo "$f"' \
+    _ {} "${words[@]}" <cands | sort >acc
   [ -s acc ] || [ "$c" = demo ] || fail "agentc $c accepts no option at all (the probe is broken?)"
   cat acc >>all_accepted
   # the doc of the command, where it has one of its own
