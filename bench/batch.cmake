@@ -29,3 +29,13 @@ if(TARGET agentc AND TARGET agentc_test_httpd_main)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     USES_TERMINAL)
 endif()
+# The peer benchmark (not a test): agentc batch against LangGraph.js and the OpenAI Agents SDK
+# for JS on the same workload; installs the pinned peers (bench/peers) into BUILD/peers first.
+if(TARGET agentc AND TARGET agentc_test_httpd_main)
+  add_custom_target(bench_peers
+    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_peers.sh $<TARGET_FILE:agentc>
+            $<TARGET_FILE:agentc_test_httpd_main> ${CMAKE_BINARY_DIR}/peers 1000 200 5
+    DEPENDS agentc agentc_test_httpd_main
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    USES_TERMINAL)
+endif()

@@ -38,13 +38,16 @@ run() {
     OTEL_BSP_MAX_QUEUE_SIZE=$((n * 8)))
   local timer=()
   [ $have_time = 1 ] && timer=(/usr/bin/time -f "%U %S %M" -o "$tmp/time")
-  BENCH_KEY=x "${timer[@]}" "${env[@]}" "$agentc" batch "$tmp/in.jsonl" --base-url "$base" --model bench \
+  # the CPU time by the subshell's `times` (milliseconds; GNU time prints hundredths)
+  (BENCH_KEY=x "${timer[@]}" "${env[@]}" "$agentc" batch "$tmp/in.jsonl" --base-url "$base" --model bench \
     --api-key-env BENCH_KEY --tools builtin:calculator --concurrency "$conc" --no-store \
-    >"$tmp/out" 2>"$tmp/err" || { echo "bench_otel: agentc batch failed: $(head -3 "$tmp/err")" >&2; exit 1; }
+    >"$tmp/out" 2>"$tmp/err" && times >"$tmp/times") ||
+    { echo "bench_otel: agentc batch failed: $(head -3 "$tmp/err")" >&2; exit 1; }
   local ok
   ok=$(grep -c '"status":"completed"' "$tmp/out")
   [ "$ok" -eq "$n" ] || { echo "bench_otel: only $ok sessions completed" >&2; exit 1; }
-  awk '{ printf "%.4f %d", $1 + $2, $3 }' "$tmp/time"
+  sed -n 2p "$tmp/times" | awk -v rss="$(awk '{ print $3 }' "$tmp/time")" '{ gsub(/s/, "", $1); gsub(/s/, "", $2)
+    split($1, u, "m"); split($2, s, "m"); printf "%.4f %d", u[1] * 60 + u[2] + s[1] * 60 + s[2], rss }'
   # traced: spans exported, bytes, dropped, the longest export step in ms
   [ "$1" = 1 ] || return 0
   sed -n 's/^agentc: traces: \([0-9]*\) spans exported (\([0-9]*\) bytes), \([0-9]*\) dropped, longest export step \([0-9.]*\) ms$/ \1 \2 \3 \4/p' "$tmp/err"

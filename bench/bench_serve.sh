@@ -6,11 +6,15 @@
 # baseline; the store's file size per turn (DBTURNS sessions of one turn, default 100); then
 # 10,000 stored sessions: RSS and the time to load one. min/median/max over RUNS. Prints
 # figures, asserts nothing. CLIENTS 0 skips the first part, DBTURNS=0 the second, STORED=0
-# the third; SERVE_DB=1 runs the first part with --db.
+# the third; SERVE_DB=1 runs the first part with --db. With BARE (bench_mhd_sse, a bare
+# libmicrohttpd SSE sender of the same events), each run also measures its delays with the
+# same clients, and the ratios serve / bare of p50 and p99 are printed (target 2x).
+#   bench/bench_serve.sh AGENTC [CLIENTS] [RUNS] [BARE]
 set -uo pipefail
 agentc=$(realpath "$1")
 N=${2:-1000}
 RUNS=${3:-3}
+BARE=${4:-}
 STORED=${STORED:-10000}
 dir=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -22,7 +26,8 @@ jq -cn --arg t "$text" '{content: $t, usage: {input: 10, output: 60}}' >"$tmp/sc
 start() {
   rm -f "$tmp/port"
   "$agentc" serve --provider script --script "$tmp/script" --listen 127.0.0.1:0 --port-file "$tmp/port" \
-    --max-connections $((N * 2 + 100)) --sessions-per-token $((STORED + N)) --messages-per-minute 1000000 "$@" 2>"$tmp/err" &
+    --max-connections $((N * 2 + 100)) --sessions-per-token $((STORED + N)) --messages-per-minute 1000000 \
+    --streams-per-token $((N + 100)) "$@" 2>"$tmp/err" &
   pid=$!
   for _ in $(seq 1 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
   [ -s "$tmp/port" ] || { echo "server did not start: $(cat "$tmp/err")"; exit 1; }
@@ -44,6 +49,15 @@ for r in $(seq 1 "$RUNS"); do
   read -r u s <"$tmp/times"
   ms() { echo "$1" | awk -F'[ms]' '{printf "%.1f", ($1 * 60 + $2) * 1000}'; }
   echo "$(ms "$u") $(ms "$s")" | awk '{print $1 + $2}' >>"$tmp/batch_cpu"
+  [ -n "$BARE" ] || continue
+  # the floor: the same clients on a bare libmicrohttpd sender of the same events
+  rm -f "$tmp/bare_port"
+  "$BARE" "$tmp/bare_port" "$(jq -s '.[0].events_per_session' "$tmp/serve.jsonl")" 20 &
+  pid=$!
+  for _ in $(seq 1 200); do [ -s "$tmp/bare_port" ] && break; sleep 0.05; done
+  node "$dir/serve_clients.mjs" "http://127.0.0.1:$(cat "$tmp/bare_port")" "$pid" "$N" >>"$tmp/bare.jsonl" ||
+    { echo "the bare sender's clients failed"; exit 1; }
+  kill "$pid"; wait "$pid" 2>/dev/null; pid=
 done
 per_session=$(jq -s '.[0].events_per_session' "$tmp/serve.jsonl")
 echo "  events per session (delivered): $per_session"
@@ -55,6 +69,15 @@ echo "  ratio serve / batch: $(stats <"$tmp/ratio")"
 echo "  append-to-client delay p50 (ms): $(jq '.p50_ms' "$tmp/serve.jsonl" | stats)"
 echo "  append-to-client delay p99 (ms): $(jq '.p99_ms' "$tmp/serve.jsonl" | stats)"
 echo "  server RSS with $N streams (MB): $(jq '.rss_kb / 1024 | floor' "$tmp/serve.jsonl" | stats)"
+if [ -n "$BARE" ]; then
+  echo "  bare libmicrohttpd sender, the same clients: p50 (ms) $(jq '.p50_ms' "$tmp/bare.jsonl" | stats)"
+  echo "  bare libmicrohttpd sender, the same clients: p99 (ms) $(jq '.p99_ms' "$tmp/bare.jsonl" | stats)"
+  for q in p50 p99; do
+    paste <(jq ".${q}_ms" "$tmp/serve.jsonl") <(jq ".${q}_ms" "$tmp/bare.jsonl") |
+      awk '{printf "%.2f\n", ($2 > 0 ? $1 / $2 : 0)}' >"$tmp/dratio"
+    echo "  delay ratio serve / bare, $q: $(stats <"$tmp/dratio") (target 2x)"
+  done
+fi
 fi
 
 if [ "${DBTURNS:=100}" -gt 0 ]; then

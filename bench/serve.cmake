@@ -2,8 +2,9 @@
 # 1,000 concurrent SSE clients, CPU per event against agentc batch, 10,000 stored sessions.
 if(TARGET agentc)
   add_custom_target(bench_serve
-    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_serve.sh $<TARGET_FILE:agentc> 1000 3
-    DEPENDS agentc
+    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_serve.sh $<TARGET_FILE:agentc> 1000 5
+            $<TARGET_FILE:bench_mhd_sse>
+    DEPENDS agentc bench_mhd_sse
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     USES_TERMINAL)
 endif()
@@ -25,3 +26,6 @@ if(TARGET agentc)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     USES_TERMINAL)
 endif()
+# The bare libmicrohttpd SSE sender bench_serve measures serve's delivery delay against.
+add_executable(bench_mhd_sse ${CMAKE_SOURCE_DIR}/bench/bench_mhd_sse.c)
+target_link_libraries(bench_mhd_sse PRIVATE PkgConfig::MHD Threads::Threads)

@@ -54,7 +54,7 @@ static size_t check_needs(const ac_fsm_tables *t, const ac_contract *k,
     ac_contract_problem p = {k->kind, k->handler, AC_FSM_NONE, -1, ""};
     for (int i = 0; i < AC_CONTRACT_MAX && k->params[i]; i++) {
         const ac_fsm_param *prm = find_param(t, k->params[i]);
-        if (prm && prm->type == k->param_types[i])
+        if ((prm && prm->type == k->param_types[i]) || (!prm && k->param_defaults[i]))
             continue;
         if (prm)
             snprintf(p.msg, sizeof p.msg, "%s %s needs param %s to be %s %s, not %s %s",

@@ -13,7 +13,9 @@
  * ac_contract_check() compares it with compiled tables and reports every
  * problem, so a spec that renames a param a handler needs is refused before
  * anything runs (ac_engine_new, `agentc check --handlers builtin`) instead of
- * silently running with a C default.
+ * silently running with a C default. A param a contract gives a default for (param_defaults)
+ * is that default when the spec does not declare it: the contract, not the C code, says its
+ * value.
  */
 #ifndef AGENTC_GEN_CONTRACT_H
 #define AGENTC_GEN_CONTRACT_H
@@ -42,6 +44,9 @@ typedef struct ac_contract {
     const char *needs_action;
     const char *needs_what;
     const char *needs_hint;
+    /* the value (in the spec's syntax: 16000, 10s) each param of `params` takes when the spec
+     * does not declare it, checked as a spec's value is (NULL: the spec must declare it) */
+    const char *param_defaults[AC_CONTRACT_MAX];
 } ac_contract;
 
 /* One problem. The location is given by what it concerns: the handler's declaration, or

@@ -543,6 +543,43 @@ static void emit_guard_ops(FILE *out, const ac_fsm_tables *t)
     fputs("};\n\n", out);
 }
 
+/* The built-in actions' compiled arguments, when the spec uses any: the engine runs them as
+ * they are, without reading the action's text again. */
+static void emit_action_ops(FILE *out, const ac_fsm_tables *t)
+{
+    static const char *const kinds[] = {"AC_AOP_NONE",
+                                        "AC_AOP_FAIL",
+                                        "AC_AOP_NOTE",
+                                        "AC_AOP_ANSWER_CALLS",
+                                        "AC_AOP_ANSWER_FROM_CALL",
+                                        "AC_AOP_APPLY_DECISIONS"};
+    if (!t->action_ops)
+        return;
+    fputs("/* per action: the built-in action it is and its arguments, {0} for an action\n"
+          "   bound to C by name */\nstatic const ac_fsm_action_op action_ops[] = {\n",
+          out);
+    for (uint16_t i = 0; i < t->n_actions; i++) {
+        const ac_fsm_action_op *op = &t->action_ops[i];
+        fprintf(out, "    /* %3u */ ", i);
+        if (op->kind == AC_AOP_NONE || op->kind > AC_AOP_APPLY_DECISIONS) {
+            fputs("{0},\n", out);
+            continue;
+        }
+        fprintf(out, "{.kind = %s", kinds[op->kind]);
+        if (op->args[0]) {
+            fputs(", .args = {", out);
+            c_string(out, op->args[0]);
+            if (op->args[1]) {
+                fputs(", ", out);
+                c_string(out, op->args[1]);
+            }
+            fputs("}", out);
+        }
+        fputs("},\n", out);
+    }
+    fputs("};\n\n", out);
+}
+
 /* The tables' struct, named NAME_fsm (id: NAME as a C identifier). */
 static void emit_tables_struct(FILE *out, const ac_fsm_tables *t, const char *id)
 {
@@ -570,6 +607,8 @@ static void emit_tables_struct(FILE *out, const ac_fsm_tables *t, const char *id
         fputs("    .event_flags = event_flags,\n", out);
     if (t->guard_ops)
         fputs("    .guard_ops = guard_ops,\n", out);
+    if (t->action_ops)
+        fputs("    .action_ops = action_ops,\n", out);
     fputs("};\n", out);
 }
 
@@ -598,6 +637,7 @@ int ac_emit_c_source(const ac_fsm_tables *t, const char *name, FILE *out)
     emit_names(out, "effect_names", t->effect_names, t->n_effects);
     emit_event_flags(out, t);
     emit_guard_ops(out, t);
+    emit_action_ops(out, t);
     emit_tables_struct(out, t, id);
     return ferror(out) ? -1 : 0;
 }

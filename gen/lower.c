@@ -28,7 +28,8 @@ typedef struct lowered {
     size_t n_lists, cap_lists;
     uint16_t *guard_code;
     size_t n_guard, cap_guard;
-    ac_fsm_guard_op *gops; /* per guard, once some guard is a comparison */
+    ac_fsm_guard_op *gops;  /* per guard, once some guard is a comparison */
+    ac_fsm_action_op *aops; /* per action, once some action is a built-in one */
     int oom;
     char hash[17];
 } lowered;
@@ -114,6 +115,37 @@ static void guard_op(lowered *lw, const ac_spec *spec, const ac_gexpr *g, int in
     if (op->operand == AC_GOP_STRING || op->operand == AC_GOP_CALLS)
         if (!(op->sval = strdup(g->rhs.s)))
             lw->oom = 1;
+}
+
+/* The built-in actions (`fail("why")`, `apply_decisions`, ...) as typed operations in
+ * lw->aops: which one, and the strings between its quotes (the checker made sure of the
+ * shape, and refuses a quote inside a string). 0, or -1 when out of memory. */
+static int action_ops(lowered *lw)
+{
+    ac_fsm_tables *t = &lw->t;
+    for (uint16_t i = 0; i < t->n_actions; i++) {
+        const char *s = t->action_names[i], *paren = strchr(s, '(');
+        int k = paren ? ac_arg_action_find(s, (size_t)(paren - s))
+                : strcmp(s, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0
+                    ? AC_ACTION_APPLY_DECISIONS
+                    : -1;
+        if (k < 0)
+            continue;
+        if (!lw->aops && !(lw->aops = calloc(t->n_actions, sizeof *lw->aops)))
+            return -1;
+        ac_fsm_action_op *op = &lw->aops[i];
+        op->kind = (uint8_t)(AC_AOP_FAIL + k); /* the enum follows ac_arg_actions' order */
+        const char *q = paren;
+        for (int a = 0; a < ac_arg_actions[k].n_args && a < 2 && q; a++) {
+            const char *open = strchr(q, '"'), *close = open ? strchr(open + 1, '"') : NULL;
+            if (!close)
+                break;
+            if (!(op->args[a] = strndup(open + 1, (size_t)(close - open - 1))))
+                return -1;
+            q = close + 1;
+        }
+    }
+    return 0;
 }
 
 static void guard_emit(lowered *lw, const ac_spec *spec, const ac_gexpr *g)
@@ -416,11 +448,12 @@ static int lower_finish(lowering *lo)
     }
     if (lw->n_guard == 0)
         u16_push(&lw->guard_code, &lw->n_guard, &lw->cap_guard, AC_G_END, &lw->oom);
-    if (lw->oom)
+    if (lw->oom || action_ops(lw) < 0)
         return -1;
     t->lists = lw->lists;
     t->guard_code = lw->guard_code;
     t->guard_ops = lw->gops;
+    t->action_ops = lw->aops;
     t->layout = AC_FSM_LAYOUT;
     t->n_lists = (uint16_t)lw->n_lists; /* both below AC_FSM_NONE, checked above */
     t->n_guard_code = (uint16_t)lw->n_guard;
@@ -479,6 +512,10 @@ void ac_spec_tables_free(ac_fsm_tables *t)
     for (uint16_t i = 0; lw->gops && i < t->n_guards; i++)
         free((void *)lw->gops[i].sval);
     free(lw->gops);
+    for (uint16_t i = 0; lw->aops && i < t->n_actions; i++)
+        for (int a = 0; a < 2; a++)
+            free((void *)lw->aops[i].args[a]);
+    free(lw->aops);
     free(lw);
 }
 

@@ -20,6 +20,10 @@
  *     `guard_ops[i]` (fact, operator, operand); its name in `guard_names` is its
  *     canonical text, which journals, replay and coverage use. Other guards are
  *     bound to C functions by name.
+ *   - A built-in action with arguments (`fail("why")`, `answer_from_call("tool",
+ *     "argument")`) is compiled into `action_ops[i]` (which action, its strings);
+ *     its name in `action_names` is its text as written. Other actions are bound
+ *     to C functions by name.
  *   - `layout` is AC_FSM_LAYOUT of the generator that made the tables; the
  *     engine refuses any other (regenerate the tables with this version).
  */
@@ -34,8 +38,9 @@
 #define AC_FSM_GUARD_STACK 16
 
 /* The version of this layout. 2: `layout` and `guard_ops` (typed comparison
- * guards); tables without `layout` (0) came from an older generator. */
-#define AC_FSM_LAYOUT 2u
+ * guards); 3: `action_ops` (the built-in actions' arguments); tables without
+ * `layout` (0) came from an older generator. */
+#define AC_FSM_LAYOUT 3u
 
 /* Guard program opcodes: high 2 bits of each uint16_t. */
 #define AC_G_PRED 0x0000u /* push guard (low 14 bits = guard index) */
@@ -55,8 +60,9 @@ enum ac_fsm_transition_kind {
 /* event_flags bits */
 #define AC_EV_OUTSIDE 0x01u /* only the outside sends it (`outside event`) */
 #define AC_EV_TIMER 0x02u   /* an `after` timer of the spec posts it */
-#define AC_EV_DECISIONS 0x04u /* an outside event that carries per-call decisions
-                                 (`outside event approve(decisions)`) */
+#define AC_EV_DECISIONS                                                                            \
+    0x04u /* an outside event that carries per-call decisions                                      \
+             (`outside event approve(decisions)`) */
 
 enum ac_fsm_param_type { AC_PARAM_INT = 0, AC_PARAM_DURATION = 1, AC_PARAM_STRING = 2 };
 
@@ -99,6 +105,23 @@ typedef struct ac_fsm_guard_op {
     double usd;       /* AC_GOP_USD */
     const char *sval; /* AC_GOP_STRING, AC_GOP_CALLS */
 } ac_fsm_guard_op;
+
+/* Which built-in action an action is. AC_AOP_NONE: an action bound to C by name. */
+enum ac_fsm_action_kind {
+    AC_AOP_NONE = 0,
+    AC_AOP_FAIL = 1,             /* fail("why"): args[0] */
+    AC_AOP_NOTE = 2,             /* note("text"): args[0] */
+    AC_AOP_ANSWER_CALLS = 3,     /* answer_calls("result"): args[0] */
+    AC_AOP_ANSWER_FROM_CALL = 4, /* answer_from_call("tool", "argument"): args[0], args[1] */
+    AC_AOP_APPLY_DECISIONS = 5   /* apply_decisions: none */
+};
+
+/* One built-in action compiled by the generator: which one and its arguments'
+ * text (the strings between the quotes; NULL past its count). */
+typedef struct ac_fsm_action_op {
+    uint8_t kind; /* enum ac_fsm_action_kind */
+    const char *args[2];
+} ac_fsm_action_op;
 
 typedef struct ac_fsm_transition {
     uint16_t source;  /* state index */
@@ -143,7 +166,7 @@ typedef struct ac_fsm_tables {
     uint16_t n_machines, n_states, n_events, n_transitions;
     uint16_t n_guards, n_actions, n_effects, n_params, n_effect_uses;
     uint16_t n_lists, n_guard_code; /* entries in `lists` and `guard_code` */
-    uint16_t root; /* root machine index */
+    uint16_t root;                  /* root machine index */
     const ac_fsm_machine *machines;
     const ac_fsm_state *states;
     const ac_fsm_transition *transitions;
@@ -161,6 +184,9 @@ typedef struct ac_fsm_tables {
     /* per guard, its compiled comparison (n_guards entries); NULL when the
      * spec has no comparison guard */
     const ac_fsm_guard_op *guard_ops;
+    /* per action, the built-in action it is (n_actions entries); NULL when the
+     * spec uses none */
+    const ac_fsm_action_op *action_ops;
 } ac_fsm_tables;
 
 #endif

@@ -2,9 +2,10 @@
  * otel.h - traces of sessions over OTLP/HTTP (JSON encoding).
  *
  * A tracer batches the spans of every engine that names it (ac_engine_config.tracer) and
- * sends them with libcurl on the loop it was made on, never blocking it: a queue of at most
- * queue_max ended spans (the ones past it are dropped and counted), a POST every delay_ms or as
- * soon as batch_max spans wait, each POST given timeout_ms. A batch the collector refuses (an
+ * sends them with libcurl on the loop it was made on, never blocking it: at most queue_max
+ * ended spans waiting (their text written as each ends; the ones past it are dropped and
+ * counted), a POST every delay_ms or as soon as batch_max spans wait, each POST given
+ * timeout_ms. A batch the collector refuses (an
  * error status, no answer) is dropped and counted; a 429 or 503 with Retry-After holds the next
  * POST back that long.
  *
@@ -53,8 +54,8 @@ uint64_t ac_tracer_dropped(const ac_tracer *t);
 uint64_t ac_tracer_exported(const ac_tracer *t);
 
 /* What the exporter did: spans exported and dropped, the bytes of the batches the collector
- * took, and the longest time (the loop thread's CPU time) one export step held the loop: a
- * slice of a batch's text (32 spans), or starting its POST. */
+ * took, and the longest time (the loop thread's CPU time) one export step held the loop: an
+ * ended span's text written into the batch being filled, or starting a batch's POST. */
 typedef struct ac_tracer_stats {
     uint64_t exported, dropped, bytes;
     int64_t longest_step_us;
@@ -69,10 +70,12 @@ void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *o
 void ac_tracer_shutdown(ac_tracer *t, int64_t bound_ms);
 
 /* A W3C traceparent header value ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>")
- * received with what starts or continues a turn of s: the next turn s begins is in that trace,
- * its invoke_agent span a child of the span named, and its trace id is reported (the turn's
- * user_message, ac_session_trace_id) even when s is not traced. Checked strictly: 1 taken, 0
- * ignored (NULL, malformed, an all-zero id, version ff), never an error. Loop thread. */
+ * received with what starts or continues a turn of s: the next turn s begins (one under way
+ * keeps its own) is in that trace, its invoke_agent span a child of the span named, and its
+ * trace id is reported (the turn's user_message, ac_session_trace_id) even when s is not
+ * traced; untraced, that turn's model and MCP requests forward the header as it came. Checked
+ * strictly: 1 taken, 0 ignored (NULL, malformed, an all-zero id, version ff), never an error.
+ * Loop thread. */
 int ac_session_set_traceparent(ac_session *s, const char *header);
 
 #endif

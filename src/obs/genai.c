@@ -8,12 +8,14 @@
 #include <string.h>
 
 #include "obs/cost.h"
+#include "util/grow.h"
 #include "obs/metrics_int.h"
 #include "obs/obs.h"
 #include "obs/span.h"
 #include "session/journal.h"
 #include "mcp/mcp.h"
 #include "session/session_int.h"
+#include "session/store_hooks.h"
 #include "session/tools_internal.h"
 #include "util/json_text.h"
 
@@ -42,7 +44,41 @@ struct ac_obs {
     char trace_id[33];        /* of the turn under way or the last one, "" before any */
     size_t compact_before;    /* estimated tokens before a compaction.done is applied */
     const char *compact_strategy;
+    ac_session *s;       /* the session of the event being applied */
+    ac_span *ended;      /* a turn that ended in it as the next one began */
+    int turn_left;       /* the root machine left a turn state in it */
+    int turn_before;     /* a turn ran before it */
+    char next_trace[33]; /* the trace id of a user_message applied during a turn: the next's */
+    struct tool_span {   /* span ids given out for tool calls not completed yet */
+        char *call_id;
+        char span_id[17];
+    } * tools;
+    size_t ntools, toolcap;
 };
+
+/* a and b in buf (cap > 0), cut to fit: a span's name without a printf */
+static const char *name_of(char *buf, size_t cap, const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = b ? strlen(b) : 0;
+    if (na > cap - 1)
+        na = cap - 1;
+    if (nb > cap - 1 - na)
+        nb = cap - 1 - na;
+    memcpy(buf, a, na);
+    memcpy(buf + na, b, nb);
+    buf[na + nb] = 0;
+    return buf;
+}
+
+/* "00-<trace>-<span>-01" in buf (cap >= 56) */
+static void traceparent_of(char *buf, const char *trace_id, const char *span_id)
+{
+    memcpy(buf, "00-", 3);
+    memcpy(buf + 3, trace_id, 32);
+    buf[35] = '-';
+    memcpy(buf + 36, span_id, 16);
+    memcpy(buf + 52, "-01", 4);
+}
 
 static const char *dstr(const json_t *d, const char *key)
 {
@@ -94,6 +130,48 @@ static void chat_end(ac_obs *o)
     end_span(o, &o->chat);
 }
 
+/* The span ids given out for tool calls, forgotten (the turn is over). */
+static void tools_forget(ac_obs *o)
+{
+    for (size_t i = 0; i < o->ntools; i++)
+        free(o->tools[i].call_id);
+    o->ntools = 0;
+}
+
+/* The span id given out for call_id, taken into out (17 bytes): 1, or 0 when none was. */
+static int tool_span_id(ac_obs *o, const char *call_id, char *out)
+{
+    for (size_t i = 0; i < o->ntools; i++)
+        if (!strcmp(o->tools[i].call_id, call_id)) {
+            memcpy(out, o->tools[i].span_id, 17);
+            free(o->tools[i].call_id);
+            o->tools[i] = o->tools[--o->ntools];
+            return 1;
+        }
+    return 0;
+}
+
+int ac_obs_tool_traceparent(ac_obs *o, const char *call_id, char *buf, size_t cap)
+{
+    if (!o || !o->turn || !o->oe->tracer || !call_id || cap < 56)
+        return 0;
+    size_t i = 0;
+    while (i < o->ntools && strcmp(o->tools[i].call_id, call_id) != 0)
+        i++;
+    if (i == o->ntools) {
+        char *id = strdup(call_id);
+        if (!id || ac_grow((void **)&o->tools, &o->toolcap, o->ntools + 1, sizeof *o->tools)) {
+            free(id);
+            return 0;
+        }
+        o->tools[i].call_id = id;
+        ac_span_random_hex(o->tools[i].span_id, 8);
+        o->ntools++;
+    }
+    traceparent_of(buf, o->turn->trace_id, o->tools[i].span_id);
+    return 1;
+}
+
 void ac_obs_free(ac_obs *o, int64_t t_ms)
 {
     if (!o)
@@ -104,6 +182,9 @@ void ac_obs_free(ac_obs *o, int64_t t_ms)
     chat_end(o);
     end_span(o, &o->compact);
     end_span(o, &o->turn);
+    end_span(o, &o->ended);
+    tools_forget(o);
+    free(o->tools);
     free(o->sid);
     free(o);
 }
@@ -134,7 +215,7 @@ static void content_json(ac_span *sp, const char *key, const json_t *v)
 
 static ac_span *child(ac_obs *o, const char *name, int kind, int64_t start)
 {
-    ac_span *sp = ac_span_start(o->turn ? o->turn->trace_id : NULL,
+    ac_span *sp = ac_span_start(ac_tracer_blank(o->oe->tracer), o->turn ? o->turn->trace_id : NULL,
                                 o->turn ? o->turn->span_id : NULL, name, kind, start);
     ac_span_str(sp, "gen_ai.conversation.id", o->sid);
     return sp;
@@ -145,14 +226,17 @@ static ac_span *child(ac_obs *o, const char *name, int kind, int64_t start)
 static void turn_begin(ac_obs *o, const ac_session *s)
 {
     char name[256];
-    snprintf(name, sizeof name, "invoke_agent %s", o->oe->agent);
+    name_of(name, sizeof name, "invoke_agent ", o->oe->agent);
     const char *trace = dstr(o->data, "trace_id");
+    if (!trace && o->next_trace[0])
+        trace = o->next_trace;
     const char *parent = NULL;
     if (s->tp_trace[0] && (!trace || !strcmp(trace, s->tp_trace))) {
         trace = s->tp_trace;
         parent = s->tp_span;
     }
-    o->turn = ac_span_start(trace, parent, name, AC_SPAN_INTERNAL, o->now);
+    o->turn = ac_span_start(ac_tracer_blank(o->oe->tracer), trace, parent, name, AC_SPAN_INTERNAL,
+                            o->now);
     ac_span_str(o->turn, "gen_ai.operation.name", "invoke_agent");
     ac_span_str(o->turn, "gen_ai.provider.name", o->oe->provider);
     ac_span_str(o->turn, "gen_ai.agent.name", o->oe->agent);
@@ -162,9 +246,20 @@ static void turn_begin(ac_obs *o, const ac_session *s)
     o->cost = 0;
     o->chat_uses = 0;
     o->attempt = 0;
+    o->next_trace[0] = 0;
 }
 
-static void turn_end(ac_obs *o, ac_session *s)
+/* The turn's usage and cost on its span sp. */
+static void turn_usage(ac_obs *o, ac_span *sp)
+{
+    ac_span_int(sp, "gen_ai.usage.input_tokens", o->in_tok);
+    ac_span_int(sp, "gen_ai.usage.output_tokens", o->out_tok);
+    if (o->oe->price)
+        ac_span_double(sp, "agentc.cost_usd", o->cost);
+}
+
+/* How the last turn ended, on its span sp and in the metrics. */
+static void turn_outcome(ac_obs *o, ac_session *s, ac_span *sp)
 {
     const char *why = NULL;
     enum ac_turn_outcome out = ac_session_last_turn(s, &why);
@@ -173,19 +268,35 @@ static void turn_end(ac_obs *o, ac_session *s)
     ac_session_get_stats(s, &st);
     ac_metrics_add(o->oe->metrics, AC_M_TURNS, &oname, 1);
     ac_metrics_observe(o->oe->metrics, AC_M_TURN_ITERATIONS, NULL, (double)st.iterations);
-    ac_span_str(o->turn, "agentc.turn.outcome", ac_turn_outcome_name(out));
-    ac_span_int(o->turn, "gen_ai.usage.input_tokens", o->in_tok);
-    ac_span_int(o->turn, "gen_ai.usage.output_tokens", o->out_tok);
-    if (o->oe->price)
-        ac_span_double(o->turn, "agentc.cost_usd", o->cost);
+    ac_span_str(sp, "agentc.turn.outcome", oname);
     if (out == AC_TURN_FAILED) {
-        ac_span_str(o->turn, "agentc.fail.reason", why);
-        ac_span_str(o->turn, "error.type", "failed");
-        ac_span_error(o->turn, why);
+        ac_span_str(sp, "agentc.fail.reason", why);
+        ac_span_str(sp, "error.type", "failed");
+        ac_span_error(sp, why);
     }
+}
+
+static void turn_end(ac_obs *o, ac_session *s)
+{
+    turn_usage(o, o->turn);
+    turn_outcome(o, s, o->turn);
     chat_end(o);
     end_span(o, &o->compact);
     end_span(o, &o->turn);
+    tools_forget(o);
+}
+
+/* The root machine entered a turn state (again, a self-transition included) in a turn: that
+ * turn ended and its span waits for its outcome (ac_obs_event_done); the new turn has its own. */
+static void turn_split(ac_obs *o)
+{
+    turn_usage(o, o->turn);
+    chat_end(o);
+    end_span(o, &o->compact);
+    o->ended = o->turn;
+    o->turn = NULL;
+    tools_forget(o);
+    turn_begin(o, o->s);
 }
 
 void ac_obs_event(ac_obs *o, ac_session *s, const char *name, int64_t t_ms, const json_t *data,
@@ -196,6 +307,13 @@ void ac_obs_event(ac_obs *o, ac_session *s, const char *name, int64_t t_ms, cons
     o->now = t_ms;
     o->ev = name;
     o->data = data;
+    o->s = s;
+    o->turn_left = 0;
+    o->turn_before = in_turn;
+    if (in_turn && !strcmp(name, "user_message")) { /* for the next turn */
+        const char *tid = dstr(data, "trace_id");
+        snprintf(o->next_trace, sizeof o->next_trace, "%s", tid && strlen(tid) == 32 ? tid : "");
+    }
     ac_session_stats st;
     ac_session_get_stats(s, &st);
     o->turns_before = st.turns_ended;
@@ -270,8 +388,10 @@ static void tool_completed(ac_obs *o, ac_session *s)
         return;
     int64_t dur = json_integer_value(json_object_get(o->data, "duration_ms"));
     char name[256];
-    snprintf(name, sizeof name, "execute_tool %s", tool);
+    name_of(name, sizeof name, "execute_tool ", tool);
     ac_span *sp = child(o, name, AC_SPAN_INTERNAL, o->now - (dur > 0 ? dur : 0));
+    if (sp) /* the id its requests and sub-agent were given */
+        tool_span_id(o, id, sp->span_id);
     ac_span_str(sp, "gen_ai.operation.name", "execute_tool");
     ac_span_str(sp, "gen_ai.tool.name", tool);
     ac_span_str(sp, "gen_ai.tool.call.id", id);
@@ -317,7 +437,7 @@ static void event_ends(ac_obs *o, ac_session *s)
     else if (o->compact && !strncmp(o->ev, "compaction.", 11)) {
         const char *strat = dstr(o->data, "strategy");
         char name[128];
-        snprintf(name, sizeof name, "compact %s", strat ? strat : "");
+        name_of(name, sizeof name, "compact ", strat);
         ac_span_rename(o->compact, name);
         ac_span_str(o->compact, "agentc.compaction.strategy", strat);
         if (!strcmp(o->ev, "compaction.done")) {
@@ -336,6 +456,10 @@ void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn)
     ac_session_stats st;
     ac_session_get_stats(s, &st);
     int ended = st.turns_ended != o->turns_before;
+    if (o->ended) { /* the turn that ended as this one began */
+        turn_outcome(o, s, o->ended);
+        end_span(o, &o->ended);
+    }
     if (o->compact_strategy) { /* what the compaction saved, by the conversation's estimate */
         size_t after = ac_session_estimate_tokens(s);
         double saved = o->compact_before > after ? (double)(o->compact_before - after) : 0;
@@ -352,11 +476,12 @@ void ac_obs_event_done(ac_obs *o, ac_session *s, int in_turn)
         memcpy(o->trace_id, o->turn->trace_id, sizeof o->trace_id);
         turn_end(o, s);
     } else if (o->turn && !in_turn && !ended) {
-        ac_span_free(o->turn); /* the event began no turn */
+        ac_tracer_recycle(o->oe->tracer, o->turn); /* the event began no turn */
         o->turn = NULL;
     }
     o->ev = NULL;
     o->data = NULL;
+    o->s = NULL;
 }
 
 /* The conversation as the model is sent it, for gen_ai.input.messages and
@@ -385,7 +510,7 @@ static void capture_request(ac_obs *o, ac_session *s)
 static void chat_begin(ac_obs *o, ac_session *s)
 {
     char name[256];
-    snprintf(name, sizeof name, "chat %s", o->oe->model);
+    name_of(name, sizeof name, "chat ", o->oe->model);
     o->chat = child(o, name, AC_SPAN_CLIENT, o->now);
     o->chat_start = o->now;
     o->chat_outcome = NULL;
@@ -437,19 +562,41 @@ void ac_obs_effect(ac_obs *o, ac_session *s, const char *effect, int start)
     }
 }
 
-/* The guard of the record's row as the journal writes it, made once per row. */
-static const char *guard_text(ac_obs *o, const ac_trace_rec *r)
+/* A string attribute's OTLP/JSON text, and a comma after it */
+static void attr_text(ac_buf *b, const char *key, const char *v)
 {
-    char **cache = o->oe->guard_text;
-    if (!cache || r->row >= o->oe->t->n_transitions)
-        return "";
-    if (!cache[r->row]) {
-        json_t *step = ac_journal_step_json(o->oe->t, r);
-        const char *g = json_string_value(json_array_get(step, 5));
-        cache[r->row] = strdup(g ? g : "");
-        json_decref(step);
-    }
-    return cache[r->row] ? cache[r->row] : "";
+    ac_buf_printf(b, "{\"key\":\"%s\",\"value\":{\"stringValue\":", key);
+    ac_json_put_str(b, v, strlen(v));
+    ac_buf_add(b, "}},", 3);
+}
+
+/* The record's agentc.transition attributes but the time in state (l: machine, from, event,
+ * to), made once per row and states, interned by the tracer: NULL when they cannot be kept. */
+static const ac_obs_row *row_attrs(ac_obs *o, const ac_trace_rec *r, const char *const l[4])
+{
+    const ac_fsm_tables *t = o->oe->t;
+    ac_obs_row *row = o->oe->rows && r->row < t->n_transitions ? &o->oe->rows[r->row] : NULL;
+    if (!row)
+        return NULL;
+    if (row->attrs && row->from == r->from && row->event == r->event && row->to == r->to)
+        return row;
+    static const char *const keys[] = {"agentc.machine", "agentc.from", "agentc.event",
+                                       "agentc.to"};
+    char guard[512];
+    ac_journal_guard_text(t, t->transitions[r->row].guard, guard, sizeof guard);
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    for (size_t i = 0; i < 4; i++)
+        attr_text(&b, keys[i], l[i]);
+    if (*guard) /* a row without a guard has none */
+        attr_text(&b, "agentc.guard", guard);
+    ac_buf_printf(&b, "{\"key\":\"agentc.spec.line\",\"value\":{\"intValue\":\"%d\"}}",
+                  (int)r->line);
+    const char *kept = b.failed ? NULL : ac_tracer_intern(o->oe->tracer, b.p, b.n);
+    if (kept)
+        *row = (ac_obs_row){kept, b.n, r->from, r->event, r->to};
+    ac_buf_free(&b);
+    return kept ? row : NULL;
 }
 
 void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
@@ -470,24 +617,20 @@ void ac_obs_step(ac_obs *o, const ac_trace_rec *r)
                            (double)(o->now - entered) / 1000.0);
     if (r->from == AC_FSM_NONE)
         return; /* a machine entering its initial state: no row of the spec, no event */
-    ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
-    if (!sp || ac_span_full(sp)) {
-        if (sp)
-            ac_span_event(sp, NULL, 0, NULL, 0); /* counted as dropped */
-        return;
+    if (r->machine == 0 && o->s) { /* the root machine: a turn ends, another may begin */
+        int was = ac_turn_state(o->s->e, r->from), is = ac_turn_state(o->s->e, r->to);
+        if (was && !is)
+            o->turn_left = 1;
+        if (is && (was || o->turn_left) && o->turn_before && o->turn && !o->ended)
+            turn_split(o); /* entering a turn state ends the turn under way (turn.c) */
     }
-    ac_span_attr a[7] = {{"agentc.machine", AC_ATTR_STR, l[0], 0, 0},
-                         {"agentc.from", AC_ATTR_STR, l[1], 0, 0},
-                         {"agentc.event", AC_ATTR_STR, l[2], 0, 0},
-                         {"agentc.to", AC_ATTR_STR, l[3], 0, 0},
-                         {"agentc.spec.line", AC_ATTR_INT, NULL, r->line, 0}};
-    size_t n = 5;
-    if (entered > 0 && r->from != AC_FSM_NONE)
-        a[n++] = (ac_span_attr){"agentc.state.seconds", AC_ATTR_MS, NULL, o->now - entered, 0};
-    const char *guard = guard_text(o, r);
-    if (*guard) /* a row without a guard has none */
-        a[n++] = (ac_span_attr){"agentc.guard", AC_ATTR_STR, guard, 0, 0};
-    ac_span_event(sp, "agentc.transition", o->now, a, n);
+    ac_span *sp = o->chat ? o->chat : o->compact ? o->compact : o->turn;
+    if (!sp)
+        return;
+    const ac_obs_row *row = sp->nev < AC_SPAN_MAX_EVENTS ? row_attrs(o, r, l) : NULL;
+    ac_span_event(sp, "agentc.transition", o->now, row ? row->attrs : NULL, row ? row->n : 0,
+                  "agentc.state.seconds",
+                  entered > 0 ? o->now - entered : -1); /* no attrs: counted as dropped */
 }
 
 int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap)
@@ -495,7 +638,7 @@ int ac_obs_traceparent(const ac_obs *o, char *buf, size_t cap)
     const ac_span *sp = !o ? NULL : o->chat ? o->chat : o->compact ? o->compact : o->turn;
     if (!sp || !o->oe->tracer || cap < 56)
         return 0;
-    snprintf(buf, cap, "00-%s-%s-01", sp->trace_id, sp->span_id);
+    traceparent_of(buf, sp->trace_id, sp->span_id);
     return 1;
 }
 

@@ -66,7 +66,7 @@ int ac_obs_engine_setup(ac_engine *e, const ac_engine_config *cfg)
     oe->pub.tracer = cfg->tracer;
     oe->pub.metrics = cfg->metrics;
     oe->pub.price = e->price;
-    oe->pub.guard_text = calloc(e->t->n_transitions ? e->t->n_transitions : 1, sizeof(char *));
+    oe->pub.rows = calloc(e->t->n_transitions ? e->t->n_transitions : 1, sizeof *oe->pub.rows);
     oe->pub.t = e->t;
     oe->pub.agent = oe->agent;
     oe->pub.provider = cfg->provider >= 0 && cfg->provider <= 2 ? providers[cfg->provider] : "";
@@ -82,9 +82,7 @@ void ac_obs_engine_free(ac_engine *e)
     obs_engine *oe = (obs_engine *)e->obs;
     if (!oe)
         return;
-    for (size_t i = 0; oe->pub.guard_text && i < oe->pub.t->n_transitions; i++)
-        free(oe->pub.guard_text[i]);
-    free(oe->pub.guard_text);
+    free(oe->pub.rows); /* their texts are the tracer's */
     for (size_t i = 0; oe->stop && oe->stop[i]; i++)
         free(oe->stop[i]);
     free(oe->stop);

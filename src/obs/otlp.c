@@ -14,9 +14,17 @@
 #include "obs/obs.h"
 #include "obs/span.h"
 #include "util/buf.h"
+#include "util/grow.h"
 #include "util/json_text.h"
 
-#define SLICE 32 /* spans a batch's text takes per turn of the loop: no long stall */
+#define POOL 256        /* blank spans kept for new ones */
+#define INTERN_CAP 8192 /* texts interned (ac_tracer_intern), half of them at most */
+
+/* A batch's export document: the text, and the spans in it */
+typedef struct batch {
+    ac_buf text;
+    size_t spans;
+} batch;
 
 struct ac_tracer {
     ac_loop *loop;
@@ -24,26 +32,30 @@ struct ac_tracer {
     struct curl_slist *headers;
     json_t *resource; /* {"attributes": [...]} */
     int capture;
-    ac_span **q; /* ended spans, a ring of queue_max: oldest at qhead */
-    size_t qhead, qn;
     char *prefix; /* the export document up to its spans */
+    size_t prefix_n;
     size_t queue_max, batch_max;
     int64_t delay_ms, timeout_ms;
     uint64_t dropped, exported, bytes;
-    int64_t longest_us; /* the longest export step (export_now) */
+    int64_t longest_us; /* the longest export step (a span's text, or starting a POST) */
     uint64_t timer;
+    int timer_now;         /* it is a 0 ms timer (for a POST), not a delay's */
     int64_t not_before_ms; /* Retry-After: no POST before this (loop clock) */
-    CURL *easy;            /* the POST under way, NULL when none */
-    char *body;
-    size_t in_flight; /* spans in it, or in the batch being built */
-    ac_buf text;      /* the batch being built, a slice of spans per turn of the loop */
-    int building;
-    size_t want;       /* spans the batch being built takes */
-    size_t span_bytes; /* of a span in the last batch's text, and a margin */
+    ac_buf open;           /* the batch being filled: each span's text as it ends */
+    size_t open_n;         /* spans in it */
+    int64_t open_ms;       /* when its first span came (loop clock) */
+    batch *ready;          /* whole batches waiting for their POST, oldest first */
+    size_t nready, readycap, ready_spans;
+    CURL *easy;   /* the one handle of every POST (its connection kept alive) */
+    batch flight; /* the POST under way (flight.text.p NULL: none) */
+    ac_buf spare; /* the last POST's text, emptied: the next batch's room */
     uint64_t xfer;
+    size_t span_bytes;   /* of a span in the last batch, and a margin (a guess before one) */
+    ac_span *pool[POOL]; /* blank spans: their memory kept */
+    size_t npool;
+    char **interned; /* ac_tracer_intern's texts, an open-addressing set of INTERN_CAP */
+    size_t ninterned;
 };
-
-static void export_now(ac_tracer *t);
 
 static size_t discard(char *p, size_t size, size_t n, void *ud)
 {
@@ -52,25 +64,95 @@ static size_t discard(char *p, size_t size, size_t n, void *ud)
     return size * n;
 }
 
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* the loop's own time, not the machine's load */
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void step_took(ac_tracer *t, int64_t t0)
+{
+    int64_t took = now_us() - t0;
+    if (took > t->longest_us)
+        t->longest_us = took;
+}
+
+/* The batch being filled is whole: it waits for its POST. */
+static void seal(ac_tracer *t)
+{
+    if (!t->open_n)
+        return;
+    batch b = {t->open, t->open_n};
+    memset(&t->open, 0, sizeof t->open);
+    t->open_n = 0;
+    ac_buf_addstr(&b.text, "]}]}]}");
+    t->span_bytes = b.text.n / b.spans + b.text.n / b.spans / 8;
+    if (b.text.failed || (t->nready == t->readycap && ac_grow((void **)&t->ready, &t->readycap,
+                                                              t->nready + 1, sizeof *t->ready))) {
+        ac_buf_free(&b.text);
+        t->dropped += b.spans;
+        return;
+    }
+    t->ready[t->nready++] = b;
+    t->ready_spans += b.spans;
+}
+
+static void on_timer(void *ud);
+static void on_done(void *ud, CURL *easy, CURLcode rc);
+
+/* The timer: at once when a batch waits and no POST is under way (never before a Retry-After),
+ * else after delay_ms when a batch is being filled. */
+static void schedule(ac_tracer *t)
+{
+    int64_t delay = -1;
+    if (t->nready && !t->flight.text.p) {
+        int64_t wait = t->not_before_ms - ac_loop_now_ms(t->loop);
+        delay = wait > 0 ? wait : 0;
+    } else if (t->open_n) {
+        delay = t->open_ms + t->delay_ms - ac_loop_now_ms(t->loop);
+        delay = delay > 0 ? delay : 0;
+    }
+    if (delay == 0 && t->timer && !t->timer_now) { /* a delay's timer: now instead */
+        ac_loop_cancel_timer(t->loop, t->timer);
+        t->timer = 0;
+    }
+    if (delay >= 0 && !t->timer) {
+        t->timer = ac_loop_timer(t->loop, delay, on_timer, t);
+        t->timer_now = delay == 0;
+    }
+}
+
+/* The oldest waiting batch's POST on the loop's multi (outside curl's callbacks). */
+static void start_post(ac_tracer *t)
+{
+    if (t->flight.text.p || !t->nready || ac_loop_now_ms(t->loop) < t->not_before_ms)
+        return;
+    int64_t t0 = now_us();
+    t->flight = t->ready[0];
+    memmove(t->ready, t->ready + 1, --t->nready * sizeof *t->ready);
+    t->ready_spans -= t->flight.spans;
+    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->flight.text.p);
+    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->flight.text.n);
+    curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, (long)t->timeout_ms);
+    curl_easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(t->timeout_ms < 10000 ? t->timeout_ms : 10000));
+    if (!(t->xfer = ac_http_start(t->loop, t->easy, on_done, t))) {
+        t->dropped += t->flight.spans;
+        ac_buf_free(&t->flight.text);
+        t->flight.spans = 0;
+    }
+    step_took(t, t0);
+}
+
 static void on_timer(void *ud)
 {
     ac_tracer *t = ud;
     t->timer = 0;
-    export_now(t);
-}
-
-/* The next POST: at once (delay 0) when a batch is full, else after delay_ms; never before a
- * Retry-After. */
-static void schedule(ac_tracer *t, int64_t delay)
-{
-    if (t->easy || t->timer || (!t->qn && !t->building))
-        return;
-    int64_t wait = t->not_before_ms - ac_loop_now_ms(t->loop);
-    if (t->building)
-        delay = 0; /* the next slice */
-    else if (wait > delay)
-        delay = wait;
-    t->timer = ac_loop_timer(t->loop, delay, on_timer, t);
+    if (t->open_n && ac_loop_now_ms(t->loop) - t->open_ms >= t->delay_ms)
+        seal(t); /* the delay is up: what was filled goes */
+    start_post(t);
+    schedule(t);
 }
 
 static void on_done(void *ud, CURL *easy, CURLcode rc)
@@ -81,130 +163,86 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER, &retry);
     if (rc == CURLE_OK && status >= 200 && status < 300) {
-        t->exported += t->in_flight;
-        t->bytes += t->body ? strlen(t->body) : 0;
+        t->exported += t->flight.spans;
+        t->bytes += t->flight.text.n;
     } else
-        t->dropped += t->in_flight;
+        t->dropped += t->flight.spans;
     if ((status == 429 || status == 503) && retry > 0)
         t->not_before_ms = ac_loop_now_ms(t->loop) + (int64_t)(retry > 3600 ? 3600 : retry) * 1000;
-    curl_easy_cleanup(easy);
-    t->easy = NULL;
     t->xfer = 0;
-    t->in_flight = 0;
-    free(t->body);
-    t->body = NULL;
-    schedule(t, t->qn >= t->batch_max ? 0 : t->delay_ms);
+    if (t->spare.p)
+        ac_buf_free(&t->flight.text);
+    else { /* kept for the next batch: no new pages to fault in */
+        t->spare = t->flight.text;
+        ac_buf_clear(&t->spare);
+    }
+    memset(&t->flight, 0, sizeof t->flight);
+    schedule(t);
 }
 
-/* {"resourceSpans": [{"resource", "scopeSpans": [{"scope", "spans"}]}]} of the queue's first
- * batch_max spans, which leave the queue, built SLICE spans at a time: 1 when the text is whole,
- * 0 when more is to come (the next turn of the loop). */
-static int build_slice(ac_tracer *t)
+ac_span *ac_tracer_blank(ac_tracer *t)
 {
-    if (!t->building) {
-        ac_buf_init(&t->text, AC_BUF_MAX);
-        t->building = 1;
-        t->want = t->qn < t->batch_max ? t->qn : t->batch_max;
-        t->in_flight = 0;
-        /* room for the whole text at once, by the last batch's bytes per span: no copy of a
-         * growing megabyte in one slice */
-        ac_buf_reserve(&t->text, strlen(t->prefix) + 16 + t->want * (t->span_bytes + 64));
-        ac_buf_addstr(&t->text, t->prefix);
-    }
-    for (size_t k = 0; k < SLICE && t->in_flight < t->want && t->qn; k++) {
-        ac_span **slot = &t->q[t->qhead];
-        if (t->in_flight++)
-            ac_buf_add(&t->text, ",", 1);
-        ac_span_put(&t->text, *slot);
-        ac_span_free(*slot);
-        *slot = NULL;
-        t->qhead = (t->qhead + 1) % t->queue_max;
-        t->qn--;
-    }
-    if (t->in_flight < t->want && t->qn)
-        return 0;
-    ac_buf_addstr(&t->text, "]}]}]}");
-    t->building = 0;
-    if (t->in_flight)
-        t->span_bytes = t->text.n / t->in_flight + t->text.n / t->in_flight / 8;
-    return 1;
+    return t && t->npool ? t->pool[--t->npool] : NULL;
 }
 
-static int64_t now_us(void)
+void ac_tracer_recycle(ac_tracer *t, ac_span *span)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* the loop's own time, not the machine's load */
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static void start_post(ac_tracer *t);
-
-/* A slice of the batch's text, and its POST once whole; each step's time on the loop
- * measured */
-static void export_now(ac_tracer *t)
-{
-    if (t->easy || (!t->building && (!t->qn || ac_loop_now_ms(t->loop) < t->not_before_ms))) {
-        schedule(t, t->delay_ms);
-        return;
-    }
-    int64_t t0 = now_us();
-    if (build_slice(t))
-        start_post(t);
+    if (t && t->npool < POOL && ac_span_clear(span))
+        t->pool[t->npool++] = span;
     else
-        schedule(t, 0);
-    int64_t took = now_us() - t0;
-    if (took > t->longest_us)
-        t->longest_us = took;
-}
-
-static void start_post(ac_tracer *t)
-{
-    size_t n = t->in_flight;
-    char *body = ac_buf_take(&t->text, NULL);
-    CURL *h = body ? curl_easy_init() : NULL;
-    if (!h) {
-        free(body);
-        t->dropped += n;
-        t->in_flight = 0;
-        return;
-    }
-    curl_easy_setopt(h, CURLOPT_URL, t->url);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, t->headers);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)t->timeout_ms);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                     (long)(t->timeout_ms < 10000 ? t->timeout_ms : 10000));
-    t->easy = h;
-    t->body = body;
-    t->in_flight = n;
-    if (!(t->xfer = ac_http_start(t->loop, h, on_done, t))) {
-        curl_easy_cleanup(h);
-        t->easy = NULL;
-        free(body);
-        t->body = NULL;
-        t->dropped += n;
-        t->in_flight = 0;
-    }
+        ac_span_free(span);
 }
 
 void ac_tracer_add(ac_tracer *t, ac_span *span)
 {
-    if (!t || !span || t->qn >= t->queue_max) {
+    if (!t || !span || t->open_n + t->ready_spans >= t->queue_max) {
         if (t && span)
             t->dropped++;
-        ac_span_free(span);
+        ac_tracer_recycle(t, span);
         return;
     }
-    t->q[(t->qhead + t->qn++) % t->queue_max] = span;
-    schedule(t, t->qn >= t->batch_max ? 0 : t->delay_ms);
-    if (t->timer && t->qn >= t->batch_max && !t->easy) {
-        ac_loop_cancel_timer(t->loop, t->timer);
-        t->timer = 0;
-        schedule(t, 0);
-    }
+    int64_t t0 = now_us();
+    if (!t->open_n) { /* room for the whole batch at once, by the last one's bytes per span */
+        t->open_ms = ac_loop_now_ms(t->loop);
+        t->open = t->spare;
+        memset(&t->spare, 0, sizeof t->spare);
+        if (!t->open.p)
+            ac_buf_init(&t->open, AC_BUF_MAX);
+        ac_buf_reserve(&t->open, t->prefix_n + 16 + t->batch_max * (t->span_bytes + 64));
+        ac_buf_add(&t->open, t->prefix, t->prefix_n);
+    } else
+        ac_buf_add(&t->open, ",", 1);
+    ac_span_put(&t->open, span);
+    ac_tracer_recycle(t, span);
+    t->open_n++;
+    if (t->open_n >= t->batch_max)
+        seal(t);
+    step_took(t, t0);
+    schedule(t);
+}
+
+const char *ac_tracer_intern(ac_tracer *t, const char *s, size_t n)
+{
+    if (!t || !s)
+        return NULL;
+    if (!t->interned && !(t->interned = calloc(INTERN_CAP, sizeof *t->interned)))
+        return NULL;
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    size_t at = (size_t)(h & (INTERN_CAP - 1));
+    for (char *k; (k = t->interned[at]); at = (at + 1) & (INTERN_CAP - 1))
+        if (!strncmp(k, s, n) && !k[n])
+            return k;
+    if (t->ninterned >= INTERN_CAP / 2)
+        return NULL;
+    char *k = malloc(n + 1);
+    if (!k)
+        return NULL;
+    memcpy(k, s, n);
+    k[n] = 0;
+    t->ninterned++;
+    return t->interned[at] = k;
 }
 
 int ac_tracer_capture(const ac_tracer *t)
@@ -283,9 +321,9 @@ ac_tracer *ac_tracer_new(ac_loop *loop, const ac_tracer_config *cfg, ac_error *e
     }
     ac_tracer *t = calloc(1, sizeof *t);
     size_t qmax = cfg->queue_max > 0 ? (size_t)cfg->queue_max : 2048;
-    if (!t || !(t->url = strdup(cfg->url)) || !(t->q = calloc(qmax, sizeof *t->q)) ||
+    if (!t || !(t->url = strdup(cfg->url)) ||
         !(t->resource = resource_of(cfg->service_name, cfg->resource_attributes)) ||
-        !(t->prefix = prefix_of(t->resource))) {
+        !(t->prefix = prefix_of(t->resource)) || !(t->easy = curl_easy_init())) {
         ac_tracer_shutdown(t, 0);
         fail(err, AC_ENOMEM, "out of memory");
         return NULL;
@@ -300,6 +338,13 @@ ac_tracer *ac_tracer_new(ac_loop *loop, const ac_tracer_config *cfg, ac_error *e
     for (const char *const *h = cfg->headers; h && *h; h++)
         t->headers = curl_slist_append(t->headers, *h);
     t->headers = curl_slist_append(t->headers, "Expect:");
+    t->prefix_n = strlen(t->prefix);
+    t->span_bytes = 2048;
+    curl_easy_setopt(t->easy, CURLOPT_URL, t->url);
+    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
+    curl_easy_setopt(t->easy, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(t->easy, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024); /* a batch in few writes */
     if (err)
         memset(err, 0, sizeof *err);
     return t;
@@ -319,41 +364,43 @@ void ac_tracer_shutdown_stats(ac_tracer *t, int64_t bound_ms, ac_tracer_stats *o
     if (t->timer)
         ac_loop_cancel_timer(t->loop, t->timer);
     t->timer = 0;
+    seal(t);
     if (bound_ms > 0) {
         int64_t end = ac_loop_now_ms(t->loop) + bound_ms;
         t->not_before_ms = 0; /* the last word: sent now or never */
         t->timeout_ms = bound_ms;
-        while (ac_loop_now_ms(t->loop) < end && (t->easy || t->qn || t->building)) {
-            if (!t->easy)
-                export_now(t);
+        while (ac_loop_now_ms(t->loop) < end && (t->flight.text.p || t->nready)) {
+            start_post(t);
             if (t->timer)
                 ac_loop_cancel_timer(t->loop, t->timer);
             t->timer = 0;
-            if (t->building)
-                continue; /* the rest of the batch's text */
             int64_t left = end - ac_loop_now_ms(t->loop);
-            if (!t->easy || left <= 0)
+            if (!t->flight.text.p || left <= 0)
                 break;
             ac_loop_run_once(t->loop, (int)(left < 50 ? left : 50));
         }
     }
-    if (t->easy) {
+    if (t->flight.text.p) {
         ac_http_cancel(t->loop, t->xfer);
-        curl_easy_cleanup(t->easy);
-        t->dropped += t->in_flight;
+        t->dropped += t->flight.spans;
     }
-    if (t->building) {
-        ac_buf_free(&t->text);
-        t->dropped += t->in_flight;
-    }
-    t->dropped += t->qn;
+    t->dropped += t->ready_spans;
     if (out)
         *out = (ac_tracer_stats){t->exported, t->dropped, t->bytes, t->longest_us};
-    for (size_t i = 0; t->q && i < t->qn; i++)
-        ac_span_free(t->q[(t->qhead + i) % t->queue_max]);
-    free(t->q);
+    for (size_t i = 0; i < t->nready; i++)
+        ac_buf_free(&t->ready[i].text);
+    free(t->ready);
+    ac_buf_free(&t->flight.text);
+    ac_buf_free(&t->spare);
+    ac_buf_free(&t->open);
+    if (t->easy)
+        curl_easy_cleanup(t->easy);
+    while (t->npool)
+        ac_span_free(t->pool[--t->npool]);
+    for (size_t i = 0; t->interned && i < INTERN_CAP; i++)
+        free(t->interned[i]);
+    free(t->interned);
     free(t->prefix);
-    free(t->body);
     curl_slist_free_all(t->headers);
     json_decref(t->resource);
     free(t->url);

@@ -242,6 +242,9 @@ void srv_admit_sweep(srv *sv)
 {
     int64_t now = ac_loop_now_ms(sv->loop);
     int64_t limit = (int64_t)sv->cfg->header_timeout_s * 1000;
+    if (now - sv->swept_ms < SRV_SWEEP_MS && now >= sv->swept_ms)
+        return;
+    sv->swept_ms = now;
     if (sv->n_conns >= sv->cfg->max_connections && limit > SRV_SHED_MS)
         limit = SRV_SHED_MS;
     for (srv_conn *k = sv->conns; k; k = k->next) {

@@ -147,6 +147,7 @@ struct srv {
     char listen_host[128];           /* --listen's host, as written ("127.0.0.1", "[::1]") */
     srv_conn *conns;                 /* every open connection (admit.c) */
     size_t n_conns;                  /* how many */
+    int64_t swept_ms;                /* the last sweep of their deadlines (admit.c) */
     uint64_t beat_timer, lost_timer; /* workers.c */
     int db_ok;                       /* the store answered the last heartbeat (/readyz) */
     int workers_started;
@@ -166,8 +167,10 @@ void srv_admit_notify(void *cls, struct MHD_Connection *c, void **ctx,
 void srv_admit_answered(srv *sv, struct MHD_Connection *c, int answered);
 /* Drops the connections whose request was not read within --client-timeout of their accept
  * (or of their previous request's end): however slowly it trickles in, a request has that
- * long; at --max-connections, 1 s (the clients waiting to be accepted get the room). Run
- * every loop turn. */
+ * long; at --max-connections, 1 s (the clients waiting to be accepted get the room). Called
+ * every loop turn; walks the connections at most every SRV_SWEEP_MS (a deadline is kept to
+ * that, and a busy loop with many streams does not walk them all at each event). */
+#define SRV_SWEEP_MS 100
 void srv_admit_sweep(srv *sv);
 
 /* sessions.c */

@@ -17,6 +17,14 @@ extern const size_t ac_n_builtin_contracts;
  * itself (a comparison, a built-in action with arguments, a timer). */
 int ac_builtin_has_handler(int kind, const char *name);
 
+/* The params the built-in handlers of the spec read that neither the spec (t) nor `have` (n_have
+ * values) declares, with the default their contract declares (param_defaults): copied to out (at
+ * most cap; names and strings are the contracts'), in contract order. Returns how many. */
+size_t ac_builtin_param_defaults(const ac_fsm_tables *t, const ac_param_value *have, size_t n_have,
+                                 ac_param_value *out, size_t cap);
+/* How many params the contracts give defaults for: the most ac_builtin_param_defaults adds. */
+size_t ac_builtin_param_defaults_max(void);
+
 /* The built-in handlers, for `agentc check` and the specs the CLI runs. */
 extern const ac_cli_handlers ac_builtin_cli_handlers;
 

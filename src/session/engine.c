@@ -246,7 +246,7 @@ static int apply_override(ac_engine *e, const char *kv, char *err, size_t errcap
     }
     size_t nl = (size_t)(eq - kv);
     const char *v = eq + 1;
-    for (uint16_t i = 0; i < e->t->n_params; i++) {
+    for (uint16_t i = 0; i < e->n_params; i++) {
         ac_param_value *p = &e->params[i];
         if (strlen(p->name) != nl || strncmp(p->name, kv, nl) != 0)
             continue;
@@ -281,8 +281,8 @@ static int apply_override(ac_engine *e, const char *kv, char *err, size_t errcap
     }
     snprintf(err, errcap, "unknown param '%.*s' (the spec's params:", (int)nl, kv);
     size_t o = strlen(err);
-    for (uint16_t i = 0; i < e->t->n_params && o < errcap; i++) {
-        int k = snprintf(err + o, errcap - o, " %s", e->t->params[i].name);
+    for (uint16_t i = 0; i < e->n_params && o < errcap; i++) {
+        int k = snprintf(err + o, errcap - o, " %s", e->params[i].name);
         if (k < 0)
             break;
         o += (size_t)k;
@@ -296,7 +296,7 @@ const ac_param_value *ac_engine_param(const ac_engine *e, const char *name)
 {
     if (!e || !name)
         return NULL;
-    for (uint16_t i = 0; i < e->t->n_params; i++)
+    for (uint16_t i = 0; i < e->n_params; i++)
         if (strcmp(e->params[i].name, name) == 0)
             return &e->params[i];
     return NULL;
@@ -404,8 +404,9 @@ static int engine_alloc(ac_engine *e, char *err, size_t errcap, int *code)
     e->e_start = calloc(t->n_effects + 1u, sizeof *e->e_start);
     e->e_stop = calloc(t->n_effects + 1u, sizeof *e->e_stop);
     e->e_report = calloc(t->n_effects + 1u, sizeof *e->e_report);
-    e->params = calloc(t->n_params + 1u, sizeof *e->params);
-    e->param_strings = calloc(t->n_params + 1u, sizeof *e->param_strings);
+    size_t n_params = t->n_params + ac_builtin_param_defaults_max() + 1u;
+    e->params = calloc(n_params, sizeof *e->params);
+    e->param_strings = calloc(n_params, sizeof *e->param_strings);
     e->param_overrides = json_object();
     if (!e->guards || !e->actions || !e->e_start || !e->e_stop || !e->e_report || !e->params ||
         !e->param_strings || !e->param_overrides)
@@ -520,6 +521,9 @@ static int engine_params(ac_engine *e, const ac_engine_config *cfg, char *err, s
         e->params[i].ival = t->params[i].ival;
         e->params[i].sval = t->params[i].sval;
     }
+    e->n_params = (uint16_t)(t->n_params + ac_builtin_param_defaults(
+                                               t, e->params, t->n_params, e->params + t->n_params,
+                                               ac_builtin_param_defaults_max()));
     for (const char *const *p = cfg->params; p && *p; p++)
         if (apply_override(e, *p, err, errcap) < 0)
             return -1;
@@ -535,6 +539,8 @@ static int engine_params(ac_engine *e, const ac_engine_config *cfg, char *err, s
     e->p_connect_timeout = ac_engine_param(e, "connect_timeout");
     e->p_call_timeout = ac_engine_param(e, "call_timeout");
     e->p_output_retries = ac_engine_param(e, "output_retries");
+    e->p_state_in_context = ac_engine_param(e, "state_in_context");
+    e->p_state_context_max = ac_engine_param(e, "state_context_max");
     return 0;
 }
 
@@ -717,7 +723,7 @@ void ac_engine_free(ac_engine *e)
     free(e->turn_state);
     ac_spec_rt_free(e);
     if (e->param_strings)
-        for (uint16_t i = 0; i < e->t->n_params; i++)
+        for (uint16_t i = 0; i < e->n_params; i++)
             free(e->param_strings[i]);
     free(e->param_strings);
     free(e->params);

@@ -83,6 +83,23 @@ int ac_session_journal_failed(ac_session *s)
     return journal_failed(s);
 }
 
+/* After an event: a received parent (ac_session_set_traceparent) becomes the turn's when a turn
+ * began since it came (in this event: a turn state was entered); a turn's parent is forwarded
+ * for that turn only. */
+static void trace_leave(ac_session *s, uint32_t entries_before)
+{
+    uint32_t now = s->fsm.counted_entries;
+    if (now != entries_before && s->tp_trace[0] && now != s->tp_entries) {
+        memcpy(s->turn_trace, s->tp_trace, sizeof s->turn_trace);
+        memcpy(s->turn_parent, s->tp_span, sizeof s->turn_parent);
+        memcpy(s->turn_flags, s->tp_flags, sizeof s->turn_flags);
+        s->turn_entries = now;
+        s->tp_trace[0] = s->tp_span[0] = 0;
+    }
+    if (now != s->turn_entries || !ac_session_in_turn(s))
+        s->turn_parent[0] = 0;
+}
+
 static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
 {
     if (s->journal_failed) {
@@ -106,22 +123,20 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     ac_turn_probe before;
     ac_turn_before_event(s, &before);
     int traced = s->obs && !s->replaying, was_in_turn = ac_session_in_turn(s);
-    if (type == s->e->ev_user_message) {
+    if (type == s->e->ev_user_message && !was_in_turn) { /* one in a turn is the next's */
         const char *tid = json_string_value(json_object_get(data, "trace_id"));
         snprintf(s->turn_trace, sizeof s->turn_trace, "%s", tid && strlen(tid) == 32 ? tid : "");
     }
     if (traced)
         ac_obs_event(s->obs, s, s->e->t->event_names[type], t_ms, data, was_in_turn);
+    uint32_t entries = s->fsm.counted_entries; /* turns begun (trace_leave) */
     ac_guardrail_before_event(s, &ev);
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
     ac_spec_rt_after_event(s, &ev);
     ac_turn_after_event(s, &before, t_ms);
     if (traced)
         ac_obs_event_done(s->obs, s, ac_session_in_turn(s));
-    if (!was_in_turn && ac_session_in_turn(s) && s->tp_trace[0]) { /* the parent is used */
-        memcpy(s->turn_trace, s->tp_trace, sizeof s->turn_trace);
-        s->tp_trace[0] = s->tp_span[0] = 0;
-    }
+    trace_leave(s, entries);
     if (s->journal)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
@@ -568,7 +583,10 @@ int ac_session_send(ac_session *s, const char *text)
 
 int ac_session_set_traceparent(ac_session *s, const char *header)
 {
-    return s && ac_traceparent_parse(header, s->tp_trace, s->tp_span);
+    if (!s || !ac_traceparent_parse(header, s->tp_trace, s->tp_span, s->tp_flags))
+        return 0;
+    s->tp_entries = s->fsm.counted_entries; /* for the next turn that begins */
+    return 1;
 }
 
 int ac_session_cancel(ac_session *s)
@@ -1069,7 +1087,28 @@ char *ac_session_to_json(const ac_session *s)
 
 int ac_session_traceparent(const ac_session *s, char *buf, size_t cap)
 {
-    return s && !s->replaying ? ac_obs_traceparent(s->obs, buf, cap) : 0;
+    if (!s || s->replaying)
+        return 0;
+    if (ac_obs_traceparent(s->obs, buf, cap))
+        return 1;
+    if (cap < 56 || !ac_session_in_turn(s))
+        return 0;
+    uint32_t now = s->fsm.counted_entries;      /* untraced: the received parent of the turn */
+    if (s->tp_trace[0] && now != s->tp_entries) /* a turn began since it came: this one */
+        snprintf(buf, cap, "00-%s-%s-%s", s->tp_trace, s->tp_span, s->tp_flags);
+    else if (s->turn_parent[0] && now == s->turn_entries)
+        snprintf(buf, cap, "00-%s-%s-%s", s->turn_trace, s->turn_parent, s->turn_flags);
+    else
+        return 0;
+    return 1;
+}
+
+int ac_session_tool_traceparent(const ac_session *s, const char *call_id, char *buf, size_t cap)
+{
+    if (!s || s->replaying)
+        return 0;
+    return ac_obs_tool_traceparent(s->obs, call_id, buf, cap) ||
+           ac_session_traceparent(s, buf, cap);
 }
 
 const char *ac_session_trace_id(const ac_session *s)

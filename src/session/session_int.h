@@ -48,7 +48,10 @@ struct ac_engine {
     ac_effect_stop_handler *e_stop;
     ac_effect_start_handler *e_report; /* NULL where an effect reports nothing */
     ac_fsm_plan *plan;                 /* what dispatch precomputes from the tables */
-    ac_param_value *params;            /* t->n_params, after overrides */
+    /* the spec's t->n_params, then the defaults of the params the built-in handlers it uses
+     * read and it does not declare (contracts.c); after overrides */
+    ac_param_value *params;
+    uint16_t n_params;
     char **param_strings;
     json_t *param_overrides; /* {"name": "value"} as given, for journals */
     ac_loop *loop;
@@ -72,7 +75,8 @@ struct ac_engine {
     /* params the built-in handlers read, bound once (contracts.c guarantees each one a
      * bound built-in handler needs; NULL only when no such handler is bound) */
     const ac_param_value *p_max_iterations, *p_max_retries, *p_compact_threshold, *p_context_window,
-        *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout, *p_connect_timeout;
+        *p_max_tokens, *p_thinking_budget, *p_stall_timeout, *p_call_timeout, *p_connect_timeout,
+        *p_state_in_context, *p_state_context_max;
     /* structured output (ac_engine_config.output_schema): its text, checked at engine start
      * and given to each session in the spawn event; NULL when none is configured */
     char *output_schema_text;
@@ -128,7 +132,12 @@ struct ac_session {
     /* trace context (ac_session_set_traceparent): a received parent, for the next turn, and
      * the trace id of the turn under way or the last one when it came from a user_message or
      * a received parent ("" otherwise) */
-    char tp_trace[33], tp_span[17], turn_trace[33];
+    char tp_trace[33], tp_span[17], tp_flags[3], turn_trace[33];
+    /* the received parent of the turn under way and its flags, forwarded as they came on its
+     * model and MCP requests when the session is not traced ("": none); the turn states'
+     * entries (ac_fsm.counted_entries) when the parent came, and when its turn began */
+    char turn_parent[17], turn_flags[3];
+    uint32_t tp_entries, turn_entries;
     ac_trace_fn step_fn;
     void *step_ud;
     /* turn state (part of the serialized session) */

@@ -16,8 +16,12 @@
  * (ac_llm_call_opts.origin), so that what a cancelled call queued is dropped with it. */
 void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms, uint16_t origin);
 /* The W3C traceparent of the span the session's traces are at (its model call's while it
- * runs) into buf (cap >= 56): 1, or 0 when the session is not traced (nothing to send). */
+ * runs) into buf (cap >= 56): 1, or 0 when the session is not traced (nothing to send). An
+ * untraced session forwards the traceparent its turn under way received, as it came. */
 int ac_session_traceparent(const ac_session *s, char *buf, size_t cap);
+/* The traceparent of the tool call call_id's execute_tool span (what the call's requests and a
+ * sub-agent's turn are children of); untraced, ac_session_traceparent's. */
+int ac_session_tool_traceparent(const ac_session *s, const char *call_id, char *buf, size_t cap);
 /* The index of an event of the engine's spec, AC_FSM_NONE if it has none. */
 uint16_t ac_engine_event_index(const ac_engine *e, const char *name);
 /* The provider's per-session slot (NULL until the provider stores something there); the

@@ -7,7 +7,9 @@
  *     small per-slot function. The dispatcher sees an ordinary guard: one
  *     indirect call, no name lookup;
  *   - the built-in actions with arguments (fail("why"), note, answer_calls,
- *     answer_from_call), bound the same way; and apply_decisions (decisions.c);
+ *     answer_from_call), which the generator compiled too (the tables'
+ *     action_ops: which one, its strings), bound the same way; and
+ *     apply_decisions (decisions.c);
  *   - `after` timers: the effect `after(X)@M.S` posts the event of the same name
  *     once X has passed since the state was entered; leaving the state stops it;
  *   - the session facts, read from the conversation and from the events
@@ -46,8 +48,8 @@ typedef struct rt_cond {
 } rt_cond;
 
 typedef struct rt_action {
-    int kind; /* index in ac_arg_actions */
-    char *a, *b;
+    int kind;          /* enum ac_fsm_action_kind */
+    const char *a, *b; /* its arguments: the tables' strings */
 } rt_action;
 
 struct ac_spec_rt {
@@ -420,9 +422,9 @@ static void expand(const ac_session *s, const ac_event *ev, const char *in, char
             continue;
         }
         if (close)
-            for (uint16_t i = 0; i < e->t->n_params && !p; i++)
-                if (strlen(e->t->params[i].name) == (size_t)(close - in - 1) &&
-                    strncmp(e->t->params[i].name, in + 1, (size_t)(close - in - 1)) == 0)
+            for (uint16_t i = 0; i < e->n_params && !p; i++)
+                if (strlen(e->params[i].name) == (size_t)(close - in - 1) &&
+                    strncmp(e->params[i].name, in + 1, (size_t)(close - in - 1)) == 0)
                     p = &e->params[i];
         if (!p) {
             out[o++] = *in++;
@@ -449,12 +451,12 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
 {
     char text[1200];
     switch (a->kind) {
-    case 0: /* fail("why") */
-    case 1: /* note("text") */
+    case AC_AOP_FAIL: /* fail("why") */
+    case AC_AOP_NOTE: /* note("text") */
         expand(s, ev, a->a, text, sizeof text);
         ac_session_set_error(s, text);
         break;
-    case 2: /* answer_calls("result") */
+    case AC_AOP_ANSWER_CALLS: /* answer_calls("result") */
         answer_pending(s, a->a, 0, ev->time_ms);
         break;
     default: { /* answer_from_call("tool", "argument") */
@@ -495,8 +497,10 @@ static void run_action(ac_session *s, const ac_event *ev, const rt_action *a)
     SLOT8(X, 3)                                                                                    \
     SLOT8(X, 4)                                                                                    \
     SLOT8(X, 5)                                                                                    \
-    SLOT8(X, 6) SLOT8(X, 7) SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12)         \
-        SLOT8(X, 13) SLOT8(X, 14) SLOT8(X, 15)
+    SLOT8(X, 6)                                                                                    \
+    SLOT8(X, 7)                                                                                    \
+    SLOT8(X, 8) SLOT8(X, 9) SLOT8(X, 10) SLOT8(X, 11) SLOT8(X, 12) SLOT8(X, 13) SLOT8(X, 14)       \
+        SLOT8(X, 15)
 #define GUARD_FN(k)                                                                                \
     static bool rt_guard_##k(ac_session *s, const ac_event *ev)                                    \
     {                                                                                              \
@@ -581,19 +585,6 @@ static ac_spec_rt *rt_of(ac_engine *e)
     return e->spec_rt;
 }
 
-/* The text of a "..." at s (no escapes: the checker refuses quotes inside);
- * *end gets the byte after the closing quote. NULL when malformed. */
-static char *quoted(const char *s, const char **end)
-{
-    if (*s != '"')
-        return NULL;
-    const char *q = strchr(s + 1, '"');
-    if (!q)
-        return NULL;
-    *end = q + 1;
-    return strndup(s + 1, (size_t)(q - s - 1));
-}
-
 /* A comparison guard the generator compiled (the tables' guard_ops): its
  * record, with a param operand bound to the engine's value of the param. */
 static int bind_cond(ac_engine *e, ac_spec_rt *rt, uint16_t index, char *err, size_t errcap)
@@ -634,34 +625,19 @@ static int bind_cond(ac_engine *e, ac_spec_rt *rt, uint16_t index, char *err, si
     return 0;
 }
 
-static int bind_action(ac_spec_rt *rt, const char *name, char *err, size_t errcap)
+/* A built-in action the generator compiled (the tables' action_ops): its record, with the
+ * tables' strings as its arguments. */
+static int bind_action(const ac_fsm_action_op *op, ac_spec_rt *rt, char *err, size_t errcap)
 {
-    const char *paren = strchr(name, '(');
-    int kind = ac_arg_action_find(name, (size_t)(paren - name));
-    if (kind < 0)
-        goto bad;
     if (rt->n_acts == RT_SLOTS) {
         snprintf(err, errcap, "the spec has more than %d actions with arguments", RT_SLOTS);
         return -1;
     }
-    rt_action *a = &rt->acts[rt->n_acts];
-    memset(a, 0, sizeof *a);
-    a->kind = kind;
-    const char *end;
-    a->a = quoted(paren + 1, &end);
-    if (!a->a)
-        goto bad;
-    if (ac_arg_actions[kind].n_args == 2) {
-        if (strncmp(end, ", ", 2) != 0 || !(a->b = quoted(end + 2, &end))) {
-            free(a->a);
-            goto bad;
-        }
-    }
-    rt->n_acts++;
+    rt_action *a = &rt->acts[rt->n_acts++];
+    a->kind = op->kind;
+    a->a = op->args[0] ? op->args[0] : "";
+    a->b = op->args[1] ? op->args[1] : "";
     return 0;
-bad:
-    snprintf(err, errcap, "the action '%s' is not a built-in action with arguments", name);
-    return -1;
 }
 
 static int bind_after(ac_engine *e, ac_spec_rt *rt, uint16_t index, const char *name, char *err,
@@ -721,7 +697,14 @@ int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, ch
                  "the guard '%s' has no compiled comparison in the tables (regenerate them)", name);
         return -1;
     }
-    if (kind == 1 && strcmp(name, ac_arg_actions[AC_ACTION_APPLY_DECISIONS].name) == 0) {
+    const ac_fsm_action_op *aop = kind == 1 && e->t->action_ops ? &e->t->action_ops[index] : NULL;
+    if (kind == 1 && (!aop || aop->kind == AC_AOP_NONE || aop->kind > AC_AOP_APPLY_DECISIONS)) {
+        snprintf(err, errcap,
+                 "the action '%s' has no compiled built-in action in the tables (regenerate them)",
+                 name);
+        return -1;
+    }
+    if (aop && aop->kind == AC_AOP_APPLY_DECISIONS) {
         e->actions[index] = ac_decisions_apply; /* no argument: no slot */
         return 1;
     }
@@ -735,7 +718,7 @@ int ac_spec_rt_bind(ac_engine *e, int kind, uint16_t index, const char *name, ch
             return -1;
         e->guards[index] = guard_slots[rt->n_conds - 1];
     } else if (kind == 1) {
-        if (bind_action(rt, name, err, errcap) < 0)
+        if (bind_action(aop, rt, err, errcap) < 0)
             return -1;
         e->actions[index] = action_slots[rt->n_acts - 1];
     } else if (bind_after(e, rt, index, name, err, errcap) < 0) {
@@ -749,10 +732,6 @@ void ac_spec_rt_free(ac_engine *e)
     ac_spec_rt *rt = e->spec_rt;
     if (!rt)
         return;
-    for (size_t i = 0; i < rt->n_acts; i++) {
-        free(rt->acts[i].a);
-        free(rt->acts[i].b);
-    }
     free(rt->after_event);
     free(rt->after_ms);
     free(rt);

@@ -13,8 +13,6 @@
 #include "tools/schema.h"
 #include "tools/stateref.h"
 
-#define STATE_CONTEXT_MAX_DEFAULT 16000
-
 ac_state *ac_state_new(const json_t *decl)
 {
     ac_state *st = calloc(1, sizeof *st);
@@ -180,10 +178,12 @@ int ac_state_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap
 
 char *ac_state_context_text(const ac_session *s)
 {
-    if (!s || !s->state || !s->state->declared ||
-        ac_engine_param_int(s->e, "state_in_context", 1) <= 0)
+    /* both are llm_request's, declared by the spec or by its contract (contracts.c) */
+    const ac_param_value *in = s ? s->e->p_state_in_context : NULL;
+    if (!s || !s->state || !s->state->declared || !in || in->ival <= 0 ||
+        !s->e->p_state_context_max)
         return NULL;
-    int64_t cap = ac_engine_param_int(s->e, "state_context_max", STATE_CONTEXT_MAX_DEFAULT);
+    int64_t cap = s->e->p_state_context_max->ival;
     char *doc = json_dumps(s->state->doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (!doc)
         return NULL;

@@ -261,12 +261,12 @@ static char *child_journal(const struct ac_subcall *c)
     return ac_buf_take(&b, NULL);
 }
 
-/* The child's turn is traced under the parent's span of the moment (its turn's, while its
- * tools run), in the parent's trace. */
+/* The child's turn is traced under the parent's execute_tool span of the call, in the parent's
+ * trace. */
 static void link_trace(struct ac_subcall *c)
 {
     char tp[64];
-    if (ac_session_traceparent(c->parent, tp, sizeof tp))
+    if (ac_session_tool_traceparent(c->parent, c->call_id, tp, sizeof tp))
         ac_session_set_traceparent(c->child, tp);
 }
 

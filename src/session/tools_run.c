@@ -401,7 +401,8 @@ static void run_load(call_in *c)
 static void mcp_start(call_in *c, struct ac_mcp_server *srv, const char *tool, int64_t timeout)
 {
     char tp[64]; /* a traced session's trace context, sent by an HTTP server's transport */
-    ac_mcp_server_set_traceparent(srv, ac_session_traceparent(c->r->s, tp, sizeof tp) ? tp : NULL);
+    ac_mcp_server_set_traceparent(
+        srv, ac_session_tool_traceparent(c->r->s, c->sl->id, tp, sizeof tp) ? tp : NULL);
     c->sl->mcp = ac_mcp_call_tool(srv, tool, c->args, timeout, mcp_done, mcp_progress, c->sl);
     if (!c->sl->mcp)
         complete_later(c->r, c->sl, 0, "out of memory");

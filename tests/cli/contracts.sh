@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The spec<->C contract: a spec that renames or retypes a param a built-in handler needs is
 # refused by `agentc check --handlers builtin` (located, naming the handler and the param) and
-# by `agentc run --spec` before anything runs; the shipped spec passes.
+# by `agentc run --spec` before anything runs; the shipped spec passes. A param whose contract
+# declares a default may be left out.
 agentc="$1"
 . "$(dirname "$0")/lib.sh"
 
@@ -43,6 +44,22 @@ grep -q "param max_iterations is -5; it must be at least 1" "$tmp/err5" \
   || fail "max_iterations message: $(cat "$tmp/err5")"
 "$agentc" run --provider script --script "$tmp/script.jsonl" --param max_retries=0 hi >/dev/null \
   || fail "max_retries=0 refused"
+
+# params a contract declares a default for (state_in_context, state_context_max, context_step):
+# a spec without them runs with the contract's values and takes --param for them; one that
+# declares them of another type is refused like any other
+grep -vE '^param (state_in_context|state_context_max|context_step) ' spec/agent.fsm >"$tmp/nodefaults.fsm"
+grep -q 'context_step' "$tmp/nodefaults.fsm" && fail "the stripped spec still declares context_step"
+"$agentc" check --handlers builtin "$tmp/nodefaults.fsm" 2>"$tmp/err9" \
+  || fail "a spec without the defaulted params refused: $(cat "$tmp/err9")"
+"$agentc" run --spec "$tmp/nodefaults.fsm" --provider script --script "$tmp/script.jsonl" \
+  --tools builtin:context --param state_context_max=100 --param state_in_context=0 hi \
+  >"$tmp/out9" 2>"$tmp/err9" || fail "run without the defaulted params: $(cat "$tmp/err9")"
+grep -q hi "$tmp/out9" || fail "no answer: $(cat "$tmp/out9")"
+sed 's/^param state_in_context .*/param state_in_context = 10s/' spec/agent.fsm >"$tmp/statedur.fsm"
+"$agentc" check --handlers builtin "$tmp/statedur.fsm" 2>"$tmp/err10" && fail "a duration state_in_context accepted"
+grep -q "effect llm_request needs param state_in_context to be an int, not a duration" "$tmp/err10" \
+  || fail "state_in_context message: $(cat "$tmp/err10")"
 
 # a folder where a file belongs says so (the read error, not "Input/output error")
 "$agentc" check "$tmp" 2>"$tmp/err6" && fail "a folder checked as a spec"

@@ -205,7 +205,8 @@ run_faulty() { # WHAT ENDPOINT DROPPED(0|1): the result as it was, the exit at m
   if [ "$3" = 1 ]; then [ "$acct" = "0 6" ] || fail "$1: exported, dropped: $acct (expected 0 6)"
   else [ "$acct" = "6 0" ] || fail "$1: exported, dropped: $acct (expected 6 0)"; fi
 }
-# a sub-agent's turn is traced in its parent's trace, under the parent's turn span
+# a sub-agent's turn is traced in its parent's trace, under the parent's execute_tool span of
+# the call, itself under the parent's turn
 start_collector sub
 echo '{"agents": [{"name": "math", "description": "Does arithmetic", "tools": ["builtin:calculator"]}]}' \
   >"$tmp/sup.json"
@@ -215,11 +216,14 @@ OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$cport" "$agentc" run --no-store "
 sleep 0.3
 jq -c '.body.resourceSpans[].scopeSpans[].spans[]' "$tmp/sub.log" >"$tmp/sub.spans" 2>/dev/null
 top=$(jq -c 'select(.name == "invoke_agent agent")' "$tmp/sub.spans" | head -n1)
+call=$(jq -c 'select(.name == "execute_tool agent::math")' "$tmp/sub.spans" | head -n1)
 kid=$(jq -c 'select(.name == "invoke_agent math")' "$tmp/sub.spans" | head -n1)
-[ -n "$top" ] && [ -n "$kid" ] || fail "sub-agent spans: $(jq -r .name "$tmp/sub.spans" | tr '\n' ' ')"
+[ -n "$top" ] && [ -n "$call" ] && [ -n "$kid" ] || fail "sub-agent spans: $(jq -r .name "$tmp/sub.spans" | tr '\n' ' ')"
 [ "$(jq -r .traceId <<<"$kid")" = "$(jq -r .traceId <<<"$top")" ] \
-  && [ "$(jq -r .parentSpanId <<<"$kid")" = "$(jq -r .spanId <<<"$top")" ] \
-  || fail "the child's turn is not in its parent's trace: $kid / $top"
+  && [ "$(jq -r .traceId <<<"$call")" = "$(jq -r .traceId <<<"$top")" ] \
+  && [ "$(jq -r .parentSpanId <<<"$call")" = "$(jq -r .spanId <<<"$top")" ] \
+  && [ "$(jq -r .parentSpanId <<<"$kid")" = "$(jq -r .spanId <<<"$call")" ] \
+  || fail "the child's turn is not under its parent's call: $(jq -c '{name, spanId, parentSpanId}' "$tmp/sub.spans")"
 run_faulty "collector down" "http://127.0.0.1:$dead" 1
 start_collector slow --otlp-latency 5000
 run_faulty "collector slow" "http://127.0.0.1:$cport" 1

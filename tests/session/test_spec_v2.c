@@ -720,8 +720,11 @@ static void test_tables_refused(void **state)
     old.layout = 0; /* before the layout had a version */
     assert_null(ac_engine_new(&cfg, &err));
     assert_int_equal(err.code, AC_ESPEC);
-    assert_non_null(strstr(err.text, "layout 0, this engine reads layout 2"));
+    assert_non_null(strstr(err.text, "layout 0, this engine reads layout 3"));
     assert_non_null(strstr(err.text, "regenerate"));
+    old.layout = 2; /* before the built-in actions were compiled */
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_non_null(strstr(err.text, "layout 2, this engine reads layout 3"));
 
     old.layout = AC_FSM_LAYOUT;
     old.guard_ops = NULL; /* comparisons named, none compiled */
@@ -741,6 +744,80 @@ static void test_tables_refused(void **state)
     ac_spec_tables_free(t);
 }
 
+/* ---- built-in actions compiled by the generator ---- */
+static const char *actions_spec =
+    "param limit = 2\nparam context_window = 0\n"
+    "event spawn, user_message\n"
+    "outside event tick, poke, submit\n"
+    "action init_session, append_user_message\n"
+    "machine s {\n"
+    "    initial Created\n"
+    "    terminal Done\n"
+    "    state Idle, Counting\n"
+    "    Created -> Idle on spawn / init_session\n"
+    "    Idle -> Counting on user_message / append_user_message\n"
+    "    Counting on poke / note(\"poked, limit {limit}, {reason}\")\n"
+    "    Counting on submit / answer_from_call(\"submit\", \"answer, final\")\n"
+    "    Counting -> Done on tick / fail(\"over the limit ({limit})\")\n"
+    "}\n";
+
+/* Each built-in action is in the tables as which one and its strings (a comma inside a string
+ * stays in it), the text as its name; the engine runs them without reading the text, and
+ * refuses tables whose built-in actions were not compiled. */
+static void test_typed_actions(void **state)
+{
+    (void)state;
+    ac_fsm_tables *t = compile("actions.fsm", actions_spec);
+    assert_non_null(t->action_ops);
+    int seen = 0;
+    for (uint16_t i = 0; i < t->n_actions; i++) {
+        const ac_fsm_action_op *op = &t->action_ops[i];
+        const char *n = t->action_names[i];
+        if (strncmp(n, "note(", 5) == 0) {
+            assert_int_equal(op->kind, AC_AOP_NOTE);
+            assert_string_equal(op->args[0], "poked, limit {limit}, {reason}");
+            assert_null(op->args[1]);
+            seen |= 1;
+        } else if (strncmp(n, "answer_from_call(", 17) == 0) {
+            assert_int_equal(op->kind, AC_AOP_ANSWER_FROM_CALL);
+            assert_string_equal(op->args[0], "submit");
+            assert_string_equal(op->args[1], "answer, final");
+            seen |= 2;
+        } else if (strncmp(n, "fail(", 5) == 0) {
+            assert_int_equal(op->kind, AC_AOP_FAIL);
+            assert_string_equal(op->args[0], "over the limit ({limit})");
+            seen |= 4;
+        } else {
+            assert_int_equal(op->kind, AC_AOP_NONE); /* bound to C by name */
+        }
+    }
+    assert_int_equal(seen, 7);
+
+    ac_fsm_tables old = *t; /* made without the compiled actions: refused, told what to do */
+    old.action_ops = NULL;
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = "";
+    cfg.tables = &old;
+    ac_error err = {0};
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_int_equal(err.code, AC_ESPEC);
+    assert_non_null(strstr(err.text, "has no compiled built-in action in the tables"));
+    assert_non_null(strstr(err.text, "regenerate"));
+    rig r;
+    rig_open(&r, t, "");
+    assert_int_equal(ac_session_send(r.s, "one"), 0);
+    assert_int_equal(ac_session_post(r.s, "poke", NULL, 0), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Counting"); /* a note fails nothing */
+    assert_null(ac_session_error(r.s));
+    assert_int_equal(ac_session_post(r.s, "submit", NULL, 0), 0);
+    assert_int_equal(ac_session_post(r.s, "tick", NULL, 0), 0);
+    assert_string_equal(ac_session_state(r.s, "s"), "Done");
+    assert_string_equal(ac_session_error(r.s), "over the limit (2)");
+    rig_close(&r); /* frees t */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -757,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_pin_keeps),
         cmocka_unit_test(test_typed_guards),
         cmocka_unit_test(test_tables_refused),
+        cmocka_unit_test(test_typed_actions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

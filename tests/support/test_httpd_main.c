@@ -4,7 +4,7 @@
  * benchmarks that run the real agentc binary.
  *
  *   agentc_test_httpd --port-file F [--mode calc | --script DIR] [--log FILE]
- *                     [--latency MS] [--close]
+ *                     [--latency MS] [--close] [--unique-ids]
  *
  * Listens on 127.0.0.1 (a free port), writes the port to F (atomically), and
  * serves until killed. One thread per connection, keep-alive unless --close.
@@ -14,6 +14,8 @@
  *                 headers go out (a slow model);
  *   --close       every response says `Connection: close` and the connection is
  *                 closed after it (servers and proxies without keep-alive).
+ * --unique-ids gives each response its own id (chatcmpl-N) instead of chatcmpl-test, as real
+ * servers do (clients that merge messages by id, as LangGraph.js does, need it).
  *
  * --mode calc answers from the request itself, so any number of sessions can
  * run against one server:
@@ -84,6 +86,8 @@ static struct {
     unsigned long long call_seq;
     int latency_ms; /* --latency */
     int close;      /* --close */
+    int unique_ids; /* --unique-ids */
+    unsigned long long response_seq;
     /* OTLP collector side: POST .../v1/traces */
     int otlp_status;      /* --otlp-status (default 200) */
     int otlp_retry_after; /* --otlp-retry-after S: a Retry-After header */
@@ -343,10 +347,13 @@ static int send_sse_head(int fd)
                : 0;
 }
 
+/* The id of the response this thread is writing (one thread per connection). */
+static _Thread_local char response_id[32] = "chatcmpl-test";
+
 /* Appends one `data: {chunk}` event with the given delta (stolen) and finish reason. */
 static void sse_delta(buf *b, json_t *delta, const char *finish)
 {
-    json_t *o = json_pack("{s:s, s:s, s:[{s:i, s:o, s:s?}]}", "id", "chatcmpl-test", "object",
+    json_t *o = json_pack("{s:s, s:s, s:[{s:i, s:o, s:s?}]}", "id", response_id, "object",
                           "chat.completion.chunk", "choices", "index", 0, "delta", delta,
                           "finish_reason", finish);
     char *s = json_dumps(o, JSON_COMPACT);
@@ -363,9 +370,9 @@ static void sse_end(buf *b, int in_tokens, int out_tokens)
 {
     char u[256];
     snprintf(u, sizeof u,
-             "data: {\"id\":\"chatcmpl-test\",\"choices\":[],\"usage\":{\"prompt_tokens\":%d,"
+             "data: {\"id\":\"%s\",\"choices\":[],\"usage\":{\"prompt_tokens\":%d,"
              "\"completion_tokens\":%d,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n",
-             in_tokens, out_tokens, in_tokens + out_tokens);
+             response_id, in_tokens, out_tokens, in_tokens + out_tokens);
     buf_str(b, u);
 }
 
@@ -573,6 +580,12 @@ static int calc_answer(int fd, const request *r)
         rc = -1;
         goto done;
     }
+    if (g.unique_ids) {
+        pthread_mutex_lock(&g.mu);
+        unsigned long long rseq = ++g.response_seq;
+        pthread_mutex_unlock(&g.mu);
+        snprintf(response_id, sizeof response_id, "chatcmpl-%llu", rseq);
+    }
     sse_delta(&b, json_pack("{s:s, s:s}", "role", "assistant", "content", ""), NULL);
     if (strstr(prompt, "THINK") && last_role && !strcmp(last_role, "user"))
         for (int k = 0; k < 3; k++)
@@ -776,7 +789,7 @@ static int load_script(const char *dir)
 static void usage(void)
 {
     fprintf(stderr, "usage: agentc_test_httpd --port-file F [--mode calc | --script DIR] "
-                    "[--log FILE] [--latency MS] [--close] [--otlp-status N] "
+                    "[--log FILE] [--latency MS] [--close] [--unique-ids] [--otlp-status N] "
                     "[--otlp-retry-after S] [--otlp-latency MS]\n");
 }
 
@@ -800,6 +813,8 @@ int main(int argc, char **argv)
             g.otlp_latency_ms = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--close"))
             g.close = 1;
+        else if (!strcmp(argv[i], "--unique-ids"))
+            g.unique_ids = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "--mode")) {
             if (strcmp(argv[++i], "calc") != 0) {
                 fprintf(stderr, "agentc_test_httpd: unknown mode '%s' (calc)\n", argv[i]);

@@ -425,7 +425,7 @@ static const char *const effect_names[] = {
 };
 
 const ac_fsm_tables agent_fsm = {
-    .layout = 2,
+    .layout = 3,
     .spec_path = "spec/agent.fsm",
     .hash = "68ab8ef2cfcd6255",
     .n_machines = 3,

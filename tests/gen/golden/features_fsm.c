@@ -185,7 +185,7 @@ static const char *const effect_names[] = {
 static const uint8_t event_flags[] = {0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
 
 const ac_fsm_tables features_fsm = {
-    .layout = 2,
+    .layout = 3,
     .spec_path = "tests/gen/golden/features.fsm",
     .hash = "760be713ce48f2ee",
     .n_machines = 3,

@@ -78,7 +78,7 @@ static const char *const effect_names[] = {
 static const uint8_t event_flags[] = {0, 1};
 
 const ac_fsm_tables tiny_fsm = {
-    .layout = 2,
+    .layout = 3,
     .spec_path = "tests/gen/golden/tiny.fsm",
     .hash = "9d1aa12aa67e8cdc",
     .n_machines = 1,

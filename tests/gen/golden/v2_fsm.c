@@ -164,8 +164,19 @@ static const ac_fsm_guard_op guard_ops[] = {
     /*   7 llm.status != 429 */ {.operand = AC_GOP_INT, .fact = 12, .cmp = AC_CMP_NE, .ival = 429LL},
 };
 
+/* per action: the built-in action it is and its arguments, {0} for an action
+   bound to C by name */
+static const ac_fsm_action_op action_ops[] = {
+    /*   0 */ {0},
+    /*   1 */ {0},
+    /*   2 */ {.kind = AC_AOP_FAIL, .args = {"over the budget ({max_tool_calls})"}},
+    /*   3 */ {.kind = AC_AOP_FAIL, .args = {"the call took longer than turn_timeout"}},
+    /*   4 */ {.kind = AC_AOP_ANSWER_CALLS, .args = {"denied by the user"}},
+    /*   5 */ {.kind = AC_AOP_NOTE, .args = {"nobody answered"}},
+};
+
 const ac_fsm_tables v2_fsm = {
-    .layout = 2,
+    .layout = 3,
     .spec_path = "tests/gen/golden/v2.fsm",
     .hash = "0a25b8190ad96760",
     .n_machines = 1,
@@ -193,4 +204,5 @@ const ac_fsm_tables v2_fsm = {
     .effect_names = effect_names,
     .event_flags = event_flags,
     .guard_ops = guard_ops,
+    .action_ops = action_ops,
 };
