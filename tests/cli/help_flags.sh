@@ -67,9 +67,10 @@ for c in "${cmds[@]}"; do
 done
 
 # Options the docs name: each accepted by some command. Not agentc's: the build tools', the
-# embedding example's, and the arrows of transition labels (`A --event--> B`).
+# embedding example's, the benchmarks' (lines naming bench_ or bench/), and the arrows of
+# transition labels (`A --event--> B`).
 sort -u all_accepted >accepted
-sed -E 's/--[A-Za-z0-9_.]+( \[[^]]*\])?-->//g' "$src"/README.md "$src"/docs/*.md \
+grep -hv 'bench[_/]' "$src"/README.md "$src"/docs/*.md | sed -E 's/--[A-Za-z0-9_.]+( \[[^]]*\])?-->//g' \
   | grep -ohE -- '(^|[^A-Za-z0-9-])--[a-z][a-z0-9-]*[a-z0-9]([^a-z0-9>-]|$)' \
   | sed -E 's/^[^-]*//; s/[^a-z0-9]$//' | sort -u >docflags
 others='--build|--target|--test-dir|--output-on-failure|--install|--prefix|--cflags|--libs|--static|--approve|--deny'
