@@ -39,3 +39,12 @@ if(TARGET agentc AND TARGET agentc_test_httpd_main)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
     USES_TERMINAL)
 endif()
+# Auditing a spec (not a test): bench_testgen: testgen on spec/agent.fsm and a 200-state spec,
+# coverage over 10,000 stored sessions.
+if(TARGET agentc)
+  add_custom_target(bench_testgen
+    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_testgen.sh $<TARGET_FILE:agentc> 10000
+    DEPENDS agentc
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    USES_TERMINAL)
+endif()

@@ -84,6 +84,7 @@ static void start(run *r)
         memset(c, 0, sizeof *c);
         c->id = r->ids[i];
         c->holder = r->st->holder;
+        c->attempt = 1; /* its creator's taking of the lease (the fence of its writes) */
         c->lease_ms = 60000;
         c->evs = e;
         c->n_evs = (size_t)r->per;

@@ -29,3 +29,14 @@ endif()
 # The bare libmicrohttpd SSE sender bench_serve measures serve's delivery delay against.
 add_executable(bench_mhd_sse ${CMAKE_SOURCE_DIR}/bench/bench_mhd_sse.c)
 target_link_libraries(bench_mhd_sse PRIVATE PkgConfig::MHD Threads::Threads)
+# A worker's loop while its PostgreSQL database answers slowly (not a test): cmake --build BUILD
+# --target bench_loop_stall. /healthz's longest answer (the loop's longest stall) on a worker
+# that streams a session another runs and forwards messages to it, every packet to the
+# database held 50 ms by a proxy.
+if(TARGET agentc)
+  add_custom_target(bench_loop_stall
+    COMMAND bash ${CMAKE_SOURCE_DIR}/bench/bench_loop_stall.sh $<TARGET_FILE:agentc> 50 6 3
+    DEPENDS agentc
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    USES_TERMINAL)
+endif()

@@ -159,6 +159,13 @@ static int can_happen(const prover *pv, uint16_t s, uint16_t ev)
            near_posts(pv, s, ev, 1, 0);
 }
 
+int ac_leave_can_happen(const ac_fsm_tables *t, ac_leave_posts_fn posts, void *ud, uint16_t s,
+                        uint16_t ev)
+{
+    prover pv = {t, posts, ud};
+    return can_happen(&pv, s, ev);
+}
+
 /* An outside event no transition takes: the likely one meant (NULL: none). */
 static const char *unhandled_outside(const ac_fsm_tables *t)
 {

@@ -37,4 +37,11 @@ typedef void (*ac_leave_report_fn)(void *ud, const ac_leave_problem *p);
 size_t ac_leave_check(const ac_fsm_tables *t, ac_leave_posts_fn posts, ac_leave_report_fn report,
                       void *ud);
 
+/* Whether event ev can happen while state s is active, by the rules above (an outside or
+ * engine event, a timer of s, the arrival of the machine s invokes, an event an effect of s or
+ * of a state above or below it posts): 1 or 0. `agentc testgen` counts as reachable only the
+ * transitions whose event can happen at their source. */
+int ac_leave_can_happen(const ac_fsm_tables *t, ac_leave_posts_fn posts, void *ud, uint16_t s,
+                        uint16_t ev);
+
 #endif

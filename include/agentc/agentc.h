@@ -329,10 +329,31 @@ typedef struct ac_session_options {
      * {"role": "user" | "assistant", "content": TEXT}, added in order after the system prompt
      * (carried in the spawn event as "history"). NULL: none. */
     const char *history;
+    /* Client tools: tools the session's caller runs itself (the OpenAI-compatible front's
+     * request "tools"), a JSON array as text of {"name", "description"?, "parameters"?} (name:
+     * 1-64 of A-Z a-z 0-9 _ -, none of the engine's tools' names; parameters: a JSON Schema;
+     * at most 128 tools).
+     * Offered to the model with the engine's tools and carried in the spawn event (a replay
+     * offers the same); a call of one is not run here but handed to the session's client-call
+     * function (ac_session_set_client_calls) and waits for ac_session_answer_call. NULL: none. */
+    const char *client_tools;
 } ac_session_options;
 /* ac_session_new with options (opts may be NULL: all defaults). */
 ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_options *opts,
                                 ac_error *err);
+/* Where the calls of the session's client tools go: fn gets each call when it would run (its
+ * id, the tool's name and its arguments as JSON text, references resolved), on the loop's
+ * thread, and must not block; the call then waits, holding no place among the calls run at
+ * once (max_parallel_tools), until ac_session_answer_call answers it. Without a function
+ * such a call fails at once ("no client answers it"). fn NULL: none. */
+typedef void (*ac_client_call_fn)(void *ud, ac_session *s, const char *call_id, const char *name,
+                                  const char *arguments);
+void ac_session_set_client_calls(ac_session *s, ac_client_call_fn fn, void *ud);
+/* Answers a waiting call of a client tool with its result (ok 0: a failure the model sees),
+ * as a tool's completion: journaled as tool.completed and applied from the loop's next
+ * iteration, as a tool's result is. Loop thread only.
+ * AC_OK; AC_ENOENT when no call of that id waits (answered already, the turn stopped). */
+int ac_session_answer_call(ac_session *s, const char *call_id, int ok, const char *content);
 /* A child session's parent call as its options gave it (JSON text, borrowed), and its agent
  * path ("researcher/checker"); NULL for a session of its own. */
 const char *ac_session_parent(const ac_session *s);

@@ -9,7 +9,9 @@
  * agentc_tool_calls_total{tool,outcome}, agentc_tool_call_seconds,
  * agentc_tool_cache_{hits,misses,evictions}_total{tool}, agentc_retries_total{class},
  * agentc_compactions_total{strategy}, agentc_sessions{status}, agentc_cost_usd_total{model},
- * agentc_spans_dropped_total and agentc_build_info{version}. No label carries a session id or
+ * agentc_store_notifications_total{direction} and agentc_store_notify_lines_total{outcome}
+ * (`agentc serve` on PostgreSQL: wake-ups between workers), agentc_spans_dropped_total and
+ * agentc_build_info{version}. No label carries a session id or
  * anything a tenant sent. Loop thread only.
  */
 #ifndef AGENTC_METRICS_H

@@ -102,6 +102,7 @@ typedef struct ac_store_session_info {
     char holder[128];      /* lease holder, "" when none, expired or its process ended */
     int64_t lease_expires_ms;
     char title[128]; /* the start of its first user message */
+    int64_t attempt; /* the takings of its lease so far (fencing); ac_store_claim's: its own */
 } ac_store_session_info;
 
 /* Flags of ac_store_session. */
@@ -170,6 +171,9 @@ int ac_store_fork(ac_store *st, ac_engine *e, const char *id, uint64_t at, uint6
 /* True when the stored session was rebuilt mid-turn and its effects restarted
  * (ac_store_session found work to finish). */
 bool ac_store_session_resumed(const ac_session *s);
+/* The attempt of the lease its writer holds (see ac_store_rm_fenced), 0 for a session that
+ * is not stored. */
+int64_t ac_store_session_attempt(const ac_session *s);
 /* The store a session was opened from, NULL for a session that is not stored. */
 ac_store *ac_session_store(const ac_session *s);
 
@@ -254,6 +258,10 @@ int ac_store_info(ac_store *st, const char *id, ac_store_session_info *out, ac_e
 /* Removes a session and everything stored for it; refused (AC_STORE_EBUSY) while
  * another holder's lease runs. */
 int ac_store_rm(ac_store *st, const char *id, ac_error *err);
+/* ac_store_rm by the writer of the lease's attempt (ac_store_session_attempt): refused
+ * (AC_STORE_EBUSY) when the lease was taken since, under any holder name, so a writer
+ * stopped past its lease removes nothing; attempt 0 is ac_store_rm. */
+int ac_store_rm_fenced(ac_store *st, const char *id, int64_t attempt, ac_error *err);
 /* Writes the session's journal to path (created 0600, an existing file is
  * refused) in the format `agentc replay` reads. */
 int ac_store_export(ac_store *st, const char *id, const char *path, ac_error *err);
@@ -272,8 +280,8 @@ char *ac_store_session_json(ac_store *st, ac_engine *e, const char *id, ac_error
  * row was not renewed within its lease is no longer alive; the sessions it ran mid-turn
  * are claimed by another (ac_store_claim) and finish there. */
 typedef struct ac_store_worker {
-    char id[128];     /* its holder name */
-    char listen[128]; /* the address it serves ("" when it gave none) */
+    char id[128];                     /* its holder name */
+    char listen[128];                 /* the address it serves ("" when it gave none) */
     int64_t started_ms, heartbeat_ms; /* the database's clock */
     uint64_t sessions;                /* sessions whose lease it holds now */
     int alive;                        /* renewed within its lease, its process there */
@@ -302,9 +310,15 @@ int ac_store_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *er
  * ac_store_session, which finishes its turn. AC_OK, AC_EIO. */
 int ac_store_claim(ac_store *st, size_t max, int mine, ac_store_list_fn fn, void *ud,
                    ac_error *err);
+/* Keeps the store's connection (PostgreSQL; nothing for SQLite), from a worker's heartbeat:
+ * found lost while idle (the server restarted), it is made again in the background on loop,
+ * never waited for, and its holder's lock taken again; a call that needs the connection
+ * meanwhile makes it again itself. */
+void ac_store_tend(ac_store *st, ac_loop *loop);
 /* Gives up this store's lease of the session id (one claimed and not run: another worker may
- * claim it); nothing when another holder has it. AC_OK, AC_EIO. */
-int ac_store_release(ac_store *st, const char *id, ac_error *err);
+ * claim it) while the row's attempt is still attempt (the claim's info.attempt; 0: any of
+ * this holder's); nothing when another holder or a later taking has it. AC_OK, AC_EIO. */
+int ac_store_release(ac_store *st, const char *id, int64_t attempt, ac_error *err);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/run_common.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_opts.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_ui.c
+  ${CMAKE_SOURCE_DIR}/src/cli/post_at.c
   ${CMAKE_SOURCE_DIR}/src/cli/run.c
   ${CMAKE_SOURCE_DIR}/src/cli/run_agent.c
   ${CMAKE_SOURCE_DIR}/src/cli/subagents.c
@@ -19,6 +20,12 @@ add_executable(agentc
   ${CMAKE_SOURCE_DIR}/src/cli/replay.c
   ${CMAKE_SOURCE_DIR}/src/cli/coverage.c
   ${CMAKE_SOURCE_DIR}/src/cli/testgen.c
+  ${CMAKE_SOURCE_DIR}/src/cli/testgen_alpha.c
+  ${CMAKE_SOURCE_DIR}/src/cli/testgen_emit.c
+  ${CMAKE_SOURCE_DIR}/src/cli/testgen_posts.c
+  ${CMAKE_SOURCE_DIR}/src/cli/testgen_reach.c
+  ${CMAKE_SOURCE_DIR}/src/cli/testgen_run.c
+  ${CMAKE_SOURCE_DIR}/src/cli/testgen_search.c
   ${CMAKE_SOURCE_DIR}/src/cli/tools_cmd.c
   ${CMAKE_SOURCE_DIR}/src/cli/store_cli.c
   ${CMAKE_SOURCE_DIR}/src/cli/store_copy.c

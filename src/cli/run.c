@@ -18,6 +18,7 @@
 #include "io/file.h" /* reading the prompt from stdin whole, with a cap */
 #include "run_agent.h"
 #include "run_common.h"
+#include "post_at.h"
 #include "run_opts.h"
 #include "run_ui.h"
 #include "run_wait.h" /* --on, and asking which outside event to send */
@@ -38,6 +39,7 @@ typedef struct run_ctx {
     char *partial;          /* the partial answer of an interrupted turn */
     int interrupted;        /* the stop signal, or 0 */
     int kept;               /* interrupted: the turn was cancelled, the session kept */
+    ac_post_at post_at;     /* --post-at */
 } run_ctx;
 
 static void run_free(run_ctx *r)
@@ -96,6 +98,13 @@ static int run_open(run_ctx *r, const ac_output *out)
     if ((rc = ac_cli_engine_build(&r->base, r->loop, out, "agentc", &r->engine, &err)))
         return rc;
     r->u.t = ac_engine_tables(r->engine);
+    char perr[512];
+    if (ac_post_at_parse(&r->post_at, r->u.t, o->post_at, o->n_post_at, perr, sizeof perr) < 0) {
+        fprintf(stderr, "agentc: %s\n", perr);
+        return AC_EXIT_USAGE;
+    }
+    if (o->n_post_at)
+        r->u.post_at = &r->post_at; /* from the session's creation on (its spawn) */
     if (r->store && (rc = ac_cli_run_agent_record(&r->agent, "agentc")))
         return rc;
     r->s = ac_cli_session_open(r->store, r->engine, o->session, o->resume ? AC_STORE_MUST_EXIST : 0,
@@ -110,11 +119,13 @@ static int run_open(run_ctx *r, const ac_output *out)
     return 0;
 }
 
-/* Runs the loop until the turn settles, a signal or an output error stops it,
- * or a wait for an outside event cannot be answered. 0, or -1 for the last. */
+/* Runs the loop until the turn settles (with --post-at: until the session is at rest, as an
+ * event it posted may start another turn), a signal or an output error stops it, or a wait for
+ * an outside event cannot be answered. 0, or -1 for the last. */
 static int run_turn(run_ctx *r, ac_run_wait *wait)
 {
-    while (!r->u.settled && !ac_session_settled(r->s) && !ac_cli_interrupted && !ac_cli_out_errno) {
+    while ((!r->u.settled || r->o->n_post_at) && !ac_session_settled(r->s) && !ac_cli_interrupted &&
+           !ac_cli_out_errno) {
         ac_loop_run_once(r->loop, r->u.spinner_armed ? 40 : 100);
         if (ac_run_wait_check(r->s, wait, stdin, stderr) < 0)
             return -1;

@@ -11,31 +11,30 @@
 
 static void batch_usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
-        "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (ids unique,\n"
-        "optional: the line number). Every session runs on one event loop; each prints one\n"
-        "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", "
-        "\"usage\",\n"
-        "\"error\", \"journal\"} (null when none), in the order the sessions finish\n"
-        "(--ordered: input order).\n"
-        "A failing session never stops the others. A progress bar goes to stderr when it\n"
-        "is a terminal.\n\n"
-        "  --concurrency N      sessions running at once (default 8)\n"
-        "  --ordered            print results in input order\n"
-        "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
-        "  --db PATH            store every session under its input id (agentc sessions)\n"
-        "  --metrics FILE       write the metrics (Prometheus text) to FILE at the end\n"
-        "  --no-store           store nothing (the default without --db)\n"
-        "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
-        "  --header, --script, --script-delay-ms, --tools, --system, --spec, --prices,\n"
-        "  --param, --on, --output-schema, --agents FILE --agent NAME, --agent-name, and the\n"
-        "  model request settings --temperature, --top-p, --stop, --seed, --tool-choice,\n"
-        "  --parallel-tool-calls, --reasoning-effort, --request-json)\n\n"
-        "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
-        "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
-        "and reported), 4 the output could not be written (141: a closed pipe)\n");
+    fprintf(out,
+            "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
+            "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (ids unique,\n"
+            "optional: the line number). Every session runs on one event loop; each prints one\n"
+            "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", "
+            "\"usage\",\n"
+            "\"error\", \"journal\"} (null when none), in the order the sessions finish\n"
+            "(--ordered: input order).\n"
+            "A failing session never stops the others. A progress bar goes to stderr when it\n"
+            "is a terminal.\n\n"
+            "  --concurrency N      sessions running at once (default 8)\n"
+            "  --ordered            print results in input order\n"
+            "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
+            "  --db PATH            store every session under its input id (agentc sessions)\n"
+            "  --metrics FILE       write the metrics (Prometheus text) to FILE at the end\n"
+            "  --no-store           store nothing (the default without --db)\n"
+            "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
+            "  --header, --script, --script-delay-ms, --tools, --system, --spec, --prices,\n"
+            "  --param, --on, --output-schema, --agents FILE --agent NAME, --agent-name, and the\n"
+            "  model request settings --temperature, --top-p, --stop, --seed, --tool-choice,\n"
+            "  --parallel-tool-calls, --reasoning-effort, --request-json)\n\n"
+            "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
+            "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
+            "and reported), 4 the output could not be written (141: a closed pipe)\n");
 }
 
 static void run_usage(FILE *out)
@@ -65,6 +64,12 @@ static void run_usage(FILE *out)
         "                       EVENT (repeatable; without it a terminal is asked, call by\n"
         "                       call for an event that carries decisions: approve, deny,\n"
         "                       edit or all)\n"
+        "  --post-at STATE=EVENT[:PAYLOAD]   post EVENT once, when the session first enters\n"
+        "                       STATE (MACHINE.STATE when several machines have one), right\n"
+        "                       after the event that entered it (repeatable; for tests and\n"
+        "                       audits: a pause, a queued message, an outside event at a given\n"
+        "                       point; PAYLOAD: JSON, or a text sent as {\"text\": PAYLOAD});\n"
+        "                       the run then goes on until the session is at rest\n"
         "  --journal FILE       record every event (replay with agentc replay)\n"
         "  --session ID         create or continue the stored session ID\n"
         "  --db PATH|URI        the store, an SQLite file or postgresql://... (default:\n"
@@ -131,9 +136,10 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (names[k] && !strcmp(a, names[k]))
             slot = slots[k];
-    int on = !strcmp(a, "--on"), conc = batch && !strcmp(a, "--concurrency");
+    int on = !strcmp(a, "--on"), post_at = !batch && !strcmp(a, "--post-at");
+    int conc = batch && !strcmp(a, "--concurrency");
     int delay = !strcmp(a, "--script-delay-ms");
-    if (!slot && !on && !conc && !delay)
+    if (!slot && !on && !post_at && !conc && !delay)
         return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "agentc: %s needs a value\n", a);
@@ -145,6 +151,12 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
     } else if (on) {
         if (o->n_on < AC_CLI_MAX_ON)
             o->on[o->n_on++] = v;
+    } else if (post_at) {
+        if (o->n_post_at >= AC_CLI_MAX_ON) {
+            fprintf(stderr, "agentc: --post-at: at most %d\n", AC_CLI_MAX_ON);
+            return -AC_EXIT_USAGE;
+        }
+        o->post_at[o->n_post_at++] = v;
     } else {
         char *end;
         long lo = conc ? 1 : 0, hi = conc ? 10000 : 100000000;

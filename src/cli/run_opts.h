@@ -24,6 +24,8 @@ typedef struct run_opts {
     int no_store, resume;
     const char *on[AC_CLI_MAX_ON]; /* --on STATE=EVENT: answers to a session waiting */
     size_t n_on;
+    const char *post_at[AC_CLI_MAX_ON]; /* --post-at STATE=EVENT[:PAYLOAD] (post_at.h) */
+    size_t n_post_at;
     /* --agents FILE --agent NAME: eng is that agent with the engine options given
      * laid over it (only the keys its "overridable" allows); agent_name is the
      * agent's name when one is given: NAME or --agent-name (NULL: the stored

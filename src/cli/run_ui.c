@@ -13,6 +13,7 @@
 
 #include "agentc/agentc.h"
 #include "run_common.h"
+#include "post_at.h"
 #include "run_ui.h"
 
 /* ---- text from the model or a tool, made safe for a terminal ----
@@ -425,6 +426,8 @@ static void ui_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 {
     ui *u = ud;
     const ac_fsm_tables *t = s ? ac_engine_tables(ac_session_engine(s)) : u->t; /* its spec's */
+    if (s && !ac_session_agent_path(s))
+        ac_post_at_seen(u->post_at, s, r);
     if (u->spinner && r->kind == AC_TRACE_TRANSITION && r->to < t->n_states &&
         (!strcmp(t->states[r->to].name, "CALLING") || !strcmp(t->states[r->to].name, "RETRYING")))
         spinner_arm(u);

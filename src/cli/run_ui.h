@@ -44,6 +44,7 @@ typedef struct ui {
      * their results (failed, cancelled) shows each with a failed result */
     char open[32][128];
     size_t n_open;
+    struct ac_post_at *post_at; /* --post-at: events posted as states are entered */
 } ui;
 
 /* u set up for a run: terminals and locale looked at; hold_text: only the

@@ -67,6 +67,9 @@ static void usage(FILE *out)
             "  --max-connections N  (default 1024)\n"
             "  --client-timeout S   seconds a request (headers and body) has to arrive\n"
             "                       (default 30)\n"
+            "  --client-tool-timeout S  the OpenAI-compatible front: seconds a turn waits for\n"
+            "                       the client's results of its tools' calls (default 600);\n"
+            "                       past it the calls fail (\"the client did not answer\")\n"
             "  --sessions-per-token N        (default 1000)\n"
             "  --messages-per-minute N       per token (default 600)\n"
             "  --events-per-minute N         events posted per token (default 600)\n"
@@ -110,13 +113,23 @@ static int parse_uint(const char *flag, const char *v, long long max, long long 
  * when it is not, or -(exit status). */
 static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli_engine_opts *eo)
 {
-    const char *const nums[] = {
-        "--ping-ms",           "--max-body",           "--max-connections",
-        "--client-timeout",    "--sessions-per-token", "--messages-per-minute",
-        "--grace-ms",          "--script-delay-ms",    "--unload-after-ms",
-        "--db-max-bytes",      "--max-events",         "--lease-ms",
-        "--events-per-minute", "--max-event-bytes",    "--streams-per-token",
-        "--forward-timeout-ms"};
+    const char *const nums[] = {"--ping-ms",
+                                "--max-body",
+                                "--max-connections",
+                                "--client-timeout",
+                                "--sessions-per-token",
+                                "--messages-per-minute",
+                                "--grace-ms",
+                                "--script-delay-ms",
+                                "--unload-after-ms",
+                                "--db-max-bytes",
+                                "--max-events",
+                                "--lease-ms",
+                                "--events-per-minute",
+                                "--max-event-bytes",
+                                "--streams-per-token",
+                                "--forward-timeout-ms",
+                                "--client-tool-timeout"};
     size_t k = 0;
     while (k < sizeof nums / sizeof nums[0] && strcmp(a, nums[k]))
         k++;
@@ -175,8 +188,15 @@ static int serve_number(const char *a, const char *v, ac_srv_config *cfg, ac_cli
     case 14:
         cfg->streams_per_token = (unsigned)n;
         break;
-    default:
+    case 15:
         cfg->forward_timeout_ms = n;
+        break;
+    default:
+        if (n < 1) {
+            fprintf(stderr, "agentc serve: --client-tool-timeout takes at least 1, not '%s'\n", v);
+            return -AC_EXIT_USAGE;
+        }
+        cfg->client_tool_timeout_ms = n * 1000;
         break;
     }
     return 1;
@@ -310,6 +330,7 @@ int ac_cli_serve(int argc, char **argv)
         cfg.agents = &agents;
         cfg.loop_done = ac_cli_tracer_finish;
         cfg.metrics = ac_cli_metrics(1) ? ac_cli_metrics_text : NULL;
+        cfg.metrics_registry = ac_cli_metrics(0);
         /* the command line's agent also answers to its --model name on the front */
         const char *prov = eo.provider ? eo.provider : "openai";
         cfg.model_name = !sa.cli ? NULL : !strcmp(prov, "script") ? "agentc" : eo.model;

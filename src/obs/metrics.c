@@ -182,6 +182,23 @@ static const family defs[AC_M_COUNT] = {
                                NULL,
                                0,
                                0},
+    [AC_M_STORE_NOTIFICATIONS] = {"agentc_store_notifications_total",
+                                  "Wake-ups between workers: notifying commits sent, "
+                                  "notifications received.",
+                                  "counter",
+                                  {"direction"},
+                                  NULL,
+                                  NULL,
+                                  0,
+                                  0},
+    [AC_M_STORE_NOTIFY_LINES] = {"agentc_store_notify_lines_total",
+                                 "Wake-up lines queued: sent, or coalesced into one queued.",
+                                 "counter",
+                                 {"outcome"},
+                                 NULL,
+                                 NULL,
+                                 0,
+                                 0},
 };
 
 ac_metrics *ac_metrics_new(void)

@@ -9,7 +9,9 @@
  * before the last are the session's history (its conversation before its
  * first message), the last, a user's, its first message. The request's
  * settings go to the agent where it lets a session override them; what is
- * not used is named in the reply's X-Agentc-Ignored header.
+ * not used is named in the reply's X-Agentc-Ignored header. Its "tools" are
+ * client tools: such a session is stored and kept, its calls of them are
+ * answered as tool_calls and a follow-up continues it (compat_tools.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,7 @@
 #include "util/buf.h"
 
 /* The text of a message's content: a string, or an array of {type: text, text} parts. */
-static int content_text(json_t *content, char **out)
+int srv_chat_content(json_t *content, char **out)
 {
     *out = NULL;
     if (json_is_string(content)) {
@@ -135,7 +137,8 @@ static void done_stream(srv_sess *ss, void *ud)
     ss->chat = NULL;
     st->ss = NULL;
     srv_stream_finish(st);
-    srv_sess_free(ss);
+    if (ss->ephemeral)
+        srv_sess_free(ss); /* a session with client tools stays, stored */
 }
 
 /* The reply of a request not streamed, with the header naming what it ignored. */
@@ -182,7 +185,8 @@ static void done_plain(srv_sess *ss, void *ud)
     free(ignored);
     MHD_resume_connection(c);
     srv_kick(ss->sv);
-    srv_sess_free(ss);
+    if (ss->ephemeral)
+        srv_sess_free(ss); /* a session with client tools stays, stored */
 }
 
 static const char *or_(const json_t *v, const char *def)
@@ -219,40 +223,69 @@ static json_t *history_entry(json_t *m, const char *role, const char *text)
     return e;
 }
 
+static const char *role_of(json_t *m)
+{
+    return json_string_value(json_object_get(m, "role"));
+}
+
+/* Where the request's trailing tool results start (a follow-up's: the messages after the
+ * assistant message whose calls they answer); the message count when the last is no tool's. */
+static size_t tool_tail(json_t *msgs)
+{
+    size_t n = json_array_size(msgs), i = n;
+    while (i > 0 && role_of(json_array_get(msgs, i - 1)) &&
+           !strcmp(role_of(json_array_get(msgs, i - 1)), "tool"))
+        i--;
+    return i;
+}
+
 /* The messages read into the system text (system and developer messages, joined), the
  * history (the messages before the last, as ac_session_options.history has them) and the
- * prompt (the last message, a user's). NULL, or what is wrong. */
+ * prompt (the last message, a user's; or the trailing tool results of a follow-up that
+ * matched no waiting session, as text). NULL, or what is wrong. */
 static const char *chat_read(json_t *msgs, ac_buf *sys, json_t *history, char **prompt)
 {
-    size_t i, last = json_array_size(msgs) - 1;
+    size_t i, last = json_array_size(msgs) - 1, tail = tool_tail(msgs);
+    ac_buf results;
+    ac_buf_init(&results, AC_BUF_MAX);
     json_t *m;
     json_array_foreach(msgs, i, m)
     {
-        const char *role = json_string_value(json_object_get(m, "role"));
+        const char *role = role_of(m);
         char *text = NULL;
         if (!role)
-            return "each message needs a 'role'";
+            return free(results.p), "each message needs a 'role'";
         json_t *content = json_object_get(m, "content");
         if (json_is_null(content) || !content)
             text = strdup("");
-        else if (content_text(content, &text))
-            return "a message's 'content' must be a string or an array of text parts";
+        else if (srv_chat_content(content, &text))
+            return free(results.p),
+                   "a message's 'content' must be a string or an array of text parts";
         if (!text)
-            return "out of memory";
+            return free(results.p), "out of memory";
         if (!strcmp(role, "system") || !strcmp(role, "developer")) {
             if (sys->n)
                 ac_buf_addstr(sys, "\n\n");
             ac_buf_addstr(sys, text);
-            free(text);
         } else if (i == last && !strcmp(role, "user")) {
             *prompt = text;
+            text = NULL;
+        } else if (i >= tail) { /* a tool result the session is told as text */
+            json_t *e = history_entry(m, role, text);
+            if (results.n)
+                ac_buf_addstr(&results, "\n");
+            ac_buf_addstr(&results, json_string_value(json_object_get(e, "content")));
+            json_decref(e);
         } else {
             json_array_append_new(history, history_entry(m, role, text));
-            free(text);
         }
+        free(text);
     }
+    if (!*prompt && tail <= last)
+        *prompt = ac_buf_take(&results, NULL);
+    free(results.p);
     if (!*prompt)
-        return "the last message must be a user message";
+        return "the last message must be a user message or a tool's result";
     return sys->failed ? "out of memory" : NULL;
 }
 
@@ -281,6 +314,62 @@ static int chat_stream(srv *sv, struct MHD_Connection *c, srv_sess *ss, const ch
     return 0;
 }
 
+int srv_chat_attach(srv *sv, struct MHD_Connection *c, srv_sess *ss, int streamed,
+                    const char *ignored, enum MHD_Result *ret)
+{
+    if (streamed)
+        return chat_stream(sv, c, ss, ignored, ret);
+    char *ign = ignored && *ignored ? strdup(ignored) : NULL;
+    ss->waiter = c;
+    ss->on_done = done_plain;
+    ss->done_ud = ign; /* the reply's header; done_plain frees it */
+    MHD_suspend_connection(c);
+    return 0;
+}
+
+void srv_chat_tool_calls(srv_sess *ss, json_t *calls, const char *text)
+{
+    ss->on_done = NULL;
+    if (ss->chat) { /* each call a chunk with its whole arguments, then the finish */
+        srv_stream *st = ss->chat;
+        size_t i;
+        json_t *call;
+        json_array_foreach(calls, i, call)
+        {
+            json_t *tc = json_deep_copy(call);
+            json_object_set_new(tc, "index", json_integer((json_int_t)i));
+            push_json(st, chunk(ss, json_pack("{s:[o]}", "tool_calls", tc), NULL));
+        }
+        json_t *end = chunk(ss, json_object(), "tool_calls");
+        if (end)
+            json_object_set_new(end, "usage", usage(ss));
+        push_json(st, end);
+        srv_stream_push(st, "data: [DONE]\n\n", 14);
+        ss->chat = NULL;
+        st->ss = NULL;
+        srv_stream_finish(st);
+        json_decref(calls);
+    } else if (ss->waiter) {
+        struct MHD_Connection *c = ss->waiter;
+        char *ignored = ss->done_ud;
+        ss->waiter = NULL;
+        ss->done_ud = NULL;
+        reply_plain(c,
+                    json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:s?, s:o}, s:s}], s:o}", "id",
+                              ss->id, "object", "chat.completion", "created",
+                              (json_int_t)(ss->created_ms / 1000), "model",
+                              srv_engine_name(ss->agent), "choices", "index", 0, "message", "role",
+                              "assistant", "content", text && *text ? text : NULL, "tool_calls",
+                              calls, "finish_reason", "tool_calls", "usage", usage(ss)),
+                    ignored);
+        free(ignored);
+        MHD_resume_connection(c);
+        srv_kick(ss->sv);
+    } else {
+        json_decref(calls);
+    }
+}
+
 /* The request's settings an agent takes as a session's override of its "request" (when
  * its overridable lets it); any other key but these is ignored. */
 static const char *const settings[] = {
@@ -295,14 +384,14 @@ static int listed(const char *const *l, const char *k)
     return *l != NULL;
 }
 
-/* The request's keys that are neither used nor settings, comma-separated, into ign. */
-static void add_ignored(ac_buf *ign, json_t *rq, int settings_too)
+void srv_chat_ignored(ac_buf *ign, json_t *rq, int settings_too, int tools_too)
 {
     const char *k;
     json_t *v;
     json_object_foreach(rq, k, v)
     {
-        if (listed(used, k) || json_is_null(v) || (!settings_too && listed(settings, k)))
+        if (listed(used, k) || json_is_null(v) || (!settings_too && listed(settings, k)) ||
+            (!tools_too && !strcmp(k, "tools")))
             continue;
         if (ign->n)
             ac_buf_addstr(ign, ", ");
@@ -311,9 +400,9 @@ static void add_ignored(ac_buf *ign, json_t *rq, int settings_too)
 }
 
 /* The agent the request's "model" names, with the request's settings as its "request" where
- * the agent lets a session override it (else they join ign), a reference taken; NULL after
+ * the agent lets a session override it (else *refused), a reference taken; NULL after
  * replying why (an unknown model: 404 model_not_found, as OpenAI answers it). */
-static srv_engine *chat_agent(srv *sv, struct MHD_Connection *c, json_t *rq, ac_buf *ign,
+static srv_engine *chat_agent(srv *sv, struct MHD_Connection *c, json_t *rq, int *refused,
                               enum MHD_Result *ret)
 {
     json_t *model = json_object_get(rq, "model");
@@ -333,12 +422,11 @@ static srv_engine *chat_agent(srv *sv, struct MHD_Connection *c, json_t *rq, ac_
     json_decref(wrap);
     ac_error err = {0};
     srv_engine *e = name ? srv_agent_engine(sv, name, over, &err) : NULL;
-    int refused = !e && name && over && err.code == AC_EINVAL; /* not the session's to change */
-    if (refused) {
+    *refused = !e && name && over && err.code == AC_EINVAL; /* not the session's to change */
+    if (*refused) {
         memset(&err, 0, sizeof err);
         e = srv_agent_engine(sv, name, NULL, &err);
     }
-    add_ignored(ign, rq, refused);
     free(over);
     if (!name) {
         char msg[300];
@@ -356,6 +444,88 @@ static srv_engine *chat_agent(srv *sv, struct MHD_Connection *c, json_t *rq, ac_
                                "the agent cannot run with the request's settings: %s", err.text);
     }
     return e;
+}
+
+/* The request's "tools" (OpenAI function tools) as client tools (ac_session_options:
+ * [{name, description, parameters}] text) in *out (NULL: none). NULL, or what is wrong. */
+static const char *chat_tools(json_t *tools, char **out)
+{
+    *out = NULL;
+    if (!tools || json_is_null(tools))
+        return NULL;
+    json_t *list = json_is_array(tools) ? json_array() : NULL;
+    size_t i;
+    json_t *t;
+    json_array_foreach(list ? tools : NULL, i, t)
+    {
+        json_t *f = json_object_get(t, "function");
+        const char *type = json_string_value(json_object_get(t, "type"));
+        if (!type || strcmp(type, "function") || !json_is_object(f)) {
+            json_decref(list);
+            return "'tools' must be an array of {\"type\": \"function\", \"function\": {\"name\", "
+                   "\"description\"?, \"parameters\"?}}";
+        }
+        json_t *d = json_deep_copy(f);
+        json_object_del(d, "strict");
+        json_array_append_new(list, d);
+    }
+    if (!list)
+        return "'tools' must be an array of function tools";
+    *out = json_array_size(list) ? json_dumps(list, JSON_COMPACT) : NULL;
+    json_decref(list);
+    return NULL;
+}
+
+/* The agent's own request settings forbid tool calls ("tool_choice": "none"): the request's
+ * tools are not offered. */
+static int forbids_tools(const srv_engine *e)
+{
+    json_t *rec = json_loads(srv_engine_record(e), 0, NULL);
+    const char *tc =
+        json_string_value(json_object_get(json_object_get(rec, "request"), "tool_choice"));
+    int none = tc && !strcmp(tc, "none");
+    json_decref(rec);
+    return none;
+}
+
+/* The session a new request runs in: its agent, messages and client tools read; NULL after
+ * replying (*ret), with *ign what it ignores. */
+static srv_sess *chat_session(srv *sv, struct MHD_Connection *c, srv_owner *o, json_t *rq,
+                              ac_buf *ign, char **prompt, enum MHD_Result *ret)
+{
+    ac_buf sys;
+    ac_buf_init(&sys, AC_BUF_MAX);
+    json_t *history = json_array();
+    char *client = NULL;
+    int refused = 0;
+    const char *bad = history ? chat_read(json_object_get(rq, "messages"), &sys, history, prompt)
+                              : "out of memory";
+    if (!bad)
+        bad = chat_tools(json_object_get(rq, "tools"), &client);
+    srv_engine *agent = bad ? NULL : chat_agent(sv, c, rq, &refused, ret);
+    int unused_tools = agent && client && forbids_tools(agent);
+    if (agent)
+        srv_chat_ignored(ign, rq, refused, unused_tools);
+    char *hist = json_array_size(history) ? json_dumps(history, JSON_COMPACT) : NULL;
+    json_decref(history);
+    if (unused_tools) {
+        free(client);
+        client = NULL;
+    }
+    ac_error err = {0};
+    srv_sess *ss = agent ? srv_sess_new(sv, o, NULL, sys.n ? sys.p : NULL, hist, client,
+                                        client ? SRV_SESS_CHAT_KEPT : SRV_SESS_CHAT, agent, &err)
+                         : NULL;
+    free(sys.p);
+    free(hist);
+    if (bad)
+        *ret = srv_reply_error(c, 400, "invalid_request", "%s", bad);
+    else if (agent && !ss && client && err.code == AC_EINVAL)
+        *ret = srv_reply_error(c, 400, "invalid_tools", "%s", err.text);
+    else if (agent && !ss)
+        *ret = srv_reply_error(c, 500, "session_failed", "cannot run the agent: %s", err.text);
+    free(client);
+    return ss;
 }
 
 enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
@@ -377,47 +547,27 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
         json_decref(rq);
         return srv_reply_error(c, 400, "invalid_type", "'stream' must be a boolean");
     }
-    ac_buf sys, ign;
-    ac_buf_init(&sys, AC_BUF_MAX);
-    ac_buf_init(&ign, 4096);
-    json_t *history = json_array();
-    char *prompt = NULL;
-    const char *bad = history ? chat_read(msgs, &sys, history, &prompt) : "out of memory";
-    int streamed = json_is_true(stream);
     enum MHD_Result ret = MHD_YES;
-    srv_engine *agent = bad ? NULL : chat_agent(sv, c, rq, &ign, &ret);
+    if (srv_client_followup(sv, c, o, rq, &ret)) { /* compat_tools.c */
+        json_decref(rq);
+        return ret;
+    }
+    ac_buf ign;
+    ac_buf_init(&ign, 4096);
+    char *prompt = NULL;
+    srv_sess *ss = chat_session(sv, c, o, rq, &ign, &prompt, &ret);
+    int streamed = json_is_true(stream);
     json_decref(rq);
-    char *hist = json_array_size(history) ? json_dumps(history, JSON_COMPACT) : NULL;
-    json_decref(history);
-    ac_error err = {0};
-    srv_sess *ss =
-        agent ? srv_sess_new(sv, o, NULL, sys.n ? sys.p : NULL, hist, 1, agent, &err) : NULL;
-    free(sys.p);
-    free(hist);
-    if (!ss) {
-        free(prompt);
-        free(ign.p);
-        return bad ? srv_reply_error(c, 400, "invalid_request", "%s", bad)
-               : agent
-                   ? srv_reply_error(c, 500, "session_failed", "cannot run the agent: %s", err.text)
-                   : ret;
-    }
-    if (streamed && chat_stream(sv, c, ss, ign.n ? ign.p : NULL, &ret) < 0) {
-        free(prompt);
-        free(ign.p);
-        srv_sess_free(ss);
-        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-    }
-    if (!streamed) {
-        ss->waiter = c;
-        ss->on_done = done_plain;
-        ss->done_ud = ign.p; /* the reply's header; done_plain frees it */
-        ign.p = NULL;
-        MHD_suspend_connection(c);
+    if (ss && srv_chat_attach(sv, c, ss, streamed, ign.n ? ign.p : NULL, &ret) < 0) {
+        srv_sess_drop(ss, 1);
+        ss = NULL;
+        ret = srv_reply_error(c, 503, "out_of_memory", "out of memory");
     }
     free(ign.p);
-    srv_traceparent(c, ss->s);
-    ac_session_send(ss->s, prompt);
+    if (ss) {
+        srv_traceparent(c, ss->s);
+        ac_session_send(ss->s, prompt);
+    }
     free(prompt);
     return ret;
 }

@@ -4,13 +4,14 @@
  *
  * Wake-ups: every journal commit here is told to the others ("e SESSION N", after it is
  * durable, coalesced by store_notify.c); a stream here of a session another worker runs makes
- * its frames of the journal's events read from the store when told (srv_sess_tail), and every
- * second in case a wake-up was lost. The frames are frames.c's of the same journal: the same
- * ids and bytes as the holder's own readers get.
+ * its frames of the journal's events read from the store when told (remote_tail, on the
+ * wake-up connection: never waited for), and every second in case a wake-up was lost. The frames
+ * are frames.c's of the same journal: the same ids and bytes as the holder's own readers get.
  *
  * Inbox: a request for a session another live worker holds (its view, a message, an outside
  * event, pause, resume, cancel, close, delete, fork: all but its stream) is put in the inbox
- * for that worker and its connection suspended; the holder takes it, answers it as it answers
+ * for that worker and its connection suspended (the session's lease read on the wake-up
+ * connection first, never waited for); the holder takes it, answers it as it answers
  * its own requests (srv_answer_forwarded) and the answer is replied here as it is. Past
  * --forward-timeout-ms the request is withdrawn (if the holder has not taken it: then it is
  * never applied) and answered 504 worker_timeout. A session nobody runs is loaded here (its
@@ -38,8 +39,12 @@ struct srv_fwd {
     int taken;        /* too late to withdraw: its holder has it */
     int finished;     /* answered: status and reply */
     int gone;         /* its request no longer refers to it */
+    int put_sent;     /* its inbox row is on its way (or stored: id) */
+    int no_session;   /* its lease read found no session (deleted by another worker) */
     unsigned status;  /* 0: it was not handled there (the request goes on here) */
     char *reply;
+    char *method, *route, *body, *owner; /* the request, until it is put in the inbox */
+    uint64_t retry_timer;                /* the lease read again (the store did not answer) */
     char session[300];
     char holder[128]; /* the worker it was sent to */
 };
@@ -54,7 +59,12 @@ static void maybe_free(srv_fwd *f)
             break;
         }
     ac_loop_cancel_timer(f->sv->loop, f->timer);
+    ac_loop_cancel_timer(f->sv->loop, f->retry_timer);
     free(f->reply);
+    free(f->method);
+    free(f->route);
+    free(f->body);
+    free(f->owner);
     free(f);
 }
 
@@ -85,12 +95,21 @@ static void finish_error(srv_fwd *f, unsigned status, const char *code, const ch
 
 static void on_answer(void *ud, int state, int status, const char *reply);
 
-/* The worker it was sent to still holds the session's lease (and is alive). */
-static int still_held(const srv_fwd *f)
+/* Withdrawn: the worker it was sent to still holds the session's lease (and is alive), so it
+ * did not answer in time; or it went meanwhile, and the request goes on here as if it had not
+ * been sent. A lease that cannot be read counts as held (the request was not applied). */
+static void on_still_held(void *ud, int rc, const ac_store_session_info *info, const char *error)
 {
-    ac_store_session_info info;
-    return ac_store_info(f->sv->store, f->session, &info, NULL) == AC_OK &&
-           !strcmp(info.holder, f->holder);
+    srv_fwd *f = ud;
+    (void)error;
+    f->busy = 0;
+    if (rc == AC_STORE_ENOENT || (rc == AC_OK && strcmp(info->holder, f->holder) != 0))
+        finish(f, 0, NULL);
+    else
+        finish_error(f, 504, "worker_timeout",
+                     "the worker running the session did not answer in time; the request was "
+                     "withdrawn (not applied): send it again");
+    maybe_free(f);
 }
 
 /* The withdrawal due, once nothing else of it is under way (one statement at a time). */
@@ -110,14 +129,13 @@ static void on_answer(void *ud, int state, int status, const char *reply)
     if (state == AC_INBOX_DONE) {
         f->withdraw_due = 0;
         finish(f, (unsigned)status, reply);
-    } else if (state == AC_INBOX_WITHDRAWN && !still_held(f)) {
-        f->withdraw_due = 0;
-        finish(f, 0, NULL); /* its worker went meanwhile: it goes on here, as if it had not */
     } else if (state == AC_INBOX_WITHDRAWN) {
         f->withdraw_due = 0;
-        finish_error(f, 504, "worker_timeout",
-                     "the worker running the session did not answer in time; the request was "
-                     "withdrawn (not applied): send it again");
+        f->busy = f->sv->notify && ac_notify_info(f->sv->notify, f->session, on_still_held, f) == 0;
+        if (!f->busy)
+            finish_error(f, 504, "worker_timeout",
+                         "the worker running the session did not answer in time; the request "
+                         "was withdrawn (not applied): send it again");
     } else if (state == AC_INBOX_TAKEN) {
         f->taken = 1;
     } else if (state == AC_INBOX_FAILED && f->past && !f->taken) {
@@ -141,6 +159,14 @@ static void on_deadline(void *ud)
 {
     srv_fwd *f = ud;
     f->timer = 0;
+    if (!f->put_sent) { /* the lease was never read: nothing was sent */
+        f->past = 1;
+        finish_error(f, 504, "worker_timeout",
+                     "the store did not say in time which worker runs the session; the request "
+                     "was not sent (not applied): send it again");
+        maybe_free(f);
+        return;
+    }
     if (!f->past) {
         f->past = 1;
         f->withdraw_due = 1;
@@ -173,24 +199,76 @@ static void on_put(void *ud, int64_t id, const char *error)
     maybe_free(f);
 }
 
+static void ask_where(void *ud);
+
+/* The session's lease read: put in the inbox for its holder, or (no other live worker runs it)
+ * answered "not handled there": the request goes on here. A read that failed (the connection
+ * lost twice under it, the server restarting) is tried again until the deadline. */
+static void on_where(void *ud, int rc, const ac_store_session_info *info, const char *error)
+{
+    srv_fwd *f = ud;
+    (void)error;
+    f->busy = 0;
+    srv *sv = f->sv;
+    if (f->finished || !sv->notify) {
+        maybe_free(f);
+        return;
+    }
+    if (rc == AC_EIO) {
+        f->retry_timer = ac_loop_timer(sv->loop, 100, ask_where, f);
+        return;
+    }
+    if (rc != AC_OK || !*info->holder || !strcmp(info->holder, ac_store_holder(sv->store))) {
+        f->no_session = rc == AC_STORE_ENOENT;
+        finish(f, 0, NULL);
+        maybe_free(f);
+        return;
+    }
+    snprintf(f->holder, sizeof f->holder, "%s", info->holder);
+    ac_inbox_msg m = {0, f->session, f->owner, f->method, f->route, f->body};
+    f->busy = f->put_sent = ac_inbox_put(sv->notify, &m, info->holder, on_put, f) == 0;
+    if (!f->busy) {
+        finish_error(f, 503, "out_of_memory", "out of memory");
+        maybe_free(f);
+    }
+}
+
+static void ask_where(void *ud)
+{
+    srv_fwd *f = ud;
+    f->retry_timer = 0;
+    f->busy = f->sv->notify && ac_notify_info(f->sv->notify, f->session, on_where, f) == 0;
+    if (!f->busy) {
+        finish_error(f, 503, "out_of_memory", "out of memory");
+        maybe_free(f);
+    }
+}
+
+/* The request suspended, its session's lease read on the wake-up connection (never waited for),
+ * then put in its holder's inbox. */
 enum MHD_Result srv_remote_forward(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                    const srv_sess *ss, const char *method, const char *route,
                                    const char *body, const char *owner)
 {
-    ac_store_session_info info;
-    ac_error err = {0};
-    if (ac_store_info(sv->store, ss->stored_id, &info, &err) != AC_OK)
-        return srv_reply_error(c, 500, "store_error", "%s", err.text);
     srv_fwd *f = calloc(1, sizeof *f);
-    if (!f)
+    if (!f || !(f->method = strdup(method)) || !(f->route = strdup(route)) ||
+        !(f->body = strdup(body ? body : "")) || !(f->owner = strdup(owner))) {
+        if (f) {
+            free(f->method);
+            free(f->route);
+            free(f->body);
+        }
+        free(f);
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    }
     f->sv = sv;
     f->conn = c;
     snprintf(f->session, sizeof f->session, "%s", ss->stored_id);
-    snprintf(f->holder, sizeof f->holder, "%s", info.holder);
-    ac_inbox_msg m = {0, ss->stored_id, owner, method, route, body ? body : ""};
-    if (ac_inbox_put(sv->notify, &m, info.holder, on_put, f) != 0) {
-        free(f);
+    if (ac_notify_info(sv->notify, f->session, on_where, f) != 0) {
+        f->finished = f->gone = 1;
+        f->next = sv->fwds;
+        sv->fwds = f;
+        maybe_free(f);
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
     }
     f->busy = 1;
@@ -206,7 +284,7 @@ enum MHD_Result srv_remote_reply(struct MHD_Connection *c, srv_fwd **slot, int *
 {
     srv_fwd *f = *slot;
     *slot = NULL;
-    *retry = f->status == 0;
+    *retry = f->status != 0 ? 0 : f->no_session ? 2 : 1;
     enum MHD_Result ret = MHD_YES;
     if (!*retry) {
         json_t *o = f->reply ? json_loads(f->reply, 0, NULL) : NULL;
@@ -227,6 +305,9 @@ void srv_remote_abandon(srv_fwd *f)
     maybe_free(f);
 }
 
+/* Read on the store's connection, waiting: a request's handler decides here whether it is
+ * forwarded (MHD gives the handler's answer now; suspending every request on a stored session
+ * for this read is not done yet). srv_remote_forward reads the lease again without waiting. */
 int srv_remote_held(srv *sv, const srv_sess *ss)
 {
     ac_store_session_info info;
@@ -315,13 +396,86 @@ static void drain(srv *sv)
     sv->draining = ac_inbox_take(sv->notify, ac_store_holder(sv->store), on_take, sv) == 0;
 }
 
+/* ---- the streams here of sessions another worker runs ---- */
+
+/* A read of a session's journal after what its live frames have: the session found again by
+ * its id when the rows come (it may have gone meanwhile, or be run here now). */
+typedef struct tail_read {
+    srv *sv;
+    srv_sess *ss; /* found at the first row */
+    int looked, gap;
+    char id[300];
+} tail_read;
+
+static void remote_tail(srv *sv, srv_sess *ss);
+
+static srv_sess *tail_of(tail_read *t)
+{
+    if (!t->looked) {
+        t->looked = 1;
+        t->ss = srv_sess_stored(t->sv, t->id);
+    }
+    return t->ss;
+}
+
+static int tail_event(void *ud, const ac_store_event *ev)
+{
+    tail_read *t = ud;
+    srv_sess *ss = tail_of(t);
+    if (!ss || ss->s || !ss->live)
+        return 1; /* gone, or run here now: its own commits make its frames */
+    uint64_t at = srv_frames_at(ss->live);
+    if (ev->n <= at)
+        return 0; /* had already */
+    if (ev->n > at + 1) {
+        t->gap = 1; /* the frames were made again meanwhile: read from where they are */
+        return 1;
+    }
+    return srv_frames_apply(ss->live, ev) != 0;
+}
+
+static void tail_done(void *ud, int rc, const char *error)
+{
+    tail_read *t = ud;
+    (void)rc, (void)error; /* a failed read is done again by the next wake-up or poll */
+    srv_sess *ss = t->sv->notify ? srv_sess_stored(t->sv, t->id) : NULL;
+    if (ss) {
+        ss->tailing = 0;
+        if ((ss->tail_again || t->gap) && rc == AC_OK)
+            remote_tail(t->sv, ss);
+    }
+    free(t);
+}
+
+/* Reads what the journal has after the session's live frames, on the wake-up connection
+ * (never waited for), one read at a time per session (a wake-up meanwhile: another after). */
+static void remote_tail(srv *sv, srv_sess *ss)
+{
+    if (ss->s || !ss->live || !ss->stored_id)
+        return;
+    if (ss->tailing) {
+        ss->tail_again = 1;
+        return;
+    }
+    tail_read *t = calloc(1, sizeof *t);
+    if (!t)
+        return; /* the next poll reads it */
+    t->sv = sv;
+    snprintf(t->id, sizeof t->id, "%s", ss->stored_id);
+    ss->tail_again = 0;
+    ss->tailing = ac_notify_events(sv->notify, ss->stored_id, srv_frames_at(ss->live), tail_event,
+                                   tail_done, t) == 0;
+    if (!ss->tailing)
+        free(t); /* not queued (out of memory): the next poll reads it */
+}
+
 /* ---- wake-ups ---- */
 
 static void tail_all(srv *sv)
 {
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
         if (!ss->s && ss->live)
-            srv_sess_tail(ss);
+            remote_tail(sv, ss);
 }
 
 /* What a wake-up would have said, looked for: the poll, and a connection made again. */
@@ -340,7 +494,7 @@ static void on_wake(void *ud, char kind, const char *a, const char *b)
     if (kind == 'e') {
         srv_sess *ss = srv_sess_stored(sv, a);
         if (ss && !ss->s && ss->live)
-            srv_sess_tail(ss);
+            remote_tail(sv, ss);
     } else if (kind == 'i') {
         if (!strcmp(a, ac_store_holder(sv->store)))
             drain(sv);
@@ -387,6 +541,7 @@ int srv_remote_start(srv *sv)
         fprintf(stderr, "agentc serve: --db-listen: %s\n", err.text);
         return 3;
     }
+    ac_notify_set_metrics(sv->notify, sv->cfg->metrics_registry);
     sv->remote_timer = ac_loop_timer(sv->loop, POLL_MS, on_poll, sv);
     return 0;
 }

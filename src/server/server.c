@@ -464,7 +464,7 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return ret;
     }
     ac_error err = {0};
-    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, NULL, 0, agent, &err);
+    srv_sess *ss = srv_sess_new(sv, r->owner, id, system, NULL, NULL, SRV_SESS_API, agent, &err);
     json_decref(o);
     if (!ss)
         return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
@@ -1195,20 +1195,26 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
     if (!ss || ss->ephemeral)
         return srv_reply_error(c, 404, "not_found", "no such session");
     const char *rest = slash ? slash : "";
-    if (r->fwd) { /* answered by the worker running it (or it runs it no more: on here) */
-        int again = 0;
+    int again = 0; /* 1: no other live worker runs it, 2: it is gone (remote.c read its lease) */
+    if (r->fwd) {  /* answered by the worker running it (or it runs it no more: on here) */
         enum MHD_Result ret = srv_remote_reply(c, &r->fwd, &again);
         if (!again)
             return ret;
         r->forwards++;
     }
-    int held = !ss->s && r->forwards < 2 ? srv_remote_held(sv, ss) : 0;
+    int local = (get && *rest) || (!get && !post && !del); /* its stream: read here */
+    /* a request to forward reads the lease without waiting (srv_remote_forward); a stream's
+     * reader reads it here, waiting */
+    int held = ss->s || r->forwards >= 2 ? 0
+               : again                   ? (again == 2 ? -1 : 0)
+               : !local && sv->notify    ? 1
+                                         : srv_remote_held(sv, ss);
     if (held < 0) { /* deleted by another worker */
         srv_sess_drop(ss, 0);
         return srv_reply_error(c, 404, "not_found", "no such session");
     }
     if (held) { /* its stream is read from the store here; the rest is asked of its holder */
-        if ((get && *rest) || (!get && !post && !del))
+        if (local)
             return session_request(sv, c, r, ss, id, rest, get, post, del);
         char route[200] = "?"; /* a view's query goes with it */
         if (get)
@@ -1623,6 +1629,8 @@ static void cfg_defaults(ac_srv_config *cfg)
         cfg->max_event_bytes = 65536;
     if (!cfg->events_per_min)
         cfg->events_per_min = 600;
+    if (cfg->client_tool_timeout_ms <= 0)
+        cfg->client_tool_timeout_ms = 600000;
     if (!cfg->streams_per_token)
         cfg->streams_per_token = 64;
     if (cfg->lease_ms <= 0)

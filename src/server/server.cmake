@@ -14,6 +14,7 @@ add_library(agentc_server STATIC
   ${CMAKE_SOURCE_DIR}/src/server/sessions.c
   ${CMAKE_SOURCE_DIR}/src/server/streams.c
   ${CMAKE_SOURCE_DIR}/src/server/compat.c
+  ${CMAKE_SOURCE_DIR}/src/server/compat_tools.c
   ${CMAKE_SOURCE_DIR}/src/server/frames.c
   ${CMAKE_SOURCE_DIR}/src/server/agents.c
   ${CMAKE_SOURCE_DIR}/src/server/remote.c

@@ -84,6 +84,9 @@ typedef struct ac_srv_config {
      * takes metrics_token as its bearer token when set, else any token the server takes. */
     char *(*metrics)(void);
     const char *metrics_token;
+    /* The registry GET /metrics renders (borrowed; NULL: none): the server's own counts go in
+     * it (wake-ups between workers). */
+    struct ac_metrics *metrics_registry;
     const char *worker_id; /* the worker's id, its sessions' lease holder (NULL: the store's
                               "agentc RANDOM:PID@HOST") */
     int64_t lease_ms;      /* a session's lease (default 10000); renewed every third */
@@ -99,6 +102,9 @@ typedef struct ac_srv_config {
                                    edited arguments fit; more is 413) */
     unsigned events_per_min;    /* events posted per minute per token (default 600) */
     unsigned streams_per_token; /* SSE streams open at once per token (default 64) */
+    /* the OpenAI-compatible front: how long a turn waits for the client's results of its
+     * client tools' calls before they are answered as failed (default 600000) */
+    int64_t client_tool_timeout_ms;
 } ac_srv_config;
 
 /* Runs until *stop becomes nonzero (a signal handler sets it), then stops

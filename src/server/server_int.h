@@ -13,6 +13,7 @@
 #include "agentc/store.h"
 #include "io/loop.h"
 #include "server.h"
+#include "util/buf.h"
 
 typedef struct srv srv;
 typedef struct ac_store ac_store;
@@ -84,7 +85,9 @@ struct srv_sess {
     struct MHD_Connection *waiter; /* a non-streamed OpenAI-compatible request, suspended */
     srv_engine *agent;             /* the agent it runs (a reference held) */
     int lost;                      /* its lease was taken by another worker (workers.c) */
+    int tailing, tail_again;       /* a read of its journal under way, another due (remote.c) */
     int64_t resume_failed_ms;      /* a claim of it could not load it then (said once) */
+    struct srv_client *client;     /* its calls waiting for the client (compat_tools.c) */
 };
 
 typedef struct srv_qnode {
@@ -143,13 +146,16 @@ struct srv {
     srv_fwd *fwds;            /* requests waiting for another worker's answer */
     int draining, drain_again;
     unsigned polls;
-    int port;                        /* the bound port */
-    char listen_host[128];           /* --listen's host, as written ("127.0.0.1", "[::1]") */
-    srv_conn *conns;                 /* every open connection (admit.c) */
-    size_t n_conns;                  /* how many */
-    int64_t swept_ms;                /* the last sweep of their deadlines (admit.c) */
-    uint64_t beat_timer, lost_timer; /* workers.c */
-    int db_ok;                       /* the store answered the last heartbeat (/readyz) */
+    int port;                           /* the bound port */
+    char listen_host[128];              /* --listen's host, as written ("127.0.0.1", "[::1]") */
+    srv_conn *conns;                    /* every open connection (admit.c) */
+    size_t n_conns;                     /* how many */
+    int64_t swept_ms;                   /* the last sweep of their deadlines (admit.c) */
+    uint64_t beat_timer, lost_timer;    /* workers.c */
+    int db_ok;                          /* the store answered the last heartbeat (/readyz) */
+    int beating;                        /* a heartbeat or a claim is under way (workers.c) */
+    int beat_waiting;                   /* its statement is not answered yet */
+    int64_t beat_sent_ms, beat_tick_ms; /* when it was sent; the heartbeat timer's last run */
     int workers_started;
     size_t claimed;
 };
@@ -187,11 +193,16 @@ void srv_sess_drop(srv_sess *ss, int delete);
 srv_sess *srv_sess_stored(srv *sv, const char *id);
 /* The owner's session id (each owner has its ids: the store keeps OWNER/ID). */
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id);
-/* A new session running agent (its reference is the session's, even on failure; NULL: the
- * default agent); history: its conversation before its first message (JSON text,
- * ac_session_options.history), NULL: none. */
+/* What a session is made for: the API's (stored, "sN" ids), an OpenAI-compatible request's
+ * (not stored, freed when done) or one with client tools (stored and kept: it may wait for its
+ * client and be continued by a later request); the last two have "chatcmpl-N" ids. */
+enum { SRV_SESS_API = 0, SRV_SESS_CHAT = 1, SRV_SESS_CHAT_KEPT = 2 };
+/* A new session of that kind running agent (its reference is the session's, even on failure;
+ * NULL: the default agent); history: its conversation before its first message (JSON text,
+ * ac_session_options.history), NULL: none; client_tools: ac_session_options.client_tools. */
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
-                       const char *history, int ephemeral, srv_engine *agent, ac_error *err);
+                       const char *history, const char *client_tools, int kind, srv_engine *agent,
+                       ac_error *err);
 /* The engine the session runs on: its agent's. */
 ac_engine *srv_sess_engine(const srv_sess *ss);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
@@ -309,9 +320,10 @@ int srv_remote_held(srv *sv, const srv_sess *ss);
 enum MHD_Result srv_remote_forward(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                    const srv_sess *ss, const char *method, const char *route,
                                    const char *body, const char *owner);
-/* The forwarded request's answer replied (*slot freed): MHD's result; or *retry set (the
- * worker it went to did not handle it: it no longer runs the session, or it went before the
- * request's deadline: the request goes on here as if it had not been sent). */
+/* The forwarded request's answer replied (*slot freed): MHD's result; or *retry set: 1, no
+ * other live worker runs the session (none did when its lease was read, or the worker it went
+ * to went before the request's deadline): the request goes on here as if it had not been
+ * sent; 2, the session is gone (another worker deleted it). */
 enum MHD_Result srv_remote_reply(struct MHD_Connection *c, srv_fwd **slot, int *retry);
 /* The request ended (its client went): a forward waiting is answered to no one. */
 void srv_remote_abandon(srv_fwd *fwd);
@@ -348,6 +360,36 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
 void srv_chat_delta(srv_sess *ss, const char *d, size_t n);
 /* The model call's text is final (released to the client) or void (dropped). */
 void srv_chat_call_done(srv_sess *ss, int keep);
+
+/* compat_tools.c: the front's client tools (see there) */
+/* The session's client-call function (ac_session_set_client_calls; ud: the srv_sess). */
+void srv_client_call(void *ud, ac_session *s, const char *call_id, const char *name,
+                     const char *arguments);
+/* A call of the session's turn was answered: whether only the client's calls are left is
+ * looked at once the event is applied. */
+void srv_client_kick(srv_sess *ss);
+/* Its waiting calls forgotten (the session goes). */
+void srv_client_free(srv_sess *ss);
+/* "client_calls" [{"id", "call", "name"}] into a session's view while it waits for its
+ * client: the ids the client was given, the session's own call ids. */
+void srv_client_view(srv_sess *ss, json_t *o);
+/* A follow-up request (its last messages are tool results): 1 when it continues a session of
+ * the owner that waits for those calls (or is refused: *ret replied), 0 when it matches none
+ * (a fresh session takes it). */
+int srv_client_followup(srv *sv, struct MHD_Connection *c, srv_owner *o, json_t *rq,
+                        enum MHD_Result *ret);
+/* The reply to a request attached to the session (streamed or not): compat.c. */
+int srv_chat_attach(srv *sv, struct MHD_Connection *c, srv_sess *ss, int streamed,
+                    const char *ignored, enum MHD_Result *ret);
+/* The request's keys the front does not use, comma-separated, into ign (settings_too: the
+ * request settings too; tools_too: "tools" too). */
+void srv_chat_ignored(ac_buf *ign, json_t *rq, int settings_too, int tools_too);
+/* A message's content as text (a string or text parts): 0, or -1. */
+int srv_chat_content(json_t *content, char **out);
+/* Answers the request attached to the session with the model's calls of client tools
+ * (calls: [{id, type, function: {name, arguments}}], stolen) and the text of the answer that
+ * made them: finish_reason "tool_calls". The session stays, waiting. */
+void srv_chat_tool_calls(srv_sess *ss, json_t *calls, const char *text);
 
 /* agents.c: the server's agents, an engine each (see there) */
 /* Builds every agent's engine; the first is the default. 0, or an exit status (said). */

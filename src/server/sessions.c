@@ -84,12 +84,14 @@ srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t cre
 
 /* The session's ac_session on the server's engine: created (its own system prompt, if any,
  * carried in its spawn event), or continued from the store (the prompt comes back with it). */
-static int open_session(srv_sess *ss, unsigned flags, const char *history, ac_error *err)
+static int open_session(srv_sess *ss, unsigned flags, const char *history, const char *client_tools,
+                        ac_error *err)
 {
     srv *sv = ss->sv;
     ac_session_options opts = {0};
     opts.system_prompt = ss->system;
     opts.history = history;
+    opts.client_tools = client_tools;
     ac_engine *e = srv_sess_engine(ss);
     opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
     if (ss->stored_id)
@@ -101,28 +103,31 @@ static int open_session(srv_sess *ss, unsigned flags, const char *history, ac_er
     if (ss->stored_id && opts.agent && !ac_session_agent(ss->s) && ac_session_settled(ss->s))
         ac_session_change_agent(ss->s, "option", "[\"agent\"]", opts.agent); /* from now on */
     ac_session_set_userdata(ss->s, ss);
+    ac_session_set_client_calls(ss->s, srv_client_call, ss); /* compat_tools.c */
     ss->last_active_ms = ac_loop_now_ms(sv->loop);
     return 0;
 }
 
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
-                       const char *history, int ephemeral, srv_engine *agent, ac_error *err)
+                       const char *history, const char *client_tools, int kind, srv_engine *agent,
+                       ac_error *err)
 {
+    int ephemeral = kind == SRV_SESS_CHAT;
     srv_sess *ss = calloc(1, sizeof *ss);
     if (!agent && (agent = sv->default_engine))
         srv_engine_hold(agent);
     char auto_id[32];
     if (!id) {
-        snprintf(auto_id, sizeof auto_id, "%s%llu", ephemeral ? "chatcmpl-" : "s",
-                 (unsigned long long)++sv->next_auto_id);
+        const char *pfx = kind == SRV_SESS_API ? "s" : "chatcmpl-";
+        snprintf(auto_id, sizeof auto_id, "%s%llu", pfx, (unsigned long long)++sv->next_auto_id);
         while (srv_sess_find(sv, owner, auto_id))
-            snprintf(auto_id, sizeof auto_id, "%s%llu", ephemeral ? "chatcmpl-" : "s",
+            snprintf(auto_id, sizeof auto_id, "%s%llu", pfx,
                      (unsigned long long)++sv->next_auto_id);
         if (sv->notify && !ephemeral) { /* other workers make ids too: a random one */
             unsigned char r[8];
             ac_random_bytes(r, sizeof r);
-            snprintf(auto_id, sizeof auto_id, "s%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2],
-                     r[3], r[4], r[5], r[6], r[7]);
+            snprintf(auto_id, sizeof auto_id, "%s%02x%02x%02x%02x%02x%02x%02x%02x", pfx, r[0], r[1],
+                     r[2], r[3], r[4], r[5], r[6], r[7]);
         }
         id = auto_id;
     }
@@ -150,7 +155,7 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
-    if (open_session(ss, 0, history, err)) {
+    if (open_session(ss, 0, history, client_tools, err)) {
         sess_free_fields(ss);
         return NULL;
     }
@@ -170,7 +175,7 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
     }
     if (!ss->agent && !(ss->agent = srv_agent_of_stored(ss->sv, ss->stored_id, err)))
         return -1;
-    return open_session(ss, AC_STORE_MUST_EXIST, NULL, err);
+    return open_session(ss, AC_STORE_MUST_EXIST, NULL, NULL, err);
 }
 
 void srv_sess_unload(srv_sess *ss)
@@ -211,13 +216,16 @@ void srv_sess_drop(srv_sess *ss, int delete)
     }
     if (ss->owner && ss->owner->sessions)
         ss->owner->sessions--;
+    int64_t attempt = ss->s ? ac_store_session_attempt(ss->s) : 0; /* its removal's fence */
     if (ss->s) {
         ac_session_set_userdata(ss->s, NULL); /* no more output reaches it */
+        ac_session_set_client_calls(ss->s, NULL, NULL);
         ac_session_free(ss->s);
     }
+    srv_client_free(ss);
     if (delete &&ss->stored_id) {
         ac_error err = {0};
-        int rc = ac_store_rm(sv->store, ss->stored_id, &err);
+        int rc = ac_store_rm_fenced(sv->store, ss->stored_id, attempt, &err);
         if (rc != AC_OK && rc != AC_STORE_ENOENT)
             fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n", ss->id,
                     err.text);
@@ -449,9 +457,12 @@ static void o_tool_end(void *ud, ac_session *s, const char *id, const char *name
                        const char *content, int64_t duration_ms)
 {
     srv_frames *fm = srv_frames_of(s);
+    srv_sess *ss = fm ? NULL : of(s);
     (void)ud;
     if (fm)
         srv_frames_tool_end(fm, id, name, ok, content, duration_ms);
+    else if (ss && ss->client)
+        srv_client_kick(ss); /* a call of the turn is answered: maybe only the client's wait */
 }
 
 static void o_compacted(void *ud, ac_session *s, const char *strategy, size_t before, size_t after)
@@ -598,6 +609,7 @@ json_t *srv_sess_json(srv_sess *ss, int full)
                                       "events", evs, "decisions", dec, "calls",
                                       pending_calls(ss->s)));
     }
+    srv_client_view(ss, o); /* the calls it waits for its client to answer (compat_tools.c) */
     if (full) {
         srv_view v = {1, 0, 0, SRV_PAGE_MESSAGES};
         add_view(ss, o, &v);

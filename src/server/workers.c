@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "server_int.h"
+#include "store/store_notify.h"
 
 #define CLAIM_MAX 64   /* sessions claimed per heartbeat: the rest at the next */
 #define RETRY_MS 60000 /* a claimed session that could not be loaded is tried again after */
@@ -50,7 +51,7 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
                         err.text);
             ss->resume_failed_ms = now > 0 ? now : 1;
         }
-        ac_store_release(sv->store, info->id, NULL); /* another worker may load it */
+        ac_store_release(sv->store, info->id, info->attempt, NULL); /* another may load it */
         return 0;
     }
     ss->resume_failed_ms = 0;
@@ -114,22 +115,87 @@ void srv_workers_drop_lost(void *ud)
     drop_lost(sv);
 }
 
+static void db_is(srv *sv, int ok, const char *why)
+{
+    if (ok != sv->db_ok)
+        fprintf(stderr, "agentc serve: the store is %s%s%s\n",
+                ok ? "reachable again" : "unreachable", ok ? "" : ": ", ok ? "" : why);
+    sv->db_ok = ok;
+}
+
+static void claim_done(void *ud, int rc, const char *error)
+{
+    srv *sv = ud;
+    sv->beating = 0;
+    if (rc != AC_OK && sv->workers_started && sv->notify)
+        fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", error ? error : "");
+}
+
+/* A claimed session, the claim's answer come: loaded, or (stopping meanwhile) given up at once
+ * for a survivor. */
+static int claimed_async(void *ud, const ac_store_session_info *info)
+{
+    srv *sv = ud;
+    if (!sv->workers_started || !sv->notify)
+        return 1; /* closing: released with the connection */
+    if (!sv->stopping)
+        return on_claimed(sv, info);
+    srv_sess *ss = srv_sess_stored(sv, info->id);
+    if (!ss || !ss->s) /* not one it runs */
+        ac_store_release(sv->store, info->id, info->attempt, NULL);
+    return 0;
+}
+
+static void beat_done(void *ud, int rc, const char *error)
+{
+    srv *sv = ud;
+    sv->beating = sv->beat_waiting = 0;
+    if (!sv->workers_started || !sv->notify)
+        return; /* stopping: the connection closes */
+    db_is(sv, rc == AC_OK, error ? error : "");
+    drop_lost(sv);
+    if (rc == AC_OK && !sv->stopping)
+        sv->beating =
+            ac_notify_claim(sv->notify, ac_store_holder(sv->store), CLAIM_MAX, 1,
+                            ac_store_lease_ms(sv->store), claimed_async, claim_done, sv) == 0;
+}
+
 /* Renews the worker's row, then claims what gone workers left (not while stopping). The
- * database's reachability is what /readyz reports. */
+ * database's reachability is what /readyz reports. On PostgreSQL both are statements of the
+ * wake-up connection, never waited for (one at a time: a database slower than the heartbeat
+ * gets the next when it answered), and the store's own connection, found lost while idle, is
+ * made again in the background (ac_store_tend: its holder's lock taken again); an SQLite
+ * store is a local file, its calls made here. */
 static void on_beat(void *ud)
 {
     srv *sv = ud;
     sv->beat_timer = 0;
     ac_error err = {0};
-    int ok = ac_store_worker_beat(sv->store, &err) == AC_OK;
-    if (ok != sv->db_ok)
-        fprintf(stderr, "agentc serve: the store is %s%s%s\n",
-                ok ? "reachable again" : "unreachable", ok ? "" : ": ", ok ? "" : err.text);
-    sv->db_ok = ok;
-    drop_lost(sv);
-    if (ok && !sv->stopping &&
-        ac_store_claim(sv->store, CLAIM_MAX, 1, on_claimed, sv, &err) != AC_OK)
-        fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", err.text);
+    int64_t now = ac_loop_now_ms(sv->loop);
+    /* the loop itself did not run meanwhile (the process stopped, the machine busy): what the
+     * database answered is read before the heartbeat is called late */
+    int stalled = sv->beat_tick_ms && now - sv->beat_tick_ms > 2 * beat_every(sv);
+    sv->beat_tick_ms = now;
+    if (sv->notify && !ac_notify_ready(sv->notify)) {
+        db_is(sv, 0, "the wake-up connection is down (it is made again)");
+        drop_lost(sv);
+    } else if (sv->notify && !sv->beating) {
+        ac_store_tend(sv->store, sv->loop);
+        sv->beating = sv->beat_waiting =
+            ac_notify_beat(sv->notify, ac_store_holder(sv->store), beat_done, sv) == 0;
+        sv->beat_sent_ms = now;
+    } else if (sv->notify) { /* the heartbeat not answered for a lease: not ready (a claim
+                              * under way, loading what it claimed, is not the database's) */
+        if (sv->beat_waiting && !stalled && now - sv->beat_sent_ms > ac_store_lease_ms(sv->store))
+            db_is(sv, 0, "it did not answer the last heartbeat within the lease");
+    } else {
+        int ok = ac_store_worker_beat(sv->store, &err) == AC_OK;
+        db_is(sv, ok, err.text);
+        drop_lost(sv);
+        if (ok && !sv->stopping &&
+            ac_store_claim(sv->store, CLAIM_MAX, 1, on_claimed, sv, &err) != AC_OK)
+            fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", err.text);
+    }
     sv->beat_timer = ac_loop_timer(sv->loop, beat_every(sv), on_beat, sv);
 }
 
@@ -144,6 +210,8 @@ int srv_workers_join(srv *sv, const char *listen)
     return 0;
 }
 
+/* At start, before the loop serves: the store's own claim, waited for (nothing waits behind
+ * it, and the start's count says what it resumed). */
 size_t srv_workers_claim(srv *sv)
 {
     ac_error err = {0};

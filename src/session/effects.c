@@ -167,6 +167,7 @@ static int tools_changed(llm_effect *l)
     if (!defs)
         return 0;
     ac_tools_add_defs(s->e, defs);
+    ac_client_tools_add_defs(s, defs); /* the session's own stay offered */
     if (ac_conv_tool_defs_equal(s->conv, defs)) {
         json_decref(defs);
         return 0;

@@ -203,6 +203,7 @@ static void a_init_session(ac_session *s, const ac_event *ev)
                                 ev->time_ms);
     }
     add_tool_defs(s, ev->data ? json_object_get(data(ev), "tools") : NULL);
+    add_tool_defs(s, ev->data ? json_object_get(data(ev), "client_tools") : NULL);
     json_t *schema = ev->data ? json_object_get(data(ev), "output_schema") : NULL;
     if (schema && !s->output_schema) { /* checked at engine start: this compiles */
         char why[256];

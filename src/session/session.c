@@ -118,6 +118,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     if (type == s->e->ev_spawn) {
         ac_session_agent_from_spawn(s, data);
         ac_subagent_from_spawn(s, data);
+        ac_client_tools_from_spawn(s, data);
     }
     ac_event ev = {type, t_ms, data};
     ac_turn_probe before;
@@ -634,6 +635,10 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
     if (d && parent)
         json_object_set(d, "parent", parent);
     json_decref(parent);
+    json_t *client = ac_client_tools_spawn_json(opts); /* client_tools.c */
+    if (d && client)
+        json_object_set(d, "client_tools", client);
+    json_decref(client);
     return d;
 }
 
@@ -656,6 +661,7 @@ static void session_discard(ac_session *s)
     free(s->answer);
     free(s->agent);
     ac_subagent_session_free(s);
+    ac_client_tools_free(s);
     free(s->handoff_text);
     free(s->id);
     ac_obs_free(s->obs, ac_wall_now_ms());
@@ -852,7 +858,8 @@ static int history_check(const char *text, char *err, size_t errcap)
     return ok ? 0 : -1;
 }
 
-int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errcap)
+int ac_session_opts_check(const ac_engine *e, const ac_session_options *opts, char *err,
+                          size_t errcap)
 {
     const char *p = opts ? opts->system_prompt : NULL;
     size_t n = p ? strlen(p) : 0, ok = p ? ac_utf8_valid_len(p, n) : 0;
@@ -861,6 +868,8 @@ int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errc
         return -1;
     }
     if (opts && history_check(opts->history, err, errcap))
+        return -1;
+    if (ac_client_tools_check(e, opts, err, errcap)) /* client_tools.c */
         return -1;
     return ac_session_agent_check(opts, err, errcap);
 }
@@ -873,7 +882,7 @@ ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_o
         ac_error_set(err, AC_EINVAL, "ac_session_new needs an engine");
         return NULL;
     }
-    if (ac_session_opts_check(opts, text, sizeof text)) {
+    if (ac_session_opts_check(e, opts, text, sizeof text)) {
         ac_error_set(err, AC_EINVAL, text);
         return NULL;
     }
@@ -933,7 +942,7 @@ ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_se
         snprintf(err, errcap, "tool_choice '%.128s' names no configured tool", e->tool_choice);
         return NULL;
     }
-    if (ac_session_opts_check(opts, err, errcap))
+    if (ac_session_opts_check(e, opts, err, errcap))
         return NULL;
     ac_session_options o = opts ? *opts : (ac_session_options){0};
     o.journal_path = NULL; /* the hooks keep the journal */

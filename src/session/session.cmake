@@ -15,6 +15,7 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/effects.c
   ${CMAKE_SOURCE_DIR}/src/session/tools_registry.c
   ${CMAKE_SOURCE_DIR}/src/session/tool_callback.c
+  ${CMAKE_SOURCE_DIR}/src/session/client_tools.c
   ${CMAKE_SOURCE_DIR}/src/session/context_tools.c
   ${CMAKE_SOURCE_DIR}/src/session/tools_run.c
   ${CMAKE_SOURCE_DIR}/src/session/tool_cache.c

@@ -190,7 +190,9 @@ struct ac_session {
     char *agent_path;
     int depth;
     struct ac_subcall *sub;
-    char *handoff_text; /* what ac_session_handoff last gave (handoff.c) */
+    char *handoff_text;             /* what ac_session_handoff last gave (handoff.c) */
+    struct ac_client_tools *client; /* its client tools and their caller (client_tools.c) */
+    struct ac_tool_run *tool_run;   /* the run_tools effect running now (tools_run.c), or NULL */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
      * effect the spec declares (at least one), allocated with the session */
@@ -301,6 +303,20 @@ void ac_tools_add_defs(ac_engine *e, json_t *spawn_tools);
 void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
                         const ac_event *ev);
 void ac_run_tools_stop(ac_session *s);
+/* Client tools (client_tools.c; agentc.h: ac_session_options.client_tools). The options'
+ * list checked against the engine's tools: 0, or -1 with err. */
+int ac_client_tools_check(const ac_engine *e, const ac_session_options *opts, char *err,
+                          size_t errcap);
+/* The list as the spawn event carries it, [{name, description, parameters}], or NULL: none. */
+json_t *ac_client_tools_spawn_json(const ac_session_options *opts);
+/* The session's client tools from its spawn event's "client_tools" (a replay's too). */
+void ac_client_tools_from_spawn(ac_session *s, const json_t *spawn_data);
+/* Appends their definitions to defs (a tools.changed list keeps them). */
+void ac_client_tools_add_defs(const ac_session *s, json_t *defs);
+/* The snapshot's part: the list ([] when none), and its restore. */
+json_t *ac_client_tools_snapshot_save(const ac_session *s);
+int ac_client_tools_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap);
+void ac_client_tools_free(ac_session *s);
 /* True for the internal context tools' names (fixed list, no engine state). */
 int ac_tool_is_internal_name(const char *name);
 

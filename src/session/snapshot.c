@@ -204,6 +204,7 @@ static const snapshot_part PARTS[] = {
     {"facts", ac_spec_facts_save, ac_spec_facts_restore},         /* what guards on facts read */
     {"agent", ac_session_agent_snapshot_save, ac_session_agent_snapshot_restore}, /* agentc.h */
     {"parent", ac_subagent_snapshot_save, ac_subagent_snapshot_restore},          /* subagent.c */
+    {"client_tools", ac_client_tools_snapshot_save, ac_client_tools_snapshot_restore},
 };
 
 char *ac_session_snapshot_save(const ac_session *s, uint64_t model_calls)

@@ -35,9 +35,11 @@ typedef struct ac_session_hooks {
 /* A session followed by hooks from its first event (spawn is posted unless replay). */
 ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
                                   void *hooks_ud, int replay, char *err, size_t errcap);
-/* The options' check before a session is made of them: 0, or -1 with err filled (a system
- * prompt that is not UTF-8: a JSON event cannot carry it). */
-int ac_session_opts_check(const ac_session_options *opts, char *err, size_t errcap);
+/* The options' check before a session of engine e is made of them: 0, or -1 with err filled
+ * (a system prompt that is not UTF-8: a JSON event cannot carry it; client tools that are
+ * malformed or named like one of e's tools). */
+int ac_session_opts_check(const ac_engine *e, const ac_session_options *opts, char *err,
+                          size_t errcap);
 /* The same, a new session taking opts (may be NULL) into its spawn event. */
 ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_session_hooks *hooks,
                                        void *hooks_ud, const ac_session_options *opts, char *err,

@@ -23,8 +23,9 @@ enum tool_kind {
     TK_SEARCH,
     TK_LOAD,
     TK_MCP,
-    TK_AGENT,  /* a tool file's sub-agent, agent::NAME (subagent.c) */
-    TK_HANDOFF /* a tool file's handoff, transfer_to_NAME (handoff.c) */
+    TK_AGENT,   /* a tool file's sub-agent, agent::NAME (subagent.c) */
+    TK_HANDOFF, /* a tool file's handoff, transfer_to_NAME (handoff.c) */
+    TK_CLIENT   /* a session's client tool: its caller runs it (client_tools.c) */
 };
 
 /* ---- registry (tools_registry.c) ---- */
@@ -76,6 +77,13 @@ int ac_tools_add(ac_engine *e, ac_tool *t, char *err, size_t errcap);
 void ac_tools_free(ac_tool *t);
 /* The engine's tool called name, NULL if none. */
 const ac_tool *ac_tools_find(const ac_engine *e, const char *name);
+
+/* The tool a call of the session names: the engine's, else one of the session's client
+ * tools (client_tools.c); NULL when neither has it. */
+const ac_tool *ac_session_tool(const ac_session *s, const char *name);
+/* Hands a call of a client tool to the session's caller: 0, or -1 when it has none. */
+int ac_client_call_hand(ac_session *s, const char *call_id, const char *name,
+                        const char *arguments);
 
 /* The arguments call c runs with: the user's edit (decisions.c), else the model's ("{}" when
  * it sent none). */

@@ -55,6 +55,8 @@ typedef struct slot {
     size_t index;           /* in the model's order */
     struct ac_subcall *sub; /* TK_AGENT: the child session's call (subagent.c) */
     uint16_t then;          /* queued after its completion (ac_tool_run_set_then), 0: none */
+    int away; /* a client tool's call handed to the session's caller (1), answered (2): not
+                 counted as running */
 } slot;
 
 struct ac_tool_run {
@@ -127,7 +129,9 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
     sl->state = 2;
     sl->proc = 0;
     sl->timer = 0;
-    r->running--;
+    if (!sl->away)
+        r->running--;
+    sl->away = 0;
     json_t *delta = NULL;
     char *own = NULL, *raw = NULL;
     if (sl->cache_key && !sl->cached_from && ok)
@@ -324,7 +328,7 @@ static void start_call(ac_tool_run *r, slot *sl, const char *prefail)
     sl->started_ms = ac_loop_now_ms(s->e->loop);
     r->running++;
     const char *name = c ? c->name : "";
-    const ac_tool *t = ac_tools_find(s->e, name);
+    const ac_tool *t = ac_session_tool(s, name);
     sl->tool = t;
     /* recorded before it runs; the record may wait for the loop turn's commit */
     int rec = s->hooks ? s->hooks->tool_started(s, sl->id, name, recorded, sl) : 0;
@@ -556,6 +560,36 @@ static void run_handoff(call_in *c)
     ac_handoff_run(c->r, c->sl, c->t);
 }
 
+/* A client tool's call goes to the session's caller and waits for ac_session_answer_call,
+ * holding no place among the calls run at once. */
+static void run_client(call_in *c)
+{
+    char *a = json_dumps(c->args, JSON_COMPACT | JSON_ENCODE_ANY);
+    c->sl->away = 1; /* before: the caller may answer at once */
+    c->r->running--;
+    int rc = ac_client_call_hand(c->r->s, c->sl->id, c->t->name, a ? a : c->argstr);
+    free(a);
+    if (rc < 0) {
+        c->sl->away = 0;
+        c->r->running++;
+        complete_later(c->r, c->sl, 0, "not run: no client answers this session's client tools");
+    }
+}
+
+int ac_session_answer_call(ac_session *s, const char *call_id, int ok, const char *content)
+{
+    ac_tool_run *r = s && call_id ? s->tool_run : NULL;
+    for (size_t i = 0; r && i < r->n; i++) {
+        slot *sl = &r->slots[i];
+        if (sl->away == 1 && sl->state == 1 && !strcmp(sl->id, call_id)) {
+            sl->away = 2; /* answered: finished from the loop, as the other calls are */
+            complete_later(r, sl, ok, content ? content : "");
+            return AC_OK;
+        }
+    }
+    return AC_ENOENT;
+}
+
 void ac_tool_run_set_then(slot *sl, uint16_t ev)
 {
     sl->then = ev;
@@ -577,6 +611,7 @@ static const tool_kind_ops kind_ops[] = {
     [TK_MCP] = {run_mcp, stop_mcp},
     [TK_AGENT] = {run_agent, stop_agent},
     [TK_HANDOFF] = {run_handoff, NULL},
+    [TK_CLIENT] = {run_client, NULL},
 };
 
 /* ---- one call: checks, then its kind's run ---- */
@@ -778,7 +813,7 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
      * before it succeeded; the State's reads and writes add their own waits (state_turn.c) */
     for (size_t j = 0; j < r->n; j++) {
         const ac_tool_call *c = ac_conv_tool_call(s->conv, r->slots[j].id);
-        const ac_tool *t = c ? ac_tools_find(s->e, c->name) : NULL;
+        const ac_tool *t = c ? ac_session_tool(s, c->name) : NULL;
         r->slots[j].tool = t;
         for (size_t i = j; r->plan && t && t->kit1 && i-- > 0;)
             if (r->slots[i].tool && r->slots[i].tool->kit1 == t->kit1) {
@@ -792,6 +827,7 @@ void ac_run_tools_start(ac_session *s, const ac_param_value *args, size_t nargs,
     if (r->plan)
         ac_turn_plan_seal(r->plan);
     *ac_session_effect_state(s) = r;
+    s->tool_run = r;
     if (r->n == 0) {
         /* nothing to run (the turn's calls could not be recorded): say so,
          * or TOOL_EXECUTING would wait for results that never come */
@@ -808,6 +844,8 @@ void ac_run_tools_stop(ac_session *s)
     if (!r)
         return;
     *slot_of = NULL;
+    if (s->tool_run == r)
+        s->tool_run = NULL;
     for (size_t i = 0; i < r->n; i++) {
         slot *sl = &r->slots[i];
         if (sl->recording && s->hooks && s->hooks->tool_forget)

@@ -188,7 +188,17 @@ int ac_store_rm(ac_store *st, const char *id, ac_error *err)
         return AC_EINVAL;
     }
     ac_store_group_sync(st, id);
-    return st->ops->rm(st, id, st->holder, err);
+    return st->ops->rm(st, id, st->holder, 0, err);
+}
+
+int ac_store_rm_fenced(ac_store *st, const char *id, int64_t attempt, ac_error *err)
+{
+    if (!st || !id) {
+        ac_store_err(err, AC_EINVAL, "ac_store_rm_fenced needs a store and an id");
+        return AC_EINVAL;
+    }
+    ac_store_group_sync(st, id);
+    return st->ops->rm(st, id, st->holder, attempt > 0 ? attempt : 0, err);
 }
 
 /* ---- export: the journal format of src/session/journal.h ---- */

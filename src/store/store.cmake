@@ -17,6 +17,8 @@ add_library(agentc_store STATIC
   ${CMAKE_SOURCE_DIR}/src/store/store_json.c
   ${CMAKE_SOURCE_DIR}/src/store/store_workers.c
   ${CMAKE_SOURCE_DIR}/src/store/store_notify.c
-  ${CMAKE_SOURCE_DIR}/src/store/store_inbox.c)
+  ${CMAKE_SOURCE_DIR}/src/store/store_inbox.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_pg_loop.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_pg_tend.c)
 target_include_directories(agentc_store PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(agentc_store PUBLIC agentc_runtime PkgConfig::SQLITE3 PkgConfig::LIBPQ PkgConfig::JANSSON)

@@ -266,7 +266,7 @@ static int copy_one(ac_store *from, ac_store *to, const char *id, ac_store_copy_
     free(params), free(agent);
     if (rc != AC_OK) { /* whole or not at all */
         ac_error e2;
-        to->ops->rm(to, id, to->holder, &e2);
+        to->ops->rm(to, id, to->holder, 0, &e2);
         return rc;
     }
     stats->sessions++;

@@ -43,7 +43,7 @@
  *
  * Fencing. Each taking of a session's lease (lease_acquire, claim) counts the row's
  * attempt one more (a session's creator holds attempt 1); the writer keeps the attempt it
- * got, and a commit, or a release, is written only while the row has both its holder and
+ * got, and a commit, a release or a removal is written only while the row has both its holder and
  * its attempt: a process stopped past its lease whose holder name another took since (a
  * worker id reused by its successor) writes nothing, as does one whose lease was taken and
  * given up since.
@@ -134,8 +134,9 @@ typedef struct ac_store_ops {
     /* Every session row, most recently updated first; fn returning non-zero stops. */
     int (*list)(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err);
     /* Writes: the session and all that is stored for it go, unless another holder's lease
-     * runs (AC_STORE_EBUSY) or it does not exist (AC_STORE_ENOENT). */
-    int (*rm)(ac_store *st, const char *id, const char *holder, ac_error *err);
+     * runs (AC_STORE_EBUSY), the row's attempt is no longer attempt (AC_STORE_EBUSY, fenced:
+     * taken again since; 0: any of holder's) or it does not exist (AC_STORE_ENOENT). */
+    int (*rm)(ac_store *st, const char *id, const char *holder, int64_t attempt, ac_error *err);
     /* Writes: one session's commit (ac_store_commit), alone. */
     int (*commit)(ac_store *st, const ac_store_commit *c, ac_error *err);
     /* Events with n > after, in order. */
@@ -212,6 +213,8 @@ typedef struct ac_store_ops {
     /* Every snapshot of the session in order of its event number, kept or not (the latest
      * that is not kept is the only one not kept); fn returning non-zero stops. */
     int (*snapshots)(ac_store *st, const char *id, ac_store_snap_fn fn, void *ud, ac_error *err);
+    /* ac_store_tend (NULL: nothing to keep). */
+    void (*tend)(ac_store *st, ac_loop *loop);
 } ac_store_ops;
 
 /* commit_start of a backend whose commits complete at once: commit_many, then done. */

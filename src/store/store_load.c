@@ -154,7 +154,7 @@ static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsign
         ac_sw_free(w);
         ac_store_err(err, AC_ENOMEM, "out of memory");
         if (!lazy)
-            st->ops->rm(st, id, st->holder, NULL);
+            st->ops->rm(st, id, st->holder, 0, NULL);
         return NULL;
     }
     w->grouped = (flags & AC_STORE_GROUPED) != 0;
@@ -169,7 +169,7 @@ static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsign
         ac_sw_free(w);
         ac_store_err(err, strstr(text, "tool_choice") ? AC_ECONFIG : AC_ESPEC, "%s", text);
         if (!lazy)
-            st->ops->rm(st, id, st->holder, NULL);
+            st->ops->rm(st, id, st->holder, 0, NULL);
         return NULL;
     }
     w->s = s;
@@ -296,7 +296,7 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
         return NULL;
     }
     char why[128];
-    if (ac_session_opts_check(opts, why, sizeof why)) {
+    if (ac_session_opts_check(e, opts, why, sizeof why)) {
         ac_store_err(err, AC_EINVAL, "%s", why);
         return NULL;
     }
@@ -308,12 +308,18 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
         st->ops->lease_acquire(st, id, st->holder, st->lease_ms, NULL, err) == AC_OK) {
         /* created by a process that stopped before its first commit (not even spawn): made
          * anew */
-        st->ops->rm(st, id, st->holder, NULL);
+        st->ops->rm(st, id, st->holder, 0, NULL);
         rc = AC_STORE_ENOENT;
     }
     if (rc == AC_STORE_ENOENT && !(flags & AC_STORE_MUST_EXIST))
         return create_new(st, e, id, flags, opts, err);
     return rc == AC_OK ? open_stored(st, e, &info, flags, err) : NULL;
+}
+
+int64_t ac_store_session_attempt(const ac_session *s)
+{
+    const store_writer *w = s ? ac_session_hooks_ud(s, &AC_SW_HOOKS) : NULL;
+    return w ? w->attempt : 0;
 }
 
 bool ac_store_session_resumed(const ac_session *s)

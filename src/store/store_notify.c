@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "io/loop.h"
+#include "obs/metrics_int.h"
 #include "store_int.h"
 #include "store_notify.h"
 #include "util/buf.h"
@@ -28,7 +29,8 @@ typedef struct query {
     char *sql;
     char **vals;
     int n;
-    int tx; /* part of a transaction: failed, not sent again, when the connection is lost */
+    int tx;    /* part of a transaction: failed, not sent again, when the connection is lost */
+    int again; /* a read: sent again on the next connection when its connection is lost */
     ac_notify_query_fn fn;
     void *ud;
 } query;
@@ -63,7 +65,14 @@ struct ac_notify {
     int flushing;
     int64_t last_flush_ms;
     uint64_t batches, lines_queued;
+    ac_metrics *metrics; /* NULL: none */
 };
+
+static void count(ac_notify *nt, int metric, const char *label, double v)
+{
+    const char *l[1] = {label};
+    ac_metrics_add(nt->metrics, metric, l, v);
+}
 
 static void start_connect(void *ud);
 static void send_next(ac_notify *nt);
@@ -123,7 +132,11 @@ static void lost(ac_notify *nt)
     nt->result = NULL;
     query *q = nt->inflight;
     nt->inflight = NULL;
-    if (q) {
+    if (q && q->again && !q->tx) { /* first again on the next connection */
+        q->again = 0;
+        q->next = nt->head;
+        nt->head = q;
+    } else if (q) {
         tell(q, NULL, why);
         query_free(q);
     }
@@ -201,6 +214,7 @@ static void connected(ac_notify *nt)
     nt->next_at = &nt->head;
     set_watch(nt, AC_LOOP_READ);
     ac_notify_query(nt, nt->search_path, 0, NULL, 1, NULL, NULL);
+    ac_notify_query(nt, "SET statement_timeout = 30000", 0, NULL, 1, NULL, NULL); /* bounded */
     ac_notify_query(nt, nt->listen, 0, NULL, 1, on_listen, nt);
     send_next(nt);
 }
@@ -307,8 +321,10 @@ static void read_input(ac_notify *nt)
     }
     PGnotify *n;
     while (nt->conn && (n = PQnotifies(nt->conn))) {
-        if (n->be_pid != PQbackendPID(nt->conn)) /* our own come back too: not news */
+        if (n->be_pid != PQbackendPID(nt->conn)) { /* our own come back too: not news */
+            count(nt, AC_M_STORE_NOTIFICATIONS, "received", 1);
             deliver(nt, n->extra);
+        }
         PQfreemem(n);
     }
     if (nt->conn && PQstatus(nt->conn) == CONNECTION_BAD)
@@ -344,7 +360,9 @@ int ac_notify_query(ac_notify *nt, const char *sql, int n, const char *const *va
             query_free(q);
         return -1;
     }
-    q->tx = next;
+    q->tx = (next & AC_NOTIFY_NEXT) != 0;
+    q->again = (next & AC_NOTIFY_AGAIN) != 0;
+    next = q->tx;
     q->fn = fn;
     q->ud = ud;
     if (next) {
@@ -428,12 +446,15 @@ static void on_flush(void *ud)
     if (pay.n)
         element(&arr, pay.p, pay.n);
     ac_buf_add(&arr, "}", 1);
+    size_t n_lines = nt->n_lines;
     lines_clear(nt);
     const char *vals[2] = {nt->channel, arr.p};
     if (arr.p && ac_notify_query(nt, "SELECT pg_notify($1, p) FROM unnest($2::text[]) p", 2, vals,
                                  0, flushed, nt) == 0) {
         nt->flushing = 1;
         nt->batches++;
+        count(nt, AC_M_STORE_NOTIFICATIONS, "sent", 1);
+        count(nt, AC_M_STORE_NOTIFY_LINES, "sent", (double)n_lines);
     }
     nt->last_flush_ms = ac_loop_now_ms(nt->loop);
     ac_buf_free(&arr);
@@ -448,6 +469,7 @@ void ac_notify_send(ac_notify *nt, char kind, const char *a, const char *b)
     for (size_t i = 0; i < nt->n_lines; i++) {
         line *l = &nt->lines[i];
         if (l->kind == kind && !strcmp(l->a, a)) { /* once: a session's with its last event */
+            count(nt, AC_M_STORE_NOTIFY_LINES, "coalesced", 1);
             if (kind == 'e' && b && (!l->b || strtoull(b, NULL, 10) > strtoull(l->b, NULL, 10))) {
                 char *v = strdup(b);
                 if (v) {
@@ -484,6 +506,12 @@ uint64_t ac_notify_batches(const ac_notify *nt, uint64_t *lines)
     if (lines)
         *lines = nt ? nt->lines_queued : 0;
     return nt ? nt->batches : 0;
+}
+
+void ac_notify_set_metrics(ac_notify *nt, ac_metrics *m)
+{
+    if (nt)
+        nt->metrics = m;
 }
 
 int ac_notify_ready(const ac_notify *nt)

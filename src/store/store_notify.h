@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "agentc/agentc.h"
+#include "agentc/store.h"
 
 typedef struct ac_notify ac_notify;
 struct pg_result;
@@ -45,6 +46,11 @@ void ac_notify_send(ac_notify *nt, char kind, const char *a, const char *b);
 /* Notifying statements sent so far (each one commit); *lines (may be NULL) the lines queued
  * (what one notification per journal commit would have been), before coalescing. */
 uint64_t ac_notify_batches(const ac_notify *nt, uint64_t *lines);
+/* Counts in m (may be NULL: none) agentc_store_notifications_total{direction="sent"} (each
+ * notifying statement: one commit), {direction="received"} (each notification from another
+ * process) and agentc_store_notify_lines_total{outcome="sent|coalesced"} (lines queued that
+ * went out, or that were merged into one already queued). */
+void ac_notify_set_metrics(ac_notify *nt, struct ac_metrics *m);
 /* The connection is up and listening: nothing sent from now on is missed. */
 int ac_notify_ready(const ac_notify *nt);
 
@@ -52,11 +58,40 @@ int ac_notify_ready(const ac_notify *nt);
  * the connection is freed: told exactly once. */
 typedef void (*ac_notify_query_fn)(void *ud, const struct pg_result *r, const char *error);
 /* Queues sql with its n text parameters (copied), run in order, one at a time, on the
- * connection; fn(ud, ...) told once. With next, it runs before what is queued already (after
- * the other "next" ones queued by the same result's callback): the statements of a transaction
- * begun, in a row. 0, or -1 (out of memory). */
+ * connection; fn(ud, ...) told once. Flags: AC_NOTIFY_NEXT, it runs before what is queued
+ * already (after the other "next" ones queued by the same result's callback): the statements
+ * of a transaction begun, in a row; AC_NOTIFY_AGAIN, a statement that may run twice (a read):
+ * its connection lost while it was under way, it is sent again, once, first on the next one
+ * (a statement waiting meanwhile waits for it). 0, or -1 (out of memory). */
+#define AC_NOTIFY_NEXT 1
+#define AC_NOTIFY_AGAIN 2
 int ac_notify_query(ac_notify *nt, const char *sql, int n, const char *const *vals, int next,
                     ac_notify_query_fn fn, void *ud);
+
+/* ---- the loop's reads and the heartbeat (store_pg_loop.c) ----
+ *
+ * What the event loop asks of the store on its own (the heartbeat and the claim on its timer,
+ * the journal of a session another worker runs for the streams here, a session's lease for a
+ * request to forward) goes on this connection, never waiting for the server: the result is
+ * told to a callback. Reads are sent again once when the connection is lost under them. */
+
+/* rc: AC_OK, AC_STORE_ENOENT (no such session), or AC_EIO with error (the statement failed). */
+typedef void (*ac_notify_done_fn)(void *ud, int rc, const char *error);
+typedef void (*ac_notify_info_fn)(void *ud, int rc, const ac_store_session_info *info,
+                                  const char *error);
+
+/* Renews the worker row of holder (its heartbeat, by the database's clock). */
+int ac_notify_beat(ac_notify *nt, const char *holder, ac_notify_done_fn done, void *ud);
+/* ac_store_claim's claim for holder (mine: its own sessions too): each claimed session told to
+ * each (its info's id, created_ms, the holder it was taken from, its attempt), then done. */
+int ac_notify_claim(ac_notify *nt, const char *holder, size_t max, int mine, int64_t lease_ms,
+                    ac_store_list_fn each, ac_notify_done_fn done, void *ud);
+/* The session's events after n, in order, told to each (the callbacks' values live until it
+ * returns), then done. */
+int ac_notify_events(ac_notify *nt, const char *id, uint64_t after, ac_store_event_fn each,
+                     ac_notify_done_fn done, void *ud);
+/* The session's row (ac_store_info's), told to fn. */
+int ac_notify_info(ac_notify *nt, const char *id, ac_notify_info_fn fn, void *ud);
 
 /* ---- the inbox (store_inbox.c): requests for a session another worker runs ----
  *

@@ -21,9 +21,13 @@
  * The password of the URI is never shown: the store's path (in every error) is
  * the URI without it, and libpq's own messages do not carry it.
  *
- * Commits are sent without waiting, on the loop (store_pg_commit.c). The other
- * calls wait for the server (synchronous libpq, bounded by the connect timeout and
- * statement_timeout set on open), after a commit in flight has its results.
+ * Commits are sent without waiting, on the loop (store_pg_commit.c); a connection found lost
+ * by a worker's heartbeat is made again in the background (store_pg_tend.c); what the loop
+ * reads on its own goes on the wake-up connection (store_pg_loop.c). The other calls wait
+ * for the server (synchronous libpq, bounded by the connect timeout and statement_timeout set
+ * on open), after a commit in flight has its results: opening a store, the CLI's commands
+ * (one call each, no loop to keep), and what a request of `agentc serve` reads or writes in
+ * its handler (a session loaded, listed, removed, forked; a lease taken).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -78,6 +82,7 @@ static int reconnect(pg_store *s, ac_error *err)
 
 int ac_pg_ready(pg_store *s, ac_error *err)
 {
+    ac_pg_tend_stop(s);
     return s->stale || PQstatus(s->conn) != CONNECTION_OK ? reconnect(s, err) : AC_OK;
 }
 
@@ -118,6 +123,7 @@ PGresult *ac_pg_q(ac_store *st, const char *sql, const pargs *a, ac_error *err, 
 {
     pg_store *s = (pg_store *)st;
     ac_pg_job_drain(s); /* a commit in flight has the connection until its results are in */
+    ac_pg_tend_stop(s); /* made again here, waiting, if it was being made in the background */
     if (!strcmp(sql, "BEGIN"))
         s->in_tx = 0;      /* a BEGIN that failed left none */
     int fresh = !s->in_tx; /* may connect again */
@@ -190,17 +196,16 @@ static void pg_close(ac_store *st)
     pg_store *s = (pg_store *)st;
     if (s->conn)
         ac_pg_job_cancel(s);
+    ac_pg_tend_stop(s);
     PQfinish(s->conn);
     free(s->conninfo);
     free(st->path);
     free(st);
 }
 
-#define INFO_COLS                                                                                  \
-    "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "       \
-    "lease_until, title, " NOW ", " ALIVE
+#define INFO_COLS PG_INFO_COLS
 
-static void fill_info(const PGresult *r, int i, ac_store_session_info *o)
+void ac_pg_fill_info(const PGresult *r, int i, ac_store_session_info *o)
 {
     memset(o, 0, sizeof *o);
     snprintf(o->id, sizeof o->id, "%s", PQgetvalue(r, i, 0));
@@ -217,6 +222,16 @@ static void fill_info(const PGresult *r, int i, ac_store_session_info *o)
         o->lease_expires_ms = until;
     }
     snprintf(o->title, sizeof o->title, "%s", PQgetvalue(r, i, 10));
+    o->attempt = ival(r, i, 13);
+}
+
+void ac_pg_claimed(const PGresult *r, int i, ac_store_session_info *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->id, sizeof o->id, "%s", PQgetvalue(r, i, 0));
+    o->created_ms = ival(r, i, 1);
+    snprintf(o->holder, sizeof o->holder, "%s", PQgetvalue(r, i, 2));
+    o->attempt = ival(r, i, 3);
 }
 
 static int pg_info(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err)
@@ -229,7 +244,7 @@ static int pg_info(ac_store *st, const char *id, ac_store_session_info *out, ac_
         return AC_EIO;
     int found = PQntuples(r) > 0;
     if (found)
-        fill_info(r, 0, out);
+        ac_pg_fill_info(r, 0, out);
     PQclear(r);
     return found ? AC_OK : no_session(st, id, err);
 }
@@ -242,7 +257,7 @@ static int pg_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {
         ac_store_session_info info;
-        fill_info(r, i, &info);
+        ac_pg_fill_info(r, i, &info);
         if (fn(ud, &info))
             break;
     }
@@ -329,12 +344,32 @@ static int tx(ac_store *st, const char *sql, const pargs *a, ac_error *err, cons
     return rc;
 }
 
-static int pg_rm(ac_store *st, const char *id, const char *holder, ac_error *err)
+/* Inside a transaction, the row locked: AC_OK while the session's row has attempt (0: any),
+ * else AC_STORE_EBUSY (fenced: its lease was taken since that attempt), or AC_EIO. */
+static int attempt_check(ac_store *st, const char *id, const char *holder, int64_t attempt,
+                         ac_error *err)
+{
+    if (attempt <= 0)
+        return AC_OK;
+    pargs a = {0};
+    p_s(&a, id);
+    PGresult *r =
+        ac_pg_q(st, "SELECT attempt FROM sessions WHERE id = $1", &a, err, "reading a lease");
+    if (!r)
+        return AC_EIO;
+    int ok = PQntuples(r) > 0 && ival(r, 0, 0) == attempt;
+    PQclear(r);
+    ac_store_commit c = {.id = id, .holder = holder, .attempt = attempt};
+    return ok ? AC_OK : ac_store_fenced(st, &c, err);
+}
+
+static int pg_rm(ac_store *st, const char *id, const char *holder, int64_t attempt, ac_error *err)
 {
     int rc = tx(st, "BEGIN", NULL, err, "removing a session");
     if (rc != AC_OK)
         return rc;
-    if ((rc = lease_check(st, id, holder, err)) != AC_OK) {
+    if ((rc = lease_check(st, id, holder, err)) != AC_OK ||
+        (rc = attempt_check(st, id, holder, attempt, err)) != AC_OK) {
         ac_pg_rollback(st);
         return rc;
     }
@@ -369,11 +404,7 @@ static int pg_events(ac_store *st, const char *id, uint64_t after, ac_store_even
     pargs a = {0};
     p_s(&a, id);
     p_i(&a, after > INT64_MAX ? INT64_MAX : (long long)after);
-    PGresult *r =
-        ac_pg_q(st,
-                "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 "
-                "ORDER BY n",
-                &a, err, "reading the journal");
+    PGresult *r = ac_pg_q(st, PG_EVENTS_SQL, &a, err, "reading the journal");
     return r ? rows_as_events(r, fn, ud) : AC_EIO;
 }
 
@@ -642,8 +673,7 @@ static int pg_worker_beat(ac_store *st, ac_error *err)
 {
     pargs a = {0};
     p_s(&a, st->holder);
-    return run(st, "UPDATE workers SET heartbeat_ms = " NOW " WHERE id = $1", &a, NULL, err,
-               "renewing its worker");
+    return run(st, PG_BEAT_SQL, &a, NULL, err, "renewing its worker");
 }
 
 static int pg_worker_leave(ac_store *st, ac_error *err)
@@ -690,24 +720,12 @@ static int pg_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_sto
     p_i(&a, mine);
     p_i(&a, max > 1000000 ? 1000000 : (long long)max);
     p_i(&a, lease_ms);
-    PGresult *r =
-        ac_pg_q(st,
-                "WITH c AS (SELECT id, holder AS was FROM sessions WHERE at_rest = 0 AND "
-                "(holder = '' OR "
-                "lease_until <= " NOW " OR NOT " ALIVE " OR ($2::int = 1 AND holder = $1)) "
-                "AND ($2::int = 1 OR holder <> $1) ORDER BY updated_ms, id LIMIT $3 "
-                "FOR UPDATE SKIP LOCKED) UPDATE sessions s SET holder = $1, lease_until = " NOW
-                " + $4, attempt = s.attempt + (c.was <> $1)::int FROM c WHERE s.id = c.id "
-                "RETURNING s.id, s.created_ms, c.was",
-                &a, err, "claiming sessions");
+    PGresult *r = ac_pg_q(st, PG_CLAIM_SQL, &a, err, "claiming sessions");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {
         ac_store_session_info info;
-        memset(&info, 0, sizeof info);
-        snprintf(info.id, sizeof info.id, "%s", PQgetvalue(r, i, 0));
-        info.created_ms = ival(r, i, 1);
-        snprintf(info.holder, sizeof info.holder, "%s", PQgetvalue(r, i, 2));
+        ac_pg_claimed(r, i, &info);
         if (fn(ud, &info))
             break;
     }
@@ -743,6 +761,7 @@ static const ac_store_ops PG_OPS = {
     ac_pg_commit_start,
     ac_pg_commit_wait,
     pg_snapshots,
+    ac_pg_tend,
 };
 
 /* Takes agentc's keys out of the URI's query (kept: libpq's). *schema the value of
@@ -848,6 +867,10 @@ static int setup_conn(pg_store *s, ac_error *err)
     return ok ? AC_OK : ac_pg_fail(&s->base, err, "taking its holder's lock");
 }
 
+/* Connects, sets up and migrates waiting for the server (bounded by connect_timeout and
+ * statement_timeout): a store is opened before any loop serves with it (serve's start, the
+ * CLI's commands), so nothing waits behind it; a migration that waits for older workers must
+ * finish before this worker serves anyway. */
 int ac_store_pg_open(const char *uri, const ac_store_options *opt, const char *holder,
                      ac_store **out, ac_error *err)
 {

@@ -22,6 +22,30 @@
     "AND classid::bigint = 1634160196 "                                                            \
     "AND objid::bigint = (hashtext(holder)::bigint & 4294967295))"
 
+/* The columns of a session's row as ac_pg_fill_info reads them. */
+#define PG_INFO_COLS                                                                               \
+    "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "       \
+    "lease_until, title, " NOW ", " ALIVE ", attempt"
+/* The claim ($1 the holder, $2 mine, $3 at most, $4 the lease): the sessions stopped mid-turn
+ * whose holder is gone, leased to $1 (the attempt of each taken from another counted one
+ * more), rows (id, created_ms, the holder it was taken from, attempt). */
+#define PG_CLAIM_SQL                                                                               \
+    "WITH c AS (SELECT id, holder AS was FROM sessions WHERE at_rest = 0 AND (holder = '' OR "     \
+    "lease_until <= " NOW " OR NOT " ALIVE " OR ($2::int = 1 AND holder = $1)) "                   \
+    "AND ($2::int = 1 OR holder <> $1) ORDER BY updated_ms, id LIMIT $3 "                          \
+    "FOR UPDATE SKIP LOCKED) UPDATE sessions s SET holder = $1, lease_until = " NOW " + $4, "      \
+    "attempt = s.attempt + (c.was <> $1)::int FROM c WHERE s.id = c.id "                           \
+    "RETURNING s.id, s.created_ms, c.was, s.attempt"
+#define PG_BEAT_SQL "UPDATE workers SET heartbeat_ms = " NOW " WHERE id = $1"
+#define PG_EVENTS_SQL                                                                              \
+    "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 ORDER BY n"
+
+/* Row i of a result of PG_INFO_COLS into *o (holder "" when its lease ended or its holder's
+ * connection is gone). */
+void ac_pg_fill_info(const PGresult *r, int i, ac_store_session_info *o);
+/* Row i of a claim's result (PG_CLAIM_SQL) into *o. */
+void ac_pg_claimed(const PGresult *r, int i, ac_store_session_info *o);
+
 /* The group commit on the connection (store_pg_commit.c): sent without waiting, its results
  * read as they come, one pipeline at a time. */
 typedef struct pg_job {
@@ -42,6 +66,7 @@ typedef struct pg_job {
     int retried;     /* sent again once: the connection was found lost before any answer */
     int answered;    /* a result of it was read */
     int commit_sent; /* its COMMIT went out: lost then, the outcome is unknown */
+    int waiting;     /* for its connection, made again in the background (store_pg_tend.c) */
     /* the pipeline sent: its statements, the results read and what they said */
     int m, got, got_one, body, ins, row, why, fail_at;
     int prep[16][2], n_prep; /* statements prepared in it: result number, place in the cache */
@@ -60,6 +85,13 @@ typedef struct pg_store {
     int stale;                 /* a commit gave the connection up: made again before use */
     const char *sql[PG_CACHE]; /* prepared statements, by the address of their text */
     pg_job job;
+    struct {            /* the connection made again in the background (store_pg_tend.c) */
+        int state;      /* 0 none, 1 PQresetPoll, 2 its setup sent */
+        int failed, fd; /* a setup statement failed; the socket watched */
+        ac_loop *loop;
+        uint64_t watch, timer;
+        void (*then)(struct pg_store *s, int ok); /* told once it is made (or not) */
+    } tend;
 } pg_store;
 
 /* Up to 16 parameters of one statement, as text (integers formatted in num). */
@@ -105,6 +137,19 @@ int ac_pg_migrate(pg_store *s, ac_error *err);
 const char *ac_pg_msg(PGconn *c, char *buf, size_t cap);
 /* The connection made again when it was lost or given up: AC_OK, or AC_EIO with err. */
 int ac_pg_ready(pg_store *s, ac_error *err);
+
+/* ---- the connection kept (store_pg_tend.c) ---- */
+
+/* ac_store_tend: an idle connection found lost is made again on loop (PQresetStart,
+ * PQresetPoll, then its setup sent and read), none of it waited for. */
+void ac_pg_tend(ac_store *st, ac_loop *loop);
+/* What ac_pg_tend does under way is given up (the connection stale: the caller makes it
+ * again, waiting). */
+void ac_pg_tend_stop(pg_store *s);
+/* The connection, known lost, made again on loop as ac_pg_tend does (or the making under way
+ * joined), then(s, ok) told once it is, or is given up (then the caller connects, waiting):
+ * 1; 0 when it could not be started (nothing told). */
+int ac_pg_tend_start(pg_store *s, ac_loop *loop, void (*then)(pg_store *s, int ok));
 
 /* ---- commits (store_pg_commit.c) ---- */
 

@@ -44,6 +44,7 @@ static int64_t mono_ms(void)
 static void job_io(pg_store *s);
 static void job_timeout(void *ud);
 static int job_begin(pg_store *s);
+static int job_start(pg_store *s);
 
 static void send_failed(pg_store *s)
 {
@@ -496,7 +497,7 @@ static void lost(pg_store *s)
         j->watch = 0;
         PQclear(j->lease);
         j->lease = NULL;
-        if (job_begin(s) == 0 && !j->msg[0])
+        if (job_start(s) == 0 && !j->msg[0])
             return;
     }
     snprintf(m, sizeof m, "the connection was lost (%s); %s", ac_pg_msg(s->conn, j->msg, 300),
@@ -595,6 +596,54 @@ static int job_begin(pg_store *s)
     return 0;
 }
 
+/* The job begun now (its connection made again first, waiting, when it was lost): its first
+ * part sent, or the job failed. */
+static void job_go(pg_store *s)
+{
+    pg_job *j = &s->job;
+    if (job_begin(s) != 0) {
+        char m[sizeof j->msg];
+        snprintf(m, sizeof m, "%s", j->msg);
+        fail_all(s, m, 0);
+    } else if (j->msg[0]) { /* a statement could not be queued: the connection is gone */
+        lost(s);
+    }
+}
+
+/* The connection made again in the background, or not (then the commit fails, saying why:
+ * the server does not answer; the next commit connects again). */
+static void job_conn_ready(pg_store *s, int ok)
+{
+    pg_job *j = &s->job;
+    if (!j->waiting)
+        return; /* a caller that waits took the job over */
+    j->waiting = 0;
+    if (j->state != 1)
+        return;
+    if (ok) {
+        job_go(s);
+        return;
+    }
+    char m[sizeof j->msg + 40];
+    snprintf(m, sizeof m, "connecting again: %s", ac_pg_msg(s->conn, j->msg, sizeof j->msg));
+    fail_all(s, m, 0);
+}
+
+/* On a loop, a connection found lost is made again without waiting and the job begins once
+ * it is; else the job begins now (job_begin connects, waiting). 0, or -1 with j->msg. */
+static int job_start(pg_store *s)
+{
+    pg_job *j = &s->job;
+    if (j->loop && (s->stale || PQstatus(s->conn) != CONNECTION_OK)) {
+        j->waiting = 1;
+        j->msg[0] = 0; /* what the lost connection said is said again if it matters */
+        if (ac_pg_tend_start(s, j->loop, job_conn_ready))
+            return 0;
+        j->waiting = 0;
+    }
+    return job_begin(s);
+}
+
 void ac_pg_commit_start(ac_store *st, ac_loop *loop, const ac_store_commit *c, size_t n, int *rcs,
                         ac_error *errs, int *rc, void (*done)(void *ud), void *ud)
 {
@@ -612,7 +661,7 @@ void ac_pg_commit_start(ac_store *st, ac_loop *loop, const ac_store_commit *c, s
                   .ud = ud};
     j->task.fn = run_done;
     j->task.ud = s;
-    if (job_begin(s) != 0) {
+    if (job_start(s) != 0) {
         char m[sizeof j->msg];
         snprintf(m, sizeof m, "%s", j->msg);
         fail_all(s, m, 0);
@@ -625,6 +674,11 @@ void ac_pg_commit_start(ac_store *st, ac_loop *loop, const ac_store_commit *c, s
 void ac_pg_job_drain(pg_store *s)
 {
     pg_job *j = &s->job;
+    if (j->state == 1 && j->waiting) { /* its connection: made here, waiting */
+        j->waiting = 0;
+        ac_pg_tend_stop(s);
+        job_go(s);
+    }
     while (j->state == 1) {
         int f = PQflush(s->conn);
         struct pollfd p = {PQsocket(s->conn), (short)(POLLIN | (f == 1 ? POLLOUT : 0)), 0};

@@ -320,11 +320,12 @@ static void fill_info(ac_store *st, sqlite3_stmt *q, ac_store_session_info *o)
         o->lease_expires_ms = until;
     }
     snprintf(o->title, sizeof o->title, "%s", col(q, 10));
+    o->attempt = sqlite3_column_int64(q, 12);
 }
 
 #define INFO_COLS                                                                                  \
     "id, spec_hash, status, at_rest, created_ms, updated_ms, events, snapshot_seq, holder, "       \
-    "lease_until, title, " NOW
+    "lease_until, title, " NOW ", attempt"
 
 static int sq_info(ac_store *st, const char *id, ac_store_session_info *out, ac_error *err)
 {
@@ -414,12 +415,34 @@ static int sq_create(ac_store *st, const char *id, const char *spec_hash, const 
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "creating a session");
 }
 
-static int sq_rm(ac_store *st, const char *id, const char *holder, ac_error *err)
+/* Inside a transaction: AC_OK while the session's row has attempt (0: any), else
+ * AC_STORE_EBUSY (fenced: its lease was taken since that attempt), or AC_EIO. */
+static int attempt_check(ac_store *st, const char *id, const char *holder, int64_t attempt,
+                         ac_error *err)
+{
+    if (attempt <= 0)
+        return AC_OK;
+    sqlite3_stmt *q = prep(st, "SELECT attempt FROM sessions WHERE id = ?");
+    if (!q)
+        return sq_fail(st, err, "reading a lease");
+    bind_text(q, 1, id);
+    int rc = sqlite3_step(q);
+    int ok = rc == SQLITE_ROW && sqlite3_column_int64(q, 0) == attempt;
+    done(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return sq_fail(st, err, "reading a lease");
+    ac_store_commit c = {.id = id, .holder = holder, .attempt = attempt};
+    return ok ? AC_OK : ac_store_fenced(st, &c, err);
+}
+
+static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t attempt, ac_error *err)
 {
     int rc = exec(st, "BEGIN IMMEDIATE", err, "removing a session");
     if (rc != AC_OK)
         return rc;
     rc = lease_check(st, id, holder, err);
+    if (rc == AC_OK)
+        rc = attempt_check(st, id, holder, attempt, err);
     if (rc != AC_OK) {
         rollback(st);
         return rc;
@@ -1061,7 +1084,7 @@ static int sq_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *e
 static int claimable(ac_store *st, size_t max, int mine, ac_store_session_info **out, size_t *n)
 {
     sqlite3_stmt *q = prep(st, "SELECT id, created_ms, holder, lease_until, " NOW
-                               " FROM sessions WHERE at_rest = 0 ORDER BY updated_ms, id");
+                               ", attempt FROM sessions WHERE at_rest = 0 ORDER BY updated_ms, id");
     if (!q)
         return -1;
     int rc;
@@ -1080,6 +1103,7 @@ static int claimable(ac_store *st, size_t max, int mine, ac_store_session_info *
         snprintf(o[*n].id, sizeof o[*n].id, "%s", col(q, 0));
         o[*n].created_ms = sqlite3_column_int64(q, 1);
         snprintf(o[*n].holder, sizeof o[*n].holder, "%s", h);
+        o[*n].attempt = sqlite3_column_int64(q, 5) + !own; /* as the claim counts it */
         (*n)++;
     }
     done(q);
@@ -1121,12 +1145,34 @@ static int sq_claim(ac_store *st, size_t max, int mine, int64_t lease_ms, ac_sto
 }
 
 static const ac_store_ops SQ_OPS = {
-    "sqlite",       sq_close,         sq_create,        sq_info,   sq_list,
-    sq_rm,          sq_commit,        sq_events,        sq_params, sq_snapshot_get,
-    sq_tool_calls,  sq_lease_acquire, sq_lease_release, sq_note,   sq_notes,
-    sq_commit_many, sq_forget,        sq_agent,         sq_fork,   sq_worker_join,
-    sq_worker_beat, sq_worker_leave,  sq_workers,       sq_claim,  ac_store_commit_at_once,
-    NULL,           sq_snapshots,
+    "sqlite",
+    sq_close,
+    sq_create,
+    sq_info,
+    sq_list,
+    sq_rm,
+    sq_commit,
+    sq_events,
+    sq_params,
+    sq_snapshot_get,
+    sq_tool_calls,
+    sq_lease_acquire,
+    sq_lease_release,
+    sq_note,
+    sq_notes,
+    sq_commit_many,
+    sq_forget,
+    sq_agent,
+    sq_fork,
+    sq_worker_join,
+    sq_worker_beat,
+    sq_worker_leave,
+    sq_workers,
+    sq_claim,
+    ac_store_commit_at_once,
+    NULL,
+    sq_snapshots,
+    NULL,
 };
 
 /* Reads one integer pragma; -1 on failure. */

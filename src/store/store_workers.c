@@ -50,11 +50,17 @@ int ac_store_claim(ac_store *st, size_t max, int mine, ac_store_list_fn fn, void
     return st->ops->claim(st, max, mine, st->lease_ms, fn, ud, err);
 }
 
-int ac_store_release(ac_store *st, const char *id, ac_error *err)
+int ac_store_release(ac_store *st, const char *id, int64_t attempt, ac_error *err)
 {
     if (!st || !id)
         return no_store(err, "ac_store_release (and an id)");
-    return st->ops->lease_release(st, id, st->holder, 0, err);
+    return st->ops->lease_release(st, id, st->holder, attempt > 0 ? attempt : 0, err);
+}
+
+void ac_store_tend(ac_store *st, ac_loop *loop)
+{
+    if (st && loop && st->ops->tend)
+        st->ops->tend(st, loop);
 }
 
 int ac_store_fenced(ac_store *st, const ac_store_commit *c, ac_error *err)

@@ -58,15 +58,27 @@ add_test(NAME cli_coverage
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/coverage.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_coverage PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
-# agentc testgen: generated scenarios run through the engine on spec/agent.fsm and the gallery.
+# agentc testgen: generated scenarios run through the engine on spec/agent.fsm, the gallery and a
+# spec written for the test (about a minute: slow).
 add_test(NAME cli_testgen
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/testgen.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(cli_testgen PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+set_tests_properties(cli_testgen PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77 TIMEOUT 600)
+# agentc run --post-at: events posted as states are entered (a pause, a queued message, a deny).
+add_test(NAME cli_post_at
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/post_at.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_post_at PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 60)
+# agentc coverage --fail-under over the journals every CLI test keeps (tests/cli/lib.sh): runs
+# after all the other tests (CMakeLists.txt gives it their names as DEPENDS).
+add_test(NAME cli_suite_coverage
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/suite_coverage.sh $<TARGET_FILE:agentc> 93
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_suite_coverage PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
 add_test(NAME cli_testgen_mutations
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/testgen_mutations.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(cli_testgen_mutations PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77 TIMEOUT 300)
+set_tests_properties(cli_testgen_mutations PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77 TIMEOUT 900)
 # The README's offline examples as written (the serve example, the durable sessions' lines), and
 # every route of docs/serve.md's API table answered by the server.
 add_test(NAME cli_doc_examples

@@ -6,7 +6,22 @@ tmp=$(mktemp -d)
 server_pid=
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; fi
+  keep_journals
   rm -rf "$tmp"
+}
+# The journals a test recorded are kept for the suite's coverage (tests/cli/suite_coverage.sh):
+# with AGENTC_TEST_JOURNALS set (CMakeLists.txt: BUILD/test-journals), every file under $tmp
+# that starts as a journal does is copied to AGENTC_TEST_JOURNALS/SCRIPT-SUM/ (SUM: of the
+# script's arguments, for a script several tests run), the last run's.
+keep_journals() {
+  [ -n "${AGENTC_TEST_JOURNALS:-}" ] && [ -d "$tmp" ] || return 0
+  local dest n=0
+  dest="$AGENTC_TEST_JOURNALS/$(basename "$0" .sh)-$(cksum <<<"$*" | cut -d' ' -f1)"
+  rm -rf "$dest"
+  while IFS= read -r -d '' f; do
+    [ "$(head -c 17 "$f" 2>/dev/null)" = '{"agentc_journal"' ] || continue
+    mkdir -p "$dest" && cp "$f" "$dest/$n.journal" 2>/dev/null && n=$((n + 1))
+  done < <(find "$tmp" -type f -size -20M -print0 2>/dev/null)
 }
 trap cleanup EXIT
 fail() { echo "FAIL (${BASH_SOURCE[1]##*/}:${BASH_LINENO[0]}): $*" >&2; exit 1; }

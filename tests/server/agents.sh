@@ -141,7 +141,7 @@ jq -s -e --argjson n "$n" '.[$n:] | map(.body.model) | index("m-math") != null' 
 # the front's history as messages (not one flattened user message), the client's temperature
 # where the agent lets it (support), the agent's own where not (math)
 jq -s -e '[.[] | select(.body.messages[-1].content == "hello with history")][0].body
-  | [.temperature, [.messages[] | [.role, .content]]] == [0.3, [["system", "be brief"], ["user", "first question"], ["assistant", "first answer"], ["user", "hello with history"]]]' \
+  | [.temperature, [.messages[] | [.role, .content]], [.tools[].function.name]] == [0.3, [["system", "be brief"], ["user", "first question"], ["assistant", "first answer"], ["user", "hello with history"]], ["clock", "lookup"]]' \
   "$tmp/requests" >/dev/null || fail "the front's history: $(grep 'hello with history' "$tmp/requests" | head -n1)"
 jq -s -e '[.[] | select(.body.messages[-1].content == "What is 1 + 2?")][0].body.temperature == 0.1' \
   "$tmp/requests" >/dev/null || fail "math took the client's temperature"

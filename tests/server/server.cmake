@@ -124,3 +124,10 @@ add_test(NAME server_guardrails
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/guardrails.sh $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_guardrails PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 120)
+# Client tools on the OpenAI-compatible front: the official `openai` npm package drives a
+# request's tool calls and their follow-up (streamed and not); curl for the errors, another
+# token, a restart, the timeout and the journals' replay.
+add_test(NAME server_client_tools
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/client_tools.sh $<TARGET_FILE:agentc> ${CMAKE_BINARY_DIR}/npm
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_client_tools PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)

@@ -133,11 +133,17 @@ out=$(j -X DELETE "$u3/v1/sessions/b" -w '\n%{http_code}')
 [ "$(j "$u2/v1/sessions/b" -o /dev/null -w '%{http_code}')" = 404 ] || fail "b is still on 2"
 [ "$(j "$u3/v1/sessions/b" -o /dev/null -w '%{http_code}')" = 404 ] || fail "b is still on 3"
 
-# ---- the database restarted: the wake-up connections are made again ---------------------------
+# ---- the database restarted: every connection made again without a request; the first message
+# forwarded after it answered 202 ---------------------------------------------------------------
+# the holders' locks (one per live worker's store connection: 2 and 3)
+holders() { [ "$(sql "SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid::bigint = 1634160196")" = 2 ]; }
+holders || fail "the live workers' holder locks before the restart: $(sql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")"
 bash "$(dirname "$0")/../store/pg_cluster.sh" restart "$dir" "$port" || fail "restart"
-j "$u2/v1/sessions/a" >/dev/null # 2's store connection made again (and its holder's lock)
-forwarded() { [ "$(j -X POST -d '{"content": "after restart", "if_busy": "enqueue"}' "$u3/v1/sessions/a/messages" -o /dev/null -w '%{http_code}')" = 202 ]; }
-for _ in $(seq 1 10); do forwarded && break; sleep 0.5; done
+back() { grep -q "the wake-up connection is back" "$tmp/w$1.err"; }
+wait_for back 2 && wait_for back 3 || fail "the wake-up connections were not made again"
+wait_for holders || fail "the store connections (the holders' locks) were not made again by the heartbeats"
+out=$(j -X POST -d '{"content": "after restart", "if_busy": "enqueue"}' "$u3/v1/sessions/a/messages" -w '\n%{http_code}')
+[ "$(tail -1 <<<"$out")" = 202 ] || fail "the first message forwarded after the restart: $out"
 wait_for turns_done "$tmp/s3" 6 || fail "the message after the restart did not run: $(tail -c 300 "$tmp/s3")"
 j "$u2/v1/sessions/a" | jq -e '[.messages[] | select(.content == "after restart")] | length == 1' >/dev/null \
   || fail "the message after the restart is not there once"
@@ -157,6 +163,14 @@ for req in "events/nosuch {}" "messages {\"content\":\"x\",\"if_busy\":\"never\"
   there=$(j -X POST -d "${req#* }" "$u3/v1/sessions/a/${req%% *}" -w ' %{http_code}')
   [ "$here" = "$there" ] || fail "${req%% *} on 3 (forwarded): $there; on 2: $here"
 done
+# ---- /metrics: the wake-ups counted (each notifying commit carries one line or more) -------------
+metric() { curl -s --max-time 10 "$1/metrics" | awk -v k="$2" '$1 == k {print $2}'; }
+sent=$(metric "$u2" 'agentc_store_notifications_total{direction="sent"}')
+got=$(metric "$u3" 'agentc_store_notifications_total{direction="received"}')
+lines=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="sent"}')
+merged=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="coalesced"}')
+[ "${sent:-0}" -gt 0 ] && [ "${got:-0}" -gt 0 ] || fail "wake-ups not counted: sent ${sent:-none} by 2, received ${got:-none} by 3"
+[ "${lines:-0}" -ge "$sent" ] || fail "$sent notifying commits for ${lines:-none} lines sent, ${merged:-none} coalesced"
 kill -TERM "$pid2" "$pid3"
 wait "$pid2" || fail "worker 2's exit status"
 wait "$pid3" || fail "worker 3's exit status"

@@ -28,6 +28,12 @@ if(TARGET agentc_store)
   agentc_add_test(store_session_opts SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_session_opts.c
     LIBS agentc_store agentc_runtime agentc_io PkgConfig::JANSSON LABELS store session)
 endif()
+# A stored session's client tools come back from its snapshot: still offered, still handed to
+# its caller and answered.
+if(TARGET agentc_store)
+  agentc_add_test(store_client_tools SOURCES ${CMAKE_SOURCE_DIR}/tests/store/test_store_client.c
+    LIBS agentc_store agentc_runtime agentc_io PkgConfig::JANSSON LABELS store session)
+endif()
 # A session's agent: recorded at creation, changed at rest by one journal record with a kept
 # snapshot, the past never judged again under the new one (the gallery's tool budget lowered
 # after a turn of 3 calls); the agent at an event; a fork at the end of a turn.

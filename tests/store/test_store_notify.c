@@ -14,11 +14,15 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <libpq-fe.h>
 
 #include "agentc/agentc.h"
+#include "agentc/metrics.h"
 #include "agentc/store.h"
 #include "io/loop.h"
+#include "store/store_int.h"
 #include "store/store_notify.h"
+#include "store/store_pg.h"
 #include "../support/test_tmpdir.h"
 #include "../support/test_store_where.h"
 
@@ -118,11 +122,25 @@ static int all_told(void)
     return !burst_timer;
 }
 
+/* The value of the series named (with its labels) in Prometheus text, 0 when absent. */
+static double metric(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, series, n) && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+    return 0;
+}
+
 static void test_burst_coalesced(void **state)
 {
     (void)state;
+    ac_metrics *ma = ac_metrics_new(), *mb = ac_metrics_new();
+    ac_notify_set_metrics(na, ma);
+    ac_notify_set_metrics(nb, mb);
     int64_t t0 = ac_loop_now_ms(loop);
-    uint64_t before = ac_notify_batches(na, NULL);
+    uint64_t before = ac_notify_batches(na, NULL), queued;
+    ac_notify_batches(na, &queued);
     burst_timer = ac_loop_timer(loop, 1, on_tick, NULL);
     run_until(all_told, 15000);
     int64_t ms = ac_loop_now_ms(loop) - t0;
@@ -136,6 +154,26 @@ static void test_burst_coalesced(void **state)
     for (int k = 0; k < SESSIONS; k++)
         assert_int_equal(sa.last[k], 0); /* one's own lines do not come back */
     assert_int_equal(sb.others, 0);
+    /* GET /metrics's counts: the notifying commits, the lines sent or coalesced, and the
+     * notifications the other received (one per commit here: each under a payload) */
+    char *ta = ac_metrics_render(ma, 0), *tb = ac_metrics_render(mb, 0);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    double sent = metric(ta, "agentc_store_notifications_total{direction=\"sent\"}");
+    assert_true(sent == (double)batches);
+    assert_true(metric(ta, "agentc_store_notify_lines_total{outcome=\"sent\"}") +
+                    metric(ta, "agentc_store_notify_lines_total{outcome=\"coalesced\"}") ==
+                (double)(lines - queued));
+    assert_true(metric(ta, "agentc_store_notify_lines_total{outcome=\"coalesced\"}") > 0);
+    double got = metric(tb, "agentc_store_notifications_total{direction=\"received\"}");
+    assert_true(got > 0 && got <= sent); /* the last may be on its way still */
+    assert_true(metric(ta, "agentc_store_notifications_total{direction=\"received\"}") == 0);
+    free(ta);
+    free(tb);
+    ac_notify_set_metrics(na, NULL);
+    ac_notify_set_metrics(nb, NULL);
+    ac_metrics_free(ma);
+    ac_metrics_free(mb);
 }
 
 static int thousand(void)
@@ -249,6 +287,302 @@ static void test_inbox(void **state)
     assert_int_equal(taken, 1);
 }
 
+/* ---- the loop's reads and its heartbeat (store_pg_loop.c), on the wake-up connection ---- */
+
+typedef struct reads {
+    int told, rc, rows;
+    char text[512];
+    ac_store_session_info info;
+} reads;
+
+static reads *pending;
+static int told_done(void)
+{
+    return pending->told > 0;
+}
+
+static void done_rc(void *ud, int rc, const char *error)
+{
+    reads *r = ud;
+    (void)error;
+    r->rc = rc;
+    r->told++;
+}
+
+static void got_info(void *ud, int rc, const ac_store_session_info *info, const char *error)
+{
+    reads *r = ud;
+    (void)error;
+    r->rc = rc;
+    if (info)
+        r->info = *info;
+    r->told++;
+}
+
+static int got_event(void *ud, const ac_store_event *e)
+{
+    reads *r = ud;
+    size_t k = strlen(r->text);
+    snprintf(r->text + k, sizeof r->text - k, "%llu:%s;", (unsigned long long)e->n, e->ev);
+    r->rows++;
+    return 0;
+}
+
+static int got_claim(void *ud, const ac_store_session_info *info)
+{
+    reads *r = ud;
+    size_t k = strlen(r->text);
+    snprintf(r->text + k, sizeof r->text - k, "%s:%s@%lld;", info->id, info->holder,
+             (long long)info->attempt);
+    r->rows++;
+    return 0;
+}
+
+static void wait_told(reads *r)
+{
+    pending = r;
+    run_until(told_done, 10000);
+    assert_int_equal(r->told, 1);
+}
+
+/* A session left mid-turn by a holder that is gone (its lock never held). */
+static void left_mid_turn(ac_store *st, const char *id)
+{
+    ac_error err;
+    assert_int_equal(st->ops->create(st, id, "h", NULL, "gone-holder", 60000, &err), AC_OK);
+    ac_store_event evs[3] = {{1, 1, "spawn", "{}", NULL},
+                             {2, 2, "user_message", "{}", NULL},
+                             {3, 3, "llm.request", "{}", NULL}};
+    ac_store_commit c = {.id = id,
+                         .holder = "gone-holder",
+                         .attempt = 1,
+                         .lease_ms = 60000,
+                         .evs = evs,
+                         .n_evs = 3,
+                         .status = "running",
+                         .at_rest = 0};
+    assert_int_equal(st->ops->commit(st, &c, &err), AC_OK);
+}
+
+/* A session's row, its journal after N, the heartbeat and the claim, read on the wake-up
+ * connection as the ones the store's own connection reads. */
+static void test_loop_reads(void **state)
+{
+    (void)state;
+    ac_store_options o = {.holder = "worker-R", .lease_ms = 60000};
+    ac_error err;
+    ac_store *st = ac_store_open(where, &o, &err);
+    assert_non_null(st);
+    left_mid_turn(st, "r1");
+    assert_int_equal(ac_store_worker_join(st, "127.0.0.1:1", &err), AC_OK);
+    reads r = {0};
+    assert_int_equal(ac_notify_info(na, "r1", got_info, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    assert_int_equal(r.info.events, 3);
+    assert_string_equal(r.info.holder, ""); /* its holder's lock is nobody's: gone */
+    assert_int_equal(r.info.attempt, 1);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_info(na, "nosuch", got_info, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_ENOENT);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_events(na, "r1", 1, got_event, done_rc, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    assert_string_equal(r.text, "2:user_message;3:llm.request;");
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_beat(na, "worker-R", done_rc, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_claim(na, "worker-R", 10, 1, 60000, got_claim, done_rc, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    assert_string_equal(r.text, "r1:gone-holder@2;"); /* taken from it: attempt 2 */
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "r1", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "worker-R"); /* its connection holds worker-R's lock */
+    assert_int_equal(info.attempt, 2);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_claim(na, "worker-R", 10, 0, 60000, got_claim, done_rc, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rows, 0); /* its own: not claimed again */
+    ac_store_worker_leave(st, NULL);
+    ac_store_close(st);
+}
+
+static reads *killed;
+static void on_kill(void *ud, const struct pg_result *res, const char *error)
+{
+    (void)res, (void)error;
+    ((reads *)ud)->told++;
+}
+
+static void on_slow(void *ud, const struct pg_result *res, const char *error)
+{
+    reads *r = ud;
+    r->rc = res ? AC_OK : AC_EIO;
+    snprintf(r->text, sizeof r->text, "%s", error ? error : "");
+    r->told++;
+}
+
+static int other_told(void)
+{
+    return killed->told > 0;
+}
+
+/* A read under way when its connection is lost is sent again on the next connection (told
+ * once, with its rows); a statement that may not run twice is told it failed. */
+static void test_read_again(void **state)
+{
+    (void)state;
+    static const char *const KILL =
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
+        "'agentc-listen' AND pid <> pg_backend_pid() AND query LIKE 'SELECT pg_sleep%'";
+    for (int again = 1; again >= 0; again--) {
+        reads r = {0}, k = {0};
+        assert_int_equal(ac_notify_query(nb, "SELECT pg_sleep(0.5), 1", 0, NULL,
+                                         again ? AC_NOTIFY_AGAIN : 0, on_slow, &r),
+                         0);
+        int64_t until = ac_loop_now_ms(loop) + 150;
+        while (ac_loop_now_ms(loop) < until) /* the sleep under way */
+            ac_loop_run_once(loop, 5);
+        killed = &k;
+        assert_int_equal(ac_notify_query(na, KILL, 0, NULL, 0, on_kill, &k), 0);
+        run_until(other_told, 5000);
+        wait_told(&r);
+        if (again)
+            assert_int_equal(r.rc, AC_OK);
+        else
+            assert_int_equal(r.rc, AC_EIO);
+        run_until(both_ready, 10000); /* connected again */
+        assert_true(both_ready());
+    }
+}
+
+static void on_count(void *ud, const struct pg_result *res, const char *error)
+{
+    reads *r = ud;
+    (void)error;
+    r->rows = res && PQntuples(res) ? atoi(PQgetvalue(res, 0, 0)) : -1;
+    r->told++;
+}
+
+/* The count sql reads, on the first wake-up connection. */
+static int locks_of(const char *sql)
+{
+    reads c = {0};
+    assert_int_equal(ac_notify_query(na, sql, 0, NULL, 0, on_count, &c), 0);
+    wait_told(&c);
+    return c.rows;
+}
+
+/* The store's connection, dropped by the server while idle, is made again on the loop by
+ * ac_store_tend (its holder's lock back), without a call that waits. */
+static void test_tend(void **state)
+{
+    (void)state;
+    ac_store_options o = {.holder = "holder-T", .lease_ms = 60000};
+    ac_error err;
+    ac_store *st = ac_store_open(where, &o, &err);
+    assert_non_null(st);
+    static const char *const LOCKS =
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
+        "AND classid::bigint = 1634160196 AND objid::bigint = (hashtext('holder-T')::bigint & "
+        "4294967295)";
+    static const char *const KILL =
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
+        "'agentc' AND pid <> pg_backend_pid()";
+    assert_int_equal(locks_of(LOCKS), 1);
+    reads k = {0};
+    killed = &k;
+    assert_int_equal(ac_notify_query(na, KILL, 0, NULL, 0, on_kill, &k), 0);
+    run_until(other_told, 5000);
+    int locks = 1;
+    for (int i = 0; i < 100 && locks != 0; i++) /* the lock goes with its backend */
+        locks = locks_of(LOCKS);
+    assert_int_equal(locks, 0);
+    for (int i = 0; i < 200 && locks != 1; i++) {
+        ac_store_tend(st, loop); /* the first finds it lost; the others: under way, or alive */
+        locks = locks_of(LOCKS); /* the loop runs meanwhile */
+    }
+    assert_int_equal(locks, 1);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "nosuch", &info, &err), AC_STORE_ENOENT);
+    ac_store_close(st);
+}
+
+static int commit_done;
+static void on_committed(void *ud)
+{
+    (void)ud;
+    commit_done = 1;
+}
+static int committed(void)
+{
+    return commit_done;
+}
+
+/* A group commit on the loop that finds the store's connection lost makes it again in the
+ * background and is sent once it is: commit_start returns before the server has the new
+ * connection, and the commit is written. */
+static void test_commit_reconnects(void **state)
+{
+    (void)state;
+    ac_store_options o = {.holder = "holder-C", .lease_ms = 60000};
+    ac_error err;
+    ac_store *st = ac_store_open(where, &o, &err);
+    assert_non_null(st);
+    assert_int_equal(st->ops->create(st, "c1", "h", NULL, "holder-C", 60000, &err), AC_OK);
+    static const char *const OURS = "SELECT count(*) FROM pg_stat_activity WHERE "
+                                    "application_name = 'agentc' AND pid <> pg_backend_pid()";
+    reads k = {0};
+    killed = &k;
+    assert_int_equal(ac_notify_query(na,
+                                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                     "WHERE application_name = 'agentc'",
+                                     0, NULL, 0, on_kill, &k),
+                     0);
+    run_until(other_told, 5000);
+    int n = 1;
+    for (int i = 0; i < 100 && n != 0; i++)
+        n = locks_of(OURS);
+    assert_int_equal(n, 0);
+    ac_store_event e = {1, 1, "spawn", "{}", NULL};
+    ac_store_commit c = {.id = "c1",
+                         .holder = "holder-C",
+                         .attempt = 1,
+                         .lease_ms = 60000,
+                         .evs = &e,
+                         .n_evs = 1,
+                         .status = "idle",
+                         .at_rest = 1};
+    int rcs[1], rc = -1;
+    ac_error errs[1];
+    commit_done = 0;
+    st->ops->commit_start(st, loop, &c, 1, rcs, errs, &rc, on_committed, NULL);
+    assert_false(commit_done);
+    /* its first statements find the connection lost (or commit_start did, the server's end
+     * read already): the commit waits for it, made again on the loop, never by waiting */
+    pg_store *s = (pg_store *)st;
+    int waited = 0;
+    for (int i = 0; i < 1000 && !commit_done && !waited; i++) {
+        waited = s->job.waiting && s->tend.state;
+        if (!waited)
+            ac_loop_run_once(loop, 5);
+    }
+    assert_true(waited);
+    run_until(committed, 10000);
+    assert_true(commit_done);
+    assert_int_equal(rc, AC_OK);
+    assert_int_equal(rcs[0], AC_OK);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "c1", &info, &err), AC_OK);
+    assert_int_equal(info.events, 1);
+    ac_store_close(st);
+}
+
 int main(void)
 {
     if (!test_store_pg()) {
@@ -259,6 +593,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_burst_coalesced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_payloads_split, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inbox, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loop_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tend, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_reconnects, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -218,9 +218,9 @@ static void test_every_op(void **state)
     assert_int_equal(o->list(st, see_row, &s, &err), AC_OK);
     assert_int_equal(s.n, 2);
     assert_string_equal(s.text, "t;s;"); /* most recently updated first */
-    assert_int_equal(o->rm(st, "s", "holder-A", &err), AC_OK);
-    assert_int_equal(o->rm(st, "s", "holder-A", &err), AC_STORE_ENOENT);
-    assert_int_equal(o->rm(st, "t", "holder-A", &err), AC_OK);
+    assert_int_equal(o->rm(st, "s", "holder-A", 0, &err), AC_OK);
+    assert_int_equal(o->rm(st, "s", "holder-A", 0, &err), AC_STORE_ENOENT);
+    assert_int_equal(o->rm(st, "t", "holder-A", 0, &err), AC_OK);
     ac_store_close(st);
 }
 
@@ -380,7 +380,7 @@ static void test_zombie_writer(void **state)
     ac_error errs[1];
     assert_int_equal(a->ops->commit_many(a, &late, 1, &rc, errs), AC_OK);
     assert_int_equal(rc, AC_STORE_EBUSY);
-    assert_int_equal(a->ops->rm(a, "z", "holder-A", &err), AC_STORE_EBUSY);
+    assert_int_equal(a->ops->rm(a, "z", "holder-A", 0, &err), AC_STORE_EBUSY);
     ac_store_session_info info;
     assert_int_equal(b->ops->info(b, "z", &info, &err), AC_OK);
     assert_int_equal(info.events, 2);
@@ -445,8 +445,9 @@ static void test_stopped_process(void **state)
 }
 
 /* The child: holds "f" as holder-P (attempt 1), then (stopped, its holder name taken by
- * another process meanwhile, and continued) commits an event, one in a group commit, and
- * releases the lease: exits 0 when all three were refused, 1 when any went through. */
+ * another process meanwhile, and continued) commits an event, one in a group commit,
+ * releases the lease, removes the session and releases it as a claim not loaded does: exits
+ * 0 when all were refused, 1 when any went through. */
 static void fenced_child(int ready_fd)
 {
     ac_store *st = open_as("holder-P", 60000);
@@ -466,13 +467,17 @@ static void fenced_child(int ready_fd)
     fenced =
         fenced && st->ops->commit_many(st, &c, 1, &one, errs) == AC_OK && one == AC_STORE_EBUSY;
     fenced = fenced && st->ops->lease_release(st, "f", "holder-P", 1, &err) == AC_OK;
+    fenced = fenced && st->ops->rm(st, "f", "holder-P", 1, &err) == AC_STORE_EBUSY &&
+             strstr(err.text, "taken over");
+    fenced = fenced && ac_store_release(st, "f", 1, &err) == AC_OK;
     ac_store_close(st);
     _exit(fenced ? 0 : 1);
 }
 
 /* A worker id reused: a process stopped while its successor, under the same holder name,
  * took its session (a later attempt). Resumed, the first writes nothing (its commit, its part
- * of a group commit, its release); the session is as the successor left it, its lease held. */
+ * of a group commit, its release, its removal); the session is as the successor left it, its lease
+ * held. */
 static void test_fenced_attempt(void **state)
 {
     (void)state;
@@ -589,6 +594,15 @@ static int see_from(void *ud, const ac_store_session_info *info)
     return 0;
 }
 
+static int see_attempt(void *ud, const ac_store_session_info *info)
+{
+    seen *s = ud;
+    size_t k = strlen(s->text);
+    snprintf(s->text + k, sizeof s->text - k, "%s@%lld;", info->id, (long long)info->attempt);
+    s->n++;
+    return 0;
+}
+
 static int see_worker(void *ud, const ac_store_worker *w)
 {
     seen *s = ud;
@@ -662,14 +676,24 @@ static void test_workers_claim(void **state)
     assert_int_equal(ac_store_claim(b, 100, 0, see_row, &s, &err), AC_OK);
     assert_int_equal(s.n, 0); /* worker-A runs them */
     sleep_ms(1100);           /* its leases end */
-    assert_int_equal(ac_store_claim(b, 1, 0, see_row, &s, &err), AC_OK);
+    assert_int_equal(ac_store_claim(b, 1, 0, see_attempt, &s, &err), AC_OK);
     assert_int_equal(s.n, 1);
     assert_int_equal(ac_store_claim(b, 100, 0, see_from, &s, &err), AC_OK);
     assert_int_equal(s.n, 2); /* w3 at rest stays */
-    assert_true(!strcmp(s.text, "w1;w2:worker-A;") || !strcmp(s.text, "w2;w1:worker-A;"));
+    /* the claim's attempt: created (1), taken from worker-A (2) */
+    assert_true(!strcmp(s.text, "w1@2;w2:worker-A;") || !strcmp(s.text, "w2@2;w1:worker-A;"));
     ac_store_session_info info;
     assert_int_equal(b->ops->info(b, "w1", &info, &err), AC_OK);
     assert_string_equal(info.holder, "worker-B");
+    assert_int_equal(info.attempt, 2);
+    /* a claim not loaded is released with its attempt; an older one's release writes nothing */
+    assert_int_equal(ac_store_release(b, "w1", 1, &err), AC_OK);
+    assert_int_equal(b->ops->info(b, "w1", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "worker-B");
+    assert_int_equal(ac_store_release(b, "w1", 2, &err), AC_OK);
+    assert_int_equal(b->ops->info(b, "w1", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "");
+    assert_int_equal(ac_store_claim(b, 100, 1, see_row, &s, &err), AC_OK); /* taken again */
     memset(&s, 0, sizeof s);
     assert_int_equal(ac_store_claim(a, 100, 1, see_row, &s, &err), AC_OK);
     assert_int_equal(s.n, 0); /* worker-B's now, running */

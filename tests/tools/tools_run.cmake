@@ -1,7 +1,8 @@
 # Tools run through a real engine on a real loop with the scripted provider:
 # parallel calls, argument validation, child process outcomes, callback tools,
-# the internal context tools and the State (references, output paths, plans).
-foreach(t parallel args proc callback internal state subagent)
+# the internal context tools, the State (references, output paths, plans) and a session's
+# client tools (answered later by its caller).
+foreach(t parallel args proc callback internal state subagent client)
   agentc_add_test(tools_run_${t}
     SOURCES ${CMAKE_SOURCE_DIR}/tests/tools/test_tools_${t}.c
     LIBS agentc_runtime agentc_io Threads::Threads

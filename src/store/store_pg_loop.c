@@ -1,0 +1,137 @@
+/*
+ * store_pg_loop.c - what the event loop asks of a PostgreSQL store on its own (store_notify.h:
+ * the heartbeat, the claim, a journal's new events, a session's row), as statements of the
+ * wake-up connection (ac_notify_query): sent without waiting, their rows read when the loop
+ * finds the socket readable. The SQL is the store's own (store_pg.h), the rows read as its
+ * synchronous calls read them.
+ */
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_notify.h"
+#include "store_pg.h"
+
+typedef struct call {
+    ac_notify_done_fn done;
+    ac_notify_info_fn info;
+    ac_store_list_fn each_row;
+    ac_store_event_fn each_event;
+    void *ud;
+} call;
+
+static call *call_new(void *ud)
+{
+    call *c = calloc(1, sizeof *c);
+    if (c)
+        c->ud = ud;
+    return c;
+}
+
+static int queue(ac_notify *nt, call *c, const char *sql, const pargs *a, int flags,
+                 ac_notify_query_fn fn)
+{
+    if (!c || ac_notify_query(nt, sql, a->n, a->v, flags, fn, c) != 0) {
+        free(c);
+        return -1;
+    }
+    return 0;
+}
+
+static void on_done(void *ud, const PGresult *r, const char *error)
+{
+    call *c = ud;
+    if (c->done)
+        c->done(c->ud, r ? AC_OK : AC_EIO, r ? NULL : error);
+    free(c);
+}
+
+int ac_notify_beat(ac_notify *nt, const char *holder, ac_notify_done_fn done, void *ud)
+{
+    call *c = call_new(ud);
+    if (c)
+        c->done = done;
+    pargs a = {0};
+    p_s(&a, holder);
+    return queue(nt, c, PG_BEAT_SQL, &a, 0, on_done);
+}
+
+static void on_claimed(void *ud, const PGresult *r, const char *error)
+{
+    call *c = ud;
+    for (int i = 0; r && i < PQntuples(r); i++) {
+        ac_store_session_info info;
+        ac_pg_claimed(r, i, &info);
+        if (c->each_row(c->ud, &info))
+            break;
+    }
+    on_done(c, r, error);
+}
+
+int ac_notify_claim(ac_notify *nt, const char *holder, size_t max, int mine, int64_t lease_ms,
+                    ac_store_list_fn each, ac_notify_done_fn done, void *ud)
+{
+    call *c = call_new(ud);
+    if (c) {
+        c->each_row = each;
+        c->done = done;
+    }
+    pargs a = {0};
+    p_s(&a, holder);
+    p_i(&a, mine);
+    p_i(&a, max > 1000000 ? 1000000 : (long long)max);
+    p_i(&a, lease_ms);
+    return queue(nt, c, PG_CLAIM_SQL, &a, 0, on_claimed);
+}
+
+static void on_events(void *ud, const PGresult *r, const char *error)
+{
+    call *c = ud;
+    for (int i = 0; r && i < PQntuples(r); i++) {
+        ac_store_event e = {strtoull(PQgetvalue(r, i, 0), NULL, 10),
+                            strtoll(PQgetvalue(r, i, 1), NULL, 10), PQgetvalue(r, i, 2),
+                            PQgetisnull(r, i, 3) ? NULL : PQgetvalue(r, i, 3),
+                            PQgetisnull(r, i, 4) ? NULL : PQgetvalue(r, i, 4)};
+        if (c->each_event(c->ud, &e))
+            break;
+    }
+    on_done(c, r, error);
+}
+
+int ac_notify_events(ac_notify *nt, const char *id, uint64_t after, ac_store_event_fn each,
+                     ac_notify_done_fn done, void *ud)
+{
+    call *c = call_new(ud);
+    if (c) {
+        c->each_event = each;
+        c->done = done;
+    }
+    pargs a = {0};
+    p_s(&a, id);
+    p_i(&a, after > INT64_MAX ? INT64_MAX : (long long)after);
+    return queue(nt, c, PG_EVENTS_SQL, &a, AC_NOTIFY_AGAIN, on_events);
+}
+
+static void on_info(void *ud, const PGresult *r, const char *error)
+{
+    call *c = ud;
+    ac_store_session_info info;
+    memset(&info, 0, sizeof info);
+    int rc = !r ? AC_EIO : PQntuples(r) ? AC_OK : AC_STORE_ENOENT;
+    if (rc == AC_OK)
+        ac_pg_fill_info(r, 0, &info);
+    c->info(c->ud, rc, rc == AC_EIO ? NULL : &info, rc == AC_EIO ? error : NULL);
+    free(c);
+}
+
+int ac_notify_info(ac_notify *nt, const char *id, ac_notify_info_fn fn, void *ud)
+{
+    call *c = call_new(ud);
+    if (c)
+        c->info = fn;
+    pargs a = {0};
+    p_s(&a, id);
+    return queue(nt, c, "SELECT " PG_INFO_COLS " FROM sessions WHERE id = $1", &a, AC_NOTIFY_AGAIN,
+                 on_info);
+}
