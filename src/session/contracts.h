@@ -5,6 +5,7 @@
 #ifndef AGENTC_SESSION_CONTRACTS_H
 #define AGENTC_SESSION_CONTRACTS_H
 
+#include "agentc/agentc.h"
 #include "contract.h"
 
 #include "gen_cli.h"
