@@ -6,15 +6,20 @@
  * journal: what is measured is the engine. Per depth: CPU per run (process CPU time) and the
  * peak heap in use during a run (mallinfo2), nested and inline, and the difference per level,
  * next to what a session of its own costs (the target: a level costs no more than that).
- * Usage: bench_subagent [runs]
+ * With --store every session is a stored one (an SQLite file in a temporary directory, as
+ * `agentc serve --db`), the children too (an opener that opens them in the store, as serve's
+ * does): the cost of durable children against durable inline work.
+ * Usage: bench_subagent [runs] [--store]
  */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agentc/agentc.h"
+#include "agentc/store.h"
 #include "bench_args.h"
 
 #define MAX_DEPTH 4
@@ -32,6 +37,29 @@ static size_t heap_in_use(void)
     return mi.uordblks;
 }
 
+static ac_store *g_st; /* --store: where every session is */
+static int g_run;
+
+/* --store: a child opened in the store (serve's children are), removed when let go. */
+static ac_session *open_child(void *ud, ac_session *parent, const char *entry, const char *dir,
+                              const char *id, const ac_session_options *opts, ac_error *err)
+{
+    (void)ud, (void)entry, (void)dir;
+    return ac_store_session_opts(g_st, ac_session_engine(parent), id, 0, opts, err);
+}
+
+static void close_child(void *ud, ac_session *child)
+{
+    (void)ud;
+    char *id = strdup(ac_session_id(child));
+    ac_session_free(child);
+    if (id)
+        ac_store_rm(g_st, id, NULL);
+    free(id);
+}
+
+static const ac_subagent_opener g_opener = {NULL, open_child, false, close_child};
+
 /* An engine of the shipped spec on loop, its script and tools given. */
 static ac_engine *engine(ac_loop *loop, const char *script, const char *tools)
 {
@@ -41,6 +69,7 @@ static ac_engine *engine(ac_loop *loop, const char *script, const char *tools)
     cfg.provider = AC_PROVIDER_SCRIPT;
     cfg.script_text = script;
     cfg.model = "script";
+    cfg.subagents = g_st ? &g_opener : NULL;
     ac_error err = {0};
     ac_engine *e = ac_engine_new(&cfg, &err);
     if (e && ac_engine_add_tools(e, "builtin:calculator", &err) == 0 &&
@@ -54,7 +83,10 @@ static ac_engine *engine(ac_loop *loop, const char *script, const char *tools)
 static size_t run_once(ac_engine *e, ac_loop *loop, size_t base)
 {
     ac_error err = {0};
-    ac_session *s = ac_session_new(e, "bench", NULL, &err);
+    char id[32];
+    snprintf(id, sizeof id, "bench-%d", ++g_run);
+    ac_session *s = g_st ? ac_store_session_opts(g_st, e, id, 0, NULL, &err)
+                         : ac_session_new(e, "bench", NULL, &err);
     if (!s) {
         fprintf(stderr, "session: %s\n", err.text);
         exit(1);
@@ -73,6 +105,8 @@ static size_t run_once(ac_engine *e, ac_loop *loop, size_t base)
     ac_session_free(s);
     for (int i = 0; i < 10; i++)
         ac_loop_run_once(loop, 0); /* what was deferred */
+    if (g_st)
+        ac_store_rm(g_st, id, NULL);
     return peak > base ? peak - base : 0;
 }
 
@@ -92,13 +126,24 @@ static void measure(ac_engine *e, ac_loop *loop, int runs, double *cpu, size_t *
 
 int main(int argc, char **argv)
 {
-    int runs = argc > 1 ? (int)bench_arg(argv[1], 1, 100000, "runs") : 300;
+    int store = argc > 1 && !strcmp(argv[argc - 1], "--store");
+    int runs = argc > 1 + store ? (int)bench_arg(argv[1], 1, 100000, "runs") : 300;
+    char dir[] = "/tmp/bench_subagent.XXXXXX", path[64];
+    if (store) {
+        ac_error err = {0};
+        snprintf(path, sizeof path, "%s/sessions.db", mkdtemp(dir) ? dir : "/tmp");
+        if (!(g_st = ac_store_open(path, NULL, &err))) {
+            fprintf(stderr, "store: %s\n", err.text);
+            return 1;
+        }
+    }
     ac_loop *loop = ac_loop_new();
     const char *call = "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"agent__sub\", "
                        "\"arguments\": \"{\\\"task\\\": \\\"go\\\"}\"}]}\n"
                        "{\"content\": \"done\"}\n";
-    printf("sub-agent calls nested D levels vs the same %s, %d runs each\n",
-           "model calls inline (one session)", runs);
+    printf("sub-agent calls nested D levels vs the same %s, %d runs each%s\n",
+           "model calls inline (one session)", runs,
+           store ? ", every session stored (SQLite file)" : "");
     /* the target: a level costs what a session of its own costs (one turn: a call, an answer) */
     ac_engine *eb = engine(loop,
                            "{\"tool_calls\": [{\"id\": \"c1\", \"name\": \"calculator\", "
@@ -137,5 +182,17 @@ int main(int argc, char **argv)
         ac_engine_free(ei);
     }
     ac_loop_free(loop);
+    if (store) {
+        ac_store_close(g_st);
+        char side[96];
+        snprintf(side, sizeof side, "%s-holders", path);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-wal", path);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", path);
+        unlink(side);
+        unlink(path);
+        rmdir(dir);
+    }
     return 0;
 }

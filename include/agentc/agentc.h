@@ -233,6 +233,10 @@ typedef struct ac_subagent_opener {
      * (ac_session_handoff); false (and without an opener): a call of transfer_to_NAME fails
      * without pausing the session */
     bool handoffs;
+    /* The call is done with a child open returned (its answer read, or its turn cancelled
+     * when the parent stopped the call): the opener keeps it (a stored session of its own
+     * that goes on being read) or frees it. NULL: ac_session_free. */
+    void (*close)(void *ud, ac_session *child);
 } ac_subagent_opener;
 
 /* Builds an engine. On error returns NULL and fills err: AC_ESPEC when the
@@ -526,6 +530,11 @@ const char *ac_session_answer(const ac_session *s); /* last final answer, "" if 
 /* Why the last turn failed, or why the session failed for good; NULL if neither. */
 const char *ac_session_error(const ac_session *s);
 const char *ac_session_partial(const ac_session *s); /* text streamed in the current call */
+/* In the output's discarded callback: the text it takes back when that is not the call's
+ * partial text (ac_session_partial), and why in *reason (may be NULL): "guardrail_tripped",
+ * the text a turn showed before its parallel input guardrail tripped. NULL (and *reason
+ * NULL) otherwise: the call's partial text goes (a failed call, docs/serve.md). */
+const char *ac_session_discarding(const ac_session *s, const char **reason);
 /* Counters of a session, for reports: LLM calls of the current turn (iterations),
  * tool calls recorded in the session, the tokens the provider reported, and the turns that
  * ended since this ac_session was made (a count to tell a turn's end from the session's). */

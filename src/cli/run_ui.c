@@ -397,8 +397,12 @@ static void ui_discarded(void *ud, ac_session *s, size_t n)
 {
     ui *u = ud;
     if (u->jsonl) {
-        /* the text deltas streamed so far in this call are void (a retry or a failure follows) */
-        emit(s, json_pack("{s:s, s:I}", "type", "discarded", "bytes", (json_int_t)n));
+        /* the text deltas streamed so far in this call are void (a retry or a failure follows),
+         * or the turn's (a parallel input guardrail tripped: reason guardrail_tripped) */
+        const char *why = NULL;
+        ac_session_discarding(s, &why);
+        emit(s, json_pack("{s:s, s:I, s:s?}", "type", "discarded", "bytes", (json_int_t)n, "reason",
+                          why));
         return;
     }
     if (u->wrote_text) {

@@ -9,6 +9,7 @@
 
 #include "run_agent.h"
 #include "serve_agents.h"
+#include "subagents.h"
 
 /* A session's overrides come from HTTP clients: they may not name the server's files. */
 static int names_files(const ac_cli_engine_opts *g, char *err, size_t errcap)
@@ -178,7 +179,7 @@ static void release(void *ud, ac_engine *e, void *hold)
 }
 
 static ac_engine *build(void *ud, const char *record, ac_loop *loop, const ac_output *out,
-                        void **hold, ac_error *err)
+                        const ac_subagent_opener *subagents, void **hold, ac_error *err)
 {
     serve_agents *sa = ud;
     built *b = calloc(1, sizeof *b);
@@ -192,9 +193,10 @@ static ac_engine *build(void *ud, const char *record, ac_loop *loop, const ac_ou
         b->o.script_delay_ms = sa->script_delay_ms;
         if (sa->cli)
             ac_cli_engine_opts_secrets_from(&b->o, sa->cli);
-        if (ac_cli_engine_resolve(&b->o, "agentc serve", &b->base) == 0)
+        if (ac_cli_engine_resolve(&b->o, "agentc serve", &b->base) == 0) {
+            b->base.cfg.subagents = subagents;
             ac_cli_engine_build(&b->base, loop, out, NULL, &e, err);
-        else
+        } else
             snprintf(err->text, sizeof err->text,
                      "its configuration does not resolve (the "
                      "server's log says why)");
@@ -229,6 +231,37 @@ static void replay_release(void *ud, ac_engine *e, void *hold)
     (void)ud, (void)e; /* e is hold's */
     ac_cli_record_engine_free(hold);
     free(hold);
+}
+
+/* A tool file's agent entry called by a session of the agent caller (server.h: entry): the
+ * entry's agent (subagents.c's reading, the agents of --agents by name) over the caller's. */
+static char *entry_record(void *ud, const char *caller, const char *entry, const char *dir,
+                          char **what, ac_error *err)
+{
+    serve_agents *sa = ud;
+    const char *base_dir;
+    char *agent = ac_cli_subagents_entry_agent(sa->file, entry, dir, &base_dir);
+    ac_cli_agent_hold ch, gh;
+    ac_cli_engine_opts o, given;
+    memset(&ch, 0, sizeof ch);
+    memset(&gh, 0, sizeof gh);
+    char *rec = NULL;
+    err->code = AC_ECONFIG;
+    snprintf(err->text, sizeof err->text, "out of memory");
+    if (agent && ac_cli_agent_opts(caller, NULL, &ch, &o, err->text, sizeof err->text) == 0 &&
+        ac_cli_agent_opts(agent, base_dir, &gh, &given, err->text, sizeof err->text) == 0) {
+        ac_cli_engine_opts_overlay(&o, &given);
+        rec = ac_cli_agent_record(&o, gh.name, err->text, sizeof err->text);
+    }
+    if (rec && what) {
+        json_t *w = ac_cli_agent_diff(caller, rec);
+        *what = w ? json_dumps(w, JSON_COMPACT) : NULL;
+        json_decref(w);
+    }
+    free(agent);
+    ac_cli_agent_hold_free(&gh);
+    ac_cli_agent_hold_free(&ch);
+    return rec;
 }
 
 /* The command line's agent as GET /v1/agents lists it: its record with the spec and tool
@@ -310,6 +343,7 @@ int ac_cli_serve_agents_init(serve_agents *sa, ac_srv_agents *out, const char *o
     out->load = agent_load;
     out->replay = replay;
     out->replay_release = replay_release;
+    out->entry = entry_record;
     return 0;
 }
 

@@ -46,19 +46,16 @@ static void set_err(ac_error *err, int code, const char *text)
 static const char *const composition_keys[] = {"description", "input_schema", "max_depth",
                                                "handoff"};
 
-/* The entry's agent as JSON text (malloc'd) and the directory its paths are taken from: the
- * entry less the keys of composition, or the agents file's agent it names. */
-static char *entry_agent(const ac_cli_subagents *sa, const char *entry, const char *dir,
-                         const char **base_dir)
+char *ac_cli_subagents_entry_agent(const ac_cli_agents *agents, const char *entry, const char *dir,
+                                   const char **base_dir)
 {
     json_t *a = json_loads(entry, 0, NULL);
     for (size_t i = 0; a && i < sizeof composition_keys / sizeof *composition_keys; i++)
         json_object_del(a, composition_keys[i]);
     const char *name = json_string_value(json_object_get(a, "name"));
-    const char *named = sa->agents && json_object_size(a) == 1 && name
-                            ? ac_cli_agents_find(sa->agents, name)
-                            : NULL;
-    *base_dir = named ? ac_cli_agents_dir(sa->agents) : dir;
+    const char *named =
+        agents && json_object_size(a) == 1 && name ? ac_cli_agents_find(agents, name) : NULL;
+    *base_dir = named ? ac_cli_agents_dir(agents) : dir;
     char *text = named ? strdup(named) : a ? json_dumps(a, JSON_COMPACT) : NULL;
     json_decref(a);
     return text;
@@ -87,7 +84,7 @@ static const ac_cli_engine_opts *opts_of(const ac_cli_subagents *sa, const ac_en
 static int build(ac_cli_subagents *sa, built *b, const char *entry, const char *dir, ac_error *err)
 {
     const char *base_dir;
-    char *agent = entry_agent(sa, entry, dir, &base_dir);
+    char *agent = ac_cli_subagents_entry_agent(sa->agents, entry, dir, &base_dir);
     ac_cli_engine_opts given;
     char why[512] = "out of memory";
     int rc = agent ? ac_cli_agent_opts(agent, base_dir, &b->hold, &given, why, sizeof why) : -1;

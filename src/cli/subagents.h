@@ -26,6 +26,12 @@ const ac_subagent_opener *ac_cli_subagents_opener(ac_cli_subagents *sa);
  * and resumed, so a new turn answers the same user message. 1 when moved, 0 when no handoff
  * waits, -1 with err (*sp: the session as it stands; NULL when it could not be opened again). */
 int ac_cli_subagents_handoff(ac_cli_subagents *sa, ac_session **sp, ac_error *err);
+/* A tool file's agent entry's agent as JSON text (malloc'd; NULL: out of memory) and in
+ * *base_dir the directory its paths are taken from: the entry less the keys of composition,
+ * read from dir, or, when it gives nothing but its name and agents (may be NULL) has that
+ * name, that agent. */
+char *ac_cli_subagents_entry_agent(const ac_cli_agents *agents, const char *entry, const char *dir,
+                                   const char **base_dir);
 /* Frees the engines it built: after every session and engine that used it. */
 void ac_cli_subagents_free(ac_cli_subagents *sa);
 

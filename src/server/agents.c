@@ -73,7 +73,7 @@ static srv_engine *engine_of(srv *sv, const char *name, char *record, ac_error *
     }
     e->record = record;
     const ac_srv_agents *a = sv->cfg->agents;
-    if (!(e->engine = a->build(a->ud, record, sv->loop, &sv->out, &e->hold, err))) {
+    if (!(e->engine = a->build(a->ud, record, sv->loop, &sv->out, &sv->opener, &e->hold, err))) {
         engine_free(sv, e);
         return NULL;
     }
@@ -100,6 +100,24 @@ srv_engine *srv_agent_of_stored(srv *sv, const char *stored_id, ac_error *err)
 {
     const ac_srv_agents *a = sv->cfg->agents;
     char *record = a->load(a->ud, sv->store, stored_id, sv->loop, err);
+    if (!record)
+        return NULL;
+    json_t *r = json_loads(record, 0, NULL);
+    const char *nm = json_string_value(json_object_get(r, "name"));
+    srv_engine *e = engine_of(sv, nm ? nm : "default", record, err);
+    json_decref(r);
+    return e;
+}
+
+srv_engine *srv_agent_of_entry(srv *sv, const srv_engine *caller, const char *entry,
+                               const char *dir, char **what, ac_error *err)
+{
+    const ac_srv_agents *a = sv->cfg->agents;
+    if (!a->entry) {
+        fill(err, AC_ECONFIG, "this server does not read agent entries");
+        return NULL;
+    }
+    char *record = a->entry(a->ud, caller->record, entry, dir, what, err);
     if (!record)
         return NULL;
     json_t *r = json_loads(record, 0, NULL);

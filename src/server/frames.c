@@ -419,7 +419,11 @@ static void after(srv_frames *fm, const char *ev, json_t *data)
              json_pack("{s:O?, s:O?, s:O?}", "reason", json_object_get(data, "reason"), "what",
                        json_object_get(data, "what"), "agent", name));
     } else if (!strcmp(ev, AC_AGENT_STARTED) || !strcmp(ev, AC_AGENT_DONE)) { /* sub-agents */
-        emit(fm, !strcmp(ev, AC_AGENT_DONE) ? "agent_done" : "agent_started", json_deep_copy(data));
+        json_t *d = json_deep_copy(data); /* the child's id as the owner's requests name it */
+        const char *sid = json_string_value(json_object_get(d, "session"));
+        if (sid && fm->id && srv_owner_id(fm->id, sid) != sid)
+            json_object_set_new(d, "session", json_string(srv_owner_id(fm->id, sid)));
+        emit(fm, !strcmp(ev, AC_AGENT_DONE) ? "agent_done" : "agent_started", d);
     }
 }
 
@@ -486,11 +490,13 @@ void srv_frames_compacted(srv_frames *fm, const char *strategy, size_t before, s
 
 void srv_frames_discarded(srv_frames *fm)
 {
-    const char *p = ac_session_partial(fm->rs);
+    const char *why, *p = ac_session_discarding(fm->rs, &why);
+    if (!p)
+        p = ac_session_partial(fm->rs), why = "call_failed";
     if (*p)
         emit(fm, "discarded",
              json_pack("{s:s, s:I, s:s}", "text", p, "partial_len", (json_int_t)strlen(p), "reason",
-                       "call_failed"));
+                       why));
 }
 
 void srv_frames_rejected(srv_frames *fm, int attempt, const char *errors)

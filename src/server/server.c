@@ -1657,6 +1657,7 @@ static int srv_setup(srv *sv, int loopback)
     if (!sv->loop)
         return 1;
     srv_output_init(sv);
+    srv_children_init(sv);
     int rc = srv_agents_start(sv);
     if (rc)
         return rc;

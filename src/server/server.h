@@ -32,10 +32,11 @@ typedef struct ac_srv_agents {
      * err: AC_ENOENT no such agent, AC_EINVAL an override the agent does not allow or that
      * is malformed, another code when the agent's files cannot be read. */
     char *(*record)(void *ud, const char *name, const char *overrides, ac_error *err);
-    /* An engine built from a record on loop, reporting to out; *hold is given back to
-     * release. NULL and err on error. */
+    /* An engine built from a record on loop, reporting to out, its sessions' sub-agents
+     * opened by subagents (ac_engine_config.subagents); *hold is given back to release. NULL
+     * and err on error. */
     ac_engine *(*build)(void *ud, const char *record, ac_loop *loop, const ac_output *out,
-                        void **hold, ac_error *err);
+                        const ac_subagent_opener *subagents, void **hold, ac_error *err);
     /* Frees an engine build made, once no session runs on it. */
     void (*release)(void *ud, ac_engine *e, void *hold);
     /* Before a session of the store st is loaded: the record it runs from now on (a new
@@ -51,6 +52,13 @@ typedef struct ac_srv_agents {
     ac_engine *(*replay)(void *ud, const char *record, const ac_output *out, void **hold,
                          ac_error *err);
     void (*replay_release)(void *ud, ac_engine *e, void *hold);
+    /* The record of a tool file's agent entry (docs/composition.md; dir: the tool file's
+     * directory) called by a session whose agent's record is caller: the entry's agent keys
+     * over the caller's, or the agent the entry names. With what non-NULL, *what is what
+     * changed from caller (a JSON array as text, malloc'd). NULL and err when it cannot be
+     * read. */
+    char *(*entry)(void *ud, const char *caller, const char *entry, const char *dir, char **what,
+                   ac_error *err);
 } ac_srv_agents;
 
 typedef struct ac_srv_config {

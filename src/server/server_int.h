@@ -88,6 +88,10 @@ struct srv_sess {
     int tailing, tail_again;       /* a read of its journal under way, another due (remote.c) */
     int64_t resume_failed_ms;      /* a claim of it could not load it then (said once) */
     struct srv_client *client;     /* its calls waiting for the client (compat_tools.c) */
+    int in_call;                   /* a sub-agent's session its parent's call runs: kept */
+    json_t *children;              /* its sub-agent calls (children.c), once read */
+    uint64_t handoff_timer;        /* moves it to the agent a handoff names (children.c) */
+    int handoffs;                  /* made since its last answered turn (children.c) */
 };
 
 typedef struct srv_qnode {
@@ -122,6 +126,7 @@ struct srv {
     ac_loop *loop;
     ac_engine *engine; /* the default agent's (agents.c); a session's own prompt is its data */
     srv_engine *engines, *default_engine; /* every agent's engine in use (agents.c) */
+    ac_subagent_opener opener;            /* the sessions' sub-agents (children.c) */
     uint64_t reap_timer;                  /* frees the engines no session uses (agents.c) */
     json_t *agents;                       /* the agents as GET /v1/agents lists them */
     ac_output out;
@@ -203,6 +208,13 @@ enum { SRV_SESS_API = 0, SRV_SESS_CHAT = 1, SRV_SESS_CHAT_KEPT = 2 };
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
                        const char *history, const char *client_tools, int kind, srv_engine *agent,
                        ac_error *err);
+/* A stored session of parent's owner, the child a sub-agent call runs (opts: its options,
+ * opts->parent set), on agent (its reference is the session's, even on failure). */
+srv_sess *srv_sess_child(srv *sv, srv_sess *parent, const char *id, srv_engine *agent,
+                         const ac_session_options *opts, ac_error *err);
+/* ss's session on its agent's engine: created (flags 0) or continued from the store. 0, or -1
+ * with err. */
+int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *opts, ac_error *err);
 /* The engine the session runs on: its agent's. */
 ac_engine *srv_sess_engine(const srv_sess *ss);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
@@ -354,6 +366,21 @@ enum MHD_Result srv_readyz(srv *sv, struct MHD_Connection *c);
 /* GET /v1/workers: the store's workers. */
 enum MHD_Result srv_workers_list(srv *sv, struct MHD_Connection *c);
 
+/* children.c: sub-agents and handoffs of the server's sessions (see there) */
+void srv_children_init(srv *sv); /* sv->opener, before the agents' engines are built */
+/* The session that runs s (NULL: none, or a replayer). */
+srv_sess *srv_sess_of(ac_session *s);
+/* A turn of ss ended: a handoff it paused for is applied from a timer (the session moved to
+ * the agent it names and resumed). */
+void srv_children_turn_ended(srv_sess *ss);
+/* The stored events of ss: its sub-agent calls' records kept for its view. */
+void srv_children_commit(srv_sess *ss, const ac_store_event *evs, size_t n);
+/* A stored id (sid, "OWNER/ID") as the owner of the stored session `of` names it: ID when
+ * both have one owner, else sid. */
+const char *srv_owner_id(const char *of, const char *sid);
+/* GET /v1/sessions/{id}'s "children" and "parent" (the calls read from its journal once). */
+void srv_children_view(srv_sess *ss, json_t *o);
+
 /* compat.c: the OpenAI-compatible front */
 enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
                                      const char *body, size_t n);
@@ -402,6 +429,11 @@ srv_engine *srv_agent_engine(srv *sv, const char *name, const char *overrides, a
 /* The agent a session of the store runs from now on (a reference taken): its stored agent
  * brought to the server's (ac_srv_agents.load). NULL and err: it cannot be loaded. */
 srv_engine *srv_agent_of_stored(srv *sv, const char *stored_id, ac_error *err);
+/* The agent of a tool file's agent entry (JSON text; dir: the tool file's directory) called
+ * by a session running caller (a reference taken); with what non-NULL, *what: what changed
+ * from caller (malloc'd JSON array text). NULL and err when it cannot be built. */
+srv_engine *srv_agent_of_entry(srv *sv, const srv_engine *caller, const char *entry,
+                               const char *dir, char **what, ac_error *err);
 void srv_engine_hold(srv_engine *e);
 void srv_engine_release(srv *sv, srv_engine *e); /* NULL: nothing */
 ac_engine *srv_engine_get(const srv_engine *e);

@@ -52,6 +52,9 @@ ac_engine *srv_sess_engine(const srv_sess *ss)
 
 static void sess_free_fields(srv_sess *ss)
 {
+    if (ss->handoff_timer)
+        ac_loop_cancel_timer(ss->sv->loop, ss->handoff_timer);
+    json_decref(ss->children);
     srv_engine_release(ss->sv, ss->agent);
     free(ss->base);
     free(ss->stored_id);
@@ -84,14 +87,13 @@ srv_sess *srv_sess_known(srv *sv, srv_owner *owner, const char *sid, int64_t cre
 
 /* The session's ac_session on the server's engine: created (its own system prompt, if any,
  * carried in its spawn event), or continued from the store (the prompt comes back with it). */
-static int open_session(srv_sess *ss, unsigned flags, const char *history, const char *client_tools,
-                        ac_error *err)
+int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *given, ac_error *err)
 {
     srv *sv = ss->sv;
     ac_session_options opts = {0};
+    if (given)
+        opts = *given;
     opts.system_prompt = ss->system;
-    opts.history = history;
-    opts.client_tools = client_tools;
     ac_engine *e = srv_sess_engine(ss);
     opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
     if (ss->stored_id)
@@ -105,12 +107,14 @@ static int open_session(srv_sess *ss, unsigned flags, const char *history, const
     ac_session_set_userdata(ss->s, ss);
     ac_session_set_client_calls(ss->s, srv_client_call, ss); /* compat_tools.c */
     ss->last_active_ms = ac_loop_now_ms(sv->loop);
+    if (ac_session_handoff(ss->s, NULL))
+        srv_children_turn_ended(ss); /* stopped between a handoff's pause and its move */
     return 0;
 }
 
-srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
-                       const char *history, const char *client_tools, int kind, srv_engine *agent,
-                       ac_error *err)
+static srv_sess *sess_make(srv *sv, srv_owner *owner, const char *id, const char *system,
+                           const ac_session_options *opts, int kind, srv_engine *agent,
+                           ac_error *err)
 {
     int ephemeral = kind == SRV_SESS_CHAT;
     srv_sess *ss = calloc(1, sizeof *ss);
@@ -155,13 +159,32 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
         fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
-    if (open_session(ss, 0, history, client_tools, err)) {
+    if (srv_sess_open(ss, 0, opts, err)) {
         sess_free_fields(ss);
         return NULL;
     }
     free(ss->system); /* its spawn event carries it from now on: not a third copy */
     ss->system = NULL;
     link_sess(sv, ss);
+    return ss;
+}
+
+srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
+                       const char *history, const char *client_tools, int kind, srv_engine *agent,
+                       ac_error *err)
+{
+    ac_session_options opts = {0};
+    opts.history = history;
+    opts.client_tools = client_tools;
+    return sess_make(sv, owner, id, system, &opts, kind, agent, err);
+}
+
+srv_sess *srv_sess_child(srv *sv, srv_sess *parent, const char *id, srv_engine *agent,
+                         const ac_session_options *opts, ac_error *err)
+{
+    srv_sess *ss = sess_make(sv, parent->owner, id, NULL, opts, SRV_SESS_API, agent, err);
+    if (ss)
+        ss->in_call = 1;
     return ss;
 }
 
@@ -175,12 +198,12 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
     }
     if (!ss->agent && !(ss->agent = srv_agent_of_stored(ss->sv, ss->stored_id, err)))
         return -1;
-    return open_session(ss, AC_STORE_MUST_EXIST, NULL, NULL, err);
+    return srv_sess_open(ss, AC_STORE_MUST_EXIST, NULL, err);
 }
 
 void srv_sess_unload(srv_sess *ss)
 {
-    if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter)
+    if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter || ss->in_call)
         return;
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* commits; the lease is released */
@@ -387,6 +410,7 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
     }
     if (ss->live && n && evs[0].n > srv_frames_at(ss->live) + 1)
         srv_sess_tail(ss); /* committed by another worker before this one ran the session */
+    srv_children_commit(ss, evs, n);
     for (size_t i = 0; ss->live && i < n; i++)
         if (evs[i].n > srv_frames_at(ss->live)) /* what a tail read already is not again */
             srv_frames_apply(ss->live, &evs[i]);
@@ -395,7 +419,7 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
 /* ---- the engine's output: a replayer's makes frames; a live session's feeds the
  * OpenAI-compatible front ---- */
 
-static srv_sess *of(ac_session *s)
+srv_sess *srv_sess_of(ac_session *s)
 {
     int *tag = ac_session_userdata(s);
     srv_sess *ss = tag && *tag == SRV_TAG_SESS ? (srv_sess *)tag : NULL;
@@ -405,7 +429,7 @@ static srv_sess *of(ac_session *s)
 static void o_text(void *ud, ac_session *s, const char *d, size_t n)
 {
     srv_frames *fm = srv_frames_of(s);
-    srv_sess *ss = fm ? NULL : of(s);
+    srv_sess *ss = fm ? NULL : srv_sess_of(s);
     (void)ud;
     if (fm)
         srv_frames_text(fm, "text", d, n);
@@ -424,7 +448,7 @@ static void o_reasoning(void *ud, ac_session *s, const char *d, size_t n)
 static void o_discarded(void *ud, ac_session *s, size_t partial_len)
 {
     srv_frames *fm = srv_frames_of(s);
-    srv_sess *ss = fm ? NULL : of(s);
+    srv_sess *ss = fm ? NULL : srv_sess_of(s);
     (void)ud;
     (void)partial_len;
     if (fm)
@@ -445,7 +469,7 @@ static void o_rejected(void *ud, ac_session *s, int attempt, const char *errors)
 static void o_tool_progress(void *ud, ac_session *s, const char *id, double progress, double total,
                             const char *message)
 {
-    srv_sess *ss = of(s);
+    srv_sess *ss = srv_sess_of(s);
     (void)ud;
     if (ss)
         srv_sess_say(ss, "tool_progress",
@@ -457,7 +481,7 @@ static void o_tool_end(void *ud, ac_session *s, const char *id, const char *name
                        const char *content, int64_t duration_ms)
 {
     srv_frames *fm = srv_frames_of(s);
-    srv_sess *ss = fm ? NULL : of(s);
+    srv_sess *ss = fm ? NULL : srv_sess_of(s);
     (void)ud;
     if (fm)
         srv_frames_tool_end(fm, id, name, ok, content, duration_ms);
@@ -476,7 +500,7 @@ static void o_compacted(void *ud, ac_session *s, const char *strategy, size_t be
 static void o_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 {
     srv_frames *fm = srv_frames_of(s);
-    srv_sess *ss = fm ? NULL : of(s);
+    srv_sess *ss = fm ? NULL : srv_sess_of(s);
     (void)ud;
     if (fm) {
         srv_frames_trace(fm, r);
@@ -492,8 +516,10 @@ static void o_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 static void o_finished(void *ud, ac_session *s)
 {
     srv_frames *fm = srv_frames_of(s);
-    srv_sess *ss = fm ? NULL : of(s);
+    srv_sess *ss = fm ? NULL : srv_sess_of(s);
     (void)ud;
+    if (ss)
+        srv_children_turn_ended(ss);
     if (fm)
         srv_frames_finished(fm);
     else if (ss && ss->on_done) {
@@ -592,6 +618,7 @@ json_t *srv_sess_json(srv_sess *ss, int full)
     json_object_set_new(o, "worker", worker_of(&info));
     if (ss->agent)
         json_object_set_new(o, "agent", json_string(srv_engine_name(ss->agent)));
+    srv_children_view(ss, o);
     turn_json(ss->s, o);
     /* a session that only an outside event can move names the events (approve, deny, ...) */
     const char *wstate = NULL;

@@ -20,8 +20,12 @@ void ac_guardrail_bind(ac_engine *e, uint16_t index);
 void ac_guardrail_hold(ac_session *s, const char *text, size_t n);
 /* The last n bytes held go (a model call's partial text, discarded). */
 void ac_guardrail_unhold(ac_session *s, size_t n);
+/* A turn's text delta shown while an input guardrail may still trip (handlers.c). */
+void ac_guardrail_shown(ac_session *s, const char *text, size_t n);
 /* Before each event is dispatched (session.c): an output guardrail that passed shows what it
- * held, before the turn's end is reported; one that tripped, or a session at rest, drops it. */
+ * held, before the turn's end is reported; one that tripped, or a session at rest, drops it.
+ * An input guardrail (parallel) that trips after the turn's text was shown retracts it: the
+ * output's discarded, ac_session_discarding saying what and why. */
 void ac_guardrail_before_event(ac_session *s, const ac_event *ev);
 
 #endif

@@ -490,6 +490,8 @@ static void a_append_delta(ac_session *s, const ac_event *ev)
             ac_guardrail_hold(s, text, n);
         else if (s->e->has_output && s->e->out.text)
             s->e->out.text(s->e->out.ud, s, text, n);
+        if (s->e->retracts_text && !s->e->holds_text)
+            ac_guardrail_shown(s, text, n);
     } else if (kind == AC_DELTA_REASONING) {
         if (s->e->has_output && s->e->out.reasoning)
             s->e->out.reasoning(s->e->out.ud, s, text, n);

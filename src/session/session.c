@@ -132,7 +132,10 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
         ac_obs_event(s->obs, s, s->e->t->event_names[type], t_ms, data, was_in_turn);
     uint32_t entries = s->fsm.counted_entries; /* turns begun (trace_leave) */
     ac_guardrail_before_event(s, &ev);
+    uint16_t outer = s->dispatching;
+    s->dispatching = (uint16_t)(type + 1);
     int rc = ac_fsm_dispatch(&s->fsm, &ev);
+    s->dispatching = outer;
     ac_spec_rt_after_event(s, &ev);
     ac_turn_after_event(s, &before, t_ms);
     if (traced)
@@ -996,6 +999,7 @@ static void session_free_now(ac_session *s)
     ac_state_free(s->state);
     free(s->partial);
     free(s->held);
+    free(s->shown);
     free(s->error);
     session_discard(s);
 }

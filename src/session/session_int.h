@@ -58,7 +58,8 @@ struct ac_engine {
     ac_provider *provider;
     ac_output out;
     int has_output;
-    int holds_text; /* an output guardrail: a turn's text waits for it (guardrail.c) */
+    int holds_text;    /* an output guardrail: a turn's text waits for it (guardrail.c) */
+    int retracts_text; /* an input guardrail: a turn's text shown is kept to retract it */
     char *system_prompt;
     char *journal_dir; /* ac_engine_config.journal_dir, copied */
     /* what tool processes never inherit (tool_env.c): variables by name, and
@@ -163,6 +164,9 @@ struct ac_session {
     size_t partial_len, partial_cap;
     char *held; /* the turn's text an output guardrail holds (guardrail.c) */
     size_t held_len, held_cap;
+    char *shown; /* the turn's text shown, that an input guardrail's trip retracts */
+    size_t shown_len, shown_cap;
+    int retracting;               /* in the discarded output of that retraction */
     void *provider_state;         /* the provider's per-session state (sink.h) */
     struct ac_obs *obs;           /* the session's open spans (src/obs), NULL when not traced */
     double cost_usd;              /* of the model calls applied (cost.h), with e->price */
@@ -193,6 +197,8 @@ struct ac_session {
     char *handoff_text;             /* what ac_session_handoff last gave (handoff.c) */
     struct ac_client_tools *client; /* its client tools and their caller (client_tools.c) */
     struct ac_tool_run *tool_run;   /* the run_tools effect running now (tools_run.c), or NULL */
+    struct ac_subcall *parked;      /* its sub-agent calls a pause stopped, their children paused */
+    uint16_t dispatching;           /* the event being dispatched, + 1 (0: none) */
     void *userdata;
     /* each effect's own state, by effect index, typed in the effect's file: one slot per
      * effect the spec declares (at least one), allocated with the session */
@@ -223,6 +229,8 @@ json_t *ac_subagent_spawn_json(const ac_session_options *opts);
 json_t *ac_subagent_snapshot_save(const ac_session *s);
 int ac_subagent_snapshot_restore(ac_session *s, json_t *v, char *err, size_t errcap);
 void ac_subagent_child_finished(ac_session *s);
+/* The turn of s ended other than by a pause: the children its pause kept are let go. */
+void ac_subagent_unpark(ac_session *s);
 void ac_subagent_session_free(ac_session *s);
 /* 1 when the session's journal or store could not be written (the session failed), else 0
  * (session.c). */

@@ -8,9 +8,12 @@
  * ends, its answer is the call's result, its failure (with the reason) the call's failure.
  * The parent's journal records agent.started (the child's id) and agent.done around it,
  * outside any dispatch of the parent (from 0 ms timers). When the parent stops the call
- * (cancel, rollback, pause, free), the child's turn is cancelled and the child freed, so no
- * call is left unanswered in either conversation. A child's level is its parent's + 1; a call
- * whose child would be deeper than the entry's max_depth (default 3) fails without running.
+ * (cancel, rollback, free), the child's turn is cancelled and the child let go (given back
+ * to the opener, or freed), so no call is left unanswered in either conversation. A pause of
+ * the parent pauses the child instead and keeps the call parked: the parent's next call of
+ * the same agent and task resumes that child; the parent's turn ending lets it go. A child's level
+ * is its parent's + 1; a call whose child would be deeper than the entry's max_depth (default 3)
+ * fails without running.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,11 +39,27 @@ struct ac_subcall {
     ac_loop *loop;
     ac_session *child;
     const ac_tool *t;
+    const ac_subagent_opener *opener; /* what opened the child (NULL: none) */
     char *call_id, *child_id, *path, *task;
     uint64_t timer;
+    ac_subagent_done_fn done; /* a guardrail's call: its answer goes there, not to a run */
+    void *done_ud;
+    struct ac_subcall *next_parked; /* in its parent's parked calls */
+    int parked; /* stopped by its parent's pause: the child paused, kept for a call again */
 };
 
 static void done_fired(void *ud);
+static struct ac_subcall *unpark_for(ac_session *s, const ac_tool *t, const char *task,
+                                     const char *call_id);
+
+/* The call lets go of its child: given back to the opener that opened it, else freed. */
+static void child_release(struct ac_subcall *c, ac_session *child)
+{
+    if (child && c->opener && c->opener->close)
+        c->opener->close(c->opener->ud, child);
+    else
+        ac_session_free(child);
+}
 
 /* ---- the child's side: its parent call ---- */
 
@@ -97,10 +116,11 @@ int ac_subagent_snapshot_restore(ac_session *s, json_t *v, char *err, size_t err
 
 void ac_subagent_session_free(ac_session *s)
 {
+    ac_subagent_unpark(s);
     struct ac_subcall *c = s->sub;
     if (c) { /* freed under a call that waits for it: the call fails (from a timer) */
         c->child = NULL;
-        if (!c->timer)
+        if (!c->timer && !c->parked) /* a parked call has no run to answer: it just goes */
             c->timer = ac_loop_timer(c->loop, 0, done_fired, c);
     }
     free(s->parent);
@@ -167,7 +187,9 @@ static void call_free(struct ac_subcall *c)
 /* The call answered (ok, content) and let go: the run completes it from its own timer. */
 static void call_complete(struct ac_subcall *c, int ok, const char *content)
 {
-    if (c->parent) {
+    if (c->parent && c->done) {
+        c->done(c->done_ud, ok, content);
+    } else if (c->parent) {
         *ac_tool_run_slot_sub(c->sl) = NULL;
         ac_tool_run_complete_later(c->r, c->sl, ok, content);
     }
@@ -216,7 +238,7 @@ static void done_fired(void *ud)
     call_record(c, AC_AGENT_DONE,
                 json_pack("{s:b, s:s}", "ok", ok, "outcome",
                           ac_turn_outcome_name(child ? o : AC_TURN_FAILED)));
-    ac_session_free(child);
+    child_release(c, child);
     c->child = NULL;
     char *text = ac_buf_take(&b, NULL);
     call_complete(c, ok, text ? text : "out of memory");
@@ -226,7 +248,7 @@ static void done_fired(void *ud)
 void ac_subagent_child_finished(ac_session *s)
 {
     struct ac_subcall *c = s->sub;
-    if (!c || c->timer)
+    if (!c || c->timer || c->parked)
         return; /* a paused child (its own spec paused it) fails the call too: nothing resumes it */
     c->timer = ac_loop_timer(c->loop, 0, done_fired, c);
 }
@@ -283,6 +305,7 @@ static void open_fired(void *ud)
     ac_error err = {0};
     ac_engine *e = ac_session_engine(c->parent);
     char *entry = json_dumps(c->t->agent, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    c->opener = e->subagents;
     if (parent && entry)
         c->child = e->subagents ? e->subagents->open(e->subagents->ud, c->parent, entry,
                                                      c->t->agent_dir, c->child_id, &opts, &err)
@@ -325,43 +348,150 @@ static int call_names(struct ac_subcall *c, ac_session *parent, const char *name
     return c->path && c->child_id ? 0 : -1;
 }
 
-struct ac_subcall *ac_subagent_run(ac_tool_run *r, struct slot *sl, const char *call_id,
-                                   const ac_tool *t, const json_t *args)
+/* A call of t by s (its child opened from a timer), or NULL with msg: too deep, or out of
+ * memory. task: the child's user message (owned by the call, even on failure). */
+static struct ac_subcall *call_new(ac_session *s, const ac_tool *t, const char *call_id, char *task,
+                                   char *msg, size_t cap)
 {
-    ac_session *s = ac_tool_run_session(r);
     const char *name = json_string_value(json_object_get(t->agent, "name"));
     const json_t *md = json_object_get(t->agent, "max_depth");
     int max_depth = md ? (int)json_integer_value(md) : SUBAGENT_DEFAULT_DEPTH;
     if (s->depth + 1 > max_depth) {
-        char msg[600];
-        snprintf(msg, sizeof msg,
+        snprintf(msg, cap,
                  "not run: %s would run at level %d of sub-agents (%s%s%s), past its max_depth %d",
                  t->name, s->depth + 1, s->agent_path ? s->agent_path : "",
                  s->agent_path ? "/" : "", name, max_depth);
-        ac_tool_run_complete_later(r, sl, 0, msg);
+        free(task);
         return NULL;
     }
     struct ac_subcall *c = calloc(1, sizeof *c);
-    const json_t *task = json_object_get(args, "task");
     if (c) {
         c->parent = s;
-        c->r = r;
-        c->sl = sl;
         c->loop = s->e->loop;
         c->t = t;
         c->call_id = strdup(call_id);
-        c->task = json_is_string(task) && !json_object_get(t->agent, "input_schema")
-                      ? strdup(json_string_value(task))
-                      : json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        c->task = task;
     }
-    if (!c || !c->call_id || !c->task || call_names(c, s, name) < 0 ||
+    if (!c || !c->call_id || !task || call_names(c, s, name) < 0 ||
         !(c->timer = ac_loop_timer(c->loop, 0, open_fired, c))) {
         if (c)
             call_free(c);
-        ac_tool_run_complete_later(r, sl, 0, "out of memory");
+        else
+            free(task);
+        snprintf(msg, cap, "out of memory");
         return NULL;
     }
     return c;
+}
+
+struct ac_subcall *ac_subagent_run(ac_tool_run *r, struct slot *sl, const char *call_id,
+                                   const ac_tool *t, const json_t *args)
+{
+    ac_session *s = ac_tool_run_session(r);
+    const json_t *task = json_object_get(args, "task");
+    char msg[600];
+    char *text = json_is_string(task) && !json_object_get(t->agent, "input_schema")
+                     ? strdup(json_string_value(task))
+                     : json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    struct ac_subcall *c = text ? unpark_for(s, t, text, call_id) : NULL;
+    if (c) {
+        free(text);
+        c->r = r;
+        c->sl = sl;
+        return c;
+    }
+    c = call_new(s, t, call_id, text, msg, sizeof msg);
+    if (!c) {
+        ac_tool_run_complete_later(r, sl, 0, msg);
+        return NULL;
+    }
+    c->r = r;
+    c->sl = sl;
+    return c;
+}
+
+struct ac_subcall *ac_subagent_ask(ac_session *s, const ac_tool *t, const char *call_id,
+                                   const char *task, ac_subagent_done_fn done, void *ud, char *msg,
+                                   size_t cap)
+{
+    struct ac_subcall *c = call_new(s, t, call_id, strdup(task), msg, cap);
+    if (c) {
+        c->done = done;
+        c->done_ud = ud;
+    }
+    return c;
+}
+
+/* ---- a pause of the parent: its calls' children pause, and a call again resumes them ---- */
+
+/* The parked call's child paused (from a timer: outside its parent's dispatch); a child whose
+ * spec has no pause goes on, its answer kept for the call again. */
+static void pause_fired(void *ud)
+{
+    struct ac_subcall *c = ud;
+    c->timer = 0;
+    uint16_t pause = c->child ? ac_engine_event_index(c->child->e, "pause") : AC_FSM_NONE;
+    if (pause != AC_FSM_NONE && ac_session_in_turn(c->child))
+        ac_session_post(c->child, "pause", NULL, 0);
+}
+
+/* The parent's pause stopped the call: its agent.done says so (outcome paused), its child is
+ * paused and kept; the parent's next call of the same agent with the same task resumes it. */
+static void park(struct ac_subcall *c)
+{
+    json_t *d = json_pack("{s:s, s:s, s:s, s:b, s:s}", "call", c->call_id, "agent", c->path,
+                          "session", c->child_id, "ok", 0, "outcome", "paused");
+    if (d)
+        ac_session_queue_record(c->parent, AC_AGENT_DONE, d);
+    c->r = NULL;
+    c->sl = NULL;
+    c->parked = 1;
+    c->next_parked = c->parent->parked;
+    c->parent->parked = c;
+    if (c->timer)
+        ac_loop_cancel_timer(c->loop, c->timer);
+    c->timer = ac_loop_timer(c->loop, 0, pause_fired, c);
+}
+
+/* The parked call is called again (call id new): recorded, and its child resumed. */
+static void resume_fired(void *ud)
+{
+    struct ac_subcall *c = ud;
+    c->timer = 0;
+    call_record(c, AC_AGENT_STARTED, NULL);
+    if (!c->child) { /* freed since (its session deleted): the call fails */
+        done_fired(c);
+        return;
+    }
+    enum ac_turn_outcome o = ac_session_last_turn(c->child, NULL);
+    if (ac_session_status(c->child) == AC_SESSION_PAUSED && !ac_session_ended(c->child)) {
+        if (ac_session_post(c->child, "resume", NULL, 0) < 0) /* applied after this */
+            ac_subagent_child_finished(c->child);             /* it cannot resume: the call fails */
+    } else if (ac_session_ended(c->child) || (o != AC_TURN_NONE && ac_session_settled(c->child))) {
+        ac_subagent_child_finished(c->child);
+    }
+}
+
+static struct ac_subcall *unpark_for(ac_session *s, const ac_tool *t, const char *task,
+                                     const char *call_id)
+{
+    for (struct ac_subcall **pp = &s->parked; *pp; pp = &(*pp)->next_parked) {
+        struct ac_subcall *c = *pp;
+        if (strcmp(c->t->name, t->name) || strcmp(c->task, task) || !c->child)
+            continue;
+        char *id = strdup(call_id);
+        if (!id)
+            return NULL;
+        *pp = c->next_parked;
+        c->parked = 0;
+        free(c->call_id);
+        c->call_id = id;
+        if (c->timer)
+            ac_loop_cancel_timer(c->loop, c->timer);
+        c->timer = ac_loop_timer(c->loop, 0, resume_fired, c);
+        return c;
+    }
+    return NULL;
 }
 
 /* A detached call's child, freed once its cancel has been applied. */
@@ -369,14 +499,23 @@ static void detached_fired(void *ud)
 {
     struct ac_subcall *c = ud;
     c->timer = 0;
-    ac_session_free(c->child);
+    child_release(c, c->child);
     call_free(c);
 }
+
+static void let_go(struct ac_subcall *c);
 
 void ac_subagent_stop(struct ac_subcall *c)
 {
     if (!c)
         return;
+    ac_session *p = c->parent;
+    if (p && c->child && !c->done && p->dispatching &&
+        p->dispatching - 1 == ac_engine_event_index(p->e, "pause") &&
+        ac_session_in_turn(c->child)) {
+        park(c); /* a pause: the child pauses with its parent */
+        return;
+    }
     if (c->parent && c->child) { /* its agent.started is answered in the parent's journal */
         json_t *d =
             json_pack("{s:s, s:s, s:s, s:b, s:s}", "call", c->call_id, "agent", c->path, "session",
@@ -384,7 +523,15 @@ void ac_subagent_stop(struct ac_subcall *c)
         if (d)
             ac_session_queue_record(c->parent, AC_AGENT_DONE, d);
     }
+    let_go(c);
+}
+
+/* The call lets go of its child: its turn cancelled (journaled in the child), the child
+ * released once that is applied. */
+static void let_go(struct ac_subcall *c)
+{
     c->parent = NULL;
+    c->parked = 0;
     ac_session *child = c->child;
     if (c->timer)
         ac_loop_cancel_timer(c->loop, c->timer);
@@ -394,11 +541,20 @@ void ac_subagent_stop(struct ac_subcall *c)
         return;
     }
     child->sub = NULL;
-    if (ac_session_in_turn(child))
+    if (ac_session_in_turn(child) || ac_session_status(child) == AC_SESSION_PAUSED)
         ac_session_cancel_turn(child); /* recorded in its journal: no call left unanswered */
     if (c->loop && ac_loop_in_callback(c->loop) &&
         (c->timer = ac_loop_timer(c->loop, 0, detached_fired, c)))
         return; /* the cancel is queued: the child goes after it is applied */
-    ac_session_free(child);
+    child_release(c, child);
     call_free(c);
+}
+
+void ac_subagent_unpark(ac_session *s)
+{
+    while (s->parked) {
+        struct ac_subcall *c = s->parked;
+        s->parked = c->next_parked;
+        let_go(c);
+    }
 }

@@ -210,7 +210,16 @@ int ac_subagent_tools_add(ac_engine *e, const json_t *agents, const char *path, 
  * through ac_tool_run_complete_later. The call's handle, NULL when it completed already. */
 struct ac_subcall *ac_subagent_run(ac_tool_run *r, struct slot *sl, const char *call_id,
                                    const ac_tool *t, const json_t *args);
-/* The parent stopped the call: its child's turn is cancelled and the child freed. */
+/* A call of the sub-agent t (a TK_AGENT tool) that no run of tools made (a guardrail's): its
+ * child, PARENT.NAME.CALL_ID, gets task as its user message, and done gets its answer (ok)
+ * or why it failed, from a timer, unless the call is stopped first. NULL with msg when it
+ * cannot run (too deep, out of memory). */
+typedef void (*ac_subagent_done_fn)(void *ud, int ok, const char *content);
+struct ac_subcall *ac_subagent_ask(ac_session *s, const ac_tool *t, const char *call_id,
+                                   const char *task, ac_subagent_done_fn done, void *ud, char *msg,
+                                   size_t cap);
+/* The parent stopped the call: its child's turn is cancelled and the child let go; when the
+ * parent is being paused, the child is paused and the call kept (ac_subagent_unpark). */
 void ac_subagent_stop(struct ac_subcall *c);
 /* A handoff call (handoff.c): answered at once, then the session pauses (the event its
  * completion is followed by, set with ac_tool_run_set_then) so that the embedder moves it to

@@ -218,6 +218,8 @@ void ac_turn_after_event(ac_session *s, const ac_turn_probe *p, int64_t t_ms)
         s->e->out.finished(s->e->out.ud, s);
     if (finished && s->sub)
         ac_subagent_child_finished(s);
+    if (finished && s->parked && ac_session_status(s) != AC_SESSION_PAUSED)
+        ac_subagent_unpark(s);
 }
 
 void ac_turn_fail_session(ac_session *s, const char *why, int64_t t_ms)

@@ -130,6 +130,13 @@ run ptrip "$tmp/par.json" "the secret of 6 * 7?" "$tmp/par.fsm"
 [ "$(requests)" -gt "$n" ] || fail "parallel: the model was not called beside the guardrail"
 tail -n1 "$tmp/ptrip.out" | jq -e '.status == "failed" and .error == "guardrail check_input: a secret"' \
   >/dev/null || fail "parallel, tripped: $(tail -n1 "$tmp/ptrip.out")"
+# the answer's text streamed before the trip is retracted: a discarded line of all its bytes
+shown=$(jq -s -r 'map(select(.type == "text") | .text // .delta) | join("")' "$tmp/ptrip.out")
+[ -n "$shown" ] || fail "parallel, tripped: no text streamed before the trip: $(cat "$tmp/ptrip.out")"
+jq -s -e --argjson n "${#shown}" '(map(select(.type == "discarded")) | length == 1 and .[0].bytes == $n and
+  .[0].reason == "guardrail_tripped") and
+  (map(.type) | (index("discarded") > rindex("text")))' "$tmp/ptrip.out" >/dev/null \
+  || fail "parallel, tripped: the streamed text is not retracted: $(grep -v '"tool' "$tmp/ptrip.out")"
 replays ptrip "$tmp/par.fsm"
 run ppass "$tmp/par.json" "What is 2 + 3?" "$tmp/par.fsm"
 tail -n1 "$tmp/ppass.out" | jq -e '.status == "completed" and .answer == "The answer is 5."' >/dev/null \

@@ -91,4 +91,70 @@ curl -s -N --max-time 20 -H 'Content-Type: application/json' "$url/v1/chat/compl
   >"$tmp/oa2.sse"
 [ "$(sed -n 's/^data: //p' "$tmp/oa2.sse" | grep -v '^\[DONE\]' | jq -s -r 'map(.choices[0].delta.content // "") | join("")')" \
   = "The answer is 5." ] || fail "openai stream, passing: $(cat "$tmp/oa2.sse")"
+
+# ---- a guardrail that is a sub-agent: its child session answers {"pass", "reason"} ------------
+cat >"$tmp/agents.json" <<JSON
+{"tools": [{"name": "check_answer", "description": "guardrail", "parameters": {"type": "object"},
+            "command": ["sh", "-c", "cat >/dev/null; echo '{\\"pass\\": true}'"]}],
+ "agents": [{"name": "check_input", "description": "Checks the user's message", "spec": "$PWD/spec/agent.fsm",
+             "system": "You are a guardrail: answer {\\"pass\\": bool, \\"reason\\": string}.",
+             "tools": []}]}
+JSON
+AGENTC_TEST_KEY=sk-test "$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/b.port" \
+  --base-url "http://127.0.0.1:$(cat "$tmp/model.port")/v1" --model m --api-key-env AGENTC_TEST_KEY \
+  --spec examples/specs/guardrails.fsm --tools builtin:calculator --tools "$tmp/agents.json" 2>"$tmp/b.err" &
+pids+=("$!")
+wait_for test -s "$tmp/b.port" || fail "server b did not start"
+url="http://127.0.0.1:$(cat "$tmp/b.port")"
+n=$(requests)
+expect 201 POST /v1/sessions '{"id": "a1"}'
+sse eva1 a1
+expect 202 POST /v1/sessions/a1/messages '{"content": "the secret of 6 * 7?"}'
+wait_for has_event "$tmp/eva1" '.event == "error" and (.data.message | test("guardrail check_input: a secret"))' \
+  || fail "the agent guardrail did not trip: $(cat "$tmp/eva1")"
+has_event "$tmp/eva1" '.event == "agent_started" and .data.agent == "check_input" and .data.session == "a1.check_input.guardrail_input_m1"' \
+  || fail "no agent_started for the guardrail's child: $(grep -A1 agent_ "$tmp/eva1")"
+[ "$(tail -n +$((n + 1)) "$tmp/requests" | jq -r '.body.messages[0].content' | grep -vc '^You are a guardrail')" = 0 ] \
+  || fail "the agent guardrail tripped after a model call of the session"
+expect 200 GET /v1/sessions/a1.check_input.guardrail_input_m1
+jq -e '.parent.session == "a1" and .answer == "{\"pass\": false, \"reason\": \"a secret\"}"' "$tmp/body" >/dev/null \
+  || fail "the guardrail's child: $(head -c 400 "$tmp/body")"
+n=$(requests)
+expect 201 POST /v1/sessions '{"id": "a2"}'
+sse eva2 a2
+expect 202 POST /v1/sessions/a2/messages '{"content": "What is 2 + 3?"}'
+wait_for has_event "$tmp/eva2" '.event == "turn_done"' || fail "the agent guardrail did not pass: $(cat "$tmp/eva2")"
+expect 200 GET /v1/sessions/a2
+jq -e '.answer == "The answer is 5." and .children[0].agent == "check_input" and .children[0].outcome == "completed"' \
+  "$tmp/body" >/dev/null || fail "passing agent guardrail: $(head -c 400 "$tmp/body")"
+tail -n +$((n + 1)) "$tmp/requests" | jq -e -s 'map(select(.body.messages[0].content | startswith("You are a guardrail") | not))
+  | length > 0 and all(.[]; [.body.tools[]?.function.name] | index("agent__check_input") | not)' >/dev/null \
+  || fail "the guardrail agent was offered to the model"
+
+# ---- a parallel input guardrail that trips after the answer streamed: the text is retracted ---
+sed -e 's|^    guardrail input  check_input$|    guardrail input  check_input parallel|' -e '/guardrail output/d' \
+  examples/specs/guardrails.fsm >"$tmp/par.fsm"
+cat >"$tmp/par.json" <<'JSON'
+{"tools": [{"name": "check_input", "description": "guardrail", "parameters": {"type": "object"},
+            "command": ["sh", "-c", "sleep 1; grep -q secret && echo '{\"pass\": false, \"reason\": \"a secret\"}' || echo '{\"pass\": true}'"]}]}
+JSON
+AGENTC_TEST_KEY=sk-test "$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/c.port" \
+  --base-url "http://127.0.0.1:$(cat "$tmp/model.port")/v1" --model m --api-key-env AGENTC_TEST_KEY \
+  --spec "$tmp/par.fsm" --tools builtin:calculator --tools "$tmp/par.json" 2>"$tmp/c.err" &
+pids+=("$!")
+wait_for test -s "$tmp/c.port" || fail "server c did not start"
+url="http://127.0.0.1:$(cat "$tmp/c.port")"
+expect 201 POST /v1/sessions '{"id": "p1"}'
+sse evp1 p1
+expect 202 POST /v1/sessions/p1/messages '{"content": "the secret of 6 * 7?"}'
+wait_for has_event "$tmp/evp1" '.event == "error" and (.data.message | test("guardrail check_input: a secret"))' \
+  || fail "the parallel guardrail did not trip: $(cat "$tmp/evp1")"
+retracted() { # the text frames, then one discarded frame of all of them
+  frames "$1" | jq -s -e '(map(select(.event == "text") | .data.delta) | join("")) as $t |
+    ($t | length) > 0 and (map(select(.event == "discarded")) | length == 1 and .[0].data.text == $t and
+    .[0].data.reason == "guardrail_tripped") and (map(.event) | index("discarded") > rindex("text"))' >/dev/null
+}
+retracted "$tmp/evp1" || fail "the streamed text is not retracted: $(frames "$tmp/evp1" | grep -v state_changed)"
+curl -s -N --max-time 3 "$url/v1/sessions/p1/events" >"$tmp/evp1b"
+retracted "$tmp/evp1b" || fail "a replayed stream does not retract it: $(frames "$tmp/evp1b" | grep -v state_changed)"
 echo "serve guardrails: ok"

@@ -32,9 +32,13 @@
  *   - ECHOHDR: a 401 JSON error whose message quotes every request header
  *     (servers that echo credentials back);
  *   - DELEGATE[a:TASK|b:TASK]: calls of the sub-agent tools agent__a and agent__b at once
- *     ({"task": TASK}; "*": the prompt itself), then "The answer is RA; RB.";
+ *     ({"task": TASK}; "*": the prompt itself), then "The answer is RA; RB." (asked again when
+ *     the last result says a pause interrupted the call);
  *   - TRANSFER[x] in the last user message: a call of transfer_to_x, unless the system prompt
- *     is "You are x.": then "x answers: MESSAGE".
+ *     is "You are x.": then "x answers: MESSAGE";
+ *   - a system prompt beginning "You are a guardrail" (a guardrail that is a sub-agent):
+ *     {"pass": false, "reason": "a secret"} when the last user message holds "secret", else
+ *     {"pass": true, "reason": "clean"}.
  * --script DIR serves the files of DIR (sorted by name) in turn, one per
  * request (chat completions, or Anthropic's /v1/messages), cycling: a name like `02-503.json` sets
  * the status (default 200);
@@ -450,6 +454,15 @@ static void delegate_calls(buf *b, const char *prompt)
     sse_delta(b, json_object(), "tool_calls");
 }
 
+/* A tool result a pause interrupted: the calls are asked again. */
+static int is_paused_result(const json_t *m)
+{
+    const char *c = json_string_value(json_object_get(m, "content"));
+    if (c && !strncmp(c, "Error: ", 7))
+        c += 7;
+    return c && !strncmp(c, "interrupted: the session was paused", 35);
+}
+
 /* The results of the last round of tool calls, "; "-joined: "The answer is R1; R2." */
 static void delegate_answer(buf *b, const json_t *msgs)
 {
@@ -610,9 +623,16 @@ static int calc_answer(int fd, const request *r)
             sleep_ms(100);
         }
         sse_delta(&b, json_object(), "stop");
+    } else if (system && !strncmp(system, "You are a guardrail", 19)) {
+        const char *v = last_user && strstr(last_user, "secret")
+                            ? "{\"pass\": false, \"reason\": \"a secret\"}"
+                            : "{\"pass\": true, \"reason\": \"clean\"}";
+        sse_delta(&b, json_pack("{s:s}", "content", v), NULL);
+        sse_delta(&b, json_object(), "stop");
     } else if (last_user && strstr(last_user, "TRANSFER[")) {
         transfer_answer(&b, last_user, system, last_role);
-    } else if (strstr(prompt, "DELEGATE[") && last_role && !strcmp(last_role, "user")) {
+    } else if (strstr(prompt, "DELEGATE[") && last_role &&
+               (!strcmp(last_role, "user") || is_paused_result(last))) {
         delegate_calls(&b, prompt);
     } else if (strstr(prompt, "DELEGATE[")) {
         delegate_answer(&b, msgs);

@@ -3,8 +3,9 @@
  * (docs/composition.md), on a real loop with the scripted provider: a child session on the
  * caller's engine (no opener) answers its call; max_depth refuses the call past it; an opener
  * puts the child on an engine of its own, whose tool process a cancel of the parent's turn
- * kills; handoffs fail without pausing where no one moves sessions, and pause the session
- * with ac_session_handoff naming the entry where the opener does.
+ * kills; a pause of the parent pauses the child, and the call again after the resume resumes
+ * it; handoffs fail without pausing where no one moves sessions, and pause the session with
+ * ac_session_handoff naming the entry where the opener does.
  */
 #include <signal.h>
 
@@ -150,7 +151,7 @@ static void test_opener_and_cancel(void **state)
     opener_ud o = {0};
     assert_non_null(o.e = ac_engine_new(&cfg, &err));
     assert_int_equal(ac_engine_add_tools(o.e, sleeper, &err), 0);
-    ac_subagent_opener op = {&o, open_child, false};
+    ac_subagent_opener op = {&o, open_child, false, NULL};
     /* the opener is the engine's: a second engine for the parent, with it */
     cfg.script_text = SUB_CALL "{\"content\": \"done\"}\n";
     cfg.subagents = &op;
@@ -196,6 +197,115 @@ static void test_opener_and_cancel(void **state)
     rig_close(&r);
 }
 
+/* The opener's children kept to look at; given back through close (counted, then freed). */
+typedef struct keep_ud {
+    opener_ud o;
+    ac_session *child;
+    int closed;
+} keep_ud;
+
+static ac_session *open_kept(void *ud, ac_session *parent, const char *entry, const char *dir,
+                             const char *id, const ac_session_options *opts, ac_error *err)
+{
+    keep_ud *k = ud;
+    return k->child = open_child(&k->o, parent, entry, dir, id, opts, err);
+}
+
+static void close_kept(void *ud, ac_session *child)
+{
+    keep_ud *k = ud;
+    k->closed++;
+    if (child == k->child)
+        k->child = NULL;
+    ac_session_free(child);
+}
+
+static int read_pid(const char *pidfile, ac_loop *loop)
+{
+    int pid = 0;
+    for (int i = 0; i < 200 && pid <= 0; i++) {
+        FILE *f = fopen(pidfile, "r");
+        if (f) {
+            if (fscanf(f, "%d", &pid) != 1)
+                pid = 0;
+            fclose(f);
+        }
+        if (pid <= 0)
+            ac_loop_run_once(loop, 10);
+    }
+    return pid;
+}
+
+/* A pause of the parent mid-child pauses the child (its tool process stopped) and keeps it;
+ * after the resume, the parent's call again of the same agent and task resumes that child
+ * (no second one opened), whose answer answers the new call; then it is given back. */
+static void test_pause_parks_the_child(void **state)
+{
+    (void)state;
+    n_seen = 0;
+    char tools[512], sleeper[512], pidfile[512], text[1024];
+    snprintf(pidfile, sizeof pidfile, "%s/sleeper.pid", rig_tmp);
+    snprintf(text, sizeof text,
+             "{\"tools\": [{\"name\": \"sleeper\", \"description\": \"sleeps\", \"command\": "
+             "[\"sh\", \"-c\", \"echo $$ >'%s'; exec sleep 30\"]}]}",
+             pidfile);
+    rig_write("sleeper.json", text, sleeper, sizeof sleeper);
+    rig_write("agents.json", "{\"agents\": [{\"name\": \"sub\", \"description\": \"d\"}]}", tools,
+              sizeof tools);
+    rig r;
+    const char *tl[] = {tools, NULL};
+    rig_open(&r, "{\"content\": \"unused\"}\n", NULL, tl, &out);
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = r.loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = "{\"tool_calls\": [{\"id\": \"z1\", \"name\": \"sleeper\", \"arguments\": "
+                      "\"{}\"}]}\n{\"content\": \"slept\"}\n";
+    cfg.output = &out;
+    ac_error err;
+    keep_ud k = {0};
+    assert_non_null(k.o.e = ac_engine_new(&cfg, &err));
+    assert_int_equal(ac_engine_add_tools(k.o.e, sleeper, &err), 0);
+    ac_subagent_opener op = {&k, open_kept, false, close_kept};
+    cfg.script_text = SUB_CALL "{\"tool_calls\": [{\"id\": \"c2\", \"name\": \"agent__sub\", "
+                               "\"arguments\": \"{\\\"task\\\": \\\"go\\\"}\"}]}\n"
+                               "{\"content\": \"done\"}\n";
+    cfg.subagents = &op;
+    ac_engine *pe = ac_engine_new(&cfg, &err);
+    assert_non_null(pe);
+    assert_int_equal(ac_engine_add_tools(pe, tools, &err), 0);
+    ac_session *s = ac_session_new(pe, "p1", NULL, &err);
+    assert_non_null(s);
+    ac_session_send(s, "go");
+    int pid = read_pid(pidfile, r.loop);
+    assert_true(pid > 0);
+    assert_int_equal(ac_session_post(s, "pause", NULL, 0), 0);
+    for (int i = 0; i < 200 && (kill(pid, 0) == 0 || !k.child ||
+                                ac_session_status(k.child) != AC_SESSION_PAUSED);
+         i++)
+        ac_loop_run_once(r.loop, 10);
+    assert_int_equal(ac_session_status(s), AC_SESSION_PAUSED);
+    assert_non_null(k.child);
+    assert_int_equal(ac_session_status(k.child), AC_SESSION_PAUSED);
+    assert_int_not_equal(kill(pid, 0), 0);
+    assert_int_equal(k.closed, 0);
+    assert_int_equal(ac_session_post(s, "resume", NULL, 0), 0);
+    for (int i = 0; i < 500 && !(ac_session_settled(s) && ac_session_status(s) == AC_SESSION_IDLE);
+         i++)
+        ac_loop_run_once(r.loop, 10);
+    assert_string_equal(ac_session_answer(s), "done");
+    assert_int_equal(k.o.opened, 1); /* the same child, resumed */
+    assert_int_equal(k.closed, 1);
+    if (!saw("-|agent::sub|1|slept")) {
+        dump();
+        fail_msg("the resumed child's answer");
+    }
+    ac_session_free(s);
+    ac_engine_free(pe);
+    ac_engine_free(k.o.e);
+    rig_close(&r);
+}
+
 #define XFER_CALL                                                                                  \
     "{\"tool_calls\": [{\"id\": \"x1\", \"name\": \"transfer_to_b\", \"arguments\": \"{}\"}]}\n"
 
@@ -233,7 +343,7 @@ static void test_handoff(void **state)
     cfg.loop = r.loop;
     cfg.provider = AC_PROVIDER_SCRIPT;
     cfg.script_text = XFER_CALL "{\"content\": \"never\"}\n";
-    ac_subagent_opener op = {NULL, no_child, true};
+    ac_subagent_opener op = {NULL, no_child, true, NULL};
     cfg.subagents = &op;
     ac_error err;
     ac_engine *e = ac_engine_new(&cfg, &err);
@@ -277,7 +387,7 @@ static void test_child_cannot_hand_off(void **state)
     opener_ud o = {0};
     assert_non_null(o.e = ac_engine_new(&cfg, &err));
     assert_int_equal(ac_engine_add_tools(o.e, handoff, &err), 0);
-    ac_subagent_opener op = {&o, open_child, true};
+    ac_subagent_opener op = {&o, open_child, true, NULL};
     cfg.script_text = SUB_CALL "{\"content\": \"done\"}\n";
     cfg.subagents = &op;
     ac_engine *pe = ac_engine_new(&cfg, &err);
@@ -306,6 +416,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_child_on_the_callers_engine, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_child_journal_name, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_opener_and_cancel, rig_setup, rig_teardown),
+        cmocka_unit_test_setup_teardown(test_pause_parks_the_child, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_handoff, rig_setup, rig_teardown),
         cmocka_unit_test_setup_teardown(test_child_cannot_hand_off, rig_setup, rig_teardown),
     };

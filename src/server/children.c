@@ -1,0 +1,249 @@
+/*
+ * children.c - the sessions a session of `agentc serve` hands work to (docs/composition.md).
+ *
+ * Sub-agents: the server's opener (ac_subagent_opener, set on every engine it builds) opens
+ * the child a call of agent::NAME runs as a stored session of its parent's owner, id
+ * PARENT.NAME.CALL, on the engine of the entry's agent (agents.c), so it has its own journal
+ * and its own stream (GET /v1/sessions/{child}/events) like any session; the parent's
+ * journal records agent.started and agent.done around the call. A child the store already
+ * has (a call run again after a restart) is loaded as it stands: it goes on where it was.
+ * When the call is done with it, the child stays a session of the server (unloaded later as
+ * any settled one). GET /v1/sessions/{id} lists a session's calls ("children", read once
+ * from its journal, then kept from its commits) and a child's "parent".
+ *
+ * Handoffs: a session a call of transfer_to_NAME paused is moved from a timer (never from
+ * the dispatch that paused it): the change recorded at rest (agent.changed, reason
+ * "handoff"), the session opened again from the store on the named agent's engine, and
+ * resumed, so a new turn answers the same user message. Its stored agent is the new one: a
+ * restart goes on with it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_int.h"
+
+#define SRV_MAX_HANDOFFS 32 /* in one turn: agents that hand it back and forth are stopped */
+
+/* ---- sub-agents ---- */
+
+static void set_err(ac_error *err, int code, const char *text)
+{
+    if (!err)
+        return;
+    err->code = code;
+    snprintf(err->text, sizeof err->text, "%s", text);
+}
+
+const char *srv_owner_id(const char *of, const char *sid)
+{
+    const char *slash = strchr(of, '/');
+    size_t n = slash ? (size_t)(slash - of) + 1 : 0;
+    return n && !strncmp(of, sid, n) && sid[n] ? sid + n : sid;
+}
+
+/* id: the child's stored id (its parent's, "OWNER/ID", then ".NAME.CALL"). */
+static ac_session *open_child(void *ud, ac_session *parent, const char *entry, const char *dir,
+                              const char *id, const ac_session_options *opts, ac_error *err)
+{
+    srv *sv = ud;
+    srv_sess *ps = srv_sess_of(parent);
+    if (!ps || !ps->stored_id || !ps->agent) /* an OpenAI-compatible request's: not stored */
+        return ac_session_new_opts(ac_session_engine(parent), id, opts, err);
+    const char *own = srv_owner_id(ps->stored_id, id);
+    if (own == id) {
+        set_err(err, AC_EINVAL, "the child's id is not its parent's owner's");
+        return NULL;
+    }
+    srv_sess *cs = srv_sess_stored(sv, id);
+    if (cs && cs->freeing) {
+        set_err(err, AC_EBUSY, "its session is being removed");
+        return NULL;
+    }
+    if (cs) { /* stored already: the call runs again (a restart), the child goes on */
+        if (!cs->s && srv_sess_load(cs, err) < 0)
+            return NULL;
+        cs->in_call = 1;
+        return cs->s;
+    }
+    srv_engine *agent = srv_agent_of_entry(sv, ps->agent, entry, dir, NULL, err);
+    if (!agent)
+        return NULL;
+    cs = srv_sess_child(sv, ps, own, agent, opts, err);
+    return cs ? cs->s : NULL;
+}
+
+/* The call is done with its child: it stays a session of the server. */
+static void close_child(void *ud, ac_session *child)
+{
+    srv *sv = ud;
+    srv_sess *cs = srv_sess_of(child);
+    if (!cs) {
+        ac_session_free(child);
+        return;
+    }
+    cs->in_call = 0;
+    cs->last_active_ms = ac_loop_now_ms(sv->loop);
+}
+
+/* ---- handoffs ---- */
+
+static void handoff_failed(srv_sess *ss, const char *why)
+{
+    fprintf(stderr, "agentc serve: session '%s': the handoff failed: %s\n", ss->id, why);
+    srv_sess_say(ss, "error", json_pack("{s:s, s:s}", "code", "handoff_failed", "message", why));
+}
+
+/* Opens ss again on its new agent's engine (from the change's snapshot) and resumes it. */
+static void reopen_fired(void *ud)
+{
+    srv_sess *ss = ud;
+    ac_error err = {0};
+    ss->handoff_timer = 0;
+    if (ss->freeing || (!ss->s && srv_sess_open(ss, AC_STORE_MUST_EXIST, NULL, &err) < 0)) {
+        handoff_failed(ss, err.text[0] ? err.text : "the session is being removed");
+        return;
+    }
+    if (ss->handoff_timer) /* the open saw the transfer it is moved for: done */
+        ac_loop_cancel_timer(ss->sv->loop, ss->handoff_timer);
+    ss->handoff_timer = 0;
+    if (ac_session_post(ss->s, "resume", NULL, 0) < 0)
+        handoff_failed(ss, "the session cannot resume under the new agent");
+}
+
+/* Records the change to the agent ss's handoff names, then frees ss's session: it is opened
+ * again on the new agent's engine once its last commit is written (reopen_fired). */
+static void handoff_fired(void *ud)
+{
+    srv_sess *ss = ud;
+    srv *sv = ss->sv;
+    ss->handoff_timer = 0;
+    const char *dir, *entry = ss->s && !ss->freeing ? ac_session_handoff(ss->s, &dir) : NULL;
+    if (!entry)
+        return;
+    if (++ss->handoffs > SRV_MAX_HANDOFFS) {
+        handoff_failed(ss, "too many handoffs in one turn: stopped (the agents hand the "
+                           "conversation on in a loop)");
+        return;
+    }
+    if (!ss->stored_id || !ss->agent) {
+        handoff_failed(ss, "a handoff moves a stored session to another agent: this one is not "
+                           "stored");
+        return;
+    }
+    char *what = NULL;
+    ac_error err = {0};
+    srv_engine *to = srv_agent_of_entry(sv, ss->agent, entry, dir ? dir : ".", &what, &err);
+    if (to == ss->agent) { /* moved already (stopped before its resume): it goes on */
+        free(what);
+        srv_engine_release(sv, to);
+        if (ac_session_post(ss->s, "resume", NULL, 0) < 0)
+            handoff_failed(ss, "the session cannot resume under the new agent");
+        return;
+    }
+    int rc = to ? ac_session_change_agent_on(ss->s, "handoff", what ? what : "[\"agent\"]",
+                                             srv_engine_record(to), srv_engine_get(to), &err)
+                : AC_ECONFIG;
+    free(what);
+    if (rc != AC_OK) {
+        srv_engine_release(sv, to);
+        handoff_failed(ss, err.text[0] ? err.text : "out of memory");
+        return;
+    }
+    ac_session_set_userdata(ss->s, NULL);
+    ac_session_free(ss->s); /* its last commit goes with the store's group, on this turn */
+    ss->s = NULL;
+    srv_engine_release(sv, ss->agent);
+    ss->agent = to;
+    ss->handoff_timer = ac_loop_timer(sv->loop, 0, reopen_fired, ss);
+}
+
+void srv_children_turn_ended(srv_sess *ss)
+{
+    if (!ss->s || ss->handoff_timer)
+        return;
+    if (ac_session_handoff(ss->s, NULL))
+        ss->handoff_timer = ac_loop_timer(ss->sv->loop, 0, handoff_fired, ss);
+    else
+        ss->handoffs = 0; /* a turn answered: the next may hand on again */
+}
+
+/* ---- what a session's view says of its calls ---- */
+
+static json_t *find_call(const json_t *children, const char *sid)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(children, i, c)
+    {
+        const char *id = json_string_value(json_object_get(c, "session"));
+        if (id && !strcmp(id, sid))
+            return c;
+    }
+    return NULL;
+}
+
+/* A record of a call in ss's journal (agent.started, agent.done) kept in ss->children. */
+static void keep_call(srv_sess *ss, const char *ev, const char *data)
+{
+    int started = !strcmp(ev, AC_AGENT_STARTED);
+    if (!started && strcmp(ev, AC_AGENT_DONE))
+        return;
+    json_t *d = json_loads(data, 0, NULL);
+    const char *sid = json_string_value(json_object_get(d, "session"));
+    sid = sid && ss->stored_id ? srv_owner_id(ss->stored_id, sid) : sid;
+    json_t *c = sid ? find_call(ss->children, sid) : NULL;
+    if (sid && !c) {
+        c = json_pack("{s:s, s:O, s:O}", "session", sid, "agent", json_object_get(d, "agent"),
+                      "call", json_object_get(d, "call"));
+        json_array_append_new(ss->children, c);
+    }
+    if (c && !started) {
+        json_object_set(c, "ok", json_object_get(d, "ok"));
+        json_object_set(c, "outcome", json_object_get(d, "outcome"));
+    } else if (c) { /* called again (a restart, a resume after a pause): running again */
+        json_object_set(c, "call", json_object_get(d, "call"));
+        json_object_del(c, "ok");
+        json_object_del(c, "outcome");
+    }
+    json_decref(d);
+}
+
+void srv_children_commit(srv_sess *ss, const ac_store_event *evs, size_t n)
+{
+    for (size_t i = 0; ss->children && i < n; i++)
+        keep_call(ss, evs[i].ev, evs[i].data);
+}
+
+static int read_call(void *ud, const ac_store_event *ev)
+{
+    keep_call(ud, ev->ev, ev->data);
+    return 0;
+}
+
+void srv_children_view(srv_sess *ss, json_t *o)
+{
+    const char *parent = ss->s ? ac_session_parent(ss->s) : NULL;
+    json_t *p = parent ? json_loads(parent, 0, NULL) : NULL;
+    const char *psid = json_string_value(json_object_get(p, "session"));
+    if (psid && ss->stored_id)
+        json_object_set_new(p, "session", json_string(srv_owner_id(ss->stored_id, psid)));
+    if (p)
+        json_object_set_new(o, "parent", p);
+    if (!ss->children && ss->stored_id && (ss->children = json_array()) &&
+        ac_store_events(ss->sv->store, ss->stored_id, ss->forgotten, read_call, ss, NULL) !=
+            AC_OK) {
+        json_decref(ss->children); /* read again next time */
+        ss->children = NULL;
+    }
+    if (json_array_size(ss->children))
+        json_object_set(o, "children", ss->children);
+}
+
+void srv_children_init(srv *sv)
+{
+    sv->opener.ud = sv;
+    sv->opener.open = open_child;
+    sv->opener.close = close_child;
+    sv->opener.handoffs = true; /* every session of the server but the ephemeral is stored */
+}
