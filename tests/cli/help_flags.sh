@@ -67,15 +67,17 @@ for c in "${cmds[@]}"; do
 done
 
 # Options the docs name: each accepted by some command. Not agentc's: the build tools', the
-# embedding example's, the benchmarks' (lines naming bench_ or bench/), and the arrows of
-# transition labels (`A --event--> B`).
+# embedding example's, the benchmarks' (options on a line naming bench_ or bench/), and the
+# arrows of transition labels (`A --event--> B`).
 sort -u all_accepted >accepted
+grep -h 'bench[_/]' "$src"/README.md "$src"/docs/*.md | grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' | sort -u >benchflags
 grep -hv 'bench[_/]' "$src"/README.md "$src"/docs/*.md | sed -E 's/--[A-Za-z0-9_.]+( \[[^]]*\])?-->//g' \
   | grep -ohE -- '(^|[^A-Za-z0-9-])--[a-z][a-z0-9-]*[a-z0-9]([^a-z0-9>-]|$)' \
   | sed -E 's/^[^-]*//; s/[^a-z0-9]$//' | sort -u >docflags
 others='--build|--target|--test-dir|--output-on-failure|--install|--prefix|--cflags|--libs|--static|--approve|--deny'
 while IFS= read -r f; do
   [[ $f =~ ^($others)$ ]] && continue
+  grep -qxF -- "$f" benchflags && continue
   grep -qxF -- "$f" accepted || bad "the docs name $f, which no command accepts: $(grep -lE -- "$f([^a-z0-9-]|$)" "$src"/README.md "$src"/docs/*.md | tr '\n' ' ')"
 done <docflags
 [ "$failures" -eq 0 ] || fail "$failures mismatches"
