@@ -5,9 +5,11 @@
 # each round trip takes 2 x DELAY_MS more. Two workers on one store (a throwaway cluster,
 # tests/store/pg_cluster.sh), leases of 1 s (a heartbeat and a claim every 333 ms): A runs a
 # session turn after turn; B, behind the proxy, streams it (its journal read from the store on
-# each wake-up) and, in the second phase, forwards messages to it. /healthz on B, answered on
-# its loop, is asked one request after another for SECONDS (default 6) per phase: its p50, p99
-# and longest answer are B's loop stalls. min/median/max over RUNS (default 3). Prints figures,
+# each wake-up) and, in the second phase, forwards messages to it; in the third it lists the
+# sessions (GET /v1/sessions) one request after another; in the fourth it is asked for the view
+# of a session A has just created (its first read of it). /healthz on B, answered on its loop,
+# is asked one request after another for SECONDS (default 6) per phase: its p50, p99 and longest
+# answer are B's loop stalls. min/median/max over RUNS (default 3). Prints figures,
 # asserts nothing.
 set -uo pipefail
 agentc=$(realpath "$1")
@@ -52,6 +54,18 @@ turns() { # turns URL SECONDS: one message after another to session s through UR
     sleep 0.1
   done
 }
+lists() { # lists URL SECONDS: GET /v1/sessions one after another
+  local end=$((SECONDS + $2))
+  while [ "$SECONDS" -lt "$end" ]; do j "$1/v1/sessions" >/dev/null; sleep 0.05; done
+}
+views() { # views RUN SECONDS: a session created on A, then its view asked of B
+  local end=$((SECONDS + $2)) i=0
+  while [ "$SECONDS" -lt "$end" ]; do
+    i=$((i + 1))
+    j -X POST -d "{\"id\": \"v$1-$i\"}" "$u1/v1/sessions" >/dev/null
+    j "$u2/v1/sessions/v$1-$i" >/dev/null
+  done
+}
 stats() { sort -n | awk '{a[NR]=$1} END {printf "min %s  median %s  max %s", a[1], a[int((NR+1)/2)], a[NR]}'; }
 echo "agentc serve: B's loop while its database answers $D ms late each way, ${S} s a phase, $RUNS runs"
 for r in $(seq 1 "$RUNS"); do
@@ -60,6 +74,7 @@ for r in $(seq 1 "$RUNS"); do
   j -X POST -d '{"id": "s"}' "$u1/v1/sessions" >/dev/null
   curl -s -N --max-time $((2 * S + 30)) "$u2/v1/sessions/s/events" >"$tmp/stream" &
   pids+=($!)
+  for _ in $(seq 1 200); do [ -s "$tmp/stream" ] && break; sleep 0.05; done # open: caught up
   sleep 1
   turns "$u1" "$S" &
   node "$dir/loop_stall.mjs" probe "$u2/healthz" $((S * 1000)) | jq -c '{phase: "stream"} + .' >>"$tmp/all.jsonl"
@@ -67,10 +82,16 @@ for r in $(seq 1 "$RUNS"); do
   turns "$u2" "$S" &
   node "$dir/loop_stall.mjs" probe "$u2/healthz" $((S * 1000)) | jq -c '{phase: "forward"} + .' >>"$tmp/all.jsonl"
   wait %turns 2>/dev/null
+  lists "$u2" "$S" &
+  node "$dir/loop_stall.mjs" probe "$u2/healthz" $((S * 1000)) | jq -c '{phase: "list"} + .' >>"$tmp/all.jsonl"
+  wait %lists 2>/dev/null
+  views "$r" "$S" &
+  node "$dir/loop_stall.mjs" probe "$u2/healthz" $((S * 1000)) | jq -c '{phase: "view"} + .' >>"$tmp/all.jsonl"
+  wait %views 2>/dev/null
   kill -9 "$pid1" "$pid2"
   wait "$pid1" "$pid2" 2>/dev/null
 done
-for ph in stream forward; do
+for ph in stream forward list view; do
   for k in p50_ms p99_ms max_ms; do
     printf '%-8s %-7s %s\n' "$ph" "$k" "$(jq "select(.phase == \"$ph\") | .$k" "$tmp/all.jsonl" | stats)"
   done

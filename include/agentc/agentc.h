@@ -68,7 +68,10 @@ typedef struct ac_tool_call_handle ac_tool_call_handle;
 
 /* Guards and actions read and change session data only: no I/O, no clock
  * (time is ev->time_ms), so a journal always replays to the same session.
- * ev->data is the event's JSON payload (a json_t *, may be NULL). */
+ * ev->data is the event's JSON payload (a json_t *, may be NULL) for every event a handler
+ * the program registers receives: an engine that binds one builds it for the events the
+ * engine carries typed inside (a streamed delta), which its built-in handlers read without
+ * it (docs/design.md, "Typed payloads"). */
 typedef ac_guard_fn ac_guard_handler;
 typedef ac_action_fn ac_action_handler;
 /* Effects do the I/O; they report only by posting events. `args` are the

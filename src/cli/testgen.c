@@ -22,13 +22,15 @@ typedef struct tg_opts {
     const char *spec, *out, *from;
     int run, json, fail_fast;
     tg_bounds b;
+    char tools[PATH_MAX]; /* --tools FILE, absolute */
 } tg_opts;
 
 static int usage(FILE *f, int rc)
 {
     fprintf(f,
-            "usage: agentc testgen SPEC [--out DIR] [--run] [--json] [--depth N]\n"
-            "                      [--time-limit MS] [--from DIR] [--fail-fast]\n\n"
+            "usage: agentc testgen SPEC [--handlers builtin] [--tools FILE] [--out DIR] [--run]\n"
+            "                      [--json] [--depth N] [--time-limit MS] [--from DIR]\n"
+            "                      [--fail-fast]\n\n"
             "Searches, shortest first, for runs that take every transition of SPEC the engine's\n"
             "posting rules let happen: model answers (text, tool calls, errors with their HTTP\n"
             "status and Retry-After, finish reasons, usage), params that make a guard's bound\n"
@@ -42,6 +44,10 @@ static int usage(FILE *f, int rc)
             "                   expected path, and print the coverage\n"
             "  --json           {total, reachable, covered, scenarios, uncovered: [TRANSITION +\n"
             "                   reason], search}\n"
+            "  --handlers builtin  the handlers the scenarios run with: the built-in ones (the\n"
+            "                   only handlers `agentc run` has; the default)\n"
+            "  --tools FILE     a tool file given to every run beside builtin:calculator (the\n"
+            "                   tools a spec's `calls \"glob\"` guards name, its own tools)\n"
             "  --depth N        stimuli combined in one run, at most (default 4)\n"
             "  --time-limit MS  the search's time, at most (default 20000)\n"
             "  --from DIR       run the scenarios written in DIR (by --out) on SPEC instead of\n"
@@ -73,7 +79,21 @@ static int tg_parse(int argc, char **argv, tg_opts *o)
             return usage(stdout, -1);
         if (!strcmp(a, "--run") || !strcmp(a, "--json") || !strcmp(a, "--fail-fast"))
             *(a[2] == 'r' ? &o->run : a[2] == 'j' ? &o->json : &o->fail_fast) = 1;
-        else if ((!strcmp(a, "--out") || !strcmp(a, "--from")) && i + 1 < argc)
+        else if (!strcmp(a, "--handlers") && i + 1 < argc) {
+            if (strcmp(argv[++i], "builtin") != 0) {
+                fprintf(stderr,
+                        "agentc testgen: --handlers %s: the scenarios run through `agentc "
+                        "run`, whose handlers are the built-in ones (--handlers builtin)\n",
+                        argv[i]);
+                return AC_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--tools") && i + 1 < argc) {
+            if (!realpath(argv[++i], o->tools)) {
+                fprintf(stderr, "agentc testgen: --tools %s: %s\n", argv[i], strerror(errno));
+                return AC_EXIT_USAGE;
+            }
+            o->b.tools = o->tools;
+        } else if ((!strcmp(a, "--out") || !strcmp(a, "--from")) && i + 1 < argc)
             *(a[2] == 'o' ? &o->out : &o->from) = argv[++i];
         else if (!strcmp(a, "--depth") && i + 1 < argc && !num(argv[i + 1], 0, 8, &n)) {
             o->b.depth = (int)n;

@@ -49,8 +49,9 @@ const char **tg_unreachable(const ac_fsm_tables *t);
 /* ---- search (testgen_search.c) ---- */
 
 typedef struct tg_bounds {
-    int depth;       /* stimuli in a candidate, at most */
-    int64_t time_ms; /* the search's time, at most */
+    int depth;         /* stimuli in a candidate, at most */
+    int64_t time_ms;   /* the search's time, at most */
+    const char *tools; /* --tools FILE (an absolute path): given to every run, NULL: none */
 } tg_bounds;
 
 typedef struct tg_search_stats {

@@ -65,13 +65,14 @@ static int run_once(ac_loop *loop, const char *spec, const tg_scenario *sc, cons
                                        spec,       "--journal", journal};
     int k = 7;
     char *args = strdup(sc->args), *save = NULL, files[6][PATH_MAX];
-    int nf = 0, want = 0; /* 1: the value is a file of the folder; 2: unless builtin: */
+    int nf = 0, want = 0; /* 1: the value is a file of the folder; 2: unless builtin: (an
+                           * absolute path, as --tools FILE gives, is taken as it is) */
     for (char *l = args ? strtok_r(args, "\n", &save) : NULL; l && k < MAX_ARGS;
          l = strtok_r(NULL, "\n", &save)) {
         if (l[0] == '#')
             continue;
         const char *v = l;
-        if ((want == 1 || (want == 2 && strncmp(l, "builtin:", 8))) && nf < 6) {
+        if ((want == 1 || (want == 2 && strncmp(l, "builtin:", 8))) && l[0] != '/' && nf < 6) {
             snprintf(files[nf], PATH_MAX, "%s/%s", dir, l);
             v = files[nf++];
         }

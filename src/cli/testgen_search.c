@@ -49,7 +49,8 @@ typedef struct search {
     ac_post_at pa;
     uint64_t *seen; /* candidates generated: their canonical hashes (open addressing) */
     size_t n_seen, cap_seen;
-    int hit_bound; /* a candidate was not extended for the depth bound */
+    int hit_bound;     /* a candidate was not extended for the depth bound */
+    const char *tools; /* the user's tool file (--tools), NULL: none */
 } search;
 
 static void on_trace(void *ud, ac_session *s, const ac_trace_rec *r)
@@ -90,6 +91,8 @@ static void candidate_text(const search *S, const cand *c, ac_buf *script, const
             *schema = S->al.s[c->s[i]].value;
     ac_buf_printf(args,
                   "--provider\nscript\n--script\nscript.jsonl\n--tools\nbuiltin:calculator\n");
+    if (S->tools)
+        ac_buf_printf(args, "--tools\n%s\n", S->tools);
     if (*guards)
         ac_buf_printf(args, "--tools\nguards.json\n");
     const char *tools[TG_MAX_DEPTH] = {0};
@@ -413,6 +416,7 @@ int tg_search(const char *spec_path, const ac_fsm_tables *t, const tg_bounds *b,
     memset(st, 0, sizeof *st);
     S.t = t;
     S.taken = taken;
+    S.tools = b->tools;
     S.eo.provider = "script";
     S.eo.spec = spec_path;
     S.eo.script_text = "";

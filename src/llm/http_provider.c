@@ -105,8 +105,7 @@ struct hp_provider {
     char *url;   /* what curl is given */
     char *shown; /* url for messages: userinfo redacted */
     char *model;
-    ac_request_settings *settings;      /* the engine's request settings (a copy), or NULL */
-    json_t *kind_str[AC_DELTA_UNKNOWN]; /* "kind" of the delta events, shared (made once) */
+    ac_request_settings *settings; /* the engine's request settings (a copy), or NULL */
     char *key;
     char **secrets; /* key, header values, URL userinfo (util/secrets.h) */
     struct curl_slist *headers;
@@ -352,15 +351,6 @@ static void hp_call_free(hp_call *c)
 
 /* ---- posting ---- */
 
-static void hp_post(hp_call *c, uint16_t idx, json_t *data)
-{
-    if (c->done) {
-        json_decref(data);
-        return;
-    }
-    ac_session_enqueue(c->s, idx, data, 0, c->origin);
-}
-
 static json_t *hp_failure(const char *cls, long status, int retryable, int64_t retry_after_ms,
                           const char *message)
 {
@@ -373,21 +363,12 @@ static json_t *hp_failure(const char *cls, long status, int retryable, int64_t r
 
 /* ---- stream sink: one llm.delta per delta ---- */
 
-/* A delta event {"kind": ..., "text": ...}, built directly (no format string to
- * parse) with the provider's shared, never modified kind string: it is the event
- * queued most often. */
+/* A delta of text, reasoning or refusal: queued typed, its bytes copied once (the event
+ * queued most often: no JSON is made for it, session/payload.h). */
 static void hp_delta(hp_call *c, enum ac_delta_kind kind, const char *s, size_t n)
 {
-    json_t **k = &c->p->kind_str[kind];
-    if (!*k && !(*k = json_string(ac_delta_kind_name(kind))))
-        return;
-    json_t *d = json_object();
-    if (!d || json_object_set_nocheck(d, "kind", *k) ||
-        json_object_set_new_nocheck(d, "text", hp_jstr(s, n))) { /* _new: takes the string */
-        json_decref(d);
-        return;
-    }
-    hp_post(c, c->p->ev_delta, d);
+    if (!c->done)
+        ac_session_enqueue_delta(c->s, c->p->ev_delta, (int)kind, s, n, c->origin);
 }
 
 static void hp_on_text(void *ud, const char *s, size_t n)
@@ -425,15 +406,8 @@ static void hp_on_tool(void *ud, int index, const char *id, const char *name, co
     hp_call *c = ud;
     char display[160];
     name = hp_tool_name(c, name, display, sizeof display);
-    json_t *d = json_pack("{s:s, s:o, s:i}", "kind", ac_delta_kind_name(AC_DELTA_TOOL_CALL), "text",
-                          hp_jstr(args, n), "index", index);
-    if (!d)
-        return;
-    if (id)
-        json_object_set_new(d, "id", hp_jstr(id, strlen(id)));
-    if (name)
-        json_object_set_new(d, "name", hp_jstr(name, strlen(name)));
-    hp_post(c, c->p->ev_delta, d);
+    if (!c->done) /* typed, as the other deltas */
+        ac_session_enqueue_tool_delta(c->s, c->p->ev_delta, index, id, name, args, n, c->origin);
 }
 
 /* ---- curl callbacks ---- */
@@ -535,7 +509,8 @@ static size_t hp_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
     }
     if (!c->started) {
         c->started = 1;
-        hp_post(c, c->p->ev_started, json_object());
+        if (!c->done) /* {}: queued typed, no JSON made */
+            ac_session_enqueue_empty(c->s, c->p->ev_started, c->origin);
     }
     size_t events = ac_stream_events(c->st);
     int rc = ac_stream_feed(c->st, ptr, n);
@@ -1126,8 +1101,6 @@ static void hp_free(ac_provider *base)
     free(p->shown);
     free(p->model);
     ac_request_settings_free(p->settings);
-    for (int k = 0; k < AC_DELTA_UNKNOWN; k++)
-        json_decref(p->kind_str[k]);
     free(p);
 }
 

@@ -34,6 +34,7 @@ typedef struct script_call {
     ac_session *s;
     json_t *steps; /* array of [event index, payload] */
     size_t step;
+    size_t at; /* in a text step: the bytes of its text posted so far (0: none) */
     uint64_t timer;
     uint16_t origin; /* of the llm_request effect */
     struct script_provider *p;
@@ -83,7 +84,7 @@ static size_t next_turn(ac_session *s)
     void **slot = ac_session_provider_slot(s);
     if (!*slot) {
         if (!(*slot = calloc(1, sizeof(size_t))))
-            return SIZE_MAX; /* no memory: answered as "no more turns" */
+            return SIZE_MAX;                        /* no memory: answered as "no more turns" */
         *(size_t *)*slot = ac_session_turn_base(s); /* a restored session goes on */
     }
     return (*(size_t *)*slot)++;
@@ -111,14 +112,28 @@ static void tick(void *ud)
         free(text);
         return;
     }
-    json_t *step = json_array_get(c->steps, c->step++);
+    json_t *step = json_array_get(c->steps, c->step);
     if (!step) {
         call_unlink_free(p, c);
         return;
     }
     uint16_t ev = (uint16_t)json_integer_value(json_array_get(step, 0));
-    json_t *payload = json_incref(json_array_get(step, 1));
-    ac_session_enqueue(c->s, ev, payload, 0, c->origin);
+    json_t *payload = json_array_get(step, 1);
+    if (json_array_size(step) > 2) { /* a text streamed in pieces: the next one, typed */
+        const char *text = json_string_value(json_object_get(payload, "text"));
+        size_t n = json_string_length(json_object_get(payload, "text")), at = c->at;
+        size_t k = n - at < SCRIPT_CHUNK ? n - at : SCRIPT_CHUNK;
+        while (at + k < n && ((unsigned char)text[at + k] & 0xC0) == 0x80)
+            k++; /* do not split a UTF-8 sequence */
+        ac_session_enqueue_delta(
+            c->s, ev, ac_delta_kind_of(json_string_value(json_object_get(payload, "kind"))),
+            text + at, k, c->origin);
+        c->at = at + k < n ? at + k : 0;
+    } else {
+        ac_session_enqueue(c->s, ev, json_incref(payload), 0, c->origin);
+    }
+    if (!c->at)
+        c->step++;
     if (c->step >= json_array_size(c->steps)) {
         call_unlink_free(p, c);
         return;
@@ -133,17 +148,14 @@ static void add_step(script_call *c, const char *ev, json_t *payload)
                                               payload ? payload : json_object()));
 }
 
+/* One step for the whole text: tick posts it SCRIPT_CHUNK bytes (never half a UTF-8 sequence)
+ * at a time, each a typed llm.delta {"kind": kind, "text": piece}. */
 static void add_text_deltas(script_call *c, const char *kind, const char *text)
 {
-    size_t n = strlen(text);
-    for (size_t i = 0; i < n;) {
-        size_t k = n - i < SCRIPT_CHUNK ? n - i : SCRIPT_CHUNK;
-        /* do not split a UTF-8 sequence */
-        while (i + k < n && ((unsigned char)text[i + k] & 0xC0) == 0x80)
-            k++;
-        add_step(c, "llm.delta", json_pack("{s:s, s:s%}", "kind", kind, "text", text + i, k));
-        i += k;
-    }
+    if (*text)
+        json_array_append_new(c->steps, json_pack("[i {s:s, s:s} b]",
+                                                  (int)ac_engine_event_index(c->p->e, "llm.delta"),
+                                                  "kind", kind, "text", text, 1));
 }
 
 static int script_known_tool(void *conv, const char *display)

@@ -20,6 +20,8 @@
 
 #include "agentc/store.h"
 #include "server_int.h"
+#include "session/payload.h"
+#include "session/sink.h"
 #include "util/buf.h"
 #include "util/grow.h"
 
@@ -50,6 +52,7 @@ struct srv_frames {
     size_t turns_seen;  /* the replayer's turns_ended at the last finished */
     srv_frame_fn fn;
     void *ud;
+    ac_buf text; /* a stored delta's text, unescaped (srv_frames_apply) */
 };
 
 /* ---- frames ---- */
@@ -318,6 +321,7 @@ srv_frames *srv_frames_new(srv *sv, srv_engine *agent, const char *id, const cha
         return NULL;
     }
     fm->tag = SRV_TAG_FRAMES;
+    ac_buf_init(&fm->text, AC_BUF_MAX);
     fm->sv = sv;
     fm->fn = fn;
     fm->ud = ud;
@@ -353,6 +357,7 @@ void srv_frames_free(srv_frames *fm)
     json_decref(fm->agent_record);
     srv_engine_release(fm->sv, fm->agent);
     free(fm->stop_partial);
+    ac_buf_free(&fm->text);
     free(fm->id);
     free(fm);
 }
@@ -427,8 +432,27 @@ static void after(srv_frames *fm, const char *ev, json_t *data)
     }
 }
 
+/* A stored text, reasoning or refusal delta, the row most often read, applied from its text
+ * as a typed payload (no JSON value made): 1; 0 when the row is anything else. */
+static int apply_delta(srv_frames *fm, const ac_store_event *ev, int *rc)
+{
+    ac_payload p;
+    if (!ev->data || strcmp(ev->ev, "llm.delta") ||
+        ac_payload_read_delta(ev->data, strlen(ev->data), &p, &fm->text) < 0)
+        return 0;
+    fm->n = ev->n;
+    fm->k = 0;
+    fm->t_ms = ev->t_ms;
+    uint16_t type = ac_engine_event_index(ac_session_engine(fm->rs), "llm.delta");
+    *rc = ac_session_post_typed(fm->rs, type, &p, ev->t_ms);
+    return 1;
+}
+
 int srv_frames_apply(srv_frames *fm, const ac_store_event *ev)
 {
+    int typed_rc;
+    if (apply_delta(fm, ev, &typed_rc)) /* nothing else to do for a delta (stopping, after) */
+        return typed_rc == AC_ENOMEM ? -1 : 0;
     json_t *data = NULL;
     if (ev->data && !(data = json_loads(ev->data, 0, NULL)))
         return -1;

@@ -41,7 +41,13 @@ struct srv_fwd {
     int gone;         /* its request no longer refers to it */
     int put_sent;     /* its inbox row is on its way (or stored: id) */
     int no_session;   /* its lease read found no session (deleted by another worker) */
-    unsigned status;  /* 0: it was not handled there (the request goes on here) */
+    int looking;      /* only the session's row read for the request (srv_remote_look), or
+                         the list (srv_remote_list) */
+    int look_rc;      /* its answer: AC_OK (look), AC_STORE_ENOENT or AC_EIO */
+    ac_store_session_info look;
+    ac_store_list_fn each; /* a list's rows told to it (srv_remote_list) */
+    void *each_ud;
+    unsigned status; /* 0: it was not handled there (the request goes on here) */
     char *reply;
     char *method, *route, *body, *owner; /* the request, until it is put in the inbox */
     uint64_t retry_timer;                /* the lease read again (the store did not answer) */
@@ -159,6 +165,11 @@ static void on_deadline(void *ud)
 {
     srv_fwd *f = ud;
     f->timer = 0;
+    if (f->looking) { /* the row was not read in time: the request is told the store failed */
+        finish(f, 0, NULL);
+        maybe_free(f);
+        return;
+    }
     if (!f->put_sent) { /* the lease was never read: nothing was sent */
         f->past = 1;
         finish_error(f, 504, "worker_timeout",
@@ -305,30 +316,122 @@ void srv_remote_abandon(srv_fwd *f)
     maybe_free(f);
 }
 
-/* Read on the store's connection, waiting: a request's handler decides here whether it is
- * forwarded (MHD gives the handler's answer now; suspending every request on a stored session
- * for this read is not done yet). srv_remote_forward reads the lease again without waiting. */
-int srv_remote_held(srv *sv, const srv_sess *ss)
+/* ---- a session's row read for a request, its connection suspended meanwhile ---- */
+
+static void on_looked(void *ud, int rc, const ac_store_session_info *info, const char *error)
 {
-    ac_store_session_info info;
-    if (!sv->notify || !ss->stored_id)
-        return 0;
-    int rc = ac_store_info(sv->store, ss->stored_id, &info, NULL);
-    if (rc != AC_OK)
-        return rc == AC_STORE_ENOENT ? -1 : 0;
-    return info.holder[0] && strcmp(info.holder, ac_store_holder(sv->store)) != 0;
+    srv_fwd *f = ud;
+    (void)error;
+    f->busy = 0;
+    if (!f->finished) {
+        f->look_rc = rc;
+        if (rc == AC_OK && info)
+            f->look = *info;
+        finish(f, 0, NULL);
+    }
+    maybe_free(f);
 }
 
-srv_sess *srv_remote_known(srv *sv, srv_owner *owner, const char *id)
+void srv_remote_sid(const srv_owner *owner, const char *id, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%s", owner->name ? owner->name : "local", id);
+}
+
+/* A read for the request, queued (sent: f is waited for) or not (out of memory). */
+static enum MHD_Result look_wait(srv_fwd *f, srv_fwd **slot, int sent)
+{
+    struct MHD_Connection *c = f->conn;
+    if (!sent) {
+        free(f);
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    }
+    f->busy = 1;
+    f->timer = ac_loop_timer(f->sv->loop, f->sv->cfg->forward_timeout_ms, on_deadline, f);
+    f->next = f->sv->fwds;
+    f->sv->fwds = f;
+    *slot = f;
+    MHD_suspend_connection(c); /* the handler runs again once it is read */
+    return MHD_YES;
+}
+
+static srv_fwd *look_new(srv *sv, struct MHD_Connection *c)
+{
+    srv_fwd *f = calloc(1, sizeof *f);
+    if (f) {
+        f->sv = sv;
+        f->conn = c;
+        f->looking = 1;
+        f->look_rc = AC_EIO;
+    }
+    return f;
+}
+
+/* The row read on the wake-up connection (never waited for), the request suspended until it
+ * comes or --forward-timeout-ms passes (then AC_EIO). */
+enum MHD_Result srv_remote_look(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                const char *stored_id)
+{
+    srv_fwd *f = look_new(sv, c);
+    if (!f)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    snprintf(f->session, sizeof f->session, "%s", stored_id);
+    return look_wait(f, slot, ac_notify_info(sv->notify, f->session, on_looked, f) == 0);
+}
+
+static int list_row(void *ud, const ac_store_session_info *info)
+{
+    srv_fwd *f = ud;
+    return f->gone || f->finished ? 1 : f->each(f->each_ud, info);
+}
+
+static void on_listed(void *ud, int rc, const char *error)
+{
+    on_looked(ud, rc, NULL, error);
+}
+
+/* Every session's row told to each on the wake-up connection (never waited for), the request
+ * suspended until the last one or --forward-timeout-ms (then AC_EIO). */
+enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                ac_store_list_fn each, void *ud)
+{
+    srv_fwd *f = look_new(sv, c);
+    if (!f)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    f->each = each;
+    f->each_ud = ud;
+    return look_wait(f, slot, ac_notify_list(sv->notify, list_row, on_listed, f) == 0);
+}
+
+int srv_remote_looked(srv_fwd **slot, ac_store_session_info *info)
+{
+    srv_fwd *f = *slot;
+    if (!f || !f->looking)
+        return SRV_NO_LOOK;
+    *slot = NULL;
+    int rc = f->look_rc;
+    if (rc == AC_OK)
+        *info = f->look;
+    f->conn = NULL;
+    f->gone = 1;
+    maybe_free(f);
+    return rc;
+}
+
+int srv_remote_seen_held(srv *sv, int rc, const ac_store_session_info *info)
+{
+    if (rc != AC_OK)
+        return rc == AC_STORE_ENOENT ? -1 : 0;
+    return info->holder[0] && strcmp(info->holder, ac_store_holder(sv->store)) != 0;
+}
+
+srv_sess *srv_remote_known(srv *sv, srv_owner *owner, const char *id,
+                           const ac_store_session_info *info)
 {
     char sid[300];
-    ac_store_session_info info;
-    if (!sv->notify || !owner)
+    srv_remote_sid(owner, id, sid, sizeof sid);
+    if (!sv->notify || srv_sess_stored(sv, sid))
         return NULL;
-    snprintf(sid, sizeof sid, "%s/%s", owner->name ? owner->name : "local", id);
-    if (srv_sess_stored(sv, sid) || ac_store_info(sv->store, sid, &info, NULL) != AC_OK)
-        return NULL;
-    return srv_sess_known(sv, owner, sid, info.created_ms);
+    return srv_sess_known(sv, owner, sid, info->created_ms);
 }
 
 /* ---- the holder's side: the inbox drained ---- */

@@ -293,6 +293,9 @@ typedef struct req {
     int load_code;
     char load_msg[400];
     srv_fwd *fwd; /* forwarded to the worker running its session (remote.c) */
+    srv *sv;
+    ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
+    size_t n_rows, cap_rows;
     int forwards; /* how often it was (the worker it went to runs the session no more) */
     /* an action posted from the loop is applied by a deferred drain: the 202 waits for it
      * (settle runs after the drain) so its body shows the state after the action */
@@ -448,7 +451,16 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return srv_reply_error(c, 400, "invalid_id",
                                "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
     }
-    if (id && (srv_sess_find(sv, r->owner, id) || srv_remote_known(sv, r->owner, id))) {
+    ac_store_session_info seen; /* created by another worker: its row, read suspended */
+    int seen_rc = srv_remote_looked(&r->fwd, &seen);
+    if (id && !srv_sess_find(sv, r->owner, id) && sv->notify && seen_rc == SRV_NO_LOOK) {
+        char sid[300];
+        srv_remote_sid(r->owner, id, sid, sizeof sid);
+        json_decref(o);
+        return srv_remote_look(sv, c, &r->fwd, sid);
+    }
+    if (id && (srv_sess_find(sv, r->owner, id) ||
+               (seen_rc == AC_OK && srv_remote_known(sv, r->owner, id, &seen)))) {
         json_decref(o);
         return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
     }
@@ -523,6 +535,48 @@ static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, s
 
 static int on_stored(void *ud, const ac_store_session_info *info);
 
+/* A row of the list read for the request: kept (its sessions' views are made of them) and the
+ * session learnt of if it was stored by another worker. */
+static int on_listed(void *ud, const ac_store_session_info *info)
+{
+    req *r = ud;
+    if (r->n_rows == r->cap_rows) {
+        size_t cap = r->cap_rows ? r->cap_rows * 2 : 16;
+        ac_store_session_info *rows = realloc(r->rows, cap * sizeof *rows);
+        if (!rows)
+            return on_stored(r->sv, info);
+        r->rows = rows;
+        r->cap_rows = cap;
+    }
+    r->rows[r->n_rows++] = *info;
+    return on_stored(r->sv, info);
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ac_store_session_info *)a)->id, ((const ac_store_session_info *)b)->id);
+}
+
+/* The session's view in a list: of its row read for the request (none: not in the store when
+ * it was read), else read now (one worker: a local file). */
+static json_t *listed_json(srv *sv, req *r, srv_sess *ss)
+{
+    if (!sv->notify || !ss->stored_id)
+        return srv_sess_json(ss, 0);
+    ac_store_session_info key, *row = NULL;
+    snprintf(key.id, sizeof key.id, "%s", ss->stored_id);
+    if (r->n_rows)
+        row = bsearch(&key, r->rows, r->n_rows, sizeof *r->rows, row_cmp);
+    if (!row) { /* stored since: a session loaded here is this worker's */
+        memset(&key, 0, sizeof key);
+        snprintf(key.status, sizeof key.status, "unknown");
+        if (ss->s)
+            snprintf(key.holder, sizeof key.holder, "%s", ac_store_holder(sv->store));
+        row = &key;
+    }
+    return srv_sess_json_as(ss, 0, row);
+}
+
 static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
 {
     const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
@@ -534,8 +588,11 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
         if (*end || limit < 1 || limit > 1000)
             return srv_reply_error(c, 400, "invalid_limit", "limit must be 1..1000");
     }
-    if (sv->notify) /* the sessions other workers stored since */
-        ac_store_list(sv->store, on_stored, sv, NULL);
+    ac_store_session_info seen;
+    if (sv->notify && srv_remote_looked(&r->fwd, &seen) == SRV_NO_LOOK) /* others' since: read */
+        return srv_remote_list(sv, c, &r->fwd, on_listed, r);
+    if (r->n_rows)
+        qsort(r->rows, r->n_rows, sizeof *r->rows, row_cmp);
     /* oldest first: the registry holds the newest first */
     size_t n = 0;
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
@@ -563,7 +620,7 @@ static enum MHD_Result list_sessions(srv *sv, struct MHD_Connection *c, req *r)
             more = 1;
             break;
         }
-        json_array_append_new(data, srv_sess_json(ss, 0));
+        json_array_append_new(data, listed_json(sv, r, ss));
         last = ss->id;
         count++;
     }
@@ -1189,9 +1246,18 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         return srv_reply_error(c, 404, "not_found", "no such session");
     memcpy(id, p, idn);
     id[idn] = 0;
+    ac_store_session_info seen; /* its row, read while the request was suspended */
+    int seen_rc = srv_remote_looked(&r->fwd, &seen);
     srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
-    if (!ss)
-        ss = srv_remote_known(sv, r->owner, id); /* created by another worker */
+    char sid[300];
+    if (!ss && sv->notify && seen_rc == SRV_NO_LOOK) { /* perhaps created by another worker: read */
+        srv_remote_sid(r->owner, id, sid, sizeof sid);
+        return srv_remote_look(sv, c, &r->fwd, sid);
+    }
+    if (!ss && seen_rc == AC_OK)
+        ss = srv_remote_known(sv, r->owner, id, &seen);
+    if (!ss && seen_rc == AC_EIO)
+        return srv_reply_error(c, 503, "store_error", "the store did not answer in time");
     if (!ss || ss->ephemeral)
         return srv_reply_error(c, 404, "not_found", "no such session");
     const char *rest = slash ? slash : "";
@@ -1204,11 +1270,14 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
     }
     int local = (get && *rest) || (!get && !post && !del); /* its stream: read here */
     /* a request to forward reads the lease without waiting (srv_remote_forward); a stream's
-     * reader reads it here, waiting */
-    int held = ss->s || r->forwards >= 2 ? 0
-               : again                   ? (again == 2 ? -1 : 0)
-               : !local && sv->notify    ? 1
-                                         : srv_remote_held(sv, ss);
+     * reader reads it first, suspended (srv_remote_look) */
+    int held = ss->s || r->forwards >= 2 || !sv->notify || !ss->stored_id ? 0
+               : again                                                    ? (again == 2 ? -1 : 0)
+               : !local                                                   ? 1
+               : seen_rc != SRV_NO_LOOK ? srv_remote_seen_held(sv, seen_rc, &seen)
+                                        : 2;
+    if (held == 2)
+        return srv_remote_look(sv, c, &r->fwd, ss->stored_id);
     if (held < 0) { /* deleted by another worker */
         srv_sess_drop(ss, 0);
         return srv_reply_error(c, 404, "not_found", "no such session");
@@ -1314,6 +1383,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r = calloc(1, sizeof *r);
         if (!r)
             return MHD_NO;
+        r->sv = sv;
         *con_cls = r;
         enum MHD_Result refused;
         if (srv_admit(sv, c, method, &refused)) {
@@ -1390,6 +1460,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         ac_loop_undefer(sv->loop, &r->settle);
     if (r) {
         free(r->body);
+        free(r->rows);
         free(r);
         *con_cls = NULL;
     }

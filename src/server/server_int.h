@@ -228,6 +228,8 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
 int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err);
 /* A session's summary (full 0), or with full its first page of messages (srv_sess_view). */
 json_t *srv_sess_json(srv_sess *ss, int full);
+/* The same with its store row given (row: read already, NULL: read now, waiting). */
+json_t *srv_sess_json_as(srv_sess *ss, int full, const ac_store_session_info *row);
 /* Its live frames made of the journal's events committed after the last they were made of
  * (another worker's commits, read from the store). 0, or -1. */
 int srv_sess_tail(srv_sess *ss);
@@ -319,14 +321,30 @@ void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char
 int srv_remote_start(srv *sv); /* 0, or an exit status (said) */
 void srv_remote_stop(srv *sv); /* requests waiting for another worker answered 503 */
 void srv_remote_free(srv *sv); /* after every session is freed */
-/* The owner's session id stored by another worker since this one listed the store: an entry
- * for it (not loaded), or NULL. */
-srv_sess *srv_remote_known(srv *sv, srv_owner *owner, const char *id);
+/* The owner's session id stored by another worker since this one listed the store (info: its
+ * row, read by srv_remote_look): an entry for it (not loaded), or NULL. */
+srv_sess *srv_remote_known(srv *sv, srv_owner *owner, const char *id,
+                           const ac_store_session_info *info);
+/* The stored id of the owner's session id. */
+void srv_remote_sid(const srv_owner *owner, const char *id, char *buf, size_t cap);
+/* Reads the session's row without waiting, the request suspended meanwhile (*slot: the
+ * request's, read by srv_remote_looked when the handler runs again). */
+enum MHD_Result srv_remote_look(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                const char *stored_id);
+/* Every session's row told to each (ud) without waiting, the request suspended meanwhile
+ * (srv_remote_looked says when it is over: AC_OK or AC_EIO). */
+enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                ac_store_list_fn each, void *ud);
+/* The row read (*slot a look): AC_OK (info filled), AC_STORE_ENOENT or AC_EIO (the store did
+ * not answer in time); SRV_NO_LOOK when *slot is no look (left as it is). */
+#define SRV_NO_LOOK 1
+int srv_remote_looked(srv_fwd **slot, ac_store_session_info *info);
 /* The session's journal has its events up to n committed here: told to the others. */
 void srv_remote_committed(srv *sv, const char *stored_id, uint64_t n);
-/* 1 when another live worker holds the session's lease (and this one can forward to it), -1
- * when the store has it no more (another worker deleted it), else 0. */
-int srv_remote_held(srv *sv, const srv_sess *ss);
+/* Of a look's answer (rc, info): 1 when another live worker holds the session's lease (and
+ * this one can forward to it), -1 when the store has it no more (another worker deleted it),
+ * else 0. */
+int srv_remote_seen_held(srv *sv, int rc, const ac_store_session_info *info);
 /* Forwards the request to the session's holder, the connection suspended until its answer
  * (*slot: the request's, answered by srv_remote_reply when the handler runs again). */
 enum MHD_Result srv_remote_forward(srv *sv, struct MHD_Connection *c, srv_fwd **slot,

@@ -583,10 +583,17 @@ static json_t *worker_of(const ac_store_session_info *info)
 
 json_t *srv_sess_json(srv_sess *ss, int full)
 {
+    return srv_sess_json_as(ss, full, NULL);
+}
+
+json_t *srv_sess_json_as(srv_sess *ss, int full, const ac_store_session_info *row)
+{
     if (!ss->s) { /* in the store only */
         ac_store_session_info info;
         memset(&info, 0, sizeof info);
-        if (ac_store_info(ss->sv->store, ss->stored_id, &info, NULL) != AC_OK)
+        if (row)
+            info = *row;
+        else if (ac_store_info(ss->sv->store, ss->stored_id, &info, NULL) != AC_OK)
             snprintf(info.status, sizeof info.status, "unknown");
         return json_pack("{s:s, s:s, s:I, s:I, s:b, s:o}", "id", ss->id, "status", info.status,
                          "created_ms", (json_int_t)ss->created_ms, "last_event_id",
@@ -594,7 +601,9 @@ json_t *srv_sess_json(srv_sess *ss, int full)
     }
     ac_store_session_info info;
     memset(&info, 0, sizeof info);
-    if (ss->stored_id)
+    if (row)
+        info = *row;
+    else if (ss->stored_id)
         ac_store_info(ss->sv->store, ss->stored_id, &info, NULL);
     ac_session_stats st;
     ac_session_get_stats(ss->s, &st);

@@ -109,9 +109,9 @@ static int apply_record(ac_session *s, const char *name, json_t *data, int64_t t
         t_ms = ac_wall_now_ms();
     s->seq++;
     if (s->journal)
-        ac_journal_write_event(s->journal, s->seq, t_ms, name, data);
+        ac_journal_write_event(s->journal, s->seq, t_ms, name, data, NULL);
     if (s->hooks)
-        s->hooks->event(s, s->seq, t_ms, name, data);
+        s->hooks->event(s, s->seq, t_ms, name, data, NULL);
     if (ac_session_journal_failed(s)) {
         json_decref(data);
         return AC_EIO;

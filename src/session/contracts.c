@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -259,6 +260,113 @@ size_t ac_builtin_param_defaults_max(void)
         for (int j = 0; j < AC_CONTRACT_MAX && ac_builtin_contracts[i].params[j]; j++)
             n += ac_builtin_contracts[i].param_defaults[j] != NULL;
     return n;
+}
+
+/* ---- payloads: the fields each event carries, and those each built-in handler reads ---- */
+
+#define MAX_FIELDS 12
+
+typedef struct event_fields {
+    const char *event;
+    const char *fields[MAX_FIELDS]; /* NULL-terminated */
+} event_fields;
+
+typedef struct handler_reads {
+    int kind; /* 0 guard, 1 action */
+    const char *handler;
+    const char *fields[MAX_FIELDS];
+} handler_reads;
+
+#define TOOL_RESULT                                                                                \
+    "id", "ok", "content", "duration_ms", "state_writes", "toolkit", "interrupted", "cached",      \
+        "cached_from", "none"
+
+/* The events the providers and tools post (docs/events.md); an event not listed (one the
+ * program posts) carries what the program gives it. */
+static const event_fields event_payloads[] = {
+    {"llm.started", {NULL}},
+    {"llm.delta", {"kind", "text", "index", "id", "name", NULL}},
+    {"llm.completed",
+     {"content", "reasoning", "refusal", "tool_calls", "finish_reason", "usage", "thinking_blocks",
+      "response_id", "response_model", NULL}},
+    {"llm.failed",
+     {"class", "status", "retryable", "message", "retry_after_ms", "interrupted", NULL}},
+    {"timer.fired", {"timer", NULL}},
+    {"tool.completed", {TOOL_RESULT, NULL}},
+    {"context.expanded", {TOOL_RESULT, "by", NULL}},
+};
+
+static const handler_reads handler_payload_reads[] = {
+    {0, "retryable", {"retryable", NULL}},
+    {0, "has_tool_calls", {"tool_calls", NULL}},
+    {0, "last_tool_result", {"id", "none", NULL}},
+    {1, "append_delta", {"kind", "text", NULL}},
+    {1, "record_llm_error", {"message", NULL}},
+    {1,
+     "record_assistant",
+     {"content", "refusal", "reasoning", "tool_calls", "thinking_blocks", NULL}},
+    {1, "record_tool_result", {"id", "ok", "content", "duration_ms", "state_writes", NULL}},
+};
+
+static const event_fields *payload_of(const char *event)
+{
+    for (size_t i = 0; i < sizeof event_payloads / sizeof event_payloads[0]; i++)
+        if (!strcmp(event_payloads[i].event, event))
+            return &event_payloads[i];
+    return NULL;
+}
+
+static int carries(const event_fields *ef, const char *field)
+{
+    for (size_t i = 0; i < MAX_FIELDS && ef->fields[i]; i++)
+        if (!strcmp(ef->fields[i], field))
+            return 1;
+    return 0;
+}
+
+/* The built-in handler `name` of that kind against the event of transition `row`. */
+static void check_reads(const ac_fsm_tables *t, uint16_t row, int kind, const char *name,
+                        const ac_payload_check *c)
+{
+    const ac_fsm_transition *tr = &t->transitions[row];
+    const event_fields *ef = payload_of(t->event_names[tr->event]);
+    if (!ef || !c->applies(c->ud, kind, name))
+        return;
+    for (size_t i = 0; i < sizeof handler_payload_reads / sizeof handler_payload_reads[0]; i++) {
+        const handler_reads *h = &handler_payload_reads[i];
+        if (h->kind != kind || strcmp(h->handler, name))
+            continue;
+        for (size_t f = 0; f < MAX_FIELDS && h->fields[f]; f++) {
+            if (carries(ef, h->fields[f]))
+                continue;
+            ac_contract_problem p = {kind, name, tr->source, -1, ""};
+            snprintf(p.msg, sizeof p.msg,
+                     "%s %s reads the payload field \"%s\", which event %s does not carry "
+                     "(line %u)",
+                     kind ? "action" : "guard", name, h->fields[f], ef->event, tr->line);
+            c->report(c->ud, &p);
+            return;
+        }
+    }
+}
+
+void ac_payload_contract_check(const ac_fsm_tables *t, const ac_payload_check *c)
+{
+    for (uint16_t row = 0; row < t->n_transitions; row++) {
+        const ac_fsm_transition *tr = &t->transitions[row];
+        if (tr->event == AC_FSM_EVENTLESS)
+            continue;
+        const uint16_t *acts = &t->lists[tr->actions];
+        for (uint16_t k = 0; k < acts[0]; k++)
+            check_reads(t, row, 1, t->action_names[acts[1 + k]], c);
+        for (uint16_t pc = tr->guard; pc != AC_FSM_NONE && pc < t->n_guard_code; pc++) {
+            uint16_t op = t->guard_code[pc];
+            if (op == AC_G_END)
+                break;
+            if ((op & AC_G_OPMASK) == AC_G_PRED)
+                check_reads(t, row, 0, t->guard_names[op & AC_G_ARGMASK], c);
+        }
+    }
 }
 
 int ac_builtin_has_handler(int kind, const char *name)

@@ -18,6 +18,16 @@ extern const size_t ac_n_builtin_contracts;
  * itself (a comparison, a built-in action with arguments, a timer). */
 int ac_builtin_has_handler(int kind, const char *name);
 
+/* The payload contract: a built-in guard or action bound to a transition whose event is one
+ * the providers and tools post reads only fields that event's payload carries (each read
+ * field missing is reported once per transition and handler, msg naming handler, field,
+ * event and line). applies says whether a name is bound to the built-in handler. */
+typedef struct ac_payload_check {
+    ac_contract_applies_fn applies;
+    ac_contract_report_fn report;
+    void *ud;
+} ac_payload_check;
+void ac_payload_contract_check(const ac_fsm_tables *t, const ac_payload_check *c);
 /* The params the built-in handlers of the spec read that neither the spec (t) nor `have` (n_have
  * values) declares, with the default their contract declares (param_defaults): copied to out (at
  * most cap; names and strings are the contracts'), in contract order. Returns how many. */

@@ -453,6 +453,8 @@ static int engine_bind(ac_engine *e, const ac_registry *reg, char *err, size_t e
                 }
                 continue;
             }
+            if (!r->builtin)
+                e->custom_handlers = 1;
             if (k == 0)
                 e->guards[i] = r->guard;
             else if (k == 1)
@@ -480,6 +482,8 @@ static int engine_check_and_plan(ac_engine *e, const ac_registry *reg, char *err
     contract_ctx cc = {reg, t, "", 0, 0, 0};
     ac_contract_check(t, ac_builtin_contracts, ac_n_builtin_contracts, contract_applies,
                       contract_report, &cc);
+    ac_payload_check pc = {contract_applies, contract_report, &cc};
+    ac_payload_contract_check(t, &pc);
     contract_ctx lc = {reg, t, "", 0, 0, 0};
     if (!cc.n)
         ac_leave_check(t, engine_posts, leave_report, &lc);

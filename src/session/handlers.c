@@ -473,14 +473,32 @@ static void a_mark_streaming(ac_session *s, const ac_event *ev)
     (void)ev;
 }
 
+/* A delta's kind and text: its typed payload, or its JSON (a replayed event). 0, or -1 when
+ * it has no text. */
+static int delta_of(const ac_session *s, const ac_event *ev, enum ac_delta_kind *kind,
+                    const char **text, size_t *n)
+{
+    const ac_payload *p = ac_event_payload(s, ev);
+    if (p && p->kind == AC_PAYLOAD_DELTA) {
+        *kind = p->delta;
+        *text = p->text;
+        *n = p->n;
+        return 0;
+    }
+    *kind = ac_delta_kind_of(dstr(ev, "kind"));
+    json_t *tj = ev->data ? json_object_get(data(ev), "text") : NULL;
+    *text = json_string_value(tj);
+    *n = json_string_length(tj); /* known: no strlen */
+    return *text ? 0 : -1;
+}
+
 static void a_append_delta(ac_session *s, const ac_event *ev)
 {
-    enum ac_delta_kind kind = ac_delta_kind_of(dstr(ev, "kind"));
-    json_t *tj = ev->data ? json_object_get(data(ev), "text") : NULL;
-    const char *text = json_string_value(tj);
-    if (!text)
+    enum ac_delta_kind kind;
+    const char *text;
+    size_t n;
+    if (delta_of(s, ev, &kind, &text, &n) < 0)
         return;
-    size_t n = json_string_length(tj); /* known: no strlen */
     if (kind == AC_DELTA_TEXT) {
         if (ac_grow((void **)&s->partial, &s->partial_cap, s->partial_len + n + 1, 1))
             return;

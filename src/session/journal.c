@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "session/payload.h"
 #include "util/buf.h"
+#include "util/json_text.h"
 
 /* ---- writer ---------------------------------------------------------------- */
 
@@ -28,6 +30,7 @@ struct ac_journal {
      * (a step line refers to them instead of rendering them again) */
     json_t **guards, **actions;
     uint16_t n_rows;
+    ac_buf line; /* a typed event's line, reused */
 };
 
 static void flush_timer(void *ud)
@@ -64,16 +67,13 @@ void ac_journal_flush(ac_journal *j)
     }
 }
 
-static void write_line(ac_journal *j, json_t *line)
+/* One line of n bytes (txt; NULL: out of memory) and its newline. */
+static void write_text(ac_journal *j, const char *txt, size_t n)
 {
-    if (j->failed)
-        return;
-    char *txt = line ? json_dumps(line, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     if (!txt) {
         fail(j, "out of memory");
         return;
     }
-    size_t n = strlen(txt);
     if (n > AC_JOURNAL_MAX_LINE) {
         char why[128];
         snprintf(why, sizeof why, "a line of %zu bytes exceeds the limit of %d", n,
@@ -81,10 +81,18 @@ static void write_line(ac_journal *j, json_t *line)
         fail(j, why);
     } else if (fwrite(txt, 1, n, j->f) != n || fputc('\n', j->f) == EOF)
         fail(j, strerror(errno));
-    free(txt);
     j->dirty = 1;
     if (j->loop && !j->timer)
         j->timer = ac_loop_timer(j->loop, 0, flush_timer, j);
+}
+
+static void write_line(ac_journal *j, json_t *line)
+{
+    if (j->failed)
+        return;
+    char *txt = line ? json_dumps(line, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    write_text(j, txt, txt ? strlen(txt) : 0);
+    free(txt);
 }
 
 ac_journal *ac_journal_open(const char *path, int exclusive, ac_loop *loop, char *err,
@@ -95,6 +103,7 @@ ac_journal *ac_journal_open(const char *path, int exclusive, ac_loop *loop, char
         snprintf(err, errcap, "out of memory");
         return NULL;
     }
+    ac_buf_init(&j->line, AC_BUF_MAX); /* past AC_JOURNAL_MAX_LINE: write_text says so */
     /* never through a symbolic link (a planted one would aim the journal, and the
      * secrets it holds, at any file); readable by the owner only */
     int fd = open(
@@ -148,6 +157,7 @@ void ac_journal_close(ac_journal *j)
     }
     free(j->guards);
     free(j->actions);
+    ac_buf_free(&j->line);
     free(j);
 }
 
@@ -165,13 +175,35 @@ int ac_journal_write_header(ac_journal *j, const ac_fsm_tables *t, const char *s
     return j->failed ? -1 : 0;
 }
 
-void ac_journal_write_event(ac_journal *j, uint64_t n, int64_t t_ms, const char *event,
-                            json_t *data)
+/* An event line with a typed payload, written by the compact writer into the journal's own
+ * buffer: the bytes json_dumps writes for the line the JSON payload made. */
+static void write_typed(ac_journal *j, uint64_t n, int64_t t_ms, const char *event,
+                        const ac_payload *p)
 {
-    json_t *line = json_pack("{s:I, s:I, s:s, s:O?}", "n", (json_int_t)n, "t", (json_int_t)t_ms,
-                             "ev", event, "data", data);
-    write_line(j, line);
-    json_decref(line);
+    if (j->failed)
+        return;
+    ac_buf_clear(&j->line);
+    ac_buf_printf(&j->line,
+                  "{\"n\":%" JSON_INTEGER_FORMAT ",\"t\":%" JSON_INTEGER_FORMAT ",\"ev\":",
+                  (json_int_t)n, (json_int_t)t_ms);
+    ac_json_put_string(&j->line, event, strlen(event), AC_JSON_ASCII);
+    ac_buf_addstr(&j->line, ",\"data\":");
+    ac_payload_put(&j->line, p, AC_JSON_ASCII);
+    ac_buf_add(&j->line, "}", 1);
+    write_text(j, j->line.failed ? NULL : j->line.p, j->line.n);
+}
+
+void ac_journal_write_event(ac_journal *j, uint64_t n, int64_t t_ms, const char *event,
+                            json_t *data, const ac_payload *p)
+{
+    if (p && !data) {
+        write_typed(j, n, t_ms, event, p);
+    } else {
+        json_t *line = json_pack("{s:I, s:I, s:s, s:O?}", "n", (json_int_t)n, "t", (json_int_t)t_ms,
+                                 "ev", event, "data", data);
+        write_line(j, line);
+        json_decref(line);
+    }
     json_decref(j->steps);
     j->steps = json_array();
 }

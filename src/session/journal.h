@@ -81,9 +81,12 @@ void ac_journal_close(ac_journal *j);
 /* params is borrowed. 0 on success. */
 int ac_journal_write_header(ac_journal *j, const ac_fsm_tables *t, const char *session,
                             json_t *params);
-/* Writes event n and opens its list of steps. data is borrowed, may be NULL. */
+struct ac_payload;
+/* Writes event n and opens its list of steps. data is borrowed, may be NULL; p, when not
+ * NULL, is the event's typed payload instead (session/payload.h), written as the JSON it
+ * stands for. */
 void ac_journal_write_event(ac_journal *j, uint64_t n, int64_t t_ms, const char *event,
-                            json_t *data);
+                            json_t *data, const struct ac_payload *p);
 /* Adds one step to the open event (transitions and internal transitions only;
  * nothing when no event is open, e.g. while the session starts). */
 void ac_journal_add_step(ac_journal *j, const ac_fsm_tables *t, const ac_trace_rec *r);

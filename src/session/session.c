@@ -100,21 +100,29 @@ static void trace_leave(ac_session *s, uint32_t entries_before)
         s->turn_parent[0] = 0;
 }
 
-static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
+/* Records the event (journal, hooks): 0, or -1 when it could not be (never applied then). */
+static int record(ac_session *s, uint16_t type, json_t *data, const ac_payload *p, int64_t t_ms)
 {
-    if (s->journal_failed) {
-        json_decref(data);
-        return AC_EIO;
-    }
     s->seq++;
+    const char *name = s->e->t->event_names[type];
     if (s->journal)
-        ac_journal_write_event(s->journal, s->seq, t_ms, s->e->t->event_names[type], data);
+        ac_journal_write_event(s->journal, s->seq, t_ms, name, data, p);
     if (s->hooks)
-        s->hooks->event(s, s->seq, t_ms, s->e->t->event_names[type], data);
-    if (journal_failed(s)) { /* never applied unrecorded */
-        json_decref(data);
+        s->hooks->event(s, s->seq, t_ms, name, data, p);
+    return journal_failed(s) ? -1 : 0;
+}
+
+/* p: the event's typed payload (data is then NULL), NULL: none. */
+static int apply(ac_session *s, uint16_t type, json_t *data, const ac_payload *p, int64_t t_ms)
+{
+    if (s->journal_failed || record(s, type, data, p, t_ms) < 0) {
+        json_decref(data); /* never applied unrecorded */
         return AC_EIO;
     }
+    if (p && s->e->custom_handlers) /* a handler of the program's may read ev->data */
+        data = ac_payload_json(p);
+    s->payload = p;
+    s->payload_type = type;
     if (type == s->e->ev_spawn) {
         ac_session_agent_from_spawn(s, data);
         ac_subagent_from_spawn(s, data);
@@ -145,6 +153,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
         ac_journal_write_steps(s->journal, s->seq);
     if (s->hooks)
         s->hooks->steps_done(s, s->seq);
+    s->payload = NULL;
     json_decref(data);
     if (s->pending_records) /* what stopped sub-agent calls record, after the event */
         ac_session_flush_records(s);
@@ -177,6 +186,7 @@ static ac_queued_event *q_new(uint16_t type, json_t *data, int64_t t_ms, uint16_
     q->origin = origin;
     q->t_ms = t_ms ? t_ms : ac_wall_now_ms();
     q->data = data;
+    q->pl.kind = AC_PAYLOAD_NONE;
     return q;
 }
 
@@ -239,7 +249,7 @@ static int drain(ac_session *s, const ac_queued_event *want, int *want_rc)
             session_free_now(s);
             return 1;
         }
-        int rc = apply(s, q->type, q->data, q->t_ms);
+        int rc = apply(s, q->type, q->data, q->pl.kind ? &q->pl : NULL, q->t_ms);
         last_ms = q->t_ms;
         if (q == want)
             *want_rc = rc;
@@ -275,6 +285,17 @@ static void schedule(ac_session *s)
         drain(s, NULL, NULL);
 }
 
+/* Queues q (an event for the session, checked) from an I/O callback. */
+static void enqueue(ac_session *s, ac_queued_event *q)
+{
+    if (s->draining) {
+        q_push(&s->raised, q);
+        return;
+    }
+    q_push(&s->inbox, q);
+    schedule(s);
+}
+
 void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms, uint16_t origin)
 {
     if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
@@ -282,14 +303,99 @@ void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms
         return;
     }
     ac_queued_event *q = q_new(type, data, t_ms, origin);
+    if (q)
+        enqueue(s, q);
+}
+
+/* An entry holding p, its strings copied after it: the one allocation of a typed event
+ * (stamped now; origin as ac_session_enqueue's). NULL when out of memory. */
+static ac_queued_event *typed_new(uint16_t type, const ac_payload *p, uint16_t origin)
+{
+    size_t id_at = p->n + 1, name_at = id_at + (p->id ? p->id_n + 1 : 0);
+    ac_queued_event *q = malloc(sizeof *q + name_at + (p->name ? p->name_n + 1 : 0));
     if (!q)
-        return;
-    if (s->draining) {
-        q_push(&s->raised, q);
-        return;
+        return NULL;
+    q->next = NULL;
+    q->type = type;
+    q->origin = origin;
+    q->t_ms = ac_wall_now_ms();
+    q->data = NULL;
+    q->pl = *p;
+    q->pl.text = memcpy(q->text, p->text, p->n);
+    q->text[p->n] = 0;
+    if (p->id) {
+        q->pl.id = memcpy(q->text + id_at, p->id, p->id_n);
+        q->text[id_at + p->id_n] = 0;
     }
-    q_push(&s->inbox, q);
-    schedule(s);
+    if (p->name) {
+        q->pl.name = memcpy(q->text + name_at, p->name, p->name_n);
+        q->text[name_at + p->name_n] = 0;
+    }
+    return q;
+}
+
+static void enqueue_typed(ac_session *s, uint16_t type, const ac_payload *p, uint16_t origin)
+{
+    ac_queued_event *q = typed_new(type, p, origin);
+    if (q)
+        enqueue(s, q);
+}
+
+static int event_ok(const ac_session *s, uint16_t type)
+{
+    return type != AC_FSM_NONE && type != 0 && type < s->e->t->n_events;
+}
+
+/* *s, *n as UTF-8: unchanged, or repaired into *fixed (as the JSON string was). 0, or -1 when
+ * out of memory or too long for a journal line. */
+static int utf8_or_repaired(const char **s, size_t *n, char **fixed)
+{
+    *fixed = NULL;
+    if (*n >= AC_JOURNAL_MAX_LINE)
+        return -1;
+    if (!*s || ac_utf8_valid_len(*s, *n) == *n)
+        return 0;
+    *s = *fixed = ac_utf8_repair(*s, *n, 0, n);
+    return *fixed ? 0 : -1;
+}
+
+void ac_session_enqueue_delta(ac_session *s, uint16_t type, int kind, const char *text, size_t n,
+                              uint16_t origin)
+{
+    if (!event_ok(s, type) || kind < 0 || kind >= AC_DELTA_TOOL_CALL)
+        return;
+    char *fixed;
+    if (utf8_or_repaired(&text, &n, &fixed) < 0)
+        return;
+    ac_payload p = {AC_PAYLOAD_DELTA, (uint8_t)kind, n, text, 0, NULL, NULL, 0, 0};
+    enqueue_typed(s, type, &p, origin);
+    free(fixed);
+}
+
+void ac_session_enqueue_tool_delta(ac_session *s, uint16_t type, int index, const char *id,
+                                   const char *name, const char *args, size_t n, uint16_t origin)
+{
+    if (!event_ok(s, type))
+        return;
+    size_t id_n = id ? strlen(id) : 0, name_n = name ? strlen(name) : 0;
+    char *f1, *f2 = NULL, *f3 = NULL;
+    if (utf8_or_repaired(&args, &n, &f1) == 0 && utf8_or_repaired(&id, &id_n, &f2) == 0 &&
+        utf8_or_repaired(&name, &name_n, &f3) == 0) {
+        ac_payload p = {
+            AC_PAYLOAD_DELTA, AC_DELTA_TOOL_CALL, n, args, index, id, name, id_n, name_n};
+        enqueue_typed(s, type, &p, origin);
+    }
+    free(f1);
+    free(f2);
+    free(f3);
+}
+
+void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin)
+{
+    if (!event_ok(s, type))
+        return;
+    ac_payload p = {AC_PAYLOAD_EMPTY, 0, 0, "", 0, NULL, NULL, 0, 0};
+    enqueue_typed(s, type, &p, origin);
 }
 
 void ac_session_forget(ac_session *s, uint16_t origin)
@@ -320,20 +426,9 @@ void **ac_session_effect_state(ac_session *s)
     return &s->effect_state[s->current_effect ? s->current_effect - 1 : 0];
 }
 
-static int post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
+/* Applies q (NULL: out of memory) as ac_session_post says: raised, queued, or at once. */
+static int post_queued(ac_session *s, ac_queued_event *q)
 {
-    if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
-        json_decref(data);
-        return AC_EUNKNOWN_EVENT;
-    }
-    /* decisions that do not fit the pending calls are refused, unapplied: the session still
-     * waits (a replay applies what was checked when it was recorded) */
-    if (!s->replaying && s->e->t->event_flags && (s->e->t->event_flags[type] & AC_EV_DECISIONS) &&
-        ac_session_check_decisions(s, s->e->t->event_names[type], data, NULL, 0) < 0) {
-        json_decref(data);
-        return AC_EINVAL;
-    }
-    ac_queued_event *q = q_new(type, data, t_ms, 0);
     if (!q)
         return AC_ENOMEM;
     if (s->draining) {
@@ -349,6 +444,32 @@ static int post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
     int rc = AC_QUEUED;
     drain(s, q, &rc);
     return rc;
+}
+
+static int post_index(ac_session *s, uint16_t type, json_t *data, int64_t t_ms)
+{
+    if (type == AC_FSM_NONE || type == 0 || type >= s->e->t->n_events) {
+        json_decref(data);
+        return AC_EUNKNOWN_EVENT;
+    }
+    /* decisions that do not fit the pending calls are refused, unapplied: the session still
+     * waits (a replay applies what was checked when it was recorded) */
+    if (!s->replaying && s->e->t->event_flags && (s->e->t->event_flags[type] & AC_EV_DECISIONS) &&
+        ac_session_check_decisions(s, s->e->t->event_names[type], data, NULL, 0) < 0) {
+        json_decref(data);
+        return AC_EINVAL;
+    }
+    return post_queued(s, q_new(type, data, t_ms, 0));
+}
+
+int ac_session_post_typed(ac_session *s, uint16_t type, const ac_payload *p, int64_t t_ms)
+{
+    if (!s || !p || !event_ok(s, type))
+        return AC_EUNKNOWN_EVENT;
+    ac_queued_event *q = typed_new(type, p, 0);
+    if (q && t_ms)
+        q->t_ms = t_ms;
+    return post_queued(s, q);
 }
 
 const char *ac_strerror(int status)

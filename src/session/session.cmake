@@ -8,6 +8,7 @@ add_library(agentc_runtime STATIC
   ${CMAKE_SOURCE_DIR}/src/session/engine.c
   ${CMAKE_SOURCE_DIR}/src/session/contracts.c
   ${CMAKE_SOURCE_DIR}/src/session/session.c
+  ${CMAKE_SOURCE_DIR}/src/session/payload.c
   ${CMAKE_SOURCE_DIR}/src/session/turn.c
   ${CMAKE_SOURCE_DIR}/src/session/journal.c
   ${CMAKE_SOURCE_DIR}/src/session/replay.c

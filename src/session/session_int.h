@@ -13,6 +13,7 @@
 #include "io/idmap.h"
 #include "io/loop.h"
 #include "llm/provider.h"
+#include "session/payload.h"
 #include "session/sink.h"
 #include "session/store_hooks.h"
 
@@ -58,8 +59,10 @@ struct ac_engine {
     ac_provider *provider;
     ac_output out;
     int has_output;
-    int holds_text;    /* an output guardrail: a turn's text waits for it (guardrail.c) */
-    int retracts_text; /* an input guardrail: a turn's text shown is kept to retract it */
+    int holds_text;      /* an output guardrail: a turn's text waits for it (guardrail.c) */
+    int retracts_text;   /* an input guardrail: a turn's text shown is kept to retract it */
+    int custom_handlers; /* a guard, action or effect the program registered is bound: it may
+                            read ev->data, so a typed payload is made JSON for it */
     char *system_prompt;
     char *journal_dir; /* ac_engine_config.journal_dir, copied */
     /* what tool processes never inherit (tool_env.c): variables by name, and
@@ -106,6 +109,8 @@ typedef struct ac_queued_event {
     uint16_t origin; /* effect index + 1 of the effect that queued it, 0: none */
     int64_t t_ms;
     json_t *data;
+    ac_payload pl; /* typed (pl.kind != AC_PAYLOAD_NONE): data is NULL, pl.text is text[] */
+    char text[];
 } ac_queued_event;
 
 typedef struct ac_event_queue {
@@ -123,6 +128,8 @@ struct ac_session {
     int journal_failed;         /* it could not be written: the session failed (session.c) */
     uint64_t seq;               /* events applied (numbered in the journal) */
     int draining;               /* drain() runs: what is posted now is raised */
+    const ac_payload *payload;  /* the typed payload of the event being applied, NULL: none */
+    uint16_t payload_type;      /* and that event's type (ac_event_payload) */
     ac_event_queue raised;      /* posted while dispatching: applied next */
     ac_event_queue inbox;       /* from I/O callbacks, other threads and callers, in order */
     ac_loop_task drain_task;

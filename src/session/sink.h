@@ -15,6 +15,18 @@
  * callback returns, never inside it. origin: the one the call was started with
  * (ac_llm_call_opts.origin), so that what a cancelled call queued is dropped with it. */
 void ac_session_enqueue(ac_session *s, uint16_t type, json_t *data, int64_t t_ms, uint16_t origin);
+/* Queues a streamed delta of text, reasoning or refusal (kind: enum ac_delta_kind, below
+ * AC_DELTA_TOOL_CALL) as a typed llm.delta (session/payload.h): n bytes of text copied into the
+ * event's one allocation (what is not UTF-8 repaired), no JSON made; as ac_session_enqueue
+ * otherwise. */
+void ac_session_enqueue_delta(ac_session *s, uint16_t type, int kind, const char *text, size_t n,
+                              uint16_t origin);
+/* The same for a tool call's streamed arguments (AC_DELTA_TOOL_CALL): n bytes of args, the
+ * call's index, its id and name (NUL-terminated; NULL: the delta has none). */
+void ac_session_enqueue_tool_delta(ac_session *s, uint16_t type, int index, const char *id,
+                                   const char *name, const char *args, size_t n, uint16_t origin);
+/* Queues an event whose payload is {} (llm.started) typed: no JSON made. */
+void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin);
 /* The W3C traceparent of the span the session's traces are at (its model call's while it
  * runs) into buf (cap >= 56): 1, or 0 when the session is not traced (nothing to send). An
  * untraced session forwards the traceparent its turn under way received, as it came. */

@@ -14,10 +14,15 @@
 
 #include "agentc/agentc.h"
 
+struct ac_payload; /* session/payload.h */
+
 /* Durable sessions (src/store/store_writer.c) follow a session through these hooks; NULL
  * for a session that is not stored. Each is called on the loop thread. */
 typedef struct ac_session_hooks {
-    void (*event)(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data);
+    /* data: the event's JSON payload; p, when it is typed instead (data NULL; its row's text
+     * is ac_payload_text(p)): session/payload.h */
+    void (*event)(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data,
+                  const struct ac_payload *p);
     void (*step)(ac_session *s, const ac_trace_rec *r);
     void (*steps_done)(ac_session *s, uint64_t n);
     void (*flush)(ac_session *s);        /* before an effect starts or stops */

@@ -92,6 +92,8 @@ int ac_notify_events(ac_notify *nt, const char *id, uint64_t after, ac_store_eve
                      ac_notify_done_fn done, void *ud);
 /* The session's row (ac_store_info's), told to fn. */
 int ac_notify_info(ac_notify *nt, const char *id, ac_notify_info_fn fn, void *ud);
+/* Every session's row (ac_store_list's, in its order) told to each, then done. */
+int ac_notify_list(ac_notify *nt, ac_store_list_fn each, ac_notify_done_fn done, void *ud);
 
 /* ---- the inbox (store_inbox.c): requests for a session another worker runs ----
  *

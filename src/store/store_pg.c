@@ -251,8 +251,7 @@ static int pg_info(ac_store *st, const char *id, ac_store_session_info *out, ac_
 
 static int pg_list(ac_store *st, ac_store_list_fn fn, void *ud, ac_error *err)
 {
-    PGresult *r = ac_pg_q(st, "SELECT " INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id",
-                          NULL, err, "listing sessions");
+    PGresult *r = ac_pg_q(st, PG_LIST_SQL, NULL, err, "listing sessions");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {

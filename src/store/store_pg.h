@@ -40,6 +40,8 @@
 #define PG_EVENTS_SQL                                                                              \
     "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 ORDER BY n"
 
+/* Every session's row, the newest first (ac_store_list's order). */
+#define PG_LIST_SQL "SELECT " PG_INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id"
 /* Row i of a result of PG_INFO_COLS into *o (holder "" when its lease ended or its holder's
  * connection is gone). */
 void ac_pg_fill_info(const PGresult *r, int i, ac_store_session_info *o);

@@ -1,7 +1,7 @@
 /*
  * store_pg_loop.c - what the event loop asks of a PostgreSQL store on its own (store_notify.h:
- * the heartbeat, the claim, a journal's new events, a session's row), as statements of the
- * wake-up connection (ac_notify_query): sent without waiting, their rows read when the loop
+ * the heartbeat, the claim, a journal's new events, a session's row, the list), as statements of
+ * the wake-up connection (ac_notify_query): sent without waiting, their rows read when the loop
  * finds the socket readable. The SQL is the store's own (store_pg.h), the rows read as its
  * synchronous calls read them.
  */
@@ -134,4 +134,27 @@ int ac_notify_info(ac_notify *nt, const char *id, ac_notify_info_fn fn, void *ud
     p_s(&a, id);
     return queue(nt, c, "SELECT " PG_INFO_COLS " FROM sessions WHERE id = $1", &a, AC_NOTIFY_AGAIN,
                  on_info);
+}
+
+static void on_listed(void *ud, const PGresult *r, const char *error)
+{
+    call *c = ud;
+    for (int i = 0; r && i < PQntuples(r); i++) {
+        ac_store_session_info info;
+        ac_pg_fill_info(r, i, &info);
+        if (c->each_row(c->ud, &info))
+            break;
+    }
+    on_done(c, r, error);
+}
+
+int ac_notify_list(ac_notify *nt, ac_store_list_fn each, ac_notify_done_fn done, void *ud)
+{
+    call *c = call_new(ud);
+    if (c) {
+        c->each_row = each;
+        c->done = done;
+    }
+    pargs a = {0};
+    return queue(nt, c, PG_LIST_SQL, &a, AC_NOTIFY_AGAIN, on_listed);
 }

@@ -372,7 +372,8 @@ static void agent_seen(store_writer *w, uint64_t n, int change, json_t *agent)
     }
 }
 
-static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data)
+static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data,
+                    const ac_payload *p)
 {
     store_writer *w = W(s);
     if (!strcmp(ev, "llm.completed") ||
@@ -427,7 +428,7 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
     r->n = n;
     r->t_ms = t_ms;
     r->ev = strdup(ev);
-    r->data = data ? ac_store_json_text(data) : NULL;
+    r->data = data ? ac_store_json_text(data) : p ? ac_payload_text(p) : NULL;
     r->steps = NULL;
     w->steps_len = 0;
     if (!w->steps && !(w->steps = malloc(w->steps_cap = 256)))

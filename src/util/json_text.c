@@ -8,16 +8,50 @@
 #include <string.h>
 
 #include "util/json_text.h"
+#include "util/utf8.h"
 
-static void put_string(ac_buf *b, const char *s, size_t n)
+/* The code point of the well-formed UTF-8 sequence of len bytes at u. */
+static unsigned decode(const unsigned char *u, size_t len)
 {
-    /* at most 6 bytes per input byte, and the quotes */
+    static const unsigned char lead_mask[5] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+    unsigned cp = u[0] & lead_mask[len];
+    for (size_t k = 1; k < len; k++)
+        cp = (cp << 6) | (u[k] & 0x3Fu);
+    return cp;
+}
+
+/* A code point above U+007F as jansson's JSON_ENSURE_ASCII writes it: \uXXXX, a surrogate
+ * pair above U+FFFF, upper-case hex. Returns the bytes written (6 or 12). */
+static size_t put_ascii_escape(char *o, unsigned cp)
+{
+    if (cp < 0x10000) {
+        snprintf(o, 7, "\\u%04X", cp);
+        return 6;
+    }
+    cp -= 0x10000;
+    snprintf(o, 13, "\\u%04X\\u%04X", 0xD800 | ((cp >> 10) & 0x3FF), 0xDC00 | (cp & 0x3FF));
+    return 12;
+}
+
+static void put_string(ac_buf *b, const char *s, size_t n, unsigned flags)
+{
+    /* at most 6 bytes per input byte (a 4-byte sequence: 12), and the quotes */
     if (ac_buf_reserve(b, n * 6 + 2) != 0)
         return;
     char *o = b->p + b->n;
     *o++ = '"';
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80 && (flags & AC_JSON_ASCII)) {
+            size_t len = ac_utf8_seq_len(s + i, n - i);
+            if (!len) { /* not UTF-8: a JSON string never holds it */
+                ac_buf_fail(b);
+                return;
+            }
+            o += put_ascii_escape(o, decode((const unsigned char *)s + i, len));
+            i += len - 1;
+            continue;
+        }
         if (c >= 0x20 && c != '"' && c != '\\') {
             *o++ = (char)c;
             continue;
@@ -98,7 +132,7 @@ static void put_value(ac_buf *b, const json_t *v, unsigned flags, int depth)
             if (!first)
                 ac_buf_add(b, ",", 1);
             first = 0;
-            put_string(b, k, strlen(k));
+            put_string(b, k, strlen(k), flags);
             ac_buf_add(b, ":", 1);
             put_value(b, x, flags, depth + 1);
         }
@@ -116,7 +150,7 @@ static void put_value(ac_buf *b, const json_t *v, unsigned flags, int depth)
         break;
     }
     case JSON_STRING:
-        put_string(b, json_string_value(v), json_string_length(v));
+        put_string(b, json_string_value(v), json_string_length(v), flags);
         break;
     case JSON_INTEGER: {
         char num[32];
@@ -145,7 +179,12 @@ void ac_json_put(ac_buf *b, const json_t *v, unsigned flags)
 
 void ac_json_put_str(ac_buf *b, const char *s, size_t n)
 {
-    put_string(b, s ? s : "", s ? n : 0);
+    put_string(b, s ? s : "", s ? n : 0, 0);
+}
+
+void ac_json_put_string(ac_buf *b, const char *s, size_t n, unsigned flags)
+{
+    put_string(b, s ? s : "", s ? n : 0, flags);
 }
 
 void ac_json_put_real(ac_buf *b, double d)

@@ -13,6 +13,9 @@
 /* Reals written as %.17g (a ".0" added where it would read as an integer); without it a real
  * fails the buffer, for a caller whose reference for reals is jansson's own format. */
 #define AC_JSON_REALS 1u
+/* Every character above U+007F escaped (\uXXXX, surrogate pairs above U+FFFF), as jansson's
+ * JSON_ENSURE_ASCII writes it; a string that is not UTF-8 fails the buffer. */
+#define AC_JSON_ASCII 2u
 
 /* v appended to b; a value nested deeper than 64 levels fails b (ac_buf's failed). */
 void ac_json_put(ac_buf *b, const json_t *v, unsigned flags);
@@ -21,5 +24,7 @@ void ac_json_put(ac_buf *b, const json_t *v, unsigned flags);
  * for a writer of JSON text that keeps its values in structures of its own. */
 void ac_json_put_str(ac_buf *b, const char *s, size_t n);
 void ac_json_put_real(ac_buf *b, double d);
+/* ac_json_put_str with flags (AC_JSON_ASCII). */
+void ac_json_put_string(ac_buf *b, const char *s, size_t n, unsigned flags);
 
 #endif

@@ -91,4 +91,16 @@ grep -lx 'turn_timeout=1ms' "$tmp/g-turn_timeout"/*/args >/dev/null || fail "tur
 grep -lx 'process.AWAITING_APPROVAL=deny' "$tmp/g-approve_tools"/*/args >/dev/null || fail "approve_tools: no deny posted"
 grep -l 'tripped by the test' "$tmp/g-guardrails"/*/guards.json >/dev/null || fail "guardrails: none trips"
 
+# --tools FILE: the user's tools are given to every run (the call a `calls "shell_*"` guard needs
+# is answered by the file's tool, not as an unknown tool); --handlers takes builtin only
+printf '{"tools": [{"name": "shell_x", "description": "echoes", "command": ["sh", "-c", "cat >/dev/null; echo shell ran"]}]}' >"$tmp/own.json"
+"$agentc" testgen examples/specs/approve_shell.fsm --handlers builtin --tools "$tmp/own.json" --run --depth 3 \
+  --out "$tmp/own" --json >"$tmp/own.out" 2>"$tmp/e" || fail "--tools: $(jq -c '[.scenarios[] | select(.problem)]' "$tmp/own.out") $(cat "$tmp/e")"
+grep -lx "$tmp/own.json" "$tmp/own"/*/args >/dev/null || fail "--tools is not in the scenarios' args"
+grep -l '"shell ran' "$tmp/own"/*/run1.journal >/dev/null || fail "the file's shell_x did not answer a call"
+"$agentc" testgen spec/agent.fsm --handlers none --run >/dev/null 2>"$tmp/e"; [ $? = 2 ] && grep -q -- '--handlers builtin' "$tmp/e" \
+  || fail "--handlers none: $(cat "$tmp/e")"
+"$agentc" testgen spec/agent.fsm --tools "$tmp/missing.json" --run >/dev/null 2>"$tmp/e"; [ $? = 2 ] && grep -q 'missing.json' "$tmp/e" \
+  || fail "--tools of a missing file: $(cat "$tmp/e")"
+
 echo "ok"

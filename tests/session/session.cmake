@@ -36,3 +36,27 @@ agentc_add_test(session_replay_output SOURCES ${CMAKE_SOURCE_DIR}/tests/session/
 # The error space: ac_strerror names every code of enum ac_status (read from agentc.h).
 agentc_add_test(session_status_names SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_status_names.c
   LIBS agentc_runtime LABELS session)
+# Typed event payloads: a delta's JSON text is jansson's, byte for byte (compact and ASCII);
+# a typed delta is journaled, repaired, read by append_delta, and made JSON for a handler the
+# program registered only.
+agentc_add_test(session_payload SOURCES ${CMAKE_SOURCE_DIR}/tests/session/test_payload.c
+  LIBS agentc_runtime agentc_io agentc_gen PkgConfig::JANSSON LABELS session)
+if(AGENTC_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
+  # libFuzzer target: typed payloads' JSON text and value against jansson's (bounded in ctest).
+  add_executable(fuzz_payload ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_payload.c
+    ${CMAKE_SOURCE_DIR}/src/session/payload.c ${CMAKE_SOURCE_DIR}/src/util/json_text.c
+    ${CMAKE_SOURCE_DIR}/src/util/utf8.c ${CMAKE_SOURCE_DIR}/src/util/buf.c
+    ${CMAKE_SOURCE_DIR}/src/util/grow.c)
+  target_include_directories(fuzz_payload PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src
+    ${AGENTC_GENERATED_INCLUDE_DIR})
+  target_compile_options(fuzz_payload PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(fuzz_payload PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_payload PRIVATE PkgConfig::JANSSON)
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz_payload_corpus)
+  add_test(NAME fuzz_session_payload
+    COMMAND fuzz_payload -max_total_time=30 -rss_limit_mb=1024 -timeout=10
+            ${CMAKE_BINARY_DIR}/fuzz_payload_corpus ${CMAKE_SOURCE_DIR}/tests/fuzz/payload_seeds
+            ${CMAKE_SOURCE_DIR}/tests/fuzz/delta_seeds
+    WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+  set_tests_properties(fuzz_session_payload PROPERTIES LABELS "session;fuzz" TIMEOUT 120)
+endif()

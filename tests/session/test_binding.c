@@ -153,7 +153,8 @@ static void test_error_codes_and_locations(void **state)
     ac_spec_free(spec);
     char *use = strstr(src, "effect run_tools(max_parallel_tools)");
     assert_non_null(use);
-    memcpy(use, "effect run_tools(stall_timeout)     ", strlen("effect run_tools(max_parallel_tools)"));
+    memcpy(use, "effect run_tools(stall_timeout)     ",
+           strlen("effect run_tools(max_parallel_tools)"));
     int line = 1;
     for (const char *c = src; c < use; c++)
         line += *c == '\n';
@@ -176,9 +177,81 @@ static void test_error_codes_and_locations(void **state)
     ac_loop_free(loop);
 }
 
+/* spec/agent.fsm with `from` replaced by `to` (once), lowered; NULL when it does not check. */
+static ac_fsm_tables *agent_with(const char *from, const char *to)
+{
+    ac_spec *spec = ac_spec_load("spec/agent.fsm");
+    assert_non_null(spec);
+    char *src = malloc(spec->src_len + strlen(to) + 1);
+    memcpy(src, spec->src, spec->src_len);
+    src[spec->src_len] = 0;
+    ac_spec_free(spec);
+    char *at = strstr(src, from);
+    assert_non_null(at);
+    memmove(at + strlen(to), at + strlen(from), strlen(at + strlen(from)) + 1);
+    memcpy(at, to, strlen(to));
+    spec = ac_spec_parse("edited.fsm", src, strlen(src));
+    free(src);
+    assert_non_null(spec);
+    ac_spec_check(spec);
+    assert_int_equal(spec->n_errors, 0);
+    ac_fsm_tables *t = ac_spec_lower(spec, "edited.fsm");
+    ac_spec_free(spec);
+    assert_non_null(t);
+    return t;
+}
+
+static void custom_append_delta(ac_session *s, const ac_event *ev)
+{
+    (void)s;
+    (void)ev;
+}
+
+/* The payload contract: a built-in handler bound to an event whose payload lacks a field it
+ * reads is refused when the engine is made, naming handler, field, event and line; the same
+ * name bound to the program's own function is the program's business. */
+static void test_payload_contract(void **state)
+{
+    (void)state;
+    /* append_delta (kind, text) on tool.completed (id, ok, content, ...) */
+    ac_fsm_tables *t =
+        agent_with("TOOL_EXECUTING on tool.completed / record_tool_result",
+                   "TOOL_EXECUTING on tool.completed / record_tool_result, append_delta");
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.tables = t;
+    ac_error err = {0};
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_int_equal(err.code, AC_ESPEC);
+    assert_non_null(strstr(err.text, "action append_delta reads the payload field \"kind\", which "
+                                     "event tool.completed does not carry (line 150)"));
+    ac_registry *r = ac_registry_new();
+    assert_int_equal(ac_registry_action(r, "append_delta", custom_append_delta), 0);
+    cfg.registry = r;
+    ac_engine *e = ac_engine_new(&cfg, &err);
+    assert_non_null(e);
+    ac_engine_free(e);
+    ac_registry_free(r);
+    ac_spec_tables_free(t);
+    /* a guard: has_tool_calls (tool_calls) on llm.failed */
+    t = agent_with("[retryable && retries_left]", "[retryable && retries_left && has_tool_calls]");
+    memset(&cfg, 0, sizeof cfg);
+    cfg.tables = t;
+    assert_null(ac_engine_new(&cfg, &err));
+    assert_non_null(strstr(err.text, "guard has_tool_calls reads the payload field \"tool_calls\", "
+                                     "which event llm.failed does not carry"));
+    ac_spec_tables_free(t);
+    /* the shipped spec: every read carried */
+    memset(&cfg, 0, sizeof cfg);
+    e = ac_engine_new(&cfg, &err);
+    assert_non_null(e);
+    ac_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_missing_handlers_listed),
-                                       cmocka_unit_test(test_error_codes_and_locations)};
+                                       cmocka_unit_test(test_error_codes_and_locations),
+                                       cmocka_unit_test(test_payload_contract)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

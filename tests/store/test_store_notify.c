@@ -364,7 +364,7 @@ static void left_mid_turn(ac_store *st, const char *id)
     assert_int_equal(st->ops->commit(st, &c, &err), AC_OK);
 }
 
-/* A session's row, its journal after N, the heartbeat and the claim, read on the wake-up
+/* A session's row, its journal after N, the heartbeat, the claim and the list, read on the wake-up
  * connection as the ones the store's own connection reads. */
 static void test_loop_reads(void **state)
 {
@@ -408,6 +408,14 @@ static void test_loop_reads(void **state)
     assert_int_equal(ac_notify_claim(na, "worker-R", 10, 0, 60000, got_claim, done_rc, &r), 0);
     wait_told(&r);
     assert_int_equal(r.rows, 0); /* its own: not claimed again */
+    assert_int_equal(st->ops->create(st, "r2", "h", NULL, "gone-holder", 60000, &err), AC_OK);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_list(na, got_claim, done_rc, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    assert_true(strstr(r.text, "r2:@") != NULL); /* every row, its holder gone: "" */
+    assert_true(strstr(r.text, "r1:worker-R@2;") != NULL);
+    assert_int_equal(r.rows, 2);
     ac_store_worker_leave(st, NULL);
     ac_store_close(st);
 }

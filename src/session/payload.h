@@ -1,0 +1,64 @@
+/*
+ * payload.h - typed event payloads (payload.c): what the engine queues for the events posted
+ * most often instead of a JSON value, and the one place their JSON is made, by the compact
+ * writer, where bytes leave the process (a journal line, a store row) or where a handler the
+ * program registered may read ev->data (docs/design.md, "Typed payloads").
+ *
+ * An llm.delta of text, reasoning or refusal: {"kind": KIND, "text": TEXT}, in that order, as
+ * the HTTP providers built it; of a tool call's arguments: {"kind": "tool_call", "text": TEXT,
+ * "index": I, "id": ID, "name": NAME}, id and name only when the delta has them. The text is UTF-8
+ * (the sink repairs what is not), NUL-terminated, held by the queue entry the payload is part of.
+ * An event whose payload is {} (llm.started): nothing more.
+ */
+#ifndef AGENTC_SESSION_PAYLOAD_H
+#define AGENTC_SESSION_PAYLOAD_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agentc/fsm.h"
+#include "util/buf.h"
+
+enum ac_payload_kind {
+    AC_PAYLOAD_NONE = 0,  /* no typed payload: the event's data is JSON (or nothing) */
+    AC_PAYLOAD_DELTA = 1, /* a streamed delta: delta, text, n */
+    AC_PAYLOAD_EMPTY = 2  /* {} (llm.started) */
+};
+
+typedef struct ac_payload {
+    uint8_t kind;     /* enum ac_payload_kind */
+    uint8_t delta;    /* AC_PAYLOAD_DELTA: enum ac_delta_kind (below AC_DELTA_UNKNOWN) */
+    size_t n;         /* bytes of text */
+    const char *text; /* UTF-8, NUL-terminated */
+    /* AC_DELTA_TOOL_CALL: the call's index, and its id and name (UTF-8, NUL-terminated; NULL
+     * when the delta has none) */
+    int index;
+    const char *id, *name;
+    size_t id_n, name_n;
+} ac_payload;
+
+/* The payload's JSON text appended to b (flags: util/json_text.h, AC_JSON_ASCII for a journal
+ * line), the bytes jansson writes for the JSON value the event had before it was typed. */
+void ac_payload_put(ac_buf *b, const ac_payload *p, unsigned flags);
+/* Its compact JSON text (a store row), malloc'ed; NULL when out of memory. */
+char *ac_payload_text(const ac_payload *p);
+/* Its JSON value, for a handler the program registered; NULL when out of memory. */
+json_t *ac_payload_json(const ac_payload *p);
+
+/* The payload of a stored delta row, `{"kind":KIND,"text":TEXT}` as ac_payload_text writes
+ * one for text, reasoning and refusal (len bytes at s), read without a JSON value: its text
+ * unescaped into scratch (p->text points there). 0; -1 for anything else (another shape or
+ * kind, an escape of a character above U+007F or of NUL, text that is not UTF-8): the caller
+ * reads that row as JSON. */
+int ac_payload_read_delta(const char *s, size_t len, ac_payload *p, ac_buf *scratch);
+
+/* Posts the event `type` with the typed payload p (copied) as ac_session_post posts a JSON one
+ * (a replayer applies it at once): for a reader of stored rows. */
+int ac_session_post_typed(ac_session *s, uint16_t type, const ac_payload *p, int64_t t_ms);
+
+/* The typed payload of the event being applied to s, when ev is that event and it has one;
+ * else NULL (the event's payload is ev->data, JSON: a replayed or posted event). */
+const ac_payload *ac_event_payload(const ac_session *s, const ac_event *ev);
+
+#endif

@@ -1,0 +1,103 @@
+/* libFuzzer target: typed event payloads (src/session/payload.c) against jansson. The first
+ * byte picks the payload (a delta of text, reasoning, refusal or a tool call's arguments,
+ * with or without id and name, or {}), the rest is the delta's text. As the session's sink does,
+ * text that is not UTF-8 is repaired first; then the payload's JSON text, compact and ASCII, must
+ * be byte for byte what json_dumps writes for the JSON event it stands for, and its JSON value that
+ * event. The unrepaired bytes, when they are not UTF-8, must fail the ASCII writer rather than be
+ * written. */
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/provider.h"
+#include "session/payload.h"
+#include "util/json_text.h"
+#include "util/utf8.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void same(const ac_payload *p, const json_t *want, unsigned aflags, size_t jflags)
+{
+    char *w = json_dumps(want, jflags);
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    ac_payload_put(&b, p, aflags);
+    char *got = ac_buf_take(&b, NULL);
+    if (!w || !got || strcmp(w, got) != 0)
+        abort();
+    free(w);
+    free(got);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    const char *in = (const char *)data + 1;
+    size_t n = size - 1;
+    int kind = data[0] % 5; /* 0-3: enum ac_delta_kind (3: a tool call's arguments), 4: {} */
+    if (ac_utf8_valid_len(in, n) != n) {
+        ac_buf b;
+        ac_buf_init(&b, AC_BUF_MAX);
+        ac_json_put_string(&b, in, n, AC_JSON_ASCII);
+        if (!b.failed)
+            abort();
+        ac_buf_free(&b);
+    }
+    size_t len;
+    char *text = ac_utf8_repair(in, n, AC_UTF8_KEEP_NUL, &len);
+    if (!text)
+        return 0;
+    ac_payload p = {.kind = AC_PAYLOAD_EMPTY, .text = ""};
+    json_t *want = json_object();
+    if (kind < 4) {
+        p = (ac_payload){.kind = AC_PAYLOAD_DELTA, .delta = (uint8_t)kind, .n = len, .text = text};
+        json_object_set_new(want, "kind", json_string(ac_delta_kind_name(kind)));
+        json_object_set_new(want, "text", json_stringn(text, len));
+    }
+    if (kind == AC_DELTA_TOOL_CALL) { /* the text serves as id and name too */
+        p.index = data[0];
+        json_object_set_new(want, "index", json_integer(p.index));
+        if (data[0] & 8) {
+            p.id = text;
+            p.id_n = len;
+            json_object_set_new(want, "id", json_stringn(text, len));
+        }
+        if (data[0] & 16) {
+            p.name = text;
+            p.name_n = len;
+            json_object_set_new(want, "name", json_stringn(text, len));
+        }
+    }
+    json_t *got = ac_payload_json(&p);
+    if (!want || !got || !json_equal(want, got))
+        abort();
+    same(&p, want, 0, JSON_COMPACT);
+    /* a stored row read back: the input itself when it is one (jansson's reading of it), and
+     * the payload's own row text */
+    ac_buf scratch;
+    ac_buf_init(&scratch, AC_BUF_MAX);
+    ac_payload r;
+    if (ac_payload_read_delta(in, n, &r, &scratch) == 0) {
+        json_t *j = json_loadb(in, n, 0, NULL);
+        json_t *rj = ac_payload_json(&r);
+        if (!j || !rj || !json_equal(j, rj))
+            abort();
+        json_decref(j);
+        json_decref(rj);
+    }
+    char *row = ac_payload_text(&p);
+    if (kind < 3 && row && !memchr(text, 0, len) &&
+        (ac_payload_read_delta(row, strlen(row), &r, &scratch) != 0 || r.n != len ||
+         memcmp(r.text, text, len) != 0 || r.delta != kind))
+        abort();
+    free(row);
+    ac_buf_free(&scratch);
+    same(&p, want, AC_JSON_ASCII, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(want);
+    json_decref(got);
+    free(text);
+    return 0;
+}
