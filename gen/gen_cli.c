@@ -173,13 +173,17 @@ static void check_usage(const ac_cli_handlers *builtin)
     printf("usage: agentc check [--handlers builtin|none] SPEC\n\n"
            "Checks a spec and prints every problem as FILE:LINE:COL: error|warning: MSG.\n");
     if (builtin)
-        printf("By default (--handlers builtin) it also checks that this program's built-in\n"
-               "handlers can run it: every handler it names exists, every param, event and\n"
-               "effect argument they need is there with its type, what an effect needs has run\n"
-               "on every way in, and the events their effects post count in the proof that\n"
-               "every state can be left. A spec it passes is one `agentc run --spec` runs.\n"
-               "--handlers none checks a spec meant for a program with its own handlers: its\n"
-               "effects post what their `posts` declare.\n");
+        printf(
+            "By default (--handlers builtin) it also checks that this program's built-in\n"
+            "handlers can run it: every handler it names exists, every param, event and\n"
+            "effect argument they need is there with its type, what an effect needs has run\n"
+            "on every way in, and the events their effects post count in the proof that\n"
+            "every state can be left. A spec it passes is one `agentc run --spec` runs.\n"
+            "--handlers none checks a spec meant for a program with its own handlers: its\n"
+            "effects post what their `posts` declare.\n"
+            "agentc check --tools FILE [--start] checks a tool file instead (docs/toolkits.md):\n"
+            "its references, every toolkit tool reachable; --start starts its MCP servers\n"
+            "and names those that cannot start.\n");
     else
         printf("This program has no handlers (--handlers none): effects post what their\n"
                "`posts` declare.\n");
@@ -369,7 +373,7 @@ int ac_cli_gen(int argc, char **argv, const ac_cli_handlers *handlers)
     const char *path = NULL, *outdir = NULL, *relpath = NULL;
     for (int i = 1; i < argc; i++) {
         if (is_help(argv[i])) {
-            printf("usage: agentc gen SPEC -o DIR [--spec-path PATH]\n\n"
+            printf("usage: agentc gen SPEC -o|--output DIR [--spec-path PATH]\n\n"
                    "Writes DIR/<name>_fsm.h and DIR/<name>_fsm.c, <name> being the spec file's\n"
                    "base name. Writes nothing when the spec has errors.\n"
                    "  --spec-path PATH  path recorded in the output (default: relative to the\n"
@@ -455,6 +459,8 @@ static void diagram_usage(ac_cov_loader cov_loader)
            "[--machine NAME]\n"
            "                      [-o FILE] [--spec-path PATH]%s\n\n"
            "Draws the spec's machines (default format: mermaid) to stdout or FILE.\n"
+           "  -f, --format F     the format; -m, --machine NAME: that machine alone;\n"
+           "  -o, --output FILE  write there\n"
            "  --spec-path PATH   path recorded in the output (default: relative to the\n"
            "                     repository root, else the file name)\n"
            "  --format overview  the machines and which state invokes which (Mermaid)\n%s",
@@ -463,6 +469,8 @@ static void diagram_usage(ac_cov_loader cov_loader)
                         "                     counts on taken edges, unvisited parts grey\n"
                         "                     (edges dashed); given again, the sessions' sums\n"
                         "  --format svg       DOT rendered by Graphviz's dot (installed)\n"
+                        "agentc diagram --tools FILE draws a tool file's toolkit states instead\n"
+                        "(DOT; docs/toolkits.md)\n"
                       : "");
 }
 

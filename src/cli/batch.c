@@ -391,7 +391,7 @@ static int batch_open(batch *bt, run_opts *o, ac_cli_engine_base *base, ac_loop 
     if ((rc = ac_cli_engine_build(base, *loop, &out, "agentc", &bt->engine, &err)))
         return rc;
     /* --db: every session stored under its input id */
-    if (o->db && (rc = ac_cli_store_open(o->db, 0, &bt->store)) != 0)
+    if (o->db && !o->no_store && (rc = ac_cli_store_open(o->db, 0, &bt->store)) != 0)
         return rc;
     char why[600] = "";
     if (bt->store && !(bt->agent = ac_cli_agent_record(&o->eng, o->agent_name, why, sizeof why))) {

@@ -23,7 +23,7 @@ static void usage(FILE *out)
         "  serve [OPTIONS]            serve sessions over HTTP (API, SSE, audit page)\n"
         "  replay JOURNAL [--check]   rebuild a session from its journal, no I/O\n"
         "  resume ID [OPTIONS]        finish the turn of a stored session a crash stopped\n"
-        "  sessions list|show|rm|prune|export|fork\n"
+        "  sessions list|show|close|rm|prune|export|fork\n"
         "                             the stored sessions (agentc sessions --help)\n"
         "  coverage SPEC JOURNAL…     the transitions recorded sessions took (--db: stored)\n"
         "  testgen SPEC --run         generate and run scenarios that take its transitions\n"

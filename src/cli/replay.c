@@ -54,8 +54,8 @@ static int replay_parse(int argc, char **argv, const char **path, const char **s
             *path = argv[i];
     }
     if (!*path) {
-        fprintf(stderr,
-                "agentc replay: missing JOURNAL (usage: agentc replay JOURNAL [--check])\n");
+        fprintf(stderr, "agentc replay: missing JOURNAL (usage: agentc replay JOURNAL [--spec "
+                        "FILE] [--check])\n");
         return 2;
     }
     return 0;

@@ -11,28 +11,30 @@
 
 static void batch_usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
-        "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (ids unique,\n"
-        "optional: the line number). Every session runs on one event loop; each prints one\n"
-        "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", "
-        "\"usage\",\n"
-        "\"error\"?, \"journal\"?}, in the order the sessions finish (--ordered: input order).\n"
-        "A failing session never stops the others. A progress bar goes to stderr when it\n"
-        "is a terminal.\n\n"
-        "  --concurrency N      sessions running at once (default 8)\n"
-        "  --ordered            print results in input order\n"
-        "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
-        "  --db PATH            store every session under its input id (agentc sessions)\n"
-        "  --metrics FILE       write the metrics (Prometheus text) to FILE at the end\n"
-        "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
-        "  --header, --script, --script-delay-ms, --tools, --system, --spec, --param, --on,\n"
-        "  --output-schema, --agents FILE --agent NAME, --agent-name, and the model request\n"
-        "  settings --temperature ... --request-json)\n\n"
-        "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
-        "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
-        "and reported), 4 the output could not be written (141: a closed pipe)\n");
+    fprintf(out,
+            "usage: agentc batch FILE [OPTIONS]      (FILE - reads stdin)\n\n"
+            "FILE holds one JSON object per line: {\"id\": ..., \"prompt\": \"...\"} (ids unique,\n"
+            "optional: the line number). Every session runs on one event loop; each prints one\n"
+            "JSON line on stdout, {\"id\", \"status\", \"answer\", \"iterations\", \"tool_calls\", "
+            "\"usage\",\n"
+            "\"error\", \"journal\"} (null when none), in the order the sessions finish\n"
+            "(--ordered: input order).\n"
+            "A failing session never stops the others. A progress bar goes to stderr when it\n"
+            "is a terminal.\n\n"
+            "  --concurrency N      sessions running at once (default 8)\n"
+            "  --ordered            print results in input order\n"
+            "  --journal-dir DIR    one journal per session, DIR/b<line>.journal\n"
+            "  --db PATH            store every session under its input id (agentc sessions)\n"
+            "  --metrics FILE       write the metrics (Prometheus text) to FILE at the end\n"
+            "  --no-store           store nothing (the default without --db)\n"
+            "  and the options of agentc run (--provider, --base-url, --model, --api-key-env,\n"
+            "  --header, --script, --script-delay-ms, --tools, --system, --spec, --prices,\n"
+            "  --param, --on, --output-schema, --agents FILE --agent NAME, --agent-name, and the\n"
+            "  model request settings --temperature, --top-p, --stop, --seed, --tool-choice,\n"
+            "  --parallel-tool-calls, --reasoning-effort, --request-json)\n\n"
+            "exit status: 0 all completed, 1 some failed, 2 bad usage, 3 bad configuration,\n"
+            "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (running sessions are cancelled\n"
+            "and reported), 4 the output could not be written (141: a closed pipe)\n");
 }
 
 static void run_usage(FILE *out)
@@ -70,8 +72,9 @@ static void run_usage(FILE *out)
         "                       the run then goes on until the session is at rest\n"
         "  --journal FILE       record every event (replay with agentc replay)\n"
         "  --session ID         create or continue the stored session ID\n"
-        "  --db PATH            the store (default: $AGENTC_DB, else\n"
-        "                       $XDG_STATE_HOME/agentc/sessions.db); --no-store: none\n"
+        "  --db PATH|URI        the store, an SQLite file or postgresql://... (default:\n"
+        "                       $AGENTC_DB, else $XDG_STATE_HOME/agentc/sessions.db)\n"
+        "  --no-store           no store: the session is kept nowhere\n"
         "  --trace              print every transition to stderr\n"
         "  --jsonl              one JSON object per line on stdout\n"
         "  --output-schema FILE the answer must be JSON matching this JSON Schema; a refused\n"
@@ -109,7 +112,10 @@ static void resume_usage(FILE *out)
 static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
 {
     const char *a = argv[*i];
-    int *flags[] = {&o->trace, &o->no_store, &o->jsonl, batch ? &o->ordered : NULL};
+    /* batch: no --trace, --jsonl or --journal (its output is JSON lines, its journals
+     * --journal-dir's); --no-store is its default without --db */
+    int *flags[] = {batch ? NULL : &o->trace, &o->no_store, batch ? NULL : &o->jsonl,
+                    batch ? &o->ordered : NULL};
     const char *const flag_names[] = {"--trace", "--no-store", "--jsonl", "--ordered"};
     for (size_t k = 0; k < 4; k++)
         if (flags[k] && !strcmp(a, flag_names[k])) {
@@ -117,7 +123,7 @@ static int run_flag(int argc, char **argv, int *i, run_opts *o, int batch)
             return 1;
         }
     const char **slot = NULL;
-    const char *const names[] = {"--journal",
+    const char *const names[] = {batch ? NULL : "--journal",
                                  "--db",
                                  batch ? "--journal-dir" : "--session",
                                  "--agents",

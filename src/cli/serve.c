@@ -88,9 +88,10 @@ static void usage(FILE *out)
             "  --overridable KEYS   the keys (comma-separated) a session may override of\n"
             "                       that agent (default: none)\n"
             "  and the engine options of agentc run: --provider, --base-url, --model,\n"
-            "  --api-key-env, --header, --script, --tools, --system, --spec, --param,\n"
-            "  --output-schema and the model request settings --temperature ...\n"
-            "  --request-json\n\n"
+            "  --api-key-env, --header, --script, --tools, --system, --spec, --prices,\n"
+            "  --param, --output-schema and the model request settings --temperature,\n"
+            "  --top-p, --stop, --seed, --tool-choice, --parallel-tool-calls,\n"
+            "  --reasoning-effort, --request-json\n\n"
             "exit status: 0 stopped by SIGTERM/SIGINT, 1 cannot start, 2 bad usage, 3 bad\n"
             "configuration (tokens, provider, non-loopback address without --tokens)\n");
 }

@@ -41,3 +41,8 @@ add_test(NAME cli_gallery
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/gallery.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_gallery PROPERTIES LABELS cli TIMEOUT 120)
+# Every option a command accepts is in its --help and in the docs, and every one they name is accepted.
+add_test(NAME cli_help_flags
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/help_flags.sh $<TARGET_FILE:agentc>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_help_flags PROPERTIES LABELS "cli;slow" TIMEOUT 300)

@@ -79,6 +79,14 @@ add_test(NAME cli_testgen_mutations
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/testgen_mutations.sh $<TARGET_FILE:agentc>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli_testgen_mutations PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77 TIMEOUT 900)
+# The docs' offline examples as written: the README's serve example and durable sessions' lines,
+# every route of docs/serve.md's API table, spec-language.md's first spec, the inline commands on
+# the shipped spec and the demo's journal, every tool/MCP/toolkit/agents file the docs show.
+add_test(NAME cli_doc_examples
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cli/doc_examples.sh $<TARGET_FILE:agentc>
+          $<TARGET_FILE:agentc_test_httpd_main>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli_doc_examples PROPERTIES LABELS "cli;examples" SKIP_RETURN_CODE 77 TIMEOUT 120)
 # Byte-identity of journals, store rows and SSE frames on the scripted answers, the gallery
 # and the recorded provider streams against tests/cli/baseline/ (byte_baseline.sh --update
 # rewrites them).
