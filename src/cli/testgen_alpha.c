@@ -13,6 +13,7 @@
 
 #include "facts.h"
 #include "testgen_search.h"
+#include "util/grow.h"
 
 void tg_alpha_free(tg_alpha *a)
 {
@@ -36,15 +37,9 @@ static void add(tg_alpha *a, int kind, const char *label, char *value, const cha
         free(value);
         return;
     }
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 32;
-        tg_stim *p = realloc(a->s, cap * sizeof *p);
-        if (!p) {
-            free(value);
-            return;
-        }
-        a->s = p;
-        a->cap = cap;
+    if (ac_grow((void **)&a->s, &a->cap, a->n + 1, sizeof *a->s)) {
+        free(value);
+        return;
     }
     a->s[a->n++] = (tg_stim){kind, strdup(label), value, tool, AC_FSM_NONE};
 }

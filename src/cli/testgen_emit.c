@@ -18,6 +18,7 @@
 #include "io/file.h"
 #include "session/journal.h"
 #include "testgen.h"
+#include "util/grow.h"
 
 void tg_suite_free(tg_suite *s)
 {
@@ -35,14 +36,8 @@ void tg_suite_free(tg_suite *s)
 
 tg_scenario *tg_suite_add(tg_suite *s)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        tg_scenario *p = realloc(s->sc, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        s->sc = p;
-        s->cap = cap;
-    }
+    if (ac_grow((void **)&s->sc, &s->cap, s->n + 1, sizeof *s->sc))
+        return NULL;
     memset(&s->sc[s->n], 0, sizeof s->sc[0]);
     return &s->sc[s->n++];
 }

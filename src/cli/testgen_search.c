@@ -18,6 +18,7 @@
 #include "io/loop.h"
 #include "post_at.h"
 #include "testgen_search.h"
+#include "util/grow.h"
 
 #define TG_MAX_DEPTH 8
 #define PAD 3                  /* answers after a candidate's turns */
@@ -62,14 +63,8 @@ static void on_trace(void *ud, ac_session *s, const ac_trace_rec *r)
     if ((r->kind != AC_TRACE_TRANSITION && r->kind != AC_TRACE_INTERNAL) || r->row == AC_FSM_NONE ||
         r->from == AC_FSM_NONE || S->t->transitions[r->row].kind == AC_TR_IGNORE)
         return;
-    if (S->n_path == S->cap_path) {
-        size_t cap = S->cap_path ? S->cap_path * 2 : 256;
-        uint16_t *p = realloc(S->path, cap * sizeof *p);
-        if (!p)
-            return;
-        S->path = p;
-        S->cap_path = cap;
-    }
+    if (ac_grow((void **)&S->path, &S->cap_path, S->n_path + 1, sizeof *S->path))
+        return;
     S->path[S->n_path++] = r->row;
 }
 
@@ -264,14 +259,8 @@ static int keep(const search *S, tg_suite *out, int rows, ac_buf *script, const 
 
 static int push(cand_list *l, const cand *c)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        cand *p = realloc(l->c, cap * sizeof *p);
-        if (!p)
-            return -1;
-        l->c = p;
-        l->cap = cap;
-    }
+    if (ac_grow((void **)&l->c, &l->cap, l->n + 1, sizeof *l->c))
+        return -1;
     l->c[l->n++] = *c;
     return 0;
 }

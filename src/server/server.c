@@ -24,6 +24,7 @@
 #include "agentc/store.h"
 #include "io/file.h"
 #include "server_int.h"
+#include "util/grow.h"
 #include "util/sha256.h"
 
 /* ---- replies ---- */
@@ -540,14 +541,8 @@ static int on_stored(void *ud, const ac_store_session_info *info);
 static int on_listed(void *ud, const ac_store_session_info *info)
 {
     req *r = ud;
-    if (r->n_rows == r->cap_rows) {
-        size_t cap = r->cap_rows ? r->cap_rows * 2 : 16;
-        ac_store_session_info *rows = realloc(r->rows, cap * sizeof *rows);
-        if (!rows)
-            return on_stored(r->sv, info);
-        r->rows = rows;
-        r->cap_rows = cap;
-    }
+    if (ac_grow((void **)&r->rows, &r->cap_rows, r->n_rows + 1, sizeof *r->rows))
+        return on_stored(r->sv, info);
     r->rows[r->n_rows++] = *info;
     return on_stored(r->sv, info);
 }
