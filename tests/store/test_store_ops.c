@@ -881,6 +881,18 @@ static void test_restart_mid_commit(void **state)
     for (int i = 0; i < 30; i++) /* "ra" written, "rb" waits for the row */
         ac_loop_run_once(loop, 10);
     assert_int_equal(d.n, 0);
+    /* the store's backend, waiting for the row, ended first: a restart alone ends the lock's
+     * holder too, and the row freed in between could let the commit reach its COMMIT */
+    int ended = 0; /* the store's one backend, once it waits for the row (bounded: 5 s) */
+    for (int i = 0; i < 500 && !ended; i++) {
+        PGresult *t = PQexec(lock, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                   "WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()");
+        ended = PQntuples(t) == 1 && !strcmp(PQgetvalue(t, 0, 0), "t");
+        PQclear(t);
+        if (!ended)
+            ac_loop_run_once(loop, 10);
+    }
+    assert_true(ended);
     char cmd[512];
     snprintf(cmd, sizeof cmd, "bash tests/store/pg_cluster.sh restart %s %s", dir, port);
     assert_int_equal(system(cmd), 0);
