@@ -185,10 +185,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_mhd_sse PORT_FILE [EVENTS] [DELAY_MS]\n");
         return 2;
     }
-    if (argc > 2)
-        n_events = atoi(argv[2]);
-    if (argc > 3)
-        delay_ms = atoi(argv[3]);
+    char *end = NULL;
+    if (argc > 2 && ((n_events = (int)strtol(argv[2], &end, 10)) <= 0 || *end))
+        return fprintf(stderr, "bench_mhd_sse: EVENTS is a positive number\n"), 2;
+    if (argc > 3 && ((delay_ms = (int)strtol(argv[3], &end, 10)) < 0 || *end))
+        return fprintf(stderr, "bench_mhd_sse: DELAY_MS is a number of milliseconds\n"), 2;
     signal(SIGPIPE, SIG_IGN);
     sessions = calloc(MAX_SESSIONS, sizeof *sessions);
     if (!sessions)

@@ -146,8 +146,11 @@ static void args_options(char *args, ac_engine_config *cfg, const char **params,
             tools[(*nt)++] = l;
         else if (!strcmp(opt, "--post-at") && *npost < AC_POST_AT_MAX)
             posts[(*npost)++] = l;
-        else if (!strcmp(opt, "--script-delay-ms"))
-            cfg->script_delay_ms = atoi(l);
+        else if (!strcmp(opt, "--script-delay-ms")) {
+            char *end;
+            long ms = strtol(l, &end, 10); /* written by candidate_text: 0..60000 */
+            cfg->script_delay_ms = *l && !*end && ms >= 0 && ms <= 60000 ? (int)ms : 0;
+        }
         opt = NULL;
     }
     params[*np] = NULL;
