@@ -156,7 +156,8 @@ state() { [ "$(j "$u2/v1/sessions/a" | jq -r .states.session)" = "$1" ]; }
 out=$(j -X POST "$u3/v1/sessions/a/pause" -w "\n%{http_code}")
 [ "$(tail -1 <<<"$out")" = 202 ] || fail "pause from 3: $out"
 wait_for state Paused || fail "not paused by 3's request: $(j "$u2/v1/sessions/a" | jq -c .states)"
-[ "$(j -X POST "$u3/v1/sessions/a/resume" -o /dev/null -w '%{http_code}')" = 202 ] || fail "resume from 3"
+out=$(j -X POST "$u3/v1/sessions/a/resume" -w "\n%{http_code}")
+[ "$(tail -1 <<<"$out")" = 202 ] || fail "resume from 3: $out (the session on 2: $(j "$u2/v1/sessions/a" | jq -c '{status, states}'))"
 wait_for state Idle || fail "not resumed by 3's request"
 for req in "events/nosuch {}" "messages {\"content\":\"x\",\"if_busy\":\"never\"}" "messages {\"text\":1}"; do
   here=$(j -X POST -d "${req#* }" "$u2/v1/sessions/a/${req%% *}" -w ' %{http_code}')
