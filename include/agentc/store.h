@@ -243,7 +243,8 @@ int ac_store_copy(ac_store *from, ac_store *to, const char *id, int force,
  * (struct ac_loop_task of io/loop.h, owned by the caller) to the store, which defers it on
  * the session's loop once that commit is done, durable or failed (ac_session_error says
  * so). 1 when the task was taken; 0 when nothing waits to be committed (the caller goes on
- * at once): a session that is not stored, without a loop, failed or with nothing buffered.
+ * at once): a session that is not stored, without a loop or with nothing buffered; -1 when its
+ * store failed it (what it buffered will not be committed).
  * Cancel takes the task back (queued or not) before the caller frees it or the session. */
 struct ac_loop_task;
 int ac_store_when_durable(ac_session *s, struct ac_loop_task *task);

@@ -453,11 +453,18 @@ typedef struct settle_task {
     srv *sv;
     int64_t msg;
     srv_settle later;
+    int stored; /* applied, then waited for until what it wrote was committed */
 } settle_task;
 
 static void answer_settled(void *ud)
 {
     settle_task *t = ud;
+    if (!t->stored) {
+        t->stored = 1;
+        t->later.stored = srv_settle_stored(t->sv, t->later.owner, t->later.id, &t->task);
+        if (t->later.stored > 0)
+            return; /* the store defers it again once its commit is done */
+    }
     unsigned status = 0;
     char *reply = NULL;
     srv_answer_settled(t->sv, &t->later, &status, &reply);
@@ -481,7 +488,7 @@ static void on_take(void *ud, const ac_inbox_msg *m)
     srv_settle later;
     srv_answer_forwarded(sv, m->session, m->owner, m->method, m->route, m->body, &status, &reply,
                          &later);
-    settle_task *t = later.how ? calloc(1, sizeof *t) : NULL;
+    settle_task *t = *later.how ? calloc(1, sizeof *t) : NULL;
     if (t) { /* answered once what it posted is applied, as a local request is */
         free(reply);
         t->sv = sv;
@@ -492,7 +499,7 @@ static void on_take(void *ud, const ac_inbox_msg *m)
         ac_loop_defer(sv->loop, &t->task);
         return;
     }
-    if (later.how) /* no memory to put it off: answered now */
+    if (*later.how) /* no memory to put it off: answered now */
         srv_answer_settled(sv, &later, &status, &reply);
     ac_inbox_answer(sv->notify, m->id, (int)status, reply ? reply : "");
     free(reply);

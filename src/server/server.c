@@ -306,6 +306,8 @@ typedef struct req {
     struct MHD_Connection *settle_conn;
     srv *settle_sv;
     ac_loop_task settle;
+    int settle_stored; /* 0: to be applied; 1: waiting for its commit; 2: committed (or nothing
+                          to commit); -1: its store failed the session */
 } req;
 
 static enum MHD_Result accepted_reply(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
@@ -668,9 +670,27 @@ static int posted(int rc)
     return rc == AC_OK || rc == AC_QUEUED;
 }
 
+int srv_settle_stored(srv *sv, srv_owner *owner, const char *id, ac_loop_task *task)
+{
+    srv_sess *ss = srv_sess_find(sv, owner, id);
+    return ss && ss->s ? ac_store_when_durable(ss->s, task) : 0;
+}
+
+int srv_settle_failed(const srv_sess *ss, int stored)
+{
+    return stored < 0 || !ss->s || ss->lost || (ac_session_ended(ss->s) && ac_session_error(ss->s));
+}
+
+/* Applied (the drain ran), then once what it wrote is committed: the reply goes. */
 static void settle_resume(void *ud)
 {
     req *r = ud;
+    if (!r->settle_stored) {
+        r->settle_stored = srv_settle_stored(r->settle_sv, r->owner, r->settle_id, &r->settle);
+        if (r->settle_stored > 0)
+            return; /* the store defers it again once its commit is done */
+        r->settle_stored = r->settle_stored < 0 ? -1 : 2;
+    }
     MHD_resume_connection(r->settle_conn);
     srv_kick(r->settle_sv);
 }
@@ -682,13 +702,13 @@ static enum MHD_Result accepted_reply(srv *sv, struct MHD_Connection *c, req *r,
 {
     int later = sv->loop && ac_loop_in_callback(sv->loop) && strlen(ss->id) < sizeof r->settle_id;
     if (later && !c && capture) { /* forwarded: the caller answers once it is applied */
-        capture->later->how = how;
+        snprintf(capture->later->how, sizeof capture->later->how, "%s", how);
         capture->later->code = code;
         snprintf(capture->later->id, sizeof capture->later->id, "%s", ss->id);
         capture->later->owner = r->owner;
         return MHD_YES;
     }
-    if (later && c) {
+    if (c && strlen(ss->id) < sizeof r->settle_id) {
         r->settle_how = how;
         r->settle_code = code;
         snprintf(r->settle_id, sizeof r->settle_id, "%s", ss->id);
@@ -696,9 +716,19 @@ static enum MHD_Result accepted_reply(srv *sv, struct MHD_Connection *c, req *r,
         r->settle_sv = sv;
         r->settle.fn = settle_resume;
         r->settle.ud = r;
-        MHD_suspend_connection(c); /* on_request answers once it is resumed */
-        ac_loop_defer(sv->loop, &r->settle);
-        return MHD_YES;
+        /* applied already (posted from outside a callback): only its commit is waited for */
+        r->settle_stored = later ? 0 : srv_settle_stored(sv, r->owner, ss->id, &r->settle);
+        if (later || r->settle_stored > 0) {
+            MHD_suspend_connection(c); /* on_request answers once it is resumed */
+            if (later)
+                ac_loop_defer(sv->loop, &r->settle);
+            return MHD_YES;
+        }
+        r->settle_how = NULL;
+        if (r->settle_stored < 0) {
+            r->settle_stored = 0;
+            return srv_reply_error(c, 503, "store_error", "%s", SRV_NOT_STORED);
+        }
     }
     json_t *reply = srv_sess_json(ss, 0);
     json_object_set_new(reply, "accepted", json_string(how));
@@ -710,8 +740,12 @@ static enum MHD_Result settled_reply(srv *sv, struct MHD_Connection *c, req *r)
 {
     const char *how = r->settle_how;
     r->settle_how = NULL;
+    int stored = r->settle_stored;
+    r->settle_stored = 0;
     srv_sess *ss = srv_sess_find(sv, r->owner, r->settle_id);
-    if (!ss || !ss->s)
+    if (ss && srv_settle_failed(ss, stored))
+        return srv_reply_error(c, 503, "store_error", "%s", SRV_NOT_STORED);
+    if (!ss)
         return srv_reply_error(c, 404, "not_found", "no such session");
     if (!strcmp(how, "created"))
         return srv_reply_json(c, r->settle_code, srv_sess_json(ss, 0));
@@ -1191,7 +1225,8 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
 {
     *status = 0;
     *reply = NULL;
-    later->how = NULL;
+    later->how[0] = 0;
+    later->stored = 0;
     srv_sess *ss = srv_sess_stored(sv, stored_id);
     srv_owner *o = srv_owner_named(sv, owner);
     if (!ss || !ss->s || !o || ss->owner != o || ss->ephemeral)
@@ -1212,19 +1247,21 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
                     !strcmp(method, "DELETE"));
     capture = NULL;
     forwarded_query = NULL;
-    *status = later->how ? 0 : cap.body ? cap.status : 500;
+    *status = *later->how ? 0 : cap.body ? cap.status : 500;
     *reply = cap.body;
 }
 
 void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply)
 {
     srv_sess *ss = srv_sess_find(sv, later->owner, later->id);
-    json_t *o = ss && ss->s ? srv_sess_json(ss, 0) : NULL;
+    int failed = ss && srv_settle_failed(ss, later->stored);
+    json_t *o = ss && !failed ? srv_sess_json(ss, 0) : NULL;
     if (o && strcmp(later->how, "created"))
         json_object_set_new(o, "accepted", json_string(later->how));
     if (!o)
-        o = json_pack("{s:{s:s, s:s}}", "error", "code", "not_found", "message", "no such session");
-    *status = ss && ss->s ? later->code : 404;
+        o = json_pack("{s:{s:s, s:s}}", "error", "code", failed ? "store_error" : "not_found",
+                      "message", failed ? SRV_NOT_STORED : "no such session");
+    *status = failed ? 503 : ss ? later->code : 404;
     *reply = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(o);
 }
@@ -1820,6 +1857,7 @@ static void srv_stop(srv *sv)
     while (sv->sessions)
         srv_sess_free(sv->sessions);
     srv_workers_stop(sv);
+    ac_loop_run_once(sv->loop, 0); /* replies waiting for a freed session's commit resumed */
     run_mhd(sv);
     ac_loop_unwatch(sv->loop, sv->epoll_watch);
     sv->epoll_watch = 0;

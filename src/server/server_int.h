@@ -305,10 +305,12 @@ void srv_kick(srv *sv); /* runs MHD soon (after a resume) */
 /* The reply to an accepted action, put off until what it posted is applied (the drain a post
  * from the loop defers): the session's view then, with "accepted": how. */
 typedef struct srv_settle {
-    const char *how; /* NULL: none put off */
+    char how[64]; /* the reply's "accepted" (a copy: the forwarded route is gone by then);
+                     "": none put off */
     unsigned code;
     char id[160];
     srv_owner *owner;
+    int stored; /* srv_settle_stored's answer: -1 the store failed the session */
 } srv_settle;
 /* A request another worker forwarded (route: what follows the session's id) answered as if
  * it came here: *status and *body (malloc'd JSON); *status 0 when this worker does not run the
@@ -319,6 +321,16 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
                           srv_settle *later);
 /* The reply srv_answer_forwarded put off, now that the action is applied. */
 void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply);
+/* An accepted action's reply waits until what it wrote is committed: 1 when the session's store
+ * took task (deferred once the commit is done, durable or failed), 0 when nothing waits. */
+int srv_settle_stored(srv *sv, srv_owner *owner, const char *id, struct ac_loop_task *task);
+/* The session could not write what an accepted action wrote (its commit failed; stored: what
+ * srv_settle_stored said, -1 the store failed it): the reply is 503 store_error,
+ * SRV_NOT_STORED. */
+int srv_settle_failed(const srv_sess *ss, int stored);
+#define SRV_NOT_STORED                                                                             \
+    "it was accepted but the store did not take it (the session goes on from what was "            \
+    "committed): read the session, then send it again"
 
 /* remote.c: the other workers of a PostgreSQL store (see there) */
 int srv_remote_start(srv *sv); /* 0, or an exit status (said) */

@@ -126,7 +126,9 @@ int ac_store_when_durable(ac_session *s, ac_loop_task *task)
 {
     store_writer *w = s && s->hooks == &AC_SW_HOOKS ? s->hooks_ud : NULL;
     ac_loop *loop = s ? s->e->loop : NULL;
-    if (!w || !loop || w->error || w->muted)
+    if (w && w->error)
+        return -1; /* what it buffered will not be committed */
+    if (!w || !loop || w->muted)
         return 0;
     w->loop = loop;
     if (w->queued || w->timer)
@@ -644,6 +646,9 @@ void ac_sw_free(store_writer *w)
 {
     if (!w)
         return;
+    /* who waits for a commit that will not come is told now (the session is gone) */
+    dur_run(w->loop, w->dur, &w->n_dur);
+    dur_run(w->loop, w->fl.dur, &w->fl.n_dur);
     rows_free(w);
     pend_drop(w);
     batch_free(&w->fl);

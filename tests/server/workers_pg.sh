@@ -160,10 +160,12 @@ grep -q "the wake-up connection failed: " "$tmp/w3.err" && grep -q "the wake-up 
 wait_for turns_done "$tmp/s3" 6
 state() { [ "$(j "$u2/v1/sessions/a" | jq -r .states.session)" = "$1" ]; }
 out=$(j -X POST "$u3/v1/sessions/a/pause" -w "\n%{http_code}")
-[ "$(tail -1 <<<"$out")" = 202 ] || fail "pause from 3: $out"
+[ "$(tail -1 <<<"$out")" = 202 ] && head -1 <<<"$out" | jq -e '.accepted == "pause"' >/dev/null \
+  || fail "pause from 3: $out"
 wait_for state Paused || fail "not paused by 3's request: $(j "$u2/v1/sessions/a" | jq -c .states)"
 out=$(j -X POST "$u3/v1/sessions/a/resume" -w "\n%{http_code}")
-[ "$(tail -1 <<<"$out")" = 202 ] || fail "resume from 3: $out (the session on 2: $(j "$u2/v1/sessions/a" | jq -c '{status, states}'))"
+[ "$(tail -1 <<<"$out")" = 202 ] && head -1 <<<"$out" | jq -e '.accepted == "resume"' >/dev/null \
+  || fail "resume from 3: $out (the session on 2: $(j "$u2/v1/sessions/a" | jq -c '{status, states}'))"
 wait_for state Idle || fail "not resumed by 3's request"
 for req in "events/nosuch {}" "messages {\"content\":\"x\",\"if_busy\":\"never\"}" "messages {\"text\":1}"; do
   here=$(j -X POST -d "${req#* }" "$u2/v1/sessions/a/${req%% *}" -w ' %{http_code}')
@@ -178,15 +180,20 @@ lines=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="sent"}')
 merged=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="coalesced"}')
 [ "${sent:-0}" -gt 0 ] && [ "${got:-0}" -gt 0 ] || fail "wake-ups not counted: sent ${sent:-none} by 2, received ${got:-none} by 3"
 [ "${lines:-0}" -ge "$sent" ] || fail "$sent notifying commits for ${lines:-none} lines sent, ${merged:-none} coalesced"
-# ---- the database down while the holder writes the session: the holder gives the session up
-# once the database is back, so a message on the other worker loads and runs it there (it is
-# not refused session_in_use until the lease ends) -------------------------------------------
+# ---- the database down while the holder writes the session: the message it could not store is
+# answered 503 store_error (not 202); the holder gives the session up once the database is back,
+# so a message on the other worker loads and runs it there (not refused session_in_use until
+# the lease ends) -------------------------------------------------------------------------------
+idle() { j "$u2/v1/sessions/a" | jq -e '.status == "idle"' >/dev/null; }
+wait_for idle || fail "a is not idle: $(j "$u2/v1/sessions/a" | jq -c '{status, states}')"
 w=$(j "$u2/v1/sessions/a" | jq -r .worker)
 h=; for n in 2 3; do grep -qF "worker '$w'" "$tmp/w$n.err" && h=$n; done
 [ -n "$h" ] || fail "no worker runs a: $w"
 o=$((5 - h)); eval "uh=\$u$h uo=\$u$o"
 bash "$(dirname "$0")/../store/pg_cluster.sh" down "$dir" "$port" || fail "down"
-j -X POST -d '{"content": "while down"}' "$uh/v1/sessions/a/messages" -o /dev/null
+out=$(j -X POST -d '{"content": "while down"}' "$uh/v1/sessions/a/messages" -w '\n%{http_code}')
+[ "$(tail -1 <<<"$out")" = 503 ] && head -1 <<<"$out" | jq -e '.error.code == "store_error"' >/dev/null \
+  || fail "a message the holder could not store was answered: $out"
 cannot() { grep -q "session 'local/a' cannot be written" "$tmp/w$h.err"; }
 wait_for cannot || fail "$h wrote a while the database was down"
 bash "$(dirname "$0")/../store/pg_cluster.sh" up "$dir" "$port" || fail "up"
