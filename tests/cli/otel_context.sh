@@ -15,7 +15,6 @@ net=(--provider openai --base-url "$base" --model "model-$$" --api-key-env AGENT
   --tools builtin:calculator)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; cleanup' EXIT
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
 "$httpd" --port-file "$tmp/c.port" --log "$tmp/c.log" --mode calc &
 pids+=($!)
 wait_for test -s "$tmp/c.port" || fail "collector did not start"

@@ -11,7 +11,7 @@ pid=
 cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL (escapes.sh:${BASH_LINENO[0]}): $*" >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 # the answer, as JSON (jq makes the script line from it)
 answer='say "hi" \\ back\\slash / slash	tab\nnew line é ü 😀 </script> {"a": [1]} \u0001 end'
 jq -cn --arg a "$(printf '%b' "$answer")" '{content: $a}' >"$tmp/script"

@@ -10,7 +10,7 @@ tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL (long_turn.sh:${BASH_LINENO[0]}): $*" >&2; tail -n 5 "$tmp/err" >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 head -c 600000 /dev/zero | tr '\0' x >"$tmp/answer"
 jq -Rc '{content: .}' "$tmp/answer" >"$tmp/script"
 "$agentc" serve --max-events 1000000 --provider script --script "$tmp/script" \
