@@ -26,7 +26,7 @@ curl -s -N --max-time 20 "$url/v1/sessions/e/events" >"$tmp/live" &
 sse=$!
 sleep 0.2
 curl -s --max-time 10 -H 'Content-Type: application/json' -X POST -d '{"content": "go"}' "$url/v1/sessions/e/messages" >/dev/null
-done_in() { grep -q '^event: turn_done' "$1"; }
+done_in() { sed -n '/^event: turn_done$/{n;s/^data: //p}' "$1" | jq -e .answer >/dev/null 2>&1; } # read whole
 wait_for done_in "$tmp/live" || fail "no turn_done: $(tail -c 400 "$tmp/live")"
 kill "$sse" 2>/dev/null
 curl -s -N --max-time 3 "$url/v1/sessions/e/events?starting_after=0" >"$tmp/again"

@@ -32,7 +32,8 @@ start=$(date +%s%N)
 j -o /dev/null "$url/v1/sessions" || fail "the server does not answer"
 ms=$((($(date +%s%N) - start) / 1000000))
 [ "$ms" -lt 2000 ] || fail "the server answered another request after $ms ms"
-got() { grep -q '^event: turn_done' "$tmp/ev"; }
+# turn_done read whole: its data line (600 kB) comes in many reads after its event line
+got() { sed -n '/^event: turn_done$/{n;s/^data: //p}' "$tmp/ev" | jq -e .answer >/dev/null 2>&1; }
 for _ in $(seq 1 50); do got && break; sleep 0.1; done
 got || fail "no turn_done 5 s after the reader connected"
 kill "$sse" 2>/dev/null
