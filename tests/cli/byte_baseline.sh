@@ -127,7 +127,8 @@ served_sse() { # served_sse NAME SCRIPT ARGS...
     curl -s --max-time 5 "$url/v1/sessions/$name" | jq -e '.status == "idle"' >/dev/null && break
     sleep 0.05
   done
-  curl -s -N --max-time 1 "$url/v1/sessions/$name/events" >"$tmp/$name.sse"
+  read_stream "$tmp/$name.sse" "$url/v1/sessions/$name/events" 1 ||
+    fail "$name: no turn_done streamed: $(tail -c 300 "$tmp/$name.sse")"
   kill "$spid" 2>/dev/null
   wait "$spid" 2>/dev/null
   {
