@@ -40,22 +40,7 @@ start_server() {
   base="http://127.0.0.1:$port/v1"
 }
 
-# read_stream FILE URL N: the Server-Sent Events stream at URL read into FILE until it holds N
-# turn_done frames read whole (data parsed, the frame's blank line after it), for up to 30 s (a
-# reader for a fixed time could stop before a loaded server had sent them)
-read_stream() {
-  curl -s -N --max-time 30 "$2" >"$1" &
-  local c=$! rc
-  wait_for turns_read "$1" "$3"
-  rc=$?
-  kill "$c" 2>/dev/null
-  wait "$c" 2>/dev/null
-  return $rc
-}
-turns_read() {
-  [ "$(sed -n '/^event: turn_done$/{n;s/^data: //p}' "$1" | jq -c .answer 2>/dev/null | wc -l)" -ge "$2" ] &&
-    [ "$(tail -c 2 "$1" | od -An -tx1 | tr -d ' ')" = 0a0a ]
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../support/sse_read.sh" # read_stream FILE URL N
 
 # every_line_json FILE: each line is one JSON object (and there is at least one).
 every_line_json() {
