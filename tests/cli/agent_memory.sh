@@ -85,7 +85,7 @@ grep -q "check: every transition matches" "$tmp/r" || fail "replay: $(cat "$tmp/
 # ---- killed mid-turn: resume needs no options, and the turn ends under its own agent ----------
 "$agentc" run "${net[@]}" --session slow --jsonl "Tell me SLOW things" >"$tmp/bg" 2>&1 &
 bg=$!
-for _ in $(seq 1 100); do grep -q '"type":"text"' "$tmp/bg" 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 1 600); do grep -q '"type":"text"' "$tmp/bg" 2>/dev/null && break; sleep 0.05; done
 grep -q '"type":"text"' "$tmp/bg" || fail "the slow answer did not start"
 kill -9 "$bg"; wait "$bg" 2>/dev/null
 "$agentc" run --session slow --model other "hi" >"$tmp/out" 2>"$tmp/err" && fail "a change mid-turn was not refused"

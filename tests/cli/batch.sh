@@ -92,7 +92,7 @@ printf '{"prompt": "1 + 1"}\n{"id": 1, "prompt": "2 + 2"}\n' >"$tmp/dup2.jsonl" 
 for i in $(seq 1 20); do printf '{"id": %d, "prompt": "SLOW %d"}\n' "$i" "$i"; done >"$tmp/slow.jsonl"
 "$agentc" batch "$tmp/slow.jsonl" "${net[@]}" --concurrency 2 >"$tmp/out6" 2>/dev/null &
 pid=$!
-for _ in $(seq 1 100); do grep -q . "$tmp/requests" 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 1 600); do grep -q . "$tmp/requests" 2>/dev/null && break; sleep 0.05; done
 sleep 0.3
 kill -TERM $pid; wait $pid; rc=$?
 [ $rc -eq 143 ] || fail "batch SIGTERM: exit $rc, expected 143"

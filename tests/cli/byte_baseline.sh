@@ -116,18 +116,19 @@ served_sse() { # served_sse NAME SCRIPT ARGS...
   "$agentc" serve --db "$tmp/serve.db" --provider script --script "$script" "$@" \
     --listen 127.0.0.1:0 --port-file "$tmp/sport" 2>"$tmp/serve.err" &
   local spid=$!
-  for _ in $(seq 1 100); do [ -s "$tmp/sport" ] && break; sleep 0.05; done
+  for _ in $(seq 1 600); do [ -s "$tmp/sport" ] && break; sleep 0.05; done
   [ -s "$tmp/sport" ] || fail "serve did not start: $(cat "$tmp/serve.err")"
   local url="http://127.0.0.1:$(cat "$tmp/sport")"
   curl -s --max-time 10 -H 'Content-Type: application/json' -d "{\"id\": \"$name\"}" \
     "$url/v1/sessions" >/dev/null
   curl -s --max-time 10 -H 'Content-Type: application/json' -d '{"content": "hi"}' \
     "$url/v1/sessions/$name/messages" >/dev/null
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 600); do
     curl -s --max-time 5 "$url/v1/sessions/$name" | jq -e '.status == "idle"' >/dev/null && break
     sleep 0.05
   done
-  curl -s -N --max-time 1 "$url/v1/sessions/$name/events" >"$tmp/$name.sse"
+  read_stream "$tmp/$name.sse" "$url/v1/sessions/$name/events" 1 ||
+    fail "$name: no turn_done streamed: $(tail -c 300 "$tmp/$name.sse")"
   kill "$spid" 2>/dev/null
   wait "$spid" 2>/dev/null
   {

@@ -136,13 +136,13 @@ rm -f "$tmp/sleeper.pid"
 "$agentc" run --db "$tmp/c.db" --session c1 "${net[@]}" --tools "$tmp/slow.json" "DELEGATE[slow:TOOLSLEEP]" \
   >"$tmp/out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -s "$tmp/sleeper.pid" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s "$tmp/sleeper.pid" ] && break; sleep 0.05; done
 [ -s "$tmp/sleeper.pid" ] || fail "the child's tool did not start"
 kill -INT $pid
 wait $pid
 [ $? -eq 130 ] || fail "interrupted run exit: $(cat "$tmp/out")"
-sleep 0.2
-! kill -0 "$(cat "$tmp/sleeper.pid")" 2>/dev/null || fail "the child's tool process outlived the cancel"
+gone() { ! kill -0 "$1" 2>/dev/null; }
+wait_for gone "$(cat "$tmp/sleeper.pid")" || fail "the child's tool process outlived the cancel"
 "$agentc" sessions show c1 --db "$tmp/c.db" --json >"$tmp/show"
 child=$(jq -r '.children[0].session' "$tmp/show")
 [ "$(jq -r .session.last_turn.outcome "$tmp/show")" = cancelled ] || fail "parent's turn not cancelled"
@@ -160,7 +160,7 @@ rm -f "$tmp/sleeper.pid"
 "$agentc" run --db "$tmp/k.db" --session k1 "${net[@]}" --tools "$tmp/slow.json" "DELEGATE[slow:TOOLSLEEP]" \
   >"$tmp/out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -s "$tmp/sleeper.pid" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s "$tmp/sleeper.pid" ] && break; sleep 0.05; done
 [ -s "$tmp/sleeper.pid" ] || fail "the child's tool did not start (kill)"
 kill -9 $pid
 wait $pid 2>/dev/null

@@ -96,11 +96,11 @@ jq -n --arg b "http://127.0.0.1:$port" --slurpfile p "$tmp/prices.json" '{agents
 near "$(jq -r 'select(.type == "done") | .usage.cost_usd' "$tmp/out")" 0.0132 || fail "an agent's prices: $(tail -1 "$tmp/out")"
 "$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/serve.port" "${an[@]}" --prices "$tmp/prices.json" 2>"$tmp/serve.err" &
 serve_pid=$!
-for _ in $(seq 1 200); do [ -s "$tmp/serve.port" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s "$tmp/serve.port" ] && break; sleep 0.05; done
 url="http://127.0.0.1:$(cat "$tmp/serve.port")"
 curl -s --max-time 5 -H 'Content-Type: application/json' -d '{"id": "p1"}' "$url/v1/sessions" >/dev/null
 curl -s --max-time 5 -H 'Content-Type: application/json' -d '{"content": "hi"}' "$url/v1/sessions/p1/messages" >/dev/null
-for _ in $(seq 1 200); do
+for _ in $(seq 1 600); do
   curl -s --max-time 5 "$url/v1/sessions/p1" >"$tmp/view"
   jq -e '.status == "idle"' "$tmp/view" >/dev/null 2>&1 && break
   sleep 0.05

@@ -19,10 +19,10 @@ sed -n "/^cat >turns.jsonl <<'EOF'\$/,/^\`\`\`\$/p" "$readme" | sed '$d' >serve.
 grep -q '^./build/agentc serve ' serve.sh || fail "no serve example in the README: $(cat serve.sh)"
 port=$((20000 + $$ % 20000)) # one nothing listens on
 while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
-wait_port="for _ in \$(seq 1 100); do curl -s -o /dev/null localhost:$port/healthz \&\& break; sleep 0.1; done"
+wait_port="for _ in \$(seq 1 300); do curl -s -o /dev/null localhost:$port/healthz \&\& break; sleep 0.1; done"
 sed -i -e "s|\./build/agentc|\"$agentc\"|; s|8080|$port|g" -e "/--db sessions.db &\$/a $wait_port" serve.sh
 cat >>serve.sh <<'EOF'
-for _ in $(seq 1 100); do grep -q 'Ask me what 17' out.sse 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 1 300); do grep -q 'Ask me what 17' out.sse 2>/dev/null && break; sleep 0.1; done
 kill $(jobs -p); wait
 EOF
 sed -i 's|^curl -N \(.*\) &$|curl -sN \1 >out.sse \&|' serve.sh
@@ -44,7 +44,7 @@ grep -oE '^\| `(GET|POST|DELETE) /[^`]*`(, `(GET |POST |DELETE )?/[^`]*`)*' "${r
   2>serve.err &
 serve_pid=$!
 trap 'kill "$serve_pid" 2>/dev/null; cleanup' EXIT
-for _ in $(seq 1 100); do [ -s port.txt ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s port.txt ] && break; sleep 0.05; done
 [ -s port.txt ] || fail "serve did not start: $(cat serve.err)"
 api="http://127.0.0.1:$(cat port.txt)"
 curl -s -o /dev/null -X POST "$api/v1/sessions" -H 'Content-Type: application/json' -d '{"id": "r1"}'

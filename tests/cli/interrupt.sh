@@ -11,12 +11,6 @@ start_server --mode calc
 export AGENTC_TEST_KEY="sk-test-$$"
 net=(--base-url "$base" --model m --api-key-env AGENTC_TEST_KEY)
 
-# wait_for CMD...: polls CMD for up to 10 s.
-wait_for() {
-  for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done
-  return 1
-}
-
 # ---- during streaming ---------------------------------------------------------------------
 setsid "$agentc" run "${net[@]}" --journal "$tmp/j1" "SLOW: tell a story" >"$tmp/out" 2>"$tmp/err" &
 pid=$!

@@ -25,6 +25,9 @@ keep_journals() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL (${BASH_SOURCE[1]##*/}:${BASH_LINENO[0]}): $*" >&2; exit 1; }
+# wait_for CMD...: polls CMD until it succeeds, for up to 30 s (a loaded machine is slow: a
+# bound is what a failing test waits, never what a passing one does).
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; }
 need() { command -v "$1" >/dev/null || { echo "SKIP: $1 not installed"; exit 77; }; }
 
 # start_server ARGS...: runs agentc_test_httpd with ARGS, waits for its port,
@@ -32,11 +35,12 @@ need() { command -v "$1" >/dev/null || { echo "SKIP: $1 not installed"; exit 77;
 start_server() {
   "$httpd" --port-file "$tmp/port" --log "$tmp/requests" "$@" &
   server_pid=$!
-  for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
-  [ -s "$tmp/port" ] || fail "agentc_test_httpd did not start"
+  wait_for test -s "$tmp/port" || fail "agentc_test_httpd did not start"
   port=$(cat "$tmp/port")
   base="http://127.0.0.1:$port/v1"
 }
+
+. "$(dirname "${BASH_SOURCE[0]}")/../support/sse_read.sh" # read_stream FILE URL N
 
 # every_line_json FILE: each line is one JSON object (and there is at least one).
 every_line_json() {

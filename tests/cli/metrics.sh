@@ -55,7 +55,7 @@ serve() { # NAME ARGS...: starts agentc serve, sets $url
   local name="$1"; shift
   "$agentc" serve --listen 127.0.0.1:0 --port-file "$tmp/$name.port" "${net[@]}" "$@" 2>"$tmp/$name.err" &
   serve_pid=$!
-  for _ in $(seq 1 200); do [ -s "$tmp/$name.port" ] && break; sleep 0.05; done
+  for _ in $(seq 1 600); do [ -s "$tmp/$name.port" ] && break; sleep 0.05; done
   [ -s "$tmp/$name.port" ] || fail "serve did not start: $(cat "$tmp/$name.err")"
   url="http://127.0.0.1:$(cat "$tmp/$name.port")"
 }
@@ -69,7 +69,7 @@ grep -qi '^content-type: text/plain; version=0.0.4' "$tmp/sh" || fail "content t
 awk -f "$check" "$tmp/sm" >/dev/null || fail "serve's metrics are not valid text format"
 curl -s --max-time 5 "${A[@]}" -H 'Content-Type: application/json' -X POST -d '{"id": "s1"}' "$url/v1/sessions" >/dev/null
 curl -s --max-time 5 "${A[@]}" -H 'Content-Type: application/json' -X POST -d '{"content": "What is 6 * 7?"}' "$url/v1/sessions/s1/messages" >/dev/null
-for _ in $(seq 1 200); do
+for _ in $(seq 1 600); do
   curl -s --max-time 5 "${A[@]}" "$url/metrics" | awk -f "$check" >"$tmp/sp" 2>/dev/null
   [ "$(sum "$tmp/sp" '^agentc_turns_total\{outcome="completed"\}')" -eq 1 ] && break
   sleep 0.05
@@ -92,7 +92,7 @@ curl -s --max-time 5 -H 'Content-Type: application/json' -d '{"id": "c"}' "$url/
 for i in 1 2 3 4; do
   curl -s --max-time 5 -H 'Content-Type: application/json' -d "{\"content\": \"What is $i * 3, then 5 + $i?\"}" \
     "$url/v1/sessions/c/messages" >/dev/null
-  for _ in $(seq 1 200); do
+  for _ in $(seq 1 600); do
     curl -s --max-time 5 "$url/v1/sessions/c" | jq -e '.status == "idle"' >/dev/null 2>&1 && break
     sleep 0.05
   done

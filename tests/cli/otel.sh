@@ -21,7 +21,7 @@ start_collector() {
   local name="$1"; shift
   "$httpd" --port-file "$tmp/$name.port" --log "$tmp/$name.log" --mode calc "$@" &
   collectors+=($!)
-  for _ in $(seq 1 100); do [ -s "$tmp/$name.port" ] && break; sleep 0.05; done
+  for _ in $(seq 1 600); do [ -s "$tmp/$name.port" ] && break; sleep 0.05; done
   [ -s "$tmp/$name.port" ] || fail "collector $name did not start"
   cport=$(cat "$tmp/$name.port")
 }
@@ -260,7 +260,7 @@ if command -v node >/dev/null; then
     s.listen(0, "127.0.0.1", () => require("fs").writeFileSync(process.argv[1], String(s.address().port)));
     setTimeout(() => process.exit(0), 60000).unref();' "$tmp/cut.port" &
   collectors+=($!)
-  for _ in $(seq 1 100); do [ -s "$tmp/cut.port" ] && break; sleep 0.05; done
+  for _ in $(seq 1 600); do [ -s "$tmp/cut.port" ] && break; sleep 0.05; done
   run_faulty "collector closing mid-request" "http://127.0.0.1:$(cat "$tmp/cut.port")" 1
 fi
 echo ok

@@ -15,7 +15,6 @@ net=(--provider openai --base-url "$base" --model "model-$$" --api-key-env AGENT
   --tools builtin:calculator)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; cleanup' EXIT
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
 "$httpd" --port-file "$tmp/c.port" --log "$tmp/c.log" --mode calc &
 pids+=($!)
 wait_for test -s "$tmp/c.port" || fail "collector did not start"
@@ -45,7 +44,8 @@ turn() {
   code=$(j -o "$tmp/post" -w '%{http_code}' "${h[@]}" -X POST -d "{\"content\": \"$2\"}" \
     "$url/v1/sessions/$1/messages")
   [ "$code" = 202 ] || fail "message: $code $(cat "$tmp/post")"
-  done_n() { [ "$(grep -c '^event: turn_done' "$tmp/sse")" -ge "$n" ]; }
+  # the turn_done frames read whole (a data line can come in more than one read)
+  done_n() { [ "$(sed -n '/^event: turn_done$/{n;s/^data: //p}' "$tmp/sse" | jq -c .answer 2>/dev/null | wc -l)" -ge "$n" ]; }
   wait_for done_n || fail "no turn_done: $(cat "$tmp/sse")"
   kill "$sse" 2>/dev/null; wait "$sse" 2>/dev/null
   grep -A1 '^event: turn_done' "$tmp/sse" | sed -n 's/^data: //p' | tail -1 >"$tmp/done"
@@ -128,7 +128,7 @@ mid_turn() {
   code=$(j -o "$tmp/post" -w '%{http_code}' -H "traceparent: 00-$T2-$P2-00" -X POST \
     -d '{"content": "What is 7 * 8, then 56 + 1?", "if_busy": "enqueue"}' "$url/v1/sessions/m1/messages")
   [ "$code" = 202 ] || fail "message mid-turn: $code $(cat "$tmp/post")"
-  two_done() { [ "$(grep -c '^event: turn_done' "$tmp/sse3")" -ge 2 ]; }
+  two_done() { [ "$(sed -n '/^event: turn_done$/{n;s/^data: //p}' "$tmp/sse3" | jq -c .answer 2>/dev/null | wc -l)" -ge 2 ]; }
   wait_for two_done || fail "no second turn_done: $(cat "$tmp/sse3")"
   kill "$sse" 2>/dev/null; wait "$sse" 2>/dev/null
   stop

@@ -43,7 +43,7 @@ run hello.jsonl --session evil $'hi \e]0;PWNED\a\e[2J\e[31mFAKE \xc2\x9b6n end\n
   || fail "evil run: $(cat err)"
 # running ID: waits (bounded) until the stored session ID runs in a live process
 running() {
-  for _ in $(seq 1 200); do
+  for _ in $(seq 1 600); do
     "$agentc" sessions list --json 2>/dev/null | jq -e -s --arg id "$1" \
       'any(.[]; .id == $id and .status == "running" and .holder != "")' >/dev/null && return 0
     sleep 0.05

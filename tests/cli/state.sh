@@ -88,7 +88,7 @@ JSON
 "$agentc" run --provider script --script "$tmp/k.jsonl" --tools "$tmp/ktools.json" --session ks \
   --db "$tmp/db" --jsonl go >"$tmp/k1" 2>&1 &
 kpid=$!
-for _ in $(seq 1 200); do [ -e "$tmp/slow.started" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -e "$tmp/slow.started" ] && break; sleep 0.05; done
 [ -e "$tmp/slow.started" ] || fail "the slow tool did not start: $(cat "$tmp/k1")"
 kill -9 $kpid
 wait $kpid 2>/dev/null

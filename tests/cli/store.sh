@@ -60,7 +60,7 @@ grep -q "has no session 'nosuch'" "$tmp/err" || fail "show nosuch message"
 # ---- two processes on one session; SIGKILL mid-stream; resume ------------------------------
 "$agentc" run "${net[@]}" --session busy --jsonl "Tell me SLOW things" >"$tmp/bg" 2>&1 &
 bg=$!
-for _ in $(seq 1 100); do grep -q '"type":"text"' "$tmp/bg" 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 1 600); do grep -q '"type":"text"' "$tmp/bg" 2>/dev/null && break; sleep 0.05; done
 grep -q '"type":"text"' "$tmp/bg" || fail "the slow answer did not start"
 "$agentc" run "${net[@]}" --session busy "me too" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] || fail "a second process on a running session should exit 1"

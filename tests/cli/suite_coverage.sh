@@ -13,7 +13,7 @@ dir=${AGENTC_TEST_JOURNALS:-}
 [ -n "$dir" ] || fail "AGENTC_TEST_JOURNALS is not set (CMakeLists.txt sets it for every test)"
 mkdir -p "$dir" || fail "cannot create $dir"
 rm -rf "$dir/testgen-suite"
-"$agentc" testgen spec/agent.fsm --run --out "$dir/testgen-suite" >/dev/null 2>"$tmp/e" || fail "testgen: $(cat "$tmp/e")"
+"$agentc" testgen spec/agent.fsm --run --time-limit 200000 --out "$dir/testgen-suite" >/dev/null 2>"$tmp/e" || fail "testgen: $(cat "$tmp/e")"
 list=() others=0 bad=0
 while IFS= read -r -d '' j; do
   if ! head -n 1 "$j" | grep -q '"spec":"spec/agent.fsm"'; then others=$((others + 1)); continue; fi

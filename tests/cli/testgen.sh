@@ -12,8 +12,11 @@ agentc="$1"
 . "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 need jq
+# the searches get --time-limit $tl: the default bound (20 s) is what a loaded machine can
+# spend before the search reaches the transitions asserted below (the test's timeout bounds it)
+tl=240000
 
-"$agentc" testgen spec/agent.fsm --out "$tmp/gen" >"$tmp/out" || fail "testgen --out: $(cat "$tmp/out")"
+"$agentc" testgen spec/agent.fsm --time-limit $tl --out "$tmp/gen" >"$tmp/out" || fail "testgen --out: $(cat "$tmp/out")"
 grep -Eq '^[0-9]+ scenarios written to ' "$tmp/out" || fail "testgen --out says: $(cat "$tmp/out")"
 [ -s "$tmp/gen/s001/script.jsonl" ] && [ -s "$tmp/gen/s001/args" ] && [ -s "$tmp/gen/s001/expected.path" ] \
   || fail "s001 is not a scenario: $(ls "$tmp/gen/s001")"
@@ -23,7 +26,7 @@ grep -lx 'session.Running=pause' "$tmp/gen"/*/args >/dev/null || fail "no scenar
 ls "$tmp/gen"/*/schema.json >/dev/null 2>&1 || fail "no scenario has an output schema"
 grep -q -- '--> Paused /' "$tmp/gen"/*/expected.path || fail "no expected path pauses"
 
-"$agentc" testgen spec/agent.fsm --run --out "$tmp/run" --json >"$tmp/t.json" 2>"$tmp/e" \
+"$agentc" testgen spec/agent.fsm --run --time-limit $tl --out "$tmp/run" --json >"$tmp/t.json" 2>"$tmp/e" \
   || fail "testgen --run: $(jq -c '[.scenarios[] | select(.problem)], .uncovered' "$tmp/t.json" | head -c 3000) $(cat "$tmp/e")"
 jq -e '[.scenarios[] | select(.problem)] | length == 0' "$tmp/t.json" >/dev/null || fail "a scenario misbehaved"
 jq -e '.uncovered | all(.reason | length > 0)' "$tmp/t.json" >/dev/null || fail "an uncovered transition without a reason"
@@ -55,7 +58,7 @@ done
 "$agentc" coverage spec/agent.fsm "$tmp/run"/*/run1.journal --fail-under 93 >/dev/null 2>"$tmp/e" \
   || fail "the generated suite's coverage of spec/agent.fsm fell: $(cat "$tmp/e")"
 # the text report
-"$agentc" testgen spec/agent.fsm --run --out "$tmp/text-run" >"$tmp/text" 2>&1 || fail "testgen --run (text): $(tail -5 "$tmp/text")"
+"$agentc" testgen spec/agent.fsm --run --time-limit $tl --out "$tmp/text-run" >"$tmp/text" 2>&1 || fail "testgen --run (text): $(tail -5 "$tmp/text")"
 grep -qx 'reachable: 62 of 66' "$tmp/text" || fail "no reachable line: $(tail -3 "$tmp/text")"
 grep -q '^transitions: 62 of 66 taken (93.9%); of the reachable: 62 of 62 (100.0%)$' "$tmp/text" || fail "summary: $(tail -2 "$tmp/text")"
 grep -Eq '^search: [0-9]+ candidates over [0-9]+ stimuli in [0-9]+ ms' "$tmp/text" || fail "no search line"
@@ -79,7 +82,7 @@ jq -e '(.scenarios | length) == 1 and ([.uncovered[] | select(.reachable and (.r
 for f in tests/cli/testgen/budgets.fsm examples/specs/*.fsm; do
   n=$(basename "$f" .fsm) depth=4
   [ "$n" = guardrails ] && depth=3
-  "$agentc" testgen "$f" --run --depth $depth --out "$tmp/g-$n" --json >"$tmp/g.json" 2>"$tmp/e" \
+  "$agentc" testgen "$f" --run --depth $depth --time-limit $tl --out "$tmp/g-$n" --json >"$tmp/g.json" 2>"$tmp/e" \
     || fail "$f: $(jq -c '[.scenarios[] | select(.problem)], [.uncovered[] | select(.reachable)]' "$tmp/g.json") $(cat "$tmp/e")"
 done
 grep -l '"finish_reason":"length"' "$tmp/g-budgets"/*/script.jsonl >/dev/null || fail "no cut answer constructed"
@@ -94,7 +97,7 @@ grep -l 'tripped by the test' "$tmp/g-guardrails"/*/guards.json >/dev/null || fa
 # --tools FILE: the user's tools are given to every run (the call a `calls "shell_*"` guard needs
 # is answered by the file's tool, not as an unknown tool); --handlers takes builtin only
 printf '{"tools": [{"name": "shell_x", "description": "echoes", "command": ["sh", "-c", "cat >/dev/null; echo shell ran"]}]}' >"$tmp/own.json"
-"$agentc" testgen examples/specs/approve_shell.fsm --handlers builtin --tools "$tmp/own.json" --run --depth 3 \
+"$agentc" testgen examples/specs/approve_shell.fsm --handlers builtin --tools "$tmp/own.json" --run --depth 3 --time-limit $tl \
   --out "$tmp/own" --json >"$tmp/own.out" 2>"$tmp/e" || fail "--tools: $(jq -c '[.scenarios[] | select(.problem)]' "$tmp/own.out") $(cat "$tmp/e")"
 grep -lx "$tmp/own.json" "$tmp/own"/*/args >/dev/null || fail "--tools is not in the scenarios' args"
 grep -l '"shell ran' "$tmp/own"/*/run1.journal >/dev/null || fail "the file's shell_x did not answer a call"

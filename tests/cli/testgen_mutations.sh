@@ -8,7 +8,7 @@ agentc="$1"
 . "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 need jq
-"$agentc" testgen spec/agent.fsm --out "$tmp/suite" >/dev/null 2>&1 || fail "testgen on the original spec"
+"$agentc" testgen spec/agent.fsm --time-limit 240000 --out "$tmp/suite" >/dev/null 2>&1 || fail "testgen on the original spec"
 "$agentc" testgen spec/agent.fsm --from "$tmp/suite" >/dev/null 2>&1 || fail "the suite on its own spec"
 
 declare -A next=([Idle]=Running [Running]=Paused [Paused]=Idle [Completed]=Idle [Cancelled]=Idle [Closed]=Idle

@@ -40,7 +40,7 @@ end1=$(jq -s 'map(select(.n != null) | .n) | max' "$tmp/turn1.jsonl")
 # ---- turn 2 with the budget lowered, killed -9 while its tool runs --------------------------
 "$agentc" run --session t --param max_tool_calls=2 "just say hi" >"$tmp/out2" 2>"$tmp/err2" &
 bg=$!
-for _ in $(seq 1 200); do [ -s "$tmp/ran" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s "$tmp/ran" ] && break; sleep 0.05; done
 [ -s "$tmp/ran" ] || { kill -9 "$bg"; fail "turn 2's tool did not start: $(cat "$tmp/err2")"; }
 kill -9 "$bg"; wait "$bg" 2>/dev/null
 ! grep -q "budget" "$tmp/err2" || fail "turn 2 re-judged turn 1 before the kill: $(cat "$tmp/err2")"

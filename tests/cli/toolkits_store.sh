@@ -44,12 +44,17 @@ grep -qF 'toolkit  plane: states ["authenticated","project_selected"], context {
 # killed while nap sleeps, after deselect_project finished and was committed
 run "deselect and nap" >"$tmp/o3" 2>&1 &
 pid=$!
-for _ in $(seq 1 200); do
+for _ in $(seq 1 600); do
   grep -q '"id":"c1"' "$tmp/o3" 2>/dev/null && grep -q '"type":"tool_result","id":"c1"' "$tmp/o3" && break
   sleep 0.05
 done
 grep -q '"type":"tool_result","id":"c1"' "$tmp/o3" || { kill -9 $pid; fail "deselect did not finish: $(cat "$tmp/o3")"; }
-sleep 0.5 # the commit at the end of that loop turn
+# the commit at the end of that loop turn (the store is read while nap sleeps)
+deselected() {
+  "$agentc" sessions show S --json --db "$db" 2>/dev/null |
+    jq -e '.session.toolkits.plane.states == ["authenticated"]' >/dev/null
+}
+wait_for deselected || { kill -9 $pid; fail "deselect_project was not committed: $(cat "$tmp/o3")"; }
 kill -9 $pid
 wait $pid 2>/dev/null
 "$agentc" sessions show S --json --db "$db" >"$tmp/show2" || fail "sessions show after kill"

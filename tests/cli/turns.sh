@@ -12,7 +12,6 @@ need jq
 need script
 need pgrep
 export AGENTC_DB="$tmp/sessions.db"
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
 show() { "$agentc" sessions show "$@" --json >"$tmp/show" 2>&1 || fail "sessions show $1: $(cat "$tmp/show")"; }
 
 # ---- a model error fails the turn, not the session ---------------------------------------

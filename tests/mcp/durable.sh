@@ -19,7 +19,7 @@ setsid "$agentc" run --provider script --script "$tmp/s" --tools "$tmp/tools.jso
   >"$tmp/out1" 2>"$tmp/err1" &
 bg=$!
 asked() { [ -f "$1" ] && [ "$(grep -c '"tools/call"' "$1")" -ge "$2" ]; }
-for _ in $(seq 1 200); do asked "$tmp/once.log" 1 && asked "$tmp/again.log" 1 && break; sleep 0.05; done
+for _ in $(seq 1 600); do asked "$tmp/once.log" 1 && asked "$tmp/again.log" 1 && break; sleep 0.05; done
 asked "$tmp/once.log" 1 && asked "$tmp/again.log" 1 || fail "the calls did not start: $(cat "$tmp/err1")"
 kill -9 -- -"$bg" 2>/dev/null || kill -9 "$bg"
 wait "$bg" 2>/dev/null

@@ -66,7 +66,7 @@ grep -q '"tools/call"' "$tmp/log" || fail "the call did not reach the server: $(
 kill -INT "$pid"
 wait "$pid"; rc=$?
 [ $rc -eq 130 ] || fail "interrupted run: exit $rc"
-for _ in $(seq 1 100); do grep -q 'notifications/cancelled' "$tmp/log" && break; sleep 0.05; done
+for _ in $(seq 1 600); do grep -q 'notifications/cancelled' "$tmp/log" && break; sleep 0.05; done
 jq -e -s 'map(select(.method == "notifications/cancelled")) | length == 1' "$tmp/log" >/dev/null \
   || fail "no notifications/cancelled: $(tail -3 "$tmp/log")"
 echo ok

@@ -31,11 +31,17 @@ for _ in 1 2 3 4 5; do
   kill "$(cat "$tmp/srv.pid")" 2>/dev/null
 done
 [ -n "$port" ] || fail "server-everything did not start over HTTP: $(cat "$tmp/srv.log")"
-ss -ltn | grep -q "127.0.0.1:$port " || fail "the server does not listen on 127.0.0.1:$port only: $(ss -ltn | grep ":$port ")"
+# (the socket dump is filtered to the port and read again: a dump of every socket on a busy
+# machine can miss one that changes under it)
+local_only() { ss -ltnH "sport = :$port" | grep -q "127.0.0.1:$port "; }
+wait_for local_only ||
+  fail "the server does not listen on 127.0.0.1:$port only: $(ss -ltn | grep ":$port ") $(cat "$tmp/srv.log")"
 # a tool that restarts the server on the same port (it forgets every session)
 cat >"$tmp/restart.sh" <<SH
 #!/usr/bin/env bash
-kill "\$(cat "$tmp/srv.pid")"; sleep 0.3
+old=\$(cat "$tmp/srv.pid")
+kill "\$old"
+for _ in \$(seq 1 600); do kill -0 "\$old" 2>/dev/null || break; sleep 0.05; done # the port freed
 "$tmp/start_http.sh" $port >/dev/null && echo restarted
 SH
 chmod +x "$tmp/restart.sh"

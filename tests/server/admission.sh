@@ -13,7 +13,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL (admission.sh:${BASH_LINENO[0]}): $*" >&2; tail -n 5 "$tmp"/*.err >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 echo '{"content": "hello"}' >"$tmp/script"
 printf '%s\n' '{"tools": [{"name": "append", "description": "Appends a line", "parameters": {"type": "object"},' \
   "  \"command\": [\"sh\", \"-c\", \"echo ran >>$tmp/append.log; echo ok\"]}]}" >"$tmp/tools.json"

@@ -18,7 +18,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL (agent_change.sh:${BASH_LINENO[0]}): $*" >&2; for f in "$tmp"/*.err; do tail -n 5 "$f" >&2; done; exit 1; }
-wait_for() { for _ in $(seq 1 300); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 "$httpd" --port-file "$tmp/llm.port" --log "$tmp/requests" --mode calc &
 pids+=("$!")
 wait_for test -s "$tmp/llm.port" || fail "agentc_test_httpd did not start"

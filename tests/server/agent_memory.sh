@@ -14,7 +14,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL (agent_memory.sh:${BASH_LINENO[0]}): $*" >&2; for f in "$tmp"/*.err; do tail -n 5 "$f" >&2; done; exit 1; }
-wait_for() { for _ in $(seq 1 300); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 calls='[{"id":"c1","name":"calculator","arguments":"{\"expression\":\"1+1\"}"},{"id":"c2","name":"calculator","arguments":"{\"expression\":\"2+2\"}"},{"id":"c3","name":"calculator","arguments":"{\"expression\":\"3+3\"}"}]'
 {
   jq -cn --argjson c "$calls" '{tool_calls: $c}'

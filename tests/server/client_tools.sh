@@ -21,7 +21,7 @@ pid=
 cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL (client_tools.sh:${BASH_LINENO[0]}): $*" >&2; cat "$tmp/err" >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 call() { printf '{"id": "%s", "name": "%s", "arguments": "{\\"%s\\": \\"%s\\"}"}' "$1" "$2" "$3" "$4"; }
 printf '{"content": "Let me look.", "tool_calls": [%s, %s, %s]}\n{"content": "The lookup said sunny."}\n' \
   "$(call c1 lookup q weather)" "$(call c2 calculator expression '6*7')" "$(call c3 lookup q wind)" >"$tmp/script"

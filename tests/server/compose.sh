@@ -17,7 +17,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL (compose.sh:${BASH_LINENO[0]}): $*" >&2; tail -n 5 "$tmp"/*.err >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 req() {
   curl -s --max-time 10 -o "$tmp/body" -w '%{http_code}' -X "$1" -H 'Content-Type: application/json' \
     ${3:+--data-binary "$3"} "$url$2"
@@ -84,8 +84,8 @@ expect 202 POST /v1/sessions/p2/events/rollback
 wait_for has_event "$tmp/ev2" '.event == "stopped"' || fail "no stopped: $(cat "$tmp/ev2")"
 wait_for has_event "$tmp/ev2" '.event == "agent_done" and .data.ok == false and .data.outcome == "cancelled"' \
   || fail "the stopped call records no agent.done: $(cat "$tmp/ev2")"
-sleep 0.2
-! kill -0 "$(cat "$tmp/sleeper.pid")" 2>/dev/null || fail "the child's tool process outlived the rollback"
+gone() { ! kill -0 "$1" 2>/dev/null; }
+wait_for gone "$(cat "$tmp/sleeper.pid")" || fail "the child's tool process outlived the rollback"
 expect 200 GET /v1/sessions/p2
 jq -e '.status == "idle" and .last_turn.outcome == "rolled_back"' "$tmp/body" >/dev/null \
   || fail "after rollback: $(head -c 400 "$tmp/body")"
@@ -106,7 +106,7 @@ wait_for has_event "$tmp/ev3" '.event == "agent_done" and .data.ok == false and 
 pkid=$(curl -s "$url/v1/sessions/p3" | jq -r '.children[0].session')
 child_paused() { curl -s "$url/v1/sessions/$pkid" | jq -e '.status == "paused"' >/dev/null; }
 wait_for child_paused || fail "the child is not paused: $(curl -s "$url/v1/sessions/$pkid" | head -c 300)"
-wait_for eval '! kill -0 "$(cat "$tmp/sleeper.pid")" 2>/dev/null' || fail "the paused child's tool process runs on"
+wait_for gone "$(cat "$tmp/sleeper.pid")" || fail "the paused child's tool process runs on"
 expect 200 GET /v1/sessions/p3
 jq -e '.status == "paused"' "$tmp/body" >/dev/null || fail "the parent is not paused: $(head -c 300 "$tmp/body")"
 expect 202 POST /v1/sessions/p3/events/resume

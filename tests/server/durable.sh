@@ -10,7 +10,8 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL (durable.sh:${BASH_LINENO[0]}): $*" >&2; for f in "$tmp"/*.err; do tail -n 5 "$f" >&2; done; exit 1; }
-wait_for() { for _ in $(seq 1 300); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
+. "$(dirname "$0")/../support/sse_read.sh" # read_stream FILE URL N
 long=$(printf 'word%d ' $(seq 1 150))
 jq -cn --arg long "$long" '{content: $long}' >"$tmp/script"
 echo '{"content": "second answer"}' >>"$tmp/script"
@@ -66,7 +67,8 @@ j "$url/v1/sessions/a" >"$tmp/a.json"
 jq -e --arg long "$long" '.answer == $long and (.messages | length) == 2 and .states.session == "Idle"
   and (.worker | startswith("agentc "))' "$tmp/a.json" >/dev/null \
   || fail "session after restart: $(head -c 300 "$tmp/a.json")"
-curl -s -N --max-time 2 "$url/v1/sessions/a/events" >"$tmp/a2"
+read_stream "$tmp/a2" "$url/v1/sessions/a/events" "$(grep -c '^event: turn_done' "$tmp/a1")" ||
+  fail "a's stream after the restart: $(tail -c 300 "$tmp/a2")"
 cmp <(events "$tmp/a1" | norm) <(events "$tmp/a2" | norm) || fail "the event log differs after the restart"
 # the next turn continues the numbering
 n=$(events "$tmp/a2" | tail -n1 | jq -r .id)
@@ -130,8 +132,8 @@ kill -TERM "$pid"; wait "$pid" || fail "exit status"
 # ---- idle sessions leave memory and come back on the next request -------------------------
 UNLOAD=200 start
 j "$url/v1/sessions/a" | jq -e '.loaded' >/dev/null || fail "a does not load"
-sleep 1
-j "$url/v1/sessions" | jq -e '[.data[] | select(.id == "a")][0].loaded == false' >/dev/null || fail "a was not unloaded: $(j "$url/v1/sessions")"
+unloaded() { j "$url/v1/sessions" | jq -e '[.data[] | select(.id == "a")][0].loaded == false' >/dev/null; }
+wait_for unloaded || fail "a was not unloaded: $(j "$url/v1/sessions")"
 j -X POST -d '{"content": "after unload"}' "$url/v1/sessions/a/messages" | jq -e '.accepted == "started"' >/dev/null || fail "message to an unloaded session"
 wait_for sh -c "curl -s '$url/v1/sessions/a' | jq -e '.answer == \"third answer\"' >/dev/null" || fail "the reloaded session did not answer"
 j "$url/v1/sessions/a" | jq -e '(.messages | length) == 6' >/dev/null || fail "messages after reload: $(j "$url/v1/sessions/a" | jq -c '.messages | map(.role)')"

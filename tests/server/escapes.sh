@@ -11,7 +11,8 @@ pid=
 cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL (escapes.sh:${BASH_LINENO[0]}): $*" >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
+. "$(dirname "$0")/../support/sse_read.sh" # read_stream FILE URL N
 # the answer, as JSON (jq makes the script line from it)
 answer='say "hi" \\ back\\slash / slash	tab\nnew line é ü 😀 </script> {"a": [1]} \u0001 end'
 jq -cn --arg a "$(printf '%b' "$answer")" '{content: $a}' >"$tmp/script"
@@ -26,10 +27,10 @@ curl -s -N --max-time 20 "$url/v1/sessions/e/events" >"$tmp/live" &
 sse=$!
 sleep 0.2
 curl -s --max-time 10 -H 'Content-Type: application/json' -X POST -d '{"content": "go"}' "$url/v1/sessions/e/messages" >/dev/null
-done_in() { grep -q '^event: turn_done' "$1"; }
+done_in() { sed -n '/^event: turn_done$/{n;s/^data: //p}' "$1" | jq -e .answer >/dev/null 2>&1; } # read whole
 wait_for done_in "$tmp/live" || fail "no turn_done: $(tail -c 400 "$tmp/live")"
 kill "$sse" 2>/dev/null
-curl -s -N --max-time 3 "$url/v1/sessions/e/events?starting_after=0" >"$tmp/again"
+read_stream "$tmp/again" "$url/v1/sessions/e/events?starting_after=0" 1 || fail "again: $(tail -c 300 "$tmp/again")"
 for f in live again; do
   datas() { awk -v ev="$2" '/^event: /{e=substr($0,8)} /^data: /{if (e == ev) print substr($0,7)}' "$1"; }
   got=$(datas "$tmp/$f" text | jq -j .delta) || fail "$f: a text frame is not JSON"

@@ -13,7 +13,8 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL (journal_frames.sh:${BASH_LINENO[0]}): $*" >&2; tail -n 5 "$tmp"/*.err >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
+. "$(dirname "$0")/../support/sse_read.sh" # read_stream FILE URL N
 events() {
   awk 'BEGIN{id="";ev=""} /^id: /{id=substr($0,5)} /^event: /{ev=substr($0,8)}
        /^data: /{d=substr($0,7); printf "{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}\n", id, ev, d; id=""}' "$1"
@@ -66,7 +67,8 @@ done
 events "$tmp/live" | jq -s -e "[.[].id | $key] | . == unique" >/dev/null || fail "live ids do not increase"
 events "$tmp/live" | jq -s -e '[.[].id | select(test("^[0-9]+(\\.[0-9]+)?$") | not)] == []' >/dev/null || fail "an id is not N or N.k"
 # a reconnect from the start, and from a cursor mid-turn
-curl -s -N --max-time 2 "$url/v1/sessions/a/events" >"$tmp/replay"
+nt=$(grep -c '^event: turn_done' "$tmp/live")
+read_stream "$tmp/replay" "$url/v1/sessions/a/events" "$nt" || fail "the replay: $(tail -c 300 "$tmp/replay")"
 cmp <(events "$tmp/live" | norm) <(events "$tmp/replay" | norm) || fail "the replay differs from the live stream"
 # the reconnect caught up with runs of deltas joined: one frame a run, the id of its last delta
 lt=$(events "$tmp/live" | jq -s '[.[] | select(.event == "text")] | length')
@@ -76,13 +78,14 @@ last_live=$(events "$tmp/live" | jq -s -r '[.[] | select(.event == "text" and (.
 events "$tmp/replay" | jq -s -e --arg id "$last_live" 'any(.[]; .event == "text" and .id == $id and (.data.delta | startswith("the first answer is 42")))' >/dev/null \
   || fail "no joined frame with the id of the run's last delta ($last_live)"
 cur=$(events "$tmp/live" | jq -s -r '[.[] | select(.event == "tool_call")][0].id')
-curl -s -N --max-time 2 -H "Last-Event-ID: $cur" "$url/v1/sessions/a/events" >"$tmp/after"
+read_stream "$tmp/after" "$url/v1/sessions/a/events" "$nt" -H "Last-Event-ID: $cur" ||
+  fail "the frames after $cur: $(tail -c 300 "$tmp/after")"
 cmp <(events "$tmp/live" | jq -c --arg c "$cur" "select((.id | $key) > (\$c | $key))" | norm) <(events "$tmp/after" | norm) \
   || fail "the frames after $cur differ"
 # kill -9 and a restart: the same frames from the store
 kill -9 "$pid"; wait "$pid" 2>/dev/null
 start
-curl -s -N --max-time 2 "$url/v1/sessions/a/events" >"$tmp/restart"
+read_stream "$tmp/restart" "$url/v1/sessions/a/events" "$nt" || fail "after a restart: $(tail -c 300 "$tmp/restart")"
 cmp <(events "$tmp/live" | norm) <(events "$tmp/restart" | norm) || fail "the frames differ after kill -9 and a restart"
 kill -TERM "$pid"; wait "$pid" || fail "exit status"
 

@@ -10,7 +10,7 @@ tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL (long_turn.sh:${BASH_LINENO[0]}): $*" >&2; tail -n 5 "$tmp/err" >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 head -c 600000 /dev/zero | tr '\0' x >"$tmp/answer"
 jq -Rc '{content: .}' "$tmp/answer" >"$tmp/script"
 "$agentc" serve --max-events 1000000 --provider script --script "$tmp/script" \
@@ -32,7 +32,8 @@ start=$(date +%s%N)
 j -o /dev/null "$url/v1/sessions" || fail "the server does not answer"
 ms=$((($(date +%s%N) - start) / 1000000))
 [ "$ms" -lt 2000 ] || fail "the server answered another request after $ms ms"
-got() { grep -q '^event: turn_done' "$tmp/ev"; }
+# turn_done read whole: its data line (600 kB) comes in many reads after its event line
+got() { sed -n '/^event: turn_done$/{n;s/^data: //p}' "$tmp/ev" | jq -e .answer >/dev/null 2>&1; }
 for _ in $(seq 1 50); do got && break; sleep 0.1; done
 got || fail "no turn_done 5 s after the reader connected"
 kill "$sse" 2>/dev/null

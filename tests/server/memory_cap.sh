@@ -3,7 +3,7 @@
 # --max-events events (older ones go at a snapshot). A cursor before what is kept answers 410
 # cursor_expired; a reader without a cursor gets the frames after the snapshot, the same as a
 # live reader got for them; event numbers go on; the session's answers are all there. (The
-# fourth turn is read before the next sweep, 4 s later, drops it in turn.)
+# fourth turn is read before the next sweep, 5 s later, drops it in turn.)
 set -uo pipefail
 agentc=$1
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL (memory_cap.sh:${BASH_LINENO[0]}): $*" >&2; tail -n 5 "$tmp/err" >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 events() {
   awk 'BEGIN{id="";ev=""} /^id: /{id=substr($0,5)} /^event: /{ev=substr($0,8)}
        /^data: /{d=substr($0,7); printf "{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}\n", id, ev, d; id=""}' "$1"
@@ -22,7 +22,7 @@ norm() {
 }
 key='(split(".") | map(tonumber) | if length == 1 then . + [0] else . end)'
 for i in 1 2 3 4; do jq -cn --arg t "$(printf "turn$i-word%d " $(seq 1 40))" '{content: $t}'; done >"$tmp/script"
-"$agentc" serve --max-events 60 --unload-after-ms 8000 --provider script --script "$tmp/script" \
+"$agentc" serve --max-events 60 --unload-after-ms 10000 --provider script --script "$tmp/script" \
   --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
 pid=$!
 wait_for test -s "$tmp/port" || fail "server did not start"
@@ -38,9 +38,9 @@ for i in 1 2 3; do
   sleep 0.3
   wait_for idle || fail "turn $i did not end"
 done
-# a sweep (every 4 s here) drops what is past the cap, up to the latest snapshot (a turn's end)
+# a sweep (every 5 s here) drops what is past the cap, up to the latest snapshot (a turn's end)
 expired() { [ "$(j -o "$tmp/body" -w '%{http_code}' "$url/v1/sessions/a/events?starting_after=3")" = 410 ]; }
-for _ in $(seq 1 60); do expired && break; sleep 0.1; done
+for _ in $(seq 1 300); do expired && break; sleep 0.1; done # 30 s
 expired && jq -e '.error.code == "cursor_expired"' "$tmp/body" >/dev/null || fail "an old cursor: $(cat "$tmp/body")"
 j -X POST -d '{"content": "go"}' "$url/v1/sessions/a/messages" >/dev/null
 sleep 0.3

@@ -18,7 +18,7 @@ echo "tok-openai-client-0123456789 client" >"$tmp/tokens"
 "$agentc" serve --provider script --script "$tmp/script" --script-delay-ms 5 --tokens "$tmp/tokens" \
   --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 [ -s "$tmp/port" ] || fail "the server did not start"
 OPENAI_MODULE="$mod" timeout 60 node "$dir/openai_client.mjs" "http://127.0.0.1:$(cat "$tmp/port")/v1" \
   tok-openai-client-0123456789 "Hello from the agentc agent, streamed in small pieces." || fail "the openai client failed"
@@ -32,7 +32,7 @@ rm -f "$tmp/port"
 "$agentc" serve --provider script --script "$tmp/retry" --script-delay-ms 5 --tokens "$tmp/tokens" \
   --param backoff_initial=50ms --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 [ -s "$tmp/port" ] || fail "the second server did not start"
 OPENAI_MODULE="$mod" RETRIED=1 timeout 60 node "$dir/openai_client.mjs" "http://127.0.0.1:$(cat "$tmp/port")/v1" \
   tok-openai-client-0123456789 "FULL ANSWER" || fail "the openai client failed (a retried call)"

@@ -10,7 +10,7 @@ tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL (outside.sh:${BASH_LINENO[0]}): $*" >&2; cat "$tmp/err" >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 cat >"$tmp/script" <<'JSONL'
 {"tool_calls": [{"id": "c1", "name": "calculator", "arguments": "{\"expression\": \"6*7\"}"}]}
 {"content": "the answer is 42"}

@@ -33,7 +33,7 @@ echo "tok-page-test-0123456789abcdef page" >"$tmp/tokens"
 "$agentc" serve --provider script --script "$tmp/script" --script-delay-ms 40 --tokens "$tmp/tokens" --param backoff_initial=600ms \
   --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 [ -s "$tmp/port" ] || fail "the server did not start"
 timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" "http://127.0.0.1:$(cat "$tmp/port")" \
   tok-page-test-0123456789abcdef "$answer" "$artifacts/audit-page.png" || fail "the page test failed"
@@ -51,7 +51,7 @@ rm -f "$tmp/port"
 "$agentc" serve --agents "$tmp/agents.json" --tokens "$tmp/tokens" --listen 127.0.0.1:0 \
   --port-file "$tmp/port" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 [ -s "$tmp/port" ] || fail "the agents server did not start"
 curl -s --max-time 10 -H "Authorization: Bearer tok-page-test-0123456789abcdef" -H "Content-Type: application/json" \
   -d '{"id": "r1", "agent": "renamed"}' "http://127.0.0.1:$(cat "$tmp/port")/v1/sessions" | grep -q '"agent":"renamed"' \
@@ -70,7 +70,7 @@ rm -f "$tmp/port"
 "$agentc" serve --provider script --script "$tmp/subs" --tools "$tmp/subs.json" --tokens "$tmp/tokens" \
   --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 [ -s "$tmp/port" ] || fail "the sub-agents server did not start"
 SUBAGENTS=1 timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" \
   "http://127.0.0.1:$(cat "$tmp/port")" tok-page-test-0123456789abcdef "" "" || fail "the page test (sub-agents) failed"
@@ -86,7 +86,7 @@ rm -f "$tmp/port"
 "$agentc" serve --spec examples/specs/approve_tools.fsm --provider script --script "$tmp/calls" \
   --tools builtin:calculator --tokens "$tmp/tokens" --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 [ -s "$tmp/port" ] || fail "the approvals server did not start"
 DECISIONS=1 timeout 90 node --experimental-websocket --no-warnings "$dir/page_client.mjs" \
   "http://127.0.0.1:$(cat "$tmp/port")" tok-page-test-0123456789abcdef "" "" || fail "the page test (decisions) failed"

@@ -12,7 +12,7 @@ marker="31.0$$"
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; pkill -f "sleep $marker" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL (renamed.sh:${BASH_LINENO[0]}): $*" >&2; tail -n 5 "$tmp/err" >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 long=$(printf 'word%d ' $(seq 1 120))
 cat >"$tmp/tools.json" <<JSON
 {"tools": [{"name": "sleeper", "description": "Sleeps", "parameters": {"type": "object"},

@@ -15,7 +15,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL (serve.sh:${BASH_LINENO[0]}): $*" >&2; [ -f "$tmp/err" ] && tail -5 "$tmp/err" >&2; exit 1; }
-wait_for() { for _ in $(seq 1 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 
 tokA=tok-alice-0123456789abcdef
 tokB=tok-bob-0123456789abcdef

@@ -26,7 +26,7 @@ fail() {
   for f in "$tmp"/*.err; do echo "== $f" >&2; tail -n 8 "$f" >&2; done
   exit 1
 }
-wait_for() { for _ in $(seq 1 400); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 as() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 sql() { PGOPTIONS='-c client_min_messages=warning' "$bin/psql" -X -q -t -A -h "$dir/sock" -p "$port" -U agentc -d agentc -c "$1"; }

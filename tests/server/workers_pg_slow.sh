@@ -16,14 +16,14 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL (workers_pg_slow.sh:${BASH_LINENO[0]}): $*" >&2; for f in "$tmp"/*.err; do tail -n 5 "$f" >&2; done; exit 1; }
-wait_for() { for _ in $(seq 1 300); do "$@" && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; return 1; } # 30 s
 psql=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)/psql
 sql() { PGOPTIONS='-c client_min_messages=warning' "$psql" -X -q -t -A -h "$dir/sock" -p "$port" -U agentc -d agentc -c "$1"; }
 sql "DROP SCHEMA IF EXISTS slowdb CASCADE" || fail "psql"
 pport=$((port + 1000 + RANDOM % 1000))
 node "$here/../../bench/loop_stall.mjs" proxy "$pport" "$port" 0 "$tmp/delay" &
 pids+=($!)
-for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 1 600); do (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null && break; sleep 0.05; done
 echo '{"content": "hi"}' >"$tmp/script"
 start() { # start N DB_PORT: worker N, its URL in u$N
   rm -f "$tmp/port$1"
