@@ -99,7 +99,11 @@ static bool g_has_tool_calls(ac_session *s, const ac_event *ev)
  * iteration, or says there was nothing to run ({"none": true}). */
 static bool g_last_tool_result(ac_session *s, const ac_event *ev)
 {
-    const char *id = dstr(ev, "id");
+    int ok;
+    const char *content;
+    size_t n;
+    int64_t dur;
+    const char *id = ac_tool_result_of(s, ev, &ok, &content, &n, &dur);
     if (!id)
         return ev->data && json_is_true(json_object_get(data(ev), "none")) &&
                ac_conv_iter_pending(s->conv) == 0;
@@ -597,12 +601,15 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
 
 static void a_record_tool_result(ac_session *s, const ac_event *ev)
 {
-    const char *id = dstr(ev, "id");
-    const char *content = dstr(ev, "content");
-    int ok = json_is_true(json_object_get(data(ev), "ok"));
+    int ok;
+    const char *content;
+    size_t n;
+    int64_t dur;
+    const char *id = ac_tool_result_of(s, ev, &ok, &content, &n, &dur);
     if (!id)
         return;
     const ac_tool_call *c = ac_conv_tool_call(s->conv, id);
+    /* what a typed result never has (its event's JSON, a replayed or posted one) */
     ac_state_apply(s->state, json_object_get(data(ev), "state_writes")); /* state.h */
     ac_conv_set_tool_result(s->conv, id, ok, content ? content : "", ev->time_ms);
     ac_toolkits_apply_event(s, data(ev)); /* a toolkit call's states and context */
@@ -611,8 +618,7 @@ static void a_record_tool_result(ac_session *s, const ac_event *ev)
     if (from && (s->cache_hits || (s->cache_hits = json_object())))
         json_object_set_new(s->cache_hits, id, json_string(from));
     if (c && s->e->has_output && s->e->out.tool_end)
-        s->e->out.tool_end(s->e->out.ud, s, id, c->name, ok, content ? content : "",
-                           json_integer_value(json_object_get(data(ev), "duration_ms")));
+        s->e->out.tool_end(s->e->out.ud, s, id, c->name, ok, content ? content : "", dur);
 }
 
 /* Internal tools: the result text is prepared by the effect (it is in the

@@ -25,6 +25,14 @@ void ac_payload_put(ac_buf *b, const ac_payload *p, unsigned flags)
         put_completion(b, p->done, flags);
         return;
     }
+    if (p->kind == AC_PAYLOAD_TOOL_RESULT) {
+        ac_buf_addstr(b, "{\"id\":");
+        ac_json_put_string(b, p->id, p->id_n, flags);
+        ac_buf_addstr(b, p->ok ? ",\"ok\":true,\"content\":" : ",\"ok\":false,\"content\":");
+        ac_json_put_string(b, p->text, p->n, flags);
+        ac_buf_printf(b, ",\"duration_ms\":%" PRId64 "}", p->duration_ms);
+        return;
+    }
     if (p->kind != AC_PAYLOAD_DELTA) {
         ac_buf_fail(b);
         return;
@@ -66,6 +74,9 @@ json_t *ac_payload_json(const ac_payload *p)
 {
     if (p->kind == AC_PAYLOAD_EMPTY)
         return json_object();
+    if (p->kind == AC_PAYLOAD_TOOL_RESULT)
+        return json_pack("{s:s%, s:b, s:s%, s:I}", "id", p->id, p->id_n, "ok", p->ok, "content",
+                         p->text, p->n, "duration_ms", (json_int_t)p->duration_ms);
     if (p->kind == AC_PAYLOAD_COMPLETION) { /* read back from its text: the same value */
         char *t = ac_payload_text(p);
         json_t *v = t ? json_loads(t, JSON_ALLOW_NUL, NULL) : NULL;
@@ -427,4 +438,22 @@ const char *ac_calls_name(const ac_calls_view *v, size_t i)
         return NULL;
     return v->typed ? v->typed[i].name
                     : json_string_value(json_object_get(json_array_get(v->json, i), "name"));
+}
+
+const char *ac_tool_result_of(const ac_session *s, const ac_event *ev, int *ok,
+                              const char **content, size_t *n, int64_t *dur)
+{
+    const ac_payload *p = ac_event_payload(s, ev);
+    if (p && p->kind == AC_PAYLOAD_TOOL_RESULT) {
+        *ok = p->ok;
+        *content = p->text;
+        *n = p->n;
+        *dur = p->duration_ms;
+        return p->id;
+    }
+    const json_t *d = ev->data;
+    *ok = json_is_true(json_object_get(d, "ok"));
+    *content = jstr(d, "content", n);
+    *dur = json_integer_value(json_object_get(d, "duration_ms"));
+    return json_string_value(json_object_get(d, "id"));
 }

@@ -17,6 +17,10 @@
  * ([{"type": "redacted_thinking", "data"} or {"type": "thinking", "thinking", "signature"}])
  * when it has them}. Its strings are UTF-8 (repaired when queued), NUL-terminated, held by the
  * queue entry with the structures.
+ *
+ * A tool.completed of a call's plain result (AC_PAYLOAD_TOOL_RESULT): {"id": ID, "ok": OK,
+ * "content": TEXT, "duration_ms": MS}; a result with more (State writes, a toolkit's changes,
+ * a cached answer) stays JSON.
  */
 #ifndef AGENTC_SESSION_PAYLOAD_H
 #define AGENTC_SESSION_PAYLOAD_H
@@ -30,10 +34,11 @@
 #include "util/buf.h"
 
 enum ac_payload_kind {
-    AC_PAYLOAD_NONE = 0,      /* no typed payload: the event's data is JSON (or nothing) */
-    AC_PAYLOAD_DELTA = 1,     /* a streamed delta: delta, text, n */
-    AC_PAYLOAD_EMPTY = 2,     /* {} (llm.started) */
-    AC_PAYLOAD_COMPLETION = 3 /* an llm.completed: done */
+    AC_PAYLOAD_NONE = 0,       /* no typed payload: the event's data is JSON (or nothing) */
+    AC_PAYLOAD_DELTA = 1,      /* a streamed delta: delta, text, n */
+    AC_PAYLOAD_EMPTY = 2,      /* {} (llm.started) */
+    AC_PAYLOAD_COMPLETION = 3, /* an llm.completed: done */
+    AC_PAYLOAD_TOOL_RESULT = 4 /* a tool.completed: id, ok, text (content), duration_ms */
 };
 
 typedef struct ac_payload {
@@ -47,6 +52,9 @@ typedef struct ac_payload {
     const char *id, *name;
     size_t id_n, name_n;
     const ac_completion *done; /* AC_PAYLOAD_COMPLETION */
+    /* AC_PAYLOAD_TOOL_RESULT: the call's result (ok) and how long it ran */
+    int ok;
+    int64_t duration_ms;
 } ac_payload;
 
 /* The payload's JSON text appended to b (flags: util/json_text.h, AC_JSON_ASCII for a journal
@@ -82,6 +90,11 @@ void ac_event_calls(const ac_session *s, const ac_event *ev, ac_calls_view *v);
 /* The i-th call's id and name (NULL: it has none). */
 const char *ac_calls_id(const ac_calls_view *v, size_t i);
 const char *ac_calls_name(const ac_calls_view *v, size_t i);
+
+/* A tool.completed's call id, result and content (*n bytes), and duration: its typed payload
+ * or its JSON (*dur 0 when it has none). The id; NULL when it has none. */
+const char *ac_tool_result_of(const ac_session *s, const ac_event *ev, int *ok,
+                              const char **content, size_t *n, int64_t *dur);
 
 /* The payload of a stored delta row, `{"kind":KIND,"text":TEXT}` as ac_payload_text writes
  * one for text, reasoning and refusal (len bytes at s), read without a JSON value: its text

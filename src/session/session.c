@@ -121,7 +121,7 @@ static int apply(ac_session *s, uint16_t type, json_t *data, const ac_payload *p
     }
     int traced = s->obs && !s->replaying, was_in_turn = ac_session_in_turn(s);
     /* a handler of the program's may read ev->data, and the traces read a reply's */
-    if (p && (s->e->custom_handlers || (traced && p->kind == AC_PAYLOAD_COMPLETION)))
+    if (p && (s->e->custom_handlers || (traced && p->kind >= AC_PAYLOAD_COMPLETION)))
         data = ac_payload_json(p);
     s->payload = p;
     s->payload_type = type;
@@ -368,7 +368,7 @@ void ac_session_enqueue_delta(ac_session *s, uint16_t type, int kind, const char
     char *fixed;
     if (utf8_or_repaired(&text, &n, &fixed) < 0)
         return;
-    ac_payload p = {AC_PAYLOAD_DELTA, (uint8_t)kind, n, text, 0, NULL, NULL, 0, 0, NULL};
+    ac_payload p = {.kind = AC_PAYLOAD_DELTA, .delta = (uint8_t)kind, .n = n, .text = text};
     enqueue_typed(s, type, &p, origin);
     free(fixed);
 }
@@ -382,8 +382,15 @@ void ac_session_enqueue_tool_delta(ac_session *s, uint16_t type, int index, cons
     char *f1, *f2 = NULL, *f3 = NULL;
     if (utf8_or_repaired(&args, &n, &f1) == 0 && utf8_or_repaired(&id, &id_n, &f2) == 0 &&
         utf8_or_repaired(&name, &name_n, &f3) == 0) {
-        ac_payload p = {
-            AC_PAYLOAD_DELTA, AC_DELTA_TOOL_CALL, n, args, index, id, name, id_n, name_n, NULL};
+        ac_payload p = {.kind = AC_PAYLOAD_DELTA,
+                        .delta = AC_DELTA_TOOL_CALL,
+                        .n = n,
+                        .text = args,
+                        .index = index,
+                        .id = id,
+                        .name = name,
+                        .id_n = id_n,
+                        .name_n = name_n};
         enqueue_typed(s, type, &p, origin);
     }
     free(f1);
@@ -412,11 +419,40 @@ void ac_session_enqueue_completion(ac_session *s, uint16_t type, const ac_comple
     enqueue(s, q);
 }
 
+void ac_session_enqueue_tool_result(ac_session *s, uint16_t type, const char *id, int ok,
+                                    const char *content, int64_t duration_ms, uint16_t origin)
+{
+    if (!event_ok(s, type))
+        return;
+    size_t id_n = strlen(id), n = strlen(content);
+    char *f1, *f2 = NULL;
+    ac_queued_event *q = NULL;
+    if (utf8_or_repaired(&content, &n, &f1) == 0 && utf8_or_repaired(&id, &id_n, &f2) == 0) {
+        ac_payload p = {.kind = AC_PAYLOAD_TOOL_RESULT,
+                        .n = n,
+                        .text = content,
+                        .id = id,
+                        .id_n = id_n,
+                        .ok = ok,
+                        .duration_ms = duration_ms};
+        q = typed_new(type, &p, origin);
+    }
+    if (q)
+        enqueue(s, q);
+    else /* too long for a line (its writer says so) or out of memory: as JSON, never lost */
+        ac_session_enqueue(s, type,
+                           json_pack("{s:s, s:b, s:s, s:I}", "id", id, "ok", ok, "content", content,
+                                     "duration_ms", (json_int_t)duration_ms),
+                           0, origin);
+    free(f1);
+    free(f2);
+}
+
 void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin)
 {
     if (!event_ok(s, type))
         return;
-    ac_payload p = {AC_PAYLOAD_EMPTY, 0, 0, "", 0, NULL, NULL, 0, 0, NULL};
+    ac_payload p = {.kind = AC_PAYLOAD_EMPTY, .text = ""};
     enqueue_typed(s, type, &p, origin);
 }
 

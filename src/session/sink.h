@@ -31,6 +31,10 @@ struct ac_completion;
  * copied into the event's one allocation (what is not UTF-8 repaired), no JSON made. */
 void ac_session_enqueue_completion(ac_session *s, uint16_t type, const struct ac_completion *c,
                                    uint16_t origin);
+/* Queues a tool call's plain result (tool.completed: id, ok, content, duration; NUL-terminated)
+ * typed: no JSON made. */
+void ac_session_enqueue_tool_result(ac_session *s, uint16_t type, const char *id, int ok,
+                                    const char *content, int64_t duration_ms, uint16_t origin);
 /* Queues an event whose payload is {} (llm.started) typed: no JSON made. */
 void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin);
 /* The W3C traceparent of the span the session's traces are at (its model call's while it

@@ -133,6 +133,17 @@ static void test_text_as_jansson(void **state)
     same_as_jansson(&nul);
     ac_payload empty = {.kind = AC_PAYLOAD_EMPTY, .text = ""}; /* llm.started: {} */
     same_as_jansson(&empty);
+    /* a tool call's plain result: id, ok, content, duration_ms */
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        ac_payload p = {.kind = AC_PAYLOAD_TOOL_RESULT,
+                        .n = strlen(texts[i]),
+                        .text = texts[i],
+                        .id = texts[(i + 1) % 6],
+                        .id_n = strlen(texts[(i + 1) % 6]),
+                        .ok = (int)(i % 2),
+                        .duration_ms = (int64_t)i * 1000003};
+        same_as_jansson(&p);
+    }
     srand(7);
     char buf[512];
     for (int i = 0; i < 2000; i++) {
@@ -140,6 +151,14 @@ static void test_text_as_jansson(void **state)
         assert_int_equal(ac_utf8_valid_len(buf, n), n);
         ac_payload p = {.kind = AC_PAYLOAD_DELTA, .n = n, .text = buf};
         same_as_jansson(&p);
+        ac_payload r = {.kind = AC_PAYLOAD_TOOL_RESULT,
+                        .n = n,
+                        .text = buf,
+                        .id = "call_1",
+                        .id_n = 6,
+                        .ok = i % 3 != 0,
+                        .duration_ms = rand()};
+        same_as_jansson(&r);
     }
     /* not UTF-8: the ASCII writer fails rather than write what jansson never would */
     ac_buf b;
@@ -550,9 +569,13 @@ static void test_session_completion(void **state)
     assert_int_equal(st.output_tokens, 2);
     assert_int_equal(st.tool_calls, 1);
     assert_string_not_equal(ac_session_state(s, "process"), "STREAMING");
+    /* the call's plain result, typed: recorded, a stray byte repaired */
+    ac_session_enqueue_tool_result(s, ac_engine_event_index(e, "tool.completed"), "call_9", 1,
+                                   "forty-two \xff", 17, 0);
     char *js = ac_session_to_json(s);
     assert_non_null(strstr(js, "\"a\xef\xbf\xbd"
                                "b\""));
+    assert_non_null(strstr(js, "\"forty-two \xef\xbf\xbd\""));
     free(js);
     ac_session_free(s);
     json_t *ref = reference_completion(&c);
@@ -572,8 +595,17 @@ static void test_session_completion(void **state)
         }
     }
     fclose(f);
-    unlink(path);
     free(want);
+    assert_int_equal(found, 1);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    found = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "\"ev\":\"tool.completed\",\"data\":{\"id\":\"call_9\",\"ok\":true,"
+                         "\"content\":\"forty-two \\uFFFD\",\"duration_ms\":17}}\n"))
+            found++;
+    fclose(f);
+    unlink(path);
     assert_int_equal(found, 1);
     ac_engine_free(e);
     ac_loop_free(loop);
