@@ -212,23 +212,6 @@ static void hp_scrub(char *msg, size_t cap, char *const *secrets)
     hp_scrub_all(msg, strlen(msg), cap, secrets);
 }
 
-/* A JSON string from n bytes that may not be valid UTF-8 (then each bad
- * byte becomes U+FFFD, util/utf8.h; NULs are kept). Never NULL unless out
- * of memory. */
-static json_t *hp_jstr(const char *s, size_t n)
-{
-    json_t *j = json_stringn(s ? s : "", s ? n : 0);
-    if (j || !s)
-        return j;
-    size_t len;
-    char *c = ac_utf8_repair(s, n, AC_UTF8_KEEP_NUL, &len);
-    if (!c)
-        return NULL;
-    j = json_stringn(c, len);
-    free(c);
-    return j;
-}
-
 /* Copies printable text of s into out, whitespace runs collapsed, at most cap - 1 bytes. */
 static void hp_snippet(const char *s, size_t n, char *out, size_t cap)
 {
@@ -350,16 +333,6 @@ static void hp_call_free(hp_call *c)
 }
 
 /* ---- posting ---- */
-
-static json_t *hp_failure(const char *cls, long status, int retryable, int64_t retry_after_ms,
-                          const char *message)
-{
-    json_t *j = json_pack("{s:s, s:I, s:b, s:o}", "class", cls, "status", (json_int_t)status,
-                          "retryable", retryable, "message", hp_jstr(message, strlen(message)));
-    if (j && retry_after_ms >= 0)
-        json_object_set_new(j, "retry_after_ms", json_integer(retry_after_ms));
-    return j;
-}
 
 /* ---- stream sink: one llm.delta per delta ---- */
 
@@ -750,9 +723,9 @@ static void hp_classify_stream_end(hp_call *c, const char *url, hp_verdict *v)
     }
 }
 
-/* Classifies a transfer that did not end in a readable 2xx stream. Returns the llm.failed
- * payload (new reference). */
-static json_t *hp_classify(hp_call *c, CURLcode rc)
+/* Classifies a transfer that did not end in a readable 2xx stream: the llm.failed verdict in
+ * *out (c->status its status). */
+static void hp_classify(hp_call *c, CURLcode rc, hp_verdict *out)
 {
     const char *url = c->p->shown;
     hp_verdict v = {.cls = "connect", .retry = 0, .retry_after = -1};
@@ -780,7 +753,7 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
         hp_classify_stream_end(c, url, &v);
     }
     hp_scrub(v.msg, sizeof v.msg, c->p->secrets);
-    return hp_failure(v.cls, status, v.retry, v.retry_after, v.msg);
+    *out = v;
 }
 
 /* A token count from the call's options, within int. */
@@ -863,7 +836,7 @@ static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
     hp_call *c = ud;
     (void)easy;
     c->xfer = 0;
-    json_t *data = NULL;
+    hp_verdict v;
     int ok = 0;
     if (!c->status)
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
@@ -880,28 +853,28 @@ static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
     if (streamed && c->finish_rc == AC_STREAM_OK)
         ok = 1;
     else
-        data = hp_classify(c, rc);
+        hp_classify(c, rc, &v);
     hp_provider *p = c->p;
     ac_session *s = c->s;
     if (c->done) {
         ac_llm_done_fn done = c->done;
         void *done_ud = c->done_ud;
         const ac_stream_turn *t = ac_stream_turn_get(c->st);
-        const char *msg = json_string_value(json_object_get(data, "message"));
         char *copy = ok ? ac_utf8_repair(t->text, t->text_len, AC_UTF8_KEEP_NUL, NULL)
-                        : strdup(msg ? msg : "");
+                        : ac_utf8_repair(v.msg, strlen(v.msg), AC_UTF8_KEEP_NUL, NULL);
         hp_call_free(c);
         done(done_ud, ok, copy ? copy : "");
         free(copy);
-        json_decref(data);
         return;
     }
     uint16_t origin = c->origin;
+    long status = c->status;
     if (ok) /* the stream's buffers hold the reply until it is queued */
         hp_post_completed(c, s, p->ev_completed, origin);
     hp_call_free(c);
     if (!ok)
-        ac_session_enqueue(s, p->ev_failed, data, 0, origin);
+        ac_session_enqueue_failure(s, p->ev_failed, v.cls, status, v.retry, v.retry_after, v.msg,
+                                   origin);
 }
 
 /* ---- the provider interface ---- */
@@ -917,7 +890,7 @@ static void hp_fail_start(hp_provider *p, ac_session *s, uint16_t origin, const 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     hp_scrub(msg, sizeof msg, p->secrets);
-    ac_session_enqueue(s, p->ev_failed, hp_failure(cls, 0, 0, -1, msg), 0, origin);
+    ac_session_enqueue_failure(s, p->ev_failed, cls, 0, 0, -1, msg, origin);
 }
 
 /* The request body of call c: the conversation with the call's options (a

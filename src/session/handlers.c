@@ -78,8 +78,9 @@ static bool g_turn_complete(ac_session *s, const ac_event *ev)
 static bool g_retryable(ac_session *s, const ac_event *ev)
 {
     (void)s;
-    json_t *v = ev->data ? json_object_get(data(ev), "retryable") : NULL;
-    return json_is_true(v);
+    ac_failure_view f;
+    ac_failure_of(s, ev, &f);
+    return f.retryable;
 }
 
 static bool g_retries_left(ac_session *s, const ac_event *ev)
@@ -516,8 +517,9 @@ static void a_discard_partial(ac_session *s, const ac_event *ev)
 
 static void a_record_llm_error(ac_session *s, const ac_event *ev)
 {
-    const char *msg = dstr(ev, "message");
-    ac_session_set_error(s, msg ? msg : "the LLM call failed");
+    ac_failure_view f;
+    ac_failure_of(s, ev, &f);
+    ac_session_set_error(s, f.message ? f.message : "the LLM call failed");
 }
 
 /* text (n bytes) for the conversation's C strings: a U+0000 in it becomes U+FFFD, so the text

@@ -15,6 +15,18 @@
 
 static void put_completion(ac_buf *b, const ac_completion *c, unsigned flags);
 
+static void put_failure(ac_buf *b, const ac_payload *p, unsigned flags)
+{
+    ac_buf_addstr(b, "{\"class\":");
+    ac_json_put_string(b, p->name, p->name_n, flags);
+    ac_buf_printf(b, ",\"status\":%" PRId64 ",\"retryable\":%s,\"message\":", p->status,
+                  p->ok ? "true" : "false");
+    ac_json_put_string(b, p->text, p->n, flags);
+    if (p->retry_after_ms >= 0)
+        ac_buf_printf(b, ",\"retry_after_ms\":%" PRId64, p->retry_after_ms);
+    ac_buf_add(b, "}", 1);
+}
+
 void ac_payload_put(ac_buf *b, const ac_payload *p, unsigned flags)
 {
     if (p->kind == AC_PAYLOAD_EMPTY) {
@@ -23,6 +35,10 @@ void ac_payload_put(ac_buf *b, const ac_payload *p, unsigned flags)
     }
     if (p->kind == AC_PAYLOAD_COMPLETION) {
         put_completion(b, p->done, flags);
+        return;
+    }
+    if (p->kind == AC_PAYLOAD_FAILURE) {
+        put_failure(b, p, flags);
         return;
     }
     if (p->kind == AC_PAYLOAD_TOOL_RESULT) {
@@ -74,6 +90,16 @@ json_t *ac_payload_json(const ac_payload *p)
 {
     if (p->kind == AC_PAYLOAD_EMPTY)
         return json_object();
+    if (p->kind == AC_PAYLOAD_FAILURE) {
+        json_t *j = json_pack("{s:s%, s:I, s:b, s:s%}", "class", p->name, p->name_n, "status",
+                              (json_int_t)p->status, "retryable", p->ok, "message", p->text, p->n);
+        if (j && p->retry_after_ms >= 0 &&
+            json_object_set_new(j, "retry_after_ms", json_integer(p->retry_after_ms))) {
+            json_decref(j);
+            return NULL;
+        }
+        return j;
+    }
     if (p->kind == AC_PAYLOAD_TOOL_RESULT)
         return json_pack("{s:s%, s:b, s:s%, s:I}", "id", p->id, p->id_n, "ok", p->ok, "content",
                          p->text, p->n, "duration_ms", (json_int_t)p->duration_ms);
@@ -456,4 +482,27 @@ const char *ac_tool_result_of(const ac_session *s, const ac_event *ev, int *ok,
     *content = jstr(d, "content", n);
     *dur = json_integer_value(json_object_get(d, "duration_ms"));
     return json_string_value(json_object_get(d, "id"));
+}
+
+void ac_failure_of(const ac_session *s, const ac_event *ev, ac_failure_view *f)
+{
+    const ac_payload *p = ac_event_payload(s, ev);
+    if (p && p->kind == AC_PAYLOAD_FAILURE) {
+        *f = (ac_failure_view){.cls = p->name,
+                               .message = p->text,
+                               .status = p->status,
+                               .retry_after_ms = p->retry_after_ms,
+                               .has_status = 1,
+                               .retryable = p->ok};
+        return;
+    }
+    const json_t *raw = ev->data, *d = json_is_object(raw) ? raw : NULL;
+    const json_t *st = json_object_get(d, "status"), *ra = json_object_get(d, "retry_after_ms");
+    size_t n;
+    *f = (ac_failure_view){.cls = jstr(d, "class", &n),
+                           .message = jstr(d, "message", &n),
+                           .status = json_integer_value(st),
+                           .has_status = json_is_integer(st),
+                           .retry_after_ms = json_is_integer(ra) ? json_integer_value(ra) : -1,
+                           .retryable = json_is_true(json_object_get(d, "retryable"))};
 }

@@ -21,6 +21,9 @@
  * A tool.completed of a call's plain result (AC_PAYLOAD_TOOL_RESULT): {"id": ID, "ok": OK,
  * "content": TEXT, "duration_ms": MS}; a result with more (State writes, a toolkit's changes,
  * a cached answer) stays JSON.
+ *
+ * An llm.failed of a provider (AC_PAYLOAD_FAILURE): {"class": CLASS, "status": STATUS,
+ * "retryable": B, "message": TEXT}, then "retry_after_ms" when the server gave one.
  */
 #ifndef AGENTC_SESSION_PAYLOAD_H
 #define AGENTC_SESSION_PAYLOAD_H
@@ -34,11 +37,13 @@
 #include "util/buf.h"
 
 enum ac_payload_kind {
-    AC_PAYLOAD_NONE = 0,       /* no typed payload: the event's data is JSON (or nothing) */
-    AC_PAYLOAD_DELTA = 1,      /* a streamed delta: delta, text, n */
-    AC_PAYLOAD_EMPTY = 2,      /* {} (llm.started) */
-    AC_PAYLOAD_COMPLETION = 3, /* an llm.completed: done */
-    AC_PAYLOAD_TOOL_RESULT = 4 /* a tool.completed: id, ok, text (content), duration_ms */
+    AC_PAYLOAD_NONE = 0,        /* no typed payload: the event's data is JSON (or nothing) */
+    AC_PAYLOAD_DELTA = 1,       /* a streamed delta: delta, text, n */
+    AC_PAYLOAD_EMPTY = 2,       /* {} (llm.started) */
+    AC_PAYLOAD_COMPLETION = 3,  /* an llm.completed: done */
+    AC_PAYLOAD_TOOL_RESULT = 4, /* a tool.completed: id, ok, text (content), duration_ms */
+    AC_PAYLOAD_FAILURE = 5      /* an llm.failed: name (class), status, ok (retryable), text
+                                   (message), retry_after_ms */
 };
 
 typedef struct ac_payload {
@@ -52,9 +57,12 @@ typedef struct ac_payload {
     const char *id, *name;
     size_t id_n, name_n;
     const ac_completion *done; /* AC_PAYLOAD_COMPLETION */
-    /* AC_PAYLOAD_TOOL_RESULT: the call's result (ok) and how long it ran */
+    /* AC_PAYLOAD_TOOL_RESULT: the call's result (ok) and how long it ran; AC_PAYLOAD_FAILURE:
+     * ok is retryable */
     int ok;
     int64_t duration_ms;
+    /* AC_PAYLOAD_FAILURE: the HTTP status (0: none), the server's Retry-After (-1: none) */
+    int64_t status, retry_after_ms;
 } ac_payload;
 
 /* The payload's JSON text appended to b (flags: util/json_text.h, AC_JSON_ASCII for a journal
@@ -95,6 +103,15 @@ const char *ac_calls_name(const ac_calls_view *v, size_t i);
  * or its JSON (*dur 0 when it has none). The id; NULL when it has none. */
 const char *ac_tool_result_of(const ac_session *s, const ac_event *ev, int *ok,
                               const char **content, size_t *n, int64_t *dur);
+
+/* An llm.failed's class, status, retryable flag, Retry-After (-1: none) and message: its
+ * typed payload or its JSON (NULL strings, status 0, retry_after -1 for what it lacks). */
+typedef struct ac_failure_view {
+    const char *cls, *message;
+    int64_t status, retry_after_ms;
+    int has_status, retryable;
+} ac_failure_view;
+void ac_failure_of(const ac_session *s, const ac_event *ev, ac_failure_view *f);
 
 /* The payload of a stored delta row, `{"kind":KIND,"text":TEXT}` as ac_payload_text writes
  * one for text, reasoning and refusal (len bytes at s), read without a JSON value: its text

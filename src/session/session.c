@@ -448,6 +448,39 @@ void ac_session_enqueue_tool_result(ac_session *s, uint16_t type, const char *id
     free(f2);
 }
 
+void ac_session_enqueue_failure(ac_session *s, uint16_t type, const char *cls, int64_t status,
+                                int retryable, int64_t retry_after_ms, const char *message,
+                                uint16_t origin)
+{
+    if (!event_ok(s, type))
+        return;
+    size_t n = strlen(message), cls_n = strlen(cls);
+    char *f1, *f2 = NULL;
+    ac_queued_event *q = NULL;
+    if (utf8_or_repaired(&message, &n, &f1) == 0 && utf8_or_repaired(&cls, &cls_n, &f2) == 0) {
+        ac_payload p = {.kind = AC_PAYLOAD_FAILURE,
+                        .n = n,
+                        .text = message,
+                        .name = cls,
+                        .name_n = cls_n,
+                        .ok = retryable,
+                        .status = status,
+                        .retry_after_ms = retry_after_ms};
+        q = typed_new(type, &p, origin);
+    }
+    if (q) {
+        enqueue(s, q);
+    } else { /* out of memory: as JSON, never lost */
+        json_t *j = json_pack("{s:s, s:I, s:b, s:s}", "class", cls, "status", (json_int_t)status,
+                              "retryable", retryable, "message", message);
+        if (j && retry_after_ms >= 0)
+            json_object_set_new(j, "retry_after_ms", json_integer(retry_after_ms));
+        ac_session_enqueue(s, type, j, 0, origin);
+    }
+    free(f1);
+    free(f2);
+}
+
 void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin)
 {
     if (!event_ok(s, type))

@@ -178,9 +178,9 @@ static int64_t fact_num(ac_session *s, const ac_event *ev, int fact)
     case AC_FACT_CALLS_PENDING:
         return (int64_t)(pending_calls(s) + new_calls(s, ev));
     case AC_FACT_LLM_STATUS: {
-        json_t *d = (json_t *)ev->data;
-        json_t *v = d && json_is_object(d) ? json_object_get(d, "status") : NULL;
-        return json_is_integer(v) ? json_integer_value(v) : f->status;
+        ac_failure_view fl;
+        ac_failure_of(s, ev, &fl);
+        return fl.has_status ? fl.status : f->status;
     }
     default:
         return 0;
@@ -231,6 +231,8 @@ static const char *fact_str(ac_session *s, const ac_event *ev, int fact)
     if (p && p->kind == AC_PAYLOAD_COMPLETION && fact != AC_FACT_LLM_ERROR &&
         p->done->finish_reason)
         return p->done->finish_reason;
+    if (p && p->kind == AC_PAYLOAD_FAILURE && fact == AC_FACT_LLM_ERROR)
+        return p->name;
     json_t *d = (json_t *)ev->data;
     json_t *v = d && json_is_object(d) ? json_object_get(d, key) : NULL;
     if (json_is_string(v))
@@ -308,6 +310,10 @@ void ac_spec_rt_after_event(ac_session *s, const ac_event *ev)
     const ac_payload *p = ac_event_payload(s, ev);
     if (p && p->kind == AC_PAYLOAD_COMPLETION && p->done->finish_reason)
         snprintf(f->finish, sizeof f->finish, "%s", p->done->finish_reason);
+    if (p && p->kind == AC_PAYLOAD_FAILURE) {
+        f->status = p->status;
+        snprintf(f->klass, sizeof f->klass, "%s", p->name);
+    }
 }
 
 void ac_spec_facts_free(ac_session *s)

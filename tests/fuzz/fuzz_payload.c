@@ -4,10 +4,10 @@
  * text that is not UTF-8 is repaired first; then the payload's JSON text, compact and ASCII, must
  * be byte for byte what json_dumps writes for the JSON event it stands for, and its JSON value that
  * event. The unrepaired bytes, when they are not UTF-8, must fail the ASCII writer rather than be
- * written. Two more payloads, picked the same way: a tool call's plain result (the text as id and
- * content) and a model's reply (the text as its strings, packed from the unrepaired bytes as
- * the provider queues it), each against the JSON value the tool runner and the providers built
- * with jansson. */
+ * written. Three more payloads, picked the same way: a tool call's plain result (the text as id
+ * and content), a provider's failure (the text as its message) and a model's reply (the text as its
+ * strings, packed from the unrepaired bytes as the provider queues it), each against the JSON value
+ * the tool runner and the providers built with jansson. */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,7 +64,21 @@ static int typed_more(int kind, uint8_t flags, const char *in, size_t n)
     ac_payload p;
     json_t *want;
     char *mem = NULL;
-    if (kind == 5) {
+    if (kind == 5 && (flags & 16)) { /* a provider's failure, its message the text */
+        int64_t ra = flags & 32 ? (int64_t)n : -1;
+        p = (ac_payload){.kind = AC_PAYLOAD_FAILURE,
+                         .n = len,
+                         .text = text,
+                         .name = "http",
+                         .name_n = 4,
+                         .ok = flags & 8,
+                         .status = (int64_t)n,
+                         .retry_after_ms = ra};
+        want = json_pack("{s:s, s:I, s:b, s:s%}", "class", "http", "status", (json_int_t)n,
+                         "retryable", flags & 8, "message", text, len);
+        if (want && ra >= 0)
+            json_object_set_new(want, "retry_after_ms", json_integer(ra));
+    } else if (kind == 5) {
         p = (ac_payload){.kind = AC_PAYLOAD_TOOL_RESULT,
                          .n = len,
                          .text = text,

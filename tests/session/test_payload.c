@@ -133,6 +133,18 @@ static void test_text_as_jansson(void **state)
     same_as_jansson(&nul);
     ac_payload empty = {.kind = AC_PAYLOAD_EMPTY, .text = ""}; /* llm.started: {} */
     same_as_jansson(&empty);
+    /* a provider's failure: class, status, retryable, message, and Retry-After when given */
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        ac_payload p = {.kind = AC_PAYLOAD_FAILURE,
+                        .n = strlen(texts[i]),
+                        .text = texts[i],
+                        .name = i % 2 ? "http" : "stream",
+                        .name_n = i % 2 ? 4 : 6,
+                        .ok = (int)(i % 3 == 0),
+                        .status = i ? 500 + (int64_t)i : 0,
+                        .retry_after_ms = i % 2 ? -1 : (int64_t)i * 1000};
+        same_as_jansson(&p);
+    }
     /* a tool call's plain result: id, ok, content, duration_ms */
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         ac_payload p = {.kind = AC_PAYLOAD_TOOL_RESULT,
@@ -611,12 +623,52 @@ static void test_session_completion(void **state)
     ac_loop_free(loop);
 }
 
+/* A typed failure given to a streaming session: journaled as the JSON event was, retryable
+ * read from it (the call is retried: RETRYING, waiting out its backoff). */
+static void test_session_failure(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = "{\"content\": \"unused\"}\n";
+    ac_error err = {0};
+    ac_engine *e = ac_engine_new(&cfg, &err);
+    assert_non_null(e);
+    char path[] = "/tmp/agentc_payload_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    ac_session *s = streamed(e, path, "x", 1);
+    ac_session_enqueue_failure(s, ac_engine_event_index(e, "llm.failed"), "http", 503, 1, 2000,
+                               "unavailable \xff", 0);
+    assert_string_equal(ac_session_state(s, "process"), "RETRYING");
+    ac_session_free(s);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[2048];
+    int found = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, ",\"ev\":\"llm.failed\",\"data\":{\"class\":\"http\",\"status\":503,"
+                         "\"retryable\":true,\"message\":\"unavailable \\uFFFD\","
+                         "\"retry_after_ms\":2000}}\n"))
+            found++;
+    fclose(f);
+    unlink(path);
+    assert_int_equal(found, 1);
+    ac_engine_free(e);
+    ac_loop_free(loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_as_jansson),       cmocka_unit_test(test_read_delta),
         cmocka_unit_test(test_session_deltas),        cmocka_unit_test(test_builtin_only),
         cmocka_unit_test(test_completion_as_jansson), cmocka_unit_test(test_completion_repaired),
-        cmocka_unit_test(test_session_completion)};
+        cmocka_unit_test(test_session_completion),    cmocka_unit_test(test_session_failure)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
