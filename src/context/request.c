@@ -5,6 +5,7 @@
 #include "context/conv_internal.h"
 #include "util/buf.h"
 #include "util/grow.h"
+#include "util/json_text.h"
 #include "util/toolname.h"
 #include "context/request_cache.h"
 
@@ -338,82 +339,94 @@ static int put_passthrough(json_t *root, const ac_request_settings *st)
 
 /* ---------------------------------------------------------------- OpenAI */
 
-static json_t *openai_tool_calls(const ac_conv *c, const view *v, const ac_message *m)
+/* The messages are written by the compact writer (util/json_text.h), the bytes json_dumps
+ * wrote for them with DUMP_FLAGS (they hold strings only). */
+
+/* ,"key":S */
+static void put_text(ac_buf *b, const char *key, const char *s)
 {
-    json_t *arr = json_array();
-    for (size_t k = 0; arr && k < m->n_tool_calls; k++) {
-        const char *content;
+    ac_buf_printf(b, ",\"%s\":", key);
+    ac_json_put_str(b, s, strlen(s));
+}
+
+/* A call's result as its tool message. */
+static void openai_tool_result(ac_buf *b, const ac_conv *c, const view *v, const ac_tool_call *r,
+                               const char *content)
+{
+    ac_buf_addstr(b, ",{\"role\":\"tool\"");
+    put_text(b, "tool_call_id", r->id);
+    ac_buf_addstr(b, ",\"content\":");
+    if (r->state == AC_CALL_FAILURE && !is_cleared(c, v, r)) {
+        size_t at = b->n + 1; /* "Error: " goes after the string's opening quote */
+        ac_json_put_str(b, content, strlen(content));
+        if (ac_buf_reserve(b, 7) == 0) {
+            memmove(b->p + at + 7, b->p + at, b->n - at + 1);
+            memcpy(b->p + at, "Error: ", 7);
+            b->n += 7;
+        }
+    } else {
+        ac_json_put_str(b, content, strlen(content));
+    }
+    ac_buf_add(b, "}", 1);
+}
+
+/* The entries of message m (with the results of its calls), each after a comma, appended to
+ * b. */
+static void openai_message(const ac_conv *c, const view *v, const ac_message *m, ac_buf *b)
+{
+    size_t sent = 0;
+    const char *content;
+    for (size_t k = 0; m->role == AC_ROLE_ASSISTANT && k < m->n_tool_calls; k++)
+        sent += sent_call(c, v, m, k, &content) != NULL;
+    if (m->role == AC_ROLE_ASSISTANT && m->n_tool_calls && !sent && !*m->content)
+        return; /* nothing left to send */
+    ac_buf_addstr(b, ",{\"role\":");
+    const char *role = ac_role_name(m->role);
+    ac_json_put_str(b, role, strlen(role));
+    if (!sent) {
+        put_text(b, "content", m->content);
+        ac_buf_add(b, "}", 1);
+        return;
+    }
+    if (*m->content)
+        put_text(b, "content", m->content);
+    else
+        ac_buf_addstr(b, ",\"content\":null");
+    ac_buf_addstr(b, ",\"tool_calls\":[");
+    for (size_t k = 0, n = 0; k < m->n_tool_calls; k++) {
         const ac_tool_call *r = sent_call(c, v, m, k, &content);
         if (!r)
             continue;
         wire_name w;
-        json_t *tc = json_pack("{s:s, s:s, s:{s:s, s:s}}", "id", r->id, "type", "function",
-                               "function", "name", wire(r->name, &w), "arguments", r->arguments);
-        if (append(arr, tc)) {
-            json_decref(arr);
-            return NULL;
-        }
+        ac_buf_addstr(b, n++ ? ",{\"id\":" : "{\"id\":");
+        ac_json_put_str(b, r->id, strlen(r->id));
+        ac_buf_addstr(b, ",\"type\":\"function\",\"function\":{\"name\":");
+        const char *name = wire(r->name, &w);
+        ac_json_put_str(b, name, strlen(name));
+        put_text(b, "arguments", r->arguments);
+        ac_buf_addstr(b, "}}");
     }
-    return arr;
-}
-
-static json_t *openai_tool_result(const ac_conv *c, const view *v, const ac_tool_call *r,
-                                  const char *content)
-{
-    json_t *text;
-    if (r->state == AC_CALL_FAILURE && !is_cleared(c, v, r)) {
-        size_t n = strlen(content) + 8;
-        char *buf = malloc(n);
-        if (!buf)
-            return NULL;
-        snprintf(buf, n, "Error: %s", content);
-        text = json_string(buf);
-        free(buf);
-    } else {
-        text = json_string(content);
-    }
-    return json_pack("{s:s, s:s, s:o}", "role", "tool", "tool_call_id", r->id, "content", text);
-}
-
-/* Appends the entries of message m (with the results of its calls) to msgs. */
-static int openai_message(const ac_conv *c, const view *v, const ac_message *m, json_t *msgs)
-{
-    json_t *o = json_object();
-    if (append(msgs, o) || put(o, "role", json_string(ac_role_name(m->role))))
-        return -1;
-    if (m->role != AC_ROLE_ASSISTANT || !m->n_tool_calls)
-        return put(o, "content", json_string(m->content));
-    json_t *calls = openai_tool_calls(c, v, m);
-    if (!calls)
-        return -1;
-    if (json_array_size(calls) == 0) {
-        json_decref(calls);
-        if (!*m->content) { /* nothing left to send */
-            json_array_remove(msgs, json_array_size(msgs) - 1);
-            return 0;
-        }
-        return put(o, "content", json_string(m->content));
-    }
-    if (put(o, "content", *m->content ? json_string(m->content) : json_null()) ||
-        put(o, "tool_calls", calls))
-        return -1;
+    ac_buf_addstr(b, "]}");
     for (size_t k = 0; k < m->n_tool_calls; k++) {
-        const char *content;
         const ac_tool_call *r = sent_call(c, v, m, k, &content);
-        if (r && append(msgs, openai_tool_result(c, v, r, content)))
-            return -1;
+        if (r)
+            openai_tool_result(b, c, v, r, content);
     }
-    return 0;
 }
 
-static int openai_messages(const ac_conv *c, const view *v, json_t *msgs)
+/* The text of every message of the view, joined by commas (the messages array without its
+ * brackets), appended to out. */
+static void openai_messages(const ac_conv *c, const view *v, ac_buf *out)
 {
     for (size_t i = 0; i < v->n; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
-        if (m->role != AC_ROLE_TOOL && openai_message(c, v, m, msgs))
-            return -1; /* a tool message goes right after the call that asked for it */
+        if (m->role == AC_ROLE_TOOL)
+            continue; /* a tool message goes right after the call that asked for it */
+        size_t at = out->n;
+        openai_message(c, v, m, out);
+        if (at == 0 && out->n > 0 && !out->failed) /* the first: no comma before it */
+            memmove(out->p, out->p + 1, out->n--);
     }
-    return 0;
 }
 
 #define DUMP_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
@@ -461,16 +474,9 @@ static int openai_fragment(const ac_conv *c, const view *v, const ac_message *m,
 {
     ac_buf b;
     ac_buf_init(&b, AC_BUF_MAX);
-    json_t *arr = json_array();
-    int bad = !arr || openai_message(c, v, m, arr);
-    for (size_t k = 0; !bad && k < json_array_size(arr); k++) {
-        char *one = json_dumps(json_array_get(arr, k), DUMP_FLAGS);
-        bad = !one || (k && ac_buf_add(&b, ",", 1)) || ac_buf_addstr(&b, one);
-        free(one);
-    }
-    json_decref(arr);
-    if (bad)
-        ac_buf_fail(&b);
+    openai_message(c, v, m, &b);
+    if (b.n && !b.failed) /* without its leading comma */
+        memmove(b.p, b.p + 1, b.n--);
     *out = ac_buf_take(&b, len);
     return *out ? 0 : -1;
 }
@@ -630,21 +636,6 @@ static int put_tools(json_t *root, const ac_conv *c, const ac_request_opts *opts
     return anthropic ? put_choice_anthropic(root, st) : put_choice_openai(root, st);
 }
 
-/* Appends item (reference taken) to the text of an array's members (no
- * brackets). 0, or -1 when out of memory. */
-static int add_member(ac_buf *b, json_t *item)
-{
-    char *t = item ? json_dumps(item, DUMP_FLAGS) : NULL;
-    json_decref(item);
-    if (!t)
-        return -1;
-    if (b->n)
-        ac_buf_add(b, ",", 1);
-    ac_buf_addstr(b, t);
-    free(t);
-    return b->failed ? -1 : 0;
-}
-
 /* The options checked and the view of the conversation a request is built
  * from. 0, or -1 with err filled. */
 static int request_view(const ac_conv *c, const ac_request_opts *opts, view *v, char *err,
@@ -659,75 +650,110 @@ static int request_view(const ac_conv *c, const ac_request_opts *opts, view *v, 
     return 0;
 }
 
+/* A request of messages only: no tools offered, no output schema, no settings that add
+ * members (their values are JSON: they go through a JSON value, spliced). */
+static int openai_plain(const ac_conv *c, const ac_request_opts *opts)
+{
+    const ac_request_settings *st = opts->settings;
+    return !opts->output_schema && !c->n_tools &&
+           (!st || (!st->has_temperature && !st->has_top_p && !(st->stop && st->stop[0]) &&
+                    !st->has_seed && !st->reasoning_effort && !st->tool_choice &&
+                    !st->parallel_tool_calls && !st->request_json));
+}
+
+/* The members after "messages" of a request that has settings, as a JSON value (the model
+ * first, where splice_messages puts the messages after it). NULL: refused (*refused set,
+ * err says why), the output schema not JSON, or out of memory. */
+static json_t *openai_rest(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap,
+                           int *refused)
+{
+    json_t *root = json_object();
+    int rc = put(root, "model", json_string(opts->model));
+    if (!rc && opts->max_tokens > 0)
+        rc = put(root, "max_tokens", json_integer(opts->max_tokens));
+    if (!rc && opts->output_schema) {
+        json_t *schema = json_loads(opts->output_schema, JSON_DECODE_ANY, NULL);
+        if (!schema)
+            set_err(err, errcap, "request: the output schema is not JSON");
+        /* strict stays false: OpenAI's strict mode accepts only a subset of JSON Schema
+         * (every property required, additionalProperties false); agentc checks the answer
+         * against the whole schema itself */
+        rc = !schema ||
+             put(root, "response_format",
+                 json_pack("{s:s, s:{s:s, s:o, s:b}}", "type", "json_schema", "json_schema", "name",
+                           "output", "schema", schema, "strict", 0));
+    }
+    const ac_request_settings *st = opts->settings;
+    if (!rc)
+        rc = put_sampling(root, st, 0) ||
+             (st && st->has_seed && put(root, "seed", json_integer((json_int_t)st->seed))) ||
+             (st && st->reasoning_effort &&
+              put(root, "reasoning_effort", json_string(st->reasoning_effort)));
+    if (!rc && opts->stream) {
+        json_t *so = json_object();
+        rc = put(root, "stream", json_true()) || put(root, "stream_options", so) ||
+             put(so, "include_usage", json_true());
+    } else if (!rc) {
+        rc = put(root, "stream", json_false());
+    }
+    int tr = rc ? -1 : put_tools(root, c, opts, 0, err, errcap);
+    *refused = tr > 0;
+    if (tr || put_passthrough(root, st)) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* The body: the model, the messages written by the compact writer, then the members the
+ * options add; without any JSON value when the request has messages only. */
 char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
 {
     view v;
     if (request_view(c, opts, &v, err, errcap))
         return NULL;
     char *out = NULL;
-    json_t *root = json_object();
+    if (err && errcap)
+        err[0] = 0;
     /* a short conversation is serialized whole: its messages are cheap, and
      * keeping them would cost more than it saves */
-    int cached = v.n >= AC_REQCACHE_MIN_MESSAGES;
-    ac_buf msgs; /* cached: the text of the messages, spliced in at the end */
+    int cached = v.n >= AC_REQCACHE_MIN_MESSAGES, refused = 0;
+    ac_buf msgs; /* the text of the messages */
     ac_buf_init(&msgs, AC_BUF_MAX);
     if (!cached && c->reqcache)
         ac_reqcache_sweep(c->reqcache); /* drops what a longer past left */
-    if (put(root, "model", json_string(opts->model)))
-        goto fail;
-    if (cached ? openai_messages_text(c, &v, &msgs)
-               : put(root, "messages", json_array()) ||
-                     openai_messages(c, &v, json_object_get(root, "messages")))
+    if (cached ? openai_messages_text(c, &v, &msgs) : (openai_messages(c, &v, &msgs), 0))
         goto fail;
     if (opts->context_note) { /* last, so the messages before it stay a cacheable prefix */
-        json_t *note = json_pack("{s:s, s:s}", "role", "system", "content", opts->context_note);
-        if (cached ? add_member(&msgs, note) : append(json_object_get(root, "messages"), note))
-            goto fail;
+        ac_buf_addstr(&msgs, msgs.n ? ",{\"role\":\"system\"" : "{\"role\":\"system\"");
+        put_text(&msgs, "content", opts->context_note);
+        ac_buf_add(&msgs, "}", 1);
     }
-    if (opts->max_tokens > 0 && put(root, "max_tokens", json_integer(opts->max_tokens)))
+    if (msgs.failed)
         goto fail;
-    if (opts->output_schema) {
-        json_t *schema = json_loads(opts->output_schema, JSON_DECODE_ANY, NULL);
-        if (!schema) {
-            set_err(err, errcap, "request: the output schema is not JSON");
-            goto fail;
-        }
-        /* strict stays false: OpenAI's strict mode accepts only a subset of JSON Schema
-         * (every property required, additionalProperties false); agentc checks the answer
-         * against the whole schema itself */
-        if (put(root, "response_format",
-                json_pack("{s:s, s:{s:s, s:o, s:b}}", "type", "json_schema", "json_schema", "name",
-                          "output", "schema", schema, "strict", 0)))
-            goto fail;
+    if (openai_plain(c, opts)) {
+        ac_buf b;
+        ac_buf_init(&b, AC_BUF_MAX);
+        ac_buf_addstr(&b, "{\"model\":");
+        ac_json_put_str(&b, opts->model, strlen(opts->model));
+        ac_buf_addstr(&b, ",\"messages\":[");
+        ac_buf_add(&b, msgs.p, msgs.n);
+        ac_buf_add(&b, "]", 1);
+        if (opts->max_tokens > 0)
+            ac_buf_printf(&b, ",\"max_tokens\":%" JSON_INTEGER_FORMAT,
+                          (json_int_t)opts->max_tokens);
+        ac_buf_addstr(&b, opts->stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":"
+                                         "true}}"
+                                       : ",\"stream\":false}");
+        out = ac_buf_take(&b, NULL);
+    } else {
+        json_t *root = openai_rest(c, opts, err, errcap, &refused);
+        out = root ? splice_messages(root, opts->model, msgs.p ? msgs.p : "", msgs.n) : NULL;
+        json_decref(root);
     }
-    const ac_request_settings *st = opts->settings;
-    if (put_sampling(root, st, 0) ||
-        (st && st->has_seed && put(root, "seed", json_integer((json_int_t)st->seed))) ||
-        (st && st->reasoning_effort &&
-         put(root, "reasoning_effort", json_string(st->reasoning_effort))))
-        goto fail;
-    if (opts->stream) {
-        json_t *so = json_object();
-        if (put(root, "stream", json_true()) || put(root, "stream_options", so) ||
-            put(so, "include_usage", json_true()))
-            goto fail;
-    } else if (put(root, "stream", json_false())) {
-        goto fail;
-    }
-    int tr = put_tools(root, c, opts, 0, err, errcap);
-    if (tr > 0)
-        goto refused;
-    if (tr < 0)
-        goto fail;
-    if (put_passthrough(root, st))
-        goto fail;
-    out = cached ? splice_messages(root, opts->model, msgs.p ? msgs.p : "", msgs.n)
-                 : json_dumps(root, DUMP_FLAGS);
 fail:
-    if (!out)
+    if (!out && !refused && (!err || !errcap || !err[0]))
         set_err(err, errcap, "request: out of memory");
-refused:
-    json_decref(root);
     ac_buf_free(&msgs);
     view_free(&v);
     return out;

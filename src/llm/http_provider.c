@@ -212,23 +212,6 @@ static void hp_scrub(char *msg, size_t cap, char *const *secrets)
     hp_scrub_all(msg, strlen(msg), cap, secrets);
 }
 
-/* A JSON string from n bytes that may not be valid UTF-8 (then each bad
- * byte becomes U+FFFD, util/utf8.h; NULs are kept). Never NULL unless out
- * of memory. */
-static json_t *hp_jstr(const char *s, size_t n)
-{
-    json_t *j = json_stringn(s ? s : "", s ? n : 0);
-    if (j || !s)
-        return j;
-    size_t len;
-    char *c = ac_utf8_repair(s, n, AC_UTF8_KEEP_NUL, &len);
-    if (!c)
-        return NULL;
-    j = json_stringn(c, len);
-    free(c);
-    return j;
-}
-
 /* Copies printable text of s into out, whitespace runs collapsed, at most cap - 1 bytes. */
 static void hp_snippet(const char *s, size_t n, char *out, size_t cap)
 {
@@ -350,16 +333,6 @@ static void hp_call_free(hp_call *c)
 }
 
 /* ---- posting ---- */
-
-static json_t *hp_failure(const char *cls, long status, int retryable, int64_t retry_after_ms,
-                          const char *message)
-{
-    json_t *j = json_pack("{s:s, s:I, s:b, s:o}", "class", cls, "status", (json_int_t)status,
-                          "retryable", retryable, "message", hp_jstr(message, strlen(message)));
-    if (j && retry_after_ms >= 0)
-        json_object_set_new(j, "retry_after_ms", json_integer(retry_after_ms));
-    return j;
-}
 
 /* ---- stream sink: one llm.delta per delta ---- */
 
@@ -750,9 +723,9 @@ static void hp_classify_stream_end(hp_call *c, const char *url, hp_verdict *v)
     }
 }
 
-/* Classifies a transfer that did not end in a readable 2xx stream. Returns the llm.failed
- * payload (new reference). */
-static json_t *hp_classify(hp_call *c, CURLcode rc)
+/* Classifies a transfer that did not end in a readable 2xx stream: the llm.failed verdict in
+ * *out (c->status its status). */
+static void hp_classify(hp_call *c, CURLcode rc, hp_verdict *out)
 {
     const char *url = c->p->shown;
     hp_verdict v = {.cls = "connect", .retry = 0, .retry_after = -1};
@@ -780,7 +753,7 @@ static json_t *hp_classify(hp_call *c, CURLcode rc)
         hp_classify_stream_end(c, url, &v);
     }
     hp_scrub(v.msg, sizeof v.msg, c->p->secrets);
-    return hp_failure(v.cls, status, v.retry, v.retry_after, v.msg);
+    *out = v;
 }
 
 /* A token count from the call's options, within int. */
@@ -789,53 +762,73 @@ static int hp_clamp_int(int64_t v)
     return v < 0 ? 0 : v > INT_MAX ? INT_MAX : (int)v;
 }
 
-static json_t *hp_completed(hp_call *c)
+/* The model's reply as the stream assembled it: views into the stream; the calls in *calls,
+ * malloc'ed with their display names after them, and the thinking blocks in *blocks (NULL when
+ * none). 0, or -1 when out of memory. */
+static int hp_completed(hp_call *c, ac_completion *r, ac_payload_call **calls,
+                        ac_payload_thinking **blocks)
 {
     const ac_stream_turn *t = ac_stream_turn_get(c->st);
-    json_t *calls = json_array();
-    for (size_t i = 0; calls && i < t->n_tool_calls; i++) {
+    size_t n = t->n_tool_calls, nb = t->n_thinking_blocks;
+    *calls = n ? malloc(n * (sizeof **calls + 160)) : NULL;
+    *blocks = nb ? malloc(nb * sizeof **blocks) : NULL;
+    if ((n && !*calls) || (nb && !*blocks))
+        return -1;
+    *r = (ac_completion){.content = t->text,
+                         .content_n = t->text_len,
+                         .reasoning = t->reasoning,
+                         .reasoning_n = t->reasoning_len,
+                         .refusal = t->refusal,
+                         .refusal_n = t->refusal_len,
+                         .calls = *calls,
+                         .n_calls = n,
+                         .finish_reason = t->finish_reason,
+                         .has_usage = 1,
+                         .input = t->input_tokens,
+                         .output = t->output_tokens,
+                         .cached = t->cached_tokens,
+                         .cache_write = t->cache_write_tokens,
+                         .reasoning_tokens = t->reasoning_tokens,
+                         .response_id = t->response_id,
+                         .response_model = t->response_model,
+                         .blocks = *blocks,
+                         .n_blocks = nb};
+    char(*display)[160] = n ? (char(*)[160])(*calls + n) : NULL;
+    for (size_t i = 0; i < n; i++) {
         const ac_tool_call_acc *tc = &t->tool_calls[i];
         /* "prefix__tool" is recorded (and journaled) as the tool "prefix::tool" */
-        char display[160];
-        const char *name = hp_tool_name(c, tc->name, display, sizeof display);
-        json_array_append_new(calls,
-                              json_pack("{s:o, s:o, s:o}", "id", hp_jstr(tc->id, strlen(tc->id)),
-                                        "name", hp_jstr(name, strlen(name)), "arguments",
-                                        hp_jstr(tc->arguments, tc->arguments_len)));
+        const char *name = hp_tool_name(c, tc->name, display[i], sizeof display[i]);
+        (*calls)[i] = (ac_payload_call){.id = tc->id,
+                                        .id_n = strlen(tc->id),
+                                        .name = name,
+                                        .name_n = strlen(name),
+                                        .arguments = tc->arguments,
+                                        .arguments_n = tc->arguments_len};
     }
-    json_t *j = json_pack(
-        "{s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}}", "content", hp_jstr(t->text, t->text_len),
-        "reasoning", hp_jstr(t->reasoning, t->reasoning_len), "refusal",
-        hp_jstr(t->refusal, t->refusal_len), "tool_calls", calls ? calls : json_array(),
-        "finish_reason", t->finish_reason ? json_string(t->finish_reason) : json_null(), "usage",
-        "input", (json_int_t)t->input_tokens, "output", (json_int_t)t->output_tokens);
-    /* the cache and reasoning counts, when the provider reported any (a price needs them) */
-    json_t *u = json_object_get(j, "usage");
-    const char *const keys[] = {"cached", "cache_write", "reasoning"};
-    const long long vals[] = {t->cached_tokens, t->cache_write_tokens, t->reasoning_tokens};
-    for (size_t i = 0; u && i < 3; i++)
-        if (vals[i] > 0)
-            json_object_set_new(u, keys[i], json_integer(vals[i]));
-    if (j && t->response_id)
-        json_object_set_new(j, "response_id", hp_jstr(t->response_id, strlen(t->response_id)));
-    if (j && t->response_model)
-        json_object_set_new(j, "response_model",
-                            hp_jstr(t->response_model, strlen(t->response_model)));
     /* Anthropic thinking blocks, in the shape they are sent back in */
-    if (j && t->n_thinking_blocks) {
-        json_t *blocks = json_array();
-        for (size_t i = 0; blocks && i < t->n_thinking_blocks; i++) {
-            const ac_thinking_block *b = &t->thinking_blocks[i];
-            json_array_append_new(
-                blocks, b->data ? json_pack("{s:s, s:o}", "type", "redacted_thinking", "data",
-                                            hp_jstr(b->data, strlen(b->data)))
-                                : json_pack("{s:s, s:o, s:o}", "type", "thinking", "thinking",
-                                            hp_jstr(b->thinking, b->thinking_len), "signature",
-                                            hp_jstr(b->signature, strlen(b->signature))));
-        }
-        json_object_set_new(j, "thinking_blocks", blocks ? blocks : json_array());
+    for (size_t i = 0; i < nb; i++) {
+        const ac_thinking_block *b = &t->thinking_blocks[i];
+        (*blocks)[i] = b->data ? (ac_payload_thinking){.data = b->data, .data_n = strlen(b->data)}
+                               : (ac_payload_thinking){.thinking = b->thinking,
+                                                       .thinking_n = b->thinking_len,
+                                                       .signature = b->signature,
+                                                       .signature_n = strlen(b->signature)};
     }
-    return j;
+    return 0;
+}
+
+/* Queues the reply as a typed llm.completed (no JSON made). */
+static void hp_post_completed(hp_call *c, ac_session *s, uint16_t ev, uint16_t origin)
+{
+    ac_completion r;
+    ac_payload_call *calls;
+    ac_payload_thinking *blocks;
+    if (hp_completed(c, &r, &calls, &blocks) == 0)
+        ac_session_enqueue_completion(s, ev, &r, origin);
+    else /* out of memory: the event still comes, without its reply */
+        ac_session_enqueue(s, ev, NULL, 0, origin);
+    free(calls);
+    free(blocks);
 }
 
 static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
@@ -843,7 +836,7 @@ static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
     hp_call *c = ud;
     (void)easy;
     c->xfer = 0;
-    json_t *data = NULL;
+    hp_verdict v;
     int ok = 0;
     if (!c->status)
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
@@ -857,26 +850,31 @@ static void hp_on_done(void *ud, CURL *easy, CURLcode rc)
                    hp_is_2xx(c->status) && !c->json_body;
     if (streamed)
         c->finish_rc = ac_stream_finish(c->st);
-    if (streamed && c->finish_rc == AC_STREAM_OK) {
-        data = hp_completed(c);
+    if (streamed && c->finish_rc == AC_STREAM_OK)
         ok = 1;
-    } else {
-        data = hp_classify(c, rc);
-    }
+    else
+        hp_classify(c, rc, &v);
     hp_provider *p = c->p;
     ac_session *s = c->s;
     if (c->done) {
         ac_llm_done_fn done = c->done;
         void *done_ud = c->done_ud;
+        const ac_stream_turn *t = ac_stream_turn_get(c->st);
+        char *copy = ok ? ac_utf8_repair(t->text, t->text_len, AC_UTF8_KEEP_NUL, NULL)
+                        : ac_utf8_repair(v.msg, strlen(v.msg), AC_UTF8_KEEP_NUL, NULL);
         hp_call_free(c);
-        const char *text = json_string_value(json_object_get(data, ok ? "content" : "message"));
-        done(done_ud, ok, text ? text : "");
-        json_decref(data);
+        done(done_ud, ok, copy ? copy : "");
+        free(copy);
         return;
     }
     uint16_t origin = c->origin;
+    long status = c->status;
+    if (ok) /* the stream's buffers hold the reply until it is queued */
+        hp_post_completed(c, s, p->ev_completed, origin);
     hp_call_free(c);
-    ac_session_enqueue(s, ok ? p->ev_completed : p->ev_failed, data, 0, origin);
+    if (!ok)
+        ac_session_enqueue_failure(s, p->ev_failed, v.cls, status, v.retry, v.retry_after, v.msg,
+                                   origin);
 }
 
 /* ---- the provider interface ---- */
@@ -892,7 +890,7 @@ static void hp_fail_start(hp_provider *p, ac_session *s, uint16_t origin, const 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     hp_scrub(msg, sizeof msg, p->secrets);
-    ac_session_enqueue(s, p->ev_failed, hp_failure(cls, 0, 0, -1, msg), 0, origin);
+    ac_session_enqueue_failure(s, p->ev_failed, cls, 0, 0, -1, msg, origin);
 }
 
 /* The request body of call c: the conversation with the call's options (a

@@ -6,19 +6,53 @@
  * conversation to build its request, and reports only by posting events to
  * the session: llm.started, llm.delta ({"kind": "text"|"reasoning"|
  * "refusal"|"tool_call", "text", "index", "id", "name"}), then either
- * llm.completed ({"content", "reasoning", "refusal", "tool_calls": [{"id",
- * "name", "arguments"}], "finish_reason", "usage": {"input", "output"}}) or
+ * llm.completed (typed, an ac_completion below: {"content", "reasoning", "refusal",
+ * "tool_calls": [{"id", "name", "arguments"}], "finish_reason", "usage": {"input",
+ * "output"}}) or
  * llm.failed ({"class", "status", "retryable", "retry_after_ms",
  * "message"}). Cancel stops the call at once and posts nothing more.
  */
 #ifndef AGENTC_LLM_PROVIDER_H
 #define AGENTC_LLM_PROVIDER_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "agentc/agentc.h"
 #include "context/request.h"
+
+/* A tool call of a model's reply. */
+typedef struct ac_payload_call {
+    const char *id, *name, *arguments;
+    size_t id_n, name_n, arguments_n;
+    int internal; /* an event read from JSON that flags it so (a replayed one); else 0 */
+} ac_payload_call;
+
+/* An Anthropic thinking block: redacted (data) or not (thinking, signature; data NULL). */
+typedef struct ac_payload_thinking {
+    const char *data, *thinking, *signature;
+    size_t data_n, thinking_n, signature_n;
+} ac_payload_thinking;
+
+/* A model's reply, the payload of llm.completed as the HTTP providers queue it typed
+ * (session/payload.h writes its JSON). Strings NUL-terminated; finish_reason, response_id and
+ * response_model NULL when it has none. */
+typedef struct ac_completion {
+    const char *content, *reasoning, *refusal;
+    size_t content_n, reasoning_n, refusal_n;
+    const ac_payload_call *calls;
+    size_t n_calls;
+    const char *finish_reason;
+    int has_usage;
+    /* tokens; cached, cache_write and reasoning written only when above 0 */
+    int64_t input, output, cached, cache_write, reasoning_tokens;
+    const char *response_id, *response_model;
+    const ac_payload_thinking *blocks;
+    size_t n_blocks;
+    /* an event read from JSON (ac_completion_of): its "thinking_blocks" as they are; else NULL */
+    const json_t *blocks_json;
+} ac_completion;
 
 /* The kinds of llm.delta. The payload names them ("kind": "text"...) so journals stay
  * readable; handlers turn the name into the enum once with ac_delta_kind_of() and switch on it. */

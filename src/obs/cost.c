@@ -60,14 +60,20 @@ int ac_price_lookup(const char *text, const char *model, ac_price *out, char *er
 
 double ac_price_cost(const ac_price *p, const json_t *usage)
 {
-    double in = (double)json_integer_value(json_object_get(usage, "input"));
-    double out = (double)json_integer_value(json_object_get(usage, "output"));
-    double cached = (double)json_integer_value(json_object_get(usage, "cached"));
-    double write = (double)json_integer_value(json_object_get(usage, "cache_write"));
-    double plain = in - cached - write;
+    return ac_price_cost_of(p, json_integer_value(json_object_get(usage, "input")),
+                            json_integer_value(json_object_get(usage, "output")),
+                            json_integer_value(json_object_get(usage, "cached")),
+                            json_integer_value(json_object_get(usage, "cache_write")));
+}
+
+double ac_price_cost_of(const ac_price *p, int64_t input, int64_t output, int64_t cached,
+                        int64_t cache_write)
+{
+    double in = (double)input, out = (double)output, c = (double)cached,
+           write = (double)cache_write;
+    double plain = in - c - write;
     if (plain < 0)
         plain = 0;
-    return (plain * p->input + cached * p->cached_input + write * p->cache_write +
-            out * p->output) /
+    return (plain * p->input + c * p->cached_input + write * p->cache_write + out * p->output) /
            1e6;
 }

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct ac_price {
     double input, output, cached_input, cache_write; /* USD per million tokens */
@@ -22,5 +23,8 @@ int ac_price_lookup(const char *text, const char *model, ac_price *out, char *er
  * from or written to the cache at the input price, cache reads at cached_input, cache writes
  * at cache_write, output at output. */
 double ac_price_cost(const ac_price *p, const json_t *usage);
+/* The same from the counts (a typed reply's). */
+double ac_price_cost_of(const ac_price *p, int64_t input, int64_t output, int64_t cached,
+                        int64_t cache_write);
 
 #endif

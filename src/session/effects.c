@@ -96,18 +96,14 @@ static void backoff_start(ac_session *s, const ac_param_value *args, size_t n, c
 {
     (void)n;
     int64_t initial = args[0].ival, max = args[1].ival;
-    int64_t retry_after = -1;
-    if (ev && ev->data) {
-        json_t *ra = json_object_get((json_t *)ev->data, "retry_after_ms");
-        if (json_is_integer(ra))
-            retry_after = json_integer_value(ra);
-    }
-    int64_t d = backoff_delay(s->e, initial, max, ac_conv_retries(s->conv), retry_after);
+    ac_failure_view f = {.retry_after_ms = -1};
+    if (ev)
+        ac_failure_of(s, ev, &f); /* the failure that asked for the retry */
+    int64_t d = backoff_delay(s->e, initial, max, ac_conv_retries(s->conv), f.retry_after_ms);
     timer_effect_start(s, d, s->e->ev_timer_fired, json_pack("{s:s}", "timer", "backoff"));
     if (s->e->has_output && s->e->out.retry) {
-        json_t *m = ev && ev->data ? json_object_get((json_t *)ev->data, "message") : NULL;
         s->e->out.retry(s->e->out.ud, s, (int)ac_conv_retries(s->conv), d,
-                        json_is_string(m) ? json_string_value(m) : "retryable failure");
+                        f.message ? f.message : "retryable failure");
     }
 }
 

@@ -31,22 +31,6 @@ static const char *dstr(const ac_event *ev, const char *key)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* A text of the event for the conversation's C strings: a U+0000 in it becomes U+FFFD, so the
- * text after it is kept. A text without one is returned as it is (*owned stays NULL). */
-static const char *dtext(const ac_event *ev, const char *key, char **owned)
-{
-    json_t *v = ev->data ? json_object_get(data(ev), key) : NULL;
-    *owned = NULL;
-    if (!json_is_string(v))
-        return NULL;
-    const char *t = json_string_value(v);
-    size_t n = json_string_length(v);
-    if (strlen(t) == n)
-        return t;
-    *owned = ac_utf8_repair(t, n, AC_UTF8_REPLACE_NUL, NULL);
-    return *owned ? *owned : t;
-}
-
 static const ac_message *last_message(ac_session *s)
 {
     size_t n = ac_conv_message_count(s->conv);
@@ -94,8 +78,9 @@ static bool g_turn_complete(ac_session *s, const ac_event *ev)
 static bool g_retryable(ac_session *s, const ac_event *ev)
 {
     (void)s;
-    json_t *v = ev->data ? json_object_get(data(ev), "retryable") : NULL;
-    return json_is_true(v);
+    ac_failure_view f;
+    ac_failure_of(s, ev, &f);
+    return f.retryable;
 }
 
 static bool g_retries_left(ac_session *s, const ac_event *ev)
@@ -106,16 +91,20 @@ static bool g_retries_left(ac_session *s, const ac_event *ev)
 
 static bool g_has_tool_calls(ac_session *s, const ac_event *ev)
 {
-    (void)s;
-    json_t *v = ev->data ? json_object_get(data(ev), "tool_calls") : NULL;
-    return json_array_size(v) > 0;
+    ac_calls_view v;
+    ac_event_calls(s, ev, &v);
+    return v.n > 0;
 }
 
 /* True when this event answers the last call still pending in the
  * iteration, or says there was nothing to run ({"none": true}). */
 static bool g_last_tool_result(ac_session *s, const ac_event *ev)
 {
-    const char *id = dstr(ev, "id");
+    int ok;
+    const char *content;
+    size_t n;
+    int64_t dur;
+    const char *id = ac_tool_result_of(s, ev, &ok, &content, &n, &dur);
     if (!id)
         return ev->data && json_is_true(json_object_get(data(ev), "none")) &&
                ac_conv_iter_pending(s->conv) == 0;
@@ -528,27 +517,30 @@ static void a_discard_partial(ac_session *s, const ac_event *ev)
 
 static void a_record_llm_error(ac_session *s, const ac_event *ev)
 {
-    const char *msg = dstr(ev, "message");
-    ac_session_set_error(s, msg ? msg : "the LLM call failed");
+    ac_failure_view f;
+    ac_failure_of(s, ev, &f);
+    ac_session_set_error(s, f.message ? f.message : "the LLM call failed");
 }
 
-static void a_record_assistant(ac_session *s, const ac_event *ev)
+/* text (n bytes) for the conversation's C strings: a U+0000 in it becomes U+FFFD, so the text
+ * after it is kept. A text without one is returned as it is (*owned stays NULL). */
+static const char *nul_free(const char *t, size_t n, char **owned)
 {
-    ac_decisions_forget(s); /* the user's edits were for the calls before these */
-    json_t *d = data(ev);
-    json_t *calls = json_object_get(d, "tool_calls");
-    size_t n = json_array_size(calls);
-    ac_tool_call_in *in = n ? calloc(n, sizeof *in) : NULL;
-    char(*names)[160] = n ? calloc(n, sizeof *names) : NULL;
-    if (!names) {
-        free(in);
-        in = NULL;
-    }
-    for (size_t i = 0; i < n && in; i++) {
-        json_t *c = json_array_get(calls, i);
-        in[i].id = json_string_value(json_object_get(c, "id"));
-        in[i].name = json_string_value(json_object_get(c, "name"));
-        in[i].arguments = json_string_value(json_object_get(c, "arguments"));
+    *owned = NULL;
+    if (!t || strlen(t) == n)
+        return t;
+    *owned = ac_utf8_repair(t, n, AC_UTF8_REPLACE_NUL, NULL);
+    return *owned ? *owned : t;
+}
+
+/* The calls of a reply for the conversation; names is where display names go. */
+static void calls_in(ac_session *s, const ac_completion *r, ac_tool_call_in *in, char (*names)[160])
+{
+    for (size_t i = 0; i < r->n_calls; i++) {
+        const ac_payload_call *c = &r->calls[i];
+        in[i].id = c->id;
+        in[i].name = c->name;
+        in[i].arguments = c->arguments;
         /* a call the model sent without a name is still recorded (and
          * answered as an unknown tool), never dropped with its turn */
         if (!in[i].name || !*in[i].name)
@@ -559,49 +551,67 @@ static void a_record_assistant(ac_session *s, const ac_event *ev)
             in[i].name = names[i];
         /* by name, from a fixed list: replay gives the same flags whatever tools the
          * replaying engine has */
-        in[i].internal =
-            json_is_true(json_object_get(c, "internal")) || ac_tool_is_internal_name(in[i].name);
+        in[i].internal = c->internal || ac_tool_is_internal_name(in[i].name);
     }
+}
+
+static void a_record_assistant(ac_session *s, const ac_event *ev)
+{
+    ac_decisions_forget(s); /* the user's edits were for the calls before these */
+    ac_completion r;
+    ac_payload_call *owned;
+    if (ac_completion_of(s, ev, &r, &owned) < 0)
+        r = (ac_completion){0};
+    size_t n = r.n_calls;
+    ac_tool_call_in *in = n ? calloc(n, sizeof *in) : NULL;
+    char(*names)[160] = n ? calloc(n, sizeof *names) : NULL;
+    if (!names) {
+        free(in);
+        in = NULL;
+    }
+    if (in)
+        calls_in(s, &r, in, names);
     char *own_content, *own_refusal;
-    const char *content = dtext(ev, "content", &own_content);
-    const char *refusal = dtext(ev, "refusal", &own_refusal);
+    const char *content = nul_free(r.content, r.content_n, &own_content);
+    const char *refusal = nul_free(r.refusal, r.refusal_n, &own_refusal);
     if ((!content || !*content) && refusal)
         content = refusal;
     /* Anthropic thinking blocks go back with the turn: kept as their JSON text */
-    json_t *blocks = json_object_get(d, "thinking_blocks");
-    char *thinking = json_is_array(blocks) && json_array_size(blocks)
-                         ? json_dumps(blocks, JSON_COMPACT | JSON_PRESERVE_ORDER)
-                         : NULL;
-    if (ac_conv_add_assistant_thinking(s->conv, content ? content : "", dstr(ev, "reasoning"),
-                                       thinking, in, in ? n : 0, ev->time_ms) == AC_CONV_EINVAL &&
+    char *thinking = r.blocks_json ? json_dumps(r.blocks_json, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                                   : ac_completion_blocks_text(&r);
+    if (ac_conv_add_assistant_thinking(s->conv, content ? content : "", r.reasoning, thinking, in,
+                                       in ? n : 0, ev->time_ms) == AC_CONV_EINVAL &&
         thinking) /* never lose the turn over its thinking */
-        ac_conv_add_assistant(s->conv, content ? content : "", dstr(ev, "reasoning"), in,
-                              in ? n : 0, ev->time_ms);
+        ac_conv_add_assistant(s->conv, content ? content : "", r.reasoning, in, in ? n : 0,
+                              ev->time_ms);
     free(thinking);
     free(own_content);
     free(own_refusal);
     free(in);
     free(names);
-    json_t *usage = json_object_get(d, "usage");
-    if (usage) {
-        int64_t input = json_integer_value(json_object_get(usage, "input"));
-        ac_conv_add_usage(s->conv, input, json_integer_value(json_object_get(usage, "output")));
+    free(owned);
+    if (r.has_usage) {
+        ac_conv_add_usage(s->conv, r.input, r.output);
         if (s->e->price)
-            s->cost_usd += ac_price_cost(s->e->price, usage);
-        if (input > 0)
-            ac_tokens_calibrate(s->conv, input);
+            s->cost_usd +=
+                ac_price_cost_of(s->e->price, r.input, r.output, r.cached, r.cache_write);
+        if (r.input > 0)
+            ac_tokens_calibrate(s->conv, r.input);
     }
     partial_reset(s);
 }
 
 static void a_record_tool_result(ac_session *s, const ac_event *ev)
 {
-    const char *id = dstr(ev, "id");
-    const char *content = dstr(ev, "content");
-    int ok = json_is_true(json_object_get(data(ev), "ok"));
+    int ok;
+    const char *content;
+    size_t n;
+    int64_t dur;
+    const char *id = ac_tool_result_of(s, ev, &ok, &content, &n, &dur);
     if (!id)
         return;
     const ac_tool_call *c = ac_conv_tool_call(s->conv, id);
+    /* what a typed result never has (its event's JSON, a replayed or posted one) */
     ac_state_apply(s->state, json_object_get(data(ev), "state_writes")); /* state.h */
     ac_conv_set_tool_result(s->conv, id, ok, content ? content : "", ev->time_ms);
     ac_toolkits_apply_event(s, data(ev)); /* a toolkit call's states and context */
@@ -610,8 +620,7 @@ static void a_record_tool_result(ac_session *s, const ac_event *ev)
     if (from && (s->cache_hits || (s->cache_hits = json_object())))
         json_object_set_new(s->cache_hits, id, json_string(from));
     if (c && s->e->has_output && s->e->out.tool_end)
-        s->e->out.tool_end(s->e->out.ud, s, id, c->name, ok, content ? content : "",
-                           json_integer_value(json_object_get(data(ev), "duration_ms")));
+        s->e->out.tool_end(s->e->out.ud, s, id, c->name, ok, content ? content : "", dur);
 }
 
 /* Internal tools: the result text is prepared by the effect (it is in the

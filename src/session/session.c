@@ -119,7 +119,9 @@ static int apply(ac_session *s, uint16_t type, json_t *data, const ac_payload *p
         json_decref(data); /* never applied unrecorded */
         return AC_EIO;
     }
-    if (p && s->e->custom_handlers) /* a handler of the program's may read ev->data */
+    int traced = s->obs && !s->replaying, was_in_turn = ac_session_in_turn(s);
+    /* a handler of the program's may read ev->data, and the traces read a reply's */
+    if (p && (s->e->custom_handlers || (traced && p->kind >= AC_PAYLOAD_COMPLETION)))
         data = ac_payload_json(p);
     s->payload = p;
     s->payload_type = type;
@@ -131,7 +133,6 @@ static int apply(ac_session *s, uint16_t type, json_t *data, const ac_payload *p
     ac_event ev = {type, t_ms, data};
     ac_turn_probe before;
     ac_turn_before_event(s, &before);
-    int traced = s->obs && !s->replaying, was_in_turn = ac_session_in_turn(s);
     if (type == s->e->ev_user_message && !was_in_turn) { /* one in a turn is the next's */
         const char *tid = json_string_value(json_object_get(data, "trace_id"));
         snprintf(s->turn_trace, sizeof s->turn_trace, "%s", tid && strlen(tid) == 32 ? tid : "");
@@ -367,7 +368,7 @@ void ac_session_enqueue_delta(ac_session *s, uint16_t type, int kind, const char
     char *fixed;
     if (utf8_or_repaired(&text, &n, &fixed) < 0)
         return;
-    ac_payload p = {AC_PAYLOAD_DELTA, (uint8_t)kind, n, text, 0, NULL, NULL, 0, 0};
+    ac_payload p = {.kind = AC_PAYLOAD_DELTA, .delta = (uint8_t)kind, .n = n, .text = text};
     enqueue_typed(s, type, &p, origin);
     free(fixed);
 }
@@ -381,8 +382,15 @@ void ac_session_enqueue_tool_delta(ac_session *s, uint16_t type, int index, cons
     char *f1, *f2 = NULL, *f3 = NULL;
     if (utf8_or_repaired(&args, &n, &f1) == 0 && utf8_or_repaired(&id, &id_n, &f2) == 0 &&
         utf8_or_repaired(&name, &name_n, &f3) == 0) {
-        ac_payload p = {
-            AC_PAYLOAD_DELTA, AC_DELTA_TOOL_CALL, n, args, index, id, name, id_n, name_n};
+        ac_payload p = {.kind = AC_PAYLOAD_DELTA,
+                        .delta = AC_DELTA_TOOL_CALL,
+                        .n = n,
+                        .text = args,
+                        .index = index,
+                        .id = id,
+                        .name = name,
+                        .id_n = id_n,
+                        .name_n = name_n};
         enqueue_typed(s, type, &p, origin);
     }
     free(f1);
@@ -390,11 +398,94 @@ void ac_session_enqueue_tool_delta(ac_session *s, uint16_t type, int index, cons
     free(f3);
 }
 
+void ac_session_enqueue_completion(ac_session *s, uint16_t type, const ac_completion *c,
+                                   uint16_t origin)
+{
+    if (!event_ok(s, type))
+        return;
+    ac_queued_event *q = malloc(sizeof *q + ac_completion_size(c));
+    const ac_completion *d = q ? ac_completion_pack(q->text, c) : NULL;
+    if (!d) { /* out of memory: the event still comes, without its reply */
+        free(q);
+        ac_session_enqueue(s, type, NULL, 0, origin);
+        return;
+    }
+    q->next = NULL;
+    q->type = type;
+    q->origin = origin;
+    q->t_ms = ac_wall_now_ms();
+    q->data = NULL;
+    q->pl = (ac_payload){.kind = AC_PAYLOAD_COMPLETION, .text = "", .done = d};
+    enqueue(s, q);
+}
+
+void ac_session_enqueue_tool_result(ac_session *s, uint16_t type, const char *id, int ok,
+                                    const char *content, int64_t duration_ms, uint16_t origin)
+{
+    if (!event_ok(s, type))
+        return;
+    size_t id_n = strlen(id), n = strlen(content);
+    char *f1, *f2 = NULL;
+    ac_queued_event *q = NULL;
+    if (utf8_or_repaired(&content, &n, &f1) == 0 && utf8_or_repaired(&id, &id_n, &f2) == 0) {
+        ac_payload p = {.kind = AC_PAYLOAD_TOOL_RESULT,
+                        .n = n,
+                        .text = content,
+                        .id = id,
+                        .id_n = id_n,
+                        .ok = ok,
+                        .duration_ms = duration_ms};
+        q = typed_new(type, &p, origin);
+    }
+    if (q)
+        enqueue(s, q);
+    else /* too long for a line (its writer says so) or out of memory: as JSON, never lost */
+        ac_session_enqueue(s, type,
+                           json_pack("{s:s, s:b, s:s, s:I}", "id", id, "ok", ok, "content", content,
+                                     "duration_ms", (json_int_t)duration_ms),
+                           0, origin);
+    free(f1);
+    free(f2);
+}
+
+void ac_session_enqueue_failure(ac_session *s, uint16_t type, const char *cls, int64_t status,
+                                int retryable, int64_t retry_after_ms, const char *message,
+                                uint16_t origin)
+{
+    if (!event_ok(s, type))
+        return;
+    size_t n = strlen(message), cls_n = strlen(cls);
+    char *f1, *f2 = NULL;
+    ac_queued_event *q = NULL;
+    if (utf8_or_repaired(&message, &n, &f1) == 0 && utf8_or_repaired(&cls, &cls_n, &f2) == 0) {
+        ac_payload p = {.kind = AC_PAYLOAD_FAILURE,
+                        .n = n,
+                        .text = message,
+                        .name = cls,
+                        .name_n = cls_n,
+                        .ok = retryable,
+                        .status = status,
+                        .retry_after_ms = retry_after_ms};
+        q = typed_new(type, &p, origin);
+    }
+    if (q) {
+        enqueue(s, q);
+    } else { /* out of memory: as JSON, never lost */
+        json_t *j = json_pack("{s:s, s:I, s:b, s:s}", "class", cls, "status", (json_int_t)status,
+                              "retryable", retryable, "message", message);
+        if (j && retry_after_ms >= 0)
+            json_object_set_new(j, "retry_after_ms", json_integer(retry_after_ms));
+        ac_session_enqueue(s, type, j, 0, origin);
+    }
+    free(f1);
+    free(f2);
+}
+
 void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin)
 {
     if (!event_ok(s, type))
         return;
-    ac_payload p = {AC_PAYLOAD_EMPTY, 0, 0, "", 0, NULL, NULL, 0, 0};
+    ac_payload p = {.kind = AC_PAYLOAD_EMPTY, .text = ""};
     enqueue_typed(s, type, &p, origin);
 }
 

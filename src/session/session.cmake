@@ -2,7 +2,6 @@
 # built-in tables generated from spec/agent.fsm, and the scripted provider.
 agentc_generate(TARGET agentc_spec_tables SPEC spec/agent.fsm)
 add_library(agentc_runtime STATIC
-  ${CMAKE_SOURCE_DIR}/src/util/json_text.c
   ${CMAKE_SOURCE_DIR}/src/fsm/dispatch.c
   ${CMAKE_SOURCE_DIR}/src/fsm/plan.c
   ${CMAKE_SOURCE_DIR}/src/session/engine.c

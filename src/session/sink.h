@@ -25,6 +25,21 @@ void ac_session_enqueue_delta(ac_session *s, uint16_t type, int kind, const char
  * call's index, its id and name (NUL-terminated; NULL: the delta has none). */
 void ac_session_enqueue_tool_delta(ac_session *s, uint16_t type, int index, const char *id,
                                    const char *name, const char *args, size_t n, uint16_t origin);
+struct ac_completion;
+
+/* Queues a model's reply (llm.completed) typed (session/payload.h): c's structures and strings
+ * copied into the event's one allocation (what is not UTF-8 repaired), no JSON made. */
+void ac_session_enqueue_completion(ac_session *s, uint16_t type, const struct ac_completion *c,
+                                   uint16_t origin);
+/* Queues a tool call's plain result (tool.completed: id, ok, content, duration; NUL-terminated)
+ * typed: no JSON made. */
+void ac_session_enqueue_tool_result(ac_session *s, uint16_t type, const char *id, int ok,
+                                    const char *content, int64_t duration_ms, uint16_t origin);
+/* Queues a provider's failure (llm.failed: class, HTTP status or 0, retryable, Retry-After in
+ * ms or -1, message; NUL-terminated) typed: no JSON made. */
+void ac_session_enqueue_failure(ac_session *s, uint16_t type, const char *cls, int64_t status,
+                                int retryable, int64_t retry_after_ms, const char *message,
+                                uint16_t origin);
 /* Queues an event whose payload is {} (llm.started) typed: no JSON made. */
 void ac_session_enqueue_empty(ac_session *s, uint16_t type, uint16_t origin);
 /* The W3C traceparent of the span the session's traces are at (its model call's while it

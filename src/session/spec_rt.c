@@ -116,21 +116,13 @@ static void turn_scan(ac_session *s, struct ac_spec_facts *f, const ac_event *ev
 }
 
 /* Tool calls the event asks for that the conversation does not hold yet. */
-static json_t *event_calls(const ac_event *ev)
-{
-    json_t *d = (json_t *)ev->data;
-    json_t *c = d && json_is_object(d) ? json_object_get(d, "tool_calls") : NULL;
-    return json_is_array(c) ? c : NULL;
-}
-
 static size_t new_calls(ac_session *s, const ac_event *ev)
 {
-    json_t *calls = event_calls(ev);
-    size_t n = 0, i;
-    json_t *c;
-    json_array_foreach(calls, i, c)
-    {
-        const char *id = json_string_value(json_object_get(c, "id"));
+    ac_calls_view v;
+    ac_event_calls(s, ev, &v);
+    size_t n = 0;
+    for (size_t i = 0; i < v.n; i++) {
+        const char *id = ac_calls_id(&v, i);
         if (!id || !ac_conv_tool_call(s->conv, id))
             n++;
     }
@@ -186,9 +178,9 @@ static int64_t fact_num(ac_session *s, const ac_event *ev, int fact)
     case AC_FACT_CALLS_PENDING:
         return (int64_t)(pending_calls(s) + new_calls(s, ev));
     case AC_FACT_LLM_STATUS: {
-        json_t *d = (json_t *)ev->data;
-        json_t *v = d && json_is_object(d) ? json_object_get(d, "status") : NULL;
-        return json_is_integer(v) ? json_integer_value(v) : f->status;
+        ac_failure_view fl;
+        ac_failure_of(s, ev, &fl);
+        return fl.has_status ? fl.status : f->status;
     }
     default:
         return 0;
@@ -235,6 +227,12 @@ static const char *fact_str(ac_session *s, const ac_event *ev, int fact)
 {
     struct ac_spec_facts *f = facts_of(s);
     const char *key = fact == AC_FACT_LLM_ERROR ? "class" : "finish_reason";
+    const ac_payload *p = ac_event_payload(s, ev);
+    if (p && p->kind == AC_PAYLOAD_COMPLETION && fact != AC_FACT_LLM_ERROR &&
+        p->done->finish_reason)
+        return p->done->finish_reason;
+    if (p && p->kind == AC_PAYLOAD_FAILURE && fact == AC_FACT_LLM_ERROR)
+        return p->name;
     json_t *d = (json_t *)ev->data;
     json_t *v = d && json_is_object(d) ? json_object_get(d, key) : NULL;
     if (json_is_string(v))
@@ -246,11 +244,11 @@ static const char *fact_str(ac_session *s, const ac_event *ev, int fact)
 
 static bool calls_match(ac_session *s, const ac_event *ev, const char *glob)
 {
-    json_t *calls = event_calls(ev), *c;
+    ac_calls_view v;
+    ac_event_calls(s, ev, &v);
     size_t i;
-    json_array_foreach(calls, i, c)
-    {
-        const char *name = json_string_value(json_object_get(c, "name"));
+    for (i = 0; i < v.n; i++) {
+        const char *name = ac_calls_name(&v, i);
         if (name && fnmatch(glob, name, 0) == 0)
             return true;
     }
@@ -308,6 +306,13 @@ void ac_spec_rt_after_event(ac_session *s, const ac_event *ev)
         const char *fr = json_string_value(json_object_get(d, "finish_reason"));
         if (fr)
             snprintf(f->finish, sizeof f->finish, "%s", fr);
+    }
+    const ac_payload *p = ac_event_payload(s, ev);
+    if (p && p->kind == AC_PAYLOAD_COMPLETION && p->done->finish_reason)
+        snprintf(f->finish, sizeof f->finish, "%s", p->done->finish_reason);
+    if (p && p->kind == AC_PAYLOAD_FAILURE) {
+        f->status = p->status;
+        snprintf(f->klass, sizeof f->klass, "%s", p->name);
     }
 }
 

@@ -120,6 +120,27 @@ static void cache_finish(ac_tool_run *r, slot *sl, int ok, const char *raw, json
     }
 }
 
+/* A result with more than its text (State writes, a toolkit's changes, an internal tool's
+ * extra fields, a cached answer) queued as JSON. */
+static void post_result(ac_tool_run *r, slot *sl, uint16_t ev, int ok, const char *text,
+                        int64_t dur, json_t *writes, json_t *delta, const char *raw)
+{
+    json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
+                          text ? text : "", "duration_ms", (json_int_t)dur);
+    if (d && writes)
+        json_object_set(d, "state_writes", writes);
+    if (!d) /* the call is answered whatever happens, or the turn would wait forever */
+        d = json_pack("{s:s, s:b, s:s}", "id", sl->id, "ok", 0, "content",
+                      "the tool's result could not be recorded");
+    if (d && sl->extra)
+        json_object_update(d, sl->extra);
+    if (d && delta)
+        json_object_set(d, "toolkit", delta);
+    if (d)
+        cache_finish(r, sl, ok, raw, d);
+    ac_session_enqueue(r->s, ev, d, 0, r->origin);
+}
+
 /* A call finished: queue its result, then start the next waiting one. The
  * session applies the result after this callback returns, so the runner is
  * never stopped under our feet. */
@@ -155,33 +176,23 @@ static void finish(ac_tool_run *r, slot *sl, int ok, const char *content, size_t
                                                    clean ? clean : "", &override)
                              : NULL;
     char *noted = edit_noted(s, sl->id, override ? override : clean ? clean : "");
-    json_t *d = json_pack("{s:s, s:b, s:s, s:I}", "id", sl->id, "ok", ok, "content",
-                          noted      ? noted
-                          : override ? override
-                          : clean    ? clean
-                                     : "",
-                          "duration_ms", (json_int_t)dur);
+    const char *text = noted ? noted : override ? override : clean ? clean : NULL;
+    uint16_t ev = sl->ev ? sl->ev : s->e->ev_tool_completed;
+    if (text && ev == s->e->ev_tool_completed && !writes && !sl->extra && !delta &&
+        !sl->cached_from) { /* a plain result: typed, no JSON made */
+        cache_finish(r, sl, ok, raw, NULL);
+        ac_session_enqueue_tool_result(s, ev, sl->id, ok, text, dur, r->origin);
+    } else {
+        post_result(r, sl, ev, ok, text, dur, writes, delta, raw);
+    }
     free(noted);
     free(override);
     free(clean);
-    if (d && writes)
-        json_object_set(d, "state_writes", writes);
-    json_decref(writes);
-    if (!d) /* the call is answered whatever happens, or the turn would wait forever */
-        d = json_pack("{s:s, s:b, s:s}", "id", sl->id, "ok", 0, "content",
-                      "the tool's result could not be recorded");
-    uint16_t ev = sl->ev ? sl->ev : s->e->ev_tool_completed;
-    if (d && sl->extra)
-        json_object_update(d, sl->extra);
-    if (d && delta)
-        json_object_set(d, "toolkit", delta);
-    if (d)
-        cache_finish(r, sl, ok, raw, d);
     free(raw);
+    json_decref(writes);
     json_decref(delta);
     json_decref(sl->extra);
     sl->extra = NULL;
-    ac_session_enqueue(s, ev, d, 0, r->origin);
     if (sl->then)
         ac_session_enqueue(s, sl->then, NULL, 0, 0);
     launch_next(r);

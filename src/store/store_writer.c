@@ -396,7 +396,8 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
         }
     }
     if (!strcmp(ev, "tool.completed")) {
-        const char *id = json_string_value(json_object_get(data, "id"));
+        int typed = p && p->kind == AC_PAYLOAD_TOOL_RESULT;
+        const char *id = typed ? p->id : json_string_value(json_object_get(data, "id"));
         if (id) {
             if (w->n_fin == w->cap_fin) {
                 size_t cap = w->cap_fin ? w->cap_fin * 2 : 8;
@@ -412,7 +413,7 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
                 }
                 w->cap_fin = cap;
             }
-            w->fin_ok[w->n_fin] = json_is_true(json_object_get(data, "ok"));
+            w->fin_ok[w->n_fin] = typed ? p->ok : json_is_true(json_object_get(data, "ok"));
             w->fin[w->n_fin++] = strdup(id);
         }
     }

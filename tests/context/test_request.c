@@ -161,8 +161,9 @@ static void test_output_schema(void **state)
     json_t *j = json_loads(got, 0, NULL);
     assert_non_null(j);
     char *rf = json_dumps(json_object_get(j, "response_format"), JSON_COMPACT | JSON_SORT_KEYS);
-    assert_string_equal(rf, "{\"json_schema\":{\"name\":\"output\",\"schema\":{\"required\":[\"n\"],"
-                            "\"type\":\"object\"},\"strict\":false},\"type\":\"json_schema\"}");
+    assert_string_equal(rf,
+                        "{\"json_schema\":{\"name\":\"output\",\"schema\":{\"required\":[\"n\"],"
+                        "\"type\":\"object\"},\"strict\":false},\"type\":\"json_schema\"}");
     free(rf);
     json_decref(j);
     free(got);
@@ -877,8 +878,8 @@ static void test_namespaced_wire_names(void **state)
     int asked = 0;
     ac_request_settings st = {0};
     st.tool_choice = "plane::login";
-    ac_request_opts o = {.model = "m", .tool_offer = offer_fn, .tool_offer_ud = &asked,
-                         .settings = &st};
+    ac_request_opts o = {
+        .model = "m", .tool_offer = offer_fn, .tool_offer_ud = &asked, .settings = &st};
     char *a = openai(c, &o);
     assert_int_equal(asked, 3);
     json_t *j = parse(a);
@@ -891,14 +892,15 @@ static void test_namespaced_wire_names(void **state)
                             json_object_get(json_array_get(tools, 1), "function"), "name")),
                         "plain");
     json_t *asst = json_array_get(json_object_get(j, "messages"), 1);
-    assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(json_array_get(json_object_get(asst, "tool_calls"), 0),
-                                            "function"),
-                            "name")),
-                        "plane__login");
-    assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(json_object_get(j, "tool_choice"), "function"), "name")),
-                        "plane__login");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(json_object_get(asst, "tool_calls"), 0), "function"),
+            "name")),
+        "plane__login");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(j, "tool_choice"), "function"), "name")),
+        "plane__login");
     json_decref(j);
     free(a);
     char *b = anthropic(c, &o);
@@ -909,11 +911,155 @@ static void test_namespaced_wire_names(void **state)
     json_t *content = json_object_get(json_array_get(json_object_get(j, "messages"), 1), "content");
     assert_string_equal(json_string_value(json_object_get(json_array_get(content, 0), "name")),
                         "plane__login");
-    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "tool_choice"), "name")),
-                        "plane__login");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "tool_choice"), "name")),
+        "plane__login");
     json_decref(j);
     free(b);
     ac_conv_free(c);
+}
+
+/* ---- the body's bytes against jansson's ---- */
+
+/* n bytes of random UTF-8 (controls, quotes, every sequence length), NUL-terminated */
+static void random_text(char *out, size_t cap)
+{
+    size_t n = 0, len = (size_t)rand() % (cap - 5);
+    while (n < len) {
+        unsigned r = (unsigned)rand(), cp;
+        switch (r % 5) {
+        case 0:
+            cp = 1 + r % 0x7f;
+            break;
+        case 1:
+            cp = 0x80 + r % 0x780;
+            break;
+        case 2:
+            cp = 0x800 + r % 0xF800;
+            break;
+        case 3:
+            cp = 0x10000 + r % 0x100000;
+            break;
+        default:
+            cp = "\"\\\n\t/\x7f\x01"[r % 7];
+            break;
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF)
+            cp = 'x';
+        if (cp < 0x80) {
+            out[n++] = (char)cp;
+        } else if (cp < 0x800) {
+            out[n++] = (char)(0xC0 | (cp >> 6));
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            out[n++] = (char)(0xE0 | (cp >> 12));
+            out[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+        } else {
+            out[n++] = (char)(0xF0 | (cp >> 18));
+            out[n++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+            out[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+        }
+    }
+    out[n] = 0;
+}
+
+#define REF_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
+/* Rounds of a user's text, an assistant's text and two calls (one failing), their results and
+ * an answer; the body is compared, byte for byte, with the one jansson wrote for it, short
+ * (serialized whole) and long (from the cache), with and without a note, max_tokens and
+ * streaming. */
+static void test_openai_bytes_as_jansson(void **state)
+{
+    (void)state;
+    srand(5);
+    char t[8][96];
+    for (int iter = 0; iter < 120; iter++) {
+        ac_conv *c = ac_conv_new();
+        json_t *msgs = json_array();
+        random_text(t[0], sizeof t[0]);
+        ac_conv_add_message(c, AC_ROLE_SYSTEM, t[0], 1);
+        json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "system", "content", t[0]));
+        for (int round = 0; round < 1 + iter % 4; round++) {
+            for (int k = 1; k < 8; k++)
+                random_text(t[k], sizeof t[k]);
+            if (iter % 5 == 0)
+                t[2][0] = 0; /* an assistant with calls and no text: content null */
+            char id1[32], id2[32];
+            snprintf(id1, sizeof id1, "call_%d_a", round);
+            snprintf(id2, sizeof id2, "call_%d_b", round);
+            int64_t ms = 10 * round;
+            ac_conv_add_message(c, AC_ROLE_USER, t[1], ms + 2);
+            ac_tool_call_in in[2] = {{id1, "calc", t[3], 0}, {id2, "calc", t[4], 0}};
+            assert_int_equal(ac_conv_add_assistant(c, t[2], NULL, in, 2, ms + 3), AC_CONV_OK);
+            assert_int_equal(ac_conv_set_tool_result(c, id1, 1, t[5], ms + 4), AC_CONV_OK);
+            assert_int_equal(ac_conv_set_tool_result(c, id2, 0, t[6], ms + 5), AC_CONV_OK);
+            ac_conv_add_message(c, AC_ROLE_ASSISTANT, t[7], ms + 6);
+            char err[300];
+            snprintf(err, sizeof err, "Error: %s", t[6]);
+            json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "user", "content", t[1]));
+            json_array_append_new(
+                msgs,
+                json_pack("{s:s, s:o, s:[{s:s, s:s, s:{s:s, s:s}}, {s:s, s:s, s:{s:s, "
+                          "s:s}}]}",
+                          "role", "assistant", "content", *t[2] ? json_string(t[2]) : json_null(),
+                          "tool_calls", "id", id1, "type", "function", "function", "name", "calc",
+                          "arguments", t[3], "id", id2, "type", "function", "function", "name",
+                          "calc", "arguments", t[4]));
+            json_array_append_new(msgs, json_pack("{s:s, s:s, s:s}", "role", "tool", "tool_call_id",
+                                                  id1, "content", t[5]));
+            json_array_append_new(msgs, json_pack("{s:s, s:s, s:s}", "role", "tool", "tool_call_id",
+                                                  id2, "content", err));
+            json_array_append_new(msgs,
+                                  json_pack("{s:s, s:s}", "role", "assistant", "content", t[7]));
+        }
+        random_text(t[0], sizeof t[0]);
+        ac_request_opts o = {.model = "m\xc3\xa9",
+                             .stream = iter % 2,
+                             .max_tokens = iter % 3 ? 0 : 77,
+                             .context_note = iter % 4 ? NULL : t[0]};
+        json_t *root = json_pack("{s:s, s:O}", "model", o.model, "messages", msgs);
+        if (o.context_note)
+            json_array_append_new(json_object_get(root, "messages"),
+                                  json_pack("{s:s, s:s}", "role", "system", "content", t[0]));
+        if (o.max_tokens)
+            json_object_set_new(root, "max_tokens", json_integer(77));
+        json_object_set_new(root, "stream", json_boolean(o.stream));
+        if (o.stream)
+            json_object_set_new(root, "stream_options", json_pack("{s:b}", "include_usage", 1));
+        char *want = json_dumps(root, REF_FLAGS);
+        for (int again = 0; again < 2; again++) { /* the second from the cache when long */
+            char err[256] = "";
+            char *got = ac_request_openai(c, &o, err, sizeof err);
+            assert_non_null(got);
+            assert_string_equal(got, want);
+            free(got);
+        }
+        /* with a setting (a JSON value spliced after the messages): the same messages */
+        ac_request_settings st = {.has_seed = true, .seed = 9};
+        o.settings = &st;
+        json_object_set_new(root, "seed", json_integer(9));
+        json_t *tail = json_deep_copy(root);
+        json_object_del(root, "stream");
+        json_object_del(root, "stream_options");
+        json_object_set(root, "stream", json_object_get(tail, "stream"));
+        if (o.stream)
+            json_object_set(root, "stream_options", json_object_get(tail, "stream_options"));
+        json_decref(tail);
+        free(want);
+        want = json_dumps(root, REF_FLAGS);
+        char err[256] = "";
+        char *got = ac_request_openai(c, &o, err, sizeof err);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+        json_decref(root);
+        json_decref(msgs);
+        ac_conv_free(c);
+    }
 }
 
 int main(void)
@@ -934,6 +1080,7 @@ int main(void)
         cmocka_unit_test(test_settings_passthrough),
         cmocka_unit_test(test_namespaced_wire_names),
         cmocka_unit_test(test_settings_check),
+        cmocka_unit_test(test_openai_bytes_as_jansson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,6 +133,29 @@ static void test_text_as_jansson(void **state)
     same_as_jansson(&nul);
     ac_payload empty = {.kind = AC_PAYLOAD_EMPTY, .text = ""}; /* llm.started: {} */
     same_as_jansson(&empty);
+    /* a provider's failure: class, status, retryable, message, and Retry-After when given */
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        ac_payload p = {.kind = AC_PAYLOAD_FAILURE,
+                        .n = strlen(texts[i]),
+                        .text = texts[i],
+                        .name = i % 2 ? "http" : "stream",
+                        .name_n = i % 2 ? 4 : 6,
+                        .ok = (int)(i % 3 == 0),
+                        .status = i ? 500 + (int64_t)i : 0,
+                        .retry_after_ms = i % 2 ? -1 : (int64_t)i * 1000};
+        same_as_jansson(&p);
+    }
+    /* a tool call's plain result: id, ok, content, duration_ms */
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        ac_payload p = {.kind = AC_PAYLOAD_TOOL_RESULT,
+                        .n = strlen(texts[i]),
+                        .text = texts[i],
+                        .id = texts[(i + 1) % 6],
+                        .id_n = strlen(texts[(i + 1) % 6]),
+                        .ok = (int)(i % 2),
+                        .duration_ms = (int64_t)i * 1000003};
+        same_as_jansson(&p);
+    }
     srand(7);
     char buf[512];
     for (int i = 0; i < 2000; i++) {
@@ -140,6 +163,14 @@ static void test_text_as_jansson(void **state)
         assert_int_equal(ac_utf8_valid_len(buf, n), n);
         ac_payload p = {.kind = AC_PAYLOAD_DELTA, .n = n, .text = buf};
         same_as_jansson(&p);
+        ac_payload r = {.kind = AC_PAYLOAD_TOOL_RESULT,
+                        .n = n,
+                        .text = buf,
+                        .id = "call_1",
+                        .id_n = 6,
+                        .ok = i % 3 != 0,
+                        .duration_ms = rand()};
+        same_as_jansson(&r);
     }
     /* not UTF-8: the ASCII writer fails rather than write what jansson never would */
     ac_buf b;
@@ -147,6 +178,175 @@ static void test_text_as_jansson(void **state)
     ac_json_put_string(&b, "a\xff", 2, AC_JSON_ASCII);
     assert_true(b.failed);
     ac_buf_free(&b);
+}
+
+/* A model's reply as the HTTP providers built it with jansson before it was typed: the
+ * reference its typed text must match byte for byte. */
+static json_t *reference_completion(const ac_completion *c)
+{
+    json_t *calls = json_array();
+    for (size_t i = 0; i < c->n_calls; i++)
+        json_array_append_new(calls, json_pack("{s:s%, s:s%, s:s%}", "id", c->calls[i].id,
+                                               c->calls[i].id_n, "name", c->calls[i].name,
+                                               c->calls[i].name_n, "arguments",
+                                               c->calls[i].arguments, c->calls[i].arguments_n));
+    json_t *j = json_pack("{s:s%, s:s%, s:s%, s:o, s:o, s:{s:I, s:I}}", "content", c->content,
+                          c->content_n, "reasoning", c->reasoning, c->reasoning_n, "refusal",
+                          c->refusal, c->refusal_n, "tool_calls", calls, "finish_reason",
+                          c->finish_reason ? json_string(c->finish_reason) : json_null(), "usage",
+                          "input", (json_int_t)c->input, "output", (json_int_t)c->output);
+    assert_non_null(j);
+    json_t *u = json_object_get(j, "usage");
+    const char *const keys[] = {"cached", "cache_write", "reasoning"};
+    const int64_t vals[] = {c->cached, c->cache_write, c->reasoning_tokens};
+    for (size_t i = 0; i < 3; i++)
+        if (vals[i] > 0)
+            json_object_set_new(u, keys[i], json_integer(vals[i]));
+    if (c->response_id)
+        json_object_set_new(j, "response_id", json_string(c->response_id));
+    if (c->response_model)
+        json_object_set_new(j, "response_model", json_string(c->response_model));
+    if (c->n_blocks) {
+        json_t *blocks = json_array();
+        for (size_t i = 0; i < c->n_blocks; i++) {
+            const ac_payload_thinking *b = &c->blocks[i];
+            json_array_append_new(blocks,
+                                  b->data ? json_pack("{s:s, s:s%}", "type", "redacted_thinking",
+                                                      "data", b->data, b->data_n)
+                                          : json_pack("{s:s, s:s%, s:s%}", "type", "thinking",
+                                                      "thinking", b->thinking, b->thinking_n,
+                                                      "signature", b->signature, b->signature_n));
+        }
+        json_object_set_new(j, "thinking_blocks", blocks);
+    }
+    return j;
+}
+
+/* c packed as a queue entry packs it, its text (compact, ASCII, row) against the reference's
+ * json_dumps, its JSON value equal to the reference. */
+static void completion_as_jansson(const ac_completion *c)
+{
+    char *mem = malloc(ac_completion_size(c));
+    assert_non_null(mem);
+    const ac_completion *d = ac_completion_pack(mem, c);
+    assert_non_null(d);
+    ac_payload p = {.kind = AC_PAYLOAD_COMPLETION, .text = "", .done = d};
+    json_t *ref = reference_completion(c);
+    static const size_t jflags[2] = {JSON_COMPACT, JSON_COMPACT | JSON_ENSURE_ASCII};
+    static const unsigned aflags[2] = {0, AC_JSON_ASCII};
+    for (int i = 0; i < 2; i++) {
+        char *want = json_dumps(ref, jflags[i]);
+        ac_buf b;
+        ac_buf_init(&b, AC_BUF_MAX);
+        ac_payload_put(&b, &p, aflags[i]);
+        char *got = ac_buf_take(&b, NULL);
+        assert_non_null(want);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        free(want);
+        free(got);
+    }
+    json_t *v = ac_payload_json(&p);
+    assert_true(json_equal(v, ref));
+    json_decref(v);
+    json_decref(ref);
+    free(mem);
+}
+
+static void test_completion_as_jansson(void **state)
+{
+    (void)state;
+    ac_payload_call calls[2] = {
+        {.id = "call_1",
+         .id_n = 6,
+         .name = "calc",
+         .name_n = 4,
+         .arguments = "{\"x\":\"\\u00e9\"}",
+         .arguments_n = 14},
+        {.id = "c\xc3\xa9", .id_n = 4, .name = "", .name_n = 0, .arguments = "", .arguments_n = 0}};
+    ac_payload_thinking blocks[2] = {
+        {.thinking = "th\xe6\x97\xa5\n", .thinking_n = 6, .signature = "sig", .signature_n = 3},
+        {.data = "opaque", .data_n = 6}};
+    ac_completion c = {.content = "", .reasoning = "", .refusal = ""};
+    completion_as_jansson(&c); /* nothing: finish_reason null, usage 0/0 */
+    c = (ac_completion){.content = "He said \"hi\"\n\x01 \xf0\x9f\x98\x80",
+                        .content_n = 20,
+                        .reasoning = "why",
+                        .reasoning_n = 3,
+                        .refusal = "",
+                        .calls = calls,
+                        .n_calls = 2,
+                        .finish_reason = "tool_calls",
+                        .has_usage = 1,
+                        .input = 120,
+                        .output = 7,
+                        .cached = 100,
+                        .reasoning_tokens = 3,
+                        .response_id = "resp_1",
+                        .response_model = "m\xc3\xa9",
+                        .blocks = blocks,
+                        .n_blocks = 2};
+    completion_as_jansson(&c);
+    c.cache_write = 9;
+    c.cached = 0;
+    c.n_blocks = 0;
+    c.response_id = NULL;
+    completion_as_jansson(&c);
+    srand(11);
+    char a[256], r[256], args[256];
+    for (int i = 0; i < 500; i++) {
+        size_t an = random_utf8(a, 1 + (size_t)rand() % sizeof a);
+        size_t rn = random_utf8(r, 1 + (size_t)rand() % sizeof r);
+        size_t gn = random_utf8(args, 1 + (size_t)rand() % sizeof args);
+        calls[0].arguments = args;
+        calls[0].arguments_n = gn;
+        c = (ac_completion){.content = a,
+                            .content_n = an,
+                            .reasoning = r,
+                            .reasoning_n = rn,
+                            .refusal = r,
+                            .refusal_n = rn,
+                            .calls = calls,
+                            .n_calls = (size_t)(i % 3 ? 1 : 0),
+                            .finish_reason = "stop",
+                            .input = rand(),
+                            .output = rand() % 100,
+                            .cached = rand() % 3};
+        completion_as_jansson(&c);
+    }
+}
+
+/* A reply not UTF-8 (as a broken server sends) is repaired when packed, NUL kept: what the
+ * providers' JSON strings held. */
+static void test_completion_repaired(void **state)
+{
+    (void)state;
+    ac_payload_call call = {.id = "i\xff",
+                            .id_n = 2,
+                            .name = "n",
+                            .name_n = 1,
+                            .arguments = "{\xc3}",
+                            .arguments_n = 3};
+    ac_completion c = {.content = "a\0b\xff",
+                       .content_n = 4,
+                       .reasoning = "",
+                       .refusal = "",
+                       .calls = &call,
+                       .n_calls = 1,
+                       .finish_reason = "st\xfe"};
+    char *mem = malloc(ac_completion_size(&c));
+    const ac_completion *d = ac_completion_pack(mem, &c);
+    assert_non_null(d);
+    assert_int_equal(d->content_n, 6);
+    assert_memory_equal(d->content, "a\0b\xef\xbf\xbd", 7);
+    assert_string_equal(d->calls[0].id, "i\xef\xbf\xbd");
+    assert_string_equal(d->calls[0].arguments, "{\xef\xbf\xbd}");
+    assert_string_equal(d->finish_reason, "st\xef\xbf\xbd");
+    ac_payload p = {.kind = AC_PAYLOAD_COMPLETION, .text = "", .done = d};
+    char *row = ac_payload_text(&p);
+    assert_non_null(strstr(row, "{\"content\":\"a\\u0000b\xef\xbf\xbd\","));
+    free(row);
+    free(mem);
 }
 
 /* A stored delta row read back without jansson: what ac_payload_text wrote, and jansson's
@@ -336,10 +536,139 @@ static void test_builtin_only(void **state)
     ac_loop_free(loop);
 }
 
+/* A typed reply given to a session of built-in handlers: journaled as the reference's text,
+ * recorded (a NUL of its text made U+FFFD, usage and calls counted), has_tool_calls read from
+ * it; then a reply without calls ends the turn. */
+static void test_session_completion(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = "{\"content\": \"unused\"}\n";
+    ac_error err = {0};
+    ac_engine *e = ac_engine_new(&cfg, &err);
+    assert_non_null(e);
+    char path[] = "/tmp/agentc_payload_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    ac_session *s = streamed(e, path, "x", 1);
+    uint16_t done = ac_engine_event_index(e, "llm.completed");
+    ac_payload_call call = {.id = "call_9",
+                            .id_n = 6,
+                            .name = "nothing_here",
+                            .name_n = 12,
+                            .arguments = "{}",
+                            .arguments_n = 2};
+    ac_completion c = {.content = "a\0b",
+                       .content_n = 3,
+                       .reasoning = "",
+                       .refusal = "",
+                       .calls = &call,
+                       .n_calls = 1,
+                       .finish_reason = "tool_calls",
+                       .has_usage = 1,
+                       .input = 40,
+                       .output = 2};
+    ac_session_enqueue_completion(s, done, &c, 0);
+    ac_session_stats st;
+    ac_session_get_stats(s, &st);
+    assert_int_equal(st.input_tokens, 40);
+    assert_int_equal(st.output_tokens, 2);
+    assert_int_equal(st.tool_calls, 1);
+    assert_string_not_equal(ac_session_state(s, "process"), "STREAMING");
+    /* the call's plain result, typed: recorded, a stray byte repaired */
+    ac_session_enqueue_tool_result(s, ac_engine_event_index(e, "tool.completed"), "call_9", 1,
+                                   "forty-two \xff", 17, 0);
+    char *js = ac_session_to_json(s);
+    assert_non_null(strstr(js, "\"a\xef\xbf\xbd"
+                               "b\""));
+    assert_non_null(strstr(js, "\"forty-two \xef\xbf\xbd\""));
+    free(js);
+    ac_session_free(s);
+    json_t *ref = reference_completion(&c);
+    char *want = json_dumps(ref, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(ref);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[2048];
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, "\"ev\":\"llm.completed\",\"data\":");
+        if (at) {
+            at += strlen("\"ev\":\"llm.completed\",\"data\":");
+            assert_int_equal(strncmp(at, want, strlen(want)), 0);
+            assert_string_equal(at + strlen(want), "}\n");
+            found++;
+        }
+    }
+    fclose(f);
+    free(want);
+    assert_int_equal(found, 1);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    found = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "\"ev\":\"tool.completed\",\"data\":{\"id\":\"call_9\",\"ok\":true,"
+                         "\"content\":\"forty-two \\uFFFD\",\"duration_ms\":17}}\n"))
+            found++;
+    fclose(f);
+    unlink(path);
+    assert_int_equal(found, 1);
+    ac_engine_free(e);
+    ac_loop_free(loop);
+}
+
+/* A typed failure given to a streaming session: journaled as the JSON event was, retryable
+ * read from it (the call is retried: RETRYING, waiting out its backoff). */
+static void test_session_failure(void **state)
+{
+    (void)state;
+    ac_loop *loop = ac_loop_new();
+    ac_engine_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.loop = loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = "{\"content\": \"unused\"}\n";
+    ac_error err = {0};
+    ac_engine *e = ac_engine_new(&cfg, &err);
+    assert_non_null(e);
+    char path[] = "/tmp/agentc_payload_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    ac_session *s = streamed(e, path, "x", 1);
+    ac_session_enqueue_failure(s, ac_engine_event_index(e, "llm.failed"), "http", 503, 1, 2000,
+                               "unavailable \xff", 0);
+    assert_string_equal(ac_session_state(s, "process"), "RETRYING");
+    ac_session_free(s);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[2048];
+    int found = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, ",\"ev\":\"llm.failed\",\"data\":{\"class\":\"http\",\"status\":503,"
+                         "\"retryable\":true,\"message\":\"unavailable \\uFFFD\","
+                         "\"retry_after_ms\":2000}}\n"))
+            found++;
+    fclose(f);
+    unlink(path);
+    assert_int_equal(found, 1);
+    ac_engine_free(e);
+    ac_loop_free(loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_as_jansson), cmocka_unit_test(test_read_delta),
-        cmocka_unit_test(test_session_deltas), cmocka_unit_test(test_builtin_only)};
+        cmocka_unit_test(test_text_as_jansson),       cmocka_unit_test(test_read_delta),
+        cmocka_unit_test(test_session_deltas),        cmocka_unit_test(test_builtin_only),
+        cmocka_unit_test(test_completion_as_jansson), cmocka_unit_test(test_completion_repaired),
+        cmocka_unit_test(test_session_completion),    cmocka_unit_test(test_session_failure)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
