@@ -48,6 +48,7 @@ typedef struct sq_store {
     int joined; /* a worker (ac_store_worker_join): the server byte of DB-holders is ours */
     char listen[128];
     int64_t started_ms, beat_ms;
+    int64_t commit_now; /* the database's now at the running commit's BEGIN (0: none runs) */
     /* prepared statements by their SQL text (static strings, compared by address) */
     const char *sql[CACHE];
     sqlite3_stmt *stmt[CACHE];
@@ -393,19 +394,21 @@ static int lease_check(ac_store *st, const char *id, const char *holder, ac_erro
     return ok ? AC_OK : AC_STORE_EBUSY;
 }
 
-static int sq_create(ac_store *st, const char *id, const char *spec_hash, const char *params,
-                     const char *holder, int64_t lease_ms, ac_error *err)
+/* The session's row made at the database's time now (ms). */
+static int create_row(ac_store *st, const char *id, const char *spec_hash, const char *params,
+                      const char *holder, int64_t lease_ms, int64_t now, ac_error *err)
 {
     sqlite3_stmt *q = prep(st, "INSERT INTO sessions(id, spec_hash, params, status, at_rest, "
                                "created_ms, updated_ms, holder, lease_until) "
-                               "VALUES(?, ?, ?, 'idle', 1, " NOW ", " NOW ", ?, " NOW " + ?)");
-    if (!q)
+                               "VALUES(?1, ?2, ?3, 'idle', 1, ?6, ?6, ?4, ?6 + ?5)");
+    if (!q || !now)
         return sq_fail(st, err, "creating a session");
     bind_text(q, 1, id);
     bind_text(q, 2, spec_hash);
     bind_text(q, 3, params ? params : "{}");
     bind_text(q, 4, holder);
     sqlite3_bind_int64(q, 5, lease_ms);
+    sqlite3_bind_int64(q, 6, now);
     int rc = sqlite3_step(q);
     done(q);
     if ((rc & 0xff) == SQLITE_CONSTRAINT) {
@@ -413,6 +416,14 @@ static int sq_create(ac_store *st, const char *id, const char *spec_hash, const 
         return AC_EINVAL;
     }
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "creating a session");
+}
+
+static int64_t db_now(ac_store *st);
+
+static int sq_create(ac_store *st, const char *id, const char *spec_hash, const char *params,
+                     const char *holder, int64_t lease_ms, ac_error *err)
+{
+    return create_row(st, id, spec_hash, params, holder, lease_ms, db_now(st), err);
 }
 
 /* Inside a transaction: AC_OK while the session's row has attempt (0: any), else
@@ -540,40 +551,36 @@ static int each(ac_store *st, const char *sql, const ac_store_commit *c, size_t 
 }
 
 /* The session row of a commit, where its lease is checked: AC_OK; the lease check's error
- * (nothing written); or AC_EIO. */
+ * (nothing written); or AC_EIO. The database's now is the one read at the commit's BEGIN
+ * (?3): one read per transaction, not three per session row. */
 static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
 {
     sqlite3_stmt *q =
-        prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = " NOW ", "
-                 "events = max(events, ?), holder = ?, "
-                 "lease_until = CASE WHEN ? < 0 THEN 0 ELSE " NOW " + ? END, "
-                 "title = CASE WHEN ? IS NULL THEN title ELSE ? END, "
-                 "spec_hash = CASE WHEN ? IS NULL THEN spec_hash ELSE ? END, "
-                 "snapshot_seq = CASE WHEN ? > 0 THEN ? ELSE snapshot_seq END, "
-                 "agent = CASE WHEN ? IS NULL THEN agent ELSE ? END "
-                 "WHERE id = ? AND (lease_until <= " NOW " OR holder = '' OR holder = ?) "
-                 "AND attempt = ?");
+        prep(st, "UPDATE sessions SET status = ?1, at_rest = ?2, updated_ms = ?3, "
+                 "events = max(events, ?4), holder = ?5, "
+                 "lease_until = CASE WHEN ?6 < 0 THEN 0 ELSE ?3 + ?6 END, "
+                 "title = coalesce(?7, title), spec_hash = coalesce(?8, spec_hash), "
+                 "snapshot_seq = CASE WHEN ?9 > 0 THEN ?9 ELSE snapshot_seq END, "
+                 "agent = coalesce(?10, agent) "
+                 "WHERE id = ?11 AND (lease_until <= ?3 OR holder = '' OR holder = ?12) "
+                 "AND attempt = ?13");
     if (!q)
         return sq_fail(st, err, "committing");
     int64_t lease = c->release ? -1 : c->lease_ms;
     sqlite3_int64 snap = c->snapshot ? (sqlite3_int64)c->snapshot_n : 0;
     bind_static(q, 1, c->status ? c->status : "running");
     sqlite3_bind_int(q, 2, c->at_rest);
-    sqlite3_bind_int64(q, 3, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
-    bind_static(q, 4, c->release ? "" : c->holder);
-    sqlite3_bind_int64(q, 5, lease);
+    sqlite3_bind_int64(q, 3, ((sq_store *)st)->commit_now);
+    sqlite3_bind_int64(q, 4, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
+    bind_static(q, 5, c->release ? "" : c->holder);
     sqlite3_bind_int64(q, 6, lease);
     bind_static(q, 7, c->title);
-    bind_static(q, 8, c->title);
-    bind_static(q, 9, c->spec_hash);
-    bind_static(q, 10, c->spec_hash);
-    sqlite3_bind_int64(q, 11, snap);
-    sqlite3_bind_int64(q, 12, snap);
-    bind_static(q, 13, c->agent);
-    bind_static(q, 14, c->agent);
-    bind_static(q, 15, c->id);
-    bind_static(q, 16, c->holder);
-    sqlite3_bind_int64(q, 17, c->attempt);
+    bind_static(q, 8, c->spec_hash);
+    sqlite3_bind_int64(q, 9, snap);
+    bind_static(q, 10, c->agent);
+    bind_static(q, 11, c->id);
+    bind_static(q, 12, c->holder);
+    sqlite3_bind_int64(q, 13, c->attempt);
     int rc = sqlite3_step(q);
     int changed = sqlite3_changes(DB(st));
     if (rc != SQLITE_DONE)
@@ -596,7 +603,8 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
 {
     int rc = AC_OK;
     if (c->create) /* AC_EINVAL: it exists (created by another process meanwhile) */
-        rc = sq_create(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms, err);
+        rc = create_row(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms,
+                        ((sq_store *)st)->commit_now, err);
     if (rc == AC_OK)
         rc = write_row(st, c, err);
     if (rc == AC_OK)
@@ -629,9 +637,24 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
     return rc;
 }
 
-static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
+/* BEGIN IMMEDIATE of a commit, and the database's now read once for its rows: AC_OK, or AC_EIO
+ * with err filled (no transaction left open). */
+static int commit_begin(ac_store *st, ac_error *err)
 {
     int rc = run(st, "BEGIN IMMEDIATE", err, "committing");
+    if (rc != AC_OK)
+        return rc;
+    if (!(((sq_store *)st)->commit_now = db_now(st))) {
+        sq_fail(st, err, "committing");
+        rollback(st);
+        return AC_EIO;
+    }
+    return AC_OK;
+}
+
+static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = commit_begin(st, err);
     if (rc != AC_OK)
         return rc;
     rc = commit_body(st, c, err);
@@ -649,7 +672,7 @@ static int sq_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int 
                           ac_error *errs)
 {
     ac_error *first = &errs[0];
-    int rc = run(st, "BEGIN IMMEDIATE", first, "committing");
+    int rc = commit_begin(st, first);
     for (size_t i = 0; rc == AC_OK && i < n; i++) {
         rc = run(st, "SAVEPOINT one", &errs[i], "committing");
         if (rc != AC_OK)

@@ -14,6 +14,7 @@
 #include "session/snapshot.h"
 #include "session/session_int.h"
 #include "store_writer.h"
+#include "util/grow.h"
 
 static store_writer *W(ac_session *s)
 {
@@ -396,33 +397,20 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
     if (!strcmp(ev, "tool.completed")) {
         const char *id = json_string_value(json_object_get(data, "id"));
         if (id) {
-            if (w->n_fin == w->cap_fin) {
-                size_t cap = w->cap_fin ? w->cap_fin * 2 : 8;
-                char **f = realloc(w->fin, cap * sizeof *f);
-                int *o = f ? realloc(w->fin_ok, cap * sizeof *o) : NULL;
-                if (f)
-                    w->fin = f;
-                if (o)
-                    w->fin_ok = o;
-                if (!f || !o) {
-                    ac_sw_error(w, "cannot write the store: out of memory");
-                    return;
-                }
-                w->cap_fin = cap;
+            size_t cap_ok = w->cap_fin;
+            if (ac_grow((void **)&w->fin_ok, &cap_ok, w->n_fin + 1, sizeof *w->fin_ok) ||
+                ac_grow((void **)&w->fin, &w->cap_fin, w->n_fin + 1, sizeof *w->fin)) {
+                ac_sw_error(w, "cannot write the store: out of memory");
+                return;
             }
             w->fin_ok[w->n_fin] = json_is_true(json_object_get(data, "ok"));
             w->fin[w->n_fin++] = strdup(id);
         }
     }
-    if (w->n_rows == w->cap_rows) {
-        size_t cap = w->cap_rows ? w->cap_rows * 2 : 64;
-        store_row *r = realloc(w->rows, cap * sizeof *r);
-        if (!r) {
-            ac_sw_error(w, "cannot write the store: out of memory");
-            return;
-        }
-        w->rows = r;
-        w->cap_rows = cap;
+    /* a loop turn's rows of one session are few: from 8 (small blocks malloc reuses) */
+    if (ac_grow((void **)&w->rows, &w->cap_rows, w->n_rows + 1, sizeof *w->rows)) {
+        ac_sw_error(w, "cannot write the store: out of memory");
+        return;
     }
     store_row *r = &w->rows[w->n_rows++];
     r->n = n;
