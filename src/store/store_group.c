@@ -76,7 +76,7 @@ void ac_store_group_free(ac_store *st)
 {
     group_flush(st); /* the last commits of sessions freed in the group */
     if (st->group) {
-        for (uint16_t i = 0; st->group->row_text && i < st->group->n_text; i++)
+        for (uint32_t i = 0; st->group->row_text && i < st->group->n_text; i++)
             free(st->group->row_text[i].text);
         free(st->group->row_text);
         free(st->group->v);

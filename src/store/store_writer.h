@@ -127,13 +127,15 @@ struct ac_store_group {
     int *fl_rcs, fl_rc;
     ac_error *fl_errs;
     size_t n_fl, k_fl;
-    /* each transition row's STEP text, made once for all the sessions of one spec */
+    /* each transition row's STEP text, made once for all the sessions of one spec; after
+     * the n_transitions rows, one per state for the steps of no row (a machine's initial
+     * entry), by the state entered */
     const ac_fsm_tables *t;
     char hash[80];
-    uint16_t n_text;
+    uint32_t n_text;
     struct step_text {
         char *text;
-        uint16_t from, to;
+        uint16_t machine, from, to, event, line;
     } * row_text;
 };
 
