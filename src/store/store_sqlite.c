@@ -665,12 +665,46 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
     return run(st, "COMMIT", err, "committing");
 }
 
+/* The group's commits in one transaction without savepoints: 1 when each was written or
+ * failed having written nothing (a lease check, a row to create that exists), and the
+ * transaction is committed; 0 when one failed having written part of its rows, or with
+ * AC_EIO (rolled back: the caller writes them again, each in its savepoint); or the error of
+ * BEGIN or COMMIT, for all (rolled back). */
+static int commit_plain(ac_store *st, const ac_store_commit *c, size_t n, int *rcs, ac_error *errs)
+{
+    int rc = commit_begin(st, &errs[0]);
+    for (size_t i = 0; rc == AC_OK && i < n; i++) {
+        int before = sqlite3_total_changes(DB(st));
+        rcs[i] = commit_body(st, &c[i], &errs[i]);
+        if (rcs[i] == AC_EIO || (rcs[i] != AC_OK && sqlite3_total_changes(DB(st)) != before)) {
+            rollback(st);
+            memset(errs, 0, n * sizeof *errs);
+            return 0;
+        }
+    }
+    if (rc == AC_OK && (rc = run(st, "COMMIT", &errs[0], "committing")) == AC_OK)
+        return 1;
+    rollback(st);
+    for (size_t i = 0; i < n; i++) {
+        rcs[i] = rc;
+        errs[i] = errs[0];
+    }
+    return rc;
+}
+
 /* Several sessions' commits in one transaction (group commit across the sessions of a loop
- * turn), each in a savepoint: one that fails is rolled back to its savepoint and fails alone;
- * a failure of the transaction fails all. */
+ * turn). One that fails is rolled back alone and fails alone: a failure that wrote nothing
+ * needs no savepoint, so the group is first written without any; when one fails midway, the
+ * group is written again with each commit in a savepoint. A failure of the transaction fails
+ * all. */
 static int sq_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int *rcs,
                           ac_error *errs)
 {
+    int plain = commit_plain(st, c, n, rcs, errs);
+    if (plain == 1)
+        return AC_OK;
+    if (plain != 0)
+        return plain;
     ac_error *first = &errs[0];
     int rc = commit_begin(st, first);
     for (size_t i = 0; rc == AC_OK && i < n; i++) {
