@@ -481,50 +481,61 @@ static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t attem
     return exec(st, "COMMIT", err, "removing a session");
 }
 
-/* Binds row i of what a commit writes to one table. */
-typedef void (*bind_fn)(sqlite3_stmt *q, const ac_store_commit *c, size_t i);
+/* Binds row i of what a commit writes to one table (now: the database's, read at the commit's
+ * BEGIN). */
+typedef void (*bind_fn)(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now);
 
-static void bind_event(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+/* Event i of c bound to the parameters at + 1 .. at + 6 of an events INSERT. */
+static void bind_event_at(sqlite3_stmt *q, int at, const ac_store_commit *c, size_t i)
 {
     const ac_store_event *e = &c->evs[i];
-    bind_static(q, 1, c->id);
-    sqlite3_bind_int64(q, 2, (sqlite3_int64)e->n);
-    sqlite3_bind_int64(q, 3, e->t_ms);
-    bind_static(q, 4, e->ev);
-    bind_static(q, 5, e->data);
-    bind_static(q, 6, e->steps);
+    bind_static(q, at + 1, c->id);
+    sqlite3_bind_int64(q, at + 2, (sqlite3_int64)e->n);
+    sqlite3_bind_int64(q, at + 3, e->t_ms);
+    bind_static(q, at + 4, e->ev);
+    bind_static(q, at + 5, e->data);
+    bind_static(q, at + 6, e->steps);
 }
 
-static void bind_late(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+static void bind_event(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
 {
+    (void)now;
+    bind_event_at(q, 0, c, i);
+}
+
+static void bind_late(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
+{
+    (void)now;
     bind_static(q, 1, c->late[i].steps);
     bind_static(q, 2, c->id);
     sqlite3_bind_int64(q, 3, (sqlite3_int64)c->late[i].n);
 }
 
-static void bind_finished(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+static void bind_finished(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
 {
     sqlite3_bind_int(q, 1, c->finished_ok[i]);
     bind_static(q, 2, c->id);
     bind_static(q, 3, c->finished[i]);
+    sqlite3_bind_int64(q, 4, now);
 }
 
-static void bind_started(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+static void bind_started(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
 {
     bind_static(q, 1, c->id);
     bind_static(q, 2, c->started[i]);
     bind_static(q, 3, c->started_names[i]);
+    sqlite3_bind_int64(q, 4, now);
 }
 
-static void bind_id(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+static void bind_id(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
 {
-    (void)i;
+    (void)i, (void)now;
     bind_static(q, 1, c->id);
 }
 
-static void bind_snapshot(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+static void bind_snapshot(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
 {
-    (void)i;
+    (void)i, (void)now;
     bind_static(q, 1, c->id);
     sqlite3_bind_int64(q, 2, (sqlite3_int64)c->snapshot_n);
     bind_static(q, 3, c->snapshot);
@@ -541,7 +552,7 @@ static int each(ac_store *st, const char *sql, const ac_store_commit *c, size_t 
     int ok = q != NULL;
     for (size_t i = 0; ok && i < n; i++) {
         sqlite3_reset(q);
-        bind(q, c, i);
+        bind(q, c, i, ((sq_store *)st)->commit_now);
         ok = sqlite3_step(q) == SQLITE_DONE;
     }
     if (!ok)
@@ -596,33 +607,34 @@ static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
     return rc == AC_OK ? ac_store_fenced(st, c, err) : rc;
 }
 
-/* One session's part of a commit, inside the transaction (or its savepoint): AC_OK; the lease
- * check's error or AC_EINVAL for a row to create that exists (nothing written); or AC_EIO
- * (the caller rolls back). */
-static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
+static const char EV_INSERT[] =
+    "INSERT INTO events(session, n, t_ms, ev, data, steps) VALUES(?, ?, ?, ?, ?, ?)";
+
+/* A session's row of a commit, made first when it is new: AC_OK; the lease check's error or
+ * AC_EINVAL for a row to create that exists (nothing written); or AC_EIO. */
+static int commit_head(ac_store *st, const ac_store_commit *c, ac_error *err)
 {
     int rc = AC_OK;
     if (c->create) /* AC_EINVAL: it exists (created by another process meanwhile) */
         rc = create_row(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms,
                         ((sq_store *)st)->commit_now, err);
-    if (rc == AC_OK)
-        rc = write_row(st, c, err);
-    if (rc == AC_OK)
-        rc = each(st,
-                  "INSERT INTO events(session, n, t_ms, ev, data, steps) VALUES(?, ?, ?, ?, ?, ?)",
-                  c, c->n_evs, bind_event, err);
-    if (rc == AC_OK)
-        rc = each(st, "UPDATE events SET steps = ? WHERE session = ? AND n = ?", c, c->n_late,
+    return rc == AC_OK ? write_row(st, c, err) : rc;
+}
+
+/* What a commit writes after its session's row and events: AC_OK, or AC_EIO. */
+static int commit_rest(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = each(st, "UPDATE events SET steps = ? WHERE session = ? AND n = ?", c, c->n_late,
                   bind_late, err);
     if (rc == AC_OK)
         rc = each(st,
-                  "UPDATE tool_calls SET finished_ms = " NOW ", ok = ? "
-                  "WHERE session = ? AND call_id = ?",
+                  "UPDATE tool_calls SET finished_ms = ?4, ok = ?1 "
+                  "WHERE session = ?2 AND call_id = ?3",
                   c, c->n_finished, bind_finished, err);
     if (rc == AC_OK)
         rc = each(st,
                   "INSERT OR IGNORE INTO tool_calls(session, call_id, name, started_ms) "
-                  "VALUES(?, ?, ?, " NOW ")",
+                  "VALUES(?1, ?2, ?3, ?4)",
                   c, c->n_started, bind_started, err);
     /* a new snapshot replaces the latest, unless that one is kept (an agent change's) */
     if (rc == AC_OK)
@@ -635,6 +647,17 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
                   "kept = max(kept, excluded.kept)",
                   c, c->snapshot ? 1 : 0, bind_snapshot, err);
     return rc;
+}
+
+/* One session's part of a commit, inside the transaction (or its savepoint): AC_OK; the lease
+ * check's error or AC_EINVAL for a row to create that exists (nothing written); or AC_EIO
+ * (the caller rolls back). */
+static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = commit_head(st, c, err);
+    if (rc == AC_OK)
+        rc = each(st, EV_INSERT, c, c->n_evs, bind_event, err);
+    return rc == AC_OK ? commit_rest(st, c, err) : rc;
 }
 
 /* BEGIN IMMEDIATE of a commit, and the database's now read once for its rows: AC_OK, or AC_EIO
@@ -665,6 +688,56 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
     return run(st, "COMMIT", err, "committing");
 }
 
+/* Event rows of a group's commits, inserted EV_ROWS at a time: one statement for several
+ * rows costs less than one for each. */
+#define EV_ROWS 8
+static const char EV_INSERT_ROWS[] =
+    "INSERT INTO events(session, n, t_ms, ev, data, steps) VALUES(?, ?, ?, ?, ?, ?),"
+    "(?, ?, ?, ?, ?, ?),(?, ?, ?, ?, ?, ?),(?, ?, ?, ?, ?, ?),(?, ?, ?, ?, ?, ?),"
+    "(?, ?, ?, ?, ?, ?),(?, ?, ?, ?, ?, ?),(?, ?, ?, ?, ?, ?)";
+
+typedef struct ev_rows {
+    const ac_store_commit *c[EV_ROWS];
+    size_t i[EV_ROWS], n;
+} ev_rows;
+
+/* The rows p holds inserted (EV_ROWS in one statement, fewer one by one), p emptied: AC_OK,
+ * or AC_EIO with err filled. */
+static int ev_rows_flush(ac_store *st, ev_rows *p, ac_error *err)
+{
+    size_t n = p->n;
+    p->n = 0;
+    if (n < EV_ROWS) {
+        sqlite3_stmt *q = prep(st, EV_INSERT);
+        int ok = q != NULL;
+        for (size_t j = 0; ok && j < n; j++) {
+            sqlite3_reset(q);
+            bind_event_at(q, 0, p->c[j], p->i[j]);
+            ok = sqlite3_step(q) == SQLITE_DONE;
+        }
+        if (!ok)
+            sq_fail(st, err, "committing");
+        done(q);
+        return ok ? AC_OK : AC_EIO;
+    }
+    sqlite3_stmt *q = prep(st, EV_INSERT_ROWS);
+    for (size_t j = 0; q && j < n; j++)
+        bind_event_at(q, (int)j * 6, p->c[j], p->i[j]);
+    int ok = q && sqlite3_step(q) == SQLITE_DONE;
+    if (!ok)
+        sq_fail(st, err, "committing");
+    done(q);
+    return ok ? AC_OK : AC_EIO;
+}
+
+/* Event i of c added to p, and p inserted when full: AC_OK, or AC_EIO with err filled. */
+static int ev_rows_add(ac_store *st, ev_rows *p, const ac_store_commit *c, size_t i, ac_error *err)
+{
+    p->c[p->n] = c;
+    p->i[p->n++] = i;
+    return p->n == EV_ROWS ? ev_rows_flush(st, p, err) : AC_OK;
+}
+
 /* The group's commits in one transaction without savepoints: 1 when each was written or
  * failed having written nothing (a lease check, a row to create that exists), and the
  * transaction is committed; 0 when one failed having written part of its rows, or with
@@ -672,15 +745,24 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
  * BEGIN or COMMIT, for all (rolled back). */
 static int commit_plain(ac_store *st, const ac_store_commit *c, size_t n, int *rcs, ac_error *errs)
 {
-    int rc = commit_begin(st, &errs[0]);
-    for (size_t i = 0; rc == AC_OK && i < n; i++) {
+    ev_rows p = {.n = 0};
+    int rc = commit_begin(st, &errs[0]), midway = 0;
+    for (size_t i = 0; rc == AC_OK && !midway && i < n; i++) {
         int before = sqlite3_total_changes(DB(st));
-        rcs[i] = commit_body(st, &c[i], &errs[i]);
-        if (rcs[i] == AC_EIO || (rcs[i] != AC_OK && sqlite3_total_changes(DB(st)) != before)) {
-            rollback(st);
-            memset(errs, 0, n * sizeof *errs);
-            return 0;
-        }
+        rcs[i] = commit_head(st, &c[i], &errs[i]);
+        if (rcs[i] != AC_OK && rcs[i] != AC_EIO && sqlite3_total_changes(DB(st)) == before)
+            continue; /* failed alone, nothing written */
+        midway = rcs[i] != AC_OK;
+        for (size_t k = 0; !midway && k < c[i].n_evs; k++)
+            midway = ev_rows_add(st, &p, &c[i], k, &errs[i]) != AC_OK;
+        if (!midway && c[i].n_late) /* steps of events that may wait in p */
+            midway = ev_rows_flush(st, &p, &errs[i]) != AC_OK;
+        midway = midway || commit_rest(st, &c[i], &errs[i]) != AC_OK;
+    }
+    if (rc == AC_OK && (midway || ev_rows_flush(st, &p, &errs[0]) != AC_OK)) {
+        rollback(st);
+        memset(errs, 0, n * sizeof *errs);
+        return 0;
     }
     if (rc == AC_OK && (rc = run(st, "COMMIT", &errs[0], "committing")) == AC_OK)
         return 1;
