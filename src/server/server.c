@@ -1560,6 +1560,7 @@ static void srv_free(srv *sv)
 {
     while (sv->sessions)
         srv_sess_free(sv->sessions);
+    ac_idmap_clear(&sv->by_id);
     if (sv->loop)
         srv_workers_stop(sv);
     srv_remote_free(sv);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "agentc/store.h"
+#include "io/idmap.h"
 #include "io/loop.h"
 #include "server.h"
 #include "util/buf.h"
@@ -65,6 +66,7 @@ typedef void (*srv_done_fn)(srv_sess *ss, void *ud);
 struct srv_sess {
     int tag; /* SRV_TAG_SESS */
     srv_sess *next;
+    srv_sess *same_key; /* the next session whose id has the same key in srv's by_id */
     srv *sv;
     char *id;
     srv_owner *owner;
@@ -143,6 +145,10 @@ struct srv {
     struct srv_load *loads; /* requests waiting for a stored session to load */
     srv_sess *sessions;
     size_t n_sessions;
+    /* the sessions by ac_idmap_str_key of their id (those of one key chained by same_key);
+     * ids_lost: a put failed (out of memory), srv_sess_find scans the list instead */
+    ac_idmap by_id;
+    int ids_lost;
     srv_owner *owners;
     size_t n_owners;
     srv_owner anon; /* no --tokens */

@@ -22,7 +22,8 @@ static void add_view(srv_sess *ss, json_t *o, const srv_view *v);
 
 srv_sess *srv_sess_find(srv *sv, const srv_owner *owner, const char *id)
 {
-    for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
+    srv_sess *ss = sv->ids_lost ? sv->sessions : ac_idmap_get(&sv->by_id, ac_idmap_str_key(id));
+    for (; ss; ss = sv->ids_lost ? ss->next : ss->same_key)
         if (!ss->freeing && ss->owner == owner && !strcmp(ss->id, id))
             return ss;
     return NULL;
@@ -35,6 +36,32 @@ static void link_sess(srv *sv, srv_sess *ss)
     sv->n_sessions++;
     if (ss->owner)
         ss->owner->sessions++;
+    uint64_t key = ac_idmap_str_key(ss->id);
+    ss->same_key = ac_idmap_get(&sv->by_id, key);
+    if (!sv->ids_lost && ac_idmap_put(&sv->by_id, key, ss))
+        sv->ids_lost = 1; /* out of memory: found by the list from now on */
+}
+
+/* ss out of the sessions list and of by_id. */
+static void unlink_sess(srv *sv, srv_sess *ss)
+{
+    for (srv_sess **pp = &sv->sessions; *pp; pp = &(*pp)->next)
+        if (*pp == ss) {
+            *pp = ss->next;
+            sv->n_sessions--;
+            break;
+        }
+    uint64_t key = ac_idmap_str_key(ss->id);
+    srv_sess *head = ac_idmap_get(&sv->by_id, key);
+    if (head == ss && ss->same_key && ac_idmap_put(&sv->by_id, key, ss->same_key))
+        sv->ids_lost = 1; /* out of memory (the map grows before it replaces) */
+    else if (head == ss && !ss->same_key)
+        ac_idmap_del(&sv->by_id, key);
+    for (srv_sess *o = head; o && o != ss; o = o->same_key)
+        if (o->same_key == ss) {
+            o->same_key = ss->same_key;
+            break;
+        }
 }
 
 static void fill_err(ac_error *err, int code, const char *text)
@@ -216,12 +243,7 @@ void srv_sess_drop(srv_sess *ss, int delete)
         return;
     srv *sv = ss->sv;
     ss->freeing = 1;
-    for (srv_sess **pp = &sv->sessions; *pp; pp = &(*pp)->next)
-        if (*pp == ss) {
-            *pp = ss->next;
-            sv->n_sessions--;
-            break;
-        }
+    unlink_sess(sv, ss);
     while (ss->streams)
         srv_stream_detach(ss->streams);
     srv_frames_free(ss->live);

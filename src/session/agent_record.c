@@ -37,18 +37,16 @@ void ac_session_agent_from_spawn(ac_session *s, const json_t *spawn_data)
         set_agent(s, agent);
 }
 
-json_t *ac_session_agent_spawn_json(const ac_session_options *opts)
+int ac_session_agent_check(const ac_session_options *opts, json_t **agent, char *err, size_t errcap)
 {
-    return opts && opts->agent ? json_loads(opts->agent, 0, NULL) : NULL;
-}
-
-int ac_session_agent_check(const ac_session_options *opts, char *err, size_t errcap)
-{
-    json_t *a = ac_session_agent_spawn_json(opts);
+    json_t *a = opts && opts->agent ? json_loads(opts->agent, 0, NULL) : NULL;
     int ok = !opts || !opts->agent || json_is_object(a);
-    json_decref(a);
     if (!ok)
         snprintf(err, errcap, "the session's agent is not a JSON object");
+    if (ok && agent)
+        *agent = a;
+    else
+        json_decref(a);
     return ok ? 0 : -1;
 }
 

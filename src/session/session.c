@@ -819,8 +819,9 @@ int ac_session_cancel_turn(ac_session *s)
     return post_index(s, s->e->ev_turn_cancel, NULL, 0);
 }
 
-/* The spawn event: the session's options over the engine's defaults. */
-static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
+/* The spawn event: the session's options over the engine's defaults, and the agent parsed
+ * from them (stolen, NULL: none). */
+static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts, json_t *agent)
 {
     const char *system = opts && opts->system_prompt ? opts->system_prompt : e->system_prompt;
     json_t *tools = json_array();
@@ -838,7 +839,6 @@ static json_t *spawn_payload(ac_engine *e, const ac_session_options *opts)
     json_decref(kits);
     if (d && e->state_decl) /* the State starts from the event: a replay needs no tool file */
         json_object_set(d, "state", e->state_decl);
-    json_t *agent = ac_session_agent_spawn_json(opts);
     if (d && agent)
         json_object_set(d, "agent", agent);
     json_decref(agent);
@@ -962,8 +962,10 @@ static int session_open_journal(ac_session *s, const char *journal_path, char *e
 
 /* Starts the machines and queues spawn (not in replay), then applies what that raised, at
  * once or, from a loop callback, deferred. 0; -1 with err filled (the session is to be
- * discarded); 1 when the session was freed while it started. */
-static int session_start(ac_session *s, const ac_session_options *opts, char *err, size_t errcap)
+ * discarded); 1 when the session was freed while it started. agent: opts' agent parsed
+ * (stolen, NULL: none). */
+static int session_start(ac_session *s, const ac_session_options *opts, json_t *agent, char *err,
+                         size_t errcap)
 {
     ac_engine *e = s->e;
     /* Tracing costs a call per transition: installed only when someone
@@ -980,6 +982,7 @@ static int session_start(ac_session *s, const ac_session_options *opts, char *er
     s->draining = 0;
     if (started != AC_FSM_HANDLED) {
         snprintf(err, errcap, "the spec failed to start (see the trace)");
+        json_decref(agent);
         ac_event stop = {0, start.time_ms, NULL};
         s->draining = 1;
         ac_fsm_stop(&s->fsm, &stop);
@@ -987,9 +990,11 @@ static int session_start(ac_session *s, const ac_session_options *opts, char *er
         return -1;
     }
     if (e->ev_spawn != AC_FSM_NONE && !s->replaying) {
-        ac_queued_event *q = q_new(e->ev_spawn, spawn_payload(e, opts), 0, 0);
+        ac_queued_event *q = q_new(e->ev_spawn, spawn_payload(e, opts, agent), 0, 0);
         if (q)
             q_push(&s->inbox, q);
+    } else {
+        json_decref(agent);
     }
     if (s->raised.head || s->inbox.head) {
         if (e->loop && ac_loop_in_callback(e->loop) && !s->replaying) {
@@ -1002,20 +1007,23 @@ static int session_start(ac_session *s, const ac_session_options *opts, char *er
     return 0;
 }
 
+/* agent: opts' agent parsed by ac_session_opts_check (stolen, NULL: none). */
 static ac_session *session_new(ac_engine *e, const char *id, const ac_session_options *opts,
-                               int replay, const ac_session_hooks *hooks, void *hooks_ud, char *err,
-                               size_t errcap)
+                               json_t *agent, int replay, const ac_session_hooks *hooks,
+                               void *hooks_ud, char *err, size_t errcap)
 {
     ac_session *s = session_alloc(e, id, replay, hooks, hooks_ud);
     if (!s) {
+        json_decref(agent);
         snprintf(err, errcap, "out of memory");
         return NULL;
     }
     if (session_open_journal(s, opts ? opts->journal_path : NULL, err, errcap) < 0) {
+        json_decref(agent);
         session_discard(s);
         return NULL;
     }
-    int rc = session_start(s, opts, err, errcap);
+    int rc = session_start(s, opts, agent, err, errcap);
     if (rc < 0)
         session_discard(s);
     return rc ? NULL : s;
@@ -1073,8 +1081,8 @@ static int history_check(const char *text, char *err, size_t errcap)
     return ok ? 0 : -1;
 }
 
-int ac_session_opts_check(const ac_engine *e, const ac_session_options *opts, char *err,
-                          size_t errcap)
+int ac_session_opts_check(const ac_engine *e, const ac_session_options *opts, json_t **agent,
+                          char *err, size_t errcap)
 {
     const char *p = opts ? opts->system_prompt : NULL;
     size_t n = p ? strlen(p) : 0, ok = p ? ac_utf8_valid_len(p, n) : 0;
@@ -1086,7 +1094,7 @@ int ac_session_opts_check(const ac_engine *e, const ac_session_options *opts, ch
         return -1;
     if (ac_client_tools_check(e, opts, err, errcap)) /* client_tools.c */
         return -1;
-    return ac_session_agent_check(opts, err, errcap);
+    return ac_session_agent_check(opts, agent, err, errcap);
 }
 
 ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_options *opts,
@@ -1097,11 +1105,13 @@ ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_o
         ac_error_set(err, AC_EINVAL, "ac_session_new needs an engine");
         return NULL;
     }
-    if (ac_session_opts_check(e, opts, text, sizeof text)) {
+    json_t *agent = NULL;
+    if (ac_session_opts_check(e, opts, &agent, text, sizeof text)) {
         ac_error_set(err, AC_EINVAL, text);
         return NULL;
     }
     if (e->tool_choice && !ac_tools_find(e, e->tool_choice)) {
+        json_decref(agent);
         snprintf(text, sizeof text,
                  "tool_choice '%.128s' names no configured tool (auto, none, required, or the "
                  "name of a tool added to the engine)",
@@ -1109,7 +1119,7 @@ ac_session *ac_session_new_opts(ac_engine *e, const char *id, const ac_session_o
         ac_error_set(err, AC_ECONFIG, text);
         return NULL;
     }
-    ac_session *s = session_new(e, id, opts, 0, NULL, NULL, text, sizeof text);
+    ac_session *s = session_new(e, id, opts, agent, 0, NULL, NULL, text, sizeof text);
     if (!s)
         ac_error_set(err,
                      strstr(text, "out of memory") ? AC_ENOMEM
@@ -1138,30 +1148,31 @@ ac_session *ac_session_new_replayer(ac_engine *e, const char *id, ac_error *err)
 
 ac_session *ac_session_new_replay(ac_engine *e, const char *id, char *err, size_t errcap)
 {
-    return session_new(e, id, NULL, 1, NULL, NULL, err, errcap);
+    return session_new(e, id, NULL, NULL, 1, NULL, NULL, err, errcap);
 }
 
 ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session_hooks *hooks,
                                   void *hooks_ud, int replay, char *err, size_t errcap)
 {
     if (!replay)
-        return ac_session_new_hooked_opts(e, id, hooks, hooks_ud, NULL, err, errcap);
-    return session_new(e, id, NULL, 1, hooks, hooks_ud, err, errcap);
+        return ac_session_new_hooked_opts(e, id, hooks, hooks_ud, NULL, NULL, err, errcap);
+    return session_new(e, id, NULL, NULL, 1, hooks, hooks_ud, err, errcap);
 }
 
 ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_session_hooks *hooks,
-                                       void *hooks_ud, const ac_session_options *opts, char *err,
-                                       size_t errcap)
+                                       void *hooks_ud, const ac_session_options *opts,
+                                       json_t *agent, char *err, size_t errcap)
 {
     if (e->tool_choice && !ac_tools_find(e, e->tool_choice)) {
+        json_decref(agent);
         snprintf(err, errcap, "tool_choice '%.128s' names no configured tool", e->tool_choice);
         return NULL;
     }
-    /* opts were checked by the caller (ac_session_opts_check, before it touched its store):
-     * the agent's JSON is not parsed once more here */
+    /* opts were checked by the caller (ac_session_opts_check, before it touched its store),
+     * which gave their agent parsed: its JSON is not parsed once more here */
     ac_session_options o = opts ? *opts : (ac_session_options){0};
     o.journal_path = NULL; /* the hooks keep the journal */
-    return session_new(e, id, &o, 0, hooks, hooks_ud, err, errcap);
+    return session_new(e, id, &o, agent, 0, hooks, hooks_ud, err, errcap);
 }
 
 void ac_session_set_step_hook(ac_session *s, ac_trace_fn fn, void *ud)

@@ -212,12 +212,12 @@ struct ac_session {
     void *effect_state[];
 };
 
-/* The agent record (agent_record.c): spawn's "agent" taken; the spawn payload's agent of
- * opts (a new reference, NULL: none); the options' agent checked (0, or -1 with err filled);
- * the record "agent.changed" (data stolen) applied; the snapshot part. */
+/* The agent record (agent_record.c): spawn's "agent" taken; the options' agent checked (0,
+ * its parsed object given in *agent when agent is not NULL (NULL: none), the caller's; or -1
+ * with err filled); the record "agent.changed" (data stolen) applied; the snapshot part. */
 void ac_session_agent_from_spawn(ac_session *s, const json_t *spawn_data);
-json_t *ac_session_agent_spawn_json(const ac_session_options *opts);
-int ac_session_agent_check(const ac_session_options *opts, char *err, size_t errcap);
+int ac_session_agent_check(const ac_session_options *opts, json_t **agent, char *err,
+                           size_t errcap);
 int ac_session_agent_post(ac_session *s, json_t *data, int64_t t_ms);
 /* A sub-agent call's record (AC_AGENT_STARTED, AC_AGENT_DONE; data an object, stolen): applied
  * as the agent change's is, outside any dispatch of s (AC_EINVAL from one), mid-turn too. */

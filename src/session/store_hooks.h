@@ -42,14 +42,16 @@ ac_session *ac_session_new_hooked(ac_engine *e, const char *id, const ac_session
                                   void *hooks_ud, int replay, char *err, size_t errcap);
 /* The options' check before a session of engine e is made of them: 0, or -1 with err filled
  * (a system prompt that is not UTF-8: a JSON event cannot carry it; client tools that are
- * malformed or named like one of e's tools). */
-int ac_session_opts_check(const ac_engine *e, const ac_session_options *opts, char *err,
-                          size_t errcap);
+ * malformed or named like one of e's tools; an agent that is not a JSON object). When agent
+ * is not NULL, the agent parsed (NULL: none) is given there on success: the caller's, to
+ * hand to ac_session_new_hooked_opts (the agent's JSON is parsed once per session). */
+int ac_session_opts_check(const ac_engine *e, const ac_session_options *opts, json_t **agent,
+                          char *err, size_t errcap);
 /* The same, a new session taking opts (may be NULL) into its spawn event; the caller checked
- * them with ac_session_opts_check first. */
+ * them with ac_session_opts_check first, which gave agent (stolen, NULL: none). */
 ac_session *ac_session_new_hooked_opts(ac_engine *e, const char *id, const ac_session_hooks *hooks,
-                                       void *hooks_ud, const ac_session_options *opts, char *err,
-                                       size_t errcap);
+                                       void *hooks_ud, const ac_session_options *opts,
+                                       json_t *agent, char *err, size_t errcap);
 
 /* The hooks_ud s was made with when it is followed by hooks (borrowed); else NULL. */
 void *ac_session_hooks_ud(const ac_session *s, const ac_session_hooks *hooks);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "store_writer.h"
+#include "util/grow.h"
 
 void ac_store_group_remove(store_writer *w)
 {
@@ -76,9 +77,11 @@ void ac_store_group_free(ac_store *st)
 {
     group_flush(st); /* the last commits of sessions freed in the group */
     if (st->group) {
-        for (uint16_t i = 0; st->group->row_text && i < st->group->n_text; i++)
+        for (uint32_t i = 0; st->group->row_text && i < st->group->n_text; i++)
             free(st->group->row_text[i].text);
         free(st->group->row_text);
+        struct ac_store_group *g = st->group;
+        free(g->fl_ws), free(g->fl_c), free(g->fl_evs), free(g->fl_rcs), free(g->fl_errs);
         free(st->group->v);
         free(st->group);
         st->group = NULL;
@@ -111,12 +114,26 @@ static void group_done(void *ud)
         else
             ac_sw_pend_run(ws[i], !ws[i]->error);
     }
-    free(g->fl_ws), free(g->fl_c), free(g->fl_evs), free(g->fl_rcs), free(g->fl_errs);
-    g->fl_ws = NULL, g->fl_c = NULL, g->fl_evs = NULL, g->fl_rcs = NULL, g->fl_errs = NULL;
-    g->n_fl = g->k_fl = 0;
+    g->n_fl = g->k_fl = 0; /* the arrays stay for the next group */
     g->busy = 0;
     if (g->n && !g->timer)
         g->timer = ac_loop_timer(g->loop, 0, group_fired, st);
+}
+
+/* Room for n members in the group's in-flight arrays, kept from one group commit to the next
+ * (a group's errors alone are 780 bytes a member, zeroed each time when they were calloc'd):
+ * 0, or -1 when out of memory. */
+static int fl_reserve(struct ac_store_group *g, size_t n)
+{
+    size_t c1 = g->fl_cap, c2 = c1, c3 = c1, c4 = c1, c5 = c1;
+    if (ac_grow((void **)&g->fl_ws, &c1, n, sizeof *g->fl_ws) ||
+        ac_grow((void **)&g->fl_c, &c2, n, sizeof *g->fl_c) ||
+        ac_grow((void **)&g->fl_evs, &c3, n, sizeof *g->fl_evs) ||
+        ac_grow((void **)&g->fl_rcs, &c4, n, sizeof *g->fl_rcs) ||
+        ac_grow((void **)&g->fl_errs, &c5, n, sizeof *g->fl_errs))
+        return -1;
+    g->fl_cap = c5;
+    return 0;
 }
 
 static void group_fired(void *ud)
@@ -127,20 +144,21 @@ static void group_fired(void *ud)
     if (g->busy)
         return; /* started again when the one in flight is done */
     size_t n = g->n;
-    store_writer **ws = malloc(n * sizeof *ws);
-    ac_store_commit *c = calloc(n, sizeof *c);
-    ac_store_event **evs = calloc(n, sizeof *evs);
-    int *rcs = calloc(n, sizeof *rcs);
-    ac_error *errs = calloc(n, sizeof *errs);
-    if (!ws || !c || !evs || !rcs || !errs) { /* commit them one by one */
-        free(ws), free(c), free(evs), free(rcs), free(errs);
+    if (fl_reserve(g, n)) { /* commit them one by one */
         while (g->n)
             ac_sw_commit(g->v[0]);
         return;
     }
+    store_writer **ws = g->fl_ws;
+    ac_store_commit *c = g->fl_c;
+    ac_store_event **evs = g->fl_evs;
+    int *rcs = g->fl_rcs;
+    ac_error *errs = g->fl_errs;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         store_writer *w = g->v[i];
+        evs[i] = NULL, rcs[i] = AC_OK;
+        errs[i].code = 0, errs[i].text[0] = '\0';
         w->queued = 0;
         ws[i] = w;
         if (ac_sw_prepare(w, &c[k], &evs[k]) == 0) { /* the ones that commit first, in order */
@@ -150,7 +168,6 @@ static void group_fired(void *ud)
     }
     g->n = 0;
     g->busy = 1;
-    g->fl_ws = ws, g->fl_c = c, g->fl_evs = evs, g->fl_rcs = rcs, g->fl_errs = errs;
     g->n_fl = n, g->k_fl = k;
     if (k)
         st->ops->commit_start(st, g->loop, c, k, rcs, errs, &g->fl_rc, group_done, st);

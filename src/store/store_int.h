@@ -20,12 +20,15 @@
  * COMMIT, or an error after which the database rolled the transaction back:
  * a full disk, an I/O error) fails them all, and then nothing is written.
  * PostgreSQL aborts the whole transaction on any error, so the savepoint is
- * what scopes a failure, never a statement's own rollback.
+ * what scopes a failure, never a statement's own rollback. SQLite writes the
+ * group without savepoints first and, only when a session's part fails having
+ * written some of its rows, rolls back and writes it again with them.
  *
  * Clocks. Leases are timed by the database's clock, never the caller's: an
  * operation is given a lease's length (lease_ms) and computes its expiry
  * inside the SQL from the database's own "now" (SQLite: the time of the
- * file's host; PostgreSQL: the server's clock_timestamp()); expiry is judged
+ * file's host, read by SQL once at a commit's BEGIN for all its rows;
+ * PostgreSQL: the server's clock_timestamp()); expiry is judged
  * against that same clock. The times a backend records for a session row or a
  * tool call (created_ms, updated_ms, started_ms, finished_ms, lease_expires_ms)
  * are the database's too. An event's t_ms is the session's time (its own

@@ -134,8 +134,9 @@ static void fresh_id(char *buf, size_t cap)
 
 /* A new session: its row created now, or with AC_STORE_GROUPED by the loop turn's group
  * commit (lazy). */
+/* agent: opts' agent as ac_session_opts_check parsed it (stolen, NULL: none). */
 static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsigned flags,
-                              const ac_session_options *opts, ac_error *err)
+                              const ac_session_options *opts, json_t *agent, ac_error *err)
 {
     const ac_fsm_tables *t = ac_engine_tables(e);
     json_t *meta = json_pack("{s:s, s:O?}", "spec", t->spec_path ? t->spec_path : "", "params",
@@ -146,11 +147,13 @@ static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsign
     int rc = lazy ? AC_OK : st->ops->create(st, id, t->hash, metas, st->holder, st->lease_ms, err);
     if (rc != AC_OK) {
         free(metas);
+        json_decref(agent);
         return NULL;
     }
     store_writer *w = ac_sw_new(st);
     if (!w || (lazy && !(w->spec_hash = strdup(t->hash)))) {
         free(metas);
+        json_decref(agent);
         ac_sw_free(w);
         ac_store_err(err, AC_ENOMEM, "out of memory");
         if (!lazy)
@@ -164,7 +167,8 @@ static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsign
         free(metas);
     w->muted = 0;
     char text[512] = "";
-    ac_session *s = ac_session_new_hooked_opts(e, id, &AC_SW_HOOKS, w, opts, text, sizeof text);
+    ac_session *s =
+        ac_session_new_hooked_opts(e, id, &AC_SW_HOOKS, w, opts, agent, text, sizeof text);
     if (!s) {
         ac_sw_free(w);
         ac_store_err(err, strstr(text, "tool_choice") ? AC_ECONFIG : AC_ESPEC, "%s", text);
@@ -296,7 +300,8 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
         return NULL;
     }
     char why[128];
-    if (ac_session_opts_check(e, opts, why, sizeof why)) {
+    json_t *agent = NULL; /* parsed once: given to the new session's spawn event */
+    if (ac_session_opts_check(e, opts, &agent, why, sizeof why)) {
         ac_store_err(err, AC_EINVAL, "%s", why);
         return NULL;
     }
@@ -312,7 +317,8 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
         rc = AC_STORE_ENOENT;
     }
     if (rc == AC_STORE_ENOENT && !(flags & AC_STORE_MUST_EXIST))
-        return create_new(st, e, id, flags, opts, err);
+        return create_new(st, e, id, flags, opts, agent, err);
+    json_decref(agent); /* a stored session keeps its own agent */
     return rc == AC_OK ? open_stored(st, e, &info, flags, err) : NULL;
 }
 

@@ -48,6 +48,7 @@ typedef struct sq_store {
     int joined; /* a worker (ac_store_worker_join): the server byte of DB-holders is ours */
     char listen[128];
     int64_t started_ms, beat_ms;
+    int64_t commit_now; /* the database's now at the running commit's BEGIN (0: none runs) */
     /* prepared statements by their SQL text (static strings, compared by address) */
     const char *sql[CACHE];
     sqlite3_stmt *stmt[CACHE];
@@ -393,19 +394,21 @@ static int lease_check(ac_store *st, const char *id, const char *holder, ac_erro
     return ok ? AC_OK : AC_STORE_EBUSY;
 }
 
-static int sq_create(ac_store *st, const char *id, const char *spec_hash, const char *params,
-                     const char *holder, int64_t lease_ms, ac_error *err)
+/* The session's row made at the database's time now (ms). */
+static int create_row(ac_store *st, const char *id, const char *spec_hash, const char *params,
+                      const char *holder, int64_t lease_ms, int64_t now, ac_error *err)
 {
     sqlite3_stmt *q = prep(st, "INSERT INTO sessions(id, spec_hash, params, status, at_rest, "
                                "created_ms, updated_ms, holder, lease_until) "
-                               "VALUES(?, ?, ?, 'idle', 1, " NOW ", " NOW ", ?, " NOW " + ?)");
-    if (!q)
+                               "VALUES(?1, ?2, ?3, 'idle', 1, ?6, ?6, ?4, ?6 + ?5)");
+    if (!q || !now)
         return sq_fail(st, err, "creating a session");
     bind_text(q, 1, id);
     bind_text(q, 2, spec_hash);
     bind_text(q, 3, params ? params : "{}");
     bind_text(q, 4, holder);
     sqlite3_bind_int64(q, 5, lease_ms);
+    sqlite3_bind_int64(q, 6, now);
     int rc = sqlite3_step(q);
     done(q);
     if ((rc & 0xff) == SQLITE_CONSTRAINT) {
@@ -413,6 +416,14 @@ static int sq_create(ac_store *st, const char *id, const char *spec_hash, const 
         return AC_EINVAL;
     }
     return rc == SQLITE_DONE ? AC_OK : sq_fail(st, err, "creating a session");
+}
+
+static int64_t db_now(ac_store *st);
+
+static int sq_create(ac_store *st, const char *id, const char *spec_hash, const char *params,
+                     const char *holder, int64_t lease_ms, ac_error *err)
+{
+    return create_row(st, id, spec_hash, params, holder, lease_ms, db_now(st), err);
 }
 
 /* Inside a transaction: AC_OK while the session's row has attempt (0: any), else
@@ -470,50 +481,61 @@ static int sq_rm(ac_store *st, const char *id, const char *holder, int64_t attem
     return exec(st, "COMMIT", err, "removing a session");
 }
 
-/* Binds row i of what a commit writes to one table. */
-typedef void (*bind_fn)(sqlite3_stmt *q, const ac_store_commit *c, size_t i);
+/* Binds row i of what a commit writes to one table (now: the database's, read at the commit's
+ * BEGIN). */
+typedef void (*bind_fn)(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now);
 
-static void bind_event(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+/* Event i of c bound to the parameters at + 1 .. at + 6 of an events INSERT. */
+static void bind_event_at(sqlite3_stmt *q, int at, const ac_store_commit *c, size_t i)
 {
     const ac_store_event *e = &c->evs[i];
-    bind_static(q, 1, c->id);
-    sqlite3_bind_int64(q, 2, (sqlite3_int64)e->n);
-    sqlite3_bind_int64(q, 3, e->t_ms);
-    bind_static(q, 4, e->ev);
-    bind_static(q, 5, e->data);
-    bind_static(q, 6, e->steps);
+    bind_static(q, at + 1, c->id);
+    sqlite3_bind_int64(q, at + 2, (sqlite3_int64)e->n);
+    sqlite3_bind_int64(q, at + 3, e->t_ms);
+    bind_static(q, at + 4, e->ev);
+    bind_static(q, at + 5, e->data);
+    bind_static(q, at + 6, e->steps);
 }
 
-static void bind_late(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+static void bind_event(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
 {
+    (void)now;
+    bind_event_at(q, 0, c, i);
+}
+
+static void bind_late(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
+{
+    (void)now;
     bind_static(q, 1, c->late[i].steps);
     bind_static(q, 2, c->id);
     sqlite3_bind_int64(q, 3, (sqlite3_int64)c->late[i].n);
 }
 
-static void bind_finished(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+static void bind_finished(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
 {
     sqlite3_bind_int(q, 1, c->finished_ok[i]);
     bind_static(q, 2, c->id);
     bind_static(q, 3, c->finished[i]);
+    sqlite3_bind_int64(q, 4, now);
 }
 
-static void bind_started(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+static void bind_started(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
 {
     bind_static(q, 1, c->id);
     bind_static(q, 2, c->started[i]);
     bind_static(q, 3, c->started_names[i]);
+    sqlite3_bind_int64(q, 4, now);
 }
 
-static void bind_id(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+static void bind_id(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
 {
-    (void)i;
+    (void)i, (void)now;
     bind_static(q, 1, c->id);
 }
 
-static void bind_snapshot(sqlite3_stmt *q, const ac_store_commit *c, size_t i)
+static void bind_snapshot(sqlite3_stmt *q, const ac_store_commit *c, size_t i, int64_t now)
 {
-    (void)i;
+    (void)i, (void)now;
     bind_static(q, 1, c->id);
     sqlite3_bind_int64(q, 2, (sqlite3_int64)c->snapshot_n);
     bind_static(q, 3, c->snapshot);
@@ -530,7 +552,7 @@ static int each(ac_store *st, const char *sql, const ac_store_commit *c, size_t 
     int ok = q != NULL;
     for (size_t i = 0; ok && i < n; i++) {
         sqlite3_reset(q);
-        bind(q, c, i);
+        bind(q, c, i, ((sq_store *)st)->commit_now);
         ok = sqlite3_step(q) == SQLITE_DONE;
     }
     if (!ok)
@@ -540,40 +562,36 @@ static int each(ac_store *st, const char *sql, const ac_store_commit *c, size_t 
 }
 
 /* The session row of a commit, where its lease is checked: AC_OK; the lease check's error
- * (nothing written); or AC_EIO. */
+ * (nothing written); or AC_EIO. The database's now is the one read at the commit's BEGIN
+ * (?3): one read per transaction, not three per session row. */
 static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
 {
     sqlite3_stmt *q =
-        prep(st, "UPDATE sessions SET status = ?, at_rest = ?, updated_ms = " NOW ", "
-                 "events = max(events, ?), holder = ?, "
-                 "lease_until = CASE WHEN ? < 0 THEN 0 ELSE " NOW " + ? END, "
-                 "title = CASE WHEN ? IS NULL THEN title ELSE ? END, "
-                 "spec_hash = CASE WHEN ? IS NULL THEN spec_hash ELSE ? END, "
-                 "snapshot_seq = CASE WHEN ? > 0 THEN ? ELSE snapshot_seq END, "
-                 "agent = CASE WHEN ? IS NULL THEN agent ELSE ? END "
-                 "WHERE id = ? AND (lease_until <= " NOW " OR holder = '' OR holder = ?) "
-                 "AND attempt = ?");
+        prep(st, "UPDATE sessions SET status = ?1, at_rest = ?2, updated_ms = ?3, "
+                 "events = max(events, ?4), holder = ?5, "
+                 "lease_until = CASE WHEN ?6 < 0 THEN 0 ELSE ?3 + ?6 END, "
+                 "title = coalesce(?7, title), spec_hash = coalesce(?8, spec_hash), "
+                 "snapshot_seq = CASE WHEN ?9 > 0 THEN ?9 ELSE snapshot_seq END, "
+                 "agent = coalesce(?10, agent) "
+                 "WHERE id = ?11 AND (lease_until <= ?3 OR holder = '' OR holder = ?12) "
+                 "AND attempt = ?13");
     if (!q)
         return sq_fail(st, err, "committing");
     int64_t lease = c->release ? -1 : c->lease_ms;
     sqlite3_int64 snap = c->snapshot ? (sqlite3_int64)c->snapshot_n : 0;
     bind_static(q, 1, c->status ? c->status : "running");
     sqlite3_bind_int(q, 2, c->at_rest);
-    sqlite3_bind_int64(q, 3, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
-    bind_static(q, 4, c->release ? "" : c->holder);
-    sqlite3_bind_int64(q, 5, lease);
+    sqlite3_bind_int64(q, 3, ((sq_store *)st)->commit_now);
+    sqlite3_bind_int64(q, 4, c->n_evs ? (sqlite3_int64)c->evs[c->n_evs - 1].n : 0);
+    bind_static(q, 5, c->release ? "" : c->holder);
     sqlite3_bind_int64(q, 6, lease);
     bind_static(q, 7, c->title);
-    bind_static(q, 8, c->title);
-    bind_static(q, 9, c->spec_hash);
-    bind_static(q, 10, c->spec_hash);
-    sqlite3_bind_int64(q, 11, snap);
-    sqlite3_bind_int64(q, 12, snap);
-    bind_static(q, 13, c->agent);
-    bind_static(q, 14, c->agent);
-    bind_static(q, 15, c->id);
-    bind_static(q, 16, c->holder);
-    sqlite3_bind_int64(q, 17, c->attempt);
+    bind_static(q, 8, c->spec_hash);
+    sqlite3_bind_int64(q, 9, snap);
+    bind_static(q, 10, c->agent);
+    bind_static(q, 11, c->id);
+    bind_static(q, 12, c->holder);
+    sqlite3_bind_int64(q, 13, c->attempt);
     int rc = sqlite3_step(q);
     int changed = sqlite3_changes(DB(st));
     if (rc != SQLITE_DONE)
@@ -589,32 +607,34 @@ static int write_row(ac_store *st, const ac_store_commit *c, ac_error *err)
     return rc == AC_OK ? ac_store_fenced(st, c, err) : rc;
 }
 
-/* One session's part of a commit, inside the transaction (or its savepoint): AC_OK; the lease
- * check's error or AC_EINVAL for a row to create that exists (nothing written); or AC_EIO
- * (the caller rolls back). */
-static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
+static const char EV_INSERT[] =
+    "INSERT INTO events(session, n, t_ms, ev, data, steps) VALUES(?, ?, ?, ?, ?, ?)";
+
+/* A session's row of a commit, made first when it is new: AC_OK; the lease check's error or
+ * AC_EINVAL for a row to create that exists (nothing written); or AC_EIO. */
+static int commit_head(ac_store *st, const ac_store_commit *c, ac_error *err)
 {
     int rc = AC_OK;
     if (c->create) /* AC_EINVAL: it exists (created by another process meanwhile) */
-        rc = sq_create(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms, err);
-    if (rc == AC_OK)
-        rc = write_row(st, c, err);
-    if (rc == AC_OK)
-        rc = each(st,
-                  "INSERT INTO events(session, n, t_ms, ev, data, steps) VALUES(?, ?, ?, ?, ?, ?)",
-                  c, c->n_evs, bind_event, err);
-    if (rc == AC_OK)
-        rc = each(st, "UPDATE events SET steps = ? WHERE session = ? AND n = ?", c, c->n_late,
+        rc = create_row(st, c->id, c->create_hash, c->create_params, c->holder, c->lease_ms,
+                        ((sq_store *)st)->commit_now, err);
+    return rc == AC_OK ? write_row(st, c, err) : rc;
+}
+
+/* What a commit writes after its session's row and events: AC_OK, or AC_EIO. */
+static int commit_rest(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = each(st, "UPDATE events SET steps = ? WHERE session = ? AND n = ?", c, c->n_late,
                   bind_late, err);
     if (rc == AC_OK)
         rc = each(st,
-                  "UPDATE tool_calls SET finished_ms = " NOW ", ok = ? "
-                  "WHERE session = ? AND call_id = ?",
+                  "UPDATE tool_calls SET finished_ms = ?4, ok = ?1 "
+                  "WHERE session = ?2 AND call_id = ?3",
                   c, c->n_finished, bind_finished, err);
     if (rc == AC_OK)
         rc = each(st,
                   "INSERT OR IGNORE INTO tool_calls(session, call_id, name, started_ms) "
-                  "VALUES(?, ?, ?, " NOW ")",
+                  "VALUES(?1, ?2, ?3, ?4)",
                   c, c->n_started, bind_started, err);
     /* a new snapshot replaces the latest, unless that one is kept (an agent change's) */
     if (rc == AC_OK)
@@ -629,9 +649,35 @@ static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
     return rc;
 }
 
-static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
+/* One session's part of a commit, inside the transaction (or its savepoint): AC_OK; the lease
+ * check's error or AC_EINVAL for a row to create that exists (nothing written); or AC_EIO
+ * (the caller rolls back). */
+static int commit_body(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = commit_head(st, c, err);
+    if (rc == AC_OK)
+        rc = each(st, EV_INSERT, c, c->n_evs, bind_event, err);
+    return rc == AC_OK ? commit_rest(st, c, err) : rc;
+}
+
+/* BEGIN IMMEDIATE of a commit, and the database's now read once for its rows: AC_OK, or AC_EIO
+ * with err filled (no transaction left open). */
+static int commit_begin(ac_store *st, ac_error *err)
 {
     int rc = run(st, "BEGIN IMMEDIATE", err, "committing");
+    if (rc != AC_OK)
+        return rc;
+    if (!(((sq_store *)st)->commit_now = db_now(st))) {
+        sq_fail(st, err, "committing");
+        rollback(st);
+        return AC_EIO;
+    }
+    return AC_OK;
+}
+
+static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
+{
+    int rc = commit_begin(st, err);
     if (rc != AC_OK)
         return rc;
     rc = commit_body(st, c, err);
@@ -642,14 +688,107 @@ static int sq_commit(ac_store *st, const ac_store_commit *c, ac_error *err)
     return run(st, "COMMIT", err, "committing");
 }
 
+/* Event rows of a group's commits, inserted EV_ROWS at a time: one statement for several
+ * rows costs less than one for each. */
+#define EV_ROWS 8
+static const char EV_INSERT_ROWS[] =
+    "INSERT INTO events(session, n, t_ms, ev, data, steps) VALUES(?, ?, ?, ?, ?, ?),"
+    "(?, ?, ?, ?, ?, ?),(?, ?, ?, ?, ?, ?),(?, ?, ?, ?, ?, ?),(?, ?, ?, ?, ?, ?),"
+    "(?, ?, ?, ?, ?, ?),(?, ?, ?, ?, ?, ?),(?, ?, ?, ?, ?, ?)";
+
+typedef struct ev_rows {
+    const ac_store_commit *c[EV_ROWS];
+    size_t i[EV_ROWS], n;
+} ev_rows;
+
+/* The rows p holds inserted (EV_ROWS in one statement, fewer one by one), p emptied: AC_OK,
+ * or AC_EIO with err filled. */
+static int ev_rows_flush(ac_store *st, ev_rows *p, ac_error *err)
+{
+    size_t n = p->n;
+    p->n = 0;
+    if (n < EV_ROWS) {
+        sqlite3_stmt *q = prep(st, EV_INSERT);
+        int ok = q != NULL;
+        for (size_t j = 0; ok && j < n; j++) {
+            sqlite3_reset(q);
+            bind_event_at(q, 0, p->c[j], p->i[j]);
+            ok = sqlite3_step(q) == SQLITE_DONE;
+        }
+        if (!ok)
+            sq_fail(st, err, "committing");
+        done(q);
+        return ok ? AC_OK : AC_EIO;
+    }
+    sqlite3_stmt *q = prep(st, EV_INSERT_ROWS);
+    for (size_t j = 0; q && j < n; j++)
+        bind_event_at(q, (int)j * 6, p->c[j], p->i[j]);
+    int ok = q && sqlite3_step(q) == SQLITE_DONE;
+    if (!ok)
+        sq_fail(st, err, "committing");
+    done(q);
+    return ok ? AC_OK : AC_EIO;
+}
+
+/* Event i of c added to p, and p inserted when full: AC_OK, or AC_EIO with err filled. */
+static int ev_rows_add(ac_store *st, ev_rows *p, const ac_store_commit *c, size_t i, ac_error *err)
+{
+    p->c[p->n] = c;
+    p->i[p->n++] = i;
+    return p->n == EV_ROWS ? ev_rows_flush(st, p, err) : AC_OK;
+}
+
+/* The group's commits in one transaction without savepoints: 1 when each was written or
+ * failed having written nothing (a lease check, a row to create that exists), and the
+ * transaction is committed; 0 when one failed having written part of its rows, or with
+ * AC_EIO (rolled back: the caller writes them again, each in its savepoint); or the error of
+ * BEGIN or COMMIT, for all (rolled back). */
+static int commit_plain(ac_store *st, const ac_store_commit *c, size_t n, int *rcs, ac_error *errs)
+{
+    ev_rows p = {.n = 0};
+    int rc = commit_begin(st, &errs[0]), midway = 0;
+    for (size_t i = 0; rc == AC_OK && !midway && i < n; i++) {
+        int before = sqlite3_total_changes(DB(st));
+        rcs[i] = commit_head(st, &c[i], &errs[i]);
+        if (rcs[i] != AC_OK && rcs[i] != AC_EIO && sqlite3_total_changes(DB(st)) == before)
+            continue; /* failed alone, nothing written */
+        midway = rcs[i] != AC_OK;
+        for (size_t k = 0; !midway && k < c[i].n_evs; k++)
+            midway = ev_rows_add(st, &p, &c[i], k, &errs[i]) != AC_OK;
+        if (!midway && c[i].n_late) /* steps of events that may wait in p */
+            midway = ev_rows_flush(st, &p, &errs[i]) != AC_OK;
+        midway = midway || commit_rest(st, &c[i], &errs[i]) != AC_OK;
+    }
+    if (rc == AC_OK && (midway || ev_rows_flush(st, &p, &errs[0]) != AC_OK)) {
+        rollback(st);
+        memset(errs, 0, n * sizeof *errs);
+        return 0;
+    }
+    if (rc == AC_OK && (rc = run(st, "COMMIT", &errs[0], "committing")) == AC_OK)
+        return 1;
+    rollback(st);
+    for (size_t i = 0; i < n; i++) {
+        rcs[i] = rc;
+        errs[i] = errs[0];
+    }
+    return rc;
+}
+
 /* Several sessions' commits in one transaction (group commit across the sessions of a loop
- * turn), each in a savepoint: one that fails is rolled back to its savepoint and fails alone;
- * a failure of the transaction fails all. */
+ * turn). One that fails is rolled back alone and fails alone: a failure that wrote nothing
+ * needs no savepoint, so the group is first written without any; when one fails midway, the
+ * group is written again with each commit in a savepoint. A failure of the transaction fails
+ * all. */
 static int sq_commit_many(ac_store *st, const ac_store_commit *c, size_t n, int *rcs,
                           ac_error *errs)
 {
+    int plain = commit_plain(st, c, n, rcs, errs);
+    if (plain == 1)
+        return AC_OK;
+    if (plain != 0)
+        return plain;
     ac_error *first = &errs[0];
-    int rc = run(st, "BEGIN IMMEDIATE", first, "committing");
+    int rc = commit_begin(st, first);
     for (size_t i = 0; rc == AC_OK && i < n; i++) {
         rc = run(st, "SAVEPOINT one", &errs[i], "committing");
         if (rc != AC_OK)

@@ -14,6 +14,7 @@
 #include "session/snapshot.h"
 #include "session/session_int.h"
 #include "store_writer.h"
+#include "util/grow.h"
 
 static store_writer *W(ac_session *s)
 {
@@ -399,33 +400,20 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
         int typed = p && p->kind == AC_PAYLOAD_TOOL_RESULT;
         const char *id = typed ? p->id : json_string_value(json_object_get(data, "id"));
         if (id) {
-            if (w->n_fin == w->cap_fin) {
-                size_t cap = w->cap_fin ? w->cap_fin * 2 : 8;
-                char **f = realloc(w->fin, cap * sizeof *f);
-                int *o = f ? realloc(w->fin_ok, cap * sizeof *o) : NULL;
-                if (f)
-                    w->fin = f;
-                if (o)
-                    w->fin_ok = o;
-                if (!f || !o) {
-                    ac_sw_error(w, "cannot write the store: out of memory");
-                    return;
-                }
-                w->cap_fin = cap;
+            size_t cap_ok = w->cap_fin;
+            if (ac_grow((void **)&w->fin_ok, &cap_ok, w->n_fin + 1, sizeof *w->fin_ok) ||
+                ac_grow((void **)&w->fin, &w->cap_fin, w->n_fin + 1, sizeof *w->fin)) {
+                ac_sw_error(w, "cannot write the store: out of memory");
+                return;
             }
             w->fin_ok[w->n_fin] = typed ? p->ok : json_is_true(json_object_get(data, "ok"));
             w->fin[w->n_fin++] = strdup(id);
         }
     }
-    if (w->n_rows == w->cap_rows) {
-        size_t cap = w->cap_rows ? w->cap_rows * 2 : 64;
-        store_row *r = realloc(w->rows, cap * sizeof *r);
-        if (!r) {
-            ac_sw_error(w, "cannot write the store: out of memory");
-            return;
-        }
-        w->rows = r;
-        w->cap_rows = cap;
+    /* a loop turn's rows of one session are few: from 8 (small blocks malloc reuses) */
+    if (ac_grow((void **)&w->rows, &w->cap_rows, w->n_rows + 1, sizeof *w->rows)) {
+        ac_sw_error(w, "cannot write the store: out of memory");
+        return;
     }
     store_row *r = &w->rows[w->n_rows++];
     r->n = n;
@@ -462,42 +450,49 @@ static void steps_add(store_writer *w, const char *text)
     w->steps_len += n;
 }
 
+/* Where the STEP text of r is kept for every session of tables t (made on first use), or NULL
+ * (tables of another spec than the cache's, no memory). */
+static struct step_text *step_slot(store_writer *w, const ac_fsm_tables *t, const ac_trace_rec *r)
+{
+    uint32_t k = r->row != AC_FSM_NONE ? r->row : (uint32_t)t->n_transitions + r->to;
+    if ((r->row != AC_FSM_NONE && r->row >= t->n_transitions) || r->to >= t->n_states)
+        return NULL;
+    struct ac_store_group *g = w->st->group;
+    if (!g && (g = calloc(1, sizeof *g)))
+        w->st->group = g;
+    uint32_t n = (uint32_t)t->n_transitions + t->n_states;
+    if (g && !g->t && (g->row_text = calloc(n, sizeof *g->row_text))) {
+        g->t = t;
+        g->n_text = n;
+        snprintf(g->hash, sizeof g->hash, "%s", t->hash ? t->hash : "");
+    }
+    if (!g || g->t != t || g->n_text != n || strcmp(g->hash, t->hash ? t->hash : ""))
+        return NULL; /* the tables of another spec: made each time */
+    return &g->row_text[k];
+}
+
 static void h_step(ac_session *s, const ac_trace_rec *r)
 {
     store_writer *w = W(s);
-    if (w->muted || !w->steps_len || w->error)
-        return;
+    if (w->muted || !w->steps_len || w->error ||
+        (r->kind != AC_TRACE_TRANSITION && r->kind != AC_TRACE_INTERNAL))
+        return; /* not a step (ignored, unhandled) */
     const ac_fsm_tables *t = s->e->t;
-    struct step_text *c = NULL;
-    if (r->row != AC_FSM_NONE && r->row < t->n_transitions) {
-        struct ac_store_group *g = w->st->group;
-        if (!g && (g = calloc(1, sizeof *g)))
-            w->st->group = g;
-        if (g && !g->t && (g->row_text = calloc(t->n_transitions, sizeof *g->row_text))) {
-            g->t = t;
-            g->n_text = t->n_transitions;
-            snprintf(g->hash, sizeof g->hash, "%s", t->hash ? t->hash : "");
-        }
-        /* the tables of another spec: made each time */
-        if (g && g->t == t && g->n_text == t->n_transitions &&
-            !strcmp(g->hash, t->hash ? t->hash : ""))
-            c = &g->row_text[r->row];
-        if (c && c->text && c->from == r->from && c->to == r->to) {
-            steps_add(w, c->text);
-            return;
-        }
+    struct step_text *c = step_slot(w, t, r);
+    if (c && c->text && c->machine == r->machine && c->from == r->from && c->to == r->to &&
+        c->event == r->event && c->line == r->line) {
+        steps_add(w, c->text);
+        return;
     }
     json_t *step = ac_journal_step_json(t, r);
     char *text = step ? json_dumps(step, JSON_COMPACT) : NULL;
     json_decref(step);
     if (!text)
-        return; /* not a step (ignored, unhandled) */
+        return;
     steps_add(w, text);
-    if (c) { /* the same row and states give the same STEP: kept */
+    if (c) { /* the same row, machine, states, event and line give the same STEP: kept */
         free(c->text);
-        c->text = text;
-        c->from = r->from;
-        c->to = r->to;
+        *c = (struct step_text){text, r->machine, r->from, r->to, r->event, r->line};
     } else {
         free(text);
     }

@@ -126,14 +126,16 @@ struct ac_store_group {
     ac_store_event **fl_evs;
     int *fl_rcs, fl_rc;
     ac_error *fl_errs;
-    size_t n_fl, k_fl;
-    /* each transition row's STEP text, made once for all the sessions of one spec */
+    size_t n_fl, k_fl, fl_cap; /* fl_cap: room in the fl_ arrays, kept from one group to the next */
+    /* each transition row's STEP text, made once for all the sessions of one spec; after
+     * the n_transitions rows, one per state for the steps of no row (a machine's initial
+     * entry), by the state entered */
     const ac_fsm_tables *t;
     char hash[80];
-    uint16_t n_text;
+    uint32_t n_text;
     struct step_text {
         char *text;
-        uint16_t from, to;
+        uint16_t machine, from, to, event, line;
     } * row_text;
 };
 
