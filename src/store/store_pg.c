@@ -316,11 +316,7 @@ static int insert_row(ac_store *st, const char *id, const char *spec_hash, const
     p_s(&a, holder);
     p_i(&a, lease_ms);
     int changed = 0;
-    int rc = run(st,
-                 "INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, "
-                 "updated_ms, holder, lease_until) VALUES($1, $2, $3, 'idle', 1, " NOW ", " NOW
-                 ", $4, " NOW " + $5) ON CONFLICT(id) DO NOTHING",
-                 &a, &changed, err, "creating a session");
+    int rc = run(st, PG_CREATE_SQL, &a, &changed, err, "creating a session");
     if (rc == AC_OK && !changed) {
         ac_store_err(err, AC_EINVAL, "store '%s' already has a session '%s'", st->path, id);
         return AC_EINVAL;
@@ -538,10 +534,7 @@ static int pg_lease_release(ac_store *st, const char *id, const char *holder, in
     p_s(&a, id);
     p_s(&a, holder);
     p_i(&a, attempt);
-    return run(st,
-               "UPDATE sessions SET holder = '', lease_until = 0 WHERE id = $1 AND holder = $2 "
-               "AND ($3::bigint = 0 OR attempt = $3)",
-               &a, NULL, err, "releasing a lease");
+    return run(st, PG_RELEASE_SQL, &a, NULL, err, "releasing a lease");
 }
 
 static int pg_note(ac_store *st, const char *id, uint64_t n, int64_t t_ms, const char *kind,
