@@ -96,6 +96,9 @@ int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *given,
     opts.system_prompt = ss->system;
     ac_engine *e = srv_sess_engine(ss);
     opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
+    if (sv->notify && (flags & (AC_STORE_CREATED | AC_STORE_MUST_EXIST)))
+        flags |= AC_STORE_GROUPED; /* PostgreSQL: freed, its last commit and release go with the
+                                      loop's group commit (no commit made alone, waited for) */
     if (ss->stored_id)
         ss->s = ac_store_session_opts(sv->store, e, ss->stored_id, flags, &opts, err);
     else
@@ -114,7 +117,7 @@ int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *given,
 
 static srv_sess *sess_make(srv *sv, srv_owner *owner, const char *id, const char *system,
                            const ac_session_options *opts, int kind, srv_engine *agent,
-                           ac_error *err)
+                           unsigned flags, ac_error *err)
 {
     int ephemeral = kind == SRV_SESS_CHAT;
     srv_sess *ss = calloc(1, sizeof *ss);
@@ -159,7 +162,7 @@ static srv_sess *sess_make(srv *sv, srv_owner *owner, const char *id, const char
         fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
-    if (srv_sess_open(ss, 0, opts, err)) {
+    if (srv_sess_open(ss, flags, opts, err)) {
         sess_free_fields(ss);
         return NULL;
     }
@@ -176,13 +179,20 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
     ac_session_options opts = {0};
     opts.history = history;
     opts.client_tools = client_tools;
-    return sess_make(sv, owner, id, system, &opts, kind, agent, err);
+    return sess_make(sv, owner, id, system, &opts, kind, agent, 0, err);
+}
+
+srv_sess *srv_sess_new_made(srv *sv, srv_owner *owner, const char *id, const char *system,
+                            srv_engine *agent, ac_error *err)
+{
+    ac_session_options opts = {0};
+    return sess_make(sv, owner, id, system, &opts, SRV_SESS_API, agent, AC_STORE_CREATED, err);
 }
 
 srv_sess *srv_sess_child(srv *sv, srv_sess *parent, const char *id, srv_engine *agent,
                          const ac_session_options *opts, ac_error *err)
 {
-    srv_sess *ss = sess_make(sv, parent->owner, id, NULL, opts, SRV_SESS_API, agent, err);
+    srv_sess *ss = sess_make(sv, parent->owner, id, NULL, opts, SRV_SESS_API, agent, 0, err);
     if (ss)
         ss->in_call = 1;
     return ss;
