@@ -5,7 +5,9 @@
 # for what the first one did (the view of a session the first created, the list, a create of an
 # id the first has) wait for it suspended: a /healthz sent after each of them is answered before
 # it (its loop runs meanwhile), and each is then answered as it would be at once (the list's
-# views, of the rows it read, name the worker running each session).
+# views, of the rows it read, name the worker running each session). So do the writes its
+# requests make outside a session's commit: a session's row made (a create), removed (a
+# delete).
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
 command -v curl >/dev/null && command -v jq >/dev/null && command -v node >/dev/null ||
@@ -62,4 +64,18 @@ first -X POST -d '{"id": "c"}' "$u2/v1/sessions"
   fail "c created again on 2: $(cat "$tmp/out")"
 first "$u2/v1/sessions/nosuch"
 [ "$(tail -1 "$tmp/out")" = 404 ] || fail "a session nobody created, from 2: $(cat "$tmp/out")"
+# the writes a request makes outside a session's commit wait for the store suspended too: a
+# session created on 2 (its row made), then deleted there (its row removed)
+first -X POST -d '{}' "$u2/v1/sessions"
+[ "$(tail -1 "$tmp/out")" = 201 ] || fail "a create on 2: $(cat "$tmp/out")"
+d=$(head -1 "$tmp/out" | jq -r .id)
+[ "$(sql "SELECT holder <> '' FROM slowdb.sessions WHERE id = 'local/$d'")" = t ] ||
+  fail "the row of $d is not there, leased"
+j "$u1/v1/sessions/$d" | jq -e --arg d "$d" '.id == $d' >/dev/null || fail "$d not seen from 1"
+first -X DELETE "$u2/v1/sessions/$d"
+[ "$(tail -1 "$tmp/out")" = 200 ] && head -1 "$tmp/out" | jq -e '.deleted == true' >/dev/null ||
+  fail "a delete on 2: $(cat "$tmp/out")"
+[ "$(sql "SELECT count(*) FROM slowdb.sessions WHERE id = 'local/$d'")" = 0 ] ||
+  fail "the row of $d is still there"
+j "$u2/v1/sessions/$d" | jq -e '.error.code == "not_found"' >/dev/null || fail "$d still seen on 2"
 echo "ok"
