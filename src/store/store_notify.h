@@ -100,6 +100,12 @@ int ac_notify_list(ac_notify *nt, ac_store_list_fn each, ac_notify_done_fn done,
 /* The session's row made as ac_store_create does (AC_OK; AC_EINVAL when it exists). */
 int ac_notify_create(ac_notify *nt, const char *id, const char *spec_hash, const char *params,
                      const char *holder, int64_t lease_ms, ac_notify_done_fn done, void *ud);
+/* The session's lease taken for holder as loading a stored session takes it, told to fn: AC_OK
+ * with the attempt taken, AC_STORE_ENOENT, AC_STORE_EBUSY (another live holder's lease runs,
+ * or the row is being written), AC_EIO; error says which. */
+typedef void (*ac_notify_lease_fn)(void *ud, int rc, int64_t attempt, const char *error);
+int ac_notify_acquire(ac_notify *nt, const char *id, const char *holder, int64_t lease_ms,
+                      ac_notify_lease_fn fn, void *ud);
 /* The lease given up as ac_store_release does (attempt 0: any). */
 int ac_notify_release(ac_notify *nt, const char *id, const char *holder, int64_t attempt,
                       ac_notify_done_fn done, void *ud);

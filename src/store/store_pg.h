@@ -68,6 +68,19 @@
     "SELECT (SELECT count(*) FROM d), s.holder, s.lease_until, s.t_now, s.alive, s.attempt, "      \
     "(SELECT holder FROM sessions WHERE id = $1) FROM (SELECT 1) AS one LEFT JOIN s ON true"
 
+/* A session's lease taken in one statement ($1 the id, $2 the holder, $3 the lease), as
+ * lease_acquire does in a transaction: only while no other live holder's lease runs and the
+ * row is not being written, its attempt counted one more. One row: the attempt taken (NULL:
+ * not taken), then PG_RM_SQL's columns 2 to 7 (what decided). */
+#define PG_ACQUIRE_SQL                                                                             \
+    "WITH s AS (SELECT id, holder, lease_until, attempt, " NOW " AS t_now, " ALIVE " AS alive "    \
+    "FROM sessions WHERE id = $1 FOR UPDATE SKIP LOCKED), "                                        \
+    "u AS (UPDATE sessions x SET holder = $2, lease_until = " NOW " + $3, attempt = x.attempt + "  \
+    "1 FROM s WHERE x.id = s.id AND (s.lease_until <= s.t_now OR s.holder = '' OR s.holder = $2 "  \
+    "OR NOT s.alive) RETURNING x.attempt) "                                                        \
+    "SELECT (SELECT attempt FROM u), s.holder, s.lease_until, s.t_now, s.alive, s.attempt, "       \
+    "(SELECT holder FROM sessions WHERE id = $1) FROM (SELECT 1) AS one LEFT JOIN s ON true"
+
 /* Every session's row, the newest first (ac_store_list's order). */
 #define PG_LIST_SQL "SELECT " PG_INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id"
 /* Row i of a result of PG_INFO_COLS into *o (holder "" when its lease ended or its holder's

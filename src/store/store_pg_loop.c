@@ -164,6 +164,7 @@ int ac_notify_list(ac_notify *nt, ac_store_list_fn each, ac_notify_done_fn done,
 
 typedef struct wcall {
     ac_notify_done_fn done;
+    ac_notify_lease_fn leased;
     void *ud;
     char id[256];
     char holder[128]; /* the one writing (a removal's) */
@@ -285,4 +286,44 @@ int ac_notify_rm(ac_notify *nt, const char *id, const char *holder, int64_t atte
     p_s(&a, holder);
     p_i(&a, attempt);
     return wqueue(nt, id, holder, done, ud, PG_RM_SQL, &a, 0, on_removed);
+}
+
+static void on_acquired(void *ud, const PGresult *r, const char *error)
+{
+    wcall *c = ud;
+    char why[600];
+    int64_t attempt = 0;
+    int rc = AC_EIO;
+    if (r && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
+        attempt = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        rc = AC_OK;
+    } else if (r && PQntuples(r) == 1) {
+        rc = rm_refused(r, c, why, sizeof why);
+        error = why;
+    } else if (r) {
+        error = "the taking of the lease gave no answer";
+    }
+    c->leased(c->ud, rc, attempt, rc == AC_OK ? NULL : error);
+    free(c);
+}
+
+int ac_notify_acquire(ac_notify *nt, const char *id, const char *holder, int64_t lease_ms,
+                      ac_notify_lease_fn fn, void *ud)
+{
+    wcall *c = calloc(1, sizeof *c);
+    if (!c)
+        return -1;
+    c->leased = fn;
+    c->ud = ud;
+    snprintf(c->id, sizeof c->id, "%s", id);
+    snprintf(c->holder, sizeof c->holder, "%s", holder);
+    pargs a = {0};
+    p_s(&a, id);
+    p_s(&a, holder);
+    p_i(&a, lease_ms);
+    if (ac_notify_query(nt, PG_ACQUIRE_SQL, a.n, a.v, 0, on_acquired, c) != 0) {
+        free(c);
+        return -1;
+    }
+    return 0;
 }

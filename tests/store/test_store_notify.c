@@ -526,6 +526,59 @@ static void test_loop_writes(void **state)
     ac_store_close(st);
 }
 
+static void got_lease(void *ud, int rc, int64_t attempt, const char *error)
+{
+    reads *r = ud;
+    r->rc = rc;
+    r->rows = (int)attempt;
+    snprintf(r->text, sizeof r->text, "%s", error ? error : "");
+    r->told++;
+}
+
+/* A stored session's lease taken on the wake-up connection as loading it takes it: refused
+ * while another live holder's lease runs or the row is being written, its attempt counted. */
+static void test_loop_lease(void **state)
+{
+    (void)state;
+    ac_store_options o = {.holder = "worker-W", .lease_ms = 60000};
+    ac_error err;
+    ac_store *st = ac_store_open(where, &o, &err);
+    assert_non_null(st);
+    assert_int_equal(st->ops->create(st, "l1", "h", NULL, "worker-W", 60000, &err), AC_OK);
+    left_mid_turn(st, "l2"); /* its holder gone */
+    reads r = {0};
+    assert_int_equal(ac_notify_acquire(na, "l1", "worker-X", 60000, got_lease, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_EBUSY);
+    assert_true(strstr(r.text, "in use by worker-W (its lease runs") != NULL);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_acquire(na, "l1", "worker-W", 60000, got_lease, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    assert_int_equal(r.rows, 2);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_acquire(na, "l2", "worker-X", 60000, got_lease, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    assert_int_equal(r.rows, 2);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "l2", &info, &err), AC_OK);
+    assert_int_equal(info.attempt, 2); /* the gone holder's commits are fenced from now on */
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_acquire(na, "nosuch", "worker-W", 60000, got_lease, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_ENOENT);
+    run_sql(nb, "BEGIN");
+    run_sql(nb, "SELECT 1 FROM sessions WHERE id = 'l1' FOR UPDATE");
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_acquire(na, "l1", "worker-W", 60000, got_lease, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_EBUSY);
+    assert_true(strstr(r.text, "being written by it now") != NULL);
+    run_sql(nb, "ROLLBACK");
+    ac_store_close(st);
+}
+
 static reads *killed;
 static void on_kill(void *ud, const struct pg_result *res, const char *error)
 {
@@ -709,6 +762,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_inbox, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loop_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_reconnects, setup, teardown),
