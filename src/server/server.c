@@ -297,9 +297,13 @@ typedef struct req {
     char load_msg[400];
     srv_fwd *fwd; /* forwarded to the worker running its session (remote.c) */
     srv *sv;
-    srv_engine *create_agent;    /* POST /v1/sessions: its agent while its row is made */
-    char create_id[160];         /* and its id */
-    char removed_id[160];        /* DELETE: the session removed while the request waits */
+    srv_engine *create_agent; /* POST /v1/sessions: its agent while its row is made */
+    char create_id[160];      /* and its id */
+    char removed_id[160];     /* DELETE: the session removed while the request waits */
+    ac_loop_task delete_wait; /* DELETE: for the session's commit under way (delete_waits) */
+    srv_sess *delete_ss;
+    struct MHD_Connection *delete_conn;
+    int delete_waited;           /* once: a session committing on and on is not waited for again */
     ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
     size_t n_rows, cap_rows;
     int forwards; /* how often it was (the worker it went to runs the session no more) */
@@ -775,8 +779,14 @@ static enum MHD_Result settled_reply(srv *sv, struct MHD_Connection *c, req *r)
     srv_sess *ss = srv_sess_find(sv, r->owner, r->settle_id);
     if (!ss || !ss->s)
         return srv_reply_error(c, 404, "not_found", "no such session");
-    if (!strcmp(how, "created"))
-        return srv_reply_json(c, r->settle_code, srv_sess_json(ss, 0));
+    if (!strcmp(how, "created")) { /* its row is this worker's, nothing committed that a read
+                                      of it (waiting, on PostgreSQL) would show */
+        ac_store_session_info row;
+        memset(&row, 0, sizeof row);
+        if (sv->notify)
+            snprintf(row.holder, sizeof row.holder, "%s", ac_store_holder(sv->store));
+        return srv_reply_json(c, r->settle_code, srv_sess_json_as(ss, 0, sv->notify ? &row : NULL));
+    }
     json_t *reply = srv_sess_json(ss, 0);
     json_object_set_new(reply, "accepted", json_string(how));
     return srv_reply_json(c, r->settle_code, reply);
@@ -1212,9 +1222,43 @@ static enum MHD_Result get_session(struct MHD_Connection *c, srv_sess *ss)
  * PostgreSQL it is removed from the store on the wake-up connection (fenced by its lease's
  * attempt), the request suspended meanwhile (removed_reply answers), and what it buffered is
  * dropped, not committed first; a request forwarded here (c NULL) removes it at once. */
+static void delete_resume(void *ud)
+{
+    req *r = ud;
+    srv_sess *ss = r->delete_ss;
+    r->delete_ss = NULL;
+    ss->delete_task = NULL;
+    ss->delete_conn = NULL;
+    MHD_resume_connection(r->delete_conn);
+    srv_kick(r->sv);
+}
+
+/* On PostgreSQL, a commit of the session under way or due this loop turn: the DELETE suspended
+ * until it is done (no commit waited for on the loop), then it runs again. 1 when suspended. */
+static int delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
+{
+    if (!sv->notify || !c || !ss->s || ss->delete_task || !sv->loop || r->delete_waited)
+        return 0;
+    r->delete_wait.fn = delete_resume;
+    r->delete_wait.ud = r;
+    if (!ac_store_when_durable(ss->s, &r->delete_wait))
+        return 0;
+    r->delete_waited = 1;
+    r->delete_ss = ss;
+    r->delete_conn = c;
+    ss->delete_task = &r->delete_wait;
+    ss->delete_conn = c;
+    MHD_suspend_connection(c); /* srv_sess_delete_wake resumes it if the session goes first */
+    return 1;
+}
+
 static enum MHD_Result delete_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                       const char *id)
 {
+    if (ss->s)
+        srv_sess_say(ss, "stopped",
+                     json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
+                               ac_session_partial(ss->s)));
     if (!sv->notify || !c || !ss->stored_id || strlen(id) >= sizeof r->removed_id) {
         srv_sess_drop(ss, 1);
         return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
@@ -1249,12 +1293,8 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
     if (!*rest) {
         if (get)
             return get_session(c, ss);
-        if (del) {
-            srv_sess_say(ss, "stopped",
-                         json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
-                                   ac_session_partial(ss->s)));
-            return delete_session(sv, c, r, ss, id);
-        }
+        if (del)
+            return delete_waits(sv, c, r, ss) ? MHD_YES : delete_session(sv, c, r, ss, id);
         return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
     }
     if (!strcmp(rest, "/events"))

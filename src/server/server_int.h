@@ -91,7 +91,10 @@ struct srv_sess {
     int in_call;                   /* a sub-agent's session its parent's call runs: kept */
     json_t *children;              /* its sub-agent calls (children.c), once read */
     uint64_t handoff_timer;        /* moves it to the agent a handoff names (children.c) */
-    int handoffs;                  /* made since its last answered turn (children.c) */
+    /* a DELETE waiting for its commit under way (server.c delete_session), resumed after */
+    ac_loop_task *delete_task;
+    struct MHD_Connection *delete_conn;
+    int handoffs; /* made since its last answered turn (children.c) */
 };
 
 typedef struct srv_qnode {
@@ -222,6 +225,8 @@ int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *opts, 
 /* The engine the session runs on: its agent's. */
 ac_engine *srv_sess_engine(const srv_sess *ss);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
+/* A DELETE waiting for the session's commit under way is resumed now (its ac_session goes). */
+void srv_sess_delete_wake(srv_sess *ss);
 /* A frame that is no journal event's (n 0: not replayed) to the session's readers. */
 void srv_sess_say(srv_sess *ss, const char *type, json_t *data);
 /* The store's observer: committed events become frames for the session's readers. */

@@ -213,11 +213,23 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
 
 void srv_sess_unload(srv_sess *ss)
 {
-    if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter || ss->in_call)
+    if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter || ss->in_call ||
+        ss->delete_task)
         return;
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* commits; the lease is released */
     ss->s = NULL;
+}
+
+void srv_sess_delete_wake(srv_sess *ss)
+{
+    if (!ss->delete_task)
+        return;
+    ac_store_when_durable_cancel(ss->s, ss->delete_task);
+    MHD_resume_connection(ss->delete_conn); /* its handler runs again: the session is gone */
+    ss->delete_task = NULL;
+    ss->delete_conn = NULL;
+    srv_kick(ss->sv);
 }
 
 void srv_sess_drop(srv_sess *ss, int delete)
@@ -247,6 +259,7 @@ void srv_sess_drop(srv_sess *ss, int delete)
         ss->waiter = NULL;
         srv_kick(sv);
     }
+    srv_sess_delete_wake(ss);
     if (ss->owner && ss->owner->sessions)
         ss->owner->sessions--;
     int64_t attempt = ss->s ? ac_store_session_attempt(ss->s) : 0; /* its removal's fence */

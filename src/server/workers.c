@@ -86,6 +86,7 @@ static void drop_lost(srv *sv)
         if (!ss->lost || !ss->s)
             continue;
         ss->lost = 0;
+        srv_sess_delete_wake(ss);
         while (ss->streams)
             srv_stream_detach(ss->streams);
         srv_frames_free(ss->live);

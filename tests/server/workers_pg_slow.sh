@@ -27,10 +27,10 @@ node "$here/../../bench/loop_stall.mjs" proxy "$pport" "$port" 0 "$tmp/delay" &
 pids+=($!)
 for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null && break; sleep 0.05; done
 echo '{"content": "hi"}' >"$tmp/script"
-start() { # start N DB_PORT: worker N, its URL in u$N
+start() { # start N DB_PORT [OPTION...]: worker N, its URL in u$N
   rm -f "$tmp/port$1"
   "$agentc" serve --db "${uri/:$port\//:$2/}?schema=slowdb" --provider script --script "$tmp/script" \
-    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 2>"$tmp/w$1.err" &
+    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 "${@:3}" 2>"$tmp/w$1.err" &
   pids+=($!)
   wait_for test -s "$tmp/port$1" || fail "worker $1 did not start"
   eval "u$1=http://127.0.0.1:$(cat "$tmp/port$1")"
@@ -78,4 +78,15 @@ first -X DELETE "$u2/v1/sessions/$d"
 [ "$(sql "SELECT count(*) FROM slowdb.sessions WHERE id = 'local/$d'")" = 0 ] ||
   fail "the row of $d is still there"
 j "$u2/v1/sessions/$d" | jq -e '.error.code == "not_found"' >/dev/null || fail "$d still seen on 2"
+# a session unloaded when idle gives its lease up with the loop's group commit; deleted while
+# unloaded, its rows go all the same
+start 3 "$port" --unload-after-ms 300
+j -X POST -d '{"id": "u"}' "$u3/v1/sessions" | jq -e '.id == "u"' >/dev/null || fail "create u on 3"
+j -X POST -d '{"content": "hi"}' "$u3/v1/sessions/u/messages" >/dev/null
+released() { [ "$(sql "SELECT holder = '' AND events >= 3 FROM slowdb.sessions WHERE id = 'local/u'")" = t ]; }
+wait_for released || fail "u's lease was not given up when it was unloaded: $(sql "SELECT holder, events FROM slowdb.sessions WHERE id = 'local/u'")"
+j "$u3/v1/sessions" | jq -e '[.data[] | select(.id == "u" and .loaded == false)] | length == 1' >/dev/null ||
+  fail "u is still loaded on 3: $(j "$u3/v1/sessions")"
+j -X DELETE "$u3/v1/sessions/u" | jq -e '.deleted == true' >/dev/null || fail "delete u on 3"
+[ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = 'local/u'")" = 0 ] || fail "u's events are still there"
 echo "ok"
