@@ -1221,7 +1221,18 @@ static enum MHD_Result get_session(struct MHD_Connection *c, srv_sess *ss)
 /* DELETE of a session run here or by nobody: the session goes from here at once. On
  * PostgreSQL it is removed from the store on the wake-up connection (fenced by its lease's
  * attempt), the request suspended meanwhile (removed_reply answers), and what it buffered is
- * dropped, not committed first; a request forwarded here (c NULL) removes it at once. */
+ * dropped, not committed first; a request forwarded here (c NULL) is answered at once, its
+ * answer written to the inbox after the removal (one connection, statements in order). */
+/* A removal that failed is said on stderr (its request was answered as removed). */
+static void rm_said(void *ud, int rc, const char *error)
+{
+    char *sid = ud;
+    if (rc != AC_OK && rc != AC_STORE_ENOENT)
+        fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n", sid,
+                error ? error : "");
+    free(sid);
+}
+
 static void delete_resume(void *ud)
 {
     req *r = ud;
@@ -1259,18 +1270,27 @@ static enum MHD_Result delete_session(srv *sv, struct MHD_Connection *c, req *r,
         srv_sess_say(ss, "stopped",
                      json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
                                ac_session_partial(ss->s)));
-    if (!sv->notify || !c || !ss->stored_id || strlen(id) >= sizeof r->removed_id) {
+    char *sid = ss->stored_id ? strdup(ss->stored_id) : NULL;
+    if (!sv->notify || !sid || strlen(id) >= sizeof r->removed_id) {
+        free(sid);
         srv_sess_drop(ss, 1);
         return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
     }
     int64_t attempt = ss->s ? ac_store_session_attempt(ss->s) : 0; /* its removal's fence */
-    char sid[300];
-    snprintf(sid, sizeof sid, "%s", ss->stored_id);
-    snprintf(r->removed_id, sizeof r->removed_id, "%s", id);
     if (ss->s)
         ac_store_session_discard(ss->s);
     srv_sess_drop(ss, 0);
-    return srv_remote_rm(sv, c, &r->fwd, sid, attempt);
+    if (c) {
+        snprintf(r->removed_id, sizeof r->removed_id, "%s", id);
+        enum MHD_Result ret = srv_remote_rm(sv, c, &r->fwd, sid, attempt);
+        free(sid);
+        return ret;
+    }
+    /* forwarded: its answer, an inbox statement, goes on the wake-up connection after it */
+    if (ac_notify_rm(sv->notify, sid, ac_store_holder(sv->store), attempt, rm_said, sid) != 0) {
+        rm_said(sid, ac_store_rm_fenced(sv->store, sid, attempt, NULL), "out of memory");
+    }
+    return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
 }
 
 /* The answer to a DELETE whose removal (delete_session) is over: as a removal made at once

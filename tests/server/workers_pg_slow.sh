@@ -78,6 +78,11 @@ first -X DELETE "$u2/v1/sessions/$d"
 [ "$(sql "SELECT count(*) FROM slowdb.sessions WHERE id = 'local/$d'")" = 0 ] ||
   fail "the row of $d is still there"
 j "$u2/v1/sessions/$d" | jq -e '.error.code == "not_found"' >/dev/null || fail "$d still seen on 2"
+# a delete sent to 1 of a session 2 runs: forwarded, removed by 2, answered once it is
+j -X POST -d '{"id": "e"}' "$u2/v1/sessions" | jq -e '.id == "e"' >/dev/null || fail "create e on 2"
+j -X DELETE "$u1/v1/sessions/e" | jq -e '.deleted == true' >/dev/null || fail "delete e through 1"
+[ "$(sql "SELECT count(*) FROM slowdb.sessions WHERE id = 'local/e'")" = 0 ] ||
+  fail "the row of e is still there once its delete was answered"
 # a session unloaded when idle gives its lease up with the loop's group commit; deleted while
 # unloaded, its rows go all the same
 start 3 "$port" --unload-after-ms 300
