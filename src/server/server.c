@@ -303,7 +303,7 @@ typedef struct req {
     ac_loop_task delete_wait; /* DELETE: for the session's commit under way (delete_waits) */
     srv_sess *delete_ss;
     struct MHD_Connection *delete_conn;
-    int delete_waited;           /* once: a session committing on and on is not waited for again */
+    int delete_waited; /* thrice at most: one committing on and on is waited for no more */
     ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
     size_t n_rows, cap_rows;
     int forwards; /* how often it was (the worker it went to runs the session no more) */
@@ -1245,16 +1245,17 @@ static void delete_resume(void *ud)
 }
 
 /* On PostgreSQL, a commit of the session under way or due this loop turn: the DELETE suspended
- * until it is done (no commit waited for on the loop), then it runs again. 1 when suspended. */
+ * until it is done (no commit waited for on the loop), then it runs again (a renewal of its
+ * lease may be under way by then: waited for too, three times at most). 1 when suspended. */
 static int delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
 {
-    if (!sv->notify || !c || !ss->s || ss->delete_task || !sv->loop || r->delete_waited)
+    if (!sv->notify || !c || !ss->s || ss->delete_task || !sv->loop || r->delete_waited >= 3)
         return 0;
     r->delete_wait.fn = delete_resume;
     r->delete_wait.ud = r;
     if (!ac_store_when_durable(ss->s, &r->delete_wait))
         return 0;
-    r->delete_waited = 1;
+    r->delete_waited++;
     r->delete_ss = ss;
     r->delete_conn = c;
     ss->delete_task = &r->delete_wait;
