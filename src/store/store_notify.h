@@ -82,6 +82,10 @@ typedef void (*ac_notify_info_fn)(void *ud, int rc, const ac_store_session_info 
 
 /* Renews the worker row of holder (its heartbeat, by the database's clock). */
 int ac_notify_beat(ac_notify *nt, const char *holder, ac_notify_done_fn done, void *ud);
+/* ac_store_release's: the session's lease given up by holder if its attempt is still attempt
+ * (0: any); done (may be NULL) told. */
+int ac_notify_release(ac_notify *nt, const char *id, const char *holder, int64_t attempt,
+                      ac_notify_done_fn done, void *ud);
 /* ac_store_claim's claim for holder (mine: its own sessions too): each claimed session told to
  * each (its info's id, created_ms, the holder it was taken from, its attempt), then done. */
 int ac_notify_claim(ac_notify *nt, const char *holder, size_t max, int mine, int64_t lease_ms,
@@ -96,7 +100,8 @@ int ac_notify_info(ac_notify *nt, const char *id, ac_notify_info_fn fn, void *ud
 int ac_notify_list(ac_notify *nt, ac_store_list_fn each, ac_notify_done_fn done, void *ud);
 
 /* The writes a request of `serve` makes outside a session's commit (store_pg_loop.c), each
- * one statement (its own transaction) told to done (NULL: nobody waits) with rc: */
+ * one statement (its own transaction) told to done (NULL: nobody waits) with rc (a lease
+ * given up: ac_notify_release above): */
 /* The session's row made as ac_store_create does (AC_OK; AC_EINVAL when it exists). */
 int ac_notify_create(ac_notify *nt, const char *id, const char *spec_hash, const char *params,
                      const char *holder, int64_t lease_ms, ac_notify_done_fn done, void *ud);
@@ -106,9 +111,6 @@ int ac_notify_create(ac_notify *nt, const char *id, const char *spec_hash, const
 typedef void (*ac_notify_lease_fn)(void *ud, int rc, int64_t attempt, const char *error);
 int ac_notify_acquire(ac_notify *nt, const char *id, const char *holder, int64_t lease_ms,
                       ac_notify_lease_fn fn, void *ud);
-/* The lease given up as ac_store_release does (attempt 0: any). */
-int ac_notify_release(ac_notify *nt, const char *id, const char *holder, int64_t attempt,
-                      ac_notify_done_fn done, void *ud);
 /* The session removed as ac_store_rm_fenced does (the holder's and the attempt's fence, 0:
  * any attempt): AC_OK, AC_STORE_ENOENT, AC_STORE_EBUSY (another holder's lease, being written
  * now, or taken over since that attempt), AC_EIO; error says which. */

@@ -37,6 +37,10 @@
     "attempt = s.attempt + (c.was <> $1)::int FROM c WHERE s.id = c.id "                           \
     "RETURNING s.id, s.created_ms, c.was, s.attempt"
 #define PG_BEAT_SQL "UPDATE workers SET heartbeat_ms = " NOW " WHERE id = $1"
+/* A lease given up by its holder ($2), fenced by its attempt ($3; 0: any). */
+#define PG_RELEASE_SQL                                                                             \
+    "UPDATE sessions SET holder = '', lease_until = 0 WHERE id = $1 AND holder = $2 "              \
+    "AND ($3::bigint = 0 OR attempt = $3)"
 #define PG_EVENTS_SQL                                                                              \
     "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 ORDER BY n"
 
@@ -46,10 +50,6 @@
     "INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, updated_ms, "        \
     "holder, lease_until) VALUES($1, $2, $3, 'idle', 1, " NOW ", " NOW ", $4, " NOW " + $5) "      \
     "ON CONFLICT(id) DO NOTHING"
-/* A lease given up by its holder ($1 the id, $2 the holder, $3 its attempt, 0: any). */
-#define PG_RELEASE_SQL                                                                             \
-    "UPDATE sessions SET holder = '', lease_until = 0 WHERE id = $1 AND holder = $2 "              \
-    "AND ($3::bigint = 0 OR attempt = $3)"
 /* A session removed in one statement ($1 the id, $2 the holder removing it, $3 the attempt of
  * its lease, 0: any), as rm does in a transaction: only while no other live holder's lease
  * runs, the row is not being written and has that attempt. One row: the rows removed (0 or
