@@ -114,6 +114,18 @@ typedef struct ac_store_session_info {
  * on its loop gives its last commit (and its lease) to that commit, or to ac_store_close:
  * close the store before freeing the loop. Without it both commit at once. */
 #define AC_STORE_GROUPED 4u
+/* The session's row was made already by its creator (this store's holder, the engine's spec
+ * hash and ac_store_create_params; `serve` on PostgreSQL makes it on a connection its loop
+ * watches): it is neither read nor made again, and the lease is the creator's; a session
+ * that cannot be made leaves that row to its caller to remove. */
+#define AC_STORE_CREATED 8u
+/* The params a new session's row stores for e (its spec's path and param overrides), as JSON
+ * text (malloc'd; NULL: out of memory). */
+char *ac_store_create_params(ac_engine *e);
+/* Before freeing s, whose session the caller removes from the store itself: what s buffered
+ * is dropped and freeing it commits nothing, its lease included (a commit of it in flight is
+ * waited for first). No effect on a session that is not stored. */
+void ac_store_session_discard(ac_session *s);
 
 /* Creates the session `id` (posting spawn, as ac_session_new does) or, when the
  * store has it, rebuilds it from its latest snapshot and the journal after it,

@@ -150,6 +150,7 @@ static void handoff_fired(void *ud)
         handoff_failed(ss, err.text[0] ? err.text : "out of memory");
         return;
     }
+    srv_sess_delete_wake(ss);
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* its last commit goes with the store's group, on this turn */
     ss->s = NULL;

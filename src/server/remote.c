@@ -43,6 +43,7 @@ struct srv_fwd {
     int no_session;   /* its lease read found no session (deleted by another worker) */
     int looking;      /* only the session's row read for the request (srv_remote_look), or
                          the list (srv_remote_list) */
+    int writing;      /* a write for the request (srv_remote_create, srv_remote_rm) */
     int look_rc;      /* its answer: AC_OK (look), AC_STORE_ENOENT or AC_EIO */
     ac_store_session_info look;
     ac_store_list_fn each; /* a list's rows told to it (srv_remote_list) */
@@ -414,12 +415,82 @@ enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slo
 int srv_remote_looked(srv_fwd **slot, ac_store_session_info *info)
 {
     srv_fwd *f = *slot;
-    if (!f || !f->looking)
+    if (!f || !f->looking || f->writing)
         return SRV_NO_LOOK;
     *slot = NULL;
     int rc = f->look_rc;
     if (rc == AC_OK)
         *info = f->look;
+    f->conn = NULL;
+    f->gone = 1;
+    maybe_free(f);
+    return rc;
+}
+
+/* ---- a write for a request, its connection suspended meanwhile ---- */
+
+enum { W_CREATE = 1, W_RM };
+
+static void on_written(void *ud, int rc, const char *error)
+{
+    srv_fwd *f = ud;
+    f->busy = 0;
+    if (!f->finished) {
+        f->look_rc = rc;
+        finish(f, 0, rc == AC_OK ? NULL : error);
+    } else if (rc == AC_OK && f->writing == W_CREATE && f->sv->notify) {
+        /* made after its request was answered that the store did not answer: removed again */
+        ac_notify_rm(f->sv->notify, f->session, ac_store_holder(f->sv->store), 1, NULL, NULL);
+    }
+    maybe_free(f);
+}
+
+static srv_fwd *write_new(srv *sv, struct MHD_Connection *c, const char *stored_id, int kind)
+{
+    srv_fwd *f = look_new(sv, c);
+    if (f) {
+        f->writing = kind;
+        snprintf(f->session, sizeof f->session, "%s", stored_id);
+    }
+    return f;
+}
+
+enum MHD_Result srv_remote_create(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                  const char *stored_id, const char *spec_hash, const char *params)
+{
+    srv_fwd *f = write_new(sv, c, stored_id, W_CREATE);
+    if (!f)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    ac_store *st = sv->store;
+    return look_wait(f, slot,
+                     ac_notify_create(sv->notify, f->session, spec_hash, params,
+                                      ac_store_holder(st), ac_store_lease_ms(st), on_written,
+                                      f) == 0);
+}
+
+enum MHD_Result srv_remote_rm(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                              const char *stored_id, int64_t attempt)
+{
+    srv_fwd *f = write_new(sv, c, stored_id, W_RM);
+    if (!f)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    return look_wait(f, slot,
+                     ac_notify_rm(sv->notify, f->session, ac_store_holder(sv->store), attempt,
+                                  on_written, f) == 0);
+}
+
+int srv_remote_written(srv_fwd **slot, char *why, size_t cap)
+{
+    srv_fwd *f = *slot;
+    if (!f || !f->writing)
+        return SRV_NO_LOOK;
+    *slot = NULL;
+    int rc = f->look_rc;
+    snprintf(why, cap, "%s",
+             rc == AC_OK ? ""
+             : f->status ? "the server is stopping"
+             : f->reply  ? f->reply
+                         : "the store did not answer in time; it may still be written");
     f->conn = NULL;
     f->gone = 1;
     maybe_free(f);

@@ -24,7 +24,9 @@
 #include "agentc/store.h"
 #include "io/file.h"
 #include "server_int.h"
+#include "store/store_notify.h"
 #include "util/grow.h"
+#include "util/random.h"
 #include "util/sha256.h"
 
 /* ---- replies ---- */
@@ -295,6 +297,13 @@ typedef struct req {
     char load_msg[400];
     srv_fwd *fwd; /* forwarded to the worker running its session (remote.c) */
     srv *sv;
+    srv_engine *create_agent; /* POST /v1/sessions: its agent while its row is made */
+    char create_id[160];      /* and its id */
+    char removed_id[160];     /* DELETE: the session removed while the request waits */
+    ac_loop_task delete_wait; /* DELETE: for the session's commit under way (delete_waits) */
+    srv_sess *delete_ss;
+    struct MHD_Connection *delete_conn;
+    int delete_waited; /* thrice at most: one committing on and on is waited for no more */
     ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
     size_t n_rows, cap_rows;
     int forwards; /* how often it was (the worker it went to runs the session no more) */
@@ -438,6 +447,55 @@ static srv_engine *session_agent(srv *sv, struct MHD_Connection *c, json_t *o, e
     return e;
 }
 
+/* On PostgreSQL: the new session's row is made on the wake-up connection first, the request
+ * suspended meanwhile; its agent and id are kept on the request until it is made. */
+static enum MHD_Result create_row(srv *sv, struct MHD_Connection *c, req *r, srv_engine *agent,
+                                  const char *id)
+{
+    if (id) {
+        snprintf(r->create_id, sizeof r->create_id, "%s", id);
+    } else { /* other workers make ids too: a random one */
+        unsigned char b[8];
+        ac_random_bytes(b, sizeof b);
+        snprintf(r->create_id, sizeof r->create_id, "s%02x%02x%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                 b[2], b[3], b[4], b[5], b[6], b[7]);
+    }
+    ac_engine *e = srv_engine_get(agent);
+    char sid[300], *params = ac_store_create_params(e);
+    r->create_agent = agent; /* released by the reply, or when the request ends */
+    if (!params)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    srv_remote_sid(r->owner, r->create_id, sid, sizeof sid);
+    enum MHD_Result ret = srv_remote_create(sv, c, &r->fwd, sid, ac_engine_tables(e)->hash, params);
+    free(params);
+    return ret;
+}
+
+/* Its row made (made: srv_remote_written's), the session here: the reply create_session's. */
+static enum MHD_Result create_made(srv *sv, struct MHD_Connection *c, req *r, int made,
+                                   const char *why, const char *system)
+{
+    srv_engine *agent = r->create_agent;
+    r->create_agent = NULL;
+    if (made != AC_OK) {
+        srv_engine_release(sv, agent);
+        return made == AC_EINVAL
+                   ? srv_reply_error(c, 409, "session_exists", "a session with this id exists")
+                   : srv_reply_error(c, 500, "session_failed", "cannot create the session: %s",
+                                     why);
+    }
+    ac_error err = {0};
+    srv_sess *ss = srv_sess_new_made(sv, r->owner, r->create_id, system, agent, &err);
+    if (!ss) { /* its row goes again (not waited for) */
+        char sid[300];
+        srv_remote_sid(r->owner, r->create_id, sid, sizeof sid);
+        ac_notify_rm(sv->notify, sid, ac_store_holder(sv->store), 1, NULL, NULL);
+        return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
+                               "cannot create the session: %s", err.text);
+    }
+    return accepted_reply(sv, c, r, ss, 201, "created");
+}
+
 static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
 {
     enum MHD_Result ret = MHD_NO;
@@ -453,6 +511,13 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         json_decref(o);
         return srv_reply_error(c, 400, "invalid_id",
                                "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
+    }
+    char why[400];
+    int made = srv_remote_written(&r->fwd, why, sizeof why);
+    if (made != SRV_NO_LOOK) {
+        ret = create_made(sv, c, r, made, why, system);
+        json_decref(o);
+        return ret;
     }
     ac_store_session_info seen; /* created by another worker: its row, read suspended */
     int seen_rc = srv_remote_looked(&r->fwd, &seen);
@@ -474,7 +539,8 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
                                r->owner->sessions);
     }
     srv_engine *agent = session_agent(sv, c, o, &ret);
-    if (!agent) {
+    if (!agent || sv->notify) {
+        ret = agent ? create_row(sv, c, r, agent, id) : ret;
         json_decref(o);
         return ret;
     }
@@ -747,8 +813,14 @@ static enum MHD_Result settled_reply(srv *sv, struct MHD_Connection *c, req *r)
         return srv_reply_error(c, 503, "store_error", "%s", SRV_NOT_STORED);
     if (!ss)
         return srv_reply_error(c, 404, "not_found", "no such session");
-    if (!strcmp(how, "created"))
-        return srv_reply_json(c, r->settle_code, srv_sess_json(ss, 0));
+    if (!strcmp(how, "created")) { /* its row is this worker's, nothing committed that a read
+                                      of it (waiting, on PostgreSQL) would show */
+        ac_store_session_info row;
+        memset(&row, 0, sizeof row);
+        if (sv->notify)
+            snprintf(row.holder, sizeof row.holder, "%s", ac_store_holder(sv->store));
+        return srv_reply_json(c, r->settle_code, srv_sess_json_as(ss, 0, sv->notify ? &row : NULL));
+    }
     json_t *reply = srv_sess_json(ss, 0);
     json_object_set_new(reply, "accepted", json_string(how));
     return srv_reply_json(c, r->settle_code, reply);
@@ -1180,6 +1252,94 @@ static enum MHD_Result get_session(struct MHD_Connection *c, srv_sess *ss)
     return srv_reply_json(c, 200, srv_sess_view(ss, &v));
 }
 
+/* DELETE of a session run here or by nobody: the session goes from here at once. On
+ * PostgreSQL it is removed from the store on the wake-up connection (fenced by its lease's
+ * attempt), the request suspended meanwhile (removed_reply answers), and what it buffered is
+ * dropped, not committed first; a request forwarded here (c NULL) is answered at once, its
+ * answer written to the inbox after the removal (one connection, statements in order). */
+/* A removal that failed is said on stderr (its request was answered as removed). */
+static void rm_said(void *ud, int rc, const char *error)
+{
+    char *sid = ud;
+    if (rc != AC_OK && rc != AC_STORE_ENOENT)
+        fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n", sid,
+                error ? error : "");
+    free(sid);
+}
+
+static void delete_resume(void *ud)
+{
+    req *r = ud;
+    srv_sess *ss = r->delete_ss;
+    r->delete_ss = NULL;
+    ss->delete_task = NULL;
+    ss->delete_conn = NULL;
+    MHD_resume_connection(r->delete_conn);
+    srv_kick(r->sv);
+}
+
+/* On PostgreSQL, a commit of the session under way or due this loop turn: the DELETE suspended
+ * until it is done (no commit waited for on the loop), then it runs again (a renewal of its
+ * lease may be under way by then: waited for too, three times at most). 1 when suspended. */
+static int delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
+{
+    if (!sv->notify || !c || !ss->s || ss->delete_task || !sv->loop || r->delete_waited >= 3)
+        return 0;
+    r->delete_wait.fn = delete_resume;
+    r->delete_wait.ud = r;
+    if (!ac_store_when_durable(ss->s, &r->delete_wait))
+        return 0;
+    r->delete_waited++;
+    r->delete_ss = ss;
+    r->delete_conn = c;
+    ss->delete_task = &r->delete_wait;
+    ss->delete_conn = c;
+    MHD_suspend_connection(c); /* srv_sess_delete_wake resumes it if the session goes first */
+    return 1;
+}
+
+static enum MHD_Result delete_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
+                                      const char *id)
+{
+    if (ss->s)
+        srv_sess_say(ss, "stopped",
+                     json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
+                               ac_session_partial(ss->s)));
+    char *sid = ss->stored_id ? strdup(ss->stored_id) : NULL;
+    if (!sv->notify || !sid || strlen(id) >= sizeof r->removed_id) {
+        free(sid);
+        srv_sess_drop(ss, 1);
+        return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
+    }
+    int64_t attempt = ss->s ? ac_store_session_attempt(ss->s) : 0; /* its removal's fence */
+    if (ss->s)
+        ac_store_session_discard(ss->s);
+    srv_sess_drop(ss, 0);
+    if (c) {
+        snprintf(r->removed_id, sizeof r->removed_id, "%s", id);
+        enum MHD_Result ret = srv_remote_rm(sv, c, &r->fwd, sid, attempt);
+        free(sid);
+        return ret;
+    }
+    /* forwarded: its answer, an inbox statement, goes on the wake-up connection after it */
+    if (ac_notify_rm(sv->notify, sid, ac_store_holder(sv->store), attempt, rm_said, sid) != 0) {
+        rm_said(sid, ac_store_rm_fenced(sv->store, sid, attempt, NULL), "out of memory");
+    }
+    return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
+}
+
+/* The answer to a DELETE whose removal (delete_session) is over: as a removal made at once
+ * (a failed one is said on stderr). */
+static enum MHD_Result removed_reply(struct MHD_Connection *c, req *r)
+{
+    char why[400] = "";
+    int rc = srv_remote_written(&r->fwd, why, sizeof why);
+    if (rc != AC_OK && rc != AC_STORE_ENOENT)
+        fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n",
+                r->removed_id, why);
+    return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", r->removed_id, "deleted", 1));
+}
+
 /* What is asked of a loaded session ss (rest: the route after its id). */
 static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                        const char *id, const char *rest, int get, int post, int del)
@@ -1188,13 +1348,8 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
     if (!*rest) {
         if (get)
             return get_session(c, ss);
-        if (del) {
-            srv_sess_say(ss, "stopped",
-                         json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
-                                   ac_session_partial(ss->s)));
-            srv_sess_drop(ss, 1);
-            return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
-        }
+        if (del)
+            return delete_waits(sv, c, r, ss) ? MHD_YES : delete_session(sv, c, r, ss, id);
         return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
     }
     if (!strcmp(rest, "/events"))
@@ -1327,10 +1482,8 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
                                   get ? route : rest, r->body,
                                   r->owner->name ? r->owner->name : "local");
     }
-    if (!*rest && del && !ss->s) {
-        srv_sess_drop(ss, 1);
-        return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
-    }
+    if (!*rest && del && !ss->s)
+        return delete_session(sv, c, r, ss, id);
     if (!ss->s && r->load_failed) {
         r->load_failed = 0;
         return srv_reply_error(c, r->load_code == AC_STORE_EBUSY ? 409 : 500,
@@ -1472,6 +1625,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (r->settle_how)
         return settled_reply(sv, c, r);
+    if (r->removed_id[0])
+        return removed_reply(c, r);
     if (r->too_big)
         return srv_reply_error(c, 413, "body_too_large", "the body is over the limit of %zu bytes",
                                sv->cfg->max_body);
@@ -1487,6 +1642,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     req *r = *con_cls;
     if (r && r->fwd)
         srv_remote_abandon(r->fwd);
+    if (r && r->create_agent)
+        srv_engine_release(cls, r->create_agent);
     srv *sv = cls;
     if (r && r->settle.queued && sv->loop) /* a reply put off, its connection gone first */
         ac_loop_undefer(sv->loop, &r->settle);

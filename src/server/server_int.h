@@ -97,6 +97,9 @@ struct srv_sess {
     json_t *children;          /* its sub-agent calls (children.c), once read */
     uint64_t handoff_timer;    /* moves it to the agent a handoff names (children.c) */
     int handoffs;              /* made since its last answered turn (children.c) */
+    /* a DELETE waiting for its commit under way (server.c delete_waits), resumed after */
+    ac_loop_task *delete_task;
+    struct MHD_Connection *delete_conn;
 };
 
 typedef struct srv_qnode {
@@ -217,6 +220,10 @@ enum { SRV_SESS_API = 0, SRV_SESS_CHAT = 1, SRV_SESS_CHAT_KEPT = 2 };
 srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *system,
                        const char *history, const char *client_tools, int kind, srv_engine *agent,
                        ac_error *err);
+/* An API session whose row in the store was made already (srv_remote_create): opened with
+ * AC_STORE_CREATED, no store read or written. */
+srv_sess *srv_sess_new_made(srv *sv, srv_owner *owner, const char *id, const char *system,
+                            srv_engine *agent, ac_error *err);
 /* A stored session of parent's owner, the child a sub-agent call runs (opts: its options,
  * opts->parent set), on agent (its reference is the session's, even on failure). */
 srv_sess *srv_sess_child(srv *sv, srv_sess *parent, const char *id, srv_engine *agent,
@@ -227,6 +234,8 @@ int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *opts, 
 /* The engine the session runs on: its agent's. */
 ac_engine *srv_sess_engine(const srv_sess *ss);
 void srv_sess_free(srv_sess *ss); /* srv_sess_drop(ss, 0) */
+/* A DELETE waiting for the session's commit under way is resumed now (its ac_session goes). */
+void srv_sess_delete_wake(srv_sess *ss);
 /* A frame that is no journal event's (n 0: not replayed) to the session's readers. */
 void srv_sess_say(srv_sess *ss, const char *type, json_t *data);
 /* The store's observer: committed events become frames for the session's readers. */
@@ -360,6 +369,20 @@ enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slo
  * not answer in time); SRV_NO_LOOK when *slot is no look (left as it is). */
 #define SRV_NO_LOOK 1
 int srv_remote_looked(srv_fwd **slot, ac_store_session_info *info);
+/* The writes a request makes outside a session's commit, on the wake-up connection without
+ * waiting, the request suspended meanwhile (*slot: the request's; srv_remote_written says how
+ * it went when the handler runs again): the row of the new session stored_id made for this
+ * worker (spec_hash, params: ac_store_create_params; one made after the request was answered
+ * at --forward-timeout-ms is removed again), or the session removed (its lease's attempt: the
+ * fence, 0 any). */
+enum MHD_Result srv_remote_create(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                  const char *stored_id, const char *spec_hash, const char *params);
+enum MHD_Result srv_remote_rm(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                              const char *stored_id, int64_t attempt);
+/* The write's outcome (*slot a write): AC_OK, or its error code with why (AC_EINVAL: the row
+ * exists; AC_EIO: the store failed or did not answer in time); SRV_NO_LOOK when *slot is no
+ * write (left as it is). */
+int srv_remote_written(srv_fwd **slot, char *why, size_t cap);
 /* The session's journal has its events up to n committed here: told to the others. */
 void srv_remote_committed(srv *sv, const char *stored_id, uint64_t n);
 /* Of a look's answer (rc, info): 1 when another live worker holds the session's lease (and

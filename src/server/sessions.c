@@ -123,6 +123,9 @@ int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *given,
     opts.system_prompt = ss->system;
     ac_engine *e = srv_sess_engine(ss);
     opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
+    if (sv->notify && (flags & (AC_STORE_CREATED | AC_STORE_MUST_EXIST)))
+        flags |= AC_STORE_GROUPED; /* PostgreSQL: freed, its last commit and release go with the
+                                      loop's group commit (no commit made alone, waited for) */
     if (ss->stored_id)
         ss->s = ac_store_session_opts(sv->store, e, ss->stored_id, flags, &opts, err);
     else
@@ -141,7 +144,7 @@ int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *given,
 
 static srv_sess *sess_make(srv *sv, srv_owner *owner, const char *id, const char *system,
                            const ac_session_options *opts, int kind, srv_engine *agent,
-                           ac_error *err)
+                           unsigned flags, ac_error *err)
 {
     int ephemeral = kind == SRV_SESS_CHAT;
     srv_sess *ss = calloc(1, sizeof *ss);
@@ -186,7 +189,7 @@ static srv_sess *sess_make(srv *sv, srv_owner *owner, const char *id, const char
         fill_err(err, AC_ENOMEM, "out of memory");
         return NULL;
     }
-    if (srv_sess_open(ss, 0, opts, err)) {
+    if (srv_sess_open(ss, flags, opts, err)) {
         sess_free_fields(ss);
         return NULL;
     }
@@ -203,13 +206,20 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
     ac_session_options opts = {0};
     opts.history = history;
     opts.client_tools = client_tools;
-    return sess_make(sv, owner, id, system, &opts, kind, agent, err);
+    return sess_make(sv, owner, id, system, &opts, kind, agent, 0, err);
+}
+
+srv_sess *srv_sess_new_made(srv *sv, srv_owner *owner, const char *id, const char *system,
+                            srv_engine *agent, ac_error *err)
+{
+    ac_session_options opts = {0};
+    return sess_make(sv, owner, id, system, &opts, SRV_SESS_API, agent, AC_STORE_CREATED, err);
 }
 
 srv_sess *srv_sess_child(srv *sv, srv_sess *parent, const char *id, srv_engine *agent,
                          const ac_session_options *opts, ac_error *err)
 {
-    srv_sess *ss = sess_make(sv, parent->owner, id, NULL, opts, SRV_SESS_API, agent, err);
+    srv_sess *ss = sess_make(sv, parent->owner, id, NULL, opts, SRV_SESS_API, agent, 0, err);
     if (ss)
         ss->in_call = 1;
     return ss;
@@ -230,11 +240,23 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
 
 void srv_sess_unload(srv_sess *ss)
 {
-    if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter || ss->in_call)
+    if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter || ss->in_call ||
+        ss->delete_task)
         return;
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* commits; the lease is released */
     ss->s = NULL;
+}
+
+void srv_sess_delete_wake(srv_sess *ss)
+{
+    if (!ss->delete_task)
+        return;
+    ac_store_when_durable_cancel(ss->s, ss->delete_task);
+    MHD_resume_connection(ss->delete_conn); /* its handler runs again: the session is gone */
+    ss->delete_task = NULL;
+    ss->delete_conn = NULL;
+    srv_kick(ss->sv);
 }
 
 void srv_sess_drop(srv_sess *ss, int delete)
@@ -259,6 +281,7 @@ void srv_sess_drop(srv_sess *ss, int delete)
         ss->waiter = NULL;
         srv_kick(sv);
     }
+    srv_sess_delete_wake(ss);
     if (ss->owner && ss->owner->sessions)
         ss->owner->sessions--;
     int64_t attempt = ss->s ? ac_store_session_attempt(ss->s) : 0; /* its removal's fence */

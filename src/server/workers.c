@@ -25,6 +25,15 @@ static int64_t beat_every(const srv *sv)
     return ms < 10 ? 10 : ms;
 }
 
+/* A claimed session's lease given up (another may load it): on PostgreSQL on the wake-up
+ * connection, not waited for. */
+static void give_up(srv *sv, const ac_store_session_info *info)
+{
+    if (!sv->notify || ac_notify_release(sv->notify, info->id, ac_store_holder(sv->store),
+                                         info->attempt, NULL, NULL) != 0)
+        ac_store_release(sv->store, info->id, info->attempt, NULL);
+}
+
 /* A claimed session: known here (made known when another worker created it), loaded, its
  * turn resumed by the store's rules. */
 static int on_claimed(void *ud, const ac_store_session_info *info)
@@ -51,7 +60,7 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
                         err.text);
             ss->resume_failed_ms = now > 0 ? now : 1;
         }
-        ac_store_release(sv->store, info->id, info->attempt, NULL); /* another may load it */
+        give_up(sv, info);
         return 0;
     }
     ss->resume_failed_ms = 0;
@@ -82,6 +91,7 @@ static void drop_lost(srv *sv)
             ac_notify_release(sv->notify, ss->stored_id, ac_store_holder(sv->store),
                               ac_store_session_attempt(ss->s), NULL, NULL);
         ss->lost = 0;
+        srv_sess_delete_wake(ss);
         while (ss->streams)
             srv_stream_detach(ss->streams);
         srv_frames_free(ss->live);
@@ -147,7 +157,7 @@ static int claimed_async(void *ud, const ac_store_session_info *info)
         return on_claimed(sv, info);
     srv_sess *ss = srv_sess_stored(sv, info->id);
     if (!ss || !ss->s) /* not one it runs */
-        ac_store_release(sv->store, info->id, info->attempt, NULL);
+        give_up(sv, info);
     return 0;
 }
 

@@ -134,17 +134,26 @@ static void fresh_id(char *buf, size_t cap)
 
 /* A new session: its row created now, or with AC_STORE_GROUPED by the loop turn's group
  * commit (lazy). */
-/* agent: opts' agent as ac_session_opts_check parsed it (stolen, NULL: none). */
-static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsigned flags,
-                              const ac_session_options *opts, json_t *agent, ac_error *err)
+char *ac_store_create_params(ac_engine *e)
 {
     const ac_fsm_tables *t = ac_engine_tables(e);
     json_t *meta = json_pack("{s:s, s:O?}", "spec", t->spec_path ? t->spec_path : "", "params",
                              (json_t *)ac_engine_param_overrides(e));
     char *metas = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
     json_decref(meta);
-    int lazy = (flags & AC_STORE_GROUPED) && ac_engine_loop(e) && metas;
-    int rc = lazy ? AC_OK : st->ops->create(st, id, t->hash, metas, st->holder, st->lease_ms, err);
+    return metas;
+}
+
+/* agent: opts' agent as ac_session_opts_check parsed it (stolen, NULL: none). */
+static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsigned flags,
+                              const ac_session_options *opts, json_t *agent, ac_error *err)
+{
+    const ac_fsm_tables *t = ac_engine_tables(e);
+    int made = (flags & AC_STORE_CREATED) != 0; /* by the caller */
+    char *metas = made ? NULL : ac_store_create_params(e);
+    int lazy = !made && (flags & AC_STORE_GROUPED) && ac_engine_loop(e) && metas;
+    int rc = lazy || made ? AC_OK
+                          : st->ops->create(st, id, t->hash, metas, st->holder, st->lease_ms, err);
     if (rc != AC_OK) {
         free(metas);
         json_decref(agent);
@@ -156,7 +165,7 @@ static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsign
         json_decref(agent);
         ac_sw_free(w);
         ac_store_err(err, AC_ENOMEM, "out of memory");
-        if (!lazy)
+        if (!lazy && !made) /* made by the caller: removed by it */
             st->ops->rm(st, id, st->holder, 0, NULL);
         return NULL;
     }
@@ -172,7 +181,7 @@ static ac_session *create_new(ac_store *st, ac_engine *e, const char *id, unsign
     if (!s) {
         ac_sw_free(w);
         ac_store_err(err, strstr(text, "tool_choice") ? AC_ECONFIG : AC_ESPEC, "%s", text);
-        if (!lazy)
+        if (!lazy && !made) /* made by the caller: removed by it */
             st->ops->rm(st, id, st->holder, 0, NULL);
         return NULL;
     }
@@ -305,6 +314,8 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
         ac_store_err(err, AC_EINVAL, "%s", why);
         return NULL;
     }
+    if (flags & AC_STORE_CREATED) /* its row is new: nothing to read */
+        return create_new(st, e, id, flags, opts, agent, err);
     ac_store_group_sync(st, id); /* freed in this loop turn: its last commit first */
     ac_store_session_info info;
     int rc = st->ops->info(st, id, &info, err);
@@ -320,6 +331,17 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
         return create_new(st, e, id, flags, opts, agent, err);
     json_decref(agent); /* a stored session keeps its own agent */
     return rc == AC_OK ? open_stored(st, e, &info, flags, err) : NULL;
+}
+
+void ac_store_session_discard(ac_session *s)
+{
+    store_writer *w = s ? ac_session_hooks_ud(s, &AC_SW_HOOKS) : NULL;
+    if (!w)
+        return;
+    if (w->fl.on) /* its commit in flight names the session: done first */
+        ac_store_group_wait(w->st);
+    ac_store_group_remove(w);
+    w->muted = 1; /* freed: nothing committed (h_close) */
 }
 
 int64_t ac_store_session_attempt(const ac_session *s)

@@ -99,6 +99,24 @@ int ac_notify_info(ac_notify *nt, const char *id, ac_notify_info_fn fn, void *ud
 /* Every session's row (ac_store_list's, in its order) told to each, then done. */
 int ac_notify_list(ac_notify *nt, ac_store_list_fn each, ac_notify_done_fn done, void *ud);
 
+/* The writes a request of `serve` makes outside a session's commit (store_pg_loop.c), each
+ * one statement (its own transaction) told to done (NULL: nobody waits) with rc (a lease
+ * given up: ac_notify_release above): */
+/* The session's row made as ac_store_create does (AC_OK; AC_EINVAL when it exists). */
+int ac_notify_create(ac_notify *nt, const char *id, const char *spec_hash, const char *params,
+                     const char *holder, int64_t lease_ms, ac_notify_done_fn done, void *ud);
+/* The session's lease taken for holder as loading a stored session takes it, told to fn: AC_OK
+ * with the attempt taken, AC_STORE_ENOENT, AC_STORE_EBUSY (another live holder's lease runs,
+ * or the row is being written), AC_EIO; error says which. */
+typedef void (*ac_notify_lease_fn)(void *ud, int rc, int64_t attempt, const char *error);
+int ac_notify_acquire(ac_notify *nt, const char *id, const char *holder, int64_t lease_ms,
+                      ac_notify_lease_fn fn, void *ud);
+/* The session removed as ac_store_rm_fenced does (the holder's and the attempt's fence, 0:
+ * any attempt): AC_OK, AC_STORE_ENOENT, AC_STORE_EBUSY (another holder's lease, being written
+ * now, or taken over since that attempt), AC_EIO; error says which. */
+int ac_notify_rm(ac_notify *nt, const char *id, const char *holder, int64_t attempt,
+                 ac_notify_done_fn done, void *ud);
+
 /* ---- the inbox (store_inbox.c): requests for a session another worker runs ----
  *
  * A worker that gets a request for a session whose lease another live worker holds puts it

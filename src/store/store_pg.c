@@ -316,11 +316,7 @@ static int insert_row(ac_store *st, const char *id, const char *spec_hash, const
     p_s(&a, holder);
     p_i(&a, lease_ms);
     int changed = 0;
-    int rc = run(st,
-                 "INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, "
-                 "updated_ms, holder, lease_until) VALUES($1, $2, $3, 'idle', 1, " NOW ", " NOW
-                 ", $4, " NOW " + $5) ON CONFLICT(id) DO NOTHING",
-                 &a, &changed, err, "creating a session");
+    int rc = run(st, PG_CREATE_SQL, &a, &changed, err, "creating a session");
     if (rc == AC_OK && !changed) {
         ac_store_err(err, AC_EINVAL, "store '%s' already has a session '%s'", st->path, id);
         return AC_EINVAL;

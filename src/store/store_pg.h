@@ -44,6 +44,43 @@
 #define PG_EVENTS_SQL                                                                              \
     "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 ORDER BY n"
 
+/* A new session's row ($1 the id, $2 its spec's hash, $3 its params, $4 the holder, $5 the
+ * lease): nothing written when it exists. */
+#define PG_CREATE_SQL                                                                              \
+    "INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, updated_ms, "        \
+    "holder, lease_until) VALUES($1, $2, $3, 'idle', 1, " NOW ", " NOW ", $4, " NOW " + $5) "      \
+    "ON CONFLICT(id) DO NOTHING"
+/* A session removed in one statement ($1 the id, $2 the holder removing it, $3 the attempt of
+ * its lease, 0: any), as rm does in a transaction: only while no other live holder's lease
+ * runs, the row is not being written and has that attempt. One row: the rows removed (0 or
+ * 1), then what decided (the row's holder, lease_until, now, alive, attempt: NULL when the
+ * row was locked or is absent) and the holder read without the lock (NULL: no such row). */
+#define PG_RM_SQL                                                                                  \
+    "WITH s AS (SELECT id, holder, lease_until, attempt, " NOW " AS t_now, " ALIVE " AS alive "    \
+    "FROM sessions WHERE id = $1 FOR UPDATE SKIP LOCKED), "                                        \
+    "ok AS (SELECT id FROM s WHERE (lease_until <= t_now OR holder = '' OR holder = $2 OR NOT "    \
+    "alive) AND ($3::bigint <= 0 OR attempt = $3)), "                                              \
+    "e AS (DELETE FROM events WHERE session IN (SELECT id FROM ok)), "                             \
+    "n AS (DELETE FROM notes WHERE session IN (SELECT id FROM ok)), "                              \
+    "p AS (DELETE FROM snapshots WHERE session IN (SELECT id FROM ok)), "                          \
+    "t AS (DELETE FROM tool_calls WHERE session IN (SELECT id FROM ok)), "                         \
+    "d AS (DELETE FROM sessions WHERE id IN (SELECT id FROM ok) RETURNING id) "                    \
+    "SELECT (SELECT count(*) FROM d), s.holder, s.lease_until, s.t_now, s.alive, s.attempt, "      \
+    "(SELECT holder FROM sessions WHERE id = $1) FROM (SELECT 1) AS one LEFT JOIN s ON true"
+
+/* A session's lease taken in one statement ($1 the id, $2 the holder, $3 the lease), as
+ * lease_acquire does in a transaction: only while no other live holder's lease runs and the
+ * row is not being written, its attempt counted one more. One row: the attempt taken (NULL:
+ * not taken), then PG_RM_SQL's columns 2 to 7 (what decided). */
+#define PG_ACQUIRE_SQL                                                                             \
+    "WITH s AS (SELECT id, holder, lease_until, attempt, " NOW " AS t_now, " ALIVE " AS alive "    \
+    "FROM sessions WHERE id = $1 FOR UPDATE SKIP LOCKED), "                                        \
+    "u AS (UPDATE sessions x SET holder = $2, lease_until = " NOW " + $3, attempt = x.attempt + "  \
+    "1 FROM s WHERE x.id = s.id AND (s.lease_until <= s.t_now OR s.holder = '' OR s.holder = $2 "  \
+    "OR NOT s.alive) RETURNING x.attempt) "                                                        \
+    "SELECT (SELECT attempt FROM u), s.holder, s.lease_until, s.t_now, s.alive, s.attempt, "       \
+    "(SELECT holder FROM sessions WHERE id = $1) FROM (SELECT 1) AS one LEFT JOIN s ON true"
+
 /* Every session's row, the newest first (ac_store_list's order). */
 #define PG_LIST_SQL "SELECT " PG_INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id"
 /* Row i of a result of PG_INFO_COLS into *o (holder "" when its lease ended or its holder's

@@ -158,12 +158,7 @@ static void put_create(pg_store *s, const ac_store_commit *c)
     p_s(&a, c->create_params ? c->create_params : "{}");
     p_s(&a, c->holder);
     p_i(&a, c->lease_ms);
-    s->job.ins =
-        put(s,
-            "INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, updated_ms, "
-            "holder, lease_until) VALUES($1, $2, $3, 'idle', 1, " NOW ", " NOW ", $4, " NOW
-            " + $5) ON CONFLICT(id) DO NOTHING",
-            &a);
+    s->job.ins = put(s, PG_CREATE_SQL, &a);
 }
 
 /* Appends v to an array literal being built in b: "v" with " and \\ escaped, or NULL. */

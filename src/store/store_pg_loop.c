@@ -1,9 +1,10 @@
 /*
  * store_pg_loop.c - what the event loop asks of a PostgreSQL store on its own (store_notify.h:
- * the heartbeat, the claim, a journal's new events, a session's row, the list), as statements of
- * the wake-up connection (ac_notify_query): sent without waiting, their rows read when the loop
- * finds the socket readable. The SQL is the store's own (store_pg.h), the rows read as its
- * synchronous calls read them.
+ * the heartbeat, the claim, a journal's new events, a session's row, the list) and the writes a
+ * request makes outside a session's commit (a session's row made, removed, a lease given up), as
+ * statements of the wake-up connection (ac_notify_query): sent without waiting, their rows read
+ * when the loop finds the socket readable. The SQL is the store's own (store_pg.h), the rows read
+ * as its synchronous calls read them.
  */
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -172,4 +173,157 @@ int ac_notify_list(ac_notify *nt, ac_store_list_fn each, ac_notify_done_fn done,
     }
     pargs a = {0};
     return queue(nt, c, PG_LIST_SQL, &a, AC_NOTIFY_AGAIN, on_listed);
+}
+
+/* ---- the writes a request of `serve` makes outside a session's commit ---- */
+
+typedef struct wcall {
+    ac_notify_done_fn done;
+    ac_notify_lease_fn leased;
+    void *ud;
+    char id[256];
+    char holder[128]; /* the one writing (a removal's) */
+} wcall;
+
+static int wqueue(ac_notify *nt, const char *id, const char *holder, ac_notify_done_fn done,
+                  void *ud, const char *sql, const pargs *a, int flags, ac_notify_query_fn fn)
+{
+    wcall *c = calloc(1, sizeof *c);
+    if (!c)
+        return -1;
+    c->done = done;
+    c->ud = ud;
+    snprintf(c->id, sizeof c->id, "%s", id);
+    snprintf(c->holder, sizeof c->holder, "%s", holder);
+    if (ac_notify_query(nt, sql, a->n, a->v, flags, fn, c) != 0) {
+        free(c);
+        return -1;
+    }
+    return 0;
+}
+
+static void wdone(wcall *c, int rc, const char *error)
+{
+    if (c->done)
+        c->done(c->ud, rc, rc == AC_OK ? NULL : error);
+    free(c);
+}
+
+static void on_created(void *ud, const PGresult *r, const char *error)
+{
+    wcall *c = ud;
+    char why[400];
+    if (r && strcmp(PQcmdTuples((PGresult *)r), "1") != 0) {
+        snprintf(why, sizeof why, "the store already has a session '%s'", c->id);
+        wdone(c, AC_EINVAL, why);
+        return;
+    }
+    wdone(c, r ? AC_OK : AC_EIO, error);
+}
+
+int ac_notify_create(ac_notify *nt, const char *id, const char *spec_hash, const char *params,
+                     const char *holder, int64_t lease_ms, ac_notify_done_fn done, void *ud)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    p_s(&a, spec_hash);
+    p_s(&a, params ? params : "{}");
+    p_s(&a, holder);
+    p_i(&a, lease_ms);
+    return wqueue(nt, id, holder, done, ud, PG_CREATE_SQL, &a, 0, on_created);
+}
+
+/* Why a removal (PG_RM_SQL's row) removed nothing, in why: the rc. */
+static int rm_refused(const PGresult *r, const wcall *c, char *why, size_t cap)
+{
+    const char *id = c->id;
+    if (PQgetisnull(r, 0, 5)) {
+        if (PQgetisnull(r, 0, 6)) {
+            snprintf(why, cap, "no session '%s'", id);
+            return AC_STORE_ENOENT;
+        }
+        snprintf(why, cap, "session '%s' is in use by %s (being written by it now)", id,
+                 PQgetvalue(r, 0, 6));
+        return AC_STORE_EBUSY;
+    }
+    const char *h = PQgetvalue(r, 0, 1);
+    long long until = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
+    long long now = strtoll(PQgetvalue(r, 0, 3), NULL, 10);
+    if (until > now && *h && strcmp(h, c->holder) != 0 && strcmp(PQgetvalue(r, 0, 4), "t") == 0)
+        snprintf(why, cap,
+                 "session '%s' is in use by %s (its lease runs %lld s more, renewed while that "
+                 "holder runs; it ends at once when its connection closes)",
+                 id, h, (until - now + 999) / 1000);
+    else
+        snprintf(why, cap,
+                 "session '%s' was taken over: a later taking of its lease (attempt %s) holds "
+                 "it, so this writer writes nothing",
+                 id, PQgetvalue(r, 0, 5));
+    return AC_STORE_EBUSY;
+}
+
+static void on_removed(void *ud, const PGresult *r, const char *error)
+{
+    wcall *c = ud;
+    if (!r || PQntuples(r) != 1) {
+        wdone(c, AC_EIO, r ? "the removal gave no answer" : error);
+        return;
+    }
+    if (strcmp(PQgetvalue(r, 0, 0), "1") == 0) {
+        wdone(c, AC_OK, NULL);
+        return;
+    }
+    char why[600];
+    int rc = rm_refused(r, c, why, sizeof why);
+    wdone(c, rc, why);
+}
+
+int ac_notify_rm(ac_notify *nt, const char *id, const char *holder, int64_t attempt,
+                 ac_notify_done_fn done, void *ud)
+{
+    pargs a = {0};
+    p_s(&a, id);
+    p_s(&a, holder);
+    p_i(&a, attempt);
+    return wqueue(nt, id, holder, done, ud, PG_RM_SQL, &a, 0, on_removed);
+}
+
+static void on_acquired(void *ud, const PGresult *r, const char *error)
+{
+    wcall *c = ud;
+    char why[600];
+    int64_t attempt = 0;
+    int rc = AC_EIO;
+    if (r && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
+        attempt = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        rc = AC_OK;
+    } else if (r && PQntuples(r) == 1) {
+        rc = rm_refused(r, c, why, sizeof why);
+        error = why;
+    } else if (r) {
+        error = "the taking of the lease gave no answer";
+    }
+    c->leased(c->ud, rc, attempt, rc == AC_OK ? NULL : error);
+    free(c);
+}
+
+int ac_notify_acquire(ac_notify *nt, const char *id, const char *holder, int64_t lease_ms,
+                      ac_notify_lease_fn fn, void *ud)
+{
+    wcall *c = calloc(1, sizeof *c);
+    if (!c)
+        return -1;
+    c->leased = fn;
+    c->ud = ud;
+    snprintf(c->id, sizeof c->id, "%s", id);
+    snprintf(c->holder, sizeof c->holder, "%s", holder);
+    pargs a = {0};
+    p_s(&a, id);
+    p_s(&a, holder);
+    p_i(&a, lease_ms);
+    if (ac_notify_query(nt, PG_ACQUIRE_SQL, a.n, a.v, 0, on_acquired, c) != 0) {
+        free(c);
+        return -1;
+    }
+    return 0;
 }

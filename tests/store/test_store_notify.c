@@ -420,6 +420,165 @@ static void test_loop_reads(void **state)
     ac_store_close(st);
 }
 
+static void done_text(void *ud, int rc, const char *error)
+{
+    reads *r = ud;
+    r->rc = rc;
+    snprintf(r->text, sizeof r->text, "%s", error ? error : "");
+    r->told++;
+}
+
+static void on_sql(void *ud, const struct pg_result *res, const char *error)
+{
+    reads *r = ud;
+    (void)error;
+    r->rc = res ? AC_OK : AC_EIO;
+    r->told++;
+}
+
+static void run_sql(ac_notify *nt, const char *sql)
+{
+    reads r = {0};
+    assert_int_equal(ac_notify_query(nt, sql, 0, NULL, 0, on_sql, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+}
+
+/* A session's row made, a lease given up and a session removed on the wake-up connection, each
+ * one statement fenced as the store's own connection's: by the holder's lease and attempt. */
+static void test_loop_writes(void **state)
+{
+    (void)state;
+    ac_store_options o = {.holder = "worker-W", .lease_ms = 60000};
+    ac_error err;
+    ac_store *st = ac_store_open(where, &o, &err);
+    assert_non_null(st);
+    reads r = {0};
+    assert_int_equal(ac_notify_create(na, "w1", "h", "{}", "worker-W", 60000, done_text, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "w1", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "worker-W");
+    assert_int_equal(info.attempt, 1);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_create(na, "w1", "h", "{}", "worker-W", 60000, done_text, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_EINVAL);
+    assert_true(strstr(r.text, "already has a session 'w1'") != NULL);
+    ac_store_event evs[1] = {{1, 1, "spawn", "{}", NULL}};
+    ac_store_commit c = {.id = "w1",
+                         .holder = "worker-W",
+                         .attempt = 1,
+                         .lease_ms = 60000,
+                         .evs = evs,
+                         .n_evs = 1,
+                         .status = "idle",
+                         .at_rest = 1};
+    assert_int_equal(st->ops->commit(st, &c, &err), AC_OK);
+    /* another holder while worker-W's lease runs, worker-W with an older attempt: refused */
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_rm(na, "w1", "worker-X", 0, done_text, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_EBUSY);
+    assert_true(strstr(r.text, "in use by worker-W (its lease runs") != NULL);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_rm(na, "w1", "worker-W", 7, done_text, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_EBUSY);
+    assert_true(strstr(r.text, "taken over") != NULL);
+    /* the row being written by another transaction: busy, not waited for */
+    run_sql(nb, "BEGIN");
+    run_sql(nb, "SELECT 1 FROM sessions WHERE id = 'w1' FOR UPDATE");
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_rm(na, "w1", "worker-W", 1, done_text, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_EBUSY);
+    assert_true(strstr(r.text, "being written by it now") != NULL);
+    run_sql(nb, "ROLLBACK");
+    assert_int_equal(ac_store_info(st, "w1", &info, &err), AC_OK); /* nothing removed */
+    assert_int_equal(info.events, 1);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_rm(na, "w1", "worker-W", 1, done_text, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    assert_int_equal(ac_store_info(st, "w1", &info, &err), AC_STORE_ENOENT);
+    reads ev = {0};
+    assert_int_equal(ac_store_events(st, "w1", 0, got_event, &ev, &err), AC_OK);
+    assert_int_equal(ev.rows, 0); /* its journal went with it */
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_rm(na, "w1", "worker-W", 1, done_text, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_ENOENT);
+    /* a release by an older attempt changes nothing; by the lease's own, the lease is free */
+    assert_int_equal(ac_notify_create(na, "w2", "h", "{}", "worker-W", 60000, NULL, NULL), 0);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_release(na, "w2", "worker-W", 2, done_text, &r), 0);
+    wait_told(&r); /* statements run in order: the create went first */
+    assert_int_equal(r.rc, AC_OK);
+    assert_int_equal(ac_store_info(st, "w2", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "worker-W");
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_release(na, "w2", "worker-W", 1, done_text, &r), 0);
+    wait_told(&r);
+    assert_int_equal(ac_store_info(st, "w2", &info, &err), AC_OK);
+    assert_string_equal(info.holder, "");
+    ac_store_close(st);
+}
+
+static void got_lease(void *ud, int rc, int64_t attempt, const char *error)
+{
+    reads *r = ud;
+    r->rc = rc;
+    r->rows = (int)attempt;
+    snprintf(r->text, sizeof r->text, "%s", error ? error : "");
+    r->told++;
+}
+
+/* A stored session's lease taken on the wake-up connection as loading it takes it: refused
+ * while another live holder's lease runs or the row is being written, its attempt counted. */
+static void test_loop_lease(void **state)
+{
+    (void)state;
+    ac_store_options o = {.holder = "worker-W", .lease_ms = 60000};
+    ac_error err;
+    ac_store *st = ac_store_open(where, &o, &err);
+    assert_non_null(st);
+    assert_int_equal(st->ops->create(st, "l1", "h", NULL, "worker-W", 60000, &err), AC_OK);
+    left_mid_turn(st, "l2"); /* its holder gone */
+    reads r = {0};
+    assert_int_equal(ac_notify_acquire(na, "l1", "worker-X", 60000, got_lease, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_EBUSY);
+    assert_true(strstr(r.text, "in use by worker-W (its lease runs") != NULL);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_acquire(na, "l1", "worker-W", 60000, got_lease, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    assert_int_equal(r.rows, 2);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_acquire(na, "l2", "worker-X", 60000, got_lease, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    assert_int_equal(r.rows, 2);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "l2", &info, &err), AC_OK);
+    assert_int_equal(info.attempt, 2); /* the gone holder's commits are fenced from now on */
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_acquire(na, "nosuch", "worker-W", 60000, got_lease, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_ENOENT);
+    run_sql(nb, "BEGIN");
+    run_sql(nb, "SELECT 1 FROM sessions WHERE id = 'l1' FOR UPDATE");
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_acquire(na, "l1", "worker-W", 60000, got_lease, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_EBUSY);
+    assert_true(strstr(r.text, "being written by it now") != NULL);
+    run_sql(nb, "ROLLBACK");
+    ac_store_close(st);
+}
+
 static reads *killed;
 static void on_kill(void *ud, const struct pg_result *res, const char *error)
 {
@@ -602,6 +761,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_payloads_split, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inbox, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loop_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loop_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_reconnects, setup, teardown),
