@@ -293,7 +293,8 @@ typedef struct req {
     int load_failed; /* a stored session could not be loaded: the error below */
     int load_code;
     char load_msg[400];
-    srv_fwd *fwd; /* forwarded to the worker running its session (remote.c) */
+    srv_fwd *fwd;         /* forwarded to the worker running its session (remote.c) */
+    srv_catchup *catchup; /* a new stream's catch-up, read while it is suspended (catchup.c) */
     srv *sv;
     ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
     size_t n_rows, cap_rows;
@@ -945,8 +946,9 @@ static int parse_cursor(const char *v, uint64_t *n, unsigned *k)
     return 0;
 }
 
-static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_owner *owner,
-                                   srv_sess *ss)
+/* A new reader of ss's frames: its catch-up read (without waiting on PostgreSQL), then the live
+ * frames (catchup.c). */
+static enum MHD_Result open_stream(struct MHD_Connection *c, req *r, srv_sess *ss)
 {
     const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
     const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "starting_after");
@@ -955,40 +957,11 @@ static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_owner 
     if (parse_cursor(q ? q : last, &n, &k))
         return srv_reply_error(c, 400, "invalid_cursor",
                                "Last-Event-ID / starting_after must be a frame id (N or N.k)");
-    ac_store_session_info info;
-    ac_error err = {0};
-    if (ac_store_info(sv->store, ss->stored_id, &info, &err) != AC_OK)
-        return srv_reply_error(c, 500, "store_error", "%s", err.text);
-    if (n > info.events)
-        return srv_reply_error(c, 409, "cursor_ahead", "event %llu does not exist yet (last: %llu)",
-                               (unsigned long long)n, (unsigned long long)info.events);
-    if (owner->streams >= sv->cfg->streams_per_token) /* each holds a connection for good */
+    if (r->owner->streams >= r->sv->cfg->streams_per_token) /* each holds a connection for good */
         return srv_reply_error(c, 429, "too_many_streams",
                                "this token has %zu streams open, the limit (--streams-per-token)",
-                               owner->streams);
-    srv_stream *st = srv_stream_new(sv, NULL);
-    struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
-    if (!resp) {
-        free(st);
-        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-    }
-    st->ss = ss;
-    int rc = srv_sess_follow(ss, st, n, k, &err);
-    if (rc) {
-        st->ss = NULL;
-        MHD_destroy_response(resp); /* frees st */
-        if (rc == -2)
-            return srv_reply_error(c, 410, "cursor_expired", "%s", err.text);
-        return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "store_error",
-                               "cannot read the session's journal: %s", err.text);
-    }
-    st->conn = c;
-    st->owner = owner;
-    owner->streams++;
-    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u); /* pings keep it alive */
-    enum MHD_Result ret = MHD_queue_response(c, 200, resp);
-    MHD_destroy_response(resp);
-    return ret;
+                               r->owner->streams);
+    return srv_catchup_open(c, &r->catchup, &r->fwd, r->owner, ss, n, k);
 }
 
 static enum MHD_Result spec_json(srv *sv, struct MHD_Connection *c)
@@ -1164,7 +1137,7 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
         return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
     }
     if (!strcmp(rest, "/events"))
-        return get ? open_stream(sv, c, r->owner, ss)
+        return get ? open_stream(c, r, ss)
                    : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!post)
         return srv_reply_error(c, 405, "method_not_allowed", "POST only");
@@ -1241,6 +1214,8 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         return srv_reply_error(c, 404, "not_found", "no such session");
     memcpy(id, p, idn);
     id[idn] = 0;
+    if (r->catchup) /* a stream's catch-up read while it was suspended */
+        return srv_catchup_resume(sv, c, &r->catchup, &r->fwd, r->owner);
     ac_store_session_info seen; /* its row, read while the request was suspended */
     int seen_rc = srv_remote_looked(&r->fwd, &seen);
     srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
@@ -1450,6 +1425,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     req *r = *con_cls;
     if (r && r->fwd)
         srv_remote_abandon(r->fwd);
+    if (r)
+        srv_catchup_free(r->catchup);
     srv *sv = cls;
     if (r && r->settle.queued && sv->loop) /* a reply put off, its connection gone first */
         ac_loop_undefer(sv->loop, &r->settle);
