@@ -5,7 +5,10 @@
 # for what the first one did (the view of a session the first created, the list, a create of an
 # id the first has) wait for it suspended: a /healthz sent after each of them is answered before
 # it (its loop runs meanwhile), and each is then answered as it would be at once (the list's
-# views, of the rows it read, name the worker running each session).
+# views, of the rows it read, name the worker running each session). A new stream on the second
+# one (its catch-up read from the store) opens while its loop answers /healthz at once, and, the
+# first one appending turns meanwhile, its frames equal a fresh replay's (none missed or repeated:
+# the catch-up attached at the event it read to, behind or ahead of the live frames).
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
 command -v curl >/dev/null && command -v jq >/dev/null && command -v node >/dev/null ||
@@ -24,7 +27,7 @@ pport=$((port + 1000 + RANDOM % 1000))
 node "$here/../../bench/loop_stall.mjs" proxy "$pport" "$port" 0 "$tmp/delay" &
 pids+=($!)
 for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null && break; sleep 0.05; done
-echo '{"content": "hi"}' >"$tmp/script"
+for _ in $(seq 1 40); do echo '{"content": "hi"}'; done >"$tmp/script"
 start() { # start N DB_PORT: worker N, its URL in u$N
   rm -f "$tmp/port$1"
   "$agentc" serve --db "${uri/:$port\//:$2/}?schema=slowdb" --provider script --script "$tmp/script" \
@@ -62,4 +65,56 @@ first -X POST -d '{"id": "c"}' "$u2/v1/sessions"
   fail "c created again on 2: $(cat "$tmp/out")"
 first "$u2/v1/sessions/nosuch"
 [ "$(tail -1 "$tmp/out")" = 404 ] || fail "a session nobody created, from 2: $(cat "$tmp/out")"
+
+# ---- a new stream's catch-up on 2, while 1 appends ------------------------------------------
+events() {
+  awk 'BEGIN{id="";ev=""} /^id: /{id=substr($0,5)} /^event: /{ev=substr($0,8)}
+       /^data: /{d=substr($0,7); printf "{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}\n", id, ev, d; id=""}' "$1"
+}
+norm() { # the frames, each run of text deltas joined into one (as a slow reader's are)
+  events "$1" | jq -s -c 'reduce .[] as $e ([]; if length > 0 and .[-1].event == $e.event and ($e.event == "text" or $e.event == "reasoning")
+    then .[-1] |= ($e + {data: ($e.data + {delta: (.data.delta + $e.data.delta)})}) else . + [$e] end) | .[]'
+}
+key='(split(".") | map(tonumber) | if length == 1 then . + [0] else . end)'
+increasing() { events "$1" | jq -s -e "[.[] | select(.id != \"\") | .id | $key] | . as \$k | all(range(1; length); \$k[.] > \$k[. - 1])" >/dev/null; }
+turns_done() { [ "$(grep -c '^event: turn_done' "$1")" -ge "$2" ]; }
+idle() { j "$u1/v1/sessions/a?messages=0" | jq -e '.status == "idle"' >/dev/null; }
+turns=12
+append() { # turns on 1, one after another
+  for _ in $(seq 1 "$turns"); do
+    j -X POST -d '{"content": "more"}' "$u1/v1/sessions/a/messages" >/dev/null
+    wait_for idle || return 1
+    sleep 0.15
+  done
+}
+append &
+ap=$!
+# probe: /healthz on 2 answered at once (< 0.4 s) each time until stream $1 has its headers
+probe() {
+  local n=0 t
+  for _ in $(seq 1 100); do
+    [ -s "$tmp/$1.h" ] && break
+    t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 10 "$u2/healthz")
+    awk -v t="$t" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $t s while stream $1 opened"
+    n=$((n + 1))
+    sleep 0.05
+  done
+  [ "$n" -ge 2 ] && [ -s "$tmp/$1.h" ] || fail "stream $1 on 2 did not open after a /healthz ($n probes)"
+}
+curl -s -N --max-time 40 -D "$tmp/sa.h" "$u2/v1/sessions/a/events" >"$tmp/sa" &
+probe sa
+curl -s -N --max-time 40 -D "$tmp/sb.h" "$u2/v1/sessions/a/events" >"$tmp/sb" & # live frames exist now
+probe sb
+wait "$ap" || fail "the turns on 1 did not end"
+done_turns=$(grep -c '^event: turn_done' < <(curl -s -N --max-time 2 "$u1/v1/sessions/a/events"))
+[ "$done_turns" -ge "$turns" ] || fail "only $done_turns turns on 1"
+for s in sa sb; do
+  wait_for turns_done "$tmp/$s" "$done_turns" || fail "stream $s on 2 has $(grep -c '^event: turn_done' "$tmp/$s") of $done_turns turns"
+  increasing "$tmp/$s" || fail "stream $s's ids do not strictly increase"
+done
+curl -s -N --max-time 2 "$u1/v1/sessions/a/events" >"$tmp/r1"
+for s in sa sb; do
+  [ "$(norm "$tmp/$s")" = "$(norm "$tmp/r1")" ] ||
+    fail "stream $s on 2 differs from a fresh replay: $(diff <(norm "$tmp/$s") <(norm "$tmp/r1") | head -5)"
+done
 echo "ok"
