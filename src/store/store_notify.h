@@ -95,6 +95,12 @@ int ac_notify_info(ac_notify *nt, const char *id, ac_notify_info_fn fn, void *ud
 /* Every session's row (ac_store_list's, in its order) told to each, then done. */
 int ac_notify_list(ac_notify *nt, ac_store_list_fn each, ac_notify_done_fn done, void *ud);
 
+/* What loading the session reads (store_ahead.h: its row and agent, its latest snapshot, its
+ * journal after it, its tool calls) into a (filled: ac_store_ahead_new's), then done: AC_OK,
+ * AC_STORE_ENOENT (no such session) or AC_EIO. Four statements, queued at once. */
+struct ac_store_ahead;
+int ac_notify_ahead(ac_notify *nt, struct ac_store_ahead *a, ac_notify_done_fn done, void *ud);
+
 /* ---- the inbox (store_inbox.c): requests for a session another worker runs ----
  *
  * A worker that gets a request for a session whose lease another live worker holds puts it
