@@ -8,7 +8,9 @@
 # views, of the rows it read, name the worker running each session). A new stream on the second
 # one (its catch-up read from the store) opens while its loop answers /healthz at once, and, the
 # first one appending turns meanwhile, its frames equal a fresh replay's (none missed or repeated:
-# the catch-up attached at the event it read to, behind or ahead of the live frames).
+# the catch-up attached at the event it read to, behind or ahead of the live frames). A session
+# left mid-turn by a third worker killed is claimed by the second and loaded from its rows read
+# ahead (without waiting), its loop answering /healthz at once meanwhile, and its turn finished.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
 command -v curl >/dev/null && command -v jq >/dev/null && command -v node >/dev/null ||
@@ -117,4 +119,31 @@ for s in sa sb; do
   [ "$(norm "$tmp/$s")" = "$(norm "$tmp/r1")" ] ||
     fail "stream $s on 2 differs from a fresh replay: $(diff <(norm "$tmp/$s") <(norm "$tmp/r1") | head -5)"
 done
-echo "ok"
+
+# ---- a claimed session loaded on 2 from its rows read ahead ---------------------------------
+kill -9 "${pids[1]}" # worker 1: 2 alone claims what 3 leaves
+jq -cn '{content: "one two three four five six seven eight nine ten"}' >"$tmp/script3"
+rm -f "$tmp/port3"
+"$agentc" serve --db "$uri?schema=slowdb" --provider script --script "$tmp/script3" --script-delay-ms 2000 \
+  --lease-ms 1000 --listen 127.0.0.1:0 --port-file "$tmp/port3" 2>"$tmp/w3.err" &
+pids+=($!)
+p3=$!
+wait_for test -s "$tmp/port3" || fail "worker 3 did not start"
+u3=http://127.0.0.1:$(cat "$tmp/port3")
+j -X POST -d '{"id": "m"}' "$u3/v1/sessions" | jq -e '.id == "m"' >/dev/null || fail "create m on 3"
+j -X POST -d '{"content": "go"}' "$u3/v1/sessions/m/messages" | jq -e '.status == "running"' >/dev/null ||
+  fail "m's turn on 3"
+sleep 0.5
+kill -9 "$p3" # mid-turn: its model call in flight
+row() { sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/m'"; }
+longest=0
+for _ in $(seq 1 400); do # 2's heartbeat (every 3.3 s) claims it, reads its rows, loads it
+  [ "$(row)" = 1 ] && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 10 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  sleep 0.05
+done
+[ "$(row)" = 1 ] || fail "m was not finished on 2: $(row); $(tail -3 "$tmp/w2.err")"
+grep -q "session 'local/m': its worker .* is gone; resumed here" "$tmp/w2.err" || fail "2 did not resume m: $(tail -3 "$tmp/w2.err")"
+awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it claimed and loaded m"
+echo "ok (longest /healthz on 2 while it claimed m: $longest s)"
