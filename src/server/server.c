@@ -24,6 +24,8 @@
 #include "agentc/store.h"
 #include "io/file.h"
 #include "server_int.h"
+#include "store/store_ahead.h"
+#include "store/store_notify.h"
 #include "util/grow.h"
 #include "util/sha256.h"
 
@@ -320,7 +322,59 @@ struct srv_load {
     struct MHD_Connection *conn;
     req *r;
     char *id;
+    /* on PostgreSQL: its rows read ahead on the wake-up connection first (store_ahead.h), the
+     * loading then answered from them */
+    srv *sv;
+    ac_store_ahead *ahead;
+    int reading; /* its rows not read yet */
+    int read_rc; /* then: AC_OK, AC_STORE_ENOENT or AC_EIO (read_error) */
+    char read_error[256];
+    int orphan; /* its request answered without it (stopping): freed when its rows come */
 };
+
+static void load_free(struct srv_load *l)
+{
+    ac_store_ahead_free(l->ahead);
+    free(l->id);
+    free(l);
+}
+
+static void unlink_load(struct srv_load *l)
+{
+    for (struct srv_load **pp = &l->sv->loads; *pp; pp = &(*pp)->next)
+        if (*pp == l) {
+            *pp = l->next;
+            return;
+        }
+}
+
+static void on_load_read(void *ud, int rc, const char *error)
+{
+    struct srv_load *l = ud;
+    l->reading = 0;
+    l->read_rc = rc;
+    snprintf(l->read_error, sizeof l->read_error, "%s",
+             rc == AC_STORE_ENOENT ? "the session is no longer in the store"
+             : error               ? error
+                                   : ac_strerror(rc));
+    if (l->orphan) {
+        unlink_load(l);
+        load_free(l);
+    }
+}
+
+/* Its session's rows read without waiting (run_loads loads it once they are): 0 when out of
+ * memory. */
+static int load_ahead(struct srv_load *l, const char *stored_id)
+{
+    l->ahead = ac_store_ahead_new(stored_id, 0);
+    l->reading = l->ahead && ac_notify_ahead(l->sv->notify, l->ahead, on_load_read, l) == 0;
+    if (!l->reading) {
+        ac_store_ahead_free(l->ahead);
+        l->ahead = NULL;
+    }
+    return l->reading;
+}
 
 static int valid_id(const char *id)
 {
@@ -1283,6 +1337,12 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         }
         l->conn = c;
         l->r = r;
+        l->sv = sv;
+        if (sv->notify && ss->stored_id && !load_ahead(l, ss->stored_id)) {
+            free(l->id);
+            free(l);
+            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+        }
         l->next = sv->loads;
         sv->loads = l;
         MHD_suspend_connection(c); /* the handler runs again once it is resumed */
@@ -1525,24 +1585,61 @@ static void srv_free(srv *sv)
     free(sv->owners);
 }
 
-/* Loads the sessions requests wait for; between loop iterations only. */
+/* One load: its session loaded (from its rows read ahead, if it has them), its request resumed. */
+static void run_load(srv *sv, struct srv_load *l)
+{
+    srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
+    ac_error err = {0};
+    if (ss && !ss->s && l->ahead && l->read_rc != AC_OK) {
+        err.code = l->read_rc;
+        snprintf(err.text, sizeof err.text, "%s", l->read_error);
+    } else if (ss && !ss->s) {
+        if (l->ahead)
+            ac_store_ahead_begin(sv->store, l->ahead);
+        if (srv_sess_load(ss, &err) == 0)
+            err.code = 0;
+        else if (!err.code)
+            err.code = AC_EIO;
+        if (l->ahead)
+            ac_store_ahead_end(sv->store);
+    }
+    if (err.code) {
+        l->r->load_failed = 1;
+        l->r->load_code = err.code;
+        snprintf(l->r->load_msg, sizeof l->r->load_msg, "%s", err.text);
+    }
+    MHD_resume_connection(l->conn);
+    srv_kick(sv);
+    load_free(l);
+}
+
+/* Loads the sessions requests wait for (those whose rows are read); between loop iterations
+ * only. */
 static void run_loads(srv *sv)
 {
-    while (sv->loads) {
-        struct srv_load *l = sv->loads;
-        sv->loads = l->next;
-        srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
-        ac_error err = {0};
-        if (ss && !ss->s && srv_sess_load(ss, &err)) {
-            l->r->load_failed = 1;
-            l->r->load_code = err.code;
-            snprintf(l->r->load_msg, sizeof l->r->load_msg, "%s", err.text);
+    for (struct srv_load **pp = &sv->loads; *pp;) {
+        struct srv_load *l = *pp;
+        if (l->reading || l->orphan) {
+            pp = &l->next;
+            continue;
         }
-        MHD_resume_connection(l->conn);
-        srv_kick(sv);
-        free(l->id);
-        free(l);
+        *pp = l->next;
+        run_load(sv, l);
+        pp = &sv->loads; /* loading ran the engine: the list may have changed */
     }
+}
+
+/* Stopping: the requests whose session's rows are still being read answered 503. */
+static void stop_loads(srv *sv)
+{
+    for (struct srv_load *l = sv->loads; l; l = l->next)
+        if (l->reading && !l->orphan) {
+            l->orphan = 1;
+            l->r->load_failed = 1;
+            l->r->load_code = AC_EIO;
+            snprintf(l->r->load_msg, sizeof l->r->load_msg, "the server is stopping");
+            MHD_resume_connection(l->conn);
+        }
 }
 
 static int any_running(srv *sv)
@@ -1793,6 +1890,7 @@ static void srv_stop(srv *sv)
     }
     /* what is still suspended is resumed before the daemon stops; the leases are released
      * (a turn left mid-way is claimed by another worker at its next heartbeat) */
+    stop_loads(sv);
     srv_remote_stop(sv);
     while (sv->sessions)
         srv_sess_free(sv->sessions);

@@ -25,6 +25,8 @@ int ac_store_ahead_snapshot(ac_store_ahead *a, uint64_t n, const char *body);
 int ac_store_ahead_event(ac_store_ahead *a, const ac_store_event *ev);
 int ac_store_ahead_call(ac_store_ahead *a, const char *call_id, const char *name,
                         int64_t started_ms, int64_t finished_ms, int ok);
+/* The lease taken for it meanwhile (by the loop, without waiting): answered as held. */
+void ac_store_ahead_set_attempt(ac_store_ahead *a, int64_t attempt);
 /* How many statements the rows answered since ac_store_ahead_begin (tests). */
 size_t ac_store_ahead_answered(const ac_store_ahead *a);
 

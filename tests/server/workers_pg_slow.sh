@@ -146,4 +146,19 @@ done
 [ "$(row)" = 1 ] || fail "m was not finished on 2: $(row); $(tail -3 "$tmp/w2.err")"
 grep -q "session 'local/m': its worker .* is gone; resumed here" "$tmp/w2.err" || fail "2 did not resume m: $(tail -3 "$tmp/w2.err")"
 awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it claimed and loaded m"
-echo "ok (longest /healthz on 2 while it claimed m: $longest s)"
+
+# ---- a session nobody runs loaded on 2 for a request, from its rows read ahead ----------------
+# (its lease is still taken waiting, and the view's row read after: the longest /healthz says so)
+: >"$tmp/order"
+{ out=$(j -w '\n%{http_code}' "$u2/v1/sessions/b"); echo "request" >>"$tmp/order"; echo "$out" >"$tmp/out"; } &
+bp=$!
+longest2=0
+while kill -0 "$bp" 2>/dev/null; do
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 10 "$u2/healthz")
+  longest2=$(awk -v a="$longest2" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  sleep 0.05
+done
+wait "$bp"
+[ "$(tail -1 "$tmp/out")" = 200 ] && head -1 "$tmp/out" | jq -e '.id == "b"' >/dev/null ||
+  fail "b loaded on 2: $(cat "$tmp/out")"
+echo "ok (longest /healthz on 2 while it claimed m: $longest s; while it loaded b: $longest2 s)"
