@@ -38,10 +38,12 @@ done
 pids+=("$proxy")
 kill -0 "$proxy" 2>/dev/null || fail "no port for the proxy"
 for _ in $(seq 1 40); do echo '{"content": "hi"}'; done >"$tmp/script"
+lease=()
+[ "$part" = loads ] && lease=(--lease-ms 3000) # a heartbeat (and a claim) every second
 start() { # start N DB_PORT: worker N, its URL in u$N
   rm -f "$tmp/port$1"
   "$agentc" serve --db "${uri/:$port\//:$2/}?schema=slowdb" --provider script --script "$tmp/script" \
-    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 2>"$tmp/w$1.err" &
+    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 "${lease[@]}" 2>"$tmp/w$1.err" &
   pids+=($!)
   wait_for test -s "$tmp/port$1" || fail "worker $1 did not start"
   eval "u$1=http://127.0.0.1:$(cat "$tmp/port$1")"
@@ -149,7 +151,7 @@ sleep 0.5
 kill -9 "$p3" # mid-turn: its model call in flight
 row() { sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/m'"; }
 longest=0
-for _ in $(seq 1 400); do # 2's heartbeat (every 3.3 s) claims it, reads its rows, loads it
+for _ in $(seq 1 400); do # 2's heartbeat (every second) claims it, reads its rows, loads it
   [ "$(row)" = 1 ] && break
   t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 10 "$u2/healthz")
   longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
