@@ -93,6 +93,15 @@ static void finish(srv_fwd *f, unsigned status, const char *reply)
 
 static void finish_error(srv_fwd *f, unsigned status, const char *code, const char *msg)
 {
+    if (status == 504 && !f->finished && !f->looking) /* the operator sees which worker */
+        fprintf(stderr,
+                "agentc serve: a %s for session '%s' was not answered by worker '%s' within "
+                "--forward-timeout-ms (%s): %s\n",
+                f->method ? f->method : "request", f->session, *f->holder ? f->holder : "(unknown)",
+                !f->put_sent ? "its lease not read"
+                : f->taken   ? "taken"
+                             : "not taken",
+                msg);
     json_t *o = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
     char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(o);

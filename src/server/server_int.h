@@ -17,6 +17,8 @@
 
 typedef struct srv srv;
 typedef struct ac_store ac_store;
+enum { SRV_LOST_LEASE = 1, SRV_LOST_WRITE = 2 };
+
 typedef struct srv_sess srv_sess;
 typedef struct srv_stream srv_stream;
 typedef struct srv_engine srv_engine; /* one agent's engine (agents.c) */
@@ -84,15 +86,16 @@ struct srv_sess {
     srv_stream *chat;              /* an OpenAI-compatible stream of this session */
     struct MHD_Connection *waiter; /* a non-streamed OpenAI-compatible request, suspended */
     srv_engine *agent;             /* the agent it runs (a reference held) */
-    int lost;                      /* its lease was taken by another worker (workers.c) */
-    int tailing, tail_again;       /* a read of its journal under way, another due (remote.c) */
-    uint64_t committed;            /* the last of its events committed here (srv_on_commit) */
-    int64_t resume_failed_ms;      /* a claim of it could not load it then (said once) */
-    struct srv_client *client;     /* its calls waiting for the client (compat_tools.c) */
-    int in_call;                   /* a sub-agent's session its parent's call runs: kept */
-    json_t *children;              /* its sub-agent calls (children.c), once read */
-    uint64_t handoff_timer;        /* moves it to the agent a handoff names (children.c) */
-    int handoffs;                  /* made since its last answered turn (children.c) */
+    int lost; /* SRV_LOST_LEASE: its lease was taken by another worker; SRV_LOST_WRITE: it could
+                 not be written (workers.c) */
+    int tailing, tail_again;   /* a read of its journal under way, another due (remote.c) */
+    uint64_t committed;        /* the last of its events committed here (srv_on_commit) */
+    int64_t resume_failed_ms;  /* a claim of it could not load it then (said once) */
+    struct srv_client *client; /* its calls waiting for the client (compat_tools.c) */
+    int in_call;               /* a sub-agent's session its parent's call runs: kept */
+    json_t *children;          /* its sub-agent calls (children.c), once read */
+    uint64_t handoff_timer;    /* moves it to the agent a handoff names (children.c) */
+    int handoffs;              /* made since its last answered turn (children.c) */
 };
 
 typedef struct srv_qnode {

@@ -70,13 +70,18 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
     return 0;
 }
 
-/* The sessions whose lease another worker took: no longer run here (their commits are
- * refused already, fenced in the store; their readers were told). */
+/* The sessions whose lease another worker took, or that could not be written: no longer run
+ * here (their commits are refused already, fenced in the store; their readers were told). The
+ * lease of one that could not be written is given up (once the database answers, fenced by its
+ * attempt), so that the worker a request for it reaches loads it, or a claim takes it mid-turn. */
 static void drop_lost(srv *sv)
 {
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next) {
         if (!ss->lost || !ss->s)
             continue;
+        if (ss->lost == SRV_LOST_WRITE && sv->notify)
+            ac_notify_release(sv->notify, ss->stored_id, ac_store_holder(sv->store),
+                              ac_store_session_attempt(ss->s), NULL, NULL);
         ss->lost = 0;
         while (ss->streams)
             srv_stream_detach(ss->streams);
@@ -96,7 +101,7 @@ void srv_sess_lost(srv_sess *ss, const ac_error *err)
     int shared = !strncmp(db, "postgresql://", 13) || !strncmp(db, "postgres://", 11);
     if (ss->lost || !ss->stored_id || (err->code != AC_STORE_EBUSY && !shared))
         return;
-    ss->lost = 1;
+    ss->lost = err->code == AC_STORE_EBUSY ? SRV_LOST_LEASE : SRV_LOST_WRITE;
     if (err->code == AC_STORE_EBUSY)
         fprintf(stderr, "agentc serve: session '%s' lost its lease: %s\n", ss->stored_id,
                 err->text);

@@ -82,6 +82,10 @@ typedef void (*ac_notify_info_fn)(void *ud, int rc, const ac_store_session_info 
 
 /* Renews the worker row of holder (its heartbeat, by the database's clock). */
 int ac_notify_beat(ac_notify *nt, const char *holder, ac_notify_done_fn done, void *ud);
+/* ac_store_release's: the session's lease given up by holder if its attempt is still attempt
+ * (0: any); done (may be NULL) told. */
+int ac_notify_release(ac_notify *nt, const char *id, const char *holder, int64_t attempt,
+                      ac_notify_done_fn done, void *ud);
 /* ac_store_claim's claim for holder (mine: its own sessions too): each claimed session told to
  * each (its info's id, created_ms, the holder it was taken from, its attempt), then done. */
 int ac_notify_claim(ac_notify *nt, const char *holder, size_t max, int mine, int64_t lease_ms,

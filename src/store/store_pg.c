@@ -532,10 +532,7 @@ static int pg_lease_release(ac_store *st, const char *id, const char *holder, in
     p_s(&a, id);
     p_s(&a, holder);
     p_i(&a, attempt);
-    return run(st,
-               "UPDATE sessions SET holder = '', lease_until = 0 WHERE id = $1 AND holder = $2 "
-               "AND ($3::bigint = 0 OR attempt = $3)",
-               &a, NULL, err, "releasing a lease");
+    return run(st, PG_RELEASE_SQL, &a, NULL, err, "releasing a lease");
 }
 
 static int pg_note(ac_store *st, const char *id, uint64_t n, int64_t t_ms, const char *kind,

@@ -37,6 +37,10 @@
     "attempt = s.attempt + (c.was <> $1)::int FROM c WHERE s.id = c.id "                           \
     "RETURNING s.id, s.created_ms, c.was, s.attempt"
 #define PG_BEAT_SQL "UPDATE workers SET heartbeat_ms = " NOW " WHERE id = $1"
+/* A lease given up by its holder ($2), fenced by its attempt ($3; 0: any). */
+#define PG_RELEASE_SQL                                                                             \
+    "UPDATE sessions SET holder = '', lease_until = 0 WHERE id = $1 AND holder = $2 "              \
+    "AND ($3::bigint = 0 OR attempt = $3)"
 #define PG_EVENTS_SQL                                                                              \
     "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > $2 ORDER BY n"
 

@@ -58,6 +58,21 @@ int ac_notify_beat(ac_notify *nt, const char *holder, ac_notify_done_fn done, vo
     return queue(nt, c, PG_BEAT_SQL, &a, 0, on_done);
 }
 
+/* Sent again once on the next connection when the connection is lost under it: a release
+ * made while the database restarts still happens. */
+int ac_notify_release(ac_notify *nt, const char *id, const char *holder, int64_t attempt,
+                      ac_notify_done_fn done, void *ud)
+{
+    call *c = call_new(ud);
+    if (c)
+        c->done = done;
+    pargs a = {0};
+    p_s(&a, id);
+    p_s(&a, holder);
+    p_i(&a, attempt);
+    return queue(nt, c, PG_RELEASE_SQL, &a, AC_NOTIFY_AGAIN, on_done);
+}
+
 static void on_claimed(void *ud, const PGresult *r, const char *error)
 {
     call *c = ud;
