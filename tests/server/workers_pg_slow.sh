@@ -132,6 +132,7 @@ for s in sa sb; do
   [ "$(norm "$tmp/$s")" = "$(norm "$tmp/r1")" ] ||
     fail "stream $s on 2 differs from a fresh replay: $(diff <(norm "$tmp/$s") <(norm "$tmp/r1") | head -5)"
 done
+echo "ok"
 exit 0
 fi
 j -X POST -d '{"id": "b"}' "$u1/v1/sessions" | jq -e '.id == "b"' >/dev/null || fail "create b on 1"
@@ -149,9 +150,10 @@ u3=http://127.0.0.1:$(cat "$tmp/port3")
 j -X POST -d '{"id": "m"}' "$u3/v1/sessions" | jq -e '.id == "m"' >/dev/null || fail "create m on 3"
 j -X POST -d '{"content": "go"}' "$u3/v1/sessions/m/messages" | jq -e '.status == "running"' >/dev/null ||
   fail "m's turn on 3"
-sleep 0.5
-kill -9 "$p3" # mid-turn: its model call in flight
 row() { sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/m'"; }
+mid_turn() { [ "$(row)" = 0 ]; }
+wait_for mid_turn || fail "m's turn on 3 was not stored"
+kill -9 "$p3" # mid-turn: its model call in flight
 longest=0
 for _ in $(seq 1 400); do # 2's heartbeat (every second) claims it, reads its rows, loads it
   [ "$(row)" = 1 ] && break
