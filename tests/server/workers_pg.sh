@@ -8,7 +8,8 @@
 # applied; pause and resume from another worker; errors answered as the holder answers them;
 # the holder killed mid-turn, another worker claims the session on the next request
 # and the stream on the third goes on without a gap; sessions listed, refused again and deleted
-# across workers; the database restarted, the wake-up connections are made again.
+# across workers; the database restarted, the wake-up connections are made again; the database
+# down while the holder writes, the session run from another worker's request once it is back.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -177,6 +178,25 @@ lines=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="sent"}')
 merged=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="coalesced"}')
 [ "${sent:-0}" -gt 0 ] && [ "${got:-0}" -gt 0 ] || fail "wake-ups not counted: sent ${sent:-none} by 2, received ${got:-none} by 3"
 [ "${lines:-0}" -ge "$sent" ] || fail "$sent notifying commits for ${lines:-none} lines sent, ${merged:-none} coalesced"
+# ---- the database down while the holder writes the session: the holder gives the session up
+# once the database is back, so a message on the other worker loads and runs it there (it is
+# not refused session_in_use until the lease ends) -------------------------------------------
+w=$(j "$u2/v1/sessions/a" | jq -r .worker)
+h=; for n in 2 3; do grep -qF "worker '$w'" "$tmp/w$n.err" && h=$n; done
+[ -n "$h" ] || fail "no worker runs a: $w"
+o=$((5 - h)); eval "uh=\$u$h uo=\$u$o"
+bash "$(dirname "$0")/../store/pg_cluster.sh" down "$dir" "$port" || fail "down"
+j -X POST -d '{"content": "while down"}' "$uh/v1/sessions/a/messages" -o /dev/null
+cannot() { grep -q "session 'local/a' cannot be written" "$tmp/w$h.err"; }
+wait_for cannot || fail "$h wrote a while the database was down"
+bash "$(dirname "$0")/../store/pg_cluster.sh" up "$dir" "$port" || fail "up"
+again() { [ "$(grep -c "the wake-up connection is back" "$tmp/w$1.err")" -ge 2 ]; }
+wait_for again "$h" && wait_for again "$o" || fail "the wake-up connections after the database was down"
+wait_for holders || fail "the store connections (the holders' locks) after the database was down"
+out=$(j -X POST -d '{"content": "after down", "if_busy": "enqueue"}' "$uo/v1/sessions/a/messages" -w '\n%{http_code}')
+[ "$(tail -1 <<<"$out")" = 202 ] || fail "a message on $o for the session $h could not write: $out"
+ran() { j "$uo/v1/sessions/a" | jq -e '.status == "idle" and ([.messages[] | select(.content == "after down")] | length == 1)' >/dev/null; }
+wait_for ran || fail "the message after the database was down did not run once: $(j "$uo/v1/sessions/a" | jq -c '{status, worker}')"
 kill -TERM "$pid2" "$pid3"
 wait "$pid2" || fail "worker 2's exit status"
 wait "$pid3" || fail "worker 3's exit status"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# pg_cluster.sh start|stop|restart DIR PORT: a throwaway PostgreSQL 15 cluster for the store's tests,
+# pg_cluster.sh start|stop|restart|down|up DIR PORT: a throwaway PostgreSQL 15 cluster for the
+# store's tests (down stops its server keeping its data, up starts it again),
 # in DIR (data and unix socket), listening on 127.0.0.1:PORT and the socket only. Role
 # "agentc" with password "agentc-test-pw" (scram over TCP), database "agentc". As root the
 # server runs as the postgres user. Every wait is bounded; stop removes DIR.
@@ -17,6 +18,13 @@ stop() {
 if [ "$cmd" = stop ]; then stop; exit 0; fi
 if [ "$cmd" = restart ]; then # the server restarted under its clients (their connections cut)
   as "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 restart >/dev/null; exit; fi
+if [ "$cmd" = down ]; then as "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null; exit; fi
+up() {
+  as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/sock -c fsync=off" start >/dev/null \
+    || { cat "$dir/server.log" >&2; exit 1; }
+}
+if [ "$cmd" = up ]; then up; exit; fi
 stop
 mkdir -p "$dir/sock"
 [ "$(id -u)" = 0 ] && chown -R postgres "$dir"
@@ -27,9 +35,7 @@ cat >"$dir/data/pg_hba.conf" <<HBA
 local all all trust
 host all all 127.0.0.1/32 scram-sha-256
 HBA
-as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-  -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/sock -c fsync=off" start >/dev/null \
-  || { cat "$dir/server.log" >&2; exit 1; }
+up
 as "$bin/psql" -X -q -h "$dir/sock" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 <<SQL
 CREATE ROLE agentc LOGIN PASSWORD 'agentc-test-pw';
 CREATE DATABASE agentc OWNER agentc;
