@@ -7,8 +7,10 @@
 # session turn after turn; B, behind the proxy, streams it (its journal read from the store on
 # each wake-up) and, in the second phase, forwards messages to it; in the third it lists the
 # sessions (GET /v1/sessions) one request after another; in the fourth it is asked for the view
-# of a session A has just created (its first read of it); in the fifth it creates sessions and
-# deletes them, one after another (their rows made and removed). /healthz on B, answered on its loop,
+# of a session A has just created (its first read of it); in the fifth it opens streams of the
+# session one after another (each one's catch-up read from the store, then closed); in the sixth
+# it creates sessions and deletes them, one after another (their rows made and removed). /healthz
+# on B, answered on its loop,
 # is asked one request after another for SECONDS (default 6) per phase: its p50, p99 and longest
 # answer are B's loop stalls. min/median/max over RUNS (default 3). Prints figures,
 # asserts nothing.
@@ -67,6 +69,10 @@ views() { # views RUN SECONDS: a session created on A, then its view asked of B
     j "$u2/v1/sessions/v$1-$i" >/dev/null
   done
 }
+opens() { # opens SECONDS: a stream of s opened on B (caught up), read 0.5 s, closed, and again
+  local end=$((SECONDS + $1))
+  while [ "$SECONDS" -lt "$end" ]; do curl -s -N --max-time 0.5 "$u2/v1/sessions/s/events" >/dev/null; done
+}
 churn() { # churn URL SECONDS: a session created, then deleted, one after another
   local end=$((SECONDS + $2)) id
   while [ "$SECONDS" -lt "$end" ]; do
@@ -96,13 +102,16 @@ for r in $(seq 1 "$RUNS"); do
   views "$r" "$S" &
   node "$dir/loop_stall.mjs" probe "$u2/healthz" $((S * 1000)) | jq -c '{phase: "view"} + .' >>"$tmp/all.jsonl"
   wait %views 2>/dev/null
+  opens "$S" &
+  node "$dir/loop_stall.mjs" probe "$u2/healthz" $((S * 1000)) | jq -c '{phase: "open"} + .' >>"$tmp/all.jsonl"
+  wait %opens 2>/dev/null
   churn "$u2" "$S" &
   node "$dir/loop_stall.mjs" probe "$u2/healthz" $((S * 1000)) | jq -c '{phase: "churn"} + .' >>"$tmp/all.jsonl"
   wait %churn 2>/dev/null
   kill -9 "$pid1" "$pid2"
   wait "$pid1" "$pid2" 2>/dev/null
 done
-for ph in stream forward list view churn; do
+for ph in stream forward list view open churn; do
   for k in p50_ms p99_ms max_ms; do
     printf '%-8s %-7s %s\n' "$ph" "$k" "$(jq "select(.phase == \"$ph\") | .$k" "$tmp/all.jsonl" | stats)"
   done

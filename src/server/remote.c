@@ -46,7 +46,8 @@ struct srv_fwd {
     int writing;      /* a write for the request (srv_remote_create, srv_remote_rm) */
     int look_rc;      /* its answer: AC_OK (look), AC_STORE_ENOENT or AC_EIO */
     ac_store_session_info look;
-    ac_store_list_fn each; /* a list's rows told to it (srv_remote_list) */
+    ac_store_list_fn each;        /* a list's rows told to it (srv_remote_list) */
+    ac_store_event_fn each_event; /* a journal's events told to it (srv_remote_events) */
     void *each_ud;
     unsigned status; /* 0: it was not handled there (the request goes on here) */
     char *reply;
@@ -412,6 +413,29 @@ enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slo
     return look_wait(f, slot, ac_notify_list(sv->notify, list_row, on_listed, f) == 0);
 }
 
+static int events_row(void *ud, const ac_store_event *ev)
+{
+    srv_fwd *f = ud;
+    return f->gone || f->finished ? 1 : f->each_event(f->each_ud, ev);
+}
+
+/* The session's journal events after `after` told to each on the wake-up connection (never
+ * waited for), the request suspended until the last one or --forward-timeout-ms (then AC_EIO;
+ * srv_remote_looked says which). */
+enum MHD_Result srv_remote_events(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                  const char *stored_id, uint64_t after, ac_store_event_fn each,
+                                  void *ud)
+{
+    srv_fwd *f = look_new(sv, c);
+    if (!f)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    snprintf(f->session, sizeof f->session, "%s", stored_id);
+    f->each_event = each;
+    f->each_ud = ud;
+    return look_wait(
+        f, slot, ac_notify_events(sv->notify, f->session, after, events_row, on_listed, f) == 0);
+}
+
 int srv_remote_looked(srv_fwd **slot, ac_store_session_info *info)
 {
     srv_fwd *f = *slot;
@@ -657,6 +681,12 @@ static void remote_tail(srv *sv, srv_sess *ss)
                                    tail_done, t) == 0;
     if (!ss->tailing)
         free(t); /* not queued (out of memory): the next poll reads it */
+}
+
+void srv_remote_follow(srv *sv, srv_sess *ss)
+{
+    if (sv->notify)
+        remote_tail(sv, ss);
 }
 
 /* ---- wake-ups ---- */

@@ -24,6 +24,7 @@
 #include "agentc/store.h"
 #include "io/file.h"
 #include "server_int.h"
+#include "store/store_ahead.h"
 #include "store/store_notify.h"
 #include "util/grow.h"
 #include "util/random.h"
@@ -295,7 +296,8 @@ typedef struct req {
     int load_failed; /* a stored session could not be loaded: the error below */
     int load_code;
     char load_msg[400];
-    srv_fwd *fwd; /* forwarded to the worker running its session (remote.c) */
+    srv_fwd *fwd;         /* forwarded to the worker running its session (remote.c) */
+    srv_catchup *catchup; /* a new stream's catch-up, read while it is suspended (catchup.c) */
     srv *sv;
     srv_engine *create_agent; /* POST /v1/sessions: its agent while its row is made */
     char create_id[160];      /* and its id */
@@ -330,7 +332,59 @@ struct srv_load {
     struct MHD_Connection *conn;
     req *r;
     char *id;
+    /* on PostgreSQL: its rows read ahead on the wake-up connection first (store_ahead.h), the
+     * loading then answered from them */
+    srv *sv;
+    ac_store_ahead *ahead;
+    int reading; /* its rows not read yet */
+    int read_rc; /* then: AC_OK, AC_STORE_ENOENT or AC_EIO (read_error) */
+    char read_error[256];
+    int orphan; /* its request answered without it (stopping): freed when its rows come */
 };
+
+static void load_free(struct srv_load *l)
+{
+    ac_store_ahead_free(l->ahead);
+    free(l->id);
+    free(l);
+}
+
+static void unlink_load(struct srv_load *l)
+{
+    for (struct srv_load **pp = &l->sv->loads; *pp; pp = &(*pp)->next)
+        if (*pp == l) {
+            *pp = l->next;
+            return;
+        }
+}
+
+static void on_load_read(void *ud, int rc, const char *error)
+{
+    struct srv_load *l = ud;
+    l->reading = 0;
+    l->read_rc = rc;
+    snprintf(l->read_error, sizeof l->read_error, "%s",
+             rc == AC_STORE_ENOENT ? "the session is no longer in the store"
+             : error               ? error
+                                   : ac_strerror(rc));
+    if (l->orphan) {
+        unlink_load(l);
+        load_free(l);
+    }
+}
+
+/* Its session's rows read without waiting (run_loads loads it once they are): 0 when out of
+ * memory. */
+static int load_ahead(struct srv_load *l, const char *stored_id)
+{
+    l->ahead = ac_store_ahead_new(stored_id, 0);
+    l->reading = l->ahead && ac_notify_ahead(l->sv->notify, l->ahead, on_load_read, l) == 0;
+    if (!l->reading) {
+        ac_store_ahead_free(l->ahead);
+        l->ahead = NULL;
+    }
+    return l->reading;
+}
 
 static int valid_id(const char *id)
 {
@@ -1051,8 +1105,9 @@ static int parse_cursor(const char *v, uint64_t *n, unsigned *k)
     return 0;
 }
 
-static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_owner *owner,
-                                   srv_sess *ss)
+/* A new reader of ss's frames: its catch-up read (without waiting on PostgreSQL), then the live
+ * frames (catchup.c). */
+static enum MHD_Result open_stream(struct MHD_Connection *c, req *r, srv_sess *ss)
 {
     const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
     const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "starting_after");
@@ -1061,40 +1116,11 @@ static enum MHD_Result open_stream(srv *sv, struct MHD_Connection *c, srv_owner 
     if (parse_cursor(q ? q : last, &n, &k))
         return srv_reply_error(c, 400, "invalid_cursor",
                                "Last-Event-ID / starting_after must be a frame id (N or N.k)");
-    ac_store_session_info info;
-    ac_error err = {0};
-    if (ac_store_info(sv->store, ss->stored_id, &info, &err) != AC_OK)
-        return srv_reply_error(c, 500, "store_error", "%s", err.text);
-    if (n > info.events)
-        return srv_reply_error(c, 409, "cursor_ahead", "event %llu does not exist yet (last: %llu)",
-                               (unsigned long long)n, (unsigned long long)info.events);
-    if (owner->streams >= sv->cfg->streams_per_token) /* each holds a connection for good */
+    if (r->owner->streams >= r->sv->cfg->streams_per_token) /* each holds a connection for good */
         return srv_reply_error(c, 429, "too_many_streams",
                                "this token has %zu streams open, the limit (--streams-per-token)",
-                               owner->streams);
-    srv_stream *st = srv_stream_new(sv, NULL);
-    struct MHD_Response *resp = st ? srv_stream_response(st) : NULL;
-    if (!resp) {
-        free(st);
-        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-    }
-    st->ss = ss;
-    int rc = srv_sess_follow(ss, st, n, k, &err);
-    if (rc) {
-        st->ss = NULL;
-        MHD_destroy_response(resp); /* frees st */
-        if (rc == -2)
-            return srv_reply_error(c, 410, "cursor_expired", "%s", err.text);
-        return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "store_error",
-                               "cannot read the session's journal: %s", err.text);
-    }
-    st->conn = c;
-    st->owner = owner;
-    owner->streams++;
-    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u); /* pings keep it alive */
-    enum MHD_Result ret = MHD_queue_response(c, 200, resp);
-    MHD_destroy_response(resp);
-    return ret;
+                               r->owner->streams);
+    return srv_catchup_open(c, &r->catchup, &r->fwd, r->owner, ss, n, k);
 }
 
 static enum MHD_Result spec_json(srv *sv, struct MHD_Connection *c)
@@ -1353,7 +1379,7 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
         return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
     }
     if (!strcmp(rest, "/events"))
-        return get ? open_stream(sv, c, r->owner, ss)
+        return get ? open_stream(c, r, ss)
                    : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!post)
         return srv_reply_error(c, 405, "method_not_allowed", "POST only");
@@ -1433,6 +1459,8 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         return srv_reply_error(c, 404, "not_found", "no such session");
     memcpy(id, p, idn);
     id[idn] = 0;
+    if (r->catchup) /* a stream's catch-up read while it was suspended */
+        return srv_catchup_resume(sv, c, &r->catchup, &r->fwd, r->owner);
     ac_store_session_info seen; /* its row, read while the request was suspended */
     int seen_rc = srv_remote_looked(&r->fwd, &seen);
     srv_sess *ss = srv_sess_find(sv, r->owner, id); /* others' sessions do not exist */
@@ -1498,6 +1526,12 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         }
         l->conn = c;
         l->r = r;
+        l->sv = sv;
+        if (sv->notify && ss->stored_id && !load_ahead(l, ss->stored_id)) {
+            free(l->id);
+            free(l);
+            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+        }
         l->next = sv->loads;
         sv->loads = l;
         MHD_suspend_connection(c); /* the handler runs again once it is resumed */
@@ -1644,6 +1678,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         srv_remote_abandon(r->fwd);
     if (r && r->create_agent)
         srv_engine_release(cls, r->create_agent);
+    if (r)
+        srv_catchup_free(r->catchup);
     srv *sv = cls;
     if (r && r->settle.queued && sv->loop) /* a reply put off, its connection gone first */
         ac_loop_undefer(sv->loop, &r->settle);
@@ -1743,24 +1779,61 @@ static void srv_free(srv *sv)
     free(sv->owners);
 }
 
-/* Loads the sessions requests wait for; between loop iterations only. */
+/* One load: its session loaded (from its rows read ahead, if it has them), its request resumed. */
+static void run_load(srv *sv, struct srv_load *l)
+{
+    srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
+    ac_error err = {0};
+    if (ss && !ss->s && l->ahead && l->read_rc != AC_OK) {
+        err.code = l->read_rc;
+        snprintf(err.text, sizeof err.text, "%s", l->read_error);
+    } else if (ss && !ss->s) {
+        if (l->ahead)
+            ac_store_ahead_begin(sv->store, l->ahead);
+        if (srv_sess_load(ss, &err) == 0)
+            err.code = 0;
+        else if (!err.code)
+            err.code = AC_EIO;
+        if (l->ahead)
+            ac_store_ahead_end(sv->store);
+    }
+    if (err.code) {
+        l->r->load_failed = 1;
+        l->r->load_code = err.code;
+        snprintf(l->r->load_msg, sizeof l->r->load_msg, "%s", err.text);
+    }
+    MHD_resume_connection(l->conn);
+    srv_kick(sv);
+    load_free(l);
+}
+
+/* Loads the sessions requests wait for (those whose rows are read); between loop iterations
+ * only. */
 static void run_loads(srv *sv)
 {
-    while (sv->loads) {
-        struct srv_load *l = sv->loads;
-        sv->loads = l->next;
-        srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
-        ac_error err = {0};
-        if (ss && !ss->s && srv_sess_load(ss, &err)) {
-            l->r->load_failed = 1;
-            l->r->load_code = err.code;
-            snprintf(l->r->load_msg, sizeof l->r->load_msg, "%s", err.text);
+    for (struct srv_load **pp = &sv->loads; *pp;) {
+        struct srv_load *l = *pp;
+        if (l->reading || l->orphan) {
+            pp = &l->next;
+            continue;
         }
-        MHD_resume_connection(l->conn);
-        srv_kick(sv);
-        free(l->id);
-        free(l);
+        *pp = l->next;
+        run_load(sv, l);
+        pp = &sv->loads; /* loading ran the engine: the list may have changed */
     }
+}
+
+/* Stopping: the requests whose session's rows are still being read answered 503. */
+static void stop_loads(srv *sv)
+{
+    for (struct srv_load *l = sv->loads; l; l = l->next)
+        if (l->reading && !l->orphan) {
+            l->orphan = 1;
+            l->r->load_failed = 1;
+            l->r->load_code = AC_EIO;
+            snprintf(l->r->load_msg, sizeof l->r->load_msg, "the server is stopping");
+            MHD_resume_connection(l->conn);
+        }
 }
 
 static int any_running(srv *sv)
@@ -2011,6 +2084,7 @@ static void srv_stop(srv *sv)
     }
     /* what is still suspended is resumed before the daemon stops; the leases are released
      * (a turn left mid-way is claimed by another worker at its next heartbeat) */
+    stop_loads(sv);
     srv_remote_stop(sv);
     while (sv->sessions)
         srv_sess_free(sv->sessions);

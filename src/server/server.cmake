@@ -12,6 +12,7 @@ add_library(agentc_server STATIC
   ${CMAKE_SOURCE_DIR}/src/server/server.c
   ${CMAKE_SOURCE_DIR}/src/server/admit.c
   ${CMAKE_SOURCE_DIR}/src/server/sessions.c
+  ${CMAKE_SOURCE_DIR}/src/server/catchup.c
   ${CMAKE_SOURCE_DIR}/src/server/children.c
   ${CMAKE_SOURCE_DIR}/src/server/streams.c
   ${CMAKE_SOURCE_DIR}/src/server/compat.c

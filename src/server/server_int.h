@@ -91,6 +91,7 @@ struct srv_sess {
     int lost; /* SRV_LOST_LEASE: its lease was taken by another worker; SRV_LOST_WRITE: it could
                  not be written (workers.c) */
     int tailing, tail_again;   /* a read of its journal under way, another due (remote.c) */
+    uint64_t committed;        /* the last of its events committed here (srv_on_commit) */
     int64_t resume_failed_ms;  /* a claim of it could not load it then (said once) */
     struct srv_client *client; /* its calls waiting for the client (compat_tools.c) */
     int in_call;               /* a sub-agent's session its parent's call runs: kept */
@@ -127,6 +128,7 @@ struct srv_stream {
     int suspended;
     int ping;
     int in_list;
+    uint64_t skip; /* a session's reader: its frames of events up to this one were sent */
 };
 
 struct srv {
@@ -196,6 +198,19 @@ void srv_admit_answered(srv *sv, struct MHD_Connection *c, int answered);
 #define SRV_SWEEP_MS 100
 void srv_admit_sweep(srv *sv);
 
+/* catchup.c: a new SSE reader of a session, its journal's frames after its cursor read, then
+ * attached to the session's live frames (see there) */
+typedef struct srv_catchup srv_catchup;
+/* GET .../events of ss after (n, k) for owner: answered, or suspended with *slot (the
+ * request's) set, to go on with srv_catchup_resume when the handler runs again (*fwd: the
+ * request's remote read). */
+enum MHD_Result srv_catchup_open(struct MHD_Connection *c, srv_catchup **slot, srv_fwd **fwd,
+                                 srv_owner *owner, srv_sess *ss, uint64_t n, unsigned k);
+enum MHD_Result srv_catchup_resume(srv *sv, struct MHD_Connection *c, srv_catchup **slot,
+                                   srv_fwd **fwd, srv_owner *owner);
+/* The request ended first (after srv_remote_abandon of its remote read). */
+void srv_catchup_free(srv_catchup *cu);
+
 /* sessions.c */
 /* Loads a stored session that is not in memory (snapshot + tail, resuming an
  * interrupted turn). 0, or -1 with err filled. */
@@ -241,9 +256,9 @@ void srv_sess_say(srv_sess *ss, const char *type, json_t *data);
 /* The store's observer: committed events become frames for the session's readers. */
 void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event *evs, size_t n,
                    const ac_error *err);
-/* The frames after (n, k) of the session's committed journal to st, and st one of its live
- * readers. 0; -1 with err filled; -2 when frames after (n, k) are no longer kept. */
-int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err);
+/* st one of the session's live readers, its frames made up to event at (fm: them, the
+ * session's live frames if it has none, else freed; st skips the live ones up to at). */
+void srv_sess_attach(srv_sess *ss, srv_stream *st, srv_frames *fm, uint64_t at);
 /* A session's summary (full 0), or with full its first page of messages (srv_sess_view). */
 json_t *srv_sess_json(srv_sess *ss, int full);
 /* The same with its store row given (row: read already, NULL: read now, waiting). */
@@ -365,6 +380,14 @@ enum MHD_Result srv_remote_look(srv *sv, struct MHD_Connection *c, srv_fwd **slo
  * (srv_remote_looked says when it is over: AC_OK or AC_EIO). */
 enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                 ac_store_list_fn each, void *ud);
+/* The session's journal events after `after` told to each (ud) without waiting, the request
+ * suspended meanwhile (srv_remote_looked says when it is over: AC_OK or AC_EIO). */
+enum MHD_Result srv_remote_events(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                  const char *stored_id, uint64_t after, ac_store_event_fn each,
+                                  void *ud);
+/* A session another worker runs, its live frames just made here: the journal's events after
+ * them read (without waiting), as a wake-up would. */
+void srv_remote_follow(srv *sv, srv_sess *ss);
 /* The row read (*slot a look): AC_OK (info filled), AC_STORE_ENOENT or AC_EIO (the store did
  * not answer in time); SRV_NO_LOOK when *slot is no look (left as it is). */
 #define SRV_NO_LOOK 1

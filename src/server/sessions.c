@@ -324,67 +324,22 @@ static void to_readers(void *ud, srv_frame *f)
     srv_frame_unref(f);
 }
 
-typedef struct catchup {
-    srv_stream *st;
-    uint64_t n;
-    unsigned k;
-    srv_frames *fm;
-    int oom;
-} catchup;
-
-static void to_one(void *ud, srv_frame *f)
+/* st one of the session's live readers, its frames made up to event `at` (fm: them): the live
+ * frames from there on (fm becomes them when it has none; else fm is freed and st skips
+ * theirs up to `at`). */
+void srv_sess_attach(srv_sess *ss, srv_stream *st, srv_frames *fm, uint64_t at)
 {
-    catchup *c = ud;
-    if (srv_frame_after(f, c->n, c->k))
-        srv_stream_frame(c->st, f);
-    srv_frame_unref(f);
-}
-
-static int apply_one(void *ud, const ac_store_event *ev)
-{
-    catchup *c = ud;
-    if (srv_frames_apply(c->fm, ev))
-        c->oom = 1;
-    return c->oom;
-}
-
-int srv_sess_follow(srv_sess *ss, srv_stream *st, uint64_t n, unsigned k, ac_error *err)
-{
-    srv *sv = ss->sv;
-    catchup c = {st, n, k, NULL, 0};
-    uint64_t from = ss->forgotten;
-    /* the session's first reader makes its live frames; the others read the journal alone */
-    c.fm = srv_frames_new(sv, ss->agent, ss->stored_id, ss->base, to_one, &c);
-    if (!c.fm) {
-        fill_err(err, AC_ENOMEM, "cannot replay the session's journal");
-        return -1;
-    }
-    if (from && (n || k) && n <= from) { /* its frames are made from what is kept only */
-        srv_frames_free(c.fm);
-        if (err)
-            snprintf(err->text, sizeof err->text,
-                     "the journal keeps the frames after event %llu only; read the session "
-                     "and follow it without a cursor",
-                     (unsigned long long)from);
-        return -2;
-    }
-    int rc = ac_store_events(sv->store, ss->stored_id, from, apply_one, &c, err);
-    if (rc != AC_OK || c.oom) {
-        srv_frames_free(c.fm);
-        if (c.oom)
-            fill_err(err, AC_ENOMEM, "out of memory");
-        return -1;
-    }
+    st->skip = at;
+    st->ss = ss;
     if (ss->live) {
-        srv_frames_free(c.fm);
+        srv_frames_free(fm);
     } else {
-        ss->live = c.fm;
-        srv_frames_set_sink(c.fm, to_readers, ss);
+        ss->live = fm;
+        srv_frames_set_sink(fm, to_readers, ss);
     }
     st->next = ss->streams;
     ss->streams = st;
     st->in_list = 1;
-    return 0;
 }
 
 void srv_sess_trim(srv *sv)
@@ -444,6 +399,8 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
         return;
     if (ss->s)
         ss->last_active_ms = ac_loop_now_ms(sv->loop);
+    if (!err && n && evs[n - 1].n > ss->committed)
+        ss->committed = evs[n - 1].n;
     if (err && ss->s)
         srv_sess_lost(ss, err); /* another worker runs it now, or the database went */
     if (err) {                  /* not stored: never streamed; the readers are told why and end */

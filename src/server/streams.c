@@ -112,7 +112,7 @@ static void queue_clear(srv_stream *st)
 
 void srv_stream_frame(srv_stream *st, srv_frame *f)
 {
-    if (st->done)
+    if (st->done || (f->n && f->n <= st->skip)) /* sent by its catch-up already */
         return;
     srv_qnode *t = st->tail;
     if (t && f->delta && t->f->delta && t->f->type == f->type && !(t == st->head && st->off) &&

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "server_int.h"
+#include "store/store_ahead.h"
 #include "store/store_notify.h"
 
 #define CLAIM_MAX 64   /* sessions claimed per heartbeat: the rest at the next */
@@ -146,19 +147,61 @@ static void claim_done(void *ud, int rc, const char *error)
         fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", error ? error : "");
 }
 
-/* A claimed session, the claim's answer come: loaded, or (stopping meanwhile) given up at once
- * for a survivor. */
+/* A claimed session whose rows are being read ahead of its loading. */
+typedef struct ahead_load {
+    srv *sv;
+    ac_store_ahead *a;
+    ac_store_session_info info; /* the claim's row */
+} ahead_load;
+
+/* Its rows read: loaded from them (store_ahead.h: no read of it waits for the database). Rows
+ * that could not be read: the next heartbeat's claim takes it again (its lease is this
+ * worker's). */
+static void ahead_read(void *ud, int rc, const char *error)
+{
+    ahead_load *l = ud;
+    srv *sv = l->sv;
+    if (!sv->workers_started || !sv->notify) {
+        /* closing: released with the connection */
+    } else if (sv->stopping) {
+        give_up(sv, &l->info);
+    } else if (rc != AC_OK) {
+        fprintf(stderr, "agentc serve: session '%s' claimed, its rows not read: %s\n", l->info.id,
+                error ? error : ac_strerror(rc));
+    } else {
+        ac_store_ahead_begin(sv->store, l->a);
+        on_claimed(sv, &l->info);
+        ac_store_ahead_end(sv->store);
+    }
+    ac_store_ahead_free(l->a);
+    free(l);
+}
+
+/* A claimed session, the claim's answer come: its rows read (without waiting), then loaded; or
+ * (stopping meanwhile) given up at once for a survivor. */
 static int claimed_async(void *ud, const ac_store_session_info *info)
 {
     srv *sv = ud;
     if (!sv->workers_started || !sv->notify)
         return 1; /* closing: released with the connection */
-    if (!sv->stopping)
-        return on_claimed(sv, info);
     srv_sess *ss = srv_sess_stored(sv, info->id);
-    if (!ss || !ss->s) /* not one it runs */
-        give_up(sv, info);
-    return 0;
+    if (sv->stopping) {
+        if (!ss || !ss->s) /* not one it runs */
+            give_up(sv, info);
+        return 0;
+    }
+    if (ss && ss->s)
+        return 0; /* running here already */
+    ahead_load *l = calloc(1, sizeof *l);
+    if (l && (l->a = ac_store_ahead_new(info->id, info->attempt))) {
+        l->sv = sv;
+        l->info = *info;
+        if (ac_notify_ahead(sv->notify, l->a, ahead_read, l) == 0)
+            return 0;
+        ac_store_ahead_free(l->a);
+    }
+    free(l);
+    return 0; /* out of memory: the next heartbeat's claim takes it again */
 }
 
 static void beat_done(void *ud, int rc, const char *error)

@@ -11,6 +11,7 @@ add_library(agentc_store STATIC
   ${CMAKE_SOURCE_DIR}/src/store/store_writer.c
   ${CMAKE_SOURCE_DIR}/src/store/store_group.c
   ${CMAKE_SOURCE_DIR}/src/store/store_load.c
+  ${CMAKE_SOURCE_DIR}/src/store/store_ahead.c
   ${CMAKE_SOURCE_DIR}/src/store/store_fork.c
   ${CMAKE_SOURCE_DIR}/src/store/store_copy.c
   ${CMAKE_SOURCE_DIR}/src/store/store_recover.c

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_ahead.h"
 #include "store_writer.h"
 #include "util/grow.h"
 
@@ -64,6 +65,8 @@ static void group_flush(ac_store *st)
 /* id NULL: any session freed with its last commit in the group. */
 void ac_store_group_sync(ac_store *st, const char *id)
 {
+    if (id && ac_store_ahead_has(st, id)) /* its rows were read: nothing of it is in flight */
+        return;
     ac_store_group_wait(st); /* what is read next sees what is in flight */
     struct ac_store_group *g = st ? st->group : NULL;
     for (size_t i = 0; g && i < g->n; i++)

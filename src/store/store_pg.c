@@ -460,20 +460,14 @@ static int pg_snapshot_get(ac_store *st, const char *id, uint64_t upto, uint64_t
     p_s(&a, id);
     p_i(&a, upto > INT64_MAX ? INT64_MAX : (long long)upto);
     int found = 0;
-    return get_text(st,
-                    "SELECT body, n FROM snapshots WHERE session = $1 AND n <= $2 "
-                    "ORDER BY n DESC LIMIT 1",
-                    &a, body, &found, n, err, "reading a snapshot");
+    return get_text(st, PG_SNAPSHOT_SQL, &a, body, &found, n, err, "reading a snapshot");
 }
 
 static int pg_tool_calls(ac_store *st, const char *id, ac_store_call_fn fn, void *ud, ac_error *err)
 {
     pargs a = {0};
     p_s(&a, id);
-    PGresult *r = ac_pg_q(st,
-                          "SELECT call_id, name, started_ms, finished_ms, ok FROM tool_calls "
-                          "WHERE session = $1 ORDER BY started_ms, call_id",
-                          &a, err, "reading tool calls");
+    PGresult *r = ac_pg_q(st, PG_TOOL_CALLS_SQL, &a, err, "reading tool calls");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++)

@@ -81,6 +81,13 @@
     "SELECT (SELECT attempt FROM u), s.holder, s.lease_until, s.t_now, s.alive, s.attempt, "       \
     "(SELECT holder FROM sessions WHERE id = $1) FROM (SELECT 1) AS one LEFT JOIN s ON true"
 
+/* A session's latest snapshot at or before $2 (rows: body, n). */
+#define PG_SNAPSHOT_SQL                                                                            \
+    "SELECT body, n FROM snapshots WHERE session = $1 AND n <= $2 ORDER BY n DESC LIMIT 1"
+/* A session's tool calls (rows: call_id, name, started_ms, finished_ms, ok). */
+#define PG_TOOL_CALLS_SQL                                                                          \
+    "SELECT call_id, name, started_ms, finished_ms, ok FROM tool_calls WHERE session = $1 "        \
+    "ORDER BY started_ms, call_id"
 /* Every session's row, the newest first (ac_store_list's order). */
 #define PG_LIST_SQL "SELECT " PG_INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id"
 /* Row i of a result of PG_INFO_COLS into *o (holder "" when its lease ended or its holder's

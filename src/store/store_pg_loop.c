@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_ahead.h"
 #include "store_notify.h"
 #include "store_pg.h"
 
@@ -324,6 +325,117 @@ int ac_notify_acquire(ac_notify *nt, const char *id, const char *holder, int64_t
     if (ac_notify_query(nt, PG_ACQUIRE_SQL, a.n, a.v, 0, on_acquired, c) != 0) {
         free(c);
         return -1;
+    }
+    return 0;
+}
+
+/* ---- a session's rows read ahead of its loading ---- */
+
+typedef struct ahead_read {
+    ac_store_ahead *a;
+    int left; /* statements not answered yet */
+    int rc;
+    char error[256];
+    ac_notify_done_fn done;
+    void *ud;
+} ahead_read;
+
+/* One statement answered (r NULL: failed, said by error; bad: its rows could not be kept). */
+static void ahead_step(ahead_read *t, const PGresult *r, const char *error, int bad)
+{
+    if (t->rc == AC_OK && (!r || bad)) {
+        t->rc = r ? AC_ENOMEM : AC_EIO;
+        snprintf(t->error, sizeof t->error, "%s", r ? "out of memory" : error ? error : "");
+    }
+    if (--t->left == 0) {
+        t->done(t->ud, t->rc, t->rc == AC_OK || t->rc == AC_STORE_ENOENT ? NULL : t->error);
+        free(t);
+    }
+}
+
+static void on_ahead_row(void *ud, const PGresult *r, const char *error)
+{
+    ahead_read *t = ud;
+    int bad = 0;
+    if (r && !PQntuples(r) && t->rc == AC_OK)
+        t->rc = AC_STORE_ENOENT;
+    else if (r && PQntuples(r)) {
+        ac_store_session_info info;
+        ac_pg_fill_info(r, 0, &info);
+        bad = ac_store_ahead_row(
+            t->a, &info,
+            PQgetisnull(r, 0, PQnfields(r) - 1) ? NULL : PQgetvalue(r, 0, PQnfields(r) - 1));
+    }
+    ahead_step(t, r, error, bad);
+}
+
+static void on_ahead_snapshot(void *ud, const PGresult *r, const char *error)
+{
+    ahead_read *t = ud;
+    int bad =
+        r && PQntuples(r) && !PQgetisnull(r, 0, 0) &&
+        ac_store_ahead_snapshot(t->a, strtoull(PQgetvalue(r, 0, 1), NULL, 10), PQgetvalue(r, 0, 0));
+    ahead_step(t, r, error, bad);
+}
+
+static void on_ahead_events(void *ud, const PGresult *r, const char *error)
+{
+    ahead_read *t = ud;
+    int bad = 0;
+    for (int i = 0; r && !bad && i < PQntuples(r); i++) {
+        ac_store_event e = {strtoull(PQgetvalue(r, i, 0), NULL, 10),
+                            strtoll(PQgetvalue(r, i, 1), NULL, 10), PQgetvalue(r, i, 2),
+                            PQgetisnull(r, i, 3) ? NULL : PQgetvalue(r, i, 3),
+                            PQgetisnull(r, i, 4) ? NULL : PQgetvalue(r, i, 4)};
+        bad = ac_store_ahead_event(t->a, &e);
+    }
+    ahead_step(t, r, error, bad);
+}
+
+static void on_ahead_calls(void *ud, const PGresult *r, const char *error)
+{
+    ahead_read *t = ud;
+    int bad = 0;
+    for (int i = 0; r && !bad && i < PQntuples(r); i++)
+        bad = ac_store_ahead_call(
+            t->a, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), strtoll(PQgetvalue(r, i, 2), NULL, 10),
+            strtoll(PQgetvalue(r, i, 3), NULL, 10), (int)strtol(PQgetvalue(r, i, 4), NULL, 10));
+    ahead_step(t, r, error, bad);
+}
+
+int ac_notify_ahead(ac_notify *nt, ac_store_ahead *a, ac_notify_done_fn done, void *ud)
+{
+    static const char *const sql[4] = {
+        "SELECT " PG_INFO_COLS ", agent FROM sessions WHERE id = $1",
+        PG_SNAPSHOT_SQL,
+        "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > COALESCE(("
+        "SELECT max(n) FROM snapshots WHERE session = $1), 0) ORDER BY n",
+        PG_TOOL_CALLS_SQL,
+    };
+    static const ac_notify_query_fn fns[4] = {on_ahead_row, on_ahead_snapshot, on_ahead_events,
+                                              on_ahead_calls};
+    ahead_read *t = calloc(1, sizeof *t);
+    if (!t)
+        return -1;
+    t->a = a;
+    t->done = done;
+    t->ud = ud;
+    t->left = 4;
+    for (int i = 0; i < 4; i++) {
+        pargs p = {0};
+        p_s(&p, ac_store_ahead_id(a));
+        if (i == 1)
+            p_i(&p, INT64_MAX);
+        if (ac_notify_query(nt, sql[i], p.n, p.v, AC_NOTIFY_AGAIN, fns[i], t) != 0) {
+            t->left -= 4 - i; /* those not queued */
+            t->rc = AC_ENOMEM;
+            snprintf(t->error, sizeof t->error, "out of memory");
+            if (t->left == 0) {
+                free(t);
+                return -1;
+            }
+            return 0; /* done told when those queued are answered */
+        }
     }
     return 0;
 }

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# workers_pg_slow.sh AGENTC URI CLUSTER_DIR PORT: two `agentc serve` workers on one PostgreSQL
+# workers_pg_slow.sh AGENTC URI CLUSTER_DIR PORT [reads|loads]: two `agentc serve` workers on one PostgreSQL
 # store, the second one's database answering slowly (every packet held 250 ms each way by
 # bench/loop_stall.mjs's proxy once both run). The second one's requests that read the store
 # for what the first one did (the view of a session the first created, the list, a create of an
 # id the first has) wait for it suspended: a /healthz sent after each of them is answered before
 # it (its loop runs meanwhile), and each is then answered as it would be at once (the list's
-# views, of the rows it read, name the worker running each session).
+# views, of the rows it read, name the worker running each session). A new stream on the second
+# one (its catch-up read from the store) opens while its loop answers /healthz at once, and, the
+# first one appending turns meanwhile, its frames equal a fresh replay's (none missed or repeated:
+# the catch-up attached at the event it read to, behind or ahead of the live frames). A session
+# left mid-turn by a third worker killed is claimed by the second and loaded from its rows read
+# ahead (without waiting), its loop answering /healthz at once meanwhile, and its turn finished;
+# a session nobody runs is loaded on the second for a request from its rows read ahead. "reads"
+# (the default) runs the reads and the streams, "loads" the claim and the load.
 set -uo pipefail
-agentc=$1 uri=$2 dir=$3 port=$4
+agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
 command -v curl >/dev/null && command -v jq >/dev/null && command -v node >/dev/null ||
   { echo "SKIP: curl, jq and node needed"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,15 +27,23 @@ wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; retur
 psql=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)/psql
 sql() { PGOPTIONS='-c client_min_messages=warning' "$psql" -X -q -t -A -h "$dir/sock" -p "$port" -U agentc -d agentc -c "$1"; }
 sql "DROP SCHEMA IF EXISTS slowdb CASCADE" || fail "psql"
-pport=$((port + 1000 + RANDOM % 1000))
-node "$here/../../bench/loop_stall.mjs" proxy "$pport" "$port" 0 "$tmp/delay" &
-pids+=($!)
-for _ in $(seq 1 600); do (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null && break; sleep 0.05; done
-echo '{"content": "hi"}' >"$tmp/script"
+for _ in $(seq 1 5); do # a port another test's proxy holds: the proxy exits, another is tried
+  pport=$((port + 1000 + RANDOM % 1000))
+  node "$here/../../bench/loop_stall.mjs" proxy "$pport" "$port" 0 "$tmp/delay" &
+  proxy=$!
+  for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null && break; sleep 0.05; done
+  sleep 0.3
+  kill -0 "$proxy" 2>/dev/null && break
+done
+pids+=("$proxy")
+kill -0 "$proxy" 2>/dev/null || fail "no port for the proxy"
+for _ in $(seq 1 120); do echo '{"content": "hi"}'; done >"$tmp/script"
+lease=()
+[ "$part" = loads ] && lease=(--lease-ms 3000) # a heartbeat (and a claim) every second
 start() { # start N DB_PORT: worker N, its URL in u$N
   rm -f "$tmp/port$1"
   "$agentc" serve --db "${uri/:$port\//:$2/}?schema=slowdb" --provider script --script "$tmp/script" \
-    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 2>"$tmp/w$1.err" &
+    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 "${lease[@]}" 2>"$tmp/w$1.err" &
   pids+=($!)
   wait_for test -s "$tmp/port$1" || fail "worker $1 did not start"
   eval "u$1=http://127.0.0.1:$(cat "$tmp/port$1")"
@@ -39,6 +54,7 @@ j() { curl -s --max-time 30 -H 'Content-Type: application/json' "$@"; }
 j -X POST -d '{"id": "a"}' "$u1/v1/sessions" | jq -e '.id == "a"' >/dev/null || fail "create on 1"
 echo 250 >"$tmp/delay" # from now on each of 2's reads takes 500 ms more
 sleep 1                # what was under way has passed
+if [ "$part" = reads ]; then
 # first REQUEST on 2 (curl arguments), then /healthz on 2: the order of their answers in order
 first() {
   : >"$tmp/order"
@@ -62,4 +78,105 @@ first -X POST -d '{"id": "c"}' "$u2/v1/sessions"
   fail "c created again on 2: $(cat "$tmp/out")"
 first "$u2/v1/sessions/nosuch"
 [ "$(tail -1 "$tmp/out")" = 404 ] || fail "a session nobody created, from 2: $(cat "$tmp/out")"
+
+# ---- a new stream's catch-up on 2, while 1 appends ------------------------------------------
+events() {
+  awk 'BEGIN{id="";ev=""} /^id: /{id=substr($0,5)} /^event: /{ev=substr($0,8)}
+       /^data: /{d=substr($0,7); printf "{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}\n", id, ev, d; id=""}' "$1"
+}
+norm() { # the frames, each run of text deltas joined into one (as a slow reader's are)
+  events "$1" | jq -s -c 'reduce .[] as $e ([]; if length > 0 and .[-1].event == $e.event and ($e.event == "text" or $e.event == "reasoning")
+    then .[-1] |= ($e + {data: ($e.data + {delta: (.data.delta + $e.data.delta)})}) else . + [$e] end) | .[]'
+}
+key='(split(".") | map(tonumber) | if length == 1 then . + [0] else . end)'
+increasing() { events "$1" | jq -s -e "[.[] | select(.id != \"\") | .id | $key] | . as \$k | all(range(1; length); \$k[.] > \$k[. - 1])" >/dev/null; }
+turns_done() { [ "$(grep -c '^event: turn_done' "$1")" -ge "$2" ]; }
+idle() { j "$u1/v1/sessions/a?messages=0" | jq -e '.status == "idle"' >/dev/null; }
+append() { # turns on 1, one after another, until the streams are open (at most 100)
+  for _ in $(seq 1 100); do
+    [ -e "$tmp/opened" ] && return 0
+    j -X POST -d '{"content": "more"}' "$u1/v1/sessions/a/messages" >/dev/null
+    wait_for idle || return 1
+    sleep 0.05
+  done
+}
+append &
+ap=$!
+# probe: /healthz on 2 answered at once (< 0.4 s) each time until stream $1 has its headers
+probe() {
+  local n=0 t
+  for _ in $(seq 1 100); do
+    [ -s "$tmp/$1.h" ] && break
+    t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 10 "$u2/healthz")
+    awk -v t="$t" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $t s while stream $1 opened"
+    n=$((n + 1))
+    sleep 0.05
+  done
+  [ "$n" -ge 2 ] && [ -s "$tmp/$1.h" ] || fail "stream $1 on 2 did not open after a /healthz ($n probes)"
+}
+curl -s -N --max-time 40 -D "$tmp/sa.h" "$u2/v1/sessions/a/events" >"$tmp/sa" &
+probe sa
+curl -s -N --max-time 40 -D "$tmp/sb.h" "$u2/v1/sessions/a/events" >"$tmp/sb" & # live frames exist now
+probe sb
+sleep 0.3
+touch "$tmp/opened"
+wait "$ap" || fail "the turns on 1 did not end"
+curl -s -N --max-time 1 "$u1/v1/sessions/a/events" >"$tmp/r1" # a fresh replay on 1
+done_turns=$(grep -c '^event: turn_done' "$tmp/r1")
+[ "$done_turns" -ge 5 ] || fail "only $done_turns turns on 1"
+for s in sa sb; do
+  wait_for turns_done "$tmp/$s" "$done_turns" || fail "stream $s on 2 has $(grep -c '^event: turn_done' "$tmp/$s") of $done_turns turns"
+  increasing "$tmp/$s" || fail "stream $s's ids do not strictly increase"
+done
+for s in sa sb; do
+  [ "$(norm "$tmp/$s")" = "$(norm "$tmp/r1")" ] ||
+    fail "stream $s on 2 differs from a fresh replay: $(diff <(norm "$tmp/$s") <(norm "$tmp/r1") | head -5)"
+done
 echo "ok"
+exit 0
+fi
+j -X POST -d '{"id": "b"}' "$u1/v1/sessions" | jq -e '.id == "b"' >/dev/null || fail "create b on 1"
+
+# ---- a claimed session loaded on 2 from its rows read ahead ---------------------------------
+kill -9 "${pids[1]}" # worker 1: 2 alone claims what 3 leaves
+jq -cn '{content: "one two three four five six seven eight nine ten"}' >"$tmp/script3"
+rm -f "$tmp/port3"
+"$agentc" serve --db "$uri?schema=slowdb" --provider script --script "$tmp/script3" --script-delay-ms 2000 \
+  --lease-ms 1000 --listen 127.0.0.1:0 --port-file "$tmp/port3" 2>"$tmp/w3.err" &
+pids+=($!)
+p3=$!
+wait_for test -s "$tmp/port3" || fail "worker 3 did not start"
+u3=http://127.0.0.1:$(cat "$tmp/port3")
+j -X POST -d '{"id": "m"}' "$u3/v1/sessions" | jq -e '.id == "m"' >/dev/null || fail "create m on 3"
+j -X POST -d '{"content": "go"}' "$u3/v1/sessions/m/messages" | jq -e '.status == "running"' >/dev/null ||
+  fail "m's turn on 3"
+row() { sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/m'"; }
+mid_turn() { [ "$(row)" = 0 ]; }
+wait_for mid_turn || fail "m's turn on 3 was not stored"
+kill -9 "$p3" # mid-turn: its model call in flight
+longest=0
+for _ in $(seq 1 400); do # 2's heartbeat (every second) claims it, reads its rows, loads it
+  [ "$(row)" = 1 ] && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 10 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  sleep 0.05
+done
+[ "$(row)" = 1 ] || fail "m was not finished on 2: $(row); $(tail -3 "$tmp/w2.err")"
+grep -q "session 'local/m': its worker .* is gone; resumed here" "$tmp/w2.err" || fail "2 did not resume m: $(tail -3 "$tmp/w2.err")"
+awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it claimed and loaded m"
+
+# ---- a session nobody runs loaded on 2 for a request, from its rows read ahead ----------------
+# (its lease is still taken waiting, and the view's row read after: the longest /healthz says so)
+: >"$tmp/order"
+{ out=$(j -w '\n%{http_code}' "$u2/v1/sessions/b"); echo "request" >>"$tmp/order"; echo "$out" >"$tmp/out"; } &
+bp=$!
+longest2=0
+while kill -0 "$bp" 2>/dev/null; do
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 10 "$u2/healthz")
+  longest2=$(awk -v a="$longest2" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  sleep 0.05
+done
+wait "$bp"
+[ "$(tail -1 "$tmp/out")" = 200 ] && head -1 "$tmp/out" | jq -e '.id == "b"' >/dev/null ||
+  fail "b loaded on 2: $(cat "$tmp/out")"
+echo "ok (longest /healthz on 2 while it claimed m: $longest s; while it loaded b: $longest2 s)"

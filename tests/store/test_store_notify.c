@@ -20,6 +20,7 @@
 #include "agentc/metrics.h"
 #include "agentc/store.h"
 #include "io/loop.h"
+#include "store/store_ahead.h"
 #include "store/store_int.h"
 #include "store/store_notify.h"
 #include "store/store_pg.h"
@@ -579,6 +580,119 @@ static void test_loop_lease(void **state)
     ac_store_close(st);
 }
 
+/* ---- a session's rows read ahead of its loading ---- */
+
+static int text_of(void *ud, const ac_store_event *e)
+{
+    reads *r = ud;
+    snprintf(r->text + strlen(r->text), sizeof r->text - strlen(r->text), "%llu:%s:%s:%s;",
+             (unsigned long long)e->n, e->ev, e->data ? e->data : "-", e->steps ? e->steps : "-");
+    return 0;
+}
+
+static int call_of(void *ud, const char *id, const char *name, int64_t started, int64_t finished,
+                   int ok)
+{
+    reads *r = ud;
+    snprintf(r->text + strlen(r->text), sizeof r->text - strlen(r->text), "%s:%s:%d:%d:%d;", id,
+             name, started > 0, finished > 0, ok);
+    return 0;
+}
+
+/* What the session's loading reads, told as text by st's operations now. */
+static void reads_of(ac_store *st, const char *id, reads *r)
+{
+    ac_error err;
+    ac_store_session_info info;
+    memset(r, 0, sizeof *r);
+    assert_int_equal(st->ops->info(st, id, &info, &err), AC_OK);
+    char *agent = NULL, *body = NULL;
+    uint64_t n = 0;
+    assert_int_equal(st->ops->agent(st, id, &agent, &err), AC_OK);
+    assert_int_equal(st->ops->snapshot_get(st, id, UINT64_MAX, &n, &body, &err), AC_OK);
+    snprintf(r->text, sizeof r->text, "%s %llu %s|%s|%llu:%s|", info.id,
+             (unsigned long long)info.events, info.status, agent ? agent : "-",
+             (unsigned long long)n, body ? body : "-");
+    free(agent);
+    free(body);
+    assert_int_equal(st->ops->events(st, id, n, text_of, r, &err), AC_OK);
+    assert_int_equal(st->ops->tool_calls(st, id, call_of, r, &err), AC_OK);
+}
+
+/* A session with a snapshot, events after it and tool calls: its rows read ahead on the wake-up
+ * connection answer every read its loading makes as the store itself does, with no statement;
+ * a claimed lease is answered as held. */
+static void test_ahead(void **state)
+{
+    (void)state;
+    ac_store_options o = {.holder = "worker-A", .lease_ms = 60000};
+    ac_error err;
+    ac_store *st = ac_store_open(where, &o, &err);
+    assert_non_null(st);
+    assert_int_equal(st->ops->create(st, "a1", "h", NULL, "worker-A", 60000, &err), AC_OK);
+    ac_store_event evs[4] = {{1, 1, "spawn", "{}", NULL},
+                             {2, 2, "user_message", "{\"text\": \"hi\"}", NULL},
+                             {3, 3, "llm.request", NULL, "[1]"},
+                             {4, 4, "llm.completed", "{}", NULL}};
+    const char *started[] = {"c1", "c2"}, *names[] = {"calc", "fetch"}, *fin[] = {"c1"};
+    int fin_ok[] = {1};
+    ac_store_commit c = {.id = "a1",
+                         .holder = "worker-A",
+                         .attempt = 1,
+                         .lease_ms = 60000,
+                         .evs = evs,
+                         .n_evs = 2,
+                         .status = "running",
+                         .snapshot = "{\"s\": 1}",
+                         .snapshot_n = 1,
+                         .started = started,
+                         .started_names = names,
+                         .n_started = 2,
+                         .agent = "{\"name\": \"x\"}"};
+    assert_int_equal(st->ops->commit(st, &c, &err), AC_OK);
+    ac_store_commit c2 = {.id = "a1",
+                          .holder = "worker-A",
+                          .attempt = 1,
+                          .lease_ms = 60000,
+                          .evs = evs + 2,
+                          .n_evs = 2,
+                          .status = "running",
+                          .finished = fin,
+                          .finished_ok = fin_ok,
+                          .n_finished = 1};
+    assert_int_equal(st->ops->commit(st, &c2, &err), AC_OK);
+    reads want, got, r = {0};
+    reads_of(st, "a1", &want);
+    assert_non_null(strstr(want.text, "1:{\"s\": 1}|2:user_message"));   /* after the snapshot */
+    assert_non_null(strstr(want.text, "c1:calc:1:1:1;c2:fetch:1:0:0;")); /* both calls */
+    ac_store_ahead *a = ac_store_ahead_new("a1", 7);
+    assert_int_equal(ac_notify_ahead(na, a, done_rc, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_OK);
+    const ac_store_ops *own = st->ops;
+    ac_store_ahead_begin(st, a);
+    assert_true(ac_store_ahead_has(st, "a1"));
+    assert_false(ac_store_ahead_has(st, "other"));
+    reads_of(st, "a1", &got);
+    int64_t attempt = 0;
+    assert_int_equal(st->ops->lease_acquire(st, "a1", "worker-A", 60000, &attempt, &err), AC_OK);
+    assert_int_equal(attempt, 7);                    /* the claim's */
+    assert_int_equal(ac_store_ahead_answered(a), 6); /* no statement sent */
+    assert_int_equal(st->ops->events(st, "a1", 0, text_of, &r, &err), AC_OK); /* older: asked */
+    assert_int_equal(ac_store_ahead_answered(a), 6);
+    ac_store_ahead_end(st);
+    assert_ptr_equal(st->ops, own);
+    assert_string_equal(got.text, want.text);
+    ac_store_ahead_free(a);
+    a = ac_store_ahead_new("nosuch", 0);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ac_notify_ahead(na, a, done_rc, &r), 0);
+    wait_told(&r);
+    assert_int_equal(r.rc, AC_STORE_ENOENT);
+    ac_store_ahead_free(a);
+    ac_store_close(st);
+}
+
 static reads *killed;
 static void on_kill(void *ud, const struct pg_result *res, const char *error)
 {
@@ -763,6 +877,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_loop_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_lease, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_reconnects, setup, teardown),
