@@ -6,7 +6,8 @@ if(AGENTC_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
                            ${CMAKE_SOURCE_DIR}/src/util/buf.c
                            ${CMAKE_SOURCE_DIR}/src/util/grow.c
                            ${CMAKE_SOURCE_DIR}/src/util/utf8.c
-                           ${CMAKE_SOURCE_DIR}/src/util/toolname.c)
+                           ${CMAKE_SOURCE_DIR}/src/util/toolname.c
+                           ${CMAKE_SOURCE_DIR}/src/util/json_text.c)
   target_include_directories(fuzz_conv PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
   target_compile_options(fuzz_conv PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_options(fuzz_conv PRIVATE -fsanitize=fuzzer,address,undefined)
