@@ -27,15 +27,8 @@ wait_for() { for _ in $(seq 1 600); do "$@" && return 0; sleep 0.05; done; retur
 psql=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)/psql
 sql() { PGOPTIONS='-c client_min_messages=warning' "$psql" -X -q -t -A -h "$dir/sock" -p "$port" -U agentc -d agentc -c "$1"; }
 sql "DROP SCHEMA IF EXISTS slowdb CASCADE" || fail "psql"
-for _ in $(seq 1 5); do # a port another test's proxy holds: the proxy exits, another is tried
-  pport=$((port + 1000 + RANDOM % 1000))
-  node "$here/../../bench/loop_stall.mjs" proxy "$pport" "$port" 0 "$tmp/delay" &
-  proxy=$!
-  for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null && break; sleep 0.05; done
-  sleep 0.3
-  kill -0 "$proxy" 2>/dev/null && break
-done
-pids+=("$proxy")
+. "$here/../support/pg_proxy.sh"
+start_proxy "$port" "$tmp/delay"; pids+=("$proxy")
 kill -0 "$proxy" 2>/dev/null || fail "no port for the proxy"
 for _ in $(seq 1 120); do echo '{"content": "hi"}'; done >"$tmp/script"
 lease=()
