@@ -40,6 +40,9 @@ enum {
     AC_DS_THINK,   /* delta.thinking */
     AC_DS_SIG,     /* delta.signature */
     AC_DS_PARTIAL, /* delta.partial_json */
+    /* the response's names: OpenAI "id" and "model"; Anthropic message.id, message.model */
+    AC_DS_ID,
+    AC_DS_MODEL,
     AC_DS_COUNT
 };
 
@@ -51,6 +54,9 @@ typedef struct ac_delta {
     int has_usage;       /* OpenAI: "usage" was an object */
     int has_in, has_out; /* with integer prompt_tokens / completion_tokens */
     long long in_tokens, out_tokens;
+    int has_cached;      /* usage.prompt_tokens_details.cached_tokens, an integer */
+    int has_rtokens;     /* usage.completion_tokens_details.reasoning_tokens, an integer */
+    long long cached_tokens, reasoning_tokens;
     int has_index; /* Anthropic: "index" was present */
     long index;    /* its value (0..9999999) */
     int has_delta; /* Anthropic: "delta" object was present */

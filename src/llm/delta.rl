@@ -20,7 +20,7 @@ enum {
     B_C_INDEX, B_C_DELTA, B_C_FINISH,
     B_CONTENT, B_RCONTENT, B_REASONING, B_REFUSAL, B_TOOLS,
     B_T_INDEX, B_T_ID, B_T_FUNCTION, B_F_NAME, B_F_ARGS,
-    B_U_IN, B_U_OUT, B_TYPE, B_INDEX, B_DELTA, B_D_TYPE, B_D_TEXT, B_D_THINK, B_D_SIG, B_D_PARTIAL
+    B_U_IN, B_U_OUT, B_U_PDET, B_U_CDET, B_U_CACHED, B_U_RTOKENS, B_ID, B_MODEL, B_TYPE, B_INDEX, B_DELTA, B_D_TYPE, B_D_TEXT, B_D_THINK, B_D_SIG, B_D_PARTIAL
 };
 
 #define DS_DUP(b)                                                                              \
@@ -105,6 +105,8 @@ static const unsigned char *ds_skip_plain(const unsigned char *p, const unsigned
     inum = ( '-' @{ nneg = 1; } )? ( ( '0' | [1-9] [0-9]{0,17} ) ${ nacc = nacc * 10 + (unsigned long long)(fc - '0'); } );
     # an object of scalars (usage details)
     flat = '{' ws ( okey ws ':' ws scalar ( ws ',' ws okey ws ':' ws scalar )* )? ws '}';
+    # a value the decoders do not read: a scalar, an object of scalars, an empty array
+    skip = scalar | flat | '[' ws ']';
     # small non-negative integers (indexes)
     idx = '0' | [1-9] [0-9]{0,6};
 }%%
@@ -147,20 +149,38 @@ static const unsigned char *ds_skip_plain(const unsigned char *p, const unsigned
              | ( okey - ( '"index"' | '"delta"' | '"finish_reason"' ) ) ws ':' ws scalar;
     choice = '{' ws ( choice_m ( ws ',' ws choice_m )* )? ws '}';
 
+    # a counter of the usage details: an integer is kept, other scalars are not read
+    pd_m = '"cached_tokens"' @{ DS_DUP(B_U_CACHED); nacc = 0; nneg = 0; } ws ':' ws
+               ( inum %{ d->cached_tokens = nneg ? -(long long)nacc : (long long)nacc; d->has_cached = 1; }
+               | 'true' | 'false' | 'null' | str )
+         | ( okey - '"cached_tokens"' ) ws ':' ws scalar;
+    pdet = '{' ws ( pd_m ( ws ',' ws pd_m )* )? ws '}';
+    cd_m = '"reasoning_tokens"' @{ DS_DUP(B_U_RTOKENS); nacc = 0; nneg = 0; } ws ':' ws
+               ( inum %{ d->reasoning_tokens = nneg ? -(long long)nacc : (long long)nacc; d->has_rtokens = 1; }
+               | 'true' | 'false' | 'null' | str )
+         | ( okey - '"reasoning_tokens"' ) ws ':' ws scalar;
+    cdet = '{' ws ( cd_m ( ws ',' ws cd_m )* )? ws '}';
+
     u_m = '"prompt_tokens"' @{ DS_DUP(B_U_IN); nacc = 0; nneg = 0; } ws ':' ws
               ( inum %{ d->in_tokens = nneg ? -(long long)nacc : (long long)nacc; d->has_in = 1; }
               | 'null' )
         | '"completion_tokens"' @{ DS_DUP(B_U_OUT); nacc = 0; nneg = 0; } ws ':' ws
               ( inum %{ d->out_tokens = nneg ? -(long long)nacc : (long long)nacc; d->has_out = 1; }
               | 'null' )
-        | ( okey - ( '"prompt_tokens"' | '"completion_tokens"' ) ) ws ':' ws ( scalar | flat );
+        | '"prompt_tokens_details"' @{ DS_DUP(B_U_PDET); } ws ':' ws ( pdet | scalar )
+        | '"completion_tokens_details"' @{ DS_DUP(B_U_CDET); } ws ':' ws ( cdet | scalar )
+        | ( okey - ( '"prompt_tokens"' | '"completion_tokens"' | '"prompt_tokens_details"'
+                   | '"completion_tokens_details"' ) ) ws ':' ws ( scalar | flat );
     usage = '{' ws ( u_m ( ws ',' ws u_m )* )? ws '}' @{ d->has_usage = 1; };
 
     top_m = '"choices"' @{ DS_DUP(B_CHOICES); } ws ':' ws '[' ws choice? ws ']'
           | '"error"' @{ DS_DUP(B_ERROR); } ws ':' ws 'null'
           | '"usage"' @{ DS_DUP(B_USAGE); } ws ':' ws ( 'null' | usage )
           | '"object"' @{ DS_DUP(B_OBJECT); } ws ':' ws ( str @{ DS_SET(AC_DS_OBJECT); } | nonstr )
-          | ( okey - ( '"choices"' | '"error"' | '"usage"' | '"object"' | '"x_groq"' ) )
+          | '"id"' @{ DS_DUP(B_ID); } ws ':' ws ( str @{ DS_SET(AC_DS_ID); } | nonstr )
+          | '"model"' @{ DS_DUP(B_MODEL); } ws ':' ws ( str @{ DS_SET(AC_DS_MODEL); } | nonstr )
+          | ( okey - ( '"choices"' | '"error"' | '"usage"' | '"object"' | '"x_groq"' | '"id"'
+                     | '"model"' ) )
                 ws ':' ws scalar;
 
     main := ws '{' ws ( top_m ( ws ',' ws top_m )* )? ws '}' ws;

@@ -4,7 +4,6 @@
  * order and through the same calls. Whatever those decoders would reject or
  * treat specially is left to them: these functions then return 0 before
  * changing anything. */
-#define _GNU_SOURCE /* memmem */
 #include "llm/delta.h"
 #include "llm/stream_internal.h"
 
@@ -57,22 +56,23 @@ int ac_stream__openai_fast(ac_stream *st, const ac_sse_event *ev, int *rc)
     if (d.s[AC_DS_OBJECT].set &&
         (d.s[AC_DS_OBJECT].esc || ac_delta_is(&d.s[AC_DS_OBJECT], "error")))
         return 0;
-    /* the first event: the decoder reads the response's id and model */
-    if (!ac_stream__turn(st)->response_read)
-        return 0;
-    /* usage with cache or reasoning details: the decoder reads them (a price needs them) */
-    if (d.has_usage && memmem(ev->data, ev->data_len, "_tokens_details", 15))
-        return 0;
+    /* the first event also names the response (its id and model) */
+    int first = !ac_stream__turn(st)->response_read;
     /* a call without an index is placed by id or position: the decoder's work */
     if (d.has_tool_call && (!d.has_tc_index || d.tc_index >= AC_STREAM_MAX_TOOL_CALLS))
         return 0;
     static const int keys[] = {AC_DS_REASONING_CONTENT, AC_DS_REASONING, AC_DS_CONTENT,
                                AC_DS_REFUSAL,           AC_DS_FINISH,    AC_DS_TC_ID,
-                               AC_DS_TC_NAME,           AC_DS_TC_ARGS};
-    char *at = fs_room(st, &d, keys, sizeof keys / sizeof keys[0]);
+                               AC_DS_TC_NAME,           AC_DS_TC_ARGS,   AC_DS_ID,
+                               AC_DS_MODEL};
+    size_t nkeys = sizeof keys / sizeof keys[0] - (first ? 0 : 2);
+    char *at = fs_room(st, &d, keys, nkeys);
     if (!at)
         return 0;
-    fs_str rcontent, reasoning, content, refusal, finish, id, name, args;
+    fs_str rcontent, reasoning, content, refusal, finish, id, name, args, rid = {0}, model = {0};
+    if (first &&
+        (fs_take(&d.s[AC_DS_ID], 1, &at, &rid) || fs_take(&d.s[AC_DS_MODEL], 1, &at, &model)))
+        return 0;
     if (fs_take(&d.s[AC_DS_REASONING_CONTENT], 0, &at, &rcontent) ||
         fs_take(&d.s[AC_DS_REASONING], 0, &at, &reasoning) ||
         fs_take(&d.s[AC_DS_CONTENT], 0, &at, &content) ||
@@ -80,7 +80,9 @@ int ac_stream__openai_fast(ac_stream *st, const ac_sse_event *ev, int *rc)
         fs_take(&d.s[AC_DS_FINISH], 1, &at, &finish) || fs_take(&d.s[AC_DS_TC_ID], 1, &at, &id) ||
         fs_take(&d.s[AC_DS_TC_NAME], 1, &at, &name) || fs_take(&d.s[AC_DS_TC_ARGS], 0, &at, &args))
         return 0;
-    /* from here on the event is ours: the same calls as oa_choice() */
+    /* from here on the event is ours: the same calls as ac_stream__openai_event() */
+    if (first && (*rc = ac_stream__set_response(st, rid.p, model.p)))
+        return 1;
     *rc = 0;
     fs_str r = rcontent;
     if (!r.p || !r.n) {
@@ -108,6 +110,10 @@ int ac_stream__openai_fast(ac_stream *st, const ac_sse_event *ev, int *rc)
             t->input_tokens = d.in_tokens;
         if (d.has_out)
             t->output_tokens = d.out_tokens;
+        if (d.has_cached)
+            t->cached_tokens = d.cached_tokens;
+        if (d.has_rtokens)
+            t->reasoning_tokens = d.reasoning_tokens;
         t->have_usage = 1;
     }
     return 1;

@@ -96,7 +96,14 @@ static void sc_turn(sc_buf *b, const ac_stream_turn *t)
     sc_field(b, "T.finish", t->finish_reason, t->finish_reason ? strlen(t->finish_reason) : 0);
     sc_num(b, "T.in", t->input_tokens);
     sc_num(b, "T.out", t->output_tokens);
+    sc_num(b, "T.cached", t->cached_tokens);
+    sc_num(b, "T.cwrite", t->cache_write_tokens);
+    sc_num(b, "T.rtokens", t->reasoning_tokens);
     sc_num(b, "T.usage", t->have_usage);
+    sc_field(b, "T.rid", t->response_id, t->response_id ? strlen(t->response_id) : 0);
+    sc_field(b, "T.model", t->response_model,
+             t->response_model ? strlen(t->response_model) : 0);
+    sc_num(b, "T.rread", t->response_read);
     sc_num(b, "T.term", t->terminated);
     sc_num(b, "T.err", t->error);
     sc_num(b, "T.retry", t->error_retryable);

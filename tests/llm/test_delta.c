@@ -144,10 +144,32 @@ static const edge edges[] = {
     {OA, 1, "{\"choices\":[{\"delta\":\n{\"content\":\"two lines\"}}]}"},
     {OA, 1, "{\"object\":\"chat.completion.chunk\",\"created\":-0}"},
     {OA, 1, "{}"},
-    /* usage with token details: left to the decoder, which reads the cache counts */
-    {OA, 0,
+    /* usage with token details: the cache and reasoning counts */
+    {OA, 1,
      "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":-3,\"total_tokens\":12,"
      "\"prompt_tokens_details\":{\"cached_tokens\":0},\"x\":\"y\"}}"},
+    {OA, 1,
+     "{\"choices\":[],\"usage\":{\"prompt_tokens\":90,\"completion_tokens\":30,"
+     "\"prompt_tokens_details\":{\"cached_tokens\":64,\"audio_tokens\":0},"
+     "\"completion_tokens_details\":{\"reasoning_tokens\":12,\"audio_tokens\":0,"
+     "\"accepted_prediction_tokens\":0}}}"},
+    {OA, 1,
+     "{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":7},\"completion_tokens\":1,"
+     "\"completion_tokens_details\":null}}"},
+    {OA, 1,
+     "{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":7},\"total_tokens\":1}}"},
+    {OA, 1,
+     "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":\"7\"},"
+     "\"completion_tokens_details\":{\"reasoning_tokens\":null}}}"},
+    {OA, 1, "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":3}}"},
+    {OA, 0,
+     "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":1,"
+     "\"cached_tokens\":2}}}"},
+    {OA, 0,
+     "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":1},"
+     "\"prompt_tokens_details\":{}}}"},
+    {OA, 0,
+     "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":1.5}}}"},
     {OA, 1,
      "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":-3,\"total_tokens\":12,"
      "\"x\":\"y\"}}"},
@@ -251,9 +273,18 @@ static const char AN_HEAD[] =
     "\"content_block\":{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"f\",\"input\":{}}}\n\n";
 static const char AN_TAIL[] = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 
+/* Events of the head and the tail the scanner reads, for the wire. */
+static size_t frame_fast(int an)
+{
+    char in[4096];
+    int n = snprintf(in, sizeof in, "%s%s", an ? AN_HEAD : OA_HEAD, an ? AN_TAIL : OA_TAIL);
+    return check_same("head and tail", an ? AC_WIRE_ANTHROPIC : AC_WIRE_OPENAI, in, (size_t)n, 0);
+}
+
 static void test_edges(void **state)
 {
     (void)state;
+    size_t base[2] = {frame_fast(0), frame_fast(1)};
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
         const edge *e = &edges[i];
         int an = e->wire == AC_WIRE_ANTHROPIC;
@@ -271,12 +302,52 @@ static void test_edges(void **state)
         char what[64];
         snprintf(what, sizeof what, "edge case %zu", i);
         size_t fast = check_same(what, e->wire, in, (size_t)n, 0);
-        /* the head's role chunk, the first, is read by the decoder (the response's id) */
-        size_t want = (size_t)e->fast;
+        size_t want = (size_t)e->fast + base[an];
         if (fast != want)
             fail_msg("%s (%s): %zu events read by the scanner, expected %zu", what, e->data, fast,
                      want);
         free(in);
+    }
+}
+
+/* The first event names the response: its id and model, read by the scanner
+ * as the decoder reads them (escapes, NULs, other types, long names). */
+static void test_first_event(void **state)
+{
+    (void)state;
+    char model[400];
+    memset(model, 'm', sizeof model - 1);
+    model[sizeof model - 1] = '\0';
+    char big[600];
+    snprintf(big, sizeof big, "{\"id\":\"c\",\"model\":\"%s\",\"choices\":[]}", model);
+    const struct {
+        int fast;
+        const char *data;
+    } first[] = {
+        {1, "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+            "\"model\":\"gpt-x\",\"system_fingerprint\":\"fp\",\"choices\":[{\"index\":0,"
+            "\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null},"
+            "\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}"},
+        {1, "{\"id\":\"c\\u00e9\\u0000x\",\"model\":\"m\\/1\",\"choices\":[]}"},
+        {1, "{\"id\":12,\"model\":null}"},
+        {1, "{\"choices\":[{\"delta\":{\"content\":\"no names\"}}]}"},
+        {1, big},
+        {0, "{\"id\":\"a\",\"id\":\"b\",\"choices\":[]}"},
+        {0, "{\"id\":\"a\",\"model\":{\"n\":1},\"choices\":[]}"},
+        {0, "{\"id\":\"a\",\"object\":\"error\",\"message\":\"no\"}"},
+    };
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+        char in[2048];
+        int n = snprintf(in, sizeof in,
+                         "data: %s\n\ndata: {\"id\":\"later\",\"model\":\"other\","
+                         "\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n%s",
+                         first[i].data, OA_TAIL);
+        assert_true(n > 0 && (size_t)n < sizeof in);
+        char what[64];
+        snprintf(what, sizeof what, "first event %zu", i);
+        size_t fast = check_same(what, AC_WIRE_OPENAI, in, (size_t)n, 0);
+        if (fast != (size_t)first[i].fast + 1)
+            fail_msg("%s: %zu events read by the scanner", what, fast);
     }
 }
 
@@ -301,6 +372,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_recorded_streams),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_first_event),
         cmocka_unit_test(test_unescape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
