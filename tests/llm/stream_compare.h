@@ -101,8 +101,7 @@ static void sc_turn(sc_buf *b, const ac_stream_turn *t)
     sc_num(b, "T.rtokens", t->reasoning_tokens);
     sc_num(b, "T.usage", t->have_usage);
     sc_field(b, "T.rid", t->response_id, t->response_id ? strlen(t->response_id) : 0);
-    sc_field(b, "T.model", t->response_model,
-             t->response_model ? strlen(t->response_model) : 0);
+    sc_field(b, "T.model", t->response_model, t->response_model ? strlen(t->response_model) : 0);
     sc_num(b, "T.rread", t->response_read);
     sc_num(b, "T.term", t->terminated);
     sc_num(b, "T.err", t->error);

@@ -156,8 +156,7 @@ static const edge edges[] = {
     {OA, 1,
      "{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":7},\"completion_tokens\":1,"
      "\"completion_tokens_details\":null}}"},
-    {OA, 1,
-     "{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":7},\"total_tokens\":1}}"},
+    {OA, 1, "{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":7},\"total_tokens\":1}}"},
     {OA, 1,
      "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":\"7\"},"
      "\"completion_tokens_details\":{\"reasoning_tokens\":null}}}"},
@@ -168,8 +167,7 @@ static const edge edges[] = {
     {OA, 0,
      "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":1},"
      "\"prompt_tokens_details\":{}}}"},
-    {OA, 0,
-     "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":1.5}}}"},
+    {OA, 0, "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":1.5}}}"},
     {OA, 1,
      "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":-3,\"total_tokens\":12,"
      "\"x\":\"y\"}}"},
@@ -252,7 +250,86 @@ static const edge edges[] = {
     {AN, 0,
      "{\"type\":\"content_block_delta\",\"index\":0,\"index\":1,\"delta\":{\"type\":\"text_delta\","
      "\"text\":\"x\"}}"},
-    {AN, 0, "{\"type\":\"ping\"}"},
+    {AN, 1, "{\"type\":\"ping\"}"},
+    {AN, 1, "{ \"type\" : \"message_stop\" , \"x\" : 1 }"},
+    {AN, 1,
+     "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":"
+     "\"assistant\",\"content\":[],\"model\":\"claude-x\",\"stop_reason\":null,\"stop_sequence\":"
+     "null,\"usage\":{\"input_tokens\":472,\"cache_creation_input_tokens\":10,"
+     "\"cache_read_input_tokens\":2000,\"output_tokens\":1,\"service_tier\":\"standard\","
+     "\"cache_creation\":{\"ephemeral_5m_input_tokens\":10}}}}"},
+    {AN, 1,
+     "{\"type\":\"message_start\",\"message\":{\"id\":\"m\\u00e9\\u0000x\",\"model\":7,\"usage\":"
+     "{\"input_tokens\":null,\"cache_read_input_tokens\":3,\"output_tokens\":\"2\"}}}"},
+    {AN, 1,
+     "{\"type\":\"message_start\",\"message\":{\"usage\":{\"cache_read_input_tokens\":3,"
+     "\"input_tokens\":-4}}}"},
+    {AN, 1, "{\"type\":\"message_start\",\"message\":{\"usage\":null}}"},
+    {AN, 1, "{\"type\":\"message_start\",\"message\":{}}"},
+    {AN, 0, "{\"type\":\"message_start\"}"},
+    {AN, 0, "{\"type\":\"message_start\",\"message\":{\"content\":[{\"type\":\"text\"}]}}"},
+    {AN, 0,
+     "{\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"input_tokens\":2}"
+     "}}"},
+    {AN, 0, "{\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1.5}}}"},
+    {AN, 1,
+     "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},"
+     "\"usage\":{\"output_tokens\":15}}"},
+    {AN, 1, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":null},\"usage\":null}"},
+    {AN, 1, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"\"},\"usage\":{}}"},
+    {AN, 1, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"a\\u0000b\"}}"},
+    {AN, 1,
+     "{\"type\":\"message_delta\",\"usage\":{\"output_tokens\":3,\"input_tokens\":9,"
+     "\"cache_creation_input_tokens\":1}}"},
+    {AN, 0, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":{}}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"text\",\"text\":"
+     "\"start \\\"text\\\"\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"text\",\"text\":"
+     "null,\"citations\":[]}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"thinking\","
+     "\"thinking\":\"Then \\u00e9\",\"signature\":\"c2\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":"
+     "\"redacted_thinking\",\"data\":\"RW1\\u0000zz\",\"thinking\":\"ignored\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":"
+     "\"redacted_thinking\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"tool_use\","
+     "\"id\":\"toolu_\\u0031\",\"name\":\"get\",\"input\":{}}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"tool_use\","
+     "\"id\":5,\"input\":{\"a\":1}}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":"
+     "\"server_tool_use\",\"id\":\"srv\",\"name\":\"web_search\",\"input\":{}}}"},
+    {AN, 1, "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\"}}"},
+    {AN, 0, "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":1}}"},
+    {AN, 0, "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{}}"},
+    {AN, 0, "{\"type\":\"content_block_start\",\"content_block\":{\"type\":\"text\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_start\",\"index\":3000000,\"content_block\":{\"type\":\"text\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"te\\u0078t\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"tool_use\","
+     "\"input\":{\"a\":{\"b\":1}}}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"text\"},"
+     "\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"text\",\"text\":"
+     "\"a\",\"text\":\"b\"}}"},
+    {AN, 1, "{\"type\":\"content_block_stop\",\"index\":2}"},
+    {AN, 1, "{\"type\":\"content_block_stop\",\"index\":0}"},
+    {AN, 1, "{\"type\":\"content_block_stop\",\"index\":77}"},
+    {AN, 0, "{\"type\":\"content_block_stop\"}"},
+    {AN, 0, "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"o\"}}"},
+    {AN, 0, "{\"type\":\"something_new\"}"},
+    {AN, 0, "{\"index\":0}"},
     {AN, 0,
      "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":"
      "\"\\ud83d\"}}"},
@@ -273,18 +350,17 @@ static const char AN_HEAD[] =
     "\"content_block\":{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"f\",\"input\":{}}}\n\n";
 static const char AN_TAIL[] = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 
-/* Events of the head and the tail the scanner reads, for the wire. */
-static size_t frame_fast(int an)
+/* Events of the head the scanner reads, for the wire. */
+static size_t head_fast(int an)
 {
-    char in[4096];
-    int n = snprintf(in, sizeof in, "%s%s", an ? AN_HEAD : OA_HEAD, an ? AN_TAIL : OA_TAIL);
-    return check_same("head and tail", an ? AC_WIRE_ANTHROPIC : AC_WIRE_OPENAI, in, (size_t)n, 0);
+    const char *head = an ? AN_HEAD : OA_HEAD;
+    return check_same("head", an ? AC_WIRE_ANTHROPIC : AC_WIRE_OPENAI, head, strlen(head), 0);
 }
 
 static void test_edges(void **state)
 {
     (void)state;
-    size_t base[2] = {frame_fast(0), frame_fast(1)};
+    size_t base[2] = {head_fast(0), head_fast(1)};
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
         const edge *e = &edges[i];
         int an = e->wire == AC_WIRE_ANTHROPIC;
@@ -301,7 +377,9 @@ static void test_edges(void **state)
         assert_true(n > 0 && (size_t)n < cap);
         char what[64];
         snprintf(what, sizeof what, "edge case %zu", i);
-        size_t fast = check_same(what, e->wire, in, (size_t)n, 0);
+        check_same(what, e->wire, in, (size_t)n, 0);
+        /* the events the scanner read, up to the edge's (the tail is not read after an error) */
+        size_t fast = check_same(what, e->wire, in, (size_t)n - strlen(an ? AN_TAIL : OA_TAIL), 0);
         size_t want = (size_t)e->fast + base[an];
         if (fast != want)
             fail_msg("%s (%s): %zu events read by the scanner, expected %zu", what, e->data, fast,
