@@ -113,6 +113,9 @@ struct hp_provider {
      * costs more than a small request's whole parse */
     CURL *easy_pool[64];
     int n_easy_pool;
+    /* finished calls, their stream reset (its buffers kept) for the next calls */
+    hp_call *call_pool[16];
+    int n_call_pool;
     int closing;
     uint16_t ev_started, ev_delta, ev_completed, ev_failed;
     /* calls by slot; id = generation << 32 | (slot + 1) */
@@ -325,11 +328,29 @@ static void hp_call_free(hp_call *c)
             curl_easy_cleanup(c->easy);
         }
     }
-    ac_stream_free(c->st);
     curl_slist_free_all(c->own_headers);
     free(c->body);
     free(c->errbody);
+    if (c->st && !p->closing &&
+        p->n_call_pool < (int)(sizeof p->call_pool / sizeof p->call_pool[0])) {
+        ac_stream_reset(c->st, NULL);
+        p->call_pool[p->n_call_pool++] = c;
+        return;
+    }
+    ac_stream_free(c->st);
     free(c);
+}
+
+/* A zeroed call, from the pool (its stream kept) or new; NULL when out of memory. */
+static hp_call *hp_call_new(hp_provider *p)
+{
+    if (!p->n_call_pool)
+        return calloc(1, sizeof(hp_call));
+    hp_call *c = p->call_pool[--p->n_call_pool];
+    ac_stream *st = c->st;
+    memset(c, 0, sizeof *c);
+    c->st = st;
+    return c;
 }
 
 /* ---- posting ---- */
@@ -992,9 +1013,12 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
 {
     char err[256];
     uint16_t origin = opts ? opts->origin : 0;
-    hp_call *c = calloc(1, sizeof *c);
+    hp_call *c = hp_call_new(p);
+    if (c)
+        c->p = p;
     if (!c || hp_slot_take(p, c) != 0) {
-        free(c);
+        if (c)
+            hp_call_free(c);
         if (!done)
             hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s",
                           p->shown);
@@ -1018,7 +1042,10 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
         goto fail;
     }
     ac_stream_sink sink = {c, hp_on_text, hp_on_reasoning, hp_on_refusal, hp_on_tool};
-    c->st = ac_stream_new(p->wire, &sink, 0);
+    if (c->st)
+        ac_stream_reset(c->st, &sink);
+    else
+        c->st = ac_stream_new(p->wire, &sink, 0);
     c->easy = p->n_easy_pool ? p->easy_pool[--p->n_easy_pool] : curl_easy_init();
     if (!c->st || !c->easy) {
         if (!done)
@@ -1076,6 +1103,11 @@ static void hp_free(ac_provider *base)
     p->closing = 1;
     while (p->n_easy_pool)
         curl_easy_cleanup(p->easy_pool[--p->n_easy_pool]);
+    while (p->n_call_pool) {
+        hp_call *c = p->call_pool[--p->n_call_pool];
+        ac_stream_free(c->st);
+        free(c);
+    }
     for (uint32_t i = 0; i < p->n_slots; i++) {
         hp_call *c = p->slots[i];
         if (!c)

@@ -1,4 +1,7 @@
-/* libFuzzer target: the hot-delta scanners (src/llm/delta.rl) against jansson.
+/* libFuzzer target: the event scanners (src/llm/delta.rl, stream_fast.c) against
+ * jansson: the deltas and the other events they read (OpenAI's first chunk and
+ * usage details; Anthropic's message_start, content_block_start and _stop,
+ * message_delta, message_stop, ping).
  * Every input is assembled twice, once with the scanners and once with every
  * event read by jansson, and everything observable (sink calls, the turn, the
  * status and error text) must be byte-identical; also when fed in small chunks.
