@@ -415,8 +415,8 @@ static void openai_message(const ac_conv *c, const view *v, const ac_message *m,
 }
 
 /* The text of every message of the view, joined by commas (the messages array without its
- * brackets), appended to out. */
-static void openai_messages(const ac_conv *c, const view *v, ac_buf *out)
+ * brackets), appended to out after its first `start` bytes. */
+static void openai_messages(const ac_conv *c, const view *v, ac_buf *out, size_t start)
 {
     for (size_t i = 0; i < v->n; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
@@ -424,8 +424,8 @@ static void openai_messages(const ac_conv *c, const view *v, ac_buf *out)
             continue; /* a tool message goes right after the call that asked for it */
         size_t at = out->n;
         openai_message(c, v, m, out);
-        if (at == 0 && out->n > 0 && !out->failed) /* the first: no comma before it */
-            memmove(out->p, out->p + 1, out->n--);
+        if (at == start && out->n > at && !out->failed) /* the first: no comma before it */
+            memmove(out->p + at, out->p + at + 1, out->n-- - at);
     }
 }
 
@@ -484,8 +484,9 @@ static int openai_fragment(const ac_conv *c, const view *v, const ac_message *m,
 /* The text of the "messages" array (without its brackets): each message's
  * fragment from the conversation's cache, serialized only when it is missing
  * or stale, so the cost of a request grows with what changed, not with the
- * conversation. Appended to out; 0, or -1 when out of memory. */
-static int openai_messages_text(const ac_conv *c, const view *v, ac_buf *out)
+ * conversation. Appended to out after its first `start` bytes; 0, or -1 when
+ * out of memory. */
+static int openai_messages_text(const ac_conv *c, const view *v, ac_buf *out, size_t start)
 {
     ac_reqcache *rc = ac_conv__reqcache(c);
     for (size_t i = 0; i < v->n && !out->failed; i++) {
@@ -507,7 +508,7 @@ static int openai_messages_text(const ac_conv *c, const view *v, ac_buf *out)
                 ac_reqcache_put(mrc, &key, made, flen); /* a miss next time if it fails */
             frag = made;
         }
-        if (flen && out->n)
+        if (flen && out->n > start)
             ac_buf_add(out, ",", 1);
         if (flen)
             ac_buf_add(out, frag, flen);
@@ -718,34 +719,37 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     /* a short conversation is serialized whole: its messages are cheap, and
      * keeping them would cost more than it saves */
     int cached = v.n >= AC_REQCACHE_MIN_MESSAGES, refused = 0;
-    ac_buf msgs; /* the text of the messages */
+    int plain = openai_plain(c, opts);
+    /* the text of the messages; of a plain request, the whole body, in one buffer */
+    ac_buf msgs;
     ac_buf_init(&msgs, AC_BUF_MAX);
+    if (plain) {
+        ac_buf_addstr(&msgs, "{\"model\":");
+        ac_json_put_str(&msgs, opts->model, strlen(opts->model));
+        ac_buf_addstr(&msgs, ",\"messages\":[");
+    }
+    size_t start = msgs.n;
     if (!cached && c->reqcache)
         ac_reqcache_sweep(c->reqcache); /* drops what a longer past left */
-    if (cached ? openai_messages_text(c, &v, &msgs) : (openai_messages(c, &v, &msgs), 0))
+    if (cached ? openai_messages_text(c, &v, &msgs, start)
+               : (openai_messages(c, &v, &msgs, start), 0))
         goto fail;
     if (opts->context_note) { /* last, so the messages before it stay a cacheable prefix */
-        ac_buf_addstr(&msgs, msgs.n ? ",{\"role\":\"system\"" : "{\"role\":\"system\"");
+        ac_buf_addstr(&msgs, msgs.n > start ? ",{\"role\":\"system\"" : "{\"role\":\"system\"");
         put_text(&msgs, "content", opts->context_note);
         ac_buf_add(&msgs, "}", 1);
     }
     if (msgs.failed)
         goto fail;
-    if (openai_plain(c, opts)) {
-        ac_buf b;
-        ac_buf_init(&b, AC_BUF_MAX);
-        ac_buf_addstr(&b, "{\"model\":");
-        ac_json_put_str(&b, opts->model, strlen(opts->model));
-        ac_buf_addstr(&b, ",\"messages\":[");
-        ac_buf_add(&b, msgs.p, msgs.n);
-        ac_buf_add(&b, "]", 1);
+    if (plain) {
+        ac_buf_add(&msgs, "]", 1);
         if (opts->max_tokens > 0)
-            ac_buf_printf(&b, ",\"max_tokens\":%" JSON_INTEGER_FORMAT,
+            ac_buf_printf(&msgs, ",\"max_tokens\":%" JSON_INTEGER_FORMAT,
                           (json_int_t)opts->max_tokens);
-        ac_buf_addstr(&b, opts->stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":"
-                                         "true}}"
-                                       : ",\"stream\":false}");
-        out = ac_buf_take(&b, NULL);
+        ac_buf_addstr(&msgs, opts->stream ? ",\"stream\":true,\"stream_options\":{\"include_"
+                                            "usage\":true}}"
+                                          : ",\"stream\":false}");
+        out = ac_buf_take(&msgs, NULL);
     } else {
         json_t *root = openai_rest(c, opts, err, errcap, &refused);
         out = root ? splice_messages(root, opts->model, msgs.p ? msgs.p : "", msgs.n) : NULL;
