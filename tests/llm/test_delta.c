@@ -1,7 +1,8 @@
-/* Tests for the hot-delta scanners (src/llm/delta.rl, stream_fast.c): every
+/* Tests for the event scanners (src/llm/delta.rl, stream_fast.c): every
  * recorded stream in tests/llm/streams/ assembles byte-identically with the
- * scanners and with jansson alone (whole, and fed in small chunks), the
- * scanners do read the delta events of those streams, and hand-made events at
+ * scanners and with jansson alone (whole, fed in small chunks, and by a stream
+ * reset after reading it), the scanners do read the events of those streams
+ * they know, and hand-made events at
  * the edges of JSON (escapes, surrogates, bad UTF-8, duplicate members, big
  * numbers) come out identical too, read by the scanner or left to jansson as
  * expected. */
@@ -52,6 +53,11 @@ static size_t check_same(const char *what, ac_wire wire, const char *in, size_t 
     char *a = sc_run(wire, in, len, 0, 1, max_turn, &fast);
     char *b = sc_run(wire, in, len, 0, 0, max_turn, &slow);
     char *c = sc_run(wire, in, len, 7, 1, max_turn, &fast1);
+    /* a stream reset after reading the same bytes reads them as a new one */
+    char *r = sc_run_on(wire, in, len, 0, 1, max_turn, NULL, 1);
+    if (strcmp(a, r) != 0)
+        fail_msg("%s: a reset stream differs\n--- new\n%s\n--- reset\n%s", what, a, r);
+    free(r);
     assert_int_equal(slow, 0);
     if (strcmp(a, b) != 0)
         fail_msg("%s: scanner and jansson differ\n--- scanner\n%s\n--- jansson\n%s", what, a, b);
