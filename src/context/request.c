@@ -724,6 +724,7 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     ac_buf msgs;
     ac_buf_init(&msgs, AC_BUF_MAX);
     if (plain) {
+        ac_buf_reserve(&msgs, 1024); /* a short conversation's whole body: one allocation */
         ac_buf_addstr(&msgs, "{\"model\":");
         ac_json_put_str(&msgs, opts->model, strlen(opts->model));
         ac_buf_addstr(&msgs, ",\"messages\":[");
