@@ -7,10 +7,12 @@
 #include "util/grow.h"
 #include "util/json_text.h"
 #include "util/toolname.h"
+#include "util/utf8.h"
 #include "context/request_cache.h"
 
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -557,9 +559,12 @@ static json_t *tools_json(const ac_conv *c, const ac_request_opts *opts, int ant
         const ac_tool_def *t = &c->tools[i];
         if (!ac_request_tool_allowed(opts, t->name))
             continue;
+        int offer =
+            opts && opts->tool_offer ? opts->tool_offer(opts->tool_offer_ud, t->name, NULL) : 1;
+        if (!offer)
+            continue;
         json_t *schema = tool_schema(t);
-        if (schema && opts && opts->tool_offer &&
-            !opts->tool_offer(opts->tool_offer_ud, t->name, &schema)) {
+        if (schema && offer != 1 && !opts->tool_offer(opts->tool_offer_ud, t->name, &schema)) {
             json_decref(schema);
             continue;
         }
@@ -651,15 +656,206 @@ static int request_view(const ac_conv *c, const ac_request_opts *opts, view *v, 
     return 0;
 }
 
-/* A request of messages only: no tools offered, no output schema, no settings that add
- * members (their values are JSON: they go through a JSON value, spliced). */
-static int openai_plain(const ac_conv *c, const ac_request_opts *opts)
+/* Whether the members after the messages are written by the compact writer: all but a
+ * pass-through (merged into a JSON value, which decides where its members go) and a
+ * temperature or top_p that is not a number jansson holds (the JSON value refuses it). */
+static int openai_compact(const ac_request_opts *opts)
 {
     const ac_request_settings *st = opts->settings;
-    return !opts->output_schema && !c->n_tools &&
-           (!st || (!st->has_temperature && !st->has_top_p && !(st->stop && st->stop[0]) &&
-                    !st->has_seed && !st->reasoning_effort && !st->tool_choice &&
-                    !st->parallel_tool_calls && !st->request_json));
+    return !st || (!st->request_json && (!st->has_temperature || isfinite(st->temperature)) &&
+                   (!st->has_top_p || isfinite(st->top_p)));
+}
+
+/* A string as json_pack's "s" takes it: not UTF-8 fails b, as the JSON value would. */
+static void put_jstr(ac_buf *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (!s || ac_utf8_valid_len(s, n) != n)
+        ac_buf_fail(b);
+    else
+        ac_json_put_str(b, s, n);
+}
+
+/* Whether a normalized schema (jansson's compact text) holds a real: a request writes reals
+ * with another precision (DUMP_FLAGS), so such a schema goes through a JSON value. */
+static int has_real(const char *s)
+{
+    int in_str = 0;
+    for (const char *p = s; *p; p++) {
+        if (in_str) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                in_str = 0;
+        } else if (*p == '"') {
+            in_str = 1;
+        } else if (*p == '.' ||
+                   ((*p == 'e' || *p == 'E') && p > s && p[-1] >= '0' && p[-1] <= '9')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Tool t's schema as the request sends it, appended to b: its normalized text, or the dump of
+ * its value when it holds a real or the offer callback changes it. 0 offered; 1 left out of
+ * this request; -1 out of memory. */
+static int tool_schema_text(const ac_tool_def *t, const ac_request_opts *opts, ac_buf *b)
+{
+    int offer = opts->tool_offer ? opts->tool_offer(opts->tool_offer_ud, t->name, NULL) : 1;
+    if (!offer)
+        return 1;
+    if (offer == 1 && !has_real(t->schema_json)) {
+        ac_buf_addstr(b, t->schema_json);
+        return 0;
+    }
+    json_t *schema = tool_schema(t);
+    if (schema && offer != 1 && !opts->tool_offer(opts->tool_offer_ud, t->name, &schema)) {
+        json_decref(schema);
+        return 1;
+    }
+    char *text = schema ? json_dumps(schema, DUMP_FLAGS) : NULL;
+    json_decref(schema);
+    if (!text)
+        return -1;
+    ac_buf_addstr(b, text);
+    free(text);
+    return 0;
+}
+
+/* ,"tool_choice" and ,"parallel_tool_calls" after OpenAI's tools (choice_wire: the wire name
+ * of a tool_choice naming a tool, else NULL). */
+static void openai_choice_text(ac_buf *b, const ac_request_settings *st, const char *choice_wire)
+{
+    if (st && st->tool_choice) {
+        ac_buf_addstr(b, ",\"tool_choice\":");
+        if (choice_wire) {
+            ac_buf_addstr(b, "{\"type\":\"function\",\"function\":{\"name\":");
+            put_jstr(b, choice_wire);
+            ac_buf_addstr(b, "}}");
+        } else {
+            put_jstr(b, st->tool_choice);
+        }
+    }
+    if (st && st->parallel_tool_calls)
+        ac_buf_addstr(b, st->parallel_tool_calls > 0 ? ",\"parallel_tool_calls\":true"
+                                                     : ",\"parallel_tool_calls\":false");
+}
+
+/* ,"tools":[...] and the choice among them in OpenAI's form, as put_tools() makes them.
+ * 0; 1 when the settings are refused (err says why); -1 out of memory. */
+static int openai_tools_text(ac_buf *b, const ac_conv *c, const ac_request_opts *opts, char *err,
+                             size_t errcap)
+{
+    const ac_request_settings *st = opts->settings;
+    wire_name cw;
+    const char *choice =
+        st && st->tool_choice && !is_mode(st->tool_choice) ? wire(st->tool_choice, &cw) : NULL;
+    int n = 0, named = 0;
+    for (size_t i = 0; i < c->n_tools && !b->failed; i++) {
+        const ac_tool_def *t = &c->tools[i];
+        if (!ac_request_tool_allowed(opts, t->name))
+            continue;
+        size_t at = b->n;
+        wire_name w;
+        const char *name = wire(t->name, &w);
+        ac_buf_addstr(b, n ? ",{\"type\":\"function\",\"function\":{\"name\":"
+                           : ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":");
+        put_jstr(b, name);
+        ac_buf_addstr(b, ",\"description\":");
+        put_jstr(b, t->description);
+        ac_buf_addstr(b, ",\"parameters\":");
+        int rc = b->failed ? -1 : tool_schema_text(t, opts, b);
+        if (rc < 0)
+            return -1;
+        if (rc > 0) { /* left out: as if never written */
+            b->n = at;
+            b->p[at] = '\0';
+            continue;
+        }
+        ac_buf_addstr(b, "}}");
+        n++;
+        named |= choice && !strcmp(name, choice);
+    }
+    if (b->failed)
+        return -1;
+    if (choice && !named) {
+        set_err(err, errcap,
+                "tool_choice '%.128s' is not a tool offered to the model (auto, none, required, "
+                "or the name of a configured tool)",
+                st->tool_choice);
+        return 1;
+    }
+    if (n) {
+        ac_buf_add(b, "]", 1);
+        openai_choice_text(b, st, choice);
+    }
+    return 0;
+}
+
+/* ,"response_format" of an output schema: its text as the JSON value's dump would write it.
+ * 0, or -1 (err says so when it is not JSON). */
+static int openai_format_text(ac_buf *b, const char *output_schema, char *err, size_t errcap)
+{
+    json_t *schema = json_loads(output_schema, JSON_DECODE_ANY, NULL);
+    if (!schema) {
+        set_err(err, errcap, "request: the output schema is not JSON");
+        return -1;
+    }
+    char *text = json_dumps(schema, DUMP_FLAGS | JSON_ENCODE_ANY);
+    json_decref(schema);
+    if (!text)
+        return -1;
+    /* strict stays false: see openai_rest() */
+    ac_buf_addstr(b, ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":"
+                     "\"output\",\"schema\":");
+    ac_buf_addstr(b, text);
+    ac_buf_addstr(b, ",\"strict\":false}}");
+    free(text);
+    return 0;
+}
+
+/* The members after the messages, where openai_rest() and splice_messages() put them, by the
+ * compact writer; then the closing brace. 0; 1 refused (err says why); -1 the output schema
+ * is not JSON (err says so) or out of memory. */
+static int openai_tail(ac_buf *b, const ac_conv *c, const ac_request_opts *opts, char *err,
+                       size_t errcap)
+{
+    const ac_request_settings *st = opts->settings;
+    if (opts->max_tokens > 0)
+        ac_buf_printf(b, ",\"max_tokens\":%" JSON_INTEGER_FORMAT, (json_int_t)opts->max_tokens);
+    if (opts->output_schema && openai_format_text(b, opts->output_schema, err, errcap))
+        return -1;
+    if (st && st->has_temperature) {
+        ac_buf_addstr(b, ",\"temperature\":");
+        ac_json_put_real_precision(b, st->temperature, 15);
+    }
+    if (st && st->has_top_p) {
+        ac_buf_addstr(b, ",\"top_p\":");
+        ac_json_put_real_precision(b, st->top_p, 15);
+    }
+    if (st && st->stop && st->stop[0]) {
+        ac_buf_addstr(b, ",\"stop\":[");
+        for (const char *const *p = st->stop; *p; p++) {
+            if (p != st->stop)
+                ac_buf_add(b, ",", 1);
+            put_jstr(b, *p);
+        }
+        ac_buf_add(b, "]", 1);
+    }
+    if (st && st->has_seed)
+        ac_buf_printf(b, ",\"seed\":%" JSON_INTEGER_FORMAT, (json_int_t)st->seed);
+    if (st && st->reasoning_effort) {
+        ac_buf_addstr(b, ",\"reasoning_effort\":");
+        put_jstr(b, st->reasoning_effort);
+    }
+    ac_buf_addstr(b, opts->stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}"
+                                  : ",\"stream\":false");
+    int rc = openai_tools_text(b, c, opts, err, errcap);
+    if (rc)
+        return rc;
+    ac_buf_add(b, "}", 1);
+    return b->failed ? -1 : 0;
 }
 
 /* The members after "messages" of a request that has settings, as a JSON value (the model
@@ -706,8 +902,9 @@ static json_t *openai_rest(const ac_conv *c, const ac_request_opts *opts, char *
     return root;
 }
 
-/* The body: the model, the messages written by the compact writer, then the members the
- * options add; without any JSON value when the request has messages only. */
+/* The body: the model, the messages, then the members the options add, all written by the
+ * compact writer; a JSON value is made only for an output schema, a tool schema holding a
+ * real or changed by the offer callback, and a pass-through (then the whole rest). */
 char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
 {
     view v;
@@ -719,11 +916,11 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     /* a short conversation is serialized whole: its messages are cheap, and
      * keeping them would cost more than it saves */
     int cached = v.n >= AC_REQCACHE_MIN_MESSAGES, refused = 0;
-    int plain = openai_plain(c, opts);
-    /* the text of the messages; of a plain request, the whole body, in one buffer */
+    int compact = openai_compact(opts);
+    /* the text of the messages; of a compact request, the whole body, in one buffer */
     ac_buf msgs;
     ac_buf_init(&msgs, AC_BUF_MAX);
-    if (plain) {
+    if (compact) {
         ac_buf_reserve(&msgs, 1024); /* a short conversation's whole body: one allocation */
         ac_buf_addstr(&msgs, "{\"model\":");
         ac_json_put_str(&msgs, opts->model, strlen(opts->model));
@@ -742,15 +939,11 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     }
     if (msgs.failed)
         goto fail;
-    if (plain) {
+    if (compact) {
         ac_buf_add(&msgs, "]", 1);
-        if (opts->max_tokens > 0)
-            ac_buf_printf(&msgs, ",\"max_tokens\":%" JSON_INTEGER_FORMAT,
-                          (json_int_t)opts->max_tokens);
-        ac_buf_addstr(&msgs, opts->stream ? ",\"stream\":true,\"stream_options\":{\"include_"
-                                            "usage\":true}}"
-                                          : ",\"stream\":false}");
-        out = ac_buf_take(&msgs, NULL);
+        int rc = openai_tail(&msgs, c, opts, err, errcap);
+        refused = rc > 0;
+        out = rc ? NULL : ac_buf_take(&msgs, NULL);
     } else {
         json_t *root = openai_rest(c, opts, err, errcap, &refused);
         out = root ? splice_messages(root, opts->model, msgs.p ? msgs.p : "", msgs.n) : NULL;

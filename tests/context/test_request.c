@@ -859,8 +859,11 @@ static int offer_fn(void *ud, const char *name, json_t **schema)
     (*(int *)ud)++;
     if (!strcmp(name, "plane::edit"))
         return 0;
-    if (!strcmp(name, "plane::login"))
+    if (!strcmp(name, "plane::login")) {
+        if (!schema)
+            return 2; /* called again with the schema */
         json_object_set_new(*schema, "x-seen", json_true());
+    }
     return 1;
 }
 
@@ -881,7 +884,7 @@ static void test_namespaced_wire_names(void **state)
     ac_request_opts o = {
         .model = "m", .tool_offer = offer_fn, .tool_offer_ud = &asked, .settings = &st};
     char *a = openai(c, &o);
-    assert_int_equal(asked, 3);
+    assert_int_equal(asked, 4); /* plane::login twice: with no schema, then with it */
     json_t *j = parse(a);
     json_t *tools = json_object_get(j, "tools");
     assert_int_equal(json_array_size(tools), 2);
@@ -1062,6 +1065,101 @@ static void test_openai_bytes_as_jansson(void **state)
     }
 }
 
+/* An offer callback for the members test: drops "drop", adds an enum to "kit::pick". */
+static int members_offer(void *ud, const char *name, json_t **schema)
+{
+    (void)ud;
+    if (!strcmp(name, "drop"))
+        return 0;
+    if (strcmp(name, "kit::pick") != 0)
+        return 1;
+    if (!schema)
+        return 2;
+    json_object_set_new(*schema, "enum", json_pack("[s,s]", "a", "b\xc3\xa9"));
+    return 1;
+}
+
+/* The members after the messages (max_tokens, the output schema, sampling, seed, effort,
+ * stream, tools, tool_choice, parallel calls) written by the compact writer: the bytes and
+ * errors of the JSON value's path, which an empty pass-through takes. */
+static void test_openai_members_as_jansson(void **state)
+{
+    (void)state;
+    srand(11);
+    static const char *const schemas[] = {
+        "{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"}},\"required\":[\"q\"]}",
+        "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"number\",\"minimum\":0.5,"
+        "\"maximum\":1e3,\"multipleOf\":0.1}}}",
+        "{\"type\":\"object\",\"x\":\"caf\\u00e9 \\\"q\\\" \\\\ \\/ \\u0001\",\"e\":-12,"
+        "\"f\":true,\"g\":null,\"h\":[],\"i\":{}}",
+        "{ \"type\" : \"object\", \"properties\" : { \"a\" : { \"type\" : \"array\", \"items\" : "
+        "{ \"type\" : \"integer\", \"minimum\": -3 } } } }",
+        "{\"type\":\"object\",\"properties\":{\"e1\":{\"type\":\"string\",\"default\":\"1e5\"}}}"};
+    static const char *const outputs[] = {
+        NULL,
+        "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"number\",\"multipleOf\":0.01}}}",
+        " { \"a\" : [1, 2.5e10, \"\\u00e9\", 0.1] } ",
+        "not json",
+        "5",
+        "{\"k\":\"\\/\"}"};
+    static const char *const names[] = {"calc", "kit::pick", "drop", "kit::other", "w\xc3\xa9"};
+    static const char *const choices[] = {NULL,   "auto",      "none", "required",
+                                          "calc", "kit::pick", "drop", "absent"};
+    static const char *const efforts[] = {NULL, "low", "xhigh"};
+    static const double reals[] = {
+        0, 1, 0.1, 0.7, 1.0 / 3, 2, 1e-7, 123456789.125, 0.30000000000000004};
+    char desc[5][64], stops[3][48];
+    for (int iter = 0; iter < 400; iter++) {
+        ac_conv *c = ac_conv_new();
+        ac_conv_add_message(c, AC_ROLE_USER, "hi", 1);
+        int n_tools = rand() % 6;
+        for (int k = 0; k < n_tools; k++) {
+            random_text(desc[k], sizeof desc[k]);
+            ac_conv_add_tool_def(c, names[k], desc[k], schemas[rand() % 5]);
+        }
+        const char *stop[4] = {NULL, NULL, NULL, NULL};
+        for (int k = 0, n = rand() % 4; k < n; k++) {
+            random_text(stops[k], sizeof stops[k]);
+            stop[k] = stops[k];
+        }
+        ac_request_settings st = {0};
+        st.has_temperature = rand() % 2;
+        st.temperature = reals[rand() % 9];
+        st.has_top_p = rand() % 3 == 0;
+        st.top_p = reals[rand() % 9];
+        st.stop = rand() % 2 ? stop : NULL;
+        st.has_seed = rand() % 2;
+        st.seed = (int64_t)rand() - RAND_MAX / 2;
+        st.tool_choice = choices[rand() % 8];
+        st.parallel_tool_calls = rand() % 3 - 1;
+        st.reasoning_effort = efforts[rand() % 3];
+        ac_request_opts o = {.model = "m",
+                             .stream = rand() % 2,
+                             .max_tokens = rand() % 2 ? 0 : 100,
+                             .output_schema = outputs[rand() % 6],
+                             .tool_offer = rand() % 2 ? members_offer : NULL,
+                             .settings = rand() % 8 ? &st : NULL};
+        char err1[256] = "", err2[256] = "";
+        char *got = ac_request_openai(c, &o, err1, sizeof err1);
+        ac_request_settings pass = {0};
+        if (o.settings)
+            pass = st;
+        pass.request_json = "{}";
+        o.settings = &pass;
+        char *want = ac_request_openai(c, &o, err2, sizeof err2);
+        if (!want) {
+            assert_null(got);
+            assert_string_equal(err1, err2);
+        } else {
+            assert_non_null(got);
+            assert_string_equal(got, want);
+        }
+        free(got);
+        free(want);
+        ac_conv_free(c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1075,6 +1173,7 @@ int main(void)
         cmocka_unit_test(test_window_never_splits),
         cmocka_unit_test(test_anthropic_merging_and_inputs),
         cmocka_unit_test(test_cleared_and_options),
+        cmocka_unit_test(test_openai_members_as_jansson),
         cmocka_unit_test(test_settings_sampling),
         cmocka_unit_test(test_settings_tool_choice),
         cmocka_unit_test(test_settings_passthrough),
