@@ -921,7 +921,9 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     ac_buf msgs;
     ac_buf_init(&msgs, AC_BUF_MAX);
     if (compact) {
-        ac_buf_reserve(&msgs, 1024); /* a short conversation's whole body: one allocation */
+        /* a short conversation's whole body in one allocation of 1 KiB, the largest size
+         * glibc's per-thread cache keeps */
+        ac_buf_reserve(&msgs, 1000);
         ac_buf_addstr(&msgs, "{\"model\":");
         ac_json_put_str(&msgs, opts->model, strlen(opts->model));
         ac_buf_addstr(&msgs, ",\"messages\":[");
