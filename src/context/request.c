@@ -1204,35 +1204,116 @@ static void anth_text_free(anth_text *t)
     free(t->msgs);
 }
 
-/* An array's compact text without its brackets, appended to *out. */
-static int dump_members(json_t *arr, ac_buf *out)
+/* {"type":"text","text":T} */
+static void anth_text_block_text(ac_buf *b, const char *text)
 {
-    char *s = json_dumps(arr, DUMP_FLAGS);
-    size_t n = s ? strlen(s) : 0;
-    int bad = n < 2 || ac_buf_add(out, s + 1, n - 2);
-    free(s);
-    return bad ? -1 : 0;
+    ac_buf_addstr(b, "{\"type\":\"text\",\"text\":");
+    put_jstr(b, text);
+    ac_buf_add(b, "}", 1);
 }
 
-/* The blocks of message m (see above). 0, or -1. */
+/* A JSON value's text as the request writes it, appended to b (the model's arguments and
+ * thinking blocks: jansson parsed them, and writes them back). */
+static void put_dumped(ac_buf *b, const json_t *v)
+{
+    char *s = v ? json_dumps(v, DUMP_FLAGS | JSON_ENCODE_ANY) : NULL;
+    if (!s)
+        ac_buf_fail(b);
+    else
+        ac_buf_addstr(b, s);
+    free(s);
+}
+
+/* The tool_use "input" for the arguments the model sent (see request.h), as anth_input()
+ * makes it. */
+static void anth_input_text(ac_buf *b, const char *args)
+{
+    const char *p = args;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    if (!*p) {
+        ac_buf_add(b, "{}", 2);
+        return;
+    }
+    json_t *j = json_loads(args, JSON_REJECT_DUPLICATES, NULL);
+    if (json_is_object(j)) {
+        put_dumped(b, j);
+    } else {
+        ac_buf_addstr(b, "{\"_raw_arguments\":");
+        put_jstr(b, args);
+        ac_buf_add(b, "}", 1);
+    }
+    json_decref(j);
+}
+
+/* The thinking blocks of m (a JSON array text), each followed by a comma, as
+ * anth_thinking_first() puts them first. */
+static void anth_thinking_text(ac_buf *b, const ac_message *m)
+{
+    json_t *think = json_loads(m->thinking, JSON_ALLOW_NUL, NULL);
+    for (size_t k = 0; json_is_array(think) && k < json_array_size(think); k++) {
+        put_dumped(b, json_array_get(think, k));
+        ac_buf_add(b, ",", 1);
+    }
+    json_decref(think);
+}
+
+/* Assistant message m's blocks, a NUL, and its calls' tool_result blocks (the members without
+ * brackets), as anth_assistant_blocks() makes them, appended to b. */
+static void anth_assistant_text(const ac_conv *c, const view *v, const ac_message *m,
+                                int with_thinking, ac_buf *b)
+{
+    ac_buf blocks, results;
+    ac_buf_init(&blocks, AC_BUF_MAX);
+    ac_buf_init(&results, AC_BUF_MAX);
+    if (*m->content)
+        anth_text_block_text(&blocks, m->content);
+    for (size_t k = 0; k < m->n_tool_calls; k++) {
+        const char *content;
+        const ac_tool_call *r = sent_call(c, v, m, k, &content);
+        if (!r)
+            continue;
+        wire_name w;
+        ac_buf_addstr(&blocks, blocks.n ? ",{\"type\":\"tool_use\",\"id\":"
+                                        : "{\"type\":\"tool_use\",\"id\":");
+        put_jstr(&blocks, r->id);
+        ac_buf_addstr(&blocks, ",\"name\":");
+        put_jstr(&blocks, wire(r->name, &w));
+        ac_buf_addstr(&blocks, ",\"input\":");
+        anth_input_text(&blocks, r->arguments);
+        ac_buf_add(&blocks, "}", 1);
+        ac_buf_addstr(&results, results.n ? ",{\"type\":\"tool_result\",\"tool_use_id\":"
+                                          : "{\"type\":\"tool_result\",\"tool_use_id\":");
+        put_jstr(&results, r->id);
+        ac_buf_addstr(&results, ",\"content\":");
+        put_jstr(&results, content);
+        ac_buf_addstr(&results, r->state == AC_CALL_FAILURE ? ",\"is_error\":true}" : "}");
+    }
+    /* thinking only with something else: a message of thinking alone is not sent */
+    if (with_thinking && m->thinking && blocks.n)
+        anth_thinking_text(b, m);
+    if (blocks.failed || results.failed)
+        ac_buf_fail(b);
+    else if (blocks.n)
+        ac_buf_add(b, blocks.p, blocks.n);
+    ac_buf_add(b, "", 1);
+    if (results.n)
+        ac_buf_add(b, results.p, results.n);
+    ac_buf_free(&blocks);
+    ac_buf_free(&results);
+}
+
+/* The blocks of message m (see above), by the compact writer. 0, or -1. */
 static int anth_fragment_blocks(const ac_conv *c, const view *v, const ac_message *m,
                                 int with_thinking, ac_buf *b)
 {
     if (m->role == AC_ROLE_USER) {
-        if (!*m->content)
-            return 0;
-        json_t *blocks = json_array();
-        int bad = !blocks || append(blocks, text_block(m->content)) || dump_members(blocks, b);
-        json_decref(blocks);
-        return bad ? -1 : 0;
+        if (*m->content)
+            anth_text_block_text(b, m->content);
+    } else {
+        anth_assistant_text(c, v, m, with_thinking, b);
     }
-    json_t *blocks, *results;
-    if (anth_assistant_blocks(c, v, m, with_thinking, &blocks, &results))
-        return -1;
-    int bad = dump_members(blocks, b) || ac_buf_add(b, "", 1) || dump_members(results, b);
-    json_decref(blocks);
-    json_decref(results);
-    return bad ? -1 : 0;
+    return b->failed ? -1 : 0;
 }
 
 /* The fragment of message m (see above), malloc'd in *out. */
@@ -1264,11 +1345,11 @@ static void anth_key(const ac_conv *c, const view *v, const ac_message *m, int w
         k->sig[k->n_sig++] = (uint64_t)(uintptr_t)m->thinking;
 }
 
-/* The text of the "messages" array (without its brackets), from the cached
- * fragments; NULL when out of memory. */
-static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinking, size_t *len_out)
+/* The text of the "messages" array (without its brackets), from the fragments cached in rc
+ * (NULL: none kept); NULL when out of memory. */
+static char *anth_messages_text(const ac_conv *c, const view *v, ac_reqcache *rc, int with_thinking,
+                                size_t *len_out)
 {
-    ac_reqcache *rc = ac_conv__reqcache(c);
     anth_text t = {0};
     ac_buf out;
     ac_buf_init(&out, AC_BUF_MAX);
@@ -1309,13 +1390,9 @@ static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinki
     }
     /* The API wants the user to speak first. */
     if (t.n_msgs && !t.msgs[0].user) {
-        json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
-                              "text", AC_REQUEST_OMITTED_TEXT);
-        char *s = u ? json_dumps(u, DUMP_FLAGS) : NULL;
-        json_decref(u);
-        int bad = !s || ac_buf_addstr(&out, s);
-        free(s);
-        if (bad)
+        ac_buf_addstr(&out, "{\"role\":\"user\",\"content\":[");
+        anth_text_block_text(&out, AC_REQUEST_OMITTED_TEXT);
+        if (ac_buf_add(&out, "]}", 2))
             goto fail;
     }
     for (size_t i = 0; i < t.n_msgs; i++) {
@@ -1514,6 +1591,146 @@ static int anth_messages_json(const ac_conv *c, const view *v, json_t *msgs, int
     return 0;
 }
 
+/* Anthropic's tool_choice (with the parallel switch), as put_choice_anthropic() makes it. */
+static void anth_choice_text(ac_buf *b, const ac_request_settings *st)
+{
+    if (!st || (!st->tool_choice && !st->parallel_tool_calls))
+        return;
+    wire_name w;
+    const char *tc = st->tool_choice ? wire(st->tool_choice, &w) : "auto";
+    if (!strcmp(tc, "required")) {
+        ac_buf_addstr(b, ",\"tool_choice\":{\"type\":\"any\"");
+    } else if (is_mode(tc)) {
+        ac_buf_addstr(b, ",\"tool_choice\":{\"type\":");
+        put_jstr(b, tc);
+    } else {
+        ac_buf_addstr(b, ",\"tool_choice\":{\"type\":\"tool\",\"name\":");
+        put_jstr(b, tc);
+    }
+    /* "none" has no parallel switch: no tool is called at all */
+    if (st->parallel_tool_calls && strcmp(tc, "none") != 0)
+        ac_buf_addstr(b, st->parallel_tool_calls < 0 ? ",\"disable_parallel_tool_use\":true"
+                                                     : ",\"disable_parallel_tool_use\":false");
+    ac_buf_add(b, "}", 1);
+}
+
+/* ,"tools":[...] and the choice among them in Anthropic's form, as put_tools() makes them.
+ * 0; 1 when the settings are refused (err says why); -1 out of memory. */
+static int anth_tools_text(ac_buf *b, const ac_conv *c, const ac_request_opts *opts, char *err,
+                           size_t errcap)
+{
+    const ac_request_settings *st = opts->settings;
+    wire_name cw;
+    const char *choice =
+        st && st->tool_choice && !is_mode(st->tool_choice) ? wire(st->tool_choice, &cw) : NULL;
+    int n = 0, named = 0;
+    for (size_t i = 0; i < c->n_tools && !b->failed; i++) {
+        const ac_tool_def *t = &c->tools[i];
+        if (!ac_request_tool_allowed(opts, t->name))
+            continue;
+        size_t at = b->n;
+        wire_name w;
+        const char *name = wire(t->name, &w);
+        ac_buf_addstr(b, n ? ",{\"name\":" : ",\"tools\":[{\"name\":");
+        put_jstr(b, name);
+        ac_buf_addstr(b, ",\"description\":");
+        put_jstr(b, t->description);
+        ac_buf_addstr(b, ",\"input_schema\":");
+        int rc = b->failed ? -1 : tool_schema_text(t, opts, b);
+        if (rc < 0)
+            return -1;
+        if (rc > 0) { /* left out: as if never written */
+            b->n = at;
+            b->p[at] = '\0';
+            continue;
+        }
+        ac_buf_add(b, "}", 1);
+        n++;
+        named |= choice && !strcmp(name, choice);
+    }
+    if (b->failed)
+        return -1;
+    if (choice && !named) {
+        set_err(err, errcap,
+                "tool_choice '%.128s' is not a tool offered to the model (auto, none, required, "
+                "or the name of a configured tool)",
+                st->tool_choice);
+        return 1;
+    }
+    if (n) {
+        ac_buf_add(b, "]", 1);
+        anth_choice_text(b, st);
+    }
+    return 0;
+}
+
+/* model, max_tokens, stream, thinking, the sampling settings and the system text, as
+ * anth_head() and the system member make them. */
+static void anth_head_text(ac_buf *b, const ac_request_opts *opts, int budget, const char *system)
+{
+    const ac_request_settings *st = opts->settings;
+    int max_tokens = opts->max_tokens > 0 ? opts->max_tokens : AC_REQUEST_DEFAULT_MAX_TOKENS;
+    if (budget && max_tokens <= budget)
+        max_tokens = budget + AC_REQUEST_DEFAULT_MAX_TOKENS;
+    ac_buf_addstr(b, "{\"model\":");
+    put_jstr(b, opts->model);
+    ac_buf_printf(b, ",\"max_tokens\":%d,\"stream\":%s", max_tokens,
+                  opts->stream ? "true" : "false");
+    if (budget)
+        ac_buf_printf(b, ",\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":%d}", budget);
+    if (st && st->has_temperature) {
+        ac_buf_addstr(b, ",\"temperature\":");
+        ac_json_put_real_precision(b, st->temperature, 15);
+    }
+    if (st && st->has_top_p) {
+        ac_buf_addstr(b, ",\"top_p\":");
+        ac_json_put_real_precision(b, st->top_p, 15);
+    }
+    if (st && st->stop && st->stop[0]) {
+        ac_buf_addstr(b, ",\"stop_sequences\":[");
+        for (const char *const *p = st->stop; *p; p++) {
+            if (p != st->stop)
+                ac_buf_add(b, ",", 1);
+            put_jstr(b, *p);
+        }
+        ac_buf_add(b, "]", 1);
+    }
+    if (system) {
+        ac_buf_addstr(b, ",\"system\":");
+        put_jstr(b, system);
+    }
+}
+
+/* The body by the compact writer (no pass-through): the head, the messages from their
+ * fragments (cached in rc when not NULL), the tools. NULL with *refused set (err says why),
+ * or out of memory. */
+static char *anth_compact_body(const ac_conv *c, const view *v, const ac_request_opts *opts,
+                               ac_reqcache *rc, char *err, size_t errcap, int *refused)
+{
+    int oom = 0, budget = anth_budget(opts);
+    char *system = anth_full_system(c, v, opts, &oom);
+    size_t mlen = 0;
+    char *mtext = oom ? NULL : anth_messages_text(c, v, rc, budget > 0, &mlen);
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    if (!mtext)
+        ac_buf_fail(&b);
+    ac_buf_reserve(&b, mlen + 1000);
+    anth_head_text(&b, opts, budget, system);
+    ac_buf_addstr(&b, ",\"messages\":[");
+    if (mtext)
+        ac_buf_add(&b, mtext, mlen);
+    ac_buf_add(&b, "]", 1);
+    int tr = b.failed ? -1 : anth_tools_text(&b, c, opts, err, errcap);
+    *refused = tr > 0;
+    if (tr)
+        ac_buf_fail(&b);
+    ac_buf_add(&b, "}", 1);
+    free(system);
+    free(mtext);
+    return ac_buf_take(&b, NULL);
+}
+
 char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int use_cache, char *err,
                             size_t errcap)
 {
@@ -1524,6 +1741,15 @@ char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int u
     int cached = use_cache && v.n >= AC_REQCACHE_MIN_MESSAGES;
     if (!cached && use_cache && c->reqcache)
         ac_reqcache_sweep(c->reqcache);
+    if (openai_compact(opts)) { /* the same condition: no pass-through, finite reals */
+        int refused = 0;
+        char *body = anth_compact_body(c, &v, opts, cached ? ac_conv__reqcache(c) : NULL, err,
+                                       errcap, &refused);
+        if (!body && !refused)
+            set_err(err, errcap, "request: out of memory");
+        view_free(&v);
+        return body;
+    }
     char *out = NULL, *system = NULL, *mtext = NULL;
     size_t mlen = 0;
     int oom = 0, budget = anth_budget(opts);
@@ -1535,7 +1761,7 @@ char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int u
         goto fail;
     if (put(root, "messages", msgs))
         goto fail;
-    if (cached ? !(mtext = anth_messages_text(c, &v, budget > 0, &mlen))
+    if (cached ? !(mtext = anth_messages_text(c, &v, ac_conv__reqcache(c), budget > 0, &mlen))
                : anth_messages_json(c, &v, msgs, budget > 0))
         goto fail;
     int tr = put_tools(root, c, opts, 1, err, errcap);
