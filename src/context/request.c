@@ -1346,13 +1346,12 @@ static void anth_key(const ac_conv *c, const view *v, const ac_message *m, int w
 }
 
 /* The text of the "messages" array (without its brackets), from the fragments cached in rc
- * (NULL: none kept); NULL when out of memory. */
-static char *anth_messages_text(const ac_conv *c, const view *v, ac_reqcache *rc, int with_thinking,
-                                size_t *len_out)
+ * (NULL: none kept), appended to out. 0, or -1 when out of memory. */
+static int anth_messages_text(const ac_conv *c, const view *v, ac_reqcache *rc, int with_thinking,
+                              ac_buf *out)
 {
     anth_text t = {0};
-    ac_buf out;
-    ac_buf_init(&out, AC_BUF_MAX);
+    size_t start = out->n;
     for (size_t i = 0; i < v->n; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
         if (m->role != AC_ROLE_USER && m->role != AC_ROLE_ASSISTANT)
@@ -1390,33 +1389,42 @@ static char *anth_messages_text(const ac_conv *c, const view *v, ac_reqcache *rc
     }
     /* The API wants the user to speak first. */
     if (t.n_msgs && !t.msgs[0].user) {
-        ac_buf_addstr(&out, "{\"role\":\"user\",\"content\":[");
-        anth_text_block_text(&out, AC_REQUEST_OMITTED_TEXT);
-        if (ac_buf_add(&out, "]}", 2))
+        ac_buf_addstr(out, "{\"role\":\"user\",\"content\":[");
+        anth_text_block_text(out, AC_REQUEST_OMITTED_TEXT);
+        if (ac_buf_add(out, "]}", 2))
             goto fail;
     }
     for (size_t i = 0; i < t.n_msgs; i++) {
         static const char u[] = "{\"role\":\"user\",\"content\":[",
                           a[] = "{\"role\":\"assistant\",\"content\":[";
-        if ((out.n && ac_buf_add(&out, ",", 1)) ||
-            (t.msgs[i].user ? ac_buf_add(&out, u, sizeof u - 1)
-                            : ac_buf_add(&out, a, sizeof a - 1)))
+        if ((out->n > start && ac_buf_add(out, ",", 1)) ||
+            (t.msgs[i].user ? ac_buf_add(out, u, sizeof u - 1) : ac_buf_add(out, a, sizeof a - 1)))
             goto fail;
         for (size_t k = t.msgs[i].head; k != NPOS; k = t.pieces[k].next)
-            if ((k != t.msgs[i].head && ac_buf_add(&out, ",", 1)) ||
-                ac_buf_add(&out, t.pieces[k].p, t.pieces[k].n))
+            if ((k != t.msgs[i].head && ac_buf_add(out, ",", 1)) ||
+                ac_buf_add(out, t.pieces[k].p, t.pieces[k].n))
                 goto fail;
-        if (ac_buf_add(&out, "]}", 2))
+        if (ac_buf_add(out, "]}", 2))
             goto fail;
     }
     anth_text_free(&t);
     if (rc)
         ac_reqcache_sweep(rc);
-    return ac_buf_take(&out, len_out);
+    return out->failed ? -1 : 0;
 fail:
     anth_text_free(&t);
-    ac_buf_free(&out);
-    return NULL;
+    return -1;
+}
+
+/* anth_messages_text() from the conversation's cache, as a string (malloc'd; NULL when out of
+ * memory) for fill_messages(). */
+static char *anth_messages_string(const ac_conv *c, const view *v, int with_thinking, size_t *len)
+{
+    ac_buf out;
+    ac_buf_init(&out, AC_BUF_MAX);
+    if (anth_messages_text(c, v, ac_conv__reqcache(c), with_thinking, &out))
+        ac_buf_fail(&out);
+    return ac_buf_take(&out, len);
 }
 
 /* Where the value of the top-level member `key` (a quoted key and its colon)
@@ -1709,17 +1717,15 @@ static char *anth_compact_body(const ac_conv *c, const view *v, const ac_request
 {
     int oom = 0, budget = anth_budget(opts);
     char *system = anth_full_system(c, v, opts, &oom);
-    size_t mlen = 0;
-    char *mtext = oom ? NULL : anth_messages_text(c, v, rc, budget > 0, &mlen);
     ac_buf b;
     ac_buf_init(&b, AC_BUF_MAX);
-    if (!mtext)
+    if (oom)
         ac_buf_fail(&b);
-    ac_buf_reserve(&b, mlen + 1000);
+    ac_buf_reserve(&b, 1000); /* a short conversation's whole body: one allocation */
     anth_head_text(&b, opts, budget, system);
     ac_buf_addstr(&b, ",\"messages\":[");
-    if (mtext)
-        ac_buf_add(&b, mtext, mlen);
+    if (b.failed || anth_messages_text(c, v, rc, budget > 0, &b))
+        ac_buf_fail(&b);
     ac_buf_add(&b, "]", 1);
     int tr = b.failed ? -1 : anth_tools_text(&b, c, opts, err, errcap);
     *refused = tr > 0;
@@ -1727,7 +1733,6 @@ static char *anth_compact_body(const ac_conv *c, const view *v, const ac_request
         ac_buf_fail(&b);
     ac_buf_add(&b, "}", 1);
     free(system);
-    free(mtext);
     return ac_buf_take(&b, NULL);
 }
 
@@ -1761,7 +1766,7 @@ char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int u
         goto fail;
     if (put(root, "messages", msgs))
         goto fail;
-    if (cached ? !(mtext = anth_messages_text(c, &v, ac_conv__reqcache(c), budget > 0, &mlen))
+    if (cached ? !(mtext = anth_messages_string(c, &v, budget > 0, &mlen))
                : anth_messages_json(c, &v, msgs, budget > 0))
         goto fail;
     int tr = put_tools(root, c, opts, 1, err, errcap);
