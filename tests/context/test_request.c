@@ -1161,15 +1161,9 @@ static void test_openai_members_as_jansson(void **state)
     }
 }
 
-/* The Anthropic body by the compact writer against the JSON value's whole build (which an
- * empty pass-through takes): random conversations of texts, calls (arguments an object, blank,
- * not JSON, an array, with reals, with duplicate keys), failed results, thinking (with U+0000),
- * internal rounds, an assistant speaking first, system messages; tools, the offer callback,
- * settings, the output schema and the note; the bytes and the errors, new and from the cache. */
-static void test_anthropic_bytes_as_jansson(void **state)
+/* A random conversation for the Anthropic comparison (iteration iter). */
+static ac_conv *random_anthropic_conv(int iter)
 {
-    (void)state;
-    srand(13);
     static const char *const args[] = {
         "{\"q\":\"caf\xc3\xa9\",\"n\":0.1,\"big\":1e300,\"a\":[1,{\"b\":null}]}",
         "  \n ",
@@ -1184,46 +1178,60 @@ static void test_anthropic_bytes_as_jansson(void **state)
         "\"t\",\"signature\":\"\"}]",
         "[]"};
     static const char *const names[] = {"calc", "kit::pick", "drop", "w\xc3\xa9"};
+    char t[6][64];
+    ac_conv *c = ac_conv_new();
+    int n_tools = rand() % 5;
+    for (int k = 0; k < n_tools; k++) {
+        random_text(t[0], sizeof t[0]);
+        ac_conv_add_tool_def(c, names[k], t[0],
+                             k % 2 ? "{\"type\":\"object\",\"properties\":{\"n\":{\"minimum\":"
+                                     "0.5}}}"
+                                   : "{\"type\":\"object\"}");
+    }
+    if (rand() % 3 == 0) {
+        random_text(t[0], sizeof t[0]);
+        ac_conv_add_message(c, AC_ROLE_SYSTEM, t[0], 1);
+    }
+    int rounds = 1 + rand() % (iter % 7 == 0 ? 12 : 4);
+    for (int r = 0; r < rounds; r++) {
+        for (int k = 0; k < 6; k++)
+            random_text(t[k], sizeof t[k]);
+        int64_t ms = 10 * r + 2;
+        if (r || rand() % 4)
+            ac_conv_add_message(c, AC_ROLE_USER, rand() % 5 ? t[0] : "", ms);
+        char id1[32], id2[32];
+        snprintf(id1, sizeof id1, "c%d_a", r);
+        snprintf(id2, sizeof id2, "c%d_b", r);
+        int internal = rand() % 4 == 0;
+        ac_tool_call_in in[2] = {{id1, names[rand() % 4], args[rand() % 7], internal},
+                                 {id2, "calc", args[rand() % 7], internal}};
+        size_t n_calls = (size_t)(rand() % 3);
+        const char *think = thinks[rand() % 4];
+        assert_int_equal(ac_conv_add_assistant_thinking(c, rand() % 3 ? t[1] : "", NULL, think, in,
+                                                        n_calls, ms + 1),
+                         AC_CONV_OK);
+        if (n_calls > 0)
+            ac_conv_set_tool_result(c, id1, rand() % 2, t[2], ms + 2);
+        if (n_calls > 1 && rand() % 4)
+            ac_conv_set_tool_result(c, id2, rand() % 2, t[3], ms + 3);
+    }
+    return c;
+}
+
+/* The Anthropic body by the compact writer against the JSON value's whole build (which an
+ * empty pass-through takes): random conversations of texts, calls (arguments an object, blank,
+ * not JSON, an array, with reals, with duplicate keys), failed results, thinking (with U+0000),
+ * internal rounds, an assistant speaking first, system messages; tools, the offer callback,
+ * settings, the output schema and the note; the bytes and the errors, new and from the cache. */
+static void test_anthropic_bytes_as_jansson(void **state)
+{
+    (void)state;
+    srand(13);
     static const char *const choices[] = {NULL,   "auto",      "none",  "required",
                                           "calc", "kit::pick", "absent"};
-    char t[6][64], stops[2][32];
+    char note[64], stops[2][32];
     for (int iter = 0; iter < 300; iter++) {
-        ac_conv *c = ac_conv_new();
-        int n_tools = rand() % 5;
-        for (int k = 0; k < n_tools; k++) {
-            random_text(t[0], sizeof t[0]);
-            ac_conv_add_tool_def(c, names[k], t[0],
-                                 k % 2 ? "{\"type\":\"object\",\"properties\":{\"n\":{\"minimum\":"
-                                         "0.5}}}"
-                                       : "{\"type\":\"object\"}");
-        }
-        if (rand() % 3 == 0) {
-            random_text(t[0], sizeof t[0]);
-            ac_conv_add_message(c, AC_ROLE_SYSTEM, t[0], 1);
-        }
-        int rounds = 1 + rand() % (iter % 7 == 0 ? 12 : 4);
-        for (int r = 0; r < rounds; r++) {
-            for (int k = 0; k < 6; k++)
-                random_text(t[k], sizeof t[k]);
-            int64_t ms = 10 * r + 2;
-            if (r || rand() % 4)
-                ac_conv_add_message(c, AC_ROLE_USER, rand() % 5 ? t[0] : "", ms);
-            char id1[32], id2[32];
-            snprintf(id1, sizeof id1, "c%d_a", r);
-            snprintf(id2, sizeof id2, "c%d_b", r);
-            int internal = rand() % 4 == 0;
-            ac_tool_call_in in[2] = {{id1, names[rand() % 4], args[rand() % 7], internal},
-                                     {id2, "calc", args[rand() % 7], internal}};
-            size_t n_calls = (size_t)(rand() % 3);
-            const char *think = thinks[rand() % 4];
-            assert_int_equal(ac_conv_add_assistant_thinking(c, rand() % 3 ? t[1] : "", NULL, think,
-                                                            in, n_calls, ms + 1),
-                             AC_CONV_OK);
-            if (n_calls > 0)
-                ac_conv_set_tool_result(c, id1, rand() % 2, t[2], ms + 2);
-            if (n_calls > 1 && rand() % 4)
-                ac_conv_set_tool_result(c, id2, rand() % 2, t[3], ms + 3);
-        }
+        ac_conv *c = random_anthropic_conv(iter);
         const char *stop[3] = {NULL, NULL, NULL};
         for (int k = 0, n = rand() % 3; k < n; k++) {
             random_text(stops[k], sizeof stops[k]);
@@ -1237,13 +1245,13 @@ static void test_anthropic_bytes_as_jansson(void **state)
         st.stop = rand() % 2 ? stop : NULL;
         st.tool_choice = choices[rand() % 7];
         st.parallel_tool_calls = rand() % 3 - 1;
-        random_text(t[4], sizeof t[4]);
+        random_text(note, sizeof note);
         ac_request_opts o = {.model = "claude",
                              .stream = rand() % 2,
                              .max_tokens = rand() % 2 ? 0 : 100,
                              .thinking_budget = rand() % 2 ? 0 : 2000,
                              .output_schema = rand() % 4 ? NULL : "{\"type\":\"object\"}",
-                             .context_note = rand() % 3 ? NULL : t[4],
+                             .context_note = rand() % 3 ? NULL : note,
                              .tool_offer = rand() % 2 ? members_offer : NULL,
                              .settings = rand() % 6 ? &st : NULL};
         ac_request_settings pass = {0};
