@@ -81,7 +81,7 @@ void ac_sse_free(ac_sse *sse);
 
 /* Makes sse as ac_sse_new() left it (same limits and callbacks), keeping its
  * buffers for the next stream unless one grew past AC_SSE_KEEP_BYTES. */
-#define AC_SSE_KEEP_BYTES (64 * 1024)
+#define AC_SSE_KEEP_BYTES 4096
 void ac_sse_reset(ac_sse *sse);
 
 #endif

@@ -7,6 +7,7 @@
 #define AGENTC_UTIL_JSON_TEXT_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "util/buf.h"
 
@@ -27,6 +28,8 @@ void ac_json_put_real(ac_buf *b, double d);
 /* A real as json_dumps writes it with JSON_REAL_PRECISION(precision) (1 to 17); a real that
  * is not finite (which jansson does not hold) fails b. */
 void ac_json_put_real_precision(ac_buf *b, double d, int precision);
+/* An integer as jansson writes it (decimal, '-' when negative). */
+void ac_json_put_int(ac_buf *b, int64_t v);
 /* ac_json_put_str with flags (AC_JSON_ASCII). */
 void ac_json_put_string(ac_buf *b, const char *s, size_t n, unsigned flags);
 
