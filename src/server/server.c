@@ -339,7 +339,11 @@ struct srv_load {
     int reading; /* its rows not read yet */
     int read_rc; /* then: AC_OK, AC_STORE_ENOENT or AC_EIO (read_error) */
     char read_error[256];
-    int orphan; /* its request answered without it (stopping): freed when its rows come */
+    int leasing;  /* its lease, taken before its rows are read, not answered yet */
+    int lease_rc; /* then: ac_notify_acquire's rc, the attempt taken, or why not */
+    int64_t attempt;
+    char lease_error[256];
+    int orphan; /* its request answered without it (stopping): freed when both are answered */
 };
 
 static void load_free(struct srv_load *l)
@@ -367,18 +371,59 @@ static void on_load_read(void *ud, int rc, const char *error)
              rc == AC_STORE_ENOENT ? "the session is no longer in the store"
              : error               ? error
                                    : ac_strerror(rc));
-    if (l->orphan) {
+    if (l->orphan && !l->leasing) {
         unlink_load(l);
         load_free(l);
     }
 }
 
-/* Its session's rows read without waiting (run_loads loads it once they are): 0 when out of
- * memory. */
+static void on_load_leased(void *ud, int rc, int64_t attempt, const char *error)
+{
+    struct srv_load *l = ud;
+    l->leasing = 0;
+    l->lease_rc = rc;
+    l->attempt = attempt;
+    snprintf(l->lease_error, sizeof l->lease_error, "%s", error ? error : ac_strerror(rc));
+    if (rc == AC_OK && l->ahead) /* the loader's lease_acquire answered from it */
+        ac_store_ahead_set_attempt(l->ahead, attempt);
+    if (l->orphan && !l->reading) {
+        if (rc == AC_OK && l->orphan == 2) /* its rows were never asked for */
+            ac_notify_release(l->sv->notify, ac_store_ahead_id(l->ahead),
+                              ac_store_holder(l->sv->store), attempt, NULL, NULL);
+        unlink_load(l);
+        load_free(l);
+    }
+}
+
+/* Another request's load of l's session still waits for its lease or rows: l then takes no
+ * lease of its own (a second taking would fence the first's writer out) and runs after it. */
+static int load_pending(const struct srv_load *l)
+{
+    for (const struct srv_load *o = l->sv->loads; o; o = o->next)
+        if (o != l && !o->orphan && (o->reading || o->leasing) && o->r->owner == l->r->owner &&
+            !strcmp(o->id, l->id))
+            return 1;
+    return 0;
+}
+
+/* Its session's lease taken, then its rows read, without waiting (run_loads loads it once
+ * both are answered; the two statements run in that order on one connection): 1; 0 when out
+ * of memory; -1 too, l then kept (listed, orphan 2) until its lease's answer comes, the lease
+ * then given up. */
 static int load_ahead(struct srv_load *l, const char *stored_id)
 {
+    srv *sv = l->sv;
     l->ahead = ac_store_ahead_new(stored_id, 0);
-    l->reading = l->ahead && ac_notify_ahead(l->sv->notify, l->ahead, on_load_read, l) == 0;
+    l->leasing =
+        l->ahead && ac_notify_acquire(sv->notify, stored_id, ac_store_holder(sv->store),
+                                      ac_store_lease_ms(sv->store), on_load_leased, l) == 0;
+    l->reading = l->leasing && ac_notify_ahead(sv->notify, l->ahead, on_load_read, l) == 0;
+    if (l->leasing && !l->reading) {
+        l->orphan = 2;
+        l->next = sv->loads;
+        sv->loads = l;
+        return -1;
+    }
     if (!l->reading) {
         ac_store_ahead_free(l->ahead);
         l->ahead = NULL;
@@ -1527,9 +1572,13 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         l->conn = c;
         l->r = r;
         l->sv = sv;
-        if (sv->notify && ss->stored_id && !load_ahead(l, ss->stored_id)) {
-            free(l->id);
-            free(l);
+        int ahead =
+            sv->notify && ss->stored_id && !load_pending(l) ? load_ahead(l, ss->stored_id) : 1;
+        if (ahead <= 0) {
+            if (ahead == 0) {
+                free(l->id);
+                free(l);
+            }
             return srv_reply_error(c, 503, "out_of_memory", "out of memory");
         }
         l->next = sv->loads;
@@ -1784,9 +1833,14 @@ static void run_load(srv *sv, struct srv_load *l)
 {
     srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
     ac_error err = {0};
-    if (ss && !ss->s && l->ahead && l->read_rc != AC_OK) {
+    if (ss && !ss->s && l->ahead && l->lease_rc != AC_OK) {
+        err.code = l->lease_rc;
+        snprintf(err.text, sizeof err.text, "%s", l->lease_error);
+    } else if (ss && !ss->s && l->ahead && l->read_rc != AC_OK) {
         err.code = l->read_rc;
         snprintf(err.text, sizeof err.text, "%s", l->read_error);
+        ac_notify_release(sv->notify, ac_store_ahead_id(l->ahead), ac_store_holder(sv->store),
+                          l->attempt, NULL, NULL);
     } else if (ss && !ss->s) {
         if (l->ahead)
             ac_store_ahead_begin(sv->store, l->ahead);
@@ -1813,7 +1867,7 @@ static void run_loads(srv *sv)
 {
     for (struct srv_load **pp = &sv->loads; *pp;) {
         struct srv_load *l = *pp;
-        if (l->reading || l->orphan) {
+        if (l->reading || l->leasing || l->orphan || (!l->ahead && load_pending(l))) {
             pp = &l->next;
             continue;
         }
@@ -1827,7 +1881,7 @@ static void run_loads(srv *sv)
 static void stop_loads(srv *sv)
 {
     for (struct srv_load *l = sv->loads; l; l = l->next)
-        if (l->reading && !l->orphan) {
+        if ((l->reading || l->leasing) && !l->orphan) {
             l->orphan = 1;
             l->r->load_failed = 1;
             l->r->load_code = AC_EIO;
