@@ -406,10 +406,19 @@ static int load_pending(const struct srv_load *l)
     return 0;
 }
 
+int srv_load_pending(const srv *sv, const char *stored_id)
+{
+    for (const struct srv_load *l = sv->loads; l; l = l->next)
+        if (l->ahead && (l->reading || l->leasing) &&
+            !strcmp(ac_store_ahead_id(l->ahead), stored_id))
+            return 1;
+    return 0;
+}
+
 /* Its session's lease taken, then its rows read, without waiting (run_loads loads it once
  * both are answered; the two statements run in that order on one connection): 1; 0 when out
- * of memory; -1 too, l then kept (listed, orphan 2) until its lease's answer comes, the lease
- * then given up. */
+ * of memory; -1 too, l then to be kept (listed, orphan 2) until its lease's answer comes, the
+ * lease then given up. */
 static int load_ahead(struct srv_load *l, const char *stored_id)
 {
     srv *sv = l->sv;
@@ -420,8 +429,6 @@ static int load_ahead(struct srv_load *l, const char *stored_id)
     l->reading = l->leasing && ac_notify_ahead(sv->notify, l->ahead, on_load_read, l) == 0;
     if (l->leasing && !l->reading) {
         l->orphan = 2;
-        l->next = sv->loads;
-        sv->loads = l;
         return -1;
     }
     if (!l->reading) {
@@ -429,6 +436,12 @@ static int load_ahead(struct srv_load *l, const char *stored_id)
         l->ahead = NULL;
     }
     return l->reading;
+}
+
+/* A load of l's session under way here (another request's, or a claim's): l waits for it. */
+static int load_behind(const struct srv_load *l, const srv_sess *ss)
+{
+    return load_pending(l) || (ss && ss->stored_id && srv_workers_loading(l->sv, ss->stored_id));
 }
 
 static int valid_id(const char *id)
@@ -1573,16 +1586,16 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         l->r = r;
         l->sv = sv;
         int ahead =
-            sv->notify && ss->stored_id && !load_pending(l) ? load_ahead(l, ss->stored_id) : 1;
-        if (ahead <= 0) {
-            if (ahead == 0) {
-                free(l->id);
-                free(l);
-            }
-            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+            sv->notify && ss->stored_id && !load_behind(l, ss) ? load_ahead(l, ss->stored_id) : 1;
+        if (ahead == 0) {
+            free(l->id);
+            free(l);
+        } else {
+            l->next = sv->loads;
+            sv->loads = l;
         }
-        l->next = sv->loads;
-        sv->loads = l;
+        if (ahead <= 0)
+            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
         MHD_suspend_connection(c); /* the handler runs again once it is resumed */
         return MHD_YES;
     }
@@ -1861,13 +1874,38 @@ static void run_load(srv *sv, struct srv_load *l)
     load_free(l);
 }
 
+/* l still waits: for its lease or rows, or (it has none) for another load of its session
+ * under way here; that one done and the session still not in memory, l's own lease and rows
+ * are asked for then (out of memory: it loads waiting, as without them). */
+static int load_waits(srv *sv, struct srv_load *l)
+{
+    if (l->reading || l->leasing || l->orphan)
+        return 1;
+    if (l->ahead)
+        return 0;
+    srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
+    if (load_behind(l, ss))
+        return 1;
+    if (!ss || ss->s || !ss->stored_id || !sv->notify || sv->stopping)
+        return 0;
+    int ahead = load_ahead(l, ss->stored_id);
+    if (ahead < 0) { /* kept until its lease is answered; its request answered now */
+        l->r->load_failed = 1;
+        l->r->load_code = AC_ENOMEM;
+        snprintf(l->r->load_msg, sizeof l->r->load_msg, "out of memory");
+        MHD_resume_connection(l->conn);
+        srv_kick(sv);
+    }
+    return ahead != 0;
+}
+
 /* Loads the sessions requests wait for (those whose rows are read); between loop iterations
  * only. */
 static void run_loads(srv *sv)
 {
     for (struct srv_load **pp = &sv->loads; *pp;) {
         struct srv_load *l = *pp;
-        if (l->reading || l->leasing || l->orphan || (!l->ahead && load_pending(l))) {
+        if (load_waits(sv, l)) {
             pp = &l->next;
             continue;
         }

@@ -148,11 +148,21 @@ static void claim_done(void *ud, int rc, const char *error)
 }
 
 /* A claimed session whose rows are being read ahead of its loading. */
-typedef struct ahead_load {
+struct srv_claim_load {
+    struct srv_claim_load *next; /* srv's claim_loads */
     srv *sv;
     ac_store_ahead *a;
     ac_store_session_info info; /* the claim's row */
-} ahead_load;
+};
+typedef struct srv_claim_load ahead_load;
+
+int srv_workers_loading(const srv *sv, const char *stored_id)
+{
+    for (const ahead_load *l = sv->claim_loads; l; l = l->next)
+        if (!strcmp(l->info.id, stored_id))
+            return 1;
+    return 0;
+}
 
 /* Its rows read: loaded from them (store_ahead.h: no read of it waits for the database). Rows
  * that could not be read: the next heartbeat's claim takes it again (its lease is this
@@ -161,6 +171,11 @@ static void ahead_read(void *ud, int rc, const char *error)
 {
     ahead_load *l = ud;
     srv *sv = l->sv;
+    for (ahead_load **pp = &sv->claim_loads; *pp; pp = &(*pp)->next)
+        if (*pp == l) {
+            *pp = l->next;
+            break;
+        }
     if (!sv->workers_started || !sv->notify) {
         /* closing: released with the connection */
     } else if (sv->stopping) {
@@ -175,6 +190,7 @@ static void ahead_read(void *ud, int rc, const char *error)
     }
     ac_store_ahead_free(l->a);
     free(l);
+    srv_kick(sv); /* the requests that waited for this load run (run_loads) */
 }
 
 /* A claimed session, the claim's answer come: its rows read (without waiting), then loaded; or
@@ -190,14 +206,17 @@ static int claimed_async(void *ud, const ac_store_session_info *info)
             give_up(sv, info);
         return 0;
     }
-    if (ss && ss->s)
-        return 0; /* running here already */
+    if ((ss && ss->s) || srv_load_pending(sv, info->id))
+        return 0; /* running here already, or a request's load of it took its lease again */
     ahead_load *l = calloc(1, sizeof *l);
     if (l && (l->a = ac_store_ahead_new(info->id, info->attempt))) {
         l->sv = sv;
         l->info = *info;
-        if (ac_notify_ahead(sv->notify, l->a, ahead_read, l) == 0)
+        if (ac_notify_ahead(sv->notify, l->a, ahead_read, l) == 0) {
+            l->next = sv->claim_loads;
+            sv->claim_loads = l;
             return 0;
+        }
         ac_store_ahead_free(l->a);
     }
     free(l);

@@ -12,7 +12,9 @@
 # left mid-turn by a third worker killed is claimed by the second and loaded from its rows read
 # ahead (without waiting), its loop answering /healthz at once meanwhile, and its turn finished;
 # a session nobody runs is loaded on the second for a request, its lease taken and its rows read
-# ahead without waiting (the loop stalls less: the loaded commit and the view still wait). "reads"
+# ahead without waiting (the loop stalls less: the loaded commit and the view still wait); a
+# request for a session 2's claim is loading takes no lease of its own and waits for that load
+# (no commit of it refused). "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
@@ -180,4 +182,38 @@ wait "$bp"
   fail "b loaded on 2: $(cat "$tmp/out")"
 [ "$(tr '\n' ' ' <"$tmp/order")" = "healthz request " ] || fail "answered in the order $(cat "$tmp/order") for b"
 awk -v t="$longest2" 'BEGIN{exit !(t < 5.5)}' || fail "/healthz on 2 took $longest2 s while it loaded b"
+
+# ---- a request for a session a claim is loading on 2 -----------------------------------------
+# Sent as soon as 2's claim took n (its answer still held by the proxy, its rows not read yet):
+# the request takes no lease of its own (that would count the attempt again and fence the
+# claim's writer out), waits for the claim's load and is answered from memory; n's turn ends on
+# 2, no commit of it refused.
+rm -f "$tmp/port3"
+"$agentc" serve --db "$uri?schema=slowdb" --provider script --script "$tmp/script3" --script-delay-ms 2000 \
+  --lease-ms 1000 --listen 127.0.0.1:0 --port-file "$tmp/port3" 2>"$tmp/w4.err" &
+pids+=($!)
+p4=$!
+wait_for test -s "$tmp/port3" || fail "worker 4 did not start"
+u4=http://127.0.0.1:$(cat "$tmp/port3")
+j -X POST -d '{"id": "n"}' "$u4/v1/sessions" | jq -e '.id == "n"' >/dev/null || fail "create n on 4"
+j -X POST -d '{"content": "go"}' "$u4/v1/sessions/n/messages" | jq -e '.status == "running"' >/dev/null ||
+  fail "n's turn on 4"
+nrow() { sql "SELECT at_rest || ' ' || holder FROM slowdb.sessions WHERE id = 'local/n'"; }
+n_mid() { [ "$(nrow | cut -d' ' -f1)" = 0 ]; }
+wait_for n_mid || fail "n's turn on 4 was not stored"
+j "$u2/v1/sessions/n" | jq -e '.id == "n"' >/dev/null || fail "n from 2 while 4 runs it" # known on 2
+h4=$(nrow | cut -d' ' -f2-)
+kill -9 "$p4"
+taken=0
+for _ in $(seq 1 2000); do # 2's next claim takes n: the row says so at once, 2 learns it 250 ms later
+  [ "$(nrow | cut -d' ' -f2-)" != "$h4" ] && { taken=1; break; }
+done
+[ "$taken" = 1 ] || fail "n was not claimed by 2"
+out=$(j -w '\n%{http_code}' "$u2/v1/sessions/n")
+[ "$(tail -1 <<<"$out")" = 200 ] && head -1 <<<"$out" | jq -e '.id == "n"' >/dev/null ||
+  fail "n from 2 while its claim loaded it: $out"
+n_done() { [ "$(nrow | cut -d' ' -f1)" = 1 ]; }
+wait_for n_done || fail "n was not finished on 2: $(nrow); $(tail -3 "$tmp/w2.err")"
+grep -q "session 'local/n': its worker .* is gone; resumed here" "$tmp/w2.err" || fail "2's claim did not resume n: $(tail -3 "$tmp/w2.err")"
+! grep -q "session 'local/n' lost its lease" "$tmp/w2.err" || fail "n's load on 2 was fenced out: $(grep "local/n" "$tmp/w2.err")"
 echo "ok (longest /healthz on 2 while it claimed m: $longest s; while it loaded b: $longest2 s)"
