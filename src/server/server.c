@@ -343,11 +343,14 @@ struct srv_load {
     int lease_rc; /* then: ac_notify_acquire's rc, the attempt taken, or why not */
     int64_t attempt;
     char lease_error[256];
-    int orphan; /* its request answered without it (stopping): freed when both are answered */
+    json_t *calls; /* the journal's sub-agent calls, read after its rows (children.c), or NULL */
+    int calling;   /* those not read yet */
+    int orphan;    /* its request answered without it (stopping): freed when all are answered */
 };
 
 static void load_free(struct srv_load *l)
 {
+    json_decref(l->calls);
     ac_store_ahead_free(l->ahead);
     free(l->id);
     free(l);
@@ -371,7 +374,31 @@ static void on_load_read(void *ud, int rc, const char *error)
              rc == AC_STORE_ENOENT ? "the session is no longer in the store"
              : error               ? error
                                    : ac_strerror(rc));
-    if (l->orphan && !l->leasing) {
+    if (l->orphan && !l->leasing && !l->calling) {
+        unlink_load(l);
+        load_free(l);
+    }
+}
+
+static int on_load_call(void *ud, const ac_store_event *ev)
+{
+    struct srv_load *l = ud;
+    srv_children_keep(l->calls, ac_store_ahead_id(l->ahead), ev->ev, ev->data);
+    return 0;
+}
+
+/* Its journal's calls read: the view after its loading says them without a read (one that
+ * failed: that view reads them). */
+static void on_load_calls(void *ud, int rc, const char *error)
+{
+    struct srv_load *l = ud;
+    (void)error;
+    l->calling = 0;
+    if (rc != AC_OK) {
+        json_decref(l->calls);
+        l->calls = NULL;
+    }
+    if (l->orphan && !l->leasing && !l->reading) {
         unlink_load(l);
         load_free(l);
     }
@@ -386,7 +413,7 @@ static void on_load_leased(void *ud, int rc, int64_t attempt, const char *error)
     snprintf(l->lease_error, sizeof l->lease_error, "%s", error ? error : ac_strerror(rc));
     if (rc == AC_OK && l->ahead) /* the loader's lease_acquire answered from it */
         ac_store_ahead_set_attempt(l->ahead, attempt);
-    if (l->orphan && !l->reading) {
+    if (l->orphan && !l->reading && !l->calling) {
         if (rc == AC_OK && l->orphan == 2) /* its rows were never asked for */
             ac_notify_release(l->sv->notify, ac_store_ahead_id(l->ahead),
                               ac_store_holder(l->sv->store), attempt, NULL, NULL);
@@ -400,8 +427,8 @@ static void on_load_leased(void *ud, int rc, int64_t attempt, const char *error)
 static int load_pending(const struct srv_load *l)
 {
     for (const struct srv_load *o = l->sv->loads; o; o = o->next)
-        if (o != l && !o->orphan && (o->reading || o->leasing) && o->r->owner == l->r->owner &&
-            !strcmp(o->id, l->id))
+        if (o != l && !o->orphan && (o->reading || o->leasing || o->calling) &&
+            o->r->owner == l->r->owner && !strcmp(o->id, l->id))
             return 1;
     return 0;
 }
@@ -409,17 +436,17 @@ static int load_pending(const struct srv_load *l)
 int srv_load_pending(const srv *sv, const char *stored_id)
 {
     for (const struct srv_load *l = sv->loads; l; l = l->next)
-        if (l->ahead && (l->reading || l->leasing) &&
+        if (l->ahead && (l->reading || l->leasing || l->calling) &&
             !strcmp(ac_store_ahead_id(l->ahead), stored_id))
             return 1;
     return 0;
 }
 
-/* Its session's lease taken, then its rows read, without waiting (run_loads loads it once
- * both are answered; the two statements run in that order on one connection): 1; 0 when out
- * of memory; -1 too, l then to be kept (listed, orphan 2) until its lease's answer comes, the
- * lease then given up. */
-static int load_ahead(struct srv_load *l, const char *stored_id)
+/* Its session's lease taken, then its rows and its journal's calls read, without waiting
+ * (run_loads loads it once all are answered; the statements run in that order on one
+ * connection): 1; 0 when out of memory; -1 too, l then to be kept (listed, orphan 2) until
+ * its lease's answer comes, the lease then given up. */
+static int load_ahead(struct srv_load *l, const char *stored_id, uint64_t forgotten)
 {
     srv *sv = l->sv;
     l->ahead = ac_store_ahead_new(stored_id, 0);
@@ -430,6 +457,13 @@ static int load_ahead(struct srv_load *l, const char *stored_id)
     if (l->leasing && !l->reading) {
         l->orphan = 2;
         return -1;
+    }
+    l->calls = l->reading ? json_array() : NULL;
+    l->calling = l->calls && ac_notify_events(sv->notify, stored_id, forgotten, on_load_call,
+                                              on_load_calls, l) == 0;
+    if (!l->calling) { /* read by the view, as without it */
+        json_decref(l->calls);
+        l->calls = NULL;
     }
     if (!l->reading) {
         ac_store_ahead_free(l->ahead);
@@ -1585,8 +1619,9 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         l->conn = c;
         l->r = r;
         l->sv = sv;
-        int ahead =
-            sv->notify && ss->stored_id && !load_behind(l, ss) ? load_ahead(l, ss->stored_id) : 1;
+        int ahead = sv->notify && ss->stored_id && !load_behind(l, ss)
+                        ? load_ahead(l, ss->stored_id, ss->forgotten)
+                        : 1;
         if (ahead == 0) {
             free(l->id);
             free(l);
@@ -1857,9 +1892,13 @@ static void run_load(srv *sv, struct srv_load *l)
     } else if (ss && !ss->s) {
         if (l->ahead)
             ac_store_ahead_begin(sv->store, l->ahead);
-        if (srv_sess_load(ss, &err) == 0)
+        if (srv_sess_load(ss, &err) == 0) {
             err.code = 0;
-        else if (!err.code)
+            if (!ss->children) { /* its view's calls, read with its rows */
+                ss->children = l->calls;
+                l->calls = NULL;
+            }
+        } else if (!err.code)
             err.code = AC_EIO;
         if (l->ahead)
             ac_store_ahead_end(sv->store);
@@ -1879,7 +1918,7 @@ static void run_load(srv *sv, struct srv_load *l)
  * are asked for then (out of memory: it loads waiting, as without them). */
 static int load_waits(srv *sv, struct srv_load *l)
 {
-    if (l->reading || l->leasing || l->orphan)
+    if (l->reading || l->leasing || l->calling || l->orphan)
         return 1;
     if (l->ahead)
         return 0;
@@ -1888,7 +1927,7 @@ static int load_waits(srv *sv, struct srv_load *l)
         return 1;
     if (!ss || ss->s || !ss->stored_id || !sv->notify || sv->stopping)
         return 0;
-    int ahead = load_ahead(l, ss->stored_id);
+    int ahead = load_ahead(l, ss->stored_id, ss->forgotten);
     if (ahead < 0) { /* kept until its lease is answered; its request answered now */
         l->r->load_failed = 1;
         l->r->load_code = AC_ENOMEM;
@@ -1919,7 +1958,7 @@ static void run_loads(srv *sv)
 static void stop_loads(srv *sv)
 {
     for (struct srv_load *l = sv->loads; l; l = l->next)
-        if ((l->reading || l->leasing) && !l->orphan) {
+        if ((l->reading || l->leasing || l->calling) && !l->orphan) {
             l->orphan = 1;
             l->r->load_failed = 1;
             l->r->load_code = AC_EIO;

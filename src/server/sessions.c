@@ -603,10 +603,16 @@ json_t *srv_sess_json_as(srv_sess *ss, int full, const ac_store_session_info *ro
     }
     ac_store_session_info info;
     memset(&info, 0, sizeof info);
-    if (row)
+    if (row) {
         info = *row;
-    else if (ss->stored_id)
+    } else if (ss->stored_id && ss->sv->notify && !ss->lost) {
+        /* on a shared database: the row as this worker's commits make it (it holds the
+         * lease), from memory, no read waiting for the database */
+        info.events = ac_store_session_events(ss->s);
+        snprintf(info.holder, sizeof info.holder, "%s", ac_store_holder(ss->sv->store));
+    } else if (ss->stored_id) {
         ac_store_info(ss->sv->store, ss->stored_id, &info, NULL);
+    }
     ac_session_stats st;
     ac_session_get_stats(ss->s, &st);
     json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:{s:I, s:I, s:I}}", "id", ss->id, "status",
