@@ -639,6 +639,8 @@ static enum MHD_Result create_made(srv *sv, struct MHD_Connection *c, req *r, in
         return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
                                "cannot create the session: %s", err.text);
     }
+    if (!ss->children) /* its journal is empty: its calls come with its commits, none read */
+        ss->children = json_array();
     return accepted_reply(sv, c, r, ss, 201, "created");
 }
 
