@@ -147,12 +147,17 @@ static void claim_done(void *ud, int rc, const char *error)
         fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", error ? error : "");
 }
 
-/* A claimed session whose rows are being read ahead of its loading. */
+/* A claimed session whose rows (then its journal's sub-agent calls) are being read ahead of
+ * its loading. */
 struct srv_claim_load {
     struct srv_claim_load *next; /* srv's claim_loads */
     srv *sv;
     ac_store_ahead *a;
     ac_store_session_info info; /* the claim's row */
+    int reading, read_rc;       /* its rows not read yet; then how */
+    char read_error[256];
+    json_t *calls; /* its calls (children.c) once read, or NULL: read by its first view */
+    int calling;
 };
 typedef struct srv_claim_load ahead_load;
 
@@ -164,12 +169,11 @@ int srv_workers_loading(const srv *sv, const char *stored_id)
     return 0;
 }
 
-/* Its rows read: loaded from them (store_ahead.h: no read of it waits for the database). Rows
- * that could not be read: the next heartbeat's claim takes it again (its lease is this
- * worker's). */
-static void ahead_read(void *ud, int rc, const char *error)
+/* Its rows and calls read: loaded from them (store_ahead.h: no read of it waits for the
+ * database). Rows that could not be read: the next heartbeat's claim takes it again (its lease
+ * is this worker's). */
+static void ahead_done(ahead_load *l)
 {
-    ahead_load *l = ud;
     srv *sv = l->sv;
     for (ahead_load **pp = &sv->claim_loads; *pp; pp = &(*pp)->next)
         if (*pp == l) {
@@ -180,21 +184,57 @@ static void ahead_read(void *ud, int rc, const char *error)
         /* closing: released with the connection */
     } else if (sv->stopping) {
         give_up(sv, &l->info);
-    } else if (rc != AC_OK) {
+    } else if (l->read_rc != AC_OK) {
         fprintf(stderr, "agentc serve: session '%s' claimed, its rows not read: %s\n", l->info.id,
-                error ? error : ac_strerror(rc));
+                l->read_error);
     } else {
         ac_store_ahead_begin(sv->store, l->a);
         on_claimed(sv, &l->info);
         ac_store_ahead_end(sv->store);
+        srv_sess *ss = srv_sess_stored(sv, l->info.id);
+        if (ss && ss->s && !ss->children) { /* its view's calls, read with its rows */
+            ss->children = l->calls;
+            l->calls = NULL;
+        }
     }
+    json_decref(l->calls);
     ac_store_ahead_free(l->a);
     free(l);
     srv_kick(sv); /* the requests that waited for this load run (run_loads) */
 }
 
-/* A claimed session, the claim's answer come: its rows read (without waiting), then loaded; or
- * (stopping meanwhile) given up at once for a survivor. */
+static void ahead_read(void *ud, int rc, const char *error)
+{
+    ahead_load *l = ud;
+    l->reading = 0;
+    l->read_rc = rc;
+    snprintf(l->read_error, sizeof l->read_error, "%s", error ? error : ac_strerror(rc));
+    if (!l->calling)
+        ahead_done(l);
+}
+
+static int call_read(void *ud, const ac_store_event *ev)
+{
+    ahead_load *l = ud;
+    srv_children_keep(l->calls, l->info.id, ev->ev, ev->data);
+    return 0;
+}
+
+static void calls_read(void *ud, int rc, const char *error)
+{
+    ahead_load *l = ud;
+    (void)error;
+    l->calling = 0;
+    if (rc != AC_OK) {
+        json_decref(l->calls);
+        l->calls = NULL;
+    }
+    if (!l->reading)
+        ahead_done(l);
+}
+
+/* A claimed session, the claim's answer come: its rows and calls read (without waiting), then
+ * loaded; or (stopping meanwhile) given up at once for a survivor. */
 static int claimed_async(void *ud, const ac_store_session_info *info)
 {
     srv *sv = ud;
@@ -213,6 +253,14 @@ static int claimed_async(void *ud, const ac_store_session_info *info)
         l->sv = sv;
         l->info = *info;
         if (ac_notify_ahead(sv->notify, l->a, ahead_read, l) == 0) {
+            l->reading = 1;
+            l->calls = json_array();
+            l->calling = l->calls && ac_notify_events(sv->notify, info->id, ss ? ss->forgotten : 0,
+                                                      call_read, calls_read, l) == 0;
+            if (!l->calling) {
+                json_decref(l->calls);
+                l->calls = NULL;
+            }
             l->next = sv->claim_loads;
             sv->claim_loads = l;
             return 0;
