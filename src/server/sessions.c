@@ -124,8 +124,9 @@ int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *given,
     ac_engine *e = srv_sess_engine(ss);
     opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
     if (sv->notify && (flags & (AC_STORE_CREATED | AC_STORE_MUST_EXIST)))
-        flags |= AC_STORE_GROUPED; /* PostgreSQL: freed, its last commit and release go with the
-                                      loop's group commit (no commit made alone, waited for) */
+        flags |= AC_STORE_GROUPED; /* PostgreSQL: loaded at rest, its first commit, and freed,
+                                      its last commit and release, go with the loop's group
+                                      commit (no commit made alone, waited for) */
     if (ss->stored_id)
         ss->s = ac_store_session_opts(sv->store, e, ss->stored_id, flags, &opts, err);
     else
