@@ -186,6 +186,11 @@ bool ac_store_session_resumed(const ac_session *s);
 /* The attempt of the lease its writer holds (see ac_store_rm_fenced), 0 for a session that
  * is not stored. */
 int64_t ac_store_session_attempt(const ac_session *s);
+/* The number of the session's last event its row says (`events`) once the commits made of it
+ * are done, the one in flight included (what ac_store_info read after that commit would
+ * say): the events it was loaded with, those of its first commit after loading, and those
+ * handed to a commit since. 0 for a session that is not stored. */
+uint64_t ac_store_session_events(const ac_session *s);
 /* The store a session was opened from, NULL for a session that is not stored. */
 ac_store *ac_session_store(const ac_session *s);
 

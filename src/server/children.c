@@ -184,20 +184,19 @@ static json_t *find_call(const json_t *children, const char *sid)
     return NULL;
 }
 
-/* A record of a call in ss's journal (agent.started, agent.done) kept in ss->children. */
-static void keep_call(srv_sess *ss, const char *ev, const char *data)
+void srv_children_keep(json_t *children, const char *stored_id, const char *ev, const char *data)
 {
     int started = !strcmp(ev, AC_AGENT_STARTED);
     if (!started && strcmp(ev, AC_AGENT_DONE))
         return;
     json_t *d = json_loads(data, 0, NULL);
     const char *sid = json_string_value(json_object_get(d, "session"));
-    sid = sid && ss->stored_id ? srv_owner_id(ss->stored_id, sid) : sid;
-    json_t *c = sid ? find_call(ss->children, sid) : NULL;
+    sid = sid && stored_id ? srv_owner_id(stored_id, sid) : sid;
+    json_t *c = sid ? find_call(children, sid) : NULL;
     if (sid && !c) {
         c = json_pack("{s:s, s:O, s:O}", "session", sid, "agent", json_object_get(d, "agent"),
                       "call", json_object_get(d, "call"));
-        json_array_append_new(ss->children, c);
+        json_array_append_new(children, c);
     }
     if (c && !started) {
         json_object_set(c, "ok", json_object_get(d, "ok"));
@@ -208,6 +207,12 @@ static void keep_call(srv_sess *ss, const char *ev, const char *data)
         json_object_del(c, "outcome");
     }
     json_decref(d);
+}
+
+/* A record of a call in ss's journal (agent.started, agent.done) kept in ss->children. */
+static void keep_call(srv_sess *ss, const char *ev, const char *data)
+{
+    srv_children_keep(ss->children, ss->stored_id, ev, data);
 }
 
 void srv_children_commit(srv_sess *ss, const ac_store_event *evs, size_t n)

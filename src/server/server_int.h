@@ -147,7 +147,8 @@ struct srv {
     int kick_pending; /* the MHD timer is due now */
     ac_store *store;  /* every session's journal (--db: a file, else memory) */
     uint64_t sweep_timer;
-    struct srv_load *loads; /* requests waiting for a stored session to load */
+    struct srv_load *loads;             /* requests waiting for a stored session to load */
+    struct srv_claim_load *claim_loads; /* claimed sessions whose rows are read (workers.c) */
     srv_sess *sessions;
     size_t n_sessions;
     /* the sessions by ac_idmap_str_key of their id (those of one key chained by same_key);
@@ -444,6 +445,13 @@ void srv_workers_stop(srv *sv);
  * another worker) once the database answers. Other failures (a full SQLite file) leave it. */
 void srv_sess_lost(srv_sess *ss, const ac_error *err);
 void srv_workers_drop_lost(void *ud);
+/* 1 while a claim's load of the stored session stored_id is under way (its rows read ahead):
+ * a request for it then takes no lease of its own (a second taking, counting the attempt
+ * again, would fence that load's writer out) and waits for it. */
+int srv_workers_loading(const srv *sv, const char *stored_id);
+/* server.c: 1 while a request's load of stored_id waits for its lease or rows: a claim of it
+ * then loads nothing (the request's load does, with its own lease). */
+int srv_load_pending(const srv *sv, const char *stored_id);
 /* GET /healthz (no token): the loop runs. */
 enum MHD_Result srv_healthz(srv *sv, struct MHD_Connection *c);
 /* GET /readyz (no token): 200 while the store answers and the server is not stopping. */
@@ -465,6 +473,9 @@ void srv_children_commit(srv_sess *ss, const ac_store_event *evs, size_t n);
 const char *srv_owner_id(const char *of, const char *sid);
 /* GET /v1/sessions/{id}'s "children" and "parent" (the calls read from its journal once). */
 void srv_children_view(srv_sess *ss, json_t *o);
+/* A record of a journal (agent.started, agent.done) of the stored session stored_id kept in
+ * children, its calls' list: a load's reads (server.c) make that list ahead. */
+void srv_children_keep(json_t *children, const char *stored_id, const char *ev, const char *data);
 
 /* compat.c: the OpenAI-compatible front */
 enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,

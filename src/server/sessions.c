@@ -124,8 +124,9 @@ int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *given,
     ac_engine *e = srv_sess_engine(ss);
     opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
     if (sv->notify && (flags & (AC_STORE_CREATED | AC_STORE_MUST_EXIST)))
-        flags |= AC_STORE_GROUPED; /* PostgreSQL: freed, its last commit and release go with the
-                                      loop's group commit (no commit made alone, waited for) */
+        flags |= AC_STORE_GROUPED; /* PostgreSQL: loaded at rest, its first commit, and freed,
+                                      its last commit and release, go with the loop's group
+                                      commit (no commit made alone, waited for) */
     if (ss->stored_id)
         ss->s = ac_store_session_opts(sv->store, e, ss->stored_id, flags, &opts, err);
     else
@@ -603,10 +604,16 @@ json_t *srv_sess_json_as(srv_sess *ss, int full, const ac_store_session_info *ro
     }
     ac_store_session_info info;
     memset(&info, 0, sizeof info);
-    if (row)
+    if (row) {
         info = *row;
-    else if (ss->stored_id)
+    } else if (ss->stored_id && ss->sv->notify && !ss->lost) {
+        /* on a shared database: the row as this worker's commits make it (it holds the
+         * lease), from memory, no read waiting for the database */
+        info.events = ac_store_session_events(ss->s);
+        snprintf(info.holder, sizeof info.holder, "%s", ac_store_holder(ss->sv->store));
+    } else if (ss->stored_id) {
         ac_store_info(ss->sv->store, ss->stored_id, &info, NULL);
+    }
     ac_session_stats st;
     ac_session_get_stats(ss->s, &st);
     json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:{s:I, s:I, s:I}}", "id", ss->id, "status",

@@ -147,38 +147,94 @@ static void claim_done(void *ud, int rc, const char *error)
         fprintf(stderr, "agentc serve: cannot claim sessions: %s\n", error ? error : "");
 }
 
-/* A claimed session whose rows are being read ahead of its loading. */
-typedef struct ahead_load {
+/* A claimed session whose rows (then its journal's sub-agent calls) are being read ahead of
+ * its loading. */
+struct srv_claim_load {
+    struct srv_claim_load *next; /* srv's claim_loads */
     srv *sv;
     ac_store_ahead *a;
     ac_store_session_info info; /* the claim's row */
-} ahead_load;
+    int reading, read_rc;       /* its rows not read yet; then how */
+    char read_error[256];
+    json_t *calls; /* its calls (children.c) once read, or NULL: read by its first view */
+    int calling;
+};
+typedef struct srv_claim_load ahead_load;
 
-/* Its rows read: loaded from them (store_ahead.h: no read of it waits for the database). Rows
- * that could not be read: the next heartbeat's claim takes it again (its lease is this
- * worker's). */
-static void ahead_read(void *ud, int rc, const char *error)
+int srv_workers_loading(const srv *sv, const char *stored_id)
 {
-    ahead_load *l = ud;
+    for (const ahead_load *l = sv->claim_loads; l; l = l->next)
+        if (!strcmp(l->info.id, stored_id))
+            return 1;
+    return 0;
+}
+
+/* Its rows and calls read: loaded from them (store_ahead.h: no read of it waits for the
+ * database). Rows that could not be read: the next heartbeat's claim takes it again (its lease
+ * is this worker's). */
+static void ahead_done(ahead_load *l)
+{
     srv *sv = l->sv;
+    for (ahead_load **pp = &sv->claim_loads; *pp; pp = &(*pp)->next)
+        if (*pp == l) {
+            *pp = l->next;
+            break;
+        }
     if (!sv->workers_started || !sv->notify) {
         /* closing: released with the connection */
     } else if (sv->stopping) {
         give_up(sv, &l->info);
-    } else if (rc != AC_OK) {
+    } else if (l->read_rc != AC_OK) {
         fprintf(stderr, "agentc serve: session '%s' claimed, its rows not read: %s\n", l->info.id,
-                error ? error : ac_strerror(rc));
+                l->read_error);
     } else {
         ac_store_ahead_begin(sv->store, l->a);
         on_claimed(sv, &l->info);
         ac_store_ahead_end(sv->store);
+        srv_sess *ss = srv_sess_stored(sv, l->info.id);
+        if (ss && ss->s && !ss->children) { /* its view's calls, read with its rows */
+            ss->children = l->calls;
+            l->calls = NULL;
+        }
     }
+    json_decref(l->calls);
     ac_store_ahead_free(l->a);
     free(l);
+    srv_kick(sv); /* the requests that waited for this load run (run_loads) */
 }
 
-/* A claimed session, the claim's answer come: its rows read (without waiting), then loaded; or
- * (stopping meanwhile) given up at once for a survivor. */
+static void ahead_read(void *ud, int rc, const char *error)
+{
+    ahead_load *l = ud;
+    l->reading = 0;
+    l->read_rc = rc;
+    snprintf(l->read_error, sizeof l->read_error, "%s", error ? error : ac_strerror(rc));
+    if (!l->calling)
+        ahead_done(l);
+}
+
+static int call_read(void *ud, const ac_store_event *ev)
+{
+    ahead_load *l = ud;
+    srv_children_keep(l->calls, l->info.id, ev->ev, ev->data);
+    return 0;
+}
+
+static void calls_read(void *ud, int rc, const char *error)
+{
+    ahead_load *l = ud;
+    (void)error;
+    l->calling = 0;
+    if (rc != AC_OK) {
+        json_decref(l->calls);
+        l->calls = NULL;
+    }
+    if (!l->reading)
+        ahead_done(l);
+}
+
+/* A claimed session, the claim's answer come: its rows and calls read (without waiting), then
+ * loaded; or (stopping meanwhile) given up at once for a survivor. */
 static int claimed_async(void *ud, const ac_store_session_info *info)
 {
     srv *sv = ud;
@@ -190,14 +246,25 @@ static int claimed_async(void *ud, const ac_store_session_info *info)
             give_up(sv, info);
         return 0;
     }
-    if (ss && ss->s)
-        return 0; /* running here already */
+    if ((ss && ss->s) || srv_load_pending(sv, info->id))
+        return 0; /* running here already, or a request's load of it took its lease again */
     ahead_load *l = calloc(1, sizeof *l);
     if (l && (l->a = ac_store_ahead_new(info->id, info->attempt))) {
         l->sv = sv;
         l->info = *info;
-        if (ac_notify_ahead(sv->notify, l->a, ahead_read, l) == 0)
+        if (ac_notify_ahead(sv->notify, l->a, ahead_read, l) == 0) {
+            l->reading = 1;
+            l->calls = json_array();
+            l->calling = l->calls && ac_notify_events(sv->notify, info->id, ss ? ss->forgotten : 0,
+                                                      call_read, calls_read, l) == 0;
+            if (!l->calling) {
+                json_decref(l->calls);
+                l->calls = NULL;
+            }
+            l->next = sv->claim_loads;
+            sv->claim_loads = l;
             return 0;
+        }
         ac_store_ahead_free(l->a);
     }
     free(l);

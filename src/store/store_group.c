@@ -4,9 +4,10 @@
  * timer of the store's group): their events, the started records of the tool
  * calls about to run (their processes wait for that commit), a snapshot taken
  * when a session settled, and with AC_STORE_GROUPED the creation of a session's
- * row and the last commit of a session freed while the group was pending. A
- * session commits alone, at once, only without a loop, when it is freed with no
- * group pending, and when loaded at rest.
+ * row, the last commit of a session freed while the group was pending and the
+ * first of one loaded at rest. A session commits alone, at once, only without a
+ * loop, when it is freed with no group pending, and when loaded at rest without
+ * AC_STORE_GROUPED.
  *
  * The group's commit is started (ops->commit_start) and done later, on the loop:
  * what it carries was taken out of its writers (their batches), which buffer what

@@ -231,6 +231,20 @@ static void spec_changed(ac_store *st, store_writer *w, const ac_store_session_i
         ac_sw_error(w, ac_session_error(s) ? ac_session_error(s) : ac_strerror(rc));
 }
 
+/* A session loaded at rest commits once (its lease renewed, a snapshot due, a spec change
+ * noted): with AC_STORE_GROUPED on a loop, by the loop turn's group commit, not waited for
+ * (a reply that needs it waits through ac_store_when_durable; ac_store_session_events
+ * counts its events already, as a read after it would); else alone, now. */
+static void at_rest_commit(store_writer *w)
+{
+    if (w->grouped && ac_engine_loop(ac_session_engine(w->s))) {
+        ac_store_group_add(w);
+        w->sent_n = ac_session_seq(w->s);
+    } else {
+        ac_sw_commit(w);
+    }
+}
+
 /* A stored session: its lease taken, rebuilt, and what it was doing restarted. */
 static ac_session *open_stored(ac_store *st, ac_engine *e, const ac_store_session_info *info,
                                unsigned flags, ac_error *err)
@@ -265,6 +279,7 @@ static ac_session *open_stored(ac_store *st, ac_engine *e, const ac_store_sessio
     }
     ac_session_go_live(s, (size_t)w->model_calls);
     ac_sw_go_live(w);
+    w->sent_n = ac_session_seq(s);
     if (other_spec)
         spec_changed(st, w, info);
     if (!(flags & AC_STORE_NO_RESUME) && !ac_session_settled(s)) {
@@ -276,7 +291,7 @@ static ac_session *open_stored(ac_store *st, ac_engine *e, const ac_store_sessio
     } else if (ac_session_settled(s)) {
         if (w->force_snapshot)
             ac_sw_snapshot_take(w); /* written with this commit */
-        ac_sw_commit(w);
+        at_rest_commit(w);
     }
     if (w->error) {
         ac_store_err(err, AC_EIO, "%s", w->error);
@@ -348,6 +363,12 @@ int64_t ac_store_session_attempt(const ac_session *s)
 {
     const store_writer *w = s ? ac_session_hooks_ud(s, &AC_SW_HOOKS) : NULL;
     return w ? w->attempt : 0;
+}
+
+uint64_t ac_store_session_events(const ac_session *s)
+{
+    const store_writer *w = s ? ac_session_hooks_ud(s, &AC_SW_HOOKS) : NULL;
+    return w ? w->sent_n : 0;
 }
 
 bool ac_store_session_resumed(const ac_session *s)

@@ -226,6 +226,8 @@ int ac_sw_prepare(store_writer *w, ac_store_commit *c, ac_store_event **evs)
     int keep = w->snap && w->keep_n && w->snap_n == w->keep_n;
     batch_take(w);
     store_batch *b = &w->fl;
+    if (b->n_rows)
+        w->sent_n = b->rows[b->n_rows - 1].n;
     for (size_t i = 0; i < b->n_rows; i++)
         (*evs)[i] = (ac_store_event){b->rows[i].n, b->rows[i].t_ms, b->rows[i].ev, b->rows[i].data,
                                      b->rows[i].steps};

@@ -75,6 +75,7 @@ typedef struct store_writer {
     char *error;
     int64_t renewed_ms; /* when a commit last renewed the lease (the loop's monotonic clock) */
     int64_t attempt;    /* the lease's attempt this writer got (its fencing token, store_int.h) */
+    uint64_t sent_n;    /* the last event handed to a commit (or loaded): ac_store_session_events */
     uint64_t snapshot_seq;
     int force_snapshot;
     uint64_t model_calls;
@@ -110,9 +111,9 @@ typedef struct store_writer {
  * the end of that turn (a 0 ms timer of the store's group): their events, the started records
  * of the tool calls about to run (their processes wait for that commit: h_tool_started), a
  * snapshot taken when a session settled, and with AC_STORE_GROUPED the creation of a session's
- * row and the last commit of a session freed while the group was pending. A session commits
- * alone, at once, only without a loop, when it is freed with no group pending, and when
- * loaded at rest. */
+ * row, the last commit of a session freed while the group was pending and the first of one
+ * loaded at rest. A session commits alone, at once, only without a loop, when it is freed with
+ * no group pending, and when loaded at rest without AC_STORE_GROUPED. */
 struct ac_store_group {
     ac_loop *loop;
     uint64_t timer;

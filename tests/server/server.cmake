@@ -103,12 +103,13 @@ if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg_slowwrite PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
-  # The same, a session claimed and one loaded for a request there: from their rows read ahead.
+  # The same, a session claimed and one loaded for a request there: from their rows read ahead;
+  # a request for a session a claim is loading waits for that load.
   add_test(NAME server_workers_pg_slowload COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_pg_slow.sh
     $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT} loads
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg_slowload PROPERTIES FIXTURES_REQUIRED pg_cluster
-    LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
+    LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
 endif()
 # What one request may cost the loop, what a token may send and hold, how a request is framed.
 add_test(NAME server_bounds

@@ -3,7 +3,10 @@
  * with AC_STORE_GROUPED is in the store after the loop turn that created it, not before, and
  * its last commit (the lease given up) joins the group, or ac_store_close; opening it again
  * in the same turn sees everything; a tool call runs after its started record is committed
- * (another handle on the file sees the record while the tool runs). And a store of schema
+ * (another handle on the file sees the record while the tool runs). A session loaded at rest
+ * with AC_STORE_GROUPED gives its first commit to the group (a task waiting for it runs after
+ * the loop turn; without, it commits at once), and ac_store_session_events says the event its
+ * row names. And a store of schema
  * version 1 opens as the current version with its sessions intact; one written by the
  * release of schema version 2 with `agentc serve --db` (tests/store/fixtures) is migrated to
  * version 3 (the server's own tables dropped, its session intact); a newer one is refused.
@@ -147,6 +150,55 @@ static void test_grouped_create_and_close(void **state)
     ac_session_free(s);
     assert_int_equal(ac_store_info(other, "g1", &info, &err), AC_OK);
     assert_true(info.events == events);
+    ac_store_close(st);
+    ac_store_close(other);
+    rig_close(&r);
+}
+
+static void durable(void *ud)
+{
+    (*(int *)ud)++;
+}
+
+static void test_grouped_load_at_rest(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "rest.db");
+    ac_store *st = open_store(r.path);
+    ac_store *other = open_store(r.path);
+    ac_error err;
+    ac_store_session_info info;
+    ac_session *s = ac_store_session(st, r.e, "r1", 0, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    assert_true(ac_session_send(s, "first") >= 0);
+    settle(&r, s);
+    ac_session_free(s);
+    assert_int_equal(ac_store_info(other, "r1", &info, &err), AC_OK);
+    uint64_t events = info.events;
+    assert_true(events > 1);
+
+    int ran = 0;
+    ac_loop_task t = {durable, &ran, NULL, 0};
+    s = ac_store_session(st, r.e, "r1", AC_STORE_MUST_EXIST, &err); /* alone, at once */
+    if (!s)
+        fail_msg("%s", err.text);
+    assert_int_equal(ac_store_session_events(s), events);
+    assert_int_equal(ac_store_when_durable(s, &t), 0);
+    ac_session_free(s);
+    s = ac_store_session(st, r.e, "r1", AC_STORE_GROUPED | AC_STORE_MUST_EXIST, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    assert_int_equal(ac_store_session_events(s), events);
+    assert_int_equal(ac_store_when_durable(s, &t), 1); /* the group's, not made yet */
+    for (int i = 0; i < 50 && !ran; i++)
+        ac_loop_run_once(r.loop, 10);
+    assert_int_equal(ran, 1);
+    assert_int_equal(ac_store_info(other, "r1", &info, &err), AC_OK);
+    assert_true(info.events == ac_store_session_events(s));
+    assert_int_equal(ac_store_session_events(NULL), 0);
+    ac_session_free(s);
     ac_store_close(st);
     ac_store_close(other);
     rig_close(&r);
@@ -309,6 +361,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grouped_create_and_close),
+        cmocka_unit_test(test_grouped_load_at_rest),
         cmocka_unit_test(test_schema_1_opens),
         cmocka_unit_test(test_schema_2_serve_migrates),
     };
