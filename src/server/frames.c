@@ -24,6 +24,8 @@
 #include "session/sink.h"
 #include "util/buf.h"
 #include "util/grow.h"
+#include "util/json_text.h"
+#include "util/utf8.h"
 
 /* Each part of a journal is replayed on an engine of the agent that recorded it: the
  * session's own, or one built for an agent it had before (kept with the frames). */
@@ -72,17 +74,32 @@ static int put(const char *b, size_t n, void *ud)
     return ac_buf_add(ud, b, n);
 }
 
+/* v's decimal digits written before end: where they start. */
+static char *digits(char *end, uint64_t v)
+{
+    do
+        *--end = (char)('0' + v % 10);
+    while (v /= 10);
+    return end;
+}
+
 /* "id: N[.k]\nevent: T\ndata: " (no id line for n == 0) begun in fb: 0, or -1 out of memory. */
 static int head(ac_buf *fb, uint64_t n, unsigned k, const char *type)
 {
+    size_t tl = strlen(type);
     ac_buf_init(fb, AC_BUF_MAX);
-    if (ac_buf_reserve(fb, 256 + strlen(type)))
+    if (ac_buf_reserve(fb, 256 + tl))
         return -1;
-    if (n && k)
-        ac_buf_printf(fb, "id: %llu.%u\n", (unsigned long long)n, k);
-    else if (n)
-        ac_buf_printf(fb, "id: %llu\n", (unsigned long long)n);
-    return ac_buf_printf(fb, "event: %s\ndata: ", type);
+    char num[48], *end = num + sizeof num, *p = end;
+    if (n && k) {
+        p = digits(p, k);
+        *--p = '.';
+    }
+    if (n)
+        p = digits(p, n);
+    if (n && (put("id: ", 4, fb) || put(p, (size_t)(end - p), fb) || put("\n", 1, fb)))
+        return -1;
+    return put("event: ", 7, fb) || put(type, tl, fb) || put("\ndata: ", 7, fb) ? -1 : 0;
 }
 
 /* f given its bytes (fb's, then "\n\n" ends the data line) and what it is: f, or NULL (out
@@ -124,8 +141,9 @@ srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data,
             if (f->delta)
                 memcpy(f->delta, json_string_value(d), f->delta_len + 1);
         }
-        if (head(&fb, n, k, type) ||
-            json_dump_callback(data, put, &fb, JSON_COMPACT | JSON_ENSURE_ASCII)) {
+        if (!head(&fb, n, k, type)) /* the compact writer: jansson's bytes, reals included */
+            ac_json_put(&fb, data, AC_JSON_REALS | AC_JSON_ASCII);
+        if (fb.failed || !fb.p) {
             ac_buf_free(&fb);
             free(f->delta);
             free(f);
@@ -147,26 +165,26 @@ static int plain(const char *d, size_t len)
     return 1;
 }
 
-/* d (len bytes) as a JSON string, by the encoder srv_frame_new's dump uses where it escapes:
- * 0; 1 not UTF-8; -1 out of memory. */
+/* d (len bytes) as a JSON string, by the compact writer srv_frame_new's uses where it
+ * escapes: 0; 1 not UTF-8; -1 out of memory. */
 static int put_string(ac_buf *fb, const char *d, size_t len)
 {
     if (plain(d, len))
         return put("\"", 1, fb) || put(d, len, fb) || put("\"", 1, fb) ? -1 : 0;
-    json_t *s = json_stringn(d, len);
-    if (!s)
+    if (ac_utf8_valid_len(d, len) != len)
         return 1;
-    int rc = json_dump_callback(s, put, fb, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
-    json_decref(s);
-    return rc ? -1 : 0;
+    ac_json_put_string(fb, d, len, AC_JSON_ASCII);
+    return fb->failed ? -1 : 0;
 }
 
 /* ","t_us":T}" ends a frame's object. */
 static int put_tail(ac_buf *fb, int64_t t_us)
 {
-    char tail[48];
-    int tl = snprintf(tail, sizeof tail, ",\"t_us\":%" JSON_INTEGER_FORMAT "}", (json_int_t)t_us);
-    return put(tail, (size_t)tl, fb);
+    char num[24], *end = num + sizeof num;
+    char *p = digits(end, t_us < 0 ? 0 - (uint64_t)t_us : (uint64_t)t_us);
+    if (t_us < 0)
+        *--p = '-';
+    return put(",\"t_us\":", 8, fb) || put(p, (size_t)(end - p), fb) || put("}", 1, fb) ? -1 : 0;
 }
 
 /* What srv_frame_new makes of an object whose dump, its "}" left off, is body. */
