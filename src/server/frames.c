@@ -55,6 +55,14 @@ struct srv_frames {
     srv_frame_fn fn;
     void *ud;
     ac_buf text; /* a stored delta's text, unescaped (srv_frames_apply) */
+    /* live (srv_frames_go_live): rs is the session itself (not ours), its frames wait in pend
+     * until their event is committed (srv_frames_release); ev, data, p: the event applied */
+    int live;
+    srv_frame **pend;
+    size_t n_pend, cap_pend;
+    const char *ev;
+    json_t *data;
+    const ac_payload *p;
 };
 
 /* ---- frames ---- */
@@ -276,6 +284,20 @@ int srv_frame_after(const srv_frame *f, uint64_t n, unsigned k)
 
 /* ---- the mapping ---- */
 
+/* f to the sink; live, once its event is committed. */
+static void give(srv_frames *fm, srv_frame *f)
+{
+    if (!fm->live) {
+        fm->fn(fm->ud, f);
+        return;
+    }
+    if (ac_grow((void **)&fm->pend, &fm->cap_pend, fm->n_pend + 1, sizeof *fm->pend)) {
+        srv_frame_unref(f); /* no memory: a frame missed, as a failed frame is */
+        return;
+    }
+    fm->pend[fm->n_pend++] = f;
+}
+
 static void emit(srv_frames *fm, const char *type, json_t *data)
 {
     if (!data)
@@ -283,7 +305,7 @@ static void emit(srv_frames *fm, const char *type, json_t *data)
     srv_frame *f = srv_frame_new(fm->n, fm->k, type, data, fm->t_ms * 1000);
     fm->k++;
     if (f)
-        fm->fn(fm->ud, f);
+        give(fm, f);
 }
 
 /* The engine the events recorded under agent (NULL: none recorded) are replayed on: the
@@ -364,9 +386,13 @@ void srv_frames_free(srv_frames *fm)
 {
     if (!fm)
         return;
-    if (fm->rs)
+    if (fm->rs && !fm->live) {
         ac_session_set_userdata(fm->rs, NULL);
-    ac_session_free(fm->rs);
+        ac_session_free(fm->rs);
+    }
+    for (size_t i = 0; i < fm->n_pend; i++)
+        srv_frame_unref(fm->pend[i]);
+    free(fm->pend);
     const ac_srv_agents *a = fm->sv->cfg->agents;
     for (size_t i = 0; i < fm->n_own; i++) {
         a->replay_release(a->ud, fm->own[i].e, fm->own[i].hold);
@@ -496,6 +522,65 @@ int srv_frames_apply(srv_frames *fm, const ac_store_event *ev)
     return rc == AC_ENOMEM ? -1 : 0;
 }
 
+/* ---- live: the frames of the session itself, made as it records each event ---- */
+
+void srv_frames_go_live(srv_frames *fm, ac_session *s)
+{
+    ac_session_set_userdata(fm->rs, NULL);
+    ac_session_free(fm->rs);
+    fm->rs = s;
+    fm->live = 1;
+    ac_session_stats stats; /* the turns counted from s's own count on */
+    ac_session_get_stats(s, &stats);
+    fm->turns_seen = stats.turns_ended;
+}
+
+ac_session *srv_frames_live_of(const srv_frames *fm)
+{
+    return fm && fm->live ? fm->rs : NULL;
+}
+
+void srv_frames_begin(srv_frames *fm, uint64_t n, int64_t t_ms, const char *ev, json_t *data,
+                      const ac_payload *p)
+{
+    fm->n = n;
+    fm->k = 0;
+    fm->t_ms = t_ms;
+    fm->ev = ev;
+    fm->data = data;
+    fm->p = p;
+    stopping(fm, ev);
+}
+
+void srv_frames_end(srv_frames *fm)
+{
+    const char *ev = fm->ev;
+    if (!ev)
+        return;
+    /* what after() reads of an event that came typed: its JSON, as a replay reads it */
+    int reads = !strcmp(ev, "llm.completed") || !strcmp(ev, "llm.failed") ||
+                !strcmp(ev, AC_AGENT_CHANGED) || !strcmp(ev, AC_AGENT_STARTED) ||
+                !strcmp(ev, AC_AGENT_DONE);
+    json_t *data = fm->data         ? json_incref(fm->data)
+                   : reads && fm->p ? ac_payload_json(fm->p)
+                                    : NULL;
+    if (reads)
+        after(fm, ev, data);
+    json_decref(data);
+    fm->ev = NULL;
+    fm->data = NULL;
+    fm->p = NULL;
+}
+
+void srv_frames_release(srv_frames *fm, uint64_t upto)
+{
+    size_t i = 0;
+    for (; i < fm->n_pend && fm->pend[i]->n <= upto; i++)
+        fm->fn(fm->ud, fm->pend[i]);
+    memmove(fm->pend, fm->pend + i, (fm->n_pend - i) * sizeof *fm->pend);
+    fm->n_pend -= i;
+}
+
 /* ---- the engine's output: a replayer's becomes frames ---- */
 
 srv_frames *srv_frames_of(ac_session *s)
@@ -512,7 +597,7 @@ void srv_frames_text(srv_frames *fm, const char *kind, const char *d, size_t n)
         return;
     fm->k++;
     if (f)
-        fm->fn(fm->ud, f);
+        give(fm, f);
 }
 
 void srv_frames_tool_end(srv_frames *fm, const char *id, const char *name, int ok,
@@ -581,7 +666,7 @@ static void state_changed(srv_frames *fm, const char *machine, const char *from,
     srv_frame *f = frame_of_text(fm->n, fm->k, "state_changed", body, (size_t)bl, fm->t_ms * 1000);
     fm->k++;
     if (f)
-        fm->fn(fm->ud, f);
+        give(fm, f);
 }
 
 /* state_changed: reason says why, from the spec: the transition's actions and line */
