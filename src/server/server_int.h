@@ -96,6 +96,7 @@ struct srv_sess {
     int tailing, tail_again;   /* a read of its journal under way, another due (remote.c) */
     uint64_t committed;        /* the last of its events committed here (srv_on_commit) */
     uint64_t appended;         /* the last of its events recorded here (srv_on_append) */
+    int applying;              /* it applies the event it recorded last (srv_on_append) */
     int64_t resume_failed_ms;  /* a claim of it could not load it then (said once) */
     struct srv_client *client; /* its calls waiting for the client (compat_tools.c) */
     int in_call;               /* a sub-agent's session its parent's call runs: kept */

@@ -325,11 +325,13 @@ static void to_readers(void *ud, srv_frame *f)
 }
 
 /* The live frames made from the session itself from now on, when they can be: it is run here,
- * all it recorded is committed and they are made up to there. */
+ * applies no event now (a commit may come mid-event: a tool call's), all it recorded is
+ * committed and they are made up to there. */
 static void live_try(srv_sess *ss)
 {
     if (ss->live && !srv_frames_live_of(ss->live) && ss->s && !ss->freeing && !ss->lost &&
-        ss->appended && ss->appended == ss->committed && srv_frames_at(ss->live) == ss->committed)
+        !ss->applying && ss->appended && ss->appended == ss->committed &&
+        srv_frames_at(ss->live) == ss->committed)
         srv_frames_go_live(ss->live, ss->s);
 }
 
@@ -365,6 +367,7 @@ void srv_on_append(void *ud, ac_session *s, uint64_t n, int64_t t_ms, const char
         return;
     if (!done && n > ss->appended)
         ss->appended = n;
+    ss->applying = !done;
     if (srv_frames_live_of(ss->live) != s)
         return;
     if (done)
