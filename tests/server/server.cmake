@@ -157,4 +157,4 @@ add_executable(sse_stalled ${CMAKE_SOURCE_DIR}/tests/server/sse_stalled.c)
 add_test(NAME server_slow_reader
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/slow_reader.sh $<TARGET_FILE:agentc> $<TARGET_FILE:sse_stalled>
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(server_slow_reader PROPERTIES LABELS "server;slow" SKIP_RETURN_CODE 77 TIMEOUT 240)
+set_tests_properties(server_slow_reader PROPERTIES LABELS "server;slow" SKIP_RETURN_CODE 77 TIMEOUT 400)

@@ -2,7 +2,7 @@
  * sse_stalled.c - a Server-Sent Events reader that stops reading: it sends its request (HTTP/1.0,
  * so the body comes unchunked) on a socket with a small receive buffer, reads nothing until the
  * file GATE exists, then reads the response into OUT until it holds a whole turn_done frame, the
- * connection ends, or 120 s passed. A server's sends to it block after a few kilobytes: what the
+ * connection ends, or 180 s passed. A server's sends to it block after a few kilobytes: what the
  * server queues for it meanwhile is what a slow client costs. Exit 0: a turn_done frame was read.
  *
  *   sse_stalled PORT PATH GATE OUT
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
         perror("sse_stalled: request");
         return 1;
     }
-    double end = now_s() + 120;
+    double end = now_s() + 180;
     while (access(argv[3], F_OK) != 0 && now_s() < end)
         usleep(20000);
     size_t len = 0, cap = 1 << 20;
