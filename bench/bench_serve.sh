@@ -72,6 +72,10 @@ echo "  server RSS with $N streams (MB): $(jq '.rss_kb / 1024 | floor' "$tmp/ser
 if [ -n "$BARE" ]; then
   echo "  bare libmicrohttpd sender, the same clients: p50 (ms) $(jq '.p50_ms' "$tmp/bare.jsonl" | stats)"
   echo "  bare libmicrohttpd sender, the same clients: p99 (ms) $(jq '.p99_ms' "$tmp/bare.jsonl" | stats)"
+  # the floor of a server's CPU per event: one send each, nothing else
+  echo "  bare libmicrohttpd sender, CPU per delivered event (us): $(jq '.cpu_us_per_event' "$tmp/bare.jsonl" | stats)"
+  paste "$tmp/batch_per" <(jq '.cpu_us_per_event' "$tmp/bare.jsonl") | awk '{printf "%.2f\n", $2 / $1}' >"$tmp/bratio"
+  echo "  ratio bare sender / batch: $(stats <"$tmp/bratio")"
   for q in p50 p99; do
     paste <(jq ".${q}_ms" "$tmp/serve.jsonl") <(jq ".${q}_ms" "$tmp/bare.jsonl") |
       awk '{printf "%.2f\n", ($2 > 0 ? $1 / $2 : 0)}' >"$tmp/dratio"

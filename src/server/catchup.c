@@ -124,7 +124,9 @@ static enum MHD_Result fail(srv_catchup **slot, struct MHD_Connection *c, unsign
 /* The event the reader must reach before it is attached (0: none). */
 static uint64_t live_at(const srv_sess *ss)
 {
-    return ss->live ? srv_frames_at(ss->live) : ss->s ? ss->committed : 0;
+    if (ss->live && !srv_frames_live_of(ss->live))
+        return srv_frames_at(ss->live);
+    return ss->s ? ss->committed : 0; /* live frames of the session itself: what it committed */
 }
 
 /* After each read (none yet: the first): read (again), or attach. */

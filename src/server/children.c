@@ -151,6 +151,7 @@ static void handoff_fired(void *ud)
         return;
     }
     srv_sess_delete_wake(ss);
+    srv_sess_live_end(ss);
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* its last commit goes with the store's group, on this turn */
     ss->s = NULL;

@@ -24,6 +24,8 @@
 #include "session/sink.h"
 #include "util/buf.h"
 #include "util/grow.h"
+#include "util/json_text.h"
+#include "util/utf8.h"
 
 /* Each part of a journal is replayed on an engine of the agent that recorded it: the
  * session's own, or one built for an agent it had before (kept with the frames). */
@@ -53,6 +55,14 @@ struct srv_frames {
     srv_frame_fn fn;
     void *ud;
     ac_buf text; /* a stored delta's text, unescaped (srv_frames_apply) */
+    /* live (srv_frames_go_live): rs is the session itself (not ours), its frames wait in pend
+     * until their event is committed (srv_frames_release); ev, data, p: the event applied */
+    int live;
+    srv_frame **pend;
+    size_t n_pend, cap_pend;
+    const char *ev;
+    json_t *data;
+    const ac_payload *p;
 };
 
 /* ---- frames ---- */
@@ -72,17 +82,32 @@ static int put(const char *b, size_t n, void *ud)
     return ac_buf_add(ud, b, n);
 }
 
+/* v's decimal digits written before end: where they start. */
+static char *digits(char *end, uint64_t v)
+{
+    do
+        *--end = (char)('0' + v % 10);
+    while (v /= 10);
+    return end;
+}
+
 /* "id: N[.k]\nevent: T\ndata: " (no id line for n == 0) begun in fb: 0, or -1 out of memory. */
 static int head(ac_buf *fb, uint64_t n, unsigned k, const char *type)
 {
+    size_t tl = strlen(type);
     ac_buf_init(fb, AC_BUF_MAX);
-    if (ac_buf_reserve(fb, 256 + strlen(type)))
+    if (ac_buf_reserve(fb, 256 + tl))
         return -1;
-    if (n && k)
-        ac_buf_printf(fb, "id: %llu.%u\n", (unsigned long long)n, k);
-    else if (n)
-        ac_buf_printf(fb, "id: %llu\n", (unsigned long long)n);
-    return ac_buf_printf(fb, "event: %s\ndata: ", type);
+    char num[48], *end = num + sizeof num, *p = end;
+    if (n && k) {
+        p = digits(p, k);
+        *--p = '.';
+    }
+    if (n)
+        p = digits(p, n);
+    if (n && (put("id: ", 4, fb) || put(p, (size_t)(end - p), fb) || put("\n", 1, fb)))
+        return -1;
+    return put("event: ", 7, fb) || put(type, tl, fb) || put("\ndata: ", 7, fb) ? -1 : 0;
 }
 
 /* f given its bytes (fb's, then "\n\n" ends the data line) and what it is: f, or NULL (out
@@ -124,8 +149,9 @@ srv_frame *srv_frame_new(uint64_t n, unsigned k, const char *type, json_t *data,
             if (f->delta)
                 memcpy(f->delta, json_string_value(d), f->delta_len + 1);
         }
-        if (head(&fb, n, k, type) ||
-            json_dump_callback(data, put, &fb, JSON_COMPACT | JSON_ENSURE_ASCII)) {
+        if (!head(&fb, n, k, type)) /* the compact writer: jansson's bytes, reals included */
+            ac_json_put(&fb, data, AC_JSON_REALS | AC_JSON_ASCII);
+        if (fb.failed || !fb.p) {
             ac_buf_free(&fb);
             free(f->delta);
             free(f);
@@ -147,26 +173,26 @@ static int plain(const char *d, size_t len)
     return 1;
 }
 
-/* d (len bytes) as a JSON string, by the encoder srv_frame_new's dump uses where it escapes:
- * 0; 1 not UTF-8; -1 out of memory. */
+/* d (len bytes) as a JSON string, by the compact writer srv_frame_new's uses where it
+ * escapes: 0; 1 not UTF-8; -1 out of memory. */
 static int put_string(ac_buf *fb, const char *d, size_t len)
 {
     if (plain(d, len))
         return put("\"", 1, fb) || put(d, len, fb) || put("\"", 1, fb) ? -1 : 0;
-    json_t *s = json_stringn(d, len);
-    if (!s)
+    if (ac_utf8_valid_len(d, len) != len)
         return 1;
-    int rc = json_dump_callback(s, put, fb, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
-    json_decref(s);
-    return rc ? -1 : 0;
+    ac_json_put_string(fb, d, len, AC_JSON_ASCII);
+    return fb->failed ? -1 : 0;
 }
 
 /* ","t_us":T}" ends a frame's object. */
 static int put_tail(ac_buf *fb, int64_t t_us)
 {
-    char tail[48];
-    int tl = snprintf(tail, sizeof tail, ",\"t_us\":%" JSON_INTEGER_FORMAT "}", (json_int_t)t_us);
-    return put(tail, (size_t)tl, fb);
+    char num[24], *end = num + sizeof num;
+    char *p = digits(end, t_us < 0 ? 0 - (uint64_t)t_us : (uint64_t)t_us);
+    if (t_us < 0)
+        *--p = '-';
+    return put(",\"t_us\":", 8, fb) || put(p, (size_t)(end - p), fb) || put("}", 1, fb) ? -1 : 0;
 }
 
 /* What srv_frame_new makes of an object whose dump, its "}" left off, is body. */
@@ -258,6 +284,20 @@ int srv_frame_after(const srv_frame *f, uint64_t n, unsigned k)
 
 /* ---- the mapping ---- */
 
+/* f to the sink; live, once its event is committed. */
+static void give(srv_frames *fm, srv_frame *f)
+{
+    if (!fm->live) {
+        fm->fn(fm->ud, f);
+        return;
+    }
+    if (ac_grow((void **)&fm->pend, &fm->cap_pend, fm->n_pend + 1, sizeof *fm->pend)) {
+        srv_frame_unref(f); /* no memory: a frame missed, as a failed frame is */
+        return;
+    }
+    fm->pend[fm->n_pend++] = f;
+}
+
 static void emit(srv_frames *fm, const char *type, json_t *data)
 {
     if (!data)
@@ -265,7 +305,7 @@ static void emit(srv_frames *fm, const char *type, json_t *data)
     srv_frame *f = srv_frame_new(fm->n, fm->k, type, data, fm->t_ms * 1000);
     fm->k++;
     if (f)
-        fm->fn(fm->ud, f);
+        give(fm, f);
 }
 
 /* The engine the events recorded under agent (NULL: none recorded) are replayed on: the
@@ -346,9 +386,13 @@ void srv_frames_free(srv_frames *fm)
 {
     if (!fm)
         return;
-    if (fm->rs)
+    if (fm->rs && !fm->live) {
         ac_session_set_userdata(fm->rs, NULL);
-    ac_session_free(fm->rs);
+        ac_session_free(fm->rs);
+    }
+    for (size_t i = 0; i < fm->n_pend; i++)
+        srv_frame_unref(fm->pend[i]);
+    free(fm->pend);
     const ac_srv_agents *a = fm->sv->cfg->agents;
     for (size_t i = 0; i < fm->n_own; i++) {
         a->replay_release(a->ud, fm->own[i].e, fm->own[i].hold);
@@ -478,6 +522,65 @@ int srv_frames_apply(srv_frames *fm, const ac_store_event *ev)
     return rc == AC_ENOMEM ? -1 : 0;
 }
 
+/* ---- live: the frames of the session itself, made as it records each event ---- */
+
+void srv_frames_go_live(srv_frames *fm, ac_session *s)
+{
+    ac_session_set_userdata(fm->rs, NULL);
+    ac_session_free(fm->rs);
+    fm->rs = s;
+    fm->live = 1;
+    ac_session_stats stats; /* the turns counted from s's own count on */
+    ac_session_get_stats(s, &stats);
+    fm->turns_seen = stats.turns_ended;
+}
+
+ac_session *srv_frames_live_of(const srv_frames *fm)
+{
+    return fm && fm->live ? fm->rs : NULL;
+}
+
+void srv_frames_begin(srv_frames *fm, uint64_t n, int64_t t_ms, const char *ev, json_t *data,
+                      const ac_payload *p)
+{
+    fm->n = n;
+    fm->k = 0;
+    fm->t_ms = t_ms;
+    fm->ev = ev;
+    fm->data = data;
+    fm->p = p;
+    stopping(fm, ev);
+}
+
+void srv_frames_end(srv_frames *fm)
+{
+    const char *ev = fm->ev;
+    if (!ev)
+        return;
+    /* what after() reads of an event that came typed: its JSON, as a replay reads it */
+    int reads = !strcmp(ev, "llm.completed") || !strcmp(ev, "llm.failed") ||
+                !strcmp(ev, AC_AGENT_CHANGED) || !strcmp(ev, AC_AGENT_STARTED) ||
+                !strcmp(ev, AC_AGENT_DONE);
+    json_t *data = fm->data         ? json_incref(fm->data)
+                   : reads && fm->p ? ac_payload_json(fm->p)
+                                    : NULL;
+    if (reads)
+        after(fm, ev, data);
+    json_decref(data);
+    fm->ev = NULL;
+    fm->data = NULL;
+    fm->p = NULL;
+}
+
+void srv_frames_release(srv_frames *fm, uint64_t upto)
+{
+    size_t i = 0;
+    for (; i < fm->n_pend && fm->pend[i]->n <= upto; i++)
+        fm->fn(fm->ud, fm->pend[i]);
+    memmove(fm->pend, fm->pend + i, (fm->n_pend - i) * sizeof *fm->pend);
+    fm->n_pend -= i;
+}
+
 /* ---- the engine's output: a replayer's becomes frames ---- */
 
 srv_frames *srv_frames_of(ac_session *s)
@@ -494,7 +597,7 @@ void srv_frames_text(srv_frames *fm, const char *kind, const char *d, size_t n)
         return;
     fm->k++;
     if (f)
-        fm->fn(fm->ud, f);
+        give(fm, f);
 }
 
 void srv_frames_tool_end(srv_frames *fm, const char *id, const char *name, int ok,
@@ -563,7 +666,7 @@ static void state_changed(srv_frames *fm, const char *machine, const char *from,
     srv_frame *f = frame_of_text(fm->n, fm->k, "state_changed", body, (size_t)bl, fm->t_ms * 1000);
     fm->k++;
     if (f)
-        fm->fn(fm->ud, f);
+        give(fm, f);
 }
 
 /* state_changed: reason says why, from the spec: the transition's actions and line */

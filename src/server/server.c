@@ -24,6 +24,7 @@
 #include "agentc/store.h"
 #include "io/file.h"
 #include "server_int.h"
+#include "store/store_append.h"
 #include "store/store_ahead.h"
 #include "store/store_notify.h"
 #include "util/grow.h"
@@ -2024,6 +2025,7 @@ static int open_store(srv *sv, const char *path)
         return -1;
     }
     ac_store_set_observer(sv->store, srv_on_commit, sv);
+    ac_store_set_append_hook(sv->store, srv_on_append, sv);
     if (srv_workers_join(sv, sv->cfg->listen))
         return -1;
     if (!path)

@@ -14,6 +14,7 @@
 #include "io/idmap.h"
 #include "io/loop.h"
 #include "server.h"
+#include "session/payload.h"
 #include "util/buf.h"
 
 typedef struct srv srv;
@@ -73,7 +74,9 @@ struct srv_sess {
     ac_session *s;
     int64_t created_ms;
     srv_stream *streams; /* SSE readers of this session */
-    srv_frames *live;    /* while it has readers: its committed journal made frames */
+    srv_frames *live;    /* while it has readers: its committed journal made frames (from the
+                            session itself once it is run here and all it recorded was
+                            committed: srv_frames_go_live) */
     uint64_t forgotten;  /* its journal's events up to this one were dropped (memory store) */
     char *base;          /* then: its snapshot at that event, where its frames start */
     int ephemeral;       /* an OpenAI-compatible request: not listed, freed when done */
@@ -92,6 +95,8 @@ struct srv_sess {
                  not be written (workers.c) */
     int tailing, tail_again;   /* a read of its journal under way, another due (remote.c) */
     uint64_t committed;        /* the last of its events committed here (srv_on_commit) */
+    uint64_t appended;         /* the last of its events recorded here (srv_on_append) */
+    int applying;              /* it applies the event it recorded last (srv_on_append) */
     int64_t resume_failed_ms;  /* a claim of it could not load it then (said once) */
     struct srv_client *client; /* its calls waiting for the client (compat_tools.c) */
     int in_call;               /* a sub-agent's session its parent's call runs: kept */
@@ -257,6 +262,13 @@ void srv_sess_say(srv_sess *ss, const char *type, json_t *data);
 /* The store's observer: committed events become frames for the session's readers. */
 void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event *evs, size_t n,
                    const ac_error *err);
+/* The store's append hook (store/store_append.h): a session's live frames made as it records
+ * each event. */
+void srv_on_append(void *ud, ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data,
+                   const ac_payload *p, int done);
+/* Its ac_session is about to go (a handoff) while its live frames are made from it: they are
+ * made from the journal again (read up to what is committed), or its readers end. */
+void srv_sess_live_end(srv_sess *ss);
 /* st one of the session's live readers, its frames made up to event at (fm: them, the
  * session's live frames if it has none, else freed; st skips the live ones up to at). */
 void srv_sess_attach(srv_sess *ss, srv_stream *st, srv_frames *fm, uint64_t at);
@@ -314,6 +326,17 @@ void srv_frames_rejected(srv_frames *fm, int attempt, const char *errors);
 void srv_frames_trace(srv_frames *fm, const ac_trace_rec *r);
 void srv_frames_finished(srv_frames *fm);
 uint64_t srv_frames_at(const srv_frames *fm); /* the last event applied (0: none) */
+/* fm, made of the journal up to event N, made from s from now on: s is run here, recorded N
+ * last and committed it. Its replayer goes; each frame s's output makes as it applies an event
+ * (between srv_frames_begin and srv_frames_end) waits in fm until srv_frames_release says the
+ * event is committed. The same frames as a replay of the journal makes: a replay reports what
+ * the run reported (docs/design.md). */
+void srv_frames_go_live(srv_frames *fm, ac_session *s);
+ac_session *srv_frames_live_of(const srv_frames *fm); /* the session of live frames, or NULL */
+void srv_frames_begin(srv_frames *fm, uint64_t n, int64_t t_ms, const char *ev, json_t *data,
+                      const ac_payload *p);
+void srv_frames_end(srv_frames *fm);
+void srv_frames_release(srv_frames *fm, uint64_t upto); /* the frames of events up to upto */
 
 /* streams.c */
 srv_stream *srv_stream_new(srv *sv, srv_sess *ss);

@@ -325,6 +325,58 @@ static void to_readers(void *ud, srv_frame *f)
     srv_frame_unref(f);
 }
 
+/* The live frames made from the session itself from now on, when they can be: it is run here,
+ * applies no event now (a commit may come mid-event: a tool call's), all it recorded is
+ * committed and they are made up to there. */
+static void live_try(srv_sess *ss)
+{
+    if (ss->live && !srv_frames_live_of(ss->live) && ss->s && !ss->freeing && !ss->lost &&
+        !ss->applying && ss->appended && ss->appended == ss->committed &&
+        srv_frames_at(ss->live) == ss->committed)
+        srv_frames_go_live(ss->live, ss->s);
+}
+
+static void discard(void *ud, srv_frame *f)
+{
+    (void)ud;
+    srv_frame_unref(f);
+}
+
+void srv_sess_live_end(srv_sess *ss)
+{
+    if (!srv_frames_live_of(ss->live))
+        return;
+    srv_frames_free(ss->live); /* its frames not committed yet: made again at their commit */
+    ss->live = srv_frames_new(ss->sv, ss->agent, ss->stored_id, ss->base, discard, NULL);
+    if (ss->live && srv_sess_tail(ss) == 0) { /* what the readers were sent: not again */
+        srv_frames_set_sink(ss->live, to_readers, ss);
+        return;
+    }
+    srv_frames_free(ss->live);
+    ss->live = NULL;
+    for (srv_stream *st = ss->streams; st; st = st->next)
+        srv_stream_finish(st); /* they reconnect with their Last-Event-ID */
+}
+
+void srv_on_append(void *ud, ac_session *s, uint64_t n, int64_t t_ms, const char *ev, json_t *data,
+                   const ac_payload *p, int done)
+{
+    int *tag = ac_session_userdata(s);
+    srv_sess *ss = tag && *tag == SRV_TAG_SESS ? (srv_sess *)tag : NULL;
+    (void)ud;
+    if (!ss || ss->freeing)
+        return;
+    if (!done && n > ss->appended)
+        ss->appended = n;
+    ss->applying = !done;
+    if (srv_frames_live_of(ss->live) != s)
+        return;
+    if (done)
+        srv_frames_end(ss->live);
+    else
+        srv_frames_begin(ss->live, n, t_ms, ev, data, p);
+}
+
 /* st one of the session's live readers, its frames made up to event `at` (fm: them): the live
  * frames from there on (fm becomes them when it has none; else fm is freed and st skips
  * theirs up to `at`). */
@@ -341,6 +393,7 @@ void srv_sess_attach(srv_sess *ss, srv_stream *st, srv_frames *fm, uint64_t at)
     st->next = ss->streams;
     ss->streams = st;
     st->in_list = 1;
+    live_try(ss);
 }
 
 void srv_sess_trim(srv *sv)
@@ -409,6 +462,15 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
                      json_pack("{s:s, s:s}", "code", "store_error", "message", err->text));
         for (srv_stream *st = ss->streams; st; st = st->next)
             srv_stream_finish(st);
+        if (srv_frames_live_of(ss->live)) { /* what it made is not committed: never sent */
+            srv_frames_free(ss->live);
+            ss->live = NULL;
+        }
+        return;
+    }
+    if (srv_frames_live_of(ss->live)) { /* made as they were recorded: sent now */
+        srv_children_commit(ss, evs, n);
+        srv_frames_release(ss->live, ss->committed);
         return;
     }
     if (ss->live && n && evs[0].n > srv_frames_at(ss->live) + 1)
@@ -417,6 +479,7 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
     for (size_t i = 0; ss->live && i < n; i++)
         if (evs[i].n > srv_frames_at(ss->live)) /* what a tail read already is not again */
             srv_frames_apply(ss->live, &evs[i]);
+    live_try(ss);
 }
 
 /* ---- the engine's output: a replayer's makes frames; a live session's feeds the
@@ -429,20 +492,32 @@ srv_sess *srv_sess_of(ac_session *s)
     return ss && !ss->freeing ? ss : NULL;
 }
 
-static void o_text(void *ud, ac_session *s, const char *d, size_t n)
+/* The frames s's output makes: a replayer's, or the live frames of a session run here (then
+ * *ss is it too, as for any session run here). */
+static srv_frames *frames_of(ac_session *s, srv_sess **ss)
 {
     srv_frames *fm = srv_frames_of(s);
-    srv_sess *ss = fm ? NULL : srv_sess_of(s);
+    *ss = fm ? NULL : srv_sess_of(s);
+    if (!fm && *ss && srv_frames_live_of((*ss)->live) == s)
+        fm = (*ss)->live;
+    return fm;
+}
+
+static void o_text(void *ud, ac_session *s, const char *d, size_t n)
+{
+    srv_sess *ss;
+    srv_frames *fm = frames_of(s, &ss);
     (void)ud;
     if (fm)
         srv_frames_text(fm, "text", d, n);
-    else if (ss && ss->chat)
+    if (ss && ss->chat)
         srv_chat_delta(ss, d, n);
 }
 
 static void o_reasoning(void *ud, ac_session *s, const char *d, size_t n)
 {
-    srv_frames *fm = srv_frames_of(s);
+    srv_sess *ss;
+    srv_frames *fm = frames_of(s, &ss);
     (void)ud;
     if (fm)
         srv_frames_text(fm, "reasoning", d, n);
@@ -450,19 +525,20 @@ static void o_reasoning(void *ud, ac_session *s, const char *d, size_t n)
 
 static void o_discarded(void *ud, ac_session *s, size_t partial_len)
 {
-    srv_frames *fm = srv_frames_of(s);
-    srv_sess *ss = fm ? NULL : srv_sess_of(s);
+    srv_sess *ss;
+    srv_frames *fm = frames_of(s, &ss);
     (void)ud;
     (void)partial_len;
     if (fm)
         srv_frames_discarded(fm);
-    else if (ss)
+    if (ss)
         srv_chat_call_done(ss, 0);
 }
 
 static void o_rejected(void *ud, ac_session *s, int attempt, const char *errors)
 {
-    srv_frames *fm = srv_frames_of(s);
+    srv_sess *ss;
+    srv_frames *fm = frames_of(s, &ss);
     (void)ud;
     if (fm)
         srv_frames_rejected(fm, attempt, errors);
@@ -483,18 +559,19 @@ static void o_tool_progress(void *ud, ac_session *s, const char *id, double prog
 static void o_tool_end(void *ud, ac_session *s, const char *id, const char *name, int ok,
                        const char *content, int64_t duration_ms)
 {
-    srv_frames *fm = srv_frames_of(s);
-    srv_sess *ss = fm ? NULL : srv_sess_of(s);
+    srv_sess *ss;
+    srv_frames *fm = frames_of(s, &ss);
     (void)ud;
     if (fm)
         srv_frames_tool_end(fm, id, name, ok, content, duration_ms);
-    else if (ss && ss->client)
+    if (ss && ss->client)
         srv_client_kick(ss); /* a call of the turn is answered: maybe only the client's wait */
 }
 
 static void o_compacted(void *ud, ac_session *s, const char *strategy, size_t before, size_t after)
 {
-    srv_frames *fm = srv_frames_of(s);
+    srv_sess *ss;
+    srv_frames *fm = frames_of(s, &ss);
     (void)ud;
     if (fm)
         srv_frames_compacted(fm, strategy, before, after);
@@ -502,15 +579,15 @@ static void o_compacted(void *ud, ac_session *s, const char *strategy, size_t be
 
 static void o_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 {
-    srv_frames *fm = srv_frames_of(s);
-    srv_sess *ss = fm ? NULL : srv_sess_of(s);
+    srv_sess *ss;
+    srv_frames *fm = frames_of(s, &ss);
     (void)ud;
-    if (fm) {
+    if (fm)
         srv_frames_trace(fm, r);
+    if (!ss)
         return;
-    }
     const ac_fsm_tables *t = ac_engine_tables(ac_session_engine(s));
-    if (ss && ss->chat && r->event < t->n_events && t->event_names[r->event] &&
+    if (ss->chat && r->event < t->n_events && t->event_names[r->event] &&
         (r->kind == AC_TRACE_TRANSITION || r->kind == AC_TRACE_INTERNAL) &&
         !strcmp(t->event_names[r->event], "llm.completed"))
         srv_chat_call_done(ss, 1); /* the engine's event: the call's text is the session's */
@@ -518,14 +595,14 @@ static void o_trace(void *ud, ac_session *s, const ac_trace_rec *r)
 
 static void o_finished(void *ud, ac_session *s)
 {
-    srv_frames *fm = srv_frames_of(s);
-    srv_sess *ss = fm ? NULL : srv_sess_of(s);
+    srv_sess *ss;
+    srv_frames *fm = frames_of(s, &ss);
     (void)ud;
+    if (fm) /* first: what the session is as the turn ends, as a replay finds it */
+        srv_frames_finished(fm);
     if (ss)
         srv_children_turn_ended(ss);
-    if (fm)
-        srv_frames_finished(fm);
-    else if (ss && ss->on_done) {
+    if (ss && ss->on_done) {
         srv_done_fn fn = ss->on_done;
         ss->on_done = NULL;
         fn(ss, ss->done_ud);

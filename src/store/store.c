@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "io/loop.h"
+#include "store_append.h"
 #include "store_int.h"
 #include "util/random.h"
 
@@ -168,6 +169,14 @@ void ac_store_set_observer(ac_store *st, ac_store_observer_fn fn, void *ud)
     if (st) {
         st->observer = fn;
         st->observer_ud = ud;
+    }
+}
+
+void ac_store_set_append_hook(ac_store *st, ac_store_append_fn fn, void *ud)
+{
+    if (st) {
+        st->append = fn;
+        st->append_ud = ud;
     }
 }
 

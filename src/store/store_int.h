@@ -225,6 +225,8 @@ void ac_store_commit_at_once(ac_store *st, ac_loop *loop, const ac_store_commit 
                              int *rcs, ac_error *errs, int *rc, void (*done)(void *ud), void *ud);
 
 struct ac_store_group; /* the sessions waiting for the end-of-turn commit (store_group.c) */
+struct json_t;
+struct ac_payload;
 
 struct ac_store {
     const ac_store_ops *ops;
@@ -235,6 +237,10 @@ struct ac_store {
     struct ac_store_group *group;
     ac_store_observer_fn observer; /* ac_store_set_observer */
     void *observer_ud;
+    /* ac_store_set_append_hook (store_append.h) */
+    void (*append)(void *ud, ac_session *s, uint64_t n, int64_t t_ms, const char *ev,
+                   struct json_t *data, const struct ac_payload *p, int done);
+    void *append_ud;
 };
 
 /* A commit refused by its fence (its holder's name matches the row, its attempt does not):

@@ -381,6 +381,8 @@ static void h_event(ac_session *s, uint64_t n, int64_t t_ms, const char *ev, jso
                     const ac_payload *p)
 {
     store_writer *w = W(s);
+    if (w->st->append && !w->muted)
+        w->st->append(w->st->append_ud, s, n, t_ms, ev, data, p, 0);
     if (!strcmp(ev, "llm.completed") ||
         (!strcmp(ev, "llm.failed") && !json_is_true(json_object_get(data, "interrupted"))))
         w->model_calls++;
@@ -515,6 +517,8 @@ static char *steps_close(store_writer *w)
 static void h_steps_done(ac_session *s, uint64_t n)
 {
     store_writer *w = W(s);
+    if (w->st->append && !w->muted)
+        w->st->append(w->st->append_ud, s, n, 0, NULL, NULL, NULL, 1);
     if (w->muted || !w->steps_len)
         return;
     if (w->n_rows && w->rows[w->n_rows - 1].n == n) {

@@ -152,3 +152,10 @@ add_test(NAME server_client_tools
   COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/client_tools.sh $<TARGET_FILE:agentc> ${CMAKE_BINARY_DIR}/npm
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(server_client_tools PROPERTIES LABELS server SKIP_RETURN_CODE 77 TIMEOUT 180)
+# A reader that stops reading beside two that read (sse_stalled: a client with a small receive
+# buffer that reads nothing until a gate file exists).
+add_executable(sse_stalled ${CMAKE_SOURCE_DIR}/tests/server/sse_stalled.c)
+add_test(NAME server_slow_reader
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/slow_reader.sh $<TARGET_FILE:agentc> $<TARGET_FILE:sse_stalled>
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(server_slow_reader PROPERTIES LABELS "server;slow" SKIP_RETURN_CODE 77 TIMEOUT 400)
