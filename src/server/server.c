@@ -305,7 +305,8 @@ typedef struct req {
     ac_loop_task delete_wait; /* DELETE: for the session's commit under way (delete_waits) */
     srv_sess *delete_ss;
     struct MHD_Connection *delete_conn;
-    int delete_waited; /* thrice at most: one committing on and on is waited for no more */
+    int delete_waited;     /* thrice at most: one committing on and on is waited for no more */
+    struct srv_fork *fork; /* POST .../fork on PostgreSQL: under way (fork_next) */
     ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
     size_t n_rows, cap_rows;
     int forwards; /* how often it was (the worker it went to runs the session no more) */
@@ -607,6 +608,120 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
     return accepted_reply(sv, c, r, ss, 201, "created");
 }
 
+static int delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss);
+
+/* A fork on PostgreSQL made without waiting, the request suspended between its steps: the
+ * original's commit under way waited for (delete_waits), its rows read whole on the wake-up
+ * connection (srv_remote_rows), the fork rebuilt here from them (ac_store_fork_with) and its
+ * rows written there (srv_remote_fork), then the reply fork_session gives. */
+typedef struct srv_fork {
+    char id[160];   /* the original's, as its owner names it */
+    char from[300]; /* the original's in the store */
+    char to[400];   /* the new session's in the store */
+    uint64_t turn, at;
+    int step; /* the next: 0 its commit waited for, 1 its rows read, 2 rebuilt and written,
+                 3 answered */
+    struct MHD_Connection *c;
+    req *r;
+    enum MHD_Result ret; /* srv_remote_fork's */
+} srv_fork;
+
+static int fork_send(void *ud, const ac_store_fork_row *row, ac_error *err)
+{
+    (void)err;
+    srv_fork *fk = ud;
+    fk->ret = srv_remote_fork(fk->r->sv, fk->c, &fk->r->fwd, row);
+    return AC_OK;
+}
+
+/* Its rows read: the fork rebuilt from them and its rows sent. */
+static enum MHD_Result fork_rebuilt(srv *sv, struct MHD_Connection *c, req *r, srv_fork *fk)
+{
+    ac_store_ahead *rows = srv_remote_rows_taken(&r->fwd);
+    char why[400];
+    int rc = srv_remote_written(&r->fwd, why, sizeof why);
+    srv_sess *ss = srv_sess_stored(sv, fk->from);
+    ac_error err = {0};
+    if (rc == AC_OK && rows && ss) {
+        ac_store_ahead_begin(sv->store, rows);
+        ac_engine *e = srv_sess_engine(ss);
+        fk->c = c;
+        fk->r = r;
+        if (ac_store_turn_end(sv->store, e, fk->from, fk->turn, &fk->at, &err) == AC_OK)
+            rc = ac_store_fork_with(sv->store, e, fk->from, fk->at, fk->turn, fk->to, fork_send, fk,
+                                    &err);
+        else
+            rc = err.code;
+        ac_store_ahead_end(sv->store);
+    } else if (rc == AC_OK) {
+        rc = ss ? AC_ENOMEM : AC_STORE_ENOENT;
+        snprintf(err.text, sizeof err.text, "%s", ss ? "out of memory" : "no such session");
+    } else {
+        snprintf(err.text, sizeof err.text, "%s", why);
+    }
+    ac_store_ahead_free(rows);
+    if (rc == AC_OK)
+        return fk->ret;
+    return srv_reply_error(c, rc == AC_EINVAL ? 409 : 500, "fork_failed",
+                           "cannot fork the session: %s", err.text);
+}
+
+/* Its rows written: the new session known here, and the reply. */
+static enum MHD_Result fork_made(srv *sv, struct MHD_Connection *c, req *r, srv_fork *fk)
+{
+    char why[400];
+    int rc = srv_remote_written(&r->fwd, why, sizeof why);
+    if (rc != AC_OK)
+        return srv_reply_error(c, rc == AC_EINVAL ? 409 : 500, "fork_failed",
+                               "cannot fork the session: %s", why);
+    srv_sess *fs = srv_sess_known(sv, r->owner, fk->to, ac_wall_now_ms());
+    if (!fs)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    return srv_reply_json(c, 201,
+                          json_pack("{s:s, s:{s:s, s:I, s:I}}", "id", fs->id, "forked_from", "id",
+                                    fk->id, "at_turn", (json_int_t)fk->turn, "at_event",
+                                    (json_int_t)fk->at));
+}
+
+static enum MHD_Result fork_next(srv *sv, struct MHD_Connection *c, req *r)
+{
+    srv_fork *fk = r->fork;
+    switch (fk->step++) {
+    case 0: {
+        srv_sess *ss = srv_sess_stored(sv, fk->from);
+        if (ss && delete_waits(sv, c, r, ss))
+            return MHD_YES; /* its commit is durable first: the fork reads what it wrote */
+    }
+        fk->step = 2;
+        /* fall through */
+    case 1: {
+        ac_store_ahead *rows = ac_store_ahead_new(fk->from, 0);
+        if (!rows)
+            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+        return srv_remote_rows(sv, c, &r->fwd, rows);
+    }
+    case 2:
+        return fork_rebuilt(sv, c, r, fk);
+    default:
+        return fork_made(sv, c, r, fk);
+    }
+}
+
+/* The fork's steps begun (fork_next): sid the new session's id in the store. */
+static enum MHD_Result fork_begin(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
+                                  const char *sid, uint64_t turn)
+{
+    srv_fork *fk = calloc(1, sizeof *fk);
+    if (!fk)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    snprintf(fk->id, sizeof fk->id, "%s", ss->id);
+    snprintf(fk->from, sizeof fk->from, "%s", ss->stored_id);
+    snprintf(fk->to, sizeof fk->to, "%s", sid);
+    fk->turn = turn;
+    r->fork = fk;
+    return fork_next(sv, c, r);
+}
+
 /* The stored session ss up to the end of its turn at_turn, as a new session of the same
  * owner (store.h: ac_store_fork): {"at_turn": N, "id"?}. */
 static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
@@ -642,6 +757,8 @@ static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, s
         return srv_reply_error(c, 429, "too_many_sessions",
                                "this token has %zu sessions, the limit; delete one first",
                                r->owner->sessions);
+    if (sv->notify && c && ss->stored_id) /* PostgreSQL: without waiting */
+        return fork_begin(sv, c, r, ss, sid, n);
     ac_error err = {0};
     ac_engine *e = srv_sess_engine(ss);
     if (ac_store_turn_end(sv->store, e, ss->stored_id, n, &at, &err) != AC_OK ||
@@ -1661,6 +1778,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return settled_reply(sv, c, r);
     if (r->removed_id[0])
         return removed_reply(c, r);
+    if (r->fork)
+        return fork_next(sv, c, r);
     if (r->too_big)
         return srv_reply_error(c, 413, "body_too_large", "the body is over the limit of %zu bytes",
                                sv->cfg->max_body);
@@ -1684,6 +1803,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r && r->settle.queued && sv->loop) /* a reply put off, its connection gone first */
         ac_loop_undefer(sv->loop, &r->settle);
     if (r) {
+        free(r->fork);
         free(r->body);
         free(r->rows);
         free(r);

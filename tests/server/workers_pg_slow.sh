@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# workers_pg_slow.sh AGENTC URI CLUSTER_DIR PORT [reads|loads]: two `agentc serve` workers on one PostgreSQL
+# workers_pg_slow.sh AGENTC URI CLUSTER_DIR PORT [reads|loads|forks]: two `agentc serve` workers on one PostgreSQL
 # store, the second one's database answering slowly (every packet held 250 ms each way by
 # bench/loop_stall.mjs's proxy once both run). The second one's requests that read the store
 # for what the first one did (the view of a session the first created, the list, a create of an
@@ -11,8 +11,11 @@
 # the catch-up attached at the event it read to, behind or ahead of the live frames). A session
 # left mid-turn by a third worker killed is claimed by the second and loaded from its rows read
 # ahead (without waiting), its loop answering /healthz at once meanwhile, and its turn finished;
-# a session nobody runs is loaded on the second for a request from its rows read ahead. "reads"
-# (the default) runs the reads and the streams, "loads" the claim and the load.
+# a session nobody runs is loaded on the second for a request from its rows read ahead. A fork
+# on the second reads the original's rows, and writes the fork's, without waiting: its loop
+# answers /healthz at once meanwhile, and the fork's row, journal, snapshot and note are the
+# original's up to the turn asked for. "reads" (the default) runs the reads and the streams,
+# "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
 command -v curl >/dev/null && command -v jq >/dev/null && command -v node >/dev/null ||
@@ -126,6 +129,59 @@ for s in sa sb; do
     fail "stream $s on 2 differs from a fresh replay: $(diff <(norm "$tmp/$s") <(norm "$tmp/r1") | head -5)"
 done
 echo "ok"
+exit 0
+fi
+if [ "$part" = forks ]; then
+# ---- a fork on 2 (its reads, its rebuild's rows and its rows written without waiting) --------
+# longest REQUEST...: curl arguments run on 2, /healthz on 2 probed until it is answered; the
+# longest in $longest, its answer in $tmp/out
+longest_during() {
+  { out=$(j -w '\n%{http_code}' "$@"); echo "$out" >"$tmp/out"; } &
+  local bp=$! t
+  longest=0
+  while kill -0 "$bp" 2>/dev/null; do
+    t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+    longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+    sleep 0.05
+  done
+  wait "$bp"
+}
+sql "SELECT 1 FROM slowdb.sessions WHERE id = 'local/a'" | grep -q 1 || fail "a is not stored"
+j -X POST -d '{"id": "f"}' "$u2/v1/sessions" | jq -e '.id == "f"' >/dev/null || fail "create f on 2"
+fidle() { j "$u2/v1/sessions/f" | jq -e --argjson k "$1" '.status == "idle" and ([.messages[] | select(.role == "user")] | length) == $k' >/dev/null; }
+k=0
+for m in one two; do
+  k=$((k + 1))
+  j -X POST -d "{\"content\": \"$m\"}" "$u2/v1/sessions/f/messages" >/dev/null || fail "say $m to f"
+  wait_for fidle "$k" || fail "f's turn $k: $(j "$u2/v1/sessions/f" | jq -c '{status, messages}')"
+done
+longest_during -X POST -d '{"at_turn": 1, "id": "g"}' "$u2/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 201 ] && head -1 "$tmp/out" |
+  jq -e '.id == "g" and .forked_from.id == "f" and .forked_from.at_turn == 1 and .forked_from.at_event > 1' >/dev/null ||
+  fail "the fork of f on 2: $(cat "$tmp/out")"
+at=$(head -1 "$tmp/out" | jq .forked_from.at_event)
+awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it forked f"
+fork_longest=$longest
+[ "$(sql "SELECT events, snapshot_seq, holder, at_rest FROM slowdb.sessions WHERE id = 'local/g'")" = "$at|$at||1" ] ||
+  fail "g's row: $(sql "SELECT events, snapshot_seq, holder, at_rest FROM slowdb.sessions WHERE id = 'local/g'")"
+[ "$(sql "SELECT count(*), max(n) FROM slowdb.events WHERE session = 'local/g'")" = "$at|$at" ] ||
+  fail "g's journal: $(sql "SELECT count(*), max(n) FROM slowdb.events WHERE session = 'local/g'")"
+[ "$(sql "SELECT string_agg(ev || data, ',' ORDER BY n) FROM slowdb.events WHERE session = 'local/g'")" = \
+  "$(sql "SELECT string_agg(ev || data, ',' ORDER BY n) FROM slowdb.events WHERE session = 'local/f' AND n <= $at")" ] ||
+  fail "g's journal is not f's up to event $at"
+sql "SELECT body FROM slowdb.notes WHERE session = 'local/g' AND kind = 'forked_from' AND after = $at" |
+  jq -e --argjson at "$at" '.id == "local/f" and .at_event == $at and .at_turn == 1' >/dev/null ||
+  fail "g's note: $(sql "SELECT after, kind, body FROM slowdb.notes WHERE session = 'local/g'")"
+[ "$(sql "SELECT n FROM slowdb.snapshots WHERE session = 'local/g' AND kept = 1 ORDER BY n DESC LIMIT 1")" = "$at" ] ||
+  fail "g's snapshot at $at"
+j "$u1/v1/sessions/g" | jq -e '[.messages[] | select(.role == "user") | .content] == ["one"]' >/dev/null ||
+  fail "g from 1: $(j "$u1/v1/sessions/g" | jq -c .messages)"
+longest_during -X POST -d '{"at_turn": 1, "id": "g"}' "$u2/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 409 ] || fail "g forked again: $(cat "$tmp/out")"
+longest_during -X POST -d '{"at_turn": 7}' "$u2/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 409 ] && head -1 "$tmp/out" | jq -e '.error.message | test("no turn 7")' >/dev/null ||
+  fail "turn 7 of f: $(cat "$tmp/out")"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s)"
 exit 0
 fi
 j -X POST -d '{"id": "b"}' "$u1/v1/sessions" | jq -e '.id == "b"' >/dev/null || fail "create b on 1"
