@@ -119,6 +119,11 @@ typedef struct ac_store_session_info {
  * watches): it is neither read nor made again, and the lease is the creator's; a session
  * that cannot be made leaves that row to its caller to remove. */
 #define AC_STORE_CREATED 8u
+/* The caller knows the session is not stored (its id was never used: a sub-agent's, named by
+ * its call): no row read first; its row is made as a new session's, with AC_STORE_GROUPED by
+ * the loop turn's group commit with its first events (nothing waited for). A row stored under
+ * that id meanwhile fails that commit (AC_EINVAL), as a lazy create's does. */
+#define AC_STORE_NEW 16u
 /* The params a new session's row stores for e (its spec's path and param overrides), as JSON
  * text (malloc'd; NULL: out of memory). */
 char *ac_store_create_params(ac_engine *e);

@@ -14,7 +14,9 @@
 # a session nobody runs is loaded on the second for a request from its rows read ahead. A fork
 # on the second reads the original's rows, and writes the fork's, without waiting: its loop
 # answers /healthz at once meanwhile, and the fork's row, journal, snapshot and note are the
-# original's up to the turn asked for. "reads" (the default) runs the reads and the streams,
+# original's up to the turn asked for; a turn calling a sub-agent there makes the child's row
+# with its first commit (its loop answering /healthz at once meanwhile), the child stored as it
+# ran, seen from the first worker. "reads" (the default) runs the reads and the streams,
 # "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
@@ -36,6 +38,13 @@ kill -0 "$proxy" 2>/dev/null || fail "no port for the proxy"
 for _ in $(seq 1 120); do echo '{"content": "hi"}'; done >"$tmp/script"
 lease=()
 [ "$part" = loads ] && lease=(--lease-ms 3000) # a heartbeat (and a claim) every second
+if [ "$part" = forks ]; then # f's two turns, then a turn calling the sub-agent math (it says hi)
+  echo '{"agents": [{"name": "math", "description": "Does arithmetic"}]}' >"$tmp/tools.json"
+  lease=(--tools "$tmp/tools.json" --script-delay-ms 1500) # its model calls after the 202
+  { echo '{"content": "hi"}'; echo '{"content": "hi"}'
+    echo '{"tool_calls": [{"id": "k1", "name": "agent::math", "arguments": "{\"task\": \"add\"}"}]}'
+    echo '{"content": "joined"}'; } >"$tmp/script" # each session's model calls from the first line
+fi
 start() { # start N DB_PORT: worker N, its URL in u$N
   rm -f "$tmp/port$1"
   "$agentc" serve --db "${uri/:$port\//:$2/}?schema=slowdb" --provider script --script "$tmp/script" \
@@ -181,7 +190,35 @@ longest_during -X POST -d '{"at_turn": 1, "id": "g"}' "$u2/v1/sessions/f/fork"
 longest_during -X POST -d '{"at_turn": 7}' "$u2/v1/sessions/f/fork"
 [ "$(tail -1 "$tmp/out")" = 409 ] && head -1 "$tmp/out" | jq -e '.error.message | test("no turn 7")' >/dev/null ||
   fail "turn 7 of f: $(cat "$tmp/out")"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s)"
+# ---- a sub-agent's session made on 2: its row with its first commit, its last given to the group
+# (measured from the 202, whose view still reads the row, to the turn's end, read from the store)
+j -w '\n%{http_code}' -X POST -d '{"content": "delegate"}' "$u2/v1/sessions/f/messages" >"$tmp/out"
+[ "$(tail -1 "$tmp/out")" = 202 ] || fail "the delegating turn of f: $(cat "$tmp/out")"
+turn_over() {
+  [ "$(sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/f' AND EXISTS(SELECT 1 FROM slowdb.events WHERE session = 'local/f' AND ev = 'agent.done')")" = 1 ]
+}
+longest=0 probes=0
+for _ in $(seq 1 400); do
+  turn_over && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  probes=$((probes + 1))
+  sleep 0.05
+done
+turn_over || fail "f's delegating turn did not end: $(j "$u2/v1/sessions/f" | jq -c '{status, answer}')"
+[ "$probes" -ge 5 ] || fail "the delegating turn ended after $probes probes"
+sub_longest=$longest
+awk -v t="$sub_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $sub_longest s while f ran its sub-agent"
+j "$u2/v1/sessions/f" | jq -e '.status == "idle" and .answer == "joined" and (.children | length) == 1' >/dev/null ||
+  fail "f after its delegating turn: $(j "$u2/v1/sessions/f" | jq -c '{status, answer, children}')"
+child=$(j "$u2/v1/sessions/f" | jq -r '.children[0].session')
+[ "$(sql "SELECT at_rest, events > 0, holder = '' OR holder LIKE 'agentc %' FROM slowdb.sessions WHERE id = 'local/$child'")" = "1|t|t" ] ||
+  fail "the child's row: $(sql "SELECT * FROM slowdb.sessions WHERE id = 'local/$child'")"
+[ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = 'local/$child' AND ev = 'spawn'")" = 1 ] ||
+  fail "the child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
+j "$u1/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "f"' >/dev/null ||
+  fail "the child from 1: $(j "$u1/v1/sessions/$child" | jq -c '{answer, parent}')"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s)"
 exit 0
 fi
 j -X POST -d '{"id": "b"}' "$u1/v1/sessions" | jq -e '.id == "b"' >/dev/null || fail "create b on 1"
