@@ -305,8 +305,10 @@ typedef struct req {
     ac_loop_task delete_wait; /* DELETE: for the session's commit under way (delete_waits) */
     srv_sess *delete_ss;
     struct MHD_Connection *delete_conn;
-    int delete_waited;     /* thrice at most: one committing on and on is waited for no more */
-    struct srv_fork *fork; /* POST .../fork on PostgreSQL: under way (fork_next) */
+    int delete_waited; /* thrice at most: one committing on and on is waited for no more */
+    int delete_muted;  /* its commit in flight still: muted, waited for (delete_muted) */
+    int64_t delete_attempt;
+    struct srv_fork *fork;       /* POST .../fork on PostgreSQL: under way (fork_next) */
     ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
     size_t n_rows, cap_rows;
     int forwards; /* how often it was (the worker it went to runs the session no more) */
@@ -910,6 +912,8 @@ static int posted(int rc)
 int srv_settle_stored(srv *sv, srv_owner *owner, const char *id, ac_loop_task *task)
 {
     srv_sess *ss = srv_sess_find(sv, owner, id);
+    if (ss && ss->s && ss->discarded) /* a DELETE's: its commit in flight over first */
+        return ac_store_session_discard_when(ss->s, task);
     return ss && ss->s ? ac_store_when_durable(ss->s, task) : 0;
 }
 
@@ -1441,10 +1445,47 @@ static int delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
     return 1;
 }
 
+/* On PostgreSQL, a commit of the session still in flight when it is to be removed: muted at
+ * once (nothing more committed), the request (local: suspended, resumed as delete_waits' is;
+ * forwarded: its answer put off, srv_settle "deleted") waits until that commit is over, then
+ * the removal. 1 when it waits. */
+static int delete_muted(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
+{
+    if (!sv->notify || !ss->s || !ss->stored_id || r->delete_muted || ss->discarded)
+        return 0;
+    int64_t attempt = ac_store_session_attempt(ss->s);
+    if (!c) { /* forwarded: the inbox answer waits (remote.c answer_settled) */
+        if (!capture || !capture->later || strlen(ss->id) >= sizeof capture->later->id ||
+            !ac_store_session_discard_when(ss->s, NULL))
+            return 0;
+        ss->discarded = 1;
+        ss->delete_attempt = attempt;
+        snprintf(capture->later->how, sizeof capture->later->how, "deleted");
+        capture->later->code = 200;
+        snprintf(capture->later->id, sizeof capture->later->id, "%s", ss->id);
+        capture->later->owner = r->owner;
+        return 1;
+    }
+    if (ss->delete_task || !sv->loop)
+        return 0;
+    r->delete_wait.fn = delete_resume;
+    r->delete_wait.ud = r;
+    if (!ac_store_session_discard_when(ss->s, &r->delete_wait))
+        return 0;
+    r->delete_muted = 1;
+    r->delete_attempt = attempt;
+    r->delete_ss = ss;
+    r->delete_conn = c;
+    ss->delete_task = &r->delete_wait;
+    ss->delete_conn = c;
+    MHD_suspend_connection(c);
+    return 1;
+}
+
 static enum MHD_Result delete_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                       const char *id)
 {
-    if (ss->s)
+    if (ss->s && !r->delete_muted && !ss->discarded)
         srv_sess_say(ss, "stopped",
                      json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
                                ac_session_partial(ss->s)));
@@ -1454,9 +1495,16 @@ static enum MHD_Result delete_session(srv *sv, struct MHD_Connection *c, req *r,
         srv_sess_drop(ss, 1);
         return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
     }
-    int64_t attempt = ss->s ? ac_store_session_attempt(ss->s) : 0; /* its removal's fence */
+    if (delete_muted(sv, c, r, ss)) {
+        free(sid);
+        return MHD_YES;
+    }
+    int64_t attempt = r->delete_muted ? r->delete_attempt
+                      : ss->discarded ? ss->delete_attempt
+                      : ss->s         ? ac_store_session_attempt(ss->s)
+                                      : 0; /* its removal's fence */
     if (ss->s)
-        ac_store_session_discard(ss->s);
+        ac_store_session_discard(ss->s); /* nothing of it in flight now: at once */
     srv_sess_drop(ss, 0);
     if (c) {
         snprintf(r->removed_id, sizeof r->removed_id, "%s", id);
@@ -1552,6 +1600,20 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
 void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply)
 {
     srv_sess *ss = srv_sess_find(sv, later->owner, later->id);
+    if (!strcmp(later->how, "deleted")) { /* its commit in flight is over: removed now */
+        req r = {0};
+        r.owner = later->owner;
+        captured cap = {0, NULL, NULL};
+        capture = &cap;
+        if (ss)
+            delete_session(sv, NULL, &r, ss, later->id);
+        else
+            srv_reply_error(NULL, 404, "not_found", "no such session");
+        capture = NULL;
+        *status = cap.body ? cap.status : 500;
+        *reply = cap.body;
+        return;
+    }
     int failed = ss && srv_settle_failed(ss, later->stored);
     json_t *o = ss && !failed ? srv_sess_json(ss, 0) : NULL;
     if (o && strcmp(later->how, "created"))

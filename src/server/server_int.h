@@ -103,6 +103,10 @@ struct srv_sess {
     /* a DELETE waiting for its commit under way (server.c delete_waits), resumed after */
     ac_loop_task *delete_task;
     struct MHD_Connection *delete_conn;
+    /* a DELETE forwarded here while its commit was in flight: muted (nothing more committed),
+     * removed once that commit is over (its answer put off: srv_settle "deleted") */
+    int discarded;
+    int64_t delete_attempt; /* its lease's attempt: the removal's fence */
 };
 
 typedef struct srv_qnode {

@@ -244,7 +244,7 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
 void srv_sess_unload(srv_sess *ss)
 {
     if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter || ss->in_call ||
-        ss->delete_task)
+        ss->delete_task || ss->discarded)
         return;
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* commits; the lease is released */

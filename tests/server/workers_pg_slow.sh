@@ -218,7 +218,35 @@ child=$(j "$u2/v1/sessions/f" | jq -r '.children[0].session')
   fail "the child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
 j "$u1/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "f"' >/dev/null ||
   fail "the child from 1: $(j "$u1/v1/sessions/$child" | jq -c '{answer, parent}')"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s)"
+# ---- DELETEs sent to 1 of sessions 2 runs mid-turn (their commits in flight on 2's slow link) --
+for d in d1 d2 d3 d4; do
+  j -X POST -d "{\"id\": \"$d\"}" "$u2/v1/sessions" | jq -e ".id == \"$d\"" >/dev/null || fail "create $d on 2"
+done
+for d in d1 d2 d3 d4; do
+  j -X POST -d '{"content": "go"}' "$u2/v1/sessions/$d/messages" >/dev/null &
+done
+wait
+: >"$tmp/deleted"
+sleep 1.2 # their model calls answer (1.5 s): their answers' commits under way from now on
+for d in d1 d2 d3 d4; do
+  { j -w ' %{http_code}\n' -X DELETE "$u1/v1/sessions/$d" >>"$tmp/deleted"; } &
+  sleep 0.15
+done &
+dp=$!
+longest=0
+while kill -0 "$dp" 2>/dev/null || [ "$(wc -l <"$tmp/deleted")" -lt 4 ]; do
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  sleep 0.05
+  [ "$(awk -v a="$longest" 'BEGIN{print (a > 30)}')" = 1 ] && break
+done
+wait
+[ "$(grep -c '"deleted":true} 200$' "$tmp/deleted")" = 4 ] || fail "the DELETEs through 1: $(cat "$tmp/deleted")"
+[ "$(sql "SELECT count(*) FROM slowdb.sessions WHERE id LIKE 'local/d_'") $(sql "SELECT count(*) FROM slowdb.events WHERE session LIKE 'local/d_'")" = "0 0" ] ||
+  fail "rows of deleted sessions: $(sql "SELECT id, events FROM slowdb.sessions WHERE id LIKE 'local/d_'")"
+del_longest=$longest
+awk -v t="$del_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $del_longest s while it removed sessions mid-turn"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; while it removed sessions mid-turn: $del_longest s)"
 exit 0
 fi
 j -X POST -d '{"id": "b"}' "$u1/v1/sessions" | jq -e '.id == "b"' >/dev/null || fail "create b on 1"
