@@ -3,7 +3,6 @@
  */
 #include "payload.h"
 
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +18,15 @@ static void put_failure(ac_buf *b, const ac_payload *p, unsigned flags)
 {
     ac_buf_addstr(b, "{\"class\":");
     ac_json_put_string(b, p->name, p->name_n, flags);
-    ac_buf_printf(b, ",\"status\":%" PRId64 ",\"retryable\":%s,\"message\":", p->status,
-                  p->ok ? "true" : "false");
+    ac_buf_addstr(b, ",\"status\":");
+    ac_json_put_int(b, p->status);
+    ac_buf_addstr(b,
+                  p->ok ? ",\"retryable\":true,\"message\":" : ",\"retryable\":false,\"message\":");
     ac_json_put_string(b, p->text, p->n, flags);
-    if (p->retry_after_ms >= 0)
-        ac_buf_printf(b, ",\"retry_after_ms\":%" PRId64, p->retry_after_ms);
+    if (p->retry_after_ms >= 0) {
+        ac_buf_addstr(b, ",\"retry_after_ms\":");
+        ac_json_put_int(b, p->retry_after_ms);
+    }
     ac_buf_add(b, "}", 1);
 }
 
@@ -46,7 +49,9 @@ void ac_payload_put(ac_buf *b, const ac_payload *p, unsigned flags)
         ac_json_put_string(b, p->id, p->id_n, flags);
         ac_buf_addstr(b, p->ok ? ",\"ok\":true,\"content\":" : ",\"ok\":false,\"content\":");
         ac_json_put_string(b, p->text, p->n, flags);
-        ac_buf_printf(b, ",\"duration_ms\":%" PRId64 "}", p->duration_ms);
+        ac_buf_addstr(b, ",\"duration_ms\":");
+        ac_json_put_int(b, p->duration_ms);
+        ac_buf_add(b, "}", 1);
         return;
     }
     if (p->kind != AC_PAYLOAD_DELTA) {
@@ -59,7 +64,8 @@ void ac_payload_put(ac_buf *b, const ac_payload *p, unsigned flags)
     ac_buf_addstr(b, ",\"text\":");
     ac_json_put_string(b, p->text, p->n, flags);
     if (p->delta == AC_DELTA_TOOL_CALL) {
-        ac_buf_printf(b, ",\"index\":%d", p->index);
+        ac_buf_addstr(b, ",\"index\":");
+        ac_json_put_int(b, p->index);
         if (p->id) {
             ac_buf_addstr(b, ",\"id\":");
             ac_json_put_string(b, p->id, p->id_n, flags);
@@ -302,7 +308,9 @@ const ac_completion *ac_completion_pack(char *mem, const ac_completion *c)
 /* ,"key":S (S "" for NULL). */
 static void put_field(ac_buf *b, const char *key, const char *s, size_t n, unsigned flags)
 {
-    ac_buf_printf(b, ",\"%s\":", key);
+    ac_buf_addstr(b, ",\"");
+    ac_buf_addstr(b, key);
+    ac_buf_addstr(b, "\":");
     ac_json_put_string(b, s ? s : "", s ? n : 0, flags);
 }
 
@@ -345,12 +353,17 @@ static void put_completion(ac_buf *b, const ac_completion *c, unsigned flags)
         ac_json_put_string(b, c->finish_reason, strlen(c->finish_reason), flags);
     else
         ac_buf_addstr(b, "null");
-    ac_buf_printf(b, ",\"usage\":{\"input\":%" PRId64 ",\"output\":%" PRId64, c->input, c->output);
-    const char *const keys[] = {"cached", "cache_write", "reasoning"};
+    ac_buf_addstr(b, ",\"usage\":{\"input\":");
+    ac_json_put_int(b, c->input);
+    ac_buf_addstr(b, ",\"output\":");
+    ac_json_put_int(b, c->output);
+    const char *const keys[] = {",\"cached\":", ",\"cache_write\":", ",\"reasoning\":"};
     const int64_t vals[] = {c->cached, c->cache_write, c->reasoning_tokens};
     for (size_t i = 0; i < 3; i++)
-        if (vals[i] > 0)
-            ac_buf_printf(b, ",\"%s\":%" PRId64, keys[i], vals[i]);
+        if (vals[i] > 0) {
+            ac_buf_addstr(b, keys[i]);
+            ac_json_put_int(b, vals[i]);
+        }
     ac_buf_add(b, "}", 1);
     if (c->response_id)
         put_field(b, "response_id", c->response_id, strlen(c->response_id), flags);

@@ -1469,7 +1469,7 @@ static int open_immutable(sq_store *s, const char *path)
 #define RO_WRITE_FIRST 1 /* not readable as it is: opened as usual (which says if it cannot) */
 static int open_read_only(sq_store *s, const char *path, ac_error *err)
 {
-    int rc = open_db(s, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW);
+    int rc = open_db(s, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX);
     if (rc == SQLITE_OK && pragma_int(s->db, "PRAGMA application_id") < 0 &&
         (sqlite3_errcode(s->db) & 0xff) == SQLITE_READONLY) {
         sqlite3_close(s->db);
@@ -1529,8 +1529,10 @@ int ac_store_sqlite_open(const char *path, const ac_store_options *opt, const ch
         sq_close(st);
         return AC_EIO;
     }
-    /* in memory: this connection is the only one and one thread uses it, no locks needed */
-    int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | (mem ? SQLITE_OPEN_NOMUTEX : 0);
+    /* one thread uses a connection (the loop's: include/agentc/store.h), so SQLite's own
+     * locks around each call are not needed; other connections and processes still lock the
+     * file as before */
+    int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX;
     if (open_db(s, path, oflags) != SQLITE_OK) {
         ac_store_err(err, AC_EIO, "cannot open store '%s': %s", path,
                      s->db ? sqlite3_errmsg(s->db) : "out of memory");

@@ -86,6 +86,21 @@ static void put_string(ac_buf *b, const char *s, size_t n, unsigned flags)
     ac_buf_commit(b, (size_t)(o - (b->p + b->n)));
 }
 
+/* v in decimal, as %lld writes it, without printf's cost (the store writes several a
+ * row). */
+void ac_json_put_int(ac_buf *b, int64_t v)
+{
+    char num[24], *o = num + sizeof num;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--o = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--o = '-';
+    ac_buf_add(b, o, (size_t)(num + sizeof num - o));
+}
+
 /* A real as jansson writes one (AC_JSON_REALS): %.17g, a ".0" where it would read as an
  * integer, the exponent without '+' or leading zeros; else the buffer failed: the caller
  * leaves the value to jansson. */
@@ -152,12 +167,9 @@ static void put_value(ac_buf *b, const json_t *v, unsigned flags, int depth)
     case JSON_STRING:
         put_string(b, json_string_value(v), json_string_length(v), flags);
         break;
-    case JSON_INTEGER: {
-        char num[32];
-        int k = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        ac_buf_add(b, num, (size_t)k);
+    case JSON_INTEGER:
+        ac_json_put_int(b, (int64_t)json_integer_value(v));
         break;
-    }
     case JSON_TRUE:
         ac_buf_add(b, "true", 4);
         break;

@@ -7,6 +7,7 @@
 #define AGENTC_UTIL_JSON_TEXT_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "util/buf.h"
 
@@ -24,6 +25,8 @@ void ac_json_put(ac_buf *b, const json_t *v, unsigned flags);
  * for a writer of JSON text that keeps its values in structures of its own. */
 void ac_json_put_str(ac_buf *b, const char *s, size_t n);
 void ac_json_put_real(ac_buf *b, double d);
+/* An integer as jansson writes it (decimal, '-' when negative). */
+void ac_json_put_int(ac_buf *b, int64_t v);
 /* ac_json_put_str with flags (AC_JSON_ASCII). */
 void ac_json_put_string(ac_buf *b, const char *s, size_t n, unsigned flags);
 

@@ -648,6 +648,31 @@ static void test_garbage_body(void **state)
     fx_free(&f);
 }
 
+/* A 200 event stream whose body is empty: no byte ever reached the stream parser, made when
+ * the answer's first bytes come, so the end of the call makes it; the call fails as a stream
+ * without its terminator and is retried like one. */
+static void test_empty_stream_body(void **state)
+{
+    (void)state;
+    static const char *const params[] = {"backoff_initial=10ms", "backoff_max=2s", "max_retries=1",
+                                         NULL};
+    fx f;
+    fx_setup(&f, AC_PROVIDER_OPENAI, params);
+    for (int i = 0; i < 2; i++) {
+        ac_httpd_resp r = AC_HTTPD_RESP_INIT;
+        r.headers = "Content-Type: text/event-stream\r\n";
+        r.body = "";
+        r.body_len = 0;
+        ac_httpd_push(f.h, &r);
+    }
+    fx_run(&f, NULL);
+    assert_string_equal(ac_turn_outcome_name(ac_session_last_turn(f.s, NULL)), "failed");
+    assert_int_equal(ac_httpd_request_count(f.h), 2);
+    assert_int_equal(f.retries, 1);
+    assert_non_null(strstr(ac_session_error(f.s), "ended without its terminator"));
+    fx_free(&f);
+}
+
 static void test_oversize_line(void **state)
 {
     (void)state;
@@ -1190,6 +1215,7 @@ int main(void)
         cmocka_unit_test(test_disconnect_after_done),
         cmocka_unit_test(test_partial_key_scrubbed),
         cmocka_unit_test(test_garbage_body),
+        cmocka_unit_test(test_empty_stream_body),
         cmocka_unit_test(test_oversize_line),
         cmocka_unit_test(test_invalid_json),
         cmocka_unit_test(test_big_stream),

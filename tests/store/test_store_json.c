@@ -34,6 +34,14 @@ static void test_kinds(void **state)
     same_as_jansson(json_integer(0));
     same_as_jansson(json_integer(INT64_MIN));
     same_as_jansson(json_integer(INT64_MAX));
+    /* written digit by digit (ac_json_put_int): each length and sign */
+    for (int64_t k = 1; k > 0 && k < INT64_MAX / 10; k *= 10) {
+        same_as_jansson(json_integer(k));
+        same_as_jansson(json_integer(k - 1));
+        same_as_jansson(json_integer(-k));
+        same_as_jansson(json_integer(1 - k));
+    }
+    same_as_jansson(json_integer(INT64_MIN + 1));
     same_as_jansson(json_true());
     same_as_jansson(json_false());
     same_as_jansson(json_null());
