@@ -664,6 +664,8 @@ static enum MHD_Result fork_rebuilt(srv *sv, struct MHD_Connection *c, req *r, s
     ac_store_ahead_free(rows);
     if (rc == AC_OK)
         return fk->ret;
+    if (!ss) /* deleted meanwhile */
+        return srv_reply_error(c, 404, "not_found", "no such session");
     return srv_reply_error(c, rc == AC_EINVAL ? 409 : 500, "fork_failed",
                            "cannot fork the session: %s", err.text);
 }
