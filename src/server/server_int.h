@@ -97,9 +97,10 @@ struct srv_sess {
     int64_t resume_failed_ms;  /* a claim of it could not load it then (said once) */
     struct srv_client *client; /* its calls waiting for the client (compat_tools.c) */
     int in_call;               /* a sub-agent's session its parent's call runs: kept */
-    json_t *children;          /* its sub-agent calls (children.c), once read */
-    uint64_t handoff_timer;    /* moves it to the agent a handoff names (children.c) */
-    int handoffs;              /* made since its last answered turn (children.c) */
+    int fresh;        /* made here, not loaded from the store: every child of it is known here */
+    json_t *children; /* its sub-agent calls (children.c), once read */
+    uint64_t handoff_timer; /* moves it to the agent a handoff names (children.c) */
+    int handoffs;           /* made since its last answered turn (children.c) */
     /* a DELETE waiting for its commit under way (server.c delete_waits), resumed after */
     ac_loop_task *delete_task;
     struct MHD_Connection *delete_conn;
