@@ -7,10 +7,12 @@
 #include "util/grow.h"
 #include "util/json_text.h"
 #include "util/toolname.h"
+#include "util/utf8.h"
 #include "context/request_cache.h"
 
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,8 +417,8 @@ static void openai_message(const ac_conv *c, const view *v, const ac_message *m,
 }
 
 /* The text of every message of the view, joined by commas (the messages array without its
- * brackets), appended to out. */
-static void openai_messages(const ac_conv *c, const view *v, ac_buf *out)
+ * brackets), appended to out after its first `start` bytes. */
+static void openai_messages(const ac_conv *c, const view *v, ac_buf *out, size_t start)
 {
     for (size_t i = 0; i < v->n; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
@@ -424,8 +426,8 @@ static void openai_messages(const ac_conv *c, const view *v, ac_buf *out)
             continue; /* a tool message goes right after the call that asked for it */
         size_t at = out->n;
         openai_message(c, v, m, out);
-        if (at == 0 && out->n > 0 && !out->failed) /* the first: no comma before it */
-            memmove(out->p, out->p + 1, out->n--);
+        if (at == start && out->n > at && !out->failed) /* the first: no comma before it */
+            memmove(out->p + at, out->p + at + 1, out->n-- - at);
     }
 }
 
@@ -484,8 +486,9 @@ static int openai_fragment(const ac_conv *c, const view *v, const ac_message *m,
 /* The text of the "messages" array (without its brackets): each message's
  * fragment from the conversation's cache, serialized only when it is missing
  * or stale, so the cost of a request grows with what changed, not with the
- * conversation. Appended to out; 0, or -1 when out of memory. */
-static int openai_messages_text(const ac_conv *c, const view *v, ac_buf *out)
+ * conversation. Appended to out after its first `start` bytes; 0, or -1 when
+ * out of memory. */
+static int openai_messages_text(const ac_conv *c, const view *v, ac_buf *out, size_t start)
 {
     ac_reqcache *rc = ac_conv__reqcache(c);
     for (size_t i = 0; i < v->n && !out->failed; i++) {
@@ -507,7 +510,7 @@ static int openai_messages_text(const ac_conv *c, const view *v, ac_buf *out)
                 ac_reqcache_put(mrc, &key, made, flen); /* a miss next time if it fails */
             frag = made;
         }
-        if (flen && out->n)
+        if (flen && out->n > start)
             ac_buf_add(out, ",", 1);
         if (flen)
             ac_buf_add(out, frag, flen);
@@ -556,9 +559,12 @@ static json_t *tools_json(const ac_conv *c, const ac_request_opts *opts, int ant
         const ac_tool_def *t = &c->tools[i];
         if (!ac_request_tool_allowed(opts, t->name))
             continue;
+        int offer =
+            opts && opts->tool_offer ? opts->tool_offer(opts->tool_offer_ud, t->name, NULL) : 1;
+        if (!offer)
+            continue;
         json_t *schema = tool_schema(t);
-        if (schema && opts && opts->tool_offer &&
-            !opts->tool_offer(opts->tool_offer_ud, t->name, &schema)) {
+        if (schema && offer != 1 && !opts->tool_offer(opts->tool_offer_ud, t->name, &schema)) {
             json_decref(schema);
             continue;
         }
@@ -650,15 +656,206 @@ static int request_view(const ac_conv *c, const ac_request_opts *opts, view *v, 
     return 0;
 }
 
-/* A request of messages only: no tools offered, no output schema, no settings that add
- * members (their values are JSON: they go through a JSON value, spliced). */
-static int openai_plain(const ac_conv *c, const ac_request_opts *opts)
+/* Whether the members after the messages are written by the compact writer: all but a
+ * pass-through (merged into a JSON value, which decides where its members go) and a
+ * temperature or top_p that is not a number jansson holds (the JSON value refuses it). */
+static int openai_compact(const ac_request_opts *opts)
 {
     const ac_request_settings *st = opts->settings;
-    return !opts->output_schema && !c->n_tools &&
-           (!st || (!st->has_temperature && !st->has_top_p && !(st->stop && st->stop[0]) &&
-                    !st->has_seed && !st->reasoning_effort && !st->tool_choice &&
-                    !st->parallel_tool_calls && !st->request_json));
+    return !st || (!st->request_json && (!st->has_temperature || isfinite(st->temperature)) &&
+                   (!st->has_top_p || isfinite(st->top_p)));
+}
+
+/* A string as json_pack's "s" takes it: not UTF-8 fails b, as the JSON value would. */
+static void put_jstr(ac_buf *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (!s || ac_utf8_valid_len(s, n) != n)
+        ac_buf_fail(b);
+    else
+        ac_json_put_str(b, s, n);
+}
+
+/* Whether a normalized schema (jansson's compact text) holds a real: a request writes reals
+ * with another precision (DUMP_FLAGS), so such a schema goes through a JSON value. */
+static int has_real(const char *s)
+{
+    int in_str = 0;
+    for (const char *p = s; *p; p++) {
+        if (in_str) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                in_str = 0;
+        } else if (*p == '"') {
+            in_str = 1;
+        } else if (*p == '.' ||
+                   ((*p == 'e' || *p == 'E') && p > s && p[-1] >= '0' && p[-1] <= '9')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Tool t's schema as the request sends it, appended to b: its normalized text, or the dump of
+ * its value when it holds a real or the offer callback changes it. 0 offered; 1 left out of
+ * this request; -1 out of memory. */
+static int tool_schema_text(const ac_tool_def *t, const ac_request_opts *opts, ac_buf *b)
+{
+    int offer = opts->tool_offer ? opts->tool_offer(opts->tool_offer_ud, t->name, NULL) : 1;
+    if (!offer)
+        return 1;
+    if (offer == 1 && !has_real(t->schema_json)) {
+        ac_buf_addstr(b, t->schema_json);
+        return 0;
+    }
+    json_t *schema = tool_schema(t);
+    if (schema && offer != 1 && !opts->tool_offer(opts->tool_offer_ud, t->name, &schema)) {
+        json_decref(schema);
+        return 1;
+    }
+    char *text = schema ? json_dumps(schema, DUMP_FLAGS) : NULL;
+    json_decref(schema);
+    if (!text)
+        return -1;
+    ac_buf_addstr(b, text);
+    free(text);
+    return 0;
+}
+
+/* ,"tool_choice" and ,"parallel_tool_calls" after OpenAI's tools (choice_wire: the wire name
+ * of a tool_choice naming a tool, else NULL). */
+static void openai_choice_text(ac_buf *b, const ac_request_settings *st, const char *choice_wire)
+{
+    if (st && st->tool_choice) {
+        ac_buf_addstr(b, ",\"tool_choice\":");
+        if (choice_wire) {
+            ac_buf_addstr(b, "{\"type\":\"function\",\"function\":{\"name\":");
+            put_jstr(b, choice_wire);
+            ac_buf_addstr(b, "}}");
+        } else {
+            put_jstr(b, st->tool_choice);
+        }
+    }
+    if (st && st->parallel_tool_calls)
+        ac_buf_addstr(b, st->parallel_tool_calls > 0 ? ",\"parallel_tool_calls\":true"
+                                                     : ",\"parallel_tool_calls\":false");
+}
+
+/* ,"tools":[...] and the choice among them in OpenAI's form, as put_tools() makes them.
+ * 0; 1 when the settings are refused (err says why); -1 out of memory. */
+static int openai_tools_text(ac_buf *b, const ac_conv *c, const ac_request_opts *opts, char *err,
+                             size_t errcap)
+{
+    const ac_request_settings *st = opts->settings;
+    wire_name cw;
+    const char *choice =
+        st && st->tool_choice && !is_mode(st->tool_choice) ? wire(st->tool_choice, &cw) : NULL;
+    int n = 0, named = 0;
+    for (size_t i = 0; i < c->n_tools && !b->failed; i++) {
+        const ac_tool_def *t = &c->tools[i];
+        if (!ac_request_tool_allowed(opts, t->name))
+            continue;
+        size_t at = b->n;
+        wire_name w;
+        const char *name = wire(t->name, &w);
+        ac_buf_addstr(b, n ? ",{\"type\":\"function\",\"function\":{\"name\":"
+                           : ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":");
+        put_jstr(b, name);
+        ac_buf_addstr(b, ",\"description\":");
+        put_jstr(b, t->description);
+        ac_buf_addstr(b, ",\"parameters\":");
+        int rc = b->failed ? -1 : tool_schema_text(t, opts, b);
+        if (rc < 0)
+            return -1;
+        if (rc > 0) { /* left out: as if never written */
+            b->n = at;
+            b->p[at] = '\0';
+            continue;
+        }
+        ac_buf_addstr(b, "}}");
+        n++;
+        named |= choice && !strcmp(name, choice);
+    }
+    if (b->failed)
+        return -1;
+    if (choice && !named) {
+        set_err(err, errcap,
+                "tool_choice '%.128s' is not a tool offered to the model (auto, none, required, "
+                "or the name of a configured tool)",
+                st->tool_choice);
+        return 1;
+    }
+    if (n) {
+        ac_buf_add(b, "]", 1);
+        openai_choice_text(b, st, choice);
+    }
+    return 0;
+}
+
+/* ,"response_format" of an output schema: its text as the JSON value's dump would write it.
+ * 0, or -1 (err says so when it is not JSON). */
+static int openai_format_text(ac_buf *b, const char *output_schema, char *err, size_t errcap)
+{
+    json_t *schema = json_loads(output_schema, JSON_DECODE_ANY, NULL);
+    if (!schema) {
+        set_err(err, errcap, "request: the output schema is not JSON");
+        return -1;
+    }
+    char *text = json_dumps(schema, DUMP_FLAGS | JSON_ENCODE_ANY);
+    json_decref(schema);
+    if (!text)
+        return -1;
+    /* strict stays false: see openai_rest() */
+    ac_buf_addstr(b, ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":"
+                     "\"output\",\"schema\":");
+    ac_buf_addstr(b, text);
+    ac_buf_addstr(b, ",\"strict\":false}}");
+    free(text);
+    return 0;
+}
+
+/* The members after the messages, where openai_rest() and splice_messages() put them, by the
+ * compact writer; then the closing brace. 0; 1 refused (err says why); -1 the output schema
+ * is not JSON (err says so) or out of memory. */
+static int openai_tail(ac_buf *b, const ac_conv *c, const ac_request_opts *opts, char *err,
+                       size_t errcap)
+{
+    const ac_request_settings *st = opts->settings;
+    if (opts->max_tokens > 0)
+        ac_buf_printf(b, ",\"max_tokens\":%" JSON_INTEGER_FORMAT, (json_int_t)opts->max_tokens);
+    if (opts->output_schema && openai_format_text(b, opts->output_schema, err, errcap))
+        return -1;
+    if (st && st->has_temperature) {
+        ac_buf_addstr(b, ",\"temperature\":");
+        ac_json_put_real_precision(b, st->temperature, 15);
+    }
+    if (st && st->has_top_p) {
+        ac_buf_addstr(b, ",\"top_p\":");
+        ac_json_put_real_precision(b, st->top_p, 15);
+    }
+    if (st && st->stop && st->stop[0]) {
+        ac_buf_addstr(b, ",\"stop\":[");
+        for (const char *const *p = st->stop; *p; p++) {
+            if (p != st->stop)
+                ac_buf_add(b, ",", 1);
+            put_jstr(b, *p);
+        }
+        ac_buf_add(b, "]", 1);
+    }
+    if (st && st->has_seed)
+        ac_buf_printf(b, ",\"seed\":%" JSON_INTEGER_FORMAT, (json_int_t)st->seed);
+    if (st && st->reasoning_effort) {
+        ac_buf_addstr(b, ",\"reasoning_effort\":");
+        put_jstr(b, st->reasoning_effort);
+    }
+    ac_buf_addstr(b, opts->stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}"
+                                  : ",\"stream\":false");
+    int rc = openai_tools_text(b, c, opts, err, errcap);
+    if (rc)
+        return rc;
+    ac_buf_add(b, "}", 1);
+    return b->failed ? -1 : 0;
 }
 
 /* The members after "messages" of a request that has settings, as a JSON value (the model
@@ -705,8 +902,9 @@ static json_t *openai_rest(const ac_conv *c, const ac_request_opts *opts, char *
     return root;
 }
 
-/* The body: the model, the messages written by the compact writer, then the members the
- * options add; without any JSON value when the request has messages only. */
+/* The body: the model, the messages, then the members the options add, all written by the
+ * compact writer; a JSON value is made only for an output schema, a tool schema holding a
+ * real or changed by the offer callback, and a pass-through (then the whole rest). */
 char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err, size_t errcap)
 {
     view v;
@@ -718,34 +916,36 @@ char *ac_request_openai(const ac_conv *c, const ac_request_opts *opts, char *err
     /* a short conversation is serialized whole: its messages are cheap, and
      * keeping them would cost more than it saves */
     int cached = v.n >= AC_REQCACHE_MIN_MESSAGES, refused = 0;
-    ac_buf msgs; /* the text of the messages */
+    int compact = openai_compact(opts);
+    /* the text of the messages; of a compact request, the whole body, in one buffer */
+    ac_buf msgs;
     ac_buf_init(&msgs, AC_BUF_MAX);
+    if (compact) {
+        /* a short conversation's whole body in one allocation of 1 KiB, the largest size
+         * glibc's per-thread cache keeps */
+        ac_buf_reserve(&msgs, 1000);
+        ac_buf_addstr(&msgs, "{\"model\":");
+        ac_json_put_str(&msgs, opts->model, strlen(opts->model));
+        ac_buf_addstr(&msgs, ",\"messages\":[");
+    }
+    size_t start = msgs.n;
     if (!cached && c->reqcache)
         ac_reqcache_sweep(c->reqcache); /* drops what a longer past left */
-    if (cached ? openai_messages_text(c, &v, &msgs) : (openai_messages(c, &v, &msgs), 0))
+    if (cached ? openai_messages_text(c, &v, &msgs, start)
+               : (openai_messages(c, &v, &msgs, start), 0))
         goto fail;
     if (opts->context_note) { /* last, so the messages before it stay a cacheable prefix */
-        ac_buf_addstr(&msgs, msgs.n ? ",{\"role\":\"system\"" : "{\"role\":\"system\"");
+        ac_buf_addstr(&msgs, msgs.n > start ? ",{\"role\":\"system\"" : "{\"role\":\"system\"");
         put_text(&msgs, "content", opts->context_note);
         ac_buf_add(&msgs, "}", 1);
     }
     if (msgs.failed)
         goto fail;
-    if (openai_plain(c, opts)) {
-        ac_buf b;
-        ac_buf_init(&b, AC_BUF_MAX);
-        ac_buf_addstr(&b, "{\"model\":");
-        ac_json_put_str(&b, opts->model, strlen(opts->model));
-        ac_buf_addstr(&b, ",\"messages\":[");
-        ac_buf_add(&b, msgs.p, msgs.n);
-        ac_buf_add(&b, "]", 1);
-        if (opts->max_tokens > 0)
-            ac_buf_printf(&b, ",\"max_tokens\":%" JSON_INTEGER_FORMAT,
-                          (json_int_t)opts->max_tokens);
-        ac_buf_addstr(&b, opts->stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":"
-                                         "true}}"
-                                       : ",\"stream\":false}");
-        out = ac_buf_take(&b, NULL);
+    if (compact) {
+        ac_buf_add(&msgs, "]", 1);
+        int rc = openai_tail(&msgs, c, opts, err, errcap);
+        refused = rc > 0;
+        out = rc ? NULL : ac_buf_take(&msgs, NULL);
     } else {
         json_t *root = openai_rest(c, opts, err, errcap, &refused);
         out = root ? splice_messages(root, opts->model, msgs.p ? msgs.p : "", msgs.n) : NULL;
@@ -1004,35 +1204,116 @@ static void anth_text_free(anth_text *t)
     free(t->msgs);
 }
 
-/* An array's compact text without its brackets, appended to *out. */
-static int dump_members(json_t *arr, ac_buf *out)
+/* {"type":"text","text":T} */
+static void anth_text_block_text(ac_buf *b, const char *text)
 {
-    char *s = json_dumps(arr, DUMP_FLAGS);
-    size_t n = s ? strlen(s) : 0;
-    int bad = n < 2 || ac_buf_add(out, s + 1, n - 2);
-    free(s);
-    return bad ? -1 : 0;
+    ac_buf_addstr(b, "{\"type\":\"text\",\"text\":");
+    put_jstr(b, text);
+    ac_buf_add(b, "}", 1);
 }
 
-/* The blocks of message m (see above). 0, or -1. */
+/* A JSON value's text as the request writes it, appended to b (the model's arguments and
+ * thinking blocks: jansson parsed them, and writes them back). */
+static void put_dumped(ac_buf *b, const json_t *v)
+{
+    char *s = v ? json_dumps(v, DUMP_FLAGS | JSON_ENCODE_ANY) : NULL;
+    if (!s)
+        ac_buf_fail(b);
+    else
+        ac_buf_addstr(b, s);
+    free(s);
+}
+
+/* The tool_use "input" for the arguments the model sent (see request.h), as anth_input()
+ * makes it. */
+static void anth_input_text(ac_buf *b, const char *args)
+{
+    const char *p = args;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    if (!*p) {
+        ac_buf_add(b, "{}", 2);
+        return;
+    }
+    json_t *j = json_loads(args, JSON_REJECT_DUPLICATES, NULL);
+    if (json_is_object(j)) {
+        put_dumped(b, j);
+    } else {
+        ac_buf_addstr(b, "{\"_raw_arguments\":");
+        put_jstr(b, args);
+        ac_buf_add(b, "}", 1);
+    }
+    json_decref(j);
+}
+
+/* The thinking blocks of m (a JSON array text), each followed by a comma, as
+ * anth_thinking_first() puts them first. */
+static void anth_thinking_text(ac_buf *b, const ac_message *m)
+{
+    json_t *think = json_loads(m->thinking, JSON_ALLOW_NUL, NULL);
+    for (size_t k = 0; json_is_array(think) && k < json_array_size(think); k++) {
+        put_dumped(b, json_array_get(think, k));
+        ac_buf_add(b, ",", 1);
+    }
+    json_decref(think);
+}
+
+/* Assistant message m's blocks, a NUL, and its calls' tool_result blocks (the members without
+ * brackets), as anth_assistant_blocks() makes them, appended to b. */
+static void anth_assistant_text(const ac_conv *c, const view *v, const ac_message *m,
+                                int with_thinking, ac_buf *b)
+{
+    ac_buf blocks, results;
+    ac_buf_init(&blocks, AC_BUF_MAX);
+    ac_buf_init(&results, AC_BUF_MAX);
+    if (*m->content)
+        anth_text_block_text(&blocks, m->content);
+    for (size_t k = 0; k < m->n_tool_calls; k++) {
+        const char *content;
+        const ac_tool_call *r = sent_call(c, v, m, k, &content);
+        if (!r)
+            continue;
+        wire_name w;
+        ac_buf_addstr(&blocks, blocks.n ? ",{\"type\":\"tool_use\",\"id\":"
+                                        : "{\"type\":\"tool_use\",\"id\":");
+        put_jstr(&blocks, r->id);
+        ac_buf_addstr(&blocks, ",\"name\":");
+        put_jstr(&blocks, wire(r->name, &w));
+        ac_buf_addstr(&blocks, ",\"input\":");
+        anth_input_text(&blocks, r->arguments);
+        ac_buf_add(&blocks, "}", 1);
+        ac_buf_addstr(&results, results.n ? ",{\"type\":\"tool_result\",\"tool_use_id\":"
+                                          : "{\"type\":\"tool_result\",\"tool_use_id\":");
+        put_jstr(&results, r->id);
+        ac_buf_addstr(&results, ",\"content\":");
+        put_jstr(&results, content);
+        ac_buf_addstr(&results, r->state == AC_CALL_FAILURE ? ",\"is_error\":true}" : "}");
+    }
+    /* thinking only with something else: a message of thinking alone is not sent */
+    if (with_thinking && m->thinking && blocks.n)
+        anth_thinking_text(b, m);
+    if (blocks.failed || results.failed)
+        ac_buf_fail(b);
+    else if (blocks.n)
+        ac_buf_add(b, blocks.p, blocks.n);
+    ac_buf_add(b, "", 1);
+    if (results.n)
+        ac_buf_add(b, results.p, results.n);
+    ac_buf_free(&blocks);
+    ac_buf_free(&results);
+}
+
+/* The blocks of message m (see above), by the compact writer. 0, or -1. */
 static int anth_fragment_blocks(const ac_conv *c, const view *v, const ac_message *m,
                                 int with_thinking, ac_buf *b)
 {
     if (m->role == AC_ROLE_USER) {
-        if (!*m->content)
-            return 0;
-        json_t *blocks = json_array();
-        int bad = !blocks || append(blocks, text_block(m->content)) || dump_members(blocks, b);
-        json_decref(blocks);
-        return bad ? -1 : 0;
+        if (*m->content)
+            anth_text_block_text(b, m->content);
+    } else {
+        anth_assistant_text(c, v, m, with_thinking, b);
     }
-    json_t *blocks, *results;
-    if (anth_assistant_blocks(c, v, m, with_thinking, &blocks, &results))
-        return -1;
-    int bad = dump_members(blocks, b) || ac_buf_add(b, "", 1) || dump_members(results, b);
-    json_decref(blocks);
-    json_decref(results);
-    return bad ? -1 : 0;
+    return b->failed ? -1 : 0;
 }
 
 /* The fragment of message m (see above), malloc'd in *out. */
@@ -1064,14 +1345,13 @@ static void anth_key(const ac_conv *c, const view *v, const ac_message *m, int w
         k->sig[k->n_sig++] = (uint64_t)(uintptr_t)m->thinking;
 }
 
-/* The text of the "messages" array (without its brackets), from the cached
- * fragments; NULL when out of memory. */
-static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinking, size_t *len_out)
+/* The text of the "messages" array (without its brackets), from the fragments cached in rc
+ * (NULL: none kept), appended to out. 0, or -1 when out of memory. */
+static int anth_messages_text(const ac_conv *c, const view *v, ac_reqcache *rc, int with_thinking,
+                              ac_buf *out)
 {
-    ac_reqcache *rc = ac_conv__reqcache(c);
     anth_text t = {0};
-    ac_buf out;
-    ac_buf_init(&out, AC_BUF_MAX);
+    size_t start = out->n;
     for (size_t i = 0; i < v->n; i++) {
         const ac_message *m = c->msgs[v->idx[i]];
         if (m->role != AC_ROLE_USER && m->role != AC_ROLE_ASSISTANT)
@@ -1109,37 +1389,42 @@ static char *anth_messages_text(const ac_conv *c, const view *v, int with_thinki
     }
     /* The API wants the user to speak first. */
     if (t.n_msgs && !t.msgs[0].user) {
-        json_t *u = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text",
-                              "text", AC_REQUEST_OMITTED_TEXT);
-        char *s = u ? json_dumps(u, DUMP_FLAGS) : NULL;
-        json_decref(u);
-        int bad = !s || ac_buf_addstr(&out, s);
-        free(s);
-        if (bad)
+        ac_buf_addstr(out, "{\"role\":\"user\",\"content\":[");
+        anth_text_block_text(out, AC_REQUEST_OMITTED_TEXT);
+        if (ac_buf_add(out, "]}", 2))
             goto fail;
     }
     for (size_t i = 0; i < t.n_msgs; i++) {
         static const char u[] = "{\"role\":\"user\",\"content\":[",
                           a[] = "{\"role\":\"assistant\",\"content\":[";
-        if ((out.n && ac_buf_add(&out, ",", 1)) ||
-            (t.msgs[i].user ? ac_buf_add(&out, u, sizeof u - 1)
-                            : ac_buf_add(&out, a, sizeof a - 1)))
+        if ((out->n > start && ac_buf_add(out, ",", 1)) ||
+            (t.msgs[i].user ? ac_buf_add(out, u, sizeof u - 1) : ac_buf_add(out, a, sizeof a - 1)))
             goto fail;
         for (size_t k = t.msgs[i].head; k != NPOS; k = t.pieces[k].next)
-            if ((k != t.msgs[i].head && ac_buf_add(&out, ",", 1)) ||
-                ac_buf_add(&out, t.pieces[k].p, t.pieces[k].n))
+            if ((k != t.msgs[i].head && ac_buf_add(out, ",", 1)) ||
+                ac_buf_add(out, t.pieces[k].p, t.pieces[k].n))
                 goto fail;
-        if (ac_buf_add(&out, "]}", 2))
+        if (ac_buf_add(out, "]}", 2))
             goto fail;
     }
     anth_text_free(&t);
     if (rc)
         ac_reqcache_sweep(rc);
-    return ac_buf_take(&out, len_out);
+    return out->failed ? -1 : 0;
 fail:
     anth_text_free(&t);
-    ac_buf_free(&out);
-    return NULL;
+    return -1;
+}
+
+/* anth_messages_text() from the conversation's cache, as a string (malloc'd; NULL when out of
+ * memory) for fill_messages(). */
+static char *anth_messages_string(const ac_conv *c, const view *v, int with_thinking, size_t *len)
+{
+    ac_buf out;
+    ac_buf_init(&out, AC_BUF_MAX);
+    if (anth_messages_text(c, v, ac_conv__reqcache(c), with_thinking, &out))
+        ac_buf_fail(&out);
+    return ac_buf_take(&out, len);
 }
 
 /* Where the value of the top-level member `key` (a quoted key and its colon)
@@ -1314,6 +1599,143 @@ static int anth_messages_json(const ac_conv *c, const view *v, json_t *msgs, int
     return 0;
 }
 
+/* Anthropic's tool_choice (with the parallel switch), as put_choice_anthropic() makes it. */
+static void anth_choice_text(ac_buf *b, const ac_request_settings *st)
+{
+    if (!st || (!st->tool_choice && !st->parallel_tool_calls))
+        return;
+    wire_name w;
+    const char *tc = st->tool_choice ? wire(st->tool_choice, &w) : "auto";
+    if (!strcmp(tc, "required")) {
+        ac_buf_addstr(b, ",\"tool_choice\":{\"type\":\"any\"");
+    } else if (is_mode(tc)) {
+        ac_buf_addstr(b, ",\"tool_choice\":{\"type\":");
+        put_jstr(b, tc);
+    } else {
+        ac_buf_addstr(b, ",\"tool_choice\":{\"type\":\"tool\",\"name\":");
+        put_jstr(b, tc);
+    }
+    /* "none" has no parallel switch: no tool is called at all */
+    if (st->parallel_tool_calls && strcmp(tc, "none") != 0)
+        ac_buf_addstr(b, st->parallel_tool_calls < 0 ? ",\"disable_parallel_tool_use\":true"
+                                                     : ",\"disable_parallel_tool_use\":false");
+    ac_buf_add(b, "}", 1);
+}
+
+/* ,"tools":[...] and the choice among them in Anthropic's form, as put_tools() makes them.
+ * 0; 1 when the settings are refused (err says why); -1 out of memory. */
+static int anth_tools_text(ac_buf *b, const ac_conv *c, const ac_request_opts *opts, char *err,
+                           size_t errcap)
+{
+    const ac_request_settings *st = opts->settings;
+    wire_name cw;
+    const char *choice =
+        st && st->tool_choice && !is_mode(st->tool_choice) ? wire(st->tool_choice, &cw) : NULL;
+    int n = 0, named = 0;
+    for (size_t i = 0; i < c->n_tools && !b->failed; i++) {
+        const ac_tool_def *t = &c->tools[i];
+        if (!ac_request_tool_allowed(opts, t->name))
+            continue;
+        size_t at = b->n;
+        wire_name w;
+        const char *name = wire(t->name, &w);
+        ac_buf_addstr(b, n ? ",{\"name\":" : ",\"tools\":[{\"name\":");
+        put_jstr(b, name);
+        ac_buf_addstr(b, ",\"description\":");
+        put_jstr(b, t->description);
+        ac_buf_addstr(b, ",\"input_schema\":");
+        int rc = b->failed ? -1 : tool_schema_text(t, opts, b);
+        if (rc < 0)
+            return -1;
+        if (rc > 0) { /* left out: as if never written */
+            b->n = at;
+            b->p[at] = '\0';
+            continue;
+        }
+        ac_buf_add(b, "}", 1);
+        n++;
+        named |= choice && !strcmp(name, choice);
+    }
+    if (b->failed)
+        return -1;
+    if (choice && !named) {
+        set_err(err, errcap,
+                "tool_choice '%.128s' is not a tool offered to the model (auto, none, required, "
+                "or the name of a configured tool)",
+                st->tool_choice);
+        return 1;
+    }
+    if (n) {
+        ac_buf_add(b, "]", 1);
+        anth_choice_text(b, st);
+    }
+    return 0;
+}
+
+/* model, max_tokens, stream, thinking, the sampling settings and the system text, as
+ * anth_head() and the system member make them. */
+static void anth_head_text(ac_buf *b, const ac_request_opts *opts, int budget, const char *system)
+{
+    const ac_request_settings *st = opts->settings;
+    int max_tokens = opts->max_tokens > 0 ? opts->max_tokens : AC_REQUEST_DEFAULT_MAX_TOKENS;
+    if (budget && max_tokens <= budget)
+        max_tokens = budget + AC_REQUEST_DEFAULT_MAX_TOKENS;
+    ac_buf_addstr(b, "{\"model\":");
+    put_jstr(b, opts->model);
+    ac_buf_printf(b, ",\"max_tokens\":%d,\"stream\":%s", max_tokens,
+                  opts->stream ? "true" : "false");
+    if (budget)
+        ac_buf_printf(b, ",\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":%d}", budget);
+    if (st && st->has_temperature) {
+        ac_buf_addstr(b, ",\"temperature\":");
+        ac_json_put_real_precision(b, st->temperature, 15);
+    }
+    if (st && st->has_top_p) {
+        ac_buf_addstr(b, ",\"top_p\":");
+        ac_json_put_real_precision(b, st->top_p, 15);
+    }
+    if (st && st->stop && st->stop[0]) {
+        ac_buf_addstr(b, ",\"stop_sequences\":[");
+        for (const char *const *p = st->stop; *p; p++) {
+            if (p != st->stop)
+                ac_buf_add(b, ",", 1);
+            put_jstr(b, *p);
+        }
+        ac_buf_add(b, "]", 1);
+    }
+    if (system) {
+        ac_buf_addstr(b, ",\"system\":");
+        put_jstr(b, system);
+    }
+}
+
+/* The body by the compact writer (no pass-through): the head, the messages from their
+ * fragments (cached in rc when not NULL), the tools. NULL with *refused set (err says why),
+ * or out of memory. */
+static char *anth_compact_body(const ac_conv *c, const view *v, const ac_request_opts *opts,
+                               ac_reqcache *rc, char *err, size_t errcap, int *refused)
+{
+    int oom = 0, budget = anth_budget(opts);
+    char *system = anth_full_system(c, v, opts, &oom);
+    ac_buf b;
+    ac_buf_init(&b, AC_BUF_MAX);
+    if (oom)
+        ac_buf_fail(&b);
+    ac_buf_reserve(&b, 1000); /* a short conversation's whole body: one allocation */
+    anth_head_text(&b, opts, budget, system);
+    ac_buf_addstr(&b, ",\"messages\":[");
+    if (b.failed || anth_messages_text(c, v, rc, budget > 0, &b))
+        ac_buf_fail(&b);
+    ac_buf_add(&b, "]", 1);
+    int tr = b.failed ? -1 : anth_tools_text(&b, c, opts, err, errcap);
+    *refused = tr > 0;
+    if (tr)
+        ac_buf_fail(&b);
+    ac_buf_add(&b, "}", 1);
+    free(system);
+    return ac_buf_take(&b, NULL);
+}
+
 char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int use_cache, char *err,
                             size_t errcap)
 {
@@ -1324,6 +1746,15 @@ char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int u
     int cached = use_cache && v.n >= AC_REQCACHE_MIN_MESSAGES;
     if (!cached && use_cache && c->reqcache)
         ac_reqcache_sweep(c->reqcache);
+    if (openai_compact(opts)) { /* the same condition: no pass-through, finite reals */
+        int refused = 0;
+        char *body = anth_compact_body(c, &v, opts, cached ? ac_conv__reqcache(c) : NULL, err,
+                                       errcap, &refused);
+        if (!body && !refused)
+            set_err(err, errcap, "request: out of memory");
+        view_free(&v);
+        return body;
+    }
     char *out = NULL, *system = NULL, *mtext = NULL;
     size_t mlen = 0;
     int oom = 0, budget = anth_budget(opts);
@@ -1335,7 +1766,7 @@ char *ac_request__anthropic(const ac_conv *c, const ac_request_opts *opts, int u
         goto fail;
     if (put(root, "messages", msgs))
         goto fail;
-    if (cached ? !(mtext = anth_messages_text(c, &v, budget > 0, &mlen))
+    if (cached ? !(mtext = anth_messages_string(c, &v, budget > 0, &mlen))
                : anth_messages_json(c, &v, msgs, budget > 0))
         goto fail;
     int tr = put_tools(root, c, opts, 1, err, errcap);

@@ -50,8 +50,10 @@
 #define AC_REQUEST_OMITTED_TEXT "[earlier conversation omitted]"
 
 /* Per-request tool offer (toolkits): called with each tool of the conversation
- * (its display name, "prefix::tool") and its schema (a new reference the
- * callee may replace); returns 0 to leave the tool out of this request. */
+ * (its display name, "prefix::tool") and schema NULL, it returns 0 to leave the
+ * tool out of this request, 1 to offer it as it is, 2 to see its schema: then
+ * it is called again with the schema (a new reference the callee may replace)
+ * and returns 0 to leave the tool out, else 1. */
 typedef int (*ac_request_tool_offer_fn)(void *ud, const char *name, json_t **schema);
 
 typedef struct ac_request_opts {

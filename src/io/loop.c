@@ -47,6 +47,9 @@ struct ac_loop {
     ac_timer **heap; /* min-heap on (deadline, id) */
     size_t heap_len, heap_cap;
     size_t user_timers;
+    /* freed timers kept for the next ones (a model call arms a few) */
+    ac_timer *spare[32];
+    size_t n_spare;
 
     ac_idmap watches; /* id -> ac_watch* (live ones only) */
     ac_watch **wv;    /* live and dead watches, in creation order */
@@ -177,15 +180,25 @@ static void heap_remove(ac_loop *loop, ac_timer *t)
     heap_down(loop, last->heap_index);
 }
 
+/* A timer's memory back to the spares, or freed when they are full. */
+static void timer_release(ac_loop *loop, ac_timer *t)
+{
+    if (loop->n_spare < sizeof loop->spare / sizeof loop->spare[0])
+        loop->spare[loop->n_spare++] = t;
+    else
+        free(t);
+}
+
 uint64_t ac_loop_timer_ex(ac_loop *loop, int64_t delay_ms, ac_loop_fn fn, void *ud, unsigned flags)
 {
     if (!fn)
         return 0;
     if (ac_grow((void **)&loop->heap, &loop->heap_cap, loop->heap_len + 1, sizeof *loop->heap))
         return 0;
-    ac_timer *t = calloc(1, sizeof *t);
+    ac_timer *t = loop->n_spare ? loop->spare[--loop->n_spare] : malloc(sizeof *t);
     if (!t)
         return 0;
+    memset(t, 0, sizeof *t);
     t->id = ac_loop_next_id(loop);
     /* Fresh clock, not the cached one: a timer armed after a long callback must not fire
      * early. */
@@ -198,7 +211,7 @@ uint64_t ac_loop_timer_ex(ac_loop *loop, int64_t delay_ms, ac_loop_fn fn, void *
     t->ud = ud;
     t->flags = flags;
     if (ac_idmap_put(&loop->timers, t->id, t) != 0) {
-        free(t);
+        timer_release(loop, t);
         return 0;
     }
     loop->heap[loop->heap_len] = t;
@@ -229,7 +242,7 @@ int ac_loop_cancel_timer(ac_loop *loop, uint64_t id)
     if (!t)
         return 0;
     timer_unlink(loop, t);
-    free(t);
+    timer_release(loop, t);
     return 1;
 }
 
@@ -465,6 +478,8 @@ void ac_loop_free(ac_loop *loop)
     for (size_t i = 0; i < loop->heap_len; i++)
         free(loop->heap[i]);
     free(loop->heap);
+    while (loop->n_spare)
+        free(loop->spare[--loop->n_spare]);
     ac_idmap_clear(&loop->timers);
     for (size_t i = 0; i < loop->wv_len; i++)
         free(loop->wv[i]);
@@ -500,7 +515,7 @@ static int run_timers(ac_loop *loop)
         timer_unlink(loop, t);
         ac_loop_fn fn = t->fn;
         void *ud = t->ud;
-        free(t);
+        timer_release(loop, t);
         loop->depth++;
         fn(ud);
         loop->depth--;

@@ -1,8 +1,11 @@
-/* Fast reading of the hot streamed-delta events (not installed).
+/* Fast reading of the streamed events (not installed).
  *
  * Most events of a streamed response are small deltas of one fixed shape: an
  * OpenAI chunk with one choice whose delta carries content, reasoning, a
  * refusal or one tool-call fragment; an Anthropic content_block_delta. The
+ * others are few and small too: the OpenAI first chunk (the response's id and
+ * model) and usage chunk, Anthropic's message_start, content_block_start and
+ * _stop, message_delta, message_stop and ping. The
  * scanners below are Ragel machines that accept exactly such events - and only
  * when jansson would accept the same bytes (strict UTF-8, escapes, integers,
  * no duplicate members that matter) - and record where their strings are.
@@ -40,9 +43,25 @@ enum {
     AC_DS_THINK,   /* delta.thinking */
     AC_DS_SIG,     /* delta.signature */
     AC_DS_PARTIAL, /* delta.partial_json */
+    /* the response's names: OpenAI "id" and "model"; Anthropic message.id, message.model */
+    AC_DS_ID,
+    AC_DS_MODEL,
+    AC_DS_DATA, /* Anthropic content_block.data (a redacted thinking block) */
     AC_DS_COUNT
 };
 
+/* An Anthropic usage object: its integer counters. */
+typedef struct ac_dusage {
+    int set; /* the member was an object */
+    int has_in, has_out, has_cwrite, has_cread;
+    long long in, out, cwrite, cread; /* input_tokens, output_tokens,
+                                         cache_creation_input_tokens, cache_read_input_tokens */
+} ac_dusage;
+
+/* Anthropic's content_block object shares the delta's spans: "type" is
+ * AC_DS_DTYPE, "text", "thinking" and "signature" the delta's, "id" and "name"
+ * AC_DS_TC_ID and AC_DS_TC_NAME, and a member in both is a duplicate (the scan
+ * fails); an event with both objects is left to jansson by the caller. */
 typedef struct ac_delta {
     ac_dspan s[AC_DS_COUNT];
     int has_tool_call;   /* OpenAI: delta.tool_calls held one call */
@@ -51,9 +70,15 @@ typedef struct ac_delta {
     int has_usage;       /* OpenAI: "usage" was an object */
     int has_in, has_out; /* with integer prompt_tokens / completion_tokens */
     long long in_tokens, out_tokens;
+    int has_cached;      /* usage.prompt_tokens_details.cached_tokens, an integer */
+    int has_rtokens;     /* usage.completion_tokens_details.reasoning_tokens, an integer */
+    long long cached_tokens, reasoning_tokens;
     int has_index; /* Anthropic: "index" was present */
     long index;    /* its value (0..9999999) */
     int has_delta; /* Anthropic: "delta" object was present */
+    int has_block;   /* Anthropic: "content_block" object was present */
+    int has_message; /* Anthropic: "message" object was present */
+    ac_dusage usage, msg_usage; /* Anthropic: "usage" and message.usage */
 } ac_delta;
 
 /* Scans one event's data. Returns 1 when it has the hot shape and is valid

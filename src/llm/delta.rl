@@ -20,8 +20,12 @@ enum {
     B_C_INDEX, B_C_DELTA, B_C_FINISH,
     B_CONTENT, B_RCONTENT, B_REASONING, B_REFUSAL, B_TOOLS,
     B_T_INDEX, B_T_ID, B_T_FUNCTION, B_F_NAME, B_F_ARGS,
-    B_U_IN, B_U_OUT, B_TYPE, B_INDEX, B_DELTA, B_D_TYPE, B_D_TEXT, B_D_THINK, B_D_SIG, B_D_PARTIAL
+    B_U_IN, B_U_OUT, B_U_PDET, B_U_CDET, B_U_CACHED, B_U_RTOKENS, B_ID, B_MODEL,
+    B_A_IN, B_A_OUT, B_A_CW, B_A_CR, B_M_USAGE, B_MESSAGE, B_BLOCK, B_CB_DATA, B_D_STOP,
+    B_TYPE, B_INDEX, B_DELTA, B_D_TYPE, B_D_TEXT, B_D_THINK, B_D_SIG, B_D_PARTIAL,
+    B_COUNT
 };
+_Static_assert(B_COUNT <= sizeof(unsigned long) * 8, "the seen bits fit in an unsigned long");
 
 #define DS_DUP(b)                                                                              \
     do {                                                                                       \
@@ -105,6 +109,8 @@ static const unsigned char *ds_skip_plain(const unsigned char *p, const unsigned
     inum = ( '-' @{ nneg = 1; } )? ( ( '0' | [1-9] [0-9]{0,17} ) ${ nacc = nacc * 10 + (unsigned long long)(fc - '0'); } );
     # an object of scalars (usage details)
     flat = '{' ws ( okey ws ':' ws scalar ( ws ',' ws okey ws ':' ws scalar )* )? ws '}';
+    # a value the decoders do not read: a scalar, an object of scalars, an empty array
+    skip = scalar | flat | '[' ws ']';
     # small non-negative integers (indexes)
     idx = '0' | [1-9] [0-9]{0,6};
 }%%
@@ -147,20 +153,38 @@ static const unsigned char *ds_skip_plain(const unsigned char *p, const unsigned
              | ( okey - ( '"index"' | '"delta"' | '"finish_reason"' ) ) ws ':' ws scalar;
     choice = '{' ws ( choice_m ( ws ',' ws choice_m )* )? ws '}';
 
+    # a counter of the usage details: an integer is kept, other scalars are not read
+    pd_m = '"cached_tokens"' @{ DS_DUP(B_U_CACHED); nacc = 0; nneg = 0; } ws ':' ws
+               ( inum %{ d->cached_tokens = nneg ? -(long long)nacc : (long long)nacc; d->has_cached = 1; }
+               | 'true' | 'false' | 'null' | str )
+         | ( okey - '"cached_tokens"' ) ws ':' ws scalar;
+    pdet = '{' ws ( pd_m ( ws ',' ws pd_m )* )? ws '}';
+    cd_m = '"reasoning_tokens"' @{ DS_DUP(B_U_RTOKENS); nacc = 0; nneg = 0; } ws ':' ws
+               ( inum %{ d->reasoning_tokens = nneg ? -(long long)nacc : (long long)nacc; d->has_rtokens = 1; }
+               | 'true' | 'false' | 'null' | str )
+         | ( okey - '"reasoning_tokens"' ) ws ':' ws scalar;
+    cdet = '{' ws ( cd_m ( ws ',' ws cd_m )* )? ws '}';
+
     u_m = '"prompt_tokens"' @{ DS_DUP(B_U_IN); nacc = 0; nneg = 0; } ws ':' ws
               ( inum %{ d->in_tokens = nneg ? -(long long)nacc : (long long)nacc; d->has_in = 1; }
               | 'null' )
         | '"completion_tokens"' @{ DS_DUP(B_U_OUT); nacc = 0; nneg = 0; } ws ':' ws
               ( inum %{ d->out_tokens = nneg ? -(long long)nacc : (long long)nacc; d->has_out = 1; }
               | 'null' )
-        | ( okey - ( '"prompt_tokens"' | '"completion_tokens"' ) ) ws ':' ws ( scalar | flat );
+        | '"prompt_tokens_details"' @{ DS_DUP(B_U_PDET); } ws ':' ws ( pdet | scalar )
+        | '"completion_tokens_details"' @{ DS_DUP(B_U_CDET); } ws ':' ws ( cdet | scalar )
+        | ( okey - ( '"prompt_tokens"' | '"completion_tokens"' | '"prompt_tokens_details"'
+                   | '"completion_tokens_details"' ) ) ws ':' ws ( scalar | flat );
     usage = '{' ws ( u_m ( ws ',' ws u_m )* )? ws '}' @{ d->has_usage = 1; };
 
     top_m = '"choices"' @{ DS_DUP(B_CHOICES); } ws ':' ws '[' ws choice? ws ']'
           | '"error"' @{ DS_DUP(B_ERROR); } ws ':' ws 'null'
           | '"usage"' @{ DS_DUP(B_USAGE); } ws ':' ws ( 'null' | usage )
           | '"object"' @{ DS_DUP(B_OBJECT); } ws ':' ws ( str @{ DS_SET(AC_DS_OBJECT); } | nonstr )
-          | ( okey - ( '"choices"' | '"error"' | '"usage"' | '"object"' | '"x_groq"' ) )
+          | '"id"' @{ DS_DUP(B_ID); } ws ':' ws ( str @{ DS_SET(AC_DS_ID); } | nonstr )
+          | '"model"' @{ DS_DUP(B_MODEL); } ws ':' ws ( str @{ DS_SET(AC_DS_MODEL); } | nonstr )
+          | ( okey - ( '"choices"' | '"error"' | '"usage"' | '"object"' | '"x_groq"' | '"id"'
+                     | '"model"' ) )
                 ws ':' ws scalar;
 
     main := ws '{' ws ( top_m ( ws ',' ws top_m )* )? ws '}' ws;
@@ -190,20 +214,61 @@ out:
     action index_0 { d->index = 0; }
     action index_d { d->index = d->index * 10 + (fc - '0'); }
 
+    # usage counters: an integer is kept, other scalars are not read
+    acount = ( inum %{ *cnt = nneg ? -(long long)nacc : (long long)nacc; *has = 1; }
+             | 'true' | 'false' | 'null' | str );
+    au_m = '"input_tokens"' @{ DS_DUP(B_A_IN); nacc = 0; nneg = 0; cnt = &u->in; has = &u->has_in; }
+               ws ':' ws acount
+         | '"output_tokens"' @{ DS_DUP(B_A_OUT); nacc = 0; nneg = 0; cnt = &u->out; has = &u->has_out; }
+               ws ':' ws acount
+         | '"cache_creation_input_tokens"' @{ DS_DUP(B_A_CW); nacc = 0; nneg = 0; cnt = &u->cwrite;
+                                              has = &u->has_cwrite; }
+               ws ':' ws acount
+         | '"cache_read_input_tokens"' @{ DS_DUP(B_A_CR); nacc = 0; nneg = 0; cnt = &u->cread;
+                                          has = &u->has_cread; }
+               ws ':' ws acount
+         | ( okey - ( '"input_tokens"' | '"output_tokens"' | '"cache_creation_input_tokens"'
+                    | '"cache_read_input_tokens"' ) ) ws ':' ws ( scalar | flat );
+    ausage = '{' ws ( au_m ( ws ',' ws au_m )* )? ws '}' @{ u->set = 1; };
+
+    am_m = '"id"' @{ DS_DUP(B_ID); } ws ':' ws ( str @{ DS_SET(AC_DS_ID); } | nonstr )
+         | '"model"' @{ DS_DUP(B_MODEL); } ws ':' ws ( str @{ DS_SET(AC_DS_MODEL); } | nonstr )
+         | '"usage"' @{ DS_DUP(B_M_USAGE); u = &d->msg_usage; } ws ':' ws ( ausage | scalar )
+         | ( okey - ( '"id"' | '"model"' | '"usage"' ) ) ws ':' ws skip;
+    amsg = '{' ws ( am_m ( ws ',' ws am_m )* )? ws '}' @{ d->has_message = 1; };
+
+    cb_m = '"type"' @{ DS_DUP(B_D_TYPE); } ws ':' ws ( str @{ DS_SET(AC_DS_DTYPE); } | nonstr )
+         | '"text"' @{ DS_DUP(B_D_TEXT); } ws ':' ws ( str @{ DS_SET(AC_DS_TEXT); } | nonstr )
+         | '"thinking"' @{ DS_DUP(B_D_THINK); } ws ':' ws ( str @{ DS_SET(AC_DS_THINK); } | nonstr )
+         | '"signature"' @{ DS_DUP(B_D_SIG); } ws ':' ws ( str @{ DS_SET(AC_DS_SIG); } | nonstr )
+         | '"data"' @{ DS_DUP(B_CB_DATA); } ws ':' ws ( str @{ DS_SET(AC_DS_DATA); } | nonstr )
+         | '"id"' @{ DS_DUP(B_T_ID); } ws ':' ws ( str @{ DS_SET(AC_DS_TC_ID); } | nonstr )
+         | '"name"' @{ DS_DUP(B_F_NAME); } ws ':' ws ( str @{ DS_SET(AC_DS_TC_NAME); } | nonstr )
+         | ( okey - ( '"type"' | '"text"' | '"thinking"' | '"signature"' | '"data"' | '"id"'
+                    | '"name"' ) ) ws ':' ws skip;
+    ablock = '{' ws ( cb_m ( ws ',' ws cb_m )* )? ws '}' @{ d->has_block = 1; };
+
     ad_m = '"type"' @{ DS_DUP(B_D_TYPE); } ws ':' ws str @{ DS_SET(AC_DS_DTYPE); }
          | '"text"' @{ DS_DUP(B_D_TEXT); } ws ':' ws ( str @{ DS_SET(AC_DS_TEXT); } | nonstr )
          | '"thinking"' @{ DS_DUP(B_D_THINK); } ws ':' ws ( str @{ DS_SET(AC_DS_THINK); } | nonstr )
          | '"signature"' @{ DS_DUP(B_D_SIG); } ws ':' ws ( str @{ DS_SET(AC_DS_SIG); } | nonstr )
          | '"partial_json"' @{ DS_DUP(B_D_PARTIAL); } ws ':' ws
                ( str @{ DS_SET(AC_DS_PARTIAL); } | nonstr )
-         | ( okey - ( '"type"' | '"text"' | '"thinking"' | '"signature"' | '"partial_json"' ) )
+         | '"stop_reason"' @{ DS_DUP(B_D_STOP); } ws ':' ws
+               ( str @{ DS_SET(AC_DS_FINISH); } | nonstr )
+         | ( okey - ( '"type"' | '"text"' | '"thinking"' | '"signature"' | '"partial_json"'
+                    | '"stop_reason"' ) )
                ws ':' ws scalar;
     adelta = '{' ws ( ad_m ( ws ',' ws ad_m )* )? ws '}' @{ d->has_delta = 1; };
 
     at_m = '"type"' @{ DS_DUP(B_TYPE); } ws ':' ws str @{ DS_SET(AC_DS_TYPE); }
          | '"index"' @{ DS_DUP(B_INDEX); } ws ':' ws ( idx >index_0 $index_d ) @{ d->has_index = 1; }
          | '"delta"' @{ DS_DUP(B_DELTA); } ws ':' ws adelta
-         | ( okey - ( '"type"' | '"index"' | '"delta"' ) ) ws ':' ws scalar;
+         | '"content_block"' @{ DS_DUP(B_BLOCK); } ws ':' ws ablock
+         | '"message"' @{ DS_DUP(B_MESSAGE); } ws ':' ws amsg
+         | '"usage"' @{ DS_DUP(B_USAGE); u = &d->usage; } ws ':' ws ( ausage | scalar )
+         | ( okey - ( '"type"' | '"index"' | '"delta"' | '"content_block"' | '"message"'
+                    | '"usage"' ) ) ws ':' ws scalar;
 
     main := ws '{' ws ( at_m ( ws ',' ws at_m )* )? ws '}' ws;
 
@@ -214,8 +279,12 @@ int ac_delta_scan_anthropic(const char *data, size_t n, ac_delta *d)
 {
     const unsigned char *p = (const unsigned char *)data, *pe = p + n, *eof = pe;
     const unsigned char *sp = p;
-    int cs, sesc = 0, bad = 0;
+    int cs, sesc = 0, bad = 0, nneg = 0;
+    unsigned long long nacc = 0;
     unsigned long seen = 0;
+    ac_dusage *u = &d->usage;
+    long long *cnt = NULL;
+    int *has = NULL;
     (void)eof;
     memset(d, 0, sizeof *d);
     %% write init;

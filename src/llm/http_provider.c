@@ -114,6 +114,9 @@ struct hp_provider {
      * costs more than a small request's whole parse */
     CURL *easy_pool[64];
     int n_easy_pool;
+    /* finished calls, their stream reset (its buffers kept) for the next calls */
+    hp_call *call_pool[16];
+    int n_call_pool;
     int closing;
     uint16_t ev_started, ev_delta, ev_completed, ev_failed;
     /* calls by slot; id = generation << 32 | (slot + 1) */
@@ -326,11 +329,29 @@ static void hp_call_free(hp_call *c)
             curl_easy_cleanup(c->easy);
         }
     }
-    ac_stream_free(c->st);
     curl_slist_free_all(c->own_headers);
     free(c->body);
     free(c->errbody);
+    if (c->st && !p->closing &&
+        p->n_call_pool < (int)(sizeof p->call_pool / sizeof p->call_pool[0])) {
+        ac_stream_reset(c->st, NULL);
+        p->call_pool[p->n_call_pool++] = c;
+        return;
+    }
+    ac_stream_free(c->st);
     free(c);
+}
+
+/* A zeroed call, from the pool (its stream kept) or new; NULL when out of memory. */
+static hp_call *hp_call_new(hp_provider *p)
+{
+    if (!p->n_call_pool)
+        return calloc(1, sizeof(hp_call));
+    hp_call *c = p->call_pool[--p->n_call_pool];
+    ac_stream *st = c->st;
+    memset(c, 0, sizeof *c);
+    c->st = st;
+    return c;
 }
 
 /* ---- posting ---- */
@@ -1031,9 +1052,12 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
 {
     char err[256];
     uint16_t origin = opts ? opts->origin : 0;
-    hp_call *c = calloc(1, sizeof *c);
+    hp_call *c = hp_call_new(p);
+    if (c)
+        c->p = p;
     if (!c || hp_slot_take(p, c) != 0) {
-        free(c);
+        if (c)
+            hp_call_free(c);
         if (!done)
             hp_fail_start(p, s, origin, "protocol", "out of memory starting a call to %s",
                           p->shown);
@@ -1055,6 +1079,10 @@ static uint64_t hp_begin(hp_provider *p, ac_session *s, const ac_conv *conv,
             hp_fail_start(p, s, origin, "protocol", "cannot build the request to %s: %s", p->shown,
                           err[0] ? err : "out of memory");
         goto fail;
+    }
+    if (c->st) { /* a kept call's stream: its sink is this call's (else made at the answer) */
+        ac_stream_sink sink = {c, hp_on_text, hp_on_reasoning, hp_on_refusal, hp_on_tool};
+        ac_stream_reset(c->st, &sink);
     }
     c->easy = p->n_easy_pool ? p->easy_pool[--p->n_easy_pool] : curl_easy_init();
     if (!c->easy) {
@@ -1113,6 +1141,11 @@ static void hp_free(ac_provider *base)
     p->closing = 1;
     while (p->n_easy_pool)
         curl_easy_cleanup(p->easy_pool[--p->n_easy_pool]);
+    while (p->n_call_pool) {
+        hp_call *c = p->call_pool[--p->n_call_pool];
+        ac_stream_free(c->st);
+        free(c);
+    }
     for (uint32_t i = 0; i < p->n_slots; i++) {
         hp_call *c = p->slots[i];
         if (!c)

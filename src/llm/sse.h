@@ -79,4 +79,9 @@ const char *ac_sse_strerror(int code);
 /* Frees the scanner and everything it owns. NULL is a no-op. */
 void ac_sse_free(ac_sse *sse);
 
+/* Makes sse as ac_sse_new() left it (same limits and callbacks), keeping its
+ * buffers for the next stream unless one grew past AC_SSE_KEEP_BYTES. */
+#define AC_SSE_KEEP_BYTES 4096
+void ac_sse_reset(ac_sse *sse);
+
 #endif

@@ -261,6 +261,37 @@ ac_sse *ac_sse_new(size_t max_line, size_t max_event, ac_sse_event_fn on_event,
     return s;
 }
 
+/* Empties b for reuse, or frees it when it grew past what is worth keeping. */
+static void buf_keep(ac_buf *b)
+{
+    if (b->cap > AC_SSE_KEEP_BYTES)
+        ac_buf_free(b);
+    else
+        ac_buf_clear(b);
+}
+
+void ac_sse_reset(ac_sse *s)
+{
+    ac_sse kept = *s;
+    memset(s, 0, sizeof *s);
+    s->max_line = kept.max_line;
+    s->max_event = kept.max_event;
+    s->on_event = kept.on_event;
+    s->on_comment = kept.on_comment;
+    s->ud = kept.ud;
+    s->retry_ms = -1;
+    s->field = F_NONE;
+    s->data = kept.data;
+    s->event = kept.event;
+    s->val = kept.val;
+    s->id = kept.id;
+    buf_keep(&s->data);
+    buf_keep(&s->event);
+    buf_keep(&s->val);
+    buf_keep(&s->id);
+    %% write init;
+}
+
 static int sse_exec(ac_sse *s, const char *buf, size_t len)
 {
     const char *p = buf;

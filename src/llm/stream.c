@@ -36,7 +36,9 @@ struct ac_stream {
     size_t calls_cap;
     ac_stream_block *blocks;
     size_t n_blocks, blocks_cap;
-    ac_buf scratch;     /* decoded strings of a fast-read event */
+    ac_buf scratch; /* decoded strings of a fast-read event */
+    /* the turn's finish_reason, response_id and response_model (each at most 256 bytes) */
+    char names[3][257];
     int slow;           /* 1: every event is read with jansson (testing) */
     size_t fast_events; /* events read by the fast path */
     ac_stream_turn turn;
@@ -304,6 +306,14 @@ static int st_strdup_into(ac_stream *st, char **dst, const char *v)
     return 0;
 }
 
+/* Copies v (at most 256 bytes) into the stream's slot k and points *dst at it. */
+static void st_name(ac_stream *st, int k, char **dst, const char *v)
+{
+    size_t n = strlen(v);
+    memcpy(st->names[k], v, n + 1);
+    *dst = st->names[k];
+}
+
 int ac_stream__set_finish(ac_stream *st, const char *reason)
 {
     /* ORDER: the normalized names are the OpenAI ones */
@@ -319,19 +329,19 @@ int ac_stream__set_finish(ac_stream *st, const char *reason)
         }
     if (strlen(reason) > 256)
         return ac_stream__fail(st, AC_STREAM_ERR_PROTOCOL, "finish reason too long");
-    return st_strdup_into(st, &st->turn.finish_reason, reason);
+    st_name(st, 0, &st->turn.finish_reason, reason);
+    return 0;
 }
 
 int ac_stream__set_response(ac_stream *st, const char *id, const char *model)
 {
     ac_stream_turn *t = &st->turn;
-    int rc = 0;
     t->response_read = 1;
     if (id && !t->response_id && strlen(id) <= 256)
-        rc = st_strdup_into(st, &t->response_id, id);
-    if (!rc && model && !t->response_model && strlen(model) <= 256)
-        rc = st_strdup_into(st, &t->response_model, model);
-    return rc;
+        st_name(st, 1, &t->response_id, id);
+    if (model && !t->response_model && strlen(model) <= 256)
+        st_name(st, 2, &t->response_model, model);
+    return 0;
 }
 
 int ac_stream__provider_error(ac_stream *st, const char *type, const char *message, int retryable)
@@ -569,15 +579,10 @@ int ac_stream_error_retryable(const ac_stream *st)
     return st->status ? st->retryable : 0;
 }
 
-void ac_stream_free(ac_stream *st)
+/* Frees what the turn allocated besides the text buffers. */
+static void st_turn_free(ac_stream *st)
 {
-    if (!st)
-        return;
-    ac_sse_free(st->sse);
     free(st->err);
-    ac_buf_free(&st->text);
-    ac_buf_free(&st->reasoning);
-    ac_buf_free(&st->refusal);
     for (size_t i = 0; i < 3 * st->turn.n_thinking_blocks; i++)
         ac_buf_free(&st->thinks[i]);
     free(st->thinks);
@@ -594,13 +599,55 @@ void ac_stream_free(ac_stream *st)
     free(st->turn.tool_calls);
     free(st->calls);
     free(st->blocks);
-    ac_buf_free(&st->scratch);
-    free(st->turn.finish_reason);
-    free(st->turn.response_id);
-    free(st->turn.response_model);
     free(st->turn.error_type);
     free(st->turn.error_message);
+}
+
+void ac_stream_free(ac_stream *st)
+{
+    if (!st)
+        return;
+    ac_sse_free(st->sse);
+    ac_buf_free(&st->text);
+    ac_buf_free(&st->reasoning);
+    ac_buf_free(&st->refusal);
+    ac_buf_free(&st->scratch);
+    st_turn_free(st);
     free(st);
+}
+
+/* Empties b for the next turn, or frees it when it grew past what is worth keeping. */
+static void st_keep(ac_buf *b)
+{
+    if (b->cap > AC_SSE_KEEP_BYTES)
+        ac_buf_free(b);
+    else
+        ac_buf_clear(b);
+}
+
+void ac_stream_reset(ac_stream *st, const ac_stream_sink *sink)
+{
+    st_turn_free(st);
+    ac_sse_reset(st->sse);
+    ac_stream kept = *st;
+    memset(st, 0, sizeof *st);
+    st->wire = kept.wire;
+    if (sink)
+        st->sink = *sink;
+    st->sse = kept.sse;
+    st->max_turn = kept.max_turn;
+    st->slow = kept.slow;
+    st->text = kept.text;
+    st->reasoning = kept.reasoning;
+    st->refusal = kept.refusal;
+    st->scratch = kept.scratch;
+    st_keep(&st->text);
+    st_keep(&st->reasoning);
+    st_keep(&st->refusal);
+    st_keep(&st->scratch);
+    st->turn.text = st_empty;
+    st->turn.reasoning = st_empty;
+    st->turn.refusal = st_empty;
 }
 
 char *ac_stream__scratch(ac_stream *st, size_t n)

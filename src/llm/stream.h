@@ -143,6 +143,11 @@ int ac_stream_error_retryable(const ac_stream *st);
 /* Frees the stream and the turn. NULL is a no-op. */
 void ac_stream_free(ac_stream *st);
 
+/* Makes st a new stream of the same wire and limits, with this sink (NULL: none),
+ * as ac_stream_new() would: the turn is freed, the buffers are kept for the next
+ * response (unless one grew past AC_SSE_KEEP_BYTES). */
+void ac_stream_reset(ac_stream *st, const ac_stream_sink *sink);
+
 /* Number of events read so far: each event with data, whatever it says. SSE
  * comments (": keep-alive") and blank lines are not events. A client uses it
  * as the measure of progress of a stream. */

@@ -539,7 +539,11 @@ int ac_toolkits_offer(void *session, const char *name, json_t **schema)
     char why[8];
     if (ac_toolkits_unavailable(s->toolkits, t, why, sizeof why))
         return 0;
-    if (!t->def->enum_from || !*schema)
+    if (!t->def->enum_from)
+        return 1;
+    if (!schema) /* the enums come from the context: the schema is wanted */
+        return 2;
+    if (!*schema)
         return 1;
     json_t *props = json_object_get(*schema, "properties");
     const char *param;

@@ -3,6 +3,7 @@
  * json_dumps costs about ten thousand instructions for a value of a hundred bytes (a stream
  * buffer, a callback per piece); this writer appends to one growing buffer.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,17 +102,12 @@ void ac_json_put_int(ac_buf *b, int64_t v)
     ac_buf_add(b, o, (size_t)(num + sizeof num - o));
 }
 
-/* A real as jansson writes one (AC_JSON_REALS): %.17g, a ".0" where it would read as an
- * integer, the exponent without '+' or leading zeros; else the buffer failed: the caller
- * leaves the value to jansson. */
-static void put_real(ac_buf *b, double d, unsigned flags)
+/* A real as jansson writes one with this precision: %.*g, a ".0" where it would read as an
+ * integer, the exponent without '+' or leading zeros. */
+static void put_real_prec(ac_buf *b, double d, int precision)
 {
-    if (!(flags & AC_JSON_REALS)) {
-        ac_buf_fail(b);
-        return;
-    }
     char num[40];
-    int n = snprintf(num, sizeof num - 2, "%.17g", d); /* room left for ".0" */
+    int n = snprintf(num, sizeof num - 2, "%.*g", precision, d); /* room left for ".0" */
     if (n > 0 && (size_t)n < sizeof num - 2 && !strpbrk(num, ".eni"))
         memcpy(num + n, ".0", 3);
     char *e = strchr(num, 'e');
@@ -126,6 +122,17 @@ static void put_real(ac_buf *b, double d, unsigned flags)
         memmove(to, from, strlen(from) + 1);
     }
     ac_buf_addstr(b, num);
+}
+
+/* A real as AC_JSON_REALS writes it (%.17g); without the flag the buffer failed: the caller
+ * leaves the value to jansson. */
+static void put_real(ac_buf *b, double d, unsigned flags)
+{
+    if (!(flags & AC_JSON_REALS)) {
+        ac_buf_fail(b);
+        return;
+    }
+    put_real_prec(b, d, 17);
 }
 
 static void put_value(ac_buf *b, const json_t *v, unsigned flags, int depth)
@@ -202,4 +209,13 @@ void ac_json_put_string(ac_buf *b, const char *s, size_t n, unsigned flags)
 void ac_json_put_real(ac_buf *b, double d)
 {
     put_real(b, d, AC_JSON_REALS);
+}
+
+void ac_json_put_real_precision(ac_buf *b, double d, int precision)
+{
+    if (precision < 1 || precision > 17 || !isfinite(d)) {
+        ac_buf_fail(b);
+        return;
+    }
+    put_real_prec(b, d, precision);
 }

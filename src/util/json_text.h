@@ -25,6 +25,9 @@ void ac_json_put(ac_buf *b, const json_t *v, unsigned flags);
  * for a writer of JSON text that keeps its values in structures of its own. */
 void ac_json_put_str(ac_buf *b, const char *s, size_t n);
 void ac_json_put_real(ac_buf *b, double d);
+/* A real as json_dumps writes it with JSON_REAL_PRECISION(precision) (1 to 17); a real that
+ * is not finite (which jansson does not hold) fails b. */
+void ac_json_put_real_precision(ac_buf *b, double d, int precision);
 /* An integer as jansson writes it (decimal, '-' when negative). */
 void ac_json_put_int(ac_buf *b, int64_t v);
 /* ac_json_put_str with flags (AC_JSON_ASCII). */

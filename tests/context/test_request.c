@@ -16,6 +16,7 @@
 
 #include "context/conversation.h"
 #include "context/request.h"
+#include "context/request_cache.h"
 
 static json_t *parse(const char *s)
 {
@@ -859,8 +860,11 @@ static int offer_fn(void *ud, const char *name, json_t **schema)
     (*(int *)ud)++;
     if (!strcmp(name, "plane::edit"))
         return 0;
-    if (!strcmp(name, "plane::login"))
+    if (!strcmp(name, "plane::login")) {
+        if (!schema)
+            return 2; /* called again with the schema */
         json_object_set_new(*schema, "x-seen", json_true());
+    }
     return 1;
 }
 
@@ -881,7 +885,7 @@ static void test_namespaced_wire_names(void **state)
     ac_request_opts o = {
         .model = "m", .tool_offer = offer_fn, .tool_offer_ud = &asked, .settings = &st};
     char *a = openai(c, &o);
-    assert_int_equal(asked, 3);
+    assert_int_equal(asked, 4); /* plane::login twice: with no schema, then with it */
     json_t *j = parse(a);
     json_t *tools = json_object_get(j, "tools");
     assert_int_equal(json_array_size(tools), 2);
@@ -1062,6 +1066,219 @@ static void test_openai_bytes_as_jansson(void **state)
     }
 }
 
+/* An offer callback for the members test: drops "drop", adds an enum to "kit::pick". */
+static int members_offer(void *ud, const char *name, json_t **schema)
+{
+    (void)ud;
+    if (!strcmp(name, "drop"))
+        return 0;
+    if (strcmp(name, "kit::pick") != 0)
+        return 1;
+    if (!schema)
+        return 2;
+    json_object_set_new(*schema, "enum", json_pack("[s,s]", "a", "b\xc3\xa9"));
+    return 1;
+}
+
+/* The members after the messages (max_tokens, the output schema, sampling, seed, effort,
+ * stream, tools, tool_choice, parallel calls) written by the compact writer: the bytes and
+ * errors of the JSON value's path, which an empty pass-through takes. */
+static void test_openai_members_as_jansson(void **state)
+{
+    (void)state;
+    srand(11);
+    static const char *const schemas[] = {
+        "{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"}},\"required\":[\"q\"]}",
+        "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"number\",\"minimum\":0.5,"
+        "\"maximum\":1e3,\"multipleOf\":0.1}}}",
+        "{\"type\":\"object\",\"x\":\"caf\\u00e9 \\\"q\\\" \\\\ \\/ \\u0001\",\"e\":-12,"
+        "\"f\":true,\"g\":null,\"h\":[],\"i\":{}}",
+        "{ \"type\" : \"object\", \"properties\" : { \"a\" : { \"type\" : \"array\", \"items\" : "
+        "{ \"type\" : \"integer\", \"minimum\": -3 } } } }",
+        "{\"type\":\"object\",\"properties\":{\"e1\":{\"type\":\"string\",\"default\":\"1e5\"}}}"};
+    static const char *const outputs[] = {
+        NULL,
+        "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"number\",\"multipleOf\":0.01}}}",
+        " { \"a\" : [1, 2.5e10, \"\\u00e9\", 0.1] } ",
+        "not json",
+        "5",
+        "{\"k\":\"\\/\"}"};
+    static const char *const names[] = {"calc", "kit::pick", "drop", "kit::other", "w\xc3\xa9"};
+    static const char *const choices[] = {NULL,   "auto",      "none", "required",
+                                          "calc", "kit::pick", "drop", "absent"};
+    static const char *const efforts[] = {NULL, "low", "xhigh"};
+    static const double reals[] = {
+        0, 1, 0.1, 0.7, 1.0 / 3, 2, 1e-7, 123456789.125, 0.30000000000000004};
+    char desc[5][64], stops[3][48];
+    for (int iter = 0; iter < 400; iter++) {
+        ac_conv *c = ac_conv_new();
+        ac_conv_add_message(c, AC_ROLE_USER, "hi", 1);
+        int n_tools = rand() % 6;
+        for (int k = 0; k < n_tools; k++) {
+            random_text(desc[k], sizeof desc[k]);
+            ac_conv_add_tool_def(c, names[k], desc[k], schemas[rand() % 5]);
+        }
+        const char *stop[4] = {NULL, NULL, NULL, NULL};
+        for (int k = 0, n = rand() % 4; k < n; k++) {
+            random_text(stops[k], sizeof stops[k]);
+            stop[k] = stops[k];
+        }
+        ac_request_settings st = {0};
+        st.has_temperature = rand() % 2;
+        st.temperature = reals[rand() % 9];
+        st.has_top_p = rand() % 3 == 0;
+        st.top_p = reals[rand() % 9];
+        st.stop = rand() % 2 ? stop : NULL;
+        st.has_seed = rand() % 2;
+        st.seed = (int64_t)rand() - RAND_MAX / 2;
+        st.tool_choice = choices[rand() % 8];
+        st.parallel_tool_calls = rand() % 3 - 1;
+        st.reasoning_effort = efforts[rand() % 3];
+        ac_request_opts o = {.model = "m",
+                             .stream = rand() % 2,
+                             .max_tokens = rand() % 2 ? 0 : 100,
+                             .output_schema = outputs[rand() % 6],
+                             .tool_offer = rand() % 2 ? members_offer : NULL,
+                             .settings = rand() % 8 ? &st : NULL};
+        char err1[256] = "", err2[256] = "";
+        char *got = ac_request_openai(c, &o, err1, sizeof err1);
+        ac_request_settings pass = {0};
+        if (o.settings)
+            pass = st;
+        pass.request_json = "{}";
+        o.settings = &pass;
+        char *want = ac_request_openai(c, &o, err2, sizeof err2);
+        if (!want) {
+            assert_null(got);
+            assert_string_equal(err1, err2);
+        } else {
+            assert_non_null(got);
+            assert_string_equal(got, want);
+        }
+        free(got);
+        free(want);
+        ac_conv_free(c);
+    }
+}
+
+/* A random conversation for the Anthropic comparison (iteration iter). */
+static ac_conv *random_anthropic_conv(int iter)
+{
+    static const char *const args[] = {
+        "{\"q\":\"caf\xc3\xa9\",\"n\":0.1,\"big\":1e300,\"a\":[1,{\"b\":null}]}",
+        "  \n ",
+        "not json {",
+        "[1,2]",
+        "{\"k\":1,\"k\":2}",
+        "{\"s\":\"\\u0000\\/x\"}",
+        ""};
+    static const char *const thinks[] = {
+        NULL, "[{\"type\":\"thinking\",\"thinking\":\"a\\u0000b\",\"signature\":\"S1\"}]",
+        "[{\"type\":\"redacted_thinking\",\"data\":\"RW1\"},{\"type\":\"thinking\",\"thinking\":"
+        "\"t\",\"signature\":\"\"}]",
+        "[]"};
+    static const char *const names[] = {"calc", "kit::pick", "drop", "w\xc3\xa9"};
+    char t[6][64];
+    ac_conv *c = ac_conv_new();
+    int n_tools = rand() % 5;
+    for (int k = 0; k < n_tools; k++) {
+        random_text(t[0], sizeof t[0]);
+        ac_conv_add_tool_def(c, names[k], t[0],
+                             k % 2 ? "{\"type\":\"object\",\"properties\":{\"n\":{\"minimum\":"
+                                     "0.5}}}"
+                                   : "{\"type\":\"object\"}");
+    }
+    if (rand() % 3 == 0) {
+        random_text(t[0], sizeof t[0]);
+        ac_conv_add_message(c, AC_ROLE_SYSTEM, t[0], 1);
+    }
+    int rounds = 1 + rand() % (iter % 7 == 0 ? 12 : 4);
+    for (int r = 0; r < rounds; r++) {
+        for (int k = 0; k < 6; k++)
+            random_text(t[k], sizeof t[k]);
+        int64_t ms = 10 * r + 2;
+        if (r || rand() % 4)
+            ac_conv_add_message(c, AC_ROLE_USER, rand() % 5 ? t[0] : "", ms);
+        char id1[32], id2[32];
+        snprintf(id1, sizeof id1, "c%d_a", r);
+        snprintf(id2, sizeof id2, "c%d_b", r);
+        int internal = rand() % 4 == 0;
+        ac_tool_call_in in[2] = {{id1, names[rand() % 4], args[rand() % 7], internal},
+                                 {id2, "calc", args[rand() % 7], internal}};
+        size_t n_calls = (size_t)(rand() % 3);
+        const char *think = thinks[rand() % 4];
+        assert_int_equal(ac_conv_add_assistant_thinking(c, rand() % 3 ? t[1] : "", NULL, think, in,
+                                                        n_calls, ms + 1),
+                         AC_CONV_OK);
+        if (n_calls > 0)
+            ac_conv_set_tool_result(c, id1, rand() % 2, t[2], ms + 2);
+        if (n_calls > 1 && rand() % 4)
+            ac_conv_set_tool_result(c, id2, rand() % 2, t[3], ms + 3);
+    }
+    return c;
+}
+
+/* The Anthropic body by the compact writer against the JSON value's whole build (which an
+ * empty pass-through takes): random conversations of texts, calls (arguments an object, blank,
+ * not JSON, an array, with reals, with duplicate keys), failed results, thinking (with U+0000),
+ * internal rounds, an assistant speaking first, system messages; tools, the offer callback,
+ * settings, the output schema and the note; the bytes and the errors, new and from the cache. */
+static void test_anthropic_bytes_as_jansson(void **state)
+{
+    (void)state;
+    srand(13);
+    static const char *const choices[] = {NULL,   "auto",      "none",  "required",
+                                          "calc", "kit::pick", "absent"};
+    char note[64], stops[2][32];
+    for (int iter = 0; iter < 300; iter++) {
+        ac_conv *c = random_anthropic_conv(iter);
+        const char *stop[3] = {NULL, NULL, NULL};
+        for (int k = 0, n = rand() % 3; k < n; k++) {
+            random_text(stops[k], sizeof stops[k]);
+            stop[k] = stops[k];
+        }
+        ac_request_settings st = {0};
+        st.has_temperature = rand() % 2;
+        st.temperature = (double)(rand() % 1000) / 999;
+        st.has_top_p = rand() % 3 == 0;
+        st.top_p = 0.1;
+        st.stop = rand() % 2 ? stop : NULL;
+        st.tool_choice = choices[rand() % 7];
+        st.parallel_tool_calls = rand() % 3 - 1;
+        random_text(note, sizeof note);
+        ac_request_opts o = {.model = "claude",
+                             .stream = rand() % 2,
+                             .max_tokens = rand() % 2 ? 0 : 100,
+                             .thinking_budget = rand() % 2 ? 0 : 2000,
+                             .output_schema = rand() % 4 ? NULL : "{\"type\":\"object\"}",
+                             .context_note = rand() % 3 ? NULL : note,
+                             .tool_offer = rand() % 2 ? members_offer : NULL,
+                             .settings = rand() % 6 ? &st : NULL};
+        ac_request_settings pass = {0};
+        if (o.settings)
+            pass = st;
+        pass.request_json = "{}";
+        ac_request_opts ref = o;
+        ref.settings = &pass;
+        char e0[256] = "";
+        char *want = ac_request__anthropic(c, &ref, 0, e0, sizeof e0);
+        for (int use_cache = 0; use_cache < 3; use_cache++) { /* whole, new, from the cache */
+            char e1[256] = "";
+            char *got = ac_request__anthropic(c, &o, use_cache > 0, e1, sizeof e1);
+            if (!want) {
+                assert_null(got);
+                assert_string_equal(e1, e0);
+            } else {
+                assert_non_null(got);
+                assert_string_equal(got, want);
+            }
+            free(got);
+        }
+        free(want);
+        ac_conv_free(c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1075,6 +1292,8 @@ int main(void)
         cmocka_unit_test(test_window_never_splits),
         cmocka_unit_test(test_anthropic_merging_and_inputs),
         cmocka_unit_test(test_cleared_and_options),
+        cmocka_unit_test(test_openai_members_as_jansson),
+        cmocka_unit_test(test_anthropic_bytes_as_jansson),
         cmocka_unit_test(test_settings_sampling),
         cmocka_unit_test(test_settings_tool_choice),
         cmocka_unit_test(test_settings_passthrough),

@@ -4,7 +4,8 @@
  * conversation that serializes, reloads to the same bytes, and builds
  * OpenAI and Anthropic requests without crashing; the Anthropic request
  * built from the request cache is byte for byte the one built whole, with
- * thinking off and on, and again from a warm cache.
+ * thinking off and on, and again from a warm cache; and both bodies as the
+ * compact writer makes them are those of the JSON value's path.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,15 +45,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&o, 0, sizeof o);
     o.model = "m";
     o.stream = 1;
-    free(ac_request_openai(c, &o, err, sizeof err));
+    /* an empty pass-through takes the JSON value's path: the compact writer's bytes are its */
+    ac_request_settings pass_st;
+    memset(&pass_st, 0, sizeof pass_st);
+    pass_st.request_json = "{}";
+    ac_request_opts ref = o;
+    ref.settings = &pass_st;
+    char *oa = ac_request_openai(c, &o, err, sizeof err);
+    char *oa_ref = ac_request_openai(c, &ref, err, sizeof err);
+    if (!oa != !oa_ref || (oa && strcmp(oa, oa_ref) != 0))
+        abort();
+    free(oa);
+    free(oa_ref);
     for (int pass = 0; pass < 3; pass++) {
-        o.thinking_budget = pass == 1 ? 2048 : 0;
+        o.thinking_budget = ref.thinking_budget = pass == 1 ? 2048 : 0;
         char *cached = ac_request_anthropic(c, &o, err, sizeof err);
         char *whole = ac_request__anthropic(c, &o, 0, err, sizeof err);
+        char *json = ac_request__anthropic(c, &ref, 0, err, sizeof err);
         if (!cached != !whole || (cached && strcmp(cached, whole) != 0))
             abort(); /* the cache must not change a byte */
+        if (!json != !whole || (json && strcmp(json, whole) != 0))
+            abort(); /* nor the compact writer */
         free(cached);
         free(whole);
+        free(json);
     }
     ac_conv_free(c);
     return 0;

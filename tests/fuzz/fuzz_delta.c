@@ -1,7 +1,11 @@
-/* libFuzzer target: the hot-delta scanners (src/llm/delta.rl) against jansson.
+/* libFuzzer target: the event scanners (src/llm/delta.rl, stream_fast.c) against
+ * jansson: the deltas and the other events they read (OpenAI's first chunk and
+ * usage details; Anthropic's message_start, content_block_start and _stop,
+ * message_delta, message_stop, ping).
  * Every input is assembled twice, once with the scanners and once with every
  * event read by jansson, and everything observable (sink calls, the turn, the
- * status and error text) must be byte-identical; also when fed in small chunks.
+ * status and error text) must be byte-identical; also when fed in small chunks,
+ * and to a stream reset after reading the same bytes (nothing of them left).
  * The first byte picks the wire (bit 0: Anthropic) and the form (bit 1: the
  * rest is one event's data, wrapped in a stream that opens text, thinking and
  * tool blocks; else the whole input is the event stream). */
@@ -34,8 +38,11 @@ static void compare(ac_wire wire, const char *in, size_t len, size_t max_turn)
     char *a = sc_run(wire, in, len, 0, 1, max_turn, &fast);
     char *b = sc_run(wire, in, len, 0, 0, max_turn, &slow);
     char *c = sc_run(wire, in, len, 3, 1, max_turn, &fast_chunks);
-    if (strcmp(a, b) != 0 || strcmp(a, c) != 0 || slow != 0 || fast != fast_chunks)
+    char *r = sc_run_on(wire, in, len, 0, 1, max_turn, NULL, 1);
+    if (strcmp(a, b) != 0 || strcmp(a, c) != 0 || strcmp(a, r) != 0 || slow != 0 ||
+        fast != fast_chunks)
         abort();
+    free(r);
     free(a);
     free(b);
     free(c);

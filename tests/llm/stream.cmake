@@ -36,7 +36,7 @@ agentc_add_test(test_llm_delta
   LABELS llm)
 
 if(AGENTC_FUZZ)
-  # libFuzzer target: the hot-delta scanners against jansson's reading of the
+  # libFuzzer target: the event scanners against jansson's reading of the
   # same bytes (every observable result byte-identical). Bounded time in ctest.
   add_executable(fuzz_delta ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_delta.c ${AGENTC_SSE_C}
     ${AGENTC_DELTA_C}

@@ -96,7 +96,13 @@ static void sc_turn(sc_buf *b, const ac_stream_turn *t)
     sc_field(b, "T.finish", t->finish_reason, t->finish_reason ? strlen(t->finish_reason) : 0);
     sc_num(b, "T.in", t->input_tokens);
     sc_num(b, "T.out", t->output_tokens);
+    sc_num(b, "T.cached", t->cached_tokens);
+    sc_num(b, "T.cwrite", t->cache_write_tokens);
+    sc_num(b, "T.rtokens", t->reasoning_tokens);
     sc_num(b, "T.usage", t->have_usage);
+    sc_field(b, "T.rid", t->response_id, t->response_id ? strlen(t->response_id) : 0);
+    sc_field(b, "T.model", t->response_model, t->response_model ? strlen(t->response_model) : 0);
+    sc_num(b, "T.rread", t->response_read);
     sc_num(b, "T.term", t->terminated);
     sc_num(b, "T.err", t->error);
     sc_num(b, "T.retry", t->error_retryable);
@@ -105,17 +111,23 @@ static void sc_turn(sc_buf *b, const ac_stream_turn *t)
 }
 
 /* Feeds in (chunks of at most chunk bytes; 0: whole) with the scanners on or
- * off, with a turn cap of max_turn (0: default). Returns the rendering (free
+ * off, with a turn cap of max_turn (0: default), to a new stream or (reused)
+ * to one that read `in` before and was reset. Returns the rendering (free
  * it); *fast gets the number of events the scanners read. */
-static char *sc_run(ac_wire wire, const char *in, size_t len, size_t chunk, int on, size_t max_turn,
-                    size_t *fast)
+static char *sc_run_on(ac_wire wire, const char *in, size_t len, size_t chunk, int on,
+                       size_t max_turn, size_t *fast, int reused)
 {
     sc_buf b = {0};
     ac_stream_sink sink = {&b, sc_text, sc_reasoning, sc_refusal, sc_tool};
-    ac_stream *st = ac_stream_new(wire, &sink, max_turn);
+    ac_stream *st = ac_stream_new(wire, reused ? NULL : &sink, max_turn);
     if (!st)
         abort();
     ac_stream__set_fast(st, on);
+    if (reused) {
+        ac_stream_feed(st, in, len);
+        ac_stream_finish(st);
+        ac_stream_reset(st, &sink);
+    }
     int rc = 0;
     if (!chunk)
         chunk = len ? len : 1;
@@ -133,6 +145,12 @@ static char *sc_run(ac_wire wire, const char *in, size_t len, size_t chunk, int 
     if (!b.p)
         sc_put(&b, "", 0);
     return b.p;
+}
+
+static char *sc_run(ac_wire wire, const char *in, size_t len, size_t chunk, int on, size_t max_turn,
+                    size_t *fast)
+{
+    return sc_run_on(wire, in, len, chunk, on, max_turn, fast, 0);
 }
 
 #endif

@@ -1,7 +1,8 @@
-/* Tests for the hot-delta scanners (src/llm/delta.rl, stream_fast.c): every
+/* Tests for the event scanners (src/llm/delta.rl, stream_fast.c): every
  * recorded stream in tests/llm/streams/ assembles byte-identically with the
- * scanners and with jansson alone (whole, and fed in small chunks), the
- * scanners do read the delta events of those streams, and hand-made events at
+ * scanners and with jansson alone (whole, fed in small chunks, and by a stream
+ * reset after reading it), the scanners do read the events of those streams
+ * they know, and hand-made events at
  * the edges of JSON (escapes, surrogates, bad UTF-8, duplicate members, big
  * numbers) come out identical too, read by the scanner or left to jansson as
  * expected. */
@@ -52,6 +53,11 @@ static size_t check_same(const char *what, ac_wire wire, const char *in, size_t 
     char *a = sc_run(wire, in, len, 0, 1, max_turn, &fast);
     char *b = sc_run(wire, in, len, 0, 0, max_turn, &slow);
     char *c = sc_run(wire, in, len, 7, 1, max_turn, &fast1);
+    /* a stream reset after reading the same bytes reads them as a new one */
+    char *r = sc_run_on(wire, in, len, 0, 1, max_turn, NULL, 1);
+    if (strcmp(a, r) != 0)
+        fail_msg("%s: a reset stream differs\n--- new\n%s\n--- reset\n%s", what, a, r);
+    free(r);
     assert_int_equal(slow, 0);
     if (strcmp(a, b) != 0)
         fail_msg("%s: scanner and jansson differ\n--- scanner\n%s\n--- jansson\n%s", what, a, b);
@@ -144,10 +150,30 @@ static const edge edges[] = {
     {OA, 1, "{\"choices\":[{\"delta\":\n{\"content\":\"two lines\"}}]}"},
     {OA, 1, "{\"object\":\"chat.completion.chunk\",\"created\":-0}"},
     {OA, 1, "{}"},
-    /* usage with token details: left to the decoder, which reads the cache counts */
-    {OA, 0,
+    /* usage with token details: the cache and reasoning counts */
+    {OA, 1,
      "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":-3,\"total_tokens\":12,"
      "\"prompt_tokens_details\":{\"cached_tokens\":0},\"x\":\"y\"}}"},
+    {OA, 1,
+     "{\"choices\":[],\"usage\":{\"prompt_tokens\":90,\"completion_tokens\":30,"
+     "\"prompt_tokens_details\":{\"cached_tokens\":64,\"audio_tokens\":0},"
+     "\"completion_tokens_details\":{\"reasoning_tokens\":12,\"audio_tokens\":0,"
+     "\"accepted_prediction_tokens\":0}}}"},
+    {OA, 1,
+     "{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":7},\"completion_tokens\":1,"
+     "\"completion_tokens_details\":null}}"},
+    {OA, 1, "{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":7},\"total_tokens\":1}}"},
+    {OA, 1,
+     "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":\"7\"},"
+     "\"completion_tokens_details\":{\"reasoning_tokens\":null}}}"},
+    {OA, 1, "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":3}}"},
+    {OA, 0,
+     "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":1,"
+     "\"cached_tokens\":2}}}"},
+    {OA, 0,
+     "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":1},"
+     "\"prompt_tokens_details\":{}}}"},
+    {OA, 0, "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":1.5}}}"},
     {OA, 1,
      "{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":-3,\"total_tokens\":12,"
      "\"x\":\"y\"}}"},
@@ -230,7 +256,86 @@ static const edge edges[] = {
     {AN, 0,
      "{\"type\":\"content_block_delta\",\"index\":0,\"index\":1,\"delta\":{\"type\":\"text_delta\","
      "\"text\":\"x\"}}"},
-    {AN, 0, "{\"type\":\"ping\"}"},
+    {AN, 1, "{\"type\":\"ping\"}"},
+    {AN, 1, "{ \"type\" : \"message_stop\" , \"x\" : 1 }"},
+    {AN, 1,
+     "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":"
+     "\"assistant\",\"content\":[],\"model\":\"claude-x\",\"stop_reason\":null,\"stop_sequence\":"
+     "null,\"usage\":{\"input_tokens\":472,\"cache_creation_input_tokens\":10,"
+     "\"cache_read_input_tokens\":2000,\"output_tokens\":1,\"service_tier\":\"standard\","
+     "\"cache_creation\":{\"ephemeral_5m_input_tokens\":10}}}}"},
+    {AN, 1,
+     "{\"type\":\"message_start\",\"message\":{\"id\":\"m\\u00e9\\u0000x\",\"model\":7,\"usage\":"
+     "{\"input_tokens\":null,\"cache_read_input_tokens\":3,\"output_tokens\":\"2\"}}}"},
+    {AN, 1,
+     "{\"type\":\"message_start\",\"message\":{\"usage\":{\"cache_read_input_tokens\":3,"
+     "\"input_tokens\":-4}}}"},
+    {AN, 1, "{\"type\":\"message_start\",\"message\":{\"usage\":null}}"},
+    {AN, 1, "{\"type\":\"message_start\",\"message\":{}}"},
+    {AN, 0, "{\"type\":\"message_start\"}"},
+    {AN, 0, "{\"type\":\"message_start\",\"message\":{\"content\":[{\"type\":\"text\"}]}}"},
+    {AN, 0,
+     "{\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"input_tokens\":2}"
+     "}}"},
+    {AN, 0, "{\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1.5}}}"},
+    {AN, 1,
+     "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},"
+     "\"usage\":{\"output_tokens\":15}}"},
+    {AN, 1, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":null},\"usage\":null}"},
+    {AN, 1, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"\"},\"usage\":{}}"},
+    {AN, 1, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"a\\u0000b\"}}"},
+    {AN, 1,
+     "{\"type\":\"message_delta\",\"usage\":{\"output_tokens\":3,\"input_tokens\":9,"
+     "\"cache_creation_input_tokens\":1}}"},
+    {AN, 0, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":{}}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"text\",\"text\":"
+     "\"start \\\"text\\\"\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"text\",\"text\":"
+     "null,\"citations\":[]}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"thinking\","
+     "\"thinking\":\"Then \\u00e9\",\"signature\":\"c2\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":"
+     "\"redacted_thinking\",\"data\":\"RW1\\u0000zz\",\"thinking\":\"ignored\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":"
+     "\"redacted_thinking\"}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"tool_use\","
+     "\"id\":\"toolu_\\u0031\",\"name\":\"get\",\"input\":{}}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"tool_use\","
+     "\"id\":5,\"input\":{\"a\":1}}}"},
+    {AN, 1,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":"
+     "\"server_tool_use\",\"id\":\"srv\",\"name\":\"web_search\",\"input\":{}}}"},
+    {AN, 1, "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\"}}"},
+    {AN, 0, "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":1}}"},
+    {AN, 0, "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{}}"},
+    {AN, 0, "{\"type\":\"content_block_start\",\"content_block\":{\"type\":\"text\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_start\",\"index\":3000000,\"content_block\":{\"type\":\"text\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"te\\u0078t\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"tool_use\","
+     "\"input\":{\"a\":{\"b\":1}}}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"text\"},"
+     "\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}"},
+    {AN, 0,
+     "{\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"text\",\"text\":"
+     "\"a\",\"text\":\"b\"}}"},
+    {AN, 1, "{\"type\":\"content_block_stop\",\"index\":2}"},
+    {AN, 1, "{\"type\":\"content_block_stop\",\"index\":0}"},
+    {AN, 1, "{\"type\":\"content_block_stop\",\"index\":77}"},
+    {AN, 0, "{\"type\":\"content_block_stop\"}"},
+    {AN, 0, "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"o\"}}"},
+    {AN, 0, "{\"type\":\"something_new\"}"},
+    {AN, 0, "{\"index\":0}"},
     {AN, 0,
      "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":"
      "\"\\ud83d\"}}"},
@@ -251,9 +356,17 @@ static const char AN_HEAD[] =
     "\"content_block\":{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"f\",\"input\":{}}}\n\n";
 static const char AN_TAIL[] = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 
+/* Events of the head the scanner reads, for the wire. */
+static size_t head_fast(int an)
+{
+    const char *head = an ? AN_HEAD : OA_HEAD;
+    return check_same("head", an ? AC_WIRE_ANTHROPIC : AC_WIRE_OPENAI, head, strlen(head), 0);
+}
+
 static void test_edges(void **state)
 {
     (void)state;
+    size_t base[2] = {head_fast(0), head_fast(1)};
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
         const edge *e = &edges[i];
         int an = e->wire == AC_WIRE_ANTHROPIC;
@@ -270,13 +383,55 @@ static void test_edges(void **state)
         assert_true(n > 0 && (size_t)n < cap);
         char what[64];
         snprintf(what, sizeof what, "edge case %zu", i);
-        size_t fast = check_same(what, e->wire, in, (size_t)n, 0);
-        /* the head's role chunk, the first, is read by the decoder (the response's id) */
-        size_t want = (size_t)e->fast;
+        check_same(what, e->wire, in, (size_t)n, 0);
+        /* the events the scanner read, up to the edge's (the tail is not read after an error) */
+        size_t fast = check_same(what, e->wire, in, (size_t)n - strlen(an ? AN_TAIL : OA_TAIL), 0);
+        size_t want = (size_t)e->fast + base[an];
         if (fast != want)
             fail_msg("%s (%s): %zu events read by the scanner, expected %zu", what, e->data, fast,
                      want);
         free(in);
+    }
+}
+
+/* The first event names the response: its id and model, read by the scanner
+ * as the decoder reads them (escapes, NULs, other types, long names). */
+static void test_first_event(void **state)
+{
+    (void)state;
+    char model[400];
+    memset(model, 'm', sizeof model - 1);
+    model[sizeof model - 1] = '\0';
+    char big[600];
+    snprintf(big, sizeof big, "{\"id\":\"c\",\"model\":\"%s\",\"choices\":[]}", model);
+    const struct {
+        int fast;
+        const char *data;
+    } first[] = {
+        {1, "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+            "\"model\":\"gpt-x\",\"system_fingerprint\":\"fp\",\"choices\":[{\"index\":0,"
+            "\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null},"
+            "\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}"},
+        {1, "{\"id\":\"c\\u00e9\\u0000x\",\"model\":\"m\\/1\",\"choices\":[]}"},
+        {1, "{\"id\":12,\"model\":null}"},
+        {1, "{\"choices\":[{\"delta\":{\"content\":\"no names\"}}]}"},
+        {1, big},
+        {0, "{\"id\":\"a\",\"id\":\"b\",\"choices\":[]}"},
+        {0, "{\"id\":\"a\",\"model\":{\"n\":1},\"choices\":[]}"},
+        {0, "{\"id\":\"a\",\"object\":\"error\",\"message\":\"no\"}"},
+    };
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+        char in[2048];
+        int n = snprintf(in, sizeof in,
+                         "data: %s\n\ndata: {\"id\":\"later\",\"model\":\"other\","
+                         "\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n%s",
+                         first[i].data, OA_TAIL);
+        assert_true(n > 0 && (size_t)n < sizeof in);
+        char what[64];
+        snprintf(what, sizeof what, "first event %zu", i);
+        size_t fast = check_same(what, AC_WIRE_OPENAI, in, (size_t)n, 0);
+        if (fast != (size_t)first[i].fast + 1)
+            fail_msg("%s: %zu events read by the scanner", what, fast);
     }
 }
 
@@ -301,6 +456,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_recorded_streams),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_first_event),
         cmocka_unit_test(test_unescape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
