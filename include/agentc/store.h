@@ -119,6 +119,11 @@ typedef struct ac_store_session_info {
  * watches): it is neither read nor made again, and the lease is the creator's; a session
  * that cannot be made leaves that row to its caller to remove. */
 #define AC_STORE_CREATED 8u
+/* The caller knows the session is not stored (its id was never used: a sub-agent's, named by
+ * its call): no row read first; its row is made as a new session's, with AC_STORE_GROUPED by
+ * the loop turn's group commit with its first events (nothing waited for). A row stored under
+ * that id meanwhile fails that commit (AC_EINVAL), as a lazy create's does. */
+#define AC_STORE_NEW 16u
 /* The params a new session's row stores for e (its spec's path and param overrides), as JSON
  * text (malloc'd; NULL: out of memory). */
 char *ac_store_create_params(ac_engine *e);
@@ -126,6 +131,12 @@ char *ac_store_create_params(ac_engine *e);
  * is dropped and freeing it commits nothing, its lease included (a commit of it in flight is
  * waited for first). No effect on a session that is not stored. */
 void ac_store_session_discard(ac_session *s);
+/* The same without waiting: what s buffered is dropped and its writer muted at once (nothing
+ * more is committed); while a commit of s is in flight (it names the session) s must not be
+ * freed: 1 then, task (may be NULL: none) deferred once that commit is over; 0 when none is (s
+ * may be freed now, committing nothing). */
+struct ac_loop_task;
+int ac_store_session_discard_when(ac_session *s, struct ac_loop_task *task);
 
 /* Creates the session `id` (posting spawn, as ac_session_new does) or, when the
  * store has it, rebuilds it from its latest snapshot and the journal after it,

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "server_int.h"
+#include "store/store_ahead.h"
 #include "store/store_notify.h"
 
 #define POLL_MS 1000
@@ -33,18 +34,20 @@ struct srv_fwd {
     struct MHD_Connection *conn; /* suspended; NULL once its request is over */
     int64_t id;                  /* its inbox row (0: not stored yet) */
     uint64_t timer;
-    int busy;         /* one statement of it is under way */
-    int past;         /* its deadline passed */
-    int withdraw_due; /* to be withdrawn (past its deadline): sent when nothing else is */
-    int taken;        /* too late to withdraw: its holder has it */
-    int finished;     /* answered: status and reply */
-    int gone;         /* its request no longer refers to it */
-    int put_sent;     /* its inbox row is on its way (or stored: id) */
-    int no_session;   /* its lease read found no session (deleted by another worker) */
-    int looking;      /* only the session's row read for the request (srv_remote_look), or
-                         the list (srv_remote_list) */
-    int writing;      /* a write for the request (srv_remote_create, srv_remote_rm) */
-    int look_rc;      /* its answer: AC_OK (look), AC_STORE_ENOENT or AC_EIO */
+    int busy;             /* one statement of it is under way */
+    int past;             /* its deadline passed */
+    int withdraw_due;     /* to be withdrawn (past its deadline): sent when nothing else is */
+    int taken;            /* too late to withdraw: its holder has it */
+    int finished;         /* answered: status and reply */
+    int gone;             /* its request no longer refers to it */
+    int put_sent;         /* its inbox row is on its way (or stored: id) */
+    int no_session;       /* its lease read found no session (deleted by another worker) */
+    int looking;          /* only the session's row read for the request (srv_remote_look), or
+                             the list (srv_remote_list) */
+    int writing;          /* a write for the request (srv_remote_create, srv_remote_rm,
+                             srv_remote_fork), or a read of rows (srv_remote_rows) */
+    ac_store_ahead *rows; /* those rows (srv_remote_rows): its own until taken */
+    int look_rc;          /* its answer: AC_OK (look), AC_STORE_ENOENT or AC_EIO */
     ac_store_session_info look;
     ac_store_list_fn each;        /* a list's rows told to it (srv_remote_list) */
     ac_store_event_fn each_event; /* a journal's events told to it (srv_remote_events) */
@@ -73,6 +76,7 @@ static void maybe_free(srv_fwd *f)
     free(f->route);
     free(f->body);
     free(f->owner);
+    ac_store_ahead_free(f->rows);
     free(f);
 }
 
@@ -453,7 +457,7 @@ int srv_remote_looked(srv_fwd **slot, ac_store_session_info *info)
 
 /* ---- a write for a request, its connection suspended meanwhile ---- */
 
-enum { W_CREATE = 1, W_RM };
+enum { W_CREATE = 1, W_RM, W_ROWS, W_FORK };
 
 static void on_written(void *ud, int rc, const char *error)
 {
@@ -462,7 +466,7 @@ static void on_written(void *ud, int rc, const char *error)
     if (!f->finished) {
         f->look_rc = rc;
         finish(f, 0, rc == AC_OK ? NULL : error);
-    } else if (rc == AC_OK && f->writing == W_CREATE && f->sv->notify) {
+    } else if (rc == AC_OK && (f->writing == W_CREATE || f->writing == W_FORK) && f->sv->notify) {
         /* made after its request was answered that the store did not answer: removed again */
         ac_notify_rm(f->sv->notify, f->session, ac_store_holder(f->sv->store), 1, NULL, NULL);
     }
@@ -501,6 +505,40 @@ enum MHD_Result srv_remote_rm(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
     return look_wait(f, slot,
                      ac_notify_rm(sv->notify, f->session, ac_store_holder(sv->store), attempt,
                                   on_written, f) == 0);
+}
+
+enum MHD_Result srv_remote_rows(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                ac_store_ahead *rows)
+{
+    srv_fwd *f = write_new(sv, c, ac_store_ahead_id(rows), W_ROWS);
+    if (!f) {
+        ac_store_ahead_free(rows);
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    }
+    f->rows = rows;
+    int sent = ac_notify_ahead_journal(sv->notify, rows, on_written, f) == 0;
+    if (!sent)
+        f->rows = NULL, ac_store_ahead_free(rows);
+    return look_wait(f, slot, sent);
+}
+
+enum MHD_Result srv_remote_fork(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                const ac_store_fork_row *row)
+{
+    srv_fwd *f = write_new(sv, c, row->to, W_FORK);
+    if (!f)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    return look_wait(f, slot, ac_notify_fork(sv->notify, row, on_written, f) == 0);
+}
+
+ac_store_ahead *srv_remote_rows_taken(srv_fwd **slot)
+{
+    srv_fwd *f = *slot;
+    ac_store_ahead *a =
+        f && f->writing == W_ROWS && f->finished && f->look_rc == AC_OK ? f->rows : NULL;
+    if (a)
+        f->rows = NULL;
+    return a;
 }
 
 int srv_remote_written(srv_fwd **slot, char *why, size_t cap)

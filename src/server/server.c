@@ -307,6 +307,9 @@ typedef struct req {
     srv_sess *delete_ss;
     struct MHD_Connection *delete_conn;
     int delete_waited; /* thrice at most: one committing on and on is waited for no more */
+    int delete_muted;  /* its commit in flight still: muted, waited for (delete_muted) */
+    int64_t delete_attempt;
+    struct srv_fork *fork;       /* POST .../fork on PostgreSQL: under way (fork_next) */
     ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
     size_t n_rows, cap_rows;
     int forwards; /* how often it was (the worker it went to runs the session no more) */
@@ -702,6 +705,122 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
     return accepted_reply(sv, c, r, ss, 201, "created");
 }
 
+static int delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss);
+
+/* A fork on PostgreSQL made without waiting, the request suspended between its steps: the
+ * original's commit under way waited for (delete_waits), its rows read whole on the wake-up
+ * connection (srv_remote_rows), the fork rebuilt here from them (ac_store_fork_with) and its
+ * rows written there (srv_remote_fork), then the reply fork_session gives. */
+typedef struct srv_fork {
+    char id[160];   /* the original's, as its owner names it */
+    char from[300]; /* the original's in the store */
+    char to[400];   /* the new session's in the store */
+    uint64_t turn, at;
+    int step; /* the next: 0 its commit waited for, 1 its rows read, 2 rebuilt and written,
+                 3 answered */
+    struct MHD_Connection *c;
+    req *r;
+    enum MHD_Result ret; /* srv_remote_fork's */
+} srv_fork;
+
+static int fork_send(void *ud, const ac_store_fork_row *row, ac_error *err)
+{
+    (void)err;
+    srv_fork *fk = ud;
+    fk->ret = srv_remote_fork(fk->r->sv, fk->c, &fk->r->fwd, row);
+    return AC_OK;
+}
+
+/* Its rows read: the fork rebuilt from them and its rows sent. */
+static enum MHD_Result fork_rebuilt(srv *sv, struct MHD_Connection *c, req *r, srv_fork *fk)
+{
+    ac_store_ahead *rows = srv_remote_rows_taken(&r->fwd);
+    char why[400];
+    int rc = srv_remote_written(&r->fwd, why, sizeof why);
+    srv_sess *ss = srv_sess_stored(sv, fk->from);
+    ac_error err = {0};
+    if (rc == AC_OK && rows && ss) {
+        ac_store_ahead_begin(sv->store, rows);
+        ac_engine *e = srv_sess_engine(ss);
+        fk->c = c;
+        fk->r = r;
+        if (ac_store_turn_end(sv->store, e, fk->from, fk->turn, &fk->at, &err) == AC_OK)
+            rc = ac_store_fork_with(sv->store, e, fk->from, fk->at, fk->turn, fk->to, fork_send, fk,
+                                    &err);
+        else
+            rc = err.code;
+        ac_store_ahead_end(sv->store);
+    } else if (rc == AC_OK) {
+        rc = ss ? AC_ENOMEM : AC_STORE_ENOENT;
+        snprintf(err.text, sizeof err.text, "%s", ss ? "out of memory" : "no such session");
+    } else {
+        snprintf(err.text, sizeof err.text, "%s", why);
+    }
+    ac_store_ahead_free(rows);
+    if (rc == AC_OK)
+        return fk->ret;
+    if (!ss) /* deleted meanwhile */
+        return srv_reply_error(c, 404, "not_found", "no such session");
+    return srv_reply_error(c, rc == AC_EINVAL ? 409 : 500, "fork_failed",
+                           "cannot fork the session: %s", err.text);
+}
+
+/* Its rows written: the new session known here, and the reply. */
+static enum MHD_Result fork_made(srv *sv, struct MHD_Connection *c, req *r, srv_fork *fk)
+{
+    char why[400];
+    int rc = srv_remote_written(&r->fwd, why, sizeof why);
+    if (rc != AC_OK)
+        return srv_reply_error(c, rc == AC_EINVAL ? 409 : 500, "fork_failed",
+                               "cannot fork the session: %s", why);
+    srv_sess *fs = srv_sess_known(sv, r->owner, fk->to, ac_wall_now_ms());
+    if (!fs)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    return srv_reply_json(c, 201,
+                          json_pack("{s:s, s:{s:s, s:I, s:I}}", "id", fs->id, "forked_from", "id",
+                                    fk->id, "at_turn", (json_int_t)fk->turn, "at_event",
+                                    (json_int_t)fk->at));
+}
+
+static enum MHD_Result fork_next(srv *sv, struct MHD_Connection *c, req *r)
+{
+    srv_fork *fk = r->fork;
+    switch (fk->step++) {
+    case 0: {
+        srv_sess *ss = srv_sess_stored(sv, fk->from);
+        if (ss && delete_waits(sv, c, r, ss))
+            return MHD_YES; /* its commit is durable first: the fork reads what it wrote */
+    }
+        fk->step = 2;
+        /* fall through */
+    case 1: {
+        ac_store_ahead *rows = ac_store_ahead_new(fk->from, 0);
+        if (!rows)
+            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+        return srv_remote_rows(sv, c, &r->fwd, rows);
+    }
+    case 2:
+        return fork_rebuilt(sv, c, r, fk);
+    default:
+        return fork_made(sv, c, r, fk);
+    }
+}
+
+/* The fork's steps begun (fork_next): sid the new session's id in the store. */
+static enum MHD_Result fork_begin(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
+                                  const char *sid, uint64_t turn)
+{
+    srv_fork *fk = calloc(1, sizeof *fk);
+    if (!fk)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    snprintf(fk->id, sizeof fk->id, "%s", ss->id);
+    snprintf(fk->from, sizeof fk->from, "%s", ss->stored_id);
+    snprintf(fk->to, sizeof fk->to, "%s", sid);
+    fk->turn = turn;
+    r->fork = fk;
+    return fork_next(sv, c, r);
+}
+
 /* The stored session ss up to the end of its turn at_turn, as a new session of the same
  * owner (store.h: ac_store_fork): {"at_turn": N, "id"?}. */
 static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
@@ -737,6 +856,8 @@ static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, s
         return srv_reply_error(c, 429, "too_many_sessions",
                                "this token has %zu sessions, the limit; delete one first",
                                r->owner->sessions);
+    if (sv->notify && c && ss->stored_id) /* PostgreSQL: without waiting */
+        return fork_begin(sv, c, r, ss, sid, n);
     ac_error err = {0};
     ac_engine *e = srv_sess_engine(ss);
     if (ac_store_turn_end(sv->store, e, ss->stored_id, n, &at, &err) != AC_OK ||
@@ -888,6 +1009,8 @@ static int posted(int rc)
 int srv_settle_stored(srv *sv, srv_owner *owner, const char *id, ac_loop_task *task)
 {
     srv_sess *ss = srv_sess_find(sv, owner, id);
+    if (ss && ss->s && ss->discarded) /* a DELETE's: its commit in flight over first */
+        return ac_store_session_discard_when(ss->s, task);
     return ss && ss->s ? ac_store_when_durable(ss->s, task) : 0;
 }
 
@@ -1419,10 +1542,47 @@ static int delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
     return 1;
 }
 
+/* On PostgreSQL, a commit of the session still in flight when it is to be removed: muted at
+ * once (nothing more committed), the request (local: suspended, resumed as delete_waits' is;
+ * forwarded: its answer put off, srv_settle "deleted") waits until that commit is over, then
+ * the removal. 1 when it waits. */
+static int delete_muted(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
+{
+    if (!sv->notify || !ss->s || !ss->stored_id || r->delete_muted || ss->discarded)
+        return 0;
+    int64_t attempt = ac_store_session_attempt(ss->s);
+    if (!c) { /* forwarded: the inbox answer waits (remote.c answer_settled) */
+        if (!capture || !capture->later || strlen(ss->id) >= sizeof capture->later->id ||
+            !ac_store_session_discard_when(ss->s, NULL))
+            return 0;
+        ss->discarded = 1;
+        ss->delete_attempt = attempt;
+        snprintf(capture->later->how, sizeof capture->later->how, "deleted");
+        capture->later->code = 200;
+        snprintf(capture->later->id, sizeof capture->later->id, "%s", ss->id);
+        capture->later->owner = r->owner;
+        return 1;
+    }
+    if (ss->delete_task || !sv->loop)
+        return 0;
+    r->delete_wait.fn = delete_resume;
+    r->delete_wait.ud = r;
+    if (!ac_store_session_discard_when(ss->s, &r->delete_wait))
+        return 0;
+    r->delete_muted = 1;
+    r->delete_attempt = attempt;
+    r->delete_ss = ss;
+    r->delete_conn = c;
+    ss->delete_task = &r->delete_wait;
+    ss->delete_conn = c;
+    MHD_suspend_connection(c);
+    return 1;
+}
+
 static enum MHD_Result delete_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                       const char *id)
 {
-    if (ss->s)
+    if (ss->s && !r->delete_muted && !ss->discarded)
         srv_sess_say(ss, "stopped",
                      json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
                                ac_session_partial(ss->s)));
@@ -1432,9 +1592,16 @@ static enum MHD_Result delete_session(srv *sv, struct MHD_Connection *c, req *r,
         srv_sess_drop(ss, 1);
         return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
     }
-    int64_t attempt = ss->s ? ac_store_session_attempt(ss->s) : 0; /* its removal's fence */
+    if (delete_muted(sv, c, r, ss)) {
+        free(sid);
+        return MHD_YES;
+    }
+    int64_t attempt = r->delete_muted ? r->delete_attempt
+                      : ss->discarded ? ss->delete_attempt
+                      : ss->s         ? ac_store_session_attempt(ss->s)
+                                      : 0; /* its removal's fence */
     if (ss->s)
-        ac_store_session_discard(ss->s);
+        ac_store_session_discard(ss->s); /* nothing of it in flight now: at once */
     srv_sess_drop(ss, 0);
     if (c) {
         snprintf(r->removed_id, sizeof r->removed_id, "%s", id);
@@ -1530,6 +1697,20 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
 void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply)
 {
     srv_sess *ss = srv_sess_find(sv, later->owner, later->id);
+    if (!strcmp(later->how, "deleted")) { /* its commit in flight is over: removed now */
+        req r = {0};
+        r.owner = later->owner;
+        captured cap = {0, NULL, NULL};
+        capture = &cap;
+        if (ss)
+            delete_session(sv, NULL, &r, ss, later->id);
+        else
+            srv_reply_error(NULL, 404, "not_found", "no such session");
+        capture = NULL;
+        *status = cap.body ? cap.status : 500;
+        *reply = cap.body;
+        return;
+    }
     int failed = ss && srv_settle_failed(ss, later->stored);
     json_t *o = ss && !failed ? srv_sess_json(ss, 0) : NULL;
     if (o && strcmp(later->how, "created"))
@@ -1761,6 +1942,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return settled_reply(sv, c, r);
     if (r->removed_id[0])
         return removed_reply(c, r);
+    if (r->fork)
+        return fork_next(sv, c, r);
     if (r->too_big)
         return srv_reply_error(c, 413, "body_too_large", "the body is over the limit of %zu bytes",
                                sv->cfg->max_body);
@@ -1784,6 +1967,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r && r->settle.queued && sv->loop) /* a reply put off, its connection gone first */
         ac_loop_undefer(sv->loop, &r->settle);
     if (r) {
+        free(r->fork);
         free(r->body);
         free(r->rows);
         free(r);

@@ -27,6 +27,8 @@ typedef struct srv_engine srv_engine; /* one agent's engine (agents.c) */
 typedef struct srv_conn srv_conn;     /* an open connection and its deadline (admit.c) */
 typedef struct srv_fwd srv_fwd;       /* a request forwarded to another worker (remote.c) */
 struct ac_notify;
+struct ac_store_ahead;
+struct ac_store_fork_row;
 
 /* A token's owner: its name, and what it used (sessions, messages this minute). */
 typedef struct srv_owner {
@@ -100,12 +102,17 @@ struct srv_sess {
     int64_t resume_failed_ms;  /* a claim of it could not load it then (said once) */
     struct srv_client *client; /* its calls waiting for the client (compat_tools.c) */
     int in_call;               /* a sub-agent's session its parent's call runs: kept */
-    json_t *children;          /* its sub-agent calls (children.c), once read */
-    uint64_t handoff_timer;    /* moves it to the agent a handoff names (children.c) */
-    int handoffs;              /* made since its last answered turn (children.c) */
+    int fresh;        /* made here, not loaded from the store: every child of it is known here */
+    json_t *children; /* its sub-agent calls (children.c), once read */
+    uint64_t handoff_timer; /* moves it to the agent a handoff names (children.c) */
+    int handoffs;           /* made since its last answered turn (children.c) */
     /* a DELETE waiting for its commit under way (server.c delete_waits), resumed after */
     ac_loop_task *delete_task;
     struct MHD_Connection *delete_conn;
+    /* a DELETE forwarded here while its commit was in flight: muted (nothing more committed),
+     * removed once that commit is over (its answer put off: srv_settle "deleted") */
+    int discarded;
+    int64_t delete_attempt; /* its lease's attempt: the removal's fence */
 };
 
 typedef struct srv_qnode {
@@ -426,6 +433,16 @@ enum MHD_Result srv_remote_create(srv *sv, struct MHD_Connection *c, srv_fwd **s
                                   const char *stored_id, const char *spec_hash, const char *params);
 enum MHD_Result srv_remote_rm(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                               const char *stored_id, int64_t attempt);
+/* A fork's reads and write, the same way: the rows of the session ahead_id(rows) read whole
+ * (store_notify.h: ac_notify_ahead_journal; rows its own), then the fork's rows written (one
+ * made after the request was answered at --forward-timeout-ms is removed again). */
+enum MHD_Result srv_remote_rows(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                struct ac_store_ahead *rows);
+enum MHD_Result srv_remote_fork(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                const struct ac_store_fork_row *row);
+/* The rows srv_remote_rows read, once read (the caller's to free; NULL: not read), taken before
+ * srv_remote_written says how it went. */
+struct ac_store_ahead *srv_remote_rows_taken(srv_fwd **slot);
 /* The write's outcome (*slot a write): AC_OK, or its error code with why (AC_EINVAL: the row
  * exists; AC_EIO: the store failed or did not answer in time); SRV_NO_LOOK when *slot is no
  * write (left as it is). */

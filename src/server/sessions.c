@@ -123,7 +123,8 @@ int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *given,
     opts.system_prompt = ss->system;
     ac_engine *e = srv_sess_engine(ss);
     opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
-    if (sv->notify && (flags & (AC_STORE_CREATED | AC_STORE_MUST_EXIST)))
+    ss->fresh = (flags & (AC_STORE_CREATED | AC_STORE_NEW)) != 0;
+    if (sv->notify && (flags & (AC_STORE_CREATED | AC_STORE_MUST_EXIST | AC_STORE_NEW)))
         flags |= AC_STORE_GROUPED; /* PostgreSQL: loaded at rest, its first commit, and freed,
                                       its last commit and release, go with the loop's group
                                       commit (no commit made alone, waited for) */
@@ -220,7 +221,11 @@ srv_sess *srv_sess_new_made(srv *sv, srv_owner *owner, const char *id, const cha
 srv_sess *srv_sess_child(srv *sv, srv_sess *parent, const char *id, srv_engine *agent,
                          const ac_session_options *opts, ac_error *err)
 {
-    srv_sess *ss = sess_make(sv, parent->owner, id, NULL, opts, SRV_SESS_API, agent, 0, err);
+    /* PostgreSQL, a parent made here: not read first (open_child found none here, and none
+     * can be elsewhere), its row made by the loop turn's group commit with its first events;
+     * a parent loaded from the store may have children another worker made: read first */
+    srv_sess *ss = sess_make(sv, parent->owner, id, NULL, opts, SRV_SESS_API, agent,
+                             sv->notify && parent->fresh ? AC_STORE_NEW : 0, err);
     if (ss)
         ss->in_call = 1;
     return ss;
@@ -242,7 +247,7 @@ int srv_sess_load(srv_sess *ss, ac_error *err)
 void srv_sess_unload(srv_sess *ss)
 {
     if (!ss->s || !ss->stored_id || ss->streams || ss->chat || ss->waiter || ss->in_call ||
-        ss->delete_task)
+        ss->delete_task || ss->discarded)
         return;
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* commits; the lease is released */

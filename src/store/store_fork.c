@@ -83,7 +83,8 @@ char *ac_store_agent(ac_store *st, const char *id, uint64_t at, ac_error *err)
 
 /* The new session's row, from the original rebuilt at event at (s, settled). */
 static int fork_write(ac_store *st, ac_session *s, store_writer *w, const char *id, uint64_t at,
-                      uint64_t at_turn, const char *new_id, ac_error *err)
+                      uint64_t at_turn, const char *new_id, ac_store_fork_write_fn write, void *ud,
+                      ac_error *err)
 {
     char *snap = ac_session_snapshot_save(s, w->model_calls);
     json_t *note = json_pack("{s:s, s:I, s:I}", "id", id, "at_event", (json_int_t)at, "at_turn",
@@ -102,7 +103,7 @@ static int fork_write(ac_store *st, ac_session *s, store_writer *w, const char *
                                snap,
                                ac_wall_now_ms(),
                                notes};
-        rc = st->ops->fork(st, &f, err);
+        rc = write ? write(ud, &f, err) : st->ops->fork(st, &f, err);
     } else {
         ac_store_err(err, rc, "out of memory");
     }
@@ -113,6 +114,12 @@ static int fork_write(ac_store *st, ac_session *s, store_writer *w, const char *
 
 int ac_store_fork(ac_store *st, ac_engine *e, const char *id, uint64_t at, uint64_t at_turn,
                   const char *new_id, ac_error *err)
+{
+    return ac_store_fork_with(st, e, id, at, at_turn, new_id, NULL, NULL, err);
+}
+
+int ac_store_fork_with(ac_store *st, ac_engine *e, const char *id, uint64_t at, uint64_t at_turn,
+                       const char *new_id, ac_store_fork_write_fn write, void *ud, ac_error *err)
 {
     if (!st || !e || !id || !new_id || !*new_id ||
         strlen(new_id) >= sizeof((ac_store_session_info *)0)->id) {
@@ -146,7 +153,7 @@ int ac_store_fork(ac_store *st, ac_engine *e, const char *id, uint64_t at, uint6
                      id, (unsigned long long)at);
         rc = AC_EINVAL;
     } else {
-        rc = fork_write(st, s, w, id, at, at_turn, new_id, err);
+        rc = fork_write(st, s, w, id, at, at_turn, new_id, write, ud, err);
     }
     ac_session_free(s); /* muted: writes nothing, takes and releases no lease */
     return rc;

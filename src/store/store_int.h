@@ -116,6 +116,11 @@ typedef struct ac_store_fork_row {
     int64_t t_ms;         /* of the note */
     const char *note;     /* the note's body */
 } ac_store_fork_row;
+/* ac_store_fork with its rows given to write(ud, f, err) (its values live until it returns)
+ * instead of the store's fork (write NULL: the store's); what write returns is the fork's. */
+typedef int (*ac_store_fork_write_fn)(void *ud, const ac_store_fork_row *f, ac_error *err);
+int ac_store_fork_with(ac_store *st, ac_engine *e, const char *id, uint64_t at, uint64_t at_turn,
+                       const char *new_id, ac_store_fork_write_fn write, void *ud, ac_error *err);
 
 typedef int (*ac_store_snap_fn)(void *ud, uint64_t n, const char *body, int kept);
 typedef int (*ac_store_call_fn)(void *ud, const char *call_id, const char *name, int64_t started_ms,

@@ -329,7 +329,7 @@ ac_session *ac_store_session_opts(ac_store *st, ac_engine *e, const char *id, un
         ac_store_err(err, AC_EINVAL, "%s", why);
         return NULL;
     }
-    if (flags & AC_STORE_CREATED) /* its row is new: nothing to read */
+    if (flags & (AC_STORE_CREATED | AC_STORE_NEW)) /* its row is new: nothing to read */
         return create_new(st, e, id, flags, opts, agent, err);
     ac_store_group_sync(st, id); /* freed in this loop turn: its last commit first */
     ac_store_session_info info;

@@ -121,6 +121,16 @@ int ac_notify_rm(ac_notify *nt, const char *id, const char *holder, int64_t atte
  * AC_STORE_ENOENT (no such session) or AC_EIO. Four statements, queued at once. */
 struct ac_store_ahead;
 int ac_notify_ahead(ac_notify *nt, struct ac_store_ahead *a, ac_notify_done_fn done, void *ud);
+/* The same for a session read whole, not loaded (a fork's reads): its row and agent and its
+ * whole journal; no snapshot (the rebuild starts from its first event), no tool calls. Two
+ * statements, queued at once. */
+int ac_notify_ahead_journal(ac_notify *nt, struct ac_store_ahead *a, ac_notify_done_fn done,
+                            void *ud);
+/* ac_store_fork's rows written as the store writes them (one statement): AC_OK, AC_EINVAL (the
+ * new id exists), AC_STORE_ENOENT (no such original), AC_EIO; error says which. */
+struct ac_store_fork_row;
+int ac_notify_fork(ac_notify *nt, const struct ac_store_fork_row *f, ac_notify_done_fn done,
+                   void *ud);
 
 /* ---- the inbox (store_inbox.c): requests for a session another worker runs ----
  *

@@ -553,76 +553,37 @@ static int pg_forget(ac_store *st, const char *id, uint64_t upto, ac_error *err)
                "dropping old events");
 }
 
-/* A fork's statements and which of the fork's values each takes ($1 the new id, $2 the
- * original's, $3 the last event copied, then the row's fields, the snapshot and the note). */
-static const struct {
-    const char *sql;
-    const char *args; /* the values' numbers (octal escapes) in the order of $1, $2... */
-} FORK_SQL[] = {
-    {"INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, updated_ms, "
-     "events, snapshot_seq, title, agent) SELECT $1, $4, params, $5, $6, " NOW ", " NOW
-     ", $3, $3, title, $7 FROM sessions WHERE id = $2 ON CONFLICT(id) DO NOTHING",
-     "\1\2\3\4\5\6\7"},
-    {"INSERT INTO events(session, n, t_ms, ev, data, steps) SELECT $1::text, n, t_ms, ev, data, "
-     "steps FROM events WHERE session = $2 AND n <= $3 ORDER BY n",
-     "\1\2\3"},
-    {"INSERT INTO notes(session, after, t_ms, kind, body) SELECT $1::text, after, t_ms, kind, "
-     "body FROM notes WHERE session = $2 AND after < $3 ORDER BY after, id",
-     "\1\2\3"},
-    {"INSERT INTO snapshots(session, n, body, kept) SELECT $1::text, n, body, 1 FROM snapshots "
-     "WHERE session = $2 AND kept = 1 AND n < $3",
-     "\1\2\3"},
-    {"INSERT INTO snapshots(session, n, body, kept) VALUES($1, $2, $3, 1)", "\1\3\10"},
-    {"INSERT INTO notes(session, after, t_ms, kind, body) VALUES($1, $2, $3, 'forked_from', $4)",
-     "\1\3\11\12"},
-};
-
-static int fork_rows(ac_store *st, const ac_store_fork_row *f, ac_error *err)
+void ac_pg_fork_args(const ac_store_fork_row *f, pargs *a)
 {
-    pargs a = {0};
-    p_s(&a, NULL); /* values from 1 */
-    p_s(&a, f->to);
-    p_s(&a, f->from);
-    p_i(&a, (long long)f->upto);
-    p_s(&a, f->spec_hash);
-    p_s(&a, f->status);
-    p_i(&a, f->at_rest);
-    p_s(&a, f->agent);
-    p_s(&a, f->snapshot);
-    p_i(&a, f->t_ms);
-    p_s(&a, f->note);
-    for (size_t i = 0; i < sizeof FORK_SQL / sizeof FORK_SQL[0]; i++) {
-        pargs b = {0};
-        for (const char *k = FORK_SQL[i].args; *k; k++)
-            b.v[b.n++] = a.v[(int)*k];
-        int changed = 0;
-        int rc = run(st, FORK_SQL[i].sql, &b, &changed, err, "forking a session");
-        if (rc != AC_OK)
-            return rc;
-        if (i == 0 && !changed)
-            return AC_EINVAL; /* told apart by the caller */
-    }
-    return AC_OK;
+    p_s(a, f->to);
+    p_s(a, f->from);
+    p_i(a, (long long)f->upto);
+    p_s(a, f->spec_hash);
+    p_s(a, f->status);
+    p_i(a, f->at_rest);
+    p_s(a, f->agent);
+    p_s(a, f->snapshot);
+    p_i(a, f->t_ms);
+    p_s(a, f->note);
 }
 
+/* One statement (PG_FORK_SQL, its own transaction): what it made, or why it made nothing. */
 static int pg_fork(ac_store *st, const ac_store_fork_row *f, ac_error *err)
 {
-    int rc = run(st, "BEGIN", NULL, NULL, err, "forking a session");
-    if (rc != AC_OK)
-        return rc;
-    rc = fork_rows(st, f, err);
-    if (rc == AC_EINVAL) {
-        ac_store_session_info info;
-        if (pg_info(st, f->to, &info, err) == AC_OK)
-            ac_store_err(err, AC_EINVAL, "store '%s' already has a session '%s'", st->path, f->to);
-        else
-            rc = no_session(st, f->from, err);
-    }
-    if (rc != AC_OK) {
-        ac_pg_rollback(st);
-        return rc;
-    }
-    return tx(st, "COMMIT", NULL, err, "forking a session");
+    pargs a = {0};
+    ac_pg_fork_args(f, &a);
+    PGresult *r = ac_pg_q(st, PG_FORK_SQL, &a, err, "forking a session");
+    if (!r)
+        return AC_EIO;
+    int made = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "1") == 0;
+    int from = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 1), "t") == 0;
+    PQclear(r);
+    if (made)
+        return AC_OK;
+    if (!from)
+        return no_session(st, f->from, err);
+    ac_store_err(err, AC_EINVAL, "store '%s' already has a session '%s'", st->path, f->to);
+    return AC_EINVAL;
 }
 
 /* ---- workers (store.h): a row each, the claim of what a gone worker left ---- */

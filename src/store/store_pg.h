@@ -81,6 +81,30 @@
     "SELECT (SELECT attempt FROM u), s.holder, s.lease_until, s.t_now, s.alive, s.attempt, "       \
     "(SELECT holder FROM sessions WHERE id = $1) FROM (SELECT 1) AS one LEFT JOIN s ON true"
 
+/* A fork in one statement ($1 the new id, $2 the original, $3 its last event, $4 the spec's
+ * hash, $5 the status, $6 at rest, $7 the agent, $8 the snapshot at $3, $9 the note's time,
+ * $10 the note): the new row made from the original's (nothing when it exists or the original
+ * does not), its journal up to $3, its notes and kept snapshots before, the snapshot at $3 and
+ * the note "forked_from". One row: the rows made (0 or 1), whether the original exists. */
+#define PG_FORK_SQL                                                                                \
+    "WITH s AS (INSERT INTO sessions(id, spec_hash, params, status, at_rest, created_ms, "         \
+    "updated_ms, events, snapshot_seq, title, agent) SELECT $1::text, $4::text, params, "          \
+    "$5::text, $6::int, " NOW ", " NOW ", $3::bigint, $3::bigint, title, $7::text FROM sessions "  \
+    "WHERE id = $2::text ON CONFLICT(id) DO NOTHING RETURNING id), "                               \
+    "e AS (INSERT INTO events(session, n, t_ms, ev, data, steps) SELECT s.id, v.n, v.t_ms, v.ev, " \
+    "v.data, v.steps FROM events v, s WHERE v.session = $2::text AND v.n <= $3::bigint "           \
+    "ORDER BY v.n), "                                                                              \
+    "o AS (INSERT INTO notes(session, after, t_ms, kind, body) SELECT s.id, v.after, v.t_ms, "     \
+    "v.kind, v.body FROM notes v, s WHERE v.session = $2::text AND v.after < $3::bigint "          \
+    "ORDER BY v.after, v.id), "                                                                    \
+    "k AS (INSERT INTO snapshots(session, n, body, kept) SELECT s.id, v.n, v.body, 1 FROM "        \
+    "snapshots v, s WHERE v.session = $2::text AND v.kept = 1 AND v.n < $3::bigint), "             \
+    "p AS (INSERT INTO snapshots(session, n, body, kept) SELECT s.id, $3::bigint, $8::text, 1 "    \
+    "FROM s), "                                                                                    \
+    "f AS (INSERT INTO notes(session, after, t_ms, kind, body) SELECT s.id, $3::bigint, "          \
+    "$9::bigint, 'forked_from', $10::text FROM s) "                                                \
+    "SELECT (SELECT count(*) FROM s), EXISTS(SELECT 1 FROM sessions WHERE id = $2::text)"
+
 /* A session's latest snapshot at or before $2 (rows: body, n). */
 #define PG_SNAPSHOT_SQL                                                                            \
     "SELECT body, n FROM snapshots WHERE session = $1 AND n <= $2 ORDER BY n DESC LIMIT 1"
@@ -175,6 +199,8 @@ static inline void p_i(pargs *a, long long v)
  * has its results, connecting again first when the connection was lost (never inside a
  * transaction): the result, or NULL with err filled. */
 PGresult *ac_pg_q(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what);
+/* PG_FORK_SQL's parameters, of f, into a (empty). */
+void ac_pg_fork_args(const ac_store_fork_row *f, pargs *a);
 /* err: "store 'PATH': WHAT: libpq's message"; AC_EIO. */
 int ac_pg_fail(ac_store *st, ac_error *err, const char *what);
 void ac_pg_rollback(ac_store *st);

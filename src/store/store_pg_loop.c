@@ -329,6 +329,31 @@ int ac_notify_acquire(ac_notify *nt, const char *id, const char *holder, int64_t
     return 0;
 }
 
+static void on_forked(void *ud, const PGresult *r, const char *error)
+{
+    wcall *c = ud;
+    char why[400];
+    if (!r || PQntuples(r) != 1) {
+        wdone(c, AC_EIO, r ? "the fork gave no answer" : error);
+        return;
+    }
+    if (strcmp(PQgetvalue(r, 0, 0), "1") == 0) {
+        wdone(c, AC_OK, NULL);
+        return;
+    }
+    int from = strcmp(PQgetvalue(r, 0, 1), "t") == 0;
+    snprintf(why, sizeof why, from ? "the store already has a session '%s'" : "no session '%s'",
+             from ? c->id : c->holder);
+    wdone(c, from ? AC_EINVAL : AC_STORE_ENOENT, why);
+}
+
+int ac_notify_fork(ac_notify *nt, const ac_store_fork_row *f, ac_notify_done_fn done, void *ud)
+{
+    pargs a = {0};
+    ac_pg_fork_args(f, &a);
+    return wqueue(nt, f->to, f->from, done, ud, PG_FORK_SQL, &a, 0, on_forked);
+}
+
 /* ---- a session's rows read ahead of its loading ---- */
 
 typedef struct ahead_read {
@@ -403,31 +428,24 @@ static void on_ahead_calls(void *ud, const PGresult *r, const char *error)
     ahead_step(t, r, error, bad);
 }
 
-int ac_notify_ahead(ac_notify *nt, ac_store_ahead *a, ac_notify_done_fn done, void *ud)
+/* The statements i of sql (n of them) queued, each told to fns[i]. */
+static int ahead_queue(ac_notify *nt, ac_store_ahead *a, const char *const *sql,
+                       const ac_notify_query_fn *fns, int n, ac_notify_done_fn done, void *ud)
 {
-    static const char *const sql[4] = {
-        "SELECT " PG_INFO_COLS ", agent FROM sessions WHERE id = $1",
-        PG_SNAPSHOT_SQL,
-        "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > COALESCE(("
-        "SELECT max(n) FROM snapshots WHERE session = $1), 0) ORDER BY n",
-        PG_TOOL_CALLS_SQL,
-    };
-    static const ac_notify_query_fn fns[4] = {on_ahead_row, on_ahead_snapshot, on_ahead_events,
-                                              on_ahead_calls};
     ahead_read *t = calloc(1, sizeof *t);
     if (!t)
         return -1;
     t->a = a;
     t->done = done;
     t->ud = ud;
-    t->left = 4;
-    for (int i = 0; i < 4; i++) {
+    t->left = n;
+    for (int i = 0; i < n; i++) {
         pargs p = {0};
         p_s(&p, ac_store_ahead_id(a));
-        if (i == 1)
+        if (fns[i] == on_ahead_snapshot)
             p_i(&p, INT64_MAX);
         if (ac_notify_query(nt, sql[i], p.n, p.v, AC_NOTIFY_AGAIN, fns[i], t) != 0) {
-            t->left -= 4 - i; /* those not queued */
+            t->left -= n - i; /* those not queued */
             t->rc = AC_ENOMEM;
             snprintf(t->error, sizeof t->error, "out of memory");
             if (t->left == 0) {
@@ -438,4 +456,30 @@ int ac_notify_ahead(ac_notify *nt, ac_store_ahead *a, ac_notify_done_fn done, vo
         }
     }
     return 0;
+}
+
+#define AHEAD_ROW_SQL "SELECT " PG_INFO_COLS ", agent FROM sessions WHERE id = $1"
+
+int ac_notify_ahead(ac_notify *nt, ac_store_ahead *a, ac_notify_done_fn done, void *ud)
+{
+    static const char *const sql[4] = {
+        AHEAD_ROW_SQL,
+        PG_SNAPSHOT_SQL,
+        "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > COALESCE(("
+        "SELECT max(n) FROM snapshots WHERE session = $1), 0) ORDER BY n",
+        PG_TOOL_CALLS_SQL,
+    };
+    static const ac_notify_query_fn fns[4] = {on_ahead_row, on_ahead_snapshot, on_ahead_events,
+                                              on_ahead_calls};
+    return ahead_queue(nt, a, sql, fns, 4, done, ud);
+}
+
+int ac_notify_ahead_journal(ac_notify *nt, ac_store_ahead *a, ac_notify_done_fn done, void *ud)
+{
+    static const char *const sql[2] = {
+        AHEAD_ROW_SQL,
+        "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 ORDER BY n",
+    };
+    static const ac_notify_query_fn fns[2] = {on_ahead_row, on_ahead_events};
+    return ahead_queue(nt, a, sql, fns, 2, done, ud);
 }

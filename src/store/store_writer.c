@@ -138,6 +138,21 @@ int ac_store_when_durable(ac_session *s, ac_loop_task *task)
     return w->fl.on ? dur_add(&w->fl.dur, &w->fl.n_dur, &cap, task) : 0;
 }
 
+int ac_store_session_discard_when(ac_session *s, ac_loop_task *task)
+{
+    store_writer *w = s && s->hooks == &AC_SW_HOOKS ? s->hooks_ud : NULL;
+    if (!w)
+        return 0;
+    ac_store_group_remove(w);
+    w->muted = 1;
+    if (!w->fl.on)
+        return 0;
+    size_t cap = w->fl.n_dur;
+    if (task && !dur_add(&w->fl.dur, &w->fl.n_dur, &cap, task))
+        ac_store_group_wait(w->st); /* out of memory: waited for here */
+    return w->fl.on;
+}
+
 void ac_store_when_durable_cancel(ac_session *s, ac_loop_task *task)
 {
     store_writer *w = s && s->hooks == &AC_SW_HOOKS ? s->hooks_ud : NULL;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# workers_pg_slow.sh AGENTC URI CLUSTER_DIR PORT [reads|loads]: two `agentc serve` workers on one PostgreSQL
+# workers_pg_slow.sh AGENTC URI CLUSTER_DIR PORT [reads|loads|forks]: two `agentc serve` workers on one PostgreSQL
 # store, the second one's database answering slowly (every packet held 250 ms each way by
 # bench/loop_stall.mjs's proxy once both run). The second one's requests that read the store
 # for what the first one did (the view of a session the first created, the list, a create of an
@@ -12,10 +12,15 @@
 # left mid-turn by a third worker killed is claimed by the second and loaded from its rows read
 # ahead (without waiting), its loop answering /healthz at once meanwhile, and its turn finished;
 # a session nobody runs is loaded on the second for a request, its lease taken and its rows read
-# ahead without waiting (the loop stalls less: the loaded commit and the view still wait); a
+# ahead without waiting, its loop answering /healthz at once meanwhile (its first commit the
+# group's, its view made from memory); a
 # request for a session 2's claim is loading takes no lease of its own and waits for that load
-# (no commit of it refused). "reads"
-# (the default) runs the reads and the streams, "loads" the claim and the load.
+# (no commit of it refused). A fork on the second reads the original's rows, and writes the fork's,
+# without waiting: its loop answers /healthz at once meanwhile, and the fork's row, journal,
+# snapshot and note are the original's up to the turn asked for; a turn calling a sub-agent there
+# makes the child's row with its first commit, the child stored as it ran, seen from the first
+# worker; DELETEs through the first of sessions the second runs mid-turn do not wait there. "reads"
+# (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
 command -v curl >/dev/null && command -v jq >/dev/null && command -v node >/dev/null ||
@@ -36,6 +41,13 @@ kill -0 "$proxy" 2>/dev/null || fail "no port for the proxy"
 for _ in $(seq 1 120); do echo '{"content": "hi"}'; done >"$tmp/script"
 lease=()
 [ "$part" = loads ] && lease=(--lease-ms 3000) # a heartbeat (and a claim) every second
+if [ "$part" = forks ]; then # f's two turns, then a turn calling the sub-agent math (it says hi)
+  echo '{"agents": [{"name": "math", "description": "Does arithmetic"}]}' >"$tmp/tools.json"
+  lease=(--tools "$tmp/tools.json" --script-delay-ms 1500) # its model calls after the 202
+  { echo '{"content": "hi"}'; echo '{"content": "hi"}'
+    echo '{"tool_calls": [{"id": "k1", "name": "agent::math", "arguments": "{\"task\": \"add\"}"}]}'
+    echo '{"content": "joined"}'; } >"$tmp/script" # each session's model calls from the first line
+fi
 start() { # start N DB_PORT: worker N, its URL in u$N
   rm -f "$tmp/port$1"
   "$agentc" serve --db "${uri/:$port\//:$2/}?schema=slowdb" --provider script --script "$tmp/script" \
@@ -129,6 +141,116 @@ for s in sa sb; do
     fail "stream $s on 2 differs from a fresh replay: $(diff <(norm "$tmp/$s") <(norm "$tmp/r1") | head -5)"
 done
 echo "ok"
+exit 0
+fi
+if [ "$part" = forks ]; then
+# ---- a fork on 2 (its reads, its rebuild's rows and its rows written without waiting) --------
+# longest REQUEST...: curl arguments run on 2, /healthz on 2 probed until it is answered; the
+# longest in $longest, its answer in $tmp/out
+longest_during() {
+  { out=$(j -w '\n%{http_code}' "$@"); echo "$out" >"$tmp/out"; } &
+  local bp=$! t
+  longest=0
+  while kill -0 "$bp" 2>/dev/null; do
+    t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+    longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+    sleep 0.05
+  done
+  wait "$bp"
+}
+sql "SELECT 1 FROM slowdb.sessions WHERE id = 'local/a'" | grep -q 1 || fail "a is not stored"
+j -X POST -d '{"id": "f"}' "$u2/v1/sessions" | jq -e '.id == "f"' >/dev/null || fail "create f on 2"
+fidle() { j "$u2/v1/sessions/f" | jq -e --argjson k "$1" '.status == "idle" and ([.messages[] | select(.role == "user")] | length) == $k' >/dev/null; }
+k=0
+for m in one two; do
+  k=$((k + 1))
+  j -X POST -d "{\"content\": \"$m\"}" "$u2/v1/sessions/f/messages" >/dev/null || fail "say $m to f"
+  wait_for fidle "$k" || fail "f's turn $k: $(j "$u2/v1/sessions/f" | jq -c '{status, messages}')"
+done
+longest_during -X POST -d '{"at_turn": 1, "id": "g"}' "$u2/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 201 ] && head -1 "$tmp/out" |
+  jq -e '.id == "g" and .forked_from.id == "f" and .forked_from.at_turn == 1 and .forked_from.at_event > 1' >/dev/null ||
+  fail "the fork of f on 2: $(cat "$tmp/out")"
+at=$(head -1 "$tmp/out" | jq .forked_from.at_event)
+awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it forked f"
+fork_longest=$longest
+[ "$(sql "SELECT events, snapshot_seq, holder, at_rest FROM slowdb.sessions WHERE id = 'local/g'")" = "$at|$at||1" ] ||
+  fail "g's row: $(sql "SELECT events, snapshot_seq, holder, at_rest FROM slowdb.sessions WHERE id = 'local/g'")"
+[ "$(sql "SELECT count(*), max(n) FROM slowdb.events WHERE session = 'local/g'")" = "$at|$at" ] ||
+  fail "g's journal: $(sql "SELECT count(*), max(n) FROM slowdb.events WHERE session = 'local/g'")"
+[ "$(sql "SELECT string_agg(ev || data, ',' ORDER BY n) FROM slowdb.events WHERE session = 'local/g'")" = \
+  "$(sql "SELECT string_agg(ev || data, ',' ORDER BY n) FROM slowdb.events WHERE session = 'local/f' AND n <= $at")" ] ||
+  fail "g's journal is not f's up to event $at"
+sql "SELECT body FROM slowdb.notes WHERE session = 'local/g' AND kind = 'forked_from' AND after = $at" |
+  jq -e --argjson at "$at" '.id == "local/f" and .at_event == $at and .at_turn == 1' >/dev/null ||
+  fail "g's note: $(sql "SELECT after, kind, body FROM slowdb.notes WHERE session = 'local/g'")"
+[ "$(sql "SELECT n FROM slowdb.snapshots WHERE session = 'local/g' AND kept = 1 ORDER BY n DESC LIMIT 1")" = "$at" ] ||
+  fail "g's snapshot at $at"
+j "$u1/v1/sessions/g" | jq -e '[.messages[] | select(.role == "user") | .content] == ["one"]' >/dev/null ||
+  fail "g from 1: $(j "$u1/v1/sessions/g" | jq -c .messages)"
+longest_during -X POST -d '{"at_turn": 1, "id": "g"}' "$u2/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 409 ] || fail "g forked again: $(cat "$tmp/out")"
+longest_during -X POST -d '{"at_turn": 7}' "$u2/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 409 ] && head -1 "$tmp/out" | jq -e '.error.message | test("no turn 7")' >/dev/null ||
+  fail "turn 7 of f: $(cat "$tmp/out")"
+# ---- a sub-agent's session made on 2: its row with its first commit, its last given to the group
+# (measured from the 202, whose view still reads the row, to the turn's end, read from the store)
+j -w '\n%{http_code}' -X POST -d '{"content": "delegate"}' "$u2/v1/sessions/f/messages" >"$tmp/out"
+[ "$(tail -1 "$tmp/out")" = 202 ] || fail "the delegating turn of f: $(cat "$tmp/out")"
+turn_over() {
+  [ "$(sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/f' AND EXISTS(SELECT 1 FROM slowdb.events WHERE session = 'local/f' AND ev = 'agent.done')")" = 1 ]
+}
+longest=0 probes=0
+for _ in $(seq 1 400); do
+  turn_over && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  probes=$((probes + 1))
+  sleep 0.05
+done
+turn_over || fail "f's delegating turn did not end: $(j "$u2/v1/sessions/f" | jq -c '{status, answer}')"
+[ "$probes" -ge 5 ] || fail "the delegating turn ended after $probes probes"
+sub_longest=$longest
+awk -v t="$sub_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $sub_longest s while f ran its sub-agent"
+j "$u2/v1/sessions/f" | jq -e '.status == "idle" and .answer == "joined" and (.children | length) == 1' >/dev/null ||
+  fail "f after its delegating turn: $(j "$u2/v1/sessions/f" | jq -c '{status, answer, children}')"
+child=$(j "$u2/v1/sessions/f" | jq -r '.children[0].session')
+[ "$(sql "SELECT at_rest, events > 0, holder = '' OR holder LIKE 'agentc %' FROM slowdb.sessions WHERE id = 'local/$child'")" = "1|t|t" ] ||
+  fail "the child's row: $(sql "SELECT * FROM slowdb.sessions WHERE id = 'local/$child'")"
+[ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = 'local/$child' AND ev = 'spawn'")" = 1 ] ||
+  fail "the child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
+j "$u1/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "f"' >/dev/null ||
+  fail "the child from 1: $(j "$u1/v1/sessions/$child" | jq -c '{answer, parent}')"
+# ---- DELETEs sent to 1 of sessions 2 runs mid-turn (their commits in flight on 2's slow link) --
+for d in d1 d2 d3 d4; do
+  j -X POST -d "{\"id\": \"$d\"}" "$u2/v1/sessions" | jq -e ".id == \"$d\"" >/dev/null || fail "create $d on 2"
+done
+posts=()
+for d in d1 d2 d3 d4; do
+  j -X POST -d '{"content": "go"}' "$u2/v1/sessions/$d/messages" >/dev/null &
+  posts+=($!)
+done
+wait "${posts[@]}"
+: >"$tmp/deleted"
+sleep 1.2 # their model calls answer (1.5 s): their answers' commits under way from now on
+for d in d1 d2 d3 d4; do
+  j -w ' %{http_code}\n' -X DELETE "$u1/v1/sessions/$d" >>"$tmp/deleted" &
+  sleep 0.15
+done
+
+longest=0
+for _ in $(seq 1 400); do
+  [ "$(wc -l <"$tmp/deleted")" -ge 4 ] && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  sleep 0.05
+done
+[ "$(grep -c '"deleted":true} 200$' "$tmp/deleted")" = 4 ] || fail "the DELETEs through 1: $(cat "$tmp/deleted")"
+[ "$(sql "SELECT count(*) FROM slowdb.sessions WHERE id LIKE 'local/d_'") $(sql "SELECT count(*) FROM slowdb.events WHERE session LIKE 'local/d_'")" = "0 0" ] ||
+  fail "rows of deleted sessions: $(sql "SELECT id, events FROM slowdb.sessions WHERE id LIKE 'local/d_'")"
+del_longest=$longest
+awk -v t="$del_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $del_longest s while it removed sessions mid-turn"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; while it removed sessions mid-turn: $del_longest s)"
 exit 0
 fi
 for b in b p; do
