@@ -568,6 +568,8 @@ void srv_frames_release(srv_frames *fm, uint64_t upto)
     size_t i = 0;
     for (; i < fm->n_pend && fm->pend[i]->n <= upto; i++)
         fm->fn(fm->ud, fm->pend[i]);
+    if (!i) /* nothing released (pend may be NULL: no memmove of it) */
+        return;
     memmove(fm->pend, fm->pend + i, (fm->n_pend - i) * sizeof *fm->pend);
     fm->n_pend -= i;
 }
