@@ -221,6 +221,22 @@ child=$(j "$u2/v1/sessions/f" | jq -r '.children[0].session')
   fail "the child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
 j "$u1/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "f"' >/dev/null ||
   fail "the child from 1: $(j "$u1/v1/sessions/$child" | jq -c '{answer, parent}')"
+# ---- the views' calls (children) of the sub-agent's session and of a fork of f made after its
+# delegating turn: known on 2 from memory (the child's journal was empty, the fork's read with
+# its rows), no read at their first views
+longest_during "$u2/v1/sessions/$child"
+[ "$(tail -1 "$tmp/out")" = 200 ] && head -1 "$tmp/out" | jq -e '.answer == "hi" and .children == null' >/dev/null ||
+  fail "the child's view on 2: $(cat "$tmp/out")"
+awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it gave the child's view"
+child_longest=$longest
+longest_during -X POST -d '{"at_turn": 3, "id": "h"}' "$u2/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 201 ] || fail "the fork h of f on 2: $(cat "$tmp/out")"
+longest_during "$u2/v1/sessions/h"
+[ "$(tail -1 "$tmp/out")" = 200 ] &&
+  head -1 "$tmp/out" | jq -e --arg c "$child" '(.children | length) == 1 and .children[0].session == $c and .children[0].ok == true' >/dev/null ||
+  fail "h's view on 2: $(cat "$tmp/out")"
+awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it gave h's view"
+h_longest=$longest
 # ---- DELETEs sent to 1 of sessions 2 runs mid-turn (their commits in flight on 2's slow link) --
 for d in d1 d2 d3 d4; do
   j -X POST -d "{\"id\": \"$d\"}" "$u2/v1/sessions" | jq -e ".id == \"$d\"" >/dev/null || fail "create $d on 2"
@@ -250,7 +266,7 @@ done
   fail "rows of deleted sessions: $(sql "SELECT id, events FROM slowdb.sessions WHERE id LIKE 'local/d_'")"
 del_longest=$longest
 awk -v t="$del_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $del_longest s while it removed sessions mid-turn"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; while it removed sessions mid-turn: $del_longest s)"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s)"
 exit 0
 fi
 for b in b p; do
