@@ -676,6 +676,29 @@ static void put_jstr(ac_buf *b, const char *s)
         ac_json_put_str(b, s, n);
 }
 
+/* The sampling settings both wires name alike (temperature, top_p), and the stop sequences
+ * under the wire's STOP_KEY, as members after others. */
+static void put_sampling_text(ac_buf *b, const ac_request_settings *st, const char *stop_key)
+{
+    if (st && st->has_temperature) {
+        ac_buf_addstr(b, ",\"temperature\":");
+        ac_json_put_real_precision(b, st->temperature, 15);
+    }
+    if (st && st->has_top_p) {
+        ac_buf_addstr(b, ",\"top_p\":");
+        ac_json_put_real_precision(b, st->top_p, 15);
+    }
+    if (st && st->stop && st->stop[0]) {
+        ac_buf_printf(b, ",\"%s\":[", stop_key);
+        for (const char *const *p = st->stop; *p; p++) {
+            if (p != st->stop)
+                ac_buf_add(b, ",", 1);
+            put_jstr(b, *p);
+        }
+        ac_buf_add(b, "]", 1);
+    }
+}
+
 /* Whether a normalized schema (jansson's compact text) holds a real: a request writes reals
  * with another precision (DUMP_FLAGS), so such a schema goes through a JSON value. */
 static int has_real(const char *s)
@@ -826,23 +849,7 @@ static int openai_tail(ac_buf *b, const ac_conv *c, const ac_request_opts *opts,
         ac_buf_printf(b, ",\"max_tokens\":%" JSON_INTEGER_FORMAT, (json_int_t)opts->max_tokens);
     if (opts->output_schema && openai_format_text(b, opts->output_schema, err, errcap))
         return -1;
-    if (st && st->has_temperature) {
-        ac_buf_addstr(b, ",\"temperature\":");
-        ac_json_put_real_precision(b, st->temperature, 15);
-    }
-    if (st && st->has_top_p) {
-        ac_buf_addstr(b, ",\"top_p\":");
-        ac_json_put_real_precision(b, st->top_p, 15);
-    }
-    if (st && st->stop && st->stop[0]) {
-        ac_buf_addstr(b, ",\"stop\":[");
-        for (const char *const *p = st->stop; *p; p++) {
-            if (p != st->stop)
-                ac_buf_add(b, ",", 1);
-            put_jstr(b, *p);
-        }
-        ac_buf_add(b, "]", 1);
-    }
+    put_sampling_text(b, st, "stop");
     if (st && st->has_seed)
         ac_buf_printf(b, ",\"seed\":%" JSON_INTEGER_FORMAT, (json_int_t)st->seed);
     if (st && st->reasoning_effort) {
@@ -1686,23 +1693,7 @@ static void anth_head_text(ac_buf *b, const ac_request_opts *opts, int budget, c
                   opts->stream ? "true" : "false");
     if (budget)
         ac_buf_printf(b, ",\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":%d}", budget);
-    if (st && st->has_temperature) {
-        ac_buf_addstr(b, ",\"temperature\":");
-        ac_json_put_real_precision(b, st->temperature, 15);
-    }
-    if (st && st->has_top_p) {
-        ac_buf_addstr(b, ",\"top_p\":");
-        ac_json_put_real_precision(b, st->top_p, 15);
-    }
-    if (st && st->stop && st->stop[0]) {
-        ac_buf_addstr(b, ",\"stop_sequences\":[");
-        for (const char *const *p = st->stop; *p; p++) {
-            if (p != st->stop)
-                ac_buf_add(b, ",", 1);
-            put_jstr(b, *p);
-        }
-        ac_buf_add(b, "]", 1);
-    }
+    put_sampling_text(b, st, "stop_sequences");
     if (system) {
         ac_buf_addstr(b, ",\"system\":");
         put_jstr(b, system);

@@ -389,6 +389,18 @@ ac_stream_block *ac_stream__block_add(ac_stream *st, int block_index, int kind)
     return b;
 }
 
+int ac_stream__tool_block(ac_stream *st, int block_index, const char *id, const char *name)
+{
+    int pos = ac_stream__tool_call(st, ac_stream__tool_max_index(st) + 1);
+    if (pos < 0)
+        return pos;
+    ac_stream_block *b = ac_stream__block_add(st, block_index, AC_BLOCK_TOOL);
+    if (!b)
+        return -1;
+    b->tool_pos = pos;
+    return ac_stream__tool_fragment(st, pos, id, name, "", 0);
+}
+
 ac_stream_block *ac_stream__block_find(ac_stream *st, int block_index)
 {
     for (size_t i = st->n_blocks; i > 0; i--)

@@ -93,15 +93,7 @@ static int an_block_start(ac_stream *st, const json_t *root)
     if (strcmp(type, "tool_use") == 0) {
         const char *id = ac_stream__str(cb, "id", NULL);
         const char *name = ac_stream__str(cb, "name", NULL);
-        int index = ac_stream__tool_max_index(st) + 1;
-        int pos = ac_stream__tool_call(st, index);
-        if (pos < 0)
-            return pos;
-        ac_stream_block *b = ac_stream__block_add(st, bi, AC_BLOCK_TOOL);
-        if (!b)
-            return -1;
-        b->tool_pos = pos;
-        return ac_stream__tool_fragment(st, pos, id, name, "", 0);
+        return ac_stream__tool_block(st, bi, id, name);
     }
     /* server tool blocks and future types are not assembled */
     return ac_stream__block_add(st, bi, AC_BLOCK_OTHER) ? 0 : -1;

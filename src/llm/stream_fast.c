@@ -200,14 +200,7 @@ static int an_fast_thinking(ac_stream *st, const fs_block *k, int bi, int redact
 /* A tool_use block's start, as an_block_start() reads it. */
 static int an_fast_tool(ac_stream *st, const fs_block *k, int bi)
 {
-    int pos = ac_stream__tool_call(st, ac_stream__tool_max_index(st) + 1);
-    if (pos < 0)
-        return pos;
-    ac_stream_block *b = ac_stream__block_add(st, bi, AC_BLOCK_TOOL);
-    if (!b)
-        return -1;
-    b->tool_pos = pos;
-    return ac_stream__tool_fragment(st, pos, k->id.p, k->name.p, "", 0);
+    return ac_stream__tool_block(st, bi, k->id.p, k->name.p);
 }
 
 /* A content_block_start, as an_block_start() reads it. */

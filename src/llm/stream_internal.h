@@ -67,6 +67,9 @@ enum { AC_BLOCK_OTHER, AC_BLOCK_TEXT, AC_BLOCK_THINKING, AC_BLOCK_TOOL };
 /* Adds a block record; returns it or NULL after failing the stream. */
 ac_stream_block *ac_stream__block_add(ac_stream *st, int block_index, int kind);
 ac_stream_block *ac_stream__block_find(ac_stream *st, int block_index);
+/* A tool_use block's start: the next tool call (ID and NAME may be NULL) and its block record.
+ * 0, or an error as ac_stream__tool_fragment's. */
+int ac_stream__tool_block(ac_stream *st, int block_index, const char *id, const char *name);
 
 /* The hot delta events read without jansson (stream_fast.c, scanners in delta.rl).
  * Each returns 1 when it read the event (*rc: 0 or an error, as the decoder

@@ -82,15 +82,6 @@ static int put(const char *b, size_t n, void *ud)
     return ac_buf_add(ud, b, n);
 }
 
-/* v's decimal digits written before end: where they start. */
-static char *digits(char *end, uint64_t v)
-{
-    do
-        *--end = (char)('0' + v % 10);
-    while (v /= 10);
-    return end;
-}
-
 /* "id: N[.k]\nevent: T\ndata: " (no id line for n == 0) begun in fb: 0, or -1 out of memory. */
 static int head(ac_buf *fb, uint64_t n, unsigned k, const char *type)
 {
@@ -100,11 +91,11 @@ static int head(ac_buf *fb, uint64_t n, unsigned k, const char *type)
         return -1;
     char num[48], *end = num + sizeof num, *p = end;
     if (n && k) {
-        p = digits(p, k);
+        p = ac_json_digits(p, k);
         *--p = '.';
     }
     if (n)
-        p = digits(p, n);
+        p = ac_json_digits(p, n);
     if (n && (put("id: ", 4, fb) || put(p, (size_t)(end - p), fb) || put("\n", 1, fb)))
         return -1;
     return put("event: ", 7, fb) || put(type, tl, fb) || put("\ndata: ", 7, fb) ? -1 : 0;
@@ -189,7 +180,7 @@ static int put_string(ac_buf *fb, const char *d, size_t len)
 static int put_tail(ac_buf *fb, int64_t t_us)
 {
     char num[24], *end = num + sizeof num;
-    char *p = digits(end, t_us < 0 ? 0 - (uint64_t)t_us : (uint64_t)t_us);
+    char *p = ac_json_digits(end, t_us < 0 ? 0 - (uint64_t)t_us : (uint64_t)t_us);
     if (t_us < 0)
         *--p = '-';
     return put(",\"t_us\":", 8, fb) || put(p, (size_t)(end - p), fb) || put("}", 1, fb) ? -1 : 0;

@@ -89,14 +89,18 @@ static void put_string(ac_buf *b, const char *s, size_t n, unsigned flags)
 
 /* v in decimal, as %lld writes it, without printf's cost (the store writes several a
  * row). */
+char *ac_json_digits(char *end, uint64_t v)
+{
+    do
+        *--end = (char)('0' + v % 10);
+    while (v /= 10);
+    return end;
+}
+
 void ac_json_put_int(ac_buf *b, int64_t v)
 {
-    char num[24], *o = num + sizeof num;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do {
-        *--o = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    char num[24];
+    char *o = ac_json_digits(num + sizeof num, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
     if (v < 0)
         *--o = '-';
     ac_buf_add(b, o, (size_t)(num + sizeof num - o));

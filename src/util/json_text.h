@@ -30,6 +30,9 @@ void ac_json_put_real(ac_buf *b, double d);
 void ac_json_put_real_precision(ac_buf *b, double d, int precision);
 /* An integer as jansson writes it (decimal, '-' when negative). */
 void ac_json_put_int(ac_buf *b, int64_t v);
+/* V's decimal digits written backwards, ending just before END (20 bytes are room enough):
+ * where they start. */
+char *ac_json_digits(char *end, uint64_t v);
 /* ac_json_put_str with flags (AC_JSON_ASCII). */
 void ac_json_put_string(ac_buf *b, const char *s, size_t n, unsigned flags);
 
