@@ -296,6 +296,7 @@ typedef struct req {
     int refused;     /* answered before its body (admission) */
     int load_failed; /* a stored session could not be loaded: the error below */
     int load_code;
+    int load_late; /* that load waited for another past --forward-timeout-ms (503) */
     char load_msg[400];
     srv_fwd *fwd;         /* forwarded to the worker running its session (remote.c) */
     srv_catchup *catchup; /* a new stream's catch-up, read while it is suspended (catchup.c) */
@@ -350,6 +351,7 @@ struct srv_load {
     json_t *calls; /* the journal's sub-agent calls, read after its rows (children.c), or NULL */
     int calling;   /* those not read yet */
     int orphan;    /* its request answered without it (stopping): freed when all are answered */
+    int64_t behind_until; /* waiting for another load of its session: until then (0: not yet) */
 };
 
 static void load_free(struct srv_load *l)
@@ -721,7 +723,36 @@ typedef struct srv_fork {
     struct MHD_Connection *c;
     req *r;
     enum MHD_Result ret; /* srv_remote_fork's */
+    json_t *calls;       /* the sub-agent calls of its journal up to at (children.c), or NULL */
 } srv_fork;
+
+/* A record of the original's journal read ahead: kept in the fork's calls up to at. */
+static int fork_call(void *ud, const ac_store_event *ev)
+{
+    srv_fork *fk = ud;
+    if (ev->n > fk->at)
+        return 1;
+    srv_children_keep(fk->calls, fk->to, ev->ev, ev->data);
+    return 0;
+}
+
+/* The fork's sub-agent calls, its view's, from the original's rows read ahead (no statement);
+ * NULL (read at its first view) when they cannot be. */
+static void fork_calls(srv *sv, srv_fork *fk)
+{
+    if ((fk->calls = json_array()) &&
+        ac_store_events(sv->store, fk->from, 0, fork_call, fk, NULL) != AC_OK) {
+        json_decref(fk->calls);
+        fk->calls = NULL;
+    }
+}
+
+static void fork_free(srv_fork *fk)
+{
+    if (fk)
+        json_decref(fk->calls);
+    free(fk);
+}
 
 static int fork_send(void *ud, const ac_store_fork_row *row, ac_error *err)
 {
@@ -744,10 +775,11 @@ static enum MHD_Result fork_rebuilt(srv *sv, struct MHD_Connection *c, req *r, s
         ac_engine *e = srv_sess_engine(ss);
         fk->c = c;
         fk->r = r;
-        if (ac_store_turn_end(sv->store, e, fk->from, fk->turn, &fk->at, &err) == AC_OK)
+        if (ac_store_turn_end(sv->store, e, fk->from, fk->turn, &fk->at, &err) == AC_OK) {
+            fork_calls(sv, fk);
             rc = ac_store_fork_with(sv->store, e, fk->from, fk->at, fk->turn, fk->to, fork_send, fk,
                                     &err);
-        else
+        } else
             rc = err.code;
         ac_store_ahead_end(sv->store);
     } else if (rc == AC_OK) {
@@ -776,6 +808,8 @@ static enum MHD_Result fork_made(srv *sv, struct MHD_Connection *c, req *r, srv_
     srv_sess *fs = srv_sess_known(sv, r->owner, fk->to, ac_wall_now_ms());
     if (!fs)
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    fs->children = fk->calls;
+    fk->calls = NULL;
     return srv_reply_json(c, 201,
                           json_pack("{s:s, s:{s:s, s:I, s:I}}", "id", fs->id, "forked_from", "id",
                                     fk->id, "at_turn", (json_int_t)fk->turn, "at_event",
@@ -1788,6 +1822,11 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
     }
     if (!*rest && del && !ss->s)
         return delete_session(sv, c, r, ss, id);
+    if (!ss->s && r->load_failed && r->load_late) {
+        r->load_failed = r->load_late = 0;
+        return srv_reply_error(c, 503, "store_error",
+                               "the store did not answer in time: the session is still loading");
+    }
     if (!ss->s && r->load_failed) {
         r->load_failed = 0;
         return srv_reply_error(c, r->load_code == AC_STORE_EBUSY ? 409 : 500,
@@ -1967,7 +2006,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r && r->settle.queued && sv->loop) /* a reply put off, its connection gone first */
         ac_loop_undefer(sv->loop, &r->settle);
     if (r) {
-        free(r->fork);
+        fork_free(r->fork);
         free(r->body);
         free(r->rows);
         free(r);
@@ -2100,6 +2139,22 @@ static void run_load(srv *sv, struct srv_load *l)
     load_free(l);
 }
 
+/* l waits for another load of its session under way here (a claim's, another request's), at
+ * most --forward-timeout-ms: 1 while it may, else 0 with its request answered 503 (l then
+ * dropped: it sent nothing, the other load goes on). */
+static int load_behind_waits(srv *sv, struct srv_load *l)
+{
+    int64_t now = ac_loop_now_ms(sv->loop);
+    if (!l->behind_until)
+        l->behind_until = now + sv->cfg->forward_timeout_ms;
+    if (now < l->behind_until)
+        return 1;
+    l->r->load_failed = l->r->load_late = 1;
+    MHD_resume_connection(l->conn);
+    srv_kick(sv);
+    return 0;
+}
+
 /* l still waits: for its lease or rows, or (it has none) for another load of its session
  * under way here; that one done and the session still not in memory, l's own lease and rows
  * are asked for then (out of memory: it loads waiting, as without them). */
@@ -2111,7 +2166,7 @@ static int load_waits(srv *sv, struct srv_load *l)
         return 0;
     srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
     if (load_behind(l, ss))
-        return 1;
+        return load_behind_waits(sv, l);
     if (!ss || ss->s || !ss->stored_id || !sv->notify || sv->stopping)
         return 0;
     int ahead = load_ahead(l, ss->stored_id, ss->forgotten);
@@ -2136,6 +2191,10 @@ static void run_loads(srv *sv)
             continue;
         }
         *pp = l->next;
+        if (l->r->load_late) { /* answered already, loading nothing */
+            load_free(l);
+            continue;
+        }
         run_load(sv, l);
         pp = &sv->loads; /* loading ran the engine: the list may have changed */
     }

@@ -228,6 +228,8 @@ srv_sess *srv_sess_child(srv *sv, srv_sess *parent, const char *id, srv_engine *
                              sv->notify && parent->fresh ? AC_STORE_NEW : 0, err);
     if (ss)
         ss->in_call = 1;
+    if (ss && ss->s && !ss->children && !ac_store_session_events(ss->s))
+        ss->children = json_array(); /* its journal empty: its calls come with its commits */
     return ss;
 }
 

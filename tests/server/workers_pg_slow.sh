@@ -19,7 +19,8 @@
 # without waiting: its loop answers /healthz at once meanwhile, and the fork's row, journal,
 # snapshot and note are the original's up to the turn asked for; a turn calling a sub-agent there
 # makes the child's row with its first commit, the child stored as it ran, seen from the first
-# worker; DELETEs through the first of sessions the second runs mid-turn do not wait there. "reads"
+# worker, the child's first view while it runs made without a read of its journal, a later fork's
+# calls kept from its rows; DELETEs through the first of sessions the second runs mid-turn do not wait there. "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
@@ -197,6 +198,15 @@ longest_during -X POST -d '{"at_turn": 7}' "$u2/v1/sessions/f/fork"
 # (measured from the 202, whose view still reads the row, to the turn's end, read from the store)
 j -w '\n%{http_code}' -X POST -d '{"content": "delegate"}' "$u2/v1/sessions/f/messages" >"$tmp/out"
 [ "$(tail -1 "$tmp/out")" = 202 ] || fail "the delegating turn of f: $(cat "$tmp/out")"
+# the sub-agent's session's first view while it runs on 2: its calls known from memory (its
+# journal was empty), no read of its journal
+running_child() { child=$(j "$u2/v1/sessions/f" | jq -r '.children[0].session // empty'); [ -n "$child" ]; }
+wait_for running_child || fail "f's child did not start"
+longest_during "$u2/v1/sessions/$child"
+[ "$(tail -1 "$tmp/out")" = 200 ] && head -1 "$tmp/out" | jq -e '.children == null and .parent.session == "f"' >/dev/null ||
+  fail "the child's view on 2: $(cat "$tmp/out")"
+awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it gave the child's first view"
+child_longest=$longest
 turn_over() {
   [ "$(sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/f' AND EXISTS(SELECT 1 FROM slowdb.events WHERE session = 'local/f' AND ev = 'agent.done')")" = 1 ]
 }
@@ -221,6 +231,16 @@ child=$(j "$u2/v1/sessions/f" | jq -r '.children[0].session')
   fail "the child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
 j "$u1/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "f"' >/dev/null ||
   fail "the child from 1: $(j "$u1/v1/sessions/$child" | jq -c '{answer, parent}')"
+# ---- a fork of f made after its delegating turn: its view's calls (children) kept on 2 from
+# the rows it was made from
+longest_during -X POST -d '{"at_turn": 3, "id": "h"}' "$u2/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 201 ] || fail "the fork h of f on 2: $(cat "$tmp/out")"
+longest_during "$u2/v1/sessions/h"
+[ "$(tail -1 "$tmp/out")" = 200 ] &&
+  head -1 "$tmp/out" | jq -e --arg c "$child" '(.children | length) == 1 and .children[0].session == $c and .children[0].ok == true' >/dev/null ||
+  fail "h's view on 2: $(cat "$tmp/out")"
+awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it gave h's view"
+h_longest=$longest
 # ---- DELETEs sent to 1 of sessions 2 runs mid-turn (their commits in flight on 2's slow link) --
 for d in d1 d2 d3 d4; do
   j -X POST -d "{\"id\": \"$d\"}" "$u2/v1/sessions" | jq -e ".id == \"$d\"" >/dev/null || fail "create $d on 2"
@@ -250,7 +270,7 @@ done
   fail "rows of deleted sessions: $(sql "SELECT id, events FROM slowdb.sessions WHERE id LIKE 'local/d_'")"
 del_longest=$longest
 awk -v t="$del_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $del_longest s while it removed sessions mid-turn"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; while it removed sessions mid-turn: $del_longest s)"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s)"
 exit 0
 fi
 for b in b p; do
