@@ -623,8 +623,9 @@ static void reads_of(ac_store *st, const char *id, reads *r)
 }
 
 /* A session with a snapshot, events after it and tool calls: its rows read ahead on the wake-up
- * connection answer every read its loading makes as the store itself does, with no statement;
- * a claimed lease is answered as held. */
+ * connection answer every read its loading makes as the store itself does, with no statement
+ * (the journal from the snapshot's own event on: the last record a load at rest under another
+ * spec reads); a claimed lease is answered as held. */
 static void test_ahead(void **state)
 {
     (void)state;
@@ -647,7 +648,7 @@ static void test_ahead(void **state)
                          .n_evs = 2,
                          .status = "running",
                          .snapshot = "{\"s\": 1}",
-                         .snapshot_n = 1,
+                         .snapshot_n = 2,
                          .started = started,
                          .started_names = names,
                          .n_started = 2,
@@ -666,7 +667,7 @@ static void test_ahead(void **state)
     assert_int_equal(st->ops->commit(st, &c2, &err), AC_OK);
     reads want, got, r = {0};
     reads_of(st, "a1", &want);
-    assert_non_null(strstr(want.text, "1:{\"s\": 1}|2:user_message"));   /* after the snapshot */
+    assert_non_null(strstr(want.text, "2:{\"s\": 1}|3:llm.request"));    /* after the snapshot */
     assert_non_null(strstr(want.text, "c1:calc:1:1:1;c2:fetch:1:0:0;")); /* both calls */
     ac_store_ahead *a = ac_store_ahead_new("a1", 7);
     assert_int_equal(ac_notify_ahead(na, a, done_rc, &r), 0);
@@ -681,8 +682,12 @@ static void test_ahead(void **state)
     assert_int_equal(st->ops->lease_acquire(st, "a1", "worker-A", 60000, &attempt, &err), AC_OK);
     assert_int_equal(attempt, 7);                    /* the claim's */
     assert_int_equal(ac_store_ahead_answered(a), 6); /* no statement sent */
+    /* the snapshot's own event on (a load at rest under another spec reads it): answered */
+    assert_int_equal(st->ops->events(st, "a1", 1, text_of, &r, &err), AC_OK);
+    assert_int_equal(ac_store_ahead_answered(a), 7);
+    assert_non_null(strstr(r.text, "2:user_message:{\"text\": \"hi\"}:-;3:llm.request"));
     assert_int_equal(st->ops->events(st, "a1", 0, text_of, &r, &err), AC_OK); /* older: asked */
-    assert_int_equal(ac_store_ahead_answered(a), 6);
+    assert_int_equal(ac_store_ahead_answered(a), 7);
     ac_store_ahead_end(st);
     assert_ptr_equal(st->ops, own);
     assert_string_equal(got.text, want.text);
