@@ -42,6 +42,8 @@ const char *srv_owner_id(const char *of, const char *sid)
     return n && !strncmp(of, sid, n) && sid[n] ? sid + n : sid;
 }
 
+static json_t *find_call(const json_t *children, const char *sid);
+
 /* id: the child's stored id (its parent's, "OWNER/ID", then ".NAME.CALL"). */
 static ac_session *open_child(void *ud, ac_session *parent, const char *entry, const char *dir,
                               const char *id, const ac_session_options *opts, ac_error *err)
@@ -69,7 +71,10 @@ static ac_session *open_child(void *ud, ac_session *parent, const char *entry, c
     srv_engine *agent = srv_agent_of_entry(sv, ps->agent, entry, dir, NULL, err);
     if (!agent)
         return NULL;
-    cs = srv_sess_child(sv, ps, own, agent, opts, err);
+    /* none stored: a parent made here (each child known here), or loaded with its calls read
+     * and none of them this child (a row made elsewhere all the same: its first commit fails) */
+    int is_new = ps->fresh || (ps->calls_known && !find_call(ps->children, own));
+    cs = srv_sess_child(sv, ps, own, agent, opts, is_new, err);
     return cs ? cs->s : NULL;
 }
 
@@ -183,6 +188,16 @@ static json_t *find_call(const json_t *children, const char *sid)
             return c;
     }
     return NULL;
+}
+
+void srv_sess_calls_read(srv_sess *ss, json_t **calls)
+{
+    if (!ss->s || !*calls)
+        return;
+    json_decref(ss->children); /* what its journal says now */
+    ss->children = *calls;
+    *calls = NULL;
+    ss->calls_known = 1;
 }
 
 void srv_children_keep(json_t *children, const char *stored_id, const char *ev, const char *data)

@@ -2120,10 +2120,7 @@ static void run_load(srv *sv, struct srv_load *l)
             ac_store_ahead_begin(sv->store, l->ahead);
         if (srv_sess_load(ss, &err) == 0) {
             err.code = 0;
-            if (!ss->children) { /* its view's calls, read with its rows */
-                ss->children = l->calls;
-                l->calls = NULL;
-            }
+            srv_sess_calls_read(ss, &l->calls); /* its view's calls, read with its rows */
         } else if (!err.code)
             err.code = AC_EIO;
         if (l->ahead)

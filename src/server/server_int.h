@@ -104,6 +104,9 @@ struct srv_sess {
     int in_call;               /* a sub-agent's session its parent's call runs: kept */
     int fresh;        /* made here, not loaded from the store: every child of it is known here */
     json_t *children; /* its sub-agent calls (children.c), once read */
+    int calls_known;  /* loaded here with its calls read with its rows: children names each
+                         child its journal has (none other stored but by a race its first
+                         commit refuses) */
     uint64_t handoff_timer; /* moves it to the agent a handoff names (children.c) */
     int handoffs;           /* made since its last answered turn (children.c) */
     /* a DELETE waiting for its commit under way (server.c delete_waits), resumed after */
@@ -253,9 +256,10 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
 srv_sess *srv_sess_new_made(srv *sv, srv_owner *owner, const char *id, const char *system,
                             srv_engine *agent, ac_error *err);
 /* A stored session of parent's owner, the child a sub-agent call runs (opts: its options,
- * opts->parent set), on agent (its reference is the session's, even on failure). */
+ * opts->parent set), on agent (its reference is the session's, even on failure); is_new: none
+ * is stored (PostgreSQL: not read first, its row made by the loop turn's group commit). */
 srv_sess *srv_sess_child(srv *sv, srv_sess *parent, const char *id, srv_engine *agent,
-                         const ac_session_options *opts, ac_error *err);
+                         const ac_session_options *opts, int is_new, ac_error *err);
 /* ss's session on its agent's engine: created (flags 0) or continued from the store. 0, or -1
  * with err. */
 int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *opts, ac_error *err);
@@ -516,6 +520,9 @@ void srv_children_view(srv_sess *ss, json_t *o);
 /* A record of a journal (agent.started, agent.done) of the stored session stored_id kept in
  * children, its calls' list: a load's reads (server.c) make that list ahead. */
 void srv_children_keep(json_t *children, const char *stored_id, const char *ev, const char *data);
+/* ss just loaded, *calls its journal's calls read with its rows (NULL: not read): its children
+ * from them (taken), and known whole (calls_known). */
+void srv_sess_calls_read(srv_sess *ss, json_t **calls);
 
 /* compat.c: the OpenAI-compatible front */
 enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,

@@ -124,6 +124,7 @@ int srv_sess_open(srv_sess *ss, unsigned flags, const ac_session_options *given,
     ac_engine *e = srv_sess_engine(ss);
     opts.agent = ss->agent ? srv_engine_record(ss->agent) : NULL;
     ss->fresh = (flags & (AC_STORE_CREATED | AC_STORE_NEW)) != 0;
+    ss->calls_known = 0; /* its load says so once its calls are read (srv_sess_calls_read) */
     if (sv->notify && (flags & (AC_STORE_CREATED | AC_STORE_MUST_EXIST | AC_STORE_NEW)))
         flags |= AC_STORE_GROUPED; /* PostgreSQL: loaded at rest, its first commit, and freed,
                                       its last commit and release, go with the loop's group
@@ -219,13 +220,12 @@ srv_sess *srv_sess_new_made(srv *sv, srv_owner *owner, const char *id, const cha
 }
 
 srv_sess *srv_sess_child(srv *sv, srv_sess *parent, const char *id, srv_engine *agent,
-                         const ac_session_options *opts, ac_error *err)
+                         const ac_session_options *opts, int is_new, ac_error *err)
 {
-    /* PostgreSQL, a parent made here: not read first (open_child found none here, and none
-     * can be elsewhere), its row made by the loop turn's group commit with its first events;
-     * a parent loaded from the store may have children another worker made: read first */
+    /* PostgreSQL, a child none stored (open_child): not read first, its row made by the loop
+     * turn's group commit with its first events; else read first */
     srv_sess *ss = sess_make(sv, parent->owner, id, NULL, opts, SRV_SESS_API, agent,
-                             sv->notify && parent->fresh ? AC_STORE_NEW : 0, err);
+                             sv->notify && is_new ? AC_STORE_NEW : 0, err);
     if (ss)
         ss->in_call = 1;
     if (ss && ss->s && !ss->children && !ac_store_session_events(ss->s))

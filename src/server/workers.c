@@ -192,10 +192,8 @@ static void ahead_done(ahead_load *l)
         on_claimed(sv, &l->info);
         ac_store_ahead_end(sv->store);
         srv_sess *ss = srv_sess_stored(sv, l->info.id);
-        if (ss && ss->s && !ss->children) { /* its view's calls, read with its rows */
-            ss->children = l->calls;
-            l->calls = NULL;
-        }
+        if (ss) /* its view's calls, read with its rows */
+            srv_sess_calls_read(ss, &l->calls);
     }
     json_decref(l->calls);
     ac_store_ahead_free(l->a);

@@ -198,7 +198,7 @@ static int a_events(ac_store *st, const char *id, uint64_t after, ac_store_event
                     ac_error *err)
 {
     ac_store_ahead *a = answers(st, id);
-    if (!a || after < a->snap_n) /* events before the snapshot were not read */
+    if (!a || after + 1 < a->snap_n) /* events before the snapshot's were not read */
         return of(st)->real->events(st, id, after, fn, ud, err);
     a->answered++;
     for (size_t i = 0; i < a->n_ev; i++) {

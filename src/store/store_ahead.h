@@ -2,7 +2,8 @@
  * store_ahead.h - a session's rows read ahead (by the event loop, without waiting: store_notify.h
  * ac_notify_ahead), then its loading (store_load.c, the one loader) answered from them: between
  * ac_store_ahead_begin and ac_store_ahead_end the store's reads of that session (its row, its
- * agent, its latest snapshot, its journal after it, its tool calls) and the taking of the lease a
+ * agent, its latest snapshot, its journal from the snapshot's event on (that event is the last
+ * record a load at rest under another spec reads), its tool calls) and the taking of the lease a
  * claim took already are answered from the rows, no statement sent; everything else (another
  * session, an older snapshot, a write) goes to the store as always.
  */
@@ -19,7 +20,7 @@ void ac_store_ahead_free(ac_store_ahead *a);
 const char *ac_store_ahead_id(const ac_store_ahead *a);
 
 /* Filling (each 0, or -1: out of memory). The row and its agent (NULL: none recorded); the
- * latest snapshot (n 0: none); the journal's events after it, in order; its tool calls. */
+ * latest snapshot (n 0: none); the journal's events from its event on, in order; its tool calls. */
 int ac_store_ahead_row(ac_store_ahead *a, const ac_store_session_info *info, const char *agent);
 int ac_store_ahead_snapshot(ac_store_ahead *a, uint64_t n, const char *body);
 int ac_store_ahead_event(ac_store_ahead *a, const ac_store_event *ev);

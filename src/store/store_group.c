@@ -5,9 +5,10 @@
  * calls about to run (their processes wait for that commit), a snapshot taken
  * when a session settled, and with AC_STORE_GROUPED the creation of a session's
  * row, the last commit of a session freed while the group was pending and the
- * first of one loaded at rest. A session commits alone, at once, only without a
- * loop, when it is freed with no group pending, and when loaded at rest without
- * AC_STORE_GROUPED.
+ * first of one loaded at rest; the last commit of any session freed while a group
+ * commit of it is in flight is the next group's. A session commits alone, at once,
+ * only without a loop, when it is freed with no group pending, and when loaded at
+ * rest without AC_STORE_GROUPED.
  *
  * The group's commit is started (ops->commit_start) and done later, on the loop:
  * what it carries was taken out of its writers (their batches), which buffer what
@@ -113,7 +114,7 @@ static void group_done(void *ud)
         free(g->fl_evs[i]);
     }
     for (size_t i = 0; i < g->n_fl; i++) {
-        if (ws[i]->closing)
+        if (ws[i]->closing && !ws[i]->queued) /* else its last commit is the next group's */
             ac_sw_free(ws[i]);
         else
             ac_sw_pend_run(ws[i], !ws[i]->error);

@@ -117,8 +117,8 @@ int ac_notify_acquire(ac_notify *nt, const char *id, const char *holder, int64_t
 int ac_notify_rm(ac_notify *nt, const char *id, const char *holder, int64_t attempt,
                  ac_notify_done_fn done, void *ud);
 /* What loading the session reads (store_ahead.h: its row and agent, its latest snapshot, its
- * journal after it, its tool calls) into a (filled: ac_store_ahead_new's), then done: AC_OK,
- * AC_STORE_ENOENT (no such session) or AC_EIO. Four statements, queued at once. */
+ * journal from the snapshot's event on, its tool calls) into a (filled: ac_store_ahead_new's), then
+ * done: AC_OK, AC_STORE_ENOENT (no such session) or AC_EIO. Four statements, queued at once. */
 struct ac_store_ahead;
 int ac_notify_ahead(ac_notify *nt, struct ac_store_ahead *a, ac_notify_done_fn done, void *ud);
 /* The same for a session read whole, not loaded (a fork's reads): its row and agent and its

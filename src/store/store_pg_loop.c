@@ -465,7 +465,7 @@ int ac_notify_ahead(ac_notify *nt, ac_store_ahead *a, ac_notify_done_fn done, vo
     static const char *const sql[4] = {
         AHEAD_ROW_SQL,
         PG_SNAPSHOT_SQL,
-        "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n > COALESCE(("
+        "SELECT n, t_ms, ev, data, steps FROM events WHERE session = $1 AND n >= COALESCE(("
         "SELECT max(n) FROM snapshots WHERE session = $1), 0) ORDER BY n",
         PG_TOOL_CALLS_SQL,
     };

@@ -688,20 +688,39 @@ void ac_sw_free(store_writer *w)
     free(w);
 }
 
+/* w outlives its session s, freed: the group commits its last commit (queued) and frees it,
+ * or, muted, frees it once its commit in flight is done. 0: out of memory. */
+static int sw_closing(store_writer *w, ac_session *s)
+{
+    if (!w->id && !(w->id = strdup(s->id)))
+        return 0;
+    struct ac_store_group *g = w->st->group;
+    for (size_t i = 0; w->fl.on && g && i < g->k_fl; i++)
+        if (g->fl_ws[i] == w) /* its commit in flight names the session: its own copy now */
+            g->fl_c[i].id = w->id;
+    w->status = ac_session_status_name(ac_session_status(s));
+    w->at_rest = ac_session_settled(s);
+    free(w->steps);
+    w->steps = NULL;
+    w->steps_len = 0;
+    w->s = NULL;
+    w->closing = 1;
+    return 1;
+}
+
 /* Called before the session's states are left for good (session.c), so the last commit
- * records where it stands. A session opened with AC_STORE_GROUPED whose store has a group
- * commit pending on this loop joins it (its store_writer outlives the session until then);
- * otherwise it commits alone, now. Either way the lease is given up by that commit. */
+ * records where it stands. A session opened with AC_STORE_GROUPED, or one with a commit in
+ * flight (the group's, on this loop), whose store's group is pending on this loop or none
+ * joins the group (its store_writer outlives the session until then): nothing waits. Else it
+ * commits alone, now. Either way the lease is given up by that commit. */
 static void h_close(ac_session *s)
 {
     store_writer *w = W(s);
     ac_loop *loop = s->e->loop;
-    pend_drop(w);   /* calls that never ran: not started */
-    if (w->fl.on) { /* its commit in flight is done first (it names the session) */
-        for (size_t i = 0; i < w->fl.n_pend; i++)
-            w->fl.pend_go[i] = NULL;
-        ac_store_group_wait(w->st);
-    }
+    int flying = w->fl.on; /* the group's commit in flight names it: freed when it is done */
+    pend_drop(w);          /* calls that never ran: not started */
+    for (size_t i = 0; flying && i < w->fl.n_pend; i++)
+        w->fl.pend_go[i] = NULL;
     if (w->renew && loop)
         ac_loop_cancel_timer(loop, w->renew);
     w->renew = 0;
@@ -714,24 +733,22 @@ static void h_close(ac_session *s)
         ac_store_group_remove(w);
         if (w->timer && loop)
             ac_loop_cancel_timer(loop, w->timer);
+        w->timer = 0;
+        if (flying && sw_closing(w, s))
+            return; /* freed when the group's commit is done */
+        if (flying)
+            ac_store_group_wait(w->st);
         ac_sw_free(w);
         return;
     }
     struct ac_store_group *g = w->st->group;
-    if (w->grouped && !w->error && loop && (!g || !g->n || g->loop == loop) && !w->timer) {
+    if ((w->grouped || flying) && !w->error && loop && (!g || !g->n || g->loop == loop) &&
+        !w->timer) {
         ac_store_group_add(w);
-        if (w->queued && (w->id = strdup(s->id))) {
-            w->status = ac_session_status_name(ac_session_status(s));
-            w->at_rest = ac_session_settled(s);
-            free(w->steps);
-            w->steps = NULL;
-            w->steps_len = 0;
-            w->s = NULL;
-            w->closing = 1; /* committed and freed by the group */
-            return;
-        }
+        if (w->queued && sw_closing(w, s))
+            return; /* committed and freed by the group */
     }
-    ac_sw_commit_with(w, 1); /* and the lease is given up */
+    ac_sw_commit_with(w, 1); /* after the group in flight; the lease is given up */
     ac_sw_free(w);
 }
 

@@ -93,7 +93,8 @@ typedef struct store_writer {
      * until then) and the last commit joins a pending group */
     int grouped;
     char *create_params;
-    /* freed, its last commit waiting in the group: what it needs of the session */
+    /* freed, its last commit waiting in the group, or muted with a commit in flight: what it
+     * needs of the session (the commit in flight names id from then on) */
     int closing;
     char *id;
     const char *status;
@@ -112,8 +113,9 @@ typedef struct store_writer {
  * of the tool calls about to run (their processes wait for that commit: h_tool_started), a
  * snapshot taken when a session settled, and with AC_STORE_GROUPED the creation of a session's
  * row, the last commit of a session freed while the group was pending and the first of one
- * loaded at rest. A session commits alone, at once, only without a loop, when it is freed with
- * no group pending, and when loaded at rest without AC_STORE_GROUPED. */
+ * loaded at rest; the last commit of any session freed while a group commit of it is in flight
+ * is the next group's. A session commits alone, at once, only without a loop, when it is freed
+ * with no group pending, and when loaded at rest without AC_STORE_GROUPED. */
 struct ac_store_group {
     ac_loop *loop;
     uint64_t timer;

@@ -20,7 +20,8 @@
 # snapshot and note are the original's up to the turn asked for; a turn calling a sub-agent there
 # makes the child's row with its first commit, the child stored as it ran, seen from the first
 # worker, the child's first view while it runs made without a read of its journal, a later fork's
-# calls kept from its rows; DELETEs through the first of sessions the second runs mid-turn do not wait there. "reads"
+# calls kept from its rows, and under a parent loaded there from the store (its calls read with
+# its rows) the same; DELETEs through the first of sessions the second runs mid-turn do not wait there. "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
@@ -54,6 +55,7 @@ start() { # start N DB_PORT: worker N, its URL in u$N
   "$agentc" serve --db "${uri/:$port\//:$2/}?schema=slowdb" --provider script --script "$tmp/script" \
     --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 "${lease[@]}" 2>"$tmp/w$1.err" &
   pids+=($!)
+  eval "pid$1=$!"
   wait_for test -s "$tmp/port$1" || fail "worker $1 did not start"
   eval "u$1=http://127.0.0.1:$(cat "$tmp/port$1")"
 }
@@ -270,7 +272,43 @@ done
   fail "rows of deleted sessions: $(sql "SELECT id, events FROM slowdb.sessions WHERE id LIKE 'local/d_'")"
 del_longest=$longest
 awk -v t="$del_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $del_longest s while it removed sessions mid-turn"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s)"
+# ---- a sub-agent's session under a parent loaded on 2 from the store (its calls read with its
+# rows: this child none of them), made without a read as under a parent made there
+j -X POST -d '{"id": "q"}' "$u1/v1/sessions" | jq -e '.id == "q"' >/dev/null || fail "create q on 1"
+qidle() { j "$u1/v1/sessions/q" | jq -e --argjson k "$1" '.status == "idle" and ([.messages[] | select(.role == "user")] | length) == $k' >/dev/null; }
+k=0
+for m in one two; do
+  k=$((k + 1))
+  j -X POST -d "{\"content\": \"$m\"}" "$u1/v1/sessions/q/messages" >/dev/null || fail "say $m to q"
+  wait_for qidle "$k" || fail "q's turn $k on 1"
+done
+kill -TERM "$pid1" # drained: q's lease given up, nobody runs q
+wait "$pid1" || fail "worker 1 did not stop cleanly: $?"
+j -w '\n%{http_code}' -X POST -d '{"content": "delegate"}' "$u2/v1/sessions/q/messages" >"$tmp/out"
+[ "$(tail -1 "$tmp/out")" = 202 ] || fail "the delegating turn of q on 2: $(cat "$tmp/out")"
+q_over() {
+  [ "$(sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/q' AND EXISTS(SELECT 1 FROM slowdb.events WHERE session = 'local/q' AND ev = 'agent.done')")" = 1 ]
+}
+longest=0 probes=0
+for _ in $(seq 1 400); do
+  q_over && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  probes=$((probes + 1))
+  sleep 0.05
+done
+q_over || fail "q's delegating turn did not end: $(j "$u2/v1/sessions/q" | jq -c '{status, answer}')"
+[ "$probes" -ge 5 ] || fail "q's delegating turn ended after $probes probes"
+loaded_longest=$longest
+awk -v t="$loaded_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $loaded_longest s while q, loaded there, ran its sub-agent"
+j "$u2/v1/sessions/q" | jq -e '.status == "idle" and .answer == "joined" and (.children | length) == 1' >/dev/null ||
+  fail "q after its delegating turn: $(j "$u2/v1/sessions/q" | jq -c '{status, answer, children}')"
+child=$(j "$u2/v1/sessions/q" | jq -r '.children[0].session')
+[ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = 'local/$child' AND ev = 'spawn'")" = 1 ] ||
+  fail "q's child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
+j "$u2/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "q"' >/dev/null ||
+  fail "q's child: $(j "$u2/v1/sessions/$child" | jq -c '{answer, parent}')"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s)"
 exit 0
 fi
 for b in b p; do

@@ -4,7 +4,9 @@
  * burst arrive at the other, each session's last event number, in at most one notifying commit
  * per 10 ms interval; lines more than a payload holds are split, none lost; one's own lines do
  * not come back; the inbox: a request put for a holder is taken by it once, answered and read
- * back, a withdrawn one is never taken, a taken one cannot be withdrawn.
+ * back, a withdrawn one is never taken, a taken one cannot be withdrawn. A session freed while
+ * the group's commit of it is in flight does not wait for it (its last commit is the next
+ * group's).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include "store/store_int.h"
 #include "store/store_notify.h"
 #include "store/store_pg.h"
+#include "store/store_writer.h"
 #include "../support/test_tmpdir.h"
 #include "../support/test_store_where.h"
 
@@ -620,8 +623,9 @@ static void reads_of(ac_store *st, const char *id, reads *r)
 }
 
 /* A session with a snapshot, events after it and tool calls: its rows read ahead on the wake-up
- * connection answer every read its loading makes as the store itself does, with no statement;
- * a claimed lease is answered as held. */
+ * connection answer every read its loading makes as the store itself does, with no statement
+ * (the journal from the snapshot's own event on: the last record a load at rest under another
+ * spec reads); a claimed lease is answered as held. */
 static void test_ahead(void **state)
 {
     (void)state;
@@ -644,7 +648,7 @@ static void test_ahead(void **state)
                          .n_evs = 2,
                          .status = "running",
                          .snapshot = "{\"s\": 1}",
-                         .snapshot_n = 1,
+                         .snapshot_n = 2,
                          .started = started,
                          .started_names = names,
                          .n_started = 2,
@@ -663,7 +667,7 @@ static void test_ahead(void **state)
     assert_int_equal(st->ops->commit(st, &c2, &err), AC_OK);
     reads want, got, r = {0};
     reads_of(st, "a1", &want);
-    assert_non_null(strstr(want.text, "1:{\"s\": 1}|2:user_message"));   /* after the snapshot */
+    assert_non_null(strstr(want.text, "2:{\"s\": 1}|3:llm.request"));    /* after the snapshot */
     assert_non_null(strstr(want.text, "c1:calc:1:1:1;c2:fetch:1:0:0;")); /* both calls */
     ac_store_ahead *a = ac_store_ahead_new("a1", 7);
     assert_int_equal(ac_notify_ahead(na, a, done_rc, &r), 0);
@@ -678,8 +682,12 @@ static void test_ahead(void **state)
     assert_int_equal(st->ops->lease_acquire(st, "a1", "worker-A", 60000, &attempt, &err), AC_OK);
     assert_int_equal(attempt, 7);                    /* the claim's */
     assert_int_equal(ac_store_ahead_answered(a), 6); /* no statement sent */
+    /* the snapshot's own event on (a load at rest under another spec reads it): answered */
+    assert_int_equal(st->ops->events(st, "a1", 1, text_of, &r, &err), AC_OK);
+    assert_int_equal(ac_store_ahead_answered(a), 7);
+    assert_non_null(strstr(r.text, "2:user_message:{\"text\": \"hi\"}:-;3:llm.request"));
     assert_int_equal(st->ops->events(st, "a1", 0, text_of, &r, &err), AC_OK); /* older: asked */
-    assert_int_equal(ac_store_ahead_answered(a), 6);
+    assert_int_equal(ac_store_ahead_answered(a), 7);
     ac_store_ahead_end(st);
     assert_ptr_equal(st->ops, own);
     assert_string_equal(got.text, want.text);
@@ -864,6 +872,71 @@ static void test_commit_reconnects(void **state)
     ac_store_close(st);
 }
 
+static ac_store *flight_st;
+static int group_idle(void)
+{
+    struct ac_store_group *g = flight_st->group;
+    return !g || (!g->busy && !g->n);
+}
+static int group_busy(void)
+{
+    return flight_st->group && flight_st->group->busy;
+}
+
+/* A session freed while the group's commit of it is in flight does not wait for it: its last
+ * commit (the lease given up) is the next group's, its writer freed by it; the row has every
+ * event and no holder. */
+static void test_freed_in_flight(void **state)
+{
+    (void)state;
+    ac_store_options o = {.holder = "holder-F", .lease_ms = 60000};
+    ac_error err = {0};
+    ac_store *st = ac_store_open(where, &o, &err);
+    assert_non_null(st);
+    flight_st = st;
+    ac_engine_config cfg = {0};
+    cfg.loop = loop;
+    cfg.provider = AC_PROVIDER_SCRIPT;
+    cfg.script_text = "{\"content\":\"answer one\"}\n";
+    ac_engine *e = ac_engine_new(&cfg, &err);
+    if (!e)
+        fail_msg("engine: %s", err.text);
+    ac_session *s = ac_store_session(st, e, "f1", AC_STORE_GROUPED, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    assert_true(ac_session_send(s, "first") >= 0);
+    for (int i = 0; i < 2000 && !(ac_session_settled(s) && group_idle()); i++)
+        ac_loop_run_once(loop, 5);
+    assert_true(ac_session_settled(s));
+    ac_session_free(s); /* its last commit: the group's */
+    run_until(group_idle, 10000);
+    assert_true(group_idle());
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "f1", &info, &err), AC_OK);
+    uint64_t events = info.events;
+
+    /* loaded at rest: its first commit is the group's; freed while it is in flight */
+    s = ac_store_session(st, e, "f1", AC_STORE_GROUPED | AC_STORE_MUST_EXIST, &err);
+    if (!s)
+        fail_msg("%s", err.text);
+    int64_t attempt = ac_store_session_attempt(s);
+    run_until(group_busy, 10000);
+    assert_true(group_busy());
+    ac_session_free(s);
+    assert_true(group_busy());         /* not waited for */
+    assert_int_equal(st->group->n, 1); /* its last commit, next */
+    run_until(group_idle, 10000);
+    assert_true(group_idle());
+    assert_int_equal(ac_store_info(st, "f1", &info, &err), AC_OK);
+    assert_string_equal(info.holder, ""); /* given up by the last commit */
+    assert_int_equal(info.attempt, attempt);
+    assert_true(info.events == events);
+    assert_true(info.at_rest);
+    assert_string_equal(info.status, "idle");
+    ac_engine_free(e);
+    ac_store_close(st);
+}
+
 int main(void)
 {
     if (!test_store_pg()) {
@@ -881,6 +954,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_reconnects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_freed_in_flight, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
