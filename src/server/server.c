@@ -23,7 +23,7 @@
 #include "agentc/otel.h"
 #include "agentc/store.h"
 #include "io/file.h"
-#include "server_int.h"
+#include "request_int.h"
 #include "store/store_append.h"
 #include "store/store_ahead.h"
 #include "store/store_notify.h"
@@ -41,6 +41,11 @@ typedef struct captured {
     srv_settle *later; /* an accepted action's reply put off (accepted_reply) */
 } captured;
 static captured *capture;
+
+srv_settle *srv_captured_later(void)
+{
+    return capture ? capture->later : NULL;
+}
 
 enum MHD_Result srv_reply_json(struct MHD_Connection *c, unsigned status, json_t *o)
 {
@@ -288,203 +293,10 @@ static srv_owner *authenticate(srv *sv, struct MHD_Connection *c)
 
 /* ---- requests ---- */
 
-typedef struct req {
-    srv_owner *owner;
-    char *body;
-    size_t len, cap;
-    int too_big;
-    int refused;     /* answered before its body (admission) */
-    int load_failed; /* a stored session could not be loaded: the error below */
-    int load_code;
-    int load_late; /* that load waited for another past --forward-timeout-ms (503) */
-    char load_msg[400];
-    srv_fwd *fwd;         /* forwarded to the worker running its session (remote.c) */
-    srv_catchup *catchup; /* a new stream's catch-up, read while it is suspended (catchup.c) */
-    srv *sv;
-    srv_engine *create_agent; /* POST /v1/sessions: its agent while its row is made */
-    char create_id[160];      /* and its id */
-    char removed_id[160];     /* DELETE: the session removed while the request waits */
-    ac_loop_task delete_wait; /* DELETE: for the session's commit under way (delete_waits) */
-    srv_sess *delete_ss;
-    struct MHD_Connection *delete_conn;
-    int delete_waited; /* thrice at most: one committing on and on is waited for no more */
-    int delete_muted;  /* its commit in flight still: muted, waited for (delete_muted) */
-    int64_t delete_attempt;
-    struct srv_fork *fork;       /* POST .../fork on PostgreSQL: under way (fork_next) */
-    ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
-    size_t n_rows, cap_rows;
-    int forwards; /* how often it was (the worker it went to runs the session no more) */
-    /* an action posted from the loop is applied by a deferred drain: the 202 waits for it
-     * (settle runs after the drain) so its body shows the state after the action */
-    const char *settle_how; /* the "accepted" of the reply; NULL: none pending */
-    unsigned settle_code;
-    char settle_id[160];
-    struct MHD_Connection *settle_conn;
-    srv *settle_sv;
-    ac_loop_task settle;
-    int settle_stored; /* 0: to be applied; 1: waiting for its commit; 2: committed (or nothing
-                          to commit); -1: its store failed the session */
-} req;
-
 static enum MHD_Result accepted_reply(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                       unsigned code, const char *how);
 
-/* A request waiting, suspended, for its stored session to be loaded: loading posts the
- * journal's events, which must apply at once, so it runs between loop iterations, never
- * inside a callback (where posts are queued). */
-struct srv_load {
-    struct srv_load *next;
-    struct MHD_Connection *conn;
-    req *r;
-    char *id;
-    /* on PostgreSQL: its rows read ahead on the wake-up connection first (store_ahead.h), the
-     * loading then answered from them */
-    srv *sv;
-    ac_store_ahead *ahead;
-    int reading; /* its rows not read yet */
-    int read_rc; /* then: AC_OK, AC_STORE_ENOENT or AC_EIO (read_error) */
-    char read_error[256];
-    int leasing;  /* its lease, taken before its rows are read, not answered yet */
-    int lease_rc; /* then: ac_notify_acquire's rc, the attempt taken, or why not */
-    int64_t attempt;
-    char lease_error[256];
-    json_t *calls; /* the journal's sub-agent calls, read after its rows (children.c), or NULL */
-    int calling;   /* those not read yet */
-    int orphan;    /* its request answered without it (stopping): freed when all are answered */
-    int64_t behind_until; /* waiting for another load of its session: until then (0: not yet) */
-};
-
-static void load_free(struct srv_load *l)
-{
-    json_decref(l->calls);
-    ac_store_ahead_free(l->ahead);
-    free(l->id);
-    free(l);
-}
-
-static void unlink_load(struct srv_load *l)
-{
-    for (struct srv_load **pp = &l->sv->loads; *pp; pp = &(*pp)->next)
-        if (*pp == l) {
-            *pp = l->next;
-            return;
-        }
-}
-
-static void on_load_read(void *ud, int rc, const char *error)
-{
-    struct srv_load *l = ud;
-    l->reading = 0;
-    l->read_rc = rc;
-    snprintf(l->read_error, sizeof l->read_error, "%s",
-             rc == AC_STORE_ENOENT ? "the session is no longer in the store"
-             : error               ? error
-                                   : ac_strerror(rc));
-    if (l->orphan && !l->leasing && !l->calling) {
-        unlink_load(l);
-        load_free(l);
-    }
-}
-
-static int on_load_call(void *ud, const ac_store_event *ev)
-{
-    struct srv_load *l = ud;
-    srv_children_keep(l->calls, ac_store_ahead_id(l->ahead), ev->ev, ev->data);
-    return 0;
-}
-
-/* Its journal's calls read: the view after its loading says them without a read (one that
- * failed: that view reads them). */
-static void on_load_calls(void *ud, int rc, const char *error)
-{
-    struct srv_load *l = ud;
-    (void)error;
-    l->calling = 0;
-    if (rc != AC_OK) {
-        json_decref(l->calls);
-        l->calls = NULL;
-    }
-    if (l->orphan && !l->leasing && !l->reading) {
-        unlink_load(l);
-        load_free(l);
-    }
-}
-
-static void on_load_leased(void *ud, int rc, int64_t attempt, const char *error)
-{
-    struct srv_load *l = ud;
-    l->leasing = 0;
-    l->lease_rc = rc;
-    l->attempt = attempt;
-    snprintf(l->lease_error, sizeof l->lease_error, "%s", error ? error : ac_strerror(rc));
-    if (rc == AC_OK && l->ahead) /* the loader's lease_acquire answered from it */
-        ac_store_ahead_set_attempt(l->ahead, attempt);
-    if (l->orphan && !l->reading && !l->calling) {
-        if (rc == AC_OK && l->orphan == 2) /* its rows were never asked for */
-            ac_notify_release(l->sv->notify, ac_store_ahead_id(l->ahead),
-                              ac_store_holder(l->sv->store), attempt, NULL, NULL);
-        unlink_load(l);
-        load_free(l);
-    }
-}
-
-/* Another request's load of l's session still waits for its lease or rows: l then takes no
- * lease of its own (a second taking would fence the first's writer out) and runs after it. */
-static int load_pending(const struct srv_load *l)
-{
-    for (const struct srv_load *o = l->sv->loads; o; o = o->next)
-        if (o != l && !o->orphan && (o->reading || o->leasing || o->calling) &&
-            o->r->owner == l->r->owner && !strcmp(o->id, l->id))
-            return 1;
-    return 0;
-}
-
-int srv_load_pending(const srv *sv, const char *stored_id)
-{
-    for (const struct srv_load *l = sv->loads; l; l = l->next)
-        if (l->ahead && (l->reading || l->leasing || l->calling) &&
-            !strcmp(ac_store_ahead_id(l->ahead), stored_id))
-            return 1;
-    return 0;
-}
-
-/* Its session's lease taken, then its rows and its journal's calls read, without waiting
- * (run_loads loads it once all are answered; the statements run in that order on one
- * connection): 1; 0 when out of memory; -1 too, l then to be kept (listed, orphan 2) until
- * its lease's answer comes, the lease then given up. */
-static int load_ahead(struct srv_load *l, const char *stored_id, uint64_t forgotten)
-{
-    srv *sv = l->sv;
-    l->ahead = ac_store_ahead_new(stored_id, 0);
-    l->leasing =
-        l->ahead && ac_notify_acquire(sv->notify, stored_id, ac_store_holder(sv->store),
-                                      ac_store_lease_ms(sv->store), on_load_leased, l) == 0;
-    l->reading = l->leasing && ac_notify_ahead(sv->notify, l->ahead, on_load_read, l) == 0;
-    if (l->leasing && !l->reading) {
-        l->orphan = 2;
-        return -1;
-    }
-    l->calls = l->reading ? json_array() : NULL;
-    l->calling = l->calls && ac_notify_events(sv->notify, stored_id, forgotten, on_load_call,
-                                              on_load_calls, l) == 0;
-    if (!l->calling) { /* read by the view, as without it */
-        json_decref(l->calls);
-        l->calls = NULL;
-    }
-    if (!l->reading) {
-        ac_store_ahead_free(l->ahead);
-        l->ahead = NULL;
-    }
-    return l->reading;
-}
-
-/* A load of l's session under way here (another request's, or a claim's): l waits for it. */
-static int load_behind(const struct srv_load *l, const srv_sess *ss)
-{
-    return load_pending(l) || (ss && ss->stored_id && srv_workers_loading(l->sv, ss->stored_id));
-}
-
-static int valid_id(const char *id)
+int srv_valid_id(const char *id)
 {
     size_t n = strlen(id);
     if (!n || n > 128)
@@ -499,8 +311,8 @@ static int valid_id(const char *id)
 }
 
 /* Parses the body as a JSON object with only the given keys; replies the error itself. */
-static json_t *parse_body(struct MHD_Connection *c, const req *r, const char *const *keys,
-                          int allow_empty, enum MHD_Result *ret)
+json_t *srv_parse_body(struct MHD_Connection *c, const req *r, const char *const *keys,
+                       int allow_empty, enum MHD_Result *ret)
 {
     if (!r->len && allow_empty)
         return json_object();
@@ -534,8 +346,8 @@ static json_t *parse_body(struct MHD_Connection *c, const req *r, const char *co
     return o;
 }
 
-static int optional_string(struct MHD_Connection *c, json_t *o, const char *key, const char **out,
-                           enum MHD_Result *ret)
+int srv_optional_string(struct MHD_Connection *c, json_t *o, const char *key, const char **out,
+                        enum MHD_Result *ret)
 {
     json_t *v = json_object_get(o, key);
     *out = NULL;
@@ -579,7 +391,7 @@ static const char *const create_keys[] = {
 static srv_engine *session_agent(srv *sv, struct MHD_Connection *c, json_t *o, enum MHD_Result *ret)
 {
     const char *name;
-    if (optional_string(c, o, "agent", &name, ret))
+    if (srv_optional_string(c, o, "agent", &name, ret))
         return NULL;
     json_t *over = json_deep_copy(o);
     json_object_del(over, "id");
@@ -653,15 +465,16 @@ static enum MHD_Result create_made(srv *sv, struct MHD_Connection *c, req *r, in
 static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
 {
     enum MHD_Result ret = MHD_NO;
-    json_t *o = parse_body(c, r, create_keys, 1, &ret);
+    json_t *o = srv_parse_body(c, r, create_keys, 1, &ret);
     if (!o)
         return ret;
     const char *id, *system;
-    if (optional_string(c, o, "id", &id, &ret) || optional_string(c, o, "system", &system, &ret)) {
+    if (srv_optional_string(c, o, "id", &id, &ret) ||
+        srv_optional_string(c, o, "system", &system, &ret)) {
         json_decref(o);
         return ret;
     }
-    if (id && !valid_id(id)) {
+    if (id && !srv_valid_id(id)) {
         json_decref(o);
         return srv_reply_error(c, 400, "invalid_id",
                                "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
@@ -705,205 +518,6 @@ static enum MHD_Result create_session(srv *sv, struct MHD_Connection *c, req *r)
         return srv_reply_error(c, err.code == AC_ENOMEM ? 503 : 500, "session_failed",
                                "cannot create the session: %s", err.text);
     return accepted_reply(sv, c, r, ss, 201, "created");
-}
-
-static int delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss);
-
-/* A fork on PostgreSQL made without waiting, the request suspended between its steps: the
- * original's commit under way waited for (delete_waits), its rows read whole on the wake-up
- * connection (srv_remote_rows), the fork rebuilt here from them (ac_store_fork_with) and its
- * rows written there (srv_remote_fork), then the reply fork_session gives. */
-typedef struct srv_fork {
-    char id[160];   /* the original's, as its owner names it */
-    char from[300]; /* the original's in the store */
-    char to[400];   /* the new session's in the store */
-    uint64_t turn, at;
-    int step; /* the next: 0 its commit waited for, 1 its rows read, 2 rebuilt and written,
-                 3 answered */
-    struct MHD_Connection *c;
-    req *r;
-    enum MHD_Result ret; /* srv_remote_fork's */
-    json_t *calls;       /* the sub-agent calls of its journal up to at (children.c), or NULL */
-} srv_fork;
-
-/* A record of the original's journal read ahead: kept in the fork's calls up to at. */
-static int fork_call(void *ud, const ac_store_event *ev)
-{
-    srv_fork *fk = ud;
-    if (ev->n > fk->at)
-        return 1;
-    srv_children_keep(fk->calls, fk->to, ev->ev, ev->data);
-    return 0;
-}
-
-/* The fork's sub-agent calls, its view's, from the original's rows read ahead (no statement);
- * NULL (read at its first view) when they cannot be. */
-static void fork_calls(srv *sv, srv_fork *fk)
-{
-    if ((fk->calls = json_array()) &&
-        ac_store_events(sv->store, fk->from, 0, fork_call, fk, NULL) != AC_OK) {
-        json_decref(fk->calls);
-        fk->calls = NULL;
-    }
-}
-
-static void fork_free(srv_fork *fk)
-{
-    if (fk)
-        json_decref(fk->calls);
-    free(fk);
-}
-
-static int fork_send(void *ud, const ac_store_fork_row *row, ac_error *err)
-{
-    (void)err;
-    srv_fork *fk = ud;
-    fk->ret = srv_remote_fork(fk->r->sv, fk->c, &fk->r->fwd, row);
-    return AC_OK;
-}
-
-/* Its rows read: the fork rebuilt from them and its rows sent. */
-static enum MHD_Result fork_rebuilt(srv *sv, struct MHD_Connection *c, req *r, srv_fork *fk)
-{
-    ac_store_ahead *rows = srv_remote_rows_taken(&r->fwd);
-    char why[400];
-    int rc = srv_remote_written(&r->fwd, why, sizeof why);
-    srv_sess *ss = srv_sess_stored(sv, fk->from);
-    ac_error err = {0};
-    if (rc == AC_OK && rows && ss) {
-        ac_store_ahead_begin(sv->store, rows);
-        ac_engine *e = srv_sess_engine(ss);
-        fk->c = c;
-        fk->r = r;
-        if (ac_store_turn_end(sv->store, e, fk->from, fk->turn, &fk->at, &err) == AC_OK) {
-            fork_calls(sv, fk);
-            rc = ac_store_fork_with(sv->store, e, fk->from, fk->at, fk->turn, fk->to, fork_send, fk,
-                                    &err);
-        } else
-            rc = err.code;
-        ac_store_ahead_end(sv->store);
-    } else if (rc == AC_OK) {
-        rc = ss ? AC_ENOMEM : AC_STORE_ENOENT;
-        snprintf(err.text, sizeof err.text, "%s", ss ? "out of memory" : "no such session");
-    } else {
-        snprintf(err.text, sizeof err.text, "%s", why);
-    }
-    ac_store_ahead_free(rows);
-    if (rc == AC_OK)
-        return fk->ret;
-    if (!ss) /* deleted meanwhile */
-        return srv_reply_error(c, 404, "not_found", "no such session");
-    return srv_reply_error(c, rc == AC_EINVAL ? 409 : 500, "fork_failed",
-                           "cannot fork the session: %s", err.text);
-}
-
-/* Its rows written: the new session known here, and the reply. */
-static enum MHD_Result fork_made(srv *sv, struct MHD_Connection *c, req *r, srv_fork *fk)
-{
-    char why[400];
-    int rc = srv_remote_written(&r->fwd, why, sizeof why);
-    if (rc != AC_OK)
-        return srv_reply_error(c, rc == AC_EINVAL ? 409 : 500, "fork_failed",
-                               "cannot fork the session: %s", why);
-    srv_sess *fs = srv_sess_known(sv, r->owner, fk->to, ac_wall_now_ms());
-    if (!fs)
-        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-    fs->children = fk->calls;
-    fk->calls = NULL;
-    return srv_reply_json(c, 201,
-                          json_pack("{s:s, s:{s:s, s:I, s:I}}", "id", fs->id, "forked_from", "id",
-                                    fk->id, "at_turn", (json_int_t)fk->turn, "at_event",
-                                    (json_int_t)fk->at));
-}
-
-static enum MHD_Result fork_next(srv *sv, struct MHD_Connection *c, req *r)
-{
-    srv_fork *fk = r->fork;
-    switch (fk->step++) {
-    case 0: {
-        srv_sess *ss = srv_sess_stored(sv, fk->from);
-        if (ss && delete_waits(sv, c, r, ss))
-            return MHD_YES; /* its commit is durable first: the fork reads what it wrote */
-    }
-        fk->step = 2;
-        /* fall through */
-    case 1: {
-        ac_store_ahead *rows = ac_store_ahead_new(fk->from, 0);
-        if (!rows)
-            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-        return srv_remote_rows(sv, c, &r->fwd, rows);
-    }
-    case 2:
-        return fork_rebuilt(sv, c, r, fk);
-    default:
-        return fork_made(sv, c, r, fk);
-    }
-}
-
-/* The fork's steps begun (fork_next): sid the new session's id in the store. */
-static enum MHD_Result fork_begin(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
-                                  const char *sid, uint64_t turn)
-{
-    srv_fork *fk = calloc(1, sizeof *fk);
-    if (!fk)
-        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-    snprintf(fk->id, sizeof fk->id, "%s", ss->id);
-    snprintf(fk->from, sizeof fk->from, "%s", ss->stored_id);
-    snprintf(fk->to, sizeof fk->to, "%s", sid);
-    fk->turn = turn;
-    r->fork = fk;
-    return fork_next(sv, c, r);
-}
-
-/* The stored session ss up to the end of its turn at_turn, as a new session of the same
- * owner (store.h: ac_store_fork): {"at_turn": N, "id"?}. */
-static enum MHD_Result fork_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
-{
-    static const char *const keys[] = {"at_turn", "id", NULL};
-    enum MHD_Result ret = MHD_NO;
-    json_t *o = parse_body(c, r, keys, 0, &ret);
-    if (!o)
-        return ret;
-    const char *id;
-    json_t *turn = json_object_get(o, "at_turn");
-    if (optional_string(c, o, "id", &id, &ret)) {
-        json_decref(o);
-        return ret;
-    }
-    char auto_id[200], sid[400];
-    if (!id)
-        snprintf(auto_id, sizeof auto_id, "%.128s-fork%llu", ss->id,
-                 (unsigned long long)++sv->next_auto_id);
-    id = id ? id : auto_id;
-    int bad = !json_is_integer(turn) || json_integer_value(turn) < 1, bad_id = !valid_id(id);
-    int taken = !bad && !bad_id && srv_sess_find(sv, r->owner, id) != NULL;
-    snprintf(sid, sizeof sid, "%s/%s", ss->owner_name, id);
-    uint64_t at = 0, n = bad ? 0 : (uint64_t)json_integer_value(turn);
-    json_decref(o); /* id is not used from here on: sid holds it */
-    if (bad || bad_id)
-        return srv_reply_error(c, 400, bad ? "invalid_turn" : "invalid_id",
-                               bad ? "at_turn must be a turn number from 1"
-                                   : "a session id is 1 to 128 of A-Z a-z 0-9 . _ -");
-    if (taken)
-        return srv_reply_error(c, 409, "session_exists", "a session with this id exists");
-    if (r->owner->sessions >= sv->cfg->sessions_per_token)
-        return srv_reply_error(c, 429, "too_many_sessions",
-                               "this token has %zu sessions, the limit; delete one first",
-                               r->owner->sessions);
-    if (sv->notify && c && ss->stored_id) /* PostgreSQL: without waiting */
-        return fork_begin(sv, c, r, ss, sid, n);
-    ac_error err = {0};
-    ac_engine *e = srv_sess_engine(ss);
-    if (ac_store_turn_end(sv->store, e, ss->stored_id, n, &at, &err) != AC_OK ||
-        ac_store_fork(sv->store, e, ss->stored_id, at, n, sid, &err) != AC_OK)
-        return srv_reply_error(c, err.code == AC_EINVAL ? 409 : 500, "fork_failed",
-                               "cannot fork the session: %s", err.text);
-    srv_sess *fs = srv_sess_known(sv, r->owner, sid, ac_wall_now_ms());
-    if (!fs)
-        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-    return srv_reply_json(c, 201,
-                          json_pack("{s:s, s:{s:s, s:I, s:I}}", "id", fs->id, "forked_from", "id",
-                                    ss->id, "at_turn", (json_int_t)n, "at_event", (json_int_t)at));
 }
 
 static int on_stored(void *ud, const ac_store_session_info *info);
@@ -1136,7 +750,7 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
 {
     static const char *const keys[] = {"content", "if_busy", NULL};
     enum MHD_Result ret = MHD_NO;
-    json_t *o = parse_body(c, r, keys, 0, &ret);
+    json_t *o = srv_parse_body(c, r, keys, 0, &ret);
     if (!o)
         return ret;
     json_t *content = json_object_get(o, "content");
@@ -1145,7 +759,7 @@ static enum MHD_Result post_message(srv *sv, struct MHD_Connection *c, req *r, s
         json_decref(o);
         return srv_reply_error(c, 400, "invalid_type", "'content' must be a non-empty string");
     }
-    if (optional_string(c, o, "if_busy", &policy, &ret)) {
+    if (srv_optional_string(c, o, "if_busy", &policy, &ret)) {
         json_decref(o);
         return ret;
     }
@@ -1529,139 +1143,6 @@ static enum MHD_Result get_session(struct MHD_Connection *c, srv_sess *ss)
     v.messages = (int)messages;
     return srv_reply_json(c, 200, srv_sess_view(ss, &v));
 }
-
-/* DELETE of a session run here or by nobody: the session goes from here at once. On
- * PostgreSQL it is removed from the store on the wake-up connection (fenced by its lease's
- * attempt), the request suspended meanwhile (removed_reply answers), and what it buffered is
- * dropped, not committed first; a request forwarded here (c NULL) is answered at once, its
- * answer written to the inbox after the removal (one connection, statements in order). */
-/* A removal that failed is said on stderr (its request was answered as removed). */
-static void rm_said(void *ud, int rc, const char *error)
-{
-    char *sid = ud;
-    if (rc != AC_OK && rc != AC_STORE_ENOENT)
-        fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n", sid,
-                error ? error : "");
-    free(sid);
-}
-
-static void delete_resume(void *ud)
-{
-    req *r = ud;
-    srv_sess *ss = r->delete_ss;
-    r->delete_ss = NULL;
-    ss->delete_task = NULL;
-    ss->delete_conn = NULL;
-    MHD_resume_connection(r->delete_conn);
-    srv_kick(r->sv);
-}
-
-/* On PostgreSQL, a commit of the session under way or due this loop turn: the DELETE suspended
- * until it is done (no commit waited for on the loop), then it runs again (a renewal of its
- * lease may be under way by then: waited for too, three times at most). 1 when suspended. */
-static int delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
-{
-    if (!sv->notify || !c || !ss->s || ss->delete_task || !sv->loop || r->delete_waited >= 3)
-        return 0;
-    r->delete_wait.fn = delete_resume;
-    r->delete_wait.ud = r;
-    if (!ac_store_when_durable(ss->s, &r->delete_wait))
-        return 0;
-    r->delete_waited++;
-    r->delete_ss = ss;
-    r->delete_conn = c;
-    ss->delete_task = &r->delete_wait;
-    ss->delete_conn = c;
-    MHD_suspend_connection(c); /* srv_sess_delete_wake resumes it if the session goes first */
-    return 1;
-}
-
-/* On PostgreSQL, a commit of the session still in flight when it is to be removed: muted at
- * once (nothing more committed), the request (local: suspended, resumed as delete_waits' is;
- * forwarded: its answer put off, srv_settle "deleted") waits until that commit is over, then
- * the removal. 1 when it waits. */
-static int delete_muted(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
-{
-    if (!sv->notify || !ss->s || !ss->stored_id || r->delete_muted || ss->discarded)
-        return 0;
-    int64_t attempt = ac_store_session_attempt(ss->s);
-    if (!c) { /* forwarded: the inbox answer waits (remote.c answer_settled) */
-        if (!capture || !capture->later || strlen(ss->id) >= sizeof capture->later->id ||
-            !ac_store_session_discard_when(ss->s, NULL))
-            return 0;
-        ss->discarded = 1;
-        ss->delete_attempt = attempt;
-        snprintf(capture->later->how, sizeof capture->later->how, "deleted");
-        capture->later->code = 200;
-        snprintf(capture->later->id, sizeof capture->later->id, "%s", ss->id);
-        capture->later->owner = r->owner;
-        return 1;
-    }
-    if (ss->delete_task || !sv->loop)
-        return 0;
-    r->delete_wait.fn = delete_resume;
-    r->delete_wait.ud = r;
-    if (!ac_store_session_discard_when(ss->s, &r->delete_wait))
-        return 0;
-    r->delete_muted = 1;
-    r->delete_attempt = attempt;
-    r->delete_ss = ss;
-    r->delete_conn = c;
-    ss->delete_task = &r->delete_wait;
-    ss->delete_conn = c;
-    MHD_suspend_connection(c);
-    return 1;
-}
-
-static enum MHD_Result delete_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
-                                      const char *id)
-{
-    if (ss->s && !r->delete_muted && !ss->discarded)
-        srv_sess_say(ss, "stopped",
-                     json_pack("{s:s, s:s}", "reason", "deleted", "partial_response",
-                               ac_session_partial(ss->s)));
-    char *sid = ss->stored_id ? strdup(ss->stored_id) : NULL;
-    if (!sv->notify || !sid || strlen(id) >= sizeof r->removed_id) {
-        free(sid);
-        srv_sess_drop(ss, 1);
-        return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
-    }
-    if (delete_muted(sv, c, r, ss)) {
-        free(sid);
-        return MHD_YES;
-    }
-    int64_t attempt = r->delete_muted ? r->delete_attempt
-                      : ss->discarded ? ss->delete_attempt
-                      : ss->s         ? ac_store_session_attempt(ss->s)
-                                      : 0; /* its removal's fence */
-    if (ss->s)
-        ac_store_session_discard(ss->s); /* nothing of it in flight now: at once */
-    srv_sess_drop(ss, 0);
-    if (c) {
-        snprintf(r->removed_id, sizeof r->removed_id, "%s", id);
-        enum MHD_Result ret = srv_remote_rm(sv, c, &r->fwd, sid, attempt);
-        free(sid);
-        return ret;
-    }
-    /* forwarded: its answer, an inbox statement, goes on the wake-up connection after it */
-    if (ac_notify_rm(sv->notify, sid, ac_store_holder(sv->store), attempt, rm_said, sid) != 0) {
-        rm_said(sid, ac_store_rm_fenced(sv->store, sid, attempt, NULL), "out of memory");
-    }
-    return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1));
-}
-
-/* The answer to a DELETE whose removal (delete_session) is over: as a removal made at once
- * (a failed one is said on stderr). */
-static enum MHD_Result removed_reply(struct MHD_Connection *c, req *r)
-{
-    char why[400] = "";
-    int rc = srv_remote_written(&r->fwd, why, sizeof why);
-    if (rc != AC_OK && rc != AC_STORE_ENOENT)
-        fprintf(stderr, "agentc serve: cannot remove session '%s' from the store: %s\n",
-                r->removed_id, why);
-    return srv_reply_json(c, 200, json_pack("{s:s, s:b}", "id", r->removed_id, "deleted", 1));
-}
-
 /* What is asked of a loaded session ss (rest: the route after its id). */
 static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                        const char *id, const char *rest, int get, int post, int del)
@@ -1671,7 +1152,7 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
         if (get)
             return get_session(c, ss);
         if (del)
-            return delete_waits(sv, c, r, ss) ? MHD_YES : delete_session(sv, c, r, ss, id);
+            return srv_delete_waits(sv, c, r, ss) ? MHD_YES : srv_delete_session(sv, c, r, ss, id);
         return srv_reply_error(c, 405, "method_not_allowed", "GET or DELETE");
     }
     if (!strcmp(rest, "/events"))
@@ -1682,7 +1163,7 @@ static enum MHD_Result session_request(srv *sv, struct MHD_Connection *c, req *r
     if (!strcmp(rest, "/messages"))
         return post_message(sv, c, r, ss);
     if (!strcmp(rest, "/fork"))
-        return fork_session(sv, c, r, ss);
+        return srv_fork_session(sv, c, r, ss);
     if (!strcmp(rest, "/pause") || !strcmp(rest, "/resume") || !strcmp(rest, "/cancel") ||
         !strcmp(rest, "/close"))
         return post_event(sv, c, r, ss, rest + 1);
@@ -1737,7 +1218,7 @@ void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char
         captured cap = {0, NULL, NULL};
         capture = &cap;
         if (ss)
-            delete_session(sv, NULL, &r, ss, later->id);
+            srv_delete_session(sv, NULL, &r, ss, later->id);
         else
             srv_reply_error(NULL, 404, "not_found", "no such session");
         capture = NULL;
@@ -1821,7 +1302,7 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
                                   r->owner->name ? r->owner->name : "local");
     }
     if (!*rest && del && !ss->s)
-        return delete_session(sv, c, r, ss, id);
+        return srv_delete_session(sv, c, r, ss, id);
     if (!ss->s && r->load_failed && r->load_late) {
         r->load_failed = r->load_late = 0;
         return srv_reply_error(c, 503, "store_error",
@@ -1833,30 +1314,8 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
                                r->load_code == AC_STORE_EBUSY ? "session_in_use" : "load_failed",
                                "cannot load the session: %s", r->load_msg);
     }
-    if (!ss->s) { /* a stored session: loaded again (snapshot + tail) between iterations */
-        struct srv_load *l = calloc(1, sizeof *l);
-        if (!l || !(l->id = strdup(id))) {
-            free(l);
-            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-        }
-        l->conn = c;
-        l->r = r;
-        l->sv = sv;
-        int ahead = sv->notify && ss->stored_id && !load_behind(l, ss)
-                        ? load_ahead(l, ss->stored_id, ss->forgotten)
-                        : 1;
-        if (ahead == 0) {
-            free(l->id);
-            free(l);
-        } else {
-            l->next = sv->loads;
-            sv->loads = l;
-        }
-        if (ahead <= 0)
-            return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-        MHD_suspend_connection(c); /* the handler runs again once it is resumed */
-        return MHD_YES;
-    }
+    if (!ss->s) /* a stored session: loaded again (snapshot + tail) between iterations */
+        return srv_load_start(sv, c, r, ss, id);
     return session_request(sv, c, r, ss, id, rest, get, post, del);
 }
 
@@ -1980,9 +1439,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (r->settle_how)
         return settled_reply(sv, c, r);
     if (r->removed_id[0])
-        return removed_reply(c, r);
+        return srv_removed_reply(c, r);
     if (r->fork)
-        return fork_next(sv, c, r);
+        return srv_fork_next(sv, c, r);
     if (r->too_big)
         return srv_reply_error(c, 413, "body_too_large", "the body is over the limit of %zu bytes",
                                sv->cfg->max_body);
@@ -2006,7 +1465,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r && r->settle.queued && sv->loop) /* a reply put off, its connection gone first */
         ac_loop_undefer(sv->loop, &r->settle);
     if (r) {
-        fork_free(r->fork);
+        srv_fork_free(r->fork);
         free(r->body);
         free(r->rows);
         free(r);
@@ -2100,114 +1559,6 @@ static void srv_free(srv *sv)
         free(sv->owners[i].name);
     }
     free(sv->owners);
-}
-
-/* One load: its session loaded (from its rows read ahead, if it has them), its request resumed. */
-static void run_load(srv *sv, struct srv_load *l)
-{
-    srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
-    ac_error err = {0};
-    if (ss && !ss->s && l->ahead && l->lease_rc != AC_OK) {
-        err.code = l->lease_rc;
-        snprintf(err.text, sizeof err.text, "%s", l->lease_error);
-    } else if (ss && !ss->s && l->ahead && l->read_rc != AC_OK) {
-        err.code = l->read_rc;
-        snprintf(err.text, sizeof err.text, "%s", l->read_error);
-        ac_notify_release(sv->notify, ac_store_ahead_id(l->ahead), ac_store_holder(sv->store),
-                          l->attempt, NULL, NULL);
-    } else if (ss && !ss->s) {
-        if (l->ahead)
-            ac_store_ahead_begin(sv->store, l->ahead);
-        if (srv_sess_load(ss, &err) == 0) {
-            err.code = 0;
-            srv_sess_calls_read(ss, &l->calls); /* its view's calls, read with its rows */
-        } else if (!err.code)
-            err.code = AC_EIO;
-        if (l->ahead)
-            ac_store_ahead_end(sv->store);
-    }
-    if (err.code) {
-        l->r->load_failed = 1;
-        l->r->load_code = err.code;
-        snprintf(l->r->load_msg, sizeof l->r->load_msg, "%s", err.text);
-    }
-    MHD_resume_connection(l->conn);
-    srv_kick(sv);
-    load_free(l);
-}
-
-/* l waits for another load of its session under way here (a claim's, another request's), at
- * most --forward-timeout-ms: 1 while it may, else 0 with its request answered 503 (l then
- * dropped: it sent nothing, the other load goes on). */
-static int load_behind_waits(srv *sv, struct srv_load *l)
-{
-    int64_t now = ac_loop_now_ms(sv->loop);
-    if (!l->behind_until)
-        l->behind_until = now + sv->cfg->forward_timeout_ms;
-    if (now < l->behind_until)
-        return 1;
-    l->r->load_failed = l->r->load_late = 1;
-    MHD_resume_connection(l->conn);
-    srv_kick(sv);
-    return 0;
-}
-
-/* l still waits: for its lease or rows, or (it has none) for another load of its session
- * under way here; that one done and the session still not in memory, l's own lease and rows
- * are asked for then (out of memory: it loads waiting, as without them). */
-static int load_waits(srv *sv, struct srv_load *l)
-{
-    if (l->reading || l->leasing || l->calling || l->orphan)
-        return 1;
-    if (l->ahead)
-        return 0;
-    srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
-    if (load_behind(l, ss))
-        return load_behind_waits(sv, l);
-    if (!ss || ss->s || !ss->stored_id || !sv->notify || sv->stopping)
-        return 0;
-    int ahead = load_ahead(l, ss->stored_id, ss->forgotten);
-    if (ahead < 0) { /* kept until its lease is answered; its request answered now */
-        l->r->load_failed = 1;
-        l->r->load_code = AC_ENOMEM;
-        snprintf(l->r->load_msg, sizeof l->r->load_msg, "out of memory");
-        MHD_resume_connection(l->conn);
-        srv_kick(sv);
-    }
-    return ahead != 0;
-}
-
-/* Loads the sessions requests wait for (those whose rows are read); between loop iterations
- * only. */
-static void run_loads(srv *sv)
-{
-    for (struct srv_load **pp = &sv->loads; *pp;) {
-        struct srv_load *l = *pp;
-        if (load_waits(sv, l)) {
-            pp = &l->next;
-            continue;
-        }
-        *pp = l->next;
-        if (l->r->load_late) { /* answered already, loading nothing */
-            load_free(l);
-            continue;
-        }
-        run_load(sv, l);
-        pp = &sv->loads; /* loading ran the engine: the list may have changed */
-    }
-}
-
-/* Stopping: the requests whose session's rows are still being read answered 503. */
-static void stop_loads(srv *sv)
-{
-    for (struct srv_load *l = sv->loads; l; l = l->next)
-        if ((l->reading || l->leasing || l->calling) && !l->orphan) {
-            l->orphan = 1;
-            l->r->load_failed = 1;
-            l->r->load_code = AC_EIO;
-            snprintf(l->r->load_msg, sizeof l->r->load_msg, "the server is stopping");
-            MHD_resume_connection(l->conn);
-        }
 }
 
 static int any_running(srv *sv)
@@ -2437,7 +1788,7 @@ static void srv_stop(srv *sv)
     int64_t deadline = ac_loop_now_ms(sv->loop) + cfg->grace_ms;
     while (any_running(sv) && ac_loop_now_ms(sv->loop) < deadline) {
         ac_loop_run_once(sv->loop, 100);
-        run_loads(sv);
+        srv_run_loads(sv);
     }
     for (srv_sess *ss = sv->sessions; ss; ss = ss->next)
         if (ss->s && (!ss->stored_id || !cfg->db) && !ac_session_settled(ss->s)) {
@@ -2455,11 +1806,11 @@ static void srv_stop(srv *sv)
     deadline = ac_loop_now_ms(sv->loop) + 2000;
     while (open_connections(sv) && ac_loop_now_ms(sv->loop) < deadline) {
         ac_loop_run_once(sv->loop, 50);
-        run_loads(sv);
+        srv_run_loads(sv);
     }
     /* what is still suspended is resumed before the daemon stops; the leases are released
      * (a turn left mid-way is claimed by another worker at its next heartbeat) */
-    stop_loads(sv);
+    srv_stop_loads(sv);
     srv_remote_stop(sv);
     while (sv->sessions)
         srv_sess_free(sv->sessions);
@@ -2511,7 +1862,7 @@ int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)
     run_mhd(sv);
     while (!*stop) {
         ac_loop_run_once(sv->loop, 500);
-        run_loads(sv);
+        srv_run_loads(sv);
         srv_admit_sweep(sv);
         run_mhd(sv); /* at the connection limit MHD stops listening; only a run re-arms it */
     }

@@ -10,6 +10,9 @@ add_custom_command(OUTPUT ${AGENTC_PAGE_C}
   COMMENT "Embedding the audit page")
 add_library(agentc_server STATIC
   ${CMAKE_SOURCE_DIR}/src/server/server.c
+  ${CMAKE_SOURCE_DIR}/src/server/load.c
+  ${CMAKE_SOURCE_DIR}/src/server/fork.c
+  ${CMAKE_SOURCE_DIR}/src/server/delete.c
   ${CMAKE_SOURCE_DIR}/src/server/admit.c
   ${CMAKE_SOURCE_DIR}/src/server/sessions.c
   ${CMAKE_SOURCE_DIR}/src/server/catchup.c
