@@ -11,6 +11,7 @@ agentc=$1 httpd=$2 uri=$3 dir=$4 dbport=$5
 command -v curl >/dev/null && command -v jq >/dev/null && command -v ss >/dev/null \
   || { echo "SKIP: curl, jq and ss needed"; exit 77; }
 readme="$(pwd)/README.md"
+. "$(dirname "$0")/frames_lib.sh"
 tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
@@ -73,10 +74,9 @@ j "$(u 3)/v1/sessions/r" | jq -e '.status == "running" and .worker == "w1"' >/de
 kill -9 "${pids[1]}" # worker 1, its model call in flight
 done_turn() { j "$(u 3)/v1/sessions/r" | jq -e '.status == "idle" and .last_turn.outcome == "completed" and (.worker == "w2" or .worker == "w3")' >/dev/null; }
 wait_for done_turn || fail "the turn was not finished by a survivor: $(j "$(u 3)/v1/sessions/r")"
-live() { grep '^id: ' stream | cut -d' ' -f2; }
-replay() { j -N --max-time 3 "$(u 2)/v1/sessions/r/events" | grep '^id: ' | cut -d' ' -f2; }
-sleep 0.5
-[ "$(live)" = "$(replay)" ] || fail "the stream on 3 differs from a replay: $(live | tr '\n' ' ') / $(replay | tr '\n' ' ')"
-sort -c -V <(live) 2>/dev/null && [ -z "$(live | uniq -d)" ] || fail "ids not increasing: $(live | tr '\n' ' ')"
+wait_for turns_done stream 1 || fail "no turn_done on 3's stream: $(tail -c 300 stream)"
+increasing stream || fail "3's stream ids do not strictly increase"
+j -N --max-time 3 "$(u 2)/v1/sessions/r/events" >replay
+[ "$(norm stream)" = "$(norm replay)" ] || fail "the stream on 3 differs from a replay on 2"
 grep -q "$pw" w*.err stream && fail "the password was shown"
 echo "workers_readme: ok"
