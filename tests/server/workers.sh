@@ -99,7 +99,7 @@ for t in $(seq 1 "$trials"); do
     curl -s -N --max-time 60 -H "Authorization: Bearer $tok" "${url[$(next "$victim" 1)]}/v1/sessions/$id/events" \
       >"$tmp/st-$id" &
     streams+=($!)
-    wait_for grep -q '^id: 1$' "$tmp/st-$id" || fail "trial $t: no stream of $id on $(next "$victim" 1)"
+    wait_for grep -qs '^id: 1$' "$tmp/st-$id" || fail "trial $t: no stream of $id on $(next "$victim" 1)"
     j -X POST -d '{"content": "go"}' "${url[$victim]}/v1/sessions/$id/messages" | jq -e '.accepted' >/dev/null \
       || fail "trial $t: message $id"
     ids+=("$id")
