@@ -44,8 +44,8 @@ static void usage(FILE *out)
             "  --db PATH|URI        keep sessions in this store (an SQLite file, one server\n"
             "                       each, or postgresql://..., shared by any number of\n"
             "                       workers): they survive a restart or a crash, and idle\n"
-            "                       ones leave memory (default: $AGENTC_DB; off, or\n"
-            "                       neither: sessions live in memory)\n"
+            "                       ones leave memory; without it sessions live in memory\n"
+            "                       ($AGENTC_DB is not read: --db \"$AGENTC_DB\" names it)\n"
             "  --worker-id NAME     this worker's id, the holder of its sessions' leases\n"
             "                       (default: agentc RANDOM:PID@HOST)\n"
             "  --lease-ms N         a session's lease (default 10000), renewed every third;\n"
@@ -298,19 +298,16 @@ static int valid_worker_id(const char *id)
     return n >= 1 && n <= 100;
 }
 
-/* --db, else $AGENTC_DB (off: none); and --db-listen, which only a PostgreSQL --db takes,
- * in --db's schema: a URL without schema= is given --db's (*owned, malloc'd), one naming
- * another schema is refused. 0, or an exit status after saying why. */
-static int serve_store(ac_srv_config *cfg, char **owned)
+/* --db-listen, which only a PostgreSQL --db takes, in --db's schema: a URL without schema=
+ * is given --db's (*owned, malloc'd), one naming another schema is refused. 0, or an exit
+ * status after saying why. */
+static int serve_listen(ac_srv_config *cfg, char **owned)
 {
-    const char *env = getenv("AGENTC_DB");
-    if (!cfg->db && env && *env && strcmp(env, "off"))
-        cfg->db = env;
     if (!cfg->db_listen)
         return 0;
     if (!ac_store_is_pg_uri(cfg->db) || !ac_store_is_pg_uri(cfg->db_listen)) {
         fprintf(stderr, "agentc serve: --db-listen is for workers of a PostgreSQL store: a "
-                        "postgresql:// URL, with --db postgresql://... (or $AGENTC_DB)\n");
+                        "postgresql:// URL, with --db postgresql://...\n");
         return AC_EXIT_USAGE;
     }
     char want[64], got[64], *ci = NULL;
@@ -375,7 +372,7 @@ int ac_cli_serve(int argc, char **argv)
     sa.script_delay_ms = eo.script_delay_ms;
     ac_srv_agents agents;
     char *listen_uri = NULL;
-    if (!(rc = serve_store(&cfg, &listen_uri)) &&
+    if (!(rc = serve_listen(&cfg, &listen_uri)) &&
         !(rc = ac_cli_serve_agents_init(&sa, &agents, af.overridable))) {
         cfg.agents = &agents;
         cfg.loop_done = ac_cli_tracer_finish;
