@@ -52,10 +52,10 @@ if [ "$part" = forks ]; then # f's two turns, then a turn calling the sub-agent 
     echo '{"tool_calls": [{"id": "k1", "name": "agent::math", "arguments": "{\"task\": \"add\"}"}]}'
     echo '{"content": "joined"}'; } >"$tmp/script" # each session's model calls from the first line
 fi
-start() { # start N DB_PORT: worker N, its URL in u$N
+start() { # start N DB_PORT [OPTION...]: worker N, its URL in u$N
   rm -f "$tmp/port$1"
   "$agentc" serve --db "${uri/:$port\//:$2/}?schema=slowdb" --provider script --script "$tmp/script" \
-    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 "${lease[@]}" 2>"$tmp/w$1.err" &
+    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 "${lease[@]}" "${@:3}" 2>"$tmp/w$1.err" &
   pids+=($!)
   eval "pid$1=$!"
   wait_for test -s "$tmp/port$1" || fail "worker $1 did not start"
@@ -230,6 +230,27 @@ longest_during -X POST -d '{"at_turn": 2, "id": "g2"}' "$u1/v1/sessions/f/fork"
 longest_during -X POST -d '{"at_turn": 7}' "$u1/v1/sessions/f/fork"
 [ "$(tail -1 "$tmp/out")" = 409 ] && head -1 "$tmp/out" | jq -e '.error.code == "fork_failed" and (.error.message | test("no turn 7"))' >/dev/null ||
   fail "turn 7 of f through 1: $(cat "$tmp/out")"
+# ---- a forwarded fork that outlasts its sender: worker 3 (--forward-timeout-ms 1000) gives up
+# (504) while 2, which took it, is cut from its database (the proxy stopped); 2 then makes it,
+# whole, answers no one and leaks nothing
+start 3 "$port" --forward-timeout-ms 1000
+{ j -w '\n%{http_code}' -X POST -d '{"at_turn": 2, "id": "g3"}' "$u3/v1/sessions/f/fork" >"$tmp/g3out"; } &
+g3p=$!
+inbox() { sql "SELECT state FROM slowdb.inbox WHERE session = 'local/f' AND route = '/fork' ORDER BY id DESC LIMIT 1"; }
+taken() { [ "$(inbox)" = taken ]; }
+wait_for taken || fail "2 did not take the fork through 3: $(inbox)"
+kill -STOP "$proxy"
+wait "$g3p"
+kill -CONT "$proxy"
+[ "$(tail -1 "$tmp/g3out")" = 504 ] && head -1 "$tmp/g3out" | jq -e '.error.code == "worker_timeout"' >/dev/null ||
+  fail "the fork g3 through 3: $(cat "$tmp/g3out")"
+answered() { [ "$(inbox)" = done ]; }
+wait_for answered || fail "2 did not answer the fork through 3: $(inbox)"
+g3() { sql "SELECT (SELECT count(*) FROM slowdb.sessions WHERE id = 'local/g3') || ' ' || (SELECT count(*) FROM slowdb.events WHERE session = 'local/g3') || ' ' || (SELECT count(*) FROM slowdb.notes WHERE session = 'local/g3' AND kind = 'forked_from')"; }
+[ "$(g3)" = "1 $at2 1" ] || fail "g3 made after its sender gave up: $(g3) rows/events/notes"
+j "$u3/v1/sessions/g3" | jq -e '[.messages[] | select(.role == "user") | .content] == ["one", "two"]' >/dev/null ||
+  fail "g3 from 3: $(j "$u3/v1/sessions/g3")"
+kill -9 "$pid3"
 # ---- a sub-agent's session made on 2: its row with its first commit, its last given to the group
 # (measured from the 202, whose view still reads the row, to the turn's end, read from the store)
 j -w '\n%{http_code}' -X POST -d '{"content": "delegate"}' "$u2/v1/sessions/f/messages" >"$tmp/out"
