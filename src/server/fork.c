@@ -159,10 +159,15 @@ enum MHD_Result srv_fork_next(srv *sv, struct MHD_Connection *c, req *r)
     }
 }
 
+/* Its next step; the server stopping, none begins that would wait (answered 503, as a request
+ * waiting for the store then is). */
 static void fork_go(void *ud)
 {
     srv_fork *fk = ud;
-    srv_fork_next(fk->own->sv, NULL, fk->own);
+    if (fk->own->sv->stopping && !fk->own->fwd)
+        srv_reply_error(NULL, 503, "stopping", "the server is stopping");
+    else
+        srv_fork_next(fk->own->sv, NULL, fk->own);
 }
 
 /* A forwarded fork's next step (its wake): its reply, once it makes one, kept for the inbox

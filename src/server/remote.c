@@ -837,6 +837,8 @@ void srv_remote_free(srv *sv)
     ac_notify_free(nt);
     while (sv->fwds) {
         srv_fwd *f = sv->fwds;
+        if (f->resume && !f->gone && f->resume->queued) /* nothing takes its answer now */
+            ac_loop_undefer(sv->loop, f->resume);
         f->busy = 0;
         f->gone = 1;
         maybe_free(f);
