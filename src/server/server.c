@@ -47,6 +47,18 @@ srv_settle *srv_captured_later(void)
     return capture ? capture->later : NULL;
 }
 
+void srv_capture_run(void (*step)(void *), void *ud, unsigned *status, char **body)
+{
+    captured cap = {0, NULL, NULL}, *outer = capture;
+    capture = &cap;
+    step(ud);
+    capture = outer;
+    if (cap.status) {
+        *status = cap.status;
+        *body = cap.body;
+    }
+}
+
 enum MHD_Result srv_reply_json(struct MHD_Connection *c, unsigned status, json_t *o)
 {
     char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
@@ -1185,6 +1197,7 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
     *reply = NULL;
     later->how[0] = 0;
     later->stored = 0;
+    later->fork = NULL;
     srv_sess *ss = srv_sess_stored(sv, stored_id);
     srv_owner *o = srv_owner_named(sv, owner);
     if (!ss || !ss->s || !o || ss->owner != o || ss->ephemeral)
@@ -1211,6 +1224,10 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
 
 void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply)
 {
+    if (later->fork) { /* its fork is over (or there was no memory to wait for it) */
+        srv_fork_answer(later->fork, status, reply);
+        return;
+    }
     srv_sess *ss = srv_sess_find(sv, later->owner, later->id);
     if (!strcmp(later->how, "deleted")) { /* its commit in flight is over: removed now */
         req r = {0};

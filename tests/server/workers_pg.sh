@@ -6,6 +6,7 @@
 # rest; a forwarded message answers as a local one (202 started, 409 session_busy, enqueue);
 # the holder stopped (SIGSTOP), a forwarded message is answered 504 worker_timeout and is never
 # applied; pause and resume from another worker; errors answered as the holder answers them;
+# a fork forwarded to the holder answered as a local one (its 201 body, its errors);
 # the holder killed mid-turn, another worker claims the session on the next request
 # and the stream on the third goes on without a gap; sessions listed, refused again and deleted
 # across workers; the database restarted, the wake-up connections are made again; the database
@@ -171,6 +172,23 @@ for req in "events/nosuch {}" "messages {\"content\":\"x\",\"if_busy\":\"never\"
   here=$(j -X POST -d "${req#* }" "$u2/v1/sessions/a/${req%% *}" -w ' %{http_code}')
   there=$(j -X POST -d "${req#* }" "$u3/v1/sessions/a/${req%% *}" -w ' %{http_code}')
   [ "$here" = "$there" ] || fail "${req%% *} on 3 (forwarded): $there; on 2: $here"
+done
+# a fork: made on 2 (local) and through 3 (forwarded to 2, which makes it without waiting), the
+# same 201 body but for its id; its errors (a turn that did not end, a bad turn, a taken id, a
+# session that does not exist) the same
+here=$(j -X POST -d '{"at_turn": 1, "id": "x2"}' "$u2/v1/sessions/a/fork" -w ' %{http_code}')
+there=$(j -X POST -d '{"at_turn": 1, "id": "x3"}' "$u3/v1/sessions/a/fork" -w ' %{http_code}')
+[ "${here% *}" != "${there% *}" ] && [ "${here##* }" = 201 ] && [ "$here" = "${there//x3/x2}" ] ||
+  fail "a fork on 3 (forwarded): $there; on 2: $here"
+for v in "$u2" "$u3"; do
+  j "$v/v1/sessions/x3" | jq -e '.id == "x3" and ([.messages[] | select(.role == "user")] | length) == 1' >/dev/null ||
+    fail "the forwarded fork x3 from $v: $(j "$v/v1/sessions/x3")"
+done
+for req in "a/fork {\"at_turn\":99}" "a/fork {\"at_turn\":0}" "a/fork {\"at_turn\":1,\"id\":\"x2\"}" \
+  "nosuch/fork {\"at_turn\":1}"; do
+  here=$(j -X POST -d "${req#* }" "$u2/v1/sessions/${req%% *}" -w ' %{http_code}')
+  there=$(j -X POST -d "${req#* }" "$u3/v1/sessions/${req%% *}" -w ' %{http_code}')
+  [ "$here" = "$there" ] || fail "${req} on 3 (forwarded): $there; on 2: $here"
 done
 # ---- /metrics: the wake-ups counted (each notifying commit carries one line or more) -------------
 metric() { curl -s --max-time 10 "$1/metrics" | awk -v k="$2" '$1 == k {print $2}'; }

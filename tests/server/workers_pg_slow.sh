@@ -17,7 +17,9 @@
 # request for a session 2's claim is loading takes no lease of its own and waits for that load
 # (no commit of it refused). A fork on the second reads the original's rows, and writes the fork's,
 # without waiting: its loop answers /healthz at once meanwhile, and the fork's row, journal,
-# snapshot and note are the original's up to the turn asked for; a turn calling a sub-agent there
+# snapshot and note are the original's up to the turn asked for; a fork of it POSTed on the first
+# (forwarded to the second, which runs it) made there the same way, its answer put off until it
+# is made, the fork then read from either worker; a turn calling a sub-agent there
 # makes the child's row with its first commit, the child stored as it ran, seen from the first
 # worker, the child's first view while it runs made without a read of its journal, a later fork's
 # calls kept from its rows, and under a parent loaded there from the store (its calls read with
@@ -50,10 +52,10 @@ if [ "$part" = forks ]; then # f's two turns, then a turn calling the sub-agent 
     echo '{"tool_calls": [{"id": "k1", "name": "agent::math", "arguments": "{\"task\": \"add\"}"}]}'
     echo '{"content": "joined"}'; } >"$tmp/script" # each session's model calls from the first line
 fi
-start() { # start N DB_PORT: worker N, its URL in u$N
+start() { # start N DB_PORT [OPTION...]: worker N, its URL in u$N
   rm -f "$tmp/port$1"
   "$agentc" serve --db "${uri/:$port\//:$2/}?schema=slowdb" --provider script --script "$tmp/script" \
-    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 "${lease[@]}" 2>"$tmp/w$1.err" &
+    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 "${lease[@]}" "${@:3}" 2>"$tmp/w$1.err" &
   pids+=($!)
   eval "pid$1=$!"
   wait_for test -s "$tmp/port$1" || fail "worker $1 did not start"
@@ -196,6 +198,59 @@ longest_during -X POST -d '{"at_turn": 1, "id": "g"}' "$u2/v1/sessions/f/fork"
 longest_during -X POST -d '{"at_turn": 7}' "$u2/v1/sessions/f/fork"
 [ "$(tail -1 "$tmp/out")" = 409 ] && head -1 "$tmp/out" | jq -e '.error.message | test("no turn 7")' >/dev/null ||
   fail "turn 7 of f: $(cat "$tmp/out")"
+# ---- a fork of f POSTed on 1, forwarded to 2 (which runs f): made there by the same steps, its
+# inbox answer put off until its rows are written; 2's loop answers /healthz meanwhile
+longest_during -X POST -d '{"at_turn": 2, "id": "g2"}' "$u1/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 201 ] && head -1 "$tmp/out" |
+  jq -e --argjson at "$at" '.id == "g2" and .forked_from.id == "f" and .forked_from.at_turn == 2 and .forked_from.at_event > $at and (keys == ["forked_from", "id"])' >/dev/null ||
+  fail "the fork of f through 1: $(cat "$tmp/out")"
+at2=$(head -1 "$tmp/out" | jq .forked_from.at_event)
+awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it forked f for 1"
+fwd_longest=$longest
+[ "$(sql "SELECT events, snapshot_seq, holder, at_rest FROM slowdb.sessions WHERE id = 'local/g2'")" = "$at2|$at2||1" ] ||
+  fail "g2's row: $(sql "SELECT events, snapshot_seq, holder, at_rest FROM slowdb.sessions WHERE id = 'local/g2'")"
+[ "$(sql "SELECT string_agg(ev || data, ',' ORDER BY n) FROM slowdb.events WHERE session = 'local/g2'")" = \
+  "$(sql "SELECT string_agg(ev || data, ',' ORDER BY n) FROM slowdb.events WHERE session = 'local/f' AND n <= $at2")" ] ||
+  fail "g2's journal is not f's up to event $at2"
+turns_in() { [ "$(grep -c '^event: turn_done' "$1")" -ge "$2" ]; }
+for v in "$u1" "$u2"; do # read from either worker: its view and its events
+  j "$v/v1/sessions/g2" | jq -e '.id == "g2" and [.messages[] | select(.role == "user") | .content] == ["one", "two"]' >/dev/null ||
+    fail "g2 from $v: $(j "$v/v1/sessions/g2" | jq -c .messages)"
+  curl -s -N --max-time 15 "$v/v1/sessions/g2/events" >"$tmp/g2ev" &
+  cp=$!
+  wait_for turns_in "$tmp/g2ev" 2
+  sleep 0.3 # anything after its last turn's end
+  kill "$cp" 2>/dev/null; wait "$cp"
+  last=$(grep '^id: ' "$tmp/g2ev" | tail -1 | cut -c5- | cut -d. -f1) # its frames' ids: N or N.K
+  [ "$last" = "$at2" ] && [ "$(grep -c '^event: turn_done' "$tmp/g2ev")" = 2 ] ||
+    fail "g2's events from $v: $(grep -c '^id: ' "$tmp/g2ev") ids, the last $(grep '^id: ' "$tmp/g2ev" | tail -1)"
+done
+longest_during -X POST -d '{"at_turn": 2, "id": "g2"}' "$u1/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 409 ] || fail "g2 forked again through 1: $(cat "$tmp/out")"
+longest_during -X POST -d '{"at_turn": 7}' "$u1/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 409 ] && head -1 "$tmp/out" | jq -e '.error.code == "fork_failed" and (.error.message | test("no turn 7"))' >/dev/null ||
+  fail "turn 7 of f through 1: $(cat "$tmp/out")"
+# ---- a forwarded fork that outlasts its sender: worker 3 (--forward-timeout-ms 1000) gives up
+# (504) while 2, which took it, is cut from its database (the proxy stopped); 2 then makes it,
+# whole, answers no one and leaks nothing
+start 3 "$port" --forward-timeout-ms 1000
+{ j -w '\n%{http_code}' -X POST -d '{"at_turn": 2, "id": "g3"}' "$u3/v1/sessions/f/fork" >"$tmp/g3out"; } &
+g3p=$!
+inbox() { sql "SELECT state FROM slowdb.inbox WHERE session = 'local/f' AND route = '/fork' ORDER BY id DESC LIMIT 1"; }
+taken() { [ "$(inbox)" = taken ]; }
+wait_for taken || fail "2 did not take the fork through 3: $(inbox)"
+kill -STOP "$proxy"
+wait "$g3p"
+kill -CONT "$proxy"
+[ "$(tail -1 "$tmp/g3out")" = 504 ] && head -1 "$tmp/g3out" | jq -e '.error.code == "worker_timeout"' >/dev/null ||
+  fail "the fork g3 through 3: $(cat "$tmp/g3out")"
+answered() { [ "$(inbox)" = done ]; }
+wait_for answered || fail "2 did not answer the fork through 3: $(inbox)"
+g3() { sql "SELECT (SELECT count(*) FROM slowdb.sessions WHERE id = 'local/g3') || ' ' || (SELECT count(*) FROM slowdb.events WHERE session = 'local/g3') || ' ' || (SELECT count(*) FROM slowdb.notes WHERE session = 'local/g3' AND kind = 'forked_from')"; }
+[ "$(g3)" = "1 $at2 1" ] || fail "g3 made after its sender gave up: $(g3) rows/events/notes"
+j "$u3/v1/sessions/g3" | jq -e '[.messages[] | select(.role == "user") | .content] == ["one", "two"]' >/dev/null ||
+  fail "g3 from 3: $(j "$u3/v1/sessions/g3")"
+kill -9 "$pid3"
 # ---- a sub-agent's session made on 2: its row with its first commit, its last given to the group
 # (measured from the 202, whose view still reads the row, to the turn's end, read from the store)
 j -w '\n%{http_code}' -X POST -d '{"content": "delegate"}' "$u2/v1/sessions/f/messages" >"$tmp/out"
@@ -308,7 +363,7 @@ child=$(j "$u2/v1/sessions/q" | jq -r '.children[0].session')
   fail "q's child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
 j "$u2/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "q"' >/dev/null ||
   fail "q's child: $(j "$u2/v1/sessions/$child" | jq -c '{answer, parent}')"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s)"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s, for 1: $fwd_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s)"
 exit 0
 fi
 for b in b p; do
