@@ -365,8 +365,8 @@ child=$(j "$u2/v1/sessions/q" | jq -r '.children[0].session')
 j "$u2/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "q"' >/dev/null ||
   fail "q's child: $(j "$u2/v1/sessions/$child" | jq -c '{answer, parent}')"
 # ---- a holder stopped (SIGTERM) mid forwarded fork: 2 takes a fork of f through 3 and stops
-# before it is made; the stop frees it (nothing leaks: under ASan or valgrind 2's exit says so)
-# and 2 exits 0; 3's sender is answered within its bound, the fork whole or absent
+# before it is made; 2 exits 0, leaking nothing (under ASan or valgrind its exit and stderr say
+# so); 3's sender is answered within its bound, the fork whole or absent
 start 3 "$port" --forward-timeout-ms 5000
 { j -w '\n%{http_code}' -X POST -d '{"at_turn": 2, "id": "g4"}' "$u3/v1/sessions/f/fork" >"$tmp/g4out"; } &
 g4p=$!
