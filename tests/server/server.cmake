@@ -117,6 +117,13 @@ if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg_slowfork PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 240 RESOURCE_LOCK pg_cluster)
+  # A worker whose database cannot be reached: a request needing the store's connection answered
+  # 503 at once (the connection made again in the background, never waited for on the loop).
+  add_test(NAME server_workers_pg_outage COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_pg_outage.sh
+    $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(server_workers_pg_outage PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
 endif()
 # What one request may cost the loop, what a token may send and hold, how a request is framed.
 add_test(NAME server_bounds
