@@ -21,7 +21,8 @@
 # makes the child's row with its first commit, the child stored as it ran, seen from the first
 # worker, the child's first view while it runs made without a read of its journal, a later fork's
 # calls kept from its rows, and under a parent loaded there from the store (its calls read with
-# its rows) the same; DELETEs through the first of sessions the second runs mid-turn do not wait there. "reads"
+# its rows) the same; DELETEs through the first of sessions the second runs mid-turn do not wait there.
+# Each part ends with the second one's agentc_store_blocking_statements_total at 0. "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
@@ -62,6 +63,14 @@ start() { # start N DB_PORT: worker N, its URL in u$N
 start 1 "$port"
 start 2 "$pport"
 j() { curl -s --max-time 30 -H 'Content-Type: application/json' "$@"; }
+# 2's loop never waited for the database: no statement, commit or connection made synchronously
+unblocked() {
+  local k v
+  for k in statement commit connect; do
+    v=$(curl -s --max-time 10 "$u2/metrics" | awk -v k="agentc_store_blocking_statements_total{kind=\"$k\"}" '$1 == k {print $2}')
+    [ "$v" = 0 ] || fail "2's loop waited for the database (${k}s: ${v:-none})"
+  done
+}
 j -X POST -d '{"id": "a"}' "$u1/v1/sessions" | jq -e '.id == "a"' >/dev/null || fail "create on 1"
 echo 250 >"$tmp/delay" # from now on each of 2's reads takes 500 ms more
 sleep 1                # what was under way has passed
@@ -143,6 +152,7 @@ for s in sa sb; do
   [ "$(norm "$tmp/$s")" = "$(norm "$tmp/r1")" ] ||
     fail "stream $s on 2 differs from a fresh replay: $(diff <(norm "$tmp/$s") <(norm "$tmp/r1") | head -5)"
 done
+unblocked
 echo "ok"
 exit 0
 fi
@@ -308,6 +318,7 @@ child=$(j "$u2/v1/sessions/q" | jq -r '.children[0].session')
   fail "q's child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
 j "$u2/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "q"' >/dev/null ||
   fail "q's child: $(j "$u2/v1/sessions/$child" | jq -c '{answer, parent}')"
+unblocked
 echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s)"
 exit 0
 fi
@@ -414,4 +425,5 @@ n_done() { [ "$(nrow | cut -d' ' -f1)" = 1 ]; }
 wait_for n_done || fail "n was not finished on 2: $(nrow); $(tail -3 "$tmp/w2.err")"
 grep -q "session 'local/n': its worker .* is gone; resumed here" "$tmp/w2.err" || fail "2's claim did not resume n: $(tail -3 "$tmp/w2.err")"
 ! grep -q "session 'local/n' lost its lease" "$tmp/w2.err" || fail "n's load on 2 was fenced out: $(grep "local/n" "$tmp/w2.err")"
+unblocked
 echo "ok (longest /healthz on 2 while it claimed m: $longest s; while it loaded b: $longest_b s, p: $longest2 s)"
