@@ -1283,6 +1283,11 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         return srv_reply_error(c, 503, "store_error", "the store did not answer in time");
     if (!ss || ss->ephemeral)
         return srv_reply_error(c, 404, "not_found", "no such session");
+    if (!ss->s && r->load_failed && r->load_late) { /* before its lease is read again */
+        r->load_failed = r->load_late = 0;
+        return srv_reply_error(c, 503, "store_error",
+                               "the store did not answer in time: the session is still loading");
+    }
     const char *rest = slash ? slash : "";
     int again = 0; /* 1: no other live worker runs it, 2: it is gone (remote.c read its lease) */
     if (r->fwd) {  /* answered by the worker running it (or it runs it no more: on here) */
@@ -1320,11 +1325,6 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
     }
     if (!*rest && del && !ss->s)
         return srv_delete_session(sv, c, r, ss, id);
-    if (!ss->s && r->load_failed && r->load_late) {
-        r->load_failed = r->load_late = 0;
-        return srv_reply_error(c, 503, "store_error",
-                               "the store did not answer in time: the session is still loading");
-    }
     if (!ss->s && r->load_failed) {
         r->load_failed = 0;
         return srv_reply_error(c, r->load_code == AC_STORE_EBUSY ? 409 : 500,

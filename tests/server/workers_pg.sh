@@ -9,8 +9,10 @@
 # a fork forwarded to the holder answered as a local one (its 201 body, its errors);
 # the holder killed mid-turn, another worker claims the session on the next request
 # and the stream on the third goes on without a gap; sessions listed, refused again and deleted
-# across workers; the database restarted, the wake-up connections are made again; the database
-# down while the holder writes, the session run from another worker's request once it is back.
+# across workers; the database restarted, the wake-up connections are made again; none of it
+# waited for the database on a worker's loop (agentc_store_blocking_statements_total 0); the
+# database down while the holder writes, the session run from another worker's request once it
+# is back.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -198,6 +200,15 @@ lines=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="sent"}')
 merged=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="coalesced"}')
 [ "${sent:-0}" -gt 0 ] && [ "${got:-0}" -gt 0 ] || fail "wake-ups not counted: sent ${sent:-none} by 2, received ${got:-none} by 3"
 [ "${lines:-0}" -ge "$sent" ] || fail "$sent notifying commits for ${lines:-none} lines sent, ${merged:-none} coalesced"
+# nothing above (streams, forwarded requests, lists, views, creates, deletes, a claim after a
+# kill, a database restart) waited for the database on a loop: no statement, commit or
+# connection run synchronously there
+for n in 2 3; do
+  for k in statement commit connect; do
+    v=$(metric "$(eval echo "\$u$n")" "agentc_store_blocking_statements_total{kind=\"$k\"}")
+    [ "$v" = 0 ] || fail "worker $n's loop waited for the database (${k}s: ${v:-none})"
+  done
+done
 # ---- the database down while the holder writes the session: the message it could not store is
 # answered 503 store_error (not 202); the holder gives the session up once the database is back,
 # so a message on the other worker loads and runs it there (not refused session_in_use until

@@ -15,7 +15,8 @@
 # ahead without waiting, its loop answering /healthz at once meanwhile (its first commit the
 # group's, its view made from memory); a
 # request for a session 2's claim is loading takes no lease of its own and waits for that load
-# (no commit of it refused). A fork on the second reads the original's rows, and writes the fork's,
+# (no commit of it refused), at most --forward-timeout-ms (then 503 store_error, the claim's
+# load going on). A fork on the second reads the original's rows, and writes the fork's,
 # without waiting: its loop answers /healthz at once meanwhile, and the fork's row, journal,
 # snapshot and note are the original's up to the turn asked for; a fork of it POSTed on the first
 # (forwarded to the second, which runs it) made there the same way, its answer put off until it
@@ -24,7 +25,8 @@
 # worker, the child's first view while it runs made without a read of its journal, a later fork's
 # calls kept from its rows, and under a parent loaded there from the store (its calls read with
 # its rows) the same; DELETEs through the first of sessions the second runs mid-turn do not wait there;
-# the second stopped (SIGTERM) mid forwarded fork frees it and exits 0. "reads"
+# the second stopped (SIGTERM) mid forwarded fork exits 0, leaking nothing.
+# Each part ends with the second one's agentc_store_blocking_statements_total at 0. "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
@@ -65,6 +67,14 @@ start() { # start N DB_PORT [OPTION...]: worker N, its URL in u$N
 start 1 "$port"
 start 2 "$pport"
 j() { curl -s --max-time 30 -H 'Content-Type: application/json' "$@"; }
+# 2's loop never waited for the database: no statement, commit or connection made synchronously
+unblocked() {
+  local k v
+  for k in statement commit connect; do
+    v=$(curl -s --max-time 10 "$u2/metrics" | awk -v k="agentc_store_blocking_statements_total{kind=\"$k\"}" '$1 == k {print $2}')
+    [ "$v" = 0 ] || fail "2's loop waited for the database (${k}s: ${v:-none})"
+  done
+}
 j -X POST -d '{"id": "a"}' "$u1/v1/sessions" | jq -e '.id == "a"' >/dev/null || fail "create on 1"
 echo 250 >"$tmp/delay" # from now on each of 2's reads takes 500 ms more
 sleep 1                # what was under way has passed
@@ -146,6 +156,7 @@ for s in sa sb; do
   [ "$(norm "$tmp/$s")" = "$(norm "$tmp/r1")" ] ||
     fail "stream $s on 2 differs from a fresh replay: $(diff <(norm "$tmp/$s") <(norm "$tmp/r1") | head -5)"
 done
+unblocked
 echo "ok"
 exit 0
 fi
@@ -364,6 +375,7 @@ child=$(j "$u2/v1/sessions/q" | jq -r '.children[0].session')
   fail "q's child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
 j "$u2/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "q"' >/dev/null ||
   fail "q's child: $(j "$u2/v1/sessions/$child" | jq -c '{answer, parent}')"
+unblocked
 # ---- a holder stopped (SIGTERM) mid forwarded fork: 2 takes a fork of f through 3 and stops
 # before it is made; 2 exits 0, leaking nothing (under ASan or valgrind its exit and stderr say
 # so); 3's sender is answered within its bound, the fork whole or absent
@@ -491,4 +503,46 @@ n_done() { [ "$(nrow | cut -d' ' -f1)" = 1 ]; }
 wait_for n_done || fail "n was not finished on 2: $(nrow); $(tail -3 "$tmp/w2.err")"
 grep -q "session 'local/n': its worker .* is gone; resumed here" "$tmp/w2.err" || fail "2's claim did not resume n: $(tail -3 "$tmp/w2.err")"
 ! grep -q "session 'local/n' lost its lease" "$tmp/w2.err" || fail "n's load on 2 was fenced out: $(grep "local/n" "$tmp/w2.err")"
-echo "ok (longest /healthz on 2 while it claimed m: $longest s; while it loaded b: $longest_b s, p: $longest2 s)"
+
+# ---- a request for a session a claim is loading on 2, the load slower than the forward timeout -
+# As for n, every packet held 1.5 s from the kill on (the request is sent while the claim's
+# answer is held: its lease read comes before the claim's reads), then 8 s from the claim's
+# first read on (its other reads take 16 s each): the request waits for the claim's load at
+# most --forward-timeout-ms (20 s), then is answered 503 store_error; the claim's load goes on.
+rm -f "$tmp/port3"
+"$agentc" serve --db "$uri?schema=slowdb" --provider script --script "$tmp/script3" --script-delay-ms 2000 \
+  --lease-ms 1000 --listen 127.0.0.1:0 --port-file "$tmp/port3" 2>"$tmp/w5.err" &
+pids+=($!)
+p5=$!
+wait_for test -s "$tmp/port3" || fail "worker 5 did not start"
+u5=http://127.0.0.1:$(cat "$tmp/port3")
+j -X POST -d '{"id": "o"}' "$u5/v1/sessions" | jq -e '.id == "o"' >/dev/null || fail "create o on 5"
+j -X POST -d '{"content": "go"}' "$u5/v1/sessions/o/messages" | jq -e '.status == "running"' >/dev/null ||
+  fail "o's turn on 5"
+orow() { sql "SELECT at_rest || ' ' || holder FROM slowdb.sessions WHERE id = 'local/o'"; }
+o_mid() { [ "$(orow | cut -d' ' -f1)" = 0 ]; }
+wait_for o_mid || fail "o's turn on 5 was not stored"
+j "$u2/v1/sessions/o" | jq -e '.id == "o"' >/dev/null || fail "o from 2 while 5 runs it" # known on 2
+h5=$(orow | cut -d' ' -f2-)
+echo 1500 >"$tmp/delay"
+kill -9 "$p5"
+taken=0
+for _ in $(seq 1 2000); do
+  [ "$(orow | cut -d' ' -f2-)" != "$h5" ] && { taken=1; break; }
+done
+[ "$taken" = 1 ] || fail "o was not claimed by 2"
+t0=$(date +%s%N)
+{ curl -s --max-time 90 -w '\n%{http_code}' "$u2/v1/sessions/o" >"$tmp/late"; } &
+lp=$!
+reading() { [ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%, agent FROM sessions WHERE id = \$1'")" != 0 ]; }
+wait_for reading || fail "2's claim did not read o's rows"
+echo 8000 >"$tmp/delay"
+wait "$lp"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$(tail -1 "$tmp/late")" = 503 ] &&
+  head -1 "$tmp/late" | jq -e '.error.code == "store_error" and (.error.message | test("still loading"))' >/dev/null ||
+  fail "o from 2 while its claim's load outlasted the forward timeout: $(cat "$tmp/late") after $ms ms"
+[ "$ms" -ge 20000 ] && [ "$ms" -lt 40000 ] || fail "o's request answered 503 after $ms ms (--forward-timeout-ms 20000)"
+j "$u2/healthz" | jq -e '.status == "ok"' >/dev/null || fail "/healthz on 2 after o's request"
+unblocked
+echo "ok (longest /healthz on 2 while it claimed m: $longest s; while it loaded b: $longest_b s, p: $longest2 s; o answered 503 after $ms ms)"
