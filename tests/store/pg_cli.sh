@@ -126,7 +126,8 @@ done
 python3 -c 'import socket, time
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
 print(s.getsockname()[1], flush=True); time.sleep(60)' >"$tmp/silent" &
-pids+=("$!")
+silent=$!
+pids+=("$silent")
 wait_for test -s "$tmp/silent" || fail "the silent server did not start"
 t0=$(date +%s%N)
 out=$(timeout 20 "$agentc" sessions list \
@@ -136,6 +137,8 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 [ "$ms" -ge 1500 ] && [ "$ms" -lt 6000 ] || fail "connect_timeout=2 gave up after $ms ms: $out"
 grep -q "cannot open store" <<<"$out" || fail "silent server: $out"
 grep -q "$pw" <<<"$out" && fail "the password was shown: $out"
+kill "$silent"
+wait "$silent" 2>/dev/null
 
 # a newer schema is refused, nothing changed
 sql "UPDATE cli.meta SET value = 99 WHERE key = 'version'"
