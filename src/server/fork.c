@@ -67,6 +67,8 @@ void srv_fork_free(srv_fork *fk)
             srv_remote_abandon(fk->own->fwd);
         if (fk->wake.queued)
             ac_loop_undefer(fk->own->sv->loop, &fk->wake);
+        if (fk->own->delete_wait.queued) /* the original's commit waited for: over */
+            ac_loop_undefer(fk->own->sv->loop, &fk->own->delete_wait);
         free(fk->own);
     }
     free(fk->reply);

@@ -587,14 +587,40 @@ srv_sess *srv_remote_known(srv *sv, srv_owner *owner, const char *id,
 
 static void drain(srv *sv);
 
-/* A forwarded action's answer, put off until the action is applied (srv_settle). */
+/* A forwarded action's answer, put off until the action is applied (srv_settle): in sv->settles
+ * until answered, freed with its fork (if it is one) by a stop that comes first. */
 typedef struct settle_task {
     ac_loop_task task;
     srv *sv;
     int64_t msg;
     srv_settle later;
     int stored; /* applied, then waited for until what it wrote was committed */
+    struct settle_task *next;
 } settle_task;
+
+static void settle_free(settle_task *t)
+{
+    for (settle_task **pp = &t->sv->settles; *pp; pp = &(*pp)->next)
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    free(t);
+}
+
+/* The answers still put off at a stop, after its last loop turn: nobody takes them now. A
+ * forwarded fork not over is freed with its request and its next step (srv_fork_free). */
+static void settles_free(srv *sv)
+{
+    while (sv->settles) {
+        settle_task *t = sv->settles;
+        if (t->task.queued)
+            ac_loop_undefer(sv->loop, &t->task);
+        if (t->later.fork)
+            srv_fork_free(t->later.fork);
+        settle_free(t);
+    }
+}
 
 static void answer_settled(void *ud)
 {
@@ -613,7 +639,7 @@ static void answer_settled(void *ud)
     if (t->sv->notify)
         ac_inbox_answer(t->sv->notify, t->msg, (int)status, reply ? reply : "");
     free(reply);
-    free(t);
+    settle_free(t);
 }
 
 static void on_take(void *ud, const ac_inbox_msg *m)
@@ -638,6 +664,8 @@ static void on_take(void *ud, const ac_inbox_msg *m)
         t->later = later;
         t->task.fn = answer_settled;
         t->task.ud = t;
+        t->next = sv->settles;
+        sv->settles = t;
         ac_loop_defer(sv->loop, &t->task);
         return;
     }
@@ -828,6 +856,7 @@ void srv_remote_free(srv *sv)
         ac_loop_cancel_timer(sv->loop, sv->remote_timer);
     sv->remote_timer = 0;
     srv_remote_stop(sv);
+    settles_free(sv); /* before the requests they wait for are freed below */
     ac_notify *nt = sv->notify;
     sv->notify = NULL; /* the statements told they failed start nothing new */
     uint64_t lines, batches = ac_notify_batches(nt, &lines);

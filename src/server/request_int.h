@@ -65,7 +65,6 @@ void srv_stop_loads(srv *sv); /* stopping: those still reading answered 503 */
 /* forks (fork.c) */
 enum MHD_Result srv_fork_session(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss);
 enum MHD_Result srv_fork_next(srv *sv, struct MHD_Connection *c, req *r);
-void srv_fork_free(struct srv_fork *fk);
 
 /* deletes (delete.c) */
 int srv_delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss);

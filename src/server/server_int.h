@@ -180,6 +180,8 @@ struct srv {
     struct ac_notify *notify; /* wake-ups and the inbox; NULL: one worker (SQLite, memory) */
     uint64_t remote_timer;    /* the poll that makes a lost wake-up a delay */
     srv_fwd *fwds;            /* requests waiting for another worker's answer */
+    /* forwarded actions' answers put off (remote.c) */
+    struct settle_task *settles;
     int draining, drain_again;
     unsigned polls;
     int port;                           /* the bound port */
@@ -398,6 +400,8 @@ void srv_capture_run(void (*step)(void *), void *ud, unsigned *status, char **bo
  * when it is. */
 int srv_fork_when_done(struct srv_fork *fk, struct ac_loop_task *task);
 void srv_fork_answer(struct srv_fork *fk, unsigned *status, char **reply);
+/* A fork freed with its request and its next step (a stop frees one not over this way). */
+void srv_fork_free(struct srv_fork *fk);
 /* An accepted action's reply waits until what it wrote is committed: 1 when the session's store
  * took task (deferred once the commit is done, durable or failed), 0 when nothing waits. */
 int srv_settle_stored(srv *sv, srv_owner *owner, const char *id, struct ac_loop_task *task);

@@ -177,8 +177,9 @@ static void start_connect(void *ud)
 {
     ac_notify *nt = ud;
     nt->retry_timer = 0;
-    const char *keys[] = {"dbname", "application_name", NULL};
-    const char *vals[] = {nt->conninfo, "agentc-listen", NULL};
+    /* the default before the URI: its own application_name wins */
+    const char *keys[] = {"application_name", "dbname", NULL};
+    const char *vals[] = {"agentc-listen", nt->conninfo, NULL};
     nt->conn = PQconnectStartParams(keys, vals, 1);
     if (!nt->conn || PQstatus(nt->conn) == CONNECTION_BAD) {
         lost(nt);

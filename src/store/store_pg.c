@@ -15,8 +15,9 @@
  * once per connection (named by its place in the cache).
  *
  * A holder's lock: each open store's connection holds a shared advisory lock keyed by a hash
- * of its holder name, which the server drops when the connection ends (the process died, the
- * network went): a lease whose holder's lock nobody holds is free before it ends (ALIVE).
+ * of its schema and holder name (store_pg.h), which the server drops when the connection ends (the
+ * process died, the network went): a lease whose holder's lock nobody holds is free before it ends
+ * (ALIVE).
  *
  * The password of the URI is never shown: the store's path (in every error) is
  * the URI without it, and libpq's own messages do not carry it.
@@ -38,10 +39,7 @@
 #define CACHE PG_CACHE
 /* The connections other than this one that hold the lock of the holder named $1. */
 #define OTHERS_OF_1                                                                                \
-    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "      \
-    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "             \
-    "AND classid::bigint = 1634160196 AND pid <> pg_backend_pid() "                                \
-    "AND objid::bigint = (hashtext($1)::bigint & 4294967295)"
+    "SELECT count(*) FROM (" PG_HOLDER_PIDS("$1") ") p WHERE p.pid <> pg_backend_pid()"
 
 static PGconn *CONN(ac_store *st)
 {
@@ -743,7 +741,7 @@ static const ac_store_ops PG_OPS = {
 };
 
 /* Takes agentc's keys out of the URI's query (kept: libpq's). *schema the value of
- * "schema" (default "agentc"); AC_EINVAL for a name that is not [A-Za-z0-9_]. */
+ * "schema" (default "agentc"); AC_EINVAL for a name that is not [a-z0-9_]+ (empty included). */
 int ac_store_pg_split_uri(const char *uri, char **conninfo, char *schema, size_t cap, ac_error *err)
 {
     snprintf(schema, cap, "agentc");
@@ -758,7 +756,7 @@ int ac_store_pg_split_uri(const char *uri, char **conninfo, char *schema, size_t
     for (const char *p = q ? q + 1 : NULL; p && *p;) {
         const char *end = strchr(p, '&');
         size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n > 7 && !strncmp(p, "schema=", 7)) {
+        if (n >= 7 && !strncmp(p, "schema=", 7)) {
             snprintf(schema, cap, "%.*s", (int)(n - 7), p + 7);
         } else if (n) {
             out[o] = o == base ? '?' : '&';
@@ -809,11 +807,12 @@ static void quiet(void *ud, const char *msg)
     (void)ud, (void)msg;
 }
 
-/* Connects with a bounded wait: connect_timeout unless the URI sets one. */
+/* Connects with a bounded wait: connect_timeout unless the URI sets one. The defaults come
+ * before the URI (dbname): libpq takes the last value of a key, so the URI's own win. */
 static int connect_db(pg_store *s, ac_error *err)
 {
-    const char *keys[] = {"dbname", "connect_timeout", "application_name", NULL};
-    const char *vals[] = {s->conninfo, "10", "agentc", NULL};
+    const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
+    const char *vals[] = {"10", "agentc", s->conninfo, NULL};
     s->conn = PQconnectdbParams(keys, vals, 1);
     if (s->conn && PQstatus(s->conn) == CONNECTION_OK) {
         PQsetNoticeProcessor(s->conn, quiet, NULL);
@@ -835,13 +834,9 @@ static int setup_conn(pg_store *s, ac_error *err)
              s->timeout_ms, s->idle_tx_ms, s->schema);
     if (ac_pg_exec_text(s, sql, err, "setting it up") != AC_OK)
         return AC_EIO;
-    const char *v[1] = {s->base.holder};
-    /* its holder's lock, and the lock of the schema version it runs (store_pg_schema.c) */
+    const char *v[2] = {s->base.holder, s->schema};
     PGresult *r =
-        PQexecParams(s->conn,
-                     "SELECT pg_advisory_lock_shared(1634160196, hashtext($1)), "
-                     "pg_advisory_lock_shared(" PG_VERSION_LOCK ", " PG_SCHEMA_VERSION_S ")",
-                     1, NULL, v, NULL, NULL, 0);
+        PQexecParams(s->conn, PG_LOCKS_SQL("$2 || '.' || $1", "$1"), 2, NULL, v, NULL, NULL, 0);
     int ok = res_ok(r);
     PQclear(r);
     return ok ? AC_OK : ac_pg_fail(&s->base, err, "taking its holder's lock");

@@ -14,13 +14,33 @@
 
 #define PG_CACHE 48
 #define NOW "(extract(epoch from clock_timestamp()) * 1000)::bigint"
-/* SQL: true while a connection holds the lock of the holder named by the column holder (each
- * open store holds (1634160196, hashtext(its holder)) shared, on its connection) */
-#define ALIVE                                                                                      \
-    "EXISTS(SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "      \
-    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "             \
-    "AND classid::bigint = 1634160196 "                                                            \
-    "AND objid::bigint = (hashtext(holder)::bigint & 4294967295))"
+/* A holder's lock: each open store's connection holds (PG_HOLDER_LOCK, hashtext("SCHEMA.HOLDER"))
+ * shared, keyed by its schema and holder (a w1 of two schemas of one database are two holders),
+ * and (PG_HOLDER_LOCK_V1, hashtext(HOLDER)) shared, the key an agentc from before read. */
+#define PG_HOLDER_LOCK "1634160198"
+#define PG_HOLDER_LOCK_V1 "1634160196"
+/* SQL: the pids of the connections that hold the lock of the holder named by the SQL text who
+ * in the search path's schema: its key, or the key alone of an agentc from before (a connection
+ * holding no lock of PG_HOLDER_LOCK). One scan of pg_locks, no nested one (whose cost estimate
+ * would call for JIT compiling, slower than the statement). */
+#define PG_HOLDER_PIDS(who)                                                                        \
+    "SELECT h.pid FROM pg_locks h WHERE h.locktype = 'advisory' AND h.granted "                    \
+    "AND h.objsubid = 2 "                                                                          \
+    "AND h.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "           \
+    "AND h.classid::bigint IN (" PG_HOLDER_LOCK ", " PG_HOLDER_LOCK_V1 ") GROUP BY h.pid "         \
+    "HAVING bool_or(h.classid::bigint = " PG_HOLDER_LOCK " AND h.objid::bigint = "                 \
+    "(hashtext(current_schema() || '.' || " who ")::bigint & 4294967295)) OR "                     \
+    "(bool_or(h.classid::bigint = " PG_HOLDER_LOCK_V1 " AND h.objid::bigint = "                    \
+    "(hashtext(" who ")::bigint & 4294967295)) AND "                                               \
+    "NOT bool_or(h.classid::bigint = " PG_HOLDER_LOCK "))"
+/* SQL: true while a connection holds the lock of the holder named by the column holder */
+#define ALIVE "EXISTS(" PG_HOLDER_PIDS("holder") ")"
+/* SQL: what a connection takes (key: the SQL text of "SCHEMA.HOLDER", who: of HOLDER): both keys
+ * of its holder's lock, and the lock of the schema version it runs (store_pg_schema.c) */
+#define PG_LOCKS_SQL(key, who)                                                                     \
+    "SELECT pg_advisory_lock_shared(" PG_HOLDER_LOCK ", hashtext(" key ")), "                      \
+    "pg_advisory_lock_shared(" PG_HOLDER_LOCK_V1 ", hashtext(" who ")), "                          \
+    "pg_advisory_lock_shared(" PG_VERSION_LOCK ", " PG_SCHEMA_VERSION_S ")"
 
 /* The columns of a session's row as ac_pg_fill_info reads them. */
 #define PG_INFO_COLS                                                                               \

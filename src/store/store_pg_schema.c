@@ -61,12 +61,11 @@ static const char *const STEPS[PG_SCHEMA_VERSION] = {
  * none): its session, holder and the ms its lease runs. */
 #define OLDER_LEASE                                                                                \
     "SELECT id, holder, lease_until - " NOW " FROM sessions WHERE holder <> '' AND "               \
-    "lease_until > " NOW " AND " ALIVE " AND NOT EXISTS(SELECT 1 FROM pg_locks h JOIN pg_locks v " \
-    "ON v.pid = h.pid AND v.locktype = 'advisory' AND v.granted AND v.objsubid = 2 "               \
-    "AND v.classid::bigint = " PG_VERSION_LOCK " AND v.objid::bigint >= $1 "                       \
-    "WHERE h.locktype = 'advisory' AND h.granted AND h.objsubid = 2 "                              \
-    "AND h.classid::bigint = 1634160196 "                                                          \
-    "AND h.objid::bigint = (hashtext(holder)::bigint & 4294967295)) LIMIT 1"
+    "lease_until > " NOW " AND " ALIVE " AND NOT EXISTS(SELECT 1 FROM (" HOLDERS ") h "            \
+    "JOIN pg_locks v ON v.pid = h.pid AND v.locktype = 'advisory' AND v.granted "                  \
+    "AND v.objsubid = 2 AND v.classid::bigint = " PG_VERSION_LOCK " AND v.objid::bigint >= $1) "   \
+    "LIMIT 1"
+#define HOLDERS PG_HOLDER_PIDS("holder")
 
 int ac_pg_exec_text(pg_store *s, const char *sql, ac_error *err, const char *what)
 {

@@ -61,14 +61,12 @@ static void tend_watch(pg_store *s, int events)
 static void setup_send(pg_store *s)
 {
     char *h = PQescapeLiteral(s->conn, s->base.holder, strlen(s->base.holder));
-    char sql[640];
+    char sql[1280];
     int n = h ? snprintf(sql, sizeof sql,
                          "SET statement_timeout = %lld; "
                          "SET idle_in_transaction_session_timeout = %lld; "
-                         "SET search_path TO \"%s\"; "
-                         "SELECT pg_advisory_lock_shared(1634160196, hashtext(%s)), "
-                         "pg_advisory_lock_shared(" PG_VERSION_LOCK ", " PG_SCHEMA_VERSION_S ")",
-                         s->timeout_ms, s->idle_tx_ms, s->schema, h)
+                         "SET search_path TO \"%s\"; " PG_LOCKS_SQL("'%s.' || %s", "%s"),
+                         s->timeout_ms, s->idle_tx_ms, s->schema, s->schema, h, h)
               : -1;
     PQfreemem(h);
     if (n < 0 || (size_t)n >= sizeof sql || PQsetnonblocking(s->conn, 1) != 0 ||

@@ -24,7 +24,8 @@
 # makes the child's row with its first commit, the child stored as it ran, seen from the first
 # worker, the child's first view while it runs made without a read of its journal, a later fork's
 # calls kept from its rows, and under a parent loaded there from the store (its calls read with
-# its rows) the same; DELETEs through the first of sessions the second runs mid-turn do not wait there.
+# its rows) the same; DELETEs through the first of sessions the second runs mid-turn do not wait there;
+# the second stopped (SIGTERM) mid forwarded fork exits 0, leaking nothing.
 # Each part ends with the second one's agentc_store_blocking_statements_total at 0. "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
@@ -375,6 +376,27 @@ child=$(j "$u2/v1/sessions/q" | jq -r '.children[0].session')
 j "$u2/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "q"' >/dev/null ||
   fail "q's child: $(j "$u2/v1/sessions/$child" | jq -c '{answer, parent}')"
 unblocked
+# ---- a holder stopped (SIGTERM) mid forwarded fork: 2 takes a fork of f through 3 and stops
+# before it is made; 2 exits 0, leaking nothing (under ASan or valgrind its exit and stderr say
+# so); 3's sender is answered within its bound, the fork whole or absent
+start 3 "$port" --forward-timeout-ms 5000
+{ j -w '\n%{http_code}' -X POST -d '{"at_turn": 2, "id": "g4"}' "$u3/v1/sessions/f/fork" >"$tmp/g4out"; } &
+g4p=$!
+wait_for taken || fail "2 did not take the fork through 3: $(inbox)"
+kill -TERM "$pid2"
+wait "$pid2"
+rc=$?
+[ "$rc" = 0 ] || fail "worker 2, stopped mid forwarded fork, exited $rc"
+grep -q "LeakSanitizer\|AddressSanitizer\|definitely lost: [1-9]" "$tmp/w2.err" &&
+  fail "worker 2, stopped mid forwarded fork: $(grep -A5 "Sanitizer\|definitely lost" "$tmp/w2.err" | head -20)"
+wait "$g4p"
+g4() { sql "SELECT (SELECT count(*) FROM slowdb.sessions WHERE id = 'local/g4') || ' ' || (SELECT count(*) FROM slowdb.events WHERE session = 'local/g4') || ' ' || (SELECT count(*) FROM slowdb.notes WHERE session = 'local/g4' AND kind = 'forked_from')"; }
+case "$(tail -1 "$tmp/g4out")" in
+201) [ "$(g4)" = "1 $at2 1" ] || fail "g4 answered 201 but not whole: $(g4)" ;;
+503 | 504) [ "$(g4)" = "1 $at2 1" ] || [ "$(g4)" = "0 0 0" ] || fail "g4 neither whole nor absent: $(g4)" ;;
+*) fail "the fork g4 through 3, 2 stopping: $(cat "$tmp/g4out")" ;;
+esac
+kill -9 "$pid3"
 echo "ok (longest /healthz on 2 while it forked f: $fork_longest s, for 1: $fwd_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s)"
 exit 0
 fi

@@ -76,7 +76,7 @@ grep -q "$pw" "$tmp/dump.sql" && fail "the store keeps the password"
 # --db-listen wakes workers in --db's schema (a URL without schema= is given it: the heartbeat,
 # a statement of that connection, renews this schema's row; a session's row made there), and
 # refuses another schema and a store that is not PostgreSQL; the store named by $AGENTC_DB
-AGENTC_DB="$db" "$agentc" serve --provider script --script "$tmp/script3" --listen 127.0.0.1:0 \
+AGENTC_DB="$db&application_name=store2" "$agentc" serve --provider script --script "$tmp/script3" --listen 127.0.0.1:0 \
   --port-file "$tmp/port2" --worker-id envw --lease-ms 1000 --db-listen "$uri?application_name=wake" \
   2>"$tmp/serve2.err" &
 spid=$!
@@ -92,6 +92,10 @@ hb=$(sql "SELECT heartbeat_ms FROM cli.workers WHERE id = 'envw'")
 renewed() { [ "$(sql "SELECT heartbeat_ms > $hb FROM cli.workers WHERE id = 'envw'")" = t ]; }
 wait_for renewed || fail "the wake-up connection's heartbeat did not renew the store schema's row"
 curl -s --max-time 5 "$url/readyz" | jq -e '.status == "ready"' >/dev/null || fail "not ready: $(cat "$tmp/serve2.err")"
+# the URIs' application_name, not agentc's default, names their connections
+named() { sql "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$1'"; }
+[ "$(named wake)" -ge 1 ] && [ "$(named store2)" -ge 1 ] && [ "$(named agentc-listen)" = 0 ] \
+  || fail "application_name: $(sql "SELECT string_agg(application_name, ',') FROM pg_stat_activity")"
 kill -TERM "$spid"
 wait "$spid" || fail "serve's exit status (--db-listen)"
 grep -q "$pw" "$tmp/serve2.err" && fail "serve printed the password"
@@ -113,9 +117,28 @@ out=$(timeout 30 "$agentc" sessions list --db "postgresql://agentc:Wrong-Secret-
   && fail "a closed port was accepted"
 grep -q "cannot open store 'postgresql://agentc@127.0.0.1:1/agentc'" <<<"$out" || fail "no server: $out"
 grep -q "Wrong-Secret-2" <<<"$out" && fail "the password was shown: $out"
-out=$(timeout 30 "$agentc" sessions list --db "$uri?schema=Bad-Name" 2>&1) && fail "a bad schema name was accepted"
-grep -q "schema" <<<"$out" || fail "bad schema: $out"
+for bad in "schema=Bad-Name" "schema=" "sslmode=disable&schema="; do
+  out=$(timeout 30 "$agentc" sessions list --db "$uri?$bad" 2>&1) && fail "a bad schema name was accepted ($bad)"
+  grep -q "schema must be lower-case letters, digits and _" <<<"$out" || fail "bad schema ($bad): $out"
+  grep -q "$pw" <<<"$out" && fail "the password was shown: $out"
+done
+# the URI's connect_timeout, not agentc's 10 s: a server that accepts and never answers
+python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True); time.sleep(60)' >"$tmp/silent" &
+silent=$!
+pids+=("$silent")
+wait_for test -s "$tmp/silent" || fail "the silent server did not start"
+t0=$(date +%s%N)
+out=$(timeout 20 "$agentc" sessions list \
+  --db "postgresql://agentc:$pw@127.0.0.1:$(cat "$tmp/silent")/agentc?sslmode=disable&connect_timeout=2" 2>&1) \
+  && fail "a server that never answers was taken"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -ge 1500 ] && [ "$ms" -lt 6000 ] || fail "connect_timeout=2 gave up after $ms ms: $out"
+grep -q "cannot open store" <<<"$out" || fail "silent server: $out"
 grep -q "$pw" <<<"$out" && fail "the password was shown: $out"
+kill "$silent"
+wait "$silent" 2>/dev/null
 
 # a newer schema is refused, nothing changed
 sql "UPDATE cli.meta SET value = 99 WHERE key = 'version'"

@@ -706,6 +706,39 @@ static void test_workers_claim(void **state)
     ac_store_close(b);
 }
 
+/* A holder's lock is its schema's: a worker id of one schema is another worker than the same
+ * id in another schema of the database; both join, and a session of the one gone is free
+ * while the other runs. */
+static void test_schemas_apart(void **state)
+{
+    (void)state;
+    if (!test_store_pg())
+        return; /* SQLite: a file each */
+    char other[1024];
+    test_store_where(other, sizeof other, "apart.db");
+    ac_store_options o = {.holder = "worker-S", .lease_ms = 60000};
+    ac_error err;
+    ac_store *b = ac_store_open(other, &o, &err);
+    assert_non_null(b);
+    ac_store *a = open_as("worker-S", 60000), *c = open_as("worker-C", 60000);
+    assert_int_equal(ac_store_worker_join(b, "127.0.0.1:1", &err), AC_OK);
+    assert_int_equal(ac_store_worker_join(a, "127.0.0.1:2", &err), AC_OK);
+    held(a, "sx", "worker-S", 60000, 0);
+    seen s = {0};
+    assert_int_equal(ac_store_claim(c, 100, 0, see_from, &s, &err), AC_OK);
+    assert_null(strstr(s.text, "sx:")); /* worker-S runs it here */
+    ac_store_close(a);                  /* gone from this schema, alive in the other */
+    memset(&s, 0, sizeof s);
+    for (int i = 0; i < 250 && !strstr(s.text, "sx:"); i++) { /* 5 s at most */
+        sleep_ms(20);
+        assert_int_equal(ac_store_claim(c, 100, 0, see_from, &s, &err), AC_OK);
+    }
+    assert_non_null(strstr(s.text, "sx:worker-S;"));
+    assert_int_equal(ac_store_worker_leave(b, &err), AC_OK);
+    ac_store_close(b);
+    ac_store_close(c);
+}
+
 /* Claims of processes at once never take the same session (FOR UPDATE SKIP LOCKED on
  * PostgreSQL, one writer on SQLite): each child claims what it can of 20 orphaned sessions
  * and writes their ids; each of the 20 is claimed by one of them. */
@@ -1141,6 +1174,7 @@ int main(void)
         cmocka_unit_test(test_fenced_attempt),
         cmocka_unit_test(test_gone_holder),
         cmocka_unit_test(test_workers_claim),
+        cmocka_unit_test(test_schemas_apart),
         cmocka_unit_test(test_claims_at_once),
         cmocka_unit_test(test_lapsed_twice),
         cmocka_unit_test(test_async_commit),
