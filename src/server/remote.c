@@ -44,14 +44,15 @@ struct srv_fwd {
     int put_sent;         /* its inbox row is on its way (or stored: id) */
     int no_session;       /* its lease read found no session (deleted by another worker) */
     int looking;          /* only the session's row read for the request (srv_remote_look), or
-                             the list (srv_remote_list) */
+                             a list (srv_remote_list, srv_remote_workers) */
     int writing;          /* a write for the request (srv_remote_create, srv_remote_rm,
                              srv_remote_fork), or a read of rows (srv_remote_rows) */
     ac_store_ahead *rows; /* those rows (srv_remote_rows): its own until taken */
     int look_rc;          /* its answer: AC_OK (look), AC_STORE_ENOENT or AC_EIO */
     ac_store_session_info look;
-    ac_store_list_fn each;        /* a list's rows told to it (srv_remote_list) */
-    ac_store_event_fn each_event; /* a journal's events told to it (srv_remote_events) */
+    ac_store_list_fn each;          /* a list's rows told to it (srv_remote_list) */
+    ac_store_event_fn each_event;   /* a journal's events told to it (srv_remote_events) */
+    ac_store_worker_fn each_worker; /* the workers' rows told to it (srv_remote_workers) */
     void *each_ud;
     unsigned status; /* 0: it was not handled there (the request goes on here) */
     char *reply;
@@ -420,6 +421,27 @@ enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slo
     f->each = each;
     f->each_ud = ud;
     return look_wait(f, slot, ac_notify_list(sv->notify, list_row, on_listed, f) == 0);
+}
+
+static int worker_row(void *ud, const ac_store_worker *w)
+{
+    srv_fwd *f = ud;
+    return f->gone || f->finished ? 1 : f->each_worker(f->each_ud, w);
+}
+
+/* Every worker's row told to each on the wake-up connection (never waited for), the request
+ * suspended until the last one or --forward-timeout-ms (then AC_EIO). */
+enum MHD_Result srv_remote_workers(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                   ac_store_worker_fn each, void *ud)
+{
+    srv_fwd *f = look_new(sv, c);
+    if (!f)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    f->each_worker = each;
+    f->each_ud = ud;
+    return look_wait(
+        f, slot,
+        ac_notify_workers(sv->notify, ac_store_holder(sv->store), worker_row, on_listed, f) == 0);
 }
 
 static int events_row(void *ud, const ac_store_event *ev)

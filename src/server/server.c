@@ -1369,7 +1369,7 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         return get ? srv_agents_list(sv, c)
                    : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!strcmp(url, "/v1/workers"))
-        return get ? srv_workers_list(sv, c)
+        return get ? srv_workers_list(sv, c, &r->fwd, &r->workers)
                    : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!strcmp(url, "/v1/spec"))
         return get ? spec_json(sv, c) : srv_reply_error(c, 405, "method_not_allowed", "GET only");
@@ -1485,6 +1485,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         srv_fork_free(r->fork);
         free(r->body);
         free(r->rows);
+        json_decref(r->workers);
         free(r);
         *con_cls = NULL;
     }

@@ -427,6 +427,10 @@ enum MHD_Result srv_remote_look(srv *sv, struct MHD_Connection *c, srv_fwd **slo
  * (srv_remote_looked says when it is over: AC_OK or AC_EIO). */
 enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                 ac_store_list_fn each, void *ud);
+/* Every worker's row told to each (ud) without waiting, the request suspended meanwhile
+ * (srv_remote_looked says when it is over: AC_OK or AC_EIO). */
+enum MHD_Result srv_remote_workers(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                   ac_store_worker_fn each, void *ud);
 /* The session's journal events after `after` told to each (ud) without waiting, the request
  * suspended meanwhile (srv_remote_looked says when it is over: AC_OK or AC_EIO). */
 enum MHD_Result srv_remote_events(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
@@ -514,8 +518,9 @@ int srv_load_pending(const srv *sv, const char *stored_id);
 enum MHD_Result srv_healthz(srv *sv, struct MHD_Connection *c);
 /* GET /readyz (no token): 200 while the store answers and the server is not stopping. */
 enum MHD_Result srv_readyz(srv *sv, struct MHD_Connection *c);
-/* GET /v1/workers: the store's workers. */
-enum MHD_Result srv_workers_list(srv *sv, struct MHD_Connection *c);
+/* GET /v1/workers: the store's workers (*slot, *rows: the request's, kept while it waits for
+ * them; *rows freed with the request). */
+enum MHD_Result srv_workers_list(srv *sv, struct MHD_Connection *c, srv_fwd **slot, json_t **rows);
 
 /* children.c: sub-agents and handoffs of the server's sessions (see there) */
 void srv_children_init(srv *sv); /* sv->opener, before the agents' engines are built */
