@@ -1555,7 +1555,7 @@ static void srv_free(srv *sv)
         srv_sess_free(sv->sessions);
     ac_idmap_clear(&sv->by_id);
     if (sv->loop)
-        srv_workers_stop(sv);
+        srv_workers_leave(sv);
     srv_remote_free(sv);
     ac_store_close(sv->store);
     srv_agents_stop(sv);
@@ -1839,6 +1839,7 @@ static void srv_stop(srv *sv)
     sv->epoll_watch = 0;
     MHD_stop_daemon(sv->d);
     sv->d = NULL;
+    srv_workers_leave(sv); /* nothing is answered any more: its waits cost no request */
 }
 
 int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)

@@ -499,8 +499,11 @@ int srv_workers_join(srv *sv, const char *listen);
 size_t srv_workers_claim(srv *sv);
 /* The heartbeat: every third of the lease, the worker's row renewed, sessions claimed. */
 void srv_workers_start(srv *sv);
-/* The heartbeat stopped and the worker's row removed (the sessions freed first). */
+/* The heartbeat stopped: no more claims (the sessions freed next). */
 void srv_workers_stop(srv *sv);
+/* Once the loop serves no more (the HTTP daemon stopped): the heartbeat stopped and the
+ * worker's row removed, waiting (a statement after the group commit in flight). */
+void srv_workers_leave(srv *sv);
 /* A commit of ss failed: when another worker holds its lease, or the store is a shared
  * database that went (a restart, the network), ss is no longer run here (dropped from memory
  * on the loop's next turn, said on stderr); what it committed is claimed again (here or by

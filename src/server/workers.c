@@ -362,8 +362,17 @@ void srv_workers_stop(srv *sv)
     if (sv->lost_timer)
         ac_loop_cancel_timer(sv->loop, sv->lost_timer);
     sv->beat_timer = sv->lost_timer = 0;
-    if (sv->workers_started)
-        ac_store_worker_leave(sv->store, NULL);
+}
+
+void srv_workers_leave(srv *sv)
+{
+    srv_workers_stop(sv);
+    if (!sv->workers_started)
+        return;
+    /* the loop serves no more: the statement (after the group commit in flight) and the last
+     * commit closing the store may wait now, a lost connection made again waiting */
+    ac_store_serve_on(sv->store, NULL, NULL);
+    ac_store_worker_leave(sv->store, NULL);
     sv->workers_started = 0;
 }
 

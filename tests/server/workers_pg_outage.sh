@@ -8,7 +8,8 @@
 # agentc_store_blocking_statements_total stays 0 (no statement, no connection made waiting).
 # The database back, the connections are made again in the background (the store's by the
 # commit that finds it lost): the worker is ready, /v1/workers answers, and a message runs its
-# turn on the session made before (nothing of it lost).
+# turn on the session made before (nothing of it lost). Stopped (SIGTERM), it removes its row
+# once its loop serves no more: nothing waited for the database while it served.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
 command -v curl >/dev/null && command -v jq >/dev/null && command -v node >/dev/null ||
@@ -29,7 +30,7 @@ echo 0 >"$tmp/delay"
 start_proxy "$port" "$tmp/delay"; pids+=("$proxy")
 kill -0 "$proxy" 2>/dev/null || fail "no port for the proxy"
 for _ in $(seq 1 10); do echo '{"content": "hi"}'; done >"$tmp/script"
-"$agentc" serve --db "${uri/:$port\//:$pport/}?schema=outage" --provider script --script "$tmp/script" \
+AGENTC_STORE_BLOCKING_LOG=1 "$agentc" serve --db "${uri/:$port\//:$pport/}?schema=outage" --provider script --script "$tmp/script" \
   --listen 127.0.0.1:0 --port-file "$tmp/port" --lease-ms 3000 2>"$tmp/w.err" &
 wpid=$!
 pids+=("$wpid")
@@ -103,6 +104,10 @@ wait_for stored || fail "both turns are not stored: $(sql "SELECT ev FROM outage
 [ "$(statements)" = 0 ] || fail "statements run waiting on the loop: $(statements)"
 kill -TERM "$wpid"
 wait "$wpid" || fail "the worker's exit status"
+# its stop waited for the database only once the loop served no more (not counted, not noted),
+# and removed its row
+grep "the loop waited for the store" "$tmp/w.err" && fail "the loop waited for the store"
+[ "$(sql "SELECT count(*) FROM outage.workers")" = 0 ] || fail "the worker's row is left"
 grep -q agentc-test-pw "$tmp/w.err" && fail "the worker printed the password"
 sql "DROP SCHEMA IF EXISTS outage CASCADE"
 echo "workers_pg_outage: ok"
