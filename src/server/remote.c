@@ -705,8 +705,8 @@ static int tail_event(void *ud, const ac_store_event *ev)
 {
     tail_read *t = ud;
     srv_sess *ss = tail_of(t);
-    if (!ss || ss->s || !ss->live)
-        return 1; /* gone, or run here now: its own commits make its frames */
+    if (!ss || !ss->live || srv_frames_live_of(ss->live))
+        return 1; /* gone, or its frames made as it records them */
     uint64_t at = srv_frames_at(ss->live);
     if (ev->n <= at)
         return 0; /* had already */
@@ -726,6 +726,8 @@ static void tail_done(void *ud, int rc, const char *error)
         ss->tailing = 0;
         if ((ss->tail_again || t->gap) && rc == AC_OK)
             remote_tail(t->sv, ss);
+        else
+            srv_sess_tailed(ss, rc == AC_OK);
     }
     free(t);
 }
@@ -734,7 +736,7 @@ static void tail_done(void *ud, int rc, const char *error)
  * (never waited for), one read at a time per session (a wake-up meanwhile: another after). */
 static void remote_tail(srv *sv, srv_sess *ss)
 {
-    if (ss->s || !ss->live || !ss->stored_id)
+    if (!ss->live || !ss->stored_id || srv_frames_live_of(ss->live))
         return;
     if (ss->tailing) {
         ss->tail_again = 1;

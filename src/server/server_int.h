@@ -436,9 +436,13 @@ enum MHD_Result srv_remote_workers(srv *sv, struct MHD_Connection *c, srv_fwd **
 enum MHD_Result srv_remote_events(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                   const char *stored_id, uint64_t after, ac_store_event_fn each,
                                   void *ud);
-/* A session another worker runs, its live frames just made here: the journal's events after
- * them read (without waiting), as a wake-up would. */
+/* A session another worker runs, its live frames just made here, or one run here whose frames
+ * are behind what was committed: the journal's events after them read (without waiting), as a
+ * wake-up would (srv_sess_tailed told when it is over). */
 void srv_remote_follow(srv *sv, srv_sess *ss);
+/* That read is over (ok: its events applied): a session run here goes live from its frames,
+ * or, its read failed, ends its readers' streams (they reconnect with Last-Event-ID). */
+void srv_sess_tailed(srv_sess *ss, int ok);
 /* The row read (*slot a look): AC_OK (info filled), AC_STORE_ENOENT or AC_EIO (the store did
  * not answer in time); SRV_NO_LOOK when *slot is no look (left as it is). */
 #define SRV_NO_LOOK 1
