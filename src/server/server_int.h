@@ -97,6 +97,7 @@ struct srv_sess {
     int lost; /* SRV_LOST_LEASE: its lease was taken by another worker; SRV_LOST_WRITE: it could
                  not be written (workers.c) */
     int tailing, tail_again;   /* a read of its journal under way, another due (remote.c) */
+    uint64_t sent_upto;        /* the frames its readers had when its frames were made again */
     uint64_t committed;        /* the last of its events committed here (srv_on_commit) */
     uint64_t appended;         /* the last of its events recorded here (srv_on_append) */
     int applying;              /* it applies the event it recorded last (srv_on_append) */

@@ -325,7 +325,7 @@ void srv_sess_say(srv_sess *ss, const char *type, json_t *data)
 static void to_readers(void *ud, srv_frame *f)
 {
     srv_sess *ss = ud;
-    for (srv_stream *st = ss->streams; st; st = st->next)
+    for (srv_stream *st = ss->streams; st && !(f->n && f->n <= ss->sent_upto); st = st->next)
         srv_stream_frame(st, f);
     srv_frame_unref(f);
 }
@@ -353,6 +353,13 @@ void srv_sess_live_end(srv_sess *ss)
         return;
     srv_frames_free(ss->live); /* its frames not committed yet: made again at their commit */
     ss->live = srv_frames_new(ss->sv, ss->agent, ss->stored_id, ss->base, discard, NULL);
+    if (ss->live && ss->sv->notify) { /* the journal read without waiting: what the readers
+                                         were sent (all committed) is not sent again */
+        ss->sent_upto = ss->committed;
+        srv_frames_set_sink(ss->live, to_readers, ss);
+        srv_sess_tail(ss);
+        return;
+    }
     if (ss->live && srv_sess_tail(ss) == 0) { /* what the readers were sent: not again */
         srv_frames_set_sink(ss->live, to_readers, ss);
         return;
