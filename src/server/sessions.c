@@ -462,7 +462,8 @@ int srv_sess_tail(srv_sess *ss)
 void srv_sess_tailed(srv_sess *ss, int ok)
 {
     if (!ss->s || !ss->live || srv_frames_live_of(ss->live))
-        return; /* another worker runs it: the next wake-up or poll reads on */
+        return; /* not run here (another worker runs it, or it is being opened again): the
+                   next wake-up, poll or commit reads on */
     if (ok) {
         live_try(ss);
         return;
