@@ -44,14 +44,15 @@ struct srv_fwd {
     int put_sent;         /* its inbox row is on its way (or stored: id) */
     int no_session;       /* its lease read found no session (deleted by another worker) */
     int looking;          /* only the session's row read for the request (srv_remote_look), or
-                             the list (srv_remote_list) */
+                             a list (srv_remote_list, srv_remote_workers) */
     int writing;          /* a write for the request (srv_remote_create, srv_remote_rm,
                              srv_remote_fork), or a read of rows (srv_remote_rows) */
     ac_store_ahead *rows; /* those rows (srv_remote_rows): its own until taken */
     int look_rc;          /* its answer: AC_OK (look), AC_STORE_ENOENT or AC_EIO */
     ac_store_session_info look;
-    ac_store_list_fn each;        /* a list's rows told to it (srv_remote_list) */
-    ac_store_event_fn each_event; /* a journal's events told to it (srv_remote_events) */
+    ac_store_list_fn each;          /* a list's rows told to it (srv_remote_list) */
+    ac_store_event_fn each_event;   /* a journal's events told to it (srv_remote_events) */
+    ac_store_worker_fn each_worker; /* the workers' rows told to it (srv_remote_workers) */
     void *each_ud;
     unsigned status; /* 0: it was not handled there (the request goes on here) */
     char *reply;
@@ -422,6 +423,27 @@ enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slo
     return look_wait(f, slot, ac_notify_list(sv->notify, list_row, on_listed, f) == 0);
 }
 
+static int worker_row(void *ud, const ac_store_worker *w)
+{
+    srv_fwd *f = ud;
+    return f->gone || f->finished ? 1 : f->each_worker(f->each_ud, w);
+}
+
+/* Every worker's row told to each on the wake-up connection (never waited for), the request
+ * suspended until the last one or --forward-timeout-ms (then AC_EIO). */
+enum MHD_Result srv_remote_workers(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                   ac_store_worker_fn each, void *ud)
+{
+    srv_fwd *f = look_new(sv, c);
+    if (!f)
+        return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    f->each_worker = each;
+    f->each_ud = ud;
+    return look_wait(
+        f, slot,
+        ac_notify_workers(sv->notify, ac_store_holder(sv->store), worker_row, on_listed, f) == 0);
+}
+
 static int events_row(void *ud, const ac_store_event *ev)
 {
     srv_fwd *f = ud;
@@ -711,8 +733,8 @@ static int tail_event(void *ud, const ac_store_event *ev)
 {
     tail_read *t = ud;
     srv_sess *ss = tail_of(t);
-    if (!ss || ss->s || !ss->live)
-        return 1; /* gone, or run here now: its own commits make its frames */
+    if (!ss || !ss->live || srv_frames_live_of(ss->live))
+        return 1; /* gone, or its frames made as it records them */
     uint64_t at = srv_frames_at(ss->live);
     if (ev->n <= at)
         return 0; /* had already */
@@ -732,6 +754,8 @@ static void tail_done(void *ud, int rc, const char *error)
         ss->tailing = 0;
         if ((ss->tail_again || t->gap) && rc == AC_OK)
             remote_tail(t->sv, ss);
+        else
+            srv_sess_tailed(ss, rc == AC_OK);
     }
     free(t);
 }
@@ -740,7 +764,7 @@ static void tail_done(void *ud, int rc, const char *error)
  * (never waited for), one read at a time per session (a wake-up meanwhile: another after). */
 static void remote_tail(srv *sv, srv_sess *ss)
 {
-    if (ss->s || !ss->live || !ss->stored_id)
+    if (!ss->live || !ss->stored_id || srv_frames_live_of(ss->live))
         return;
     if (ss->tailing) {
         ss->tail_again = 1;

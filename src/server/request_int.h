@@ -33,7 +33,8 @@ typedef struct req {
     ac_loop_task *resume;        /* forwarded here (no connection): run to go on after a wait */
     ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
     size_t n_rows, cap_rows;
-    int forwards; /* how often it was (the worker it went to runs the session no more) */
+    json_t *workers; /* GET /v1/workers: the workers' rows, read without waiting */
+    int forwards;    /* how often it was (the worker it went to runs the session no more) */
     /* an action posted from the loop is applied by a deferred drain: the 202 waits for it
      * (settle runs after the drain) so its body shows the state after the action */
     const char *settle_how; /* the "accepted" of the reply; NULL: none pending */

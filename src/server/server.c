@@ -1369,7 +1369,7 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
         return get ? srv_agents_list(sv, c)
                    : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!strcmp(url, "/v1/workers"))
-        return get ? srv_workers_list(sv, c)
+        return get ? srv_workers_list(sv, c, &r->fwd, &r->workers)
                    : srv_reply_error(c, 405, "method_not_allowed", "GET only");
     if (!strcmp(url, "/v1/spec"))
         return get ? spec_json(sv, c) : srv_reply_error(c, 405, "method_not_allowed", "GET only");
@@ -1485,6 +1485,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         srv_fork_free(r->fork);
         free(r->body);
         free(r->rows);
+        json_decref(r->workers);
         free(r);
         *con_cls = NULL;
     }
@@ -1554,7 +1555,7 @@ static void srv_free(srv *sv)
         srv_sess_free(sv->sessions);
     ac_idmap_clear(&sv->by_id);
     if (sv->loop)
-        srv_workers_stop(sv);
+        srv_workers_leave(sv);
     srv_remote_free(sv);
     ac_store_close(sv->store);
     srv_agents_stop(sv);
@@ -1838,6 +1839,7 @@ static void srv_stop(srv *sv)
     sv->epoll_watch = 0;
     MHD_stop_daemon(sv->d);
     sv->d = NULL;
+    srv_workers_leave(sv); /* nothing is answered any more: its waits cost no request */
 }
 
 int ac_srv_run(const ac_srv_config *cfg_in, volatile sig_atomic_t *stop)

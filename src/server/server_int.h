@@ -97,6 +97,7 @@ struct srv_sess {
     int lost; /* SRV_LOST_LEASE: its lease was taken by another worker; SRV_LOST_WRITE: it could
                  not be written (workers.c) */
     int tailing, tail_again;   /* a read of its journal under way, another due (remote.c) */
+    uint64_t sent_upto;        /* the frames its readers had when its frames were made again */
     uint64_t committed;        /* the last of its events committed here (srv_on_commit) */
     uint64_t appended;         /* the last of its events recorded here (srv_on_append) */
     int applying;              /* it applies the event it recorded last (srv_on_append) */
@@ -431,14 +432,22 @@ enum MHD_Result srv_remote_look(srv *sv, struct MHD_Connection *c, srv_fwd **slo
  * (srv_remote_looked says when it is over: AC_OK or AC_EIO). */
 enum MHD_Result srv_remote_list(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                 ac_store_list_fn each, void *ud);
+/* Every worker's row told to each (ud) without waiting, the request suspended meanwhile
+ * (srv_remote_looked says when it is over: AC_OK or AC_EIO). */
+enum MHD_Result srv_remote_workers(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
+                                   ac_store_worker_fn each, void *ud);
 /* The session's journal events after `after` told to each (ud) without waiting, the request
  * suspended meanwhile (srv_remote_looked says when it is over: AC_OK or AC_EIO). */
 enum MHD_Result srv_remote_events(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                   const char *stored_id, uint64_t after, ac_store_event_fn each,
                                   void *ud);
-/* A session another worker runs, its live frames just made here: the journal's events after
- * them read (without waiting), as a wake-up would. */
+/* A session another worker runs, its live frames just made here, or one run here whose frames
+ * are behind what was committed: the journal's events after them read (without waiting), as a
+ * wake-up would (srv_sess_tailed told when it is over). */
 void srv_remote_follow(srv *sv, srv_sess *ss);
+/* That read is over (ok: its events applied): a session run here goes live from its frames,
+ * or, its read failed, ends its readers' streams (they reconnect with Last-Event-ID). */
+void srv_sess_tailed(srv_sess *ss, int ok);
 /* The row read (*slot a look): AC_OK (info filled), AC_STORE_ENOENT or AC_EIO (the store did
  * not answer in time); SRV_NO_LOOK when *slot is no look (left as it is). */
 #define SRV_NO_LOOK 1
@@ -499,8 +508,11 @@ int srv_workers_join(srv *sv, const char *listen);
 size_t srv_workers_claim(srv *sv);
 /* The heartbeat: every third of the lease, the worker's row renewed, sessions claimed. */
 void srv_workers_start(srv *sv);
-/* The heartbeat stopped and the worker's row removed (the sessions freed first). */
+/* The heartbeat stopped: no more claims (the sessions freed next). */
 void srv_workers_stop(srv *sv);
+/* Once the loop serves no more (the HTTP daemon stopped): the heartbeat stopped and the
+ * worker's row removed, waiting (a statement after the group commit in flight). */
+void srv_workers_leave(srv *sv);
 /* A commit of ss failed: when another worker holds its lease, or the store is a shared
  * database that went (a restart, the network), ss is no longer run here (dropped from memory
  * on the loop's next turn, said on stderr); what it committed is claimed again (here or by
@@ -518,8 +530,9 @@ int srv_load_pending(const srv *sv, const char *stored_id);
 enum MHD_Result srv_healthz(srv *sv, struct MHD_Connection *c);
 /* GET /readyz (no token): 200 while the store answers and the server is not stopping. */
 enum MHD_Result srv_readyz(srv *sv, struct MHD_Connection *c);
-/* GET /v1/workers: the store's workers. */
-enum MHD_Result srv_workers_list(srv *sv, struct MHD_Connection *c);
+/* GET /v1/workers: the store's workers (*slot, *rows: the request's, kept while it waits for
+ * them; *rows freed with the request). */
+enum MHD_Result srv_workers_list(srv *sv, struct MHD_Connection *c, srv_fwd **slot, json_t **rows);
 
 /* children.c: sub-agents and handoffs of the server's sessions (see there) */
 void srv_children_init(srv *sv); /* sv->opener, before the agents' engines are built */

@@ -325,7 +325,7 @@ void srv_sess_say(srv_sess *ss, const char *type, json_t *data)
 static void to_readers(void *ud, srv_frame *f)
 {
     srv_sess *ss = ud;
-    for (srv_stream *st = ss->streams; st; st = st->next)
+    for (srv_stream *st = ss->streams; st && !(f->n && f->n <= ss->sent_upto); st = st->next)
         srv_stream_frame(st, f);
     srv_frame_unref(f);
 }
@@ -353,6 +353,13 @@ void srv_sess_live_end(srv_sess *ss)
         return;
     srv_frames_free(ss->live); /* its frames not committed yet: made again at their commit */
     ss->live = srv_frames_new(ss->sv, ss->agent, ss->stored_id, ss->base, discard, NULL);
+    if (ss->live && ss->sv->notify) { /* the journal read without waiting: what the readers
+                                         were sent (all committed) is not sent again */
+        ss->sent_upto = ss->committed;
+        srv_frames_set_sink(ss->live, to_readers, ss);
+        srv_sess_tail(ss);
+        return;
+    }
     if (ss->live && srv_sess_tail(ss) == 0) { /* what the readers were sent: not again */
         srv_frames_set_sink(ss->live, to_readers, ss);
         return;
@@ -436,14 +443,35 @@ static int apply_live(void *ud, const ac_store_event *ev)
     return ss->live ? srv_frames_apply(ss->live, ev) : 1;
 }
 
+/* On a shared database the journal is read on the wake-up connection, never waited for (the
+ * commits meanwhile wait for that read: srv_on_commit); elsewhere now (a local file). */
 int srv_sess_tail(srv_sess *ss)
 {
     if (!ss->live || !ss->stored_id)
         return 0;
+    if (ss->sv->notify) {
+        srv_remote_follow(ss->sv, ss);
+        return 0;
+    }
     ac_error err = {0};
     int rc = ac_store_events(ss->sv->store, ss->stored_id, srv_frames_at(ss->live), apply_live, ss,
                              &err);
     return rc == AC_OK ? 0 : -1;
+}
+
+void srv_sess_tailed(srv_sess *ss, int ok)
+{
+    if (!ss->s || !ss->live || srv_frames_live_of(ss->live))
+        return; /* not run here (another worker runs it, or it is being opened again): the
+                   next wake-up, poll or commit reads on */
+    if (ok) {
+        live_try(ss);
+        return;
+    }
+    srv_frames_free(ss->live);
+    ss->live = NULL;
+    for (srv_stream *st = ss->streams; st; st = st->next)
+        srv_stream_finish(st); /* they reconnect with their Last-Event-ID */
 }
 
 void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event *evs, size_t n,
@@ -478,8 +506,14 @@ void srv_on_commit(void *ud, ac_session *s, const char *id, const ac_store_event
         srv_frames_release(ss->live, ss->committed);
         return;
     }
-    if (ss->live && n && evs[0].n > srv_frames_at(ss->live) + 1)
-        srv_sess_tail(ss); /* committed by another worker before this one ran the session */
+    if (ss->live && n && (ss->tailing || evs[0].n > srv_frames_at(ss->live) + 1)) {
+        /* committed by another worker before this one ran the session: read (on a shared
+         * database without waiting, these events with them, committed now) */
+        if (srv_sess_tail(ss) == 0 && sv->notify) {
+            srv_children_commit(ss, evs, n);
+            return;
+        }
+    }
     srv_children_commit(ss, evs, n);
     for (size_t i = 0; ss->live && i < n; i++)
         if (evs[i].n > srv_frames_at(ss->live)) /* what a tail read already is not again */
@@ -676,9 +710,13 @@ json_t *srv_sess_json_as(srv_sess *ss, int full, const ac_store_session_info *ro
     if (!ss->s) { /* in the store only */
         ac_store_session_info info;
         memset(&info, 0, sizeof info);
+        /* on a shared database its view is asked of the worker running it, or it is loaded
+         * first (server.c's route_session), and a list passes the rows it read: no read here
+         * waits for the database ("unknown" if one came without its row) */
         if (row)
             info = *row;
-        else if (ac_store_info(ss->sv->store, ss->stored_id, &info, NULL) != AC_OK)
+        else if (ss->sv->notify ||
+                 ac_store_info(ss->sv->store, ss->stored_id, &info, NULL) != AC_OK)
             snprintf(info.status, sizeof info.status, "unknown");
         return json_pack("{s:s, s:s, s:I, s:I, s:b, s:o}", "id", ss->id, "status", info.status,
                          "created_ms", (json_int_t)ss->created_ms, "last_event_id",
@@ -688,11 +726,14 @@ json_t *srv_sess_json_as(srv_sess *ss, int full, const ac_store_session_info *ro
     memset(&info, 0, sizeof info);
     if (row) {
         info = *row;
-    } else if (ss->stored_id && ss->sv->notify && !ss->lost) {
+    } else if (ss->stored_id && ss->sv->notify) {
         /* on a shared database: the row as this worker's commits make it (it holds the
-         * lease), from memory, no read waiting for the database */
-        info.events = ac_store_session_events(ss->s);
-        snprintf(info.holder, sizeof info.holder, "%s", ac_store_holder(ss->sv->store));
+         * lease), from memory, no read waiting for the database; one lost (its lease taken or
+         * a commit refused, dropped on the loop's next turn): what was committed here, and
+         * no worker known */
+        info.events = ss->lost ? ss->committed : ac_store_session_events(ss->s);
+        if (!ss->lost)
+            snprintf(info.holder, sizeof info.holder, "%s", ac_store_holder(ss->sv->store));
     } else if (ss->stored_id) {
         ac_store_info(ss->sv->store, ss->stored_id, &info, NULL);
     }

@@ -362,8 +362,17 @@ void srv_workers_stop(srv *sv)
     if (sv->lost_timer)
         ac_loop_cancel_timer(sv->loop, sv->lost_timer);
     sv->beat_timer = sv->lost_timer = 0;
-    if (sv->workers_started)
-        ac_store_worker_leave(sv->store, NULL);
+}
+
+void srv_workers_leave(srv *sv)
+{
+    srv_workers_stop(sv);
+    if (!sv->workers_started)
+        return;
+    /* the loop serves no more: the statement (after the group commit in flight) and the last
+     * commit closing the store may wait now, a lost connection made again waiting */
+    ac_store_serve_on(sv->store, NULL, NULL);
+    ac_store_worker_leave(sv->store, NULL);
     sv->workers_started = 0;
 }
 
@@ -397,14 +406,37 @@ static int add_worker(void *ud, const ac_store_worker *w)
     return 0;
 }
 
-enum MHD_Result srv_workers_list(srv *sv, struct MHD_Connection *c)
+/* On PostgreSQL the rows are read on the wake-up connection, the request suspended meanwhile
+ * (*slot, *rows: the request's; the handler runs again once they are read), answered 503 at
+ * once while that connection is down; elsewhere read now (a local file). */
+enum MHD_Result srv_workers_list(srv *sv, struct MHD_Connection *c, srv_fwd **slot, json_t **rows)
 {
-    json_t *a = json_array();
     ac_error err = {0};
-    if (!a || ac_store_workers(sv->store, add_worker, a, &err) != AC_OK) {
-        json_decref(a);
-        return srv_reply_error(c, 503, "store_error", "%s", err.text);
+    ac_store_session_info unused;
+    if (sv->notify) {
+        int rc = srv_remote_looked(slot, &unused);
+        if (rc == SRV_NO_LOOK && !ac_notify_ready(sv->notify)) /* nothing to wait for */
+            return srv_reply_error(c, 503, "store_error",
+                                   "cannot list the workers: the store is unreachable (its "
+                                   "connection is being made again)");
+        if (rc == SRV_NO_LOOK) {
+            json_decref(*rows);
+            if (!(*rows = json_array()))
+                return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+            return srv_remote_workers(sv, c, slot, add_worker, *rows);
+        }
+        if (rc != AC_OK)
+            return srv_reply_error(c, 503, "store_error",
+                                   "cannot list the workers: the store did not answer");
+    } else {
+        json_decref(*rows);
+        if (!(*rows = json_array()) ||
+            ac_store_workers(sv->store, add_worker, *rows, &err) != AC_OK)
+            return srv_reply_error(c, 503, "store_error", "%s",
+                                   err.text[0] ? err.text : "out of memory");
     }
+    json_t *a = *rows;
+    *rows = NULL;
     return srv_reply_json(c, 200,
                           json_pack("{s:s, s:o}", "worker", ac_store_holder(sv->store), "data", a));
 }

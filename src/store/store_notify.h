@@ -98,6 +98,9 @@ int ac_notify_events(ac_notify *nt, const char *id, uint64_t after, ac_store_eve
 int ac_notify_info(ac_notify *nt, const char *id, ac_notify_info_fn fn, void *ud);
 /* Every session's row (ac_store_list's, in its order) told to each, then done. */
 int ac_notify_list(ac_notify *nt, ac_store_list_fn each, ac_notify_done_fn done, void *ud);
+/* Every worker's row (ac_store_workers' order: holder's first) told to each, then done. */
+int ac_notify_workers(ac_notify *nt, const char *holder, ac_store_worker_fn each,
+                      ac_notify_done_fn done, void *ud);
 
 /* The writes a request of `serve` makes outside a session's commit (store_pg_loop.c), each
  * one statement (its own transaction) told to done (NULL: nobody waits) with rc (a lease

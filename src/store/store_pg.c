@@ -659,28 +659,27 @@ static int pg_worker_leave(ac_store *st, ac_error *err)
     return run(st, "DELETE FROM workers WHERE id = $1", &a, NULL, err, "leaving as a worker");
 }
 
+void ac_pg_fill_worker(const PGresult *r, int i, ac_store_worker *w)
+{
+    memset(w, 0, sizeof *w);
+    snprintf(w->id, sizeof w->id, "%s", PQgetvalue(r, i, 0));
+    snprintf(w->listen, sizeof w->listen, "%s", PQgetvalue(r, i, 1));
+    w->started_ms = ival(r, i, 2);
+    w->heartbeat_ms = ival(r, i, 3);
+    w->sessions = (uint64_t)ival(r, i, 4);
+    w->alive = !strcmp(PQgetvalue(r, i, 5), "t");
+}
+
 static int pg_workers(ac_store *st, ac_store_worker_fn fn, void *ud, ac_error *err)
 {
     pargs a = {0};
     p_s(&a, st->holder);
-    PGresult *r =
-        ac_pg_q(st,
-                "SELECT id, listen, started_ms, heartbeat_ms, (SELECT count(*) FROM "
-                "sessions WHERE sessions.holder = w.id AND lease_until > " NOW "), "
-                "heartbeat_ms + lease_ms > " NOW " AND (SELECT " ALIVE " FROM (SELECT w.id "
-                "AS holder) h) FROM workers w ORDER BY id <> $1, id",
-                &a, err, "listing workers");
+    PGresult *r = ac_pg_q(st, PG_WORKERS_SQL, &a, err, "listing workers");
     if (!r)
         return AC_EIO;
     for (int i = 0; i < PQntuples(r); i++) {
         ac_store_worker w;
-        memset(&w, 0, sizeof w);
-        snprintf(w.id, sizeof w.id, "%s", PQgetvalue(r, i, 0));
-        snprintf(w.listen, sizeof w.listen, "%s", PQgetvalue(r, i, 1));
-        w.started_ms = ival(r, i, 2);
-        w.heartbeat_ms = ival(r, i, 3);
-        w.sessions = (uint64_t)ival(r, i, 4);
-        w.alive = !strcmp(PQgetvalue(r, i, 5), "t");
+        ac_pg_fill_worker(r, i, &w);
         if (fn(ud, &w))
             break;
     }

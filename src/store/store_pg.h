@@ -134,6 +134,14 @@
     "ORDER BY started_ms, call_id"
 /* Every session's row, the newest first (ac_store_list's order). */
 #define PG_LIST_SQL "SELECT " PG_INFO_COLS " FROM sessions ORDER BY updated_ms DESC, id"
+/* Every worker's row, this one ($1) first (ac_store_workers' order; rows as ac_pg_fill_worker
+ * reads them). */
+#define PG_WORKERS_SQL                                                                             \
+    "SELECT id, listen, started_ms, heartbeat_ms, (SELECT count(*) FROM sessions WHERE "           \
+    "sessions.holder = w.id AND lease_until > " NOW "), heartbeat_ms + lease_ms > " NOW            \
+    " AND (SELECT " ALIVE " FROM (SELECT w.id AS holder) h) FROM workers w ORDER BY id <> $1, id"
+/* Row i of a result of PG_WORKERS_SQL into *w. */
+void ac_pg_fill_worker(const PGresult *r, int i, ac_store_worker *w);
 /* Row i of a result of PG_INFO_COLS into *o (holder "" when its lease ended or its holder's
  * connection is gone). */
 void ac_pg_fill_info(const PGresult *r, int i, ac_store_session_info *o);

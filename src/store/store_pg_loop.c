@@ -1,10 +1,10 @@
 /*
  * store_pg_loop.c - what the event loop asks of a PostgreSQL store on its own (store_notify.h:
- * the heartbeat, the claim, a journal's new events, a session's row, the list) and the writes a
- * request makes outside a session's commit (a session's row made, removed, a lease given up), as
- * statements of the wake-up connection (ac_notify_query): sent without waiting, their rows read
- * when the loop finds the socket readable. The SQL is the store's own (store_pg.h), the rows read
- * as its synchronous calls read them.
+ * the heartbeat, the claim, a journal's new events, a session's row, the list, the workers'
+ * rows) and the writes a request makes outside a session's commit (a session's row made,
+ * removed, a lease given up), as statements of the wake-up connection (ac_notify_query): sent
+ * without waiting, their rows read when the loop finds the socket readable. The SQL is the store's
+ * own (store_pg.h), the rows read as its synchronous calls read them.
  */
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@ typedef struct call {
     ac_notify_info_fn info;
     ac_store_list_fn each_row;
     ac_store_event_fn each_event;
+    ac_store_worker_fn each_worker;
     void *ud;
 } call;
 
@@ -174,6 +175,31 @@ int ac_notify_list(ac_notify *nt, ac_store_list_fn each, ac_notify_done_fn done,
     }
     pargs a = {0};
     return queue(nt, c, PG_LIST_SQL, &a, AC_NOTIFY_AGAIN, on_listed);
+}
+
+static void on_workers(void *ud, const PGresult *r, const char *error)
+{
+    call *c = ud;
+    for (int i = 0; r && i < PQntuples(r); i++) {
+        ac_store_worker w;
+        ac_pg_fill_worker(r, i, &w);
+        if (c->each_worker(c->ud, &w))
+            break;
+    }
+    on_done(c, r, error);
+}
+
+int ac_notify_workers(ac_notify *nt, const char *holder, ac_store_worker_fn each,
+                      ac_notify_done_fn done, void *ud)
+{
+    call *c = call_new(ud);
+    if (c) {
+        c->each_worker = each;
+        c->done = done;
+    }
+    pargs a = {0};
+    p_s(&a, holder);
+    return queue(nt, c, PG_WORKERS_SQL, &a, AC_NOTIFY_AGAIN, on_workers);
 }
 
 /* ---- the writes a request of `serve` makes outside a session's commit ---- */

@@ -131,6 +131,14 @@ if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg_outage PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
+  # A handoff with a stream open on its worker: the stream's frames made again from the journal
+  # read without waiting, nothing sent twice or left out.
+  add_test(NAME server_handoff_pg COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/handoff_pg.sh
+    $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main> ${AGENTC_PG_TEST_URI}
+    ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(server_handoff_pg PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
 endif()
 # What one request may cost the loop, what a token may send and hold, how a request is framed.
 add_test(NAME server_bounds

@@ -200,9 +200,17 @@ lines=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="sent"}')
 merged=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="coalesced"}')
 [ "${sent:-0}" -gt 0 ] && [ "${got:-0}" -gt 0 ] || fail "wake-ups not counted: sent ${sent:-none} by 2, received ${got:-none} by 3"
 [ "${lines:-0}" -ge "$sent" ] || fail "$sent notifying commits for ${lines:-none} lines sent, ${merged:-none} coalesced"
+# /v1/workers: the workers' rows (1 killed: not alive; the asking one first), read on the
+# wake-up connection
+for n in 2 3; do
+  j "$(eval echo "\$u$n")/v1/workers" >"$tmp/workers$n"
+  jq -e '(.data | length) == 3 and .data[0].id == .worker and .data[0].alive and
+    ([.data[] | select(.alive)] | length) == 2' "$tmp/workers$n" >/dev/null \
+    || fail "/v1/workers on $n: $(cat "$tmp/workers$n")"
+done
 # nothing above (streams, forwarded requests, lists, views, creates, deletes, a claim after a
-# kill, a database restart) waited for the database on a loop: no statement, commit or
-# connection run synchronously there
+# kill, a database restart, the workers listed) waited for the database on a loop: no
+# statement, commit or connection run synchronously there
 for n in 2 3; do
   for k in statement commit connect; do
     v=$(metric "$(eval echo "\$u$n")" "agentc_store_blocking_statements_total{kind=\"$k\"}")

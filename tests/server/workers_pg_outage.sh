@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # workers_pg_outage.sh AGENTC URI CLUSTER_DIR PORT: an `agentc serve` worker whose database
 # cannot be reached (its connections cut, then every packet held by bench/loop_stall.mjs's
-# proxy, so a new connection neither fails nor succeeds). A request that needs the store's own
-# connection (GET /v1/workers) is answered 503 store_error at once, never waiting on the loop
-# for the connection made again (up to connect_timeout): /healthz answers at once meanwhile,
-# /readyz says not ready, and agentc_store_blocking_statements_total{kind="connect"} stays 0.
-# The database back, the connection is made again in the background: the worker is ready,
-# /v1/workers answers, and a message runs its turn on the session made before (nothing of it
-# lost).
+# proxy, so a new connection neither fails nor succeeds). A request that reads the store
+# (GET /v1/workers, on the wake-up connection) is answered 503 store_error at once while that
+# connection is down, never waiting on the loop for a connection made again (up to
+# connect_timeout): /healthz answers at once meanwhile, /readyz says not ready, and
+# agentc_store_blocking_statements_total stays 0 (no statement, no connection made waiting).
+# The database back, the connections are made again in the background (the store's by the
+# commit that finds it lost): the worker is ready, /v1/workers answers, and a message runs its
+# turn on the session made before (nothing of it lost). Stopped (SIGTERM), it removes its row
+# once its loop serves no more: nothing waited for the database while it served.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
 command -v curl >/dev/null && command -v jq >/dev/null && command -v node >/dev/null ||
@@ -28,7 +30,7 @@ echo 0 >"$tmp/delay"
 start_proxy "$port" "$tmp/delay"; pids+=("$proxy")
 kill -0 "$proxy" 2>/dev/null || fail "no port for the proxy"
 for _ in $(seq 1 10); do echo '{"content": "hi"}'; done >"$tmp/script"
-"$agentc" serve --db "${uri/:$port\//:$pport/}?schema=outage" --provider script --script "$tmp/script" \
+AGENTC_STORE_BLOCKING_LOG=1 "$agentc" serve --db "${uri/:$port\//:$pport/}?schema=outage" --provider script --script "$tmp/script" \
   --listen 127.0.0.1:0 --port-file "$tmp/port" --lease-ms 3000 2>"$tmp/w.err" &
 wpid=$!
 pids+=("$wpid")
@@ -37,12 +39,14 @@ u=http://127.0.0.1:$(cat "$tmp/port")
 j() { curl -s --max-time 30 -H 'Content-Type: application/json' "$@"; }
 metric() { curl -s --max-time 10 "$u/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
 connects() { metric 'agentc_store_blocking_statements_total{kind="connect"}'; }
+statements() { metric 'agentc_store_blocking_statements_total{kind="statement"}'; }
 j -X POST -d '{"id": "a"}' "$u/v1/sessions" | jq -e '.id == "a"' >/dev/null || fail "create"
 [ "$(j -X POST -d '{"content": "one"}' "$u/v1/sessions/a/messages" -o /dev/null -w '%{http_code}')" = 202 ] || fail "first message"
 idle() { j "$u/v1/sessions/a" | jq -e '.status == "idle" and (.messages | length) == 2' >/dev/null; }
 wait_for idle || fail "the first turn: $(j "$u/v1/sessions/a" | jq -c '{status, messages}')"
 [ "$(j "$u/v1/workers" -o /dev/null -w '%{http_code}')" = 200 ] || fail "/v1/workers before the outage"
 [ "$(connects)" = 0 ] || fail "connections made again waiting before the outage: $(connects)"
+[ "$(statements)" = 0 ] || fail "statements run waiting before the outage: $(statements)"
 
 # ---- the outage: the worker's connections cut, every new one held (never answered) ----------
 kill -9 "$proxy"
@@ -52,7 +56,7 @@ node "$root/bench/loop_stall.mjs" proxy "$pport" "$port" 600000 "$tmp/hold" &
 proxy=$!
 pids+=("$proxy")
 for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null && break; sleep 0.05; done
-# a request that reads the store on its own connection, and /healthz sent meanwhile
+# a request that reads the store, and /healthz sent meanwhile
 : >"$tmp/order"
 t0=$(date +%s%N)
 { out=$(j "$u/v1/workers" -w '\n%{http_code}'); echo "$(( ($(date +%s%N) - t0) / 1000000 ))" >"$tmp/ms"; echo "$out" >"$tmp/out"; } &
@@ -97,8 +101,13 @@ wait_for done2 || fail "the turn after the outage: $(j "$u/v1/sessions/a" | jq -
 stored() { [ "$(sql "SELECT count(*) FROM outage.events WHERE session = 'local/a' AND ev IN ('user_message', 'llm.completed')")" = 4 ]; }
 wait_for stored || fail "both turns are not stored: $(sql "SELECT ev FROM outage.events WHERE session = 'local/a' ORDER BY n")"
 [ "$(connects)" = 0 ] || fail "the connection made again waiting on the loop: $(connects) times"
+[ "$(statements)" = 0 ] || fail "statements run waiting on the loop: $(statements)"
 kill -TERM "$wpid"
 wait "$wpid" || fail "the worker's exit status"
+# its stop waited for the database only once the loop served no more (not counted, not noted),
+# and removed its row
+grep "the loop waited for the store" "$tmp/w.err" && fail "the loop waited for the store"
+[ "$(sql "SELECT count(*) FROM outage.workers")" = 0 ] || fail "the worker's row is left"
 grep -q agentc-test-pw "$tmp/w.err" && fail "the worker printed the password"
 sql "DROP SCHEMA IF EXISTS outage CASCADE"
 echo "workers_pg_outage: ok"
