@@ -15,7 +15,10 @@
  * the dispatch that paused it): the change recorded at rest (agent.changed, reason
  * "handoff"), the session opened again from the store on the named agent's engine, and
  * resumed, so a new turn answers the same user message. Its stored agent is the new one: a
- * restart goes on with it.
+ * restart goes on with it. On PostgreSQL the reopening waits for nothing: once its last commit
+ * is written (ac_store_when_durable) its lease is taken and its rows read ahead on the wake-up
+ * connection, then it is opened from them between loop iterations (load.c, as a request's
+ * load); a request for it meanwhile waits for that load.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,14 +102,12 @@ static void handoff_failed(srv_sess *ss, const char *why)
     srv_sess_say(ss, "error", json_pack("{s:s, s:s}", "code", "handoff_failed", "message", why));
 }
 
-/* Opens ss again on its new agent's engine (from the change's snapshot) and resumes it. */
-static void reopen_fired(void *ud)
+/* ss opened again on its new agent's engine (err NULL), or not (why in err): resumed, or the
+ * handoff failed. */
+void srv_children_reopened(srv_sess *ss, const ac_error *err)
 {
-    srv_sess *ss = ud;
-    ac_error err = {0};
-    ss->handoff_timer = 0;
-    if (ss->freeing || (!ss->s && srv_sess_open(ss, AC_STORE_MUST_EXIST, NULL, &err) < 0)) {
-        handoff_failed(ss, err.text[0] ? err.text : "the session is being removed");
+    if (err || !ss->s) {
+        handoff_failed(ss, err && err->text[0] ? err->text : "the session is being removed");
         return;
     }
     if (ss->handoff_timer) /* the open saw the transfer it is moved for: done */
@@ -114,6 +115,19 @@ static void reopen_fired(void *ud)
     ss->handoff_timer = 0;
     if (ac_session_post(ss->s, "resume", NULL, 0) < 0)
         handoff_failed(ss, "the session cannot resume under the new agent");
+}
+
+/* Opens ss again on its new agent's engine (from the change's snapshot), reading it here. */
+static void reopen_fired(void *ud)
+{
+    srv_sess *ss = ud;
+    ac_error err = {0};
+    ss->handoff_timer = 0;
+    if (ss->freeing || (!ss->s && srv_sess_open(ss, AC_STORE_MUST_EXIST, NULL, &err) < 0)) {
+        srv_children_reopened(ss, &err);
+        return;
+    }
+    srv_children_reopened(ss, NULL);
 }
 
 /* Records the change to the agent ss's handoff names, then frees ss's session: it is opened
@@ -157,12 +171,15 @@ static void handoff_fired(void *ud)
     }
     srv_sess_delete_wake(ss);
     srv_sess_live_end(ss);
+    /* PostgreSQL: reopened once its last commit is written, from its rows read ahead (load.c) */
+    int ahead = srv_load_reopen(sv, ss) == 0;
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* its last commit goes with the store's group, on this turn */
     ss->s = NULL;
     srv_engine_release(sv, ss->agent);
     ss->agent = to;
-    ss->handoff_timer = ac_loop_timer(sv->loop, 0, reopen_fired, ss);
+    if (!ahead) /* SQLite: opened from a timer, its reads made there */
+        ss->handoff_timer = ac_loop_timer(sv->loop, 0, reopen_fired, ss);
 }
 
 void srv_children_turn_ended(srv_sess *ss)

@@ -1,8 +1,9 @@
 /*
- * load.c - a request for a stored session not in memory: suspended while the session is
- * loaded again (snapshot + tail) between loop iterations, never inside a callback; on
- * PostgreSQL its lease taken and its rows and journal's calls read ahead first, without
- * waiting, then resumed.
+ * load.c - a stored session not in memory loaded again (snapshot + tail) between loop
+ * iterations, never inside a callback: for a request (suspended meanwhile, then resumed), or
+ * for a handoff's reopening on its new agent's engine (children.c; once its last commit is
+ * written). On PostgreSQL its lease is taken and its rows and journal's calls read ahead first,
+ * without waiting.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,14 @@
 struct srv_load {
     struct srv_load *next;
     struct MHD_Connection *conn;
-    req *r;
+    req *r; /* NULL: a handoff's reopening */
     char *id;
+    /* a handoff's reopening: its session (NULL once freed meanwhile), opened again once its
+     * last commit is written (committing until then: durable, deferred by the store) */
+    int reopen;
+    srv_sess *ss;
+    int committing;
+    ac_loop_task durable;
     /* on PostgreSQL: its rows read ahead on the wake-up connection first (store_ahead.h), the
      * loading then answered from them */
     srv *sv;
@@ -116,17 +123,19 @@ static void on_load_leased(void *ud, int rc, int64_t attempt, const char *error)
 static int load_pending(const struct srv_load *l)
 {
     for (const struct srv_load *o = l->sv->loads; o; o = o->next)
-        if (o != l && !o->orphan && (o->reading || o->leasing || o->calling) &&
-            o->r->owner == l->r->owner && !strcmp(o->id, l->id))
-            return 1;
+        if (o->reopen ? o->ss && o->ss->owner == l->r->owner && !strcmp(o->ss->id, l->id)
+                      : o != l && !o->orphan && (o->reading || o->leasing || o->calling) &&
+                            o->r->owner == l->r->owner && !strcmp(o->id, l->id))
+            return 1; /* a reopening: until it is opened */
     return 0;
 }
 
 int srv_load_pending(const srv *sv, const char *stored_id)
 {
     for (const struct srv_load *l = sv->loads; l; l = l->next)
-        if (l->ahead && (l->reading || l->leasing || l->calling) &&
-            !strcmp(ac_store_ahead_id(l->ahead), stored_id))
+        if ((l->reopen && l->ss && !strcmp(l->ss->stored_id, stored_id)) ||
+            (l->ahead && (l->reading || l->leasing || l->calling) &&
+             !strcmp(ac_store_ahead_id(l->ahead), stored_id)))
             return 1;
     return 0;
 }
@@ -196,30 +205,59 @@ enum MHD_Result srv_load_start(srv *sv, struct MHD_Connection *c, req *r, srv_se
     return MHD_YES;
 }
 
-/* One load: its session loaded (from its rows read ahead, if it has them), its request resumed. */
-static void run_load(srv *sv, struct srv_load *l)
+/* ss (not in memory) loaded, from l's rows read ahead if it has them; err set when it was not. */
+static void load_from(srv *sv, struct srv_load *l, srv_sess *ss, ac_error *err)
 {
-    srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
-    ac_error err = {0};
-    if (ss && !ss->s && l->ahead && l->lease_rc != AC_OK) {
-        err.code = l->lease_rc;
-        snprintf(err.text, sizeof err.text, "%s", l->lease_error);
-    } else if (ss && !ss->s && l->ahead && l->read_rc != AC_OK) {
-        err.code = l->read_rc;
-        snprintf(err.text, sizeof err.text, "%s", l->read_error);
+    if (l->ahead && l->lease_rc != AC_OK) {
+        err->code = l->lease_rc;
+        snprintf(err->text, sizeof err->text, "%s", l->lease_error);
+    } else if (l->ahead && l->read_rc != AC_OK) {
+        err->code = l->read_rc;
+        snprintf(err->text, sizeof err->text, "%s", l->read_error);
         ac_notify_release(sv->notify, ac_store_ahead_id(l->ahead), ac_store_holder(sv->store),
                           l->attempt, NULL, NULL);
-    } else if (ss && !ss->s) {
+    } else {
         if (l->ahead)
             ac_store_ahead_begin(sv->store, l->ahead);
-        if (srv_sess_load(ss, &err) == 0) {
-            err.code = 0;
+        if (srv_sess_load(ss, err) == 0) {
+            err->code = 0;
             srv_sess_calls_read(ss, &l->calls); /* its view's calls, read with its rows */
-        } else if (!err.code)
-            err.code = AC_EIO;
+        } else if (!err->code)
+            err->code = AC_EIO;
         if (l->ahead)
             ac_store_ahead_end(sv->store);
     }
+}
+
+/* A handoff's reopening, its rows read (or none: stopping, out of memory): opened from them and
+ * resumed (children.c); its session freed meanwhile, the lease it took given up. */
+static void run_reopen(srv *sv, struct srv_load *l)
+{
+    srv_sess *ss = l->ss;
+    ac_error err = {0};
+    if (ss) {
+        ss->reopening = 0;
+        if (!sv->stopping) { /* else left paused: its next load moves it (srv_sess_open) */
+            load_from(sv, l, ss, &err);
+            srv_children_reopened(ss, ss->s ? NULL : &err);
+        }
+    } else if (l->ahead && l->lease_rc == AC_OK)
+        ac_notify_release(sv->notify, ac_store_ahead_id(l->ahead), ac_store_holder(sv->store),
+                          l->attempt, NULL, NULL);
+    load_free(l);
+}
+
+/* One load: its session loaded (from its rows read ahead, if it has them), its request resumed. */
+static void run_load(srv *sv, struct srv_load *l)
+{
+    if (l->reopen) {
+        run_reopen(sv, l);
+        return;
+    }
+    srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
+    ac_error err = {0};
+    if (ss && !ss->s)
+        load_from(sv, l, ss, &err);
     if (err.code) {
         l->r->load_failed = 1;
         l->r->load_code = err.code;
@@ -246,15 +284,35 @@ static int load_behind_waits(srv *sv, struct srv_load *l)
     return 0;
 }
 
+/* A reopening whose last commit is written: its lease and rows asked for (1); 0: opened now
+ * (its session gone, stopping, or out of memory: loaded waiting, as before). */
+static int reopen_ahead(srv *sv, struct srv_load *l)
+{
+    if (!l->ss || sv->stopping)
+        return 0;
+    int ahead = load_ahead(l, l->ss->stored_id, l->ss->forgotten);
+    if (ahead < 0) { /* kept until its lease is answered; the handoff failed */
+        ac_error err = {0};
+        err.code = AC_ENOMEM;
+        snprintf(err.text, sizeof err.text, "out of memory");
+        l->ss->reopening = 0;
+        srv_children_reopened(l->ss, &err);
+        l->ss = NULL;
+    }
+    return ahead != 0;
+}
+
 /* l still waits: for its lease or rows, or (it has none) for another load of its session
  * under way here; that one done and the session still not in memory, l's own lease and rows
  * are asked for then (out of memory: it loads waiting, as without them). */
 static int load_waits(srv *sv, struct srv_load *l)
 {
-    if (l->reading || l->leasing || l->calling || l->orphan)
+    if (l->reading || l->leasing || l->calling || l->orphan || l->committing)
         return 1;
     if (l->ahead)
         return 0;
+    if (l->reopen) /* its last commit written: its lease and rows asked for */
+        return reopen_ahead(sv, l);
     srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
     if (load_behind(l, ss))
         return load_behind_waits(sv, l);
@@ -282,7 +340,7 @@ void srv_run_loads(srv *sv)
             continue;
         }
         *pp = l->next;
-        if (l->r->load_late) { /* answered already, loading nothing */
+        if (l->r && l->r->load_late) { /* answered already, loading nothing */
             load_free(l);
             continue;
         }
@@ -295,11 +353,62 @@ void srv_run_loads(srv *sv)
 void srv_stop_loads(srv *sv)
 {
     for (struct srv_load *l = sv->loads; l; l = l->next)
-        if ((l->reading || l->leasing || l->calling) && !l->orphan) {
+        if (l->r && (l->reading || l->leasing || l->calling) && !l->orphan) {
             l->orphan = 1;
             l->r->load_failed = 1;
             l->r->load_code = AC_EIO;
             snprintf(l->r->load_msg, sizeof l->r->load_msg, "the server is stopping");
             MHD_resume_connection(l->conn);
         }
+}
+
+/* ---- a handoff's reopening ---- */
+
+static void reopen_committed(void *ud)
+{
+    struct srv_load *l = ud;
+    l->committing = 0;
+    srv_kick(l->sv); /* srv_run_loads asks for its lease and rows */
+}
+
+int srv_load_reopen(srv *sv, srv_sess *ss)
+{
+    if (!sv->notify || !ss->s || !ss->stored_id)
+        return -1;
+    struct srv_load *l = calloc(1, sizeof *l);
+    if (!l || !(l->id = strdup(ss->id))) {
+        free(l);
+        return -1;
+    }
+    l->sv = sv;
+    l->reopen = 1;
+    l->ss = ss;
+    l->durable.fn = reopen_committed;
+    l->durable.ud = l;
+    if (ac_store_when_durable(ss->s, &l->durable) <= 0) { /* nothing to wait for, or failed */
+        load_free(l);
+        return -1;
+    }
+    l->committing = 1;
+    ss->reopening = 1;
+    l->next = sv->loads;
+    sv->loads = l;
+    return 0;
+}
+
+void srv_load_forget(srv *sv, srv_sess *ss)
+{
+    for (struct srv_load *l = sv->loads; ss->reopening && l; l = l->next)
+        if (l->reopen && l->ss == ss)
+            l->ss = NULL; /* its commit's or rows' answer still to come: freed after it */
+    ss->reopening = 0;
+}
+
+void srv_free_loads(srv *sv)
+{
+    while (sv->loads) {
+        struct srv_load *l = sv->loads;
+        sv->loads = l->next;
+        load_free(l);
+    }
 }

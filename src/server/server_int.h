@@ -108,6 +108,7 @@ struct srv_sess {
                          child its journal has (none other stored but by a race its first
                          commit refuses) */
     uint64_t handoff_timer; /* moves it to the agent a handoff names (children.c) */
+    int reopening;          /* a handoff's reopening of it under way (load.c) */
     int handoffs;           /* made since its last answered turn (children.c) */
     /* a DELETE waiting for its commit under way (server.c delete_waits), resumed after */
     ac_loop_task *delete_task;
@@ -493,8 +494,9 @@ void srv_workers_drop_lost(void *ud);
  * a request for it then takes no lease of its own (a second taking, counting the attempt
  * again, would fence that load's writer out) and waits for it. */
 int srv_workers_loading(const srv *sv, const char *stored_id);
-/* server.c: 1 while a request's load of stored_id waits for its lease or rows: a claim of it
- * then loads nothing (the request's load does, with its own lease). */
+/* load.c: 1 while a request's load of stored_id waits for its lease or rows, or a handoff's
+ * reopening of it is under way: a claim of it then loads nothing (that load does, with its own
+ * lease). */
 int srv_load_pending(const srv *sv, const char *stored_id);
 /* GET /healthz (no token): the loop runs. */
 enum MHD_Result srv_healthz(srv *sv, struct MHD_Connection *c);
@@ -520,6 +522,18 @@ void srv_children_view(srv_sess *ss, json_t *o);
 /* A record of a journal (agent.started, agent.done) of the stored session stored_id kept in
  * children, its calls' list: a load's reads (server.c) make that list ahead. */
 void srv_children_keep(json_t *children, const char *stored_id, const char *ev, const char *data);
+/* A handoff's reopening of ss done: opened (err NULL) and resumed, or why not said in a
+ * handoff_failed event. */
+void srv_children_reopened(srv_sess *ss, const ac_error *err);
+/* load.c: a handoff's reopening of ss, on PostgreSQL: called before ss->s is freed, it waits
+ * for its last commit (ac_store_when_durable), then its lease and rows are read ahead and it
+ * is opened from them between loop iterations (srv_children_reopened). 0; -1: not on
+ * PostgreSQL, nothing to wait for, or out of memory (reopened as before, from a timer). */
+int srv_load_reopen(srv *sv, srv_sess *ss);
+/* ss freed: its reopening, if any, opens nothing (its lease, taken, given up). */
+void srv_load_forget(srv *sv, srv_sess *ss);
+/* The server freed, its loop and store gone: the loads left over freed. */
+void srv_free_loads(srv *sv);
 /* ss just loaded, *calls its journal's calls read with its rows (NULL: not read): its children
  * from them (taken), and known whole (calls_known). */
 void srv_sess_calls_read(srv_sess *ss, json_t **calls);

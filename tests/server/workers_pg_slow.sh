@@ -45,7 +45,12 @@ lease=()
 [ "$part" = loads ] && lease=(--lease-ms 3000) # a heartbeat (and a claim) every second
 if [ "$part" = forks ]; then # f's two turns, then a turn calling the sub-agent math (it says hi)
   echo '{"agents": [{"name": "math", "description": "Does arithmetic"}]}' >"$tmp/tools.json"
-  lease=(--tools "$tmp/tools.json" --script-delay-ms 1500) # its model calls after the 202
+  # the agent desk hands its sessions to helper (transfer_to_helper, its first model call)
+  echo '{"agents": [{"name": "helper", "description": "Takes the conversation over", "handoff": true, "script": "helper.jsonl"}]}' >"$tmp/desk_tools.json"
+  echo '{"tool_calls": [{"id": "t1", "name": "transfer_to_helper", "arguments": "{}"}]}' >"$tmp/desk.jsonl"
+  printf '%s\n' '{"content": "helped"}' '{"content": "helped"}' >"$tmp/helper.jsonl"
+  echo '{"agents": [{"name": "desk", "provider": "script", "script": "desk.jsonl", "tools": ["desk_tools.json"]}]}' >"$tmp/agents.json"
+  lease=(--tools "$tmp/tools.json" --agents "$tmp/agents.json" --script-delay-ms 1500) # its model calls after the 202
   { echo '{"content": "hi"}'; echo '{"content": "hi"}'
     echo '{"tool_calls": [{"id": "k1", "name": "agent::math", "arguments": "{\"task\": \"add\"}"}]}'
     echo '{"content": "joined"}'; } >"$tmp/script" # each session's model calls from the first line
@@ -272,6 +277,44 @@ done
   fail "rows of deleted sessions: $(sql "SELECT id, events FROM slowdb.sessions WHERE id LIKE 'local/d_'")"
 del_longest=$longest
 awk -v t="$del_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $del_longest s while it removed sessions mid-turn"
+# ---- a handoff on 2: its session opened again on helper's engine once its last commit is
+# written, its lease taken and its rows read ahead without waiting; requests for it meanwhile
+# wait for that load (each answered 200, none failing for want of the session)
+j -X POST -d '{"id": "ho", "agent": "desk"}' "$u2/v1/sessions" | jq -e '.id == "ho" and .agent == "desk"' >/dev/null ||
+  fail "create ho on 2"
+j -w '\n%{http_code}' -X POST -d '{"content": "help me"}' "$u2/v1/sessions/ho/messages" >"$tmp/out"
+[ "$(tail -1 "$tmp/out")" = 202 ] || fail "the message to ho: $(cat "$tmp/out")"
+handed() {
+  [ "$(sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/ho' AND (SELECT count(*) FROM slowdb.events WHERE session = 'local/ho' AND ev = 'llm.completed') >= 2")" = 1 ]
+}
+: >"$tmp/ho_views"
+ho_views() { # ho's view on 2 asked for every 0.2 s until the handoff's turn is stored
+  while ! handed; do
+    j -o /dev/null -w '%{http_code}\n' --max-time 30 "$u2/v1/sessions/ho" >>"$tmp/ho_views"
+    sleep 0.2
+  done
+}
+ho_views &
+vp=$!
+longest=0 probes=0
+for _ in $(seq 1 400); do
+  handed && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  probes=$((probes + 1))
+  sleep 0.05
+done
+wait "$vp"
+handed || fail "ho's handoff turn did not end: $(j "$u2/v1/sessions/ho" | jq -c '{status, agent, answer}')"
+[ "$probes" -ge 5 ] || fail "ho's handoff ended after $probes probes"
+hand_longest=$longest
+j "$u2/v1/sessions/ho" | jq -e '.status == "idle" and .agent == "helper" and .answer == "helped"' >/dev/null ||
+  fail "ho after its handoff: $(j "$u2/v1/sessions/ho" | jq -c '{status, agent, answer}')"
+[ "$(sort -u "$tmp/ho_views" | tr '\n' ' ')" = "200 " ] || fail "ho's views while it was handed on: $(sort | uniq -c <"$tmp/ho_views")"
+! grep -q "handoff failed" "$tmp/w2.err" || fail "the handoff on 2 failed: $(grep 'handoff failed' "$tmp/w2.err")"
+[ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = 'local/ho' AND ev = 'agent.changed' AND data LIKE '%handoff%'")" = 1 ] ||
+  fail "ho's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/ho'")"
+awk -v t="$hand_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $hand_longest s while ho was handed on"
 # ---- a sub-agent's session under a parent loaded on 2 from the store (its calls read with its
 # rows: this child none of them), made without a read as under a parent made there
 j -X POST -d '{"id": "q"}' "$u1/v1/sessions" | jq -e '.id == "q"' >/dev/null || fail "create q on 1"
@@ -308,7 +351,7 @@ child=$(j "$u2/v1/sessions/q" | jq -r '.children[0].session')
   fail "q's child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
 j "$u2/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "q"' >/dev/null ||
   fail "q's child: $(j "$u2/v1/sessions/$child" | jq -c '{answer, parent}')"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s)"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s; while ho was handed on: $hand_longest s)"
 exit 0
 fi
 for b in b p; do
