@@ -21,7 +21,9 @@
 # makes the child's row with its first commit, the child stored as it ran, seen from the first
 # worker, the child's first view while it runs made without a read of its journal, a later fork's
 # calls kept from its rows, and under a parent loaded there from the store (its calls read with
-# its rows) the same; DELETEs through the first of sessions the second runs mid-turn do not wait there. "reads"
+# its rows) the same; DELETEs through the first of sessions the second runs mid-turn do not wait there;
+# a handoff there reopens its session on the new agent's engine without waiting (requests for it
+# meanwhile wait for that load, each answered). "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
