@@ -38,14 +38,16 @@ struct srv_load {
     int lease_rc; /* then: ac_notify_acquire's rc, the attempt taken, or why not */
     int64_t attempt;
     char lease_error[256];
-    json_t *calls; /* the journal's sub-agent calls, read after its rows (children.c), or NULL */
-    int calling;   /* those not read yet */
-    int orphan;    /* its request answered without it (stopping): freed when all are answered */
+    json_t *calls;  /* the journal's sub-agent calls, read after its rows (children.c), or NULL */
+    int calling;    /* those not read yet */
+    srv_kids *kids; /* then the children of its unfinished calls read ahead (children.c) */
+    int orphan;     /* its request answered without it (stopping): freed when all are answered */
     int64_t behind_until; /* waiting for another load of its session: until then (0: not yet) */
 };
 
 static void load_free(struct srv_load *l)
 {
+    srv_kids_free(l->sv, l->kids);
     json_decref(l->calls);
     ac_store_ahead_free(l->ahead);
     free(l->id);
@@ -61,6 +63,12 @@ static void unlink_load(struct srv_load *l)
         }
 }
 
+/* Its statements not all answered yet. */
+static int load_asking(const struct srv_load *l)
+{
+    return l->reading || l->leasing || l->calling || srv_kids_pending(l->kids);
+}
+
 static void on_load_read(void *ud, int rc, const char *error)
 {
     struct srv_load *l = ud;
@@ -70,7 +78,7 @@ static void on_load_read(void *ud, int rc, const char *error)
              rc == AC_STORE_ENOENT ? "the session is no longer in the store"
              : error               ? error
                                    : ac_strerror(rc));
-    if (l->orphan && !l->leasing && !l->calling) {
+    if (l->orphan && !load_asking(l)) {
         unlink_load(l);
         load_free(l);
     }
@@ -83,9 +91,18 @@ static int on_load_call(void *ud, const ac_store_event *ev)
     return 0;
 }
 
+static void on_load_kids(void *ud)
+{
+    struct srv_load *l = ud;
+    if (l->orphan && !load_asking(l)) {
+        unlink_load(l);
+        load_free(l);
+    }
+}
+
 /* Its journal's calls read: the view after its loading says them without a read (one that
- * failed: that view reads them). */
-static void on_load_calls(void *ud, int rc, const char *error)
+ * failed: that view reads them); the children of its unfinished calls read ahead then. */
+static void on_load_calls_read(void *ud, int rc, const char *error)
 {
     struct srv_load *l = ud;
     (void)error;
@@ -93,8 +110,9 @@ static void on_load_calls(void *ud, int rc, const char *error)
     if (rc != AC_OK) {
         json_decref(l->calls);
         l->calls = NULL;
-    }
-    if (l->orphan && !l->leasing && !l->reading) {
+    } else if (!l->orphan && l->ahead && l->sv->notify)
+        l->kids = srv_kids_read(l->sv, ac_store_ahead_id(l->ahead), l->calls, on_load_kids, l);
+    if (l->orphan && !load_asking(l)) {
         unlink_load(l);
         load_free(l);
     }
@@ -109,7 +127,7 @@ static void on_load_leased(void *ud, int rc, int64_t attempt, const char *error)
     snprintf(l->lease_error, sizeof l->lease_error, "%s", error ? error : ac_strerror(rc));
     if (rc == AC_OK && l->ahead) /* the loader's lease_acquire answered from it */
         ac_store_ahead_set_attempt(l->ahead, attempt);
-    if (l->orphan && !l->reading && !l->calling) {
+    if (l->orphan && !load_asking(l)) {
         if (rc == AC_OK && l->orphan == 2) /* its rows were never asked for */
             ac_notify_release(l->sv->notify, ac_store_ahead_id(l->ahead),
                               ac_store_holder(l->sv->store), attempt, NULL, NULL);
@@ -124,7 +142,7 @@ static int load_pending(const struct srv_load *l)
 {
     for (const struct srv_load *o = l->sv->loads; o; o = o->next)
         if (o->reopen ? o->ss && o->ss->owner == l->r->owner && !strcmp(o->ss->id, l->id)
-                      : o != l && !o->orphan && (o->reading || o->leasing || o->calling) &&
+                      : o != l && !o->orphan && (load_asking(o) || o->ahead) &&
                             o->r->owner == l->r->owner && !strcmp(o->id, l->id))
             return 1; /* a reopening: until it is opened */
     return 0;
@@ -134,7 +152,8 @@ int srv_load_pending(const srv *sv, const char *stored_id)
 {
     for (const struct srv_load *l = sv->loads; l; l = l->next)
         if ((l->reopen && l->ss && !strcmp(l->ss->stored_id, stored_id)) ||
-            (l->ahead && (l->reading || l->leasing || l->calling) &&
+            srv_kids_has(l->kids, stored_id) ||
+            (l->ahead && (load_asking(l) || !l->orphan) &&
              !strcmp(ac_store_ahead_id(l->ahead), stored_id)))
             return 1;
     return 0;
@@ -158,7 +177,7 @@ static int load_ahead(struct srv_load *l, const char *stored_id, uint64_t forgot
     }
     l->calls = l->reading ? json_array() : NULL;
     l->calling = l->calls && ac_notify_events(sv->notify, stored_id, forgotten, on_load_call,
-                                              on_load_calls, l) == 0;
+                                              on_load_calls_read, l) == 0;
     if (!l->calling) { /* read by the view, as without it */
         json_decref(l->calls);
         l->calls = NULL;
@@ -217,6 +236,8 @@ static void load_from(srv *sv, struct srv_load *l, srv_sess *ss, ac_error *err)
         ac_notify_release(sv->notify, ac_store_ahead_id(l->ahead), ac_store_holder(sv->store),
                           l->attempt, NULL, NULL);
     } else {
+        srv_kids_load(sv, l->kids); /* its unfinished calls' children first, each from its rows */
+        l->kids = NULL;
         if (l->ahead)
             ac_store_ahead_begin(sv->store, l->ahead);
         if (srv_sess_load(ss, err) == 0) {
@@ -307,10 +328,10 @@ static int reopen_ahead(srv *sv, struct srv_load *l)
  * are asked for then (out of memory: it loads waiting, as without them). */
 static int load_waits(srv *sv, struct srv_load *l)
 {
-    if (l->reading || l->leasing || l->calling || l->orphan || l->committing)
+    if (load_asking(l) || l->orphan || l->committing)
         return 1;
-    if (l->ahead)
-        return 0;
+    if (l->ahead) /* and no other load of its calls' children is under way here */
+        return l->calls && srv_kids_busy(sv, l->kids, ac_store_ahead_id(l->ahead), l->calls);
     if (l->reopen) /* its last commit written: its lease and rows asked for */
         return reopen_ahead(sv, l);
     srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
@@ -345,7 +366,8 @@ void srv_run_loads(srv *sv)
             continue;
         }
         run_load(sv, l);
-        pp = &sv->loads; /* loading ran the engine: the list may have changed */
+        pp = &sv->loads;       /* loading ran the engine: the list may have changed */
+        srv_workers_ready(sv); /* a claim's load may have waited for this one */
     }
 }
 
@@ -353,7 +375,7 @@ void srv_run_loads(srv *sv)
 void srv_stop_loads(srv *sv)
 {
     for (struct srv_load *l = sv->loads; l; l = l->next)
-        if (l->r && (l->reading || l->leasing || l->calling) && !l->orphan) {
+        if (l->r && load_asking(l) && !l->orphan) {
             l->orphan = 1;
             l->r->load_failed = 1;
             l->r->load_code = AC_EIO;

@@ -353,7 +353,53 @@ child=$(j "$u2/v1/sessions/q" | jq -r '.children[0].session')
   fail "q's child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
 j "$u2/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "q"' >/dev/null ||
   fail "q's child: $(j "$u2/v1/sessions/$child" | jq -c '{answer, parent}')"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s; while ho was handed on: $hand_longest s)"
+# ---- a parent left mid-call by a killed worker, claimed by 2: the child of its unfinished call
+# (claimed too) loaded first, from its rows read ahead, then the parent, whose call run again
+# takes that child as it stands (no read of it on 2's loop); the child goes on, then the parent
+echo '{"agents": [{"name": "calc", "description": "Adds", "script": "calc.jsonl"}]}' >"$tmp/w3tools.json"
+echo '{"content": "sum"}' >"$tmp/calc.jsonl"
+{ echo '{"tool_calls": [{"id": "c1", "name": "agent::calc", "arguments": "{\"task\": \"add\"}"}]}'
+  echo '{"content": "joined"}'; } >"$tmp/p3.jsonl"
+rm -f "$tmp/port3"
+"$agentc" serve --db "$uri?schema=slowdb" --provider script --script "$tmp/p3.jsonl" --tools "$tmp/w3tools.json" \
+  --script-delay-ms 2500 --lease-ms 1000 --listen 127.0.0.1:0 --port-file "$tmp/port3" 2>"$tmp/w3.err" &
+pids+=($!)
+p3=$!
+wait_for test -s "$tmp/port3" || fail "worker 3 did not start"
+u3=http://127.0.0.1:$(cat "$tmp/port3")
+j -X POST -d '{"id": "pc"}' "$u3/v1/sessions" | jq -e '.id == "pc"' >/dev/null || fail "create pc on 3"
+j -X POST -d '{"content": "delegate"}' "$u3/v1/sessions/pc/messages" | jq -e '.status == "running"' >/dev/null ||
+  fail "pc's turn on 3"
+pc_child=""
+child_mid() { # pc's child stored mid-turn, its model call under way
+  pc_child=$(sql "SELECT id FROM slowdb.sessions WHERE id LIKE 'local/pc.calc.%' AND at_rest = 0")
+  [ -n "$pc_child" ] && [ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = '$pc_child' AND ev = 'llm.started'")" -ge 1 ]
+}
+wait_for child_mid || fail "pc's child did not start on 3"
+kill -9 "$p3"
+pc_over() {
+  [ "$(sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/pc' AND EXISTS(SELECT 1 FROM slowdb.events WHERE session = 'local/pc' AND ev = 'agent.done')")" = 1 ]
+}
+longest=0 probes=0
+for _ in $(seq 1 600); do # 2's heartbeat (every 3.3 s) claims both once their leases ran out
+  pc_over && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  probes=$((probes + 1))
+  sleep 0.05
+done
+pc_over || fail "pc's call did not end on 2: $(tail -5 "$tmp/w2.err")"
+claim_longest=$longest
+grep -q "session 'local/pc': its worker .* is gone; resumed here" "$tmp/w2.err" || fail "2 did not resume pc: $(tail -3 "$tmp/w2.err")"
+! grep -q "lost its lease" "$tmp/w2.err" || fail "a load on 2 was fenced out: $(grep 'lost its lease' "$tmp/w2.err")"
+j "$u2/v1/sessions/pc" | jq -e '.status == "idle" and .answer == "joined" and (.children | length) == 1 and .children[0].ok == true' >/dev/null ||
+  fail "pc on 2: $(j "$u2/v1/sessions/pc" | jq -c '{status, answer, children}')"
+j "$u2/v1/sessions/${pc_child#local/}" | jq -e '.answer == "sum" and .parent.session == "pc"' >/dev/null ||
+  fail "pc's child on 2: $(j "$u2/v1/sessions/${pc_child#local/}" | jq -c '{status, answer, parent}')"
+[ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = '$pc_child' AND ev = 'spawn'")" = 1 ] ||
+  fail "pc's child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = '$pc_child'")"
+awk -v t="$claim_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $claim_longest s while it claimed pc and its child"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s; while ho was handed on: $hand_longest s; while it claimed pc mid-call: $claim_longest s)"
 exit 0
 fi
 for b in b p; do
