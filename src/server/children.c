@@ -317,7 +317,7 @@ static int unfinished_child(const char *pid, const json_t *c, char *out, size_t 
     if (!sid || json_object_get(c, "ok") || !slash)
         return 0;
     int n = strchr(sid, '/') ? snprintf(out, cap, "%s", sid)
-                             : snprintf(out, cap, "%.*s/%s", (int)(slash - pid + 1), pid, sid);
+                             : snprintf(out, cap, "%.*s/%s", (int)(slash - pid), pid, sid);
     return n > 0 && (size_t)n < cap;
 }
 

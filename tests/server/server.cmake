@@ -110,13 +110,13 @@ if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg_slowload PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
-  # The same, a fork, a sub-agent's session, DELETEs of sessions mid-turn and a handoff there:
-  # without waiting (about 140 s: every packet held 250 ms).
+  # The same, a fork, a sub-agent's session, DELETEs of sessions mid-turn, a handoff and parents
+  # left mid-call there: without waiting (about 3 min: every packet held 250 ms).
   add_test(NAME server_workers_pg_slowfork COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_pg_slow.sh
     $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT} forks
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg_slowfork PROPERTIES FIXTURES_REQUIRED pg_cluster
-    LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 240 RESOURCE_LOCK pg_cluster)
+    LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 360 RESOURCE_LOCK pg_cluster)
 endif()
 # What one request may cost the loop, what a token may send and hold, how a request is framed.
 add_test(NAME server_bounds

@@ -23,7 +23,9 @@
 # calls kept from its rows, and under a parent loaded there from the store (its calls read with
 # its rows) the same; DELETEs through the first of sessions the second runs mid-turn do not wait there;
 # a handoff there reopens its session on the new agent's engine without waiting (requests for it
-# meanwhile wait for that load, each answered). "reads"
+# meanwhile wait for that load, each answered); a parent left mid-call by a killed worker, claimed
+# there, or loaded for a request on a fourth worker, goes on with its child (the children of its
+# unfinished calls read ahead with it and loaded first), without waiting. "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
@@ -360,26 +362,30 @@ echo '{"agents": [{"name": "calc", "description": "Adds", "script": "calc.jsonl"
 echo '{"content": "sum"}' >"$tmp/calc.jsonl"
 { echo '{"tool_calls": [{"id": "c1", "name": "agent::calc", "arguments": "{\"task\": \"add\"}"}]}'
   echo '{"content": "joined"}'; } >"$tmp/p3.jsonl"
-rm -f "$tmp/port3"
-"$agentc" serve --db "$uri?schema=slowdb" --provider script --script "$tmp/p3.jsonl" --tools "$tmp/w3tools.json" \
-  --script-delay-ms 2500 --lease-ms 1000 --listen 127.0.0.1:0 --port-file "$tmp/port3" 2>"$tmp/w3.err" &
-pids+=($!)
-p3=$!
-wait_for test -s "$tmp/port3" || fail "worker 3 did not start"
-u3=http://127.0.0.1:$(cat "$tmp/port3")
-j -X POST -d '{"id": "pc"}' "$u3/v1/sessions" | jq -e '.id == "pc"' >/dev/null || fail "create pc on 3"
-j -X POST -d '{"content": "delegate"}' "$u3/v1/sessions/pc/messages" | jq -e '.status == "running"' >/dev/null ||
-  fail "pc's turn on 3"
-pc_child=""
-child_mid() { # pc's child stored mid-turn, its model call under way
-  pc_child=$(sql "SELECT id FROM slowdb.sessions WHERE id LIKE 'local/pc.calc.%' AND at_rest = 0")
-  [ -n "$pc_child" ] && [ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = '$pc_child' AND ev = 'llm.started'")" -ge 1 ]
+mid_call() { # mid_call ID: session ID made on a direct worker (its lease 1 s), killed mid-call
+  rm -f "$tmp/port3"
+  "$agentc" serve --db "$uri?schema=slowdb" --provider script --script "$tmp/p3.jsonl" --tools "$tmp/w3tools.json" \
+    --script-delay-ms 2500 --lease-ms 1000 --listen 127.0.0.1:0 --port-file "$tmp/port3" 2>"$tmp/w3.err" &
+  pids+=($!)
+  p3=$!
+  wait_for test -s "$tmp/port3" || fail "worker 3 did not start"
+  u3=http://127.0.0.1:$(cat "$tmp/port3")
+  j -X POST -d "{\"id\": \"$1\"}" "$u3/v1/sessions" | jq -e --arg id "$1" '.id == $id' >/dev/null || fail "create $1 on 3"
+  j -X POST -d '{"content": "delegate"}' "$u3/v1/sessions/$1/messages" | jq -e '.status == "running"' >/dev/null ||
+    fail "$1's turn on 3"
+  pc_child=""
+  child_mid() { # its child stored mid-turn, its model call under way
+    pc_child=$(sql "SELECT id FROM slowdb.sessions WHERE id LIKE 'local/$1.calc.%' AND at_rest = 0")
+    [ -n "$pc_child" ] && [ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = '$pc_child' AND ev = 'llm.started'")" -ge 1 ]
+  }
+  wait_for child_mid "$1" || fail "$1's child did not start on 3"
+  kill -9 "$p3"
 }
-wait_for child_mid || fail "pc's child did not start on 3"
-kill -9 "$p3"
-pc_over() {
-  [ "$(sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/pc' AND EXISTS(SELECT 1 FROM slowdb.events WHERE session = 'local/pc' AND ev = 'agent.done')")" = 1 ]
+call_over() { # call_over ID: its call answered, its turn ended
+  [ "$(sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/$1' AND EXISTS(SELECT 1 FROM slowdb.events WHERE session = 'local/$1' AND ev = 'agent.done')")" = 1 ]
 }
+pc_over() { call_over pc; }
+mid_call pc
 longest=0 probes=0
 for _ in $(seq 1 600); do # 2's heartbeat (every 3.3 s) claims both once their leases ran out
   pc_over && break
@@ -399,7 +405,35 @@ j "$u2/v1/sessions/${pc_child#local/}" | jq -e '.answer == "sum" and .parent.ses
 [ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = '$pc_child' AND ev = 'spawn'")" = 1 ] ||
   fail "pc's child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = '$pc_child'")"
 awk -v t="$claim_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $claim_longest s while it claimed pc and its child"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s; while ho was handed on: $hand_longest s; while it claimed pc mid-call: $claim_longest s)"
+# ---- the same parent left mid-call loaded for a request on a worker whose claims are far apart
+# (4: a heartbeat every 20 s): the child of its unfinished call (nobody runs it) has its lease
+# taken and its rows read with the parent's, and is loaded first, without waiting
+kill -TERM "$pid2"
+wait "$pid2" || fail "worker 2 did not stop cleanly: $?"
+lease=(--tools "$tmp/tools.json" --agents "$tmp/agents.json" --script-delay-ms 1500 --lease-ms 60000)
+start 4 "$pport"
+mid_call pr
+sleep 1.5 # its lease and its child's run out
+pr_loaded() { j "$u4/v1/sessions/pr" | jq -e '.id == "pr"' >/dev/null; }
+longest=0 probes=0
+pr_loaded || { sleep 1; pr_loaded; } || fail "pr from 4: $(j "$u4/v1/sessions/pr")"
+for _ in $(seq 1 600); do
+  call_over pr && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u4/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  probes=$((probes + 1))
+  sleep 0.05
+done
+call_over pr || fail "pr's call did not end on 4: $(tail -5 "$tmp/w4.err")"
+[ "$probes" -ge 5 ] || fail "pr's call ended after $probes probes"
+req_longest=$longest
+j "$u4/v1/sessions/pr" | jq -e '.status == "idle" and .answer == "joined" and (.children | length) == 1 and .children[0].ok == true' >/dev/null ||
+  fail "pr on 4: $(j "$u4/v1/sessions/pr" | jq -c '{status, answer, children}')"
+j "$u4/v1/sessions/${pc_child#local/}" | jq -e '.answer == "sum" and .parent.session == "pr"' >/dev/null ||
+  fail "pr's child on 4: $(j "$u4/v1/sessions/${pc_child#local/}" | jq -c '{status, answer, parent}')"
+! grep -q "lost its lease" "$tmp/w4.err" || fail "a load on 4 was fenced out: $(grep 'lost its lease' "$tmp/w4.err")"
+awk -v t="$req_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 4 took $req_longest s while pr, loaded there mid-call, ran its child again"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s; while ho was handed on: $hand_longest s; while it claimed pc mid-call: $claim_longest s; 4, while pr, loaded mid-call, went on: $req_longest s)"
 exit 0
 fi
 for b in b p; do
