@@ -16,6 +16,7 @@
 #include "engine_opts.h"
 #include "serve_agents.h"
 #include "server/server.h"
+#include "store/store_int.h"
 
 static volatile sig_atomic_t g_stop;
 
@@ -44,6 +45,7 @@ static void usage(FILE *out)
             "                       each, or postgresql://..., shared by any number of\n"
             "                       workers): they survive a restart or a crash, and idle\n"
             "                       ones leave memory; without it sessions live in memory\n"
+            "                       ($AGENTC_DB is not read: --db \"$AGENTC_DB\" names it)\n"
             "  --worker-id NAME     this worker's id, the holder of its sessions' leases\n"
             "                       (default: agentc RANDOM:PID@HOST)\n"
             "  --lease-ms N         a session's lease (default 10000), renewed every third;\n"
@@ -52,7 +54,8 @@ static void usage(FILE *out)
             "                       (default 600000); the next request loads it again\n"
             "  --db-listen URL      --db postgresql://: the connection that wakes streams and\n"
             "                       forwards requests between workers (LISTEN/NOTIFY); a\n"
-            "                       direct one, not through a pooler (default: --db)\n"
+            "                       direct one, not through a pooler (default: --db); in\n"
+            "                       --db's schema (a schema= key naming another is refused)\n"
             "  --forward-timeout-ms N  a request for a session another worker runs waits\n"
             "                       this long for its answer, then 504 (default 5000)\n"
             "  --db-max-bytes N     --db: cap the store's file; a commit past it fails its\n"
@@ -295,6 +298,48 @@ static int valid_worker_id(const char *id)
     return n >= 1 && n <= 100;
 }
 
+/* --db-listen, which only a PostgreSQL --db takes, in --db's schema: a URL without schema=
+ * is given --db's (*owned, malloc'd), one naming another schema is refused. 0, or an exit
+ * status after saying why. */
+static int serve_listen(ac_srv_config *cfg, char **owned)
+{
+    if (!cfg->db_listen)
+        return 0;
+    if (!ac_store_is_pg_uri(cfg->db) || !ac_store_is_pg_uri(cfg->db_listen)) {
+        fprintf(stderr, "agentc serve: --db-listen is for workers of a PostgreSQL store: a "
+                        "postgresql:// URL, with --db postgresql://...\n");
+        return AC_EXIT_USAGE;
+    }
+    char want[64], got[64], *ci = NULL;
+    ac_error err = {0};
+    int rc = ac_store_pg_split_uri(cfg->db, &ci, want, sizeof want, &err);
+    free(ci);
+    if (rc != AC_OK)
+        return 0; /* --db's own error, said when the store is opened */
+    rc = ac_store_pg_split_uri(cfg->db_listen, &ci, got, sizeof got, &err);
+    free(ci);
+    if (rc != AC_OK) {
+        fprintf(stderr, "agentc serve: --db-listen: %s\n", err.text);
+        return AC_EXIT_CONFIG;
+    }
+    if (!strcmp(want, got))
+        return 0;
+    const char *q = strchr(cfg->db_listen, '?');
+    if (q && (!strncmp(q + 1, "schema=", 7) || strstr(q, "&schema="))) {
+        fprintf(stderr,
+                "agentc serve: --db-listen names schema '%s', --db schema '%s': the "
+                "wake-ups must be of the store's schema\n",
+                got, want);
+        return AC_EXIT_USAGE;
+    }
+    size_t n = strlen(cfg->db_listen) + strlen(want) + 9;
+    if (!(*owned = malloc(n)))
+        return AC_EXIT_FAILED;
+    snprintf(*owned, n, "%s%cschema=%s", cfg->db_listen, q ? '&' : '?', want);
+    cfg->db_listen = *owned;
+    return 0;
+}
+
 int ac_cli_serve(int argc, char **argv)
 {
     ac_cli_engine_opts eo;
@@ -326,7 +371,9 @@ int ac_cli_serve(int argc, char **argv)
     sa.cli_name = af.name ? af.name : "default";
     sa.script_delay_ms = eo.script_delay_ms;
     ac_srv_agents agents;
-    if (!(rc = ac_cli_serve_agents_init(&sa, &agents, af.overridable))) {
+    char *listen_uri = NULL;
+    if (!(rc = serve_listen(&cfg, &listen_uri)) &&
+        !(rc = ac_cli_serve_agents_init(&sa, &agents, af.overridable))) {
         cfg.agents = &agents;
         cfg.loop_done = ac_cli_tracer_finish;
         cfg.metrics = ac_cli_metrics(1) ? ac_cli_metrics_text : NULL;
@@ -340,5 +387,6 @@ int ac_cli_serve(int argc, char **argv)
     }
     ac_cli_serve_agents_free(&sa);
     ac_cli_metrics_free();
+    free(listen_uri);
     return rc;
 }

@@ -89,6 +89,12 @@ if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
+  # The README's three workers, one command each as written, behind a load balancer's name
+  add_test(NAME server_workers_readme COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_readme.sh
+    $<TARGET_FILE:agentc> $<TARGET_FILE:agentc_test_httpd_main> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR}
+    ${AGENTC_PG_TEST_PORT} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(server_workers_readme PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
   # The second of two workers behind a slow database: its reads of what the first did wait
   # suspended, its loop answering /healthz meanwhile.
   add_test(NAME server_workers_pg_slowdb COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_pg_slow.sh

@@ -5,7 +5,8 @@
 # worker running turns (each a non-idempotent tool that writes a ledger, then an answer) is
 # killed with SIGKILL at a random moment, its sessions are finished by the survivors within the
 # lease and a heartbeat or so, every turn completes exactly once, no ledger line twice, no
-# session left busy; the killed worker comes back under its id. A worker paused (SIGSTOP) past
+# session left busy, each session's stream on a survivor goes on across the kill (its ids
+# strictly increasing, its frames a fresh replay's on the other survivor); the killed worker comes back under its id. A worker paused (SIGSTOP) past
 # its lease: a survivor finishes its turn, and when it continues its writes are refused, the
 # session intact. SIGTERM drains: /readyz answers 503 at once (on a connection kept open), the
 # worker exits 0 after its grace and a survivor finishes the turn it left at once. The database stopped: workers report not ready, then ready again
@@ -15,8 +16,10 @@ agentc=$1 uri=$2 dir=$3 port=$4 trials=${5:-3}
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "curl and jq needed" >&2; exit 1; }
 tmp=$(mktemp -d)
 declare -A pid url
+streams=()
 cleanup() {
   for p in "${pid[@]}"; do kill -9 "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; done
+  for p in "${streams[@]}"; do kill "$p" 2>/dev/null; done
   [ -n "${WORKERS_LOG:-}" ] && tail -n +1 "$tmp"/w*.err >"$WORKERS_LOG"
   rm -rf "$tmp"
 }
@@ -60,6 +63,7 @@ j() { curl -s --max-time 10 -H "Authorization: Bearer $tok" -H 'Content-Type: ap
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"; }
 now_ms() { date +%s%3N; }
 busy() { sql "SELECT count(*) FROM workers.sessions WHERE at_rest = 0"; }
+. "$(dirname "$0")/frames_lib.sh"
 start w1
 start w2
 start w3
@@ -83,6 +87,7 @@ out=$("$agentc" serve --db "$db" --lease-ms 5 2>&1); [ $? = 2 ] && grep -q "at l
 # ---- kill -9 of the worker running turns, at random moments ----------------------------------
 RANDOM=$$
 sessions=()
+next() { echo "w$(( (${1#w} + $2 - 1) % 3 + 1 ))"; } # next W K: the worker K after W
 for t in $(seq 1 "$trials"); do
   victim=w$((RANDOM % 3 + 1))
   ids=()
@@ -90,6 +95,11 @@ for t in $(seq 1 "$trials"); do
     id="t$t-$k"
     j -X POST -d "{\"id\": \"$id\"}" "${url[$victim]}/v1/sessions" | jq -e '.worker == "'$victim'"' >/dev/null \
       || fail "trial $t: create $id on $victim"
+    # streamed on the next worker, a survivor: its stream goes on across the kill
+    curl -s -N --max-time 60 -H "Authorization: Bearer $tok" "${url[$(next "$victim" 1)]}/v1/sessions/$id/events" \
+      >"$tmp/st-$id" &
+    streams+=($!)
+    wait_for grep -qs '^id: 1$' "$tmp/st-$id" || fail "trial $t: no stream of $id on $(next "$victim" 1)"
     j -X POST -d '{"content": "go"}' "${url[$victim]}/v1/sessions/$id/messages" | jq -e '.accepted' >/dev/null \
       || fail "trial $t: message $id"
     ids+=("$id")
@@ -108,8 +118,17 @@ for t in $(seq 1 "$trials"); do
     first=$(sql "SELECT min(t_ms) FROM workers.events WHERE session = 'ops/$id' AND t_ms >= $killed")
     [ -n "$first" ] && [ -n "${FAILOVER_OUT:-}" ] && echo "$((first - killed))" >>"$FAILOVER_OUT"
   done
+  # each stream's ids strictly increase and its frames are a fresh replay's (on the other survivor)
+  for id in "${ids[@]}"; do
+    wait_for turns_done "$tmp/st-$id" 1 || fail "trial $t: no turn_done on $id's stream: $(tail -c 300 "$tmp/st-$id")"
+    increasing "$tmp/st-$id" || fail "trial $t: $id's stream ids do not strictly increase"
+    curl -s -N --max-time 2 -H "Authorization: Bearer $tok" "${url[$(next "$victim" 2)]}/v1/sessions/$id/events" >"$tmp/rp-$id"
+    [ "$(norm "$tmp/st-$id")" = "$(norm "$tmp/rp-$id")" ] \
+      || fail "trial $t: $id's stream differs from a replay: $(diff <(norm "$tmp/st-$id" | jq -c .id) <(norm "$tmp/rp-$id" | jq -c .id) | head -5)"
+  done
   start "$victim" # back under its id
 done
+for p in "${streams[@]}"; do kill "$p" 2>/dev/null; done
 [ "$(busy)" = 0 ] || fail "sessions left busy: $(sql "SELECT id, status FROM workers.sessions WHERE at_rest = 0")"
 for id in "${sessions[@]}"; do
   "$agentc" sessions show "ops/$id" --db "$db" --json >"$tmp/show" 2>"$tmp/show.err" || fail "show $id: $(cat "$tmp/show.err")"

@@ -3,7 +3,7 @@
 # run --session (twice, the second continues), $AGENTC_DB and postgres://, sessions list,
 # batch --db,
 # serve --db (a session created and answered over HTTP, another after the database restarted,
-# then listed by the CLI); the password
+# then listed by the CLI), --db-listen in --db's schema; the password
 # of the URI in no output nor in the store; a wrong password, a server that does not answer and a bad schema
 # name give clear errors without it; a schema newer than this agentc is refused.
 set -uo pipefail
@@ -72,6 +72,37 @@ dump=$(dirname "$psql")/pg_dump
 "$dump" -h "$dir/sock" -p "$port" -U agentc -n cli agentc >"$tmp/dump.sql" || fail "pg_dump"
 grep -q "user_message" "$tmp/dump.sql" || fail "the dump has no journal"
 grep -q "$pw" "$tmp/dump.sql" && fail "the store keeps the password"
+
+# --db-listen wakes workers in --db's schema (a URL without schema= is given it: the heartbeat,
+# a statement of that connection, renews this schema's row; a session's row made there), and
+# refuses another schema and a store that is not PostgreSQL
+"$agentc" serve --db "$db" --provider script --script "$tmp/script3" --listen 127.0.0.1:0 \
+  --port-file "$tmp/port2" --worker-id envw --lease-ms 1000 --db-listen "$uri?application_name=wake" \
+  2>"$tmp/serve2.err" &
+spid=$!
+pids+=("$spid")
+wait_for test -s "$tmp/port2" || fail "serve (--db-listen) did not start: $(cat "$tmp/serve2.err")"
+url="http://127.0.0.1:$(cat "$tmp/port2")"
+curl -s --max-time 10 -H 'Content-Type: application/json' -X POST -d '{"id": "envs"}' "$url/v1/sessions" \
+  | jq -e '.id == "envs"' >/dev/null || fail "create over HTTP (--db-listen): $(cat "$tmp/serve2.err")"
+[ "$(sql "SELECT count(*) FROM cli.sessions WHERE id LIKE '%/envs'")" = 1 ] \
+  || fail "the session's row is not in the store's schema"
+hb=$(sql "SELECT heartbeat_ms FROM cli.workers WHERE id = 'envw'")
+[ -n "$hb" ] || fail "no row of the worker in the store's schema"
+renewed() { [ "$(sql "SELECT heartbeat_ms > $hb FROM cli.workers WHERE id = 'envw'")" = t ]; }
+wait_for renewed || fail "the wake-up connection's heartbeat did not renew the store schema's row"
+curl -s --max-time 5 "$url/readyz" | jq -e '.status == "ready"' >/dev/null || fail "not ready: $(cat "$tmp/serve2.err")"
+kill -TERM "$spid"
+wait "$spid" || fail "serve's exit status (--db-listen)"
+grep -q "$pw" "$tmp/serve2.err" && fail "serve printed the password"
+out=$(timeout 10 "$agentc" serve --db "$db" --db-listen "$uri?schema=other" --listen 127.0.0.1:0 \
+  --provider script --script "$tmp/script3" 2>&1) && fail "--db-listen of another schema was taken"
+grep -q "db-listen names schema 'other', --db schema 'cli'" <<<"$out" || fail "--db-listen schema: $out"
+out=$(timeout 10 "$agentc" serve --db "$tmp/x.db" --db-listen "$uri" --listen 127.0.0.1:0 \
+  --provider script --script "$tmp/script3" 2>&1) && fail "--db-listen beside an SQLite store was taken"
+grep -q "db-listen is for workers of a PostgreSQL store" <<<"$out" || fail "--db-listen, SQLite: $out"
+grep -q "$pw" <<<"$out" && fail "the password was shown: $out"
+[ ! -e "$tmp/x.db" ] || fail "a refused serve made its store"
 
 # errors: clear, without the password
 out=$(timeout 30 "$agentc" sessions list --db "postgresql://agentc:Wrong-Secret-1@127.0.0.1:$port/agentc" 2>&1) \
