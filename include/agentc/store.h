@@ -344,6 +344,16 @@ int ac_store_claim(ac_store *st, size_t max, int mine, ac_store_list_fn fn, void
  * never waited for, and its holder's lock taken again; a call that needs the connection
  * meanwhile makes it again itself. */
 void ac_store_tend(ac_store *st, ac_loop *loop);
+/* The store serves others from loop (`agentc serve` once it listens; NULL: no more, the CLI's
+ * default). On PostgreSQL each call that then waits for the database on loop's thread (a
+ * statement run synchronously, a commit in flight waited for, a connection made again) is
+ * counted in m's agentc_store_blocking_statements_total (m NULL: not counted) and, with
+ * AGENTC_STORE_BLOCKING_LOG=1 in the environment, noted on stderr by its SQL's first words
+ * (never its parameters); and a call that finds the connection lost fails at once (AC_EIO)
+ * while it is made again in the background on loop (ac_store_tend), never waited for. An
+ * SQLite store (a local file): nothing. */
+struct ac_metrics;
+void ac_store_serve_on(ac_store *st, ac_loop *loop, struct ac_metrics *m);
 /* Gives up this store's lease of the session id (one claimed and not run: another worker may
  * claim it) while the row's attempt is still attempt (the claim's info.attempt; 0: any of
  * this holder's); nothing when another holder or a later taking has it. AC_OK, AC_EIO. */

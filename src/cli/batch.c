@@ -390,8 +390,9 @@ static int batch_open(batch *bt, run_opts *o, ac_cli_engine_base *base, ac_loop 
     }
     if ((rc = ac_cli_engine_build(base, *loop, &out, "agentc", &bt->engine, &err)))
         return rc;
-    /* --db: every session stored under its input id */
-    if (o->db && !o->no_store && (rc = ac_cli_store_open(o->db, 0, &bt->store)) != 0)
+    /* --db, else $AGENTC_DB: every session stored under its input id */
+    const char *db = o->db ? o->db : ac_cli_store_env();
+    if (db && !o->no_store && (rc = ac_cli_store_open(db, 0, &bt->store)) != 0)
         return rc;
     char why[600] = "";
     if (bt->store && !(bt->agent = ac_cli_agent_record(&o->eng, o->agent_name, why, sizeof why))) {

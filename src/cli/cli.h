@@ -47,6 +47,9 @@ int ac_cli_sessions_prune(ac_store *st, long long older_ms, const char *const *s
 /* The store of --db PATH (NULL: AGENTC_DB, else the default path); none (*out NULL) with
  * no_store or AGENTC_DB=off. 0, or an exit status after printing why. */
 int ac_cli_store_open(const char *db, int no_store, ac_store **out);
+/* The store AGENTC_DB names for the commands that store only when given one (serve, batch):
+ * NULL when it is unset, empty or "off". */
+const char *ac_cli_store_env(void);
 /* The store of db (NULL: AGENTC_DB, else the default path) for reading it: 0 with *out
  * open, 0 with *out NULL when nothing is at its path (in path: never created by reading), or
  * an exit status after saying why (AGENTC_DB=off, a file that is not a store). read_only:

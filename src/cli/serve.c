@@ -44,8 +44,8 @@ static void usage(FILE *out)
             "  --db PATH|URI        keep sessions in this store (an SQLite file, one server\n"
             "                       each, or postgresql://..., shared by any number of\n"
             "                       workers): they survive a restart or a crash, and idle\n"
-            "                       ones leave memory; without it sessions live in memory\n"
-            "                       ($AGENTC_DB is not read: --db \"$AGENTC_DB\" names it)\n"
+            "                       ones leave memory (default: $AGENTC_DB; without\n"
+            "                       either, or with AGENTC_DB=off, sessions live in memory)\n"
             "  --worker-id NAME     this worker's id, the holder of its sessions' leases\n"
             "                       (default: agentc RANDOM:PID@HOST)\n"
             "  --lease-ms N         a session's lease (default 10000), renewed every third;\n"
@@ -350,6 +350,8 @@ int ac_cli_serve(int argc, char **argv)
     int rc = serve_parse(argc, argv, &eo, &cfg, &af);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (!cfg.db)
+        cfg.db = ac_cli_store_env();
     if (cfg.worker_id && !valid_worker_id(cfg.worker_id)) {
         fprintf(stderr, "agentc serve: --worker-id takes 1 to 100 printable characters\n");
         return AC_EXIT_USAGE;

@@ -1,6 +1,6 @@
 /*
  * store_cli.c - how run, resume and batch find their store (--db, AGENTC_DB,
- * the default path; --no-store or AGENTC_DB=off for none) and open a session
+ * the default path for run and resume; --no-store or AGENTC_DB=off for none) and open a session
  * in it; and how `agentc sessions` opens a store it only reads (never made).
  */
 #include <errno.h>
@@ -25,6 +25,12 @@ int ac_cli_store_open(const char *db, int no_store, ac_store **out)
         return AC_EXIT_CONFIG;
     }
     return 0;
+}
+
+const char *ac_cli_store_env(void)
+{
+    const char *env = getenv("AGENTC_DB");
+    return env && *env && strcmp(env, "off") ? env : NULL;
 }
 
 int ac_cli_store_open_existing(const char *db, int read_only, ac_store **out, char *path,

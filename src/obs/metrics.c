@@ -199,6 +199,14 @@ static const family defs[AC_M_COUNT] = {
                                  NULL,
                                  0,
                                  0},
+    [AC_M_STORE_BLOCKING] = {"agentc_store_blocking_statements_total",
+                             "Calls of agentc serve's loop that waited for the database.",
+                             "counter",
+                             {"kind"},
+                             NULL,
+                             NULL,
+                             0,
+                             0},
 };
 
 ac_metrics *ac_metrics_new(void)

@@ -25,6 +25,7 @@ static void rm_said(void *ud, int rc, const char *error)
     free(sid);
 }
 
+/* The request goes on: its connection resumed, or (forwarded here, none) its resume deferred. */
 static void delete_resume(void *ud)
 {
     req *r = ud;
@@ -32,16 +33,21 @@ static void delete_resume(void *ud)
     r->delete_ss = NULL;
     ss->delete_task = NULL;
     ss->delete_conn = NULL;
-    MHD_resume_connection(r->delete_conn);
+    if (r->delete_conn)
+        MHD_resume_connection(r->delete_conn);
+    else if (r->resume && !r->resume->queued)
+        ac_loop_defer(r->sv->loop, r->resume);
     srv_kick(r->sv);
 }
 
-/* On PostgreSQL, a commit of the session under way or due this loop turn: the DELETE suspended
- * until it is done (no commit waited for on the loop), then it runs again (a renewal of its
- * lease may be under way by then: waited for too, three times at most). 1 when suspended. */
+/* On PostgreSQL, a commit of the session under way or due this loop turn: the request (a DELETE,
+ * a fork) suspended until it is done (no commit waited for on the loop), then it runs again (a
+ * renewal of its lease may be under way by then: waited for too, three times at most); one with
+ * no connection (forwarded here) has its r->resume deferred instead. 1 when it waits. */
 int srv_delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
 {
-    if (!sv->notify || !c || !ss->s || ss->delete_task || !sv->loop || r->delete_waited >= 3)
+    if (!sv->notify || (!c && !r->resume) || !ss->s || ss->delete_task || !sv->loop ||
+        r->delete_waited >= 3)
         return 0;
     r->delete_wait.fn = delete_resume;
     r->delete_wait.ud = r;
@@ -52,7 +58,8 @@ int srv_delete_waits(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss)
     r->delete_conn = c;
     ss->delete_task = &r->delete_wait;
     ss->delete_conn = c;
-    MHD_suspend_connection(c); /* srv_sess_delete_wake resumes it if the session goes first */
+    if (c) /* srv_sess_delete_wake resumes it if the session goes first */
+        MHD_suspend_connection(c);
     return 1;
 }
 

@@ -1,7 +1,8 @@
 /*
  * fork.c - POST /v1/sessions/{id}/fork: a stored session up to the end of one of its turns,
  * as a new session of the same owner; on PostgreSQL made without waiting, the request
- * suspended between its steps (srv_fork_next).
+ * suspended between its steps (srv_fork_next), or, one another worker forwarded here (no
+ * connection), the same steps run from loop tasks and its inbox answer put off meanwhile.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,9 @@
 /* A fork on PostgreSQL made without waiting, the request suspended between its steps: the
  * original's commit under way waited for (srv_delete_waits), its rows read whole on the wake-up
  * connection (srv_remote_rows), the fork rebuilt here from them (ac_store_fork_with) and its
- * rows written there (srv_remote_fork), then the reply srv_fork_session gives. */
+ * rows written there (srv_remote_fork), then the reply srv_fork_session gives. A request with no
+ * connection (forwarded here) goes on after each wait by its r->resume, a loop task (fork_step):
+ * its reply is kept for the inbox answer put off (srv_settle "forked"). */
 typedef struct srv_fork {
     char id[160];   /* the original's, as its owner names it */
     char from[300]; /* the original's in the store */
@@ -23,8 +26,14 @@ typedef struct srv_fork {
                  3 answered */
     struct MHD_Connection *c;
     req *r;
-    enum MHD_Result ret; /* srv_remote_fork's */
-    json_t *calls;       /* the sub-agent calls of its journal up to at (children.c), or NULL */
+    enum MHD_Result ret;  /* srv_remote_fork's */
+    json_t *calls;        /* the sub-agent calls of its journal up to at (children.c), or NULL */
+    req *own;             /* forwarded here: its request, the fork's own (r) */
+    ac_loop_task wake;    /* and its next step, run when a wait is over (own->resume) */
+    ac_loop_task *answer; /* the inbox answer put off, deferred once the fork is over */
+    unsigned status;      /* the reply once it is over (forwarded) */
+    char *reply;
+    int done, orphan; /* over; its answer was given without it (it frees itself when over) */
 } srv_fork;
 
 /* A record of the original's journal read ahead: kept in the fork's calls up to at. */
@@ -50,8 +59,17 @@ static void fork_calls(srv *sv, srv_fork *fk)
 
 void srv_fork_free(srv_fork *fk)
 {
-    if (fk)
-        json_decref(fk->calls);
+    if (!fk)
+        return;
+    json_decref(fk->calls);
+    if (fk->own) {
+        if (fk->own->fwd)
+            srv_remote_abandon(fk->own->fwd);
+        if (fk->wake.queued)
+            ac_loop_undefer(fk->own->sv->loop, &fk->wake);
+        free(fk->own);
+    }
+    free(fk->reply);
     free(fk);
 }
 
@@ -59,7 +77,7 @@ static int fork_send(void *ud, const ac_store_fork_row *row, ac_error *err)
 {
     (void)err;
     srv_fork *fk = ud;
-    fk->ret = srv_remote_fork(fk->r->sv, fk->c, &fk->r->fwd, row);
+    fk->ret = srv_remote_fork(fk->r->sv, fk->c, fk->r->resume, &fk->r->fwd, row);
     return AC_OK;
 }
 
@@ -132,7 +150,7 @@ enum MHD_Result srv_fork_next(srv *sv, struct MHD_Connection *c, req *r)
         ac_store_ahead *rows = ac_store_ahead_new(fk->from, 0);
         if (!rows)
             return srv_reply_error(c, 503, "out_of_memory", "out of memory");
-        return srv_remote_rows(sv, c, &r->fwd, rows);
+        return srv_remote_rows(sv, c, r->resume, &r->fwd, rows);
     }
     case 2:
         return fork_rebuilt(sv, c, r, fk);
@@ -141,19 +159,91 @@ enum MHD_Result srv_fork_next(srv *sv, struct MHD_Connection *c, req *r)
     }
 }
 
-/* The fork's steps begun (srv_fork_next): sid the new session's id in the store. */
+/* Its next step; the server stopping, none begins that would wait (answered 503, as a request
+ * waiting for the store then is). */
+static void fork_go(void *ud)
+{
+    srv_fork *fk = ud;
+    if (fk->own->sv->stopping && !fk->own->fwd)
+        srv_reply_error(NULL, 503, "stopping", "the server is stopping");
+    else
+        srv_fork_next(fk->own->sv, NULL, fk->own);
+}
+
+/* A forwarded fork's next step (its wake): its reply, once it makes one, kept for the inbox
+ * answer put off, which is then told (or, given up already, the fork freed). */
+static void fork_step(void *ud)
+{
+    srv_fork *fk = ud;
+    srv_capture_run(fork_go, fk, &fk->status, &fk->reply);
+    if (!fk->status)
+        return; /* waiting: its wake is deferred once the wait is over */
+    fk->done = 1;
+    if (fk->orphan) {
+        srv_fork_free(fk);
+        return;
+    }
+    if (fk->answer)
+        ac_loop_defer(fk->own->sv->loop, fk->answer);
+    fk->answer = NULL;
+}
+
+int srv_fork_when_done(srv_fork *fk, ac_loop_task *task)
+{
+    if (fk->done)
+        return 0;
+    fk->answer = task;
+    return 1;
+}
+
+void srv_fork_answer(srv_fork *fk, unsigned *status, char **reply)
+{
+    if (!fk->done) { /* no memory to wait for it: the sender is told so */
+        fk->orphan = 1;
+        *status = 503;
+        *reply = strdup("{\"error\":{\"code\":\"out_of_memory\",\"message\":\"out of memory; "
+                        "the fork may still be made\"}}");
+        return;
+    }
+    *status = fk->status;
+    *reply = fk->reply;
+    fk->reply = NULL;
+    srv_fork_free(fk);
+}
+
+/* The fork's steps begun (srv_fork_next): sid the new session's id in the store. Forwarded here
+ * (c NULL), its request is its own and its answer put off (srv_settle "forked"). */
 static enum MHD_Result fork_begin(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                   const char *sid, uint64_t turn)
 {
     srv_fork *fk = calloc(1, sizeof *fk);
-    if (!fk)
+    srv_settle *later = c ? NULL : srv_captured_later();
+    if (!fk || (!c && (!later || !(fk->own = calloc(1, sizeof *fk->own))))) {
+        free(fk);
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    }
     snprintf(fk->id, sizeof fk->id, "%s", ss->id);
     snprintf(fk->from, sizeof fk->from, "%s", ss->stored_id);
     snprintf(fk->to, sizeof fk->to, "%s", sid);
     fk->turn = turn;
-    r->fork = fk;
-    return srv_fork_next(sv, c, r);
+    if (c) {
+        r->fork = fk;
+        return srv_fork_next(sv, c, r);
+    }
+    fk->own->owner = r->owner;
+    fk->own->sv = sv;
+    fk->own->fork = fk;
+    fk->own->resume = &fk->wake;
+    fk->r = fk->own;
+    fk->wake.fn = fork_step;
+    fk->wake.ud = fk;
+    snprintf(later->how, sizeof later->how, "forked");
+    later->code = 201;
+    snprintf(later->id, sizeof later->id, "%s", ss->id);
+    later->owner = r->owner;
+    later->fork = fk;
+    fork_step(fk);
+    return MHD_YES;
 }
 
 /* The stored session ss up to the end of its turn at_turn, as a new session of the same
@@ -191,7 +281,7 @@ enum MHD_Result srv_fork_session(srv *sv, struct MHD_Connection *c, req *r, srv_
         return srv_reply_error(c, 429, "too_many_sessions",
                                "this token has %zu sessions, the limit; delete one first",
                                r->owner->sessions);
-    if (sv->notify && c && ss->stored_id) /* PostgreSQL: without waiting */
+    if (sv->notify && sv->loop && ss->stored_id) /* PostgreSQL: without waiting */
         return fork_begin(sv, c, r, ss, sid, n);
     ac_error err = {0};
     ac_engine *e = srv_sess_engine(ss);

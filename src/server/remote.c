@@ -32,7 +32,8 @@ struct srv_fwd {
     srv_fwd *next; /* in sv->fwds */
     srv *sv;
     struct MHD_Connection *conn; /* suspended; NULL once its request is over */
-    int64_t id;                  /* its inbox row (0: not stored yet) */
+    ac_loop_task *resume; /* a request with no connection (forwarded here): deferred instead */
+    int64_t id;           /* its inbox row (0: not stored yet) */
     uint64_t timer;
     int busy;             /* one statement of it is under way */
     int past;             /* its deadline passed */
@@ -80,7 +81,8 @@ static void maybe_free(srv_fwd *f)
     free(f);
 }
 
-/* The request is answered: status and reply (JSON text), its connection resumed. */
+/* The request is answered: status and reply (JSON text), its connection resumed (or, one with
+ * none, its resume deferred). */
 static void finish(srv_fwd *f, unsigned status, const char *reply)
 {
     if (f->finished)
@@ -93,6 +95,8 @@ static void finish(srv_fwd *f, unsigned status, const char *reply)
     if (f->conn) {
         MHD_resume_connection(f->conn);
         srv_kick(f->sv);
+    } else if (f->resume && !f->gone && !f->resume->queued && f->sv->loop) {
+        ac_loop_defer(f->sv->loop, f->resume);
     }
 }
 
@@ -365,7 +369,8 @@ static enum MHD_Result look_wait(srv_fwd *f, srv_fwd **slot, int sent)
     f->next = f->sv->fwds;
     f->sv->fwds = f;
     *slot = f;
-    MHD_suspend_connection(c); /* the handler runs again once it is read */
+    if (c)
+        MHD_suspend_connection(c); /* the handler runs again once it is read */
     return MHD_YES;
 }
 
@@ -507,14 +512,15 @@ enum MHD_Result srv_remote_rm(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
                                   on_written, f) == 0);
 }
 
-enum MHD_Result srv_remote_rows(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
-                                ac_store_ahead *rows)
+enum MHD_Result srv_remote_rows(srv *sv, struct MHD_Connection *c, ac_loop_task *resume,
+                                srv_fwd **slot, ac_store_ahead *rows)
 {
     srv_fwd *f = write_new(sv, c, ac_store_ahead_id(rows), W_ROWS);
     if (!f) {
         ac_store_ahead_free(rows);
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
     }
+    f->resume = resume;
     f->rows = rows;
     int sent = ac_notify_ahead_journal(sv->notify, rows, on_written, f) == 0;
     if (!sent)
@@ -522,12 +528,13 @@ enum MHD_Result srv_remote_rows(srv *sv, struct MHD_Connection *c, srv_fwd **slo
     return look_wait(f, slot, sent);
 }
 
-enum MHD_Result srv_remote_fork(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
-                                const ac_store_fork_row *row)
+enum MHD_Result srv_remote_fork(srv *sv, struct MHD_Connection *c, ac_loop_task *resume,
+                                srv_fwd **slot, const ac_store_fork_row *row)
 {
     srv_fwd *f = write_new(sv, c, row->to, W_FORK);
     if (!f)
         return srv_reply_error(c, 503, "out_of_memory", "out of memory");
+    f->resume = resume;
     return look_wait(f, slot, ac_notify_fork(sv->notify, row, on_written, f) == 0);
 }
 
@@ -594,7 +601,9 @@ static void answer_settled(void *ud)
     settle_task *t = ud;
     if (!t->stored) {
         t->stored = 1;
-        t->later.stored = srv_settle_stored(t->sv, t->later.owner, t->later.id, &t->task);
+        t->later.stored = t->later.fork
+                              ? srv_fork_when_done(t->later.fork, &t->task)
+                              : srv_settle_stored(t->sv, t->later.owner, t->later.id, &t->task);
         if (t->later.stored > 0)
             return; /* the store defers it again once its commit is done */
     }
@@ -828,6 +837,8 @@ void srv_remote_free(srv *sv)
     ac_notify_free(nt);
     while (sv->fwds) {
         srv_fwd *f = sv->fwds;
+        if (f->resume && !f->gone && f->resume->queued) /* nothing takes its answer now */
+            ac_loop_undefer(sv->loop, f->resume);
         f->busy = 0;
         f->gone = 1;
         maybe_free(f);

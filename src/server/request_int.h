@@ -30,6 +30,7 @@ typedef struct req {
     int delete_muted;  /* its commit in flight still: muted, waited for (delete_muted) */
     int64_t delete_attempt;
     struct srv_fork *fork;       /* POST .../fork on PostgreSQL: under way (srv_fork_next) */
+    ac_loop_task *resume;        /* forwarded here (no connection): run to go on after a wait */
     ac_store_session_info *rows; /* GET /v1/sessions: the store's rows, read without waiting */
     size_t n_rows, cap_rows;
     int forwards; /* how often it was (the worker it went to runs the session no more) */

@@ -47,6 +47,18 @@ srv_settle *srv_captured_later(void)
     return capture ? capture->later : NULL;
 }
 
+void srv_capture_run(void (*step)(void *), void *ud, unsigned *status, char **body)
+{
+    captured cap = {0, NULL, NULL}, *outer = capture;
+    capture = &cap;
+    step(ud);
+    capture = outer;
+    if (cap.status) {
+        *status = cap.status;
+        *body = cap.body;
+    }
+}
+
 enum MHD_Result srv_reply_json(struct MHD_Connection *c, unsigned status, json_t *o)
 {
     char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
@@ -1185,6 +1197,7 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
     *reply = NULL;
     later->how[0] = 0;
     later->stored = 0;
+    later->fork = NULL;
     srv_sess *ss = srv_sess_stored(sv, stored_id);
     srv_owner *o = srv_owner_named(sv, owner);
     if (!ss || !ss->s || !o || ss->owner != o || ss->ephemeral)
@@ -1211,6 +1224,10 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
 
 void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply)
 {
+    if (later->fork) { /* its fork is over (or there was no memory to wait for it) */
+        srv_fork_answer(later->fork, status, reply);
+        return;
+    }
     srv_sess *ss = srv_sess_find(sv, later->owner, later->id);
     if (!strcmp(later->how, "deleted")) { /* its commit in flight is over: removed now */
         req r = {0};
@@ -1266,6 +1283,11 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
         return srv_reply_error(c, 503, "store_error", "the store did not answer in time");
     if (!ss || ss->ephemeral)
         return srv_reply_error(c, 404, "not_found", "no such session");
+    if (!ss->s && r->load_failed && r->load_late) { /* before its lease is read again */
+        r->load_failed = r->load_late = 0;
+        return srv_reply_error(c, 503, "store_error",
+                               "the store did not answer in time: the session is still loading");
+    }
     const char *rest = slash ? slash : "";
     int again = 0; /* 1: no other live worker runs it, 2: it is gone (remote.c read its lease) */
     if (r->fwd) {  /* answered by the worker running it (or it runs it no more: on here) */
@@ -1303,11 +1325,6 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
     }
     if (!*rest && del && !ss->s && !ss->reopening) /* reopening: after it, as a load */
         return srv_delete_session(sv, c, r, ss, id);
-    if (!ss->s && r->load_failed && r->load_late) {
-        r->load_failed = r->load_late = 0;
-        return srv_reply_error(c, 503, "store_error",
-                               "the store did not answer in time: the session is still loading");
-    }
     if (!ss->s && r->load_failed) {
         r->load_failed = 0;
         return srv_reply_error(c, r->load_code == AC_STORE_EBUSY ? 409 : 500,

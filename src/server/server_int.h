@@ -29,6 +29,7 @@ typedef struct srv_fwd srv_fwd;       /* a request forwarded to another worker (
 struct ac_notify;
 struct ac_store_ahead;
 struct ac_store_fork_row;
+struct srv_fork;
 
 /* A token's owner: its name, and what it used (sessions, messages this minute). */
 typedef struct srv_owner {
@@ -376,7 +377,8 @@ typedef struct srv_settle {
     unsigned code;
     char id[160];
     srv_owner *owner;
-    int stored; /* srv_settle_stored's answer: -1 the store failed the session */
+    int stored;            /* srv_settle_stored's answer: -1 the store failed the session */
+    struct srv_fork *fork; /* "forked": the fork run for it (fork.c), answered once it is made */
 } srv_settle;
 /* A request another worker forwarded (route: what follows the session's id) answered as if
  * it came here: *status and *body (malloc'd JSON); *status 0 when this worker does not run the
@@ -387,6 +389,16 @@ void srv_answer_forwarded(srv *sv, const char *stored_id, const char *owner, con
                           srv_settle *later);
 /* The reply srv_answer_forwarded put off, now that the action is applied. */
 void srv_answer_settled(srv *sv, const srv_settle *later, unsigned *status, char **reply);
+/* Runs step(ud) with the replies it makes without a connection captured: the first one's status
+ * and body (malloc'd; NULL with a status when it could not be made) in *status and *body, which
+ * are left as they are when it makes none (it is suspended). */
+void srv_capture_run(void (*step)(void *), void *ud, unsigned *status, char **body);
+/* A forked answer put off (srv_settle "forked", fork.c): 1 when the fork is still under way (task
+ * deferred once it is over), 0 when it is over; then its reply (*status, *reply malloc'd) taken
+ * and the fork freed. One taken before the fork is over answers 503 and the fork frees itself
+ * when it is. */
+int srv_fork_when_done(struct srv_fork *fk, struct ac_loop_task *task);
+void srv_fork_answer(struct srv_fork *fk, unsigned *status, char **reply);
 /* An accepted action's reply waits until what it wrote is committed: 1 when the session's store
  * took task (deferred once the commit is done, durable or failed), 0 when nothing waits. */
 int srv_settle_stored(srv *sv, srv_owner *owner, const char *id, struct ac_loop_task *task);
@@ -441,10 +453,12 @@ enum MHD_Result srv_remote_rm(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
 /* A fork's reads and write, the same way: the rows of the session ahead_id(rows) read whole
  * (store_notify.h: ac_notify_ahead_journal; rows its own), then the fork's rows written (one
  * made after the request was answered at --forward-timeout-ms is removed again). */
-enum MHD_Result srv_remote_rows(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
-                                struct ac_store_ahead *rows);
-enum MHD_Result srv_remote_fork(srv *sv, struct MHD_Connection *c, srv_fwd **slot,
-                                const struct ac_store_fork_row *row);
+/* With no connection (c NULL: a request another worker forwarded), nothing is suspended:
+ * resume is deferred on the loop when it is over, and an error is replied without one. */
+enum MHD_Result srv_remote_rows(srv *sv, struct MHD_Connection *c, struct ac_loop_task *resume,
+                                srv_fwd **slot, struct ac_store_ahead *rows);
+enum MHD_Result srv_remote_fork(srv *sv, struct MHD_Connection *c, struct ac_loop_task *resume,
+                                srv_fwd **slot, const struct ac_store_fork_row *row);
 /* The rows srv_remote_rows read, once read (the caller's to free; NULL: not read), taken before
  * srv_remote_written says how it went. */
 struct ac_store_ahead *srv_remote_rows_taken(srv_fwd **slot);

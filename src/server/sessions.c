@@ -261,11 +261,9 @@ void srv_sess_delete_wake(srv_sess *ss)
 {
     if (!ss->delete_task)
         return;
-    ac_store_when_durable_cancel(ss->s, ss->delete_task);
-    MHD_resume_connection(ss->delete_conn); /* its handler runs again: the session is gone */
-    ss->delete_task = NULL;
-    ss->delete_conn = NULL;
-    srv_kick(ss->sv);
+    ac_loop_task *t = ss->delete_task;
+    ac_store_when_durable_cancel(ss->s, t);
+    t->fn(t->ud); /* delete.c's: its request runs again (resumed or deferred), the session gone */
 }
 
 void srv_sess_drop(srv_sess *ss, int delete)

@@ -401,6 +401,9 @@ void srv_workers_start(srv *sv)
     fprintf(stderr, "agentc serve: worker '%s', lease %lld ms\n", ac_store_holder(sv->store),
             (long long)ac_store_lease_ms(sv->store));
     sv->beat_timer = ac_loop_timer(sv->loop, beat_every(sv), on_beat, sv);
+    /* from now on the loop serves: what waits for the database is counted (and on
+     * PostgreSQL a connection lost is made again in the background, never waited for) */
+    ac_store_serve_on(sv->store, sv->loop, sv->cfg->metrics_registry);
 }
 
 void srv_workers_stop(srv *sv)

@@ -246,7 +246,17 @@ struct ac_store {
     void (*append)(void *ud, ac_session *s, uint64_t n, int64_t t_ms, const char *ev,
                    struct json_t *data, const struct ac_payload *p, int done);
     void *append_ud;
+    /* ac_store_serve_on: the loop it serves from (NULL: none), where its waits are counted,
+     * and whether each is noted on stderr */
+    ac_loop *serving;
+    struct ac_metrics *metrics;
+    int blocking_log;
 };
+
+/* A call that waits for the database on the serving loop (kind "statement", "commit" or
+ * "connect"; sql its text, of which the first words are noted; what the operation): counted
+ * and noted when the store serves (ac_store_serve_on), else nothing. */
+void ac_store_blocked(ac_store *st, const char *kind, const char *sql, const char *what);
 
 /* A commit refused by its fence (its holder's name matches the row, its attempt does not):
  * err says so, AC_STORE_EBUSY (store_workers.c). */

@@ -73,6 +73,7 @@ static int reconnect(pg_store *s, ac_error *err)
 {
     memset(s->sql, 0, sizeof s->sql);
     s->in_tx = 0;
+    ac_store_blocked(&s->base, "connect", "PQreset", "connecting again");
     PQreset(s->conn);
     if (PQstatus(s->conn) != CONNECTION_OK)
         return ac_pg_fail(&s->base, err, "connecting again");
@@ -84,6 +85,20 @@ int ac_pg_ready(pg_store *s, ac_error *err)
 {
     ac_pg_tend_stop(s);
     return s->stale || PQstatus(s->conn) != CONNECTION_OK ? reconnect(s, err) : AC_OK;
+}
+
+/* On the loop the store serves from (ac_store_serve_on), a connection lost is never made
+ * again waiting: it is made in the background (or is being made already) and the call fails
+ * at once, as when the database cannot be reached. NULL with err. */
+static PGresult *not_waited(pg_store *s, ac_error *err, const char *what)
+{
+    if (!s->tend.state && !s->in_tx)
+        ac_pg_tend_start(s, s->base.serving, NULL);
+    ac_store_err(err, AC_EIO,
+                 "store '%s': %s: the connection to the database is lost (made again in the "
+                 "background)",
+                 s->base.path, what);
+    return NULL;
 }
 
 /* sql prepared on its first use (by the address of its text), run with a's parameters: the
@@ -118,26 +133,41 @@ static int res_ok(const PGresult *r)
 
 /* Runs sql (a string literal) with a's parameters: the result, or NULL with err filled. A
  * connection lost (the server restarted) is made again before a transaction, never inside
- * one (what it wrote is gone: the operation fails). */
+ * one (what it wrote is gone: the operation fails); on the loop the store serves from, in the
+ * background, the operation failing at once (not_waited). */
 PGresult *ac_pg_q(ac_store *st, const char *sql, const pargs *a, ac_error *err, const char *what)
 {
     pg_store *s = (pg_store *)st;
+    int serving = st->serving != NULL;
+    if (serving && s->job.state == 1 && s->job.waiting)
+        return not_waited(s, err, what); /* a commit waits for the connection made again */
     ac_pg_job_drain(s); /* a commit in flight has the connection until its results are in */
+    if (serving && s->tend.state)
+        return not_waited(s, err, what);
     ac_pg_tend_stop(s); /* made again here, waiting, if it was being made in the background */
     if (!strcmp(sql, "BEGIN"))
         s->in_tx = 0;      /* a BEGIN that failed left none */
     int fresh = !s->in_tx; /* may connect again */
-    if ((s->stale || PQstatus(s->conn) != CONNECTION_OK) &&
-        (!fresh || reconnect(s, err) != AC_OK)) {
-        if (!fresh)
-            ac_pg_fail(st, err, what);
-        return NULL;
+    if (s->stale || PQstatus(s->conn) != CONNECTION_OK) {
+        if (fresh && serving)
+            return not_waited(s, err, what);
+        if (!fresh || reconnect(s, err) != AC_OK) {
+            if (!fresh)
+                ac_pg_fail(st, err, what);
+            return NULL;
+        }
     }
     if (!strcmp(sql, "BEGIN") || !strcmp(sql, "COMMIT"))
         s->in_tx = sql[0] == 'B';
+    ac_store_blocked(st, "statement", sql, what);
     PGresult *r = exec_once(s, sql, a);
-    if (!res_ok(r) && fresh && PQstatus(s->conn) != CONNECTION_OK && reconnect(s, err) == AC_OK) {
+    if (!res_ok(r) && fresh && PQstatus(s->conn) != CONNECTION_OK) {
         PQclear(r); /* the connection was found lost by this statement: once again */
+        if (serving)
+            return not_waited(s, err, what);
+        if (reconnect(s, err) != AC_OK)
+            return NULL;
+        ac_store_blocked(st, "statement", sql, what);
         r = exec_once(s, sql, a);
     }
     if (res_ok(r))
@@ -166,6 +196,7 @@ static int run(ac_store *st, const char *sql, const pargs *a, int *changed, ac_e
 void ac_pg_rollback(ac_store *st)
 {
     ((pg_store *)st)->in_tx = 0;
+    ac_store_blocked(st, "statement", "ROLLBACK", "rolling back");
     PQclear(PQexec(CONN(st), "ROLLBACK"));
 }
 

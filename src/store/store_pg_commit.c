@@ -669,6 +669,8 @@ void ac_pg_commit_start(ac_store *st, ac_loop *loop, const ac_store_commit *c, s
 void ac_pg_job_drain(pg_store *s)
 {
     pg_job *j = &s->job;
+    if (j->state == 1) /* on the loop the store serves from: counted */
+        ac_store_blocked(&s->base, "commit", "COMMIT", "waiting for a commit in flight");
     if (j->state == 1 && j->waiting) { /* its connection: made here, waiting */
         j->waiting = 0;
         ac_pg_tend_stop(s);

@@ -70,6 +70,7 @@ static const char *const STEPS[PG_SCHEMA_VERSION] = {
 
 int ac_pg_exec_text(pg_store *s, const char *sql, ac_error *err, const char *what)
 {
+    ac_store_blocked(&s->base, "statement", sql, what);
     PGresult *r = PQexec(s->conn, sql);
     ExecStatusType t = PQresultStatus(r);
     PQclear(r);

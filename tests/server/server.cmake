@@ -110,19 +110,27 @@ if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
   set_tests_properties(server_workers_pg_slowwrite PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
   # The same, a session claimed and one loaded for a request there: from their rows read ahead;
-  # a request for a session a claim is loading waits for that load.
+  # a request for a session a claim is loading waits for that load, at most the forward timeout.
   add_test(NAME server_workers_pg_slowload COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_pg_slow.sh
     $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT} loads
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg_slowload PROPERTIES FIXTURES_REQUIRED pg_cluster
-    LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
+    LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK pg_cluster)
   # The same, a fork, a sub-agent's session, DELETEs of sessions mid-turn, a handoff and parents
-  # left mid-call there: without waiting (about 3 min: every packet held 250 ms).
+  # left mid-call there: without waiting, and a fork forwarded there from the first worker (every
+  # packet held 250 ms; about 4 min under ctest -j2).
   add_test(NAME server_workers_pg_slowfork COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_pg_slow.sh
     $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT} forks
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg_slowfork PROPERTIES FIXTURES_REQUIRED pg_cluster
-    LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 360 RESOURCE_LOCK pg_cluster)
+    LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 480 RESOURCE_LOCK pg_cluster)
+  # A worker whose database cannot be reached: a request needing the store's connection answered
+  # 503 at once (the connection made again in the background, never waited for on the loop).
+  add_test(NAME server_workers_pg_outage COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_pg_outage.sh
+    $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(server_workers_pg_outage PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
 endif()
 # What one request may cost the loop, what a token may send and hold, how a request is framed.
 add_test(NAME server_bounds

@@ -6,10 +6,13 @@
 # rest; a forwarded message answers as a local one (202 started, 409 session_busy, enqueue);
 # the holder stopped (SIGSTOP), a forwarded message is answered 504 worker_timeout and is never
 # applied; pause and resume from another worker; errors answered as the holder answers them;
+# a fork forwarded to the holder answered as a local one (its 201 body, its errors);
 # the holder killed mid-turn, another worker claims the session on the next request
 # and the stream on the third goes on without a gap; sessions listed, refused again and deleted
-# across workers; the database restarted, the wake-up connections are made again; the database
-# down while the holder writes, the session run from another worker's request once it is back.
+# across workers; the database restarted, the wake-up connections are made again; none of it
+# waited for the database on a worker's loop (agentc_store_blocking_statements_total 0); the
+# database down while the holder writes, the session run from another worker's request once it
+# is back.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4
 command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: curl and jq needed"; exit 77; }
@@ -172,6 +175,23 @@ for req in "events/nosuch {}" "messages {\"content\":\"x\",\"if_busy\":\"never\"
   there=$(j -X POST -d "${req#* }" "$u3/v1/sessions/a/${req%% *}" -w ' %{http_code}')
   [ "$here" = "$there" ] || fail "${req%% *} on 3 (forwarded): $there; on 2: $here"
 done
+# a fork: made on 2 (local) and through 3 (forwarded to 2, which makes it without waiting), the
+# same 201 body but for its id; its errors (a turn that did not end, a bad turn, a taken id, a
+# session that does not exist) the same
+here=$(j -X POST -d '{"at_turn": 1, "id": "x2"}' "$u2/v1/sessions/a/fork" -w ' %{http_code}')
+there=$(j -X POST -d '{"at_turn": 1, "id": "x3"}' "$u3/v1/sessions/a/fork" -w ' %{http_code}')
+[ "${here% *}" != "${there% *}" ] && [ "${here##* }" = 201 ] && [ "$here" = "${there//x3/x2}" ] ||
+  fail "a fork on 3 (forwarded): $there; on 2: $here"
+for v in "$u2" "$u3"; do
+  j "$v/v1/sessions/x3" | jq -e '.id == "x3" and ([.messages[] | select(.role == "user")] | length) == 1' >/dev/null ||
+    fail "the forwarded fork x3 from $v: $(j "$v/v1/sessions/x3")"
+done
+for req in "a/fork {\"at_turn\":99}" "a/fork {\"at_turn\":0}" "a/fork {\"at_turn\":1,\"id\":\"x2\"}" \
+  "nosuch/fork {\"at_turn\":1}"; do
+  here=$(j -X POST -d "${req#* }" "$u2/v1/sessions/${req%% *}" -w ' %{http_code}')
+  there=$(j -X POST -d "${req#* }" "$u3/v1/sessions/${req%% *}" -w ' %{http_code}')
+  [ "$here" = "$there" ] || fail "${req} on 3 (forwarded): $there; on 2: $here"
+done
 # ---- /metrics: the wake-ups counted (each notifying commit carries one line or more) -------------
 metric() { curl -s --max-time 10 "$1/metrics" | awk -v k="$2" '$1 == k {print $2}'; }
 sent=$(metric "$u2" 'agentc_store_notifications_total{direction="sent"}')
@@ -180,6 +200,15 @@ lines=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="sent"}')
 merged=$(metric "$u2" 'agentc_store_notify_lines_total{outcome="coalesced"}')
 [ "${sent:-0}" -gt 0 ] && [ "${got:-0}" -gt 0 ] || fail "wake-ups not counted: sent ${sent:-none} by 2, received ${got:-none} by 3"
 [ "${lines:-0}" -ge "$sent" ] || fail "$sent notifying commits for ${lines:-none} lines sent, ${merged:-none} coalesced"
+# nothing above (streams, forwarded requests, lists, views, creates, deletes, a claim after a
+# kill, a database restart) waited for the database on a loop: no statement, commit or
+# connection run synchronously there
+for n in 2 3; do
+  for k in statement commit connect; do
+    v=$(metric "$(eval echo "\$u$n")" "agentc_store_blocking_statements_total{kind=\"$k\"}")
+    [ "$v" = 0 ] || fail "worker $n's loop waited for the database (${k}s: ${v:-none})"
+  done
+done
 # ---- the database down while the holder writes the session: the message it could not store is
 # answered 503 store_error (not 202); the holder gives the session up once the database is back,
 # so a message on the other worker loads and runs it there (not refused session_in_use until

@@ -15,9 +15,12 @@
 # ahead without waiting, its loop answering /healthz at once meanwhile (its first commit the
 # group's, its view made from memory); a
 # request for a session 2's claim is loading takes no lease of its own and waits for that load
-# (no commit of it refused). A fork on the second reads the original's rows, and writes the fork's,
+# (no commit of it refused), at most --forward-timeout-ms (then 503 store_error, the claim's
+# load going on). A fork on the second reads the original's rows, and writes the fork's,
 # without waiting: its loop answers /healthz at once meanwhile, and the fork's row, journal,
-# snapshot and note are the original's up to the turn asked for; a turn calling a sub-agent there
+# snapshot and note are the original's up to the turn asked for; a fork of it POSTed on the first
+# (forwarded to the second, which runs it) made there the same way, its answer put off until it
+# is made, the fork then read from either worker; a turn calling a sub-agent there
 # makes the child's row with its first commit, the child stored as it ran, seen from the first
 # worker, the child's first view while it runs made without a read of its journal, a later fork's
 # calls kept from its rows, and under a parent loaded there from the store (its calls read with
@@ -25,7 +28,8 @@
 # a handoff there reopens its session on the new agent's engine without waiting (requests for it
 # meanwhile wait for that load, each answered); a parent left mid-call by a killed worker, claimed
 # there, or loaded for a request on a fourth worker, goes on with its child (the children of its
-# unfinished calls read ahead with it and loaded first), without waiting. "reads"
+# unfinished calls read ahead with it and loaded first), without waiting.
+# Each part ends with the second one's agentc_store_blocking_statements_total at 0. "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
 agentc=$1 uri=$2 dir=$3 port=$4 part=${5:-reads}
@@ -59,10 +63,10 @@ if [ "$part" = forks ]; then # f's two turns, then a turn calling the sub-agent 
     echo '{"tool_calls": [{"id": "k1", "name": "agent::math", "arguments": "{\"task\": \"add\"}"}]}'
     echo '{"content": "joined"}'; } >"$tmp/script" # each session's model calls from the first line
 fi
-start() { # start N DB_PORT: worker N, its URL in u$N
+start() { # start N DB_PORT [OPTION...]: worker N, its URL in u$N
   rm -f "$tmp/port$1"
   "$agentc" serve --db "${uri/:$port\//:$2/}?schema=slowdb" --provider script --script "$tmp/script" \
-    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 "${lease[@]}" 2>"$tmp/w$1.err" &
+    --listen 127.0.0.1:0 --port-file "$tmp/port$1" --forward-timeout-ms 20000 "${lease[@]}" "${@:3}" 2>"$tmp/w$1.err" &
   pids+=($!)
   eval "pid$1=$!"
   wait_for test -s "$tmp/port$1" || fail "worker $1 did not start"
@@ -71,6 +75,14 @@ start() { # start N DB_PORT: worker N, its URL in u$N
 start 1 "$port"
 start 2 "$pport"
 j() { curl -s --max-time 30 -H 'Content-Type: application/json' "$@"; }
+# 2's loop never waited for the database: no statement, commit or connection made synchronously
+unblocked() { # [URL]: that worker's (default 2's)
+  local k v u=${1:-$u2}
+  for k in statement commit connect; do
+    v=$(curl -s --max-time 10 "$u/metrics" | awk -v k="agentc_store_blocking_statements_total{kind=\"$k\"}" '$1 == k {print $2}')
+    [ "$v" = 0 ] || fail "the loop of $u waited for the database (${k}s: ${v:-none})"
+  done
+}
 j -X POST -d '{"id": "a"}' "$u1/v1/sessions" | jq -e '.id == "a"' >/dev/null || fail "create on 1"
 echo 250 >"$tmp/delay" # from now on each of 2's reads takes 500 ms more
 sleep 1                # what was under way has passed
@@ -152,6 +164,7 @@ for s in sa sb; do
   [ "$(norm "$tmp/$s")" = "$(norm "$tmp/r1")" ] ||
     fail "stream $s on 2 differs from a fresh replay: $(diff <(norm "$tmp/$s") <(norm "$tmp/r1") | head -5)"
 done
+unblocked
 echo "ok"
 exit 0
 fi
@@ -205,6 +218,59 @@ longest_during -X POST -d '{"at_turn": 1, "id": "g"}' "$u2/v1/sessions/f/fork"
 longest_during -X POST -d '{"at_turn": 7}' "$u2/v1/sessions/f/fork"
 [ "$(tail -1 "$tmp/out")" = 409 ] && head -1 "$tmp/out" | jq -e '.error.message | test("no turn 7")' >/dev/null ||
   fail "turn 7 of f: $(cat "$tmp/out")"
+# ---- a fork of f POSTed on 1, forwarded to 2 (which runs f): made there by the same steps, its
+# inbox answer put off until its rows are written; 2's loop answers /healthz meanwhile
+longest_during -X POST -d '{"at_turn": 2, "id": "g2"}' "$u1/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 201 ] && head -1 "$tmp/out" |
+  jq -e --argjson at "$at" '.id == "g2" and .forked_from.id == "f" and .forked_from.at_turn == 2 and .forked_from.at_event > $at and (keys == ["forked_from", "id"])' >/dev/null ||
+  fail "the fork of f through 1: $(cat "$tmp/out")"
+at2=$(head -1 "$tmp/out" | jq .forked_from.at_event)
+awk -v t="$longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $longest s while it forked f for 1"
+fwd_longest=$longest
+[ "$(sql "SELECT events, snapshot_seq, holder, at_rest FROM slowdb.sessions WHERE id = 'local/g2'")" = "$at2|$at2||1" ] ||
+  fail "g2's row: $(sql "SELECT events, snapshot_seq, holder, at_rest FROM slowdb.sessions WHERE id = 'local/g2'")"
+[ "$(sql "SELECT string_agg(ev || data, ',' ORDER BY n) FROM slowdb.events WHERE session = 'local/g2'")" = \
+  "$(sql "SELECT string_agg(ev || data, ',' ORDER BY n) FROM slowdb.events WHERE session = 'local/f' AND n <= $at2")" ] ||
+  fail "g2's journal is not f's up to event $at2"
+turns_in() { [ "$(grep -c '^event: turn_done' "$1")" -ge "$2" ]; }
+for v in "$u1" "$u2"; do # read from either worker: its view and its events
+  j "$v/v1/sessions/g2" | jq -e '.id == "g2" and [.messages[] | select(.role == "user") | .content] == ["one", "two"]' >/dev/null ||
+    fail "g2 from $v: $(j "$v/v1/sessions/g2" | jq -c .messages)"
+  curl -s -N --max-time 15 "$v/v1/sessions/g2/events" >"$tmp/g2ev" &
+  cp=$!
+  wait_for turns_in "$tmp/g2ev" 2
+  sleep 0.3 # anything after its last turn's end
+  kill "$cp" 2>/dev/null; wait "$cp"
+  last=$(grep '^id: ' "$tmp/g2ev" | tail -1 | cut -c5- | cut -d. -f1) # its frames' ids: N or N.K
+  [ "$last" = "$at2" ] && [ "$(grep -c '^event: turn_done' "$tmp/g2ev")" = 2 ] ||
+    fail "g2's events from $v: $(grep -c '^id: ' "$tmp/g2ev") ids, the last $(grep '^id: ' "$tmp/g2ev" | tail -1)"
+done
+longest_during -X POST -d '{"at_turn": 2, "id": "g2"}' "$u1/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 409 ] || fail "g2 forked again through 1: $(cat "$tmp/out")"
+longest_during -X POST -d '{"at_turn": 7}' "$u1/v1/sessions/f/fork"
+[ "$(tail -1 "$tmp/out")" = 409 ] && head -1 "$tmp/out" | jq -e '.error.code == "fork_failed" and (.error.message | test("no turn 7"))' >/dev/null ||
+  fail "turn 7 of f through 1: $(cat "$tmp/out")"
+# ---- a forwarded fork that outlasts its sender: worker 3 (--forward-timeout-ms 1000) gives up
+# (504) while 2, which took it, is cut from its database (the proxy stopped); 2 then makes it,
+# whole, answers no one and leaks nothing
+start 3 "$port" --forward-timeout-ms 1000
+{ j -w '\n%{http_code}' -X POST -d '{"at_turn": 2, "id": "g3"}' "$u3/v1/sessions/f/fork" >"$tmp/g3out"; } &
+g3p=$!
+inbox() { sql "SELECT state FROM slowdb.inbox WHERE session = 'local/f' AND route = '/fork' ORDER BY id DESC LIMIT 1"; }
+taken() { [ "$(inbox)" = taken ]; }
+wait_for taken || fail "2 did not take the fork through 3: $(inbox)"
+kill -STOP "$proxy"
+wait "$g3p"
+kill -CONT "$proxy"
+[ "$(tail -1 "$tmp/g3out")" = 504 ] && head -1 "$tmp/g3out" | jq -e '.error.code == "worker_timeout"' >/dev/null ||
+  fail "the fork g3 through 3: $(cat "$tmp/g3out")"
+answered() { [ "$(inbox)" = done ]; }
+wait_for answered || fail "2 did not answer the fork through 3: $(inbox)"
+g3() { sql "SELECT (SELECT count(*) FROM slowdb.sessions WHERE id = 'local/g3') || ' ' || (SELECT count(*) FROM slowdb.events WHERE session = 'local/g3') || ' ' || (SELECT count(*) FROM slowdb.notes WHERE session = 'local/g3' AND kind = 'forked_from')"; }
+[ "$(g3)" = "1 $at2 1" ] || fail "g3 made after its sender gave up: $(g3) rows/events/notes"
+j "$u3/v1/sessions/g3" | jq -e '[.messages[] | select(.role == "user") | .content] == ["one", "two"]' >/dev/null ||
+  fail "g3 from 3: $(j "$u3/v1/sessions/g3")"
+kill -9 "$pid3"
 # ---- a sub-agent's session made on 2: its row with its first commit, its last given to the group
 # (measured from the 202, whose view still reads the row, to the turn's end, read from the store)
 j -w '\n%{http_code}' -X POST -d '{"content": "delegate"}' "$u2/v1/sessions/f/messages" >"$tmp/out"
@@ -408,6 +474,7 @@ awk -v t="$claim_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $
 # ---- the same parent left mid-call loaded for a request on a worker whose claims are far apart
 # (4: a heartbeat every 20 s): the child of its unfinished call (nobody runs it) has its lease
 # taken and its rows read with the parent's, and is loaded first, without waiting
+unblocked
 kill -TERM "$pid2"
 wait "$pid2" || fail "worker 2 did not stop cleanly: $?"
 lease=(--tools "$tmp/tools.json" --agents "$tmp/agents.json" --script-delay-ms 1500 --lease-ms 60000)
@@ -433,7 +500,8 @@ j "$u4/v1/sessions/${pc_child#local/}" | jq -e '.answer == "sum" and .parent.ses
   fail "pr's child on 4: $(j "$u4/v1/sessions/${pc_child#local/}" | jq -c '{status, answer, parent}')"
 ! grep -q "lost its lease" "$tmp/w4.err" || fail "a load on 4 was fenced out: $(grep 'lost its lease' "$tmp/w4.err")"
 awk -v t="$req_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 4 took $req_longest s while pr, loaded there mid-call, ran its child again"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s; while ho was handed on: $hand_longest s; while it claimed pc mid-call: $claim_longest s; 4, while pr, loaded mid-call, went on: $req_longest s)"
+unblocked "$u4"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s, for 1: $fwd_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s; while ho was handed on: $hand_longest s; while it claimed pc mid-call: $claim_longest s; 4, while pr, loaded mid-call, went on: $req_longest s)"
 exit 0
 fi
 for b in b p; do
@@ -539,4 +607,46 @@ n_done() { [ "$(nrow | cut -d' ' -f1)" = 1 ]; }
 wait_for n_done || fail "n was not finished on 2: $(nrow); $(tail -3 "$tmp/w2.err")"
 grep -q "session 'local/n': its worker .* is gone; resumed here" "$tmp/w2.err" || fail "2's claim did not resume n: $(tail -3 "$tmp/w2.err")"
 ! grep -q "session 'local/n' lost its lease" "$tmp/w2.err" || fail "n's load on 2 was fenced out: $(grep "local/n" "$tmp/w2.err")"
-echo "ok (longest /healthz on 2 while it claimed m: $longest s; while it loaded b: $longest_b s, p: $longest2 s)"
+
+# ---- a request for a session a claim is loading on 2, the load slower than the forward timeout -
+# As for n, every packet held 1.5 s from the kill on (the request is sent while the claim's
+# answer is held: its lease read comes before the claim's reads), then 8 s from the claim's
+# first read on (its other reads take 16 s each): the request waits for the claim's load at
+# most --forward-timeout-ms (20 s), then is answered 503 store_error; the claim's load goes on.
+rm -f "$tmp/port3"
+"$agentc" serve --db "$uri?schema=slowdb" --provider script --script "$tmp/script3" --script-delay-ms 2000 \
+  --lease-ms 1000 --listen 127.0.0.1:0 --port-file "$tmp/port3" 2>"$tmp/w5.err" &
+pids+=($!)
+p5=$!
+wait_for test -s "$tmp/port3" || fail "worker 5 did not start"
+u5=http://127.0.0.1:$(cat "$tmp/port3")
+j -X POST -d '{"id": "o"}' "$u5/v1/sessions" | jq -e '.id == "o"' >/dev/null || fail "create o on 5"
+j -X POST -d '{"content": "go"}' "$u5/v1/sessions/o/messages" | jq -e '.status == "running"' >/dev/null ||
+  fail "o's turn on 5"
+orow() { sql "SELECT at_rest || ' ' || holder FROM slowdb.sessions WHERE id = 'local/o'"; }
+o_mid() { [ "$(orow | cut -d' ' -f1)" = 0 ]; }
+wait_for o_mid || fail "o's turn on 5 was not stored"
+j "$u2/v1/sessions/o" | jq -e '.id == "o"' >/dev/null || fail "o from 2 while 5 runs it" # known on 2
+h5=$(orow | cut -d' ' -f2-)
+echo 1500 >"$tmp/delay"
+kill -9 "$p5"
+taken=0
+for _ in $(seq 1 2000); do
+  [ "$(orow | cut -d' ' -f2-)" != "$h5" ] && { taken=1; break; }
+done
+[ "$taken" = 1 ] || fail "o was not claimed by 2"
+t0=$(date +%s%N)
+{ curl -s --max-time 90 -w '\n%{http_code}' "$u2/v1/sessions/o" >"$tmp/late"; } &
+lp=$!
+reading() { [ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%, agent FROM sessions WHERE id = \$1'")" != 0 ]; }
+wait_for reading || fail "2's claim did not read o's rows"
+echo 8000 >"$tmp/delay"
+wait "$lp"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$(tail -1 "$tmp/late")" = 503 ] &&
+  head -1 "$tmp/late" | jq -e '.error.code == "store_error" and (.error.message | test("still loading"))' >/dev/null ||
+  fail "o from 2 while its claim's load outlasted the forward timeout: $(cat "$tmp/late") after $ms ms"
+[ "$ms" -ge 20000 ] && [ "$ms" -lt 40000 ] || fail "o's request answered 503 after $ms ms (--forward-timeout-ms 20000)"
+j "$u2/healthz" | jq -e '.status == "ok"' >/dev/null || fail "/healthz on 2 after o's request"
+unblocked
+echo "ok (longest /healthz on 2 while it claimed m: $longest s; while it loaded b: $longest_b s, p: $longest2 s; o answered 503 after $ms ms)"

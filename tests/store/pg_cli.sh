@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # pg_cli.sh AGENTC URI CLUSTER_DIR PORT: agentc's commands on a PostgreSQL store end to end:
 # run --session (twice, the second continues), $AGENTC_DB and postgres://, sessions list,
-# batch --db,
+# batch with $AGENTC_DB (no --db),
 # serve --db (a session created and answered over HTTP, another after the database restarted,
-# then listed by the CLI), --db-listen in --db's schema; the password
+# then listed by the CLI), serve with $AGENTC_DB and --db-listen in its schema; the password
 # of the URI in no output nor in the store; a wrong password, a server that does not answer and a bad schema
 # name give clear errors without it; a schema newer than this agentc is refused.
 set -uo pipefail
@@ -32,10 +32,10 @@ out=$(timeout 30 "$agentc" run --provider script --script "$tmp/script" --db "$d
 out=$(AGENTC_DB="${db/postgresql:/postgres:}" timeout 30 "$agentc" sessions list 2>&1) || fail "list: $out"
 grep -q '^s1 ' <<<"$out" || fail "sessions list (AGENTC_DB, postgres://): $out"
 
-# batch --db: every session stored under its input id, in one group commit per loop turn
+# batch with $AGENTC_DB: every session stored under its input id, in one group commit per loop turn
 for i in 1 2 3 4 5; do echo "{\"id\": \"b$i\", \"prompt\": \"q$i\"}"; done >"$tmp/in.jsonl"
 for i in 1 2 3 4 5; do echo '{"content": "batch answer"}'; done >"$tmp/bscript"
-timeout 60 "$agentc" batch "$tmp/in.jsonl" --provider script --script "$tmp/bscript" --db "$db" \
+AGENTC_DB="$db" timeout 60 "$agentc" batch "$tmp/in.jsonl" --provider script --script "$tmp/bscript" \
   --concurrency 5 >"$tmp/bout" 2>"$tmp/berr" || fail "batch: $(cat "$tmp/berr")"
 [ "$(jq -s '[.[] | select(.status == "completed" or .answer == "batch answer")] | length' "$tmp/bout")" = 5 ] \
   || fail "batch results: $(cat "$tmp/bout")"
@@ -75,8 +75,8 @@ grep -q "$pw" "$tmp/dump.sql" && fail "the store keeps the password"
 
 # --db-listen wakes workers in --db's schema (a URL without schema= is given it: the heartbeat,
 # a statement of that connection, renews this schema's row; a session's row made there), and
-# refuses another schema and a store that is not PostgreSQL
-"$agentc" serve --db "$db" --provider script --script "$tmp/script3" --listen 127.0.0.1:0 \
+# refuses another schema and a store that is not PostgreSQL; the store named by $AGENTC_DB
+AGENTC_DB="$db" "$agentc" serve --provider script --script "$tmp/script3" --listen 127.0.0.1:0 \
   --port-file "$tmp/port2" --worker-id envw --lease-ms 1000 --db-listen "$uri?application_name=wake" \
   2>"$tmp/serve2.err" &
 spid=$!

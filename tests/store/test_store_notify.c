@@ -6,7 +6,8 @@
  * not come back; the inbox: a request put for a holder is taken by it once, answered and read
  * back, a withdrawn one is never taken, a taken one cannot be withdrawn. A session freed while
  * the group's commit of it is in flight does not wait for it (its last commit is the next
- * group's).
+ * group's). On a loop that serves, a call finding the store's connection lost fails at once,
+ * the connection made again in the background, and the statements run waiting are counted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -802,6 +803,66 @@ static void test_tend(void **state)
     ac_store_close(st);
 }
 
+/* The metric's value of kind in m's text, or -1 when it has none. */
+static double blocking(ac_metrics *m, const char *kind)
+{
+    char *text = ac_metrics_render(m, 0), key[128];
+    snprintf(key, sizeof key, "agentc_store_blocking_statements_total{kind=\"%s\"} ", kind);
+    const char *at = text ? strstr(text, key) : NULL;
+    double v = at ? strtod(at + strlen(key), NULL) : -1;
+    free(text);
+    return v;
+}
+
+/* On a loop that serves (ac_store_serve_on), a call that finds the store's connection lost
+ * fails at once, the connection made again in the background (none made waiting), and works
+ * again once it is; each statement run waiting is counted. */
+static void test_serve_on(void **state)
+{
+    (void)state;
+    ac_store_options o = {.holder = "holder-S", .lease_ms = 60000};
+    ac_error err;
+    ac_store *st = ac_store_open(where, &o, &err);
+    assert_non_null(st);
+    ac_metrics *m = ac_metrics_new();
+    assert_non_null(m);
+    ac_store_serve_on(st, loop, m);
+    assert_true(blocking(m, "statement") == 0 && blocking(m, "connect") == 0);
+    ac_store_session_info info;
+    assert_int_equal(ac_store_info(st, "nosuch", &info, &err), AC_STORE_ENOENT);
+    assert_true(blocking(m, "statement") == 1);
+    static const char *const LOCKS =
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
+        "AND classid::bigint = 1634160196 AND objid::bigint = (hashtext('holder-S')::bigint & "
+        "4294967295)";
+    static const char *const KILL =
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
+        "'agentc' AND pid <> pg_backend_pid()";
+    reads k = {0};
+    killed = &k;
+    assert_int_equal(ac_notify_query(na, KILL, 0, NULL, 0, on_kill, &k), 0);
+    run_until(other_told, 5000);
+    int locks = 1;
+    for (int i = 0; i < 100 && locks != 0; i++) /* the lock goes with its backend */
+        locks = locks_of(LOCKS);
+    assert_int_equal(locks, 0);
+    /* found lost by its statement: failed at once, made again in the background */
+    assert_int_equal(ac_store_info(st, "nosuch", &info, &err), AC_EIO);
+    assert_non_null(strstr(err.text, "made again in the background"));
+    assert_int_equal(((pg_store *)st)->tend.state != 0, 1);
+    int rc = AC_EIO;
+    for (int i = 0; i < 250 && rc == AC_EIO; i++) {
+        ac_loop_run_once(loop, 20);
+        rc = ac_store_info(st, "nosuch", &info, &err); /* meanwhile: at once, no statement */
+    }
+    assert_int_equal(rc, AC_STORE_ENOENT);
+    assert_int_equal(locks_of(LOCKS), 1); /* its holder's lock back with it */
+    assert_true(blocking(m, "connect") == 0);
+    assert_true(blocking(m, "statement") == 3); /* before, the one that found it lost, after */
+    ac_store_close(st);
+    ac_metrics_free(m);
+}
+
 static int commit_done;
 static void on_committed(void *ud)
 {
@@ -953,6 +1014,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tend, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_serve_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_reconnects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_freed_in_flight, setup, teardown),
     };
