@@ -294,7 +294,8 @@ void srv_children_init(srv *sv)
 typedef struct srv_kid {
     struct srv_kids *k;
     ac_store_ahead *a;
-    int leasing, reading; /* not answered yet */
+    json_t *calls;                 /* its own calls, for its view (NULL: read by that view) */
+    int leasing, reading, calling; /* not answered yet */
     int lease_rc, read_rc;
     int64_t attempt;
 } srv_kid;
@@ -368,7 +369,27 @@ static void kid_read(void *ud, int rc, const char *error)
     kid_answered(kid->k);
 }
 
-/* kid's lease taken, then its rows read, on the wake-up connection: 1; 0 when neither was sent. */
+static int kid_call(void *ud, const ac_store_event *ev)
+{
+    srv_kid *kid = ud;
+    srv_children_keep(kid->calls, ac_store_ahead_id(kid->a), ev->ev, ev->data);
+    return 0;
+}
+
+static void kid_calls(void *ud, int rc, const char *error)
+{
+    srv_kid *kid = ud;
+    (void)error;
+    kid->calling = 0;
+    if (rc != AC_OK) {
+        json_decref(kid->calls);
+        kid->calls = NULL;
+    }
+    kid_answered(kid->k);
+}
+
+/* kid's lease taken, then its rows and its calls read, on the wake-up connection: 1; 0 when
+ * none was sent. */
 static int kid_ask(srv *sv, srv_kid *kid, const char *cid)
 {
     if (!(kid->a = ac_store_ahead_new(cid, 0)))
@@ -377,7 +398,14 @@ static int kid_ask(srv *sv, srv_kid *kid, const char *cid)
                                      ac_store_lease_ms(sv->store), kid_leased, kid) == 0;
     kid->reading = kid->leasing && ac_notify_ahead(sv->notify, kid->a, kid_read, kid) == 0;
     kid->lease_rc = kid->read_rc = AC_EIO;
-    kid->k->pending += (size_t)kid->leasing + (size_t)kid->reading;
+    kid->calls = kid->reading ? json_array() : NULL;
+    kid->calling =
+        kid->calls && ac_notify_events(sv->notify, cid, 0, kid_call, kid_calls, kid) == 0;
+    if (!kid->calling) {
+        json_decref(kid->calls);
+        kid->calls = NULL;
+    }
+    kid->k->pending += (size_t)kid->leasing + (size_t)kid->reading + (size_t)kid->calling;
     if (!kid->leasing)
         ac_store_ahead_free(kid->a);
     if (!kid->leasing)
@@ -449,6 +477,8 @@ static void kid_load(srv *sv, srv_kid *kid)
         ok = srv_sess_load(cs, &err) == 0;
         ac_store_ahead_end(sv->store);
         if (ok)
+            srv_sess_calls_read(cs, &kid->calls); /* its view's calls, read with its rows */
+        if (ok)
             return;
         fprintf(stderr, "agentc serve: session '%s' (a call's) cannot be loaded: %s\n", cid,
                 err.text);
@@ -464,6 +494,7 @@ void srv_kids_load(srv *sv, srv_kids *k)
     for (size_t i = 0; i < k->n; i++) {
         kid_load(sv, &k->v[i]);
         ac_store_ahead_free(k->v[i].a);
+        json_decref(k->v[i].calls);
     }
     k->n = 0;
     srv_kids_free(sv, k);
@@ -479,6 +510,7 @@ void srv_kids_free(srv *sv, srv_kids *k)
             ac_notify_release(sv->notify, ac_store_ahead_id(kid->a), ac_store_holder(sv->store),
                               kid->attempt, NULL, NULL);
         ac_store_ahead_free(kid->a);
+        json_decref(kid->calls);
     }
     free(k->v);
     free(k);
