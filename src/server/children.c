@@ -15,13 +15,18 @@
  * the dispatch that paused it): the change recorded at rest (agent.changed, reason
  * "handoff"), the session opened again from the store on the named agent's engine, and
  * resumed, so a new turn answers the same user message. Its stored agent is the new one: a
- * restart goes on with it.
+ * restart goes on with it. On PostgreSQL the reopening waits for nothing: once its last commit
+ * is written (ac_store_when_durable) its lease is taken and its rows read ahead on the wake-up
+ * connection, then it is opened from them between loop iterations (load.c, as a request's
+ * load); a request for it meanwhile waits for that load.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server_int.h"
+#include "store/store_ahead.h"
+#include "store/store_notify.h"
 
 #define SRV_MAX_HANDOFFS 32 /* in one turn: agents that hand it back and forth are stopped */
 
@@ -99,14 +104,12 @@ static void handoff_failed(srv_sess *ss, const char *why)
     srv_sess_say(ss, "error", json_pack("{s:s, s:s}", "code", "handoff_failed", "message", why));
 }
 
-/* Opens ss again on its new agent's engine (from the change's snapshot) and resumes it. */
-static void reopen_fired(void *ud)
+/* ss opened again on its new agent's engine (err NULL), or not (why in err): resumed, or the
+ * handoff failed. */
+void srv_children_reopened(srv_sess *ss, const ac_error *err)
 {
-    srv_sess *ss = ud;
-    ac_error err = {0};
-    ss->handoff_timer = 0;
-    if (ss->freeing || (!ss->s && srv_sess_open(ss, AC_STORE_MUST_EXIST, NULL, &err) < 0)) {
-        handoff_failed(ss, err.text[0] ? err.text : "the session is being removed");
+    if (err || !ss->s) {
+        handoff_failed(ss, err && err->text[0] ? err->text : "the session is being removed");
         return;
     }
     if (ss->handoff_timer) /* the open saw the transfer it is moved for: done */
@@ -114,6 +117,19 @@ static void reopen_fired(void *ud)
     ss->handoff_timer = 0;
     if (ac_session_post(ss->s, "resume", NULL, 0) < 0)
         handoff_failed(ss, "the session cannot resume under the new agent");
+}
+
+/* Opens ss again on its new agent's engine (from the change's snapshot), reading it here. */
+static void reopen_fired(void *ud)
+{
+    srv_sess *ss = ud;
+    ac_error err = {0};
+    ss->handoff_timer = 0;
+    if (ss->freeing || (!ss->s && srv_sess_open(ss, AC_STORE_MUST_EXIST, NULL, &err) < 0)) {
+        srv_children_reopened(ss, &err);
+        return;
+    }
+    srv_children_reopened(ss, NULL);
 }
 
 /* Records the change to the agent ss's handoff names, then frees ss's session: it is opened
@@ -157,12 +173,15 @@ static void handoff_fired(void *ud)
     }
     srv_sess_delete_wake(ss);
     srv_sess_live_end(ss);
+    /* PostgreSQL: reopened once its last commit is written, from its rows read ahead (load.c) */
+    int ahead = srv_load_reopen(sv, ss) == 0;
     ac_session_set_userdata(ss->s, NULL);
     ac_session_free(ss->s); /* its last commit goes with the store's group, on this turn */
     ss->s = NULL;
     srv_engine_release(sv, ss->agent);
     ss->agent = to;
-    ss->handoff_timer = ac_loop_timer(sv->loop, 0, reopen_fired, ss);
+    if (!ahead) /* SQLite: opened from a timer, its reads made there */
+        ss->handoff_timer = ac_loop_timer(sv->loop, 0, reopen_fired, ss);
 }
 
 void srv_children_turn_ended(srv_sess *ss)
@@ -268,4 +287,231 @@ void srv_children_init(srv *sv)
     sv->opener.open = open_child;
     sv->opener.close = close_child;
     sv->opener.handoffs = true; /* every session of the server but the ephemeral is stored */
+}
+
+/* ---- the children of a parent's unfinished calls, read ahead with its load ---- */
+
+typedef struct srv_kid {
+    struct srv_kids *k;
+    ac_store_ahead *a;
+    json_t *calls;                 /* its own calls, for its view (NULL: read by that view) */
+    int leasing, reading, calling; /* not answered yet */
+    int lease_rc, read_rc;
+    int64_t attempt;
+} srv_kid;
+
+struct srv_kids {
+    srv *sv;
+    srv_kid *v;
+    size_t n;
+    size_t pending; /* answers still to come */
+    void (*done)(void *ud);
+    void *ud;
+};
+
+/* The stored id of a call's child (its parent's, pid, "OWNER/ID"; the call names it as its
+ * parent's owner does) when the call has not ended; else 0. */
+static int unfinished_child(const char *pid, const json_t *c, char *out, size_t cap)
+{
+    const char *sid = json_string_value(json_object_get(c, "session"));
+    const char *slash = strchr(pid, '/');
+    if (!sid || json_object_get(c, "ok") || !slash)
+        return 0;
+    int n = strchr(sid, '/') ? snprintf(out, cap, "%s", sid)
+                             : snprintf(out, cap, "%.*s/%s", (int)(slash - pid), pid, sid);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* Another load of child cid under way here (a claim's, a request's, a reopening): it loads it. */
+static int kid_loading(srv *sv, const char *cid)
+{
+    return srv_load_pending(sv, cid) || srv_workers_loading(sv, cid);
+}
+
+int srv_kids_busy(srv *sv, const srv_kids *own, const char *pid, const json_t *calls)
+{
+    size_t i;
+    json_t *c;
+    char cid[300];
+    json_array_foreach(calls, i, c)
+    {
+        if (unfinished_child(pid, c, cid, sizeof cid) && !srv_kids_has(own, cid) &&
+            kid_loading(sv, cid))
+            return 1;
+    }
+    return 0;
+}
+
+static void kid_answered(srv_kids *k)
+{
+    if (--k->pending == 0 && k->done)
+        k->done(k->ud);
+}
+
+static void kid_leased(void *ud, int rc, int64_t attempt, const char *error)
+{
+    srv_kid *kid = ud;
+    (void)error;
+    kid->leasing = 0;
+    kid->lease_rc = rc;
+    kid->attempt = attempt;
+    if (rc == AC_OK)
+        ac_store_ahead_set_attempt(kid->a, attempt);
+    kid_answered(kid->k);
+}
+
+static void kid_read(void *ud, int rc, const char *error)
+{
+    srv_kid *kid = ud;
+    (void)error;
+    kid->reading = 0;
+    kid->read_rc = rc;
+    kid_answered(kid->k);
+}
+
+static int kid_call(void *ud, const ac_store_event *ev)
+{
+    srv_kid *kid = ud;
+    srv_children_keep(kid->calls, ac_store_ahead_id(kid->a), ev->ev, ev->data);
+    return 0;
+}
+
+static void kid_calls(void *ud, int rc, const char *error)
+{
+    srv_kid *kid = ud;
+    (void)error;
+    kid->calling = 0;
+    if (rc != AC_OK) {
+        json_decref(kid->calls);
+        kid->calls = NULL;
+    }
+    kid_answered(kid->k);
+}
+
+/* kid's lease taken, then its rows and its calls read, on the wake-up connection: 1; 0 when
+ * none was sent. */
+static int kid_ask(srv *sv, srv_kid *kid, const char *cid)
+{
+    if (!(kid->a = ac_store_ahead_new(cid, 0)))
+        return 0;
+    kid->leasing = ac_notify_acquire(sv->notify, cid, ac_store_holder(sv->store),
+                                     ac_store_lease_ms(sv->store), kid_leased, kid) == 0;
+    kid->reading = kid->leasing && ac_notify_ahead(sv->notify, kid->a, kid_read, kid) == 0;
+    kid->lease_rc = kid->read_rc = AC_EIO;
+    kid->calls = kid->reading ? json_array() : NULL;
+    kid->calling =
+        kid->calls && ac_notify_events(sv->notify, cid, 0, kid_call, kid_calls, kid) == 0;
+    if (!kid->calling) {
+        json_decref(kid->calls);
+        kid->calls = NULL;
+    }
+    kid->k->pending += (size_t)kid->leasing + (size_t)kid->reading + (size_t)kid->calling;
+    if (!kid->leasing)
+        ac_store_ahead_free(kid->a);
+    if (!kid->leasing)
+        kid->a = NULL;
+    return kid->leasing;
+}
+
+srv_kids *srv_kids_read(srv *sv, const char *pid, const json_t *calls, void (*done)(void *),
+                        void *ud)
+{
+    size_t i, n = json_array_size(calls);
+    json_t *c;
+    char cid[300];
+    srv_kids *k = sv->notify && n ? calloc(1, sizeof *k) : NULL;
+    if (!k || !(k->v = calloc(n, sizeof *k->v))) {
+        free(k);
+        return NULL;
+    }
+    k->sv = sv;
+    json_array_foreach(calls, i, c)
+    {
+        srv_sess *cs = unfinished_child(pid, c, cid, sizeof cid) ? srv_sess_stored(sv, cid) : NULL;
+        if (!unfinished_child(pid, c, cid, sizeof cid) || (cs && (cs->s || cs->reopening)) ||
+            kid_loading(sv, cid))
+            continue;
+        srv_kid *kid = &k->v[k->n];
+        kid->k = k;
+        k->n += (size_t)kid_ask(sv, kid, cid);
+    }
+    if (!k->pending) {
+        srv_kids_free(sv, k);
+        return NULL;
+    }
+    k->done = done;
+    k->ud = ud;
+    return k;
+}
+
+int srv_kids_has(const srv_kids *k, const char *cid)
+{
+    for (size_t i = 0; k && i < k->n; i++)
+        if (k->v[i].a && !strcmp(ac_store_ahead_id(k->v[i].a), cid))
+            return 1;
+    return 0;
+}
+
+size_t srv_kids_pending(const srv_kids *k)
+{
+    return k ? k->pending : 0;
+}
+
+/* kid loaded from its rows (its session made known here first), or its lease given up. */
+static void kid_load(srv *sv, srv_kid *kid)
+{
+    const char *cid = ac_store_ahead_id(kid->a);
+    const char *slash = strchr(cid, '/');
+    srv_sess *cs = srv_sess_stored(sv, cid);
+    ac_error err = {0};
+    int ok = kid->lease_rc == AC_OK && kid->read_rc == AC_OK && slash && !sv->stopping &&
+             !(cs && (cs->s || cs->freeing || cs->reopening));
+    if (ok && !cs) {
+        char owner[128];
+        snprintf(owner, sizeof owner, "%.*s", (int)(slash - cid), cid);
+        cs = srv_sess_known(sv, srv_owner_named(sv, owner), cid,
+                            ac_store_ahead_info(kid->a)->created_ms);
+    }
+    if (ok && cs) {
+        ac_store_ahead_begin(sv->store, kid->a);
+        ok = srv_sess_load(cs, &err) == 0;
+        ac_store_ahead_end(sv->store);
+        if (ok)
+            srv_sess_calls_read(cs, &kid->calls); /* its view's calls, read with its rows */
+        if (ok)
+            return;
+        fprintf(stderr, "agentc serve: session '%s' (a call's) cannot be loaded: %s\n", cid,
+                err.text);
+    }
+    if (kid->lease_rc == AC_OK) /* fenced by its attempt: nothing if it is another's by now */
+        ac_notify_release(sv->notify, cid, ac_store_holder(sv->store), kid->attempt, NULL, NULL);
+}
+
+void srv_kids_load(srv *sv, srv_kids *k)
+{
+    if (!k)
+        return;
+    for (size_t i = 0; i < k->n; i++) {
+        kid_load(sv, &k->v[i]);
+        ac_store_ahead_free(k->v[i].a);
+        json_decref(k->v[i].calls);
+    }
+    k->n = 0;
+    srv_kids_free(sv, k);
+}
+
+void srv_kids_free(srv *sv, srv_kids *k)
+{
+    if (!k)
+        return;
+    for (size_t i = 0; i < k->n; i++) {
+        srv_kid *kid = &k->v[i];
+        if (kid->lease_rc == AC_OK && sv->notify)
+            ac_notify_release(sv->notify, ac_store_ahead_id(kid->a), ac_store_holder(sv->store),
+                              kid->attempt, NULL, NULL);
+        ac_store_ahead_free(kid->a);
+        json_decref(kid->calls);
+    }
+    free(k->v);
+    free(k);
 }

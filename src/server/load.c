@@ -1,8 +1,9 @@
 /*
- * load.c - a request for a stored session not in memory: suspended while the session is
- * loaded again (snapshot + tail) between loop iterations, never inside a callback; on
- * PostgreSQL its lease taken and its rows and journal's calls read ahead first, without
- * waiting, then resumed.
+ * load.c - a stored session not in memory loaded again (snapshot + tail) between loop
+ * iterations, never inside a callback: for a request (suspended meanwhile, then resumed), or
+ * for a handoff's reopening on its new agent's engine (children.c; once its last commit is
+ * written). On PostgreSQL its lease is taken and its rows and journal's calls read ahead first,
+ * without waiting.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,14 @@
 struct srv_load {
     struct srv_load *next;
     struct MHD_Connection *conn;
-    req *r;
+    req *r; /* NULL: a handoff's reopening */
     char *id;
+    /* a handoff's reopening: its session (NULL once freed meanwhile), opened again once its
+     * last commit is written (committing until then: durable, deferred by the store) */
+    int reopen;
+    srv_sess *ss;
+    int committing;
+    ac_loop_task durable;
     /* on PostgreSQL: its rows read ahead on the wake-up connection first (store_ahead.h), the
      * loading then answered from them */
     srv *sv;
@@ -31,14 +38,16 @@ struct srv_load {
     int lease_rc; /* then: ac_notify_acquire's rc, the attempt taken, or why not */
     int64_t attempt;
     char lease_error[256];
-    json_t *calls; /* the journal's sub-agent calls, read after its rows (children.c), or NULL */
-    int calling;   /* those not read yet */
-    int orphan;    /* its request answered without it (stopping): freed when all are answered */
+    json_t *calls;  /* the journal's sub-agent calls, read after its rows (children.c), or NULL */
+    int calling;    /* those not read yet */
+    srv_kids *kids; /* then the children of its unfinished calls read ahead (children.c) */
+    int orphan;     /* its request answered without it (stopping): freed when all are answered */
     int64_t behind_until; /* waiting for another load of its session: until then (0: not yet) */
 };
 
 static void load_free(struct srv_load *l)
 {
+    srv_kids_free(l->sv, l->kids);
     json_decref(l->calls);
     ac_store_ahead_free(l->ahead);
     free(l->id);
@@ -54,6 +63,12 @@ static void unlink_load(struct srv_load *l)
         }
 }
 
+/* Its statements not all answered yet. */
+static int load_asking(const struct srv_load *l)
+{
+    return l->reading || l->leasing || l->calling || srv_kids_pending(l->kids);
+}
+
 static void on_load_read(void *ud, int rc, const char *error)
 {
     struct srv_load *l = ud;
@@ -63,7 +78,7 @@ static void on_load_read(void *ud, int rc, const char *error)
              rc == AC_STORE_ENOENT ? "the session is no longer in the store"
              : error               ? error
                                    : ac_strerror(rc));
-    if (l->orphan && !l->leasing && !l->calling) {
+    if (l->orphan && !load_asking(l)) {
         unlink_load(l);
         load_free(l);
     }
@@ -76,9 +91,18 @@ static int on_load_call(void *ud, const ac_store_event *ev)
     return 0;
 }
 
+static void on_load_kids(void *ud)
+{
+    struct srv_load *l = ud;
+    if (l->orphan && !load_asking(l)) {
+        unlink_load(l);
+        load_free(l);
+    }
+}
+
 /* Its journal's calls read: the view after its loading says them without a read (one that
- * failed: that view reads them). */
-static void on_load_calls(void *ud, int rc, const char *error)
+ * failed: that view reads them); the children of its unfinished calls read ahead then. */
+static void on_load_calls_read(void *ud, int rc, const char *error)
 {
     struct srv_load *l = ud;
     (void)error;
@@ -86,8 +110,9 @@ static void on_load_calls(void *ud, int rc, const char *error)
     if (rc != AC_OK) {
         json_decref(l->calls);
         l->calls = NULL;
-    }
-    if (l->orphan && !l->leasing && !l->reading) {
+    } else if (!l->orphan && l->ahead && l->sv->notify)
+        l->kids = srv_kids_read(l->sv, ac_store_ahead_id(l->ahead), l->calls, on_load_kids, l);
+    if (l->orphan && !load_asking(l)) {
         unlink_load(l);
         load_free(l);
     }
@@ -102,7 +127,7 @@ static void on_load_leased(void *ud, int rc, int64_t attempt, const char *error)
     snprintf(l->lease_error, sizeof l->lease_error, "%s", error ? error : ac_strerror(rc));
     if (rc == AC_OK && l->ahead) /* the loader's lease_acquire answered from it */
         ac_store_ahead_set_attempt(l->ahead, attempt);
-    if (l->orphan && !l->reading && !l->calling) {
+    if (l->orphan && !load_asking(l)) {
         if (rc == AC_OK && l->orphan == 2) /* its rows were never asked for */
             ac_notify_release(l->sv->notify, ac_store_ahead_id(l->ahead),
                               ac_store_holder(l->sv->store), attempt, NULL, NULL);
@@ -116,17 +141,20 @@ static void on_load_leased(void *ud, int rc, int64_t attempt, const char *error)
 static int load_pending(const struct srv_load *l)
 {
     for (const struct srv_load *o = l->sv->loads; o; o = o->next)
-        if (o != l && !o->orphan && (o->reading || o->leasing || o->calling) &&
-            o->r->owner == l->r->owner && !strcmp(o->id, l->id))
-            return 1;
+        if (o->reopen ? o->ss && o->ss->owner == l->r->owner && !strcmp(o->ss->id, l->id)
+                      : o != l && !o->orphan && (load_asking(o) || o->ahead) &&
+                            o->r->owner == l->r->owner && !strcmp(o->id, l->id))
+            return 1; /* a reopening: until it is opened */
     return 0;
 }
 
 int srv_load_pending(const srv *sv, const char *stored_id)
 {
     for (const struct srv_load *l = sv->loads; l; l = l->next)
-        if (l->ahead && (l->reading || l->leasing || l->calling) &&
-            !strcmp(ac_store_ahead_id(l->ahead), stored_id))
+        if ((l->reopen && l->ss && !strcmp(l->ss->stored_id, stored_id)) ||
+            srv_kids_has(l->kids, stored_id) ||
+            (l->ahead && (load_asking(l) || !l->orphan) &&
+             !strcmp(ac_store_ahead_id(l->ahead), stored_id)))
             return 1;
     return 0;
 }
@@ -149,7 +177,7 @@ static int load_ahead(struct srv_load *l, const char *stored_id, uint64_t forgot
     }
     l->calls = l->reading ? json_array() : NULL;
     l->calling = l->calls && ac_notify_events(sv->notify, stored_id, forgotten, on_load_call,
-                                              on_load_calls, l) == 0;
+                                              on_load_calls_read, l) == 0;
     if (!l->calling) { /* read by the view, as without it */
         json_decref(l->calls);
         l->calls = NULL;
@@ -196,30 +224,61 @@ enum MHD_Result srv_load_start(srv *sv, struct MHD_Connection *c, req *r, srv_se
     return MHD_YES;
 }
 
-/* One load: its session loaded (from its rows read ahead, if it has them), its request resumed. */
-static void run_load(srv *sv, struct srv_load *l)
+/* ss (not in memory) loaded, from l's rows read ahead if it has them; err set when it was not. */
+static void load_from(srv *sv, struct srv_load *l, srv_sess *ss, ac_error *err)
 {
-    srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
-    ac_error err = {0};
-    if (ss && !ss->s && l->ahead && l->lease_rc != AC_OK) {
-        err.code = l->lease_rc;
-        snprintf(err.text, sizeof err.text, "%s", l->lease_error);
-    } else if (ss && !ss->s && l->ahead && l->read_rc != AC_OK) {
-        err.code = l->read_rc;
-        snprintf(err.text, sizeof err.text, "%s", l->read_error);
+    if (l->ahead && l->lease_rc != AC_OK) {
+        err->code = l->lease_rc;
+        snprintf(err->text, sizeof err->text, "%s", l->lease_error);
+    } else if (l->ahead && l->read_rc != AC_OK) {
+        err->code = l->read_rc;
+        snprintf(err->text, sizeof err->text, "%s", l->read_error);
         ac_notify_release(sv->notify, ac_store_ahead_id(l->ahead), ac_store_holder(sv->store),
                           l->attempt, NULL, NULL);
-    } else if (ss && !ss->s) {
+    } else {
+        srv_kids_load(sv, l->kids); /* its unfinished calls' children first, each from its rows */
+        l->kids = NULL;
         if (l->ahead)
             ac_store_ahead_begin(sv->store, l->ahead);
-        if (srv_sess_load(ss, &err) == 0) {
-            err.code = 0;
+        if (srv_sess_load(ss, err) == 0) {
+            err->code = 0;
             srv_sess_calls_read(ss, &l->calls); /* its view's calls, read with its rows */
-        } else if (!err.code)
-            err.code = AC_EIO;
+        } else if (!err->code)
+            err->code = AC_EIO;
         if (l->ahead)
             ac_store_ahead_end(sv->store);
     }
+}
+
+/* A handoff's reopening, its rows read (or none: stopping, out of memory): opened from them and
+ * resumed (children.c); its session freed meanwhile, the lease it took given up. */
+static void run_reopen(srv *sv, struct srv_load *l)
+{
+    srv_sess *ss = l->ss;
+    ac_error err = {0};
+    if (ss) {
+        ss->reopening = 0;
+        if (!sv->stopping) { /* else left paused: its next load moves it (srv_sess_open) */
+            load_from(sv, l, ss, &err);
+            srv_children_reopened(ss, ss->s ? NULL : &err);
+        }
+    } else if (l->ahead && l->lease_rc == AC_OK)
+        ac_notify_release(sv->notify, ac_store_ahead_id(l->ahead), ac_store_holder(sv->store),
+                          l->attempt, NULL, NULL);
+    load_free(l);
+}
+
+/* One load: its session loaded (from its rows read ahead, if it has them), its request resumed. */
+static void run_load(srv *sv, struct srv_load *l)
+{
+    if (l->reopen) {
+        run_reopen(sv, l);
+        return;
+    }
+    srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
+    ac_error err = {0};
+    if (ss && !ss->s)
+        load_from(sv, l, ss, &err);
     if (err.code) {
         l->r->load_failed = 1;
         l->r->load_code = err.code;
@@ -246,15 +305,35 @@ static int load_behind_waits(srv *sv, struct srv_load *l)
     return 0;
 }
 
+/* A reopening whose last commit is written: its lease and rows asked for (1); 0: opened now
+ * (its session gone, stopping, or out of memory: loaded waiting, as before). */
+static int reopen_ahead(srv *sv, struct srv_load *l)
+{
+    if (!l->ss || sv->stopping)
+        return 0;
+    int ahead = load_ahead(l, l->ss->stored_id, l->ss->forgotten);
+    if (ahead < 0) { /* kept until its lease is answered; the handoff failed */
+        ac_error err = {0};
+        err.code = AC_ENOMEM;
+        snprintf(err.text, sizeof err.text, "out of memory");
+        l->ss->reopening = 0;
+        srv_children_reopened(l->ss, &err);
+        l->ss = NULL;
+    }
+    return ahead != 0;
+}
+
 /* l still waits: for its lease or rows, or (it has none) for another load of its session
  * under way here; that one done and the session still not in memory, l's own lease and rows
  * are asked for then (out of memory: it loads waiting, as without them). */
 static int load_waits(srv *sv, struct srv_load *l)
 {
-    if (l->reading || l->leasing || l->calling || l->orphan)
+    if (load_asking(l) || l->orphan || l->committing)
         return 1;
-    if (l->ahead)
-        return 0;
+    if (l->ahead) /* and no other load of its calls' children is under way here */
+        return l->calls && srv_kids_busy(sv, l->kids, ac_store_ahead_id(l->ahead), l->calls);
+    if (l->reopen) /* its last commit written: its lease and rows asked for */
+        return reopen_ahead(sv, l);
     srv_sess *ss = srv_sess_find(sv, l->r->owner, l->id);
     if (load_behind(l, ss))
         return load_behind_waits(sv, l);
@@ -282,12 +361,13 @@ void srv_run_loads(srv *sv)
             continue;
         }
         *pp = l->next;
-        if (l->r->load_late) { /* answered already, loading nothing */
+        if (l->r && l->r->load_late) { /* answered already, loading nothing */
             load_free(l);
             continue;
         }
         run_load(sv, l);
-        pp = &sv->loads; /* loading ran the engine: the list may have changed */
+        pp = &sv->loads;       /* loading ran the engine: the list may have changed */
+        srv_workers_ready(sv); /* a claim's load may have waited for this one */
     }
 }
 
@@ -295,11 +375,62 @@ void srv_run_loads(srv *sv)
 void srv_stop_loads(srv *sv)
 {
     for (struct srv_load *l = sv->loads; l; l = l->next)
-        if ((l->reading || l->leasing || l->calling) && !l->orphan) {
+        if (l->r && load_asking(l) && !l->orphan) {
             l->orphan = 1;
             l->r->load_failed = 1;
             l->r->load_code = AC_EIO;
             snprintf(l->r->load_msg, sizeof l->r->load_msg, "the server is stopping");
             MHD_resume_connection(l->conn);
         }
+}
+
+/* ---- a handoff's reopening ---- */
+
+static void reopen_committed(void *ud)
+{
+    struct srv_load *l = ud;
+    l->committing = 0;
+    srv_kick(l->sv); /* srv_run_loads asks for its lease and rows */
+}
+
+int srv_load_reopen(srv *sv, srv_sess *ss)
+{
+    if (!sv->notify || !ss->s || !ss->stored_id)
+        return -1;
+    struct srv_load *l = calloc(1, sizeof *l);
+    if (!l || !(l->id = strdup(ss->id))) {
+        free(l);
+        return -1;
+    }
+    l->sv = sv;
+    l->reopen = 1;
+    l->ss = ss;
+    l->durable.fn = reopen_committed;
+    l->durable.ud = l;
+    if (ac_store_when_durable(ss->s, &l->durable) <= 0) { /* nothing to wait for, or failed */
+        load_free(l);
+        return -1;
+    }
+    l->committing = 1;
+    ss->reopening = 1;
+    l->next = sv->loads;
+    sv->loads = l;
+    return 0;
+}
+
+void srv_load_forget(srv *sv, srv_sess *ss)
+{
+    for (struct srv_load *l = sv->loads; ss->reopening && l; l = l->next)
+        if (l->reopen && l->ss == ss)
+            l->ss = NULL; /* its commit's or rows' answer still to come: freed after it */
+    ss->reopening = 0;
+}
+
+void srv_free_loads(srv *sv)
+{
+    while (sv->loads) {
+        struct srv_load *l = sv->loads;
+        sv->loads = l->next;
+        load_free(l);
+    }
 }

@@ -1299,9 +1299,9 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
     int local = (get && *rest) || (!get && !post && !del); /* its stream: read here */
     /* a request to forward reads the lease without waiting (srv_remote_forward); a stream's
      * reader reads it first, suspended (srv_remote_look) */
-    int held = ss->s || r->forwards >= 2 || !sv->notify || !ss->stored_id ? 0
-               : again                                                    ? (again == 2 ? -1 : 0)
-               : !local                                                   ? 1
+    int held = ss->s || ss->reopening || r->forwards >= 2 || !sv->notify || !ss->stored_id ? 0
+               : again                  ? (again == 2 ? -1 : 0)
+               : !local                 ? 1
                : seen_rc != SRV_NO_LOOK ? srv_remote_seen_held(sv, seen_rc, &seen)
                                         : 2;
     if (held == 2)
@@ -1323,7 +1323,7 @@ static enum MHD_Result route_session(srv *sv, struct MHD_Connection *c, req *r, 
                                   get ? route : rest, r->body,
                                   r->owner->name ? r->owner->name : "local");
     }
-    if (!*rest && del && !ss->s)
+    if (!*rest && del && !ss->s && !ss->reopening) /* reopening: after it, as a load */
         return srv_delete_session(sv, c, r, ss, id);
     if (!ss->s && r->load_failed) {
         r->load_failed = 0;
@@ -1572,6 +1572,7 @@ static void srv_free(srv *sv)
             sv->cfg->loop_done(sv->loop);
         ac_loop_free(sv->loop);
     }
+    srv_free_loads(sv); /* a reopening's, left waiting: nothing calls back now */
     for (size_t i = 0; i < sv->n_owners; i++) {
         free(sv->owners[i].token);
         free(sv->owners[i].name);

@@ -110,6 +110,7 @@ struct srv_sess {
                          child its journal has (none other stored but by a race its first
                          commit refuses) */
     uint64_t handoff_timer; /* moves it to the agent a handoff names (children.c) */
+    int reopening;          /* a handoff's reopening of it under way (load.c) */
     int handoffs;           /* made since its last answered turn (children.c) */
     /* a DELETE waiting for its commit under way (server.c delete_waits), resumed after */
     ac_loop_task *delete_task;
@@ -523,8 +524,12 @@ void srv_workers_drop_lost(void *ud);
  * a request for it then takes no lease of its own (a second taking, counting the attempt
  * again, would fence that load's writer out) and waits for it. */
 int srv_workers_loading(const srv *sv, const char *stored_id);
-/* server.c: 1 while a request's load of stored_id waits for its lease or rows: a claim of it
- * then loads nothing (the request's load does, with its own lease). */
+/* The claims' loads that waited for another load of a child of their unfinished calls (a
+ * request's, another claim's), that one done: loaded now. */
+void srv_workers_ready(srv *sv);
+/* load.c: 1 while a request's load of stored_id waits for its lease or rows, or a handoff's
+ * reopening of it is under way: a claim of it then loads nothing (that load does, with its own
+ * lease). */
 int srv_load_pending(const srv *sv, const char *stored_id);
 /* GET /healthz (no token): the loop runs. */
 enum MHD_Result srv_healthz(srv *sv, struct MHD_Connection *c);
@@ -551,6 +556,36 @@ void srv_children_view(srv_sess *ss, json_t *o);
 /* A record of a journal (agent.started, agent.done) of the stored session stored_id kept in
  * children, its calls' list: a load's reads (server.c) make that list ahead. */
 void srv_children_keep(json_t *children, const char *stored_id, const char *ev, const char *data);
+/* A handoff's reopening of ss done: opened (err NULL) and resumed, or why not said in a
+ * handoff_failed event. */
+void srv_children_reopened(srv_sess *ss, const ac_error *err);
+/* load.c: a handoff's reopening of ss, on PostgreSQL: called before ss->s is freed, it waits
+ * for its last commit (ac_store_when_durable), then its lease and rows are read ahead and it
+ * is opened from them between loop iterations (srv_children_reopened). 0; -1: not on
+ * PostgreSQL, nothing to wait for, or out of memory (reopened as before, from a timer). */
+int srv_load_reopen(srv *sv, srv_sess *ss);
+/* ss freed: its reopening, if any, opens nothing (its lease, taken, given up). */
+void srv_load_forget(srv *sv, srv_sess *ss);
+/* The server freed, its loop and store gone: the loads left over freed. */
+void srv_free_loads(srv *sv);
+/* The children of a parent's unfinished calls (agent.started without agent.done in calls, its
+ * journal's, read with its rows; pid its stored id), read ahead with its load on PostgreSQL:
+ * each one not in memory nor being loaded here has its lease taken and its rows read on the
+ * wake-up connection, without waiting; done(ud) once all are answered. Loaded from them before
+ * the parent (srv_kids_load), so that the call, run again, finds its child loaded (open_child:
+ * no statement). NULL: none to read (or out of memory: loaded when its call runs, reading). */
+typedef struct srv_kids srv_kids;
+srv_kids *srv_kids_read(srv *sv, const char *pid, const json_t *calls, void (*done)(void *),
+                        void *ud);
+size_t srv_kids_pending(const srv_kids *k);           /* answers still to come (0 for NULL) */
+int srv_kids_has(const srv_kids *k, const char *cid); /* cid is one of them (its lease taken) */
+/* 1 while another load of one of those children (but own's) is under way here (a claim's, a
+ * request's): the parent's load waits for it. */
+int srv_kids_busy(srv *sv, const srv_kids *own, const char *pid, const json_t *calls);
+/* Each loaded from its rows (its lease given up when it cannot be), then k freed. */
+void srv_kids_load(srv *sv, srv_kids *k);
+/* k freed unloaded, the leases it took given up (nothing pending, or nothing to call back). */
+void srv_kids_free(srv *sv, srv_kids *k);
 /* ss just loaded, *calls its journal's calls read with its rows (NULL: not read): its children
  * from them (taken), and known whole (calls_known). */
 void srv_sess_calls_read(srv_sess *ss, json_t **calls);

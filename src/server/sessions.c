@@ -81,6 +81,7 @@ static void sess_free_fields(srv_sess *ss)
 {
     if (ss->handoff_timer)
         ac_loop_cancel_timer(ss->sv->loop, ss->handoff_timer);
+    srv_load_forget(ss->sv, ss);
     json_decref(ss->children);
     srv_engine_release(ss->sv, ss->agent);
     free(ss->base);

@@ -158,20 +158,47 @@ struct srv_claim_load {
     char read_error[256];
     json_t *calls; /* its calls (children.c) once read, or NULL: read by its first view */
     int calling;
+    srv_kids *kids; /* then the children of its unfinished calls read ahead (children.c) */
+    int ready;      /* all answered, waiting for another load of one of those children here */
 };
 typedef struct srv_claim_load ahead_load;
 
 int srv_workers_loading(const srv *sv, const char *stored_id)
 {
     for (const ahead_load *l = sv->claim_loads; l; l = l->next)
-        if (!strcmp(l->info.id, stored_id))
+        if (!strcmp(l->info.id, stored_id) || srv_kids_has(l->kids, stored_id))
             return 1;
     return 0;
 }
 
+static void ahead_done(ahead_load *l);
+
+void srv_workers_ready(srv *sv)
+{
+    for (ahead_load *l = sv->claim_loads; l; l = l->next)
+        if (l->ready && !srv_kids_busy(sv, l->kids, l->info.id, l->calls)) {
+            ahead_done(l); /* which calls this again: the list may have changed */
+            return;
+        }
+}
+
+/* Its statements all answered: done, unless another load of a child of its unfinished calls is
+ * under way here (then once that one is). */
+static void ahead_try(ahead_load *l)
+{
+    if (l->reading || l->calling || srv_kids_pending(l->kids))
+        return;
+    if (l->read_rc == AC_OK && l->calls && !l->sv->stopping &&
+        srv_kids_busy(l->sv, l->kids, l->info.id, l->calls)) {
+        l->ready = 1;
+        return;
+    }
+    ahead_done(l);
+}
+
 /* Its rows and calls read: loaded from them (store_ahead.h: no read of it waits for the
- * database). Rows that could not be read: the next heartbeat's claim takes it again (its lease
- * is this worker's). */
+ * database), the children of its unfinished calls first (from theirs). Rows that could not be
+ * read: the next heartbeat's claim takes it again (its lease is this worker's). */
 static void ahead_done(ahead_load *l)
 {
     srv *sv = l->sv;
@@ -188,6 +215,8 @@ static void ahead_done(ahead_load *l)
         fprintf(stderr, "agentc serve: session '%s' claimed, its rows not read: %s\n", l->info.id,
                 l->read_error);
     } else {
+        srv_kids_load(sv, l->kids);
+        l->kids = NULL;
         ac_store_ahead_begin(sv->store, l->a);
         on_claimed(sv, &l->info);
         ac_store_ahead_end(sv->store);
@@ -195,10 +224,12 @@ static void ahead_done(ahead_load *l)
         if (ss) /* its view's calls, read with its rows */
             srv_sess_calls_read(ss, &l->calls);
     }
+    srv_kids_free(sv, l->kids);
     json_decref(l->calls);
     ac_store_ahead_free(l->a);
     free(l);
     srv_kick(sv); /* the requests that waited for this load run (run_loads) */
+    srv_workers_ready(sv);
 }
 
 static void ahead_read(void *ud, int rc, const char *error)
@@ -207,8 +238,19 @@ static void ahead_read(void *ud, int rc, const char *error)
     l->reading = 0;
     l->read_rc = rc;
     snprintf(l->read_error, sizeof l->read_error, "%s", error ? error : ac_strerror(rc));
-    if (!l->calling)
-        ahead_done(l);
+    ahead_try(l);
+}
+
+static void kids_read(void *ud)
+{
+    ahead_try(ud);
+}
+
+/* Still to be loaded here (not stopping or closing), its rows read. */
+static int sv_claiming(const ahead_load *l)
+{
+    return l->sv->workers_started && l->sv->notify && !l->sv->stopping && !l->reading &&
+           l->read_rc == AC_OK;
 }
 
 static int call_read(void *ud, const ac_store_event *ev)
@@ -226,9 +268,18 @@ static void calls_read(void *ud, int rc, const char *error)
     if (rc != AC_OK) {
         json_decref(l->calls);
         l->calls = NULL;
-    }
-    if (!l->reading)
-        ahead_done(l);
+    } else if (sv_claiming(l))
+        l->kids = srv_kids_read(l->sv, l->info.id, l->calls, kids_read, l);
+    ahead_try(l);
+}
+
+/* The child of an unfinished call of a session a claim is loading, its lease taken for it. */
+static int kid_claimed(const srv *sv, const char *id)
+{
+    for (const ahead_load *l = sv->claim_loads; l; l = l->next)
+        if (srv_kids_has(l->kids, id))
+            return 1;
+    return 0;
 }
 
 /* A claimed session, the claim's answer come: its rows and calls read (without waiting), then
@@ -244,8 +295,8 @@ static int claimed_async(void *ud, const ac_store_session_info *info)
             give_up(sv, info);
         return 0;
     }
-    if ((ss && ss->s) || srv_load_pending(sv, info->id))
-        return 0; /* running here already, or a request's load of it took its lease again */
+    if ((ss && ss->s) || srv_load_pending(sv, info->id) || kid_claimed(sv, info->id))
+        return 0; /* running here already, or another load of it took its lease again */
     ahead_load *l = calloc(1, sizeof *l);
     if (l && (l->a = ac_store_ahead_new(info->id, info->attempt))) {
         l->sv = sv;

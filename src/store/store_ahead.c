@@ -74,6 +74,11 @@ const char *ac_store_ahead_id(const ac_store_ahead *a)
     return a->id;
 }
 
+const ac_store_session_info *ac_store_ahead_info(const ac_store_ahead *a)
+{
+    return &a->info;
+}
+
 void ac_store_ahead_set_attempt(ac_store_ahead *a, int64_t attempt)
 {
     a->attempt = attempt;

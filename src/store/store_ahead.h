@@ -18,6 +18,8 @@ typedef struct ac_store_ahead ac_store_ahead;
 ac_store_ahead *ac_store_ahead_new(const char *id, int64_t attempt);
 void ac_store_ahead_free(ac_store_ahead *a);
 const char *ac_store_ahead_id(const ac_store_ahead *a);
+/* Its row, once read (zeroed before). */
+const ac_store_session_info *ac_store_ahead_info(const ac_store_ahead *a);
 
 /* Filling (each 0, or -1: out of memory). The row and its agent (NULL: none recorded); the
  * latest snapshot (n 0: none); the journal's events from its event on, in order; its tool calls. */

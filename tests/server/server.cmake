@@ -116,14 +116,14 @@ if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg_slowload PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK pg_cluster)
-  # The same, a fork, a sub-agent's session and DELETEs of sessions mid-turn there: without
-  # waiting, and a fork forwarded there from the first worker (every packet held 250 ms; about
-  # 140 s under ctest -j2).
+  # The same, a fork, a sub-agent's session, DELETEs of sessions mid-turn, a handoff and parents
+  # left mid-call there: without waiting, and a fork forwarded there from the first worker (every
+  # packet held 250 ms; about 4 min under ctest -j2).
   add_test(NAME server_workers_pg_slowfork COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_pg_slow.sh
     $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT} forks
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_workers_pg_slowfork PROPERTIES FIXTURES_REQUIRED pg_cluster
-    LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 300 RESOURCE_LOCK pg_cluster)
+    LABELS "server;pg;slow" SKIP_RETURN_CODE 77 TIMEOUT 480 RESOURCE_LOCK pg_cluster)
   # A worker whose database cannot be reached: a request needing the store's connection answered
   # 503 at once (the connection made again in the background, never waited for on the loop).
   add_test(NAME server_workers_pg_outage COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/workers_pg_outage.sh

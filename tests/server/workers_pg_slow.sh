@@ -25,7 +25,11 @@
 # worker, the child's first view while it runs made without a read of its journal, a later fork's
 # calls kept from its rows, and under a parent loaded there from the store (its calls read with
 # its rows) the same; DELETEs through the first of sessions the second runs mid-turn do not wait there;
-# the second stopped (SIGTERM) mid forwarded fork exits 0, leaking nothing.
+# a handoff there reopens its session on the new agent's engine without waiting (requests for it
+# meanwhile wait for that load, each answered); a parent left mid-call by a killed worker, claimed
+# there, or loaded for a request on a fourth worker, goes on with its child (the children of its
+# unfinished calls read ahead with it and loaded first), without waiting; the second stopped
+# (SIGTERM) mid forwarded fork exits 0, leaking nothing.
 # Each part ends with the second one's agentc_store_blocking_statements_total at 0. "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
@@ -50,7 +54,12 @@ lease=()
 [ "$part" = loads ] && lease=(--lease-ms 3000) # a heartbeat (and a claim) every second
 if [ "$part" = forks ]; then # f's two turns, then a turn calling the sub-agent math (it says hi)
   echo '{"agents": [{"name": "math", "description": "Does arithmetic"}]}' >"$tmp/tools.json"
-  lease=(--tools "$tmp/tools.json" --script-delay-ms 1500) # its model calls after the 202
+  # the agent desk hands its sessions to helper (transfer_to_helper, its first model call)
+  echo '{"agents": [{"name": "helper", "description": "Takes the conversation over", "handoff": true, "script": "helper.jsonl"}]}' >"$tmp/desk_tools.json"
+  echo '{"tool_calls": [{"id": "t1", "name": "transfer_to_helper", "arguments": "{}"}]}' >"$tmp/desk.jsonl"
+  printf '%s\n' '{"content": "helped"}' '{"content": "helped"}' >"$tmp/helper.jsonl"
+  echo '{"agents": [{"name": "desk", "provider": "script", "script": "desk.jsonl", "tools": ["desk_tools.json"]}]}' >"$tmp/agents.json"
+  lease=(--tools "$tmp/tools.json" --agents "$tmp/agents.json" --script-delay-ms 1500) # its model calls after the 202
   { echo '{"content": "hi"}'; echo '{"content": "hi"}'
     echo '{"tool_calls": [{"id": "k1", "name": "agent::math", "arguments": "{\"task\": \"add\"}"}]}'
     echo '{"content": "joined"}'; } >"$tmp/script" # each session's model calls from the first line
@@ -68,11 +77,11 @@ start 1 "$port"
 start 2 "$pport"
 j() { curl -s --max-time 30 -H 'Content-Type: application/json' "$@"; }
 # 2's loop never waited for the database: no statement, commit or connection made synchronously
-unblocked() {
-  local k v
+unblocked() { # [URL]: that worker's (default 2's)
+  local k v u=${1:-$u2}
   for k in statement commit connect; do
-    v=$(curl -s --max-time 10 "$u2/metrics" | awk -v k="agentc_store_blocking_statements_total{kind=\"$k\"}" '$1 == k {print $2}')
-    [ "$v" = 0 ] || fail "2's loop waited for the database (${k}s: ${v:-none})"
+    v=$(curl -s --max-time 10 "$u/metrics" | awk -v k="agentc_store_blocking_statements_total{kind=\"$k\"}" '$1 == k {print $2}')
+    [ "$v" = 0 ] || fail "the loop of $u waited for the database (${k}s: ${v:-none})"
   done
 }
 j -X POST -d '{"id": "a"}' "$u1/v1/sessions" | jq -e '.id == "a"' >/dev/null || fail "create on 1"
@@ -339,6 +348,44 @@ done
   fail "rows of deleted sessions: $(sql "SELECT id, events FROM slowdb.sessions WHERE id LIKE 'local/d_'")"
 del_longest=$longest
 awk -v t="$del_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $del_longest s while it removed sessions mid-turn"
+# ---- a handoff on 2: its session opened again on helper's engine once its last commit is
+# written, its lease taken and its rows read ahead without waiting; requests for it meanwhile
+# wait for that load (each answered 200, none failing for want of the session)
+j -X POST -d '{"id": "ho", "agent": "desk"}' "$u2/v1/sessions" | jq -e '.id == "ho" and .agent == "desk"' >/dev/null ||
+  fail "create ho on 2"
+j -w '\n%{http_code}' -X POST -d '{"content": "help me"}' "$u2/v1/sessions/ho/messages" >"$tmp/out"
+[ "$(tail -1 "$tmp/out")" = 202 ] || fail "the message to ho: $(cat "$tmp/out")"
+handed() {
+  [ "$(sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/ho' AND (SELECT count(*) FROM slowdb.events WHERE session = 'local/ho' AND ev = 'llm.completed') >= 2")" = 1 ]
+}
+: >"$tmp/ho_views"
+ho_views() { # ho's view on 2 asked for every 0.2 s until the handoff's turn is stored
+  while ! handed; do
+    j -o /dev/null -w '%{http_code}\n' --max-time 30 "$u2/v1/sessions/ho" >>"$tmp/ho_views"
+    sleep 0.2
+  done
+}
+ho_views &
+vp=$!
+longest=0 probes=0
+for _ in $(seq 1 400); do
+  handed && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  probes=$((probes + 1))
+  sleep 0.05
+done
+wait "$vp"
+handed || fail "ho's handoff turn did not end: $(j "$u2/v1/sessions/ho" | jq -c '{status, agent, answer}')"
+[ "$probes" -ge 5 ] || fail "ho's handoff ended after $probes probes"
+hand_longest=$longest
+j "$u2/v1/sessions/ho" | jq -e '.status == "idle" and .agent == "helper" and .answer == "helped"' >/dev/null ||
+  fail "ho after its handoff: $(j "$u2/v1/sessions/ho" | jq -c '{status, agent, answer}')"
+[ "$(sort -u "$tmp/ho_views" | tr '\n' ' ')" = "200 " ] || fail "ho's views while it was handed on: $(sort | uniq -c <"$tmp/ho_views")"
+! grep -q "handoff failed" "$tmp/w2.err" || fail "the handoff on 2 failed: $(grep 'handoff failed' "$tmp/w2.err")"
+[ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = 'local/ho' AND ev = 'agent.changed' AND data LIKE '%handoff%'")" = 1 ] ||
+  fail "ho's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/ho'")"
+awk -v t="$hand_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $hand_longest s while ho was handed on"
 # ---- a sub-agent's session under a parent loaded on 2 from the store (its calls read with its
 # rows: this child none of them), made without a read as under a parent made there
 j -X POST -d '{"id": "q"}' "$u1/v1/sessions" | jq -e '.id == "q"' >/dev/null || fail "create q on 1"
@@ -375,6 +422,59 @@ child=$(j "$u2/v1/sessions/q" | jq -r '.children[0].session')
   fail "q's child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = 'local/$child'")"
 j "$u2/v1/sessions/$child" | jq -e '.answer == "hi" and .parent.session == "q"' >/dev/null ||
   fail "q's child: $(j "$u2/v1/sessions/$child" | jq -c '{answer, parent}')"
+# ---- a parent left mid-call by a killed worker, claimed by 2: the child of its unfinished call
+# (claimed too) loaded first, from its rows read ahead, then the parent, whose call run again
+# takes that child as it stands (no read of it on 2's loop); the child goes on, then the parent
+echo '{"agents": [{"name": "calc", "description": "Adds", "script": "calc.jsonl"}]}' >"$tmp/w3tools.json"
+echo '{"content": "sum"}' >"$tmp/calc.jsonl"
+{ echo '{"tool_calls": [{"id": "c1", "name": "agent::calc", "arguments": "{\"task\": \"add\"}"}]}'
+  echo '{"content": "joined"}'; } >"$tmp/p3.jsonl"
+mid_call() { # mid_call ID: session ID made on a direct worker (its lease 1 s), killed mid-call
+  rm -f "$tmp/port3"
+  "$agentc" serve --db "$uri?schema=slowdb" --provider script --script "$tmp/p3.jsonl" --tools "$tmp/w3tools.json" \
+    --script-delay-ms 2500 --lease-ms 1000 --listen 127.0.0.1:0 --port-file "$tmp/port3" 2>"$tmp/w3.err" &
+  pids+=($!)
+  p3=$!
+  wait_for test -s "$tmp/port3" || fail "worker 3 did not start"
+  u3=http://127.0.0.1:$(cat "$tmp/port3")
+  j -X POST -d "{\"id\": \"$1\"}" "$u3/v1/sessions" | jq -e --arg id "$1" '.id == $id' >/dev/null || fail "create $1 on 3"
+  j -X POST -d '{"content": "delegate"}' "$u3/v1/sessions/$1/messages" | jq -e '.status == "running"' >/dev/null ||
+    fail "$1's turn on 3"
+  pc_child=""
+  child_mid() { # its child stored mid-turn, its model call under way
+    pc_child=$(sql "SELECT id FROM slowdb.sessions WHERE id LIKE 'local/$1.calc.%' AND at_rest = 0")
+    [ -n "$pc_child" ] && [ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = '$pc_child' AND ev = 'llm.started'")" -ge 1 ]
+  }
+  wait_for child_mid "$1" || fail "$1's child did not start on 3"
+  kill -9 "$p3"
+}
+call_over() { # call_over ID: its call answered, its turn ended
+  [ "$(sql "SELECT at_rest FROM slowdb.sessions WHERE id = 'local/$1' AND EXISTS(SELECT 1 FROM slowdb.events WHERE session = 'local/$1' AND ev = 'agent.done')")" = 1 ]
+}
+pc_over() { call_over pc; }
+mid_call pc
+longest=0 probes=0
+for _ in $(seq 1 600); do # 2's heartbeat (every 3.3 s) claims both once their leases ran out
+  pc_over && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u2/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  probes=$((probes + 1))
+  sleep 0.05
+done
+pc_over || fail "pc's call did not end on 2: $(tail -5 "$tmp/w2.err")"
+claim_longest=$longest
+grep -q "session 'local/pc': its worker .* is gone; resumed here" "$tmp/w2.err" || fail "2 did not resume pc: $(tail -3 "$tmp/w2.err")"
+! grep -q "lost its lease" "$tmp/w2.err" || fail "a load on 2 was fenced out: $(grep 'lost its lease' "$tmp/w2.err")"
+j "$u2/v1/sessions/pc" | jq -e '.status == "idle" and .answer == "joined" and (.children | length) == 1 and .children[0].ok == true' >/dev/null ||
+  fail "pc on 2: $(j "$u2/v1/sessions/pc" | jq -c '{status, answer, children}')"
+j "$u2/v1/sessions/${pc_child#local/}" | jq -e '.answer == "sum" and .parent.session == "pc"' >/dev/null ||
+  fail "pc's child on 2: $(j "$u2/v1/sessions/${pc_child#local/}" | jq -c '{status, answer, parent}')"
+[ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = '$pc_child' AND ev = 'spawn'")" = 1 ] ||
+  fail "pc's child's journal: $(sql "SELECT n, ev FROM slowdb.events WHERE session = '$pc_child'")"
+awk -v t="$claim_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 2 took $claim_longest s while it claimed pc and its child"
+# ---- the same parent left mid-call loaded for a request on a worker whose claims are far apart
+# (4: a heartbeat every 20 s): the child of its unfinished call (nobody runs it) has its lease
+# taken and its rows read with the parent's, and is loaded first, without waiting
 unblocked
 # ---- a holder stopped (SIGTERM) mid forwarded fork: 2 takes a fork of f through 3 and stops
 # before it is made; 2 exits 0, leaking nothing (under ASan or valgrind its exit and stderr say
@@ -397,7 +497,31 @@ case "$(tail -1 "$tmp/g4out")" in
 *) fail "the fork g4 through 3, 2 stopping: $(cat "$tmp/g4out")" ;;
 esac
 kill -9 "$pid3"
-echo "ok (longest /healthz on 2 while it forked f: $fork_longest s, for 1: $fwd_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s)"
+lease=(--tools "$tmp/tools.json" --agents "$tmp/agents.json" --script-delay-ms 1500 --lease-ms 60000)
+start 4 "$pport"
+mid_call pr
+sleep 1.5 # its lease and its child's run out
+pr_loaded() { j "$u4/v1/sessions/pr" | jq -e '.id == "pr"' >/dev/null; }
+longest=0 probes=0
+pr_loaded || { sleep 1; pr_loaded; } || fail "pr from 4: $(j "$u4/v1/sessions/pr")"
+for _ in $(seq 1 600); do
+  call_over pr && break
+  t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 20 "$u4/healthz")
+  longest=$(awk -v a="$longest" -v b="$t" 'BEGIN{print (b > a ? b : a)}')
+  probes=$((probes + 1))
+  sleep 0.05
+done
+call_over pr || fail "pr's call did not end on 4: $(tail -5 "$tmp/w4.err")"
+[ "$probes" -ge 5 ] || fail "pr's call ended after $probes probes"
+req_longest=$longest
+j "$u4/v1/sessions/pr" | jq -e '.status == "idle" and .answer == "joined" and (.children | length) == 1 and .children[0].ok == true' >/dev/null ||
+  fail "pr on 4: $(j "$u4/v1/sessions/pr" | jq -c '{status, answer, children}')"
+j "$u4/v1/sessions/${pc_child#local/}" | jq -e '.answer == "sum" and .parent.session == "pr"' >/dev/null ||
+  fail "pr's child on 4: $(j "$u4/v1/sessions/${pc_child#local/}" | jq -c '{status, answer, parent}')"
+! grep -q "lost its lease" "$tmp/w4.err" || fail "a load on 4 was fenced out: $(grep 'lost its lease' "$tmp/w4.err")"
+awk -v t="$req_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 4 took $req_longest s while pr, loaded there mid-call, ran its child again"
+unblocked "$u4"
+echo "ok (longest /healthz on 2 while it forked f: $fork_longest s, for 1: $fwd_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s; while ho was handed on: $hand_longest s; while it claimed pc mid-call: $claim_longest s; 4, while pr, loaded mid-call, went on: $req_longest s)"
 exit 0
 fi
 for b in b p; do
