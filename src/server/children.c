@@ -67,7 +67,11 @@ static ac_session *open_child(void *ud, ac_session *parent, const char *entry, c
         set_err(err, AC_EBUSY, "its session is being removed");
         return NULL;
     }
-    if (cs) { /* stored already: the call runs again (a restart), the child goes on */
+    /* stored already: the call runs again (a restart), the child goes on. On PostgreSQL it
+     * was read ahead with its parent's load and is loaded here waiting only when that read
+     * failed, its parent was loaded at the start, or a later call names it by the same call
+     * id once its own call ended: a child is not unloaded while its call is open */
+    if (cs) {
         if (!cs->s && srv_sess_load(cs, err) < 0)
             return NULL;
         cs->in_call = 1;

@@ -542,7 +542,7 @@ sleep 1.5 # its lease runs out
 start 5 "$pport"
 grep -q ", [1-9][0-9]* resumed" "$tmp/w5.err" || fail "5 resumed nothing as it started: $(head -3 "$tmp/w5.err")"
 j "$u5/v1/sessions/st" | jq -e '.id == "st" and .loaded' >/dev/null || fail "st on 5: $(j "$u5/v1/sessions/st")"
-st_idle() { j "$u5/v1/sessions/st" | jq -e '.status == "idle" and .answer == "hi"' >/dev/null; }
+st_idle() { j "$u5/v1/sessions/st" | jq -e '.status == "idle" and (.answer | length) > 0' >/dev/null; }
 wait_for st_idle || fail "st's turn did not end on 5: $(j "$u5/v1/sessions/st" | jq -c '{status, answer}')"
 unblocked "$u5"
 echo "ok (longest /healthz on 2 while it forked f: $fork_longest s, for 1: $fwd_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s; while ho was handed on: $hand_longest s; while it claimed pc mid-call: $claim_longest s; 4, while pr, loaded mid-call, went on: $req_longest s)"
