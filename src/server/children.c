@@ -67,7 +67,11 @@ static ac_session *open_child(void *ud, ac_session *parent, const char *entry, c
         set_err(err, AC_EBUSY, "its session is being removed");
         return NULL;
     }
-    if (cs) { /* stored already: the call runs again (a restart), the child goes on */
+    /* stored already: the call runs again (a restart), the child goes on. On PostgreSQL it
+     * was read ahead with its parent's load and is loaded here waiting only when that read
+     * failed, its parent was loaded at the start, or a later call names it by the same call
+     * id once its own call ended: a child is not unloaded while its call is open */
+    if (cs) {
         if (!cs->s && srv_sess_load(cs, err) < 0)
             return NULL;
         cs->in_call = 1;
@@ -262,6 +266,16 @@ static int read_call(void *ud, const ac_store_event *ev)
     return 0;
 }
 
+void srv_children_read(srv_sess *ss)
+{
+    if (!ss->children && ss->stored_id && (ss->children = json_array()) &&
+        ac_store_events(ss->sv->store, ss->stored_id, ss->forgotten, read_call, ss, NULL) !=
+            AC_OK) {
+        json_decref(ss->children); /* read again next time */
+        ss->children = NULL;
+    }
+}
+
 void srv_children_view(srv_sess *ss, json_t *o)
 {
     const char *parent = ss->s ? ac_session_parent(ss->s) : NULL;
@@ -271,12 +285,12 @@ void srv_children_view(srv_sess *ss, json_t *o)
         json_object_set_new(p, "session", json_string(srv_owner_id(ss->stored_id, psid)));
     if (p)
         json_object_set_new(o, "parent", p);
-    if (!ss->children && ss->stored_id && (ss->children = json_array()) &&
-        ac_store_events(ss->sv->store, ss->stored_id, ss->forgotten, read_call, ss, NULL) !=
-            AC_OK) {
-        json_decref(ss->children); /* read again next time */
-        ss->children = NULL;
-    }
+    /* On PostgreSQL every load made while the loop serves keeps the calls read with its rows
+     * (a request's, a claim's, a handoff's reopening, a call's child read ahead with its
+     * parent), and a session claimed at the start read them then (srv_children_read): this
+     * read waits only where those reads failed or could not be sent, and for a call's child
+     * loaded when its call ran (docs/postgresql.md, what still blocks the loop). */
+    srv_children_read(ss);
     if (json_array_size(ss->children))
         json_object_set(o, "children", ss->children);
 }

@@ -553,6 +553,9 @@ void srv_children_commit(srv_sess *ss, const ac_store_event *evs, size_t n);
 const char *srv_owner_id(const char *of, const char *sid);
 /* GET /v1/sessions/{id}'s "children" and "parent" (the calls read from its journal once). */
 void srv_children_view(srv_sess *ss, json_t *o);
+/* Its calls read from its journal (waiting), unless known already; read again later if that
+ * read failed. At the start (claims before the loop serves) and by the view. */
+void srv_children_read(srv_sess *ss);
 /* A record of a journal (agent.started, agent.done) of the stored session stored_id kept in
  * children, its calls' list: a load's reads (server.c) make that list ahead. */
 void srv_children_keep(json_t *children, const char *stored_id, const char *ev, const char *data);

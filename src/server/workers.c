@@ -66,8 +66,10 @@ static int on_claimed(void *ud, const ac_store_session_info *info)
     }
     ss->resume_failed_ms = 0;
     sv->claimed++;
-    if (!sv->workers_started)
-        return 0; /* the start's count says it */
+    if (!sv->workers_started) { /* the start's count says it */
+        srv_children_read(ss);  /* before the loop serves: its first view reads nothing then */
+        return 0;
+    }
     if (!*info->holder)
         fprintf(stderr, "agentc serve: session '%s' had no worker mid-turn; resumed here\n",
                 info->id);

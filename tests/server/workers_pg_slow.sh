@@ -29,7 +29,8 @@
 # meanwhile wait for that load, each answered); a parent left mid-call by a killed worker, claimed
 # there, or loaded for a request on a fourth worker, goes on with its child (the children of its
 # unfinished calls read ahead with it and loaded first), without waiting; the second stopped
-# (SIGTERM) mid forwarded fork exits 0, leaking nothing.
+# (SIGTERM) mid forwarded fork exits 0, leaking nothing; a session left mid-turn, claimed by a
+# fifth worker as it starts, has its calls read then (its first view reads nothing on the loop).
 # Each part ends with the second one's agentc_store_blocking_statements_total at 0. "reads"
 # (the default) runs the reads and the streams, "loads" the claim and the load, "forks" the fork.
 set -uo pipefail
@@ -521,6 +522,29 @@ j "$u4/v1/sessions/${pc_child#local/}" | jq -e '.answer == "sum" and .parent.ses
 ! grep -q "lost its lease" "$tmp/w4.err" || fail "a load on 4 was fenced out: $(grep 'lost its lease' "$tmp/w4.err")"
 awk -v t="$req_longest" 'BEGIN{exit !(t < 0.4)}' || fail "/healthz on 4 took $req_longest s while pr, loaded there mid-call, ran its child again"
 unblocked "$u4"
+# ---- a session left mid-turn, claimed by a worker as it starts (before its loop serves): its
+# calls read then too, so its first view reads nothing on the loop
+kill -9 "$pid4" # its claims (every 20 s) would take st first
+echo '{"content": "late"}' >"$tmp/st.jsonl"
+rm -f "$tmp/port3"
+"$agentc" serve --db "$uri?schema=slowdb" --provider script --script "$tmp/st.jsonl" --script-delay-ms 2500 \
+  --lease-ms 1000 --listen 127.0.0.1:0 --port-file "$tmp/port3" 2>"$tmp/w3.err" &
+pids+=($!)
+p3=$!
+wait_for test -s "$tmp/port3" || fail "worker 3 did not start"
+u3=http://127.0.0.1:$(cat "$tmp/port3")
+j -X POST -d '{"id": "st"}' "$u3/v1/sessions" | jq -e '.id == "st"' >/dev/null || fail "create st on 3"
+j -X POST -d '{"content": "go"}' "$u3/v1/sessions/st/messages" | jq -e '.status == "running"' >/dev/null || fail "st's turn on 3"
+st_mid() { [ "$(sql "SELECT count(*) FROM slowdb.events WHERE session = 'local/st' AND ev = 'llm.started'")" -ge 1 ]; }
+wait_for st_mid || fail "st's turn on 3 was not stored"
+kill -9 "$p3"
+sleep 1.5 # its lease runs out
+start 5 "$pport"
+grep -q ", [1-9][0-9]* resumed" "$tmp/w5.err" || fail "5 resumed nothing as it started: $(head -3 "$tmp/w5.err")"
+j "$u5/v1/sessions/st" | jq -e '.id == "st" and .loaded' >/dev/null || fail "st on 5: $(j "$u5/v1/sessions/st")"
+st_idle() { j "$u5/v1/sessions/st" | jq -e '.status == "idle" and (.answer | length) > 0' >/dev/null; }
+wait_for st_idle || fail "st's turn did not end on 5: $(j "$u5/v1/sessions/st" | jq -c '{status, answer}')"
+unblocked "$u5"
 echo "ok (longest /healthz on 2 while it forked f: $fork_longest s, for 1: $fwd_longest s; while f ran its sub-agent: $sub_longest s; the child's view: $child_longest s, h's: $h_longest s; while it removed sessions mid-turn: $del_longest s; while q, loaded, ran its sub-agent: $loaded_longest s; while ho was handed on: $hand_longest s; while it claimed pc mid-call: $claim_longest s; 4, while pr, loaded mid-call, went on: $req_longest s)"
 exit 0
 fi
