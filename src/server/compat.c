@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server_int.h"
+#include "request_int.h"
 #include "util/buf.h"
 
 /* The text of a message's content: a string, or an array of {type: text, text} parts. */
@@ -528,9 +528,11 @@ static srv_sess *chat_session(srv *sv, struct MHD_Connection *c, srv_owner *o, j
     return ss;
 }
 
-enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
-                                     const char *body, size_t n)
+enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, req *r)
 {
+    srv_owner *o = r->owner;
+    const char *body = r->body;
+    size_t n = r->len;
     json_error_t je;
     json_t *rq = json_loadb(body ? body : "", n, JSON_REJECT_DUPLICATES, &je);
     if (!json_is_object(rq)) {
@@ -548,7 +550,7 @@ enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owne
         return srv_reply_error(c, 400, "invalid_type", "'stream' must be a boolean");
     }
     enum MHD_Result ret = MHD_YES;
-    if (srv_client_followup(sv, c, o, rq, &ret)) { /* compat_tools.c */
+    if (srv_client_followup(sv, c, r, rq, &ret)) { /* compat_tools.c */
         json_decref(rq);
         return ret;
     }

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "context/conversation.h"
-#include "server_int.h"
+#include "request_int.h"
 #include "util/grow.h"
 
 typedef struct wait_call {
@@ -346,16 +346,39 @@ static void answer_all(srv_sess *ss, json_t *msgs, size_t from)
     }
 }
 
-int srv_client_followup(srv *sv, struct MHD_Connection *c, srv_owner *o, json_t *rq,
+/* ss, the session a follow-up names, in memory: 1 when it is (or was loaded here), 0 when it
+ * cannot be (not a follow-up of it: a fresh session takes the request), -1 with the request
+ * suspended while it is loaded without waiting (PostgreSQL: srv_load_start; the handler runs
+ * again once it is). */
+static int followed_loaded(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
+                           enum MHD_Result *ret)
+{
+    ac_error err = {0};
+    if (ss->s)
+        return 1;
+    if (r->load_failed) { /* loaded for this request, and it failed */
+        r->load_failed = 0;
+        return 0;
+    }
+    if (sv->notify && ss->stored_id && c) {
+        *ret = srv_load_start(sv, c, r, ss, ss->id);
+        return -1;
+    }
+    return srv_sess_load(ss, &err) == 0;
+}
+
+int srv_client_followup(srv *sv, struct MHD_Connection *c, req *r, json_t *rq,
                         enum MHD_Result *ret)
 {
     json_t *msgs = json_object_get(rq, "messages");
     size_t from;
     int mixed;
-    srv_sess *ss = results_session(sv, o, msgs, &from, &mixed);
-    ac_error err = {0};
-    if (!ss || ss->freeing || (!ss->s && srv_sess_load(ss, &err)))
+    srv_sess *ss = results_session(sv, r->owner, msgs, &from, &mixed);
+    if (!ss || ss->freeing)
         return 0;
+    int loaded = followed_loaded(sv, c, r, ss, ret);
+    if (loaded <= 0)
+        return loaded < 0;
     if (mixed) {
         *ret = srv_reply_error(c, 400, "invalid_tool_results",
                                "the tool results answer the calls of more than one session");

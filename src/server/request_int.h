@@ -57,6 +57,15 @@ int srv_optional_string(struct MHD_Connection *c, json_t *o, const char *key, co
 /* The settle of a forwarded request's reply put off, while one is answered; else NULL. */
 srv_settle *srv_captured_later(void);
 
+/* compat.c: the OpenAI-compatible front's request (r: its owner and body) */
+enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, req *r);
+/* A follow-up request (its last messages are tool results): 1 when it continues a session of
+ * the owner that waits for those calls (or is refused: *ret replied; or, on PostgreSQL, that
+ * session not in memory is loaded first, the request suspended meanwhile: srv_load_start), 0
+ * when it matches none (a fresh session takes it). */
+int srv_client_followup(srv *sv, struct MHD_Connection *c, req *r, json_t *rq,
+                        enum MHD_Result *ret);
+
 /* stored sessions loaded for requests (load.c) */
 enum MHD_Result srv_load_start(srv *sv, struct MHD_Connection *c, req *r, srv_sess *ss,
                                const char *id);

@@ -1363,7 +1363,7 @@ static enum MHD_Result route(srv *sv, struct MHD_Connection *c, req *r, const ch
             return srv_reply_error(c, 429, "rate_limited",
                                    "more than %u messages this minute for this token",
                                    sv->cfg->messages_per_min);
-        return srv_chat_completions(sv, c, r->owner, r->body, r->len);
+        return srv_chat_completions(sv, c, r);
     }
     if (!strcmp(url, "/v1/agents"))
         return get ? srv_agents_list(sv, c)

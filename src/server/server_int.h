@@ -594,8 +594,6 @@ void srv_kids_free(srv *sv, srv_kids *k);
 void srv_sess_calls_read(srv_sess *ss, json_t **calls);
 
 /* compat.c: the OpenAI-compatible front */
-enum MHD_Result srv_chat_completions(srv *sv, struct MHD_Connection *c, srv_owner *o,
-                                     const char *body, size_t n);
 void srv_chat_delta(srv_sess *ss, const char *d, size_t n);
 /* The model call's text is final (released to the client) or void (dropped). */
 void srv_chat_call_done(srv_sess *ss, int keep);
@@ -612,11 +610,6 @@ void srv_client_free(srv_sess *ss);
 /* "client_calls" [{"id", "call", "name"}] into a session's view while it waits for its
  * client: the ids the client was given, the session's own call ids. */
 void srv_client_view(srv_sess *ss, json_t *o);
-/* A follow-up request (its last messages are tool results): 1 when it continues a session of
- * the owner that waits for those calls (or is refused: *ret replied), 0 when it matches none
- * (a fresh session takes it). */
-int srv_client_followup(srv *sv, struct MHD_Connection *c, srv_owner *o, json_t *rq,
-                        enum MHD_Result *ret);
 /* The reply to a request attached to the session (streamed or not): compat.c. */
 int srv_chat_attach(srv *sv, struct MHD_Connection *c, srv_sess *ss, int streamed,
                     const char *ignored, enum MHD_Result *ret);

@@ -210,7 +210,10 @@ srv_sess *srv_sess_new(srv *sv, srv_owner *owner, const char *id, const char *sy
     ac_session_options opts = {0};
     opts.history = history;
     opts.client_tools = client_tools;
-    return sess_make(sv, owner, id, system, &opts, kind, agent, 0, err);
+    /* PostgreSQL, a kept chat session (its id random, none stored): not read first, its row
+     * made by the loop turn's group commit with its first events */
+    unsigned flags = sv->notify && kind == SRV_SESS_CHAT_KEPT && !id ? AC_STORE_NEW : 0;
+    return sess_make(sv, owner, id, system, &opts, kind, agent, flags, err);
 }
 
 srv_sess *srv_sess_new_made(srv *sv, srv_owner *owner, const char *id, const char *system,

@@ -139,6 +139,13 @@ if(TARGET agentc_store AND DEFINED AGENTC_PG_TEST_URI)
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(server_handoff_pg PROPERTIES FIXTURES_REQUIRED pg_cluster
     LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
+  # The OpenAI-compatible front's follow-up for a kept session not in memory: loaded without
+  # waiting on the loop.
+  add_test(NAME server_client_tools_pg COMMAND bash ${CMAKE_SOURCE_DIR}/tests/server/client_tools_pg.sh
+    $<TARGET_FILE:agentc> ${AGENTC_PG_TEST_URI} ${AGENTC_PG_TEST_DIR} ${AGENTC_PG_TEST_PORT}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(server_client_tools_pg PROPERTIES FIXTURES_REQUIRED pg_cluster
+    LABELS "server;pg" SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK pg_cluster)
 endif()
 # What one request may cost the loop, what a token may send and hold, how a request is framed.
 add_test(NAME server_bounds
