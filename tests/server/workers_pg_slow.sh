@@ -252,10 +252,10 @@ longest_during -X POST -d '{"at_turn": 2, "id": "g2"}' "$u1/v1/sessions/f/fork"
 longest_during -X POST -d '{"at_turn": 7}' "$u1/v1/sessions/f/fork"
 [ "$(tail -1 "$tmp/out")" = 409 ] && head -1 "$tmp/out" | jq -e '.error.code == "fork_failed" and (.error.message | test("no turn 7"))' >/dev/null ||
   fail "turn 7 of f through 1: $(cat "$tmp/out")"
-# ---- a forwarded fork that outlasts its sender: worker 3 (--forward-timeout-ms 1000) gives up
-# (504) while 2, which took it, is cut from its database (the proxy stopped); 2 then makes it,
-# whole, answers no one and leaks nothing
-start 3 "$port" --forward-timeout-ms 1000
+# ---- a forwarded fork that outlasts its sender: worker 3 (--forward-timeout-ms 5000: time for 2
+# to take it, on a loaded machine too) gives up (504) while 2, which took it, is cut from its
+# database (the proxy stopped); 2 then makes it, whole, answers no one and leaks nothing
+start 3 "$port" --forward-timeout-ms 5000
 { j -w '\n%{http_code}' -X POST -d '{"at_turn": 2, "id": "g3"}' "$u3/v1/sessions/f/fork" >"$tmp/g3out"; } &
 g3p=$!
 inbox() { sql "SELECT state FROM slowdb.inbox WHERE session = 'local/f' AND route = '/fork' ORDER BY id DESC LIMIT 1"; }
