@@ -41,7 +41,8 @@ curl -s -N --max-time 30 "$u/v1/sessions/h/events" >"$tmp/ev" &
 pids+=("$!")
 sleep 0.3
 [ "$(j -X POST -d '{"content": "TRANSFER[b] one"}' "$u/v1/sessions/h/messages" -o /dev/null -w '%{http_code}')" = 202 ] || fail "message"
-frames() { awk '/^id: /{id=substr($0,5)} /^event: /{ev=substr($0,8)} /^data: /{print "{\"id\":\"" id "\",\"event\":\"" ev "\",\"data\":" substr($0,7) "}"}' "$tmp/ev"; }
+. "$(dirname "$0")/frames_lib.sh"
+frames() { events "$tmp/ev"; }
 done1() { frames | jq -s -e 'any(.[]; .event == "turn_done")' >/dev/null 2>&1; }
 wait_for done1 || fail "no turn_done: $(cat "$tmp/ev")"
 j "$u/v1/sessions/h" | jq -e '.agent == "b" and .status == "idle"' >/dev/null || fail "after the handoff: $(j "$u/v1/sessions/h")"
